@@ -1,0 +1,76 @@
+# Cairn build.  `make` builds build/cairn-server; `make run` and `make test`
+# install what is missing first (see scripts/deps.sh).
+CC ?= gcc
+BUILD := build
+SANITIZE ?=
+LUA ?= lua5.1
+OPT ?= -O2
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -g $(OPT) $(WARN) -Isrc -MMD -MP
+LDLIBS := -lm -lpthread
+ifneq ($(SANITIZE),)
+  CFLAGS_BASE += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -DCAIRN_SANITIZE
+  LDFLAGS += -fsanitize=$(SANITIZE)
+  BUILD := build-san
+else
+  LDLIBS += -ljemalloc
+  CFLAGS_BASE += -DCAIRN_JEMALLOC
+endif
+CFLAGS += $(CFLAGS_BASE)
+
+LIB_SRC := $(wildcard src/ds/*.c src/proto/*.c)
+SRV_SRC := $(wildcard src/core/*.c src/db/*.c src/types/*.c src/server/*.c)
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+SRV_OBJ := $(SRV_SRC:%.c=$(BUILD)/obj/%.o)
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+
+.PHONY: all run test unit-test bench fuzz clean deps test-deps
+all: $(BUILD)/cairn-server
+
+$(BUILD)/cairn-server: $(LIB_OBJ) $(SRV_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	@if [ "$(BUILD)" = build-san ]; then mkdir -p build; cp $@ build/cairn-server-san; fi
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(LIB_OBJ) $(LDLIBS) -lcmocka
+
+unit-test: $(UNIT_BIN)
+	@for t in $(UNIT_BIN); do echo "== $$t"; $$t || exit 1; done
+
+deps:
+	@sh scripts/deps.sh build
+
+test-deps:
+	@sh scripts/deps.sh test
+
+run: deps
+	$(MAKE) all
+	./$(BUILD)/cairn-server cairn.conf
+
+test: test-deps
+	$(MAKE) all
+	$(MAKE) $(UNIT_BIN)
+	$(MAKE) SANITIZE=address,undefined OPT=-O1 all
+	@sh scripts/run-tests.sh
+
+bench: test-deps all
+	@sh bench/run.sh
+
+fuzz:
+	@mkdir -p build/fuzz
+	clang -std=c11 -D_GNU_SOURCE -g -O1 -Isrc -fsanitize=fuzzer,address,undefined \
+	  -o build/fuzz/fuzz_resp tests/fuzz/fuzz_resp.c src/proto/*.c src/ds/*.c -lm
+	@mkdir -p build/fuzz/corpus
+	./build/fuzz/fuzz_resp -max_total_time=$${FUZZ_SECONDS:-60} build/fuzz/corpus tests/fuzz/corpus
+
+clean:
+	rm -rf build build-san
+
+-include $(LIB_OBJ:.o=.d) $(SRV_OBJ:.o=.d)

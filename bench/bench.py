@@ -1,0 +1,317 @@
+#!/usr/bin/python3
+"""Cairn vs redis-server benchmarks: throughput, memory, instructions.
+
+Usage: bench.py throughput|memory|instructions|all
+All knobs are environment variables (see bench/README.md).
+"""
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+A_BIN = os.environ.get("CAIRN_BIN", os.path.join(ROOT, "build", "cairn-server"))
+B_BIN = os.environ.get("ORACLE_BIN", "redis-server")
+A_NAME = os.environ.get("BENCH_A_NAME", "cairn")
+B_NAME = os.environ.get("BENCH_B_NAME", "redis")
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def env_int(name, default):
+    return int(os.environ.get(name, default))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Srv:
+    def __init__(self, binary, name, prefix=(), extra=()):
+        self.name = name
+        self.tmp = tempfile.mkdtemp(prefix="cairn-bench-%s-" % name)
+        self.port = free_port()
+        self.log = os.path.join(self.tmp, "log")
+        binary = shutil.which(binary) or binary
+        args = list(prefix) + [binary, "--port", str(self.port), "--bind", "127.0.0.1",
+                               "--dir", self.tmp, "--save", "", "--appendonly", "no",
+                               "--logfile", "", "--daemonize", "no"] + list(extra)
+        with open(self.log, "wb") as f:
+            self.proc = subprocess.Popen(args, stdout=f, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, cwd=self.tmp)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("%s exited:\n%s" % (args, open(self.log).read()))
+            if "Ready to accept connections" in open(self.log, errors="replace").read():
+                break
+            time.sleep(0.02)
+        else:
+            self.stop()
+            raise RuntimeError("%s not ready" % args)
+        self.pid = self.proc.pid
+
+    def cpu_ticks(self):
+        with open("/proc/%d/stat" % self.pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])  # utime + stime
+
+    def syscalls(self):
+        d = {}
+        with open("/proc/%d/io" % self.pid) as f:
+            for line in f:
+                k, v = line.split(":")
+                d[k] = int(v)
+        return d["syscr"] + d["syscw"]
+
+    def rss(self):
+        with open("/proc/%d/status" % self.pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+        return 0
+
+    def cli(self, *args, **kw):
+        return subprocess.run(["redis-cli", "-p", str(self.port)] + list(args),
+                              capture_output=True, **kw)
+
+    def stop(self, timeout=120):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def pin_prefix(core):
+    if os.environ.get("BENCH_PIN", "1") == "1" and shutil.which("taskset") and \
+            os.cpu_count() and os.cpu_count() >= 2:
+        return ["taskset", "-c", str(core)]
+    return []
+
+
+def bench_cmd(port, test, n, pipeline, clients=50):
+    return pin_prefix(os.cpu_count() - 1) + [
+        "redis-benchmark", "-p", str(port), "-c", str(clients), "-n", str(n),
+        "-P", str(pipeline), "-t", test, "-q", "--csv"]
+
+
+def parse_csv_rps(out):
+    """Return (mean rps over the CSV rows, number of rows).  Some -t names run
+    several tests (ping = PING_INLINE + PING_MBULK)."""
+    rows = []
+    for line in out.decode().splitlines():
+        parts = [p.strip('"') for p in line.split(",")]
+        if len(parts) >= 2 and parts[0] != "test":
+            try:
+                rows.append(float(parts[1]))
+            except ValueError:
+                pass
+    if not rows:
+        return float("nan"), 1
+    return sum(rows) / len(rows), len(rows)
+
+
+def ratio(a, b):
+    return a / b if b else float("nan")
+
+
+# ---------------------------------------------------------------- throughput
+
+def throughput():
+    tests = [t for t in os.environ.get("BENCH_TESTS", "ping,set,get,incr,mset").split(",") if t]
+    pipelines = [int(p) for p in os.environ.get("BENCH_PIPELINES", "1 16").split()]
+    n = env_int("BENCH_N", 100000)
+    rounds = env_int("BENCH_ROUNDS", 3)
+    core = 0
+    servers = [Srv(A_BIN, A_NAME, pin_prefix(core)), Srv(B_BIN, B_NAME, pin_prefix(core))]
+    res = {}  # (test, pipeline, server) -> lists
+    try:
+        for r in range(rounds):
+            order = servers if r % 2 == 0 else servers[::-1]
+            for p in pipelines:
+                nn = n * (10 if p > 1 else 1)
+                for t in tests:
+                    for s in order:
+                        c0, y0 = s.cpu_ticks(), s.syscalls()
+                        out = subprocess.run(bench_cmd(s.port, t, nn, p), capture_output=True,
+                                             timeout=1800)
+                        c1, y1 = s.cpu_ticks(), s.syscalls()
+                        if out.returncode != 0:
+                            print("redis-benchmark failed on %s: %s" % (s.name, out.stderr),
+                                  file=sys.stderr)
+                        d = res.setdefault((t, p, s.name), {"rps": [], "cpu": [], "sys": []})
+                        rps, nrows = parse_csv_rps(out.stdout)
+                        reqs = nn * nrows
+                        d["rps"].append(rps)
+                        d["cpu"].append((c1 - c0) / TICK * 1e6 / reqs)
+                        d["sys"].append((y1 - y0) / reqs)
+            print("  round %d/%d done" % (r + 1, rounds), file=sys.stderr)
+    finally:
+        for s in servers:
+            s.stop()
+    hdr = ("test", "P", "ops/s " + A_NAME, "ops/s " + B_NAME, "ratio",
+           "CPUus/req " + A_NAME, B_NAME, "ratio", "syscalls/req " + A_NAME, B_NAME)
+    print("\n== throughput: -c 50, N=%d (x10 when pipelined), %d rounds, medians%s"
+          % (n, rounds, ", servers pinned to core 0, client to core %d" % (os.cpu_count() - 1)
+             if pin_prefix(0) else ""))
+    print("%-8s %3s %14s %14s %6s %12s %8s %6s %13s %8s" % hdr)
+    for p in pipelines:
+        for t in tests:
+            a, b = res[(t, p, A_NAME)], res[(t, p, B_NAME)]
+            ra, rb = statistics.median(a["rps"]), statistics.median(b["rps"])
+            ca, cb = statistics.median(a["cpu"]), statistics.median(b["cpu"])
+            sa, sb = statistics.median(a["sys"]), statistics.median(b["sys"])
+            print("%-8s %3d %14.0f %14.0f %6.2f %12.3f %8.3f %6.2f %13.3f %8.3f"
+                  % (t, p, ra, rb, ratio(ra, rb), ca, cb, ratio(ca, cb), sa, sb))
+
+
+# ------------------------------------------------------------------- memory
+
+def resp(*args):
+    return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
+
+
+def ds_strings(n, out):
+    for i in range(n):
+        out.write(resp(b"SET", b"key:%08d" % i, b"v%09d" % i))
+
+
+def ds_strings_ttl(n, out):
+    for i in range(n):
+        out.write(resp(b"SET", b"key:%08d" % i, b"v%09d" % i, b"EX", b"100000"))
+
+
+# Add datasets here (hashes, sets, lists...): name -> writer(n, file)
+DATASETS = {"strings": ds_strings, "strings_ttl": ds_strings_ttl}
+
+
+def memory():
+    n = env_int("BENCH_MEM_KEYS", 1000000)
+    names = [d for d in os.environ.get("BENCH_MEM_DATASETS", "strings,strings_ttl").split(",")
+             if d]
+    print("\n== memory: %d keys per dataset, resident bytes per key ((RSS after - RSS "
+          "before) / N)" % n)
+    print("%-14s %12s %12s %6s %10s %10s" % ("dataset", A_NAME, B_NAME, "ratio",
+                                              "keys " + A_NAME, B_NAME))
+    tmp = tempfile.mkdtemp(prefix="cairn-bench-mem-")
+    try:
+        for name in names:
+            path = os.path.join(tmp, name + ".resp")
+            with open(path, "wb", buffering=1 << 20) as f:
+                DATASETS[name](n, f)
+            per = {}
+            keys = {}
+            for binary, sname in ((A_BIN, A_NAME), (B_BIN, B_NAME)):
+                s = Srv(binary, sname)
+                try:
+                    time.sleep(0.2)
+                    before = s.rss()
+                    with open(path, "rb") as f:
+                        r = s.cli("--pipe", stdin=f, timeout=1800)
+                    if r.returncode != 0:
+                        print("redis-cli --pipe failed on %s: %s" % (sname, r.stderr),
+                              file=sys.stderr)
+                    time.sleep(0.5)
+                    after = s.rss()
+                    per[sname] = (after - before) / n
+                    keys[sname] = s.cli("DBSIZE").stdout.decode().strip()
+                finally:
+                    s.stop()
+            print("%-14s %12.1f %12.1f %6.2f %10s %10s"
+                  % (name, per[A_NAME], per[B_NAME], ratio(per[A_NAME], per[B_NAME]),
+                     keys[A_NAME], keys[B_NAME]))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ------------------------------------------------------------- instructions
+
+def callgrind_total(path):
+    total = 0
+    for fn in os.listdir(os.path.dirname(path)):
+        if fn.startswith(os.path.basename(path)):
+            with open(os.path.join(os.path.dirname(path), fn)) as f:
+                for line in f:
+                    if line.startswith("summary:") or line.startswith("totals:"):
+                        total += int(line.split()[1])
+                        break
+    return total
+
+
+def callgrind_run(binary, name, workload, idle_seconds=0.0):
+    """Start binary under callgrind, run workload (list of benchmark tests),
+    stop it; return (instructions, wall seconds of the workload)."""
+    out = os.path.join(tempfile.mkdtemp(prefix="cairn-cg-"), "cg.out")
+    prefix = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out + ".%p"]
+    s = Srv(binary, name, prefix)
+    n = env_int("BENCH_CG_N", 20000)
+    t0 = time.monotonic()
+    try:
+        if workload:
+            for t in workload:
+                r = subprocess.run(["redis-benchmark", "-p", str(s.port), "-c", "50",
+                                    "-n", str(n), "-P", "16", "-t", t, "-q", "--csv"],
+                                   capture_output=True, timeout=3600)
+                if r.returncode != 0:
+                    print("benchmark failed: %s" % r.stderr, file=sys.stderr)
+        else:
+            time.sleep(idle_seconds)
+        wall = time.monotonic() - t0
+    finally:
+        s.stop(timeout=600)
+    total = callgrind_total(out)
+    shutil.rmtree(os.path.dirname(out), ignore_errors=True)
+    return total, wall
+
+
+def instructions():
+    if not shutil.which("valgrind"):
+        print("\n== instructions: skipped (no valgrind)")
+        return
+    n = env_int("BENCH_CG_N", 20000)
+    res = {}
+    for binary, sname in ((A_BIN, A_NAME), (B_BIN, B_NAME)):
+        # start+stop only, idle for a while (cron cost per second), SET, SET+GET
+        i_0, _ = callgrind_run(binary, sname, [], idle_seconds=0)
+        i_set, w_set = callgrind_run(binary, sname, ["set"])
+        i_sg, w_sg = callgrind_run(binary, sname, ["set", "get"])
+        i_idle, w_idle = callgrind_run(binary, sname, [], idle_seconds=w_set)
+        rate = max(0.0, (i_idle - i_0) / max(w_idle, 1e-3))
+        res[sname] = ((i_set - i_0 - rate * w_set) / n,
+                      (i_sg - i_set - rate * (w_sg - w_set)) / n)
+        print("  %s: start/stop %d, idle %.0f/s, set %d (%.1fs), set+get %d (%.1fs) "
+              "instructions" % (sname, i_0, rate, i_set, w_set, i_sg, w_sg), file=sys.stderr)
+    print("\n== instructions per request (callgrind, -c 50 -P 16, N=%d; workload run "
+          "minus idle run)" % n)
+    print("%-6s %12s %12s %6s" % ("test", A_NAME, B_NAME, "ratio"))
+    for i, t in enumerate(("SET", "GET")):
+        a, b = res[A_NAME][i], res[B_NAME][i]
+        print("%-6s %12.0f %12.0f %6.3f" % (t, a, b, ratio(a, b)))
+
+
+def main():
+    what = sys.argv[1] if len(sys.argv) > 1 else "all"
+    print("A=%s (%s)  B=%s (%s)" % (A_NAME, A_BIN, B_NAME, shutil.which(B_BIN) or B_BIN))
+    if what in ("throughput", "all"):
+        throughput()
+    if what in ("memory", "all"):
+        memory()
+    if what in ("instructions", "all"):
+        if os.environ.get("BENCH_SKIP_CALLGRIND") == "1":
+            print("\n== instructions: skipped (BENCH_SKIP_CALLGRIND=1)")
+        else:
+            instructions()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,12 @@
+#!/bin/sh
+# make bench: throughput, memory and instruction-count comparison of Cairn
+# (CAIRN_BIN, default build/cairn-server) against Debian's redis-server.
+# See bench/README.md for the environment knobs.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+for t in redis-benchmark redis-cli; do
+  command -v "$t" >/dev/null 2>&1 || { echo "bench: $t not found (sh scripts/deps.sh test)"; exit 1; }
+done
+exec "$PY" bench/bench.py "${1:-all}"

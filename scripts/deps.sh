@@ -1,0 +1,35 @@
+#!/bin/sh
+# Install the Debian packages Cairn needs, only those that are missing.
+# Usage: sh scripts/deps.sh build|test
+set -u
+BUILD_PKGS="gcc make libc6-dev libjemalloc-dev pkg-config liblzf-dev"
+TEST_PKGS="$BUILD_PKGS python3 python3-pytest python3-redis redis-server redis-tools libcmocka-dev valgrind"
+
+case "${1:-}" in
+  build) PKGS=$BUILD_PKGS ;;
+  test)  PKGS=$TEST_PKGS ;;
+  *) echo "usage: sh scripts/deps.sh build|test" >&2; exit 2 ;;
+esac
+
+missing=""
+for p in $PKGS; do
+  if ! dpkg -s "$p" >/dev/null 2>&1 || \
+     ! dpkg -s "$p" 2>/dev/null | grep -q '^Status: install ok installed'; then
+    missing="$missing $p"
+  fi
+done
+[ -z "$missing" ] && exit 0
+
+echo "deps.sh: missing packages:$missing"
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "deps.sh: apt-get not found (not Debian/Ubuntu); install these yourself:$missing" >&2
+  exit 1
+fi
+if [ "$(id -u)" != 0 ]; then
+  echo "deps.sh: not root; run: sudo apt-get install -y$missing" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q || exit 1
+# shellcheck disable=SC2086
+apt-get install -y -q --no-install-recommends $missing || exit 1

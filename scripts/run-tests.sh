@@ -1,0 +1,94 @@
+#!/bin/sh
+# Run every test suite and print, as the very last line, "N passed, N failed".
+# Called by `make test` after it has built build/cairn-server,
+# build/cairn-server-san and build/tests/test_*.  Exit 1 if anything failed.
+#
+# Env: CAIRN_BIN (default build/cairn-server), CAIRN_SAN_BIN (default
+#      build/cairn-server-san), SAN_DIFF_COMMANDS (default 4000),
+#      PYTEST_ARGS (extra pytest args), SKIP_SAN=1 to skip the sanitizer pass.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+ROOT=$(pwd)
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+PASSED=0
+FAILED=0
+TMPD=$(mktemp -d "${TMPDIR:-/tmp}/cairn-tests.XXXXXX")
+trap 'rm -rf "$TMPD"' EXIT INT TERM
+
+add() { PASSED=$((PASSED + $1)); FAILED=$((FAILED + $2)); }
+
+# --- unit tests (cmocka) ---------------------------------------------------
+for t in build/tests/test_*; do
+  [ -f "$t" ] && [ -x "$t" ] || continue
+  echo "== unit: $t"
+  CMOCKA_MESSAGE_OUTPUT=stdout "$t" >"$TMPD/unit.out" 2>&1
+  rc=$?
+  cat "$TMPD/unit.out"
+  p=$(sed -n 's/^\[  PASSED  \] \([0-9][0-9]*\) test.*/\1/p' "$TMPD/unit.out" | tail -n 1)
+  f=$(sed -n 's/^\[  FAILED  \] \([0-9][0-9]*\) test.*/\1/p' "$TMPD/unit.out" | tail -n 1)
+  p=${p:-0}; f=${f:-0}
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+    echo "   $t exited with status $rc without a cmocka failure summary (crash?)"
+    f=1
+  fi
+  add "$p" "$f"
+done
+
+# --- pytest runs -----------------------------------------------------------
+# run_pytest NAME ARGS...: runs pytest with a junit report and adds its counts.
+run_pytest() {
+  name=$1; shift
+  xml="$TMPD/$name.xml"
+  echo "== pytest ($name): $*"
+  # shellcheck disable=SC2086
+  "$PY" -m pytest -p no:cacheprovider -q -rfE --junitxml="$xml" ${PYTEST_ARGS:-} "$@"
+  rc=$?
+  counts=$("$PY" - "$xml" <<'PYEOF'
+import sys, xml.etree.ElementTree as ET
+try:
+    root = ET.parse(sys.argv[1]).getroot()
+except Exception:
+    print("0 1"); sys.exit()
+state = {}
+for tc in root.iter("testcase"):
+    k = (tc.get("classname"), tc.get("name"))
+    tags = {c.tag for c in tc}
+    st = "f" if tags & {"failure", "error"} else ("s" if "skipped" in tags else "p")
+    if state.get(k) != "f":
+        state[k] = st if state.get(k) in (None, "p", "s") or st == "f" else state[k]
+vals = list(state.values())
+print(vals.count("p"), vals.count("f"))
+PYEOF
+)
+  p=${counts% *}; f=${counts#* }
+  if [ "$rc" -ne 0 ] && [ "$rc" -ne 5 ] && [ "$f" -eq 0 ]; then
+    echo "   pytest ($name) exited with status $rc"
+    f=1
+  fi
+  add "$p" "$f"
+}
+
+CAIRN_BIN=${CAIRN_BIN:-$ROOT/build/cairn-server}
+export CAIRN_BIN
+if [ ! -x "$CAIRN_BIN" ] && ! command -v "$CAIRN_BIN" >/dev/null 2>&1; then
+  echo "note: $CAIRN_BIN not found; integration and diff tests will fail"
+fi
+run_pytest main tests/integration tests/diff
+
+# --- sanitizer pass --------------------------------------------------------
+SAN_BIN=${CAIRN_SAN_BIN:-$ROOT/build/cairn-server-san}
+if [ "${SKIP_SAN:-0}" = 1 ]; then
+  echo "note: SKIP_SAN=1, sanitizer pass skipped"
+elif [ -x "$SAN_BIN" ]; then
+  ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:abort_on_error=0:detect_leaks=1:print_summary=1}
+  UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=0}
+  export ASAN_OPTIONS UBSAN_OPTIONS
+  CAIRN_BIN=$SAN_BIN DIFF_COMMANDS=${SAN_DIFF_COMMANDS:-4000} \
+    run_pytest sanitizer tests/integration/test_protocol.py tests/diff
+else
+  echo "note: $SAN_BIN not built; sanitizer pass skipped"
+fi
+
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]

@@ -1,0 +1,179 @@
+/* client.h -- a connected client: its query buffer, parser state, current
+ * command, reply buffers and per-connection settings; and the reply API.
+ *
+ * Replies are appended to a fixed 16 KB buffer, then to a chain of blocks;
+ * the event loop writes them before it sleeps (writev).  Every reply
+ * function formats for the client's protocol (c->resp 2 or 3).  A client
+ * flagged CLIENT_CLOSE_AFTER_REPLY is closed once its replies are written;
+ * nothing more is read from it. */
+#ifndef CAIRN_CLIENT_H
+#define CAIRN_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/command.h"
+#include "db/db.h"
+#include "ds/sds.h"
+#include "proto/resp_parse.h"
+
+#define CLIENT_REPLY_BUF 16384
+
+/* c->flags */
+#define CLIENT_CLOSE_AFTER_REPLY (1u << 0) /* close once replies are written */
+#define CLIENT_CLOSE_ASAP (1u << 1)        /* close at the next loop turn */
+#define CLIENT_UNIX_SOCKET (1u << 2)
+#define CLIENT_MULTI (1u << 3)
+#define CLIENT_DIRTY_CAS (1u << 4)         /* a watched key changed */
+#define CLIENT_DIRTY_EXEC (1u << 5)        /* queued-command error: EXECABORT */
+#define CLIENT_BLOCKED (1u << 6)
+#define CLIENT_PUBSUB (1u << 7)
+#define CLIENT_MONITOR (1u << 8)
+#define CLIENT_TRACKING (1u << 9)
+#define CLIENT_NO_EVICT (1u << 10)
+#define CLIENT_PENDING_WRITE (1u << 11)    /* in the loop's pending-write list */
+#define CLIENT_REPLY_OFF (1u << 12)        /* CLIENT REPLY OFF */
+#define CLIENT_REPLY_SKIP_NEXT (1u << 13)  /* CLIENT REPLY SKIP: skip the next */
+#define CLIENT_REPLY_SKIP (1u << 14)       /* skipping the current command */
+#define CLIENT_LUA (1u << 15)              /* the scripting pseudo-client */
+#define CLIENT_PROTECTED (1u << 16)        /* must not be freed now */
+#define CLIENT_EXECUTING (1u << 17)        /* running a command now */
+#define CLIENT_FAKE (1u << 18)             /* no socket (Lua, AOF loading) */
+#define CLIENT_NO_TOUCH (1u << 19)
+
+typedef struct ReplyBlock {
+    struct ReplyBlock *next;
+    size_t size;       /* capacity of buf */
+    size_t used;       /* bytes filled */
+    int deferred;      /* a placeholder for a length set later */
+    char buf[];
+} ReplyBlock;
+
+typedef struct Client {
+    uint64_t id;            /* CLIENT ID, unique, increasing */
+    int fd;                 /* -1 for fake clients */
+    unsigned flags;         /* CLIENT_* */
+    int resp;               /* 2 or 3 */
+    int authenticated;      /* passed AUTH (or no password set) */
+    Db *db;                 /* selected database */
+    sds name;               /* CLIENT SETNAME, NULL if none */
+    sds libName, libVer;    /* CLIENT SETINFO */
+    char addr[64];          /* peer "ip:port" or "path:0" for unix */
+    char laddr[64];         /* local address */
+    long long ctime;        /* creation, unix ms */
+    long long lastInteraction; /* unix ms of last read/write (timeout, idle) */
+
+    /* Input. */
+    sds querybuf;           /* bytes read, not yet parsed past qbPos */
+    size_t qbPos;           /* parsed up to here */
+    size_t qbPeak;          /* recent peak size, for shrinking */
+    RespParser parser;
+    int argc;
+    sds *argv;              /* current command, owned */
+    size_t argvBytes;       /* sum of argument lengths (argv-mem) */
+    Command *cmd, *lastcmd; /* current / last command run */
+
+    /* Output. */
+    char buf[CLIENT_REPLY_BUF]; /* first reply bytes */
+    size_t bufpos;          /* used bytes of buf */
+    size_t sentlen;         /* bytes of the head (buf or first block) sent */
+    ReplyBlock *replyHead, *replyTail;
+    size_t replyBytes;      /* bytes in blocks (obl/oll/omem) */
+    unsigned long replyBlocks;
+    long long obufSoftLimitReachedTime; /* client-output-buffer-limit soft */
+    int errorReplied;       /* the current command replied an error */
+
+    /* Links kept by the server. */
+    struct Client *prevClient, *nextClient;   /* all clients list */
+    struct Client *nextPendingWrite;          /* pending-write list */
+
+    /* Feature state owned by later layers (transactions, pubsub, blocking,
+     * scripting); opaque here so that core does not depend on them. */
+    void *multiState;
+    void *pubsubState;
+    void *blockState;
+    void *watchState;
+    void *trackingState;
+} Client;
+
+/* --- Reply API (all borrow their arguments) --- */
+void replyRaw(Client *c, const void *p, size_t len);
+void replyOk(Client *c);
+void replyStatus(Client *c, const char *s);           /* +s */
+void replyStatusLen(Client *c, const char *s, size_t len);
+/* Error replies.  `err` is the full text after '-', e.g. "ERR syntax error"
+ * or "WRONGTYPE Operation ...".  Text without an uppercase code word gets
+ * "ERR " prepended, as Redis does.  Newlines are replaced by spaces.
+ * Counts INFO errorstats and marks the command failed. */
+void replyError(Client *c, const char *err);
+void replyErrorLen(Client *c, const char *err, size_t len);
+void replyErrorFormat(Client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void replyErrorArity(Client *c);          /* wrong number of arguments for '<cmd>' command */
+void replyErrorSyntax(Client *c);         /* ERR syntax error */
+void replyErrorWrongType(Client *c);      /* WRONGTYPE ... */
+void replyErrorNotInt(Client *c);         /* ERR value is not an integer or out of range */
+void replyErrorNotFloat(Client *c);       /* ERR value is not a valid float */
+void replyErrorOutOfRange(Client *c);     /* ERR value is out of range, must be positive? see errors.h */
+void replyLongLong(Client *c, long long v);  /* :v */
+void replyBulk(Client *c, const void *p, size_t len);
+void replyBulkCString(Client *c, const char *s);  /* NULL => null bulk */
+void replyBulkSds(Client *c, const sds s);
+void replyBulkLongLong(Client *c, long long v);
+void replyBulkKv(Client *c, const kvobj *o); /* a string value */
+void replyNull(Client *c);        /* RESP2 $-1, RESP3 _ */
+void replyNullArray(Client *c);   /* RESP2 *-1, RESP3 _ */
+void replyArrayLen(Client *c, long n);
+void replyMapLen(Client *c, long n);  /* RESP2: array of 2n */
+void replySetLen(Client *c, long n);  /* RESP2: array of n */
+void replyAttributeLen(Client *c, long n);
+void replyPushLen(Client *c, long n); /* RESP2: array of n */
+void replyEmptyArray(Client *c);
+void replyDouble(Client *c, double d);  /* RESP2 bulk, RESP3 ',' */
+void replyLongDouble(Client *c, long double d); /* human-friendly bulk */
+void replyBool(Client *c, int b);       /* RESP2 :1/:0, RESP3 #t/#f */
+void replyBigNumber(Client *c, const char *num, size_t len);
+void replyVerbatim(Client *c, const char *s, size_t len, const char *ext); /* RESP2 bulk */
+/* Help text: "<CMD> <subcommand> [<arg> ...]. Subcommands are:" + lines +
+ * "HELP" lines, as Redis formats them.  lines is NULL-terminated. */
+void replyHelp(Client *c, const char **lines);
+/* Unknown subcommand error: "ERR unknown subcommand 'x'. Try CMD HELP." */
+void replySubcommandSyntaxError(Client *c);
+
+/* Deferred lengths, for replies whose count is known only at the end. */
+void *replyDeferredLen(Client *c);
+void replySetDeferredArrayLen(Client *c, void *node, long n);
+void replySetDeferredMapLen(Client *c, void *node, long n);
+void replySetDeferredSetLen(Client *c, void *node, long n);
+
+/* --- Argument helpers: parse or reply the error and return -1. --- */
+int getLongLongOrReply(Client *c, const sds s, long long *out, const char *msg);
+int getLongOrReply(Client *c, const sds s, long *out, const char *msg);
+int getPositiveLongOrReply(Client *c, const sds s, long *out, const char *msg);
+int getRangeLongOrReply(Client *c, const sds s, long min, long max, long *out, const char *msg);
+int getDoubleOrReply(Client *c, const sds s, double *out, const char *msg);
+int getLongDoubleOrReply(Client *c, const sds s, long double *out, const char *msg);
+/* Case-insensitive compare of an argument with a literal. */
+int argIs(const sds arg, const char *literal);
+
+/* Look up a key for reading/writing and check its type: returns the entry,
+ * NULL when absent; when present with another type replies WRONGTYPE and
+ * sets *wrongType (pass NULL to not care, but then NULL is ambiguous). */
+kvobj *lookupReadOrReply(Client *c, const sds key, int type, int *wrongType);
+kvobj *lookupWriteOrReply(Client *c, const sds key, int type, int *wrongType);
+
+/* Lifecycle (networking). */
+/* Feature layers (transactions, pub/sub, blocking...) register a hook that
+ * releases their per-client state when a client is freed. */
+typedef void ClientFreeHook(Client *c);
+void clientAddFreeHook(ClientFreeHook *hook);
+Client *clientCreate(int fd, int isUnix);
+Client *clientCreateFake(void);
+void clientFree(Client *c);
+void clientFreeAsync(Client *c);  /* close at the next loop turn */
+int clientSelectDb(Client *c, int id);  /* 0 ok, -1 out of range */
+int clientHasPendingReplies(const Client *c);
+size_t clientOutputBytes(const Client *c);
+/* Free the current command's argv. */
+void clientResetArgv(Client *c);
+
+#endif

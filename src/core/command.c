@@ -1,0 +1,97 @@
+/* command.c -- gathers the per-family command arrays into one lookup
+ * table.  The families are listed in `families` below; adding a command is
+ * adding an entry to its family's array.  Lookup is case-insensitive,
+ * through an open-addressing table of 1024 slots keyed by SipHash. */
+#include "core/command.h"
+
+#include <string.h>
+#include <strings.h>
+
+#include "core/client.h"
+#include "ds/alloc.h"
+#include "ds/sds.h"
+#include "ds/siphash.h"
+
+extern Command connCommands[], stringCommands[], bitmapCommands[], keyCommands[], expireCommands[],
+    configCommands[], infoCommands[], clientCommands[], commandCommands[], debugCommands[];
+
+static Command *families[] = {connCommands, stringCommands, bitmapCommands, keyCommands, expireCommands,
+                              configCommands, infoCommands, clientCommands, commandCommands, debugCommands};
+
+#define TABLE_SLOTS 1024
+static Command *table[TABLE_SLOTS];
+static Command *ordered[TABLE_SLOTS]; /* registration order, for iteration */
+static unsigned count;
+static unsigned nextId;
+static const uint8_t lookupKey[16] = "cairn-cmd-table!";
+
+static unsigned slotFor(const char *name, size_t len) {
+    return (unsigned)(siphashNoCase(name, len, lookupKey) & (TABLE_SLOTS - 1));
+}
+
+static void insert(Command *cmd) {
+    unsigned i = slotFor(cmd->name, strlen(cmd->name));
+    while (table[i]) i = (i + 1) & (TABLE_SLOTS - 1);
+    table[i] = cmd;
+    ordered[count++] = cmd;
+}
+
+static char *joinName(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b);
+    char *s = xmalloc(la + lb + 2);
+    memcpy(s, a, la);
+    s[la] = '|';
+    memcpy(s + la + 1, b, lb + 1);
+    return s;
+}
+
+void commandTableInit(void) {
+    for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++) {
+        for (Command *cmd = families[f]; cmd->name; cmd++) {
+            cmd->fullname = xstrdup(cmd->name);
+            cmd->id = nextId++;
+            insert(cmd);
+            for (Command *sub = cmd->subcommands; sub && sub->name; sub++) {
+                sub->parent = cmd;
+                sub->fullname = joinName(cmd->name, sub->name);
+                sub->id = nextId++;
+            }
+        }
+    }
+}
+
+Command *commandLookup(const char *name, size_t len) {
+    unsigned i = slotFor(name, len);
+    while (table[i]) {
+        if (strlen(table[i]->name) == len && strncasecmp(table[i]->name, name, len) == 0) return table[i];
+        i = (i + 1) & (TABLE_SLOTS - 1);
+    }
+    return NULL;
+}
+
+Command *commandLookupSub(Command *parent, const char *name, size_t len) {
+    for (Command *sub = parent->subcommands; sub && sub->name; sub++)
+        if (strlen(sub->name) == len && strncasecmp(sub->name, name, len) == 0) return sub;
+    return NULL;
+}
+
+Command *commandLookupArgv(int argc, char **argv) {
+    if (argc < 1) return NULL;
+    Command *cmd = commandLookup(argv[0], sdsLen(argv[0]));
+    if (cmd && cmd->subcommands && argc >= 2) return commandLookupSub(cmd, argv[1], sdsLen(argv[1]));
+    return cmd;
+}
+
+Command *commandIterate(unsigned *cursor) { return *cursor < count ? ordered[(*cursor)++] : NULL; }
+
+unsigned commandCount(void) { return count; }
+
+int commandGetKeys(Command *cmd, Client *c, int argc, char **argv, int *out, int max) {
+    if (cmd->getKeys) return cmd->getKeys(c, argc, argv, out, max);
+    if (cmd->firstKey <= 0) return 0;
+    int last = cmd->lastKey < 0 ? argc + cmd->lastKey : cmd->lastKey;
+    int step = cmd->keyStep > 0 ? cmd->keyStep : 1;
+    int n = 0;
+    for (int i = cmd->firstKey; i <= last && i < argc && n < max; i += step) out[n++] = i;
+    return n;
+}

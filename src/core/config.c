@@ -1,0 +1,1483 @@
+/* config.c -- the directive table, the config file / command line loader,
+ * and the CONFIG command.
+ *
+ * Every directive Redis 7.0 knows has one row in `configTable`: its name,
+ * optional alias, type, flags, where its value lives (an offset into
+ * ServerConfig) and its default as text.  Defaults are applied by parsing
+ * that text through the same setter a config file line uses, so the file
+ * loader, `--name value` arguments, CONFIG SET, CONFIG GET and CONFIG
+ * REWRITE all agree on one definition of each directive.
+ *
+ * Directives Redis knows but Cairn does not implement (TLS, cluster,
+ * replication...) have type CT_RAW: their text is stored as given and shown
+ * by CONFIG GET, so tools that read them keep working; a config file that
+ * sets one gets a single log line at start ("not supported by Cairn").
+ *
+ * Invariants: string fields are owned by the ServerConfig (xstrdup/xfree);
+ * a setter either validates and stores the new value or returns -1 with a
+ * static error text and leaves the old value untouched. */
+#include "core/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "core/client.h"
+#include "core/errors.h"
+#include "core/log.h"
+#include "core/server.h"
+#include "ds/alloc.h"
+#include "ds/glob.h"
+#include "ds/sds.h"
+#include "ds/util.h"
+
+/* ------------------------------------------------------------------------ */
+/* Table definition                                                          */
+/* ------------------------------------------------------------------------ */
+
+typedef enum {
+    CT_BOOL,    /* int, yes/no */
+    CT_INT,     /* int */
+    CT_UINT,    /* int field holding an unsigned range (maxclients) */
+    CT_LL,      /* long long */
+    CT_ULONG,   /* unsigned long */
+    CT_ULL,     /* unsigned long long */
+    CT_ENUM,    /* int, one of `enums` */
+    CT_STRING,  /* char *, owned */
+    CT_SPECIAL, /* own parse/format functions */
+    CT_RAW,     /* not implemented by Cairn: text stored as given */
+} ConfigType;
+
+#define CF_IMMUTABLE (1u << 0)  /* CONFIG SET refuses */
+#define CF_SENSITIVE (1u << 1)  /* value never logged */
+#define CF_MEMORY (1u << 2)     /* numeric parsed with units (1gb, 100k) */
+#define CF_MULTI_ARG (1u << 3)  /* takes several arguments on one line */
+#define CF_HIDDEN (1u << 4)     /* only an exact name matches CONFIG GET */
+#define CF_PROTECTED (1u << 5)  /* CONFIG SET needs enable-protected-configs */
+#define CF_EMPTY_NULL (1u << 6) /* string: "" is stored as NULL */
+
+typedef struct ConfigEnum {
+    const char *name;
+    int value;
+} ConfigEnum;
+
+struct ConfigDef;
+/* Parse argv into cfg; on error return -1 and set *err (static text). */
+typedef int ConfigSetFn(const struct ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err);
+/* Current value as CONFIG GET shows it; caller owns the result. */
+typedef sds ConfigGetFn(const struct ConfigDef *d, const ServerConfig *cfg);
+/* Lines CONFIG REWRITE writes for the value (each "name args"). */
+typedef sds *ConfigRewriteFn(const struct ConfigDef *d, const ServerConfig *cfg, int *count);
+
+typedef struct ConfigDef {
+    const char *name;
+    const char *alias;        /* older name, or NULL */
+    ConfigType type;
+    unsigned flags;           /* CF_* */
+    size_t off;               /* offset of the field in ServerConfig */
+    long long min, max;       /* numeric bounds (inclusive) */
+    const char *deflt;        /* default, as a config file would write it */
+    const ConfigEnum *enums;  /* CT_ENUM: NULL-name-terminated */
+    ConfigSetFn *set;         /* CT_SPECIAL */
+    ConfigGetFn *get;         /* CT_SPECIAL */
+    ConfigRewriteFn *rewrite; /* CT_SPECIAL with several lines, or NULL */
+    int (*apply)(const char **err); /* run after CONFIG SET changed it */
+    /* Run-time state. */
+    sds raw;                  /* CT_RAW: current text */
+    int seenInFile;           /* set while loading (unsupported log, save reset) */
+} ConfigDef;
+
+static const ConfigEnum loglevelEnum[] = {
+    {"debug", LL_DEBUG}, {"verbose", LL_VERBOSE}, {"notice", LL_NOTICE}, {"warning", LL_WARNING}, {NULL, 0}};
+static const ConfigEnum supervisedEnum[] = {{"upstart", SUPERVISED_UPSTART},
+                                            {"systemd", SUPERVISED_SYSTEMD},
+                                            {"auto", SUPERVISED_AUTODETECT},
+                                            {"no", SUPERVISED_NONE},
+                                            {NULL, 0}};
+static const ConfigEnum protectedEnum[] = {
+    {"no", DEBUGCMD_NO}, {"yes", DEBUGCMD_YES}, {"local", DEBUGCMD_LOCAL}, {NULL, 0}};
+static const ConfigEnum maxmemoryPolicyEnum[] = {{"volatile-lru", MAXMEMORY_VOLATILE_LRU},
+                                                 {"volatile-lfu", MAXMEMORY_VOLATILE_LFU},
+                                                 {"volatile-random", MAXMEMORY_VOLATILE_RANDOM},
+                                                 {"volatile-ttl", MAXMEMORY_VOLATILE_TTL},
+                                                 {"allkeys-lru", MAXMEMORY_ALLKEYS_LRU},
+                                                 {"allkeys-lfu", MAXMEMORY_ALLKEYS_LFU},
+                                                 {"allkeys-random", MAXMEMORY_ALLKEYS_RANDOM},
+                                                 {"noeviction", MAXMEMORY_NO_EVICTION},
+                                                 {NULL, 0}};
+static const ConfigEnum appendfsyncEnum[] = {
+    {"everysec", APPENDFSYNC_EVERYSEC}, {"always", APPENDFSYNC_ALWAYS}, {"no", APPENDFSYNC_NO}, {NULL, 0}};
+
+static ConfigSetFn setBind, setSave, setObufLimits, setUnixsocketperm, setNotify, setDir;
+static ConfigGetFn getBind, getSave, getObufLimits, getUnixsocketperm, getNotify, getDir;
+static ConfigRewriteFn rewriteSave, rewriteObufLimits;
+
+#define OFF(field) offsetof(ServerConfig, field)
+#define B(n, a, fl, field, def) {n, a, CT_BOOL, fl, OFF(field), 0, 1, def, NULL, NULL, NULL, NULL, NULL, NULL, 0}
+#define I(n, a, fl, field, lo, hi, def) \
+    {n, a, CT_INT, fl, OFF(field), lo, hi, def, NULL, NULL, NULL, NULL, NULL, NULL, 0}
+#define LLV(n, a, fl, field, lo, hi, def) \
+    {n, a, CT_LL, fl, OFF(field), lo, hi, def, NULL, NULL, NULL, NULL, NULL, NULL, 0}
+#define E(n, a, fl, field, en, def) {n, a, CT_ENUM, fl, OFF(field), 0, 0, def, en, NULL, NULL, NULL, NULL, NULL, 0}
+#define S(n, a, fl, field, def) {n, a, CT_STRING, fl, OFF(field), 0, 0, def, NULL, NULL, NULL, NULL, NULL, NULL, 0}
+#define SP(n, fl, def, setf, getf, rwf, applyf) \
+    {n, NULL, CT_SPECIAL, fl, 0, 0, 0, def, NULL, setf, getf, rwf, applyf, NULL, 0}
+#define RAW(n, a, fl, def) {n, a, CT_RAW, fl, 0, 0, 0, def, NULL, NULL, NULL, NULL, NULL, NULL, 0}
+
+static ConfigDef configTable[] = {
+    /* Network. */
+    {"port", NULL, CT_INT, 0, OFF(port), 0, 65535, "6379", NULL, NULL, NULL, NULL, configApplyListeners, NULL, 0},
+    SP("bind", CF_MULTI_ARG, "* -::*", setBind, getBind, NULL, configApplyListeners),
+    I("tcp-backlog", NULL, CF_IMMUTABLE, tcpBacklog, 0, INT_MAX, "511"),
+    I("tcp-keepalive", NULL, 0, tcpKeepalive, 0, INT_MAX, "300"),
+    S("unixsocket", NULL, CF_IMMUTABLE | CF_EMPTY_NULL, unixsocket, ""),
+    SP("unixsocketperm", CF_IMMUTABLE, "0", setUnixsocketperm, getUnixsocketperm, NULL, NULL),
+    B("protected-mode", NULL, 0, protectedMode, "yes"),
+    {"maxclients", NULL, CT_UINT, 0, OFF(maxclients), 1, 4294967295LL, "10000", NULL, NULL, NULL, NULL, NULL, NULL, 0},
+    I("timeout", NULL, 0, timeout, 0, INT_MAX, "0"),
+    LLV("proto-max-bulk-len", NULL, CF_MEMORY, protoMaxBulkLen, 1024 * 1024, LONG_MAX, "512mb"),
+    LLV("client-query-buffer-limit", NULL, CF_MEMORY, clientQueryBufferLimit, 1024 * 1024, LONG_MAX, "1gb"),
+    SP("client-output-buffer-limit", CF_MULTI_ARG, "normal 0 0 0 slave 256mb 64mb 60 pubsub 32mb 8mb 60",
+       setObufLimits, getObufLimits, rewriteObufLimits, NULL),
+    S("requirepass", NULL, CF_SENSITIVE | CF_EMPTY_NULL, requirepass, ""),
+    /* General. */
+    I("hz", NULL, 0, hz, 0, INT_MAX, "10"),
+    B("dynamic-hz", NULL, 0, dynamicHz, "yes"),
+    I("databases", NULL, CF_IMMUTABLE, databases, 1, INT_MAX, "16"),
+    E("loglevel", NULL, 0, loglevel, loglevelEnum, "notice"),
+    S("logfile", NULL, CF_IMMUTABLE, logfile, ""),
+    B("syslog-enabled", NULL, CF_IMMUTABLE, syslogEnabled, "no"),
+    B("daemonize", NULL, CF_IMMUTABLE, daemonize, "no"),
+    S("pidfile", NULL, CF_IMMUTABLE | CF_EMPTY_NULL, pidfile, ""),
+    E("supervised", NULL, CF_IMMUTABLE, supervised, supervisedEnum, "no"),
+    {"dir", NULL, CT_SPECIAL, CF_PROTECTED, OFF(dir), 0, 0, "./", NULL, setDir, getDir, NULL, NULL, NULL, 0},
+    E("enable-debug-command", NULL, CF_IMMUTABLE, enableDebugCommand, protectedEnum, "no"),
+    E("enable-protected-configs", NULL, CF_IMMUTABLE, enableProtectedConfigs, protectedEnum, "no"),
+    E("enable-module-command", NULL, CF_IMMUTABLE, enableModuleCommand, protectedEnum, "no"),
+    B("crash-log-enabled", NULL, 0, crashLogEnabled, "yes"),
+    S("proc-title-template", NULL, 0, procTitleTemplate, "{title} {listen-addr} {server-mode}"),
+    B("set-proc-title", NULL, CF_IMMUTABLE, setProcTitle, "yes"),
+    /* Memory. */
+    {"maxmemory", NULL, CT_ULL, CF_MEMORY, OFF(maxmemory), 0, 0, "0", NULL, NULL, NULL, NULL, NULL, NULL, 0},
+    E("maxmemory-policy", NULL, 0, maxmemoryPolicy, maxmemoryPolicyEnum, "noeviction"),
+    I("maxmemory-samples", NULL, 0, maxmemorySamples, 1, INT_MAX, "5"),
+    I("maxmemory-eviction-tenacity", NULL, 0, maxmemoryEvictionTenacity, 0, 100, "10"),
+    I("lfu-log-factor", NULL, 0, lfuLogFactor, 0, INT_MAX, "10"),
+    I("lfu-decay-time", NULL, 0, lfuDecayTime, 0, INT_MAX, "1"),
+    I("active-expire-effort", NULL, 0, activeExpireEffort, 1, 10, "1"),
+    B("lazyfree-lazy-eviction", NULL, 0, lazyfreeLazyEviction, "no"),
+    B("lazyfree-lazy-expire", NULL, 0, lazyfreeLazyExpire, "no"),
+    B("lazyfree-lazy-server-del", NULL, 0, lazyfreeLazyServerDel, "no"),
+    B("lazyfree-lazy-user-del", NULL, 0, lazyfreeLazyUserDel, "no"),
+    B("lazyfree-lazy-user-flush", NULL, 0, lazyfreeLazyUserFlush, "no"),
+    B("activerehashing", NULL, 0, activeRehashing, "yes"),
+    /* Encodings. */
+    LLV("hash-max-listpack-entries", "hash-max-ziplist-entries", 0, hashMaxListpackEntries, 0, LONG_MAX, "512"),
+    LLV("hash-max-listpack-value", "hash-max-ziplist-value", CF_MEMORY, hashMaxListpackValue, 0, LONG_MAX, "64"),
+    LLV("list-max-listpack-size", "list-max-ziplist-size", 0, listMaxListpackSize, INT_MIN, INT_MAX, "-2"),
+    I("list-compress-depth", NULL, 0, listCompressDepth, 0, INT_MAX, "0"),
+    LLV("set-max-intset-entries", NULL, 0, setMaxIntsetEntries, 0, LONG_MAX, "512"),
+    LLV("zset-max-listpack-entries", "zset-max-ziplist-entries", 0, zsetMaxListpackEntries, 0, LONG_MAX, "128"),
+    LLV("zset-max-listpack-value", "zset-max-ziplist-value", CF_MEMORY, zsetMaxListpackValue, 0, LONG_MAX, "64"),
+    LLV("stream-node-max-bytes", NULL, CF_MEMORY, streamNodeMaxBytes, 0, LONG_MAX, "4096"),
+    LLV("stream-node-max-entries", NULL, 0, streamNodeMaxEntries, 0, LONG_MAX, "100"),
+    LLV("hll-sparse-max-bytes", NULL, CF_MEMORY, hllSparseMaxBytes, 0, LONG_MAX, "3000"),
+    /* Introspection. */
+    LLV("slowlog-log-slower-than", NULL, 0, slowlogLogSlowerThan, -1, LLONG_MAX, "10000"),
+    {"slowlog-max-len", NULL, CT_ULONG, 0, OFF(slowlogMaxLen), 0, LONG_MAX, "128", NULL, NULL, NULL, NULL, NULL, NULL,
+     0},
+    LLV("latency-monitor-threshold", NULL, 0, latencyMonitorThreshold, 0, LLONG_MAX, "0"),
+    SP("notify-keyspace-events", 0, "", setNotify, getNotify, NULL, NULL),
+    LLV("busy-reply-threshold", "lua-time-limit", 0, busyReplyThreshold, 0, LONG_MAX, "5000"),
+    /* Persistence. */
+    S("dbfilename", NULL, CF_PROTECTED, dbfilename, "dump.rdb"),
+    SP("save", CF_MULTI_ARG, "3600 1 300 100 60 10000", setSave, getSave, rewriteSave, NULL),
+    B("appendonly", NULL, 0, appendonly, "no"),
+    S("appendfilename", NULL, CF_IMMUTABLE, appendfilename, "appendonly.aof"),
+    S("appenddirname", NULL, CF_IMMUTABLE, appenddirname, "appendonlydir"),
+    E("appendfsync", NULL, 0, appendfsync, appendfsyncEnum, "everysec"),
+    B("rdbcompression", NULL, 0, rdbcompression, "yes"),
+    B("rdbchecksum", NULL, CF_IMMUTABLE, rdbchecksum, "yes"),
+    B("stop-writes-on-bgsave-error", NULL, 0, stopWritesOnBgsaveError, "yes"),
+
+    /* Known to Redis 7.0, not implemented by Cairn. */
+    RAW("acl-pubsub-default", NULL, 0, "resetchannels"),
+    RAW("aclfile", NULL, CF_IMMUTABLE, ""),
+    RAW("acllog-max-len", NULL, 0, "128"),
+    RAW("active-defrag-cycle-max", NULL, 0, "25"),
+    RAW("active-defrag-cycle-min", NULL, 0, "1"),
+    RAW("active-defrag-ignore-bytes", NULL, 0, "104857600"),
+    RAW("active-defrag-max-scan-fields", NULL, 0, "1000"),
+    RAW("active-defrag-threshold-lower", NULL, 0, "10"),
+    RAW("active-defrag-threshold-upper", NULL, 0, "100"),
+    RAW("activedefrag", NULL, 0, "no"),
+    RAW("always-show-logo", NULL, CF_IMMUTABLE, "no"),
+    RAW("aof-disable-auto-gc", NULL, 0, "no"),
+    RAW("aof-load-truncated", NULL, 0, "yes"),
+    RAW("aof-rewrite-incremental-fsync", NULL, 0, "yes"),
+    RAW("aof-timestamp-enabled", NULL, 0, "no"),
+    RAW("aof-use-rdb-preamble", NULL, 0, "yes"),
+    RAW("aof_rewrite_cpulist", NULL, CF_IMMUTABLE, ""),
+    RAW("auto-aof-rewrite-min-size", NULL, 0, "67108864"),
+    RAW("auto-aof-rewrite-percentage", NULL, 0, "100"),
+    RAW("bgsave_cpulist", NULL, CF_IMMUTABLE, ""),
+    RAW("bind-source-addr", NULL, 0, ""),
+    RAW("bio_cpulist", NULL, CF_IMMUTABLE, ""),
+    RAW("cluster-allow-pubsubshard-when-down", NULL, 0, "yes"),
+    RAW("cluster-allow-reads-when-down", NULL, 0, "no"),
+    RAW("cluster-allow-replica-migration", NULL, 0, "yes"),
+    RAW("cluster-announce-bus-port", NULL, 0, "0"),
+    RAW("cluster-announce-hostname", NULL, 0, ""),
+    RAW("cluster-announce-ip", NULL, 0, ""),
+    RAW("cluster-announce-port", NULL, 0, "0"),
+    RAW("cluster-announce-tls-port", NULL, 0, "0"),
+    RAW("cluster-config-file", NULL, CF_IMMUTABLE, "nodes.conf"),
+    RAW("cluster-enabled", NULL, CF_IMMUTABLE, "no"),
+    RAW("cluster-link-sendbuf-limit", NULL, 0, "0"),
+    RAW("cluster-migration-barrier", NULL, 0, "1"),
+    RAW("cluster-node-timeout", NULL, 0, "15000"),
+    RAW("cluster-port", NULL, CF_IMMUTABLE, "0"),
+    RAW("cluster-preferred-endpoint-type", NULL, 0, "ip"),
+    RAW("cluster-replica-no-failover", "cluster-slave-no-failover", 0, "no"),
+    RAW("cluster-replica-validity-factor", "cluster-slave-validity-factor", 0, "10"),
+    RAW("cluster-require-full-coverage", NULL, 0, "yes"),
+    RAW("crash-memcheck-enabled", NULL, 0, "yes"),
+    RAW("disable-thp", NULL, CF_IMMUTABLE, "yes"),
+    RAW("ignore-warnings", NULL, 0, ""),
+    RAW("io-threads", NULL, CF_IMMUTABLE, "1"),
+    RAW("io-threads-do-reads", NULL, CF_IMMUTABLE, "no"),
+    RAW("jemalloc-bg-thread", NULL, 0, "yes"),
+    RAW("latency-tracking", NULL, 0, "yes"),
+    RAW("latency-tracking-info-percentiles", NULL, CF_MULTI_ARG, "50 99 99.9"),
+    RAW("masterauth", NULL, CF_SENSITIVE, ""),
+    RAW("masteruser", NULL, 0, ""),
+    RAW("maxmemory-clients", NULL, 0, "0"),
+    RAW("min-replicas-max-lag", "min-slaves-max-lag", 0, "10"),
+    RAW("min-replicas-to-write", "min-slaves-to-write", 0, "0"),
+    RAW("no-appendfsync-on-rewrite", NULL, 0, "no"),
+    RAW("oom-score-adj", NULL, 0, "no"),
+    RAW("oom-score-adj-values", NULL, CF_MULTI_ARG, "0 200 800"),
+    RAW("propagation-error-behavior", NULL, 0, "ignore"),
+    RAW("rdb-del-sync-files", NULL, 0, "no"),
+    RAW("rdb-save-incremental-fsync", NULL, 0, "yes"),
+    RAW("repl-backlog-size", NULL, 0, "1048576"),
+    RAW("repl-backlog-ttl", NULL, 0, "3600"),
+    RAW("repl-disable-tcp-nodelay", NULL, 0, "no"),
+    RAW("repl-diskless-load", NULL, 0, "disabled"),
+    RAW("repl-diskless-sync", NULL, 0, "yes"),
+    RAW("repl-diskless-sync-delay", NULL, 0, "5"),
+    RAW("repl-diskless-sync-max-replicas", NULL, 0, "0"),
+    RAW("repl-ping-replica-period", "repl-ping-slave-period", 0, "10"),
+    RAW("repl-timeout", NULL, 0, "60"),
+    RAW("replica-announce-ip", "slave-announce-ip", 0, ""),
+    RAW("replica-announce-port", "slave-announce-port", 0, "0"),
+    RAW("replica-announced", NULL, 0, "yes"),
+    RAW("replica-ignore-disk-write-errors", NULL, 0, "no"),
+    RAW("replica-ignore-maxmemory", "slave-ignore-maxmemory", 0, "yes"),
+    RAW("replica-lazy-flush", "slave-lazy-flush", 0, "no"),
+    RAW("replica-priority", "slave-priority", 0, "100"),
+    RAW("replica-read-only", "slave-read-only", 0, "yes"),
+    RAW("replica-serve-stale-data", "slave-serve-stale-data", 0, "yes"),
+    RAW("replicaof", "slaveof", CF_IMMUTABLE | CF_MULTI_ARG, ""),
+    RAW("sanitize-dump-payload", NULL, 0, "no"),
+    RAW("server_cpulist", NULL, CF_IMMUTABLE, ""),
+    RAW("shutdown-on-sigint", NULL, 0, "default"),
+    RAW("shutdown-on-sigterm", NULL, 0, "default"),
+    RAW("shutdown-timeout", NULL, 0, "10"),
+    RAW("socket-mark-id", NULL, CF_IMMUTABLE, "0"),
+    RAW("syslog-facility", NULL, CF_IMMUTABLE, "local0"),
+    RAW("syslog-ident", NULL, CF_IMMUTABLE, "redis"),
+    RAW("tls-auth-clients", NULL, 0, "yes"),
+    RAW("tls-ca-cert-dir", NULL, 0, ""),
+    RAW("tls-ca-cert-file", NULL, 0, ""),
+    RAW("tls-cert-file", NULL, 0, ""),
+    RAW("tls-ciphers", NULL, 0, ""),
+    RAW("tls-ciphersuites", NULL, 0, ""),
+    RAW("tls-client-cert-file", NULL, 0, ""),
+    RAW("tls-client-key-file", NULL, 0, ""),
+    RAW("tls-client-key-file-pass", NULL, CF_SENSITIVE, ""),
+    RAW("tls-cluster", NULL, 0, "no"),
+    RAW("tls-dh-params-file", NULL, 0, ""),
+    RAW("tls-key-file", NULL, 0, ""),
+    RAW("tls-key-file-pass", NULL, CF_SENSITIVE, ""),
+    RAW("tls-port", NULL, 0, "0"),
+    RAW("tls-prefer-server-ciphers", NULL, 0, "no"),
+    RAW("tls-protocols", NULL, 0, ""),
+    RAW("tls-replication", NULL, 0, "no"),
+    RAW("tls-session-cache-size", NULL, 0, "20480"),
+    RAW("tls-session-cache-timeout", NULL, 0, "300"),
+    RAW("tls-session-caching", NULL, 0, "yes"),
+    RAW("tracking-table-max-keys", NULL, 0, "1000000"),
+    RAW("key-load-delay", NULL, CF_HIDDEN, "0"),
+    RAW("rdb-key-save-delay", NULL, CF_HIDDEN, "0"),
+    RAW("loading-process-events-interval-bytes", NULL, CF_HIDDEN, "2097152"),
+};
+#define CONFIG_COUNT (sizeof(configTable) / sizeof(configTable[0]))
+
+/* Directives Redis 7.0 handles outside its table; Cairn accepts and ignores
+ * them (include is handled by the loader). */
+static const struct {
+    const char *name;
+    int minArgs, maxArgs; /* counting the directive name */
+} specialDirectives[] = {
+    {"rename-command", 3, 3},
+    {"user", 2, INT_MAX},
+    {"loadmodule", 2, INT_MAX},
+    {"sentinel", 2, INT_MAX},
+};
+
+static int specialSeen[sizeof(specialDirectives) / sizeof(specialDirectives[0])];
+static char *configFile;          /* absolute path of the loaded file, or NULL */
+static char errbuf[512];          /* setters format their errors here */
+
+/* ------------------------------------------------------------------------ */
+/* Lookup and field access                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Entry for a name or alias (case-insensitive); *isAlias tells which. */
+static ConfigDef *lookupConfig(const char *name, int *isAlias) {
+    for (size_t i = 0; i < CONFIG_COUNT; i++) {
+        ConfigDef *d = &configTable[i];
+        if (!strcasecmp(d->name, name)) {
+            if (isAlias) *isAlias = 0;
+            return d;
+        }
+        if (d->alias && !strcasecmp(d->alias, name)) {
+            if (isAlias) *isAlias = 1;
+            return d;
+        }
+    }
+    return NULL;
+}
+
+#define FIELD(cfg, d, T) ((T *)((char *)(cfg) + (d)->off))
+#define CFIELD(cfg, d, T) ((const T *)((const char *)(cfg) + (d)->off))
+
+static void setString(char **slot, const char *v) {
+    xfree(*slot);
+    *slot = v ? xstrdup(v) : NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Value parsing                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* Redis's memory values: digits followed by an optional unit (b, k, kb, m,
+ * mb, g, gb; case-insensitive; k/m/g are powers of 1000, kb/mb/gb of 1024).
+ * No sign, no spaces; "" is 0; too large saturates.  Returns -1 on error. */
+static int memToULL(const char *s, unsigned long long *out) {
+    const char *u = s;
+    while (*u >= '0' && *u <= '9') u++;
+    unsigned long long mul;
+    if (*u == '\0' || !strcasecmp(u, "b")) mul = 1;
+    else if (!strcasecmp(u, "k")) mul = 1000;
+    else if (!strcasecmp(u, "kb")) mul = 1024;
+    else if (!strcasecmp(u, "m")) mul = 1000ULL * 1000;
+    else if (!strcasecmp(u, "mb")) mul = 1024ULL * 1024;
+    else if (!strcasecmp(u, "g")) mul = 1000ULL * 1000 * 1000;
+    else if (!strcasecmp(u, "gb")) mul = 1024ULL * 1024 * 1024;
+    else return -1;
+    size_t n = (size_t)(u - s);
+    if (n >= 128) return -1;
+    unsigned long long v = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned d = (unsigned)(s[i] - '0');
+        if (v > (ULLONG_MAX - d) / 10) v = ULLONG_MAX;
+        else v = v * 10 + d;
+    }
+    if (mul != 1 && v > ULLONG_MAX / mul) v = ULLONG_MAX;
+    else v *= mul;
+    *out = v;
+    return 0;
+}
+
+static int yesNo(const char *s) {
+    if (!strcasecmp(s, "yes")) return 1;
+    if (!strcasecmp(s, "no")) return 0;
+    return -1;
+}
+
+static const char *boundsError(const ConfigDef *d) {
+    snprintf(errbuf, sizeof(errbuf), "argument must be between %lld and %lld inclusive", d->min, d->max);
+    return errbuf;
+}
+
+/* Numeric directives: parse, check bounds, store. */
+static int setNumeric(const ConfigDef *d, ServerConfig *cfg, const char *arg, const char **err) {
+    long long ll = 0;
+    unsigned long long ull = 0;
+    if (d->flags & CF_MEMORY) {
+        if (memToULL(arg, &ull) == -1) {
+            *err = "argument must be a memory value";
+            return -1;
+        }
+        if (d->type == CT_ULL) {
+            *FIELD(cfg, d, unsigned long long) = ull;
+            return 0;
+        }
+        if (ull > (unsigned long long)LLONG_MAX) {
+            *err = boundsError(d);
+            return -1;
+        }
+        ll = (long long)ull;
+    } else if (!stringToLongLong(arg, strlen(arg), &ll)) {
+        *err = "argument couldn't be parsed into an integer";
+        return -1;
+    }
+    if (ll < d->min || ll > d->max) {
+        *err = boundsError(d);
+        return -1;
+    }
+    /* Redis keeps hz within 1..500 whatever was asked. */
+    if (d->off == OFF(hz) && d->type == CT_INT) ll = ll < 1 ? 1 : ll > 500 ? 500 : ll;
+    switch (d->type) {
+    case CT_INT: *FIELD(cfg, d, int) = (int)ll; break;
+    case CT_UINT: *FIELD(cfg, d, int) = ll > INT_MAX ? INT_MAX : (int)ll; break;
+    case CT_LL: *FIELD(cfg, d, long long) = ll; break;
+    case CT_ULONG: *FIELD(cfg, d, unsigned long) = (unsigned long)ll; break;
+    case CT_ULL: *FIELD(cfg, d, unsigned long long) = (unsigned long long)ll; break;
+    default: break;
+    }
+    return 0;
+}
+
+static int setEnum(const ConfigDef *d, ServerConfig *cfg, const char *arg, const char **err) {
+    for (const ConfigEnum *e = d->enums; e->name; e++) {
+        if (!strcasecmp(e->name, arg)) {
+            *FIELD(cfg, d, int) = e->value;
+            return 0;
+        }
+    }
+    size_t off = (size_t)snprintf(errbuf, sizeof(errbuf), "argument(s) must be one of the following: ");
+    for (const ConfigEnum *e = d->enums; e->name && off < sizeof(errbuf); e++)
+        off += (size_t)snprintf(errbuf + off, sizeof(errbuf) - off, "%s%s", e->name, e[1].name ? ", " : "");
+    *err = errbuf;
+    return -1;
+}
+
+/* Apply argv (the directive's arguments, name excluded) to cfg.  The single
+ * entry point for defaults, file lines, --args and CONFIG SET. */
+static int configSetArgs(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
+    if (d->type == CT_SPECIAL) return d->set(d, cfg, argv, argc, err);
+    if (d->type == CT_RAW && (d->flags & CF_MULTI_ARG)) {
+        int want = !strcmp(d->name, "replicaof") ? 2 : !strcmp(d->name, "oom-score-adj-values") ? 3 : -1;
+        if (want != -1 && argc != want && argc != 0) {
+            *err = "wrong number of arguments";
+            return -1;
+        }
+        sds joined = sdsJoin((char **)argv, argc, " ");
+        sdsFree(((ConfigDef *)d)->raw);
+        ((ConfigDef *)d)->raw = joined;
+        return 0;
+    }
+    if (argc != 1) {
+        *err = "wrong number of arguments";
+        return -1;
+    }
+    const char *arg = argv[0];
+    switch (d->type) {
+    case CT_BOOL: {
+        int b = yesNo(arg);
+        if (b == -1) {
+            *err = "argument must be 'yes' or 'no'";
+            return -1;
+        }
+        *FIELD(cfg, d, int) = b;
+        return 0;
+    }
+    case CT_INT:
+    case CT_UINT:
+    case CT_LL:
+    case CT_ULONG:
+    case CT_ULL: return setNumeric(d, cfg, arg, err);
+    case CT_ENUM: return setEnum(d, cfg, arg, err);
+    case CT_STRING:
+        setString(FIELD(cfg, d, char *), (d->flags & CF_EMPTY_NULL) && arg[0] == '\0' ? NULL : arg);
+        return 0;
+    case CT_RAW:
+        sdsFree(((ConfigDef *)d)->raw);
+        ((ConfigDef *)d)->raw = sdsNew(arg);
+        return 0;
+    default: return -1;
+    }
+}
+
+/* The value as CONFIG GET replies it.  Caller owns the result. */
+static sds configGetValue(const ConfigDef *d, const ServerConfig *cfg) {
+    switch (d->type) {
+    case CT_BOOL: return sdsNew(*CFIELD(cfg, d, int) ? "yes" : "no");
+    case CT_INT:
+    case CT_UINT: return sdsFromLongLong(*CFIELD(cfg, d, int));
+    case CT_LL: return sdsFromLongLong(*CFIELD(cfg, d, long long));
+    case CT_ULONG: return sdsCatPrintf(sdsEmpty(), "%lu", *CFIELD(cfg, d, unsigned long));
+    case CT_ULL: return sdsCatPrintf(sdsEmpty(), "%llu", *CFIELD(cfg, d, unsigned long long));
+    case CT_ENUM:
+        for (const ConfigEnum *e = d->enums; e->name; e++)
+            if (e->value == *CFIELD(cfg, d, int)) return sdsNew(e->name);
+        return sdsEmpty();
+    case CT_STRING: {
+        const char *s = *CFIELD(cfg, d, char *);
+        return sdsNew(s ? s : "");
+    }
+    case CT_SPECIAL: return d->get(d, cfg);
+    case CT_RAW: return d->raw ? sdsDup(d->raw) : sdsEmpty();
+    }
+    return sdsEmpty();
+}
+
+/* ------------------------------------------------------------------------ */
+/* Special directives                                                        */
+/* ------------------------------------------------------------------------ */
+
+static int setBind(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
+    /* CONFIG SET bind "" and `--bind` alone mean "no addresses". */
+    if (argc == 1 && argv[0][0] == '\0') argc = 0;
+    if (argc > CONFIG_MAX_BIND) {
+        *err = "Too many bind addresses specified.";
+        return -1;
+    }
+    for (int i = 0; i < cfg->bindCount; i++) xfree(cfg->bind[i]);
+    for (int i = 0; i < argc; i++) cfg->bind[i] = xstrdup(argv[i]);
+    cfg->bindCount = argc;
+    return 0;
+}
+
+static sds getBind(const ConfigDef *d, const ServerConfig *cfg) {
+    return sdsJoin((char **)cfg->bind, cfg->bindCount, " ");
+}
+
+/* `save` lines: pairs of "<seconds> <changes>", or one "" for none.  The
+ * first save line of a config file replaces the defaults; later ones add
+ * to it.  CONFIG SET replaces. */
+static int loadingConfig; /* 1 while reading the file and --args */
+
+static int setSave(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
+    int clear = argc == 1 && argv[0][0] == '\0';
+    if (!clear && (argc == 0 || argc % 2 != 0)) {
+        *err = "Invalid save parameters";
+        return -1;
+    }
+    sds s = sdsEmpty();
+    for (int i = 0; !clear && i < argc; i++) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(argv[i], &end, 10);
+        /* Seconds must be at least 1, changes at least 0 ("01" is fine). */
+        if (argv[i][0] == '\0' || *end != '\0' || errno || v < (i % 2 == 0 ? 1 : 0)) {
+            sdsFree(s);
+            *err = "Invalid save parameters";
+            return -1;
+        }
+        s = sdsCatPrintf(s, "%s%lld", sdsLen(s) ? " " : "", v);
+    }
+    ConfigDef *self = (ConfigDef *)d;
+    if (loadingConfig && self->seenInFile && !clear && cfg->saveParams && cfg->saveParams[0]) {
+        sds all = sdsCatPrintf(sdsEmpty(), "%s %s", cfg->saveParams, s);
+        sdsFree(s);
+        s = all;
+    }
+    if (loadingConfig) self->seenInFile = 1;
+    setString(&cfg->saveParams, s);
+    sdsFree(s);
+    return 0;
+}
+
+static sds getSave(const ConfigDef *d, const ServerConfig *cfg) {
+    return sdsNew(cfg->saveParams ? cfg->saveParams : "");
+}
+
+static sds *rewriteSave(const ConfigDef *d, const ServerConfig *cfg, int *count) {
+    int n = 0;
+    sds *parts = sdsSplitArgs(cfg->saveParams ? cfg->saveParams : "", &n);
+    int lines = n / 2;
+    sds *out = xmalloc(sizeof(sds) * (size_t)(lines ? lines : 1));
+    if (lines == 0) {
+        out[0] = sdsNew("save \"\"");
+        *count = 1;
+    } else {
+        for (int i = 0; i < lines; i++) out[i] = sdsCatPrintf(sdsEmpty(), "save %s %s", parts[2 * i], parts[2 * i + 1]);
+        *count = lines;
+    }
+    sdsFreeSplitRes(parts, n);
+    return out;
+}
+
+static int obufClass(const char *name) {
+    if (!strcasecmp(name, "normal")) return CLIENT_TYPE_NORMAL;
+    if (!strcasecmp(name, "slave") || !strcasecmp(name, "replica")) return CLIENT_TYPE_REPLICA;
+    if (!strcasecmp(name, "pubsub")) return CLIENT_TYPE_PUBSUB;
+    return -1;
+}
+
+static int setObufLimits(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
+    if (argc == 0 || argc % 4 != 0) {
+        *err = "Wrong number of arguments in buffer limit configuration.";
+        return -1;
+    }
+    ObufLimit next[CLIENT_TYPE_COUNT];
+    memcpy(next, cfg->obufLimits, sizeof(next));
+    for (int i = 0; i < argc; i += 4) {
+        int cls = obufClass(argv[i]);
+        if (cls == -1) {
+            *err = "Invalid client class specified in buffer limit configuration.";
+            return -1;
+        }
+        unsigned long long hard, soft;
+        long long secs;
+        if (memToULL(argv[i + 1], &hard) == -1 || memToULL(argv[i + 2], &soft) == -1 ||
+            !stringToLongLong(argv[i + 3], sdsLen(argv[i + 3]), &secs) || secs < 0) {
+            *err = "Error in hard, soft or soft_seconds setting in buffer limit configuration.";
+            return -1;
+        }
+        next[cls].hard = hard;
+        next[cls].soft = soft;
+        next[cls].softSeconds = secs;
+    }
+    memcpy(cfg->obufLimits, next, sizeof(next));
+    return 0;
+}
+
+static const char *obufClassNames[CLIENT_TYPE_COUNT] = {"normal", "slave", "pubsub"};
+
+static sds obufClassText(sds s, const ServerConfig *cfg, int cls) {
+    const ObufLimit *l = &cfg->obufLimits[cls];
+    return sdsCatPrintf(s, "%s %llu %llu %lld", obufClassNames[cls], l->hard, l->soft, l->softSeconds);
+}
+
+static sds memoryText(unsigned long long v);
+
+static sds getObufLimits(const ConfigDef *d, const ServerConfig *cfg) {
+    sds s = sdsEmpty();
+    static const int order[] = {CLIENT_TYPE_NORMAL, CLIENT_TYPE_REPLICA, CLIENT_TYPE_PUBSUB};
+    for (int i = 0; i < 3; i++) {
+        if (i) s = sdsCat(s, " ");
+        s = obufClassText(s, cfg, order[i]);
+    }
+    return s;
+}
+
+/* One line per class that differs from its default, sizes with units, as
+ * Redis writes them. */
+static sds *rewriteObufLimits(const ConfigDef *d, const ServerConfig *cfg, int *count) {
+    static const ObufLimit defaults[CLIENT_TYPE_COUNT] = {
+        [CLIENT_TYPE_NORMAL] = {0, 0, 0},
+        [CLIENT_TYPE_REPLICA] = {256ULL * 1024 * 1024, 64ULL * 1024 * 1024, 60},
+        [CLIENT_TYPE_PUBSUB] = {32ULL * 1024 * 1024, 8ULL * 1024 * 1024, 60},
+    };
+    static const int order[] = {CLIENT_TYPE_NORMAL, CLIENT_TYPE_REPLICA, CLIENT_TYPE_PUBSUB};
+    sds *out = xmalloc(sizeof(sds) * 3);
+    int n = 0;
+    for (int i = 0; i < 3; i++) {
+        const ObufLimit *l = &cfg->obufLimits[order[i]], *def = &defaults[order[i]];
+        if (l->hard == def->hard && l->soft == def->soft && l->softSeconds == def->softSeconds) continue;
+        sds hard = memoryText(l->hard), soft = memoryText(l->soft);
+        out[n++] = sdsCatPrintf(sdsEmpty(), "client-output-buffer-limit %s %s %s %lld", obufClassNames[order[i]],
+                                hard, soft, l->softSeconds);
+        sdsFree(hard);
+        sdsFree(soft);
+    }
+    *count = n;
+    return out;
+}
+
+static int setUnixsocketperm(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
+    if (argc != 1) {
+        *err = "wrong number of arguments";
+        return -1;
+    }
+    char *end;
+    errno = 0;
+    long v = strtol(argv[0], &end, 8);
+    if (argv[0][0] == '\0' || *end != '\0' || errno || v < 0 || v > 0777) {
+        *err = "argument couldn't be parsed as an octal number";
+        return -1;
+    }
+    cfg->unixsocketperm = (mode_t)v;
+    return 0;
+}
+
+static sds getUnixsocketperm(const ConfigDef *d, const ServerConfig *cfg) {
+    return sdsCatPrintf(sdsEmpty(), "%o", (unsigned)cfg->unixsocketperm);
+}
+
+static int setNotify(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
+    if (argc != 1) {
+        *err = "wrong number of arguments";
+        return -1;
+    }
+    int flags = keyspaceEventsStringToFlags(argv[0]);
+    if (flags == -1) {
+        *err = "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.";
+        return -1;
+    }
+    cfg->notifyFlags = flags;
+    sds canon = keyspaceEventsFlagsToString(flags);
+    setString(&cfg->notifyKeyspaceEvents, canon);
+    sdsFree(canon);
+    return 0;
+}
+
+static sds getNotify(const ConfigDef *d, const ServerConfig *cfg) {
+    return keyspaceEventsFlagsToString(cfg->notifyFlags);
+}
+
+/* `dir` changes the working directory at once, as Redis does, so later
+ * relative paths in the same file resolve against it.  The default is not
+ * applied with chdir (it is "./"). */
+static int setDir(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
+    if (argc != 1) {
+        *err = "wrong number of arguments";
+        return -1;
+    }
+    if (cfg == &server.cfg || loadingConfig) {
+        if (chdir(argv[0]) == -1) {
+            snprintf(errbuf, sizeof(errbuf), "%s", strerror(errno));
+            *err = errbuf;
+            return -1;
+        }
+    }
+    setString(&cfg->dir, argv[0]);
+    return 0;
+}
+
+static sds getDir(const ConfigDef *d, const ServerConfig *cfg) {
+    char buf[4096];
+    if (getcwd(buf, sizeof(buf)) == NULL) return sdsNew(cfg->dir ? cfg->dir : "");
+    return sdsNew(buf);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Keyspace notification flags                                               */
+/* ------------------------------------------------------------------------ */
+
+int keyspaceEventsStringToFlags(const char *classes) {
+    int flags = 0;
+    for (const char *p = classes; *p; p++) {
+        switch (*p) {
+        case 'A': flags |= NOTIFY_ALL; break;
+        case 'g': flags |= NOTIFY_GENERIC; break;
+        case '$': flags |= NOTIFY_STRING; break;
+        case 'l': flags |= NOTIFY_LIST; break;
+        case 's': flags |= NOTIFY_SET; break;
+        case 'h': flags |= NOTIFY_HASH; break;
+        case 'z': flags |= NOTIFY_ZSET; break;
+        case 'x': flags |= NOTIFY_EXPIRED; break;
+        case 'e': flags |= NOTIFY_EVICTED; break;
+        case 'K': flags |= NOTIFY_KEYSPACE; break;
+        case 'E': flags |= NOTIFY_KEYEVENT; break;
+        case 't': flags |= NOTIFY_STREAM; break;
+        case 'm': flags |= NOTIFY_KEY_MISS; break;
+        case 'd': flags |= NOTIFY_MODULE; break;
+        case 'n': flags |= NOTIFY_NEW; break;
+        default: return -1;
+        }
+    }
+    return flags;
+}
+
+sds keyspaceEventsFlagsToString(int flags) {
+    sds s = sdsEmpty();
+    if ((flags & NOTIFY_ALL) == NOTIFY_ALL) {
+        s = sdsCat(s, "A");
+    } else {
+        static const struct {
+            int flag;
+            char c;
+        } classes[] = {{NOTIFY_GENERIC, 'g'}, {NOTIFY_STRING, '$'}, {NOTIFY_LIST, 'l'},  {NOTIFY_SET, 's'},
+                       {NOTIFY_HASH, 'h'},    {NOTIFY_ZSET, 'z'},   {NOTIFY_EXPIRED, 'x'}, {NOTIFY_EVICTED, 'e'},
+                       {NOTIFY_STREAM, 't'},  {NOTIFY_MODULE, 'd'}};
+        for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
+            if (flags & classes[i].flag) s = sdsCatLen(s, &classes[i].c, 1);
+    }
+    if (flags & NOTIFY_KEYSPACE) s = sdsCat(s, "K");
+    if (flags & NOTIFY_KEYEVENT) s = sdsCat(s, "E");
+    if (flags & NOTIFY_KEY_MISS) s = sdsCat(s, "m");
+    /* Redis 7.0 accepts 'n' but leaves it out of CONFIG GET; so do we. */
+    return s;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Defaults                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Apply a directive's default text; the table's defaults are known good. */
+static void applyDefault(ConfigDef *d, ServerConfig *cfg) {
+    int argc = 0;
+    sds *argv;
+    if (d->flags & CF_MULTI_ARG) {
+        argv = sdsSplitArgs(d->deflt, &argc);
+    } else {
+        argv = xmalloc(sizeof(sds));
+        argv[0] = sdsNew(d->deflt);
+        argc = 1;
+    }
+    const char *err = NULL;
+    if (d->type == CT_SPECIAL && d->set == setSave) {
+        int n = argc ? argc : 1;
+        if (argc == 0) argv[0] = sdsEmpty();
+        configSetArgs(d, cfg, argv, n, &err);
+        sdsFreeSplitRes(argv, n);
+        return;
+    }
+    if (d->type == CT_SPECIAL && d->set == setDir) {
+        setString(&cfg->dir, d->deflt); /* no chdir for the default */
+    } else if (configSetArgs(d, cfg, argv, argc, &err) == -1) {
+        fprintf(stderr, "cairn: bad built-in default for '%s': %s\n", d->name, err);
+        abort();
+    }
+    sdsFreeSplitRes(argv, argc);
+}
+
+void configInitDefaults(ServerConfig *cfg) {
+    memset(cfg, 0, sizeof(*cfg));
+    for (size_t i = 0; i < CONFIG_COUNT; i++) applyDefault(&configTable[i], cfg);
+}
+
+const char *configFilePath(void) {
+    return configFile;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Loading: file, stdin, --args                                              */
+/* ------------------------------------------------------------------------ */
+
+static void fatalConfigError(int linenum, const char *line, const char *err) {
+    fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR (Redis %s) ***\n", REDIS_COMPAT_VERSION);
+    if (line) {
+        fprintf(stderr, "Reading the configuration file, at line %d\n", linenum);
+        fprintf(stderr, ">>> '%s'\n", line);
+    }
+    fprintf(stderr, "%s\n", err);
+    exit(1);
+}
+
+/* Read a whole file into a new sds; NULL (errno set) if it cannot be opened. */
+static sds readWholeFile(FILE *fp) {
+    sds s = sdsEmpty();
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), fp)) > 0) s = sdsCatLen(s, buf, n);
+    return s;
+}
+
+static sds readConfigFile(const char *path) {
+    FILE *fp = fopen(path, "r");
+    if (!fp) {
+        serverLog(LL_WARNING, "Fatal error, can't open config file '%s': %s", path, strerror(errno));
+        exit(1);
+    }
+    sds s = readWholeFile(fp);
+    fclose(fp);
+    return s;
+}
+
+static void loadConfigFromString(ServerConfig *cfg, const char *text);
+
+/* Split a CONFIG SET value into the arguments of a directive: multi-arg
+ * directives split on single spaces (as Redis does, so "a  b" has an empty
+ * middle argument), others take the value whole. */
+static sds *splitSetValue(const ConfigDef *d, const sds value, int *argc) {
+    if (d->flags & CF_MULTI_ARG) {
+        if (sdsLen(value) == 0 && d->set != setSave) {
+            *argc = 0;
+            return xmalloc(sizeof(sds));
+        }
+        if (sdsLen(value) == 0) {
+            sds *v = xmalloc(sizeof(sds));
+            v[0] = sdsEmpty();
+            *argc = 1;
+            return v;
+        }
+        return sdsSplitLen(value, (ssize_t)sdsLen(value), " ", 1, argc);
+    }
+    sds *v = xmalloc(sizeof(sds));
+    v[0] = sdsDup(value);
+    *argc = 1;
+    return v;
+}
+
+/* Set d from text, as CONFIG SET or a rollback does. */
+static int setFromText(const ConfigDef *d, ServerConfig *cfg, const sds value, const char **err) {
+    int argc = 0;
+    sds *argv = splitSetValue(d, value, &argc);
+    int rc = configSetArgs(d, cfg, argv, argc, err);
+    sdsFreeSplitRes(argv, argc);
+    return rc;
+}
+
+
+/* Apply one parsed line.  Returns NULL or the error text. */
+static const char *applyLine(ServerConfig *cfg, sds *argv, int argc) {
+    const char *err = NULL;
+    if (!strcasecmp(argv[0], "include")) {
+        if (argc != 2) return "Bad directive or wrong number of arguments";
+        sds text = readConfigFile(argv[1]);
+        loadConfigFromString(cfg, text);
+        sdsFree(text);
+        return NULL;
+    }
+    for (size_t i = 0; i < sizeof(specialDirectives) / sizeof(specialDirectives[0]); i++) {
+        if (strcasecmp(argv[0], specialDirectives[i].name)) continue;
+        if (argc < specialDirectives[i].minArgs || argc > specialDirectives[i].maxArgs)
+            return "Bad directive or wrong number of arguments";
+        specialSeen[i] = 1;
+        return NULL;
+    }
+    ConfigDef *d = lookupConfig(argv[0], NULL);
+    if (!d) return "Bad directive or wrong number of arguments";
+    /* Only multi-argument directives may take other than one argument;
+     * `bind` and `save` may also take none (`--save` alone, `--bind`). */
+    if (!(d->flags & CF_MULTI_ARG) && argc != 2) return "wrong number of arguments";
+    if (d->set == setSave && argc == 1) {
+        sds empty = sdsEmpty();
+        int rc = configSetArgs(d, cfg, &empty, 1, &err);
+        sdsFree(empty);
+        return rc == -1 ? err : NULL;
+    }
+    int rc;
+    if ((d->flags & CF_MULTI_ARG) && argc == 2 && sdsLen(argv[1])) {
+        /* `save "900 1 300 10"`: one argument holding the whole list. */
+        rc = setFromText(d, cfg, argv[1], &err);
+    } else {
+        rc = configSetArgs(d, cfg, argv + 1, argc - 1, &err);
+    }
+    if (rc == -1) return err;
+    if (d->type == CT_RAW) d->seenInFile = 1;
+    return NULL;
+}
+
+/* Parse config text line by line; exits with Redis's report on an error. */
+static void loadConfigFromString(ServerConfig *cfg, const char *text) {
+    int nlines = 0;
+    sds *lines = sdsSplitLen(text, (ssize_t)strlen(text), "\n", 1, &nlines);
+    for (int i = 0; i < nlines; i++) {
+        lines[i] = sdsTrim(lines[i], " \t\r\n");
+        if (lines[i][0] == '#' || lines[i][0] == '\0') continue;
+        int argc = 0;
+        sds *argv = sdsSplitArgs(lines[i], &argc);
+        if (argv == NULL) fatalConfigError(i + 1, lines[i], "Unbalanced quotes in configuration line");
+        if (argc == 0) {
+            sdsFreeSplitRes(argv, argc);
+            continue;
+        }
+        sdsToLower(argv[0]);
+        const char *err = applyLine(cfg, argv, argc);
+        sdsFreeSplitRes(argv, argc);
+        if (err) fatalConfigError(i + 1, lines[i], err);
+    }
+    sdsFreeSplitRes(lines, nlines);
+}
+
+/* Turn `--name v1 v2 --other v` into config lines, as redis-server does:
+ * each --name starts a line; other arguments are appended quoted.  An
+ * argument starting with "--" right after a bare --name is taken as its
+ * value; `--save` with no value means `save ""`. */
+static sds argsToConfig(int argc, char **argv, int start) {
+    sds options = sdsEmpty();
+    int lastHadValue = 1; /* whether the last --name already got a value */
+    for (int j = start; j < argc; j++) {
+        const char *a = argv[j];
+        if (a[0] == '-' && a[1] == '\0' && (j == 1 || j == argc - 1)) continue; /* stdin marker */
+        if (lastHadValue && a[0] == '-' && a[1] == '-') {
+            if (sdsLen(options)) options = sdsCat(options, "\n");
+            options = sdsCat(options, a + 2);
+            options = sdsCat(options, " ");
+            int n = 0;
+            sds *parts = sdsSplitArgs(a, &n);
+            if (parts && n == 1) {
+                lastHadValue = 0;
+                int nextIsName = j != argc - 1 && argv[j + 1][0] == '-' && argv[j + 1][1] == '-';
+                if (!strcasecmp(a, "--save") && (nextIsName || j == argc - 1)) {
+                    options = sdsCat(options, "\"\"");
+                    lastHadValue = 1;
+                }
+            } else {
+                lastHadValue = 1;
+            }
+            if (parts) sdsFreeSplitRes(parts, n);
+        } else {
+            options = sdsCatRepr(options, a, strlen(a));
+            options = sdsCat(options, " ");
+            lastHadValue = 1;
+        }
+    }
+    return options;
+}
+
+static int argsWantStdin(int argc, char **argv) {
+    for (int j = 1; j < argc; j++)
+        if (argv[j][0] == '-' && argv[j][1] == '\0' && (j == 1 || j == argc - 1)) return 1;
+    return 0;
+}
+
+/* One log line per directive the configuration used that Cairn ignores. */
+static void logUnsupported(void) {
+    for (size_t i = 0; i < CONFIG_COUNT; i++) {
+        ConfigDef *d = &configTable[i];
+        if (d->type == CT_RAW && d->seenInFile)
+            serverLog(LL_WARNING, "Config directive '%s' is not supported by Cairn, ignored", d->name);
+        d->seenInFile = 0;
+    }
+    for (size_t i = 0; i < sizeof(specialDirectives) / sizeof(specialDirectives[0]); i++) {
+        if (specialSeen[i])
+            serverLog(LL_WARNING, "Config directive '%s' is not supported by Cairn, ignored",
+                      specialDirectives[i].name);
+        specialSeen[i] = 0;
+    }
+}
+
+void configLoadFromArgs(ServerConfig *cfg, int argc, char **argv) {
+    int j = 1;
+    const char *file = NULL;
+    if (argc >= 2 && argv[1][0] != '-') {
+        file = argv[1];
+        j = 2;
+    }
+    int fromStdin = argsWantStdin(argc, argv);
+    sds options = argsToConfig(argc, argv, j);
+    if (!file && !fromStdin && sdsLen(options) == 0) {
+        sdsFree(options);
+        return;
+    }
+    sds text = sdsEmpty();
+    if (file) {
+        char *abs = realpath(file, NULL);
+        xfree(configFile);
+        configFile = xstrdup(abs ? abs : file);
+        free(abs);
+        sds body = readConfigFile(file);
+        text = sdsCatSds(text, body);
+        sdsFree(body);
+    }
+    if (fromStdin) {
+        serverLog(LL_WARNING, "Reading config from stdin");
+        sds body = readWholeFile(stdin);
+        text = sdsCatSds(text, body);
+        sdsFree(body);
+    }
+    if (sdsLen(options)) {
+        text = sdsCat(text, "\n");
+        text = sdsCatSds(text, options);
+    }
+    loadingConfig = 1;
+    loadConfigFromString(cfg, text);
+    loadingConfig = 0;
+    logUnsupported();
+    sdsFree(text);
+    sdsFree(options);
+}
+
+
+/* ------------------------------------------------------------------------ */
+/* CONFIG GET                                                                */
+/* ------------------------------------------------------------------------ */
+
+static int hasGlobChars(const char *p) {
+    return strpbrk(p, "*?[") != NULL;
+}
+
+/* Collect (name, value) pairs matching the patterns, each name once.  An
+ * exact (glob-free) pattern reports the name as the client spelled it,
+ * and also finds hidden directives; globs match names and aliases. */
+void configGetCommand(Client *c) {
+    int cap = 64, n = 0;
+    sds *names = xmalloc(sizeof(sds) * (size_t)cap);
+    sds *values = xmalloc(sizeof(sds) * (size_t)cap);
+    for (int i = 2; i < c->argc; i++) {
+        const char *pat = c->argv[i];
+        for (size_t k = 0; k < CONFIG_COUNT; k++) {
+            ConfigDef *d = &configTable[k];
+            const char *cands[2] = {d->name, d->alias};
+            for (int a = 0; a < 2; a++) {
+                const char *name = cands[a];
+                if (!name) continue;
+                const char *shown;
+                if (hasGlobChars(pat)) {
+                    if (d->flags & CF_HIDDEN) continue;
+                    if (!globMatch(pat, strlen(pat), name, strlen(name), 1)) continue;
+                    shown = name;
+                } else {
+                    if (strcasecmp(pat, name)) continue;
+                    shown = pat;
+                }
+                int dup = 0;
+                for (int j = 0; j < n && !dup; j++) dup = !strcmp(names[j], shown);
+                if (dup) continue;
+                if (n == cap) {
+                    cap *= 2;
+                    names = xrealloc(names, sizeof(sds) * (size_t)cap);
+                    values = xrealloc(values, sizeof(sds) * (size_t)cap);
+                }
+                names[n] = sdsNew(shown);
+                values[n] = configGetValue(d, &server.cfg);
+                n++;
+            }
+        }
+    }
+    replyMapLen(c, n);
+    for (int j = 0; j < n; j++) {
+        replyBulkSds(c, names[j]);
+        replyBulkSds(c, values[j]);
+        sdsFree(names[j]);
+        sdsFree(values[j]);
+    }
+    xfree(names);
+    xfree(values);
+}
+
+/* ------------------------------------------------------------------------ */
+/* CONFIG SET                                                                */
+/* ------------------------------------------------------------------------ */
+
+static int protectedConfigAllowed(const Client *c) {
+    int mode = server.cfg.enableProtectedConfigs;
+    if (mode == DEBUGCMD_YES) return 1;
+    if (mode == DEBUGCMD_LOCAL) return (c->flags & CLIENT_UNIX_SOCKET) || !strncmp(c->addr, "127.0.0.1:", 10) ||
+                                        !strncmp(c->addr, "::1:", 4) || !strncmp(c->addr, "[::1]:", 6);
+    return 0;
+}
+
+void configSetCommand(Client *c) {
+    if (c->argc % 2 != 0) {
+        replyError(c, ERR_SYNTAX);
+        return;
+    }
+    int n = (c->argc - 2) / 2;
+    ConfigDef **defs = xcalloc(sizeof(ConfigDef *) * (size_t)n);
+    sds *old = xcalloc(sizeof(sds) * (size_t)n);
+    const char *err = NULL;
+    int failed = -1, set = 0;
+
+    /* Check every name before changing anything. */
+    for (int i = 0; i < n && failed == -1; i++) {
+        sds name = c->argv[2 + 2 * i];
+        defs[i] = lookupConfig(name, NULL);
+        if (!defs[i]) {
+            replyErrorFormat(c, "ERR Unknown option or number of arguments for CONFIG SET - '%s'", name);
+            goto cleanup;
+        }
+        if (defs[i]->flags & CF_IMMUTABLE) err = "can't set immutable config";
+        else if ((defs[i]->flags & CF_PROTECTED) && !protectedConfigAllowed(c)) err = "can't set protected config";
+        for (int j = 0; j < i && !err; j++)
+            if (!strcasecmp(c->argv[2 + 2 * j], name)) err = "duplicate parameter";
+        if (err) failed = i;
+    }
+    /* Set them all, remembering the old values for a rollback. */
+    for (int i = 0; i < n && failed == -1; i++) {
+        old[i] = configGetValue(defs[i], &server.cfg);
+        if (setFromText(defs[i], &server.cfg, c->argv[3 + 2 * i], &err) == -1) failed = i;
+        else set = i + 1;
+    }
+    /* Run each distinct apply hook once. */
+    for (int i = 0; i < n && failed == -1; i++) {
+        if (!defs[i]->apply) continue;
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++) seen = defs[j]->apply == defs[i]->apply;
+        if (!seen && defs[i]->apply(&err) == -1) failed = i;
+    }
+    if (failed == -1) {
+        replyOk(c);
+        goto cleanup;
+    }
+    /* Roll back what was set, and let the hooks see the old values. */
+    int hooked = 0;
+    for (int i = 0; i < set; i++) {
+        const char *ignored;
+        setFromText(defs[i], &server.cfg, old[i], &ignored);
+        hooked |= defs[i]->apply != NULL;
+    }
+    if (hooked) {
+        for (int i = 0; i < set; i++) {
+            const char *ignored;
+            if (defs[i]->apply) defs[i]->apply(&ignored);
+        }
+    }
+    replyErrorFormat(c, "ERR CONFIG SET failed (possibly related to argument '%s') - %s", c->argv[2 + 2 * failed],
+                     err);
+cleanup:
+    for (int i = 0; i < n; i++) sdsFree(old[i]);
+    xfree(old);
+    xfree(defs);
+}
+
+/* ------------------------------------------------------------------------ */
+/* CONFIG RESETSTAT / HELP                                                   */
+/* ------------------------------------------------------------------------ */
+
+void configResetStatCommand(Client *c) {
+    serverResetStats();
+    replyOk(c);
+}
+
+void configHelpCommand(Client *c) {
+    static const char *help[] = {
+        "GET <pattern>",
+        "    Return parameters matching the glob-like <pattern> and their values.",
+        "SET <directive> <value>",
+        "    Set the configuration <directive> to <value>.",
+        "RESETSTAT",
+        "    Reset statistics reported by the INFO command.",
+        "REWRITE",
+        "    Rewrite the configuration file.",
+        NULL,
+    };
+    replyHelp(c, help);
+}
+
+/* ------------------------------------------------------------------------ */
+/* CONFIG REWRITE                                                            */
+/* ------------------------------------------------------------------------ */
+
+#define REWRITE_SIGNATURE "# Generated by CONFIG REWRITE"
+
+/* Does the text need quoting in a config file? */
+static int needsQuotes(const char *s) {
+    if (*s == '\0') return 1;
+    for (const char *p = s; *p; p++)
+        if (*p <= ' ' || *p == '"' || *p == '\'' || *p == '\\' || (unsigned char)*p >= 0x7f) return 1;
+    return 0;
+}
+
+/* A byte count the way Redis writes it back: the largest of gb/mb/kb that
+ * divides it, or plain bytes. */
+static sds memoryText(unsigned long long v) {
+    const unsigned long long gb = 1024ULL * 1024 * 1024, mb = 1024ULL * 1024, kb = 1024;
+    if (v && v % gb == 0) return sdsCatPrintf(sdsEmpty(), "%llugb", v / gb);
+    if (v && v % mb == 0) return sdsCatPrintf(sdsEmpty(), "%llumb", v / mb);
+    if (v && v % kb == 0) return sdsCatPrintf(sdsEmpty(), "%llukb", v / kb);
+    return sdsCatPrintf(sdsEmpty(), "%llu", v);
+}
+
+/* The lines that state d's value in cfg.  Caller frees with sdsFreeSplitRes. */
+static sds *configLines(const ConfigDef *d, const ServerConfig *cfg, int *count) {
+    if (d->rewrite) return d->rewrite(d, cfg, count);
+    sds line = sdsCatPrintf(sdsEmpty(), "%s ", d->name);
+    if (d->type == CT_STRING || d->set == setDir || d->set == setNotify) {
+        sds v = configGetValue(d, cfg);
+        line = sdsCatRepr(line, v, sdsLen(v));
+        sdsFree(v);
+    } else if (d->flags & CF_MEMORY) {
+        unsigned long long v = d->type == CT_ULL ? *CFIELD(cfg, d, unsigned long long)
+                                                 : (unsigned long long)*CFIELD(cfg, d, long long);
+        sds m = memoryText(v);
+        line = sdsCatSds(line, m);
+        sdsFree(m);
+    } else {
+        sds v = configGetValue(d, cfg);
+        if ((d->flags & CF_MULTI_ARG) && sdsLen(v)) line = sdsCatSds(line, v);
+        else if (needsQuotes(v)) line = sdsCatRepr(line, v, sdsLen(v));
+        else line = sdsCatSds(line, v);
+        sdsFree(v);
+    }
+    sds *out = xmalloc(sizeof(sds));
+    out[0] = line;
+    *count = 1;
+    return out;
+}
+
+/* Is d at its default value?  `defaults` holds a ServerConfig built from
+ * the table's defaults. */
+static int isDefault(const ConfigDef *d, const ServerConfig *defaults) {
+    if (d->type == CT_RAW) return !strcmp(d->raw ? d->raw : "", d->deflt);
+    if (d->set == setDir) return 0; /* Redis always writes dir */
+    sds a = configGetValue(d, &server.cfg), b = configGetValue(d, defaults);
+    int same = !strcmp(a, b);
+    sdsFree(a);
+    sdsFree(b);
+    return same;
+}
+
+/* Canonical table entry of a config file line, or NULL. */
+static ConfigDef *lineDirective(const char *line) {
+    int argc = 0;
+    sds *argv = sdsSplitArgs(line, &argc);
+    if (!argv) return NULL;
+    ConfigDef *d = argc ? lookupConfig(argv[0], NULL) : NULL;
+    sdsFreeSplitRes(argv, argc);
+    return d;
+}
+
+static void freeConfigScratch(ServerConfig *cfg) {
+    for (int i = 0; i < cfg->bindCount; i++) xfree(cfg->bind[i]);
+    char **strs[] = {&cfg->unixsocket, &cfg->requirepass, &cfg->logfile, &cfg->pidfile, &cfg->dir,
+                     &cfg->procTitleTemplate, &cfg->notifyKeyspaceEvents, &cfg->dbfilename, &cfg->saveParams,
+                     &cfg->appendfilename, &cfg->appenddirname};
+    for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) xfree(*strs[i]);
+}
+
+/* Build the new file text from the old one: directive lines Cairn knows
+ * are updated in place (extra old lines of a directive become blank),
+ * comments and other lines stay, and directives not in the file that
+ * differ from their defaults are appended after the signature line. */
+static sds rewriteConfigText(const char *oldText) {
+    ServerConfig defaults;
+    /* Defaults for RAW entries live in the table; protect their state. */
+    sds *rawSaved = xmalloc(sizeof(sds) * CONFIG_COUNT);
+    for (size_t i = 0; i < CONFIG_COUNT; i++) {
+        rawSaved[i] = configTable[i].raw;
+        configTable[i].raw = NULL;
+    }
+    configInitDefaults(&defaults);
+    for (size_t i = 0; i < CONFIG_COUNT; i++) {
+        sdsFree(configTable[i].raw);
+        configTable[i].raw = rawSaved[i];
+    }
+    xfree(rawSaved);
+
+    int nold = 0;
+    sds *oldLines = sdsSplitLen(oldText, (ssize_t)strlen(oldText), "\n", 1, &nold);
+    /* A trailing newline gives an empty last element; drop it. */
+    if (nold && sdsLen(oldLines[nold - 1]) == 0) {
+        sdsFree(oldLines[nold - 1]);
+        nold--;
+    }
+    ConfigDef **owner = xcalloc(sizeof(ConfigDef *) * (size_t)(nold ? nold : 1));
+    int *keep = xcalloc(sizeof(int) * (size_t)(nold ? nold : 1)); /* 1 = copy as is */
+    for (int i = 0; i < nold; i++) {
+        sds t = sdsTrim(sdsDup(oldLines[i]), " \t\r\n");
+        if (!strcmp(t, REWRITE_SIGNATURE)) keep[i] = 0;
+        else if (t[0] == '#' || t[0] == '\0' || !(owner[i] = lineDirective(t))) keep[i] = 1;
+        sdsFree(t);
+    }
+
+    sds *newLines = xmalloc(sizeof(sds) * (size_t)(nold ? nold : 1));
+    for (int i = 0; i < nold; i++) newLines[i] = keep[i] ? sdsDup(oldLines[i]) : NULL;
+    sds appended = sdsEmpty();
+    for (size_t k = 0; k < CONFIG_COUNT; k++) {
+        ConfigDef *d = &configTable[k];
+        int inFile = 0;
+        for (int i = 0; i < nold && !inFile; i++) inFile = owner[i] == d;
+        if (!inFile && isDefault(d, &defaults)) continue;
+        int cnt = 0;
+        sds *lines = configLines(d, &server.cfg, &cnt);
+        int used = 0;
+        for (int i = 0; i < nold; i++) {
+            if (owner[i] != d) continue;
+            newLines[i] = used < cnt ? sdsDup(lines[used]) : sdsEmpty();
+            used++;
+        }
+        for (; used < cnt; used++) {
+            appended = sdsCatSds(appended, lines[used]);
+            appended = sdsCat(appended, "\n");
+        }
+        sdsFreeSplitRes(lines, cnt);
+    }
+
+    sds out = sdsEmpty();
+    for (int i = 0; i < nold; i++) {
+        if (!newLines[i]) continue; /* the old signature line */
+        out = sdsCatSds(out, newLines[i]);
+        out = sdsCat(out, "\n");
+        sdsFree(newLines[i]);
+    }
+    if (sdsLen(appended)) {
+        /* Keep the old trailing blank lines out of the way of the signature. */
+        while (sdsLen(out) >= 2 && out[sdsLen(out) - 1] == '\n' && out[sdsLen(out) - 2] == '\n')
+            sdsSetLen(out, sdsLen(out) - 1);
+        if (sdsLen(out)) out = sdsCat(out, "\n");
+        out = sdsCat(out, REWRITE_SIGNATURE "\n");
+        out = sdsCatSds(out, appended);
+    }
+    sdsFree(appended);
+    xfree(newLines);
+    xfree(owner);
+    xfree(keep);
+    sdsFreeSplitRes(oldLines, nold);
+    freeConfigScratch(&defaults);
+    return out;
+}
+
+/* Write text to path through a temporary file in the same directory, so
+ * a crash leaves either the old or the new file.  Returns 0 or -1 (errno). */
+static int writeFileAtomically(const char *path, const sds text) {
+    sds tmp = sdsCatPrintf(sdsEmpty(), "%s.tmp-%d", path, (int)getpid());
+    FILE *fp = fopen(tmp, "w");
+    if (!fp) {
+        sdsFree(tmp);
+        return -1;
+    }
+    int ok = fwrite(text, 1, sdsLen(text), fp) == sdsLen(text) && fflush(fp) == 0 && fsync(fileno(fp)) == 0;
+    int saved = errno;
+    if (fclose(fp) != 0 && ok) {
+        ok = 0;
+        saved = errno;
+    }
+    if (ok && rename(tmp, path) == -1) {
+        ok = 0;
+        saved = errno;
+    }
+    if (!ok) unlink(tmp);
+    sdsFree(tmp);
+    errno = saved;
+    return ok ? 0 : -1;
+}
+
+void configRewriteCommand(Client *c) {
+    if (!configFile) {
+        replyError(c, "ERR The server is running without a config file");
+        return;
+    }
+    sds oldText = sdsEmpty();
+    FILE *fp = fopen(configFile, "r");
+    if (fp) {
+        sds body = readWholeFile(fp);
+        oldText = sdsCatSds(oldText, body);
+        sdsFree(body);
+        fclose(fp);
+    } else if (errno != ENOENT) {
+        replyErrorFormat(c, "ERR Rewriting config file: %s", strerror(errno));
+        sdsFree(oldText);
+        return;
+    }
+    sds text = rewriteConfigText(oldText);
+    if (writeFileAtomically(configFile, text) == -1) {
+        serverLog(LL_WARNING, "CONFIG REWRITE failed: %s", strerror(errno));
+        replyErrorFormat(c, "ERR Rewriting config file: %s", strerror(errno));
+    } else {
+        serverLog(LL_NOTICE, "CONFIG REWRITE executed with success.");
+        replyOk(c);
+    }
+    sdsFree(text);
+    sdsFree(oldText);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Command table                                                             */
+/* ------------------------------------------------------------------------ */
+
+#define CONFIG_SUB_FLAGS (CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE)
+#define CONFIG_SUB_ACL (ACL_ADMIN | ACL_SLOW | ACL_DANGEROUS)
+
+static Command configSubcommands[] = {
+    {.name = "get", .proc = configGetCommand, .arity = -3, .flags = CONFIG_SUB_FLAGS, .acl = CONFIG_SUB_ACL,
+     .group = "server", .since = "2.0.0",
+     .complexity = "O(N) when N is the number of configuration parameters provided",
+     .summary = "Get the values of configuration parameters"},
+    {.name = "set", .proc = configSetCommand, .arity = -4, .flags = CONFIG_SUB_FLAGS, .acl = CONFIG_SUB_ACL,
+     .group = "server", .since = "2.0.0",
+     .complexity = "O(N) when N is the number of configuration parameters provided",
+     .summary = "Set configuration parameters to the given values"},
+    {.name = "resetstat", .proc = configResetStatCommand, .arity = 2, .flags = CONFIG_SUB_FLAGS,
+     .acl = CONFIG_SUB_ACL, .group = "server", .since = "2.0.0", .complexity = "O(1)",
+     .summary = "Reset the stats returned by INFO"},
+    {.name = "rewrite", .proc = configRewriteCommand, .arity = 2, .flags = CONFIG_SUB_FLAGS,
+     .acl = CONFIG_SUB_ACL, .group = "server", .since = "2.8.0", .complexity = "O(1)",
+     .summary = "Rewrite the configuration file with the in memory configuration"},
+    {.name = "help", .proc = configHelpCommand, .arity = 2, .flags = CMD_LOADING | CMD_STALE, .acl = ACL_SLOW,
+     .group = "server", .since = "5.0.0", .complexity = "O(1)",
+     .summary = "Show helpful text about the different subcommands"},
+    {0},
+};
+
+Command configCommands[] = {
+    {.name = "config", .proc = NULL, .arity = -2, .flags = 0, .acl = ACL_SLOW, .group = "server", .since = "2.0.0",
+     .complexity = "Depends on subcommand.", .summary = "A container for server configuration commands",
+     .subcommands = configSubcommands},
+    {0},
+};

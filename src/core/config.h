@@ -1,0 +1,140 @@
+/* config.h -- every directive Cairn has, with Redis's names and defaults.
+ *
+ * The values live in `server.cfg` (ServerConfig).  config.c holds one
+ * declarative table: name, alias, type, bounds or enum values, default,
+ * flags (immutable, sensitive...), and an optional apply hook run by CONFIG
+ * SET.  The file parser, `--name value` arguments, CONFIG GET/SET/REWRITE and
+ * the annotated cairn.conf all follow that table. */
+#ifndef CAIRN_CONFIG_H
+#define CAIRN_CONFIG_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "core/command.h"
+#include "ds/sds.h"
+
+enum { LL_DEBUG = 0, LL_VERBOSE = 1, LL_NOTICE = 2, LL_WARNING = 3, LL_NOTHING = 4 };
+enum { SUPERVISED_NONE = 0, SUPERVISED_AUTODETECT, SUPERVISED_SYSTEMD, SUPERVISED_UPSTART };
+enum { DEBUGCMD_NO = 0, DEBUGCMD_YES = 1, DEBUGCMD_LOCAL = 2 };
+enum {
+    MAXMEMORY_VOLATILE_LRU = 0, MAXMEMORY_VOLATILE_LFU, MAXMEMORY_VOLATILE_RANDOM,
+    MAXMEMORY_VOLATILE_TTL, MAXMEMORY_ALLKEYS_LRU, MAXMEMORY_ALLKEYS_LFU,
+    MAXMEMORY_ALLKEYS_RANDOM, MAXMEMORY_NO_EVICTION
+};
+enum { APPENDFSYNC_NO = 0, APPENDFSYNC_ALWAYS = 1, APPENDFSYNC_EVERYSEC = 2 };
+#define CONFIG_MAX_BIND 16
+
+/* Client output buffer limits, per class. */
+enum { CLIENT_TYPE_NORMAL = 0, CLIENT_TYPE_REPLICA = 1, CLIENT_TYPE_PUBSUB = 2, CLIENT_TYPE_COUNT = 3 };
+typedef struct ObufLimit {
+    unsigned long long hard, soft;
+    long long softSeconds;
+} ObufLimit;
+
+typedef struct ServerConfig {
+    /* Network. */
+    int port;
+    char *bind[CONFIG_MAX_BIND];
+    int bindCount;
+    int tcpBacklog;
+    int tcpKeepalive;
+    char *unixsocket;            /* NULL when unset */
+    mode_t unixsocketperm;
+    int protectedMode;
+    int maxclients;
+    int timeout;                 /* seconds idle before close, 0 = never */
+    long long protoMaxBulkLen;
+    long long clientQueryBufferLimit;
+    ObufLimit obufLimits[CLIENT_TYPE_COUNT];
+    char *requirepass;           /* NULL when unset */
+    /* General. */
+    int hz;
+    int dynamicHz;
+    int databases;
+    int loglevel;
+    char *logfile;               /* "" = stdout */
+    int syslogEnabled;
+    int daemonize;
+    char *pidfile;               /* NULL when unset */
+    int supervised;
+    char *dir;                   /* working directory (applied with chdir) */
+    int enableDebugCommand;
+    int enableProtectedConfigs;
+    int enableModuleCommand;
+    int crashLogEnabled;
+    char *procTitleTemplate;
+    int setProcTitle;
+    /* Memory. */
+    unsigned long long maxmemory;
+    int maxmemoryPolicy;
+    int maxmemorySamples;
+    int maxmemoryEvictionTenacity;
+    int lfuLogFactor;
+    int lfuDecayTime;
+    int activeExpireEffort;
+    int lazyfreeLazyEviction, lazyfreeLazyExpire, lazyfreeLazyServerDel;
+    int lazyfreeLazyUserDel, lazyfreeLazyUserFlush;
+    int activeRehashing;
+    /* Encodings (used by the collection issues). */
+    long long hashMaxListpackEntries, hashMaxListpackValue;
+    long long listMaxListpackSize;
+    int listCompressDepth;
+    long long setMaxIntsetEntries;
+    long long zsetMaxListpackEntries, zsetMaxListpackValue;
+    long long streamNodeMaxBytes, streamNodeMaxEntries;
+    long long hllSparseMaxBytes;
+    /* Introspection. */
+    long long slowlogLogSlowerThan;
+    unsigned long slowlogMaxLen;
+    long long latencyMonitorThreshold;
+    char *notifyKeyspaceEvents;  /* as given, e.g. "" or "KEA" */
+    int notifyFlags;             /* parsed form */
+    long long busyReplyThreshold;
+    /* Persistence (parsed now, used by the persistence issue). */
+    char *dbfilename;
+    char *saveParams;            /* "3600 1 300 100 60 10000" or "" */
+    int appendonly;
+    char *appendfilename;
+    char *appenddirname;
+    int appendfsync;
+    int rdbcompression, rdbchecksum;
+    int stopWritesOnBgsaveError;
+} ServerConfig;
+
+/* Fill cfg with the defaults of every directive. */
+void configInitDefaults(ServerConfig *cfg);
+/* Parse the command line as redis-server does: [configfile] [--name value
+ * ...] ["-" to read config from stdin]; loads the file(s).  On an invalid
+ * directive, prints Redis's "*** FATAL CONFIG FILE ERROR ***" report to
+ * stderr and exits 1.  Directives Redis 7.0 knows but Cairn ignores are
+ * logged once each ("... not supported by Cairn, ignored") at the end. */
+void configLoadFromArgs(ServerConfig *cfg, int argc, char **argv);
+/* Path of the config file loaded, NULL if none (CONFIG REWRITE, INFO). */
+const char *configFilePath(void);
+
+/* notify-keyspace-events text <-> NOTIFY_* bits (server.h).  The parser
+ * returns -1 on an unknown class character; the printer returns Redis's
+ * canonical form ("AKE", "g$xE"...), owned by the caller. */
+int keyspaceEventsStringToFlags(const char *classes);
+sds keyspaceEventsFlagsToString(int flags);
+
+/* Implemented by the networking layer: re-open the listeners after CONFIG
+ * SET port/bind changed server.cfg.  Returns 0, or -1 with *err set to the
+ * reason CONFIG SET reports (the old values are then restored and the hook
+ * is called again). */
+int configApplyListeners(const char **err);
+/* Implemented by the server: CONFIG RESETSTAT. */
+void serverResetStats(void);
+
+/* CONFIG command handlers (src/core/config.c). */
+struct Client;
+void configGetCommand(struct Client *c);
+void configSetCommand(struct Client *c);
+void configResetStatCommand(struct Client *c);
+void configRewriteCommand(struct Client *c);
+void configHelpCommand(struct Client *c);
+/* The "config" container command and its subcommands. */
+extern Command configCommands[];
+
+#endif

@@ -1,0 +1,98 @@
+/* dispatch.c -- running a parsed command.
+ *
+ * Order of checks, as Redis 7.0 does them: unknown command (or unknown
+ * subcommand of a container), wrong arity, authentication; then a later
+ * layer may take the command (MULTI queueing); then the call.  The call
+ * fixes the time the command sees, counts stats, and is the one place where
+ * a write's effects leave for persistence and replicas. */
+#include "core/dispatch.h"
+
+#include <string.h>
+
+#include "core/errors.h"
+#include "core/log.h"
+#include "core/server.h"
+#include "ds/util.h"
+
+static DispatchInterceptor *interceptor;
+
+void dispatchSetInterceptor(DispatchInterceptor *fn) { interceptor = fn; }
+
+static void rejectUnknown(Client *c) {
+    sds args = sdsEmpty();
+    for (int i = 1; i < c->argc && sdsLen(args) < 128; i++)
+        args = sdsCatPrintf(args, "'%.*s' ", 128 - (int)sdsLen(args), c->argv[i]);
+    replyErrorFormat(c, "ERR unknown command '%.128s', with args beginning with: %s", c->argv[0], args);
+    sdsFree(args);
+}
+
+static void rejectUnknownSub(Client *c) {
+    sds up = sdsNew(c->argv[0]);
+    sdsToUpper(up);
+    replyErrorFormat(c, "ERR unknown subcommand '%.128s'. Try %s HELP.", c->argv[1], up);
+    sdsFree(up);
+}
+
+void callCommand(Client *c, Command *cmd) {
+    long long dirtyBefore = server.dirty;
+    int dbBefore = c->db->id;
+    c->cmd = cmd;
+    c->errorReplied = 0;
+    c->flags |= CLIENT_EXECUTING;
+    Client *prev = server.net.current;
+    server.net.current = c;
+    long long start = ustime();
+    dbNowMs = start / 1000;
+    cmd->proc(c);
+    long long duration = ustime() - start;
+    server.net.current = prev;
+    c->flags &= ~CLIENT_EXECUTING;
+    cmd->stats.calls++;
+    cmd->stats.usec += duration;
+    if (c->errorReplied) cmd->stats.failedCalls++;
+    c->lastcmd = cmd;
+    server.stats.numCommands++;
+    server.stats.statNumOps++;
+    if (server.dirty != dirtyBefore && (cmd->flags & CMD_WRITE)) propagateCommand(dbBefore, c->argc, c->argv);
+}
+
+void dispatchCommand(Client *c) {
+    c->errorReplied = 0;
+    Command *cmd = commandLookup(c->argv[0], sdsLen(c->argv[0]));
+    if (!cmd) {
+        c->cmd = NULL;
+        rejectUnknown(c);
+        return;
+    }
+    if (cmd->subcommands) {
+        if (c->argc >= 2) {
+            Command *sub = commandLookupSub(cmd, c->argv[1], sdsLen(c->argv[1]));
+            if (!sub) {
+                c->cmd = cmd;
+                rejectUnknownSub(c);
+                return;
+            }
+            cmd = sub;
+        }
+    }
+    c->cmd = cmd;
+    if ((cmd->arity > 0 && c->argc != cmd->arity) || c->argc < -cmd->arity) {
+        cmd->stats.rejectedCalls++;
+        replyErrorArity(c);
+        return;
+    }
+    if (serverAuthRequired(c) && !(cmd->flags & CMD_NO_AUTH)) {
+        cmd->stats.rejectedCalls++;
+        replyError(c, ERR_NOAUTH);
+        return;
+    }
+    if (interceptor && interceptor(c, cmd)) return;
+    /* CLIENT REPLY SKIP applies to the command after the one that set it. */
+    int skipThis = (c->flags & CLIENT_REPLY_SKIP_NEXT) != 0;
+    if (skipThis) {
+        c->flags &= ~CLIENT_REPLY_SKIP_NEXT;
+        c->flags |= CLIENT_REPLY_SKIP;
+    }
+    callCommand(c, cmd);
+    if (skipThis) c->flags &= ~CLIENT_REPLY_SKIP;
+}

@@ -1,0 +1,181 @@
+/* event.c -- epoll event loop with millisecond timers.
+ *
+ * File events are indexed by fd in a fixed array of `setsize` slots.
+ * Timers are few (the server cron, stats sampling), so they sit in an
+ * unsorted list scanned each turn.  A timer callback returns the delay to
+ * its next run or -1 to be removed. */
+#include "core/event.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ds/alloc.h"
+
+typedef struct FileEvent {
+    int mask;
+    FileProc *rproc, *wproc;
+    void *data;
+} FileEvent;
+
+typedef struct Timer {
+    long long id;
+    long long whenMs;  /* monotonic ms */
+    TimerProc *proc;
+    void *data;
+    int removed;
+    struct Timer *next;
+} Timer;
+
+struct EventLoop {
+    int epfd;
+    int setsize;
+    FileEvent *events;
+    struct epoll_event *fired;
+    Timer *timers;
+    long long nextTimerId;
+    BeforeSleepProc *beforeSleep;
+    int stop;
+};
+
+static long long monoMs(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+EventLoop *eventLoopCreate(int setsize) {
+    EventLoop *l = xcalloc(sizeof(*l));
+    l->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (l->epfd == -1) {
+        xfree(l);
+        return NULL;
+    }
+    l->setsize = setsize;
+    l->events = xcalloc(sizeof(FileEvent) * (size_t)setsize);
+    l->fired = xcalloc(sizeof(struct epoll_event) * (size_t)setsize);
+    return l;
+}
+
+void eventLoopFree(EventLoop *l) {
+    close(l->epfd);
+    Timer *t = l->timers;
+    while (t) {
+        Timer *n = t->next;
+        xfree(t);
+        t = n;
+    }
+    xfree(l->events);
+    xfree(l->fired);
+    xfree(l);
+}
+
+int eventLoopSetSize(EventLoop *l) { return l->setsize; }
+
+static int epollUpdate(EventLoop *l, int fd, int oldmask, int newmask) {
+    struct epoll_event ee = {0};
+    ee.events = (newmask & EV_READABLE ? EPOLLIN : 0) | (newmask & EV_WRITABLE ? EPOLLOUT : 0);
+    ee.data.fd = fd;
+    int op = oldmask == EV_NONE ? EPOLL_CTL_ADD : (newmask == EV_NONE ? EPOLL_CTL_DEL : EPOLL_CTL_MOD);
+    return epoll_ctl(l->epfd, op, fd, &ee);
+}
+
+int eventAdd(EventLoop *l, int fd, int mask, FileProc *proc, void *data) {
+    if (fd < 0 || fd >= l->setsize) return -1;
+    FileEvent *fe = &l->events[fd];
+    int newmask = fe->mask | mask;
+    if (newmask != fe->mask && epollUpdate(l, fd, fe->mask, newmask) == -1) return -1;
+    fe->mask = newmask;
+    if (mask & EV_READABLE) fe->rproc = proc;
+    if (mask & EV_WRITABLE) fe->wproc = proc;
+    fe->data = data;
+    return 0;
+}
+
+void eventDel(EventLoop *l, int fd, int mask) {
+    if (fd < 0 || fd >= l->setsize) return;
+    FileEvent *fe = &l->events[fd];
+    if (fe->mask == EV_NONE) return;
+    int newmask = fe->mask & ~mask;
+    if (newmask != fe->mask) epollUpdate(l, fd, fe->mask, newmask);
+    fe->mask = newmask;
+}
+
+int eventMask(EventLoop *l, int fd) {
+    if (fd < 0 || fd >= l->setsize) return 0;
+    return l->events[fd].mask;
+}
+
+long long eventAddTimer(EventLoop *l, long long ms, TimerProc *proc, void *data) {
+    Timer *t = xcalloc(sizeof(*t));
+    t->id = ++l->nextTimerId;
+    t->whenMs = monoMs() + ms;
+    t->proc = proc;
+    t->data = data;
+    t->next = l->timers;
+    l->timers = t;
+    return t->id;
+}
+
+void eventSetBeforeSleep(EventLoop *l, BeforeSleepProc *proc) { l->beforeSleep = proc; }
+void eventLoopStop(EventLoop *l) { l->stop = 1; }
+
+static long long msUntilNextTimer(EventLoop *l) {
+    long long now = monoMs(), best = -1;
+    for (Timer *t = l->timers; t; t = t->next) {
+        if (t->removed) continue;
+        long long d = t->whenMs - now;
+        if (d < 0) d = 0;
+        if (best == -1 || d < best) best = d;
+    }
+    return best;
+}
+
+static void runTimers(EventLoop *l) {
+    long long now = monoMs();
+    for (Timer *t = l->timers; t; t = t->next) {
+        if (t->removed || t->whenMs > now) continue;
+        long long next = t->proc(l, t->id, t->data);
+        if (next < 0) t->removed = 1;
+        else t->whenMs = monoMs() + next;
+    }
+    Timer **link = &l->timers;
+    while (*link) {
+        Timer *t = *link;
+        if (t->removed) {
+            *link = t->next;
+            xfree(t);
+        } else {
+            link = &t->next;
+        }
+    }
+}
+
+void eventLoopRun(EventLoop *l) {
+    l->stop = 0;
+    while (!l->stop) {
+        if (l->beforeSleep) l->beforeSleep(l);
+        if (l->stop) break;
+        long long wait = msUntilNextTimer(l);
+        int n = epoll_wait(l->epfd, l->fired, l->setsize, wait > INT32_MAX ? INT32_MAX : (int)wait);
+        if (n < 0 && errno != EINTR) break;
+        for (int i = 0; i < n; i++) {
+            int fd = l->fired[i].data.fd;
+            uint32_t ev = l->fired[i].events;
+            FileEvent *fe = &l->events[fd];
+            int fired = 0;
+            if ((fe->mask & EV_READABLE) && (ev & (EPOLLIN | EPOLLERR | EPOLLHUP))) {
+                fe->rproc(l, fd, fe->data, EV_READABLE);
+                fired = 1;
+            }
+            /* The read handler may have closed the fd; re-read the slot. */
+            fe = &l->events[fd];
+            if ((fe->mask & EV_WRITABLE) && (ev & (EPOLLOUT | EPOLLERR | EPOLLHUP))) {
+                if (!fired || fe->wproc != fe->rproc) fe->wproc(l, fd, fe->data, EV_WRITABLE);
+            }
+        }
+        runTimers(l);
+    }
+}

@@ -1,0 +1,29 @@
+/* event.h -- the epoll event loop: file events and millisecond timers.
+ * Single-threaded; callbacks run on the loop's thread. */
+#ifndef CAIRN_EVENT_H
+#define CAIRN_EVENT_H
+
+#define EV_NONE 0
+#define EV_READABLE 1
+#define EV_WRITABLE 2
+
+typedef struct EventLoop EventLoop;
+typedef void FileProc(EventLoop *loop, int fd, void *data, int mask);
+/* Returns the ms until it should run again, or -1 to be removed. */
+typedef long long TimerProc(EventLoop *loop, long long id, void *data);
+typedef void BeforeSleepProc(EventLoop *loop);
+
+/* setsize bounds the fds the loop can watch (maxclients + reserve). */
+EventLoop *eventLoopCreate(int setsize);
+void eventLoopFree(EventLoop *loop);
+/* 0 ok, -1 when fd >= setsize or epoll fails. */
+int eventAdd(EventLoop *loop, int fd, int mask, FileProc *proc, void *data);
+void eventDel(EventLoop *loop, int fd, int mask);
+int eventMask(EventLoop *loop, int fd);
+long long eventAddTimer(EventLoop *loop, long long ms, TimerProc *proc, void *data);
+void eventSetBeforeSleep(EventLoop *loop, BeforeSleepProc *proc);
+void eventLoopRun(EventLoop *loop);
+void eventLoopStop(EventLoop *loop);
+int eventLoopSetSize(EventLoop *loop);
+
+#endif

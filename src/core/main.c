@@ -1,0 +1,117 @@
+/* main.c -- the composition root: the one file that knows every layer.
+ * It loads the configuration, builds the server state, registers the
+ * feature layers' hooks and runs the loop. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "core/dispatch.h"
+#include "core/log.h"
+#include "core/net.h"
+#include "core/server.h"
+#include "ds/alloc.h"
+#include "ds/rand.h"
+#include "ds/util.h"
+#include "server/stats.h"
+
+/* --- process set-up --- */
+
+static void daemonize(void) {
+    if (fork() != 0) exit(0);
+    setsid();
+    int fd = open("/dev/null", O_RDWR);
+    if (fd != -1) {
+        dup2(fd, STDIN_FILENO);
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+        if (fd > STDERR_FILENO) close(fd);
+    }
+}
+
+static void writePidFile(void) {
+    if (!server.cfg.pidfile || !server.cfg.pidfile[0]) return;
+    FILE *fp = fopen(server.cfg.pidfile, "w");
+    if (!fp) {
+        serverLog(LL_WARNING, "Failed to write PID file: %s", strerror(errno));
+        return;
+    }
+    fprintf(fp, "%d\n", (int)getpid());
+    fclose(fp);
+}
+
+/* sd_notify without libsystemd: one datagram to $NOTIFY_SOCKET. */
+static void systemdNotify(const char *msg) {
+    const char *path = getenv("NOTIFY_SOCKET");
+    if (!path || !path[0]) return;
+    struct sockaddr_un sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sun_family = AF_UNIX;
+    size_t len = strlen(path);
+    if (len >= sizeof(sa.sun_path)) return;
+    memcpy(sa.sun_path, path, len);
+    if (sa.sun_path[0] == '@') sa.sun_path[0] = '\0'; /* abstract namespace */
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd == -1) return;
+    sendto(fd, msg, strlen(msg), 0, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len));
+    close(fd);
+}
+
+int main(int argc, char **argv) {
+    server.pid = getpid();
+    randSeedFromOs();
+    for (int i = 0; i < 16; i++) dbHashSeed[i] = (uint8_t)randNext();
+    randHex(server.runId, 40);
+    server.runId[40] = '\0';
+    serverUpdateTime();
+    server.time.startMs = server.time.nowMs;
+    server.lastSaveUnix = server.time.nowMs / 1000;
+    server.activeExpireEnabled = 1;
+    char exe[4096];
+    ssize_t el = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (el > 0) {
+        exe[el] = '\0';
+        server.executable = xstrdup(exe);
+    } else {
+        server.executable = xstrdup(argv[0]);
+    }
+
+    configInitDefaults(&server.cfg);
+    configLoadFromArgs(&server.cfg, argc, argv);
+    if (server.cfg.daemonize) daemonize();
+    server.pid = getpid();
+    if (server.cfg.dir && server.cfg.dir[0] && chdir(server.cfg.dir) == -1) {
+        fprintf(stderr, "Can't chdir to '%s': %s\n", server.cfg.dir, strerror(errno));
+        exit(1);
+    }
+    serverLog(LL_NOTICE, "oO0OoO0OoO0Oo Cairn is starting oO0OoO0OoO0Oo");
+    serverLog(LL_NOTICE, "Cairn version=%s (Redis %s compatible), bits=%d, pid=%d, just started", CAIRN_VERSION,
+              REDIS_COMPAT_VERSION, (int)(sizeof(long) * 8), (int)server.pid);
+    if (configFilePath()) serverLog(LL_NOTICE, "Configuration loaded");
+    else serverLog(LL_WARNING, "Warning: no config file specified, using the default config. In order to specify a config file use %s /path/to/cairn.conf", argv[0]);
+
+    serverSetupSignals();
+    server.loop = eventLoopCreate(server.cfg.maxclients + 128);
+    server.db = dbCreateAll(server.cfg.databases);
+    dbHooks.keyExpired = serverKeyExpiredHook;
+    serverAddCronHook(statsCron);
+    commandTableInit();
+    if (netListen() == -1) exit(1);
+    eventAddTimer(server.loop, 1, serverCron, NULL);
+    eventSetBeforeSleep(server.loop, serverBeforeSleep);
+    writePidFile();
+    serverLog(LL_NOTICE, "Server initialized");
+    serverLog(LL_NOTICE, "Ready to accept connections");
+    if (server.cfg.supervised == SUPERVISED_SYSTEMD ||
+        (server.cfg.supervised == SUPERVISED_AUTODETECT && getenv("NOTIFY_SOCKET"))) {
+        systemdNotify("STATUS=Ready to accept connections\n");
+        systemdNotify("READY=1\n");
+    }
+    eventLoopRun(server.loop);
+    return 0;
+}

@@ -1,0 +1,696 @@
+/* net.c -- listeners, accepting, reading and writing, client lifecycle.
+ *
+ * Reading: one read of up to 16 KB per readable event into the query
+ * buffer (or straight into a big argument's final string), then every
+ * complete command in the buffer is run before anything is written.
+ * Writing: clients with replies are queued; before the loop sleeps each is
+ * written with writev; only a socket that cannot take everything gets a
+ * writable handler.  A client is never freed while its command runs: it is
+ * flagged and freed by netFreeClosingClients. */
+#include "core/net.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "core/dispatch.h"
+#include "core/errors.h"
+#include "core/log.h"
+#include "core/server.h"
+#include "ds/alloc.h"
+#include "ds/util.h"
+
+#define READ_CHUNK (16 * 1024)
+#define MAX_ACCEPTS_PER_CALL 1000
+#define IOV_MAX_WRITE 64
+
+static void readHandler(EventLoop *loop, int fd, void *data, int mask);
+static void writeHandler(EventLoop *loop, int fd, void *data, int mask);
+
+/* --- sockets --- */
+
+static int setNonBlock(int fd) {
+    int flags = fcntl(fd, F_GETFL);
+    return flags == -1 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+static void setTcpOptions(int fd) {
+    int yes = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
+    if (server.cfg.tcpKeepalive > 0) {
+        int interval = server.cfg.tcpKeepalive;
+        setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &yes, sizeof(yes));
+        setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &interval, sizeof(interval));
+        int intvl = interval / 3 ? interval / 3 : 1, cnt = 3;
+        setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+        setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+    }
+}
+
+static void formatAddr(const struct sockaddr_storage *sa, char *out, size_t outlen) {
+    char ip[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+    if (sa->ss_family == AF_INET) {
+        const struct sockaddr_in *s = (const struct sockaddr_in *)sa;
+        inet_ntop(AF_INET, &s->sin_addr, ip, sizeof(ip));
+        port = ntohs(s->sin_port);
+    } else if (sa->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *s = (const struct sockaddr_in6 *)sa;
+        inet_ntop(AF_INET6, &s->sin6_addr, ip, sizeof(ip));
+        port = ntohs(s->sin6_port);
+    }
+    snprintf(out, outlen, "%s:%d", ip, port);
+}
+
+/* Bind one TCP address.  Returns fd or -1 (errno set). */
+static int listenTcp(const char *addr, int port) {
+    int v6 = strchr(addr, ':') != NULL;
+    struct sockaddr_storage ss;
+    memset(&ss, 0, sizeof(ss));
+    socklen_t len;
+    if (v6) {
+        struct sockaddr_in6 *s = (struct sockaddr_in6 *)&ss;
+        s->sin6_family = AF_INET6;
+        s->sin6_port = htons((uint16_t)port);
+        const char *host = strcmp(addr, "::*") == 0 ? "::" : addr;
+        if (inet_pton(AF_INET6, host, &s->sin6_addr) != 1) {
+            errno = EINVAL;
+            return -1;
+        }
+        len = sizeof(*s);
+    } else {
+        struct sockaddr_in *s = (struct sockaddr_in *)&ss;
+        s->sin_family = AF_INET;
+        s->sin_port = htons((uint16_t)port);
+        const char *host = strcmp(addr, "*") == 0 ? "0.0.0.0" : addr;
+        if (strcmp(host, "localhost") == 0) host = "127.0.0.1";
+        if (inet_pton(AF_INET, host, &s->sin_addr) != 1) {
+            errno = EINVAL;
+            return -1;
+        }
+        len = sizeof(*s);
+    }
+    int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd == -1) return -1;
+    int yes = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    if (v6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &yes, sizeof(yes));
+    if (bind(fd, (struct sockaddr *)&ss, len) == -1 || listen(fd, server.cfg.tcpBacklog) == -1 ||
+        setNonBlock(fd) == -1) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+static void acceptHandler(EventLoop *loop, int fd, void *data, int mask);
+
+/* Open every bind address into fds[]; returns count or -1. */
+static int openTcpListeners(int *fds, const char **err) {
+    int n = 0;
+    if (server.cfg.port == 0) return 0;
+    for (int i = 0; i < server.cfg.bindCount; i++) {
+        const char *addr = server.cfg.bind[i];
+        int optional = addr[0] == '-';
+        if (optional) addr++;
+        int fd = listenTcp(addr, server.cfg.port);
+        if (fd == -1) {
+            if (optional || errno == EAFNOSUPPORT || errno == EADDRNOTAVAIL) {
+                if (!optional)
+                    serverLog(LL_WARNING, "Could not create server TCP listening socket %s:%d: %s", addr,
+                              server.cfg.port, strerror(errno));
+                continue;
+            }
+            serverLog(LL_WARNING, "Warning: Could not create server TCP listening socket %s:%d: %s", addr,
+                      server.cfg.port, strerror(errno));
+            if (err) *err = "Unable to listen on this port";
+            for (int j = 0; j < n; j++) close(fds[j]);
+            return -1;
+        }
+        fds[n++] = fd;
+    }
+    if (n == 0 && server.cfg.bindCount > 0) {
+        serverLog(LL_WARNING, "Failed listening on port %d (tcp), aborting.", server.cfg.port);
+        if (err) *err = "Unable to listen on this port";
+        return -1;
+    }
+    return n;
+}
+
+static void installListeners(void) {
+    for (int i = 0; i < server.net.listenCount; i++)
+        eventAdd(server.loop, server.net.listenFds[i], EV_READABLE, acceptHandler, NULL);
+}
+
+static int openUnix(void) {
+    const char *path = server.cfg.unixsocket;
+    if (!path || !path[0]) return 0;
+    struct sockaddr_un sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sun_family = AF_UNIX;
+    if (strlen(path) >= sizeof(sa.sun_path)) {
+        serverLog(LL_WARNING, "Failed opening Unix socket: path too long");
+        return -1;
+    }
+    strcpy(sa.sun_path, path);
+    unlink(path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd == -1 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1 ||
+        listen(fd, server.cfg.tcpBacklog) == -1 || setNonBlock(fd) == -1) {
+        serverLog(LL_WARNING, "Failed opening Unix socket: %s", strerror(errno));
+        if (fd != -1) close(fd);
+        return -1;
+    }
+    if (server.cfg.unixsocketperm) chmod(path, server.cfg.unixsocketperm);
+    server.net.unixFd = fd;
+    eventAdd(server.loop, fd, EV_READABLE, acceptHandler, (void *)1);
+    return 0;
+}
+
+int netListen(void) {
+    server.net.unixFd = -1;
+    int n = openTcpListeners(server.net.listenFds, NULL);
+    if (n < 0) return -1;
+    server.net.listenCount = n;
+    installListeners();
+    if (openUnix() == -1) return -1;
+    if (n == 0 && server.net.unixFd == -1) {
+        serverLog(LL_WARNING, "Configured to not listen anywhere, exiting.");
+        return -1;
+    }
+    return 0;
+}
+
+void netCloseListeners(void) {
+    for (int i = 0; i < server.net.listenCount; i++) {
+        eventDel(server.loop, server.net.listenFds[i], EV_READABLE);
+        close(server.net.listenFds[i]);
+    }
+    server.net.listenCount = 0;
+    if (server.net.unixFd != -1) {
+        eventDel(server.loop, server.net.unixFd, EV_READABLE);
+        close(server.net.unixFd);
+        server.net.unixFd = -1;
+        if (server.cfg.unixsocket) unlink(server.cfg.unixsocket);
+    }
+}
+
+int netRebindTcp(const char **err) {
+    int fds[CONFIG_MAX_BIND * 2];
+    int n = openTcpListeners(fds, err);
+    if (n < 0) return -1;
+    for (int i = 0; i < server.net.listenCount; i++) {
+        eventDel(server.loop, server.net.listenFds[i], EV_READABLE);
+        close(server.net.listenFds[i]);
+    }
+    memcpy(server.net.listenFds, fds, sizeof(int) * (size_t)n);
+    server.net.listenCount = n;
+    installListeners();
+    return 0;
+}
+
+int netRebindUnix(const char **err) {
+    if (server.net.unixFd != -1) {
+        eventDel(server.loop, server.net.unixFd, EV_READABLE);
+        close(server.net.unixFd);
+        server.net.unixFd = -1;
+    }
+    if (openUnix() == -1) {
+        *err = "Unable to listen on this unix socket";
+        return -1;
+    }
+    return 0;
+}
+
+/* --- client lifecycle --- */
+
+Client *clientCreateFake(void) {
+    Client *c = xcalloc(sizeof(Client));
+    c->id = server.net.nextClientId++;
+    c->fd = -1;
+    c->flags = CLIENT_FAKE;
+    c->resp = 2;
+    c->authenticated = 1;
+    c->db = &server.db[0];
+    c->querybuf = sdsEmpty();
+    c->ctime = c->lastInteraction = server.time.nowMs;
+    respParserInit(&c->parser);
+    return c;
+}
+
+Client *clientCreate(int fd, int isUnix) {
+    Client *c = clientCreateFake();
+    c->fd = fd;
+    c->flags = isUnix ? CLIENT_UNIX_SOCKET : 0;
+    c->authenticated = server.cfg.requirepass == NULL || server.cfg.requirepass[0] == '\0';
+    c->nextClient = server.net.clients;
+    if (server.net.clients) server.net.clients->prevClient = c;
+    server.net.clients = c;
+    server.net.numClients++;
+    return c;
+}
+
+void clientResetArgv(Client *c) {
+    for (int i = 0; i < c->argc; i++) sdsFree(c->argv[i]);
+    xfree(c->argv);
+    c->argv = NULL;
+    c->argc = 0;
+    c->argvBytes = 0;
+    c->cmd = NULL;
+}
+
+static void freeReplies(Client *c) {
+    ReplyBlock *b = c->replyHead;
+    while (b) {
+        ReplyBlock *n = b->next;
+        xfree(b);
+        b = n;
+    }
+    c->replyHead = c->replyTail = NULL;
+    c->replyBytes = 0;
+    c->replyBlocks = 0;
+    c->bufpos = c->sentlen = 0;
+}
+
+static void unlinkPendingWrite(Client *c) {
+    if (!(c->flags & CLIENT_PENDING_WRITE)) return;
+    Client **link = &server.net.pendingWrites;
+    while (*link && *link != c) link = &(*link)->nextPendingWrite;
+    if (*link) *link = c->nextPendingWrite;
+    c->flags &= ~CLIENT_PENDING_WRITE;
+}
+
+/* Hooks for feature layers to release their per-client state. */
+static ClientFreeHook *clientFreeHooks[8];
+static int clientFreeHookCount;
+
+void clientAddFreeHook(ClientFreeHook *hook) {
+    if (clientFreeHookCount < 8) clientFreeHooks[clientFreeHookCount++] = hook;
+}
+
+void clientFree(Client *c) {
+    if (c->flags & (CLIENT_PROTECTED | CLIENT_EXECUTING)) {
+        clientFreeAsync(c);
+        return;
+    }
+    for (int i = 0; i < clientFreeHookCount; i++) clientFreeHooks[i](c);
+    if (c->fd != -1) {
+        eventDel(server.loop, c->fd, EV_READABLE | EV_WRITABLE);
+        close(c->fd);
+        c->fd = -1;
+    }
+    if (!(c->flags & CLIENT_FAKE)) {
+        if (c->prevClient) c->prevClient->nextClient = c->nextClient;
+        else server.net.clients = c->nextClient;
+        if (c->nextClient) c->nextClient->prevClient = c->prevClient;
+        server.net.numClients--;
+    }
+    unlinkPendingWrite(c);
+    if (server.net.current == c) server.net.current = NULL;
+    clientResetArgv(c);
+    respParserFree(&c->parser);
+    sdsFree(c->querybuf);
+    sdsFree(c->name);
+    sdsFree(c->libName);
+    sdsFree(c->libVer);
+    freeReplies(c);
+    xfree(c);
+}
+
+void clientFreeAsync(Client *c) {
+    if (c->flags & CLIENT_CLOSE_ASAP) return;
+    c->flags |= CLIENT_CLOSE_ASAP;
+    if (c->fd != -1) eventDel(server.loop, c->fd, EV_READABLE);
+}
+
+void netFreeClosingClients(void) {
+    Client *c = server.net.clients;
+    while (c) {
+        Client *next = c->nextClient;
+        if ((c->flags & CLIENT_CLOSE_ASAP) && !(c->flags & (CLIENT_PROTECTED | CLIENT_EXECUTING))) clientFree(c);
+        c = next;
+    }
+}
+
+int clientSelectDb(Client *c, int id) {
+    if (id < 0 || id >= server.cfg.databases) return -1;
+    c->db = &server.db[id];
+    return 0;
+}
+
+int clientHasPendingReplies(const Client *c) { return c->bufpos > 0 || c->replyHead != NULL; }
+
+size_t clientOutputBytes(const Client *c) { return c->replyBytes; }
+
+int clientType(const Client *c) {
+    if (c->flags & CLIENT_PUBSUB) return CLIENT_TYPE_PUBSUB;
+    return CLIENT_TYPE_NORMAL;
+}
+
+const char *clientEvents(const Client *c) {
+    if (c->fd == -1) return "";
+    int m = eventMask(server.loop, c->fd);
+    if ((m & EV_READABLE) && (m & EV_WRITABLE)) return "rw";
+    if (m & EV_READABLE) return "r";
+    if (m & EV_WRITABLE) return "w";
+    return "";
+}
+
+/* --- accept --- */
+
+static int isLoopback(const struct sockaddr_storage *sa) {
+    if (sa->ss_family == AF_INET) {
+        const struct sockaddr_in *s = (const struct sockaddr_in *)sa;
+        return (ntohl(s->sin_addr.s_addr) >> 24) == 127;
+    }
+    if (sa->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *s = (const struct sockaddr_in6 *)sa;
+        if (IN6_IS_ADDR_LOOPBACK(&s->sin6_addr)) return 1;
+        if (IN6_IS_ADDR_V4MAPPED(&s->sin6_addr)) return s->sin6_addr.s6_addr[12] == 127;
+    }
+    return 0;
+}
+
+static void rejectConn(int fd, const char *msg) {
+    ssize_t w = write(fd, msg, strlen(msg));
+    (void)w;
+    close(fd);
+    server.stats.rejectedConns++;
+}
+
+static void acceptOne(int fd, int isUnix, struct sockaddr_storage *sa) {
+    if (setNonBlock(fd) == -1) {
+        close(fd);
+        return;
+    }
+    if (!isUnix) setTcpOptions(fd);
+    server.stats.numConnections++;
+    if (server.net.numClients >= (unsigned long)server.cfg.maxclients) {
+        rejectConn(fd, "-" ERR_MAXCLIENTS "\r\n");
+        return;
+    }
+    if (!isUnix && server.cfg.protectedMode && (!server.cfg.requirepass || !server.cfg.requirepass[0]) &&
+        !isLoopback(sa)) {
+        rejectConn(fd, ERR_DENIED_PROTECTED);
+        return;
+    }
+    if (fd >= eventLoopSetSize(server.loop)) {
+        rejectConn(fd, "-" ERR_MAXCLIENTS "\r\n");
+        return;
+    }
+    Client *c = clientCreate(fd, isUnix);
+    if (isUnix) {
+        snprintf(c->addr, sizeof(c->addr), "%s:0", server.cfg.unixsocket);
+        snprintf(c->laddr, sizeof(c->laddr), "%s:0", server.cfg.unixsocket);
+    } else {
+        formatAddr(sa, c->addr, sizeof(c->addr));
+        struct sockaddr_storage la;
+        socklen_t ll = sizeof(la);
+        if (getsockname(fd, (struct sockaddr *)&la, &ll) == 0) formatAddr(&la, c->laddr, sizeof(c->laddr));
+    }
+    if (eventAdd(server.loop, fd, EV_READABLE, readHandler, c) == -1) clientFree(c);
+}
+
+static void acceptHandler(EventLoop *loop, int lfd, void *data, int mask) {
+    int isUnix = data != NULL;
+    for (int i = 0; i < MAX_ACCEPTS_PER_CALL; i++) {
+        struct sockaddr_storage sa;
+        socklen_t len = sizeof(sa);
+        int fd = accept4(lfd, (struct sockaddr *)&sa, &len, SOCK_CLOEXEC);
+        if (fd == -1) {
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+                serverLog(LL_VERBOSE, "Accepting client connection: %s", strerror(errno));
+            return;
+        }
+        acceptOne(fd, isUnix, &sa);
+    }
+}
+
+/* --- reading --- */
+
+static RespLimits limitsFor(const Client *c) {
+    RespLimits lim = {server.cfg.protoMaxBulkLen, serverAuthRequired(c)};
+    return lim;
+}
+
+static void protocolError(Client *c, const char *err) {
+    if (server.cfg.loglevel <= LL_VERBOSE)
+        serverLog(LL_VERBOSE, "Protocol error (%s) from client: id=%llu addr=%s", err,
+                  (unsigned long long)c->id, c->addr);
+    c->flags &= ~(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP);
+    replyError(c, err);
+    c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+}
+
+void netProcessInput(Client *c) {
+    while (!(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_BLOCKED))) {
+        size_t avail = sdsLen(c->querybuf) - c->qbPos;
+        size_t consumed = 0;
+        RespLimits lim = limitsFor(c);
+        RespStatus st = respParse(&c->parser, c->querybuf + c->qbPos, avail, &consumed, &lim);
+        c->qbPos += consumed;
+        if (st == RESP_INCOMPLETE) break;
+        if (st == RESP_ERROR) {
+            protocolError(c, c->parser.err);
+            break;
+        }
+        int argc;
+        sds *argv = respParserTake(&c->parser, &argc);
+        if (argc == 0) continue;
+        c->argv = argv;
+        c->argc = argc;
+        size_t bytes = 0;
+        for (int i = 0; i < argc; i++) bytes += sdsLen(argv[i]);
+        c->argvBytes = bytes;
+        dispatchCommand(c);
+        if (!(c->flags & CLIENT_BLOCKED)) clientResetArgv(c);
+    }
+    /* Drop what was parsed. */
+    if (c->qbPos > 0) {
+        size_t left = sdsLen(c->querybuf) - c->qbPos;
+        if (left == 0) {
+            sdsClear(c->querybuf);
+        } else {
+            memmove(c->querybuf, c->querybuf + c->qbPos, left);
+            sdsSetLen(c->querybuf, left);
+        }
+        c->qbPos = 0;
+    }
+}
+
+static void readHandler(EventLoop *loop, int fd, void *data, int mask) {
+    Client *c = data;
+    char *dst;
+    size_t room;
+    int big = sdsLen(c->querybuf) == c->qbPos && respParserBigArgRoom(&c->parser, &dst, &room);
+    if (!big) {
+        size_t qlen = sdsLen(c->querybuf);
+        if (qlen > c->qbPeak) c->qbPeak = qlen;
+        c->querybuf = sdsMakeRoomFor(c->querybuf, READ_CHUNK);
+        dst = c->querybuf + qlen;
+        room = READ_CHUNK;
+    }
+    ssize_t n = read(fd, dst, room);
+    if (n == -1) {
+        if (errno == EAGAIN || errno == EINTR) return;
+        serverLog(LL_VERBOSE, "Reading from client: %s", strerror(errno));
+        clientFree(c);
+        return;
+    }
+    if (n == 0) {
+        serverLog(LL_VERBOSE, "Client closed connection id=%llu addr=%s", (unsigned long long)c->id, c->addr);
+        clientFree(c);
+        return;
+    }
+    if (big) respParserBigArgWrote(&c->parser, (size_t)n);
+    else sdsIncrLen(c->querybuf, n);
+    c->lastInteraction = server.time.nowMs;
+    server.stats.netInputBytes += n;
+    server.stats.totalReadsProcessed++;
+    size_t qsize = sdsLen(c->querybuf) + respParserPendingBytes(&c->parser);
+    if (server.cfg.clientQueryBufferLimit && qsize > (size_t)server.cfg.clientQueryBufferLimit) {
+        serverLog(LL_WARNING, "Closing client that reached max query buffer length: id=%llu addr=%s (qbuf initial bytes: ...)",
+                  (unsigned long long)c->id, c->addr);
+        server.stats.clientQbufLimitDisconnections++;
+        clientFree(c);
+        return;
+    }
+    c->flags |= CLIENT_PROTECTED;
+    netProcessInput(c);
+    c->flags &= ~CLIENT_PROTECTED;
+    if (c->flags & CLIENT_CLOSE_ASAP) return; /* freed before sleeping */
+}
+
+/* --- writing --- */
+
+void netMarkPendingWrite(Client *c) {
+    if (c->flags & CLIENT_PENDING_WRITE || c->fd == -1) return;
+    c->flags |= CLIENT_PENDING_WRITE;
+    c->nextPendingWrite = server.net.pendingWrites;
+    server.net.pendingWrites = c;
+}
+
+void netCheckOutputLimits(Client *c) {
+    if (c->fd == -1 || (c->flags & CLIENT_CLOSE_ASAP)) return;
+    const ObufLimit *lim = &server.cfg.obufLimits[clientType(c)];
+    size_t used = c->replyBytes;
+    int hard = lim->hard && used >= lim->hard;
+    int soft = lim->soft && used >= lim->soft;
+    if (soft && !hard) {
+        if (c->obufSoftLimitReachedTime == 0) {
+            c->obufSoftLimitReachedTime = server.time.nowMs;
+            soft = 0;
+        } else {
+            soft = (server.time.nowMs - c->obufSoftLimitReachedTime) / 1000 > lim->softSeconds;
+        }
+    } else if (!soft) {
+        c->obufSoftLimitReachedTime = 0;
+    }
+    if (hard || soft) {
+        serverLog(LL_WARNING,
+                  "Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of output buffer limits.",
+                  (unsigned long long)c->id, c->addr);
+        server.stats.clientOutbufLimitDisconnections++;
+        clientFreeAsync(c);
+    }
+}
+
+/* Write as much as the socket takes.  Returns -1 if the client was freed. */
+static int writeToClient(Client *c) {
+    while (clientHasPendingReplies(c)) {
+        struct iovec iov[IOV_MAX_WRITE];
+        int cnt = 0;
+        size_t total = 0;
+        size_t skip = c->sentlen;
+        if (c->bufpos > 0) {
+            iov[cnt].iov_base = c->buf + skip;
+            iov[cnt].iov_len = c->bufpos - skip;
+            total += iov[cnt].iov_len;
+            cnt++;
+            skip = 0;
+        }
+        for (ReplyBlock *b = c->replyHead; b && cnt < IOV_MAX_WRITE; b = b->next) {
+            if (b->deferred) break; /* length not known yet: stop before it */
+            if (b->used - skip == 0) {
+                skip = 0;
+                continue;
+            }
+            iov[cnt].iov_base = b->buf + skip;
+            iov[cnt].iov_len = b->used - skip;
+            total += iov[cnt].iov_len;
+            cnt++;
+            skip = 0;
+        }
+        if (total == 0) break;
+        ssize_t n = writev(c->fd, iov, cnt);
+        if (n == -1) {
+            if (errno == EAGAIN || errno == EINTR) break;
+            serverLog(LL_VERBOSE, "Error writing to client: %s", strerror(errno));
+            clientFree(c);
+            return -1;
+        }
+        server.stats.netOutputBytes += n;
+        server.stats.totalWritesProcessed++;
+        c->lastInteraction = server.time.nowMs;
+        /* Advance over what was written. */
+        size_t left = (size_t)n;
+        if (c->bufpos > 0) {
+            size_t inbuf = c->bufpos - c->sentlen;
+            if (left >= inbuf) {
+                left -= inbuf;
+                c->bufpos = 0;
+                c->sentlen = 0;
+            } else {
+                c->sentlen += left;
+                left = 0;
+            }
+        }
+        while (left > 0 && c->replyHead) {
+            ReplyBlock *b = c->replyHead;
+            size_t inb = b->used - c->sentlen;
+            if (left >= inb) {
+                left -= inb;
+                c->replyHead = b->next;
+                if (!c->replyHead) c->replyTail = NULL;
+                c->replyBytes -= b->used;
+                c->replyBlocks--;
+                c->sentlen = 0;
+                xfree(b);
+            } else {
+                c->sentlen += left;
+                left = 0;
+            }
+        }
+        /* Drop fully sent empty blocks at the head. */
+        while (c->replyHead && !c->replyHead->deferred && c->replyHead->used == 0 && c->bufpos == 0) {
+            ReplyBlock *b = c->replyHead;
+            c->replyHead = b->next;
+            if (!c->replyHead) c->replyTail = NULL;
+            c->replyBlocks--;
+            xfree(b);
+        }
+        if ((size_t)n < total) break; /* socket full */
+    }
+    if (!clientHasPendingReplies(c)) {
+        c->obufSoftLimitReachedTime = 0;
+        if (eventMask(server.loop, c->fd) & EV_WRITABLE) eventDel(server.loop, c->fd, EV_WRITABLE);
+        if (c->flags & CLIENT_CLOSE_AFTER_REPLY) {
+            clientFree(c);
+            return -1;
+        }
+    } else if (!(eventMask(server.loop, c->fd) & EV_WRITABLE)) {
+        eventAdd(server.loop, c->fd, EV_WRITABLE, writeHandler, c);
+    }
+    return 0;
+}
+
+static void writeHandler(EventLoop *loop, int fd, void *data, int mask) {
+    Client *c = data;
+    writeToClient(c);
+}
+
+void netHandlePendingWrites(void) {
+    while (server.net.pendingWrites) {
+        Client *c = server.net.pendingWrites;
+        server.net.pendingWrites = c->nextPendingWrite;
+        c->flags &= ~CLIENT_PENDING_WRITE;
+        if (c->flags & CLIENT_CLOSE_ASAP) continue;
+        if (eventMask(server.loop, c->fd) & EV_WRITABLE) continue; /* the handler will do it */
+        if (!clientHasPendingReplies(c)) {
+            if (c->flags & CLIENT_CLOSE_AFTER_REPLY) clientFree(c);
+            continue;
+        }
+        writeToClient(c);
+    }
+}
+
+/* --- cron --- */
+
+void netClientsCron(void) {
+    long long now = server.time.nowMs;
+    for (Client *c = server.net.clients; c;) {
+        Client *next = c->nextClient;
+        if (server.cfg.timeout && !(c->flags & (CLIENT_BLOCKED | CLIENT_PUBSUB)) &&
+            (now - c->lastInteraction) / 1000 > server.cfg.timeout) {
+            serverLog(LL_VERBOSE, "Closing idle client");
+            clientFree(c);
+        } else if (sdsLen(c->querybuf) == 0 && sdsAllocSize(c->querybuf) > 32 * 1024 && c->qbPeak < 4096) {
+            sdsFree(c->querybuf);
+            c->querybuf = sdsEmpty();
+        } else {
+            c->qbPeak = sdsLen(c->querybuf);
+        }
+        c = next;
+    }
+}

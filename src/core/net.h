@@ -1,0 +1,33 @@
+/* net.h -- listeners, connections and the read/parse/dispatch/write path. */
+#ifndef CAIRN_NET_H
+#define CAIRN_NET_H
+
+#include "core/client.h"
+
+/* Open the TCP listeners (bind/port) and the unix socket.  Returns 0, or -1
+ * after logging why. */
+int netListen(void);
+/* Close listeners (shutdown) and remove the unix socket file. */
+void netCloseListeners(void);
+/* Close and reopen TCP listeners after CONFIG SET port/bind.  On failure
+ * the old listeners stay and *err says why. */
+int netRebindTcp(const char **err);
+int netRebindUnix(const char **err);
+/* Queue the client for writing before the loop sleeps. */
+void netMarkPendingWrite(Client *c);
+/* Enforce client-output-buffer-limit for the client's class. */
+void netCheckOutputLimits(Client *c);
+/* Write replies of all pending clients (beforeSleep). */
+void netHandlePendingWrites(void);
+/* Free clients flagged CLOSE_ASAP (beforeSleep). */
+void netFreeClosingClients(void);
+/* Per-tick client housekeeping: idle timeouts, query buffer shrinking. */
+void netClientsCron(void);
+/* Parse and run what the client's query buffer holds.  */
+void netProcessInput(Client *c);
+/* The client class for output limits / CLIENT LIST TYPE. */
+int clientType(const Client *c);
+/* "r", "w", "rw" or "" for CLIENT LIST events. */
+const char *clientEvents(const Client *c);
+
+#endif

@@ -1,0 +1,160 @@
+/* server.c -- process start-up, the timer (`hz`), beforeSleep, signals and
+ * shutdown, and the server-wide hooks.
+ *
+ * Start-up order: defaults, config file and arguments, daemonize, working
+ * directory, databases and command table, listeners, pid file, then
+ * "Ready to accept connections" and the sd_notify READY message. */
+#include "core/server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "core/dispatch.h"
+#include "core/log.h"
+#include "core/net.h"
+#include "ds/alloc.h"
+#include "ds/htab.h"
+#include "ds/rand.h"
+#include "ds/util.h"
+
+Server server;
+
+/* --- hooks that later layers fill in --- */
+
+/* WATCH and client tracking are built by the transactions issue; until then
+ * a modified key concerns nobody. */
+void signalModifiedKey(Client *c, Db *db, const char *key, size_t len) {
+    (void)c, (void)db, (void)key, (void)len;
+}
+
+/* Keyspace notifications are built by the pub/sub issue; until then no
+ * client can subscribe, so an event has no receiver. */
+void notifyKeyspaceEvent(int type, const char *event, const char *key, size_t keylen, int dbid) {
+    (void)type, (void)event, (void)key, (void)keylen, (void)dbid;
+}
+
+/* Persistence and replication consume effects here once they exist. */
+void propagateCommand(int dbid, int argc, sds *argv) { (void)dbid, (void)argc, (void)argv; }
+
+void serverKeyExpiredHook(Db *db, const char *key, size_t len) {
+    server.stats.expiredKeys++;
+    notifyKeyspaceEvent(NOTIFY_EXPIRED, "expired", key, len, db->id);
+    signalModifiedKey(NULL, db, key, len);
+}
+
+/* --- small helpers --- */
+
+long long serverNowMs(void) { return dbNowMs ? dbNowMs : mstime(); }
+
+void serverIncrDirty(long long n) { server.dirty += n; }
+
+int serverAuthRequired(const Client *c) {
+    return server.cfg.requirepass && server.cfg.requirepass[0] && !c->authenticated;
+}
+
+void serverUpdateTime(void) {
+    server.time.nowUs = ustime();
+    server.time.nowMs = server.time.nowUs / 1000;
+    dbNowMs = server.time.nowMs;
+    server.time.lruClock = (unsigned)((server.time.nowMs / 1000) & ((1 << 24) - 1));
+    dbLruClock = server.time.lruClock;
+}
+
+void serverResetStats(void) {
+    long long keepConns = 0;
+    (void)keepConns;
+    memset(&server.stats, 0, sizeof(server.stats));
+    server.stats.lastResetMs = server.time.nowMs;
+    dbStats.keyspaceHits = dbStats.keyspaceMisses = 0;
+    dbStats.expiredKeys = dbStats.expiredStalePerc = dbStats.expiredTimeCapReached = 0;
+    unsigned cur = 0;
+    Command *cmd;
+    while ((cmd = commandIterate(&cur))) {
+        memset(&cmd->stats, 0, sizeof(cmd->stats));
+        for (Command *sub = cmd->subcommands; sub && sub->name; sub++) memset(&sub->stats, 0, sizeof(sub->stats));
+    }
+    ErrorStat *e = server.errorStats;
+    while (e) {
+        ErrorStat *n = e->next;
+        xfree(e->prefix);
+        xfree(e);
+        e = n;
+    }
+    server.errorStats = NULL;
+}
+
+int configApplyListeners(const char **err) { return netRebindTcp(err); }
+int configApplyUnixSocket(const char **err) { return netRebindUnix(err); }
+
+/* --- shutdown --- */
+
+void serverShutdown(int exitCode) {
+    netCloseListeners();
+    if (server.cfg.pidfile && server.cfg.pidfile[0]) unlink(server.cfg.pidfile);
+    serverLog(LL_WARNING, "Cairn is now ready to exit, bye bye...");
+    exit(exitCode);
+}
+
+static void sigShutdownHandler(int sig) {
+    if (server.shutdownAsap && sig == SIGINT) {
+        static const char msg[] = "You insist... exiting now.\n";
+        ssize_t w = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+        (void)w;
+        _exit(1);
+    }
+    server.shutdownAsap = sig;
+}
+
+void serverSetupSignals(void) {
+    struct sigaction act;
+    memset(&act, 0, sizeof(act));
+    act.sa_handler = sigShutdownHandler;
+    sigemptyset(&act.sa_mask);
+    sigaction(SIGTERM, &act, NULL);
+    sigaction(SIGINT, &act, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
+}
+
+/* --- timer and loop hooks --- */
+
+static void (*cronHooks[8])(void);
+static int cronHookCount;
+
+void serverAddCronHook(void (*fn)(void)) {
+    if (cronHookCount < 8) cronHooks[cronHookCount++] = fn;
+}
+
+long long serverCron(EventLoop *loop, long long id, void *data) {
+    (void)loop, (void)id, (void)data;
+    serverUpdateTime();
+    server.time.cronLoops++;
+    if (server.shutdownAsap) {
+        serverLog(LL_WARNING, "Received %s scheduling shutdown...",
+                  server.shutdownAsap == SIGINT ? "SIGINT" : "SIGTERM");
+        serverShutdown(0);
+    }
+    if (server.activeExpireEnabled)
+        dbActiveExpireCycle(server.db, server.cfg.databases, 25000 / (server.cfg.hz ? server.cfg.hz : 10), 0);
+    if (server.cfg.activeRehashing) dbTimerMaintenance(server.db, server.cfg.databases);
+    netClientsCron();
+    for (int i = 0; i < cronHookCount; i++) cronHooks[i]();
+    return 1000 / (server.cfg.hz > 0 ? server.cfg.hz : 10);
+}
+
+void serverBeforeSleep(EventLoop *loop) {
+    (void)loop;
+    serverUpdateTime();
+    if (server.activeExpireEnabled) dbActiveExpireCycle(server.db, server.cfg.databases, 1000, 1);
+    netHandlePendingWrites();
+    netFreeClosingClients();
+}
+

@@ -1,0 +1,129 @@
+/* server.h -- the server state, as named sub-structs, and the hooks between
+ * layers.  Owned by the main thread; nothing here is touched by helper
+ * threads. */
+#ifndef CAIRN_SERVER_H
+#define CAIRN_SERVER_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/client.h"
+#include "core/command.h"
+#include "core/config.h"
+#include "core/event.h"
+#include "db/db.h"
+
+#define CAIRN_VERSION "0.1.0"
+#define REDIS_COMPAT_VERSION "7.0.15"
+#define REDIS_COMPAT_VERSION_NUM 0x0007000f
+
+typedef struct ServerStats {
+    long long numConnections;      /* total_connections_received */
+    long long numCommands;         /* total_commands_processed */
+    long long rejectedConns;       /* rejected_connections */
+    long long netInputBytes, netOutputBytes;
+    long long totalErrorReplies;   /* total_error_replies */
+    long long unexpectedErrorReplies;
+    long long expiredKeys;         /* mirrors dbStats */
+    long long evictedKeys;
+    long long evictedClients;
+    long long totalReadsProcessed, totalWritesProcessed;
+    long long clientQbufLimitDisconnections, clientOutbufLimitDisconnections;
+    long long ioReadsProcessed;
+    long long statNumOps;          /* for instantaneous_ops_per_sec */
+    long long lastResetMs;
+} ServerStats;
+
+/* Per-error-prefix counters (INFO errorstats). */
+typedef struct ErrorStat {
+    char *prefix;
+    long long count;
+    struct ErrorStat *next;
+} ErrorStat;
+
+typedef struct ServerNet {
+    int listenFds[CONFIG_MAX_BIND * 2];
+    int listenCount;
+    int unixFd;                    /* -1 when no unix socket */
+    Client *clients;               /* all connected clients */
+    unsigned long numClients;
+    Client *pendingWrites;         /* clients with replies to write */
+    uint64_t nextClientId;
+    Client *current;               /* client whose command runs now */
+    Client *clientsToClose;        /* freed at the next loop turn (list via nextPendingWrite? no: array) */
+} ServerNet;
+
+typedef struct ServerTime {
+    long long startMs;             /* server start, unix ms */
+    long long nowMs;               /* cached at each loop turn */
+    long long nowUs;
+    long long cronLoops;
+    unsigned lruClock;
+} ServerTime;
+
+typedef struct Server {
+    ServerConfig cfg;
+    ServerStats stats;
+    ServerNet net;
+    ServerTime time;
+    EventLoop *loop;
+    Db *db;                        /* cfg.databases of them */
+    pid_t pid;
+    char runId[41];
+    char *executable;              /* absolute path, for INFO */
+    char *configFile;
+    ErrorStat *errorStats;
+    uint8_t hashSeed[16];
+    long long lastSaveUnix;        /* LASTSAVE */
+    long long dirty;               /* changes since last save */
+    volatile sig_atomic_t shutdownAsap;
+    int hzCurrent;                 /* effective hz (dynamic-hz) */
+    int activeExpireEnabled;       /* DEBUG SET-ACTIVE-EXPIRE */
+} Server;
+
+extern Server server;
+
+/* Hooks into features that later layers build.  Core calls these at the
+ * right points; each is a plain function so that the call sites stay put
+ * as the features land. */
+void signalModifiedKey(Client *c, Db *db, const char *key, size_t len);
+void notifyKeyspaceEvent(int type, const char *event, const char *key, size_t keylen, int dbid);
+/* Propagation point: a write command's effects as argv (AOF, replicas). */
+void propagateCommand(int dbid, int argc, sds *argv);
+
+/* Keyspace notification classes (notify-keyspace-events flags). */
+#define NOTIFY_KEYSPACE (1 << 0)
+#define NOTIFY_KEYEVENT (1 << 1)
+#define NOTIFY_GENERIC (1 << 2)
+#define NOTIFY_STRING (1 << 3)
+#define NOTIFY_LIST (1 << 4)
+#define NOTIFY_SET (1 << 5)
+#define NOTIFY_HASH (1 << 6)
+#define NOTIFY_ZSET (1 << 7)
+#define NOTIFY_EXPIRED (1 << 8)
+#define NOTIFY_EVICTED (1 << 9)
+#define NOTIFY_STREAM (1 << 10)
+#define NOTIFY_KEY_MISS (1 << 11)
+#define NOTIFY_LOADED (1 << 12)
+#define NOTIFY_MODULE (1 << 13)
+#define NOTIFY_NEW (1 << 14)
+#define NOTIFY_ALL (NOTIFY_GENERIC | NOTIFY_STRING | NOTIFY_LIST | NOTIFY_SET | NOTIFY_HASH | \
+                    NOTIFY_ZSET | NOTIFY_EXPIRED | NOTIFY_EVICTED | NOTIFY_STREAM | NOTIFY_MODULE)
+
+/* Server-wide helpers. */
+long long serverNowMs(void);         /* cached time of the current command */
+void serverUpdateTime(void);
+void serverIncrDirty(long long n);
+int serverAuthRequired(const Client *c);
+/* Loop plumbing used by main.c. */
+long long serverCron(EventLoop *loop, long long id, void *data);
+void serverBeforeSleep(EventLoop *loop);
+void serverSetupSignals(void);
+void serverKeyExpiredHook(Db *db, const char *key, size_t len);
+/* Functions run at every timer tick (stats sampling, ...). */
+void serverAddCronHook(void (*fn)(void));
+/* Stop accepting, close clients, remove pid file and unix socket, exit. */
+void serverShutdown(int exitCode) __attribute__((noreturn));
+
+#endif

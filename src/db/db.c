@@ -1,0 +1,330 @@
+/* db.c -- databases: the key table (ds/htab, intrusive, incremental
+ * rehash), the TTL index and lazy expiry.
+ *
+ * The TTL index is a dense array of the entries that carry an expire; each
+ * such entry stores its position, so adding, removing and replacing are
+ * O(1) and the active cycle samples uniformly with one random number.
+ * Entries grow by 12 bytes (expire + position) when they get an expire:
+ * that re-layout and every other move of an entry happens here. */
+#include "db/db.h"
+
+#include "ds/alloc.h"
+#include "ds/rand.h"
+#include "ds/siphash.h"
+#include "ds/util.h"
+
+DbHooks dbHooks;
+unsigned dbLruClock;
+long long dbNowMs;
+int dbNoLazyExpire;
+DbStats dbStats;
+uint8_t dbHashSeed[16];
+
+static uint64_t hashKey(const void *key, size_t len) { return siphash(key, len, dbHashSeed); }
+
+static void entryKey(const void *entry, const void **key, size_t *len) {
+    const kvobj *o = entry;
+    *key = kvKey(o);
+    *len = kvKeyLen(o);
+}
+
+static const HtabType keyTableType = {hashKey, entryKey};
+
+Db *dbCreateAll(int count) {
+    Db *dbs = xcalloc(sizeof(Db) * (size_t)count);
+    for (int i = 0; i < count; i++) {
+        htabInit(&dbs[i].keys, &keyTableType);
+        dbs[i].id = i;
+    }
+    return dbs;
+}
+
+static void freeEntryCb(void *entry, void *priv) {
+    (void)priv;
+    kvFree(entry);
+}
+
+void dbFreeAll(Db *dbs, int count) {
+    for (int i = 0; i < count; i++) {
+        htabClear(&dbs[i].keys, freeEntryCb, NULL);
+        xfree(dbs[i].ttl);
+    }
+    xfree(dbs);
+}
+
+/* --- TTL index --- */
+
+static uint32_t ttlPos(const kvobj *o) {
+    uint32_t pos;
+    memcpy(&pos, o->data + 8, 4);
+    return pos;
+}
+
+static void setTtlPos(kvobj *o, uint32_t pos) { memcpy(o->data + 8, &pos, 4); }
+
+static void ttlAdd(Db *db, kvobj *o) {
+    if (db->ttlCount == db->ttlCap) {
+        uint32_t cap = db->ttlCap < 16 ? 16 : db->ttlCap + db->ttlCap / 2;
+        db->ttl = xrealloc(db->ttl, sizeof(kvobj *) * cap);
+        db->ttlCap = cap;
+    }
+    db->ttl[db->ttlCount] = o;
+    setTtlPos(o, db->ttlCount);
+    db->ttlCount++;
+}
+
+static void ttlRemove(Db *db, kvobj *o) {
+    uint32_t pos = ttlPos(o);
+    kvobj *last = db->ttl[--db->ttlCount];
+    db->ttl[pos] = last;
+    setTtlPos(last, pos);
+}
+
+/* Shrink the TTL array when it is mostly empty (from the timer). */
+static void ttlShrinkIfNeeded(Db *db) {
+    if (db->ttlCap > 64 && db->ttlCount < db->ttlCap / 4) {
+        uint32_t cap = db->ttlCount < 16 ? 16 : db->ttlCount * 2;
+        db->ttl = xrealloc(db->ttl, sizeof(kvobj *) * cap);
+        db->ttlCap = cap;
+    }
+}
+
+/* --- entry moves --- */
+
+/* A copy of o with or without the expire area; the value is moved, not
+ * copied (the old shell must be freed with kvFreeShell). */
+static kvobj *relayout(const kvobj *o, int withExpire) {
+    size_t oldHead = sizeof(kvobj) + kvExpireSize(o);
+    size_t body; /* bytes after the expire area */
+    size_t keylen = kvKeyLen(o);
+    if (kvEncoding(o) == OBJ_ENC_EMBSTR) {
+        const unsigned char *v = (const unsigned char *)kvKey(o) + keylen;
+        body = kvKeyLenSize(o) + keylen + 1 + v[0];
+    } else {
+        body = kvKeyLenSize(o) + 8 + keylen;
+    }
+    size_t newHead = sizeof(kvobj) + (withExpire ? 12 : 0);
+    kvobj *n = xmalloc(newHead + body);
+    memcpy(n, o, sizeof(kvobj));
+    if (withExpire) {
+        n->typeenc |= KV_EXPIRE_FLAG;
+        memset(n->data, 0, 12);
+    } else {
+        n->typeenc &= (uint8_t)~KV_EXPIRE_FLAG;
+    }
+    memcpy((char *)n + newHead, (const char *)o + oldHead, body);
+    return n;
+}
+
+/* Point the table slot that holds `old` at `fresh` (same key). */
+static void swapInTable(Db *db, kvobj *old, kvobj *fresh) {
+    void **link = htabFindLink(&db->keys, kvKey(old), kvKeyLen(old));
+    fresh->next = old->next;
+    *link = fresh;
+}
+
+int kvIsExpired(const kvobj *o) {
+    if (!kvHasExpire(o)) return 0;
+    return kvExpire(o) < dbNowMs;
+}
+
+/* --- lookups --- */
+
+static void deleteExpired(Db *db, kvobj *o) {
+    size_t len = kvKeyLen(o);
+    sds key = sdsNewLen(kvKey(o), len);
+    dbDelete(db, key, len);
+    dbStats.expiredKeys++;
+    if (dbHooks.keyExpired) dbHooks.keyExpired(db, key, len);
+    sdsFree(key);
+}
+
+/* Common path: find, expire lazily, maybe touch. */
+static kvobj *lookup(Db *db, const char *key, size_t len, int flags) {
+    kvobj *o = htabFind(&db->keys, key, len);
+    if (o && kvIsExpired(o)) {
+        if (!dbNoLazyExpire && !(flags & LOOKUP_NOEXPIRE)) deleteExpired(db, o);
+        o = NULL;
+    }
+    if (o && !(flags & LOOKUP_NOTOUCH)) kvSetLru(o, dbLruClock);
+    return o;
+}
+
+kvobj *dbLookupRead(Db *db, const char *key, size_t len, int flags) {
+    kvobj *o = lookup(db, key, len, flags);
+    if (!(flags & LOOKUP_NOSTATS)) {
+        if (o) dbStats.keyspaceHits++;
+        else dbStats.keyspaceMisses++;
+    }
+    return o;
+}
+
+kvobj *dbLookupWrite(Db *db, const char *key, size_t len) { return lookup(db, key, len, LOOKUP_NONE); }
+
+kvobj *dbFind(Db *db, const char *key, size_t len) { return htabFind(&db->keys, key, len); }
+
+/* --- changes --- */
+
+void dbAdd(Db *db, kvobj *o) {
+    htabAdd(&db->keys, o);
+    if (kvHasExpire(o)) ttlAdd(db, o);
+}
+
+kvobj *dbReplace(Db *db, kvobj *old, kvobj *fresh, int keepTtl) {
+    int oldExp = kvHasExpire(old);
+    if (kvHasExpire(fresh)) { /* callers pass fresh entries without expire */
+        kvobj *t = relayout(fresh, 0);
+        kvFreeShell(fresh);
+        fresh = t;
+    }
+    if (keepTtl && oldExp) {
+        kvobj *t = relayout(fresh, 1);
+        kvFreeShell(fresh);
+        fresh = t;
+        long long when = kvExpire(old);
+        memcpy(fresh->data, &when, 8);
+        uint32_t pos = ttlPos(old);
+        setTtlPos(fresh, pos);
+        db->ttl[pos] = fresh;
+    } else if (oldExp) {
+        ttlRemove(db, old);
+    }
+    swapInTable(db, old, fresh);
+    kvFree(old);
+    return fresh;
+}
+
+kvobj *dbSetKey(Db *db, kvobj *fresh, int keepTtl) {
+    kvobj *old = htabFind(&db->keys, kvKey(fresh), kvKeyLen(fresh));
+    if (old) return dbReplace(db, old, fresh, keepTtl);
+    dbAdd(db, fresh);
+    return fresh;
+}
+
+kvobj *dbUnlink(Db *db, const char *key, size_t len) {
+    kvobj *o = htabUnlink(&db->keys, key, len);
+    if (o && kvHasExpire(o)) ttlRemove(db, o);
+    return o;
+}
+
+int dbDelete(Db *db, const char *key, size_t len) {
+    kvobj *o = dbUnlink(db, key, len);
+    if (!o) return 0;
+    kvFree(o);
+    return 1;
+}
+
+long long dbEmpty(Db *db) {
+    long long n = (long long)htabSize(&db->keys);
+    htabClear(&db->keys, freeEntryCb, NULL);
+    xfree(db->ttl);
+    db->ttl = NULL;
+    db->ttlCount = db->ttlCap = 0;
+    db->avgTtl = 0;
+    return n;
+}
+
+void dbSwap(Db *a, Db *b) {
+    Htab tk = a->keys;
+    a->keys = b->keys;
+    b->keys = tk;
+    kvobj **tt = a->ttl;
+    a->ttl = b->ttl;
+    b->ttl = tt;
+    uint32_t c = a->ttlCount;
+    a->ttlCount = b->ttlCount;
+    b->ttlCount = c;
+    c = a->ttlCap;
+    a->ttlCap = b->ttlCap;
+    b->ttlCap = c;
+    long long avg = a->avgTtl;
+    a->avgTtl = b->avgTtl;
+    b->avgTtl = avg;
+}
+
+void dbSetExpire(Db *db, kvobj **po, long long when) {
+    kvobj *o = *po;
+    if (!kvHasExpire(o)) {
+        kvobj *n = relayout(o, 1);
+        swapInTable(db, o, n);
+        kvFreeShell(o);
+        ttlAdd(db, n);
+        o = n;
+        *po = n;
+    }
+    memcpy(o->data, &when, 8);
+}
+
+int dbRemoveExpire(Db *db, kvobj **po) {
+    kvobj *o = *po;
+    if (!kvHasExpire(o)) return 0;
+    ttlRemove(db, o);
+    kvobj *n = relayout(o, 0);
+    swapInTable(db, o, n);
+    kvFreeShell(o);
+    *po = n;
+    return 1;
+}
+
+sds dbUnshareString(Db *db, kvobj **po) {
+    kvobj *o = *po;
+    if (kvEncoding(o) == OBJ_ENC_RAW) return kvPtr(o);
+    sds s = kvStringDup(o);
+    kvobj *n = kvCreateRawString(kvKey(o), kvKeyLen(o), s);
+    *po = dbReplace(db, o, n, 1);
+    return s;
+}
+
+/* --- active expiry --- */
+
+#define EXPIRE_KEYS_PER_LOOP 20
+
+void dbActiveExpireCycle(Db *dbs, int count, long long budgetUs, int fast) {
+    static int nextDb = 0;
+    long long start = ustime();
+    long long iterations = 0;
+    (void)fast;
+    for (int d = 0; d < count; d++) {
+        Db *db = &dbs[(nextDb + d) % count];
+        int more;
+        do {
+            if (db->ttlCount == 0) break;
+            uint32_t sampled = 0, expired = 0;
+            long long ttlSum = 0, ttlSamples = 0;
+            uint32_t n = db->ttlCount < EXPIRE_KEYS_PER_LOOP ? db->ttlCount : EXPIRE_KEYS_PER_LOOP;
+            while (sampled < n && db->ttlCount > 0) {
+                kvobj *o = db->ttl[randBounded(db->ttlCount)];
+                sampled++;
+                long long ttl = kvExpire(o) - dbNowMs;
+                if (ttl < 0) {
+                    deleteExpired(db, o);
+                    expired++;
+                } else {
+                    ttlSum += ttl;
+                    ttlSamples++;
+                }
+            }
+            if (ttlSamples) {
+                long long avg = ttlSum / ttlSamples;
+                db->avgTtl = db->avgTtl ? (db->avgTtl / 50) * 49 + avg / 50 : avg;
+            }
+            iterations++;
+            if ((iterations & 15) == 0 && ustime() - start > budgetUs) {
+                dbStats.expiredTimeCapReached++;
+                nextDb = (nextDb + d) % count;
+                return;
+            }
+            more = expired * 4 > sampled; /* more than 25% were expired */
+        } while (more);
+    }
+    nextDb = (nextDb + 1) % count;
+}
+
+void dbTimerMaintenance(Db *dbs, int count) {
+    for (int i = 0; i < count; i++) {
+        Db *db = &dbs[i];
+        if (htabIsRehashing(&db->keys)) htabRehashMicros(&db->keys, 1000);
+        else htabShrinkIfNeeded(&db->keys);
+        ttlShrinkIfNeeded(db);
+    }
+}

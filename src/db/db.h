@@ -1,0 +1,114 @@
+/* db.h -- the keyspace: databases of kvobj entries, expiry, the TTL index.
+ *
+ * Invariants:
+ *  - a Db's table holds every key of that database exactly once;
+ *  - an entry carries KV_HAS_EXPIRE iff it sits in db->ttl at its stored
+ *    position (ttl[pos] == entry);
+ *  - only functions in this layer move or free entries.  A kvobj pointer
+ *    obtained from a lookup stays valid until the next call that takes a
+ *    `kvobj **` (which may reallocate it and updates the caller's pointer)
+ *    or deletes the key.
+ *
+ * Lookups apply lazy expiry: an expired key is deleted (and the deletion
+ * counted, notified and propagated through the hooks below) and reported
+ * absent. */
+#ifndef CAIRN_DB_H
+#define CAIRN_DB_H
+
+#include <stdint.h>
+
+#include "db/object.h"
+#include "ds/htab.h"
+#include "ds/sds.h"
+
+typedef struct Db {
+    Htab keys;              /* kvobj entries keyed by their key bytes */
+    kvobj **ttl;            /* TTL index: every entry with an expire */
+    uint32_t ttlCount;      /* used slots of ttl[] */
+    uint32_t ttlCap;        /* allocated slots of ttl[] */
+    int id;                 /* database number */
+    long long avgTtl;       /* running estimate for INFO keyspace (ms) */
+    struct Htab *blockingKeys; /* key -> clients blocked on it (lists issue) */
+    struct Htab *watchedKeys;  /* key -> clients watching it (transactions) */
+} Db;
+
+/* Database array lifecycle. */
+Db *dbCreateAll(int count);
+void dbFreeAll(Db *dbs, int count);
+
+/* Lookup flags. */
+#define LOOKUP_NONE 0
+#define LOOKUP_NOTOUCH (1 << 0)   /* do not update LRU/LFU */
+#define LOOKUP_NOSTATS (1 << 1)   /* do not count keyspace hits/misses */
+#define LOOKUP_NOEXPIRE (1 << 2)  /* do not delete an expired key (still reported absent) */
+
+/* Read lookup: counts a hit or miss, touches LRU.  NULL when absent. */
+kvobj *dbLookupRead(Db *db, const char *key, size_t len, int flags);
+/* Write lookup: no hit/miss stats.  NULL when absent. */
+kvobj *dbLookupWrite(Db *db, const char *key, size_t len);
+/* Raw lookup: no expiry handling at all (SCAN, DEBUG, internals). */
+kvobj *dbFind(Db *db, const char *key, size_t len);
+/* True when the entry's expire has passed (the key is logically gone). */
+int kvIsExpired(const kvobj *o);
+
+/* Add an entry whose key is absent.  Takes ownership. */
+void dbAdd(Db *db, kvobj *o);
+/* Replace an entry by a new one for the same key (new value, same or new
+ * expire).  Keeps the old expire when keepTtl, else the new entry has none.
+ * Frees the old entry and its value.  Takes ownership of fresh. */
+kvobj *dbReplace(Db *db, kvobj *old, kvobj *fresh, int keepTtl);
+/* Set key to entry: add or overwrite (SET semantics).  Removes any expire
+ * unless keepTtl.  Takes ownership of fresh.  Returns the stored entry. */
+kvobj *dbSetKey(Db *db, kvobj *fresh, int keepTtl);
+/* Delete a key; returns 1 if it existed.  Frees the entry. */
+int dbDelete(Db *db, const char *key, size_t len);
+/* Unlink without freeing; caller frees (used by UNLINK / lazy free). */
+kvobj *dbUnlink(Db *db, const char *key, size_t len);
+/* Remove everything; returns the number of keys removed. */
+long long dbEmpty(Db *db);
+/* Swap the contents of two databases (SWAPDB). */
+void dbSwap(Db *a, Db *b);
+
+/* Expire handling.  `when` is absolute unix ms.  May move *po. */
+void dbSetExpire(Db *db, kvobj **po, long long when);
+/* Returns 1 if an expire was removed.  May move *po. */
+int dbRemoveExpire(Db *db, kvobj **po);
+
+/* Make a string value raw (an sds the caller may grow) for in-place edits
+ * (APPEND, SETRANGE, SETBIT, ...).  May move *po.  After editing, store the
+ * possibly-moved sds back with kvSetPtr(*po, s). */
+sds dbUnshareString(Db *db, kvobj **po);
+
+/* Active expiry: run for at most `budgetUs` microseconds over all dbs,
+ * sampling keys with a TTL.  fast=1 is the short beforeSleep cycle. */
+void dbActiveExpireCycle(Db *dbs, int count, long long budgetUs, int fast);
+
+/* Incremental rehash of the key tables from the timer (1 ms per db that is
+ * rehashing) and shrinking of tables that emptied. */
+void dbTimerMaintenance(Db *dbs, int count);
+
+/* Hook the server layer installs: called after a key was deleted by expiry
+ * (lazy or active) so that notifications, WATCH and propagation see it.
+ * May be NULL. */
+typedef struct DbHooks {
+    void (*keyExpired)(Db *db, const char *key, size_t len);
+} DbHooks;
+extern DbHooks dbHooks;
+
+/* The LRU clock in seconds (24 bits) — set by the server each tick. */
+extern unsigned dbLruClock;
+/* The current time in ms used for expiry decisions (cached per command so
+ * that a command sees one consistent time, as in Redis). */
+extern long long dbNowMs;
+/* Set while loading or on a replica: lookups do not delete expired keys. */
+extern int dbNoLazyExpire;
+/* SipHash key of the key tables, random per process (set at start-up). */
+extern uint8_t dbHashSeed[16];
+/* Counters for INFO stats. */
+typedef struct DbStats {
+    long long keyspaceHits, keyspaceMisses, expiredKeys, expiredStalePerc;
+    long long expiredTimeCapReached, expireCycleCpuMs;
+} DbStats;
+extern DbStats dbStats;
+
+#endif

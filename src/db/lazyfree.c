@@ -1,0 +1,165 @@
+/* lazyfree.c -- one background thread that frees what the main thread hands
+ * it (see lazyfree.h).
+ *
+ * Jobs sit in a FIFO guarded by one mutex; the thread sleeps on a condition
+ * variable while the queue is empty.  A job is either one entry or a whole
+ * detached key table plus its TTL array.  `pending` counts the objects
+ * (entries) queued and not yet freed; `freed` the objects freed so far.
+ * Both are atomics so INFO can read them without the lock. */
+#include "db/lazyfree.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "ds/alloc.h"
+#include "ds/htab.h"
+
+typedef struct LazyJob {
+    struct LazyJob *next;
+    kvobj *entry;   /* one entry, or NULL */
+    Htab *keys;     /* a detached table with its entries, or NULL */
+    kvobj **ttl;    /* the TTL array that went with keys, or NULL */
+    size_t objects; /* entries this job frees (for the counters) */
+} LazyJob;
+
+static pthread_once_t startOnce = PTHREAD_ONCE_INIT;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;  /* a job was queued */
+static pthread_cond_t idle = PTHREAD_COND_INITIALIZER;  /* the queue drained */
+static LazyJob *head, *tail;                             /* under lock */
+static int busy;                                         /* under lock: a job runs */
+static int started;
+static atomic_size_t pending;
+static atomic_size_t freed;
+
+static void freeEntryCb(void *entry, void *priv) {
+    (void)priv;
+    kvFree(entry);
+}
+
+static void runJob(LazyJob *j) {
+    if (j->entry) kvFree(j->entry);
+    if (j->keys) htabRelease(j->keys, freeEntryCb, NULL);
+    xfree(j->ttl);
+}
+
+static void *lazyfreeMain(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&lock);
+    for (;;) {
+        while (!head) pthread_cond_wait(&wake, &lock);
+        LazyJob *j = head;
+        head = j->next;
+        if (!head) tail = NULL;
+        busy = 1;
+        pthread_mutex_unlock(&lock);
+
+        runJob(j);
+        atomic_fetch_sub(&pending, j->objects);
+        atomic_fetch_add(&freed, j->objects);
+        xfree(j);
+
+        pthread_mutex_lock(&lock);
+        busy = 0;
+        if (!head) pthread_cond_broadcast(&idle);
+    }
+    return NULL;
+}
+
+static void startThread(void) {
+    pthread_t tid;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    /* If the thread cannot start, jobs are run inline (see enqueue). */
+    started = pthread_create(&tid, &attr, lazyfreeMain, NULL) == 0;
+    pthread_attr_destroy(&attr);
+}
+
+static void enqueue(LazyJob *j) {
+    pthread_once(&startOnce, startThread);
+    if (!started) {
+        runJob(j);
+        atomic_fetch_add(&freed, j->objects);
+        xfree(j);
+        return;
+    }
+    atomic_fetch_add(&pending, j->objects);
+    j->next = NULL;
+    pthread_mutex_lock(&lock);
+    if (tail) tail->next = j;
+    else head = j;
+    tail = j;
+    pthread_cond_signal(&wake);
+    pthread_mutex_unlock(&lock);
+}
+
+/* About one unit per allocation the value is made of.  Compact encodings
+ * are a single block; a quicklist is one block per node of about 8 KB; the
+ * other encodings hold one small block per element. */
+static size_t freeEffort(const kvobj *o) {
+    if (kvType(o) == OBJ_STRING) return 1;
+    switch (kvEncoding(o)) {
+    case OBJ_ENC_LISTPACK:
+    case OBJ_ENC_INTSET:
+    case OBJ_ENC_ZIPLIST:
+    case OBJ_ENC_ZIPMAP: return 1;
+    case OBJ_ENC_QUICKLIST: return objectValueSize(o) / 8192 + 1;
+    default: return objectValueSize(o) / 64 + 1;
+    }
+}
+
+void lazyfreeEntry(kvobj *o) {
+    if (!o) return;
+    if (freeEffort(o) <= LAZYFREE_THRESHOLD) {
+        kvFree(o);
+        return;
+    }
+    LazyJob *j = xcalloc(sizeof(*j));
+    j->entry = o;
+    j->objects = 1;
+    enqueue(j);
+}
+
+void lazyfreeTable(Htab *keys, kvobj **ttl) {
+    if (!keys && !ttl) return;
+    LazyJob *j = xcalloc(sizeof(*j));
+    j->keys = keys;
+    j->ttl = ttl;
+    j->objects = keys ? htabSize(keys) : 0;
+    enqueue(j);
+}
+
+long long lazyfreeEmptyDb(Db *db) {
+    long long n = (long long)htabSize(&db->keys);
+    if (n == 0) {
+        /* Nothing worth a hand-off: drop the (possibly large) bucket arrays
+         * and TTL array here. */
+        htabClear(&db->keys, NULL, NULL);
+        xfree(db->ttl);
+    } else {
+        const HtabType *type = db->keys.type;
+        Htab *old = xmalloc(sizeof(*old));
+        *old = db->keys;
+        old->pauseRehash = 0;
+        htabInit(&db->keys, type);
+        lazyfreeTable(old, db->ttl);
+    }
+    db->ttl = NULL;
+    db->ttlCount = db->ttlCap = 0;
+    db->avgTtl = 0;
+    return n;
+}
+
+size_t lazyfreePendingObjects(void) { return atomic_load(&pending); }
+
+size_t lazyfreedObjects(void) { return atomic_load(&freed); }
+
+void lazyfreeResetStats(void) { atomic_store(&freed, 0); }
+
+void lazyfreeWaitIdle(void) {
+    if (!started) return;
+    pthread_mutex_lock(&lock);
+    while (head || busy) pthread_cond_wait(&idle, &lock);
+    pthread_mutex_unlock(&lock);
+}

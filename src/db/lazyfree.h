@@ -1,0 +1,44 @@
+/* lazyfree.h -- freeing large values and whole databases on a background
+ * thread (UNLINK, FLUSHALL/FLUSHDB ASYNC, the lazyfree-lazy-* options).
+ *
+ * The thread only frees memory handed to it: entries and tables that are no
+ * longer reachable from any Db.  It never touches the keyspace, so commands
+ * keep running on the main thread without locks.  The allocator is
+ * thread-safe; the per-type free functions (objectSetFreeFn) must not touch
+ * shared state.  The thread starts on first use. */
+#ifndef CAIRN_LAZYFREE_H
+#define CAIRN_LAZYFREE_H
+
+#include <stddef.h>
+
+#include "db/db.h"
+
+/* Values whose free effort (about one unit per allocation) exceeds this go
+ * to the thread; smaller ones are freed inline, which is cheaper than the
+ * hand-off.  Redis uses the same threshold of 64. */
+#define LAZYFREE_THRESHOLD 64
+
+/* Free an entry already unlinked from its Db (dbUnlink).  Takes ownership.
+ * Strings and small values are freed now, large ones on the thread. */
+void lazyfreeEntry(kvobj *o);
+
+/* Empty a database by detaching its key table and TTL index, leaving the Db
+ * empty and usable at once, and freeing the old contents on the thread.
+ * Returns the number of keys removed. */
+long long lazyfreeEmptyDb(Db *db);
+
+/* Free a detached key table made by htabCreate (or a heap copy of a Db's
+ * table) with all its entries, and a TTL array, on the thread.  Takes
+ * ownership of both; either may be NULL. */
+void lazyfreeTable(Htab *keys, kvobj **ttl);
+
+/* INFO memory: objects queued and not yet freed, and freed so far. */
+size_t lazyfreePendingObjects(void);
+size_t lazyfreedObjects(void);
+/* CONFIG RESETSTAT: zero lazyfreed_objects. */
+void lazyfreeResetStats(void);
+/* Block until the queue is empty and the thread idle (tests, shutdown,
+ * DEBUG).  Returns at once when the thread never started. */
+void lazyfreeWaitIdle(void);
+
+#endif

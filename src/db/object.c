@@ -1,0 +1,174 @@
+/* object.c -- creating, reading and freeing kvobj entries (see object.h for
+ * the layout).  Entry sizes are computed here and nowhere else. */
+#include "db/object.h"
+
+#include <stdio.h>
+
+#include "ds/alloc.h"
+#include "ds/util.h"
+
+extern unsigned dbLruClock;
+
+static ValueFreeFn freeFns[8];
+static ValueSizeFn sizeFns[8];
+static ValueDupFn dupFns[8];
+
+void objectSetFreeFn(int type, ValueFreeFn fn) { freeFns[type & 7] = fn; }
+void objectSetSizeFn(int type, ValueSizeFn fn) { sizeFns[type & 7] = fn; }
+void objectSetDupFn(int type, ValueDupFn fn) { dupFns[type & 7] = fn; }
+
+/* Allocate an entry with room for the key and `inlineVal` value bytes
+ * (EMBSTR) or the 8-byte value slot.  Writes header and key. */
+static kvobj *kvAlloc(const char *key, size_t keylen, int type, int enc, size_t vlen) {
+    int longKey = keylen >= 255;
+    size_t size = sizeof(kvobj) + (longKey ? 4 : 0) + keylen + (enc == OBJ_ENC_EMBSTR ? 1 + vlen : 8);
+    kvobj *o = xmalloc(size);
+    o->next = NULL;
+    o->typeenc = (uint8_t)((type & 7) | ((enc & 15) << 3));
+    kvSetLru(o, dbLruClock);
+    o->keylen8 = longKey ? 255 : (uint8_t)keylen;
+    if (longKey) {
+        uint32_t l = (uint32_t)keylen;
+        memcpy(o->data, &l, 4);
+    }
+    memcpy((char *)kvKey(o), key, keylen);
+    return o;
+}
+
+kvobj *kvCreatePtr(const char *key, size_t keylen, int type, int encoding, void *ptr) {
+    kvobj *o = kvAlloc(key, keylen, type, encoding, 0);
+    kvSetPtr(o, ptr);
+    return o;
+}
+
+kvobj *kvCreateInt(const char *key, size_t keylen, long long v) {
+    kvobj *o = kvAlloc(key, keylen, OBJ_STRING, OBJ_ENC_INT, 0);
+    kvSetInt(o, v);
+    return o;
+}
+
+kvobj *kvCreateEmbstr(const char *key, size_t keylen, const char *val, size_t vlen) {
+    kvobj *o = kvAlloc(key, keylen, OBJ_STRING, OBJ_ENC_EMBSTR, vlen);
+    unsigned char *p = (unsigned char *)kvKey(o) + keylen;
+    p[0] = (unsigned char)vlen;
+    memcpy(p + 1, val, vlen);
+    return o;
+}
+
+kvobj *kvCreateRawString(const char *key, size_t keylen, sds takes) {
+    return kvCreatePtr(key, keylen, OBJ_STRING, OBJ_ENC_RAW, takes);
+}
+
+kvobj *kvCreateString(const char *key, size_t keylen, const char *val, size_t vlen) {
+    long long v;
+    if (vlen <= 20 && stringToLongLong(val, vlen, &v)) return kvCreateInt(key, keylen, v);
+    if (vlen <= OBJ_EMBSTR_MAX) return kvCreateEmbstr(key, keylen, val, vlen);
+    return kvCreateRawString(key, keylen, sdsNewLen(val, vlen));
+}
+
+static void freeValue(kvobj *o) {
+    int enc = kvEncoding(o);
+    if (kvType(o) == OBJ_STRING) {
+        if (enc == OBJ_ENC_RAW) sdsFree(kvPtr(o));
+        return;
+    }
+    ValueFreeFn fn = freeFns[kvType(o)];
+    if (fn) fn(kvPtr(o), enc);
+}
+
+void kvFree(kvobj *o) {
+    if (!o) return;
+    freeValue(o);
+    xfree(o);
+}
+
+void kvFreeShell(kvobj *o) { xfree(o); }
+
+const char *kvStringBytes(const kvobj *o, char *buf, size_t *len) {
+    switch (kvEncoding(o)) {
+    case OBJ_ENC_INT:
+        *len = (size_t)longLongToString(buf, 21, kvInt(o));
+        return buf;
+    case OBJ_ENC_EMBSTR: {
+        const unsigned char *p = (const unsigned char *)kvKey(o) + kvKeyLen(o);
+        *len = p[0];
+        return (const char *)p + 1;
+    }
+    default: {
+        sds s = kvPtr(o);
+        *len = sdsLen(s);
+        return s;
+    }
+    }
+}
+
+size_t kvStringLen(const kvobj *o) {
+    char buf[24];
+    size_t len;
+    if (kvEncoding(o) == OBJ_ENC_INT) return (size_t)longLongToString(buf, sizeof(buf), kvInt(o));
+    kvStringBytes(o, buf, &len);
+    return len;
+}
+
+sds kvStringDup(const kvobj *o) {
+    char buf[24];
+    size_t len;
+    const char *p = kvStringBytes(o, buf, &len);
+    return sdsNewLen(p, len);
+}
+
+unsigned kvLru(const kvobj *o) {
+    return (unsigned)o->lru[0] | ((unsigned)o->lru[1] << 8) | ((unsigned)o->lru[2] << 16);
+}
+
+void kvSetLru(kvobj *o, unsigned v) {
+    o->lru[0] = (uint8_t)v;
+    o->lru[1] = (uint8_t)(v >> 8);
+    o->lru[2] = (uint8_t)(v >> 16);
+}
+
+const char *typeName(int type) {
+    switch (type) {
+    case OBJ_STRING: return "string";
+    case OBJ_LIST: return "list";
+    case OBJ_SET: return "set";
+    case OBJ_ZSET: return "zset";
+    case OBJ_HASH: return "hash";
+    case OBJ_STREAM: return "stream";
+    default: return "unknown";
+    }
+}
+
+const char *encodingName(int encoding) {
+    switch (encoding) {
+    case OBJ_ENC_RAW: return "raw";
+    case OBJ_ENC_INT: return "int";
+    case OBJ_ENC_HT: return "hashtable";
+    case OBJ_ENC_ZIPMAP: return "zipmap";
+    case OBJ_ENC_LINKEDLIST: return "linkedlist";
+    case OBJ_ENC_ZIPLIST: return "ziplist";
+    case OBJ_ENC_INTSET: return "intset";
+    case OBJ_ENC_SKIPLIST: return "skiplist";
+    case OBJ_ENC_EMBSTR: return "embstr";
+    case OBJ_ENC_QUICKLIST: return "quicklist";
+    case OBJ_ENC_STREAM: return "stream";
+    case OBJ_ENC_LISTPACK: return "listpack";
+    default: return "unknown";
+    }
+}
+
+void *objectDupValue(const kvobj *o) {
+    if (kvType(o) == OBJ_STRING) {
+        if (kvEncoding(o) == OBJ_ENC_RAW) return sdsDup(kvPtr(o));
+        return NULL; /* inline encodings carry no pointer */
+    }
+    ValueDupFn fn = dupFns[kvType(o)];
+    return fn ? fn(kvPtr(o), kvEncoding(o)) : NULL;
+}
+
+size_t objectValueSize(const kvobj *o) {
+    if (kvType(o) == OBJ_STRING)
+        return kvEncoding(o) == OBJ_ENC_RAW ? sdsAllocSize(kvPtr(o)) : 0;
+    ValueSizeFn fn = sizeFns[kvType(o)];
+    return fn ? fn(kvPtr(o), kvEncoding(o)) : 0;
+}

@@ -1,0 +1,153 @@
+/* object.h -- the key-table entry ("kvobj"): one allocation per key.
+ *
+ * An entry holds its chain link, type/encoding, LRU/LFU bits, optional expire
+ * and TTL-index position, the key bytes and -- for short strings -- the value
+ * bytes inline.  Layout (packed, no padding):
+ *
+ *   next (8) | typeenc (1) | lru (3) | keylen8 (1)
+ *   [expire int64 (8) | ttlpos uint32 (4)]     if KV_HAS_EXPIRE
+ *   [keylen uint32 (4)]                         if keylen8 == 255
+ *   [value: ptr or int64 (8)]                   unless encoding is EMBSTR
+ *   key bytes
+ *   [vlen uint8 (1) | value bytes]              if encoding is EMBSTR
+ *
+ * 1M keys of 12 bytes with 10-byte values fit the 48-byte jemalloc class
+ * with or without a TTL.  Because the size depends on the value, replacing
+ * a string value or adding/removing an expire may reallocate the entry:
+ * such operations live in db.c and hand back the new pointer.  Only the key
+ * table and the TTL index point at entries; everything else holds key
+ * names.  The value pointer (collections, raw strings) is owned by the
+ * entry and freed with it. */
+#ifndef CAIRN_OBJECT_H
+#define CAIRN_OBJECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ds/sds.h"
+
+/* Types as Redis numbers them (TYPE replies use typeName()). */
+enum { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HASH = 4, OBJ_STREAM = 6 };
+
+/* Encodings as Redis numbers them (OBJECT ENCODING uses encodingName()). */
+enum {
+    OBJ_ENC_RAW = 0,        /* string: ptr is an sds */
+    OBJ_ENC_INT = 1,        /* string: int64 inline */
+    OBJ_ENC_HT = 2,
+    OBJ_ENC_ZIPMAP = 3,
+    OBJ_ENC_LINKEDLIST = 4,
+    OBJ_ENC_ZIPLIST = 5,
+    OBJ_ENC_INTSET = 6,
+    OBJ_ENC_SKIPLIST = 7,
+    OBJ_ENC_EMBSTR = 8,     /* string: bytes inline, at most OBJ_EMBSTR_MAX */
+    OBJ_ENC_QUICKLIST = 9,
+    OBJ_ENC_STREAM = 10,
+    OBJ_ENC_LISTPACK = 11,
+};
+
+#define OBJ_EMBSTR_MAX 44   /* longest string Redis reports as embstr */
+#define OBJ_SHARED_INTEGERS 10000
+
+typedef struct __attribute__((packed)) kvobj {
+    struct kvobj *next;  /* key-table chain; must stay first (htab) */
+    uint8_t typeenc;     /* type:3 (low) | encoding:4 | has-expire:1 (high) */
+    uint8_t lru[3];      /* LRU clock (s) or LFU time:16|counter:8 */
+    uint8_t keylen8;     /* key length, 255 => uint32 length stored */
+    unsigned char data[];
+} kvobj;
+
+#define KV_EXPIRE_FLAG 0x80
+
+static inline int kvType(const kvobj *o) { return o->typeenc & 7; }
+static inline int kvEncoding(const kvobj *o) { return (o->typeenc >> 3) & 15; }
+static inline int kvHasExpire(const kvobj *o) { return (o->typeenc & KV_EXPIRE_FLAG) != 0; }
+static inline void kvSetEncoding(kvobj *o, int enc) {
+    o->typeenc = (uint8_t)((o->typeenc & ~(15 << 3)) | (enc << 3));
+}
+
+static inline size_t kvExpireSize(const kvobj *o) { return kvHasExpire(o) ? 12 : 0; }
+static inline size_t kvKeyLenSize(const kvobj *o) { return o->keylen8 == 255 ? 4 : 0; }
+
+static inline size_t kvKeyLen(const kvobj *o) {
+    if (o->keylen8 != 255) return o->keylen8;
+    uint32_t l;
+    memcpy(&l, o->data + kvExpireSize(o), 4);
+    return l;
+}
+
+/* Offset of the 8-byte value slot (not for EMBSTR). */
+static inline size_t kvValueOffset(const kvobj *o) { return kvExpireSize(o) + kvKeyLenSize(o); }
+
+static inline const char *kvKey(const kvobj *o) {
+    size_t off = kvExpireSize(o) + kvKeyLenSize(o) + (kvEncoding(o) == OBJ_ENC_EMBSTR ? 0 : 8);
+    return (const char *)o->data + off;
+}
+
+/* The value pointer of a non-inline encoding (raw sds, list, hash, ...). */
+static inline void *kvPtr(const kvobj *o) {
+    void *p;
+    memcpy(&p, o->data + kvValueOffset(o), sizeof(p));
+    return p;
+}
+/* Store a new value pointer (e.g. after a listpack or sds moved).  The entry
+ * itself does not move. */
+static inline void kvSetPtr(kvobj *o, void *p) { memcpy(o->data + kvValueOffset(o), &p, sizeof(p)); }
+
+static inline long long kvInt(const kvobj *o) {
+    long long v;
+    memcpy(&v, o->data + kvValueOffset(o), sizeof(v));
+    return v;
+}
+static inline void kvSetInt(kvobj *o, long long v) { memcpy(o->data + kvValueOffset(o), &v, sizeof(v)); }
+
+/* Absolute unix time in ms, or -1 when the key has no expire. */
+static inline long long kvExpire(const kvobj *o) {
+    if (!kvHasExpire(o)) return -1;
+    long long when;
+    memcpy(&when, o->data, 8);
+    return when;
+}
+
+/* Create entries.  The key bytes are copied.  `takes ownership` of ptr. */
+kvobj *kvCreatePtr(const char *key, size_t keylen, int type, int encoding, void *ptr);
+kvobj *kvCreateInt(const char *key, size_t keylen, long long v);
+kvobj *kvCreateEmbstr(const char *key, size_t keylen, const char *val, size_t vlen);
+/* A string entry with Redis's choice of encoding: int when the bytes are a
+ * canonical integer of at most 20 chars, embstr up to 44 bytes, else raw. */
+kvobj *kvCreateString(const char *key, size_t keylen, const char *val, size_t vlen);
+/* A string entry that is always raw (APPEND, SETRANGE, SETBIT results). */
+kvobj *kvCreateRawString(const char *key, size_t keylen, sds takes);
+/* Frees the entry and its value. */
+void kvFree(kvobj *o);
+/* Frees only the entry shell, not the value pointer. */
+void kvFreeShell(kvobj *o);
+
+/* String value access.  kvStringBytes gives a view of a string value (buf
+ * must hold 21 bytes, used for int encoding).  kvStringLen is its length. */
+const char *kvStringBytes(const kvobj *o, char *buf, size_t *len);
+size_t kvStringLen(const kvobj *o);
+/* A new sds copy of the string value (caller owns it). */
+sds kvStringDup(const kvobj *o);
+
+/* LRU/LFU bits. */
+unsigned kvLru(const kvobj *o);
+void kvSetLru(kvobj *o, unsigned v);
+
+const char *typeName(int type);          /* "string", "list", ... */
+const char *encodingName(int encoding);  /* "raw", "int", "listpack", ... */
+
+/* Free function per type for non-string values; set by the type modules
+ * (lists, hashes, ...) at start-up so that db does not depend on them. */
+typedef void (*ValueFreeFn)(void *ptr, int encoding);
+void objectSetFreeFn(int type, ValueFreeFn fn);
+/* Approximate bytes a value uses (MEMORY USAGE later, lazy-free decisions). */
+typedef size_t (*ValueSizeFn)(const void *ptr, int encoding);
+void objectSetSizeFn(int type, ValueSizeFn fn);
+/* Deep copy of a value (COPY).  Returns a new pointer the caller owns. */
+typedef void *(*ValueDupFn)(const void *ptr, int encoding);
+void objectSetDupFn(int type, ValueDupFn fn);
+void *objectDupValue(const kvobj *o);
+size_t objectValueSize(const kvobj *o);
+
+#endif

@@ -1,0 +1,28 @@
+/* alloc.h -- the one allocator wrapper.
+ *
+ * Every allocation in Cairn goes through these functions so that
+ * `used_memory` (INFO, maxmemory, MEMORY USAGE) is exact.  They never return
+ * NULL: running out of memory aborts the process with a log line, so callers
+ * do not check.  Sizes a client controls must be checked against limits
+ * BEFORE calling here.  Under jemalloc (the default build) the usable size of
+ * a block is what is counted; under sanitizer builds glibc's is. */
+#ifndef CAIRN_ALLOC_H
+#define CAIRN_ALLOC_H
+
+#include <stddef.h>
+
+void *xmalloc(size_t size);
+void *xcalloc(size_t size);
+void *xrealloc(void *ptr, size_t size);
+void xfree(void *ptr);
+char *xstrdup(const char *s);
+/* Bytes really reserved for a block returned by this module. */
+size_t xmallocSize(void *ptr);
+/* Bytes currently reserved through this module (all threads). */
+size_t xmallocUsed(void);
+/* Process resident set size in bytes, read from /proc (0 if unknown). */
+size_t xmallocRss(void);
+/* Allocator name for INFO mem_allocator. */
+const char *xmallocLibrary(void);
+
+#endif

@@ -1,0 +1,151 @@
+/* htab.h -- intrusive chained hash table with incremental rehash.
+ *
+ * This is the keyspace table.  It owns only its bucket arrays (8 bytes per
+ * slot); the entries belong to the caller.  Every entry is a caller struct
+ * whose FIRST member is `void *next`, the chain link the table threads
+ * through.  The table never stores hashes: it asks HtabType for an entry's key
+ * bytes and hashes them again when it moves the entry to a new table.
+ *
+ * Bucket arrays have power-of-two sizes.  Growing or shrinking allocates a
+ * second array and moves the entries over a few buckets at a time: each
+ * htabFind / htabFindLink / htabAdd / htabUnlink / htabRandom / htabSample
+ * moves one bucket, and the server's timer calls htabRehashMicros.  While
+ * both arrays are live, lookups try table[0] then table[1] and new entries go
+ * to table[1].  Rehashing is paused (no entry changes table) while
+ * `pauseRehash` > 0, which safe iterators and htabScan callbacks rely on.
+ *
+ * Keys are compared as bytes: equal length and equal memcmp.  Keys are
+ * unique: htabAdd must only be given a key that is absent.
+ *
+ * Random numbers (htabRandom, htabSample) come from htabSetRandom's source,
+ * or by default from an internal xorshift64* generator seeded from the clock
+ * on first use.  The table is not thread-safe. */
+#ifndef CAIRN_HTAB_H
+#define CAIRN_HTAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct HtabType {
+    /* Hash of a lookup key. */
+    uint64_t (*hashKey)(const void *key, size_t len);
+    /* Sets *key / *len to the key bytes of an entry (borrowed). */
+    void (*entryKey)(const void *entry, const void **key, size_t *len);
+} HtabType;
+
+typedef struct Htab {
+    const HtabType *type;  /* callbacks, borrowed */
+    void **table[2];       /* bucket arrays; table[1] is non-NULL only while rehashing */
+    size_t size[2];        /* slots in each array: 0 or a power of two */
+    size_t used[2];        /* entries held in each array */
+    size_t rehashIdx;      /* while rehashing, table[0] slots below this are empty */
+    int pauseRehash;       /* > 0: no entry may move between tables */
+} Htab;
+
+/* Safe iterator: see htabIterInit.  Fields are private. */
+typedef struct HtabIter {
+    Htab *h;      /* table being walked */
+    int table;    /* 0 or 1: array being walked; 2 when finished */
+    size_t index; /* next slot to read in that array */
+    void *next;   /* next entry of the current chain, read before returning its predecessor */
+} HtabIter;
+
+/* Allocates an empty table (no buckets yet).  The caller owns it and frees
+ * it with htabRelease.  `type` is borrowed and must outlive the table. */
+Htab *htabCreate(const HtabType *type);
+/* Initialises an embedded table; empty it with htabClear, never htabRelease. */
+void htabInit(Htab *h, const HtabType *type);
+/* Removes every entry, calling freeEntry(entry, priv) on each if freeEntry
+ * is not NULL, and frees the bucket arrays.  The table stays usable. */
+void htabClear(Htab *h, void (*freeEntry)(void *entry, void *priv), void *priv);
+/* htabClear, then frees a table made by htabCreate. */
+void htabRelease(Htab *h, void (*freeEntry)(void *entry, void *priv), void *priv);
+
+/* Number of entries. */
+size_t htabSize(const Htab *h);
+/* Total bucket slots of both arrays (8 bytes each), for INFO and MEMORY. */
+size_t htabBuckets(const Htab *h);
+/* 1 while a rehash is in progress (two arrays live). */
+static inline int htabIsRehashing(const Htab *h) { return h->table[1] != NULL; }
+
+/* The entry whose key is key[0..len), or NULL. */
+void *htabFind(Htab *h, const void *key, size_t len);
+/* The address of the pointer that points at the entry with this key -- a
+ * bucket slot or the `next` field of the previous entry in its chain -- or
+ * NULL if absent.  It stays valid only until the next call on this table
+ * other than htabSize / htabBuckets.
+ *
+ * To replace the entry by another block holding the same key, store the new
+ * pointer through the link: `*link = newEntry`.  The new entry must carry
+ * the old entry's `next`:
+ *   - after `newEntry = xrealloc(old, n)` it already does (realloc copied
+ *     it), so just store *link = newEntry -- do not read `old` again;
+ *   - for a freshly built entry, copy old->next into it first, then store
+ *     *link and free the old entry. */
+void **htabFindLink(Htab *h, const void *key, size_t len);
+/* Inserts an entry whose key is absent (the caller checked).  The table
+ * borrows the entry; it writes only its `next` field.  May start growing. */
+void htabAdd(Htab *h, void *entry);
+/* Removes the entry with this key and returns it (the caller owns it
+ * again), or NULL if absent.  Never starts a shrink: see htabShrinkIfNeeded. */
+void *htabUnlink(Htab *h, const void *key, size_t len);
+
+/* Growth policy.  htabAdd grows when entries >= slots (load factor 1) to
+ * the smallest power of two > entries, so 1,000,000 entries sit in 2^20
+ * slots.  While resizing is not allowed (a fork child exists), growth waits
+ * until entries > 5 x slots and shrinking does not happen.  Global. */
+void htabSetResizeAllowed(int allowed);
+/* Starts a resize so the table holds at least `entries` without growing:
+ * the smallest power of two >= entries (>= 4).  For loaders that know the
+ * count.  Returns 1 if a resize started, 0 if not needed or already
+ * rehashing. */
+int htabExpand(Htab *h, size_t entries);
+/* Starts shrinking when fill < 10%, to the smallest power of two >= entries
+ * (at least 4 slots).  Called from the server timer.  Returns 1 if a shrink
+ * started. */
+int htabShrinkIfNeeded(Htab *h);
+/* Moves up to `buckets` non-empty buckets (visiting at most 10x that many
+ * empty ones).  Returns 1 if the rehash is still unfinished, 0 if done or
+ * none was running.  Does nothing (returns 1) while paused. */
+int htabRehashStep(Htab *h, int buckets);
+/* Rehashes in batches of 100 buckets until done or `us` microseconds have
+ * passed.  Returns the number of non-empty buckets moved (0 while paused). */
+int htabRehashMicros(Htab *h, long long us);
+/* Nested pause / resume of rehashing: no entry moves while paused. */
+void htabPauseRehash(Htab *h);
+void htabResumeRehash(Htab *h);
+
+/* Reverse-binary cursor scan.  Start with cursor 0; each call visits one
+ * bucket of the smaller array and every bucket of the larger array it
+ * expands to, calls fn(priv, entry) on each entry there, and returns the
+ * cursor for the next call, 0 when the scan is complete.  Every entry present
+ * from the first call to the last is visited at least once even if the table
+ * grows, shrinks or rehashes between calls; an entry may be visited twice.
+ * fn may unlink the entry it is given (rehash is paused meanwhile) but must
+ * not add entries or unlink others. */
+uint64_t htabScan(Htab *h, uint64_t cursor, void (*fn)(void *priv, void *entry), void *priv);
+
+/* Safe iterator: pauses rehash until htabIterRelease, so each entry present
+ * throughout is returned exactly once.  While iterating, the caller may
+ * unlink or replace (via htabFindLink) the entry last returned, and may add
+ * entries (which may or may not be returned); it must not unlink other
+ * entries.  Always call htabIterRelease, even after htabIterNext gave NULL. */
+void htabIterInit(HtabIter *it, Htab *h);
+/* The next entry, or NULL when done. */
+void *htabIterNext(HtabIter *it);
+void htabIterRelease(HtabIter *it);
+
+/* Sets the random source for htabRandom / htabSample (NULL restores the
+ * internal xorshift64*).  Global. */
+void htabSetRandom(uint64_t (*rnd)(void));
+/* A random entry, or NULL if empty: a uniformly chosen non-empty bucket (of
+ * both arrays while rehashing), then a uniform element of its chain. */
+void *htabRandom(Htab *h);
+/* Stores up to `count` distinct entries into out[] and returns how many:
+ * the chains of consecutive slots starting at a random one (of the smaller
+ * array, each with the slots it expands to in the larger while rehashing).
+ * Reads about 10 x count slots, more only while none was found; returns at
+ * least one entry unless the table is empty.  For eviction and expiry. */
+unsigned htabSample(Htab *h, void **out, unsigned count);
+
+#endif

@@ -1,0 +1,181 @@
+/* util.c -- number <-> text conversions and clocks (see util.h).
+ *
+ * The integer parsers are hand-written so the acceptance rule is exact and
+ * independent of locale and errno.  The floating point parsers defer to
+ * strtod/strtold on a NUL-terminated copy (the input need not be
+ * terminated) and then apply Redis's extra rejections.  Each behaviour was
+ * checked against redis-server 7.0.15; see tests/unit/test_util.c. */
+#include "ds/util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ds/alloc.h"
+
+/* Parse an unsigned decimal run "0" | [1-9][0-9]* covering all of s[0..len)
+ * into *out, rejecting values above max. */
+static int parseDigits(const char *s, size_t len, unsigned long long max, unsigned long long *out) {
+    if (len == 0) return 0;
+    if (len == 1 && s[0] == '0') {
+        *out = 0;
+        return 1;
+    }
+    if (s[0] < '1' || s[0] > '9') return 0;
+    unsigned long long v = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9') return 0;
+        unsigned d = (unsigned)(s[i] - '0');
+        if (v > (max - d) / 10) return 0;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 1;
+}
+
+int stringToLongLong(const char *s, size_t len, long long *out) {
+    unsigned long long v;
+    if (len > 0 && s[0] == '-') {
+        if (!parseDigits(s + 1, len - 1, (unsigned long long)LLONG_MAX + 1, &v)) return 0;
+        if (v == 0) return 0; /* "-0" */
+        *out = v == (unsigned long long)LLONG_MAX + 1 ? LLONG_MIN : -(long long)v;
+        return 1;
+    }
+    if (!parseDigits(s, len, LLONG_MAX, &v)) return 0;
+    *out = (long long)v;
+    return 1;
+}
+
+int stringToLong(const char *s, size_t len, long *out) {
+    long long v;
+    if (!stringToLongLong(s, len, &v) || v < LONG_MIN || v > LONG_MAX) return 0;
+    *out = (long)v;
+    return 1;
+}
+
+int stringToUnsignedLongLong(const char *s, size_t len, unsigned long long *out) {
+    return parseDigits(s, len, ULLONG_MAX, out);
+}
+
+static int isSpaceChar(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* Copy s[0..len) into a NUL-terminated buffer: `stack` if it fits, else a
+ * new heap block the caller frees (returned pointer != stack). */
+static char *terminated(const char *s, size_t len, char *stack, size_t stacklen) {
+    char *buf = len < stacklen ? stack : xmalloc(len + 1);
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    return buf;
+}
+
+int stringToDouble(const char *s, size_t len, double *out) {
+    if (len == 0 || isSpaceChar(s[0])) return 0;
+    char stack[128], *end;
+    char *buf = terminated(s, len, stack, sizeof(stack));
+    errno = 0;
+    double v = strtod(buf, &end);
+    int ok = (size_t)(end - buf) == len && !isnan(v) &&
+             !(errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL || v == 0.0));
+    if (buf != stack) xfree(buf);
+    if (ok) *out = v;
+    return ok;
+}
+
+int stringToLongDouble(const char *s, size_t len, long double *out) {
+    if (len == 0 || len >= UTIL_MAX_LONG_DOUBLE_CHARS || isSpaceChar(s[0])) return 0;
+    char stack[128], *end;
+    char *buf = terminated(s, len, stack, sizeof(stack));
+    errno = 0;
+    long double v = strtold(buf, &end);
+    int ok = (size_t)(end - buf) == len && !isnan(v) &&
+             !(errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || v == 0.0L));
+    if (buf != stack) xfree(buf);
+    if (ok) *out = v;
+    return ok;
+}
+
+uint32_t digits10(uint64_t v) {
+    uint32_t n = 1;
+    while (v >= 10) {
+        v /= 10;
+        n++;
+    }
+    return n;
+}
+
+int unsignedLongLongToString(char *dst, size_t dstlen, unsigned long long v) {
+    uint32_t n = digits10(v);
+    if ((size_t)n + 1 > dstlen) return 0;
+    dst[n] = '\0';
+    for (uint32_t i = n; i > 0; i--) {
+        dst[i - 1] = (char)('0' + v % 10);
+        v /= 10;
+    }
+    return (int)n;
+}
+
+int longLongToString(char *dst, size_t dstlen, long long v) {
+    if (v >= 0) return unsignedLongLongToString(dst, dstlen, (unsigned long long)v);
+    if (dstlen < 2) return 0;
+    /* Negate in unsigned arithmetic so LLONG_MIN is safe. */
+    unsigned long long u = (unsigned long long)0 - (unsigned long long)v;
+    int n = unsignedLongLongToString(dst + 1, dstlen - 1, u);
+    if (n == 0) return 0;
+    dst[0] = '-';
+    return n + 1;
+}
+
+/* Store a fixed word and return its length, or 0 if it does not fit. */
+static int putWord(char *buf, size_t len, const char *w) {
+    size_t n = strlen(w);
+    if (n + 1 > len) return 0;
+    memcpy(buf, w, n + 1);
+    return (int)n;
+}
+
+int doubleToString(char *buf, size_t len, double v) {
+    if (isnan(v)) return putWord(buf, len, "nan");
+    if (isinf(v)) return putWord(buf, len, v > 0 ? "inf" : "-inf");
+    int n = snprintf(buf, len, "%.17g", v);
+    if (n < 0 || (size_t)n >= len) return 0;
+    return n;
+}
+
+int longDoubleToString(char *buf, size_t len, long double v, int humanfriendly) {
+    if (isnan(v)) return putWord(buf, len, "nan");
+    if (isinf(v)) return putWord(buf, len, v > 0 ? "inf" : "-inf");
+    int n = snprintf(buf, len, humanfriendly ? "%.17Lf" : "%.17Lg", v);
+    if (n < 0 || (size_t)n >= len) return 0;
+    if (humanfriendly && strchr(buf, '.')) {
+        /* "%.17Lf" always prints 17 decimals: drop the zeros and a bare '.'. */
+        while (buf[n - 1] == '0') n--;
+        if (buf[n - 1] == '.') n--;
+        buf[n] = '\0';
+    }
+    if (n == 2 && buf[0] == '-' && buf[1] == '0') { /* -0 reads as 0 */
+        buf[0] = '0';
+        buf[1] = '\0';
+        n = 1;
+    }
+    return n;
+}
+
+long long ustime(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (long long)ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
+
+long long mstime(void) { return ustime() / 1000; }
+
+long long monotonicUs(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}

@@ -1,0 +1,66 @@
+/* util.h -- number <-> text conversions with Redis's acceptance rules and
+ * output formats, plus clocks.
+ *
+ * Parsers take (pointer, length) and never read past len; they return 1 on
+ * success (storing *out) and 0 on rejection (leaving *out untouched).  The
+ * formatters write a NUL-terminated string and return its length, or 0 when
+ * it does not fit in dstlen (including the NUL). */
+#ifndef CAIRN_UTIL_H
+#define CAIRN_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Longest text any formatter here produces for an integer: 20 digits, sign,
+ * NUL. */
+#define UTIL_LONG_STR_SIZE 21
+/* Buffer large enough for doubleToString / longDoubleToString results
+ * (human-friendly long doubles can have ~4950 integer digits; callers pass
+ * this size). */
+#define UTIL_MAX_LONG_DOUBLE_CHARS (5 * 1024)
+#define UTIL_MAX_DOUBLE_CHARS 128
+
+/* Strict integer parse: optional '-', then "0" or [1-9][0-9]*.  Rejects
+ * empty input, spaces, '+', leading zeros, "-0" and overflow.  This is the
+ * rule Redis uses for every integer argument and for deciding whether a
+ * string value is stored as an integer. */
+int stringToLongLong(const char *s, size_t len, long long *out);
+/* As stringToLongLong, also rejecting values outside long. */
+int stringToLong(const char *s, size_t len, long *out);
+/* Strict unsigned parse: "0" or [1-9][0-9]*, no sign, up to ULLONG_MAX. */
+int stringToUnsignedLongLong(const char *s, size_t len, unsigned long long *out);
+
+/* Double argument parse (ZADD scores, INCRBYFLOAT-free commands): the whole
+ * string must be consumed by strtod; rejects empty input, leading
+ * whitespace and NaN.  Accepts what strtod accepts otherwise: "inf",
+ * "+inf", "-inf", "1e10", hex floats.  Values that overflow to +-inf are
+ * accepted as inf; "1e-400" underflows to 0 and is accepted. */
+int stringToDouble(const char *s, size_t len, double *out);
+/* Long double parse for INCRBYFLOAT / HINCRBYFLOAT: strtold on the whole
+ * string; rejects empty input, input longer than 5k characters, leading or
+ * trailing whitespace, and NaN.  Infinity IS accepted here; the command
+ * rejects an infinite result ("increment would produce NaN or Infinity"). */
+int stringToLongDouble(const char *s, size_t len, long double *out);
+
+/* Decimal text of v. */
+int longLongToString(char *dst, size_t dstlen, long long v);
+int unsignedLongLongToString(char *dst, size_t dstlen, unsigned long long v);
+/* Text of a double as Redis 7.0 replies it (ZSCORE etc.): "inf", "-inf",
+ * "nan", otherwise "%.17g" (so 1.1 gives "1.1000000000000001"). */
+int doubleToString(char *buf, size_t len, double v);
+/* Text of a long double.  humanfriendly (INCRBYFLOAT output): "%.17Lf" with
+ * trailing zeros and a trailing '.' removed, never an exponent; otherwise
+ * "%.17Lg".  Infinities give "inf"/"-inf"; NaN is returned as "nan". */
+int longDoubleToString(char *buf, size_t len, long double v, int humanfriendly);
+
+/* Number of decimal digits of v (1 for 0). */
+uint32_t digits10(uint64_t v);
+
+/* Wall clock in milliseconds / microseconds since the epoch. */
+long long mstime(void);
+long long ustime(void);
+/* Monotonic clock in microseconds (arbitrary origin); for timeouts and
+ * latency measurements. */
+long long monotonicUs(void);
+
+#endif

@@ -1,0 +1,261 @@
+/* resp_parse.c -- the client request parser (see resp_parse.h).
+ *
+ * State between calls: a multibulk in progress has multibulkLen > 0 bulks
+ * still to read; bulkLen is -1 while the next "$len" line is awaited, else
+ * the payload length being waited for.  A small payload is copied out only
+ * once it is wholly in the caller's buffer (plus its 2 trailing bytes); a
+ * big one (>= RESP_BIG_ARG) is copied into bigArg piece by piece, so the
+ * caller's buffer never has to hold it.  Inline lines are stateless: they
+ * are parsed when their '\n' is in the buffer.
+ *
+ * Lines are searched the way Redis searches its NUL-terminated query
+ * buffer with strchr: a NUL byte ends the search.  findByte() does that. */
+#include "proto/resp_parse.h"
+
+#include <assert.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ds/alloc.h"
+#include "ds/util.h"
+
+static const RespLimits defaultLimits = {RESP_DEFAULT_MAX_BULK_LEN, 0};
+
+void respParserInit(RespParser *p) {
+    memset(p, 0, sizeof(*p));
+    p->bulkLen = -1;
+}
+
+/* Free the current command and partial state; keep nothing. */
+static void resetCommand(RespParser *p) {
+    for (int i = 0; i < p->argc; i++)
+        sdsFree(p->argv[i]);
+    xfree(p->argv);
+    sdsFree(p->bigArg);
+    p->argv = NULL;
+    p->argc = p->argvCap = 0;
+    p->bigArg = NULL;
+    p->complete = 0;
+    p->multibulkLen = 0;
+    p->bulkLen = -1;
+}
+
+void respParserFree(RespParser *p) {
+    resetCommand(p);
+    p->err = NULL;
+}
+
+/* Index of the first c in buf[0..len), or -1 if a NUL or the end comes
+ * first (strchr on Redis's query buffer). */
+static long findByte(const char *buf, size_t len, char c) {
+    const char *hit = memchr(buf, c, len);
+    size_t upto = hit ? (size_t)(hit - buf) : len;
+    if (memchr(buf, '\0', upto)) return -1;
+    return hit ? (long)upto : -1;
+}
+
+static RespStatus fail(RespParser *p, const char *msg) {
+    p->err = msg;
+    return RESP_ERROR;
+}
+
+static void pushArg(RespParser *p, sds arg) {
+    if (p->argc == p->argvCap) {
+        /* Grow with the arguments actually received, never past the count. */
+        long long cap = p->argvCap ? (long long)p->argvCap * 2 : 1;
+        if (cap > p->argc + p->multibulkLen) cap = p->argc + p->multibulkLen;
+        p->argv = xrealloc(p->argv, (size_t)cap * sizeof(sds));
+        p->argvCap = (int)cap;
+    }
+    p->argv[p->argc++] = arg;
+}
+
+static RespStatus parseInline(RespParser *p, const char *buf, size_t len, size_t *consumed) {
+    long nl = findByte(buf, len, '\n');
+    if (nl < 0) {
+        if (len > RESP_INLINE_MAX) return fail(p, "Protocol error: too big inline request");
+        return RESP_INCOMPLETE;
+    }
+    size_t linelen = (size_t)nl;
+    if (linelen > 0 && buf[linelen - 1] == '\r') linelen--;
+    sds line = sdsNewLen(buf, linelen);
+    int argc;
+    sds *argv = sdsSplitArgs(line, &argc);
+    sdsFree(line);
+    if (!argv) return fail(p, "Protocol error: unbalanced quotes in request");
+    if (argc == 0) {
+        xfree(argv);
+        argv = NULL;
+    }
+    p->argv = argv;
+    p->argc = p->argvCap = argc;
+    p->complete = 1;
+    *consumed = (size_t)nl + 1;
+    return RESP_COMPLETE;
+}
+
+/* Read the "*count" line at buf[0].  Returns RESP_COMPLETE with *used set
+ * when the line was read (p->multibulkLen is then the count, or 0 for an
+ * empty command), RESP_INCOMPLETE or RESP_ERROR. */
+static RespStatus parseCount(RespParser *p, const char *buf, size_t len, size_t *used,
+                             const RespLimits *lim) {
+    long cr = findByte(buf, len, '\r');
+    if (cr < 0) {
+        if (len > RESP_INLINE_MAX) return fail(p, "Protocol error: too big mbulk count string");
+        return RESP_INCOMPLETE;
+    }
+    if ((size_t)cr + 2 > len) return RESP_INCOMPLETE; /* the byte after '\r' */
+    long long n;
+    if (!stringToLongLong(buf + 1, (size_t)cr - 1, &n) || n > INT_MAX)
+        return fail(p, "Protocol error: invalid multibulk length");
+    if (n > RESP_UNAUTH_MAX_MULTIBULK && lim->authRequired)
+        return fail(p, "Protocol error: unauthenticated multibulk length");
+    *used = (size_t)cr + 2;
+    if (n <= 0) return RESP_COMPLETE;
+    p->multibulkLen = n;
+    p->argvCap = n < 1024 ? (int)n : 1024;
+    p->argv = xmalloc((size_t)p->argvCap * sizeof(sds));
+    return RESP_COMPLETE;
+}
+
+/* Read a "$len" line at buf[0]; same results as parseCount, setting
+ * p->bulkLen and starting bigArg for a big bulk. */
+static RespStatus parseBulkLen(RespParser *p, const char *buf, size_t len, size_t *used,
+                               const RespLimits *lim) {
+    long cr = findByte(buf, len, '\r');
+    if (cr < 0) {
+        if (len > RESP_INLINE_MAX) return fail(p, "Protocol error: too big bulk count string");
+        return RESP_INCOMPLETE;
+    }
+    if ((size_t)cr + 2 > len) return RESP_INCOMPLETE;
+    if (buf[0] != '$') {
+        /* Redis prints the byte raw, except that CR and LF become spaces
+         * (an error reply must not contain a newline). */
+        char c = buf[0] == '\r' || buf[0] == '\n' ? ' ' : buf[0];
+        snprintf(p->errBuf, sizeof(p->errBuf), "Protocol error: expected '$', got '%c'", c);
+        return fail(p, p->errBuf);
+    }
+    long long n;
+    if (!stringToLongLong(buf + 1, (size_t)cr - 1, &n) || n < 0 || n > lim->maxBulkLen)
+        return fail(p, "Protocol error: invalid bulk length");
+    if (n > RESP_UNAUTH_MAX_BULK && lim->authRequired)
+        return fail(p, "Protocol error: unauthenticated bulk length");
+    *used = (size_t)cr + 2;
+    p->bulkLen = n;
+    if (n >= RESP_BIG_ARG) {
+        size_t total = (size_t)n + 2;
+        p->bigArg =
+            sdsMakeRoomForNonGreedy(sdsEmpty(), total < RESP_BIG_ARG_EAGER ? total : RESP_BIG_ARG_EAGER);
+    }
+    return RESP_COMPLETE;
+}
+
+/* Make room in bigArg for at least `want` more bytes (want <= what it still
+ * needs): double the reservation, at least RESP_BIG_ARG_EAGER, at most the
+ * declared size. */
+static void growBigArg(RespParser *p, size_t want) {
+    size_t have = sdsLen(p->bigArg), total = (size_t)p->bulkLen + 2;
+    if (sdsAvail(p->bigArg) >= want) return;
+    size_t target = have * 2 < RESP_BIG_ARG_EAGER ? RESP_BIG_ARG_EAGER : have * 2;
+    if (target < have + want) target = have + want;
+    if (target > total) target = total;
+    p->bigArg = sdsMakeRoomForNonGreedy(p->bigArg, target - have);
+}
+
+/* Copy what is available of the current bulk's payload.  Returns 1 when the
+ * bulk became an argument, 0 if more bytes are needed. */
+static int takeBulk(RespParser *p, const char *buf, size_t len, size_t *used) {
+    size_t total = (size_t)p->bulkLen + 2;
+    if (!p->bigArg) {
+        if (len < total) return 0;
+        pushArg(p, sdsNewLen(buf, (size_t)p->bulkLen));
+        *used = total;
+    } else {
+        size_t need = total - sdsLen(p->bigArg);
+        size_t n = len < need ? len : need;
+        if (n > 0) {
+            growBigArg(p, n);
+            memcpy(p->bigArg + sdsLen(p->bigArg), buf, n);
+            sdsIncrLen(p->bigArg, (ssize_t)n);
+        }
+        *used = n;
+        if (n < need) return 0;
+        sdsSetLen(p->bigArg, (size_t)p->bulkLen); /* drop the 2 trailing bytes */
+        pushArg(p, p->bigArg);
+        p->bigArg = NULL;
+    }
+    p->bulkLen = -1;
+    p->multibulkLen--;
+    return 1;
+}
+
+static RespStatus parseMultibulk(RespParser *p, const char *buf, size_t len, size_t *consumed,
+                                 const RespLimits *lim) {
+    size_t pos = 0, used = 0;
+    RespStatus st;
+    if (p->multibulkLen == 0) {
+        st = parseCount(p, buf, len, &used, lim);
+        if (st != RESP_COMPLETE) return st;
+        pos = used;
+        if (p->multibulkLen == 0) { /* "*0" or a negative count */
+            p->complete = 1;
+            *consumed = pos;
+            return RESP_COMPLETE;
+        }
+    }
+    while (p->multibulkLen > 0) {
+        if (p->bulkLen < 0) {
+            st = parseBulkLen(p, buf + pos, len - pos, &used, lim);
+            if (st == RESP_ERROR) return st;
+            if (st == RESP_INCOMPLETE) break;
+            pos += used;
+        }
+        used = 0;
+        int done = takeBulk(p, buf + pos, len - pos, &used);
+        pos += used;
+        if (!done) break;
+    }
+    *consumed = pos;
+    if (p->multibulkLen > 0) return RESP_INCOMPLETE;
+    p->complete = 1;
+    return RESP_COMPLETE;
+}
+
+RespStatus respParse(RespParser *p, const char *buf, size_t len, size_t *consumed, const RespLimits *lim) {
+    *consumed = 0;
+    p->err = NULL;
+    if (!lim) lim = &defaultLimits;
+    if (p->complete) resetCommand(p); /* the previous command was not taken */
+    if (p->multibulkLen > 0) return parseMultibulk(p, buf, len, consumed, lim);
+    if (len == 0) return RESP_INCOMPLETE;
+    if (buf[0] == '*') return parseMultibulk(p, buf, len, consumed, lim);
+    return parseInline(p, buf, len, consumed);
+}
+
+sds *respParserTake(RespParser *p, int *argc) {
+    sds *argv = p->argv;
+    *argc = p->argc;
+    p->argv = NULL;
+    p->argc = p->argvCap = 0;
+    resetCommand(p);
+    return argv;
+}
+
+int respParserBigArgRoom(RespParser *p, char **dst, size_t *room) {
+    if (!p->bigArg) return 0;
+    size_t have = sdsLen(p->bigArg), need = (size_t)p->bulkLen + 2 - have;
+    if (need == 0) return 0;
+    if (sdsAvail(p->bigArg) == 0) growBigArg(p, 1);
+    size_t avail = sdsAvail(p->bigArg);
+    *dst = p->bigArg + have;
+    *room = avail < need ? avail : need;
+    return 1;
+}
+
+void respParserBigArgWrote(RespParser *p, size_t n) {
+    assert(p->bigArg && n <= (size_t)p->bulkLen + 2 - sdsLen(p->bigArg));
+    sdsIncrLen(p->bigArg, (ssize_t)n);
+}
+
+size_t respParserPendingBytes(const RespParser *p) { return p->bigArg ? sdsLen(p->bigArg) : 0; }

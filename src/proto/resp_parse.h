@@ -1,0 +1,134 @@
+/* resp_parse.h -- incremental parser for client requests (no I/O).
+ *
+ * Parses what a client sends to the server: RESP2 multibulk requests
+ * ("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n") and inline commands ("GET k\r\n"),
+ * with exactly the acceptance rules and "Protocol error: ..." texts of
+ * Redis 7.0.15.  A request is a multibulk when its first byte is '*',
+ * otherwise inline.
+ *
+ * Feeding model.  The caller keeps a pending buffer of bytes read from the
+ * socket and not yet consumed.  respParse() looks at that buffer, consumes
+ * at most one command, and reports in *consumed how many bytes at the front
+ * may be dropped.  The next call must be given the bytes that follow them
+ * (the unconsumed tail plus whatever arrived since).  A multibulk's header
+ * lines and finished arguments are consumed as soon as they are complete;
+ * an inline line or a partial header line is not consumed until complete.
+ *
+ * Network layer contract:
+ *
+ *     for (;;) {
+ *         st = respParse(p, qb + pos, qblen - pos, &used, &lim);
+ *         pos += used;
+ *         if (st == RESP_INCOMPLETE) break;          // read more
+ *         if (st == RESP_ERROR) {
+ *             reply "-ERR " + p->err + "\r\n", stop reading and executing,
+ *             close the connection once the replies already queued and
+ *             this one are written (Redis: CLIENT_CLOSE_AFTER_REPLY);
+ *             break;
+ *         }
+ *         argv = respParserTake(p, &argc);
+ *         if (argc == 0) { xfree(argv); continue; }   // empty: no reply
+ *         execute argv...
+ *     }
+ *
+ * Commands before the bad one in the same buffer are executed and their
+ * replies precede the error.  After RESP_ERROR the parser must not be fed
+ * again; respParserFree() releases it.
+ *
+ * Large arguments.  A bulk of RESP_BIG_ARG bytes or more is copied straight
+ * into the string that becomes the argument (never through an intermediate
+ * buffer), and respParserBigArgRoom() lets the caller read() the rest of it
+ * directly into that string.  Its memory is reserved as data arrives: the
+ * whole size at once up to RESP_BIG_ARG_EAGER, beyond that doubling, always
+ * capped by the declared length.  So a client that declares a 512 MB bulk
+ * and sends nothing costs at most RESP_BIG_ARG_EAGER bytes; every declared
+ * count and length is checked against the limits before anything is
+ * reserved, and the argv array starts at min(count, 1024) slots.
+ *
+ * Known Redis quirks reproduced on purpose: header and inline lines are
+ * searched like C strings, so a NUL byte before the line end hides the line
+ * (the request waits until the 64 KB limit trips); the two bytes after a
+ * bulk payload and the byte after a header's '\r' are skipped without being
+ * checked. */
+#ifndef CAIRN_RESP_PARSE_H
+#define CAIRN_RESP_PARSE_H
+
+#include <stddef.h>
+
+#include "ds/sds.h"
+
+/* Bulks at least this long are read in place (Redis PROTO_MBULK_BIG_ARG). */
+#define RESP_BIG_ARG (1024 * 32)
+/* A big argument up to this size is reserved in full when it starts. */
+#define RESP_BIG_ARG_EAGER (1024 * 1024)
+/* Longest inline line or header line without its terminator being found
+ * (Redis PROTO_INLINE_MAX_SIZE). */
+#define RESP_INLINE_MAX (1024 * 64)
+/* proto-max-bulk-len default. */
+#define RESP_DEFAULT_MAX_BULK_LEN (512LL * 1024 * 1024)
+/* Limits for a connection that still has to AUTH. */
+#define RESP_UNAUTH_MAX_MULTIBULK 10
+#define RESP_UNAUTH_MAX_BULK 16384
+
+typedef enum { RESP_INCOMPLETE, RESP_COMPLETE, RESP_ERROR } RespStatus;
+
+typedef struct RespLimits {
+    long long maxBulkLen; /* proto-max-bulk-len (default 512 MB) */
+    int authRequired;     /* not yet authenticated while a password is set */
+} RespLimits;
+
+typedef struct RespParser {
+    int argc;               /* arguments of the command being assembled */
+    sds *argv;              /* argc strings, owned; NULL when argvCap is 0 */
+    const char *err;        /* on RESP_ERROR: Redis's text, e.g. "Protocol
+                             * error: invalid bulk length"; NULL otherwise */
+    int argvCap;            /* slots allocated in argv */
+    int complete;           /* argv holds a finished command not yet taken */
+    long long multibulkLen; /* bulks of the current multibulk still to read;
+                             * 0 when no multibulk is in progress */
+    long long bulkLen;      /* length of the bulk being read, -1 while its
+                             * "$len" line is still expected */
+    sds bigArg;             /* big bulk being filled in place (payload plus
+                             * the 2 trailing bytes), or NULL */
+    char errBuf[48];        /* storage for err when it embeds a byte */
+} RespParser;
+
+/* Prepare an empty parser. */
+void respParserInit(RespParser *p);
+/* Release argv and any partial state; the parser may be Init'ed again. */
+void respParserFree(RespParser *p);
+
+/* Parse at most one command from buf[0..len).  lim NULL means the defaults
+ * (512 MB bulks, authenticated).  *consumed is always set: the bytes at the
+ * front of buf the caller may drop (<= len).
+ *   RESP_INCOMPLETE: more bytes are needed.
+ *   RESP_COMPLETE: p->argc/p->argv hold the command; argc is 0 for an empty
+ *     inline line, "*0" or a negative count (the caller skips those).  A
+ *     command not taken with respParserTake is freed by the next call.
+ *   RESP_ERROR: p->err says why; see the contract above. */
+RespStatus respParse(RespParser *p, const char *buf, size_t len, size_t *consumed, const RespLimits *lim);
+
+/* After RESP_COMPLETE: hand over the command.  Returns the argv array
+ * (NULL when *argc is 0); the caller owns it and frees each sds and then the
+ * array with xfree.  The parser is ready for the next command. */
+sds *respParserTake(RespParser *p, int *argc);
+
+/* 1 if the parser is filling a big argument that still needs bytes: *dst is
+ * where the caller may read() into and *room (> 0) how many bytes it may
+ * write there, never more than the argument still needs including its
+ * trailing CRLF (memory is reserved on demand, so room may be less than what
+ * is still needed; ask again after each write).  0 otherwise.  Call only
+ * when the caller's pending buffer is empty -- which is always the case
+ * right after respParse returned RESP_INCOMPLETE inside a big argument,
+ * since it consumes everything it can copy. */
+int respParserBigArgRoom(RespParser *p, char **dst, size_t *room);
+/* The caller wrote n (<= room) bytes at dst.  Then call respParse (with the
+ * pending buffer, possibly empty) to finish the argument. */
+void respParserBigArgWrote(RespParser *p, size_t n);
+
+/* Bytes of the big argument read so far (0 if none): what Redis counts in
+ * the query buffer for client-query-buffer-limit besides the pending
+ * buffer. */
+size_t respParserPendingBytes(const RespParser *p);
+
+#endif

@@ -1,0 +1,400 @@
+/* client_cmd.c -- the CLIENT container: ID, SETNAME, GETNAME, SETINFO, LIST,
+ * INFO, KILL, REPLY, NO-EVICT, GETREDIR, HELP.
+ *
+ * CLIENT LIST / CLIENT INFO lines carry Redis 7.0.15's fields in its order.
+ * Killing another client frees it at the next loop turn (clientFreeAsync);
+ * a client that kills itself is closed once this command's reply is out
+ * (CLIENT_CLOSE_AFTER_REPLY), as Redis does.  CLIENT KILL's MAXAGE filter
+ * (Redis 7.4) and CLIENT SETINFO (Redis 7.2) are supported too. */
+#include <string.h>
+
+#include "core/client.h"
+#include "core/command.h"
+#include "core/net.h"
+#include "core/server.h"
+#include "ds/util.h"
+
+/* Counts owned by the transaction and pub/sub layers.  Weak so that CLIENT
+ * LIST works (showing idle values) before those layers are linked in. */
+int multiQueuedCount(const Client *c) __attribute__((weak));
+size_t multiQueuedBytes(const Client *c) __attribute__((weak));
+void pubsubClientCounts(const Client *c, long *channels, long *patterns, long *shardChannels)
+    __attribute__((weak));
+
+/* Client names and SETINFO values: printable ASCII other than space. */
+static int validClientAttr(const char *s, size_t len) {
+    for (size_t i = 0; i < len; i++)
+        if (s[i] < '!' || s[i] > '~') return 0;
+    return 1;
+}
+
+static sds catClientFlags(sds s, const Client *c) {
+    char flags[16], *p = flags;
+    if (c->flags & CLIENT_MONITOR) *p++ = 'O';
+    if (c->flags & CLIENT_PUBSUB) *p++ = 'P';
+    if (c->flags & CLIENT_MULTI) *p++ = 'x';
+    if (c->flags & CLIENT_BLOCKED) *p++ = 'b';
+    if (c->flags & CLIENT_TRACKING) *p++ = 't';
+    if (c->flags & CLIENT_DIRTY_CAS) *p++ = 'd';
+    if (c->flags & CLIENT_CLOSE_AFTER_REPLY) *p++ = 'c';
+    if (c->flags & CLIENT_CLOSE_ASAP) *p++ = 'A';
+    if (c->flags & CLIENT_UNIX_SOCKET) *p++ = 'U';
+    if (c->flags & CLIENT_NO_EVICT) *p++ = 'e';
+    if (c->flags & CLIENT_NO_TOUCH) *p++ = 'T';
+    if (p == flags) *p++ = 'N';
+    return sdsCatLen(s, flags, (size_t)(p - flags));
+}
+
+/* Appends c's CLIENT LIST line (with its trailing newline). */
+static sds catClientInfo(sds s, const Client *c) {
+    long long now = serverNowMs();
+    long sub = 0, psub = 0, ssub = 0;
+    if (pubsubClientCounts) pubsubClientCounts(c, &sub, &psub, &ssub);
+    int multi = (c->flags & CLIENT_MULTI) ? (multiQueuedCount ? multiQueuedCount(c) : 0) : -1;
+    size_t multiMem = multiQueuedBytes ? multiQueuedBytes(c) : 0;
+    size_t qbuf = c->querybuf ? sdsLen(c->querybuf) : 0;
+    size_t qbufFree = c->querybuf ? sdsAvail(c->querybuf) : 0;
+    size_t qbufAlloc = c->querybuf ? sdsAllocSize(c->querybuf) : 0;
+    size_t totMem = sizeof(Client) + qbufAlloc + c->argvBytes + c->replyBytes + multiMem;
+    /* Redis shows the running command for the client running it. */
+    const Command *last = (c->flags & CLIENT_EXECUTING) && c->cmd ? c->cmd : c->lastcmd;
+    const char *events = c->fd >= 0 ? clientEvents(c) : "";
+
+    s = sdsCatPrintf(s, "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=",
+                     (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
+                     (now - c->ctime) / 1000, (now - c->lastInteraction) / 1000);
+    s = catClientFlags(s, c);
+    s = sdsCatPrintf(s,
+                     " db=%d sub=%ld psub=%ld ssub=%ld multi=%d qbuf=%zu qbuf-free=%zu argv-mem=%zu"
+                     " multi-mem=%zu rbs=%d rbp=%d obl=%zu oll=%lu omem=%zu tot-mem=%zu events=%s"
+                     " cmd=%s user=default redir=-1 resp=%d\n",
+                     c->db ? c->db->id : 0, sub, psub, ssub, multi, qbuf, qbufFree, c->argvBytes,
+                     multiMem, CLIENT_REPLY_BUF, CLIENT_REPLY_BUF, c->bufpos, c->replyBlocks,
+                     c->replyBytes, totMem, events,
+                     last ? (last->fullname ? last->fullname : last->name) : "NULL", c->resp);
+    return s;
+}
+
+/* The client type for LIST/KILL TYPE, or -1 with the error replied.
+ * "master" is accepted but no client is of that type in Cairn. */
+#define CLIENT_TYPE_MASTER_ONLY 100
+static int parseClientTypeOrReply(Client *c, const sds name) {
+    if (argIs(name, "normal")) return CLIENT_TYPE_NORMAL;
+    if (argIs(name, "slave") || argIs(name, "replica")) return CLIENT_TYPE_REPLICA;
+    if (argIs(name, "pubsub")) return CLIENT_TYPE_PUBSUB;
+    if (argIs(name, "master")) return CLIENT_TYPE_MASTER_ONLY;
+    replyErrorFormat(c, "ERR Unknown client type '%s'", name);
+    return -1;
+}
+
+static Client *findClientById(unsigned long long id) {
+    for (Client *o = server.net.clients; o; o = o->nextClient)
+        if (o->id == id) return o;
+    return NULL;
+}
+
+static void clientIdCommand(Client *c) { replyLongLong(c, (long long)c->id); }
+
+static void clientGetnameCommand(Client *c) {
+    if (c->name)
+        replyBulkSds(c, c->name);
+    else
+        replyNull(c);
+}
+
+static void clientSetnameCommand(Client *c) {
+    sds name = c->argv[2];
+    if (!validClientAttr(name, sdsLen(name))) {
+        replyError(c, "ERR Client names cannot contain spaces, newlines or special characters.");
+        return;
+    }
+    if (c->name) sdsFree(c->name);
+    c->name = sdsLen(name) ? sdsDup(name) : NULL;
+    replyOk(c);
+}
+
+static void clientSetinfoCommand(Client *c) {
+    sds attr = c->argv[2], val = c->argv[3];
+    sds *dest;
+    if (argIs(attr, "lib-name"))
+        dest = &c->libName;
+    else if (argIs(attr, "lib-ver"))
+        dest = &c->libVer;
+    else {
+        replyErrorFormat(c, "ERR Unrecognized option '%s'", attr);
+        return;
+    }
+    if (!validClientAttr(val, sdsLen(val))) {
+        replyErrorFormat(c, "ERR %s cannot contain spaces, newlines or special characters.", attr);
+        return;
+    }
+    if (*dest) sdsFree(*dest);
+    *dest = sdsLen(val) ? sdsDup(val) : NULL;
+    replyOk(c);
+}
+
+static void clientInfoCommand(Client *c) {
+    sds s = catClientInfo(sdsEmpty(), c);
+    replyVerbatim(c, s, sdsLen(s), "txt");
+    sdsFree(s);
+}
+
+/* CLIENT LIST [TYPE type] | [ID id ...] */
+static void clientListCommand(Client *c) {
+    sds s = sdsEmpty();
+    if (c->argc == 4 && argIs(c->argv[2], "type")) {
+        int type = parseClientTypeOrReply(c, c->argv[3]);
+        if (type < 0) goto cleanup;
+        for (Client *o = server.net.clients; o; o = o->nextClient)
+            if (clientType(o) == type) s = catClientInfo(s, o);
+    } else if (c->argc > 3 && argIs(c->argv[2], "id")) {
+        for (int j = 3; j < c->argc; j++) {
+            long long id;
+            if (!stringToLongLong(c->argv[j], sdsLen(c->argv[j]), &id)) {
+                replyError(c, "ERR Invalid client ID");
+                goto cleanup;
+            }
+        }
+        for (int j = 3; j < c->argc; j++) {
+            long long id;
+            stringToLongLong(c->argv[j], sdsLen(c->argv[j]), &id);
+            Client *o = findClientById((unsigned long long)id);
+            if (o) s = catClientInfo(s, o);
+        }
+    } else if (c->argc != 2) {
+        replyErrorSyntax(c);
+        goto cleanup;
+    } else {
+        for (Client *o = server.net.clients; o; o = o->nextClient) s = catClientInfo(s, o);
+    }
+    replyVerbatim(c, s, sdsLen(s), "txt");
+cleanup:
+    sdsFree(s);
+}
+
+/* Close a client: at once after this reply for the caller itself, at the
+ * next loop turn for any other. */
+static void killClient(Client *c, Client *victim) {
+    if (victim == c)
+        c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+    else
+        clientFreeAsync(victim);
+}
+
+typedef struct KillFilter {
+    int hasId;
+    unsigned long long id;
+    int type;          /* -1 = any */
+    const char *addr;  /* NULL = any */
+    const char *laddr;
+    long long maxAge;  /* seconds, 0 = any */
+    int skipMe;
+} KillFilter;
+
+/* Parses CLIENT KILL's <option> <value> pairs; 0 ok, -1 after replying. */
+static int parseKillFilterOrReply(Client *c, KillFilter *f) {
+    memset(f, 0, sizeof(*f));
+    f->type = -1;
+    f->skipMe = 1;
+    for (int i = 2; i < c->argc; i += 2) {
+        if (i + 1 >= c->argc) {
+            replyErrorSyntax(c);
+            return -1;
+        }
+        sds opt = c->argv[i], val = c->argv[i + 1];
+        if (argIs(opt, "id")) {
+            long long id;
+            if (!stringToLongLong(val, sdsLen(val), &id) || id <= 0) {
+                replyError(c, "ERR client-id should be greater than 0");
+                return -1;
+            }
+            f->hasId = 1;
+            f->id = (unsigned long long)id;
+        } else if (argIs(opt, "type")) {
+            if ((f->type = parseClientTypeOrReply(c, val)) < 0) return -1;
+        } else if (argIs(opt, "addr")) {
+            f->addr = val;
+        } else if (argIs(opt, "laddr")) {
+            f->laddr = val;
+        } else if (argIs(opt, "user")) {
+            /* Only the default user exists: it matches every client. */
+            if (strcmp(val, "default") != 0) {
+                replyErrorFormat(c, "ERR No such user '%s'", val);
+                return -1;
+            }
+        } else if (argIs(opt, "skipme")) {
+            if (argIs(val, "yes"))
+                f->skipMe = 1;
+            else if (argIs(val, "no"))
+                f->skipMe = 0;
+            else {
+                replyErrorSyntax(c);
+                return -1;
+            }
+        } else if (argIs(opt, "maxage")) {
+            long long age;
+            if (!stringToLongLong(val, sdsLen(val), &age) || age <= 0) {
+                replyErrorSyntax(c);
+                return -1;
+            }
+            f->maxAge = age;
+        } else {
+            replyErrorSyntax(c);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int killFilterMatches(const KillFilter *f, Client *c, Client *o) {
+    if (f->hasId && o->id != f->id) return 0;
+    if (f->type >= 0 && clientType(o) != f->type) return 0;
+    if (f->addr && strcmp(o->addr, f->addr) != 0) return 0;
+    if (f->laddr && strcmp(o->laddr, f->laddr) != 0) return 0;
+    if (f->maxAge && (serverNowMs() - o->ctime) / 1000 < f->maxAge) return 0;
+    if (f->skipMe && o == c) return 0;
+    if (o->flags & CLIENT_FAKE) return 0;
+    return 1;
+}
+
+/* CLIENT KILL addr:port | CLIENT KILL <option> <value> [...] */
+static void clientKillCommand(Client *c) {
+    if (c->argc == 3) {
+        for (Client *o = server.net.clients; o; o = o->nextClient) {
+            if (strcmp(o->addr, c->argv[2]) == 0) {
+                killClient(c, o);
+                replyOk(c);
+                return;
+            }
+        }
+        replyError(c, "ERR No such client");
+        return;
+    }
+    KillFilter f;
+    if (parseKillFilterOrReply(c, &f) < 0) return;
+    long long killed = 0;
+    Client *self = NULL;
+    for (Client *o = server.net.clients; o; o = o->nextClient) {
+        if (!killFilterMatches(&f, c, o)) continue;
+        if (o == c)
+            self = c; /* after the loop, so the reply below still goes out */
+        else
+            killClient(c, o);
+        killed++;
+    }
+    if (self) killClient(c, self);
+    replyLongLong(c, killed);
+}
+
+static void clientReplyCommand(Client *c) {
+    sds mode = c->argv[2];
+    if (argIs(mode, "on")) {
+        c->flags &= ~(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP | CLIENT_REPLY_SKIP_NEXT);
+        replyOk(c);
+    } else if (argIs(mode, "off")) {
+        c->flags |= CLIENT_REPLY_OFF;
+    } else if (argIs(mode, "skip")) {
+        if (!(c->flags & CLIENT_REPLY_OFF)) c->flags |= CLIENT_REPLY_SKIP_NEXT;
+    } else {
+        replyErrorSyntax(c);
+    }
+}
+
+static void clientNoEvictCommand(Client *c) {
+    if (argIs(c->argv[2], "on")) {
+        c->flags |= CLIENT_NO_EVICT;
+    } else if (argIs(c->argv[2], "off")) {
+        c->flags &= ~CLIENT_NO_EVICT;
+    } else {
+        replyErrorSyntax(c);
+        return;
+    }
+    replyOk(c);
+}
+
+/* Client-side caching is not implemented: never a redirection. */
+static void clientGetredirCommand(Client *c) { replyLongLong(c, -1); }
+
+static void clientHelpCommand(Client *c) {
+    static const char *help[] = {
+        "GETNAME",
+        "    The name of this connection (nil when none was set).",
+        "GETREDIR",
+        "    The id of the client receiving tracking redirects: always -1 here.",
+        "ID",
+        "    The id of this connection.",
+        "INFO",
+        "    One CLIENT LIST line about this connection.",
+        "KILL <ip:port>",
+        "    Close the connection from <ip:port>.",
+        "KILL <filter> <value> [<filter> <value> ...]",
+        "    Close every connection matching all the filters:",
+        "    * ID <client-id>",
+        "    * ADDR <ip:port> | <unixsocket>:0 (remote end)",
+        "    * LADDR <ip:port> | <unixsocket>:0 (local end)",
+        "    * TYPE NORMAL|MASTER|REPLICA|PUBSUB",
+        "    * USER <username>",
+        "    * MAXAGE <seconds> (connections at least this old)",
+        "    * SKIPME YES|NO (whether to spare this connection; default YES)",
+        "LIST [TYPE NORMAL|MASTER|REPLICA|PUBSUB | ID <client-id> [<client-id> ...]]",
+        "    One line per connection, optionally filtered.",
+        "NO-EVICT ON|OFF",
+        "    Exempt this connection from client eviction, or not.",
+        "REPLY ON|OFF|SKIP",
+        "    Send replies, stop sending them, or skip the reply to the next command.",
+        "SETINFO LIB-NAME|LIB-VER <value>",
+        "    Record the client library name or version of this connection.",
+        "SETNAME <name>",
+        "    Name this connection (an empty name clears it).",
+        NULL,
+    };
+    replyHelp(c, help);
+}
+
+#define CLIENT_SUB_FLAGS (CMD_NOSCRIPT | CMD_LOADING | CMD_STALE)
+
+static Command clientSubcommands[] = {
+    {.name = "id", .proc = clientIdCommand, .arity = 2, .flags = CLIENT_SUB_FLAGS, .acl = ACL_CONNECTION,
+     .group = "connection", .since = "5.0.0", .complexity = "O(1)",
+     .summary = "Returns the client ID for the current connection"},
+    {.name = "getname", .proc = clientGetnameCommand, .arity = 2, .flags = CLIENT_SUB_FLAGS,
+     .acl = ACL_CONNECTION, .group = "connection", .since = "2.6.9", .complexity = "O(1)",
+     .summary = "Get the current connection name"},
+    {.name = "setname", .proc = clientSetnameCommand, .arity = 3, .flags = CLIENT_SUB_FLAGS,
+     .acl = ACL_CONNECTION, .group = "connection", .since = "2.6.9", .complexity = "O(1)",
+     .summary = "Set the current connection name"},
+    {.name = "setinfo", .proc = clientSetinfoCommand, .arity = 4, .flags = CLIENT_SUB_FLAGS,
+     .acl = ACL_CONNECTION, .group = "connection", .since = "7.2.0", .complexity = "O(1)",
+     .summary = "Set client or connection specific info"},
+    {.name = "info", .proc = clientInfoCommand, .arity = 2, .flags = CLIENT_SUB_FLAGS, .acl = ACL_CONNECTION,
+     .group = "connection", .since = "6.2.0", .complexity = "O(1)",
+     .summary = "Returns information about the current client connection."},
+    {.name = "list", .proc = clientListCommand, .arity = -2, .flags = CMD_ADMIN | CLIENT_SUB_FLAGS,
+     .acl = ACL_CONNECTION, .group = "connection", .since = "2.4.0",
+     .complexity = "O(N) where N is the number of client connections",
+     .summary = "Get the list of client connections"},
+    {.name = "kill", .proc = clientKillCommand, .arity = -3, .flags = CMD_ADMIN | CLIENT_SUB_FLAGS,
+     .acl = ACL_CONNECTION, .group = "connection", .since = "2.4.0",
+     .complexity = "O(N) where N is the number of client connections",
+     .summary = "Kill the connection of a client"},
+    {.name = "reply", .proc = clientReplyCommand, .arity = 3, .flags = CLIENT_SUB_FLAGS,
+     .acl = ACL_CONNECTION, .group = "connection", .since = "3.2.0", .complexity = "O(1)",
+     .summary = "Instruct the server whether to reply to commands"},
+    {.name = "no-evict", .proc = clientNoEvictCommand, .arity = 3, .flags = CMD_ADMIN | CLIENT_SUB_FLAGS,
+     .acl = ACL_CONNECTION, .group = "connection", .since = "7.0.0", .complexity = "O(1)",
+     .summary = "Set client eviction mode for the current connection"},
+    {.name = "getredir", .proc = clientGetredirCommand, .arity = 2, .flags = CLIENT_SUB_FLAGS,
+     .acl = ACL_CONNECTION, .group = "connection", .since = "6.0.0", .complexity = "O(1)",
+     .summary = "Get tracking notifications redirection client ID if any"},
+    {.name = "help", .proc = clientHelpCommand, .arity = 2, .flags = CMD_LOADING | CMD_STALE,
+     .acl = ACL_CONNECTION, .group = "connection", .since = "5.0.0", .complexity = "O(1)",
+     .summary = "Show helpful text about the different subcommands"},
+    {0},
+};
+
+Command clientCommands[] = {
+    {.name = "client", .arity = -2, .group = "connection", .since = "2.4.0",
+     .complexity = "Depends on subcommand.", .summary = "A container for client connection commands",
+     .subcommands = clientSubcommands},
+    {0},
+};

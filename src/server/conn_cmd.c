@@ -1,0 +1,218 @@
+/* conn_cmd.c -- connection commands: PING, ECHO, AUTH, HELLO, QUIT, RESET,
+ * SHUTDOWN.  Authentication is the `default` user with `requirepass`
+ * (ACL users arrive later); a server without a password treats every
+ * connection as authenticated. */
+#include <string.h>
+
+#include "core/errors.h"
+#include "core/log.h"
+#include "core/server.h"
+#include "ds/util.h"
+
+/* Reset hooks for feature layers (transactions, pub/sub, tracking). */
+static ClientFreeHook *resetHooks[8];
+static int resetHookCount;
+
+void connAddResetHook(ClientFreeHook *hook) {
+    if (resetHookCount < 8) resetHooks[resetHookCount++] = hook;
+}
+
+static int passwordSet(void) { return server.cfg.requirepass && server.cfg.requirepass[0]; }
+
+/* Constant-time-ish comparison so that timing does not leak the password. */
+static int passwordMatches(const sds given) {
+    const char *want = server.cfg.requirepass;
+    size_t wl = strlen(want), gl = sdsLen(given);
+    unsigned diff = (unsigned)(wl ^ gl);
+    for (size_t i = 0; i < gl; i++) diff |= (unsigned char)given[i] ^ (unsigned char)want[i % (wl ? wl : 1)];
+    return diff == 0;
+}
+
+/* Check user/password for AUTH and HELLO AUTH.  Returns 0 ok, -1 after
+ * replying the error. */
+static int checkCredentials(Client *c, const sds user, const sds pass) {
+    if (user && strcmp(user, "default") != 0) {
+        replyError(c, ERR_WRONGPASS);
+        return -1;
+    }
+    if (passwordSet() && !passwordMatches(pass)) {
+        replyError(c, ERR_WRONGPASS);
+        return -1;
+    }
+    return 0;
+}
+
+static void pingCommand(Client *c) {
+    if (c->argc > 2) {
+        replyErrorArity(c);
+        return;
+    }
+    if (c->flags & CLIENT_PUBSUB && c->resp == 2) {
+        replyArrayLen(c, 2);
+        replyBulk(c, "pong", 4);
+        if (c->argc == 1) replyBulk(c, "", 0);
+        else replyBulkSds(c, c->argv[1]);
+        return;
+    }
+    if (c->argc == 1) replyStatus(c, "PONG");
+    else replyBulkSds(c, c->argv[1]);
+}
+
+static void echoCommand(Client *c) { replyBulkSds(c, c->argv[1]); }
+
+static void authCommand(Client *c) {
+    if (c->argc > 3) {
+        replyErrorSyntax(c);
+        return;
+    }
+    if (c->argc == 2 && !passwordSet()) {
+        replyError(c, ERR_NOPASS);
+        return;
+    }
+    sds user = c->argc == 3 ? c->argv[1] : NULL;
+    sds pass = c->argv[c->argc - 1];
+    if (checkCredentials(c, user, pass) == -1) return;
+    c->authenticated = 1;
+    replyOk(c);
+}
+
+static void helloCommand(Client *c) {
+    long long ver = 0;
+    int next = 1;
+    if (c->argc >= 2) {
+        if (!stringToLongLong(c->argv[1], sdsLen(c->argv[1]), &ver)) {
+            replyError(c, "ERR Protocol version is not an integer or out of range");
+            return;
+        }
+        next = 2;
+        if (ver < 2 || ver > 3) {
+            replyError(c, "NOPROTO unsupported protocol version");
+            return;
+        }
+    }
+    sds user = NULL, pass = NULL, name = NULL;
+    for (int j = next; j < c->argc; j++) {
+        int more = c->argc - j - 1;
+        if (argIs(c->argv[j], "AUTH") && more >= 2) {
+            user = c->argv[j + 1];
+            pass = c->argv[j + 2];
+            j += 2;
+        } else if (argIs(c->argv[j], "SETNAME") && more >= 1) {
+            name = c->argv[j + 1];
+            j++;
+        } else {
+            replyErrorFormat(c, "ERR Syntax error in HELLO option '%s'", c->argv[j]);
+            return;
+        }
+    }
+    if (user) {
+        if (checkCredentials(c, user, pass) == -1) return;
+        c->authenticated = 1;
+    }
+    if (serverAuthRequired(c)) {
+        replyError(c, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time");
+        return;
+    }
+    if (name) {
+        for (size_t i = 0; i < sdsLen(name); i++) {
+            if (name[i] < '!' || name[i] > '~') {
+                replyError(c, "ERR Client names cannot contain spaces, newlines or special characters.");
+                return;
+            }
+        }
+        sdsFree(c->name);
+        c->name = sdsLen(name) ? sdsDup(name) : NULL;
+    }
+    if (ver) c->resp = (int)ver;
+    replyMapLen(c, 7);
+    replyBulkCString(c, "server");
+    replyBulkCString(c, "redis");
+    replyBulkCString(c, "version");
+    replyBulkCString(c, REDIS_COMPAT_VERSION);
+    replyBulkCString(c, "proto");
+    replyLongLong(c, c->resp);
+    replyBulkCString(c, "id");
+    replyLongLong(c, (long long)c->id);
+    replyBulkCString(c, "mode");
+    replyBulkCString(c, "standalone");
+    replyBulkCString(c, "role");
+    replyBulkCString(c, "master");
+    replyBulkCString(c, "modules");
+    replyArrayLen(c, 0);
+}
+
+static void quitCommand(Client *c) {
+    replyOk(c);
+    c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+}
+
+static void resetCommand(Client *c) {
+    for (int i = 0; i < resetHookCount; i++) resetHooks[i](c);
+    clientSelectDb(c, 0);
+    c->resp = 2;
+    c->authenticated = !passwordSet();
+    sdsFree(c->name);
+    c->name = NULL;
+    c->flags &= ~(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP_NEXT | CLIENT_NO_TOUCH | CLIENT_NO_EVICT);
+    replyStatus(c, "RESET");
+}
+
+static void shutdownCommand(Client *c) {
+    int nosave = 0, save = 0, abort = 0;
+    for (int j = 1; j < c->argc; j++) {
+        if (argIs(c->argv[j], "nosave")) nosave = 1;
+        else if (argIs(c->argv[j], "save")) save = 1;
+        else if (argIs(c->argv[j], "now") || argIs(c->argv[j], "force")) continue;
+        else if (argIs(c->argv[j], "abort")) abort = 1;
+        else {
+            replyErrorSyntax(c);
+            return;
+        }
+    }
+    if ((abort && c->argc != 2) || (nosave && save)) {
+        replyErrorSyntax(c);
+        return;
+    }
+    if (abort) {
+        replyError(c, "ERR No shutdown in progress.");
+        return;
+    }
+    if (save) {
+        /* RDB persistence is not built yet: refusing is the honest answer
+         * to a request that the data be saved first. */
+        serverLog(LL_WARNING, "SHUTDOWN SAVE refused: this Cairn build has no RDB persistence yet.");
+        replyError(c, "ERR Errors trying to SHUTDOWN. Check logs.");
+        return;
+    }
+    serverLog(LL_WARNING, "User requested shutdown...");
+    serverShutdown(0);
+}
+
+Command connCommands[] = {
+    {.name = "ping", .proc = pingCommand, .arity = -1, .flags = CMD_FAST | CMD_STALE | CMD_LOADING,
+     .acl = ACL_CONNECTION, .group = "connection", .since = "1.0.0", .complexity = "O(1)",
+     .summary = "Returns the server's liveliness response."},
+    {.name = "echo", .proc = echoCommand, .arity = 2, .flags = CMD_FAST | CMD_STALE | CMD_LOADING,
+     .acl = ACL_CONNECTION, .group = "connection", .since = "1.0.0", .complexity = "O(1)",
+     .summary = "Returns the given string."},
+    {.name = "auth", .proc = authCommand, .arity = -2,
+     .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_NO_AUTH | CMD_SENTINEL | CMD_ALLOW_BUSY,
+     .acl = ACL_CONNECTION, .group = "connection", .since = "1.0.0", .complexity = "O(N) where N is the number of passwords defined for the user",
+     .summary = "Authenticates the connection."},
+    {.name = "hello", .proc = helloCommand, .arity = -1,
+     .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_NO_AUTH | CMD_SENTINEL | CMD_ALLOW_BUSY,
+     .acl = ACL_CONNECTION, .group = "connection", .since = "6.0.0", .complexity = "O(1)",
+     .summary = "Handshakes with the Redis server."},
+    {.name = "quit", .proc = quitCommand, .arity = -1,
+     .flags = CMD_ALLOW_BUSY | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_NO_AUTH,
+     .acl = ACL_CONNECTION, .group = "connection", .since = "1.0.0", .complexity = "O(1)",
+     .summary = "Closes the connection."},
+    {.name = "reset", .proc = resetCommand, .arity = 1,
+     .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_NO_AUTH | CMD_ALLOW_BUSY,
+     .acl = ACL_CONNECTION, .group = "connection", .since = "6.2.0", .complexity = "O(1)",
+     .summary = "Resets the connection."},
+    {.name = "shutdown", .proc = shutdownCommand, .arity = -1,
+     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_NO_MULTI | CMD_SENTINEL | CMD_ALLOW_BUSY,
+     .group = "server", .since = "1.0.0", .complexity = "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)",
+     .summary = "Synchronously saves the database(s) to disk and shuts down the Redis server."},
+    {0}};

@@ -1,0 +1,195 @@
+/* debug.c -- DEBUG: SLEEP, SET-ACTIVE-EXPIRE, OBJECT, LOG, POPULATE, HELP.
+ *
+ * DEBUG is refused unless `enable-debug-command` is "yes", or "local" and
+ * the client is on the unix socket or a loopback address -- with Redis's
+ * error text.  Like Redis, DEBUG is one command whose first argument picks
+ * the action; an unknown action or a wrong argument count gets Redis's
+ * "unknown subcommand or wrong number of arguments" error.
+ *
+ * DEBUG OBJECT's serializedlength is an estimate: the RDB size of a string
+ * without LZF compression (Redis compresses strings over 20 bytes, so it
+ * reports less for compressible values), and the in-memory size of other
+ * values until the RDB writer lands. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/client.h"
+#include "core/command.h"
+#include "core/errors.h"
+#include "core/log.h"
+#include "core/server.h"
+#include "db/db.h"
+#include "db/object.h"
+#include "ds/util.h"
+
+#define LRU_CLOCK_MAX ((1u << 24) - 1)
+
+static int isLocalClient(const Client *c) {
+    if (c->flags & (CLIENT_UNIX_SOCKET | CLIENT_FAKE)) return 1;
+    return strncmp(c->addr, "127.", 4) == 0 || strncmp(c->addr, "::1:", 4) == 0 ||
+           strncmp(c->addr, "[::1]:", 6) == 0;
+}
+
+static int debugAllowed(const Client *c) {
+    switch (server.cfg.enableDebugCommand) {
+    case DEBUGCMD_YES: return 1;
+    case DEBUGCMD_LOCAL: return isLocalClient(c);
+    default: return 0;
+    }
+}
+
+/* Bytes of an RDB length prefix. */
+static size_t rdbLenSize(unsigned long long len) {
+    if (len < (1 << 6)) return 1;
+    if (len < (1 << 14)) return 2;
+    if (len <= UINT32_MAX) return 5;
+    return 9;
+}
+
+/* RDB bytes of a string value: integer encodings for numbers that fit 32
+ * bits, else length + bytes (no compression). */
+static size_t serializedStringLength(const kvobj *o) {
+    char buf[UTIL_LONG_STR_SIZE];
+    size_t len;
+    const char *p = kvStringBytes(o, buf, &len);
+    long long v;
+    if (len <= 11 && stringToLongLong(p, len, &v)) {
+        if (v >= INT8_MIN && v <= INT8_MAX) return 2;
+        if (v >= INT16_MIN && v <= INT16_MAX) return 3;
+        if (v >= INT32_MIN && v <= INT32_MAX) return 5;
+    }
+    return rdbLenSize(len) + len;
+}
+
+static void debugObject(Client *c) {
+    /* A raw find, as Redis does: no expiry, no stats, no LRU touch. */
+    kvobj *o = dbFind(c->db, c->argv[2], sdsLen(c->argv[2]));
+    if (!o) {
+        replyError(c, ERR_NO_SUCH_KEY);
+        return;
+    }
+    int enc = kvEncoding(o);
+    size_t serialized = kvType(o) == OBJ_STRING ? serializedStringLength(o) : objectValueSize(o);
+    /* Small integers are shared objects in Redis, shown with its shared
+     * refcount. */
+    int refcount = (enc == OBJ_ENC_INT && kvInt(o) >= 0 && kvInt(o) < OBJ_SHARED_INTEGERS) ? INT_MAX : 1;
+    unsigned lru = kvLru(o);
+    unsigned long long idle = dbLruClock >= lru ? dbLruClock - lru : dbLruClock + (LRU_CLOCK_MAX - lru);
+    sds s = sdsCatPrintf(sdsEmpty(),
+                         "Value at:%p refcount:%d encoding:%s serializedlength:%zu lru:%u lru_seconds_idle:%llu",
+                         (void *)o, refcount, encodingName(enc), serialized, lru, idle);
+    replyStatusLen(c, s, sdsLen(s));
+    sdsFree(s);
+}
+
+static void debugSleep(Client *c) {
+    double seconds = strtod(c->argv[2], NULL);
+    if (seconds > 0) {
+        long long us = (long long)(seconds * 1000000);
+        struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000};
+        while (nanosleep(&ts, &ts) == -1) {}
+    }
+    replyOk(c);
+}
+
+static void debugSetActiveExpire(Client *c) {
+    server.activeExpireEnabled = atoi(c->argv[2]);
+    replyOk(c);
+}
+
+static void debugLog(Client *c) {
+    serverLog(LL_WARNING, "DEBUG LOG: %s", c->argv[2]);
+    replyOk(c);
+}
+
+/* DEBUG POPULATE <count> [<prefix>] [<size>]: keys <prefix>:<n> (default
+ * "key") holding "value:<n>", or that text cut or zero-padded to <size>
+ * bytes.  Existing keys are left alone. */
+static void debugPopulate(Client *c) {
+    long count, size = 0;
+    if (getPositiveLongOrReply(c, c->argv[2], &count, NULL) == -1) return;
+    if (c->argc == 5 && getPositiveLongOrReply(c, c->argv[4], &size, NULL) == -1) return;
+    if (size > server.cfg.protoMaxBulkLen) {
+        replyError(c, ERR_STRING_TOO_LONG);
+        return;
+    }
+    const char *prefix = c->argc >= 4 ? c->argv[3] : "key";
+    sds key = sdsEmpty(), val = sdsEmpty();
+    for (long j = 0; j < count; j++) {
+        sdsClear(key);
+        key = sdsCatPrintf(key, "%s:%ld", prefix, j);
+        if (dbLookupWrite(c->db, key, sdsLen(key))) continue;
+        sdsClear(val);
+        val = sdsCatPrintf(val, "value:%ld", j);
+        if (size) {
+            size_t have = sdsLen(val);
+            if ((size_t)size > have) val = sdsGrowZero(val, (size_t)size);
+            else sdsSetLen(val, (size_t)size);
+        }
+        dbAdd(c->db, kvCreateString(key, sdsLen(key), val, sdsLen(val)));
+    }
+    sdsFree(key);
+    sdsFree(val);
+    replyOk(c);
+}
+
+static void debugHelp(Client *c) {
+    static const char *help[] = {
+        "LOG <message>",
+        "    Write <message> to the server log.",
+        "OBJECT <key>",
+        "    Low level details of the value stored at <key>.",
+        "POPULATE <count> [<prefix>] [<size>]",
+        "    Create <count> string keys named <prefix>:<n> (prefix defaults to 'key')",
+        "    holding 'value:<n>', or <size> bytes of it. Existing keys are kept.",
+        "SET-ACTIVE-EXPIRE <0|1>",
+        "    0 stops expiring keys in the background (they still expire on access);",
+        "    1 turns background expiry back on.",
+        "SLEEP <seconds>",
+        "    Block the server for <seconds> (decimals allowed).",
+        NULL,
+    };
+    replyHelp(c, help);
+}
+
+typedef struct DebugAction {
+    const char *name;
+    int minArgc, maxArgc; /* including DEBUG and the action */
+    void (*proc)(Client *c);
+} DebugAction;
+
+static const DebugAction actions[] = {
+    {"help", 2, 2, debugHelp},
+    {"object", 3, 3, debugObject},
+    {"sleep", 3, 3, debugSleep},
+    {"set-active-expire", 3, 3, debugSetActiveExpire},
+    {"log", 3, 3, debugLog},
+    {"populate", 3, 5, debugPopulate},
+};
+
+static void debugCommand(Client *c) {
+    if (!debugAllowed(c)) {
+        replyError(c, "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", "
+                      "you can run it from a local connection, otherwise you need to set this option in the "
+                      "configuration file, and then restart the server.");
+        return;
+    }
+    for (size_t i = 0; i < sizeof(actions) / sizeof(actions[0]); i++) {
+        const DebugAction *a = &actions[i];
+        if (argIs(c->argv[1], a->name) && c->argc >= a->minArgc && c->argc <= a->maxArgc) {
+            a->proc(c);
+            return;
+        }
+    }
+    replySubcommandSyntaxError(c);
+}
+
+Command debugCommands[] = {
+    {.name = "debug", .proc = debugCommand, .arity = -2,
+     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_PROTECTED, .group = "server",
+     .since = "1.0.0", .complexity = "Depends on subcommand.", .summary = "A container for debugging commands"},
+    {0},
+};

@@ -1,0 +1,546 @@
+/* info.c -- INFO, TIME and LASTSAVE.
+ *
+ * INFO prints Redis 7.0.15's sections, fields and field order; every value is
+ * Cairn's real state, and features Cairn does not have yet (replicas,
+ * persistence jobs, Lua, modules, cluster) show the values an idle Redis
+ * without them shows.  Sections are chosen as Redis does:
+ *   - no argument or "default": the default sections;
+ *   - "all": every section ("everything" too; Cairn has no module sections);
+ *   - otherwise the named sections (case-insensitive), unknown names ignored.
+ * The output keeps the fixed section order whatever the argument order,
+ * and each line ends in CRLF, with an empty line between sections. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/client.h"
+#include "core/command.h"
+#include "core/net.h"
+#include "core/server.h"
+#include "db/db.h"
+#include "ds/alloc.h"
+#include "ds/util.h"
+#include "server/stats.h"
+
+typedef sds InfoSectionProc(sds s);
+
+/* --- Server --- */
+
+static const char *buildId(void) {
+    static char id[17];
+    if (!id[0]) {
+        /* A stable id for this build: FNV-1a of the version and build time. */
+        const char *src = CAIRN_VERSION __DATE__ __TIME__;
+        uint64_t h = 1469598103934665603ULL;
+        for (const char *p = src; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+        snprintf(id, sizeof(id), "%016llx", (unsigned long long)h);
+    }
+    return id;
+}
+
+static const char *supervisedName(int mode) {
+    switch (mode) {
+    case SUPERVISED_SYSTEMD: return "systemd";
+    case SUPERVISED_UPSTART: return "upstart";
+    default: return "no";
+    }
+}
+
+static sds infoServer(sds s) {
+    struct utsname name;
+    if (uname(&name) != 0) memset(&name, 0, sizeof(name));
+    long long nowUs = ustime();
+    long long uptime = (nowUs / 1000 - server.time.startMs) / 1000;
+    s = sdsCatPrintf(s,
+                     "redis_version:%s\r\n"
+                     "cairn_version:%s\r\n"
+                     "redis_git_sha1:00000000\r\n"
+                     "redis_git_dirty:0\r\n"
+                     "redis_build_id:%s\r\n"
+                     "redis_mode:standalone\r\n"
+                     "os:%s %s %s\r\n"
+                     "arch_bits:%d\r\n"
+                     "monotonic_clock:POSIX clock_gettime\r\n"
+                     "multiplexing_api:epoll\r\n"
+                     "atomicvar_api:c11-builtin\r\n"
+                     "gcc_version:%d.%d.%d\r\n"
+                     "process_id:%lld\r\n"
+                     "process_supervised:%s\r\n"
+                     "run_id:%s\r\n"
+                     "tcp_port:%d\r\n"
+                     "server_time_usec:%lld\r\n"
+                     "uptime_in_seconds:%lld\r\n"
+                     "uptime_in_days:%lld\r\n"
+                     "hz:%d\r\n"
+                     "configured_hz:%d\r\n"
+                     "lru_clock:%u\r\n"
+                     "executable:%s\r\n"
+                     "config_file:%s\r\n"
+                     "io_threads_active:0\r\n",
+                     REDIS_COMPAT_VERSION, CAIRN_VERSION, buildId(), name.sysname, name.release,
+                     name.machine, (int)(sizeof(long) * 8),
+#ifdef __GNUC__
+                     __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__,
+#else
+                     0, 0, 0,
+#endif
+                     (long long)server.pid, supervisedName(server.cfg.supervised), server.runId,
+                     server.cfg.port, nowUs, uptime, uptime / 86400,
+                     server.hzCurrent ? server.hzCurrent : server.cfg.hz, server.cfg.hz,
+                     dbLruClock, server.executable ? server.executable : "",
+                     server.configFile ? server.configFile : "");
+    return s;
+}
+
+/* --- Clients --- */
+
+static sds infoClients(sds s) {
+    size_t maxIn = 0, maxOut = 0;
+    long long blocked = 0, tracking = 0;
+    for (Client *c = server.net.clients; c; c = c->nextClient) {
+        size_t in = c->querybuf ? sdsAllocSize(c->querybuf) : 0;
+        size_t out = c->replyBytes;
+        if (in > maxIn) maxIn = in;
+        if (out > maxOut) maxOut = out;
+        if (c->flags & CLIENT_BLOCKED) blocked++;
+        if (c->flags & CLIENT_TRACKING) tracking++;
+    }
+    return sdsCatPrintf(s,
+                        "connected_clients:%lu\r\n"
+                        "cluster_connections:0\r\n"
+                        "maxclients:%d\r\n"
+                        "client_recent_max_input_buffer:%zu\r\n"
+                        "client_recent_max_output_buffer:%zu\r\n"
+                        "blocked_clients:%lld\r\n"
+                        "tracking_clients:%lld\r\n"
+                        "clients_in_timeout_table:0\r\n",
+                        server.net.numClients, server.cfg.maxclients, maxIn, maxOut, blocked, tracking);
+}
+
+/* --- Memory --- */
+
+static const char *maxmemoryPolicyName(int p) {
+    static const char *names[] = {"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
+                                  "allkeys-lru",  "allkeys-lfu",  "allkeys-random",  "noeviction"};
+    return p >= 0 && p < (int)(sizeof(names) / sizeof(names[0])) ? names[p] : "noeviction";
+}
+
+static size_t clientsMemory(void) {
+    size_t total = 0;
+    for (Client *c = server.net.clients; c; c = c->nextClient)
+        total += (c->querybuf ? sdsAllocSize(c->querybuf) : 0) + c->argvBytes + c->replyBytes;
+    return total;
+}
+
+/* Bytes the key tables and TTL indexes themselves take (not the entries). */
+static size_t keyspaceOverhead(void) {
+    size_t total = 0;
+    for (int i = 0; i < server.cfg.databases; i++) {
+        Db *db = &server.db[i];
+        total += htabBuckets(&db->keys) * sizeof(void *) + (size_t)db->ttlCap * sizeof(kvobj *);
+    }
+    return total;
+}
+
+static sds infoMemory(sds s) {
+    size_t used = xmallocUsed();
+    size_t rss = xmallocRss();
+    size_t peak = statsPeakMemory();
+    size_t startup = statsStartupMemory();
+    size_t overhead = startup + clientsMemory() + keyspaceOverhead();
+    if (overhead > used) overhead = used;
+    size_t dataset = used - overhead;
+    size_t netUsed = used > startup ? used - startup : 0;
+    long long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+    unsigned long long sysMem = pages > 0 && pageSize > 0 ? (unsigned long long)pages * pageSize : 0;
+    double fragRatio = used ? (double)rss / used : 0;
+
+    s = sdsCatPrintf(s, "used_memory:%zu\r\nused_memory_human:", used);
+    s = statsCatHumanBytes(s, used);
+    s = sdsCatPrintf(s, "\r\nused_memory_rss:%zu\r\nused_memory_rss_human:", rss);
+    s = statsCatHumanBytes(s, rss);
+    s = sdsCatPrintf(s, "\r\nused_memory_peak:%zu\r\nused_memory_peak_human:", peak);
+    s = statsCatHumanBytes(s, peak);
+    s = sdsCatPrintf(s,
+                     "\r\nused_memory_peak_perc:%.2f%%\r\n"
+                     "used_memory_overhead:%zu\r\n"
+                     "used_memory_startup:%zu\r\n"
+                     "used_memory_dataset:%zu\r\n"
+                     "used_memory_dataset_perc:%.2f%%\r\n"
+                     "allocator_allocated:%zu\r\n"
+                     "allocator_active:%zu\r\n"
+                     "allocator_resident:%zu\r\n"
+                     "total_system_memory:%llu\r\n"
+                     "total_system_memory_human:",
+                     peak ? (double)used * 100 / peak : 0, overhead, startup, dataset,
+                     netUsed ? (double)dataset * 100 / netUsed : 0, used, used, rss, sysMem);
+    s = statsCatHumanBytes(s, sysMem);
+    /* No scripting engine yet: the Lua/function fields are zero. */
+    s = sdsCat(s, "\r\n"
+                  "used_memory_lua:0\r\n"
+                  "used_memory_vm_eval:0\r\n"
+                  "used_memory_lua_human:0B\r\n"
+                  "used_memory_scripts_eval:0\r\n"
+                  "number_of_cached_scripts:0\r\n"
+                  "number_of_functions:0\r\n"
+                  "number_of_libraries:0\r\n"
+                  "used_memory_vm_functions:0\r\n"
+                  "used_memory_vm_total:0\r\n"
+                  "used_memory_vm_total_human:0B\r\n"
+                  "used_memory_functions:0\r\n"
+                  "used_memory_scripts:0\r\n"
+                  "used_memory_scripts_human:0B\r\n");
+    s = sdsCatPrintf(s, "maxmemory:%llu\r\nmaxmemory_human:", server.cfg.maxmemory);
+    s = statsCatHumanBytes(s, server.cfg.maxmemory);
+    s = sdsCatPrintf(s,
+                     "\r\nmaxmemory_policy:%s\r\n"
+                     "allocator_frag_ratio:1.00\r\n"
+                     "allocator_frag_bytes:0\r\n"
+                     "allocator_rss_ratio:%.2f\r\n"
+                     "allocator_rss_bytes:%lld\r\n"
+                     "rss_overhead_ratio:1.00\r\n"
+                     "rss_overhead_bytes:0\r\n"
+                     "mem_fragmentation_ratio:%.2f\r\n"
+                     "mem_fragmentation_bytes:%lld\r\n"
+                     "mem_not_counted_for_evict:0\r\n"
+                     "mem_replication_backlog:0\r\n"
+                     "mem_total_replication_buffers:0\r\n"
+                     "mem_clients_slaves:0\r\n"
+                     "mem_clients_normal:%zu\r\n"
+                     "mem_cluster_links:0\r\n"
+                     "mem_aof_buffer:0\r\n"
+                     "mem_allocator:%s\r\n"
+                     "active_defrag_running:0\r\n"
+                     "lazyfree_pending_objects:0\r\n"
+                     "lazyfreed_objects:0\r\n",
+                     maxmemoryPolicyName(server.cfg.maxmemoryPolicy), fragRatio,
+                     (long long)rss - (long long)used, fragRatio, (long long)rss - (long long)used,
+                     clientsMemory(), xmallocLibrary());
+    return s;
+}
+
+/* --- Persistence --- */
+
+static sds infoPersistence(sds s) {
+    long long lastSave = server.lastSaveUnix ? server.lastSaveUnix : server.time.startMs / 1000;
+    /* No RDB/AOF jobs exist yet: every job field is idle. */
+    return sdsCatPrintf(s,
+                        "loading:0\r\n"
+                        "async_loading:0\r\n"
+                        "current_cow_peak:0\r\n"
+                        "current_cow_size:0\r\n"
+                        "current_cow_size_age:0\r\n"
+                        "current_fork_perc:0.00\r\n"
+                        "current_save_keys_processed:0\r\n"
+                        "current_save_keys_total:0\r\n"
+                        "rdb_changes_since_last_save:%lld\r\n"
+                        "rdb_bgsave_in_progress:0\r\n"
+                        "rdb_last_save_time:%lld\r\n"
+                        "rdb_last_bgsave_status:ok\r\n"
+                        "rdb_last_bgsave_time_sec:-1\r\n"
+                        "rdb_current_bgsave_time_sec:-1\r\n"
+                        "rdb_saves:0\r\n"
+                        "rdb_last_cow_size:0\r\n"
+                        "rdb_last_load_keys_expired:0\r\n"
+                        "rdb_last_load_keys_loaded:0\r\n"
+                        "aof_enabled:0\r\n"
+                        "aof_rewrite_in_progress:0\r\n"
+                        "aof_rewrite_scheduled:0\r\n"
+                        "aof_last_rewrite_time_sec:-1\r\n"
+                        "aof_current_rewrite_time_sec:-1\r\n"
+                        "aof_last_bgrewrite_status:ok\r\n"
+                        "aof_rewrites:0\r\n"
+                        "aof_rewrites_consecutive_failures:0\r\n"
+                        "aof_last_write_status:ok\r\n"
+                        "aof_last_cow_size:0\r\n"
+                        "module_fork_in_progress:0\r\n"
+                        "module_fork_last_cow_size:0\r\n",
+                        server.dirty, lastSave);
+}
+
+/* --- Stats --- */
+
+static sds infoStats(sds s) {
+    const ServerStats *st = &server.stats;
+    return sdsCatPrintf(s,
+                        "total_connections_received:%lld\r\n"
+                        "total_commands_processed:%lld\r\n"
+                        "instantaneous_ops_per_sec:%lld\r\n"
+                        "total_net_input_bytes:%lld\r\n"
+                        "total_net_output_bytes:%lld\r\n"
+                        "total_net_repl_input_bytes:0\r\n"
+                        "total_net_repl_output_bytes:0\r\n"
+                        "instantaneous_input_kbps:%.2f\r\n"
+                        "instantaneous_output_kbps:%.2f\r\n"
+                        "instantaneous_input_repl_kbps:0.00\r\n"
+                        "instantaneous_output_repl_kbps:0.00\r\n"
+                        "rejected_connections:%lld\r\n"
+                        "sync_full:0\r\n"
+                        "sync_partial_ok:0\r\n"
+                        "sync_partial_err:0\r\n"
+                        "expired_keys:%lld\r\n"
+                        "expired_stale_perc:%.2f\r\n"
+                        "expired_time_cap_reached_count:%lld\r\n"
+                        "expire_cycle_cpu_milliseconds:%lld\r\n"
+                        "evicted_keys:%lld\r\n"
+                        "evicted_clients:%lld\r\n"
+                        "total_eviction_exceeded_time:0\r\n"
+                        "current_eviction_exceeded_time:0\r\n"
+                        "keyspace_hits:%lld\r\n"
+                        "keyspace_misses:%lld\r\n"
+                        "pubsub_channels:0\r\n"
+                        "pubsub_patterns:0\r\n"
+                        "pubsubshard_channels:0\r\n"
+                        "latest_fork_usec:0\r\n"
+                        "total_forks:0\r\n"
+                        "migrate_cached_sockets:0\r\n"
+                        "slave_expires_tracked_keys:0\r\n"
+                        "active_defrag_hits:0\r\n"
+                        "active_defrag_misses:0\r\n"
+                        "active_defrag_key_hits:0\r\n"
+                        "active_defrag_key_misses:0\r\n"
+                        "total_active_defrag_time:0\r\n"
+                        "current_active_defrag_time:0\r\n"
+                        "tracking_total_keys:0\r\n"
+                        "tracking_total_items:0\r\n"
+                        "tracking_total_prefixes:0\r\n"
+                        "unexpected_error_replies:%lld\r\n"
+                        "total_error_replies:%lld\r\n"
+                        "dump_payload_sanitizations:0\r\n"
+                        "total_reads_processed:%lld\r\n"
+                        "total_writes_processed:%lld\r\n"
+                        "io_threaded_reads_processed:0\r\n"
+                        "io_threaded_writes_processed:0\r\n"
+                        "reply_buffer_shrinks:0\r\n"
+                        "reply_buffer_expands:0\r\n",
+                        st->numConnections, st->numCommands, statsInstantaneousOps(), st->netInputBytes,
+                        st->netOutputBytes, statsInstantaneousInputKbps(), statsInstantaneousOutputKbps(),
+                        st->rejectedConns, dbStats.expiredKeys, (double)dbStats.expiredStalePerc,
+                        dbStats.expiredTimeCapReached, dbStats.expireCycleCpuMs, st->evictedKeys,
+                        st->evictedClients, dbStats.keyspaceHits, dbStats.keyspaceMisses,
+                        st->unexpectedErrorReplies, st->totalErrorReplies, st->totalReadsProcessed,
+                        st->totalWritesProcessed);
+}
+
+/* --- Replication --- */
+
+/* The replication id: 40 random hex characters, fixed for the process. */
+static const char *replicationId(void) {
+    static char id[41];
+    if (!id[0]) {
+        unsigned char raw[20];
+        FILE *f = fopen("/dev/urandom", "rb");
+        if (!f || fread(raw, 1, sizeof(raw), f) != sizeof(raw)) {
+            unsigned long long x = (unsigned long long)ustime() ^ ((unsigned long long)getpid() << 32);
+            for (size_t i = 0; i < sizeof(raw); i++) {
+                x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+                raw[i] = (unsigned char)(x >> 56);
+            }
+        }
+        if (f) fclose(f);
+        for (size_t i = 0; i < sizeof(raw); i++) snprintf(id + i * 2, 3, "%02x", raw[i]);
+    }
+    return id;
+}
+
+static sds infoReplication(sds s) {
+    return sdsCatPrintf(s,
+                        "role:master\r\n"
+                        "connected_slaves:0\r\n"
+                        "master_failover_state:no-failover\r\n"
+                        "master_replid:%s\r\n"
+                        "master_replid2:0000000000000000000000000000000000000000\r\n"
+                        "master_repl_offset:0\r\n"
+                        "second_repl_offset:-1\r\n"
+                        "repl_backlog_active:0\r\n"
+                        "repl_backlog_size:1048576\r\n"
+                        "repl_backlog_first_byte_offset:0\r\n"
+                        "repl_backlog_histlen:0\r\n",
+                        replicationId());
+}
+
+/* --- CPU --- */
+
+static sds catTimeval(sds s, const char *name, struct timeval tv) {
+    return sdsCatPrintf(s, "%s:%ld.%06ld\r\n", name, (long)tv.tv_sec, (long)tv.tv_usec);
+}
+
+static sds infoCpu(sds s) {
+    struct rusage self, children, thread;
+    getrusage(RUSAGE_SELF, &self);
+    getrusage(RUSAGE_CHILDREN, &children);
+    getrusage(RUSAGE_THREAD, &thread);
+    s = catTimeval(s, "used_cpu_sys", self.ru_stime);
+    s = catTimeval(s, "used_cpu_user", self.ru_utime);
+    s = catTimeval(s, "used_cpu_sys_children", children.ru_stime);
+    s = catTimeval(s, "used_cpu_user_children", children.ru_utime);
+    s = catTimeval(s, "used_cpu_sys_main_thread", thread.ru_stime);
+    return catTimeval(s, "used_cpu_user_main_thread", thread.ru_utime);
+}
+
+/* --- Modules, Cluster: Cairn has neither --- */
+
+static sds infoModules(sds s) { return s; }
+
+static sds infoCluster(sds s) { return sdsCat(s, "cluster_enabled:0\r\n"); }
+
+/* --- Commandstats, Latencystats --- */
+
+static int commandHasStats(const Command *cmd) {
+    return cmd->stats.calls || cmd->stats.failedCalls || cmd->stats.rejectedCalls;
+}
+
+static sds catCommandStats(sds s, const Command *cmd) {
+    const CommandStats *st = &cmd->stats;
+    if (commandHasStats(cmd))
+        s = sdsCatPrintf(s, "cmdstat_%s:calls=%lld,usec=%lld,usec_per_call=%.2f,rejected_calls=%lld,failed_calls=%lld\r\n",
+                         cmd->fullname ? cmd->fullname : cmd->name, st->calls, st->usec,
+                         st->calls ? (double)st->usec / (double)st->calls : 0, st->rejectedCalls,
+                         st->failedCalls);
+    return s;
+}
+
+/* Applies fn to every command and subcommand: a container, then its
+ * subcommands. */
+static sds forEachCommand(sds s, sds (*fn)(sds, const Command *)) {
+    unsigned cursor = 0;
+    Command *cmd;
+    while ((cmd = commandIterate(&cursor)) != NULL) {
+        s = fn(s, cmd);
+        for (Command *sub = cmd->subcommands; sub && sub->name; sub++) s = fn(s, sub);
+    }
+    return s;
+}
+
+static sds infoCommandStats(sds s) { return forEachCommand(s, catCommandStats); }
+
+static sds infoLatencyStats(sds s) { return forEachCommand(s, statsCatLatencyLine); }
+
+/* --- Errorstats: sorted by prefix, as Redis's radix tree yields them --- */
+
+static int compareErrorStat(const void *a, const void *b) {
+    const ErrorStat *x = *(const ErrorStat *const *)a, *y = *(const ErrorStat *const *)b;
+    return strcmp(x->prefix, y->prefix);
+}
+
+static sds infoErrorStats(sds s) {
+    size_t n = 0;
+    for (ErrorStat *e = server.errorStats; e; e = e->next) n++;
+    if (n == 0) return s;
+    ErrorStat **sorted = xmalloc(n * sizeof(*sorted));
+    n = 0;
+    for (ErrorStat *e = server.errorStats; e; e = e->next) sorted[n++] = e;
+    qsort(sorted, n, sizeof(*sorted), compareErrorStat);
+    for (size_t i = 0; i < n; i++)
+        s = sdsCatPrintf(s, "errorstat_%s:count=%lld\r\n", sorted[i]->prefix, sorted[i]->count);
+    xfree(sorted);
+    return s;
+}
+
+/* --- Keyspace --- */
+
+static sds infoKeyspace(sds s) {
+    for (int i = 0; i < server.cfg.databases; i++) {
+        Db *db = &server.db[i];
+        size_t keys = htabSize(&db->keys);
+        if (keys == 0 && db->ttlCount == 0) continue;
+        s = sdsCatPrintf(s, "db%d:keys=%zu,expires=%u,avg_ttl=%lld\r\n", i, keys, db->ttlCount, db->avgTtl);
+    }
+    return s;
+}
+
+/* --- Section selection --- */
+
+typedef struct InfoSection {
+    const char *name;   /* lowercase, as INFO takes it */
+    const char *title;  /* header text */
+    InfoSectionProc *proc;
+    int isDefault;
+} InfoSection;
+
+static const InfoSection sections[] = {
+    {"server", "Server", infoServer, 1},
+    {"clients", "Clients", infoClients, 1},
+    {"memory", "Memory", infoMemory, 1},
+    {"persistence", "Persistence", infoPersistence, 1},
+    {"stats", "Stats", infoStats, 1},
+    {"replication", "Replication", infoReplication, 1},
+    {"cpu", "CPU", infoCpu, 1},
+    {"modules", "Modules", infoModules, 1},
+    {"commandstats", "Commandstats", infoCommandStats, 0},
+    {"errorstats", "Errorstats", infoErrorStats, 1},
+    {"latencystats", "Latencystats", infoLatencyStats, 0},
+    {"cluster", "Cluster", infoCluster, 1},
+    {"keyspace", "Keyspace", infoKeyspace, 1},
+};
+#define SECTION_COUNT (sizeof(sections) / sizeof(sections[0]))
+
+/* Marks in want[] the sections that INFO's arguments select. */
+static void selectSections(int argc, char **argv, int *want) {
+    if (argc == 0) {
+        for (size_t i = 0; i < SECTION_COUNT; i++) want[i] = sections[i].isDefault;
+        return;
+    }
+    for (int a = 0; a < argc; a++) {
+        if (argIs(argv[a], "all") || argIs(argv[a], "everything")) {
+            for (size_t i = 0; i < SECTION_COUNT; i++) want[i] = 1;
+        } else if (argIs(argv[a], "default")) {
+            for (size_t i = 0; i < SECTION_COUNT; i++) want[i] |= sections[i].isDefault;
+        } else {
+            for (size_t i = 0; i < SECTION_COUNT; i++)
+                if (argIs(argv[a], sections[i].name)) want[i] = 1;
+        }
+    }
+}
+
+/* The INFO text for the sections named in argv (none = default).  The
+ * caller owns the result. */
+static sds infoGenerate(int argc, char **argv) {
+    int want[SECTION_COUNT] = {0};
+    selectSections(argc, argv, want);
+    sds s = sdsEmpty();
+    int first = 1;
+    for (size_t i = 0; i < SECTION_COUNT; i++) {
+        if (!want[i]) continue;
+        if (!first) s = sdsCat(s, "\r\n");
+        first = 0;
+        s = sdsCatPrintf(s, "# %s\r\n", sections[i].title);
+        s = sections[i].proc(s);
+    }
+    return s;
+}
+
+static void infoCommand(Client *c) {
+    sds s = infoGenerate(c->argc - 1, c->argv + 1);
+    replyVerbatim(c, s, sdsLen(s), "txt");
+    sdsFree(s);
+}
+
+/* TIME: the wall clock now (not the cached command time), as Redis does. */
+static void timeCommand(Client *c) {
+    long long us = ustime();
+    replyArrayLen(c, 2);
+    replyBulkLongLong(c, us / 1000000);
+    replyBulkLongLong(c, us % 1000000);
+}
+
+/* LASTSAVE: the last successful save; the start time until one happens. */
+static void lastsaveCommand(Client *c) {
+    replyLongLong(c, server.lastSaveUnix ? server.lastSaveUnix : server.time.startMs / 1000);
+}
+
+Command infoCommands[] = {
+    {.name = "info", .proc = infoCommand, .arity = -1, .flags = CMD_LOADING | CMD_STALE,
+     .acl = ACL_DANGEROUS, .group = "server", .since = "1.0.0", .complexity = "O(1)",
+     .summary = "Get information and statistics about the server"},
+    {.name = "time", .proc = timeCommand, .arity = 1, .flags = CMD_LOADING | CMD_STALE | CMD_FAST,
+     .group = "server", .since = "2.6.0", .complexity = "O(1)", .summary = "Return the current server time"},
+    {.name = "lastsave", .proc = lastsaveCommand, .arity = 1, .flags = CMD_LOADING | CMD_STALE | CMD_FAST,
+     .acl = ACL_ADMIN | ACL_DANGEROUS, .group = "server", .since = "1.0.0", .complexity = "O(1)",
+     .summary = "Get the UNIX time stamp of the last successful save to disk"},
+    {0},
+};

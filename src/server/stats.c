@@ -1,0 +1,174 @@
+/* stats.c -- sampled rates, the memory peak and per-command latency
+ * histograms (see stats.h).
+ *
+ * Rates: every 100 ms statsCron turns the growth of a counter since the
+ * previous sample into a per-second value and stores it in a ring of 16;
+ * INFO prints the ring's average.
+ *
+ * Latency histograms record nanoseconds in log-linear buckets: values below
+ * 256 ns exactly, then each power-of-two range [2^k, 2^(k+1)) split into 128
+ * equal buckets (two significant decimal digits).  A percentile reports the
+ * highest value of the bucket it falls in, which is what INFO latencystats
+ * prints (so 8 us shows as 8.031).  Values are clamped to [1 ns, 1 s].  A
+ * command gets its histogram (12.5 KB) on its first recorded run. */
+#include "server/stats.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/server.h"
+#include "ds/alloc.h"
+#include "ds/util.h"
+
+#define SAMPLE_PERIOD_MS 100
+#define SAMPLES 16
+
+enum { METRIC_OPS = 0, METRIC_NET_IN, METRIC_NET_OUT, METRIC_COUNT };
+
+typedef struct RateMetric {
+    long long lastMs;           /* time of the previous sample, 0 = none yet */
+    long long lastValue;        /* counter value at that time */
+    long long samples[SAMPLES]; /* per-second rates */
+    int idx;
+} RateMetric;
+
+static RateMetric metrics[METRIC_COUNT];
+static size_t peakMemory;
+static size_t startupMemory;
+static int initialized;
+
+/* --- latency histograms --- */
+
+#define HIST_MIN_NS 1LL
+#define HIST_MAX_NS 1000000000LL
+#define HIST_LINEAR 256         /* exact buckets below this */
+#define HIST_SUB 128            /* buckets per power of two above */
+#define HIST_TOP_BIT 29         /* 2^29 <= 1e9 < 2^30 */
+#define HIST_BUCKETS (HIST_LINEAR + (HIST_TOP_BIT - 8 + 1) * HIST_SUB)
+
+typedef struct Histogram {
+    long long total;
+    uint32_t counts[HIST_BUCKETS];
+} Histogram;
+
+static Histogram **histograms; /* indexed by Command.id */
+static unsigned histCap;
+
+void statsInit(void) {
+    startupMemory = xmallocUsed();
+    if (peakMemory < startupMemory) peakMemory = startupMemory;
+    initialized = 1;
+}
+
+size_t statsStartupMemory(void) { return startupMemory; }
+
+size_t statsPeakMemory(void) {
+    size_t used = xmallocUsed();
+    if (used > peakMemory) peakMemory = used;
+    return peakMemory;
+}
+
+static void sampleMetric(RateMetric *m, long long value, long long nowMs) {
+    if (m->lastMs != 0 && nowMs > m->lastMs) {
+        m->samples[m->idx] = (value - m->lastValue) * 1000 / (nowMs - m->lastMs);
+        m->idx = (m->idx + 1) % SAMPLES;
+    }
+    m->lastMs = nowMs;
+    m->lastValue = value;
+}
+
+static long long metricAverage(const RateMetric *m) {
+    long long sum = 0;
+    for (int i = 0; i < SAMPLES; i++) sum += m->samples[i];
+    return sum / SAMPLES;
+}
+
+void statsCron(void) {
+    if (!initialized) statsInit();
+    statsPeakMemory();
+    long long now = mstime();
+    if (metrics[METRIC_OPS].lastMs != 0 && now - metrics[METRIC_OPS].lastMs < SAMPLE_PERIOD_MS) return;
+    sampleMetric(&metrics[METRIC_OPS], server.stats.numCommands, now);
+    sampleMetric(&metrics[METRIC_NET_IN], server.stats.netInputBytes, now);
+    sampleMetric(&metrics[METRIC_NET_OUT], server.stats.netOutputBytes, now);
+}
+
+long long statsInstantaneousOps(void) { return metricAverage(&metrics[METRIC_OPS]); }
+double statsInstantaneousInputKbps(void) { return (double)metricAverage(&metrics[METRIC_NET_IN]) / 1024; }
+double statsInstantaneousOutputKbps(void) { return (double)metricAverage(&metrics[METRIC_NET_OUT]) / 1024; }
+
+static unsigned bucketOf(long long v) {
+    if (v < HIST_LINEAR) return (unsigned)v;
+    int k = 63 - __builtin_clzll((unsigned long long)v);
+    unsigned sub = (unsigned)(v >> (k - 7)) - HIST_SUB;
+    return HIST_LINEAR + (unsigned)(k - 8) * HIST_SUB + sub;
+}
+
+/* Highest value that falls in bucket i. */
+static long long bucketHighest(unsigned i) {
+    if (i < HIST_LINEAR) return i;
+    unsigned k = 8 + (i - HIST_LINEAR) / HIST_SUB;
+    long long sub = (i - HIST_LINEAR) % HIST_SUB + HIST_SUB;
+    long long width = 1LL << (k - 7);
+    return sub * width + width - 1;
+}
+
+void statsRecordLatency(Command *cmd, long long usec) {
+    if (cmd->id >= histCap) {
+        unsigned ncap = histCap ? histCap : 64;
+        while (ncap <= cmd->id) ncap *= 2;
+        histograms = xrealloc(histograms, ncap * sizeof(*histograms));
+        memset(histograms + histCap, 0, (ncap - histCap) * sizeof(*histograms));
+        histCap = ncap;
+    }
+    Histogram *h = histograms[cmd->id];
+    if (!h) h = histograms[cmd->id] = xcalloc(sizeof(*h));
+    long long ns = usec * 1000;
+    if (ns < HIST_MIN_NS) ns = HIST_MIN_NS;
+    if (ns > HIST_MAX_NS) ns = HIST_MAX_NS;
+    h->counts[bucketOf(ns)]++;
+    h->total++;
+}
+
+static long long percentileNs(const Histogram *h, double p) {
+    long long want = (long long)(p / 100 * (double)h->total + 0.5);
+    if (want < 1) want = 1;
+    long long seen = 0;
+    for (unsigned i = 0; i < HIST_BUCKETS; i++) {
+        seen += h->counts[i];
+        if (seen >= want) return bucketHighest(i);
+    }
+    return bucketHighest(HIST_BUCKETS - 1);
+}
+
+sds statsCatLatencyLine(sds s, const Command *cmd) {
+    static const double pcts[] = {50, 99, 99.9};
+    if (cmd->id >= histCap || !histograms[cmd->id]) return s;
+    const Histogram *h = histograms[cmd->id];
+    s = sdsCatPrintf(s, "latency_percentiles_usec_%s:", cmd->fullname ? cmd->fullname : cmd->name);
+    for (size_t i = 0; i < sizeof(pcts) / sizeof(pcts[0]); i++)
+        s = sdsCatPrintf(s, "%sp%g=%.3f", i ? "," : "", pcts[i], (double)percentileNs(h, pcts[i]) / 1000.0);
+    return sdsCat(s, "\r\n");
+}
+
+void statsReset(void) {
+    for (unsigned i = 0; i < histCap; i++) {
+        xfree(histograms[i]);
+        histograms[i] = NULL;
+    }
+    memset(metrics, 0, sizeof(metrics));
+    peakMemory = xmallocUsed();
+}
+
+sds statsCatHumanBytes(sds s, unsigned long long n) {
+    static const char units[] = "KMGTPE";
+    if (n < 1024) return sdsCatPrintf(s, "%lluB", n);
+    double d = (double)n / 1024;
+    int u = 0;
+    while (d >= 1024 && u < 5) {
+        d /= 1024;
+        u++;
+    }
+    return sdsCatPrintf(s, "%.2f%c", d, units[u]);
+}

@@ -1,0 +1,629 @@
+/* t_keys.c -- generic keyspace commands: DEL, UNLINK, EXISTS, TYPE, KEYS,
+ * SCAN, RANDOMKEY, RENAME(NX), MOVE, COPY, TOUCH, SELECT, SWAPDB, FLUSHDB,
+ * FLUSHALL, DBSIZE and OBJECT.
+ *
+ * Replies and error texts are redis-server 7.0.15's.  Entries carry their
+ * key bytes, so a key that changes name (RENAME, COPY) gets a new entry;
+ * the value moves over (RENAME) or is deep-copied (COPY).  MOVE relinks
+ * the same entry into the other database.  Keys that are logically expired
+ * are deleted when a command looks them up (db.c), except where Redis only
+ * skips them (KEYS). */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/client.h"
+#include "core/command.h"
+#include "core/errors.h"
+#include "core/server.h"
+#include "db/db.h"
+#include "db/lazyfree.h"
+#include "ds/alloc.h"
+#include "ds/glob.h"
+#include "ds/htab.h"
+#include "ds/util.h"
+
+#define ERR_INT_RANGE "ERR value is out of range, value must between -2147483648 and 2147483647"
+
+/* --- helpers --- */
+
+/* Parse an int argument as Redis's getIntFromObjectOrReply does. */
+static int getIntOrReply(Client *c, const sds s, int *out) {
+    long long v;
+    if (getLongLongOrReply(c, s, &v, NULL) == -1) return -1;
+    if (v < INT_MIN || v > INT_MAX) {
+        replyError(c, ERR_INT_RANGE);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+/* Parse a database number; reply the error and return NULL if it is not
+ * an int or not an existing database. */
+static Db *getDbOrReply(Client *c, const sds s) {
+    int id;
+    if (getIntOrReply(c, s, &id) == -1) return NULL;
+    if (id < 0 || id >= server.cfg.databases) {
+        replyError(c, ERR_DB_INDEX);
+        return NULL;
+    }
+    return &server.db[id];
+}
+
+static int sameKey(const sds a, const sds b) {
+    return sdsLen(a) == sdsLen(b) && memcmp(a, b, sdsLen(a)) == 0;
+}
+
+/* Delete an expired entry through the normal lookup path, so that it is
+ * counted and notified as Redis's expireIfNeeded does.  `o` is invalid
+ * afterwards. */
+static void expireEntry(Db *db, kvobj *o) {
+    sds key = sdsNewLen(kvKey(o), kvKeyLen(o));
+    dbLookupWrite(db, key, sdsLen(key));
+    sdsFree(key);
+}
+
+/* A new entry named key[0..len) holding o's value: the value pointer is
+ * moved (o must then be freed with kvFreeShell) unless dup, in which case
+ * it is deep-copied.  The new entry has no expire.  NULL if the value's
+ * type has no copy function yet. */
+static kvobj *entryWithKey(const kvobj *o, const char *key, size_t len, int dup) {
+    if (kvType(o) == OBJ_STRING && kvEncoding(o) != OBJ_ENC_RAW) {
+        char buf[UTIL_LONG_STR_SIZE];
+        size_t vlen;
+        const char *v;
+        if (kvEncoding(o) == OBJ_ENC_INT) return kvCreateInt(key, len, kvInt(o));
+        v = kvStringBytes(o, buf, &vlen);
+        return kvCreateEmbstr(key, len, v, vlen);
+    }
+    void *ptr = dup ? objectDupValue(o) : kvPtr(o);
+    if (!ptr) return NULL;
+    return kvCreatePtr(key, len, kvType(o), kvEncoding(o), ptr);
+}
+
+/* Free an entry a command removed to make room (RENAME/COPY overwrite). */
+static void freeServerDel(kvobj *o) {
+    if (server.cfg.lazyfreeLazyServerDel) lazyfreeEntry(o);
+    else kvFree(o);
+}
+
+/* --- DEL / UNLINK / EXISTS / TOUCH / TYPE / DBSIZE --- */
+
+static void delGeneric(Client *c, int lazy) {
+    long long deleted = 0;
+    for (int j = 1; j < c->argc; j++) {
+        sds key = c->argv[j];
+        size_t len = sdsLen(key);
+        if (!dbLookupWrite(c->db, key, len)) continue; /* expires it first */
+        kvobj *o = dbUnlink(c->db, key, len);
+        if (lazy) lazyfreeEntry(o);
+        else kvFree(o);
+        signalModifiedKey(c, c->db, key, len);
+        notifyKeyspaceEvent(NOTIFY_GENERIC, "del", key, len, c->db->id);
+        serverIncrDirty(1);
+        deleted++;
+    }
+    replyLongLong(c, deleted);
+}
+
+static void delCommand(Client *c) { delGeneric(c, server.cfg.lazyfreeLazyUserDel); }
+
+static void unlinkCommand(Client *c) { delGeneric(c, 1); }
+
+static void existsCommand(Client *c) {
+    long long count = 0;
+    for (int j = 1; j < c->argc; j++)
+        if (dbLookupRead(c->db, c->argv[j], sdsLen(c->argv[j]), LOOKUP_NOTOUCH)) count++;
+    replyLongLong(c, count);
+}
+
+static void touchCommand(Client *c) {
+    long long count = 0;
+    for (int j = 1; j < c->argc; j++)
+        if (dbLookupRead(c->db, c->argv[j], sdsLen(c->argv[j]), LOOKUP_NONE)) count++;
+    replyLongLong(c, count);
+}
+
+static void typeCommand(Client *c) {
+    kvobj *o = dbLookupRead(c->db, c->argv[1], sdsLen(c->argv[1]), LOOKUP_NOTOUCH);
+    replyStatus(c, o ? typeName(kvType(o)) : "none");
+}
+
+static void dbsizeCommand(Client *c) { replyLongLong(c, (long long)htabSize(&c->db->keys)); }
+
+/* --- KEYS / SCAN / RANDOMKEY --- */
+
+/* Every key matching the pattern; logically expired keys are skipped but
+ * not deleted, as in Redis. */
+static void keysCommand(Client *c) {
+    sds pat = c->argv[1];
+    int all = sdsLen(pat) == 1 && pat[0] == '*';
+    long n = 0;
+    void *len = replyDeferredLen(c);
+    HtabIter it;
+    kvobj *o;
+    htabIterInit(&it, &c->db->keys);
+    while ((o = htabIterNext(&it)) != NULL) {
+        if (kvIsExpired(o)) continue;
+        if (!all && !globMatch(pat, sdsLen(pat), kvKey(o), kvKeyLen(o), 0)) continue;
+        replyBulk(c, kvKey(o), kvKeyLen(o));
+        n++;
+    }
+    htabIterRelease(&it);
+    replySetDeferredArrayLen(c, len, n);
+}
+
+/* Cursor text as Redis reads it (strtoul on the C string): no leading
+ * space, an optional sign (negative values wrap), decimal digits, nothing
+ * after them; the empty string is cursor 0. */
+static int parseScanCursorOrReply(Client *c, const sds s, uint64_t *cursor) {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if ((s[0] == ' ' || (s[0] >= '\t' && s[0] <= '\r')) || *end != '\0' || errno == ERANGE) {
+        replyError(c, "ERR invalid cursor");
+        return -1;
+    }
+    *cursor = v;
+    return 0;
+}
+
+typedef struct ScanBatch {
+    kvobj **items;
+    size_t count, cap;
+} ScanBatch;
+
+static void scanCollect(void *priv, void *entry) {
+    ScanBatch *b = priv;
+    if (b->count == b->cap) {
+        b->cap = b->cap ? b->cap * 2 : 16;
+        b->items = xrealloc(b->items, sizeof(kvobj *) * b->cap);
+    }
+    b->items[b->count++] = entry;
+}
+
+/* SCAN cursor [MATCH pattern] [COUNT count] [TYPE type].  Like Redis, COUNT
+ * bounds the keys gathered before the MATCH / TYPE / expiry filters run,
+ * and at most 10 x COUNT buckets are visited per call. */
+static void scanCommand(Client *c) {
+    uint64_t cursor;
+    long count = 10;
+    sds pat = NULL, type = NULL;
+    if (parseScanCursorOrReply(c, c->argv[1], &cursor) == -1) return;
+    for (int j = 2; j < c->argc; j += 2) {
+        sds opt = c->argv[j];
+        if (j + 1 >= c->argc) {
+            replyErrorSyntax(c);
+            return;
+        }
+        if (argIs(opt, "count")) {
+            if (getLongOrReply(c, c->argv[j + 1], &count, NULL) == -1) return;
+            if (count < 1) {
+                replyErrorSyntax(c);
+                return;
+            }
+        } else if (argIs(opt, "match")) {
+            pat = c->argv[j + 1];
+        } else if (argIs(opt, "type")) {
+            type = c->argv[j + 1];
+        } else {
+            replyErrorSyntax(c);
+            return;
+        }
+    }
+    if (pat && sdsLen(pat) == 1 && pat[0] == '*') pat = NULL;
+
+    Db *db = c->db;
+    ScanBatch b = {0};
+    long maxIter = count > LONG_MAX / 10 ? LONG_MAX : count * 10;
+    do {
+        cursor = htabScan(&db->keys, cursor, scanCollect, &b);
+    } while (cursor && maxIter-- && b.count < (size_t)count);
+
+    char cur[UTIL_LONG_STR_SIZE];
+    int curlen = unsignedLongLongToString(cur, sizeof(cur), cursor);
+    replyArrayLen(c, 2);
+    replyBulk(c, cur, (size_t)curlen);
+    void *len = replyDeferredLen(c);
+    long n = 0;
+    for (size_t i = 0; i < b.count; i++) {
+        kvobj *o = b.items[i];
+        if (pat && !globMatch(pat, sdsLen(pat), kvKey(o), kvKeyLen(o), 0)) continue;
+        int expired = kvIsExpired(o);
+        if (type) {
+            /* Redis looks the key up to learn its type: a counted read. */
+            if (expired) dbStats.keyspaceMisses++;
+            else dbStats.keyspaceHits++;
+            if (!expired && strcasecmp(type, typeName(kvType(o))) != 0) continue;
+        }
+        if (expired) {
+            expireEntry(db, o);
+            continue;
+        }
+        replyBulk(c, kvKey(o), kvKeyLen(o));
+        n++;
+    }
+    replySetDeferredArrayLen(c, len, n);
+    xfree(b.items);
+}
+
+static void randomkeyCommand(Client *c) {
+    Db *db = c->db;
+    /* When every key has a TTL and expired keys cannot be deleted here (a
+     * replica), give up after a while and return an expired one. */
+    int allVolatile = htabSize(&db->keys) == db->ttlCount;
+    int tries = 100;
+    for (;;) {
+        kvobj *o = htabRandom(&db->keys);
+        if (!o) {
+            replyNull(c);
+            return;
+        }
+        if (kvIsExpired(o)) {
+            if (!dbNoLazyExpire) {
+                expireEntry(db, o);
+                continue;
+            }
+            if (!allVolatile || --tries > 0) continue;
+        }
+        replyBulk(c, kvKey(o), kvKeyLen(o));
+        return;
+    }
+}
+
+/* --- RENAME / RENAMENX / MOVE / COPY --- */
+
+static void renameGeneric(Client *c, int nx) {
+    Db *db = c->db;
+    sds src = c->argv[1], dst = c->argv[2];
+    kvobj *o = dbLookupWrite(db, src, sdsLen(src));
+    if (!o) {
+        replyError(c, ERR_NO_SUCH_KEY);
+        return;
+    }
+    if (sameKey(src, dst)) {
+        if (nx) replyLongLong(c, 0);
+        else replyOk(c);
+        return;
+    }
+    if (dbLookupWrite(db, dst, sdsLen(dst))) {
+        if (nx) {
+            replyLongLong(c, 0);
+            return;
+        }
+        freeServerDel(dbUnlink(db, dst, sdsLen(dst)));
+    }
+    long long expire = kvExpire(o);
+    kvobj *n = entryWithKey(o, dst, sdsLen(dst), 0);
+    kvSetLru(n, kvLru(o));
+    kvFreeShell(dbUnlink(db, src, sdsLen(src)));
+    dbAdd(db, n);
+    if (expire != -1) dbSetExpire(db, &n, expire);
+
+    signalModifiedKey(c, db, src, sdsLen(src));
+    signalModifiedKey(c, db, dst, sdsLen(dst));
+    notifyKeyspaceEvent(NOTIFY_GENERIC, "rename_from", src, sdsLen(src), db->id);
+    notifyKeyspaceEvent(NOTIFY_GENERIC, "rename_to", dst, sdsLen(dst), db->id);
+    serverIncrDirty(1);
+    if (nx) replyLongLong(c, 1);
+    else replyOk(c);
+}
+
+static void renameCommand(Client *c) { renameGeneric(c, 0); }
+
+static void renamenxCommand(Client *c) { renameGeneric(c, 1); }
+
+static void moveCommand(Client *c) {
+    sds key = c->argv[1];
+    size_t len = sdsLen(key);
+    Db *src = c->db;
+    Db *dst = getDbOrReply(c, c->argv[2]);
+    if (!dst) return;
+    if (dst == src) {
+        replyError(c, ERR_SAME_OBJECT);
+        return;
+    }
+    if (!dbLookupWrite(src, key, len) || dbLookupWrite(dst, key, len)) {
+        replyLongLong(c, 0);
+        return;
+    }
+    dbAdd(dst, dbUnlink(src, key, len)); /* the entry keeps its expire */
+
+    signalModifiedKey(c, src, key, len);
+    signalModifiedKey(c, dst, key, len);
+    notifyKeyspaceEvent(NOTIFY_GENERIC, "move_from", key, len, src->id);
+    notifyKeyspaceEvent(NOTIFY_GENERIC, "move_to", key, len, dst->id);
+    serverIncrDirty(1);
+    replyLongLong(c, 1);
+}
+
+/* COPY source destination [DB destination-db] [REPLACE] */
+static void copyCommand(Client *c) {
+    sds key = c->argv[1], newkey = c->argv[2];
+    Db *src = c->db, *dst = c->db;
+    int replace = 0;
+    for (int j = 3; j < c->argc; j++) {
+        if (argIs(c->argv[j], "replace")) {
+            replace = 1;
+        } else if (argIs(c->argv[j], "db") && j + 1 < c->argc) {
+            if (!(dst = getDbOrReply(c, c->argv[++j]))) return;
+        } else {
+            replyErrorSyntax(c);
+            return;
+        }
+    }
+    if (src == dst && sameKey(key, newkey)) {
+        replyError(c, ERR_SAME_OBJECT);
+        return;
+    }
+    kvobj *o = dbLookupRead(src, key, sdsLen(key), LOOKUP_NONE);
+    if (!o) {
+        replyLongLong(c, 0);
+        return;
+    }
+    if (dbLookupWrite(dst, newkey, sdsLen(newkey))) {
+        if (!replace) {
+            replyLongLong(c, 0);
+            return;
+        }
+        freeServerDel(dbUnlink(dst, newkey, sdsLen(newkey)));
+    }
+    kvobj *n = entryWithKey(o, newkey, sdsLen(newkey), 1);
+    if (!n) {
+        replyError(c, "ERR copying this type of value is not supported yet");
+        return;
+    }
+    dbAdd(dst, n);
+    if (kvHasExpire(o)) dbSetExpire(dst, &n, kvExpire(o));
+
+    signalModifiedKey(c, dst, newkey, sdsLen(newkey));
+    notifyKeyspaceEvent(NOTIFY_GENERIC, "copy_to", newkey, sdsLen(newkey), dst->id);
+    serverIncrDirty(1);
+    replyLongLong(c, 1);
+}
+
+/* --- SELECT / SWAPDB / FLUSHDB / FLUSHALL --- */
+
+static void selectCommand(Client *c) {
+    int id;
+    if (getIntOrReply(c, c->argv[1], &id) == -1) return;
+    if (clientSelectDb(c, id) == -1) {
+        replyError(c, ERR_DB_INDEX);
+        return;
+    }
+    replyOk(c);
+}
+
+static void swapdbCommand(Client *c) {
+    long long a, b;
+    if (!stringToLongLong(c->argv[1], sdsLen(c->argv[1]), &a) || a < INT_MIN || a > INT_MAX) {
+        replyError(c, "ERR invalid first DB index");
+        return;
+    }
+    if (!stringToLongLong(c->argv[2], sdsLen(c->argv[2]), &b) || b < INT_MIN || b > INT_MAX) {
+        replyError(c, "ERR invalid second DB index");
+        return;
+    }
+    if (a < 0 || a >= server.cfg.databases || b < 0 || b >= server.cfg.databases) {
+        replyError(c, ERR_DB_INDEX);
+        return;
+    }
+    if (a != b) dbSwap(&server.db[a], &server.db[b]);
+    serverIncrDirty(1);
+    replyOk(c);
+}
+
+/* [ASYNC|SYNC]: 1 async, 0 sync, -1 after replying a syntax error.  With
+ * no argument lazyfree-lazy-user-flush decides. */
+static int getFlushModeOrReply(Client *c) {
+    if (c->argc == 1) return server.cfg.lazyfreeLazyUserFlush ? 1 : 0;
+    if (c->argc == 2 && argIs(c->argv[1], "async")) return 1;
+    if (c->argc == 2 && argIs(c->argv[1], "sync")) return 0;
+    replyErrorSyntax(c);
+    return -1;
+}
+
+static long long emptyDb(Db *db, int async) { return async ? lazyfreeEmptyDb(db) : dbEmpty(db); }
+
+static void flushdbCommand(Client *c) {
+    int async = getFlushModeOrReply(c);
+    if (async == -1) return;
+    serverIncrDirty(emptyDb(c->db, async));
+    replyOk(c);
+}
+
+static void flushallCommand(Client *c) {
+    int async = getFlushModeOrReply(c);
+    if (async == -1) return;
+    long long removed = 0;
+    for (int i = 0; i < server.cfg.databases; i++) removed += emptyDb(&server.db[i], async);
+    serverIncrDirty(removed + 1);
+    replyOk(c);
+}
+
+/* --- OBJECT --- */
+
+static int policyIsLfu(void) {
+    int p = server.cfg.maxmemoryPolicy;
+    return p == MAXMEMORY_VOLATILE_LFU || p == MAXMEMORY_ALLKEYS_LFU;
+}
+
+static int policyIsLru(void) {
+    int p = server.cfg.maxmemoryPolicy;
+    return p == MAXMEMORY_VOLATILE_LRU || p == MAXMEMORY_ALLKEYS_LRU;
+}
+
+/* The key for OBJECT subcommands, or NULL after replying null. */
+static kvobj *objectLookupOrReply(Client *c) {
+    kvobj *o = dbLookupRead(c->db, c->argv[2], sdsLen(c->argv[2]), LOOKUP_NOTOUCH);
+    if (!o) replyNull(c);
+    return o;
+}
+
+static void objectEncodingCommand(Client *c) {
+    kvobj *o = objectLookupOrReply(c);
+    if (o) replyBulkCString(c, encodingName(kvEncoding(o)));
+}
+
+/* Redis shares the integer objects 0..9999 (refcount INT_MAX) unless an
+ * LRU/LFU policy with maxmemory needs per-key access bits.  Entries here
+ * are never shared; the reply mirrors what Redis would report. */
+static void objectRefcountCommand(Client *c) {
+    kvobj *o = objectLookupOrReply(c);
+    if (!o) return;
+    int shared = kvEncoding(o) == OBJ_ENC_INT && kvInt(o) >= 0 && kvInt(o) < OBJ_SHARED_INTEGERS &&
+                 (server.cfg.maxmemory == 0 || !(policyIsLru() || policyIsLfu()));
+    replyLongLong(c, shared ? INT_MAX : 1);
+}
+
+#define LRU_CLOCK_MAX ((1u << 24) - 1)
+
+static void objectIdletimeCommand(Client *c) {
+    kvobj *o = objectLookupOrReply(c);
+    if (!o) return;
+    if (policyIsLfu()) {
+        replyError(c, "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that "
+                      "when switching between policies at runtime LRU and LFU data will take some time "
+                      "to adjust.");
+        return;
+    }
+    unsigned now = dbLruClock & LRU_CLOCK_MAX, lru = kvLru(o) & LRU_CLOCK_MAX;
+    long long idle = now >= lru ? (long long)(now - lru) : (long long)now + (LRU_CLOCK_MAX - lru);
+    replyLongLong(c, idle);
+}
+
+/* The LFU counter after decay: one step per lfu-decay-time minutes since
+ * the access time kept in the high 16 bits. */
+static void objectFreqCommand(Client *c) {
+    kvobj *o = objectLookupOrReply(c);
+    if (!o) return;
+    if (!policyIsLfu()) {
+        replyError(c, "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please "
+                      "note that when switching between policies at runtime LRU and LFU data will take "
+                      "some time to adjust.");
+        return;
+    }
+    unsigned lru = kvLru(o);
+    unsigned ldt = lru >> 8, counter = lru & 255;
+    unsigned long now = (unsigned long)(serverNowMs() / 1000 / 60) & 65535;
+    unsigned long elapsed = now >= ldt ? now - ldt : 65535 - ldt + now;
+    unsigned long periods = server.cfg.lfuDecayTime ? elapsed / (unsigned long)server.cfg.lfuDecayTime : 0;
+    replyLongLong(c, periods > counter ? 0 : (long long)(counter - periods));
+}
+
+static const char *objectHelpLines[] = {
+    "ENCODING <key>",
+    "    Return the kind of internal representation used in order to store the value",
+    "    associated with a <key>.",
+    "FREQ <key>",
+    "    Return the access frequency index of the <key>. The returned integer is",
+    "    proportional to the logarithm of the recent access frequency of the key.",
+    "IDLETIME <key>",
+    "    Return the idle time of the <key>, that is the approximated number of",
+    "    seconds elapsed since the last access to the key.",
+    "REFCOUNT <key>",
+    "    Return the number of references of the value associated with the specified",
+    "    <key>.",
+    NULL,
+};
+
+static void objectHelpCommand(Client *c) { replyHelp(c, objectHelpLines); }
+
+/* --- table --- */
+
+#define OBJECT_SUB(n, fn, sum, ver)                                                                    \
+    {.name = n, .proc = fn, .arity = 3, .flags = CMD_READONLY, .acl = ACL_KEYSPACE, .firstKey = 2,      \
+     .lastKey = 2, .keyStep = 1, .group = "generic", .since = ver, .complexity = "O(1)", .summary = sum}
+
+static Command objectSubcommands[] = {
+    OBJECT_SUB("encoding", objectEncodingCommand, "Inspect the internal encoding of a Redis object", "2.2.3"),
+    OBJECT_SUB("freq", objectFreqCommand, "Get the logarithmic access frequency counter of a Redis object",
+               "4.0.0"),
+    OBJECT_SUB("idletime", objectIdletimeCommand, "Get the time since a Redis object was last accessed",
+               "2.2.3"),
+    OBJECT_SUB("refcount", objectRefcountCommand, "Get the number of references to the value of the key",
+               "2.2.3"),
+    {.name = "help", .proc = objectHelpCommand, .arity = 2, .flags = CMD_LOADING | CMD_STALE,
+     .acl = ACL_KEYSPACE, .group = "generic", .since = "6.2.0", .complexity = "O(1)",
+     .summary = "Show helpful text about the different subcommands"},
+    {0},
+};
+
+Command keyCommands[] = {
+    {.name = "del", .proc = delCommand, .arity = -2, .flags = CMD_WRITE, .acl = ACL_KEYSPACE, .firstKey = 1,
+     .lastKey = -1, .keyStep = 1, .group = "generic", .since = "1.0.0",
+     .complexity = "O(N) where N is the number of keys that will be removed. When a key to remove holds a "
+                   "value other than a string, the individual complexity for this key is O(M) where M is "
+                   "the number of elements in the list, set, sorted set or hash. Removing a single key "
+                   "that holds a string value is O(1).",
+     .summary = "Delete a key"},
+    {.name = "unlink", .proc = unlinkCommand, .arity = -2, .flags = CMD_WRITE | CMD_FAST, .acl = ACL_KEYSPACE,
+     .firstKey = 1, .lastKey = -1, .keyStep = 1, .group = "generic", .since = "4.0.0",
+     .complexity = "O(1) for each key removed regardless of its size. Then the command does O(N) work in a "
+                   "different thread in order to reclaim memory, where N is the number of allocations the "
+                   "deleted objects where composed of.",
+     .summary = "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non "
+                "blocking."},
+    {.name = "exists", .proc = existsCommand, .arity = -2, .flags = CMD_READONLY | CMD_FAST,
+     .acl = ACL_KEYSPACE, .firstKey = 1, .lastKey = -1, .keyStep = 1, .group = "generic", .since = "1.0.0",
+     .complexity = "O(N) where N is the number of keys to check.", .summary = "Determine if a key exists"},
+    {.name = "type", .proc = typeCommand, .arity = 2, .flags = CMD_READONLY | CMD_FAST, .acl = ACL_KEYSPACE,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "generic", .since = "1.0.0", .complexity = "O(1)",
+     .summary = "Determine the type stored at key"},
+    {.name = "keys", .proc = keysCommand, .arity = 2, .flags = CMD_READONLY,
+     .acl = ACL_KEYSPACE | ACL_DANGEROUS, .group = "generic", .since = "1.0.0",
+     .complexity = "O(N) with N being the number of keys in the database, under the assumption that the "
+                   "key names in the database and the given pattern have limited length.",
+     .summary = "Find all keys matching the given pattern"},
+    {.name = "scan", .proc = scanCommand, .arity = -2, .flags = CMD_READONLY, .acl = ACL_KEYSPACE,
+     .group = "generic", .since = "2.8.0",
+     .complexity = "O(1) for every call. O(N) for a complete iteration, including enough command calls for "
+                   "the cursor to return back to 0. N is the number of elements inside the collection.",
+     .summary = "Incrementally iterate the keys space"},
+    {.name = "randomkey", .proc = randomkeyCommand, .arity = 1, .flags = CMD_READONLY, .acl = ACL_KEYSPACE,
+     .group = "generic", .since = "1.0.0", .complexity = "O(1)",
+     .summary = "Return a random key from the keyspace"},
+    {.name = "rename", .proc = renameCommand, .arity = 3, .flags = CMD_WRITE, .acl = ACL_KEYSPACE,
+     .firstKey = 1, .lastKey = 2, .keyStep = 1, .group = "generic", .since = "1.0.0", .complexity = "O(1)",
+     .summary = "Rename a key"},
+    {.name = "renamenx", .proc = renamenxCommand, .arity = 3, .flags = CMD_WRITE | CMD_FAST,
+     .acl = ACL_KEYSPACE, .firstKey = 1, .lastKey = 2, .keyStep = 1, .group = "generic", .since = "1.0.0",
+     .complexity = "O(1)", .summary = "Rename a key, only if the new key does not exist"},
+    {.name = "move", .proc = moveCommand, .arity = 3, .flags = CMD_WRITE | CMD_FAST, .acl = ACL_KEYSPACE,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "generic", .since = "1.0.0", .complexity = "O(1)",
+     .summary = "Move a key to another database"},
+    {.name = "copy", .proc = copyCommand, .arity = -3, .flags = CMD_WRITE | CMD_DENYOOM, .acl = ACL_KEYSPACE,
+     .firstKey = 1, .lastKey = 2, .keyStep = 1, .group = "generic", .since = "6.2.0",
+     .complexity = "O(N) worst case for collections, where N is the number of nested items. O(1) for string "
+                   "values.",
+     .summary = "Copy a key"},
+    {.name = "touch", .proc = touchCommand, .arity = -2, .flags = CMD_READONLY | CMD_FAST,
+     .acl = ACL_KEYSPACE, .firstKey = 1, .lastKey = -1, .keyStep = 1, .group = "generic", .since = "3.2.1",
+     .complexity = "O(N) where N is the number of keys that will be touched.",
+     .summary = "Alters the last access time of a key(s). Returns the number of existing keys specified."},
+    {.name = "select", .proc = selectCommand, .arity = 2, .flags = CMD_LOADING | CMD_STALE | CMD_FAST,
+     .acl = ACL_CONNECTION, .group = "connection", .since = "1.0.0", .complexity = "O(1)",
+     .summary = "Change the selected database for the current connection"},
+    {.name = "swapdb", .proc = swapdbCommand, .arity = 3, .flags = CMD_WRITE | CMD_FAST,
+     .acl = ACL_KEYSPACE | ACL_DANGEROUS, .group = "server", .since = "4.0.0",
+     .complexity = "O(N) where N is the count of clients watching or blocking on keys from both databases.",
+     .summary = "Swaps two Redis databases"},
+    {.name = "flushdb", .proc = flushdbCommand, .arity = -1, .flags = CMD_WRITE,
+     .acl = ACL_KEYSPACE | ACL_DANGEROUS, .group = "server", .since = "1.0.0",
+     .complexity = "O(N) where N is the number of keys in the selected database",
+     .summary = "Remove all keys from the current database"},
+    {.name = "flushall", .proc = flushallCommand, .arity = -1, .flags = CMD_WRITE,
+     .acl = ACL_KEYSPACE | ACL_DANGEROUS, .group = "server", .since = "1.0.0",
+     .complexity = "O(N) where N is the total number of keys in all databases",
+     .summary = "Remove all keys from all databases"},
+    {.name = "dbsize", .proc = dbsizeCommand, .arity = 1, .flags = CMD_READONLY | CMD_FAST,
+     .acl = ACL_KEYSPACE, .group = "server", .since = "1.0.0", .complexity = "O(1)",
+     .summary = "Return the number of keys in the selected database"},
+    {.name = "object", .proc = NULL, .arity = -2, .flags = 0, .acl = 0, .group = "generic", .since = "2.2.3",
+     .complexity = "Depends on subcommand.", .summary = "A container for object introspection commands",
+     .subcommands = objectSubcommands},
+    {0},
+};

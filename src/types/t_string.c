@@ -1,0 +1,771 @@
+/* t_string.c -- the string commands: the SET and GET families, counters,
+ * APPEND / SETRANGE / GETRANGE / STRLEN and LCS.
+ *
+ * A string value has one of the three encodings Redis 7.0 reports:
+ *   int     a canonical integer of at most 20 characters, stored inline;
+ *   embstr  up to 44 bytes, stored inline in the key entry;
+ *   raw     an sds owned by the entry.
+ * Which command produces which encoding follows Redis exactly, because
+ * OBJECT ENCODING makes it visible:
+ *   - SET, SETNX, SETEX, PSETEX, GETSET, MSET, MSETNX and APPEND on a missing
+ *     key pick the encoding from the bytes (kvCreateString);
+ *   - INCR/DECR/INCRBY/DECRBY always store int;
+ *   - INCRBYFLOAT stores its text as embstr (<= 44 bytes) or raw, never int;
+ *   - APPEND on an existing key and SETRANGE with a non-empty value make the
+ *     value raw first (dbUnshareString), even when nothing else changes.
+ *
+ * Expire times are absolute unix ms (serverNowMs() + relative).  Handlers
+ * parse every argument before they look at or change the keyspace, except
+ * where Redis itself checks the key first (INCRBYFLOAT, LCS); those spots say
+ * so.  Propagation (AOF, replicas) is not wired yet; each write handler notes
+ * the form Redis propagates so that the call can be added in one place. */
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "core/client.h"
+#include "core/command.h"
+#include "core/errors.h"
+#include "core/server.h"
+#include "db/db.h"
+#include "db/object.h"
+#include "ds/alloc.h"
+#include "ds/sds.h"
+#include "ds/util.h"
+
+/* Options of SET and GETEX. */
+#define OPT_NX (1 << 0)
+#define OPT_XX (1 << 1)
+#define OPT_GET (1 << 2)
+#define OPT_KEEPTTL (1 << 3)
+#define OPT_PERSIST (1 << 4)
+#define OPT_EX (1 << 5)
+#define OPT_PX (1 << 6)
+#define OPT_EXAT (1 << 7)
+#define OPT_PXAT (1 << 8)
+#define OPT_ANY_EXPIRE (OPT_EX | OPT_PX | OPT_EXAT | OPT_PXAT)
+
+/* --- shared helpers --- */
+
+static void notifyString(Client *c, const char *event, const sds key) {
+    notifyKeyspaceEvent(NOTIFY_STRING, event, key, sdsLen(key), c->db->id);
+}
+
+static void notifyGeneric(Client *c, const char *event, const sds key) {
+    notifyKeyspaceEvent(NOTIFY_GENERIC, event, key, sdsLen(key), c->db->id);
+}
+
+/* Replies the error and returns -1 when a string of `size` bytes grown by
+ * `append` bytes would exceed proto-max-bulk-len.  (Redis exempts its master
+ * and the AOF loader; those clients do not exist yet.) */
+static int checkStringLengthOrReply(Client *c, long long size, long long append) {
+    long long max = server.cfg.protoMaxBulkLen;
+    if (append > max || size > max - append) {
+        replyError(c, ERR_STRING_TOO_LONG);
+        return -1;
+    }
+    return 0;
+}
+
+/* The EX/PX/EXAT/PXAT flag an argument names, 0 if none. */
+static int expireOptionFlag(const sds a) {
+    if (argIs(a, "ex")) return OPT_EX;
+    if (argIs(a, "px")) return OPT_PX;
+    if (argIs(a, "exat")) return OPT_EXAT;
+    if (argIs(a, "pxat")) return OPT_PXAT;
+    return 0;
+}
+
+/* Parse the options of SET (forSet) or GETEX from argv[first..].  Stores the
+ * flags and the expire argument (NULL if none).  Replies the syntax error
+ * and returns -1 on a bad or conflicting option.  An expire option given
+ * twice is accepted and the last value wins, as in Redis. */
+static int parseStringOptions(Client *c, int first, int forSet, int *flagsOut, sds *expireOut) {
+    int flags = 0;
+    sds expire = NULL;
+    for (int j = first; j < c->argc; j++) {
+        sds a = c->argv[j];
+        int exp = expireOptionFlag(a);
+        if (forSet && argIs(a, "nx") && !(flags & OPT_XX)) {
+            flags |= OPT_NX;
+        } else if (forSet && argIs(a, "xx") && !(flags & OPT_NX)) {
+            flags |= OPT_XX;
+        } else if (forSet && argIs(a, "get")) {
+            flags |= OPT_GET;
+        } else if (forSet && argIs(a, "keepttl") && !(flags & OPT_ANY_EXPIRE)) {
+            flags |= OPT_KEEPTTL;
+        } else if (!forSet && argIs(a, "persist") && !(flags & OPT_ANY_EXPIRE)) {
+            flags |= OPT_PERSIST;
+        } else if (exp && j + 1 < c->argc && !(flags & (OPT_KEEPTTL | OPT_PERSIST)) &&
+                   !(flags & OPT_ANY_EXPIRE & ~exp)) {
+            flags |= exp;
+            expire = c->argv[++j];
+        } else {
+            replyError(c, ERR_SYNTAX);
+            return -1;
+        }
+    }
+    *flagsOut = flags;
+    *expireOut = expire;
+    return 0;
+}
+
+/* Turn an EX/PX/EXAT/PXAT argument into absolute unix ms.  Replies the error
+ * and returns -1 when it is not an integer, not positive, or overflows. */
+static int expireToAbsMsOrReply(Client *c, const sds arg, int flags, long long *when) {
+    long long v;
+    if (getLongLongOrReply(c, arg, &v, NULL) == -1) return -1;
+    int seconds = (flags & (OPT_EX | OPT_EXAT)) != 0;
+    if (v <= 0 || (seconds && v > LLONG_MAX / 1000)) goto invalid;
+    if (seconds) v *= 1000;
+    if (flags & (OPT_EX | OPT_PX)) {
+        long long now = serverNowMs();
+        if (v > LLONG_MAX - now) goto invalid;
+        v += now;
+    }
+    *when = v;
+    return 0;
+invalid:
+    replyErrorFormat(c, "ERR invalid expire time in '%s' command", c->cmd->name);
+    return -1;
+}
+
+/* Reply the string at key (or null).  Returns -1 after WRONGTYPE. */
+static int replyKeyValue(Client *c, const sds key) {
+    int wrong = 0;
+    kvobj *o = lookupReadOrReply(c, key, OBJ_STRING, &wrong);
+    if (wrong) return -1;
+    if (!o) replyNull(c);
+    else replyBulkKv(c, o);
+    return 0;
+}
+
+/* How setGeneric answers: SET/SETEX/PSETEX say +OK or null when NX/XX
+ * stopped them; SETNX says :1 or :0. */
+enum { SET_REPLY_OK, SET_REPLY_BOOL };
+
+/* The common core of SET, SETNX, SETEX and PSETEX.  expire is the EX/PX/...
+ * argument named by flags, or NULL. */
+static void setGeneric(Client *c, int flags, const sds key, const sds val, const sds expire, int replyStyle) {
+    long long when = 0;
+    if (expire && expireToAbsMsOrReply(c, expire, flags, &when) == -1) return;
+    if ((flags & OPT_GET) && replyKeyValue(c, key) == -1) return;
+
+    int found = dbLookupWrite(c->db, key, sdsLen(key)) != NULL;
+    if (((flags & OPT_NX) && found) || ((flags & OPT_XX) && !found)) {
+        if (!(flags & OPT_GET)) {
+            if (replyStyle == SET_REPLY_BOOL) replyLongLong(c, 0);
+            else replyNull(c);
+        }
+        return;
+    }
+
+    kvobj *o = dbSetKey(c->db, kvCreateString(key, sdsLen(key), val, sdsLen(val)), (flags & OPT_KEEPTTL) != 0);
+    if (expire) dbSetExpire(c->db, &o, when);
+    signalModifiedKey(c, c->db, key, sdsLen(key));
+    serverIncrDirty(1);
+    notifyString(c, "set", key);
+    if (expire) notifyGeneric(c, "expire", key);
+    /* Propagation: with an expire, Redis rewrites the command as
+     * SET key value PXAT <when> (plus KEEPTTL/NX/XX... dropped, GET dropped);
+     * otherwise the command as sent, without GET. */
+
+    if (flags & OPT_GET) return; /* the old value was the reply */
+    if (replyStyle == SET_REPLY_BOOL) replyLongLong(c, 1);
+    else replyOk(c);
+}
+
+/* --- SET family --- */
+
+/* SET key value [NX|XX] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL] */
+static void setCommand(Client *c) {
+    int flags;
+    sds expire;
+    if (parseStringOptions(c, 3, 1, &flags, &expire) == -1) return;
+    setGeneric(c, flags, c->argv[1], c->argv[2], expire, SET_REPLY_OK);
+}
+
+/* SETNX key value */
+static void setnxCommand(Client *c) { setGeneric(c, OPT_NX, c->argv[1], c->argv[2], NULL, SET_REPLY_BOOL); }
+
+/* SETEX key seconds value (propagated as SET key value PXAT <when>) */
+static void setexCommand(Client *c) { setGeneric(c, OPT_EX, c->argv[1], c->argv[3], c->argv[2], SET_REPLY_OK); }
+
+/* PSETEX key milliseconds value (propagated as SET key value PXAT <when>) */
+static void psetexCommand(Client *c) { setGeneric(c, OPT_PX, c->argv[1], c->argv[3], c->argv[2], SET_REPLY_OK); }
+
+/* GETSET key value: reply the old value, store the new one without TTL. */
+static void getsetCommand(Client *c) {
+    sds key = c->argv[1], val = c->argv[2];
+    if (replyKeyValue(c, key) == -1) return;
+    dbSetKey(c->db, kvCreateString(key, sdsLen(key), val, sdsLen(val)), 0);
+    signalModifiedKey(c, c->db, key, sdsLen(key));
+    serverIncrDirty(1);
+    notifyString(c, "set", key);
+    /* Propagation: SET key value. */
+}
+
+/* MSET / MSETNX: argv holds key value pairs. */
+static void msetGeneric(Client *c, int nx) {
+    if (c->argc % 2 == 0) {
+        replyErrorArity(c);
+        return;
+    }
+    if (nx) {
+        for (int j = 1; j < c->argc; j += 2) {
+            if (dbLookupWrite(c->db, c->argv[j], sdsLen(c->argv[j]))) {
+                replyLongLong(c, 0);
+                return;
+            }
+        }
+    }
+    for (int j = 1; j < c->argc; j += 2) {
+        sds key = c->argv[j], val = c->argv[j + 1];
+        dbSetKey(c->db, kvCreateString(key, sdsLen(key), val, sdsLen(val)), 0);
+        signalModifiedKey(c, c->db, key, sdsLen(key));
+        notifyString(c, "set", key);
+    }
+    serverIncrDirty((c->argc - 1) / 2);
+    if (nx) replyLongLong(c, 1);
+    else replyOk(c);
+}
+
+static void msetCommand(Client *c) { msetGeneric(c, 0); }
+static void msetnxCommand(Client *c) { msetGeneric(c, 1); }
+
+/* --- GET family --- */
+
+static void getCommand(Client *c) { replyKeyValue(c, c->argv[1]); }
+
+/* MGET key [key ...]: null for missing keys and keys of another type. */
+static void mgetCommand(Client *c) {
+    replyArrayLen(c, c->argc - 1);
+    for (int j = 1; j < c->argc; j++) {
+        kvobj *o = dbLookupRead(c->db, c->argv[j], sdsLen(c->argv[j]), LOOKUP_NONE);
+        if (o && kvType(o) == OBJ_STRING) replyBulkKv(c, o);
+        else replyNull(c);
+    }
+}
+
+/* GETDEL key */
+static void getdelCommand(Client *c) {
+    sds key = c->argv[1];
+    int wrong = 0;
+    kvobj *o = lookupReadOrReply(c, key, OBJ_STRING, &wrong);
+    if (wrong) return;
+    if (!o) {
+        replyNull(c);
+        return;
+    }
+    replyBulkKv(c, o);
+    dbDelete(c->db, key, sdsLen(key));
+    signalModifiedKey(c, c->db, key, sdsLen(key));
+    notifyGeneric(c, "del", key);
+    serverIncrDirty(1);
+    /* Propagation: DEL key (UNLINK under lazyfree-lazy-user-del). */
+}
+
+/* GETEX key [EX s|PX ms|EXAT s|PXAT ms|PERSIST] */
+static void getexCommand(Client *c) {
+    sds key = c->argv[1];
+    int flags;
+    sds expire;
+    long long when = 0;
+    if (parseStringOptions(c, 2, 0, &flags, &expire) == -1) return;
+
+    /* Redis validates the expire only once it knows the key is a string:
+     * GETEX missing EX 0 answers null. */
+    int wrong = 0;
+    kvobj *o = lookupReadOrReply(c, key, OBJ_STRING, &wrong);
+    if (wrong) return;
+    if (!o) {
+        replyNull(c);
+        return;
+    }
+    if (expire && expireToAbsMsOrReply(c, expire, flags, &when) == -1) return;
+    replyBulkKv(c, o);
+
+    if ((flags & (OPT_EXAT | OPT_PXAT)) && when <= serverNowMs()) {
+        /* An absolute time already past deletes the key (propagated as DEL). */
+        dbDelete(c->db, key, sdsLen(key));
+        signalModifiedKey(c, c->db, key, sdsLen(key));
+        notifyGeneric(c, "del", key);
+        serverIncrDirty(1);
+    } else if (expire) {
+        dbSetExpire(c->db, &o, when);
+        signalModifiedKey(c, c->db, key, sdsLen(key));
+        notifyGeneric(c, "expire", key);
+        serverIncrDirty(1);
+        /* Propagation: PEXPIREAT key <when>. */
+    } else if ((flags & OPT_PERSIST) && dbRemoveExpire(c->db, &o)) {
+        signalModifiedKey(c, c->db, key, sdsLen(key));
+        notifyGeneric(c, "persist", key);
+        serverIncrDirty(1);
+        /* Propagation: PERSIST key. */
+    }
+}
+
+/* STRLEN key */
+static void strlenCommand(Client *c) {
+    int wrong = 0;
+    kvobj *o = lookupReadOrReply(c, c->argv[1], OBJ_STRING, &wrong);
+    if (wrong) return;
+    replyLongLong(c, o ? (long long)kvStringLen(o) : 0);
+}
+
+/* GETRANGE key start end (and its old name SUBSTR).  Inclusive indexes,
+ * negative ones count from the end; out-of-range ones are clamped. */
+static void getrangeCommand(Client *c) {
+    long long start, end;
+    if (getLongLongOrReply(c, c->argv[2], &start, NULL) == -1) return;
+    if (getLongLongOrReply(c, c->argv[3], &end, NULL) == -1) return;
+    int wrong = 0;
+    kvobj *o = lookupReadOrReply(c, c->argv[1], OBJ_STRING, &wrong);
+    if (wrong) return;
+    if (!o) {
+        replyBulk(c, "", 0);
+        return;
+    }
+    char buf[UTIL_LONG_STR_SIZE];
+    size_t len;
+    const char *p = kvStringBytes(o, buf, &len);
+    long long n = (long long)len;
+
+    if (start < 0 && end < 0 && start > end) {
+        replyBulk(c, "", 0);
+        return;
+    }
+    if (start < 0) start += n;
+    if (end < 0) end += n;
+    if (start < 0) start = 0;
+    if (end < 0) end = 0;
+    if (end >= n) end = n - 1;
+    if (n == 0 || start > end) replyBulk(c, "", 0);
+    else replyBulk(c, p + start, (size_t)(end - start + 1));
+}
+
+/* --- in-place edits --- */
+
+/* APPEND key value */
+static void appendCommand(Client *c) {
+    sds key = c->argv[1], val = c->argv[2];
+    int wrong = 0;
+    kvobj *o = lookupWriteOrReply(c, key, OBJ_STRING, &wrong);
+    if (wrong) return;
+    size_t total;
+    if (!o) {
+        dbAdd(c->db, kvCreateString(key, sdsLen(key), val, sdsLen(val)));
+        total = sdsLen(val);
+    } else {
+        if (checkStringLengthOrReply(c, (long long)kvStringLen(o), (long long)sdsLen(val)) == -1) return;
+        sds s = dbUnshareString(c->db, &o);
+        s = sdsCatLen(s, val, sdsLen(val));
+        kvSetPtr(o, s);
+        total = sdsLen(s);
+    }
+    signalModifiedKey(c, c->db, key, sdsLen(key));
+    notifyString(c, "append", key);
+    serverIncrDirty(1);
+    replyLongLong(c, (long long)total);
+}
+
+/* SETRANGE key offset value: overwrite from offset, zero-padding as needed.
+ * An empty value changes nothing (and creates no key). */
+static void setrangeCommand(Client *c) {
+    sds key = c->argv[1], val = c->argv[3];
+    size_t vlen = sdsLen(val);
+    long long offset;
+    if (getLongLongOrReply(c, c->argv[2], &offset, NULL) == -1) return;
+    if (offset < 0) {
+        replyError(c, "ERR offset is out of range");
+        return;
+    }
+    int wrong = 0;
+    kvobj *o = lookupWriteOrReply(c, key, OBJ_STRING, &wrong);
+    if (wrong) return;
+    if (vlen == 0) {
+        replyLongLong(c, o ? (long long)kvStringLen(o) : 0);
+        return;
+    }
+    if (checkStringLengthOrReply(c, offset, (long long)vlen) == -1) return;
+
+    sds s;
+    if (!o) {
+        s = sdsNewLen(NULL, (size_t)offset + vlen);
+        dbAdd(c->db, kvCreateRawString(key, sdsLen(key), s));
+    } else {
+        s = dbUnshareString(c->db, &o);
+        s = sdsGrowZero(s, (size_t)offset + vlen);
+        kvSetPtr(o, s);
+    }
+    memcpy(s + offset, val, vlen);
+    signalModifiedKey(c, c->db, key, sdsLen(key));
+    notifyString(c, "setrange", key);
+    serverIncrDirty(1);
+    replyLongLong(c, (long long)sdsLen(s));
+}
+
+/* --- counters --- */
+
+/* The integer value of a string entry; 0 and no reply when it is one. */
+static int kvToLongLongOrReply(Client *c, const kvobj *o, long long *out) {
+    if (kvEncoding(o) == OBJ_ENC_INT) {
+        *out = kvInt(o);
+        return 0;
+    }
+    char buf[UTIL_LONG_STR_SIZE];
+    size_t len;
+    const char *p = kvStringBytes(o, buf, &len);
+    if (stringToLongLong(p, len, out)) return 0;
+    replyError(c, ERR_NOT_INT);
+    return -1;
+}
+
+/* INCR/DECR/INCRBY/DECRBY: add incr to the integer at key (0 if missing),
+ * keeping the TTL.  Propagated as sent. */
+static void incrDecr(Client *c, long long incr) {
+    sds key = c->argv[1];
+    int wrong = 0;
+    kvobj *o = lookupWriteOrReply(c, key, OBJ_STRING, &wrong);
+    if (wrong) return;
+    long long value = 0;
+    if (o && kvToLongLongOrReply(c, o, &value) == -1) return;
+    if ((incr < 0 && value < 0 && incr < LLONG_MIN - value) ||
+        (incr > 0 && value > 0 && incr > LLONG_MAX - value)) {
+        replyError(c, ERR_INCR_OVERFLOW);
+        return;
+    }
+    value += incr;
+    if (o && kvEncoding(o) == OBJ_ENC_INT) kvSetInt(o, value);
+    else if (o) dbReplace(c->db, o, kvCreateInt(key, sdsLen(key), value), 1);
+    else dbAdd(c->db, kvCreateInt(key, sdsLen(key), value));
+    signalModifiedKey(c, c->db, key, sdsLen(key));
+    notifyString(c, "incrby", key);
+    serverIncrDirty(1);
+    replyLongLong(c, value);
+}
+
+static void incrCommand(Client *c) { incrDecr(c, 1); }
+static void decrCommand(Client *c) { incrDecr(c, -1); }
+
+static void incrbyCommand(Client *c) {
+    long long incr;
+    if (getLongLongOrReply(c, c->argv[2], &incr, NULL) == -1) return;
+    incrDecr(c, incr);
+}
+
+static void decrbyCommand(Client *c) {
+    long long incr;
+    if (getLongLongOrReply(c, c->argv[2], &incr, NULL) == -1) return;
+    if (incr == LLONG_MIN) { /* cannot be negated */
+        replyError(c, "ERR decrement would overflow");
+        return;
+    }
+    incrDecr(c, -incr);
+}
+
+/* INCRBYFLOAT key increment.  As in Redis the key is looked up (and its
+ * type checked) before either number is parsed, so WRONGTYPE wins over a
+ * bad increment.  The result is stored as text in Redis's human-friendly
+ * form; propagated as SET key <result> KEEPTTL so that replicas never
+ * recompute floating point. */
+static void incrbyfloatCommand(Client *c) {
+    sds key = c->argv[1];
+    int wrong = 0;
+    kvobj *o = lookupWriteOrReply(c, key, OBJ_STRING, &wrong);
+    if (wrong) return;
+    long double value = 0, incr;
+    if (o) {
+        if (kvEncoding(o) == OBJ_ENC_INT) {
+            value = (long double)kvInt(o);
+        } else {
+            char ib[UTIL_LONG_STR_SIZE];
+            size_t len;
+            const char *p = kvStringBytes(o, ib, &len);
+            if (!stringToLongDouble(p, len, &value)) {
+                replyError(c, ERR_NOT_FLOAT);
+                return;
+            }
+        }
+    }
+    if (getLongDoubleOrReply(c, c->argv[2], &incr, NULL) == -1) return;
+    value += incr;
+    if (isnan(value) || isinf(value)) {
+        replyError(c, ERR_NAN_OR_INF);
+        return;
+    }
+    char buf[UTIL_MAX_LONG_DOUBLE_CHARS];
+    int len = longDoubleToString(buf, sizeof(buf), value, 1);
+    kvobj *fresh = (size_t)len <= OBJ_EMBSTR_MAX ? kvCreateEmbstr(key, sdsLen(key), buf, (size_t)len)
+                                                 : kvCreateRawString(key, sdsLen(key), sdsNewLen(buf, (size_t)len));
+    if (o) dbReplace(c->db, o, fresh, 1);
+    else dbAdd(c->db, fresh);
+    signalModifiedKey(c, c->db, key, sdsLen(key));
+    notifyString(c, "incrbyfloat", key);
+    serverIncrDirty(1);
+    replyBulk(c, buf, (size_t)len);
+}
+
+/* --- LCS --- */
+
+/* The DP table may not exceed this many bytes: Redis replies an error when
+ * its (untrusted-size) allocation fails, but our allocator aborts instead,
+ * so the size is checked up front. */
+#define LCS_MAX_TABLE_BYTES (1ULL << 30)
+
+/* Length of the LCS of a and b in two rows of memory (LCS ... LEN). */
+static uint32_t lcsLength(const char *a, uint32_t alen, const char *b, uint32_t blen) {
+    uint32_t *prev = xcalloc(((size_t)blen + 1) * sizeof(uint32_t));
+    uint32_t *cur = xcalloc(((size_t)blen + 1) * sizeof(uint32_t));
+    for (uint32_t i = 1; i <= alen; i++) {
+        for (uint32_t j = 1; j <= blen; j++) {
+            if (a[i - 1] == b[j - 1]) cur[j] = prev[j - 1] + 1;
+            else cur[j] = prev[j] > cur[j - 1] ? prev[j] : cur[j - 1];
+        }
+        uint32_t *t = prev;
+        prev = cur;
+        cur = t;
+    }
+    uint32_t n = prev[blen];
+    xfree(prev);
+    xfree(cur);
+    return n;
+}
+
+static void replyLcsMatch(Client *c, uint32_t as, uint32_t ae, uint32_t bs, uint32_t be, int withLen) {
+    replyArrayLen(c, withLen ? 3 : 2);
+    replyArrayLen(c, 2);
+    replyLongLong(c, as);
+    replyLongLong(c, ae);
+    replyArrayLen(c, 2);
+    replyLongLong(c, bs);
+    replyLongLong(c, be);
+    if (withLen) replyLongLong(c, (long long)ae - as + 1);
+}
+
+/* LCS key1 key2 [LEN] [IDX] [MINMATCHLEN n] [WITHMATCHLEN]
+ * Missing keys count as empty strings.  With IDX the matching ranges are
+ * reported from the end of the strings backwards, each as
+ * [[a_start, a_end], [b_start, b_end] (, len)], then "len". */
+static void lcsCommand(Client *c) {
+    /* Redis checks the keys' types before it parses the options. */
+    kvobj *oa = dbLookupRead(c->db, c->argv[1], sdsLen(c->argv[1]), LOOKUP_NONE);
+    kvobj *ob = dbLookupRead(c->db, c->argv[2], sdsLen(c->argv[2]), LOOKUP_NONE);
+    if ((oa && kvType(oa) != OBJ_STRING) || (ob && kvType(ob) != OBJ_STRING)) {
+        replyError(c, "ERR The specified keys must contain string values");
+        return;
+    }
+    int getLen = 0, getIdx = 0, withMatchLen = 0;
+    long long minMatchLen = 0;
+    for (int j = 3; j < c->argc; j++) {
+        sds opt = c->argv[j];
+        if (argIs(opt, "idx")) {
+            getIdx = 1;
+        } else if (argIs(opt, "len")) {
+            getLen = 1;
+        } else if (argIs(opt, "withmatchlen")) {
+            withMatchLen = 1;
+        } else if (argIs(opt, "minmatchlen") && j + 1 < c->argc) {
+            if (getLongLongOrReply(c, c->argv[++j], &minMatchLen, NULL) == -1) return;
+            if (minMatchLen < 0) minMatchLen = 0;
+        } else {
+            replyError(c, ERR_SYNTAX);
+            return;
+        }
+    }
+    if (getIdx && getLen) {
+        replyError(c, "ERR If you want both the length and indexes, please just use IDX.");
+        return;
+    }
+
+    char bufa[UTIL_LONG_STR_SIZE], bufb[UTIL_LONG_STR_SIZE];
+    size_t la = 0, lb = 0;
+    const char *a = oa ? kvStringBytes(oa, bufa, &la) : "";
+    const char *b = ob ? kvStringBytes(ob, bufb, &lb) : "";
+    if (la >= UINT32_MAX - 1 || lb >= UINT32_MAX - 1) {
+        replyError(c, "ERR String too long for LCS");
+        return;
+    }
+    uint32_t alen = (uint32_t)la, blen = (uint32_t)lb;
+    if (getLen) {
+        replyLongLong(c, lcsLength(a, alen, b, blen));
+        return;
+    }
+
+    unsigned long long cells = (unsigned long long)(alen + 1ULL) * (blen + 1ULL);
+    if (cells > LCS_MAX_TABLE_BYTES / sizeof(uint32_t)) {
+        replyError(c, "ERR Insufficient memory, failed allocating transient memory for LCS");
+        return;
+    }
+    /* t[i*(blen+1)+j] = LCS length of a[0..i) and b[0..j). */
+    uint32_t *t = xmalloc((size_t)cells * sizeof(uint32_t));
+    size_t w = (size_t)blen + 1;
+#define LCS_AT(i, j) t[(size_t)(i) * w + (j)]
+    for (uint32_t i = 0; i <= alen; i++) {
+        for (uint32_t j = 0; j <= blen; j++) {
+            if (i == 0 || j == 0) LCS_AT(i, j) = 0;
+            else if (a[i - 1] == b[j - 1]) LCS_AT(i, j) = LCS_AT(i - 1, j - 1) + 1;
+            else LCS_AT(i, j) = LCS_AT(i - 1, j) > LCS_AT(i, j - 1) ? LCS_AT(i - 1, j) : LCS_AT(i, j - 1);
+        }
+    }
+    uint32_t total = LCS_AT(alen, blen);
+
+    sds result = getIdx ? NULL : sdsNewLen(NULL, total);
+    void *matchesLen = NULL;
+    long matches = 0;
+    if (getIdx) {
+        replyMapLen(c, 2);
+        replyBulkCString(c, "matches");
+        matchesLen = replyDeferredLen(c);
+    }
+
+    /* Walk back from the end.  A run of consecutive matching bytes forms one
+     * range; it is closed (and reported) at the first step that is not a
+     * match, or when it reaches the start of either string. */
+    uint32_t i = alen, j = blen, k = total;
+    int inRange = 0;
+    uint32_t aStart = 0, aEnd = 0, bStart = 0, bEnd = 0;
+    while (i > 0 && j > 0) {
+        int close = 0;
+        if (a[i - 1] == b[j - 1]) {
+            if (result) result[k - 1] = a[i - 1];
+            if (!inRange) {
+                inRange = 1;
+                aStart = aEnd = i - 1;
+                bStart = bEnd = j - 1;
+            } else {
+                aStart--;
+                bStart--;
+            }
+            if (aStart == 0 || bStart == 0) close = 1;
+            k--;
+            i--;
+            j--;
+        } else {
+            if (LCS_AT(i - 1, j) > LCS_AT(i, j - 1)) i--;
+            else j--;
+            if (inRange) close = 1;
+        }
+        if (close) {
+            if (getIdx && (long long)(aEnd - aStart + 1) >= minMatchLen) {
+                replyLcsMatch(c, aStart, aEnd, bStart, bEnd, withMatchLen);
+                matches++;
+            }
+            inRange = 0;
+        }
+    }
+#undef LCS_AT
+    xfree(t);
+
+    if (getIdx) {
+        replySetDeferredArrayLen(c, matchesLen, matches);
+        replyBulkCString(c, "len");
+        replyLongLong(c, total);
+    } else {
+        replyBulkSds(c, result);
+        sdsFree(result);
+    }
+}
+
+/* --- table --- */
+
+Command stringCommands[] = {
+    {.name = "get", .proc = getCommand, .arity = 2, .flags = CMD_READONLY | CMD_FAST, .acl = ACL_STRING,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "string", .since = "1.0.0",
+     .complexity = "O(1)",
+     .summary = "Get the value of a key"},
+    {.name = "getex", .proc = getexCommand, .arity = -2, .flags = CMD_WRITE | CMD_FAST, .acl = ACL_STRING,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "string", .since = "6.2.0",
+     .complexity = "O(1)",
+     .summary = "Get the value of a key and optionally set its expiration"},
+    {.name = "getdel", .proc = getdelCommand, .arity = 2, .flags = CMD_WRITE | CMD_FAST, .acl = ACL_STRING,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "string", .since = "6.2.0",
+     .complexity = "O(1)",
+     .summary = "Get the value of a key and delete the key"},
+    {.name = "getset", .proc = getsetCommand, .arity = 3, .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
+     .acl = ACL_STRING, .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "string", .since = "1.0.0",
+     .complexity = "O(1)",
+     .summary = "Set the string value of a key and return its old value"},
+    {.name = "set", .proc = setCommand, .arity = -3, .flags = CMD_WRITE | CMD_DENYOOM, .acl = ACL_STRING,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "string", .since = "1.0.0",
+     .complexity = "O(1)",
+     .summary = "Set the string value of a key"},
+    {.name = "setnx", .proc = setnxCommand, .arity = 3, .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
+     .acl = ACL_STRING, .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "string", .since = "1.0.0",
+     .complexity = "O(1)",
+     .summary = "Set the value of a key, only if the key does not exist"},
+    {.name = "setex", .proc = setexCommand, .arity = 4, .flags = CMD_WRITE | CMD_DENYOOM, .acl = ACL_STRING,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "string", .since = "2.0.0",
+     .complexity = "O(1)",
+     .summary = "Set the value and expiration of a key"},
+    {.name = "psetex", .proc = psetexCommand, .arity = 4, .flags = CMD_WRITE | CMD_DENYOOM, .acl = ACL_STRING,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "string", .since = "2.6.0",
+     .complexity = "O(1)",
+     .summary = "Set the value and expiration in milliseconds of a key"},
+    {.name = "mget", .proc = mgetCommand, .arity = -2, .flags = CMD_READONLY | CMD_FAST, .acl = ACL_STRING,
+     .firstKey = 1, .lastKey = -1, .keyStep = 1, .group = "string", .since = "1.0.0",
+     .complexity = "O(N) where N is the number of keys to retrieve.",
+     .summary = "Get the values of all the given keys"},
+    {.name = "mset", .proc = msetCommand, .arity = -3, .flags = CMD_WRITE | CMD_DENYOOM, .acl = ACL_STRING,
+     .firstKey = 1, .lastKey = -1, .keyStep = 2, .group = "string", .since = "1.0.1",
+     .complexity = "O(N) where N is the number of keys to set.",
+     .summary = "Set multiple keys to multiple values"},
+    {.name = "msetnx", .proc = msetnxCommand, .arity = -3, .flags = CMD_WRITE | CMD_DENYOOM, .acl = ACL_STRING,
+     .firstKey = 1, .lastKey = -1, .keyStep = 2, .group = "string", .since = "1.0.1",
+     .complexity = "O(N) where N is the number of keys to set.",
+     .summary = "Set multiple keys to multiple values, only if none of the keys exist"},
+    {.name = "append", .proc = appendCommand, .arity = 3, .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
+     .acl = ACL_STRING, .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "string", .since = "2.0.0",
+     .complexity = "O(1). The amortized time complexity is O(1) assuming the appended value is small and the "
+                   "already present value is of any size, since the dynamic string library used by Redis will "
+                   "double the free space available on every reallocation.",
+     .summary = "Append a value to a key"},
+    {.name = "strlen", .proc = strlenCommand, .arity = 2, .flags = CMD_READONLY | CMD_FAST, .acl = ACL_STRING,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "string", .since = "2.2.0",
+     .complexity = "O(1)",
+     .summary = "Get the length of the value stored in a key"},
+    {.name = "getrange", .proc = getrangeCommand, .arity = 4, .flags = CMD_READONLY, .acl = ACL_STRING,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "string", .since = "2.4.0",
+     .complexity = "O(N) where N is the length of the returned string. The complexity is ultimately determined "
+                   "by the returned length, but because creating a substring from an existing string is very "
+                   "cheap, it can be considered O(1) for small strings.",
+     .summary = "Get a substring of the string stored at a key"},
+    {.name = "substr", .proc = getrangeCommand, .arity = 4, .flags = CMD_READONLY, .acl = ACL_STRING,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "string", .since = "1.0.0",
+     .complexity = "O(N) where N is the length of the returned string. The complexity is ultimately determined "
+                   "by the returned length, but because creating a substring from an existing string is very "
+                   "cheap, it can be considered O(1) for small strings.",
+     .summary = "Get a substring of the string stored at a key"},
+    {.name = "setrange", .proc = setrangeCommand, .arity = 4, .flags = CMD_WRITE | CMD_DENYOOM, .acl = ACL_STRING,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "string", .since = "2.2.0",
+     .complexity = "O(1), not counting the time taken to copy the new string in place. Usually, this string is "
+                   "very small so the amortized complexity is O(1). Otherwise, complexity is O(M) with M being "
+                   "the length of the value argument.",
+     .summary = "Overwrite part of a string at key starting at the specified offset"},
+    {.name = "incr", .proc = incrCommand, .arity = 2, .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST, .acl = ACL_STRING,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "string", .since = "1.0.0",
+     .complexity = "O(1)",
+     .summary = "Increment the integer value of a key by one"},
+    {.name = "decr", .proc = decrCommand, .arity = 2, .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST, .acl = ACL_STRING,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "string", .since = "1.0.0",
+     .complexity = "O(1)",
+     .summary = "Decrement the integer value of a key by one"},
+    {.name = "incrby", .proc = incrbyCommand, .arity = 3, .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
+     .acl = ACL_STRING, .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "string", .since = "1.0.0",
+     .complexity = "O(1)",
+     .summary = "Increment the integer value of a key by the given amount"},
+    {.name = "decrby", .proc = decrbyCommand, .arity = 3, .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
+     .acl = ACL_STRING, .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "string", .since = "1.0.0",
+     .complexity = "O(1)",
+     .summary = "Decrement the integer value of a key by the given number"},
+    {.name = "incrbyfloat", .proc = incrbyfloatCommand, .arity = 3, .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
+     .acl = ACL_STRING, .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "string", .since = "2.6.0",
+     .complexity = "O(1)",
+     .summary = "Increment the float value of a key by the given amount"},
+    {.name = "lcs", .proc = lcsCommand, .arity = -3, .flags = CMD_READONLY, .acl = ACL_STRING,
+     .firstKey = 1, .lastKey = 2, .keyStep = 1, .group = "string", .since = "7.0.0",
+     .complexity = "O(N*M) where N and M are the lengths of s1 and s2, respectively",
+     .summary = "Find longest common substring"},
+    {0},
+};

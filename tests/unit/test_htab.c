@@ -1,0 +1,706 @@
+/* test_htab.c -- unit tests for src/ds/htab.c: lookups through a rehash,
+ * exact growth and shrink sizes, the scan guarantee under resizing, the safe
+ * iterator, in-place replacement through htabFindLink, and random access. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ds/alloc.h"
+#include "ds/htab.h"
+
+typedef struct TestEntry {
+    void *next;   /* chain link, owned by the table */
+    uint32_t len; /* key length */
+    char key[];   /* key bytes, NUL-terminated for printing */
+} TestEntry;
+
+static uint64_t fnvHash(const void *key, size_t len) {
+    const unsigned char *p = key;
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ULL;
+    }
+    h ^= h >> 33; /* spread the high bits into the low ones the mask keeps */
+    h *= 0xff51afd7ed558ccdULL;
+    return h ^ (h >> 33);
+}
+
+/* Only 8 distinct hashes: long chains, so links are often `next` fields. */
+static uint64_t poorHash(const void *key, size_t len) { return fnvHash(key, len) & 7; }
+
+static void testEntryKey(const void *entry, const void **key, size_t *len) {
+    const TestEntry *e = entry;
+    *key = e->key;
+    *len = e->len;
+}
+
+static const HtabType goodType = {fnvHash, testEntryKey};
+static const HtabType poorType = {poorHash, testEntryKey};
+
+static TestEntry *newEntry(const char *fmt, long n) {
+    char buf[64];
+    int len = snprintf(buf, sizeof(buf), fmt, n);
+    TestEntry *e = xmalloc(sizeof(*e) + (size_t)len + 1);
+    e->next = NULL;
+    e->len = (uint32_t)len;
+    memcpy(e->key, buf, (size_t)len + 1);
+    return e;
+}
+
+static void freeEntry(void *entry, void *priv) {
+    if (priv) ++*(long *)priv;
+    xfree(entry);
+}
+
+static void *findf(Htab *h, const char *fmt, long n) {
+    char buf[64];
+    int len = snprintf(buf, sizeof(buf), fmt, n);
+    return htabFind(h, buf, (size_t)len);
+}
+
+static void *unlinkf(Htab *h, const char *fmt, long n) {
+    char buf[64];
+    int len = snprintf(buf, sizeof(buf), fmt, n);
+    return htabUnlink(h, buf, (size_t)len);
+}
+
+static void addRange(Htab *h, const char *fmt, long from, long to) {
+    for (long i = from; i < to; i++) htabAdd(h, newEntry(fmt, i));
+}
+
+static void removeRange(Htab *h, const char *fmt, long from, long to) {
+    for (long i = from; i < to; i++) {
+        void *e = unlinkf(h, fmt, i);
+        assert_non_null(e);
+        xfree(e);
+    }
+}
+
+static void finishRehash(Htab *h) {
+    while (htabRehashStep(h, 1000)) {
+    }
+    assert_false(htabIsRehashing(h));
+}
+
+/* Counts chain lengths of both arrays; must agree with the counters. */
+static void checkCounts(const Htab *h) {
+    size_t n[2] = {0, 0};
+    for (int t = 0; t < 2; t++)
+        for (size_t i = 0; i < h->size[t]; i++)
+            for (void *e = h->table[t][i]; e; e = *(void **)e) n[t]++;
+    assert_int_equal(n[0], h->used[0]);
+    assert_int_equal(n[1], h->used[1]);
+}
+
+/* Deterministic random source so failures reproduce. */
+static uint64_t testRandState = 88172645463325252ULL;
+static uint64_t testRand(void) {
+    testRandState ^= testRandState << 13;
+    testRandState ^= testRandState >> 7;
+    testRandState ^= testRandState << 17;
+    return testRandState;
+}
+
+static int setup(void **state) {
+    htabSetResizeAllowed(1);
+    htabSetRandom(testRand);
+    testRandState = 88172645463325252ULL;
+    return 0;
+}
+
+/* ---- basic operations --------------------------------------------------- */
+
+static void test_add_find_unlink_100k(void **state) {
+    const long n = 100000;
+    Htab *h = htabCreate(&goodType);
+    assert_null(findf(h, "k%ld", 1));
+    assert_null(unlinkf(h, "k%ld", 1));
+    addRange(h, "k%ld", 0, n);
+    assert_int_equal(htabSize(h), n);
+    checkCounts(h);
+    for (long i = 0; i < n; i++) {
+        TestEntry *e = findf(h, "k%ld", i);
+        assert_non_null(e);
+        char buf[32];
+        snprintf(buf, sizeof(buf), "k%ld", i);
+        assert_string_equal(e->key, buf);
+    }
+    assert_null(findf(h, "k%ld", n));
+    assert_null(findf(h, "x%ld", 5));
+    for (long i = 0; i < n; i += 2) {
+        TestEntry *e = unlinkf(h, "k%ld", i);
+        assert_non_null(e);
+        assert_int_equal(e->len, strlen(e->key));
+        xfree(e);
+    }
+    assert_int_equal(htabSize(h), n / 2);
+    checkCounts(h);
+    for (long i = 0; i < n; i++) {
+        if (i % 2)
+            assert_non_null(findf(h, "k%ld", i));
+        else
+            assert_null(findf(h, "k%ld", i));
+    }
+    assert_null(unlinkf(h, "k%ld", 0));
+    long freed = 0;
+    htabRelease(h, freeEntry, &freed);
+    assert_int_equal(freed, n / 2);
+}
+
+static void test_empty_key_and_binary_keys(void **state) {
+    Htab h;
+    htabInit(&h, &goodType);
+    TestEntry *empty = xmalloc(sizeof(TestEntry) + 1);
+    empty->len = 0;
+    empty->key[0] = 0;
+    htabAdd(&h, empty);
+    TestEntry *bin = xmalloc(sizeof(TestEntry) + 3);
+    bin->len = 3;
+    memcpy(bin->key, "a\0b", 3);
+    htabAdd(&h, bin);
+    assert_ptr_equal(htabFind(&h, "", 0), empty);
+    assert_ptr_equal(htabFind(&h, "a\0b", 3), bin);
+    assert_null(htabFind(&h, "a", 1));
+    assert_null(htabFind(&h, "a\0c", 3));
+    htabClear(&h, freeEntry, NULL);
+    assert_int_equal(htabSize(&h), 0);
+    assert_int_equal(htabBuckets(&h), 0);
+    /* Still usable after a clear. */
+    addRange(&h, "z%ld", 0, 10);
+    assert_non_null(findf(&h, "z%ld", 9));
+    htabClear(&h, freeEntry, NULL);
+}
+
+static void test_find_during_rehash(void **state) {
+    Htab *h = htabCreate(&goodType);
+    long n = 0;
+    /* Add until an add starts a rehash (at 1025 entries: 1024 -> 2048). */
+    while (!(n > 1000 && htabIsRehashing(h))) htabAdd(h, newEntry("r%ld", n++));
+    assert_int_equal(n, 1025);
+    assert_int_equal(h->size[0], 1024);
+    assert_int_equal(h->size[1], 2048);
+    htabRehashStep(h, 50);
+    assert_true(htabIsRehashing(h));
+    assert_true(h->used[0] > 0 && h->used[1] > 0);
+
+    /* Paused: every entry is found in whichever array holds it, and none
+     * moves. */
+    htabPauseRehash(h);
+    size_t used0 = h->used[0];
+    for (long i = 0; i < n; i++) assert_non_null(findf(h, "r%ld", i));
+    assert_int_equal(h->used[0], used0);
+    htabResumeRehash(h);
+
+    /* Mixed adds, finds and unlinks while the rehash proceeds one bucket per
+     * operation. */
+    for (long i = 0; i < 200; i++) {
+        htabAdd(h, newEntry("r%ld", n++));
+        xfree(unlinkf(h, "r%ld", i * 3));
+        checkCounts(h);
+    }
+    for (long i = 0; i < n; i++) {
+        if (i < 600 && i % 3 == 0)
+            assert_null(findf(h, "r%ld", i));
+        else
+            assert_non_null(findf(h, "r%ld", i));
+    }
+    finishRehash(h);
+    assert_int_equal(htabBuckets(h), 2048);
+    assert_int_equal(htabSize(h), n - 200);
+    checkCounts(h);
+    htabRelease(h, freeEntry, NULL);
+}
+
+/* ---- sizing ------------------------------------------------------------- */
+
+static void test_growth_1m_exact(void **state) {
+    const long n = 1000000;
+    Htab *h = htabCreate(&goodType);
+    addRange(h, "key:%08ld", 0, n);
+    /* The per-operation steps finish the 2^19 -> 2^20 rehash long before the
+     * millionth add; the bucket array is exactly 2^20 slots. */
+    assert_false(htabIsRehashing(h));
+    assert_int_equal(htabBuckets(h), (size_t)1 << 20);
+    assert_int_equal(htabSize(h), n);
+    /* Filling to exactly 2^20 entries stays; one more starts growing. */
+    addRange(h, "key:%08ld", n, 1L << 20);
+    assert_int_equal(htabBuckets(h), (size_t)1 << 20);
+    htabAdd(h, newEntry("key:%08ld", 1L << 20));
+    assert_true(htabIsRehashing(h));
+    assert_int_equal(h->size[1], (size_t)1 << 21);
+    assert_true(htabRehashMicros(h, 10 * 1000 * 1000) > 0);
+    assert_false(htabIsRehashing(h));
+    for (long i = 0; i <= 1L << 20; i += 997) assert_non_null(findf(h, "key:%08ld", i));
+    htabRelease(h, freeEntry, NULL);
+}
+
+static void test_shrink(void **state) {
+    Htab *h = htabCreate(&goodType);
+    addRange(h, "s%ld", 0, 10000);
+    finishRehash(h);
+    assert_int_equal(htabBuckets(h), 16384);
+    assert_false(htabShrinkIfNeeded(h)); /* 61% full */
+    removeRange(h, "s%ld", 100, 10000);
+    assert_true(htabShrinkIfNeeded(h));
+    assert_int_equal(h->size[1], 128);
+    assert_false(htabShrinkIfNeeded(h)); /* already rehashing */
+    for (long i = 0; i < 100; i++) assert_non_null(findf(h, "s%ld", i));
+    finishRehash(h);
+    assert_int_equal(htabBuckets(h), 128);
+    checkCounts(h);
+
+    /* 13 of 128 is above 10%: no shrink.  Then down to none: 4 slots. */
+    removeRange(h, "s%ld", 13, 100);
+    assert_false(htabShrinkIfNeeded(h));
+    removeRange(h, "s%ld", 0, 13);
+    assert_true(htabShrinkIfNeeded(h));
+    finishRehash(h);
+    assert_int_equal(htabBuckets(h), 4);
+    assert_false(htabShrinkIfNeeded(h));
+    assert_int_equal(htabSize(h), 0);
+    htabRelease(h, freeEntry, NULL);
+}
+
+static void test_resize_disallowed(void **state) {
+    Htab *h = htabCreate(&goodType);
+    addRange(h, "d%ld", 0, 64);
+    finishRehash(h);
+    assert_int_equal(htabBuckets(h), 64);
+    htabSetResizeAllowed(0);
+    /* Growth waits until the load factor passes 5. */
+    addRange(h, "d%ld", 64, 321);
+    assert_false(htabIsRehashing(h));
+    assert_int_equal(htabBuckets(h), 64);
+    htabAdd(h, newEntry("d%ld", 321)); /* 321 > 5 x 64 */
+    assert_true(htabIsRehashing(h));
+    assert_int_equal(h->size[1], 512);
+    finishRehash(h);
+    /* No shrink either. */
+    removeRange(h, "d%ld", 0, 320);
+    assert_false(htabShrinkIfNeeded(h));
+    htabSetResizeAllowed(1);
+    assert_true(htabShrinkIfNeeded(h));
+    finishRehash(h);
+    assert_int_equal(htabBuckets(h), 4);
+    assert_non_null(findf(h, "d%ld", 321));
+    htabRelease(h, freeEntry, NULL);
+}
+
+static void test_expand_presize(void **state) {
+    Htab *h = htabCreate(&goodType);
+    assert_true(htabExpand(h, 1000));
+    assert_int_equal(htabBuckets(h), 1024);
+    assert_false(htabIsRehashing(h));
+    assert_false(htabExpand(h, 1000));
+    addRange(h, "e%ld", 0, 1000);
+    assert_int_equal(htabBuckets(h), 1024);
+    assert_true(htabExpand(h, 5000));
+    assert_true(htabIsRehashing(h));
+    assert_false(htabExpand(h, 100000)); /* refused while rehashing */
+    finishRehash(h);
+    assert_int_equal(htabBuckets(h), 8192);
+    htabRelease(h, freeEntry, NULL);
+}
+
+/* ---- scan --------------------------------------------------------------- */
+
+typedef struct ScanState {
+    unsigned char *seen; /* visits per base entry, saturating */
+    long visits;         /* callbacks received */
+} ScanState;
+
+static void scanRecord(void *priv, void *entry) {
+    ScanState *st = priv;
+    TestEntry *e = entry;
+    st->visits++;
+    if (e->key[0] == 'b') {
+        long i = strtol(e->key + 1, NULL, 10);
+        if (st->seen[i] < 255) st->seen[i]++;
+    }
+}
+
+static void test_scan_stable_exactly_once(void **state) {
+    const long n = 5000;
+    Htab *h = htabCreate(&goodType);
+    addRange(h, "b%ld", 0, n);
+    finishRehash(h);
+    ScanState st = {xcalloc((size_t)n), 0};
+    uint64_t cursor = 0;
+    long calls = 0;
+    do {
+        cursor = htabScan(h, cursor, scanRecord, &st);
+        calls++;
+    } while (cursor != 0);
+    assert_int_equal(calls, htabBuckets(h));
+    assert_int_equal(st.visits, n);
+    for (long i = 0; i < n; i++) assert_int_equal(st.seen[i], 1);
+    xfree(st.seen);
+    htabRelease(h, freeEntry, NULL);
+    /* An empty table scans in one call. */
+    Htab *empty = htabCreate(&goodType);
+    assert_int_equal(htabScan(empty, 0, scanRecord, &st), 0);
+    htabRelease(empty, NULL, NULL);
+}
+
+/* What the churn in scanUnderChurn achieved, summed over seeds. */
+typedef struct ChurnStats {
+    int grows;       /* growths started between scan calls */
+    int shrinks;     /* shrinks started between scan calls */
+    int rehashCalls; /* scan calls made while two arrays were live */
+} ChurnStats;
+
+/* Scans a table of n base entries while, between calls, extra entries come
+ * and go in waves that force growth, shrink and partial rehashes.  Every
+ * base entry (present throughout) must be visited at least once. */
+static void scanUnderChurn(long n, long wave, int seed, ChurnStats *cs) {
+    testRandState = 0x9E3779B97F4A7C15ULL * (uint64_t)(seed + 1);
+    Htab *h = htabCreate(&goodType);
+    addRange(h, "b%ld", 0, n);
+    ScanState st = {xcalloc((size_t)n), 0};
+    long extra = 0, extraFrom = 0; /* live extras are x[extraFrom, extra) */
+    uint64_t cursor = 0;
+    do {
+        if (htabIsRehashing(h)) cs->rehashCalls++;
+        cursor = htabScan(h, cursor, scanRecord, &st);
+        int wasRehashing = htabIsRehashing(h);
+        unsigned r = (unsigned)(testRand() % 40);
+        if (r < 2 && extra - extraFrom < 4 * wave) { /* a wave in */
+            addRange(h, "x%ld", extra, extra + wave);
+            extra += wave;
+            if (!wasRehashing && htabIsRehashing(h)) cs->grows++;
+        } else if (r < 4) { /* a wave out, then shrink if sparse enough */
+            removeRange(h, "x%ld", extraFrom, extra);
+            extraFrom = extra;
+            if (htabShrinkIfNeeded(h)) cs->shrinks++;
+        } else if (r < 12) { /* a few rehash steps */
+            htabRehashStep(h, (int)(testRand() % 8) + 1);
+        } else if (r < 20) { /* a few extras in and out */
+            addRange(h, "x%ld", extra, extra + 3);
+            extra += 3;
+            removeRange(h, "x%ld", extraFrom, extraFrom + 2);
+            extraFrom += 2;
+        }
+    } while (cursor != 0);
+    for (long i = 0; i < n; i++) {
+        if (st.seen[i] == 0) fail_msg("seed %d: base entry b%ld never visited", seed, i);
+    }
+    xfree(st.seen);
+    htabRelease(h, freeEntry, NULL);
+}
+
+static void test_scan_guarantee_under_resize(void **state) {
+    ChurnStats cs = {0, 0, 0};
+    for (int seed = 0; seed < 30; seed++) scanUnderChurn(200 + seed * 20, 1000 + seed * 50, seed, &cs);
+    print_message("scan churn: %d grows, %d shrinks, %d calls mid-rehash\n", cs.grows, cs.shrinks,
+                  cs.rehashCalls);
+    assert_true(cs.grows > 10);
+    assert_true(cs.shrinks > 10);
+    assert_true(cs.rehashCalls > 100);
+}
+
+/* A deterministic schedule that is sure to hit each case: scan starts on a
+ * small table, grows twice, then shrinks twice, with the cursor carried over
+ * tables mid-rehash in both directions. */
+static void test_scan_guarantee_scripted(void **state) {
+    const long n = 500;
+    Htab *h = htabCreate(&goodType);
+    addRange(h, "b%ld", 0, n);
+    finishRehash(h); /* 512 slots */
+    ScanState st = {xcalloc((size_t)n), 0};
+    int sawGrowRehash = 0, sawShrinkRehash = 0;
+    uint64_t cursor = 0;
+    long calls = 0;
+    do {
+        cursor = htabScan(h, cursor, scanRecord, &st);
+        calls++;
+        if (calls == 20) addRange(h, "x%ld", 0, 600); /* 512 -> 2048, rehash in progress */
+        if (calls == 21) htabRehashStep(h, 10);
+        if (calls == 40) addRange(h, "x%ld", 600, 5000); /* grows on */
+        if (htabIsRehashing(h) && h->size[1] > h->size[0]) sawGrowRehash = 1;
+        if (calls == 300) {
+            removeRange(h, "x%ld", 0, 5000);
+            finishRehash(h);
+            assert_true(htabShrinkIfNeeded(h)); /* -> 512 */
+            htabRehashStep(h, 20);
+        }
+        if (htabIsRehashing(h) && h->size[1] < h->size[0]) sawShrinkRehash = 1;
+        if (calls == 320) finishRehash(h);
+    } while (cursor != 0);
+    assert_true(sawGrowRehash);
+    assert_true(sawShrinkRehash);
+    for (long i = 0; i < n; i++) assert_true(st.seen[i] >= 1);
+    xfree(st.seen);
+    htabRelease(h, freeEntry, NULL);
+}
+
+static void scanUnlink(void *priv, void *entry) {
+    Htab *h = priv;
+    TestEntry *e = entry;
+    TestEntry *got = htabUnlink(h, e->key, e->len);
+    assert_ptr_equal(got, e);
+    xfree(got);
+}
+
+static void test_scan_callback_unlinks(void **state) {
+    Htab *h = htabCreate(&poorType);
+    addRange(h, "u%ld", 0, 3000);
+    uint64_t cursor = 0;
+    do cursor = htabScan(h, cursor, scanUnlink, h);
+    while (cursor != 0);
+    assert_int_equal(htabSize(h), 0);
+    checkCounts(h);
+    htabRelease(h, freeEntry, NULL);
+}
+
+/* ---- safe iterator ------------------------------------------------------ */
+
+static void iterateDeletingEvens(Htab *h, long n) {
+    unsigned char *seen = xcalloc((size_t)n);
+    HtabIter it;
+    htabIterInit(&it, h);
+    TestEntry *e;
+    long count = 0;
+    while ((e = htabIterNext(&it)) != NULL) {
+        long i = strtol(e->key + 1, NULL, 10);
+        assert_int_equal(seen[i], 0);
+        seen[i] = 1;
+        count++;
+        if (i % 2 == 0) {
+            assert_ptr_equal(htabUnlink(h, e->key, e->len), e);
+            xfree(e);
+        }
+    }
+    assert_null(htabIterNext(&it));
+    htabIterRelease(&it);
+    assert_int_equal(count, n);
+    assert_int_equal(htabSize(h), n / 2);
+    assert_int_equal(h->pauseRehash, 0);
+    for (long i = 0; i < n; i++) {
+        if (i % 2)
+            assert_non_null(findf(h, "i%ld", i));
+        else
+            assert_null(findf(h, "i%ld", i));
+    }
+    checkCounts(h);
+    xfree(seen);
+}
+
+static void test_safe_iterator_delete_current(void **state) {
+    /* Stable table, long chains. */
+    Htab *h = htabCreate(&poorType);
+    addRange(h, "i%ld", 0, 1000);
+    finishRehash(h);
+    iterateDeletingEvens(h, 1000);
+    htabRelease(h, freeEntry, NULL);
+
+    /* Rehash in progress when the iterator starts: both arrays are walked
+     * and nothing moves between them meanwhile. */
+    h = htabCreate(&goodType);
+    addRange(h, "i%ld", 0, 1025);
+    htabRehashStep(h, 100);
+    assert_true(htabIsRehashing(h));
+    iterateDeletingEvens(h, 1025);
+    htabRelease(h, freeEntry, NULL);
+
+    /* Empty table. */
+    h = htabCreate(&goodType);
+    HtabIter it;
+    htabIterInit(&it, h);
+    assert_null(htabIterNext(&it));
+    htabIterRelease(&it);
+    htabRelease(h, NULL, NULL);
+}
+
+static void test_safe_iterator_adds_trigger_growth(void **state) {
+    Htab *h = htabCreate(&goodType);
+    addRange(h, "a%ld", 0, 64);
+    finishRehash(h);
+    HtabIter it;
+    htabIterInit(&it, h);
+    long count = 0, added = 0;
+    TestEntry *e;
+    while ((e = htabIterNext(&it)) != NULL) {
+        if (e->key[0] == 'a') count++;
+        if (added < 200) { /* forces a (paused) growth */
+            htabAdd(h, newEntry("n%ld", added));
+            added++;
+        }
+    }
+    htabIterRelease(&it);
+    assert_int_equal(count, 64);
+    assert_true(htabIsRehashing(h));
+    checkCounts(h);
+    finishRehash(h);
+    for (long i = 0; i < 64; i++) assert_non_null(findf(h, "a%ld", i));
+    for (long i = 0; i < added; i++) assert_non_null(findf(h, "n%ld", i));
+    htabRelease(h, freeEntry, NULL);
+}
+
+/* ---- replacement through htabFindLink ----------------------------------- */
+
+static void test_findlink_replace(void **state) {
+    const long n = 400;
+    Htab *h = htabCreate(&poorType); /* 8 hashes: most links are next fields */
+    addRange(h, "f%ld", 0, n);
+    htabRehashStep(h, 1);
+    assert_null(htabFindLink(h, "nope", 4));
+
+    /* realloc path: the copy already carries next. */
+    for (long i = 0; i < n; i += 2) {
+        char key[32];
+        int len = snprintf(key, sizeof(key), "f%ld", i);
+        void **link = htabFindLink(h, key, (size_t)len);
+        assert_non_null(link);
+        TestEntry *old = *link;
+        assert_string_equal(old->key, key);
+        TestEntry *grown = xrealloc(old, sizeof(TestEntry) + 200); /* likely moves */
+        *link = grown;
+        assert_ptr_equal(htabFind(h, key, (size_t)len), grown);
+    }
+    /* Fresh-copy path: copy next, swap, free the old one. */
+    for (long i = 1; i < n; i += 2) {
+        char key[32];
+        int len = snprintf(key, sizeof(key), "f%ld", i);
+        void **link = htabFindLink(h, key, (size_t)len);
+        assert_non_null(link);
+        TestEntry *old = *link;
+        TestEntry *copy = newEntry("f%ld", i);
+        copy->next = old->next;
+        *link = copy;
+        xfree(old);
+        assert_ptr_equal(htabFind(h, key, (size_t)len), copy);
+    }
+    assert_int_equal(htabSize(h), n);
+    checkCounts(h);
+    finishRehash(h);
+    for (long i = 0; i < n; i++) assert_non_null(findf(h, "f%ld", i));
+    htabRelease(h, freeEntry, NULL);
+}
+
+/* ---- random access ------------------------------------------------------ */
+
+static int isMember(Htab *h, TestEntry *e) { return e && htabFind(h, e->key, e->len) == e; }
+
+static void test_random_covers_small_table(void **state) {
+    Htab *h = htabCreate(&poorType);
+    assert_null(htabRandom(h));
+    addRange(h, "q%ld", 0, 10);
+    int hits[10] = {0};
+    for (int d = 0; d < 20000; d++) {
+        TestEntry *e = htabRandom(h);
+        assert_true(isMember(h, e));
+        hits[strtol(e->key + 1, NULL, 10)]++;
+    }
+    for (int i = 0; i < 10; i++) assert_true(hits[i] > 0);
+    htabRelease(h, freeEntry, NULL);
+}
+
+static void test_random_during_rehash_and_default_source(void **state) {
+    htabSetRandom(NULL); /* internal xorshift */
+    Htab *h = htabCreate(&goodType);
+    addRange(h, "w%ld", 0, 17); /* 16 -> 32 starts at the 17th */
+    assert_true(htabIsRehashing(h));
+    htabPauseRehash(h);
+    int hits[17] = {0};
+    for (int d = 0; d < 20000; d++) {
+        TestEntry *e = htabRandom(h);
+        assert_true(isMember(h, e));
+        hits[strtol(e->key + 1, NULL, 10)]++;
+    }
+    for (int i = 0; i < 17; i++) assert_true(hits[i] > 0);
+    htabResumeRehash(h);
+    htabRelease(h, freeEntry, NULL);
+}
+
+static void test_sample(void **state) {
+    Htab *h = htabCreate(&goodType);
+    void *out[64];
+    assert_int_equal(htabSample(h, out, 5), 0);
+    addRange(h, "p%ld", 0, 10);
+    finishRehash(h);
+    /* Fewer entries than asked: the whole table, each once. */
+    unsigned got = htabSample(h, out, 20);
+    assert_int_equal(got, 10);
+    for (unsigned a = 0; a < got; a++) {
+        assert_true(isMember(h, out[a]));
+        for (unsigned b = a + 1; b < got; b++) assert_ptr_not_equal(out[a], out[b]);
+    }
+    /* Large table, rehashing: exactly count distinct members. */
+    addRange(h, "p%ld", 10, 8193); /* 8192 -> 16384 starts at the last */
+    assert_true(htabIsRehashing(h));
+    for (int round = 0; round < 200; round++) {
+        got = htabSample(h, out, 16);
+        assert_int_equal(got, 16);
+        for (unsigned a = 0; a < got; a++) {
+            assert_true(isMember(h, out[a]));
+            for (unsigned b = a + 1; b < got; b++) assert_ptr_not_equal(out[a], out[b]);
+        }
+    }
+    /* Shrinking: table[0] is the larger array, and sparse (100 in 16384),
+     * so 160 slots read may hold fewer than 16 entries. */
+    finishRehash(h);
+    removeRange(h, "p%ld", 100, 8193);
+    assert_true(htabShrinkIfNeeded(h));
+    htabRehashStep(h, 10);
+    assert_true(htabIsRehashing(h) && h->size[0] > h->size[1]);
+    for (int round = 0; round < 200; round++) {
+        got = htabSample(h, out, 16);
+        assert_true(got >= 1 && got <= 16);
+        for (unsigned a = 0; a < got; a++) {
+            assert_true(isMember(h, out[a]));
+            for (unsigned b = a + 1; b < got; b++) assert_ptr_not_equal(out[a], out[b]);
+        }
+    }
+    /* Very sparse: still at least one. */
+    finishRehash(h);
+    addRange(h, "p%ld", 100, 8193);
+    removeRange(h, "p%ld", 1, 8193);
+    finishRehash(h);
+    for (int round = 0; round < 50; round++) {
+        assert_int_equal(htabSample(h, out, 5), 1);
+        assert_true(isMember(h, out[0]));
+    }
+    htabRelease(h, freeEntry, NULL);
+}
+
+/* ---- memory ------------------------------------------------------------- */
+
+static void test_release_frees_buckets(void **state) {
+    size_t before = xmallocUsed();
+    Htab *h = htabCreate(&goodType);
+    addRange(h, "m%ld", 0, 5000);
+    assert_true(xmallocUsed() > before + htabBuckets(h) * sizeof(void *));
+    htabRelease(h, freeEntry, NULL);
+    assert_int_equal(xmallocUsed(), before);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_add_find_unlink_100k, setup),
+        cmocka_unit_test_setup(test_empty_key_and_binary_keys, setup),
+        cmocka_unit_test_setup(test_find_during_rehash, setup),
+        cmocka_unit_test_setup(test_growth_1m_exact, setup),
+        cmocka_unit_test_setup(test_shrink, setup),
+        cmocka_unit_test_setup(test_resize_disallowed, setup),
+        cmocka_unit_test_setup(test_expand_presize, setup),
+        cmocka_unit_test_setup(test_scan_stable_exactly_once, setup),
+        cmocka_unit_test_setup(test_scan_guarantee_under_resize, setup),
+        cmocka_unit_test_setup(test_scan_guarantee_scripted, setup),
+        cmocka_unit_test_setup(test_scan_callback_unlinks, setup),
+        cmocka_unit_test_setup(test_safe_iterator_delete_current, setup),
+        cmocka_unit_test_setup(test_safe_iterator_adds_trigger_growth, setup),
+        cmocka_unit_test_setup(test_findlink_replace, setup),
+        cmocka_unit_test_setup(test_random_covers_small_table, setup),
+        cmocka_unit_test_setup(test_random_during_rehash_and_default_source, setup),
+        cmocka_unit_test_setup(test_sample, setup),
+        cmocka_unit_test_setup(test_release_frees_buckets, setup),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

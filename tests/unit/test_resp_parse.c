@@ -1,0 +1,530 @@
+/* test_resp_parse.c -- unit tests for src/proto/resp_parse.c.
+ *
+ * Most tests run an input through feedAll(), which drives the parser the
+ * way the network layer will (a pending buffer, bytes arriving in chunks,
+ * big arguments optionally read straight into the parser) and returns a
+ * transcript: "[a,b]" per command, "ERR(text)" on a protocol error, "..."
+ * if the input ended inside a command.  check() asserts the same transcript
+ * for one-shot, byte-by-byte and several chunk sizes, with and without the
+ * direct big-argument path.  Expected behaviours were taken from
+ * redis-server 7.0.15 over raw sockets. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ds/alloc.h"
+#include "ds/sds.h"
+#include "proto/resp_parse.h"
+
+static const RespLimits authLimits = {RESP_DEFAULT_MAX_BULK_LEN, 1};
+
+static sds appendCommand(sds t, sds *argv, int argc) {
+    t = sdsCat(t, "[");
+    for (int i = 0; i < argc; i++) {
+        if (i) t = sdsCat(t, ",");
+        t = sdsCatSds(t, argv[i]);
+        sdsFree(argv[i]);
+    }
+    xfree(argv);
+    return sdsCat(t, "]");
+}
+
+/* Drop the first n bytes of s. */
+static void dropFront(sds s, size_t n) {
+    size_t len = sdsLen(s);
+    assert_true(n <= len);
+    memmove(s, s + n, len - n);
+    sdsSetLen(s, len - n);
+}
+
+/* Feed in[0..len) in chunks of `chunk` bytes (0: all at once); with
+ * `direct`, bytes of a big argument go through respParserBigArgRoom. */
+static sds feedAll(const char *in, size_t len, size_t chunk, int direct, const RespLimits *lim) {
+    RespParser p;
+    respParserInit(&p);
+    sds t = sdsEmpty(), pend = sdsEmpty();
+    size_t off = 0;
+    if (chunk == 0) chunk = len ? len : 1;
+    for (;;) {
+        for (;;) {
+            size_t used = 12345;
+            RespStatus st = respParse(&p, pend, sdsLen(pend), &used, lim);
+            assert_true(used <= sdsLen(pend));
+            dropFront(pend, used);
+            if (st == RESP_ERROR) {
+                assert_non_null(p.err);
+                t = sdsCatPrintf(t, "ERR(%s)", p.err);
+                goto done;
+            }
+            if (st == RESP_INCOMPLETE) break;
+            assert_int_equal(st, RESP_COMPLETE);
+            int argc;
+            sds *argv = respParserTake(&p, &argc);
+            t = appendCommand(t, argv, argc);
+        }
+        char *dst;
+        size_t room;
+        if (respParserBigArgRoom(&p, &dst, &room)) {
+            /* respParse copies everything it can into a big argument. */
+            assert_int_equal(sdsLen(pend), 0);
+            assert_true(room > 0);
+        }
+        if (off == len) break;
+        size_t n = len - off < chunk ? len - off : chunk;
+        if (direct && respParserBigArgRoom(&p, &dst, &room)) {
+            if (n > room) n = room;
+            memcpy(dst, in + off, n);
+            respParserBigArgWrote(&p, n);
+        } else {
+            pend = sdsCatLen(pend, in + off, n);
+        }
+        off += n;
+    }
+    if (sdsLen(pend) || p.multibulkLen) t = sdsCat(t, "...");
+done:
+    respParserFree(&p);
+    sdsFree(pend);
+    return t;
+}
+
+static void checkLen(const char *in, size_t len, const RespLimits *lim, const char *exp, size_t explen) {
+    static const size_t smallChunks[] = {0, 1, 2, 3, 5, 16, 4096};
+    static const size_t bigChunks[] = {0, 7, 1000, 16384};
+    const size_t *chunks = len <= 4096 ? smallChunks : bigChunks;
+    size_t n = len <= 4096 ? 7 : 4;
+    for (size_t i = 0; i < n; i++) {
+        for (int direct = 0; direct < 2; direct++) {
+            sds t = feedAll(in, len, chunks[i], direct, lim);
+            if (sdsLen(t) != explen || memcmp(t, exp, explen) != 0) {
+                sds want = sdsCatRepr(sdsEmpty(), exp, explen > 300 ? 300 : explen);
+                sds got = sdsCatRepr(sdsEmpty(), t, sdsLen(t) > 300 ? 300 : sdsLen(t));
+                fail_msg("chunk %zu direct %d: want %s (%zu bytes) got %s (%zu bytes)", chunks[i], direct,
+                         want, explen, got, sdsLen(t));
+            }
+            sdsFree(t);
+        }
+    }
+}
+
+#define CHECK(in, exp) checkLen(in, sizeof(in) - 1, NULL, exp, sizeof(exp) - 1)
+#define CHECK_LIM(in, lim, exp) checkLen(in, sizeof(in) - 1, lim, exp, sizeof(exp) - 1)
+#define CHECK_BUF(buf, len, exp) checkLen(buf, len, NULL, exp, strlen(exp))
+
+/* Reservations may exceed a request by the allocator's size-class rounding
+ * (jemalloc classes are at most 25% apart). */
+#define ROUNDED(n) ((n) / 4 * 5 + 4096)
+
+static size_t usedAtStart;
+
+static int setup(void **state) {
+    usedAtStart = xmallocUsed();
+    return 0;
+}
+
+static int teardown(void **state) {
+    assert_int_equal(xmallocUsed(), usedAtStart); /* nothing leaked */
+    return 0;
+}
+
+static void test_multibulk_and_inline_basic(void **state) {
+    CHECK("*1\r\n$4\r\nPING\r\n", "[PING]");
+    CHECK("*3\r\n$3\r\nSET\r\n$1\r\na\r\n$0\r\n\r\n", "[SET,a,]");
+    CHECK("PING\r\n", "[PING]");
+    CHECK("SET a b\r\n", "[SET,a,b]");
+    CHECK("*1\r\n$4\r\nPING\r\nPING\r\n*1\r\n$4\r\nPING\r\n", "[PING][PING][PING]");
+    CHECK("", "");
+}
+
+static void test_pipelined_consumed(void **state) {
+    const char in[] = "*2\r\n$4\r\nECHO\r\n$2\r\nhi\r\nGET k\r\n*0\r\n\n*1\r\n$4\r\nPI";
+    size_t len = sizeof(in) - 1, pos = 0, used;
+    const size_t want[] = {22, 7, 4, 1};
+    const int wantArgc[] = {2, 2, 0, 0};
+    RespParser p;
+    respParserInit(&p);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(respParse(&p, in + pos, len - pos, &used, NULL), RESP_COMPLETE);
+        assert_int_equal(used, want[i]);
+        int argc;
+        sds *argv = respParserTake(&p, &argc);
+        assert_int_equal(argc, wantArgc[i]);
+        if (argc == 0) assert_null(argv);
+        for (int j = 0; j < argc; j++)
+            sdsFree(argv[j]);
+        xfree(argv);
+        pos += used;
+    }
+    /* The header lines of the last command are consumed, its payload not. */
+    assert_int_equal(respParse(&p, in + pos, len - pos, &used, NULL), RESP_INCOMPLETE);
+    assert_int_equal(used, 8);
+    pos += used;
+    assert_int_equal(respParse(&p, in + pos, len - pos, &used, NULL), RESP_INCOMPLETE);
+    assert_int_equal(used, 0);
+    assert_int_equal(respParse(&p, "PING\r\n", 6, &used, NULL), RESP_COMPLETE);
+    assert_int_equal(used, 6);
+    assert_int_equal(p.argc, 1);
+    assert_memory_equal(p.argv[0], "PING", 4);
+    respParserFree(&p);
+}
+
+static void test_partial_header_lines_not_consumed(void **state) {
+    RespParser p;
+    size_t used;
+    respParserInit(&p);
+    assert_int_equal(respParse(&p, "*1\r", 3, &used, NULL), RESP_INCOMPLETE);
+    assert_int_equal(used, 0);
+    assert_int_equal(respParse(&p, "*1\r\n$4\r", 7, &used, NULL), RESP_INCOMPLETE);
+    assert_int_equal(used, 4);
+    assert_int_equal(respParse(&p, "$4\r", 3, &used, NULL), RESP_INCOMPLETE);
+    assert_int_equal(used, 0);
+    assert_int_equal(respParse(&p, "", 0, &used, NULL), RESP_INCOMPLETE);
+    assert_int_equal(respParse(&p, "$4\r\nPING\r", 9, &used, NULL), RESP_INCOMPLETE);
+    assert_int_equal(used, 4); /* payload waits for its 2 trailing bytes */
+    assert_int_equal(respParse(&p, "PING\r\n", 6, &used, NULL), RESP_COMPLETE);
+    assert_int_equal(used, 6);
+    respParserFree(&p);
+    CHECK("PING", "...");
+    CHECK("*1\r\nX", "...");
+    CHECK("*1\r\nX\r", "..."); /* the error waits for the byte after '\r' */
+}
+
+static void test_multibulk_count_rules(void **state) {
+    CHECK("*+1\r\n$4\r\nPING\r\n", "ERR(Protocol error: invalid multibulk length)");
+    CHECK("*01\r\n$4\r\nPING\r\n", "ERR(Protocol error: invalid multibulk length)");
+    CHECK("* 1\r\n", "ERR(Protocol error: invalid multibulk length)");
+    CHECK("*1 \r\n", "ERR(Protocol error: invalid multibulk length)");
+    CHECK("*\r\n", "ERR(Protocol error: invalid multibulk length)");
+    CHECK("*-0\r\n", "ERR(Protocol error: invalid multibulk length)");
+    CHECK("*2147483648\r\n", "ERR(Protocol error: invalid multibulk length)");
+    CHECK("*99999999999999999999\r\n", "ERR(Protocol error: invalid multibulk length)");
+    CHECK("*-9223372036854775809\r\n", "ERR(Protocol error: invalid multibulk length)");
+    /* The count line ends at '\r'; a bare '\n' is part of the number. */
+    CHECK("*1\n$4\r\nPING\r\n", "ERR(Protocol error: invalid multibulk length)");
+    /* The byte after '\r' is not checked. */
+    CHECK("*1\rX$4\r\nPING\r\n", "[PING]");
+    CHECK("*1\r\n$4\rXPING\r\n", "[PING]");
+    /* Count <= 0 is an empty command. */
+    CHECK("*0\r\nPING\r\n", "[][PING]");
+    CHECK("*-1\r\n", "[]");
+    CHECK("*-5\r\nPING\r\n", "[][PING]");
+    CHECK("*-9223372036854775808\r\nPING\r\n", "[][PING]");
+    CHECK("*2147483647\r\n", "...");
+    /* An error after good commands: those are still returned first. */
+    CHECK("PING\r\n*1\r\n$4\r\nPING\r\n*x\r\nPING\r\n",
+          "[PING][PING]ERR(Protocol error: invalid multibulk length)");
+}
+
+static void test_unauthenticated_limits(void **state) {
+    CHECK_LIM("*10\r\n", &authLimits, "...");
+    CHECK_LIM("*11\r\n", &authLimits, "ERR(Protocol error: unauthenticated multibulk length)");
+    CHECK_LIM("*-11\r\nPING\r\n", &authLimits, "[][PING]");
+    CHECK_LIM("*2147483648\r\n", &authLimits, "ERR(Protocol error: invalid multibulk length)");
+    CHECK_LIM("*1\r\n$16384\r\n", &authLimits, "...");
+    CHECK_LIM("*1\r\n$16385\r\n", &authLimits, "ERR(Protocol error: unauthenticated bulk length)");
+    CHECK_LIM("*1\r\n$536870913\r\n", &authLimits, "ERR(Protocol error: invalid bulk length)");
+    CHECK_LIM("*1\r\n$-1\r\n", &authLimits, "ERR(Protocol error: invalid bulk length)");
+    CHECK("*11\r\n", "...");
+    CHECK("*1\r\n$16385\r\n", "...");
+}
+
+static void test_expected_dollar(void **state) {
+    CHECK("*1\r\nX4\r\nPING\r\n", "ERR(Protocol error: expected '$', got 'X')");
+    CHECK("*1\r\n\r\n", "ERR(Protocol error: expected '$', got ' ')");
+    CHECK("*1\r\n\n\r\n", "ERR(Protocol error: expected '$', got ' ')");
+    CHECK("*1\r\n\3774\r\n", "ERR(Protocol error: expected '$', got '\xff')");
+    CHECK("*1\r\n\0014\r\n", "ERR(Protocol error: expected '$', got '\x01')");
+    CHECK("*1\r\n\t\r\n", "ERR(Protocol error: expected '$', got '\t')");
+    CHECK("*1\r\n*1\r\n", "ERR(Protocol error: expected '$', got '*')");
+    CHECK("*2\r\n$4\r\nECHO\r\n:1\r\n", "ERR(Protocol error: expected '$', got ':')");
+}
+
+static void test_bulk_length_rules(void **state) {
+    CHECK("*1\r\n$+4\r\nPING\r\n", "ERR(Protocol error: invalid bulk length)");
+    CHECK("*1\r\n$04\r\nPING\r\n", "ERR(Protocol error: invalid bulk length)");
+    CHECK("*1\r\n$ 4\r\nPING\r\n", "ERR(Protocol error: invalid bulk length)");
+    CHECK("*1\r\n$-1\r\n", "ERR(Protocol error: invalid bulk length)");
+    CHECK("*1\r\n$-0\r\n", "ERR(Protocol error: invalid bulk length)");
+    CHECK("*1\r\n$\r\n", "ERR(Protocol error: invalid bulk length)");
+    CHECK("*1\r\n$00\r\n", "ERR(Protocol error: invalid bulk length)");
+    CHECK("*1\r\n$9223372036854775807\r\n", "ERR(Protocol error: invalid bulk length)");
+    CHECK("*1\r\n$9223372036854775808\r\n", "ERR(Protocol error: invalid bulk length)");
+    CHECK("*1\r\n$536870912\r\n", "...");
+    CHECK("*1\r\n$536870913\r\n", "ERR(Protocol error: invalid bulk length)");
+    CHECK("*1\r\n$0\r\n\r\n", "[]");
+    const RespLimits small = {10, 0};
+    CHECK_LIM("*1\r\n$10\r\n0123456789\r\n", &small, "[0123456789]");
+    CHECK_LIM("*1\r\n$11\r\n", &small, "ERR(Protocol error: invalid bulk length)");
+}
+
+static void test_bulk_trailer_not_checked(void **state) {
+    CHECK("*1\r\n$4\r\nPINGxxPING\r\n", "[PING][PING]");
+    CHECK("*2\r\n$4\r\nECHO\r\n$3\r\na\r\n\r\n", "[ECHO,a\r\n]");
+    CHECK("*1\r\n$4\r\nPING", "...");
+    CHECK("*1\r\n$4\r\nPING\r", "...");
+}
+
+static void test_binary_bulks(void **state) {
+    CHECK("*2\r\n$3\r\na\0b\r\n$6\r\n\r\n\0\r\n\0\r\n", "[a\0b,\r\n\0\r\n\0]");
+    CHECK("*1\r\n$4\r\nPI\0G\r\n", "[PI\0G]");
+}
+
+/* Header and inline lines are searched like C strings: a NUL hides them. */
+static void test_nul_hides_lines(void **state) {
+    CHECK("ECHO a\0b\r\nPING\r\n", "...");
+    CHECK("*1\0\r\n$4\r\nPING\r\n", "...");
+    CHECK("*1\r\n$4\0\r\nPING\r\n", "...");
+    CHECK("*1\r\n$4\r\nPING\r\n*1\r\n$3\r\nfoo\r\n\0\r\n", "[PING][foo]...");
+    CHECK("*1\r\n\0\r\n", "...");
+}
+
+static void test_too_big_lines(void **state) {
+    size_t n = RESP_INLINE_MAX + 2000;
+    char *buf = xmalloc(n);
+    /* "*" + digits: error once more than 64 KB are pending without '\r'. */
+    buf[0] = '*';
+    memset(buf + 1, '1', n - 1);
+    CHECK_BUF(buf, RESP_INLINE_MAX, "...");
+    CHECK_BUF(buf, RESP_INLINE_MAX + 1, "ERR(Protocol error: too big mbulk count string)");
+    /* Same for a "$len" line, counted from the start of that line. */
+    memcpy(buf, "*1\r\n$", 5);
+    CHECK_BUF(buf, RESP_INLINE_MAX + 4, "...");
+    CHECK_BUF(buf, RESP_INLINE_MAX + 5, "ERR(Protocol error: too big bulk count string)");
+    /* Inline. */
+    memset(buf, 'a', n);
+    CHECK_BUF(buf, RESP_INLINE_MAX, "...");
+    CHECK_BUF(buf, RESP_INLINE_MAX + 1, "ERR(Protocol error: too big inline request)");
+    buf[1] = '\0'; /* a NUL does not reset the count */
+    CHECK_BUF(buf, RESP_INLINE_MAX + 1, "ERR(Protocol error: too big inline request)");
+    /* A terminator already in the buffer wins, as in Redis where a 70000
+     * byte line arriving in one read is accepted. */
+    memset(buf, 'a', n);
+    memcpy(buf + n - 2, "\r\n", 2);
+    sds t = feedAll(buf, n, 0, 0, NULL);
+    assert_int_equal(sdsLen(t), n - 2 + 2);
+    sdsFree(t);
+    t = feedAll(buf, n, 1000, 0, NULL);
+    assert_string_equal(t, "ERR(Protocol error: too big inline request)");
+    sdsFree(t);
+    xfree(buf);
+}
+
+static void test_inline_rules(void **state) {
+    CHECK("PING\n", "[PING]");
+    CHECK("\n", "[]");
+    CHECK("\r\n", "[]");
+    CHECK("  \r\n", "[]");
+    CHECK("\r\n\n  \n", "[][][]");
+    CHECK("PING\r\r\n", "[PING]");
+    CHECK("\rPING\r\n", "[PING]");
+    CHECK("PING\rPING\r\n", "[PING,PING]");
+    CHECK(" *1\r\n$4\r\nPING\r\n", "[*1][$4][PING]");
+    CHECK("ECHO \"a\\x41b\"\r\n", "[ECHO,aAb]");
+    CHECK("ECHO 'a\\'b'\r\n", "[ECHO,a'b]");
+    /* \v and \f separate only before a token, as in Redis. */
+    CHECK("ECHO a\tb\vc\fd\r\n", "[ECHO,a,b\vc\fd]");
+    CHECK("ECHO \vc\r\n", "[ECHO,c]");
+    CHECK("ECHO \"a\"\v\r\n", "[ECHO,a]");
+    CHECK("\"PING\r\n", "ERR(Protocol error: unbalanced quotes in request)");
+    CHECK("PING \"a\"b\r\n", "ERR(Protocol error: unbalanced quotes in request)");
+    CHECK("ECHO \"\r\n", "ERR(Protocol error: unbalanced quotes in request)");
+    CHECK("ECHO \"a\nb\"\r\n", "ERR(Protocol error: unbalanced quotes in request)");
+    CHECK("PING\r\nSET a b\nGET a\r\n", "[PING][SET,a,b][GET,a]");
+}
+
+/* A stream mixing everything: every chunking gives the same commands. */
+static void test_chunking_equivalence(void **state) {
+    sds in = sdsEmpty();
+    in = sdsCat(in, "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nhello\r\n");
+    in = sdsCat(in, "GET k\r\n\r\n*0\r\n*-1\r\n");
+    in = sdsCatLen(in, "*2\r\n$4\r\nECHO\r\n$7\r\n\0\r\n\r\n\0\0\r\n", 27);
+    sds big = sdsGrowZero(sdsEmpty(), 70000);
+    for (size_t i = 0; i < 70000; i++)
+        big[i] = (char)('a' + i % 26);
+    in = sdsCatPrintf(in, "*2\r\n$4\r\nECHO\r\n$%zu\r\n", sdsLen(big));
+    in = sdsCatSds(in, big);
+    in = sdsCat(in, "\r\nECHO \"x y\" 'z'\n");
+    sds exp = sdsNew("[SET,k,hello][GET,k][][][][ECHO,");
+    exp = sdsCatLen(exp, "\0\r\n\r\n\0\0]", 8);
+    exp = sdsCat(exp, "[ECHO,");
+    exp = sdsCatSds(exp, big);
+    exp = sdsCat(exp, "][ECHO,x y,z]");
+    static const size_t chunks[] = {0, 1, 2, 3, 4, 5, 7, 13, 100, 4096, 16384, 32768, 65536};
+    for (size_t i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++)
+        for (int direct = 0; direct < 2; direct++) {
+            sds t = feedAll(in, sdsLen(in), chunks[i], direct, NULL);
+            assert_int_equal(sdsLen(t), sdsLen(exp));
+            assert_memory_equal(t, exp, sdsLen(exp));
+            sdsFree(t);
+        }
+    sdsFree(big);
+    sdsFree(in);
+    sdsFree(exp);
+}
+
+/* A 3 MB argument read through BigArgRoom: memory grows with the data,
+ * never past the declared size, and the result is the argument itself. */
+static void test_big_arg_direct(void **state) {
+    const size_t size = 3 * 1024 * 1024 + 5;
+    char hdr[64];
+    int hlen = snprintf(hdr, sizeof(hdr), "*2\r\n$3\r\nSET\r\n$%zu\r\n", size);
+    RespParser p;
+    respParserInit(&p);
+    size_t used;
+    assert_int_equal(respParse(&p, hdr, (size_t)hlen, &used, NULL), RESP_INCOMPLETE);
+    assert_int_equal(used, (size_t)hlen);
+    char *dst;
+    size_t room, written = 0, maxRoom = 0;
+    while (respParserBigArgRoom(&p, &dst, &room)) {
+        assert_true(room > 0 && room <= size + 2 - written);
+        if (room > maxRoom) maxRoom = room;
+        /* Reserved memory stays within twice what was received (or the
+         * eager first step) and within the declared size. */
+        size_t reserved = sdsLen(p.bigArg) + sdsAvail(p.bigArg);
+        assert_true(reserved <= ROUNDED(size + 2));
+        assert_true(reserved <= ROUNDED(2 * written + RESP_BIG_ARG_EAGER));
+        size_t n = room > 100000 ? 100000 : room;
+        for (size_t i = 0; i < n; i++)
+            dst[i] = (char)((written + i) % 251);
+        if (written + n > size) memcpy(dst + (size - written), "\r\n", written + n - size);
+        respParserBigArgWrote(&p, n);
+        written += n;
+        assert_int_equal(respParserPendingBytes(&p), written);
+        assert_int_equal(respParse(&p, "", 0, &used, NULL),
+                         written == size + 2 ? RESP_COMPLETE : RESP_INCOMPLETE);
+        assert_int_equal(used, 0);
+    }
+    assert_int_equal(written, size + 2);
+    assert_true(maxRoom > 100000); /* the caller could read big pieces */
+    int argc;
+    sds *argv = respParserTake(&p, &argc);
+    assert_int_equal(argc, 2);
+    assert_int_equal(sdsLen(argv[1]), size);
+    for (size_t i = 0; i < size; i += 4099)
+        assert_int_equal((unsigned char)argv[1][i], i % 251);
+    assert_true(sdsAllocSize(argv[1]) <= ROUNDED(size + 2));
+    for (int i = 0; i < argc; i++)
+        sdsFree(argv[i]);
+    xfree(argv);
+    respParserFree(&p);
+}
+
+/* An argument between RESP_BIG_ARG and RESP_BIG_ARG_EAGER is reserved once,
+ * at its full size, when its header arrives. */
+static void test_big_arg_reserved_once(void **state) {
+    RespParser p;
+    respParserInit(&p);
+    size_t used;
+    const char hdr[] = "*1\r\n$40000\r\n";
+    assert_int_equal(respParse(&p, hdr, sizeof(hdr) - 1, &used, NULL), RESP_INCOMPLETE);
+    assert_non_null(p.bigArg);
+    char *start = p.bigArg;
+    assert_true(sdsAvail(p.bigArg) >= 40002 && sdsAvail(p.bigArg) <= ROUNDED(40002));
+    char *dst;
+    size_t room;
+    assert_true(respParserBigArgRoom(&p, &dst, &room));
+    assert_int_equal(room, 40002);
+    char *data = xmalloc(40002);
+    memset(data, 'v', 40000);
+    memcpy(data + 40000, "XY", 2); /* trailer bytes are not checked */
+    assert_int_equal(respParse(&p, data, 30000, &used, NULL), RESP_INCOMPLETE);
+    assert_int_equal(used, 30000);
+    assert_true(p.bigArg == start);
+    assert_true(respParserBigArgRoom(&p, &dst, &room));
+    assert_int_equal(room, 10002);
+    assert_int_equal(respParse(&p, data + 30000, 10002, &used, NULL), RESP_COMPLETE);
+    assert_true(p.argv[0] == start);
+    assert_int_equal(sdsLen(p.argv[0]), 40000);
+    assert_int_equal(p.argv[0][40000], '\0');
+    assert_false(respParserBigArgRoom(&p, &dst, &room));
+    xfree(data);
+    respParserFree(&p);
+}
+
+/* Declared sizes cost nothing until data arrives. */
+static void test_huge_declarations_do_not_allocate(void **state) {
+    RespParser p;
+    size_t used, before = xmallocUsed();
+    respParserInit(&p);
+    assert_int_equal(respParse(&p, "*2147483647\r\n", 13, &used, NULL), RESP_INCOMPLETE);
+    assert_int_equal(p.argvCap, 1024);
+    assert_true(xmallocUsed() - before < 16 * 1024);
+    assert_int_equal(respParse(&p, "$536870912\r\n", 12, &used, NULL), RESP_INCOMPLETE);
+    assert_true(xmallocUsed() - before < ROUNDED(RESP_BIG_ARG_EAGER) + 16 * 1024);
+    char *dst;
+    size_t room;
+    assert_true(respParserBigArgRoom(&p, &dst, &room));
+    assert_true(room <= ROUNDED(RESP_BIG_ARG_EAGER));
+    respParserFree(&p);
+    assert_int_equal(xmallocUsed(), before);
+}
+
+/* argv grows past its first 1024 slots as arguments arrive. */
+static void test_many_args(void **state) {
+    sds in = sdsNew("*3000\r\n");
+    sds exp = sdsNew("[");
+    for (int i = 0; i < 3000; i++) {
+        char a[16];
+        int n = snprintf(a, sizeof(a), "%d", i);
+        in = sdsCatPrintf(in, "$%d\r\n%s\r\n", n, a);
+        if (i) exp = sdsCat(exp, ",");
+        exp = sdsCat(exp, a);
+    }
+    exp = sdsCat(exp, "]");
+    sds t = feedAll(in, sdsLen(in), 0, 0, NULL);
+    assert_string_equal(t, exp);
+    sdsFree(t);
+    t = feedAll(in, sdsLen(in), 3, 0, NULL);
+    assert_string_equal(t, exp);
+    sdsFree(t);
+    sdsFree(in);
+    sdsFree(exp);
+}
+
+/* A command not taken is freed by the next call; Free mid-command and
+ * after an error releases everything (teardown checks the counter). */
+static void test_untaken_and_free_midway(void **state) {
+    RespParser p;
+    size_t used;
+    respParserInit(&p);
+    assert_int_equal(respParse(&p, "SET a b\r\n", 9, &used, NULL), RESP_COMPLETE);
+    assert_int_equal(respParse(&p, "*1\r\n$1\r\nx\r\n", 11, &used, NULL), RESP_COMPLETE);
+    assert_int_equal(p.argc, 1);
+    const char partial[] = "*2\r\n$1\r\nx\r\n$70000\r\nabc";
+    assert_int_equal(respParse(&p, partial, sizeof(partial) - 1, &used, NULL), RESP_INCOMPLETE);
+    assert_int_equal(used, sizeof(partial) - 1);
+    respParserFree(&p);
+    respParserInit(&p);
+    assert_int_equal(respParse(&p, "*2\r\n$1\r\nx\r\n$x\r\n", 15, &used, NULL), RESP_ERROR);
+    assert_string_equal(p.err, "Protocol error: invalid bulk length");
+    respParserFree(&p);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_multibulk_and_inline_basic, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pipelined_consumed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_partial_header_lines_not_consumed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_multibulk_count_rules, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unauthenticated_limits, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_expected_dollar, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bulk_length_rules, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bulk_trailer_not_checked, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_binary_bulks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nul_hides_lines, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_too_big_lines, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_inline_rules, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_chunking_equivalence, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_big_arg_direct, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_big_arg_reserved_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_huge_declarations_do_not_allocate, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_many_args, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_untaken_and_free_midway, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,307 @@
+/* test_util.c -- unit tests for src/ds/util.c.
+ *
+ * Every expected acceptance and every expected text below was observed on
+ * redis-server 7.0.15: integers via INCRBY, doubles via ZADD/ZSCORE (skiplist
+ * encoding for -0), long doubles via SET + INCRBYFLOAT. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+#include "ds/util.h"
+
+static int ll(const char *s, long long *out) { return stringToLongLong(s, strlen(s), out); }
+
+static void test_string_to_long_long(void **state) {
+    (void)state;
+    static const struct {
+        const char *in;
+        long long v;
+    } good[] = {
+        {"0", 0},
+        {"1", 1},
+        {"-1", -1},
+        {"10", 10},
+        {"9223372036854775807", LLONG_MAX},
+        {"-9223372036854775808", LLONG_MIN},
+        {"-9223372036854775807", -LLONG_MAX},
+    };
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        long long v = 42;
+        assert_true(ll(good[i].in, &v));
+        assert_true(v == good[i].v);
+    }
+    static const char *const bad[] = {
+        "",      "-",     "+1",  " 1",    "1 ",   "01",     "00",  "-0",   "-01",
+        "1e3",   "0x1",   "1.0", "abc",   "1a",   "--1",    "- 1", "\t1",
+        "9223372036854775808",  /* LLONG_MAX + 1 */
+        "-9223372036854775809", /* LLONG_MIN - 1 */
+        "18446744073709551615", /* 20 digits, fits only unsigned */
+        "99999999999999999999", /* 20 digits */
+        "100000000000000000000", /* 21 digits */
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        long long v = 42;
+        assert_false(ll(bad[i], &v));
+        assert_true(v == 42); /* untouched on failure */
+    }
+    /* Only len bytes are read: no terminator needed, embedded NUL rejected. */
+    long long v;
+    assert_true(stringToLongLong("123456", 3, &v));
+    assert_true(v == 123);
+    assert_false(stringToLongLong("1\0002", 3, &v));
+    assert_false(stringToLongLong(NULL, 0, &v));
+}
+
+static void test_string_to_long_and_unsigned(void **state) {
+    (void)state;
+    long l;
+    assert_true(stringToLong("-42", 3, &l));
+    assert_int_equal(l, -42);
+    assert_false(stringToLong("x", 1, &l));
+
+    unsigned long long u;
+    assert_true(stringToUnsignedLongLong("18446744073709551615", 20, &u));
+    assert_true(u == ULLONG_MAX);
+    assert_true(stringToUnsignedLongLong("0", 1, &u));
+    assert_true(u == 0);
+    assert_false(stringToUnsignedLongLong("18446744073709551616", 20, &u));
+    assert_false(stringToUnsignedLongLong("-1", 2, &u));
+    assert_false(stringToUnsignedLongLong("+1", 2, &u));
+    assert_false(stringToUnsignedLongLong("01", 2, &u));
+    assert_false(stringToUnsignedLongLong("", 0, &u));
+}
+
+static int dbl(const char *s, double *out) { return stringToDouble(s, strlen(s), out); }
+
+static void test_string_to_double(void **state) {
+    (void)state;
+    static const struct {
+        const char *in;
+        double v;
+    } good[] = {
+        {"1", 1},        {"1.5", 1.5},   {"-2", -2},      {"1e3", 1000},      {"1E3", 1000},
+        {"0x10", 16},    {"0x1p-2", 0.25}, {".5", 0.5},   {"5.", 5},          {"+3", 3},
+        {"inf", INFINITY}, {"+inf", INFINITY}, {"-inf", -INFINITY}, {"infinity", INFINITY},
+        {"-Infinity", -INFINITY}, {"1.7976931348623157e308", 1.7976931348623157e308},
+    };
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        double v = 42;
+        assert_true(dbl(good[i].in, &v));
+        assert_true(v == good[i].v);
+    }
+    double v;
+    assert_true(dbl("-0.0", &v));
+    assert_true(v == 0 && signbit(v));
+    assert_true(dbl("1e-310", &v)); /* subnormal is fine */
+    assert_true(v > 0);
+    static const char *const bad[] = {"", " 1", "1 ", "\t1", "nan", "NaN", "-nan", "1.5abc",
+                                      "1e", "-", "abc", "2e308", "1e400", "-1e400", "1e-400"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        v = 42;
+        assert_false(dbl(bad[i], &v));
+        assert_true(v == 42);
+    }
+    assert_true(stringToDouble("2.5xyz", 3, &v));
+    assert_true(v == 2.5);
+    assert_false(stringToDouble("1\0002", 3, &v));
+    /* Longer than the on-stack copy. */
+    char longnum[300];
+    memset(longnum, '0', sizeof(longnum));
+    longnum[0] = '1';
+    longnum[1] = '.';
+    assert_true(stringToDouble(longnum, sizeof(longnum), &v));
+    assert_true(v == 1);
+}
+
+static int ldbl(const char *s, long double *out) { return stringToLongDouble(s, strlen(s), out); }
+
+static void test_string_to_long_double(void **state) {
+    (void)state;
+    long double v;
+    assert_true(ldbl("10.5", &v));
+    assert_true(v == 10.5L);
+    assert_true(ldbl("+5", &v));
+    assert_true(v == 5);
+    assert_true(ldbl("0x10", &v));
+    assert_true(v == 16);
+    /* Infinity parses; INCRBYFLOAT then refuses the infinite result. */
+    assert_true(ldbl("inf", &v));
+    assert_true(isinf(v) && v > 0);
+    assert_true(ldbl("-inf", &v));
+    assert_true(isinf(v) && v < 0);
+    assert_true(ldbl("1e4900", &v)); /* beyond double, within long double */
+    assert_true(ldbl("5e-4950", &v));
+    static const char *const bad[] = {"", " 1", "1 ", "nan", "1e5000", "1e-5000", "abc", "1,5"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        v = 42;
+        assert_false(ldbl(bad[i], &v));
+        assert_true(v == 42);
+    }
+    static char huge[UTIL_MAX_LONG_DOUBLE_CHARS + 1];
+    memset(huge, '1', sizeof(huge));
+    assert_false(stringToLongDouble(huge, UTIL_MAX_LONG_DOUBLE_CHARS, &v));
+    memset(huge, '0', sizeof(huge));
+    assert_true(stringToLongDouble(huge, UTIL_MAX_LONG_DOUBLE_CHARS - 1, &v));
+    assert_true(v == 0);
+}
+
+static void test_integer_to_string(void **state) {
+    (void)state;
+    char buf[UTIL_LONG_STR_SIZE];
+    assert_int_equal(longLongToString(buf, sizeof(buf), 0), 1);
+    assert_string_equal(buf, "0");
+    assert_int_equal(longLongToString(buf, sizeof(buf), -7), 2);
+    assert_string_equal(buf, "-7");
+    assert_int_equal(longLongToString(buf, sizeof(buf), LLONG_MAX), 19);
+    assert_string_equal(buf, "9223372036854775807");
+    assert_int_equal(longLongToString(buf, sizeof(buf), LLONG_MIN), 20);
+    assert_string_equal(buf, "-9223372036854775808");
+    assert_int_equal(unsignedLongLongToString(buf, sizeof(buf), ULLONG_MAX), 20);
+    assert_string_equal(buf, "18446744073709551615");
+    /* Exactly fitting and one byte short. */
+    assert_int_equal(longLongToString(buf, 3, -12), 0);
+    assert_int_equal(longLongToString(buf, 4, -12), 3);
+    assert_int_equal(unsignedLongLongToString(buf, 3, 100), 0);
+    assert_int_equal(unsignedLongLongToString(buf, 4, 100), 3);
+    assert_int_equal(longLongToString(buf, 1, -1), 0);
+    assert_int_equal(longLongToString(buf, 0, 1), 0);
+    /* Round trip through the strict parser. */
+    for (long long v = -1000; v <= 1000; v += 7) {
+        long long back;
+        int n = longLongToString(buf, sizeof(buf), v);
+        assert_true(stringToLongLong(buf, (size_t)n, &back));
+        assert_true(back == v);
+    }
+}
+
+static void test_digits10(void **state) {
+    (void)state;
+    assert_int_equal(digits10(0), 1);
+    assert_int_equal(digits10(9), 1);
+    assert_int_equal(digits10(10), 2);
+    assert_int_equal(digits10(99999), 5);
+    assert_int_equal(digits10(100000), 6);
+    assert_int_equal(digits10(UINT64_MAX), 20);
+    assert_int_equal(digits10(10000000000000000000ULL), 20);
+    assert_int_equal(digits10(9999999999999999999ULL), 19);
+}
+
+static void expectDouble(double v, const char *text) {
+    char buf[UTIL_MAX_DOUBLE_CHARS];
+    int n = doubleToString(buf, sizeof(buf), v);
+    assert_string_equal(buf, text);
+    assert_int_equal(n, (int)strlen(text));
+}
+
+static void test_double_to_string(void **state) {
+    (void)state;
+    /* ZADD z <v> a; ZSCORE z a on redis-server 7.0.15. */
+    expectDouble(1.1, "1.1000000000000001");
+    expectDouble(3, "3");
+    expectDouble(1e300, "1.0000000000000001e+300");
+    expectDouble(0.1 + 0.2, "0.30000000000000004");
+    expectDouble(1.5e-7, "1.4999999999999999e-07");
+    expectDouble(123456789012345678.0, "1.2345678901234568e+17");
+    expectDouble(0.1, "0.10000000000000001");
+    expectDouble(1e-310, "9.9999999999999694e-311");
+    expectDouble(1.7976931348623157e308, "1.7976931348623157e+308");
+    expectDouble(0.25, "0.25");
+    expectDouble(INFINITY, "inf");
+    expectDouble(-INFINITY, "-inf");
+    expectDouble(NAN, "nan");
+    /* A skiplist-encoded zset replies -0 as "-0" (listpack stores 0). */
+    expectDouble(-0.0, "-0");
+    char small[4];
+    assert_int_equal(doubleToString(small, sizeof(small), 1.5), 3);
+    assert_int_equal(doubleToString(small, sizeof(small), 1.25), 0);
+    assert_int_equal(doubleToString(small, sizeof(small), -INFINITY), 0);
+}
+
+/* SET k <base>; INCRBYFLOAT k <incr> must reply `text`. */
+static void expectIncr(const char *base, const char *incr, const char *text) {
+    long double a, b;
+    assert_true(stringToLongDouble(base, strlen(base), &a));
+    assert_true(stringToLongDouble(incr, strlen(incr), &b));
+    static char buf[UTIL_MAX_LONG_DOUBLE_CHARS];
+    int n = longDoubleToString(buf, sizeof(buf), a + b, 1);
+    assert_string_equal(buf, text);
+    assert_int_equal(n, (int)strlen(text));
+}
+
+static void test_long_double_to_string(void **state) {
+    (void)state;
+    expectIncr("10.5", "0.1", "10.6");
+    expectIncr("0", "3.0e3", "3000");
+    expectIncr("0", "5.0e3", "5000");
+    expectIncr("0", "1e-5", "0.00001");
+    expectIncr("0", "1e100",
+               "9999999999999999999669353532207342619498699019828496079271391541752018669482644324418977840117055488");
+    expectIncr("0", "-0", "0");
+    expectIncr("-0", "0", "0");
+    expectIncr("0", "1.1", "1.1");
+    expectIncr("0", "0.1", "0.1");
+    expectIncr("0.1", "0.2", "0.3");
+    expectIncr("1", "-1", "0");
+    expectIncr("0", "1e17", "100000000000000000");
+    expectIncr("0", "123456789.123456789", "123456789.12345678899873747");
+    expectIncr("0", "3e-18", "0");
+    expectIncr("0", "-3e-18", "0");
+    expectIncr("0", "-1e-17", "-0.00000000000000001");
+    expectIncr("0", "1e-17", "0.00000000000000001");
+    expectIncr("0", "5e-18", "0");
+    expectIncr("0", "-1.5", "-1.5");
+    expectIncr("0", "1.0e20", "100000000000000000000");
+    expectIncr("0", "2.5e-10", "0.00000000025");
+    expectIncr("10", "0x10", "26");
+    expectIncr("10", "+5", "15");
+    expectIncr("1", "1e-4940", "1");
+
+    static char buf[UTIL_MAX_LONG_DOUBLE_CHARS];
+    long double big;
+    assert_true(stringToLongDouble("1e4900", 6, &big));
+    assert_int_equal(longDoubleToString(buf, sizeof(buf), big, 1), 4901);
+    assert_memory_equal(buf, "10000000000000000000270831223069034983322405250407883434650293", 62);
+    assert_int_equal(longDoubleToString(buf, 100, big, 1), 0);
+
+    assert_int_equal(longDoubleToString(buf, sizeof(buf), INFINITY, 1), 3);
+    assert_string_equal(buf, "inf");
+    assert_int_equal(longDoubleToString(buf, sizeof(buf), -INFINITY, 0), 4);
+    assert_string_equal(buf, "-inf");
+
+    assert_int_equal(longDoubleToString(buf, sizeof(buf), 1.5L, 0), 3);
+    assert_string_equal(buf, "1.5");
+    longDoubleToString(buf, sizeof(buf), 1e100L, 0);
+    assert_string_equal(buf, "1e+100");
+    longDoubleToString(buf, sizeof(buf), 1.0L / 3, 0);
+    assert_string_equal(buf, "0.33333333333333333");
+}
+
+static void test_clocks(void **state) {
+    (void)state;
+    long long us = ustime(), ms = mstime();
+    assert_true(us > 1600000000000000LL); /* after 2020 */
+    assert_true(ms >= us / 1000 && ms - us / 1000 < 1000);
+    long long a = monotonicUs(), b = monotonicUs();
+    assert_true(b >= a);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_string_to_long_long),
+        cmocka_unit_test(test_string_to_long_and_unsigned),
+        cmocka_unit_test(test_string_to_double),
+        cmocka_unit_test(test_string_to_long_double),
+        cmocka_unit_test(test_integer_to_string),
+        cmocka_unit_test(test_digits10),
+        cmocka_unit_test(test_double_to_string),
+        cmocka_unit_test(test_long_double_to_string),
+        cmocka_unit_test(test_clocks),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
