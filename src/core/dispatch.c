@@ -15,6 +15,9 @@
 #include "ds/util.h"
 
 static DispatchInterceptor *interceptor;
+static DispatchAfterCall *afterCall;
+
+void dispatchSetAfterCall(DispatchAfterCall *fn) { afterCall = fn; }
 
 void dispatchSetInterceptor(DispatchInterceptor *fn) { interceptor = fn; }
 
@@ -50,6 +53,7 @@ void callCommand(Client *c, Command *cmd) {
     cmd->stats.calls++;
     cmd->stats.usec += duration;
     if (c->errorReplied) cmd->stats.failedCalls++;
+    if (afterCall) afterCall(cmd, duration);
     c->lastcmd = cmd;
     server.stats.numCommands++;
     server.stats.statNumOps++;

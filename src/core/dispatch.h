@@ -16,4 +16,8 @@ void callCommand(Client *c, Command *cmd);
 typedef int DispatchInterceptor(Client *c, Command *cmd);
 void dispatchSetInterceptor(DispatchInterceptor *fn);
 
+/* Called after every command with its duration (latency histograms). */
+typedef void DispatchAfterCall(Command *cmd, long long usec);
+void dispatchSetAfterCall(DispatchAfterCall *fn);
+
 #endif

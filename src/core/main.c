@@ -100,11 +100,14 @@ int main(int argc, char **argv) {
     server.db = dbCreateAll(server.cfg.databases);
     dbHooks.keyExpired = serverKeyExpiredHook;
     serverAddCronHook(statsCron);
+    serverAddResetStatsHook(statsReset);
+    dispatchSetAfterCall(statsRecordLatency);
     commandTableInit();
     if (netListen() == -1) exit(1);
     eventAddTimer(server.loop, 1, serverCron, NULL);
     eventSetBeforeSleep(server.loop, serverBeforeSleep);
     writePidFile();
+    statsInit();
     serverLog(LL_NOTICE, "Server initialized");
     serverLog(LL_NOTICE, "Ready to accept connections");
     if (server.cfg.supervised == SUPERVISED_SYSTEMD ||

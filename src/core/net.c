@@ -237,7 +237,7 @@ int netRebindUnix(const char **err) {
 
 Client *clientCreateFake(void) {
     Client *c = xcalloc(sizeof(Client));
-    c->id = server.net.nextClientId++;
+    c->id = ++server.net.nextClientId; /* ids start at 1, as in Redis */
     c->fd = -1;
     c->flags = CLIENT_FAKE;
     c->resp = 2;

@@ -282,7 +282,7 @@ void replyHelp(Client *c, const char **lines) {
     replyStatusLen(c, head, sdsLen(head));
     for (long i = 0; i < n; i++) replyStatus(c, lines[i]);
     replyStatus(c, "HELP");
-    replyStatus(c, "    Print this help.");
+    replyStatus(c, "    Prints this help.");
     sdsFree(head);
     sdsFree(cmd);
 }

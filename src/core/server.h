@@ -121,8 +121,10 @@ long long serverCron(EventLoop *loop, long long id, void *data);
 void serverBeforeSleep(EventLoop *loop);
 void serverSetupSignals(void);
 void serverKeyExpiredHook(Db *db, const char *key, size_t len);
-/* Functions run at every timer tick (stats sampling, ...). */
+/* Functions run at every timer tick (stats sampling, ...) and on CONFIG
+ * RESETSTAT. */
 void serverAddCronHook(void (*fn)(void));
+void serverAddResetStatsHook(void (*fn)(void));
 /* Stop accepting, close clients, remove pid file and unix socket, exit. */
 void serverShutdown(int exitCode) __attribute__((noreturn));
 

@@ -170,7 +170,9 @@ void dbAdd(Db *db, kvobj *o) {
     if (kvHasExpire(o)) ttlAdd(db, o);
 }
 
-kvobj *dbReplace(Db *db, kvobj *old, kvobj *fresh, int keepTtl) {
+/* Replace old by fresh where `link` points at old (a bucket slot or the
+ * previous entry's next field, from htabFindLink). */
+static kvobj *replaceAt(Db *db, void **link, kvobj *old, kvobj *fresh, int keepTtl) {
     int oldExp = kvHasExpire(old);
     if (kvHasExpire(fresh)) { /* callers pass fresh entries without expire */
         kvobj *t = relayout(fresh, 0);
@@ -189,14 +191,19 @@ kvobj *dbReplace(Db *db, kvobj *old, kvobj *fresh, int keepTtl) {
     } else if (oldExp) {
         ttlRemove(db, old);
     }
-    swapInTable(db, old, fresh);
+    fresh->next = old->next;
+    *link = fresh;
     kvFree(old);
     return fresh;
 }
 
+kvobj *dbReplace(Db *db, kvobj *old, kvobj *fresh, int keepTtl) {
+    return replaceAt(db, htabFindLink(&db->keys, kvKey(old), kvKeyLen(old)), old, fresh, keepTtl);
+}
+
 kvobj *dbSetKey(Db *db, kvobj *fresh, int keepTtl) {
-    kvobj *old = htabFind(&db->keys, kvKey(fresh), kvKeyLen(fresh));
-    if (old) return dbReplace(db, old, fresh, keepTtl);
+    void **link = htabFindLink(&db->keys, kvKey(fresh), kvKeyLen(fresh));
+    if (link) return replaceAt(db, link, *link, fresh, keepTtl);
     dbAdd(db, fresh);
     return fresh;
 }

@@ -45,6 +45,7 @@ static void runJob(LazyJob *j) {
 
 static void *lazyfreeMain(void *arg) {
     (void)arg;
+    xmallocRegisterThread(); /* its frees must count in used_memory */
     pthread_mutex_lock(&lock);
     for (;;) {
         while (!head) pthread_cond_wait(&wake, &lock);

@@ -8,9 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <unistd.h>
-
-static _Atomic size_t usedMemory;
 
 #ifdef CAIRN_JEMALLOC
 /* jemalloc reads this at start-up.  A background thread returns freed pages
@@ -18,7 +17,71 @@ static _Atomic size_t usedMemory;
  * default does; without it freed memory stays resident until the next
  * allocation activity. */
 const char *malloc_conf = "background_thread:true";
-#endif
+
+/* jemalloc keeps, per thread, the bytes it allocated and deallocated (in
+ * size classes).  used_memory is the sum over the threads that touch the
+ * keyspace's memory, so the hot path does no accounting of its own. */
+int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen);
+
+#define MAX_THREADS 16
+static struct {
+    uint64_t *allocated, *deallocated;
+} threads[MAX_THREADS];
+static _Atomic int threadCount;
+
+void xmallocRegisterThread(void) {
+    uint64_t *a = NULL, *d = NULL;
+    size_t sz = sizeof(a);
+    if (mallctl("thread.allocatedp", &a, &sz, NULL, 0) != 0) return;
+    sz = sizeof(d);
+    if (mallctl("thread.deallocatedp", &d, &sz, NULL, 0) != 0) return;
+    int i = atomic_fetch_add(&threadCount, 1);
+    if (i >= MAX_THREADS) return;
+    threads[i].allocated = a;
+    threads[i].deallocated = d;
+}
+
+__attribute__((constructor)) static void registerMainThread(void) { xmallocRegisterThread(); }
+
+static void oom(size_t size) {
+    fprintf(stderr, "cairn: out of memory allocating %zu bytes\n", size);
+    fflush(stderr);
+    abort();
+}
+
+void *xmalloc(size_t size) {
+    void *p = malloc(size ? size : 1);
+    if (!p) oom(size);
+    return p;
+}
+
+void *xcalloc(size_t size) {
+    void *p = calloc(1, size ? size : 1);
+    if (!p) oom(size);
+    return p;
+}
+
+void *xrealloc(void *ptr, size_t size) {
+    void *p = realloc(ptr, size ? size : 1);
+    if (!p) oom(size);
+    return p;
+}
+
+void xfree(void *ptr) { free(ptr); }
+
+size_t xmallocUsed(void) {
+    int n = atomic_load(&threadCount);
+    if (n > MAX_THREADS) n = MAX_THREADS;
+    int64_t total = 0;
+    for (int i = 0; i < n; i++) total += (int64_t)(*threads[i].allocated - *threads[i].deallocated);
+    return total > 0 ? (size_t)total : 0;
+}
+
+#else /* counting wrapper for sanitizer / libc builds */
+
+static _Atomic size_t usedMemory;
+
+void xmallocRegisterThread(void) {}
 
 static void oom(size_t size) {
     fprintf(stderr, "cairn: out of memory allocating %zu bytes\n", size);
@@ -59,6 +122,10 @@ void xfree(void *ptr) {
     free(ptr);
 }
 
+size_t xmallocUsed(void) { return atomic_load_explicit(&usedMemory, memory_order_relaxed); }
+
+#endif
+
 char *xstrdup(const char *s) {
     size_t n = strlen(s) + 1;
     char *p = xmalloc(n);
@@ -67,8 +134,6 @@ char *xstrdup(const char *s) {
 }
 
 size_t xmallocSize(void *ptr) { return ptr ? malloc_usable_size(ptr) : 0; }
-
-size_t xmallocUsed(void) { return atomic_load_explicit(&usedMemory, memory_order_relaxed); }
 
 size_t xmallocRss(void) {
     FILE *f = fopen("/proc/self/statm", "r");
@@ -82,7 +147,19 @@ size_t xmallocRss(void) {
 
 const char *xmallocLibrary(void) {
 #ifdef CAIRN_JEMALLOC
-    return "jemalloc";
+    static char name[32];
+    if (!name[0]) {
+        const char *ver = "";
+        size_t sz = sizeof(ver);
+        if (mallctl("version", &ver, &sz, NULL, 0) == 0 && ver) {
+            /* "5.3.0-0-g54eaed1d8b..." -> "jemalloc-5.3.0" */
+            size_t n = strcspn(ver, "-");
+            snprintf(name, sizeof(name), "jemalloc-%.*s", (int)n, ver);
+        } else {
+            snprintf(name, sizeof(name), "jemalloc");
+        }
+    }
+    return name;
 #else
     return "libc";
 #endif

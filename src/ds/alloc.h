@@ -5,7 +5,8 @@
  * NULL: running out of memory aborts the process with a log line, so callers
  * do not check.  Sizes a client controls must be checked against limits
  * BEFORE calling here.  Under jemalloc (the default build) the usable size of
- * a block is what is counted; under sanitizer builds glibc's is. */
+ * a block is what is counted (jemalloc's own per-thread counters); under
+ * sanitizer builds the wrapper counts glibc's usable sizes itself. */
 #ifndef CAIRN_ALLOC_H
 #define CAIRN_ALLOC_H
 
@@ -16,6 +17,9 @@ void *xcalloc(size_t size);
 void *xrealloc(void *ptr, size_t size);
 void xfree(void *ptr);
 char *xstrdup(const char *s);
+/* A thread that allocates or frees keyspace memory (lazy free) registers
+ * once at its start so that its frees are counted. */
+void xmallocRegisterThread(void);
 /* Bytes really reserved for a block returned by this module. */
 size_t xmallocSize(void *ptr);
 /* Bytes currently reserved through this module (all threads). */

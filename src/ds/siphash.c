@@ -7,66 +7,77 @@
  * no alignment and the result does not depend on host endianness. */
 #include "ds/siphash.h"
 
+#include <string.h>
+
 #define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
 
-typedef struct {
-    uint64_t v0, v1, v2, v3;
-} SipState;
+/* One SipRound on four lanes held in locals (the compiler keeps them in
+ * registers; a struct passed by pointer would not be). */
+#define SIPROUND(v0, v1, v2, v3)                                                                   \
+    do {                                                                                           \
+        v0 += v1;                                                                                  \
+        v1 = ROTL(v1, 13);                                                                         \
+        v1 ^= v0;                                                                                  \
+        v0 = ROTL(v0, 32);                                                                         \
+        v2 += v3;                                                                                  \
+        v3 = ROTL(v3, 16);                                                                         \
+        v3 ^= v2;                                                                                  \
+        v0 += v3;                                                                                  \
+        v3 = ROTL(v3, 21);                                                                         \
+        v3 ^= v0;                                                                                  \
+        v2 += v1;                                                                                  \
+        v1 = ROTL(v1, 17);                                                                         \
+        v1 ^= v2;                                                                                  \
+        v2 = ROTL(v2, 32);                                                                         \
+    } while (0)
 
-static void sipRound(SipState *s) {
-    s->v0 += s->v1;
-    s->v1 = ROTL(s->v1, 13);
-    s->v1 ^= s->v0;
-    s->v0 = ROTL(s->v0, 32);
-    s->v2 += s->v3;
-    s->v3 = ROTL(s->v3, 16);
-    s->v3 ^= s->v2;
-    s->v0 += s->v3;
-    s->v3 = ROTL(s->v3, 21);
-    s->v3 ^= s->v0;
-    s->v2 += s->v1;
-    s->v1 = ROTL(s->v1, 17);
-    s->v1 ^= s->v2;
-    s->v2 = ROTL(s->v2, 32);
-}
-
-static uint8_t foldByte(uint8_t c, int nocase) {
-    return nocase && c >= 'A' && c <= 'Z' ? (uint8_t)(c + ('a' - 'A')) : c;
-}
-
-static uint64_t load64(const uint8_t *p) {
+/* Little-endian 64-bit load from any alignment. */
+static inline uint64_t load64(const uint8_t *p) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+#else
     uint64_t v = 0;
     for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
     return v;
+#endif
 }
 
-static void absorb(SipState *s, uint64_t m, int c) {
-    s->v3 ^= m;
-    for (int i = 0; i < c; i++) sipRound(s);
-    s->v0 ^= m;
+/* ASCII lowercase of 8 bytes at once: add 32 to bytes in 'A'..'Z'. */
+static inline uint64_t lower64(uint64_t m) {
+    const uint64_t ones = 0x0101010101010101ULL;
+    uint64_t heptets = m & (0x7f * ones);
+    uint64_t geA = heptets + (0x80 - 'A') * ones; /* high bit set where byte >= 'A' */
+    uint64_t gtZ = heptets + (0x80 - 'Z' - 1) * ones; /* high bit set where byte > 'Z' */
+    uint64_t isUpper = geA & ~gtZ & ~m & (0x80 * ones);
+    return m | (isUpper >> 2);
 }
 
-static uint64_t sipCore(const void *in, size_t len, const uint8_t key[16], int c, int d, int nocase) {
+static inline uint64_t sipCore(const void *in, size_t len, const uint8_t key[16], int c, int d, int nocase) {
     const uint8_t *p = in;
     uint64_t k0 = load64(key), k1 = load64(key + 8);
-    SipState s = {
-        k0 ^ 0x736f6d6570736575ULL,
-        k1 ^ 0x646f72616e646f6dULL,
-        k0 ^ 0x6c7967656e657261ULL,
-        k1 ^ 0x7465646279746573ULL,
-    };
+    uint64_t v0 = k0 ^ 0x736f6d6570736575ULL, v1 = k1 ^ 0x646f72616e646f6dULL;
+    uint64_t v2 = k0 ^ 0x6c7967656e657261ULL, v3 = k1 ^ 0x7465646279746573ULL;
     size_t full = len - len % 8;
     for (size_t i = 0; i < full; i += 8) {
-        uint64_t m = 0;
-        for (int j = 7; j >= 0; j--) m = (m << 8) | foldByte(p[i + (size_t)j], nocase);
-        absorb(&s, m, c);
+        uint64_t m = load64(p + i);
+        if (nocase) m = lower64(m);
+        v3 ^= m;
+        for (int r = 0; r < c; r++) SIPROUND(v0, v1, v2, v3);
+        v0 ^= m;
     }
     uint64_t last = (uint64_t)(len & 0xff) << 56;
-    for (size_t j = 0; j < len % 8; j++) last |= (uint64_t)foldByte(p[full + j], nocase) << (8 * j);
-    absorb(&s, last, c);
-    s.v2 ^= 0xff;
-    for (int i = 0; i < d; i++) sipRound(&s);
-    return s.v0 ^ s.v1 ^ s.v2 ^ s.v3;
+    uint64_t tail = 0;
+    for (size_t j = 0; j < len % 8; j++) tail |= (uint64_t)p[full + j] << (8 * j);
+    if (nocase) tail = lower64(tail);
+    last |= tail;
+    v3 ^= last;
+    for (int r = 0; r < c; r++) SIPROUND(v0, v1, v2, v3);
+    v0 ^= last;
+    v2 ^= 0xff;
+    for (int r = 0; r < d; r++) SIPROUND(v0, v1, v2, v3);
+    return v0 ^ v1 ^ v2 ^ v3;
 }
 
 uint64_t siphash(const void *in, size_t len, const uint8_t key[16]) { return sipCore(in, len, key, 1, 2, 0); }

@@ -77,7 +77,7 @@ static sds catClientInfo(sds s, const Client *c) {
 
 /* The client type for LIST/KILL TYPE, or -1 with the error replied.
  * "master" is accepted but no client is of that type in Cairn. */
-#define CLIENT_TYPE_MASTER_ONLY 100
+#define CLIENT_TYPE_MASTER_ONLY 100 /* matches no client: Cairn is never a replica */
 static int parseClientTypeOrReply(Client *c, const sds name) {
     if (argIs(name, "normal")) return CLIENT_TYPE_NORMAL;
     if (argIs(name, "slave") || argIs(name, "replica")) return CLIENT_TYPE_REPLICA;

@@ -16,8 +16,8 @@
  *
  * Expire times are absolute unix ms (serverNowMs() + relative).  Handlers
  * parse every argument before they look at or change the keyspace, except
- * where Redis itself checks the key first (INCRBYFLOAT, LCS); those spots say
- * so.  Propagation (AOF, replicas) is not wired yet; each write handler notes
+ * where Redis itself checks the key first and clients can see the order
+ * (GETEX's expire value, INCRBYFLOAT, LCS); those spots say so.  Propagation (AOF, replicas) is not wired yet; each write handler notes
  * the form Redis propagates so that the call can be added in one place. */
 #include <limits.h>
 #include <math.h>

@@ -21,7 +21,7 @@ globals().update({k: v for k, v in vars(_fx).items()
 
 def _run_factories(request, specs):
     gens = [_fx._factory(request, binary, name) for binary, name in specs]
-    servers = [next(g)(enable_debug_command="local") for g in gens]
+    servers = [next(g)() for g in gens]
     yield servers
     errors = []
     for g in gens:
