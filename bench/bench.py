@@ -221,8 +221,7 @@ def memory():
                     if r.returncode != 0:
                         print("redis-cli --pipe failed on %s: %s" % (sname, r.stderr),
                               file=sys.stderr)
-                    time.sleep(0.5)
-                    after = s.rss()
+                    after = settled_rss(s)
                     per[sname] = (after - before) / n
                     keys[sname] = s.cli("DBSIZE").stdout.decode().strip()
                 finally:
@@ -232,6 +231,23 @@ def memory():
                      keys[A_NAME], keys[B_NAME]))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def settled_rss(s, limit=20.0):
+    """RSS once it stops moving: both allocators return freed pages (old
+    bucket arrays, grown buffers) on a decay timer, so a reading right after
+    the load counts memory that is already free.  Polls each second until
+    two readings agree within 0.2%, for at most `limit` seconds."""
+    prev = s.rss()
+    waited = 0.0
+    while waited < limit:
+        time.sleep(1.0)
+        waited += 1.0
+        cur = s.rss()
+        if abs(cur - prev) <= prev * 0.002:
+            return cur
+        prev = cur
+    return prev
 
 
 # ------------------------------------------------------------- instructions

@@ -369,15 +369,16 @@ const char *clientEvents(const Client *c) {
 
 /* --- accept --- */
 
+/* Protected mode trusts exactly 127.0.0.1 and ::1, as Redis does (not the
+ * rest of 127/8). */
 static int isLoopback(const struct sockaddr_storage *sa) {
     if (sa->ss_family == AF_INET) {
         const struct sockaddr_in *s = (const struct sockaddr_in *)sa;
-        return (ntohl(s->sin_addr.s_addr) >> 24) == 127;
+        return ntohl(s->sin_addr.s_addr) == 0x7f000001;
     }
     if (sa->ss_family == AF_INET6) {
         const struct sockaddr_in6 *s = (const struct sockaddr_in6 *)sa;
-        if (IN6_IS_ADDR_LOOPBACK(&s->sin6_addr)) return 1;
-        if (IN6_IS_ADDR_V4MAPPED(&s->sin6_addr)) return s->sin6_addr.s6_addr[12] == 127;
+        return IN6_IS_ADDR_LOOPBACK(&s->sin6_addr);
     }
     return 0;
 }

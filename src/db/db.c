@@ -8,6 +8,7 @@
  * that re-layout and every other move of an entry happens here. */
 #include "db/db.h"
 
+#include "core/server.h"
 #include "ds/alloc.h"
 #include "ds/rand.h"
 #include "ds/siphash.h"
@@ -128,6 +129,42 @@ int kvIsExpired(const kvobj *o) {
     return kvExpire(o) < dbNowMs;
 }
 
+/* --- access bits: LRU clock or LFU counter --- */
+
+#define LFU_INIT_VAL 5
+
+static int lfuActive(void) {
+    int p = server.cfg.maxmemoryPolicy;
+    return p == MAXMEMORY_VOLATILE_LFU || p == MAXMEMORY_ALLKEYS_LFU;
+}
+
+static unsigned lfuMinutes(void) { return (unsigned)((dbNowMs / 60000) & 65535); }
+
+unsigned dbInitialLru(void) { return lfuActive() ? (lfuMinutes() << 8) | LFU_INIT_VAL : dbLruClock; }
+
+/* The counter after one step of decay per lfu-decay-time minutes idle. */
+unsigned dbLfuDecayed(const kvobj *o) {
+    unsigned lru = kvLru(o), ldt = lru >> 8, counter = lru & 255, now = lfuMinutes();
+    unsigned elapsed = now >= ldt ? now - ldt : 65535 - ldt + now;
+    unsigned periods = server.cfg.lfuDecayTime ? elapsed / (unsigned)server.cfg.lfuDecayTime : 0;
+    return periods > counter ? 0 : counter - periods;
+}
+
+/* Logarithmic increment: the higher the counter, the less likely a hit
+ * bumps it (lfu-log-factor). */
+static void touch(kvobj *o) {
+    if (!lfuActive()) {
+        kvSetLru(o, dbLruClock);
+        return;
+    }
+    unsigned counter = dbLfuDecayed(o);
+    if (counter < 255) {
+        double base = counter > LFU_INIT_VAL ? counter - LFU_INIT_VAL : 0;
+        if (randDouble() < 1.0 / (base * server.cfg.lfuLogFactor + 1)) counter++;
+    }
+    kvSetLru(o, (lfuMinutes() << 8) | counter);
+}
+
 /* --- lookups --- */
 
 static void deleteExpired(Db *db, kvobj *o) {
@@ -146,7 +183,7 @@ static kvobj *lookup(Db *db, const char *key, size_t len, int flags) {
         if (!dbNoLazyExpire && !(flags & LOOKUP_NOEXPIRE)) deleteExpired(db, o);
         o = NULL;
     }
-    if (o && !(flags & LOOKUP_NOTOUCH)) kvSetLru(o, dbLruClock);
+    if (o && !(flags & LOOKUP_NOTOUCH)) touch(o);
     return o;
 }
 

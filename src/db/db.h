@@ -95,6 +95,12 @@ typedef struct DbHooks {
 } DbHooks;
 extern DbHooks dbHooks;
 
+/* Access bits for a new entry: the LRU clock, or the initial LFU counter
+ * with the current time when an LFU maxmemory-policy is set. */
+unsigned dbInitialLru(void);
+/* An entry's LFU counter after decay (OBJECT FREQ, eviction). */
+unsigned dbLfuDecayed(const kvobj *o);
+
 /* The LRU clock in seconds (24 bits) — set by the server each tick. */
 extern unsigned dbLruClock;
 /* The current time in ms used for expiry decisions (cached per command so

@@ -2,12 +2,13 @@
  * the layout).  Entry sizes are computed here and nowhere else. */
 #include "db/object.h"
 
+#include "db/db.h"
+
 #include <stdio.h>
 
 #include "ds/alloc.h"
 #include "ds/util.h"
 
-extern unsigned dbLruClock;
 
 static ValueFreeFn freeFns[8];
 static ValueSizeFn sizeFns[8];
@@ -25,7 +26,7 @@ static kvobj *kvAlloc(const char *key, size_t keylen, int type, int enc, size_t 
     kvobj *o = xmalloc(size);
     o->next = NULL;
     o->typeenc = (uint8_t)((type & 7) | ((enc & 15) << 3));
-    kvSetLru(o, dbLruClock);
+    kvSetLru(o, dbInitialLru());
     o->keylen8 = longKey ? 255 : (uint8_t)keylen;
     if (longKey) {
         uint32_t l = (uint32_t)keylen;

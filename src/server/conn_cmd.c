@@ -110,7 +110,7 @@ static void helloCommand(Client *c) {
         c->authenticated = 1;
     }
     if (serverAuthRequired(c)) {
-        replyError(c, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time");
+        replyError(c, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time");
         return;
     }
     if (name) {

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "core/client.h"
@@ -136,6 +137,59 @@ static void debugPopulate(Client *c) {
     replyOk(c);
 }
 
+/* DEBUG PROTOCOL <type>: one sample reply of each RESP3 type, as Redis
+ * answers it (used by client libraries to test their parsers). */
+static void debugProtocol(Client *c) {
+    const char *t = c->argv[2];
+    if (!strcasecmp(t, "string")) {
+        replyBulkCString(c, "Hello World");
+    } else if (!strcasecmp(t, "integer")) {
+        replyLongLong(c, 12345);
+    } else if (!strcasecmp(t, "double")) {
+        replyDouble(c, 3.141);
+    } else if (!strcasecmp(t, "bignum")) {
+        replyBigNumber(c, "1234567999999999999999999999999999999", 37);
+    } else if (!strcasecmp(t, "null")) {
+        replyNull(c);
+    } else if (!strcasecmp(t, "array") || !strcasecmp(t, "set")) {
+        if (!strcasecmp(t, "array")) replyArrayLen(c, 3);
+        else replySetLen(c, 3);
+        for (int j = 0; j < 3; j++) replyLongLong(c, j);
+    } else if (!strcasecmp(t, "map")) {
+        replyMapLen(c, 3);
+        for (int j = 0; j < 3; j++) {
+            replyLongLong(c, j);
+            replyBool(c, j == 1);
+        }
+    } else if (!strcasecmp(t, "attrib")) {
+        if (c->resp >= 3) {
+            replyAttributeLen(c, 1);
+            replyBulkCString(c, "key-popularity");
+            replyArrayLen(c, 2);
+            replyBulkCString(c, "key:123");
+            replyLongLong(c, 90);
+        }
+        replyBulkCString(c, "Some real reply following the attribute");
+    } else if (!strcasecmp(t, "push")) {
+        if (c->resp < 3) {
+            replyError(c, "ERR RESP2 is not supported by this command");
+            return;
+        }
+        replyPushLen(c, 2);
+        replyBulkCString(c, "server-cpu-usage");
+        replyLongLong(c, 42);
+        replyBulkCString(c, "Some real reply following the push reply");
+    } else if (!strcasecmp(t, "true") || !strcasecmp(t, "false")) {
+        replyBool(c, !strcasecmp(t, "true"));
+    } else if (!strcasecmp(t, "verbatim")) {
+        const char *v = "This is a verbatim\nstring";
+        replyVerbatim(c, v, strlen(v), "txt");
+    } else {
+        replyError(c, "ERR Wrong protocol type name. Please use one of the following: "
+                      "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false");
+    }
+}
+
 static void debugHelp(Client *c) {
     static const char *help[] = {
         "LOG <message>",
@@ -145,6 +199,10 @@ static void debugHelp(Client *c) {
         "POPULATE <count> [<prefix>] [<size>]",
         "    Create <count> string keys named <prefix>:<n> (prefix defaults to 'key')",
         "    holding 'value:<n>', or <size> bytes of it. Existing keys are kept.",
+        "PROTOCOL <type>",
+        "    Reply with a test value of the specified type. <type> can be: string,",
+        "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
+        "    true, false.",
         "SET-ACTIVE-EXPIRE <0|1>",
         "    0 stops expiring keys in the background (they still expire on access);",
         "    1 turns background expiry back on.",
@@ -168,6 +226,7 @@ static const DebugAction actions[] = {
     {"set-active-expire", 3, 3, debugSetActiveExpire},
     {"log", 3, 3, debugLog},
     {"populate", 3, 5, debugPopulate},
+    {"protocol", 3, 3, debugProtocol},
 };
 
 static void debugCommand(Client *c) {

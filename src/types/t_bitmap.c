@@ -197,18 +197,18 @@ static void bitcountCommand(Client *c) {
     if (ranged) {
         if (getLongLongOrReply(c, c->argv[2], &start, NULL) == -1) return;
         if (getLongLongOrReply(c, c->argv[3], &end, NULL) == -1) return;
+        /* Both negative and reversed: empty, before clamping could make it
+         * not -- and, as in Redis, before the unit argument is checked. */
+        if (start < 0 && end < 0 && start > end) {
+            replyLongLong(c, 0);
+            return;
+        }
         if (c->argc == 5 && parseUnitOrReply(c, c->argv[4], &isBit) == -1) return;
     }
     char buf[UTIL_LONG_STR_SIZE];
     size_t len;
     const unsigned char *p = (const unsigned char *)kvStringBytes(o, buf, &len);
     long long total = isBit ? (long long)len * 8 : (long long)len;
-
-    /* Both negative and reversed: empty, before clamping could make it not. */
-    if (ranged && start < 0 && end < 0 && start > end) {
-        replyLongLong(c, 0);
-        return;
-    }
     if (!ranged) {
         start = 0;
         end = total - 1;

@@ -506,12 +506,7 @@ static void objectFreqCommand(Client *c) {
                       "some time to adjust.");
         return;
     }
-    unsigned lru = kvLru(o);
-    unsigned ldt = lru >> 8, counter = lru & 255;
-    unsigned long now = (unsigned long)(serverNowMs() / 1000 / 60) & 65535;
-    unsigned long elapsed = now >= ldt ? now - ldt : 65535 - ldt + now;
-    unsigned long periods = server.cfg.lfuDecayTime ? elapsed / (unsigned long)server.cfg.lfuDecayTime : 0;
-    replyLongLong(c, periods > counter ? 0 : (long long)(counter - periods));
+    replyLongLong(c, dbLfuDecayed(o));
 }
 
 static const char *objectHelpLines[] = {

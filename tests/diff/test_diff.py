@@ -5,6 +5,8 @@ reply must match.  Env:
   DIFF_SEED      base seed (default 1); each area uses seed + area index
   DIFF_AREAS     comma list to restrict areas
   DIFF_NO_SHRINK=1 to skip shrinking
+  DIFF_OTHER_TYPES=all  always mix in LPUSH/SADD/HSET/ZADD (default: only
+                 those the server under test lists in COMMAND INFO)
 On mismatch the report shows the seed, the command, both replies and a
 shrunk reproducer.  Run a single area: pytest tests/diff -k strings
 """
@@ -16,8 +18,8 @@ import time
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from diffcore import check_stream  # noqa: E402
-from generators import AREAS  # noqa: E402
+from diffcore import Conn, check_stream  # noqa: E402
+from generators import ALL_OTHER_TYPES, AREAS, enable_other_types  # noqa: E402
 
 TOTAL = int(os.environ.get("DIFF_COMMANDS", "20000"))
 SEED = int(os.environ.get("DIFF_SEED", "1"))
@@ -25,11 +27,34 @@ SELECTED = [a for a in os.environ.get("DIFF_AREAS", ",".join(AREAS)).split(",") 
 PER_AREA = max(1, TOTAL // max(1, len(SELECTED)))
 
 
+def probe_other_types(srv):
+    """Keep only the non-string type commands the server under test knows
+    (DIFF_OTHER_TYPES=all forces all of them)."""
+    if os.environ.get("DIFF_OTHER_TYPES") == "all":
+        enable_other_types(ALL_OTHER_TYPES)
+        return
+    c = Conn(srv.host, srv.port)
+    try:
+        have = []
+        for name in ALL_OTHER_TYPES:
+            r = c.call(b"COMMAND", b"INFO", name)
+            if r[0] == b"*" and r[1] and r[1][0][1] is not None:
+                have.append(name)
+        enable_other_types(have)
+        missing = set(ALL_OTHER_TYPES) - set(have)
+        if missing:
+            print("note: server lacks %s; not mixed into the streams"
+                  % b",".join(sorted(missing)).decode())
+    finally:
+        c.close()
+
+
 @pytest.mark.parametrize("area", list(AREAS))
 def test_diff_area(pair, area):
     if area not in SELECTED:
         pytest.skip("not in DIFF_AREAS")
     a, b = pair
+    probe_other_types(a)
     seed = SEED + list(AREAS).index(area)
     rng = random.Random(seed)
     cmds = AREAS[area](rng, PER_AREA, int(time.time()))

@@ -7,6 +7,7 @@ CAIRN_BIN=redis-server to re-check against real Redis.
 """
 import random
 
+from requires import require_commands
 from test_strings import LLONG_MAX, LLONG_MIN, collect_events, diff
 
 BIT_VALUES = [b"", b"foobar", b"\xff\x00\xaa", b"\xff\xff\xff", b"\x00\x00\x00",
@@ -57,6 +58,7 @@ def test_setbit_offset_limit_follows_proto_max_bulk_len(server, oracle):
 
 
 def test_wrong_type_errors(server, oracle):
+    require_commands(server, "lpush")
     r = diff(server, oracle, [
         "LPUSH l x", "SET s abc",
         "SETBIT l 1 1", "GETBIT l 1", "BITCOUNT l", "BITCOUNT l 0 1", "BITPOS l 1",

@@ -138,6 +138,11 @@ def test_command_info_unknown_is_nil_and_subcommand_by_full_name(pair):
     assert normalize_info(a("COMMAND", "INFO", "CLIENT|ID")[0]) == normalize_info(b("COMMAND", "INFO", "CLIENT|ID")[0])
 
 
+# Subcommands Cairn has beyond Redis 7.0.15 (the issue asks for CLIENT
+# SETINFO, a Redis 7.2 subcommand that current client libraries send).
+CAIRN_EXTENSIONS = {b"client|setinfo"}
+
+
 def test_command_docs_fields_equal_redis(pair):
     a, b = pair
     for name in common_commands(a, b):
@@ -152,6 +157,8 @@ def test_command_docs_fields_equal_redis(pair):
             subs_b = dict(zip(db[b"subcommands"][0::2], db[b"subcommands"][1::2]))
             subs_a = dict(zip(da[b"subcommands"][0::2], da[b"subcommands"][1::2]))
             for sub, doc in subs_a.items():
+                if sub in CAIRN_EXTENSIONS:
+                    continue
                 assert sub in subs_b, sub
                 fa = dict(zip(doc[0::2], doc[1::2]))
                 fb = dict(zip(subs_b[sub][0::2], subs_b[sub][1::2]))

@@ -10,6 +10,8 @@ import stat
 
 import pytest
 
+from requires import require_commands
+
 PONG = b"+PONG\r\n"
 
 
@@ -415,7 +417,18 @@ def test_hello3_setname(server):
         c.expect(b"$3\r\nfoo\r\n")
 
 
+def test_resp3_core_reply_types(server):
+    with server.connect() as c:
+        c.send(b"HELLO 3\r\n")
+        c.recv_until(b"modules\r\n*0\r\n")
+        c.send(b"CONFIG GET port\r\nGET nokey\r\nSET k v\r\nEXISTS k\r\nPING\r\n")
+        port = str(server.port).encode()
+        c.expect(b"%%1\r\n$4\r\nport\r\n$%d\r\n%s\r\n" % (len(port), port) +
+                 b"_\r\n+OK\r\n:1\r\n" + PONG)
+
+
 def test_resp3_reply_types(server):
+    require_commands(server, "zadd", "sadd", "hset")
     with server.connect() as c:
         c.send(b"HELLO 3\r\n")
         c.recv_until(b"modules\r\n*0\r\n")

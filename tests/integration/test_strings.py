@@ -14,6 +14,8 @@ import time
 
 import pytest
 
+from requires import require_commands
+
 LLONG_MAX = 9223372036854775807
 LLONG_MIN = -9223372036854775808
 FAR_SEC = 4102444800            # 2100-01-01, a fixed absolute expire
@@ -248,6 +250,7 @@ def test_getdel(server, oracle):
 
 
 def test_wrong_type_errors(server, oracle):
+    require_commands(server, "lpush")
     r = diff(server, oracle, [
         "LPUSH l x",
         "GET l", "GETSET l v", "GETDEL l", "GETEX l", "GETEX l PERSIST", "GETEX l EX 0", "STRLEN l",
@@ -477,6 +480,7 @@ def test_random_string_command_mix(server, oracle):
 # ------------------------------------------------------------ keyspace events
 
 def collect_events(srv, cmds):
+    require_commands(srv, "psubscribe")
     c = srv.client()
     c.config_set("notify-keyspace-events", "KEA")
     p = c.pubsub()
