@@ -8,7 +8,7 @@ OPT ?= -O2
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -g $(OPT) $(WARN) -Isrc -MMD -MP
-LDLIBS := -lm -lpthread
+LDLIBS := -lm -lpthread -llzf
 ifneq ($(SANITIZE),)
   CFLAGS_BASE += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -DCAIRN_SANITIZE
   LDFLAGS += -fsanitize=$(SANITIZE)

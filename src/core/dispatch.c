@@ -15,9 +15,12 @@
 #include "ds/util.h"
 
 static DispatchInterceptor *interceptor;
-static DispatchAfterCall *afterCall;
+static DispatchAfterCall *afterCalls[8];
+static int afterCallCount;
 
-void dispatchSetAfterCall(DispatchAfterCall *fn) { afterCall = fn; }
+void dispatchAddAfterCall(DispatchAfterCall *fn) {
+    if (afterCallCount < 8) afterCalls[afterCallCount++] = fn;
+}
 
 void dispatchSetInterceptor(DispatchInterceptor *fn) { interceptor = fn; }
 
@@ -53,7 +56,7 @@ void callCommand(Client *c, Command *cmd) {
     cmd->stats.calls++;
     cmd->stats.usec += duration;
     if (c->errorReplied) cmd->stats.failedCalls++;
-    if (afterCall) afterCall(cmd, duration);
+    for (int i = 0; i < afterCallCount; i++) afterCalls[i](c, cmd, duration);
     c->lastcmd = cmd;
     server.stats.numCommands++;
     server.stats.statNumOps++;

@@ -16,8 +16,10 @@ void callCommand(Client *c, Command *cmd);
 typedef int DispatchInterceptor(Client *c, Command *cmd);
 void dispatchSetInterceptor(DispatchInterceptor *fn);
 
-/* Called after every command with its duration (latency histograms). */
-typedef void DispatchAfterCall(Command *cmd, long long usec);
-void dispatchSetAfterCall(DispatchAfterCall *fn);
+/* Run after every command with its duration: latency histograms, MONITOR,
+ * serving clients blocked on keys the command made ready.  Hooks run in
+ * registration order; at most 8. */
+typedef void DispatchAfterCall(Client *c, Command *cmd, long long usec);
+void dispatchAddAfterCall(DispatchAfterCall *fn);
 
 #endif

@@ -101,7 +101,7 @@ int main(int argc, char **argv) {
     dbHooks.keyExpired = serverKeyExpiredHook;
     serverAddCronHook(statsCron);
     serverAddResetStatsHook(statsReset);
-    dispatchSetAfterCall(statsRecordLatency);
+    dispatchAddAfterCall(statsRecordLatency);
     commandTableInit();
     if (netListen() == -1) exit(1);
     eventAddTimer(server.loop, 1, serverCron, NULL);

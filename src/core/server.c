@@ -31,18 +31,18 @@ Server server;
 
 /* WATCH and client tracking are built by the transactions issue; until then
  * a modified key concerns nobody. */
-void signalModifiedKey(Client *c, Db *db, const char *key, size_t len) {
+__attribute__((weak)) void signalModifiedKey(Client *c, Db *db, const char *key, size_t len) {
     (void)c, (void)db, (void)key, (void)len;
 }
 
 /* Keyspace notifications are built by the pub/sub issue; until then no
  * client can subscribe, so an event has no receiver. */
-void notifyKeyspaceEvent(int type, const char *event, const char *key, size_t keylen, int dbid) {
+__attribute__((weak)) void notifyKeyspaceEvent(int type, const char *event, const char *key, size_t keylen, int dbid) {
     (void)type, (void)event, (void)key, (void)keylen, (void)dbid;
 }
 
 /* Persistence and replication consume effects here once they exist. */
-void propagateCommand(int dbid, int argc, sds *argv) { (void)dbid, (void)argc, (void)argv; }
+__attribute__((weak)) void propagateCommand(int dbid, int argc, sds *argv) { (void)dbid, (void)argc, (void)argv; }
 
 void serverKeyExpiredHook(Db *db, const char *key, size_t len) {
     server.stats.expiredKeys++;
@@ -54,6 +54,12 @@ void serverKeyExpiredHook(Db *db, const char *key, size_t len) {
 
 static void (*resetHooks[8])(void);
 static int resetHookCount;
+static void (*sleepHooks[8])(void);
+static int sleepHookCount;
+
+void serverAddBeforeSleepHook(void (*fn)(void)) {
+    if (sleepHookCount < 8) sleepHooks[sleepHookCount++] = fn;
+}
 
 long long serverNowMs(void) { return dbNowMs ? dbNowMs : mstime(); }
 
@@ -167,6 +173,7 @@ void serverBeforeSleep(EventLoop *loop) {
     (void)loop;
     serverUpdateTime();
     if (server.activeExpireEnabled) dbActiveExpireCycle(server.db, server.cfg.databases, 1000, 1);
+    for (int i = 0; i < sleepHookCount; i++) sleepHooks[i]();
     netHandlePendingWrites();
     netFreeClosingClients();
 }

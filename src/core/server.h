@@ -84,9 +84,11 @@ typedef struct Server {
 
 extern Server server;
 
-/* Hooks into features that later layers build.  Core calls these at the
- * right points; each is a plain function so that the call sites stay put
- * as the features land. */
+/* Hooks into features that later layers build.  Core and the commands call
+ * these at the right points.  server.c holds weak defaults for the features
+ * not built yet; the layer that builds one (transactions: WATCH/tracking;
+ * pub/sub: notifications; persistence: propagation) defines the strong
+ * symbol and the default drops out at link time. */
 void signalModifiedKey(Client *c, Db *db, const char *key, size_t len);
 void notifyKeyspaceEvent(int type, const char *event, const char *key, size_t keylen, int dbid);
 /* Propagation point: a write command's effects as argv (AOF, replicas). */
@@ -125,6 +127,8 @@ void serverKeyExpiredHook(Db *db, const char *key, size_t len);
  * RESETSTAT. */
 void serverAddCronHook(void (*fn)(void));
 void serverAddResetStatsHook(void (*fn)(void));
+/* Functions run before the loop sleeps, before replies are written. */
+void serverAddBeforeSleepHook(void (*fn)(void));
 /* Stop accepting, close clients, remove pid file and unix socket, exit. */
 void serverShutdown(int exitCode) __attribute__((noreturn));
 

@@ -114,7 +114,7 @@ static long long bucketHighest(unsigned i) {
     return sub * width + width - 1;
 }
 
-void statsRecordLatency(Command *cmd, long long usec) {
+void statsRecordLatency(struct Client *c, Command *cmd, long long usec) {
     if (cmd->id >= histCap) {
         unsigned ncap = histCap ? histCap : 64;
         while (ncap <= cmd->id) ncap *= 2;
