@@ -14,7 +14,8 @@
 #include "core/server.h"
 #include "ds/util.h"
 
-static DispatchInterceptor *interceptor;
+static DispatchInterceptor *interceptors[8];
+static int interceptorCount;
 static DispatchAfterCall *afterCalls[8];
 static int afterCallCount;
 
@@ -22,7 +23,9 @@ void dispatchAddAfterCall(DispatchAfterCall *fn) {
     if (afterCallCount < 8) afterCalls[afterCallCount++] = fn;
 }
 
-void dispatchSetInterceptor(DispatchInterceptor *fn) { interceptor = fn; }
+void dispatchAddInterceptor(DispatchInterceptor *fn) {
+    if (interceptorCount < 8) interceptors[interceptorCount++] = fn;
+}
 
 static void rejectUnknown(Client *c) {
     sds args = sdsEmpty();
@@ -93,7 +96,8 @@ void dispatchCommand(Client *c) {
         replyError(c, ERR_NOAUTH);
         return;
     }
-    if (interceptor && interceptor(c, cmd)) return;
+    for (int i = 0; i < interceptorCount; i++)
+        if (interceptors[i](c, cmd)) return;
     /* CLIENT REPLY SKIP applies to the command after the one that set it. */
     int skipThis = (c->flags & CLIENT_REPLY_SKIP_NEXT) != 0;
     if (skipThis) {

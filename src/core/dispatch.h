@@ -11,10 +11,13 @@ void dispatchCommand(Client *c);
 /* Run an already-checked command (MULTI/EXEC and scripts reuse this). */
 void callCommand(Client *c, Command *cmd);
 
-/* A hook a later layer installs to take over a command before it runs
- * (MULTI queueing).  Returns 1 if it handled the command. */
+/* Hooks later layers install to take over or refuse a command after the
+ * arity and auth checks, before it runs (RESP2 subscribed-mode
+ * restrictions, MULTI queueing, CLIENT PAUSE).  They run in registration
+ * order; the first that returns 1 has handled the command (queued it or
+ * replied an error).  At most 8. */
 typedef int DispatchInterceptor(Client *c, Command *cmd);
-void dispatchSetInterceptor(DispatchInterceptor *fn);
+void dispatchAddInterceptor(DispatchInterceptor *fn);
 
 /* Run after every command with its duration: latency histograms, MONITOR,
  * serving clients blocked on keys the command made ready.  Hooks run in

@@ -464,3 +464,26 @@ AREAS = {
     "expiry": gen_expiry,
     "keys": gen_keys,
 }
+
+# Commands per area when DIFF_COMMANDS is not set; the five areas above
+# share the default 20,000.  A data type's own module may ask for more.
+AREA_COMMANDS = {}
+
+
+def _load_type_modules():
+    """Each tests/diff/gen_<area>.py adds an area: it defines AREA (name),
+    generate(rng, n, now) returning a command list (use finish() from here
+    for arity/junk/other-type sprinkling) and optionally COMMANDS, its
+    default stream length."""
+    import importlib
+    import os
+    here = os.path.dirname(os.path.abspath(__file__))
+    for fname in sorted(os.listdir(here)):
+        if fname.startswith("gen_") and fname.endswith(".py"):
+            mod = importlib.import_module(fname[:-3])
+            AREAS[mod.AREA] = mod.generate
+            if hasattr(mod, "COMMANDS"):
+                AREA_COMMANDS[mod.AREA] = mod.COMMANDS
+
+
+_load_type_modules()

@@ -19,12 +19,21 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from diffcore import Conn, check_stream  # noqa: E402
-from generators import ALL_OTHER_TYPES, AREAS, enable_other_types  # noqa: E402
+from generators import ALL_OTHER_TYPES, AREA_COMMANDS, AREAS, enable_other_types  # noqa: E402
 
 TOTAL = int(os.environ.get("DIFF_COMMANDS", "20000"))
 SEED = int(os.environ.get("DIFF_SEED", "1"))
 SELECTED = [a for a in os.environ.get("DIFF_AREAS", ",".join(AREAS)).split(",") if a]
-PER_AREA = max(1, TOTAL // max(1, len(SELECTED)))
+BASE_AREAS = [a for a in SELECTED if a not in AREA_COMMANDS]
+PER_AREA = max(1, TOTAL // max(1, len(BASE_AREAS)))
+
+
+def area_length(area):
+    """Stream length: a type module's own COMMANDS unless DIFF_COMMANDS is
+    set, in which case every area gets its even share."""
+    if area in AREA_COMMANDS and "DIFF_COMMANDS" not in os.environ:
+        return AREA_COMMANDS[area]
+    return PER_AREA
 
 
 def probe_other_types(srv):
@@ -57,7 +66,7 @@ def test_diff_area(pair, area):
     probe_other_types(a)
     seed = SEED + list(AREAS).index(area)
     rng = random.Random(seed)
-    cmds = AREAS[area](rng, PER_AREA, int(time.time()))
+    cmds = AREAS[area](rng, area_length(area), int(time.time()))
     label = "area=%s seed=%d (DIFF_SEED=%d) n=%d" % (area, seed, SEED, len(cmds))
     report = check_stream((a.host, a.port), (b.host, b.port), cmds, label)
     assert report is None, "\n" + report
