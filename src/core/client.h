@@ -166,6 +166,10 @@ kvobj *lookupWriteOrReply(Client *c, const sds key, int type, int *wrongType);
  * releases their per-client state when a client is freed. */
 typedef void ClientFreeHook(Client *c);
 void clientAddFreeHook(ClientFreeHook *hook);
+/* Hooks run by RESET (and HELLO-less connection resets): leave MULTI,
+ * unsubscribe, stop tracking, unblock. */
+void clientAddResetHook(ClientFreeHook *hook);
+void clientRunResetHooks(Client *c);
 Client *clientCreate(int fd, int isUnix);
 Client *clientCreateFake(void);
 void clientFree(Client *c);

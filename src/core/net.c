@@ -299,6 +299,17 @@ void clientAddFreeHook(ClientFreeHook *hook) {
     if (clientFreeHookCount < 8) clientFreeHooks[clientFreeHookCount++] = hook;
 }
 
+static ClientFreeHook *clientResetHooks[8];
+static int clientResetHookCount;
+
+void clientAddResetHook(ClientFreeHook *hook) {
+    if (clientResetHookCount < 8) clientResetHooks[clientResetHookCount++] = hook;
+}
+
+void clientRunResetHooks(Client *c) {
+    for (int i = 0; i < clientResetHookCount; i++) clientResetHooks[i](c);
+}
+
 void clientFree(Client *c) {
     if (c->flags & (CLIENT_PROTECTED | CLIENT_EXECUTING)) {
         clientFreeAsync(c);

@@ -9,14 +9,6 @@
 #include "core/server.h"
 #include "ds/util.h"
 
-/* Reset hooks for feature layers (transactions, pub/sub, tracking). */
-static ClientFreeHook *resetHooks[8];
-static int resetHookCount;
-
-void connAddResetHook(ClientFreeHook *hook) {
-    if (resetHookCount < 8) resetHooks[resetHookCount++] = hook;
-}
-
 static int passwordSet(void) { return server.cfg.requirepass && server.cfg.requirepass[0]; }
 
 /* Constant-time-ish comparison so that timing does not leak the password. */
@@ -147,7 +139,7 @@ static void quitCommand(Client *c) {
 }
 
 static void resetCommand(Client *c) {
-    for (int i = 0; i < resetHookCount; i++) resetHooks[i](c);
+    clientRunResetHooks(c);
     clientSelectDb(c, 0);
     c->resp = 2;
     c->authenticated = !passwordSet();
