@@ -41,6 +41,27 @@ __attribute__((weak)) void notifyKeyspaceEvent(int type, const char *event, cons
     (void)type, (void)event, (void)key, (void)keylen, (void)dbid;
 }
 
+static DbFlushHook *flushHooks[8];
+static int flushHookCount;
+static DbSwapHook *swapHooks[8];
+static int swapHookCount;
+
+void serverAddFlushHook(DbFlushHook *fn) {
+    if (flushHookCount < 8) flushHooks[flushHookCount++] = fn;
+}
+
+void serverAddSwapHook(DbSwapHook *fn) {
+    if (swapHookCount < 8) swapHooks[swapHookCount++] = fn;
+}
+
+void signalFlushedDb(int dbid) {
+    for (int i = 0; i < flushHookCount; i++) flushHooks[i](dbid);
+}
+
+void signalSwappedDb(int a, int b) {
+    for (int i = 0; i < swapHookCount; i++) swapHooks[i](a, b);
+}
+
 /* Persistence and replication consume effects here once they exist. */
 __attribute__((weak)) void propagateCommand(int dbid, int argc, sds *argv) { (void)dbid, (void)argc, (void)argv; }
 

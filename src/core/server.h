@@ -94,6 +94,16 @@ void notifyKeyspaceEvent(int type, const char *event, const char *key, size_t ke
 /* Propagation point: a write command's effects as argv (AOF, replicas). */
 void propagateCommand(int dbid, int argc, sds *argv);
 
+/* Whole-database events, for WATCH and clients blocked on keys.  A flush
+ * is signalled before the data goes (dbid, or -1 for FLUSHALL); a swap
+ * after SWAPDB exchanged the two.  Layers register with the Add functions. */
+typedef void DbFlushHook(int dbid);
+typedef void DbSwapHook(int a, int b);
+void serverAddFlushHook(DbFlushHook *fn);
+void serverAddSwapHook(DbSwapHook *fn);
+void signalFlushedDb(int dbid);
+void signalSwappedDb(int a, int b);
+
 /* Keyspace notification classes (notify-keyspace-events flags). */
 #define NOTIFY_KEYSPACE (1 << 0)
 #define NOTIFY_KEYEVENT (1 << 1)

@@ -411,7 +411,10 @@ static void swapdbCommand(Client *c) {
         replyError(c, ERR_DB_INDEX);
         return;
     }
-    if (a != b) dbSwap(&server.db[a], &server.db[b]);
+    if (a != b) {
+        dbSwap(&server.db[a], &server.db[b]);
+        signalSwappedDb((int)a, (int)b);
+    }
     serverIncrDirty(1);
     replyOk(c);
 }
@@ -431,6 +434,7 @@ static long long emptyDb(Db *db, int async) { return async ? lazyfreeEmptyDb(db)
 static void flushdbCommand(Client *c) {
     int async = getFlushModeOrReply(c);
     if (async == -1) return;
+    signalFlushedDb(c->db->id);
     serverIncrDirty(emptyDb(c->db, async));
     replyOk(c);
 }
@@ -439,6 +443,7 @@ static void flushallCommand(Client *c) {
     int async = getFlushModeOrReply(c);
     if (async == -1) return;
     long long removed = 0;
+    signalFlushedDb(-1);
     for (int i = 0; i < server.cfg.databases; i++) removed += emptyDb(&server.db[i], async);
     serverIncrDirty(removed + 1);
     replyOk(c);
