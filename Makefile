@@ -26,7 +26,7 @@ SRV_OBJ := $(SRV_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all run test unit-test bench fuzz clean deps test-deps
+.PHONY: all run test unit-test unit-bins bench fuzz clean deps test-deps
 all: $(BUILD)/cairn-server
 
 $(BUILD)/cairn-server: $(LIB_OBJ) $(SRV_OBJ)
@@ -41,6 +41,8 @@ $(BUILD)/obj/%.o: %.c
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(LIB_OBJ) $(LDLIBS) -lcmocka
+
+unit-bins: $(UNIT_BIN)
 
 unit-test: $(UNIT_BIN)
 	@for t in $(UNIT_BIN); do echo "== $$t"; $$t || exit 1; done
@@ -58,7 +60,7 @@ run: deps
 test: test-deps
 	$(MAKE) all
 	$(MAKE) $(UNIT_BIN)
-	$(MAKE) SANITIZE=address,undefined OPT=-O1 all
+	$(MAKE) SANITIZE=address,undefined OPT=-O1 all unit-bins
 	@sh scripts/run-tests.sh
 
 bench: test-deps all

@@ -19,7 +19,7 @@ trap 'rm -rf "$TMPD"' EXIT INT TERM
 add() { PASSED=$((PASSED + $1)); FAILED=$((FAILED + $2)); }
 
 # --- unit tests (cmocka) ---------------------------------------------------
-for t in build/tests/test_*; do
+for t in build/tests/test_* build-san/tests/test_*; do
   [ -f "$t" ] && [ -x "$t" ] || continue
   echo "== unit: $t"
   CMOCKA_MESSAGE_OUTPUT=stdout "$t" >"$TMPD/unit.out" 2>&1

@@ -18,7 +18,8 @@ void *xrealloc(void *ptr, size_t size);
 void xfree(void *ptr);
 char *xstrdup(const char *s);
 /* A thread that allocates or frees keyspace memory (lazy free) registers
- * once at its start so that its frees are counted. */
+ * once at its start so that its frees are counted.  It must live as long
+ * as the process: its counters are read in place. */
 void xmallocRegisterThread(void);
 /* Bytes really reserved for a block returned by this module. */
 size_t xmallocSize(void *ptr);

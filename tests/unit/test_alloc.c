@@ -1,0 +1,97 @@
+/* test_alloc.c -- the counting allocator: used_memory follows allocations,
+ * frees, reallocs and frees made by other registered threads. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ds/alloc.h"
+
+static void test_used_memory_tracks_malloc_and_free(void **state) {
+    (void)state;
+    size_t base = xmallocUsed();
+    void *p = xmalloc(1000);
+    size_t during = xmallocUsed();
+    assert_true(during >= base + 1000);
+    assert_true(xmallocSize(p) >= 1000);
+    xfree(p);
+    assert_int_equal(xmallocUsed(), base);
+}
+
+static void test_realloc_and_calloc(void **state) {
+    (void)state;
+    size_t base = xmallocUsed();
+    unsigned char *p = xcalloc(64);
+    for (int i = 0; i < 64; i++) assert_int_equal(p[i], 0);
+    p = xrealloc(p, 100000);
+    assert_true(xmallocUsed() >= base + 100000);
+    p = xrealloc(p, 10);
+    assert_true(xmallocUsed() < base + 100000);
+    xfree(p);
+    assert_int_equal(xmallocUsed(), base);
+    char *s = xstrdup("cairn");
+    assert_string_equal(s, "cairn");
+    xfree(s);
+    xfree(NULL);
+    assert_int_equal(xmallocUsed(), base);
+}
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static int stage;
+
+/* Registers, frees the block, then stays alive until the main thread has
+ * read the counter: a registered thread must outlive the readings (its
+ * counters live in its thread-local storage). */
+static void *freeInThread(void *arg) {
+    xmallocRegisterThread();
+    xfree(arg);
+    pthread_mutex_lock(&lock);
+    stage = 1;
+    pthread_cond_broadcast(&cond);
+    while (stage != 2) pthread_cond_wait(&cond, &lock);
+    pthread_mutex_unlock(&lock);
+    return NULL;
+}
+
+/* Lazy free: memory allocated here and freed by another thread must leave
+ * used_memory where it started. */
+static void test_free_in_registered_thread(void **state) {
+    (void)state;
+    size_t base = xmallocUsed();
+    void *p = xmalloc(1 << 20);
+    assert_true(xmallocUsed() >= base + (1 << 20));
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, freeInThread, p), 0);
+    pthread_mutex_lock(&lock);
+    while (stage != 1) pthread_cond_wait(&cond, &lock);
+    /* The megabyte is gone; the new thread's own small bookkeeping may
+     * remain. */
+    size_t after = xmallocUsed();
+    stage = 2;
+    pthread_cond_broadcast(&cond);
+    pthread_mutex_unlock(&lock);
+    pthread_join(t, NULL);
+    assert_true(after >= base);
+    assert_true(after < base + 4096);
+}
+
+static void test_rss_and_library_name(void **state) {
+    (void)state;
+    assert_true(xmallocRss() > 0);
+    assert_non_null(xmallocLibrary());
+    assert_true(strlen(xmallocLibrary()) > 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_used_memory_tracks_malloc_and_free),
+        cmocka_unit_test(test_realloc_and_calloc),
+        cmocka_unit_test(test_free_in_registered_thread),
+        cmocka_unit_test(test_rss_and_library_name),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
