@@ -11,6 +11,12 @@
 #include <stdint.h>
 #include <unistd.h>
 
+static void oom(size_t size) {
+    fprintf(stderr, "cairn: out of memory allocating %zu bytes\n", size);
+    fflush(stderr);
+    abort();
+}
+
 #ifdef CAIRN_JEMALLOC
 /* jemalloc reads this at start-up.  A background thread returns freed pages
  * to the OS on jemalloc's decay schedule, as Redis's jemalloc-bg-thread
@@ -42,12 +48,6 @@ void xmallocRegisterThread(void) {
 }
 
 __attribute__((constructor)) static void registerMainThread(void) { xmallocRegisterThread(); }
-
-static void oom(size_t size) {
-    fprintf(stderr, "cairn: out of memory allocating %zu bytes\n", size);
-    fflush(stderr);
-    abort();
-}
 
 void *xmalloc(size_t size) {
     void *p = malloc(size ? size : 1);
@@ -82,12 +82,6 @@ size_t xmallocUsed(void) {
 static _Atomic size_t usedMemory;
 
 void xmallocRegisterThread(void) {}
-
-static void oom(size_t size) {
-    fprintf(stderr, "cairn: out of memory allocating %zu bytes\n", size);
-    fflush(stderr);
-    abort();
-}
 
 void *xmalloc(size_t size) {
     void *p = malloc(size ? size : 1);
