@@ -67,11 +67,13 @@ bench: test-deps all
 	@sh bench/run.sh
 
 fuzz:
-	@mkdir -p build/fuzz
+	@mkdir -p build/fuzz/corpus build/fuzz/corpus_listpack
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -Isrc -fsanitize=fuzzer,address,undefined \
-	  -o build/fuzz/fuzz_resp tests/fuzz/fuzz_resp.c src/proto/*.c src/ds/*.c -lm
-	@mkdir -p build/fuzz/corpus
+	  -o build/fuzz/fuzz_resp tests/fuzz/fuzz_resp.c src/proto/*.c src/ds/*.c -lm -llzf
+	clang -std=c11 -D_GNU_SOURCE -g -O1 -Isrc -fsanitize=fuzzer,address,undefined \
+	  -o build/fuzz/fuzz_listpack tests/fuzz/fuzz_listpack.c src/ds/*.c -lm -llzf
 	./build/fuzz/fuzz_resp -max_total_time=$${FUZZ_SECONDS:-60} build/fuzz/corpus tests/fuzz/corpus
+	./build/fuzz/fuzz_listpack -max_total_time=$${FUZZ_SECONDS:-60} build/fuzz/corpus_listpack tests/fuzz/corpus_listpack
 
 clean:
 	rm -rf build build-san
