@@ -19,6 +19,7 @@
 #include "ds/rand.h"
 #include "ds/util.h"
 #include "server/stats.h"
+#include "types/blocking.h"
 
 /* --- process set-up --- */
 
@@ -62,6 +63,13 @@ static void systemdNotify(const char *msg) {
     close(fd);
 }
 
+/* A created key: the "new" keyspace event, and clients blocked on that
+ * key (a MOVE or COPY into another database reaches them this way). */
+static void keyAdded(Db *db, const char *key, size_t len) {
+    serverKeyAddedHook(db, key, len);
+    signalKeyAsReady(db, key, len);
+}
+
 int main(int argc, char **argv) {
     server.pid = getpid();
     randSeedFromOs();
@@ -99,6 +107,8 @@ int main(int argc, char **argv) {
     server.loop = eventLoopCreate(server.cfg.maxclients + 128);
     server.db = dbCreateAll(server.cfg.databases);
     dbHooks.keyExpired = serverKeyExpiredHook;
+    dbHooks.keyAdded = keyAdded;
+    dbHooks.keyMiss = serverKeyMissHook;
     serverAddCronHook(statsCron);
     serverAddResetStatsHook(statsReset);
     dispatchAddAfterCall(statsRecordLatency);

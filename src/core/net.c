@@ -693,7 +693,7 @@ void netClientsCron(void) {
     long long now = server.time.nowMs;
     for (Client *c = server.net.clients; c;) {
         Client *next = c->nextClient;
-        if (server.cfg.timeout && !(c->flags & (CLIENT_BLOCKED | CLIENT_PUBSUB)) &&
+        if (server.cfg.timeout && !(c->flags & (CLIENT_BLOCKED | CLIENT_PUBSUB | CLIENT_MONITOR)) &&
             (now - c->lastInteraction) / 1000 > server.cfg.timeout) {
             serverLog(LL_VERBOSE, "Closing idle client");
             clientFree(c);

@@ -65,6 +65,14 @@ void signalSwappedDb(int a, int b) {
 /* Persistence and replication consume effects here once they exist. */
 __attribute__((weak)) void propagateCommand(int dbid, int argc, sds *argv) { (void)dbid, (void)argc, (void)argv; }
 
+void serverKeyAddedHook(Db *db, const char *key, size_t len) {
+    notifyKeyspaceEvent(NOTIFY_NEW, "new", key, len, db->id);
+}
+
+void serverKeyMissHook(Db *db, const char *key, size_t len) {
+    notifyKeyspaceEvent(NOTIFY_KEY_MISS, "keymiss", key, len, db->id);
+}
+
 void serverKeyExpiredHook(Db *db, const char *key, size_t len) {
     server.stats.expiredKeys++;
     notifyKeyspaceEvent(NOTIFY_EXPIRED, "expired", key, len, db->id);

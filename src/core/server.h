@@ -133,6 +133,8 @@ long long serverCron(EventLoop *loop, long long id, void *data);
 void serverBeforeSleep(EventLoop *loop);
 void serverSetupSignals(void);
 void serverKeyExpiredHook(Db *db, const char *key, size_t len);
+void serverKeyAddedHook(Db *db, const char *key, size_t len);
+void serverKeyMissHook(Db *db, const char *key, size_t len);
 /* Functions run at every timer tick (stats sampling, ...) and on CONFIG
  * RESETSTAT. */
 void serverAddCronHook(void (*fn)(void));

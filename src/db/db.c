@@ -189,6 +189,7 @@ static kvobj *lookup(Db *db, const char *key, size_t len, int flags) {
 
 kvobj *dbLookupRead(Db *db, const char *key, size_t len, int flags) {
     kvobj *o = lookup(db, key, len, flags);
+    if (!o && !(flags & LOOKUP_NONOTIFY) && dbHooks.keyMiss) dbHooks.keyMiss(db, key, len);
     if (!(flags & LOOKUP_NOSTATS)) {
         if (o) dbStats.keyspaceHits++;
         else dbStats.keyspaceMisses++;
@@ -205,6 +206,7 @@ kvobj *dbFind(Db *db, const char *key, size_t len) { return htabFind(&db->keys, 
 void dbAdd(Db *db, kvobj *o) {
     htabAdd(&db->keys, o);
     if (kvHasExpire(o)) ttlAdd(db, o);
+    if (dbHooks.keyAdded) dbHooks.keyAdded(db, kvKey(o), kvKeyLen(o));
 }
 
 /* Replace old by fresh where `link` points at old (a bucket slot or the

@@ -41,6 +41,7 @@ void dbFreeAll(Db *dbs, int count);
 #define LOOKUP_NOTOUCH (1 << 0)   /* do not update LRU/LFU */
 #define LOOKUP_NOSTATS (1 << 1)   /* do not count keyspace hits/misses */
 #define LOOKUP_NOEXPIRE (1 << 2)  /* do not delete an expired key (still reported absent) */
+#define LOOKUP_NONOTIFY (1 << 3)  /* no keymiss event on a miss */
 
 /* Read lookup: counts a hit or miss, touches LRU.  NULL when absent. */
 kvobj *dbLookupRead(Db *db, const char *key, size_t len, int flags);
@@ -87,11 +88,15 @@ void dbActiveExpireCycle(Db *dbs, int count, long long budgetUs, int fast);
  * rehashing) and shrinking of tables that emptied. */
 void dbTimerMaintenance(Db *dbs, int count);
 
-/* Hook the server layer installs: called after a key was deleted by expiry
- * (lazy or active) so that notifications, WATCH and propagation see it.
- * May be NULL. */
+/* Hooks the server layer installs (each may be NULL):
+ *  keyExpired: after a key was deleted by expiry (lazy or active), so that
+ *              notifications, WATCH and propagation see it;
+ *  keyAdded:   after dbAdd created a key ("new" keyspace event);
+ *  keyMiss:    when a read lookup finds nothing ("keymiss" event). */
 typedef struct DbHooks {
     void (*keyExpired)(Db *db, const char *key, size_t len);
+    void (*keyAdded)(Db *db, const char *key, size_t len);
+    void (*keyMiss)(Db *db, const char *key, size_t len);
 } DbHooks;
 extern DbHooks dbHooks;
 

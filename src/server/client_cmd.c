@@ -13,6 +13,7 @@
 #include "core/net.h"
 #include "core/server.h"
 #include "ds/util.h"
+#include "types/blocking.h"
 
 /* Counts owned by the transaction and pub/sub layers.  Weak so that CLIENT
  * LIST works (showing idle values) before those layers are linked in. */
@@ -312,6 +313,32 @@ static void clientNoEvictCommand(Client *c) {
     replyOk(c);
 }
 
+/* CLIENT UNBLOCK <id> [TIMEOUT|ERROR]: 1 if that client was blocked on keys
+ * and is now unblocked (as on a timeout, or with an UNBLOCKED error). */
+static void clientUnblockCommand(Client *c) {
+    if (c->argc > 4) {
+        replyError(c, "ERR unknown subcommand or wrong number of arguments for 'unblock'. Try CLIENT HELP.");
+        return;
+    }
+    int error = 0;
+    if (c->argc == 4) {
+        if (argIs(c->argv[3], "error")) error = 1;
+        else if (!argIs(c->argv[3], "timeout")) {
+            replyError(c, "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+            return;
+        }
+    }
+    long long id;
+    if (getLongLongOrReply(c, c->argv[2], &id, NULL) == -1) return;
+    for (Client *o = server.net.clients; o; o = o->nextClient) {
+        if ((long long)o->id == id) {
+            replyLongLong(c, blockingUnblockClient(o, error));
+            return;
+        }
+    }
+    replyLongLong(c, 0);
+}
+
 /* Client-side caching is not implemented: never a redirection. */
 static void clientGetredirCommand(Client *c) { replyLongLong(c, -1); }
 
@@ -346,6 +373,8 @@ static void clientHelpCommand(Client *c) {
         "    Record the client library name or version of this connection.",
         "SETNAME <name>",
         "    Name this connection (an empty name clears it).",
+        "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+        "    Unblock the specified blocked client.",
         NULL,
     };
     replyHelp(c, help);
@@ -386,6 +415,10 @@ static Command clientSubcommands[] = {
     {.name = "getredir", .proc = clientGetredirCommand, .arity = 2, .flags = CLIENT_SUB_FLAGS,
      .acl = ACL_CONNECTION, .group = "connection", .since = "6.0.0", .complexity = "O(1)",
      .summary = "Get tracking notifications redirection client ID if any"},
+    {.name = "unblock", .proc = clientUnblockCommand, .arity = -3, .flags = CMD_ADMIN | CLIENT_SUB_FLAGS,
+     .acl = ACL_CONNECTION, .group = "connection", .since = "5.0.0",
+     .complexity = "O(log N) where N is the number of client connections",
+     .summary = "Unblock a client blocked in a blocking command from a different connection"},
     {.name = "help", .proc = clientHelpCommand, .arity = 2, .flags = CMD_LOADING | CMD_STALE,
      .acl = ACL_CONNECTION, .group = "connection", .since = "5.0.0", .complexity = "O(1)",
      .summary = "Show helpful text about the different subcommands"},

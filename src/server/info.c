@@ -24,6 +24,7 @@
 #include "db/db.h"
 #include "ds/alloc.h"
 #include "ds/util.h"
+#include "server/pubsub.h"
 #include "server/stats.h"
 
 typedef sds InfoSectionProc(sds s);
@@ -292,9 +293,9 @@ static sds infoStats(sds s) {
                         "current_eviction_exceeded_time:0\r\n"
                         "keyspace_hits:%lld\r\n"
                         "keyspace_misses:%lld\r\n"
-                        "pubsub_channels:0\r\n"
-                        "pubsub_patterns:0\r\n"
-                        "pubsubshard_channels:0\r\n"
+                        "pubsub_channels:%zu\r\n"
+                        "pubsub_patterns:%zu\r\n"
+                        "pubsubshard_channels:%zu\r\n"
                         "latest_fork_usec:0\r\n"
                         "total_forks:0\r\n"
                         "migrate_cached_sockets:0\r\n"
@@ -322,6 +323,7 @@ static sds infoStats(sds s) {
                         st->rejectedConns, dbStats.expiredKeys, (double)dbStats.expiredStalePerc,
                         dbStats.expiredTimeCapReached, dbStats.expireCycleCpuMs, st->evictedKeys,
                         st->evictedClients, dbStats.keyspaceHits, dbStats.keyspaceMisses,
+                        pubsubChannelCount(), pubsubPatternCount(), pubsubShardChannelCount(),
                         st->unexpectedErrorReplies, st->totalErrorReplies, st->totalReadsProcessed,
                         st->totalWritesProcessed);
 }

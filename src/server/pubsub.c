@@ -1,0 +1,624 @@
+/* pubsub.c -- SUBSCRIBE / PSUBSCRIBE / SSUBSCRIBE, their UNSUBSCRIBE
+ * forms, PUBLISH, SPUBLISH and the PUBSUB container.
+ *
+ * Three independent namespaces ("kinds"): channels, patterns and shard
+ * channels.  For each kind there is one global table of Targets (a channel
+ * or pattern that has at least one subscriber) and, per client, a table of
+ * Subs (that client's subscriptions of that kind).  A Sub links one client
+ * to one Target and knows its slot in the Target's subscriber array, so
+ * subscribe, unsubscribe and the per-subscriber step of a publish are O(1).
+ *
+ * Invariants:
+ *  - a Target exists iff its subscriber array is non-empty; it is freed by
+ *    the unsubscribe that empties it;
+ *  - t->subs[s->pos] == s for every Sub s of t;
+ *  - a client holds CLIENT_PUBSUB iff it has at least one subscription of
+ *    any kind (a RESP3 client too: it selects the pubsub output-buffer
+ *    class), and c->pubsubState is non-NULL iff it has one;
+ *  - each client also keeps its Subs of a kind in subscription order, which
+ *    is the order UNSUBSCRIBE-all reports them in (Redis reports patterns
+ *    in that order and channels in hash order, which nobody can rely on).
+ *
+ * A published message is formatted once per publish (per pattern for
+ * pmessage) and copied into each receiver's output; RESP3 receivers get
+ * the same bytes with the push marker '>' in place of '*'.
+ *
+ * RESP2 subscribed mode: an interceptor refuses every command but the
+ * (un)subscribe family, PING, QUIT and RESET, as Redis 7.0 does. */
+#include "server/pubsub.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/client.h"
+#include "core/command.h"
+#include "core/dispatch.h"
+#include "core/server.h"
+#include "ds/alloc.h"
+#include "ds/glob.h"
+#include "ds/htab.h"
+#include "ds/siphash.h"
+
+enum { KIND_CHANNEL, KIND_PATTERN, KIND_SHARD, KIND_COUNT };
+
+typedef struct Sub Sub;
+
+/* A channel, pattern or shard channel with subscribers. */
+typedef struct Target {
+    void *next;   /* chain in targets[kind] */
+    Sub **subs;   /* the subscribers, unordered */
+    size_t count; /* used slots of subs */
+    size_t cap;   /* allocated slots of subs */
+    size_t len;   /* name length */
+    char name[];  /* name bytes (binary, no terminator needed) */
+} Target;
+
+/* One client's subscription to one Target. */
+struct Sub {
+    void *next;        /* chain in the client's table */
+    Target *t;         /* what it subscribes to */
+    Client *c;         /* who */
+    size_t pos;        /* index in t->subs */
+    Sub *prev, *after; /* the client's subscriptions of this kind, in order */
+};
+
+typedef struct ClientSubs {
+    Htab byName;       /* Sub entries keyed by their target's name */
+    Sub *first, *last; /* subscription order */
+} ClientSubs;
+
+typedef struct PubsubState {
+    ClientSubs kinds[KIND_COUNT];
+} PubsubState;
+
+static const struct {
+    const char *sub, *unsub, *msg;
+} kindWords[KIND_COUNT] = {
+    {"subscribe", "unsubscribe", "message"},
+    {"psubscribe", "punsubscribe", "pmessage"},
+    {"ssubscribe", "sunsubscribe", "smessage"},
+};
+
+static Htab targets[KIND_COUNT];
+
+/* The formatting buffer publishes reuse (publishing never nests). */
+#define MSG_BUF_KEEP 4096
+static sds msgBuf;
+
+/* --- tables --- */
+
+static uint64_t hashName(const void *key, size_t len) { return siphash(key, len, dbHashSeed); }
+
+static void targetKey(const void *entry, const void **key, size_t *len) {
+    const Target *t = entry;
+    *key = t->name;
+    *len = t->len;
+}
+
+static void subKey(const void *entry, const void **key, size_t *len) {
+    const Sub *s = entry;
+    *key = s->t->name;
+    *len = s->t->len;
+}
+
+static const HtabType targetType = {hashName, targetKey};
+static const HtabType subType = {hashName, subKey};
+
+static PubsubState *stateOf(Client *c, int create) {
+    if (!c->pubsubState && create) {
+        PubsubState *st = xcalloc(sizeof(*st));
+        for (int k = 0; k < KIND_COUNT; k++)
+            htabInit(&st->kinds[k].byName, &subType);
+        c->pubsubState = st;
+    }
+    return c->pubsubState;
+}
+
+static long kindCount(const Client *c, int kind) {
+    const PubsubState *st = c->pubsubState;
+    return st ? (long)htabSize(&st->kinds[kind].byName) : 0;
+}
+
+/* The count a (un)subscribe confirmation carries: channels plus patterns,
+ * or shard channels alone. */
+static long confirmCount(const Client *c, int kind) {
+    if (kind == KIND_SHARD) return kindCount(c, KIND_SHARD);
+    return kindCount(c, KIND_CHANNEL) + kindCount(c, KIND_PATTERN);
+}
+
+/* Clears CLIENT_PUBSUB and frees the state once nothing is left. */
+static void releaseIfIdle(Client *c) {
+    PubsubState *st = c->pubsubState;
+    if (!st) return;
+    for (int k = 0; k < KIND_COUNT; k++)
+        if (htabSize(&st->kinds[k].byName)) return;
+    for (int k = 0; k < KIND_COUNT; k++)
+        htabClear(&st->kinds[k].byName, NULL, NULL);
+    xfree(st);
+    c->pubsubState = NULL;
+    c->flags &= ~CLIENT_PUBSUB;
+}
+
+/* Subscribes c; returns 1 if new, 0 if it was already subscribed. */
+static int subscribeOne(Client *c, int kind, const char *name, size_t len) {
+    ClientSubs *cs = &stateOf(c, 1)->kinds[kind];
+    if (htabFind(&cs->byName, name, len)) return 0;
+    Target *t = htabFind(&targets[kind], name, len);
+    if (!t) {
+        t = xmalloc(sizeof(*t) + len);
+        t->subs = NULL;
+        t->count = t->cap = 0;
+        t->len = len;
+        memcpy(t->name, name, len);
+        htabAdd(&targets[kind], t);
+    }
+    if (t->count == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 4;
+        t->subs = xrealloc(t->subs, t->cap * sizeof(*t->subs));
+    }
+    Sub *s = xmalloc(sizeof(*s));
+    s->t = t;
+    s->c = c;
+    s->pos = t->count;
+    t->subs[t->count++] = s;
+    s->prev = cs->last;
+    s->after = NULL;
+    if (cs->last)
+        cs->last->after = s;
+    else
+        cs->first = s;
+    cs->last = s;
+    htabAdd(&cs->byName, s);
+    return 1;
+}
+
+/* Removes s (of c's subscriptions of kind) and frees it; frees its Target
+ * when it was the last subscriber. */
+static void unsubscribeSub(Client *c, int kind, Sub *s) {
+    ClientSubs *cs = &((PubsubState *)c->pubsubState)->kinds[kind];
+    Target *t = s->t;
+    htabUnlink(&cs->byName, t->name, t->len);
+    if (s->prev)
+        s->prev->after = s->after;
+    else
+        cs->first = s->after;
+    if (s->after)
+        s->after->prev = s->prev;
+    else
+        cs->last = s->prev;
+    Sub *moved = t->subs[--t->count];
+    moved->pos = s->pos;
+    t->subs[s->pos] = moved;
+    xfree(s);
+    if (t->count == 0) {
+        htabUnlink(&targets[kind], t->name, t->len);
+        xfree(t->subs);
+        xfree(t);
+    }
+}
+
+static void replyConfirm(Client *c, const char *word, const char *name, size_t len, long count) {
+    replyPushLen(c, 3);
+    replyBulkCString(c, word);
+    if (name)
+        replyBulk(c, name, len);
+    else
+        replyNull(c);
+    replyLongLong(c, count);
+}
+
+/* Drops every subscription of kind, confirming each when `reply` (and
+ * confirming "none" when there was none). */
+static void unsubscribeAll(Client *c, int kind, int reply) {
+    PubsubState *st = c->pubsubState;
+    Sub *s = st ? st->kinds[kind].first : NULL;
+    if (!s && reply) replyConfirm(c, kindWords[kind].unsub, NULL, 0, confirmCount(c, kind));
+    while (s) {
+        Sub *after = s->after;
+        Target *t = s->t;
+        if (reply) {
+            /* The name lives in the Target, which may go with the Sub. */
+            replyPushLen(c, 3);
+            replyBulkCString(c, kindWords[kind].unsub);
+            replyBulk(c, t->name, t->len);
+            unsubscribeSub(c, kind, s);
+            replyLongLong(c, confirmCount(c, kind));
+        } else {
+            unsubscribeSub(c, kind, s);
+        }
+        s = after;
+    }
+}
+
+/* --- publishing --- */
+
+/* Appends "$<len>\r\n<bytes>\r\n". */
+static sds catBulk(sds out, const char *p, size_t len) {
+    char head[32];
+    int n = snprintf(head, sizeof(head), "$%zu\r\n", len);
+    out = sdsCatLen(out, head, (size_t)n);
+    out = sdsCatLen(out, p, len);
+    return sdsCatLen(out, "\r\n", 2);
+}
+
+/* Formats a message as a RESP2 array into the (emptied) out. */
+static sds formatMessage(sds out, int kind, const Target *pattern, const char *channel, size_t clen,
+                         const char *msg, size_t mlen) {
+    sdsClear(out);
+    out = sdsCatLen(out, pattern ? "*4\r\n" : "*3\r\n", 4);
+    out = catBulk(out, kindWords[kind].msg, strlen(kindWords[kind].msg));
+    if (pattern) out = catBulk(out, pattern->name, pattern->len);
+    out = catBulk(out, channel, clen);
+    return catBulk(out, msg, mlen);
+}
+
+static void deliver(Client *c, const sds m) {
+    if (c->resp >= 3) {
+        replyRaw(c, ">", 1);
+        replyRaw(c, m + 1, sdsLen(m) - 1);
+    } else {
+        replyRaw(c, m, sdsLen(m));
+    }
+}
+
+static long deliverTarget(const Target *t, const sds m) {
+    for (size_t i = 0; i < t->count; i++)
+        deliver(t->subs[i]->c, m);
+    return (long)t->count;
+}
+
+/* Publish to the channel's (or shard channel's) subscribers and, for
+ * channels, to the matching patterns' subscribers. */
+static long publishKind(int kind, const char *channel, size_t clen, const char *msg, size_t mlen) {
+    long receivers = 0;
+    Target *t = htabFind(&targets[kind], channel, clen);
+    int patterns = kind == KIND_CHANNEL && htabSize(&targets[KIND_PATTERN]) > 0;
+    if (!t && !patterns) return 0;
+    sds m = msgBuf ? msgBuf : sdsEmpty();
+    msgBuf = NULL;
+    if (t) {
+        m = formatMessage(m, kind, NULL, channel, clen, msg, mlen);
+        receivers += deliverTarget(t, m);
+    }
+    if (patterns) {
+        HtabIter it;
+        htabIterInit(&it, &targets[KIND_PATTERN]);
+        Target *p;
+        while ((p = htabIterNext(&it)) != NULL) {
+            if (!globMatch(p->name, p->len, channel, clen, 0)) continue;
+            m = formatMessage(m, KIND_PATTERN, p, channel, clen, msg, mlen);
+            receivers += deliverTarget(p, m);
+        }
+        htabIterRelease(&it);
+    }
+    /* Keep a small buffer for the next publish; let a big one go. */
+    if (sdsAllocSize(m) <= MSG_BUF_KEEP) msgBuf = m;
+    else sdsFree(m);
+    return receivers;
+}
+
+long pubsubPublish(const char *channel, size_t clen, const char *msg, size_t mlen) {
+    return publishKind(KIND_CHANNEL, channel, clen, msg, mlen);
+}
+
+size_t pubsubChannelCount(void) { return htabSize(&targets[KIND_CHANNEL]); }
+size_t pubsubPatternCount(void) { return htabSize(&targets[KIND_PATTERN]); }
+size_t pubsubShardChannelCount(void) { return htabSize(&targets[KIND_SHARD]); }
+
+void pubsubClientCounts(const Client *c, long *sub, long *psub, long *ssub) {
+    *sub = kindCount(c, KIND_CHANNEL);
+    *psub = kindCount(c, KIND_PATTERN);
+    *ssub = kindCount(c, KIND_SHARD);
+}
+
+/* --- commands --- */
+
+/* Inside MULTI/EXEC (and scripts) a client cannot wait for messages; Redis
+ * refuses SSUBSCRIBE there but lets SUBSCRIBE/PSUBSCRIBE through for
+ * compatibility. */
+static int denyBlocking(const Client *c) { return (c->flags & (CLIENT_MULTI | CLIENT_LUA)) != 0; }
+
+static void subscribeGeneric(Client *c, int kind) {
+    for (int j = 1; j < c->argc; j++) {
+        subscribeOne(c, kind, c->argv[j], sdsLen(c->argv[j]));
+        replyConfirm(c, kindWords[kind].sub, c->argv[j], sdsLen(c->argv[j]), confirmCount(c, kind));
+    }
+    c->flags |= CLIENT_PUBSUB;
+}
+
+static void unsubscribeGeneric(Client *c, int kind) {
+    if (c->argc == 1) {
+        unsubscribeAll(c, kind, 1);
+    } else {
+        PubsubState *st = c->pubsubState;
+        for (int j = 1; j < c->argc; j++) {
+            Sub *s = st ? htabFind(&st->kinds[kind].byName, c->argv[j], sdsLen(c->argv[j])) : NULL;
+            if (s) unsubscribeSub(c, kind, s);
+            replyConfirm(c, kindWords[kind].unsub, c->argv[j], sdsLen(c->argv[j]), confirmCount(c, kind));
+        }
+    }
+    releaseIfIdle(c);
+}
+
+static void subscribeCommand(Client *c) {
+    if ((c->flags & CLIENT_LUA) && !(c->flags & CLIENT_MULTI)) {
+        replyError(c, "ERR SUBSCRIBE isn't allowed for a DENY BLOCKING client");
+        return;
+    }
+    subscribeGeneric(c, KIND_CHANNEL);
+}
+
+static void psubscribeCommand(Client *c) {
+    if ((c->flags & CLIENT_LUA) && !(c->flags & CLIENT_MULTI)) {
+        replyError(c, "ERR PSUBSCRIBE isn't allowed for a DENY BLOCKING client");
+        return;
+    }
+    subscribeGeneric(c, KIND_PATTERN);
+}
+
+static void ssubscribeCommand(Client *c) {
+    if (denyBlocking(c)) {
+        replyError(c, "ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client");
+        return;
+    }
+    subscribeGeneric(c, KIND_SHARD);
+}
+
+static void unsubscribeCommand(Client *c) { unsubscribeGeneric(c, KIND_CHANNEL); }
+static void punsubscribeCommand(Client *c) { unsubscribeGeneric(c, KIND_PATTERN); }
+static void sunsubscribeCommand(Client *c) { unsubscribeGeneric(c, KIND_SHARD); }
+
+static void publishCommand(Client *c) {
+    replyLongLong(c,
+                  publishKind(KIND_CHANNEL, c->argv[1], sdsLen(c->argv[1]), c->argv[2], sdsLen(c->argv[2])));
+}
+
+static void spublishCommand(Client *c) {
+    replyLongLong(c, publishKind(KIND_SHARD, c->argv[1], sdsLen(c->argv[1]), c->argv[2], sdsLen(c->argv[2])));
+}
+
+/* PUBSUB CHANNELS / SHARDCHANNELS [pattern]: names in table order. */
+static void listTargets(Client *c, int kind) {
+    if (c->argc > 3) {
+        replySubcommandSyntaxError(c);
+        return;
+    }
+    const char *pat = c->argc == 3 ? c->argv[2] : NULL;
+    size_t plen = pat ? sdsLen(c->argv[2]) : 0;
+    void *node = replyDeferredLen(c);
+    long n = 0;
+    HtabIter it;
+    htabIterInit(&it, &targets[kind]);
+    Target *t;
+    while ((t = htabIterNext(&it)) != NULL) {
+        if (pat && !globMatch(pat, plen, t->name, t->len, 0)) continue;
+        replyBulk(c, t->name, t->len);
+        n++;
+    }
+    htabIterRelease(&it);
+    replySetDeferredArrayLen(c, node, n);
+}
+
+/* PUBSUB NUMSUB / SHARDNUMSUB: name, count pairs (a flat array, also in
+ * RESP3, as Redis 7.0 answers). */
+static void countTargets(Client *c, int kind) {
+    replyArrayLen(c, (long)(c->argc - 2) * 2);
+    for (int j = 2; j < c->argc; j++) {
+        Target *t = htabFind(&targets[kind], c->argv[j], sdsLen(c->argv[j]));
+        replyBulkSds(c, c->argv[j]);
+        replyLongLong(c, t ? (long long)t->count : 0);
+    }
+}
+
+static void pubsubChannelsCommand(Client *c) { listTargets(c, KIND_CHANNEL); }
+static void pubsubShardchannelsCommand(Client *c) { listTargets(c, KIND_SHARD); }
+static void pubsubNumsubCommand(Client *c) { countTargets(c, KIND_CHANNEL); }
+static void pubsubShardnumsubCommand(Client *c) { countTargets(c, KIND_SHARD); }
+static void pubsubNumpatCommand(Client *c) { replyLongLong(c, (long long)htabSize(&targets[KIND_PATTERN])); }
+
+static void pubsubHelpCommand(Client *c) {
+    static const char *help[] = {
+        "CHANNELS [<pattern>]",
+        "    Return the currently active channels matching a <pattern> (default: '*').",
+        "NUMPAT",
+        "    Return number of subscriptions to patterns.",
+        "NUMSUB [<channel> ...]",
+        "    Return the number of subscribers for the specified channels, excluding",
+        "    pattern subscriptions(default: no channels).",
+        "SHARDCHANNELS [<pattern>]",
+        "    Return the currently active shard level channels matching a <pattern> (default: '*').",
+        "SHARDNUMSUB [<shardchannel> ...]",
+        "    Return the number of subscribers for the specified shard level channel(s)",
+        NULL,
+    };
+    replyHelp(c, help);
+}
+
+/* --- client lifecycle and subscribed mode --- */
+
+static void pubsubClientReset(Client *c) {
+    if (!c->pubsubState) {
+        c->flags &= ~CLIENT_PUBSUB;
+        return;
+    }
+    for (int k = 0; k < KIND_COUNT; k++)
+        unsubscribeAll(c, k, 0);
+    releaseIfIdle(c);
+}
+
+static int allowedWhenSubscribed(const Command *cmd) {
+    static const char *names[] = {"subscribe",    "ssubscribe", "psubscribe", "unsubscribe", "sunsubscribe",
+                                  "punsubscribe", "ping",       "quit",       "reset",       NULL};
+    if (cmd->parent) return 0;
+    for (int i = 0; names[i]; i++)
+        if (!strcmp(cmd->name, names[i])) return 1;
+    return 0;
+}
+
+static int subscribedModeInterceptor(Client *c, Command *cmd) {
+    if (!(c->flags & CLIENT_PUBSUB) || c->resp != 2 || allowedWhenSubscribed(cmd)) return 0;
+    cmd->stats.rejectedCalls++;
+    replyErrorFormat(c,
+                     "ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET "
+                     "are allowed in this context",
+                     cmd->fullname ? cmd->fullname : cmd->name);
+    return 1;
+}
+
+/* Priority: before any interceptor registered later by default
+ * constructors or at start-up (MULTI queueing), as Redis checks subscribed
+ * mode before it queues. */
+__attribute__((constructor(190))) static void pubsubInit(void) {
+    for (int k = 0; k < KIND_COUNT; k++)
+        htabInit(&targets[k], &targetType);
+    clientAddFreeHook(pubsubClientReset);
+    clientAddResetHook(pubsubClientReset);
+    dispatchAddInterceptor(subscribedModeInterceptor);
+}
+
+#define PS_FLAGS (CMD_PUBSUB | CMD_LOADING | CMD_STALE)
+
+static Command pubsubSubcommands[] = {
+    {.name = "channels",
+     .proc = pubsubChannelsCommand,
+     .arity = -2,
+     .flags = PS_FLAGS,
+     .group = "pubsub",
+     .since = "2.8.0",
+     .complexity =
+         "O(N) where N is the number of active channels, and assuming constant time pattern matching "
+         "(relatively short channels and patterns)",
+     .summary = "List active channels"},
+    {.name = "help",
+     .proc = pubsubHelpCommand,
+     .arity = 2,
+     .flags = CMD_LOADING | CMD_STALE,
+     .group = "pubsub",
+     .since = "6.2.0",
+     .complexity = "O(1)",
+     .summary = "Show helpful text about the different subcommands"},
+    {.name = "numpat",
+     .proc = pubsubNumpatCommand,
+     .arity = 2,
+     .flags = PS_FLAGS,
+     .group = "pubsub",
+     .since = "2.8.0",
+     .complexity = "O(1)",
+     .summary = "Get the count of unique patterns pattern subscriptions"},
+    {.name = "numsub",
+     .proc = pubsubNumsubCommand,
+     .arity = -2,
+     .flags = PS_FLAGS,
+     .group = "pubsub",
+     .since = "2.8.0",
+     .complexity = "O(N) for the NUMSUB subcommand, where N is the number of requested channels",
+     .summary = "Get the count of subscribers for channels"},
+    {.name = "shardchannels",
+     .proc = pubsubShardchannelsCommand,
+     .arity = -2,
+     .flags = PS_FLAGS,
+     .group = "pubsub",
+     .since = "7.0.0",
+     .complexity = "O(N) where N is the number of active shard channels, and assuming constant time pattern "
+                   "matching (relatively short shard channels).",
+     .summary = "List active shard channels"},
+    {.name = "shardnumsub",
+     .proc = pubsubShardnumsubCommand,
+     .arity = -2,
+     .flags = PS_FLAGS,
+     .group = "pubsub",
+     .since = "7.0.0",
+     .complexity = "O(N) for the SHARDNUMSUB subcommand, where N is the number of requested shard channels",
+     .summary = "Get the count of subscribers for shard channels"},
+    {0},
+};
+
+#define SUB_FLAGS (CMD_PUBSUB | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE)
+
+Command pubsubCommands[] = {
+    {.name = "subscribe",
+     .proc = subscribeCommand,
+     .arity = -2,
+     .flags = SUB_FLAGS,
+     .group = "pubsub",
+     .since = "2.0.0",
+     .complexity = "O(N) where N is the number of channels to subscribe to.",
+     .summary = "Listen for messages published to the given channels"},
+    {.name = "unsubscribe",
+     .proc = unsubscribeCommand,
+     .arity = -1,
+     .flags = SUB_FLAGS,
+     .group = "pubsub",
+     .since = "2.0.0",
+     .complexity = "O(N) where N is the number of clients already subscribed to a channel.",
+     .summary = "Stop listening for messages posted to the given channels"},
+    {.name = "psubscribe",
+     .proc = psubscribeCommand,
+     .arity = -2,
+     .flags = SUB_FLAGS,
+     .group = "pubsub",
+     .since = "2.0.0",
+     .complexity = "O(N) where N is the number of patterns the client is already subscribed to.",
+     .summary = "Listen for messages published to channels matching the given patterns"},
+    {.name = "punsubscribe",
+     .proc = punsubscribeCommand,
+     .arity = -1,
+     .flags = SUB_FLAGS,
+     .group = "pubsub",
+     .since = "2.0.0",
+     .complexity =
+         "O(N+M) where N is the number of patterns the client is already subscribed and M is the number "
+         "of total patterns subscribed in the system (by any client).",
+     .summary = "Stop listening for messages posted to channels matching the given patterns"},
+    {.name = "publish",
+     .proc = publishCommand,
+     .arity = 3,
+     .flags = CMD_PUBSUB | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_MAY_REPLICATE,
+     .group = "pubsub",
+     .since = "2.0.0",
+     .complexity =
+         "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total "
+         "number of subscribed patterns (by any client).",
+     .summary = "Post a message to a channel"},
+    {.name = "ssubscribe",
+     .proc = ssubscribeCommand,
+     .arity = -2,
+     .flags = SUB_FLAGS,
+     .firstKey = 1,
+     .lastKey = -1,
+     .keyStep = 1,
+     .group = "pubsub",
+     .since = "7.0.0",
+     .complexity = "O(N) where N is the number of shard channels to subscribe to.",
+     .summary = "Listen for messages published to the given shard channels"},
+    {.name = "sunsubscribe",
+     .proc = sunsubscribeCommand,
+     .arity = -1,
+     .flags = SUB_FLAGS,
+     .firstKey = 1,
+     .lastKey = -1,
+     .keyStep = 1,
+     .group = "pubsub",
+     .since = "7.0.0",
+     .complexity = "O(N) where N is the number of clients already subscribed to a shard channel.",
+     .summary = "Stop listening for messages posted to the given shard channels"},
+    {.name = "spublish",
+     .proc = spublishCommand,
+     .arity = 3,
+     .flags = CMD_PUBSUB | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_MAY_REPLICATE,
+     .firstKey = 1,
+     .lastKey = 1,
+     .keyStep = 1,
+     .group = "pubsub",
+     .since = "7.0.0",
+     .complexity = "O(N) where N is the number of clients subscribed to the receiving shard channel.",
+     .summary = "Post a message to a shard channel"},
+    {.name = "pubsub",
+     .arity = -2,
+     .group = "pubsub",
+     .since = "2.8.0",
+     .complexity = "Depends on subcommand.",
+     .summary = "A container for Pub/Sub commands",
+     .subcommands = pubsubSubcommands},
+    {0},
+};

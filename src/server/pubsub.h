@@ -1,0 +1,23 @@
+/* pubsub.h -- the publish side of pub/sub, for keyspace notifications,
+ * client tracking's __redis__:invalidate channel and INFO / CLIENT LIST. */
+#ifndef CAIRN_PUBSUB_H
+#define CAIRN_PUBSUB_H
+
+#include <stddef.h>
+
+#include "core/client.h"
+
+/* Sends message to the subscribers of channel and of every pattern that
+ * matches it, as PUBLISH does.  Returns the number of receivers.  Borrows
+ * its arguments. */
+long pubsubPublish(const char *channel, size_t clen, const char *msg, size_t mlen);
+
+/* INFO stats: channels with subscribers, distinct patterns, shard channels. */
+size_t pubsubChannelCount(void);
+size_t pubsubPatternCount(void);
+size_t pubsubShardChannelCount(void);
+
+/* CLIENT LIST sub= psub= ssub=. */
+void pubsubClientCounts(const Client *c, long *sub, long *psub, long *ssub);
+
+#endif

@@ -1,0 +1,396 @@
+/* blocking.c -- clients blocked on keys; see blocking.h for the model.
+ *
+ * Structures:
+ *   KeyWaiters  one per (db, key) with blocked clients, in db->blockingKeys
+ *               (an Htab created on first use); holds a FIFO of Waiters.
+ *   Waiter      one per (client, key): a node of that key's FIFO.
+ *   BlockState  c->blockState while CLIENT_BLOCKED: the db, the deadline,
+ *               the serve callback and the client's Waiters; all blocked
+ *               clients are linked in one list for the timeout scan.
+ * A KeyWaiters is freed as soon as its FIFO is empty, and the db's index
+ * with its last KeyWaiters (so nothing is left for the db layer to free).  The ready list holds
+ * (db, key copy) pairs; kw->ready avoids queueing a key twice.
+ *
+ * Unblocked clients are queued in `resumeList`; before the loop sleeps their
+ * pipelined input runs (netProcessInput).  A client freed meanwhile is
+ * taken off that queue by the free hook. */
+#include "types/blocking.h"
+
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+#include "core/dispatch.h"
+#include "core/errors.h"
+#include "core/net.h"
+#include "core/server.h"
+#include "ds/alloc.h"
+#include "ds/htab.h"
+#include "ds/siphash.h"
+#include "ds/util.h"
+
+typedef struct Waiter Waiter;
+
+typedef struct KeyWaiters {
+    void *next;          /* htab chain; must stay first */
+    sds key;             /* the key name, owned */
+    Waiter *head, *tail; /* clients in blocking order */
+    unsigned long count; /* waiters in the FIFO */
+    int ready;           /* queued in the ready list */
+} KeyWaiters;
+
+struct Waiter {
+    Waiter *prev, *next; /* in kw's FIFO */
+    KeyWaiters *kw;      /* the key waited on */
+    Client *c;           /* the blocked client */
+};
+
+typedef struct BlockState {
+    Db *db;                     /* database of the keys */
+    long long deadline;         /* unix ms, 0 = forever */
+    BlockServeFn *serve;        /* type callback */
+    void *priv;                 /* type data, freed with privFree */
+    void (*privFree)(void *);
+    int numWaiters;
+    Waiter *waiters;            /* numWaiters of them */
+    struct BlockState *prev, *next; /* all blocked clients */
+    Client *c;
+} BlockState;
+
+typedef struct ReadyKey {
+    Db *db;
+    sds key; /* owned copy */
+} ReadyKey;
+
+static BlockState *blockedList;
+static unsigned long blockedCount;
+static unsigned long keyCount;
+static long long nextDeadline = LLONG_MAX; /* earliest deadline, maybe stale-low */
+
+static ReadyKey *readyKeys;
+static size_t readyCount, readyCap;
+static int serving; /* serveReadyKeys is running */
+
+static Client **resumeList;
+static size_t resumeCount, resumeCap;
+
+/* --- the per-db key index --- */
+
+static uint64_t kwHash(const void *key, size_t len) { return siphash(key, len, dbHashSeed); }
+
+static void kwEntryKey(const void *entry, const void **key, size_t *len) {
+    const KeyWaiters *kw = entry;
+    *key = kw->key;
+    *len = sdsLen(kw->key);
+}
+
+static const HtabType kwType = {kwHash, kwEntryKey};
+
+static KeyWaiters *kwFind(Db *db, const char *key, size_t len) {
+    if (!db->blockingKeys || htabSize(db->blockingKeys) == 0) return NULL;
+    return htabFind(db->blockingKeys, key, len);
+}
+
+static KeyWaiters *kwFindOrCreate(Db *db, const char *key, size_t len) {
+    if (!db->blockingKeys) db->blockingKeys = htabCreate(&kwType);
+    KeyWaiters *kw = htabFind(db->blockingKeys, key, len);
+    if (kw) return kw;
+    kw = xcalloc(sizeof(*kw));
+    kw->key = sdsNewLen(key, len);
+    htabAdd(db->blockingKeys, kw);
+    keyCount++;
+    return kw;
+}
+
+static void waiterUnlink(Db *db, Waiter *w) {
+    KeyWaiters *kw = w->kw;
+    if (w->prev) w->prev->next = w->next;
+    else kw->head = w->next;
+    if (w->next) w->next->prev = w->prev;
+    else kw->tail = w->prev;
+    kw->count--;
+    if (kw->count == 0) {
+        htabUnlink(db->blockingKeys, kw->key, sdsLen(kw->key));
+        sdsFree(kw->key);
+        xfree(kw);
+        keyCount--;
+        /* Drop the index with its last key: the db layer does not know it. */
+        if (htabSize(db->blockingKeys) == 0) {
+            htabRelease(db->blockingKeys, NULL, NULL);
+            db->blockingKeys = NULL;
+        }
+    }
+}
+
+static void waiterAppend(KeyWaiters *kw, Waiter *w) {
+    w->kw = kw;
+    w->next = NULL;
+    w->prev = kw->tail;
+    if (kw->tail) kw->tail->next = w;
+    else kw->head = w;
+    kw->tail = w;
+    kw->count++;
+}
+
+/* --- blocking and unblocking --- */
+
+void blockForKeys(Client *c, sds *keys, int numKeys, long long deadlineMs, BlockServeFn *serve, void *priv,
+                  void (*privFree)(void *)) {
+    BlockState *bs = xcalloc(sizeof(*bs));
+    bs->db = c->db;
+    bs->deadline = deadlineMs;
+    bs->serve = serve;
+    bs->priv = priv;
+    bs->privFree = privFree;
+    bs->c = c;
+    bs->waiters = xcalloc((size_t)numKeys * sizeof(Waiter));
+    for (int i = 0; i < numKeys; i++) {
+        KeyWaiters *kw = kwFindOrCreate(c->db, keys[i], sdsLen(keys[i]));
+        int dup = 0;
+        for (int j = 0; j < bs->numWaiters; j++)
+            if (bs->waiters[j].kw == kw) dup = 1;
+        if (dup) continue;
+        Waiter *w = &bs->waiters[bs->numWaiters++];
+        w->c = c;
+        waiterAppend(kw, w);
+    }
+    bs->next = blockedList;
+    if (blockedList) blockedList->prev = bs;
+    blockedList = bs;
+    blockedCount++;
+    if (deadlineMs && deadlineMs < nextDeadline) nextDeadline = deadlineMs;
+    c->blockState = bs;
+    c->flags |= CLIENT_BLOCKED;
+}
+
+void *blockedPriv(const Client *c) {
+    const BlockState *bs = c->blockState;
+    return bs ? bs->priv : NULL;
+}
+
+/* Drop c's block state: waiters, list link, priv.  No reply, no resume. */
+static void releaseBlockState(Client *c) {
+    BlockState *bs = c->blockState;
+    if (!bs) return;
+    for (int i = 0; i < bs->numWaiters; i++) waiterUnlink(bs->db, &bs->waiters[i]);
+    if (bs->prev) bs->prev->next = bs->next;
+    else blockedList = bs->next;
+    if (bs->next) bs->next->prev = bs->prev;
+    blockedCount--;
+    if (bs->privFree) bs->privFree(bs->priv);
+    xfree(bs->waiters);
+    xfree(bs);
+    c->blockState = NULL;
+    c->flags &= ~CLIENT_BLOCKED;
+}
+
+/* Unblock a client that got its reply: release, drop its argv and queue it
+ * to run what it pipelined meanwhile. */
+static void unblockClient(Client *c) {
+    releaseBlockState(c);
+    clientResetArgv(c);
+    if (c->fd == -1 || (c->flags & (CLIENT_CLOSE_ASAP | CLIENT_CLOSE_AFTER_REPLY))) return;
+    if (resumeCount == resumeCap) {
+        resumeCap = resumeCap ? resumeCap * 2 : 16;
+        resumeList = xrealloc(resumeList, resumeCap * sizeof(*resumeList));
+    }
+    resumeList[resumeCount++] = c;
+}
+
+static void replyTimedOut(Client *c) { replyNullArray(c); }
+
+int blockingUnblockClient(Client *c, int error) {
+    if (!(c->flags & CLIENT_BLOCKED) || !c->blockState) return 0;
+    if (error) replyError(c, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
+    else replyTimedOut(c);
+    unblockClient(c);
+    return 1;
+}
+
+static void onClientFree(Client *c) {
+    releaseBlockState(c);
+    for (size_t i = 0; i < resumeCount; i++)
+        if (resumeList[i] == c) resumeList[i] = NULL;
+}
+
+static void onClientReset(Client *c) { releaseBlockState(c); }
+
+unsigned long blockingClientCount(void) { return blockedCount; }
+unsigned long blockingKeyCount(void) { return keyCount; }
+
+int clientMayBlock(const Client *c) { return !(c->flags & (CLIENT_MULTI | CLIENT_LUA | CLIENT_FAKE)); }
+
+/* --- timeouts --- */
+
+int getBlockTimeoutOrReply(Client *c, const sds arg, long long *deadlineMs) {
+    long double secs;
+    if (!stringToLongDouble(arg, sdsLen(arg), &secs)) {
+        replyError(c, "ERR timeout is not a float or out of range");
+        return -1;
+    }
+    /* Redis truncates seconds*1000 to an integer; values beyond the range
+     * of long long come out negative on x86 (and so are refused). */
+    long double ms = secs * 1000.0L;
+    long long tval;
+    if (isnan(ms) || ms >= 9223372036854775807.0L || ms < -9223372036854775807.0L) tval = LLONG_MIN;
+    else tval = (long long)ms;
+    if (tval < 0) {
+        replyError(c, ERR_TIMEOUT_NEG);
+        return -1;
+    }
+    /* A positive timeout below 1 ms still times out (Redis rounds up). */
+    if (tval == 0 && secs > 0) tval = 1;
+    if (tval == 0) {
+        *deadlineMs = 0;
+        return 0;
+    }
+    long long now = mstime();
+    *deadlineMs = tval > LLONG_MAX - now ? LLONG_MAX : now + tval;
+    return 0;
+}
+
+static void checkTimeouts(void) {
+    if (!blockedList) {
+        nextDeadline = LLONG_MAX;
+        return;
+    }
+    long long now = mstime();
+    if (now < nextDeadline) return;
+    long long next = LLONG_MAX;
+    BlockState *bs = blockedList;
+    while (bs) {
+        BlockState *following = bs->next;
+        if (bs->deadline && bs->deadline <= now) {
+            replyTimedOut(bs->c);
+            unblockClient(bs->c);
+        } else if (bs->deadline && bs->deadline < next) {
+            next = bs->deadline;
+        }
+        bs = following;
+    }
+    nextDeadline = next;
+}
+
+/* --- serving ready keys --- */
+
+void signalKeyAsReady(Db *db, const char *key, size_t len) {
+    KeyWaiters *kw = kwFind(db, key, len);
+    if (!kw || kw->ready) return;
+    kw->ready = 1;
+    if (readyCount == readyCap) {
+        readyCap = readyCap ? readyCap * 2 : 16;
+        readyKeys = xrealloc(readyKeys, readyCap * sizeof(*readyKeys));
+    }
+    readyKeys[readyCount].db = db;
+    readyKeys[readyCount].key = sdsNewLen(key, len);
+    readyCount++;
+}
+
+/* Offer key to the clients blocked on it, in blocking order.  Clients that
+ * decline move to the back, so after one pass the order is unchanged. */
+static void serveKey(Db *db, const sds key) {
+    KeyWaiters *kw = kwFind(db, key, sdsLen(key));
+    if (!kw) return;
+    kw->ready = 0;
+    unsigned long n = kw->count;
+    while (n-- > 0) {
+        kw = kwFind(db, key, sdsLen(key));
+        if (!kw) return;
+        Waiter *w = kw->head;
+        Client *c = w->c;
+        BlockState *bs = c->blockState;
+        if (bs->serve(c, db, key, sdsLen(key))) {
+            unblockClient(c);
+        } else if (kw->count > 1) {
+            /* Rotate the head to the tail. */
+            kw->head = w->next;
+            kw->head->prev = NULL;
+            w->prev = kw->tail;
+            w->next = NULL;
+            kw->tail->next = w;
+            kw->tail = w;
+        }
+    }
+}
+
+static void serveReadyKeys(void) {
+    if (serving) return;
+    serving = 1;
+    while (readyCount > 0) {
+        ReadyKey *batch = readyKeys;
+        size_t n = readyCount;
+        readyKeys = NULL;
+        readyCount = readyCap = 0;
+        for (size_t i = 0; i < n; i++) {
+            serveKey(batch[i].db, batch[i].key);
+            sdsFree(batch[i].key);
+        }
+        xfree(batch);
+    }
+    serving = 0;
+}
+
+/* Run the input that unblocked clients pipelined while blocked. */
+static void resumeUnblocked(void) {
+    while (resumeCount > 0) {
+        Client *c = resumeList[--resumeCount];
+        if (!c || (c->flags & CLIENT_BLOCKED)) continue;
+        c->flags |= CLIENT_PROTECTED;
+        netProcessInput(c);
+        c->flags &= ~CLIENT_PROTECTED;
+        serveReadyKeys();
+    }
+}
+
+/* After every command: signal the keys a write touched (covers commands
+ * that create keys without knowing about blocking, e.g. RENAME), then
+ * serve -- at top level only, so EXEC and scripts wake clients once, after
+ * they finish. */
+static void afterCall(Client *c, Command *cmd, long long usec) {
+    (void)usec;
+    if (blockedList && (cmd->flags & CMD_WRITE) && !(c->flags & CLIENT_BLOCKED)) {
+        int stackKeys[16];
+        int *pos = c->argc <= 16 ? stackKeys : xmalloc(sizeof(int) * (size_t)c->argc);
+        int n = commandGetKeys(cmd, c, c->argc, c->argv, pos, c->argc);
+        for (int i = 0; i < n; i++) {
+            sds k = c->argv[pos[i]];
+            signalKeyAsReady(c->db, k, sdsLen(k));
+        }
+        if (pos != stackKeys) xfree(pos);
+    }
+    if (server.net.current == NULL && readyCount > 0) serveReadyKeys();
+}
+
+static void beforeSleep(void) {
+    serveReadyKeys();
+    checkTimeouts();
+    resumeUnblocked();
+}
+
+static void cron(void) { checkTimeouts(); }
+
+/* SWAPDB: keys waited on in either db may exist now. */
+static void onSwap(int a, int b) {
+    int ids[2] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        Db *db = &server.db[ids[i]];
+        if (!db->blockingKeys || htabSize(db->blockingKeys) == 0) continue;
+        HtabIter it;
+        htabIterInit(&it, db->blockingKeys);
+        KeyWaiters *kw;
+        while ((kw = htabIterNext(&it)) != NULL) {
+            kvobj *o = dbFind(db, kw->key, sdsLen(kw->key));
+            if (o && !kvIsExpired(o)) signalKeyAsReady(db, kw->key, sdsLen(kw->key));
+        }
+        htabIterRelease(&it);
+    }
+}
+
+__attribute__((constructor)) static void blockingRegister(void) {
+    dispatchAddAfterCall(afterCall);
+    serverAddBeforeSleepHook(beforeSleep);
+    serverAddCronHook(cron);
+    serverAddSwapHook(onSwap);
+    clientAddFreeHook(onClientFree);
+    clientAddResetHook(onClientReset);
+}

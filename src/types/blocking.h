@@ -1,0 +1,73 @@
+/* blocking.h -- clients blocked on keys (BLPOP, BLMOVE, BLMPOP, later
+ * BZPOPMIN/BZMPOP and XREAD), independent of the data type.
+ *
+ * A blocking command that finds nothing to serve calls blockForKeys with its
+ * keys, a deadline and a type-specific serve callback.  The client gets
+ * CLIENT_BLOCKED and keeps its argv (core stops reading its input).  Each
+ * database indexes its waited-on keys in db->blockingKeys: key -> FIFO of
+ * the clients blocked on it.
+ *
+ * Anything that may make a key servable calls signalKeyAsReady (pushes,
+ * ZADD, XADD, ...; additionally every write command's keys are signalled
+ * after it runs, which covers RENAME, COPY, RESTORE, SORT STORE...).  Ready
+ * keys are served after the command completes at top level -- never inside
+ * EXEC or a script, so a transaction wakes clients once, after it -- and
+ * before the loop sleeps.  Serving a key offers it to its clients in the
+ * order they blocked; the callback either serves (replies, changes the
+ * data) or declines (the key is missing or of another type, the client stays
+ * blocked).  A served client is unblocked: its argv is released and, before
+ * the loop sleeps, the commands it pipelined meanwhile run.
+ *
+ * On timeout (checked each timer tick and before sleeping) or CLIENT UNBLOCK
+ * TIMEOUT the client gets a null array; CLIENT UNBLOCK ERROR replies
+ * "-UNBLOCKED ...".  A client freed or RESET while blocked leaves silently.
+ * SWAPDB re-signals every waited-on key that exists after the swap. */
+#ifndef CAIRN_BLOCKING_H
+#define CAIRN_BLOCKING_H
+
+#include <stddef.h>
+
+#include "core/client.h"
+#include "db/db.h"
+#include "ds/sds.h"
+
+/* Try to serve blocked client c from key (in db).  Returns 1 when c got its
+ * reply (a value, or an error it must see) and is to be unblocked, 0 when
+ * the key cannot serve it now (absent, wrong type) and it stays blocked.
+ * The callback does the data change, notifications, dirty count and
+ * propagation itself.  c->argv is the blocking command as sent. */
+typedef int BlockServeFn(Client *c, Db *db, const char *key, size_t len);
+
+/* Block c on keys[0..numKeys) of c->db until deadlineMs (unix ms; 0 =
+ * forever).  Duplicate keys count once.  `priv` is type data the callback
+ * can read with blockedPriv(); freed with privFree (may be NULL) when the
+ * client is unblocked.  Keys are copied. */
+void blockForKeys(Client *c, sds *keys, int numKeys, long long deadlineMs, BlockServeFn *serve, void *priv,
+                  void (*privFree)(void *));
+/* The priv pointer given to blockForKeys, NULL when c is not blocked. */
+void *blockedPriv(const Client *c);
+
+/* Note that key in db may now serve blocked clients.  Cheap when nobody
+ * waits on it.  Clients are served later (see the file comment). */
+void signalKeyAsReady(Db *db, const char *key, size_t len);
+
+/* Parse a blocking timeout in seconds (a float) as Redis 7.0 does and turn
+ * it into an absolute deadline in unix ms (0 = wait forever).  Replies the
+ * error and returns -1 on a bad value. */
+int getBlockTimeoutOrReply(Client *c, const sds arg, long long *deadlineMs);
+
+/* True when c may block now: not inside MULTI/EXEC, a script or a fake
+ * client.  Blocking commands reply as if they timed out otherwise. */
+int clientMayBlock(const Client *c);
+
+/* CLIENT UNBLOCK: unblock c if it is blocked on keys, replying a null array
+ * (error == 0, as a timeout) or "-UNBLOCKED client unblocked via CLIENT
+ * UNBLOCK" (error == 1).  Returns 1 if c was blocked, 0 otherwise. */
+int blockingUnblockClient(Client *c, int error);
+
+/* Clients blocked on keys (INFO blocked_clients) and keys that have
+ * blocked clients, over all databases. */
+unsigned long blockingClientCount(void);
+unsigned long blockingKeyCount(void);
+
+#endif

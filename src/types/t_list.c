@@ -1,0 +1,795 @@
+/* t_list.c -- the list commands, blocking ones included.
+ *
+ * Every list is a Quicklist (OBJECT ENCODING "quicklist", as Redis 7.0
+ * reports for all lists) created with the list-max-listpack-size and
+ * list-compress-depth in force at creation.  A list never exists empty:
+ * the command that removes its last element deletes the key and sends the
+ * "del" event.
+ *
+ * Writes follow Redis 7.0's order: parse everything, look up (WRONGTYPE),
+ * change, signalModifiedKey, keyspace event(s), dirty count, reply.  Every
+ * push also calls signalKeyAsReady so that clients blocked in BLPOP & co
+ * are served once the command completes (blocking.c).
+ *
+ * The blocking commands try to serve at once like their non-blocking
+ * forms; when every key is empty they block (or, inside MULTI or a script,
+ * reply as on a timeout).  A ListBlock (the client's blocking priv) records
+ * what to do when a key becomes ready; serveBlockedList does it. */
+#include <limits.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "core/client.h"
+#include "core/command.h"
+#include "core/errors.h"
+#include "core/server.h"
+#include "db/db.h"
+#include "db/object.h"
+#include "ds/alloc.h"
+#include "ds/quicklist.h"
+#include "ds/sds.h"
+#include "ds/util.h"
+#include "types/blocking.h"
+
+#define LIST_HEAD QL_HEAD
+#define LIST_TAIL QL_TAIL
+
+/* --- value hooks --- */
+
+static void listFreeValue(void *ptr, int encoding) {
+    (void)encoding;
+    quicklistRelease(ptr);
+}
+
+static void *listDupValue(const void *ptr, int encoding) {
+    (void)encoding;
+    return quicklistDup(ptr);
+}
+
+static size_t listValueSize(const void *ptr, int encoding) {
+    (void)encoding;
+    return quicklistMemUsage(ptr);
+}
+
+__attribute__((constructor)) static void listRegisterType(void) {
+    objectSetFreeFn(OBJ_LIST, listFreeValue);
+    objectSetDupFn(OBJ_LIST, listDupValue);
+    objectSetSizeFn(OBJ_LIST, listValueSize);
+}
+
+/* --- shared helpers --- */
+
+static Quicklist *listOf(const kvobj *o) { return kvPtr(o); }
+
+/* A new empty list stored at key (absent before).  Returns its quicklist. */
+static Quicklist *listCreateAt(Db *db, const char *key, size_t len) {
+    Quicklist *ql = quicklistCreate(server.cfg.listMaxListpackSize, server.cfg.listCompressDepth);
+    dbAdd(db, kvCreatePtr(key, len, OBJ_LIST, OBJ_ENC_QUICKLIST, ql));
+    return ql;
+}
+
+static void notifyList(Db *db, const char *event, const char *key, size_t len) {
+    notifyKeyspaceEvent(NOTIFY_LIST, event, key, len, db->id);
+}
+
+/* Deletes the key when its list became empty, with the "del" event.
+ * Returns 1 if deleted. */
+static int deleteIfEmpty(Db *db, const char *key, size_t len, Quicklist *ql) {
+    if (quicklistCount(ql) != 0) return 0;
+    dbDelete(db, key, len);
+    notifyKeyspaceEvent(NOTIFY_GENERIC, "del", key, len, db->id);
+    return 1;
+}
+
+static void replyEntry(Client *c, const QlEntry *e) {
+    if (e->str) replyBulk(c, e->str, e->len);
+    else replyBulkLongLong(c, e->ival);
+}
+
+/* LEFT / RIGHT argument; replies a syntax error and returns -1 otherwise. */
+static int getWhereOrReply(Client *c, const sds arg, int *where) {
+    if (argIs(arg, "left")) *where = LIST_HEAD;
+    else if (argIs(arg, "right")) *where = LIST_TAIL;
+    else {
+        replyErrorSyntax(c);
+        return -1;
+    }
+    return 0;
+}
+
+/* --- pushes --- */
+
+static void pushGeneric(Client *c, int where, int onlyExisting) {
+    const sds key = c->argv[1];
+    int wrong;
+    kvobj *o = lookupWriteOrReply(c, key, OBJ_LIST, &wrong);
+    if (wrong) return;
+    if (!o && onlyExisting) {
+        replyLongLong(c, 0);
+        return;
+    }
+    Quicklist *ql = o ? listOf(o) : listCreateAt(c->db, key, sdsLen(key));
+    for (int j = 2; j < c->argc; j++) quicklistPush(ql, c->argv[j], sdsLen(c->argv[j]), where);
+    replyLongLong(c, (long long)quicklistCount(ql));
+    signalModifiedKey(c, c->db, key, sdsLen(key));
+    notifyList(c->db, where == LIST_HEAD ? "lpush" : "rpush", key, sdsLen(key));
+    serverIncrDirty(c->argc - 2);
+    signalKeyAsReady(c->db, key, sdsLen(key));
+}
+
+static void lpushCommand(Client *c) { pushGeneric(c, LIST_HEAD, 0); }
+static void rpushCommand(Client *c) { pushGeneric(c, LIST_TAIL, 0); }
+static void lpushxCommand(Client *c) { pushGeneric(c, LIST_HEAD, 1); }
+static void rpushxCommand(Client *c) { pushGeneric(c, LIST_TAIL, 1); }
+
+/* --- pops --- */
+
+/* Pops up to count elements from the list at key (which exists) and
+ * replies them as an array; events, key deletion, dirty.  withKey: reply
+ * [key, [elements]] (LMPOP/BLMPOP). */
+static void popRangeAndReply(Client *c, Db *db, const sds key, Quicklist *ql, long count, int where, int withKey) {
+    unsigned long llen = quicklistCount(ql);
+    unsigned long n = (unsigned long)count > llen ? llen : (unsigned long)count;
+    if (withKey) {
+        replyArrayLen(c, 2);
+        replyBulk(c, key, sdsLen(key));
+    }
+    replyArrayLen(c, (long)n);
+    for (unsigned long i = 0; i < n; i++) {
+        sds v;
+        quicklistPop(ql, where, &v);
+        replyBulk(c, v, sdsLen(v));
+        sdsFree(v);
+    }
+    notifyList(db, where == LIST_HEAD ? "lpop" : "rpop", key, sdsLen(key));
+    deleteIfEmpty(db, key, sdsLen(key), ql);
+    signalModifiedKey(c, db, key, sdsLen(key));
+    serverIncrDirty((long long)n);
+}
+
+/* LPOP/RPOP key [count] */
+static void popGeneric(Client *c, int where) {
+    if (c->argc > 3) {
+        replyErrorArity(c);
+        return;
+    }
+    long count = 0;
+    int hasCount = c->argc == 3;
+    if (hasCount && getPositiveLongOrReply(c, c->argv[2], &count, "ERR value is out of range, must be positive") == -1)
+        return;
+    const sds key = c->argv[1];
+    int wrong;
+    kvobj *o = lookupWriteOrReply(c, key, OBJ_LIST, &wrong);
+    if (wrong) return;
+    if (!o) {
+        if (hasCount) replyNullArray(c);
+        else replyNull(c);
+        return;
+    }
+    Quicklist *ql = listOf(o);
+    if (hasCount && count == 0) {
+        replyEmptyArray(c);
+        return;
+    }
+    if (hasCount) {
+        popRangeAndReply(c, c->db, key, ql, count, where, 0);
+        return;
+    }
+    sds v;
+    quicklistPop(ql, where, &v);
+    replyBulk(c, v, sdsLen(v));
+    sdsFree(v);
+    notifyList(c->db, where == LIST_HEAD ? "lpop" : "rpop", key, sdsLen(key));
+    deleteIfEmpty(c->db, key, sdsLen(key), ql);
+    signalModifiedKey(c, c->db, key, sdsLen(key));
+    serverIncrDirty(1);
+}
+
+static void lpopCommand(Client *c) { popGeneric(c, LIST_HEAD); }
+static void rpopCommand(Client *c) { popGeneric(c, LIST_TAIL); }
+
+/* --- reads --- */
+
+static void llenCommand(Client *c) {
+    int wrong;
+    kvobj *o = lookupReadOrReply(c, c->argv[1], OBJ_LIST, &wrong);
+    if (wrong) return;
+    replyLongLong(c, o ? (long long)quicklistCount(listOf(o)) : 0);
+}
+
+static void lindexCommand(Client *c) {
+    /* Redis looks the key up before it parses the index. */
+    int wrong;
+    kvobj *o = lookupReadOrReply(c, c->argv[1], OBJ_LIST, &wrong);
+    if (wrong) return;
+    if (!o) {
+        replyNull(c);
+        return;
+    }
+    long long index;
+    if (getLongLongOrReply(c, c->argv[2], &index, NULL) == -1) return;
+    QlEntry e;
+    if ( index > LONG_MAX || index < LONG_MIN || !quicklistIndex(listOf(o), (long)index, &e)) {
+        replyNull(c);
+        return;
+    }
+    replyEntry(c, &e);
+}
+
+/* Clamp [start, end] to a list of llen elements the way LRANGE/LTRIM do.
+ * Returns 0 when the range is empty. */
+static int clampRange(long long llen, long long *start, long long *end) {
+    if (*start < 0) *start = llen + *start;
+    if (*end < 0) *end = llen + *end;
+    if (*start < 0) *start = 0;
+    if (*start > *end || *start >= llen) return 0;
+    if (*end >= llen) *end = llen - 1;
+    return 1;
+}
+
+static void lrangeCommand(Client *c) {
+    long long start, end;
+    if (getLongLongOrReply(c, c->argv[2], &start, NULL) == -1) return;
+    if (getLongLongOrReply(c, c->argv[3], &end, NULL) == -1) return;
+    int wrong;
+    kvobj *o = lookupReadOrReply(c, c->argv[1], OBJ_LIST, &wrong);
+    if (wrong) return;
+    if (!o) {
+        replyEmptyArray(c);
+        return;
+    }
+    Quicklist *ql = listOf(o);
+    if (!clampRange((long long)quicklistCount(ql), &start, &end)) {
+        replyEmptyArray(c);
+        return;
+    }
+    long long n = end - start + 1;
+    replyArrayLen(c, (long)n);
+    QuicklistIter *it = quicklistIterAt(ql, (long)start, QL_HEAD);
+    QlEntry e;
+    while (n-- > 0 && quicklistNext(it, &e)) replyEntry(c, &e);
+    quicklistIterRelease(it);
+}
+
+/* LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len] */
+static void lposCommand(Client *c) {
+    long long rank = 1, count = -1, maxlen = 0;
+    for (int j = 3; j < c->argc; j++) {
+        const sds opt = c->argv[j];
+        int more = c->argc - j - 1;
+        if (argIs(opt, "rank") && more) {
+            if (getLongLongOrReply(c, c->argv[++j], &rank, NULL) == -1) return;
+            if (rank == 0) {
+                replyError(c, "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or "
+                              "use negative to start from the end of the list");
+                return;
+            }
+        } else if (argIs(opt, "count") && more) {
+            if (getLongLongOrReply(c, c->argv[++j], &count, "ERR COUNT can't be negative") == -1) return;
+            if (count < 0) {
+                replyError(c, "ERR COUNT can't be negative");
+                return;
+            }
+        } else if (argIs(opt, "maxlen") && more) {
+            if (getLongLongOrReply(c, c->argv[++j], &maxlen, "ERR MAXLEN can't be negative") == -1) return;
+            if (maxlen < 0) {
+                replyError(c, "ERR MAXLEN can't be negative");
+                return;
+            }
+        } else {
+            replyErrorSyntax(c);
+            return;
+        }
+    }
+    int wrong;
+    kvobj *o = lookupReadOrReply(c, c->argv[1], OBJ_LIST, &wrong);
+    if (wrong) return;
+    if (!o) {
+        if (count != -1) replyEmptyArray(c);
+        else replyNull(c);
+        return;
+    }
+    Quicklist *ql = listOf(o);
+    int direction = rank > 0 ? QL_HEAD : QL_TAIL;
+    /* Matches to skip before the first reported one.  Redis negates the
+     * rank, which leaves LLONG_MIN negative: it then skips nothing. */
+    unsigned long long skip = rank > 0 ? (unsigned long long)rank - 1
+                              : rank == LLONG_MIN ? 0
+                                                  : (unsigned long long)(-(rank + 1));
+    /* ...and its count check overflows then, so COUNT stops nothing. */
+    if (rank == LLONG_MIN && count > 0) count = 0;
+    long long llen = (long long)quicklistCount(ql);
+    void *deferred = count != -1 ? replyDeferredLen(c) : NULL;
+    long long matches = 0, scanned = 0;
+    const sds elem = c->argv[2];
+    QuicklistIter *it = quicklistIter(ql, direction);
+    QlEntry e;
+    while ((maxlen == 0 || scanned < maxlen) && quicklistNext(it, &e)) {
+        long long idx = direction == QL_HEAD ? scanned : llen - 1 - scanned;
+        scanned++;
+        if (!quicklistEntryEquals(&e, elem, sdsLen(elem))) continue;
+        if (skip > 0) {
+            skip--;
+            continue;
+        }
+        matches++;
+        replyLongLong(c, idx);
+        if (count != -1 && count != 0 && matches == count) break;
+        if (count == -1) break;
+    }
+    quicklistIterRelease(it);
+    if (count != -1) replySetDeferredArrayLen(c, deferred, (long)matches);
+    else if (matches == 0) replyNull(c);
+}
+
+/* --- in-place changes --- */
+
+static void lsetCommand(Client *c) {
+    /* Redis looks the key up before it parses the index. */
+    const sds key = c->argv[1];
+    int wrong;
+    kvobj *o = lookupWriteOrReply(c, key, OBJ_LIST, &wrong);
+    if (wrong) return;
+    if (!o) {
+        replyError(c, ERR_NO_SUCH_KEY);
+        return;
+    }
+    long long index;
+    if (getLongLongOrReply(c, c->argv[2], &index, NULL) == -1) return;
+    const sds val = c->argv[3];
+    if (index > LONG_MAX || index < LONG_MIN || !quicklistReplaceAtIndex(listOf(o), (long)index, val, sdsLen(val))) {
+        replyError(c, ERR_OUT_OF_RANGE);
+        return;
+    }
+    replyOk(c);
+    signalModifiedKey(c, c->db, key, sdsLen(key));
+    notifyList(c->db, "lset", key, sdsLen(key));
+    serverIncrDirty(1);
+}
+
+/* LINSERT key BEFORE|AFTER pivot element */
+static void linsertCommand(Client *c) {
+    int after;
+    if (argIs(c->argv[2], "after")) after = 1;
+    else if (argIs(c->argv[2], "before")) after = 0;
+    else {
+        replyErrorSyntax(c);
+        return;
+    }
+    const sds key = c->argv[1], pivot = c->argv[3], val = c->argv[4];
+    int wrong;
+    kvobj *o = lookupWriteOrReply(c, key, OBJ_LIST, &wrong);
+    if (wrong) return;
+    if (!o) {
+        replyLongLong(c, 0);
+        return;
+    }
+    Quicklist *ql = listOf(o);
+    QuicklistIter *it = quicklistIter(ql, QL_HEAD);
+    QlEntry e;
+    int found = 0;
+    while (quicklistNext(it, &e)) {
+        if (quicklistEntryEquals(&e, pivot, sdsLen(pivot))) {
+            if (after) quicklistInsertAfter(it, &e, val, sdsLen(val));
+            else quicklistInsertBefore(it, &e, val, sdsLen(val));
+            found = 1;
+            break;
+        }
+    }
+    quicklistIterRelease(it);
+    if (!found) {
+        replyLongLong(c, -1);
+        return;
+    }
+    signalModifiedKey(c, c->db, key, sdsLen(key));
+    notifyList(c->db, "linsert", key, sdsLen(key));
+    serverIncrDirty(1);
+    replyLongLong(c, (long long)quicklistCount(ql));
+}
+
+/* LREM key count element */
+static void lremCommand(Client *c) {
+    long long toremove;
+    if (getLongLongOrReply(c, c->argv[2], &toremove, NULL) == -1) return;
+    const sds key = c->argv[1], elem = c->argv[3];
+    int wrong;
+    kvobj *o = lookupWriteOrReply(c, key, OBJ_LIST, &wrong);
+    if (wrong) return;
+    if (!o) {
+        replyLongLong(c, 0);
+        return;
+    }
+    Quicklist *ql = listOf(o);
+    QuicklistIter *it = quicklistIter(ql, toremove < 0 ? QL_TAIL : QL_HEAD);
+    /* |toremove| without overflowing on LLONG_MIN. */
+    unsigned long long limit = toremove < 0 ? 0ULL - (unsigned long long)toremove : (unsigned long long)toremove;
+    unsigned long long removed = 0;
+    QlEntry e;
+    while (quicklistNext(it, &e)) {
+        if (!quicklistEntryEquals(&e, elem, sdsLen(elem))) continue;
+        quicklistIterDelete(it, &e);
+        removed++;
+        if (limit && removed == limit) break;
+    }
+    quicklistIterRelease(it);
+    if (removed) {
+        notifyList(c->db, "lrem", key, sdsLen(key));
+        deleteIfEmpty(c->db, key, sdsLen(key), ql);
+        signalModifiedKey(c, c->db, key, sdsLen(key));
+        serverIncrDirty((long long)removed);
+    }
+    replyLongLong(c, (long long)removed);
+}
+
+static void ltrimCommand(Client *c) {
+    long long start, end;
+    if (getLongLongOrReply(c, c->argv[2], &start, NULL) == -1) return;
+    if (getLongLongOrReply(c, c->argv[3], &end, NULL) == -1) return;
+    const sds key = c->argv[1];
+    int wrong;
+    kvobj *o = lookupWriteOrReply(c, key, OBJ_LIST, &wrong);
+    if (wrong) return;
+    if (!o) {
+        replyOk(c);
+        return;
+    }
+    Quicklist *ql = listOf(o);
+    long long llen = (long long)quicklistCount(ql);
+    long long ltrim, rtrim;
+    if (!clampRange(llen, &start, &end)) {
+        ltrim = llen;
+        rtrim = 0;
+    } else {
+        ltrim = start;
+        rtrim = llen - end - 1;
+    }
+    if (ltrim) quicklistDelRange(ql, 0, (long)ltrim);
+    if (rtrim) quicklistDelRange(ql, (long)-rtrim, (long)rtrim);
+    notifyList(c->db, "ltrim", key, sdsLen(key));
+    deleteIfEmpty(c->db, key, sdsLen(key), ql);
+    signalModifiedKey(c, c->db, key, sdsLen(key));
+    serverIncrDirty(ltrim + rtrim);
+    replyOk(c);
+}
+
+/* --- moves --- */
+
+/* Pops from src (a non-empty list at srcKey) and pushes to dstKey, whose
+ * entry dst is a list or NULL (created).  Replies the moved element. */
+static void moveElement(Client *c, Db *db, const sds srcKey, Quicklist *src, const sds dstKey, kvobj *dst,
+                        int wherefrom, int whereto) {
+    sds v;
+    quicklistPop(src, wherefrom, &v);
+    Quicklist *dql = dst ? listOf(dst) : listCreateAt(db, dstKey, sdsLen(dstKey));
+    signalModifiedKey(c, db, dstKey, sdsLen(dstKey));
+    quicklistPush(dql, v, sdsLen(v), whereto);
+    notifyList(db, whereto == LIST_HEAD ? "lpush" : "rpush", dstKey, sdsLen(dstKey));
+    signalKeyAsReady(db, dstKey, sdsLen(dstKey));
+    replyBulk(c, v, sdsLen(v));
+    sdsFree(v);
+    notifyList(db, wherefrom == LIST_HEAD ? "lpop" : "rpop", srcKey, sdsLen(srcKey));
+    deleteIfEmpty(db, srcKey, sdsLen(srcKey), src);
+    signalModifiedKey(c, db, srcKey, sdsLen(srcKey));
+    serverIncrDirty(1);
+}
+
+/* LMOVE/RPOPLPUSH once the directions are known: src at argv[1], dst at
+ * argv[2].  Returns 1 if something was moved or an error replied, 0 when
+ * the source is absent (nothing replied). */
+static int moveGeneric(Client *c, int wherefrom, int whereto) {
+    const sds srcKey = c->argv[1], dstKey = c->argv[2];
+    int wrong;
+    kvobj *src = lookupWriteOrReply(c, srcKey, OBJ_LIST, &wrong);
+    if (wrong) return 1;
+    if (!src) return 0;
+    kvobj *dst = lookupWriteOrReply(c, dstKey, OBJ_LIST, &wrong);
+    if (wrong) return 1;
+    moveElement(c, c->db, srcKey, listOf(src), dstKey, dst, wherefrom, whereto);
+    return 1;
+}
+
+static void lmoveCommand(Client *c) {
+    int from, to;
+    if (getWhereOrReply(c, c->argv[3], &from) == -1 || getWhereOrReply(c, c->argv[4], &to) == -1) return;
+    if (!moveGeneric(c, from, to)) replyNull(c);
+}
+
+static void rpoplpushCommand(Client *c) {
+    if (!moveGeneric(c, LIST_TAIL, LIST_HEAD)) replyNull(c);
+}
+
+/* --- LMPOP and the blocking commands --- */
+
+enum { LB_POP, LB_MPOP, LB_MOVE };
+
+/* What a blocked list client does when a key becomes ready. */
+typedef struct ListBlock {
+    int kind;    /* LB_* */
+    int where;   /* pop side */
+    int whereTo; /* LB_MOVE: push side */
+    long count;  /* LB_MPOP */
+} ListBlock;
+
+static void propagateArgs(Db *db, int argc, const char **args, const size_t *lens) {
+    sds argv[6];
+    for (int i = 0; i < argc; i++) argv[i] = sdsNewLen(args[i], lens[i]);
+    propagateCommand(db->id, argc, argv);
+    for (int i = 0; i < argc; i++) sdsFree(argv[i]);
+}
+
+static int serveBlockedList(Client *c, Db *db, const char *key, size_t len) {
+    const ListBlock *lb = blockedPriv(c);
+    kvobj *o = dbLookupWrite(db, key, len);
+    if (!o || kvType(o) != OBJ_LIST) return 0;
+    Quicklist *ql = listOf(o);
+    sds k = sdsNewLen(key, len);
+    const char *side = lb->where == LIST_HEAD ? "LEFT" : "RIGHT";
+    if (lb->kind == LB_MOVE) {
+        const sds dstKey = c->argv[2];
+        kvobj *dst = dbLookupWrite(db, dstKey, sdsLen(dstKey));
+        if (dst && kvType(dst) != OBJ_LIST) {
+            replyErrorWrongType(c);
+        } else {
+            moveElement(c, db, k, ql, dstKey, dst, lb->where, lb->whereTo);
+            const char *to = lb->whereTo == LIST_HEAD ? "LEFT" : "RIGHT";
+            const char *args[] = {"LMOVE", k, dstKey, side, to};
+            size_t lens[] = {5, len, sdsLen(dstKey), strlen(side), strlen(to)};
+            propagateArgs(db, 5, args, lens);
+        }
+    } else if (lb->kind == LB_MPOP) {
+        char cnt[32];
+        size_t cl = (size_t)longLongToString(cnt, sizeof(cnt), lb->count);
+        popRangeAndReply(c, db, k, ql, lb->count, lb->where, 1);
+        const char *args[] = {lb->where == LIST_HEAD ? "LPOP" : "RPOP", k, cnt};
+        size_t lens[] = {4, len, cl};
+        propagateArgs(db, 3, args, lens);
+    } else {
+        sds v;
+        quicklistPop(ql, lb->where, &v);
+        replyArrayLen(c, 2);
+        replyBulk(c, key, len);
+        replyBulk(c, v, sdsLen(v));
+        sdsFree(v);
+        notifyList(db, lb->where == LIST_HEAD ? "lpop" : "rpop", key, len);
+        deleteIfEmpty(db, key, len, ql);
+        signalModifiedKey(c, db, key, len);
+        serverIncrDirty(1);
+        const char *args[] = {lb->where == LIST_HEAD ? "LPOP" : "RPOP", k};
+        size_t lens[] = {4, len};
+        propagateArgs(db, 2, args, lens);
+    }
+    sdsFree(k);
+    return 1;
+}
+
+static void blockList(Client *c, sds *keys, int numKeys, long long deadline, int kind, int where, int whereTo,
+                      long count) {
+    ListBlock *lb = xmalloc(sizeof(*lb));
+    lb->kind = kind;
+    lb->where = where;
+    lb->whereTo = whereTo;
+    lb->count = count;
+    blockForKeys(c, keys, numKeys, deadline, serveBlockedList, lb, xfree);
+}
+
+/* Pops from the first non-empty list among keys (LMPOP, BLMPOP, BLPOP,
+ * BRPOP).  count < 0: BLPOP-style reply [key, element].  Returns 1 if it
+ * replied (served or WRONGTYPE), 0 if every key is absent. */
+static int popFirstNonEmpty(Client *c, sds *keys, int numKeys, int where, long count) {
+    for (int i = 0; i < numKeys; i++) {
+        int wrong;
+        kvobj *o = lookupWriteOrReply(c, keys[i], OBJ_LIST, &wrong);
+        if (wrong) return 1;
+        if (!o) continue;
+        Quicklist *ql = listOf(o);
+        if (count >= 0) {
+            popRangeAndReply(c, c->db, keys[i], ql, count, where, 1);
+            return 1;
+        }
+        sds v;
+        quicklistPop(ql, where, &v);
+        replyArrayLen(c, 2);
+        replyBulkSds(c, keys[i]);
+        replyBulk(c, v, sdsLen(v));
+        sdsFree(v);
+        notifyList(c->db, where == LIST_HEAD ? "lpop" : "rpop", keys[i], sdsLen(keys[i]));
+        deleteIfEmpty(c->db, keys[i], sdsLen(keys[i]), ql);
+        signalModifiedKey(c, c->db, keys[i], sdsLen(keys[i]));
+        serverIncrDirty(1);
+        return 1;
+    }
+    return 0;
+}
+
+/* BLPOP/BRPOP key [key ...] timeout */
+static void blockingPop(Client *c, int where) {
+    long long deadline;
+    if (getBlockTimeoutOrReply(c, c->argv[c->argc - 1], &deadline) == -1) return;
+    sds *keys = c->argv + 1;
+    int numKeys = c->argc - 2;
+    if (popFirstNonEmpty(c, keys, numKeys, where, -1)) return;
+    if (!clientMayBlock(c)) {
+        replyNullArray(c);
+        return;
+    }
+    blockList(c, keys, numKeys, deadline, LB_POP, where, 0, -1);
+}
+
+static void blpopCommand(Client *c) { blockingPop(c, LIST_HEAD); }
+static void brpopCommand(Client *c) { blockingPop(c, LIST_TAIL); }
+
+/* [B]LMPOP [timeout] numkeys key [key ...] LEFT|RIGHT [COUNT count]:
+ * numkeys at argv[idx]. */
+static void mpopGeneric(Client *c, int idx, int blocking) {
+    long numKeys;
+    if (getRangeLongOrReply(c, c->argv[idx], 1, LONG_MAX, &numKeys, "ERR numkeys should be greater than 0") == -1)
+        return;
+    if (numKeys > (long)c->argc - idx - 2) {
+        replyErrorSyntax(c);
+        return;
+    }
+    int whereIdx = idx + (int)numKeys + 1, where;
+    if (getWhereOrReply(c, c->argv[whereIdx], &where) == -1) return;
+    long count = -1;
+    for (int j = whereIdx + 1; j < c->argc; j++) {
+        if (argIs(c->argv[j], "count") && j + 1 < c->argc && count == -1) {
+            if (getRangeLongOrReply(c, c->argv[++j], 1, LONG_MAX, &count, "ERR count should be greater than 0") == -1)
+                return;
+        } else {
+            replyErrorSyntax(c);
+            return;
+        }
+    }
+    if (count == -1) count = 1;
+    long long deadline = 0;
+    if (blocking && getBlockTimeoutOrReply(c, c->argv[1], &deadline) == -1) return;
+    sds *keys = c->argv + idx + 1;
+    if (popFirstNonEmpty(c, keys, (int)numKeys, where, count)) return;
+    if (!blocking || !clientMayBlock(c)) {
+        replyNullArray(c);
+        return;
+    }
+    blockList(c, keys, (int)numKeys, deadline, LB_MPOP, where, 0, count);
+}
+
+static void lmpopCommand(Client *c) { mpopGeneric(c, 1, 0); }
+static void blmpopCommand(Client *c) { mpopGeneric(c, 2, 1); }
+
+/* BLMOVE/BRPOPLPUSH with directions known; timeout at argv[timeoutIdx]. */
+static void blockingMove(Client *c, int wherefrom, int whereto, int timeoutIdx) {
+    long long deadline;
+    if (getBlockTimeoutOrReply(c, c->argv[timeoutIdx], &deadline) == -1) return;
+    int wrong;
+    kvobj *src = lookupWriteOrReply(c, c->argv[1], OBJ_LIST, &wrong);
+    if (wrong) return;
+    if (src) {
+        moveGeneric(c, wherefrom, whereto);
+        return;
+    }
+    if (!clientMayBlock(c)) {
+        replyNull(c);
+        return;
+    }
+    blockList(c, c->argv + 1, 1, deadline, LB_MOVE, wherefrom, whereto, 0);
+}
+
+static void blmoveCommand(Client *c) {
+    int from, to;
+    if (getWhereOrReply(c, c->argv[3], &from) == -1 || getWhereOrReply(c, c->argv[4], &to) == -1) return;
+    blockingMove(c, from, to, 5);
+}
+
+static void brpoplpushCommand(Client *c) { blockingMove(c, LIST_TAIL, LIST_HEAD, 3); }
+
+/* Keys of LMPOP (numkeys at argv[1]) and BLMPOP (at argv[2]). */
+static int mpopKeys(int idx, int argc, char **argv, int *out, int max) {
+    long long n;
+    if (idx >= argc || !stringToLongLong(argv[idx], sdsLen(argv[idx]), &n) || n <= 0 || n > argc - idx - 1) return 0;
+    int count = 0;
+    for (int i = 0; i < n && count < max; i++) out[count++] = idx + 1 + i;
+    return count;
+}
+
+static int lmpopGetKeys(struct Client *c, int argc, char **argv, int *out, int max) {
+    (void)c;
+    return mpopKeys(1, argc, argv, out, max);
+}
+
+static int blmpopGetKeys(struct Client *c, int argc, char **argv, int *out, int max) {
+    (void)c;
+    return mpopKeys(2, argc, argv, out, max);
+}
+
+#define PUSH_CX "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments."
+
+Command listCommands[] = {
+    {.name = "lpush", .proc = lpushCommand, .arity = -3, .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST, .acl = ACL_LIST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "list", .since = "1.0.0", .complexity = PUSH_CX,
+     .summary = "Prepend one or multiple elements to a list"},
+    {.name = "rpush", .proc = rpushCommand, .arity = -3, .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST, .acl = ACL_LIST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "list", .since = "1.0.0", .complexity = PUSH_CX,
+     .summary = "Append one or multiple elements to a list"},
+    {.name = "lpushx", .proc = lpushxCommand, .arity = -3, .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST, .acl = ACL_LIST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "list", .since = "2.2.0", .complexity = PUSH_CX,
+     .summary = "Prepend an element to a list, only if the list exists"},
+    {.name = "rpushx", .proc = rpushxCommand, .arity = -3, .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST, .acl = ACL_LIST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "list", .since = "2.2.0", .complexity = PUSH_CX,
+     .summary = "Append an element to a list, only if the list exists"},
+    {.name = "lpop", .proc = lpopCommand, .arity = -2, .flags = CMD_WRITE | CMD_FAST, .acl = ACL_LIST, .firstKey = 1,
+     .lastKey = 1, .keyStep = 1, .group = "list", .since = "1.0.0",
+     .complexity = "O(N) where N is the number of elements returned",
+     .summary = "Remove and get the first elements in a list"},
+    {.name = "rpop", .proc = rpopCommand, .arity = -2, .flags = CMD_WRITE | CMD_FAST, .acl = ACL_LIST, .firstKey = 1,
+     .lastKey = 1, .keyStep = 1, .group = "list", .since = "1.0.0",
+     .complexity = "O(N) where N is the number of elements returned",
+     .summary = "Remove and get the last elements in a list"},
+    {.name = "llen", .proc = llenCommand, .arity = 2, .flags = CMD_READONLY | CMD_FAST, .acl = ACL_LIST, .firstKey = 1,
+     .lastKey = 1, .keyStep = 1, .group = "list", .since = "1.0.0", .complexity = "O(1)",
+     .summary = "Get the length of a list"},
+    {.name = "lrange", .proc = lrangeCommand, .arity = 4, .flags = CMD_READONLY, .acl = ACL_LIST, .firstKey = 1,
+     .lastKey = 1, .keyStep = 1, .group = "list", .since = "1.0.0",
+     .complexity = "O(S+N) where S is the distance of start offset from HEAD for small lists, from nearest end (HEAD "
+                   "or TAIL) for large lists; and N is the number of elements in the specified range.",
+     .summary = "Get a range of elements from a list"},
+    {.name = "lindex", .proc = lindexCommand, .arity = 3, .flags = CMD_READONLY, .acl = ACL_LIST, .firstKey = 1,
+     .lastKey = 1, .keyStep = 1, .group = "list", .since = "1.0.0",
+     .complexity = "O(N) where N is the number of elements to traverse to get to the element at index. This makes "
+                   "asking for the first or the last element of the list O(1).",
+     .summary = "Get an element from a list by its index"},
+    {.name = "lset", .proc = lsetCommand, .arity = 4, .flags = CMD_WRITE | CMD_DENYOOM, .acl = ACL_LIST, .firstKey = 1,
+     .lastKey = 1, .keyStep = 1, .group = "list", .since = "1.0.0",
+     .complexity = "O(N) where N is the length of the list. Setting either the first or the last element of the list "
+                   "is O(1).",
+     .summary = "Set the value of an element in a list by its index"},
+    {.name = "linsert", .proc = linsertCommand, .arity = 5, .flags = CMD_WRITE | CMD_DENYOOM, .acl = ACL_LIST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "list", .since = "2.2.0",
+     .complexity = "O(N) where N is the number of elements to traverse before seeing the value pivot. This means that "
+                   "inserting somewhere on the left end on the list (head) can be considered O(1) and inserting "
+                   "somewhere on the right end (tail) is O(N).",
+     .summary = "Insert an element before or after another element in a list"},
+    {.name = "lrem", .proc = lremCommand, .arity = 4, .flags = CMD_WRITE, .acl = ACL_LIST, .firstKey = 1, .lastKey = 1,
+     .keyStep = 1, .group = "list", .since = "1.0.0",
+     .complexity = "O(N+M) where N is the length of the list and M is the number of elements removed.",
+     .summary = "Remove elements from a list"},
+    {.name = "ltrim", .proc = ltrimCommand, .arity = 4, .flags = CMD_WRITE, .acl = ACL_LIST, .firstKey = 1,
+     .lastKey = 1, .keyStep = 1, .group = "list", .since = "1.0.0",
+     .complexity = "O(N) where N is the number of elements to be removed by the operation.",
+     .summary = "Trim a list to the specified range"},
+    {.name = "lpos", .proc = lposCommand, .arity = -3, .flags = CMD_READONLY, .acl = ACL_LIST, .firstKey = 1,
+     .lastKey = 1, .keyStep = 1, .group = "list", .since = "6.0.6",
+     .complexity = "O(N) where N is the number of elements in the list, for the average case. When searching for "
+                   "elements near the head or the tail of the list, or when the MAXLEN option is provided, the "
+                   "command may run in constant time.",
+     .summary = "Return the index of matching elements on a list"},
+    {.name = "lmove", .proc = lmoveCommand, .arity = 5, .flags = CMD_WRITE | CMD_DENYOOM, .acl = ACL_LIST,
+     .firstKey = 1, .lastKey = 2, .keyStep = 1, .group = "list", .since = "6.2.0", .complexity = "O(1)",
+     .summary = "Pop an element from a list, push it to another list and return it"},
+    {.name = "rpoplpush", .proc = rpoplpushCommand, .arity = 3, .flags = CMD_WRITE | CMD_DENYOOM, .acl = ACL_LIST,
+     .firstKey = 1, .lastKey = 2, .keyStep = 1, .group = "list", .since = "1.2.0", .complexity = "O(1)",
+     .summary = "Remove the last element in a list, prepend it to another list and return it"},
+    {.name = "lmpop", .proc = lmpopCommand, .arity = -4, .flags = CMD_WRITE | CMD_MOVABLE_KEYS, .acl = ACL_LIST,
+     .getKeys = lmpopGetKeys, .group = "list", .since = "7.0.0",
+     .complexity = "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
+     .summary = "Pop elements from a list"},
+    {.name = "blpop", .proc = blpopCommand, .arity = -3, .flags = CMD_WRITE | CMD_NOSCRIPT | CMD_BLOCKING,
+     .acl = ACL_LIST, .firstKey = 1, .lastKey = -2, .keyStep = 1, .group = "list", .since = "2.0.0",
+     .complexity = "O(N) where N is the number of provided keys.",
+     .summary = "Remove and get the first element in a list, or block until one is available"},
+    {.name = "brpop", .proc = brpopCommand, .arity = -3, .flags = CMD_WRITE | CMD_NOSCRIPT | CMD_BLOCKING,
+     .acl = ACL_LIST, .firstKey = 1, .lastKey = -2, .keyStep = 1, .group = "list", .since = "2.0.0",
+     .complexity = "O(N) where N is the number of provided keys.",
+     .summary = "Remove and get the last element in a list, or block until one is available"},
+    {.name = "blmove", .proc = blmoveCommand, .arity = 6,
+     .flags = CMD_WRITE | CMD_DENYOOM | CMD_NOSCRIPT | CMD_BLOCKING, .acl = ACL_LIST, .firstKey = 1, .lastKey = 2,
+     .keyStep = 1, .group = "list", .since = "6.2.0", .complexity = "O(1)",
+     .summary = "Pop an element from a list, push it to another list and return it; or block until one is available"},
+    {.name = "brpoplpush", .proc = brpoplpushCommand, .arity = 4,
+     .flags = CMD_WRITE | CMD_DENYOOM | CMD_NOSCRIPT | CMD_BLOCKING, .acl = ACL_LIST, .firstKey = 1, .lastKey = 2,
+     .keyStep = 1, .group = "list", .since = "2.2.0", .complexity = "O(1)",
+     .summary = "Pop an element from a list, push it to another list and return it; or block until one is available"},
+    {.name = "blmpop", .proc = blmpopCommand, .arity = -5, .flags = CMD_WRITE | CMD_BLOCKING | CMD_MOVABLE_KEYS,
+     .acl = ACL_LIST, .getKeys = blmpopGetKeys, .group = "list", .since = "7.0.0",
+     .complexity = "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
+     .summary = "Pop elements from a list, or block until one is available"},
+    {0},
+};

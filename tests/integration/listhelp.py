@@ -1,0 +1,116 @@
+"""Raw RESP helpers for the list and blocking tests: pipelined raw
+connections (replies compared as bytes) and a wait for a client to block."""
+import socket
+import time
+
+
+def encode(args):
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        if isinstance(a, int):
+            a = str(a)
+        if isinstance(a, str):
+            a = a.encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    return b"".join(out)
+
+
+def reply_end(buf, i):
+    """Index just past the reply starting at buf[i], None if incomplete."""
+    nl = buf.find(b"\r\n", i)
+    if nl < 0:
+        return None
+    kind, head, j = buf[i:i + 1], buf[i + 1:nl], nl + 2
+    if kind in (b"+", b"-", b":", b"_", b",", b"#", b"("):
+        return j
+    n = int(head)
+    if kind in (b"$", b"=", b"!"):
+        if n < 0:
+            return j
+        return j + n + 2 if len(buf) >= j + n + 2 else None
+    if n < 0:
+        return j
+    if kind in (b"%", b"|"):
+        n *= 2
+    for _ in range(n):
+        j = reply_end(buf, j)
+        if j is None:
+            return None
+    return j
+
+
+class Conn:
+    def __init__(self, srv, resp=2, timeout=10):
+        self.sock = socket.create_connection((srv.host, srv.port), timeout=timeout)
+        self.buf = b""
+        if resp == 3:
+            self.run([["HELLO", "3"]])
+
+    def send(self, *cmds):
+        self.sock.sendall(b"".join(encode(c) for c in cmds))
+
+    def read(self):
+        while True:
+            end = reply_end(self.buf, 0) if self.buf else None
+            if end is not None:
+                out, self.buf = self.buf[:end], self.buf[end:]
+                return out
+            chunk = self.sock.recv(1 << 20)
+            if not chunk:
+                raise EOFError("connection closed")
+            self.buf += chunk
+
+    def run(self, cmds):
+        cmds = [c.split() if isinstance(c, str) else list(c) for c in cmds]
+        self.send(*cmds)
+        return [self.read() for _ in cmds]
+
+    def call(self, *args):
+        self.send(list(args))
+        return self.read()
+
+    def pending(self, wait=0.2):
+        """True when a reply arrives within `wait` seconds."""
+        self.sock.settimeout(wait)
+        try:
+            chunk = self.sock.recv(1 << 20)
+        except socket.timeout:
+            return bool(self.buf)
+        finally:
+            self.sock.settimeout(10)
+        if chunk:
+            self.buf += chunk
+            return True
+        return bool(self.buf)
+
+    def client_id(self):
+        return int(self.call("CLIENT", "ID")[1:-2])
+
+    def close(self):
+        self.sock.close()
+
+
+def diff(server, oracle, cmds, resp=2):
+    """Run cmds on both (one connection each) and assert the raw replies
+    are identical.  Returns the oracle's replies."""
+    a, b = Conn(server, resp), Conn(oracle, resp)
+    try:
+        got, exp = a.run(cmds), b.run(cmds)
+    finally:
+        a.close()
+        b.close()
+    bad = [(c, g, e) for c, g, e in zip(cmds, got, exp) if g != e]
+    assert not bad, "%d mismatches:\n%s" % (
+        len(bad), "\n".join("%r: cairn %r, redis %r" % m for m in bad[:10]))
+    return exp
+
+
+def wait_blocked(ctl, cid, cmd, timeout=5):
+    """Wait until client `cid` has run `cmd` (and so is blocked in it)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = ctl.call("CLIENT", "LIST", "ID", str(cid))
+        if b" cmd=%s " % cmd.encode() in line:
+            return
+        time.sleep(0.005)
+    raise AssertionError("client %d never blocked in %s" % (cid, cmd))
