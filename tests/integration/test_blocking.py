@@ -4,6 +4,7 @@ received must be identical.  A blocking command is sent, then the test waits
 until CLIENT LIST shows the client ran it (so it is blocked) before the next
 step; nothing depends on timing otherwise."""
 from listhelp import Conn, wait_blocked
+from requires import require_commands
 
 
 def block(ctl, conn, *cmd):
@@ -39,6 +40,7 @@ def test_fifo_same_key(server, oracle):
 
 
 def test_different_keys_and_key_order(server, oracle):
+    require_commands(server, "multi")
     def run(srv):
         ctl, a, b, c = clients(srv, 4)
         block(ctl, a, "BLPOP", "k1", "k2", "0")
@@ -117,6 +119,7 @@ def test_blmove_to_wrong_type_destination(server, oracle):
 
 
 def test_multi_exec_wakes_once_after_exec(server, oracle):
+    require_commands(server, "multi")
     def run(srv):
         ctl, a, b = clients(srv, 3)
         block(ctl, a, "BLPOP", "k", "0")
@@ -132,6 +135,7 @@ def test_multi_exec_wakes_once_after_exec(server, oracle):
 
 
 def test_blocking_commands_inside_multi_do_not_block(server, oracle):
+    require_commands(server, "multi")
     def run(srv):
         (a,) = clients(srv, 1)
         r = a.run(["MULTI", "BLPOP k 0", "BRPOP k 1", "BLMOVE k d LEFT LEFT 0",
