@@ -191,29 +191,86 @@ def ds_strings_ttl(n, out):
         out.write(resp(b"SET", b"key:%08d" % i, b"v%09d" % i, b"EX", b"100000"))
 
 
-# Add datasets here (hashes, sets, lists...): name -> writer(n, file)
-DATASETS = {"strings": ds_strings, "strings_ttl": ds_strings_ttl}
+def ds_hashes(n, out):
+    """n hashes of 10 short fields (listpack encoding in both servers)."""
+    for i in range(n):
+        args = [b"HSET", b"hash:%08d" % i]
+        for f in range(10):
+            args += [b"field:%d" % f, b"value:%d" % (i + f)]
+        out.write(resp(*args))
+
+
+def ds_sets(n, out):
+    """n sets of 10 integers (intset)."""
+    for i in range(n):
+        out.write(resp(b"SADD", b"set:%08d" % i, *[b"%d" % (i * 10 + m) for m in range(10)]))
+
+
+def ds_lists(n, out):
+    """n lists of 10 short items (one quicklist node each)."""
+    for i in range(n):
+        out.write(resp(b"RPUSH", b"list:%08d" % i, *[b"item:%d" % m for m in range(10)]))
+
+
+def ds_zsets(n, out):
+    """n sorted sets of 10 members (listpack)."""
+    for i in range(n):
+        args = [b"ZADD", b"zset:%08d" % i]
+        for m in range(10):
+            args += [b"%d" % (i + m), b"member:%d" % m]
+        out.write(resp(*args))
+
+
+def ds_bighash(n, out):
+    """One hash of n fields (hashtable encoding): bytes per field."""
+    for i in range(0, n, 100):
+        args = [b"HSET", b"bighash"]
+        for f in range(i, min(n, i + 100)):
+            args += [b"field:%08d" % f, b"v%09d" % f]
+        out.write(resp(*args))
+
+
+# name -> (writer(n, file), default n, unit, command the server must have).
+# BENCH_MEM_KEYS overrides n for the string datasets.
+DATASETS = {
+    "strings": (ds_strings, 1000000, "key", b"set"),
+    "strings_ttl": (ds_strings_ttl, 1000000, "key", b"set"),
+    "hashes": (ds_hashes, 100000, "key", b"hset"),
+    "sets": (ds_sets, 100000, "key", b"sadd"),
+    "lists": (ds_lists, 100000, "key", b"rpush"),
+    "zsets": (ds_zsets, 100000, "key", b"zadd"),
+    "bighash": (ds_bighash, 1000000, "field", b"hset"),
+}
+
+
+def has_command(srv, name):
+    r = srv.cli("COMMAND", "INFO", name.decode())
+    return r.returncode == 0 and r.stdout.strip() not in (b"", b"(nil)")
 
 
 def memory():
-    n = env_int("BENCH_MEM_KEYS", 1000000)
-    names = [d for d in os.environ.get("BENCH_MEM_DATASETS", "strings,strings_ttl").split(",")
-             if d]
-    print("\n== memory: %d keys per dataset, resident bytes per key ((RSS after - RSS "
-          "before) / N)" % n)
-    print("%-14s %12s %12s %6s %10s %10s" % ("dataset", A_NAME, B_NAME, "ratio",
-                                              "keys " + A_NAME, B_NAME))
+    names = [d for d in os.environ.get("BENCH_MEM_DATASETS", ",".join(DATASETS)).split(",") if d]
+    print("\n== memory: resident bytes per key (or per field) ((RSS after - RSS before) / N)")
+    print("%-14s %9s %6s %12s %12s %6s %10s %10s" % ("dataset", "N", "unit", A_NAME, B_NAME, "ratio",
+                                                  "keys " + A_NAME, B_NAME))
     tmp = tempfile.mkdtemp(prefix="cairn-bench-mem-")
     try:
         for name in names:
+            writer, n, unit, needs = DATASETS[name]
+            if name.startswith("strings"):
+                n = env_int("BENCH_MEM_KEYS", n)
             path = os.path.join(tmp, name + ".resp")
             with open(path, "wb", buffering=1 << 20) as f:
-                DATASETS[name](n, f)
+                writer(n, f)
             per = {}
             keys = {}
+            skipped = False
             for binary, sname in ((A_BIN, A_NAME), (B_BIN, B_NAME)):
                 s = Srv(binary, sname)
                 try:
+                    if not has_command(s, needs):
+                        skipped = True
+                        break
                     time.sleep(0.2)
                     before = s.rss()
                     with open(path, "rb") as f:
@@ -226,8 +283,11 @@ def memory():
                     keys[sname] = s.cli("DBSIZE").stdout.decode().strip()
                 finally:
                     s.stop()
-            print("%-14s %12.1f %12.1f %6.2f %10s %10s"
-                  % (name, per[A_NAME], per[B_NAME], ratio(per[A_NAME], per[B_NAME]),
+            if skipped:
+                print("%-14s skipped: %s lacks %s" % (name, A_NAME, needs.decode()))
+                continue
+            print("%-14s %9d %6s %12.1f %12.1f %6.2f %10s %10s"
+                  % (name, n, unit, per[A_NAME], per[B_NAME], ratio(per[A_NAME], per[B_NAME]),
                      keys[A_NAME], keys[B_NAME]))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
