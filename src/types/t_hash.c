@@ -1,0 +1,922 @@
+/* t_hash.c -- the hash type: HSET/HGET and friends, HINCRBY[FLOAT], HSCAN,
+ * HRANDFIELD.
+ *
+ * A hash value has one of the two encodings Redis 7.0 reports:
+ *   listpack   field, value, field, value ... in one listpack, in insertion
+ *              order (an update replaces the value in place);
+ *   hashtable  an Htab of HashField entries: ONE allocation per field,
+ *              {next, varint field length, varint value length, field bytes,
+ *              value bytes}.  No separate strings, so a field costs its
+ *              bytes + ~10 bytes of header + 8 bytes of bucket.
+ * A hash starts as a listpack and converts to a hashtable exactly when Redis
+ * converts, never back:
+ *   - a field or value longer than hash-max-listpack-value is about to be
+ *     stored (HSET checks all its arguments first, as Redis does; HSETNX on
+ *     an existing field stores nothing and so converts nothing);
+ *   - after a store, the hash has more than hash-max-listpack-entries fields
+ *     (checked after updates too, so a lowered limit converts on any write);
+ *   - the listpack would pass its 1 GB safety limit.
+ * The value pointer of the key entry is the listpack or the Htab; after a
+ * listpack moves the new pointer is stored with kvSetPtr.  A hash that loses
+ * its last field is deleted. */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/client.h"
+#include "core/command.h"
+#include "core/errors.h"
+#include "core/server.h"
+#include "db/db.h"
+#include "db/object.h"
+#include "ds/alloc.h"
+#include "ds/glob.h"
+#include "ds/htab.h"
+#include "ds/listpack.h"
+#include "ds/rand.h"
+#include "ds/sds.h"
+#include "ds/siphash.h"
+#include "ds/util.h"
+
+/* Negative HRANDFIELD counts repeat elements, so the reply is bounded only
+ * by the count.  Redis 7.0 builds such a reply until memory runs out; Cairn
+ * refuses replies of more elements than this with "value is out of range". */
+#define HRANDFIELD_MAX_REPLY_ELEMENTS (1L << 27)
+
+/* ------------------------------------------------------------------------ */
+/* Hashtable entries                                                          */
+/* ------------------------------------------------------------------------ */
+
+typedef struct HashField {
+    struct HashField *next; /* Htab chain link; must stay first */
+    unsigned char data[];   /* varint flen, varint vlen, field, value */
+} HashField;
+
+static size_t varintSize(size_t v) {
+    size_t n = 1;
+    while (v >= 128) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+static unsigned char *varintPut(unsigned char *p, size_t v) {
+    while (v >= 128) {
+        *p++ = (unsigned char)(v | 128);
+        v >>= 7;
+    }
+    *p++ = (unsigned char)v;
+    return p;
+}
+
+static const unsigned char *varintGet(const unsigned char *p, size_t *v) {
+    size_t r = 0;
+    int shift = 0;
+    while (*p & 128) {
+        r |= (size_t)(*p++ & 127) << shift;
+        shift += 7;
+    }
+    *v = r | ((size_t)*p++ << shift);
+    return p;
+}
+
+/* Field bytes of an entry; sets the lengths.  The value follows the field. */
+static const unsigned char *hfField(const HashField *e, size_t *flen, size_t *vlen) {
+    const unsigned char *p = varintGet(e->data, flen);
+    return varintGet(p, vlen);
+}
+
+static size_t hfAllocSize(size_t flen, size_t vlen) {
+    return sizeof(HashField) + varintSize(flen) + varintSize(vlen) + flen + vlen;
+}
+
+/* Writes the lengths, field and value into an entry of hfAllocSize bytes. */
+static void hfFill(HashField *e, const void *f, size_t flen, const void *v, size_t vlen) {
+    unsigned char *p = varintPut(varintPut(e->data, flen), vlen);
+    memcpy(p, f, flen);
+    memcpy(p + flen, v, vlen);
+}
+
+/* A new entry (caller owns it; next is unset). */
+static HashField *hfCreate(const void *f, size_t flen, const void *v, size_t vlen) {
+    HashField *e = xmalloc(hfAllocSize(flen, vlen));
+    hfFill(e, f, flen, v, vlen);
+    return e;
+}
+
+static uint64_t hfHashKey(const void *key, size_t len) { return siphash(key, len, dbHashSeed); }
+
+static void hfEntryKey(const void *entry, const void **key, size_t *len) {
+    size_t vlen;
+    *key = hfField(entry, len, &vlen);
+}
+
+static const HtabType hashFieldType = {.hashKey = hfHashKey, .entryKey = hfEntryKey};
+
+static void hfFree(void *entry, void *priv) {
+    (void)priv;
+    xfree(entry);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Encoding-independent access                                                */
+/* ------------------------------------------------------------------------ */
+
+/* A view of one field or value: bytes, plus the buffer that holds the text
+ * of a listpack integer. */
+typedef struct HashStr {
+    const unsigned char *p;
+    size_t len;
+    unsigned char buf[LP_INTBUF_SIZE];
+} HashStr;
+
+static void lpStr(unsigned char *ep, HashStr *s) {
+    unsigned int len;
+    s->p = lpGetValue(ep, &len, s->buf, NULL, NULL);
+    s->len = len;
+}
+
+static unsigned long hashLength(const kvobj *o) {
+    if (kvEncoding(o) == OBJ_ENC_LISTPACK) return lpLength(kvPtr(o)) / 2;
+    return htabSize(kvPtr(o));
+}
+
+/* The listpack element holding field's VALUE, or NULL. */
+static unsigned char *lpFindValue(unsigned char *lp, const void *f, size_t flen) {
+    unsigned char *p = lpFirst(lp);
+    if (!p) return NULL;
+    p = lpFind(lp, p, f, flen, 1);
+    return p ? lpNext(lp, p) : NULL;
+}
+
+/* Looks a field up; returns 1 and fills *v when present.  v stays valid
+ * until the hash changes. */
+static int hashGet(kvobj *o, const void *f, size_t flen, HashStr *v) {
+    if (kvEncoding(o) == OBJ_ENC_LISTPACK) {
+        unsigned char *vp = lpFindValue(kvPtr(o), f, flen);
+        if (!vp) return 0;
+        lpStr(vp, v);
+        return 1;
+    }
+    HashField *e = htabFind(kvPtr(o), f, flen);
+    if (!e) return 0;
+    size_t fl;
+    const unsigned char *fp = hfField(e, &fl, &v->len);
+    v->p = fp + fl;
+    return 1;
+}
+
+/* Iteration over both encodings.  Fields and values stay valid until the
+ * next call.  No change to the hash while iterating. */
+typedef struct HashIter {
+    int enc;
+    unsigned char *lp, *p; /* listpack: next field element */
+    HtabIter it;           /* hashtable */
+    HashStr f, v;          /* current field and value */
+} HashIter;
+
+static void hashIterInit(HashIter *hi, void *ptr, int enc) {
+    hi->enc = enc;
+    if (enc == OBJ_ENC_LISTPACK) {
+        hi->lp = ptr;
+        hi->p = lpFirst(ptr);
+    } else {
+        htabIterInit(&hi->it, ptr);
+    }
+}
+
+static int hashIterNext(HashIter *hi) {
+    if (hi->enc == OBJ_ENC_LISTPACK) {
+        if (!hi->p) return 0;
+        lpStr(hi->p, &hi->f);
+        unsigned char *vp = lpNext(hi->lp, hi->p);
+        lpStr(vp, &hi->v);
+        hi->p = lpNext(hi->lp, vp);
+        return 1;
+    }
+    HashField *e = htabIterNext(&hi->it);
+    if (!e) return 0;
+    hi->f.p = hfField(e, &hi->f.len, &hi->v.len);
+    hi->v.p = hi->f.p + hi->f.len;
+    return 1;
+}
+
+static void hashIterRelease(HashIter *hi) {
+    if (hi->enc != OBJ_ENC_LISTPACK) htabIterRelease(&hi->it);
+}
+
+/* An empty listpack-encoded hash stored at key.  Returns the entry. */
+static kvobj *hashCreate(Db *db, const sds key) {
+    kvobj *o = kvCreatePtr(key, sdsLen(key), OBJ_HASH, OBJ_ENC_LISTPACK, lpNew(0));
+    dbAdd(db, o);
+    return o;
+}
+
+/* Converts a listpack-encoded hash to a hashtable. */
+static void hashConvert(kvobj *o) {
+    unsigned char *lp = kvPtr(o);
+    Htab *h = htabCreate(&hashFieldType);
+    htabExpand(h, lpLength(lp) / 2);
+    HashIter hi;
+    hashIterInit(&hi, lp, OBJ_ENC_LISTPACK);
+    while (hashIterNext(&hi)) htabAdd(h, hfCreate(hi.f.p, hi.f.len, hi.v.p, hi.v.len));
+    hashIterRelease(&hi);
+    lpFree(lp);
+    kvSetPtr(o, h);
+    kvSetEncoding(o, OBJ_ENC_HT);
+}
+
+/* Converts when any of argv[start..end] is too long for a listpack, or their
+ * sum would push the listpack past its safety limit (Redis checks before it
+ * stores anything). */
+static void hashTryConversion(kvobj *o, sds *argv, int start, int end) {
+    if (kvEncoding(o) != OBJ_ENC_LISTPACK) return;
+    size_t sum = 0;
+    for (int i = start; i <= end; i++) {
+        size_t len = sdsLen(argv[i]);
+        if (len > (size_t)server.cfg.hashMaxListpackValue) {
+            hashConvert(o);
+            return;
+        }
+        sum += len;
+    }
+    if (!lpSafeToAdd(kvPtr(o), sum)) hashConvert(o);
+}
+
+/* Stores field = value.  Returns 1 when the field is new, 0 when updated.
+ * Converts the encoding as described at the top of the file. */
+static int hashSet(kvobj *o, const void *f, size_t flen, const void *v, size_t vlen) {
+    if (kvEncoding(o) == OBJ_ENC_LISTPACK) {
+        size_t max = (size_t)server.cfg.hashMaxListpackValue;
+        if (flen > max || vlen > max || !lpSafeToAdd(kvPtr(o), flen + vlen)) hashConvert(o);
+    }
+    int added;
+    if (kvEncoding(o) == OBJ_ENC_LISTPACK) {
+        unsigned char *lp = kvPtr(o);
+        unsigned char *vp = lpFindValue(lp, f, flen);
+        if (vp) {
+            lp = lpReplace(lp, &vp, v, vlen);
+            added = 0;
+        } else {
+            lp = lpAppend(lp, f, flen);
+            lp = lpAppend(lp, v, vlen);
+            added = 1;
+        }
+        kvSetPtr(o, lp);
+        if (lpLength(lp) / 2 > (unsigned long)server.cfg.hashMaxListpackEntries) hashConvert(o);
+        return added;
+    }
+    Htab *h = kvPtr(o);
+    void **link = htabFindLink(h, f, flen);
+    if (!link) {
+        htabAdd(h, hfCreate(f, flen, v, vlen));
+        return 1;
+    }
+    /* Same key, new value: rebuild the entry in place (realloc keeps next). */
+    HashField *e = *link;
+    size_t oldF, oldV;
+    const unsigned char *fp = hfField(e, &oldF, &oldV);
+    size_t hdr = (size_t)(fp - e->data);
+    size_t newHdr = varintSize(flen) + varintSize(vlen);
+    size_t need = hfAllocSize(flen, vlen);
+    if (need > sizeof(HashField) + hdr + oldF + oldV) e = xrealloc(e, need);
+    if (newHdr != hdr) memmove(e->data + newHdr, e->data + hdr, flen);
+    varintPut(varintPut(e->data, flen), vlen);
+    memcpy(e->data + newHdr + flen, v, vlen);
+    if (need < sizeof(HashField) + hdr + oldF + oldV) e = xrealloc(e, need);
+    *link = e;
+    return 0;
+}
+
+/* Removes a field; returns 1 if it existed. */
+static int hashDelete(kvobj *o, const void *f, size_t flen) {
+    if (kvEncoding(o) == OBJ_ENC_LISTPACK) {
+        unsigned char *lp = kvPtr(o);
+        unsigned char *p = lpFirst(lp);
+        if (p) p = lpFind(lp, p, f, flen, 1);
+        if (!p) return 0;
+        lp = lpDeleteRangeWithEntry(lp, &p, 2);
+        kvSetPtr(o, lp);
+        return 1;
+    }
+    Htab *h = kvPtr(o);
+    HashField *e = htabUnlink(h, f, flen);
+    if (!e) return 0;
+    xfree(e);
+    htabShrinkIfNeeded(h);
+    return 1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Value hooks (free, dup, size)                                              */
+/* ------------------------------------------------------------------------ */
+
+static void hashValueFree(void *ptr, int encoding) {
+    if (encoding == OBJ_ENC_LISTPACK) lpFree(ptr);
+    else htabRelease(ptr, hfFree, NULL);
+}
+
+static void *hashValueDup(const void *ptr, int encoding) {
+    if (encoding == OBJ_ENC_LISTPACK) {
+        size_t n = lpBytes(ptr);
+        unsigned char *lp = xmalloc(n);
+        memcpy(lp, ptr, n);
+        return lp;
+    }
+    Htab *src = (Htab *)ptr, *h = htabCreate(&hashFieldType);
+    htabExpand(h, htabSize(src));
+    HashIter hi;
+    hashIterInit(&hi, src, OBJ_ENC_HT);
+    while (hashIterNext(&hi)) htabAdd(h, hfCreate(hi.f.p, hi.f.len, hi.v.p, hi.v.len));
+    hashIterRelease(&hi);
+    return h;
+}
+
+/* Listpack: its bytes.  Hashtable: table, buckets, and the field count
+ * times the average size of up to 16 entries. */
+static size_t hashValueSize(const void *ptr, int encoding) {
+    if (encoding == OBJ_ENC_LISTPACK) return lpBytes(ptr);
+    Htab *h = (Htab *)ptr;
+    size_t total = sizeof(Htab) + htabBuckets(h) * sizeof(void *), sampled = 0, n = 0;
+    HtabIter it;
+    htabIterInit(&it, h);
+    HashField *e;
+    while (n < 16 && (e = htabIterNext(&it)) != NULL) {
+        sampled += xmallocSize(e);
+        n++;
+    }
+    htabIterRelease(&it);
+    if (n) total += sampled / n * htabSize(h);
+    return total;
+}
+
+__attribute__((constructor)) static void hashRegisterType(void) {
+    objectSetFreeFn(OBJ_HASH, hashValueFree);
+    objectSetDupFn(OBJ_HASH, hashValueDup);
+    objectSetSizeFn(OBJ_HASH, hashValueSize);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Commands                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static void notifyHash(Client *c, const char *event, const sds key) {
+    notifyKeyspaceEvent(NOTIFY_HASH, event, key, sdsLen(key), c->db->id);
+}
+
+/* The hash at key for writing, created when absent.  NULL after WRONGTYPE. */
+static kvobj *hashLookupWriteOrCreate(Client *c, const sds key) {
+    int wrong;
+    kvobj *o = lookupWriteOrReply(c, key, OBJ_HASH, &wrong);
+    if (wrong) return NULL;
+    return o ? o : hashCreate(c->db, key);
+}
+
+static void signalHashWrite(Client *c, const char *event, const sds key, long long dirty) {
+    signalModifiedKey(c, c->db, key, sdsLen(key));
+    notifyHash(c, event, key);
+    serverIncrDirty(dirty);
+}
+
+/* HSET key field value [field value ...] and HMSET (replies OK). */
+static void hsetGeneric(Client *c, int replyCount) {
+    if (c->argc % 2 == 1) {
+        replyErrorFormat(c, "ERR wrong number of arguments for '%s' command", c->cmd->name);
+        return;
+    }
+    kvobj *o = hashLookupWriteOrCreate(c, c->argv[1]);
+    if (!o) return;
+    hashTryConversion(o, c->argv, 2, c->argc - 1);
+    long long created = 0;
+    for (int j = 2; j < c->argc; j += 2)
+        created += hashSet(o, c->argv[j], sdsLen(c->argv[j]), c->argv[j + 1], sdsLen(c->argv[j + 1]));
+    signalHashWrite(c, "hset", c->argv[1], (c->argc - 2) / 2);
+    if (replyCount) replyLongLong(c, created);
+    else replyOk(c);
+}
+
+static void hsetCommand(Client *c) { hsetGeneric(c, 1); }
+static void hmsetCommand(Client *c) { hsetGeneric(c, 0); }
+
+/* HSETNX key field value */
+static void hsetnxCommand(Client *c) {
+    kvobj *o = hashLookupWriteOrCreate(c, c->argv[1]);
+    if (!o) return;
+    HashStr v;
+    if (hashGet(o, c->argv[2], sdsLen(c->argv[2]), &v)) {
+        replyLongLong(c, 0);
+        return;
+    }
+    hashTryConversion(o, c->argv, 2, 3);
+    hashSet(o, c->argv[2], sdsLen(c->argv[2]), c->argv[3], sdsLen(c->argv[3]));
+    signalHashWrite(c, "hset", c->argv[1], 1);
+    replyLongLong(c, 1);
+}
+
+/* The hash at key for reading; NULL when absent (after replying `missing`
+ * unless NULL) or of another type (after WRONGTYPE). */
+static kvobj *hashLookupRead(Client *c, void (*missing)(Client *)) {
+    int wrong;
+    kvobj *o = lookupReadOrReply(c, c->argv[1], OBJ_HASH, &wrong);
+    if (!o && !wrong && missing) missing(c);
+    return o;
+}
+
+static void replyZero(Client *c) { replyLongLong(c, 0); }
+
+static void replyField(Client *c, kvobj *o, const sds f) {
+    HashStr v;
+    if (hashGet(o, f, sdsLen(f), &v)) replyBulk(c, v.p, v.len);
+    else replyNull(c);
+}
+
+/* HGET key field */
+static void hgetCommand(Client *c) {
+    kvobj *o = hashLookupRead(c, replyNull);
+    if (o) replyField(c, o, c->argv[2]);
+}
+
+/* HMGET key field [field ...]: a missing key answers nulls. */
+static void hmgetCommand(Client *c) {
+    int wrong;
+    kvobj *o = lookupReadOrReply(c, c->argv[1], OBJ_HASH, &wrong);
+    if (wrong) return;
+    replyArrayLen(c, c->argc - 2);
+    for (int j = 2; j < c->argc; j++) {
+        if (o) replyField(c, o, c->argv[j]);
+        else replyNull(c);
+    }
+}
+
+/* HDEL key field [field ...] */
+static void hdelCommand(Client *c) {
+    int wrong;
+    kvobj *o = lookupWriteOrReply(c, c->argv[1], OBJ_HASH, &wrong);
+    if (!o) {
+        if (!wrong) replyLongLong(c, 0);
+        return;
+    }
+    long long deleted = 0;
+    int emptied = 0;
+    for (int j = 2; j < c->argc; j++) {
+        deleted += hashDelete(o, c->argv[j], sdsLen(c->argv[j]));
+        if (hashLength(o) == 0) {
+            dbDelete(c->db, c->argv[1], sdsLen(c->argv[1]));
+            emptied = 1;
+            break;
+        }
+    }
+    if (deleted) {
+        signalHashWrite(c, "hdel", c->argv[1], deleted);
+        if (emptied) notifyKeyspaceEvent(NOTIFY_GENERIC, "del", c->argv[1], sdsLen(c->argv[1]), c->db->id);
+    }
+    replyLongLong(c, deleted);
+}
+
+/* HLEN key */
+static void hlenCommand(Client *c) {
+    kvobj *o = hashLookupRead(c, replyZero);
+    if (o) replyLongLong(c, (long long)hashLength(o));
+}
+
+/* HSTRLEN key field */
+static void hstrlenCommand(Client *c) {
+    kvobj *o = hashLookupRead(c, replyZero);
+    if (!o) return;
+    HashStr v;
+    replyLongLong(c, hashGet(o, c->argv[2], sdsLen(c->argv[2]), &v) ? (long long)v.len : 0);
+}
+
+/* HEXISTS key field */
+static void hexistsCommand(Client *c) {
+    kvobj *o = hashLookupRead(c, replyZero);
+    if (!o) return;
+    HashStr v;
+    replyLongLong(c, hashGet(o, c->argv[2], sdsLen(c->argv[2]), &v));
+}
+
+/* HINCRBY key field increment */
+static void hincrbyCommand(Client *c) {
+    long long incr, value = 0;
+    if (getLongLongOrReply(c, c->argv[3], &incr, NULL) == -1) return;
+    kvobj *o = hashLookupWriteOrCreate(c, c->argv[1]);
+    if (!o) return;
+    HashStr v;
+    if (hashGet(o, c->argv[2], sdsLen(c->argv[2]), &v) &&
+        !stringToLongLong((const char *)v.p, v.len, &value)) {
+        replyError(c, "ERR hash value is not an integer");
+        return;
+    }
+    if ((incr < 0 && value < 0 && incr < LLONG_MIN - value) || (incr > 0 && value > 0 && incr > LLONG_MAX - value)) {
+        replyError(c, ERR_INCR_OVERFLOW);
+        return;
+    }
+    value += incr;
+    char buf[UTIL_LONG_STR_SIZE];
+    int len = longLongToString(buf, sizeof(buf), value);
+    hashSet(o, c->argv[2], sdsLen(c->argv[2]), buf, (size_t)len);
+    signalHashWrite(c, "hincrby", c->argv[1], 1);
+    replyLongLong(c, value);
+}
+
+/* HINCRBYFLOAT key field increment.  Redis propagates it as
+ * HSET key field <result> so that replicas do not redo the float arithmetic;
+ * that needs a propagate-as facility in core (dispatch propagates argv as
+ * sent), so for now it goes out as sent, like INCRBYFLOAT. */
+static void hincrbyfloatCommand(Client *c) {
+    long double incr, value = 0;
+    if (getLongDoubleOrReply(c, c->argv[3], &incr, NULL) == -1) return;
+    if (isnan(incr) || isinf(incr)) {
+        replyError(c, "ERR value is NaN or Infinity");
+        return;
+    }
+    kvobj *o = hashLookupWriteOrCreate(c, c->argv[1]);
+    if (!o) return;
+    HashStr v;
+    if (hashGet(o, c->argv[2], sdsLen(c->argv[2]), &v) && !stringToLongDouble((const char *)v.p, v.len, &value)) {
+        replyError(c, "ERR hash value is not a float");
+        return;
+    }
+    value += incr;
+    if (isnan(value) || isinf(value)) {
+        replyError(c, ERR_NAN_OR_INF);
+        return;
+    }
+    char *buf = xmalloc(UTIL_MAX_LONG_DOUBLE_CHARS);
+    int len = longDoubleToString(buf, UTIL_MAX_LONG_DOUBLE_CHARS, value, 1);
+    hashSet(o, c->argv[2], sdsLen(c->argv[2]), buf, (size_t)len);
+    signalHashWrite(c, "hincrbyfloat", c->argv[1], 1);
+    replyBulk(c, buf, (size_t)len);
+    xfree(buf);
+}
+
+/* HKEYS / HVALS / HGETALL */
+enum { WANT_KEYS = 1, WANT_VALS = 2 };
+
+static void replyPair(Client *c, const HashStr *f, const HashStr *v, int what) {
+    if (what & WANT_KEYS) replyBulk(c, f->p, f->len);
+    if (what & WANT_VALS) replyBulk(c, v->p, v->len);
+}
+
+static void getallGeneric(Client *c, int what) {
+    int wrong;
+    kvobj *o = lookupReadOrReply(c, c->argv[1], OBJ_HASH, &wrong);
+    if (wrong) return;
+    long n = o ? (long)hashLength(o) : 0;
+    if (what == (WANT_KEYS | WANT_VALS)) replyMapLen(c, n);
+    else replyArrayLen(c, n);
+    if (!o) return;
+    HashIter hi;
+    hashIterInit(&hi, kvPtr(o), kvEncoding(o));
+    while (hashIterNext(&hi)) replyPair(c, &hi.f, &hi.v, what);
+    hashIterRelease(&hi);
+}
+
+static void hkeysCommand(Client *c) { getallGeneric(c, WANT_KEYS); }
+static void hvalsCommand(Client *c) { getallGeneric(c, WANT_VALS); }
+static void hgetallCommand(Client *c) { getallGeneric(c, WANT_KEYS | WANT_VALS); }
+
+/* --- HSCAN --- */
+
+/* Cursor text as Redis reads it (strtoul on the C string): no leading
+ * space, an optional sign (negative values wrap), decimal digits, nothing
+ * after; the empty string is cursor 0. */
+static int parseCursorOrReply(Client *c, const sds s, uint64_t *cursor) {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if ((s[0] == ' ' || (s[0] >= '\t' && s[0] <= '\r')) || *end != '\0' || errno == ERANGE) {
+        replyError(c, "ERR invalid cursor");
+        return -1;
+    }
+    *cursor = v;
+    return 0;
+}
+
+typedef struct ScanBatch {
+    HashField **items;
+    size_t count, cap;
+} ScanBatch;
+
+static void scanCollect(void *priv, void *entry) {
+    ScanBatch *b = priv;
+    if (b->count == b->cap) {
+        b->cap = b->cap ? b->cap * 2 : 16;
+        b->items = xrealloc(b->items, sizeof(HashField *) * b->cap);
+    }
+    b->items[b->count++] = entry;
+}
+
+static int fieldMatches(const sds pat, const HashStr *f) {
+    return !pat || globMatch(pat, sdsLen(pat), (const char *)f->p, f->len, 0);
+}
+
+/* HSCAN key cursor [MATCH pattern] [COUNT count].  The cursor is checked
+ * first, then the key, then the options (a missing key ignores them).  A
+ * listpack answers everything at once with cursor 0.  A hashtable scans at
+ * most 10 x COUNT buckets or until COUNT elements (fields and values, as
+ * Redis counts them) were gathered, then filters by MATCH. */
+static void hscanCommand(Client *c) {
+    uint64_t cursor;
+    long count = 10;
+    sds pat = NULL;
+    if (parseCursorOrReply(c, c->argv[2], &cursor) == -1) return;
+    int wrong;
+    kvobj *o = lookupReadOrReply(c, c->argv[1], OBJ_HASH, &wrong);
+    if (!o) {
+        if (wrong) return;
+        replyArrayLen(c, 2);
+        replyBulk(c, "0", 1);
+        replyArrayLen(c, 0);
+        return;
+    }
+    for (int j = 3; j < c->argc; j += 2) {
+        if (j + 1 >= c->argc) {
+            replyErrorSyntax(c);
+            return;
+        }
+        if (argIs(c->argv[j], "count")) {
+            if (getLongOrReply(c, c->argv[j + 1], &count, NULL) == -1) return;
+            if (count < 1) {
+                replyErrorSyntax(c);
+                return;
+            }
+        } else if (argIs(c->argv[j], "match")) {
+            pat = c->argv[j + 1];
+        } else {
+            replyErrorSyntax(c);
+            return;
+        }
+    }
+    if (pat && sdsLen(pat) == 1 && pat[0] == '*') pat = NULL;
+
+    replyArrayLen(c, 2);
+    if (kvEncoding(o) == OBJ_ENC_LISTPACK) {
+        replyBulk(c, "0", 1);
+        void *lenNode = replyDeferredLen(c);
+        long n = 0;
+        HashIter hi;
+        hashIterInit(&hi, kvPtr(o), OBJ_ENC_LISTPACK);
+        while (hashIterNext(&hi)) {
+            if (!fieldMatches(pat, &hi.f)) continue;
+            replyPair(c, &hi.f, &hi.v, WANT_KEYS | WANT_VALS);
+            n += 2;
+        }
+        hashIterRelease(&hi);
+        replySetDeferredArrayLen(c, lenNode, n);
+        return;
+    }
+    ScanBatch b = {0};
+    long maxIter = count > LONG_MAX / 10 ? LONG_MAX : count * 10;
+    do {
+        cursor = htabScan(kvPtr(o), cursor, scanCollect, &b);
+    } while (cursor && maxIter-- && b.count * 2 < (size_t)count);
+    char cur[UTIL_LONG_STR_SIZE];
+    int curlen = unsignedLongLongToString(cur, sizeof(cur), cursor);
+    replyBulk(c, cur, (size_t)curlen);
+    void *lenNode = replyDeferredLen(c);
+    long n = 0;
+    for (size_t i = 0; i < b.count; i++) {
+        HashStr f, v;
+        f.p = hfField(b.items[i], &f.len, &v.len);
+        v.p = f.p + f.len;
+        if (!fieldMatches(pat, &f)) continue;
+        replyPair(c, &f, &v, WANT_KEYS | WANT_VALS);
+        n += 2;
+    }
+    replySetDeferredArrayLen(c, lenNode, n);
+    xfree(b.items);
+}
+
+/* --- HRANDFIELD --- */
+
+/* Reply one field (and its value): RESP3 WITHVALUES nests each pair. */
+static void replyRandomPair(Client *c, const HashStr *f, const HashStr *v, int withvalues) {
+    if (withvalues && c->resp == 3) replyArrayLen(c, 2);
+    replyPair(c, f, v, withvalues ? WANT_KEYS | WANT_VALS : WANT_KEYS);
+}
+
+/* The field/value views of listpack element pointers. */
+static void lpPairAt(unsigned char *lp, unsigned char *fp, HashStr *f, HashStr *v) {
+    lpStr(fp, f);
+    lpStr(lpNext(lp, fp), v);
+}
+
+static void hfPair(HashField *e, HashStr *f, HashStr *v) {
+    f->p = hfField(e, &f->len, &v->len);
+    v->p = f->p + f->len;
+}
+
+/* All field elements of a listpack (count = its field count). */
+static unsigned char **lpFieldArray(unsigned char *lp, unsigned long count) {
+    unsigned char **arr = xmalloc(sizeof(*arr) * (count ? count : 1));
+    unsigned char *p = lpFirst(lp);
+    for (unsigned long i = 0; i < count; i++) {
+        arr[i] = p;
+        p = lpNext(lp, lpNext(lp, p));
+    }
+    return arr;
+}
+
+/* Every entry of a hashtable, in table order (caller frees the array). */
+static HashField **htabEntryArray(Htab *h, size_t *n) {
+    HashField **arr = xmalloc(sizeof(*arr) * (htabSize(h) ? htabSize(h) : 1));
+    size_t i = 0;
+    HtabIter it;
+    htabIterInit(&it, h);
+    HashField *e;
+    while ((e = htabIterNext(&it)) != NULL) arr[i++] = e;
+    htabIterRelease(&it);
+    *n = i;
+    return arr;
+}
+
+/* Moves `count` uniformly chosen distinct items of arr[0..n) to its front. */
+static void partialShuffle(void **arr, size_t n, size_t count) {
+    for (size_t i = 0; i < count; i++) {
+        size_t j = i + (size_t)randBounded(n - i);
+        void *t = arr[i];
+        arr[i] = arr[j];
+        arr[j] = t;
+    }
+}
+
+/* Negative count: `count` independent picks, repeats allowed. */
+static void hrandfieldRepeat(Client *c, kvobj *o, unsigned long count, int withvalues) {
+    replyArrayLen(c, (long)(withvalues && c->resp == 2 ? count * 2 : count));
+    HashStr f, v;
+    if (kvEncoding(o) == OBJ_ENC_LISTPACK) {
+        unsigned char *lp = kvPtr(o);
+        unsigned long size = hashLength(o);
+        unsigned char **arr = lpFieldArray(lp, size);
+        for (unsigned long i = 0; i < count; i++) {
+            lpPairAt(lp, arr[randBounded(size)], &f, &v);
+            replyRandomPair(c, &f, &v, withvalues);
+        }
+        xfree(arr);
+        return;
+    }
+    for (unsigned long i = 0; i < count; i++) {
+        hfPair(htabRandom(kvPtr(o)), &f, &v);
+        replyRandomPair(c, &f, &v, withvalues);
+    }
+}
+
+/* A small open-addressing set of entry pointers (for distinct picks). */
+static int ptrSetAdd(void **slots, size_t mask, void *p) {
+    size_t i = (size_t)(((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ULL) & mask;
+    while (slots[i]) {
+        if (slots[i] == p) return 0;
+        i = (i + 1) & mask;
+    }
+    slots[i] = p;
+    return 1;
+}
+
+/* Positive count below the size: `count` distinct fields. */
+static void hrandfieldDistinct(Client *c, kvobj *o, unsigned long count, int withvalues) {
+    replyArrayLen(c, (long)(withvalues && c->resp == 2 ? count * 2 : count));
+    HashStr f, v;
+    if (kvEncoding(o) == OBJ_ENC_LISTPACK) {
+        unsigned char *lp = kvPtr(o);
+        unsigned long size = hashLength(o);
+        unsigned char **arr = lpFieldArray(lp, size);
+        partialShuffle((void **)arr, size, count);
+        for (unsigned long i = 0; i < count; i++) {
+            lpPairAt(lp, arr[i], &f, &v);
+            replyRandomPair(c, &f, &v, withvalues);
+        }
+        xfree(arr);
+        return;
+    }
+    Htab *h = kvPtr(o);
+    if (count * 3 > htabSize(h)) {
+        /* A large share: shuffle a copy of all entries. */
+        size_t n;
+        HashField **arr = htabEntryArray(h, &n);
+        partialShuffle((void **)arr, n, count);
+        for (unsigned long i = 0; i < count; i++) {
+            hfPair(arr[i], &f, &v);
+            replyRandomPair(c, &f, &v, withvalues);
+        }
+        xfree(arr);
+        return;
+    }
+    /* A small share: random picks, skipping repeats. */
+    size_t cap = 4;
+    while (cap < count * 2) cap <<= 1;
+    void **seen = xcalloc(sizeof(void *) * cap);
+    for (unsigned long got = 0; got < count;) {
+        HashField *e = htabRandom(h);
+        if (!ptrSetAdd(seen, cap - 1, e)) continue;
+        hfPair(e, &f, &v);
+        replyRandomPair(c, &f, &v, withvalues);
+        got++;
+    }
+    xfree(seen);
+}
+
+/* HRANDFIELD key [count [WITHVALUES]] */
+static void hrandfieldCommand(Client *c) {
+    if (c->argc == 2) {
+        kvobj *o = hashLookupRead(c, replyNull);
+        if (!o) return;
+        HashStr f, v;
+        if (kvEncoding(o) == OBJ_ENC_LISTPACK) {
+            unsigned char *lp = kvPtr(o);
+            lpPairAt(lp, lpSeek(lp, (long)randBounded(hashLength(o)) * 2), &f, &v);
+        } else {
+            hfPair(htabRandom(kvPtr(o)), &f, &v);
+        }
+        replyBulk(c, f.p, f.len);
+        return;
+    }
+    long l;
+    int withvalues = c->argc == 4;
+    /* Redis's order: the count, then the syntax, then the WITHVALUES range. */
+    if (getRangeLongOrReply(c, c->argv[2], -LONG_MAX, LONG_MAX, &l, NULL) == -1) return;
+    if (c->argc > 4 || (withvalues && !argIs(c->argv[3], "withvalues"))) {
+        replyErrorSyntax(c);
+        return;
+    }
+    if (withvalues && (l < -LONG_MAX / 2 || l > LONG_MAX / 2)) {
+        replyError(c, "ERR value is out of range");
+        return;
+    }
+    kvobj *o = hashLookupRead(c, replyEmptyArray);
+    if (!o) return;
+    if (l == 0) {
+        replyEmptyArray(c);
+        return;
+    }
+    unsigned long size = hashLength(o);
+    if (l < 0) {
+        unsigned long count = (unsigned long)-l;
+        if (count > (unsigned long)(withvalues ? HRANDFIELD_MAX_REPLY_ELEMENTS / 2 : HRANDFIELD_MAX_REPLY_ELEMENTS)) {
+            replyError(c, "ERR value is out of range");
+            return;
+        }
+        hrandfieldRepeat(c, o, count, withvalues);
+        return;
+    }
+    if ((unsigned long)l >= size) {
+        /* The whole hash, in its own order. */
+        replyArrayLen(c, (long)(withvalues && c->resp == 2 ? size * 2 : size));
+        HashIter hi;
+        hashIterInit(&hi, kvPtr(o), kvEncoding(o));
+        while (hashIterNext(&hi)) replyRandomPair(c, &hi.f, &hi.v, withvalues);
+        hashIterRelease(&hi);
+        return;
+    }
+    hrandfieldDistinct(c, o, (unsigned long)l, withvalues);
+}
+
+/* --- command table (Redis 7.0.15's COMMAND INFO / DOCS) --- */
+
+#define HASH_CMD(n, p, a, f, acl_, ver, cx, sum)                                                                 \
+    {.name = n, .proc = p, .arity = a, .flags = f, .acl = ACL_HASH | (acl_), .firstKey = 1, .lastKey = 1,        \
+     .keyStep = 1, .group = "hash", .since = ver, .complexity = cx, .summary = sum}
+
+#define W_FAST (CMD_WRITE | CMD_DENYOOM | CMD_FAST)
+#define R_FAST (CMD_READONLY | CMD_FAST)
+
+Command hashCommands[] = {
+    HASH_CMD("hset", hsetCommand, -4, W_FAST, 0, "2.0.0",
+             "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called "
+             "with multiple field/value pairs.",
+             "Set the string value of a hash field"),
+    HASH_CMD("hsetnx", hsetnxCommand, 4, W_FAST, 0, "2.0.0", "O(1)",
+             "Set the value of a hash field, only if the field does not exist"),
+    HASH_CMD("hmset", hmsetCommand, -4, W_FAST, 0, "2.0.0", "O(N) where N is the number of fields being set.",
+             "Set multiple hash fields to multiple values"),
+    HASH_CMD("hget", hgetCommand, 3, R_FAST, 0, "2.0.0", "O(1)", "Get the value of a hash field"),
+    HASH_CMD("hmget", hmgetCommand, -3, R_FAST, 0, "2.0.0", "O(N) where N is the number of fields being requested.",
+             "Get the values of all the given hash fields"),
+    HASH_CMD("hdel", hdelCommand, -3, CMD_WRITE | CMD_FAST, 0, "2.0.0",
+             "O(N) where N is the number of fields to be removed.", "Delete one or more hash fields"),
+    HASH_CMD("hlen", hlenCommand, 2, R_FAST, 0, "2.0.0", "O(1)", "Get the number of fields in a hash"),
+    HASH_CMD("hstrlen", hstrlenCommand, 3, R_FAST, 0, "3.2.0", "O(1)",
+             "Get the length of the value of a hash field"),
+    HASH_CMD("hexists", hexistsCommand, 3, R_FAST, 0, "2.0.0", "O(1)", "Determine if a hash field exists"),
+    HASH_CMD("hincrby", hincrbyCommand, 4, W_FAST, 0, "2.0.0", "O(1)",
+             "Increment the integer value of a hash field by the given number"),
+    HASH_CMD("hincrbyfloat", hincrbyfloatCommand, 4, W_FAST, 0, "2.6.0", "O(1)",
+             "Increment the float value of a hash field by the given amount"),
+    HASH_CMD("hkeys", hkeysCommand, 2, CMD_READONLY, ACL_SLOW, "2.0.0", "O(N) where N is the size of the hash.",
+             "Get all the fields in a hash"),
+    HASH_CMD("hvals", hvalsCommand, 2, CMD_READONLY, ACL_SLOW, "2.0.0", "O(N) where N is the size of the hash.",
+             "Get all the values in a hash"),
+    HASH_CMD("hgetall", hgetallCommand, 2, CMD_READONLY, ACL_SLOW, "2.0.0", "O(N) where N is the size of the hash.",
+             "Get all the fields and values in a hash"),
+    HASH_CMD("hscan", hscanCommand, -3, CMD_READONLY, ACL_SLOW, "2.8.0",
+             "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to "
+             "return back to 0. N is the number of elements inside the collection..",
+             "Incrementally iterate hash fields and associated values"),
+    HASH_CMD("hrandfield", hrandfieldCommand, -2, CMD_READONLY, ACL_SLOW, "6.2.0",
+             "O(N) where N is the number of fields returned", "Get one or multiple random fields from a hash"),
+    {0},
+};
