@@ -27,18 +27,34 @@ void dispatchAddInterceptor(DispatchInterceptor *fn) {
     if (interceptorCount < 8) interceptors[interceptorCount++] = fn;
 }
 
+/* The transaction layer sees every refused command: a refusal inside MULTI
+ * dooms the transaction, and a refused EXEC answers EXECABORT (the hook
+ * then replies itself and returns 1). */
+static DispatchRejectHook *rejectHook;
+
+void dispatchSetRejectHook(DispatchRejectHook *fn) { rejectHook = fn; }
+
+void dispatchRejectCommand(Client *c, const char *err) {
+    if (rejectHook && rejectHook(c, err)) return;
+    replyError(c, err);
+}
+
 static void rejectUnknown(Client *c) {
     sds args = sdsEmpty();
     for (int i = 1; i < c->argc && sdsLen(args) < 128; i++)
         args = sdsCatPrintf(args, "'%.*s' ", 128 - (int)sdsLen(args), c->argv[i]);
-    replyErrorFormat(c, "ERR unknown command '%.128s', with args beginning with: %s", c->argv[0], args);
+    sds err = sdsCatPrintf(sdsEmpty(), "ERR unknown command '%.128s', with args beginning with: %s", c->argv[0], args);
+    dispatchRejectCommand(c, err);
+    sdsFree(err);
     sdsFree(args);
 }
 
 static void rejectUnknownSub(Client *c) {
     sds up = sdsNew(c->argv[0]);
     sdsToUpper(up);
-    replyErrorFormat(c, "ERR unknown subcommand '%.128s'. Try %s HELP.", c->argv[1], up);
+    sds err = sdsCatPrintf(sdsEmpty(), "ERR unknown subcommand '%.128s'. Try %s HELP.", c->argv[1], up);
+    dispatchRejectCommand(c, err);
+    sdsFree(err);
     sdsFree(up);
 }
 
@@ -88,12 +104,14 @@ void dispatchCommand(Client *c) {
     c->cmd = cmd;
     if ((cmd->arity > 0 && c->argc != cmd->arity) || c->argc < -cmd->arity) {
         cmd->stats.rejectedCalls++;
-        replyErrorArity(c);
+        sds err = sdsCatPrintf(sdsEmpty(), "ERR wrong number of arguments for '%s' command", cmd->fullname);
+        dispatchRejectCommand(c, err);
+        sdsFree(err);
         return;
     }
     if (serverAuthRequired(c) && !(cmd->flags & CMD_NO_AUTH)) {
         cmd->stats.rejectedCalls++;
-        replyError(c, ERR_NOAUTH);
+        dispatchRejectCommand(c, ERR_NOAUTH);
         return;
     }
     for (int i = 0; i < interceptorCount; i++)

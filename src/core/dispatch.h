@@ -11,6 +11,15 @@ void dispatchCommand(Client *c);
 /* Run an already-checked command (MULTI/EXEC and scripts reuse this). */
 void callCommand(Client *c, Command *cmd);
 
+/* Refuse the current command with err (full text, "ERR ..."), as dispatch
+ * does for unknown commands, arity and auth.  Interceptors that refuse a
+ * command use it too, so that a refusal inside MULTI dooms the transaction
+ * and a refused EXEC answers EXECABORT. */
+void dispatchRejectCommand(Client *c, const char *err);
+/* Installed by the transaction layer; returns 1 if it replied itself. */
+typedef int DispatchRejectHook(Client *c, const char *err);
+void dispatchSetRejectHook(DispatchRejectHook *fn);
+
 /* Hooks later layers install to take over or refuse a command after the
  * arity and auth checks, before it runs (RESP2 subscribed-mode
  * restrictions, MULTI queueing, CLIENT PAUSE).  They run in registration

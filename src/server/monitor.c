@@ -127,7 +127,7 @@ static int monitorInterceptor(Client *c, Command *cmd) {
     if (!(c->flags & CLIENT_MONITOR) || !(cmd->flags & (CMD_WRITE | CMD_READONLY | CMD_MAY_REPLICATE)))
         return 0;
     cmd->stats.rejectedCalls++;
-    replyError(c, "ERR Replica can't interact with the keyspace");
+    dispatchRejectCommand(c, "ERR Replica can't interact with the keyspace");
     return 1;
 }
 

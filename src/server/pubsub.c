@@ -458,10 +458,12 @@ static int allowedWhenSubscribed(const Command *cmd) {
 static int subscribedModeInterceptor(Client *c, Command *cmd) {
     if (!(c->flags & CLIENT_PUBSUB) || c->resp != 2 || allowedWhenSubscribed(cmd)) return 0;
     cmd->stats.rejectedCalls++;
-    replyErrorFormat(c,
-                     "ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET "
-                     "are allowed in this context",
-                     cmd->fullname ? cmd->fullname : cmd->name);
+    sds err = sdsCatPrintf(sdsEmpty(),
+                           "ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET "
+                           "are allowed in this context",
+                           cmd->fullname ? cmd->fullname : cmd->name);
+    dispatchRejectCommand(c, err);
+    sdsFree(err);
     return 1;
 }
 

@@ -1,0 +1,11 @@
+/* latency.h -- the latency monitor (LATENCY command): per-event series of
+ * spikes at or above latency-monitor-threshold milliseconds. */
+#ifndef CAIRN_LATENCY_H
+#define CAIRN_LATENCY_H
+
+/* Record a spike of `ms` milliseconds for event (e.g. "expire-cycle") when
+ * the monitor is enabled and ms >= latency-monitor-threshold.  The
+ * "command" and "fast-command" events are recorded by latency.c itself. */
+void latencyAddSampleIfNeeded(const char *event, long long ms);
+
+#endif

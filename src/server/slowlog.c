@@ -1,0 +1,172 @@
+/* slowlog.c -- SLOWLOG GET / LEN / RESET / HELP: the last
+ * slowlog-max-len commands that ran for at least slowlog-log-slower-than
+ * microseconds (-1 disables, 0 logs everything).
+ *
+ * Entries are recorded by an after-call hook, so every command run through
+ * callCommand counts, including each command EXEC runs (EXEC itself is
+ * flagged skip-slowlog, as Redis).  Not recorded: commands flagged
+ * CMD_SKIP_SLOWLOG, a client that just blocked (its command has not
+ * finished), and the scripting pseudo-client.  The list is newest first;
+ * ids keep increasing across SLOWLOG RESET.  A shorter slowlog-max-len takes
+ * effect at the next recorded entry, as in Redis.
+ *
+ * An entry keeps at most 32 arguments (the 32nd then says "... (N more
+ * arguments)") and at most 128 bytes of each ("... (N more bytes)"). */
+#include <limits.h>
+#include <time.h>
+
+#include "core/dispatch.h"
+#include "core/server.h"
+#include "ds/alloc.h"
+
+#define SLOWLOG_MAX_ARGC 32
+#define SLOWLOG_MAX_ARGLEN 128
+
+typedef struct SlowlogEntry {
+    struct SlowlogEntry *next, *prev; /* towards older / newer entries */
+    long long id;
+    long long time;     /* unix seconds */
+    long long duration; /* microseconds */
+    int argc;
+    sds *argv;          /* trimmed copies, owned */
+    sds peer;           /* client address */
+    sds name;           /* client name, "" when none */
+} SlowlogEntry;
+
+static SlowlogEntry *newest, *oldest;
+static unsigned long length;
+static long long nextId;
+
+static sds trimmedArg(const sds arg) {
+    size_t len = sdsLen(arg);
+    if (len <= SLOWLOG_MAX_ARGLEN) return sdsDup(arg);
+    sds s = sdsNewLen(arg, SLOWLOG_MAX_ARGLEN);
+    return sdsCatPrintf(s, "... (%zu more bytes)", len - SLOWLOG_MAX_ARGLEN);
+}
+
+static SlowlogEntry *entryCreate(Client *c, long long usec) {
+    SlowlogEntry *e = xcalloc(sizeof(*e));
+    int argc = c->argc < SLOWLOG_MAX_ARGC ? c->argc : SLOWLOG_MAX_ARGC;
+    e->argc = argc;
+    e->argv = xmalloc(sizeof(sds) * (size_t)argc);
+    for (int i = 0; i < argc; i++) {
+        if (argc != c->argc && i == argc - 1)
+            e->argv[i] = sdsCatPrintf(sdsEmpty(), "... (%d more arguments)", c->argc - argc + 1);
+        else
+            e->argv[i] = trimmedArg(c->argv[i]);
+    }
+    e->id = nextId++;
+    e->time = (long long)time(NULL);
+    e->duration = usec;
+    e->peer = sdsNew(c->addr);
+    e->name = c->name ? sdsDup(c->name) : sdsEmpty();
+    return e;
+}
+
+static void entryFree(SlowlogEntry *e) {
+    for (int i = 0; i < e->argc; i++) sdsFree(e->argv[i]);
+    xfree(e->argv);
+    sdsFree(e->peer);
+    sdsFree(e->name);
+    xfree(e);
+}
+
+static void dropOldest(void) {
+    SlowlogEntry *e = oldest;
+    oldest = e->prev;
+    if (oldest) oldest->next = NULL;
+    else newest = NULL;
+    length--;
+    entryFree(e);
+}
+
+static void slowlogReset(void) {
+    while (oldest) dropOldest();
+}
+
+static void slowlogAfterCall(Client *c, Command *cmd, long long usec) {
+    long long threshold = server.cfg.slowlogLogSlowerThan;
+    if (threshold < 0 || usec < threshold) return;
+    if ((cmd->flags & CMD_SKIP_SLOWLOG) || (c->flags & (CLIENT_BLOCKED | CLIENT_LUA))) return;
+    SlowlogEntry *e = entryCreate(c, usec);
+    e->next = newest;
+    if (newest) newest->prev = e;
+    else oldest = e;
+    newest = e;
+    length++;
+    while (length > server.cfg.slowlogMaxLen) dropOldest();
+}
+
+__attribute__((constructor)) static void slowlogInit(void) { dispatchAddAfterCall(slowlogAfterCall); }
+
+static void replyEntry(Client *c, const SlowlogEntry *e) {
+    replyArrayLen(c, 6);
+    replyLongLong(c, e->id);
+    replyLongLong(c, e->time);
+    replyLongLong(c, e->duration);
+    replyArrayLen(c, e->argc);
+    for (int i = 0; i < e->argc; i++) replyBulkSds(c, e->argv[i]);
+    replyBulkSds(c, e->peer);
+    replyBulkSds(c, e->name);
+}
+
+static void slowlogGetCommand(Client *c) {
+    long count = 10;
+    if (c->argc > 3) {
+        replySubcommandSyntaxError(c);
+        return;
+    }
+    if (c->argc == 3 &&
+        getRangeLongOrReply(c, c->argv[2], -1, LONG_MAX, &count, "count should be greater than or equal to -1") == -1)
+        return;
+    if (count == -1 || (unsigned long)count > length) count = (long)length;
+    replyArrayLen(c, count);
+    const SlowlogEntry *e = newest;
+    for (long i = 0; i < count; i++, e = e->next) replyEntry(c, e);
+}
+
+static void slowlogLenCommand(Client *c) { replyLongLong(c, (long long)length); }
+
+static void slowlogResetCommand(Client *c) {
+    slowlogReset();
+    replyOk(c);
+}
+
+static void slowlogHelpCommand(Client *c) {
+    static const char *lines[] = {
+        "GET [<count>]",
+        "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+        "    Entries are made of:",
+        "    id, timestamp, time in microseconds, arguments array, client IP and port,",
+        "    client name",
+        "LEN",
+        "    Return the length of the slowlog.",
+        "RESET",
+        "    Reset the slowlog.",
+        NULL,
+    };
+    replyHelp(c, lines);
+}
+
+#define SLOWLOG_FLAGS (CMD_ADMIN | CMD_LOADING | CMD_STALE)
+#define SLOWLOG_ACL (ACL_ADMIN | ACL_DANGEROUS)
+
+static Command slowlogSubcommands[] = {
+    {.name = "reset", .proc = slowlogResetCommand, .arity = 2, .flags = SLOWLOG_FLAGS, .acl = SLOWLOG_ACL,
+     .group = "server", .since = "2.2.12", .complexity = "O(N) where N is the number of entries in the slowlog",
+     .summary = "Clear all entries from the slow log"},
+    {.name = "len", .proc = slowlogLenCommand, .arity = 2, .flags = SLOWLOG_FLAGS, .acl = SLOWLOG_ACL,
+     .group = "server", .since = "2.2.12", .complexity = "O(1)", .summary = "Get the slow log's length"},
+    {.name = "get", .proc = slowlogGetCommand, .arity = -2, .flags = SLOWLOG_FLAGS, .acl = SLOWLOG_ACL,
+     .group = "server", .since = "2.2.12", .complexity = "O(N) where N is the number of entries returned",
+     .summary = "Get the slow log's entries"},
+    {.name = "help", .proc = slowlogHelpCommand, .arity = 2, .flags = CMD_LOADING | CMD_STALE, .group = "server",
+     .since = "6.2.0", .complexity = "O(1)", .summary = "Show helpful text about the different subcommands"},
+    {0},
+};
+
+Command slowlogCommands[] = {
+    {.name = "slowlog", .arity = -2, .group = "server", .since = "2.2.12", .complexity = "Depends on subcommand.",
+     .summary = "A container for slow log commands", .subcommands = slowlogSubcommands},
+    {0},
+};
