@@ -1,0 +1,497 @@
+/* t_sort.c -- SORT and SORT_RO over lists, sets and sorted sets.
+ *
+ * SORT copies the elements of the container into a vector of SortItem
+ * (element bytes as an owned sds, plus the numeric weight or the ALPHA
+ * comparison string), sorts the vector and replies (or stores, as a list)
+ * the range LIMIT selects, each element optionally replaced by GET lookups.
+ * Nothing in the keyspace changes before the reply except the STORE
+ * destination, which is written once, at the end.
+ *
+ * Semantics follow Redis 7.0, quirks included:
+ *  - patterns (BY, GET) substitute the element for the FIRST '*' only; a
+ *    "->field" after that '*' reads a hash field; "#" is the element itself;
+ *    a key of another type than expected reads as missing (never WRONGTYPE);
+ *    patterns are scanned as C strings (a NUL byte ends the search for '*'
+ *    and "->"), as Redis does;
+ *  - a BY pattern without '*' means "do not sort" (nosort), for good: a
+ *    later BY with '*' does not undo it.  Lists and sorted sets then keep
+ *    their order (reversed by DESC) and LIMIT picks the range directly; a set
+ *    is still sorted (ALPHA) when the result is stored or the caller is a
+ *    script, so that replicas and AOF see the same result;
+ *  - numeric weights are parsed with strtod on the C string: trailing
+ *    garbage, overflow/underflow (ERANGE) and NaN are errors ("One or more
+ *    scores can't be converted into double"); an empty string is 0; a
+ *    missing weight is 0.  Equal weights fall back to the elements' bytes;
+ *  - ALPHA compares with strcoll (the process collates per LC_COLLATE from
+ *    the environment, set at start-up as Redis does) unless STORE is given,
+ *    which compares bytes so that the stored list does not depend on the
+ *    locale.  With BY, a missing weight sorts first and equal weights keep
+ *    the container's order (a stable sort, as glibc's qsort is);
+ *  - LIMIT clamps: a negative offset is 0, a negative count means "all".
+ *
+ * Sets are read through their own encodings: the intset API, or the
+ * hashtable's entries through the table's entryKey callback (no knowledge
+ * of t_set.c's entry layout).  Hash fields for "->" are read with the
+ * listpack API or, for the hashtable encoding, t_hash.c's entry layout
+ * {next, varint field length, varint value length, field, value}, which
+ * lookupHashField decodes read-only (t_hash.c exports no lookup). */
+#include <errno.h>
+#include <locale.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/client.h"
+#include "core/command.h"
+#include "core/server.h"
+#include "db/db.h"
+#include "db/object.h"
+#include "ds/alloc.h"
+#include "ds/htab.h"
+#include "ds/intset.h"
+#include "ds/listpack.h"
+#include "ds/quicklist.h"
+#include "ds/sds.h"
+#include "ds/util.h"
+#include "types/zset.h"
+
+#define ERR_SCORES "ERR One or more scores can't be converted into double"
+
+/* Redis sets LC_COLLATE from the environment at start-up; ALPHA sorting
+ * (strcoll) depends on it.  Only strcoll/strxfrm read this category. */
+__attribute__((constructor)) static void sortInitLocale(void) { setlocale(LC_COLLATE, ""); }
+
+/* One element of the vector being sorted. */
+typedef struct SortItem {
+    sds elem;     /* the element's bytes, owned */
+    double score; /* numeric weight (0 when missing) */
+    sds cmp;      /* ALPHA BY weight, owned; NULL when missing or unused */
+} SortItem;
+
+/* How to compare, shared by the comparison function of one sort. */
+typedef struct SortSpec {
+    int desc;      /* DESC */
+    int alpha;     /* ALPHA */
+    int byPattern; /* BY with '*' (weights come from lookups) */
+    int store;     /* STORE: compare bytes, not per locale */
+} SortSpec;
+
+/* --- pattern lookups --- */
+
+/* Reads field f of the hash entry o; returns an owned sds or NULL. */
+static sds lookupHashField(const kvobj *o, const char *f, size_t flen) {
+    if (kvEncoding(o) == OBJ_ENC_LISTPACK) {
+        unsigned char *lp = kvPtr(o), *p = lpFirst(lp);
+        if (p) p = lpFind(lp, p, (const unsigned char *)f, flen, 1);
+        if (!p) return NULL;
+        p = lpNext(lp, p);
+        unsigned int len;
+        unsigned char buf[LP_INTBUF_SIZE];
+        unsigned char *v = lpGetValue(p, &len, buf, NULL, NULL);
+        return sdsNewLen(v, len);
+    }
+    const unsigned char *e = htabFind(kvPtr(o), f, flen);
+    if (!e) return NULL;
+    /* t_hash.c's HashField: chain link, varint flen, varint vlen, bytes. */
+    const unsigned char *p = e + sizeof(void *);
+    size_t lens[2];
+    for (int i = 0; i < 2; i++) {
+        size_t v = 0;
+        int shift = 0;
+        while (*p & 128) {
+            v |= (size_t)(*p++ & 127) << shift;
+            shift += 7;
+        }
+        lens[i] = v | ((size_t)*p++ << shift);
+    }
+    return sdsNewLen(p + lens[0], lens[1]);
+}
+
+/* The value `pattern` names for element `elem` (see the file comment), as
+ * an owned sds, or NULL when there is none. */
+static sds lookupByPattern(Db *db, const sds pattern, const sds elem) {
+    if (pattern[0] == '#' && pattern[1] == '\0') return sdsDup(elem);
+    const char *star = strchr(pattern, '*');
+    if (!star) return NULL;
+    const char *arrow = strstr(star + 1, "->");
+    size_t patlen = sdsLen(pattern), fieldlen = 0;
+    if (arrow && arrow[2] != '\0') fieldlen = patlen - (size_t)(arrow - pattern) - 2;
+    size_t prefix = (size_t)(star - pattern);
+    size_t postfix = patlen - prefix - 1 - (fieldlen ? fieldlen + 2 : 0);
+
+    sds key = sdsNewLen(pattern, prefix);
+    key = sdsCatLen(key, elem, sdsLen(elem));
+    key = sdsCatLen(key, star + 1, postfix);
+    kvobj *o = dbLookupRead(db, key, sdsLen(key), LOOKUP_NONE);
+    sds val = NULL;
+    if (o && fieldlen) {
+        if (kvType(o) == OBJ_HASH) val = lookupHashField(o, arrow + 2, fieldlen);
+    } else if (o && kvType(o) == OBJ_STRING) {
+        val = kvStringDup(o);
+    }
+    sdsFree(key);
+    return val;
+}
+
+/* --- comparison and sorting --- */
+
+/* Byte order, shorter first on a common prefix. */
+static int compareBytes(const sds a, const sds b) {
+    size_t la = sdsLen(a), lb = sdsLen(b);
+    int cmp = memcmp(a, b, la < lb ? la : lb);
+    if (cmp) return cmp;
+    return la < lb ? -1 : la > lb ? 1 : 0;
+}
+
+static int compareItems(const SortItem *a, const SortItem *b, const SortSpec *s) {
+    int cmp;
+    if (!s->alpha) {
+        if (a->score > b->score)
+            cmp = 1;
+        else if (a->score < b->score)
+            cmp = -1;
+        else
+            cmp = compareBytes(a->elem, b->elem);
+    } else if (s->byPattern) {
+        if (!a->cmp || !b->cmp)
+            cmp = (a->cmp == b->cmp) ? 0 : a->cmp ? 1 : -1;
+        else
+            cmp = s->store ? compareBytes(a->cmp, b->cmp) : strcoll(a->cmp, b->cmp);
+    } else {
+        cmp = s->store ? compareBytes(a->elem, b->elem) : strcoll(a->elem, b->elem);
+    }
+    return s->desc ? -cmp : cmp;
+}
+
+/* Stable merge sort of v[0..n) using tmp[0..n) as scratch. */
+static void mergeSort(SortItem *v, SortItem *tmp, size_t n, const SortSpec *s) {
+    if (n < 2) return;
+    size_t half = n / 2;
+    mergeSort(v, tmp, half, s);
+    mergeSort(v + half, tmp, n - half, s);
+    size_t i = 0, j = half, k = 0;
+    while (i < half && j < n)
+        tmp[k++] = compareItems(&v[j], &v[i], s) < 0 ? v[j++] : v[i++];
+    while (i < half)
+        tmp[k++] = v[i++];
+    while (j < n)
+        tmp[k++] = v[j++];
+    memcpy(v, tmp, n * sizeof(*v));
+}
+
+/* --- loading the container --- */
+
+typedef struct Vector {
+    SortItem *items;
+    size_t len, cap;
+} Vector;
+
+static void vectorPush(Vector *v, sds elem) {
+    if (v->len == v->cap) {
+        v->cap = v->cap ? v->cap * 2 : 16;
+        v->items = xrealloc(v->items, v->cap * sizeof(SortItem));
+    }
+    v->items[v->len++] = (SortItem){elem, 0, NULL};
+}
+
+static void vectorFree(Vector *v) {
+    for (size_t j = 0; j < v->len; j++) {
+        sdsFree(v->items[j].elem);
+        if (v->items[j].cmp) sdsFree(v->items[j].cmp);
+    }
+    xfree(v->items);
+}
+
+static sds entryToSds(const QlEntry *e) {
+    if (e->str) return sdsNewLen(e->str, e->len);
+    return sdsFromLongLong(e->ival);
+}
+
+/* Appends up to `count` list elements from index `start` walking towards
+ * the tail, or (reverse) towards the head. */
+static void loadList(Vector *v, Quicklist *ql, long start, long count, int reverse) {
+    QuicklistIter *it = quicklistIterAt(ql, start, reverse ? QL_TAIL : QL_HEAD);
+    if (!it) return;
+    QlEntry e;
+    while (count-- > 0 && quicklistNext(it, &e))
+        vectorPush(v, entryToSds(&e));
+    quicklistIterRelease(it);
+}
+
+static void loadSet(Vector *v, const kvobj *o) {
+    if (kvEncoding(o) == OBJ_ENC_INTSET) {
+        const intset *is = kvPtr(o);
+        long long x;
+        for (uint32_t i = 0; intsetGet(is, i, &x); i++)
+            vectorPush(v, sdsFromLongLong(x));
+        return;
+    }
+    Htab *h = kvPtr(o);
+    HtabIter it;
+    htabIterInit(&it, h);
+    void *entry;
+    while ((entry = htabIterNext(&it)) != NULL) {
+        const void *m;
+        size_t len;
+        h->type->entryKey(entry, &m, &len);
+        vectorPush(v, sdsNewLen(m, len));
+    }
+    htabIterRelease(&it);
+}
+
+static int zsetVisitPush(void *priv, const unsigned char *member, size_t len, double score) {
+    (void)score;
+    vectorPush(priv, sdsNewLen(member, len));
+    return 1;
+}
+
+/* --- weights --- */
+
+/* Fills the weights of every item; returns -1 if a numeric weight is not a
+ * number (all weights are still loaded, as Redis does). */
+static int loadWeights(Db *db, Vector *v, const sds by, const SortSpec *s) {
+    int bad = 0;
+    for (size_t j = 0; j < v->len; j++) {
+        SortItem *it = &v->items[j];
+        sds w = by ? lookupByPattern(db, by, it->elem) : NULL;
+        if (by && !w) continue; /* missing: 0, or first in ALPHA */
+        if (s->alpha) {
+            it->cmp = w; /* NULL without BY: the element is compared */
+            continue;
+        }
+        const char *str = w ? w : it->elem;
+        char *end;
+        errno = 0;
+        it->score = strtod(str, &end);
+        if (*end != '\0' || errno == ERANGE || isnan(it->score)) bad = 1;
+        if (w) sdsFree(w);
+    }
+    return bad ? -1 : 0;
+}
+
+/* --- the command --- */
+
+typedef struct SortArgs {
+    SortSpec spec;
+    long offset, count; /* LIMIT, count -1 = all */
+    int dontsort;       /* BY pattern without '*' */
+    sds by;             /* BY pattern with '*' (borrowed), or NULL */
+    sds store;          /* STORE destination (borrowed), or NULL */
+    sds *gets;          /* GET patterns (borrowed array, owned) */
+    int ngets;
+} SortArgs;
+
+/* Parses the options; replies the error and returns -1 on a bad one. */
+static int parseSortArgs(Client *c, int readonly, SortArgs *a) {
+    memset(a, 0, sizeof(*a));
+    a->count = -1;
+    a->gets = xmalloc(sizeof(sds) * (size_t)c->argc);
+    for (int j = 2; j < c->argc; j++) {
+        int left = c->argc - j - 1;
+        sds arg = c->argv[j];
+        if (argIs(arg, "asc")) {
+            a->spec.desc = 0;
+        } else if (argIs(arg, "desc")) {
+            a->spec.desc = 1;
+        } else if (argIs(arg, "alpha")) {
+            a->spec.alpha = 1;
+        } else if (argIs(arg, "limit") && left >= 2) {
+            if (getLongOrReply(c, c->argv[j + 1], &a->offset, NULL) == -1 ||
+                getLongOrReply(c, c->argv[j + 2], &a->count, NULL) == -1)
+                return -1;
+            j += 2;
+        } else if (!readonly && argIs(arg, "store") && left >= 1) {
+            a->store = c->argv[++j];
+        } else if (argIs(arg, "by") && left >= 1) {
+            a->by = c->argv[++j];
+            if (!strchr(a->by, '*')) a->dontsort = 1;
+        } else if (argIs(arg, "get") && left >= 1) {
+            a->gets[a->ngets++] = c->argv[++j];
+        } else {
+            replyErrorSyntax(c);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Replies (or pushes to ql when storing) the result for item `it`. */
+static void emitItem(Client *c, const SortArgs *a, const SortItem *it, Quicklist *ql) {
+    if (a->ngets == 0) {
+        if (ql)
+            quicklistPush(ql, it->elem, sdsLen(it->elem), QL_TAIL);
+        else
+            replyBulkSds(c, it->elem);
+        return;
+    }
+    for (int g = 0; g < a->ngets; g++) {
+        sds val = lookupByPattern(c->db, a->gets[g], it->elem);
+        if (ql)
+            quicklistPush(ql, val ? val : "", val ? sdsLen(val) : 0, QL_TAIL);
+        else if (val)
+            replyBulkSds(c, val);
+        else
+            replyNull(c);
+        if (val) sdsFree(val);
+    }
+}
+
+/* Stores the result list at the destination (or deletes it when empty),
+ * replies the count.  Takes ownership of ql. */
+static void storeResult(Client *c, const sds dst, Quicklist *ql) {
+    long long n = (long long)quicklistCount(ql);
+    if (n > 0) {
+        dbSetKey(c->db, kvCreatePtr(dst, sdsLen(dst), OBJ_LIST, OBJ_ENC_QUICKLIST, ql), 0);
+        signalModifiedKey(c, c->db, dst, sdsLen(dst));
+        notifyKeyspaceEvent(NOTIFY_LIST, "sortstore", dst, sdsLen(dst), c->db->id);
+        serverIncrDirty(n);
+    } else {
+        quicklistRelease(ql);
+        if (dbDelete(c->db, dst, sdsLen(dst))) {
+            signalModifiedKey(c, c->db, dst, sdsLen(dst));
+            notifyKeyspaceEvent(NOTIFY_GENERIC, "del", dst, sdsLen(dst), c->db->id);
+            serverIncrDirty(1);
+        }
+    }
+    replyLongLong(c, n);
+}
+
+static void sortGeneric(Client *c, int readonly) {
+    SortArgs a;
+    Vector v = {0};
+    if (parseSortArgs(c, readonly, &a) == -1) goto cleanup;
+
+    kvobj *o = dbLookupRead(c->db, c->argv[1], sdsLen(c->argv[1]), LOOKUP_NONE);
+    int type = o ? kvType(o) : OBJ_LIST;
+    if (type != OBJ_LIST && type != OBJ_SET && type != OBJ_ZSET) {
+        replyErrorWrongType(c);
+        goto cleanup;
+    }
+    /* An unsorted set would differ between master and replica (and between
+     * script runs): sort it when the result is stored or scripted. */
+    if (a.dontsort && type == OBJ_SET && (a.store || (c->flags & CLIENT_LUA))) {
+        a.dontsort = 0;
+        a.spec.alpha = 1;
+        a.by = NULL;
+    }
+    if (a.dontsort) a.by = NULL;
+    a.spec.byPattern = a.by != NULL;
+    a.spec.store = a.store != NULL;
+
+    long len = 0;
+    if (o)
+        len = type == OBJ_LIST ? (long)quicklistCount(kvPtr(o))
+              : type == OBJ_SET
+                  ? (long)(kvEncoding(o) == OBJ_ENC_INTSET ? intsetLen(kvPtr(o)) : htabSize(kvPtr(o)))
+                  : (long)zsetLength(o);
+
+    /* LIMIT: the output range [start, end], clamped to the element count. */
+    long start = a.offset < 0 ? 0 : a.offset > len ? len : a.offset;
+    long count = a.count < -1 ? -1 : a.count > len ? len : a.count;
+    long end = count < 0 ? len - 1 : start + count - 1;
+    if (start >= len) {
+        start = len - 1;
+        end = len - 2;
+    }
+    if (end >= len) end = len - 1;
+
+    if (a.dontsort && type != OBJ_SET) {
+        /* The container's own order: load just the range. */
+        if (o && end >= start) {
+            long n = end - start + 1;
+            if (type == OBJ_LIST)
+                loadList(&v, kvPtr(o), a.spec.desc ? len - 1 - start : start, n, a.spec.desc);
+            else
+                zsetForEachByRank(o, start, end, a.spec.desc, zsetVisitPush, &v);
+        }
+        end -= start;
+        start = 0;
+    } else if (o) {
+        if (type == OBJ_LIST)
+            loadList(&v, kvPtr(o), 0, len, 0);
+        else if (type == OBJ_SET)
+            loadSet(&v, o);
+        else
+            zsetForEachByRank(o, 0, len - 1, 0, zsetVisitPush, &v);
+    }
+
+    if (!a.dontsort) {
+        if (loadWeights(c->db, &v, a.by, &a.spec) == -1) {
+            replyError(c, ERR_SCORES);
+            goto cleanup;
+        }
+        SortItem *tmp = xmalloc(sizeof(SortItem) * (v.len ? v.len : 1));
+        mergeSort(v.items, tmp, v.len, &a.spec);
+        xfree(tmp);
+    }
+
+    Quicklist *ql = NULL;
+    if (a.store)
+        ql = quicklistCreate(server.cfg.listMaxListpackSize, server.cfg.listCompressDepth);
+    else
+        replyArrayLen(c, (end - start + 1) * (a.ngets ? a.ngets : 1));
+    for (long j = start; j <= end; j++)
+        emitItem(c, &a, &v.items[j], ql);
+    if (ql) storeResult(c, a.store, ql);
+
+cleanup:
+    vectorFree(&v);
+    xfree(a.gets);
+}
+
+static void sortCommand(Client *c) { sortGeneric(c, 0); }
+static void sortroCommand(Client *c) { sortGeneric(c, 1); }
+
+/* Keys of SORT: the sorted key, and the argument after the last STORE.
+ * Like Redis, LIMIT skips two arguments and BY/GET one, but STORE does not
+ * skip its argument while scanning. */
+static int sortGetKeys(struct Client *c, int argc, char **argv, int *out, int max) {
+    (void)c;
+    if (max < 1 || argc < 2) return 0;
+    int n = 0, storeAt = 0;
+    out[n++] = 1;
+    for (int i = 2; i < argc; i++) {
+        if (argIs(argv[i], "limit"))
+            i += 2;
+        else if (argIs(argv[i], "get") || argIs(argv[i], "by"))
+            i += 1;
+        else if (argIs(argv[i], "store") && i + 1 < argc)
+            storeAt = i + 1;
+    }
+    if (storeAt && n < max) out[n++] = storeAt;
+    return n;
+}
+
+#define SORT_CX                                                                                              \
+    "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of "       \
+    "returned "                                                                                              \
+    "elements. When the elements are not sorted, complexity is O(N)."
+
+Command sortCommands[] = {
+    {.name = "sort",
+     .proc = sortCommand,
+     .arity = -2,
+     .flags = CMD_WRITE | CMD_DENYOOM | CMD_MOVABLE_KEYS,
+     .acl = ACL_SET | ACL_SORTEDSET | ACL_LIST | ACL_DANGEROUS,
+     .firstKey = 1,
+     .lastKey = 1,
+     .keyStep = 1,
+     .getKeys = sortGetKeys,
+     .group = "generic",
+     .since = "1.0.0",
+     .complexity = SORT_CX,
+     .summary = "Sort the elements in a list, set or sorted set"},
+    {.name = "sort_ro",
+     .proc = sortroCommand,
+     .arity = -2,
+     .flags = CMD_READONLY | CMD_MOVABLE_KEYS,
+     .acl = ACL_SET | ACL_SORTEDSET | ACL_LIST | ACL_DANGEROUS,
+     .firstKey = 1,
+     .lastKey = 1,
+     .keyStep = 1,
+     .group = "generic",
+     .since = "7.0.0",
+     .complexity = SORT_CX,
+     .summary = "Sort the elements in a list, set or sorted set. Read-only variant of SORT."},
+    {0},
+};

@@ -1,0 +1,1857 @@
+/* t_zset.c -- the sorted-set commands.
+ *
+ * A sorted-set value has one of the two encodings Redis 7.0 reports:
+ *   listpack  member, score, member, score, ... ordered by (score, member
+ *             bytes); scores are stored as text ("%.17g", integral values
+ *             as integers so the listpack keeps them as integer entries,
+ *             -0 as 0 as Redis does), while the set has at most
+ *             zset-max-listpack-entries members of at most
+ *             zset-max-listpack-value bytes;
+ *   skiplist  a Zset: a skiplist (ds/zskiplist.h) ordered by (score,
+ *             member) plus an intrusive Htab over the same nodes keyed by
+ *             member, so every member is stored once, inside its node.
+ * ZADD/ZINCRBY convert listpack -> skiplist when a member is too long or the
+ * count passes the limit; nothing converts back, except that store results
+ * (ZUNIONSTORE, ZINTERSTORE, ZDIFFSTORE, ZRANGESTORE) get the encoding their
+ * size calls for, as in Redis.
+ *
+ * Range commands turn score and lex ranges into rank ranges first (both
+ * encodings answer "rank of the first / last element in range"), then walk
+ * or delete by rank. */
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/client.h"
+#include "core/command.h"
+#include "core/errors.h"
+#include "core/server.h"
+#include "db/db.h"
+#include "db/object.h"
+#include "ds/alloc.h"
+#include "ds/glob.h"
+#include "ds/htab.h"
+#include "ds/intset.h"
+#include "ds/listpack.h"
+#include "ds/rand.h"
+#include "ds/sds.h"
+#include "ds/siphash.h"
+#include "ds/util.h"
+#include "ds/zskiplist.h"
+#include "types/blocking.h"
+#include "types/zset.h"
+
+#define ERR_MINMAX_FLOAT "ERR min or max is not a float"
+#define ERR_MINMAX_LEX "ERR min or max not valid string range item"
+#define ERR_NAN_SCORE "ERR resulting score is not a number (NaN)"
+#define ERR_POSITIVE "ERR value is out of range, must be positive"
+
+/* --- skiplist encoding value --- */
+
+typedef struct Zset {
+    Htab ht;        /* member -> node (the nodes themselves) */
+    zskiplist *zsl; /* ordered nodes */
+} Zset;
+
+static uint64_t zsetHash(const void *key, size_t len) { return siphash(key, len, dbHashSeed); }
+
+static void zsetEntryKey(const void *entry, const void **key, size_t *len) {
+    const zskiplistNode *n = entry;
+    *key = zslMember(n);
+    *len = n->len;
+}
+
+static const HtabType zsetHtabType = {zsetHash, zsetEntryKey};
+
+static Zset *zsetCreate(void) {
+    Zset *z = xmalloc(sizeof(*z));
+    htabInit(&z->ht, &zsetHtabType);
+    z->zsl = zslCreate();
+    return z;
+}
+
+static void zsetFreeValue(Zset *z) {
+    htabClear(&z->ht, NULL, NULL);
+    zslFree(z->zsl);
+    xfree(z);
+}
+
+static zskiplistNode *zsetFind(Zset *z, const unsigned char *m, size_t len) { return htabFind(&z->ht, m, len); }
+
+/* Adds an absent member. */
+static zskiplistNode *zsetInsert(Zset *z, const unsigned char *m, size_t len, double score) {
+    zskiplistNode *n = zslInsert(z->zsl, score, m, len);
+    htabAdd(&z->ht, n);
+    return n;
+}
+
+static void zsetRemoveNode(Zset *z, zskiplistNode *n) {
+    htabUnlink(&z->ht, zslMember(n), n->len);
+    zskiplistNode *d = zslDelete(z->zsl, n->score, zslMember(n), n->len);
+    (void)d;
+    zslFreeNode(n);
+}
+
+static void unlinkFromHash(void *priv, zskiplistNode *n) {
+    Zset *z = priv;
+    htabUnlink(&z->ht, zslMember(n), n->len);
+    zslFreeNode(n);
+}
+
+/* --- listpack helpers --- */
+
+/* Score text as stored in a listpack. */
+static int lpScoreText(char *buf, size_t cap, double score) {
+    if (score == 0) {
+        buf[0] = '0';
+        return 1;
+    }
+    if (isinf(score)) return snprintf(buf, cap, "%s", score > 0 ? "inf" : "-inf");
+    return doubleToString(buf, cap, score);
+}
+
+/* Score of the listpack element at sp. */
+static double lpScoreAt(unsigned char *sp) {
+    unsigned int len;
+    int isInt;
+    long long v;
+    unsigned char *s = lpGetValue(sp, &len, NULL, &isInt, &v);
+    if (isInt) return (double)v;
+    char buf[128];
+    if (len >= sizeof(buf)) len = sizeof(buf) - 1;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    return strtod(buf, NULL);
+}
+
+/* Member bytes of the element at p (ibuf for integers). */
+static const unsigned char *lpMemberAt(unsigned char *p, size_t *len, unsigned char *ibuf) {
+    unsigned int l;
+    unsigned char *s = lpGetValue(p, &l, ibuf, NULL, NULL);
+    *len = l;
+    return s;
+}
+
+static int bytesCmp(const unsigned char *a, size_t alen, const unsigned char *b, size_t blen) {
+    size_t min = alen < blen ? alen : blen;
+    int c = min ? memcmp(a, b, min) : 0;
+    if (c) return c;
+    return alen < blen ? -1 : (alen > blen ? 1 : 0);
+}
+
+/* The member element equal to m, or NULL. */
+static unsigned char *lpZFind(unsigned char *lp, const unsigned char *m, size_t len) {
+    unsigned char *p = lpFirst(lp);
+    if (!p) return NULL;
+    return lpFind(lp, p, m, len, 1);
+}
+
+/* Inserts an absent member in order; returns the new listpack. */
+static unsigned char *lpZInsert(unsigned char *lp, const unsigned char *m, size_t len, double score) {
+    char sbuf[64];
+    int slen = lpScoreText(sbuf, sizeof(sbuf), score);
+    unsigned char *p = lpFirst(lp);
+    while (p) {
+        unsigned char *sp = lpNext(lp, p);
+        double s = lpScoreAt(sp);
+        if (s > score) break;
+        if (s == score) {
+            unsigned char ibuf[LP_INTBUF_SIZE];
+            size_t ml;
+            const unsigned char *mm = lpMemberAt(p, &ml, ibuf);
+            if (bytesCmp(mm, ml, m, len) > 0) break;
+        }
+        p = lpNext(lp, sp);
+    }
+    if (!p) {
+        lp = lpAppend(lp, m, len);
+        return lpAppend(lp, (unsigned char *)sbuf, (size_t)slen);
+    }
+    unsigned char *np;
+    lp = lpInsert(lp, m, len, p, LP_BEFORE, &np);
+    return lpInsert(lp, (unsigned char *)sbuf, (size_t)slen, np, LP_AFTER, &np);
+}
+
+static unsigned char *lpZDeleteAt(unsigned char *lp, unsigned char *p) {
+    return lpDeleteRangeWithEntry(lp, &p, 2);
+}
+
+/* --- the value abstraction --- */
+
+static int isListpack(const kvobj *o) { return kvEncoding(o) == OBJ_ENC_LISTPACK; }
+
+unsigned long zsetLength(const kvobj *o) {
+    if (isListpack(o)) return lpLength(kvPtr(o)) / 2;
+    return ((Zset *)kvPtr(o))->zsl->length;
+}
+
+static size_t maxListpackEntries(void) { return (size_t)server.cfg.zsetMaxListpackEntries; }
+static size_t maxListpackValue(void) { return (size_t)server.cfg.zsetMaxListpackValue; }
+
+/* A view of one element. */
+typedef struct ZElem {
+    const unsigned char *m;
+    size_t len;
+    double score;
+    unsigned char ibuf[LP_INTBUF_SIZE];
+} ZElem;
+
+/* A position in rank order. */
+typedef struct ZCur {
+    unsigned char *lp, *p; /* listpack: member element */
+    zskiplistNode *n;      /* skiplist */
+    int lpenc;
+} ZCur;
+
+/* Position at 0-based rank; returns 0 if out of range. */
+static int zcurSeek(ZCur *cur, const kvobj *o, unsigned long rank) {
+    cur->lpenc = isListpack(o);
+    cur->p = NULL;
+    cur->n = NULL;
+    if (cur->lpenc) {
+        cur->lp = kvPtr(o);
+        if (rank >= lpLength(cur->lp) / 2) return 0;
+        cur->p = lpSeek(cur->lp, (long)(2 * rank));
+        return cur->p != NULL;
+    }
+    Zset *z = kvPtr(o);
+    cur->lp = NULL;
+    cur->n = zslGetByRank(z->zsl, rank + 1);
+    return cur->n != NULL;
+}
+
+static int zcurValid(const ZCur *cur) { return cur->lpenc ? cur->p != NULL : cur->n != NULL; }
+
+static void zcurGet(const ZCur *cur, ZElem *e) {
+    if (cur->lpenc) {
+        e->m = lpMemberAt(cur->p, &e->len, e->ibuf);
+        e->score = lpScoreAt(lpNext(cur->lp, cur->p));
+    } else {
+        e->m = zslMember(cur->n);
+        e->len = cur->n->len;
+        e->score = cur->n->score;
+    }
+}
+
+static void zcurNext(ZCur *cur) {
+    if (cur->lpenc) {
+        unsigned char *sp = lpNext(cur->lp, cur->p);
+        cur->p = sp ? lpNext(cur->lp, sp) : NULL;
+    } else {
+        cur->n = cur->n->lv[0].forward;
+    }
+}
+
+static void zcurPrev(ZCur *cur) {
+    if (cur->lpenc) {
+        unsigned char *sp = lpPrev(cur->lp, cur->p);
+        cur->p = sp ? lpPrev(cur->lp, sp) : NULL;
+    } else {
+        cur->n = cur->n->backward;
+    }
+}
+
+static void zcurStep(ZCur *cur, int reverse) {
+    if (reverse) zcurPrev(cur);
+    else zcurNext(cur);
+}
+
+void zsetForEachByRank(const kvobj *o, long start, long end, int reverse, ZsetVisit *fn, void *priv) {
+    unsigned long len = zsetLength(o);
+    if (start < 0 || end < start || (unsigned long)start >= len) return;
+    if ((unsigned long)end >= len) end = (long)len - 1;
+    ZCur cur;
+    unsigned long first = reverse ? len - 1 - (unsigned long)start : (unsigned long)start;
+    if (!zcurSeek(&cur, o, first)) return;
+    for (long i = start; i <= end && zcurValid(&cur); i++) {
+        ZElem e;
+        zcurGet(&cur, &e);
+        if (!fn(priv, e.m, e.len, e.score)) return;
+        zcurStep(&cur, reverse);
+    }
+}
+
+/* Score of member m: 1 if present. */
+static int zsetScore(const kvobj *o, const unsigned char *m, size_t len, double *score) {
+    if (isListpack(o)) {
+        unsigned char *lp = kvPtr(o);
+        unsigned char *p = lpZFind(lp, m, len);
+        if (!p) return 0;
+        *score = lpScoreAt(lpNext(lp, p));
+        return 1;
+    }
+    zskiplistNode *n = zsetFind(kvPtr(o), m, len);
+    if (!n) return 0;
+    *score = n->score;
+    return 1;
+}
+
+/* 0-based rank of m (ascending, or descending with reverse); -1 if absent. */
+static long zsetRank(const kvobj *o, const unsigned char *m, size_t len, int reverse) {
+    unsigned long n = zsetLength(o), rank;
+    if (isListpack(o)) {
+        unsigned char *lp = kvPtr(o);
+        unsigned char *p = lpFirst(lp);
+        rank = 0;
+        while (p) {
+            if (lpCompare(p, m, len)) break;
+            p = lpNext(lp, lpNext(lp, p));
+            rank++;
+        }
+        if (!p) return -1;
+    } else {
+        Zset *z = kvPtr(o);
+        zskiplistNode *x = zsetFind(z, m, len);
+        if (!x) return -1;
+        rank = zslGetRank(z->zsl, x->score, m, len) - 1;
+    }
+    return (long)(reverse ? n - 1 - rank : rank);
+}
+
+/* Listpack -> skiplist. */
+static void zsetConvertToSkiplist(kvobj *o) {
+    unsigned char *lp = kvPtr(o);
+    Zset *z = zsetCreate();
+    unsigned char *p = lpFirst(lp);
+    while (p) {
+        unsigned char ibuf[LP_INTBUF_SIZE];
+        size_t ml;
+        const unsigned char *m = lpMemberAt(p, &ml, ibuf);
+        unsigned char *sp = lpNext(lp, p);
+        zsetInsert(z, m, ml, lpScoreAt(sp));
+        p = lpNext(lp, sp);
+    }
+    lpFree(lp);
+    kvSetEncoding(o, OBJ_ENC_SKIPLIST);
+    kvSetPtr(o, z);
+}
+
+/* A listpack holding the skiplist's elements (in order). */
+static unsigned char *zsetToListpack(Zset *z) {
+    unsigned char *lp = lpNew(0);
+    for (zskiplistNode *n = z->zsl->header->lv[0].forward; n; n = n->lv[0].forward) {
+        char sbuf[64];
+        int slen = lpScoreText(sbuf, sizeof(sbuf), n->score);
+        lp = lpAppend(lp, zslMember(n), n->len);
+        lp = lpAppend(lp, (unsigned char *)sbuf, (size_t)slen);
+    }
+    return lp;
+}
+
+#define ZADD_IN_INCR (1 << 0)
+#define ZADD_IN_NX (1 << 1)
+#define ZADD_IN_XX (1 << 2)
+#define ZADD_IN_GT (1 << 3)
+#define ZADD_IN_LT (1 << 4)
+#define ZADD_OUT_NOP (1 << 0)
+#define ZADD_OUT_NAN (1 << 1)
+#define ZADD_OUT_ADDED (1 << 2)
+#define ZADD_OUT_UPDATED (1 << 3)
+
+/* Adds or updates member m with score (ZADD semantics; see the flags).
+ * Returns 0 (and ZADD_OUT_NAN) when the result would be NaN. */
+static int zsetAdd(kvobj *o, double score, const unsigned char *m, size_t len, int in, int *out, double *newscore) {
+    *out = 0;
+    double cur;
+    int exists = zsetScore(o, m, len, &cur);
+    if (exists) {
+        if (in & ZADD_IN_NX) {
+            *out = ZADD_OUT_NOP;
+            return 1;
+        }
+        if (in & ZADD_IN_INCR) {
+            score += cur;
+            if (isnan(score)) {
+                *out = ZADD_OUT_NAN;
+                return 0;
+            }
+        }
+        if (((in & ZADD_IN_LT) && score >= cur) || ((in & ZADD_IN_GT) && score <= cur)) {
+            *out = ZADD_OUT_NOP;
+            return 1;
+        }
+        if (newscore) *newscore = score;
+        if (score != cur) {
+            if (isListpack(o)) {
+                unsigned char *lp = kvPtr(o);
+                unsigned char *p = lpZFind(lp, m, len);
+                lp = lpZDeleteAt(lp, p);
+                lp = lpZInsert(lp, m, len, score);
+                kvSetPtr(o, lp);
+            } else {
+                Zset *z = kvPtr(o);
+                zslUpdateScore(z->zsl, zsetFind(z, m, len), score);
+            }
+            *out = ZADD_OUT_UPDATED;
+        }
+        return 1;
+    }
+    if (in & ZADD_IN_XX) {
+        *out = ZADD_OUT_NOP;
+        return 1;
+    }
+    if (isListpack(o)) {
+        if (zsetLength(o) + 1 > maxListpackEntries() || len > maxListpackValue()) {
+            zsetConvertToSkiplist(o);
+        } else {
+            kvSetPtr(o, lpZInsert(kvPtr(o), m, len, score));
+        }
+    }
+    if (!isListpack(o)) zsetInsert(kvPtr(o), m, len, score);
+    if (newscore) *newscore = score;
+    *out = ZADD_OUT_ADDED;
+    return 1;
+}
+
+static int zsetRemove(kvobj *o, const unsigned char *m, size_t len) {
+    if (isListpack(o)) {
+        unsigned char *lp = kvPtr(o);
+        unsigned char *p = lpZFind(lp, m, len);
+        if (!p) return 0;
+        kvSetPtr(o, lpZDeleteAt(lp, p));
+        return 1;
+    }
+    Zset *z = kvPtr(o);
+    zskiplistNode *n = zsetFind(z, m, len);
+    if (!n) return 0;
+    zsetRemoveNode(z, n);
+    return 1;
+}
+
+/* Deletes 0-based ranks start..end (valid, inclusive). */
+static unsigned long zsetDeleteRanks(kvobj *o, unsigned long start, unsigned long end) {
+    if (isListpack(o)) {
+        kvSetPtr(o, lpDeleteRange(kvPtr(o), (long)(2 * start), 2 * (end - start + 1)));
+        return end - start + 1;
+    }
+    Zset *z = kvPtr(o);
+    return zslDeleteRangeByRank(z->zsl, start + 1, end + 1, unlinkFromHash, z);
+}
+
+/* A new empty value for a key whose first member is len bytes. */
+static kvobj *zsetCreateKey(const sds key, size_t firstLen) {
+    if (maxListpackEntries() == 0 || firstLen > maxListpackValue())
+        return kvCreatePtr(key, sdsLen(key), OBJ_ZSET, OBJ_ENC_SKIPLIST, zsetCreate());
+    return kvCreatePtr(key, sdsLen(key), OBJ_ZSET, OBJ_ENC_LISTPACK, lpNew(0));
+}
+
+/* --- ranges --- */
+
+/* Parses one score bound ("(" exclusive, strtod text, no NaN). */
+static int parseScoreBound(const sds s, double *v, int *ex) {
+    const char *p = s;
+    *ex = 0;
+    if (p[0] == '(') {
+        *ex = 1;
+        p++;
+    }
+    char *eptr;
+    *v = strtod(p, &eptr);
+    if (eptr[0] != '\0' || isnan(*v)) return 0;
+    return 1;
+}
+
+static int parseScoreRange(const sds min, const sds max, zrangespec *r) {
+    return parseScoreBound(min, &r->min, &r->minex) && parseScoreBound(max, &r->max, &r->maxex);
+}
+
+static int parseLexBound(const sds s, const unsigned char **b, size_t *blen, int *kind, int *ex) {
+    size_t len = sdsLen(s);
+    *ex = 0;
+    *b = NULL;
+    *blen = 0;
+    *kind = 0;
+    if (len == 0) return 0;
+    switch (s[0]) {
+    case '+':
+        if (len != 1) return 0;
+        *kind = 1;
+        return 1;
+    case '-':
+        if (len != 1) return 0;
+        *kind = -1;
+        return 1;
+    case '(':
+        *ex = 1;
+        /* fall through */
+    case '[':
+        *b = (const unsigned char *)s + 1;
+        *blen = len - 1;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static int parseLexRange(const sds min, const sds max, zlexrangespec *r) {
+    return parseLexBound(min, &r->min, &r->minlen, &r->minkind, &r->minex) &&
+           parseLexBound(max, &r->max, &r->maxlen, &r->maxkind, &r->maxex);
+}
+
+enum { RANGE_RANK, RANGE_SCORE, RANGE_LEX };
+
+typedef struct Range {
+    int type;
+    zrangespec score;
+    zlexrangespec lex;
+} Range;
+
+static int elemInRange(const ZElem *e, const Range *r) {
+    if (r->type == RANGE_SCORE) return zslValueGteMin(e->score, &r->score) && zslValueLteMax(e->score, &r->score);
+    return zslLexValueGteMin(e->m, e->len, &r->lex) && zslLexValueLteMax(e->m, e->len, &r->lex);
+}
+
+/* 0-based ranks [*start, *end] of the elements in a score/lex range;
+ * returns the count (0: none, start/end unset). */
+static unsigned long rangeRanks(const kvobj *o, const Range *r, unsigned long *start, unsigned long *end) {
+    if (r->type == RANGE_SCORE ? zslScoreRangeEmpty(&r->score) : zslLexRangeEmpty(&r->lex)) return 0;
+    if (isListpack(o)) {
+        ZCur cur;
+        unsigned long rank = 0, count = 0;
+        if (!zcurSeek(&cur, o, 0)) return 0;
+        for (; zcurValid(&cur); zcurNext(&cur), rank++) {
+            ZElem e;
+            zcurGet(&cur, &e);
+            if (elemInRange(&e, r)) {
+                if (!count) *start = rank;
+                *end = rank;
+                count++;
+            } else if (count) {
+                break;
+            }
+        }
+        return count;
+    }
+    Zset *z = kvPtr(o);
+    zskiplistNode *first, *last;
+    if (r->type == RANGE_SCORE) {
+        first = zslFirstInRange(z->zsl, &r->score);
+        last = first ? zslLastInRange(z->zsl, &r->score) : NULL;
+    } else {
+        first = zslFirstInLexRange(z->zsl, &r->lex);
+        last = first ? zslLastInLexRange(z->zsl, &r->lex) : NULL;
+    }
+    if (!first || !last) return 0;
+    *start = zslGetRank(z->zsl, first->score, zslMember(first), first->len) - 1;
+    *end = zslGetRank(z->zsl, last->score, zslMember(last), last->len) - 1;
+    if (*end < *start) return 0;
+    return *end - *start + 1;
+}
+
+/* --- value hooks --- */
+
+static void zsetValueFree(void *ptr, int encoding) {
+    if (encoding == OBJ_ENC_LISTPACK) lpFree(ptr);
+    else zsetFreeValue(ptr);
+}
+
+static void *zsetValueDup(const void *ptr, int encoding) {
+    if (encoding == OBJ_ENC_LISTPACK) {
+        size_t n = lpBytes((unsigned char *)ptr);
+        unsigned char *lp = xmalloc(n);
+        memcpy(lp, ptr, n);
+        return lp;
+    }
+    const Zset *src = ptr;
+    Zset *z = zsetCreate();
+    for (zskiplistNode *n = src->zsl->header->lv[0].forward; n; n = n->lv[0].forward)
+        zsetInsert(z, zslMember(n), n->len, n->score);
+    return z;
+}
+
+static size_t zsetValueSize(const void *ptr, int encoding) {
+    if (encoding == OBJ_ENC_LISTPACK) return lpBytes((unsigned char *)ptr);
+    const Zset *z = ptr;
+    size_t total = sizeof(Zset) + sizeof(zskiplist) + htabBuckets(&z->ht) * sizeof(void *);
+    for (zskiplistNode *n = z->zsl->header->lv[0].forward; n; n = n->lv[0].forward)
+        total += sizeof(zskiplistNode) + n->level * sizeof(zskiplistLevel) + n->len;
+    return total;
+}
+
+__attribute__((constructor)) static void zsetRegisterHooks(void) {
+    objectSetFreeFn(OBJ_ZSET, zsetValueFree);
+    objectSetDupFn(OBJ_ZSET, zsetValueDup);
+    objectSetSizeFn(OBJ_ZSET, zsetValueSize);
+}
+
+/* --- reply and notification helpers --- */
+
+static void notifyZset(Db *db, const char *event, const char *key, size_t len) {
+    notifyKeyspaceEvent(NOTIFY_ZSET, event, key, len, db->id);
+}
+
+/* After a removal: deletes the key when empty (notifying "del").  Returns 1
+ * if deleted. */
+static int deleteIfEmpty(Db *db, kvobj *o, const char *key, size_t len) {
+    if (zsetLength(o) > 0) return 0;
+    dbDelete(db, key, len);
+    notifyKeyspaceEvent(NOTIFY_GENERIC, "del", key, len, db->id);
+    return 1;
+}
+
+static void replyElem(Client *c, const ZElem *e, int withscores) {
+    if (withscores && c->resp >= 3) replyArrayLen(c, 2);
+    replyBulk(c, e->m, e->len);
+    if (withscores) replyDouble(c, e->score);
+}
+
+static void replyRangeLen(Client *c, unsigned long n, int withscores) {
+    replyArrayLen(c, (long)(withscores && c->resp < 3 ? 2 * n : n));
+}
+
+/* Replies count elements from 0-based rank first, walking up or down. */
+static void replyRanks(Client *c, const kvobj *o, unsigned long first, unsigned long count, int reverse,
+                       int withscores) {
+    replyRangeLen(c, count, withscores);
+    if (!count) return;
+    ZCur cur;
+    zcurSeek(&cur, o, first);
+    for (unsigned long i = 0; i < count && zcurValid(&cur); i++) {
+        ZElem e;
+        zcurGet(&cur, &e);
+        replyElem(c, &e, withscores);
+        zcurStep(&cur, reverse);
+    }
+}
+
+/* Stores a result value at dst (listpack when small enough), or deletes dst
+ * when empty; replies the count; notifies event / "del".  Takes tmp. */
+static void storeResult(Client *c, const sds dst, Zset *tmp, size_t maxlen, const char *event) {
+    unsigned long n = tmp->zsl->length;
+    if (n) {
+        kvobj *o;
+        if (n <= maxListpackEntries() && maxlen <= maxListpackValue()) {
+            o = kvCreatePtr(dst, sdsLen(dst), OBJ_ZSET, OBJ_ENC_LISTPACK, zsetToListpack(tmp));
+            zsetFreeValue(tmp);
+        } else {
+            o = kvCreatePtr(dst, sdsLen(dst), OBJ_ZSET, OBJ_ENC_SKIPLIST, tmp);
+        }
+        dbSetKey(c->db, o, 0);
+        replyLongLong(c, (long long)n);
+        signalModifiedKey(c, c->db, dst, sdsLen(dst));
+        notifyZset(c->db, event, dst, sdsLen(dst));
+        signalKeyAsReady(c->db, dst, sdsLen(dst));
+        serverIncrDirty(1);
+        return;
+    }
+    zsetFreeValue(tmp);
+    replyLongLong(c, 0);
+    if (dbDelete(c->db, dst, sdsLen(dst))) {
+        signalModifiedKey(c, c->db, dst, sdsLen(dst));
+        notifyKeyspaceEvent(NOTIFY_GENERIC, "del", dst, sdsLen(dst), c->db->id);
+        serverIncrDirty(1);
+    }
+}
+
+/* --- ZADD / ZINCRBY / ZREM --- */
+
+static void zaddGeneric(Client *c, int in) {
+    int idx = 2;
+    for (; idx < c->argc; idx++) {
+        const sds a = c->argv[idx];
+        if (argIs(a, "nx")) in |= ZADD_IN_NX;
+        else if (argIs(a, "xx")) in |= ZADD_IN_XX;
+        else if (argIs(a, "ch")) in |= 1 << 8;
+        else if (argIs(a, "incr")) in |= ZADD_IN_INCR;
+        else if (argIs(a, "gt")) in |= ZADD_IN_GT;
+        else if (argIs(a, "lt")) in |= ZADD_IN_LT;
+        else break;
+    }
+    int ch = (in >> 8) & 1;
+    in &= 0xff;
+    int elements = c->argc - idx;
+    if (elements % 2 || !elements) {
+        replyErrorSyntax(c);
+        return;
+    }
+    elements /= 2;
+    if ((in & ZADD_IN_NX) && (in & ZADD_IN_XX)) {
+        replyError(c, "ERR XX and NX options at the same time are not compatible");
+        return;
+    }
+    if (((in & ZADD_IN_GT) && (in & ZADD_IN_NX)) || ((in & ZADD_IN_LT) && (in & ZADD_IN_NX)) ||
+        ((in & ZADD_IN_GT) && (in & ZADD_IN_LT))) {
+        replyError(c, "ERR GT, LT, and/or NX options at the same time are not compatible");
+        return;
+    }
+    int incr = (in & ZADD_IN_INCR) != 0;
+    if (incr && elements > 1) {
+        replyError(c, "ERR INCR option supports a single increment-element pair");
+        return;
+    }
+    double *scores = xmalloc(sizeof(double) * (size_t)elements);
+    for (int j = 0; j < elements; j++) {
+        if (getDoubleOrReply(c, c->argv[idx + 2 * j], &scores[j], NULL) == -1) {
+            xfree(scores);
+            return;
+        }
+    }
+    const sds key = c->argv[1];
+    int wrong;
+    kvobj *o = lookupWriteOrReply(c, key, OBJ_ZSET, &wrong);
+    if (wrong) {
+        xfree(scores);
+        return;
+    }
+    long added = 0, updated = 0, processed = 0;
+    double newscore = 0;
+    if (!o) {
+        if (in & ZADD_IN_XX) goto reply;
+        o = zsetCreateKey(key, sdsLen(c->argv[idx + 1]));
+        dbAdd(c->db, o);
+        o = dbFind(c->db, key, sdsLen(key));
+    }
+    for (int j = 0; j < elements; j++) {
+        const sds m = c->argv[idx + 2 * j + 1];
+        int out;
+        if (!zsetAdd(o, scores[j], (const unsigned char *)m, sdsLen(m), in, &out, &newscore)) {
+            replyError(c, ERR_NAN_SCORE);
+            if (zsetLength(o) == 0) dbDelete(c->db, key, sdsLen(key));
+            xfree(scores);
+            return;
+        }
+        if (out & ZADD_OUT_ADDED) added++;
+        if (out & ZADD_OUT_UPDATED) updated++;
+        if (!(out & ZADD_OUT_NOP)) processed++;
+    }
+    if (zsetLength(o) == 0) dbDelete(c->db, key, sdsLen(key));
+reply:
+    xfree(scores);
+    if (incr) {
+        if (processed) replyDouble(c, newscore);
+        else replyNull(c);
+    } else {
+        replyLongLong(c, ch ? added + updated : added);
+    }
+    if (added || updated) {
+        signalModifiedKey(c, c->db, key, sdsLen(key));
+        notifyZset(c->db, incr ? "zincr" : "zadd", key, sdsLen(key));
+        signalKeyAsReady(c->db, key, sdsLen(key));
+        serverIncrDirty(added + updated);
+    }
+}
+
+static void zaddCommand(Client *c) { zaddGeneric(c, 0); }
+
+static void zincrbyCommand(Client *c) {
+    /* ZINCRBY key increment member == ZADD key INCR increment member */
+    double incr;
+    if (getDoubleOrReply(c, c->argv[2], &incr, NULL) == -1) return;
+    const sds key = c->argv[1], m = c->argv[3];
+    int wrong;
+    kvobj *o = lookupWriteOrReply(c, key, OBJ_ZSET, &wrong);
+    if (wrong) return;
+    int created = 0;
+    if (!o) {
+        o = zsetCreateKey(key, sdsLen(m));
+        dbAdd(c->db, o);
+        o = dbFind(c->db, key, sdsLen(key));
+        created = 1;
+    }
+    int out;
+    double newscore = 0;
+    if (!zsetAdd(o, incr, (const unsigned char *)m, sdsLen(m), ZADD_IN_INCR, &out, &newscore)) {
+        replyError(c, ERR_NAN_SCORE);
+        if (created) dbDelete(c->db, key, sdsLen(key));
+        return;
+    }
+    replyDouble(c, newscore);
+    if (out & (ZADD_OUT_ADDED | ZADD_OUT_UPDATED)) {
+        signalModifiedKey(c, c->db, key, sdsLen(key));
+        notifyZset(c->db, "zincr", key, sdsLen(key));
+        signalKeyAsReady(c->db, key, sdsLen(key));
+        serverIncrDirty(1);
+    }
+}
+
+static void zremCommand(Client *c) {
+    const sds key = c->argv[1];
+    int wrong;
+    kvobj *o = lookupWriteOrReply(c, key, OBJ_ZSET, &wrong);
+    if (!o) {
+        if (!wrong) replyLongLong(c, 0);
+        return;
+    }
+    long deleted = 0;
+    int keyRemoved = 0;
+    for (int j = 2; j < c->argc; j++) {
+        deleted += zsetRemove(o, (const unsigned char *)c->argv[j], sdsLen(c->argv[j]));
+        if (zsetLength(o) == 0) {
+            dbDelete(c->db, key, sdsLen(key));
+            keyRemoved = 1;
+            break;
+        }
+    }
+    if (deleted) {
+        notifyZset(c->db, "zrem", key, sdsLen(key));
+        if (keyRemoved) notifyKeyspaceEvent(NOTIFY_GENERIC, "del", key, sdsLen(key), c->db->id);
+        signalModifiedKey(c, c->db, key, sdsLen(key));
+        serverIncrDirty(deleted);
+    }
+    replyLongLong(c, deleted);
+}
+
+/* --- reads --- */
+
+static void zcardCommand(Client *c) {
+    int wrong;
+    kvobj *o = lookupReadOrReply(c, c->argv[1], OBJ_ZSET, &wrong);
+    if (wrong) return;
+    replyLongLong(c, o ? (long long)zsetLength(o) : 0);
+}
+
+static void zscoreCommand(Client *c) {
+    int wrong;
+    kvobj *o = lookupReadOrReply(c, c->argv[1], OBJ_ZSET, &wrong);
+    if (wrong) return;
+    double s;
+    if (o && zsetScore(o, (const unsigned char *)c->argv[2], sdsLen(c->argv[2]), &s)) replyDouble(c, s);
+    else replyNull(c);
+}
+
+static void zmscoreCommand(Client *c) {
+    int wrong;
+    kvobj *o = lookupReadOrReply(c, c->argv[1], OBJ_ZSET, &wrong);
+    if (wrong) return;
+    replyArrayLen(c, c->argc - 2);
+    for (int j = 2; j < c->argc; j++) {
+        double s;
+        if (o && zsetScore(o, (const unsigned char *)c->argv[j], sdsLen(c->argv[j]), &s)) replyDouble(c, s);
+        else replyNull(c);
+    }
+}
+
+static void zrankGeneric(Client *c, int reverse) {
+    int wrong;
+    kvobj *o = lookupReadOrReply(c, c->argv[1], OBJ_ZSET, &wrong);
+    if (wrong) return;
+    long r = o ? zsetRank(o, (const unsigned char *)c->argv[2], sdsLen(c->argv[2]), reverse) : -1;
+    if (r < 0) replyNull(c);
+    else replyLongLong(c, r);
+}
+
+static void zrankCommand(Client *c) { zrankGeneric(c, 0); }
+static void zrevrankCommand(Client *c) { zrankGeneric(c, 1); }
+
+static int parseRangeOrReply(Client *c, int type, const sds min, const sds max, Range *r) {
+    r->type = type;
+    if (type == RANGE_SCORE) {
+        if (!parseScoreRange(min, max, &r->score)) {
+            replyError(c, ERR_MINMAX_FLOAT);
+            return -1;
+        }
+    } else if (!parseLexRange(min, max, &r->lex)) {
+        replyError(c, ERR_MINMAX_LEX);
+        return -1;
+    }
+    return 0;
+}
+
+static void zcountGeneric(Client *c, int type) {
+    Range r;
+    if (parseRangeOrReply(c, type, c->argv[2], c->argv[3], &r) == -1) return;
+    int wrong;
+    kvobj *o = lookupReadOrReply(c, c->argv[1], OBJ_ZSET, &wrong);
+    if (wrong) return;
+    unsigned long s, e;
+    replyLongLong(c, o ? (long long)rangeRanks(o, &r, &s, &e) : 0);
+}
+
+static void zcountCommand(Client *c) { zcountGeneric(c, RANGE_SCORE); }
+static void zlexcountCommand(Client *c) { zcountGeneric(c, RANGE_LEX); }
+
+/* --- ZRANGE family --- */
+
+enum { DIR_AUTO, DIR_FWD, DIR_REV };
+#define RANGE_AUTO (-1)
+
+/* Clamps a rank range to the length; returns the count (0 if empty). */
+static unsigned long clampRanks(long start, long end, unsigned long llen, unsigned long *first) {
+    long len = (long)llen;
+    if (start < 0) start += len;
+    if (end < 0) end += len;
+    if (start < 0) start = 0;
+    if (start > end || start >= len) return 0;
+    if (end >= len) end = len - 1;
+    *first = (unsigned long)start;
+    return (unsigned long)(end - start + 1);
+}
+
+/* Z[REV]RANGE[BYSCORE|BYLEX] / ZRANGESTORE.  Arguments start at argv[ks]
+ * (the source key); dst is the store key or NULL. */
+static void zrangeGeneric(Client *c, int ks, const sds dst, int type, int dir) {
+    int withscores = 0;
+    long offset = 0, limit = -1;
+    for (int j = ks + 3; j < c->argc; j++) {
+        int left = c->argc - j - 1;
+        const sds a = c->argv[j];
+        if (!dst && argIs(a, "withscores")) {
+            withscores = 1;
+        } else if (argIs(a, "limit") && left >= 2) {
+            if (getLongOrReply(c, c->argv[j + 1], &offset, NULL) == -1 ||
+                getLongOrReply(c, c->argv[j + 2], &limit, NULL) == -1)
+                return;
+            j += 2;
+        } else if (dir == DIR_AUTO && argIs(a, "rev")) {
+            dir = DIR_REV;
+        } else if (type == RANGE_AUTO && argIs(a, "bylex")) {
+            type = RANGE_LEX;
+        } else if (type == RANGE_AUTO && argIs(a, "byscore")) {
+            type = RANGE_SCORE;
+        } else {
+            replyErrorSyntax(c);
+            return;
+        }
+    }
+    if (dir == DIR_AUTO) dir = DIR_FWD;
+    if (type == RANGE_AUTO) type = RANGE_RANK;
+    if (limit != -1 && type == RANGE_RANK) {
+        replyError(c, "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX");
+        return;
+    }
+    if (withscores && type == RANGE_LEX) {
+        replyError(c, "ERR syntax error, WITHSCORES not supported in combination with BYLEX");
+        return;
+    }
+    int reverse = dir == DIR_REV;
+    sds minArg = c->argv[ks + 1], maxArg = c->argv[ks + 2];
+    if (reverse && type != RANGE_RANK) {
+        sds t = minArg;
+        minArg = maxArg;
+        maxArg = t;
+    }
+    long start = 0, end = 0;
+    Range r;
+    if (type == RANGE_RANK) {
+        if (getLongOrReply(c, minArg, &start, NULL) == -1 || getLongOrReply(c, maxArg, &end, NULL) == -1) return;
+    } else if (parseRangeOrReply(c, type, minArg, maxArg, &r) == -1) {
+        return;
+    }
+    int wrong;
+    kvobj *o = lookupReadOrReply(c, c->argv[ks], OBJ_ZSET, &wrong);
+    if (wrong) return;
+    unsigned long first = 0, count = 0;
+    if (o) {
+        unsigned long llen = zsetLength(o);
+        if (type == RANGE_RANK) {
+            count = clampRanks(start, end, llen, &first);
+            if (count && reverse) first = llen - 1 - first;
+        } else {
+            unsigned long s, e;
+            unsigned long n = rangeRanks(o, &r, &s, &e);
+            if (offset < 0 || (unsigned long)offset >= n) {
+                count = 0;
+            } else {
+                count = n - (unsigned long)offset;
+                if (limit >= 0 && (unsigned long)limit < count) count = (unsigned long)limit;
+                first = reverse ? e - (unsigned long)offset : s + (unsigned long)offset;
+            }
+        }
+    }
+    if (!dst) {
+        if (!o) {
+            replyEmptyArray(c);
+            return;
+        }
+        replyRanks(c, o, first, count, reverse, withscores);
+        return;
+    }
+    Zset *tmp = zsetCreate();
+    size_t maxlen = 0;
+    if (count) {
+        /* Redis fills a listpack (when count fits) and converts on the first
+         * long member: scores added before that lose the sign of -0. */
+        int asListpack = count <= maxListpackEntries();
+        ZCur cur;
+        zcurSeek(&cur, o, first);
+        for (unsigned long i = 0; i < count && zcurValid(&cur); i++) {
+            ZElem e;
+            zcurGet(&cur, &e);
+            if (e.len > maxlen) maxlen = e.len;
+            if (e.len > maxListpackValue()) asListpack = 0;
+            zsetInsert(tmp, e.m, e.len, asListpack && e.score == 0 ? 0.0 : e.score);
+            zcurStep(&cur, reverse);
+        }
+    }
+    storeResult(c, dst, tmp, maxlen, "zrangestore");
+}
+
+static void zrangeCommand(Client *c) { zrangeGeneric(c, 1, NULL, RANGE_AUTO, DIR_AUTO); }
+static void zrangestoreCommand(Client *c) { zrangeGeneric(c, 2, c->argv[1], RANGE_AUTO, DIR_AUTO); }
+static void zrevrangeCommand(Client *c) { zrangeGeneric(c, 1, NULL, RANGE_RANK, DIR_REV); }
+static void zrangebyscoreCommand(Client *c) { zrangeGeneric(c, 1, NULL, RANGE_SCORE, DIR_FWD); }
+static void zrevrangebyscoreCommand(Client *c) { zrangeGeneric(c, 1, NULL, RANGE_SCORE, DIR_REV); }
+static void zrangebylexCommand(Client *c) { zrangeGeneric(c, 1, NULL, RANGE_LEX, DIR_FWD); }
+static void zrevrangebylexCommand(Client *c) { zrangeGeneric(c, 1, NULL, RANGE_LEX, DIR_REV); }
+
+/* --- ZREMRANGEBY* --- */
+
+static void zremrangeGeneric(Client *c, int type) {
+    const sds key = c->argv[1];
+    long start = 0, end = 0;
+    Range r;
+    if (type == RANGE_RANK) {
+        if (getLongOrReply(c, c->argv[2], &start, NULL) == -1 || getLongOrReply(c, c->argv[3], &end, NULL) == -1)
+            return;
+    } else if (parseRangeOrReply(c, type, c->argv[2], c->argv[3], &r) == -1) {
+        return;
+    }
+    int wrong;
+    kvobj *o = lookupWriteOrReply(c, key, OBJ_ZSET, &wrong);
+    if (!o) {
+        if (!wrong) replyLongLong(c, 0);
+        return;
+    }
+    unsigned long first = 0, count;
+    if (type == RANGE_RANK) {
+        count = clampRanks(start, end, zsetLength(o), &first);
+    } else {
+        unsigned long e;
+        count = rangeRanks(o, &r, &first, &e);
+    }
+    unsigned long deleted = count ? zsetDeleteRanks(o, first, first + count - 1) : 0;
+    if (deleted) {
+        const char *ev = type == RANGE_RANK ? "zremrangebyrank" : type == RANGE_SCORE ? "zremrangebyscore" : "zremrangebylex";
+        signalModifiedKey(c, c->db, key, sdsLen(key));
+        notifyZset(c->db, ev, key, sdsLen(key));
+        deleteIfEmpty(c->db, o, key, sdsLen(key));
+        serverIncrDirty((long long)deleted);
+    }
+    replyLongLong(c, (long long)deleted);
+}
+
+static void zremrangebyrankCommand(Client *c) { zremrangeGeneric(c, RANGE_RANK); }
+static void zremrangebyscoreCommand(Client *c) { zremrangeGeneric(c, RANGE_SCORE); }
+static void zremrangebylexCommand(Client *c) { zremrangeGeneric(c, RANGE_LEX); }
+
+/* --- ZPOPMIN / ZPOPMAX / ZMPOP / blocking pops --- */
+
+enum { POP_REPLY_ZPOP, POP_REPLY_ZPOP_COUNT, POP_REPLY_BZPOP, POP_REPLY_MPOP };
+
+/* Pops up to count elements of the non-empty zset o at key (min or max
+ * first) and replies in the given shape. */
+static void popAndReply(Client *c, Db *db, kvobj *o, const char *key, size_t klen, long count, int max, int shape) {
+    unsigned long llen = zsetLength(o);
+    unsigned long n = (unsigned long)count < llen ? (unsigned long)count : llen;
+    if (shape == POP_REPLY_BZPOP) {
+        replyArrayLen(c, 3);
+        replyBulk(c, key, klen);
+    } else if (shape == POP_REPLY_MPOP) {
+        replyArrayLen(c, 2);
+        replyBulk(c, key, klen);
+        replyArrayLen(c, (long)n);
+    } else if (shape == POP_REPLY_ZPOP_COUNT && c->resp >= 3) {
+        replyArrayLen(c, (long)n);
+    } else {
+        replyArrayLen(c, (long)(2 * n));
+    }
+    ZCur cur;
+    zcurSeek(&cur, o, max ? llen - 1 : 0);
+    for (unsigned long i = 0; i < n; i++) {
+        ZElem e;
+        zcurGet(&cur, &e);
+        if (shape == POP_REPLY_MPOP || (shape == POP_REPLY_ZPOP_COUNT && c->resp >= 3)) replyArrayLen(c, 2);
+        replyBulk(c, e.m, e.len);
+        replyDouble(c, e.score);
+        zcurStep(&cur, max);
+    }
+    if (max) zsetDeleteRanks(o, llen - n, llen - 1);
+    else zsetDeleteRanks(o, 0, n - 1);
+    notifyZset(db, max ? "zpopmax" : "zpopmin", key, klen);
+    deleteIfEmpty(db, o, key, klen);
+    signalModifiedKey(c, db, key, klen);
+    serverIncrDirty((long long)n);
+}
+
+static void zpopGeneric(Client *c, int max) {
+    long count = 1;
+    int shape = POP_REPLY_ZPOP;
+    if (c->argc > 3) {
+        replyErrorSyntax(c);
+        return;
+    }
+    if (c->argc == 3) {
+        if (getPositiveLongOrReply(c, c->argv[2], &count, ERR_POSITIVE) == -1) return;
+        shape = POP_REPLY_ZPOP_COUNT;
+    }
+    int wrong;
+    kvobj *o = lookupWriteOrReply(c, c->argv[1], OBJ_ZSET, &wrong);
+    if (wrong) return;
+    if (!o || count == 0) {
+        replyEmptyArray(c);
+        return;
+    }
+    popAndReply(c, c->db, o, c->argv[1], sdsLen(c->argv[1]), count, max, shape);
+}
+
+static void zpopminCommand(Client *c) { zpopGeneric(c, 0); }
+static void zpopmaxCommand(Client *c) { zpopGeneric(c, 1); }
+
+typedef struct ZBlock {
+    int max;
+    int mpop;
+    long count;
+} ZBlock;
+
+static void propagatePop(Db *db, const char *key, size_t klen, int max, long count) {
+    sds argv[3];
+    argv[0] = sdsNew(max ? "ZPOPMAX" : "ZPOPMIN");
+    argv[1] = sdsNewLen(key, klen);
+    int argc = 2;
+    if (count >= 0) {
+        char buf[32];
+        int l = longLongToString(buf, sizeof(buf), count);
+        argv[argc++] = sdsNewLen(buf, (size_t)l);
+    }
+    propagateCommand(db->id, argc, argv);
+    for (int i = 0; i < argc; i++) sdsFree(argv[i]);
+}
+
+static int serveBlockedZset(Client *c, Db *db, const char *key, size_t len) {
+    const ZBlock *zb = blockedPriv(c);
+    kvobj *o = dbLookupWrite(db, key, len);
+    if (!o || kvType(o) != OBJ_ZSET || zsetLength(o) == 0) return 0;
+    popAndReply(c, db, o, key, len, zb->mpop ? zb->count : 1, zb->max, zb->mpop ? POP_REPLY_MPOP : POP_REPLY_BZPOP);
+    propagatePop(db, key, len, zb->max, zb->mpop ? zb->count : -1);
+    return 1;
+}
+
+static void blockZset(Client *c, sds *keys, int numKeys, long long deadline, int max, int mpop, long count) {
+    ZBlock *zb = xmalloc(sizeof(*zb));
+    zb->max = max;
+    zb->mpop = mpop;
+    zb->count = count;
+    blockForKeys(c, keys, numKeys, deadline, serveBlockedZset, zb, xfree);
+}
+
+/* Pops from the first non-empty zset among keys.  Returns 1 if it replied
+ * (served or WRONGTYPE), 0 if every key is absent. */
+static int popFirstNonEmpty(Client *c, sds *keys, int numKeys, int max, long count, int shape) {
+    for (int i = 0; i < numKeys; i++) {
+        int wrong;
+        kvobj *o = lookupWriteOrReply(c, keys[i], OBJ_ZSET, &wrong);
+        if (wrong) return 1;
+        if (!o) continue;
+        popAndReply(c, c->db, o, keys[i], sdsLen(keys[i]), count, max, shape);
+        return 1;
+    }
+    return 0;
+}
+
+static void bzpopGeneric(Client *c, int max) {
+    long long deadline;
+    if (getBlockTimeoutOrReply(c, c->argv[c->argc - 1], &deadline) == -1) return;
+    sds *keys = c->argv + 1;
+    int numKeys = c->argc - 2;
+    if (popFirstNonEmpty(c, keys, numKeys, max, 1, POP_REPLY_BZPOP)) return;
+    if (!clientMayBlock(c)) {
+        replyNullArray(c);
+        return;
+    }
+    blockZset(c, keys, numKeys, deadline, max, 0, 1);
+}
+
+static void bzpopminCommand(Client *c) { bzpopGeneric(c, 0); }
+static void bzpopmaxCommand(Client *c) { bzpopGeneric(c, 1); }
+
+/* [B]ZMPOP [timeout] numkeys key [key ...] MIN|MAX [COUNT count] */
+static void zmpopGeneric(Client *c, int idx, int blocking) {
+    long numKeys;
+    if (getRangeLongOrReply(c, c->argv[idx], 1, LONG_MAX, &numKeys, "ERR numkeys should be greater than 0") == -1)
+        return;
+    if (numKeys > (long)c->argc - idx - 2) {
+        replyErrorSyntax(c);
+        return;
+    }
+    int whereIdx = idx + (int)numKeys + 1, max;
+    if (argIs(c->argv[whereIdx], "min")) max = 0;
+    else if (argIs(c->argv[whereIdx], "max")) max = 1;
+    else {
+        replyErrorSyntax(c);
+        return;
+    }
+    long count = -1;
+    for (int j = whereIdx + 1; j < c->argc; j++) {
+        if (argIs(c->argv[j], "count") && j + 1 < c->argc && count == -1) {
+            if (getRangeLongOrReply(c, c->argv[++j], 1, LONG_MAX, &count, "ERR count should be greater than 0") == -1)
+                return;
+        } else {
+            replyErrorSyntax(c);
+            return;
+        }
+    }
+    if (count == -1) count = 1;
+    long long deadline = 0;
+    if (blocking && getBlockTimeoutOrReply(c, c->argv[1], &deadline) == -1) return;
+    sds *keys = c->argv + idx + 1;
+    if (popFirstNonEmpty(c, keys, (int)numKeys, max, count, POP_REPLY_MPOP)) return;
+    if (!blocking || !clientMayBlock(c)) {
+        replyNullArray(c);
+        return;
+    }
+    blockZset(c, keys, (int)numKeys, deadline, max, 1, count);
+}
+
+static void zmpopCommand(Client *c) { zmpopGeneric(c, 1, 0); }
+static void bzmpopCommand(Client *c) { zmpopGeneric(c, 2, 1); }
+
+static int mpopKeys(int idx, int argc, char **argv, int *out, int max) {
+    long long n;
+    if (idx >= argc || !stringToLongLong(argv[idx], sdsLen(argv[idx]), &n) || n <= 0 || n > argc - idx - 1) return 0;
+    int count = 0;
+    for (int i = 0; i < n && count < max; i++) out[count++] = idx + 1 + i;
+    return count;
+}
+
+static int zmpopGetKeys(struct Client *c, int argc, char **argv, int *out, int max) {
+    (void)c;
+    return mpopKeys(1, argc, argv, out, max);
+}
+
+static int bzmpopGetKeys(struct Client *c, int argc, char **argv, int *out, int max) {
+    (void)c;
+    return mpopKeys(2, argc, argv, out, max);
+}
+
+/* --- ZRANDMEMBER --- */
+
+static void zrandmemberWithCount(Client *c) {
+    long l;
+    int withscores = 0;
+    if (getRangeLongOrReply(c, c->argv[2], -LONG_MAX, LONG_MAX, &l, NULL) == -1) return;
+    if (c->argc > 4) {
+        replyErrorSyntax(c);
+        return;
+    }
+    if (c->argc == 4) {
+        if (!argIs(c->argv[3], "withscores")) {
+            replyErrorSyntax(c);
+            return;
+        }
+        withscores = 1;
+        if (l < -LONG_MAX / 2 || l > LONG_MAX / 2) {
+            replyError(c, "ERR value is out of range");
+            return;
+        }
+    }
+    int wrong;
+    kvobj *o = lookupReadOrReply(c, c->argv[1], OBJ_ZSET, &wrong);
+    if (wrong) return;
+    if (!o || l == 0) {
+        replyEmptyArray(c);
+        return;
+    }
+    unsigned long size = zsetLength(o);
+    if (l < 0) {
+        unsigned long count = (unsigned long)-l;
+        replyRangeLen(c, count, withscores);
+        for (unsigned long i = 0; i < count; i++) {
+            ZCur cur;
+            zcurSeek(&cur, o, (unsigned long)randBounded(size));
+            ZElem e;
+            zcurGet(&cur, &e);
+            replyElem(c, &e, withscores);
+        }
+        return;
+    }
+    unsigned long count = (unsigned long)l;
+    if (count >= size) {
+        replyRanks(c, o, 0, size, 0, withscores);
+        return;
+    }
+    /* Distinct ranks: partial Fisher-Yates when the set is small relative
+     * to count, else rejection sampling of ranks. */
+    replyRangeLen(c, count, withscores);
+    if (count * 3 > size || size <= 1024) {
+        unsigned long *idx = xmalloc(sizeof(unsigned long) * size);
+        for (unsigned long i = 0; i < size; i++) idx[i] = i;
+        for (unsigned long i = 0; i < count; i++) {
+            unsigned long j = i + (unsigned long)randBounded(size - i);
+            unsigned long t = idx[i];
+            idx[i] = idx[j];
+            idx[j] = t;
+            ZCur cur;
+            zcurSeek(&cur, o, idx[i]);
+            ZElem e;
+            zcurGet(&cur, &e);
+            replyElem(c, &e, withscores);
+        }
+        xfree(idx);
+        return;
+    }
+    /* count*3 <= size: open-addressing set of chosen ranks. */
+    unsigned long cap = 1;
+    while (cap < count * 2) cap <<= 1;
+    unsigned long *slots = xmalloc(sizeof(unsigned long) * cap);
+    for (unsigned long i = 0; i < cap; i++) slots[i] = ULONG_MAX;
+    unsigned long got = 0;
+    while (got < count) {
+        unsigned long r = (unsigned long)randBounded(size);
+        unsigned long h = (r * 0x9E3779B97F4A7C15UL) & (cap - 1);
+        int dup = 0;
+        while (slots[h] != ULONG_MAX) {
+            if (slots[h] == r) {
+                dup = 1;
+                break;
+            }
+            h = (h + 1) & (cap - 1);
+        }
+        if (dup) continue;
+        slots[h] = r;
+        got++;
+        ZCur cur;
+        zcurSeek(&cur, o, r);
+        ZElem e;
+        zcurGet(&cur, &e);
+        replyElem(c, &e, withscores);
+    }
+    xfree(slots);
+}
+
+static void zrandmemberCommand(Client *c) {
+    if (c->argc >= 3) {
+        zrandmemberWithCount(c);
+        return;
+    }
+    int wrong;
+    kvobj *o = lookupReadOrReply(c, c->argv[1], OBJ_ZSET, &wrong);
+    if (wrong) return;
+    if (!o) {
+        replyNull(c);
+        return;
+    }
+    ZCur cur;
+    zcurSeek(&cur, o, (unsigned long)randBounded(zsetLength(o)));
+    ZElem e;
+    zcurGet(&cur, &e);
+    replyBulk(c, e.m, e.len);
+}
+
+/* --- ZUNION / ZINTER / ZDIFF (+STORE), ZINTERCARD --- */
+
+/* A set member in t_set.c's hashtable encoding (read-only view of its
+ * layout: chain link, length, bytes). */
+typedef struct __attribute__((packed)) SetMemberView {
+    void *next;
+    uint32_t len;
+    unsigned char bytes[];
+} SetMemberView;
+
+typedef struct Src {
+    kvobj *o;          /* NULL: missing key (empty) */
+    double weight;
+    unsigned long len;
+} Src;
+
+static unsigned long srcLength(const kvobj *o) {
+    if (!o) return 0;
+    if (kvType(o) == OBJ_ZSET) return zsetLength(o);
+    if (kvEncoding(o) == OBJ_ENC_INTSET) return intsetLen(kvPtr(o));
+    return htabSize(kvPtr(o));
+}
+
+/* Score of member m in a zset or set input (1 for set members). */
+static int srcFind(const Src *s, const unsigned char *m, size_t len, double *score) {
+    if (!s->o) return 0;
+    if (kvType(s->o) == OBJ_ZSET) return zsetScore(s->o, m, len, score);
+    *score = 1.0;
+    if (kvEncoding(s->o) == OBJ_ENC_INTSET) {
+        long long v;
+        if (!stringToLongLong((const char *)m, len, &v)) return 0;
+        return intsetFind(kvPtr(s->o), v);
+    }
+    return htabFind(kvPtr(s->o), m, len) != NULL;
+}
+
+typedef void SrcVisit(void *priv, const unsigned char *m, size_t len, double score);
+
+/* Visits every element of an input (not weighted). */
+static void srcForEach(const Src *s, SrcVisit *fn, void *priv) {
+    if (!s->o) return;
+    if (kvType(s->o) == OBJ_ZSET) {
+        ZCur cur;
+        if (!zcurSeek(&cur, s->o, 0)) return;
+        for (; zcurValid(&cur); zcurNext(&cur)) {
+            ZElem e;
+            zcurGet(&cur, &e);
+            fn(priv, e.m, e.len, e.score);
+        }
+    } else if (kvEncoding(s->o) == OBJ_ENC_INTSET) {
+        const intset *is = kvPtr(s->o);
+        uint32_t n = intsetLen(is);
+        for (uint32_t i = 0; i < n; i++) {
+            long long v;
+            char buf[32];
+            intsetGet(is, i, &v);
+            int l = longLongToString(buf, sizeof(buf), v);
+            fn(priv, (unsigned char *)buf, (size_t)l, 1.0);
+        }
+    } else {
+        HtabIter it;
+        htabIterInit(&it, kvPtr(s->o));
+        SetMemberView *mv;
+        while ((mv = htabIterNext(&it)) != NULL) fn(priv, mv->bytes, mv->len, 1.0);
+        htabIterRelease(&it);
+    }
+}
+
+enum { AGG_SUM, AGG_MIN, AGG_MAX };
+enum { OP_UNION, OP_INTER, OP_DIFF };
+
+static double weighted(double w, double s) {
+    double v = w * s;
+    return isnan(v) ? 0 : v;
+}
+
+static double aggregate(int agg, double a, double b) {
+    if (agg == AGG_SUM) {
+        double v = a + b;
+        return isnan(v) ? 0 : v;
+    }
+    if (agg == AGG_MIN) return b < a ? b : a;
+    return b > a ? b : a;
+}
+
+typedef struct OpCtx {
+    Src *srcs;
+    int n;
+    int agg;
+    int op;
+    Zset *out;
+    size_t maxlen;
+    double weight; /* of the source being visited (union) */
+    long limit;    /* intercard */
+    long card;
+    int cardOnly;
+} OpCtx;
+
+static void unionVisit(void *priv, const unsigned char *m, size_t len, double score) {
+    OpCtx *x = priv;
+    double v = weighted(x->weight, score);
+    zskiplistNode *n = zsetFind(x->out, m, len);
+    if (n) {
+        double nv = aggregate(x->agg, n->score, v);
+        if (nv != n->score || (nv == 0 && signbit(nv) != signbit(n->score))) zslUpdateScore(x->out->zsl, n, nv);
+        return;
+    }
+    zsetInsert(x->out, m, len, v);
+    if (len > x->maxlen) x->maxlen = len;
+}
+
+static void interVisit(void *priv, const unsigned char *m, size_t len, double score) {
+    OpCtx *x = priv;
+    if (x->cardOnly && x->limit && x->card >= x->limit) return;
+    double v = weighted(x->srcs[0].weight, score);
+    for (int j = 1; j < x->n; j++) {
+        double s;
+        if (x->srcs[j].o == x->srcs[0].o) {
+            s = score;
+        } else if (!srcFind(&x->srcs[j], m, len, &s)) {
+            return;
+        }
+        v = aggregate(x->agg, v, x->srcs[j].weight * s); /* NaN handled by the sum */
+    }
+    if (x->cardOnly) {
+        x->card++;
+        return;
+    }
+    zsetInsert(x->out, m, len, v);
+    if (len > x->maxlen) x->maxlen = len;
+}
+
+static void diffVisit(void *priv, const unsigned char *m, size_t len, double score) {
+    OpCtx *x = priv;
+    for (int j = 1; j < x->n; j++) {
+        double s;
+        if (srcFind(&x->srcs[j], m, len, &s)) return;
+    }
+    zsetInsert(x->out, m, len, score);
+    if (len > x->maxlen) x->maxlen = len;
+}
+
+/* Stable insertion sort by ascending cardinality. */
+static void sortSrcs(Src *s, int n) {
+    for (int i = 1; i < n; i++) {
+        Src t = s[i];
+        int j = i - 1;
+        while (j >= 0 && s[j].len > t.len) {
+            s[j + 1] = s[j];
+            j--;
+        }
+        s[j + 1] = t;
+    }
+}
+
+static const char *opCommandName(int op, int store, int cardOnly) {
+    if (cardOnly) return "zintercard";
+    if (op == OP_UNION) return store ? "zunionstore" : "zunion";
+    if (op == OP_INTER) return store ? "zinterstore" : "zinter";
+    return store ? "zdiffstore" : "zdiff";
+}
+
+static void zsetOpGeneric(Client *c, int idx, const sds dst, int op, int cardOnly) {
+    long numKeys;
+    if (getLongOrReply(c, c->argv[idx], &numKeys, NULL) == -1) return;
+    if (numKeys < 1) {
+        replyErrorFormat(c, "ERR at least 1 input key is needed for '%s' command", opCommandName(op, dst != NULL, cardOnly));
+        return;
+    }
+    if (numKeys > (long)c->argc - idx - 1) {
+        replyErrorSyntax(c);
+        return;
+    }
+    int n = (int)numKeys;
+    Src *srcs = xcalloc((size_t)n * sizeof(Src));
+    for (int i = 0; i < n; i++) {
+        const sds k = c->argv[idx + 1 + i];
+        kvobj *o = dbLookupRead(c->db, k, sdsLen(k), LOOKUP_NONE);
+        if (o && kvType(o) != OBJ_ZSET && kvType(o) != OBJ_SET) {
+            xfree(srcs);
+            replyErrorWrongType(c);
+            return;
+        }
+        srcs[i].o = o;
+        srcs[i].weight = 1.0;
+        srcs[i].len = srcLength(o);
+    }
+    int agg = AGG_SUM, withscores = 0;
+    long limit = 0;
+    for (int j = idx + 1 + n; j < c->argc; j++) {
+        int remaining = c->argc - j;
+        const sds a = c->argv[j];
+        if (op != OP_DIFF && !cardOnly && remaining >= n + 1 && argIs(a, "weights")) {
+            for (int i = 0; i < n; i++) {
+                j++;
+                if (!stringToDouble(c->argv[j], sdsLen(c->argv[j]), &srcs[i].weight)) {
+                    xfree(srcs);
+                    replyError(c, "ERR weight value is not a float");
+                    return;
+                }
+            }
+        } else if (op != OP_DIFF && !cardOnly && remaining >= 2 && argIs(a, "aggregate")) {
+            const sds v = c->argv[++j];
+            if (argIs(v, "sum")) agg = AGG_SUM;
+            else if (argIs(v, "min")) agg = AGG_MIN;
+            else if (argIs(v, "max")) agg = AGG_MAX;
+            else {
+                xfree(srcs);
+                replyErrorSyntax(c);
+                return;
+            }
+        } else if (!dst && !cardOnly && argIs(a, "withscores")) {
+            withscores = 1;
+        } else if (cardOnly && remaining >= 2 && argIs(a, "limit")) {
+            if (getPositiveLongOrReply(c, c->argv[++j], &limit, "ERR LIMIT can't be negative") == -1) {
+                xfree(srcs);
+                return;
+            }
+        } else {
+            xfree(srcs);
+            replyErrorSyntax(c);
+            return;
+        }
+    }
+    OpCtx x = {.srcs = srcs, .n = n, .agg = agg, .op = op, .out = zsetCreate(), .limit = limit, .cardOnly = cardOnly};
+    if (op == OP_UNION) {
+        sortSrcs(srcs, n);
+        for (int i = 0; i < n; i++) {
+            x.weight = srcs[i].weight;
+            srcForEach(&srcs[i], unionVisit, &x);
+        }
+    } else if (op == OP_INTER) {
+        sortSrcs(srcs, n);
+        if (srcs[0].len > 0) srcForEach(&srcs[0], interVisit, &x);
+    } else if (srcs[0].len > 0) {
+        srcForEach(&srcs[0], diffVisit, &x);
+    }
+    xfree(srcs);
+    if (cardOnly) {
+        zsetFreeValue(x.out);
+        replyLongLong(c, x.card);
+        return;
+    }
+    if (dst) {
+        storeResult(c, dst, x.out, x.maxlen,
+                    op == OP_UNION ? "zunionstore" : op == OP_INTER ? "zinterstore" : "zdiffstore");
+        return;
+    }
+    replyRangeLen(c, x.out->zsl->length, withscores);
+    for (zskiplistNode *nd = x.out->zsl->header->lv[0].forward; nd; nd = nd->lv[0].forward) {
+        ZElem e;
+        e.m = zslMember(nd);
+        e.len = nd->len;
+        e.score = nd->score;
+        replyElem(c, &e, withscores);
+    }
+    zsetFreeValue(x.out);
+}
+
+static void zunionCommand(Client *c) { zsetOpGeneric(c, 1, NULL, OP_UNION, 0); }
+static void zinterCommand(Client *c) { zsetOpGeneric(c, 1, NULL, OP_INTER, 0); }
+static void zdiffCommand(Client *c) { zsetOpGeneric(c, 1, NULL, OP_DIFF, 0); }
+static void zunionstoreCommand(Client *c) { zsetOpGeneric(c, 2, c->argv[1], OP_UNION, 0); }
+static void zinterstoreCommand(Client *c) { zsetOpGeneric(c, 2, c->argv[1], OP_INTER, 0); }
+static void zdiffstoreCommand(Client *c) { zsetOpGeneric(c, 2, c->argv[1], OP_DIFF, 0); }
+static void zintercardCommand(Client *c) { zsetOpGeneric(c, 1, NULL, OP_INTER, 1); }
+
+/* numkeys at argv[idx], keys after it. */
+static int numkeysGetKeys(int idx, int argc, char **argv, int *out, int max) {
+    long long n;
+    if (idx >= argc || !stringToLongLong(argv[idx], sdsLen(argv[idx]), &n) || n <= 0 || n > argc - idx - 1) return 0;
+    int count = 0;
+    for (int i = 0; i < n && count < max; i++) out[count++] = idx + 1 + i;
+    return count;
+}
+
+static int zopGetKeys(struct Client *c, int argc, char **argv, int *out, int max) {
+    (void)c;
+    return numkeysGetKeys(1, argc, argv, out, max);
+}
+
+/* Store forms: the destination, then the inputs. */
+static int zopStoreGetKeys(struct Client *c, int argc, char **argv, int *out, int max) {
+    (void)c;
+    if (max < 1 || argc < 2) return 0;
+    out[0] = 1;
+    return 1 + numkeysGetKeys(2, argc, argv, out + 1, max - 1);
+}
+
+/* --- ZSCAN --- */
+
+static int parseCursorOrReply(Client *c, const sds s, uint64_t *cursor) {
+    unsigned long long v = 0;
+    size_t len = sdsLen(s), i = 0;
+    int neg = 0;
+    if (i < len && (s[i] == '-' || s[i] == '+')) neg = s[i++] == '-';
+    if (i == len && len > 0) goto bad;
+    for (; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9') goto bad;
+        unsigned d = (unsigned)(s[i] - '0');
+        if (v > (ULLONG_MAX - d) / 10) goto bad;
+        v = v * 10 + d;
+    }
+    *cursor = neg ? (uint64_t)0 - v : v;
+    return 0;
+bad:
+    replyError(c, "ERR invalid cursor");
+    return -1;
+}
+
+typedef struct ScanBatch {
+    zskiplistNode **items;
+    size_t count, cap;
+} ScanBatch;
+
+static void scanCollect(void *priv, void *entry) {
+    ScanBatch *b = priv;
+    if (b->count == b->cap) {
+        b->cap = b->cap ? b->cap * 2 : 16;
+        b->items = xrealloc(b->items, sizeof(*b->items) * b->cap);
+    }
+    b->items[b->count++] = entry;
+}
+
+static void zscanCommand(Client *c) {
+    uint64_t cursor;
+    long count = 10;
+    sds pat = NULL;
+    if (parseCursorOrReply(c, c->argv[2], &cursor) == -1) return;
+    int wrong;
+    kvobj *o = lookupReadOrReply(c, c->argv[1], OBJ_ZSET, &wrong);
+    if (!o) {
+        if (wrong) return;
+        replyArrayLen(c, 2);
+        replyBulk(c, "0", 1);
+        replyArrayLen(c, 0);
+        return;
+    }
+    for (int j = 3; j < c->argc; j += 2) {
+        if (j + 1 >= c->argc) {
+            replyErrorSyntax(c);
+            return;
+        }
+        if (argIs(c->argv[j], "count")) {
+            if (getLongOrReply(c, c->argv[j + 1], &count, NULL) == -1) return;
+            if (count < 1) {
+                replyErrorSyntax(c);
+                return;
+            }
+        } else if (argIs(c->argv[j], "match")) {
+            pat = c->argv[j + 1];
+        } else {
+            replyErrorSyntax(c);
+            return;
+        }
+    }
+    if (pat && sdsLen(pat) == 1 && pat[0] == '*') pat = NULL;
+    replyArrayLen(c, 2);
+    if (isListpack(o)) {
+        replyBulk(c, "0", 1);
+        void *lenNode = replyDeferredLen(c);
+        long n = 0;
+        unsigned char *lp = kvPtr(o);
+        for (unsigned char *p = lpFirst(lp); p; p = lpNext(lp, lpNext(lp, p))) {
+            unsigned char ib1[LP_INTBUF_SIZE], ib2[LP_INTBUF_SIZE];
+            unsigned int ml, sl;
+            unsigned char *m = lpGetValue(p, &ml, ib1, NULL, NULL);
+            if (pat && !globMatch(pat, sdsLen(pat), (const char *)m, ml, 0)) continue;
+            unsigned char *s = lpGetValue(lpNext(lp, p), &sl, ib2, NULL, NULL);
+            replyBulk(c, m, ml);
+            replyBulk(c, s, sl);
+            n += 2;
+        }
+        replySetDeferredArrayLen(c, lenNode, n);
+        return;
+    }
+    Zset *z = kvPtr(o);
+    ScanBatch b = {0};
+    long maxIter = count > LONG_MAX / 10 ? LONG_MAX : count * 10;
+    do {
+        cursor = htabScan(&z->ht, cursor, scanCollect, &b);
+    } while (cursor && maxIter-- && b.count < (size_t)count);
+    char cur[UTIL_LONG_STR_SIZE];
+    int curlen = unsignedLongLongToString(cur, sizeof(cur), cursor);
+    replyBulk(c, cur, (size_t)curlen);
+    void *lenNode = replyDeferredLen(c);
+    long n = 0;
+    for (size_t i = 0; i < b.count; i++) {
+        zskiplistNode *nd = b.items[i];
+        if (pat && !globMatch(pat, sdsLen(pat), (const char *)zslMember(nd), nd->len, 0)) continue;
+        char sbuf[64];
+        int sl = doubleToString(sbuf, sizeof(sbuf), nd->score);
+        replyBulk(c, zslMember(nd), nd->len);
+        replyBulk(c, sbuf, (size_t)sl);
+        n += 2;
+    }
+    replySetDeferredArrayLen(c, lenNode, n);
+    xfree(b.items);
+}
+
+/* --- command table (Redis 7.0.15's COMMAND INFO / DOCS) --- */
+
+#define ZCMD(n, p, a, f, acl_, fk, lk, ks, ver, cx, sum)                                                        \
+    {.name = n, .proc = p, .arity = a, .flags = f, .acl = ACL_SORTEDSET | (acl_), .firstKey = fk, .lastKey = lk, \
+     .keyStep = ks, .group = "sorted-set", .since = ver, .complexity = cx, .summary = sum}
+#define ZMOV(n, p, a, f, fk, gk, ver, cx, sum)                                                                  \
+    {.name = n, .proc = p, .arity = a, .flags = (f) | CMD_MOVABLE_KEYS, .acl = ACL_SORTEDSET | ACL_SLOW,         \
+     .firstKey = fk, .lastKey = fk, .keyStep = fk, .getKeys = gk, .group = "sorted-set", .since = ver,           \
+     .complexity = cx, .summary = sum}
+
+#define CX_RANGE "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned."
+#define CX_RANGE_LIMIT                                                                                          \
+    "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being "      \
+    "returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it " \
+    "O(log(N))."
+#define CX_REMRANGE                                                                                             \
+    "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by " \
+    "the operation."
+#define CX_POP                                                                                                  \
+    "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements "     \
+    "popped."
+#define CX_MPOP                                                                                                 \
+    "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted "   \
+    "set, and M being the number of elements popped."
+#define CX_UNION                                                                                                \
+    "O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of "    \
+    "elements in the resulting sorted set."
+/* ZUNIONSTORE's documented complexity lacks the '*' of ZUNION's. */
+#define CX_UNIONSTORE                                                                                           \
+    "O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of "    \
+    "elements in the resulting sorted set."
+#define CX_INTER                                                                                                \
+    "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input "     \
+    "sorted sets and M being the number of elements in the resulting sorted set."
+#define CX_DIFF                                                                                                 \
+    "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of "   \
+    "the first set, and K is the size of the result set."
+
+Command zsetCommands[] = {
+    ZCMD("zadd", zaddCommand, -4, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 0, 1, 1, 1, "1.2.0",
+         "O(log(N)) for each item added, where N is the number of elements in the sorted set.",
+         "Add one or more members to a sorted set, or update its score if it already exists"),
+    ZCMD("zincrby", zincrbyCommand, 4, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 0, 1, 1, 1, "1.2.0",
+         "O(log(N)) where N is the number of elements in the sorted set.",
+         "Increment the score of a member in a sorted set"),
+    ZCMD("zrem", zremCommand, -3, CMD_WRITE | CMD_FAST, 0, 1, 1, 1, "1.2.0",
+         "O(M*log(N)) with N being the number of elements in the sorted set and M the number of elements to be "
+         "removed.",
+         "Remove one or more members from a sorted set"),
+    ZCMD("zcard", zcardCommand, 2, CMD_READONLY | CMD_FAST, 0, 1, 1, 1, "1.2.0", "O(1)",
+         "Get the number of members in a sorted set"),
+    ZCMD("zcount", zcountCommand, 4, CMD_READONLY | CMD_FAST, 0, 1, 1, 1, "2.0.0",
+         "O(log(N)) with N being the number of elements in the sorted set.",
+         "Count the members in a sorted set with scores within the given values"),
+    ZCMD("zlexcount", zlexcountCommand, 4, CMD_READONLY | CMD_FAST, 0, 1, 1, 1, "2.8.9",
+         "O(log(N)) with N being the number of elements in the sorted set.",
+         "Count the number of members in a sorted set between a given lexicographical range"),
+    ZCMD("zscore", zscoreCommand, 3, CMD_READONLY | CMD_FAST, 0, 1, 1, 1, "1.2.0", "O(1)",
+         "Get the score associated with the given member in a sorted set"),
+    ZCMD("zmscore", zmscoreCommand, -3, CMD_READONLY | CMD_FAST, 0, 1, 1, 1, "6.2.0",
+         "O(N) where N is the number of members being requested.",
+         "Get the score associated with the given members in a sorted set"),
+    ZCMD("zrank", zrankCommand, 3, CMD_READONLY | CMD_FAST, 0, 1, 1, 1, "2.0.0", "O(log(N))",
+         "Determine the index of a member in a sorted set"),
+    ZCMD("zrevrank", zrevrankCommand, 3, CMD_READONLY | CMD_FAST, 0, 1, 1, 1, "2.0.0", "O(log(N))",
+         "Determine the index of a member in a sorted set, with scores ordered from high to low"),
+    ZCMD("zrange", zrangeCommand, -4, CMD_READONLY, ACL_SLOW, 1, 1, 1, "1.2.0", CX_RANGE,
+         "Return a range of members in a sorted set"),
+    ZCMD("zrangestore", zrangestoreCommand, -5, CMD_WRITE | CMD_DENYOOM, ACL_SLOW, 1, 2, 1, "6.2.0",
+         "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements stored "
+         "into the destination key.",
+         "Store a range of members from sorted set into another key"),
+    ZCMD("zrangebyscore", zrangebyscoreCommand, -4, CMD_READONLY, ACL_SLOW, 1, 1, 1, "1.0.5", CX_RANGE_LIMIT,
+         "Return a range of members in a sorted set, by score"),
+    ZCMD("zrevrangebyscore", zrevrangebyscoreCommand, -4, CMD_READONLY, ACL_SLOW, 1, 1, 1, "2.2.0", CX_RANGE_LIMIT,
+         "Return a range of members in a sorted set, by score, with scores ordered from high to low"),
+    ZCMD("zrangebylex", zrangebylexCommand, -4, CMD_READONLY, ACL_SLOW, 1, 1, 1, "2.8.9", CX_RANGE_LIMIT,
+         "Return a range of members in a sorted set, by lexicographical range"),
+    ZCMD("zrevrangebylex", zrevrangebylexCommand, -4, CMD_READONLY, ACL_SLOW, 1, 1, 1, "2.8.9", CX_RANGE_LIMIT,
+         "Return a range of members in a sorted set, by lexicographical range, ordered from higher to lower "
+         "strings."),
+    ZCMD("zrevrange", zrevrangeCommand, -4, CMD_READONLY, ACL_SLOW, 1, 1, 1, "1.2.0", CX_RANGE,
+         "Return a range of members in a sorted set, by index, with scores ordered from high to low"),
+    ZCMD("zremrangebyrank", zremrangebyrankCommand, 4, CMD_WRITE, ACL_SLOW, 1, 1, 1, "2.0.0", CX_REMRANGE,
+         "Remove all members in a sorted set within the given indexes"),
+    ZCMD("zremrangebyscore", zremrangebyscoreCommand, 4, CMD_WRITE, ACL_SLOW, 1, 1, 1, "1.2.0", CX_REMRANGE,
+         "Remove all members in a sorted set within the given scores"),
+    ZCMD("zremrangebylex", zremrangebylexCommand, 4, CMD_WRITE, ACL_SLOW, 1, 1, 1, "2.8.9", CX_REMRANGE,
+         "Remove all members in a sorted set between the given lexicographical range"),
+    ZCMD("zpopmin", zpopminCommand, -2, CMD_WRITE | CMD_FAST, 0, 1, 1, 1, "5.0.0", CX_POP,
+         "Remove and return members with the lowest scores in a sorted set"),
+    ZCMD("zpopmax", zpopmaxCommand, -2, CMD_WRITE | CMD_FAST, 0, 1, 1, 1, "5.0.0", CX_POP,
+         "Remove and return members with the highest scores in a sorted set"),
+    ZMOV("zmpop", zmpopCommand, -4, CMD_WRITE, 0, zmpopGetKeys, "7.0.0", CX_MPOP,
+         "Remove and return members with scores in a sorted set"),
+    ZMOV("bzmpop", bzmpopCommand, -5, CMD_WRITE | CMD_BLOCKING, 0, bzmpopGetKeys, "7.0.0", CX_MPOP,
+         "Remove and return members with scores in a sorted set or block until one is available"),
+    ZCMD("bzpopmin", bzpopminCommand, -3, CMD_WRITE | CMD_NOSCRIPT | CMD_BLOCKING | CMD_FAST, 0, 1, -2, 1, "5.0.0",
+         "O(log(N)) with N being the number of elements in the sorted set.",
+         "Remove and return the member with the lowest score from one or more sorted sets, or block until one is "
+         "available"),
+    ZCMD("bzpopmax", bzpopmaxCommand, -3, CMD_WRITE | CMD_NOSCRIPT | CMD_BLOCKING | CMD_FAST, 0, 1, -2, 1, "5.0.0",
+         "O(log(N)) with N being the number of elements in the sorted set.",
+         "Remove and return the member with the highest score from one or more sorted sets, or block until one is "
+         "available"),
+    ZCMD("zrandmember", zrandmemberCommand, -2, CMD_READONLY, ACL_SLOW, 1, 1, 1, "6.2.0",
+         "O(N) where N is the number of elements returned", "Get one or multiple random elements from a sorted set"),
+    ZMOV("zunion", zunionCommand, -3, CMD_READONLY, 0, zopGetKeys, "6.2.0", CX_UNION, "Add multiple sorted sets"),
+    ZMOV("zinter", zinterCommand, -3, CMD_READONLY, 0, zopGetKeys, "6.2.0", CX_INTER, "Intersect multiple sorted sets"),
+    ZMOV("zdiff", zdiffCommand, -3, CMD_READONLY, 0, zopGetKeys, "6.2.0", CX_DIFF, "Subtract multiple sorted sets"),
+    ZMOV("zunionstore", zunionstoreCommand, -4, CMD_WRITE | CMD_DENYOOM, 1, zopStoreGetKeys, "2.0.0", CX_UNIONSTORE,
+         "Add multiple sorted sets and store the resulting sorted set in a new key"),
+    ZMOV("zinterstore", zinterstoreCommand, -4, CMD_WRITE | CMD_DENYOOM, 1, zopStoreGetKeys, "2.0.0", CX_INTER,
+         "Intersect multiple sorted sets and store the resulting sorted set in a new key"),
+    ZMOV("zdiffstore", zdiffstoreCommand, -4, CMD_WRITE | CMD_DENYOOM, 1, zopStoreGetKeys, "6.2.0", CX_DIFF,
+         "Subtract multiple sorted sets and store the resulting sorted set in a new key"),
+    ZMOV("zintercard", zintercardCommand, -3, CMD_READONLY, 0, zopGetKeys, "7.0.0",
+         "O(N*K) worst case with N being the smallest input sorted set, K being the number of input sorted sets.",
+         "Intersect multiple sorted sets and return the cardinality of the result"),
+    ZCMD("zscan", zscanCommand, -3, CMD_READONLY, ACL_SLOW, 1, 1, 1, "2.8.0",
+         "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to "
+         "return back to 0. N is the number of elements inside the collection..",
+         "Incrementally iterate sorted sets elements and associated scores"),
+    {0},
+};
