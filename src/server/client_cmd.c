@@ -1,5 +1,6 @@
 /* client_cmd.c -- the CLIENT container: ID, SETNAME, GETNAME, SETINFO, LIST,
- * INFO, KILL, REPLY, NO-EVICT, GETREDIR, HELP.
+ * INFO, KILL, REPLY, NO-EVICT, UNBLOCK, HELP; TRACKING, CACHING, GETREDIR and
+ * TRACKINGINFO are handled by tracking.c, PAUSE and UNPAUSE by pause.c.
  *
  * CLIENT LIST / CLIENT INFO lines carry Redis 7.0.15's fields in its order.
  * Killing another client frees it at the next loop turn (clientFreeAsync);
@@ -13,6 +14,8 @@
 #include "core/net.h"
 #include "core/server.h"
 #include "ds/util.h"
+#include "server/pause.h"
+#include "server/tracking.h"
 #include "types/blocking.h"
 
 /* Counts owned by the transaction and pub/sub layers.  Weak so that CLIENT
@@ -36,6 +39,8 @@ static sds catClientFlags(sds s, const Client *c) {
     if (c->flags & CLIENT_MULTI) *p++ = 'x';
     if (c->flags & CLIENT_BLOCKED) *p++ = 'b';
     if (c->flags & CLIENT_TRACKING) *p++ = 't';
+    if (trackingClientBrokenRedirect(c)) *p++ = 'R';
+    if (trackingClientBcast(c)) *p++ = 'B';
     if (c->flags & CLIENT_DIRTY_CAS) *p++ = 'd';
     if (c->flags & CLIENT_CLOSE_AFTER_REPLY) *p++ = 'c';
     if (c->flags & CLIENT_CLOSE_ASAP) *p++ = 'A';
@@ -68,11 +73,12 @@ static sds catClientInfo(sds s, const Client *c) {
     s = sdsCatPrintf(s,
                      " db=%d sub=%ld psub=%ld ssub=%ld multi=%d qbuf=%zu qbuf-free=%zu argv-mem=%zu"
                      " multi-mem=%zu rbs=%d rbp=%d obl=%zu oll=%lu omem=%zu tot-mem=%zu events=%s"
-                     " cmd=%s user=default redir=-1 resp=%d\n",
+                     " cmd=%s user=default redir=%lld resp=%d\n",
                      c->db ? c->db->id : 0, sub, psub, ssub, multi, qbuf, qbufFree, c->argvBytes,
                      multiMem, CLIENT_REPLY_BUF, CLIENT_REPLY_BUF, c->bufpos, c->replyBlocks,
                      c->replyBytes, totMem, events,
-                     last ? (last->fullname ? last->fullname : last->name) : "NULL", c->resp);
+                     last ? (last->fullname ? last->fullname : last->name) : "NULL", trackingClientRedirect(c),
+                     c->resp);
     return s;
 }
 
@@ -339,15 +345,14 @@ static void clientUnblockCommand(Client *c) {
     replyLongLong(c, 0);
 }
 
-/* Client-side caching is not implemented: never a redirection. */
-static void clientGetredirCommand(Client *c) { replyLongLong(c, -1); }
-
 static void clientHelpCommand(Client *c) {
     static const char *help[] = {
         "GETNAME",
         "    The name of this connection (nil when none was set).",
+        "CACHING YES|NO",
+        "    Track, or not, the keys read by the next command (OPTIN/OPTOUT modes).",
         "GETREDIR",
-        "    The id of the client receiving tracking redirects: always -1 here.",
+        "    The id of the client receiving this connection's invalidations (0: none, -1: not tracking).",
         "ID",
         "    The id of this connection.",
         "INFO",
@@ -365,6 +370,8 @@ static void clientHelpCommand(Client *c) {
         "    * SKIPME YES|NO (whether to spare this connection; default YES)",
         "LIST [TYPE NORMAL|MASTER|REPLICA|PUBSUB | ID <client-id> [<client-id> ...]]",
         "    One line per connection, optionally filtered.",
+        "PAUSE <timeout> [WRITE|ALL]",
+        "    Hold all commands (ALL) or just writes (WRITE) of every client for <timeout> ms.",
         "NO-EVICT ON|OFF",
         "    Exempt this connection from client eviction, or not.",
         "REPLY ON|OFF|SKIP",
@@ -373,8 +380,14 @@ static void clientHelpCommand(Client *c) {
         "    Record the client library name or version of this connection.",
         "SETNAME <name>",
         "    Name this connection (an empty name clears it).",
+        "TRACKING ON|OFF [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]] [OPTIN] [OPTOUT] [NOLOOP]",
+        "    Turn server-assisted client-side caching on or off.",
+        "TRACKINGINFO",
+        "    This connection's tracking mode, redirection and prefixes.",
         "UNBLOCK <clientid> [TIMEOUT|ERROR]",
         "    Unblock the specified blocked client.",
+        "UNPAUSE",
+        "    End the current CLIENT PAUSE and run the held commands.",
         NULL,
     };
     replyHelp(c, help);
@@ -415,6 +428,23 @@ static Command clientSubcommands[] = {
     {.name = "getredir", .proc = clientGetredirCommand, .arity = 2, .flags = CLIENT_SUB_FLAGS,
      .acl = ACL_CONNECTION, .group = "connection", .since = "6.0.0", .complexity = "O(1)",
      .summary = "Get tracking notifications redirection client ID if any"},
+    {.name = "tracking", .proc = clientTrackingCommand, .arity = -3, .flags = CLIENT_SUB_FLAGS,
+     .acl = ACL_CONNECTION, .group = "connection", .since = "6.0.0",
+     .complexity = "O(1). Some options may introduce additional complexity.",
+     .summary = "Enable or disable server assisted client side caching support"},
+    {.name = "caching", .proc = clientCachingCommand, .arity = 3, .flags = CLIENT_SUB_FLAGS,
+     .acl = ACL_CONNECTION, .group = "connection", .since = "6.0.0", .complexity = "O(1)",
+     .summary = "Instruct the server about tracking or not keys in the next request"},
+    {.name = "trackinginfo", .proc = clientTrackinginfoCommand, .arity = 2, .flags = CLIENT_SUB_FLAGS,
+     .acl = ACL_CONNECTION, .group = "connection", .since = "6.2.0", .complexity = "O(1)",
+     .summary = "Return information about server assisted client side caching for the current connection"},
+    {.name = "pause", .proc = clientPauseCommand, .arity = -3, .flags = CMD_ADMIN | CLIENT_SUB_FLAGS,
+     .acl = ACL_CONNECTION, .group = "connection", .since = "2.9.50", .complexity = "O(1)",
+     .summary = "Stop processing commands from clients for some time"},
+    {.name = "unpause", .proc = clientUnpauseCommand, .arity = 2, .flags = CMD_ADMIN | CLIENT_SUB_FLAGS,
+     .acl = ACL_CONNECTION, .group = "connection", .since = "6.2.0",
+     .complexity = "O(N) Where N is the number of paused clients",
+     .summary = "Resume processing of clients that were paused"},
     {.name = "unblock", .proc = clientUnblockCommand, .arity = -3, .flags = CMD_ADMIN | CLIENT_SUB_FLAGS,
      .acl = ACL_CONNECTION, .group = "connection", .since = "5.0.0",
      .complexity = "O(log N) where N is the number of client connections",

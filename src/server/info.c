@@ -25,6 +25,7 @@
 #include "ds/alloc.h"
 #include "ds/util.h"
 #include "server/pubsub.h"
+#include "server/tracking.h"
 #include "server/stats.h"
 
 typedef sds InfoSectionProc(sds s);
@@ -306,9 +307,9 @@ static sds infoStats(sds s) {
                         "active_defrag_key_misses:0\r\n"
                         "total_active_defrag_time:0\r\n"
                         "current_active_defrag_time:0\r\n"
-                        "tracking_total_keys:0\r\n"
-                        "tracking_total_items:0\r\n"
-                        "tracking_total_prefixes:0\r\n"
+                        "tracking_total_keys:%llu\r\n"
+                        "tracking_total_items:%llu\r\n"
+                        "tracking_total_prefixes:%llu\r\n"
                         "unexpected_error_replies:%lld\r\n"
                         "total_error_replies:%lld\r\n"
                         "dump_payload_sanitizations:0\r\n"
@@ -324,6 +325,7 @@ static sds infoStats(sds s) {
                         dbStats.expiredTimeCapReached, dbStats.expireCycleCpuMs, st->evictedKeys,
                         st->evictedClients, dbStats.keyspaceHits, dbStats.keyspaceMisses,
                         pubsubChannelCount(), pubsubPatternCount(), pubsubShardChannelCount(),
+                        trackingTotalKeys(), trackingTotalItems(), trackingTotalPrefixes(),
                         st->unexpectedErrorReplies, st->totalErrorReplies, st->totalReadsProcessed,
                         st->totalWritesProcessed);
 }

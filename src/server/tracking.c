@@ -1,0 +1,688 @@
+/* tracking.c -- server-assisted client-side caching, as Redis 7.0 does it.
+ *
+ * Default mode.  After a read-only command of a tracking client, each of
+ * its keys is remembered in `table` (key -> sorted ids of the clients that
+ * read it).  The table is global to all databases, like Redis's.  When a
+ * key is modified (the transaction layer's key-modified hook), its entry is
+ * removed and every id in it that still names a tracking, non-BCAST client
+ * gets an invalidation.  OPTIN remembers only after CLIENT CACHING YES,
+ * OPTOUT skips after CLIENT CACHING NO; that CACHING flag lives until the
+ * next command other than a CLIENT subcommand, or until EXEC's end.
+ *
+ * BCAST mode.  `prefixes` (sorted bytewise) lists every prefix some BCAST
+ * client registered ("" when it gave none), each with its clients and the
+ * keys modified since the last broadcast (with the id of the last writer,
+ * for NOLOOP).  Before the loop sleeps, each prefix sends its keys, sorted,
+ * as one message to each of its clients.
+ *
+ * Delivery.  RESP3 clients get `>2 invalidate <keys>`; with REDIRECT the
+ * message goes to the target client instead: a RESP3 push, or for a RESP2
+ * target in pub/sub mode a `message` on `__redis__:invalidate`.  A missing
+ * target marks the redirection broken and tells the tracking client (RESP3)
+ * `tracking-redir-broken <id>`.  An invalidation for the client whose
+ * command is running waits in `pending` until that command (or its whole
+ * EXEC) has replied.  FLUSHDB/FLUSHALL send a null to every tracking client
+ * and empty the table.
+ *
+ * A client's TrackingState exists exactly while it has CLIENT_TRACKING.
+ * Clients are never referenced by the tables after they stop tracking: ids
+ * are looked up when needed, BCAST prefixes drop the client at once. */
+#include "server/tracking.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dispatch.h"
+#include "core/server.h"
+#include "ds/alloc.h"
+#include "ds/htab.h"
+#include "ds/siphash.h"
+#include "ds/util.h"
+#include "server/multi.h"
+
+#define TRK_BCAST (1u << 0)
+#define TRK_OPTIN (1u << 1)
+#define TRK_OPTOUT (1u << 2)
+#define TRK_NOLOOP (1u << 3)
+#define TRK_CACHING (1u << 4)      /* CLIENT CACHING given for the next command */
+#define TRK_BROKEN_REDIR (1u << 5) /* the redirect target is gone */
+
+typedef struct TrackingState {
+    uint64_t redirect; /* client receiving our invalidations, 0 = ourselves */
+    unsigned opts;     /* TRK_* */
+    sds *prefixes;     /* BCAST prefixes, sorted bytewise */
+    int numPrefixes;
+} TrackingState;
+
+/* A key read by tracking clients. */
+typedef struct TrackedKey {
+    void *next;     /* htab link */
+    uint64_t *ids;  /* sorted, unique */
+    uint32_t count, cap;
+    size_t len;
+    char key[];
+} TrackedKey;
+
+/* A key modified since the last broadcast, under one prefix. */
+typedef struct PendingKey {
+    void *next;      /* htab link */
+    uint64_t writer; /* id of the last client that changed it, 0 = none */
+    size_t len;
+    char key[];
+} PendingKey;
+
+typedef struct BcastPrefix {
+    sds prefix;
+    Client **clients; /* BCAST clients registered for it */
+    int count, cap;
+    Htab keys;        /* PendingKey */
+} BcastPrefix;
+
+/* An invalidation held until the running command has replied. */
+typedef struct Deferred {
+    Client *c;
+    sds key; /* NULL: a flush (null) */
+} Deferred;
+
+static uint64_t keyHash(const void *key, size_t len) { return siphash(key, len, dbHashSeed); }
+static void trackedKeyOf(const void *e, const void **key, size_t *len) {
+    const TrackedKey *t = e;
+    *key = t->key;
+    *len = t->len;
+}
+static void pendingKeyOf(const void *e, const void **key, size_t *len) {
+    const PendingKey *p = e;
+    *key = p->key;
+    *len = p->len;
+}
+static const HtabType trackedType = {keyHash, trackedKeyOf};
+static const HtabType pendingType = {keyHash, pendingKeyOf};
+
+static Htab table;
+static unsigned long long totalItems; /* sum of the id counts in table */
+static BcastPrefix **prefixes;
+static int numPrefixes, capPrefixes;
+static Deferred *deferred;
+static size_t numDeferred, capDeferred;
+static long trackingClients;
+
+/* --- helpers --- */
+
+static Client *findClient(uint64_t id) {
+    for (Client *o = server.net.clients; o; o = o->nextClient)
+        if (o->id == id) return o;
+    return NULL;
+}
+
+static int bytesCmp(const char *a, size_t alen, const char *b, size_t blen) {
+    int r = memcmp(a, b, alen < blen ? alen : blen);
+    if (r) return r;
+    return alen < blen ? -1 : alen > blen;
+}
+
+/* One of the two is a prefix of the other. */
+static int prefixesOverlap(const sds a, const sds b) {
+    size_t la = sdsLen(a), lb = sdsLen(b);
+    return memcmp(a, b, la < lb ? la : lb) == 0;
+}
+
+static unsigned optsOf(const Client *c) {
+    const TrackingState *ts = c->trackingState;
+    return ts ? ts->opts : 0;
+}
+
+/* "*1\r\n$<len>\r\n<key>\r\n" or a null in c's protocol; caller frees. */
+static sds keyProto(const Client *c, const char *key, size_t len) {
+    if (!key) return sdsNew(c->resp > 2 ? "_\r\n" : "$-1\r\n");
+    sds s = sdsCatPrintf(sdsEmpty(), "*1\r\n$%zu\r\n", len);
+    s = sdsCatLen(s, key, len);
+    return sdsCatLen(s, "\r\n", 2);
+}
+
+/* Sends the value part `proto` (raw RESP) of an invalidation meant for
+ * tracking client c, to c or to its redirection target. */
+static void sendTrackingMessage(Client *c, const char *proto, size_t len) {
+    TrackingState *ts = c->trackingState;
+    Client *dst = c;
+    int redirected = 0;
+    if (ts && ts->redirect) {
+        dst = findClient(ts->redirect);
+        if (!dst) {
+            ts->opts |= TRK_BROKEN_REDIR;
+            if (c->resp > 2) {
+                replyPushLen(c, 2);
+                replyBulk(c, "tracking-redir-broken", 21);
+                replyLongLong(c, (long long)ts->redirect);
+            }
+            return;
+        }
+        redirected = 1;
+    }
+    if (dst->resp > 2) {
+        replyPushLen(dst, 2);
+        replyBulk(dst, "invalidate", 10);
+    } else if (redirected && (dst->flags & CLIENT_PUBSUB)) {
+        replyArrayLen(dst, 3);
+        replyBulk(dst, "message", 7);
+        replyBulk(dst, "__redis__:invalidate", 20);
+    } else {
+        return; /* RESP2 without a pub/sub target: nowhere to say it */
+    }
+    replyRaw(dst, proto, len);
+}
+
+static void sendKey(Client *c, const char *key, size_t len) {
+    sds p = keyProto(c, key, len);
+    sendTrackingMessage(c, p, sdsLen(p));
+    sdsFree(p);
+}
+
+static void defer(Client *c, const char *key, size_t len) {
+    if (numDeferred == capDeferred) {
+        capDeferred = capDeferred ? capDeferred * 2 : 8;
+        deferred = xrealloc(deferred, capDeferred * sizeof(*deferred));
+    }
+    deferred[numDeferred].c = c;
+    deferred[numDeferred].key = key ? sdsNewLen(key, len) : NULL;
+    numDeferred++;
+}
+
+static void sendDeferred(void) {
+    for (size_t i = 0; i < numDeferred; i++) {
+        Deferred *d = &deferred[i];
+        if (d->c) sendKey(d->c, d->key, d->key ? sdsLen(d->key) : 0);
+        if (d->key) sdsFree(d->key);
+    }
+    numDeferred = 0;
+}
+
+/* --- the key table --- */
+
+static void freeTrackedKey(void *e, void *priv) {
+    (void)priv;
+    TrackedKey *t = e;
+    xfree(t->ids);
+    xfree(t);
+}
+
+static void rememberKey(const char *key, size_t len, uint64_t id) {
+    TrackedKey *t = htabFind(&table, key, len);
+    if (!t) {
+        t = xmalloc(sizeof(*t) + len);
+        t->ids = NULL;
+        t->count = t->cap = 0;
+        t->len = len;
+        memcpy(t->key, key, len);
+        htabAdd(&table, t);
+    }
+    uint32_t lo = 0, hi = t->count;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (t->ids[mid] < id) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo < t->count && t->ids[lo] == id) return;
+    if (t->count == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 2;
+        t->ids = xrealloc(t->ids, t->cap * sizeof(*t->ids));
+    }
+    memmove(t->ids + lo + 1, t->ids + lo, (t->count - lo) * sizeof(*t->ids));
+    t->ids[lo] = id;
+    t->count++;
+    totalItems++;
+}
+
+static int isClientSubcommand(const Command *cmd) {
+    return cmd->parent && strcmp(cmd->parent->name, "client") == 0;
+}
+
+/* Remember the keys of read-only command cmd just run by tracking client c,
+ * unless OPTIN/OPTOUT and CLIENT CACHING say otherwise. */
+static void rememberCommandKeys(Client *c, Command *cmd) {
+    unsigned o = optsOf(c);
+    if (o & TRK_BCAST) return;
+    int caching = (o & TRK_CACHING) != 0;
+    if (((o & TRK_OPTIN) && !caching) || ((o & TRK_OPTOUT) && caching)) return;
+    if (cmd->flags & CMD_PUBSUB) return; /* shard channels look like keys */
+    /* Read-only scripts are not tracked; the commands they run are. */
+    if (!strcmp(cmd->name, "eval_ro") || !strcmp(cmd->name, "evalsha_ro") || !strcmp(cmd->name, "fcall_ro"))
+        return;
+    int stackPos[16];
+    int *pos = c->argc <= 16 ? stackPos : xmalloc(sizeof(int) * (size_t)c->argc);
+    int n = commandGetKeys(cmd, c, c->argc, c->argv, pos, c->argc);
+    for (int i = 0; i < n; i++) rememberKey(c->argv[pos[i]], sdsLen(c->argv[pos[i]]), c->id);
+    if (pos != stackPos) xfree(pos);
+}
+
+/* --- BCAST prefixes --- */
+
+/* Index of the prefix p in `prefixes`, or -(insertion point) - 1. */
+static int findPrefix(const char *p, size_t len) {
+    int lo = 0, hi = numPrefixes;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        int r = bytesCmp(prefixes[mid]->prefix, sdsLen(prefixes[mid]->prefix), p, len);
+        if (r == 0) return mid;
+        if (r < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return -lo - 1;
+}
+
+static void freePendingKey(void *e, void *priv) {
+    (void)priv;
+    xfree(e);
+}
+
+/* Registers BCAST client c for prefix p (once). */
+static void addClientPrefix(Client *c, const char *p, size_t len) {
+    TrackingState *ts = c->trackingState;
+    int lo = 0, hi = ts->numPrefixes;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        int r = bytesCmp(ts->prefixes[mid], sdsLen(ts->prefixes[mid]), p, len);
+        if (r == 0) return;
+        if (r < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    ts->prefixes = xrealloc(ts->prefixes, (size_t)(ts->numPrefixes + 1) * sizeof(sds));
+    memmove(ts->prefixes + lo + 1, ts->prefixes + lo, (size_t)(ts->numPrefixes - lo) * sizeof(sds));
+    ts->prefixes[lo] = sdsNewLen(p, len);
+    ts->numPrefixes++;
+
+    int at = findPrefix(p, len);
+    BcastPrefix *bp;
+    if (at >= 0) {
+        bp = prefixes[at];
+    } else {
+        at = -at - 1;
+        bp = xcalloc(sizeof(*bp));
+        bp->prefix = sdsNewLen(p, len);
+        htabInit(&bp->keys, &pendingType);
+        if (numPrefixes == capPrefixes) {
+            capPrefixes = capPrefixes ? capPrefixes * 2 : 4;
+            prefixes = xrealloc(prefixes, (size_t)capPrefixes * sizeof(*prefixes));
+        }
+        memmove(prefixes + at + 1, prefixes + at, (size_t)(numPrefixes - at) * sizeof(*prefixes));
+        prefixes[at] = bp;
+        numPrefixes++;
+    }
+    if (bp->count == bp->cap) {
+        bp->cap = bp->cap ? bp->cap * 2 : 4;
+        bp->clients = xrealloc(bp->clients, (size_t)bp->cap * sizeof(Client *));
+    }
+    bp->clients[bp->count++] = c;
+}
+
+static void removeClientPrefix(Client *c, const sds p) {
+    int at = findPrefix(p, sdsLen(p));
+    if (at < 0) return;
+    BcastPrefix *bp = prefixes[at];
+    for (int i = 0; i < bp->count; i++) {
+        if (bp->clients[i] != c) continue;
+        memmove(bp->clients + i, bp->clients + i + 1, (size_t)(bp->count - i - 1) * sizeof(Client *));
+        bp->count--;
+        break;
+    }
+    if (bp->count > 0) return;
+    htabClear(&bp->keys, freePendingKey, NULL);
+    xfree(bp->clients);
+    sdsFree(bp->prefix);
+    xfree(bp);
+    memmove(prefixes + at, prefixes + at + 1, (size_t)(numPrefixes - at - 1) * sizeof(*prefixes));
+    numPrefixes--;
+}
+
+static void queueForBroadcast(Client *writer, const char *key, size_t len) {
+    for (int i = 0; i < numPrefixes; i++) {
+        BcastPrefix *bp = prefixes[i];
+        size_t plen = sdsLen(bp->prefix);
+        if (plen > len || memcmp(bp->prefix, key, plen) != 0) continue;
+        PendingKey *pk = htabFind(&bp->keys, key, len);
+        if (!pk) {
+            pk = xmalloc(sizeof(*pk) + len);
+            pk->len = len;
+            memcpy(pk->key, key, len);
+            htabAdd(&bp->keys, pk);
+        }
+        pk->writer = writer ? writer->id : 0;
+    }
+}
+
+static int pendingKeyCmp(const void *a, const void *b) {
+    const PendingKey *x = *(PendingKey *const *)a, *y = *(PendingKey *const *)b;
+    return bytesCmp(x->key, x->len, y->key, y->len);
+}
+
+/* The array of keys (skipping those last written by `skip`, unless 0), or
+ * NULL when that leaves none.  Caller frees. */
+static sds broadcastProto(PendingKey **keys, size_t n, uint64_t skip) {
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!skip || keys[i]->writer != skip) count++;
+    if (count == 0) return NULL;
+    sds s = sdsCatPrintf(sdsEmpty(), "*%zu\r\n", count);
+    for (size_t i = 0; i < n; i++) {
+        if (skip && keys[i]->writer == skip) continue;
+        s = sdsCatPrintf(s, "$%zu\r\n", keys[i]->len);
+        s = sdsCatLen(s, keys[i]->key, keys[i]->len);
+        s = sdsCatLen(s, "\r\n", 2);
+    }
+    return s;
+}
+
+static void broadcastPrefix(BcastPrefix *bp) {
+    size_t n = htabSize(&bp->keys);
+    if (n == 0) return;
+    PendingKey **keys = xmalloc(n * sizeof(*keys));
+    HtabIter it;
+    htabIterInit(&it, &bp->keys);
+    size_t k = 0;
+    PendingKey *pk;
+    while ((pk = htabIterNext(&it)) && k < n) keys[k++] = pk;
+    qsort(keys, k, sizeof(*keys), pendingKeyCmp);
+    sds common = broadcastProto(keys, k, 0);
+    for (int i = 0; i < bp->count; i++) {
+        Client *c = bp->clients[i];
+        if (optsOf(c) & TRK_NOLOOP) {
+            sds own = broadcastProto(keys, k, c->id);
+            if (own) sendTrackingMessage(c, own, sdsLen(own));
+            sdsFree(own);
+        } else {
+            sendTrackingMessage(c, common, sdsLen(common));
+        }
+    }
+    sdsFree(common);
+    xfree(keys);
+    htabClear(&bp->keys, freePendingKey, NULL);
+}
+
+/* --- enabling and disabling --- */
+
+static void disableTracking(Client *c) {
+    TrackingState *ts = c->trackingState;
+    if (!ts) return;
+    for (int i = 0; i < ts->numPrefixes; i++) {
+        removeClientPrefix(c, ts->prefixes[i]);
+        sdsFree(ts->prefixes[i]);
+    }
+    xfree(ts->prefixes);
+    xfree(ts);
+    c->trackingState = NULL;
+    c->flags &= ~CLIENT_TRACKING;
+    trackingClients--;
+}
+
+static void enableTracking(Client *c, uint64_t redirect, unsigned opts, sds *pfx, int n) {
+    TrackingState *ts = c->trackingState;
+    if (!ts) {
+        ts = xcalloc(sizeof(*ts));
+        c->trackingState = ts;
+        trackingClients++;
+    }
+    c->flags |= CLIENT_TRACKING;
+    ts->opts &= ~(TRK_BROKEN_REDIR | TRK_BCAST | TRK_OPTIN | TRK_OPTOUT | TRK_NOLOOP);
+    ts->redirect = redirect;
+    if (opts & TRK_BCAST) {
+        ts->opts |= TRK_BCAST;
+        if (n == 0) addClientPrefix(c, "", 0);
+        for (int i = 0; i < n; i++) addClientPrefix(c, pfx[i], sdsLen(pfx[i]));
+    }
+    ts->opts |= opts & (TRK_OPTIN | TRK_OPTOUT | TRK_NOLOOP);
+}
+
+static void clientGone(Client *c) {
+    disableTracking(c);
+    for (size_t i = 0; i < numDeferred; i++)
+        if (deferred[i].c == c) deferred[i].c = NULL;
+}
+
+/* --- hooks --- */
+
+void trackingInvalidateKey(Client *c, Db *db, const char *key, size_t len) {
+    (void)db;
+    if (numPrefixes > 0) queueForBroadcast(c, key, len);
+    if (htabSize(&table) == 0) return;
+    TrackedKey *t = htabUnlink(&table, key, len);
+    if (!t) return;
+    totalItems -= t->count;
+    Client *cur = server.net.current;
+    for (uint32_t i = 0; i < t->count; i++) {
+        Client *target = findClient(t->ids[i]);
+        if (!target || !(target->flags & CLIENT_TRACKING) || (optsOf(target) & TRK_BCAST)) continue;
+        if (target == cur) {
+            if (!(optsOf(target) & TRK_NOLOOP)) defer(target, key, len);
+        } else {
+            sendKey(target, key, len);
+        }
+    }
+    freeTrackedKey(t, NULL);
+}
+
+static void onFlush(int dbid) {
+    (void)dbid;
+    if (trackingClients > 0) {
+        for (Client *o = server.net.clients; o; o = o->nextClient) {
+            if (!(o->flags & CLIENT_TRACKING)) continue;
+            if (o == server.net.current)
+                defer(o, NULL, 0);
+            else
+                sendKey(o, NULL, 0);
+        }
+    }
+    htabClear(&table, freeTrackedKey, NULL);
+    totalItems = 0;
+}
+
+static void afterCall(Client *c, Command *cmd, long long usec) {
+    (void)usec;
+    if ((cmd->flags & CMD_READONLY) && (c->flags & CLIENT_TRACKING)) rememberCommandKeys(c, cmd);
+    /* CLIENT CACHING applies to the next command (or transaction) only. */
+    TrackingState *ts = c->trackingState;
+    if (ts && (ts->opts & TRK_CACHING) && !(c->flags & CLIENT_MULTI) && !isClientSubcommand(cmd))
+        ts->opts &= ~TRK_CACHING;
+    if (server.net.current == NULL && numDeferred > 0) sendDeferred();
+}
+
+static void beforeSleep(void) {
+    if (numDeferred > 0) sendDeferred();
+    for (int i = 0; i < numPrefixes; i++) broadcastPrefix(prefixes[i]);
+}
+
+__attribute__((constructor)) static void trackingInit(void) {
+    htabInit(&table, &trackedType);
+    multiAddKeyModifiedHook(trackingInvalidateKey);
+    serverAddFlushHook(onFlush);
+    dispatchAddAfterCall(afterCall);
+    serverAddBeforeSleepHook(beforeSleep);
+    clientAddFreeHook(clientGone);
+    clientAddResetHook(clientGone);
+}
+
+/* --- INFO / CLIENT LIST --- */
+
+unsigned long long trackingTotalKeys(void) { return htabSize(&table); }
+unsigned long long trackingTotalItems(void) { return totalItems; }
+unsigned long long trackingTotalPrefixes(void) { return (unsigned long long)numPrefixes; }
+
+long long trackingClientRedirect(const Client *c) {
+    const TrackingState *ts = c->trackingState;
+    return ts ? (long long)ts->redirect : -1;
+}
+int trackingClientBrokenRedirect(const Client *c) { return (optsOf(c) & TRK_BROKEN_REDIR) != 0; }
+int trackingClientBcast(const Client *c) { return (optsOf(c) & TRK_BCAST) != 0; }
+
+/* --- commands --- */
+
+/* Redis 7.0's prefix check, including its quirk: an overlap between two
+ * given prefixes found past the first one replies the error and still lets
+ * the command go on (returns non-zero). */
+static int checkPrefixCollisionsOrReply(Client *c, sds *pfx, int n) {
+    const TrackingState *ts = c->trackingState;
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; ts && k < ts->numPrefixes; k++) {
+            if (prefixesOverlap(ts->prefixes[k], pfx[i])) {
+                replyErrorFormat(c,
+                                 "ERR Prefix '%s' overlaps with an existing prefix '%s'. "
+                                 "Prefixes for a single client must not overlap.",
+                                 pfx[i], ts->prefixes[k]);
+                return 0;
+            }
+        }
+        for (int j = i + 1; j < n; j++) {
+            if (prefixesOverlap(pfx[i], pfx[j])) {
+                replyErrorFormat(c,
+                                 "ERR Prefix '%s' overlaps with another provided prefix '%s'. "
+                                 "Prefixes for a single client must not overlap.",
+                                 pfx[i], pfx[j]);
+                return i;
+            }
+        }
+    }
+    return 1;
+}
+
+/* Checks the ON options against each other and the current state. */
+static int checkOnOptionsOrReply(Client *c, unsigned opts, int numPfx) {
+    unsigned cur = optsOf(c);
+    int tracking = (c->flags & CLIENT_TRACKING) != 0;
+    if (!(opts & TRK_BCAST) && numPfx) {
+        replyError(c, "ERR PREFIX option requires BCAST mode to be enabled");
+        return 0;
+    }
+    if (tracking && !!(cur & TRK_BCAST) != !!(opts & TRK_BCAST)) {
+        replyError(c, "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and "
+                      "then re-enabling it with a different mode.");
+        return 0;
+    }
+    if ((opts & TRK_BCAST) && (opts & (TRK_OPTIN | TRK_OPTOUT))) {
+        replyError(c, "ERR OPTIN and OPTOUT are not compatible with BCAST");
+        return 0;
+    }
+    if ((opts & TRK_OPTIN) && (opts & TRK_OPTOUT)) {
+        replyError(c, "ERR You can't specify both OPTIN mode and OPTOUT mode");
+        return 0;
+    }
+    if (((opts & TRK_OPTIN) && (cur & TRK_OPTOUT)) || ((opts & TRK_OPTOUT) && (cur & TRK_OPTIN))) {
+        replyError(c, "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and "
+                      "then re-enabling it with a different mode.");
+        return 0;
+    }
+    return 1;
+}
+
+/* CLIENT TRACKING ON|OFF [REDIRECT id] [BCAST] [PREFIX p ...] [OPTIN]
+ * [OPTOUT] [NOLOOP] */
+void clientTrackingCommand(Client *c) {
+    long long redirect = 0;
+    unsigned opts = 0;
+    sds *pfx = NULL;
+    int numPfx = 0;
+    for (int j = 3; j < c->argc; j++) {
+        int more = c->argc - 1 - j;
+        sds a = c->argv[j];
+        if (argIs(a, "redirect") && more) {
+            j++;
+            if (redirect != 0) {
+                replyError(c, "ERR A client can only redirect to a single other client");
+                goto cleanup;
+            }
+            if (getLongLongOrReply(c, c->argv[j], &redirect, NULL) == -1) goto cleanup;
+            if (redirect <= 0 || !findClient((uint64_t)redirect)) {
+                replyError(c, "ERR The client ID you want redirect to does not exist");
+                goto cleanup;
+            }
+        } else if (argIs(a, "bcast")) {
+            opts |= TRK_BCAST;
+        } else if (argIs(a, "optin")) {
+            opts |= TRK_OPTIN;
+        } else if (argIs(a, "optout")) {
+            opts |= TRK_OPTOUT;
+        } else if (argIs(a, "noloop")) {
+            opts |= TRK_NOLOOP;
+        } else if (argIs(a, "prefix") && more) {
+            j++;
+            pfx = xrealloc(pfx, (size_t)(numPfx + 1) * sizeof(sds));
+            pfx[numPfx++] = c->argv[j];
+        } else {
+            replyErrorSyntax(c);
+            goto cleanup;
+        }
+    }
+    if (argIs(c->argv[2], "on")) {
+        if (!checkOnOptionsOrReply(c, opts, numPfx)) goto cleanup;
+        if ((opts & TRK_BCAST) && !checkPrefixCollisionsOrReply(c, pfx, numPfx)) goto cleanup;
+        enableTracking(c, (uint64_t)redirect, opts, pfx, numPfx);
+    } else if (argIs(c->argv[2], "off")) {
+        disableTracking(c);
+    } else {
+        replyErrorSyntax(c);
+        goto cleanup;
+    }
+    replyOk(c);
+cleanup:
+    xfree(pfx);
+}
+
+/* CLIENT CACHING YES|NO */
+void clientCachingCommand(Client *c) {
+    if (!(c->flags & CLIENT_TRACKING)) {
+        replyError(c, "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or "
+                      "OPTOUT mode enabled");
+        return;
+    }
+    TrackingState *ts = c->trackingState;
+    if (argIs(c->argv[2], "yes")) {
+        if (!(ts->opts & TRK_OPTIN)) {
+            replyError(c, "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.");
+            return;
+        }
+    } else if (argIs(c->argv[2], "no")) {
+        if (!(ts->opts & TRK_OPTOUT)) {
+            replyError(c, "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.");
+            return;
+        }
+    } else {
+        replyErrorSyntax(c);
+        return;
+    }
+    ts->opts |= TRK_CACHING;
+    replyOk(c);
+}
+
+void clientGetredirCommand(Client *c) { replyLongLong(c, trackingClientRedirect(c)); }
+
+void clientTrackinginfoCommand(Client *c) {
+    const TrackingState *ts = c->trackingState;
+    unsigned o = optsOf(c);
+    replyMapLen(c, 3);
+    replyBulkCString(c, "flags");
+    void *len = replyDeferredLen(c);
+    long n = 1;
+    replyBulkCString(c, ts ? "on" : "off");
+    static const struct {
+        unsigned bit;
+        const char *name;
+    } names[] = {{TRK_BCAST, "bcast"}, {TRK_OPTIN, "optin"}, {TRK_OPTOUT, "optout"},
+                 {TRK_NOLOOP, "noloop"}, {TRK_BROKEN_REDIR, "broken_redirect"}};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (!(o & names[i].bit)) continue;
+        replyBulkCString(c, names[i].name);
+        n++;
+        if ((o & TRK_CACHING) && names[i].bit == TRK_OPTIN) {
+            replyBulkCString(c, "caching-yes");
+            n++;
+        }
+        if ((o & TRK_CACHING) && names[i].bit == TRK_OPTOUT) {
+            replyBulkCString(c, "caching-no");
+            n++;
+        }
+    }
+    replySetDeferredSetLen(c, len, n);
+    replyBulkCString(c, "redirect");
+    replyLongLong(c, trackingClientRedirect(c));
+    replyBulkCString(c, "prefixes");
+    replyArrayLen(c, ts ? ts->numPrefixes : 0);
+    for (int i = 0; ts && i < ts->numPrefixes; i++) replyBulkSds(c, ts->prefixes[i]);
+}

@@ -1,0 +1,40 @@
+/* tracking.h -- server-assisted client-side caching (CLIENT TRACKING).
+ *
+ * tracking.c owns CLIENT TRACKING / CACHING / GETREDIR / TRACKINGINFO, the
+ * table of keys read by tracking clients, the BCAST prefix table, and the
+ * invalidation messages.  It learns about modified keys through the
+ * transaction layer's key-modified hook and about flushes through the
+ * server's flush hook; nothing else needs to call it. */
+#ifndef CAIRN_TRACKING_H
+#define CAIRN_TRACKING_H
+
+#include <stddef.h>
+
+#include "core/client.h"
+#include "db/db.h"
+
+/* Invalidate key for every client that read it (default mode) and queue it
+ * for the BCAST clients whose prefix matches.  c is the client whose
+ * command changed the key (NULL for expiry).  The tracking table is global
+ * to all databases, as in Redis, so db is not used for matching. */
+void trackingInvalidateKey(Client *c, Db *db, const char *key, size_t len);
+
+/* INFO stats: tracking_total_keys, tracking_total_items,
+ * tracking_total_prefixes. */
+unsigned long long trackingTotalKeys(void);
+unsigned long long trackingTotalItems(void);
+unsigned long long trackingTotalPrefixes(void);
+
+/* CLIENT LIST: redir= (-1 when not tracking, 0 without redirection) and the
+ * extra flag letters 'R' (broken redirection) and 'B' (BCAST). */
+long long trackingClientRedirect(const Client *c);
+int trackingClientBrokenRedirect(const Client *c);
+int trackingClientBcast(const Client *c);
+
+/* CLIENT subcommand handlers (registered by client_cmd.c). */
+void clientTrackingCommand(Client *c);
+void clientCachingCommand(Client *c);
+void clientGetredirCommand(Client *c);
+void clientTrackinginfoCommand(Client *c);
+
+#endif
