@@ -293,21 +293,24 @@ def memory():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def settled_rss(s, limit=20.0):
-    """RSS once it stops moving: both allocators return freed pages (old
-    bucket arrays, grown buffers) on a decay timer, so a reading right after
-    the load counts memory that is already free.  Polls each second until
-    two readings agree within 0.2%, for at most `limit` seconds."""
-    prev = s.rss()
-    waited = 0.0
-    while waited < limit:
+def settled_rss(s, quiet=12.0, limit=40.0):
+    """Steady-state RSS: both allocators (jemalloc in both servers) return
+    freed pages -- old bucket arrays, buffers outgrown during the load --
+    on a 10 s decay timer, so a reading right after the load counts memory
+    that is already free.  Polls each second until RSS has not moved by
+    more than 0.2% for `quiet` seconds (longer than the decay period), for
+    at most `limit` seconds.  Both servers are measured the same way."""
+    start = time.time()
+    ref = s.rss()
+    ref_t = start
+    while time.time() - start < limit:
         time.sleep(1.0)
-        waited += 1.0
         cur = s.rss()
-        if abs(cur - prev) <= prev * 0.002:
+        if abs(cur - ref) > ref * 0.002:
+            ref, ref_t = cur, time.time()
+        elif time.time() - ref_t >= quiet:
             return cur
-        prev = cur
-    return prev
+    return s.rss()
 
 
 # ------------------------------------------------------------- instructions

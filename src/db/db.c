@@ -102,7 +102,7 @@ static kvobj *relayout(const kvobj *o, int withExpire) {
         const unsigned char *v = (const unsigned char *)kvKey(o) + keylen;
         body = kvKeyLenSize(o) + keylen + 1 + v[0];
     } else {
-        body = kvKeyLenSize(o) + 8 + keylen;
+        body = kvKeyLenSize(o) + kvSlotSizeFor(kvEncoding(o)) + keylen;
     }
     size_t newHead = sizeof(kvobj) + (withExpire ? 12 : 0);
     kvobj *n = xmalloc(newHead + body);

@@ -5,6 +5,7 @@
 #include "db/db.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "ds/alloc.h"
 #include "ds/util.h"
@@ -22,7 +23,7 @@ void objectSetDupFn(int type, ValueDupFn fn) { dupFns[type & 7] = fn; }
  * (EMBSTR) or the 8-byte value slot.  Writes header and key. */
 static kvobj *kvAlloc(const char *key, size_t keylen, int type, int enc, size_t vlen) {
     int longKey = keylen >= 255;
-    size_t size = sizeof(kvobj) + (longKey ? 4 : 0) + keylen + (enc == OBJ_ENC_EMBSTR ? 1 + vlen : 8);
+    size_t size = sizeof(kvobj) + (longKey ? 4 : 0) + keylen + (enc == OBJ_ENC_EMBSTR ? 1 + vlen : kvSlotSizeFor(enc));
     kvobj *o = xmalloc(size);
     o->next = NULL;
     o->typeenc = (uint8_t)((type & 7) | ((enc & 15) << 3));
@@ -34,6 +35,11 @@ static kvobj *kvAlloc(const char *key, size_t keylen, int type, int enc, size_t 
     }
     memcpy((char *)kvKey(o), key, keylen);
     return o;
+}
+
+void kvPointerTooWide(const void *p) {
+    fprintf(stderr, "cairn: value pointer %p does not fit 48 bits\n", p);
+    abort();
 }
 
 kvobj *kvCreatePtr(const char *key, size_t keylen, int type, int encoding, void *ptr) {

@@ -7,12 +7,16 @@
  *   next (8) | typeenc (1) | lru (3) | keylen8 (1)
  *   [expire int64 (8) | ttlpos uint32 (4)]     if KV_HAS_EXPIRE
  *   [keylen uint32 (4)]                         if keylen8 == 255
- *   [value: ptr or int64 (8)]                   unless encoding is EMBSTR
+ *   [value: int64 (8)]                          if encoding is INT
+ *   [value: pointer, low 48 bits (6)]           other non-EMBSTR encodings
  *   key bytes
  *   [vlen uint8 (1) | value bytes]              if encoding is EMBSTR
  *
  * 1M keys of 12 bytes with 10-byte values fit the 48-byte jemalloc class
- * with or without a TTL.  Because the size depends on the value, replacing
+ * with or without a TTL.  A collection with a 13-byte key name fits the
+ * 32-byte class: user-space pointers on 64-bit Linux (x86-64, arm64) have
+ * their top 16 bits clear, so the value pointer is stored in 6 bytes
+ * (kvSetPtr checks it).  Because the size depends on the value, replacing
  * a string value or adding/removing an expire may reallocate the entry:
  * such operations live in db.c and hand back the new pointer.  Only the key
  * table and the TTL index point at entries; everything else holds key
@@ -62,6 +66,14 @@ typedef struct __attribute__((packed)) kvobj {
 static inline int kvType(const kvobj *o) { return o->typeenc & 7; }
 static inline int kvEncoding(const kvobj *o) { return (o->typeenc >> 3) & 15; }
 static inline int kvHasExpire(const kvobj *o) { return (o->typeenc & KV_EXPIRE_FLAG) != 0; }
+/* Bytes of the value slot for an encoding: 8 for an inline integer, 6 for
+ * a pointer, 0 for an inline string (its bytes follow the key). */
+static inline size_t kvSlotSizeFor(int enc) {
+    return enc == OBJ_ENC_EMBSTR ? 0 : enc == OBJ_ENC_INT ? 8 : 6;
+}
+
+/* Change the encoding of a pointer-valued entry in place (listpack ->
+ * hashtable, ...): the slot size must not change. */
 static inline void kvSetEncoding(kvobj *o, int enc) {
     o->typeenc = (uint8_t)((o->typeenc & ~(15 << 3)) | (enc << 3));
 }
@@ -76,23 +88,34 @@ static inline size_t kvKeyLen(const kvobj *o) {
     return l;
 }
 
-/* Offset of the 8-byte value slot (not for EMBSTR). */
+/* Offset of the value slot (not for EMBSTR). */
 static inline size_t kvValueOffset(const kvobj *o) { return kvExpireSize(o) + kvKeyLenSize(o); }
 
 static inline const char *kvKey(const kvobj *o) {
-    size_t off = kvExpireSize(o) + kvKeyLenSize(o) + (kvEncoding(o) == OBJ_ENC_EMBSTR ? 0 : 8);
+    size_t off = kvExpireSize(o) + kvKeyLenSize(o) + kvSlotSizeFor(kvEncoding(o));
     return (const char *)o->data + off;
 }
 
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__ || UINTPTR_MAX != 0xffffffffffffffffULL
+#error "kvobj stores pointers in 6 bytes: little-endian 64-bit targets only"
+#endif
+
 /* The value pointer of a non-inline encoding (raw sds, list, hash, ...). */
 static inline void *kvPtr(const kvobj *o) {
-    void *p;
-    memcpy(&p, o->data + kvValueOffset(o), sizeof(p));
-    return p;
+    uint64_t v = 0;
+    memcpy(&v, o->data + kvValueOffset(o), 6);
+    return (void *)(uintptr_t)v;
 }
+
+void kvPointerTooWide(const void *p) __attribute__((noreturn));
+
 /* Store a new value pointer (e.g. after a listpack or sds moved).  The entry
  * itself does not move. */
-static inline void kvSetPtr(kvobj *o, void *p) { memcpy(o->data + kvValueOffset(o), &p, sizeof(p)); }
+static inline void kvSetPtr(kvobj *o, void *p) {
+    uint64_t v = (uint64_t)(uintptr_t)p;
+    if (v >> 48) kvPointerTooWide(p);
+    memcpy(o->data + kvValueOffset(o), &v, 6);
+}
 
 static inline long long kvInt(const kvobj *o) {
     long long v;

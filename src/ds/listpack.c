@@ -423,7 +423,10 @@ static unsigned char *splice(unsigned char *lp, size_t off, size_t delBytes, con
         data = tmp;
     }
     if (total > old) {
-        lp = xrealloc(lp, total);
+        /* Grow only past the block's usable size: appends into a block with
+         * room (a pre-sized listpack, or slack from the size class) do not
+         * move it. */
+        if (total > xmallocSize(lp)) lp = xrealloc(lp, total);
         memmove(lp + off + add, lp + off + delBytes, tail);
     } else {
         memmove(lp + off + add, lp + off + delBytes, tail);
@@ -453,6 +456,8 @@ static unsigned char *splice(unsigned char *lp, size_t off, size_t delBytes, con
 
 /* ---- Public mutations ----------------------------------------------------- */
 
+/* capacity: bytes to reserve up front (a caller that knows what it will
+ * append avoids growing through every size class). */
 unsigned char *lpNew(size_t capacity) {
     unsigned char *lp = xmalloc(capacity > LP_HDR_SIZE + 1 ? capacity : LP_HDR_SIZE + 1);
     setHdrBytes(lp, LP_HDR_SIZE + 1);

@@ -209,9 +209,10 @@ static void hashIterRelease(HashIter *hi) {
     if (hi->enc != OBJ_ENC_LISTPACK) htabIterRelease(&hi->it);
 }
 
-/* An empty listpack-encoded hash stored at key.  Returns the entry. */
-static kvobj *hashCreate(Db *db, const sds key) {
-    kvobj *o = kvCreatePtr(key, sdsLen(key), OBJ_HASH, OBJ_ENC_LISTPACK, lpNew(0));
+/* An empty listpack-encoded hash stored at key, with `capacity` bytes
+ * reserved for what the caller is about to add.  Returns the entry. */
+static kvobj *hashCreate(Db *db, const sds key, size_t capacity) {
+    kvobj *o = kvCreatePtr(key, sdsLen(key), OBJ_HASH, OBJ_ENC_LISTPACK, lpNew(capacity));
     dbAdd(db, o);
     return o;
 }
@@ -368,12 +369,31 @@ static void notifyHash(Client *c, const char *event, const sds key) {
     notifyKeyspaceEvent(NOTIFY_HASH, event, key, sdsLen(key), c->db->id);
 }
 
-/* The hash at key for writing, created when absent.  NULL after WRONGTYPE. */
-static kvobj *hashLookupWriteOrCreate(Client *c, const sds key) {
+/* The hash at key for writing, created when absent (with `capacity` bytes
+ * reserved).  NULL after WRONGTYPE. */
+static kvobj *hashLookupWriteOrCreateSized(Client *c, const sds key, size_t capacity) {
     int wrong;
     kvobj *o = lookupWriteOrReply(c, key, OBJ_HASH, &wrong);
     if (wrong) return NULL;
-    return o ? o : hashCreate(c->db, key);
+    return o ? o : hashCreate(c->db, key, capacity);
+}
+
+static kvobj *hashLookupWriteOrCreate(Client *c, const sds key) {
+    return hashLookupWriteOrCreateSized(c, key, 0);
+}
+
+/* Listpack bytes that argv[first..last] (fields and values) take at most:
+ * header and terminator, and per element its bytes plus the longest
+ * encoding and backlen overhead for its length.  0 when they will not stay
+ * in a listpack anyway. */
+static size_t listpackBytesFor(sds *argv, int first, int last) {
+    size_t total = 7;
+    for (int j = first; j <= last; j++) {
+        size_t len = sdsLen(argv[j]);
+        if (len > (size_t)server.cfg.hashMaxListpackValue) return 0;
+        total += len + (len < 64 ? 1 : 2) + (len + 2 < 128 ? 1 : 2);
+    }
+    return total <= 8192 ? total : 0;
 }
 
 static void signalHashWrite(Client *c, const char *event, const sds key, long long dirty) {
@@ -388,7 +408,7 @@ static void hsetGeneric(Client *c, int replyCount) {
         replyErrorFormat(c, "ERR wrong number of arguments for '%s' command", c->cmd->name);
         return;
     }
-    kvobj *o = hashLookupWriteOrCreate(c, c->argv[1]);
+    kvobj *o = hashLookupWriteOrCreateSized(c, c->argv[1], listpackBytesFor(c->argv, 2, c->argc - 1));
     if (!o) return;
     hashTryConversion(o, c->argv, 2, c->argc - 1);
     long long created = 0;
