@@ -99,10 +99,104 @@ def pin_prefix(core):
     return []
 
 
+# Workloads that are not redis-benchmark -t tests: name -> (setup commands
+# run once per server, subscribers to keep connected, the command).
+SCENARIOS = {
+    "zrangebyscore_limit": ("zset", 0, ["ZRANGEBYSCORE", "zbench", "100", "+inf", "LIMIT", "0", "10"]),
+    "zrank": ("zset", 0, ["ZRANK", "zbench", "member:500"]),
+    "publish1": (None, 1, ["PUBLISH", "bench", "hello-subscribers"]),
+    "publish50": (None, 50, ["PUBLISH", "bench", "hello-subscribers"]),
+}
+
+
+def scenario_setup(srv, kind):
+    if kind == "zset":
+        args = ["ZADD", "zbench"]
+        for i in range(1000):
+            args += [str(i), "member:%d" % i]
+        srv.cli(*args)
+
+
+class Subscribers:
+    """n connections subscribed to 'bench' that read and discard messages."""
+
+    def __init__(self, port, n):
+        import threading
+        self.socks = []
+        for _ in range(n):
+            sk = socket.create_connection(("127.0.0.1", port))
+            sk.sendall(b"SUBSCRIBE bench\r\n")
+            sk.recv(100)
+            self.socks.append(sk)
+        self.stop = False
+        self.t = threading.Thread(target=self.drain, daemon=True)
+        self.t.start()
+
+    def drain(self):
+        import selectors
+        sel = selectors.DefaultSelector()
+        for sk in self.socks:
+            sel.register(sk, selectors.EVENT_READ)
+        while not self.stop:
+            for key, _ in sel.select(timeout=0.2):
+                try:
+                    key.fileobj.recv(1 << 20)
+                except OSError:
+                    pass
+
+    def close(self):
+        self.stop = True
+        self.t.join()
+        for sk in self.socks:
+            sk.close()
+
+
+def multi_load(port, n, pipeline, clients=50):
+    """MULTI + 10 x INCR + EXEC, `pipeline` transactions per write on each
+    of `clients` connections, n transactions in all.  Returns a CSV line
+    like redis-benchmark's so the caller parses both the same way."""
+    import selectors
+    txn = b"MULTI\r\n" + b"INCR multibench\r\n" * 10 + b"EXEC\r\n"
+    batch = txn * pipeline
+    per = max(1, n // (clients * pipeline))
+    sel = selectors.DefaultSelector()
+    state = {}
+    for _ in range(clients):
+        sk = socket.create_connection(("127.0.0.1", port))
+        sk.setblocking(False)
+        sk.sendall(batch)
+        state[sk] = [per - 1, 0, b""]  # batches left to send, EXEC replies seen, tail
+        sel.register(sk, selectors.EVENT_READ)
+    done = 0
+    t0 = time.time()
+    while state:
+        for key, _ in sel.select(timeout=5):
+            sk = key.fileobj
+            st = state[sk]
+            data = st[2] + sk.recv(1 << 20)
+            st[1] += data.count(b"*10\r\n")
+            st[2] = data[-4:]
+            if st[1] >= pipeline:
+                st[1] -= pipeline
+                done += pipeline
+                if st[0] > 0:
+                    st[0] -= 1
+                    sk.sendall(batch)
+                else:
+                    sel.unregister(sk)
+                    sk.close()
+                    del state[sk]
+    rps = done / (time.time() - t0)
+    return ('"MULTI_10_INCR","%.2f"\n' % rps).encode(), done
+
+
 def bench_cmd(port, test, n, pipeline, clients=50):
-    return pin_prefix(os.cpu_count() - 1) + [
+    base = pin_prefix(os.cpu_count() - 1) + [
         "redis-benchmark", "-p", str(port), "-c", str(clients), "-n", str(n),
-        "-P", str(pipeline), "-t", test, "-q", "--csv"]
+        "-P", str(pipeline), "-q", "--csv"]
+    if test in SCENARIOS:
+        return base + SCENARIOS[test][2]
+    return base + ["-t", test]
 
 
 def parse_csv_rps(out):
@@ -138,20 +232,32 @@ def throughput():
     try:
         for r in range(rounds):
             order = servers if r % 2 == 0 else servers[::-1]
+            if r == 0:
+                for t in tests:
+                    if t in SCENARIOS and SCENARIOS[t][0]:
+                        for s in servers:
+                            scenario_setup(s, SCENARIOS[t][0])
             for p in pipelines:
                 nn = n * (10 if p > 1 else 1)
                 for t in tests:
                     for s in order:
+                        subs = Subscribers(s.port, SCENARIOS[t][1]) if t in SCENARIOS and SCENARIOS[t][1] else None
                         c0, y0 = s.cpu_ticks(), s.syscalls()
-                        out = subprocess.run(bench_cmd(s.port, t, nn, p), capture_output=True,
-                                             timeout=1800)
+                        if t == "multi10incr":
+                            csv, txns = multi_load(s.port, nn // 10, p)
+                            out = subprocess.CompletedProcess([], 0, csv, b"")
+                        else:
+                            out = subprocess.run(bench_cmd(s.port, t, nn, p), capture_output=True,
+                                                 timeout=1800)
                         c1, y1 = s.cpu_ticks(), s.syscalls()
+                        if subs:
+                            subs.close()
                         if out.returncode != 0:
                             print("redis-benchmark failed on %s: %s" % (s.name, out.stderr),
                                   file=sys.stderr)
                         d = res.setdefault((t, p, s.name), {"rps": [], "cpu": [], "sys": []})
                         rps, nrows = parse_csv_rps(out.stdout)
-                        reqs = nn * nrows
+                        reqs = nn * nrows if t != "multi10incr" else txns
                         d["rps"].append(rps)
                         d["cpu"].append((c1 - c0) / TICK * 1e6 / reqs)
                         d["sys"].append((y1 - y0) / reqs)
