@@ -40,6 +40,7 @@
 #include "ds/sds.h"
 #include "ds/siphash.h"
 #include "ds/util.h"
+#include "types/hash.h"
 
 /* Negative HRANDFIELD counts repeat elements, so the reply is bounded only
  * by the count.  Redis 7.0 builds such a reply until memory runs out; Cairn
@@ -168,6 +169,11 @@ static int hashGet(kvobj *o, const void *f, size_t flen, HashStr *v) {
     const unsigned char *fp = hfField(e, &fl, &v->len);
     v->p = fp + fl;
     return 1;
+}
+
+sds hashValueGetField(kvobj *o, const char *f, size_t flen) {
+    HashStr v;
+    return hashGet(o, f, flen, &v) ? sdsNewLen(v.p, v.len) : NULL;
 }
 
 /* Iteration over both encodings.  Fields and values stay valid until the

@@ -41,6 +41,7 @@
 #include "ds/sds.h"
 #include "ds/siphash.h"
 #include "ds/util.h"
+#include "types/set.h"
 
 #define ERR_POSITIVE "ERR value is out of range, must be positive"
 #define ERR_RAND_RANGE "ERR value is out of range"
@@ -239,6 +240,18 @@ static int setIsMember(const Set *s, const char *m, size_t len) {
     return htabFind(s->ptr, m, len) != NULL;
 }
 
+/* --- set.h: read access for other types --- */
+
+unsigned long setValueLength(const kvobj *o) {
+    Set s = setOf(o);
+    return s.enc == OBJ_ENC_INTSET ? intsetLen(s.ptr) : htabSize(s.ptr);
+}
+
+int setValueContains(const kvobj *o, const char *m, size_t len) {
+    Set s = setOf(o);
+    return setIsMember(&s, m, len);
+}
+
 static int setHasElem(const Set *s, const SetElem *e) {
     if (s->enc == OBJ_ENC_INTSET && e->isInt) return intsetFind(s->ptr, e->v);
     return setIsMember(s, e->str, e->len);
@@ -268,6 +281,15 @@ static int setIterNext(SetIter *it, SetElem *e) {
 
 static void setIterRelease(SetIter *it) {
     if (it->s->enc == OBJ_ENC_HT) htabIterRelease(&it->hit);
+}
+
+void setValueForEach(const kvobj *o, SetVisit *fn, void *priv) {
+    Set s = setOf(o);
+    SetIter it;
+    SetElem e;
+    setIterInit(&it, &s);
+    while (setIterNext(&it, &e)) fn(priv, e.str, e.len);
+    setIterRelease(&it);
 }
 
 /* A random member of a non-empty set.  For a hashtable the element points

@@ -29,12 +29,8 @@
  *    the container's order (a stable sort, as glibc's qsort is);
  *  - LIMIT clamps: a negative offset is 0, a negative count means "all".
  *
- * Sets are read through their own encodings: the intset API, or the
- * hashtable's entries through the table's entryKey callback (no knowledge
- * of t_set.c's entry layout).  Hash fields for "->" are read with the
- * listpack API or, for the hashtable encoding, t_hash.c's entry layout
- * {next, varint field length, varint value length, field, value}, which
- * lookupHashField decodes read-only (t_hash.c exports no lookup). */
+ * Containers are read through their owners' read APIs: set.h for sets,
+ * zset.h for sorted sets, hash.h for the "->" field lookups. */
 #include <errno.h>
 #include <locale.h>
 #include <math.h>
@@ -47,12 +43,11 @@
 #include "db/db.h"
 #include "db/object.h"
 #include "ds/alloc.h"
-#include "ds/htab.h"
-#include "ds/intset.h"
-#include "ds/listpack.h"
 #include "ds/quicklist.h"
 #include "ds/sds.h"
 #include "ds/util.h"
+#include "types/hash.h"
+#include "types/set.h"
 #include "types/zset.h"
 
 #define ERR_SCORES "ERR One or more scores can't be converted into double"
@@ -78,35 +73,6 @@ typedef struct SortSpec {
 
 /* --- pattern lookups --- */
 
-/* Reads field f of the hash entry o; returns an owned sds or NULL. */
-static sds lookupHashField(const kvobj *o, const char *f, size_t flen) {
-    if (kvEncoding(o) == OBJ_ENC_LISTPACK) {
-        unsigned char *lp = kvPtr(o), *p = lpFirst(lp);
-        if (p) p = lpFind(lp, p, (const unsigned char *)f, flen, 1);
-        if (!p) return NULL;
-        p = lpNext(lp, p);
-        unsigned int len;
-        unsigned char buf[LP_INTBUF_SIZE];
-        unsigned char *v = lpGetValue(p, &len, buf, NULL, NULL);
-        return sdsNewLen(v, len);
-    }
-    const unsigned char *e = htabFind(kvPtr(o), f, flen);
-    if (!e) return NULL;
-    /* t_hash.c's HashField: chain link, varint flen, varint vlen, bytes. */
-    const unsigned char *p = e + sizeof(void *);
-    size_t lens[2];
-    for (int i = 0; i < 2; i++) {
-        size_t v = 0;
-        int shift = 0;
-        while (*p & 128) {
-            v |= (size_t)(*p++ & 127) << shift;
-            shift += 7;
-        }
-        lens[i] = v | ((size_t)*p++ << shift);
-    }
-    return sdsNewLen(p + lens[0], lens[1]);
-}
-
 /* The value `pattern` names for element `elem` (see the file comment), as
  * an owned sds, or NULL when there is none. */
 static sds lookupByPattern(Db *db, const sds pattern, const sds elem) {
@@ -125,7 +91,7 @@ static sds lookupByPattern(Db *db, const sds pattern, const sds elem) {
     kvobj *o = dbLookupRead(db, key, sdsLen(key), LOOKUP_NONE);
     sds val = NULL;
     if (o && fieldlen) {
-        if (kvType(o) == OBJ_HASH) val = lookupHashField(o, arrow + 2, fieldlen);
+        if (kvType(o) == OBJ_HASH) val = hashValueGetField(o, arrow + 2, fieldlen);
     } else if (o && kvType(o) == OBJ_STRING) {
         val = kvStringDup(o);
     }
@@ -218,26 +184,9 @@ static void loadList(Vector *v, Quicklist *ql, long start, long count, int rever
     quicklistIterRelease(it);
 }
 
-static void loadSet(Vector *v, const kvobj *o) {
-    if (kvEncoding(o) == OBJ_ENC_INTSET) {
-        const intset *is = kvPtr(o);
-        long long x;
-        for (uint32_t i = 0; intsetGet(is, i, &x); i++)
-            vectorPush(v, sdsFromLongLong(x));
-        return;
-    }
-    Htab *h = kvPtr(o);
-    HtabIter it;
-    htabIterInit(&it, h);
-    void *entry;
-    while ((entry = htabIterNext(&it)) != NULL) {
-        const void *m;
-        size_t len;
-        h->type->entryKey(entry, &m, &len);
-        vectorPush(v, sdsNewLen(m, len));
-    }
-    htabIterRelease(&it);
-}
+static void setVisitPush(void *priv, const char *m, size_t len) { vectorPush(priv, sdsNewLen(m, len)); }
+
+static void loadSet(Vector *v, const kvobj *o) { setValueForEach(o, setVisitPush, v); }
 
 static int zsetVisitPush(void *priv, const unsigned char *member, size_t len, double score) {
     (void)score;
@@ -382,7 +331,7 @@ static void sortGeneric(Client *c, int readonly) {
     if (o)
         len = type == OBJ_LIST ? (long)quicklistCount(kvPtr(o))
               : type == OBJ_SET
-                  ? (long)(kvEncoding(o) == OBJ_ENC_INTSET ? intsetLen(kvPtr(o)) : htabSize(kvPtr(o)))
+                  ? (long)setValueLength(o)
                   : (long)zsetLength(o);
 
     /* LIMIT: the output range [start, end], clamped to the element count. */

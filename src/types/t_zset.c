@@ -34,7 +34,6 @@
 #include "ds/alloc.h"
 #include "ds/glob.h"
 #include "ds/htab.h"
-#include "ds/intset.h"
 #include "ds/listpack.h"
 #include "ds/rand.h"
 #include "ds/sds.h"
@@ -42,6 +41,7 @@
 #include "ds/util.h"
 #include "ds/zskiplist.h"
 #include "types/blocking.h"
+#include "types/set.h"
 #include "types/zset.h"
 
 #define ERR_MINMAX_FLOAT "ERR min or max is not a float"
@@ -1332,14 +1332,6 @@ static void zrandmemberCommand(Client *c) {
 
 /* --- ZUNION / ZINTER / ZDIFF (+STORE), ZINTERCARD --- */
 
-/* A set member in t_set.c's hashtable encoding (read-only view of its
- * layout: chain link, length, bytes). */
-typedef struct __attribute__((packed)) SetMemberView {
-    void *next;
-    uint32_t len;
-    unsigned char bytes[];
-} SetMemberView;
-
 typedef struct Src {
     kvobj *o;          /* NULL: missing key (empty) */
     double weight;
@@ -1349,8 +1341,7 @@ typedef struct Src {
 static unsigned long srcLength(const kvobj *o) {
     if (!o) return 0;
     if (kvType(o) == OBJ_ZSET) return zsetLength(o);
-    if (kvEncoding(o) == OBJ_ENC_INTSET) return intsetLen(kvPtr(o));
-    return htabSize(kvPtr(o));
+    return setValueLength(o);
 }
 
 /* Score of member m in a zset or set input (1 for set members). */
@@ -1358,15 +1349,21 @@ static int srcFind(const Src *s, const unsigned char *m, size_t len, double *sco
     if (!s->o) return 0;
     if (kvType(s->o) == OBJ_ZSET) return zsetScore(s->o, m, len, score);
     *score = 1.0;
-    if (kvEncoding(s->o) == OBJ_ENC_INTSET) {
-        long long v;
-        if (!stringToLongLong((const char *)m, len, &v)) return 0;
-        return intsetFind(kvPtr(s->o), v);
-    }
-    return htabFind(kvPtr(s->o), m, len) != NULL;
+    return setValueContains(s->o, (const char *)m, len);
 }
 
 typedef void SrcVisit(void *priv, const unsigned char *m, size_t len, double score);
+
+/* Set members are inputs with score 1. */
+typedef struct SetVisitCtx {
+    SrcVisit *fn;
+    void *priv;
+} SetVisitCtx;
+
+static void setVisitAdapter(void *priv, const char *m, size_t len) {
+    SetVisitCtx *ctx = priv;
+    ctx->fn(ctx->priv, (const unsigned char *)m, len, 1.0);
+}
 
 /* Visits every element of an input (not weighted). */
 static void srcForEach(const Src *s, SrcVisit *fn, void *priv) {
@@ -1379,22 +1376,9 @@ static void srcForEach(const Src *s, SrcVisit *fn, void *priv) {
             zcurGet(&cur, &e);
             fn(priv, e.m, e.len, e.score);
         }
-    } else if (kvEncoding(s->o) == OBJ_ENC_INTSET) {
-        const intset *is = kvPtr(s->o);
-        uint32_t n = intsetLen(is);
-        for (uint32_t i = 0; i < n; i++) {
-            long long v;
-            char buf[32];
-            intsetGet(is, i, &v);
-            int l = longLongToString(buf, sizeof(buf), v);
-            fn(priv, (unsigned char *)buf, (size_t)l, 1.0);
-        }
     } else {
-        HtabIter it;
-        htabIterInit(&it, kvPtr(s->o));
-        SetMemberView *mv;
-        while ((mv = htabIterNext(&it)) != NULL) fn(priv, mv->bytes, mv->len, 1.0);
-        htabIterRelease(&it);
+        SetVisitCtx ctx = {fn, priv};
+        setValueForEach(s->o, setVisitAdapter, &ctx);
     }
 }
 
