@@ -19,7 +19,6 @@
  * The value pointer of the key entry is the listpack or the Htab; after a
  * listpack moves the new pointer is stored with kvSetPtr.  A hash that loses
  * its last field is deleted. */
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -41,6 +40,7 @@
 #include "ds/siphash.h"
 #include "ds/util.h"
 #include "types/hash.h"
+#include "types/scan.h"
 
 /* Negative HRANDFIELD counts repeat elements, so the reply is bounded only
  * by the count.  Redis 7.0 builds such a reply until memory runs out; Cairn
@@ -608,35 +608,6 @@ static void hgetallCommand(Client *c) { getallGeneric(c, WANT_KEYS | WANT_VALS);
 
 /* --- HSCAN --- */
 
-/* Cursor text as Redis reads it (strtoul on the C string): no leading
- * space, an optional sign (negative values wrap), decimal digits, nothing
- * after; the empty string is cursor 0. */
-static int parseCursorOrReply(Client *c, const sds s, uint64_t *cursor) {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if ((s[0] == ' ' || (s[0] >= '\t' && s[0] <= '\r')) || *end != '\0' || errno == ERANGE) {
-        replyError(c, "ERR invalid cursor");
-        return -1;
-    }
-    *cursor = v;
-    return 0;
-}
-
-typedef struct ScanBatch {
-    HashField **items;
-    size_t count, cap;
-} ScanBatch;
-
-static void scanCollect(void *priv, void *entry) {
-    ScanBatch *b = priv;
-    if (b->count == b->cap) {
-        b->cap = b->cap ? b->cap * 2 : 16;
-        b->items = xrealloc(b->items, sizeof(HashField *) * b->cap);
-    }
-    b->items[b->count++] = entry;
-}
-
 static int fieldMatches(const sds pat, const HashStr *f) {
     return !pat || globMatch(pat, sdsLen(pat), (const char *)f->p, f->len, 0);
 }
@@ -650,7 +621,7 @@ static void hscanCommand(Client *c) {
     uint64_t cursor;
     long count = 10;
     sds pat = NULL;
-    if (parseCursorOrReply(c, c->argv[2], &cursor) == -1) return;
+    if (scanParseCursorOrReply(c, c->argv[2], &cursor) == -1) return;
     int wrong;
     kvobj *o = lookupReadOrReply(c, c->argv[1], OBJ_HASH, &wrong);
     if (!o) {
@@ -699,11 +670,9 @@ static void hscanCommand(Client *c) {
     ScanBatch b = {0};
     long maxIter = count > LONG_MAX / 10 ? LONG_MAX : count * 10;
     do {
-        cursor = htabScan(kvPtr(o), cursor, scanCollect, &b);
+        cursor = htabScan(kvPtr(o), cursor, scanBatchCollect, &b);
     } while (cursor && maxIter-- && b.count * 2 < (size_t)count);
-    char cur[UTIL_LONG_STR_SIZE];
-    int curlen = unsignedLongLongToString(cur, sizeof(cur), cursor);
-    replyBulk(c, cur, (size_t)curlen);
+    scanReplyCursor(c, cursor);
     void *lenNode = replyDeferredLen(c);
     long n = 0;
     for (size_t i = 0; i < b.count; i++) {
@@ -715,7 +684,7 @@ static void hscanCommand(Client *c) {
         n += 2;
     }
     replySetDeferredArrayLen(c, lenNode, n);
-    xfree(b.items);
+    scanBatchFree(&b);
 }
 
 /* --- HRANDFIELD --- */

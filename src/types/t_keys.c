@@ -8,7 +8,6 @@
  * the same entry into the other database.  Keys that are logically expired
  * are deleted when a command looks them up (db.c), except where Redis only
  * skips them (KEYS). */
-#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +23,7 @@
 #include "ds/glob.h"
 #include "ds/htab.h"
 #include "ds/util.h"
+#include "types/scan.h"
 
 #define ERR_INT_RANGE "ERR value is out of range, value must between -2147483648 and 2147483647"
 
@@ -156,35 +156,6 @@ static void keysCommand(Client *c) {
     replySetDeferredArrayLen(c, len, n);
 }
 
-/* Cursor text as Redis reads it (strtoul on the C string): no leading
- * space, an optional sign (negative values wrap), decimal digits, nothing
- * after them; the empty string is cursor 0. */
-static int parseScanCursorOrReply(Client *c, const sds s, uint64_t *cursor) {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if ((s[0] == ' ' || (s[0] >= '\t' && s[0] <= '\r')) || *end != '\0' || errno == ERANGE) {
-        replyError(c, "ERR invalid cursor");
-        return -1;
-    }
-    *cursor = v;
-    return 0;
-}
-
-typedef struct ScanBatch {
-    kvobj **items;
-    size_t count, cap;
-} ScanBatch;
-
-static void scanCollect(void *priv, void *entry) {
-    ScanBatch *b = priv;
-    if (b->count == b->cap) {
-        b->cap = b->cap ? b->cap * 2 : 16;
-        b->items = xrealloc(b->items, sizeof(kvobj *) * b->cap);
-    }
-    b->items[b->count++] = entry;
-}
-
 /* SCAN cursor [MATCH pattern] [COUNT count] [TYPE type].  Like Redis, COUNT
  * bounds the keys gathered before the MATCH / TYPE / expiry filters run,
  * and at most 10 x COUNT buckets are visited per call. */
@@ -192,7 +163,7 @@ static void scanCommand(Client *c) {
     uint64_t cursor;
     long count = 10;
     sds pat = NULL, type = NULL;
-    if (parseScanCursorOrReply(c, c->argv[1], &cursor) == -1) return;
+    if (scanParseCursorOrReply(c, c->argv[1], &cursor) == -1) return;
     for (int j = 2; j < c->argc; j += 2) {
         sds opt = c->argv[j];
         if (j + 1 >= c->argc) {
@@ -220,13 +191,11 @@ static void scanCommand(Client *c) {
     ScanBatch b = {0};
     long maxIter = count > LONG_MAX / 10 ? LONG_MAX : count * 10;
     do {
-        cursor = htabScan(&db->keys, cursor, scanCollect, &b);
+        cursor = htabScan(&db->keys, cursor, scanBatchCollect, &b);
     } while (cursor && maxIter-- && b.count < (size_t)count);
 
-    char cur[UTIL_LONG_STR_SIZE];
-    int curlen = unsignedLongLongToString(cur, sizeof(cur), cursor);
     replyArrayLen(c, 2);
-    replyBulk(c, cur, (size_t)curlen);
+    scanReplyCursor(c, cursor);
     void *len = replyDeferredLen(c);
     long n = 0;
     for (size_t i = 0; i < b.count; i++) {
@@ -247,7 +216,7 @@ static void scanCommand(Client *c) {
         n++;
     }
     replySetDeferredArrayLen(c, len, n);
-    xfree(b.items);
+    scanBatchFree(&b);
 }
 
 static void randomkeyCommand(Client *c) {

@@ -42,6 +42,7 @@
 #include "ds/siphash.h"
 #include "ds/util.h"
 #include "types/set.h"
+#include "types/scan.h"
 
 #define ERR_POSITIVE "ERR value is out of range, must be positive"
 #define ERR_RAND_RANGE "ERR value is out of range"
@@ -977,40 +978,6 @@ static void sdiffstoreCommand(Client *c) { sunionDiffGeneric(c, c->argv + 2, c->
 
 /* --- SSCAN --- */
 
-/* Cursor text as Redis reads it (strtoul semantics, see SCAN). */
-static int parseCursorOrReply(Client *c, const sds s, uint64_t *cursor) {
-    unsigned long long v = 0;
-    size_t len = sdsLen(s), i = 0;
-    int neg = 0;
-    if (i < len && (s[i] == '-' || s[i] == '+')) neg = s[i++] == '-';
-    if (i == len && len > 0) goto bad; /* a lone sign */
-    for (; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9') goto bad;
-        unsigned d = (unsigned)(s[i] - '0');
-        if (v > (ULLONG_MAX - d) / 10) goto bad;
-        v = v * 10 + d;
-    }
-    *cursor = neg ? (uint64_t)0 - v : v;
-    return 0;
-bad:
-    replyError(c, "ERR invalid cursor");
-    return -1;
-}
-
-typedef struct ScanBatch {
-    SetMember **items;
-    size_t count, cap;
-} ScanBatch;
-
-static void scanCollect(void *priv, void *entry) {
-    ScanBatch *b = priv;
-    if (b->count == b->cap) {
-        b->cap = b->cap ? b->cap * 2 : 16;
-        b->items = xrealloc(b->items, sizeof(SetMember *) * b->cap);
-    }
-    b->items[b->count++] = entry;
-}
-
 /* SSCAN key cursor [MATCH pattern] [COUNT count].  An intset answers every
  * member at once with cursor 0; a hashtable scans at most 10 x COUNT
  * buckets or until COUNT members were gathered, then filters by MATCH. */
@@ -1019,7 +986,7 @@ static void sscanCommand(Client *c) {
     long count = 10;
     sds pat = NULL;
     int wrongType;
-    if (parseCursorOrReply(c, c->argv[2], &cursor) == -1) return;
+    if (scanParseCursorOrReply(c, c->argv[2], &cursor) == -1) return;
     kvobj *o = lookupReadOrReply(c, c->argv[1], OBJ_SET, &wrongType);
     if (!o) {
         if (wrongType) return;
@@ -1069,11 +1036,9 @@ static void sscanCommand(Client *c) {
     ScanBatch b = {0};
     long maxIter = count > LONG_MAX / 10 ? LONG_MAX : count * 10;
     do {
-        cursor = htabScan(s.ptr, cursor, scanCollect, &b);
+        cursor = htabScan(s.ptr, cursor, scanBatchCollect, &b);
     } while (cursor && maxIter-- && b.count < (size_t)count);
-    char cur[UTIL_LONG_STR_SIZE];
-    int curlen = unsignedLongLongToString(cur, sizeof(cur), cursor);
-    replyBulk(c, cur, (size_t)curlen);
+    scanReplyCursor(c, cursor);
     void *lenNode = replyDeferredLen(c);
     long n = 0;
     for (size_t i = 0; i < b.count; i++) {
@@ -1083,7 +1048,7 @@ static void sscanCommand(Client *c) {
         n++;
     }
     replySetDeferredArrayLen(c, lenNode, n);
-    xfree(b.items);
+    scanBatchFree(&b);
 }
 
 /* --- command table (Redis 7.0.15's COMMAND INFO / DOCS) --- */

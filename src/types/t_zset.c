@@ -43,6 +43,7 @@
 #include "types/blocking.h"
 #include "types/set.h"
 #include "types/zset.h"
+#include "types/scan.h"
 
 #define ERR_MINMAX_FLOAT "ERR min or max is not a float"
 #define ERR_MINMAX_LEX "ERR min or max not valid string range item"
@@ -1605,44 +1606,11 @@ static int zopStoreGetKeys(struct Client *c, int argc, char **argv, int *out, in
 
 /* --- ZSCAN --- */
 
-static int parseCursorOrReply(Client *c, const sds s, uint64_t *cursor) {
-    unsigned long long v = 0;
-    size_t len = sdsLen(s), i = 0;
-    int neg = 0;
-    if (i < len && (s[i] == '-' || s[i] == '+')) neg = s[i++] == '-';
-    if (i == len && len > 0) goto bad;
-    for (; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9') goto bad;
-        unsigned d = (unsigned)(s[i] - '0');
-        if (v > (ULLONG_MAX - d) / 10) goto bad;
-        v = v * 10 + d;
-    }
-    *cursor = neg ? (uint64_t)0 - v : v;
-    return 0;
-bad:
-    replyError(c, "ERR invalid cursor");
-    return -1;
-}
-
-typedef struct ScanBatch {
-    zskiplistNode **items;
-    size_t count, cap;
-} ScanBatch;
-
-static void scanCollect(void *priv, void *entry) {
-    ScanBatch *b = priv;
-    if (b->count == b->cap) {
-        b->cap = b->cap ? b->cap * 2 : 16;
-        b->items = xrealloc(b->items, sizeof(*b->items) * b->cap);
-    }
-    b->items[b->count++] = entry;
-}
-
 static void zscanCommand(Client *c) {
     uint64_t cursor;
     long count = 10;
     sds pat = NULL;
-    if (parseCursorOrReply(c, c->argv[2], &cursor) == -1) return;
+    if (scanParseCursorOrReply(c, c->argv[2], &cursor) == -1) return;
     int wrong;
     kvobj *o = lookupReadOrReply(c, c->argv[1], OBJ_ZSET, &wrong);
     if (!o) {
@@ -1694,11 +1662,9 @@ static void zscanCommand(Client *c) {
     ScanBatch b = {0};
     long maxIter = count > LONG_MAX / 10 ? LONG_MAX : count * 10;
     do {
-        cursor = htabScan(&z->ht, cursor, scanCollect, &b);
+        cursor = htabScan(&z->ht, cursor, scanBatchCollect, &b);
     } while (cursor && maxIter-- && b.count < (size_t)count);
-    char cur[UTIL_LONG_STR_SIZE];
-    int curlen = unsignedLongLongToString(cur, sizeof(cur), cursor);
-    replyBulk(c, cur, (size_t)curlen);
+    scanReplyCursor(c, cursor);
     void *lenNode = replyDeferredLen(c);
     long n = 0;
     for (size_t i = 0; i < b.count; i++) {
@@ -1711,7 +1677,7 @@ static void zscanCommand(Client *c) {
         n += 2;
     }
     replySetDeferredArrayLen(c, lenNode, n);
-    xfree(b.items);
+    scanBatchFree(&b);
 }
 
 /* --- command table (Redis 7.0.15's COMMAND INFO / DOCS) --- */

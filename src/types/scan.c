@@ -1,0 +1,41 @@
+/* scan.c -- the pieces the SCAN family shares (see scan.h). */
+#include "types/scan.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "ds/alloc.h"
+#include "ds/util.h"
+
+int scanParseCursorOrReply(Client *c, const sds s, uint64_t *cursor) {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if ((s[0] == ' ' || (s[0] >= '\t' && s[0] <= '\r')) || *end != '\0' || errno == ERANGE) {
+        replyError(c, "ERR invalid cursor");
+        return -1;
+    }
+    *cursor = v;
+    return 0;
+}
+
+void scanBatchCollect(void *priv, void *entry) {
+    ScanBatch *b = priv;
+    if (b->count == b->cap) {
+        b->cap = b->cap ? b->cap * 2 : 16;
+        b->items = xrealloc(b->items, sizeof(void *) * b->cap);
+    }
+    b->items[b->count++] = entry;
+}
+
+void scanBatchFree(ScanBatch *b) {
+    xfree(b->items);
+    b->items = NULL;
+    b->count = b->cap = 0;
+}
+
+void scanReplyCursor(Client *c, uint64_t cursor) {
+    char cur[UTIL_LONG_STR_SIZE];
+    int len = unsignedLongLongToString(cur, sizeof(cur), cursor);
+    replyBulk(c, cur, (size_t)len);
+}
