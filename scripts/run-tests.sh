@@ -85,7 +85,8 @@ elif [ -x "$SAN_BIN" ]; then
   UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=0}
   export ASAN_OPTIONS UBSAN_OPTIONS
   CAIRN_BIN=$SAN_BIN DIFF_COMMANDS=${SAN_DIFF_COMMANDS:-4000} \
-    run_pytest sanitizer tests/integration/test_protocol.py tests/diff
+    run_pytest sanitizer tests/integration/test_protocol.py tests/integration/test_multi.py \
+      tests/integration/test_blocking.py tests/integration/test_pubsub.py tests/diff
 else
   echo "note: $SAN_BIN not built; sanitizer pass skipped"
 fi
