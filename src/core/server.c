@@ -190,7 +190,7 @@ long long serverCron(EventLoop *loop, long long id, void *data) {
                   server.shutdownAsap == SIGINT ? "SIGINT" : "SIGTERM");
         serverShutdown(0);
     }
-    if (server.activeExpireEnabled)
+    if (server.activeExpireEnabled && !server.expiryPaused)
         dbActiveExpireCycle(server.db, server.cfg.databases, 25000 / (server.cfg.hz ? server.cfg.hz : 10), 0);
     if (server.cfg.activeRehashing) dbTimerMaintenance(server.db, server.cfg.databases);
     netClientsCron();
@@ -201,7 +201,8 @@ long long serverCron(EventLoop *loop, long long id, void *data) {
 void serverBeforeSleep(EventLoop *loop) {
     (void)loop;
     serverUpdateTime();
-    if (server.activeExpireEnabled) dbActiveExpireCycle(server.db, server.cfg.databases, 1000, 1);
+    if (server.activeExpireEnabled && !server.expiryPaused)
+        dbActiveExpireCycle(server.db, server.cfg.databases, 1000, 1);
     for (int i = 0; i < sleepHookCount; i++) sleepHooks[i]();
     netHandlePendingWrites();
     netFreeClosingClients();

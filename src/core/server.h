@@ -80,6 +80,7 @@ typedef struct Server {
     volatile sig_atomic_t shutdownAsap;
     int hzCurrent;                 /* effective hz (dynamic-hz) */
     int activeExpireEnabled;       /* DEBUG SET-ACTIVE-EXPIRE */
+    int expiryPaused;              /* CLIENT PAUSE: no active expiry */
 } Server;
 
 extern Server server;

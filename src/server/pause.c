@@ -63,9 +63,19 @@ static void listRemove(ClientList *l, const Client *c) {
 
 int pauseActive(void) { return pauseType != PAUSE_OFF; }
 
+/* While clients are paused nothing may change the dataset on its own:
+ * the active expiry cycle stops and lookups report expired keys absent
+ * without deleting them (as Redis does, so a failover sees a frozen
+ * dataset). */
+static void setExpiryPaused(int paused) {
+    server.expiryPaused = paused;
+    dbNoLazyExpire = paused;
+}
+
 static void unpause(void) {
     pauseType = PAUSE_OFF;
     pauseEnd = 0;
+    setExpiryPaused(0);
     for (size_t i = 0; i < postponed.count; i++) listAppend(&releasing, postponed.items[i]);
     postponed.count = 0;
 }
@@ -160,6 +170,7 @@ void clientPauseCommand(Client *c) {
     if (ms > 0) ms = ms > LLONG_MAX - now ? 0 : ms + now;
     if (type > pauseType) pauseType = type;
     if (ms > pauseEnd) pauseEnd = ms;
+    setExpiryPaused(1);
     replyOk(c);
 }
 

@@ -154,3 +154,23 @@ def test_errors(server):
     ]
     for args, want in cases:
         assert call(c, *args) == want, args
+
+
+def test_pause_freezes_expiry(server, oracle):
+    """While clients are paused, an expired key reads as absent but is not
+    deleted (DBSIZE keeps counting it); UNPAUSE lets expiry delete it."""
+    def run(srv):
+        r = srv.client()
+        r.set("k", "v", px=50)
+        r.set("other", "v")
+        r.execute_command("CLIENT", "PAUSE", "10000", "WRITE")
+        time.sleep(0.5)  # well past the TTL: active expiry would have run
+        during = (r.get("k"), r.dbsize())
+        r.execute_command("CLIENT", "UNPAUSE")
+        deadline = time.time() + 5
+        while r.dbsize() != 1 and time.time() < deadline:
+            time.sleep(0.05)
+        return during, r.dbsize(), r.get("k")
+    got, want = run(server), run(oracle)
+    assert got == want
+    assert want == ((None, 2), 1, None)
