@@ -19,6 +19,30 @@ int scanParseCursorOrReply(Client *c, const sds s, uint64_t *cursor) {
     return 0;
 }
 
+int scanParseOptionsOrReply(Client *c, int first, long *count, sds *pattern) {
+    *pattern = NULL;
+    for (int j = first; j < c->argc; j += 2) {
+        if (j + 1 >= c->argc) {
+            replyErrorSyntax(c);
+            return -1;
+        }
+        if (argIs(c->argv[j], "count")) {
+            if (getLongOrReply(c, c->argv[j + 1], count, NULL) == -1) return -1;
+            if (*count < 1) {
+                replyErrorSyntax(c);
+                return -1;
+            }
+        } else if (argIs(c->argv[j], "match")) {
+            *pattern = c->argv[j + 1];
+        } else {
+            replyErrorSyntax(c);
+            return -1;
+        }
+    }
+    if (*pattern && sdsLen(*pattern) == 1 && (*pattern)[0] == '*') *pattern = NULL;
+    return 0;
+}
+
 void scanBatchCollect(void *priv, void *entry) {
     ScanBatch *b = priv;
     if (b->count == b->cap) {

@@ -1,7 +1,7 @@
 /* scan.h -- what SCAN, SSCAN, HSCAN and ZSCAN share: Redis's cursor
- * parsing and collecting entries from htabScan.  Option parsing stays with
- * each command (they check arguments, key and options in different orders,
- * as Redis does). */
+ * parsing, the MATCH/COUNT options of the per-key scans, and collecting
+ * entries from htabScan.  Each command keeps its own order of checks
+ * (cursor, key, options), as Redis does. */
 #ifndef CAIRN_SCAN_H
 #define CAIRN_SCAN_H
 
@@ -15,6 +15,12 @@
  * after them; the empty string is cursor 0.  Replies "ERR invalid cursor"
  * and returns -1 otherwise. */
 int scanParseCursorOrReply(Client *c, const sds s, uint64_t *cursor);
+
+/* [MATCH pattern] [COUNT count] from argv[first..] (SSCAN, HSCAN, ZSCAN):
+ * *count keeps its default when absent; *pattern is NULL when absent or
+ * "*".  Replies "ERR syntax error" (odd options, unknown option, COUNT < 1)
+ * or the integer error, and returns -1. */
+int scanParseOptionsOrReply(Client *c, int first, long *count, sds *pattern);
 
 /* Entries gathered by htabScan (callback scanBatchCollect, priv = batch). */
 typedef struct ScanBatch {

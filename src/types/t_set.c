@@ -995,25 +995,7 @@ static void sscanCommand(Client *c) {
         replyArrayLen(c, 0);
         return;
     }
-    for (int j = 3; j < c->argc; j += 2) {
-        if (j + 1 >= c->argc) {
-            replyErrorSyntax(c);
-            return;
-        }
-        if (argIs(c->argv[j], "count")) {
-            if (getLongOrReply(c, c->argv[j + 1], &count, NULL) == -1) return;
-            if (count < 1) {
-                replyErrorSyntax(c);
-                return;
-            }
-        } else if (argIs(c->argv[j], "match")) {
-            pat = c->argv[j + 1];
-        } else {
-            replyErrorSyntax(c);
-            return;
-        }
-    }
-    if (pat && sdsLen(pat) == 1 && pat[0] == '*') pat = NULL;
+    if (scanParseOptionsOrReply(c, 3, &count, &pat) == -1) return;
 
     Set s = setOf(o);
     replyArrayLen(c, 2);
