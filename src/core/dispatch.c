@@ -67,7 +67,10 @@ void callCommand(Client *c, Command *cmd) {
     Client *prev = server.net.current;
     server.net.current = c;
     long long start = ustime();
-    dbNowMs = start / 1000;
+    /* The time a command sees for expiry is fixed when the outermost call
+     * starts: the commands EXEC (or, later, a script) runs all see the
+     * same clock, as in Redis. */
+    if (!prev) dbNowMs = start / 1000;
     cmd->proc(c);
     long long duration = ustime() - start;
     server.net.current = prev;

@@ -542,3 +542,21 @@ def test_key_pop_by_concurrent_workers_pops_each_job_once(request, target):
     popped = run_poppers(srv, key_pop)
     assert sorted(popped) == sorted(b"payload%d" % i for i in range(n))
     assert srv.client().dbsize() == 1  # only the cursor is left
+
+
+def test_exec_sees_one_clock(start_server, start_oracle):
+    """Commands inside EXEC see the time EXEC started: a key whose TTL ends
+    while the transaction sleeps is still there for the rest of it."""
+    def run(srv):
+        r = srv.client()
+        r.set("k", "v", px=100)
+        p = r.pipeline(transaction=True)
+        p.execute_command("DEBUG", "SLEEP", "0.3")
+        p.get("k")
+        p.exists("k")
+        inside = p.execute()
+        return inside, r.get("k")
+    got = run(start_server(enable_debug_command="yes"))
+    want = run(start_oracle(enable_debug_command="yes"))
+    assert got == want
+    assert want == ([b"OK", b"v", 1], None)
