@@ -8,6 +8,7 @@
 #include "core/dispatch.h"
 
 #include <string.h>
+#include <strings.h>
 
 #include "core/errors.h"
 #include "core/log.h"
@@ -85,9 +86,21 @@ void callCommand(Client *c, Command *cmd) {
     if (server.dirty != dirtyBefore && (cmd->flags & CMD_WRITE)) propagateCommand(dbBefore, c->argc, c->argv);
 }
 
+/* The top-level command the client ran last, when argv[0] names it again:
+ * pipelines repeat commands, and this spares the table lookup. */
+static Command *repeatedCommand(const Client *c) {
+    Command *last = c->lastcmd;
+    if (!last) return NULL;
+    if (last->parent) last = last->parent;
+    size_t len = sdsLen(c->argv[0]);
+    if (strlen(last->name) != len || strncasecmp(last->name, c->argv[0], len) != 0) return NULL;
+    return last;
+}
+
 void dispatchCommand(Client *c) {
     c->errorReplied = 0;
-    Command *cmd = commandLookup(c->argv[0], sdsLen(c->argv[0]));
+    Command *cmd = repeatedCommand(c);
+    if (!cmd) cmd = commandLookup(c->argv[0], sdsLen(c->argv[0]));
     if (!cmd) {
         c->cmd = NULL;
         rejectUnknown(c);

@@ -96,13 +96,17 @@ static size_t usableCap(void *mem, int type) {
     return cap > max ? max : cap;
 }
 
-/* Fresh string of capacity >= cap, length 0, bytes uninitialised. */
-static sds allocate(size_t cap) {
+/* Fresh string of capacity >= cap, length 0, bytes uninitialised.  With
+ * slack, the capacity includes the spare bytes of the allocator's size
+ * class (worth asking for when the string is being grown); without, it is
+ * exactly cap (new strings: most are never appended to, and asking the
+ * allocator for the block size is not free). */
+static sds allocate(size_t cap, int slack) {
     int type = typeFor(cap);
     char *mem = xmalloc(blockSize(type, cap));
     sds s = mem + hdrSize(type);
     s[-1] = (char)type;
-    setFields(s, 0, usableCap(mem, type));
+    setFields(s, 0, slack ? usableCap(mem, type) : cap);
     return s;
 }
 
@@ -118,7 +122,7 @@ static sds reshape(sds s, size_t cap) {
         setFields(s, len, usableCap(mem, newType));
         return s;
     }
-    sds n = allocate(cap);
+    sds n = allocate(cap, 1);
     memcpy(n, s, len);
     setFields(n, len, capOf(n));
     sdsFree(s);
@@ -126,7 +130,7 @@ static sds reshape(sds s, size_t cap) {
 }
 
 sds sdsNewLen(const void *init, size_t len) {
-    sds s = allocate(len);
+    sds s = allocate(len, 0);
     if (init)
         memcpy(s, init, len);
     else
