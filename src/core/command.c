@@ -11,6 +11,7 @@
 #include "ds/alloc.h"
 #include "ds/sds.h"
 #include "ds/siphash.h"
+#include "ds/util.h"
 
 extern Command connCommands[], stringCommands[], bitmapCommands[], keyCommands[], expireCommands[],
     configCommands[], infoCommands[], clientCommands[], commandCommands[], debugCommands[];
@@ -107,6 +108,15 @@ Command *commandLookupArgv(int argc, char **argv) {
 Command *commandIterate(unsigned *cursor) { return *cursor < count ? ordered[(*cursor)++] : NULL; }
 
 unsigned commandCount(void) { return count; }
+
+int commandNumkeysKeys(int idx, int argc, char **argv, int *out, int max) {
+    long long n;
+    if (idx >= argc || !stringToLongLong(argv[idx], sdsLen(argv[idx]), &n) || n <= 0 || n > argc - idx - 1)
+        return 0;
+    int found = 0;
+    for (int i = 0; i < n && found < max; i++) out[found++] = idx + 1 + i;
+    return found;
+}
 
 int commandGetKeys(Command *cmd, Client *c, int argc, char **argv, int *out, int max) {
     if (cmd->getKeys) return cmd->getKeys(c, argc, argv, out, max);

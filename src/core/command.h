@@ -107,6 +107,10 @@ Command *commandLookupArgv(int argc, char **argv);
 /* Iterate all top-level commands: returns NULL at the end. */
 Command *commandIterate(unsigned *cursor);
 unsigned commandCount(void);
+/* For GetKeysProc implementations: argv[idx] is a key count N followed by
+ * N keys (LMPOP, ZMPOP, ...).  Fills out with their positions; 0 when N is
+ * not a positive integer that fits the arguments. */
+int commandNumkeysKeys(int idx, int argc, char **argv, int *out, int max);
 /* The key positions of argv for cmd; returns count. */
 int commandGetKeys(Command *cmd, struct Client *c, int argc, char **argv, int *out, int max);
 

@@ -682,22 +682,14 @@ static void blmoveCommand(Client *c) {
 static void brpoplpushCommand(Client *c) { blockingMove(c, LIST_TAIL, LIST_HEAD, 3); }
 
 /* Keys of LMPOP (numkeys at argv[1]) and BLMPOP (at argv[2]). */
-static int mpopKeys(int idx, int argc, char **argv, int *out, int max) {
-    long long n;
-    if (idx >= argc || !stringToLongLong(argv[idx], sdsLen(argv[idx]), &n) || n <= 0 || n > argc - idx - 1) return 0;
-    int count = 0;
-    for (int i = 0; i < n && count < max; i++) out[count++] = idx + 1 + i;
-    return count;
-}
-
 static int lmpopGetKeys(struct Client *c, int argc, char **argv, int *out, int max) {
     (void)c;
-    return mpopKeys(1, argc, argv, out, max);
+    return commandNumkeysKeys(1, argc, argv, out, max);
 }
 
 static int blmpopGetKeys(struct Client *c, int argc, char **argv, int *out, int max) {
     (void)c;
-    return mpopKeys(2, argc, argv, out, max);
+    return commandNumkeysKeys(2, argc, argv, out, max);
 }
 
 #define PUSH_CX "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments."

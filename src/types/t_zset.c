@@ -1199,22 +1199,14 @@ static void zmpopGeneric(Client *c, int idx, int blocking) {
 static void zmpopCommand(Client *c) { zmpopGeneric(c, 1, 0); }
 static void bzmpopCommand(Client *c) { zmpopGeneric(c, 2, 1); }
 
-static int mpopKeys(int idx, int argc, char **argv, int *out, int max) {
-    long long n;
-    if (idx >= argc || !stringToLongLong(argv[idx], sdsLen(argv[idx]), &n) || n <= 0 || n > argc - idx - 1) return 0;
-    int count = 0;
-    for (int i = 0; i < n && count < max; i++) out[count++] = idx + 1 + i;
-    return count;
-}
-
 static int zmpopGetKeys(struct Client *c, int argc, char **argv, int *out, int max) {
     (void)c;
-    return mpopKeys(1, argc, argv, out, max);
+    return commandNumkeysKeys(1, argc, argv, out, max);
 }
 
 static int bzmpopGetKeys(struct Client *c, int argc, char **argv, int *out, int max) {
     (void)c;
-    return mpopKeys(2, argc, argv, out, max);
+    return commandNumkeysKeys(2, argc, argv, out, max);
 }
 
 /* --- ZRANDMEMBER --- */
@@ -1582,18 +1574,9 @@ static void zinterstoreCommand(Client *c) { zsetOpGeneric(c, 2, c->argv[1], OP_I
 static void zdiffstoreCommand(Client *c) { zsetOpGeneric(c, 2, c->argv[1], OP_DIFF, 0); }
 static void zintercardCommand(Client *c) { zsetOpGeneric(c, 1, NULL, OP_INTER, 1); }
 
-/* numkeys at argv[idx], keys after it. */
-static int numkeysGetKeys(int idx, int argc, char **argv, int *out, int max) {
-    long long n;
-    if (idx >= argc || !stringToLongLong(argv[idx], sdsLen(argv[idx]), &n) || n <= 0 || n > argc - idx - 1) return 0;
-    int count = 0;
-    for (int i = 0; i < n && count < max; i++) out[count++] = idx + 1 + i;
-    return count;
-}
-
 static int zopGetKeys(struct Client *c, int argc, char **argv, int *out, int max) {
     (void)c;
-    return numkeysGetKeys(1, argc, argv, out, max);
+    return commandNumkeysKeys(1, argc, argv, out, max);
 }
 
 /* Store forms: the destination, then the inputs. */
@@ -1601,7 +1584,7 @@ static int zopStoreGetKeys(struct Client *c, int argc, char **argv, int *out, in
     (void)c;
     if (max < 1 || argc < 2) return 0;
     out[0] = 1;
-    return 1 + numkeysGetKeys(2, argc, argv, out + 1, max - 1);
+    return 1 + commandNumkeysKeys(2, argc, argv, out + 1, max - 1);
 }
 
 /* --- ZSCAN --- */
