@@ -394,3 +394,18 @@ __attribute__((constructor)) static void blockingRegister(void) {
     clientAddFreeHook(onClientFree);
     clientAddResetHook(onClientReset);
 }
+
+int getMpopCountOrReply(Client *c, int first, long *count) {
+    *count = -1;
+    for (int j = first; j < c->argc; j++) {
+        if (argIs(c->argv[j], "count") && j + 1 < c->argc && *count == -1) {
+            if (getRangeLongOrReply(c, c->argv[++j], 1, LONG_MAX, count, "ERR count should be greater than 0") == -1)
+                return -1;
+        } else {
+            replyErrorSyntax(c);
+            return -1;
+        }
+    }
+    if (*count == -1) *count = 1;
+    return 0;
+}

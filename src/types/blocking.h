@@ -70,4 +70,9 @@ int blockingUnblockClient(Client *c, int error);
 unsigned long blockingClientCount(void);
 unsigned long blockingKeyCount(void);
 
+/* The optional [COUNT n] tail of LMPOP/BLMPOP/ZMPOP/BZMPOP starting at
+ * argv[first]: *count is 1 when absent.  Replies Redis's error and returns
+ * -1 on anything else. */
+int getMpopCountOrReply(Client *c, int first, long *count);
+
 #endif

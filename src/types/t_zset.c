@@ -1174,17 +1174,8 @@ static void zmpopGeneric(Client *c, int idx, int blocking) {
         replyErrorSyntax(c);
         return;
     }
-    long count = -1;
-    for (int j = whereIdx + 1; j < c->argc; j++) {
-        if (argIs(c->argv[j], "count") && j + 1 < c->argc && count == -1) {
-            if (getRangeLongOrReply(c, c->argv[++j], 1, LONG_MAX, &count, "ERR count should be greater than 0") == -1)
-                return;
-        } else {
-            replyErrorSyntax(c);
-            return;
-        }
-    }
-    if (count == -1) count = 1;
+    long count;
+    if (getMpopCountOrReply(c, whereIdx + 1, &count) == -1) return;
     long long deadline = 0;
     if (blocking && getBlockTimeoutOrReply(c, c->argv[1], &deadline) == -1) return;
     sds *keys = c->argv + idx + 1;
