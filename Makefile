@@ -9,10 +9,21 @@ OPT ?= -O2
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -g $(OPT) $(WARN) -Isrc -MMD -MP
 LDLIBS := -lm -lpthread -llzf
+# Scripting engine: Debian's Lua 5.1 (default) or LuaJIT (`make LUA=luajit`).
+# cjson (and bit, which LuaJIT has built in) are linked statically.
+ifeq ($(LUA),luajit)
+  LUA_CFLAGS := -I/usr/include/luajit-2.1 -DCAIRN_LUAJIT
+  LUA_LIBS := -l:liblua5.1-cjson.a -lluajit-5.1
+  BUILD := $(BUILD)-luajit
+else
+  LUA_CFLAGS := -I/usr/include/lua5.1
+  LUA_LIBS := -l:liblua5.1-cjson.a -l:liblua5.1-bitop.a -llua5.1
+endif
+LDLIBS += $(LUA_LIBS)
 ifneq ($(SANITIZE),)
   CFLAGS_BASE += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -DCAIRN_SANITIZE
   LDFLAGS += -fsanitize=$(SANITIZE)
-  BUILD := build-san
+  BUILD := $(BUILD)-san
 else
   LDLIBS += -ljemalloc
   CFLAGS_BASE += -DCAIRN_JEMALLOC
@@ -20,7 +31,7 @@ endif
 CFLAGS += $(CFLAGS_BASE)
 
 LIB_SRC := $(wildcard src/ds/*.c src/proto/*.c)
-SRV_SRC := $(wildcard src/core/*.c src/db/*.c src/types/*.c src/server/*.c)
+SRV_SRC := $(wildcard src/core/*.c src/db/*.c src/types/*.c src/server/*.c src/script/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 SRV_OBJ := $(SRV_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -32,6 +43,12 @@ all: $(BUILD)/cairn-server
 $(BUILD)/cairn-server: $(LIB_OBJ) $(SRV_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 	@if [ "$(BUILD)" = build-san ]; then mkdir -p build; cp $@ build/cairn-server-san; fi
+
+# Only src/script includes Lua headers.
+$(BUILD)/obj/src/script/%.o: src/script/%.c
+	@mkdir -p $(dir $@)
+	@echo "  CC $<"
+	@$(CC) $(CFLAGS) $(LUA_CFLAGS) -c -o $@ $<
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -76,6 +93,6 @@ fuzz:
 	./build/fuzz/fuzz_listpack -max_total_time=$${FUZZ_SECONDS:-60} build/fuzz/corpus_listpack tests/fuzz/corpus_listpack
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-luajit build-luajit-san
 
 -include $(LIB_OBJ:.o=.d) $(SRV_OBJ:.o=.d)
