@@ -1,0 +1,65 @@
+/* engine.h -- the Lua engine shared by EVAL scripts (eval.c) and
+ * functions (function.c).  Internal to src/script: nothing outside this
+ * folder includes Lua headers.
+ *
+ * A VM made by luaEngineCreate has the libraries Redis 7.0 scripts see
+ * (base, table, string, math, cjson, bit, struct, cmsgpack), the `redis`
+ * table, and after luaEngineLockGlobals the sandbox: the globals and every
+ * library table are read-only, reading an unknown global is an error.
+ *
+ * A call runs through luaEngineRun: it records the running script (for
+ * BUSY, SCRIPT KILL / FUNCTION KILL and the checks redis.call makes), runs
+ * the function under the time-limit hook, and turns the result or the
+ * error into the caller's reply. */
+#ifndef CAIRN_SCRIPT_ENGINE_H
+#define CAIRN_SCRIPT_ENGINE_H
+
+#include <lua.h>
+#include <stdint.h>
+
+#include "core/client.h"
+
+/* Script flags: shebang `flags=` (EVAL) and register_function flags. */
+#define SCRIPT_FLAG_NO_WRITES (1u << 0)
+#define SCRIPT_FLAG_ALLOW_OOM (1u << 1)
+#define SCRIPT_FLAG_ALLOW_STALE (1u << 2)
+#define SCRIPT_FLAG_NO_CLUSTER (1u << 3)
+#define SCRIPT_FLAG_ALLOW_CROSS_SLOT (1u << 4)
+#define SCRIPT_FLAG_EVAL_COMPAT (1u << 5) /* EVAL script without shebang */
+
+/* Parse one flag name ("no-writes", ...): its bit, or 0 if unknown. */
+unsigned scriptFlagFromName(const char *name, size_t len);
+
+/* A new VM with the libraries and the redis table (not yet locked). */
+lua_State *luaEngineCreate(void);
+/* Make globals and library tables read-only; unknown globals error. */
+void luaEngineLockGlobals(lua_State *L);
+void luaEngineDestroy(lua_State *L);
+/* Bytes the Lua allocator holds for L (used_memory_lua / _vm). */
+size_t luaEngineMemory(lua_State *L);
+
+/* A script or function being run. */
+typedef struct ScriptRun {
+    Client *caller;       /* the client that sent EVAL/FCALL */
+    Client *fake;         /* the pseudo-client redis.call runs commands as */
+    const char *name;     /* sha (EVAL) or function name, for error texts */
+    const char *source;   /* "user_script" or "user_function" (chunk name) */
+    int isFunction;
+    unsigned flags;       /* SCRIPT_FLAG_* */
+    int readOnly;         /* EVAL_RO / EVALSHA_RO / FCALL_RO */
+    long long startMs;
+    int killed;           /* SCRIPT KILL / FUNCTION KILL asked */
+    int wroteSomething;   /* a write command ran: UNKILLABLE */
+    int timedOut;         /* passed busy-reply-threshold */
+    int resp;             /* redis.setresp: 2 or 3 */
+} ScriptRun;
+
+/* The running script, or NULL. */
+ScriptRun *scriptCurrentRun(void);
+
+/* Run the function below the nargs arguments on L's stack (both popped):
+ * the reply (or the error, formatted as Redis 7.0 formats it) goes to
+ * run->caller. */
+void luaEngineRun(lua_State *L, ScriptRun *run, int nargs);
+
+#endif
