@@ -245,6 +245,14 @@ REG = "ERR Error registering functions: ERR "
     (FN_F + "\nerror('at load')", REG + "user_function:3: Script attempted to access "
      "nonexistent global variable 'error'"),
     ("foo = 1", REG + "user_function:2: Attempt to modify a readonly table"),
+    ("redis.x = 1", REG + "user_function:2: Attempt to modify a readonly table"),
+    ("local x = nil\nlocal y = x.z",
+     REG + "user_function:3: attempt to index local 'x' (a nil value)"),
+    ("redis.log(1)", REG + "redis.log() requires two arguments or more."),
+    ("redis.register_function{function_name='f', callback=function() end, description={}}",
+     REG + "description argument given to redis.register_function must be a string"),
+    # Loading runs under its own 500 ms limit.
+    ("while true do end", REG + "FUNCTION LOAD timeout"),
 ])
 def test_load_register_function_errors(r, body, error):
     assert r("FUNCTION", "LOAD", lib("L", body)) == err(error)
@@ -260,6 +268,32 @@ def test_load_time_redis_table_has_log_levels_and_version(r):
     assert r("FUNCTION", "LOAD", lib("L", body)) == b"L"
     version = r("FCALL", "v", "0")
     assert version.startswith(b"7.") and version.endswith(b"0123")
+
+
+def test_functions_see_the_full_environment_at_run_time(r):
+    body = ("local function helper() return string.len('xy') end\n"
+            "local function ping() return redis.call('ping') end\n"
+            "local saved = redis\n"
+            "local squares = {}\n"
+            "for i = 1, 3 do squares[i] = i * i end\n"
+            "redis.register_function('helper', function() return helper() end)\n"
+            "redis.register_function('ping', function() return ping() end)\n"
+            "redis.register_function('late', function() return type(redis.register_function) end)\n"
+            "redis.register_function('saved', function()\n"
+            "  return saved.register_function('x', function() end)\nend)\n"
+            "redis.register_function('squares', function() return squares end)\n"
+            "redis.register_function('setglobal', function() x = 1 end)")
+    assert r("FUNCTION", "LOAD", lib("L", body)) == b"L"
+    assert r("FCALL", "helper", "0") == 2
+    assert r("FCALL", "ping", "0") == ("status", b"PONG")
+    assert r("FCALL", "late", "0") == b"nil"
+    assert r("FCALL", "saved", "0") == err(
+        "ERR redis.register_function can only be called on FUNCTION LOAD command "
+        "script: saved, on @user_function:11.")
+    assert r("FCALL", "squares", "0") == [1, 4, 9]
+    assert r("FCALL", "setglobal", "0") == err(
+        "ERR user_function:14: Attempt to modify a readonly table script: setglobal, "
+        "on @user_function:14.")
 
 
 def test_library_and_function_collisions(r):
