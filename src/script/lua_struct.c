@@ -166,16 +166,17 @@ static void putInteger(char *out, uint64_t v, size_t size, int little) {
 }
 
 /* Read a `size`-byte integer; bytes above the low 8 are ignored.  Signed
- * values narrower than 8 bytes are sign-extended. */
+ * values are sign-extended from bit size*8-1; for sizes above 8 that bit
+ * number is taken modulo 64, which is what Redis's shift does on x86. */
 static lua_Number getInteger(const char *in, size_t size, int little, int isSigned) {
     uint64_t v = 0;
     for (size_t i = 0; i < size && i < 8; i++) {
         unsigned char byte = (unsigned char)in[little ? i : size - 1 - i];
         v |= (uint64_t)byte << (8 * i);
     }
-    if (isSigned && size > 0 && size < 8) {
-        uint64_t sign = UINT64_C(1) << (size * 8 - 1);
-        if (v & sign) v |= ~((sign << 1) - 1);
+    if (isSigned && size > 0) {
+        uint64_t mask = ~UINT64_C(0) << ((size * 8 - 1) & 63);
+        if (v & mask) v |= mask;
     }
     if (isSigned) return (lua_Number)(int64_t)v;
     return (lua_Number)v;
