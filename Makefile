@@ -59,6 +59,12 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(LIB_OBJ) $(LDLIBS) -lcmocka
 
+# The Lua library tests link the script objects they test (and Lua).
+LUA_LIBS_OBJ := $(addprefix $(BUILD)/obj/src/script/,lua_struct.o lua_cmsgpack.o lua_bitfix.o)
+$(BUILD)/tests/test_lua_libs: tests/unit/test_lua_libs.c tests/unit/lua_libs_vectors.h $(LUA_LIBS_OBJ) $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LUA_CFLAGS) -o $@ $< $(LUA_LIBS_OBJ) $(LIB_OBJ) $(LDLIBS) -lcmocka
+
 unit-bins: $(UNIT_BIN)
 
 unit-test: $(UNIT_BIN)

@@ -103,9 +103,13 @@ void replyStatus(Client *c, const char *s);           /* +s */
 void replyStatusLen(Client *c, const char *s, size_t len);
 /* Error replies.  `err` is the full text after '-', e.g. "ERR syntax error"
  * or "WRONGTYPE Operation ...".  Text without an uppercase code word gets
- * "ERR " prepended, as Redis does.  Newlines are replaced by spaces.
+ * "ERR " prepended; text starting with '-' is sent as is (scripts' error
+ * tables), as Redis does.  Newlines are replaced by spaces.
  * Counts INFO errorstats and marks the command failed. */
 void replyError(Client *c, const char *err);
+/* An error already counted in errorstats (a script passing on the error
+ * of a command it called). */
+void replyErrorLenNoStats(Client *c, const char *err, size_t len);
 void replyErrorLen(Client *c, const char *err, size_t len);
 void replyErrorFormat(Client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void replyErrorArity(Client *c);          /* wrong number of arguments for '<cmd>' command */
@@ -177,6 +181,8 @@ void clientFreeAsync(Client *c);  /* close at the next loop turn */
 int clientSelectDb(Client *c, int id);  /* 0 ok, -1 out of range */
 int clientHasPendingReplies(const Client *c);
 size_t clientOutputBytes(const Client *c);
+/* Drop the replies not yet written (a fake client's, once read). */
+void clientDiscardReplies(Client *c);
 /* Free the current command's argv. */
 void clientResetArgv(Client *c);
 

@@ -41,6 +41,9 @@ typedef void CommandProc(struct Client *c);
 #define CMD_NO_MULTI (1ULL << 24)
 #define CMD_MOVABLE_KEYS (1ULL << 25)
 #define CMD_ALLOW_BUSY (1ULL << 26)
+/* Cairn-internal (not shown by COMMAND): MONITOR shows the command before
+ * it runs, so that EVAL comes before the commands its script calls. */
+#define CMD_MONITOR_FIRST (1ULL << 40)
 
 /* ACL categories (COMMAND INFO shows them as @name). */
 #define ACL_KEYSPACE (1ULL << 0)

@@ -20,6 +20,10 @@ static int interceptorCount;
 static DispatchAfterCall *afterCalls[8];
 static int afterCallCount;
 
+static DispatchBeforeCall *beforeCall;
+
+void dispatchSetBeforeCall(DispatchBeforeCall *fn) { beforeCall = fn; }
+
 void dispatchAddAfterCall(DispatchAfterCall *fn) {
     if (afterCallCount < 8) afterCalls[afterCallCount++] = fn;
 }
@@ -72,6 +76,7 @@ void callCommand(Client *c, Command *cmd) {
      * starts: the commands EXEC (or, later, a script) runs all see the
      * same clock, as in Redis. */
     if (!prev) dbNowMs = start / 1000;
+    if ((cmd->flags & CMD_MONITOR_FIRST) && beforeCall) beforeCall(c, cmd);
     cmd->proc(c);
     long long duration = ustime() - start;
     server.net.current = prev;

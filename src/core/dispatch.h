@@ -32,6 +32,9 @@ void dispatchAddInterceptor(DispatchInterceptor *fn);
  * serving clients blocked on keys the command made ready.  Hooks run in
  * registration order; at most 8. */
 typedef void DispatchAfterCall(Client *c, Command *cmd, long long usec);
+/* Run before commands flagged CMD_MONITOR_FIRST (MONITOR's feed).  One. */
+typedef void DispatchBeforeCall(Client *c, Command *cmd);
+void dispatchSetBeforeCall(DispatchBeforeCall *fn);
 void dispatchAddAfterCall(DispatchAfterCall *fn);
 
 #endif

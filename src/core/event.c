@@ -153,29 +153,33 @@ static void runTimers(EventLoop *l) {
     }
 }
 
+int eventProcessFileEvents(EventLoop *l, long long waitMs) {
+    int n = epoll_wait(l->epfd, l->fired, l->setsize, waitMs > INT32_MAX ? INT32_MAX : (int)waitMs);
+    if (n < 0) return errno == EINTR ? 0 : -1;
+    for (int i = 0; i < n; i++) {
+        int fd = l->fired[i].data.fd;
+        uint32_t ev = l->fired[i].events;
+        FileEvent *fe = &l->events[fd];
+        int fired = 0;
+        if ((fe->mask & EV_READABLE) && (ev & (EPOLLIN | EPOLLERR | EPOLLHUP))) {
+            fe->rproc(l, fd, fe->data, EV_READABLE);
+            fired = 1;
+        }
+        /* The read handler may have closed the fd; re-read the slot. */
+        fe = &l->events[fd];
+        if ((fe->mask & EV_WRITABLE) && (ev & (EPOLLOUT | EPOLLERR | EPOLLHUP))) {
+            if (!fired || fe->wproc != fe->rproc) fe->wproc(l, fd, fe->data, EV_WRITABLE);
+        }
+    }
+    return n;
+}
+
 void eventLoopRun(EventLoop *l) {
     l->stop = 0;
     while (!l->stop) {
         if (l->beforeSleep) l->beforeSleep(l);
         if (l->stop) break;
-        long long wait = msUntilNextTimer(l);
-        int n = epoll_wait(l->epfd, l->fired, l->setsize, wait > INT32_MAX ? INT32_MAX : (int)wait);
-        if (n < 0 && errno != EINTR) break;
-        for (int i = 0; i < n; i++) {
-            int fd = l->fired[i].data.fd;
-            uint32_t ev = l->fired[i].events;
-            FileEvent *fe = &l->events[fd];
-            int fired = 0;
-            if ((fe->mask & EV_READABLE) && (ev & (EPOLLIN | EPOLLERR | EPOLLHUP))) {
-                fe->rproc(l, fd, fe->data, EV_READABLE);
-                fired = 1;
-            }
-            /* The read handler may have closed the fd; re-read the slot. */
-            fe = &l->events[fd];
-            if ((fe->mask & EV_WRITABLE) && (ev & (EPOLLOUT | EPOLLERR | EPOLLHUP))) {
-                if (!fired || fe->wproc != fe->rproc) fe->wproc(l, fd, fe->data, EV_WRITABLE);
-            }
-        }
+        if (eventProcessFileEvents(l, msUntilNextTimer(l)) < 0) break;
         runTimers(l);
     }
 }

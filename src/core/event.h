@@ -23,6 +23,10 @@ int eventMask(EventLoop *loop, int fd);
 long long eventAddTimer(EventLoop *loop, long long ms, TimerProc *proc, void *data);
 void eventSetBeforeSleep(EventLoop *loop, BeforeSleepProc *proc);
 void eventLoopRun(EventLoop *loop);
+/* One poll: wait up to waitMs, run the handlers of the ready fds (no
+ * timers, no beforeSleep).  A long script uses it to keep answering.
+ * Returns the fds handled, -1 on error. */
+int eventProcessFileEvents(EventLoop *loop, long long waitMs);
 void eventLoopStop(EventLoop *loop);
 int eventLoopSetSize(EventLoop *loop);
 

@@ -283,6 +283,8 @@ static void freeReplies(Client *c) {
     c->bufpos = c->sentlen = 0;
 }
 
+void clientDiscardReplies(Client *c) { freeReplies(c); }
+
 static void unlinkPendingWrite(Client *c) {
     if (!(c->flags & CLIENT_PENDING_WRITE)) return;
     Client **link = &server.net.pendingWrites;
@@ -503,6 +505,9 @@ void netProcessInput(Client *c) {
 
 static void readHandler(EventLoop *loop, int fd, void *data, int mask) {
     Client *c = data;
+    /* A client whose command is running (a long script serving other
+     * clients meanwhile) is read once the command returns. */
+    if (c->flags & CLIENT_EXECUTING) return;
     char *dst;
     size_t room;
     int big = sdsLen(c->querybuf) == c->qbPos && respParserBigArgRoom(&c->parser, &dst, &room);

@@ -126,12 +126,21 @@ static int hasErrorCode(const char *err, size_t len) {
     return i >= 2 && i < len && err[i] == ' ';
 }
 
-void replyErrorLen(Client *c, const char *err, size_t len) {
+static void replyErrorCounted(Client *c, const char *err, size_t len, int count);
+
+void replyErrorLen(Client *c, const char *err, size_t len) { replyErrorCounted(c, err, len, 1); }
+
+void replyErrorLenNoStats(Client *c, const char *err, size_t len) { replyErrorCounted(c, err, len, 0); }
+
+static void replyErrorCounted(Client *c, const char *err, size_t len, int count) {
+    /* A leading '-' means the caller gives the code: the text goes as is. */
+    int code = 1;
     if (len && err[0] == '-') {
         err++;
         len--;
+    } else {
+        code = hasErrorCode(err, len);
     }
-    int code = hasErrorCode(err, len);
     char stackbuf[512];
     size_t total = (code ? 0 : 4) + len;
     char *msg = total <= sizeof(stackbuf) ? stackbuf : xmalloc(total);
@@ -142,7 +151,7 @@ void replyErrorLen(Client *c, const char *err, size_t len) {
     }
     for (size_t i = 0; i < len; i++) msg[off + i] = (err[i] == '\r' || err[i] == '\n') ? ' ' : err[i];
     c->errorReplied = 1;
-    countError(msg, total);
+    if (count) countError(msg, total);
     /* Errors are sent even with CLIENT REPLY OFF? No: Redis suppresses them too. */
     addBytes(c, "-", 1);
     addBytes(c, msg, total);

@@ -52,7 +52,12 @@ typedef struct ScriptRun {
     int wroteSomething;   /* a write command ran: UNKILLABLE */
     int timedOut;         /* passed busy-reply-threshold */
     int resp;             /* redis.setresp: 2 or 3 */
+    int replFlags;        /* redis.set_repl (accepted; effects always propagate) */
 } ScriptRun;
+
+/* Set global `name` to the value on top (popped), past the sandbox (KEYS,
+ * ARGV). */
+void luaEngineSetRealGlobal(lua_State *L, const char *name);
 
 /* The running script, or NULL. */
 ScriptRun *scriptCurrentRun(void);

@@ -7,6 +7,7 @@
 #include "core/errors.h"
 #include "core/log.h"
 #include "core/server.h"
+#include "script/script.h"
 #include "ds/util.h"
 
 static int passwordSet(void) { return server.cfg.requirepass && server.cfg.requirepass[0]; }
@@ -167,6 +168,13 @@ static void shutdownCommand(Client *c) {
     }
     if (abort) {
         replyError(c, "ERR No shutdown in progress.");
+        return;
+    }
+    /* Past busy-reply-threshold a script holds the server: only NOSAVE
+     * may end it. */
+    const char *busy = scriptBusyError();
+    if (busy && !nosave) {
+        replyError(c, busy);
         return;
     }
     if (save) {

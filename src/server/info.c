@@ -21,6 +21,7 @@
 #include "core/command.h"
 #include "core/net.h"
 #include "core/server.h"
+#include "script/script.h"
 #include "db/db.h"
 #include "ds/alloc.h"
 #include "ds/util.h"
@@ -181,21 +182,23 @@ static sds infoMemory(sds s) {
                      peak ? (double)used * 100 / peak : 0, overhead, startup, dataset,
                      netUsed ? (double)dataset * 100 / netUsed : 0, used, used, rss, sysMem);
     s = statsCatHumanBytes(s, sysMem);
-    /* No scripting engine yet: the Lua/function fields are zero. */
-    s = sdsCat(s, "\r\n"
-                  "used_memory_lua:0\r\n"
-                  "used_memory_vm_eval:0\r\n"
-                  "used_memory_lua_human:0B\r\n"
-                  "used_memory_scripts_eval:0\r\n"
-                  "number_of_cached_scripts:0\r\n"
-                  "number_of_functions:0\r\n"
-                  "number_of_libraries:0\r\n"
-                  "used_memory_vm_functions:0\r\n"
-                  "used_memory_vm_total:0\r\n"
-                  "used_memory_vm_total_human:0B\r\n"
-                  "used_memory_functions:0\r\n"
-                  "used_memory_scripts:0\r\n"
-                  "used_memory_scripts_human:0B\r\n");
+    ScriptMemoryInfo sm = {0};
+    evalMemoryInfo(&sm);
+    functionsMemoryInfo(&sm);
+    size_t vmTotal = sm.vmEval + sm.vmFunctions, scriptsTotal = sm.scriptsEval + sm.functions;
+    s = sdsCatPrintf(s, "\r\nused_memory_lua:%zu\r\nused_memory_vm_eval:%zu\r\nused_memory_lua_human:", sm.vmEval,
+                     sm.vmEval);
+    s = statsCatHumanBytes(s, sm.vmEval);
+    s = sdsCatPrintf(s,
+                     "\r\nused_memory_scripts_eval:%zu\r\nnumber_of_cached_scripts:%zu\r\n"
+                     "number_of_functions:%zu\r\nnumber_of_libraries:%zu\r\nused_memory_vm_functions:%zu\r\n"
+                     "used_memory_vm_total:%zu\r\nused_memory_vm_total_human:",
+                     sm.scriptsEval, sm.numScripts, sm.numFunctions, sm.numLibraries, sm.vmFunctions, vmTotal);
+    s = statsCatHumanBytes(s, vmTotal);
+    s = sdsCatPrintf(s, "\r\nused_memory_functions:%zu\r\nused_memory_scripts:%zu\r\nused_memory_scripts_human:",
+                     sm.functions, scriptsTotal);
+    s = statsCatHumanBytes(s, scriptsTotal);
+    s = sdsCat(s, "\r\n");
     s = sdsCatPrintf(s, "maxmemory:%llu\r\nmaxmemory_human:", server.cfg.maxmemory);
     s = statsCatHumanBytes(s, server.cfg.maxmemory);
     s = sdsCatPrintf(s,
@@ -548,3 +551,6 @@ Command infoCommands[] = {
      .summary = "Get the UNIX time stamp of the last successful save to disk"},
     {0},
 };
+
+/* Until functions exist, none are loaded. */
+__attribute__((weak)) void functionsMemoryInfo(ScriptMemoryInfo *m) { (void)m; }

@@ -111,15 +111,26 @@ static sds formatLine(Client *c, Command *cmd) {
     return sdsCatLen(line, "\r\n", 2);
 }
 
+static void feedMonitors(Client *c, Command *cmd) {
+    sds line = formatLine(c, cmd);
+    for (size_t i = 0; i < monitorCount; i++)
+        replyRaw(monitors[i], line, sdsLen(line));
+    sdsFree(line);
+}
+
 static void monitorAfterCall(Client *c, Command *cmd, long long usec) {
     (void)usec;
     if (monitorCount == 0 || (cmd->flags & (CMD_ADMIN | CMD_SKIP_MONITOR))) return;
     /* Fake clients other than scripts (loading) are not shown. */
     if ((c->flags & CLIENT_FAKE) && !(c->flags & CLIENT_LUA)) return;
-    sds line = formatLine(c, cmd);
-    for (size_t i = 0; i < monitorCount; i++)
-        replyRaw(monitors[i], line, sdsLen(line));
-    sdsFree(line);
+    feedMonitors(c, cmd);
+}
+
+/* EVAL, FCALL (flagged skip-monitor, as in Redis) are shown before they
+ * run, ahead of the commands their script calls. */
+static void monitorBeforeCall(Client *c, Command *cmd) {
+    if (monitorCount == 0 || (c->flags & CLIENT_FAKE)) return;
+    feedMonitors(c, cmd);
 }
 
 /* A monitoring client is a replica to Redis: it may not touch keys. */
@@ -138,6 +149,7 @@ __attribute__((constructor(180))) static void monitorInit(void) {
     clientAddResetHook(removeMonitor);
     dispatchAddInterceptor(monitorInterceptor);
     dispatchAddAfterCall(monitorAfterCall);
+    dispatchSetBeforeCall(monitorBeforeCall);
 }
 
 Command monitorCommands[] = {

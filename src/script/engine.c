@@ -1,0 +1,1228 @@
+/* engine.c -- the Lua VM that EVAL scripts and functions run in.
+ *
+ * What a VM holds: the base, table, string and math libraries, cjson, bit,
+ * struct and cmsgpack, and the `redis` table (call, pcall, log, setresp,
+ * sha1hex, error_reply, status_reply, set_repl, replicate_commands,
+ * breakpoint, debug, acl_check_cmd and the constants).
+ *
+ * The sandbox (luaEngineLockGlobals).  Redis 7.0 patches its Lua to mark
+ * tables read-only; Cairn uses Debian's unpatched Lua, so it gets the same
+ * behaviour with proxies: the globals the scripts see, and each library
+ * table, is an empty table whose metatable reads through to the real one
+ * and refuses writes.  The base functions that could bypass a metatable
+ * (rawset, rawget, setmetatable, next, pairs) are wrapped to see through
+ * proxies and to refuse writes.  Reading a global that does not exist is an
+ * error, as in Redis.
+ *
+ * Errors.  Every error a script raises reaches errorHandler (the pcall
+ * message handler), which turns it into a table {err=, source=, line=};
+ * luaEngineRun formats that as Redis 7.0 does:
+ *   "<err> script: <name>, on @user_script:<line>." */
+#include "script/engine.h"
+
+#include <lauxlib.h>
+#include <lualib.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "core/config.h"
+#include "core/dispatch.h"
+#include "core/errors.h"
+#include "core/event.h"
+#include "core/log.h"
+#include "core/net.h"
+#include "core/server.h"
+#include "ds/alloc.h"
+#include "ds/sha1.h"
+#include "ds/util.h"
+#include "script/lua_libs.h"
+#include "script/script.h"
+
+int luaopen_cjson(lua_State *L);
+#ifndef CAIRN_LUAJIT
+int luaopen_bit(lua_State *L);
+#endif
+
+#define REDIS_VERSION_STR "7.0.15"
+#define REDIS_VERSION_NUM 0x07000f
+
+static ScriptRun *currentRun;
+
+ScriptRun *scriptCurrentRun(void) { return currentRun; }
+
+/* Registry keys (addresses are unique light userdata). */
+static char proxiesKey;   /* proxy -> real table (weak keys) */
+static char realGlobalsKey;
+
+/* ------------------------------------------------------------------ */
+/* math.random: the 48-bit linear congruential generator of POSIX lrand48,
+ * starting from drand48's documented default state (as if never seeded)
+ * and never reseeded by the server, so scripts see the sequence a Redis
+ * 7.0 server produces from its start. */
+
+static uint64_t randState = 0x1234ABCD330EULL;
+
+static int32_t lrand48Next(void) {
+    randState = (0x5DEECE66DULL * randState + 0xB) & ((1ULL << 48) - 1);
+    return (int32_t)(randState >> 17);
+}
+
+static int mathRandom(lua_State *L) {
+    lua_Number r = (lua_Number)(lrand48Next() % INT32_MAX) / (lua_Number)INT32_MAX;
+    switch (lua_gettop(L)) {
+    case 0:
+        lua_pushnumber(L, r);
+        break;
+    case 1: {
+        int u = luaL_checkint(L, 1);
+        luaL_argcheck(L, 1 <= u, 1, "interval is empty");
+        lua_pushnumber(L, floor(r * u) + 1);
+        break;
+    }
+    case 2: {
+        int l = luaL_checkint(L, 1), u = luaL_checkint(L, 2);
+        luaL_argcheck(L, l <= u, 2, "interval is empty");
+        lua_pushnumber(L, floor(r * (u - l + 1)) + l);
+        break;
+    }
+    default:
+        return luaL_error(L, "wrong number of arguments");
+    }
+    return 1;
+}
+
+static int mathRandomSeed(lua_State *L) {
+    randState = ((uint64_t)(uint32_t)luaL_checkint(L, 1) << 16) | 0x330E;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Errors raised as tables. */
+
+/* Push {err=msg} (the form redis.pcall returns and redis.call raises). */
+static void pushErrorTable(lua_State *L, const char *msg, size_t len) {
+    lua_newtable(L);
+    lua_pushlstring(L, msg, len);
+    lua_setfield(L, -2, "err");
+}
+
+/* Raise msg ("ERR ...") as an error table. */
+static int raiseError(lua_State *L, const char *msg) {
+    pushErrorTable(L, msg, strlen(msg));
+    return lua_error(L);
+}
+
+/* ------------------------------------------------------------------ */
+/* Read-only tables. */
+
+static int readonlyError(lua_State *L) {
+    luaL_where(L, 1);
+    lua_pushstring(L, "Attempt to modify a readonly table");
+    lua_concat(L, 2);
+    return lua_error(L);
+}
+
+static int unknownGlobal(lua_State *L) {
+    const char *name = lua_tostring(L, 2);
+    luaL_where(L, 1);
+    lua_pushfstring(L, "Script attempted to access nonexistent global variable '%s'", name ? name : "?");
+    lua_concat(L, 2);
+    return lua_error(L);
+}
+
+/* The real table behind a proxy at idx, pushed; or nothing and 0. */
+static int pushReal(lua_State *L, int idx) {
+    if (lua_type(L, idx) != LUA_TTABLE) return 0;
+    lua_pushlightuserdata(L, &proxiesKey);
+    lua_rawget(L, LUA_REGISTRYINDEX);
+    lua_pushvalue(L, idx);
+    lua_rawget(L, -2);
+    lua_remove(L, -2);
+    if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    return 1;
+}
+
+static int isReadonly(lua_State *L, int idx) {
+    if (!pushReal(L, idx)) return 0;
+    lua_pop(L, 1);
+    return 1;
+}
+
+static int plainReadonlyError(lua_State *L) {
+    lua_pushstring(L, "Attempt to modify a readonly table");
+    return lua_error(L);
+}
+
+static int sandboxRawset(lua_State *L) {
+    luaL_checktype(L, 1, LUA_TTABLE);
+    luaL_checkany(L, 2);
+    luaL_checkany(L, 3);
+    if (isReadonly(L, 1)) return plainReadonlyError(L);
+    lua_settop(L, 3);
+    lua_rawset(L, 1);
+    return 1;
+}
+
+static int sandboxSetmetatable(lua_State *L) {
+    if (isReadonly(L, 1)) return plainReadonlyError(L);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
+static int sandboxRawget(lua_State *L) {
+    luaL_checktype(L, 1, LUA_TTABLE);
+    luaL_checkany(L, 2);
+    if (pushReal(L, 1)) lua_replace(L, 1);
+    lua_settop(L, 2);
+    lua_rawget(L, 1);
+    return 1;
+}
+
+static int sandboxNext(lua_State *L) {
+    luaL_checktype(L, 1, LUA_TTABLE);
+    if (pushReal(L, 1)) lua_replace(L, 1);
+    lua_settop(L, 2);
+    if (lua_next(L, 1)) return 2;
+    lua_pushnil(L);
+    return 1;
+}
+
+static int sandboxPairs(lua_State *L) {
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_pushvalue(L, lua_upvalueindex(1)); /* the sandbox's next */
+    lua_pushvalue(L, 1);
+    lua_pushnil(L);
+    return 3;
+}
+
+/* Replace the table at idx by a proxy: {} with a metatable reading through
+ * to it and refusing writes.  The proxy is left on the stack. */
+static void pushProxy(lua_State *L, int idx, int errorOnMissing) {
+    idx = idx < 0 ? lua_gettop(L) + idx + 1 : idx;
+    lua_newtable(L); /* the proxy */
+    lua_newtable(L); /* its metatable */
+    lua_pushvalue(L, idx);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, readonlyError);
+    lua_setfield(L, -2, "__newindex");
+    /* What getmetatable answers: an empty table that refuses writes. */
+    lua_newtable(L);
+    lua_newtable(L);
+    lua_pushcfunction(L, readonlyError);
+    lua_setfield(L, -2, "__newindex");
+    lua_setmetatable(L, -2);
+    lua_pushlightuserdata(L, &proxiesKey);
+    lua_rawget(L, LUA_REGISTRYINDEX);
+    lua_pushvalue(L, -2);
+    lua_pushvalue(L, -3);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+    lua_setfield(L, -2, "__metatable");
+    lua_setmetatable(L, -2);
+    /* proxies[proxy] = real */
+    lua_pushlightuserdata(L, &proxiesKey);
+    lua_rawget(L, LUA_REGISTRYINDEX);
+    lua_pushvalue(L, -2);
+    lua_pushvalue(L, idx);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+    if (errorOnMissing) {
+        /* the real table's own metatable errors on unknown names */
+        lua_newtable(L);
+        lua_pushcfunction(L, unknownGlobal);
+        lua_setfield(L, -2, "__index");
+        lua_setmetatable(L, idx);
+    }
+}
+
+void luaEngineLockGlobals(lua_State *L) {
+    lua_pushvalue(L, LUA_GLOBALSINDEX);
+    int realG = lua_gettop(L);
+    lua_pushlightuserdata(L, &realGlobalsKey);
+    lua_pushvalue(L, realG);
+    lua_rawset(L, LUA_REGISTRYINDEX);
+    /* Library tables become proxies (a table may appear under two names). */
+    lua_newtable(L);
+    int done = lua_gettop(L); /* real -> proxy */
+    lua_pushnil(L);
+    while (lua_next(L, realG)) {
+        if (lua_type(L, -1) == LUA_TTABLE && lua_type(L, -2) == LUA_TSTRING && !lua_rawequal(L, -1, realG)) {
+            lua_pushvalue(L, -1);
+            lua_rawget(L, done);
+            if (lua_isnil(L, -1)) {
+                lua_pop(L, 1);
+                pushProxy(L, -1, 0);
+                lua_pushvalue(L, -2);
+                lua_pushvalue(L, -2);
+                lua_rawset(L, done);
+            }
+            /* stack: key value proxy; assigning an existing key keeps next() valid */
+            lua_pushvalue(L, -3);
+            lua_insert(L, -2);
+            lua_rawset(L, realG);
+        }
+        lua_pop(L, 1);
+    }
+    /* Strings index through the read-only string table. */
+    lua_pushliteral(L, "");
+    if (lua_getmetatable(L, -1)) {
+        lua_getfield(L, realG, "string");
+        lua_setfield(L, -2, "__index");
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 2); /* "" and done */
+    pushProxy(L, realG, 1);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, realG, "_G");
+    lua_replace(L, LUA_GLOBALSINDEX);
+    lua_pop(L, 1);
+}
+
+/* ------------------------------------------------------------------ */
+/* Library set-up. */
+
+static void openLib(lua_State *L, const char *name, lua_CFunction open) {
+    lua_pushcfunction(L, open);
+    lua_pushstring(L, name);
+    lua_call(L, 1, 1);
+    if (name[0] && lua_type(L, -1) == LUA_TTABLE) lua_setglobal(L, name);
+    else lua_pop(L, 1);
+}
+
+static void removeGlobal(lua_State *L, const char *name) {
+    lua_pushnil(L);
+    lua_setglobal(L, name);
+}
+
+/* loadstring/load never load precompiled chunks: like Redis's Lua, they
+ * parse them as source text, which fails on the signature byte with the
+ * text parser's own message.  A space in front makes Lua take the text
+ * parser without changing what it reports. */
+static int loadChecked(lua_State *L, const char *s, size_t len, const char *chunk) {
+    int rc;
+    if (len > 0 && s[0] == LUA_SIGNATURE[0]) {
+        luaL_Buffer b;
+        luaL_buffinit(L, &b);
+        luaL_addchar(&b, ' ');
+        luaL_addlstring(&b, s, len);
+        luaL_pushresult(&b);
+        size_t blen;
+        const char *text = lua_tolstring(L, -1, &blen);
+        rc = luaL_loadbuffer(L, text, blen, chunk);
+        lua_remove(L, -2);
+    } else {
+        rc = luaL_loadbuffer(L, s, len, chunk);
+    }
+    if (rc == 0) return 1;
+    lua_pushnil(L);
+    lua_insert(L, -2);
+    return 2;
+}
+
+/* pcall hands back the text of an error table ({err=...}, what redis.call
+ * raises), as Redis's pcall does. */
+static int sandboxPcall(lua_State *L) {
+    luaL_checkany(L, 1);
+    int argc = lua_gettop(L);
+    if (lua_pcall(L, argc - 1, LUA_MULTRET, 0) == 0) {
+        lua_pushboolean(L, 1);
+        lua_insert(L, 1);
+        return lua_gettop(L);
+    }
+    if (lua_istable(L, -1)) {
+        lua_getfield(L, -1, "err");
+        if (lua_isstring(L, -1)) lua_replace(L, -2);
+        else lua_pop(L, 1);
+    }
+    lua_pushboolean(L, 0);
+    lua_insert(L, -2);
+    return 2;
+}
+
+static int sandboxLoadstring(lua_State *L) {
+    size_t len;
+    const char *s = luaL_checklstring(L, 1, &len);
+    return loadChecked(L, s, len, luaL_optstring(L, 2, s));
+}
+
+static int sandboxLoad(lua_State *L) {
+    luaL_checktype(L, 1, LUA_TFUNCTION);
+    const char *chunk = luaL_optstring(L, 2, "=(load)");
+    luaL_Buffer b;
+    lua_settop(L, 2);
+    luaL_buffinit(L, &b);
+    for (;;) {
+        lua_pushvalue(L, 1);
+        lua_call(L, 0, 1);
+        if (lua_isnil(L, -1)) {
+            lua_pop(L, 1);
+            break;
+        }
+        if (!lua_isstring(L, -1)) return luaL_error(L, "reader function must return a string");
+        if (lua_objlen(L, -1) == 0) {
+            lua_pop(L, 1);
+            break;
+        }
+        luaL_addvalue(&b);
+    }
+    luaL_pushresult(&b);
+    size_t len;
+    const char *s = lua_tolstring(L, -1, &len);
+    return loadChecked(L, s, len, chunk);
+}
+
+static int osClock(lua_State *L) {
+    lua_pushnumber(L, (lua_Number)clock() / (lua_Number)CLOCKS_PER_SEC);
+    return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Errors. */
+
+/* The pcall message handler: any error becomes {err, source, line}. */
+static int errorHandler(lua_State *L) {
+    if (lua_type(L, 1) == LUA_TTABLE) {
+        lua_settop(L, 1);
+    } else {
+        const char *msg = lua_tostring(L, 1);
+        if (!msg) msg = lua_isboolean(L, 1) ? (lua_toboolean(L, 1) ? "true" : "false") : "nil";
+        lua_pushfstring(L, "ERR %s", msg);
+        lua_replace(L, 1);
+        lua_settop(L, 1);
+        lua_newtable(L);
+        lua_insert(L, 1);
+        lua_setfield(L, 1, "err");
+    }
+    lua_getfield(L, 1, "source");
+    int hasSource = !lua_isnil(L, -1);
+    lua_pop(L, 1);
+    if (!hasSource) {
+        lua_Debug ar;
+        /* Level 1 raised the error; when that is a C function (error,
+         * redis.call) the script is level 2.  (LuaJIT drops the frame of
+         * a function making a tail call: `return redis.call(...)` leaves
+         * no Lua frame to name, and the error goes without position.) */
+        for (int level = 1; level <= 2; level++) {
+            if (!lua_getstack(L, level, &ar) || !lua_getinfo(L, "Sl", &ar)) break;
+            if (strcmp(ar.what, "C") == 0) continue;
+            lua_pushstring(L, ar.source);
+            lua_setfield(L, 1, "source");
+            lua_pushinteger(L, ar.currentline);
+            lua_setfield(L, 1, "line");
+            break;
+        }
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Lua value -> reply. */
+
+/* Errors that came from a command a script called carry this field: they
+ * were counted in errorstats when the command failed. */
+#define ERR_COUNTED_FIELD "ignore_error_stats_update"
+
+static int errorCounted(lua_State *L, int idx) {
+    lua_getfield(L, idx, ERR_COUNTED_FIELD);
+    int counted = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return counted;
+}
+
+static void replyVerbatimError(Client *c, const char *s, size_t len, int counted) {
+    sds e = sdsNewLen("-", 1);
+    e = sdsCatLen(e, s, len);
+    if (counted) replyErrorLenNoStats(c, e, sdsLen(e));
+    else replyErrorLen(c, e, sdsLen(e));
+    sdsFree(e);
+}
+
+/* Status texts lose their line breaks, as on the wire. */
+static void replySafeStatus(Client *c, const char *s, size_t len) {
+    sds t = sdsNewLen(s, len);
+    for (size_t i = 0; i < len; i++)
+        if (t[i] == '\r' || t[i] == '\n') t[i] = ' ';
+    replyStatusLen(c, t, len);
+    sdsFree(t);
+}
+
+/* The field `name` of the table on top, pushed, if it has type `type`. */
+static int tableField(lua_State *L, const char *name, int type) {
+    lua_pushstring(L, name);
+    lua_rawget(L, -2);
+    if (lua_type(L, -1) == type) return 1;
+    lua_pop(L, 1);
+    return 0;
+}
+
+static void luaToReply(lua_State *L, Client *c, int scriptResp);
+
+static void tableToReply(lua_State *L, Client *c, int scriptResp) {
+    size_t len;
+    /* Error and status texts are C strings to Redis: they end at a NUL. */
+    if (tableField(L, "err", LUA_TSTRING)) {
+        const char *s = lua_tostring(L, -1);
+        replyVerbatimError(c, s, strlen(s), errorCounted(L, -2));
+        lua_pop(L, 1);
+        return;
+    }
+    if (tableField(L, "ok", LUA_TSTRING)) {
+        const char *s = lua_tostring(L, -1);
+        replySafeStatus(c, s, strlen(s));
+        lua_pop(L, 1);
+        return;
+    }
+    if (tableField(L, "double", LUA_TNUMBER)) {
+        replyDouble(c, lua_tonumber(L, -1));
+        lua_pop(L, 1);
+        return;
+    }
+    if (tableField(L, "big_number", LUA_TSTRING)) {
+        const char *num = lua_tolstring(L, -1, &len);
+        sds t = sdsNewLen(num, len);
+        for (size_t i = 0; i < len; i++)
+            if (t[i] == '\r' || t[i] == '\n') t[i] = ' ';
+        replyBigNumber(c, t, len);
+        sdsFree(t);
+        lua_pop(L, 1);
+        return;
+    }
+    if (tableField(L, "map", LUA_TTABLE)) {
+        void *slot = replyDeferredLen(c);
+        long n = 0;
+        lua_pushnil(L);
+        while (lua_next(L, -2)) {
+            lua_pushvalue(L, -2);
+            luaToReply(L, c, scriptResp); /* key (pops the copy) */
+            luaToReply(L, c, scriptResp); /* value */
+            n++;
+        }
+        lua_pop(L, 1);
+        replySetDeferredMapLen(c, slot, n);
+        return;
+    }
+    if (tableField(L, "set", LUA_TTABLE)) {
+        void *slot = replyDeferredLen(c);
+        long n = 0;
+        lua_pushnil(L);
+        while (lua_next(L, -2)) {
+            lua_pop(L, 1);
+            lua_pushvalue(L, -1);
+            luaToReply(L, c, scriptResp);
+            n++;
+        }
+        lua_pop(L, 1);
+        replySetDeferredSetLen(c, slot, n);
+        return;
+    }
+    if (tableField(L, "verbatim_string", LUA_TTABLE)) {
+        lua_getfield(L, -1, "format");
+        lua_getfield(L, -2, "string");
+        size_t flen, slen;
+        const char *fmt = lua_tolstring(L, -2, &flen);
+        const char *str = lua_tolstring(L, -1, &slen);
+        if (fmt && str && flen == 3) {
+            char ext[4] = {fmt[0], fmt[1], fmt[2], 0};
+            replyVerbatim(c, str, slen, ext);
+            lua_pop(L, 3);
+            return;
+        }
+        lua_pop(L, 3);
+    }
+    void *slot = replyDeferredLen(c);
+    long n = 0;
+    for (;;) {
+        lua_rawgeti(L, -1, (int)n + 1);
+        if (lua_isnil(L, -1)) {
+            lua_pop(L, 1);
+            break;
+        }
+        luaToReply(L, c, scriptResp);
+        n++;
+    }
+    replySetDeferredArrayLen(c, slot, n);
+}
+
+/* Reply with the value on top of L and pop it. */
+static void luaToReply(lua_State *L, Client *c, int scriptResp) {
+    if (!lua_checkstack(L, 4)) {
+        replyError(c, "ERR reached lua stack limit");
+        lua_pop(L, 1);
+        return;
+    }
+    size_t len;
+    switch (lua_type(L, -1)) {
+    case LUA_TSTRING: {
+        const char *s = lua_tolstring(L, -1, &len);
+        replyBulk(c, s, len);
+        break;
+    }
+    case LUA_TBOOLEAN:
+        if (scriptResp == 2) {
+            if (lua_toboolean(L, -1)) replyLongLong(c, 1);
+            else replyNull(c);
+        } else {
+            replyBool(c, lua_toboolean(L, -1));
+        }
+        break;
+    case LUA_TNUMBER: {
+        /* Truncated; what does not fit (and NaN) answers LLONG_MIN, as
+         * the conversion does on the machines Redis runs on. */
+        double d = (double)lua_tonumber(L, -1);
+        replyLongLong(c, d >= -9223372036854775808.0 && d < 9223372036854775808.0 ? (long long)d : LLONG_MIN);
+        break;
+    }
+    case LUA_TTABLE:
+        tableToReply(L, c, scriptResp);
+        break;
+    default:
+        replyNull(c);
+    }
+    lua_pop(L, 1);
+}
+
+/* ------------------------------------------------------------------ */
+/* Reply bytes -> Lua value (what redis.call returns). */
+
+typedef struct ReplyReader {
+    const char *p, *end;
+    int resp;
+} ReplyReader;
+
+static const char *lineEnd(ReplyReader *r) {
+    const char *e = memchr(r->p, '\r', (size_t)(r->end - r->p));
+    return e && e + 1 < r->end ? e : NULL;
+}
+
+static long long readLength(ReplyReader *r) {
+    const char *e = lineEnd(r);
+    long long n = -1;
+    if (e) {
+        if (!stringToLongLong(r->p + 1, (size_t)(e - r->p - 1), &n)) n = -1;
+        r->p = e + 2;
+    } else {
+        r->p = r->end;
+    }
+    return n;
+}
+
+static void readValue(lua_State *L, ReplyReader *r);
+
+static void readAggregate(lua_State *L, ReplyReader *r, char kind, long long n) {
+    lua_newtable(L);
+    if (kind == '*') {
+        for (long long i = 1; i <= n && r->p < r->end; i++) {
+            readValue(L, r);
+            lua_rawseti(L, -2, (int)i);
+        }
+        return;
+    }
+    lua_newtable(L);
+    for (long long i = 0; i < n && r->p < r->end; i++) {
+        readValue(L, r);
+        if (kind == '%') readValue(L, r);
+        else lua_pushboolean(L, 1);
+        if (lua_isnil(L, -2)) lua_pop(L, 2);
+        else lua_rawset(L, -3);
+    }
+    lua_setfield(L, -2, kind == '%' ? "map" : "set");
+}
+
+static void readValue(lua_State *L, ReplyReader *r) {
+    if (!lua_checkstack(L, 6) || r->p >= r->end) {
+        lua_pushnil(L);
+        r->p = r->end;
+        return;
+    }
+    char kind = *r->p;
+    const char *start = r->p + 1;
+    switch (kind) {
+    case '+':
+    case '-': {
+        const char *e = lineEnd(r);
+        if (!e) e = r->end;
+        lua_newtable(L);
+        lua_pushlstring(L, start, (size_t)(e - start));
+        lua_setfield(L, -2, kind == '+' ? "ok" : "err");
+        r->p = e + 2;
+        break;
+    }
+    case ':': {
+        long long v = readLength(r);
+        lua_pushnumber(L, (lua_Number)v);
+        break;
+    }
+    case '$':
+    case '=': {
+        long long n = readLength(r);
+        if (n < 0 || r->end - r->p < n + 2) {
+            if (r->resp == 3 && n < 0) lua_pushnil(L);
+            else lua_pushboolean(L, 0);
+            if (n >= 0) r->p = r->end;
+            break;
+        }
+        if (kind == '$') {
+            lua_pushlstring(L, r->p, (size_t)n);
+        } else {
+            lua_newtable(L);
+            lua_newtable(L);
+            lua_pushlstring(L, r->p, n >= 3 ? 3 : (size_t)n);
+            lua_setfield(L, -2, "format");
+            lua_pushlstring(L, n >= 4 ? r->p + 4 : r->p, n >= 4 ? (size_t)n - 4 : 0);
+            lua_setfield(L, -2, "string");
+            lua_setfield(L, -2, "verbatim_string");
+        }
+        r->p += n + 2;
+        break;
+    }
+    case '*':
+    case '%':
+    case '~':
+    case '>': {
+        long long n = readLength(r);
+        if (n < 0) {
+            lua_pushboolean(L, 0);
+            break;
+        }
+        readAggregate(L, r, kind == '>' ? '*' : kind, n);
+        break;
+    }
+    case '|': { /* attributes are skipped: read and drop, then the value */
+        long long n = readLength(r);
+        readAggregate(L, r, '%', n < 0 ? 0 : n);
+        lua_pop(L, 1);
+        readValue(L, r);
+        break;
+    }
+    case '_':
+        readLength(r);
+        lua_pushnil(L);
+        break;
+    case '#': {
+        const char *e = lineEnd(r);
+        lua_pushboolean(L, start < r->end && *start == 't');
+        r->p = e ? e + 2 : r->end;
+        break;
+    }
+    case ',': {
+        const char *e = lineEnd(r);
+        if (!e) e = r->end;
+        char buf[128];
+        size_t n = (size_t)(e - start) < sizeof(buf) - 1 ? (size_t)(e - start) : sizeof(buf) - 1;
+        memcpy(buf, start, n);
+        buf[n] = '\0';
+        lua_newtable(L);
+        lua_pushnumber(L, strtod(buf, NULL));
+        lua_setfield(L, -2, "double");
+        r->p = e + 2;
+        break;
+    }
+    case '(': {
+        const char *e = lineEnd(r);
+        if (!e) e = r->end;
+        lua_newtable(L);
+        lua_pushlstring(L, start, (size_t)(e - start));
+        lua_setfield(L, -2, "big_number");
+        r->p = e + 2;
+        break;
+    }
+    default:
+        lua_pushnil(L);
+        r->p = r->end;
+    }
+    if (r->p > r->end) r->p = r->end;
+}
+
+/* Take the fake client's reply as a Lua value, and empty its buffers. */
+static void pushFakeReply(lua_State *L, Client *fake) {
+    sds joined = NULL;
+    const char *p = fake->buf;
+    size_t len = fake->bufpos;
+    if (fake->replyHead) {
+        joined = sdsNewLen(fake->buf, fake->bufpos);
+        for (ReplyBlock *b = fake->replyHead; b; b = b->next) joined = sdsCatLen(joined, b->buf, b->used);
+        p = joined;
+        len = sdsLen(joined);
+    }
+    ReplyReader r = {p, p + len, fake->resp};
+    readValue(L, &r);
+    if (joined) sdsFree(joined);
+    clientDiscardReplies(fake);
+}
+
+/* ------------------------------------------------------------------ */
+/* redis.call / redis.pcall. */
+
+#define ARGV_STATIC 16
+
+/* Turn the call's arguments into argv; on error push the message. */
+static int collectArgs(lua_State *L, int argc, sds *argv, const char **err) {
+    for (int i = 0; i < argc; i++) {
+        int t = lua_type(L, i + 1);
+        if (t == LUA_TNUMBER) {
+            /* 17 significant digits: integers up to 1e17 print whole. */
+            char buf[64];
+            int n = snprintf(buf, sizeof(buf), "%.17g", (double)lua_tonumber(L, i + 1));
+            argv[i] = sdsNewLen(buf, (size_t)n);
+        } else if (t == LUA_TSTRING) {
+            size_t len;
+            const char *s = lua_tolstring(L, i + 1, &len);
+            argv[i] = sdsNewLen(s, len);
+        } else {
+            for (int j = 0; j < i; j++) sdsFree(argv[j]);
+            *err = "ERR Lua redis lib command arguments must be strings or integers";
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void freeArgs(sds *argv, int argc) {
+    for (int i = 0; i < argc; i++) sdsFree(argv[i]);
+}
+
+/* Checks Redis makes before a script's command runs; NULL when allowed. */
+static const char *checkScriptCommand(ScriptRun *run, Command *cmd, int argc) {
+    if (!cmd) return "ERR Unknown Redis command called from script";
+    if ((cmd->arity > 0 && argc != cmd->arity) || argc < -cmd->arity)
+        return "ERR Wrong number of args calling Redis command from script";
+    if (cmd->flags & CMD_NOSCRIPT) return "ERR This Redis command is not allowed from script";
+    if (cmd->flags & CMD_WRITE) {
+        if (run->readOnly || (run->flags & SCRIPT_FLAG_NO_WRITES))
+            return "ERR Write commands are not allowed from read-only scripts.";
+    }
+    return NULL;
+}
+
+static int redisCallGeneric(lua_State *L, int raise) {
+    ScriptRun *run = currentRun;
+    int argc = lua_gettop(L);
+    if (!run) return raiseError(L, "ERR redis.call can only be used while a script runs");
+    if (argc == 0) {
+        pushErrorTable(L, "ERR Please specify at least one argument for this redis lib call",
+                       strlen("ERR Please specify at least one argument for this redis lib call"));
+        return raise ? lua_error(L) : 1;
+    }
+    sds small[ARGV_STATIC];
+    sds *argv = argc <= ARGV_STATIC ? small : xmalloc(sizeof(sds) * (size_t)argc);
+    const char *err = NULL;
+    if (collectArgs(L, argc, argv, &err) == -1) {
+        if (argv != small) xfree(argv);
+        pushErrorTable(L, err, strlen(err));
+        return raise ? lua_error(L) : 1;
+    }
+    Command *cmd = commandLookupArgv(argc, argv);
+    err = checkScriptCommand(run, cmd, argc);
+    if (err) {
+        freeArgs(argv, argc);
+        if (argv != small) xfree(argv);
+        if (err[0] == '-') err++;
+        pushErrorTable(L, err, strlen(err));
+        return raise ? lua_error(L) : 1;
+    }
+    Client *fake = run->fake;
+    fake->argv = argv;
+    fake->argc = argc;
+    fake->resp = run->resp;
+    /* From the first write command on, the script cannot be killed (even
+     * if the write changes nothing). */
+    if (cmd->flags & CMD_WRITE) run->wroteSomething = 1;
+    callCommand(fake, cmd);
+    freeArgs(fake->argv, fake->argc); /* the command may have rewritten argv */
+    if (fake->argv != small) xfree(fake->argv);
+    fake->argv = NULL;
+    fake->argc = 0;
+    pushFakeReply(L, fake);
+    if (lua_type(L, -1) == LUA_TTABLE) {
+        lua_getfield(L, -1, "err");
+        int isErr = lua_isstring(L, -1);
+        lua_pop(L, 1);
+        if (isErr) {
+            lua_pushboolean(L, 1);
+            lua_setfield(L, -2, ERR_COUNTED_FIELD);
+            if (raise) return lua_error(L);
+        }
+    }
+    return 1;
+}
+
+static int redisCall(lua_State *L) { return redisCallGeneric(L, 1); }
+static int redisPcall(lua_State *L) { return redisCallGeneric(L, 0); }
+
+static int redisSha1hex(lua_State *L) {
+    if (lua_gettop(L) != 1) return raiseError(L, "ERR wrong number of arguments");
+    size_t len;
+    const char *s = lua_tolstring(L, 1, &len);
+    char hex[41];
+    sha1Hex(s ? s : "", s ? len : 0, hex);
+    lua_pushstring(L, hex);
+    return 1;
+}
+
+/* error_reply / status_reply: {err=...} / {ok=...}. */
+static int replyHelper(lua_State *L, const char *field) {
+    if (lua_gettop(L) != 1 || lua_type(L, 1) != LUA_TSTRING) {
+        pushErrorTable(L, "ERR wrong number or type of arguments", 37);
+        return 1;
+    }
+    size_t len;
+    const char *s = lua_tolstring(L, 1, &len);
+    lua_newtable(L);
+    if (field[0] == 'o') {
+        lua_pushlstring(L, s, len);
+    } else {
+        /* As a Redis error reply: "-CODE message"; text without a space
+         * has no code of its own and gets ERR. */
+        if (len && s[0] == '-') s++, len--;
+        if (memchr(s, ' ', len)) lua_pushlstring(L, s, len);
+        else lua_pushfstring(L, "ERR %s", s);
+    }
+    lua_setfield(L, -2, field);
+    return 1;
+}
+
+static int redisErrorReply(lua_State *L) { return replyHelper(L, "err"); }
+static int redisStatusReply(lua_State *L) { return replyHelper(L, "ok"); }
+
+static int redisLog(lua_State *L) {
+    int argc = lua_gettop(L);
+    if (argc < 2) return raiseError(L, "ERR redis.log() requires two arguments or more.");
+    if (!lua_isnumber(L, 1)) return raiseError(L, "ERR First argument must be a number (log level).");
+    int level = (int)lua_tonumber(L, 1);
+    if (level < LL_DEBUG || level > LL_WARNING) return raiseError(L, "ERR Invalid debug level.");
+    if (level < server.cfg.loglevel) return 0;
+    sds msg = sdsEmpty();
+    for (int i = 2; i <= argc; i++) {
+        size_t len;
+        const char *s = lua_tolstring(L, i, &len);
+        if (!s) continue;
+        if (i > 2) msg = sdsCatLen(msg, " ", 1);
+        msg = sdsCatLen(msg, s, len);
+    }
+    serverLogRaw(level, msg);
+    sdsFree(msg);
+    return 0;
+}
+
+static int redisSetresp(lua_State *L) {
+    ScriptRun *run = currentRun;
+    if (lua_gettop(L) != 1) return raiseError(L, "ERR redis.setresp() requires one argument.");
+    int resp = (int)lua_tonumber(L, 1);
+    if (resp != 2 && resp != 3) return raiseError(L, "ERR RESP version must be 2 or 3.");
+    if (run) run->resp = resp;
+    return 0;
+}
+
+static int redisSetRepl(lua_State *L) {
+    if (!currentRun) return raiseError(L, "ERR redis.set_repl can only be called inside a script invocation");
+    if (lua_gettop(L) != 1) return raiseError(L, "ERR redis.set_repl() requires two arguments.");
+    int flags = (int)lua_tonumber(L, 1);
+    if (flags & ~3)
+        return raiseError(L, "ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
+    currentRun->replFlags = flags;
+    return 0;
+}
+
+static int redisReplicateCommands(lua_State *L) {
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+static int redisBreakpoint(lua_State *L) {
+    lua_pushboolean(L, 0);
+    return 1;
+}
+
+static int redisDebug(lua_State *L) { return 0; }
+
+static int redisAclCheckCmd(lua_State *L) {
+    int argc = lua_gettop(L);
+    if (argc == 0) return raiseError(L, "ERR Please specify at least one argument for this redis lib call");
+    sds small[ARGV_STATIC];
+    sds *argv = argc <= ARGV_STATIC ? small : xmalloc(sizeof(sds) * (size_t)argc);
+    const char *err = NULL;
+    if (collectArgs(L, argc, argv, &err) == -1) {
+        if (argv != small) xfree(argv);
+        return raiseError(L, err);
+    }
+    Command *cmd = commandLookupArgv(argc, argv);
+    freeArgs(argv, argc);
+    if (argv != small) xfree(argv);
+    if (!cmd) return raiseError(L, "ERR Invalid command passed to redis.acl_check_cmd()");
+    lua_pushboolean(L, 1); /* one user, allowed everything */
+    return 1;
+}
+
+static void setNumber(lua_State *L, const char *name, lua_Number v) {
+    lua_pushnumber(L, v);
+    lua_setfield(L, -2, name);
+}
+
+static void setFunction(lua_State *L, const char *name, lua_CFunction fn) {
+    lua_pushcfunction(L, fn);
+    lua_setfield(L, -2, name);
+}
+
+static void registerRedisTable(lua_State *L) {
+    lua_newtable(L);
+    setFunction(L, "call", redisCall);
+    setFunction(L, "pcall", redisPcall);
+    setFunction(L, "log", redisLog);
+    setFunction(L, "setresp", redisSetresp);
+    setFunction(L, "sha1hex", redisSha1hex);
+    setFunction(L, "error_reply", redisErrorReply);
+    setFunction(L, "status_reply", redisStatusReply);
+    setFunction(L, "set_repl", redisSetRepl);
+    setFunction(L, "replicate_commands", redisReplicateCommands);
+    setFunction(L, "breakpoint", redisBreakpoint);
+    setFunction(L, "debug", redisDebug);
+    setFunction(L, "acl_check_cmd", redisAclCheckCmd);
+    setNumber(L, "LOG_DEBUG", LL_DEBUG);
+    setNumber(L, "LOG_VERBOSE", LL_VERBOSE);
+    setNumber(L, "LOG_NOTICE", LL_NOTICE);
+    setNumber(L, "LOG_WARNING", LL_WARNING);
+    setNumber(L, "REPL_NONE", 0);
+    setNumber(L, "REPL_AOF", 1);
+    setNumber(L, "REPL_SLAVE", 2);
+    setNumber(L, "REPL_REPLICA", 2);
+    setNumber(L, "REPL_ALL", 3);
+    lua_pushstring(L, REDIS_VERSION_STR);
+    lua_setfield(L, -2, "REDIS_VERSION");
+    setNumber(L, "REDIS_VERSION_NUM", REDIS_VERSION_NUM);
+    lua_setglobal(L, "redis");
+}
+
+lua_State *luaEngineCreate(void) {
+    lua_State *L = luaL_newstate();
+    if (!L) return NULL;
+    lua_pushlightuserdata(L, &proxiesKey);
+    lua_newtable(L);
+    lua_newtable(L);
+    lua_pushliteral(L, "k");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_rawset(L, LUA_REGISTRYINDEX);
+
+    openLib(L, "", luaopen_base);
+    openLib(L, LUA_TABLIBNAME, luaopen_table);
+    openLib(L, LUA_STRLIBNAME, luaopen_string);
+    openLib(L, LUA_MATHLIBNAME, luaopen_math);
+    openLib(L, "cjson", luaopen_cjson);
+    openLib(L, "struct", luaopen_struct);
+    openLib(L, "cmsgpack", luaopen_cmsgpack);
+    openLib(L, "bit", luaopen_bit);
+    luaPatchBit(L);
+#ifdef CAIRN_LUAJIT
+    /* Lua 5.1's deprecated alias, which LuaJIT dropped. */
+    lua_getglobal(L, "string");
+    lua_getfield(L, -1, "gmatch");
+    lua_setfield(L, -2, "gfind");
+    lua_pop(L, 1);
+#endif
+    /* What the sandbox leaves out. */
+    static const char *removed[] = {"dofile", "loadfile", "print", "newproxy", "setfenv", "getfenv",
+                                    "module", "require", "package", "io", "debug", "jit", NULL};
+    for (int i = 0; removed[i]; i++) removeGlobal(L, removed[i]);
+    lua_pushcfunction(L, sandboxLoadstring);
+    lua_setglobal(L, "loadstring");
+    lua_pushcfunction(L, sandboxLoad);
+    lua_setglobal(L, "load");
+    lua_pushcfunction(L, sandboxPcall);
+    lua_setglobal(L, "pcall");
+    lua_pushcfunction(L, sandboxRawset);
+    lua_setglobal(L, "rawset");
+    lua_pushcfunction(L, sandboxRawget);
+    lua_setglobal(L, "rawget");
+    lua_getglobal(L, "setmetatable");
+    lua_pushcclosure(L, sandboxSetmetatable, 1);
+    lua_setglobal(L, "setmetatable");
+    lua_pushcfunction(L, sandboxNext);
+    lua_pushvalue(L, -1);
+    lua_setglobal(L, "next");
+    lua_pushcclosure(L, sandboxPairs, 1);
+    lua_setglobal(L, "pairs");
+    lua_getglobal(L, "math");
+    setFunction(L, "random", mathRandom);
+    setFunction(L, "randomseed", mathRandomSeed);
+    lua_pop(L, 1);
+    lua_newtable(L);
+    setFunction(L, "clock", osClock);
+    lua_setglobal(L, "os");
+    registerRedisTable(L);
+    lua_pushcfunction(L, errorHandler);
+    lua_setglobal(L, "__redis__err__handler");
+    return L;
+}
+
+void luaEngineDestroy(lua_State *L) {
+    if (L) lua_close(L);
+}
+
+size_t luaEngineMemory(lua_State *L) {
+    if (!L) return 0;
+    return (size_t)lua_gc(L, LUA_GCCOUNT, 0) * 1024 + (size_t)lua_gc(L, LUA_GCCOUNTB, 0);
+}
+
+/* Set a global in the real globals table (KEYS, ARGV) past the sandbox. */
+void luaEngineSetRealGlobal(lua_State *L, const char *name) {
+    lua_pushlightuserdata(L, &realGlobalsKey);
+    lua_rawget(L, LUA_REGISTRYINDEX);
+    if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        lua_setglobal(L, name);
+        return;
+    }
+    lua_insert(L, -2);
+    lua_pushstring(L, name);
+    lua_insert(L, -2);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+}
+
+/* ------------------------------------------------------------------ */
+/* Running. */
+
+#define HOOK_INSTRUCTIONS 100000
+
+/* While a script is past busy-reply-threshold the server still reads its
+ * clients: they get BUSY (eval.c's interceptor) except for the commands
+ * allowed then (SCRIPT KILL, FUNCTION KILL, SHUTDOWN NOSAVE...).  The
+ * caller itself is not read while it runs (net.c skips executing clients). */
+static void processEventsWhileBusy(void) {
+    eventProcessFileEvents(server.loop, 0);
+    netHandlePendingWrites();
+    netFreeClosingClients();
+}
+
+static void hookWhileRunning(lua_State *L, lua_Debug *ar) {
+    (void)ar;
+    ScriptRun *run = currentRun;
+    if (!run) return;
+    long long elapsed = mstime() - run->startMs;
+    if (!run->timedOut && elapsed >= server.cfg.busyReplyThreshold) {
+        run->timedOut = 1;
+        serverLog(LL_WARNING,
+                  "Slow script detected: still in execution after %lld milliseconds. You can try killing the "
+                  "script using the %s command. Script name is: %s.",
+                  elapsed, run->isFunction ? "FUNCTION KILL" : "SCRIPT KILL", run->name);
+    }
+    if (run->timedOut) processEventsWhileBusy();
+    if (run->killed) {
+        serverLog(LL_WARNING, "Lua script killed by user with %s.", run->isFunction ? "FUNCTION KILL" : "SCRIPT KILL");
+        /* Fire at every line from now on: a pcall in the script cannot
+         * swallow the kill. */
+        lua_sethook(L, hookWhileRunning, LUA_MASKLINE, 0);
+        raiseError(L, run->isFunction ? "ERR Script killed by user with FUNCTION KILL..."
+                                      : "ERR Script killed by user with SCRIPT KILL...");
+    }
+}
+
+static void replyScriptError(lua_State *L, ScriptRun *run) {
+    Client *c = run->caller;
+    if (lua_type(L, -1) != LUA_TTABLE) {
+        const char *msg = lua_tostring(L, -1);
+        replyErrorFormat(c, "ERR Error running script (call to %s): @%s", run->name, msg ? msg : "");
+        return;
+    }
+    lua_getfield(L, -1, "err");
+    lua_getfield(L, -2, "source");
+    lua_getfield(L, -3, "line");
+    const char *msg = lua_tostring(L, -3);
+    const char *source = lua_tostring(L, -2);
+    const char *line = lua_tostring(L, -1);
+    sds e = sdsNewLen("-", 1);
+    if (msg) e = sdsCat(e, msg);
+    else e = sdsCat(e, "ERR unknown error");
+    if (source && line) e = sdsCatPrintf(e, " script: %s, on %s:%s.", run->name, source, line);
+    lua_pop(L, 3);
+    if (errorCounted(L, -1)) replyErrorLenNoStats(c, e, sdsLen(e));
+    else replyErrorLen(c, e, sdsLen(e));
+    sdsFree(e);
+}
+
+void luaEngineRun(lua_State *L, ScriptRun *run, int nargs) {
+    int base = lua_gettop(L) - nargs; /* the function */
+    lua_pushcfunction(L, errorHandler);
+    lua_insert(L, base);
+    ScriptRun *outer = currentRun;
+    currentRun = run;
+    run->startMs = mstime();
+    if (!run->resp) run->resp = 2;
+    lua_sethook(L, hookWhileRunning, LUA_MASKCOUNT, HOOK_INSTRUCTIONS);
+    int rc = lua_pcall(L, nargs, 1, base);
+    lua_sethook(L, NULL, 0, 0);
+    currentRun = outer;
+    if (run->timedOut) serverLog(LL_WARNING, "Slow script finished after %lld milliseconds.", mstime() - run->startMs);
+    if (rc == 0) luaToReply(L, run->caller, run->resp);
+    else {
+        replyScriptError(L, run);
+        lua_pop(L, 1);
+    }
+    lua_settop(L, base - 1);
+    /* Scripts make garbage: every 50 runs, a collector step sized to match
+     * (the incremental collector also runs on its own as memory grows). */
+    static int runsSinceStep;
+    if (++runsSinceStep == 50) {
+        lua_gc(L, LUA_GCSTEP, 50);
+        runsSinceStep = 0;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* BUSY and KILL. */
+
+const char *scriptBusyError(void) {
+    if (!currentRun || !currentRun->timedOut) return NULL;
+    return currentRun->isFunction ? ERR_BUSY_FUNCTION : ERR_BUSY_EVAL;
+}
+
+void scriptKill(Client *c, int isEval) {
+    ScriptRun *run = currentRun;
+    if (!run) {
+        replyError(c, "NOTBUSY No scripts in execution right now.");
+        return;
+    }
+    if (run->wroteSomething) {
+        replyError(c, "UNKILLABLE Sorry the script already executed write commands against the dataset. You can "
+                      "either wait the script termination or kill the server in a hard way using the SHUTDOWN "
+                      "NOSAVE command.");
+        return;
+    }
+    if (isEval && run->isFunction) {
+        replyError(c, ERR_BUSY_FUNCTION);
+        return;
+    }
+    if (!isEval && !run->isFunction) {
+        replyError(c, ERR_BUSY_EVAL);
+        return;
+    }
+    run->killed = 1;
+    replyOk(c);
+}
+
+/* Other clients get BUSY while a script is past the threshold, but for
+ * the commands flagged allow-busy.  Registered before the other
+ * interceptors, so that a client in MULTI is refused, not queued. */
+static int busyInterceptor(Client *c, Command *cmd) {
+    const char *err = scriptBusyError();
+    if (!err || (cmd->flags & CMD_ALLOW_BUSY)) return 0;
+    dispatchRejectCommand(c, err);
+    return 1;
+}
+
+__attribute__((constructor(101))) static void engineRegisterHooks(void) { dispatchAddInterceptor(busyInterceptor); }
+
+int scriptEvalKeys(Client *c, int argc, char **argv, int *out, int max) {
+    (void)c;
+    return commandNumkeysKeys(2, argc, argv, out, max);
+}

@@ -1,0 +1,392 @@
+/* eval.c -- EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT: the script
+ * cache and the commands that fill and run it.
+ *
+ * The cache maps the SHA-1 of a script's body (40 lowercase hex digits)
+ * to its compiled function, kept in a registry table of the eval VM, and
+ * to the flags of its shebang line (`#!lua flags=no-writes,...`); a script
+ * without a shebang runs in the compatible mode of earlier Redis versions.
+ * SCRIPT FLUSH drops the cache by replacing the whole VM, as Redis does.
+ *
+ * Each run sets KEYS and ARGV, and runs the function as the Lua
+ * pseudo-client (CLIENT_LUA), which starts in the caller's database. */
+#include <ctype.h>
+#include <lauxlib.h>
+#include <lua.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/client.h"
+#include "core/command.h"
+#include "core/dispatch.h"
+#include "core/errors.h"
+#include "core/log.h"
+#include "core/server.h"
+#include "ds/alloc.h"
+#include "ds/sha1.h"
+#include "ds/util.h"
+#include "script/engine.h"
+#include "script/script.h"
+
+static lua_State *vm;
+static Client *luaClient;
+static char scriptsKey;     /* registry: sha -> function */
+static char flagsKey;       /* registry: sha -> flags */
+static unsigned long numScripts;
+static size_t scriptBytes;  /* bodies held (used_memory_scripts_eval) */
+
+static lua_State *evalVm(void) {
+    if (vm) return vm;
+    vm = luaEngineCreate();
+    if (!vm) {
+        serverLog(LL_WARNING, "Failed creating the Lua VM.");
+        exit(1);
+    }
+    luaEngineLockGlobals(vm);
+    lua_pushlightuserdata(vm, &scriptsKey);
+    lua_newtable(vm);
+    lua_rawset(vm, LUA_REGISTRYINDEX);
+    lua_pushlightuserdata(vm, &flagsKey);
+    lua_newtable(vm);
+    lua_rawset(vm, LUA_REGISTRYINDEX);
+    if (!luaClient) {
+        luaClient = clientCreateFake();
+        luaClient->flags |= CLIENT_LUA;
+    }
+    return vm;
+}
+
+/* ------------------------------------------------------------------ */
+/* Shebang: "#!lua" then options; only `flags=a,b,...` is known. */
+
+unsigned scriptFlagFromName(const char *name, size_t len) {
+    static const struct {
+        const char *name;
+        unsigned flag;
+    } names[] = {{"no-writes", SCRIPT_FLAG_NO_WRITES},
+                 {"allow-oom", SCRIPT_FLAG_ALLOW_OOM},
+                 {"allow-stale", SCRIPT_FLAG_ALLOW_STALE},
+                 {"no-cluster", SCRIPT_FLAG_NO_CLUSTER},
+                 {"allow-cross-slot-keys", SCRIPT_FLAG_ALLOW_CROSS_SLOT}};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strlen(names[i].name) == len && memcmp(names[i].name, name, len) == 0) return names[i].flag;
+    return 0;
+}
+
+/* Parses the shebang of body.  On success sets *flags and *codeOffset (where
+ * the Lua code starts: the shebang's newline, so lines keep their numbers)
+ * and returns NULL; otherwise returns the error text (an sds). */
+static sds parseShebang(const char *body, size_t len, unsigned *flags, size_t *codeOffset) {
+    *flags = SCRIPT_FLAG_EVAL_COMPAT;
+    *codeOffset = 0;
+    if (len < 2 || body[0] != '#' || body[1] != '!') return NULL;
+    const char *nl = memchr(body, '\n', len);
+    if (!nl) return sdsNew("ERR Invalid script shebang");
+    size_t lineLen = (size_t)(nl - body);
+    *codeOffset = lineLen;
+    *flags = 0;
+    int count;
+    sds line = sdsNewLen(body, lineLen);
+    sds *parts = sdsSplitLen(line, sdsLen(line), " ", 1, &count);
+    sds err = NULL;
+    if (count == 0 || strcmp(parts[0], "#!lua") != 0) {
+        err = sdsCatPrintf(sdsEmpty(), "ERR Unexpected engine in script shebang: %s", count ? parts[0] : "");
+        goto done;
+    }
+    for (int i = 1; i < count && !err; i++) {
+        if (sdsLen(parts[i]) == 0) continue;
+        if (strncmp(parts[i], "flags=", 6) != 0) {
+            err = sdsCatPrintf(sdsEmpty(), "ERR Unknown lua shebang option: %s", parts[i]);
+            break;
+        }
+        /* "flags=" alone sets none; otherwise every comma-separated name
+         * must be known (an empty one is not). */
+        size_t vlen = sdsLen(parts[i]) - 6;
+        if (vlen == 0) continue;
+        int nflags;
+        sds *names = sdsSplitLen(parts[i] + 6, vlen, ",", 1, &nflags);
+        for (int j = 0; j < nflags && !err; j++) {
+            unsigned f = scriptFlagFromName(names[j], sdsLen(names[j]));
+            if (!f) err = sdsCatPrintf(sdsEmpty(), "ERR Unexpected flag in script shebang: %s", names[j]);
+            *flags |= f;
+        }
+        sdsFreeSplitRes(names, nflags);
+    }
+done:
+    sdsFreeSplitRes(parts, count);
+    sdsFree(line);
+    return err;
+}
+
+/* ------------------------------------------------------------------ */
+/* The cache. */
+
+/* The scripts run most recently, by SHA: a direct-mapped table in front of
+ * the registry lookups (which intern the 40-byte SHA each time). */
+#define RECENT_SLOTS 64
+static struct {
+    char sha[40];
+    int ref;          /* registry reference of the function, 0 if empty */
+    unsigned flags;
+} recent[RECENT_SLOTS];
+
+static unsigned recentSlot(const char *sha) {
+    unsigned h = 0;
+    for (int i = 0; i < 8; i++) h = h * 31 + (unsigned char)sha[i];
+    return h & (RECENT_SLOTS - 1);
+}
+
+/* Push the cached function for sha and set *flags; 0 if not cached. */
+static int cacheGet(lua_State *L, const char *sha, unsigned *flags) {
+    unsigned slot = recentSlot(sha);
+    if (recent[slot].ref && memcmp(recent[slot].sha, sha, 40) == 0) {
+        lua_rawgeti(L, LUA_REGISTRYINDEX, recent[slot].ref);
+        *flags = recent[slot].flags;
+        return 1;
+    }
+    lua_pushlightuserdata(L, &scriptsKey);
+    lua_rawget(L, LUA_REGISTRYINDEX);
+    lua_getfield(L, -1, sha);
+    lua_remove(L, -2);
+    if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    lua_pushlightuserdata(L, &flagsKey);
+    lua_rawget(L, LUA_REGISTRYINDEX);
+    lua_getfield(L, -1, sha);
+    *flags = (unsigned)lua_tonumber(L, -1);
+    lua_pop(L, 2);
+    if (recent[slot].ref) luaL_unref(L, LUA_REGISTRYINDEX, recent[slot].ref);
+    lua_pushvalue(L, -1);
+    recent[slot].ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    memcpy(recent[slot].sha, sha, 40);
+    recent[slot].flags = *flags;
+    return 1;
+}
+
+/* Compile body and cache it under sha, leaving the function pushed.  On
+ * error replies to c and returns -1. */
+static int cacheAdd(Client *c, lua_State *L, const char *sha, const char *body, size_t len, unsigned *flags) {
+    size_t off;
+    sds err = parseShebang(body, len, flags, &off);
+    if (err) {
+        replyErrorLen(c, err, sdsLen(err));
+        sdsFree(err);
+        return -1;
+    }
+    if (luaL_loadbuffer(L, body + off, len - off, "@user_script")) {
+        replyErrorFormat(c, "ERR Error compiling script (new function): %s", lua_tostring(L, -1));
+        lua_pop(L, 1);
+        return -1;
+    }
+    lua_pushlightuserdata(L, &scriptsKey);
+    lua_rawget(L, LUA_REGISTRYINDEX);
+    lua_pushvalue(L, -2);
+    lua_setfield(L, -2, sha);
+    lua_pop(L, 1);
+    lua_pushlightuserdata(L, &flagsKey);
+    lua_rawget(L, LUA_REGISTRYINDEX);
+    lua_pushnumber(L, *flags);
+    lua_setfield(L, -2, sha);
+    lua_pop(L, 1);
+    numScripts++;
+    scriptBytes += len;
+    return 0;
+}
+
+static void cacheFlush(void) {
+    memset(recent, 0, sizeof(recent));
+    if (vm) luaEngineDestroy(vm);
+    vm = NULL;
+    numScripts = 0;
+    scriptBytes = 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* EVAL and friends. */
+
+static void pushArray(lua_State *L, sds *items, int n) {
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        lua_pushlstring(L, items[i], sdsLen(items[i]));
+        lua_rawseti(L, -2, i + 1);
+    }
+}
+
+/* The numkeys argument at argv[idx], checked as Redis checks it. */
+int scriptGetNumkeys(Client *c, int idx, long long *numkeys) {
+    if (getLongLongOrReply(c, c->argv[idx], numkeys, NULL) == -1) return -1;
+    if (*numkeys > c->argc - idx - 1) {
+        replyError(c, "ERR Number of keys can't be greater than number of args");
+        return -1;
+    }
+    if (*numkeys < 0) {
+        replyError(c, "ERR Number of keys can't be negative");
+        return -1;
+    }
+    return 0;
+}
+
+static void evalGeneric(Client *c, int bySha, int readOnly) {
+    long long numkeys;
+    if (scriptGetNumkeys(c, 2, &numkeys) == -1) return;
+    lua_State *L = evalVm();
+    char sha[41];
+    if (bySha) {
+        if (sdsLen(c->argv[1]) != 40) {
+            replyError(c, ERR_NOSCRIPT);
+            return;
+        }
+        for (int i = 0; i < 40; i++) sha[i] = (char)tolower((unsigned char)c->argv[1][i]);
+        sha[40] = '\0';
+    } else {
+        sha1Hex(c->argv[1], sdsLen(c->argv[1]), sha);
+    }
+    unsigned flags;
+    if (!cacheGet(L, sha, &flags)) {
+        if (bySha) {
+            replyError(c, ERR_NOSCRIPT);
+            return;
+        }
+        if (cacheAdd(c, L, sha, c->argv[1], sdsLen(c->argv[1]), &flags) == -1) return;
+    }
+    if (readOnly && !(flags & (SCRIPT_FLAG_NO_WRITES | SCRIPT_FLAG_EVAL_COMPAT))) {
+        lua_pop(L, 1);
+        replyError(c, "ERR Can not execute a script with write flag using *_ro command.");
+        return;
+    }
+    pushArray(L, c->argv + 3, (int)numkeys);
+    luaEngineSetRealGlobal(L, "KEYS");
+    pushArray(L, c->argv + 3 + numkeys, c->argc - 3 - (int)numkeys);
+    luaEngineSetRealGlobal(L, "ARGV");
+    ScriptRun run = {0};
+    run.caller = c;
+    run.fake = luaClient;
+    run.name = sha;
+    run.source = "user_script";
+    run.flags = flags;
+    run.readOnly = readOnly;
+    luaClient->db = c->db;
+    luaClient->resp = 2;
+    luaEngineRun(L, &run, 0);
+}
+
+static void evalCommand(Client *c) { evalGeneric(c, 0, 0); }
+static void evalShaCommand(Client *c) { evalGeneric(c, 1, 0); }
+static void evalRoCommand(Client *c) { evalGeneric(c, 0, 1); }
+static void evalShaRoCommand(Client *c) { evalGeneric(c, 1, 1); }
+
+/* ------------------------------------------------------------------ */
+/* SCRIPT. */
+
+static void scriptLoadCommand(Client *c) {
+    lua_State *L = evalVm();
+    char sha[41];
+    sha1Hex(c->argv[2], sdsLen(c->argv[2]), sha);
+    unsigned flags;
+    if (!cacheGet(L, sha, &flags)) {
+        if (cacheAdd(c, L, sha, c->argv[2], sdsLen(c->argv[2]), &flags) == -1) return;
+    }
+    lua_pop(L, 1);
+    replyBulk(c, sha, 40);
+}
+
+static void scriptExistsCommand(Client *c) {
+    lua_State *L = evalVm();
+    replyArrayLen(c, c->argc - 2);
+    for (int i = 2; i < c->argc; i++) {
+        int found = 0;
+        if (sdsLen(c->argv[i]) == 40) {
+            char sha[41];
+            for (int j = 0; j < 40; j++) sha[j] = (char)tolower((unsigned char)c->argv[i][j]);
+            sha[40] = '\0';
+            unsigned flags;
+            if (cacheGet(L, sha, &flags)) {
+                lua_pop(L, 1);
+                found = 1;
+            }
+        }
+        replyLongLong(c, found);
+    }
+}
+
+static void scriptFlushCommand(Client *c) {
+    if (c->argc > 3 || (c->argc == 3 && !argIs(c->argv[2], "sync") && !argIs(c->argv[2], "async"))) {
+        replyError(c, "ERR SCRIPT FLUSH only support SYNC|ASYNC option");
+        return;
+    }
+    cacheFlush();
+    replyOk(c);
+}
+
+static void scriptKillCommand(Client *c) { scriptKill(c, 1); }
+
+static void scriptHelpCommand(Client *c) {
+    static const char *help[] = {
+        "EXISTS <sha1> [<sha1> ...]",
+        "    Return information about the existence of the scripts in the script cache.",
+        "FLUSH [ASYNC|SYNC]",
+        "    Flush the Lua scripts cache. Very dangerous on replicas.",
+        "    When called without the optional mode argument, the behavior is determined by the",
+        "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+        "    * ASYNC: Asynchronously flush the scripts cache.",
+        "    * SYNC: Synchronously flush the scripts cache.",
+        "KILL",
+        "    Kill the currently executing Lua script.",
+        "LOAD <script>",
+        "    Load a script into the scripts cache without executing it.",
+        NULL};
+    replyHelp(c, help);
+}
+
+/* ------------------------------------------------------------------ */
+/* INFO memory. */
+
+void evalMemoryInfo(ScriptMemoryInfo *m) {
+    m->vmEval = luaEngineMemory(evalVm());
+    m->scriptsEval = scriptBytes + numScripts * 64;
+    m->numScripts = numScripts;
+}
+
+/* ------------------------------------------------------------------ */
+
+#define EVAL_FLAGS (CMD_NOSCRIPT | CMD_SKIP_MONITOR | CMD_MAY_REPLICATE | CMD_NO_MANDATORY_KEYS | CMD_STALE)
+
+static Command scriptSubcommands[] = {
+    {.name = "exists", .proc = scriptExistsCommand, .arity = -3, .flags = CMD_NOSCRIPT, .acl = ACL_SCRIPTING | ACL_SLOW,
+     .group = "scripting", .since = "2.6.0", .complexity = "O(N) with N being the number of scripts to check (so checking a single script is an O(1) operation).",
+     .summary = "Check existence of scripts in the script cache."},
+    {.name = "flush", .proc = scriptFlushCommand, .arity = -2, .flags = CMD_NOSCRIPT | CMD_MAY_REPLICATE,
+     .acl = ACL_SCRIPTING | ACL_SLOW, .group = "scripting", .since = "2.6.0",
+     .complexity = "O(N) with N being the number of scripts in cache", .summary = "Remove all the scripts from the script cache."},
+    {.name = "help", .proc = scriptHelpCommand, .arity = 2, .flags = CMD_LOADING | CMD_STALE,
+     .acl = ACL_SCRIPTING | ACL_SLOW, .group = "scripting", .since = "5.0.0", .complexity = "O(1)",
+     .summary = "Show helpful text about the different subcommands"},
+    {.name = "kill", .proc = scriptKillCommand, .arity = 2, .flags = CMD_NOSCRIPT | CMD_ALLOW_BUSY,
+     .acl = ACL_SCRIPTING | ACL_SLOW, .group = "scripting", .since = "2.6.0", .complexity = "O(1)",
+     .summary = "Kill the script currently in execution."},
+    {.name = "load", .proc = scriptLoadCommand, .arity = 3, .flags = CMD_NOSCRIPT | CMD_STALE,
+     .acl = ACL_SCRIPTING | ACL_SLOW, .group = "scripting", .since = "2.6.0",
+     .complexity = "O(N) with N being the length in bytes of the script body.",
+     .summary = "Load the specified Lua script into the script cache."},
+    {0}};
+
+Command scriptCommands[] = {
+    {.name = "eval", .proc = evalCommand, .arity = -3, .flags = EVAL_FLAGS | CMD_MONITOR_FIRST,
+     .acl = ACL_SCRIPTING | ACL_SLOW, .getKeys = scriptEvalKeys, .group = "scripting", .since = "2.6.0",
+     .complexity = "Depends on the script that is executed.", .summary = "Execute a Lua script server side"},
+    {.name = "evalsha", .proc = evalShaCommand, .arity = -3, .flags = EVAL_FLAGS | CMD_MONITOR_FIRST,
+     .acl = ACL_SCRIPTING | ACL_SLOW, .getKeys = scriptEvalKeys, .group = "scripting", .since = "2.6.0",
+     .complexity = "Depends on the script that is executed.", .summary = "Execute a Lua script server side"},
+    {.name = "eval_ro", .proc = evalRoCommand, .arity = -3,
+     .flags = CMD_NOSCRIPT | CMD_SKIP_MONITOR | CMD_NO_MANDATORY_KEYS | CMD_STALE | CMD_READONLY | CMD_MONITOR_FIRST,
+     .acl = ACL_SCRIPTING | ACL_SLOW, .getKeys = scriptEvalKeys, .group = "scripting", .since = "7.0.0",
+     .complexity = "Depends on the script that is executed.", .summary = "Execute a read-only Lua script server side"},
+    {.name = "evalsha_ro", .proc = evalShaRoCommand, .arity = -3,
+     .flags = CMD_NOSCRIPT | CMD_SKIP_MONITOR | CMD_NO_MANDATORY_KEYS | CMD_STALE | CMD_READONLY | CMD_MONITOR_FIRST,
+     .acl = ACL_SCRIPTING | ACL_SLOW, .getKeys = scriptEvalKeys, .group = "scripting", .since = "7.0.0",
+     .complexity = "Depends on the script that is executed.", .summary = "Execute a read-only Lua script server side"},
+    {.name = "script", .arity = -2, .group = "scripting", .since = "2.6.0", .complexity = "Depends on subcommand.",
+     .summary = "A container for Lua scripts management commands", .subcommands = scriptSubcommands},
+    {0}};

@@ -1,0 +1,37 @@
+/* script.h -- what the scripting layer offers the rest of the server
+ * (no Lua types here: only src/script includes Lua headers). */
+#ifndef CAIRN_SCRIPT_H
+#define CAIRN_SCRIPT_H
+
+#include <stddef.h>
+
+#include "core/client.h"
+
+#define ERR_BUSY_EVAL "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+#define ERR_BUSY_FUNCTION "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+
+/* For INFO memory. */
+typedef struct ScriptMemoryInfo {
+    size_t vmEval;          /* used_memory_vm_eval (used_memory_lua) */
+    size_t scriptsEval;     /* used_memory_scripts_eval */
+    size_t numScripts;      /* number_of_cached_scripts */
+    size_t vmFunctions;     /* used_memory_vm_functions */
+    size_t functions;       /* used_memory_functions */
+    size_t numFunctions, numLibraries;
+} ScriptMemoryInfo;
+
+void evalMemoryInfo(ScriptMemoryInfo *m);
+void functionsMemoryInfo(ScriptMemoryInfo *m);
+
+/* A script or function has run past busy-reply-threshold and the server
+ * answers other clients BUSY: the error they get, else NULL. */
+const char *scriptBusyError(void);
+/* SCRIPT KILL (isEval) / FUNCTION KILL: replies OK, NOTBUSY, UNKILLABLE or
+ * BUSY as Redis does. */
+void scriptKill(Client *c, int isEval);
+/* Key finder of EVAL/EVALSHA/FCALL...: numkeys at argv[2]. */
+int scriptEvalKeys(Client *c, int argc, char **argv, int *out, int max);
+/* Parse numkeys at argv[idx] with Redis's errors; -1 after replying. */
+int scriptGetNumkeys(Client *c, int idx, long long *numkeys);
+
+#endif
