@@ -1118,12 +1118,12 @@ static void hookWhileRunning(lua_State *L, lua_Debug *ar) {
     }
     if (run->timedOut) processEventsWhileBusy();
     if (run->killed) {
-        serverLog(LL_WARNING, "Lua script killed by user with %s.", run->isFunction ? "FUNCTION KILL" : "SCRIPT KILL");
+        /* Redis 7.0 names SCRIPT KILL here for FUNCTION KILL too. */
+        serverLog(LL_WARNING, "Lua script killed by user with SCRIPT KILL.");
         /* Fire at every line from now on: a pcall in the script cannot
          * swallow the kill. */
         lua_sethook(L, hookWhileRunning, LUA_MASKLINE, 0);
-        raiseError(L, run->isFunction ? "ERR Script killed by user with FUNCTION KILL..."
-                                      : "ERR Script killed by user with SCRIPT KILL...");
+        raiseError(L, "ERR Script killed by user with SCRIPT KILL...");
     }
 }
 
