@@ -32,6 +32,7 @@ FUTURE_FAMILY(monitorCommands);
 FUTURE_FAMILY(slowlogCommands);
 FUTURE_FAMILY(latencyCommands);
 FUTURE_FAMILY(scriptCommands);
+FUTURE_FAMILY(functionCommands);
 FUTURE_FAMILY(persistCommands);
 
 static Command *families[] = {connCommands,     stringCommands,   bitmapCommands,  keyCommands,
@@ -39,7 +40,7 @@ static Command *families[] = {connCommands,     stringCommands,   bitmapCommands
                               commandCommands,  debugCommands,    listCommands,    hashCommands,
                               setCommands,      zsetCommands,     sortCommands,    blockingCommands,
                               multiCommands,    pubsubCommands,   monitorCommands, slowlogCommands,
-                              latencyCommands,  scriptCommands,   persistCommands};
+                              latencyCommands,  scriptCommands,   functionCommands, persistCommands};
 
 #define TABLE_SLOTS 1024
 static Command *table[TABLE_SLOTS];
