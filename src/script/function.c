@@ -183,8 +183,8 @@ static void setClear(FunctionSet *set) {
     set->nfuncs = 0;
 }
 
-/* Moves every library of from into to (from ends empty).  The caller has
- * checked that no name collides. */
+/* Moves every library of from into to; from ends empty, its tables
+ * released.  The caller has checked that no name collides. */
 static void setMoveAll(FunctionSet *to, FunctionSet *from) {
     HtabIter it;
     FunctionLib *lib;
@@ -194,6 +194,7 @@ static void setMoveAll(FunctionSet *to, FunctionSet *from) {
         setAddLib(to, lib);
     }
     htabIterRelease(&it);
+    setClear(from);
 }
 
 /* --- loading a library --- */
