@@ -310,7 +310,8 @@ static int payloadIsIntact(const unsigned char *p, size_t len) {
 }
 
 /* Reads one opcode-246 library at p[*pos] as code for loadLibrary: a
- * shebang line made from its name, then its code.  Returns the code, or
+ * shebang line made from its engine and name, then its code (the
+ * description is dropped, as redis-server 7.0 does).  Returns the code, or
  * NULL with *err set. */
 static sds readPreGaLibrary(const unsigned char *p, size_t len, size_t *pos, sds *err) {
     sds name = NULL, engine = NULL, desc = NULL, blob = NULL, code = NULL;
@@ -328,7 +329,7 @@ static sds readPreGaLibrary(const unsigned char *p, size_t len, size_t *pos, sds
     } else if (rdbDecodeString(p, len, pos, &blob) < 0) {
         *err = sdsNew("ERR Failed loading library blob");
     } else {
-        code = sdsCatPrintf(sdsEmpty(), "#!lua name=%s\n", name);
+        code = sdsCatPrintf(sdsEmpty(), "#!%s name=%s\n", engine, name);
         code = sdsCatSds(code, blob);
     }
     sdsFree(name);

@@ -665,6 +665,34 @@ def test_restore_payload_errors(r, blob, error):
     assert r("FUNCTION", "LIST") == []
 
 
+def test_restore_reads_the_release_candidate_format(r):
+    """Opcode 246: name, engine, a has-description length (then the
+    description), code; the library gets a shebang made from them."""
+    code = FN_F.encode()
+    assert r("FUNCTION", "RESTORE", framed(b"\xf6" + rdb_string(b"pg") + rdb_string(b"LUA") + b"\x00" +
+                                           rdb_string(code))) == ("status", b"OK")
+    with_desc = b"\xf6" + rdb_string(b"pg2") + rdb_string(b"lua") + b"\x01" + rdb_string(b"a desc") + \
+        rdb_string(code.replace(b"'f'", b"'g'"))
+    assert r("FUNCTION", "RESTORE", framed(with_desc)) == ("status", b"OK")
+    got = libraries(r("FUNCTION", "LIST", "WITHCODE"))
+    assert got[b"pg"][b"library_code"] == b"#!LUA name=pg\n" + code
+    assert got[b"pg2"][b"library_code"] == b"#!lua name=pg2\n" + code.replace(b"'f'", b"'g'")
+    assert got[b"pg2"][b"functions"][b"g"][b"description"] is None
+
+
+@pytest.mark.parametrize("body,error", [
+    (b"\xf6", "ERR Failed loading library name"),
+    (b"\xf6\x03LUA", "ERR Failed loading engine name"),
+    (b"\xf6\x03LUA\x01x\x00" + rdb_string(lib("x").encode()), "ERR Engine 'x' not found"),
+    (b"\xf6\x01x\x03LUA\x04desc\x04code", "ERR Failed loading library description"),
+    (b"\xf6\x01x\x03LUA\x00\x04code",
+     "ERR Error compiling function: user_function:2: '=' expected near '<eof>'"),
+])
+def test_restore_release_candidate_format_errors(r, body, error):
+    assert r("FUNCTION", "RESTORE", framed(body)) == err(error)
+    assert r("FUNCTION", "LIST") == []
+
+
 @pytest.mark.parametrize("args,error", [
     (("FUNCTION", "RESTORE"), "ERR wrong number of arguments for 'function|restore' command"),
     (("FUNCTION", "RESTORE", "x", "foo"),
