@@ -753,7 +753,10 @@ static Command functionSubcommands[] = {
     {0},
 };
 
-#define FCALL_FLAGS (CMD_NOSCRIPT | CMD_STALE | CMD_SKIP_MONITOR | CMD_NO_MANDATORY_KEYS | CMD_MOVABLE_KEYS)
+/* MONITOR shows FCALL before the commands its function runs, even when
+ * it is then refused (CMD_MONITOR_FIRST). */
+#define FCALL_FLAGS \
+    (CMD_NOSCRIPT | CMD_STALE | CMD_SKIP_MONITOR | CMD_NO_MANDATORY_KEYS | CMD_MOVABLE_KEYS | CMD_MONITOR_FIRST)
 
 Command functionCommands[] = {
     {.name = "function", .arity = -2, .group = "scripting", .since = "7.0.0",

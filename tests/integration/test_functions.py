@@ -434,6 +434,23 @@ def test_fcall_inside_multi(r):
     assert r("EXEC") == [1, []]
 
 
+def test_monitor_shows_fcall_before_the_commands_it_runs(server):
+    r = Resp(server)
+    body = "redis.register_function('m', function(keys, args) return redis.call('set', keys[1], args[1]) end)"
+    assert r("FUNCTION", "LOAD", lib("m", body)) == b"m"
+    mon = server.connect()
+    mon.send(b"*1\r\n$7\r\nMONITOR\r\n")
+    mon.expect(b"+OK\r\n")
+    assert r("FCALL", "m", "1", "k", "v") == ("status", b"OK")
+    assert r("FCALL_RO", "m", "1", "k", "v")[0] == "error"
+    lines = [mon.recv_until(b"\r\n") for _ in range(3)]
+    seen = [(b"lua" if b"[0 lua]" in line else b"client", line.split(b"] ", 1)[1]) for line in lines]
+    assert seen == [(b"client", b'"FCALL" "m" "1" "k" "v"\r\n'), (b"lua", b'"set" "k" "v"\r\n'),
+                    (b"client", b'"FCALL_RO" "m" "1" "k" "v"\r\n')]
+    mon.close()
+    r.close()
+
+
 @pytest.mark.parametrize("args,keys", [
     (("FCALL", "f", "2", "a", "b", "c"), [b"a", b"b"]),
     (("FCALL_RO", "f", "1", "a"), [b"a"]),
