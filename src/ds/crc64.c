@@ -14,7 +14,8 @@ static int tableReady;
 static void buildTable(void) {
     for (unsigned b = 0; b < 256; b++) {
         uint64_t c = b;
-        for (int i = 0; i < 8; i++) c = (c & 1) ? (c >> 1) ^ CRC64_POLY_REFLECTED : c >> 1;
+        for (int i = 0; i < 8; i++)
+            c = (c & 1) ? (c >> 1) ^ CRC64_POLY_REFLECTED : c >> 1;
         table[b] = c;
     }
     tableReady = 1;
@@ -23,6 +24,7 @@ static void buildTable(void) {
 uint64_t crc64(uint64_t crc, const void *p, size_t len) {
     const unsigned char *s = p;
     if (!tableReady) buildTable();
-    for (size_t i = 0; i < len; i++) crc = table[(crc ^ s[i]) & 0xff] ^ (crc >> 8);
+    for (size_t i = 0; i < len; i++)
+        crc = table[(crc ^ s[i]) & 0xff] ^ (crc >> 8);
     return crc;
 }

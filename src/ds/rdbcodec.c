@@ -32,7 +32,8 @@ sds rdbEncodeLen(sds s, uint64_t len) {
         int wide = len > UINT32_MAX;
         size_t bytes = wide ? 8 : 4;
         buf[0] = wide ? 0x81 : 0x80;
-        for (size_t i = 0; i < bytes; i++) buf[1 + i] = (unsigned char)(len >> (8 * (bytes - 1 - i)));
+        for (size_t i = 0; i < bytes; i++)
+            buf[1 + i] = (unsigned char)(len >> (8 * (bytes - 1 - i)));
         n = 1 + bytes;
     }
     return sdsCatLen(s, buf, n);
@@ -59,7 +60,8 @@ static size_t encodeInt(const void *p, size_t len, unsigned char *buf) {
         return 0;
     }
     uint32_t u = (uint32_t)(int32_t)v;
-    for (size_t i = 0; i < bytes; i++) buf[1 + i] = (unsigned char)(u >> (8 * i));
+    for (size_t i = 0; i < bytes; i++)
+        buf[1 + i] = (unsigned char)(u >> (8 * i));
     return 1 + bytes;
 }
 
@@ -118,7 +120,8 @@ int rdbDecodeLen(const unsigned char *buf, size_t len, size_t *pos, uint64_t *ou
     size_t bytes = b == 0x80 ? 4 : b == 0x81 ? 8 : 0;
     if (bytes == 0 || len - i < 1 + bytes) return -1;
     uint64_t v = 0;
-    for (size_t k = 0; k < bytes; k++) v = (v << 8) | buf[i + 1 + k];
+    for (size_t k = 0; k < bytes; k++)
+        v = (v << 8) | buf[i + 1 + k];
     *out = v;
     *pos = i + 1 + bytes;
     return 0;
@@ -127,7 +130,8 @@ int rdbDecodeLen(const unsigned char *buf, size_t len, size_t *pos, uint64_t *ou
 static int decodeInt(const unsigned char *buf, size_t len, size_t *pos, size_t bytes, sds *out) {
     if (len - *pos < bytes) return -1;
     uint32_t u = 0;
-    for (size_t k = 0; k < bytes; k++) u |= (uint32_t)buf[*pos + k] << (8 * k);
+    for (size_t k = 0; k < bytes; k++)
+        u |= (uint32_t)buf[*pos + k] << (8 * k);
     long long v = bytes == 1 ? (int8_t)u : bytes == 2 ? (int16_t)u : (int32_t)u;
     *pos += bytes;
     *out = sdsFromLongLong(v);
@@ -139,8 +143,7 @@ static int decodeLzf(const unsigned char *buf, size_t len, size_t *pos, sds *out
     int special;
     if (rdbDecodeLen(buf, len, pos, &clen, &special) < 0 || special) return -1;
     if (rdbDecodeLen(buf, len, pos, &ulen, &special) < 0 || special) return -1;
-    if (clen == 0 || clen > len - *pos || ulen == 0 || ulen / RDBCODEC_MAX_EXPAND > clen ||
-        ulen > UINT32_MAX)
+    if (clen == 0 || clen > len - *pos || ulen == 0 || ulen / RDBCODEC_MAX_EXPAND > clen || ulen > UINT32_MAX)
         return -1;
     sds s = sdsNewLen(NULL, ulen);
     if (lzf_decompress(buf + *pos, (unsigned)clen, s, (unsigned)ulen) != ulen) {

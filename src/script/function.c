@@ -39,8 +39,9 @@
 #define RDB_VERSION 10
 #define PAYLOAD_TRAILER 10 /* version (2) + CRC-64 (8) */
 
-#define ERR_BAD_NAME \
-    "Library names can only contain letters, numbers, or underscores(_) and must be at least one character long"
+#define ERR_BAD_NAME                                                                                         \
+    "Library names can only contain letters, numbers, or underscores(_) and must be at least one character " \
+    "long"
 
 typedef struct FunctionSet {
     Htab libs;     /* FunctionLib by name */
@@ -161,7 +162,8 @@ static void setAddLib(FunctionSet *set, FunctionLib *lib) {
 static void setRemoveLib(FunctionSet *set, FunctionLib *lib) {
     for (size_t i = 0; i < lib->nfuncs; i++) {
         FunctionInfo *f = lib->funcs[i];
-        if (htabFind(&set->index, f->key, sdsLen(f->key)) == f) htabUnlink(&set->index, f->key, sdsLen(f->key));
+        if (htabFind(&set->index, f->key, sdsLen(f->key)) == f)
+            htabUnlink(&set->index, f->key, sdsLen(f->key));
     }
     htabUnlink(&set->libs, lib->name, sdsLen(lib->name));
     set->nfuncs -= lib->nfuncs;
@@ -295,7 +297,8 @@ static sds dumpPayload(FunctionSet *set) {
     unsigned char trailer[PAYLOAD_TRAILER] = {RDB_VERSION & 0xff, RDB_VERSION >> 8};
     uint64_t crc = crc64(0, out, sdsLen(out));
     crc = crc64(crc, trailer, 2);
-    for (int i = 0; i < 8; i++) trailer[2 + i] = (unsigned char)(crc >> (8 * i));
+    for (int i = 0; i < 8; i++)
+        trailer[2 + i] = (unsigned char)(crc >> (8 * i));
     return sdsCatLen(out, trailer, sizeof(trailer));
 }
 
@@ -305,7 +308,8 @@ static int payloadIsIntact(const unsigned char *p, size_t len) {
     const unsigned char *t = p + len - PAYLOAD_TRAILER;
     unsigned version = t[0] | (unsigned)t[1] << 8;
     uint64_t crc = 0;
-    for (int i = 0; i < 8; i++) crc |= (uint64_t)t[2 + i] << (8 * i);
+    for (int i = 0; i < 8; i++)
+        crc |= (uint64_t)t[2 + i] << (8 * i);
     return version <= RDB_VERSION && crc64(0, p, len - 8) == crc;
 }
 
@@ -498,7 +502,8 @@ static void replyLibrary(Client *c, const FunctionLib *lib, int withCode) {
     replyBulkCString(c, "LUA");
     replyBulkCString(c, "functions");
     replyArrayLen(c, (long)lib->nfuncs);
-    for (size_t i = 0; i < lib->nfuncs; i++) replyFunctionInfo(c, lib->funcs[i]);
+    for (size_t i = 0; i < lib->nfuncs; i++)
+        replyFunctionInfo(c, lib->funcs[i]);
     if (withCode) {
         replyBulkCString(c, "library_code");
         replyBulkSds(c, lib->code);
@@ -591,7 +596,8 @@ static void functionStatsCommand(Client *c) {
         replyBulkCString(c, run->name);
         replyBulkCString(c, "command");
         replyArrayLen(c, run->caller->argc);
-        for (int i = 0; i < run->caller->argc; i++) replyBulkSds(c, run->caller->argv[i]);
+        for (int i = 0; i < run->caller->argc; i++)
+            replyBulkSds(c, run->caller->argv[i]);
         replyBulkCString(c, "duration_ms");
         replyLongLong(c, mstime() - run->startMs);
     } else {
@@ -642,12 +648,15 @@ static void functionHelpCommand(Client *c) {
         "    Return a serialized payload representing the current libraries, can be restored using FUNCTION "
         "RESTORE command",
         "RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
-        "    Restore the libraries represented by the given payload, it is possible to give a restore policy to",
+        "    Restore the libraries represented by the given payload, it is possible to give a restore policy "
+        "to",
         "    control how to handle existing libraries (default APPEND):",
         "    * FLUSH: delete all existing libraries.",
         "    * APPEND: appends the restored libraries to the existing libraries. On collision, abort.",
-        "    * REPLACE: appends the restored libraries to the existing libraries, On collision, replace the old",
-        "      libraries with the new libraries (notice that even on this option there is a chance of failure",
+        "    * REPLACE: appends the restored libraries to the existing libraries, On collision, replace the "
+        "old",
+        "      libraries with the new libraries (notice that even on this option there is a chance of "
+        "failure",
         "      in case of functions name collision with another library).",
         NULL,
     };
@@ -662,7 +671,8 @@ static FunctionInfo *findFunction(const sds name) {
     size_t len = sdsLen(name);
     if (len == 0) return NULL; /* no function has an empty name */
     char *key = len <= sizeof(small) ? small : xmalloc(len);
-    for (size_t i = 0; i < len; i++) key[i] = (char)((name[i] >= 'A' && name[i] <= 'Z') ? name[i] + 32 : name[i]);
+    for (size_t i = 0; i < len; i++)
+        key[i] = (char)((name[i] >= 'A' && name[i] <= 'Z') ? name[i] + 32 : name[i]);
     FunctionInfo *f = htabFind(&live.index, key, len);
     if (key != small) xfree(key);
     return f;
@@ -710,7 +720,8 @@ static size_t registryBytes(void) {
         bytes += sizeof(*lib) + sdsAllocSize(lib->name) + sdsAllocSize(lib->code) + lib->cap * sizeof(void *);
         for (size_t i = 0; i < lib->nfuncs; i++) {
             FunctionInfo *f = lib->funcs[i];
-            bytes += sizeof(*f) + sdsAllocSize(f->name) + sdsAllocSize(f->key) + (f->desc ? sdsAllocSize(f->desc) : 0);
+            bytes += sizeof(*f) + sdsAllocSize(f->name) + sdsAllocSize(f->key) +
+                     (f->desc ? sdsAllocSize(f->desc) : 0);
         }
     }
     htabIterRelease(&it);
@@ -726,9 +737,11 @@ void functionsMemoryInfo(ScriptMemoryInfo *m) {
 
 /* --- command table --- */
 
-#define FN_CMD(nm, fn, ar, fl, sum, cx)                                                                       \
-    {.name = nm, .proc = fn, .arity = ar, .flags = fl, .acl = ACL_SCRIPTING, .group = "scripting", \
-     .since = "7.0.0", .complexity = cx, .summary = sum}
+#define FN_CMD(nm, fn, ar, fl, sum, cx)                                                                      \
+    {                                                                                                        \
+        .name = nm, .proc = fn, .arity = ar, .flags = fl, .acl = ACL_SCRIPTING, .group = "scripting",        \
+        .since = "7.0.0", .complexity = cx, .summary = sum                                                   \
+    }
 
 static Command functionSubcommands[] = {
     FN_CMD("load", functionLoadCommand, -3, CMD_WRITE | CMD_DENYOOM | CMD_NOSCRIPT,
@@ -736,10 +749,10 @@ static Command functionSubcommands[] = {
            "O(1) (considering compilation time is redundant)"),
     FN_CMD("stats", functionStatsCommand, 2, CMD_NOSCRIPT | CMD_ALLOW_BUSY,
            "Return information about the function currently running (name, description, duration)", "O(1)"),
-    FN_CMD("dump", functionDumpCommand, 2, CMD_NOSCRIPT, "Dump all functions into a serialized binary payload",
-           "O(N) where N is the number of functions"),
-    FN_CMD("kill", functionKillCommand, 2, CMD_NOSCRIPT | CMD_ALLOW_BUSY, "Kill the function currently in execution.",
-           "O(1)"),
+    FN_CMD("dump", functionDumpCommand, 2, CMD_NOSCRIPT,
+           "Dump all functions into a serialized binary payload", "O(N) where N is the number of functions"),
+    FN_CMD("kill", functionKillCommand, 2, CMD_NOSCRIPT | CMD_ALLOW_BUSY,
+           "Kill the function currently in execution.", "O(1)"),
     FN_CMD("help", functionHelpCommand, 2, CMD_LOADING | CMD_STALE,
            "Show helpful text about the different subcommands", "O(1)"),
     FN_CMD("flush", functionFlushCommand, -2, CMD_WRITE | CMD_NOSCRIPT, "Deleting all functions",
@@ -755,18 +768,37 @@ static Command functionSubcommands[] = {
 
 /* MONITOR shows FCALL before the commands its function runs, even when
  * it is then refused (CMD_MONITOR_FIRST). */
-#define FCALL_FLAGS \
-    (CMD_NOSCRIPT | CMD_STALE | CMD_SKIP_MONITOR | CMD_NO_MANDATORY_KEYS | CMD_MOVABLE_KEYS | CMD_MONITOR_FIRST)
+#define FCALL_FLAGS                                                                                          \
+    (CMD_NOSCRIPT | CMD_STALE | CMD_SKIP_MONITOR | CMD_NO_MANDATORY_KEYS | CMD_MOVABLE_KEYS |                \
+     CMD_MONITOR_FIRST)
 
 Command functionCommands[] = {
-    {.name = "function", .arity = -2, .group = "scripting", .since = "7.0.0",
-     .complexity = "Depends on subcommand.", .summary = "A container for function commands",
+    {.name = "function",
+     .arity = -2,
+     .group = "scripting",
+     .since = "7.0.0",
+     .complexity = "Depends on subcommand.",
+     .summary = "A container for function commands",
      .subcommands = functionSubcommands},
-    {.name = "fcall", .proc = fcallCommand, .arity = -3, .flags = FCALL_FLAGS, .acl = ACL_SCRIPTING,
-     .getKeys = scriptEvalKeys, .group = "scripting", .since = "7.0.0",
-     .complexity = "Depends on the function that is executed.", .summary = "Invoke a function"},
-    {.name = "fcall_ro", .proc = fcallRoCommand, .arity = -3, .flags = CMD_READONLY | FCALL_FLAGS,
-     .acl = ACL_SCRIPTING, .getKeys = scriptEvalKeys, .group = "scripting", .since = "7.0.0",
-     .complexity = "Depends on the function that is executed.", .summary = "Invoke a read-only function"},
+    {.name = "fcall",
+     .proc = fcallCommand,
+     .arity = -3,
+     .flags = FCALL_FLAGS,
+     .acl = ACL_SCRIPTING,
+     .getKeys = scriptEvalKeys,
+     .group = "scripting",
+     .since = "7.0.0",
+     .complexity = "Depends on the function that is executed.",
+     .summary = "Invoke a function"},
+    {.name = "fcall_ro",
+     .proc = fcallRoCommand,
+     .arity = -3,
+     .flags = CMD_READONLY | FCALL_FLAGS,
+     .acl = ACL_SCRIPTING,
+     .getKeys = scriptEvalKeys,
+     .group = "scripting",
+     .since = "7.0.0",
+     .complexity = "Depends on the function that is executed.",
+     .summary = "Invoke a read-only function"},
     {0},
 };

@@ -34,7 +34,7 @@ typedef struct FunctionInfo {
 } FunctionInfo;
 
 struct FunctionLib {
-    void *next;           /* chain link of a FunctionSet's libraries */
+    void *next; /* chain link of a FunctionSet's libraries */
     sds name;
     sds code;             /* the whole library text, shebang line included */
     FunctionInfo **funcs; /* in registration order, owned */

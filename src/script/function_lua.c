@@ -34,10 +34,10 @@
 #define LOAD_TIMEOUT_MS 500
 #define LOAD_HOOK_INSTRUCTIONS 100000
 
-static lua_State *vmL;          /* the functions VM, NULL until first used */
-static Client *fnClient;        /* the pseudo-client redis.call runs as */
+static lua_State *vmL;                      /* the functions VM, NULL until first used */
+static Client *fnClient;                    /* the pseudo-client redis.call runs as */
 static int envRef, loadMetaRef, runMetaRef; /* registry references in vmL */
-static FunctionLib *loading;    /* the library being loaded, or NULL */
+static FunctionLib *loading;                /* the library being loaded, or NULL */
 static long long loadStartMs;
 
 /* Raises msg as a Lua error without a position prefix. */
@@ -165,8 +165,8 @@ static int registerFunction(lua_State *L) {
 
 /* Pushes the redis table library code sees while it loads. */
 static void pushLoadRedis(lua_State *L) {
-    static const char *const copied[] = {"log", "LOG_DEBUG", "LOG_VERBOSE", "LOG_NOTICE", "LOG_WARNING",
-                                         "REDIS_VERSION", "REDIS_VERSION_NUM"};
+    static const char *const copied[] = {"log",         "LOG_DEBUG",     "LOG_VERBOSE",      "LOG_NOTICE",
+                                         "LOG_WARNING", "REDIS_VERSION", "REDIS_VERSION_NUM"};
     lua_getglobal(L, "redis");
     lua_createtable(L, 0, 8);
     for (size_t i = 0; i < sizeof(copied) / sizeof(copied[0]); i++) {
@@ -194,7 +194,7 @@ static lua_State *vm(void) {
     metaOver(L); /* loadMeta */
     loadMetaRef = luaL_ref(L, LUA_REGISTRYINDEX);
     lua_pushvalue(L, LUA_GLOBALSINDEX);
-    metaOver(L); /* runMeta */
+    metaOver(L);     /* runMeta */
     lua_newtable(L); /* env */
     lua_pushvalue(L, -2);
     lua_setmetatable(L, -2);

@@ -24,13 +24,15 @@ static void test_empty_function_dump_trailer(void **state) {
     static const unsigned char version[2] = {10, 0};
     static const unsigned char expected[8] = {0x5d, 0x9b, 0x5c, 0x40, 0x0f, 0x7f, 0xa2, 0xda};
     uint64_t c = crc64(0, version, 2);
-    for (int i = 0; i < 8; i++) assert_int_equal((c >> (8 * i)) & 0xff, expected[i]);
+    for (int i = 0; i < 8; i++)
+        assert_int_equal((c >> (8 * i)) & 0xff, expected[i]);
 }
 
 static void test_incremental_equals_whole(void **state) {
     (void)state;
     unsigned char buf[1000];
-    for (size_t i = 0; i < sizeof(buf); i++) buf[i] = (unsigned char)(i * 31 + 7);
+    for (size_t i = 0; i < sizeof(buf); i++)
+        buf[i] = (unsigned char)(i * 31 + 7);
     uint64_t whole = crc64(0, buf, sizeof(buf));
     for (size_t cut = 0; cut <= sizeof(buf); cut += 37)
         assert_true(crc64(crc64(0, buf, cut), buf + cut, sizeof(buf) - cut) == whole);

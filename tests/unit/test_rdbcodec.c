@@ -20,9 +20,8 @@ static const unsigned char redisLzf[] = {
     0x69, 0x73, 0x74, 0x65, 0x72, 0x5f, 0x66, 0x75, 0x0a, 0x6e, 0x63, 0x74, 0x69, 0x6f, 0x6e,
     0x28, 0x27, 0x62, 0x27, 0x2c, 0xe0, 0x00, 0x0c, 0x0a, 0x29, 0x20, 0x65, 0x6e, 0x64, 0x29,
     0x20, 0x2d, 0x2d, 0x20, 0x78, 0xe0, 0x38, 0x00, 0x01, 0x78, 0x78};
-static const char redisLzfText[] =
-    "#!lua name=sm2\nredis.register_function('b',function() end) -- "
-    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx";
+static const char redisLzfText[] = "#!lua name=sm2\nredis.register_function('b',function() end) -- "
+                                   "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx";
 
 static void test_decodes_redis_lzf_string(void **state) {
     (void)state;
@@ -41,9 +40,14 @@ static void test_length_forms(void **state) {
         uint64_t len;
         size_t bytes;
         unsigned char first;
-    } cases[] = {{0, 1, 0x00},          {63, 1, 0x3f},         {64, 2, 0x40},
-                 {16383, 2, 0x7f},      {16384, 5, 0x80},      {UINT32_MAX, 5, 0x80},
-                 {UINT32_MAX + 1ULL, 9, 0x81}, {UINT64_MAX, 9, 0x81}};
+    } cases[] = {{0, 1, 0x00},
+                 {63, 1, 0x3f},
+                 {64, 2, 0x40},
+                 {16383, 2, 0x7f},
+                 {16384, 5, 0x80},
+                 {UINT32_MAX, 5, 0x80},
+                 {UINT32_MAX + 1ULL, 9, 0x81},
+                 {UINT64_MAX, 9, 0x81}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         sds s = rdbEncodeLen(sdsEmpty(), cases[i].len);
         assert_int_equal(sdsLen(s), cases[i].bytes);
@@ -90,16 +94,18 @@ static void test_string_encodings(void **state) {
     roundTrip("-32768", 6, 1, 0xc1);
     roundTrip("32768", 5, 1, 0xc2);
     roundTrip("-2147483648", 11, 1, 0xc2);
-    roundTrip("2147483648", 10, 1, 0x0a);  /* beyond 32 bits: plain */
-    roundTrip("007", 3, 1, 0x03);          /* not canonical: plain */
+    roundTrip("2147483648", 10, 1, 0x0a); /* beyond 32 bits: plain */
+    roundTrip("007", 3, 1, 0x03);         /* not canonical: plain */
     roundTrip("+7", 2, 1, 0x02);
     char big[400];
-    for (size_t i = 0; i < sizeof(big); i++) big[i] = "abcdefgh"[i % 8];
+    for (size_t i = 0; i < sizeof(big); i++)
+        big[i] = "abcdefgh"[i % 8];
     roundTrip(big, sizeof(big), 1, 0xc3);
-    roundTrip(big, sizeof(big), 0, 0x41);  /* 14-bit length */
-    roundTrip(big, 20, 1, 0x14);           /* too short to try LZF */
+    roundTrip(big, sizeof(big), 0, 0x41); /* 14-bit length */
+    roundTrip(big, 20, 1, 0x14);          /* too short to try LZF */
     char noise[100];
-    for (size_t i = 0; i < sizeof(noise); i++) noise[i] = (char)((i * 1103515245u + 12345u) >> 7);
+    for (size_t i = 0; i < sizeof(noise); i++)
+        noise[i] = (char)((i * 1103515245u + 12345u) >> 7);
     roundTrip(noise, sizeof(noise), 1, 0x40); /* LZF would not pay */
 }
 
@@ -113,8 +119,10 @@ static void test_refuses_bad_encodings(void **state) {
     const struct {
         const unsigned char *p;
         size_t len;
-    } cases[] = {{unknownEnc, sizeof(unknownEnc)}, {bad82, sizeof(bad82)},
-                 {lzfBadLen, sizeof(lzfBadLen)},   {lzfHuge, sizeof(lzfHuge)},
+    } cases[] = {{unknownEnc, sizeof(unknownEnc)},
+                 {bad82, sizeof(bad82)},
+                 {lzfBadLen, sizeof(lzfBadLen)},
+                 {lzfHuge, sizeof(lzfHuge)},
                  {plainShort, sizeof(plainShort)}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         size_t pos = 0;
