@@ -82,6 +82,7 @@ run: deps
 
 test: test-deps
 	$(MAKE) all
+	$(MAKE) LUA=luajit all
 	$(MAKE) $(UNIT_BIN)
 	$(MAKE) SANITIZE=address,undefined OPT=-O1 all unit-bins
 	@sh scripts/run-tests.sh

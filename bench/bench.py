@@ -106,11 +106,99 @@ SCENARIOS = {
     "zrank": ("zset", 0, ["ZRANK", "zbench", "member:500"]),
     "publish1": (None, 1, ["PUBLISH", "bench", "hello-subscribers"]),
     "publish50": (None, 50, ["PUBLISH", "bench", "hello-subscribers"]),
+    # The seed scripts (issue 6), loaded once and run with EVALSHA.
+    "evalsha_cleanup": ("cleanup", 0, None),
+    "evalsha_ratelimit": ("ratelimit", 0, None),
 }
+
+# The message-cache cleanup of the seed notes, verbatim: members start with a
+# little-endian unix time; KEYS[2] is the length to keep, KEYS[3] the oldest
+# time kept.  Run with MaxLen 100 and time 0 it leaves the set unchanged.
+CLEANUP_LUA = """local ltime = 0
+local dels = 0
+local lefts = 0
+local list = redis.call("ZRANGE", KEYS[1], 1, -1)
+if(list[1] == nil) then
+    return {-1, 0}
+end
+for _,v in ipairs(list) do
+    if lefts == 0 then
+        ltime = struct.unpack('<i', v)
+        if ltime < tonumber(KEYS[3]) then
+            dels = dels + 1
+        else
+            lefts = lefts + 1
+        end
+    else
+        lefts = lefts + 1
+    end
+end
+if lefts > tonumber(KEYS[2]) then
+    dels = dels + (lefts - tonumber(KEYS[2]))
+    lefts = tonumber(KEYS[2])
+end
+if lefts == 0 then
+    ltime = 0
+    redis.call("DEL", KEYS[1])
+elseif dels > 0 then
+    redis.call("ZREMRANGEBYRANK", KEYS[1], 1, dels)
+end
+return {dels, ltime}
+"""
+
+# The seed's rate limiter: at most ARGV[1] calls per ARGV[2] seconds.
+RATELIMIT_LUA = """local k = KEYS[1]
+local mt = tonumber(ARGV[1] or '3')
+local expire = tonumber(ARGV[2] or '60')
+local ct = redis.call('incr', k)
+if ct == 1 then
+    redis.call('expire', k, expire)
+end
+if ct > mt then
+    return 0
+else
+    return 1
+end
+"""
+
+
+def sha1hex(text):
+    import hashlib
+    return hashlib.sha1(text.encode()).hexdigest()
+
+
+def scenario_command(test):
+    if test == "evalsha_cleanup":
+        return ["EVALSHA", sha1hex(CLEANUP_LUA), "3", "zclean", "100", "0"]
+    if test == "evalsha_ratelimit":
+        return ["EVALSHA", sha1hex(RATELIMIT_LUA), "1", "ratelimit:user1", "1000000000", "60"]
+    return SCENARIOS[test][2]
+
+
+def send_raw(port, *commands):
+    """Send whole RESP commands (binary-safe) and read their replies."""
+    with socket.create_connection(("127.0.0.1", port)) as sk:
+        data = b"".join(resp(*[a if isinstance(a, bytes) else a.encode() for a in c]) for c in commands)
+        sk.sendall(data)
+        got = b""
+        while got.count(b"\r\n") < len(commands):
+            chunk = sk.recv(1 << 16)
+            if not chunk:
+                break
+            got += chunk
+        return got
 
 
 def scenario_setup(srv, kind):
-    if kind == "zset":
+    if kind == "cleanup":
+        import struct
+        members = []
+        for i in range(10):
+            members += [str(i).encode(), struct.pack("<i", 1700000000 + i) + b"message body %d" % i]
+        send_raw(srv.port, ["SCRIPT", "LOAD", CLEANUP_LUA], [b"ZADD", b"zclean"] + members)
+    elif kind == "ratelimit":
+        send_raw(srv.port, ["SCRIPT", "LOAD", RATELIMIT_LUA])
+    elif kind == "zset":
         args = ["ZADD", "zbench"]
         for i in range(1000):
             args += [str(i), "member:%d" % i]
@@ -195,7 +283,7 @@ def bench_cmd(port, test, n, pipeline, clients=50):
         "redis-benchmark", "-p", str(port), "-c", str(clients), "-n", str(n),
         "-P", str(pipeline), "-q", "--csv"]
     if test in SCENARIOS:
-        return base + SCENARIOS[test][2]
+        return base + scenario_command(test)
     return base + ["-t", test]
 
 

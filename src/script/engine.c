@@ -770,9 +770,15 @@ static int collectArgs(lua_State *L, int argc, sds *argv, const char **err) {
     for (int i = 0; i < argc; i++) {
         int t = lua_type(L, i + 1);
         if (t == LUA_TNUMBER) {
-            /* 17 significant digits: integers up to 1e17 print whole. */
+            /* 17 significant digits (%.17g); whole numbers below 1e15 print
+             * the same as integers, without the cost of printf. */
             char buf[64];
-            int n = snprintf(buf, sizeof(buf), "%.17g", (double)lua_tonumber(L, i + 1));
+            double d = (double)lua_tonumber(L, i + 1);
+            int n;
+            if (d > -1e15 && d < 1e15 && d == (double)(long long)d && !(d == 0 && signbit(d)))
+                n = (int)longLongToString(buf, sizeof(buf), (long long)d);
+            else
+                n = snprintf(buf, sizeof(buf), "%.17g", d);
             argv[i] = sdsNewLen(buf, (size_t)n);
         } else if (t == LUA_TSTRING) {
             size_t len;
