@@ -84,6 +84,7 @@ LJ_BIN=${CAIRN_LUAJIT_BIN:-$ROOT/build-luajit/cairn-server}
 if [ -x "$LJ_BIN" ]; then
   CAIRN_BIN=$LJ_BIN run_pytest luajit tests/integration/test_scripting.py \
     -k "seed or lua_to_resp or redis_to_lua or round_trip or sandbox or global"
+  CAIRN_BIN=$LJ_BIN run_pytest luajit-functions tests/integration/test_functions.py
 else
   echo "note: $LJ_BIN not built; LuaJIT pass skipped"
 fi
@@ -99,7 +100,8 @@ elif [ -x "$SAN_BIN" ]; then
   CAIRN_BIN=$SAN_BIN DIFF_COMMANDS=${SAN_DIFF_COMMANDS:-4000} \
     run_pytest sanitizer tests/integration/test_protocol.py tests/integration/test_multi.py \
       tests/integration/test_blocking.py tests/integration/test_pubsub.py \
-      tests/integration/test_scripting.py tests/integration/test_script_libs.py tests/diff
+      tests/integration/test_scripting.py tests/integration/test_script_libs.py \
+      tests/integration/test_functions.py tests/diff
 else
   echo "note: $SAN_BIN not built; sanitizer pass skipped"
 fi
