@@ -533,7 +533,8 @@ def callgrind_run(binary, name, workload, idle_seconds=0.0):
         if workload:
             for t in workload:
                 r = subprocess.run(["redis-benchmark", "-p", str(s.port), "-c", "50",
-                                    "-n", str(n), "-P", "16", "-t", t, "-q", "--csv"],
+                                    "-n", str(n), "-P", str(env_int("BENCH_CG_PIPELINE", 16)),
+                                    "-t", t, "-q", "--csv"],
                                    capture_output=True, timeout=3600)
                 if r.returncode != 0:
                     print("benchmark failed: %s" % r.stderr, file=sys.stderr)
@@ -548,28 +549,36 @@ def callgrind_run(binary, name, workload, idle_seconds=0.0):
 
 
 def instructions():
+    """Instructions per request for each test of BENCH_CG_TESTS (default
+    set,get): run k measures the first k tests, so test k costs
+    (run k - run k-1 - idle rate x extra wall) / N.  Later tests see the
+    data earlier ones left (lpop after lpush pops real elements)."""
     if not shutil.which("valgrind"):
         print("\n== instructions: skipped (no valgrind)")
         return
     n = env_int("BENCH_CG_N", 20000)
+    tests = [t for t in os.environ.get("BENCH_CG_TESTS", "set,get").split(",") if t]
     res = {}
     for binary, sname in ((A_BIN, A_NAME), (B_BIN, B_NAME)):
-        # start+stop only, idle for a while (cron cost per second), SET, SET+GET
+        # start+stop only, then the first 1..k tests, then idle (cron cost per second)
         i_0, _ = callgrind_run(binary, sname, [], idle_seconds=0)
-        i_set, w_set = callgrind_run(binary, sname, ["set"])
-        i_sg, w_sg = callgrind_run(binary, sname, ["set", "get"])
-        i_idle, w_idle = callgrind_run(binary, sname, [], idle_seconds=w_set)
+        runs = [callgrind_run(binary, sname, tests[:k + 1]) for k in range(len(tests))]
+        i_idle, w_idle = callgrind_run(binary, sname, [], idle_seconds=runs[0][1])
         rate = max(0.0, (i_idle - i_0) / max(w_idle, 1e-3))
-        res[sname] = ((i_set - i_0 - rate * w_set) / n,
-                      (i_sg - i_set - rate * (w_sg - w_set)) / n)
-        print("  %s: start/stop %d, idle %.0f/s, set %d (%.1fs), set+get %d (%.1fs) "
-              "instructions" % (sname, i_0, rate, i_set, w_set, i_sg, w_sg), file=sys.stderr)
-    print("\n== instructions per request (callgrind, -c 50 -P 16, N=%d; workload run "
-          "minus idle run)" % n)
-    print("%-6s %12s %12s %6s" % ("test", A_NAME, B_NAME, "ratio"))
-    for i, t in enumerate(("SET", "GET")):
+        prev_i, prev_w, per = i_0, 0.0, []
+        for i_k, w_k in runs:
+            per.append((i_k - prev_i - rate * (w_k - prev_w)) / n)
+            prev_i, prev_w = i_k, w_k
+        res[sname] = per
+        print("  %s: start/stop %d, idle %.0f/s, %s instructions" % (
+            sname, i_0, rate, ", ".join("+%s %d (%.1fs)" % (t, i, w)
+                                        for t, (i, w) in zip(tests, runs))), file=sys.stderr)
+    print("\n== instructions per request (callgrind, -c 50 -P %d, N=%d; workload run "
+          "minus idle run)" % (env_int("BENCH_CG_PIPELINE", 16), n))
+    print("%-10s %12s %12s %6s" % ("test", A_NAME, B_NAME, "ratio"))
+    for i, t in enumerate(tests):
         a, b = res[A_NAME][i], res[B_NAME][i]
-        print("%-6s %12.0f %12.0f %6.3f" % (t, a, b, ratio(a, b)))
+        print("%-10s %12.0f %12.0f %6.3f" % (t.upper(), a, b, ratio(a, b)))
 
 
 def main():

@@ -318,6 +318,7 @@ void clientFree(Client *c) {
         return;
     }
     for (int i = 0; i < clientFreeHookCount; i++) clientFreeHooks[i](c);
+    if (c->flags & CLIENT_CLOSE_ASAP) server.net.closingClients--;
     if (c->fd != -1) {
         eventDel(server.loop, c->fd, EV_READABLE | EV_WRITABLE);
         close(c->fd);
@@ -344,10 +345,14 @@ void clientFree(Client *c) {
 void clientFreeAsync(Client *c) {
     if (c->flags & CLIENT_CLOSE_ASAP) return;
     c->flags |= CLIENT_CLOSE_ASAP;
+    server.net.closingClients++;
     if (c->fd != -1) eventDel(server.loop, c->fd, EV_READABLE);
 }
 
+/* Runs before every sleep: the walk over all clients happens only when
+ * some client is flagged. */
 void netFreeClosingClients(void) {
+    if (server.net.closingClients == 0) return;
     Client *c = server.net.clients;
     while (c) {
         Client *next = c->nextClient;
@@ -514,7 +519,12 @@ static void readHandler(EventLoop *loop, int fd, void *data, int mask) {
     if (!big) {
         size_t qlen = sdsLen(c->querybuf);
         if (qlen > c->qbPeak) c->qbPeak = qlen;
-        c->querybuf = sdsMakeRoomFor(c->querybuf, READ_CHUNK);
+        /* An empty buffer gets exactly one chunk of room: such a buffer is
+         * never shrunk by the cron, so a client sending small commands
+         * keeps one block.  Only a command that spans reads grows it
+         * greedily. */
+        c->querybuf = qlen == 0 ? sdsMakeRoomForNonGreedy(c->querybuf, READ_CHUNK)
+                                : sdsMakeRoomFor(c->querybuf, READ_CHUNK);
         dst = c->querybuf + qlen;
         room = READ_CHUNK;
     }
@@ -702,7 +712,7 @@ void netClientsCron(void) {
             (now - c->lastInteraction) / 1000 > server.cfg.timeout) {
             serverLog(LL_VERBOSE, "Closing idle client");
             clientFree(c);
-        } else if (sdsLen(c->querybuf) == 0 && sdsAllocSize(c->querybuf) > 32 * 1024 && c->qbPeak < 4096) {
+        } else if (sdsLen(c->querybuf) == 0 && sdsAllocSize(c->querybuf) > 2 * READ_CHUNK && c->qbPeak < 4096) {
             sdsFree(c->querybuf);
             c->querybuf = sdsEmpty();
         } else {

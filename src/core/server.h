@@ -51,7 +51,7 @@ typedef struct ServerNet {
     Client *pendingWrites;         /* clients with replies to write */
     uint64_t nextClientId;
     Client *current;               /* client whose command runs now */
-    Client *clientsToClose;        /* freed at the next loop turn (list via nextPendingWrite? no: array) */
+    unsigned long closingClients;  /* clients flagged CLIENT_CLOSE_ASAP, not yet freed */
 } ServerNet;
 
 typedef struct ServerTime {

@@ -28,6 +28,9 @@ const char *malloc_conf = "background_thread:true";
  * size classes).  used_memory is the sum over the threads that touch the
  * keyspace's memory, so the hot path does no accounting of its own. */
 int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen);
+size_t nallocx(size_t size, int flags);
+
+size_t xmallocGoodSize(size_t size) { return nallocx(size ? size : 1, 0); }
 
 #define MAX_THREADS 16
 static struct {
@@ -80,6 +83,8 @@ size_t xmallocUsed(void) {
 #else /* counting wrapper for sanitizer / libc builds */
 
 static _Atomic size_t usedMemory;
+
+size_t xmallocGoodSize(size_t size) { return size; }
 
 void xmallocRegisterThread(void) {}
 

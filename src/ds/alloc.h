@@ -23,6 +23,9 @@ char *xstrdup(const char *s);
 void xmallocRegisterThread(void);
 /* Bytes really reserved for a block returned by this module. */
 size_t xmallocSize(void *ptr);
+/* Bytes a request of `size` would really reserve (its size class); without
+ * jemalloc, size itself. */
+size_t xmallocGoodSize(size_t size);
 /* Bytes currently reserved through this module (all threads). */
 size_t xmallocUsed(void);
 /* Process resident set size in bytes, read from /proc (0 if unknown). */

@@ -430,7 +430,9 @@ static unsigned char *splice(unsigned char *lp, size_t off, size_t delBytes, con
         memmove(lp + off + add, lp + off + delBytes, tail);
     } else {
         memmove(lp + off + add, lp + off + delBytes, tail);
-        if (total < old) lp = xrealloc(lp, total);
+        /* Shrink only when the block would move to a smaller size class:
+         * deleting one element of a big node rarely does. */
+        if (total < old && xmallocGoodSize(total) < xmallocSize(lp)) lp = xrealloc(lp, total);
     }
     if (e) {
         unsigned char *w = lp + off;

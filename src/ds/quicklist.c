@@ -640,12 +640,15 @@ void quicklistPush(Quicklist *ql, const void *value, size_t len, int where) {
     compressPass(ql);
 }
 
-int quicklistPop(Quicklist *ql, int where, sds *out) {
+/* Remove the element at the head or tail; *out (if not NULL) receives it
+ * as a new sds.  0 if the list is empty. */
+static int popEnd(Quicklist *ql, int where, sds *out) {
     QlNode *n = where == QL_HEAD ? ql->head : ql->tail;
     if (!n) return 0;
     decompressNode(n);
     if (isPlain(n)) {
-        *out = (sds)n->data;
+        if (out) *out = (sds)n->data;
+        else sdsFree((sds)n->data);
         n->data = NULL;
         unlinkNode(ql, n);
         xfree(n);
@@ -654,7 +657,7 @@ int quicklistPop(Quicklist *ql, int where, sds *out) {
         return 1;
     }
     unsigned char *p = where == QL_HEAD ? lpFirst(n->data) : lpLast(n->data);
-    *out = lpValueSds(p);
+    if (out) *out = lpValueSds(p);
     if (n->count == 1) {
         deleteNode(ql, n);
         compressPass(ql);
@@ -664,6 +667,14 @@ int quicklistPop(Quicklist *ql, int where, sds *out) {
     ql->count--;
     return 1;
 }
+
+int quicklistPop(Quicklist *ql, int where, sds *out) { return popEnd(ql, where, out); }
+
+int quicklistPeek(Quicklist *ql, int where, QlEntry *out) {
+    return quicklistIndex(ql, where == QL_HEAD ? 0 : -1, out);
+}
+
+void quicklistDelEnd(Quicklist *ql, int where) { popEnd(ql, where, NULL); }
 
 int quicklistIndex(Quicklist *ql, long index, QlEntry *out) {
     long off;

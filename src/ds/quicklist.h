@@ -72,6 +72,12 @@ size_t quicklistMemUsage(const Quicklist *ql);
 void quicklistPush(Quicklist *ql, const void *value, size_t len, int where);
 /* Pop from head/tail into a new sds (caller owns); 0 if empty. */
 int quicklistPop(Quicklist *ql, int where, sds *out);
+/* The element at the head or tail as a view (see QlEntry); 0 if empty.
+ * Popping into a reply: peek, reply from the view, then quicklistDelEnd --
+ * no copy of the element. */
+int quicklistPeek(Quicklist *ql, int where, QlEntry *out);
+/* Remove the element at the head or tail (the list must not be empty). */
+void quicklistDelEnd(Quicklist *ql, int where);
 /* Element at index (negative from the tail) into *out; 0 out of range. */
 int quicklistIndex(Quicklist *ql, long index, QlEntry *out);
 /* Replace the element at index with a copy of value; 0 out of range. */

@@ -130,6 +130,17 @@ static sds reshape(sds s, size_t cap) {
 }
 
 sds sdsNewLen(const void *init, size_t len) {
+    if (len <= UINT8_MAX) { /* most strings: 3-byte header, written directly */
+        struct SdsHdr8 *h = xmalloc(sizeof(*h) + len + 1);
+        h->len = h->cap = (uint8_t)len;
+        h->flags = SDS_TYPE_8;
+        if (init)
+            memcpy(h->buf, init, len);
+        else
+            memset(h->buf, 0, len);
+        h->buf[len] = '\0';
+        return h->buf;
+    }
     sds s = allocate(len, 0);
     if (init)
         memcpy(s, init, len);

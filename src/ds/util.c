@@ -20,19 +20,27 @@
 /* Parse an unsigned decimal run "0" | [1-9][0-9]* covering all of s[0..len)
  * into *out, rejecting values above max. */
 static int parseDigits(const char *s, size_t len, unsigned long long max, unsigned long long *out) {
-    if (len == 0) return 0;
-    if (len == 1 && s[0] == '0') {
+    if (len == 0 || len > 20) return 0; /* 2^64 has 20 digits */
+    if (s[0] == '0') {
+        if (len != 1) return 0;
         *out = 0;
         return 1;
     }
-    if (s[0] < '1' || s[0] > '9') return 0;
+    /* Up to 19 digits cannot overflow 64 bits (10^19 - 1 < 2^64): no
+     * per-digit overflow check (a division) until the 20th. */
     unsigned long long v = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9') return 0;
-        unsigned d = (unsigned)(s[i] - '0');
-        if (v > (max - d) / 10) return 0;
+    size_t i = 0, safe = len < 19 ? len : 19;
+    for (; i < safe; i++) {
+        unsigned d = (unsigned)(unsigned char)s[i] - '0';
+        if (d > 9) return 0;
         v = v * 10 + d;
     }
+    for (; i < len; i++) {
+        unsigned d = (unsigned)(unsigned char)s[i] - '0';
+        if (d > 9 || v > (ULLONG_MAX - d) / 10) return 0;
+        v = v * 10 + d;
+    }
+    if (v > max) return 0;
     *out = v;
     return 1;
 }

@@ -49,9 +49,17 @@ void respParserFree(RespParser *p) {
 /* Index of the first c in buf[0..len), or -1 if a NUL or the end comes
  * first (strchr on Redis's query buffer). */
 static long findByte(const char *buf, size_t len, char c) {
-    const char *hit = memchr(buf, c, len);
+    /* Header lines ("$3", "*2") are a few bytes: look at the first bytes
+     * one by one before paying for two memchr calls. */
+    size_t head = len < 16 ? len : 16;
+    for (size_t i = 0; i < head; i++) {
+        if (buf[i] == c) return (long)i;
+        if (buf[i] == '\0') return -1;
+    }
+    if (head == len) return -1;
+    const char *hit = memchr(buf + head, c, len - head);
     size_t upto = hit ? (size_t)(hit - buf) : len;
-    if (memchr(buf, '\0', upto)) return -1;
+    if (memchr(buf + head, '\0', upto - head)) return -1;
     return hit ? (long)upto : -1;
 }
 

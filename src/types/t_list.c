@@ -124,6 +124,15 @@ static void rpushxCommand(Client *c) { pushGeneric(c, LIST_TAIL, 1); }
 
 /* --- pops --- */
 
+/* Pops the head or tail element (the list is not empty) into the reply,
+ * straight from the listpack. */
+static void replyPopped(Client *c, Quicklist *ql, int where) {
+    QlEntry e;
+    quicklistPeek(ql, where, &e);
+    replyEntry(c, &e);
+    quicklistDelEnd(ql, where);
+}
+
 /* Pops up to count elements from the list at key (which exists) and
  * replies them as an array; events, key deletion, dirty.  withKey: reply
  * [key, [elements]] (LMPOP/BLMPOP). */
@@ -135,12 +144,7 @@ static void popRangeAndReply(Client *c, Db *db, const sds key, Quicklist *ql, lo
         replyBulk(c, key, sdsLen(key));
     }
     replyArrayLen(c, (long)n);
-    for (unsigned long i = 0; i < n; i++) {
-        sds v;
-        quicklistPop(ql, where, &v);
-        replyBulk(c, v, sdsLen(v));
-        sdsFree(v);
-    }
+    for (unsigned long i = 0; i < n; i++) replyPopped(c, ql, where);
     notifyList(db, where == LIST_HEAD ? "lpop" : "rpop", key, sdsLen(key));
     deleteIfEmpty(db, key, sdsLen(key), ql);
     signalModifiedKey(c, db, key, sdsLen(key));
@@ -175,10 +179,7 @@ static void popGeneric(Client *c, int where) {
         popRangeAndReply(c, c->db, key, ql, count, where, 0);
         return;
     }
-    sds v;
-    quicklistPop(ql, where, &v);
-    replyBulk(c, v, sdsLen(v));
-    sdsFree(v);
+    replyPopped(c, ql, where);
     notifyList(c->db, where == LIST_HEAD ? "lpop" : "rpop", key, sdsLen(key));
     deleteIfEmpty(c->db, key, sdsLen(key), ql);
     signalModifiedKey(c, c->db, key, sdsLen(key));
@@ -544,12 +545,9 @@ static int serveBlockedList(Client *c, Db *db, const char *key, size_t len) {
         size_t lens[] = {4, len, cl};
         propagateArgs(db, 3, args, lens);
     } else {
-        sds v;
-        quicklistPop(ql, lb->where, &v);
         replyArrayLen(c, 2);
         replyBulk(c, key, len);
-        replyBulk(c, v, sdsLen(v));
-        sdsFree(v);
+        replyPopped(c, ql, lb->where);
         notifyList(db, lb->where == LIST_HEAD ? "lpop" : "rpop", key, len);
         deleteIfEmpty(db, key, len, ql);
         signalModifiedKey(c, db, key, len);
@@ -586,12 +584,9 @@ static int popFirstNonEmpty(Client *c, sds *keys, int numKeys, int where, long c
             popRangeAndReply(c, c->db, keys[i], ql, count, where, 1);
             return 1;
         }
-        sds v;
-        quicklistPop(ql, where, &v);
         replyArrayLen(c, 2);
         replyBulkSds(c, keys[i]);
-        replyBulk(c, v, sdsLen(v));
-        sdsFree(v);
+        replyPopped(c, ql, where);
         notifyList(c->db, where == LIST_HEAD ? "lpop" : "rpop", keys[i], sdsLen(keys[i]));
         deleteIfEmpty(c->db, keys[i], sdsLen(keys[i]), ql);
         signalModifiedKey(c, c->db, keys[i], sdsLen(keys[i]));
