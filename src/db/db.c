@@ -357,6 +357,9 @@ sds dbUnshareString(Db *db, kvobj **po) {
 
 void dbActiveExpireCycle(Db *dbs, int count, long long budgetUs, int fast) {
     static int nextDb = 0;
+    int any = 0;
+    for (int d = 0; d < count && !any; d++) any = dbs[d].ttlCount > 0;
+    if (!any) return; /* runs before every sleep: no clock read when no key has a TTL */
     long long start = ustime();
     long long iterations = 0;
     (void)fast;
