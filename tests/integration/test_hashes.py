@@ -352,7 +352,8 @@ def test_small_hashes_through_key_operations(server, oracle):
         if step % 7 == 0:
             p.same("persist", k)
     big = keys[1]
-    for i in range(600):                            # past 512 entries: hashtable
+    p.same("expire", big, 3000)
+    for i in range(600):                            # past 1 KB, then 512 entries: hashtable
         p.same("hset", big, "g%d" % i, "v%d" % i)
     assert enc_of(p, big) == "hashtable"
     for k in keys[2:10]:                            # shrink again
@@ -362,6 +363,8 @@ def test_small_hashes_through_key_operations(server, oracle):
     p.same("hset", keys[4], "a", "changed")
     p.same("move", keys[5], "1")
     p.same("expire", "copied", 777)
+    x, y = p.both("ttl", big)
+    assert value(x)[1] > 2900 and value(y)[1] > 2900
     for k in keys[:12] + ["renamed-with-a-longer-name-than-before", "copied", keys[5]]:
         p.same_unordered("hgetall", k)
         p.same("hlen", k)
