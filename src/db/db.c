@@ -102,7 +102,8 @@ static kvobj *relayout(const kvobj *o, int withExpire) {
         const unsigned char *v = (const unsigned char *)kvKey(o) + keylen;
         body = kvKeyLenSize(o) + keylen + 1 + v[0];
     } else {
-        body = kvKeyLenSize(o) + kvSlotSizeFor(kvEncoding(o)) + keylen;
+        body = kvKeyLenSize(o) + kvSlotSizeFor(kvRawEncoding(o)) + keylen;
+        if (kvHasInlineValue(o)) body += kvInlineSize(o);
     }
     size_t newHead = sizeof(kvobj) + (withExpire ? 12 : 0);
     kvobj *n = xmalloc(newHead + body);
@@ -122,6 +123,35 @@ static void swapInTable(Db *db, kvobj *old, kvobj *fresh) {
     void **link = htabFindLink(&db->keys, kvKey(old), kvKeyLen(old));
     fresh->next = old->next;
     *link = fresh;
+}
+
+/* fresh (built by kvCloneShell from old) takes old's place in the table
+ * and the TTL index; old's block is freed, not its value pointer. */
+static kvobj *moveEntry(Db *db, kvobj *old, kvobj *fresh) {
+    swapInTable(db, old, fresh);
+    if (kvHasExpire(fresh)) db->ttl[ttlPos(fresh)] = fresh;
+    kvFreeShell(old);
+    return fresh;
+}
+
+kvobj *dbResizeEntry(Db *db, kvobj *o, size_t size) {
+    void **link = htabFindLink(&db->keys, kvKey(o), kvKeyLen(o));
+    kvobj *n = xrealloc(o, size); /* keeps `next` */
+    *link = n;
+    if (kvHasExpire(n)) db->ttl[ttlPos(n)] = n;
+    return n;
+}
+
+kvobj *dbSetValueInline(Db *db, kvobj *o, const void *lp, size_t len, size_t cap) {
+    kvobj *n = kvCloneShell(o, OBJ_ENC_LISTPACK_INLINE, cap > len ? cap : len);
+    memcpy(kvPtr(n), lp, len);
+    return moveEntry(db, o, n);
+}
+
+kvobj *dbSetValuePtr(Db *db, kvobj *o, int encoding, void *ptr) {
+    kvobj *n = kvCloneShell(o, encoding, 0);
+    kvSetPtr(n, ptr);
+    return moveEntry(db, o, n);
 }
 
 int kvIsExpired(const kvobj *o) {
@@ -327,6 +357,9 @@ sds dbUnshareString(Db *db, kvobj **po) {
 
 void dbActiveExpireCycle(Db *dbs, int count, long long budgetUs, int fast) {
     static int nextDb = 0;
+    int any = 0;
+    for (int d = 0; d < count && !any; d++) any = dbs[d].ttlCount > 0;
+    if (!any) return; /* runs before every sleep: no clock read when no key has a TTL */
     long long start = ustime();
     long long iterations = 0;
     (void)fast;

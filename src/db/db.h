@@ -75,6 +75,22 @@ void dbSetExpire(Db *db, kvobj **po, long long when);
 /* Returns 1 if an expire was removed.  May move *po. */
 int dbRemoveExpire(Db *db, kvobj **po);
 
+/* Entries whose value is an inline listpack (object.h).  Each moves the
+ * entry (the old pointer is invalid) and keeps the table and the TTL index
+ * pointing at it:
+ *  dbResizeEntry    the entry's block becomes `size` bytes (its bytes up to
+ *                   that size are kept) -- an inline listpack grows or is
+ *                   trimmed;
+ *  dbSetValueInline the value becomes an inline copy of lp[0..len) with room
+ *                   for cap bytes; the old value is NOT freed (the caller
+ *                   frees a heap listpack after the copy);
+ *  dbSetValuePtr    the value becomes the pointer ptr with `encoding`
+ *                   (an inline listpack moved out or converted); the old
+ *                   inline bytes go with the old block. */
+kvobj *dbResizeEntry(Db *db, kvobj *o, size_t size);
+kvobj *dbSetValueInline(Db *db, kvobj *o, const void *lp, size_t len, size_t cap);
+kvobj *dbSetValuePtr(Db *db, kvobj *o, int encoding, void *ptr);
+
 /* Make a string value raw (an sds the caller may grow) for in-place edits
  * (APPEND, SETRANGE, SETBIT, ...).  May move *po.  After editing, store the
  * possibly-moved sds back with kvSetPtr(*po, s). */

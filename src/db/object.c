@@ -19,11 +19,20 @@ void objectSetFreeFn(int type, ValueFreeFn fn) { freeFns[type & 7] = fn; }
 void objectSetSizeFn(int type, ValueSizeFn fn) { sizeFns[type & 7] = fn; }
 void objectSetDupFn(int type, ValueDupFn fn) { dupFns[type & 7] = fn; }
 
-/* Allocate an entry with room for the key and `inlineVal` value bytes
- * (EMBSTR) or the 8-byte value slot.  Writes header and key. */
+/* Bytes of the value area for a stored encoding: the EMBSTR length byte
+ * and bytes, an inline listpack's room, or the slot. */
+static size_t valueArea(int enc, size_t vlen) {
+    if (enc == OBJ_ENC_EMBSTR) return 1 + vlen;
+    if (enc == OBJ_ENC_LISTPACK_INLINE) return vlen;
+    return kvSlotSizeFor(enc);
+}
+
+/* Allocate an entry with room for the key and the value area (see
+ * valueArea; vlen is the EMBSTR length or the inline listpack's room).
+ * Writes header and key. */
 static kvobj *kvAlloc(const char *key, size_t keylen, int type, int enc, size_t vlen) {
     int longKey = keylen >= 255;
-    size_t size = sizeof(kvobj) + (longKey ? 4 : 0) + keylen + (enc == OBJ_ENC_EMBSTR ? 1 + vlen : kvSlotSizeFor(enc));
+    size_t size = sizeof(kvobj) + (longKey ? 4 : 0) + keylen + valueArea(enc, vlen);
     kvobj *o = xmalloc(size);
     o->next = NULL;
     o->typeenc = (uint8_t)((type & 7) | ((enc & 15) << 3));
@@ -41,6 +50,33 @@ void kvPointerTooWide(const void *p) {
     fprintf(stderr, "cairn: value pointer %p does not fit 48 bits\n", p);
     abort();
 }
+
+void kvNoPointerSlot(const kvobj *o) {
+    fprintf(stderr, "cairn: kvSetPtr on entry %p whose value is inline\n", (const void *)o);
+    abort();
+}
+
+kvobj *kvCreateInline(const char *key, size_t keylen, int type, const void *lp, size_t len, size_t cap) {
+    kvobj *o = kvAlloc(key, keylen, type, OBJ_ENC_LISTPACK_INLINE, cap > len ? cap : len);
+    memcpy(kvPtr(o), lp, len);
+    return o;
+}
+
+kvobj *kvCloneShell(const kvobj *o, int enc, size_t inlineCap) {
+    size_t keylen = kvKeyLen(o);
+    size_t head = sizeof(kvobj) + kvExpireSize(o) + kvKeyLenSize(o);
+    kvobj *n = xmalloc(head + kvSlotSizeFor(enc) + keylen + valueArea(enc, inlineCap));
+    memcpy(n, o, head); /* link, type, access bits, key length, expire + TTL position */
+    n->typeenc = (uint8_t)((o->typeenc & ~(15 << 3)) | ((enc & 15) << 3));
+    memcpy((char *)kvKey(n), kvKey(o), keylen);
+    return n;
+}
+
+size_t kvInlineShellSize(const kvobj *o) {
+    return sizeof(kvobj) + kvExpireSize(o) + kvKeyLenSize(o) + kvKeyLen(o);
+}
+
+size_t kvPointerShellSize(const kvobj *o) { return kvInlineShellSize(o) + 6; }
 
 kvobj *kvCreatePtr(const char *key, size_t keylen, int type, int encoding, void *ptr) {
     kvobj *o = kvAlloc(key, keylen, type, encoding, 0);
@@ -74,6 +110,7 @@ kvobj *kvCreateString(const char *key, size_t keylen, const char *val, size_t vl
 }
 
 static void freeValue(kvobj *o) {
+    if (kvHasInlineValue(o)) return; /* freed with the entry */
     int enc = kvEncoding(o);
     if (kvType(o) == OBJ_STRING) {
         if (enc == OBJ_ENC_RAW) sdsFree(kvPtr(o));

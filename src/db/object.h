@@ -8,9 +8,10 @@
  *   [expire int64 (8) | ttlpos uint32 (4)]     if KV_HAS_EXPIRE
  *   [keylen uint32 (4)]                         if keylen8 == 255
  *   [value: int64 (8)]                          if encoding is INT
- *   [value: pointer, low 48 bits (6)]           other non-EMBSTR encodings
+ *   [value: pointer, low 48 bits (6)]           other encodings with a pointer
  *   key bytes
  *   [vlen uint8 (1) | value bytes]              if encoding is EMBSTR
+ *   [listpack bytes]                            if encoding is LISTPACK_INLINE
  *
  * 1M keys of 12 bytes with 10-byte values fit the 48-byte jemalloc class
  * with or without a TTL.  A collection with a 13-byte key name fits the
@@ -21,7 +22,15 @@
  * such operations live in db.c and hand back the new pointer.  Only the key
  * table and the TTL index point at entries; everything else holds key
  * names.  The value pointer (collections, raw strings) is owned by the
- * entry and freed with it. */
+ * entry and freed with it.
+ *
+ * A small listpack-encoded collection may instead live inside its entry,
+ * after the key (internal encoding OBJ_ENC_LISTPACK_INLINE, reported as
+ * listpack): one block instead of entry + listpack, which is smaller
+ * whenever the two rounded-up size classes cost more than the one.  kvPtr()
+ * then points into the entry, so readers need not care; writers change it
+ * through db.c (dbResizeEntry, dbSetValueInline / dbSetValuePtr), since
+ * growing it moves the entry. */
 #ifndef CAIRN_OBJECT_H
 #define CAIRN_OBJECT_H
 
@@ -48,6 +57,8 @@ enum {
     OBJ_ENC_QUICKLIST = 9,
     OBJ_ENC_STREAM = 10,
     OBJ_ENC_LISTPACK = 11,
+    OBJ_ENC_LISTPACK_INLINE = 12, /* internal: a listpack after the key in the
+                                   * entry; kvEncoding() answers LISTPACK */
 };
 
 #define OBJ_EMBSTR_MAX 44   /* longest string Redis reports as embstr */
@@ -64,16 +75,24 @@ typedef struct __attribute__((packed)) kvobj {
 #define KV_EXPIRE_FLAG 0x80
 
 static inline int kvType(const kvobj *o) { return o->typeenc & 7; }
-static inline int kvEncoding(const kvobj *o) { return (o->typeenc >> 3) & 15; }
+/* The encoding as stored (OBJ_ENC_LISTPACK_INLINE included): for layout. */
+static inline int kvRawEncoding(const kvobj *o) { return (o->typeenc >> 3) & 15; }
+/* The encoding as Redis reports it. */
+static inline int kvEncoding(const kvobj *o) {
+    int enc = kvRawEncoding(o);
+    return enc == OBJ_ENC_LISTPACK_INLINE ? OBJ_ENC_LISTPACK : enc;
+}
+static inline int kvHasInlineValue(const kvobj *o) { return kvRawEncoding(o) == OBJ_ENC_LISTPACK_INLINE; }
 static inline int kvHasExpire(const kvobj *o) { return (o->typeenc & KV_EXPIRE_FLAG) != 0; }
-/* Bytes of the value slot for an encoding: 8 for an inline integer, 6 for
- * a pointer, 0 for an inline string (its bytes follow the key). */
+/* Bytes of the value slot for a stored encoding: 8 for an inline integer,
+ * 6 for a pointer, 0 for an inline string or listpack (its bytes follow
+ * the key). */
 static inline size_t kvSlotSizeFor(int enc) {
-    return enc == OBJ_ENC_EMBSTR ? 0 : enc == OBJ_ENC_INT ? 8 : 6;
+    return enc == OBJ_ENC_EMBSTR || enc == OBJ_ENC_LISTPACK_INLINE ? 0 : enc == OBJ_ENC_INT ? 8 : 6;
 }
 
 /* Change the encoding of a pointer-valued entry in place (listpack ->
- * hashtable, ...): the slot size must not change. */
+ * hashtable, ...): the slot size must not change (not for inline values). */
 static inline void kvSetEncoding(kvobj *o, int enc) {
     o->typeenc = (uint8_t)((o->typeenc & ~(15 << 3)) | (enc << 3));
 }
@@ -92,7 +111,7 @@ static inline size_t kvKeyLen(const kvobj *o) {
 static inline size_t kvValueOffset(const kvobj *o) { return kvExpireSize(o) + kvKeyLenSize(o); }
 
 static inline const char *kvKey(const kvobj *o) {
-    size_t off = kvExpireSize(o) + kvKeyLenSize(o) + kvSlotSizeFor(kvEncoding(o));
+    size_t off = kvExpireSize(o) + kvKeyLenSize(o) + kvSlotSizeFor(kvRawEncoding(o));
     return (const char *)o->data + off;
 }
 
@@ -100,20 +119,36 @@ static inline const char *kvKey(const kvobj *o) {
 #error "kvobj stores pointers in 6 bytes: little-endian 64-bit targets only"
 #endif
 
-/* The value pointer of a non-inline encoding (raw sds, list, hash, ...). */
+/* The value of a pointer encoding (raw sds, list, hash, ...), or where an
+ * inline listpack starts inside the entry. */
 static inline void *kvPtr(const kvobj *o) {
+    if (kvHasInlineValue(o)) return (void *)(kvKey(o) + kvKeyLen(o));
     uint64_t v = 0;
     memcpy(&v, o->data + kvValueOffset(o), 6);
     return (void *)(uintptr_t)v;
 }
 
+/* Offset of an inline value from the start of the entry. */
+static inline size_t kvInlineOffset(const kvobj *o) {
+    return (size_t)((const char *)kvPtr(o) - (const char *)o);
+}
+
+/* Bytes of an inline value: it is a listpack, whose first 4 bytes hold its
+ * total size (little-endian). */
+static inline size_t kvInlineSize(const kvobj *o) {
+    const unsigned char *p = (const unsigned char *)kvPtr(o);
+    return (size_t)p[0] | (size_t)p[1] << 8 | (size_t)p[2] << 16 | (size_t)p[3] << 24;
+}
+
 void kvPointerTooWide(const void *p) __attribute__((noreturn));
+void kvNoPointerSlot(const kvobj *o) __attribute__((noreturn));
 
 /* Store a new value pointer (e.g. after a listpack or sds moved).  The entry
- * itself does not move. */
+ * itself does not move.  Not for inline values. */
 static inline void kvSetPtr(kvobj *o, void *p) {
     uint64_t v = (uint64_t)(uintptr_t)p;
     if (v >> 48) kvPointerTooWide(p);
+    if (kvHasInlineValue(o)) kvNoPointerSlot(o);
     memcpy(o->data + kvValueOffset(o), &v, 6);
 }
 
@@ -141,6 +176,18 @@ kvobj *kvCreateEmbstr(const char *key, size_t keylen, const char *val, size_t vl
 kvobj *kvCreateString(const char *key, size_t keylen, const char *val, size_t vlen);
 /* A string entry that is always raw (APPEND, SETRANGE, SETBIT results). */
 kvobj *kvCreateRawString(const char *key, size_t keylen, sds takes);
+/* An entry of `type` holding a copy of the listpack lp[0..len) inline, with
+ * room for it to grow to `cap` bytes (cap >= len). */
+kvobj *kvCreateInline(const char *key, size_t keylen, int type, const void *lp, size_t len, size_t cap);
+/* A new entry with o's key, type, access bits and expire (value and TTL
+ * position copied) and the stored encoding enc; its value is unset: a
+ * pointer slot, or room for `inlineCap` bytes of inline listpack.  For
+ * db.c, which relinks it in place of o. */
+kvobj *kvCloneShell(const kvobj *o, int enc, size_t inlineCap);
+/* Bytes an entry like o would take with its value inline (without the
+ * value bytes) and with a pointer: for choosing where a listpack lives. */
+size_t kvInlineShellSize(const kvobj *o);
+size_t kvPointerShellSize(const kvobj *o);
 /* Frees the entry and its value. */
 void kvFree(kvobj *o);
 /* Frees only the entry shell, not the value pointer. */

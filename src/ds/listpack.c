@@ -401,6 +401,14 @@ static void encodeString(NewEntry *e, const unsigned char *s, size_t len) {
 
 /* ---- The one mutation primitive ----------------------------------------- */
 
+static _Thread_local LpResizeFn *resizer;
+static _Thread_local void *resizerCtx;
+
+void lpSetResizer(LpResizeFn *fn, void *ctx) {
+    resizer = fn;
+    resizerCtx = ctx;
+}
+
 /* Replace the delBytes bytes at offset off (whole entries, possibly none)
  * with the entry e (or nothing if e is NULL), adjusting the element count by
  * delta.  Returns the moved listpack. */
@@ -426,13 +434,17 @@ static unsigned char *splice(unsigned char *lp, size_t off, size_t delBytes, con
         /* Grow only past the block's usable size: appends into a block with
          * room (a pre-sized listpack, or slack from the size class) do not
          * move it. */
-        if (total > xmallocSize(lp)) lp = xrealloc(lp, total);
+        if (resizer) lp = resizer(resizerCtx, lp, total);
+        else if (total > xmallocSize(lp)) lp = xrealloc(lp, total);
         memmove(lp + off + add, lp + off + delBytes, tail);
     } else {
         memmove(lp + off + add, lp + off + delBytes, tail);
         /* Shrink only when the block would move to a smaller size class:
          * deleting one element of a big node rarely does. */
-        if (total < old && xmallocGoodSize(total) < xmallocSize(lp)) lp = xrealloc(lp, total);
+        if (total < old) {
+            if (resizer) lp = resizer(resizerCtx, lp, total);
+            else if (xmallocGoodSize(total) < xmallocSize(lp)) lp = xrealloc(lp, total);
+        }
     }
     if (e) {
         unsigned char *w = lp + off;
@@ -461,11 +473,15 @@ static unsigned char *splice(unsigned char *lp, size_t off, size_t delBytes, con
 /* capacity: bytes to reserve up front (a caller that knows what it will
  * append avoids growing through every size class). */
 unsigned char *lpNew(size_t capacity) {
-    unsigned char *lp = xmalloc(capacity > LP_HDR_SIZE + 1 ? capacity : LP_HDR_SIZE + 1);
-    setHdrBytes(lp, LP_HDR_SIZE + 1);
-    setHdrCount(lp, 0);
-    lp[LP_HDR_SIZE] = LP_EOF;
+    unsigned char *lp = xmalloc(capacity > LP_EMPTY_BYTES ? capacity : LP_EMPTY_BYTES);
+    lpInitEmpty(lp);
     return lp;
+}
+
+void lpInitEmpty(unsigned char *dst) {
+    setHdrBytes(dst, LP_EMPTY_BYTES);
+    setHdrCount(dst, 0);
+    dst[LP_HDR_SIZE] = LP_EOF;
 }
 
 void lpFree(unsigned char *lp) { xfree(lp); }

@@ -36,10 +36,27 @@
 
 #define LP_MUST_USE __attribute__((warn_unused_result))
 
+/* Bytes of an empty listpack: header and terminator. */
+#define LP_EMPTY_BYTES 7
+
 /* A new empty listpack with room reserved for `capacity` bytes (at least the
  * 7 bytes of an empty one).  Caller owns it. */
 unsigned char *lpNew(size_t capacity);
 void lpFree(unsigned char *lp);
+/* Writes an empty listpack at dst (LP_EMPTY_BYTES bytes of memory the
+ * caller owns, e.g. inside a larger block). */
+void lpInitEmpty(unsigned char *dst);
+
+/* A listpack that lives inside a larger block (a small hash stored in its
+ * key entry) cannot be reallocated by this module.  Its owner installs a
+ * resizer around the changes it makes: every change that needs a different
+ * size then calls fn(ctx, lp, bytes) instead of reallocating -- before
+ * writing when growing (fn must return where the listpack now is, its
+ * current bytes intact, with room for `bytes`), after when shrinking (fn
+ * may return lp unchanged and trim later).  NULL restores the normal heap
+ * behaviour.  Per thread; lpMerge ignores it. */
+typedef unsigned char *LpResizeFn(void *ctx, unsigned char *lp, size_t bytes);
+void lpSetResizer(LpResizeFn *fn, void *ctx);
 /* Total bytes as recorded in the header. */
 size_t lpBytes(const unsigned char *lp);
 /* Number of elements.  When the header holds 65535 this walks the listpack

@@ -37,7 +37,6 @@
 #define NODE_INCOMPRESSIBLE 8 /* compressing the current content saves nothing */
 
 #define SAFETY_LIMIT 8192     /* max node listpack bytes for fill >= 0 */
-#define LP_EMPTY_BYTES 7      /* listpack header (6) + terminator (1) */
 #define MIN_COMPRESS_BYTES 48 /* smaller nodes are never compressed */
 #define MIN_COMPRESS_GAIN 8   /* compression must save at least this */
 #define MAX_COMPRESS_BYTES (1u << 30)

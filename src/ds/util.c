@@ -110,20 +110,36 @@ int stringToLongDouble(const char *s, size_t len, long double *out) {
 
 uint32_t digits10(uint64_t v) {
     uint32_t n = 1;
-    while (v >= 10) {
-        v /= 10;
-        n++;
+    for (;;) { /* four digits per step: few iterations, no loop per digit */
+        if (v < 10) return n;
+        if (v < 100) return n + 1;
+        if (v < 1000) return n + 2;
+        if (v < 10000) return n + 3;
+        v /= 10000;
+        n += 4;
     }
-    return n;
 }
 
 int unsignedLongLongToString(char *dst, size_t dstlen, unsigned long long v) {
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                "8081828384858687888990919293949596979899";
     uint32_t n = digits10(v);
     if ((size_t)n + 1 > dstlen) return 0;
     dst[n] = '\0';
-    for (uint32_t i = n; i > 0; i--) {
-        dst[i - 1] = (char)('0' + v % 10);
-        v /= 10;
+    uint32_t i = n;
+    while (v >= 100) { /* two digits per division */
+        unsigned d = (unsigned)(v % 100) * 2;
+        v /= 100;
+        dst[--i] = pairs[d + 1];
+        dst[--i] = pairs[d];
+    }
+    if (v >= 10) {
+        unsigned d = (unsigned)v * 2;
+        dst[--i] = pairs[d + 1];
+        dst[--i] = pairs[d];
+    } else {
+        dst[--i] = (char)('0' + v);
     }
     return (int)n;
 }

@@ -103,20 +103,37 @@ static RespStatus parseInline(RespParser *p, const char *buf, size_t len, size_t
     return RESP_COMPLETE;
 }
 
+/* The usual header line: buf[0] is the type byte, then 1-9 digits without
+ * a leading zero, '\r', and at least one more byte.  Sets *n and returns
+ * the index of the '\r'; 0 when the line is anything else (the general
+ * path then gives the exact result or error). */
+static size_t quickHeader(const char *buf, size_t len, long long *n) {
+    if (len < 4 || buf[1] < '1' || buf[1] > '9') return 0;
+    long long v = 0;
+    size_t i = 1;
+    for (; i < len && i <= 9 && buf[i] >= '0' && buf[i] <= '9'; i++) v = v * 10 + (buf[i] - '0');
+    if (i + 1 >= len || buf[i] != '\r') return 0;
+    *n = v;
+    return i;
+}
+
 /* Read the "*count" line at buf[0].  Returns RESP_COMPLETE with *used set
  * when the line was read (p->multibulkLen is then the count, or 0 for an
  * empty command), RESP_INCOMPLETE or RESP_ERROR. */
 static RespStatus parseCount(RespParser *p, const char *buf, size_t len, size_t *used,
                              const RespLimits *lim) {
-    long cr = findByte(buf, len, '\r');
-    if (cr < 0) {
-        if (len > RESP_INLINE_MAX) return fail(p, "Protocol error: too big mbulk count string");
-        return RESP_INCOMPLETE;
-    }
-    if ((size_t)cr + 2 > len) return RESP_INCOMPLETE; /* the byte after '\r' */
     long long n;
-    if (!stringToLongLong(buf + 1, (size_t)cr - 1, &n) || n > INT_MAX)
-        return fail(p, "Protocol error: invalid multibulk length");
+    long cr = (long)quickHeader(buf, len, &n);
+    if (cr == 0) {
+        cr = findByte(buf, len, '\r');
+        if (cr < 0) {
+            if (len > RESP_INLINE_MAX) return fail(p, "Protocol error: too big mbulk count string");
+            return RESP_INCOMPLETE;
+        }
+        if ((size_t)cr + 2 > len) return RESP_INCOMPLETE; /* the byte after '\r' */
+        if (!stringToLongLong(buf + 1, (size_t)cr - 1, &n) || n > INT_MAX)
+            return fail(p, "Protocol error: invalid multibulk length");
+    }
     if (n > RESP_UNAUTH_MAX_MULTIBULK && lim->authRequired)
         return fail(p, "Protocol error: unauthenticated multibulk length");
     *used = (size_t)cr + 2;
@@ -131,22 +148,26 @@ static RespStatus parseCount(RespParser *p, const char *buf, size_t len, size_t 
  * p->bulkLen and starting bigArg for a big bulk. */
 static RespStatus parseBulkLen(RespParser *p, const char *buf, size_t len, size_t *used,
                                const RespLimits *lim) {
-    long cr = findByte(buf, len, '\r');
-    if (cr < 0) {
-        if (len > RESP_INLINE_MAX) return fail(p, "Protocol error: too big bulk count string");
-        return RESP_INCOMPLETE;
-    }
-    if ((size_t)cr + 2 > len) return RESP_INCOMPLETE;
-    if (buf[0] != '$') {
-        /* Redis prints the byte raw, except that CR and LF become spaces
-         * (an error reply must not contain a newline). */
-        char c = buf[0] == '\r' || buf[0] == '\n' ? ' ' : buf[0];
-        snprintf(p->errBuf, sizeof(p->errBuf), "Protocol error: expected '$', got '%c'", c);
-        return fail(p, p->errBuf);
-    }
     long long n;
-    if (!stringToLongLong(buf + 1, (size_t)cr - 1, &n) || n < 0 || n > lim->maxBulkLen)
-        return fail(p, "Protocol error: invalid bulk length");
+    long cr = buf[0] == '$' ? (long)quickHeader(buf, len, &n) : 0;
+    if (cr == 0) {
+        cr = findByte(buf, len, '\r');
+        if (cr < 0) {
+            if (len > RESP_INLINE_MAX) return fail(p, "Protocol error: too big bulk count string");
+            return RESP_INCOMPLETE;
+        }
+        if ((size_t)cr + 2 > len) return RESP_INCOMPLETE;
+        if (buf[0] != '$') {
+            /* Redis prints the byte raw, except that CR and LF become spaces
+             * (an error reply must not contain a newline). */
+            char c = buf[0] == '\r' || buf[0] == '\n' ? ' ' : buf[0];
+            snprintf(p->errBuf, sizeof(p->errBuf), "Protocol error: expected '$', got '%c'", c);
+            return fail(p, p->errBuf);
+        }
+        if (!stringToLongLong(buf + 1, (size_t)cr - 1, &n) || n < 0)
+            return fail(p, "Protocol error: invalid bulk length");
+    }
+    if (n > lim->maxBulkLen) return fail(p, "Protocol error: invalid bulk length");
     if (n > RESP_UNAUTH_MAX_BULK && lim->authRequired)
         return fail(p, "Protocol error: unauthenticated bulk length");
     *used = (size_t)cr + 2;

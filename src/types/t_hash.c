@@ -17,7 +17,13 @@
  *     (checked after updates too, so a lowered limit converts on any write);
  *   - the listpack would pass its 1 GB safety limit.
  * The value pointer of the key entry is the listpack or the Htab; after a
- * listpack moves the new pointer is stored with kvSetPtr.  A hash that loses
+ * listpack moves the new pointer is stored with kvSetPtr.  A small listpack
+ * lives inside the key entry instead (object.h, "inline") whenever that one
+ * block is no bigger than the entry and a separate listpack together, as
+ * for a 10-field hash with a short key; hashSettle picks the place after
+ * every write.  Changes to an inline listpack resize the entry itself
+ * (inlineResize), so the functions that change a hash work on a HashWrite,
+ * whose entry pointer follows the entry when it moves.  A hash that loses
  * its last field is deleted. */
 #include <limits.h>
 #include <math.h>
@@ -46,6 +52,10 @@
  * by the count.  Redis 7.0 builds such a reply until memory runs out; Cairn
  * refuses replies of more elements than this with "value is out of range". */
 #define HRANDFIELD_MAX_REPLY_ELEMENTS (1L << 27)
+
+/* Largest listpack kept inside its key entry: beyond this the one size
+ * class saved is a small fraction of the value. */
+#define HASH_INLINE_MAX 1024
 
 /* ------------------------------------------------------------------------ */
 /* Hashtable entries                                                          */
@@ -215,55 +225,134 @@ static void hashIterRelease(HashIter *hi) {
     if (hi->enc != OBJ_ENC_LISTPACK) htabIterRelease(&hi->it);
 }
 
+/* A hash being changed: its database and its entry, which moves when an
+ * inline listpack outgrows the entry's block or the hash changes layout.
+ * Use w->o after every call that takes the HashWrite. */
+typedef struct HashWrite {
+    Db *db;
+    kvobj *o;
+    size_t lpBytesBefore; /* listpack size when the write began (0: none) */
+} HashWrite;
+
+static HashWrite hashWriteBegin(Db *db, kvobj *o) {
+    HashWrite w = {db, o, kvEncoding(o) == OBJ_ENC_LISTPACK ? lpBytes(kvPtr(o)) : 0};
+    return w;
+}
+
+/* Resizer for an inline listpack (listpack.h lpSetResizer): grows the
+ * entry when the listpack no longer fits its block; shrinking waits for
+ * hashSettle. */
+static unsigned char *inlineResize(void *ctx, unsigned char *lp, size_t bytes) {
+    HashWrite *w = ctx;
+    size_t off = (size_t)(lp - (unsigned char *)w->o);
+    if (off + bytes <= xmallocSize(w->o)) return lp;
+    w->o = dbResizeEntry(w->db, w->o, off + bytes);
+    return (unsigned char *)w->o + off;
+}
+
+/* Bracket the listpack mutations of a listpack-encoded hash: Begin returns
+ * the listpack, End stores the one the mutations returned. */
+static unsigned char *lpWriteBegin(HashWrite *w) {
+    if (kvHasInlineValue(w->o)) lpSetResizer(inlineResize, w);
+    return kvPtr(w->o);
+}
+
+static void lpWriteEnd(HashWrite *w, unsigned char *lp) {
+    if (kvHasInlineValue(w->o)) lpSetResizer(NULL, NULL);
+    else kvSetPtr(w->o, lp);
+}
+
 /* An empty listpack-encoded hash stored at key, with `capacity` bytes
- * reserved for what the caller is about to add.  Returns the entry. */
+ * reserved for what the caller is about to add (inline when that is
+ * small).  Returns the entry. */
 static kvobj *hashCreate(Db *db, const sds key, size_t capacity) {
-    kvobj *o = kvCreatePtr(key, sdsLen(key), OBJ_HASH, OBJ_ENC_LISTPACK, lpNew(capacity));
+    kvobj *o;
+    if (capacity <= HASH_INLINE_MAX) {
+        unsigned char empty[LP_EMPTY_BYTES];
+        lpInitEmpty(empty);
+        o = kvCreateInline(key, sdsLen(key), OBJ_HASH, empty, sizeof(empty), capacity);
+    } else {
+        o = kvCreatePtr(key, sdsLen(key), OBJ_HASH, OBJ_ENC_LISTPACK, lpNew(capacity));
+    }
     dbAdd(db, o);
     return o;
 }
 
 /* Converts a listpack-encoded hash to a hashtable. */
-static void hashConvert(kvobj *o) {
-    unsigned char *lp = kvPtr(o);
+static void hashConvert(HashWrite *w) {
+    unsigned char *lp = kvPtr(w->o);
     Htab *h = htabCreate(&hashFieldType);
     htabExpand(h, lpLength(lp) / 2);
     HashIter hi;
     hashIterInit(&hi, lp, OBJ_ENC_LISTPACK);
     while (hashIterNext(&hi)) htabAdd(h, hfCreate(hi.f.p, hi.f.len, hi.v.p, hi.v.len));
     hashIterRelease(&hi);
+    if (kvHasInlineValue(w->o)) {
+        w->o = dbSetValuePtr(w->db, w->o, OBJ_ENC_HT, h);
+        return;
+    }
     lpFree(lp);
-    kvSetPtr(o, h);
-    kvSetEncoding(o, OBJ_ENC_HT);
+    kvSetPtr(w->o, h);
+    kvSetEncoding(w->o, OBJ_ENC_HT);
+}
+
+/* After a write: a listpack goes where it takes least memory -- inside the
+ * entry (up to HASH_INLINE_MAX bytes) when entry+listpack as one block
+ * costs no more than the two blocks apart -- and is trimmed to its size
+ * class (listpacks are pre-sized and shrink lazily). */
+static void hashSettle(HashWrite *w) {
+    kvobj *o = w->o;
+    if (kvEncoding(o) != OBJ_ENC_LISTPACK) return;
+    unsigned char *lp = kvPtr(o);
+    size_t n = lpBytes(lp);
+    if (n == w->lpBytesBefore) return; /* same size: settled by the last write */
+    size_t shell = kvInlineShellSize(o);
+    size_t inlineCost = xmallocGoodSize(shell + n);
+    int inl = n <= HASH_INLINE_MAX &&
+              inlineCost <= xmallocGoodSize(kvPointerShellSize(o)) + xmallocGoodSize(n);
+    if (kvHasInlineValue(o)) {
+        if (!inl) {
+            unsigned char *heap = xmalloc(n);
+            memcpy(heap, lp, n);
+            w->o = dbSetValuePtr(w->db, o, OBJ_ENC_LISTPACK, heap);
+        } else if (xmallocSize(o) > inlineCost) {
+            w->o = dbResizeEntry(w->db, o, shell + n);
+        }
+    } else if (inl) {
+        w->o = dbSetValueInline(w->db, o, lp, n, n);
+        lpFree(lp);
+    } else if (xmallocSize(lp) > xmallocGoodSize(n)) {
+        kvSetPtr(o, xrealloc(lp, n));
+    }
 }
 
 /* Converts when any of argv[start..end] is too long for a listpack, or their
  * sum would push the listpack past its safety limit (Redis checks before it
  * stores anything). */
-static void hashTryConversion(kvobj *o, sds *argv, int start, int end) {
-    if (kvEncoding(o) != OBJ_ENC_LISTPACK) return;
+static void hashTryConversion(HashWrite *w, sds *argv, int start, int end) {
+    if (kvEncoding(w->o) != OBJ_ENC_LISTPACK) return;
     size_t sum = 0;
     for (int i = start; i <= end; i++) {
         size_t len = sdsLen(argv[i]);
         if (len > (size_t)server.cfg.hashMaxListpackValue) {
-            hashConvert(o);
+            hashConvert(w);
             return;
         }
         sum += len;
     }
-    if (!lpSafeToAdd(kvPtr(o), sum)) hashConvert(o);
+    if (!lpSafeToAdd(kvPtr(w->o), sum)) hashConvert(w);
 }
 
 /* Stores field = value.  Returns 1 when the field is new, 0 when updated.
  * Converts the encoding as described at the top of the file. */
-static int hashSet(kvobj *o, const void *f, size_t flen, const void *v, size_t vlen) {
-    if (kvEncoding(o) == OBJ_ENC_LISTPACK) {
+static int hashSet(HashWrite *w, const void *f, size_t flen, const void *v, size_t vlen) {
+    if (kvEncoding(w->o) == OBJ_ENC_LISTPACK) {
         size_t max = (size_t)server.cfg.hashMaxListpackValue;
-        if (flen > max || vlen > max || !lpSafeToAdd(kvPtr(o), flen + vlen)) hashConvert(o);
+        if (flen > max || vlen > max || !lpSafeToAdd(kvPtr(w->o), flen + vlen)) hashConvert(w);
     }
     int added;
-    if (kvEncoding(o) == OBJ_ENC_LISTPACK) {
-        unsigned char *lp = kvPtr(o);
+    if (kvEncoding(w->o) == OBJ_ENC_LISTPACK) {
+        unsigned char *lp = lpWriteBegin(w);
         unsigned char *vp = lpFindValue(lp, f, flen);
         if (vp) {
             lp = lpReplace(lp, &vp, v, vlen);
@@ -273,11 +362,11 @@ static int hashSet(kvobj *o, const void *f, size_t flen, const void *v, size_t v
             lp = lpAppend(lp, v, vlen);
             added = 1;
         }
-        kvSetPtr(o, lp);
-        if (lpLength(lp) / 2 > (unsigned long)server.cfg.hashMaxListpackEntries) hashConvert(o);
+        lpWriteEnd(w, lp);
+        if (lpLength(lp) / 2 > (unsigned long)server.cfg.hashMaxListpackEntries) hashConvert(w);
         return added;
     }
-    Htab *h = kvPtr(o);
+    Htab *h = kvPtr(w->o);
     void **link = htabFindLink(h, f, flen);
     if (!link) {
         htabAdd(h, hfCreate(f, flen, v, vlen));
@@ -300,17 +389,17 @@ static int hashSet(kvobj *o, const void *f, size_t flen, const void *v, size_t v
 }
 
 /* Removes a field; returns 1 if it existed. */
-static int hashDelete(kvobj *o, const void *f, size_t flen) {
-    if (kvEncoding(o) == OBJ_ENC_LISTPACK) {
-        unsigned char *lp = kvPtr(o);
+static int hashDelete(HashWrite *w, const void *f, size_t flen) {
+    if (kvEncoding(w->o) == OBJ_ENC_LISTPACK) {
+        unsigned char *lp = lpWriteBegin(w);
         unsigned char *p = lpFirst(lp);
         if (p) p = lpFind(lp, p, f, flen, 1);
-        if (!p) return 0;
-        lp = lpDeleteRangeWithEntry(lp, &p, 2);
-        kvSetPtr(o, lp);
-        return 1;
+        int found = p != NULL;
+        if (found) lp = lpDeleteRangeWithEntry(lp, &p, 2);
+        lpWriteEnd(w, lp);
+        return found;
     }
-    Htab *h = kvPtr(o);
+    Htab *h = kvPtr(w->o);
     HashField *e = htabUnlink(h, f, flen);
     if (!e) return 0;
     xfree(e);
@@ -416,10 +505,12 @@ static void hsetGeneric(Client *c, int replyCount) {
     }
     kvobj *o = hashLookupWriteOrCreateSized(c, c->argv[1], listpackBytesFor(c->argv, 2, c->argc - 1));
     if (!o) return;
-    hashTryConversion(o, c->argv, 2, c->argc - 1);
+    HashWrite w = hashWriteBegin(c->db, o);
+    hashTryConversion(&w, c->argv, 2, c->argc - 1);
     long long created = 0;
     for (int j = 2; j < c->argc; j += 2)
-        created += hashSet(o, c->argv[j], sdsLen(c->argv[j]), c->argv[j + 1], sdsLen(c->argv[j + 1]));
+        created += hashSet(&w, c->argv[j], sdsLen(c->argv[j]), c->argv[j + 1], sdsLen(c->argv[j + 1]));
+    hashSettle(&w);
     signalHashWrite(c, "hset", c->argv[1], (c->argc - 2) / 2);
     if (replyCount) replyLongLong(c, created);
     else replyOk(c);
@@ -437,8 +528,10 @@ static void hsetnxCommand(Client *c) {
         replyLongLong(c, 0);
         return;
     }
-    hashTryConversion(o, c->argv, 2, 3);
-    hashSet(o, c->argv[2], sdsLen(c->argv[2]), c->argv[3], sdsLen(c->argv[3]));
+    HashWrite w = hashWriteBegin(c->db, o);
+    hashTryConversion(&w, c->argv, 2, 3);
+    hashSet(&w, c->argv[2], sdsLen(c->argv[2]), c->argv[3], sdsLen(c->argv[3]));
+    hashSettle(&w);
     signalHashWrite(c, "hset", c->argv[1], 1);
     replyLongLong(c, 1);
 }
@@ -488,14 +581,16 @@ static void hdelCommand(Client *c) {
     }
     long long deleted = 0;
     int emptied = 0;
+    HashWrite w = hashWriteBegin(c->db, o);
     for (int j = 2; j < c->argc; j++) {
-        deleted += hashDelete(o, c->argv[j], sdsLen(c->argv[j]));
-        if (hashLength(o) == 0) {
+        deleted += hashDelete(&w, c->argv[j], sdsLen(c->argv[j]));
+        if (hashLength(w.o) == 0) {
             dbDelete(c->db, c->argv[1], sdsLen(c->argv[1]));
             emptied = 1;
             break;
         }
     }
+    if (deleted && !emptied) hashSettle(&w);
     if (deleted) {
         signalHashWrite(c, "hdel", c->argv[1], deleted);
         if (emptied) notifyKeyspaceEvent(NOTIFY_GENERIC, "del", c->argv[1], sdsLen(c->argv[1]), c->db->id);
@@ -544,7 +639,9 @@ static void hincrbyCommand(Client *c) {
     value += incr;
     char buf[UTIL_LONG_STR_SIZE];
     int len = longLongToString(buf, sizeof(buf), value);
-    hashSet(o, c->argv[2], sdsLen(c->argv[2]), buf, (size_t)len);
+    HashWrite w = hashWriteBegin(c->db, o);
+    hashSet(&w, c->argv[2], sdsLen(c->argv[2]), buf, (size_t)len);
+    hashSettle(&w);
     signalHashWrite(c, "hincrby", c->argv[1], 1);
     replyLongLong(c, value);
 }
@@ -574,7 +671,9 @@ static void hincrbyfloatCommand(Client *c) {
     }
     char *buf = xmalloc(UTIL_MAX_LONG_DOUBLE_CHARS);
     int len = longDoubleToString(buf, UTIL_MAX_LONG_DOUBLE_CHARS, value, 1);
-    hashSet(o, c->argv[2], sdsLen(c->argv[2]), buf, (size_t)len);
+    HashWrite w = hashWriteBegin(c->db, o);
+    hashSet(&w, c->argv[2], sdsLen(c->argv[2]), buf, (size_t)len);
+    hashSettle(&w);
     signalHashWrite(c, "hincrbyfloat", c->argv[1], 1);
     replyBulk(c, buf, (size_t)len);
     xfree(buf);

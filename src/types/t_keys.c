@@ -79,6 +79,8 @@ static kvobj *entryWithKey(const kvobj *o, const char *key, size_t len, int dup)
         v = kvStringBytes(o, buf, &vlen);
         return kvCreateEmbstr(key, len, v, vlen);
     }
+    if (kvHasInlineValue(o)) /* copied either way: it lives in o's block */
+        return kvCreateInline(key, len, kvType(o), kvPtr(o), kvInlineSize(o), kvInlineSize(o));
     void *ptr = dup ? objectDupValue(o) : kvPtr(o);
     if (!ptr) return NULL;
     return kvCreatePtr(key, len, kvType(o), kvEncoding(o), ptr);

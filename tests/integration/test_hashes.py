@@ -332,6 +332,51 @@ def test_copy_keeps_encoding_and_content(server, oracle):
         p.same("hget", src + "2", "f1")
 
 
+def test_small_hashes_through_key_operations(server, oracle):
+    """Small hashes keep their fields, TTL and encoding while they grow field
+    by field past the listpack limits, shrink, get an expire, lose it, are
+    renamed, copied and moved between databases (Cairn keeps small ones
+    inside the key entry and moves that entry as they change)."""
+    p = Pair(server, oracle)
+    keys = ["k%d" % i for i in range(64)]          # enough keys to rehash the table
+    for i, k in enumerate(keys):
+        p.same("hset", k, "a", i, "b", "x" * (i % 20))
+        if i % 3 == 0:
+            p.same("expire", k, 1000 + i)
+    for step in range(40):                          # grow: ~20 bytes a field
+        k = keys[step % len(keys)]
+        p.same("hset", k, "field:%03d" % step, "value:%d" % (step * 7919))
+        p.same("hincrby", k, "a", step)
+        if step % 5 == 0:
+            p.same("expire", k, 5000)
+        if step % 7 == 0:
+            p.same("persist", k)
+    big = keys[1]
+    p.same("expire", big, 3000)
+    for i in range(600):                            # past 1 KB, then 512 entries: hashtable
+        p.same("hset", big, "g%d" % i, "v%d" % i)
+    assert enc_of(p, big) == "hashtable"
+    for k in keys[2:10]:                            # shrink again
+        p.same("hdel", k, "b", "field:002", "nosuch")
+    p.same("rename", keys[3], "renamed-with-a-longer-name-than-before")
+    p.same("copy", keys[4], "copied")
+    p.same("hset", keys[4], "a", "changed")
+    p.same("move", keys[5], "1")
+    p.same("expire", "copied", 777)
+    x, y = p.both("ttl", big)
+    assert value(x)[1] > 2900 and value(y)[1] > 2900
+    for k in keys[:12] + ["renamed-with-a-longer-name-than-before", "copied", keys[5]]:
+        p.same_unordered("hgetall", k)
+        p.same("hlen", k)
+        p.encoding(k)
+        x, y = p.both("ttl", k)
+        assert (value(x)[1] > 0) == (value(y)[1] > 0), k
+    p.same("select", "1")
+    p.same_unordered("hgetall", keys[5])
+    p.same("hset", keys[5], "after", "move")
+    p.same_unordered("hgetall", keys[5])
+
+
 # ------------------------------------------------------------------- HSCAN
 
 def hscan_all(conn, key, *opts):

@@ -503,6 +503,70 @@ static void test_misc(void **state) {
     lpFree(lp);
 }
 
+/* ---- A listpack inside a larger block (lpSetResizer) -------------------- */
+
+/* The host: a 24-byte header (a marker the resizer must preserve) followed
+ * by the listpack, reallocated as one block. */
+typedef struct {
+    unsigned char *block;
+    int grows, shrinks;
+} Host;
+
+#define HOST_HDR 24
+
+static unsigned char *hostResize(void *ctx, unsigned char *lp, size_t bytes) {
+    Host *h = ctx;
+    assert_ptr_equal(lp, h->block + HOST_HDR);
+    if (bytes > lpBytes(lp)) h->grows++;
+    else h->shrinks++;
+    if (HOST_HDR + bytes <= xmallocSize(h->block)) return lp;
+    h->block = xrealloc(h->block, HOST_HDR + bytes);
+    return h->block + HOST_HDR;
+}
+
+static void test_resizer(void **state) {
+    (void)state;
+    Host h = {xmalloc(HOST_HDR + LP_EMPTY_BYTES), 0, 0};
+    memset(h.block, 0xAB, HOST_HDR);
+    lpInitEmpty(h.block + HOST_HDR);
+    assert_int_equal(lpBytes(h.block + HOST_HDR), LP_EMPTY_BYTES);
+    assert_int_equal(lpValidateIntegrity(h.block + HOST_HDR, LP_EMPTY_BYTES, 1), 1);
+    /* The resizer applies to every listpack changed while it is set: the
+     * host's changes first, then the same on a heap listpack, which must
+     * give the same bytes. */
+    lpSetResizer(hostResize, &h);
+    unsigned char *lp = h.block + HOST_HDR;
+    char buf[64];
+    for (int i = 0; i < 200; i++) {
+        int n = snprintf(buf, sizeof(buf), i % 3 ? "value:%d" : "%d", i * 37);
+        lp = lpAppend(lp, (unsigned char *)buf, (size_t)n);
+    }
+    unsigned char *p = lpSeek(lp, 10);
+    lp = lpReplace(lp, &p, (unsigned char *)"replaced", 8);
+    p = lpFirst(lp);
+    lp = lpDeleteRangeWithEntry(lp, &p, 50);
+    lpSetResizer(NULL, NULL);
+    unsigned char *ref = lpNew(0);
+    for (int i = 0; i < 200; i++) {
+        int n = snprintf(buf, sizeof(buf), i % 3 ? "value:%d" : "%d", i * 37);
+        ref = lpAppend(ref, (unsigned char *)buf, (size_t)n);
+    }
+    unsigned char *rp = lpSeek(ref, 10);
+    ref = lpReplace(ref, &rp, (unsigned char *)"replaced", 8);
+    rp = lpFirst(ref);
+    ref = lpDeleteRangeWithEntry(ref, &rp, 50);
+    assert_ptr_equal(lp, h.block + HOST_HDR);
+    assert_true(h.grows >= 200 && h.shrinks >= 1);
+    assert_int_equal(lpBytes(lp), lpBytes(ref));
+    assert_memory_equal(lp, ref, lpBytes(ref));
+    for (int i = 0; i < HOST_HDR; i++) assert_int_equal(h.block[i], 0xAB);
+    /* Cleared: heap behaviour again. */
+    ref = lpAppend(ref, (unsigned char *)"x", 1);
+    assert_int_equal(lpValidateIntegrity(ref, lpBytes(ref), 1), 1);
+    lpFree(ref);
+    xfree(h.block);
+}
+
 /* ---- Random operations against an array model -------------------------- */
 
 typedef struct {
@@ -778,6 +842,7 @@ int main(void) {
         cmocka_unit_test(test_basic_ops),       cmocka_unit_test(test_delete_range),
         cmocka_unit_test(test_find),            cmocka_unit_test(test_merge),
         cmocka_unit_test(test_misc),            cmocka_unit_test(test_random_model),
+        cmocka_unit_test(test_resizer),
         cmocka_unit_test(test_corrupt),         cmocka_unit_test(test_corrupt_random),
     };
     /* LP_TEST_FILTER=<glob> runs a subset. */

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ds/util.h"
@@ -171,6 +172,19 @@ static void test_integer_to_string(void **state) {
     assert_int_equal(unsignedLongLongToString(buf, 4, 100), 3);
     assert_int_equal(longLongToString(buf, 1, -1), 0);
     assert_int_equal(longLongToString(buf, 0, 1), 0);
+    /* Every power-of-ten boundary, against printf. */
+    char ref[32];
+    for (unsigned long long p10 = 1;; p10 *= 10) {
+        unsigned long long vals[] = {p10 - 1, p10, p10 + 1, p10 * 5 + 3};
+        for (int i = 0; i < 4; i++) {
+            int n = unsignedLongLongToString(buf, sizeof(buf), vals[i]);
+            snprintf(ref, sizeof(ref), "%llu", vals[i]);
+            assert_string_equal(buf, ref);
+            assert_int_equal(n, (int)strlen(ref));
+            assert_int_equal(digits10(vals[i]), strlen(ref));
+        }
+        if (p10 > ULLONG_MAX / 10) break;
+    }
     /* Round trip through the strict parser. */
     for (long long v = -1000; v <= 1000; v += 7) {
         long long back;
