@@ -42,6 +42,7 @@
 #include "ds/util.h"
 #include "script/lua_libs.h"
 #include "script/script.h"
+#include "script/tailcall.h"
 
 int luaopen_cjson(lua_State *L);
 #ifndef CAIRN_LUAJIT
@@ -329,6 +330,32 @@ static int loadChecked(lua_State *L, const char *s, size_t len, const char *chun
     return 2;
 }
 
+#ifdef CAIRN_LUAJIT
+/* The helper a rewritten `return H(<call>)` passes its results through. */
+static int passResults(lua_State *L) { return lua_gettop(L); }
+#endif
+
+int luaEngineLoad(lua_State *L, const char *body, size_t len, const char *chunk) {
+    int rc = luaL_loadbuffer(L, body, len, chunk);
+#ifdef CAIRN_LUAJIT
+    if (rc != 0) return rc;
+    sds text = tailcallRewrite(body, len);
+    if (!text) return rc;
+    /* The rewritten chunk, called once with the helper, hands back the
+     * script's function.  Should it fail (limits on upvalues), the
+     * original stands. */
+    if (luaL_loadbuffer(L, text, sdsLen(text), chunk) == 0) {
+        lua_pushcfunction(L, passResults);
+        if (lua_pcall(L, 1, 1, 0) == 0 && lua_isfunction(L, -1)) lua_replace(L, -2);
+        else lua_pop(L, 1);
+    } else {
+        lua_pop(L, 1);
+    }
+    sdsFree(text);
+#endif
+    return rc;
+}
+
 /* pcall hands back the text of an error table ({err=...}, what redis.call
  * raises), as Redis's pcall does. */
 static int sandboxPcall(lua_State *L) {
@@ -409,9 +436,8 @@ static int errorHandler(lua_State *L) {
     if (!hasSource) {
         lua_Debug ar;
         /* Level 1 raised the error; when that is a C function (error,
-         * redis.call) the script is level 2.  (LuaJIT drops the frame of
-         * a function making a tail call: `return redis.call(...)` leaves
-         * no Lua frame to name, and the error goes without position.) */
+         * redis.call) the script is level 2.  (On LuaJIT that holds for
+         * `return redis.call(...)` too thanks to luaEngineLoad's rewrite.) */
         for (int level = 1; level <= 2; level++) {
             if (!lua_getstack(L, level, &ar) || !lua_getinfo(L, "Sl", &ar)) break;
             if (strcmp(ar.what, "C") == 0) continue;

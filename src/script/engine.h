@@ -32,6 +32,12 @@ unsigned scriptFlagFromName(const char *name, size_t len);
 
 /* A new VM with the libraries and the redis table (not yet locked). */
 lua_State *luaEngineCreate(void);
+/* Compile a script or library body as luaL_loadbuffer does (same return
+ * code, the function or the error message pushed).  On LuaJIT a body that
+ * returns library calls in tail position is compiled rewritten
+ * (tailcall.c), so those calls keep the script's frame as on Lua 5.1;
+ * compile errors always come from the text as given. */
+int luaEngineLoad(lua_State *L, const char *body, size_t len, const char *chunk);
 /* Make globals and library tables read-only; unknown globals error. */
 void luaEngineLockGlobals(lua_State *L);
 void luaEngineDestroy(lua_State *L);

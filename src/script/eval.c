@@ -175,7 +175,7 @@ static int cacheAdd(Client *c, lua_State *L, const char *sha, const char *body, 
         sdsFree(err);
         return -1;
     }
-    if (luaL_loadbuffer(L, body + off, len - off, "@user_script")) {
+    if (luaEngineLoad(L, body + off, len - off, "@user_script")) {
         replyErrorFormat(c, "ERR Error compiling script (new function): %s", lua_tostring(L, -1));
         lua_pop(L, 1);
         return -1;

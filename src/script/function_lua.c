@@ -232,7 +232,7 @@ static const char *errorText(lua_State *L) {
 
 int functionLuaLoad(FunctionLib *lib, const char *body, size_t len, sds *err) {
     lua_State *L = vm();
-    if (luaL_loadbuffer(L, body, len, "@user_function") != 0) {
+    if (luaEngineLoad(L, body, len, "@user_function") != 0) {
         const char *msg = lua_tostring(L, -1);
         *err = sdsCatPrintf(sdsEmpty(), "ERR Error compiling function: %s", msg ? msg : "?");
         lua_pop(L, 1);

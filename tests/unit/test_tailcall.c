@@ -1,0 +1,150 @@
+/* test_tailcall.c -- unit tests for src/script/tailcall.c: which `return
+ * <call>` statements it rewrites (library calls ending a block) and which
+ * it leaves (local functions, calls inside expressions, text in strings
+ * and comments), that lines keep their numbers, and that the helper's name
+ * never matches a name of the chunk. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <string.h>
+
+#include "script/tailcall.h"
+
+#define PREFIX "local cairn_tail=...;return function(...) "
+#define SUFFIX "\nend"
+
+/* Assert that src is rewritten to PREFIX want SUFFIX (want NULL: left as
+ * is). */
+static void expectRewrite(const char *src, const char *want) {
+    sds got = tailcallRewrite(src, strlen(src));
+    if (!want) {
+        if (got) print_error("unexpected rewrite of [%s]: [%s]\n", src, got);
+        assert_null(got);
+        return;
+    }
+    assert_non_null(got);
+    sds full = sdsCatPrintf(sdsEmpty(), PREFIX "%s" SUFFIX, want);
+    assert_string_equal(got, full);
+    sdsFree(full);
+    sdsFree(got);
+}
+
+static void test_library_calls_are_wrapped(void **state) {
+    (void)state;
+    expectRewrite("return redis.call('get', KEYS[1])", "return cairn_tail(redis.call('get', KEYS[1]))");
+    expectRewrite("return string.rep('x', 'y')", "return cairn_tail(string.rep('x', 'y'))");
+    expectRewrite("return tostring(1);", "return cairn_tail(tostring(1));");
+    expectRewrite("return cjson.encode{1, 2}", "return cairn_tail(cjson.encode{1, 2})");
+    expectRewrite("return string.format'%d'", "return cairn_tail(string.format'%d')");
+    expectRewrite("return redis.call([==[a]]b]==])", "return cairn_tail(redis.call([==[a]]b]==]))");
+    expectRewrite("return KEYS[1]:upper()", "return cairn_tail(KEYS[1]:upper())");
+    expectRewrite("return redis.call('x')('y')", "return cairn_tail(redis.call('x')('y'))");
+}
+
+static void test_only_returns_ending_a_block(void **state) {
+    (void)state;
+    expectRewrite("return tostring(1) .. 'x'", NULL);
+    expectRewrite("return tostring(1), 2", NULL);
+    expectRewrite("return redis.call", NULL);
+    expectRewrite("return redis.call('a').b", NULL);
+    expectRewrite("if x then return tostring(1) else return tostring(2) end",
+                  "if x then return cairn_tail(tostring(1)) else return cairn_tail(tostring(2)) end");
+    expectRewrite("repeat return error('x') until true", "repeat return cairn_tail(error('x')) until true");
+    expectRewrite("if a then return f() elseif b then return g() end",
+                  "if a then return cairn_tail(f()) elseif b then return cairn_tail(g()) end");
+}
+
+static void test_seed_scripts_are_unchanged(void **state) {
+    (void)state;
+    expectRewrite("local c = redis.call('incr', KEYS[1]) if c == 1 then redis.call('expire', KEYS[1], ARGV[1]) "
+                  "end return c",
+                  NULL);
+    expectRewrite("return 1", NULL);
+    expectRewrite("", NULL);
+}
+
+static void test_lua_functions_keep_their_tail_calls(void **state) {
+    (void)state;
+    expectRewrite("local function f(n) if n == 0 then return 0 end return f(n - 1) end return f(10)", NULL);
+    expectRewrite("local t = {} function t.f() end return t.f()", NULL);
+    expectRewrite("local redis = {call = function() end} return redis.call('x')", NULL);
+    expectRewrite("local function g(redis) return redis.call('x') end", NULL);
+    expectRewrite("for i, f in ipairs(x) do return f(i) end", NULL);
+    expectRewrite("return (tostring)(1)", NULL);
+    expectRewrite("local s = 'x' return s:rep(2)", NULL);
+    /* the local is gone after its block */
+    expectRewrite("do local string = {} end return string.rep('a', 2)",
+                  "do local string = {} end return cairn_tail(string.rep('a', 2))");
+    expectRewrite("for _, k in ipairs(KEYS) do return tostring(k) end",
+                  "for _, k in ipairs(KEYS) do return cairn_tail(tostring(k)) end");
+}
+
+static void test_aliases_of_library_paths(void **state) {
+    (void)state;
+    expectRewrite("local rcall = redis.call\nreturn rcall('x')", "local rcall = redis.call\nreturn cairn_tail(rcall('x'))");
+    expectRewrite("local r = redis local c = r.call return c('x')",
+                  "local r = redis local c = r.call return cairn_tail(c('x'))");
+    expectRewrite("local t = {} local rcall = redis.call t.rcall = 1 return rcall('x')",
+                  "local t = {} local rcall = redis.call t.rcall = 1 return cairn_tail(rcall('x'))");
+    /* assigned again (even later in the text), or not a plain path */
+    expectRewrite("local rcall = redis.call rcall = function() end return rcall()", NULL);
+    expectRewrite("local rcall = redis.call local function h() return rcall() end rcall, x = nil, 1", NULL);
+    expectRewrite("local rcall = redis.call local function rcall() end return rcall()", NULL);
+    expectRewrite("local rcall = redis.call('x') return rcall()", NULL);
+    expectRewrite("local a, b = redis.call return a()", NULL);
+    expectRewrite("local f = redis.call or function() end return f()", NULL);
+}
+
+static void test_strings_and_comments_are_text(void **state) {
+    (void)state;
+    expectRewrite("local s = \"return f()\" -- return g()\n--[[ return h() ]] return 1", NULL);
+    expectRewrite("local s = 'it\\'s return f()' return s", NULL);
+    expectRewrite("local s = [[\nreturn f()\n]] return #s", NULL);
+    expectRewrite("--[==[ ]] return f() ]==] return 0", NULL);
+}
+
+static void test_nested_functions(void **state) {
+    (void)state;
+    expectRewrite("return pcall(function() return redis.call('x') end)",
+                  "return cairn_tail(pcall(function() return cairn_tail(redis.call('x')) end))");
+    expectRewrite("local function f()\n  return redis.call('incr', 's')\nend\n\nf()",
+                  "local function f()\n  return cairn_tail(redis.call('incr', 's'))\nend\n\nf()");
+    expectRewrite("local o = {} function o:m() return self.x() end", NULL);
+}
+
+static void test_lines_and_helper_name(void **state) {
+    (void)state;
+    const char *src = "\nlocal a = 1\nreturn redis.call(\n'get',\n[[k\n]])";
+    sds got = tailcallRewrite(src, strlen(src));
+    assert_non_null(got);
+    size_t inLines = 0, outLines = 0;
+    for (const char *p = src; *p; p++) inLines += *p == '\n';
+    for (const char *p = got; *p; p++) outLines += *p == '\n';
+    assert_int_equal(outLines, inLines + 1); /* only the newline before the final `end` */
+    assert_true(strchr(got, '\n') > strstr(got, "function(...)"));
+    sdsFree(got);
+
+    src = "local cairn_tail, cairn_tail1 = 1 return tostring(cairn_tail)";
+    got = tailcallRewrite(src, strlen(src));
+    assert_non_null(got);
+    assert_string_equal(got, "local cairn_tail2=...;return function(...) local cairn_tail, cairn_tail1 = 1 "
+                             "return cairn_tail2(tostring(cairn_tail))\nend");
+    sdsFree(got);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_library_calls_are_wrapped),
+        cmocka_unit_test(test_only_returns_ending_a_block),
+        cmocka_unit_test(test_seed_scripts_are_unchanged),
+        cmocka_unit_test(test_lua_functions_keep_their_tail_calls),
+        cmocka_unit_test(test_aliases_of_library_paths),
+        cmocka_unit_test(test_strings_and_comments_are_text),
+        cmocka_unit_test(test_nested_functions),
+        cmocka_unit_test(test_lines_and_helper_name),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
