@@ -305,26 +305,76 @@ static void removeGlobal(lua_State *L, const char *name) {
     lua_setglobal(L, name);
 }
 
-/* loadstring/load never load precompiled chunks: like Redis's Lua, they
- * parse them as source text, which fails on the signature byte with the
- * text parser's own message.  A space in front makes Lua take the text
- * parser without changing what it reports. */
-static int loadChecked(lua_State *L, const char *s, size_t len, const char *chunk) {
-    int rc;
-    if (len > 0 && s[0] == LUA_SIGNATURE[0]) {
-        luaL_Buffer b;
-        luaL_buffinit(L, &b);
-        luaL_addchar(&b, ' ');
-        luaL_addlstring(&b, s, len);
-        luaL_pushresult(&b);
-        size_t blen;
-        const char *text = lua_tolstring(L, -1, &blen);
-        rc = luaL_loadbuffer(L, text, blen, chunk);
-        lua_remove(L, -2);
-    } else {
-        rc = luaL_loadbuffer(L, s, len, chunk);
+/* Compile s as text, the way Lua 5.1's luaL_loadbuffer does.  Precompiled
+ * chunks never load: like Redis's Lua, loadstring/load parse them as source
+ * text, which fails on the signature byte with the text parser's own
+ * message.  LuaJIT skips a first line starting with '#', which Lua 5.1
+ * reports as an error.  A space in front makes either take the text parser
+ * without changing what it reports. */
+static int loadText(lua_State *L, const char *s, size_t len, const char *chunk) {
+    int spaced = len > 0 && s[0] == LUA_SIGNATURE[0];
+#ifdef CAIRN_LUAJIT
+    spaced = spaced || (len > 0 && s[0] == '#');
+#endif
+    if (!spaced) return luaL_loadbuffer(L, s, len, chunk);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    luaL_addchar(&b, ' ');
+    luaL_addlstring(&b, s, len);
+    luaL_pushresult(&b);
+    size_t blen;
+    const char *text = lua_tolstring(L, -1, &blen);
+    int rc = luaL_loadbuffer(L, text, blen, chunk);
+    lua_remove(L, -2);
+    return rc;
+}
+
+#ifdef CAIRN_LUAJIT
+/* The name Lua 5.1 (as Debian builds it, the Lua Redis runs) gives a chunk
+ * loaded from a string source: `[string "<first line>"]`, the line cut at
+ * 63 bytes, "..." when cut.  LuaJIT cuts shorter and also at control
+ * characters. */
+#define CHUNK_ID_TEXT 63
+
+static sds chunkId51(const char *source) {
+    size_t len = strlen(source);
+    const char *nl = strchr(source, '\n');
+    size_t keep = len > CHUNK_ID_TEXT ? CHUNK_ID_TEXT : len;
+    if (nl && (size_t)(nl - source) < keep) keep = (size_t)(nl - source);
+    sds id = sdsNew("[string \"");
+    id = sdsCatLen(id, source, keep);
+    if (keep < len) id = sdsCat(id, "...");
+    return sdsCat(id, "\"]");
+}
+
+/* loadText, with a compile error naming a string source as Lua 5.1 does.
+ * (The chunk keeps its name: errors it raises when it runs quote it the
+ * LuaJIT way, which differs only for long or multi-line names.) */
+static int loadNamed51(lua_State *L, const char *s, size_t len, const char *chunk) {
+    int rc = loadText(L, s, len, chunk);
+    if (rc == 0 || chunk[0] == '=' || chunk[0] == '@') return rc;
+    /* Compile again under a one-byte name, to find where the position
+     * starts, and put Lua 5.1's name in front of it. */
+    lua_pop(L, 1);
+    rc = loadText(L, s, len, "=\x01");
+    const char *msg = lua_tostring(L, -1);
+    if (rc != 0 && msg && msg[0] == '\x01') {
+        sds id = chunkId51(chunk);
+        lua_pushlstring(L, id, sdsLen(id));
+        lua_pushstring(L, msg + 1);
+        lua_concat(L, 2);
+        lua_replace(L, -2);
+        sdsFree(id);
     }
-    if (rc == 0) return 1;
+    return rc;
+}
+#else
+#define loadNamed51 loadText
+#endif
+
+/* loadstring/load: the function, or nil and the message. */
+static int loadChecked(lua_State *L, const char *s, size_t len, const char *chunk) {
+    if (loadNamed51(L, s, len, chunk) == 0) return 1;
     lua_pushnil(L);
     lua_insert(L, -2);
     return 2;
@@ -336,7 +386,7 @@ static int passResults(lua_State *L) { return lua_gettop(L); }
 #endif
 
 int luaEngineLoad(lua_State *L, const char *body, size_t len, const char *chunk) {
-    int rc = luaL_loadbuffer(L, body, len, chunk);
+    int rc = loadText(L, body, len, chunk);
 #ifdef CAIRN_LUAJIT
     if (rc != 0) return rc;
     sds text = tailcallRewrite(body, len);
@@ -1054,13 +1104,7 @@ lua_State *luaEngineCreate(void) {
     openLib(L, "cmsgpack", luaopen_cmsgpack);
     openLib(L, "bit", luaopen_bit);
     luaPatchBit(L);
-#ifdef CAIRN_LUAJIT
-    /* Lua 5.1's deprecated alias, which LuaJIT dropped. */
-    lua_getglobal(L, "string");
-    lua_getfield(L, -1, "gmatch");
-    lua_setfield(L, -2, "gfind");
-    lua_pop(L, 1);
-#endif
+    luaCompatLuaJIT(L);
     /* What the sandbox leaves out. */
     static const char *removed[] = {"dofile", "loadfile", "print", "newproxy", "setfenv", "getfenv",
                                     "module", "require", "package", "io", "debug", "jit", NULL};

@@ -1,6 +1,7 @@
 /* lua_libs.h -- the extra Lua libraries Redis 7.0 scripts see, written for
  * Cairn: `struct` (lua_struct.c), `cmsgpack` (lua_cmsgpack.c) and a safe
- * `bit.tohex` (lua_bitfix.c).  Internal to src/script.
+ * `bit.tohex` (lua_bitfix.c), and LuaJIT's Lua 5.1 face (lua_compat.c).
+ * Internal to src/script.
  *
  * Each luaopen_* pushes a fresh library table and returns 1; it sets no
  * global.  The engine stores the table as global `struct` / `cmsgpack`
@@ -24,5 +25,9 @@ int luaopen_cmsgpack(lua_State *L);
  * Debian's lua-bitop 1.0.2 crashes on n == INT_MIN and LuaJIT's built-in
  * gives other answers for |n| > 8 and INT_MIN.  No-op if `bit` is missing. */
 void luaPatchBit(lua_State *L);
+
+/* On LuaJIT, give the standard libraries Lua 5.1's names and error texts
+ * (lua_compat.c); on Lua 5.1, nothing.  Run before the sandbox locks. */
+void luaCompatLuaJIT(lua_State *L);
 
 #endif
