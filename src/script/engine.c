@@ -56,6 +56,14 @@ static ScriptRun *currentRun;
 
 ScriptRun *scriptCurrentRun(void) { return currentRun; }
 
+const char *scriptLuaEngine(void) {
+#ifdef CAIRN_LUAJIT
+    return "luajit";
+#else
+    return "lua5.1";
+#endif
+}
+
 /* Registry keys (addresses are unique light userdata). */
 static char proxiesKey;   /* proxy -> real table (weak keys) */
 static char realGlobalsKey;
@@ -466,8 +474,27 @@ static int osClock(lua_State *L) {
 /* ------------------------------------------------------------------ */
 /* Errors. */
 
+#ifdef CAIRN_LUAJIT
+/* LuaJIT raises "stack overflow" without the position Lua 5.1 puts in
+ * front of it (that of the Lua function making the call): add it. */
+static void positionStackOverflow(lua_State *L) {
+    const char *msg = lua_tostring(L, 1);
+    if (!msg || strcmp(msg, "stack overflow") != 0) return;
+    lua_Debug ar;
+    for (int level = 1; level <= 3 && lua_getstack(L, level, &ar); level++) {
+        if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0) continue;
+        lua_pushfstring(L, "%s:%d: %s", ar.short_src, ar.currentline, msg);
+        lua_replace(L, 1);
+        return;
+    }
+}
+#endif
+
 /* The pcall message handler: any error becomes {err, source, line}. */
 static int errorHandler(lua_State *L) {
+#ifdef CAIRN_LUAJIT
+    positionStackOverflow(L);
+#endif
     if (lua_type(L, 1) == LUA_TTABLE) {
         lua_settop(L, 1);
     } else {

@@ -23,6 +23,10 @@ typedef struct ScriptMemoryInfo {
 void evalMemoryInfo(ScriptMemoryInfo *m);
 void functionsMemoryInfo(ScriptMemoryInfo *m);
 
+/* The Lua engine this server was built with: "lua5.1" or "luajit" (INFO
+ * server's cairn_lua_engine). */
+const char *scriptLuaEngine(void);
+
 /* A script or function has run past busy-reply-threshold and the server
  * answers other clients BUSY: the error they get, else NULL. */
 const char *scriptBusyError(void);

@@ -61,6 +61,7 @@ static sds infoServer(sds s) {
     s = sdsCatPrintf(s,
                      "redis_version:%s\r\n"
                      "cairn_version:%s\r\n"
+                     "cairn_lua_engine:%s\r\n"
                      "redis_git_sha1:00000000\r\n"
                      "redis_git_dirty:0\r\n"
                      "redis_build_id:%s\r\n"
@@ -84,7 +85,7 @@ static sds infoServer(sds s) {
                      "executable:%s\r\n"
                      "config_file:%s\r\n"
                      "io_threads_active:0\r\n",
-                     REDIS_COMPAT_VERSION, CAIRN_VERSION, buildId(), name.sysname, name.release,
+                     REDIS_COMPAT_VERSION, CAIRN_VERSION, scriptLuaEngine(), buildId(), name.sysname, name.release,
                      name.machine, (int)(sizeof(long) * 8),
 #ifdef __GNUC__
                      __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__,

@@ -10,7 +10,7 @@ import pytest
 
 # Fields whose presence depends on what ran (per-command or per-error lines)
 # or that only Cairn prints.
-VARIABLE = re.compile(r"^(cmdstat_|latency_percentiles_usec_|errorstat_|db\d+$|cairn_version$)")
+VARIABLE = re.compile(r"^(cmdstat_|latency_percentiles_usec_|errorstat_|db\d+$|cairn_version$|cairn_lua_engine$)")
 
 
 def cmd(*args):

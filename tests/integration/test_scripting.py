@@ -72,6 +72,18 @@ def is_cairn(srv):
     return b"cairn_version:" in info
 
 
+def lua_engine(srv):
+    """Cairn's Lua engine ("lua5.1" or "luajit", INFO cairn_lua_engine);
+    "lua5.1" for redis-server."""
+    info = srv.client().execute_command("INFO", "server")
+    if isinstance(info, dict):
+        return info.get("cairn_lua_engine", "lua5.1")
+    for line in info.split(b"\r\n"):
+        if line.startswith(b"cairn_lua_engine:"):
+            return line.split(b":", 1)[1].decode()
+    return "lua5.1"
+
+
 def has_script_debug(c):
     """SCRIPT DEBUG (the Lua debugger) is not built in Cairn yet: its cases
     skip while COMMAND INFO does not know script|debug."""
@@ -848,8 +860,16 @@ RUNTIME_ERRORS = [
 
 
 @pytest.mark.parametrize("script,msg,msg_line,at_line", RUNTIME_ERRORS)
-def test_runtime_errors(c, script, msg, msg_line, at_line):
+def test_runtime_errors(c, shared, script, msg, msg_line, at_line):
     text = "ERR user_script:%d: %s" % (msg_line, msg)
+    if msg == "C stack overflow" and lua_engine(shared) == "luajit":
+        # Engine difference (docs/architecture.md, Scripting): Lua 5.1 stops
+        # metamethod recursion at 200 nested C calls; LuaJIT runs metamethods
+        # without C recursion and overflows its whole Lua stack, leaving no
+        # room for the error handler, so the reply has no position.
+        want = b"-ERR Error running script (call to %s): @stack overflow\r\n" % sha1(script).encode()
+        assert ev(c, script, "3") == want
+        return
     assert ev(c, script, "3") == script_err(script, text, at_line)
 
 
@@ -1545,7 +1565,15 @@ HOSTILE_EXACT = [
 
 
 @pytest.mark.parametrize("script,want", HOSTILE_EXACT)
-def test_hostile_exact(c, script, want):
+def test_hostile_exact(c, shared, script, want):
+    if script == "return cmsgpack.pack({[1]=1,[3]=3})" and lua_engine(shared) == "luajit":
+        # Engine difference (docs/architecture.md, Scripting): a table that
+        # is not an array packs as a map in table traversal order, which is
+        # LuaJIT's hash order there, not Lua 5.1's.  Still a 2-entry map of
+        # the same pairs.
+        assert ev(c, script) in (want, bulk(b"\x82\x03\x03\x01\x01"))
+        assert_usable(c)
+        return
     assert ev(c, script) == want
     assert_usable(c)
 
