@@ -77,14 +77,12 @@ fi
 run_pytest main tests/integration tests/diff
 
 # --- the LuaJIT engine (make LUA=luajit) -----------------------------------
-# The seed scripts and the conversion and sandbox tests.  The rest of the
-# scripting suite still differs on LuaJIT (tail calls drop the frame that
-# error positions name; its string.format and argument errors differ).
+# The whole scripting suite runs on the LuaJIT build too.
 LJ_BIN=${CAIRN_LUAJIT_BIN:-$ROOT/build-luajit/cairn-server}
 if [ -x "$LJ_BIN" ]; then
   CAIRN_BIN=$LJ_BIN run_pytest luajit tests/integration/test_scripting.py \
-    -k "seed or lua_to_resp or redis_to_lua or round_trip or sandbox or global"
-  CAIRN_BIN=$LJ_BIN run_pytest luajit-functions tests/integration/test_functions.py
+    tests/integration/test_script_libs.py tests/integration/test_script_busy.py \
+    tests/integration/test_functions.py
 else
   echo "note: $LJ_BIN not built; LuaJIT pass skipped"
 fi

@@ -2,11 +2,8 @@
 RESTORE / STATS / KILL / HELP, FCALL and FCALL_RO, redis.register_function.
 
 Every expected reply and error text here was taken from redis-server 7.0.15
-(run with CAIRN_BIN=redis-server to re-check).  Errors are raised outside
-tail calls (`local r = redis.call(...) return r`): LuaJIT drops the frame of
-a tail call, so its error texts lack the position there (a documented
-engine difference that test_scripting.py covers), and this file runs on
-both engines.  Replies are read with the
+(run with CAIRN_BIN=redis-server to re-check), and this file runs on both
+engines (make LUA=luajit).  Replies are read with the
 typed RESP reader of test_command.py, so a status reply, a bulk string, a
 RESP3 map and a RESP3 set are told apart.
 
