@@ -451,6 +451,15 @@ static int scanSingleQuoted(const char **pp, sds *tok) {
     }
 }
 
+/* Length of the run of plain bytes at p: those that neither end a token
+ * nor open a quoted section. */
+static size_t plainRun(const char *p) {
+    const char *s = p;
+    while (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t' && *p != '\0' && *p != '"' && *p != '\'')
+        p++;
+    return (size_t)(p - s);
+}
+
 sds *sdsSplitArgs(const char *line, int *argc) {
     TokenVec tv = {0};
     const char *p = line;
@@ -458,7 +467,11 @@ sds *sdsSplitArgs(const char *line, int *argc) {
     for (;;) {
         while (*p && isSpace(*p)) p++;
         if (*p == '\0') return tokenFinish(&tv, argc);
-        sds tok = sdsEmpty();
+        /* A run of plain bytes is copied at once: most tokens are just
+         * that. */
+        size_t run = plainRun(p);
+        sds tok = sdsNewLen(p, run);
+        p += run;
         int done = 0;
         while (!done) {
             int rc = 0;
@@ -479,8 +492,9 @@ sds *sdsSplitArgs(const char *line, int *argc) {
                 done = 1;
                 break;
             default:
-                tok = sdsCatLen(tok, p, 1);
-                p++;
+                run = plainRun(p);
+                tok = sdsCatLen(tok, p, run);
+                p += run;
                 break;
             }
             if (rc) {
