@@ -355,7 +355,7 @@ def throughput():
             s.stop()
     hdr = ("test", "P", "ops/s " + A_NAME, "ops/s " + B_NAME, "ratio",
            "CPUus/req " + A_NAME, B_NAME, "ratio", "syscalls/req " + A_NAME, B_NAME)
-    print("\n== throughput: -c 50, N=%d (x10 when pipelined), %d rounds, medians%s"
+    print("\n== throughput: -c 50, N=%d (x10 when pipelined), %d rounds, medians (ratios: median of the per-round ratios)%s"
           % (n, rounds, ", servers pinned to core 0, client to core %d" % (os.cpu_count() - 1)
              if pin_prefix(0) else ""))
     print("%-8s %3s %14s %14s %6s %12s %8s %6s %13s %8s" % hdr)
@@ -365,8 +365,13 @@ def throughput():
             ra, rb = statistics.median(a["rps"]), statistics.median(b["rps"])
             ca, cb = statistics.median(a["cpu"]), statistics.median(b["cpu"])
             sa, sb = statistics.median(a["sys"]), statistics.median(b["sys"])
+            # Ratios are medians of the per-round ratios: both servers of a
+            # round ran back to back, so drift of the machine between rounds
+            # cancels out.
+            rr = statistics.median(ratio(x, y) for x, y in zip(a["rps"], b["rps"]))
+            cr = statistics.median(ratio(x, y) for x, y in zip(a["cpu"], b["cpu"]))
             print("%-8s %3d %14.0f %14.0f %6.2f %12.3f %8.3f %6.2f %13.3f %8.3f"
-                  % (t, p, ra, rb, ratio(ra, rb), ca, cb, ratio(ca, cb), sa, sb))
+                  % (t, p, ra, rb, rr, ca, cb, cr, sa, sb))
 
 
 # ------------------------------------------------------------------- memory
