@@ -537,15 +537,18 @@ def callgrind_run(binary, name, workload, idle_seconds=0.0):
     try:
         if workload:
             for t in workload:
-                if t in SCENARIOS and (SCENARIOS[t][1] or t == "multi10incr"):
-                    raise SystemExit("instructions: %s needs subscribers or its own load "
-                                     "generator; not supported here" % t)
+                if t == "multi10incr":
+                    raise SystemExit("instructions: multi10incr has its own load generator; "
+                                     "not supported here")
                 if t in SCENARIOS and SCENARIOS[t][0]:
                     scenario_setup(s, SCENARIOS[t][0])
+                subs = Subscribers(s.port, SCENARIOS[t][1]) if t in SCENARIOS and SCENARIOS[t][1] else None
                 cmd = ["redis-benchmark", "-p", str(s.port), "-c", "50", "-n", str(n),
                        "-P", str(env_int("BENCH_CG_PIPELINE", 16)), "-q", "--csv"]
                 cmd += scenario_command(t) if t in SCENARIOS else ["-t", t]
                 r = subprocess.run(cmd, capture_output=True, timeout=3600)
+                if subs:
+                    subs.close()
                 if r.returncode != 0:
                     print("benchmark failed: %s" % r.stderr, file=sys.stderr)
         else:

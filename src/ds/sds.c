@@ -253,6 +253,15 @@ sds sdsCatVPrintf(sds s, const char *fmt, va_list ap) {
     return s;
 }
 
+sds sdsCatRespHeader(sds s, char type, unsigned long long n) {
+    char buf[24];
+    buf[0] = type;
+    int len = unsignedLongLongToString(buf + 1, sizeof(buf) - 3, n);
+    buf[len + 1] = '\r';
+    buf[len + 2] = '\n';
+    return sdsCatLen(s, buf, (size_t)len + 3);
+}
+
 sds sdsCatPrintf(sds s, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

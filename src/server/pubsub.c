@@ -27,7 +27,6 @@
  * (un)subscribe family, PING, QUIT and RESET, as Redis 7.0 does. */
 #include "server/pubsub.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #include "core/client.h"
@@ -234,9 +233,7 @@ static void unsubscribeAll(Client *c, int kind, int reply) {
 
 /* Appends "$<len>\r\n<bytes>\r\n". */
 static sds catBulk(sds out, const char *p, size_t len) {
-    char head[32];
-    int n = snprintf(head, sizeof(head), "$%zu\r\n", len);
-    out = sdsCatLen(out, head, (size_t)n);
+    out = sdsCatRespHeader(out, '$', len);
     out = sdsCatLen(out, p, len);
     return sdsCatLen(out, "\r\n", 2);
 }

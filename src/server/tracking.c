@@ -135,7 +135,7 @@ static unsigned optsOf(const Client *c) {
 /* "*1\r\n$<len>\r\n<key>\r\n" or a null in c's protocol; caller frees. */
 static sds keyProto(const Client *c, const char *key, size_t len) {
     if (!key) return sdsNew(c->resp > 2 ? "_\r\n" : "$-1\r\n");
-    sds s = sdsCatPrintf(sdsEmpty(), "*1\r\n$%zu\r\n", len);
+    sds s = sdsCatRespHeader(sdsNewLen("*1\r\n", 4), '$', len);
     s = sdsCatLen(s, key, len);
     return sdsCatLen(s, "\r\n", 2);
 }
@@ -362,10 +362,10 @@ static sds broadcastProto(PendingKey **keys, size_t n, uint64_t skip) {
     for (size_t i = 0; i < n; i++)
         if (!skip || keys[i]->writer != skip) count++;
     if (count == 0) return NULL;
-    sds s = sdsCatPrintf(sdsEmpty(), "*%zu\r\n", count);
+    sds s = sdsCatRespHeader(sdsEmpty(), '*', count);
     for (size_t i = 0; i < n; i++) {
         if (skip && keys[i]->writer == skip) continue;
-        s = sdsCatPrintf(s, "$%zu\r\n", keys[i]->len);
+        s = sdsCatRespHeader(s, '$', keys[i]->len);
         s = sdsCatLen(s, keys[i]->key, keys[i]->len);
         s = sdsCatLen(s, "\r\n", 2);
     }
