@@ -22,6 +22,7 @@
 
 #include <lauxlib.h>
 #include <lualib.h>
+#include <ctype.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -142,6 +143,71 @@ static int mathRandomSeed(lua_State *L) {
     randState = ((uint64_t)(uint32_t)luaL_checkint(L, 1) << 16) | 0x330E;
     return 0;
 }
+
+#ifndef CAIRN_LUAJIT
+/* ------------------------------------------------------------------ */
+/* tonumber on Lua 5.1.  The base library's converts a string twice (once
+ * to ask whether it is a number, once to get it), with strtod each time;
+ * scripts call it on every KEYS / ARGV number.  Same answers and errors,
+ * one conversion, and none of strtod for short decimal integers.
+ * (LuaJIT's tonumber is a fast function of its own: kept.) */
+
+/* A string as Lua 5.1 reads a number: what strtod accepts (up to the first
+ * NUL), then nothing but white space. */
+static int luaStringToNumber(const char *s, size_t len, lua_Number *out) {
+    size_t i = len > 0 && s[0] == '-';
+    size_t digits = len - i;
+    if (digits > 0 && digits <= 15) {
+        long long v = 0;
+        while (i < len && s[i] >= '0' && s[i] <= '9') v = v * 10 + (s[i++] - '0');
+        if (i == len) { /* exact as a double; "-0" is -0.0 as from strtod */
+            *out = s[0] == '-' ? -(lua_Number)v : (lua_Number)v;
+            return 1;
+        }
+    }
+    char *end;
+    lua_Number v = strtod(s, &end);
+    if (end == s) return 0;
+    while (isspace((unsigned char)*end)) end++;
+    if (*end != '\0') return 0;
+    *out = v;
+    return 1;
+}
+
+static int baseTonumber(lua_State *L) {
+    int base = luaL_optint(L, 2, 10);
+    if (base == 10) {
+        luaL_checkany(L, 1);
+        lua_Number v;
+        size_t len;
+        if (lua_type(L, 1) == LUA_TNUMBER) {
+            lua_pushvalue(L, 1);
+            return 1;
+        }
+        if (lua_type(L, 1) == LUA_TSTRING) {
+            const char *s = lua_tolstring(L, 1, &len);
+            if (luaStringToNumber(s, len, &v)) {
+                lua_pushnumber(L, v);
+                return 1;
+            }
+        }
+    } else {
+        const char *s = luaL_checkstring(L, 1);
+        luaL_argcheck(L, base >= 2 && base <= 36, 2, "base out of range");
+        char *end;
+        unsigned long n = strtoul(s, &end, base);
+        if (end != s) {
+            while (isspace((unsigned char)*end)) end++;
+            if (*end == '\0') {
+                lua_pushnumber(L, (lua_Number)n);
+                return 1;
+            }
+        }
+    }
+    lua_pushnil(L);
+    return 1;
+}
+#endif
 
 /* ------------------------------------------------------------------ */
 /* Errors raised as tables. */
@@ -1235,6 +1301,10 @@ lua_State *luaEngineCreate(void) {
     setFunction(L, "random", mathRandom);
     setFunction(L, "randomseed", mathRandomSeed);
     lua_pop(L, 1);
+#ifndef CAIRN_LUAJIT
+    lua_pushcfunction(L, baseTonumber);
+    lua_setglobal(L, "tonumber");
+#endif
     lua_newtable(L);
     setFunction(L, "clock", osClock);
     lua_setglobal(L, "os");
