@@ -192,6 +192,20 @@ void replyLongLong(Client *c, long long v) {
 
 void replyBulk(Client *c, const void *p, size_t len) {
     if (replyDisabled(c)) return;
+    /* Most bulks fit whole in c->buf: one copy, one pending-write mark. */
+    if (!c->replyHead && len <= CLIENT_REPLY_BUF && CLIENT_REPLY_BUF - c->bufpos >= len + 24) {
+        char *d = c->buf + c->bufpos;
+        d[0] = '$';
+        int n = unsignedLongLongToString(d + 1, 21, len);
+        d[n + 1] = '\r';
+        d[n + 2] = '\n';
+        memcpy(d + n + 3, p, len);
+        d[n + 3 + len] = '\r';
+        d[n + 4 + len] = '\n';
+        c->bufpos += (size_t)n + 5 + len;
+        netMarkPendingWrite(c);
+        return;
+    }
     addHeader(c, '$', (long long)len);
     addBytes(c, p, len);
     addBytes(c, "\r\n", 2);

@@ -22,6 +22,7 @@
 
 #include <lauxlib.h>
 #include <lualib.h>
+#include <ctype.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -66,7 +67,40 @@ const char *scriptLuaEngine(void) {
 
 /* Registry keys (addresses are unique light userdata). */
 static char proxiesKey;   /* proxy -> real table (weak keys) */
-static char realGlobalsKey;
+
+/* What every call needs, at fixed integer slots of the registry: the field
+ * names of reply tables, interned once instead of at each use, the error
+ * handler and the real globals.  luaEngineCreate fills them before anything
+ * takes a luaL_ref, and no slot is ever nil, so references (handed out past
+ * the end of the registry's array) never land on them. */
+enum {
+    SLOT_ERR = 1,
+    SLOT_OK,
+    SLOT_DOUBLE,
+    SLOT_BIG_NUMBER,
+    SLOT_MAP,
+    SLOT_SET,
+    SLOT_VERBATIM,
+    SLOT_ERR_COUNTED,
+    SLOT_KEYS,
+    SLOT_ARGV,
+    SLOT_ERROR_HANDLER,
+    SLOT_REAL_GLOBALS, /* false until luaEngineLockGlobals */
+};
+
+/* The strings of the name slots, in slot order (SLOT_ERR..SLOT_ARGV). */
+static const char *const slotNames[] = {"err", "ok", "double", "big_number", "map", "set", "verbatim_string",
+                                        "ignore_error_stats_update", "KEYS", "ARGV"};
+_Static_assert(sizeof(slotNames) / sizeof(slotNames[0]) == SLOT_ARGV - SLOT_ERR + 1, "a name for each name slot");
+
+static void pushSlot(lua_State *L, int slot) { lua_rawgeti(L, LUA_REGISTRYINDEX, slot); }
+
+/* t[name of slot] = the value on top (popped); t at idx < 0 before the value. */
+static void setSlotField(lua_State *L, int idx, int slot) {
+    pushSlot(L, slot);
+    lua_insert(L, -2);
+    lua_rawset(L, idx - 1);
+}
 
 /* ------------------------------------------------------------------ */
 /* math.random: the 48-bit linear congruential generator of POSIX lrand48,
@@ -110,14 +144,79 @@ static int mathRandomSeed(lua_State *L) {
     return 0;
 }
 
+#ifndef CAIRN_LUAJIT
+/* ------------------------------------------------------------------ */
+/* tonumber on Lua 5.1.  The base library's converts a string twice (once
+ * to ask whether it is a number, once to get it), with strtod each time;
+ * scripts call it on every KEYS / ARGV number.  Same answers and errors,
+ * one conversion, and none of strtod for short decimal integers.
+ * (LuaJIT's tonumber is a fast function of its own: kept.) */
+
+/* A string as Lua 5.1 reads a number: what strtod accepts (up to the first
+ * NUL), then nothing but white space. */
+static int luaStringToNumber(const char *s, size_t len, lua_Number *out) {
+    size_t i = len > 0 && s[0] == '-';
+    size_t digits = len - i;
+    if (digits > 0 && digits <= 15) {
+        long long v = 0;
+        while (i < len && s[i] >= '0' && s[i] <= '9') v = v * 10 + (s[i++] - '0');
+        if (i == len) { /* exact as a double; "-0" is -0.0 as from strtod */
+            *out = s[0] == '-' ? -(lua_Number)v : (lua_Number)v;
+            return 1;
+        }
+    }
+    char *end;
+    lua_Number v = strtod(s, &end);
+    if (end == s) return 0;
+    while (isspace((unsigned char)*end)) end++;
+    if (*end != '\0') return 0;
+    *out = v;
+    return 1;
+}
+
+static int baseTonumber(lua_State *L) {
+    int base = luaL_optint(L, 2, 10);
+    if (base == 10) {
+        luaL_checkany(L, 1);
+        lua_Number v;
+        size_t len;
+        if (lua_type(L, 1) == LUA_TNUMBER) {
+            lua_pushvalue(L, 1);
+            return 1;
+        }
+        if (lua_type(L, 1) == LUA_TSTRING) {
+            const char *s = lua_tolstring(L, 1, &len);
+            if (luaStringToNumber(s, len, &v)) {
+                lua_pushnumber(L, v);
+                return 1;
+            }
+        }
+    } else {
+        const char *s = luaL_checkstring(L, 1);
+        luaL_argcheck(L, base >= 2 && base <= 36, 2, "base out of range");
+        char *end;
+        unsigned long n = strtoul(s, &end, base);
+        if (end != s) {
+            while (isspace((unsigned char)*end)) end++;
+            if (*end == '\0') {
+                lua_pushnumber(L, (lua_Number)n);
+                return 1;
+            }
+        }
+    }
+    lua_pushnil(L);
+    return 1;
+}
+#endif
+
 /* ------------------------------------------------------------------ */
 /* Errors raised as tables. */
 
 /* Push {err=msg} (the form redis.pcall returns and redis.call raises). */
 static void pushErrorTable(lua_State *L, const char *msg, size_t len) {
-    lua_newtable(L);
+    lua_createtable(L, 0, 1);
     lua_pushlstring(L, msg, len);
-    lua_setfield(L, -2, "err");
+    setSlotField(L, -2, SLOT_ERR);
 }
 
 /* Raise msg ("ERR ...") as an error table. */
@@ -257,9 +356,8 @@ static void pushProxy(lua_State *L, int idx, int errorOnMissing) {
 void luaEngineLockGlobals(lua_State *L) {
     lua_pushvalue(L, LUA_GLOBALSINDEX);
     int realG = lua_gettop(L);
-    lua_pushlightuserdata(L, &realGlobalsKey);
     lua_pushvalue(L, realG);
-    lua_rawset(L, LUA_REGISTRYINDEX);
+    lua_rawseti(L, LUA_REGISTRYINDEX, SLOT_REAL_GLOBALS);
     /* Library tables become proxies (a table may appear under two names). */
     lua_newtable(L);
     int done = lua_gettop(L); /* real -> proxy */
@@ -559,9 +657,10 @@ static void replySafeStatus(Client *c, const char *s, size_t len) {
     sdsFree(t);
 }
 
-/* The field `name` of the table on top, pushed, if it has type `type`. */
-static int tableField(lua_State *L, const char *name, int type) {
-    lua_pushstring(L, name);
+/* The field named by slot of the table on top, pushed, if it has type
+ * `type`. */
+static int tableField(lua_State *L, int slot, int type) {
+    pushSlot(L, slot);
     lua_rawget(L, -2);
     if (lua_type(L, -1) == type) return 1;
     lua_pop(L, 1);
@@ -570,27 +669,40 @@ static int tableField(lua_State *L, const char *name, int type) {
 
 static void luaToReply(lua_State *L, Client *c, int scriptResp);
 
+/* The number of entries of the table on top.  Counting first lets the
+ * reply header go out before the elements: no deferred length, which would
+ * cost the caller a reply block of its own. */
+static long countPairs(lua_State *L) {
+    long n = 0;
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+        lua_pop(L, 1);
+        n++;
+    }
+    return n;
+}
+
 static void tableToReply(lua_State *L, Client *c, int scriptResp) {
     size_t len;
     /* Error and status texts are C strings to Redis: they end at a NUL. */
-    if (tableField(L, "err", LUA_TSTRING)) {
+    if (tableField(L, SLOT_ERR, LUA_TSTRING)) {
         const char *s = lua_tostring(L, -1);
         replyVerbatimError(c, s, strlen(s), errorCounted(L, -2));
         lua_pop(L, 1);
         return;
     }
-    if (tableField(L, "ok", LUA_TSTRING)) {
+    if (tableField(L, SLOT_OK, LUA_TSTRING)) {
         const char *s = lua_tostring(L, -1);
         replySafeStatus(c, s, strlen(s));
         lua_pop(L, 1);
         return;
     }
-    if (tableField(L, "double", LUA_TNUMBER)) {
+    if (tableField(L, SLOT_DOUBLE, LUA_TNUMBER)) {
         replyDouble(c, lua_tonumber(L, -1));
         lua_pop(L, 1);
         return;
     }
-    if (tableField(L, "big_number", LUA_TSTRING)) {
+    if (tableField(L, SLOT_BIG_NUMBER, LUA_TSTRING)) {
         const char *num = lua_tolstring(L, -1, &len);
         sds t = sdsNewLen(num, len);
         for (size_t i = 0; i < len; i++)
@@ -600,35 +712,29 @@ static void tableToReply(lua_State *L, Client *c, int scriptResp) {
         lua_pop(L, 1);
         return;
     }
-    if (tableField(L, "map", LUA_TTABLE)) {
-        void *slot = replyDeferredLen(c);
-        long n = 0;
+    if (tableField(L, SLOT_MAP, LUA_TTABLE)) {
+        replyMapLen(c, countPairs(L));
         lua_pushnil(L);
         while (lua_next(L, -2)) {
             lua_pushvalue(L, -2);
             luaToReply(L, c, scriptResp); /* key (pops the copy) */
             luaToReply(L, c, scriptResp); /* value */
-            n++;
         }
         lua_pop(L, 1);
-        replySetDeferredMapLen(c, slot, n);
         return;
     }
-    if (tableField(L, "set", LUA_TTABLE)) {
-        void *slot = replyDeferredLen(c);
-        long n = 0;
+    if (tableField(L, SLOT_SET, LUA_TTABLE)) {
+        replySetLen(c, countPairs(L));
         lua_pushnil(L);
         while (lua_next(L, -2)) {
             lua_pop(L, 1);
             lua_pushvalue(L, -1);
             luaToReply(L, c, scriptResp);
-            n++;
         }
         lua_pop(L, 1);
-        replySetDeferredSetLen(c, slot, n);
         return;
     }
-    if (tableField(L, "verbatim_string", LUA_TTABLE)) {
+    if (tableField(L, SLOT_VERBATIM, LUA_TTABLE)) {
         lua_getfield(L, -1, "format");
         lua_getfield(L, -2, "string");
         size_t flen, slen;
@@ -642,18 +748,20 @@ static void tableToReply(lua_State *L, Client *c, int scriptResp) {
         }
         lua_pop(L, 3);
     }
-    void *slot = replyDeferredLen(c);
-    long n = 0;
+    /* An array up to the first nil. */
+    int n = 0;
     for (;;) {
-        lua_rawgeti(L, -1, (int)n + 1);
-        if (lua_isnil(L, -1)) {
-            lua_pop(L, 1);
-            break;
-        }
-        luaToReply(L, c, scriptResp);
+        lua_rawgeti(L, -1, n + 1);
+        int end = lua_isnil(L, -1);
+        lua_pop(L, 1);
+        if (end) break;
         n++;
     }
-    replySetDeferredArrayLen(c, slot, n);
+    replyArrayLen(c, n);
+    for (int i = 1; i <= n; i++) {
+        lua_rawgeti(L, -1, i);
+        luaToReply(L, c, scriptResp);
+    }
 }
 
 /* Reply with the value on top of L and pop it. */
@@ -708,6 +816,14 @@ static const char *lineEnd(ReplyReader *r) {
 }
 
 static long long readLength(ReplyReader *r) {
+    /* Short plain digits (most lengths and integers) read inline. */
+    const char *q = r->p + 1;
+    long long v = 0;
+    while (q < r->end && q < r->p + 16 && *q >= '0' && *q <= '9') v = v * 10 + (*q++ - '0');
+    if (q > r->p + 1 && q + 1 < r->end && q[0] == '\r' && (q - r->p == 2 || r->p[1] != '0')) {
+        r->p = q + 2;
+        return v;
+    }
     const char *e = lineEnd(r);
     long long n = -1;
     if (e) {
@@ -722,15 +838,20 @@ static long long readLength(ReplyReader *r) {
 static void readValue(lua_State *L, ReplyReader *r);
 
 static void readAggregate(lua_State *L, ReplyReader *r, char kind, long long n) {
-    lua_newtable(L);
+    /* Sized up front (every element takes at least 3 bytes of the reply),
+     * so that filling the table does not rehash it again and again. */
+    long long room = (r->end - r->p) / 3;
+    int size = (int)(n < room ? n : room);
     if (kind == '*') {
+        lua_createtable(L, size, 0);
         for (long long i = 1; i <= n && r->p < r->end; i++) {
             readValue(L, r);
             lua_rawseti(L, -2, (int)i);
         }
         return;
     }
-    lua_newtable(L);
+    lua_createtable(L, 0, 1);
+    lua_createtable(L, 0, size);
     for (long long i = 0; i < n && r->p < r->end; i++) {
         readValue(L, r);
         if (kind == '%') readValue(L, r);
@@ -738,7 +859,7 @@ static void readAggregate(lua_State *L, ReplyReader *r, char kind, long long n) 
         if (lua_isnil(L, -2)) lua_pop(L, 2);
         else lua_rawset(L, -3);
     }
-    lua_setfield(L, -2, kind == '%' ? "map" : "set");
+    setSlotField(L, -2, kind == '%' ? SLOT_MAP : SLOT_SET);
 }
 
 static void readValue(lua_State *L, ReplyReader *r) {
@@ -754,9 +875,9 @@ static void readValue(lua_State *L, ReplyReader *r) {
     case '-': {
         const char *e = lineEnd(r);
         if (!e) e = r->end;
-        lua_newtable(L);
+        lua_createtable(L, 0, 1);
         lua_pushlstring(L, start, (size_t)(e - start));
-        lua_setfield(L, -2, kind == '+' ? "ok" : "err");
+        setSlotField(L, -2, kind == '+' ? SLOT_OK : SLOT_ERR);
         r->p = e + 2;
         break;
     }
@@ -846,8 +967,9 @@ static void readValue(lua_State *L, ReplyReader *r) {
     if (r->p > r->end) r->p = r->end;
 }
 
-/* Take the fake client's reply as a Lua value, and empty its buffers. */
-static void pushFakeReply(lua_State *L, Client *fake) {
+/* Take the fake client's reply as a Lua value, and empty its buffers.
+ * Returns 1 if the reply is an error ({err=...} pushed). */
+static int pushFakeReply(lua_State *L, Client *fake) {
     sds joined = NULL;
     const char *p = fake->buf;
     size_t len = fake->bufpos;
@@ -859,8 +981,18 @@ static void pushFakeReply(lua_State *L, Client *fake) {
     }
     ReplyReader r = {p, p + len, fake->resp};
     readValue(L, &r);
+    /* Only '-' makes an error table; '|' (attributes) is followed by a
+     * value of any kind. */
+    int isErr = 0;
+    if (len > 0 && (p[0] == '-' || p[0] == '|') && lua_type(L, -1) == LUA_TTABLE) {
+        pushSlot(L, SLOT_ERR);
+        lua_rawget(L, -2);
+        isErr = lua_isstring(L, -1);
+        lua_pop(L, 1);
+    }
     if (joined) sdsFree(joined);
     clientDiscardReplies(fake);
+    return isErr;
 }
 
 /* ------------------------------------------------------------------ */
@@ -951,16 +1083,10 @@ static int redisCallGeneric(lua_State *L, int raise) {
     if (fake->argv != small) xfree(fake->argv);
     fake->argv = NULL;
     fake->argc = 0;
-    pushFakeReply(L, fake);
-    if (lua_type(L, -1) == LUA_TTABLE) {
-        lua_getfield(L, -1, "err");
-        int isErr = lua_isstring(L, -1);
-        lua_pop(L, 1);
-        if (isErr) {
-            lua_pushboolean(L, 1);
-            lua_setfield(L, -2, ERR_COUNTED_FIELD);
-            if (raise) return lua_error(L);
-        }
+    if (pushFakeReply(L, fake)) {
+        lua_pushboolean(L, 1);
+        setSlotField(L, -2, SLOT_ERR_COUNTED);
+        if (raise) return lua_error(L);
     }
     return 1;
 }
@@ -1111,9 +1237,26 @@ static void registerRedisTable(lua_State *L) {
     lua_setglobal(L, "redis");
 }
 
+/* Fill the registry's fixed slots (see SLOT_ERR). */
+static void initSlots(lua_State *L) {
+    if (lua_objlen(L, LUA_REGISTRYINDEX) != 0) {
+        serverLog(LL_WARNING, "Lua registry not empty at start: cannot place the engine's slots.");
+        exit(1);
+    }
+    for (int slot = SLOT_ERR; slot <= SLOT_ARGV; slot++) {
+        lua_pushstring(L, slotNames[slot - SLOT_ERR]);
+        lua_rawseti(L, LUA_REGISTRYINDEX, slot);
+    }
+    lua_pushcfunction(L, errorHandler);
+    lua_rawseti(L, LUA_REGISTRYINDEX, SLOT_ERROR_HANDLER);
+    lua_pushboolean(L, 0);
+    lua_rawseti(L, LUA_REGISTRYINDEX, SLOT_REAL_GLOBALS);
+}
+
 lua_State *luaEngineCreate(void) {
     lua_State *L = luaL_newstate();
     if (!L) return NULL;
+    initSlots(L);
     lua_pushlightuserdata(L, &proxiesKey);
     lua_newtable(L);
     lua_newtable(L);
@@ -1158,6 +1301,10 @@ lua_State *luaEngineCreate(void) {
     setFunction(L, "random", mathRandom);
     setFunction(L, "randomseed", mathRandomSeed);
     lua_pop(L, 1);
+#ifndef CAIRN_LUAJIT
+    lua_pushcfunction(L, baseTonumber);
+    lua_setglobal(L, "tonumber");
+#endif
     lua_newtable(L);
     setFunction(L, "clock", osClock);
     lua_setglobal(L, "os");
@@ -1176,18 +1323,26 @@ size_t luaEngineMemory(lua_State *L) {
     return (size_t)lua_gc(L, LUA_GCCOUNT, 0) * 1024 + (size_t)lua_gc(L, LUA_GCCOUNTB, 0);
 }
 
-/* Set a global in the real globals table (KEYS, ARGV) past the sandbox. */
-void luaEngineSetRealGlobal(lua_State *L, const char *name) {
-    lua_pushlightuserdata(L, &realGlobalsKey);
-    lua_rawget(L, LUA_REGISTRYINDEX);
-    if (lua_isnil(L, -1)) {
-        lua_pop(L, 1);
-        lua_setglobal(L, name);
-        return;
+/* A new array of the n strings. */
+static void pushStringArray(lua_State *L, sds *items, int n) {
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        lua_pushlstring(L, items[i], sdsLen(items[i]));
+        lua_rawseti(L, -2, i + 1);
     }
-    lua_insert(L, -2);
-    lua_pushstring(L, name);
-    lua_insert(L, -2);
+}
+
+void luaEngineSetKeysArgv(lua_State *L, sds *keys, int numkeys, sds *args, int numargs) {
+    pushSlot(L, SLOT_REAL_GLOBALS);
+    if (!lua_istable(L, -1)) {
+        lua_pop(L, 1);
+        lua_pushvalue(L, LUA_GLOBALSINDEX);
+    }
+    pushSlot(L, SLOT_KEYS);
+    pushStringArray(L, keys, numkeys);
+    lua_rawset(L, -3);
+    pushSlot(L, SLOT_ARGV);
+    pushStringArray(L, args, numargs);
     lua_rawset(L, -3);
     lua_pop(L, 1);
 }
@@ -1255,15 +1410,17 @@ static void replyScriptError(lua_State *L, ScriptRun *run) {
 
 void luaEngineRun(lua_State *L, ScriptRun *run, int nargs) {
     int base = lua_gettop(L) - nargs; /* the function */
-    lua_pushcfunction(L, errorHandler);
+    pushSlot(L, SLOT_ERROR_HANDLER);
     lua_insert(L, base);
     ScriptRun *outer = currentRun;
     currentRun = run;
     run->startMs = mstime();
     if (!run->resp) run->resp = 2;
-    lua_sethook(L, hookWhileRunning, LUA_MASKCOUNT, HOOK_INSTRUCTIONS);
+    /* The hook stays set between runs (it does nothing while no script
+     * runs): setting it costs LuaJIT a dispatch table update each time. */
+    if (lua_gethook(L) != hookWhileRunning || lua_gethookmask(L) != LUA_MASKCOUNT)
+        lua_sethook(L, hookWhileRunning, LUA_MASKCOUNT, HOOK_INSTRUCTIONS);
     int rc = lua_pcall(L, nargs, 1, base);
-    lua_sethook(L, NULL, 0, 0);
     currentRun = outer;
     if (run->timedOut) serverLog(LL_WARNING, "Slow script finished after %lld milliseconds.", mstime() - run->startMs);
     if (rc == 0) luaToReply(L, run->caller, run->resp);

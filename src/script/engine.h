@@ -61,9 +61,9 @@ typedef struct ScriptRun {
     int replFlags;        /* redis.set_repl (accepted; effects always propagate) */
 } ScriptRun;
 
-/* Set global `name` to the value on top (popped), past the sandbox (KEYS,
- * ARGV). */
-void luaEngineSetRealGlobal(lua_State *L, const char *name);
+/* Set the globals KEYS and ARGV, past the sandbox, to new arrays of the
+ * given strings (borrowed). */
+void luaEngineSetKeysArgv(lua_State *L, sds *keys, int numkeys, sds *args, int numargs);
 
 /* The running script, or NULL. */
 ScriptRun *scriptCurrentRun(void);

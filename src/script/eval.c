@@ -206,14 +206,6 @@ static void cacheFlush(void) {
 /* ------------------------------------------------------------------ */
 /* EVAL and friends. */
 
-static void pushArray(lua_State *L, sds *items, int n) {
-    lua_createtable(L, n, 0);
-    for (int i = 0; i < n; i++) {
-        lua_pushlstring(L, items[i], sdsLen(items[i]));
-        lua_rawseti(L, -2, i + 1);
-    }
-}
-
 /* The numkeys argument at argv[idx], checked as Redis checks it. */
 int scriptGetNumkeys(Client *c, int idx, long long *numkeys) {
     if (getLongLongOrReply(c, c->argv[idx], numkeys, NULL) == -1) return -1;
@@ -256,10 +248,7 @@ static void evalGeneric(Client *c, int bySha, int readOnly) {
         replyError(c, "ERR Can not execute a script with write flag using *_ro command.");
         return;
     }
-    pushArray(L, c->argv + 3, (int)numkeys);
-    luaEngineSetRealGlobal(L, "KEYS");
-    pushArray(L, c->argv + 3 + numkeys, c->argc - 3 - (int)numkeys);
-    luaEngineSetRealGlobal(L, "ARGV");
+    luaEngineSetKeysArgv(L, c->argv + 3, (int)numkeys, c->argv + 3 + numkeys, c->argc - 3 - (int)numkeys);
     ScriptRun run = {0};
     run.caller = c;
     run.fake = luaClient;

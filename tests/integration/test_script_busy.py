@@ -71,6 +71,19 @@ def test_busy_reply_and_script_kill(server):
     assert b.call("SCRIPT", "EXISTS", sha1(LOOP)) == b"*1\r\n:1\r\n"
 
 
+def test_scripts_after_a_kill_are_timed_again(server):
+    """The time-limit hook stays set between runs; a kill switches it to
+    every line, and the next run must get the usual one back."""
+    a, b = busy_pair(server)
+    for _ in range(2):
+        a.send("EVAL", LOOP, 0)
+        wait_busy(a, b)
+        assert b.call("SCRIPT", "KILL") == b"+OK\r\n"
+        assert a.reply() == killed(LOOP)
+        assert a.call("EVAL", "local n = 0 for i = 1, 300000 do n = n + i end return n", 0) == b":45000150000\r\n"
+        assert b.call("PING") == b"+PONG\r\n"
+
+
 def test_busy_checks_come_after_arity_and_unknown_command(server):
     a, b = busy_pair(server)
     a.send("EVAL", LOOP, 0)
