@@ -151,11 +151,19 @@ static RespStatus parseInline(RespParser *p, const char *buf, size_t len, size_t
  * the index of the '\r'; 0 when the line is anything else (the general
  * path then gives the exact result or error). */
 static size_t quickHeader(const char *buf, size_t len, long long *n) {
-    if (len < 4 || buf[1] < '1' || buf[1] > '9') return 0;
-    long long v = 0;
-    size_t i = 1;
-    for (; i < len && i <= 9 && buf[i] >= '0' && buf[i] <= '9'; i++) v = v * 10 + (buf[i] - '0');
-    if (i + 1 >= len || buf[i] != '\r') return 0;
+    if (len < 4) return 0;
+    unsigned d = (unsigned)(unsigned char)buf[1] - '0';
+    if (d - 1 > 8) return 0; /* not 1-9 */
+    /* The '\r' may be at index 10 at most (9 digits) and must have a byte
+     * after it, so no index past `last` is a digit we want. */
+    size_t last = len - 2 < 10 ? len - 2 : 10, i = 2;
+    long long v = d;
+    for (; i <= last; i++) {
+        d = (unsigned)(unsigned char)buf[i] - '0';
+        if (d > 9) break;
+        v = v * 10 + d;
+    }
+    if (i > last || buf[i] != '\r') return 0;
     *n = v;
     return i;
 }

@@ -225,6 +225,13 @@ static void test_multibulk_count_rules(void **state) {
     CHECK("*-5\r\nPING\r\n", "[][PING]");
     CHECK("*-9223372036854775808\r\nPING\r\n", "[][PING]");
     CHECK("*2147483647\r\n", "...");
+    /* 9 and 10 digits: the quick header path stops at 9. */
+    CHECK("*123456789\r\n", "...");
+    CHECK("*1000000000\r\n", "...");
+    CHECK("*1234567890\r", "...");
+    CHECK("*1\r\n$999999999\r\n", "ERR(Protocol error: invalid bulk length)");
+    CHECK("*1\r\n$1000000000\r\n", "ERR(Protocol error: invalid bulk length)");
+    CHECK("*1\r\n$536870912\r", "...");
     /* An error after good commands: those are still returned first. */
     CHECK("PING\r\n*1\r\n$4\r\nPING\r\n*x\r\nPING\r\n",
           "[PING][PING]ERR(Protocol error: invalid multibulk length)");
