@@ -103,7 +103,8 @@ static RespStatus fail(RespParser *p, const char *msg) {
     return RESP_ERROR;
 }
 
-static inline void pushArg(RespParser *p, sds arg) {
+/* Append arg, whose length is len. */
+static inline void pushArg(RespParser *p, sds arg, size_t len) {
     if (p->argc == p->argvCap) {
         /* Grow with the arguments actually received, never past the count. */
         long long cap = p->argvCap ? (long long)p->argvCap * 2 : 1;
@@ -112,7 +113,7 @@ static inline void pushArg(RespParser *p, sds arg) {
         p->argvCap = (int)cap;
     }
     p->argv[p->argc++] = arg;
-    p->argvBytes += sdsLen(arg);
+    p->argvBytes += len;
 }
 
 static RespStatus parseInline(RespParser *p, const char *buf, size_t len, size_t *consumed) {
@@ -268,7 +269,7 @@ static int takeBulk(RespParser *p, const char *buf, size_t len, size_t *used) {
         } else {
             arg = sdsNewLen(buf, n);
         }
-        pushArg(p, arg);
+        pushArg(p, arg, n);
         *used = total;
     } else {
         size_t need = total - sdsLen(p->bigArg);
@@ -281,7 +282,7 @@ static int takeBulk(RespParser *p, const char *buf, size_t len, size_t *used) {
         *used = n;
         if (n < need) return 0;
         sdsSetLen(p->bigArg, (size_t)p->bulkLen); /* drop the 2 trailing bytes */
-        pushArg(p, p->bigArg);
+        pushArg(p, p->bigArg, (size_t)p->bulkLen);
         p->bigArg = NULL;
     }
     p->bulkLen = -1;
