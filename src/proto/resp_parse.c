@@ -151,7 +151,7 @@ static RespStatus parseInline(RespParser *p, const char *buf, size_t len, size_t
  * a leading zero, '\r', and at least one more byte.  Sets *n and returns
  * the index of the '\r'; 0 when the line is anything else (the general
  * path then gives the exact result or error). */
-static size_t quickHeader(const char *buf, size_t len, long long *n) {
+static inline __attribute__((always_inline)) size_t quickHeader(const char *buf, size_t len, long long *n) {
     if (len < 4) return 0;
     unsigned d = (unsigned)(unsigned char)buf[1] - '0';
     if (d - 1 > 8) return 0; /* not 1-9 */
@@ -264,7 +264,14 @@ static int takeBulk(RespParser *p, const char *buf, size_t len, size_t *used) {
             /* A pooled-size string, from the pool or new, so that it can
              * go back to the pool after the command. */
             arg = p->poolCount ? p->pool[--p->poolCount] : sdsEmptyCap(RESP_POOL_CAP);
-            memcpy(arg, buf, n);
+            /* A pooled string has room for RESP_POOL_CAP + 1 bytes: when
+             * the buffer has that many, copy them all (a constant size the
+             * compiler inlines) instead of calling memcpy for n; sdsSetLen
+             * then writes the terminator. */
+            if (len > RESP_POOL_CAP)
+                memcpy(arg, buf, RESP_POOL_CAP + 1);
+            else
+                memcpy(arg, buf, n);
             sdsSetLen(arg, n);
         } else {
             arg = sdsNewLen(buf, n);
