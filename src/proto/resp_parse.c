@@ -129,8 +129,9 @@ static RespStatus parseInline(RespParser *p, const char *buf, size_t len, size_t
     sds *argv = sdsSplitArgs(line, &argc);
     sdsFree(line);
     if (!argv) return fail(p, "Protocol error: unbalanced quotes in request");
-    /* The split's strings and array are exact-size: they are freed after
-     * the command rather than pooled (inline commands are rare). */
+    /* The split's strings are exact-size, so after the command they are
+     * freed rather than pooled (unless exactly RESP_POOL_CAP long): inline
+     * commands are rare.  Its array replaces the spare only if larger. */
     if (argc > p->argvCap) {
         xfree(p->argv);
         p->argv = argv;
