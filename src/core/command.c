@@ -5,7 +5,6 @@
 #include "core/command.h"
 
 #include <string.h>
-#include <strings.h>
 
 #include "core/client.h"
 #include "ds/alloc.h"
@@ -73,11 +72,13 @@ void commandTableInit(void) {
     for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++) {
         for (Command *cmd = families[f]; cmd->name; cmd++) {
             cmd->fullname = xstrdup(cmd->name);
+            cmd->nameLen = strlen(cmd->name);
             cmd->id = nextId++;
             insert(cmd);
             for (Command *sub = cmd->subcommands; sub && sub->name; sub++) {
                 sub->parent = cmd;
                 sub->fullname = joinName(cmd->name, sub->name);
+                sub->nameLen = strlen(sub->name);
                 sub->id = nextId++;
             }
         }
@@ -87,7 +88,7 @@ void commandTableInit(void) {
 Command *commandLookup(const char *name, size_t len) {
     unsigned i = slotFor(name, len);
     while (table[i]) {
-        if (strlen(table[i]->name) == len && strncasecmp(table[i]->name, name, len) == 0) return table[i];
+        if (commandNameIs(table[i], name, len)) return table[i];
         i = (i + 1) & (TABLE_SLOTS - 1);
     }
     return NULL;
@@ -95,7 +96,7 @@ Command *commandLookup(const char *name, size_t len) {
 
 Command *commandLookupSub(Command *parent, const char *name, size_t len) {
     for (Command *sub = parent->subcommands; sub && sub->name; sub++)
-        if (strlen(sub->name) == len && strncasecmp(sub->name, name, len) == 0) return sub;
+        if (commandNameIs(sub, name, len)) return sub;
     return NULL;
 }
 

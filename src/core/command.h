@@ -97,7 +97,20 @@ typedef struct Command {
     char *fullname;           /* "config|get" */
     CommandStats stats;
     unsigned id;              /* dense index, for per-command tables */
+    size_t nameLen;           /* strlen(name) */
 } Command;
+
+/* 1 if s[0..len) names cmd, ignoring ASCII case (names are lowercase):
+ * strncasecmp's answer in the C locale, without the call. */
+static inline int commandNameIs(const Command *cmd, const char *s, size_t len) {
+    if (cmd->nameLen != len) return 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if ((unsigned)(ch - 'A') < 26) ch += 'a' - 'A';
+        if (ch != (unsigned char)cmd->name[i]) return 0;
+    }
+    return 1;
+}
 
 /* Register the built-in families and build the lookup table. */
 void commandTableInit(void);

@@ -8,7 +8,6 @@
 #include "core/dispatch.h"
 
 #include <string.h>
-#include <strings.h>
 
 #include "core/errors.h"
 #include "core/log.h"
@@ -97,9 +96,7 @@ static Command *repeatedCommand(const Client *c) {
     Command *last = c->lastcmd;
     if (!last) return NULL;
     if (last->parent) last = last->parent;
-    size_t len = sdsLen(c->argv[0]);
-    if (strlen(last->name) != len || strncasecmp(last->name, c->argv[0], len) != 0) return NULL;
-    return last;
+    return commandNameIs(last, c->argv[0], sdsLen(c->argv[0])) ? last : NULL;
 }
 
 void dispatchCommand(Client *c) {

@@ -32,6 +32,8 @@
 #define READ_CHUNK (16 * 1024)
 #define MAX_ACCEPTS_PER_CALL 1000
 #define IOV_MAX_WRITE 64
+/* A client quiet this long gives back its parser's spare strings and array. */
+#define IDLE_TRIM_MS 2000
 
 static void readHandler(EventLoop *loop, int fd, void *data, int mask);
 static void writeHandler(EventLoop *loop, int fd, void *data, int mask);
@@ -262,8 +264,9 @@ Client *clientCreate(int fd, int isUnix) {
 }
 
 void clientResetArgv(Client *c) {
-    for (int i = 0; i < c->argc; i++) sdsFree(c->argv[i]);
-    xfree(c->argv);
+    /* The parser keeps the array and the small strings for the next
+     * command.  A command kept elsewhere (a MULTI queue) left NULL. */
+    respParserRecycle(&c->parser, c->argv, c->argc);
     c->argv = NULL;
     c->argc = 0;
     c->argvBytes = 0;
@@ -489,9 +492,7 @@ void netProcessInput(Client *c) {
         if (argc == 0) continue;
         c->argv = argv;
         c->argc = argc;
-        size_t bytes = 0;
-        for (int i = 0; i < argc; i++) bytes += sdsLen(argv[i]);
-        c->argvBytes = bytes;
+        c->argvBytes = c->parser.argvBytes;
         dispatchCommand(c);
         if (!(c->flags & CLIENT_BLOCKED)) clientResetArgv(c);
     }
@@ -714,12 +715,19 @@ void netClientsCron(void) {
             (now - c->lastInteraction) / 1000 > server.cfg.timeout) {
             serverLog(LL_VERBOSE, "Closing idle client");
             clientFree(c);
-        } else if (sdsLen(c->querybuf) == 0 && sdsAllocSize(c->querybuf) > 2 * READ_CHUNK && c->qbPeak < 4096) {
+            c = next;
+            continue;
+        }
+        if (sdsLen(c->querybuf) == 0 && sdsAllocSize(c->querybuf) > 2 * READ_CHUNK && c->qbPeak < 4096) {
             sdsFree(c->querybuf);
             c->querybuf = sdsEmpty();
         } else {
             c->qbPeak = sdsLen(c->querybuf);
         }
+        /* An idle client gives back what its parser keeps for reuse, so
+         * many idle connections cost no more than before pooling. */
+        if (now - c->lastInteraction >= IDLE_TRIM_MS && c->parser.poolCount + c->parser.argvCap > 0)
+            respParserTrim(&c->parser);
         c = next;
     }
 }

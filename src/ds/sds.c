@@ -44,15 +44,6 @@ static int typeFor(size_t cap) {
 
 static int typeOf(const sds s) { return (unsigned char)s[-1] & SDS_TYPE_MASK; }
 
-static size_t capOf(const sds s) {
-    switch (typeOf(s)) {
-    case SDS_TYPE_8: return SDS_HDR(8, s)->cap;
-    case SDS_TYPE_16: return SDS_HDR(16, s)->cap;
-    case SDS_TYPE_32: return SDS_HDR(32, s)->cap;
-    default: return (size_t)SDS_HDR(64, s)->cap;
-    }
-}
-
 /* Store len/cap in the header of s (already carrying its flags) and write
  * the terminator. */
 static void setFields(sds s, size_t len, size_t cap) {
@@ -124,7 +115,7 @@ static sds reshape(sds s, size_t cap) {
     }
     sds n = allocate(cap, 1);
     memcpy(n, s, len);
-    setFields(n, len, capOf(n));
+    setFields(n, len, sdsCap(n));
     sdsFree(s);
     return n;
 }
@@ -146,7 +137,7 @@ sds sdsNewLen(const void *init, size_t len) {
         memcpy(s, init, len);
     else
         memset(s, 0, len);
-    setFields(s, len, capOf(s));
+    setFields(s, len, sdsCap(s));
     return s;
 }
 
@@ -154,28 +145,28 @@ sds sdsNew(const char *cstr) { return sdsNewLen(cstr ? cstr : "", cstr ? strlen(
 
 sds sdsEmpty(void) { return sdsNewLen("", 0); }
 
+sds sdsEmptyCap(size_t cap) { return allocate(cap, 0); }
+
 sds sdsDup(const sds s) { return sdsNewLen(s, sdsLen(s)); }
 
 void sdsFree(sds s) {
     if (s) xfree(sdsAllocPtr(s));
 }
 
-void sdsSetLen(sds s, size_t len) { setFields(s, len, capOf(s)); }
-
 void sdsIncrLen(sds s, ssize_t incr) {
     size_t len = sdsLen(s);
     if (incr >= 0) {
-        if ((size_t)incr > capOf(s) - len) overflow();
+        if ((size_t)incr > sdsCap(s) - len) overflow();
         len += (size_t)incr;
     } else {
         size_t dec = (size_t)0 - (size_t)incr;
         if (dec > len) overflow();
         len -= dec;
     }
-    setFields(s, len, capOf(s));
+    setFields(s, len, sdsCap(s));
 }
 
-void sdsClear(sds s) { setFields(s, 0, capOf(s)); }
+void sdsClear(sds s) { setFields(s, 0, sdsCap(s)); }
 
 static sds makeRoom(sds s, size_t addlen, int greedy) {
     if (sdsAvail(s) >= addlen) return s;
@@ -228,7 +219,7 @@ sds sdsCat(sds s, const char *t) { return sdsCatLen(s, t, strlen(t)); }
 sds sdsCatSds(sds s, const sds t) { return sdsCatLen(s, t, sdsLen(t)); }
 
 sds sdsCpyLen(sds s, const char *t, size_t len) {
-    if (capOf(s) < len) s = sdsMakeRoomFor(s, len - sdsLen(s));
+    if (sdsCap(s) < len) s = sdsMakeRoomFor(s, len - sdsLen(s));
     memmove(s, t, len);
     sdsSetLen(s, len);
     return s;

@@ -87,20 +87,43 @@ static inline size_t sdsAvail(const sds s) {
     }
 }
 
+/* Capacity: the most bytes the string holds without reallocating.  O(1). */
+static inline size_t sdsCap(const sds s) {
+    switch ((unsigned char)s[-1] & SDS_TYPE_MASK) {
+    case SDS_TYPE_8: return SDS_HDR(8, s)->cap;
+    case SDS_TYPE_16: return SDS_HDR(16, s)->cap;
+    case SDS_TYPE_32: return SDS_HDR(32, s)->cap;
+    default: return (size_t)SDS_HDR(64, s)->cap;
+    }
+}
+
 /* New string holding a copy of init[0..len); init NULL gives len zero bytes. */
 sds sdsNewLen(const void *init, size_t len);
 /* New string copied from a C string.  cstr NULL gives an empty string. */
 sds sdsNew(const char *cstr);
 /* New empty string. */
 sds sdsEmpty(void);
+/* New empty string whose capacity is exactly cap (not rounded up to the
+ * allocator's block): for strings that are refilled and must be told apart
+ * by their capacity. */
+sds sdsEmptyCap(size_t cap);
 /* New string with the same bytes as s (capacity trimmed to fit). */
 sds sdsDup(const sds s);
 /* Release s.  NULL is a no-op. */
 void sdsFree(sds s);
 
 /* Set the length to len (must be <= len + avail) and write s[len] = '\0'.
- * Used after writing into the spare space directly. */
-void sdsSetLen(sds s, size_t len);
+ * Used after writing into the spare space directly.  Inline: the parser
+ * calls it for every argument. */
+static inline void sdsSetLen(sds s, size_t len) {
+    switch ((unsigned char)s[-1] & SDS_TYPE_MASK) {
+    case SDS_TYPE_8: SDS_HDR(8, s)->len = (uint8_t)len; break;
+    case SDS_TYPE_16: SDS_HDR(16, s)->len = (uint16_t)len; break;
+    case SDS_TYPE_32: SDS_HDR(32, s)->len = (uint32_t)len; break;
+    default: SDS_HDR(64, s)->len = len; break;
+    }
+    s[len] = '\0';
+}
 /* Move the length by incr (negative shrinks; must stay within 0..cap) and
  * write the terminator. */
 void sdsIncrLen(sds s, ssize_t incr);

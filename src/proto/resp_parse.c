@@ -9,7 +9,12 @@
  * are parsed when their '\n' is in the buffer.
  *
  * Lines are searched the way Redis searches its NUL-terminated query
- * buffer with strchr: a NUL byte ends the search.  findByte() does that. */
+ * buffer with strchr: a NUL byte ends the search.  findByte() does that.
+ *
+ * Between commands argv may be a spare array (argc 0, argvCap slots) kept
+ * for the next one, and pool[0..poolCount) holds spare strings of capacity
+ * RESP_POOL_CAP; no string is both in pool and in argv or a handed-out
+ * command. */
 #include "proto/resp_parse.h"
 
 #include <assert.h>
@@ -27,23 +32,53 @@ void respParserInit(RespParser *p) {
     p->bulkLen = -1;
 }
 
-/* Free the current command and partial state; keep nothing. */
+/* Keep s for a later argument if it is a pooled-size string and the pool
+ * has room; free it otherwise. */
+static void recycleString(RespParser *p, sds s) {
+    if (sdsCap(s) == RESP_POOL_CAP && p->poolCount < RESP_POOL_MAX)
+        p->pool[p->poolCount++] = s;
+    else
+        sdsFree(s);
+}
+
+/* Drop the current command's arguments and partial state; the array
+ * stays as the spare. */
 static void resetCommand(RespParser *p) {
     for (int i = 0; i < p->argc; i++)
-        sdsFree(p->argv[i]);
-    xfree(p->argv);
+        recycleString(p, p->argv[i]);
     sdsFree(p->bigArg);
-    p->argv = NULL;
-    p->argc = p->argvCap = 0;
+    p->argc = 0;
     p->bigArg = NULL;
     p->complete = 0;
     p->multibulkLen = 0;
     p->bulkLen = -1;
 }
 
+void respParserTrim(RespParser *p) {
+    for (int i = 0; i < p->poolCount; i++)
+        sdsFree(p->pool[i]);
+    p->poolCount = 0;
+    if (p->argc == 0 && p->multibulkLen == 0) {
+        xfree(p->argv);
+        p->argv = NULL;
+        p->argvCap = 0;
+    }
+}
+
 void respParserFree(RespParser *p) {
+    for (int i = 0; i < p->argc; i++)
+        sdsFree(p->argv[i]);
+    p->argc = 0;
     resetCommand(p);
+    respParserTrim(p);
+    p->lent = NULL;
     p->err = NULL;
+}
+
+size_t respParserSpareBytes(const RespParser *p) {
+    size_t bytes = (size_t)p->poolCount * (RESP_POOL_CAP + 4);
+    if (p->argc == 0 && p->multibulkLen == 0) bytes += (size_t)p->argvCap * sizeof(sds);
+    return bytes;
 }
 
 /* Index of the first c in buf[0..len), or -1 if a NUL or the end comes
@@ -68,7 +103,8 @@ static RespStatus fail(RespParser *p, const char *msg) {
     return RESP_ERROR;
 }
 
-static void pushArg(RespParser *p, sds arg) {
+/* Append arg, whose length is len. */
+static inline void pushArg(RespParser *p, sds arg, size_t len) {
     if (p->argc == p->argvCap) {
         /* Grow with the arguments actually received, never past the count. */
         long long cap = p->argvCap ? (long long)p->argvCap * 2 : 1;
@@ -77,6 +113,7 @@ static void pushArg(RespParser *p, sds arg) {
         p->argvCap = (int)cap;
     }
     p->argv[p->argc++] = arg;
+    p->argvBytes += len;
 }
 
 static RespStatus parseInline(RespParser *p, const char *buf, size_t len, size_t *consumed) {
@@ -92,12 +129,20 @@ static RespStatus parseInline(RespParser *p, const char *buf, size_t len, size_t
     sds *argv = sdsSplitArgs(line, &argc);
     sdsFree(line);
     if (!argv) return fail(p, "Protocol error: unbalanced quotes in request");
-    if (argc == 0) {
+    /* The split's strings are exact-size, so after the command they are
+     * freed rather than pooled (unless exactly RESP_POOL_CAP long): inline
+     * commands are rare.  Its array replaces the spare only if larger. */
+    if (argc > p->argvCap) {
+        xfree(p->argv);
+        p->argv = argv;
+        p->argvCap = argc;
+    } else {
+        if (argc) memcpy(p->argv, argv, (size_t)argc * sizeof(sds));
         xfree(argv);
-        argv = NULL;
     }
-    p->argv = argv;
-    p->argc = p->argvCap = argc;
+    p->argc = argc;
+    p->argvBytes = 0;
+    for (int i = 0; i < argc; i++) p->argvBytes += sdsLen(p->argv[i]);
     p->complete = 1;
     *consumed = (size_t)nl + 1;
     return RESP_COMPLETE;
@@ -107,12 +152,20 @@ static RespStatus parseInline(RespParser *p, const char *buf, size_t len, size_t
  * a leading zero, '\r', and at least one more byte.  Sets *n and returns
  * the index of the '\r'; 0 when the line is anything else (the general
  * path then gives the exact result or error). */
-static size_t quickHeader(const char *buf, size_t len, long long *n) {
-    if (len < 4 || buf[1] < '1' || buf[1] > '9') return 0;
-    long long v = 0;
-    size_t i = 1;
-    for (; i < len && i <= 9 && buf[i] >= '0' && buf[i] <= '9'; i++) v = v * 10 + (buf[i] - '0');
-    if (i + 1 >= len || buf[i] != '\r') return 0;
+static inline __attribute__((always_inline)) size_t quickHeader(const char *buf, size_t len, long long *n) {
+    if (len < 4) return 0;
+    unsigned d = (unsigned)(unsigned char)buf[1] - '0';
+    if (d - 1 > 8) return 0; /* not 1-9 */
+    /* The '\r' may be at index 10 at most (9 digits) and must have a byte
+     * after it, so no index past `last` is a digit we want. */
+    size_t last = len - 2 < 10 ? len - 2 : 10, i = 2;
+    long long v = d;
+    for (; i <= last; i++) {
+        d = (unsigned)(unsigned char)buf[i] - '0';
+        if (d > 9) break;
+        v = v * 10 + d;
+    }
+    if (i > last || buf[i] != '\r') return 0;
     *n = v;
     return i;
 }
@@ -139,8 +192,16 @@ static RespStatus parseCount(RespParser *p, const char *buf, size_t len, size_t 
     *used = (size_t)cr + 2;
     if (n <= 0) return RESP_COMPLETE;
     p->multibulkLen = n;
-    p->argvCap = n < 1024 ? (int)n : 1024;
-    p->argv = xmalloc((size_t)p->argvCap * sizeof(sds));
+    p->argvBytes = 0;
+    /* Reserve at most 1024 slots up front (the count is the client's word;
+     * pushArg grows with the arguments that really arrive). */
+    int want = n < 1024 ? (int)n : 1024;
+    if (want > p->argvCap) {
+        if (want < RESP_ARGV_MIN) want = RESP_ARGV_MIN;
+        xfree(p->argv); /* a spare array holds nothing */
+        p->argv = xmalloc((size_t)want * sizeof(sds));
+        p->argvCap = want;
+    }
     return RESP_COMPLETE;
 }
 
@@ -198,7 +259,25 @@ static int takeBulk(RespParser *p, const char *buf, size_t len, size_t *used) {
     size_t total = (size_t)p->bulkLen + 2;
     if (!p->bigArg) {
         if (len < total) return 0;
-        pushArg(p, sdsNewLen(buf, (size_t)p->bulkLen));
+        size_t n = (size_t)p->bulkLen;
+        sds arg;
+        if (n <= RESP_POOL_CAP) {
+            /* A pooled-size string, from the pool or new, so that it can
+             * go back to the pool after the command. */
+            arg = p->poolCount ? p->pool[--p->poolCount] : sdsEmptyCap(RESP_POOL_CAP);
+            /* A pooled string has room for RESP_POOL_CAP + 1 bytes: when
+             * the buffer has that many, copy them all (a constant size the
+             * compiler inlines) instead of calling memcpy for n; sdsSetLen
+             * then writes the terminator. */
+            if (len > RESP_POOL_CAP)
+                memcpy(arg, buf, RESP_POOL_CAP + 1);
+            else
+                memcpy(arg, buf, n);
+            sdsSetLen(arg, n);
+        } else {
+            arg = sdsNewLen(buf, n);
+        }
+        pushArg(p, arg, n);
         *used = total;
     } else {
         size_t need = total - sdsLen(p->bigArg);
@@ -211,7 +290,7 @@ static int takeBulk(RespParser *p, const char *buf, size_t len, size_t *used) {
         *used = n;
         if (n < need) return 0;
         sdsSetLen(p->bigArg, (size_t)p->bulkLen); /* drop the 2 trailing bytes */
-        pushArg(p, p->bigArg);
+        pushArg(p, p->bigArg, (size_t)p->bulkLen);
         p->bigArg = NULL;
     }
     p->bulkLen = -1;
@@ -263,12 +342,33 @@ RespStatus respParse(RespParser *p, const char *buf, size_t len, size_t *consume
 }
 
 sds *respParserTake(RespParser *p, int *argc) {
-    sds *argv = p->argv;
     *argc = p->argc;
+    if (p->argc == 0) { /* nothing to hand over: keep the array */
+        resetCommand(p);
+        return NULL;
+    }
+    sds *argv = p->lent = p->argv;
+    p->lentCap = p->argvCap;
     p->argv = NULL;
     p->argc = p->argvCap = 0;
-    resetCommand(p);
+    p->complete = 0; /* the rest of the state is already reset */
     return argv;
+}
+
+void respParserRecycle(RespParser *p, sds *argv, int argc) {
+    for (int i = 0; i < argc; i++)
+        if (argv[i]) recycleString(p, argv[i]);
+    /* Only the array handed out last has a known size; any other holds at
+     * least argc slots. */
+    int cap = argv == p->lent ? p->lentCap : argc;
+    p->lent = NULL;
+    if (!argv) return;
+    if (p->argv || cap > RESP_ARGV_KEEP) {
+        xfree(argv);
+    } else {
+        p->argv = argv;
+        p->argvCap = cap;
+    }
 }
 
 int respParserBigArgRoom(RespParser *p, char **dst, size_t *room) {

@@ -27,8 +27,9 @@
  *             break;
  *         }
  *         argv = respParserTake(p, &argc);
- *         if (argc == 0) { xfree(argv); continue; }   // empty: no reply
+ *         if (argc == 0) continue;                    // empty: no reply
  *         execute argv...
+ *         respParserRecycle(p, argv, argc);          // or free it all
  *     }
  *
  * Commands before the bad one in the same buffer are executed and their
@@ -44,6 +45,18 @@
  * and sends nothing costs at most RESP_BIG_ARG_EAGER bytes; every declared
  * count and length is checked against the limits before anything is
  * reserved, and the argv array starts at min(count, 1024) slots.
+ *
+ * Reuse.  Allocating the argv array and one string per argument, and
+ * freeing them after the command, is a large share of what a small command
+ * costs.  So a command handed back with respParserRecycle() is not freed:
+ * its array is kept for the next command (unless it has more than
+ * RESP_ARGV_KEEP slots) and its small strings (those with capacity exactly
+ * RESP_POOL_CAP, which is what the parser gives every argument that fits)
+ * go to a pool of at most RESP_POOL_MAX strings that the next arguments are
+ * copied into.  Whoever keeps a command instead (a MULTI queue) simply does
+ * not recycle it: the strings are ordinary sds, freed with sdsFree.  Spare
+ * memory is never more than RESP_POOL_MAX * 64 + RESP_ARGV_KEEP * 8 bytes,
+ * and respParserTrim() gives it back (an idle client).
  *
  * Known Redis quirks reproduced on purpose: header and inline lines are
  * searched like C strings, so a NUL byte before the line end hides the line
@@ -70,6 +83,22 @@
 #define RESP_UNAUTH_MAX_MULTIBULK 10
 #define RESP_UNAUTH_MAX_BULK 16384
 
+/* Arguments up to this many bytes are copied into pooled strings: each is
+ * one 64-byte block (3-byte header, payload, NUL).  64 covers the usual
+ * keys, fields and small values while keeping a pooled client's spare
+ * memory small (see RESP_POOL_MAX); longer arguments get a string of their
+ * own size, freed after the command. */
+#define RESP_POOL_CAP 60
+/* Most spare small strings kept: a command of up to this many small
+ * arguments (MSET of 15 pairs) allocates none; at most 2 KB per client. */
+#define RESP_POOL_MAX 32
+/* A recycled argv array with more slots than this is freed (a client that
+ * once sent 100,000 arguments does not keep 800 KB). */
+#define RESP_ARGV_KEEP 64
+/* Smallest argv array allocated, so that a client's first command (often a
+ * short one) leaves an array the usual commands fit in. */
+#define RESP_ARGV_MIN 8
+
 typedef enum { RESP_INCOMPLETE, RESP_COMPLETE, RESP_ERROR } RespStatus;
 
 typedef struct RespLimits {
@@ -91,12 +120,24 @@ typedef struct RespParser {
     sds bigArg;             /* big bulk being filled in place (payload plus
                              * the 2 trailing bytes), or NULL */
     char errBuf[48];        /* storage for err when it embeds a byte */
+    size_t argvBytes;       /* sum of the argument lengths of argv; valid
+                             * after RESP_COMPLETE until the next respParse */
+    sds *lent;              /* the array respParserTake last handed out, */
+    int lentCap;            /* and its slots (for respParserRecycle) */
+    int poolCount;          /* spare strings in pool */
+    sds pool[RESP_POOL_MAX]; /* spare strings of capacity RESP_POOL_CAP */
 } RespParser;
 
 /* Prepare an empty parser. */
 void respParserInit(RespParser *p);
-/* Release argv and any partial state; the parser may be Init'ed again. */
+/* Release argv, the pool and any partial state; the parser may be Init'ed
+ * again. */
 void respParserFree(RespParser *p);
+/* Free the spare strings and, between commands, the spare argv array: for a
+ * client that has gone idle.  The parser stays usable. */
+void respParserTrim(RespParser *p);
+/* Bytes held for reuse (spare strings and a spare argv array). */
+size_t respParserSpareBytes(const RespParser *p);
 
 /* Parse at most one command from buf[0..len).  lim NULL means the defaults
  * (512 MB bulks, authenticated).  *consumed is always set: the bytes at the
@@ -109,9 +150,16 @@ void respParserFree(RespParser *p);
 RespStatus respParse(RespParser *p, const char *buf, size_t len, size_t *consumed, const RespLimits *lim);
 
 /* After RESP_COMPLETE: hand over the command.  Returns the argv array
- * (NULL when *argc is 0); the caller owns it and frees each sds and then the
- * array with xfree.  The parser is ready for the next command. */
+ * (NULL when *argc is 0); the caller owns it, and either gives it back with
+ * respParserRecycle or frees each sds and then the array with xfree.  The
+ * parser is ready for the next command. */
 sds *respParserTake(RespParser *p, int *argc);
+/* Takes ownership of argv[0..argc) and the array argv (either may be NULL;
+ * NULL elements are skipped): what fits is kept for the next commands (see
+ * "Reuse" above), the rest is freed.  argv should be the array
+ * respParserTake last returned (any xmalloc'ed array holding argc strings
+ * is accepted, but only that one is kept at its full size). */
+void respParserRecycle(RespParser *p, sds *argv, int argc);
 
 /* 1 if the parser is filling a big argument that still needs bytes: *dst is
  * where the caller may read() into and *room (> 0) how many bytes it may

@@ -136,7 +136,8 @@ static const char *maxmemoryPolicyName(int p) {
 static size_t clientsMemory(void) {
     size_t total = 0;
     for (Client *c = server.net.clients; c; c = c->nextClient)
-        total += (c->querybuf ? sdsAllocSize(c->querybuf) : 0) + c->argvBytes + c->replyBytes;
+        total += (c->querybuf ? sdsAllocSize(c->querybuf) : 0) + c->argvBytes + c->replyBytes +
+                 respParserSpareBytes(&c->parser);
     return total;
 }
 

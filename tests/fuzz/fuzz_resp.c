@@ -86,6 +86,7 @@ static sds feed(const char *in, size_t len, int chunked, int direct, const RespL
     respParserInit(&p);
     sds t = sdsEmpty(), pend = sdsEmpty();
     size_t off = 0;
+    int taken = 0;
     for (;;) {
         size_t pos = 0; /* like Redis's qb_pos: drop consumed bytes once per read */
         for (;;) {
@@ -105,11 +106,18 @@ static sds feed(const char *in, size_t len, int chunked, int direct, const RespL
             FUZZ_ASSERT(argc >= 0 && (argc == 0) == (argv == NULL));
             t = sdsCatPrintf(t, "%d:", argc);
             for (int i = 0; i < argc; i++) {
+                FUZZ_ASSERT(argv[i][sdsLen(argv[i])] == '\0');
                 t = sdsCatPrintf(t, "%zu:", sdsLen(argv[i]));
                 t = sdsCatSds(t, argv[i]);
-                sdsFree(argv[i]);
             }
-            xfree(argv);
+            /* Give most commands back for reuse (later ones are parsed into
+             * pooled strings); free some, as a MULTI queue would. */
+            if (++taken % 4) {
+                respParserRecycle(&p, argv, argc);
+            } else {
+                for (int i = 0; i < argc; i++) sdsFree(argv[i]);
+                xfree(argv);
+            }
         }
         dropFront(pend, pos);
         char *dst;

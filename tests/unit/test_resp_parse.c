@@ -24,14 +24,21 @@
 
 static const RespLimits authLimits = {RESP_DEFAULT_MAX_BULK_LEN, 1};
 
-static sds appendCommand(sds t, sds *argv, int argc) {
+/* Transcribe a taken command, then give it back to p for reuse, or with p
+ * NULL free it the way a keeper of the command would. */
+static sds appendCommand(sds t, sds *argv, int argc, RespParser *p) {
     t = sdsCat(t, "[");
     for (int i = 0; i < argc; i++) {
         if (i) t = sdsCat(t, ",");
+        assert_int_equal(argv[i][sdsLen(argv[i])], '\0');
         t = sdsCatSds(t, argv[i]);
-        sdsFree(argv[i]);
     }
-    xfree(argv);
+    if (p) {
+        respParserRecycle(p, argv, argc);
+    } else {
+        for (int i = 0; i < argc; i++) sdsFree(argv[i]);
+        xfree(argv);
+    }
     return sdsCat(t, "]");
 }
 
@@ -50,6 +57,7 @@ static sds feedAll(const char *in, size_t len, size_t chunk, int direct, const R
     respParserInit(&p);
     sds t = sdsEmpty(), pend = sdsEmpty();
     size_t off = 0;
+    int taken = 0;
     if (chunk == 0) chunk = len ? len : 1;
     for (;;) {
         for (;;) {
@@ -66,7 +74,9 @@ static sds feedAll(const char *in, size_t len, size_t chunk, int direct, const R
             assert_int_equal(st, RESP_COMPLETE);
             int argc;
             sds *argv = respParserTake(&p, &argc);
-            t = appendCommand(t, argv, argc);
+            /* Recycle most commands, so that later ones are parsed into
+             * reused strings and arrays; free every third. */
+            t = appendCommand(t, argv, argc, ++taken % 3 ? &p : NULL);
         }
         char *dst;
         size_t room;
@@ -215,6 +225,13 @@ static void test_multibulk_count_rules(void **state) {
     CHECK("*-5\r\nPING\r\n", "[][PING]");
     CHECK("*-9223372036854775808\r\nPING\r\n", "[][PING]");
     CHECK("*2147483647\r\n", "...");
+    /* 9 and 10 digits: the quick header path stops at 9. */
+    CHECK("*123456789\r\n", "...");
+    CHECK("*1000000000\r\n", "...");
+    CHECK("*1234567890\r", "...");
+    CHECK("*1\r\n$999999999\r\n", "ERR(Protocol error: invalid bulk length)");
+    CHECK("*1\r\n$1000000000\r\n", "ERR(Protocol error: invalid bulk length)");
+    CHECK("*1\r\n$536870912\r", "...");
     /* An error after good commands: those are still returned first. */
     CHECK("PING\r\n*1\r\n$4\r\nPING\r\n*x\r\nPING\r\n",
           "[PING][PING]ERR(Protocol error: invalid multibulk length)");
@@ -505,6 +522,155 @@ static void test_untaken_and_free_midway(void **state) {
     respParserFree(&p);
 }
 
+/* Parse exactly one complete command from in and take it. */
+static sds *takeOne(RespParser *p, const char *in, int *argc) {
+    size_t used;
+    assert_int_equal(respParse(p, in, strlen(in), &used, NULL), RESP_COMPLETE);
+    assert_int_equal(used, strlen(in));
+    return respParserTake(p, argc);
+}
+
+static int contains(sds *argv, int argc, const char *s) {
+    for (int i = 0; i < argc; i++)
+        if (argv[i] == s) return 1;
+    return 0;
+}
+
+/* A recycled command's array and small strings are what the next command
+ * is parsed into, with its own contents and lengths. */
+static void test_reuse_strings_and_array(void **state) {
+    RespParser p;
+    respParserInit(&p);
+    int argc;
+    sds *a = takeOne(&p, "*3\r\n$3\r\nSET\r\n$6\r\nkey:42\r\n$5\r\nhello\r\n", &argc);
+    assert_int_equal(argc, 3);
+    assert_int_equal(p.argvBytes, 14);
+    sds s0 = a[0], s1 = a[1], s2 = a[2];
+    respParserRecycle(&p, a, argc);
+    assert_int_equal(p.poolCount, 3);
+    assert_ptr_equal(p.argv, a); /* kept as the spare */
+
+    /* Longest pooled size, an empty bulk, a binary one. */
+    char big[RESP_POOL_CAP + 1];
+    memset(big, 'x', RESP_POOL_CAP);
+    big[RESP_POOL_CAP] = '\0';
+    sds in = sdsCatPrintf(sdsEmpty(), "*3\r\n$%d\r\n%s\r\n$0\r\n\r\n$3\r\na", RESP_POOL_CAP, big);
+    in = sdsCatLen(in, "\0b\r\n", 4);
+    size_t used;
+    assert_int_equal(respParse(&p, in, sdsLen(in), &used, NULL), RESP_COMPLETE);
+    sds *b = respParserTake(&p, &argc);
+    assert_ptr_equal(b, a);
+    assert_int_equal(argc, 3);
+    assert_int_equal(p.poolCount, 0);
+    for (int i = 0; i < 3; i++) assert_true(b[i] == s0 || b[i] == s1 || b[i] == s2);
+    assert_int_equal(sdsLen(b[0]), RESP_POOL_CAP);
+    assert_memory_equal(b[0], big, RESP_POOL_CAP + 1); /* with its NUL */
+    assert_int_equal(sdsLen(b[1]), 0);
+    assert_int_equal(b[1][0], '\0');
+    assert_int_equal(sdsLen(b[2]), 3);
+    assert_memory_equal(b[2], "a\0b", 4);
+    assert_int_equal(p.argvBytes, RESP_POOL_CAP + 3);
+    respParserRecycle(&p, b, argc);
+    sdsFree(in);
+
+    /* A longer argument gets a string of its own, not pooled afterwards. */
+    memset(big, 'y', RESP_POOL_CAP);
+    in = sdsCatPrintf(sdsEmpty(), "*2\r\n$4\r\nECHO\r\n$%d\r\n%sz\r\n", RESP_POOL_CAP + 1, big);
+    sds *c = takeOne(&p, in, &argc);
+    assert_int_equal(p.poolCount, 2);
+    assert_false(contains(c, argc, s0) && contains(c, argc, s1) && contains(c, argc, s2));
+    assert_int_equal(sdsLen(c[1]), RESP_POOL_CAP + 1);
+    assert_int_equal(c[1][RESP_POOL_CAP], 'z');
+    respParserRecycle(&p, c, argc);
+    assert_int_equal(p.poolCount, 3);
+    assert_int_equal(respParserSpareBytes(&p), 3 * (RESP_POOL_CAP + 4) + (size_t)p.argvCap * sizeof(sds));
+    sdsFree(in);
+
+    /* Inline commands (exact-size strings) mix with pooled ones. */
+    sds *d = takeOne(&p, "GET k\r\n", &argc);
+    assert_int_equal(argc, 2);
+    assert_string_equal(d[0], "GET");
+    assert_int_equal(p.argvBytes, 4);
+    respParserRecycle(&p, d, argc);
+    d = takeOne(&p, "*1\r\n$4\r\nPING\r\n", &argc);
+    assert_string_equal(d[0], "PING");
+    respParserRecycle(&p, d, argc);
+
+    respParserTrim(&p);
+    assert_int_equal(p.poolCount, 0);
+    assert_null(p.argv);
+    assert_int_equal(respParserSpareBytes(&p), 0);
+    respParserFree(&p);
+}
+
+/* The spare array is bounded: a big command's array and the strings past
+ * the pool's size are freed when it is recycled. */
+static void test_big_command_released(void **state) {
+    RespParser p;
+    respParserInit(&p);
+    sds in = sdsNew("*100000\r\n");
+    for (int i = 0; i < 100000; i++) in = sdsCat(in, "$2\r\nab\r\n");
+    size_t before = xmallocUsed();
+    int argc;
+    sds *argv = takeOne(&p, in, &argc);
+    assert_int_equal(argc, 100000);
+    respParserRecycle(&p, argv, argc);
+    assert_null(p.argv);
+    assert_int_equal(p.poolCount, RESP_POOL_MAX);
+    assert_true(xmallocUsed() - before <= ROUNDED(RESP_POOL_MAX * 64));
+    assert_true(respParserSpareBytes(&p) <= RESP_POOL_MAX * 64);
+    /* The next small command gets a small array again. */
+    argv = takeOne(&p, "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", &argc);
+    assert_int_equal(p.lentCap, RESP_ARGV_MIN);
+    respParserRecycle(&p, argv, argc);
+    /* An array up to RESP_ARGV_KEEP slots stays. */
+    sdsClear(in);
+    in = sdsCatPrintf(in, "*%d\r\n", RESP_ARGV_KEEP);
+    for (int i = 0; i < RESP_ARGV_KEEP; i++) in = sdsCat(in, "$1\r\nv\r\n");
+    argv = takeOne(&p, in, &argc);
+    respParserRecycle(&p, argv, argc);
+    assert_ptr_equal(p.argv, argv);
+    assert_int_equal(p.argvCap, RESP_ARGV_KEEP);
+    sdsFree(in);
+    respParserFree(&p);
+}
+
+/* What a command keeps is never handed out again: a whole command kept (a
+ * MULTI queue) or one argument taken out of argv before recycling. */
+static void test_kept_arguments_not_reused(void **state) {
+    RespParser p;
+    respParserInit(&p);
+    int argc;
+    sds *warm = takeOne(&p, "*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n", &argc);
+    respParserRecycle(&p, warm, argc); /* the pool holds 3 strings */
+
+    sds *queued = takeOne(&p, "*2\r\n$4\r\nINCR\r\n$3\r\nctr\r\n", &argc);
+    assert_int_equal(argc, 2);
+    sds *next = takeOne(&p, "*2\r\n$3\r\nGET\r\n$3\r\nxyz\r\n", &argc);
+    assert_true(next != queued);
+    assert_false(contains(next, 2, queued[0]) || contains(next, 2, queued[1]));
+    respParserRecycle(&p, next, argc);
+
+    sds *e = takeOne(&p, "*2\r\n$4\r\nECHO\r\n$4\r\nkeep\r\n", &argc);
+    sds kept = e[1];
+    e[1] = NULL; /* the command took it */
+    respParserRecycle(&p, e, argc);
+    for (int i = 0; i < 5; i++) {
+        sds *f = takeOne(&p, "*3\r\n$3\r\nSET\r\n$2\r\nk2\r\n$5\r\nother\r\n", &argc);
+        assert_false(contains(f, argc, kept) || contains(f, argc, queued[0]) || contains(f, argc, queued[1]));
+        respParserRecycle(&p, f, argc);
+    }
+    assert_string_equal(kept, "keep");
+    assert_string_equal(queued[0], "INCR");
+    assert_string_equal(queued[1], "ctr");
+    sdsFree(kept);
+    /* The keeper frees with plain sdsFree/xfree. */
+    sdsFree(queued[0]);
+    sdsFree(queued[1]);
+    xfree(queued);
+    respParserFree(&p);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_multibulk_and_inline_basic, setup, teardown),
@@ -525,6 +691,9 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_huge_declarations_do_not_allocate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_args, setup, teardown),
         cmocka_unit_test_setup_teardown(test_untaken_and_free_midway, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reuse_strings_and_array, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_big_command_released, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kept_arguments_not_reused, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
