@@ -99,7 +99,8 @@ elif [ -x "$SAN_BIN" ]; then
     run_pytest sanitizer tests/integration/test_protocol.py tests/integration/test_multi.py \
       tests/integration/test_blocking.py tests/integration/test_pubsub.py \
       tests/integration/test_scripting.py tests/integration/test_script_libs.py \
-      tests/integration/test_functions.py tests/diff
+      tests/integration/test_functions.py tests/integration/test_keys.py \
+      tests/integration/test_client.py tests/diff
 else
   echo "note: $SAN_BIN not built; sanitizer pass skipped"
 fi

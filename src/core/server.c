@@ -20,6 +20,7 @@
 #include "core/dispatch.h"
 #include "core/log.h"
 #include "core/net.h"
+#include "db/lazyfree.h"
 #include "ds/alloc.h"
 #include "ds/htab.h"
 #include "ds/rand.h"
@@ -139,7 +140,9 @@ void serverShutdown(int exitCode) {
 #ifdef CAIRN_SANITIZE
     /* Values sit at unaligned offsets inside packed entries, where
      * LeakSanitizer cannot see them: free everything so that a leak report
-     * at exit means a real leak. */
+     * at exit means a real leak.  What a FLUSHALL ASYNC handed to the
+     * lazyfree thread is freed first. */
+    lazyfreeWaitIdle();
     dbFreeAll(server.db, server.cfg.databases);
     server.db = NULL;
 #endif
