@@ -352,6 +352,13 @@ static void test_inline_rules(void **state) {
     CHECK("ECHO \"\r\n", "ERR(Protocol error: unbalanced quotes in request)");
     CHECK("ECHO \"a\nb\"\r\n", "ERR(Protocol error: unbalanced quotes in request)");
     CHECK("PING\r\nSET a b\nGET a\r\n", "[PING][SET,a,b][GET,a]");
+    /* Plain lines (no quotes) are split without the general splitter:
+     * more words than the first array holds, a word longer than a pooled
+     * string, plain and quoted lines in turn. */
+    CHECK("RPUSH k 1 2 3 4 5 6 7 8 9 10 11\r\n", "[RPUSH,k,1,2,3,4,5,6,7,8,9,10,11]");
+    CHECK("SET k xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\r\n",
+          "[SET,k,xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx]");
+    CHECK("GET a\r\nECHO \"b c\"\r\nGET d\r\n", "[GET,a][ECHO,b c][GET,d]");
 }
 
 /* A stream mixing everything: every chunking gives the same commands. */
