@@ -579,8 +579,10 @@ def instructions():
         i_idle, w_idle = callgrind_run(binary, sname, [], idle_seconds=runs[0][1])
         rate = max(0.0, (i_idle - i_0) / max(w_idle, 1e-3))
         prev_i, prev_w, per = i_0, 0.0, []
-        for i_k, w_k in runs:
-            per.append((i_k - prev_i - rate * (w_k - prev_w)) / n)
+        for t, (i_k, w_k) in zip(tests, runs):
+            # -t ping runs two tests (PING_INLINE, PING_MBULK) of N each
+            reqs = n * (2 if t == "ping" else 1)
+            per.append((i_k - prev_i - rate * (w_k - prev_w)) / reqs)
             prev_i, prev_w = i_k, w_k
         res[sname] = per
         print("  %s: start/stop %d, idle %.0f/s, %s instructions" % (
