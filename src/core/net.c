@@ -411,11 +411,8 @@ static void rejectConn(int fd, const char *msg) {
     server.stats.rejectedConns++;
 }
 
+/* fd comes from accept4 already non-blocking. */
 static void acceptOne(int fd, int isUnix, struct sockaddr_storage *sa) {
-    if (setNonBlock(fd) == -1) {
-        close(fd);
-        return;
-    }
     if (!isUnix) setTcpOptions(fd);
     server.stats.numConnections++;
     if (server.net.numClients >= (unsigned long)server.cfg.maxclients) {
@@ -449,7 +446,7 @@ static void acceptHandler(EventLoop *loop, int lfd, void *data, int mask) {
     for (int i = 0; i < MAX_ACCEPTS_PER_CALL; i++) {
         struct sockaddr_storage sa;
         socklen_t len = sizeof(sa);
-        int fd = accept4(lfd, (struct sockaddr *)&sa, &len, SOCK_CLOEXEC);
+        int fd = accept4(lfd, (struct sockaddr *)&sa, &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd == -1) {
             if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
                 serverLog(LL_VERBOSE, "Accepting client connection: %s", strerror(errno));
