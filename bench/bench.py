@@ -17,6 +17,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 A_BIN = os.environ.get("CAIRN_BIN", os.path.join(ROOT, "build", "cairn-server"))
 B_BIN = os.environ.get("ORACLE_BIN", "redis-server")
+# Servers run in a temporary directory: a relative path means one from here.
+A_BIN = os.path.abspath(A_BIN) if os.sep in A_BIN else A_BIN
+B_BIN = os.path.abspath(B_BIN) if os.sep in B_BIN else B_BIN
 A_NAME = os.environ.get("BENCH_A_NAME", "cairn")
 B_NAME = os.environ.get("BENCH_B_NAME", "redis")
 TICK = os.sysconf("SC_CLK_TCK")
