@@ -114,55 +114,23 @@ SCENARIOS = {
     "evalsha_ratelimit": ("ratelimit", 0, None),
 }
 
-# The message-cache cleanup of the seed notes, verbatim: members start with a
-# little-endian unix time; KEYS[2] is the length to keep, KEYS[3] the oldest
-# time kept.  Run with MaxLen 100 and time 0 it leaves the set unchanged.
-CLEANUP_LUA = """local ltime = 0
-local dels = 0
-local lefts = 0
-local list = redis.call("ZRANGE", KEYS[1], 1, -1)
-if(list[1] == nil) then
-    return {-1, 0}
-end
-for _,v in ipairs(list) do
-    if lefts == 0 then
-        ltime = struct.unpack('<i', v)
-        if ltime < tonumber(KEYS[3]) then
-            dels = dels + 1
-        else
-            lefts = lefts + 1
-        end
-    else
-        lefts = lefts + 1
-    end
-end
-if lefts > tonumber(KEYS[2]) then
-    dels = dels + (lefts - tonumber(KEYS[2]))
-    lefts = tonumber(KEYS[2])
-end
-if lefts == 0 then
-    ltime = 0
-    redis.call("DEL", KEYS[1])
-elseif dels > 0 then
-    redis.call("ZREMRANGEBYRANK", KEYS[1], 1, dels)
-end
-return {dels, ltime}
-"""
+def _load_seeds():
+    """The seed notes' Lua scripts, verbatim, from the integration tests."""
+    import importlib.util
+    path = os.path.join(ROOT, "tests", "integration", "script_seeds.py")
+    spec = importlib.util.spec_from_file_location("cairn_script_seeds", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
-# The seed's rate limiter: at most ARGV[1] calls per ARGV[2] seconds.
-RATELIMIT_LUA = """local k = KEYS[1]
-local mt = tonumber(ARGV[1] or '3')
-local expire = tonumber(ARGV[2] or '60')
-local ct = redis.call('incr', k)
-if ct == 1 then
-    redis.call('expire', k, expire)
-end
-if ct > mt then
-    return 0
-else
-    return 1
-end
-"""
+
+_SEEDS = _load_seeds()
+# The message-cache cleanup: members start with a little-endian unix time;
+# KEYS[2] is the length to keep, KEYS[3] the oldest time kept.  Run with
+# MaxLen 100 and time 0 it leaves the set unchanged.
+CLEANUP_LUA = _SEEDS.CLEANUP
+# The rate limiter: at most ARGV[1] calls per ARGV[2] seconds.
+RATELIMIT_LUA = _SEEDS.RATE_LIMITER
 
 
 def sha1hex(text):

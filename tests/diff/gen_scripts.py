@@ -23,9 +23,21 @@ DIFF_SCRIPTS_SKIP (comma list, e.g. "struct,cmsgpack") leaves out the
 templates whose argument maker a_<name> matches, while a library is missing.
 """
 import hashlib
+import importlib.util
 import os
 
 from generators import finish
+
+# The seed scripts that the integration tests run verbatim.
+_spec = importlib.util.spec_from_file_location(
+    "cairn_script_seeds", os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                       "integration", "script_seeds.py"))
+_seeds = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_seeds)
+COUNTER = _seeds.COUNTER
+RATE_LIMITER = _seeds.RATE_LIMITER
+CAPPED_SET = _seeds.CAPPED_SET
+CLEANUP = _seeds.CLEANUP
 
 AREA = "scripts"
 COMMANDS = 8000
@@ -46,50 +58,8 @@ NOW = 1700000000
 
 # -------------------------------------------------------------- templates
 # name -> (script, argument maker).  The maker returns (keys, argv).
-
-COUNTER = """
-local v = redis.call("HINCRBY", KEYS[1], ARGV[1], ARGV[2])
-if v < 0 then
-    local c = tonumber(ARGV[2])
-    if c < 0 then
-        return redis.call("HSET", KEYS[1], ARGV[1], 0) and 1
-    else
-        return redis.call("HSET", KEYS[1], ARGV[1], 1) and 1
-    end
-else
-    return 0
-end
-"""
-
-RATE_LIMITER = """local k = KEYS[1]
-local mt = tonumber(ARGV[1] or '3')
-local expire = tonumber(ARGV[2] or '60')
-local ct = redis.call('incr', k)
-if ct == 1 then
-    redis.call('expire', k, expire)
-end
-if ct > mt then
-    return 0
-else
-    return 1
-end
-"""
-
-CAPPED_SET = """local k = KEYS[1]
-local para = ARGV[1]
-local limit = tonumber(ARGV[2] or '5')
-local len = tonumber(redis.call('scard', k))
-if len >= limit then
-    return 1
-else
-    local flag = redis.call('sadd', k, para)
-    if tonumber(flag) == 0 then
-        return 0
-    else
-        return 2
-    end
-end
-"""
+# (COUNTER, RATE_LIMITER, CAPPED_SET and CLEANUP come from script_seeds,
+# above.)
 
 DELAYED_TASKS = """local zSetKey = KEYS[1]
 local hashKey = KEYS[2]
@@ -113,38 +83,6 @@ end
 ADD_TASK = """redis.call('zadd', KEYS[1], ARGV[1], ARGV[2])
 if ARGV[3] ~= '' then redis.call('hset', KEYS[2], ARGV[2], ARGV[3]) end
 return redis.call('zcard', KEYS[1])
-"""
-
-CLEANUP = """local ltime = 0
-local dels = 0
-local lefts = 0
-local list = redis.call("ZRANGE", KEYS[1], 1, -1)
-if(list[1] == nil) then
-    return {-1, 0}
-end
-for _,v in ipairs(list) do
-    if lefts == 0 then
-        ltime = struct.unpack('<i', v)
-        if ltime < tonumber(KEYS[3]) then
-            dels = dels + 1
-        else
-            lefts = lefts + 1
-        end
-    else
-        lefts = lefts + 1
-    end
-end
-if lefts > tonumber(KEYS[2]) then
-    dels = dels + (lefts - tonumber(KEYS[2]))
-    lefts = tonumber(KEYS[2])
-end
-if lefts == 0 then
-    ltime = 0
-    redis.call("DEL", KEYS[1])
-elseif dels > 0 then
-    redis.call("ZREMRANGEBYRANK", KEYS[1], 1, dels)
-end
-return {dels, ltime}
 """
 
 ADD_MESSAGE = """return redis.call('zadd', KEYS[1], 0, '0', ARGV[1],

@@ -8,18 +8,7 @@ table converted to a RESP3 map or set comes out in Lua's hash order)."""
 import socket
 
 from conftest import IO_TIMEOUT
-
-
-def encode(*args):
-    """One command as a RESP multibulk; str and int arguments are encoded."""
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        if isinstance(a, int):
-            a = str(a)
-        if isinstance(a, str):
-            a = a.encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
+from txhelp import encode
 
 
 class Conn:
