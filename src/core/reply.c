@@ -78,14 +78,23 @@ static void addBytes(Client *c, const void *p, size_t len) {
 
 void replyRaw(Client *c, const void *p, size_t len) { addBytes(c, p, len); }
 
-/* "<prefix><n>\r\n" */
+/* Room formatHeader may use: prefix, sign and 19 digits (plus the NUL
+ * the formatter writes), CR LF. */
+#define HEADER_MAX (UTIL_LONG_STR_SIZE + 3)
+
+/* Write "<prefix><n>\r\n" at dst (HEADER_MAX bytes of room); returns its
+ * length. */
+static size_t formatHeader(char *dst, char prefix, long long n) {
+    dst[0] = prefix;
+    int len = longLongToString(dst + 1, UTIL_LONG_STR_SIZE, n);
+    dst[len + 1] = '\r';
+    dst[len + 2] = '\n';
+    return (size_t)len + 3;
+}
+
 static void addHeader(Client *c, char prefix, long long n) {
-    char buf[32];
-    buf[0] = prefix;
-    int len = longLongToString(buf + 1, sizeof(buf) - 3, n);
-    buf[len + 1] = '\r';
-    buf[len + 2] = '\n';
-    addBytes(c, buf, (size_t)len + 3);
+    char buf[HEADER_MAX];
+    addBytes(c, buf, formatHeader(buf, prefix, n));
 }
 
 void replyOk(Client *c) { addBytes(c, "+OK\r\n", 5); }
@@ -193,16 +202,13 @@ void replyLongLong(Client *c, long long v) {
 void replyBulk(Client *c, const void *p, size_t len) {
     if (replyDisabled(c)) return;
     /* Most bulks fit whole in c->buf: one copy, one pending-write mark. */
-    if (!c->replyHead && len <= CLIENT_REPLY_BUF && CLIENT_REPLY_BUF - c->bufpos >= len + 24) {
+    if (!c->replyHead && len <= CLIENT_REPLY_BUF && CLIENT_REPLY_BUF - c->bufpos >= len + HEADER_MAX + 2) {
         char *d = c->buf + c->bufpos;
-        d[0] = '$';
-        int n = unsignedLongLongToString(d + 1, 21, len);
-        d[n + 1] = '\r';
-        d[n + 2] = '\n';
-        memcpy(d + n + 3, p, len);
-        d[n + 3 + len] = '\r';
-        d[n + 4 + len] = '\n';
-        c->bufpos += (size_t)n + 5 + len;
+        size_t h = formatHeader(d, '$', (long long)len);
+        memcpy(d + h, p, len);
+        d[h + len] = '\r';
+        d[h + len + 1] = '\n';
+        c->bufpos += h + len + 2;
         netMarkPendingWrite(c);
         return;
     }

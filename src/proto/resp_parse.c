@@ -103,12 +103,18 @@ static RespStatus fail(RespParser *p, const char *msg) {
     return RESP_ERROR;
 }
 
+/* An empty string of capacity RESP_POOL_CAP: a spare one, or a new one. */
+static inline sds pooledString(RespParser *p) {
+    return p->poolCount ? p->pool[--p->poolCount] : sdsEmptyCap(RESP_POOL_CAP);
+}
+
 /* Append arg, whose length is len. */
 static inline void pushArg(RespParser *p, sds arg, size_t len) {
     if (p->argc == p->argvCap) {
-        /* Grow with the arguments actually received, never past the count. */
-        long long cap = p->argvCap ? (long long)p->argvCap * 2 : 1;
-        if (cap > p->argc + p->multibulkLen) cap = p->argc + p->multibulkLen;
+        /* Grow with the arguments actually received, never past a
+         * multibulk's count (an inline line has no count). */
+        long long cap = p->argvCap ? (long long)p->argvCap * 2 : RESP_ARGV_MIN;
+        if (p->multibulkLen > 0 && cap > p->argc + p->multibulkLen) cap = p->argc + p->multibulkLen;
         p->argv = xrealloc(p->argv, (size_t)cap * sizeof(sds));
         p->argvCap = (int)cap;
     }
@@ -140,19 +146,13 @@ static int splitPlainInline(RespParser *p, const char *buf, size_t linelen) {
         size_t wlen = (size_t)(q - w);
         sds arg;
         if (wlen <= RESP_POOL_CAP) {
-            arg = p->poolCount ? p->pool[--p->poolCount] : sdsEmptyCap(RESP_POOL_CAP);
+            arg = pooledString(p);
             memcpy(arg, w, wlen);
             sdsSetLen(arg, wlen);
         } else {
             arg = sdsNewLen(w, wlen);
         }
-        if (p->argc == p->argvCap) {
-            int cap = p->argvCap < RESP_ARGV_MIN ? RESP_ARGV_MIN : p->argvCap * 2;
-            p->argv = xrealloc(p->argv, (size_t)cap * sizeof(sds));
-            p->argvCap = cap;
-        }
-        p->argv[p->argc++] = arg;
-        p->argvBytes += wlen;
+        pushArg(p, arg, wlen);
     }
     return 1;
 }
@@ -310,7 +310,7 @@ static int takeBulk(RespParser *p, const char *buf, size_t len, size_t *used) {
         if (n <= RESP_POOL_CAP) {
             /* A pooled-size string, from the pool or new, so that it can
              * go back to the pool after the command. */
-            arg = p->poolCount ? p->pool[--p->poolCount] : sdsEmptyCap(RESP_POOL_CAP);
+            arg = pooledString(p);
             /* A pooled string has room for RESP_POOL_CAP + 1 bytes: when
              * the buffer has that many, copy them all (a constant size the
              * compiler inlines) instead of calling memcpy for n; sdsSetLen
