@@ -332,9 +332,10 @@ def throughput():
                         worst = max(m["steal"] for m in pair.values())
                         if worst <= steal_max:
                             break
-                        reruns += 1
-                    else:
-                        stolen += 1
+                        if attempt == steal_retries:
+                            stolen += 1  # kept anyway
+                        else:
+                            reruns += 1
                     for name, m in pair.items():
                         d = res.setdefault((t, p, name), {"rps": [], "cpu": [], "sys": [], "client": []})
                         d["rps"].append(m["rps"])
