@@ -253,6 +253,12 @@ sds sdsCatRespHeader(sds s, char type, unsigned long long n) {
     return sdsCatLen(s, buf, (size_t)len + 3);
 }
 
+sds sdsCatRespBulk(sds s, const char *p, size_t len) {
+    s = sdsCatRespHeader(s, '$', len);
+    s = sdsCatLen(s, p, len);
+    return sdsCatLen(s, "\r\n", 2);
+}
+
 sds sdsCatPrintf(sds s, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

@@ -231,22 +231,15 @@ static void unsubscribeAll(Client *c, int kind, int reply) {
 
 /* --- publishing --- */
 
-/* Appends "$<len>\r\n<bytes>\r\n". */
-static sds catBulk(sds out, const char *p, size_t len) {
-    out = sdsCatRespHeader(out, '$', len);
-    out = sdsCatLen(out, p, len);
-    return sdsCatLen(out, "\r\n", 2);
-}
-
 /* Formats a message as a RESP2 array into the (emptied) out. */
 static sds formatMessage(sds out, int kind, const Target *pattern, const char *channel, size_t clen,
                          const char *msg, size_t mlen) {
     sdsClear(out);
     out = sdsCatLen(out, pattern ? "*4\r\n" : "*3\r\n", 4);
-    out = catBulk(out, kindWords[kind].msg, strlen(kindWords[kind].msg));
-    if (pattern) out = catBulk(out, pattern->name, pattern->len);
-    out = catBulk(out, channel, clen);
-    return catBulk(out, msg, mlen);
+    out = sdsCatRespBulk(out, kindWords[kind].msg, strlen(kindWords[kind].msg));
+    if (pattern) out = sdsCatRespBulk(out, pattern->name, pattern->len);
+    out = sdsCatRespBulk(out, channel, clen);
+    return sdsCatRespBulk(out, msg, mlen);
 }
 
 static void deliver(Client *c, const sds m) {

@@ -135,9 +135,7 @@ static unsigned optsOf(const Client *c) {
 /* "*1\r\n$<len>\r\n<key>\r\n" or a null in c's protocol; caller frees. */
 static sds keyProto(const Client *c, const char *key, size_t len) {
     if (!key) return sdsNew(c->resp > 2 ? "_\r\n" : "$-1\r\n");
-    sds s = sdsCatRespHeader(sdsNewLen("*1\r\n", 4), '$', len);
-    s = sdsCatLen(s, key, len);
-    return sdsCatLen(s, "\r\n", 2);
+    return sdsCatRespBulk(sdsNewLen("*1\r\n", 4), key, len);
 }
 
 /* Sends the value part `proto` (raw RESP) of an invalidation meant for
@@ -365,9 +363,7 @@ static sds broadcastProto(PendingKey **keys, size_t n, uint64_t skip) {
     sds s = sdsCatRespHeader(sdsEmpty(), '*', count);
     for (size_t i = 0; i < n; i++) {
         if (skip && keys[i]->writer == skip) continue;
-        s = sdsCatRespHeader(s, '$', keys[i]->len);
-        s = sdsCatLen(s, keys[i]->key, keys[i]->len);
-        s = sdsCatLen(s, "\r\n", 2);
+        s = sdsCatRespBulk(s, keys[i]->key, keys[i]->len);
     }
     return s;
 }
