@@ -19,6 +19,22 @@ int scanParseCursorOrReply(Client *c, const sds s, uint64_t *cursor) {
     return 0;
 }
 
+kvobj *scanKeyStartOrReply(Client *c, int type, uint64_t *cursor, long *count, sds *pattern) {
+    *pattern = NULL;
+    if (scanParseCursorOrReply(c, c->argv[2], cursor) == -1) return NULL;
+    int wrongType;
+    kvobj *o = lookupReadOrReply(c, c->argv[1], type, &wrongType);
+    if (!o) {
+        if (wrongType) return NULL;
+        replyArrayLen(c, 2);
+        replyBulk(c, "0", 1);
+        replyArrayLen(c, 0);
+        return NULL;
+    }
+    if (scanParseOptionsOrReply(c, 3, count, pattern) == -1) return NULL;
+    return o;
+}
+
 int scanParseOptionsOrReply(Client *c, int first, long *count, sds *pattern) {
     *pattern = NULL;
     for (int j = first; j < c->argc; j += 2) {

@@ -719,18 +719,9 @@ static int fieldMatches(const sds pat, const HashStr *f) {
 static void hscanCommand(Client *c) {
     uint64_t cursor;
     long count = 10;
-    sds pat = NULL;
-    if (scanParseCursorOrReply(c, c->argv[2], &cursor) == -1) return;
-    int wrong;
-    kvobj *o = lookupReadOrReply(c, c->argv[1], OBJ_HASH, &wrong);
-    if (!o) {
-        if (wrong) return;
-        replyArrayLen(c, 2);
-        replyBulk(c, "0", 1);
-        replyArrayLen(c, 0);
-        return;
-    }
-    if (scanParseOptionsOrReply(c, 3, &count, &pat) == -1) return;
+    sds pat;
+    kvobj *o = scanKeyStartOrReply(c, OBJ_HASH, &cursor, &count, &pat);
+    if (!o) return;
 
     replyArrayLen(c, 2);
     if (kvEncoding(o) == OBJ_ENC_LISTPACK) {

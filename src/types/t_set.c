@@ -984,18 +984,9 @@ static void sdiffstoreCommand(Client *c) { sunionDiffGeneric(c, c->argv + 2, c->
 static void sscanCommand(Client *c) {
     uint64_t cursor;
     long count = 10;
-    sds pat = NULL;
-    int wrongType;
-    if (scanParseCursorOrReply(c, c->argv[2], &cursor) == -1) return;
-    kvobj *o = lookupReadOrReply(c, c->argv[1], OBJ_SET, &wrongType);
-    if (!o) {
-        if (wrongType) return;
-        replyArrayLen(c, 2);
-        replyBulk(c, "0", 1);
-        replyArrayLen(c, 0);
-        return;
-    }
-    if (scanParseOptionsOrReply(c, 3, &count, &pat) == -1) return;
+    sds pat;
+    kvobj *o = scanKeyStartOrReply(c, OBJ_SET, &cursor, &count, &pat);
+    if (!o) return;
 
     Set s = setOf(o);
     replyArrayLen(c, 2);

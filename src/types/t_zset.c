@@ -1583,18 +1583,9 @@ static int zopStoreGetKeys(struct Client *c, int argc, char **argv, int *out, in
 static void zscanCommand(Client *c) {
     uint64_t cursor;
     long count = 10;
-    sds pat = NULL;
-    if (scanParseCursorOrReply(c, c->argv[2], &cursor) == -1) return;
-    int wrong;
-    kvobj *o = lookupReadOrReply(c, c->argv[1], OBJ_ZSET, &wrong);
-    if (!o) {
-        if (wrong) return;
-        replyArrayLen(c, 2);
-        replyBulk(c, "0", 1);
-        replyArrayLen(c, 0);
-        return;
-    }
-    if (scanParseOptionsOrReply(c, 3, &count, &pat) == -1) return;
+    sds pat;
+    kvobj *o = scanKeyStartOrReply(c, OBJ_ZSET, &cursor, &count, &pat);
+    if (!o) return;
     replyArrayLen(c, 2);
     if (isListpack(o)) {
         replyBulk(c, "0", 1);
