@@ -106,6 +106,10 @@ def pin_prefix(core):
 # Workloads that are not redis-benchmark -t tests: name -> (setup commands
 # run once per server, subscribers to keep connected, the command).
 SCENARIOS = {
+    # redis-benchmark -t lrange_100 first runs an LPUSH test of N requests
+    # into the same list and reports both; this runs the LRANGE alone on a
+    # list of 1000 items of 3 bytes (LRANGE mylist 0 99 in redis-benchmark).
+    "lrange_100": ("list1000", 0, ["LRANGE", "lrange100", "0", "99"]),
     "zrangebyscore_limit": ("zset", 0, ["ZRANGEBYSCORE", "zbench", "100", "+inf", "LIMIT", "0", "10"]),
     "zrank": ("zset", 0, ["ZRANK", "zbench", "member:500"]),
     "publish1": (None, 1, ["PUBLISH", "bench", "hello-subscribers"]),
@@ -170,6 +174,9 @@ def scenario_setup(srv, kind):
         send_raw(srv.port, ["SCRIPT", "LOAD", CLEANUP_LUA], [b"ZADD", b"zclean"] + members)
     elif kind == "ratelimit":
         send_raw(srv.port, ["SCRIPT", "LOAD", RATELIMIT_LUA])
+    elif kind == "list1000":
+        srv.cli("DEL", "lrange100")
+        srv.cli("RPUSH", "lrange100", *(["xxx"] * 1000))
     elif kind == "zset":
         args = ["ZADD", "zbench"]
         for i in range(1000):
@@ -211,26 +218,54 @@ class Subscribers:
             sk.close()
 
 
-MULTILOAD_SRC = os.path.join(ROOT, "bench", "multiload.c")
-MULTILOAD_BIN = os.path.join(ROOT, "build", "bench-multiload")
+LOADGEN_SRC = os.path.join(ROOT, "bench", "loadgen.c")
+LOADGEN_BIN = os.path.join(ROOT, "build", "bench-loadgen")
+
+# The commands redis-benchmark -t sends for its built-in tests (its 3 random
+# value bytes are "xxx" here; without -r, "__rand_int__" is sent as it is).
+RB_TESTS = {
+    "ping": [["PING"]],
+    "set": [["SET", "key:__rand_int__", "xxx"]],
+    "get": [["GET", "key:__rand_int__"]],
+    "incr": [["INCR", "counter:__rand_int__"]],
+    "mset": [["MSET"] + ["key:__rand_int__", "xxx"] * 10],
+    "lpush": [["LPUSH", "mylist", "xxx"]],
+    "rpush": [["RPUSH", "mylist", "xxx"]],
+    "lpop": [["LPOP", "mylist"]],
+    "rpop": [["RPOP", "mylist"]],
+    "sadd": [["SADD", "myset", "element:__rand_int__"]],
+    "hset": [["HSET", "myhash", "element:__rand_int__", "xxx"]],
+    "spop": [["SPOP", "myset"]],
+    "zadd": [["ZADD", "myzset", "0", "element:__rand_int__"]],
+    "zpopmin": [["ZPOPMIN", "myzset"]],
+    # MULTI + 10 x INCR + EXEC: one unit is a transaction (12 replies).
+    "multi10incr": [["MULTI"]] + [["INCR", "multibench"]] * 10 + [["EXEC"]],
+}
 
 
-def multiload_bin():
-    """bench/multiload.c (the multi10incr load generator), built on first use."""
-    if not os.path.exists(MULTILOAD_BIN) or \
-            os.path.getmtime(MULTILOAD_BIN) < os.path.getmtime(MULTILOAD_SRC):
-        os.makedirs(os.path.dirname(MULTILOAD_BIN), exist_ok=True)
-        subprocess.run([os.environ.get("CC", "cc"), "-O2", "-Wall", "-o", MULTILOAD_BIN, MULTILOAD_SRC],
+def loadgen_bin():
+    """bench/loadgen.c, built on first use."""
+    if not os.path.exists(LOADGEN_BIN) or \
+            os.path.getmtime(LOADGEN_BIN) < os.path.getmtime(LOADGEN_SRC):
+        os.makedirs(os.path.dirname(LOADGEN_BIN), exist_ok=True)
+        subprocess.run([os.environ.get("CC", "cc"), "-O2", "-Wall", "-o", LOADGEN_BIN, LOADGEN_SRC],
                        check=True)
-    return MULTILOAD_BIN
+    return LOADGEN_BIN
 
 
-def multi_cmd(port, n, pipeline, clients=50):
-    """MULTI + 10 x INCR + EXEC, `pipeline` transactions per write on each of
-    `clients` connections, n transactions in all; prints a CSV line like
-    redis-benchmark's and the transactions done on stderr."""
-    return pin_prefix(os.cpu_count() - 1) + [multiload_bin(), str(port), str(clients), str(n),
-                                             str(pipeline)]
+def loadgen_unit(test):
+    """(request bytes of one unit, replies per unit) for bench/loadgen."""
+    cmds = RB_TESTS[test] if test in RB_TESTS else [scenario_command(test)]
+    return b"".join(resp(*[a.encode() for a in c]) for c in cmds), len(cmds)
+
+
+def loadgen_cmd(port, test, units, pipeline, clients=50):
+    """bench/loadgen pinned to the client core: `units` request units over
+    `clients` connections, `pipeline` units per write; prints a CSV line like
+    redis-benchmark's, and "<units done> <error replies>" on stderr."""
+    _, per_unit = loadgen_unit(test)
+    return pin_prefix(os.cpu_count() - 1) + [loadgen_bin(), str(port), str(clients), str(units),
+                                             str(pipeline), str(per_unit), test.upper()]
 
 
 def bench_cmd(port, test, n, pipeline, clients=50):
@@ -266,15 +301,23 @@ def steal_ticks():
     return int(fields[8]) if len(fields) > 8 else 0
 
 
-def measure_run(s, t, nn, p):
-    """One load run of test t against server s: ops/s, server CPU us and
+def measure_run(s, t, nn, p, client="redis-benchmark"):
+    """One load run of test t against server s, its load from `client`
+    (redis-benchmark or loadgen): ops/s, server CPU us and
     read/write syscalls per request, and the fraction of the machine's CPU
     time stolen by the hypervisor meanwhile."""
     subs = Subscribers(s.port, SCENARIOS[t][1]) if t in SCENARIOS and SCENARIOS[t][1] else None
     c0, y0, st0, w0 = s.cpu_ticks(), s.syscalls(), steal_ticks(), time.monotonic()
     k0 = resource.getrusage(resource.RUSAGE_CHILDREN)  # the load generator's CPU
-    cmd = multi_cmd(s.port, nn // 10, p) if t == "multi10incr" else bench_cmd(s.port, t, nn, p)
-    out = subprocess.run(cmd, capture_output=True, timeout=1800)
+    # redis-benchmark cannot send a transaction as one unit: multi10incr
+    # always comes from loadgen, N/10 transactions.
+    lg = client == "loadgen" or t == "multi10incr"
+    units = nn // 10 if t == "multi10incr" else nn
+    if lg:
+        out = subprocess.run(loadgen_cmd(s.port, t, units, p), input=loadgen_unit(t)[0],
+                             capture_output=True, timeout=1800)
+    else:
+        out = subprocess.run(bench_cmd(s.port, t, nn, p), capture_output=True, timeout=1800)
     c1, y1, st1, w1 = s.cpu_ticks(), s.syscalls(), steal_ticks(), time.monotonic()
     k1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     client = (k1.ru_utime - k0.ru_utime + k1.ru_stime - k0.ru_stime) / max(1e-3, w1 - w0)
@@ -283,11 +326,13 @@ def measure_run(s, t, nn, p):
     if out.returncode != 0:
         print("load generator failed on %s: %s" % (s.name, out.stderr), file=sys.stderr)
     rps, nrows = parse_csv_rps(out.stdout)
-    if t == "multi10incr":
+    if lg:
         try:
-            reqs = int(out.stderr.split()[-1])
-        except (IndexError, ValueError):
-            reqs = nn // 10
+            reqs, errors = (int(x) for x in out.stderr.split()[-2:])
+        except ValueError:
+            reqs, errors = units, 0
+        if errors:
+            print("%s on %s: %d error replies" % (t, s.name, errors), file=sys.stderr)
     else:
         reqs = nn * nrows
     return {"rps": rps, "cpu": (c1 - c0) / TICK * 1e6 / reqs, "sys": (y1 - y0) / reqs,
@@ -308,6 +353,17 @@ def throughput():
     rounds = env_int("BENCH_ROUNDS", 3)
     steal_max = env_int("BENCH_STEAL_PCT", 2) / 100.0
     steal_retries = env_int("BENCH_STEAL_RETRIES", 5)
+    gens = [g for g in os.environ.get("BENCH_CLIENTS", "redis-benchmark loadgen").split() if g]
+    for g in gens:
+        if g not in ("redis-benchmark", "loadgen"):
+            raise SystemExit("BENCH_CLIENTS: %r is neither redis-benchmark nor loadgen" % g)
+    # (test, load generator) runs; multi10incr only ever runs on loadgen.
+    runs = []
+    for g in gens:
+        for t in tests:
+            g2 = "loadgen" if t == "multi10incr" else g
+            if (t, g2) not in runs:
+                runs.append((t, g2))
     reruns = stolen = 0
     core = 0
     servers = [Srv(A_BIN, A_NAME, pin_prefix(core)), Srv(B_BIN, B_NAME, pin_prefix(core))]
@@ -322,13 +378,13 @@ def throughput():
                             scenario_setup(s, SCENARIOS[t][0])
             for p in pipelines:
                 nn = n * (10 if p > 1 else 1)
-                for t in tests:
+                for t, g in runs:
                     # Both servers of a pair run back to back; a pair during
                     # which the hypervisor took CPU time away (steal) is run
                     # again, as steal swings ops/s far more than the servers
                     # differ.
                     for attempt in range(steal_retries + 1):
-                        pair = {s.name: measure_run(s, t, nn, p) for s in order}
+                        pair = {s.name: measure_run(s, t, nn, p, g) for s in order}
                         worst = max(m["steal"] for m in pair.values())
                         if worst <= steal_max:
                             break
@@ -337,7 +393,7 @@ def throughput():
                         else:
                             reruns += 1
                     for name, m in pair.items():
-                        d = res.setdefault((t, p, name), {"rps": [], "cpu": [], "sys": [], "client": []})
+                        d = res.setdefault((t, p, g, name), {"rps": [], "cpu": [], "sys": [], "client": []})
                         d["rps"].append(m["rps"])
                         d["cpu"].append(m["cpu"])
                         d["sys"].append(m["sys"])
@@ -346,7 +402,7 @@ def throughput():
     finally:
         for s in servers:
             s.stop()
-    hdr = ("test", "P", "ops/s " + A_NAME, "ops/s " + B_NAME, "ratio",
+    hdr = ("test", "P", "client", "ops/s " + A_NAME, "ops/s " + B_NAME, "ratio",
            "CPUus/req " + A_NAME, B_NAME, "ratio", "syscalls/req " + A_NAME, B_NAME,
            "client% " + A_NAME, B_NAME)
     print("\n== throughput: -c 50, N=%d (x10 when pipelined), %d rounds, medians (ratios: median of the per-round ratios)%s"
@@ -356,10 +412,10 @@ def throughput():
         print("   %d pair(s) rerun because the hypervisor stole > %d%% of the CPUs during them%s"
               % (reruns, steal_max * 100, "; %d kept after %d tries" % (stolen, steal_retries + 1)
                  if stolen else ""))
-    print("%-8s %3s %14s %14s %6s %12s %8s %6s %13s %8s %14s %6s" % hdr)
+    print("%-19s %3s %-15s %14s %14s %6s %12s %8s %6s %13s %8s %14s %6s" % hdr)
     for p in pipelines:
-        for t in tests:
-            a, b = res[(t, p, A_NAME)], res[(t, p, B_NAME)]
+        for t, g in runs:
+            a, b = res[(t, p, g, A_NAME)], res[(t, p, g, B_NAME)]
             ra, rb = statistics.median(a["rps"]), statistics.median(b["rps"])
             ca, cb = statistics.median(a["cpu"]), statistics.median(b["cpu"])
             sa, sb = statistics.median(a["sys"]), statistics.median(b["sys"])
@@ -369,8 +425,8 @@ def throughput():
             # cancels out.
             rr = statistics.median(ratio(x, y) for x, y in zip(a["rps"], b["rps"]))
             cr = statistics.median(ratio(x, y) for x, y in zip(a["cpu"], b["cpu"]))
-            print("%-8s %3d %14.0f %14.0f %6.2f %12.3f %8.3f %6.2f %13.3f %8.3f %14.0f %6.0f"
-                  % (t, p, ra, rb, rr, ca, cb, cr, sa, sb, ka * 100, kb * 100))
+            print("%-19s %3d %-15s %14.0f %14.0f %6.2f %12.3f %8.3f %6.2f %13.3f %8.3f %14.0f %6.0f"
+                  % (t, p, g, ra, rb, rr, ca, cb, cr, sa, sb, ka * 100, kb * 100))
 
 
 # ------------------------------------------------------------------- memory
