@@ -592,16 +592,18 @@ def callgrind_run(binary, name, workload, idle_seconds=0.0):
     try:
         if workload:
             for t in workload:
-                if t == "multi10incr":
-                    raise SystemExit("instructions: multi10incr has its own load generator; "
-                                     "not supported here")
                 if t in SCENARIOS and SCENARIOS[t][0]:
                     scenario_setup(s, SCENARIOS[t][0])
                 subs = Subscribers(s.port, SCENARIOS[t][1]) if t in SCENARIOS and SCENARIOS[t][1] else None
-                cmd = ["redis-benchmark", "-p", str(s.port), "-c", "50", "-n", str(n),
-                       "-P", str(env_int("BENCH_CG_PIPELINE", 16)), "-q", "--csv"]
-                cmd += scenario_command(t) if t in SCENARIOS else ["-t", t]
-                r = subprocess.run(cmd, capture_output=True, timeout=3600)
+                pipeline = env_int("BENCH_CG_PIPELINE", 16)
+                if t == "multi10incr":  # n transactions, from loadgen
+                    r = subprocess.run(loadgen_cmd(s.port, t, n, pipeline), input=loadgen_unit(t)[0],
+                                       capture_output=True, timeout=3600)
+                else:
+                    cmd = ["redis-benchmark", "-p", str(s.port), "-c", "50", "-n", str(n),
+                           "-P", str(pipeline), "-q", "--csv"]
+                    cmd += scenario_command(t) if t in SCENARIOS else ["-t", t]
+                    r = subprocess.run(cmd, capture_output=True, timeout=3600)
                 if subs:
                     subs.close()
                 if r.returncode != 0:

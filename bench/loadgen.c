@@ -11,8 +11,9 @@
  *            from standard input;
  *   REPLIES  how many top-level replies one unit gets (MULTI + 10 INCR + EXEC
  *            gets 12);
- *   CLIENTS  connections, each sending PIPELINE units per write and waiting
- *            for all their replies before the next write; TOTAL units in all.
+ *   CLIENTS  connections, each sending PIPELINE units per write (fewer in its
+ *            last write) and waiting for all their replies before the next
+ *            write; TOTAL units in all, shared out evenly.
  * Prints a redis-benchmark style CSV line "NAME","<units/s>" on stdout and,
  * on stderr, "<units done> <error replies>". */
 #include <arpa/inet.h>
@@ -35,8 +36,9 @@
  * left), or between headers, with the aggregates still open. */
 typedef struct Conn {
     int fd;
-    long batchesLeft; /* batches still to send after the one in flight */
-    long replies;     /* top-level replies of the batch in flight */
+    long unitsLeft; /* units not sent yet */
+    long inFlight;  /* units of the batch in flight */
+    long replies;   /* top-level replies of the batch in flight */
     long skip;        /* bulk body bytes (with CRLF) still to come */
     int depth;
     long open[MAX_DEPTH]; /* elements still due in each open aggregate */
@@ -149,6 +151,17 @@ static int feed(Conn *c, const char *p, size_t n) {
     return 0;
 }
 
+/* Sends the connection's next batch: up to `pipeline` units.  Returns -1
+ * when it has none left. */
+static int sendBatch(Conn *c, const char *batch, size_t unitLen, long pipeline) {
+    c->replies = 0;
+    c->inFlight = c->unitsLeft < pipeline ? c->unitsLeft : pipeline;
+    if (c->inFlight == 0) return -1;
+    c->unitsLeft -= c->inFlight;
+    sendAll(c->fd, batch, unitLen * (size_t)c->inFlight);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc != 7) {
         fprintf(stderr, "usage: %s PORT CLIENTS TOTAL PIPELINE REPLIES NAME < unit\n", argv[0]);
@@ -171,8 +184,6 @@ int main(int argc, char **argv) {
     char *batch = malloc(batchLen);
     if (!batch) die("malloc");
     for (long i = 0; i < pipeline; i++) memcpy(batch + (size_t)i * unitLen, unit, unitLen);
-    long per = total / (clients * pipeline), want = pipeline * perUnit;
-    if (per < 1) per = 1;
 
     int ep = epoll_create1(0);
     if (ep < 0) die("epoll_create1");
@@ -186,14 +197,19 @@ int main(int argc, char **argv) {
         if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) die("connect");
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         conns[i].fd = fd;
-        conns[i].batchesLeft = per - 1;
+        conns[i].unitsLeft = total / clients + (i < total % clients);
         struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &conns[i]};
         if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0) die("epoll_ctl");
     }
 
     double t0 = nowSec();
-    for (long i = 0; i < clients; i++) sendAll(conns[i].fd, batch, batchLen);
     long open = clients, done = 0;
+    for (long i = 0; i < clients; i++) {
+        if (sendBatch(&conns[i], batch, unitLen, pipeline) == 0) continue;
+        epoll_ctl(ep, EPOLL_CTL_DEL, conns[i].fd, NULL);
+        close(conns[i].fd);
+        open--;
+    }
     struct epoll_event evs[256];
     static char buf[1 << 16];
     while (open > 0) {
@@ -218,17 +234,13 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "loadgen: malformed reply\n");
                 return 1;
             }
-            if (c->replies < want) continue;
-            if (c->replies > want) {
+            if (c->replies < c->inFlight * perUnit) continue;
+            if (c->replies > c->inFlight * perUnit) {
                 fprintf(stderr, "loadgen: more replies than requests\n");
                 return 1;
             }
-            c->replies = 0;
-            done += pipeline;
-            if (c->batchesLeft > 0) {
-                c->batchesLeft--;
-                sendAll(c->fd, batch, batchLen);
-            } else {
+            done += c->inFlight;
+            if (sendBatch(c, batch, unitLen, pipeline) < 0) {
                 epoll_ctl(ep, EPOLL_CTL_DEL, c->fd, NULL);
                 close(c->fd);
                 open--;
