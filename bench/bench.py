@@ -362,6 +362,10 @@ def throughput():
     for g in gens:
         for t in tests:
             g2 = "loadgen" if t == "multi10incr" else g
+            if g2 == "loadgen" and t not in RB_TESTS and t not in SCENARIOS:
+                print("  %s: loadgen does not know its requests (RB_TESTS), so only redis-benchmark runs it" % t,
+                      file=sys.stderr)
+                continue
             if (t, g2) not in runs:
                 runs.append((t, g2))
     reruns = stolen = 0
