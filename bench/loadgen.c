@@ -29,7 +29,8 @@
 #include <unistd.h>
 
 #define MAX_DEPTH 32  /* nesting of aggregate replies */
-#define MAX_LINE 128  /* a reply's header line */
+#define MAX_LINE 128  /* bytes kept of a reply's header line (a long simple
+                       * string or error is cut; its type byte is what counts) */
 #define MAX_UNIT (1 << 20)
 
 /* Where a connection is in the reply stream: inside a bulk body (skip bytes
@@ -44,6 +45,7 @@ typedef struct Conn {
     long open[MAX_DEPTH]; /* elements still due in each open aggregate */
     char line[MAX_LINE];
     size_t lineLen;
+    char last; /* the byte before the line's '\n' must be '\r' */
 } Conn;
 
 static long errorReplies;
@@ -137,16 +139,20 @@ static int feed(Conn *c, const char *p, size_t n) {
             continue;
         }
         const char *nl = memchr(p, '\n', (size_t)(end - p));
-        size_t part = nl ? (size_t)(nl - p + 1) : (size_t)(end - p);
-        if (c->lineLen + part > MAX_LINE) return -1;
-        memcpy(c->line + c->lineLen, p, part);
-        c->lineLen += part;
+        size_t part = nl ? (size_t)(nl - p) : (size_t)(end - p); /* before the '\n' */
+        size_t room = MAX_LINE - 1 - c->lineLen, keep = part < room ? part : room;
+        memcpy(c->line + c->lineLen, p, keep);
+        c->lineLen += keep;
+        if (part) c->last = p[part - 1];
         p += part;
         if (!nl) break;
+        p++;
         size_t ll = c->lineLen;
         c->lineLen = 0;
-        if (ll < 2 || c->line[ll - 2] != '\r') return -1;
-        if (onLine(c, c->line, ll - 2) < 0) return -1;
+        if (c->last != '\r') return -1;
+        c->last = 0;
+        if (ll > 0 && c->line[ll - 1] == '\r') ll--; /* the whole line was kept */
+        if (onLine(c, c->line, ll) < 0) return -1;
     }
     return 0;
 }
