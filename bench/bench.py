@@ -259,22 +259,27 @@ def loadgen_unit(test):
     return b"".join(resp(*[a.encode() for a in c]) for c in cmds), len(cmds)
 
 
-def loadgen_cmd(port, test, units, pipeline, clients=50):
-    """bench/loadgen pinned to the client core: `units` request units over
-    `clients` connections, `pipeline` units per write; prints a CSV line like
-    redis-benchmark's, and "<units done> <error replies>" on stderr."""
-    _, per_unit = loadgen_unit(test)
-    return pin_prefix(os.cpu_count() - 1) + [loadgen_bin(), str(port), str(clients), str(units),
-                                             str(pipeline), str(per_unit), test.upper()]
+def uses_loadgen(test, gen):
+    """Whether `test` runs from loadgen when `gen` is asked for: redis-benchmark
+    cannot send a transaction as one unit, so multi10incr always does."""
+    return gen == "loadgen" or test == "multi10incr"
 
 
-def bench_cmd(port, test, n, pipeline, clients=50):
-    base = pin_prefix(os.cpu_count() - 1) + [
-        "redis-benchmark", "-p", str(port), "-c", str(clients), "-n", str(n),
-        "-P", str(pipeline), "-q", "--csv"]
-    if test in SCENARIOS:
-        return base + scenario_command(test)
-    return base + ["-t", test]
+def run_load(port, test, n, pipeline, gen="redis-benchmark", pin=True, timeout=1800):
+    """Runs test's load against port: n requests (units for loadgen) over 50
+    connections, `pipeline` per write, from gen (pinned to the client core
+    unless pin is false).  stdout is a CSV line like
+    redis-benchmark's; loadgen also prints "<units done> <error replies>" on
+    stderr."""
+    prefix = pin_prefix(os.cpu_count() - 1) if pin else []
+    if uses_loadgen(test, gen):
+        unit, per_unit = loadgen_unit(test)
+        cmd = prefix + [loadgen_bin(), str(port), "50", str(n), str(pipeline), str(per_unit), test.upper()]
+        return subprocess.run(cmd, input=unit, capture_output=True, timeout=timeout)
+    cmd = prefix + ["redis-benchmark", "-p", str(port), "-c", "50", "-n", str(n),
+                    "-P", str(pipeline), "-q", "--csv"]
+    cmd += scenario_command(test) if test in SCENARIOS else ["-t", test]
+    return subprocess.run(cmd, capture_output=True, timeout=timeout)
 
 
 def parse_csv_rps(out):
@@ -309,15 +314,9 @@ def measure_run(s, t, nn, p, client="redis-benchmark"):
     subs = Subscribers(s.port, SCENARIOS[t][1]) if t in SCENARIOS and SCENARIOS[t][1] else None
     c0, y0, st0, w0 = s.cpu_ticks(), s.syscalls(), steal_ticks(), time.monotonic()
     k0 = resource.getrusage(resource.RUSAGE_CHILDREN)  # the load generator's CPU
-    # redis-benchmark cannot send a transaction as one unit: multi10incr
-    # always comes from loadgen, N/10 transactions.
-    lg = client == "loadgen" or t == "multi10incr"
-    units = nn // 10 if t == "multi10incr" else nn
-    if lg:
-        out = subprocess.run(loadgen_cmd(s.port, t, units, p), input=loadgen_unit(t)[0],
-                             capture_output=True, timeout=1800)
-    else:
-        out = subprocess.run(bench_cmd(s.port, t, nn, p), capture_output=True, timeout=1800)
+    lg = uses_loadgen(t, client)
+    units = nn // 10 if t == "multi10incr" else nn  # N/10 transactions
+    out = run_load(s.port, t, units, p, client)
     c1, y1, st1, w1 = s.cpu_ticks(), s.syscalls(), steal_ticks(), time.monotonic()
     k1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     client = (k1.ru_utime - k0.ru_utime + k1.ru_stime - k0.ru_stime) / max(1e-3, w1 - w0)
@@ -361,7 +360,7 @@ def throughput():
     runs = []
     for g in gens:
         for t in tests:
-            g2 = "loadgen" if t == "multi10incr" else g
+            g2 = "loadgen" if uses_loadgen(t, g) else g
             if g2 == "loadgen" and t not in RB_TESTS and t not in SCENARIOS:
                 print("  %s: loadgen does not know its requests (RB_TESTS), so only redis-benchmark runs it" % t,
                       file=sys.stderr)
@@ -599,15 +598,8 @@ def callgrind_run(binary, name, workload, idle_seconds=0.0):
                 if t in SCENARIOS and SCENARIOS[t][0]:
                     scenario_setup(s, SCENARIOS[t][0])
                 subs = Subscribers(s.port, SCENARIOS[t][1]) if t in SCENARIOS and SCENARIOS[t][1] else None
-                pipeline = env_int("BENCH_CG_PIPELINE", 16)
-                if t == "multi10incr":  # n transactions, from loadgen
-                    r = subprocess.run(loadgen_cmd(s.port, t, n, pipeline), input=loadgen_unit(t)[0],
-                                       capture_output=True, timeout=3600)
-                else:
-                    cmd = ["redis-benchmark", "-p", str(s.port), "-c", "50", "-n", str(n),
-                           "-P", str(pipeline), "-q", "--csv"]
-                    cmd += scenario_command(t) if t in SCENARIOS else ["-t", t]
-                    r = subprocess.run(cmd, capture_output=True, timeout=3600)
+                # multi10incr: n transactions, from loadgen
+                r = run_load(s.port, t, n, env_int("BENCH_CG_PIPELINE", 16), pin=False, timeout=3600)
                 if subs:
                     subs.close()
                 if r.returncode != 0:

@@ -40,7 +40,7 @@ typedef struct Conn {
     long unitsLeft; /* units not sent yet */
     long inFlight;  /* units of the batch in flight */
     long replies;   /* top-level replies of the batch in flight */
-    long skip;        /* bulk body bytes (with CRLF) still to come */
+    long skip;      /* bulk body bytes (with CRLF) still to come */
     int depth;
     long open[MAX_DEPTH]; /* elements still due in each open aggregate */
     char line[MAX_LINE];

@@ -20,6 +20,7 @@ int scanParseCursorOrReply(Client *c, const sds s, uint64_t *cursor) {
 }
 
 kvobj *scanKeyStartOrReply(Client *c, int type, uint64_t *cursor, long *count, sds *pattern) {
+    *count = 10;
     *pattern = NULL;
     if (scanParseCursorOrReply(c, c->argv[2], cursor) == -1) return NULL;
     int wrongType;

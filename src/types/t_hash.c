@@ -718,7 +718,7 @@ static int fieldMatches(const sds pat, const HashStr *f) {
  * Redis counts them) were gathered, then filters by MATCH. */
 static void hscanCommand(Client *c) {
     uint64_t cursor;
-    long count = 10;
+    long count;
     sds pat;
     kvobj *o = scanKeyStartOrReply(c, OBJ_HASH, &cursor, &count, &pat);
     if (!o) return;

@@ -983,7 +983,7 @@ static void sdiffstoreCommand(Client *c) { sunionDiffGeneric(c, c->argv + 2, c->
  * buckets or until COUNT members were gathered, then filters by MATCH. */
 static void sscanCommand(Client *c) {
     uint64_t cursor;
-    long count = 10;
+    long count;
     sds pat;
     kvobj *o = scanKeyStartOrReply(c, OBJ_SET, &cursor, &count, &pat);
     if (!o) return;

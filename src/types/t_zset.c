@@ -1582,7 +1582,7 @@ static int zopStoreGetKeys(struct Client *c, int argc, char **argv, int *out, in
 
 static void zscanCommand(Client *c) {
     uint64_t cursor;
-    long count = 10;
+    long count;
     sds pat;
     kvobj *o = scanKeyStartOrReply(c, OBJ_ZSET, &cursor, &count, &pat);
     if (!o) return;
