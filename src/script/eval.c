@@ -9,7 +9,6 @@
  *
  * Each run sets KEYS and ARGV, and runs the function as the Lua
  * pseudo-client (CLIENT_LUA), which starts in the caller's database. */
-#include <ctype.h>
 #include <lauxlib.h>
 #include <lua.h>
 #include <stdlib.h>
@@ -136,6 +135,23 @@ static unsigned recentSlot(const char *sha) {
     return h & (RECENT_SLOTS - 1);
 }
 
+/* A 40-byte SHA argument lower-cased into out (NUL-terminated), eight
+ * bytes at a time: a byte gets 0x20 when it is ASCII and in A..Z; every
+ * other byte is copied as it is. */
+static void shaLower(const char *in, char out[41]) {
+    const uint64_t ones = 0x0101010101010101ULL, high = ones * 0x80;
+    for (int i = 0; i < 40; i += 8) {
+        uint64_t w;
+        memcpy(&w, in + i, 8);
+        uint64_t low7 = w & ~high; /* no byte can carry into the next */
+        uint64_t atLeastA = low7 + ones * (0x80 - 'A');
+        uint64_t pastZ = low7 + ones * (0x80 - 'Z' - 1);
+        w |= (atLeastA & ~pastZ & ~w & high) >> 2;
+        memcpy(out + i, &w, 8);
+    }
+    out[40] = '\0';
+}
+
 /* Push the cached function for sha and set *flags; 0 if not cached. */
 static int cacheGet(lua_State *L, const char *sha, unsigned *flags) {
     unsigned slot = recentSlot(sha);
@@ -230,8 +246,7 @@ static void evalGeneric(Client *c, int bySha, int readOnly) {
             replyError(c, ERR_NOSCRIPT);
             return;
         }
-        for (int i = 0; i < 40; i++) sha[i] = (char)tolower((unsigned char)c->argv[1][i]);
-        sha[40] = '\0';
+        shaLower(c->argv[1], sha);
     } else {
         sha1Hex(c->argv[1], sdsLen(c->argv[1]), sha);
     }
@@ -288,8 +303,7 @@ static void scriptExistsCommand(Client *c) {
         int found = 0;
         if (sdsLen(c->argv[i]) == 40) {
             char sha[41];
-            for (int j = 0; j < 40; j++) sha[j] = (char)tolower((unsigned char)c->argv[i][j]);
-            sha[40] = '\0';
+            shaLower(c->argv[i], sha);
             unsigned flags;
             if (cacheGet(L, sha, &flags)) {
                 lua_pop(L, 1);

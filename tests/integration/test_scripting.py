@@ -1070,7 +1070,9 @@ def test_script_load_exists_evalsha(server):
     assert c.call("EVALSHA", sha, 0) == b":1\r\n"
     assert c.call("EVALSHA", sha.upper(), 0) == b":1\r\n"
     assert c.call("EVALSHA_RO", sha, 0) == b":1\r\n"
-    for bad in ("f" * 40, "short", sha + "xx", ""):
+    # Only ASCII A-Z are lowered: a byte with the high bit set that would
+    # read as 'E' or 'e' without it matches nothing.
+    for bad in ("f" * 40, "short", sha + "xx", "", b"\xc5" + sha[1:].encode(), b"\xe5" + sha[1:].encode()):
         assert c.call("EVALSHA", bad, 0) == b"-NOSCRIPT No matching script. Please use EVAL.\r\n"
         assert c.call("EVALSHA_RO", bad, 0) == b"-NOSCRIPT No matching script. Please use EVAL.\r\n"
     # EVAL caches what it runs, even when it fails at run time.
