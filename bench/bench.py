@@ -395,6 +395,10 @@ def throughput():
                             stolen += 1  # kept anyway
                         else:
                             reruns += 1
+                    if os.environ.get("BENCH_VERBOSE"):
+                        print("    %s P%d %s: %s" % (t, p, g, "  ".join(
+                            "%s %.0f ops/s %.2f us/req" % (s.name, pair[s.name]["rps"], pair[s.name]["cpu"])
+                            for s in servers)), file=sys.stderr)
                     for name, m in pair.items():
                         d = res.setdefault((t, p, g, name), {"rps": [], "cpu": [], "sys": [], "client": []})
                         d["rps"].append(m["rps"])
