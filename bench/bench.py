@@ -66,6 +66,22 @@ class Srv:
             fields = f.read().rsplit(")", 1)[1].split()
         return int(fields[11]) + int(fields[12])  # utime + stime
 
+    def cpu_ns(self):
+        """CPU time of all the server's threads so far, in nanoseconds: the
+        scheduler's own count (/proc/PID/task/*/schedstat) where the kernel
+        keeps it, else utime + stime (10 ms ticks)."""
+        total = 0
+        try:
+            for tid in os.listdir("/proc/%d/task" % self.pid):
+                try:
+                    with open("/proc/%d/task/%s/schedstat" % (self.pid, tid)) as f:
+                        total += int(f.read().split()[0])
+                except FileNotFoundError:  # the thread just ended
+                    pass
+        except OSError:
+            return self.cpu_ticks() * 1e9 / TICK
+        return total
+
     def syscalls(self):
         d = {}
         with open("/proc/%d/io" % self.pid) as f:
@@ -312,12 +328,12 @@ def measure_run(s, t, nn, p, client="redis-benchmark"):
     read/write syscalls per request, and the fraction of the machine's CPU
     time stolen by the hypervisor meanwhile."""
     subs = Subscribers(s.port, SCENARIOS[t][1]) if t in SCENARIOS and SCENARIOS[t][1] else None
-    c0, y0, st0, w0 = s.cpu_ticks(), s.syscalls(), steal_ticks(), time.monotonic()
+    c0, y0, st0, w0 = s.cpu_ns(), s.syscalls(), steal_ticks(), time.monotonic()
     k0 = resource.getrusage(resource.RUSAGE_CHILDREN)  # the load generator's CPU
     lg = uses_loadgen(t, client)
     units = nn // 10 if t == "multi10incr" else nn  # N/10 transactions
     out = run_load(s.port, t, units, p, client)
-    c1, y1, st1, w1 = s.cpu_ticks(), s.syscalls(), steal_ticks(), time.monotonic()
+    c1, y1, st1, w1 = s.cpu_ns(), s.syscalls(), steal_ticks(), time.monotonic()
     k1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     client = (k1.ru_utime - k0.ru_utime + k1.ru_stime - k0.ru_stime) / max(1e-3, w1 - w0)
     if subs:
@@ -334,9 +350,38 @@ def measure_run(s, t, nn, p, client="redis-benchmark"):
             print("%s on %s: %d error replies" % (t, s.name, errors), file=sys.stderr)
     else:
         reqs = nn * nrows
-    return {"rps": rps, "cpu": (c1 - c0) / TICK * 1e6 / reqs, "sys": (y1 - y0) / reqs,
+    return {"rps": rps, "cpu": (c1 - c0) / 1e3 / reqs, "sys": (y1 - y0) / reqs,
             "client": client,
-            "steal": (st1 - st0) / TICK / max(1e-3, (w1 - w0) * (os.cpu_count() or 1))}
+            "steal": (st1 - st0) / TICK / max(1e-3, (w1 - w0) * (os.cpu_count() or 1)),
+            # totals, for measure_pair to add slices up
+            "reqs": reqs, "cpu_ns": c1 - c0, "syscalls": y1 - y0, "wall": w1 - w0,
+            "client_s": client * (w1 - w0), "steal_ticks": st1 - st0}
+
+
+def measure_pair(order, t, nn, p, client, slices):
+    """Both servers under the same load, interleaved: `slices` runs of
+    nn/slices requests each, alternating the servers (ABBA...), so that
+    a change of the machine's speed during the pair falls on both.  Returns
+    {server name: measure_run-like figures for the whole pair}."""
+    k = max(1, min(slices, nn // 1000))
+    acc = {s.name: [] for s in order}
+    for i in range(k):
+        part = nn // k + (1 if i < nn % k else 0)
+        for s in (order if i % 2 == 0 else order[::-1]):
+            acc[s.name].append(measure_run(s, t, part, p, client))
+    out = {}
+    for name, runs in acc.items():
+        reqs = sum(m["reqs"] for m in runs)
+        wall = sum(m["wall"] for m in runs)
+        # ops/s: requests over the time the generator reported for them
+        busy = sum(m["reqs"] / m["rps"] for m in runs if m["rps"])
+        out[name] = {"rps": reqs / busy if busy else 0.0,
+                     "cpu": sum(m["cpu_ns"] for m in runs) / 1e3 / reqs,
+                     "sys": sum(m["syscalls"] for m in runs) / reqs,
+                     "client": sum(m["client_s"] for m in runs) / max(1e-3, wall),
+                     "steal": sum(m["steal_ticks"] for m in runs) / TICK
+                     / max(1e-3, wall * (os.cpu_count() or 1))}
+    return out
 
 
 def ratio(a, b):
@@ -352,6 +397,7 @@ def throughput():
     rounds = env_int("BENCH_ROUNDS", 3)
     steal_max = env_int("BENCH_STEAL_PCT", 2) / 100.0
     steal_retries = env_int("BENCH_STEAL_RETRIES", 5)
+    slices = env_int("BENCH_SLICES", 4)
     gens = [g for g in os.environ.get("BENCH_CLIENTS", "redis-benchmark loadgen").split() if g]
     for g in gens:
         if g not in ("redis-benchmark", "loadgen"):
@@ -387,7 +433,7 @@ def throughput():
                     # again, as steal swings ops/s far more than the servers
                     # differ.
                     for attempt in range(steal_retries + 1):
-                        pair = {s.name: measure_run(s, t, nn, p, g) for s in order}
+                        pair = measure_pair(order, t, nn, p, g, slices)
                         worst = max(m["steal"] for m in pair.values())
                         if worst <= steal_max:
                             break
