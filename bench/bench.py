@@ -428,7 +428,7 @@ def throughput():
             for p in pipelines:
                 nn = n * (10 if p > 1 else 1)
                 for t, g in runs:
-                    # Both servers of a pair run back to back; a pair during
+                    # Both servers of a pair take turns (measure_pair); a pair during
                     # which the hypervisor took CPU time away (steal) is run
                     # again, as steal swings ops/s far more than the servers
                     # differ.
@@ -474,7 +474,7 @@ def throughput():
             sa, sb = statistics.median(a["sys"]), statistics.median(b["sys"])
             ka, kb = statistics.median(a["client"]), statistics.median(b["client"])
             # Ratios are medians of the per-round ratios: both servers of a
-            # round ran back to back, so drift of the machine between rounds
+            # round took turns, so drift of the machine between rounds
             # cancels out.
             rr = statistics.median(ratio(x, y) for x, y in zip(a["rps"], b["rps"]))
             cr = statistics.median(ratio(x, y) for x, y in zip(a["cpu"], b["cpu"]))
