@@ -324,9 +324,9 @@ def steal_ticks():
 
 def measure_run(s, t, nn, p, client="redis-benchmark"):
     """One load run of test t against server s, its load from `client`
-    (redis-benchmark or loadgen): ops/s, server CPU us and
-    read/write syscalls per request, and the fraction of the machine's CPU
-    time stolen by the hypervisor meanwhile."""
+    (redis-benchmark or loadgen).  Returns the generator's ops/s and the
+    run's totals: requests, server CPU ns, read/write syscalls, wall
+    seconds, the generator's CPU seconds and the machine's steal ticks."""
     subs = Subscribers(s.port, SCENARIOS[t][1]) if t in SCENARIOS and SCENARIOS[t][1] else None
     c0, y0, st0, w0 = s.cpu_ns(), s.syscalls(), steal_ticks(), time.monotonic()
     k0 = resource.getrusage(resource.RUSAGE_CHILDREN)  # the load generator's CPU
@@ -335,7 +335,6 @@ def measure_run(s, t, nn, p, client="redis-benchmark"):
     out = run_load(s.port, t, units, p, client)
     c1, y1, st1, w1 = s.cpu_ns(), s.syscalls(), steal_ticks(), time.monotonic()
     k1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    client = (k1.ru_utime - k0.ru_utime + k1.ru_stime - k0.ru_stime) / max(1e-3, w1 - w0)
     if subs:
         subs.close()
     if out.returncode != 0:
@@ -350,19 +349,18 @@ def measure_run(s, t, nn, p, client="redis-benchmark"):
             print("%s on %s: %d error replies" % (t, s.name, errors), file=sys.stderr)
     else:
         reqs = nn * nrows
-    return {"rps": rps, "cpu": (c1 - c0) / 1e3 / reqs, "sys": (y1 - y0) / reqs,
-            "client": client,
-            "steal": (st1 - st0) / TICK / max(1e-3, (w1 - w0) * (os.cpu_count() or 1)),
-            # totals, for measure_pair to add slices up
-            "reqs": reqs, "cpu_ns": c1 - c0, "syscalls": y1 - y0, "wall": w1 - w0,
-            "client_s": client * (w1 - w0), "steal_ticks": st1 - st0}
+    return {"rps": rps, "reqs": reqs, "cpu_ns": c1 - c0, "syscalls": y1 - y0, "wall": w1 - w0,
+            "client_s": k1.ru_utime - k0.ru_utime + k1.ru_stime - k0.ru_stime,
+            "steal_ticks": st1 - st0}
 
 
 def measure_pair(order, t, nn, p, client, slices):
     """Both servers under the same load, interleaved: `slices` runs of
     nn/slices requests each, alternating the servers (ABBA...), so that
     a change of the machine's speed during the pair falls on both.  Returns
-    {server name: measure_run-like figures for the whole pair}."""
+    {server name: ops/s, server CPU us and read/write syscalls per request,
+    the generator's busy fraction, and the fraction of the machine's CPU
+    time stolen by the hypervisor meanwhile}."""
     k = max(1, min(slices, nn // 1000))
     acc = {s.name: [] for s in order}
     for i in range(k):
@@ -372,15 +370,14 @@ def measure_pair(order, t, nn, p, client, slices):
     out = {}
     for name, runs in acc.items():
         reqs = sum(m["reqs"] for m in runs)
-        wall = sum(m["wall"] for m in runs)
+        wall = max(1e-3, sum(m["wall"] for m in runs))
         # ops/s: requests over the time the generator reported for them
         busy = sum(m["reqs"] / m["rps"] for m in runs if m["rps"])
         out[name] = {"rps": reqs / busy if busy else 0.0,
                      "cpu": sum(m["cpu_ns"] for m in runs) / 1e3 / reqs,
                      "sys": sum(m["syscalls"] for m in runs) / reqs,
-                     "client": sum(m["client_s"] for m in runs) / max(1e-3, wall),
-                     "steal": sum(m["steal_ticks"] for m in runs) / TICK
-                     / max(1e-3, wall * (os.cpu_count() or 1))}
+                     "client": sum(m["client_s"] for m in runs) / wall,
+                     "steal": sum(m["steal_ticks"] for m in runs) / TICK / (wall * (os.cpu_count() or 1))}
     return out
 
 

@@ -25,8 +25,9 @@ int scanParseOptionsOrReply(Client *c, int first, long *count, sds *pattern);
 /* The start of SSCAN, HSCAN and ZSCAN (key cursor [MATCH p] [COUNT n]) in
  * Redis's order: the cursor, then the key (of `type`), then the options.  A
  * missing key answers an empty scan (cursor "0", no elements) without
- * looking at the options.  COUNT defaults to 10, MATCH to none (NULL).  Returns the key's entry, or NULL when a reply
- * (that empty scan or an error) has been sent. */
+ * looking at the options.  COUNT defaults to 10, MATCH to none (NULL).
+ * Returns the key's entry, or NULL when a reply (that empty scan or an
+ * error) has been sent. */
 kvobj *scanKeyStartOrReply(Client *c, int type, uint64_t *cursor, long *count, sds *pattern);
 
 /* Entries gathered by htabScan (callback scanBatchCollect, priv = batch). */
