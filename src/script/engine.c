@@ -491,25 +491,125 @@ static int loadChecked(lua_State *L, const char *s, size_t len, const char *chun
 static int passResults(lua_State *L) { return lua_gettop(L); }
 #endif
 
+#ifdef CAIRN_LUAJIT
+/* Push the real globals table (the sandbox's proxy reads through to it). */
+static void pushRealGlobals(lua_State *L) {
+    pushSlot(L, SLOT_REAL_GLOBALS);
+    if (lua_istable(L, -1)) return;
+    lua_pop(L, 1);
+    lua_pushvalue(L, LUA_GLOBALSINDEX);
+}
+
+static int nameIs(const char *name, size_t len, const char *what) {
+    return len == strlen(what) && memcmp(name, what, len) == 0;
+}
+
+/* scriptRewrite's question: what the global `name` holds. */
+static int globalKind(void *ctx, const char *name, size_t len) {
+    lua_State *L = ctx;
+    if (nameIs(name, len, "KEYS") || nameIs(name, len, "ARGV")) return GLOBAL_PER_RUN;
+    pushRealGlobals(L);
+    lua_pushlstring(L, name, len);
+    lua_rawget(L, -2);
+    int type = lua_type(L, -1);
+    lua_pop(L, 2);
+    return type == LUA_TTABLE ? GLOBAL_TABLE : type == LUA_TFUNCTION ? GLOBAL_FUNCTION : GLOBAL_ABSENT;
+}
+
+/* The rewritten chunk (rw->text), called once with the helper and the
+ * aliased globals' values, hands back the script's function, which
+ * replaces the one on top of the stack.  Should it fail (limits on
+ * upvalues), the original stands and 0 is returned. */
+static int loadRewritten(lua_State *L, const ScriptRewrite *rw, const char *chunk) {
+    if (luaL_loadbuffer(L, rw->text, sdsLen(rw->text), chunk) != 0) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    lua_pushcfunction(L, passResults);
+    pushRealGlobals(L);
+    int realG = lua_gettop(L);
+    for (int a = 0; a < rw->naliases; a++) {
+        if (nameIs(rw->aliases[a], sdsLen(rw->aliases[a]), "KEYS") ||
+            nameIs(rw->aliases[a], sdsLen(rw->aliases[a]), "ARGV")) {
+            lua_newtable(L);
+        } else {
+            lua_pushlstring(L, rw->aliases[a], sdsLen(rw->aliases[a]));
+            lua_rawget(L, realG);
+        }
+    }
+    lua_remove(L, realG);
+    if (lua_pcall(L, 1 + rw->naliases, 1, 0) == 0 && lua_isfunction(L, -1)) {
+        lua_replace(L, -2);
+        return 1;
+    }
+    lua_pop(L, 1);
+    return 0;
+}
+#endif
+
 int luaEngineLoad(lua_State *L, const char *body, size_t len, const char *chunk) {
     int rc = loadText(L, body, len, chunk);
 #ifdef CAIRN_LUAJIT
     if (rc != 0) return rc;
-    sds text = tailcallRewrite(body, len);
-    if (!text) return rc;
-    /* The rewritten chunk, called once with the helper, hands back the
-     * script's function.  Should it fail (limits on upvalues), the
-     * original stands. */
-    if (luaL_loadbuffer(L, text, sdsLen(text), chunk) == 0) {
-        lua_pushcfunction(L, passResults);
-        if (lua_pcall(L, 1, 1, 0) == 0 && lua_isfunction(L, -1)) lua_replace(L, -2);
-        else lua_pop(L, 1);
-    } else {
-        lua_pop(L, 1);
-    }
-    sdsFree(text);
+    ScriptRewrite rw;
+    scriptRewrite(body, len, NULL, NULL, &rw);
+    if (rw.text) loadRewritten(L, &rw, chunk);
+    scriptRewriteFree(&rw);
 #endif
     return rc;
+}
+
+int luaEngineLoadScript(lua_State *L, const char *body, size_t len, const char *chunk, ScriptArgs *args) {
+    memset(args, 0, sizeof(*args));
+    int rc = loadText(L, body, len, chunk);
+#ifdef CAIRN_LUAJIT
+    if (rc != 0) return rc;
+    ScriptRewrite rw;
+    scriptRewrite(body, len, globalKind, L, &rw);
+    if (rw.text && loadRewritten(L, &rw, chunk)) {
+        /* KEYS and ARGV, if passed in, are upvalues of the function. */
+        const char *name;
+        /* (Lua functions have at most 60 upvalues: 6 bits.) */
+        for (int n = 1; n <= 63 && (name = lua_getupvalue(L, -1, n)) != NULL; n++) {
+            lua_pop(L, 1);
+            int isKeys = strcmp(name, "KEYS") == 0;
+            if (!isKeys && strcmp(name, "ARGV") != 0) continue;
+            int readOnly = 0;
+            for (int a = 0; a < rw.naliases; a++)
+                if (strcmp(rw.aliases[a], name) == 0) readOnly = rw.readOnly[a];
+            args->upvalues = 1;
+            if (isKeys) {
+                args->keysUpvalue = (unsigned char)n;
+                args->keysInPlace = (unsigned char)readOnly;
+            } else {
+                args->argvUpvalue = (unsigned char)n;
+                args->argvInPlace = (unsigned char)readOnly;
+            }
+        }
+    }
+    scriptRewriteFree(&rw);
+#endif
+    return rc;
+}
+
+unsigned luaEngineArgsPack(const ScriptArgs *a) {
+    return (unsigned)a->upvalues | (unsigned)a->keysInPlace << 1 | (unsigned)a->argvInPlace << 2 |
+           (unsigned)a->keysUpvalue << 3 | (unsigned)a->argvUpvalue << 9;
+}
+
+void luaEngineArgsUnpack(unsigned packed, ScriptArgs *a) {
+    a->upvalues = packed & 1;
+    a->keysInPlace = (packed >> 1) & 1;
+    a->argvInPlace = (packed >> 2) & 1;
+    a->keysUpvalue = (packed >> 3) & 63;
+    a->argvUpvalue = (packed >> 9) & 63;
+    a->keysHeld = a->argvHeld = NULL;
+}
+
+void luaEngineArgsRelease(ScriptArgs *a) {
+    sdsFree(a->keysHeld);
+    sdsFree(a->argvHeld);
+    a->keysHeld = a->argvHeld = NULL;
 }
 
 /* pcall hands back the text of an error table ({err=...}, what redis.call
@@ -1314,8 +1414,12 @@ lua_State *luaEngineCreate(void) {
     return L;
 }
 
+static void watchForget(lua_State *L);
+
 void luaEngineDestroy(lua_State *L) {
-    if (L) lua_close(L);
+    if (!L) return;
+    watchForget(L);
+    lua_close(L);
 }
 
 size_t luaEngineMemory(lua_State *L) {
@@ -1332,7 +1436,87 @@ static void pushStringArray(lua_State *L, sds *items, int n) {
     }
 }
 
-void luaEngineSetKeysArgv(lua_State *L, sds *keys, int numkeys, sds *args, int numargs) {
+/* An in-place table's contents as ScriptArgs keeps them: each string's
+ * length (4 bytes) and bytes.  Kept only up to this size in all. */
+#define HELD_MAX 1024
+
+/* The length and bytes of the next string in a held record (at *pos,
+ * advanced), or -1 past its end. */
+static long heldNext(sds held, size_t *pos, const char **bytes) {
+    if (!held || *pos + 4 > sdsLen(held)) return -1;
+    uint32_t len;
+    memcpy(&len, held + *pos, 4);
+    *bytes = held + *pos + 4;
+    *pos += 4 + len;
+    return len;
+}
+
+static int heldEquals(sds held, sds *items, int n) {
+    size_t pos = 0;
+    const char *bytes = NULL;
+    for (int i = 0; i < n; i++) {
+        long len = heldNext(held, &pos, &bytes);
+        if (len != (long)sdsLen(items[i]) || memcmp(bytes, items[i], (size_t)len) != 0) return 0;
+    }
+    return held && pos == sdsLen(held);
+}
+
+/* Record in *held (reusing its buffer) what the table now holds. */
+static void heldSet(sds *held, sds *items, int n) {
+    size_t total = 0;
+    for (int i = 0; i < n && total <= HELD_MAX; i++) total += 4 + sdsLen(items[i]);
+    if (total > HELD_MAX) {
+        sdsFree(*held);
+        *held = NULL;
+        return;
+    }
+    if (*held) sdsClear(*held);
+    else *held = sdsEmpty();
+    for (int i = 0; i < n; i++) {
+        uint32_t len = (uint32_t)sdsLen(items[i]);
+        *held = sdsCatLen(*held, (const char *)&len, 4);
+        *held = sdsCatLen(*held, items[i], len);
+    }
+}
+
+/* The script's upvalue `up` (its KEYS or ARGV) set to the n strings: a new
+ * table, or, when the script only reads its elements, the table it has
+ * refilled: nothing happens when it already holds them, and only the
+ * strings that changed are replaced (no allocation, no garbage). */
+static void setArgsUpvalue(lua_State *L, int fn, int up, int inPlace, sds *held, sds *items, int n) {
+    if (!inPlace) {
+        pushStringArray(L, items, n);
+        lua_setupvalue(L, fn, up);
+        return;
+    }
+    if (heldEquals(*held, items, n)) return;
+    lua_getupvalue(L, fn, up);
+    int old = (int)lua_objlen(L, -1);
+    size_t pos = 0;
+    for (int i = 0; i < n; i++) {
+        const char *bytes = NULL;
+        long len = heldNext(*held, &pos, &bytes);
+        if (len == (long)sdsLen(items[i]) && memcmp(bytes, items[i], (size_t)len) == 0) continue;
+        lua_pushlstring(L, items[i], sdsLen(items[i]));
+        lua_rawseti(L, -2, i + 1);
+    }
+    for (int i = old; i > n; i--) {
+        lua_pushnil(L);
+        lua_rawseti(L, -2, i);
+    }
+    lua_pop(L, 1);
+    heldSet(held, items, n);
+}
+
+void luaEngineSetKeysArgv(lua_State *L, ScriptArgs *how, sds *keys, int numkeys, sds *args, int numargs) {
+    if (how && how->upvalues) {
+        int fn = lua_gettop(L);
+        if (how->keysUpvalue)
+            setArgsUpvalue(L, fn, how->keysUpvalue, how->keysInPlace, &how->keysHeld, keys, numkeys);
+        if (how->argvUpvalue)
+            setArgsUpvalue(L, fn, how->argvUpvalue, how->argvInPlace, &how->argvHeld, args, numargs);
+        return;
+    }
     pushSlot(L, SLOT_REAL_GLOBALS);
     if (!lua_istable(L, -1)) {
         lua_pop(L, 1);
@@ -1385,6 +1569,136 @@ static void hookWhileRunning(lua_State *L, lua_Debug *ar) {
     }
 }
 
+#ifdef CAIRN_LUAJIT
+/* The time limit without a per-instruction cost.  A count hook makes
+ * LuaJIT's interpreter dispatch every instruction through a hook check
+ * (~240 instructions of a rate limiter's ~7,000), so on LuaJIT no hook is
+ * set while scripts run as they should.  A watchdog thread looks every
+ * WATCH_MS at the number of the run in progress; a run it sees twice has
+ * lasted at least that long, and it sets the count hook on the run's VM,
+ * from then on the same as on Lua 5.1.  LuaJIT supports setting hooks from
+ * outside the running thread (its own profiler does, from a signal handler
+ * or a timer thread: lj_dispatch_update only swaps dispatch table entries,
+ * each valid alone), and its hooks belong to the whole VM, so coroutines
+ * and loadstring chunks are covered.  The end of the run clears the hook.
+ * The lock keeps the watchdog's lua_sethook away from the main thread's
+ * and from a VM being closed; the main thread takes it only when a hook
+ * was set. */
+#include <pthread.h>
+#include <stdatomic.h>
+
+#define WATCH_MS 10
+#define WATCH_IDLE_TICKS 100 /* no run begun for this many looks: sleep */
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    pthread_once_t once;
+    _Atomic unsigned long run;   /* the run in progress, 0 if none */
+    _Atomic unsigned long begun; /* runs begun */
+    _Atomic(lua_State *) L;      /* the VM of the run in progress */
+    _Atomic int sleeping;        /* the watchdog waits for wake */
+    _Atomic int anyArmed;
+    lua_State *armed;            /* the VM whose hook the watchdog set (lock) */
+} watch = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_ONCE_INIT, 0, 0, NULL, 0, 0, NULL};
+
+/* With no script for a while the watchdog stops looking until a run
+ * begins.  watchBegin stores the run, then reads sleeping; the watchdog
+ * stores sleeping, then reads the run: one of them sees the other's store,
+ * so a run never starts unwatched. */
+static void watchIdle(void) {
+    pthread_mutex_lock(&watch.lock);
+    atomic_store(&watch.sleeping, 1);
+    while (atomic_load(&watch.sleeping) && atomic_load(&watch.run) == 0)
+        pthread_cond_wait(&watch.wake, &watch.lock);
+    atomic_store(&watch.sleeping, 0);
+    pthread_mutex_unlock(&watch.lock);
+}
+
+static void *watchdogMain(void *arg) {
+    (void)arg;
+    unsigned long seen = 0, begun = 0;
+    int idle = 0;
+    struct timespec ts = {0, WATCH_MS * 1000000L};
+    for (;;) {
+        nanosleep(&ts, NULL);
+        unsigned long run = atomic_load(&watch.run), now = atomic_load(&watch.begun);
+        idle = now == begun && run == 0 ? idle + 1 : 0;
+        begun = now;
+        if (idle >= WATCH_IDLE_TICKS) {
+            watchIdle();
+            idle = 0;
+            seen = 0;
+            continue;
+        }
+        if (run == 0 || run != seen) {
+            seen = run;
+            continue;
+        }
+        pthread_mutex_lock(&watch.lock);
+        lua_State *L = atomic_load(&watch.L);
+        if (atomic_load(&watch.run) == run && L && !watch.armed) {
+            lua_sethook(L, hookWhileRunning, LUA_MASKCOUNT, HOOK_INSTRUCTIONS);
+            watch.armed = L;
+            atomic_store(&watch.anyArmed, 1);
+        }
+        pthread_mutex_unlock(&watch.lock);
+    }
+    return NULL;
+}
+
+static void watchStartThread(void) {
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &attr, watchdogMain, NULL) != 0)
+        serverLog(LL_WARNING, "Can't create the script watchdog thread: scripts have no time limit.");
+    pthread_attr_destroy(&attr);
+}
+
+static void watchBegin(lua_State *L) {
+    static unsigned long runs;
+    pthread_once(&watch.once, watchStartThread);
+    atomic_store(&watch.L, L);
+    atomic_store_explicit(&watch.begun, ++runs, memory_order_relaxed);
+    atomic_store(&watch.run, runs);
+    if (atomic_load(&watch.sleeping)) {
+        pthread_mutex_lock(&watch.lock);
+        atomic_store(&watch.sleeping, 0);
+        pthread_cond_signal(&watch.wake);
+        pthread_mutex_unlock(&watch.lock);
+    }
+}
+
+/* Clear the hook the watchdog set (if it set one). */
+static void watchDisarm(void) {
+    if (!atomic_load(&watch.anyArmed)) return;
+    pthread_mutex_lock(&watch.lock);
+    if (watch.armed) lua_sethook(watch.armed, NULL, 0, 0);
+    watch.armed = NULL;
+    atomic_store(&watch.anyArmed, 0);
+    pthread_mutex_unlock(&watch.lock);
+}
+
+static void watchEnd(void) {
+    atomic_store(&watch.run, 0);
+    watchDisarm();
+}
+
+static void watchForget(lua_State *L) {
+    pthread_mutex_lock(&watch.lock);
+    if (atomic_load(&watch.L) == L) atomic_store(&watch.L, NULL);
+    if (watch.armed == L) {
+        watch.armed = NULL;
+        atomic_store(&watch.anyArmed, 0);
+    }
+    pthread_mutex_unlock(&watch.lock);
+}
+#else
+static void watchForget(lua_State *L) { (void)L; }
+#endif
+
 static void replyScriptError(lua_State *L, ScriptRun *run) {
     Client *c = run->caller;
     if (lua_type(L, -1) != LUA_TTABLE) {
@@ -1416,11 +1730,18 @@ void luaEngineRun(lua_State *L, ScriptRun *run, int nargs) {
     currentRun = run;
     run->startMs = mstime();
     if (!run->resp) run->resp = 2;
+#ifdef CAIRN_LUAJIT
+    if (!outer) watchBegin(L);
+#else
     /* The hook stays set between runs (it does nothing while no script
-     * runs): setting it costs LuaJIT a dispatch table update each time. */
+     * runs). */
     if (lua_gethook(L) != hookWhileRunning || lua_gethookmask(L) != LUA_MASKCOUNT)
         lua_sethook(L, hookWhileRunning, LUA_MASKCOUNT, HOOK_INSTRUCTIONS);
+#endif
     int rc = lua_pcall(L, nargs, 1, base);
+#ifdef CAIRN_LUAJIT
+    if (!outer) watchEnd();
+#endif
     currentRun = outer;
     if (run->timedOut) serverLog(LL_WARNING, "Slow script finished after %lld milliseconds.", mstime() - run->startMs);
     if (rc == 0) luaToReply(L, run->caller, run->resp);

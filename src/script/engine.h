@@ -38,6 +38,30 @@ lua_State *luaEngineCreate(void);
  * (tailcall.c), so those calls keep the script's frame as on Lua 5.1;
  * compile errors always come from the text as given. */
 int luaEngineLoad(lua_State *L, const char *body, size_t len, const char *chunk);
+/* How a compiled EVAL script gets KEYS and ARGV.  As globals (all zero),
+ * or, on LuaJIT when the rewrite (tailcall.c) passed them in, through the
+ * function's upvalues (upvalues set: the globals are then left alone): the
+ * upvalue numbers (0: the script does not use that one) and whether the
+ * script only reads elements, so that the table can be refilled in place. */
+typedef struct ScriptArgs {
+    unsigned char upvalues;
+    unsigned char keysUpvalue, argvUpvalue;
+    unsigned char keysInPlace, argvInPlace;
+    /* What the in-place tables hold as the last run left them (NULL:
+     * unknown), so that unchanged arguments cost no Lua call.  Kept by
+     * the caller's cache; free with luaEngineArgsRelease. */
+    sds keysHeld, argvHeld;
+} ScriptArgs;
+
+/* luaEngineLoad for an EVAL script: on LuaJIT the rewrite also passes in
+ * as upvalues the globals the script reads (library tables and functions,
+ * KEYS and ARGV); *args says how to set KEYS and ARGV for each run. */
+int luaEngineLoadScript(lua_State *L, const char *body, size_t len, const char *chunk, ScriptArgs *args);
+/* ScriptArgs in 15 bits and back (what the tables hold is not packed:
+ * unknown), for a cache that stores a number. */
+unsigned luaEngineArgsPack(const ScriptArgs *a);
+void luaEngineArgsUnpack(unsigned packed, ScriptArgs *a);
+void luaEngineArgsRelease(ScriptArgs *a);
 /* Make globals and library tables read-only; unknown globals error. */
 void luaEngineLockGlobals(lua_State *L);
 void luaEngineDestroy(lua_State *L);
@@ -61,9 +85,10 @@ typedef struct ScriptRun {
     int replFlags;        /* redis.set_repl (accepted; effects always propagate) */
 } ScriptRun;
 
-/* Set the globals KEYS and ARGV, past the sandbox, to new arrays of the
- * given strings (borrowed). */
-void luaEngineSetKeysArgv(lua_State *L, sds *keys, int numkeys, sds *args, int numargs);
+/* Set KEYS and ARGV for a run of the function on top of the stack, as how
+ * says (NULL: as globals, past the sandbox; its record of what in-place
+ * tables hold is updated), to arrays of the given strings (borrowed). */
+void luaEngineSetKeysArgv(lua_State *L, ScriptArgs *how, sds *keys, int numkeys, sds *args, int numargs);
 
 /* The running script, or NULL. */
 ScriptRun *scriptCurrentRun(void);

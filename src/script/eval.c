@@ -7,8 +7,10 @@
  * without a shebang runs in the compatible mode of earlier Redis versions.
  * SCRIPT FLUSH drops the cache by replacing the whole VM, as Redis does.
  *
- * Each run sets KEYS and ARGV, and runs the function as the Lua
- * pseudo-client (CLIENT_LUA), which starts in the caller's database. */
+ * Each run sets KEYS and ARGV (as globals, or on LuaJIT mostly through the
+ * script's upvalues: ScriptArgs, kept with each cached script), and runs
+ * the function as the Lua pseudo-client (CLIENT_LUA), which starts in the
+ * caller's database. */
 #include <lauxlib.h>
 #include <lua.h>
 #include <stdlib.h>
@@ -30,7 +32,7 @@
 static lua_State *vm;
 static Client *luaClient;
 static char scriptsKey;     /* registry: sha -> function */
-static char flagsKey;       /* registry: sha -> flags */
+static char flagsKey;       /* registry: sha -> flags and ScriptArgs (ARGS_SHIFT) */
 static unsigned long numScripts;
 static size_t scriptBytes;  /* bodies held (used_memory_scripts_eval) */
 
@@ -123,11 +125,13 @@ done:
 /* The scripts run most recently, by SHA: a direct-mapped table in front of
  * the registry lookups (which intern the 40-byte SHA each time). */
 #define RECENT_SLOTS 64
-static struct {
+typedef struct Recent {
     char sha[40];
     int ref;          /* registry reference of the function, 0 if empty */
     unsigned flags;
-} recent[RECENT_SLOTS];
+    ScriptArgs args;  /* with what its KEYS and ARGV tables hold */
+} Recent;
+static Recent recent[RECENT_SLOTS];
 
 static unsigned recentSlot(const char *sha) {
     unsigned h = 0;
@@ -152,13 +156,31 @@ static void shaLower(const char *in, char out[41]) {
     out[40] = '\0';
 }
 
-/* Push the cached function for sha and set *flags; 0 if not cached. */
-static int cacheGet(lua_State *L, const char *sha, unsigned *flags) {
-    unsigned slot = recentSlot(sha);
-    if (recent[slot].ref && memcmp(recent[slot].sha, sha, 40) == 0) {
-        lua_rawgeti(L, LUA_REGISTRYINDEX, recent[slot].ref);
-        *flags = recent[slot].flags;
-        return 1;
+/* The registry's flags table holds for each SHA a number: the script
+ * flags in the low 16 bits, the packed ScriptArgs above them. */
+#define ARGS_SHIFT 16
+
+/* Make sha's slot of recent hold the function on top of the stack (left
+ * there). */
+static Recent *recentFill(lua_State *L, const char *sha, unsigned flags, const ScriptArgs *args) {
+    Recent *r = &recent[recentSlot(sha)];
+    if (r->ref) luaL_unref(L, LUA_REGISTRYINDEX, r->ref);
+    luaEngineArgsRelease(&r->args);
+    lua_pushvalue(L, -1);
+    r->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    memcpy(r->sha, sha, 40);
+    r->flags = flags;
+    r->args = *args;
+    return r;
+}
+
+/* Push the cached function for sha and return its entry; NULL if not
+ * cached.  The entry is valid until the next cacheGet or cacheAdd. */
+static Recent *cacheGet(lua_State *L, const char *sha) {
+    Recent *r = &recent[recentSlot(sha)];
+    if (r->ref && memcmp(r->sha, sha, 40) == 0) {
+        lua_rawgeti(L, LUA_REGISTRYINDEX, r->ref);
+        return r;
     }
     lua_pushlightuserdata(L, &scriptsKey);
     lua_rawget(L, LUA_REGISTRYINDEX);
@@ -166,35 +188,35 @@ static int cacheGet(lua_State *L, const char *sha, unsigned *flags) {
     lua_remove(L, -2);
     if (lua_isnil(L, -1)) {
         lua_pop(L, 1);
-        return 0;
+        return NULL;
     }
     lua_pushlightuserdata(L, &flagsKey);
     lua_rawget(L, LUA_REGISTRYINDEX);
     lua_getfield(L, -1, sha);
-    *flags = (unsigned)lua_tonumber(L, -1);
+    unsigned stored = (unsigned)lua_tonumber(L, -1);
     lua_pop(L, 2);
-    if (recent[slot].ref) luaL_unref(L, LUA_REGISTRYINDEX, recent[slot].ref);
-    lua_pushvalue(L, -1);
-    recent[slot].ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    memcpy(recent[slot].sha, sha, 40);
-    recent[slot].flags = *flags;
-    return 1;
+    ScriptArgs args;
+    luaEngineArgsUnpack(stored >> ARGS_SHIFT, &args);
+    return recentFill(L, sha, stored & ((1u << ARGS_SHIFT) - 1), &args);
 }
 
-/* Compile body and cache it under sha, leaving the function pushed.  On
- * error replies to c and returns -1. */
-static int cacheAdd(Client *c, lua_State *L, const char *sha, const char *body, size_t len, unsigned *flags) {
+/* Compile body and cache it under sha, leaving the function pushed, and
+ * return its entry (as cacheGet).  On error replies to c and returns
+ * NULL. */
+static Recent *cacheAdd(Client *c, lua_State *L, const char *sha, const char *body, size_t len) {
     size_t off;
-    sds err = parseShebang(body, len, flags, &off);
+    unsigned flags;
+    sds err = parseShebang(body, len, &flags, &off);
     if (err) {
         replyErrorLen(c, err, sdsLen(err));
         sdsFree(err);
-        return -1;
+        return NULL;
     }
-    if (luaEngineLoad(L, body + off, len - off, "@user_script")) {
+    ScriptArgs args;
+    if (luaEngineLoadScript(L, body + off, len - off, "@user_script", &args)) {
         replyErrorFormat(c, "ERR Error compiling script (new function): %s", lua_tostring(L, -1));
         lua_pop(L, 1);
-        return -1;
+        return NULL;
     }
     lua_pushlightuserdata(L, &scriptsKey);
     lua_rawget(L, LUA_REGISTRYINDEX);
@@ -203,15 +225,16 @@ static int cacheAdd(Client *c, lua_State *L, const char *sha, const char *body, 
     lua_pop(L, 1);
     lua_pushlightuserdata(L, &flagsKey);
     lua_rawget(L, LUA_REGISTRYINDEX);
-    lua_pushnumber(L, *flags);
+    lua_pushnumber(L, (lua_Number)(flags | luaEngineArgsPack(&args) << ARGS_SHIFT));
     lua_setfield(L, -2, sha);
     lua_pop(L, 1);
     numScripts++;
     scriptBytes += len;
-    return 0;
+    return recentFill(L, sha, flags, &args);
 }
 
 static void cacheFlush(void) {
+    for (int i = 0; i < RECENT_SLOTS; i++) luaEngineArgsRelease(&recent[i].args);
     memset(recent, 0, sizeof(recent));
     if (vm) luaEngineDestroy(vm);
     vm = NULL;
@@ -250,20 +273,22 @@ static void evalGeneric(Client *c, int bySha, int readOnly) {
     } else {
         sha1Hex(c->argv[1], sdsLen(c->argv[1]), sha);
     }
-    unsigned flags;
-    if (!cacheGet(L, sha, &flags)) {
+    Recent *script = cacheGet(L, sha);
+    if (!script) {
         if (bySha) {
             replyError(c, ERR_NOSCRIPT);
             return;
         }
-        if (cacheAdd(c, L, sha, c->argv[1], sdsLen(c->argv[1]), &flags) == -1) return;
+        if ((script = cacheAdd(c, L, sha, c->argv[1], sdsLen(c->argv[1]))) == NULL) return;
     }
+    unsigned flags = script->flags;
     if (readOnly && !(flags & (SCRIPT_FLAG_NO_WRITES | SCRIPT_FLAG_EVAL_COMPAT))) {
         lua_pop(L, 1);
         replyError(c, "ERR Can not execute a script with write flag using *_ro command.");
         return;
     }
-    luaEngineSetKeysArgv(L, c->argv + 3, (int)numkeys, c->argv + 3 + numkeys, c->argc - 3 - (int)numkeys);
+    int numargs = c->argc - 3 - (int)numkeys;
+    luaEngineSetKeysArgv(L, &script->args, c->argv + 3, (int)numkeys, c->argv + 3 + numkeys, numargs);
     ScriptRun run = {0};
     run.caller = c;
     run.fake = luaClient;
@@ -288,10 +313,7 @@ static void scriptLoadCommand(Client *c) {
     lua_State *L = evalVm();
     char sha[41];
     sha1Hex(c->argv[2], sdsLen(c->argv[2]), sha);
-    unsigned flags;
-    if (!cacheGet(L, sha, &flags)) {
-        if (cacheAdd(c, L, sha, c->argv[2], sdsLen(c->argv[2]), &flags) == -1) return;
-    }
+    if (!cacheGet(L, sha) && !cacheAdd(c, L, sha, c->argv[2], sdsLen(c->argv[2]))) return;
     lua_pop(L, 1);
     replyBulk(c, sha, 40);
 }
@@ -304,8 +326,7 @@ static void scriptExistsCommand(Client *c) {
         if (sdsLen(c->argv[i]) == 40) {
             char sha[41];
             shaLower(c->argv[i], sha);
-            unsigned flags;
-            if (cacheGet(L, sha, &flags)) {
+            if (cacheGet(L, sha)) {
                 lua_pop(L, 1);
                 found = 1;
             }

@@ -31,7 +31,24 @@
  * before the first line and a newline plus `end` after the last) adds no
  * line break before any of the chunk's text.  H reaches the chunk as an
  * upvalue of the wrapper, named so that it matches no name in the chunk,
- * so scripts can neither see nor shadow it. */
+ * so scripts can neither see nor shadow it.
+ *
+ * Globals as upvalues (scriptRewrite).  The sandbox's globals are an empty
+ * proxy that reads through to the real table, so every global a script
+ * reads costs LuaJIT a metamethod lookup in C.  The same pass notes how
+ * each global name is used; a name the chunk never assigns, whose value
+ * never changes (a library) and whose every use behaves the same on an
+ * upvalue as on a global, becomes a local of the wrapper under its own
+ * name, so the chunk reads it as an upvalue.  Lexical scope does the rest:
+ * a local of the chunk with that name shadows it as it shadowed the global.
+ * What differs between an upvalue and a global is only the variable's
+ * kind in some error texts ("attempt to call global 'redis'"), so names
+ * used in such a way (a table called, a function indexed or measured,
+ * either in arithmetic or concatenation) are left global.  KEYS and ARGV
+ * change with each run: the engine sets the wrapper's locals through the
+ * script's upvalues, which is only equal to setting the globals when the
+ * chunk has no other way to read those (`_G`, `loadstring`, `load`; the
+ * sandbox has no getfenv or debug). */
 #include "script/tailcall.h"
 
 #include <stdlib.h>
@@ -224,6 +241,22 @@ typedef struct Candidate {
     long root; /* the local the callee path starts from, or ALIAS_GLOBAL */
 } Candidate;
 
+/* How a global name is used; aliasable() reads these. */
+#define USE_INDEX 1u     /* x.f, x[k], x:m() */
+#define USE_CALL 2u      /* x(...), x'...', x{...} */
+#define USE_VALUE 4u     /* anything else that reads it */
+#define USE_LEN 8u       /* #x */
+#define USE_ARITH 16u    /* an operand of arithmetic or `..` */
+#define USE_ASSIGN 32u   /* assigned, or perhaps (x, y = ...) */
+#define USE_NOT_READ 64u /* more than reading elements, #x, unpack(x), ipairs(x) */
+
+typedef struct Global {
+    const char *name;
+    size_t len;
+    int kind;      /* GLOBAL_* */
+    unsigned uses; /* USE_* */
+} Global;
+
 typedef struct Scan {
     const char *src;
     Token *t;
@@ -241,6 +274,13 @@ typedef struct Scan {
     size_t forFirst, forCount; /* their first token and how many */
     size_t forDepth;           /* nblocks when `for` was seen */
     int forPending;
+    /* Globals (scriptRewrite only: kind is NULL for tailcallRewrite). */
+    GlobalKindFn kind;
+    void *kindCtx;
+    Global globals[REWRITE_MAX_ALIASES]; /* those kind knows, by first use */
+    size_t nglobals;
+    int tooManyGlobals;
+    int dynamicGlobals; /* `_G`, `loadstring` or `load` is used */
 } Scan;
 
 #define GROW(arr, n, cap)                                                                                    \
@@ -406,6 +446,8 @@ static size_t scanLocal(Scan *sc, size_t i) {
     return j;
 }
 
+static void noteGlobal(Scan *sc, size_t i, int assign);
+
 /* At `function` (token i): open its body and declare its parameters;
  * returns the token to go on from. */
 static size_t scanFunction(Scan *sc, size_t i) {
@@ -423,6 +465,7 @@ static size_t scanFunction(Scan *sc, size_t i) {
         }
         long k = resolve(sc, nameTok);
         if (plain && k >= 0) sc->locals[k].assigned = 1;
+        noteGlobal(sc, nameTok, plain);
     }
     openBlock(sc, 1);
     if (method) {
@@ -479,6 +522,124 @@ static void scanName(Scan *sc, size_t i) {
     if (k >= 0) sc->locals[k].assigned = 1;
 }
 
+/* ------------------------------------------------------------------ */
+/* Globals. */
+
+static int tokenIsText(const Scan *sc, size_t i, const char *text) {
+    if (i >= sc->ntok) return 0;
+    const Token *tk = &sc->t[i];
+    size_t len = strlen(text);
+    return tk->end - tk->start == len && memcmp(sc->src + tk->start, text, len) == 0;
+}
+
+static int isArithmetic(const Scan *sc, size_t i) {
+    if (i >= sc->ntok || sc->t[i].type != TK_OP) return 0;
+    switch (sc->t[i].code) {
+    case '+': case '-': case '*': case '/': case '%': case '^': case OP_CONCAT:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Is the name at token i inside an expression for certain (so that a `,`
+ * after it cannot be part of the variables of an assignment)? */
+static int inExpression(const Scan *sc, size_t i) {
+    if (i == 0) return 0;
+    const Token *p = &sc->t[i - 1];
+    if (p->type == TK_OP) {
+        switch (p->code) {
+        case ')': case ']': case '}': case ';': case OP_DOTS:
+            return 0;
+        case ',':
+            return sc->brackets != 0; /* a list of arguments or fields */
+        case OP_OTHER:
+            return sc->src[p->start] != ':'; /* ~= <= >=, not a label's :: */
+        default:
+            return 1;
+        }
+    }
+    if (p->type != TK_KEYWORD) return 0;
+    switch (p->code) {
+    case KW_RETURN: case KW_IF: case KW_ELSEIF: case KW_WHILE: case KW_UNTIL: case KW_AND: case KW_OR:
+    case KW_NOT: case KW_IN:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* How the global name at token i is used. */
+static unsigned classifyUse(const Scan *sc, size_t i) {
+    size_t n = i + 1;
+    if (tokIs(sc, n, TK_OP, '=')) return USE_ASSIGN;
+    if (tokIs(sc, n, TK_OP, ',') && !inExpression(sc, i)) return USE_ASSIGN;
+    if (tokIs(sc, n, TK_OP, '.') || tokIs(sc, n, TK_OP, ':')) return USE_INDEX | USE_NOT_READ;
+    if (tokIs(sc, n, TK_OP, '[')) {
+        size_t close = matchingClose(sc, n);
+        int written = tokIs(sc, close + 1, TK_OP, '=') || (tokIs(sc, close + 1, TK_OP, ',') && !inExpression(sc, i));
+        return USE_INDEX | (written ? USE_NOT_READ : 0);
+    }
+    if (tokIs(sc, n, TK_OP, '(') || tokIs(sc, n, TK_OP, '{') || (n < sc->ntok && sc->t[n].type == TK_STRING))
+        return USE_CALL | USE_NOT_READ;
+    if (i > 0 && tokIs(sc, i - 1, TK_OP, '#')) return USE_LEN;
+    unsigned u = USE_VALUE;
+    if ((i > 0 && isArithmetic(sc, i - 1)) || isArithmetic(sc, n)) u |= USE_ARITH;
+    /* the first argument of unpack or ipairs: read, not kept */
+    int readArg = i >= 2 && tokIs(sc, i - 1, TK_OP, '(') && (tokIs(sc, n, TK_OP, ')') || tokIs(sc, n, TK_OP, ',')) &&
+                  (tokenIsText(sc, i - 2, "unpack") || tokenIsText(sc, i - 2, "ipairs")) &&
+                  tokIsName(sc, i - 2) && resolve(sc, i - 2) == ALIAS_GLOBAL &&
+                  !(i >= 3 && (tokIs(sc, i - 3, TK_OP, '.') || tokIs(sc, i - 3, TK_OP, ':')));
+    return readArg ? u : u | USE_NOT_READ;
+}
+
+/* The entry for the global named by token i, added on first use; NULL when
+ * kind does not know the name (or the table is full). */
+static Global *globalAt(Scan *sc, size_t i) {
+    const Token *tk = &sc->t[i];
+    const char *name = sc->src + tk->start;
+    size_t len = tk->end - tk->start;
+    for (size_t g = 0; g < sc->nglobals; g++)
+        if (sc->globals[g].len == len && memcmp(sc->globals[g].name, name, len) == 0) return &sc->globals[g];
+    int kind = sc->kind(sc->kindCtx, name, len);
+    if (kind == GLOBAL_ABSENT) return NULL;
+    if (sc->nglobals == REWRITE_MAX_ALIASES) {
+        sc->tooManyGlobals = 1;
+        return NULL;
+    }
+    sc->globals[sc->nglobals] = (Global){name, len, kind, 0};
+    return &sc->globals[sc->nglobals++];
+}
+
+/* A name token not declared here and not a field: if it is a global, note
+ * how it is used (assign: a `function name` statement). */
+static void noteGlobal(Scan *sc, size_t i, int assign) {
+    if (!sc->kind) return;
+    if (i > 0 && (tokIs(sc, i - 1, TK_OP, '.') || tokIs(sc, i - 1, TK_OP, ':'))) return; /* a field */
+    if (i > 0 && tokIs(sc, i - 1, TK_OP, OP_OTHER) && sc->src[sc->t[i - 1].start] == ':') return; /* ::label:: */
+    if (i > 0 && tokenIsText(sc, i - 1, "goto") && tokIsName(sc, i - 1)) return;
+    if (!assign && sc->brackets != 0 && tokIs(sc, i + 1, TK_OP, '=')) return; /* {name = ...} */
+    if (resolve(sc, i) != ALIAS_GLOBAL) return;
+    if (tokenIsText(sc, i, "_G") || tokenIsText(sc, i, "loadstring") || tokenIsText(sc, i, "load"))
+        sc->dynamicGlobals = 1;
+    Global *g = globalAt(sc, i);
+    if (g) g->uses |= assign ? USE_ASSIGN : classifyUse(sc, i);
+}
+
+/* Can the global be read as an upvalue without a visible difference? */
+static int aliasable(const Global *g) {
+    if (g->uses & (USE_ASSIGN | USE_ARITH)) return 0;
+    switch (g->kind) {
+    case GLOBAL_TABLE:
+    case GLOBAL_PER_RUN:
+        return !(g->uses & USE_CALL);
+    case GLOBAL_FUNCTION:
+        return !(g->uses & (USE_INDEX | USE_LEN));
+    default:
+        return 0;
+    }
+}
+
 static size_t scanKeyword(Scan *sc, size_t i) {
     switch (sc->t[i].code) {
     case KW_DO:
@@ -520,6 +681,7 @@ static void scanTokens(Scan *sc) {
         }
         if (tk->type == TK_NAME) {
             scanName(sc, i);
+            noteGlobal(sc, i, 0);
         } else if (tk->type == TK_OP) {
             if (tk->code == '(' || tk->code == '[' || tk->code == '{') sc->brackets++;
             else if (tk->code == ')' || tk->code == ']' || tk->code == '}') sc->brackets--;
@@ -559,9 +721,16 @@ static sds helperName(const char *src, const TokenList *tl) {
     }
 }
 
-static sds buildOutput(const char *src, size_t len, const TokenList *tl, const Insert *ins, size_t nins) {
+/* The wrapper's locals: the helper, then the aliased globals. */
+static sds buildOutput(const char *src, size_t len, const TokenList *tl, const Insert *ins, size_t nins,
+                       const ScriptRewrite *rw) {
     sds h = helperName(src, tl);
-    sds out = sdsCatPrintf(sdsEmpty(), "local %s=...;return function(...) ", h);
+    sds out = sdsCatSds(sdsNew("local "), h);
+    for (int a = 0; a < rw->naliases; a++) {
+        out = sdsCatLen(out, ",", 1);
+        out = sdsCatSds(out, rw->aliases[a]);
+    }
+    out = sdsCat(out, "=...;return function(...) ");
     size_t at = 0;
     for (size_t k = 0; k < nins; k++) {
         out = sdsCatLen(out, src + at, ins[k].at - at);
@@ -579,32 +748,61 @@ static sds buildOutput(const char *src, size_t len, const TokenList *tl, const I
     return out;
 }
 
-sds tailcallRewrite(const char *src, size_t len) {
+/* Which globals the wrapper passes in (into rw). */
+static void chooseAliases(const Scan *sc, ScriptRewrite *rw) {
+    if (sc->tooManyGlobals) return;
+    int perRunOk = !sc->dynamicGlobals;
+    for (size_t g = 0; g < sc->nglobals; g++)
+        if (sc->globals[g].kind == GLOBAL_PER_RUN && !aliasable(&sc->globals[g])) perRunOk = 0;
+    for (size_t g = 0; g < sc->nglobals; g++) {
+        const Global *gl = &sc->globals[g];
+        if (!aliasable(gl) || (gl->kind == GLOBAL_PER_RUN && !perRunOk)) continue;
+        rw->readOnly[rw->naliases] = gl->kind == GLOBAL_PER_RUN && !(gl->uses & USE_NOT_READ);
+        rw->aliases[rw->naliases++] = sdsNewLen(gl->name, gl->len);
+    }
+}
+
+void scriptRewrite(const char *src, size_t len, GlobalKindFn kind, void *ctx, ScriptRewrite *rw) {
+    memset(rw, 0, sizeof(*rw));
     TokenList tl = {0};
     tokenize(src, len, &tl);
-    Scan sc = {0};
-    sc.src = src;
-    sc.t = tl.t;
-    sc.ntok = tl.n;
-    scanTokens(&sc);
-    Insert *ins = xmalloc((2 * sc.ncands + 1) * sizeof(Insert));
+    Scan *sc = xcalloc(sizeof(Scan));
+    sc->src = src;
+    sc->t = tl.t;
+    sc->ntok = tl.n;
+    sc->kind = kind;
+    sc->kindCtx = ctx;
+    scanTokens(sc);
+    if (kind) chooseAliases(sc, rw);
+    Insert *ins = xmalloc((2 * sc->ncands + 1) * sizeof(Insert));
     size_t nins = 0;
-    for (size_t k = 0; k < sc.ncands; k++) {
-        const Candidate *cd = &sc.cands[k];
-        if (cd->root != ALIAS_GLOBAL && !isLibraryLocal(&sc, cd->root)) continue;
+    for (size_t k = 0; k < sc->ncands; k++) {
+        const Candidate *cd = &sc->cands[k];
+        if (cd->root != ALIAS_GLOBAL && !isLibraryLocal(sc, cd->root)) continue;
         ins[nins++] = (Insert){cd->open, 1};
         ins[nins++] = (Insert){cd->close, 0};
     }
-    sds out = NULL;
-    if (nins) {
+    if (nins || rw->naliases) {
         qsort(ins, nins, sizeof(Insert), insertCmp);
-        out = buildOutput(src, len, &tl, ins, nins);
+        rw->text = buildOutput(src, len, &tl, ins, nins, rw);
     }
     xfree(ins);
-    xfree(sc.locals);
-    xfree(sc.active);
-    xfree(sc.blocks);
-    xfree(sc.cands);
+    xfree(sc->locals);
+    xfree(sc->active);
+    xfree(sc->blocks);
+    xfree(sc->cands);
+    xfree(sc);
     xfree(tl.t);
-    return out;
+}
+
+void scriptRewriteFree(ScriptRewrite *rw) {
+    sdsFree(rw->text);
+    for (int a = 0; a < rw->naliases; a++) sdsFree(rw->aliases[a]);
+    memset(rw, 0, sizeof(*rw));
+}
+
+sds tailcallRewrite(const char *src, size_t len) {
+    ScriptRewrite rw;
+    scriptRewrite(src, len, NULL, NULL, &rw);
+    return rw.text; /* no aliases to free */
 }

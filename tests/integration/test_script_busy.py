@@ -18,6 +18,7 @@ BUSY = b"-BUSY Redis is busy running a script. You can only call SCRIPT KILL or 
 UNKILLABLE = (b"-UNKILLABLE Sorry the script already executed write commands against the dataset. "
               b"You can either wait the script termination or kill the server in a hard way using the "
               b"SHUTDOWN NOSAVE command.\r\n")
+BUSY_FUNCTION = b"-BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.\r\n"
 NOTBUSY = b"-NOTBUSY No scripts in execution right now.\r\n"
 LOOP = "while true do end"
 
@@ -148,6 +149,42 @@ def test_killable_scripts(server, cmd, script, line):
     assert b.call("SCRIPT", "KILL") == b"+OK\r\n"
     assert a.reply() == killed(script, line)
     assert b.call("DBSIZE") == b":0\r\n"
+
+
+@pytest.mark.parametrize("script,where", [
+    ("return coroutine.wrap(function() while true do end end)()", "@user_script:1"),
+    ("return loadstring('while true do end')()", "while true do end:1"),
+])
+def test_loops_in_coroutines_and_loaded_chunks_are_killable(server, script, where):
+    a, b = busy_pair(server)
+    a.send("EVAL", script, 0)
+    wait_busy(a, b)
+    assert b.call("SCRIPT", "KILL") == b"+OK\r\n"
+    assert a.reply() == b"-ERR Script killed by user with SCRIPT KILL... script: %s, on %s.\r\n" % (
+        sha1(script).encode(), where.encode())
+
+
+def test_busy_after_a_quiet_while(server):
+    """A script that loops after a second without scripts still gets the
+    time limit (LuaJIT's watchdog thread rests while no script runs)."""
+    a, b = busy_pair(server)
+    assert a.call("EVAL", "return 1", 0) == b":1\r\n"
+    time.sleep(1.5)
+    a.send("EVAL", LOOP, 0)
+    wait_busy(a, b)
+    assert b.call("SCRIPT", "KILL") == b"+OK\r\n"
+    assert a.reply() == killed(LOOP)
+    assert a.call("FUNCTION", "LOAD", "#!lua name=spin\nredis.register_function('spin', function() "
+                  "while true do end end)") == b"$4\r\nspin\r\n"
+    time.sleep(1.5)
+    a.send("FCALL", "spin", 0)
+    deadline = time.monotonic() + 30
+    while (r := b.call("PING")) == b"+PONG\r\n" and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert r == BUSY_FUNCTION
+    assert b.call("FUNCTION", "KILL") == b"+OK\r\n"
+    assert a.reply() == (b"-ERR Script killed by user with SCRIPT KILL... script: spin, "
+                         b"on @user_function:2.\r\n")
 
 
 def test_kill_evalsha(server):

@@ -724,6 +724,9 @@ READONLY = "Attempt to modify a readonly table"
     ("table.insert = nil", True),
     ("cjson.encode = nil", True),
     ("KEYS = {}", True),
+    ("local k = KEYS[1]; KEYS = {}", True),
+    ("local n = tonumber('1'); tonumber = nil", True),
+    ("local c = redis.call; function redis.x() end", True),
     ("local m = getmetatable(_G); m.__index = nil", True),
     ("rawset(_G, 'x', 1)", False),
     ("setmetatable(_G, nil)", False),
@@ -897,6 +900,19 @@ RUNTIME_ERRORS = [
     ("local t = setmetatable({}, {__index = function(t, k) return t[k] end}) return t.x",
      "C stack overflow", 1, 1),
     ("return coroutine.wrap(function() error('in coro') end)()", "user_script:1: in coro", 1, 1),
+    # A global used so: the error names it as a global (on LuaJIT, where
+    # scripts read most globals as upvalues, these stay globals).
+    ("return redis()", "attempt to call global 'redis' (a table value)", 1, 1),
+    ("return redis 'x'", "attempt to call global 'redis' (a table value)", 1, 1),
+    ("return KEYS()", "attempt to call global 'KEYS' (a table value)", 1, 1),
+    ("return tonumber.x", "attempt to index global 'tonumber' (a function value)", 1, 1),
+    ("return #tonumber", "attempt to get length of global 'tonumber' (a function value)", 1, 1),
+    ("return KEYS + 1", "attempt to perform arithmetic on global 'KEYS' (a table value)", 1, 1),
+    ("return tostring(1) .. -tonumber", "attempt to perform arithmetic on global 'tonumber' (a function value)",
+     1, 1),
+    ("return 'x' .. ARGV", "attempt to concatenate global 'ARGV' (a table value)", 1, 1),
+    ("local x = redis.call('ping')\nreturn redis + 1",
+     "attempt to perform arithmetic on global 'redis' (a table value)", 2, 2),
 ]
 
 
@@ -1156,6 +1172,71 @@ def test_keys_and_argv(c):
     # KEYS / ARGV are fresh for each call.
     ev(c, "ARGV[5] = 'left over'")
     assert ev(c, "return ARGV[5] == nil") == b":1\r\n"
+
+
+# One script's KEYS and ARGV across runs.  (On LuaJIT a script reads them
+# as upvalues, and a script that only reads their elements gets the same
+# tables refilled: these runs grow, shrink, empty and change them in place,
+# with strings of the same length, binary bytes and long ones.)
+ARG_RUNS = [
+    ([b"k1", b"k2", b"k3"], [b"a1", b"a2"]),
+    ([b"k1"], []),
+    ([], []),
+    ([b"k2", b"k1"], [b"a1", b"a2", b"a3"]),
+    ([b"ab"], [b"ba"]),
+    ([b"ba"], [b"ab"]),
+    ([b"a\x00b"], [b"", b"\xff"]),
+    ([b"x" * 3000], [b"y" * 2000]),
+    ([b"x" * 2999 + b"z"], [b"y" * 2000]),
+    ([b"k1"], [b"a1"]),
+]
+
+
+def _at(items, i):
+    return items[i] if i < len(items) else None
+
+
+ARG_READERS = [
+    ("return {#KEYS, #ARGV, KEYS[1] or false, KEYS[2] or false, KEYS[3] or false, "
+     "ARGV[1] or false, ARGV[2] or false, ARGV[3] or false}",
+     lambda k, a: [len(k), len(a), _at(k, 0), _at(k, 1), _at(k, 2), _at(a, 0), _at(a, 1), _at(a, 2)]),
+    ("local t = {} for _, k in ipairs(KEYS) do t[#t + 1] = k end "
+     "return {select('#', unpack(ARGV)), #t, unpack(t)}",
+     lambda k, a: [len(a), len(k)] + k),
+    ("local function f(i) return KEYS[i] end "
+     "return coroutine.wrap(function() return {#KEYS, f(1) or false, ARGV[#ARGV] or false} end)()",
+     lambda k, a: [len(k), _at(k, 0), a[-1] if a else None]),
+    ("return {#_G.KEYS, #ARGV, KEYS[1] or false, _G.ARGV[1] or false}",
+     lambda k, a: [len(k), len(a), _at(k, 0), _at(a, 0)]),
+    ("return {loadstring('return #KEYS, #ARGV, KEYS[1]')()}",
+     lambda k, a: [len(k), len(a)] + k[:1]),
+    ("KEYS[#KEYS + 1] = 'extra' table.insert(ARGV, 1, 'first') return {#KEYS, #ARGV, KEYS[#KEYS], ARGV[1]}",
+     lambda k, a: [len(k) + 1, len(a) + 1, b"extra", b"first"]),
+    ("local KEYS = {'mine'} return {KEYS[1], #ARGV}",
+     lambda k, a: [b"mine", len(a)]),
+]
+
+
+@pytest.mark.parametrize("script,want", ARG_READERS)
+def test_keys_and_argv_across_runs(c, script, want):
+    assert decode(c.call("SCRIPT", "LOAD", script)) == sha1(script).encode()
+    for keys, args in ARG_RUNS + ARG_RUNS[::-1]:
+        got = decode(c.call("EVALSHA", sha1(script), len(keys), *keys, *args))
+        assert got == want(keys, args), (keys, args)
+
+
+def test_keys_and_argv_across_many_scripts(c):
+    """More scripts than the cache of recent ones holds, run in turns with
+    changing arguments, and again after SCRIPT FLUSH."""
+    scripts = ["return {%d, #KEYS, KEYS[1] or false, ARGV[1] or false}" % i for i in range(150)]
+    for round_ in range(3):
+        for i, script in enumerate(scripts):
+            keys = [b"k%d-%d" % (i, round_)] if (i + round_) % 3 else []
+            args = [b"a%d" % round_] * ((i + round_) % 4)
+            got = decode(c.call("EVAL", script, len(keys), *keys, *args))
+            assert got == [i, len(keys), _at(keys, 0), _at(args, 0)]
+        if round_ == 1:
+            assert c.call("SCRIPT", "FLUSH") == b"+OK\r\n"
 
 
 # ================================================================ shebang

@@ -135,6 +135,119 @@ static void test_lines_and_helper_name(void **state) {
     sdsFree(got);
 }
 
+/* ---------------------------------------------------------------- */
+/* scriptRewrite: globals passed in as upvalues. */
+
+/* The sandbox as scriptRewrite's callers see it, in small. */
+static int kindOf(void *ctx, const char *name, size_t len) {
+    (void)ctx;
+    static const char *tables[] = {"redis", "string", "math", "table", "cjson", "struct", "_G", NULL};
+    static const char *functions[] = {"tonumber", "tostring", "ipairs", "unpack", "pairs", "type",
+                                      "loadstring", "load", "pcall", "error", "select", NULL};
+    sds n = sdsNewLen(name, len);
+    int kind = GLOBAL_ABSENT;
+    if (!strcmp(n, "KEYS") || !strcmp(n, "ARGV")) kind = GLOBAL_PER_RUN;
+    for (int i = 0; tables[i]; i++)
+        if (!strcmp(n, tables[i])) kind = GLOBAL_TABLE;
+    for (int i = 0; functions[i]; i++)
+        if (!strcmp(n, functions[i])) kind = GLOBAL_FUNCTION;
+    sdsFree(n);
+    return kind;
+}
+
+/* The aliases of src as "name name* ..." (a * marks a per-run table the
+ * script only reads), "" for none; and the text, in *text (caller frees). */
+static sds aliasesOf(const char *src, sds *text) {
+    ScriptRewrite rw;
+    scriptRewrite(src, strlen(src), kindOf, NULL, &rw);
+    sds out = sdsEmpty();
+    for (int a = 0; a < rw.naliases; a++) {
+        out = sdsCatPrintf(out, "%s%s%s", a ? " " : "", rw.aliases[a], rw.readOnly[a] ? "*" : "");
+    }
+    if (text) *text = rw.text ? sdsDup(rw.text) : NULL;
+    scriptRewriteFree(&rw);
+    return out;
+}
+
+static void expectAliases(const char *src, const char *want) {
+    sds got = aliasesOf(src, NULL);
+    if (strcmp(got, want) != 0) print_error("aliases of [%s]: [%s], want [%s]\n", src, got, want);
+    assert_string_equal(got, want);
+    sdsFree(got);
+}
+
+static void test_globals_become_upvalues(void **state) {
+    (void)state;
+    sds text;
+    sds got = aliasesOf("local x = tonumber(ARGV[1])\nreturn redis.call('incr', KEYS[1]) + x", &text);
+    assert_string_equal(got, "tonumber ARGV* redis KEYS*");
+    assert_string_equal(text, "local cairn_tail,tonumber,ARGV,redis,KEYS=...;return function(...) "
+                              "local x = tonumber(ARGV[1])\nreturn redis.call('incr', KEYS[1]) + x\nend");
+    sdsFree(got);
+    sdsFree(text);
+    /* with a tail call too: one wrapper */
+    got = aliasesOf("return redis.call('get', KEYS[1])", &text);
+    assert_string_equal(got, "redis KEYS*");
+    assert_string_equal(text, "local cairn_tail,redis,KEYS=...;return function(...) "
+                              "return cairn_tail(redis.call('get', KEYS[1]))\nend");
+    sdsFree(got);
+    sdsFree(text);
+    /* nothing to pass: no rewrite */
+    got = aliasesOf("local a = 1 return a", &text);
+    assert_string_equal(got, "");
+    assert_null(text);
+    sdsFree(got);
+    expectAliases("return x", ""); /* unknown to the sandbox */
+    expectAliases("for _, v in ipairs(ARGV) do end return #KEYS", "ipairs ARGV* KEYS*");
+    expectAliases("return {unpack(KEYS, 2)}, select('#', unpack(ARGV))", "unpack KEYS* select ARGV*");
+    expectAliases("return cjson.encode({KEYS[1], [KEYS[2]] = ARGV[1]})", "cjson KEYS* ARGV*");
+    expectAliases("local a, b = KEYS[1], KEYS[2] return a", "KEYS*");
+    expectAliases("local f = tonumber return f(ARGV[1]) == 1", "tonumber ARGV*");
+}
+
+static void test_uses_that_keep_a_global(void **state) {
+    (void)state;
+    /* assigned (an error: the globals are read-only) */
+    expectAliases("redis = 1 return redis.call('ping')", "");
+    expectAliases("local x = tonumber('1') tonumber, y = 1, 2", "");
+    expectAliases("function tonumber() end return tonumber('1')", "");
+    expectAliases("KEYS = {} return KEYS[1]", "");
+    /* errors that would name the variable's kind */
+    expectAliases("return redis()", "");
+    expectAliases("return redis.call('ping'), redis 'x'", "");
+    expectAliases("return tonumber.x", "");
+    expectAliases("return #tonumber", "");
+    expectAliases("return tonumber('1'), -tonumber", "");
+    expectAliases("return redis .. 'x'", "");
+    expectAliases("return 1 + KEYS[1], KEYS * 2", "");
+    /* a per-run table either way: both stay global */
+    expectAliases("return KEYS(), ARGV[1]", "");
+    /* no longer names of the sandbox's globals */
+    expectAliases("local redis = {} return redis.call()", "");
+    expectAliases("local function f(KEYS) return KEYS[1] end return f({})", "");
+    expectAliases("for KEYS = 1, 2 do end return 1", "");
+    expectAliases("return {redis = 1, KEYS = 2}", "");
+    expectAliases("local t = {} return t.redis, t:tonumber()", "");
+    expectAliases("goto redis ::redis:: return 1", "");
+}
+
+static void test_per_run_tables(void **state) {
+    (void)state;
+    /* written, kept or passed on: a new table each run (no '*') */
+    expectAliases("KEYS[1] = 'x' return KEYS[1]", "KEYS");
+    expectAliases("KEYS[1], ARGV[1] = 'x', 'y'", "KEYS ARGV");
+    expectAliases("local t = KEYS return t[1]", "KEYS");
+    expectAliases("table.insert(ARGV, 'x') return #ARGV", "table ARGV");
+    expectAliases("return ARGV", "ARGV");
+    expectAliases("return KEYS.n", "KEYS");
+    expectAliases("local x = 1 x, KEYS[1] = 2, 3", "KEYS");
+    /* a way to the globals themselves: KEYS and ARGV stay global */
+    expectAliases("return _G.KEYS[1], ARGV[1]", "_G");
+    expectAliases("return loadstring('return 1')(), KEYS[1]", "loadstring");
+    expectAliases("return load(function() end), ARGV[1]", "load");
+    expectAliases("local _G = {} return _G.x, KEYS[1]", "KEYS*");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_library_calls_are_wrapped),
@@ -145,6 +258,9 @@ int main(void) {
         cmocka_unit_test(test_strings_and_comments_are_text),
         cmocka_unit_test(test_nested_functions),
         cmocka_unit_test(test_lines_and_helper_name),
+        cmocka_unit_test(test_globals_become_upvalues),
+        cmocka_unit_test(test_uses_that_keep_a_global),
+        cmocka_unit_test(test_per_run_tables),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
