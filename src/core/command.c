@@ -9,7 +9,6 @@
 #include "core/client.h"
 #include "ds/alloc.h"
 #include "ds/sds.h"
-#include "ds/siphash.h"
 #include "ds/util.h"
 
 extern Command connCommands[], stringCommands[], bitmapCommands[], keyCommands[], expireCommands[],
@@ -46,10 +45,15 @@ static Command *table[TABLE_SLOTS];
 static Command *ordered[TABLE_SLOTS]; /* registration order, for iteration */
 static unsigned count;
 static unsigned nextId;
-static const uint8_t lookupKey[16] = "cairn-cmd-table!";
-
+/* FNV-1a over the bytes with bit 5 set (ASCII letters lowered; other
+ * bytes may map together, which only makes names share a slot).  A keyed
+ * hash is not needed: the table holds only the server's own names, so a
+ * client's choice of name can lengthen no probe beyond what those names
+ * already form. */
 static unsigned slotFor(const char *name, size_t len) {
-    return (unsigned)(siphashNoCase(name, len, lookupKey) & (TABLE_SLOTS - 1));
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < len; i++) h = (h ^ ((unsigned char)name[i] | 0x20u)) * 16777619u;
+    return (h ^ (h >> 16)) & (TABLE_SLOTS - 1);
 }
 
 static void insert(Command *cmd) {

@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -39,6 +40,17 @@ static void readHandler(EventLoop *loop, int fd, void *data, int mask);
 static void writeHandler(EventLoop *loop, int fd, void *data, int mask);
 
 /* --- sockets --- */
+
+/* read(2), write(2) and writev(2) of clients' sockets, through syscall(2).
+ * Once the process has a second thread (lazy freeing, the script
+ * watchdog), glibc's wrappers switch each call to asynchronous
+ * cancellation and back, ~60 instructions a request; the server never
+ * cancels a thread, and syscall(2) is not a cancellation point. */
+static inline ssize_t sockRead(int fd, void *buf, size_t n) { return syscall(SYS_read, fd, buf, n); }
+static inline ssize_t sockWrite(int fd, const void *buf, size_t n) { return syscall(SYS_write, fd, buf, n); }
+static inline ssize_t sockWritev(int fd, const struct iovec *iov, int cnt) {
+    return syscall(SYS_writev, fd, iov, cnt);
+}
 
 static int setNonBlock(int fd) {
     int flags = fcntl(fd, F_GETFL);
@@ -526,7 +538,7 @@ static void readHandler(EventLoop *loop, int fd, void *data, int mask) {
         dst = c->querybuf + qlen;
         room = READ_CHUNK;
     }
-    ssize_t n = read(fd, dst, room);
+    ssize_t n = sockRead(fd, dst, room);
     if (n == -1) {
         if (errno == EAGAIN || errno == EINTR) return;
         serverLog(LL_VERBOSE, "Reading from client: %s", strerror(errno));
@@ -620,7 +632,7 @@ static int writeToClient(Client *c) {
         if (total == 0) break;
         /* One buffer (the usual small reply): write(), which costs the
          * kernel less than writev(). */
-        ssize_t n = cnt == 1 ? write(c->fd, iov[0].iov_base, iov[0].iov_len) : writev(c->fd, iov, cnt);
+        ssize_t n = cnt == 1 ? sockWrite(c->fd, iov[0].iov_base, iov[0].iov_len) : sockWritev(c->fd, iov, cnt);
         if (n == -1) {
             if (errno == EAGAIN || errno == EINTR) break;
             serverLog(LL_VERBOSE, "Error writing to client: %s", strerror(errno));

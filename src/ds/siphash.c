@@ -44,6 +44,22 @@ static inline uint64_t load64(const uint8_t *p) {
 #endif
 }
 
+static inline uint32_t load32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* The last len % 8 bytes of p[0..len) as a little-endian word, without a
+ * loop: one overlapping 8-byte load when len >= 8, else two overlapping
+ * 4-byte loads or three single bytes (bytes read twice land on the same
+ * bits, so OR-ing them is harmless). */
+static inline uint64_t tailBytes(const uint8_t *p, size_t len) {
+    size_t rem = len & 7;
+    if (rem == 0) return 0;
+    if (len >= 8) return load64(p + len - 8) >> (64 - 8 * rem);
+    if (rem >= 4) return (uint64_t)load32(p) | (uint64_t)load32(p + rem - 4) << (8 * (rem - 4));
+    return (uint64_t)p[0] | (uint64_t)p[rem / 2] << (8 * (rem / 2)) | (uint64_t)p[rem - 1] << (8 * (rem - 1));
+}
+
 /* ASCII lowercase of 8 bytes at once: add 32 to bytes in 'A'..'Z'. */
 static inline uint64_t lower64(uint64_t m) {
     const uint64_t ones = 0x0101010101010101ULL;
@@ -68,8 +84,7 @@ static inline uint64_t sipCore(const void *in, size_t len, const uint8_t key[16]
         v0 ^= m;
     }
     uint64_t last = (uint64_t)(len & 0xff) << 56;
-    uint64_t tail = 0;
-    for (size_t j = 0; j < len % 8; j++) tail |= (uint64_t)p[full + j] << (8 * j);
+    uint64_t tail = tailBytes(p, len);
     if (nocase) tail = lower64(tail);
     last |= tail;
     v3 ^= last;

@@ -1452,13 +1452,17 @@ static long heldNext(sds held, size_t *pos, const char **bytes) {
 }
 
 static int heldEquals(sds held, sds *items, int n) {
-    size_t pos = 0;
-    const char *bytes = NULL;
+    if (!held) return 0;
+    const char *p = held, *end = held + sdsLen(held);
     for (int i = 0; i < n; i++) {
-        long len = heldNext(held, &pos, &bytes);
-        if (len != (long)sdsLen(items[i]) || memcmp(bytes, items[i], (size_t)len) != 0) return 0;
+        size_t len = sdsLen(items[i]);
+        uint32_t heldLen;
+        if ((size_t)(end - p) < 4 + len) return 0;
+        memcpy(&heldLen, p, 4);
+        if (heldLen != len || memcmp(p + 4, items[i], len) != 0) return 0;
+        p += 4 + len;
     }
-    return held && pos == sdsLen(held);
+    return p == end;
 }
 
 /* Record in *held (reusing its buffer) what the table now holds. */
