@@ -48,7 +48,7 @@
  * change with each run: the engine sets the wrapper's locals through the
  * script's upvalues, which is only equal to setting the globals when the
  * chunk has no other way to read those (`_G`, `loadstring`, `load`; the
- * sandbox has no getfenv or debug). */
+ * sandbox has no getfenv or debug) and no local of those names. */
 #include "script/tailcall.h"
 
 #include <stdlib.h>
@@ -281,6 +281,7 @@ typedef struct Scan {
     size_t nglobals;
     int tooManyGlobals;
     int dynamicGlobals; /* `_G`, `loadstring` or `load` is used */
+    int perRunShadowed; /* a local is named KEYS or ARGV */
 } Scan;
 
 #define GROW(arr, n, cap)                                                                                    \
@@ -619,7 +620,13 @@ static void noteGlobal(Scan *sc, size_t i, int assign) {
     if (i > 0 && tokIs(sc, i - 1, TK_OP, OP_OTHER) && sc->src[sc->t[i - 1].start] == ':') return; /* ::label:: */
     if (i > 0 && tokenIsText(sc, i - 1, "goto") && tokIsName(sc, i - 1)) return;
     if (!assign && sc->brackets != 0 && tokIs(sc, i + 1, TK_OP, '=')) return; /* {name = ...} */
-    if (resolve(sc, i) != ALIAS_GLOBAL) return;
+    if (resolve(sc, i) != ALIAS_GLOBAL) {
+        /* A local named KEYS or ARGV: the scan declares a local before its
+         * initialiser (`local KEYS = KEYS` reads the global), so leave
+         * those two to the globals. */
+        if (tokenIsText(sc, i, "KEYS") || tokenIsText(sc, i, "ARGV")) sc->perRunShadowed = 1;
+        return;
+    }
     if (tokenIsText(sc, i, "_G") || tokenIsText(sc, i, "loadstring") || tokenIsText(sc, i, "load"))
         sc->dynamicGlobals = 1;
     Global *g = globalAt(sc, i);
@@ -751,7 +758,7 @@ static sds buildOutput(const char *src, size_t len, const TokenList *tl, const I
 /* Which globals the wrapper passes in (into rw). */
 static void chooseAliases(const Scan *sc, ScriptRewrite *rw) {
     if (sc->tooManyGlobals) return;
-    int perRunOk = !sc->dynamicGlobals;
+    int perRunOk = !sc->dynamicGlobals && !sc->perRunShadowed;
     for (size_t g = 0; g < sc->nglobals; g++)
         if (sc->globals[g].kind == GLOBAL_PER_RUN && !aliasable(&sc->globals[g])) perRunOk = 0;
     for (size_t g = 0; g < sc->nglobals; g++) {

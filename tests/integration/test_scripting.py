@@ -1214,6 +1214,8 @@ ARG_READERS = [
      lambda k, a: [len(k) + 1, len(a) + 1, b"extra", b"first"]),
     ("local KEYS = {'mine'} return {KEYS[1], #ARGV}",
      lambda k, a: [b"mine", len(a)]),
+    ("local KEYS = KEYS return {#KEYS, KEYS[1] or false, ARGV[1] or false}",
+     lambda k, a: [len(k), _at(k, 0), _at(a, 0)]),
 ]
 
 

@@ -246,6 +246,9 @@ static void test_per_run_tables(void **state) {
     expectAliases("return loadstring('return 1')(), KEYS[1]", "loadstring");
     expectAliases("return load(function() end), ARGV[1]", "load");
     expectAliases("local _G = {} return _G.x, KEYS[1]", "KEYS*");
+    /* a local of those names (its initialiser may read the global) */
+    expectAliases("local KEYS = KEYS return {KEYS[1], ARGV[1]}", "");
+    expectAliases("local function f(ARGV) return ARGV end return f(KEYS)", "");
 }
 
 int main(void) {
