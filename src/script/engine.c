@@ -1568,7 +1568,7 @@ static void hookWhileRunning(lua_State *L, lua_Debug *ar) {
         serverLog(LL_WARNING, "Lua script killed by user with SCRIPT KILL.");
         /* Fire at every line from now on: a pcall in the script cannot
          * swallow the kill. */
-        lua_sethook(L, hookWhileRunning, LUA_MASKLINE, 0);
+        luaEngineSetHook(L, hookWhileRunning, LUA_MASKLINE, 0);
         raiseError(L, "ERR Script killed by user with SCRIPT KILL...");
     }
 }
@@ -1586,8 +1586,8 @@ static void hookWhileRunning(lua_State *L, lua_Debug *ar) {
  * each valid alone), and its hooks belong to the whole VM, so coroutines
  * and loadstring chunks are covered.  The end of the run clears the hook.
  * The lock keeps the watchdog's lua_sethook away from the main thread's
- * and from a VM being closed; the main thread takes it only when a hook
- * was set. */
+ * (every other hook is set through luaEngineSetHook) and from a VM being
+ * closed; a run takes it only when a hook was set. */
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -1661,9 +1661,14 @@ static void watchStartThread(void) {
     pthread_attr_destroy(&attr);
 }
 
+static void watchDisarm(void);
+
 static void watchBegin(lua_State *L) {
     static unsigned long runs;
     pthread_once(&watch.once, watchStartThread);
+    /* A hook the watchdog set just as the last run ended (and which a
+     * function library's load may have replaced since): start clean. */
+    watchDisarm();
     atomic_store(&watch.L, L);
     atomic_store_explicit(&watch.begun, ++runs, memory_order_relaxed);
     atomic_store(&watch.run, runs);
@@ -1690,6 +1695,12 @@ static void watchEnd(void) {
     watchDisarm();
 }
 
+void luaEngineSetHook(lua_State *L, lua_Hook f, int mask, int count) {
+    pthread_mutex_lock(&watch.lock);
+    lua_sethook(L, f, mask, count);
+    pthread_mutex_unlock(&watch.lock);
+}
+
 static void watchForget(lua_State *L) {
     pthread_mutex_lock(&watch.lock);
     if (atomic_load(&watch.L) == L) atomic_store(&watch.L, NULL);
@@ -1700,6 +1711,8 @@ static void watchForget(lua_State *L) {
     pthread_mutex_unlock(&watch.lock);
 }
 #else
+void luaEngineSetHook(lua_State *L, lua_Hook f, int mask, int count) { lua_sethook(L, f, mask, count); }
+
 static void watchForget(lua_State *L) { (void)L; }
 #endif
 

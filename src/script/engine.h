@@ -65,6 +65,10 @@ void luaEngineArgsRelease(ScriptArgs *a);
 /* Make globals and library tables read-only; unknown globals error. */
 void luaEngineLockGlobals(lua_State *L);
 void luaEngineDestroy(lua_State *L);
+/* lua_sethook, kept apart from the LuaJIT engine's watchdog thread (which
+ * sets the time-limit hook on a run that lasts): every hook the server
+ * sets goes through here. */
+void luaEngineSetHook(lua_State *L, lua_Hook f, int mask, int count);
 /* Bytes the Lua allocator holds for L (used_memory_lua / _vm). */
 size_t luaEngineMemory(lua_State *L);
 

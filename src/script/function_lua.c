@@ -243,9 +243,9 @@ int functionLuaLoad(FunctionLib *lib, const char *body, size_t len, sds *err) {
     setEnvMeta(L, loadMetaRef);
     loading = lib;
     loadStartMs = mstime();
-    lua_sethook(L, loadTimeoutHook, LUA_MASKCOUNT, LOAD_HOOK_INSTRUCTIONS);
+    luaEngineSetHook(L, loadTimeoutHook, LUA_MASKCOUNT, LOAD_HOOK_INSTRUCTIONS);
     int rc = lua_pcall(L, 0, 0, 0);
-    lua_sethook(L, NULL, 0, 0);
+    luaEngineSetHook(L, NULL, 0, 0);
     loading = NULL;
     setEnvMeta(L, runMetaRef);
     if (rc != 0) {
