@@ -42,10 +42,11 @@ static void writeHandler(EventLoop *loop, int fd, void *data, int mask);
 /* --- sockets --- */
 
 /* read(2), write(2) and writev(2) of clients' sockets, through syscall(2).
- * Once the process has a second thread (lazy freeing, the script
- * watchdog), glibc's wrappers switch each call to asynchronous
- * cancellation and back, ~60 instructions a request; the server never
- * cancels a thread, and syscall(2) is not a cancellation point. */
+ * Once the process has more than one thread (lazy freeing, the script
+ * watchdog, the allocator's), glibc's wrappers switch each call to
+ * asynchronous cancellation and back, ~60 instructions a request; the
+ * server never cancels a thread, and syscall(2) is not a cancellation
+ * point. */
 static inline ssize_t sockRead(int fd, void *buf, size_t n) { return syscall(SYS_read, fd, buf, n); }
 static inline ssize_t sockWrite(int fd, const void *buf, size_t n) { return syscall(SYS_write, fd, buf, n); }
 static inline ssize_t sockWritev(int fd, const struct iovec *iov, int cnt) {
