@@ -547,26 +547,18 @@ static int loadRewritten(lua_State *L, const ScriptRewrite *rw, const char *chun
 }
 #endif
 
-int luaEngineLoad(lua_State *L, const char *body, size_t len, const char *chunk) {
+/* luaEngineLoad and luaEngineLoadScript: on LuaJIT the text goes through
+ * scriptRewrite, which passes globals in as upvalues when kind is given;
+ * args (when not NULL) then says where KEYS and ARGV went. */
+static int loadRewriting(lua_State *L, const char *body, size_t len, const char *chunk, GlobalKindFn kind,
+                         ScriptArgs *args) {
+    if (args) memset(args, 0, sizeof(*args));
     int rc = loadText(L, body, len, chunk);
 #ifdef CAIRN_LUAJIT
     if (rc != 0) return rc;
     ScriptRewrite rw;
-    scriptRewrite(body, len, NULL, NULL, &rw);
-    if (rw.text) loadRewritten(L, &rw, chunk);
-    scriptRewriteFree(&rw);
-#endif
-    return rc;
-}
-
-int luaEngineLoadScript(lua_State *L, const char *body, size_t len, const char *chunk, ScriptArgs *args) {
-    memset(args, 0, sizeof(*args));
-    int rc = loadText(L, body, len, chunk);
-#ifdef CAIRN_LUAJIT
-    if (rc != 0) return rc;
-    ScriptRewrite rw;
-    scriptRewrite(body, len, globalKind, L, &rw);
-    if (rw.text && loadRewritten(L, &rw, chunk)) {
+    scriptRewrite(body, len, kind, L, &rw);
+    if (rw.text && loadRewritten(L, &rw, chunk) && args) {
         /* KEYS and ARGV, if passed in, are upvalues of the function. */
         const char *name;
         /* (Lua functions have at most 60 upvalues: 6 bits.) */
@@ -588,8 +580,22 @@ int luaEngineLoadScript(lua_State *L, const char *body, size_t len, const char *
         }
     }
     scriptRewriteFree(&rw);
+#else
+    (void)kind;
 #endif
     return rc;
+}
+
+int luaEngineLoad(lua_State *L, const char *body, size_t len, const char *chunk) {
+    return loadRewriting(L, body, len, chunk, NULL, NULL);
+}
+
+int luaEngineLoadScript(lua_State *L, const char *body, size_t len, const char *chunk, ScriptArgs *args) {
+#ifdef CAIRN_LUAJIT
+    return loadRewriting(L, body, len, chunk, globalKind, args);
+#else
+    return loadRewriting(L, body, len, chunk, NULL, args);
+#endif
 }
 
 unsigned luaEngineArgsPack(const ScriptArgs *a) {
@@ -1440,28 +1446,26 @@ static void pushStringArray(lua_State *L, sds *items, int n) {
  * length (4 bytes) and bytes.  Kept only up to this size in all. */
 #define HELD_MAX 1024
 
-/* The length and bytes of the next string in a held record (at *pos,
- * advanced), or -1 past its end. */
-static long heldNext(sds held, size_t *pos, const char **bytes) {
-    if (!held || *pos + 4 > sdsLen(held)) return -1;
+/* Does the next entry of a held record (at *p, before end) equal item?
+ * Moves *p past that entry; past the end there is none and it does not. */
+static int heldTake(const char **p, const char *end, sds item) {
     uint32_t len;
-    memcpy(&len, held + *pos, 4);
-    *bytes = held + *pos + 4;
-    *pos += 4 + len;
-    return len;
+    if (end - *p < 4) return 0;
+    memcpy(&len, *p, 4);
+    if ((size_t)(end - *p) - 4 < len) {
+        *p = end;
+        return 0;
+    }
+    int same = len == sdsLen(item) && memcmp(*p + 4, item, len) == 0;
+    *p += 4 + (size_t)len;
+    return same;
 }
 
 static int heldEquals(sds held, sds *items, int n) {
     if (!held) return 0;
     const char *p = held, *end = held + sdsLen(held);
-    for (int i = 0; i < n; i++) {
-        size_t len = sdsLen(items[i]);
-        uint32_t heldLen;
-        if ((size_t)(end - p) < 4 + len) return 0;
-        memcpy(&heldLen, p, 4);
-        if (heldLen != len || memcmp(p + 4, items[i], len) != 0) return 0;
-        p += 4 + len;
-    }
+    for (int i = 0; i < n; i++)
+        if (!heldTake(&p, end, items[i])) return 0;
     return p == end;
 }
 
@@ -1496,11 +1500,9 @@ static void setArgsUpvalue(lua_State *L, int fn, int up, int inPlace, sds *held,
     if (heldEquals(*held, items, n)) return;
     lua_getupvalue(L, fn, up);
     int old = (int)lua_objlen(L, -1);
-    size_t pos = 0;
+    const char *p = *held, *end = *held ? *held + sdsLen(*held) : NULL;
     for (int i = 0; i < n; i++) {
-        const char *bytes = NULL;
-        long len = heldNext(*held, &pos, &bytes);
-        if (len == (long)sdsLen(items[i]) && memcmp(bytes, items[i], (size_t)len) == 0) continue;
+        if (heldTake(&p, end, items[i])) continue;
         lua_pushlstring(L, items[i], sdsLen(items[i]));
         lua_rawseti(L, -2, i + 1);
     }
@@ -1664,14 +1666,15 @@ static void watchStartThread(void) {
 static void watchDisarm(void);
 
 static void watchBegin(lua_State *L) {
-    static unsigned long runs;
     pthread_once(&watch.once, watchStartThread);
     /* A hook the watchdog set just as the last run ended (and which a
      * function library's load may have replaced since): start clean. */
     watchDisarm();
     atomic_store(&watch.L, L);
-    atomic_store_explicit(&watch.begun, ++runs, memory_order_relaxed);
-    atomic_store(&watch.run, runs);
+    /* Only this thread writes begun. */
+    unsigned long run = atomic_load_explicit(&watch.begun, memory_order_relaxed) + 1;
+    atomic_store_explicit(&watch.begun, run, memory_order_relaxed);
+    atomic_store(&watch.run, run);
     if (atomic_load(&watch.sleeping)) {
         pthread_mutex_lock(&watch.lock);
         atomic_store(&watch.sleeping, 0);
