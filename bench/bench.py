@@ -85,17 +85,24 @@ class Srv:
     def io_calls(self):
         """Socket reads and writes so far, as the server counts them (INFO
         stats total_reads_processed + total_writes_processed; /proc/PID/io
-        does not count recv/send-family calls)."""
+        does not count recv/send-family calls).  0 if INFO fails."""
         with socket.create_connection(("127.0.0.1", self.port)) as sk:
             sk.sendall(resp(b"INFO", b"stats"))
             got = b""
-            while b"\r\n" not in got or len(got) < got.index(b"\r\n") + 2 + int(got[1:got.index(b"\r\n")]):
+            while True:
                 chunk = sk.recv(1 << 16)
                 if not chunk:
-                    break
+                    return 0
                 got += chunk
+                head, sep, body = got.partition(b"\r\n")
+                if not sep:
+                    continue
+                if not head.startswith(b"$"):
+                    return 0
+                if len(body) >= int(head[1:]) + 2:
+                    break
         total = 0
-        for line in got.decode(errors="replace").splitlines():
+        for line in body.decode(errors="replace").splitlines():
             k, _, v = line.partition(":")
             if k in ("total_reads_processed", "total_writes_processed"):
                 total += int(v)
@@ -388,7 +395,7 @@ def measure_pair(order, t, nn, p, client, slices):
         busy = sum(m["reqs"] / m["rps"] for m in runs if m["rps"])
         out[name] = {"rps": reqs / busy if busy else 0.0,
                      "cpu": sum(m["cpu_ns"] for m in runs) / 1e3 / reqs,
-                     "sys": sum(m["io"] for m in runs) / reqs,
+                     "io": sum(m["io"] for m in runs) / reqs,
                      "client": sum(m["client_s"] for m in runs) / wall,
                      "steal": sum(m["steal_ticks"] for m in runs) / TICK / (wall * (os.cpu_count() or 1))}
     return out
@@ -456,10 +463,10 @@ def throughput():
                             "%s %.0f ops/s %.2f us/req" % (s.name, pair[s.name]["rps"], pair[s.name]["cpu"])
                             for s in servers)), file=sys.stderr)
                     for name, m in pair.items():
-                        d = res.setdefault((t, p, g, name), {"rps": [], "cpu": [], "sys": [], "client": []})
+                        d = res.setdefault((t, p, g, name), {"rps": [], "cpu": [], "io": [], "client": []})
                         d["rps"].append(m["rps"])
                         d["cpu"].append(m["cpu"])
-                        d["sys"].append(m["sys"])
+                        d["io"].append(m["io"])
                         d["client"].append(m["client"])
             print("  round %d/%d done" % (r + 1, rounds), file=sys.stderr)
     finally:
@@ -481,7 +488,7 @@ def throughput():
             a, b = res[(t, p, g, A_NAME)], res[(t, p, g, B_NAME)]
             ra, rb = statistics.median(a["rps"]), statistics.median(b["rps"])
             ca, cb = statistics.median(a["cpu"]), statistics.median(b["cpu"])
-            sa, sb = statistics.median(a["sys"]), statistics.median(b["sys"])
+            sa, sb = statistics.median(a["io"]), statistics.median(b["io"])
             ka, kb = statistics.median(a["client"]), statistics.median(b["client"])
             # Ratios are medians of the per-round ratios: both servers of a
             # round took turns, so drift of the machine between rounds
