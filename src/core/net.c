@@ -1,12 +1,13 @@
 /* net.c -- listeners, accepting, reading and writing, client lifecycle.
  *
- * Reading: one read of up to 16 KB per readable event into the query
+ * Reading: one recvfrom of up to 16 KB per readable event into the query
  * buffer (or straight into a big argument's final string), then every
  * complete command in the buffer is run before anything is written.
  * Writing: clients with replies are queued; before the loop sleeps each is
- * written with writev; only a socket that cannot take everything gets a
- * writable handler.  A client is never freed while its command runs: it is
- * flagged and freed by netFreeClosingClients. */
+ * written (sendto, or sendmsg for several buffers); only a socket that
+ * cannot take everything gets a writable handler.  A client is never freed
+ * while its command runs: it is flagged and freed by
+ * netFreeClosingClients. */
 #include "core/net.h"
 
 #include <arpa/inet.h>
