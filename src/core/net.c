@@ -44,9 +44,9 @@ static void writeHandler(EventLoop *loop, int fd, void *data, int mask);
 
 /* Clients' sockets (TCP or unix, always sockets) are read with
  * recvfrom(2) and written with sendto(2)/sendmsg(2): unlike read/write
- * these skip the VFS layer (position lock, file permission and fsnotify
- * hooks, the iov_iter wrapping), ~2% of the server's CPU per request at
- * pipeline 1.  MSG_NOSIGNAL makes a closed peer an EPIPE error even if
+ * these skip the VFS layer (fdget_pos, rw_verify_area with its permission
+ * hook, fsnotify, sock_read_iter/sock_write_iter), ~2% of the server's CPU
+ * per request at pipeline 1.  MSG_NOSIGNAL makes a closed peer an EPIPE error even if
  * SIGPIPE's disposition changes.
  *
  * They go through syscall(2): once the process has more than one thread
