@@ -963,16 +963,19 @@ static void zrangeGeneric(Client *c, int ks, const sds dst, int type, int dir) {
     Zset *tmp = zsetCreate();
     size_t maxlen = 0;
     if (count) {
-        /* Redis fills a listpack (when count fits) and converts on the first
-         * long member: scores added before that lose the sign of -0. */
-        int asListpack = count <= maxListpackEntries();
+        /* Redis fills a listpack and converts it on the first long member
+         * or on the member past zset-max-listpack-entries: scores added
+         * before that lose the sign of -0.  By rank it knows the count
+         * first and starts with a skiplist when the count does not fit;
+         * by score or lex it always starts with a listpack. */
+        int asListpack = type != RANGE_RANK || count <= maxListpackEntries();
         ZCur cur;
         zcurSeek(&cur, o, first);
         for (unsigned long i = 0; i < count && zcurValid(&cur); i++) {
             ZElem e;
             zcurGet(&cur, &e);
             if (e.len > maxlen) maxlen = e.len;
-            if (e.len > maxListpackValue()) asListpack = 0;
+            if (e.len > maxListpackValue() || i >= maxListpackEntries()) asListpack = 0;
             zsetInsert(tmp, e.m, e.len, asListpack && e.score == 0 ? 0.0 : e.score);
             zcurStep(&cur, reverse);
         }

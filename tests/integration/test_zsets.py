@@ -98,6 +98,21 @@ def test_encoding_conversion(server, oracle):
     diff(server, oracle, cmds)
 
 
+def test_zrangestore_signed_zero_across_conversion(server, oracle):
+    """ZRANGESTORE by score or lex starts its destination as a listpack
+    whatever the count, which drops the sign of -0 from the first 128
+    members; by rank a count over 128 starts a skiplist, which keeps it."""
+    src = big("src", 130, lambda i: -(i % 5) - 1)
+    cmds = [src, ["ZUNIONSTORE", "z", "1", "src", "WEIGHTS", "0"], ["OBJECT", "ENCODING", "z"]]
+    for q in (["-inf", "inf", "BYSCORE"], ["+inf", "-inf", "BYSCORE", "REV"], ["-", "+", "BYLEX"],
+              ["+", "-", "BYLEX", "REV"], ["-inf", "inf", "BYSCORE", "LIMIT", "1", "129"],
+              ["-inf", "inf", "BYSCORE", "LIMIT", "0", "128"], ["0", "-1"], ["0", "127"], ["0", "128"],
+              ["0", "-1", "REV"]):
+        cmds += [["ZRANGESTORE", "d"] + ["z"] + q, ["OBJECT", "ENCODING", "d"],
+                 ["ZRANGE", "d", "0", "-1", "WITHSCORES"]]
+    diff(server, oracle, cmds)
+
+
 @pytest.mark.parametrize("resp", [2, 3])
 def test_remove_ranges_and_pops(server, oracle, resp):
     for setup in (["ZADD", "z", "1", "a", "2", "b", "3", "c", "4", "d", "5", "e"], big("z", 140, lambda i: i)):
