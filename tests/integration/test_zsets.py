@@ -108,7 +108,7 @@ def test_zrangestore_signed_zero_across_conversion(server, oracle):
               ["+", "-", "BYLEX", "REV"], ["-inf", "inf", "BYSCORE", "LIMIT", "1", "129"],
               ["-inf", "inf", "BYSCORE", "LIMIT", "0", "128"], ["0", "-1"], ["0", "127"], ["0", "128"],
               ["0", "-1", "REV"]):
-        cmds += [["ZRANGESTORE", "d"] + ["z"] + q, ["OBJECT", "ENCODING", "d"],
+        cmds += [["ZRANGESTORE", "d", "z"] + q, ["OBJECT", "ENCODING", "d"],
                  ["ZRANGE", "d", "0", "-1", "WITHSCORES"]]
     diff(server, oracle, cmds)
 
