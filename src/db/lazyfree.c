@@ -13,6 +13,7 @@
 
 #include "ds/alloc.h"
 #include "ds/htab.h"
+#include "ds/util.h"
 
 typedef struct LazyJob {
     struct LazyJob *next;
@@ -68,13 +69,8 @@ static void *lazyfreeMain(void *arg) {
 }
 
 static void startThread(void) {
-    pthread_t tid;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     /* If the thread cannot start, jobs are run inline (see enqueue). */
-    started = pthread_create(&tid, &attr, lazyfreeMain, NULL) == 0;
-    pthread_attr_destroy(&attr);
+    started = startDetachedThread(lazyfreeMain, NULL) == 0;
 }
 
 static void enqueue(LazyJob *j) {

@@ -8,6 +8,7 @@
 #include "ds/util.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -202,4 +203,14 @@ long long monotonicUs(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (long long)ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
+
+int startDetachedThread(void *(*fn)(void *), void *arg) {
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int err = pthread_create(&t, &attr, fn, arg);
+    pthread_attr_destroy(&attr);
+    return err;
 }

@@ -63,4 +63,9 @@ long long ustime(void);
  * latency measurements. */
 long long monotonicUs(void);
 
+/* Starts fn(arg) on a detached thread; 0 on success, else the error
+ * pthread_create returned (the caller decides what running without the
+ * thread means). */
+int startDetachedThread(void *(*fn)(void *), void *arg);
+
 #endif

@@ -1654,13 +1654,8 @@ static void *watchdogMain(void *arg) {
 }
 
 static void watchStartThread(void) {
-    pthread_t t;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&t, &attr, watchdogMain, NULL) != 0)
+    if (startDetachedThread(watchdogMain, NULL) != 0)
         serverLog(LL_WARNING, "Can't create the script watchdog thread: scripts have no time limit.");
-    pthread_attr_destroy(&attr);
 }
 
 static void watchDisarm(void);
