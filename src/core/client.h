@@ -40,6 +40,7 @@
 #define CLIENT_EXECUTING (1u << 17)        /* running a command now */
 #define CLIENT_FAKE (1u << 18)             /* no socket (Lua, AOF loading) */
 #define CLIENT_NO_TOUCH (1u << 19)
+#define CLIENT_READ_BATCHED (1u << 20)     /* read by this turn's batch: parse only */
 
 typedef struct ReplyBlock {
     struct ReplyBlock *next;

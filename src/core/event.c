@@ -3,7 +3,12 @@
  * File events are indexed by fd in a fixed array of `setsize` slots.
  * Timers are few (the server cron, stats sampling), so they sit in an
  * unsorted list scanned each turn.  A timer callback returns the delay to
- * its next run or -1 to be removed. */
+ * its next run or -1 to be removed.
+ *
+ * A read batcher (eventSetReadBatch) sees, after each poll and before any
+ * handler runs, the data of every ready fd whose read handler is the one
+ * it registered for, so it can read them all at once; the handlers then
+ * run as usual, in the order the poll returned. */
 #include "core/event.h"
 
 #include <errno.h>
@@ -37,6 +42,9 @@ struct EventLoop {
     Timer *timers;
     long long nextTimerId;
     BeforeSleepProc *beforeSleep;
+    FileProc *batchRproc;     /* read handler whose fds go to batchProc */
+    ReadBatchProc *batchProc;
+    void **batchData;         /* setsize slots, allocated with the batcher */
     int stop;
 };
 
@@ -69,6 +77,7 @@ void eventLoopFree(EventLoop *l) {
     }
     xfree(l->events);
     xfree(l->fired);
+    xfree(l->batchData);
     xfree(l);
 }
 
@@ -120,6 +129,12 @@ long long eventAddTimer(EventLoop *l, long long ms, TimerProc *proc, void *data)
 }
 
 void eventSetBeforeSleep(EventLoop *l, BeforeSleepProc *proc) { l->beforeSleep = proc; }
+
+void eventSetReadBatch(EventLoop *l, FileProc *rproc, ReadBatchProc *proc) {
+    if (!l->batchData) l->batchData = xcalloc(sizeof(void *) * (size_t)l->setsize);
+    l->batchRproc = rproc;
+    l->batchProc = proc;
+}
 void eventLoopStop(EventLoop *l) { l->stop = 1; }
 
 static long long msUntilNextTimer(EventLoop *l) {
@@ -156,6 +171,16 @@ static void runTimers(EventLoop *l) {
 int eventProcessFileEvents(EventLoop *l, long long waitMs) {
     int n = epoll_wait(l->epfd, l->fired, l->setsize, waitMs > INT32_MAX ? INT32_MAX : (int)waitMs);
     if (n < 0) return errno == EINTR ? 0 : -1;
+    if (l->batchProc && n > 1) {
+        int nb = 0;
+        for (int i = 0; i < n; i++) {
+            FileEvent *fe = &l->events[l->fired[i].data.fd];
+            if ((fe->mask & EV_READABLE) && fe->rproc == l->batchRproc &&
+                (l->fired[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)))
+                l->batchData[nb++] = fe->data;
+        }
+        if (nb > 1) l->batchProc(l, l->batchData, nb);
+    }
     for (int i = 0; i < n; i++) {
         int fd = l->fired[i].data.fd;
         uint32_t ev = l->fired[i].events;

@@ -12,6 +12,8 @@ typedef void FileProc(EventLoop *loop, int fd, void *data, int mask);
 /* Returns the ms until it should run again, or -1 to be removed. */
 typedef long long TimerProc(EventLoop *loop, long long id, void *data);
 typedef void BeforeSleepProc(EventLoop *loop);
+/* Gets the data of n (> 1) ready fds, each once, in poll order. */
+typedef void ReadBatchProc(EventLoop *loop, void **data, int n);
 
 /* setsize bounds the fds the loop can watch (maxclients + reserve). */
 EventLoop *eventLoopCreate(int setsize);
@@ -22,6 +24,10 @@ void eventDel(EventLoop *loop, int fd, int mask);
 int eventMask(EventLoop *loop, int fd);
 long long eventAddTimer(EventLoop *loop, long long ms, TimerProc *proc, void *data);
 void eventSetBeforeSleep(EventLoop *loop, BeforeSleepProc *proc);
+/* After each poll and before any handler runs, pass proc the data of the
+ * ready fds whose read handler is rproc (when there are two or more), so
+ * it can read them in one go.  Their handlers still run afterwards. */
+void eventSetReadBatch(EventLoop *loop, FileProc *rproc, ReadBatchProc *proc);
 void eventLoopRun(EventLoop *loop);
 /* One poll: wait up to waitMs, run the handlers of the ready fds (no
  * timers, no beforeSleep).  A long script uses it to keep answering.

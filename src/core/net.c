@@ -20,12 +20,12 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "core/dispatch.h"
 #include "core/errors.h"
+#include "core/iobatch.h"
 #include "core/log.h"
 #include "core/server.h"
 #include "ds/alloc.h"
@@ -39,31 +39,12 @@
 
 static void readHandler(EventLoop *loop, int fd, void *data, int mask);
 static void writeHandler(EventLoop *loop, int fd, void *data, int mask);
+static void readBatch(EventLoop *loop, void **data, int n);
 
 /* --- sockets --- */
 
-/* Clients' sockets (TCP or unix, always sockets) are read with
- * recvfrom(2) and written with sendto(2)/sendmsg(2): unlike read/write
- * these skip the VFS layer (fdget_pos, rw_verify_area with its permission
- * hook, fsnotify, sock_read_iter/sock_write_iter), ~2% of the server's CPU
- * per request at pipeline 1.  MSG_NOSIGNAL makes a closed peer an EPIPE error even if
- * SIGPIPE's disposition changes.
- *
- * They go through syscall(2): once the process has more than one thread
- * (lazy freeing, the script watchdog, the allocator's), glibc's wrappers
- * switch each call to asynchronous cancellation and back, ~60 instructions
- * a request; the server never cancels a thread, and syscall(2) is not a
- * cancellation point. */
-static inline ssize_t sockRead(int fd, void *buf, size_t n) {
-    return syscall(SYS_recvfrom, fd, buf, n, 0, NULL, NULL);
-}
-static inline ssize_t sockWrite(int fd, const void *buf, size_t n) {
-    return syscall(SYS_sendto, fd, buf, n, MSG_NOSIGNAL, NULL, 0);
-}
-static inline ssize_t sockWritev(int fd, const struct iovec *iov, int cnt) {
-    struct msghdr m = {.msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)cnt};
-    return syscall(SYS_sendmsg, fd, &m, MSG_NOSIGNAL);
-}
+/* The socket calls themselves (recvfrom/sendto/sendmsg through syscall(2))
+ * are ioRecv/ioSend/ioSendv in iobatch.h. */
 
 static int setNonBlock(int fd) {
     int flags = fcntl(fd, F_GETFL);
@@ -206,6 +187,7 @@ static int openUnix(void) {
 }
 
 int netListen(void) {
+    if (ioBatchInit() == 0) eventSetReadBatch(server.loop, readHandler, readBatch);
     server.net.unixFd = -1;
     int n = openTcpListeners(server.net.listenFds, NULL);
     if (n < 0) return -1;
@@ -347,6 +329,7 @@ void clientFree(Client *c) {
     }
     for (int i = 0; i < clientFreeHookCount; i++) clientFreeHooks[i](c);
     if (c->flags & CLIENT_CLOSE_ASAP) server.net.closingClients--;
+    if (c->flags & CLIENT_READ_BATCHED) server.net.batchedReads--;
     if (c->fd != -1) {
         eventDel(server.loop, c->fd, EV_READABLE | EV_WRITABLE);
         close(c->fd);
@@ -531,37 +514,36 @@ void netProcessInput(Client *c) {
     }
 }
 
-static void readHandler(EventLoop *loop, int fd, void *data, int mask) {
-    Client *c = data;
-    /* A client whose command is running (a long script serving other
-     * clients meanwhile) is read once the command returns. */
-    if (c->flags & CLIENT_EXECUTING) return;
-    char *dst;
+/* Where the client's next read goes: the query buffer, or straight into a
+ * big argument's final string (*big set).  Returns the room at *dst. */
+static size_t readTarget(Client *c, char **dst, int *big) {
     size_t room;
-    int big = sdsLen(c->querybuf) == c->qbPos && respParserBigArgRoom(&c->parser, &dst, &room);
-    if (!big) {
-        size_t qlen = sdsLen(c->querybuf);
-        if (qlen > c->qbPeak) c->qbPeak = qlen;
-        /* An empty buffer gets exactly one chunk of room: such a buffer is
-         * never shrunk by the cron, so a client sending small commands
-         * keeps one block.  Only a command that spans reads grows it
-         * greedily. */
-        c->querybuf = qlen == 0 ? sdsMakeRoomForNonGreedy(c->querybuf, READ_CHUNK)
-                                : sdsMakeRoomFor(c->querybuf, READ_CHUNK);
-        dst = c->querybuf + qlen;
-        room = READ_CHUNK;
-    }
-    ssize_t n = sockRead(fd, dst, room);
-    if (n == -1) {
-        if (errno == EAGAIN || errno == EINTR) return;
-        serverLog(LL_VERBOSE, "Reading from client: %s", strerror(errno));
+    *big = sdsLen(c->querybuf) == c->qbPos && respParserBigArgRoom(&c->parser, dst, &room);
+    if (*big) return room;
+    size_t qlen = sdsLen(c->querybuf);
+    if (qlen > c->qbPeak) c->qbPeak = qlen;
+    /* An empty buffer gets exactly one chunk of room: such a buffer is
+     * never shrunk by the cron, so a client sending small commands keeps
+     * one block.  Only a command that spans reads grows it greedily. */
+    c->querybuf = qlen == 0 ? sdsMakeRoomForNonGreedy(c->querybuf, READ_CHUNK) : sdsMakeRoomFor(c->querybuf, READ_CHUNK);
+    *dst = c->querybuf + qlen;
+    return READ_CHUNK;
+}
+
+/* Account a read into readTarget's place: n bytes, or -err.  Returns 1 if
+ * bytes arrived, 0 if none (EAGAIN), -1 if the client was freed (closed,
+ * failed, or over the query buffer limit). */
+static int readDone(Client *c, long n, int big) {
+    if (n < 0) {
+        if (n == -EAGAIN || n == -EINTR) return 0;
+        serverLog(LL_VERBOSE, "Reading from client: %s", strerror((int)-n));
         clientFree(c);
-        return;
+        return -1;
     }
     if (n == 0) {
         serverLog(LL_VERBOSE, "Client closed connection id=%llu addr=%s", (unsigned long long)c->id, c->addr);
         clientFree(c);
-        return;
+        return -1;
     }
     if (big) respParserBigArgWrote(&c->parser, (size_t)n);
     else sdsIncrLen(c->querybuf, n);
@@ -574,12 +556,75 @@ static void readHandler(EventLoop *loop, int fd, void *data, int mask) {
                   (unsigned long long)c->id, c->addr);
         server.stats.clientQbufLimitDisconnections++;
         clientFree(c);
-        return;
+        return -1;
+    }
+    return 1;
+}
+
+static void readHandler(EventLoop *loop, int fd, void *data, int mask) {
+    Client *c = data;
+    /* A client whose command is running (a long script serving other
+     * clients meanwhile) is read once the command returns. */
+    if (c->flags & CLIENT_EXECUTING) return;
+    if (c->flags & CLIENT_READ_BATCHED) { /* readBatch already read it */
+        c->flags &= ~CLIENT_READ_BATCHED;
+        server.net.batchedReads--;
+    } else {
+        char *dst;
+        int big;
+        size_t room = readTarget(c, &dst, &big);
+        long n = ioRecv(fd, dst, room);
+        if (readDone(c, n < 0 ? -errno : n, big) <= 0) return;
     }
     c->flags |= CLIENT_PROTECTED;
     netProcessInput(c);
     c->flags &= ~CLIENT_PROTECTED;
-    if (c->flags & CLIENT_CLOSE_ASAP) return; /* freed before sleeping */
+}
+
+/* The event loop's read batcher: read every ready client in one system
+ * call before any of their commands runs.  A client that got bytes is
+ * flagged CLIENT_READ_BATCHED and its readHandler only parses and runs;
+ * one that got none is left for its handler to read (a spurious wakeup).
+ * Reading early changes nothing a client can see: the bytes were already
+ * in the socket, and whatever runs before the client's handler (another
+ * client's command unblocking or killing it) finds them in its query
+ * buffer as if they had been read a turn earlier. */
+static void readBatch(EventLoop *loop, void **data, int n) {
+    Client *cl[IOBATCH_MAX];
+    int big[IOBATCH_MAX];
+    long res[IOBATCH_MAX];
+    int i = 0;
+    while (i < n) {
+        int k = 0;
+        for (; i < n && k < IOBATCH_MAX; i++) {
+            Client *c = data[i];
+            if (c->flags & CLIENT_EXECUTING) continue;
+            char *dst;
+            size_t room = readTarget(c, &dst, &big[k]);
+            ioBatchRecv(c->fd, dst, room);
+            cl[k++] = c;
+        }
+        ioBatchRun(res);
+        for (int j = 0; j < k; j++) {
+            if (readDone(cl[j], res[j], big[j]) == 1 && !(cl[j]->flags & CLIENT_READ_BATCHED)) {
+                cl[j]->flags |= CLIENT_READ_BATCHED;
+                server.net.batchedReads++;
+            }
+        }
+    }
+}
+
+void netProcessBatchedReads(void) {
+    if (server.net.batchedReads == 0) return;
+    for (Client *c = server.net.clients, *next; c; c = next) {
+        next = c->nextClient;
+        if ((c->flags & (CLIENT_READ_BATCHED | CLIENT_EXECUTING)) != CLIENT_READ_BATCHED) continue;
+        c->flags &= ~CLIENT_READ_BATCHED;
+        server.net.batchedReads--;
+        c->flags |= CLIENT_PROTECTED;
+        netProcessInput(c);
+        c->flags &= ~CLIENT_PROTECTED;
+    }
 }
 
 /* --- writing --- */
@@ -616,84 +661,94 @@ void netCheckOutputLimits(Client *c) {
     }
 }
 
-/* Write as much as the socket takes.  Returns -1 if the client was freed. */
-static int writeToClient(Client *c) {
-    while (clientHasPendingReplies(c)) {
-        struct iovec iov[IOV_MAX_WRITE];
-        int cnt = 0;
-        size_t total = 0;
-        size_t skip = c->sentlen;
-        if (c->bufpos > 0) {
-            iov[cnt].iov_base = c->buf + skip;
-            iov[cnt].iov_len = c->bufpos - skip;
-            total += iov[cnt].iov_len;
-            cnt++;
+/* Gather the unsent reply bytes into iov: at most max buffers, stopping
+ * before a block whose length is not known yet.  Returns the buffers
+ * used; *total gets their bytes. */
+static int replyIov(const Client *c, struct iovec *iov, int max, size_t *total) {
+    int cnt = 0;
+    size_t skip = c->sentlen;
+    *total = 0;
+    if (c->bufpos > 0) {
+        iov[cnt].iov_base = (char *)c->buf + skip;
+        iov[cnt].iov_len = c->bufpos - skip;
+        *total += iov[cnt].iov_len;
+        cnt++;
+        skip = 0;
+    }
+    for (ReplyBlock *b = c->replyHead; b && cnt < max; b = b->next) {
+        if (b->deferred) break; /* length not known yet: stop before it */
+        if (b->used - skip == 0) {
             skip = 0;
+            continue;
         }
-        for (ReplyBlock *b = c->replyHead; b && cnt < IOV_MAX_WRITE; b = b->next) {
-            if (b->deferred) break; /* length not known yet: stop before it */
-            if (b->used - skip == 0) {
-                skip = 0;
-                continue;
-            }
-            iov[cnt].iov_base = b->buf + skip;
-            iov[cnt].iov_len = b->used - skip;
-            total += iov[cnt].iov_len;
-            cnt++;
-            skip = 0;
+        iov[cnt].iov_base = b->buf + skip;
+        iov[cnt].iov_len = b->used - skip;
+        *total += iov[cnt].iov_len;
+        cnt++;
+        skip = 0;
+    }
+    return cnt;
+}
+
+/* Account a write of what replyIov gathered (total bytes): n bytes went,
+ * or -err.  Returns 1 if all of it went (more may follow), 0 if the
+ * socket took less or nothing, -1 if the write failed and the client was
+ * freed. */
+static int writeDone(Client *c, long n, size_t total) {
+    if (n < 0) {
+        if (n == -EAGAIN || n == -EINTR) return 0;
+        serverLog(LL_VERBOSE, "Error writing to client: %s", strerror((int)-n));
+        clientFree(c);
+        return -1;
+    }
+    server.stats.netOutputBytes += n;
+    server.stats.totalWritesProcessed++;
+    c->lastInteraction = server.time.nowMs;
+    /* Advance over what was written. */
+    size_t left = (size_t)n;
+    if (c->bufpos > 0) {
+        size_t inbuf = c->bufpos - c->sentlen;
+        if (left >= inbuf) {
+            left -= inbuf;
+            c->bufpos = 0;
+            c->sentlen = 0;
+        } else {
+            c->sentlen += left;
+            left = 0;
         }
-        if (total == 0) break;
-        /* One buffer (the usual small reply): sendto(), which costs the
-         * kernel less than sendmsg(). */
-        ssize_t n = cnt == 1 ? sockWrite(c->fd, iov[0].iov_base, iov[0].iov_len) : sockWritev(c->fd, iov, cnt);
-        if (n == -1) {
-            if (errno == EAGAIN || errno == EINTR) break;
-            serverLog(LL_VERBOSE, "Error writing to client: %s", strerror(errno));
-            clientFree(c);
-            return -1;
-        }
-        server.stats.netOutputBytes += n;
-        server.stats.totalWritesProcessed++;
-        c->lastInteraction = server.time.nowMs;
-        /* Advance over what was written. */
-        size_t left = (size_t)n;
-        if (c->bufpos > 0) {
-            size_t inbuf = c->bufpos - c->sentlen;
-            if (left >= inbuf) {
-                left -= inbuf;
-                c->bufpos = 0;
-                c->sentlen = 0;
-            } else {
-                c->sentlen += left;
-                left = 0;
-            }
-        }
-        while (left > 0 && c->replyHead) {
-            ReplyBlock *b = c->replyHead;
-            size_t inb = b->used - c->sentlen;
-            if (left >= inb) {
-                left -= inb;
-                c->replyHead = b->next;
-                if (!c->replyHead) c->replyTail = NULL;
-                c->replyBytes -= b->used;
-                c->replyBlocks--;
-                c->sentlen = 0;
-                xfree(b);
-            } else {
-                c->sentlen += left;
-                left = 0;
-            }
-        }
-        /* Drop fully sent empty blocks at the head. */
-        while (c->replyHead && !c->replyHead->deferred && c->replyHead->used == 0 && c->bufpos == 0) {
-            ReplyBlock *b = c->replyHead;
+    }
+    while (left > 0 && c->replyHead) {
+        ReplyBlock *b = c->replyHead;
+        size_t inb = b->used - c->sentlen;
+        if (left >= inb) {
+            left -= inb;
             c->replyHead = b->next;
             if (!c->replyHead) c->replyTail = NULL;
+            c->replyBytes -= b->used;
             c->replyBlocks--;
+            c->sentlen = 0;
             xfree(b);
+        } else {
+            c->sentlen += left;
+            left = 0;
         }
-        if ((size_t)n < total) break; /* socket full */
     }
+    /* Drop fully sent empty blocks at the head. */
+    while (c->replyHead && !c->replyHead->deferred && c->replyHead->used == 0 && c->bufpos == 0) {
+        ReplyBlock *b = c->replyHead;
+        c->replyHead = b->next;
+        if (!c->replyHead) c->replyTail = NULL;
+        c->replyBlocks--;
+        xfree(b);
+    }
+    return (size_t)n == total;
+}
+
+/* After writing: with nothing left, drop the writable handler (and free a
+ * client that asked to close after its reply); with bytes left, make sure
+ * the writable handler will send them.  Returns -1 if the client was
+ * freed. */
+static int writeFinish(Client *c) {
     if (!clientHasPendingReplies(c)) {
         c->obufSoftLimitReachedTime = 0;
         if (eventMask(server.loop, c->fd) & EV_WRITABLE) eventDel(server.loop, c->fd, EV_WRITABLE);
@@ -707,23 +762,81 @@ static int writeToClient(Client *c) {
     return 0;
 }
 
+/* Write as much as the socket takes.  Returns -1 if the client was freed. */
+static int writeToClient(Client *c) {
+    while (clientHasPendingReplies(c)) {
+        struct iovec iov[IOV_MAX_WRITE];
+        size_t total;
+        int cnt = replyIov(c, iov, IOV_MAX_WRITE, &total);
+        if (total == 0) break;
+        /* One buffer (the usual small reply): sendto(), which costs the
+         * kernel less than sendmsg(). */
+        long n = cnt == 1 ? ioSend(c->fd, iov[0].iov_base, iov[0].iov_len) : ioSendv(c->fd, iov, cnt);
+        int r = writeDone(c, n < 0 ? -errno : n, total);
+        if (r == -1) return -1;
+        if (r == 0) break; /* socket full */
+    }
+    return writeFinish(c);
+}
+
 static void writeHandler(EventLoop *loop, int fd, void *data, int mask) {
     Client *c = data;
     writeToClient(c);
 }
 
+/* Clients whose whole reply is in their buf, queued in the I/O batch. */
+typedef struct WriteBatch {
+    int n;
+    Client *c[IOBATCH_MAX];
+    size_t total[IOBATCH_MAX];
+} WriteBatch;
+
+/* Send the batch in one system call, then finish each client as
+ * writeToClient would (a client the socket took everything from but that
+ * has more, a deferred block now complete, goes on with writeToClient). */
+static void flushWriteBatch(WriteBatch *wb) {
+    long res[IOBATCH_MAX];
+    ioBatchRun(res);
+    for (int i = 0; i < wb->n; i++) {
+        Client *c = wb->c[i];
+        int r = writeDone(c, res[i], wb->total[i]);
+        if (r == -1) continue;
+        if (r == 1 && clientHasPendingReplies(c)) writeToClient(c);
+        else writeFinish(c);
+    }
+    wb->n = 0;
+}
+
+/* Before the loop sleeps: write every client with replies.  With io_uring
+ * the replies that fit in the client's buf (nearly all at low pipelining)
+ * go out in one system call; the rest, and everything without io_uring,
+ * one write per client. */
 void netHandlePendingWrites(void) {
-    while (server.net.pendingWrites) {
-        Client *c = server.net.pendingWrites;
-        server.net.pendingWrites = c->nextPendingWrite;
-        c->flags &= ~CLIENT_PENDING_WRITE;
-        if (c->flags & CLIENT_CLOSE_ASAP) continue;
-        if (eventMask(server.loop, c->fd) & EV_WRITABLE) continue; /* the handler will do it */
-        if (!clientHasPendingReplies(c)) {
-            if (c->flags & CLIENT_CLOSE_AFTER_REPLY) clientFree(c);
-            continue;
+    WriteBatch wb;
+    wb.n = 0;
+    for (;;) {
+        while (server.net.pendingWrites) {
+            Client *c = server.net.pendingWrites;
+            server.net.pendingWrites = c->nextPendingWrite;
+            c->flags &= ~CLIENT_PENDING_WRITE;
+            if (c->flags & CLIENT_CLOSE_ASAP) continue;
+            if (eventMask(server.loop, c->fd) & EV_WRITABLE) continue; /* the handler will do it */
+            if (!clientHasPendingReplies(c)) {
+                if (c->flags & CLIENT_CLOSE_AFTER_REPLY) clientFree(c);
+                continue;
+            }
+            if (ioBatchEnabled() && !c->replyHead) { /* all of it in buf */
+                size_t total = c->bufpos - c->sentlen;
+                ioBatchSend(c->fd, c->buf + c->sentlen, total);
+                wb.c[wb.n] = c;
+                wb.total[wb.n++] = total;
+                if (wb.n == IOBATCH_MAX) flushWriteBatch(&wb);
+                continue;
+            }
+            writeToClient(c);
         }
-        writeToClient(c);
+        if (wb.n == 0) break;
+        flushWriteBatch(&wb); /* finishing may queue more clients */
     }
 }
 

@@ -25,6 +25,9 @@ void netFreeClosingClients(void);
 void netClientsCron(void);
 /* Parse and run what the client's query buffer holds.  */
 void netProcessInput(Client *c);
+/* Run the input of clients read by this turn's batch whose handlers have
+ * not run yet (a busy script polls for its BUSY replies). */
+void netProcessBatchedReads(void);
 /* The client class for output limits / CLIENT LIST TYPE. */
 int clientType(const Client *c);
 /* "r", "w", "rw" or "" for CLIENT LIST events. */

@@ -52,6 +52,7 @@ typedef struct ServerNet {
     uint64_t nextClientId;
     Client *current;               /* client whose command runs now */
     unsigned long closingClients;  /* clients flagged CLIENT_CLOSE_ASAP, not yet freed */
+    unsigned long batchedReads;    /* clients flagged CLIENT_READ_BATCHED */
 } ServerNet;
 
 typedef struct ServerTime {

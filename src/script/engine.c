@@ -1547,6 +1547,9 @@ void luaEngineSetKeysArgv(lua_State *L, ScriptArgs *how, sds *keys, int numkeys,
  * allowed then (SCRIPT KILL, FUNCTION KILL, SHUTDOWN NOSAVE...).  The
  * caller itself is not read while it runs (net.c skips executing clients). */
 static void processEventsWhileBusy(void) {
+    /* Clients read in the same batch as the script's caller: their bytes
+     * are no longer in the socket, so the poll would not report them. */
+    netProcessBatchedReads();
     eventProcessFileEvents(server.loop, 0);
     netHandlePendingWrites();
     netFreeClosingClients();
