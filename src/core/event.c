@@ -135,6 +135,7 @@ void eventSetReadBatch(EventLoop *l, FileProc *rproc, ReadBatchProc *proc) {
     l->batchRproc = rproc;
     l->batchProc = proc;
 }
+
 void eventLoopStop(EventLoop *l) { l->stop = 1; }
 
 static long long msUntilNextTimer(EventLoop *l) {
