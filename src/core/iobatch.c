@@ -58,7 +58,6 @@ int ioBatchInit(void) {
 }
 
 int ioBatchEnabled(void) { return enabled; }
-int ioBatchQueued(void) { return queued; }
 
 static void queue(int fd, int send, void *buf, size_t len) {
     IoOp *op = &ops[queued++];

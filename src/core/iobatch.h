@@ -49,10 +49,8 @@ static inline long ioSendv(int fd, const struct iovec *iov, int cnt) {
 int ioBatchInit(void);
 /* 1 once ioBatchInit succeeded. */
 int ioBatchEnabled(void);
-/* Queued operations not yet run. */
-int ioBatchQueued(void);
-/* Queue a recv into buf / a send of buf on socket fd.  The caller keeps
- * ioBatchQueued() below IOBATCH_MAX. */
+/* Queue a recv into buf / a send of buf on socket fd.  The caller queues
+ * at most IOBATCH_MAX before running them. */
 void ioBatchRecv(int fd, void *buf, size_t len);
 void ioBatchSend(int fd, const void *buf, size_t len);
 /* Run every queued operation and fill res[0..n-1]; returns n. */

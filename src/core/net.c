@@ -514,6 +514,16 @@ void netProcessInput(Client *c) {
     }
 }
 
+/* A socket call on the client failed with -err (n).  Returns 0 when it is
+ * only to be tried later (EAGAIN, EINTR); otherwise logs "what: error",
+ * frees the client and returns -1. */
+static int socketFailed(Client *c, long n, const char *what) {
+    if (n == -EAGAIN || n == -EINTR) return 0;
+    serverLog(LL_VERBOSE, "%s: %s", what, strerror((int)-n));
+    clientFree(c);
+    return -1;
+}
+
 /* Where the client's next read goes: the query buffer, or straight into a
  * big argument's final string (*big set).  Returns the room at *dst. */
 static size_t readTarget(Client *c, char **dst, int *big) {
@@ -534,12 +544,7 @@ static size_t readTarget(Client *c, char **dst, int *big) {
  * bytes arrived, 0 if none (EAGAIN), -1 if the client was freed (closed,
  * failed, or over the query buffer limit). */
 static int readDone(Client *c, long n, int big) {
-    if (n < 0) {
-        if (n == -EAGAIN || n == -EINTR) return 0;
-        serverLog(LL_VERBOSE, "Reading from client: %s", strerror((int)-n));
-        clientFree(c);
-        return -1;
-    }
+    if (n < 0) return socketFailed(c, n, "Reading from client");
     if (n == 0) {
         serverLog(LL_VERBOSE, "Client closed connection id=%llu addr=%s", (unsigned long long)c->id, c->addr);
         clientFree(c);
@@ -618,12 +623,7 @@ void netProcessBatchedReads(void) {
     if (server.net.batchedReads == 0) return;
     for (Client *c = server.net.clients, *next; c; c = next) {
         next = c->nextClient;
-        if ((c->flags & (CLIENT_READ_BATCHED | CLIENT_EXECUTING)) != CLIENT_READ_BATCHED) continue;
-        c->flags &= ~CLIENT_READ_BATCHED;
-        server.net.batchedReads--;
-        c->flags |= CLIENT_PROTECTED;
-        netProcessInput(c);
-        c->flags &= ~CLIENT_PROTECTED;
+        if (c->flags & CLIENT_READ_BATCHED) readHandler(server.loop, c->fd, c, EV_READABLE);
     }
 }
 
@@ -695,12 +695,7 @@ static int replyIov(const Client *c, struct iovec *iov, int max, size_t *total) 
  * socket took less or nothing, -1 if the write failed and the client was
  * freed. */
 static int writeDone(Client *c, long n, size_t total) {
-    if (n < 0) {
-        if (n == -EAGAIN || n == -EINTR) return 0;
-        serverLog(LL_VERBOSE, "Error writing to client: %s", strerror((int)-n));
-        clientFree(c);
-        return -1;
-    }
+    if (n < 0) return socketFailed(c, n, "Error writing to client");
     server.stats.netOutputBytes += n;
     server.stats.totalWritesProcessed++;
     c->lastInteraction = server.time.nowMs;
