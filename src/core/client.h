@@ -41,6 +41,7 @@
 #define CLIENT_FAKE (1u << 18)             /* no socket (Lua, AOF loading) */
 #define CLIENT_NO_TOUCH (1u << 19)
 #define CLIENT_READ_BATCHED (1u << 20)     /* read by this turn's batch: parse only */
+#define CLIENT_PUSHING (1u << 21)          /* writing a push: CLIENT REPLY OFF|SKIP let it pass */
 
 typedef struct ReplyBlock {
     struct ReplyBlock *next;
@@ -137,6 +138,11 @@ void replyMapLen(Client *c, long n);  /* RESP2: array of 2n */
 void replySetLen(Client *c, long n);  /* RESP2: array of n */
 void replyAttributeLen(Client *c, long n);
 void replyPushLen(Client *c, long n); /* RESP2: array of n */
+/* Brackets a push message (pub/sub message or confirmation, tracking
+ * invalidation): it is not a reply, so CLIENT REPLY OFF|SKIP do not drop
+ * it.  replyPushBegin returns the flag to hand back to replyPushEnd. */
+unsigned replyPushBegin(Client *c);
+void replyPushEnd(Client *c, unsigned saved);
 void replyEmptyArray(Client *c);
 void replyDouble(Client *c, double d);  /* RESP2 bulk, RESP3 ',' */
 void replyLongDouble(Client *c, long double d); /* human-friendly bulk */

@@ -22,8 +22,12 @@
 
 #define REPLY_BLOCK_SIZE (16 * 1024)
 
+/* Replies are dropped for a client closing now, and under CLIENT REPLY
+ * OFF|SKIP unless the bytes belong to a push message. */
 static int replyDisabled(const Client *c) {
-    return (c->flags & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP | CLIENT_CLOSE_ASAP)) != 0;
+    unsigned f = c->flags;
+    if (f & CLIENT_CLOSE_ASAP) return 1;
+    return (f & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)) != 0 && !(f & CLIENT_PUSHING);
 }
 
 static ReplyBlock *newBlock(size_t size) {
@@ -252,6 +256,13 @@ void replyMapLen(Client *c, long n) { addHeader(c, c->resp >= 3 ? '%' : '*', c->
 void replySetLen(Client *c, long n) { addHeader(c, c->resp >= 3 ? '~' : '*', n); }
 void replyAttributeLen(Client *c, long n) { addHeader(c, '|', n); }
 void replyPushLen(Client *c, long n) { addHeader(c, c->resp >= 3 ? '>' : '*', n); }
+unsigned replyPushBegin(Client *c) {
+    unsigned saved = c->flags & CLIENT_PUSHING;
+    c->flags |= CLIENT_PUSHING;
+    return saved;
+}
+
+void replyPushEnd(Client *c, unsigned saved) { c->flags = (c->flags & ~CLIENT_PUSHING) | saved; }
 void replyEmptyArray(Client *c) { addBytes(c, "*0\r\n", 4); }
 
 void replyDouble(Client *c, double d) {

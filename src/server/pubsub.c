@@ -196,7 +196,10 @@ static void unsubscribeSub(Client *c, int kind, Sub *s) {
     }
 }
 
+/* Confirmations are pushes (RESP2 too): CLIENT REPLY OFF does not drop
+ * them. */
 static void replyConfirm(Client *c, const char *word, const char *name, size_t len, long count) {
+    unsigned saved = replyPushBegin(c);
     replyPushLen(c, 3);
     replyBulkCString(c, word);
     if (name)
@@ -204,6 +207,7 @@ static void replyConfirm(Client *c, const char *word, const char *name, size_t l
     else
         replyNull(c);
     replyLongLong(c, count);
+    replyPushEnd(c, saved);
 }
 
 /* Drops every subscription of kind, confirming each when `reply` (and
@@ -217,11 +221,13 @@ static void unsubscribeAll(Client *c, int kind, int reply) {
         Target *t = s->t;
         if (reply) {
             /* The name lives in the Target, which may go with the Sub. */
+            unsigned saved = replyPushBegin(c);
             replyPushLen(c, 3);
             replyBulkCString(c, kindWords[kind].unsub);
             replyBulk(c, t->name, t->len);
             unsubscribeSub(c, kind, s);
             replyLongLong(c, confirmCount(c, kind));
+            replyPushEnd(c, saved);
         } else {
             unsubscribeSub(c, kind, s);
         }
@@ -243,12 +249,14 @@ static sds formatMessage(sds out, int kind, const Target *pattern, const char *c
 }
 
 static void deliver(Client *c, const sds m) {
+    unsigned saved = replyPushBegin(c);
     if (c->resp >= 3) {
         replyRaw(c, ">", 1);
         replyRaw(c, m + 1, sdsLen(m) - 1);
     } else {
         replyRaw(c, m, sdsLen(m));
     }
+    replyPushEnd(c, saved);
 }
 
 static long deliverTarget(const Target *t, const sds m) {

@@ -149,25 +149,29 @@ static void sendTrackingMessage(Client *c, const char *proto, size_t len) {
         if (!dst) {
             ts->opts |= TRK_BROKEN_REDIR;
             if (c->resp > 2) {
+                unsigned saved = replyPushBegin(c);
                 replyPushLen(c, 2);
                 replyBulk(c, "tracking-redir-broken", 21);
                 replyLongLong(c, (long long)ts->redirect);
+                replyPushEnd(c, saved);
             }
             return;
         }
         redirected = 1;
     }
+    if (dst->resp <= 2 && !(redirected && (dst->flags & CLIENT_PUBSUB)))
+        return; /* RESP2 without a pub/sub target: nowhere to say it */
+    unsigned saved = replyPushBegin(dst);
     if (dst->resp > 2) {
         replyPushLen(dst, 2);
         replyBulk(dst, "invalidate", 10);
-    } else if (redirected && (dst->flags & CLIENT_PUBSUB)) {
+    } else {
         replyArrayLen(dst, 3);
         replyBulk(dst, "message", 7);
         replyBulk(dst, "__redis__:invalidate", 20);
-    } else {
-        return; /* RESP2 without a pub/sub target: nowhere to say it */
     }
     replyRaw(dst, proto, len);
+    replyPushEnd(dst, saved);
 }
 
 static void sendKey(Client *c, const char *key, size_t len) {

@@ -1,0 +1,90 @@
+"""Compatibility cases found by running Cairn as a Redis user would (issue
+26): each test pins what redis-server 7.0.15 does, and every test passes
+with CAIRN_BIN=redis-server too.
+
+Expected bytes were taken from the oracle.  Where a test needs to know that
+nothing more was queued for a connection it sends a sentinel command whose
+reply must come next.
+"""
+import pytest
+
+from pubsub_helpers import call, enc, read_values
+
+
+def resp3(srv):
+    c = srv.connect()
+    c.send(enc("HELLO", "3"))
+    read_values(c, 1)
+    return c
+
+
+def client_id(conn):
+    return int(call(conn, "CLIENT", "ID")[1:-2])
+
+
+# --- 1. push messages are not replies ----------------------------------------
+
+def sub(word, name, n, push=b">"):
+    return push + b"3\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n:%d\r\n" % (
+        len(word), word, len(name), name, n)
+
+
+@pytest.mark.parametrize("proto", ["2", "3"])
+def test_pubsub_pushes_pass_client_reply_off(server, proto):
+    push = b">" if proto == "3" else b"*"
+    a = server.connect()
+    a.send(enc("HELLO", proto))
+    read_values(a, 1)
+    a.send(enc("CLIENT", "REPLY", "OFF") + enc("SUBSCRIBE", "channel") + enc("PSUBSCRIBE", "ch*"))
+    assert read_values(a, 2) == sub(b"subscribe", b"channel", 1, push) + \
+        sub(b"psubscribe", b"ch*", 2, push)
+    b = server.connect()
+    assert call(b, "PUBLISH", "channel", "hello") == b":2\r\n"
+    assert read_values(a, 2) == (
+        push + b"3\r\n$7\r\nmessage\r\n$7\r\nchannel\r\n$5\r\nhello\r\n" +
+        push + b"4\r\n$8\r\npmessage\r\n$3\r\nch*\r\n$7\r\nchannel\r\n$5\r\nhello\r\n")
+    a.send(enc("UNSUBSCRIBE") + enc("PUNSUBSCRIBE"))
+    assert read_values(a, 2) == sub(b"unsubscribe", b"channel", 1, push) + \
+        sub(b"punsubscribe", b"ch*", 0, push)
+    # PING's reply is still dropped: the next bytes are CLIENT REPLY ON's.
+    a.send(enc("PING") + enc("CLIENT", "REPLY", "ON"))
+    assert read_values(a, 1) == b"+OK\r\n"
+
+
+def test_pubsub_pushes_pass_client_reply_skip(server):
+    a = resp3(server)
+    a.send(enc("CLIENT", "REPLY", "SKIP") + enc("SUBSCRIBE", "c1") + enc("PING"))
+    assert read_values(a, 2) == sub(b"subscribe", b"c1", 1) + b"+PONG\r\n"
+
+
+def test_tracking_invalidation_passes_client_reply_off(server):
+    a = resp3(server)
+    a.send(enc("CLIENT", "TRACKING", "on") + enc("CLIENT", "REPLY", "OFF") + enc("GET", "k"))
+    assert read_values(a, 1) == b"+OK\r\n"
+    b = server.connect()
+    assert call(b, "SET", "k", "1") == b"+OK\r\n"
+    assert read_values(a, 1) == b">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n"
+    a.send(enc("GET", "k") + enc("CLIENT", "REPLY", "ON"))
+    assert read_values(a, 1) == b"+OK\r\n"
+
+
+def test_tracking_redirect_to_resp2_subscriber_with_reply_off(server):
+    r = server.connect()
+    rid = client_id(r)
+    r.send(enc("SUBSCRIBE", "__redis__:invalidate"))
+    read_values(r, 1)
+    # The redirect target turns replies off (after subscribing, as RESP2
+    # allows only SUBSCRIBE-family commands, it cannot; so use a RESP3 one).
+    r3 = resp3(server)
+    r3id = client_id(r3)
+    r3.send(enc("CLIENT", "REPLY", "OFF"))
+    a = server.connect()
+    assert call(a, "CLIENT", "TRACKING", "on", "REDIRECT", str(r3id)) == b"+OK\r\n"
+    assert call(a, "GET", "k") == b"$-1\r\n"
+    assert call(a, "SET", "k", "v") == b"+OK\r\n"
+    assert read_values(r3, 1) == b">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n"
+    assert call(a, "CLIENT", "TRACKING", "on", "REDIRECT", str(rid)) == b"+OK\r\n"
+    assert call(a, "GET", "k") == b"$1\r\nv\r\n"
+    assert call(a, "SET", "k", "w") == b"+OK\r\n"
+    assert read_values(r, 1) == (b"*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n"
+                                 b"*1\r\n$1\r\nk\r\n")
