@@ -56,6 +56,7 @@ int luaopen_bit(lua_State *L);
 static ScriptRun *currentRun;
 
 ScriptRun *scriptCurrentRun(void) { return currentRun; }
+Client *scriptCaller(void) { return currentRun ? currentRun->caller : NULL; }
 
 const char *scriptLuaEngine(void) {
 #ifdef CAIRN_LUAJIT

@@ -27,6 +27,10 @@ void functionsMemoryInfo(ScriptMemoryInfo *m);
  * server's cairn_lua_engine). */
 const char *scriptLuaEngine(void);
 
+/* The client whose EVAL/FCALL is running now, or NULL: a script's
+ * commands act on its behalf (client tracking, NOLOOP). */
+Client *scriptCaller(void);
+
 /* A script or function has run past busy-reply-threshold and the server
  * answers other clients BUSY: the error they get, else NULL. */
 const char *scriptBusyError(void);

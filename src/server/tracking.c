@@ -39,6 +39,7 @@
 #include "ds/htab.h"
 #include "ds/siphash.h"
 #include "ds/util.h"
+#include "script/script.h"
 #include "server/multi.h"
 
 #define TRK_BCAST (1u << 0)
@@ -239,7 +240,21 @@ static int isClientSubcommand(const Command *cmd) {
     return cmd->parent && strcmp(cmd->parent->name, "client") == 0;
 }
 
-/* Remember the keys of read-only command cmd just run by tracking client c,
+/* The client a command acts for: a script's commands act for the client
+ * that runs the script, as on Redis (its NOLOOP, its tracked keys). */
+static Client *actingClient(Client *c) {
+    if (c && (c->flags & CLIENT_LUA)) {
+        Client *caller = scriptCaller();
+        if (caller) return caller;
+    }
+    return c;
+}
+
+static int isReadOnlyScript(const Command *cmd) {
+    return !strcmp(cmd->name, "eval_ro") || !strcmp(cmd->name, "evalsha_ro") || !strcmp(cmd->name, "fcall_ro");
+}
+
+/* Remember the keys of command cmd of tracking client c (its argv),
  * unless OPTIN/OPTOUT and CLIENT CACHING say otherwise. */
 static void rememberCommandKeys(Client *c, Command *cmd) {
     unsigned o = optsOf(c);
@@ -247,9 +262,6 @@ static void rememberCommandKeys(Client *c, Command *cmd) {
     int caching = (o & TRK_CACHING) != 0;
     if (((o & TRK_OPTIN) && !caching) || ((o & TRK_OPTOUT) && caching)) return;
     if (cmd->flags & CMD_PUBSUB) return; /* shard channels look like keys */
-    /* Read-only scripts are not tracked; the commands they run are. */
-    if (!strcmp(cmd->name, "eval_ro") || !strcmp(cmd->name, "evalsha_ro") || !strcmp(cmd->name, "fcall_ro"))
-        return;
     int stackPos[16];
     int *pos = c->argc <= 16 ? stackPos : xmalloc(sizeof(int) * (size_t)c->argc);
     int n = commandGetKeys(cmd, c, c->argc, c->argv, pos, c->argc);
@@ -442,12 +454,14 @@ static void clientGone(Client *c) {
 
 void trackingInvalidateKey(Client *c, Db *db, const char *key, size_t len) {
     (void)db;
+    /* BCAST's NOLOOP compares with the writer itself: a script's writes
+     * reach its caller, as on Redis. */
     if (numPrefixes > 0) queueForBroadcast(c, key, len);
     if (htabSize(&table) == 0) return;
     TrackedKey *t = htabUnlink(&table, key, len);
     if (!t) return;
     totalItems -= t->count;
-    Client *cur = server.net.current;
+    Client *cur = actingClient(server.net.current);
     for (uint32_t i = 0; i < t->count; i++) {
         Client *target = findClient(t->ids[i]);
         if (!target || !(target->flags & CLIENT_TRACKING) || (optsOf(target) & TRK_BCAST)) continue;
@@ -465,7 +479,7 @@ static void onFlush(int dbid) {
     if (trackingClients > 0) {
         for (Client *o = server.net.clients; o; o = o->nextClient) {
             if (!(o->flags & CLIENT_TRACKING)) continue;
-            if (o == server.net.current)
+            if (o == actingClient(server.net.current))
                 defer(o, NULL, 0);
             else
                 sendKey(o, NULL, 0);
@@ -477,7 +491,13 @@ static void onFlush(int dbid) {
 
 static void afterCall(Client *c, Command *cmd, long long usec) {
     (void)usec;
-    if ((cmd->flags & CMD_READONLY) && (c->flags & CLIENT_TRACKING)) rememberCommandKeys(c, cmd);
+    /* A read-only command tracks its keys; one a script runs tracks the
+     * keys the script declared (EVAL_RO itself tracks nothing). */
+    if (cmd->flags & CMD_READONLY) {
+        Client *t = actingClient(c);
+        if (t != c && t->cmd) cmd = t->cmd;
+        if ((t->flags & CLIENT_TRACKING) && (t != c || !isReadOnlyScript(cmd))) rememberCommandKeys(t, cmd);
+    }
     /* CLIENT CACHING applies to the next command (or transaction) only. */
     TrackingState *ts = c->trackingState;
     if (ts && (ts->opts & TRK_CACHING) && !(c->flags & CLIENT_MULTI) && !isClientSubcommand(cmd))

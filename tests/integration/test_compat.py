@@ -88,3 +88,98 @@ def test_tracking_redirect_to_resp2_subscriber_with_reply_off(server):
     assert call(a, "SET", "k", "w") == b"+OK\r\n"
     assert read_values(r, 1) == (b"*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n"
                                  b"*1\r\n$1\r\nk\r\n")
+
+
+# --- 2. client tracking and scripts ------------------------------------------
+
+def inval(*keys):
+    out = b">2\r\n$10\r\ninvalidate\r\n*%d\r\n" % len(keys)
+    for k in keys:
+        out += b"$%d\r\n%s\r\n" % (len(k), k)
+    return out
+
+
+def no_push_pending(conn):
+    assert call(conn, "PING") == b"+PONG\r\n"
+
+
+def test_tracking_noloop_script_write_sends_nothing(server):
+    a = resp3(server)
+    assert call(a, "CLIENT", "TRACKING", "on", "NOLOOP") == b"+OK\r\n"
+    assert call(a, "SET", "key1", "1") == b"+OK\r\n"
+    assert call(a, "GET", "key1") == b"$1\r\n1\r\n"
+    assert call(a, "EVAL", "return redis.call('set','key1','2')", "1", "key1") == b"+OK\r\n"
+    assert call(a, "GET", "key1") == b"$1\r\n2\r\n"
+    no_push_pending(a)
+
+
+def test_tracking_script_write_of_own_key_invalidates_after_reply(server):
+    a = resp3(server)
+    assert call(a, "CLIENT", "TRACKING", "on") == b"+OK\r\n"
+    assert call(a, "GET", "key1") == b"_\r\n"
+    a.send(enc("EVAL", "return redis.call('set','key1','2')", "1", "key1"))
+    assert read_values(a, 2) == b"+OK\r\n" + inval(b"key1")
+    no_push_pending(a)
+
+
+def test_tracking_bcast_noloop_still_tells_the_script_caller(server):
+    # Redis compares BCAST's NOLOOP with the script's own client, not its
+    # caller: the caller hears of its script's writes.
+    a = resp3(server)
+    assert call(a, "CLIENT", "TRACKING", "on", "BCAST", "NOLOOP") == b"+OK\r\n"
+    assert call(a, "EVAL", "return redis.call('set','k1','2')", "1", "k1") == b"+OK\r\n"
+    assert read_values(a, 1) == inval(b"k1")
+    no_push_pending(a)
+    b = server.connect()
+    assert call(b, "SET", "k2", "1") == b"+OK\r\n"
+    assert read_values(a, 1) == inval(b"k2")
+
+
+@pytest.mark.parametrize("ev", ["EVAL", "EVAL_RO"])
+def test_tracking_script_tracks_declared_keys_only_when_it_reads(server, ev):
+    a = resp3(server)
+    b = server.connect()
+    assert call(a, "CLIENT", "TRACKING", "on") == b"+OK\r\n"
+    nowrite = "redis.call('ping')" if ev == "EVAL_RO" else "redis.call('set','key3','bar')"
+    assert call(a, ev, nowrite, "2", "key1", "key2") == b"_\r\n"
+    assert call(b, "MSET", "key2", "2", "key1", "2") == b"+OK\r\n"
+    no_push_pending(a)
+    assert call(a, ev, "redis.call('get','key3')", "2", "key1", "key2") == b"_\r\n"
+    # key3, read inside, is not tracked; the declared keys are.
+    assert call(b, "SET", "key3", "x") == b"+OK\r\n"
+    assert call(b, "MSET", "key2", "2", "key1", "2") == b"+OK\r\n"
+    assert read_values(a, 2) == inval(b"key2") + inval(b"key1")
+    no_push_pending(a)
+
+
+def test_tracking_optin_caching_applies_to_script_reads(server):
+    a = resp3(server)
+    b = server.connect()
+    assert call(a, "CLIENT", "TRACKING", "on", "OPTIN") == b"+OK\r\n"
+    assert call(a, "EVAL", "return redis.call('get','k')", "1", "k") == b"_\r\n"
+    assert call(b, "SET", "k", "1") == b"+OK\r\n"
+    no_push_pending(a)
+    assert call(a, "CLIENT", "CACHING", "yes") == b"+OK\r\n"
+    assert call(a, "EVAL", "return redis.call('get','k')", "1", "k") == b"$1\r\n1\r\n"
+    assert call(b, "SET", "k", "2") == b"+OK\r\n"
+    assert read_values(a, 1) == inval(b"k")
+
+
+@pytest.mark.parametrize("fc", ["FCALL", "FCALL_RO"])
+def test_tracking_function_tracks_declared_keys_when_it_reads(server, fc):
+    a = resp3(server)
+    b = server.connect()
+    lib = ("#!lua name=trk\n"
+           "redis.register_function{function_name='rd', callback=function(k, a) "
+           "return redis.call('get', 'key3') end, flags={'no-writes'}}\n"
+           "redis.register_function{function_name='nop', callback=function(k, a) "
+           "return redis.call('ping') end, flags={'no-writes'}}\n")
+    assert call(a, "FUNCTION", "LOAD", lib) == b"$3\r\ntrk\r\n"
+    assert call(a, "CLIENT", "TRACKING", "on") == b"+OK\r\n"
+    assert call(a, fc, "nop", "2", "key1", "key2") == b"+PONG\r\n"
+    assert call(b, "MSET", "key1", "2", "key2", "2") == b"+OK\r\n"
+    no_push_pending(a)
+    assert call(a, fc, "rd", "2", "key1", "key2") == b"_\r\n"
+    assert call(b, "MSET", "key1", "2", "key2", "2") == b"+OK\r\n"
+    assert read_values(a, 2) == inval(b"key1") + inval(b"key2")
+    no_push_pending(a)
