@@ -1,6 +1,7 @@
 /* dispatch.c -- running a parsed command.
  *
- * Order of checks, as Redis 7.0 does them: unknown command (or unknown
+ * Order of checks, as Redis 7.0 does them: an HTTP request line (POST,
+ * Host:) closes the connection; unknown command (or unknown
  * subcommand of a container), wrong arity, authentication; then a later
  * layer may take the command (MULTI queueing); then the call.  The call
  * fixes the time the command sees, counts stats, and is the one place where
@@ -8,6 +9,7 @@
 #include "core/dispatch.h"
 
 #include <string.h>
+#include <strings.h>
 
 #include "core/errors.h"
 #include "core/log.h"
@@ -99,13 +101,34 @@ static Command *repeatedCommand(const Client *c) {
     return commandNameIs(last, c->argv[0], sdsLen(c->argv[0])) ? last : NULL;
 }
 
+/* A request whose first word is POST or Host: is an HTTP request sent to
+ * this port, most likely by a web page exploiting a browser to reach a
+ * server on localhost (cross-protocol scripting).  The connection is closed
+ * without a reply and nothing after that line runs; the warning is logged at
+ * most once a minute.  Returns 1 if the client was closed.  Neither word
+ * names a command, so only unknown commands get here: the check costs the
+ * commands nothing. */
+static int crossProtocolAttack(Client *c) {
+    static long long loggedMs = -60001;
+    if (strcasecmp(c->argv[0], "post") != 0 && strcasecmp(c->argv[0], "host:") != 0) return 0;
+    if (server.time.nowMs - loggedMs > 60000 || server.time.nowMs < loggedMs) {
+        serverLog(LL_WARNING,
+                  "Possible SECURITY ATTACK detected. It looks like somebody is sending POST or Host: commands to "
+                  "Redis. This is likely due to an attacker attempting to use Cross Protocol Scripting to compromise "
+                  "your Redis instance. Connection aborted.");
+        loggedMs = server.time.nowMs;
+    }
+    clientFreeAsync(c);
+    return 1;
+}
+
 void dispatchCommand(Client *c) {
     c->errorReplied = 0;
     Command *cmd = repeatedCommand(c);
     if (!cmd) cmd = commandLookup(c->argv[0], sdsLen(c->argv[0]));
     if (!cmd) {
         c->cmd = NULL;
-        rejectUnknown(c);
+        if (!crossProtocolAttack(c)) rejectUnknown(c);
         return;
     }
     if (cmd->subcommands) {

@@ -36,6 +36,15 @@
 #define IOV_MAX_WRITE 64
 /* A client quiet this long gives back its parser's spare strings and array. */
 #define IDLE_TRIM_MS 2000
+/* A client that has not authenticated while a password is set gets at most
+ * this much query buffer (newer Redis's cap; 7.0.15 has none: a client that
+ * sent QUIT and keeps sending while not reading grows it to
+ * client-query-buffer-limit) ... */
+#define UNAUTH_QUERY_MAX (1024 * 1024)
+/* ... and at most this many bytes of reply blocks beyond the 16 KB buffer,
+ * whatever client-output-buffer-limit says (CVE-2025-21605: one that
+ * pipelines commands without reading its -NOAUTH replies). */
+#define UNAUTH_REPLY_MAX 1024
 
 static void readHandler(EventLoop *loop, int fd, void *data, int mask);
 static void writeHandler(EventLoop *loop, int fd, void *data, int mask);
@@ -556,7 +565,11 @@ static int readDone(Client *c, long n, int big) {
     server.stats.netInputBytes += n;
     server.stats.totalReadsProcessed++;
     size_t qsize = sdsLen(c->querybuf) + respParserPendingBytes(&c->parser);
-    if (server.cfg.clientQueryBufferLimit && qsize > (size_t)server.cfg.clientQueryBufferLimit) {
+    /* The configured limit is at least UNAUTH_QUERY_MAX, so below it nothing
+     * is checked. */
+    if (qsize > UNAUTH_QUERY_MAX &&
+        (serverAuthRequired(c) ||
+         (server.cfg.clientQueryBufferLimit && qsize > (size_t)server.cfg.clientQueryBufferLimit))) {
         serverLog(LL_WARNING, "Closing client that reached max query buffer length: id=%llu addr=%s (qbuf initial bytes: ...)",
                   (unsigned long long)c->id, c->addr);
         server.stats.clientQbufLimitDisconnections++;
@@ -640,7 +653,7 @@ void netCheckOutputLimits(Client *c) {
     if (c->fd == -1 || (c->flags & CLIENT_CLOSE_ASAP)) return;
     const ObufLimit *lim = &server.cfg.obufLimits[clientType(c)];
     size_t used = c->replyBytes;
-    int hard = lim->hard && used >= lim->hard;
+    int hard = (lim->hard && used >= lim->hard) || (used > UNAUTH_REPLY_MAX && serverAuthRequired(c));
     int soft = lim->soft && used >= lim->soft;
     if (soft && !hard) {
         if (c->obufSoftLimitReachedTime == 0) {

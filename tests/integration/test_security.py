@@ -1,0 +1,274 @@
+"""Hostile clients: the defects of issue 17 and their classes.
+
+- Unauthenticated clients (requirepass set, no AUTH yet) get capped output
+  (reply blocks over 1 KB close them, CVE-2025-21605) and query buffers
+  (1 MB), whatever the configured limits say.
+- A request line starting with POST or Host: (an HTTP request sent by a web
+  page to a server on localhost) closes the connection and nothing after it
+  runs.
+- Scripts cannot modify library tables, metatables or globals
+  (CVE-2025-46818 class), on Lua 5.1 and on LuaJIT.
+- Client-supplied times and counts at the limits of 64-bit integers: no
+  signed overflow, Redis's replies.
+- appendonly yes is refused until the AOF exists.
+
+Where the behaviour is Redis's, the test also runs against redis-server
+(CAIRN_BIN=redis-server); Cairn-only checks say so.
+"""
+import errno
+import socket
+import time
+
+import pytest
+import redis
+
+LLONG_MAX = 9223372036854775807
+LLONG_MIN = -9223372036854775808
+PING = b"*1\r\n$4\r\nPING\r\n"
+
+
+def is_cairn(srv, **kw):
+    return "cairn_version" in srv.client(**kw).info("server")
+
+
+def info_field(client, section, field):
+    return client.info(section).get(field)
+
+
+def small_rcvbuf_conn(srv):
+    """A raw socket whose receive buffer is small, so replies back up."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.connect((srv.host, srv.port))
+    return s
+
+
+def send_until_closed(s, chunk, limit, deadline_s=60):
+    """Send chunk repeatedly without reading until the peer closes or limit
+    bytes went.  Returns (bytes sent, closed)."""
+    s.setblocking(False)
+    sent = 0
+    end = time.monotonic() + deadline_s
+    while (sent < limit or sent % len(chunk)) and time.monotonic() < end:
+        try:
+            # Whole chunks only: a command cut in two is a protocol error.
+            sent += s.send(chunk[sent % len(chunk):])
+        except BlockingIOError:
+            time.sleep(0.005)
+        except OSError as e:
+            if e.errno in (errno.ECONNRESET, errno.EPIPE):
+                return sent, True
+            raise
+    # Nothing more could be sent: has the server hung up?
+    s.setblocking(True)
+    s.settimeout(5)
+    try:
+        while True:
+            if not s.recv(1 << 20):
+                return sent, True
+    except (ConnectionResetError, BrokenPipeError):
+        return sent, True
+    except socket.timeout:
+        return sent, False
+
+
+def send_without_reading(s, chunk, limit):
+    """Send chunk repeatedly, never reading, until limit bytes went, the
+    socket takes no more for a second, or the peer closed.  Returns
+    (bytes sent, closed)."""
+    s.setblocking(False)
+    sent = 0
+    stuck = None
+    while sent < limit:
+        try:
+            sent += s.send(chunk[sent % len(chunk):])
+            stuck = None
+        except BlockingIOError:
+            stuck = stuck or time.monotonic()
+            if time.monotonic() - stuck > 1:
+                return sent, False
+            time.sleep(0.005)
+        except OSError as e:
+            if e.errno in (errno.ECONNRESET, errno.EPIPE):
+                return sent, True
+            raise
+    return sent, False
+
+
+def clients_of(admin, s):
+    """CLIENT LIST entries of the connection whose client end is socket s."""
+    addr = "%s:%d" % s.getsockname()[:2]
+    return [c for c in admin.client_list() if c["addr"] == addr]
+
+
+# --- 1. unauthenticated clients ---------------------------------------------
+
+def test_unauthenticated_pipeline_without_reading_is_disconnected(start_server):
+    srv = start_server(requirepass="foobar")
+    admin = srv.client(password="foobar")
+    before = int(info_field(admin, "memory", "used_memory"))
+    s = small_rcvbuf_conn(srv)
+    try:
+        sent, closed = send_until_closed(s, PING * 4096, 64 << 20)
+    finally:
+        s.close()
+    assert closed, "still connected after %d bytes of PING without reading" % sent
+    # Redis closes such a client once its replies no longer fit in the
+    # socket and the 16 KB buffer: a few MB at most.
+    assert sent < 32 << 20
+    after = int(info_field(admin, "memory", "used_memory"))
+    assert after - before < 8 << 20
+    assert srv.alive()
+
+
+def test_unauthenticated_cap_ignores_output_buffer_limit_config(start_server):
+    # The class limits are off for normal clients by default; even an
+    # explicit "normal 0 0 0" does not lift the cap for unauthenticated ones.
+    srv = start_server(requirepass="foobar")
+    admin = srv.client(password="foobar")
+    admin.config_set("client-output-buffer-limit", "normal 0 0 0")
+    s = small_rcvbuf_conn(srv)
+    try:
+        sent, closed = send_until_closed(s, PING * 4096, 64 << 20)
+    finally:
+        s.close()
+    assert closed and sent < 32 << 20
+
+
+def test_authenticated_pipeline_without_reading_stays(start_server):
+    # The cap is for clients that have not authenticated only.
+    srv = start_server(requirepass="foobar")
+    s = small_rcvbuf_conn(srv)
+    try:
+        s.sendall(b"AUTH foobar\r\n")
+        sent, closed = send_until_closed(s, PING * 4096, 8 << 20, deadline_s=20)
+    finally:
+        s.close()
+    assert not closed
+
+
+def ping_stat(admin, field):
+    stat = admin.info("commandstats").get("cmdstat_ping", {})
+    return int(stat.get(field, 0))
+
+
+def wait_reply_backlog(admin, s, field):
+    """Pipeline PINGs on s (not reading) until the server holds 8 KB of
+    reply bytes it cannot send (the receiving kernel can make room for a
+    little more by compacting its queue), but less than its 16 KB buffer.
+    Each step waits until the server has run every PING sent (field of
+    cmdstat_ping counts them: calls, or rejected_calls before AUTH)."""
+    base = ping_stat(admin, field)
+    total = 0
+    for _ in range(5000):
+        s.sendall(PING * 100)  # 3.4 KB of replies at most
+        total += 100
+        for _ in range(5000):
+            if ping_stat(admin, field) - base >= total:
+                break
+            time.sleep(0.001)
+        cl = clients_of(admin, s)
+        # (Redis 7.0 shrinks an idle client's buffer: its replies may
+        # already be in the reply list.)
+        if cl and (int(cl[0]["obl"]) >= 8192 or int(cl[0]["oll"]) > 0):
+            return cl[0]
+    pytest.fail("the socket never filled")
+
+
+def test_unauthenticated_query_buffer_is_capped(start_server):
+    # A client that sent QUIT is not read any further while its +OK waits
+    # in the socket; an unauthenticated one that keeps sending is closed at
+    # 1 MB of query buffer.  (Redis 7.0.15 has no such cap: its query buffer
+    # grows to client-query-buffer-limit; newer Redis caps it at 1 MB.)
+    srv = start_server(requirepass="foobar")
+    if not is_cairn(srv, password="foobar"):
+        pytest.skip("Redis 7.0.15 does not cap an unauthenticated query buffer")
+    admin = srv.client(password="foobar")
+    s = small_rcvbuf_conn(srv)
+    try:
+        wait_reply_backlog(admin, s, "rejected_calls")
+        s.sendall(b"QUIT\r\n")
+        sent, closed = send_without_reading(s, b"x" * 65536, 64 << 20)
+        assert closed and sent < 32 << 20
+        assert clients_of(admin, s) == []
+    finally:
+        s.close()
+    assert srv.alive()
+
+
+def test_authenticated_query_buffer_is_not_capped_at_1mb(start_server):
+    srv = start_server(requirepass="foobar")
+    admin = srv.client(password="foobar")
+    s = small_rcvbuf_conn(srv)
+    try:
+        s.sendall(b"AUTH foobar\r\n")
+        wait_reply_backlog(admin, s, "calls")
+        s.sendall(b"QUIT\r\n")
+        sent, closed = send_without_reading(s, b"x" * 65536, 16 << 20)
+        assert not closed and sent >= 4 << 20
+        for _ in range(500):
+            cl = clients_of(admin, s)
+            if int(cl[0]["qbuf"]) > 1 << 20:
+                break
+            time.sleep(0.01)
+        assert int(cl[0]["qbuf"]) > 1 << 20
+    finally:
+        s.close()
+
+
+# --- 2. cross-protocol requests ---------------------------------------------
+
+ATTACK_LOG = ("Possible SECURITY ATTACK detected. It looks like somebody is sending POST or Host: "
+              "commands to Redis. This is likely due to an attacker attempting to use Cross Protocol "
+              "Scripting to compromise your Redis instance. Connection aborted.")
+
+
+def mbulk(*args):
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    return out
+
+
+@pytest.mark.parametrize("payload", [
+    b"POST / HTTP/1.1\r\nHost: x\r\n\r\nSET pwned 1\r\n",
+    b"GET / HTTP/1.1\r\nHost: localhost:6379\r\n\r\nSET pwned 1\r\n",
+    b"post /\r\nSET pwned 1\r\n",
+    b"hOsT: x\r\nSET pwned 1\r\n",
+    mbulk(b"POST") + mbulk(b"SET", b"pwned", b"1"),
+    mbulk(b"Host:", b"x") + mbulk(b"SET", b"pwned", b"1"),
+    b"MULTI\r\nPOST /\r\nSET pwned 1\r\nEXEC\r\n",
+], ids=["http-post", "http-get-host", "inline-post-lower", "inline-host-mixed",
+        "multibulk-post", "multibulk-host", "in-multi"])
+def test_cross_protocol_request_closes_connection(server, payload):
+    out = server.raw(payload, idle=5)
+    assert b"+OK" not in out and b"unknown command 'SET'" not in out
+    assert server.client().get("pwned") is None
+    assert ATTACK_LOG in server.log
+    assert server.alive()
+
+
+def test_cross_protocol_request_before_auth(start_server):
+    srv = start_server(requirepass="foobar")
+    out = srv.raw(b"POST / HTTP/1.1\r\nAUTH foobar\r\nSET pwned 1\r\n", idle=5)
+    assert out == b""
+    assert srv.client(password="foobar").get("pwned") is None
+
+
+def test_cross_protocol_logged_once_a_minute(server):
+    for _ in range(3):
+        assert server.raw(b"POST /\r\n", idle=5) == b""
+    assert server.log.count("Possible SECURITY ATTACK detected") == 1
+
+
+def test_post_and_host_are_not_commands_elsewhere(server):
+    c = server.client()
+    # A prefix is not the word; Host without the colon is not Host:.
+    with pytest.raises(redis.ResponseError, match="unknown command 'POSTX'"):
+        c.execute_command("POSTX")
+    with pytest.raises(redis.ResponseError, match="unknown command 'Host'"):
+        c.execute_command("Host", "x")
+    # Scripts see an unknown command.
+    with pytest.raises(redis.ResponseError, match="Unknown Redis command called from script"):
+        c.eval("return redis.call('post')", 0)
+    assert c.ping()
