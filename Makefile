@@ -37,12 +37,22 @@ SRV_OBJ := $(SRV_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all run test unit-test unit-bins bench fuzz clean deps test-deps
+.PHONY: all run test unit-test unit-bins bench fuzz clean deps test-deps install uninstall man FORCE
 all: $(BUILD)/cairn-server
 
 $(BUILD)/cairn-server: $(LIB_OBJ) $(SRV_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 	@if [ "$(BUILD)" = build-san ]; then mkdir -p build; cp $@ build/cairn-server-san; fi
+
+# The commit and build id --version and INFO report: the header is
+# rewritten only when the commit or the dirty state change, so only
+# buildinfo.o is rebuilt then.
+BUILDINFO_H := $(BUILD)/gen/buildinfo_gen.h
+$(BUILDINFO_H): FORCE
+	@sh scripts/buildinfo.sh $@
+$(BUILD)/obj/src/core/buildinfo.o: $(BUILDINFO_H)
+$(BUILD)/obj/src/core/buildinfo.o: CFLAGS += -I$(BUILD)/gen
+FORCE:
 
 # Only src/script includes Lua headers.
 $(BUILD)/obj/src/script/%.o: src/script/%.c
@@ -103,6 +113,86 @@ fuzz:
 	  -o build/fuzz/fuzz_listpack tests/fuzz/fuzz_listpack.c src/ds/*.c -lm -llzf
 	./build/fuzz/fuzz_resp -max_total_time=$${FUZZ_SECONDS:-60} build/fuzz/corpus tests/fuzz/corpus
 	./build/fuzz/fuzz_listpack -max_total_time=$${FUZZ_SECONDS:-60} build/fuzz/corpus_listpack tests/fuzz/corpus_listpack
+
+# --- install ---------------------------------------------------------------
+# `make install [PREFIX=/usr/local] [DESTDIR=]`: the binaries into
+# $(PREFIX)/bin (cairn-check-rdb and cairn-check-aof too when built), the
+# man page, the systemd units into $(PREFIX)/lib/systemd/system (a path
+# systemd searches), /etc/cairn/cairn.conf (never over an existing one),
+# and the data and log directories.  Run as root without DESTDIR, it also
+# creates the `cairn` system user that owns them.  `make uninstall` removes
+# the same files, and the config only while it is the one installed; the
+# data and log directories and the user stay.
+PREFIX ?= /usr/local
+BINDIR := $(PREFIX)/bin
+MANDIR := $(PREFIX)/share/man/man1
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSCONFDIR := /etc/cairn
+DATADIR := /var/lib/cairn
+LOGDIR := /var/log/cairn
+TOOLS := cairn-server cairn-check-rdb cairn-check-aof
+DIST := $(BUILD)/dist
+UNITS := cairn.service cairn@.service
+# LuaJIT's compiler writes machine code, which MemoryDenyWriteExecute forbids.
+UNIT_SED := -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
+ifeq ($(LUA),luajit)
+  UNIT_SED += -e '/^MemoryDenyWriteExecute=/d'
+endif
+
+man: $(DIST)/cairn-server.1
+
+$(DIST)/cairn-server.1: $(BUILD)/cairn-server scripts/mkman.sh
+	@mkdir -p $(dir $@)
+	sh scripts/mkman.sh $(BUILD)/cairn-server > $@.tmp && mv -f $@.tmp $@
+
+# The installed config: cairn.conf with the service's paths.  The recipe
+# fails if one of the lines it rewrites has changed in cairn.conf.
+$(DIST)/cairn.conf: cairn.conf
+	@mkdir -p $(dir $@)
+	sed -e 's|^dir \./$$|dir $(DATADIR)|' \
+	    -e 's|^logfile ""$$|logfile $(LOGDIR)/cairn-server.log|' \
+	    -e 's|^# pidfile /var/run/cairn.pid$$|pidfile /run/cairn/cairn-server.pid|' cairn.conf > $@.tmp
+	@grep -q '^dir $(DATADIR)$$' $@.tmp && grep -q '^logfile $(LOGDIR)/' $@.tmp && \
+	  grep -q '^pidfile /run/cairn/' $@.tmp || { echo "cairn.conf: dir/logfile/pidfile lines not found" >&2; exit 1; }
+	@mv -f $@.tmp $@
+
+install: $(BUILD)/cairn-server $(DIST)/cairn-server.1 $(DIST)/cairn.conf
+	install -d -m 755 $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)
+	@for t in $(TOOLS); do \
+	  if [ -f $(BUILD)/$$t ]; then echo "install $(BUILD)/$$t $(DESTDIR)$(BINDIR)/$$t"; \
+	    install -m 755 $(BUILD)/$$t $(DESTDIR)$(BINDIR)/$$t || exit 1; fi; \
+	done
+	install -m 644 $(DIST)/cairn-server.1 $(DESTDIR)$(MANDIR)/cairn-server.1
+	@for u in $(UNITS); do \
+	  echo "install dist/$$u.in $(DESTDIR)$(UNITDIR)/$$u"; \
+	  sed $(UNIT_SED) dist/$$u.in > $(DESTDIR)$(UNITDIR)/$$u && chmod 644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; \
+	done
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && ! getent passwd cairn >/dev/null; then \
+	  echo "useradd --system cairn"; \
+	  useradd --system --user-group --home-dir $(DATADIR) --no-create-home \
+	    --shell /usr/sbin/nologin --comment "Cairn server" cairn || exit 1; \
+	fi
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/cairn.conf ]; then \
+	  echo "keeping the existing $(DESTDIR)$(SYSCONFDIR)/cairn.conf"; \
+	else \
+	  echo "install $(DIST)/cairn.conf $(DESTDIR)$(SYSCONFDIR)/cairn.conf"; \
+	  install -m 640 $(DIST)/cairn.conf $(DESTDIR)$(SYSCONFDIR)/cairn.conf || exit 1; \
+	  if [ -z "$(DESTDIR)" ] && getent group cairn >/dev/null; then chgrp cairn $(SYSCONFDIR)/cairn.conf; fi; \
+	fi
+	install -d -m 750 $(DESTDIR)$(DATADIR) $(DESTDIR)$(LOGDIR)
+	@if [ -z "$(DESTDIR)" ] && getent passwd cairn >/dev/null; then \
+	  chown cairn:cairn $(DATADIR) $(LOGDIR); fi
+
+uninstall: $(DIST)/cairn.conf
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(TOOLS)) $(DESTDIR)$(MANDIR)/cairn-server.1 \
+	  $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS))
+	@if cmp -s $(DIST)/cairn.conf $(DESTDIR)$(SYSCONFDIR)/cairn.conf; then \
+	  echo "rm -f $(DESTDIR)$(SYSCONFDIR)/cairn.conf"; rm -f $(DESTDIR)$(SYSCONFDIR)/cairn.conf; \
+	  rmdir $(DESTDIR)$(SYSCONFDIR) 2>/dev/null || true; \
+	elif [ -e $(DESTDIR)$(SYSCONFDIR)/cairn.conf ]; then \
+	  echo "keeping $(DESTDIR)$(SYSCONFDIR)/cairn.conf (changed since install)"; \
+	fi
+	@echo "kept: $(DESTDIR)$(DATADIR) and $(DESTDIR)$(LOGDIR) (data and logs) and the cairn user, if any"
 
 clean:
 	rm -rf build build-san build-luajit build-luajit-san

@@ -11,6 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "core/cli.h"
 #include "core/dispatch.h"
 #include "core/log.h"
 #include "core/net.h"
@@ -71,6 +72,7 @@ static void keyAdded(Db *db, const char *key, size_t len) {
 }
 
 int main(int argc, char **argv) {
+    cliHandleInfoArgs(argc, argv); /* --version, --help, --check-system exit here */
     server.pid = getpid();
     randSeedFromOs();
     for (int i = 0; i < 16; i++) dbHashSeed[i] = (uint8_t)randNext();

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/buildinfo.h"
 #include "core/client.h"
 #include "core/command.h"
 #include "core/net.h"
@@ -32,18 +33,6 @@
 typedef sds InfoSectionProc(sds s);
 
 /* --- Server --- */
-
-static const char *buildId(void) {
-    static char id[17];
-    if (!id[0]) {
-        /* A stable id for this build: FNV-1a of the version and build time. */
-        const char *src = CAIRN_VERSION __DATE__ __TIME__;
-        uint64_t h = 1469598103934665603ULL;
-        for (const char *p = src; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-        snprintf(id, sizeof(id), "%016llx", (unsigned long long)h);
-    }
-    return id;
-}
 
 static const char *supervisedName(int mode) {
     switch (mode) {
@@ -62,8 +51,8 @@ static sds infoServer(sds s) {
                      "redis_version:%s\r\n"
                      "cairn_version:%s\r\n"
                      "cairn_lua_engine:%s\r\n"
-                     "redis_git_sha1:00000000\r\n"
-                     "redis_git_dirty:0\r\n"
+                     "redis_git_sha1:%s\r\n"
+                     "redis_git_dirty:%d\r\n"
                      "redis_build_id:%s\r\n"
                      "redis_mode:standalone\r\n"
                      "os:%s %s %s\r\n"
@@ -85,7 +74,8 @@ static sds infoServer(sds s) {
                      "executable:%s\r\n"
                      "config_file:%s\r\n"
                      "io_threads_active:0\r\n",
-                     REDIS_COMPAT_VERSION, CAIRN_VERSION, scriptLuaEngine(), buildId(), name.sysname, name.release,
+                     REDIS_COMPAT_VERSION, CAIRN_VERSION, scriptLuaEngine(), buildInfoGitSha1(),
+                     buildInfoGitDirty(), buildInfoId(), name.sysname, name.release,
                      name.machine, (int)(sizeof(long) * 8),
 #ifdef __GNUC__
                      __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__,
@@ -96,7 +86,7 @@ static sds infoServer(sds s) {
                      server.cfg.port, nowUs, uptime, uptime / 86400,
                      server.hzCurrent ? server.hzCurrent : server.cfg.hz, server.cfg.hz,
                      dbLruClock, server.executable ? server.executable : "",
-                     server.configFile ? server.configFile : "");
+                     configFilePath() ? configFilePath() : "");
     return s;
 }
 
