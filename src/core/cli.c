@@ -138,15 +138,17 @@ static CheckResult checkTransparentHugePages(char *advice, size_t size) {
 static CheckResult checkSomaxconn(char *advice, size_t size) {
     char line[64];
     if (readFirstLine("/proc/sys/net/core/somaxconn", line, sizeof(line)) == -1) return CHECK_SKIPPED;
-    ServerConfig defaults;
-    configInitDefaults(&defaults);
+    /* The default tcp-backlog; server.cfg, global, keeps the defaults'
+     * strings reachable until the exit that follows. */
+    ServerConfig *defaults = &server.cfg;
+    configInitDefaults(defaults);
     long somaxconn = atol(line);
-    if (somaxconn >= defaults.tcpBacklog) return CHECK_OK;
+    if (somaxconn >= defaults->tcpBacklog) return CHECK_OK;
     snprintf(advice, size,
              "net.core.somaxconn is %ld, lower than the default tcp-backlog of %d, so the kernel caps the queue "
              "of pending connections at %ld. To fix it, add 'net.core.somaxconn = %d' (or more) to "
              "/etc/sysctl.conf and run 'sysctl net.core.somaxconn=%d', or lower tcp-backlog.",
-             somaxconn, defaults.tcpBacklog, somaxconn, defaults.tcpBacklog, defaults.tcpBacklog);
+             somaxconn, defaults->tcpBacklog, somaxconn, defaults->tcpBacklog, defaults->tcpBacklog);
     return CHECK_WARNING;
 }
 
