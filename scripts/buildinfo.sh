@@ -3,7 +3,8 @@
 # whether the tree had uncommitted changes, and a build id (a hash of the
 # commit, host and time).  The header is rewritten only when the commit or
 # the dirty state changed, so building an unchanged tree again recompiles
-# nothing.  Outside a git checkout (or without git) the commit is 00000000.
+# nothing.  Outside a git checkout (or without git) the commit is 00000000;
+# an existing OUT is then kept as it is.
 # Usage: sh scripts/buildinfo.sh OUT
 set -u
 out=$1
@@ -13,6 +14,10 @@ dirty=0
 if command -v git >/dev/null 2>&1 && full=$(git -C "$top" rev-parse -q --verify HEAD 2>/dev/null); then
   sha=$(printf '%s' "$full" | cut -c1-8)
   git -C "$top" diff --no-ext-diff --quiet HEAD -- 2>/dev/null || dirty=1
+elif [ -f "$out" ]; then
+  # git cannot read the tree now (e.g. `sudo make install` in a checkout
+  # owned by another user: git refuses it) but did when OUT was written.
+  exit 0
 fi
 if [ -f "$out" ] && grep -q "^#define CAIRN_GIT_SHA1 \"$sha\"\$" "$out" &&
    grep -q "^#define CAIRN_GIT_DIRTY $dirty\$" "$out"; then
