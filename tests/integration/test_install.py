@@ -150,6 +150,27 @@ def test_systemd_analyze_verify(installed, name, tmp_path):
     assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
 
 
+def exposure(tool, unit, cwd):
+    r = run([tool, "security", "--offline=true", unit], cwd=cwd)
+    m = re.search(r"Overall exposure level for \S+: (\d+\.\d+)", r.stdout)
+    assert m, r.stdout + r.stderr
+    return float(m.group(1))
+
+
+@pytest.mark.parametrize("name,theirs", [("cairn.service", "redis-server.service"),
+                                         ("cairn@.service", "redis-server@.service")])
+def test_units_sandboxed_as_debians_redis(installed, name, theirs, tmp_path):
+    """systemd's own exposure score of each unit is no worse than that of
+    Debian's redis-server unit (when that is installed)."""
+    tool = shutil.which("systemd-analyze")
+    redis_unit = os.path.join("/lib/systemd/system", theirs)
+    if not tool or not os.path.exists(redis_unit):
+        pytest.skip("systemd-analyze or Debian's %s missing" % theirs)
+    shutil.copy(redis_unit, str(tmp_path / theirs))
+    ours = exposure(tool, verify_copy(installed, name, str(tmp_path)), str(tmp_path))
+    assert ours <= exposure(tool, str(tmp_path / theirs), str(tmp_path))
+
+
 def test_systemd_analyze_verify_reports_a_bad_unit(installed, tmp_path):
     tool = shutil.which("systemd-analyze")
     if not tool:
