@@ -114,8 +114,8 @@ static const ConfigEnum maxmemoryPolicyEnum[] = {{"volatile-lru", MAXMEMORY_VOLA
 static const ConfigEnum appendfsyncEnum[] = {
     {"everysec", APPENDFSYNC_EVERYSEC}, {"always", APPENDFSYNC_ALWAYS}, {"no", APPENDFSYNC_NO}, {NULL, 0}};
 
-static ConfigSetFn setBind, setSave, setObufLimits, setUnixsocketperm, setNotify, setDir;
-static ConfigGetFn getBind, getSave, getObufLimits, getUnixsocketperm, getNotify, getDir;
+static ConfigSetFn setBind, setSave, setObufLimits, setUnixsocketperm, setNotify, setDir, setAppendonly;
+static ConfigGetFn getBind, getSave, getObufLimits, getUnixsocketperm, getNotify, getDir, getAppendonly;
 static ConfigRewriteFn rewriteSave, rewriteObufLimits;
 
 #define OFF(field) offsetof(ServerConfig, field)
@@ -198,7 +198,7 @@ static ConfigDef configTable[] = {
     /* Persistence. */
     S("dbfilename", NULL, CF_PROTECTED, dbfilename, "dump.rdb"),
     SP("save", CF_MULTI_ARG, "3600 1 300 100 60 10000", setSave, getSave, rewriteSave, NULL),
-    B("appendonly", NULL, 0, appendonly, "no"),
+    {"appendonly", NULL, CT_SPECIAL, 0, OFF(appendonly), 0, 1, "no", NULL, setAppendonly, getAppendonly, NULL, NULL, NULL, 0},
     S("appendfilename", NULL, CF_IMMUTABLE, appendfilename, "appendonly.aof"),
     S("appenddirname", NULL, CF_IMMUTABLE, appenddirname, "appendonlydir"),
     E("appendfsync", NULL, 0, appendfsync, appendfsyncEnum, "everysec"),
@@ -701,6 +701,26 @@ static int setUnixsocketperm(const ConfigDef *d, ServerConfig *cfg, sds *argv, i
     cfg->unixsocketperm = (mode_t)v;
     return 0;
 }
+
+/* appendonly: a yes/no that refuses yes while Cairn has no AOF, so that a
+ * user asking for durability is told instead of silently getting none (at
+ * start-up this is a FATAL CONFIG FILE ERROR; CONFIG SET answers Redis's
+ * failure shape with this text).  CONFIG GET shows it as a bool. */
+static int setAppendonly(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
+    int b = argc == 1 ? yesNo(argv[0]) : -1;
+    if (b == -1) {
+        *err = argc == 1 ? "argument must be 'yes' or 'no'" : "wrong number of arguments";
+        return -1;
+    }
+    if (b == 1) {
+        *err = "appendonly yes is not supported: Cairn has no append-only file yet, so it would give no durability";
+        return -1;
+    }
+    cfg->appendonly = 0;
+    return 0;
+}
+
+static sds getAppendonly(const ConfigDef *d, const ServerConfig *cfg) { return sdsNew(cfg->appendonly ? "yes" : "no"); }
 
 static sds getUnixsocketperm(const ConfigDef *d, const ServerConfig *cfg) {
     return sdsCatPrintf(sdsEmpty(), "%o", (unsigned)cfg->unixsocketperm);

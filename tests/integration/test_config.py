@@ -122,8 +122,7 @@ def test_config_set_is_all_or_nothing(server, oracle):
     ("save", "100 01"), ("client-output-buffer-limit", "normal 1mb 2mb 3 replica 1 2 3"),
     ("client-output-buffer-limit", "pubsub 0 0 0"), ("notify-keyspace-events", "KEA"),
     ("notify-keyspace-events", "Egx$lshzetdmn"), ("notify-keyspace-events", "AKEmn"),
-    ("notify-keyspace-events", "zK"), ("maxmemory-policy", "ALLKEYS-LRU"), ("appendonly", "YES"),
-    ("appendonly", "no"), ("hash-max-ziplist-entries", "100"), ("list-max-ziplist-size", "-3"),
+    ("notify-keyspace-events", "zK"), ("maxmemory-policy", "ALLKEYS-LRU"), ("appendonly", "no"), ("hash-max-ziplist-entries", "100"), ("list-max-ziplist-size", "-3"),
     ("lua-time-limit", "100"), ("slave-read-only", "no"), ("requirepass", ""), ("proto-max-bulk-len", "1mb"),
     ("tls-port", "0"), ("latency-tracking", "yes"), ("slowlog-max-len", "1000"), ("loglevel", "warning"),
 ])

@@ -272,3 +272,62 @@ def test_post_and_host_are_not_commands_elsewhere(server):
     with pytest.raises(redis.ResponseError, match="Unknown Redis command called from script"):
         c.eval("return redis.call('post')", 0)
     assert c.ping()
+
+
+# --- 6. appendonly yes is refused until the AOF exists ------------------------
+
+AOF_REFUSED = "appendonly yes is not supported: Cairn has no append-only file yet"
+
+
+def start_fails(binary, args, conf=None):
+    import os
+    import subprocess
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        argv = [binary]
+        if conf is not None:
+            p = os.path.join(d, "c.conf")
+            with open(p, "w") as f:
+                f.write(conf)
+            argv.append(p)
+        argv += ["--port", "0", "--dir", d] + args
+        try:
+            r = subprocess.run(argv, capture_output=True, timeout=20, text=True)
+        except subprocess.TimeoutExpired:
+            return None
+        return r.returncode, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("how", ["arg", "file", "file-quoted-upper"])
+def test_appendonly_yes_refused_at_start(server, how):
+    if not is_cairn(server):
+        pytest.skip("Redis has an AOF")
+    args, conf = {"arg": (["--appendonly", "yes"], None),
+                  "file": ([], "appendonly yes\n"),
+                  "file-quoted-upper": ([], 'appendonly "YES"\n')}[how]
+    res = start_fails(server.binary, args, conf)
+    assert res is not None, "started with appendonly yes"
+    rc, out = res
+    assert rc != 0
+    assert "FATAL CONFIG FILE ERROR" in out and AOF_REFUSED in out
+
+
+def test_appendonly_no_accepted_at_start(start_server):
+    srv = start_server(config_file="appendonly no\n", args=["--appendonly", "no"])
+    assert srv.client().config_get("appendonly") == {"appendonly": "no"}
+
+
+def test_config_set_appendonly_yes_refused(server):
+    c = server.client()
+    if not is_cairn(server):
+        pytest.skip("Redis has an AOF")
+    with pytest.raises(redis.ResponseError) as e:
+        c.config_set("appendonly", "yes")
+    assert str(e.value) == ("CONFIG SET failed (possibly related to argument 'appendonly') - " + AOF_REFUSED +
+                            ", so it would give no durability")
+    # All or nothing: hz is not changed either.
+    with pytest.raises(redis.ResponseError):
+        c.execute_command("CONFIG", "SET", "hz", "55", "appendonly", "yes")
+    assert c.config_get("hz") == {"hz": "10"}
+    assert c.config_set("appendonly", "no")
+    assert c.config_get("appendonly") == {"appendonly": "no"}
