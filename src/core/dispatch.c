@@ -4,13 +4,15 @@
  * Host:) closes the connection; unknown command (or unknown
  * subcommand of a container), wrong arity, authentication; then a later
  * layer may take the command (MULTI queueing); then the call.  The call
- * fixes the time the command sees, counts stats, and is the one place where
- * a write's effects leave for persistence and replicas. */
+ * fixes the time the command sees, counts stats, and opens the effects
+ * frame (effects.h) in which a write's effects are recorded; the outermost
+ * call hands them to persistence and replicas. */
 #include "core/dispatch.h"
 
 #include <string.h>
 #include <strings.h>
 
+#include "core/effects.h"
 #include "core/errors.h"
 #include "core/log.h"
 #include "core/server.h"
@@ -66,7 +68,8 @@ static void rejectUnknownSub(Client *c) {
 
 void callCommand(Client *c, Command *cmd) {
     long long dirtyBefore = server.dirty;
-    int dbBefore = c->db->id;
+    EffectsFrame frame;
+    effectsEnter(&frame);
     c->cmd = cmd;
     c->errorReplied = 0;
     c->flags |= CLIENT_EXECUTING;
@@ -85,11 +88,13 @@ void callCommand(Client *c, Command *cmd) {
     cmd->stats.calls++;
     cmd->stats.usec += duration;
     if (c->errorReplied) cmd->stats.failedCalls++;
+    /* The unit's effects leave before the after-call hooks serve blocked
+     * clients, whose pops are units of their own. */
+    effectsLeave(&frame, c, cmd, server.dirty - dirtyBefore, prev == NULL);
     for (int i = 0; i < afterCallCount; i++) afterCalls[i](c, cmd, duration);
     c->lastcmd = cmd;
     server.stats.numCommands++;
     server.stats.statNumOps++;
-    if (server.dirty != dirtyBefore && (cmd->flags & CMD_WRITE)) propagateCommand(dbBefore, c->argc, c->argv);
 }
 
 /* The top-level command the client ran last, when argv[0] names it again:

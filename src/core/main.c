@@ -13,6 +13,7 @@
 
 #include "core/cli.h"
 #include "core/dispatch.h"
+#include "core/effects.h"
 #include "core/log.h"
 #include "core/net.h"
 #include "core/server.h"
@@ -115,6 +116,7 @@ int main(int argc, char **argv) {
     serverAddResetStatsHook(statsReset);
     dispatchAddAfterCall(statsRecordLatency);
     commandTableInit();
+    effectsInitTestSink();
     if (netListen() == -1) exit(1);
     eventAddTimer(server.loop, 1, serverCron, NULL);
     eventSetBeforeSleep(server.loop, serverBeforeSleep);

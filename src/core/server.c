@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "core/dispatch.h"
+#include "core/effects.h"
 #include "core/log.h"
 #include "core/net.h"
 #include "db/lazyfree.h"
@@ -63,9 +64,6 @@ void signalSwappedDb(int a, int b) {
     for (int i = 0; i < swapHookCount; i++) swapHooks[i](a, b);
 }
 
-/* Persistence and replication consume effects here once they exist. */
-__attribute__((weak)) void propagateCommand(int dbid, int argc, sds *argv) { (void)dbid, (void)argc, (void)argv; }
-
 void serverKeyAddedHook(Db *db, const char *key, size_t len) {
     notifyKeyspaceEvent(NOTIFY_NEW, "new", key, len, db->id);
 }
@@ -74,8 +72,12 @@ void serverKeyMissHook(Db *db, const char *key, size_t len) {
     notifyKeyspaceEvent(NOTIFY_KEY_MISS, "keymiss", key, len, db->id);
 }
 
+/* A key deleted by expiry propagates as DEL (UNLINK under
+ * lazyfree-lazy-expire), before the effects of the command that found it
+ * expired, as in Redis. */
 void serverKeyExpiredHook(Db *db, const char *key, size_t len) {
     server.stats.expiredKeys++;
+    effectsDeleteKey(db->id, key, len, server.cfg.lazyfreeLazyExpire);
     notifyKeyspaceEvent(NOTIFY_EXPIRED, "expired", key, len, db->id);
     signalModifiedKey(NULL, db, key, len);
 }

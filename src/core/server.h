@@ -89,12 +89,10 @@ extern Server server;
 /* Hooks into features that later layers build.  Core and the commands call
  * these at the right points.  server.c holds weak defaults for the features
  * not built yet; the layer that builds one (transactions: WATCH/tracking;
- * pub/sub: notifications; persistence: propagation) defines the strong
+ * pub/sub: notifications) defines the strong
  * symbol and the default drops out at link time. */
 void signalModifiedKey(Client *c, Db *db, const char *key, size_t len);
 void notifyKeyspaceEvent(int type, const char *event, const char *key, size_t keylen, int dbid);
-/* Propagation point: a write command's effects as argv (AOF, replicas). */
-void propagateCommand(int dbid, int argc, sds *argv);
 
 /* Whole-database events, for WATCH and clients blocked on keys.  A flush
  * is signalled before the data goes (dbid, or -1 for FLUSHALL); a swap

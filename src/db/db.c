@@ -272,6 +272,12 @@ kvobj *dbReplace(Db *db, kvobj *old, kvobj *fresh, int keepTtl) {
 
 kvobj *dbSetKey(Db *db, kvobj *fresh, int keepTtl) {
     void **link = htabFindLink(&db->keys, kvKey(fresh), kvKeyLen(fresh));
+    /* An expired key is deleted as expired first (its DEL propagates
+     * before the write), as Redis's lookup before a set does. */
+    if (link && kvIsExpired(*link) && !dbNoLazyExpire) {
+        deleteExpired(db, *link);
+        link = NULL;
+    }
     if (link) return replaceAt(db, link, *link, fresh, keepTtl);
     dbAdd(db, fresh);
     return fresh;

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "core/dispatch.h"
+#include "core/effects.h"
 #include "core/errors.h"
 #include "core/net.h"
 #include "core/server.h"
@@ -299,7 +300,11 @@ static void serveKey(Db *db, const sds key) {
         Waiter *w = kw->head;
         Client *c = w->c;
         BlockState *bs = c->blockState;
-        if (bs->serve(c, db, key, sdsLen(key))) {
+        /* Each client served is a unit of effects of its own. */
+        effectsHold();
+        int served = bs->serve(c, db, key, sdsLen(key));
+        effectsRelease();
+        if (served) {
             unblockClient(c);
         } else if (kw->count > 1) {
             /* Rotate the head to the tail. */

@@ -5,12 +5,15 @@
  * "No expire" counts as an infinite TTL for GT / LT, as in Redis.  Setting
  * a time that has already passed deletes the key at once (event "del"),
  * except while loading or on a replica, where the key waits for the
- * master's DEL.  Replies and error texts are redis-server 7.0.15's. */
+ * master's DEL.  Replies and error texts are redis-server 7.0.15's.
+ * Effects: a time set is PEXPIREAT key <ms> [options as sent]; a time
+ * already past deletes the key, DEL key (UNLINK under lazyfree-lazy-expire). */
 #include <limits.h>
 #include <string.h>
 
 #include "core/client.h"
 #include "core/command.h"
+#include "core/effects.h"
 #include "core/errors.h"
 #include "core/server.h"
 #include "db/db.h"
@@ -84,10 +87,18 @@ static void expireGeneric(Client *c, long long basetime, int seconds) {
         else kvFree(gone);
         signalModifiedKey(c, c->db, key, len);
         notifyKeyspaceEvent(NOTIFY_GENERIC, "del", key, len, c->db->id);
+        EffectArg args[2] = {server.cfg.lazyfreeLazyExpire ? EA_STR("UNLINK") : EA_STR("DEL"), EA_SDS(key)};
+        effectsRewrite(2, args);
     } else {
         dbSetExpire(c->db, &o, when);
         signalModifiedKey(c, c->db, key, len);
         notifyKeyspaceEvent(NOTIFY_GENERIC, "expire", key, len, c->db->id);
+        if (basetime != 0 || seconds) {
+            /* PEXPIREAT key <ms> with the options as sent. */
+            static const int pos[2] = {0, 2};
+            EffectArg args[2] = {EA_STR("PEXPIREAT"), EA_NUM(when)};
+            effectsRewriteSent(c, c->argc, 2, pos, args);
+        }
     }
     serverIncrDirty(1);
     replyLongLong(c, 1);

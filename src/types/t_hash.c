@@ -33,6 +33,7 @@
 
 #include "core/client.h"
 #include "core/command.h"
+#include "core/effects.h"
 #include "core/errors.h"
 #include "core/server.h"
 #include "db/db.h"
@@ -646,10 +647,8 @@ static void hincrbyCommand(Client *c) {
     replyLongLong(c, value);
 }
 
-/* HINCRBYFLOAT key field increment.  Redis propagates it as
- * HSET key field <result> so that replicas do not redo the float arithmetic;
- * that needs a propagate-as facility in core (dispatch propagates argv as
- * sent), so for now it goes out as sent, like INCRBYFLOAT. */
+/* HINCRBYFLOAT key field increment.  Its effect is HSET key field
+ * <result>, so that replicas do not redo the float arithmetic. */
 static void hincrbyfloatCommand(Client *c) {
     long double incr, value = 0;
     if (getLongDoubleOrReply(c, c->argv[3], &incr, NULL) == -1) return;
@@ -675,6 +674,9 @@ static void hincrbyfloatCommand(Client *c) {
     hashSet(&w, c->argv[2], sdsLen(c->argv[2]), buf, (size_t)len);
     hashSettle(&w);
     signalHashWrite(c, "hincrbyfloat", c->argv[1], 1);
+    static const int pos[2] = {0, 3};
+    EffectArg args[2] = {EA_STR("HSET"), EA_BUF(buf, (size_t)len)};
+    effectsRewriteSent(c, 4, 2, pos, args);
     replyBulk(c, buf, (size_t)len);
     xfree(buf);
 }

@@ -15,6 +15,7 @@
 
 #include "core/client.h"
 #include "core/command.h"
+#include "core/effects.h"
 #include "core/errors.h"
 #include "core/server.h"
 #include "db/db.h"
@@ -407,6 +408,7 @@ static void flushdbCommand(Client *c) {
     if (async == -1) return;
     signalFlushedDb(c->db->id);
     serverIncrDirty(emptyDb(c->db, async));
+    effectsForce(EFFECT_ALL); /* propagated even when the database was empty */
     replyOk(c);
 }
 

@@ -21,6 +21,7 @@
 
 #include "core/client.h"
 #include "core/command.h"
+#include "core/effects.h"
 #include "core/errors.h"
 #include "core/server.h"
 #include "db/db.h"
@@ -511,11 +512,38 @@ typedef struct ListBlock {
     long count;  /* LB_MPOP */
 } ListBlock;
 
-static void propagateArgs(Db *db, int argc, const char **args, const size_t *lens) {
-    sds argv[6];
-    for (int i = 0; i < argc; i++) argv[i] = sdsNewLen(args[i], lens[i]);
-    propagateCommand(db->id, argc, argv);
-    for (int i = 0; i < argc; i++) sdsFree(argv[i]);
+/* How many elements a pop of count takes from ql. */
+static long popCount(const Quicklist *ql, long count) {
+    unsigned long llen = quicklistCount(ql);
+    return (unsigned long)count > llen ? (long)llen : count;
+}
+
+/* The effect of a blocking or multi-key pop: the plain pop it did,
+ * [LR]POP key (n < 0) or [LR]POP key n.  In the command that popped it
+ * replaces the command as sent; for a client served after blocking
+ * (served) it is an effect of that client's own unit. */
+static void popEffect(Db *db, int served, int where, const sds key, long n) {
+    if (!effectsOn) return;
+    EffectArg args[3] = {where == LIST_HEAD ? EA_STR("LPOP") : EA_STR("RPOP"), EA_SDS(key), EA_NUM(n)};
+    int argc = n < 0 ? 2 : 3;
+    if (served) effectsAlso(db->id, argc, args);
+    else effectsRewrite(argc, args);
+}
+
+/* The effect of BLMOVE/BRPOPLPUSH (c->argv as sent): LMOVE src dst from to,
+ * or RPOPLPUSH src dst. */
+static void moveEffect(Client *c, Db *db, int served) {
+    if (!effectsOn) return;
+    int brpoplpush = c->argc == 4;
+    EffectArg args[5] = {brpoplpush ? EA_STR("RPOPLPUSH") : EA_STR("LMOVE"), EA_SDS(c->argv[1]), EA_SDS(c->argv[2]),
+                         EA_NUM(0), EA_NUM(0)};
+    int argc = brpoplpush ? 3 : 5;
+    if (!brpoplpush) {
+        args[3] = EA_SDS(c->argv[3]);
+        args[4] = EA_SDS(c->argv[4]);
+    }
+    if (served) effectsAlso(db->id, argc, args);
+    else effectsRewrite(argc, args);
 }
 
 static int serveBlockedList(Client *c, Db *db, const char *key, size_t len) {
@@ -524,27 +552,20 @@ static int serveBlockedList(Client *c, Db *db, const char *key, size_t len) {
     if (!o || kvType(o) != OBJ_LIST) return 0;
     Quicklist *ql = listOf(o);
     sds k = sdsNewLen(key, len);
-    const char *side = lb->where == LIST_HEAD ? "LEFT" : "RIGHT";
     if (lb->kind == LB_MOVE) {
         const sds dstKey = c->argv[2];
         kvobj *dst = dbLookupWrite(db, dstKey, sdsLen(dstKey));
         if (dst && kvType(dst) != OBJ_LIST) {
             replyErrorWrongType(c);
         } else {
+            moveEffect(c, db, 1);
             moveElement(c, db, k, ql, dstKey, dst, lb->where, lb->whereTo);
-            const char *to = lb->whereTo == LIST_HEAD ? "LEFT" : "RIGHT";
-            const char *args[] = {"LMOVE", k, dstKey, side, to};
-            size_t lens[] = {5, len, sdsLen(dstKey), strlen(side), strlen(to)};
-            propagateArgs(db, 5, args, lens);
         }
     } else if (lb->kind == LB_MPOP) {
-        char cnt[32];
-        size_t cl = (size_t)longLongToString(cnt, sizeof(cnt), lb->count);
+        popEffect(db, 1, lb->where, k, popCount(ql, lb->count));
         popRangeAndReply(c, db, k, ql, lb->count, lb->where, 1);
-        const char *args[] = {lb->where == LIST_HEAD ? "LPOP" : "RPOP", k, cnt};
-        size_t lens[] = {4, len, cl};
-        propagateArgs(db, 3, args, lens);
     } else {
+        popEffect(db, 1, lb->where, k, -1);
         replyArrayLen(c, 2);
         replyBulk(c, key, len);
         replyPopped(c, ql, lb->where);
@@ -552,9 +573,6 @@ static int serveBlockedList(Client *c, Db *db, const char *key, size_t len) {
         deleteIfEmpty(db, key, len, ql);
         signalModifiedKey(c, db, key, len);
         serverIncrDirty(1);
-        const char *args[] = {lb->where == LIST_HEAD ? "LPOP" : "RPOP", k};
-        size_t lens[] = {4, len};
-        propagateArgs(db, 2, args, lens);
     }
     sdsFree(k);
     return 1;
@@ -572,7 +590,8 @@ static void blockList(Client *c, sds *keys, int numKeys, long long deadline, int
 
 /* Pops from the first non-empty list among keys (LMPOP, BLMPOP, BLPOP,
  * BRPOP).  count < 0: BLPOP-style reply [key, element].  Returns 1 if it
- * replied (served or WRONGTYPE), 0 if every key is absent. */
+ * replied (served or WRONGTYPE), 0 if every key is absent.  The effect is
+ * the plain pop: [LR]POP key, or [LR]POP key <popped count>. */
 static int popFirstNonEmpty(Client *c, sds *keys, int numKeys, int where, long count) {
     for (int i = 0; i < numKeys; i++) {
         int wrong;
@@ -580,6 +599,7 @@ static int popFirstNonEmpty(Client *c, sds *keys, int numKeys, int where, long c
         if (wrong) return 1;
         if (!o) continue;
         Quicklist *ql = listOf(o);
+        popEffect(c->db, 0, where, keys[i], count >= 0 ? popCount(ql, count) : -1);
         if (count >= 0) {
             popRangeAndReply(c, c->db, keys[i], ql, count, where, 1);
             return 1;
@@ -649,6 +669,7 @@ static void blockingMove(Client *c, int wherefrom, int whereto, int timeoutIdx) 
     kvobj *src = lookupWriteOrReply(c, c->argv[1], OBJ_LIST, &wrong);
     if (wrong) return;
     if (src) {
+        moveEffect(c, c->db, 0);
         moveGeneric(c, wherefrom, whereto);
         return;
     }

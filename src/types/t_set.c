@@ -29,6 +29,7 @@
 
 #include "core/client.h"
 #include "core/command.h"
+#include "core/effects.h"
 #include "core/errors.h"
 #include "core/server.h"
 #include "db/db.h"
@@ -537,6 +538,15 @@ static void scardCommand(Client *c) {
 
 /* --- SPOP --- */
 
+/* The effect of popping e from the set at key: SREM key member.  SPOP key
+ * rewrites itself so; SPOP key count states one SREM per member. */
+static void spopEffect(Client *c, const sds key, const SetElem *e, int rewrite) {
+    if (!effectsOn) return;
+    EffectArg args[3] = {EA_STR("SREM"), EA_SDS(key), EA_BUF(e->str, e->len)};
+    if (rewrite) effectsRewrite(3, args);
+    else effectsAlso(c->db->id, 3, args);
+}
+
 static void spopOne(Client *c) {
     int wrongType;
     sds key = c->argv[1];
@@ -553,6 +563,7 @@ static void spopOne(Client *c) {
     setRemoveElem(&s, &e);
     setStore(o, &s);
     replyElem(c, &e);
+    spopEffect(c, key, &e, 1);
     sdsFree(owned);
     notifySet(c, "spop", key, sdsLen(key));
     if (setSize(&s) == 0) {
@@ -577,6 +588,7 @@ static void spopSome(Client *c, kvobj *o, Set *s, size_t count) {
             elemDetach(&e, &owned);
             setRemoveElem(s, &e);
             replyElem(c, &e);
+            spopEffect(c, c->argv[1], &e, 0);
             sdsFree(owned);
         }
         setStore(o, s);
@@ -593,7 +605,10 @@ static void spopSome(Client *c, kvobj *o, Set *s, size_t count) {
     }
     SetIter it;
     setIterInit(&it, s);
-    while (setIterNext(&it, &e)) replyElem(c, &e);
+    while (setIterNext(&it, &e)) {
+        replyElem(c, &e);
+        spopEffect(c, c->argv[1], &e, 0);
+    }
     setIterRelease(&it);
     setFreeValue(s);
     *s = keep;
@@ -623,8 +638,11 @@ static void spopWithCount(Client *c) {
         notifyDel(c, key, sdsLen(key));
         signalModifiedKey(c, c->db, key, sdsLen(key));
         serverIncrDirty((long long)size);
+        EffectArg args[2] = {EA_STR("DEL"), EA_SDS(key)};
+        effectsRewrite(2, args);
         return;
     }
+    effectsPrevent();
     spopSome(c, o, &s, (size_t)count);
     notifySet(c, "spop", key, sdsLen(key));
     signalModifiedKey(c, c->db, key, sdsLen(key));

@@ -17,15 +17,21 @@
  * Expire times are absolute unix ms (serverNowMs() + relative).  Handlers
  * parse every argument before they look at or change the keyspace, except
  * where Redis itself checks the key first and clients can see the order
- * (GETEX's expire value, INCRBYFLOAT, LCS); those spots say so.  Propagation (AOF, replicas) is not wired yet; each write handler notes
- * the form Redis propagates so that the call can be added in one place. */
+ * (GETEX's expire value, INCRBYFLOAT, LCS); those spots say so.
+ *
+ * Effects (core/effects.h): writes propagate as sent except where Redis
+ * rewrites them: SET/SETEX/PSETEX with an expire become SET key value PXAT
+ * <ms>, SET ... GET loses its GET, GETEX becomes PEXPIREAT/PERSIST/DEL,
+ * GETDEL becomes DEL, INCRBYFLOAT becomes SET ... KEEPTTL. */
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/client.h"
 #include "core/command.h"
+#include "core/effects.h"
 #include "core/errors.h"
 #include "core/server.h"
 #include "db/db.h"
@@ -145,6 +151,27 @@ static int replyKeyValue(Client *c, const sds key) {
  * stopped them; SETNX says :1 or :0. */
 enum { SET_REPLY_OK, SET_REPLY_BOOL };
 
+/* SET's effect, as Redis 7.0 rewrites it: with an expire, SET key value
+ * PXAT <when> (NX/XX/GET dropped); else, with GET, the command as sent
+ * without its GET arguments (GET may repeat); else the command as sent. */
+static void setEffect(Client *c, const sds key, const sds val, int flags, int hasExpire, long long when) {
+    if (!effectsOn) return;
+    if (hasExpire) {
+        EffectArg args[5] = {EA_STR("SET"), EA_SDS(key), EA_SDS(val), EA_STR("PXAT"), EA_NUM(when)};
+        effectsRewrite(5, args);
+        return;
+    }
+    if (!(flags & OPT_GET)) return;
+    EffectArg *args = xmalloc(sizeof(EffectArg) * (size_t)c->argc);
+    int argc = 0;
+    for (int j = 0; j < c->argc; j++) {
+        if (j >= 3 && sdsLen(c->argv[j]) == 3 && strncasecmp(c->argv[j], "get", 3) == 0) continue;
+        args[argc++] = EA_SDS(c->argv[j]);
+    }
+    effectsRewrite(argc, args);
+    xfree(args);
+}
+
 /* The common core of SET, SETNX, SETEX and PSETEX.  expire is the EX/PX/...
  * argument named by flags, or NULL. */
 static void setGeneric(Client *c, int flags, const sds key, const sds val, const sds expire, int replyStyle) {
@@ -167,9 +194,7 @@ static void setGeneric(Client *c, int flags, const sds key, const sds val, const
     serverIncrDirty(1);
     notifyString(c, "set", key);
     if (expire) notifyGeneric(c, "expire", key);
-    /* Propagation: with an expire, Redis rewrites the command as
-     * SET key value PXAT <when> (plus KEEPTTL/NX/XX... dropped, GET dropped);
-     * otherwise the command as sent, without GET. */
+    setEffect(c, key, val, flags, expire != NULL, when);
 
     if (flags & OPT_GET) return; /* the old value was the reply */
     if (replyStyle == SET_REPLY_BOOL) replyLongLong(c, 1);
@@ -189,10 +214,10 @@ static void setCommand(Client *c) {
 /* SETNX key value */
 static void setnxCommand(Client *c) { setGeneric(c, OPT_NX, c->argv[1], c->argv[2], NULL, SET_REPLY_BOOL); }
 
-/* SETEX key seconds value (propagated as SET key value PXAT <when>) */
+/* SETEX key seconds value (effect: SET key value PXAT <when>) */
 static void setexCommand(Client *c) { setGeneric(c, OPT_EX, c->argv[1], c->argv[3], c->argv[2], SET_REPLY_OK); }
 
-/* PSETEX key milliseconds value (propagated as SET key value PXAT <when>) */
+/* PSETEX key milliseconds value (effect: SET key value PXAT <when>) */
 static void psetexCommand(Client *c) { setGeneric(c, OPT_PX, c->argv[1], c->argv[3], c->argv[2], SET_REPLY_OK); }
 
 /* GETSET key value: reply the old value, store the new one without TTL. */
@@ -203,7 +228,6 @@ static void getsetCommand(Client *c) {
     signalModifiedKey(c, c->db, key, sdsLen(key));
     serverIncrDirty(1);
     notifyString(c, "set", key);
-    /* Propagation: SET key value. */
 }
 
 /* MSET / MSETNX: argv holds key value pairs. */
@@ -263,7 +287,8 @@ static void getdelCommand(Client *c) {
     signalModifiedKey(c, c->db, key, sdsLen(key));
     notifyGeneric(c, "del", key);
     serverIncrDirty(1);
-    /* Propagation: DEL key (UNLINK under lazyfree-lazy-user-del). */
+    EffectArg args[2] = {server.cfg.lazyfreeLazyUserDel ? EA_STR("UNLINK") : EA_STR("DEL"), EA_SDS(key)};
+    effectsRewrite(2, args);
 }
 
 /* GETEX key [EX s|PX ms|EXAT s|PXAT ms|PERSIST] */
@@ -287,22 +312,27 @@ static void getexCommand(Client *c) {
     replyBulkKv(c, o);
 
     if ((flags & (OPT_EXAT | OPT_PXAT)) && when <= serverNowMs()) {
-        /* An absolute time already past deletes the key (propagated as DEL). */
+        /* An absolute time already past deletes the key: DEL key (UNLINK
+         * under lazyfree-lazy-expire). */
         dbDelete(c->db, key, sdsLen(key));
         signalModifiedKey(c, c->db, key, sdsLen(key));
         notifyGeneric(c, "del", key);
         serverIncrDirty(1);
+        EffectArg args[2] = {server.cfg.lazyfreeLazyExpire ? EA_STR("UNLINK") : EA_STR("DEL"), EA_SDS(key)};
+        effectsRewrite(2, args);
     } else if (expire) {
         dbSetExpire(c->db, &o, when);
         signalModifiedKey(c, c->db, key, sdsLen(key));
         notifyGeneric(c, "expire", key);
         serverIncrDirty(1);
-        /* Propagation: PEXPIREAT key <when>. */
+        EffectArg args[3] = {EA_STR("PEXPIREAT"), EA_SDS(key), EA_NUM(when)};
+        effectsRewrite(3, args);
     } else if ((flags & OPT_PERSIST) && dbRemoveExpire(c->db, &o)) {
         signalModifiedKey(c, c->db, key, sdsLen(key));
         notifyGeneric(c, "persist", key);
         serverIncrDirty(1);
-        /* Propagation: PERSIST key. */
+        EffectArg args[2] = {EA_STR("PERSIST"), EA_SDS(key)};
+        effectsRewrite(2, args);
     }
 }
 
@@ -423,7 +453,7 @@ static int kvToLongLongOrReply(Client *c, const kvobj *o, long long *out) {
 }
 
 /* INCR/DECR/INCRBY/DECRBY: add incr to the integer at key (0 if missing),
- * keeping the TTL.  Propagated as sent. */
+ * keeping the TTL.  Their effect is the command as sent. */
 static void incrDecr(Client *c, long long incr) {
     sds key = c->argv[1];
     int wrong = 0;
@@ -468,7 +498,7 @@ static void decrbyCommand(Client *c) {
 /* INCRBYFLOAT key increment.  As in Redis the key is looked up (and its
  * type checked) before either number is parsed, so WRONGTYPE wins over a
  * bad increment.  The result is stored as text in Redis's human-friendly
- * form; propagated as SET key <result> KEEPTTL so that replicas never
+ * form; its effect is SET key <result> KEEPTTL, so that replicas never
  * recompute floating point. */
 static void incrbyfloatCommand(Client *c) {
     sds key = c->argv[1];
@@ -504,6 +534,8 @@ static void incrbyfloatCommand(Client *c) {
     signalModifiedKey(c, c->db, key, sdsLen(key));
     notifyString(c, "incrbyfloat", key);
     serverIncrDirty(1);
+    EffectArg args[4] = {EA_STR("SET"), EA_SDS(key), EA_BUF(buf, (size_t)len), EA_STR("KEEPTTL")};
+    effectsRewrite(4, args);
     replyBulk(c, buf, (size_t)len);
 }
 

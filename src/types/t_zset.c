@@ -27,6 +27,7 @@
 
 #include "core/client.h"
 #include "core/command.h"
+#include "core/effects.h"
 #include "core/errors.h"
 #include "core/server.h"
 #include "db/db.h"
@@ -1100,26 +1101,26 @@ typedef struct ZBlock {
     long count;
 } ZBlock;
 
-static void propagatePop(Db *db, const char *key, size_t klen, int max, long count) {
-    sds argv[3];
-    argv[0] = sdsNew(max ? "ZPOPMAX" : "ZPOPMIN");
-    argv[1] = sdsNewLen(key, klen);
-    int argc = 2;
-    if (count >= 0) {
-        char buf[32];
-        int l = longLongToString(buf, sizeof(buf), count);
-        argv[argc++] = sdsNewLen(buf, (size_t)l);
-    }
-    propagateCommand(db->id, argc, argv);
-    for (int i = 0; i < argc; i++) sdsFree(argv[i]);
+/* The effect of a blocking or multi-key pop: the plain pop it did,
+ * ZPOPMIN|ZPOPMAX key (count < 0) or ... key <popped count>.  In the
+ * command that popped it replaces the command as sent; for a client served
+ * after blocking (served) it is an effect of that client's own unit. */
+static void popEffect(Db *db, int served, kvobj *o, const char *key, size_t klen, int max, long count) {
+    if (!effectsOn) return;
+    unsigned long len = zsetLength(o);
+    long n = count < 0 ? -1 : ((unsigned long)count > len ? (long)len : count);
+    EffectArg args[3] = {max ? EA_STR("ZPOPMAX") : EA_STR("ZPOPMIN"), EA_BUF(key, klen), EA_NUM(n)};
+    int argc = n < 0 ? 2 : 3;
+    if (served) effectsAlso(db->id, argc, args);
+    else effectsRewrite(argc, args);
 }
 
 static int serveBlockedZset(Client *c, Db *db, const char *key, size_t len) {
     const ZBlock *zb = blockedPriv(c);
     kvobj *o = dbLookupWrite(db, key, len);
     if (!o || kvType(o) != OBJ_ZSET || zsetLength(o) == 0) return 0;
+    popEffect(db, 1, o, key, len, zb->max, zb->mpop ? zb->count : -1);
     popAndReply(c, db, o, key, len, zb->mpop ? zb->count : 1, zb->max, zb->mpop ? POP_REPLY_MPOP : POP_REPLY_BZPOP);
-    propagatePop(db, key, len, zb->max, zb->mpop ? zb->count : -1);
     return 1;
 }
 
@@ -1139,6 +1140,7 @@ static int popFirstNonEmpty(Client *c, sds *keys, int numKeys, int max, long cou
         kvobj *o = lookupWriteOrReply(c, keys[i], OBJ_ZSET, &wrong);
         if (wrong) return 1;
         if (!o) continue;
+        popEffect(c->db, 0, o, keys[i], sdsLen(keys[i]), max, shape == POP_REPLY_MPOP ? count : -1);
         popAndReply(c, c->db, o, keys[i], sdsLen(keys[i]), count, max, shape);
         return 1;
     }

@@ -1,0 +1,325 @@
+/* effects.c -- the effects stream: frames around commands, the pending unit,
+ * and the sinks (see effects.h for the model).
+ *
+ * Invariants: `pending` holds the effects of the unit being built, from
+ * slot 1 on (slot 0 is kept free for the MULTI that wraps a unit of several
+ * effects, and one slot after the last for its EXEC).  `cur` is the state
+ * of the innermost running command; callCommand's frames save and restore
+ * it around nested calls.  An effect borrows its argv only when it is the
+ * outermost command's own, which the unit outlives; everything else is
+ * copied.  All of it is touched only while a sink is registered, except
+ * that a frame opened before the first sink was added still closes here. */
+#include "core/effects.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/command.h"
+#include "core/log.h"
+#include "ds/alloc.h"
+#include "ds/util.h"
+
+int effectsOn;
+
+#define CUR_PREVENT (1 << 0)  /* the command's own effect is dropped */
+#define CUR_FORCE (1 << 1)    /* propagated even if nothing changed */
+#define CUR_REWRITTEN (1 << 2) /* cur.argv replaces the command as sent */
+
+static struct {
+    int flags;
+    int target;  /* of the command's own effect; 0 = EFFECT_ALL */
+    int forceTarget;
+    int argc;    /* the rewrite (CUR_REWRITTEN) */
+    sds *argv;
+} cur;
+
+static Effect *pending;
+static int pendingCount, pendingCap;
+static int held;        /* effectsHold depth */
+static int inCommand;   /* callCommand frames open */
+
+typedef struct Sink {
+    EffectsSinkFn *fn;
+    void *ctx;
+} Sink;
+static Sink *sinks;
+static int sinkCount;
+
+static sds multiArgv[1], execArgv[1];
+
+void effectsAddSink(EffectsSinkFn *fn, void *ctx) {
+    sinks = xrealloc(sinks, sizeof(*sinks) * (size_t)(sinkCount + 1));
+    sinks[sinkCount].fn = fn;
+    sinks[sinkCount].ctx = ctx;
+    sinkCount++;
+    if (!multiArgv[0]) {
+        multiArgv[0] = sdsNew("MULTI");
+        execArgv[0] = sdsNew("EXEC");
+    }
+    effectsOn = 1;
+}
+
+void effectsRemoveSink(EffectsSinkFn *fn, void *ctx) {
+    for (int i = 0; i < sinkCount; i++) {
+        if (sinks[i].fn != fn || sinks[i].ctx != ctx) continue;
+        memmove(&sinks[i], &sinks[i + 1], sizeof(*sinks) * (size_t)(sinkCount - i - 1));
+        sinkCount--;
+        break;
+    }
+    effectsOn = sinkCount > 0;
+}
+
+/* --- building arguments --- */
+
+static sds argToSds(const EffectArg *a) {
+    if (!a->isNum) return sdsNewLen(a->p, a->len);
+    char buf[32];
+    int l = longLongToString(buf, sizeof(buf), a->num);
+    return sdsNewLen(buf, (size_t)l);
+}
+
+static sds *argvFromArgs(int argc, const EffectArg *args) {
+    sds *argv = xmalloc(sizeof(sds) * (size_t)argc);
+    for (int i = 0; i < argc; i++) argv[i] = argToSds(&args[i]);
+    return argv;
+}
+
+static sds *argvCopy(int argc, sds *src) {
+    sds *argv = xmalloc(sizeof(sds) * (size_t)argc);
+    for (int i = 0; i < argc; i++) argv[i] = sdsDup(src[i]);
+    return argv;
+}
+
+static void argvFree(int argc, sds *argv) {
+    if (!argv) return;
+    for (int i = 0; i < argc; i++) sdsFree(argv[i]);
+    xfree(argv);
+}
+
+/* --- the pending unit --- */
+
+static void pendingPush(int dbid, int target, int argc, sds *argv, int owned) {
+    if (pendingCount + 3 > pendingCap) {
+        pendingCap = pendingCap ? pendingCap * 2 : 16;
+        pending = xrealloc(pending, sizeof(*pending) * (size_t)pendingCap);
+    }
+    Effect *e = &pending[1 + pendingCount++];
+    e->dbid = dbid;
+    e->target = target;
+    e->argc = argc;
+    e->argv = argv;
+    e->owned = owned;
+}
+
+/* Hand the unit to the sinks and empty it. */
+static void flushUnit(void) {
+    if (pendingCount == 0) return;
+    Effect *ops = pending + 1;
+    int count = pendingCount;
+    if (count > 1) {
+        /* MULTI in the first effect's database, so that a SELECT comes
+         * before it; EXEC in the last one's, so that none comes between. */
+        pending[0] = (Effect){pending[1].dbid, EFFECT_ALL, 1, multiArgv, 0};
+        pending[count + 1] = (Effect){pending[count].dbid, EFFECT_ALL, 1, execArgv, 0};
+        ops = pending;
+        count += 2;
+    }
+    for (int i = 0; i < sinkCount; i++) sinks[i].fn(ops, count, sinks[i].ctx);
+    for (int i = 1; i <= pendingCount; i++)
+        if (pending[i].owned) argvFree(pending[i].argc, pending[i].argv);
+    pendingCount = 0;
+}
+
+/* --- frames --- */
+
+void effectsEnterSlow(EffectsFrame *f) {
+    f->flags = cur.flags;
+    f->target = cur.target;
+    f->argc = cur.argc;
+    f->argv = cur.argv;
+    f->forceTarget = cur.forceTarget;
+    cur.flags = 0;
+    cur.target = 0;
+    cur.forceTarget = 0;
+    cur.argc = 0;
+    cur.argv = NULL;
+    inCommand++;
+}
+
+/* The command's own effect, by Redis's rule: its rewrite or its argv as
+ * sent, if it dirtied the dataset (and is a write) or forced it, unless it
+ * prevented it. */
+static void recordOwnEffect(Client *c, Command *cmd, long long dirty, int outermost) {
+    int dbid = c->db ? c->db->id : 0;
+    if (cur.flags & CUR_REWRITTEN) {
+        if (dirty > 0 || (cur.flags & CUR_FORCE)) {
+            pendingPush(dbid, cur.target ? cur.target : EFFECT_ALL, cur.argc, cur.argv, 1);
+            cur.argv = NULL;
+        }
+        return;
+    }
+    if (cur.flags & CUR_PREVENT) return;
+    int target = 0;
+    if (dirty > 0 && (cmd->flags & CMD_WRITE)) target = EFFECT_ALL;
+    if (cur.flags & CUR_FORCE) target |= cur.forceTarget;
+    if (cur.target) target &= cur.target;
+    if (!target) return;
+    if (outermost && !held) pendingPush(dbid, target, c->argc, c->argv, 0);
+    else pendingPush(dbid, target, c->argc, argvCopy(c->argc, c->argv), 1);
+}
+
+void effectsLeaveSlow(EffectsFrame *f, Client *c, Command *cmd, long long dirty, int outermost) {
+    if (f->on) {
+        if (effectsOn) recordOwnEffect(c, cmd, dirty, outermost);
+        argvFree(cur.argc, cur.argv);
+        cur.flags = f->flags;
+        cur.target = f->target;
+        cur.forceTarget = f->forceTarget;
+        cur.argc = f->argc;
+        cur.argv = f->argv;
+        inCommand--;
+    }
+    if (outermost && !held) {
+        if (effectsOn) flushUnit();
+        else pendingCount = 0;
+    }
+}
+
+/* --- what commands call --- */
+
+void effectsRewrite(int argc, const EffectArg *args) {
+    if (!effectsOn || !inCommand) return;
+    argvFree(cur.argc, cur.argv);
+    cur.argv = argvFromArgs(argc, args);
+    cur.argc = argc;
+    cur.flags |= CUR_REWRITTEN;
+}
+
+void effectsRewriteSent(const Client *c, int argc, int n, const int *pos, const EffectArg *args) {
+    if (!effectsOn || !inCommand) return;
+    sds *argv = xmalloc(sizeof(sds) * (size_t)argc);
+    for (int i = 0; i < argc; i++) argv[i] = NULL;
+    for (int k = 0; k < n; k++)
+        if (pos[k] < argc) argv[pos[k]] = argToSds(&args[k]);
+    for (int i = 0; i < argc; i++)
+        if (!argv[i]) argv[i] = sdsDup(c->argv[i]);
+    argvFree(cur.argc, cur.argv);
+    cur.argv = argv;
+    cur.argc = argc;
+    cur.flags |= CUR_REWRITTEN;
+}
+
+void effectsAlso(int dbid, int argc, const EffectArg *args) {
+    if (!effectsOn) return;
+    pendingPush(dbid, EFFECT_ALL, argc, argvFromArgs(argc, args), 1);
+    if (!inCommand && !held) flushUnit();
+}
+
+void effectsPrevent(void) {
+    if (effectsOn) cur.flags |= CUR_PREVENT;
+}
+
+void effectsForce(int target) {
+    if (!effectsOn) return;
+    cur.flags |= CUR_FORCE;
+    cur.forceTarget |= target;
+}
+
+void effectsSetTarget(int target) {
+    if (effectsOn) cur.target = target;
+}
+
+void effectsDeleteKey(int dbid, const char *key, size_t len, int lazy) {
+    if (!effectsOn) return;
+    EffectArg args[2] = {lazy ? EA_STR("UNLINK") : EA_STR("DEL"), EA_BUF(key, len)};
+    effectsAlso(dbid, 2, args);
+}
+
+void effectsHold(void) { held++; }
+
+void effectsRelease(void) {
+    if (held > 0) held--;
+    if (held || inCommand) return;
+    if (effectsOn) flushUnit();
+    else pendingCount = 0;
+}
+
+/* --- RESP encoding (AOF and replication write the same bytes) --- */
+
+static sds catHeader(sds buf, char type, long long n) {
+    char tmp[32];
+    tmp[0] = type;
+    int l = longLongToString(tmp + 1, sizeof(tmp) - 3, n);
+    tmp[1 + l] = '\r';
+    tmp[2 + l] = '\n';
+    return sdsCatLen(buf, tmp, (size_t)l + 3);
+}
+
+static sds catCommand(sds buf, int argc, const sds *argv) {
+    buf = catHeader(buf, '*', argc);
+    for (int i = 0; i < argc; i++) {
+        buf = catHeader(buf, '$', (long long)sdsLen(argv[i]));
+        buf = sdsCatLen(buf, argv[i], sdsLen(argv[i]));
+        buf = sdsCatLen(buf, "\r\n", 2);
+    }
+    return buf;
+}
+
+sds effectsAppendResp(sds buf, int *selectedDb, const Effect *ops, int count, int target) {
+    for (int i = 0; i < count; i++) {
+        const Effect *e = &ops[i];
+        if (!(e->target & target)) continue;
+        if (e->dbid != *selectedDb) {
+            char db[32];
+            int l = longLongToString(db, sizeof(db), e->dbid);
+            sds sel[2] = {sdsNew("SELECT"), sdsNewLen(db, (size_t)l)};
+            buf = catCommand(buf, 2, sel);
+            sdsFree(sel[0]);
+            sdsFree(sel[1]);
+            *selectedDb = e->dbid;
+        }
+        buf = catCommand(buf, e->argc, e->argv);
+    }
+    return buf;
+}
+
+/* --- the test-only sink --- */
+
+typedef struct TestSink {
+    int fd;
+    int selectedDb;
+} TestSink;
+
+static void testSinkWrite(const Effect *ops, int count, void *ctx) {
+    TestSink *ts = ctx;
+    sds buf = effectsAppendResp(sdsEmpty(), &ts->selectedDb, ops, count, EFFECT_AOF);
+    size_t off = 0, len = sdsLen(buf);
+    while (off < len) {
+        ssize_t w = write(ts->fd, buf + off, len - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            serverLog(LL_WARNING, "Writing the test effects file failed: %s", strerror(errno));
+            break;
+        }
+        off += (size_t)w;
+    }
+    sdsFree(buf);
+}
+
+void effectsInitTestSink(void) {
+    const char *path = getenv("CAIRN_TEST_EFFECTS_FILE");
+    if (!path || !path[0]) return;
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd == -1) {
+        serverLog(LL_WARNING, "Can't open the test effects file %s: %s", path, strerror(errno));
+        return;
+    }
+    TestSink *ts = xmalloc(sizeof(*ts));
+    ts->fd = fd;
+    ts->selectedDb = -1;
+    effectsAddSink(testSinkWrite, ts);
+    serverLog(LL_WARNING, "Test only: writing every write's effects to %s (CAIRN_TEST_EFFECTS_FILE)", path);
+}
