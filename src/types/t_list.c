@@ -530,20 +530,26 @@ static void popEffect(Db *db, int served, int where, const sds key, long n) {
     else effectsRewrite(argc, args);
 }
 
-/* The effect of BLMOVE/BRPOPLPUSH (c->argv as sent): LMOVE src dst from to,
- * or RPOPLPUSH src dst. */
-static void moveEffect(Client *c, Db *db, int served) {
+static EffectArg whereArg(int where) { return where == LIST_HEAD ? EA_STR("left") : EA_STR("right"); }
+
+/* The effect of BLMOVE/BRPOPLPUSH (c->argv as sent): RPOPLPUSH src dst, or
+ * LMOVE src dst from to -- with the directions as sent when it moved at
+ * once, in lower case when it was served after blocking (as Redis). */
+static void moveEffect(Client *c, Db *db, int served, int wherefrom, int whereto) {
     if (!effectsOn) return;
     int brpoplpush = c->argc == 4;
     EffectArg args[5] = {brpoplpush ? EA_STR("RPOPLPUSH") : EA_STR("LMOVE"), EA_SDS(c->argv[1]), EA_SDS(c->argv[2]),
-                         EA_NUM(0), EA_NUM(0)};
+                         whereArg(wherefrom), whereArg(whereto)};
     int argc = brpoplpush ? 3 : 5;
+    if (served) {
+        effectsAlso(db->id, argc, args);
+        return;
+    }
     if (!brpoplpush) {
         args[3] = EA_SDS(c->argv[3]);
         args[4] = EA_SDS(c->argv[4]);
     }
-    if (served) effectsAlso(db->id, argc, args);
-    else effectsRewrite(argc, args);
+    effectsRewrite(argc, args);
 }
 
 static int serveBlockedList(Client *c, Db *db, const char *key, size_t len) {
@@ -558,7 +564,7 @@ static int serveBlockedList(Client *c, Db *db, const char *key, size_t len) {
         if (dst && kvType(dst) != OBJ_LIST) {
             replyErrorWrongType(c);
         } else {
-            moveEffect(c, db, 1);
+            moveEffect(c, db, 1, lb->where, lb->whereTo);
             moveElement(c, db, k, ql, dstKey, dst, lb->where, lb->whereTo);
         }
     } else if (lb->kind == LB_MPOP) {
@@ -669,7 +675,7 @@ static void blockingMove(Client *c, int wherefrom, int whereto, int timeoutIdx) 
     kvobj *src = lookupWriteOrReply(c, c->argv[1], OBJ_LIST, &wrong);
     if (wrong) return;
     if (src) {
-        moveEffect(c, c->db, 0);
+        moveEffect(c, c->db, 0, wherefrom, whereto);
         moveGeneric(c, wherefrom, whereto);
         return;
     }

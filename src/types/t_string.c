@@ -228,6 +228,9 @@ static void getsetCommand(Client *c) {
     signalModifiedKey(c, c->db, key, sdsLen(key));
     serverIncrDirty(1);
     notifyString(c, "set", key);
+    static const int pos[1] = {0};
+    EffectArg args[1] = {EA_STR("SET")}; /* its effect: SET key value */
+    effectsRewriteSent(c, 3, 1, pos, args);
 }
 
 /* MSET / MSETNX: argv holds key value pairs. */
