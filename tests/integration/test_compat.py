@@ -183,3 +183,82 @@ def test_tracking_function_tracks_declared_keys_when_it_reads(server, fc):
     assert call(b, "MSET", "key1", "2", "key2", "2") == b"+OK\r\n"
     assert read_values(a, 2) == inval(b"key1") + inval(b"key2")
     no_push_pending(a)
+
+
+# --- 4. MULTI and a busy script ----------------------------------------------
+
+BUSY = b"-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"
+EXECABORT = b"-EXECABORT Transaction discarded because of previous errors.\r\n"
+
+
+def start_busy_script(srv):
+    """A connection running an endless script, once others get BUSY."""
+    a, k = srv.connect(), srv.connect()
+    assert call(k, "CONFIG", "SET", "busy-reply-threshold", "50") == b"+OK\r\n"
+    a.send(enc("EVAL", "while true do end", "0"))
+    for _ in range(3000):
+        r = call(k, "PING")
+        if r == BUSY:
+            return a, k
+        assert r == b"+PONG\r\n"
+    raise AssertionError("never busy")
+
+
+def kill_script(a, k):
+    assert call(k, "SCRIPT", "KILL") == b"+OK\r\n"
+    assert read_values(a, 1).startswith(b"-ERR Script killed by user with SCRIPT KILL...")
+
+
+def test_multi_during_busy_script_then_kill(server):
+    b = server.connect()
+    assert call(b, "SET", "xx", "1") == b"+OK\r\n"
+    a, k = start_busy_script(server)
+    assert call(b, "MULTI") == b"+OK\r\n"
+    assert call(b, "INCR", "xx") == BUSY
+    kill_script(a, k)
+    assert call(b, "INCR", "xx") == b"+QUEUED\r\n"
+    assert call(b, "EXEC") == EXECABORT
+    assert call(b, "GET", "xx") == b"$1\r\n1\r\n"
+    assert call(b, "PING", "asdf") == b"$4\r\nasdf\r\n"
+
+
+def test_exec_during_busy_script_runs_nothing(server):
+    b = server.connect()
+    assert call(b, "SET", "xx", "1") == b"+OK\r\n"
+    assert call(b, "MULTI") == b"+OK\r\n"
+    assert call(b, "INCR", "xx") == b"+QUEUED\r\n"
+    a, k = start_busy_script(server)
+    assert call(b, "EXEC") == b"-EXECABORT Transaction discarded because of: " + BUSY[1:]
+    kill_script(a, k)
+    assert call(b, "GET", "xx") == b"$1\r\n1\r\n"
+    assert call(b, "PING", "asdf") == b"$4\r\nasdf\r\n"
+    assert call(b, "EXEC") == b"-ERR EXEC without MULTI\r\n"
+
+
+@pytest.mark.parametrize("bad,err", [
+    (("NOSUCH", "a"), b"-ERR unknown command 'NOSUCH', with args beginning with: 'a' \r\n"),
+    (("GET",), b"-ERR wrong number of arguments for 'get' command\r\n"),
+    (("WATCH", "k"), b"-ERR WATCH inside MULTI is not allowed\r\n"),
+    (("MULTI",), b"-ERR MULTI calls can not be nested\r\n"),
+    (("SHUTDOWN", "NOSAVE", "x"), b"-ERR Command not allowed inside a transaction\r\n"),
+    (("CONFIG", "NOSUCH"),
+     b"-ERR unknown subcommand 'NOSUCH'. Try CONFIG HELP.\r\n"),
+])
+def test_transaction_doomed_or_not_as_redis(server, bad, err):
+    b = server.connect()
+    assert call(b, "MULTI") == b"+OK\r\n"
+    assert call(b, *bad) == err
+    assert call(b, "SET", "k", "1") == b"+QUEUED\r\n"
+    r = call(b, "EXEC")
+    if bad[0] in ("WATCH", "MULTI"):
+        assert r == b"*1\r\n+OK\r\n"   # an error these two answer does not doom
+    else:
+        assert r == EXECABORT
+
+
+def test_monitor_in_multi_is_queued_and_fails_in_exec(server):
+    b = server.connect()
+    assert call(b, "MULTI") == b"+OK\r\n"
+    assert call(b, "MONITOR") == b"+QUEUED\r\n"
+    assert call(b, "EXEC") == b"*1\r\n-ERR MONITOR isn't allowed for DENY BLOCKING client\r\n"
+    assert call(b, "PING") == b"+PONG\r\n"
