@@ -381,25 +381,9 @@ void htabIterRelease(HtabIter *it) {
 void htabSetRandom(uint64_t (*rnd)(void)) { randomSource = rnd; }
 
 void *htabRandom(Htab *h) {
-    if (htabSize(h) == 0) return NULL;
-    rehashOnAccess(h);
-    void *chain = NULL;
-    if (htabIsRehashing(h)) {
-        /* table[0] slots below rehashIdx are known to be empty. */
-        size_t live0 = h->size[0] - h->rehashIdx;
-        while (chain == NULL) {
-            size_t r = randomNext() % (live0 + h->size[1]);
-            chain = r < live0 ? h->table[0][h->rehashIdx + r] : h->table[1][r - live0];
-        }
-    } else {
-        size_t mask = h->size[0] - 1;
-        while (chain == NULL) chain = h->table[0][randomNext() & mask];
-    }
-    size_t len = 0;
-    for (void *e = chain; e; e = nextOf(e)) len++;
-    size_t pick = randomNext() % len;
-    while (pick--) chain = nextOf(chain);
-    return chain;
+    void *sample[HTAB_FAIR_SAMPLE];
+    unsigned n = htabSample(h, sample, HTAB_FAIR_SAMPLE);
+    return n ? sample[randomNext() % n] : NULL;
 }
 
 /* Appends chain entries to out[] until it holds count; returns the new n. */

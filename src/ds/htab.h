@@ -138,8 +138,11 @@ void htabIterRelease(HtabIter *it);
 /* Sets the random source for htabRandom / htabSample (NULL restores the
  * internal xorshift64*).  Global. */
 void htabSetRandom(uint64_t (*rnd)(void));
-/* A random entry, or NULL if empty: a uniformly chosen non-empty bucket (of
- * both arrays while rehashing), then a uniform element of its chain. */
+/* A random entry, or NULL if empty: one picked uniformly from up to
+ * HTAB_FAIR_SAMPLE entries htabSample took.  Every entry is equally likely
+ * in a table of at most that many entries, nearly so in a bigger one (the
+ * chance of an entry does not depend on how many share its bucket). */
+#define HTAB_FAIR_SAMPLE 20
 void *htabRandom(Htab *h);
 /* Stores up to `count` distinct entries into out[] and returns how many:
  * the chains of consecutive slots starting at a random one (of the smaller

@@ -262,3 +262,82 @@ def test_monitor_in_multi_is_queued_and_fails_in_exec(server):
     assert call(b, "MONITOR") == b"+QUEUED\r\n"
     assert call(b, "EXEC") == b"*1\r\n-ERR MONITOR isn't allowed for DENY BLOCKING client\r\n"
     assert call(b, "PING") == b"+PONG\r\n"
+
+
+# --- 5. random sampling is uniform -------------------------------------------
+# Ten members; a chi-square over the draws must stay below 40, which a
+# uniform draw exceeds with probability 1e-5 (9 degrees of freedom), as
+# Redis's own tests check.  Draws of distinct members (positive counts)
+# vary less than independent ones, so the bound holds for them too.
+
+MEMBERS = ["m%d" % i for i in range(10)]
+INTS = [str(i * 7) for i in range(10)]
+
+
+def chi_square(draws, population):
+    counts = {p: 0 for p in population}
+    for d in draws:
+        counts[d.decode()] += 1
+    expect = len(draws) / len(population)
+    return sum((v - expect) ** 2 / expect for v in counts.values())
+
+
+def make_key(r, kind, enc):
+    r.delete("k")
+    if kind == "set":
+        pop = INTS if enc == "intset" else MEMBERS
+        r.sadd("k", *pop)
+    elif kind == "hash":
+        r.config_set("hash-max-listpack-entries", 512 if enc == "listpack" else 0)
+        pop = MEMBERS
+        r.hset("k", mapping={m: "v" for m in pop})
+    else:
+        r.config_set("zset-max-listpack-entries", 128 if enc == "listpack" else 0)
+        pop = MEMBERS
+        r.zadd("k", {m: i for i, m in enumerate(pop)})
+    assert r.object("encoding", "k").decode() == enc
+    return pop
+
+
+SAMPLERS = {"set": "SRANDMEMBER", "hash": "HRANDFIELD", "zset": "ZRANDMEMBER"}
+
+
+@pytest.mark.parametrize("kind,enc", [("set", "intset"), ("set", "hashtable"),
+                                      ("hash", "listpack"), ("hash", "hashtable"),
+                                      ("zset", "listpack"), ("zset", "skiplist")])
+def test_random_members_are_uniform(server, kind, enc):
+    r = server.client()
+    pop = make_key(r, kind, enc)
+    cmd = SAMPLERS[kind]
+    assert chi_square(r.execute_command(cmd, "k", -1000), pop) < 40
+    for size in (8, 2):
+        draws = []
+        for _ in range(1000 // size):
+            got = r.execute_command(cmd, "k", size)
+            assert len(set(got)) == size
+            draws += got
+        assert chi_square(draws, pop) < 40
+    draws = [r.execute_command(cmd, "k") for _ in range(1000)]
+    assert chi_square(draws, pop) < 40
+
+
+@pytest.mark.parametrize("enc", ["intset", "hashtable"])
+@pytest.mark.parametrize("size", [1, 2, 8])
+def test_spop_is_uniform(server, enc, size):
+    r = server.client()
+    pop = make_key(r, "set", enc)
+    draws = []
+    for _ in range(1000 // size):
+        got = r.spop("k", size) if size > 1 else [r.spop("k")]
+        draws += got
+        r.sadd("k", *got)
+    assert r.object("encoding", "k").decode() == enc
+    assert chi_square(draws, pop) < 40
+
+
+def test_randomkey_is_uniform(server):
+    r = server.client()
+    for m in MEMBERS:
+        r.set(m, "v")
+    draws = [r.randomkey() for _ in range(1000)]
+    assert chi_square(draws, MEMBERS) < 40
