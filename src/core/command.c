@@ -32,13 +32,16 @@ FUTURE_FAMILY(latencyCommands);
 FUTURE_FAMILY(scriptCommands);
 FUTURE_FAMILY(functionCommands);
 FUTURE_FAMILY(persistCommands);
+FUTURE_FAMILY(hllCommands);
+FUTURE_FAMILY(geoCommands);
 
 static Command *families[] = {connCommands,     stringCommands,   bitmapCommands,  keyCommands,
                               expireCommands,   configCommands,   infoCommands,    clientCommands,
                               commandCommands,  debugCommands,    listCommands,    hashCommands,
                               setCommands,      zsetCommands,     sortCommands,    blockingCommands,
                               multiCommands,    pubsubCommands,   monitorCommands, slowlogCommands,
-                              latencyCommands,  scriptCommands,   functionCommands, persistCommands};
+                              latencyCommands,  scriptCommands,   functionCommands, persistCommands,
+                              hllCommands,      geoCommands};
 
 #define TABLE_SLOTS 1024
 static Command *table[TABLE_SLOTS];
