@@ -30,7 +30,7 @@ int effectsOn;
 
 static struct {
     int flags;
-    int target;  /* of the command's own effect; 0 = EFFECT_ALL */
+    int target;  /* mask of the command's own effect (EFFECT_*) */
     int forceTarget;
     int argc;    /* the rewrite (CUR_REWRITTEN) */
     sds *argv;
@@ -44,22 +44,32 @@ static int inCommand;   /* callCommand frames open */
 typedef struct Sink {
     EffectsSinkFn *fn;
     void *ctx;
+    int targets;
 } Sink;
 static Sink *sinks;
 static int sinkCount;
+static int activeTargets; /* union of the sinks' targets */
+static int callMask = EFFECT_ALL; /* for the next call's own effect */
+
+static void updateTargets(void) {
+    activeTargets = 0;
+    for (int i = 0; i < sinkCount; i++) activeTargets |= sinks[i].targets;
+    effectsOn = activeTargets != 0;
+}
 
 static sds multiArgv[1], execArgv[1];
 
-void effectsAddSink(EffectsSinkFn *fn, void *ctx) {
+void effectsAddSink(EffectsSinkFn *fn, void *ctx, int targets) {
     sinks = xrealloc(sinks, sizeof(*sinks) * (size_t)(sinkCount + 1));
     sinks[sinkCount].fn = fn;
     sinks[sinkCount].ctx = ctx;
+    sinks[sinkCount].targets = targets & EFFECT_ALL;
     sinkCount++;
     if (!multiArgv[0]) {
         multiArgv[0] = sdsNew("MULTI");
         execArgv[0] = sdsNew("EXEC");
     }
-    effectsOn = 1;
+    updateTargets();
 }
 
 void effectsRemoveSink(EffectsSinkFn *fn, void *ctx) {
@@ -69,7 +79,7 @@ void effectsRemoveSink(EffectsSinkFn *fn, void *ctx) {
         sinkCount--;
         break;
     }
-    effectsOn = sinkCount > 0;
+    updateTargets();
 }
 
 /* --- building arguments --- */
@@ -101,7 +111,12 @@ static void argvFree(int argc, sds *argv) {
 
 /* --- the pending unit --- */
 
+/* Record an effect (taking argv when owned), unless no sink wants it. */
 static void pendingPush(int dbid, int target, int argc, sds *argv, int owned) {
+    if (!(target & activeTargets)) {
+        if (owned) argvFree(argc, argv);
+        return;
+    }
     if (pendingCount + 3 > pendingCap) {
         pendingCap = pendingCap ? pendingCap * 2 : 16;
         pending = xrealloc(pending, sizeof(*pending) * (size_t)pendingCap);
@@ -142,7 +157,8 @@ void effectsEnterSlow(EffectsFrame *f) {
     f->argv = cur.argv;
     f->forceTarget = cur.forceTarget;
     cur.flags = 0;
-    cur.target = 0;
+    cur.target = callMask;
+    callMask = EFFECT_ALL;
     cur.forceTarget = 0;
     cur.argc = 0;
     cur.argv = NULL;
@@ -156,7 +172,7 @@ static void recordOwnEffect(Client *c, Command *cmd, long long dirty, int outerm
     int dbid = c->db ? c->db->id : 0;
     if (cur.flags & CUR_REWRITTEN) {
         if (dirty > 0 || (cur.flags & CUR_FORCE)) {
-            pendingPush(dbid, cur.target ? cur.target : EFFECT_ALL, cur.argc, cur.argv, 1);
+            pendingPush(dbid, cur.target, cur.argc, cur.argv, 1);
             cur.argv = NULL;
         }
         return;
@@ -165,7 +181,7 @@ static void recordOwnEffect(Client *c, Command *cmd, long long dirty, int outerm
     int target = 0;
     if (dirty > 0 && (cmd->flags & CMD_WRITE)) target = EFFECT_ALL;
     if (cur.flags & CUR_FORCE) target |= cur.forceTarget;
-    if (cur.target) target &= cur.target;
+    target &= cur.target;
     if (!target) return;
     if (outermost && !held) pendingPush(dbid, target, c->argc, c->argv, 0);
     else pendingPush(dbid, target, c->argc, argvCopy(c->argc, c->argv), 1);
@@ -228,8 +244,10 @@ void effectsForce(int target) {
     cur.forceTarget |= target;
 }
 
-void effectsSetTarget(int target) {
-    if (effectsOn) cur.target = target;
+int effectsSetCallMask(int mask) {
+    int old = callMask;
+    callMask = mask & EFFECT_ALL;
+    return old;
 }
 
 void effectsDeleteKey(int dbid, const char *key, size_t len, int lazy) {
@@ -320,6 +338,6 @@ void effectsInitTestSink(void) {
     TestSink *ts = xmalloc(sizeof(*ts));
     ts->fd = fd;
     ts->selectedDb = -1;
-    effectsAddSink(testSinkWrite, ts);
+    effectsAddSink(testSinkWrite, ts, EFFECT_AOF);
     serverLog(LL_WARNING, "Test only: writing every write's effects to %s (CAIRN_TEST_EFFECTS_FILE)", path);
 }

@@ -45,9 +45,14 @@ typedef struct Effect {
 } Effect;
 
 /* A sink receives one unit: ops[0..count), MULTI/EXEC included when the
- * unit holds several effects.  Only valid during the call. */
+ * unit holds several effects.  Only valid during the call.  A sink states
+ * the targets it consumes (the AOF: EFFECT_AOF; replication, once it has a
+ * backlog: EFFECT_REPL).  As in Redis, an effect no registered sink wants
+ * is not recorded at all, so it does not count towards MULTI wrapping
+ * either (a PUBLISH, replicas only, next to a SET in one script reaches an
+ * AOF-only server as the bare SET). */
 typedef void EffectsSinkFn(const Effect *ops, int count, void *ctx);
-void effectsAddSink(EffectsSinkFn *fn, void *ctx);
+void effectsAddSink(EffectsSinkFn *fn, void *ctx, int targets);
 void effectsRemoveSink(EffectsSinkFn *fn, void *ctx);
 
 /* Nonzero while at least one sink is registered. */
@@ -107,8 +112,11 @@ void effectsPrevent(void);
 /* The running command propagates as sent to target even if it changed
  * nothing. */
 void effectsForce(int target);
-/* Where the running command's own effect goes (scripts' redis.set_repl). */
-void effectsSetTarget(int target);
+/* Where the own effects of the commands called next go (a script's
+ * redis.set_repl: REPL_NONE/AOF/REPLICA/ALL are 0..3, as EFFECT_*); the
+ * effects they add (SPOP's SREMs) and expiry deletions are not limited.
+ * Returns the previous mask; callers restore it. */
+int effectsSetCallMask(int mask);
 
 /* A key deleted by expiry or eviction: DEL (UNLINK when lazy).  Outside a
  * command or a held unit it is a unit of its own. */

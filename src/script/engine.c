@@ -33,6 +33,7 @@
 
 #include "core/config.h"
 #include "core/dispatch.h"
+#include "core/effects.h"
 #include "core/errors.h"
 #include "core/event.h"
 #include "core/log.h"
@@ -1185,7 +1186,9 @@ static int redisCallGeneric(lua_State *L, int raise) {
     /* From the first write command on, the script cannot be killed (even
      * if the write changes nothing). */
     if (cmd->flags & CMD_WRITE) run->wroteSomething = 1;
+    int mask = effectsSetCallMask(run->replFlags);
     callCommand(fake, cmd);
+    effectsSetCallMask(mask);
     freeArgs(fake->argv, fake->argc); /* the command may have rewritten argv */
     if (fake->argv != small) xfree(fake->argv);
     fake->argv = NULL;
@@ -1749,6 +1752,7 @@ void luaEngineRun(lua_State *L, ScriptRun *run, int nargs) {
     currentRun = run;
     run->startMs = mstime();
     if (!run->resp) run->resp = 2;
+    run->replFlags = EFFECT_ALL; /* redis.set_repl may narrow it */
 #ifdef CAIRN_LUAJIT
     if (!outer) watchBegin(L);
 #else

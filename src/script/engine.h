@@ -86,7 +86,7 @@ typedef struct ScriptRun {
     int wroteSomething;   /* a write command ran: UNKILLABLE */
     int timedOut;         /* passed busy-reply-threshold */
     int resp;             /* redis.setresp: 2 or 3 */
-    int replFlags;        /* redis.set_repl (accepted; effects always propagate) */
+    int replFlags;        /* redis.set_repl: where the calls' effects go (EFFECT_*) */
 } ScriptRun;
 
 /* Set KEYS and ARGV for a run of the function on top of the stack, as how

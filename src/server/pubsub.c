@@ -32,6 +32,7 @@
 #include "core/client.h"
 #include "core/command.h"
 #include "core/dispatch.h"
+#include "core/effects.h"
 #include "core/server.h"
 #include "ds/alloc.h"
 #include "ds/glob.h"
@@ -366,12 +367,15 @@ static void unsubscribeCommand(Client *c) { unsubscribeGeneric(c, KIND_CHANNEL);
 static void punsubscribeCommand(Client *c) { unsubscribeGeneric(c, KIND_PATTERN); }
 static void sunsubscribeCommand(Client *c) { unsubscribeGeneric(c, KIND_SHARD); }
 
+/* PUBLISH and SPUBLISH reach replicas (not the AOF) as sent. */
 static void publishCommand(Client *c) {
+    effectsForce(EFFECT_REPL);
     replyLongLong(c,
                   publishKind(KIND_CHANNEL, c->argv[1], sdsLen(c->argv[1]), c->argv[2], sdsLen(c->argv[2])));
 }
 
 static void spublishCommand(Client *c) {
+    effectsForce(EFFECT_REPL);
     replyLongLong(c, publishKind(KIND_SHARD, c->argv[1], sdsLen(c->argv[1]), c->argv[2], sdsLen(c->argv[2])));
 }
 

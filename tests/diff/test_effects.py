@@ -249,6 +249,143 @@ def test_effects_area(servers, pair, area):
     assert n > 0
 
 
+LIB = (b"#!lua name=efx\n"
+       b"redis.register_function('fset', function(k, a) redis.call('SET', k[1], a[1]) "
+       b"return redis.call('INCR', k[2]) end)\n"
+       b"redis.register_function('fpop', function(k, a) return redis.call('SPOP', k[1], a[1]) end)\n"
+       b"redis.register_function{function_name='fro', callback=function(k, a) "
+       b"return redis.call('GET', k[1]) end, flags={'no-writes'}}")
+
+SCRIPTS = [
+    b"redis.call('SET', KEYS[1], ARGV[1]) return redis.call('INCR', KEYS[2])",
+    b"return redis.call('SET', KEYS[1], ARGV[1], 'EX', 100000)",
+    b"redis.call('SELECT', 2) redis.call('SET', KEYS[1], ARGV[1]) redis.call('SELECT', 0) "
+    b"return redis.call('RPUSH', KEYS[2], ARGV[1])",
+    b"redis.set_repl(redis.REPL_NONE) redis.call('SET', KEYS[1], ARGV[1]) "
+    b"redis.set_repl(redis.REPL_ALL) return redis.call('INCR', KEYS[2])",
+    b"redis.set_repl(redis.REPL_AOF) redis.call('DEL', KEYS[1]) "
+    b"redis.set_repl(redis.REPL_REPLICA) return redis.call('INCR', KEYS[2])",
+    b"redis.call('PUBLISH', 'ch', ARGV[1]) return redis.call('INCRBYFLOAT', KEYS[1], '1.5')",
+    b"local ok = redis.pcall('INCR', KEYS[1]) redis.call('SADD', KEYS[2], ARGV[1]) return 1",
+    b"return redis.call('GET', KEYS[1])",
+    b"redis.call('EXPIRE', KEYS[1], 100000) return redis.call('GETEX', KEYS[2], 'PERSIST')",
+    b"return redis.call('SPOP', KEYS[1], 3)",
+]
+
+
+def gen_extras(rng, n):
+    """Databases, transactions, scripts, functions, PUBLISH, lazyfree
+    settings and the blocking commands when they need not wait."""
+    keys = [b"x%d" % i for i in range(6)]
+    out = []
+
+    def k():
+        return rng.choice(keys)
+
+    def simple():
+        r = rng.random()
+        v = str(rng.randint(0, 20)).encode()
+        if r < 0.15:
+            return (b"SET", k(), v)
+        if r < 0.25:
+            return (b"INCR", k())
+        if r < 0.35:
+            return (b"RPUSH", k(), v, b"w")
+        if r < 0.45:
+            return (b"SADD", k(), v, b"m", b"n")
+        if r < 0.55:
+            return (b"ZADD", k(), v, b"m")
+        if r < 0.6:
+            return (b"HSET", k(), b"f", v)
+        if r < 0.65:
+            return (b"GETDEL", k())
+        if r < 0.7:
+            return (b"SPOP", k(), b"10")
+        if r < 0.75:
+            return (b"DEL", k(), k())
+        if r < 0.8:
+            return (b"UNLINK", k())
+        if r < 0.85:
+            return (b"GET", k())
+        if r < 0.9:
+            return (b"SET", k(), v, b"GET", b"get")
+        if r < 0.95:
+            return (b"GETEX", k(), rng.choice([b"EX", b"PX", b"EXAT", b"PXAT"]),
+                    rng.choice([b"100000", b"1", b"200000000000000"]))
+        return (b"SELECT", str(rng.randint(0, 3)).encode())
+
+    while len(out) < n:
+        r = rng.random()
+        if r < 0.45:
+            out.append(simple())
+        elif r < 0.5:
+            out.append((b"SELECT", str(rng.randint(0, 3)).encode()))
+        elif r < 0.55:
+            out.append((b"MOVE", k(), str(rng.randint(0, 3)).encode()))
+        elif r < 0.58:
+            out.append((b"COPY", k(), k(), b"DB", str(rng.randint(0, 3)).encode(),
+                        *([b"REPLACE"] if rng.random() < 0.5 else [])))
+        elif r < 0.6:
+            out.append((b"SWAPDB", str(rng.randint(0, 3)).encode(), str(rng.randint(0, 3)).encode()))
+        elif r < 0.62:
+            out.append((b"FLUSHDB", *rng.choice([[], [b"ASYNC"], [b"SYNC"]])))
+        elif r < 0.63:
+            out.append((b"FLUSHALL",))
+        elif r < 0.7:
+            body = [simple() for _ in range(rng.randint(0, 4))]
+            out += [(b"MULTI",), *body, (b"EXEC",)]
+        elif r < 0.72:
+            out += [(b"MULTI",), simple(), (b"DISCARD",)]
+        elif r < 0.8:
+            sc = rng.choice(SCRIPTS)
+            out.append((b"EVAL", sc, b"2", k(), k(), str(rng.randint(0, 9)).encode()))
+        elif r < 0.81:
+            out.append((b"FUNCTION", b"LOAD", b"REPLACE", LIB))
+        elif r < 0.85:
+            fn = rng.choice([b"fset", b"fpop", b"fro"])
+            out.append((b"FCALL" if fn != b"fro" else b"FCALL_RO", fn, b"2", k(), k(), b"3"))
+        elif r < 0.86:
+            out.append((b"FUNCTION", rng.choice([b"DELETE", b"FLUSH"]), *([b"efx"] if rng.random() < 0.5 else [])))
+        elif r < 0.88:
+            out.append((b"PUBLISH", b"ch", b"m"))
+        elif r < 0.9:
+            name = rng.choice([b"lazyfree-lazy-user-del", b"lazyfree-lazy-server-del",
+                               b"lazyfree-lazy-user-flush", b"lazyfree-lazy-expire"])
+            out.append((b"CONFIG", b"SET", name, rng.choice([b"yes", b"no"])))
+        else:
+            a, b_ = k(), k()
+            kind = rng.randint(0, 7)
+            if kind < 5:
+                out.append((b"RPUSH", a, b"p", b"q", b"r"))
+            else:
+                out.append((b"ZADD", a, b"1", b"p", b"2", b"q"))
+            out.append([
+                (b"BLPOP", a, b_, b"0"), (b"BRPOP", b_, a, b"0"),
+                (b"BLMOVE", a, b_, rng.choice([b"LEFT", b"right"]), rng.choice([b"left", b"RIGHT"]), b"0"),
+                (b"BRPOPLPUSH", a, b_, b"0"),
+                (b"BLMPOP", b"0", b"2", b_, a, rng.choice([b"LEFT", b"RIGHT"]), b"COUNT", b"2"),
+                (b"BZPOPMIN", a, b"0"), (b"BZPOPMAX", b_, a, b"0"),
+                (b"BZMPOP", b"0", b"1", a, rng.choice([b"MIN", b"MAX"]), b"COUNT", b"5"),
+            ][kind])
+    out.append((b"SELECT", b"0"))
+    for name in (b"lazyfree-lazy-user-del", b"lazyfree-lazy-server-del",
+                 b"lazyfree-lazy-user-flush", b"lazyfree-lazy-expire"):
+        out.append((b"CONFIG", b"SET", name, b"no"))
+    return out
+
+
+def test_effects_extras(servers, pair):
+    logs = servers[2:]
+    seed = SEED + 400
+    rng = random.Random(seed)
+    cmds = gen_extras(rng, max(1000, TOTAL // 12))
+    pair.run([(b"FLUSHALL",), (b"FUNCTION", b"FLUSH")])
+    pair.run(cmds)
+    n = check_segment(logs, "extras seed=%d n=%d" % (seed, len(cmds)))
+    print("extras: %d commands, %d effects" % (len(cmds), n))
+    assert n > len(cmds) // 4
+
+
 def _blocking_round(rng, pair, cairn, oracle):
     """One client blocks, another pushes; returns the commands for log."""
     lists = [b"bl0", b"bl1"]
