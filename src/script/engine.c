@@ -1170,6 +1170,9 @@ static int redisCallGeneric(lua_State *L, int raise) {
         pushErrorTable(L, err, strlen(err));
         return raise ? lua_error(L) : 1;
     }
+    /* The arguments are copied: free their stack slots, so that a call
+     * with thousands of them (unpack) still has room for its reply. */
+    lua_pop(L, argc);
     Command *cmd = commandLookupArgv(argc, argv);
     err = checkScriptCommand(run, cmd, argc);
     if (err) {

@@ -235,6 +235,9 @@ static void packValue(lua_State *L, PackBuf *b, int level) {
 static int msgpackPack(lua_State *L) {
     int nargs = lua_gettop(L);
     if (nargs == 0) return luaL_argerror(L, 0, "MessagePack pack needs input.");
+    /* Redis asks for as many free slots again as there are arguments (over
+     * about 4000 arguments the Lua stack's limit refuses them). */
+    if (!lua_checkstack(L, nargs)) return luaL_argerror(L, 0, "Too many arguments for MessagePack pack.");
     PackBuf b;
     bufInit(L, &b);
     for (int i = 1; i <= nargs; i++) {

@@ -341,3 +341,51 @@ def test_randomkey_is_uniform(server):
         r.set(m, "v")
     draws = [r.randomkey() for _ in range(1000)]
     assert chi_square(draws, MEMBERS) < 40
+
+
+# --- 6. a script's result is converted without running Lua code -------------
+
+META = ("setmetatable(a,{__index=function(t,k) redis.call('incr','x') "
+        "if k=='double' then return 1.5 end if k=='map' then return {a=1} end end, "
+        "__len=function() redis.call('incr','x') return 2 end})")
+
+
+@pytest.mark.parametrize("proto", ["2", "3"])
+@pytest.mark.parametrize("body,reply2,reply3", [
+    ("local a = {}; %s return a", b"*0\r\n", b"*0\r\n"),
+    ("redis.setresp(3); local a = {}; %s return a", b"*0\r\n", b"*0\r\n"),
+    ("local a = {1,2}; %s return a", b"*2\r\n:1\r\n:2\r\n", b"*2\r\n:1\r\n:2\r\n"),
+    ("local a = {err={}}; %s return a", b"*0\r\n", b"*0\r\n"),
+    ("local a = {ok='x'}; %s return a", b"+x\r\n", b"+x\r\n"),
+    ("redis.setresp(3); local a = {map={}}; setmetatable(a.map,{__index=function() "
+     "redis.call('incr','x') end}) return a", b"*0\r\n", b"%0\r\n"),
+])
+def test_script_result_metatable_runs_no_redis_call(server, proto, body, reply2, reply3):
+    c = server.connect()
+    c.send(enc("HELLO", proto))
+    read_values(c, 1)
+    assert call(c, "EVAL", body.replace("%s", META), "0") == (reply3 if proto == "3" else reply2)
+    assert call(c, "EXISTS", "x") == b":0\r\n"
+
+
+# --- 7. thousands of arguments through unpack --------------------------------
+
+UNPACK = "local a = {} for i=1,7999 do a[i] = 1 end "
+
+
+def test_unpack_7999_arguments_into_redis_call(server):
+    c = server.connect()
+    assert call(c, "EVAL", UNPACK + "return redis.call('lpush','l',unpack(a))", "0") == b":7999\r\n"
+    assert call(c, "EVAL", UNPACK + "return redis.pcall('lpush','l',unpack(a))", "0") == b":15998\r\n"
+    assert call(c, "EVAL", UNPACK + "return #{unpack(a)}", "0") == b":7999\r\n"
+    r = call(c, "EVAL", "local a = {} for i=1,8000 do a[i] = 1 end return redis.call('lpush','l',unpack(a))", "0")
+    assert r.startswith(b"-ERR user_script:1: too many results to unpack script: ")
+
+
+def test_cmsgpack_pack_refuses_as_many_arguments_as_redis(server):
+    c = server.connect()
+    r = call(c, "EVAL", UNPACK + "return cmsgpack.pack(unpack(a)):len()", "0")
+    assert r.startswith(b"-ERR user_script:1: bad argument #0 to 'pack' "
+                        b"(Too many arguments for MessagePack pack.) script: ")
+    assert call(c, "EVAL", "local a = {} for i=1,3990 do a[i] = 1 end "
+                "return cmsgpack.pack(unpack(a)):len()", "0") == b":3990\r\n"
