@@ -1176,6 +1176,8 @@ static int redisCallGeneric(lua_State *L, int raise) {
     Command *cmd = commandLookupArgv(argc, argv);
     err = checkScriptCommand(run, cmd, argc);
     if (err) {
+        /* A known command refused here counts as rejected, as on Redis. */
+        if (cmd) cmd->stats.rejectedCalls++;
         freeArgs(argv, argc);
         if (argv != small) xfree(argv);
         if (err[0] == '-') err++;

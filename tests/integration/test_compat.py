@@ -389,3 +389,61 @@ def test_cmsgpack_pack_refuses_as_many_arguments_as_redis(server):
                         b"(Too many arguments for MessagePack pack.) script: ")
     assert call(c, "EVAL", "local a = {} for i=1,3990 do a[i] = 1 end "
                 "return cmsgpack.pack(unpack(a)):len()", "0") == b":3990\r\n"
+
+
+# --- 8. command statistics of the commands scripts run -----------------------
+
+def stats_lines(r):
+    """INFO commandstats and errorstats without timings, sorted."""
+    out = []
+    for section in ("commandstats", "errorstats"):
+        for name, v in r.info(section).items():
+            if isinstance(v, dict):
+                v = {k: x for k, x in v.items() if not k.startswith("usec")}
+            out.append("%s:%s" % (name, sorted(v.items()) if isinstance(v, dict) else v))
+    return sorted(out)
+
+
+def test_commandstats_after_eval_calling_set_and_expire(server):
+    r = server.client()
+    r.config_resetstat()
+    r.set("mykey", "myval")
+    r.eval("redis.call('set', KEYS[1], 'foo') redis.call('expire', KEYS[1], 100)", 1, "mykey")
+    stats = r.info("commandstats")
+    assert stats["cmdstat_eval"]["calls"] == 1
+    assert stats["cmdstat_set"]["calls"] == 2
+    assert stats["cmdstat_expire"]["calls"] == 1
+
+
+SCRIPT_ERRORS = [
+    "return redis.pcall('incr','mykey')", "return redis.call('incr','mykey')",
+    "return pcall(redis.call,'incr','mykey')", "return redis.pcall('nosuch')",
+    "return redis.pcall('get')", "return redis.pcall('get','a','b')",
+    "return redis.pcall('config','set','maxmemory','x')", "return redis.pcall('hset','mykey','a')",
+    "return redis.pcall('eval','return 1','0')", "return redis.pcall('lpush','mykey','a')",
+    "return redis.pcall('select','99')", "return redis.pcall('object','nosuch')",
+    "return redis.error_reply('MY err')", "return {err='X bad'}", "return redis.call('nosuch')",
+    "return redis.call('get')", "error('boom')", "return redis.pcall('set','a','b','px','-1')",
+    "#!lua flags=no-writes\nreturn redis.pcall('set','a','b')",
+    "#!lua flags=no-writes\nreturn redis.call('set','a','b')",
+]
+
+
+def test_commandstats_and_errorstats_of_failing_script_calls(start_server, start_oracle):
+    got = []
+    for srv in (start_server(), start_oracle()):
+        r = srv.client()
+        r.set("mykey", "notanumber")
+        r.config_resetstat()
+        for s in SCRIPT_ERRORS:
+            try:
+                r.eval(s, 0)
+            except Exception:
+                pass
+        for s in ("return redis.pcall('set','a','b')", "return redis.pcall('incr','mykey')"):
+            try:
+                r.execute_command("EVAL_RO", s, 0)
+            except Exception:
+                pass
+        got.append(stats_lines(r))
+    assert got[0] == got[1]
