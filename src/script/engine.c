@@ -315,6 +315,32 @@ static int sandboxPairs(lua_State *L) {
     return 3;
 }
 
+/* getmetatable as Redis's read-only tables answer it.  A string's
+ * metatable is seen through a read-only proxy (upvalue 2), so no script can
+ * change how strings index for the scripts after it; a library table, and
+ * the proxies' own stand-in metatables, have none (nil, as on Redis); the
+ * globals, and every table a script made, get Lua's answer (upvalue 1). */
+static int sandboxGetmetatable(lua_State *L) {
+    luaL_checkany(L, 1);
+    if (lua_type(L, 1) == LUA_TSTRING) {
+        lua_pushvalue(L, lua_upvalueindex(2));
+        return 1;
+    }
+    if (pushReal(L, 1)) {
+        pushSlot(L, SLOT_REAL_GLOBALS);
+        int globals = lua_rawequal(L, -1, -2);
+        lua_pop(L, 2);
+        if (!globals) {
+            lua_pushnil(L);
+            return 1;
+        }
+    }
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_pushvalue(L, 1);
+    lua_call(L, 1, 1);
+    return 1;
+}
+
 /* Replace the table at idx by a proxy: {} with a metatable reading through
  * to it and refusing writes.  The proxy is left on the stack. */
 static void pushProxy(lua_State *L, int idx, int errorOnMissing) {
@@ -382,11 +408,18 @@ void luaEngineLockGlobals(lua_State *L) {
         }
         lua_pop(L, 1);
     }
-    /* Strings index through the read-only string table. */
+    /* Strings index through the read-only string table, and scripts see
+     * their metatable only through a read-only proxy (sandboxGetmetatable):
+     * otherwise `getmetatable('').__index = ...` would change what every
+     * later script runs (CVE-2025-46818). */
     lua_pushliteral(L, "");
     if (lua_getmetatable(L, -1)) {
         lua_getfield(L, realG, "string");
         lua_setfield(L, -2, "__index");
+        lua_getfield(L, realG, "getmetatable");
+        pushProxy(L, -2, 0);
+        lua_pushcclosure(L, sandboxGetmetatable, 2);
+        lua_setfield(L, realG, "getmetatable");
         lua_pop(L, 1);
     }
     lua_pop(L, 2); /* "" and done */

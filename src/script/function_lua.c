@@ -14,7 +14,8 @@
  *   - at all other times, `runMeta`: names resolve in the VM's real
  *     globals, so a library's functions (and the local helpers they call)
  *     see the full sandbox when FCALL runs them.
- * Both metatables refuse assignment ("Attempt to modify a readonly table").
+ * Both metatables refuse assignment ("Attempt to modify a readonly table"),
+ * and so does the load-time redis table (an empty proxy over the real one).
  * Loads never nest and nothing runs while one is in progress, so a single
  * shared `env` switched between the two is enough.
  *
@@ -176,6 +177,12 @@ static void pushLoadRedis(lua_State *L) {
     lua_pushcfunction(L, registerFunction);
     lua_setfield(L, -2, "register_function");
     makeStrict(L);
+    /* Library code sees an always-empty proxy reading through to it, so
+     * even the names it has cannot be reassigned for the loads after. */
+    lua_newtable(L);
+    lua_insert(L, -2);
+    metaOver(L);
+    lua_setmetatable(L, -2);
     lua_remove(L, -2);
 }
 

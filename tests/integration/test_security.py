@@ -331,3 +331,139 @@ def test_config_set_appendonly_yes_refused(server):
     assert c.config_get("hz") == {"hz": "10"}
     assert c.config_set("appendonly", "no")
     assert c.config_get("appendonly") == {"appendonly": "no"}
+
+
+# --- 3. read-only Lua tables -------------------------------------------------
+
+import os  # noqa: E402
+
+from conftest import ROOT, Server, cairn_bin  # noqa: E402
+
+READONLY = "Attempt to modify a readonly table"
+LIBS = ["string", "table", "math", "cjson", "bit", "struct", "cmsgpack", "redis", "coroutine"]
+
+
+@pytest.fixture(params=["lua51", "luajit"])
+def lua_server(request):
+    """The server under test, and Cairn's LuaJIT build next to it."""
+    binary = cairn_bin()
+    if request.param == "luajit":
+        if os.environ.get("CAIRN_BIN") and os.path.abspath(binary) != os.path.join(ROOT, "build", "cairn-server"):
+            pytest.skip("CAIRN_BIN names another binary")
+        binary = os.path.join(ROOT, "build-luajit", "cairn-server")
+        if not os.path.exists(binary):
+            pytest.skip("build-luajit/cairn-server not built (make LUA=luajit all)")
+    srv = Server(binary, {}, name=request.param)
+    yield srv
+    rep = srv.stop()
+    srv.cleanup()
+    assert not rep, rep
+
+
+def eval_error(c, script):
+    with pytest.raises(redis.ResponseError) as e:
+        c.eval(script, 0)
+    return str(e.value)
+
+
+def positioned(msg):
+    return "user_script:1: " + msg
+
+
+# What each write answers on Redis 7.0.15: the assignment forms raise with
+# the script position, the base functions without one.
+WRITES = [
+    ("getmetatable('').__index = {upper=function() return 'HIJACKED' end}", positioned(READONLY)),
+    ("local mt = getmetatable('') mt.__index = nil", positioned(READONLY)),
+    ("getmetatable('').__metatable = 1", positioned(READONLY)),
+    ("getmetatable('').__index.upper = function() return 'X' end", positioned(READONLY)),
+    ("rawset(getmetatable(''), '__index', {})", READONLY),
+    ("setmetatable(getmetatable(''), {})", READONLY),
+    ("getmetatable(_G).__index = function() return 1 end", positioned(READONLY)),
+    ("getmetatable(_G).__newindex = nil", positioned(READONLY)),
+    ("rawset(getmetatable(_G), '__index', nil)", READONLY),
+    ("setmetatable(_G, nil)", READONLY),
+    ("rawset(_G, 'x', 1)", READONLY),
+    ("_G.x = 1", positioned(READONLY)),
+    ("x = 1", positioned(READONLY)),
+    ("_G.string = {}", positioned(READONLY)),
+    ("string = nil", positioned(READONLY)),
+]
+for _lib in LIBS:
+    WRITES += [
+        ("%s.injected = 1" % _lib, positioned(READONLY)),
+        ("for k in pairs(%s) do %s[k] = nil break end" % (_lib, _lib), positioned(READONLY)),
+        ("rawset(%s, 'injected', 1)" % _lib, READONLY),
+        ("setmetatable(%s, {__index = function() return 1 end})" % _lib, READONLY),
+    ]
+
+
+@pytest.mark.parametrize("script,err", WRITES, ids=[w[0] for w in WRITES])
+def test_script_cannot_modify_shared_tables(lua_server, script, err):
+    c = lua_server.client()
+    assert eval_error(c, script).startswith(err + " script: ")
+    # Nothing changed for the next script.
+    assert c.eval("return ('abc'):upper()", 0) == b"ABC"
+    assert c.eval("return string.upper('abc')", 0) == b"ABC"
+    assert c.eval("local n = 0 for k in pairs(getmetatable('')) do n = n + 1 end return n", 0) == 1
+    assert c.eval("return tostring(rawget(_G, 'injected'))", 0) == b"nil"
+
+
+def test_string_metatable_hijack_does_not_persist(lua_server):
+    # The issue's reproduction: accepted before, and every later script
+    # got HIJACKED until SCRIPT FLUSH.
+    c = lua_server.client()
+    with pytest.raises(redis.ResponseError, match=READONLY):
+        c.eval("getmetatable('').__index = {upper=function() return 'HIJACKED' end}", 0)
+    assert c.eval("return ('abc'):upper()", 0) == b"ABC"
+
+
+@pytest.mark.parametrize("script,expected", [
+    ("return type(getmetatable(''))", b"table"),
+    ("return tostring(getmetatable('') == getmetatable('x'))", b"true"),
+    ("return tostring(getmetatable('').__index == string)", b"true"),
+    ("return tostring(rawget(getmetatable(''), '__index') == string)", b"true"),
+    ("return getmetatable('').__index.upper('a')", b"A"),
+    ("return tostring(getmetatable(getmetatable('')))", b"nil"),
+    ("return type(getmetatable(_G))", b"table"),
+    ("return type(getmetatable(setmetatable({}, {})))", b"table"),
+    ("return getmetatable(setmetatable({}, {__metatable='x'}))", b"x"),
+    ("return tostring(getmetatable(KEYS))", b"nil"),
+    ("local t = setmetatable({}, {}) getmetatable(t).__index = {a = 1} return t.a", 1),
+] + [("return tostring(getmetatable(%s))" % lib, b"nil") for lib in LIBS],
+    ids=lambda v: v if isinstance(v, str) else None)
+def test_getmetatable_answers_like_redis(lua_server, script, expected):
+    assert lua_server.client().eval(script, 0) == expected
+
+
+def test_function_library_cannot_modify_shared_tables(lua_server):
+    c = lua_server.client()
+    c.function_load(
+        "#!lua name=lib\n"
+        "redis.register_function('hijack', function() getmetatable('').__index = {upper=function() return 'H' end} end)\n"
+        "redis.register_function('strset', function() string.upper = nil end)\n"
+        "redis.register_function('raw', function() rawset(getmetatable(''), '__index', {}) end)\n"
+        "redis.register_function('up', function() return ('abc'):upper() end)\n")
+    for name, line, pos in (("hijack", 2, True), ("strset", 3, True), ("raw", 4, False)):
+        with pytest.raises(redis.ResponseError) as e:
+            c.fcall(name, 0)
+        msg = ("user_function:%d: " % line if pos else "") + READONLY
+        assert str(e.value) == "%s script: %s, on @user_function:%d." % (msg, name, line)
+    assert c.fcall("up", 0) == b"ABC"
+    assert c.eval("return ('abc'):upper()", 0) == b"ABC"
+
+
+@pytest.mark.parametrize("body,err", [
+    ("getmetatable('').__index = {}", "Script attempted to access nonexistent global variable 'getmetatable'"),
+    ("redis.register_function = nil", READONLY),
+    ("redis.foo = 1", READONLY),
+    ("string.upper = nil", "Script attempted to access nonexistent global variable 'string'"),
+])
+def test_function_load_cannot_modify_shared_tables(lua_server, body, err):
+    c = lua_server.client()
+    with pytest.raises(redis.ResponseError) as e:
+        c.function_load("#!lua name=lib\n" + body)
+    assert str(e.value) == "Error registering functions: ERR user_function:2: " + err
+    c.function_load("#!lua name=ok\nlocal u = ('a'):upper()\n"
+                    "redis.register_function('f', function() return u .. ('b'):upper() end)")
+    assert c.fcall("f", 0) == b"AB"
