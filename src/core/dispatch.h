@@ -1,6 +1,6 @@
 /* dispatch.h -- from a parsed argv to a command run: lookup, checks in
  * Redis's order (unknown command, arity, auth), the call itself with its
- * stats, and the propagation point. */
+ * stats, and the effects frame around it (core/effects.h). */
 #ifndef CAIRN_DISPATCH_H
 #define CAIRN_DISPATCH_H
 

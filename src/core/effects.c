@@ -197,6 +197,12 @@ void effectsLeaveSlow(EffectsFrame *f, Client *c, Command *cmd, long long dirty,
         cur.argc = f->argc;
         cur.argv = f->argv;
         inCommand--;
+    } else if (outermost) {
+        /* The first sink arrived during this command: what the command
+         * stated after that has no frame to go to. */
+        argvFree(cur.argc, cur.argv);
+        cur.argv = NULL;
+        cur.argc = cur.flags = 0;
     }
     if (outermost && !held) {
         if (effectsOn) flushUnit();

@@ -34,8 +34,9 @@
 /* Try to serve blocked client c from key (in db).  Returns 1 when c got its
  * reply (a value, or an error it must see) and is to be unblocked, 0 when
  * the key cannot serve it now (absent, wrong type) and it stays blocked.
- * The callback does the data change, notifications, dirty count and
- * propagation itself.  c->argv is the blocking command as sent. */
+ * The callback does the data change, notifications and dirty count, and
+ * states its effect with effectsAlso (the unit of the served client).
+ * c->argv is the blocking command as sent. */
 typedef int BlockServeFn(Client *c, Db *db, const char *key, size_t len);
 
 /* Block c on keys[0..numKeys) of c->db until deadlineMs (unix ms; 0 =

@@ -13,8 +13,8 @@
  *
  * Writes notify "setbit" (BITOP: "set" / "del") and count as dirty only when
  * the string was created or grown or a bit really changed, as Redis 7.0
- * does.  Propagation is not wired yet: SETBIT, BITOP and BITFIELD are
- * propagated as sent. */
+ * does.  The effects of SETBIT, BITOP and BITFIELD are the commands as
+ * sent. */
 #include <limits.h>
 #include <stdint.h>
 #include <string.h>
