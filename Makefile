@@ -157,7 +157,9 @@ $(DIST)/cairn.conf: cairn.conf
 	@mv -f $@.tmp $@
 
 install: $(BUILD)/cairn-server $(DIST)/cairn-server.1 $(DIST)/cairn.conf
-	install -d -m 755 $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)
+	@# Shared directories keep their mode when they exist (install -m would reset it).
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(UNITDIR)
+	install -d -m 755 $(DESTDIR)$(SYSCONFDIR)
 	@for t in $(TOOLS); do \
 	  if [ -f $(BUILD)/$$t ]; then echo "install $(BUILD)/$$t $(DESTDIR)$(BINDIR)/$$t"; \
 	    install -m 755 $(BUILD)/$$t $(DESTDIR)$(BINDIR)/$$t || exit 1; fi; \
