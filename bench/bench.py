@@ -148,6 +148,18 @@ SCENARIOS = {
     "zrank": ("zset", 0, ["ZRANK", "zbench", "member:500"]),
     "publish1": (None, 1, ["PUBLISH", "bench", "hello-subscribers"]),
     "publish50": (None, 50, ["PUBLISH", "bench", "hello-subscribers"]),
+    # HyperLogLog: PFADD of one element to a sparse sketch of 100 elements
+    # (redis-benchmark sends "__rand_int__" as it is, so after the first
+    # request the register is already set: the cost is the hash and the
+    # sparse walk); PFCOUNT of one sketch (cached cardinality) and the union
+    # of three dense sketches of 5000 elements (merge and estimate).
+    "pfadd": ("hll", 0, ["PFADD", "hllsparse", "element:__rand_int__"]),
+    "pfcount": ("hll", 0, ["PFCOUNT", "hll1"]),
+    "pfcount3": ("hll", 0, ["PFCOUNT", "hll1", "hll2", "hll3"]),
+    # Geo: GEOADD of one member (an update to the same position after the
+    # first) and GEOSEARCH BYRADIUS answering 100 members.
+    "geoadd": ("geo", 0, ["GEOADD", "geobench", "13.361389", "38.115556", "member:__rand_int__"]),
+    "geosearch": ("geo", 0, ["GEOSEARCH", "geo100", "FROMLONLAT", "15", "37", "BYRADIUS", "200", "km"]),
     # The seed scripts (issue 6), loaded once and run with EVALSHA.
     "evalsha_cleanup": ("cleanup", 0, None),
     "evalsha_ratelimit": ("ratelimit", 0, None),
@@ -211,6 +223,17 @@ def scenario_setup(srv, kind):
     elif kind == "list1000":
         srv.cli("DEL", "lrange100")
         srv.cli("RPUSH", "lrange100", *(["xxx"] * 1000))
+    elif kind == "hll":
+        srv.cli("PFADD", "hllsparse", *["s%d" % i for i in range(100)])
+        for k in ("hll1", "hll2", "hll3"):
+            srv.cli("PFADD", k, *["%s-%d" % (k, i) for i in range(5000)])
+    elif kind == "geo":
+        import random
+        rng = random.Random(1)
+        args = ["GEOADD", "geo100"]
+        for i in range(100):
+            args += ["%.6f" % rng.uniform(14.5, 15.5), "%.6f" % rng.uniform(36.6, 37.4), "place:%d" % i]
+        srv.cli(*args)
     elif kind == "zset":
         args = ["ZADD", "zbench"]
         for i in range(1000):

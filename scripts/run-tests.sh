@@ -100,7 +100,8 @@ elif [ -x "$SAN_BIN" ]; then
       tests/integration/test_blocking.py tests/integration/test_pubsub.py \
       tests/integration/test_scripting.py tests/integration/test_script_libs.py \
       tests/integration/test_functions.py tests/integration/test_keys.py \
-      tests/integration/test_client.py tests/integration/test_hll.py tests/diff
+      tests/integration/test_client.py tests/integration/test_hll.py \
+      tests/integration/test_geo.py tests/diff
 else
   echo "note: $SAN_BIN not built; sanitizer pass skipped"
 fi

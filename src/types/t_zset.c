@@ -291,6 +291,28 @@ static int zsetScore(const kvobj *o, const unsigned char *m, size_t len, double 
     return 1;
 }
 
+int zsetGetScore(const kvobj *o, const unsigned char *m, size_t len, double *score) {
+    return zsetScore(o, m, len, score);
+}
+
+void zsetForEachInScoreRange(const kvobj *o, double min, double max, ZsetVisit *fn, void *priv) {
+    zrangespec r = {.min = min, .max = max, .minex = 0, .maxex = 1};
+    if (isListpack(o)) {
+        ZCur cur;
+        if (!zcurSeek(&cur, o, 0)) return;
+        for (; zcurValid(&cur); zcurNext(&cur)) {
+            ZElem e;
+            zcurGet(&cur, &e);
+            if (!zslValueGteMin(e.score, &r)) continue;
+            if (!zslValueLteMax(e.score, &r) || !fn(priv, e.m, e.len, e.score)) return;
+        }
+        return;
+    }
+    Zset *z = kvPtr(o);
+    for (zskiplistNode *n = zslFirstInRange(z->zsl, &r); n && zslValueLteMax(n->score, &r); n = n->lv[0].forward)
+        if (!fn(priv, zslMember(n), n->len, n->score)) return;
+}
+
 /* 0-based rank of m (ascending, or descending with reverse); -1 if absent. */
 static long zsetRank(const kvobj *o, const unsigned char *m, size_t len, int reverse) {
     unsigned long n = zsetLength(o), rank;
@@ -737,6 +759,31 @@ reply:
 }
 
 static void zaddCommand(Client *c) { zaddGeneric(c, 0); }
+
+void zsetZaddArgv(Client *c) { zaddGeneric(c, 0); }
+
+struct ZsetBuild {
+    Zset *z;
+    size_t maxlen;
+};
+
+ZsetBuild *zsetBuildNew(void) {
+    ZsetBuild *b = xmalloc(sizeof(*b));
+    b->z = zsetCreate();
+    b->maxlen = 0;
+    return b;
+}
+
+void zsetBuildAdd(ZsetBuild *b, const unsigned char *m, size_t len, double score) {
+    if (zsetFind(b->z, m, len)) return;
+    zsetInsert(b->z, m, len, score);
+    if (len > b->maxlen) b->maxlen = len;
+}
+
+void zsetBuildStore(Client *c, const sds dst, ZsetBuild *b, const char *event) {
+    storeResult(c, dst, b->z, b->maxlen, event);
+    xfree(b);
+}
 
 static void zincrbyCommand(Client *c) {
     /* ZINCRBY key increment member == ZADD key INCR increment member */

@@ -1,4 +1,4 @@
-/* zset.h - small sorted-set API for other type code (SORT). */
+/* zset.h - small sorted-set API for other type code (SORT, geo). */
 #ifndef CAIRN_ZSET_H
 #define CAIRN_ZSET_H
 
@@ -15,5 +15,26 @@ typedef int ZsetVisit(void *priv, const unsigned char *member, size_t len, doubl
  * caller to 0..len-1, start <= end), ascending by (score, member) or, with
  * reverse, descending (rank 0 is then the highest). */
 void zsetForEachByRank(const kvobj *o, long start, long end, int reverse, ZsetVisit *fn, void *priv);
+
+/* Score of member m: 1 if present (sets *score), 0 if not. */
+int zsetGetScore(const kvobj *o, const unsigned char *m, size_t len, double *score);
+
+/* Visit the members with min <= score < max in ascending (score, member)
+ * order, until fn returns 0. */
+void zsetForEachInScoreRange(const kvobj *o, double min, double max, ZsetVisit *fn, void *priv);
+
+/* ZADD with the client's current argv (GEOADD rewrites its arguments into
+ * a ZADD argv and runs it: the same options, replies and events). */
+struct Client;
+void zsetZaddArgv(struct Client *c);
+
+/* A sorted set being built for a store command (GEOSEARCHSTORE, GEORADIUS
+ * STORE).  zsetBuildStore stores it at dst as the other store commands do
+ * (listpack when small enough, dst deleted when empty; replies the count,
+ * notifies `event`) and frees the builder. */
+typedef struct ZsetBuild ZsetBuild;
+ZsetBuild *zsetBuildNew(void);
+void zsetBuildAdd(ZsetBuild *b, const unsigned char *m, size_t len, double score);
+void zsetBuildStore(struct Client *c, const sds dst, ZsetBuild *b, const char *event);
 
 #endif
