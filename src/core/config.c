@@ -132,8 +132,8 @@ static ConfigRewriteFn rewriteSave, rewriteObufLimits;
 
 static ConfigDef configTable[] = {
     /* Network. */
-    {"port", NULL, CT_INT, 0, OFF(port), 0, 65535, "6379", NULL, NULL, NULL, NULL, configApplyListeners, NULL, 0},
-    SP("bind", CF_MULTI_ARG, "* -::*", setBind, getBind, NULL, configApplyListeners),
+    {"port", NULL, CT_INT, 0, OFF(port), 0, 65535, "6379", NULL, NULL, NULL, NULL, configApplyPort, NULL, 0},
+    SP("bind", CF_MULTI_ARG, "* -::*", setBind, getBind, NULL, configApplyBind),
     I("tcp-backlog", NULL, CF_IMMUTABLE, tcpBacklog, 0, INT_MAX, "511"),
     I("tcp-keepalive", NULL, 0, tcpKeepalive, 0, INT_MAX, "300"),
     S("unixsocket", NULL, CF_IMMUTABLE | CF_EMPTY_NULL, unixsocket, ""),
@@ -1171,6 +1171,7 @@ void configSetCommand(Client *c) {
     int n = (c->argc - 2) / 2;
     ConfigDef **defs = xcalloc(sizeof(ConfigDef *) * (size_t)n);
     sds *old = xcalloc(sizeof(sds) * (size_t)n);
+    char *changed = xcalloc((size_t)n);
     const char *err = NULL;
     int failed = -1, set = 0;
 
@@ -1188,17 +1189,26 @@ void configSetCommand(Client *c) {
             if (!strcasecmp(c->argv[2 + 2 * j], name)) err = "duplicate parameter";
         if (err) failed = i;
     }
-    /* Set them all, remembering the old values for a rollback. */
+    int namesOk = failed == -1;
+    /* Set them all, remembering the old values for a rollback.  A value
+     * already in force changes nothing: its apply hook does not run (a
+     * port set to itself is not bound again). */
     for (int i = 0; i < n && failed == -1; i++) {
         old[i] = configGetValue(defs[i], &server.cfg);
-        if (setFromText(defs[i], &server.cfg, c->argv[3 + 2 * i], &err) == -1) failed = i;
-        else set = i + 1;
+        if (setFromText(defs[i], &server.cfg, c->argv[3 + 2 * i], &err) == -1) {
+            failed = i;
+        } else {
+            set = i + 1;
+            sds now = configGetValue(defs[i], &server.cfg);
+            changed[i] = strcmp(now, old[i]) != 0;
+            sdsFree(now);
+        }
     }
-    /* Run each distinct apply hook once. */
+    /* Run each distinct apply hook of a changed value once. */
     for (int i = 0; i < n && failed == -1; i++) {
-        if (!defs[i]->apply) continue;
+        if (!defs[i]->apply || !changed[i]) continue;
         int seen = 0;
-        for (int j = 0; j < i && !seen; j++) seen = defs[j]->apply == defs[i]->apply;
+        for (int j = 0; j < i && !seen; j++) seen = changed[j] && defs[j]->apply == defs[i]->apply;
         if (!seen && defs[i]->apply(&err) == -1) failed = i;
     }
     if (failed == -1) {
@@ -1210,18 +1220,24 @@ void configSetCommand(Client *c) {
     for (int i = 0; i < set; i++) {
         const char *ignored;
         setFromText(defs[i], &server.cfg, old[i], &ignored);
-        hooked |= defs[i]->apply != NULL;
+        hooked |= defs[i]->apply != NULL && changed[i];
     }
     if (hooked) {
         for (int i = 0; i < set; i++) {
             const char *ignored;
-            if (defs[i]->apply) defs[i]->apply(&ignored);
+            if (defs[i]->apply && changed[i]) defs[i]->apply(&ignored);
         }
     }
-    replyErrorFormat(c, "ERR CONFIG SET failed (possibly related to argument '%s') - %s", c->argv[2 + 2 * failed],
-                     err);
+    /* Redis names a value it could not set or apply by the directive's
+     * name (the alias when one was given) in lower case; a refused name
+     * as it was given. */
+    sds named = sdsNew(c->argv[2 + 2 * failed]);
+    if (namesOk) sdsToLower(named);
+    replyErrorFormat(c, "ERR CONFIG SET failed (possibly related to argument '%s') - %s", named, err);
+    sdsFree(named);
 cleanup:
     for (int i = 0; i < n; i++) sdsFree(old[i]);
+    xfree(changed);
     xfree(old);
     xfree(defs);
 }

@@ -119,11 +119,12 @@ const char *configFilePath(void);
 int keyspaceEventsStringToFlags(const char *classes);
 sds keyspaceEventsFlagsToString(int flags);
 
-/* Implemented by the networking layer: re-open the listeners after CONFIG
- * SET port/bind changed server.cfg.  Returns 0, or -1 with *err set to the
- * reason CONFIG SET reports (the old values are then restored and the hook
- * is called again). */
-int configApplyListeners(const char **err);
+/* Implemented by the server: re-open the listeners after CONFIG SET
+ * changed port / bind in server.cfg.  Returns 0, or -1 with *err set to
+ * the reason CONFIG SET reports, Redis's for each (the old values are then
+ * restored and the hook is called again). */
+int configApplyPort(const char **err);
+int configApplyBind(const char **err);
 /* Implemented by the server: CONFIG RESETSTAT. */
 void serverResetStats(void);
 

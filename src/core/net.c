@@ -226,12 +226,13 @@ void netCloseListeners(void) {
 
 int netRebindTcp(const char **err) {
     int fds[CONFIG_MAX_BIND * 2];
-    int n = openTcpListeners(fds, err);
-    if (n < 0) return -1;
     for (int i = 0; i < server.net.listenCount; i++) {
         eventDel(server.loop, server.net.listenFds[i], EV_READABLE);
         close(server.net.listenFds[i]);
     }
+    server.net.listenCount = 0;
+    int n = openTcpListeners(fds, err);
+    if (n < 0) return -1;
     memcpy(server.net.listenFds, fds, sizeof(int) * (size_t)n);
     server.net.listenCount = n;
     installListeners();

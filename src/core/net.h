@@ -9,8 +9,10 @@
 int netListen(void);
 /* Close listeners (shutdown) and remove the unix socket file. */
 void netCloseListeners(void);
-/* Close and reopen TCP listeners after CONFIG SET port/bind.  On failure
- * the old listeners stay and *err says why. */
+/* Close the TCP listeners, then open those server.cfg's port and bind
+ * name (the new set may take the same port on other addresses).  On
+ * failure none is open and *err says why: the caller restores the old
+ * settings and calls this again, as Redis does. */
 int netRebindTcp(const char **err);
 int netRebindUnix(const char **err);
 /* Queue the client for writing before the loop sleeps. */

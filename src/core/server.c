@@ -131,7 +131,17 @@ void serverResetStats(void) {
     for (int i = 0; i < resetHookCount; i++) resetHooks[i]();
 }
 
-int configApplyListeners(const char **err) { return netRebindTcp(err); }
+int configApplyPort(const char **err) {
+    if (netRebindTcp(err) == 0) return 0;
+    *err = "Unable to listen on this port. Check server logs.";
+    return -1;
+}
+
+int configApplyBind(const char **err) {
+    if (netRebindTcp(err) == 0) return 0;
+    *err = "Failed to bind to specified addresses.";
+    return -1;
+}
 int configApplyUnixSocket(const char **err) { return netRebindUnix(err); }
 
 /* --- shutdown --- */

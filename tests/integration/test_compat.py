@@ -7,6 +7,7 @@ nothing more was queued for a connection it sends a sentinel command whose
 reply must come next.
 """
 import pytest
+import redis
 
 from pubsub_helpers import call, enc, read_values
 
@@ -447,3 +448,58 @@ def test_commandstats_and_errorstats_of_failing_script_calls(start_server, start
                 pass
         got.append(stats_lines(r))
     assert got[0] == got[1]
+
+
+# --- 9. CONFIG SET --------------------------------------------------------------
+
+def test_config_set_every_parameter_to_its_own_value(server):
+    r = server.client()
+    refused = {}
+    for name, value in sorted(r.config_get("*").items()):
+        try:
+            r.execute_command("CONFIG", "SET", name, value)
+        except redis.ResponseError as e:
+            refused[name] = str(e)
+    for name, err in refused.items():
+        assert err.endswith("can't set immutable config") or (
+            name in ("dir", "dbfilename") and err.endswith("can't set protected config")), (name, err)
+    assert "port" not in refused and "bind" not in refused
+    assert r.ping()
+
+
+def test_config_set_bind_on_the_same_port(server):
+    r = server.client()
+    assert r.execute_command("CONFIG", "SET", "bind", "127.0.0.1 -::1") == b"OK"
+    assert server.client().ping()
+    assert r.execute_command("CONFIG", "SET", "bind", "127.0.0.1") == b"OK"
+    assert server.client().ping()
+
+
+@pytest.mark.parametrize("args,err", [
+    (("MAXMEMORY-samples", "abc"),
+     "CONFIG SET failed (possibly related to argument 'maxmemory-samples') - "
+     "argument couldn't be parsed into an integer"),
+    (("maxmemory-samples", "7", "hz", "abc", "maxclients", "xyz"),
+     "CONFIG SET failed (possibly related to argument 'hz') - argument couldn't be parsed into an integer"),
+    (("hz", "11", "port", "abc"),
+     "CONFIG SET failed (possibly related to argument 'port') - argument couldn't be parsed into an integer"),
+    (("hz", "11", "HZ", "12"), "CONFIG SET failed (possibly related to argument 'HZ') - duplicate parameter"),
+    (("hz", "11", "nosuch", "12", "daemonize", "no"),
+     "Unknown option or number of arguments for CONFIG SET - 'nosuch'"),
+    (("DAEMONIZE", "no", "nosuch", "12"),
+     "CONFIG SET failed (possibly related to argument 'DAEMONIZE') - can't set immutable config"),
+    (("hz", "11", "bind", "999.1.1.1"),
+     "CONFIG SET failed (possibly related to argument 'bind') - Failed to bind to specified addresses."),
+    (("maxmemory-policy", "bad", "maxmemory", "1x"),
+     "CONFIG SET failed (possibly related to argument 'maxmemory-policy') - argument(s) must be one of the "
+     "following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, "
+     "allkeys-random, noeviction"),
+])
+def test_config_set_bad_values_name_the_argument_and_roll_back(server, args, err):
+    r = server.client()
+    before = r.config_get("*")
+    with pytest.raises(redis.ResponseError) as e:
+        r.execute_command("CONFIG", "SET", *args)
+    assert str(e.value) == err
+    assert r.config_get("*") == before
+    assert server.client().ping()
