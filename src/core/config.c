@@ -20,6 +20,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <glob.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -61,6 +62,7 @@ typedef enum {
 #define CF_HIDDEN (1u << 4)     /* only an exact name matches CONFIG GET */
 #define CF_PROTECTED (1u << 5)  /* CONFIG SET needs enable-protected-configs */
 #define CF_EMPTY_NULL (1u << 6) /* string: "" is stored as NULL */
+#define CF_BASENAME (1u << 7)   /* string: a file or directory name, not a path */
 
 typedef struct ConfigEnum {
     const char *name;
@@ -196,11 +198,11 @@ static ConfigDef configTable[] = {
     SP("notify-keyspace-events", 0, "", setNotify, getNotify, NULL, NULL),
     LLV("busy-reply-threshold", "lua-time-limit", 0, busyReplyThreshold, 0, LONG_MAX, "5000"),
     /* Persistence. */
-    S("dbfilename", NULL, CF_PROTECTED, dbfilename, "dump.rdb"),
+    S("dbfilename", NULL, CF_BASENAME | CF_PROTECTED, dbfilename, "dump.rdb"),
     SP("save", CF_MULTI_ARG, "3600 1 300 100 60 10000", setSave, getSave, rewriteSave, NULL),
     {"appendonly", NULL, CT_SPECIAL, 0, OFF(appendonly), 0, 1, "no", NULL, setAppendonly, getAppendonly, NULL, NULL, NULL, 0},
-    S("appendfilename", NULL, CF_IMMUTABLE, appendfilename, "appendonly.aof"),
-    S("appenddirname", NULL, CF_IMMUTABLE, appenddirname, "appendonlydir"),
+    S("appendfilename", NULL, CF_BASENAME | CF_IMMUTABLE, appendfilename, "appendonly.aof"),
+    S("appenddirname", NULL, CF_BASENAME | CF_IMMUTABLE, appenddirname, "appendonlydir"),
     E("appendfsync", NULL, 0, appendfsync, appendfsyncEnum, "everysec"),
     B("rdbcompression", NULL, 0, rdbcompression, "yes"),
     B("rdbchecksum", NULL, CF_IMMUTABLE, rdbchecksum, "yes"),
@@ -498,6 +500,12 @@ static int configSetArgs(const ConfigDef *d, ServerConfig *cfg, sds *argv, int a
     case CT_ULL: return setNumeric(d, cfg, arg, err);
     case CT_ENUM: return setEnum(d, cfg, arg, err);
     case CT_STRING:
+        if ((d->flags & CF_BASENAME) && strpbrk(arg, "/\\")) {
+            snprintf(errbuf, sizeof(errbuf), "%s can't be a path, just a %s", d->name,
+                     strcmp(d->name, "appenddirname") ? "filename" : "dirname");
+            *err = errbuf;
+            return -1;
+        }
         setString(FIELD(cfg, d, char *), (d->flags & CF_EMPTY_NULL) && arg[0] == '\0' ? NULL : arg);
         return 0;
     case CT_RAW:
@@ -899,6 +907,24 @@ static sds readConfigFile(const char *path) {
 
 static void loadConfigFromString(ServerConfig *cfg, const char *text);
 
+/* The text an `include` brings in, its path relative to the working
+ * directory of the moment (a `dir` line before it counts), as in Redis.
+ * A pattern with * ? or [ includes every match, sorted, as one text, and
+ * nothing when none matches (an empty conf.d); a plain path must open. */
+static sds readIncluded(const char *path) {
+    if (!strpbrk(path, "*?[")) return readConfigFile(path);
+    sds all = sdsEmpty();
+    glob_t g;
+    if (glob(path, 0, NULL, &g) != 0) return all;
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        sds one = readConfigFile(g.gl_pathv[i]);
+        all = sdsCatLen(all, one, sdsLen(one));
+        sdsFree(one);
+    }
+    globfree(&g);
+    return all;
+}
+
 /* Split a CONFIG SET value into the arguments of a directive: multi-arg
  * directives split on single spaces (as Redis does, so "a  b" has an empty
  * middle argument), others take the value whole. */
@@ -937,7 +963,7 @@ static const char *applyLine(ServerConfig *cfg, sds *argv, int argc) {
     const char *err = NULL;
     if (!strcasecmp(argv[0], "include")) {
         if (argc != 2) return "Bad directive or wrong number of arguments";
-        sds text = readConfigFile(argv[1]);
+        sds text = readIncluded(argv[1]);
         loadConfigFromString(cfg, text);
         sdsFree(text);
         return NULL;

@@ -96,10 +96,8 @@ int main(int argc, char **argv) {
     configLoadFromArgs(&server.cfg, argc, argv);
     if (server.cfg.daemonize) daemonize();
     server.pid = getpid();
-    if (server.cfg.dir && server.cfg.dir[0] && chdir(server.cfg.dir) == -1) {
-        fprintf(stderr, "Can't chdir to '%s': %s\n", server.cfg.dir, strerror(errno));
-        exit(1);
-    }
+    /* `dir` took effect while the config was read (chdir at its line, so
+     * a relative one is relative to where the server started). */
     serverLog(LL_NOTICE, "oO0OoO0OoO0Oo Cairn is starting oO0OoO0OoO0Oo");
     serverLog(LL_NOTICE, "Cairn version=%s (Redis %s compatible), bits=%d, pid=%d, just started", CAIRN_VERSION,
               REDIS_COMPAT_VERSION, (int)(sizeof(long) * 8), (int)server.pid);

@@ -6,8 +6,15 @@ Expected bytes were taken from the oracle.  Where a test needs to know that
 nothing more was queued for a connection it sends a sentinel command whose
 reply must come next.
 """
+import os
+import signal
+import subprocess
+import time
+
 import pytest
 import redis
+
+from conftest import cairn_bin, free_port
 
 from pubsub_helpers import call, enc, read_values
 
@@ -503,3 +510,87 @@ def test_config_set_bad_values_name_the_argument_and_roll_back(server, args, err
     assert str(e.value) == err
     assert r.config_get("*") == before
     assert server.client().ping()
+
+
+# --- 11. relative paths ----------------------------------------------------------
+
+class Started:
+    """A server started by hand in `cwd` (the fixtures pass --dir and
+    --logfile themselves), waited for through the log file it names."""
+
+    def __init__(self, cwd, args, log):
+        self.cwd, self.log = cwd, log
+        self.proc = subprocess.Popen([cairn_bin()] + args, cwd=cwd, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if os.path.exists(log) and "Ready to accept connections" in open(log).read():
+                return
+            assert self.proc.poll() is None, open(log).read() if os.path.exists(log) else "exited"
+            time.sleep(0.02)
+        raise AssertionError("not ready")
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(timeout=15)
+
+
+def test_relative_dir_and_paths_in_config_file(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "inc").mkdir()
+    port = free_port()
+    (tmp_path / "inc" / "a.conf").write_text("port %d\n" % port)
+    (tmp_path / "inc" / "b.conf").write_text("hz 12\n")
+    (tmp_path / "main.conf").write_text(
+        'dir ./sub\nlogfile log.txt\npidfile p.pid\nunixsocket s.sock\ndbfilename d.rdb\n'
+        'include ../inc/*.conf\ninclude ../inc/none-*.conf\nsave ""\nbind 127.0.0.1\n')
+    sub = tmp_path / "sub"
+    s = Started(str(tmp_path), ["main.conf"], str(sub / "log.txt"))
+    try:
+        r = redis.Redis(port=port, socket_timeout=10)
+        assert r.config_get("dir") == {"dir": str(sub)}
+        assert r.config_get("hz") == {"hz": "12"}
+        assert int((sub / "p.pid").read_text()) == s.proc.pid
+        u = redis.Redis(unix_socket_path=str(sub / "s.sock"), socket_timeout=10)
+        assert u.ping()
+    finally:
+        s.stop()
+    assert not (sub / "p.pid").exists() and not (sub / "s.sock").exists()
+
+
+def test_relative_dir_on_command_line_and_config_set(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "deeper").mkdir()
+    port = free_port()
+    s = Started(str(tmp_path), ["--port", str(port), "--bind", "127.0.0.1", "--dir", "./sub",
+                                "--logfile", "log.txt", "--save", "", "--enable-protected-configs", "yes"],
+                str(tmp_path / "sub" / "log.txt"))
+    try:
+        r = redis.Redis(port=port, socket_timeout=10)
+        assert r.config_get("dir") == {"dir": str(tmp_path / "sub")}
+        assert r.config_set("dir", "deeper")
+        assert r.config_get("dir") == {"dir": str(tmp_path / "sub" / "deeper")}
+        with pytest.raises(redis.ResponseError) as e:
+            r.config_set("dir", "./nosuch")
+        assert str(e.value) == ("CONFIG SET failed (possibly related to argument 'dir') - "
+                                "No such file or directory")
+        with pytest.raises(redis.ResponseError) as e:
+            r.config_set("dbfilename", "a/b.rdb")
+        assert str(e.value) == ("CONFIG SET failed (possibly related to argument 'dbfilename') - "
+                                "dbfilename can't be a path, just a filename")
+    finally:
+        s.stop()
+
+
+@pytest.mark.parametrize("line,err", [
+    ("dbfilename a/b.rdb", "dbfilename can't be a path, just a filename"),
+    ("appendfilename a\\\\b.aof", "appendfilename can't be a path, just a filename"),
+    ("appenddirname a/b", "appenddirname can't be a path, just a dirname"),
+])
+def test_file_names_that_are_paths_are_refused(tmp_path, line, err):
+    (tmp_path / "x.conf").write_text("port 0\n%s\n" % line)
+    p = subprocess.run([cairn_bin(), "x.conf"], cwd=str(tmp_path), stdin=subprocess.DEVNULL,
+                       capture_output=True, timeout=30)
+    assert p.returncode == 1
+    assert err in (p.stdout + p.stderr).decode()
