@@ -2,8 +2,10 @@
  * command, reply buffers and per-connection settings; and the reply API.
  *
  * Replies are appended to a fixed 16 KB buffer, then to a chain of blocks;
- * the event loop writes them before it sleeps (writev).  Every reply
- * function formats for the client's protocol (c->resp 2 or 3).  A client
+ * the event loop writes them before it sleeps.  Every reply function
+ * writes one reply item (proto/reply_sink.h) in the client's protocol
+ * version (c->resp 2 or 3), or, for a client flagged CLIENT_REPLY_SINK,
+ * hands it to c->sink instead (redis.call's Lua values).  A client
  * flagged CLIENT_CLOSE_AFTER_REPLY is closed once its replies are written;
  * nothing more is read from it. */
 #ifndef CAIRN_CLIENT_H
@@ -15,6 +17,7 @@
 #include "core/command.h"
 #include "db/db.h"
 #include "ds/sds.h"
+#include "proto/reply_sink.h"
 #include "proto/resp_parse.h"
 
 #define CLIENT_REPLY_BUF 16384
@@ -42,6 +45,7 @@
 #define CLIENT_NO_TOUCH (1u << 19)
 #define CLIENT_READ_BATCHED (1u << 20)     /* read by this turn's batch: parse only */
 #define CLIENT_PUSHING (1u << 21)          /* writing a push: CLIENT REPLY OFF|SKIP let it pass */
+#define CLIENT_REPLY_SINK (1u << 22)       /* replies go to c->sink, not RESP bytes */
 
 typedef struct ReplyBlock {
     struct ReplyBlock *next;
@@ -99,6 +103,7 @@ typedef struct Client {
     char addr[64];          /* peer "ip:port" or "path:0" for unix */
     char laddr[64];         /* local address */
     long long ctime;        /* creation, unix ms */
+    ReplySink *sink;        /* with CLIENT_REPLY_SINK: takes the replies */
 
     char buf[CLIENT_REPLY_BUF]; /* first reply bytes */
 } Client;

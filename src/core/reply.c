@@ -1,5 +1,16 @@
-/* reply.c -- the reply API: RESP2/RESP3 encoding into a client's output
- * buffers, and the argument helpers that reply their own errors.
+/* reply.c -- the reply API: each call is one reply item
+ * (proto/reply_sink.h), written as RESP2/RESP3 bytes into the client's
+ * output buffers, or handed to the client's own sink; and the argument
+ * helpers that reply their own errors.
+ *
+ * What is the server's and not the protocol's is done here for every
+ * client: error counting (INFO errorstats), the "ERR " prefix of errors
+ * without a code, CLIENT REPLY OFF / SKIP, a client closing.  Then one flag
+ * test (REPLY_SLOW_FLAGS) per item picks the path: the common one writes
+ * the bytes proto/resp_write.h encodes, with no indirect call; otherwise
+ * the item is dropped (replies off, except inside a push message; the
+ * client closing) or goes to c->sink
+ * (CLIENT_REPLY_SINK: redis.call's Lua values, later other protocols).
  *
  * Bytes go to c->buf while no block is queued, then to the tail block of the
  * chain (16 KB blocks, or larger for one big payload).  A deferred length
@@ -7,7 +18,6 @@
  * appended into a placeholder.  Every append marks the client as having
  * pending writes; net.c writes them before the loop sleeps. */
 #include <ctype.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,15 +29,29 @@
 #include "core/server.h"
 #include "ds/alloc.h"
 #include "ds/util.h"
+#include "proto/resp_write.h"
 
 #define REPLY_BLOCK_SIZE (16 * 1024)
 
-/* Replies are dropped for a client closing now, and under CLIENT REPLY
- * OFF|SKIP unless the bytes belong to a push message. */
-static int replyDisabled(const Client *c) {
+/* Any of these takes a reply off the RESP fast path. */
+#define REPLY_SLOW_FLAGS (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP | CLIENT_CLOSE_ASAP | CLIENT_REPLY_SINK)
+
+static inline int replySlow(const Client *c) { return __builtin_expect((c->flags & REPLY_SLOW_FLAGS) != 0, 0); }
+
+/* On the slow path: 1 when the item is not written as RESP bytes, with *k
+ * the sink that takes it instead, or NULL when it is dropped: a client
+ * closing now, or CLIENT REPLY OFF|SKIP unless the item belongs to a push
+ * message.  0: write it as usual. */
+static int notResp(const Client *c, ReplySink **k) {
     unsigned f = c->flags;
+    *k = NULL;
     if (f & CLIENT_CLOSE_ASAP) return 1;
-    return (f & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)) != 0 && !(f & CLIENT_PUSHING);
+    if ((f & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)) && !(f & CLIENT_PUSHING)) return 1;
+    if (f & CLIENT_REPLY_SINK) {
+        *k = c->sink;
+        return 1;
+    }
+    return 0;
 }
 
 static ReplyBlock *newBlock(size_t size) {
@@ -46,9 +70,10 @@ static void appendBlock(Client *c, ReplyBlock *b) {
     c->replyBlocks++;
 }
 
-/* Copy bytes into the output, growing the chain as needed. */
+/* Copy bytes into the output, growing the chain as needed.  The caller has
+ * checked that the client takes RESP bytes now (not replySlow). */
 static void addBytes(Client *c, const void *p, size_t len) {
-    if (replyDisabled(c) || len == 0) return;
+    if (len == 0) return;
     netMarkPendingWrite(c);
     const char *s = p;
     if (!c->replyHead) {
@@ -80,33 +105,49 @@ static void addBytes(Client *c, const void *p, size_t len) {
     netCheckOutputLimits(c);
 }
 
-void replyRaw(Client *c, const void *p, size_t len) { addBytes(c, p, len); }
-
-/* Room formatHeader may use: prefix, sign and 19 digits (plus the NUL
- * the formatter writes), CR LF. */
-#define HEADER_MAX (UTIL_LONG_STR_SIZE + 3)
-
-/* Write "<prefix><n>\r\n" at dst (HEADER_MAX bytes of room); returns its
- * length. */
-static size_t formatHeader(char *dst, char prefix, long long n) {
-    dst[0] = prefix;
-    int len = longLongToString(dst + 1, UTIL_LONG_STR_SIZE, n);
-    dst[len + 1] = '\r';
-    dst[len + 2] = '\n';
-    return (size_t)len + 3;
+/* "<prefix bytes><payload>\r\n": one copy into c->buf when it fits there,
+ * as most replies do. */
+static void addFramed(Client *c, const char *head, size_t hlen, const void *p, size_t len) {
+    if (!c->replyHead && len <= CLIENT_REPLY_BUF && CLIENT_REPLY_BUF - c->bufpos >= hlen + len + 2) {
+        char *d = c->buf + c->bufpos;
+        memcpy(d, head, hlen);
+        memcpy(d + hlen, p, len);
+        d[hlen + len] = '\r';
+        d[hlen + len + 1] = '\n';
+        c->bufpos += hlen + len + 2;
+        netMarkPendingWrite(c);
+        return;
+    }
+    addBytes(c, head, hlen);
+    addBytes(c, p, len);
+    addBytes(c, "\r\n", 2);
 }
 
-static void addHeader(Client *c, char prefix, long long n) {
-    char buf[HEADER_MAX];
-    addBytes(c, buf, formatHeader(buf, prefix, n));
+void replyRaw(Client *c, const void *p, size_t len) {
+    ReplySink *k;
+    if (replySlow(c) && notResp(c, &k)) {
+        if (k && k->type->raw) k->type->raw(k, p, len);
+        return;
+    }
+    addBytes(c, p, len);
 }
 
-void replyOk(Client *c) { addBytes(c, "+OK\r\n", 5); }
+void replyOk(Client *c) {
+    ReplySink *k;
+    if (replySlow(c) && notResp(c, &k)) {
+        if (k) k->type->status(k, "OK", 2);
+        return;
+    }
+    addBytes(c, "+OK\r\n", 5);
+}
 
 void replyStatusLen(Client *c, const char *s, size_t len) {
-    addBytes(c, "+", 1);
-    addBytes(c, s, len);
-    addBytes(c, "\r\n", 2);
+    ReplySink *k;
+    if (replySlow(c) && notResp(c, &k)) {
+        if (k) k->type->status(k, s, len);
+        return;
+    }
+    addFramed(c, "+", 1, s, len);
 }
 
 void replyStatus(Client *c, const char *s) { replyStatusLen(c, s, strlen(s)); }
@@ -165,10 +206,13 @@ static void replyErrorCounted(Client *c, const char *err, size_t len, int count)
     for (size_t i = 0; i < len; i++) msg[off + i] = (err[i] == '\r' || err[i] == '\n') ? ' ' : err[i];
     c->errorReplied = 1;
     if (count) countError(msg, total);
-    /* Errors are sent even with CLIENT REPLY OFF? No: Redis suppresses them too. */
-    addBytes(c, "-", 1);
-    addBytes(c, msg, total);
-    addBytes(c, "\r\n", 2);
+    /* Errors are suppressed by CLIENT REPLY OFF too, as in Redis. */
+    ReplySink *k;
+    if (replySlow(c) && notResp(c, &k)) {
+        if (k) k->type->error(k, msg, total);
+    } else {
+        addFramed(c, "-", 1, msg, total);
+    }
     if (msg != stackbuf) xfree(msg);
 }
 
@@ -195,28 +239,29 @@ void replyErrorNotFloat(Client *c) { replyError(c, ERR_NOT_FLOAT); }
 void replyErrorOutOfRange(Client *c) { replyError(c, "ERR value is out of range, must be positive"); }
 
 void replyLongLong(Client *c, long long v) {
-    if (v >= 0 && v <= 9) {
-        char b[4] = {':', (char)('0' + v), '\r', '\n'};
-        addBytes(c, b, 4);
+    ReplySink *k;
+    if (replySlow(c) && notResp(c, &k)) {
+        if (k) k->type->integer(k, v);
         return;
     }
-    addHeader(c, ':', v);
+    char b[RESP_HEADER_MAX];
+    addBytes(c, b, respWriteInteger(b, v));
 }
 
 void replyBulk(Client *c, const void *p, size_t len) {
-    if (replyDisabled(c)) return;
+    ReplySink *k;
+    if (replySlow(c) && notResp(c, &k)) {
+        if (k) k->type->bulk(k, p, len);
+        return;
+    }
     /* Most bulks fit whole in c->buf: one copy, one pending-write mark. */
-    if (!c->replyHead && len <= CLIENT_REPLY_BUF && CLIENT_REPLY_BUF - c->bufpos >= len + HEADER_MAX + 2) {
-        char *d = c->buf + c->bufpos;
-        size_t h = formatHeader(d, '$', (long long)len);
-        memcpy(d + h, p, len);
-        d[h + len] = '\r';
-        d[h + len + 1] = '\n';
-        c->bufpos += h + len + 2;
+    if (!c->replyHead && len <= CLIENT_REPLY_BUF && CLIENT_REPLY_BUF - c->bufpos >= len + RESP_HEADER_MAX + 2) {
+        c->bufpos += respWriteBulk(c->buf + c->bufpos, p, len);
         netMarkPendingWrite(c);
         return;
     }
-    addHeader(c, '$', (long long)len);
+    char h[RESP_HEADER_MAX];
+    addBytes(c, h, respWriteHeader(h, '$', (long long)len));
     addBytes(c, p, len);
     addBytes(c, "\r\n", 2);
 }
@@ -241,21 +286,36 @@ void replyBulkKv(Client *c, const kvobj *o) {
     replyBulk(c, p, len);
 }
 
-void replyNull(Client *c) {
-    if (c->resp >= 3) addBytes(c, "_\r\n", 3);
-    else addBytes(c, "$-1\r\n", 5);
+static void replyNullKind(Client *c, ReplyNullKind kind) {
+    ReplySink *k;
+    if (replySlow(c) && notResp(c, &k)) {
+        if (k) k->type->null(k, kind);
+        return;
+    }
+    size_t len;
+    const char *p = respNull(c->resp, kind, &len);
+    addBytes(c, p, len);
 }
 
-void replyNullArray(Client *c) {
-    if (c->resp >= 3) addBytes(c, "_\r\n", 3);
-    else addBytes(c, "*-1\r\n", 5);
+void replyNull(Client *c) { replyNullKind(c, REPLY_NULL_BULK); }
+void replyNullArray(Client *c) { replyNullKind(c, REPLY_NULL_ARRAY); }
+
+static void replyAggregate(Client *c, ReplyAggregate kind, long n) {
+    ReplySink *k;
+    if (replySlow(c) && notResp(c, &k)) {
+        if (k) k->type->aggregate(k, kind, n);
+        return;
+    }
+    char b[RESP_HEADER_MAX];
+    addBytes(c, b, respWriteAggregate(b, c->resp, kind, n));
 }
 
-void replyArrayLen(Client *c, long n) { addHeader(c, '*', n); }
-void replyMapLen(Client *c, long n) { addHeader(c, c->resp >= 3 ? '%' : '*', c->resp >= 3 ? n : 2 * n); }
-void replySetLen(Client *c, long n) { addHeader(c, c->resp >= 3 ? '~' : '*', n); }
-void replyAttributeLen(Client *c, long n) { addHeader(c, '|', n); }
-void replyPushLen(Client *c, long n) { addHeader(c, c->resp >= 3 ? '>' : '*', n); }
+void replyArrayLen(Client *c, long n) { replyAggregate(c, REPLY_ARRAY, n); }
+void replyMapLen(Client *c, long n) { replyAggregate(c, REPLY_MAP, n); }
+void replySetLen(Client *c, long n) { replyAggregate(c, REPLY_SET, n); }
+void replyAttributeLen(Client *c, long n) { replyAggregate(c, REPLY_ATTRIBUTE, n); }
+void replyPushLen(Client *c, long n) { replyAggregate(c, REPLY_PUSH, n); }
+
 unsigned replyPushBegin(Client *c) {
     unsigned saved = c->flags & CLIENT_PUSHING;
     c->flags |= CLIENT_PUSHING;
@@ -263,20 +323,16 @@ unsigned replyPushBegin(Client *c) {
 }
 
 void replyPushEnd(Client *c, unsigned saved) { c->flags = (c->flags & ~CLIENT_PUSHING) | saved; }
-void replyEmptyArray(Client *c) { addBytes(c, "*0\r\n", 4); }
+void replyEmptyArray(Client *c) { replyAggregate(c, REPLY_ARRAY, 0); }
 
 void replyDouble(Client *c, double d) {
-    char buf[64];
-    int len;
-    if (isinf(d)) len = snprintf(buf, sizeof(buf), "%s", d > 0 ? "inf" : "-inf");
-    else len = doubleToString(buf, sizeof(buf), d);
-    if (c->resp >= 3) {
-        addBytes(c, ",", 1);
-        addBytes(c, buf, (size_t)len);
-        addBytes(c, "\r\n", 2);
-    } else {
-        replyBulk(c, buf, (size_t)len);
+    ReplySink *k;
+    if (replySlow(c) && notResp(c, &k)) {
+        if (k) k->type->dbl(k, d);
+        return;
     }
+    char b[RESP_DOUBLE_MAX];
+    addBytes(c, b, respWriteDouble(b, c->resp, d));
 }
 
 void replyLongDouble(Client *c, long double d) {
@@ -286,30 +342,32 @@ void replyLongDouble(Client *c, long double d) {
 }
 
 void replyBool(Client *c, int b) {
-    if (c->resp >= 3) addBytes(c, b ? "#t\r\n" : "#f\r\n", 4);
-    else replyLongLong(c, b ? 1 : 0);
+    ReplySink *k;
+    if (replySlow(c) && notResp(c, &k)) {
+        if (k) k->type->boolean(k, b);
+        return;
+    }
+    addBytes(c, respBoolean(c->resp, b), 4);
 }
 
 void replyBigNumber(Client *c, const char *num, size_t len) {
-    if (c->resp >= 3) {
-        addBytes(c, "(", 1);
-        addBytes(c, num, len);
-        addBytes(c, "\r\n", 2);
-    } else {
-        replyBulk(c, num, len);
+    ReplySink *k;
+    if (replySlow(c) && notResp(c, &k)) {
+        if (k) k->type->bigNumber(k, num, len);
+        return;
     }
+    char h[RESP_HEADER_MAX];
+    addFramed(c, h, respWriteBigNumberHeader(h, c->resp, len), num, len);
 }
 
 void replyVerbatim(Client *c, const char *s, size_t len, const char *ext) {
-    if (c->resp < 3) {
-        replyBulk(c, s, len);
+    ReplySink *k;
+    if (replySlow(c) && notResp(c, &k)) {
+        if (k) k->type->verbatim(k, s, len, ext);
         return;
     }
-    addHeader(c, '=', (long long)len + 4);
-    addBytes(c, ext, 3);
-    addBytes(c, ":", 1);
-    addBytes(c, s, len);
-    addBytes(c, "\r\n", 2);
+    char h[RESP_VERBATIM_HEADER_MAX];
+    addFramed(c, h, respWriteVerbatimHeader(h, c->resp, len, ext), s, len);
 }
 
 void replyHelp(Client *c, const char **lines) {
@@ -338,7 +396,8 @@ void replySubcommandSyntaxError(Client *c) {
 /* --- deferred lengths --- */
 
 void *replyDeferredLen(Client *c) {
-    if (replyDisabled(c)) return NULL;
+    ReplySink *k;
+    if (replySlow(c) && notResp(c, &k)) return k ? k->type->deferred(k) : NULL;
     netMarkPendingWrite(c);
     ReplyBlock *b = newBlock(32);
     b->deferred = 1;
@@ -346,25 +405,24 @@ void *replyDeferredLen(Client *c) {
     return b;
 }
 
-static void setDeferred(Client *c, void *node, char prefix, long n) {
+/* The node came from replyDeferredLen: a sink's handle if the client had
+ * a sink then (it keeps it for the whole command), else a placeholder
+ * block, which is filled whatever the client's state now. */
+static void setDeferred(Client *c, void *node, ReplyAggregate kind, long n) {
+    if (!node) return;
+    if (c->flags & CLIENT_REPLY_SINK) {
+        c->sink->type->setDeferred(c->sink, node, kind, n);
+        return;
+    }
     ReplyBlock *b = node;
-    if (!b) return;
-    char buf[32];
-    buf[0] = prefix;
-    int len = longLongToString(buf + 1, sizeof(buf) - 3, n);
-    buf[len + 1] = '\r';
-    buf[len + 2] = '\n';
-    memcpy(b->buf, buf, (size_t)len + 3);
-    b->used = (size_t)len + 3;
+    b->used = respWriteAggregate(b->buf, c->resp, kind, n);
     b->deferred = 0;
     c->replyBytes += b->used;
 }
 
-void replySetDeferredArrayLen(Client *c, void *node, long n) { setDeferred(c, node, '*', n); }
-void replySetDeferredMapLen(Client *c, void *node, long n) {
-    setDeferred(c, node, c->resp >= 3 ? '%' : '*', c->resp >= 3 ? n : 2 * n);
-}
-void replySetDeferredSetLen(Client *c, void *node, long n) { setDeferred(c, node, c->resp >= 3 ? '~' : '*', n); }
+void replySetDeferredArrayLen(Client *c, void *node, long n) { setDeferred(c, node, REPLY_ARRAY, n); }
+void replySetDeferredMapLen(Client *c, void *node, long n) { setDeferred(c, node, REPLY_MAP, n); }
+void replySetDeferredSetLen(Client *c, void *node, long n) { setDeferred(c, node, REPLY_SET, n); }
 
 /* --- argument helpers --- */
 

@@ -244,21 +244,6 @@ sds sdsCatVPrintf(sds s, const char *fmt, va_list ap) {
     return s;
 }
 
-sds sdsCatRespHeader(sds s, char type, unsigned long long n) {
-    char buf[24];
-    buf[0] = type;
-    int len = unsignedLongLongToString(buf + 1, sizeof(buf) - 3, n);
-    buf[len + 1] = '\r';
-    buf[len + 2] = '\n';
-    return sdsCatLen(s, buf, (size_t)len + 3);
-}
-
-sds sdsCatRespBulk(sds s, const char *p, size_t len) {
-    s = sdsCatRespHeader(s, '$', len);
-    s = sdsCatLen(s, p, len);
-    return sdsCatLen(s, "\r\n", 2);
-}
-
 sds sdsCatPrintf(sds s, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

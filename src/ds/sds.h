@@ -157,11 +157,6 @@ sds sdsCpyLen(sds s, const char *t, size_t len) SDS_MUST_USE;
 sds sdsCpy(sds s, const char *t) SDS_MUST_USE;
 /* Append printf-formatted text. */
 sds sdsCatPrintf(sds s, const char *fmt, ...) SDS_MUST_USE __attribute__((format(printf, 2, 3)));
-/* Append "<type><n>\r\n", a RESP header line ("$5\r\n", "*3\r\n"), without
- * printf's cost. */
-sds sdsCatRespHeader(sds s, char type, unsigned long long n) SDS_MUST_USE;
-/* Append p[0..len) as a RESP bulk string: "$<len>\r\n<bytes>\r\n". */
-sds sdsCatRespBulk(sds s, const char *p, size_t len) SDS_MUST_USE;
 sds sdsCatVPrintf(sds s, const char *fmt, va_list ap) SDS_MUST_USE;
 /* Append p[0..len) as a double-quoted literal: \\ \" \n \r \t \a \b are
  * escaped, bytes outside 0x20..0x7e become \xhh (lowercase).  This is the

@@ -38,6 +38,7 @@
 #include "ds/glob.h"
 #include "ds/htab.h"
 #include "ds/siphash.h"
+#include "proto/resp_write.h"
 
 enum { KIND_CHANNEL, KIND_PATTERN, KIND_SHARD, KIND_COUNT };
 
@@ -243,10 +244,10 @@ static sds formatMessage(sds out, int kind, const Target *pattern, const char *c
                          const char *msg, size_t mlen) {
     sdsClear(out);
     out = sdsCatLen(out, pattern ? "*4\r\n" : "*3\r\n", 4);
-    out = sdsCatRespBulk(out, kindWords[kind].msg, strlen(kindWords[kind].msg));
-    if (pattern) out = sdsCatRespBulk(out, pattern->name, pattern->len);
-    out = sdsCatRespBulk(out, channel, clen);
-    return sdsCatRespBulk(out, msg, mlen);
+    out = respCatBulk(out, kindWords[kind].msg, strlen(kindWords[kind].msg));
+    if (pattern) out = respCatBulk(out, pattern->name, pattern->len);
+    out = respCatBulk(out, channel, clen);
+    return respCatBulk(out, msg, mlen);
 }
 
 static void deliver(Client *c, const sds m) {

@@ -40,6 +40,7 @@
 #include "ds/siphash.h"
 #include "ds/util.h"
 #include "script/script.h"
+#include "proto/resp_write.h"
 #include "server/multi.h"
 
 #define TRK_BCAST (1u << 0)
@@ -136,7 +137,7 @@ static unsigned optsOf(const Client *c) {
 /* "*1\r\n$<len>\r\n<key>\r\n" or a null in c's protocol; caller frees. */
 static sds keyProto(const Client *c, const char *key, size_t len) {
     if (!key) return sdsNew(c->resp > 2 ? "_\r\n" : "$-1\r\n");
-    return sdsCatRespBulk(sdsNewLen("*1\r\n", 4), key, len);
+    return respCatBulk(sdsNewLen("*1\r\n", 4), key, len);
 }
 
 /* Sends the value part `proto` (raw RESP) of an invalidation meant for
@@ -376,10 +377,10 @@ static sds broadcastProto(PendingKey **keys, size_t n, uint64_t skip) {
     for (size_t i = 0; i < n; i++)
         if (!skip || keys[i]->writer != skip) count++;
     if (count == 0) return NULL;
-    sds s = sdsCatRespHeader(sdsEmpty(), '*', count);
+    sds s = respCatHeader(sdsEmpty(), '*', count);
     for (size_t i = 0; i < n; i++) {
         if (skip && keys[i]->writer == skip) continue;
-        s = sdsCatRespBulk(s, keys[i]->key, keys[i]->len);
+        s = respCatBulk(s, keys[i]->key, keys[i]->len);
     }
     return s;
 }

@@ -191,16 +191,6 @@ static void test_printf(void **state) {
     sdsFree(s);
 }
 
-static void test_resp_header(void **state) {
-    (void)state;
-    sds s = sdsCatRespHeader(sdsNew("x"), '$', 0);
-    s = sdsCatRespHeader(s, '*', 12345);
-    s = sdsCatRespHeader(s, '>', 18446744073709551615ULL);
-    assert_string_equal(s, "x$0\r\n*12345\r\n>18446744073709551615\r\n");
-    assert_int_equal(sdsLen(s), strlen(s));
-    sdsFree(s);
-}
-
 static void test_from_long_long(void **state) {
     (void)state;
     static const struct {
@@ -447,7 +437,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_new_and_free),     cmocka_unit_test(test_header_transitions),
         cmocka_unit_test(test_header_64bit),     cmocka_unit_test(test_make_room),
-        cmocka_unit_test(test_cat_cpy),          cmocka_unit_test(test_printf), cmocka_unit_test(test_resp_header),
+        cmocka_unit_test(test_cat_cpy),          cmocka_unit_test(test_printf),
         cmocka_unit_test(test_from_long_long),   cmocka_unit_test(test_cat_repr),
         cmocka_unit_test(test_range),            cmocka_unit_test(test_trim_case_cmp),
         cmocka_unit_test(test_resize),           cmocka_unit_test(test_split_len),
