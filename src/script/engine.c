@@ -43,6 +43,7 @@
 #include "ds/sha1.h"
 #include "ds/util.h"
 #include "script/lua_libs.h"
+#include "script/lua_reply.h"
 #include "script/script.h"
 #include "script/tailcall.h"
 
@@ -70,39 +71,10 @@ const char *scriptLuaEngine(void) {
 /* Registry keys (addresses are unique light userdata). */
 static char proxiesKey;   /* proxy -> real table (weak keys) */
 
-/* What every call needs, at fixed integer slots of the registry: the field
- * names of reply tables, interned once instead of at each use, the error
- * handler and the real globals.  luaEngineCreate fills them before anything
- * takes a luaL_ref, and no slot is ever nil, so references (handed out past
- * the end of the registry's array) never land on them. */
-enum {
-    SLOT_ERR = 1,
-    SLOT_OK,
-    SLOT_DOUBLE,
-    SLOT_BIG_NUMBER,
-    SLOT_MAP,
-    SLOT_SET,
-    SLOT_VERBATIM,
-    SLOT_ERR_COUNTED,
-    SLOT_KEYS,
-    SLOT_ARGV,
-    SLOT_ERROR_HANDLER,
-    SLOT_REAL_GLOBALS, /* false until luaEngineLockGlobals */
-};
-
 /* The strings of the name slots, in slot order (SLOT_ERR..SLOT_ARGV). */
 static const char *const slotNames[] = {"err", "ok", "double", "big_number", "map", "set", "verbatim_string",
                                         "ignore_error_stats_update", "KEYS", "ARGV"};
 _Static_assert(sizeof(slotNames) / sizeof(slotNames[0]) == SLOT_ARGV - SLOT_ERR + 1, "a name for each name slot");
-
-static void pushSlot(lua_State *L, int slot) { lua_rawgeti(L, LUA_REGISTRYINDEX, slot); }
-
-/* t[name of slot] = the value on top (popped); t at idx < 0 before the value. */
-static void setSlotField(lua_State *L, int idx, int slot) {
-    pushSlot(L, slot);
-    lua_insert(L, -2);
-    lua_rawset(L, idx - 1);
-}
 
 /* ------------------------------------------------------------------ */
 /* math.random: the 48-bit linear congruential generator of POSIX lrand48,
@@ -944,199 +916,6 @@ static void luaToReply(lua_State *L, Client *c, int scriptResp) {
 }
 
 /* ------------------------------------------------------------------ */
-/* Reply bytes -> Lua value (what redis.call returns). */
-
-typedef struct ReplyReader {
-    const char *p, *end;
-    int resp;
-} ReplyReader;
-
-static const char *lineEnd(ReplyReader *r) {
-    const char *e = memchr(r->p, '\r', (size_t)(r->end - r->p));
-    return e && e + 1 < r->end ? e : NULL;
-}
-
-static long long readLength(ReplyReader *r) {
-    /* Short plain digits (most lengths and integers) read inline. */
-    const char *q = r->p + 1;
-    long long v = 0;
-    while (q < r->end && q < r->p + 16 && *q >= '0' && *q <= '9') v = v * 10 + (*q++ - '0');
-    if (q > r->p + 1 && q + 1 < r->end && q[0] == '\r' && (q - r->p == 2 || r->p[1] != '0')) {
-        r->p = q + 2;
-        return v;
-    }
-    const char *e = lineEnd(r);
-    long long n = -1;
-    if (e) {
-        if (!stringToLongLong(r->p + 1, (size_t)(e - r->p - 1), &n)) n = -1;
-        r->p = e + 2;
-    } else {
-        r->p = r->end;
-    }
-    return n;
-}
-
-static void readValue(lua_State *L, ReplyReader *r);
-
-static void readAggregate(lua_State *L, ReplyReader *r, char kind, long long n) {
-    /* Sized up front (every element takes at least 3 bytes of the reply),
-     * so that filling the table does not rehash it again and again. */
-    long long room = (r->end - r->p) / 3;
-    int size = (int)(n < room ? n : room);
-    if (kind == '*') {
-        lua_createtable(L, size, 0);
-        for (long long i = 1; i <= n && r->p < r->end; i++) {
-            readValue(L, r);
-            lua_rawseti(L, -2, (int)i);
-        }
-        return;
-    }
-    lua_createtable(L, 0, 1);
-    lua_createtable(L, 0, size);
-    for (long long i = 0; i < n && r->p < r->end; i++) {
-        readValue(L, r);
-        if (kind == '%') readValue(L, r);
-        else lua_pushboolean(L, 1);
-        if (lua_isnil(L, -2)) lua_pop(L, 2);
-        else lua_rawset(L, -3);
-    }
-    setSlotField(L, -2, kind == '%' ? SLOT_MAP : SLOT_SET);
-}
-
-static void readValue(lua_State *L, ReplyReader *r) {
-    if (!lua_checkstack(L, 6) || r->p >= r->end) {
-        lua_pushnil(L);
-        r->p = r->end;
-        return;
-    }
-    char kind = *r->p;
-    const char *start = r->p + 1;
-    switch (kind) {
-    case '+':
-    case '-': {
-        const char *e = lineEnd(r);
-        if (!e) e = r->end;
-        lua_createtable(L, 0, 1);
-        lua_pushlstring(L, start, (size_t)(e - start));
-        setSlotField(L, -2, kind == '+' ? SLOT_OK : SLOT_ERR);
-        r->p = e + 2;
-        break;
-    }
-    case ':': {
-        long long v = readLength(r);
-        lua_pushnumber(L, (lua_Number)v);
-        break;
-    }
-    case '$':
-    case '=': {
-        long long n = readLength(r);
-        if (n < 0 || r->end - r->p < n + 2) {
-            if (r->resp == 3 && n < 0) lua_pushnil(L);
-            else lua_pushboolean(L, 0);
-            if (n >= 0) r->p = r->end;
-            break;
-        }
-        if (kind == '$') {
-            lua_pushlstring(L, r->p, (size_t)n);
-        } else {
-            lua_newtable(L);
-            lua_newtable(L);
-            lua_pushlstring(L, r->p, n >= 3 ? 3 : (size_t)n);
-            lua_setfield(L, -2, "format");
-            lua_pushlstring(L, n >= 4 ? r->p + 4 : r->p, n >= 4 ? (size_t)n - 4 : 0);
-            lua_setfield(L, -2, "string");
-            lua_setfield(L, -2, "verbatim_string");
-        }
-        r->p += n + 2;
-        break;
-    }
-    case '*':
-    case '%':
-    case '~':
-    case '>': {
-        long long n = readLength(r);
-        if (n < 0) {
-            lua_pushboolean(L, 0);
-            break;
-        }
-        readAggregate(L, r, kind == '>' ? '*' : kind, n);
-        break;
-    }
-    case '|': { /* attributes are skipped: read and drop, then the value */
-        long long n = readLength(r);
-        readAggregate(L, r, '%', n < 0 ? 0 : n);
-        lua_pop(L, 1);
-        readValue(L, r);
-        break;
-    }
-    case '_':
-        readLength(r);
-        lua_pushnil(L);
-        break;
-    case '#': {
-        const char *e = lineEnd(r);
-        lua_pushboolean(L, start < r->end && *start == 't');
-        r->p = e ? e + 2 : r->end;
-        break;
-    }
-    case ',': {
-        const char *e = lineEnd(r);
-        if (!e) e = r->end;
-        char buf[128];
-        size_t n = (size_t)(e - start) < sizeof(buf) - 1 ? (size_t)(e - start) : sizeof(buf) - 1;
-        memcpy(buf, start, n);
-        buf[n] = '\0';
-        lua_newtable(L);
-        lua_pushnumber(L, strtod(buf, NULL));
-        lua_setfield(L, -2, "double");
-        r->p = e + 2;
-        break;
-    }
-    case '(': {
-        const char *e = lineEnd(r);
-        if (!e) e = r->end;
-        lua_newtable(L);
-        lua_pushlstring(L, start, (size_t)(e - start));
-        lua_setfield(L, -2, "big_number");
-        r->p = e + 2;
-        break;
-    }
-    default:
-        lua_pushnil(L);
-        r->p = r->end;
-    }
-    if (r->p > r->end) r->p = r->end;
-}
-
-/* Take the fake client's reply as a Lua value, and empty its buffers.
- * Returns 1 if the reply is an error ({err=...} pushed). */
-static int pushFakeReply(lua_State *L, Client *fake) {
-    sds joined = NULL;
-    const char *p = fake->buf;
-    size_t len = fake->bufpos;
-    if (fake->replyHead) {
-        joined = sdsNewLen(fake->buf, fake->bufpos);
-        for (ReplyBlock *b = fake->replyHead; b; b = b->next) joined = sdsCatLen(joined, b->buf, b->used);
-        p = joined;
-        len = sdsLen(joined);
-    }
-    ReplyReader r = {p, p + len, fake->resp};
-    readValue(L, &r);
-    /* Only '-' makes an error table; '|' (attributes) is followed by a
-     * value of any kind. */
-    int isErr = 0;
-    if (len > 0 && (p[0] == '-' || p[0] == '|') && lua_type(L, -1) == LUA_TTABLE) {
-        pushSlot(L, SLOT_ERR);
-        lua_rawget(L, -2);
-        isErr = lua_isstring(L, -1);
-        lua_pop(L, 1);
-    }
-    if (joined) sdsFree(joined);
-    clientDiscardReplies(fake);
-    return isErr;
-}
-
-/* ------------------------------------------------------------------ */
 /* redis.call / redis.pcall. */
 
 #define ARGV_STATIC 16
@@ -1224,14 +1003,21 @@ static int redisCallGeneric(lua_State *L, int raise) {
     /* From the first write command on, the script cannot be killed (even
      * if the write changes nothing). */
     if (cmd->flags & CMD_WRITE) run->wroteSomething = 1;
+    /* The reply becomes a Lua value as the command sends it. */
+    LuaReplySink sink;
+    luaReplySinkInit(&sink, L, run->resp);
+    fake->sink = &sink.base;
+    fake->flags |= CLIENT_REPLY_SINK;
     int mask = effectsSetCallMask(run->replFlags);
     callCommand(fake, cmd);
     effectsSetCallMask(mask);
+    fake->flags &= ~CLIENT_REPLY_SINK;
+    fake->sink = NULL;
     freeArgs(fake->argv, fake->argc); /* the command may have rewritten argv */
     if (fake->argv != small) xfree(fake->argv);
     fake->argv = NULL;
     fake->argc = 0;
-    if (pushFakeReply(L, fake)) {
+    if (luaReplySinkFinish(&sink)) {
         lua_pushboolean(L, 1);
         setSlotField(L, -2, SLOT_ERR_COUNTED);
         if (raise) return lua_error(L);

@@ -19,6 +19,35 @@
 
 #include "core/client.h"
 
+/* What every call needs, at fixed integer slots of the registry: the field
+ * names of reply tables, interned once instead of at each use, the error
+ * handler and the real globals.  luaEngineCreate fills them before anything
+ * takes a luaL_ref, and no slot is ever nil, so references (handed out past
+ * the end of the registry's array) never land on them. */
+enum {
+    SLOT_ERR = 1,
+    SLOT_OK,
+    SLOT_DOUBLE,
+    SLOT_BIG_NUMBER,
+    SLOT_MAP,
+    SLOT_SET,
+    SLOT_VERBATIM,
+    SLOT_ERR_COUNTED,
+    SLOT_KEYS,
+    SLOT_ARGV,
+    SLOT_ERROR_HANDLER,
+    SLOT_REAL_GLOBALS, /* false until luaEngineLockGlobals */
+};
+
+static inline void pushSlot(lua_State *L, int slot) { lua_rawgeti(L, LUA_REGISTRYINDEX, slot); }
+
+/* t[name of slot] = the value on top (popped); t at idx < 0 before the value. */
+static inline void setSlotField(lua_State *L, int idx, int slot) {
+    pushSlot(L, slot);
+    lua_insert(L, -2);
+    lua_rawset(L, idx - 1);
+}
+
 /* Script flags: shebang `flags=` (EVAL) and register_function flags. */
 #define SCRIPT_FLAG_NO_WRITES (1u << 0)
 #define SCRIPT_FLAG_ALLOW_OOM (1u << 1)
