@@ -39,8 +39,8 @@
 #include "ds/htab.h"
 #include "ds/siphash.h"
 #include "ds/util.h"
-#include "script/script.h"
 #include "proto/resp_write.h"
+#include "script/script.h"
 #include "server/multi.h"
 
 #define TRK_BCAST (1u << 0)
