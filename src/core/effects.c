@@ -49,7 +49,7 @@ typedef struct Sink {
 static Sink *sinks;
 static int sinkCount;
 static int activeTargets; /* union of the sinks' targets */
-static int callMask = EFFECT_ALL; /* for the next call's own effect */
+int effectsCallMask = EFFECT_ALL; /* for the next call's own effect */
 
 static void updateTargets(void) {
     activeTargets = 0;
@@ -157,8 +157,8 @@ void effectsEnterSlow(EffectsFrame *f) {
     f->argv = cur.argv;
     f->forceTarget = cur.forceTarget;
     cur.flags = 0;
-    cur.target = callMask;
-    callMask = EFFECT_ALL;
+    cur.target = effectsCallMask;
+    effectsCallMask = EFFECT_ALL;
     cur.forceTarget = 0;
     cur.argc = 0;
     cur.argv = NULL;
@@ -212,16 +212,16 @@ void effectsLeaveSlow(EffectsFrame *f, Client *c, Command *cmd, long long dirty,
 
 /* --- what commands call --- */
 
-void effectsRewrite(int argc, const EffectArg *args) {
-    if (!effectsOn || !inCommand) return;
+void effectsRewriteSlow(int argc, const EffectArg *args) {
+    if (!inCommand) return;
     argvFree(cur.argc, cur.argv);
     cur.argv = argvFromArgs(argc, args);
     cur.argc = argc;
     cur.flags |= CUR_REWRITTEN;
 }
 
-void effectsRewriteSent(const Client *c, int argc, int n, const int *pos, const EffectArg *args) {
-    if (!effectsOn || !inCommand) return;
+void effectsRewriteSentSlow(const Client *c, int argc, int n, const int *pos, const EffectArg *args) {
+    if (!inCommand) return;
     sds *argv = xmalloc(sizeof(sds) * (size_t)argc);
     for (int i = 0; i < argc; i++) argv[i] = NULL;
     for (int k = 0; k < n; k++)
@@ -234,8 +234,7 @@ void effectsRewriteSent(const Client *c, int argc, int n, const int *pos, const 
     cur.flags |= CUR_REWRITTEN;
 }
 
-void effectsAlso(int dbid, int argc, const EffectArg *args) {
-    if (!effectsOn) return;
+void effectsAlsoSlow(int dbid, int argc, const EffectArg *args) {
     pendingPush(dbid, EFFECT_ALL, argc, argvFromArgs(argc, args), 1);
     if (!inCommand && !held) flushUnit();
 }
@@ -248,12 +247,6 @@ void effectsForce(int target) {
     if (!effectsOn) return;
     cur.flags |= CUR_FORCE;
     cur.forceTarget |= target;
-}
-
-int effectsSetCallMask(int mask) {
-    int old = callMask;
-    callMask = mask & EFFECT_ALL;
-    return old;
 }
 
 void effectsDeleteKey(int dbid, const char *key, size_t len, int lazy) {

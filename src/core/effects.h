@@ -97,15 +97,28 @@ typedef struct EffectArg {
 #define EA_SDS(s) ((EffectArg){(s), sdsLen(s), 0, 0})
 #define EA_NUM(n) ((EffectArg){NULL, 0, (n), 1})
 
+void effectsRewriteSlow(int argc, const EffectArg *args);
+void effectsRewriteSentSlow(const Client *c, int argc, int n, const int *pos, const EffectArg *args);
+void effectsAlsoSlow(int dbid, int argc, const EffectArg *args);
+
+/* The builders below are inline so that, with no sink, a caller's argument
+ * array is never even filled in. */
+
 /* The running command propagates as args instead of as sent (still only
  * when it dirtied the dataset, in the database it ends in). */
-void effectsRewrite(int argc, const EffectArg *args);
+static inline void effectsRewrite(int argc, const EffectArg *args) {
+    if (effectsOn) effectsRewriteSlow(argc, args);
+}
 /* The command as sent, cut to its first argc arguments, with argument
  * pos[k] replaced by args[k] for k < n (EXPIRE -> PEXPIREAT keeping its
  * options, BLMOVE -> LMOVE without the timeout). */
-void effectsRewriteSent(const Client *c, int argc, int n, const int *pos, const EffectArg *args);
+static inline void effectsRewriteSent(const Client *c, int argc, int n, const int *pos, const EffectArg *args) {
+    if (effectsOn) effectsRewriteSentSlow(c, argc, n, pos, args);
+}
 /* Add an effect now, before the running command's own. */
-void effectsAlso(int dbid, int argc, const EffectArg *args);
+static inline void effectsAlso(int dbid, int argc, const EffectArg *args) {
+    if (effectsOn) effectsAlsoSlow(dbid, argc, args);
+}
 /* The running command's own effect is dropped (it stated its effects with
  * effectsAlso). */
 void effectsPrevent(void);
@@ -115,8 +128,13 @@ void effectsForce(int target);
 /* Where the own effects of the commands called next go (a script's
  * redis.set_repl: REPL_NONE/AOF/REPLICA/ALL are 0..3, as EFFECT_*); the
  * effects they add (SPOP's SREMs) and expiry deletions are not limited.
- * Returns the previous mask; callers restore it. */
-int effectsSetCallMask(int mask);
+ * The next frame opened takes it (and resets it to EFFECT_ALL). */
+extern int effectsCallMask;
+static inline int effectsSetCallMask(int mask) {
+    int old = effectsCallMask;
+    effectsCallMask = mask & EFFECT_ALL;
+    return old;
+}
 
 /* A key deleted by expiry or eviction: DEL (UNLINK when lazy).  Outside a
  * command or a held unit it is a unit of its own. */
