@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "core/client.h"
@@ -113,6 +114,10 @@ static const ConfigEnum maxmemoryPolicyEnum[] = {{"volatile-lru", MAXMEMORY_VOLA
                                                  {"allkeys-random", MAXMEMORY_ALLKEYS_RANDOM},
                                                  {"noeviction", MAXMEMORY_NO_EVICTION},
                                                  {NULL, 0}};
+static const ConfigEnum syslogFacilityEnum[] = {
+    {"user", LOG_USER},     {"local0", LOG_LOCAL0}, {"local1", LOG_LOCAL1}, {"local2", LOG_LOCAL2},
+    {"local3", LOG_LOCAL3}, {"local4", LOG_LOCAL4}, {"local5", LOG_LOCAL5}, {"local6", LOG_LOCAL6},
+    {"local7", LOG_LOCAL7}, {NULL, 0}};
 static const ConfigEnum appendfsyncEnum[] = {
     {"everysec", APPENDFSYNC_EVERYSEC}, {"always", APPENDFSYNC_ALWAYS}, {"no", APPENDFSYNC_NO}, {NULL, 0}};
 
@@ -155,6 +160,9 @@ static ConfigDef configTable[] = {
     E("loglevel", NULL, 0, loglevel, loglevelEnum, "notice"),
     S("logfile", NULL, CF_IMMUTABLE, logfile, ""),
     B("syslog-enabled", NULL, CF_IMMUTABLE, syslogEnabled, "no"),
+    S("syslog-ident", NULL, CF_IMMUTABLE, syslogIdent, "redis"),
+    E("syslog-facility", NULL, CF_IMMUTABLE, syslogFacility, syslogFacilityEnum, "local0"),
+    B("always-show-logo", NULL, CF_IMMUTABLE, alwaysShowLogo, "no"),
     B("daemonize", NULL, CF_IMMUTABLE, daemonize, "no"),
     S("pidfile", NULL, CF_IMMUTABLE | CF_EMPTY_NULL, pidfile, ""),
     E("supervised", NULL, CF_IMMUTABLE, supervised, supervisedEnum, "no"),
@@ -219,7 +227,6 @@ static ConfigDef configTable[] = {
     RAW("active-defrag-threshold-lower", NULL, 0, "10"),
     RAW("active-defrag-threshold-upper", NULL, 0, "100"),
     RAW("activedefrag", NULL, 0, "no"),
-    RAW("always-show-logo", NULL, CF_IMMUTABLE, "no"),
     RAW("aof-disable-auto-gc", NULL, 0, "no"),
     RAW("aof-load-truncated", NULL, 0, "yes"),
     RAW("aof-rewrite-incremental-fsync", NULL, 0, "yes"),
@@ -293,8 +300,6 @@ static ConfigDef configTable[] = {
     RAW("shutdown-on-sigterm", NULL, 0, "default"),
     RAW("shutdown-timeout", NULL, 0, "10"),
     RAW("socket-mark-id", NULL, CF_IMMUTABLE, "0"),
-    RAW("syslog-facility", NULL, CF_IMMUTABLE, "local0"),
-    RAW("syslog-ident", NULL, CF_IMMUTABLE, "redis"),
     RAW("tls-auth-clients", NULL, 0, "yes"),
     RAW("tls-ca-cert-dir", NULL, 0, ""),
     RAW("tls-ca-cert-file", NULL, 0, ""),
@@ -1369,7 +1374,7 @@ static void freeConfigScratch(ServerConfig *cfg) {
     for (int i = 0; i < cfg->bindCount; i++) xfree(cfg->bind[i]);
     char **strs[] = {&cfg->unixsocket, &cfg->requirepass, &cfg->logfile, &cfg->pidfile, &cfg->dir,
                      &cfg->procTitleTemplate, &cfg->notifyKeyspaceEvents, &cfg->dbfilename, &cfg->saveParams,
-                     &cfg->appendfilename, &cfg->appenddirname};
+                     &cfg->appendfilename, &cfg->appenddirname, &cfg->syslogIdent};
     for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) xfree(*strs[i]);
 }
 

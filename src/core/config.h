@@ -55,6 +55,9 @@ typedef struct ServerConfig {
     int loglevel;
     char *logfile;               /* "" = stdout */
     int syslogEnabled;
+    char *syslogIdent;
+    int syslogFacility;          /* LOG_USER, LOG_LOCAL0..7 */
+    int alwaysShowLogo;
     int daemonize;
     char *pidfile;               /* NULL when unset */
     int supervised;

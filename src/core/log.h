@@ -10,5 +10,7 @@
 void serverLog(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Log without formatting (safe for arbitrary text). */
 void serverLogRaw(int level, const char *msg);
+/* Write text as is, without the line prefix (the start-up logo). */
+void serverLogVerbatim(int level, const char *text);
 
 #endif

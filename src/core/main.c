@@ -11,6 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "core/banner.h"
 #include "core/cli.h"
 #include "core/dispatch.h"
 #include "core/effects.h"
@@ -116,6 +117,7 @@ int main(int argc, char **argv) {
     commandTableInit();
     effectsInitTestSink();
     if (netListen() == -1) exit(1);
+    bannerShow();
     eventAddTimer(server.loop, 1, serverCron, NULL);
     eventSetBeforeSleep(server.loop, serverBeforeSleep);
     writePidFile();

@@ -594,3 +594,67 @@ def test_file_names_that_are_paths_are_refused(tmp_path, line, err):
                        capture_output=True, timeout=30)
     assert p.returncode == 1
     assert err in (p.stdout + p.stderr).decode()
+
+
+# --- 12. the start-up logo ---------------------------------------------------------
+
+def log_until_ready(proc, read, timeout=30):
+    out = b""
+    deadline = time.monotonic() + timeout
+    while b"Ready to accept connections" not in out and time.monotonic() < deadline:
+        chunk = read()
+        if not chunk:
+            break
+        out += chunk
+    return out.decode("utf-8", "replace")
+
+
+def check_logo(log, port, pid):
+    lines = log.splitlines()
+    port_line = [l for l in lines if l.endswith(" Port: %d" % port)]
+    pid_line = [l for l in lines if l.endswith(" PID: %d" % pid)]
+    assert len(port_line) == 1 and len(pid_line) == 1, log
+    # Redis's harness waits for " PID: <pid>" followed by "Server initialized".
+    assert log.index(" PID: %d" % pid) < log.index("Server initialized")
+    assert "Running mode=" not in log
+    assert "always-show-logo" not in log   # no "not supported" line
+
+
+def test_always_show_logo_to_a_file(tmp_path):
+    port = free_port()
+    s = Started(str(tmp_path), ["--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                                "--logfile", "log.txt", "--always-show-logo", "yes"],
+                str(tmp_path / "log.txt"))
+    try:
+        check_logo((tmp_path / "log.txt").read_text(), port, s.proc.pid)
+    finally:
+        s.stop()
+
+
+def test_running_mode_line_without_logo(tmp_path):
+    port = free_port()
+    s = Started(str(tmp_path), ["--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                                "--logfile", "log.txt"], str(tmp_path / "log.txt"))
+    try:
+        log = (tmp_path / "log.txt").read_text()
+        assert ("Running mode=standalone, port=%d." % port) in log
+        assert log.index("Running mode=") < log.index("Server initialized")
+        assert " PID: " not in log
+    finally:
+        s.stop()
+
+
+def test_logo_on_a_terminal(tmp_path):
+    import pty
+    port = free_port()
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([cairn_bin(), "--port", str(port), "--bind", "127.0.0.1", "--save", ""],
+                            cwd=str(tmp_path), stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)
+    os.close(slave)
+    try:
+        log = log_until_ready(proc, lambda: os.read(master, 65536))
+        check_logo(log.replace("\r\n", "\n"), port, proc.pid)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=15)
+        os.close(master)
