@@ -21,6 +21,7 @@
 #include "ds/alloc.h"
 #include "ds/rand.h"
 #include "ds/util.h"
+#include "server/latency.h"
 #include "server/stats.h"
 #include "types/blocking.h"
 
@@ -111,6 +112,7 @@ int main(int argc, char **argv) {
     dbHooks.keyExpired = serverKeyExpiredHook;
     dbHooks.keyAdded = keyAdded;
     dbHooks.keyMiss = serverKeyMissHook;
+    dbHooks.latency = latencyAddSampleIfNeeded;
     serverAddCronHook(statsCron);
     serverAddResetStatsHook(statsReset);
     dispatchAddAfterCall(statsRecordLatency);

@@ -114,6 +114,7 @@ void serverResetStats(void) {
     server.stats.lastResetMs = server.time.nowMs;
     dbStats.keyspaceHits = dbStats.keyspaceMisses = 0;
     dbStats.expiredKeys = dbStats.expiredStalePerc = dbStats.expiredTimeCapReached = 0;
+    dbStats.expireCycleCpuUs = 0;
     unsigned cur = 0;
     Command *cmd;
     while ((cmd = commandIterate(&cur))) {

@@ -200,7 +200,9 @@ static void touch(kvobj *o) {
 static void deleteExpired(Db *db, kvobj *o) {
     size_t len = kvKeyLen(o);
     sds key = sdsNewLen(kvKey(o), len);
+    long long start = ustime();
     dbDelete(db, key, len);
+    if (dbHooks.latency) dbHooks.latency("expire-del", (ustime() - start) / 1000);
     dbStats.expiredKeys++;
     if (dbHooks.keyExpired) dbHooks.keyExpired(db, key, len);
     sdsFree(key);
@@ -361,6 +363,14 @@ sds dbUnshareString(Db *db, kvobj **po) {
 
 #define EXPIRE_KEYS_PER_LOOP 20
 
+/* An active expire cycle that began at start (us) ends: its time counts in
+ * INFO's expire_cycle_cpu_milliseconds and as an "expire-cycle" latency. */
+static void cycleDone(long long start) {
+    long long us = ustime() - start;
+    dbStats.expireCycleCpuUs += us;
+    if (dbHooks.latency) dbHooks.latency("expire-cycle", us / 1000);
+}
+
 void dbActiveExpireCycle(Db *dbs, int count, long long budgetUs, int fast) {
     static int nextDb = 0;
     int any = 0;
@@ -397,12 +407,14 @@ void dbActiveExpireCycle(Db *dbs, int count, long long budgetUs, int fast) {
             if ((iterations & 15) == 0 && ustime() - start > budgetUs) {
                 dbStats.expiredTimeCapReached++;
                 nextDb = (nextDb + d) % count;
+                cycleDone(start);
                 return;
             }
             more = expired * 4 > sampled; /* more than 25% were expired */
         } while (more);
     }
     nextDb = (nextDb + 1) % count;
+    cycleDone(start);
 }
 
 void dbTimerMaintenance(Db *dbs, int count) {

@@ -113,6 +113,8 @@ typedef struct DbHooks {
     void (*keyExpired)(Db *db, const char *key, size_t len);
     void (*keyAdded)(Db *db, const char *key, size_t len);
     void (*keyMiss)(Db *db, const char *key, size_t len);
+    /* A latency-monitor event (expire-del, expire-cycle) that took ms. */
+    void (*latency)(const char *event, long long ms);
 } DbHooks;
 extern DbHooks dbHooks;
 
@@ -134,7 +136,8 @@ extern uint8_t dbHashSeed[16];
 /* Counters for INFO stats. */
 typedef struct DbStats {
     long long keyspaceHits, keyspaceMisses, expiredKeys, expiredStalePerc;
-    long long expiredTimeCapReached, expireCycleCpuMs;
+    long long expiredTimeCapReached;
+    long long expireCycleCpuUs; /* time spent in active expire cycles */
 } DbStats;
 extern DbStats dbStats;
 

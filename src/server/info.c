@@ -317,7 +317,7 @@ static sds infoStats(sds s) {
                         st->numConnections, st->numCommands, statsInstantaneousOps(), st->netInputBytes,
                         st->netOutputBytes, statsInstantaneousInputKbps(), statsInstantaneousOutputKbps(),
                         st->rejectedConns, dbStats.expiredKeys, (double)dbStats.expiredStalePerc,
-                        dbStats.expiredTimeCapReached, dbStats.expireCycleCpuMs, st->evictedKeys,
+                        dbStats.expiredTimeCapReached, dbStats.expireCycleCpuUs / 1000, st->evictedKeys,
                         st->evictedClients, dbStats.keyspaceHits, dbStats.keyspaceMisses,
                         pubsubChannelCount(), pubsubPatternCount(), pubsubShardChannelCount(),
                         trackingTotalKeys(), trackingTotalItems(), trackingTotalPrefixes(),

@@ -658,3 +658,24 @@ def test_logo_on_a_terminal(tmp_path):
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=15)
         os.close(master)
+
+
+# --- 10. latency events ---------------------------------------------------------
+
+def test_latency_expire_cycle_and_expire_del(server):
+    r = server.client()
+    r.config_set("latency-monitor-threshold", 1)
+    r.config_set("lazyfree-lazy-expire", "no")
+    # Freeing a set of 300k members takes well over 1 ms: the active expire
+    # cycle that deletes it is a spike, and so is the deletion itself.
+    for base in range(0, 300000, 10000):
+        r.sadd("big", *range(base, base + 10000))
+    r.pexpire("big", 1)
+    for _ in range(3000):
+        if r.dbsize() == 0:
+            break
+        time.sleep(0.01)
+    assert r.dbsize() == 0
+    events = {e[0] for e in r.execute_command("LATENCY", "LATEST")}
+    assert {b"expire-cycle", b"expire-del"} <= events
+    assert int(r.info("stats")["expire_cycle_cpu_milliseconds"]) >= 1
