@@ -181,6 +181,12 @@ class Pair:
         self.a = Conn(cairn.host, cairn.port)
         self.b = Conn(oracle.host, oracle.port)
 
+    def fresh(self):
+        """New connections: a stream may end inside MULTI, in another
+        database or with other connection state."""
+        self.a.reopen()
+        self.b.reopen()
+
     def both(self, *cmd):
         return self.a.call(*cmd), self.b.call(*cmd)
 
@@ -242,9 +248,10 @@ def test_effects_area(servers, pair, area):
     seed = SEED + GEN_AREAS.index(area)
     rng = random.Random(seed)
     cmds = AREAS[area](rng, per_area, int(time.time()))
+    pair.fresh()
     pair.run([(b"FLUSHALL",)])
     pair.run(cmds)
-    pair.run([(b"SELECT", b"0")])
+    pair.fresh()
     n = check_segment(logs, "area=%s seed=%d n=%d" % (area, seed, len(cmds)))
     assert n > 0
 
@@ -312,6 +319,8 @@ def gen_extras(rng, n):
         if r < 0.95:
             return (b"GETEX", k(), rng.choice([b"EX", b"PX", b"EXAT", b"PXAT"]),
                     rng.choice([b"100000", b"1", b"200000000000000"]))
+        if r < 0.97:
+            return (rng.choice([b"ZINTERSTORE", b"ZDIFFSTORE", b"ZUNIONSTORE"]), k(), b"2", k(), k())
         return (b"SELECT", str(rng.randint(0, 3)).encode())
 
     while len(out) < n:
@@ -379,6 +388,7 @@ def test_effects_extras(servers, pair):
     seed = SEED + 400
     rng = random.Random(seed)
     cmds = gen_extras(rng, max(1000, TOTAL // 12))
+    pair.fresh()
     pair.run([(b"FLUSHALL",), (b"FUNCTION", b"FLUSH")])
     pair.run(cmds)
     n = check_segment(logs, "extras seed=%d n=%d" % (seed, len(cmds)))
@@ -448,6 +458,7 @@ def _blocking_round(rng, pair, cairn, oracle):
 def test_effects_blocking(servers, pair):
     cairn, oracle, *logs = servers
     rng = random.Random(SEED + 100)
+    pair.fresh()
     pair.run([(b"FLUSHALL",)])
     for _ in range(60):
         _blocking_round(rng, pair, cairn, oracle)
@@ -506,6 +517,7 @@ def _touching(rng, keys):
 def test_effects_lazy_expiry(servers, pair, lazyfree):
     logs = servers[2:]
     rng = random.Random(SEED + 200 + (lazyfree == b"yes"))
+    pair.fresh()
     pair.run([(b"FLUSHALL",), (b"DEBUG", b"SET-ACTIVE-EXPIRE", b"0"),
               (b"CONFIG", b"SET", b"lazyfree-lazy-expire", lazyfree)])
     keys = [b"e%d" % i for i in range(12)]
@@ -523,6 +535,7 @@ def test_effects_lazy_expiry(servers, pair, lazyfree):
 def test_effects_active_expiry(servers, pair):
     logs = servers[2:]
     rng = random.Random(SEED + 300)
+    pair.fresh()
     pair.run([(b"FLUSHALL",), (b"DEBUG", b"SET-ACTIVE-EXPIRE", b"1")])
     check_segment(logs, "before active expiry")
     for db in (b"0", b"3"):
