@@ -1518,33 +1518,16 @@ void configRewriteCommand(Client *c) {
 /* Command table                                                             */
 /* ------------------------------------------------------------------------ */
 
-#define CONFIG_SUB_FLAGS (CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE)
-#define CONFIG_SUB_ACL (ACL_ADMIN | ACL_SLOW | ACL_DANGEROUS)
-
 static Command configSubcommands[] = {
-    {.name = "get", .proc = configGetCommand, .arity = -3, .flags = CONFIG_SUB_FLAGS, .acl = CONFIG_SUB_ACL,
-     .group = "server", .since = "2.0.0",
-     .complexity = "O(N) when N is the number of configuration parameters provided",
-     .summary = "Get the values of configuration parameters"},
-    {.name = "set", .proc = configSetCommand, .arity = -4, .flags = CONFIG_SUB_FLAGS, .acl = CONFIG_SUB_ACL,
-     .group = "server", .since = "2.0.0",
-     .complexity = "O(N) when N is the number of configuration parameters provided",
-     .summary = "Set configuration parameters to the given values"},
-    {.name = "resetstat", .proc = configResetStatCommand, .arity = 2, .flags = CONFIG_SUB_FLAGS,
-     .acl = CONFIG_SUB_ACL, .group = "server", .since = "2.0.0", .complexity = "O(1)",
-     .summary = "Reset the stats returned by INFO"},
-    {.name = "rewrite", .proc = configRewriteCommand, .arity = 2, .flags = CONFIG_SUB_FLAGS,
-     .acl = CONFIG_SUB_ACL, .group = "server", .since = "2.8.0", .complexity = "O(1)",
-     .summary = "Rewrite the configuration file with the in memory configuration"},
-    {.name = "help", .proc = configHelpCommand, .arity = 2, .flags = CMD_LOADING | CMD_STALE, .acl = ACL_SLOW,
-     .group = "server", .since = "5.0.0", .complexity = "O(1)",
-     .summary = "Show helpful text about the different subcommands"},
+    {.name = "get", .proc = configGetCommand},
+    {.name = "set", .proc = configSetCommand},
+    {.name = "resetstat", .proc = configResetStatCommand},
+    {.name = "rewrite", .proc = configRewriteCommand},
+    {.name = "help", .proc = configHelpCommand},
     {0},
 };
 
 Command configCommands[] = {
-    {.name = "config", .proc = NULL, .arity = -2, .flags = 0, .acl = ACL_SLOW, .group = "server", .since = "2.0.0",
-     .complexity = "Depends on subcommand.", .summary = "A container for server configuration commands",
-     .subcommands = configSubcommands},
+    {.name = "config", .subcommands = configSubcommands},
     {0},
 };

@@ -1647,8 +1647,3 @@ static int busyInterceptor(Client *c, Command *cmd) {
 }
 
 __attribute__((constructor(101))) static void engineRegisterHooks(void) { dispatchAddInterceptor(busyInterceptor); }
-
-int scriptEvalKeys(Client *c, int argc, char **argv, int *out, int max) {
-    (void)c;
-    return commandNumkeysKeys(2, argc, argv, out, max);
-}

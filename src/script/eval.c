@@ -375,42 +375,18 @@ void evalMemoryInfo(ScriptMemoryInfo *m) {
 
 /* ------------------------------------------------------------------ */
 
-#define EVAL_FLAGS (CMD_NOSCRIPT | CMD_SKIP_MONITOR | CMD_MAY_REPLICATE | CMD_NO_MANDATORY_KEYS | CMD_STALE)
-
 static Command scriptSubcommands[] = {
-    {.name = "exists", .proc = scriptExistsCommand, .arity = -3, .flags = CMD_NOSCRIPT, .acl = ACL_SCRIPTING | ACL_SLOW,
-     .group = "scripting", .since = "2.6.0", .complexity = "O(N) with N being the number of scripts to check (so checking a single script is an O(1) operation).",
-     .summary = "Check existence of scripts in the script cache."},
-    {.name = "flush", .proc = scriptFlushCommand, .arity = -2, .flags = CMD_NOSCRIPT | CMD_MAY_REPLICATE,
-     .acl = ACL_SCRIPTING | ACL_SLOW, .group = "scripting", .since = "2.6.0",
-     .complexity = "O(N) with N being the number of scripts in cache", .summary = "Remove all the scripts from the script cache."},
-    {.name = "help", .proc = scriptHelpCommand, .arity = 2, .flags = CMD_LOADING | CMD_STALE,
-     .acl = ACL_SCRIPTING | ACL_SLOW, .group = "scripting", .since = "5.0.0", .complexity = "O(1)",
-     .summary = "Show helpful text about the different subcommands"},
-    {.name = "kill", .proc = scriptKillCommand, .arity = 2, .flags = CMD_NOSCRIPT | CMD_ALLOW_BUSY,
-     .acl = ACL_SCRIPTING | ACL_SLOW, .group = "scripting", .since = "2.6.0", .complexity = "O(1)",
-     .summary = "Kill the script currently in execution."},
-    {.name = "load", .proc = scriptLoadCommand, .arity = 3, .flags = CMD_NOSCRIPT | CMD_STALE,
-     .acl = ACL_SCRIPTING | ACL_SLOW, .group = "scripting", .since = "2.6.0",
-     .complexity = "O(N) with N being the length in bytes of the script body.",
-     .summary = "Load the specified Lua script into the script cache."},
+    {.name = "exists", .proc = scriptExistsCommand},
+    {.name = "flush", .proc = scriptFlushCommand},
+    {.name = "help", .proc = scriptHelpCommand},
+    {.name = "kill", .proc = scriptKillCommand},
+    {.name = "load", .proc = scriptLoadCommand},
     {0}};
 
 Command scriptCommands[] = {
-    {.name = "eval", .proc = evalCommand, .arity = -3, .flags = EVAL_FLAGS | CMD_MONITOR_FIRST,
-     .acl = ACL_SCRIPTING | ACL_SLOW, .getKeys = scriptEvalKeys, .group = "scripting", .since = "2.6.0",
-     .complexity = "Depends on the script that is executed.", .summary = "Execute a Lua script server side"},
-    {.name = "evalsha", .proc = evalShaCommand, .arity = -3, .flags = EVAL_FLAGS | CMD_MONITOR_FIRST,
-     .acl = ACL_SCRIPTING | ACL_SLOW, .getKeys = scriptEvalKeys, .group = "scripting", .since = "2.6.0",
-     .complexity = "Depends on the script that is executed.", .summary = "Execute a Lua script server side"},
-    {.name = "eval_ro", .proc = evalRoCommand, .arity = -3,
-     .flags = CMD_NOSCRIPT | CMD_SKIP_MONITOR | CMD_NO_MANDATORY_KEYS | CMD_STALE | CMD_READONLY | CMD_MONITOR_FIRST,
-     .acl = ACL_SCRIPTING | ACL_SLOW, .getKeys = scriptEvalKeys, .group = "scripting", .since = "7.0.0",
-     .complexity = "Depends on the script that is executed.", .summary = "Execute a read-only Lua script server side"},
-    {.name = "evalsha_ro", .proc = evalShaRoCommand, .arity = -3,
-     .flags = CMD_NOSCRIPT | CMD_SKIP_MONITOR | CMD_NO_MANDATORY_KEYS | CMD_STALE | CMD_READONLY | CMD_MONITOR_FIRST,
-     .acl = ACL_SCRIPTING | ACL_SLOW, .getKeys = scriptEvalKeys, .group = "scripting", .since = "7.0.0",
-     .complexity = "Depends on the script that is executed.", .summary = "Execute a read-only Lua script server side"},
-    {.name = "script", .arity = -2, .group = "scripting", .since = "2.6.0", .complexity = "Depends on subcommand.",
-     .summary = "A container for Lua scripts management commands", .subcommands = scriptSubcommands},
+    {.name = "eval", .proc = evalCommand, .flags = CMD_MONITOR_FIRST},
+    {.name = "evalsha", .proc = evalShaCommand, .flags = CMD_MONITOR_FIRST},
+    {.name = "eval_ro", .proc = evalRoCommand, .flags = CMD_MONITOR_FIRST},
+    {.name = "evalsha_ro", .proc = evalShaRoCommand, .flags = CMD_MONITOR_FIRST},
+    {.name = "script", .subcommands = scriptSubcommands},
     {0}};

@@ -737,68 +737,24 @@ void functionsMemoryInfo(ScriptMemoryInfo *m) {
 
 /* --- command table --- */
 
-#define FN_CMD(nm, fn, ar, fl, sum, cx)                                                                      \
-    {                                                                                                        \
-        .name = nm, .proc = fn, .arity = ar, .flags = fl, .acl = ACL_SCRIPTING, .group = "scripting",        \
-        .since = "7.0.0", .complexity = cx, .summary = sum                                                   \
-    }
-
 static Command functionSubcommands[] = {
-    FN_CMD("load", functionLoadCommand, -3, CMD_WRITE | CMD_DENYOOM | CMD_NOSCRIPT,
-           "Create a function with the given arguments (name, code, description)",
-           "O(1) (considering compilation time is redundant)"),
-    FN_CMD("stats", functionStatsCommand, 2, CMD_NOSCRIPT | CMD_ALLOW_BUSY,
-           "Return information about the function currently running (name, description, duration)", "O(1)"),
-    FN_CMD("dump", functionDumpCommand, 2, CMD_NOSCRIPT,
-           "Dump all functions into a serialized binary payload", "O(N) where N is the number of functions"),
-    FN_CMD("kill", functionKillCommand, 2, CMD_NOSCRIPT | CMD_ALLOW_BUSY,
-           "Kill the function currently in execution.", "O(1)"),
-    FN_CMD("help", functionHelpCommand, 2, CMD_LOADING | CMD_STALE,
-           "Show helpful text about the different subcommands", "O(1)"),
-    FN_CMD("flush", functionFlushCommand, -2, CMD_WRITE | CMD_NOSCRIPT, "Deleting all functions",
-           "O(N) where N is the number of functions deleted"),
-    FN_CMD("restore", functionRestoreCommand, -3, CMD_WRITE | CMD_DENYOOM | CMD_NOSCRIPT,
-           "Restore all the functions on the given payload",
-           "O(N) where N is the number of functions on the payload"),
-    FN_CMD("delete", functionDeleteCommand, 3, CMD_WRITE | CMD_NOSCRIPT, "Delete a function by name", "O(1)"),
-    FN_CMD("list", functionListCommand, -2, CMD_NOSCRIPT, "List information about all the functions",
-           "O(N) where N is the number of functions"),
+    {.name = "load", .proc = functionLoadCommand},
+    {.name = "stats", .proc = functionStatsCommand},
+    {.name = "dump", .proc = functionDumpCommand},
+    {.name = "kill", .proc = functionKillCommand},
+    {.name = "help", .proc = functionHelpCommand},
+    {.name = "flush", .proc = functionFlushCommand},
+    {.name = "restore", .proc = functionRestoreCommand},
+    {.name = "delete", .proc = functionDeleteCommand},
+    {.name = "list", .proc = functionListCommand},
     {0},
 };
 
 /* MONITOR shows FCALL before the commands its function runs, even when
  * it is then refused (CMD_MONITOR_FIRST). */
-#define FCALL_FLAGS                                                                                          \
-    (CMD_NOSCRIPT | CMD_STALE | CMD_SKIP_MONITOR | CMD_NO_MANDATORY_KEYS | CMD_MOVABLE_KEYS |                \
-     CMD_MONITOR_FIRST)
-
 Command functionCommands[] = {
-    {.name = "function",
-     .arity = -2,
-     .group = "scripting",
-     .since = "7.0.0",
-     .complexity = "Depends on subcommand.",
-     .summary = "A container for function commands",
-     .subcommands = functionSubcommands},
-    {.name = "fcall",
-     .proc = fcallCommand,
-     .arity = -3,
-     .flags = FCALL_FLAGS,
-     .acl = ACL_SCRIPTING,
-     .getKeys = scriptEvalKeys,
-     .group = "scripting",
-     .since = "7.0.0",
-     .complexity = "Depends on the function that is executed.",
-     .summary = "Invoke a function"},
-    {.name = "fcall_ro",
-     .proc = fcallRoCommand,
-     .arity = -3,
-     .flags = CMD_READONLY | FCALL_FLAGS,
-     .acl = ACL_SCRIPTING,
-     .getKeys = scriptEvalKeys,
-     .group = "scripting",
-     .since = "7.0.0",
-     .complexity = "Depends on the function that is executed.",
-     .summary = "Invoke a read-only function"},
+    {.name = "function", .subcommands = functionSubcommands},
+    {.name = "fcall", .proc = fcallCommand, .flags = CMD_MONITOR_FIRST},
+    {.name = "fcall_ro", .proc = fcallRoCommand, .flags = CMD_MONITOR_FIRST},
     {0},
 };

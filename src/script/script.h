@@ -37,8 +37,6 @@ const char *scriptBusyError(void);
 /* SCRIPT KILL (isEval) / FUNCTION KILL: replies OK, NOTBUSY, UNKILLABLE or
  * BUSY as Redis does. */
 void scriptKill(Client *c, int isEval);
-/* Key finder of EVAL/EVALSHA/FCALL...: numkeys at argv[2]. */
-int scriptEvalKeys(Client *c, int argc, char **argv, int *out, int max);
 /* Parse numkeys at argv[idx] with Redis's errors; -1 after replying. */
 int scriptGetNumkeys(Client *c, int idx, long long *numkeys);
 

@@ -247,8 +247,6 @@ static void debugCommand(Client *c) {
 }
 
 Command debugCommands[] = {
-    {.name = "debug", .proc = debugCommand, .arity = -2,
-     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_PROTECTED, .group = "server",
-     .since = "1.0.0", .complexity = "Depends on subcommand.", .summary = "A container for debugging commands"},
+    {.name = "debug", .proc = debugCommand},
     {0},
 };

@@ -533,14 +533,9 @@ static void lastsaveCommand(Client *c) {
 }
 
 Command infoCommands[] = {
-    {.name = "info", .proc = infoCommand, .arity = -1, .flags = CMD_LOADING | CMD_STALE,
-     .acl = ACL_DANGEROUS, .group = "server", .since = "1.0.0", .complexity = "O(1)",
-     .summary = "Get information and statistics about the server"},
-    {.name = "time", .proc = timeCommand, .arity = 1, .flags = CMD_LOADING | CMD_STALE | CMD_FAST,
-     .group = "server", .since = "2.6.0", .complexity = "O(1)", .summary = "Return the current server time"},
-    {.name = "lastsave", .proc = lastsaveCommand, .arity = 1, .flags = CMD_LOADING | CMD_STALE | CMD_FAST,
-     .acl = ACL_ADMIN | ACL_DANGEROUS, .group = "server", .since = "1.0.0", .complexity = "O(1)",
-     .summary = "Get the UNIX time stamp of the last successful save to disk"},
+    {.name = "info", .proc = infoCommand},
+    {.name = "time", .proc = timeCommand},
+    {.name = "lastsave", .proc = lastsaveCommand},
     {0},
 };
 

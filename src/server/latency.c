@@ -242,29 +242,16 @@ static void latencyHelpCommand(Client *c) {
     replyHelp(c, lines);
 }
 
-#define LATENCY_FLAGS (CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE)
-#define LATENCY_ACL (ACL_ADMIN | ACL_DANGEROUS)
-
 static Command latencySubcommands[] = {
-    {.name = "help", .proc = latencyHelpCommand, .arity = 2, .flags = CMD_LOADING | CMD_STALE, .group = "server",
-     .since = "2.8.13", .complexity = "O(1)", .summary = "Show helpful text about the different subcommands."},
-    {.name = "doctor", .proc = latencyDoctorCommand, .arity = 2, .flags = LATENCY_FLAGS, .acl = LATENCY_ACL,
-     .group = "server", .since = "2.8.13", .complexity = "O(1)",
-     .summary = "Return a human readable latency analysis report."},
-    {.name = "latest", .proc = latencyLatestCommand, .arity = 2, .flags = LATENCY_FLAGS, .acl = LATENCY_ACL,
-     .group = "server", .since = "2.8.13", .complexity = "O(1)",
-     .summary = "Return the latest latency samples for all events."},
-    {.name = "history", .proc = latencyHistoryCommand, .arity = 3, .flags = LATENCY_FLAGS, .acl = LATENCY_ACL,
-     .group = "server", .since = "2.8.13", .complexity = "O(1)",
-     .summary = "Return timestamp-latency samples for the event."},
-    {.name = "reset", .proc = latencyResetCommand, .arity = -2, .flags = LATENCY_FLAGS, .acl = LATENCY_ACL,
-     .group = "server", .since = "2.8.13", .complexity = "O(1)",
-     .summary = "Reset latency data for one or more events."},
+    {.name = "help", .proc = latencyHelpCommand},
+    {.name = "doctor", .proc = latencyDoctorCommand},
+    {.name = "latest", .proc = latencyLatestCommand},
+    {.name = "history", .proc = latencyHistoryCommand},
+    {.name = "reset", .proc = latencyResetCommand},
     {0},
 };
 
 Command latencyCommands[] = {
-    {.name = "latency", .arity = -2, .group = "server", .since = "2.8.13", .complexity = "Depends on subcommand.",
-     .summary = "A container for latency diagnostics commands", .subcommands = latencySubcommands},
+    {.name = "latency", .subcommands = latencySubcommands},
     {0},
 };

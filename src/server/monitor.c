@@ -153,13 +153,6 @@ __attribute__((constructor(180))) static void monitorInit(void) {
 }
 
 Command monitorCommands[] = {
-    {.name = "monitor",
-     .proc = monitorCommand,
-     .arity = 1,
-     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
-     .group = "server",
-     .since = "1.0.0",
-     .complexity = NULL,
-     .summary = "Listen for all requests received by the server in real time"},
+    {.name = "monitor", .proc = monitorCommand},
     {0},
 };

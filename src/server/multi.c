@@ -433,25 +433,11 @@ static void unwatchCommand(Client *c) {
     replyOk(c);
 }
 
-#define TX_FLAGS (CMD_NOSCRIPT | CMD_LOADING | CMD_STALE)
-
 Command multiCommands[] = {
-    {.name = "multi", .proc = multiCommand, .arity = 1, .flags = TX_FLAGS | CMD_FAST | CMD_ALLOW_BUSY,
-     .acl = ACL_TRANSACTION, .group = "transactions", .since = "1.2.0", .complexity = "O(1)",
-     .summary = "Mark the start of a transaction block"},
-    {.name = "exec", .proc = execCommand, .arity = 1, .flags = TX_FLAGS | CMD_SKIP_SLOWLOG,
-     .acl = ACL_TRANSACTION, .group = "transactions", .since = "1.2.0",
-     .complexity = "Depends on commands in the transaction", .summary = "Execute all commands issued after MULTI"},
-    {.name = "discard", .proc = discardCommand, .arity = 1, .flags = TX_FLAGS | CMD_FAST | CMD_ALLOW_BUSY,
-     .acl = ACL_TRANSACTION, .group = "transactions", .since = "2.0.0",
-     .complexity = "O(N), when N is the number of queued commands",
-     .summary = "Discard all commands issued after MULTI"},
-    {.name = "watch", .proc = watchCommand, .arity = -2, .flags = TX_FLAGS | CMD_FAST | CMD_ALLOW_BUSY,
-     .acl = ACL_TRANSACTION, .firstKey = 1, .lastKey = -1, .keyStep = 1, .group = "transactions",
-     .since = "2.2.0", .complexity = "O(1) for every key.",
-     .summary = "Watch the given keys to determine execution of the MULTI/EXEC block"},
-    {.name = "unwatch", .proc = unwatchCommand, .arity = 1, .flags = TX_FLAGS | CMD_FAST | CMD_ALLOW_BUSY,
-     .acl = ACL_TRANSACTION, .group = "transactions", .since = "2.2.0", .complexity = "O(1)",
-     .summary = "Forget about all watched keys"},
+    {.name = "multi", .proc = multiCommand},
+    {.name = "exec", .proc = execCommand},
+    {.name = "discard", .proc = discardCommand},
+    {.name = "watch", .proc = watchCommand},
+    {.name = "unwatch", .proc = unwatchCommand},
     {0},
 };

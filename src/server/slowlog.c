@@ -148,25 +148,15 @@ static void slowlogHelpCommand(Client *c) {
     replyHelp(c, lines);
 }
 
-#define SLOWLOG_FLAGS (CMD_ADMIN | CMD_LOADING | CMD_STALE)
-#define SLOWLOG_ACL (ACL_ADMIN | ACL_DANGEROUS)
-
 static Command slowlogSubcommands[] = {
-    {.name = "reset", .proc = slowlogResetCommand, .arity = 2, .flags = SLOWLOG_FLAGS, .acl = SLOWLOG_ACL,
-     .group = "server", .since = "2.2.12", .complexity = "O(N) where N is the number of entries in the slowlog",
-     .summary = "Clear all entries from the slow log"},
-    {.name = "len", .proc = slowlogLenCommand, .arity = 2, .flags = SLOWLOG_FLAGS, .acl = SLOWLOG_ACL,
-     .group = "server", .since = "2.2.12", .complexity = "O(1)", .summary = "Get the slow log's length"},
-    {.name = "get", .proc = slowlogGetCommand, .arity = -2, .flags = SLOWLOG_FLAGS, .acl = SLOWLOG_ACL,
-     .group = "server", .since = "2.2.12", .complexity = "O(N) where N is the number of entries returned",
-     .summary = "Get the slow log's entries"},
-    {.name = "help", .proc = slowlogHelpCommand, .arity = 2, .flags = CMD_LOADING | CMD_STALE, .group = "server",
-     .since = "6.2.0", .complexity = "O(1)", .summary = "Show helpful text about the different subcommands"},
+    {.name = "reset", .proc = slowlogResetCommand},
+    {.name = "len", .proc = slowlogLenCommand},
+    {.name = "get", .proc = slowlogGetCommand},
+    {.name = "help", .proc = slowlogHelpCommand},
     {0},
 };
 
 Command slowlogCommands[] = {
-    {.name = "slowlog", .arity = -2, .group = "server", .since = "2.2.12", .complexity = "Depends on subcommand.",
-     .summary = "A container for slow log commands", .subcommands = slowlogSubcommands},
+    {.name = "slowlog", .subcommands = slowlogSubcommands},
     {0},
 };

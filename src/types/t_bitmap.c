@@ -599,36 +599,15 @@ cleanup:
 static void bitfieldCommand(Client *c) { bitfieldGeneric(c, 0); }
 static void bitfieldroCommand(Client *c) { bitfieldGeneric(c, 1); }
 
-/* --- table --- */
+/* --- command handlers (metadata: src/core/command_data.c) --- */
 
 Command bitmapCommands[] = {
-    {.name = "setbit", .proc = setbitCommand, .arity = 4, .flags = CMD_WRITE | CMD_DENYOOM, .acl = ACL_BITMAP,
-     .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "bitmap", .since = "2.2.0",
-     .complexity = "O(1)",
-     .summary = "Sets or clears the bit at offset in the string value stored at key"},
-    {.name = "getbit", .proc = getbitCommand, .arity = 3, .flags = CMD_READONLY | CMD_FAST, .acl = ACL_BITMAP,
-     .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "bitmap", .since = "2.2.0",
-     .complexity = "O(1)",
-     .summary = "Returns the bit value at offset in the string value stored at key"},
-    {.name = "bitcount", .proc = bitcountCommand, .arity = -2, .flags = CMD_READONLY, .acl = ACL_BITMAP,
-     .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "bitmap", .since = "2.6.0",
-     .complexity = "O(N)",
-     .summary = "Count set bits in a string"},
-    {.name = "bitpos", .proc = bitposCommand, .arity = -3, .flags = CMD_READONLY, .acl = ACL_BITMAP,
-     .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "bitmap", .since = "2.8.7",
-     .complexity = "O(N)",
-     .summary = "Find first bit set or clear in a string"},
-    {.name = "bitop", .proc = bitopCommand, .arity = -4, .flags = CMD_WRITE | CMD_DENYOOM, .acl = ACL_BITMAP,
-     .firstKey = 2, .lastKey = -1, .keyStep = 1, .group = "bitmap", .since = "2.6.0",
-     .complexity = "O(N)",
-     .summary = "Perform bitwise operations between strings"},
-    {.name = "bitfield", .proc = bitfieldCommand, .arity = -2, .flags = CMD_WRITE | CMD_DENYOOM, .acl = ACL_BITMAP,
-     .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "bitmap", .since = "3.2.0",
-     .complexity = "O(1) for each subcommand specified",
-     .summary = "Perform arbitrary bitfield integer operations on strings"},
-    {.name = "bitfield_ro", .proc = bitfieldroCommand, .arity = -2, .flags = CMD_READONLY | CMD_FAST,
-     .acl = ACL_BITMAP, .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "bitmap", .since = "6.0.0",
-     .complexity = "O(1) for each subcommand specified",
-     .summary = "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD"},
+    {.name = "setbit", .proc = setbitCommand},
+    {.name = "getbit", .proc = getbitCommand},
+    {.name = "bitcount", .proc = bitcountCommand},
+    {.name = "bitpos", .proc = bitposCommand},
+    {.name = "bitop", .proc = bitopCommand},
+    {.name = "bitfield", .proc = bitfieldCommand},
+    {.name = "bitfield_ro", .proc = bitfieldroCommand},
     {0},
 };

@@ -150,28 +150,15 @@ static void persistCommand(Client *c) {
     replyLongLong(c, 1);
 }
 
-#define EXPIRE_CMD(n, fn, ver, sum)                                                                     \
-    {.name = n, .proc = fn, .arity = -3, .flags = CMD_WRITE | CMD_FAST, .acl = ACL_KEYSPACE,            \
-     .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "generic", .since = ver, .complexity = "O(1)", \
-     .summary = sum}
-#define TTL_CMD(n, fn, ver, sum)                                                                        \
-    {.name = n, .proc = fn, .arity = 2, .flags = CMD_READONLY | CMD_FAST, .acl = ACL_KEYSPACE,          \
-     .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "generic", .since = ver, .complexity = "O(1)", \
-     .summary = sum}
-
 Command expireCommands[] = {
-    EXPIRE_CMD("expire", expireCommand, "1.0.0", "Set a key's time to live in seconds"),
-    EXPIRE_CMD("pexpire", pexpireCommand, "2.6.0", "Set a key's time to live in milliseconds"),
-    EXPIRE_CMD("expireat", expireatCommand, "1.2.0", "Set the expiration for a key as a UNIX timestamp"),
-    EXPIRE_CMD("pexpireat", pexpireatCommand, "2.6.0",
-               "Set the expiration for a key as a UNIX timestamp specified in milliseconds"),
-    TTL_CMD("ttl", ttlCommand, "1.0.0", "Get the time to live for a key in seconds"),
-    TTL_CMD("pttl", pttlCommand, "2.6.0", "Get the time to live for a key in milliseconds"),
-    TTL_CMD("expiretime", expiretimeCommand, "7.0.0", "Get the expiration Unix timestamp for a key"),
-    TTL_CMD("pexpiretime", pexpiretimeCommand, "7.0.0",
-            "Get the expiration Unix timestamp for a key in milliseconds"),
-    {.name = "persist", .proc = persistCommand, .arity = 2, .flags = CMD_WRITE | CMD_FAST,
-     .acl = ACL_KEYSPACE, .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "generic", .since = "2.2.0",
-     .complexity = "O(1)", .summary = "Remove the expiration from a key"},
+    {.name = "expire", .proc = expireCommand},
+    {.name = "pexpire", .proc = pexpireCommand},
+    {.name = "expireat", .proc = expireatCommand},
+    {.name = "pexpireat", .proc = pexpireatCommand},
+    {.name = "ttl", .proc = ttlCommand},
+    {.name = "pttl", .proc = pttlCommand},
+    {.name = "expiretime", .proc = expiretimeCommand},
+    {.name = "pexpiretime", .proc = pexpiretimeCommand},
+    {.name = "persist", .proc = persistCommand},
     {0},
 };

@@ -944,48 +944,24 @@ static void hrandfieldCommand(Client *c) {
     hrandfieldDistinct(c, o, (unsigned long)l, withvalues);
 }
 
-/* --- command table (Redis 7.0.15's COMMAND INFO / DOCS) --- */
-
-#define HASH_CMD(n, p, a, f, acl_, ver, cx, sum)                                                                 \
-    {.name = n, .proc = p, .arity = a, .flags = f, .acl = ACL_HASH | (acl_), .firstKey = 1, .lastKey = 1,        \
-     .keyStep = 1, .group = "hash", .since = ver, .complexity = cx, .summary = sum}
-
-#define W_FAST (CMD_WRITE | CMD_DENYOOM | CMD_FAST)
-#define R_FAST (CMD_READONLY | CMD_FAST)
+/* --- command handlers (metadata: src/core/command_data.c) --- */
 
 Command hashCommands[] = {
-    HASH_CMD("hset", hsetCommand, -4, W_FAST, 0, "2.0.0",
-             "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called "
-             "with multiple field/value pairs.",
-             "Set the string value of a hash field"),
-    HASH_CMD("hsetnx", hsetnxCommand, 4, W_FAST, 0, "2.0.0", "O(1)",
-             "Set the value of a hash field, only if the field does not exist"),
-    HASH_CMD("hmset", hmsetCommand, -4, W_FAST, 0, "2.0.0", "O(N) where N is the number of fields being set.",
-             "Set multiple hash fields to multiple values"),
-    HASH_CMD("hget", hgetCommand, 3, R_FAST, 0, "2.0.0", "O(1)", "Get the value of a hash field"),
-    HASH_CMD("hmget", hmgetCommand, -3, R_FAST, 0, "2.0.0", "O(N) where N is the number of fields being requested.",
-             "Get the values of all the given hash fields"),
-    HASH_CMD("hdel", hdelCommand, -3, CMD_WRITE | CMD_FAST, 0, "2.0.0",
-             "O(N) where N is the number of fields to be removed.", "Delete one or more hash fields"),
-    HASH_CMD("hlen", hlenCommand, 2, R_FAST, 0, "2.0.0", "O(1)", "Get the number of fields in a hash"),
-    HASH_CMD("hstrlen", hstrlenCommand, 3, R_FAST, 0, "3.2.0", "O(1)",
-             "Get the length of the value of a hash field"),
-    HASH_CMD("hexists", hexistsCommand, 3, R_FAST, 0, "2.0.0", "O(1)", "Determine if a hash field exists"),
-    HASH_CMD("hincrby", hincrbyCommand, 4, W_FAST, 0, "2.0.0", "O(1)",
-             "Increment the integer value of a hash field by the given number"),
-    HASH_CMD("hincrbyfloat", hincrbyfloatCommand, 4, W_FAST, 0, "2.6.0", "O(1)",
-             "Increment the float value of a hash field by the given amount"),
-    HASH_CMD("hkeys", hkeysCommand, 2, CMD_READONLY, ACL_SLOW, "2.0.0", "O(N) where N is the size of the hash.",
-             "Get all the fields in a hash"),
-    HASH_CMD("hvals", hvalsCommand, 2, CMD_READONLY, ACL_SLOW, "2.0.0", "O(N) where N is the size of the hash.",
-             "Get all the values in a hash"),
-    HASH_CMD("hgetall", hgetallCommand, 2, CMD_READONLY, ACL_SLOW, "2.0.0", "O(N) where N is the size of the hash.",
-             "Get all the fields and values in a hash"),
-    HASH_CMD("hscan", hscanCommand, -3, CMD_READONLY, ACL_SLOW, "2.8.0",
-             "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to "
-             "return back to 0. N is the number of elements inside the collection..",
-             "Incrementally iterate hash fields and associated values"),
-    HASH_CMD("hrandfield", hrandfieldCommand, -2, CMD_READONLY, ACL_SLOW, "6.2.0",
-             "O(N) where N is the number of fields returned", "Get one or multiple random fields from a hash"),
+    {.name = "hset", .proc = hsetCommand},
+    {.name = "hsetnx", .proc = hsetnxCommand},
+    {.name = "hmset", .proc = hmsetCommand},
+    {.name = "hget", .proc = hgetCommand},
+    {.name = "hmget", .proc = hmgetCommand},
+    {.name = "hdel", .proc = hdelCommand},
+    {.name = "hlen", .proc = hlenCommand},
+    {.name = "hstrlen", .proc = hstrlenCommand},
+    {.name = "hexists", .proc = hexistsCommand},
+    {.name = "hincrby", .proc = hincrbyCommand},
+    {.name = "hincrbyfloat", .proc = hincrbyfloatCommand},
+    {.name = "hkeys", .proc = hkeysCommand},
+    {.name = "hvals", .proc = hvalsCommand},
+    {.name = "hgetall", .proc = hgetallCommand},
+    {.name = "hscan", .proc = hscanCommand},
+    {.name = "hrandfield", .proc = hrandfieldCommand},
     {0},
 };

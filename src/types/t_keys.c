@@ -505,98 +505,35 @@ static const char *objectHelpLines[] = {
 
 static void objectHelpCommand(Client *c) { replyHelp(c, objectHelpLines); }
 
-/* --- table --- */
-
-#define OBJECT_SUB(n, fn, sum, ver)                                                                    \
-    {.name = n, .proc = fn, .arity = 3, .flags = CMD_READONLY, .acl = ACL_KEYSPACE, .firstKey = 2,      \
-     .lastKey = 2, .keyStep = 1, .group = "generic", .since = ver, .complexity = "O(1)", .summary = sum}
+/* --- command handlers (metadata: src/core/command_data.c) --- */
 
 static Command objectSubcommands[] = {
-    OBJECT_SUB("encoding", objectEncodingCommand, "Inspect the internal encoding of a Redis object", "2.2.3"),
-    OBJECT_SUB("freq", objectFreqCommand, "Get the logarithmic access frequency counter of a Redis object",
-               "4.0.0"),
-    OBJECT_SUB("idletime", objectIdletimeCommand, "Get the time since a Redis object was last accessed",
-               "2.2.3"),
-    OBJECT_SUB("refcount", objectRefcountCommand, "Get the number of references to the value of the key",
-               "2.2.3"),
-    {.name = "help", .proc = objectHelpCommand, .arity = 2, .flags = CMD_LOADING | CMD_STALE,
-     .acl = ACL_KEYSPACE, .group = "generic", .since = "6.2.0", .complexity = "O(1)",
-     .summary = "Show helpful text about the different subcommands"},
+    {.name = "encoding", .proc = objectEncodingCommand},
+    {.name = "freq", .proc = objectFreqCommand},
+    {.name = "idletime", .proc = objectIdletimeCommand},
+    {.name = "refcount", .proc = objectRefcountCommand},
+    {.name = "help", .proc = objectHelpCommand},
     {0},
 };
 
 Command keyCommands[] = {
-    {.name = "del", .proc = delCommand, .arity = -2, .flags = CMD_WRITE, .acl = ACL_KEYSPACE, .firstKey = 1,
-     .lastKey = -1, .keyStep = 1, .group = "generic", .since = "1.0.0",
-     .complexity = "O(N) where N is the number of keys that will be removed. When a key to remove holds a "
-                   "value other than a string, the individual complexity for this key is O(M) where M is "
-                   "the number of elements in the list, set, sorted set or hash. Removing a single key "
-                   "that holds a string value is O(1).",
-     .summary = "Delete a key"},
-    {.name = "unlink", .proc = unlinkCommand, .arity = -2, .flags = CMD_WRITE | CMD_FAST, .acl = ACL_KEYSPACE,
-     .firstKey = 1, .lastKey = -1, .keyStep = 1, .group = "generic", .since = "4.0.0",
-     .complexity = "O(1) for each key removed regardless of its size. Then the command does O(N) work in a "
-                   "different thread in order to reclaim memory, where N is the number of allocations the "
-                   "deleted objects where composed of.",
-     .summary = "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non "
-                "blocking."},
-    {.name = "exists", .proc = existsCommand, .arity = -2, .flags = CMD_READONLY | CMD_FAST,
-     .acl = ACL_KEYSPACE, .firstKey = 1, .lastKey = -1, .keyStep = 1, .group = "generic", .since = "1.0.0",
-     .complexity = "O(N) where N is the number of keys to check.", .summary = "Determine if a key exists"},
-    {.name = "type", .proc = typeCommand, .arity = 2, .flags = CMD_READONLY | CMD_FAST, .acl = ACL_KEYSPACE,
-     .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "generic", .since = "1.0.0", .complexity = "O(1)",
-     .summary = "Determine the type stored at key"},
-    {.name = "keys", .proc = keysCommand, .arity = 2, .flags = CMD_READONLY,
-     .acl = ACL_KEYSPACE | ACL_DANGEROUS, .group = "generic", .since = "1.0.0",
-     .complexity = "O(N) with N being the number of keys in the database, under the assumption that the "
-                   "key names in the database and the given pattern have limited length.",
-     .summary = "Find all keys matching the given pattern"},
-    {.name = "scan", .proc = scanCommand, .arity = -2, .flags = CMD_READONLY, .acl = ACL_KEYSPACE,
-     .group = "generic", .since = "2.8.0",
-     .complexity = "O(1) for every call. O(N) for a complete iteration, including enough command calls for "
-                   "the cursor to return back to 0. N is the number of elements inside the collection.",
-     .summary = "Incrementally iterate the keys space"},
-    {.name = "randomkey", .proc = randomkeyCommand, .arity = 1, .flags = CMD_READONLY, .acl = ACL_KEYSPACE,
-     .group = "generic", .since = "1.0.0", .complexity = "O(1)",
-     .summary = "Return a random key from the keyspace"},
-    {.name = "rename", .proc = renameCommand, .arity = 3, .flags = CMD_WRITE, .acl = ACL_KEYSPACE,
-     .firstKey = 1, .lastKey = 2, .keyStep = 1, .group = "generic", .since = "1.0.0", .complexity = "O(1)",
-     .summary = "Rename a key"},
-    {.name = "renamenx", .proc = renamenxCommand, .arity = 3, .flags = CMD_WRITE | CMD_FAST,
-     .acl = ACL_KEYSPACE, .firstKey = 1, .lastKey = 2, .keyStep = 1, .group = "generic", .since = "1.0.0",
-     .complexity = "O(1)", .summary = "Rename a key, only if the new key does not exist"},
-    {.name = "move", .proc = moveCommand, .arity = 3, .flags = CMD_WRITE | CMD_FAST, .acl = ACL_KEYSPACE,
-     .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "generic", .since = "1.0.0", .complexity = "O(1)",
-     .summary = "Move a key to another database"},
-    {.name = "copy", .proc = copyCommand, .arity = -3, .flags = CMD_WRITE | CMD_DENYOOM, .acl = ACL_KEYSPACE,
-     .firstKey = 1, .lastKey = 2, .keyStep = 1, .group = "generic", .since = "6.2.0",
-     .complexity = "O(N) worst case for collections, where N is the number of nested items. O(1) for string "
-                   "values.",
-     .summary = "Copy a key"},
-    {.name = "touch", .proc = touchCommand, .arity = -2, .flags = CMD_READONLY | CMD_FAST,
-     .acl = ACL_KEYSPACE, .firstKey = 1, .lastKey = -1, .keyStep = 1, .group = "generic", .since = "3.2.1",
-     .complexity = "O(N) where N is the number of keys that will be touched.",
-     .summary = "Alters the last access time of a key(s). Returns the number of existing keys specified."},
-    {.name = "select", .proc = selectCommand, .arity = 2, .flags = CMD_LOADING | CMD_STALE | CMD_FAST,
-     .acl = ACL_CONNECTION, .group = "connection", .since = "1.0.0", .complexity = "O(1)",
-     .summary = "Change the selected database for the current connection"},
-    {.name = "swapdb", .proc = swapdbCommand, .arity = 3, .flags = CMD_WRITE | CMD_FAST,
-     .acl = ACL_KEYSPACE | ACL_DANGEROUS, .group = "server", .since = "4.0.0",
-     .complexity = "O(N) where N is the count of clients watching or blocking on keys from both databases.",
-     .summary = "Swaps two Redis databases"},
-    {.name = "flushdb", .proc = flushdbCommand, .arity = -1, .flags = CMD_WRITE,
-     .acl = ACL_KEYSPACE | ACL_DANGEROUS, .group = "server", .since = "1.0.0",
-     .complexity = "O(N) where N is the number of keys in the selected database",
-     .summary = "Remove all keys from the current database"},
-    {.name = "flushall", .proc = flushallCommand, .arity = -1, .flags = CMD_WRITE,
-     .acl = ACL_KEYSPACE | ACL_DANGEROUS, .group = "server", .since = "1.0.0",
-     .complexity = "O(N) where N is the total number of keys in all databases",
-     .summary = "Remove all keys from all databases"},
-    {.name = "dbsize", .proc = dbsizeCommand, .arity = 1, .flags = CMD_READONLY | CMD_FAST,
-     .acl = ACL_KEYSPACE, .group = "server", .since = "1.0.0", .complexity = "O(1)",
-     .summary = "Return the number of keys in the selected database"},
-    {.name = "object", .proc = NULL, .arity = -2, .flags = 0, .acl = 0, .group = "generic", .since = "2.2.3",
-     .complexity = "Depends on subcommand.", .summary = "A container for object introspection commands",
-     .subcommands = objectSubcommands},
+    {.name = "del", .proc = delCommand},
+    {.name = "unlink", .proc = unlinkCommand},
+    {.name = "exists", .proc = existsCommand},
+    {.name = "type", .proc = typeCommand},
+    {.name = "keys", .proc = keysCommand},
+    {.name = "scan", .proc = scanCommand},
+    {.name = "randomkey", .proc = randomkeyCommand},
+    {.name = "rename", .proc = renameCommand},
+    {.name = "renamenx", .proc = renamenxCommand},
+    {.name = "move", .proc = moveCommand},
+    {.name = "copy", .proc = copyCommand},
+    {.name = "touch", .proc = touchCommand},
+    {.name = "select", .proc = selectCommand},
+    {.name = "swapdb", .proc = swapdbCommand},
+    {.name = "flushdb", .proc = flushdbCommand},
+    {.name = "flushall", .proc = flushallCommand},
+    {.name = "dbsize", .proc = dbsizeCommand},
+    {.name = "object", .subcommands = objectSubcommands},
     {0},
 };

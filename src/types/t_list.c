@@ -694,107 +694,28 @@ static void blmoveCommand(Client *c) {
 
 static void brpoplpushCommand(Client *c) { blockingMove(c, LIST_TAIL, LIST_HEAD, 3); }
 
-/* Keys of LMPOP (numkeys at argv[1]) and BLMPOP (at argv[2]). */
-static int lmpopGetKeys(struct Client *c, int argc, char **argv, int *out, int max) {
-    (void)c;
-    return commandNumkeysKeys(1, argc, argv, out, max);
-}
-
-static int blmpopGetKeys(struct Client *c, int argc, char **argv, int *out, int max) {
-    (void)c;
-    return commandNumkeysKeys(2, argc, argv, out, max);
-}
-
-#define PUSH_CX "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments."
-
 Command listCommands[] = {
-    {.name = "lpush", .proc = lpushCommand, .arity = -3, .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST, .acl = ACL_LIST,
-     .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "list", .since = "1.0.0", .complexity = PUSH_CX,
-     .summary = "Prepend one or multiple elements to a list"},
-    {.name = "rpush", .proc = rpushCommand, .arity = -3, .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST, .acl = ACL_LIST,
-     .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "list", .since = "1.0.0", .complexity = PUSH_CX,
-     .summary = "Append one or multiple elements to a list"},
-    {.name = "lpushx", .proc = lpushxCommand, .arity = -3, .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST, .acl = ACL_LIST,
-     .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "list", .since = "2.2.0", .complexity = PUSH_CX,
-     .summary = "Prepend an element to a list, only if the list exists"},
-    {.name = "rpushx", .proc = rpushxCommand, .arity = -3, .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST, .acl = ACL_LIST,
-     .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "list", .since = "2.2.0", .complexity = PUSH_CX,
-     .summary = "Append an element to a list, only if the list exists"},
-    {.name = "lpop", .proc = lpopCommand, .arity = -2, .flags = CMD_WRITE | CMD_FAST, .acl = ACL_LIST, .firstKey = 1,
-     .lastKey = 1, .keyStep = 1, .group = "list", .since = "1.0.0",
-     .complexity = "O(N) where N is the number of elements returned",
-     .summary = "Remove and get the first elements in a list"},
-    {.name = "rpop", .proc = rpopCommand, .arity = -2, .flags = CMD_WRITE | CMD_FAST, .acl = ACL_LIST, .firstKey = 1,
-     .lastKey = 1, .keyStep = 1, .group = "list", .since = "1.0.0",
-     .complexity = "O(N) where N is the number of elements returned",
-     .summary = "Remove and get the last elements in a list"},
-    {.name = "llen", .proc = llenCommand, .arity = 2, .flags = CMD_READONLY | CMD_FAST, .acl = ACL_LIST, .firstKey = 1,
-     .lastKey = 1, .keyStep = 1, .group = "list", .since = "1.0.0", .complexity = "O(1)",
-     .summary = "Get the length of a list"},
-    {.name = "lrange", .proc = lrangeCommand, .arity = 4, .flags = CMD_READONLY, .acl = ACL_LIST, .firstKey = 1,
-     .lastKey = 1, .keyStep = 1, .group = "list", .since = "1.0.0",
-     .complexity = "O(S+N) where S is the distance of start offset from HEAD for small lists, from nearest end (HEAD "
-                   "or TAIL) for large lists; and N is the number of elements in the specified range.",
-     .summary = "Get a range of elements from a list"},
-    {.name = "lindex", .proc = lindexCommand, .arity = 3, .flags = CMD_READONLY, .acl = ACL_LIST, .firstKey = 1,
-     .lastKey = 1, .keyStep = 1, .group = "list", .since = "1.0.0",
-     .complexity = "O(N) where N is the number of elements to traverse to get to the element at index. This makes "
-                   "asking for the first or the last element of the list O(1).",
-     .summary = "Get an element from a list by its index"},
-    {.name = "lset", .proc = lsetCommand, .arity = 4, .flags = CMD_WRITE | CMD_DENYOOM, .acl = ACL_LIST, .firstKey = 1,
-     .lastKey = 1, .keyStep = 1, .group = "list", .since = "1.0.0",
-     .complexity = "O(N) where N is the length of the list. Setting either the first or the last element of the list "
-                   "is O(1).",
-     .summary = "Set the value of an element in a list by its index"},
-    {.name = "linsert", .proc = linsertCommand, .arity = 5, .flags = CMD_WRITE | CMD_DENYOOM, .acl = ACL_LIST,
-     .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "list", .since = "2.2.0",
-     .complexity = "O(N) where N is the number of elements to traverse before seeing the value pivot. This means that "
-                   "inserting somewhere on the left end on the list (head) can be considered O(1) and inserting "
-                   "somewhere on the right end (tail) is O(N).",
-     .summary = "Insert an element before or after another element in a list"},
-    {.name = "lrem", .proc = lremCommand, .arity = 4, .flags = CMD_WRITE, .acl = ACL_LIST, .firstKey = 1, .lastKey = 1,
-     .keyStep = 1, .group = "list", .since = "1.0.0",
-     .complexity = "O(N+M) where N is the length of the list and M is the number of elements removed.",
-     .summary = "Remove elements from a list"},
-    {.name = "ltrim", .proc = ltrimCommand, .arity = 4, .flags = CMD_WRITE, .acl = ACL_LIST, .firstKey = 1,
-     .lastKey = 1, .keyStep = 1, .group = "list", .since = "1.0.0",
-     .complexity = "O(N) where N is the number of elements to be removed by the operation.",
-     .summary = "Trim a list to the specified range"},
-    {.name = "lpos", .proc = lposCommand, .arity = -3, .flags = CMD_READONLY, .acl = ACL_LIST, .firstKey = 1,
-     .lastKey = 1, .keyStep = 1, .group = "list", .since = "6.0.6",
-     .complexity = "O(N) where N is the number of elements in the list, for the average case. When searching for "
-                   "elements near the head or the tail of the list, or when the MAXLEN option is provided, the "
-                   "command may run in constant time.",
-     .summary = "Return the index of matching elements on a list"},
-    {.name = "lmove", .proc = lmoveCommand, .arity = 5, .flags = CMD_WRITE | CMD_DENYOOM, .acl = ACL_LIST,
-     .firstKey = 1, .lastKey = 2, .keyStep = 1, .group = "list", .since = "6.2.0", .complexity = "O(1)",
-     .summary = "Pop an element from a list, push it to another list and return it"},
-    {.name = "rpoplpush", .proc = rpoplpushCommand, .arity = 3, .flags = CMD_WRITE | CMD_DENYOOM, .acl = ACL_LIST,
-     .firstKey = 1, .lastKey = 2, .keyStep = 1, .group = "list", .since = "1.2.0", .complexity = "O(1)",
-     .summary = "Remove the last element in a list, prepend it to another list and return it"},
-    {.name = "lmpop", .proc = lmpopCommand, .arity = -4, .flags = CMD_WRITE | CMD_MOVABLE_KEYS, .acl = ACL_LIST,
-     .getKeys = lmpopGetKeys, .group = "list", .since = "7.0.0",
-     .complexity = "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
-     .summary = "Pop elements from a list"},
-    {.name = "blpop", .proc = blpopCommand, .arity = -3, .flags = CMD_WRITE | CMD_NOSCRIPT | CMD_BLOCKING,
-     .acl = ACL_LIST, .firstKey = 1, .lastKey = -2, .keyStep = 1, .group = "list", .since = "2.0.0",
-     .complexity = "O(N) where N is the number of provided keys.",
-     .summary = "Remove and get the first element in a list, or block until one is available"},
-    {.name = "brpop", .proc = brpopCommand, .arity = -3, .flags = CMD_WRITE | CMD_NOSCRIPT | CMD_BLOCKING,
-     .acl = ACL_LIST, .firstKey = 1, .lastKey = -2, .keyStep = 1, .group = "list", .since = "2.0.0",
-     .complexity = "O(N) where N is the number of provided keys.",
-     .summary = "Remove and get the last element in a list, or block until one is available"},
-    {.name = "blmove", .proc = blmoveCommand, .arity = 6,
-     .flags = CMD_WRITE | CMD_DENYOOM | CMD_NOSCRIPT | CMD_BLOCKING, .acl = ACL_LIST, .firstKey = 1, .lastKey = 2,
-     .keyStep = 1, .group = "list", .since = "6.2.0", .complexity = "O(1)",
-     .summary = "Pop an element from a list, push it to another list and return it; or block until one is available"},
-    {.name = "brpoplpush", .proc = brpoplpushCommand, .arity = 4,
-     .flags = CMD_WRITE | CMD_DENYOOM | CMD_NOSCRIPT | CMD_BLOCKING, .acl = ACL_LIST, .firstKey = 1, .lastKey = 2,
-     .keyStep = 1, .group = "list", .since = "2.2.0", .complexity = "O(1)",
-     .summary = "Pop an element from a list, push it to another list and return it; or block until one is available"},
-    {.name = "blmpop", .proc = blmpopCommand, .arity = -5, .flags = CMD_WRITE | CMD_BLOCKING | CMD_MOVABLE_KEYS,
-     .acl = ACL_LIST, .getKeys = blmpopGetKeys, .group = "list", .since = "7.0.0",
-     .complexity = "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
-     .summary = "Pop elements from a list, or block until one is available"},
+    {.name = "lpush", .proc = lpushCommand},
+    {.name = "rpush", .proc = rpushCommand},
+    {.name = "lpushx", .proc = lpushxCommand},
+    {.name = "rpushx", .proc = rpushxCommand},
+    {.name = "lpop", .proc = lpopCommand},
+    {.name = "rpop", .proc = rpopCommand},
+    {.name = "llen", .proc = llenCommand},
+    {.name = "lrange", .proc = lrangeCommand},
+    {.name = "lindex", .proc = lindexCommand},
+    {.name = "lset", .proc = lsetCommand},
+    {.name = "linsert", .proc = linsertCommand},
+    {.name = "lrem", .proc = lremCommand},
+    {.name = "ltrim", .proc = ltrimCommand},
+    {.name = "lpos", .proc = lposCommand},
+    {.name = "lmove", .proc = lmoveCommand},
+    {.name = "rpoplpush", .proc = rpoplpushCommand},
+    {.name = "lmpop", .proc = lmpopCommand},
+    {.name = "blpop", .proc = blpopCommand},
+    {.name = "brpop", .proc = brpopCommand},
+    {.name = "blmove", .proc = blmoveCommand},
+    {.name = "brpoplpush", .proc = brpoplpushCommand},
+    {.name = "blmpop", .proc = blmpopCommand},
     {0},
 };

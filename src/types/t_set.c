@@ -899,17 +899,6 @@ static void sintercardCommand(Client *c) {
     sinterGeneric(c, c->argv + 2, (int)numkeys, NULL, 1, limit);
 }
 
-/* Keys of SINTERCARD: argv[2..2+numkeys) when numkeys is valid. */
-static int sintercardGetKeys(struct Client *c, int argc, char **argv, int *out, int max) {
-    (void)c;
-    long numkeys;
-    if (argc < 2 || !stringToLong(argv[1], strlen(argv[1]), &numkeys) || numkeys <= 0 || numkeys > argc - 2)
-        return 0;
-    int n = 0;
-    for (long j = 0; j < numkeys && n < max; j++) out[n++] = 2 + (int)j;
-    return n;
-}
-
 enum { SET_OP_UNION, SET_OP_DIFF };
 
 /* The result of SDIFF: algorithm 1 checks each member of the first set
@@ -1042,60 +1031,25 @@ static void sscanCommand(Client *c) {
     scanBatchFree(&b);
 }
 
-/* --- command table (Redis 7.0.15's COMMAND INFO / DOCS) --- */
-
-#define SET_CMD(n, p, a, f, acl_, fk, lk, ks, ver, cx, sum)                                                     \
-    {.name = n, .proc = p, .arity = a, .flags = f, .acl = ACL_SET | (acl_), .firstKey = fk, .lastKey = lk,       \
-     .keyStep = ks, .group = "set", .since = ver, .complexity = cx, .summary = sum}
+/* --- command handlers (metadata: src/core/command_data.c) --- */
 
 Command setCommands[] = {
-    SET_CMD("sadd", saddCommand, -3, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 0, 1, 1, 1, "1.0.0",
-            "O(1) for each element added, so O(N) to add N elements when the command is called with multiple "
-            "arguments.",
-            "Add one or more members to a set"),
-    SET_CMD("srem", sremCommand, -3, CMD_WRITE | CMD_FAST, 0, 1, 1, 1, "1.0.0",
-            "O(N) where N is the number of members to be removed.", "Remove one or more members from a set"),
-    SET_CMD("smembers", smembersCommand, 2, CMD_READONLY, ACL_SLOW, 1, 1, 1, "1.0.0",
-            "O(N) where N is the set cardinality.", "Get all the members in a set"),
-    SET_CMD("sismember", sismemberCommand, 3, CMD_READONLY | CMD_FAST, 0, 1, 1, 1, "1.0.0", "O(1)",
-            "Determine if a given value is a member of a set"),
-    SET_CMD("smismember", smismemberCommand, -3, CMD_READONLY | CMD_FAST, 0, 1, 1, 1, "6.2.0",
-            "O(N) where N is the number of elements being checked for membership",
-            "Returns the membership associated with the given elements for a set"),
-    SET_CMD("scard", scardCommand, 2, CMD_READONLY | CMD_FAST, 0, 1, 1, 1, "1.0.0", "O(1)",
-            "Get the number of members in a set"),
-    SET_CMD("spop", spopCommand, -2, CMD_WRITE | CMD_FAST, 0, 1, 1, 1, "1.0.0",
-            "Without the count argument O(1), otherwise O(N) where N is the value of the passed count.",
-            "Remove and return one or multiple random members from a set"),
-    SET_CMD("srandmember", srandmemberCommand, -2, CMD_READONLY, ACL_SLOW, 1, 1, 1, "1.0.0",
-            "Without the count argument O(1), otherwise O(N) where N is the absolute value of the passed count.",
-            "Get one or multiple random members from a set"),
-    SET_CMD("smove", smoveCommand, 4, CMD_WRITE | CMD_FAST, 0, 1, 2, 1, "1.0.0", "O(1)",
-            "Move a member from one set to another"),
-    SET_CMD("sinter", sinterCommand, -2, CMD_READONLY, ACL_SLOW, 1, -1, 1, "1.0.0",
-            "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.",
-            "Intersect multiple sets"),
-    {.name = "sintercard", .proc = sintercardCommand, .arity = -3, .flags = CMD_READONLY | CMD_MOVABLE_KEYS,
-     .acl = ACL_SET | ACL_SLOW, .firstKey = 0, .lastKey = 0, .keyStep = 0, .getKeys = sintercardGetKeys,
-     .group = "set", .since = "7.0.0",
-     .complexity = "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.",
-     .summary = "Intersect multiple sets and return the cardinality of the result"},
-    SET_CMD("sinterstore", sinterstoreCommand, -3, CMD_WRITE | CMD_DENYOOM, ACL_SLOW, 1, -1, 1, "1.0.0",
-            "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.",
-            "Intersect multiple sets and store the resulting set in a key"),
-    SET_CMD("sunion", sunionCommand, -2, CMD_READONLY, ACL_SLOW, 1, -1, 1, "1.0.0",
-            "O(N) where N is the total number of elements in all given sets.", "Add multiple sets"),
-    SET_CMD("sunionstore", sunionstoreCommand, -3, CMD_WRITE | CMD_DENYOOM, ACL_SLOW, 1, -1, 1, "1.0.0",
-            "O(N) where N is the total number of elements in all given sets.",
-            "Add multiple sets and store the resulting set in a key"),
-    SET_CMD("sdiff", sdiffCommand, -2, CMD_READONLY, ACL_SLOW, 1, -1, 1, "1.0.0",
-            "O(N) where N is the total number of elements in all given sets.", "Subtract multiple sets"),
-    SET_CMD("sdiffstore", sdiffstoreCommand, -3, CMD_WRITE | CMD_DENYOOM, ACL_SLOW, 1, -1, 1, "1.0.0",
-            "O(N) where N is the total number of elements in all given sets.",
-            "Subtract multiple sets and store the resulting set in a key"),
-    SET_CMD("sscan", sscanCommand, -3, CMD_READONLY, ACL_SLOW, 1, 1, 1, "2.8.0",
-            "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor "
-            "to return back to 0. N is the number of elements inside the collection..",
-            "Incrementally iterate Set elements"),
+    {.name = "sadd", .proc = saddCommand},
+    {.name = "srem", .proc = sremCommand},
+    {.name = "smembers", .proc = smembersCommand},
+    {.name = "sismember", .proc = sismemberCommand},
+    {.name = "smismember", .proc = smismemberCommand},
+    {.name = "scard", .proc = scardCommand},
+    {.name = "spop", .proc = spopCommand},
+    {.name = "srandmember", .proc = srandmemberCommand},
+    {.name = "smove", .proc = smoveCommand},
+    {.name = "sinter", .proc = sinterCommand},
+    {.name = "sintercard", .proc = sintercardCommand},
+    {.name = "sinterstore", .proc = sinterstoreCommand},
+    {.name = "sunion", .proc = sunionCommand},
+    {.name = "sunionstore", .proc = sunionstoreCommand},
+    {.name = "sdiff", .proc = sdiffCommand},
+    {.name = "sdiffstore", .proc = sdiffstoreCommand},
+    {.name = "sscan", .proc = sscanCommand},
     {0},
 };

@@ -391,56 +391,8 @@ cleanup:
 static void sortCommand(Client *c) { sortGeneric(c, 0); }
 static void sortroCommand(Client *c) { sortGeneric(c, 1); }
 
-/* Keys of SORT: the sorted key, and the argument after the last STORE.
- * Like Redis, LIMIT skips two arguments and BY/GET one, but STORE does not
- * skip its argument while scanning. */
-static int sortGetKeys(struct Client *c, int argc, char **argv, int *out, int max) {
-    (void)c;
-    if (max < 1 || argc < 2) return 0;
-    int n = 0, storeAt = 0;
-    out[n++] = 1;
-    for (int i = 2; i < argc; i++) {
-        if (argIs(argv[i], "limit"))
-            i += 2;
-        else if (argIs(argv[i], "get") || argIs(argv[i], "by"))
-            i += 1;
-        else if (argIs(argv[i], "store") && i + 1 < argc)
-            storeAt = i + 1;
-    }
-    if (storeAt && n < max) out[n++] = storeAt;
-    return n;
-}
-
-#define SORT_CX                                                                                              \
-    "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of "       \
-    "returned "                                                                                              \
-    "elements. When the elements are not sorted, complexity is O(N)."
-
 Command sortCommands[] = {
-    {.name = "sort",
-     .proc = sortCommand,
-     .arity = -2,
-     .flags = CMD_WRITE | CMD_DENYOOM | CMD_MOVABLE_KEYS,
-     .acl = ACL_SET | ACL_SORTEDSET | ACL_LIST | ACL_DANGEROUS,
-     .firstKey = 1,
-     .lastKey = 1,
-     .keyStep = 1,
-     .getKeys = sortGetKeys,
-     .group = "generic",
-     .since = "1.0.0",
-     .complexity = SORT_CX,
-     .summary = "Sort the elements in a list, set or sorted set"},
-    {.name = "sort_ro",
-     .proc = sortroCommand,
-     .arity = -2,
-     .flags = CMD_READONLY | CMD_MOVABLE_KEYS,
-     .acl = ACL_SET | ACL_SORTEDSET | ACL_LIST | ACL_DANGEROUS,
-     .firstKey = 1,
-     .lastKey = 1,
-     .keyStep = 1,
-     .group = "generic",
-     .since = "7.0.0",
-     .complexity = SORT_CX,
-     .summary = "Sort the elements in a list, set or sorted set. Read-only variant of SORT."},
+    {.name = "sort", .proc = sortCommand},
+    {.name = "sort_ro", .proc = sortroCommand},
     {0},
 };

@@ -1242,16 +1242,6 @@ static void zmpopGeneric(Client *c, int idx, int blocking) {
 static void zmpopCommand(Client *c) { zmpopGeneric(c, 1, 0); }
 static void bzmpopCommand(Client *c) { zmpopGeneric(c, 2, 1); }
 
-static int zmpopGetKeys(struct Client *c, int argc, char **argv, int *out, int max) {
-    (void)c;
-    return commandNumkeysKeys(1, argc, argv, out, max);
-}
-
-static int bzmpopGetKeys(struct Client *c, int argc, char **argv, int *out, int max) {
-    (void)c;
-    return commandNumkeysKeys(2, argc, argv, out, max);
-}
-
 /* --- ZRANDMEMBER --- */
 
 static void zrandmemberWithCount(Client *c) {
@@ -1617,19 +1607,6 @@ static void zinterstoreCommand(Client *c) { zsetOpGeneric(c, 2, c->argv[1], OP_I
 static void zdiffstoreCommand(Client *c) { zsetOpGeneric(c, 2, c->argv[1], OP_DIFF, 0); }
 static void zintercardCommand(Client *c) { zsetOpGeneric(c, 1, NULL, OP_INTER, 1); }
 
-static int zopGetKeys(struct Client *c, int argc, char **argv, int *out, int max) {
-    (void)c;
-    return commandNumkeysKeys(1, argc, argv, out, max);
-}
-
-/* Store forms: the destination, then the inputs. */
-static int zopStoreGetKeys(struct Client *c, int argc, char **argv, int *out, int max) {
-    (void)c;
-    if (max < 1 || argc < 2) return 0;
-    out[0] = 1;
-    return 1 + commandNumkeysKeys(2, argc, argv, out + 1, max - 1);
-}
-
 /* --- ZSCAN --- */
 
 static void zscanCommand(Client *c) {
@@ -1679,128 +1656,43 @@ static void zscanCommand(Client *c) {
     scanBatchFree(&b);
 }
 
-/* --- command table (Redis 7.0.15's COMMAND INFO / DOCS) --- */
-
-#define ZCMD(n, p, a, f, acl_, fk, lk, ks, ver, cx, sum)                                                        \
-    {.name = n, .proc = p, .arity = a, .flags = f, .acl = ACL_SORTEDSET | (acl_), .firstKey = fk, .lastKey = lk, \
-     .keyStep = ks, .group = "sorted-set", .since = ver, .complexity = cx, .summary = sum}
-#define ZMOV(n, p, a, f, fk, gk, ver, cx, sum)                                                                  \
-    {.name = n, .proc = p, .arity = a, .flags = (f) | CMD_MOVABLE_KEYS, .acl = ACL_SORTEDSET | ACL_SLOW,         \
-     .firstKey = fk, .lastKey = fk, .keyStep = fk, .getKeys = gk, .group = "sorted-set", .since = ver,           \
-     .complexity = cx, .summary = sum}
-
-#define CX_RANGE "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned."
-#define CX_RANGE_LIMIT                                                                                          \
-    "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being "      \
-    "returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it " \
-    "O(log(N))."
-#define CX_REMRANGE                                                                                             \
-    "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by " \
-    "the operation."
-#define CX_POP                                                                                                  \
-    "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements "     \
-    "popped."
-#define CX_MPOP                                                                                                 \
-    "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted "   \
-    "set, and M being the number of elements popped."
-#define CX_UNION                                                                                                \
-    "O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of "    \
-    "elements in the resulting sorted set."
-/* ZUNIONSTORE's documented complexity lacks the '*' of ZUNION's. */
-#define CX_UNIONSTORE                                                                                           \
-    "O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of "    \
-    "elements in the resulting sorted set."
-#define CX_INTER                                                                                                \
-    "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input "     \
-    "sorted sets and M being the number of elements in the resulting sorted set."
-#define CX_DIFF                                                                                                 \
-    "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of "   \
-    "the first set, and K is the size of the result set."
+/* --- command handlers (metadata: src/core/command_data.c) --- */
 
 Command zsetCommands[] = {
-    ZCMD("zadd", zaddCommand, -4, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 0, 1, 1, 1, "1.2.0",
-         "O(log(N)) for each item added, where N is the number of elements in the sorted set.",
-         "Add one or more members to a sorted set, or update its score if it already exists"),
-    ZCMD("zincrby", zincrbyCommand, 4, CMD_WRITE | CMD_DENYOOM | CMD_FAST, 0, 1, 1, 1, "1.2.0",
-         "O(log(N)) where N is the number of elements in the sorted set.",
-         "Increment the score of a member in a sorted set"),
-    ZCMD("zrem", zremCommand, -3, CMD_WRITE | CMD_FAST, 0, 1, 1, 1, "1.2.0",
-         "O(M*log(N)) with N being the number of elements in the sorted set and M the number of elements to be "
-         "removed.",
-         "Remove one or more members from a sorted set"),
-    ZCMD("zcard", zcardCommand, 2, CMD_READONLY | CMD_FAST, 0, 1, 1, 1, "1.2.0", "O(1)",
-         "Get the number of members in a sorted set"),
-    ZCMD("zcount", zcountCommand, 4, CMD_READONLY | CMD_FAST, 0, 1, 1, 1, "2.0.0",
-         "O(log(N)) with N being the number of elements in the sorted set.",
-         "Count the members in a sorted set with scores within the given values"),
-    ZCMD("zlexcount", zlexcountCommand, 4, CMD_READONLY | CMD_FAST, 0, 1, 1, 1, "2.8.9",
-         "O(log(N)) with N being the number of elements in the sorted set.",
-         "Count the number of members in a sorted set between a given lexicographical range"),
-    ZCMD("zscore", zscoreCommand, 3, CMD_READONLY | CMD_FAST, 0, 1, 1, 1, "1.2.0", "O(1)",
-         "Get the score associated with the given member in a sorted set"),
-    ZCMD("zmscore", zmscoreCommand, -3, CMD_READONLY | CMD_FAST, 0, 1, 1, 1, "6.2.0",
-         "O(N) where N is the number of members being requested.",
-         "Get the score associated with the given members in a sorted set"),
-    ZCMD("zrank", zrankCommand, 3, CMD_READONLY | CMD_FAST, 0, 1, 1, 1, "2.0.0", "O(log(N))",
-         "Determine the index of a member in a sorted set"),
-    ZCMD("zrevrank", zrevrankCommand, 3, CMD_READONLY | CMD_FAST, 0, 1, 1, 1, "2.0.0", "O(log(N))",
-         "Determine the index of a member in a sorted set, with scores ordered from high to low"),
-    ZCMD("zrange", zrangeCommand, -4, CMD_READONLY, ACL_SLOW, 1, 1, 1, "1.2.0", CX_RANGE,
-         "Return a range of members in a sorted set"),
-    ZCMD("zrangestore", zrangestoreCommand, -5, CMD_WRITE | CMD_DENYOOM, ACL_SLOW, 1, 2, 1, "6.2.0",
-         "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements stored "
-         "into the destination key.",
-         "Store a range of members from sorted set into another key"),
-    ZCMD("zrangebyscore", zrangebyscoreCommand, -4, CMD_READONLY, ACL_SLOW, 1, 1, 1, "1.0.5", CX_RANGE_LIMIT,
-         "Return a range of members in a sorted set, by score"),
-    ZCMD("zrevrangebyscore", zrevrangebyscoreCommand, -4, CMD_READONLY, ACL_SLOW, 1, 1, 1, "2.2.0", CX_RANGE_LIMIT,
-         "Return a range of members in a sorted set, by score, with scores ordered from high to low"),
-    ZCMD("zrangebylex", zrangebylexCommand, -4, CMD_READONLY, ACL_SLOW, 1, 1, 1, "2.8.9", CX_RANGE_LIMIT,
-         "Return a range of members in a sorted set, by lexicographical range"),
-    ZCMD("zrevrangebylex", zrevrangebylexCommand, -4, CMD_READONLY, ACL_SLOW, 1, 1, 1, "2.8.9", CX_RANGE_LIMIT,
-         "Return a range of members in a sorted set, by lexicographical range, ordered from higher to lower "
-         "strings."),
-    ZCMD("zrevrange", zrevrangeCommand, -4, CMD_READONLY, ACL_SLOW, 1, 1, 1, "1.2.0", CX_RANGE,
-         "Return a range of members in a sorted set, by index, with scores ordered from high to low"),
-    ZCMD("zremrangebyrank", zremrangebyrankCommand, 4, CMD_WRITE, ACL_SLOW, 1, 1, 1, "2.0.0", CX_REMRANGE,
-         "Remove all members in a sorted set within the given indexes"),
-    ZCMD("zremrangebyscore", zremrangebyscoreCommand, 4, CMD_WRITE, ACL_SLOW, 1, 1, 1, "1.2.0", CX_REMRANGE,
-         "Remove all members in a sorted set within the given scores"),
-    ZCMD("zremrangebylex", zremrangebylexCommand, 4, CMD_WRITE, ACL_SLOW, 1, 1, 1, "2.8.9", CX_REMRANGE,
-         "Remove all members in a sorted set between the given lexicographical range"),
-    ZCMD("zpopmin", zpopminCommand, -2, CMD_WRITE | CMD_FAST, 0, 1, 1, 1, "5.0.0", CX_POP,
-         "Remove and return members with the lowest scores in a sorted set"),
-    ZCMD("zpopmax", zpopmaxCommand, -2, CMD_WRITE | CMD_FAST, 0, 1, 1, 1, "5.0.0", CX_POP,
-         "Remove and return members with the highest scores in a sorted set"),
-    ZMOV("zmpop", zmpopCommand, -4, CMD_WRITE, 0, zmpopGetKeys, "7.0.0", CX_MPOP,
-         "Remove and return members with scores in a sorted set"),
-    ZMOV("bzmpop", bzmpopCommand, -5, CMD_WRITE | CMD_BLOCKING, 0, bzmpopGetKeys, "7.0.0", CX_MPOP,
-         "Remove and return members with scores in a sorted set or block until one is available"),
-    ZCMD("bzpopmin", bzpopminCommand, -3, CMD_WRITE | CMD_NOSCRIPT | CMD_BLOCKING | CMD_FAST, 0, 1, -2, 1, "5.0.0",
-         "O(log(N)) with N being the number of elements in the sorted set.",
-         "Remove and return the member with the lowest score from one or more sorted sets, or block until one is "
-         "available"),
-    ZCMD("bzpopmax", bzpopmaxCommand, -3, CMD_WRITE | CMD_NOSCRIPT | CMD_BLOCKING | CMD_FAST, 0, 1, -2, 1, "5.0.0",
-         "O(log(N)) with N being the number of elements in the sorted set.",
-         "Remove and return the member with the highest score from one or more sorted sets, or block until one is "
-         "available"),
-    ZCMD("zrandmember", zrandmemberCommand, -2, CMD_READONLY, ACL_SLOW, 1, 1, 1, "6.2.0",
-         "O(N) where N is the number of elements returned", "Get one or multiple random elements from a sorted set"),
-    ZMOV("zunion", zunionCommand, -3, CMD_READONLY, 0, zopGetKeys, "6.2.0", CX_UNION, "Add multiple sorted sets"),
-    ZMOV("zinter", zinterCommand, -3, CMD_READONLY, 0, zopGetKeys, "6.2.0", CX_INTER, "Intersect multiple sorted sets"),
-    ZMOV("zdiff", zdiffCommand, -3, CMD_READONLY, 0, zopGetKeys, "6.2.0", CX_DIFF, "Subtract multiple sorted sets"),
-    ZMOV("zunionstore", zunionstoreCommand, -4, CMD_WRITE | CMD_DENYOOM, 1, zopStoreGetKeys, "2.0.0", CX_UNIONSTORE,
-         "Add multiple sorted sets and store the resulting sorted set in a new key"),
-    ZMOV("zinterstore", zinterstoreCommand, -4, CMD_WRITE | CMD_DENYOOM, 1, zopStoreGetKeys, "2.0.0", CX_INTER,
-         "Intersect multiple sorted sets and store the resulting sorted set in a new key"),
-    ZMOV("zdiffstore", zdiffstoreCommand, -4, CMD_WRITE | CMD_DENYOOM, 1, zopStoreGetKeys, "6.2.0", CX_DIFF,
-         "Subtract multiple sorted sets and store the resulting sorted set in a new key"),
-    ZMOV("zintercard", zintercardCommand, -3, CMD_READONLY, 0, zopGetKeys, "7.0.0",
-         "O(N*K) worst case with N being the smallest input sorted set, K being the number of input sorted sets.",
-         "Intersect multiple sorted sets and return the cardinality of the result"),
-    ZCMD("zscan", zscanCommand, -3, CMD_READONLY, ACL_SLOW, 1, 1, 1, "2.8.0",
-         "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to "
-         "return back to 0. N is the number of elements inside the collection..",
-         "Incrementally iterate sorted sets elements and associated scores"),
+    {.name = "zadd", .proc = zaddCommand},
+    {.name = "zincrby", .proc = zincrbyCommand},
+    {.name = "zrem", .proc = zremCommand},
+    {.name = "zcard", .proc = zcardCommand},
+    {.name = "zcount", .proc = zcountCommand},
+    {.name = "zlexcount", .proc = zlexcountCommand},
+    {.name = "zscore", .proc = zscoreCommand},
+    {.name = "zmscore", .proc = zmscoreCommand},
+    {.name = "zrank", .proc = zrankCommand},
+    {.name = "zrevrank", .proc = zrevrankCommand},
+    {.name = "zrange", .proc = zrangeCommand},
+    {.name = "zrangestore", .proc = zrangestoreCommand},
+    {.name = "zrangebyscore", .proc = zrangebyscoreCommand},
+    {.name = "zrevrangebyscore", .proc = zrevrangebyscoreCommand},
+    {.name = "zrangebylex", .proc = zrangebylexCommand},
+    {.name = "zrevrangebylex", .proc = zrevrangebylexCommand},
+    {.name = "zrevrange", .proc = zrevrangeCommand},
+    {.name = "zremrangebyrank", .proc = zremrangebyrankCommand},
+    {.name = "zremrangebyscore", .proc = zremrangebyscoreCommand},
+    {.name = "zremrangebylex", .proc = zremrangebylexCommand},
+    {.name = "zpopmin", .proc = zpopminCommand},
+    {.name = "zpopmax", .proc = zpopmaxCommand},
+    {.name = "zmpop", .proc = zmpopCommand},
+    {.name = "bzmpop", .proc = bzmpopCommand},
+    {.name = "bzpopmin", .proc = bzpopminCommand},
+    {.name = "bzpopmax", .proc = bzpopmaxCommand},
+    {.name = "zrandmember", .proc = zrandmemberCommand},
+    {.name = "zunion", .proc = zunionCommand},
+    {.name = "zinter", .proc = zinterCommand},
+    {.name = "zdiff", .proc = zdiffCommand},
+    {.name = "zunionstore", .proc = zunionstoreCommand},
+    {.name = "zinterstore", .proc = zinterstoreCommand},
+    {.name = "zdiffstore", .proc = zdiffstoreCommand},
+    {.name = "zintercard", .proc = zintercardCommand},
+    {.name = "zscan", .proc = zscanCommand},
     {0},
 };
