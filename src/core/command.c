@@ -76,6 +76,7 @@ void keyResultAdd(KeyResult *r, int pos, uint32_t flags) {
  * after them.  No keys when N < 1 or N exceeds the arguments.  The keys
  * carry no flags, as in Redis. */
 static int numkeysFinder(int storeAt, int countAt, int firstAt, int argc, char **argv, KeyResult *out) {
+    if (countAt >= argc) return 0;
     long n = strtol(argv[countAt], NULL, 10);
     int num = (int)n; /* atoi's truncation */
     if (num < 1 || num > argc - firstAt) return 0;

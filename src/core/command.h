@@ -198,7 +198,7 @@ typedef struct CommandStats {
 typedef struct Command {
     /* Set by the family array: */
     const char *name;         /* lowercase; subcommands: the sub name only */
-    CommandProc *proc;        /* NULL for a container with subcommands */
+    CommandProc *proc;        /* NULL for a container (COMMAND has both) */
     uint64_t flags;           /* family: Cairn-internal bits only; start-up adds the row's CMD_* */
     struct Command *subcommands; /* NULL-name-terminated, or NULL */
     /* Filled at start-up from the command table row: */

@@ -22,13 +22,13 @@ static long subcommandCount(const Command *cmd) {
 }
 
 /* Replies the names of the bits set in `bits` as a set of status strings,
- * names[i] naming bit i. */
+ * names[i] naming bit i; bits named "" are not shown. */
 static void replyBitNames(Client *c, uint64_t bits, const char *const *names, size_t count) {
     long n = 0;
-    for (size_t i = 0; i < count; i++) n += (bits >> i) & 1;
+    for (size_t i = 0; i < count; i++) n += ((bits >> i) & 1) && names[i][0];
     replySetLen(c, n);
     for (size_t i = 0; i < count; i++)
-        if ((bits >> i) & 1) replyStatus(c, names[i]);
+        if (((bits >> i) & 1) && names[i][0]) replyStatus(c, names[i]);
 }
 
 /* --- key specs --- */
@@ -94,14 +94,13 @@ static void replyKeySpec(Client *c, const KeySpec *ks) {
 
 /* --- flags and ACL categories --- */
 
-/* COMMAND INFO's flag names, indexed by CMD_* bit ("" for bits it never
- * shows). */
+/* COMMAND INFO's flag names, indexed by CMD_* bit ("" for the bits Redis
+ * keeps hidden: may_replicate, sentinel, only_sentinel, protected). */
 static const char *const flagNames[] = {
-    "write",        "readonly",          "denyoom",          "module",   "admin",    "pubsub", "noscript",
-    "",             "blocking",          "loading",          "stale",    "skip_monitor", "skip_slowlog",
-    "asking",       "fast",              "no_auth",          "may_replicate", "", "", "no_mandatory_keys",
-    "",             "",                  "",                 "no_async_loading", "no_multi", "movablekeys",
-    "allow_busy",
+    "write",  "readonly", "denyoom", "module", "admin",   "pubsub", "noscript",         "",
+    "blocking", "loading", "stale",  "skip_monitor", "skip_slowlog", "asking", "fast", "no_auth",
+    "",       "",         "",        "no_mandatory_keys", "",  "",  "",                 "no_async_loading",
+    "no_multi", "movablekeys", "allow_busy",
 };
 #define FLAG_NAME_COUNT (sizeof(flagNames) / sizeof(flagNames[0]))
 

@@ -9,9 +9,14 @@ LIST, minus the extensions below); the only order normalised is the one
 Redis takes from its hash tables (top-level commands and subcommands).
 Everything else -- wire types, field order, flag order -- is compared as
 sent.  Run with CAIRN_BIN=redis-server to check the test itself."""
+import os
 import random
+import subprocess
+import sys
 
 import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # Commands Cairn has beyond Redis 7.0.15 (CLIENT SETINFO is Redis 7.2's).
 EXTENSIONS = {b"client|setinfo"}
@@ -388,3 +393,15 @@ def test_getkeys_on_generated_command_lines_equals_redis(pair):
             getkeys_pair(a, b, argv)
             checked += 1
     assert checked > 2000
+
+
+def test_checked_in_table_is_what_the_generator_writes(oracle, tmp_path):
+    """src/core/command_data.c is reproducible from redis-server 7.0.15 by
+    scripts/gen_commands.py (nobody edited the rows by hand)."""
+    if oracle.client().info("server").get("redis_version") != "7.0.15":
+        pytest.skip("the oracle is not redis-server 7.0.15")
+    out = tmp_path / "command_data.c"
+    subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "gen_commands.py"), "--redis-port",
+                    str(oracle.port), "--output", str(out)], check=True, capture_output=True)
+    with open(os.path.join(ROOT, "src", "core", "command_data.c")) as f:
+        assert out.read_text() == f.read()
