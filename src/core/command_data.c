@@ -1073,6 +1073,34 @@ static const KeySpec K_pexpiretime[] = {
 static const CommandArg A_pexpiretime[] = {
     {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
 };
+static const KeySpec K_pfadd[] = {
+    {.flags = KS_RW | KS_INSERT, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_pfadd[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "element", .type = ARG_STRING, .keySpecIndex = -1, .flags = ARGF_OPTIONAL | ARGF_MULTIPLE},
+};
+static const KeySpec K_pfcount[] = {
+    {.notes = "RW because it may change the internal representation of the key, and propagate to replicas", .flags = KS_RW | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {-1, 1, 0}},
+};
+static const CommandArg A_pfcount[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0, .flags = ARGF_MULTIPLE},
+};
+static const KeySpec K_pfdebug[] = {
+    {.flags = KS_RW | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 2, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_pfdebug[] = {
+    {.name = "subcommand", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+};
+static const KeySpec K_pfmerge[] = {
+    {.flags = KS_RW | KS_ACCESS | KS_INSERT, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+    {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 2, .fkType = KSF_RANGE, .fk = {-1, 1, 0}},
+};
+static const CommandArg A_pfmerge[] = {
+    {.name = "destkey", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "sourcekey", .type = ARG_KEY, .keySpecIndex = 1, .flags = ARGF_MULTIPLE},
+};
 static const CommandArg A_ping[] = {
     {.name = "message", .type = ARG_STRING, .keySpecIndex = -1, .flags = ARGF_OPTIONAL},
 };
@@ -3474,6 +3502,61 @@ const CommandSpec commandSpecs[] = {
      .group = "generic",
      .complexity = "O(1)",
      .args = A_pexpiretime, .argCount = 1},
+    {.fullname = "pfadd",
+     .arity = -2,
+     .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
+     .acl = ACL_WRITE | ACL_HYPERLOGLOG | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_pfadd, .keySpecCount = 1,
+     .summary = "Adds the specified elements to the specified HyperLogLog.",
+     .since = "2.8.9",
+     .group = "hyperloglog",
+     .complexity = "O(1) to add every element.",
+     .args = A_pfadd, .argCount = 2},
+    {.fullname = "pfcount",
+     .arity = -2,
+     .flags = CMD_READONLY | CMD_MAY_REPLICATE,
+     .acl = ACL_READ | ACL_HYPERLOGLOG | ACL_SLOW,
+     .firstKey = 1, .lastKey = -1, .keyStep = 1,
+     .keySpecs = K_pfcount, .keySpecCount = 1,
+     .summary = "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).",
+     .since = "2.8.9",
+     .group = "hyperloglog",
+     .complexity = "O(1) with a very small average constant time when called with a single key. O(N) with N being the number of keys, and much bigger constant times, when called with multiple keys.",
+     .args = A_pfcount, .argCount = 1},
+    {.fullname = "pfdebug",
+     .arity = 3,
+     .flags = CMD_WRITE | CMD_DENYOOM | CMD_ADMIN,
+     .acl = ACL_WRITE | ACL_HYPERLOGLOG | ACL_ADMIN | ACL_SLOW | ACL_DANGEROUS,
+     .firstKey = 2, .lastKey = 2, .keyStep = 1,
+     .keySpecs = K_pfdebug, .keySpecCount = 1,
+     .summary = "Internal commands for debugging HyperLogLog values",
+     .since = "2.8.9",
+     .group = "hyperloglog",
+     .complexity = "N/A",
+     .docFlags = DOC_SYSCMD,
+     .args = A_pfdebug, .argCount = 2},
+    {.fullname = "pfmerge",
+     .arity = -2,
+     .flags = CMD_WRITE | CMD_DENYOOM,
+     .acl = ACL_WRITE | ACL_HYPERLOGLOG | ACL_SLOW,
+     .firstKey = 1, .lastKey = -1, .keyStep = 1,
+     .keySpecs = K_pfmerge, .keySpecCount = 2,
+     .summary = "Merge N different HyperLogLogs into a single one.",
+     .since = "2.8.9",
+     .group = "hyperloglog",
+     .complexity = "O(N) to merge N HyperLogLogs, but with high constant times.",
+     .args = A_pfmerge, .argCount = 2},
+    {.fullname = "pfselftest",
+     .arity = 1,
+     .flags = CMD_ADMIN,
+     .acl = ACL_HYPERLOGLOG | ACL_ADMIN | ACL_SLOW | ACL_DANGEROUS,
+     .firstKey = 0, .lastKey = 0, .keyStep = 0,
+     .summary = "An internal command for testing HyperLogLog values",
+     .since = "2.8.9",
+     .group = "hyperloglog",
+     .complexity = "N/A",
+     .docFlags = DOC_SYSCMD},
     {.fullname = "ping",
      .arity = -1,
      .flags = CMD_FAST,

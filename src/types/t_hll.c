@@ -290,26 +290,13 @@ static void pfselftestCommand(Client *c) {
     else replyOk(c);
 }
 
-/* --- table --- */
+/* --- command handlers (metadata: src/core/command_data.c) --- */
 
 Command hllCommands[] = {
-    {.name = "pfadd", .proc = pfaddCommand, .arity = -2, .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
-     .acl = ACL_HYPERLOGLOG, .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "hyperloglog", .since = "2.8.9",
-     .complexity = "O(1) to add every element.", .summary = "Adds the specified elements to the specified HyperLogLog."},
-    {.name = "pfcount", .proc = pfcountCommand, .arity = -2, .flags = CMD_READONLY,
-     .acl = ACL_HYPERLOGLOG, .firstKey = 1, .lastKey = -1, .keyStep = 1, .group = "hyperloglog", .since = "2.8.9",
-     .complexity = "O(1) with a very small average constant time when called with a single key. O(N) with N being "
-                   "the number of keys, and much bigger constant times, when called with multiple keys.",
-     .summary = "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s)."},
-    {.name = "pfmerge", .proc = pfmergeCommand, .arity = -2, .flags = CMD_WRITE | CMD_DENYOOM, .acl = ACL_HYPERLOGLOG,
-     .firstKey = 1, .lastKey = -1, .keyStep = 1, .group = "hyperloglog", .since = "2.8.9",
-     .complexity = "O(N) to merge N HyperLogLogs, but with high constant times.",
-     .summary = "Merge N different HyperLogLogs into a single one."},
-    {.name = "pfdebug", .proc = pfdebugCommand, .arity = 3, .flags = CMD_WRITE | CMD_DENYOOM | CMD_ADMIN,
-     .acl = ACL_HYPERLOGLOG, .firstKey = 2, .lastKey = 2, .keyStep = 1, .group = "hyperloglog", .since = "2.8.9",
-     .complexity = "N/A", .summary = "Internal commands for debugging HyperLogLog values"},
-    {.name = "pfselftest", .proc = pfselftestCommand, .arity = 1, .flags = CMD_ADMIN, .acl = ACL_HYPERLOGLOG,
-     .group = "hyperloglog", .since = "2.8.9", .complexity = "N/A",
-     .summary = "An internal command for testing HyperLogLog values"},
+    {.name = "pfadd", .proc = pfaddCommand},
+    {.name = "pfcount", .proc = pfcountCommand},
+    {.name = "pfmerge", .proc = pfmergeCommand},
+    {.name = "pfdebug", .proc = pfdebugCommand},
+    {.name = "pfselftest", .proc = pfselftestCommand},
     {0},
 };
