@@ -29,13 +29,14 @@
 extern Command connCommands[], stringCommands[], bitmapCommands[], keyCommands[], expireCommands[],
     configCommands[], infoCommands[], clientCommands[], commandCommands[], debugCommands[], listCommands[],
     hashCommands[], setCommands[], zsetCommands[], sortCommands[], multiCommands[], pubsubCommands[],
-    monitorCommands[], slowlogCommands[], latencyCommands[], scriptCommands[], functionCommands[], hllCommands[];
+    monitorCommands[], slowlogCommands[], latencyCommands[], scriptCommands[], functionCommands[], hllCommands[],
+    geoCommands[];
 
 static Command *families[] = {connCommands,    stringCommands,  bitmapCommands,  keyCommands,     expireCommands,
                               configCommands,  infoCommands,    clientCommands,  commandCommands, debugCommands,
                               listCommands,    hashCommands,    setCommands,     zsetCommands,    sortCommands,
                               multiCommands,   pubsubCommands,  monitorCommands, slowlogCommands, latencyCommands,
-                              scriptCommands,  functionCommands, hllCommands};
+                              scriptCommands,  functionCommands, hllCommands,     geoCommands};
 
 #define TABLE_SLOTS 1024
 static Command *table[TABLE_SLOTS];
@@ -145,6 +146,21 @@ static int sortFinder(int argc, char **argv, KeyResult *out) {
     return store ? 2 : 1;
 }
 
+/* GEORADIUS / GEORADIUSBYMEMBER: the source, and the argument after the
+ * last STORE or STOREDIST from argv[5] on (for both commands, as Redis
+ * scans).  No flags, as in Redis. */
+static int georadiusFinder(int argc, char **argv, KeyResult *out) {
+    int store = 0;
+    for (int i = 5; i < argc; i++)
+        if ((strcasecmp(argv[i], "store") == 0 || strcasecmp(argv[i], "storedist") == 0) && i + 1 < argc) {
+            store = i + 1;
+            i++;
+        }
+    keyResultAdd(out, 1, 0);
+    if (store) keyResultAdd(out, store, 0);
+    return store ? 2 : 1;
+}
+
 static const struct {
     const char *fullname;
     GetKeysProc *finder;
@@ -152,6 +168,7 @@ static const struct {
     {"bitfield", bitfieldFinder},     {"blmpop", numkeysAt2},      {"bzmpop", numkeysAt2},
     {"eval", numkeysAt2},             {"eval_ro", numkeysAt2},     {"evalsha", numkeysAt2},
     {"evalsha_ro", numkeysAt2},       {"fcall", numkeysAt2},       {"fcall_ro", numkeysAt2},
+    {"georadius", georadiusFinder},   {"georadiusbymember", georadiusFinder},
     {"lmpop", numkeysAt1},            {"set", setFinder},          {"sintercard", numkeysAt1},
     {"sort", sortFinder},             {"sort_ro", sortRoFinder},   {"zdiff", numkeysAt1},
     {"zdiffstore", storeNumkeysAt2},  {"zinter", numkeysAt1},      {"zintercard", numkeysAt1},

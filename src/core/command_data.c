@@ -582,6 +582,302 @@ static const CommandArg A_function_restore[] = {
 };
 static const char *const T_function_restore[] = {"request_policy:all_shards", "response_policy:all_succeeded", NULL};
 static const char *const T_function_stats[] = {"nondeterministic_output", "request_policy:all_shards", "response_policy:special", NULL};
+static const KeySpec K_geoadd[] = {
+    {.flags = KS_RW | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_geoadd_1[] = {
+    {.name = "nx", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "NX"},
+    {.name = "xx", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "XX"},
+};
+static const CommandArg A_geoadd_3[] = {
+    {.name = "longitude", .type = ARG_DOUBLE, .keySpecIndex = -1},
+    {.name = "latitude", .type = ARG_DOUBLE, .keySpecIndex = -1},
+    {.name = "member", .type = ARG_STRING, .keySpecIndex = -1},
+};
+static const CommandArg A_geoadd[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "condition", .type = ARG_ONEOF, .keySpecIndex = -1, .since = "6.2.0", .flags = ARGF_OPTIONAL, .subargs = A_geoadd_1, .subargCount = 2},
+    {.name = "change", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "CH", .since = "6.2.0", .flags = ARGF_OPTIONAL},
+    {.name = "longitude_latitude_member", .type = ARG_BLOCK, .keySpecIndex = -1, .flags = ARGF_MULTIPLE, .subargs = A_geoadd_3, .subargCount = 3},
+};
+static const CommandHistory H_geoadd[] = {
+    {"6.2.0", "Added the `CH`, `NX` and `XX` options."},
+};
+static const KeySpec K_geodist[] = {
+    {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_geodist_3[] = {
+    {.name = "m", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "M"},
+    {.name = "km", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "KM"},
+    {.name = "ft", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "FT"},
+    {.name = "mi", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "MI"},
+};
+static const CommandArg A_geodist[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "member1", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "member2", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "unit", .type = ARG_ONEOF, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_geodist_3, .subargCount = 4},
+};
+static const KeySpec K_geohash[] = {
+    {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_geohash[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "member", .type = ARG_STRING, .keySpecIndex = -1, .flags = ARGF_MULTIPLE},
+};
+static const KeySpec K_geopos[] = {
+    {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_geopos[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "member", .type = ARG_STRING, .keySpecIndex = -1, .flags = ARGF_MULTIPLE},
+};
+static const KeySpec K_georadius[] = {
+    {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+    {.flags = KS_OW | KS_UPDATE, .bsType = KSB_KEYWORD, .bsKeyword = "STORE", .bsIndex = 6, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+    {.flags = KS_OW | KS_UPDATE, .bsType = KSB_KEYWORD, .bsKeyword = "STOREDIST", .bsIndex = 6, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_georadius_4[] = {
+    {.name = "m", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "M"},
+    {.name = "km", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "KM"},
+    {.name = "ft", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "FT"},
+    {.name = "mi", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "MI"},
+};
+static const CommandArg A_georadius_8[] = {
+    {.name = "count", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "COUNT"},
+    {.name = "any", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "ANY", .since = "6.2.0", .flags = ARGF_OPTIONAL},
+};
+static const CommandArg A_georadius_9[] = {
+    {.name = "asc", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "ASC"},
+    {.name = "desc", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "DESC"},
+};
+static const CommandArg A_georadius[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "longitude", .type = ARG_DOUBLE, .keySpecIndex = -1},
+    {.name = "latitude", .type = ARG_DOUBLE, .keySpecIndex = -1},
+    {.name = "radius", .type = ARG_DOUBLE, .keySpecIndex = -1},
+    {.name = "unit", .type = ARG_ONEOF, .keySpecIndex = -1, .subargs = A_georadius_4, .subargCount = 4},
+    {.name = "withcoord", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "WITHCOORD", .flags = ARGF_OPTIONAL},
+    {.name = "withdist", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "WITHDIST", .flags = ARGF_OPTIONAL},
+    {.name = "withhash", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "WITHHASH", .flags = ARGF_OPTIONAL},
+    {.name = "count", .type = ARG_BLOCK, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_georadius_8, .subargCount = 2},
+    {.name = "order", .type = ARG_ONEOF, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_georadius_9, .subargCount = 2},
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 1, .token = "STORE", .flags = ARGF_OPTIONAL},
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 2, .token = "STOREDIST", .flags = ARGF_OPTIONAL},
+};
+static const CommandHistory H_georadius[] = {
+    {"6.2.0", "Added the `ANY` option for `COUNT`."},
+    {"7.0.0", "Added support for uppercase unit names."},
+};
+static const KeySpec K_georadius_ro[] = {
+    {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_georadius_ro_4[] = {
+    {.name = "m", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "M"},
+    {.name = "km", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "KM"},
+    {.name = "ft", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "FT"},
+    {.name = "mi", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "MI"},
+};
+static const CommandArg A_georadius_ro_8[] = {
+    {.name = "count", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "COUNT"},
+    {.name = "any", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "ANY", .since = "6.2.0", .flags = ARGF_OPTIONAL},
+};
+static const CommandArg A_georadius_ro_9[] = {
+    {.name = "asc", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "ASC"},
+    {.name = "desc", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "DESC"},
+};
+static const CommandArg A_georadius_ro[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "longitude", .type = ARG_DOUBLE, .keySpecIndex = -1},
+    {.name = "latitude", .type = ARG_DOUBLE, .keySpecIndex = -1},
+    {.name = "radius", .type = ARG_DOUBLE, .keySpecIndex = -1},
+    {.name = "unit", .type = ARG_ONEOF, .keySpecIndex = -1, .subargs = A_georadius_ro_4, .subargCount = 4},
+    {.name = "withcoord", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "WITHCOORD", .flags = ARGF_OPTIONAL},
+    {.name = "withdist", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "WITHDIST", .flags = ARGF_OPTIONAL},
+    {.name = "withhash", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "WITHHASH", .flags = ARGF_OPTIONAL},
+    {.name = "count", .type = ARG_BLOCK, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_georadius_ro_8, .subargCount = 2},
+    {.name = "order", .type = ARG_ONEOF, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_georadius_ro_9, .subargCount = 2},
+};
+static const CommandHistory H_georadius_ro[] = {
+    {"6.2.0", "Added the `ANY` option for `COUNT`."},
+};
+static const KeySpec K_georadiusbymember[] = {
+    {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+    {.flags = KS_OW | KS_UPDATE, .bsType = KSB_KEYWORD, .bsKeyword = "STORE", .bsIndex = 5, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+    {.flags = KS_OW | KS_UPDATE, .bsType = KSB_KEYWORD, .bsKeyword = "STOREDIST", .bsIndex = 5, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_georadiusbymember_3[] = {
+    {.name = "m", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "M"},
+    {.name = "km", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "KM"},
+    {.name = "ft", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "FT"},
+    {.name = "mi", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "MI"},
+};
+static const CommandArg A_georadiusbymember_7[] = {
+    {.name = "count", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "COUNT"},
+    {.name = "any", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "ANY", .flags = ARGF_OPTIONAL},
+};
+static const CommandArg A_georadiusbymember_8[] = {
+    {.name = "asc", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "ASC"},
+    {.name = "desc", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "DESC"},
+};
+static const CommandArg A_georadiusbymember[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "member", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "radius", .type = ARG_DOUBLE, .keySpecIndex = -1},
+    {.name = "unit", .type = ARG_ONEOF, .keySpecIndex = -1, .subargs = A_georadiusbymember_3, .subargCount = 4},
+    {.name = "withcoord", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "WITHCOORD", .flags = ARGF_OPTIONAL},
+    {.name = "withdist", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "WITHDIST", .flags = ARGF_OPTIONAL},
+    {.name = "withhash", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "WITHHASH", .flags = ARGF_OPTIONAL},
+    {.name = "count", .type = ARG_BLOCK, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_georadiusbymember_7, .subargCount = 2},
+    {.name = "order", .type = ARG_ONEOF, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_georadiusbymember_8, .subargCount = 2},
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 1, .token = "STORE", .flags = ARGF_OPTIONAL},
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 2, .token = "STOREDIST", .flags = ARGF_OPTIONAL},
+};
+static const CommandHistory H_georadiusbymember[] = {
+    {"7.0.0", "Added support for uppercase unit names."},
+};
+static const KeySpec K_georadiusbymember_ro[] = {
+    {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_georadiusbymember_ro_3[] = {
+    {.name = "m", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "M"},
+    {.name = "km", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "KM"},
+    {.name = "ft", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "FT"},
+    {.name = "mi", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "MI"},
+};
+static const CommandArg A_georadiusbymember_ro_7[] = {
+    {.name = "count", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "COUNT"},
+    {.name = "any", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "ANY", .flags = ARGF_OPTIONAL},
+};
+static const CommandArg A_georadiusbymember_ro_8[] = {
+    {.name = "asc", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "ASC"},
+    {.name = "desc", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "DESC"},
+};
+static const CommandArg A_georadiusbymember_ro[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "member", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "radius", .type = ARG_DOUBLE, .keySpecIndex = -1},
+    {.name = "unit", .type = ARG_ONEOF, .keySpecIndex = -1, .subargs = A_georadiusbymember_ro_3, .subargCount = 4},
+    {.name = "withcoord", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "WITHCOORD", .flags = ARGF_OPTIONAL},
+    {.name = "withdist", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "WITHDIST", .flags = ARGF_OPTIONAL},
+    {.name = "withhash", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "WITHHASH", .flags = ARGF_OPTIONAL},
+    {.name = "count", .type = ARG_BLOCK, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_georadiusbymember_ro_7, .subargCount = 2},
+    {.name = "order", .type = ARG_ONEOF, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_georadiusbymember_ro_8, .subargCount = 2},
+};
+static const KeySpec K_geosearch[] = {
+    {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_geosearch_1_1[] = {
+    {.name = "longitude", .type = ARG_DOUBLE, .keySpecIndex = -1},
+    {.name = "latitude", .type = ARG_DOUBLE, .keySpecIndex = -1},
+};
+static const CommandArg A_geosearch_1[] = {
+    {.name = "member", .type = ARG_STRING, .keySpecIndex = -1, .token = "FROMMEMBER"},
+    {.name = "longitude_latitude", .type = ARG_BLOCK, .keySpecIndex = -1, .token = "FROMLONLAT", .subargs = A_geosearch_1_1, .subargCount = 2},
+};
+static const CommandArg A_geosearch_2_0_1[] = {
+    {.name = "m", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "M"},
+    {.name = "km", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "KM"},
+    {.name = "ft", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "FT"},
+    {.name = "mi", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "MI"},
+};
+static const CommandArg A_geosearch_2_0[] = {
+    {.name = "radius", .type = ARG_DOUBLE, .keySpecIndex = -1, .token = "BYRADIUS"},
+    {.name = "unit", .type = ARG_ONEOF, .keySpecIndex = -1, .subargs = A_geosearch_2_0_1, .subargCount = 4},
+};
+static const CommandArg A_geosearch_2_1_2[] = {
+    {.name = "m", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "M"},
+    {.name = "km", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "KM"},
+    {.name = "ft", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "FT"},
+    {.name = "mi", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "MI"},
+};
+static const CommandArg A_geosearch_2_1[] = {
+    {.name = "width", .type = ARG_DOUBLE, .keySpecIndex = -1, .token = "BYBOX"},
+    {.name = "height", .type = ARG_DOUBLE, .keySpecIndex = -1},
+    {.name = "unit", .type = ARG_ONEOF, .keySpecIndex = -1, .subargs = A_geosearch_2_1_2, .subargCount = 4},
+};
+static const CommandArg A_geosearch_2[] = {
+    {.name = "circle", .type = ARG_BLOCK, .keySpecIndex = -1, .subargs = A_geosearch_2_0, .subargCount = 2},
+    {.name = "box", .type = ARG_BLOCK, .keySpecIndex = -1, .subargs = A_geosearch_2_1, .subargCount = 3},
+};
+static const CommandArg A_geosearch_3[] = {
+    {.name = "asc", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "ASC"},
+    {.name = "desc", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "DESC"},
+};
+static const CommandArg A_geosearch_4[] = {
+    {.name = "count", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "COUNT"},
+    {.name = "any", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "ANY", .flags = ARGF_OPTIONAL},
+};
+static const CommandArg A_geosearch[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "from", .type = ARG_ONEOF, .keySpecIndex = -1, .subargs = A_geosearch_1, .subargCount = 2},
+    {.name = "by", .type = ARG_ONEOF, .keySpecIndex = -1, .subargs = A_geosearch_2, .subargCount = 2},
+    {.name = "order", .type = ARG_ONEOF, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_geosearch_3, .subargCount = 2},
+    {.name = "count", .type = ARG_BLOCK, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_geosearch_4, .subargCount = 2},
+    {.name = "withcoord", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "WITHCOORD", .flags = ARGF_OPTIONAL},
+    {.name = "withdist", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "WITHDIST", .flags = ARGF_OPTIONAL},
+    {.name = "withhash", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "WITHHASH", .flags = ARGF_OPTIONAL},
+};
+static const CommandHistory H_geosearch[] = {
+    {"7.0.0", "Added support for uppercase unit names."},
+};
+static const KeySpec K_geosearchstore[] = {
+    {.flags = KS_OW | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+    {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 2, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_geosearchstore_2_1[] = {
+    {.name = "longitude", .type = ARG_DOUBLE, .keySpecIndex = -1},
+    {.name = "latitude", .type = ARG_DOUBLE, .keySpecIndex = -1},
+};
+static const CommandArg A_geosearchstore_2[] = {
+    {.name = "member", .type = ARG_STRING, .keySpecIndex = -1, .token = "FROMMEMBER"},
+    {.name = "longitude_latitude", .type = ARG_BLOCK, .keySpecIndex = -1, .token = "FROMLONLAT", .subargs = A_geosearchstore_2_1, .subargCount = 2},
+};
+static const CommandArg A_geosearchstore_3_0_1[] = {
+    {.name = "m", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "M"},
+    {.name = "km", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "KM"},
+    {.name = "ft", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "FT"},
+    {.name = "mi", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "MI"},
+};
+static const CommandArg A_geosearchstore_3_0[] = {
+    {.name = "radius", .type = ARG_DOUBLE, .keySpecIndex = -1, .token = "BYRADIUS"},
+    {.name = "unit", .type = ARG_ONEOF, .keySpecIndex = -1, .subargs = A_geosearchstore_3_0_1, .subargCount = 4},
+};
+static const CommandArg A_geosearchstore_3_1_2[] = {
+    {.name = "m", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "M"},
+    {.name = "km", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "KM"},
+    {.name = "ft", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "FT"},
+    {.name = "mi", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "MI"},
+};
+static const CommandArg A_geosearchstore_3_1[] = {
+    {.name = "width", .type = ARG_DOUBLE, .keySpecIndex = -1, .token = "BYBOX"},
+    {.name = "height", .type = ARG_DOUBLE, .keySpecIndex = -1},
+    {.name = "unit", .type = ARG_ONEOF, .keySpecIndex = -1, .subargs = A_geosearchstore_3_1_2, .subargCount = 4},
+};
+static const CommandArg A_geosearchstore_3[] = {
+    {.name = "circle", .type = ARG_BLOCK, .keySpecIndex = -1, .subargs = A_geosearchstore_3_0, .subargCount = 2},
+    {.name = "box", .type = ARG_BLOCK, .keySpecIndex = -1, .subargs = A_geosearchstore_3_1, .subargCount = 3},
+};
+static const CommandArg A_geosearchstore_4[] = {
+    {.name = "asc", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "ASC"},
+    {.name = "desc", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "DESC"},
+};
+static const CommandArg A_geosearchstore_5[] = {
+    {.name = "count", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "COUNT"},
+    {.name = "any", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "ANY", .flags = ARGF_OPTIONAL},
+};
+static const CommandArg A_geosearchstore[] = {
+    {.name = "destination", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "source", .type = ARG_KEY, .keySpecIndex = 1},
+    {.name = "from", .type = ARG_ONEOF, .keySpecIndex = -1, .subargs = A_geosearchstore_2, .subargCount = 2},
+    {.name = "by", .type = ARG_ONEOF, .keySpecIndex = -1, .subargs = A_geosearchstore_3, .subargCount = 2},
+    {.name = "order", .type = ARG_ONEOF, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_geosearchstore_4, .subargCount = 2},
+    {.name = "count", .type = ARG_BLOCK, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_geosearchstore_5, .subargCount = 2},
+    {.name = "storedist", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "STOREDIST", .flags = ARGF_OPTIONAL},
+};
+static const CommandHistory H_geosearchstore[] = {
+    {"7.0.0", "Added support for uppercase unit names."},
+};
 static const KeySpec K_get[] = {
     {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
 };
@@ -2777,6 +3073,134 @@ const CommandSpec commandSpecs[] = {
      .since = "7.0.0",
      .group = "scripting",
      .complexity = "O(1)"},
+    {.fullname = "geoadd",
+     .arity = -5,
+     .flags = CMD_WRITE | CMD_DENYOOM,
+     .acl = ACL_WRITE | ACL_GEO | ACL_SLOW,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_geoadd, .keySpecCount = 1,
+     .summary = "Add one or more geospatial items in the geospatial index represented using a sorted set",
+     .since = "3.2.0",
+     .group = "geo",
+     .complexity = "O(log(N)) for each item added, where N is the number of elements in the sorted set.",
+     .history = H_geoadd, .historyCount = 1,
+     .args = A_geoadd, .argCount = 4},
+    {.fullname = "geodist",
+     .arity = -4,
+     .flags = CMD_READONLY,
+     .acl = ACL_READ | ACL_GEO | ACL_SLOW,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_geodist, .keySpecCount = 1,
+     .summary = "Returns the distance between two members of a geospatial index",
+     .since = "3.2.0",
+     .group = "geo",
+     .complexity = "O(log(N))",
+     .args = A_geodist, .argCount = 4},
+    {.fullname = "geohash",
+     .arity = -2,
+     .flags = CMD_READONLY,
+     .acl = ACL_READ | ACL_GEO | ACL_SLOW,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_geohash, .keySpecCount = 1,
+     .summary = "Returns members of a geospatial index as standard geohash strings",
+     .since = "3.2.0",
+     .group = "geo",
+     .complexity = "O(log(N)) for each member requested, where N is the number of elements in the sorted set.",
+     .args = A_geohash, .argCount = 2},
+    {.fullname = "geopos",
+     .arity = -2,
+     .flags = CMD_READONLY,
+     .acl = ACL_READ | ACL_GEO | ACL_SLOW,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_geopos, .keySpecCount = 1,
+     .summary = "Returns longitude and latitude of members of a geospatial index",
+     .since = "3.2.0",
+     .group = "geo",
+     .complexity = "O(N) where N is the number of members requested.",
+     .args = A_geopos, .argCount = 2},
+    {.fullname = "georadius",
+     .arity = -6,
+     .flags = CMD_WRITE | CMD_DENYOOM | CMD_MOVABLE_KEYS,
+     .acl = ACL_WRITE | ACL_GEO | ACL_SLOW,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_georadius, .keySpecCount = 3,
+     .summary = "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a point",
+     .since = "3.2.0",
+     .group = "geo",
+     .complexity = "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.",
+     .deprecatedSince = "6.2.0",
+     .replacedBy = "`GEOSEARCH` and `GEOSEARCHSTORE` with the `BYRADIUS` argument",
+     .docFlags = DOC_DEPRECATED,
+     .history = H_georadius, .historyCount = 2,
+     .args = A_georadius, .argCount = 12},
+    {.fullname = "georadius_ro",
+     .arity = -6,
+     .flags = CMD_READONLY,
+     .acl = ACL_READ | ACL_GEO | ACL_SLOW,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_georadius_ro, .keySpecCount = 1,
+     .summary = "A read-only variant for GEORADIUS",
+     .since = "3.2.10",
+     .group = "geo",
+     .complexity = "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.",
+     .deprecatedSince = "6.2.0",
+     .replacedBy = "`GEOSEARCH` with the `BYRADIUS` argument",
+     .docFlags = DOC_DEPRECATED,
+     .history = H_georadius_ro, .historyCount = 1,
+     .args = A_georadius_ro, .argCount = 10},
+    {.fullname = "georadiusbymember",
+     .arity = -5,
+     .flags = CMD_WRITE | CMD_DENYOOM | CMD_MOVABLE_KEYS,
+     .acl = ACL_WRITE | ACL_GEO | ACL_SLOW,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_georadiusbymember, .keySpecCount = 3,
+     .summary = "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a member",
+     .since = "3.2.0",
+     .group = "geo",
+     .complexity = "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.",
+     .deprecatedSince = "6.2.0",
+     .replacedBy = "`GEOSEARCH` and `GEOSEARCHSTORE` with the `BYRADIUS` and `FROMMEMBER` arguments",
+     .docFlags = DOC_DEPRECATED,
+     .history = H_georadiusbymember, .historyCount = 1,
+     .args = A_georadiusbymember, .argCount = 11},
+    {.fullname = "georadiusbymember_ro",
+     .arity = -5,
+     .flags = CMD_READONLY,
+     .acl = ACL_READ | ACL_GEO | ACL_SLOW,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_georadiusbymember_ro, .keySpecCount = 1,
+     .summary = "A read-only variant for GEORADIUSBYMEMBER",
+     .since = "3.2.10",
+     .group = "geo",
+     .complexity = "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.",
+     .deprecatedSince = "6.2.0",
+     .replacedBy = "`GEOSEARCH` with the `BYRADIUS` and `FROMMEMBER` arguments",
+     .docFlags = DOC_DEPRECATED,
+     .args = A_georadiusbymember_ro, .argCount = 9},
+    {.fullname = "geosearch",
+     .arity = -7,
+     .flags = CMD_READONLY,
+     .acl = ACL_READ | ACL_GEO | ACL_SLOW,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_geosearch, .keySpecCount = 1,
+     .summary = "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle.",
+     .since = "6.2.0",
+     .group = "geo",
+     .complexity = "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around the shape provided as the filter and M is the number of items inside the shape",
+     .history = H_geosearch, .historyCount = 1,
+     .args = A_geosearch, .argCount = 8},
+    {.fullname = "geosearchstore",
+     .arity = -8,
+     .flags = CMD_WRITE | CMD_DENYOOM,
+     .acl = ACL_WRITE | ACL_GEO | ACL_SLOW,
+     .firstKey = 1, .lastKey = 2, .keyStep = 1,
+     .keySpecs = K_geosearchstore, .keySpecCount = 2,
+     .summary = "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle, and store the result in another key.",
+     .since = "6.2.0",
+     .group = "geo",
+     .complexity = "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around the shape provided as the filter and M is the number of items inside the shape",
+     .history = H_geosearchstore, .historyCount = 1,
+     .args = A_geosearchstore, .argCount = 7},
     {.fullname = "get",
      .arity = 2,
      .flags = CMD_READONLY | CMD_FAST,

@@ -569,81 +569,18 @@ static void geodistCommand(Client *c) {
     replyDistance(c, geohashDistance(a[0], a[1], b[0], b[1]) / toMeters);
 }
 
-/* GEORADIUS / GEORADIUSBYMEMBER: the source, plus the key after STORE or
- * STOREDIST (the last one given wins, as the handler reads them). */
-static int georadiusKeys(int firstOpt, int argc, char **argv, int *out, int max) {
-    int n = 0, store = 0;
-    if (max < 1) return 0;
-    out[n++] = 1;
-    for (int i = firstOpt; i < argc; i++) {
-        if ((argIs(argv[i], "store") || argIs(argv[i], "storedist")) && i + 1 < argc) {
-            store = i + 1;
-            i++;
-        }
-    }
-    if (store && n < max) out[n++] = store;
-    return n;
-}
-
-static int georadiusGetKeys(struct Client *c, int argc, char **argv, int *out, int max) {
-    (void)c;
-    return georadiusKeys(6, argc, argv, out, max);
-}
-
-static int georadiusbymemberGetKeys(struct Client *c, int argc, char **argv, int *out, int max) {
-    (void)c;
-    return georadiusKeys(5, argc, argv, out, max);
-}
-
-/* --- table --- */
-
-#define GEO_RO(nm, fn, ar, cx, sum, sn)                                                                          \
-    {.name = nm, .proc = fn, .arity = ar, .flags = CMD_READONLY, .acl = ACL_GEO, .firstKey = 1, .lastKey = 1, \
-     .keyStep = 1, .group = "geo", .since = sn, .complexity = cx, .summary = sum}
+/* --- command handlers (metadata: src/core/command_data.c) --- */
 
 Command geoCommands[] = {
-    {.name = "geoadd", .proc = geoaddCommand, .arity = -5, .flags = CMD_WRITE | CMD_DENYOOM, .acl = ACL_GEO,
-     .firstKey = 1, .lastKey = 1, .keyStep = 1, .group = "geo", .since = "3.2.0",
-     .complexity = "O(log(N)) for each item added, where N is the number of elements in the sorted set.",
-     .summary = "Add one or more geospatial items in the geospatial index represented using a sorted set"},
-    GEO_RO("geodist", geodistCommand, -4, "O(log(N))", "Returns the distance between two members of a geospatial index",
-           "3.2.0"),
-    GEO_RO("geohash", geohashCommand, -2, "O(log(N)) for each member requested, where N is the number of elements in the sorted set.",
-           "Returns members of a geospatial index as standard geohash strings", "3.2.0"),
-    GEO_RO("geopos", geoposCommand, -2, "O(N) where N is the number of members requested.",
-           "Returns longitude and latitude of members of a geospatial index", "3.2.0"),
-    {.name = "georadius", .proc = georadiusCommand, .arity = -6, .flags = CMD_WRITE | CMD_DENYOOM | CMD_MOVABLE_KEYS,
-     .acl = ACL_GEO, .firstKey = 1, .lastKey = 1, .keyStep = 1, .getKeys = georadiusGetKeys, .group = "geo",
-     .since = "3.2.0",
-     .complexity = "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area "
-                   "delimited by center and radius and M is the number of items inside the index.",
-     .summary = "Query a sorted set representing a geospatial index to fetch members matching a given maximum "
-                "distance from a point"},
-    GEO_RO("georadius_ro", georadiusroCommand, -6,
-           "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by "
-           "center and radius and M is the number of items inside the index.",
-           "A read-only variant for GEORADIUS", "3.2.10"),
-    {.name = "georadiusbymember", .proc = georadiusbymemberCommand, .arity = -5,
-     .flags = CMD_WRITE | CMD_DENYOOM | CMD_MOVABLE_KEYS, .acl = ACL_GEO, .firstKey = 1, .lastKey = 1, .keyStep = 1,
-     .getKeys = georadiusbymemberGetKeys, .group = "geo", .since = "3.2.0",
-     .complexity = "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area "
-                   "delimited by center and radius and M is the number of items inside the index.",
-     .summary = "Query a sorted set representing a geospatial index to fetch members matching a given maximum "
-                "distance from a member"},
-    GEO_RO("georadiusbymember_ro", georadiusbymemberroCommand, -5,
-           "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by "
-           "center and radius and M is the number of items inside the index.",
-           "A read-only variant for GEORADIUSBYMEMBER", "3.2.10"),
-    GEO_RO("geosearch", geosearchCommand, -7,
-           "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around the shape "
-           "provided as the filter and M is the number of items inside the shape",
-           "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle.",
-           "6.2.0"),
-    {.name = "geosearchstore", .proc = geosearchstoreCommand, .arity = -8, .flags = CMD_WRITE | CMD_DENYOOM,
-     .acl = ACL_GEO, .firstKey = 1, .lastKey = 2, .keyStep = 1, .group = "geo", .since = "6.2.0",
-     .complexity = "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around the "
-                   "shape provided as the filter and M is the number of items inside the shape",
-     .summary = "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a "
-                "circle, and store the result in another key."},
+    {.name = "geoadd", .proc = geoaddCommand},
+    {.name = "geodist", .proc = geodistCommand},
+    {.name = "geohash", .proc = geohashCommand},
+    {.name = "geopos", .proc = geoposCommand},
+    {.name = "georadius", .proc = georadiusCommand},
+    {.name = "georadius_ro", .proc = georadiusroCommand},
+    {.name = "georadiusbymember", .proc = georadiusbymemberCommand},
+    {.name = "georadiusbymember_ro", .proc = georadiusbymemberroCommand},
+    {.name = "geosearch", .proc = geosearchCommand},
+    {.name = "geosearchstore", .proc = geosearchstoreCommand},
     {0},
 };

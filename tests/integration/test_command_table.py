@@ -296,6 +296,12 @@ SAMPLES = [
     ["zrangestore", "d", "a", "0", "-1"], ["zmpop", "2", "a", "b", "min"], ["zmpop", "5", "a", "min"],
     ["bzmpop", "0", "2", "a", "b", "max"], ["bzmpop", "0", "2", "a"], ["bzpopmin", "a", "b", "0"],
     ["bzpopmax", "a", "0"], ["zrandmember", "a"],
+    # geo
+    ["georadius", "k", "1", "2", "3", "m", "store", "a", "storedist", "b"], ["georadius", "k", "1", "2", "3", "m"],
+    ["georadius", "k", "1", "2", "3", "store", "x"], ["georadius", "k", "1", "2", "3", "m", "count", "1", "store"],
+    ["georadiusbymember", "k", "m", "3", "km", "storedist", "d"], ["georadius_ro", "k", "1", "2", "3", "m"],
+    ["geosearchstore", "d", "s", "frommember", "m", "byradius", "1", "m"], ["geoadd", "k", "1", "2", "m"],
+    ["geopos", "k", "m"], ["geosearch", "k", "frommember", "m", "bybox", "1", "1", "m"],
     # sort
     ["sort", "a"], ["sort", "a", "by", "b", "store", "c"], ["sort", "a", "store", "c", "store", "d"],
     ["sort", "a", "store"], ["sort", "a", "limit", "0", "1", "store", "x"], ["sort", "a", "store", "limit", "0", "1"],
