@@ -12,6 +12,11 @@
  * replication...) have type CT_RAW: their text is stored as given and shown
  * by CONFIG GET, so tools that read them keep working; a config file that
  * sets one gets a single log line at start ("not supported by Cairn").
+ * Those that turn a missing feature on (replicaof, cluster-enabled,
+ * tls-port, aclfile, min-replicas-to-write, maxmemory-clients) accept only
+ * the value that leaves it off (CF_ONLY_DEFAULT), and rename-command, user,
+ * loadmodule and sentinel lines are refused: ignoring them would break
+ * what the user relies on.
  *
  * Invariants: string fields are owned by the ServerConfig (xstrdup/xfree);
  * a setter either validates and stores the new value or returns -1 with a
@@ -64,6 +69,7 @@ typedef enum {
 #define CF_PROTECTED (1u << 5)  /* CONFIG SET needs enable-protected-configs */
 #define CF_EMPTY_NULL (1u << 6) /* string: "" is stored as NULL */
 #define CF_BASENAME (1u << 7)   /* string: a file or directory name, not a path */
+#define CF_ONLY_DEFAULT (1u << 8) /* raw: a feature Cairn lacks; other values refused */
 
 typedef struct ConfigEnum {
     const char *name;
@@ -121,8 +127,8 @@ static const ConfigEnum syslogFacilityEnum[] = {
 static const ConfigEnum appendfsyncEnum[] = {
     {"everysec", APPENDFSYNC_EVERYSEC}, {"always", APPENDFSYNC_ALWAYS}, {"no", APPENDFSYNC_NO}, {NULL, 0}};
 
-static ConfigSetFn setBind, setSave, setObufLimits, setUnixsocketperm, setNotify, setDir, setAppendonly;
-static ConfigGetFn getBind, getSave, getObufLimits, getUnixsocketperm, getNotify, getDir, getAppendonly;
+static ConfigSetFn setPercentiles, setBind, setSave, setObufLimits, setUnixsocketperm, setNotify, setDir, setAppendonly;
+static ConfigGetFn getPercentiles, getBind, getSave, getObufLimits, getUnixsocketperm, getNotify, getDir, getAppendonly;
 static ConfigRewriteFn rewriteSave, rewriteObufLimits;
 
 #define OFF(field) offsetof(ServerConfig, field)
@@ -203,6 +209,9 @@ static ConfigDef configTable[] = {
     {"slowlog-max-len", NULL, CT_ULONG, 0, OFF(slowlogMaxLen), 0, LONG_MAX, "128", NULL, NULL, NULL, NULL, NULL, NULL,
      0},
     LLV("latency-monitor-threshold", NULL, 0, latencyMonitorThreshold, 0, LLONG_MAX, "0"),
+    B("latency-tracking", NULL, 0, latencyTracking, "yes"),
+    LLV("tracking-table-max-keys", NULL, 0, trackingTableMaxKeys, 0, LONG_MAX, "1000000"),
+    SP("latency-tracking-info-percentiles", CF_MULTI_ARG, "50 99 99.9", setPercentiles, getPercentiles, NULL, NULL),
     SP("notify-keyspace-events", 0, "", setNotify, getNotify, NULL, NULL),
     LLV("busy-reply-threshold", "lua-time-limit", 0, busyReplyThreshold, 0, LONG_MAX, "5000"),
     /* Persistence. */
@@ -218,7 +227,7 @@ static ConfigDef configTable[] = {
 
     /* Known to Redis 7.0, not implemented by Cairn. */
     RAW("acl-pubsub-default", NULL, 0, "resetchannels"),
-    RAW("aclfile", NULL, CF_IMMUTABLE, ""),
+    RAW("aclfile", NULL, CF_IMMUTABLE | CF_ONLY_DEFAULT, ""),
     RAW("acllog-max-len", NULL, 0, "128"),
     RAW("active-defrag-cycle-max", NULL, 0, "25"),
     RAW("active-defrag-cycle-min", NULL, 0, "1"),
@@ -247,7 +256,7 @@ static ConfigDef configTable[] = {
     RAW("cluster-announce-port", NULL, 0, "0"),
     RAW("cluster-announce-tls-port", NULL, 0, "0"),
     RAW("cluster-config-file", NULL, CF_IMMUTABLE, "nodes.conf"),
-    RAW("cluster-enabled", NULL, CF_IMMUTABLE, "no"),
+    RAW("cluster-enabled", NULL, CF_IMMUTABLE | CF_ONLY_DEFAULT, "no"),
     RAW("cluster-link-sendbuf-limit", NULL, 0, "0"),
     RAW("cluster-migration-barrier", NULL, 0, "1"),
     RAW("cluster-node-timeout", NULL, 0, "15000"),
@@ -262,13 +271,11 @@ static ConfigDef configTable[] = {
     RAW("io-threads", NULL, CF_IMMUTABLE, "1"),
     RAW("io-threads-do-reads", NULL, CF_IMMUTABLE, "no"),
     RAW("jemalloc-bg-thread", NULL, 0, "yes"),
-    RAW("latency-tracking", NULL, 0, "yes"),
-    RAW("latency-tracking-info-percentiles", NULL, CF_MULTI_ARG, "50 99 99.9"),
     RAW("masterauth", NULL, CF_SENSITIVE, ""),
     RAW("masteruser", NULL, 0, ""),
-    RAW("maxmemory-clients", NULL, 0, "0"),
+    RAW("maxmemory-clients", NULL, CF_ONLY_DEFAULT, "0"),
     RAW("min-replicas-max-lag", "min-slaves-max-lag", 0, "10"),
-    RAW("min-replicas-to-write", "min-slaves-to-write", 0, "0"),
+    RAW("min-replicas-to-write", "min-slaves-to-write", CF_ONLY_DEFAULT, "0"),
     RAW("no-appendfsync-on-rewrite", NULL, 0, "no"),
     RAW("oom-score-adj", NULL, 0, "no"),
     RAW("oom-score-adj-values", NULL, CF_MULTI_ARG, "0 200 800"),
@@ -293,7 +300,7 @@ static ConfigDef configTable[] = {
     RAW("replica-priority", "slave-priority", 0, "100"),
     RAW("replica-read-only", "slave-read-only", 0, "yes"),
     RAW("replica-serve-stale-data", "slave-serve-stale-data", 0, "yes"),
-    RAW("replicaof", "slaveof", CF_IMMUTABLE | CF_MULTI_ARG, ""),
+    RAW("replicaof", "slaveof", CF_IMMUTABLE | CF_MULTI_ARG | CF_ONLY_DEFAULT, ""),
     RAW("sanitize-dump-payload", NULL, 0, "no"),
     RAW("server_cpulist", NULL, CF_IMMUTABLE, ""),
     RAW("shutdown-on-sigint", NULL, 0, "default"),
@@ -313,33 +320,33 @@ static ConfigDef configTable[] = {
     RAW("tls-dh-params-file", NULL, 0, ""),
     RAW("tls-key-file", NULL, 0, ""),
     RAW("tls-key-file-pass", NULL, CF_SENSITIVE, ""),
-    RAW("tls-port", NULL, 0, "0"),
+    RAW("tls-port", NULL, CF_ONLY_DEFAULT, "0"),
     RAW("tls-prefer-server-ciphers", NULL, 0, "no"),
     RAW("tls-protocols", NULL, 0, ""),
     RAW("tls-replication", NULL, 0, "no"),
     RAW("tls-session-cache-size", NULL, 0, "20480"),
     RAW("tls-session-cache-timeout", NULL, 0, "300"),
     RAW("tls-session-caching", NULL, 0, "yes"),
-    RAW("tracking-table-max-keys", NULL, 0, "1000000"),
     RAW("key-load-delay", NULL, CF_HIDDEN, "0"),
     RAW("rdb-key-save-delay", NULL, CF_HIDDEN, "0"),
     RAW("loading-process-events-interval-bytes", NULL, CF_HIDDEN, "2097152"),
 };
 #define CONFIG_COUNT (sizeof(configTable) / sizeof(configTable[0]))
 
-/* Directives Redis 7.0 handles outside its table; Cairn accepts and ignores
- * them (include is handled by the loader). */
+/* Directives Redis 7.0 handles outside its table (include is handled by
+ * the loader).  Cairn refuses each, as ignoring it would leave a command
+ * reachable, a user's password unset, a module's commands missing; a
+ * sentinel line is refused with Redis's own text. */
 static const struct {
     const char *name;
     int minArgs, maxArgs; /* counting the directive name */
+    const char *refusal;  /* the config error */
 } specialDirectives[] = {
-    {"rename-command", 3, 3},
-    {"user", 2, INT_MAX},
-    {"loadmodule", 2, INT_MAX},
-    {"sentinel", 2, INT_MAX},
+    {"rename-command", 3, 3, "rename-command is not supported by Cairn: the command would stay reachable"},
+    {"user", 2, INT_MAX, "ACL users are not supported by Cairn: use requirepass"},
+    {"loadmodule", 2, INT_MAX, "Modules are not supported by Cairn"},
+    {"sentinel", 2, INT_MAX, "sentinel directive while not in sentinel mode"},
 };
-
-static int specialSeen[sizeof(specialDirectives) / sizeof(specialDirectives[0])];
 static char *configFile;          /* absolute path of the loaded file, or NULL */
 static char errbuf[512];          /* setters format their errors here */
 
@@ -470,6 +477,18 @@ static int setEnum(const ConfigDef *d, ServerConfig *cfg, const char *arg, const
 
 /* Apply argv (the directive's arguments, name excluded) to cfg.  The single
  * entry point for defaults, file lines, --args and CONFIG SET. */
+/* A directive for a feature Cairn lacks (replication, cluster, TLS, ACL
+ * files, client eviction...) accepts only the value that leaves the
+ * feature off: any other would be silently ignored while the user relies
+ * on it.  0 when value is that one, else -1 with *err set. */
+static int onlyDefaultOrRefuse(const ConfigDef *d, const char *value, const char **err) {
+    if (!(d->flags & CF_ONLY_DEFAULT) || !strcmp(value, d->deflt)) return 0;
+    if (!strcmp(d->name, "replicaof") && !strcasecmp(value, "no one")) return 0;
+    snprintf(errbuf, sizeof(errbuf), "%s is not supported by Cairn: only '%s' is accepted", d->name, d->deflt);
+    *err = errbuf;
+    return -1;
+}
+
 static int configSetArgs(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
     if (d->type == CT_SPECIAL) return d->set(d, cfg, argv, argc, err);
     if (d->type == CT_RAW && (d->flags & CF_MULTI_ARG)) {
@@ -479,6 +498,10 @@ static int configSetArgs(const ConfigDef *d, ServerConfig *cfg, sds *argv, int a
             return -1;
         }
         sds joined = sdsJoin((char **)argv, argc, " ");
+        if (onlyDefaultOrRefuse(d, joined, err) == -1) {
+            sdsFree(joined);
+            return -1;
+        }
         sdsFree(((ConfigDef *)d)->raw);
         ((ConfigDef *)d)->raw = joined;
         return 0;
@@ -514,6 +537,7 @@ static int configSetArgs(const ConfigDef *d, ServerConfig *cfg, sds *argv, int a
         setString(FIELD(cfg, d, char *), (d->flags & CF_EMPTY_NULL) && arg[0] == '\0' ? NULL : arg);
         return 0;
     case CT_RAW:
+        if (onlyDefaultOrRefuse(d, arg, err) == -1) return -1;
         sdsFree(((ConfigDef *)d)->raw);
         ((ConfigDef *)d)->raw = sdsNew(arg);
         return 0;
@@ -697,6 +721,46 @@ static sds *rewriteObufLimits(const ConfigDef *d, const ServerConfig *cfg, int *
     }
     *count = n;
     return out;
+}
+
+/* latency-tracking-info-percentiles: numbers in [0, 100], none allowed. */
+static int setPercentiles(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
+    double *v = argc ? xmalloc(sizeof(double) * (size_t)argc) : NULL;
+    for (int i = 0; i < argc; i++) {
+        char *end;
+        errno = 0;
+        v[i] = strtod(argv[i], &end);
+        if (argv[i][0] == '\0' || *end != '\0' || errno || v[i] != v[i]) {
+            *err = "Invalid latency-tracking-info-percentiles parameters";
+        } else if (v[i] < 0 || v[i] > 100) {
+            *err = "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]";
+        } else {
+            continue;
+        }
+        xfree(v);
+        return -1;
+    }
+    xfree(cfg->latencyPercentiles);
+    cfg->latencyPercentiles = v;
+    cfg->latencyPercentileCount = argc;
+    return 0;
+}
+
+void configFormatDouble(char *buf, double d) {
+    int len = snprintf(buf, 128, "%f", d);
+    if (len <= 0 || len >= 128 || !strchr(buf, '.')) return;
+    while (buf[len - 1] == '0') buf[--len] = '\0';
+    if (buf[len - 1] == '.') buf[--len] = '\0';
+}
+
+static sds getPercentiles(const ConfigDef *d, const ServerConfig *cfg) {
+    sds s = sdsEmpty();
+    char buf[128];
+    for (int i = 0; i < cfg->latencyPercentileCount; i++) {
+        configFormatDouble(buf, cfg->latencyPercentiles[i]);
+        s = sdsCatPrintf(s, "%s%s", i ? " " : "", buf);
+    }
+    return s;
 }
 
 static int setUnixsocketperm(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
@@ -977,8 +1041,7 @@ static const char *applyLine(ServerConfig *cfg, sds *argv, int argc) {
         if (strcasecmp(argv[0], specialDirectives[i].name)) continue;
         if (argc < specialDirectives[i].minArgs || argc > specialDirectives[i].maxArgs)
             return "Bad directive or wrong number of arguments";
-        specialSeen[i] = 1;
-        return NULL;
+        return specialDirectives[i].refusal;
     }
     ConfigDef *d = lookupConfig(argv[0], NULL);
     if (!d) return "Bad directive or wrong number of arguments";
@@ -1074,12 +1137,6 @@ static void logUnsupported(void) {
         if (d->type == CT_RAW && d->seenInFile)
             serverLog(LL_WARNING, "Config directive '%s' is not supported by Cairn, ignored", d->name);
         d->seenInFile = 0;
-    }
-    for (size_t i = 0; i < sizeof(specialDirectives) / sizeof(specialDirectives[0]); i++) {
-        if (specialSeen[i])
-            serverLog(LL_WARNING, "Config directive '%s' is not supported by Cairn, ignored",
-                      specialDirectives[i].name);
-        specialSeen[i] = 0;
     }
 }
 
@@ -1372,6 +1429,7 @@ static ConfigDef *lineDirective(const char *line) {
 
 static void freeConfigScratch(ServerConfig *cfg) {
     for (int i = 0; i < cfg->bindCount; i++) xfree(cfg->bind[i]);
+    xfree(cfg->latencyPercentiles);
     char **strs[] = {&cfg->unixsocket, &cfg->requirepass, &cfg->logfile, &cfg->pidfile, &cfg->dir,
                      &cfg->procTitleTemplate, &cfg->notifyKeyspaceEvents, &cfg->dbfilename, &cfg->saveParams,
                      &cfg->appendfilename, &cfg->appenddirname, &cfg->syslogIdent};

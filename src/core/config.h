@@ -91,6 +91,10 @@ typedef struct ServerConfig {
     long long slowlogLogSlowerThan;
     unsigned long slowlogMaxLen;
     long long latencyMonitorThreshold;
+    int latencyTracking;         /* per-command latency histograms on */
+    long long trackingTableMaxKeys; /* 0 = no limit */
+    double *latencyPercentiles;  /* INFO latencystats percentiles, owned */
+    int latencyPercentileCount;
     char *notifyKeyspaceEvents;  /* as given, e.g. "" or "KEA" */
     int notifyFlags;             /* parsed form */
     long long busyReplyThreshold;
@@ -128,6 +132,9 @@ sds keyspaceEventsFlagsToString(int flags);
  * restored and the hook is called again). */
 int configApplyPort(const char **err);
 int configApplyBind(const char **err);
+/* A double as Redis prints a config's or INFO's (printf "%f" without the
+ * trailing zeros and dot) into buf (at least 128 bytes). */
+void configFormatDouble(char *buf, double d);
 /* Implemented by the server: CONFIG RESETSTAT. */
 void serverResetStats(void);
 

@@ -115,6 +115,7 @@ static long long bucketHighest(unsigned i) {
 }
 
 void statsRecordLatency(struct Client *c, Command *cmd, long long usec) {
+    if (!server.cfg.latencyTracking) return;
     if (cmd->id >= histCap) {
         unsigned ncap = histCap ? histCap : 64;
         while (ncap <= cmd->id) ncap *= 2;
@@ -143,12 +144,15 @@ static long long percentileNs(const Histogram *h, double p) {
 }
 
 sds statsCatLatencyLine(sds s, const Command *cmd) {
-    static const double pcts[] = {50, 99, 99.9};
-    if (cmd->id >= histCap || !histograms[cmd->id]) return s;
+    if (!server.cfg.latencyTracking || cmd->id >= histCap || !histograms[cmd->id]) return s;
     const Histogram *h = histograms[cmd->id];
     s = sdsCatPrintf(s, "latency_percentiles_usec_%s:", cmd->fullname ? cmd->fullname : cmd->name);
-    for (size_t i = 0; i < sizeof(pcts) / sizeof(pcts[0]); i++)
-        s = sdsCatPrintf(s, "%sp%g=%.3f", i ? "," : "", pcts[i], (double)percentileNs(h, pcts[i]) / 1000.0);
+    char label[128];
+    for (int i = 0; i < server.cfg.latencyPercentileCount; i++) {
+        double p = server.cfg.latencyPercentiles[i];
+        configFormatDouble(label, p);
+        s = sdsCatPrintf(s, "%sp%s=%.3f", i ? "," : "", label, (double)percentileNs(h, p) / 1000.0);
+    }
     return sdsCat(s, "\r\n");
 }
 

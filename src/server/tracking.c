@@ -453,11 +453,9 @@ static void clientGone(Client *c) {
 
 /* --- hooks --- */
 
-void trackingInvalidateKey(Client *c, Db *db, const char *key, size_t len) {
-    (void)db;
-    /* BCAST's NOLOOP compares with the writer itself: a script's writes
-     * reach its caller, as on Redis. */
-    if (numPrefixes > 0) queueForBroadcast(c, key, len);
+/* Drop key from the table and tell the clients that read it (the running
+ * command's own client after its reply, unless NOLOOP). */
+static void invalidateTracked(const char *key, size_t len) {
     if (htabSize(&table) == 0) return;
     TrackedKey *t = htabUnlink(&table, key, len);
     if (!t) return;
@@ -473,6 +471,32 @@ void trackingInvalidateKey(Client *c, Db *db, const char *key, size_t len) {
         }
     }
     freeTrackedKey(t, NULL);
+}
+
+void trackingInvalidateKey(Client *c, Db *db, const char *key, size_t len) {
+    (void)db;
+    /* BCAST's NOLOOP compares with the writer itself: a script's writes
+     * reach its caller, as on Redis. */
+    if (numPrefixes > 0) queueForBroadcast(c, key, len);
+    invalidateTracked(key, len);
+}
+
+/* tracking-table-max-keys: while the table holds more keys, random ones
+ * are dropped and their readers told, as if the keys changed.  As in
+ * Redis, one pass does bounded work (100 keys, more on each pass that
+ * could not finish), so a lowered limit is reached over a few passes. */
+static void limitTable(void) {
+    static int unfinished;
+    long long max = server.cfg.trackingTableMaxKeys;
+    if (max == 0 || (long long)htabSize(&table) <= max) return;
+    int effort = 100 * (unfinished + 1);
+    while (effort-- > 0 && (long long)htabSize(&table) > max) {
+        TrackedKey *t = htabRandom(&table);
+        sds key = sdsNewLen(t->key, t->len);
+        invalidateTracked(key, sdsLen(key));
+        sdsFree(key);
+    }
+    unfinished = (long long)htabSize(&table) > max ? unfinished + 1 : 0;
 }
 
 static void onFlush(int dbid) {
@@ -503,10 +527,14 @@ static void afterCall(Client *c, Command *cmd, long long usec) {
     TrackingState *ts = c->trackingState;
     if (ts && (ts->opts & TRK_CACHING) && !(c->flags & CLIENT_MULTI) && !isClientSubcommand(cmd))
         ts->opts &= ~TRK_CACHING;
-    if (server.net.current == NULL && numDeferred > 0) sendDeferred();
+    if (server.net.current == NULL) {
+        if (trackingClients > 0) limitTable();
+        if (numDeferred > 0) sendDeferred();
+    }
 }
 
 static void beforeSleep(void) {
+    if (trackingClients > 0) limitTable();
     if (numDeferred > 0) sendDeferred();
     for (int i = 0; i < numPrefixes; i++) broadcastPrefix(prefixes[i]);
 }

@@ -679,3 +679,88 @@ def test_latency_expire_cycle_and_expire_del(server):
     events = {e[0] for e in r.execute_command("LATENCY", "LATEST")}
     assert {b"expire-cycle", b"expire-del"} <= events
     assert int(r.info("stats")["expire_cycle_cpu_milliseconds"]) >= 1
+
+
+# --- 12. directives Cairn used to ignore ----------------------------------------
+
+def is_redis():
+    return "redis-server" in os.path.basename(cairn_bin())
+
+
+def test_latency_tracking_and_its_percentiles(server):
+    r = server.client()
+    r.config_resetstat()
+    r.config_set("latency-tracking-info-percentiles", "50 99.9 100")
+    assert r.config_get("latency-tracking-info-percentiles") == {
+        "latency-tracking-info-percentiles": "50 99.9 100"}
+    r.get("a")
+    c = server.connect()
+
+    def latencystats():
+        return call(c, "INFO", "latencystats").split(b"\r\n", 1)[1].decode()
+    line = [l for l in latencystats().splitlines() if l.startswith("latency_percentiles_usec_get:")][0]
+    assert [kv.split("=")[0] for kv in line.split(":")[1].split(",")] == ["p50", "p99.9", "p100"]
+    r.config_set("latency-tracking-info-percentiles", "")
+    assert "latency_percentiles_usec_get:\r\n" in latencystats()
+    for bad, err in (("101", "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]"),
+                     ("abc", "Invalid latency-tracking-info-percentiles parameters"),
+                     ("50  99", "Invalid latency-tracking-info-percentiles parameters")):
+        with pytest.raises(redis.ResponseError) as e:
+            r.config_set("latency-tracking-info-percentiles", bad)
+        assert str(e.value) == ("CONFIG SET failed (possibly related to argument "
+                                "'latency-tracking-info-percentiles') - " + err)
+    r.config_set("latency-tracking", "no")
+    r.config_resetstat()
+    r.get("a")
+    assert latencystats().strip() == "# Latencystats"
+
+
+def test_tracking_table_max_keys_evicts_with_invalidation(server):
+    a = resp3(server)
+    assert call(a, "CLIENT", "TRACKING", "on") == b"+OK\r\n"
+    a.send(enc("MGET", "key1", "key2"))
+    read_values(a, 1)
+    b = server.connect()
+    assert call(b, "CONFIG", "SET", "tracking-table-max-keys", "1") == b"+OK\r\n"
+    push = read_values(a, 1)
+    assert push in (inval(b"key1"), inval(b"key2"))
+    assert server.client().info("stats")["tracking_total_keys"] == 1
+    assert call(b, "CONFIG", "SET", "tracking-table-max-keys", "0") == b"+OK\r\n"
+
+
+REFUSED_LINES = [
+    ("rename-command FLUSHALL ''", "rename-command is not supported by Cairn"),
+    ("user default on >secret ~* +@all", "ACL users are not supported by Cairn"),
+    ("loadmodule /nonexistent.so", "Modules are not supported by Cairn"),
+    ("sentinel monitor m 127.0.0.1 6379 2", "sentinel directive while not in sentinel mode"),
+    ("replicaof 127.0.0.1 6380", "replicaof is not supported by Cairn"),
+    ("cluster-enabled yes", "cluster-enabled is not supported by Cairn"),
+    ("aclfile users.acl", "aclfile is not supported by Cairn"),
+    ("tls-port 6380", "tls-port is not supported by Cairn"),
+    ("min-replicas-to-write 1", "min-replicas-to-write is not supported by Cairn"),
+    ("maxmemory-clients 10%", "maxmemory-clients is not supported by Cairn"),
+]
+
+
+@pytest.mark.parametrize("line,err", REFUSED_LINES)
+def test_directives_for_missing_features_are_refused(tmp_path, line, err):
+    if is_redis():
+        pytest.skip("Redis has these features")
+    (tmp_path / "x.conf").write_text("port 0\n%s\n" % line)
+    p = subprocess.run([cairn_bin(), "x.conf"], cwd=str(tmp_path), stdin=subprocess.DEVNULL,
+                       capture_output=True, timeout=30)
+    assert p.returncode == 1
+    out = (p.stdout + p.stderr).decode()
+    assert "FATAL CONFIG FILE ERROR" in out and err in out
+
+
+def test_missing_features_keep_their_off_values(server):
+    r = server.client()
+    for name, off in (("replicaof", "no one"), ("min-replicas-to-write", "0"),
+                      ("maxmemory-clients", "0"), ("tls-port", "0")):
+        if name != "replicaof":
+            assert r.config_set(name, off)
+    if not is_redis():
+        with pytest.raises(redis.ResponseError) as e:
+            r.config_set("min-replicas-to-write", "1")
+        assert "min-replicas-to-write is not supported by Cairn" in str(e.value)

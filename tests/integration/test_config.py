@@ -299,7 +299,7 @@ def test_missing_config_file_exits_1(tmp_path):
 
 
 def test_unsupported_directive_is_accepted(start_server):
-    s = start_server(config_file="tls-session-cache-size 100\nrename-command GET GET2\n")
+    s = start_server(config_file="tls-session-cache-size 100\nrepl-backlog-size 2mb\n")
     assert as_dict(config_map(s.client(), "tls-session-cache-size")) == {b"tls-session-cache-size": b"100"}
 
 
