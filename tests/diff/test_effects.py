@@ -317,8 +317,11 @@ def gen_extras(rng, n):
         if r < 0.9:
             return (b"SET", k(), v, b"GET", b"get")
         if r < 0.95:
-            return (b"GETEX", k(), rng.choice([b"EX", b"PX", b"EXAT", b"PXAT"]),
-                    rng.choice([b"100000", b"1", b"200000000000000"]))
+            # Never a time that could pass while the stream runs: relative
+            # times are long, absolute ones far off or long past.
+            if rng.random() < 0.5:
+                return (b"GETEX", k(), rng.choice([b"EX", b"PX"]), b"100000000")
+            return (b"GETEX", k(), rng.choice([b"EXAT", b"PXAT"]), rng.choice([b"1", b"200000000000"]))
         if r < 0.97:
             return (rng.choice([b"ZINTERSTORE", b"ZDIFFSTORE", b"ZUNIONSTORE"]), k(), b"2", k(), k())
         return (b"SELECT", str(rng.randint(0, 3)).encode())
@@ -421,9 +424,10 @@ def _blocking_round(rng, pair, cairn, oracle):
         w = Conn(srv.host, srv.port)
         w.sock.sendall(encode(block))
         waiters.append(w)
-    # Wait until both servers have the client blocked.
+    # Wait until both servers have the client blocked (a BLMOVE served at
+    # once states its directions as sent, served later in lower case).
     for conn in (pair.a, pair.b):
-        for _ in range(200):
+        for _ in range(2000):
             info = conn.call(b"INFO", b"clients")[1]
             if b"blocked_clients:1" in info:
                 break
