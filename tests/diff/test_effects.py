@@ -16,10 +16,15 @@ the new commands in both files must be equal, except:
     active cycle samples keys at random).
 
 Segments: every area of tests/diff/generators.py (strings, counters,
-bitmaps, expiry, keys, lists, hashes, sets, zsets, sort, multi, scripts),
-then blocking pops woken by another connection's pushes, keys expiring
-lazily (active expiry off) with lazyfree-lazy-expire off and on, and keys
-expiring actively.  Env: EFFECTS_COMMANDS (total commands over the
+bitmaps, expiry, keys and each gen_<area>.py), run with active expiry off
+so that keys set with a time already past go only when a command finds
+them; an extras stream (databases, MOVE/COPY/SWAPDB, FLUSHDB/FLUSHALL,
+MULTI/DISCARD, scripts with SELECT, redis.set_repl and PUBLISH, functions,
+lazyfree settings, the blocking commands when they need not wait); then
+blocking pops woken by another connection's pushes, keys expiring lazily
+(active expiry off) with lazyfree-lazy-expire off and on, and keys expiring
+actively.  No expiry time can pass while a stream runs except where a
+segment waits for it.  Env: EFFECTS_COMMANDS (total commands over the
 generator areas, default 24000), DIFF_SEED (default 1).
 """
 import glob
