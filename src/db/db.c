@@ -371,6 +371,22 @@ static void cycleDone(long long start) {
     if (dbHooks.latency) dbHooks.latency("expire-cycle", us / 1000);
 }
 
+/* Fold the mean of the n sampled TTLs (each in 1..LLONG_MAX) into the
+ * database's running average as Redis does (2% weight).  The mean is the
+ * sum of the quotients plus the mean of the remainders: summing the TTLs
+ * themselves overflows for keys that expire near LLONG_MAX, where Redis's
+ * avg_ttl turns negative. */
+static void updateAvgTtl(Db *db, const long long *ttls, uint32_t n) {
+    long long avg = 0, rem = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        avg += ttls[i] / n;
+        rem += ttls[i] % n;
+    }
+    avg += rem / n;
+    if (db->avgTtl == 0) db->avgTtl = avg;
+    db->avgTtl = (db->avgTtl / 50) * 49 + avg / 50;
+}
+
 void dbActiveExpireCycle(Db *dbs, int count, long long budgetUs, int fast) {
     static int nextDb = 0;
     int any = 0;
@@ -384,8 +400,8 @@ void dbActiveExpireCycle(Db *dbs, int count, long long budgetUs, int fast) {
         int more;
         do {
             if (db->ttlCount == 0) break;
-            uint32_t sampled = 0, expired = 0;
-            long long ttlSum = 0, ttlSamples = 0;
+            uint32_t sampled = 0, expired = 0, ttlSamples = 0;
+            long long ttls[EXPIRE_KEYS_PER_LOOP];
             uint32_t n = db->ttlCount < EXPIRE_KEYS_PER_LOOP ? db->ttlCount : EXPIRE_KEYS_PER_LOOP;
             while (sampled < n && db->ttlCount > 0) {
                 kvobj *o = db->ttl[randBounded(db->ttlCount)];
@@ -394,15 +410,11 @@ void dbActiveExpireCycle(Db *dbs, int count, long long budgetUs, int fast) {
                 if (ttl < 0) {
                     deleteExpired(db, o);
                     expired++;
-                } else {
-                    ttlSum += ttl;
-                    ttlSamples++;
+                } else if (ttl > 0) {
+                    ttls[ttlSamples++] = ttl;
                 }
             }
-            if (ttlSamples) {
-                long long avg = ttlSum / ttlSamples;
-                db->avgTtl = db->avgTtl ? (db->avgTtl / 50) * 49 + avg / 50 : avg;
-            }
+            if (ttlSamples) updateAvgTtl(db, ttls, ttlSamples);
             iterations++;
             if ((iterations & 15) == 0 && ustime() - start > budgetUs) {
                 dbStats.expiredTimeCapReached++;

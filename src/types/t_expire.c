@@ -128,7 +128,9 @@ static void ttlGeneric(Client *c, int ms, int absolute) {
     }
     long long t = absolute ? expire : expire - serverNowMs();
     if (t < 0) t = 0;
-    replyLongLong(c, ms ? t : (t + 500) / 1000);
+    /* Rounded without computing t + 500, which overflows for an expire
+     * set near LLONG_MAX (PEXPIREAT k 9223372036854775807). */
+    replyLongLong(c, ms ? t : t / 1000 + (t % 1000 >= 500));
 }
 
 static void ttlCommand(Client *c) { ttlGeneric(c, 0, 0); }
