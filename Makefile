@@ -20,9 +20,11 @@ else
   LUA_LIBS := -l:liblua5.1-cjson.a -l:liblua5.1-bitop.a -llua5.1
 endif
 LDLIBS += $(LUA_LIBS)
+# A sanitizer report stops the program (UBSan would otherwise print a line
+# and go on), so undefined behaviour fails the test that reached it.
 ifneq ($(SANITIZE),)
-  CFLAGS_BASE += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -DCAIRN_SANITIZE
-  LDFLAGS += -fsanitize=$(SANITIZE)
+  CFLAGS_BASE += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer -DCAIRN_SANITIZE
+  LDFLAGS += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all
   BUILD := $(BUILD)-san
 else
   LDLIBS += -ljemalloc
@@ -105,7 +107,11 @@ test: test-deps
 bench: test-deps all
 	@sh bench/run.sh
 
+# libFuzzer harnesses (RESP parser, listpack), then the command fuzzer
+# (tests/fuzz/cmdfuzz.py) against the ASan/UBSan server, FUZZ_SECONDS each
+# (FUZZ_SEED replays a command-fuzzer run).
 fuzz:
+	$(MAKE) SANITIZE=address,undefined OPT=-O1 all
 	@mkdir -p build/fuzz/corpus build/fuzz/corpus_listpack
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -Isrc -fsanitize=fuzzer,address,undefined \
 	  -o build/fuzz/fuzz_resp tests/fuzz/fuzz_resp.c src/proto/*.c src/ds/*.c -lm -llzf
@@ -113,6 +119,7 @@ fuzz:
 	  -o build/fuzz/fuzz_listpack tests/fuzz/fuzz_listpack.c src/ds/*.c -lm -llzf
 	./build/fuzz/fuzz_resp -max_total_time=$${FUZZ_SECONDS:-60} build/fuzz/corpus tests/fuzz/corpus
 	./build/fuzz/fuzz_listpack -max_total_time=$${FUZZ_SECONDS:-60} build/fuzz/corpus_listpack tests/fuzz/corpus_listpack
+	python3 tests/fuzz/cmdfuzz.py --server build/cairn-server-san --seconds $${FUZZ_SECONDS:-60}
 
 # --- install ---------------------------------------------------------------
 # `make install [PREFIX=/usr/local] [DESTDIR=]`: the binaries into

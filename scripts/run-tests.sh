@@ -5,7 +5,9 @@
 #
 # Env: CAIRN_BIN (default build/cairn-server), CAIRN_SAN_BIN (default
 #      build/cairn-server-san), SAN_DIFF_COMMANDS (default 4000),
-#      PYTEST_ARGS (extra pytest args), SKIP_SAN=1 to skip the sanitizer pass.
+#      PYTEST_ARGS (extra pytest args), SKIP_SAN=1 to skip the sanitizer pass,
+#      FUZZ_CMD_SECONDS (default 60) for the command fuzzer in that pass,
+#      FUZZ_SEED to replay one of its runs.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$(pwd)
@@ -93,7 +95,7 @@ if [ "${SKIP_SAN:-0}" = 1 ]; then
   echo "note: SKIP_SAN=1, sanitizer pass skipped"
 elif [ -x "$SAN_BIN" ]; then
   ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:abort_on_error=0:detect_leaks=1:print_summary=1}
-  UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=0}
+  UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
   export ASAN_OPTIONS UBSAN_OPTIONS
   CAIRN_BIN=$SAN_BIN DIFF_COMMANDS=${SAN_DIFF_COMMANDS:-4000} \
     run_pytest sanitizer tests/integration/test_protocol.py tests/integration/test_multi.py \
@@ -101,7 +103,15 @@ elif [ -x "$SAN_BIN" ]; then
       tests/integration/test_scripting.py tests/integration/test_script_libs.py \
       tests/integration/test_functions.py tests/integration/test_keys.py \
       tests/integration/test_client.py tests/integration/test_hll.py \
-      tests/integration/test_geo.py tests/diff
+      tests/integration/test_geo.py tests/integration/test_security.py tests/diff
+  # The command fuzzer: random commands from the server's own COMMAND table
+  # for a bounded time; one pass or one failure (it prints the seed).
+  echo "== command fuzzer: $SAN_BIN, ${FUZZ_CMD_SECONDS:-60}s"
+  if "$PY" tests/fuzz/cmdfuzz.py --server "$SAN_BIN" --seconds "${FUZZ_CMD_SECONDS:-60}"; then
+    add 1 0
+  else
+    add 0 1
+  fi
 else
   echo "note: $SAN_BIN not built; sanitizer pass skipped"
 fi
