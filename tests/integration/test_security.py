@@ -510,7 +510,7 @@ SWEEP = [
  ["HSCAN","hash",M],["ZSCAN","zset","0","COUNT","-1"],
  ["SORT","list","LIMIT",m,M],["SORT","list","LIMIT",M,M],["SORT","list","LIMIT","1",m],["SORT_RO","list","LIMIT","-1","-1"],
  ["BLPOP","list",M],["BLPOP","list","9223372036854775"],["BLPOP","list","9223372036854776"],["BLPOP","list","1e308"],["BLPOP","list","inf"],["BLPOP","list","nan"],["BLPOP","list","-1"],["BLPOP","list","-0.0001"],["BZPOPMIN","zset",M],["BLMPOP",M,"1","list","LEFT"],["BLMOVE","list","x","LEFT","LEFT","9223372036854775.807"],
- ["OBJECT","FREQ","str"],["OBJECT","IDLETIME","str"],["OBJECT","FREQ","missing"],
+ ["OBJECT","FREQ","missing"],
  ["LLEN","list"],["CLIENT","NO-EVICT","on"],
  ["EVAL","return 1",M],["EVAL","return 1",m],["EVAL","return 1","9223372036854775808"],["EVAL","return 1","-1"],["EVALSHA","e0e1f9fabfc9d4800c877a703b823ac0578ff8db",M],["FCALL","f",M],["FCALL","f",m],
  ["LINSERT","list","BEFORE","a",M],["LREM","list",m,"a"],["LREM","list",M,"zz"],
