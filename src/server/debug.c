@@ -10,6 +10,7 @@
  * without LZF compression (Redis compresses strings over 20 bytes, so it
  * reports less for compressible values), and the in-memory size of other
  * values until the RDB writer lands. */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,10 +89,14 @@ static void debugObject(Client *c) {
 
 static void debugSleep(Client *c) {
     double seconds = strtod(c->argv[2], NULL);
-    if (seconds > 0) {
+    /* Redis converts seconds * 1e6 to a long long: past its range (inf,
+     * 1e300) that comes out negative on x86, nanosleep refuses it, and the
+     * command returns at once.  Do the same without the undefined
+     * conversion; only EINTR resumes a sleep. */
+    if (seconds > 0 && seconds * 1000000 < 9223372036854775807.0) {
         long long us = (long long)(seconds * 1000000);
         struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000};
-        while (nanosleep(&ts, &ts) == -1) {}
+        while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {}
     }
     replyOk(c);
 }

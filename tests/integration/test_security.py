@@ -586,3 +586,26 @@ def test_avg_ttl_with_expires_near_llong_max(server):
             break
         time.sleep(0.05)
     assert floor < avg <= LLONG_MAX
+
+
+def test_os_table_is_read_only(lua_server):
+    # Cairn's one addition to the sandbox (os.clock; Redis 7.0 has no os).
+    c = lua_server.client()
+    if not is_cairn(lua_server):
+        pytest.skip("Redis 7.0.15 has no os table")
+    for script, err in (("os.clock = nil", positioned(READONLY)), ("os.exit = 1", positioned(READONLY)),
+                        ("rawset(os, 'clock', nil)", READONLY), ("setmetatable(os, {})", READONLY)):
+        assert eval_error(c, script).startswith(err + " script: ")
+    assert c.eval("return type(os.clock())", 0) == b"number"
+    assert c.eval("return tostring(getmetatable(os))", 0) == b"nil"
+
+
+@pytest.mark.parametrize("seconds", ["inf", "1e300", "9.3e12", "-inf", "nan", "0", "-1", "x"])
+def test_debug_sleep_out_of_range_returns(start_server, seconds):
+    # Redis's seconds * 1e6 conversion comes out negative past the range of
+    # a long long and the sleep is refused at once; Cairn looped on the
+    # refused nanosleep forever.
+    srv = start_server(enable_debug_command="yes")
+    c = srv.client()
+    assert c.execute_command("DEBUG", "SLEEP", seconds) in (b"OK", True)
+    assert c.ping()
