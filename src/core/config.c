@@ -70,6 +70,8 @@ typedef enum {
 #define CF_EMPTY_NULL (1u << 6) /* string: "" is stored as NULL */
 #define CF_BASENAME (1u << 7)   /* string: a file or directory name, not a path */
 #define CF_ONLY_DEFAULT (1u << 8) /* raw: a feature Cairn lacks; other values refused */
+#define CF_RAW_BOOL (1u << 9)   /* raw: validated as yes/no */
+#define CF_RAW_INT (1u << 10)   /* raw: validated as an integer in [min, max] */
 
 typedef struct ConfigEnum {
     const char *name;
@@ -142,6 +144,24 @@ static ConfigRewriteFn rewriteSave, rewriteObufLimits;
 #define SP(n, fl, def, setf, getf, rwf, applyf) \
     {n, NULL, CT_SPECIAL, fl, 0, 0, 0, def, NULL, setf, getf, rwf, applyf, NULL, 0}
 #define RAW(n, a, fl, def) {n, a, CT_RAW, fl, 0, 0, 0, def, NULL, NULL, NULL, NULL, NULL, NULL, 0}
+/* Raw directives validated as Redis validates them (and shown as Redis
+ * shows them): yes/no, an integer or memory value within bounds (a memory
+ * value with both bounds 0 is any unsigned 64-bit one), one of the enum's
+ * words (for a multi-argument one, each word). */
+#define RAWB(n, a, fl, def) {n, a, CT_RAW, (fl) | CF_RAW_BOOL, 0, 0, 1, def, NULL, NULL, NULL, NULL, NULL, NULL, 0}
+#define RAWI(n, a, fl, lo, hi, def) \
+    {n, a, CT_RAW, (fl) | CF_RAW_INT, 0, lo, hi, def, NULL, NULL, NULL, NULL, NULL, NULL, 0}
+#define RAWE(n, a, fl, en, def) {n, a, CT_RAW, fl, 0, 0, 0, def, en, NULL, NULL, NULL, NULL, NULL, 0}
+
+static const ConfigEnum aclPubsubEnum[] = {{"allchannels", 0}, {"resetchannels", 1}, {NULL, 0}};
+static const ConfigEnum endpointTypeEnum[] = {{"ip", 0}, {"hostname", 1}, {"unknown-endpoint", 2}, {NULL, 0}};
+static const ConfigEnum oomScoreAdjEnum[] = {{"no", 0}, {"yes", 1}, {"relative", 2}, {"absolute", 3}, {NULL, 0}};
+static const ConfigEnum propagationErrorEnum[] = {{"ignore", 0}, {"panic", 1}, {"panic-on-replicas", 2}, {NULL, 0}};
+static const ConfigEnum disklessLoadEnum[] = {{"disabled", 0}, {"on-empty-db", 1}, {"swapdb", 2}, {NULL, 0}};
+static const ConfigEnum sanitizePayloadEnum[] = {{"no", 0}, {"yes", 1}, {"clients", 2}, {NULL, 0}};
+static const ConfigEnum shutdownOnSignalEnum[] = {
+    {"default", 0}, {"save", 1}, {"nosave", 2}, {"now", 3}, {"force", 4}, {NULL, 0}};
+static const ConfigEnum tlsAuthClientsEnum[] = {{"no", 0}, {"yes", 1}, {"optional", 2}, {NULL, 0}};
 
 static ConfigDef configTable[] = {
     /* Network. */
@@ -226,88 +246,88 @@ static ConfigDef configTable[] = {
     B("stop-writes-on-bgsave-error", NULL, 0, stopWritesOnBgsaveError, "yes"),
 
     /* Known to Redis 7.0, not implemented by Cairn. */
-    RAW("acl-pubsub-default", NULL, 0, "resetchannels"),
+    RAWE("acl-pubsub-default", NULL, 0, aclPubsubEnum, "resetchannels"),
     RAW("aclfile", NULL, CF_IMMUTABLE | CF_ONLY_DEFAULT, ""),
-    RAW("acllog-max-len", NULL, 0, "128"),
-    RAW("active-defrag-cycle-max", NULL, 0, "25"),
-    RAW("active-defrag-cycle-min", NULL, 0, "1"),
-    RAW("active-defrag-ignore-bytes", NULL, 0, "104857600"),
-    RAW("active-defrag-max-scan-fields", NULL, 0, "1000"),
-    RAW("active-defrag-threshold-lower", NULL, 0, "10"),
-    RAW("active-defrag-threshold-upper", NULL, 0, "100"),
-    RAW("activedefrag", NULL, 0, "no"),
-    RAW("aof-disable-auto-gc", NULL, 0, "no"),
-    RAW("aof-load-truncated", NULL, 0, "yes"),
-    RAW("aof-rewrite-incremental-fsync", NULL, 0, "yes"),
-    RAW("aof-timestamp-enabled", NULL, 0, "no"),
-    RAW("aof-use-rdb-preamble", NULL, 0, "yes"),
+    RAWI("acllog-max-len", NULL, 0, 0, LLONG_MAX, "128"),
+    RAWI("active-defrag-cycle-max", NULL, 0, 1, 99, "25"),
+    RAWI("active-defrag-cycle-min", NULL, 0, 1, 99, "1"),
+    RAWI("active-defrag-ignore-bytes", NULL, CF_MEMORY, 1, LLONG_MAX, "104857600"),
+    RAWI("active-defrag-max-scan-fields", NULL, 0, 1, LLONG_MAX, "1000"),
+    RAWI("active-defrag-threshold-lower", NULL, 0, 0, 1000, "10"),
+    RAWI("active-defrag-threshold-upper", NULL, 0, 0, 1000, "100"),
+    RAWB("activedefrag", NULL, CF_ONLY_DEFAULT, "no"),
+    RAWB("aof-disable-auto-gc", NULL, 0, "no"),
+    RAWB("aof-load-truncated", NULL, 0, "yes"),
+    RAWB("aof-rewrite-incremental-fsync", NULL, 0, "yes"),
+    RAWB("aof-timestamp-enabled", NULL, 0, "no"),
+    RAWB("aof-use-rdb-preamble", NULL, 0, "yes"),
     RAW("aof_rewrite_cpulist", NULL, CF_IMMUTABLE, ""),
-    RAW("auto-aof-rewrite-min-size", NULL, 0, "67108864"),
-    RAW("auto-aof-rewrite-percentage", NULL, 0, "100"),
+    RAWI("auto-aof-rewrite-min-size", NULL, CF_MEMORY, 0, LLONG_MAX, "67108864"),
+    RAWI("auto-aof-rewrite-percentage", NULL, 0, 0, INT_MAX, "100"),
     RAW("bgsave_cpulist", NULL, CF_IMMUTABLE, ""),
     RAW("bind-source-addr", NULL, 0, ""),
     RAW("bio_cpulist", NULL, CF_IMMUTABLE, ""),
-    RAW("cluster-allow-pubsubshard-when-down", NULL, 0, "yes"),
-    RAW("cluster-allow-reads-when-down", NULL, 0, "no"),
-    RAW("cluster-allow-replica-migration", NULL, 0, "yes"),
-    RAW("cluster-announce-bus-port", NULL, 0, "0"),
+    RAWB("cluster-allow-pubsubshard-when-down", NULL, 0, "yes"),
+    RAWB("cluster-allow-reads-when-down", NULL, 0, "no"),
+    RAWB("cluster-allow-replica-migration", NULL, 0, "yes"),
+    RAWI("cluster-announce-bus-port", NULL, 0, 0, 65535, "0"),
     RAW("cluster-announce-hostname", NULL, 0, ""),
     RAW("cluster-announce-ip", NULL, 0, ""),
-    RAW("cluster-announce-port", NULL, 0, "0"),
-    RAW("cluster-announce-tls-port", NULL, 0, "0"),
+    RAWI("cluster-announce-port", NULL, 0, 0, 65535, "0"),
+    RAWI("cluster-announce-tls-port", NULL, 0, 0, 65535, "0"),
     RAW("cluster-config-file", NULL, CF_IMMUTABLE, "nodes.conf"),
-    RAW("cluster-enabled", NULL, CF_IMMUTABLE | CF_ONLY_DEFAULT, "no"),
-    RAW("cluster-link-sendbuf-limit", NULL, 0, "0"),
-    RAW("cluster-migration-barrier", NULL, 0, "1"),
-    RAW("cluster-node-timeout", NULL, 0, "15000"),
-    RAW("cluster-port", NULL, CF_IMMUTABLE, "0"),
-    RAW("cluster-preferred-endpoint-type", NULL, 0, "ip"),
-    RAW("cluster-replica-no-failover", "cluster-slave-no-failover", 0, "no"),
-    RAW("cluster-replica-validity-factor", "cluster-slave-validity-factor", 0, "10"),
-    RAW("cluster-require-full-coverage", NULL, 0, "yes"),
-    RAW("crash-memcheck-enabled", NULL, 0, "yes"),
-    RAW("disable-thp", NULL, CF_IMMUTABLE, "yes"),
+    RAWB("cluster-enabled", NULL, CF_IMMUTABLE | CF_ONLY_DEFAULT, "no"),
+    RAWI("cluster-link-sendbuf-limit", NULL, CF_MEMORY, 0, 0, "0"),
+    RAWI("cluster-migration-barrier", NULL, 0, 0, INT_MAX, "1"),
+    RAWI("cluster-node-timeout", NULL, 0, 0, LLONG_MAX, "15000"),
+    RAWI("cluster-port", NULL, CF_IMMUTABLE, 0, 65535, "0"),
+    RAWE("cluster-preferred-endpoint-type", NULL, 0, endpointTypeEnum, "ip"),
+    RAWB("cluster-replica-no-failover", "cluster-slave-no-failover", 0, "no"),
+    RAWI("cluster-replica-validity-factor", "cluster-slave-validity-factor", 0, 0, INT_MAX, "10"),
+    RAWB("cluster-require-full-coverage", NULL, 0, "yes"),
+    RAWB("crash-memcheck-enabled", NULL, 0, "yes"),
+    RAWB("disable-thp", NULL, CF_IMMUTABLE, "yes"),
     RAW("ignore-warnings", NULL, 0, ""),
-    RAW("io-threads", NULL, CF_IMMUTABLE, "1"),
-    RAW("io-threads-do-reads", NULL, CF_IMMUTABLE, "no"),
-    RAW("jemalloc-bg-thread", NULL, 0, "yes"),
+    RAWI("io-threads", NULL, CF_IMMUTABLE, 1, 128, "1"),
+    RAWB("io-threads-do-reads", NULL, CF_IMMUTABLE, "no"),
+    RAWB("jemalloc-bg-thread", NULL, 0, "yes"),
     RAW("masterauth", NULL, CF_SENSITIVE, ""),
     RAW("masteruser", NULL, 0, ""),
     RAW("maxmemory-clients", NULL, CF_ONLY_DEFAULT, "0"),
-    RAW("min-replicas-max-lag", "min-slaves-max-lag", 0, "10"),
-    RAW("min-replicas-to-write", "min-slaves-to-write", CF_ONLY_DEFAULT, "0"),
-    RAW("no-appendfsync-on-rewrite", NULL, 0, "no"),
-    RAW("oom-score-adj", NULL, 0, "no"),
+    RAWI("min-replicas-max-lag", "min-slaves-max-lag", 0, 0, INT_MAX, "10"),
+    RAWI("min-replicas-to-write", "min-slaves-to-write", CF_ONLY_DEFAULT, 0, INT_MAX, "0"),
+    RAWB("no-appendfsync-on-rewrite", NULL, 0, "no"),
+    RAWE("oom-score-adj", NULL, 0, oomScoreAdjEnum, "no"),
     RAW("oom-score-adj-values", NULL, CF_MULTI_ARG, "0 200 800"),
-    RAW("propagation-error-behavior", NULL, 0, "ignore"),
-    RAW("rdb-del-sync-files", NULL, 0, "no"),
-    RAW("rdb-save-incremental-fsync", NULL, 0, "yes"),
-    RAW("repl-backlog-size", NULL, 0, "1048576"),
-    RAW("repl-backlog-ttl", NULL, 0, "3600"),
-    RAW("repl-disable-tcp-nodelay", NULL, 0, "no"),
-    RAW("repl-diskless-load", NULL, 0, "disabled"),
-    RAW("repl-diskless-sync", NULL, 0, "yes"),
-    RAW("repl-diskless-sync-delay", NULL, 0, "5"),
-    RAW("repl-diskless-sync-max-replicas", NULL, 0, "0"),
-    RAW("repl-ping-replica-period", "repl-ping-slave-period", 0, "10"),
-    RAW("repl-timeout", NULL, 0, "60"),
+    RAWE("propagation-error-behavior", NULL, 0, propagationErrorEnum, "ignore"),
+    RAWB("rdb-del-sync-files", NULL, 0, "no"),
+    RAWB("rdb-save-incremental-fsync", NULL, 0, "yes"),
+    RAWI("repl-backlog-size", NULL, CF_MEMORY, 1, LLONG_MAX, "1048576"),
+    RAWI("repl-backlog-ttl", NULL, 0, 0, LLONG_MAX, "3600"),
+    RAWB("repl-disable-tcp-nodelay", NULL, 0, "no"),
+    RAWE("repl-diskless-load", NULL, 0, disklessLoadEnum, "disabled"),
+    RAWB("repl-diskless-sync", NULL, 0, "yes"),
+    RAWI("repl-diskless-sync-delay", NULL, 0, 0, INT_MAX, "5"),
+    RAWI("repl-diskless-sync-max-replicas", NULL, 0, 0, INT_MAX, "0"),
+    RAWI("repl-ping-replica-period", "repl-ping-slave-period", 0, 1, INT_MAX, "10"),
+    RAWI("repl-timeout", NULL, 0, 1, INT_MAX, "60"),
     RAW("replica-announce-ip", "slave-announce-ip", 0, ""),
-    RAW("replica-announce-port", "slave-announce-port", 0, "0"),
-    RAW("replica-announced", NULL, 0, "yes"),
-    RAW("replica-ignore-disk-write-errors", NULL, 0, "no"),
-    RAW("replica-ignore-maxmemory", "slave-ignore-maxmemory", 0, "yes"),
-    RAW("replica-lazy-flush", "slave-lazy-flush", 0, "no"),
-    RAW("replica-priority", "slave-priority", 0, "100"),
-    RAW("replica-read-only", "slave-read-only", 0, "yes"),
-    RAW("replica-serve-stale-data", "slave-serve-stale-data", 0, "yes"),
+    RAWI("replica-announce-port", "slave-announce-port", 0, 0, 65535, "0"),
+    RAWB("replica-announced", NULL, 0, "yes"),
+    RAWB("replica-ignore-disk-write-errors", NULL, 0, "no"),
+    RAWB("replica-ignore-maxmemory", "slave-ignore-maxmemory", 0, "yes"),
+    RAWB("replica-lazy-flush", "slave-lazy-flush", 0, "no"),
+    RAWI("replica-priority", "slave-priority", 0, 0, INT_MAX, "100"),
+    RAWB("replica-read-only", "slave-read-only", 0, "yes"),
+    RAWB("replica-serve-stale-data", "slave-serve-stale-data", 0, "yes"),
     RAW("replicaof", "slaveof", CF_IMMUTABLE | CF_MULTI_ARG | CF_ONLY_DEFAULT, ""),
-    RAW("sanitize-dump-payload", NULL, 0, "no"),
+    RAWE("sanitize-dump-payload", NULL, 0, sanitizePayloadEnum, "no"),
     RAW("server_cpulist", NULL, CF_IMMUTABLE, ""),
-    RAW("shutdown-on-sigint", NULL, 0, "default"),
-    RAW("shutdown-on-sigterm", NULL, 0, "default"),
-    RAW("shutdown-timeout", NULL, 0, "10"),
-    RAW("socket-mark-id", NULL, CF_IMMUTABLE, "0"),
-    RAW("tls-auth-clients", NULL, 0, "yes"),
+    RAWE("shutdown-on-sigint", NULL, CF_MULTI_ARG, shutdownOnSignalEnum, "default"),
+    RAWE("shutdown-on-sigterm", NULL, CF_MULTI_ARG, shutdownOnSignalEnum, "default"),
+    RAWI("shutdown-timeout", NULL, 0, 0, INT_MAX, "10"),
+    RAWI("socket-mark-id", NULL, CF_IMMUTABLE, 0, UINT_MAX, "0"),
+    RAWE("tls-auth-clients", NULL, 0, tlsAuthClientsEnum, "yes"),
     RAW("tls-ca-cert-dir", NULL, 0, ""),
     RAW("tls-ca-cert-file", NULL, 0, ""),
     RAW("tls-cert-file", NULL, 0, ""),
@@ -316,20 +336,20 @@ static ConfigDef configTable[] = {
     RAW("tls-client-cert-file", NULL, 0, ""),
     RAW("tls-client-key-file", NULL, 0, ""),
     RAW("tls-client-key-file-pass", NULL, CF_SENSITIVE, ""),
-    RAW("tls-cluster", NULL, 0, "no"),
+    RAWB("tls-cluster", NULL, 0, "no"),
     RAW("tls-dh-params-file", NULL, 0, ""),
     RAW("tls-key-file", NULL, 0, ""),
     RAW("tls-key-file-pass", NULL, CF_SENSITIVE, ""),
-    RAW("tls-port", NULL, CF_ONLY_DEFAULT, "0"),
-    RAW("tls-prefer-server-ciphers", NULL, 0, "no"),
+    RAWI("tls-port", NULL, CF_ONLY_DEFAULT, 0, 65535, "0"),
+    RAWB("tls-prefer-server-ciphers", NULL, 0, "no"),
     RAW("tls-protocols", NULL, 0, ""),
-    RAW("tls-replication", NULL, 0, "no"),
-    RAW("tls-session-cache-size", NULL, 0, "20480"),
-    RAW("tls-session-cache-timeout", NULL, 0, "300"),
-    RAW("tls-session-caching", NULL, 0, "yes"),
-    RAW("key-load-delay", NULL, CF_HIDDEN, "0"),
-    RAW("rdb-key-save-delay", NULL, CF_HIDDEN, "0"),
-    RAW("loading-process-events-interval-bytes", NULL, CF_HIDDEN, "2097152"),
+    RAWB("tls-replication", NULL, 0, "no"),
+    RAWI("tls-session-cache-size", NULL, 0, 0, INT_MAX, "20480"),
+    RAWI("tls-session-cache-timeout", NULL, 0, 0, INT_MAX, "300"),
+    RAWB("tls-session-caching", NULL, 0, "yes"),
+    RAWI("key-load-delay", NULL, CF_HIDDEN, INT_MIN, INT_MAX, "0"),
+    RAWI("rdb-key-save-delay", NULL, CF_HIDDEN, INT_MIN, INT_MAX, "0"),
+    RAWI("loading-process-events-interval-bytes", NULL, CF_HIDDEN, 1024, INT_MAX, "2097152"),
 };
 #define CONFIG_COUNT (sizeof(configTable) / sizeof(configTable[0]))
 
@@ -461,22 +481,140 @@ static int setNumeric(const ConfigDef *d, ServerConfig *cfg, const char *arg, co
     return 0;
 }
 
-static int setEnum(const ConfigDef *d, ServerConfig *cfg, const char *arg, const char **err) {
-    for (const ConfigEnum *e = d->enums; e->name; e++) {
-        if (!strcasecmp(e->name, arg)) {
-            *FIELD(cfg, d, int) = e->value;
-            return 0;
-        }
-    }
+/* The entry of d's enum named arg (case-insensitive), or NULL after
+ * setting *err to Redis's list of the allowed words. */
+static const ConfigEnum *enumFindOrError(const ConfigDef *d, const char *arg, const char **err) {
+    for (const ConfigEnum *e = d->enums; e->name; e++)
+        if (!strcasecmp(e->name, arg)) return e;
     size_t off = (size_t)snprintf(errbuf, sizeof(errbuf), "argument(s) must be one of the following: ");
     for (const ConfigEnum *e = d->enums; e->name && off < sizeof(errbuf); e++)
         off += (size_t)snprintf(errbuf + off, sizeof(errbuf) - off, "%s%s", e->name, e[1].name ? ", " : "");
     *err = errbuf;
-    return -1;
+    return NULL;
+}
+
+static int setEnum(const ConfigDef *d, ServerConfig *cfg, const char *arg, const char **err) {
+    const ConfigEnum *e = enumFindOrError(d, arg, err);
+    if (!e) return -1;
+    *FIELD(cfg, d, int) = e->value;
+    return 0;
 }
 
 /* Apply argv (the directive's arguments, name excluded) to cfg.  The single
  * entry point for defaults, file lines, --args and CONFIG SET. */
+/* Redis's check of proc-title-template: expanded (with an empty title,
+ * as Redis checks it) and trimmed of spaces, it is not empty; every {var}
+ * is a known one; "{{" and "}}" stand for braces, a lone '}' for itself. */
+static int procTitleTemplateValid(const char *t) {
+    static const char *vars[] = {"title", "listen-addr", "server-mode", "port", "tls-port", "unixsocket",
+                                 "config-file"};
+    int visible = 0;
+    for (const char *p = t; *p; p++) {
+        if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}')) {
+            visible = 1;
+            p++;
+            continue;
+        }
+        if (*p != '{') {
+            if (*p != ' ') visible = 1;
+            continue;
+        }
+        const char *end = strchr(p, '}');
+        if (!end) return 0;
+        size_t len = (size_t)(end - p - 1), i;
+        for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+            if (strlen(vars[i]) == len && !memcmp(vars[i], p + 1, len)) break;
+        if (i == sizeof(vars) / sizeof(vars[0])) return 0;
+        /* title and, standalone, server-mode expand to nothing */
+        if (i == 5) visible |= server.cfg.unixsocket && server.cfg.unixsocket[0];
+        else if (i == 6) visible |= configFile != NULL;
+        else if (i != 0 && i != 2) visible = 1;
+        p = end;
+    }
+    return visible;
+}
+
+/* Redis's check of cluster-announce-hostname: letters, digits, '-', '.'. */
+static int hostnameValid(const char *h) {
+    for (; *h; h++)
+        if (!isalnum((unsigned char)*h) && *h != '-' && *h != '.') return 0;
+    return 1;
+}
+
+/* The value of raw directive d as Redis would store and show it, validated
+ * by its shape (CF_RAW_BOOL, CF_RAW_INT, enums); into *out (caller owns). */
+static int rawNormalize(const ConfigDef *d, const char *arg, sds *out, const char **err) {
+    if (d->flags & CF_RAW_BOOL) {
+        int b = yesNo(arg);
+        if (b == -1) {
+            *err = "argument must be 'yes' or 'no'";
+            return -1;
+        }
+        *out = sdsNew(b ? "yes" : "no");
+        return 0;
+    }
+    if (d->flags & CF_RAW_INT) {
+        long long ll;
+        unsigned long long ull;
+        if (d->flags & CF_MEMORY) {
+            if (memToULL(arg, &ull) == -1) {
+                *err = "argument must be a memory value";
+                return -1;
+            }
+            if (d->min == 0 && d->max == 0) {
+                *out = sdsCatPrintf(sdsEmpty(), "%llu", ull);
+                return 0;
+            }
+            if (ull > (unsigned long long)LLONG_MAX) {
+                *err = boundsError(d);
+                return -1;
+            }
+            ll = (long long)ull;
+        } else if (!stringToLongLong(arg, strlen(arg), &ll)) {
+            *err = "argument couldn't be parsed into an integer";
+            return -1;
+        }
+        if (ll < d->min || ll > d->max) {
+            *err = boundsError(d);
+            return -1;
+        }
+        *out = sdsFromLongLong(ll);
+        return 0;
+    }
+    if (d->enums) {
+        /* Each word must be one of the enum's (several only for a
+         * multi-argument directive such as shutdown-on-sigterm). */
+        int n = 0;
+        sds *words = (d->flags & CF_MULTI_ARG) ? sdsSplitLen(arg, (ssize_t)strlen(arg), " ", 1, &n) : NULL;
+        if (!words) {
+            words = xmalloc(sizeof(sds));
+            words[0] = sdsNew(arg);
+            n = 1;
+        }
+        sds norm = sdsEmpty();
+        int rc = 0;
+        for (int i = 0; i < n && rc == 0; i++) {
+            const ConfigEnum *e = enumFindOrError(d, words[i], err);
+            if (e) norm = sdsCatPrintf(norm, "%s%s", i ? " " : "", e->name);
+            else rc = -1;
+        }
+        if (n == 0) rc = enumFindOrError(d, "", err) ? 0 : -1;
+        sdsFreeSplitRes(words, n);
+        if (rc == -1) {
+            sdsFree(norm);
+            return -1;
+        }
+        *out = norm;
+        return 0;
+    }
+    if (!strcmp(d->name, "cluster-announce-hostname") && !hostnameValid(arg)) {
+        *err = "Hostnames may only contain alphanumeric characters, hyphens or dots";
+        return -1;
+    }
+    *out = sdsNew(arg);
+    return 0;
+}
+
 /* A directive for a feature Cairn lacks (replication, cluster, TLS, ACL
  * files, client eviction...) accepts only the value that leaves the
  * feature off: any other would be silently ignored while the user relies
@@ -484,6 +622,11 @@ static int setEnum(const ConfigDef *d, ServerConfig *cfg, const char *arg, const
 static int onlyDefaultOrRefuse(const ConfigDef *d, const char *value, const char **err) {
     if (!(d->flags & CF_ONLY_DEFAULT) || !strcmp(value, d->deflt)) return 0;
     if (!strcmp(d->name, "replicaof") && !strcasecmp(value, "no one")) return 0;
+    if (!strcmp(d->name, "activedefrag")) { /* Debian's Redis refuses it the same way */
+        *err = "Active defragmentation cannot be enabled: it requires a Redis server compiled with a modified "
+               "Jemalloc like the one shipped by default with the Redis source distribution";
+        return -1;
+    }
     snprintf(errbuf, sizeof(errbuf), "%s is not supported by Cairn: only '%s' is accepted", d->name, d->deflt);
     *err = errbuf;
     return -1;
@@ -498,6 +641,13 @@ static int configSetArgs(const ConfigDef *d, ServerConfig *cfg, sds *argv, int a
             return -1;
         }
         sds joined = sdsJoin((char **)argv, argc, " ");
+        if (d->enums) {
+            sds norm;
+            int rc = rawNormalize(d, joined, &norm, err);
+            sdsFree(joined);
+            if (rc == -1) return -1;
+            joined = norm;
+        }
         if (onlyDefaultOrRefuse(d, joined, err) == -1) {
             sdsFree(joined);
             return -1;
@@ -534,13 +684,23 @@ static int configSetArgs(const ConfigDef *d, ServerConfig *cfg, sds *argv, int a
             *err = errbuf;
             return -1;
         }
+        if (d->off == OFF(procTitleTemplate) && !procTitleTemplateValid(arg)) {
+            *err = "template format is invalid or contains unknown variables";
+            return -1;
+        }
         setString(FIELD(cfg, d, char *), (d->flags & CF_EMPTY_NULL) && arg[0] == '\0' ? NULL : arg);
         return 0;
-    case CT_RAW:
-        if (onlyDefaultOrRefuse(d, arg, err) == -1) return -1;
+    case CT_RAW: {
+        sds v;
+        if (rawNormalize(d, arg, &v, err) == -1) return -1;
+        if (onlyDefaultOrRefuse(d, v, err) == -1) {
+            sdsFree(v);
+            return -1;
+        }
         sdsFree(((ConfigDef *)d)->raw);
-        ((ConfigDef *)d)->raw = sdsNew(arg);
+        ((ConfigDef *)d)->raw = v;
         return 0;
+    }
     default: return -1;
     }
 }
@@ -653,6 +813,7 @@ static int obufClass(const char *name) {
 }
 
 static int setObufLimits(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
+    if (argc == 0 && !loadingConfig) return 0; /* CONFIG SET to "": no change, as on Redis */
     if (argc == 0 || argc % 4 != 0) {
         *err = "Wrong number of arguments in buffer limit configuration.";
         return -1;
