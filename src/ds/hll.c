@@ -278,12 +278,21 @@ int hllAdd(sds *s, const unsigned char *ele, size_t len, size_t sparseMax) {
     return hllSetRegister(s, index, (unsigned)count, sparseMax);
 }
 
+/* Registers 4k..4k+3 of a dense sketch: the 24 little-endian bits at byte
+ * 3k, 6 bits each. */
+static uint32_t denseQuad(const unsigned char *regs, long k) {
+    const unsigned char *q = regs + 3 * k;
+    return (uint32_t)q[0] | ((uint32_t)q[1] << 8) | ((uint32_t)q[2] << 16);
+}
+
 int hllMergeInto(uint8_t *max, const unsigned char *s, size_t len) {
     if (s[4] == HLL_DENSE) {
-        const unsigned char *regs = s + HLL_HDR_SIZE;
-        for (long i = 0; i < HLL_REGISTERS; i++) {
-            unsigned v = hllDenseGet(regs, i);
-            if (v > max[i]) max[i] = (uint8_t)v;
+        for (long k = 0; k < HLL_REGISTERS / 4; k++) {
+            uint32_t w = denseQuad(s + HLL_HDR_SIZE, k);
+            for (int j = 0; j < 4; j++, w >>= 6) {
+                uint8_t v = (uint8_t)(w & 63);
+                if (v > max[4 * k + j]) max[4 * k + j] = v;
+            }
         }
         return 0;
     }
@@ -356,7 +365,13 @@ uint64_t hllCountRaw(const uint8_t *regs) {
 uint64_t hllCount(const unsigned char *s, size_t len, int *invalid) {
     int64_t hist[64] = {0};
     if (s[4] == HLL_DENSE) {
-        for (long i = 0; i < HLL_REGISTERS; i++) hist[hllDenseGet(s + HLL_HDR_SIZE, i)]++;
+        for (long k = 0; k < HLL_REGISTERS / 4; k++) {
+            uint32_t w = denseQuad(s + HLL_HDR_SIZE, k);
+            hist[w & 63]++;
+            hist[(w >> 6) & 63]++;
+            hist[(w >> 12) & 63]++;
+            hist[(w >> 18) & 63]++;
+        }
         return estimate(hist);
     }
     const unsigned char *p = s + HLL_HDR_SIZE, *end = s + len;

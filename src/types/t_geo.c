@@ -431,6 +431,7 @@ static void storePoints(Client *c, GeoArray *ga, size_t n, const SearchOpts *o, 
         zsetBuildAdd(b, (const unsigned char *)gp->member, sdsLen(gp->member), score);
     }
     zsetBuildStore(c, o->storeKey, b, (flags & GEOSEARCH) ? "geosearchstore" : "georadiusstore");
+    if (n > 1) serverIncrDirty((long long)n - 1); /* Redis counts one change per stored member */
 }
 
 /* The source key is missing: STORE deletes the destination. */

@@ -297,14 +297,19 @@ int zsetGetScore(const kvobj *o, const unsigned char *m, size_t len, double *sco
 
 void zsetForEachInScoreRange(const kvobj *o, double min, double max, ZsetVisit *fn, void *priv) {
     zrangespec r = {.min = min, .max = max, .minex = 0, .maxex = 1};
-    if (isListpack(o)) {
-        ZCur cur;
-        if (!zcurSeek(&cur, o, 0)) return;
-        for (; zcurValid(&cur); zcurNext(&cur)) {
-            ZElem e;
-            zcurGet(&cur, &e);
-            if (!zslValueGteMin(e.score, &r)) continue;
-            if (!zslValueLteMax(e.score, &r) || !fn(priv, e.m, e.len, e.score)) return;
+    if (isListpack(o)) { /* members are decoded only once their score is in range */
+        unsigned char *lp = kvPtr(o), *p = lpFirst(lp);
+        while (p) {
+            unsigned char *sp = lpNext(lp, p);
+            double score = lpScoreAt(sp);
+            if (zslValueGteMin(score, &r)) {
+                if (!zslValueLteMax(score, &r)) return;
+                unsigned char ibuf[LP_INTBUF_SIZE];
+                size_t len;
+                const unsigned char *m = lpMemberAt(p, &len, ibuf);
+                if (!fn(priv, m, len, score)) return;
+            }
+            p = lpNext(lp, sp);
         }
         return;
     }
