@@ -205,20 +205,21 @@ static int collectVisit(void *priv, const unsigned char *m, size_t len, double s
 /* Candidates of the cells covering the shape, in Redis's order. */
 static void collectPoints(const kvobj *o, const GeoShape *shape, GeoArray *ga) {
     GeoCells cells;
+    double ranges[18];
+    int n = 0, last = 0;
     geohashCellsForShape(shape, &cells);
-    int last = 0;
     for (int i = 0; i < 9; i++) {
         GeoHashBits h = cells.cell[i];
         if (h.bits == 0 && h.step == 0) continue;
         /* Large radii make neighbours repeat: skip a repeat of the last one. */
         if (last && h.bits == cells.cell[last].bits && h.step == cells.cell[last].step) continue;
-        if (ga->used && ga->limit && ga->used >= ga->limit) break;
-        uint64_t min = geohashAlign52(h);
+        ranges[2 * n] = (double)geohashAlign52(h);
         h.bits++;
-        uint64_t max = geohashAlign52(h);
-        zsetForEachInScoreRange(o, (double)min, (double)max, collectVisit, ga);
+        ranges[2 * n + 1] = (double)geohashAlign52(h);
+        n++;
         last = i;
     }
+    zsetForEachInScoreRanges(o, ranges, n, collectVisit, ga);
 }
 
 static int byDistAsc(const void *a, const void *b) {

@@ -295,27 +295,50 @@ int zsetGetScore(const kvobj *o, const unsigned char *m, size_t len, double *sco
     return zsetScore(o, m, len, score);
 }
 
-void zsetForEachInScoreRange(const kvobj *o, double min, double max, ZsetVisit *fn, void *priv) {
-    zrangespec r = {.min = min, .max = max, .minex = 0, .maxex = 1};
-    if (isListpack(o)) { /* members are decoded only once their score is in range */
-        unsigned char *lp = kvPtr(o), *p = lpFirst(lp);
-        while (p) {
+/* Index of the first of the n sorted scores that is >= min. */
+static size_t lowerBound(const double *scores, size_t n, double min) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (scores[mid] < min) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+void zsetForEachInScoreRanges(const kvobj *o, const double *ranges, int nranges, ZsetVisit *fn, void *priv) {
+    if (isListpack(o)) { /* scores decoded once, each range found by binary search */
+        unsigned char *lp = kvPtr(o);
+        size_t n = lpLength(lp) / 2, i = 0;
+        double *scores = xmalloc(sizeof(double) * (n ? n : 1));
+        unsigned char **members = xmalloc(sizeof(unsigned char *) * (n ? n : 1));
+        for (unsigned char *p = lpFirst(lp); p && i < n; i++) {
             unsigned char *sp = lpNext(lp, p);
-            double score = lpScoreAt(sp);
-            if (zslValueGteMin(score, &r)) {
-                if (!zslValueLteMax(score, &r)) return;
-                unsigned char ibuf[LP_INTBUF_SIZE];
-                size_t len;
-                const unsigned char *m = lpMemberAt(p, &len, ibuf);
-                if (!fn(priv, m, len, score)) return;
-            }
+            members[i] = p;
+            scores[i] = lpScoreAt(sp);
             p = lpNext(lp, sp);
         }
+        n = i;
+        for (int r = 0; r < nranges; r++) {
+            for (size_t j = lowerBound(scores, n, ranges[2 * r]); j < n && scores[j] < ranges[2 * r + 1]; j++) {
+                unsigned char ibuf[LP_INTBUF_SIZE];
+                size_t len;
+                const unsigned char *m = lpMemberAt(members[j], &len, ibuf);
+                if (!fn(priv, m, len, scores[j])) goto done;
+            }
+        }
+    done:
+        xfree(scores);
+        xfree(members);
         return;
     }
     Zset *z = kvPtr(o);
-    for (zskiplistNode *n = zslFirstInRange(z->zsl, &r); n && zslValueLteMax(n->score, &r); n = n->lv[0].forward)
-        if (!fn(priv, zslMember(n), n->len, n->score)) return;
+    for (int r = 0; r < nranges; r++) {
+        zrangespec spec = {.min = ranges[2 * r], .max = ranges[2 * r + 1], .minex = 0, .maxex = 1};
+        for (zskiplistNode *n = zslFirstInRange(z->zsl, &spec); n && zslValueLteMax(n->score, &spec);
+             n = n->lv[0].forward)
+            if (!fn(priv, zslMember(n), n->len, n->score)) return;
+    }
 }
 
 /* 0-based rank of m (ascending, or descending with reverse); -1 if absent. */

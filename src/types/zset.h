@@ -19,9 +19,9 @@ void zsetForEachByRank(const kvobj *o, long start, long end, int reverse, ZsetVi
 /* Score of member m: 1 if present (sets *score), 0 if not. */
 int zsetGetScore(const kvobj *o, const unsigned char *m, size_t len, double *score);
 
-/* Visit the members with min <= score < max in ascending (score, member)
- * order, until fn returns 0. */
-void zsetForEachInScoreRange(const kvobj *o, double min, double max, ZsetVisit *fn, void *priv);
+/* For each range r in turn (ranges[2r] <= score < ranges[2r+1]), visit its
+ * members in ascending (score, member) order, until fn returns 0. */
+void zsetForEachInScoreRanges(const kvobj *o, const double *ranges, int nranges, ZsetVisit *fn, void *priv);
 
 /* ZADD with the client's current argv (GEOADD rewrites its arguments into
  * a ZADD argv and runs it: the same options, replies and events). */
