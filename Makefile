@@ -77,6 +77,11 @@ $(BUILD)/tests/test_lua_libs: tests/unit/test_lua_libs.c tests/unit/lua_libs_vec
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LUA_CFLAGS) -o $@ $< $(LUA_LIBS_OBJ) $(LIB_OBJ) $(LDLIBS) -lcmocka
 
+# redis.call's reply sink against the RESP reader it replaced (links Lua).
+$(BUILD)/tests/test_lua_reply: tests/unit/test_lua_reply.c $(BUILD)/obj/src/script/lua_reply.o $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LUA_CFLAGS) -o $@ $< $(BUILD)/obj/src/script/lua_reply.o $(LIB_OBJ) $(LDLIBS) -lcmocka
+
 # The tail-call rewrite (used by the LuaJIT engine) is plain C: tested in every build.
 $(BUILD)/tests/test_tailcall: tests/unit/test_tailcall.c $(BUILD)/obj/src/script/tailcall.o $(LIB_OBJ)
 	@mkdir -p $(dir $@)

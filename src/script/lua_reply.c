@@ -54,11 +54,21 @@ static LuaReplySink *sinkOf(ReplySink *s) { return (LuaReplySink *)s; }
 
 static int presize(long n) { return n < PRESIZE_MAX ? (int)n : PRESIZE_MAX; }
 
-/* Room on the Lua stack for one more item and a table or two.  Once it
- * fails nothing more is taken. */
-static int room(LuaReplySink *k) {
+/* Stack room.  A scalar item needs at most 3 slots while it is built (a
+ * table, its field name, the text), a map level one more for its key.  A
+ * reply that is one scalar fits in the LUA_MINSTACK slots every C function
+ * starts with (redis.call has popped its arguments), so only opening an
+ * aggregate asks for room: enough for its tables and for building any item
+ * placed in it (a deferred one's conversion included).  Once the stack
+ * cannot grow (thousands of levels), nothing more is taken and the value
+ * is what was built so far. */
+#define LEVEL_ROOM 8
+
+static int full(const LuaReplySink *k) { return __builtin_expect(k->full, 0); }
+
+static int roomForLevel(LuaReplySink *k) {
     if (k->full) return 0;
-    if (!lua_checkstack(k->L, 6)) k->full = 1;
+    if (!lua_checkstack(k->L, LEVEL_ROOM)) k->full = 1;
     return !k->full;
 }
 
@@ -189,14 +199,14 @@ static size_t lineLen(const char *p, size_t len) {
 
 static void sinkStatus(ReplySink *s, const char *p, size_t len) {
     LuaReplySink *k = sinkOf(s);
-    if (!room(k)) return;
+    if (full(k)) return;
     pushTextTable(k, SLOT_OK, p, lineLen(p, len));
     place(k);
 }
 
 static void sinkError(ReplySink *s, const char *p, size_t len) {
     LuaReplySink *k = sinkOf(s);
-    if (!room(k)) return;
+    if (full(k)) return;
     if (k->depth == 0 && !k->done) k->isError = 1;
     pushTextTable(k, SLOT_ERR, p, len);
     place(k);
@@ -204,14 +214,14 @@ static void sinkError(ReplySink *s, const char *p, size_t len) {
 
 static void sinkInteger(ReplySink *s, long long v) {
     LuaReplySink *k = sinkOf(s);
-    if (!room(k)) return;
+    if (full(k)) return;
     lua_pushnumber(k->L, (lua_Number)v);
     place(k);
 }
 
 static void sinkDouble(ReplySink *s, double d) {
     LuaReplySink *k = sinkOf(s);
-    if (!room(k)) return;
+    if (full(k)) return;
     if (k->resp == 2) {
         char text[UTIL_MAX_DOUBLE_CHARS];
         int len = doubleToString(text, sizeof(text), d);
@@ -228,7 +238,7 @@ static void sinkDouble(ReplySink *s, double d) {
 
 static void sinkBulk(ReplySink *s, const char *p, size_t len) {
     LuaReplySink *k = sinkOf(s);
-    if (!room(k)) return;
+    if (full(k)) return;
     lua_pushlstring(k->L, p, len);
     place(k);
 }
@@ -236,7 +246,7 @@ static void sinkBulk(ReplySink *s, const char *p, size_t len) {
 static void sinkNull(ReplySink *s, ReplyNullKind kind) {
     LuaReplySink *k = sinkOf(s);
     (void)kind;
-    if (!room(k)) return;
+    if (full(k)) return;
     if (k->resp == 2) lua_pushboolean(k->L, 0);
     else lua_pushnil(k->L);
     place(k);
@@ -244,7 +254,7 @@ static void sinkNull(ReplySink *s, ReplyNullKind kind) {
 
 static void sinkBoolean(ReplySink *s, int b) {
     LuaReplySink *k = sinkOf(s);
-    if (!room(k)) return;
+    if (full(k)) return;
     if (k->resp == 2) lua_pushnumber(k->L, b ? 1 : 0);
     else lua_pushboolean(k->L, b);
     place(k);
@@ -252,7 +262,7 @@ static void sinkBoolean(ReplySink *s, int b) {
 
 static void sinkBigNumber(ReplySink *s, const char *p, size_t len) {
     LuaReplySink *k = sinkOf(s);
-    if (!room(k)) return;
+    if (full(k)) return;
     if (k->resp == 2) {
         lua_pushlstring(k->L, p, len);
     } else {
@@ -266,7 +276,7 @@ static void sinkBigNumber(ReplySink *s, const char *p, size_t len) {
 static void sinkVerbatim(ReplySink *s, const char *p, size_t len, const char *ext) {
     LuaReplySink *k = sinkOf(s);
     lua_State *L = k->L;
-    if (!room(k)) return;
+    if (full(k)) return;
     if (k->resp == 2) {
         lua_pushlstring(L, p, len);
     } else {
@@ -284,7 +294,7 @@ static void sinkVerbatim(ReplySink *s, const char *p, size_t len, const char *ex
 static void sinkAggregate(ReplySink *s, ReplyAggregate kind, long n) {
     LuaReplySink *k = sinkOf(s);
     lua_State *L = k->L;
-    if (!room(k)) return;
+    if (!roomForLevel(k)) return;
     if (kind == REPLY_ATTRIBUTE) {
         if (n > 0) pushOpen(k, OPEN_ATTRIBUTE, 2 * n);
         return;
@@ -310,7 +320,7 @@ static void sinkAggregate(ReplySink *s, ReplyAggregate kind, long n) {
 
 static void *sinkDeferred(ReplySink *s) {
     LuaReplySink *k = sinkOf(s);
-    if (!room(k)) return (void *)(intptr_t)-1; /* non-NULL, matches nothing */
+    if (!roomForLevel(k)) return (void *)(intptr_t)-1; /* non-NULL, matches nothing */
     lua_newtable(k->L);
     pushOpen(k, OPEN_DEFERRED, -1);
     return (void *)(intptr_t)k->depth;
