@@ -400,6 +400,7 @@ static int sameEntry(lua_State *L, int la, int i, int lb, int j, int depth) {
  * must come in the same next() order, except in a table with tables for
  * keys, whose order follows addresses. */
 static int sameTable(lua_State *L, int a, int b, int depth) {
+    if (!lua_checkstack(L, 12)) return 0;
     if (lua_objlen(L, a) != lua_objlen(L, b)) return 0;
     int na = entries(L, a) / 2, nb = entries(L, b) / 2;
     int la = lua_gettop(L) - 1, lb = lua_gettop(L);
