@@ -348,7 +348,7 @@ static ConfigDef configTable[] = {
     RAWI("tls-session-cache-timeout", NULL, 0, 0, INT_MAX, "300"),
     RAWB("tls-session-caching", NULL, 0, "yes"),
     RAWI("key-load-delay", NULL, CF_HIDDEN, INT_MIN, INT_MAX, "0"),
-    RAWI("rdb-key-save-delay", NULL, CF_HIDDEN, INT_MIN, INT_MAX, "0"),
+    I("rdb-key-save-delay", NULL, CF_HIDDEN, rdbKeySaveDelay, INT_MIN, INT_MAX, "0"),
     RAWI("loading-process-events-interval-bytes", NULL, CF_HIDDEN, 1024, INT_MAX, "2097152"),
 };
 #define CONFIG_COUNT (sizeof(configTable) / sizeof(configTable[0]))

@@ -107,6 +107,7 @@ typedef struct ServerConfig {
     int appendfsync;
     int rdbcompression, rdbchecksum;
     int stopWritesOnBgsaveError;
+    int rdbKeySaveDelay;         /* microseconds slept per key saved (tests) */
 } ServerConfig;
 
 /* Fill cfg with the defaults of every directive. */

@@ -21,6 +21,7 @@
 #include "ds/alloc.h"
 #include "ds/rand.h"
 #include "ds/util.h"
+#include "persist/persist.h"
 #include "server/latency.h"
 #include "server/stats.h"
 #include "types/blocking.h"
@@ -125,6 +126,7 @@ int main(int argc, char **argv) {
     writePidFile();
     statsInit();
     serverLog(LL_NOTICE, "Server initialized");
+    persistInit();
     serverLog(LL_NOTICE, "Ready to accept connections");
     if (server.cfg.supervised == SUPERVISED_SYSTEMD ||
         (server.cfg.supervised == SUPERVISED_AUTODETECT && getenv("NOTIFY_SOCKET"))) {

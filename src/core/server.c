@@ -147,6 +147,8 @@ int configApplyUnixSocket(const char **err) { return netRebindUnix(err); }
 
 /* --- shutdown --- */
 
+int (*serverPrepareShutdownHook)(int flags);
+
 void serverShutdown(int exitCode) {
     netCloseListeners();
     if (server.cfg.pidfile && server.cfg.pidfile[0]) unlink(server.cfg.pidfile);
@@ -204,7 +206,10 @@ long long serverCron(EventLoop *loop, long long id, void *data) {
     if (server.shutdownAsap) {
         serverLog(LL_WARNING, "Received %s scheduling shutdown...",
                   server.shutdownAsap == SIGINT ? "SIGINT" : "SIGTERM");
-        serverShutdown(0);
+        if (!serverPrepareShutdownHook || serverPrepareShutdownHook(SHUTDOWN_NOFLAGS) == 0) serverShutdown(0);
+        serverLog(LL_WARNING, "SIGTERM received but errors trying to shut down the server, check the logs for more "
+                              "information");
+        server.shutdownAsap = 0;
     }
     if (server.activeExpireEnabled && !server.expiryPaused)
         dbActiveExpireCycle(server.db, server.cfg.databases, 25000 / (server.cfg.hz ? server.cfg.hz : 10), 0);

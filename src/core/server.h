@@ -143,5 +143,13 @@ void serverAddResetStatsHook(void (*fn)(void));
 void serverAddBeforeSleepHook(void (*fn)(void));
 /* Stop accepting, close clients, remove pid file and unix socket, exit. */
 void serverShutdown(int exitCode) __attribute__((noreturn));
+/* What runs before a shutdown (SHUTDOWN, SIGTERM/SIGINT): persistence saves
+ * the final snapshot there.  flags: SHUTDOWN_* below.  Returns 0 to go on
+ * exiting, -1 to stay up (the hook logged why).  NULL: nothing to do. */
+#define SHUTDOWN_NOFLAGS 0
+#define SHUTDOWN_SAVE (1 << 0)
+#define SHUTDOWN_NOSAVE (1 << 1)
+#define SHUTDOWN_FORCE (1 << 2)
+extern int (*serverPrepareShutdownHook)(int flags);
 
 #endif

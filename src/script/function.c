@@ -283,6 +283,21 @@ fail:
 
 /* --- DUMP payload --- */
 
+sds functionsRdbAppend(sds out, int compress) {
+    HtabIter it;
+    FunctionLib *lib;
+    htabIterInit(&it, &live.libs);
+    while ((lib = htabIterNext(&it))) {
+        unsigned char op = RDB_OPCODE_FUNCTION2;
+        out = sdsCatLen(out, &op, 1);
+        out = rdbEncodeString(out, lib->code, sdsLen(lib->code), compress);
+    }
+    htabIterRelease(&it);
+    return out;
+}
+
+int functionsRdbLoadCode(const sds code, sds *err) { return loadLibrary(&live, code, 0, err) ? 0 : -1; }
+
 static sds dumpPayload(FunctionSet *set) {
     sds out = sdsEmpty();
     HtabIter it;

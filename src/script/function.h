@@ -70,4 +70,14 @@ void functionLuaReset(void);
 /* Bytes the functions VM holds (INFO used_memory_vm_functions). */
 size_t functionLuaMemory(void);
 
+/* --- for the persistence layer --- */
+
+/* Appends every loaded library to out as RDB FUNCTION2 records (opcode,
+ * then the code as an RDB string, LZF when compress). */
+sds functionsRdbAppend(sds out, int compress);
+/* Loads one library's code (from an RDB FUNCTION2 record) into the live
+ * functions; a library of that name must not exist.  Returns 0, or -1 with
+ * *err set (caller frees). */
+int functionsRdbLoadCode(const sds code, sds *err);
+
 #endif

@@ -151,11 +151,12 @@ static void resetCommand(Client *c) {
 }
 
 static void shutdownCommand(Client *c) {
-    int nosave = 0, save = 0, abort = 0;
+    int nosave = 0, save = 0, abort = 0, force = 0;
     for (int j = 1; j < c->argc; j++) {
         if (argIs(c->argv[j], "nosave")) nosave = 1;
         else if (argIs(c->argv[j], "save")) save = 1;
-        else if (argIs(c->argv[j], "now") || argIs(c->argv[j], "force")) continue;
+        else if (argIs(c->argv[j], "now")) continue;
+        else if (argIs(c->argv[j], "force")) force = 1;
         else if (argIs(c->argv[j], "abort")) abort = 1;
         else {
             replyErrorSyntax(c);
@@ -177,14 +178,12 @@ static void shutdownCommand(Client *c) {
         replyError(c, busy);
         return;
     }
-    if (save) {
-        /* RDB persistence is not built yet: refusing is the honest answer
-         * to a request that the data be saved first. */
-        serverLog(LL_WARNING, "SHUTDOWN SAVE refused: this Cairn build has no RDB persistence yet.");
+    serverLog(LL_WARNING, "User requested shutdown...");
+    int flags = (save ? SHUTDOWN_SAVE : 0) | (nosave ? SHUTDOWN_NOSAVE : 0) | (force ? SHUTDOWN_FORCE : 0);
+    if (serverPrepareShutdownHook && serverPrepareShutdownHook(flags) < 0) {
         replyError(c, "ERR Errors trying to SHUTDOWN. Check logs.");
         return;
     }
-    serverLog(LL_WARNING, "User requested shutdown...");
     serverShutdown(0);
 }
 

@@ -26,6 +26,7 @@
 #include "db/db.h"
 #include "ds/alloc.h"
 #include "ds/util.h"
+#include "persist/persist.h"
 #include "server/pubsub.h"
 #include "server/tracking.h"
 #include "server/stats.h"
@@ -222,42 +223,7 @@ static sds infoMemory(sds s) {
 
 /* --- Persistence --- */
 
-static sds infoPersistence(sds s) {
-    long long lastSave = server.lastSaveUnix ? server.lastSaveUnix : server.time.startMs / 1000;
-    /* No RDB/AOF jobs exist yet: every job field is idle. */
-    return sdsCatPrintf(s,
-                        "loading:0\r\n"
-                        "async_loading:0\r\n"
-                        "current_cow_peak:0\r\n"
-                        "current_cow_size:0\r\n"
-                        "current_cow_size_age:0\r\n"
-                        "current_fork_perc:0.00\r\n"
-                        "current_save_keys_processed:0\r\n"
-                        "current_save_keys_total:0\r\n"
-                        "rdb_changes_since_last_save:%lld\r\n"
-                        "rdb_bgsave_in_progress:0\r\n"
-                        "rdb_last_save_time:%lld\r\n"
-                        "rdb_last_bgsave_status:ok\r\n"
-                        "rdb_last_bgsave_time_sec:-1\r\n"
-                        "rdb_current_bgsave_time_sec:-1\r\n"
-                        "rdb_saves:0\r\n"
-                        "rdb_last_cow_size:0\r\n"
-                        "rdb_last_load_keys_expired:0\r\n"
-                        "rdb_last_load_keys_loaded:0\r\n"
-                        "aof_enabled:0\r\n"
-                        "aof_rewrite_in_progress:0\r\n"
-                        "aof_rewrite_scheduled:0\r\n"
-                        "aof_last_rewrite_time_sec:-1\r\n"
-                        "aof_current_rewrite_time_sec:-1\r\n"
-                        "aof_last_bgrewrite_status:ok\r\n"
-                        "aof_rewrites:0\r\n"
-                        "aof_rewrites_consecutive_failures:0\r\n"
-                        "aof_last_write_status:ok\r\n"
-                        "aof_last_cow_size:0\r\n"
-                        "module_fork_in_progress:0\r\n"
-                        "module_fork_last_cow_size:0\r\n",
-                        server.dirty, lastSave);
-}
+static sds infoPersistence(sds s) { return persistInfoSection(s); }
 
 /* --- Stats --- */
 

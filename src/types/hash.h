@@ -11,4 +11,22 @@
 /* The value of field f as a new sds (caller owns), NULL when absent. */
 sds hashValueGetField(kvobj *o, const char *f, size_t flen);
 
+/* Number of fields. */
+unsigned long hashValueLength(const kvobj *o);
+/* Calls fn for every field and value of a hash, in the value's own order
+ * (listpack order, or hash order).  fn must not change the hash. */
+typedef void HashVisit(void *priv, const unsigned char *f, size_t flen, const unsigned char *v, size_t vlen);
+void hashValueForEach(const kvobj *o, HashVisit *fn, void *priv);
+
+/* Building a hash value outside the keyspace (RDB loading, RESTORE) with
+ * the encoding Redis 7.0 gives a loaded hash: Begin starts a hashtable when
+ * `hint` fields exceed hash-max-listpack-entries, else a listpack; Add
+ * appends a field (returns 0, adding nothing, for a duplicate field) and
+ * converts to a hashtable when a field or value exceeds
+ * hash-max-listpack-value or the count passes the limit.  *enc / *ptr are
+ * the value's encoding and pointer; LoadFree frees an unfinished value. */
+void hashLoadBegin(size_t hint, int *enc, void **ptr);
+int hashLoadAdd(int *enc, void **ptr, const void *f, size_t flen, const void *v, size_t vlen);
+void hashLoadFree(int enc, void *ptr);
+
 #endif

@@ -16,4 +16,13 @@ int setValueContains(const kvobj *o, const char *m, size_t len);
 typedef void SetVisit(void *priv, const char *m, size_t len);
 void setValueForEach(const kvobj *o, SetVisit *fn, void *priv);
 
+/* Building a set value outside the keyspace (RDB loading, RESTORE) with
+ * the encoding Redis 7.0 gives a loaded set: Begin starts a hashtable when
+ * `hint` members exceed set-max-intset-entries, else an intset; Add adds a
+ * member (0 for a duplicate) converting as SADD does.  LoadFree frees an
+ * unfinished value. */
+void setLoadBegin(size_t hint, int *enc, void **ptr);
+int setLoadAdd(int *enc, void **ptr, const char *m, size_t len);
+void setLoadFree(int enc, void *ptr);
+
 #endif

@@ -965,3 +965,64 @@ Command hashCommands[] = {
     {.name = "hrandfield", .proc = hrandfieldCommand},
     {0},
 };
+
+/* ------------------------------------------------------------------------ */
+/* Values built and read outside the keyspace (RDB, DUMP/RESTORE)            */
+/* ------------------------------------------------------------------------ */
+
+unsigned long hashValueLength(const kvobj *o) { return hashLength(o); }
+
+void hashValueForEach(const kvobj *o, HashVisit *fn, void *priv) {
+    HashIter hi;
+    hashIterInit(&hi, kvPtr(o), kvEncoding(o));
+    while (hashIterNext(&hi)) fn(priv, hi.f.p, hi.f.len, hi.v.p, hi.v.len);
+    hashIterRelease(&hi);
+}
+
+void hashLoadBegin(size_t hint, int *enc, void **ptr) {
+    if (hint > (size_t)server.cfg.hashMaxListpackEntries) {
+        Htab *h = htabCreate(&hashFieldType);
+        htabExpand(h, hint);
+        *enc = OBJ_ENC_HT;
+        *ptr = h;
+    } else {
+        *enc = OBJ_ENC_LISTPACK;
+        *ptr = lpNew(0);
+    }
+}
+
+/* The listpack of a hash being loaded becomes a hashtable. */
+static void hashLoadConvert(int *enc, void **ptr) {
+    unsigned char *lp = *ptr;
+    Htab *h = htabCreate(&hashFieldType);
+    htabExpand(h, lpLength(lp) / 2);
+    HashIter hi;
+    hashIterInit(&hi, lp, OBJ_ENC_LISTPACK);
+    while (hashIterNext(&hi)) htabAdd(h, hfCreate(hi.f.p, hi.f.len, hi.v.p, hi.v.len));
+    hashIterRelease(&hi);
+    lpFree(lp);
+    *enc = OBJ_ENC_HT;
+    *ptr = h;
+}
+
+int hashLoadAdd(int *enc, void **ptr, const void *f, size_t flen, const void *v, size_t vlen) {
+    if (*enc == OBJ_ENC_LISTPACK) {
+        size_t maxv = (size_t)server.cfg.hashMaxListpackValue;
+        if (flen > maxv || vlen > maxv || !lpSafeToAdd(*ptr, flen + vlen)) {
+            hashLoadConvert(enc, ptr);
+        } else {
+            unsigned char *lp = *ptr;
+            if (lpFindValue(lp, f, flen)) return 0;
+            lp = lpAppend(lp, f, flen);
+            lp = lpAppend(lp, v, vlen);
+            *ptr = lp;
+            if (lpLength(lp) / 2 > (unsigned long)server.cfg.hashMaxListpackEntries) hashLoadConvert(enc, ptr);
+            return 1;
+        }
+    }
+    if (htabFind(*ptr, f, flen)) return 0;
+    htabAdd(*ptr, hfCreate(f, flen, v, vlen));
+    return 1;
+}
+
+void hashLoadFree(int enc, void *ptr) { hashValueFree(ptr, enc); }

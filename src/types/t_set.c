@@ -1053,3 +1053,25 @@ Command setCommands[] = {
     {.name = "sscan", .proc = sscanCommand},
     {0},
 };
+
+/* --- values built outside the keyspace (RDB, DUMP/RESTORE) --- */
+
+void setLoadBegin(size_t hint, int *enc, void **ptr) {
+    Set s = hint > maxIntsetEntries() ? (Set){OBJ_ENC_HT, htabCreate(&setHtabType)} : setCreateIntset();
+    if (s.enc == OBJ_ENC_HT) htabExpand(s.ptr, hint);
+    *enc = s.enc;
+    *ptr = s.ptr;
+}
+
+int setLoadAdd(int *enc, void **ptr, const char *m, size_t len) {
+    Set s = {*enc, *ptr};
+    int added = setAdd(&s, m, len);
+    *enc = s.enc;
+    *ptr = s.ptr;
+    return added;
+}
+
+void setLoadFree(int enc, void *ptr) {
+    Set s = {enc, ptr};
+    setFreeValue(&s);
+}

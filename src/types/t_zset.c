@@ -1724,3 +1724,36 @@ Command zsetCommands[] = {
     {.name = "zscan", .proc = zscanCommand},
     {0},
 };
+
+/* --- values built outside the keyspace (RDB, DUMP/RESTORE) --- */
+
+void zsetLoadBegin(size_t hint, int *enc, void **ptr) {
+    Zset *z = zsetCreate();
+    if (hint > 16) htabExpand(&z->ht, hint);
+    *enc = OBJ_ENC_SKIPLIST;
+    *ptr = z;
+}
+
+int zsetLoadAdd(int *enc, void **ptr, const unsigned char *m, size_t len, double score) {
+    (void)enc;
+    Zset *z = *ptr;
+    if (zsetFind(z, m, len)) return 0;
+    zsetInsert(z, m, len, score);
+    return 1;
+}
+
+void zsetLoadEnd(int *enc, void **ptr) {
+    Zset *z = *ptr;
+    if (z->zsl->length > maxListpackEntries()) return;
+    size_t total = 0;
+    for (zskiplistNode *n = z->zsl->header->lv[0].forward; n; n = n->lv[0].forward) {
+        if (n->len > maxListpackValue()) return;
+        total += n->len;
+    }
+    if (!lpSafeToAdd(NULL, total)) return;
+    *ptr = zsetToListpack(z);
+    *enc = OBJ_ENC_LISTPACK;
+    zsetFreeValue(z);
+}
+
+void zsetLoadFree(int enc, void *ptr) { zsetValueFree(ptr, enc); }

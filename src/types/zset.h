@@ -37,4 +37,15 @@ ZsetBuild *zsetBuildNew(void);
 void zsetBuildAdd(ZsetBuild *b, const unsigned char *m, size_t len, double score);
 void zsetBuildStore(struct Client *c, const sds dst, ZsetBuild *b, const char *event);
 
+/* Building a sorted-set value outside the keyspace (RDB loading,
+ * RESTORE) with the encoding Redis 7.0 gives a loaded one: Begin starts a
+ * skiplist (hint: expected members); Add inserts a member (0, adding
+ * nothing, when it is already there); End converts to a listpack when the
+ * set fits zset-max-listpack-entries and -value, as Redis does after
+ * loading.  LoadFree frees an unfinished value. */
+void zsetLoadBegin(size_t hint, int *enc, void **ptr);
+int zsetLoadAdd(int *enc, void **ptr, const unsigned char *m, size_t len, double score);
+void zsetLoadEnd(int *enc, void **ptr);
+void zsetLoadFree(int enc, void *ptr);
+
 #endif

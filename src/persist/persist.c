@@ -1,0 +1,474 @@
+/* persist.c -- SAVE, BGSAVE, save points, start-up loading, the final save
+ * at shutdown, DUMP and RESTORE, MISCONF, INFO persistence (persist.h).
+ *
+ * BGSAVE forks: the child writes the snapshot with rdbSaveFile (its own
+ * temp-<pid>.rdb, renamed over dbfilename on success) and exits 0 or 1; the
+ * parent keeps serving and reaps the child from the timer (persistCron),
+ * where the outcome becomes LASTSAVE, the dirty counter (less the changes
+ * made while the child ran) and rdb_last_bgsave_status.  A child killed by
+ * a signal leaves its temporary file, which the parent removes. */
+#include "persist/persist.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/client.h"
+#include "core/command.h"
+#include "core/dispatch.h"
+#include "core/effects.h"
+#include "core/log.h"
+#include "core/server.h"
+#include "db/db.h"
+#include "db/lazyfree.h"
+#include "ds/util.h"
+#include "persist/rdb.h"
+
+#define BGSAVE_RETRY_DELAY 5 /* seconds between save-point retries after a failure */
+
+static struct {
+    pid_t childPid;             /* -1: no save child */
+    long long childStartMs;     /* when it was forked */
+    long long dirtyBeforeBgsave;
+    int lastBgsaveOk;           /* rdb_last_bgsave_status */
+    long long lastBgsaveTimeSec;/* rdb_last_bgsave_time_sec, -1 before one */
+    long long lastBgsaveTry;    /* unix seconds of the last attempt */
+    long long saves;            /* rdb_saves */
+    int scheduled;              /* BGSAVE SCHEDULE waiting for the child slot */
+    long long loadKeysLoaded, loadKeysExpired;
+} state = {.childPid = -1, .lastBgsaveOk = 1, .lastBgsaveTimeSec = -1};
+
+static long long nowUnix(void) { return (long long)time(NULL); }
+
+/* --- saving --- */
+
+/* SAVE and the shutdown save: the snapshot in the foreground.  Returns 0
+ * or -1. */
+static int saveForeground(void) {
+    if (rdbSaveFile(server.cfg.dbfilename) < 0) return -1;
+    serverLog(LL_NOTICE, "DB saved on disk");
+    server.dirty = 0;
+    server.lastSaveUnix = nowUnix();
+    state.lastBgsaveOk = 1;
+    return 0;
+}
+
+/* Forks the save child.  Returns 0 (child started) or -1. */
+static int bgsaveStart(void) {
+    state.dirtyBeforeBgsave = server.dirty;
+    state.lastBgsaveTry = nowUnix();
+    long long start = ustime();
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* The child: no listeners, no timers; write and go. */
+        int rc = rdbSaveFile(server.cfg.dbfilename);
+        if (rc == 0) serverLog(LL_NOTICE, "DB saved on disk");
+        _exit(rc == 0 ? 0 : 1);
+    }
+    if (pid < 0) {
+        state.lastBgsaveOk = 0;
+        serverLog(LL_WARNING, "Can't save in background: fork: %s", strerror(errno));
+        return -1;
+    }
+    (void)start;
+    serverLog(LL_NOTICE, "Background saving started by pid %ld", (long)pid);
+    state.childPid = pid;
+    state.childStartMs = serverNowMs();
+    state.saves++;
+    return 0;
+}
+
+/* The child ended with wait status st: record the outcome. */
+static void bgsaveDone(pid_t pid, int st) {
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+        serverLog(LL_NOTICE, "Background saving terminated with success");
+        server.dirty -= state.dirtyBeforeBgsave;
+        if (server.dirty < 0) server.dirty = 0;
+        server.lastSaveUnix = nowUnix();
+        state.lastBgsaveOk = 1;
+    } else if (WIFSIGNALED(st)) {
+        serverLog(LL_WARNING, "Background saving terminated by signal %d", WTERMSIG(st));
+        char tmp[64];
+        snprintf(tmp, sizeof(tmp), "temp-%d.rdb", (int)pid);
+        unlink(tmp);
+        /* SIGUSR1 is how a save is cancelled on purpose: not an error. */
+        if (WTERMSIG(st) != SIGUSR1) state.lastBgsaveOk = 0;
+    } else {
+        serverLog(LL_WARNING, "Background saving error");
+        state.lastBgsaveOk = 0;
+    }
+    state.lastBgsaveTimeSec = (serverNowMs() - state.childStartMs) / 1000;
+    state.childPid = -1;
+}
+
+/* Kills a running save child and removes its temporary file (shutdown,
+ * FLUSHALL). */
+static void bgsaveKill(void) {
+    if (state.childPid < 0) return;
+    kill(state.childPid, SIGUSR1);
+    int st;
+    while (waitpid(state.childPid, &st, 0) < 0 && errno == EINTR) {
+    }
+    char tmp[64];
+    snprintf(tmp, sizeof(tmp), "temp-%d.rdb", (int)state.childPid);
+    unlink(tmp);
+    state.childPid = -1;
+}
+
+/* Parses the `save` directive ("<seconds> <changes> ..."): returns the
+ * number of pairs stored in secs/changes (at most max). */
+static int saveParams(long long *secs, long long *changes, int max) {
+    const char *p = server.cfg.saveParams ? server.cfg.saveParams : "";
+    int n = 0;
+    while (n < max) {
+        char *end;
+        long long a = strtoll(p, &end, 10);
+        if (end == p) break;
+        p = end;
+        long long b = strtoll(p, &end, 10);
+        if (end == p) break;
+        p = end;
+        secs[n] = a;
+        changes[n] = b;
+        n++;
+    }
+    return n;
+}
+
+static int savePointsConfigured(void) {
+    long long s[1], c[1];
+    return saveParams(s, c, 1) > 0;
+}
+
+/* Timer: reap the child; start a save when a save point is due or one was
+ * scheduled. */
+static void persistCron(void) {
+    if (state.childPid >= 0) {
+        int st;
+        pid_t pid = waitpid(state.childPid, &st, WNOHANG);
+        if (pid == state.childPid) bgsaveDone(pid, st);
+        return;
+    }
+    long long now = nowUnix();
+    int retryOk = now - state.lastBgsaveTry > BGSAVE_RETRY_DELAY || state.lastBgsaveOk;
+    long long secs[32], changes[32];
+    int n = saveParams(secs, changes, 32);
+    for (int j = 0; j < n; j++) {
+        if (server.dirty >= changes[j] && now - server.lastSaveUnix > secs[j] && retryOk) {
+            serverLog(LL_NOTICE, "%lld changes in %lld seconds. Saving...", changes[j], secs[j]);
+            bgsaveStart();
+            return;
+        }
+    }
+    if (state.scheduled && retryOk && bgsaveStart() == 0) state.scheduled = 0;
+}
+
+/* Before exiting: kill a save child, save when save points are set (or
+ * SHUTDOWN SAVE), refuse to exit on a failed save unless FORCE. */
+static int prepareShutdown(int flags) {
+    if (state.childPid >= 0) {
+        serverLog(LL_WARNING, "There is a child saving an .rdb. Killing it!");
+        bgsaveKill();
+    }
+    if ((savePointsConfigured() && !(flags & SHUTDOWN_NOSAVE)) || (flags & SHUTDOWN_SAVE)) {
+        serverLog(LL_NOTICE, "Saving the final RDB snapshot before exiting.");
+        if (saveForeground() < 0) {
+            if (flags & SHUTDOWN_FORCE) {
+                serverLog(LL_WARNING, "Error trying to save the DB. Exit anyway.");
+            } else {
+                serverLog(LL_WARNING, "Error trying to save the DB, can't exit.");
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* --- commands --- */
+
+static void saveCommand(Client *c) {
+    if (state.childPid >= 0) {
+        replyError(c, "ERR Background save already in progress");
+        return;
+    }
+    state.saves++;
+    if (saveForeground() == 0) replyOk(c);
+    else replyError(c, "ERR");
+}
+
+static void bgsaveCommand(Client *c) {
+    int schedule = 0;
+    if (c->argc > 1) {
+        if (c->argc == 2 && argIs(c->argv[1], "schedule")) {
+            schedule = 1;
+        } else {
+            replyErrorSyntax(c);
+            return;
+        }
+    }
+    if (state.childPid >= 0) {
+        replyError(c, "ERR Background save already in progress");
+    } else if (c->flags & CLIENT_MULTI) {
+        /* Inside EXEC Redis defers the fork to the timer. */
+        state.scheduled = 1;
+        replyStatus(c, "Background saving scheduled");
+    } else if (bgsaveStart() == 0) {
+        replyStatus(c, "Background saving started");
+    } else {
+        replyError(c, "ERR");
+    }
+    (void)schedule;
+}
+
+static void dumpCommand(Client *c) {
+    kvobj *o = dbLookupRead(c->db, c->argv[1], sdsLen(c->argv[1]), LOOKUP_NONE);
+    if (!o) {
+        replyNull(c);
+        return;
+    }
+    sds payload = rdbDumpValue(o);
+    replyBulkSds(c, payload);
+    sdsFree(payload);
+}
+
+typedef struct RestoreArgs {
+    int replace, absttl;
+    long long idle, freq, ttl;
+} RestoreArgs;
+
+/* Parses RESTORE's options and key state as Redis does, in its order.
+ * Returns 0, or -1 after replying. */
+static int restoreArgsOrReply(Client *c, RestoreArgs *a) {
+    a->replace = a->absttl = 0;
+    a->idle = a->freq = -1;
+    for (int j = 4; j < c->argc; j++) {
+        int more = c->argc - j - 1;
+        if (argIs(c->argv[j], "replace")) {
+            a->replace = 1;
+        } else if (argIs(c->argv[j], "absttl")) {
+            a->absttl = 1;
+        } else if (argIs(c->argv[j], "idletime") && more >= 1 && a->freq == -1) {
+            if (getLongLongOrReply(c, c->argv[j + 1], &a->idle, NULL) < 0) return -1;
+            if (a->idle < 0) {
+                replyError(c, "ERR Invalid IDLETIME value, must be >= 0");
+                return -1;
+            }
+            j++;
+        } else if (argIs(c->argv[j], "freq") && more >= 1 && a->idle == -1) {
+            if (getLongLongOrReply(c, c->argv[j + 1], &a->freq, NULL) < 0) return -1;
+            if (a->freq < 0 || a->freq > 255) {
+                replyError(c, "ERR Invalid FREQ value, must be >= 0 and <= 255");
+                return -1;
+            }
+            j++;
+        } else {
+            replyErrorSyntax(c);
+            return -1;
+        }
+    }
+    if (!a->replace && dbLookupWrite(c->db, c->argv[1], sdsLen(c->argv[1]))) {
+        replyError(c, "BUSYKEY Target key name already exists.");
+        return -1;
+    }
+    if (getLongLongOrReply(c, c->argv[2], &a->ttl, NULL) < 0) return -1;
+    if (a->ttl < 0) {
+        replyError(c, "ERR Invalid TTL value, must be >= 0");
+        return -1;
+    }
+    return 0;
+}
+
+/* RESTORE's access metadata: IDLETIME under an LRU policy, FREQ under an
+ * LFU one (Redis's objectSetLRUOrLFU). */
+static void restoreAccess(kvobj *o, const RestoreArgs *a) {
+    int p = server.cfg.maxmemoryPolicy;
+    int lfu = p == MAXMEMORY_VOLATILE_LFU || p == MAXMEMORY_ALLKEYS_LFU;
+    if (lfu && a->freq >= 0) {
+        kvSetLru(o, (dbInitialLru() & ~255u) | (unsigned)a->freq);
+    } else if (!lfu && a->idle >= 0) {
+        long long idle = a->idle > 0xffffff ? 0xffffff : a->idle;
+        kvSetLru(o, (unsigned)(((long long)dbLruClock - idle + 0x1000000) & 0xffffff));
+    }
+}
+
+static void restoreCommand(Client *c) {
+    RestoreArgs a;
+    if (restoreArgsOrReply(c, &a) < 0) return;
+    const unsigned char *p = (const unsigned char *)c->argv[3];
+    size_t len = sdsLen(c->argv[3]);
+    if (!rdbPayloadIsIntact(p, len)) {
+        replyError(c, "ERR DUMP payload version or checksum are wrong");
+        return;
+    }
+    sds key = c->argv[1];
+    kvobj *o = rdbRestoreValue(key, sdsLen(key), p, len);
+    if (!o) {
+        replyError(c, "ERR Bad data format");
+        return;
+    }
+    int deleted = 0;
+    if (a.replace) {
+        kvobj *old = dbUnlink(c->db, key, sdsLen(key));
+        if (old) {
+            deleted = 1;
+            if (server.cfg.lazyfreeLazyServerDel) lazyfreeEntry(old);
+            else kvFree(old);
+        }
+    }
+    long long ttl = a.ttl;
+    if (ttl && !a.absttl) ttl += serverNowMs();
+    if (ttl && ttl <= serverNowMs()) {
+        /* Already expired: the key is gone (a replaced one deleted). */
+        kvFree(o);
+        if (deleted) {
+            EffectArg args[2] = {server.cfg.lazyfreeLazyServerDel ? EA_STR("UNLINK") : EA_STR("DEL"), EA_SDS(key)};
+            effectsRewrite(2, args);
+            signalModifiedKey(c, c->db, key, sdsLen(key));
+            notifyKeyspaceEvent(NOTIFY_GENERIC, "del", key, sdsLen(key), c->db->id);
+            serverIncrDirty(1);
+        }
+        replyOk(c);
+        return;
+    }
+    dbAdd(c->db, o);
+    if (ttl) {
+        dbSetExpire(c->db, &o, ttl);
+        if (!a.absttl) {
+            /* Propagated with the absolute time. */
+            EffectArg args[64];
+            int n = c->argc + 1 <= 64 ? c->argc : 0;
+            for (int i = 0; i < n; i++) args[i] = EA_SDS(c->argv[i]);
+            if (n) {
+                args[2] = EA_NUM(ttl);
+                args[n] = EA_STR("ABSTTL");
+                effectsRewrite(n + 1, args);
+            }
+        }
+    }
+    restoreAccess(o, &a);
+    signalModifiedKey(c, c->db, key, sdsLen(key));
+    notifyKeyspaceEvent(NOTIFY_GENERIC, "restore", key, sdsLen(key), c->db->id);
+    replyOk(c);
+    serverIncrDirty(1);
+}
+
+/* --- MISCONF --- */
+
+#define ERR_MISCONF                                                                                              \
+    "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands " \
+    "that may modify the data set are disabled, because this instance is configured to report errors during "   \
+    "writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for "    \
+    "details about the RDB error."
+
+static int writesDenied(void) {
+    return server.cfg.stopWritesOnBgsaveError && !state.lastBgsaveOk && savePointsConfigured();
+}
+
+/* Writes and PING are refused while the last background save failed, as
+ * Redis does.  (Redis also refuses an EXEC whose queue holds a write; here
+ * the writes were refused when they were queued, so only a save failing
+ * between MULTI and EXEC differs.) */
+static int misconfInterceptor(Client *c, Command *cmd) {
+    if (state.lastBgsaveOk || !writesDenied()) return 0;
+    int write = (cmd->flags & CMD_WRITE) || !strcmp(cmd->name, "ping");
+    if (!write) return 0;
+    dispatchRejectCommand(c, ERR_MISCONF);
+    return 1;
+}
+
+/* --- INFO --- */
+
+sds persistInfoSection(sds s) {
+    long long cur = state.childPid >= 0 ? (serverNowMs() - state.childStartMs) / 1000 : -1;
+    return sdsCatPrintf(s,
+                        "loading:0\r\n"
+                        "async_loading:0\r\n"
+                        "current_cow_peak:0\r\n"
+                        "current_cow_size:0\r\n"
+                        "current_cow_size_age:0\r\n"
+                        "current_fork_perc:0.00\r\n"
+                        "current_save_keys_processed:0\r\n"
+                        "current_save_keys_total:0\r\n"
+                        "rdb_changes_since_last_save:%lld\r\n"
+                        "rdb_bgsave_in_progress:%d\r\n"
+                        "rdb_last_save_time:%lld\r\n"
+                        "rdb_last_bgsave_status:%s\r\n"
+                        "rdb_last_bgsave_time_sec:%lld\r\n"
+                        "rdb_current_bgsave_time_sec:%lld\r\n"
+                        "rdb_saves:%lld\r\n"
+                        "rdb_last_cow_size:0\r\n"
+                        "rdb_last_load_keys_expired:%lld\r\n"
+                        "rdb_last_load_keys_loaded:%lld\r\n"
+                        "aof_enabled:0\r\n"
+                        "aof_rewrite_in_progress:0\r\n"
+                        "aof_rewrite_scheduled:0\r\n"
+                        "aof_last_rewrite_time_sec:-1\r\n"
+                        "aof_current_rewrite_time_sec:-1\r\n"
+                        "aof_last_bgrewrite_status:ok\r\n"
+                        "aof_rewrites:0\r\n"
+                        "aof_rewrites_consecutive_failures:0\r\n"
+                        "aof_last_write_status:ok\r\n"
+                        "aof_last_cow_size:0\r\n"
+                        "module_fork_in_progress:0\r\n"
+                        "module_fork_last_cow_size:0\r\n",
+                        server.dirty, state.childPid >= 0, server.lastSaveUnix, state.lastBgsaveOk ? "ok" : "err",
+                        state.lastBgsaveTimeSec, cur, state.saves, state.loadKeysExpired, state.loadKeysLoaded);
+}
+
+/* --- start-up --- */
+
+void persistInit(void) {
+    serverAddCronHook(persistCron);
+    serverPrepareShutdownHook = prepareShutdown;
+    long long start = ustime();
+    RdbLoadInfo info;
+    sds err = NULL;
+    int rc = rdbLoadFile(server.cfg.dbfilename, &info, &err);
+    if (rc < 0) {
+        serverLog(LL_WARNING, "%s", err);
+        serverLog(LL_WARNING, "Fatal error loading the DB, check server logs. Exiting.");
+        exit(1);
+    }
+    if (rc == 0) {
+        serverLog(LL_NOTICE, "Done loading RDB, keys loaded: %lld, keys expired: %lld.", info.keysLoaded,
+                  info.keysExpired);
+        serverLog(LL_NOTICE, "DB loaded from disk: %.3f seconds", (double)(ustime() - start) / 1000000);
+        state.loadKeysLoaded = info.keysLoaded;
+        state.loadKeysExpired = info.keysExpired;
+    }
+    server.dirty = 0;
+}
+
+__attribute__((constructor(170))) static void persistRegisterInterceptor(void) {
+    dispatchAddInterceptor(misconfInterceptor);
+}
+
+#define PERSIST_CMD(n, p, a, f, acl_, fk, lk, ks, grp, since_, cx, sum)                                        \
+    {.name = n, .proc = p, .arity = a, .flags = f, .acl = acl_, .firstKey = fk, .lastKey = lk, .keyStep = ks, \
+     .group = grp, .since = since_, .complexity = cx, .summary = sum}
+
+Command persistCommands[] = {
+    PERSIST_CMD("save", saveCommand, 1, CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_ASYNC_LOADING | CMD_NO_MULTI, 0, 0, 0, 0,
+                "server", "1.0.0", "O(N) where N is the total number of keys in all databases",
+                "Synchronously save the dataset to disk"),
+    PERSIST_CMD("bgsave", bgsaveCommand, -1, CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_ASYNC_LOADING, 0, 0, 0, 0, "server",
+                "1.0.0", "O(1)", "Asynchronously save the dataset to disk"),
+    PERSIST_CMD("dump", dumpCommand, 2, CMD_READONLY, ACL_KEYSPACE, 1, 1, 1, "generic", "2.6.0",
+                "O(1) to access the key and additional O(N*M) to serialize it, where N is the number of Redis "
+                "objects composing the value and M their average size. For small string values the time complexity "
+                "is thus O(1)+O(1*M) where M is small, so simply O(1).",
+                "Return a serialized version of the value stored at the specified key."),
+    PERSIST_CMD("restore", restoreCommand, -4, CMD_WRITE | CMD_DENYOOM, ACL_KEYSPACE | ACL_DANGEROUS, 1, 1, 1,
+                "generic", "2.6.0",
+                "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is "
+                "the number of Redis objects composing the value and M their average size. For small string values "
+                "the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set "
+                "values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).",
+                "Create a key using the provided serialized value, previously obtained using DUMP."),
+    {0},
+};

@@ -1,0 +1,25 @@
+/* persist.h -- RDB persistence as the server runs it: SAVE, BGSAVE (a
+ * forked child writing the snapshot), save points, loading dump.rdb at
+ * start-up, saving on shutdown, DUMP/RESTORE, the MISCONF rule and the
+ * INFO persistence section.
+ *
+ * Invariants: at most one save child exists (state.childPid); the parent
+ * reaps it in the timer and only then updates LASTSAVE, the dirty counter
+ * and the bgsave status; a failed save never replaces the previous file
+ * (rdb.c writes a temporary file and renames it). */
+#ifndef CAIRN_PERSIST_H
+#define CAIRN_PERSIST_H
+
+#include <sys/types.h>
+
+#include "ds/sds.h"
+
+/* Start-up: registers the timer hook and the shutdown hook, then loads the
+ * dbfilename in dir.  Exits the process (status 1) when the file is
+ * corrupt or unreadable, as redis-server does. */
+void persistInit(void);
+
+/* Appends the lines of INFO persistence to s. */
+sds persistInfoSection(sds s);
+
+#endif

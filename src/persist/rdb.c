@@ -1,0 +1,986 @@
+/* rdb.c -- RDB snapshots and DUMP payloads (format in rdb.h).
+ *
+ * Writing goes through an RdbWriter: an sds buffer flushed to a file
+ * descriptor every RDB_FLUSH_BYTES (or kept whole for a DUMP payload), the
+ * CRC-64 folded in as bytes leave.  Reading works on memory: a payload, or
+ * the snapshot file mapped read-only; an RdbReader is the buffer and a
+ * position, and every decoder checks what remains before it reads or
+ * reserves.  Values are built outside the keyspace through the type
+ * modules' load builders (hash.h, set.h, zset.h) and the quicklist API, then
+ * wrapped in a key entry. */
+#include "persist/rdb.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/server.h"
+#include "db/db.h"
+#include "db/object.h"
+#include "ds/alloc.h"
+#include "ds/crc64.h"
+#include "ds/intset.h"
+#include "ds/listpack.h"
+#include "ds/quicklist.h"
+#include "ds/rdbcodec.h"
+#include "ds/sds.h"
+#include "ds/util.h"
+#include "script/function.h"
+#include "types/hash.h"
+#include "types/set.h"
+#include "types/zset.h"
+
+/* Value types. */
+#define RDB_TYPE_STRING 0
+#define RDB_TYPE_LIST 1
+#define RDB_TYPE_SET 2
+#define RDB_TYPE_ZSET 3
+#define RDB_TYPE_HASH 4
+#define RDB_TYPE_ZSET_2 5
+#define RDB_TYPE_HASH_ZIPMAP 9
+#define RDB_TYPE_LIST_ZIPLIST 10
+#define RDB_TYPE_SET_INTSET 11
+#define RDB_TYPE_ZSET_ZIPLIST 12
+#define RDB_TYPE_HASH_ZIPLIST 13
+#define RDB_TYPE_LIST_QUICKLIST 14
+#define RDB_TYPE_HASH_LISTPACK 16
+#define RDB_TYPE_ZSET_LISTPACK 17
+#define RDB_TYPE_LIST_QUICKLIST_2 18
+
+/* Opcodes. */
+#define RDB_OPCODE_FUNCTION2 245
+#define RDB_OPCODE_FUNCTION_PRE_GA 246
+#define RDB_OPCODE_MODULE_AUX 247
+#define RDB_OPCODE_IDLE 248
+#define RDB_OPCODE_FREQ 249
+#define RDB_OPCODE_AUX 250
+#define RDB_OPCODE_RESIZEDB 251
+#define RDB_OPCODE_EXPIRETIME_MS 252
+#define RDB_OPCODE_EXPIRETIME 253
+#define RDB_OPCODE_SELECTDB 254
+#define RDB_OPCODE_EOF 255
+
+#define QUICKLIST_NODE_PLAIN 1
+#define QUICKLIST_NODE_PACKED 2
+
+#define RDB_FLUSH_BYTES (64 * 1024)
+
+/* ------------------------------------------------------------------------ */
+/* Writing                                                                    */
+/* ------------------------------------------------------------------------ */
+
+typedef struct RdbWriter {
+    sds buf;      /* bytes not yet written */
+    int fd;       /* -1: keep everything in buf (DUMP) */
+    int compress; /* rdbcompression */
+    int checksum; /* fold bytes into crc */
+    uint64_t crc;
+    int failed; /* a write failed (errno kept in err) */
+    int err;
+} RdbWriter;
+
+/* Writes the buffered bytes to the file.  Returns 0, or -1 after a failed
+ * write (sticky). */
+static int rwFlush(RdbWriter *w) {
+    if (w->fd < 0 || w->failed) return w->failed ? -1 : 0;
+    size_t n = sdsLen(w->buf), off = 0;
+    if (w->checksum) w->crc = crc64(w->crc, w->buf, n);
+    while (off < n) {
+        ssize_t k = write(w->fd, w->buf + off, n - off);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) {
+            w->failed = 1;
+            w->err = k < 0 ? errno : EIO;
+            return -1;
+        }
+        off += (size_t)k;
+    }
+    sdsClear(w->buf);
+    return 0;
+}
+
+static int rwMaybeFlush(RdbWriter *w) { return sdsLen(w->buf) >= RDB_FLUSH_BYTES ? rwFlush(w) : 0; }
+
+static void rwByte(RdbWriter *w, unsigned char b) { w->buf = sdsCatLen(w->buf, &b, 1); }
+static void rwLen(RdbWriter *w, uint64_t len) { w->buf = rdbEncodeLen(w->buf, len); }
+static void rwString(RdbWriter *w, const void *p, size_t len) {
+    w->buf = rdbEncodeString(w->buf, p, len, w->compress);
+}
+static void rwLe(RdbWriter *w, uint64_t v, int bytes) {
+    unsigned char b[8];
+    for (int i = 0; i < bytes; i++) b[i] = (unsigned char)(v >> (8 * i));
+    w->buf = sdsCatLen(w->buf, b, (size_t)bytes);
+}
+
+static int quicklistNodeSave(void *ctx, int plain, const unsigned char *data, size_t len) {
+    RdbWriter *w = ctx;
+    rwLen(w, plain ? QUICKLIST_NODE_PLAIN : QUICKLIST_NODE_PACKED);
+    rwString(w, data, len);
+    return rwMaybeFlush(w);
+}
+
+static void setMemberSave(void *priv, const char *m, size_t len) {
+    RdbWriter *w = priv;
+    rwString(w, m, len);
+    rwMaybeFlush(w);
+}
+
+static void hashPairSave(void *priv, const unsigned char *f, size_t flen, const unsigned char *v, size_t vlen) {
+    RdbWriter *w = priv;
+    rwString(w, f, flen);
+    rwString(w, v, vlen);
+    rwMaybeFlush(w);
+}
+
+static int zsetMemberSave(void *priv, const unsigned char *m, size_t len, double score) {
+    RdbWriter *w = priv;
+    rwString(w, m, len);
+    uint64_t bits;
+    memcpy(&bits, &score, 8);
+    rwLe(w, bits, 8);
+    rwMaybeFlush(w);
+    return 1; /* go on */
+}
+
+/* The RDB type byte for o's type and encoding. */
+static int rdbTypeOf(const kvobj *o) {
+    int enc = kvEncoding(o);
+    switch (kvType(o)) {
+    case OBJ_STRING: return RDB_TYPE_STRING;
+    case OBJ_LIST: return RDB_TYPE_LIST_QUICKLIST_2;
+    case OBJ_SET: return enc == OBJ_ENC_INTSET ? RDB_TYPE_SET_INTSET : RDB_TYPE_SET;
+    case OBJ_ZSET: return enc == OBJ_ENC_LISTPACK ? RDB_TYPE_ZSET_LISTPACK : RDB_TYPE_ZSET_2;
+    case OBJ_HASH: return enc == OBJ_ENC_LISTPACK ? RDB_TYPE_HASH_LISTPACK : RDB_TYPE_HASH;
+    default: return -1;
+    }
+}
+
+/* Writes o's value, of RDB type `type` (rdbTypeOf). */
+static void rwBody(RdbWriter *w, const kvobj *o, int type) {
+    switch (type) {
+    case RDB_TYPE_STRING: {
+        char buf[32];
+        size_t len;
+        const char *p = kvStringBytes(o, buf, &len);
+        rwString(w, p, len);
+        break;
+    }
+    case RDB_TYPE_LIST_QUICKLIST_2: {
+        Quicklist *ql = kvPtr(o);
+        rwLen(w, quicklistNodeCount(ql));
+        quicklistForEachNode(ql, quicklistNodeSave, w);
+        break;
+    }
+    case RDB_TYPE_SET_INTSET: rwString(w, kvPtr(o), intsetBlobLen(kvPtr(o))); break;
+    case RDB_TYPE_SET:
+        rwLen(w, setValueLength(o));
+        setValueForEach(o, setMemberSave, w);
+        break;
+    case RDB_TYPE_ZSET_LISTPACK:
+    case RDB_TYPE_HASH_LISTPACK: rwString(w, kvPtr(o), lpBytes(kvPtr(o))); break;
+    case RDB_TYPE_ZSET_2: {
+        unsigned long n = zsetLength(o);
+        rwLen(w, n);
+        /* Tail to head, as Redis writes (loading then inserts at the head). */
+        zsetForEachByRank(o, 0, (long)n - 1, 1, zsetMemberSave, w);
+        break;
+    }
+    case RDB_TYPE_HASH:
+        rwLen(w, hashValueLength(o));
+        hashValueForEach(o, hashPairSave, w);
+        break;
+    default: break;
+    }
+}
+
+sds rdbDumpValue(const kvobj *o) {
+    RdbWriter w = {.buf = sdsEmpty(), .fd = -1, .compress = server.cfg.rdbcompression};
+    int type = rdbTypeOf(o);
+    rwByte(&w, (unsigned char)type);
+    rwBody(&w, o, type);
+    unsigned char t[RDB_PAYLOAD_TRAILER] = {RDB_VERSION & 0xff, RDB_VERSION >> 8};
+    w.buf = sdsCatLen(w.buf, t, 2);
+    uint64_t crc = crc64(0, w.buf, sdsLen(w.buf));
+    rwLe(&w, crc, 8);
+    return w.buf;
+}
+
+int rdbPayloadIsIntact(const unsigned char *p, size_t len) {
+    if (len < RDB_PAYLOAD_TRAILER) return 0;
+    const unsigned char *t = p + len - RDB_PAYLOAD_TRAILER;
+    unsigned version = t[0] | (unsigned)t[1] << 8;
+    if (version > RDB_VERSION) return 0;
+    uint64_t crc = 0;
+    for (int i = 0; i < 8; i++) crc |= (uint64_t)t[2 + i] << (8 * i);
+    return crc64(0, p, len - 8) == crc;
+}
+
+/* --- snapshot file --- */
+
+static void rwAuxStr(RdbWriter *w, const char *k, const char *v) {
+    rwByte(w, RDB_OPCODE_AUX);
+    rwString(w, k, strlen(k));
+    rwString(w, v, strlen(v));
+}
+
+static void rwAuxInt(RdbWriter *w, const char *k, long long v) {
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%lld", v);
+    rwAuxStr(w, k, buf);
+}
+
+static int policyIsLru(void) {
+    int p = server.cfg.maxmemoryPolicy;
+    return p == MAXMEMORY_VOLATILE_LRU || p == MAXMEMORY_ALLKEYS_LRU;
+}
+
+static int policyIsLfu(void) {
+    int p = server.cfg.maxmemoryPolicy;
+    return p == MAXMEMORY_VOLATILE_LFU || p == MAXMEMORY_ALLKEYS_LFU;
+}
+
+/* Writes one key: expire, access metadata, type, key, value. */
+static int rwKey(RdbWriter *w, const kvobj *o, int lru, int lfu) {
+    long long when = kvExpire(o);
+    if (when != -1) {
+        rwByte(w, RDB_OPCODE_EXPIRETIME_MS);
+        rwLe(w, (uint64_t)when, 8);
+    }
+    if (lru) {
+        unsigned now = dbLruClock & 0xffffff, at = kvLru(o) & 0xffffff;
+        unsigned idle = now >= at ? now - at : (0x1000000 - at) + now;
+        rwByte(w, RDB_OPCODE_IDLE);
+        rwLen(w, idle);
+    } else if (lfu) {
+        rwByte(w, RDB_OPCODE_FREQ);
+        rwByte(w, (unsigned char)dbLfuDecayed(o));
+    }
+    int type = rdbTypeOf(o);
+    rwByte(w, (unsigned char)type);
+    rwString(w, kvKey(o), kvKeyLen(o));
+    rwBody(w, o, type);
+    /* rdb-key-save-delay: tests slow a save down to act while it runs. */
+    if (server.cfg.rdbKeySaveDelay > 0) usleep((useconds_t)server.cfg.rdbKeySaveDelay);
+    return rwMaybeFlush(w);
+}
+
+/* Writes the snapshot body to w.  Returns 0 or -1 on a write error. */
+static int rwSnapshot(RdbWriter *w) {
+    w->buf = sdsCat(w->buf, "REDIS0010");
+    rwAuxStr(w, "redis-ver", REDIS_COMPAT_VERSION);
+    rwAuxInt(w, "redis-bits", (long long)sizeof(void *) * 8);
+    rwAuxInt(w, "ctime", (long long)time(NULL));
+    rwAuxInt(w, "used-mem", (long long)xmallocUsed());
+    rwAuxInt(w, "aof-base", 0);
+    w->buf = functionsRdbAppend(w->buf, w->compress);
+    int lru = policyIsLru(), lfu = policyIsLfu();
+    for (int j = 0; j < server.cfg.databases; j++) {
+        Db *db = &server.db[j];
+        size_t size = htabSize(&db->keys);
+        if (size == 0) continue;
+        rwByte(w, RDB_OPCODE_SELECTDB);
+        rwLen(w, (uint64_t)j);
+        rwByte(w, RDB_OPCODE_RESIZEDB);
+        rwLen(w, size);
+        rwLen(w, db->ttlCount);
+        HtabIter it;
+        htabIterInit(&it, &db->keys);
+        kvobj *o;
+        int rc = 0;
+        while (rc == 0 && (o = htabIterNext(&it)) != NULL) rc = rwKey(w, o, lru, lfu);
+        htabIterRelease(&it);
+        if (rc < 0) return -1;
+    }
+    rwByte(w, RDB_OPCODE_EOF);
+    if (rwFlush(w) < 0) return -1;
+    /* The CRC covers everything up to here; it is written unchecksummed. */
+    uint64_t crc = w->checksum ? w->crc : 0;
+    w->checksum = 0;
+    rwLe(w, crc, 8);
+    return rwFlush(w);
+}
+
+/* fsync of the directory holding path, so a rename is durable. */
+static int fsyncDirOf(const char *path) {
+    char *copy = xstrdup(path);
+    int fd = open(dirname(copy), O_RDONLY);
+    xfree(copy);
+    if (fd < 0) return -1;
+    int rc = fsync(fd);
+    close(fd);
+    return rc;
+}
+
+int rdbSaveFile(const char *filename) {
+    char tmp[256];
+    snprintf(tmp, sizeof(tmp), "temp-%d.rdb", (int)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        int e = errno;
+        char cwd[1024];
+        serverLog(LL_WARNING, "Failed opening the temp RDB file %s (in server root dir %s) for saving: %s", tmp,
+                  getcwd(cwd, sizeof(cwd)) ? cwd : "unknown", strerror(e));
+        errno = e;
+        return -1;
+    }
+    RdbWriter w = {.buf = sdsEmpty(), .fd = fd, .compress = server.cfg.rdbcompression,
+                   .checksum = server.cfg.rdbchecksum};
+    int rc = rwSnapshot(&w);
+    int e = w.err;
+    sdsFree(w.buf);
+    if (rc == 0 && fsync(fd) < 0) {
+        rc = -1;
+        e = errno;
+    }
+    if (close(fd) < 0 && rc == 0) {
+        rc = -1;
+        e = errno;
+    }
+    if (rc == 0 && rename(tmp, filename) < 0) {
+        e = errno;
+        char cwd[1024];
+        serverLog(LL_WARNING, "Error moving temp DB file %s on the final destination %s (in server root dir %s): %s",
+                  tmp, filename, getcwd(cwd, sizeof(cwd)) ? cwd : "unknown", strerror(e));
+        unlink(tmp);
+        errno = e;
+        return -1;
+    }
+    if (rc < 0) {
+        serverLog(LL_WARNING, "Write error saving DB on disk: %s", strerror(e));
+        unlink(tmp);
+        errno = e;
+        return -1;
+    }
+    fsyncDirOf(filename);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reading                                                                    */
+/* ------------------------------------------------------------------------ */
+
+typedef struct RdbReader {
+    const unsigned char *p;
+    size_t len, pos;
+    const char *why; /* reason of the first error */
+} RdbReader;
+
+static int rrFail(RdbReader *r, const char *why) {
+    if (!r->why) r->why = why;
+    return -1;
+}
+
+static size_t rrLeft(const RdbReader *r) { return r->len - r->pos; }
+
+static int rrByte(RdbReader *r, unsigned char *b) {
+    if (r->pos >= r->len) return rrFail(r, "unexpected end of data");
+    *b = r->p[r->pos++];
+    return 0;
+}
+
+static int rrLe(RdbReader *r, int bytes, uint64_t *v) {
+    if (rrLeft(r) < (size_t)bytes) return rrFail(r, "unexpected end of data");
+    uint64_t x = 0;
+    for (int i = 0; i < bytes; i++) x |= (uint64_t)r->p[r->pos + i] << (8 * i);
+    r->pos += (size_t)bytes;
+    *v = x;
+    return 0;
+}
+
+static int rrLen(RdbReader *r, uint64_t *len) {
+    int special;
+    if (rdbDecodeLen(r->p, r->len, &r->pos, len, &special) < 0) return rrFail(r, "unexpected end of data");
+    if (special) return rrFail(r, "unexpected string encoding where a length was expected");
+    return 0;
+}
+
+/* A collection count: each element takes at least `min` bytes, so a count
+ * the remaining bytes cannot hold is corrupt. */
+static int rrCount(RdbReader *r, uint64_t *n, size_t min) {
+    if (rrLen(r, n) < 0) return -1;
+    if (*n > rrLeft(r) / min) return rrFail(r, "collection length exceeds the data");
+    return 0;
+}
+
+static int rrString(RdbReader *r, sds *out) {
+    if (rdbDecodeString(r->p, r->len, &r->pos, out) < 0) return rrFail(r, "bad or truncated string");
+    return 0;
+}
+
+/* --- ziplist and zipmap (older encodings) --- */
+
+typedef int ZlVisit(void *priv, const unsigned char *s, size_t len);
+
+/* Calls fn for each entry of an untrusted ziplist zl[0..size) (integers as
+ * their decimal text).  Returns the entry count, or -1 when corrupt or when
+ * fn returns nonzero. */
+static long ziplistForEach(const unsigned char *zl, size_t size, ZlVisit *fn, void *priv) {
+    if (size < 11) return -1;
+    uint32_t bytes = zl[0] | zl[1] << 8 | zl[2] << 16 | (uint32_t)zl[3] << 24;
+    if (bytes != size || zl[size - 1] != 0xff) return -1;
+    size_t pos = 10;
+    long count = 0;
+    while (pos < size - 1) {
+        if (zl[pos] == 0xfe) pos += 5;
+        else pos += 1;
+        if (pos >= size - 1) return -1;
+        unsigned char e = zl[pos];
+        size_t left = size - 1 - pos;
+        char buf[32];
+        const unsigned char *s;
+        size_t len;
+        if ((e >> 6) < 3) {
+            size_t hdr;
+            if ((e >> 6) == 0) {
+                hdr = 1;
+                len = e & 0x3f;
+            } else if ((e >> 6) == 1) {
+                if (left < 2) return -1;
+                hdr = 2;
+                len = (size_t)(e & 0x3f) << 8 | zl[pos + 1];
+            } else {
+                if (e != 0x80 || left < 5) return -1;
+                hdr = 5;
+                len = (size_t)zl[pos + 1] << 24 | (size_t)zl[pos + 2] << 16 | (size_t)zl[pos + 3] << 8 | zl[pos + 4];
+            }
+            if (len > left - hdr) return -1;
+            s = zl + pos + hdr;
+            pos += hdr + len;
+        } else {
+            long long v;
+            size_t n;
+            if (e == 0xc0) n = 2;
+            else if (e == 0xd0) n = 4;
+            else if (e == 0xe0) n = 8;
+            else if (e == 0xf0) n = 3;
+            else if (e == 0xfe) n = 1;
+            else if (e >= 0xf1 && e <= 0xfd) n = 0;
+            else return -1;
+            if (n + 1 > left) return -1;
+            if (n == 0) {
+                v = (e & 0x0f) - 1;
+            } else {
+                uint64_t u = 0;
+                for (size_t i = 0; i < n; i++) u |= (uint64_t)zl[pos + 1 + i] << (8 * i);
+                int shift = (int)(64 - 8 * n);
+                v = (long long)(u << shift) >> shift; /* sign-extend */
+            }
+            len = (size_t)longLongToString(buf, sizeof(buf), v);
+            s = (const unsigned char *)buf;
+            pos += 1 + n;
+        }
+        if (fn(priv, s, len)) return -1;
+        count++;
+    }
+    return count;
+}
+
+/* Calls fn for each key and value of an untrusted zipmap.  Returns the
+ * number of pairs, or -1. */
+static long zipmapForEach(const unsigned char *zm, size_t size, ZlVisit *fn, void *priv) {
+    if (size < 2 || zm[size - 1] != 0xff) return -1;
+    size_t pos = 1;
+    long count = 0;
+    for (;;) {
+        if (pos >= size) return -1;
+        if (zm[pos] == 0xff) return pos == size - 1 ? count / 2 : -1;
+        size_t len;
+        if (zm[pos] < 254) {
+            len = zm[pos];
+            pos += 1;
+        } else if (zm[pos] == 254) {
+            if (size - pos < 5) return -1;
+            len = zm[pos + 1] | (size_t)zm[pos + 2] << 8 | (size_t)zm[pos + 3] << 16 | (size_t)zm[pos + 4] << 24;
+            pos += 5;
+        } else {
+            return -1;
+        }
+        size_t fr = 0;
+        if (count % 2 == 1) {
+            if (pos >= size) return -1;
+            fr = zm[pos++];
+        }
+        if (len > size - pos || fr > size - pos - len) return -1;
+        if (fn(priv, zm + pos, len)) return -1;
+        pos += len + fr;
+        count++;
+    }
+}
+
+/* --- building values --- */
+
+typedef struct Build {
+    int type, enc;
+    void *ptr;
+    sds pending;         /* hash/zset: the field or member awaiting its pair */
+    unsigned long added; /* elements (pairs) added */
+} Build;
+
+static void buildFree(Build *b) {
+    if (b->ptr) {
+        switch (b->type) {
+        case OBJ_LIST: quicklistRelease(b->ptr); break;
+        case OBJ_SET: setLoadFree(b->enc, b->ptr); break;
+        case OBJ_ZSET: zsetLoadFree(b->enc, b->ptr); break;
+        case OBJ_HASH: hashLoadFree(b->enc, b->ptr); break;
+        default: break;
+        }
+    }
+    b->ptr = NULL;
+    sdsFree(b->pending);
+    b->pending = NULL;
+}
+
+static int parseScore(const unsigned char *s, size_t len, double *out) {
+    char buf[128];
+    if (len == 0 || len >= sizeof(buf)) return -1;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    char *end;
+    errno = 0;
+    double d = strtod(buf, &end);
+    if (*end || isnan(d)) return -1;
+    *out = d;
+    return 0;
+}
+
+/* ZlVisit that adds one element, or every second one paired with the
+ * previous, to the value being built. */
+static int buildVisit(void *priv, const unsigned char *s, size_t len) {
+    Build *b = priv;
+    if (b->type == OBJ_LIST) {
+        quicklistPush(b->ptr, s, len, QL_TAIL);
+        b->added++;
+        return 0;
+    }
+    if (b->type == OBJ_SET) return setLoadAdd(&b->enc, &b->ptr, (const char *)s, len) ? (b->added++, 0) : -1;
+    if (!b->pending) {
+        b->pending = sdsNewLen(s, len);
+        return 0;
+    }
+    int ok;
+    if (b->type == OBJ_HASH) {
+        ok = hashLoadAdd(&b->enc, &b->ptr, b->pending, sdsLen(b->pending), s, len);
+    } else {
+        double score;
+        ok = parseScore(s, len, &score) == 0 &&
+             zsetLoadAdd(&b->enc, &b->ptr, (unsigned char *)b->pending, sdsLen(b->pending), score);
+    }
+    sdsFree(b->pending);
+    b->pending = NULL;
+    b->added++;
+    return ok ? 0 : -1;
+}
+
+static void buildBegin(Build *b, int type, size_t hint) {
+    memset(b, 0, sizeof(*b));
+    b->type = type;
+    switch (type) {
+    case OBJ_LIST:
+        b->enc = OBJ_ENC_QUICKLIST;
+        b->ptr = quicklistCreate((int)server.cfg.listMaxListpackSize, server.cfg.listCompressDepth);
+        break;
+    case OBJ_SET: setLoadBegin(hint, &b->enc, &b->ptr); break;
+    case OBJ_ZSET: zsetLoadBegin(hint, &b->enc, &b->ptr); break;
+    case OBJ_HASH: hashLoadBegin(hint, &b->enc, &b->ptr); break;
+    default: break;
+    }
+}
+
+/* Loads a blob (ziplist, zipmap, listpack or intset) and visits its
+ * elements.  Returns 0 or -1. */
+static int loadBlob(RdbReader *r, Build *b, int rdbType) {
+    sds blob;
+    if (rrString(r, &blob) < 0) return -1;
+    const unsigned char *p = (const unsigned char *)blob;
+    size_t n = sdsLen(blob);
+    long count = 0;
+    switch (rdbType) {
+    case RDB_TYPE_HASH_ZIPMAP: count = zipmapForEach(p, n, buildVisit, b); break;
+    case RDB_TYPE_LIST_ZIPLIST:
+    case RDB_TYPE_ZSET_ZIPLIST:
+    case RDB_TYPE_HASH_ZIPLIST: count = ziplistForEach(p, n, buildVisit, b); break;
+    case RDB_TYPE_SET_INTSET:
+        if (!intsetValidateIntegrity(p, n, 1)) {
+            count = -1;
+            break;
+        }
+        for (uint32_t i = 0; i < intsetLen((const intset *)p) && count >= 0; i++) {
+            long long v;
+            char buf[32];
+            intsetGet((const intset *)p, i, &v);
+            int len = longLongToString(buf, sizeof(buf), v);
+            if (!setLoadAdd(&b->enc, &b->ptr, buf, (size_t)len)) count = -1;
+            else b->added++;
+        }
+        break;
+    default: /* listpacks */
+        if (!lpValidateIntegrity((unsigned char *)blob, n, 1)) {
+            count = -1;
+            break;
+        }
+        for (unsigned char *e = lpFirst((unsigned char *)blob); e && count >= 0;
+             e = lpNext((unsigned char *)blob, e)) {
+            unsigned int len;
+            unsigned char ib[LP_INTBUF_SIZE];
+            unsigned char *s = lpGetValue(e, &len, ib, NULL, NULL);
+            if (buildVisit(b, s, len) < 0) count = -1;
+        }
+        break;
+    }
+    sdsFree(blob);
+    if (count < 0 || b->pending) return rrFail(r, "corrupt ziplist, zipmap, intset or listpack");
+    return 0;
+}
+
+/* Quicklist (v1: ziplist nodes; v2: container + plain or listpack). */
+static int loadQuicklist(RdbReader *r, Build *b, int v2) {
+    uint64_t nodes;
+    if (rrCount(r, &nodes, 2) < 0) return -1;
+    for (uint64_t i = 0; i < nodes; i++) {
+        uint64_t container = QUICKLIST_NODE_PACKED;
+        if (v2 && rrLen(r, &container) < 0) return -1;
+        if (container != QUICKLIST_NODE_PACKED && container != QUICKLIST_NODE_PLAIN)
+            return rrFail(r, "quicklist integrity check failed");
+        sds data;
+        if (rrString(r, &data) < 0) return -1;
+        size_t n = sdsLen(data);
+        if (container == QUICKLIST_NODE_PLAIN) {
+            quicklistAppendPlain(b->ptr, data, n);
+        } else if (!v2) {
+            if (ziplistForEach((unsigned char *)data, n, buildVisit, b) <= 0) {
+                sdsFree(data);
+                return rrFail(r, "ziplist integrity check failed");
+            }
+        } else {
+            if (!lpValidateIntegrity((unsigned char *)data, n, 1) || !lpSafeToAdd(NULL, n)) {
+                sdsFree(data);
+                return rrFail(r, "listpack integrity check failed");
+            }
+            unsigned char *lp = xmalloc(n);
+            memcpy(lp, data, n);
+            quicklistAppendListpack(b->ptr, lp);
+        }
+        sdsFree(data);
+    }
+    return 0;
+}
+
+/* Old-style zset score: a length byte then text, or 253/254/255 for
+ * NaN/+inf/-inf. */
+static int loadTextScore(RdbReader *r, double *out) {
+    unsigned char len;
+    if (rrByte(r, &len) < 0) return -1;
+    if (len == 253) return rrFail(r, "zset with NAN score");
+    if (len == 254 || len == 255) {
+        *out = len == 254 ? INFINITY : -INFINITY;
+        return 0;
+    }
+    if (rrLeft(r) < len) return rrFail(r, "unexpected end of data");
+    if (parseScore(r->p + r->pos, len, out) < 0) return rrFail(r, "bad zset score");
+    r->pos += len;
+    return 0;
+}
+
+/* Element-by-element collections: list, set, zset (both), hash. */
+static int loadElements(RdbReader *r, Build *b, int rdbType) {
+    uint64_t n;
+    if (rrCount(r, &n, rdbType == RDB_TYPE_HASH || rdbType == RDB_TYPE_ZSET || rdbType == RDB_TYPE_ZSET_2 ? 2 : 1) <
+        0)
+        return -1;
+    if (b->type != OBJ_LIST) {
+        buildFree(b);
+        buildBegin(b, b->type, (size_t)n);
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        sds a;
+        if (rrString(r, &a) < 0) return -1;
+        int ok = 1;
+        if (rdbType == RDB_TYPE_LIST) {
+            quicklistPush(b->ptr, a, sdsLen(a), QL_TAIL);
+        } else if (rdbType == RDB_TYPE_SET) {
+            ok = setLoadAdd(&b->enc, &b->ptr, a, sdsLen(a));
+        } else if (rdbType == RDB_TYPE_HASH) {
+            sds v;
+            if (rrString(r, &v) < 0) {
+                sdsFree(a);
+                return -1;
+            }
+            ok = hashLoadAdd(&b->enc, &b->ptr, a, sdsLen(a), v, sdsLen(v));
+            sdsFree(v);
+        } else {
+            double score;
+            uint64_t bits;
+            if (rdbType == RDB_TYPE_ZSET_2) {
+                ok = rrLe(r, 8, &bits) == 0;
+                memcpy(&score, &bits, 8);
+                if (ok && isnan(score)) ok = 0;
+            } else {
+                ok = loadTextScore(r, &score) == 0;
+            }
+            ok = ok && zsetLoadAdd(&b->enc, &b->ptr, (unsigned char *)a, sdsLen(a), score);
+        }
+        sdsFree(a);
+        if (!ok) return rrFail(r, "duplicate or invalid element");
+        b->added++;
+    }
+    return 0;
+}
+
+/* Reads a value of rdbType for key.  Returns the entry; NULL with
+ * *empty = 1 for an empty collection (skipped when loading a file), or NULL
+ * with r->why set when corrupt. */
+static kvobj *loadValue(RdbReader *r, int rdbType, const char *key, size_t keylen, int *empty) {
+    *empty = 0;
+    if (rdbType == RDB_TYPE_STRING) {
+        sds s;
+        if (rrString(r, &s) < 0) return NULL;
+        kvobj *o = kvCreateString(key, keylen, s, sdsLen(s));
+        sdsFree(s);
+        return o;
+    }
+    int type;
+    switch (rdbType) {
+    case RDB_TYPE_LIST:
+    case RDB_TYPE_LIST_ZIPLIST:
+    case RDB_TYPE_LIST_QUICKLIST:
+    case RDB_TYPE_LIST_QUICKLIST_2: type = OBJ_LIST; break;
+    case RDB_TYPE_SET:
+    case RDB_TYPE_SET_INTSET: type = OBJ_SET; break;
+    case RDB_TYPE_ZSET:
+    case RDB_TYPE_ZSET_2:
+    case RDB_TYPE_ZSET_ZIPLIST:
+    case RDB_TYPE_ZSET_LISTPACK: type = OBJ_ZSET; break;
+    case RDB_TYPE_HASH:
+    case RDB_TYPE_HASH_ZIPMAP:
+    case RDB_TYPE_HASH_ZIPLIST:
+    case RDB_TYPE_HASH_LISTPACK: type = OBJ_HASH; break;
+    default: rrFail(r, "unknown or unsupported value type"); return NULL;
+    }
+    Build b;
+    buildBegin(&b, type, 0);
+    int rc;
+    switch (rdbType) {
+    case RDB_TYPE_LIST:
+    case RDB_TYPE_SET:
+    case RDB_TYPE_ZSET:
+    case RDB_TYPE_ZSET_2:
+    case RDB_TYPE_HASH: rc = loadElements(r, &b, rdbType); break;
+    case RDB_TYPE_LIST_QUICKLIST: rc = loadQuicklist(r, &b, 0); break;
+    case RDB_TYPE_LIST_QUICKLIST_2: rc = loadQuicklist(r, &b, 1); break;
+    default: rc = loadBlob(r, &b, rdbType); break;
+    }
+    if (rc < 0) {
+        buildFree(&b);
+        return NULL;
+    }
+    if (type == OBJ_ZSET) zsetLoadEnd(&b.enc, &b.ptr);
+    if ((type == OBJ_LIST ? quicklistCount(b.ptr) : b.added) == 0) {
+        buildFree(&b);
+        *empty = 1;
+        return NULL;
+    }
+    kvobj *o = kvCreatePtr(key, keylen, type, b.enc, b.ptr);
+    return o;
+}
+
+kvobj *rdbRestoreValue(const char *key, size_t keylen, const unsigned char *p, size_t len) {
+    RdbReader r = {.p = p, .len = len};
+    unsigned char type;
+    int empty;
+    if (rrByte(&r, &type) < 0) return NULL;
+    return loadValue(&r, type, key, keylen, &empty);
+}
+
+/* --- snapshot file --- */
+
+/* Applies IDLE / FREQ metadata read before a key. */
+static void applyAccess(kvobj *o, long long idle, int freq) {
+    if (idle >= 0 && policyIsLru()) {
+        unsigned now = dbLruClock & 0xffffff;
+        unsigned long long i = (unsigned long long)idle & 0xffffff;
+        kvSetLru(o, (unsigned)((now + 0x1000000ULL - i) & 0xffffff));
+    } else if (freq >= 0 && policyIsLfu()) {
+        kvSetLru(o, (dbInitialLru() & ~255u) | (unsigned)freq);
+    }
+}
+
+static int loadAux(RdbReader *r) {
+    sds k, v;
+    if (rrString(r, &k) < 0) return -1;
+    if (rrString(r, &v) < 0) {
+        sdsFree(k);
+        return -1;
+    }
+    if (!strcasecmp(k, "redis-ver")) serverLog(LL_NOTICE, "Loading RDB produced by version %s", v);
+    else if (!strcasecmp(k, "ctime")) {
+        long long age = (long long)time(NULL) - strtoll(v, NULL, 10);
+        if (age < 0) age = 0;
+        serverLog(LL_NOTICE, "RDB age %lld seconds", age);
+    } else if (!strcasecmp(k, "used-mem"))
+        serverLog(LL_NOTICE, "RDB memory usage when created %.2f Mb", (double)strtoll(v, NULL, 10) / (1024 * 1024));
+    sdsFree(k);
+    sdsFree(v);
+    return 0;
+}
+
+static int loadFunction(RdbReader *r) {
+    sds code, err = NULL;
+    if (rrString(r, &code) < 0) return -1;
+    int rc = functionsRdbLoadCode(code, &err);
+    sdsFree(code);
+    if (rc < 0) {
+        serverLog(LL_WARNING, "Failed loading library, %s", err ? err : "unknown error");
+        sdsFree(err);
+        return rrFail(r, "failed loading a function library");
+    }
+    return 0;
+}
+
+/* Loads the snapshot in buf.  Returns 0 or -1 (r->why, r->pos). */
+static int loadSnapshot(RdbReader *r, RdbLoadInfo *info) {
+    if (r->len < 9 || memcmp(r->p, "REDIS", 5) != 0) return rrFail(r, "wrong signature trying to load DB from file");
+    int ver = 0;
+    for (int i = 5; i < 9; i++) {
+        if (r->p[i] < '0' || r->p[i] > '9') return rrFail(r, "wrong signature trying to load DB from file");
+        ver = ver * 10 + (r->p[i] - '0');
+    }
+    if (ver < 1 || ver > RDB_VERSION) return rrFail(r, "can't handle RDB format version");
+    r->pos = 9;
+    Db *db = &server.db[0];
+    long long expire = -1, idle = -1;
+    int freq = -1;
+    long long now = serverNowMs();
+    for (;;) {
+        unsigned char type;
+        if (rrByte(r, &type) < 0) return -1;
+        uint64_t a, b;
+        switch (type) {
+        case RDB_OPCODE_EXPIRETIME:
+            if (rrLe(r, 4, &a) < 0) return -1;
+            expire = (long long)(int32_t)a * 1000;
+            continue;
+        case RDB_OPCODE_EXPIRETIME_MS:
+            if (rrLe(r, 8, &a) < 0) return -1;
+            expire = (long long)a;
+            continue;
+        case RDB_OPCODE_FREQ: {
+            unsigned char f;
+            if (rrByte(r, &f) < 0) return -1;
+            freq = f;
+            continue;
+        }
+        case RDB_OPCODE_IDLE:
+            if (rrLen(r, &a) < 0) return -1;
+            idle = (long long)(a & 0x7fffffffffffffffULL);
+            continue;
+        case RDB_OPCODE_EOF: goto eof;
+        case RDB_OPCODE_SELECTDB:
+            if (rrLen(r, &a) < 0) return -1;
+            if (a >= (uint64_t)server.cfg.databases) return rrFail(r, "SELECTDB beyond the configured databases");
+            db = &server.db[a];
+            continue;
+        case RDB_OPCODE_RESIZEDB:
+            if (rrLen(r, &a) < 0 || rrLen(r, &b) < 0) return -1;
+            if (a <= rrLeft(r)) htabExpand(&db->keys, (size_t)a);
+            continue;
+        case RDB_OPCODE_AUX:
+            if (loadAux(r) < 0) return -1;
+            continue;
+        case RDB_OPCODE_MODULE_AUX: return rrFail(r, "module data in the file, and no modules");
+        case RDB_OPCODE_FUNCTION_PRE_GA: return rrFail(r, "pre-release function format not supported");
+        case RDB_OPCODE_FUNCTION2:
+            if (loadFunction(r) < 0) return -1;
+            continue;
+        default: break;
+        }
+        sds key;
+        if (rrString(r, &key) < 0) return -1;
+        int empty;
+        kvobj *o = loadValue(r, type, key, sdsLen(key), &empty);
+        if (!o && !empty) {
+            sdsFree(key);
+            return -1;
+        }
+        if (!o) {
+            if (info->emptySkipped++ < 10) serverLog(LL_WARNING, "rdbLoadObject skipping empty key: %s", key);
+        } else if (expire != -1 && expire < now) {
+            kvFree(o);
+            info->keysExpired++;
+        } else if (dbFind(db, key, sdsLen(key))) {
+            serverLog(LL_WARNING, "RDB has duplicated key '%s' in DB %d", key, db->id);
+            kvFree(o);
+            sdsFree(key);
+            return rrFail(r, "duplicated key");
+        } else {
+            dbAdd(db, o);
+            if (expire != -1) dbSetExpire(db, &o, expire);
+            applyAccess(o, idle, freq);
+            info->keysLoaded++;
+        }
+        sdsFree(key);
+        expire = idle = -1;
+        freq = -1;
+    }
+eof:
+    if (ver >= 5) {
+        size_t end = r->pos;
+        uint64_t crc;
+        if (rrLe(r, 8, &crc) < 0) return -1;
+        if (crc == 0) {
+            serverLog(LL_WARNING, "RDB file was saved with checksum disabled: no check performed.");
+        } else if (server.cfg.rdbchecksum && crc64(0, r->p, end) != crc) {
+            r->pos = end;
+            return rrFail(r, "wrong RDB checksum");
+        }
+    }
+    return 0;
+}
+
+int rdbLoadFile(const char *filename, RdbLoadInfo *info, sds *err) {
+    memset(info, 0, sizeof(*info));
+    int fd = open(filename, O_RDONLY);
+    if (fd < 0) {
+        if (errno == ENOENT) return 1;
+        *err = sdsCatPrintf(sdsEmpty(), "Fatal error loading the DB: %s. Exiting.", strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        *err = sdsCatPrintf(sdsEmpty(), "Fatal error loading the DB: %s. Exiting.", strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (st.st_size == 0) {
+        close(fd);
+        return 1;
+    }
+    void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED) {
+        *err = sdsCatPrintf(sdsEmpty(), "Fatal error loading the DB: %s. Exiting.", strerror(errno));
+        return -1;
+    }
+    madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
+    RdbReader r = {.p = map, .len = (size_t)st.st_size};
+    int saved = dbNoLazyExpire;
+    dbNoLazyExpire = 1;
+    int rc = loadSnapshot(&r, info);
+    dbNoLazyExpire = saved;
+    munmap(map, (size_t)st.st_size);
+    if (rc < 0) {
+        *err = sdsCatPrintf(sdsEmpty(), "Internal error in RDB reading offset %zu, function at rdb.c: %s", r.pos,
+                            r.why ? r.why : "unknown error");
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,62 @@
+/* rdb.h -- Redis's RDB format (version 10, as redis-server 7.0.15 writes
+ * it): whole snapshots of the keyspace and single values (DUMP payloads).
+ *
+ * A snapshot is "REDIS0010", AUX fields, function libraries, then per
+ * non-empty database SELECTDB, RESIZEDB and its keys (an optional expire,
+ * an optional IDLE/FREQ under an LRU/LFU maxmemory-policy, the value type,
+ * the key, the value), then EOF and the CRC-64 of everything before it
+ * (zero when rdbchecksum is off).  A DUMP payload is one value's type and
+ * body, the RDB version (2 bytes) and the CRC-64 (8 bytes), little endian.
+ *
+ * Writing: strings int/embstr/raw (LZF when rdbcompression is on), lists as
+ * quicklists of listpacks and plain nodes, hashes/zsets as their listpack or
+ * field by field, sets as intset blob or member by member; exactly what
+ * redis-server writes for each encoding.
+ *
+ * Reading accepts what redis-server 7.0 reads: RDB versions 1 to 10, the
+ * current encodings and the older ones (linked lists, ziplists, zipmaps,
+ * quicklist v1), converted with Redis's thresholds so that OBJECT ENCODING
+ * after loading is what Redis reports.  Input is untrusted: every length is
+ * checked against the bytes that remain before anything is reserved, and
+ * corrupt input gives an error with its offset, never a crash. */
+#ifndef CAIRN_RDB_H
+#define CAIRN_RDB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db/db.h"
+#include "db/object.h"
+#include "ds/sds.h"
+
+#define RDB_VERSION 10
+#define RDB_PAYLOAD_TRAILER 10 /* DUMP payload: version (2) + CRC-64 (8) */
+
+/* A DUMP payload of o's value (caller owns it). */
+sds rdbDumpValue(const kvobj *o);
+/* 1 when a DUMP payload ends in a version we read and a matching CRC. */
+int rdbPayloadIsIntact(const unsigned char *p, size_t len);
+/* Builds the entry for key from an intact payload.  NULL when the payload
+ * is corrupt or holds an empty collection. */
+kvobj *rdbRestoreValue(const char *key, size_t keylen, const unsigned char *p, size_t len);
+
+/* Writes the whole dataset to `filename` through a temporary file
+ * (temp-<pid>.rdb in the same directory), fsynced and renamed over it, the
+ * directory fsynced.  Returns 0, or -1 with errno set and the old file
+ * untouched (the failure is logged). */
+int rdbSaveFile(const char *filename);
+
+/* Loading statistics. */
+typedef struct RdbLoadInfo {
+    long long keysLoaded;  /* keys added */
+    long long keysExpired; /* keys skipped because their expire had passed */
+    long long emptySkipped;
+} RdbLoadInfo;
+
+/* Loads a snapshot file into the (empty) databases and the functions.
+ * Returns 0; 1 when the file does not exist (nothing loaded); -1 when it is
+ * corrupt or unreadable, with *err naming the offset and reason (caller
+ * frees).  A failed load may leave part of the data loaded. */
+int rdbLoadFile(const char *filename, RdbLoadInfo *info, sds *err);
+
+#endif
