@@ -326,7 +326,8 @@ static void restoreCommand(Client *c) {
         /* Already expired: the key is gone (a replaced one deleted). */
         kvFree(o);
         if (deleted) {
-            EffectArg args[2] = {server.cfg.lazyfreeLazyServerDel ? EA_STR("UNLINK") : EA_STR("DEL"), EA_SDS(key)};
+            /* Redis 7.0.15 propagates DEL here whatever lazyfree says. */
+            EffectArg args[2] = {EA_STR("DEL"), EA_SDS(key)};
             effectsRewrite(2, args);
             signalModifiedKey(c, c->db, key, sdsLen(key));
             notifyKeyspaceEvent(NOTIFY_GENERIC, "del", key, sdsLen(key), c->db->id);

@@ -584,3 +584,40 @@ def test_effects_active_expiry(servers, pair):
     idx = first_mismatch(md, td)
     assert idx is None, "\n" + report("active expiry deletions", md, td, idx)
     assert len(md) == 60
+
+
+def _dump_payload(body):
+    """A DUMP payload (RDB version 10 + CRC-64) around an RDB value body."""
+    import struct
+    poly, crc = 0x95AC9329AC4BC9B5, 0
+    data = body + struct.pack("<H", 10)
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ poly if crc & 1 else crc >> 1
+    return data + struct.pack("<Q", crc)
+
+
+def test_effects_restore(servers, pair):
+    """RESTORE as Redis 7.0.15 propagates it: as sent, a relative TTL made
+    absolute with ABSTTL appended, an already-expired TTL as DEL of the
+    replaced key (even with lazyfree-lazy-server-del yes) or nothing."""
+    logs = servers[2:]
+    p = _dump_payload(b"\x00\x05hello")
+    cmds = [(b"FLUSHALL",),
+            (b"RESTORE", b"r1", b"0", p),
+            (b"RESTORE", b"r1", b"0", p, b"REPLACE"),
+            (b"RESTORE", b"r2", b"100000", p),
+            (b"RESTORE", b"r3", b"1", p, b"ABSTTL"),
+            (b"RESTORE", b"r1", b"1", p, b"ABSTTL", b"REPLACE"),
+            (b"RESTORE", b"r4", b"4102444800000", p, b"absttl"),
+            (b"RESTORE", b"r5", b"0", p, b"IDLETIME", b"10"),
+            (b"RESTORE", b"r5", b"0", p, b"replace", b"FREQ", b"5"),
+            (b"RESTORE", b"r5", b"0", p),  # BUSYKEY: nothing
+            (b"CONFIG", b"SET", b"lazyfree-lazy-server-del", b"yes"),
+            (b"RESTORE", b"r4", b"1", p, b"ABSTTL", b"REPLACE"),
+            (b"CONFIG", b"SET", b"lazyfree-lazy-server-del", b"no"),
+            (b"MULTI",), (b"RESTORE", b"r6", b"5000", p), (b"SET", b"x", b"1"), (b"EXEC",)]
+    pair.run(cmds)
+    n = check_segment(logs, "restore")
+    assert n >= 8

@@ -58,7 +58,7 @@ def populate(r, seed=1, dbs=(0, 3), functions=True):
         # TTLs
         for k in ("int", "emb", "list", "hash", "iset", "zset", "bigzset"):
             r.pexpireat(p + k, 4102444800000 + rnd.randint(0, 10 ** 6))
-        r.pexpire(p + "raw", 3600 * 1000)
+        r.pexpireat(p + "raw", 4102444800000)
     r.execute_command("SELECT", 0)
 
 

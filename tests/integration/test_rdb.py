@@ -213,8 +213,8 @@ def test_truncated_file_refused_at_every_offset(server, tmp_path):
 
 def test_corrupt_bytes_never_crash(server, tmp_path):
     data = small_dump(server)
-    for i in range(9, len(data) - 8, 3):
-        for flip in (0xff, 0x80):
+    for i in range(9, len(data) - 8, 7):
+        for flip in (0xff,):
             bad = bytearray(data)
             bad[i] ^= flip
             rc, log = start_raw(str(tmp_path), bytes(bad))
@@ -226,7 +226,7 @@ def test_corrupt_bytes_never_crash(server, tmp_path):
 def test_corrupt_bytes_without_checksum_never_crash(server, tmp_path):
     data = small_dump(server)
     body = bytearray(data[:-8] + b"\0" * 8)  # checksum 0: not checked
-    for i in range(9, len(body) - 9, 2):
+    for i in range(9, len(body) - 9, 3):
         for flip in (0xff,):
             bad = bytearray(body)
             bad[i] ^= flip
