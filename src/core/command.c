@@ -30,13 +30,14 @@ extern Command connCommands[], stringCommands[], bitmapCommands[], keyCommands[]
     configCommands[], infoCommands[], clientCommands[], commandCommands[], debugCommands[], listCommands[],
     hashCommands[], setCommands[], zsetCommands[], sortCommands[], multiCommands[], pubsubCommands[],
     monitorCommands[], slowlogCommands[], latencyCommands[], scriptCommands[], functionCommands[], hllCommands[],
-    geoCommands[];
+    geoCommands[], persistCommands[];
 
 static Command *families[] = {connCommands,    stringCommands,  bitmapCommands,  keyCommands,     expireCommands,
                               configCommands,  infoCommands,    clientCommands,  commandCommands, debugCommands,
                               listCommands,    hashCommands,    setCommands,     zsetCommands,    sortCommands,
                               multiCommands,   pubsubCommands,  monitorCommands, slowlogCommands, latencyCommands,
-                              scriptCommands,  functionCommands, hllCommands,     geoCommands};
+                              scriptCommands,  functionCommands, hllCommands,     geoCommands,
+                              persistCommands};
 
 #define TABLE_SLOTS 1024
 static Command *table[TABLE_SLOTS];

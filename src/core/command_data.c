@@ -30,6 +30,12 @@ static const CommandArg A_auth[] = {
 static const CommandHistory H_auth[] = {
     {"6.0.0", "Added ACL style (username and password)."},
 };
+static const CommandArg A_bgsave[] = {
+    {.name = "schedule", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "SCHEDULE", .since = "3.2.2", .flags = ARGF_OPTIONAL},
+};
+static const CommandHistory H_bgsave[] = {
+    {"3.2.2", "Added the `SCHEDULE` option."},
+};
 static const KeySpec K_bitcount[] = {
     {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
 };
@@ -417,6 +423,13 @@ static const CommandArg A_del[] = {
     {.name = "key", .type = ARG_KEY, .keySpecIndex = 0, .flags = ARGF_MULTIPLE},
 };
 static const char *const T_del[] = {"request_policy:multi_shard", "response_policy:agg_sum", NULL};
+static const KeySpec K_dump[] = {
+    {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_dump[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+};
+static const char *const T_dump[] = {"nondeterministic_output", NULL};
 static const CommandArg A_echo[] = {
     {.name = "message", .type = ARG_STRING, .keySpecIndex = -1},
 };
@@ -1464,6 +1477,23 @@ static const CommandArg A_renamenx[] = {
 static const CommandHistory H_renamenx[] = {
     {"3.2.0", "The command no longer returns an error when source and destination names are the same."},
 };
+static const KeySpec K_restore[] = {
+    {.flags = KS_OW | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_restore[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "ttl", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "serialized-value", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "replace", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "REPLACE", .since = "3.0.0", .flags = ARGF_OPTIONAL},
+    {.name = "absttl", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "ABSTTL", .since = "5.0.0", .flags = ARGF_OPTIONAL},
+    {.name = "seconds", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "IDLETIME", .since = "5.0.0", .flags = ARGF_OPTIONAL},
+    {.name = "frequency", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "FREQ", .since = "5.0.0", .flags = ARGF_OPTIONAL},
+};
+static const CommandHistory H_restore[] = {
+    {"3.0.0", "Added the `REPLACE` modifier."},
+    {"5.0.0", "Added the `ABSTTL` modifier."},
+    {"5.0.0", "Added the `IDLETIME` and `FREQ` options."},
+};
 static const KeySpec K_rpop[] = {
     {.flags = KS_RW | KS_ACCESS | KS_DELETE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
 };
@@ -2271,6 +2301,17 @@ const CommandSpec commandSpecs[] = {
      .complexity = "O(N) where N is the number of passwords defined for the user",
      .history = H_auth, .historyCount = 1,
      .args = A_auth, .argCount = 2},
+    {.fullname = "bgsave",
+     .arity = -1,
+     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_ASYNC_LOADING,
+     .acl = ACL_ADMIN | ACL_SLOW | ACL_DANGEROUS,
+     .firstKey = 0, .lastKey = 0, .keyStep = 0,
+     .summary = "Asynchronously save the dataset to disk",
+     .since = "1.0.0",
+     .group = "server",
+     .complexity = "O(1)",
+     .history = H_bgsave, .historyCount = 1,
+     .args = A_bgsave, .argCount = 1},
     {.fullname = "bitcount",
      .arity = -2,
      .flags = CMD_READONLY,
@@ -2814,6 +2855,18 @@ const CommandSpec commandSpecs[] = {
      .since = "2.0.0",
      .group = "transactions",
      .complexity = "O(N), when N is the number of queued commands"},
+    {.fullname = "dump",
+     .arity = 2,
+     .flags = CMD_READONLY,
+     .acl = ACL_KEYSPACE | ACL_READ | ACL_SLOW,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .tips = T_dump,
+     .keySpecs = K_dump, .keySpecCount = 1,
+     .summary = "Return a serialized version of the value stored at the specified key.",
+     .since = "2.6.0",
+     .group = "generic",
+     .complexity = "O(1) to access the key and additional O(N*M) to serialize it, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1).",
+     .args = A_dump, .argCount = 1},
     {.fullname = "echo",
      .arity = 2,
      .flags = CMD_LOADING | CMD_STALE | CMD_FAST,
@@ -4164,6 +4217,18 @@ const CommandSpec commandSpecs[] = {
      .since = "6.2.0",
      .group = "connection",
      .complexity = "O(1)"},
+    {.fullname = "restore",
+     .arity = -4,
+     .flags = CMD_WRITE | CMD_DENYOOM,
+     .acl = ACL_KEYSPACE | ACL_WRITE | ACL_SLOW | ACL_DANGEROUS,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_restore, .keySpecCount = 1,
+     .summary = "Create a key using the provided serialized value, previously obtained using DUMP.",
+     .since = "2.6.0",
+     .group = "generic",
+     .complexity = "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).",
+     .history = H_restore, .historyCount = 3,
+     .args = A_restore, .argCount = 7},
     {.fullname = "rpop",
      .arity = -2,
      .flags = CMD_WRITE | CMD_FAST,
@@ -4226,6 +4291,15 @@ const CommandSpec commandSpecs[] = {
      .complexity = "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
      .history = H_sadd, .historyCount = 1,
      .args = A_sadd, .argCount = 2},
+    {.fullname = "save",
+     .arity = 1,
+     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_ASYNC_LOADING | CMD_NO_MULTI,
+     .acl = ACL_ADMIN | ACL_SLOW | ACL_DANGEROUS,
+     .firstKey = 0, .lastKey = 0, .keyStep = 0,
+     .summary = "Synchronously save the dataset to disk",
+     .since = "1.0.0",
+     .group = "server",
+     .complexity = "O(N) where N is the total number of keys in all databases"},
     {.fullname = "scan",
      .arity = -2,
      .flags = CMD_READONLY,

@@ -449,27 +449,10 @@ __attribute__((constructor(170))) static void persistRegisterInterceptor(void) {
     dispatchAddInterceptor(misconfInterceptor);
 }
 
-#define PERSIST_CMD(n, p, a, f, acl_, fk, lk, ks, grp, since_, cx, sum)                                        \
-    {.name = n, .proc = p, .arity = a, .flags = f, .acl = acl_, .firstKey = fk, .lastKey = lk, .keyStep = ks, \
-     .group = grp, .since = since_, .complexity = cx, .summary = sum}
-
 Command persistCommands[] = {
-    PERSIST_CMD("save", saveCommand, 1, CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_ASYNC_LOADING | CMD_NO_MULTI, 0, 0, 0, 0,
-                "server", "1.0.0", "O(N) where N is the total number of keys in all databases",
-                "Synchronously save the dataset to disk"),
-    PERSIST_CMD("bgsave", bgsaveCommand, -1, CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_ASYNC_LOADING, 0, 0, 0, 0, "server",
-                "1.0.0", "O(1)", "Asynchronously save the dataset to disk"),
-    PERSIST_CMD("dump", dumpCommand, 2, CMD_READONLY, ACL_KEYSPACE, 1, 1, 1, "generic", "2.6.0",
-                "O(1) to access the key and additional O(N*M) to serialize it, where N is the number of Redis "
-                "objects composing the value and M their average size. For small string values the time complexity "
-                "is thus O(1)+O(1*M) where M is small, so simply O(1).",
-                "Return a serialized version of the value stored at the specified key."),
-    PERSIST_CMD("restore", restoreCommand, -4, CMD_WRITE | CMD_DENYOOM, ACL_KEYSPACE | ACL_DANGEROUS, 1, 1, 1,
-                "generic", "2.6.0",
-                "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is "
-                "the number of Redis objects composing the value and M their average size. For small string values "
-                "the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set "
-                "values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).",
-                "Create a key using the provided serialized value, previously obtained using DUMP."),
+    {.name = "save", .proc = saveCommand},
+    {.name = "bgsave", .proc = bgsaveCommand},
+    {.name = "dump", .proc = dumpCommand},
+    {.name = "restore", .proc = restoreCommand},
     {0},
 };
