@@ -28,6 +28,7 @@
 #include "db/lazyfree.h"
 #include "ds/util.h"
 #include "persist/rdb.h"
+#include "script/function.h"
 
 #define BGSAVE_RETRY_DELAY 5 /* seconds between save-point retries after a failure */
 
@@ -186,6 +187,30 @@ static int prepareShutdown(int flags) {
             }
         }
     }
+    return 0;
+}
+
+/* --- DEBUG RELOAD --- */
+
+int persistDebugReload(int flags) {
+    if (!(flags & PERSIST_RELOAD_NOSAVE) && saveForeground() < 0) return -1;
+    if (!(flags & PERSIST_RELOAD_NOFLUSH)) {
+        signalFlushedDb(-1);
+        for (int j = 0; j < server.cfg.databases; j++) dbEmpty(&server.db[j]);
+        functionsRdbFlush();
+    }
+    RdbLoadInfo info;
+    sds err = NULL;
+    int rc = rdbLoadFile(server.cfg.dbfilename, flags & PERSIST_RELOAD_MERGE, &info, &err);
+    if (rc != 0) {
+        /* A missing or empty file is an error here, as in Redis. */
+        serverLog(LL_WARNING, "%s", err ? err : "Failed loading the RDB file: missing or empty");
+        sdsFree(err);
+        return -2;
+    }
+    state.loadKeysLoaded = info.keysLoaded;
+    state.loadKeysExpired = info.keysExpired;
+    serverLog(LL_WARNING, "DB reloaded by DEBUG RELOAD");
     return 0;
 }
 
@@ -429,7 +454,7 @@ void persistInit(void) {
     long long start = ustime();
     RdbLoadInfo info;
     sds err = NULL;
-    int rc = rdbLoadFile(server.cfg.dbfilename, &info, &err);
+    int rc = rdbLoadFile(server.cfg.dbfilename, 0, &info, &err);
     if (rc < 0) {
         serverLog(LL_WARNING, "%s", err);
         serverLog(LL_WARNING, "Fatal error loading the DB, check server logs. Exiting.");

@@ -19,6 +19,15 @@
  * corrupt or unreadable, as redis-server does. */
 void persistInit(void);
 
+/* DEBUG RELOAD: save (unless NOSAVE), empty the data and the functions
+ * (unless NOFLUSH), load the file back (MERGE: the file's keys and
+ * libraries replace existing ones).  Returns 0, -1 when the save failed,
+ * -2 when the load failed. */
+#define PERSIST_RELOAD_MERGE (1 << 0)
+#define PERSIST_RELOAD_NOFLUSH (1 << 1)
+#define PERSIST_RELOAD_NOSAVE (1 << 2)
+int persistDebugReload(int flags);
+
 /* Appends the lines of INFO persistence to s. */
 sds persistInfoSection(sds s);
 

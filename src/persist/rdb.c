@@ -214,6 +214,14 @@ sds rdbDumpValue(const kvobj *o) {
     return w.buf;
 }
 
+size_t rdbSerializedLength(const kvobj *o) {
+    RdbWriter w = {.buf = sdsEmpty(), .fd = -1, .compress = server.cfg.rdbcompression};
+    rwBody(&w, o, rdbTypeOf(o));
+    size_t n = sdsLen(w.buf);
+    sdsFree(w.buf);
+    return n;
+}
+
 int rdbPayloadIsIntact(const unsigned char *p, size_t len) {
     if (len < RDB_PAYLOAD_TRAILER) return 0;
     const unsigned char *t = p + len - RDB_PAYLOAD_TRAILER;
@@ -833,10 +841,10 @@ static int loadAux(RdbReader *r) {
     return 0;
 }
 
-static int loadFunction(RdbReader *r) {
+static int loadFunction(RdbReader *r, int merge) {
     sds code, err = NULL;
     if (rrString(r, &code) < 0) return -1;
-    int rc = functionsRdbLoadCode(code, &err);
+    int rc = functionsRdbLoadCode(code, merge, &err);
     sdsFree(code);
     if (rc < 0) {
         serverLog(LL_WARNING, "Failed loading library, %s", err ? err : "unknown error");
@@ -847,7 +855,7 @@ static int loadFunction(RdbReader *r) {
 }
 
 /* Loads the snapshot in buf.  Returns 0 or -1 (r->why, r->pos). */
-static int loadSnapshot(RdbReader *r, RdbLoadInfo *info) {
+static int loadSnapshot(RdbReader *r, int merge, RdbLoadInfo *info) {
     if (r->len < 9 || memcmp(r->p, "REDIS", 5) != 0) return rrFail(r, "wrong signature trying to load DB from file");
     int ver = 0;
     for (int i = 5; i < 9; i++) {
@@ -899,7 +907,7 @@ static int loadSnapshot(RdbReader *r, RdbLoadInfo *info) {
         case RDB_OPCODE_MODULE_AUX: return rrFail(r, "module data in the file, and no modules");
         case RDB_OPCODE_FUNCTION_PRE_GA: return rrFail(r, "pre-release function format not supported");
         case RDB_OPCODE_FUNCTION2:
-            if (loadFunction(r) < 0) return -1;
+            if (loadFunction(r, merge) < 0) return -1;
             continue;
         default: break;
         }
@@ -916,12 +924,13 @@ static int loadSnapshot(RdbReader *r, RdbLoadInfo *info) {
         } else if (expire != -1 && expire < now) {
             kvFree(o);
             info->keysExpired++;
-        } else if (dbFind(db, key, sdsLen(key))) {
+        } else if (!merge && dbFind(db, key, sdsLen(key))) {
             serverLog(LL_WARNING, "RDB has duplicated key '%s' in DB %d", key, db->id);
             kvFree(o);
             sdsFree(key);
             return rrFail(r, "duplicated key");
         } else {
+            if (merge) dbDelete(db, key, sdsLen(key));
             dbAdd(db, o);
             if (expire != -1) dbSetExpire(db, &o, expire);
             applyAccess(o, idle, freq);
@@ -946,7 +955,7 @@ eof:
     return 0;
 }
 
-int rdbLoadFile(const char *filename, RdbLoadInfo *info, sds *err) {
+int rdbLoadFile(const char *filename, int merge, RdbLoadInfo *info, sds *err) {
     memset(info, 0, sizeof(*info));
     int fd = open(filename, O_RDONLY);
     if (fd < 0) {
@@ -974,7 +983,7 @@ int rdbLoadFile(const char *filename, RdbLoadInfo *info, sds *err) {
     RdbReader r = {.p = map, .len = (size_t)st.st_size};
     int saved = dbNoLazyExpire;
     dbNoLazyExpire = 1;
-    int rc = loadSnapshot(&r, info);
+    int rc = loadSnapshot(&r, merge, info);
     dbNoLazyExpire = saved;
     munmap(map, (size_t)st.st_size);
     if (rc < 0) {

@@ -34,6 +34,9 @@
 
 /* A DUMP payload of o's value (caller owns it). */
 sds rdbDumpValue(const kvobj *o);
+/* Bytes of o's value as RDB writes it, type byte excluded (DEBUG OBJECT's
+ * serializedlength). */
+size_t rdbSerializedLength(const kvobj *o);
 /* 1 when a DUMP payload ends in a version we read and a matching CRC. */
 int rdbPayloadIsIntact(const unsigned char *p, size_t len);
 /* Builds the entry for key from an intact payload.  NULL when the payload
@@ -53,10 +56,12 @@ typedef struct RdbLoadInfo {
     long long emptySkipped;
 } RdbLoadInfo;
 
-/* Loads a snapshot file into the (empty) databases and the functions.
- * Returns 0; 1 when the file does not exist (nothing loaded); -1 when it is
- * corrupt or unreadable, with *err naming the offset and reason (caller
- * frees).  A failed load may leave part of the data loaded. */
-int rdbLoadFile(const char *filename, RdbLoadInfo *info, sds *err);
+/* Loads a snapshot file into the databases and the functions.  A key or
+ * library already present is an error, unless merge (then the file's
+ * replaces it).  Returns 0; 1 when the file does not exist or is empty
+ * (nothing loaded); -1 when it is corrupt or unreadable, with *err naming
+ * the offset and reason (caller frees).  A failed load may leave part of
+ * the data loaded. */
+int rdbLoadFile(const char *filename, int merge, RdbLoadInfo *info, sds *err);
 
 #endif

@@ -296,7 +296,9 @@ sds functionsRdbAppend(sds out, int compress) {
     return out;
 }
 
-int functionsRdbLoadCode(const sds code, sds *err) { return loadLibrary(&live, code, 0, err) ? 0 : -1; }
+int functionsRdbLoadCode(const sds code, int replace, sds *err) {
+    return loadLibrary(&live, code, replace, err) ? 0 : -1;
+}
 
 static sds dumpPayload(FunctionSet *set) {
     sds out = sdsEmpty();
@@ -468,6 +470,8 @@ static void flushAll(void) {
     setClear(&live);
     functionLuaReset();
 }
+
+void functionsRdbFlush(void) { flushAll(); }
 
 static void functionFlushCommand(Client *c) {
     if (c->argc > 3) {

@@ -76,8 +76,10 @@ size_t functionLuaMemory(void);
  * then the code as an RDB string, LZF when compress). */
 sds functionsRdbAppend(sds out, int compress);
 /* Loads one library's code (from an RDB FUNCTION2 record) into the live
- * functions; a library of that name must not exist.  Returns 0, or -1 with
- * *err set (caller frees). */
-int functionsRdbLoadCode(const sds code, sds *err);
+ * functions; a library of that name must not exist unless replace.
+ * Returns 0, or -1 with *err set (caller frees). */
+int functionsRdbLoadCode(const sds code, int replace, sds *err);
+/* Removes every library (DEBUG RELOAD empties functions with the data). */
+void functionsRdbFlush(void);
 
 #endif

@@ -1,4 +1,5 @@
-/* debug.c -- DEBUG: SLEEP, SET-ACTIVE-EXPIRE, OBJECT, LOG, POPULATE, HELP.
+/* debug.c -- DEBUG: SLEEP, SET-ACTIVE-EXPIRE, OBJECT, LOG, POPULATE, DIGEST,
+ * DIGEST-VALUE, RELOAD, HELP.
  *
  * DEBUG is refused unless `enable-debug-command` is "yes", or "local" and
  * the client is on the unix socket or a loopback address -- with Redis's
@@ -6,10 +7,10 @@
  * the action; an unknown action or a wrong argument count gets Redis's
  * "unknown subcommand or wrong number of arguments" error.
  *
- * DEBUG OBJECT's serializedlength is an estimate: the RDB size of a string
- * without LZF compression (Redis compresses strings over 20 bytes, so it
- * reports less for compressible values), and the in-memory size of other
- * values until the RDB writer lands. */
+ * DEBUG OBJECT's serializedlength is the value's RDB size as the writer
+ * produces it (rdbcompression applies), as Redis reports.  DIGEST and
+ * DIGEST-VALUE compute Redis's digest (persist/digest.c); RELOAD saves and
+ * loads the dataset back through the persistence layer. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -26,6 +27,9 @@
 #include "db/db.h"
 #include "db/object.h"
 #include "ds/util.h"
+#include "persist/digest.h"
+#include "persist/persist.h"
+#include "persist/rdb.h"
 
 #define LRU_CLOCK_MAX ((1u << 24) - 1)
 
@@ -43,29 +47,6 @@ static int debugAllowed(const Client *c) {
     }
 }
 
-/* Bytes of an RDB length prefix. */
-static size_t rdbLenSize(unsigned long long len) {
-    if (len < (1 << 6)) return 1;
-    if (len < (1 << 14)) return 2;
-    if (len <= UINT32_MAX) return 5;
-    return 9;
-}
-
-/* RDB bytes of a string value: integer encodings for numbers that fit 32
- * bits, else length + bytes (no compression). */
-static size_t serializedStringLength(const kvobj *o) {
-    char buf[UTIL_LONG_STR_SIZE];
-    size_t len;
-    const char *p = kvStringBytes(o, buf, &len);
-    long long v;
-    if (len <= 11 && stringToLongLong(p, len, &v)) {
-        if (v >= INT8_MIN && v <= INT8_MAX) return 2;
-        if (v >= INT16_MIN && v <= INT16_MAX) return 3;
-        if (v >= INT32_MIN && v <= INT32_MAX) return 5;
-    }
-    return rdbLenSize(len) + len;
-}
-
 static void debugObject(Client *c) {
     /* A raw find, as Redis does: no expiry, no stats, no LRU touch. */
     kvobj *o = dbFind(c->db, c->argv[2], sdsLen(c->argv[2]));
@@ -74,7 +55,7 @@ static void debugObject(Client *c) {
         return;
     }
     int enc = kvEncoding(o);
-    size_t serialized = kvType(o) == OBJ_STRING ? serializedStringLength(o) : objectValueSize(o);
+    size_t serialized = rdbSerializedLength(o);
     /* Small integers are shared objects in Redis, shown with its shared
      * refcount. */
     int refcount = (enc == OBJ_ENC_INT && kvInt(o) >= 0 && kvInt(o) < OBJ_SHARED_INTEGERS) ? INT_MAX : 1;
@@ -195,8 +176,58 @@ static void debugProtocol(Client *c) {
     }
 }
 
+static void replyDigest(Client *c, const unsigned char d[20]) {
+    char hex[41];
+    for (int i = 0; i < 20; i++) snprintf(hex + 2 * i, 3, "%02x", d[i]);
+    replyStatusLen(c, hex, 40);
+}
+
+/* DEBUG DIGEST: the digest of the whole dataset, as Redis computes it. */
+static void debugDigest(Client *c) {
+    unsigned char d[20];
+    digestDataset(d);
+    replyDigest(c, d);
+}
+
+/* DEBUG DIGEST-VALUE key ...: each value's digest (zeros for a missing
+ * key), without its key name; no expiry applies. */
+static void debugDigestValue(Client *c) {
+    replyArrayLen(c, c->argc - 2);
+    for (int j = 2; j < c->argc; j++) {
+        unsigned char d[20] = {0};
+        kvobj *o = dbFind(c->db, c->argv[j], sdsLen(c->argv[j]));
+        if (o) digestValue(o, d);
+        replyDigest(c, d);
+    }
+}
+
+/* DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]: save, empty, load back. */
+static void debugReload(Client *c) {
+    int flags = 0;
+    for (int j = 2; j < c->argc; j++) {
+        if (argIs(c->argv[j], "merge")) {
+            flags |= PERSIST_RELOAD_MERGE;
+        } else if (argIs(c->argv[j], "noflush")) {
+            flags |= PERSIST_RELOAD_NOFLUSH;
+        } else if (argIs(c->argv[j], "nosave")) {
+            flags |= PERSIST_RELOAD_NOSAVE;
+        } else {
+            replyError(c, "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.");
+            return;
+        }
+    }
+    int rc = persistDebugReload(flags);
+    if (rc == -1) replyError(c, "ERR");
+    else if (rc == -2) replyError(c, "ERR Error trying to load the RDB dump");
+    else replyOk(c);
+}
+
 static void debugHelp(Client *c) {
     static const char *help[] = {
+        "DIGEST",
+        "    Output a hex signature representing the current DB content.",
+        "DIGEST-VALUE <key> [<key> ...]",
+        "    Output a hex signature of the values of all the specified keys.",
         "LOG <message>",
         "    Write <message> to the server log.",
         "OBJECT <key>",
@@ -208,6 +239,11 @@ static void debugHelp(Client *c) {
         "    Reply with a test value of the specified type. <type> can be: string,",
         "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
         "    true, false.",
+        "RELOAD [option ...]",
+        "    Save the RDB on disk and reload it back to memory. Options:",
+        "    * MERGE: Merge the content of the RDB instead of flushing first.",
+        "    * NOFLUSH: Do not empty the current dataset before loading.",
+        "    * NOSAVE: Do not save the RDB before loading.",
         "SET-ACTIVE-EXPIRE <0|1>",
         "    0 stops expiring keys in the background (they still expire on access);",
         "    1 turns background expiry back on.",
@@ -232,6 +268,9 @@ static const DebugAction actions[] = {
     {"log", 3, 3, debugLog},
     {"populate", 3, 5, debugPopulate},
     {"protocol", 3, 3, debugProtocol},
+    {"digest", 2, 2, debugDigest},
+    {"digest-value", 2, INT_MAX, debugDigestValue},
+    {"reload", 2, 5, debugReload},
 };
 
 static void debugCommand(Client *c) {
