@@ -129,7 +129,14 @@ static void pendingPush(int dbid, int target, int argc, sds *argv, int owned) {
     e->owned = owned;
 }
 
-/* Hand the unit to the sinks and empty it. */
+/* Empty the unit, freeing what it owns. */
+static void dropUnit(void) {
+    for (int i = 1; i <= pendingCount; i++)
+        if (pending[i].owned) argvFree(pending[i].argc, pending[i].argv);
+    pendingCount = 0;
+}
+
+/* Hand the unit to the sinks (if any is left) and empty it. */
 static void flushUnit(void) {
     if (pendingCount == 0) return;
     Effect *ops = pending + 1;
@@ -143,9 +150,7 @@ static void flushUnit(void) {
         count += 2;
     }
     for (int i = 0; i < sinkCount; i++) sinks[i].fn(ops, count, sinks[i].ctx);
-    for (int i = 1; i <= pendingCount; i++)
-        if (pending[i].owned) argvFree(pending[i].argc, pending[i].argv);
-    pendingCount = 0;
+    dropUnit();
 }
 
 /* --- frames --- */
@@ -205,8 +210,7 @@ void effectsLeaveSlow(EffectsFrame *f, Client *c, Command *cmd, long long dirty,
         cur.argc = cur.flags = 0;
     }
     if (outermost && !held) {
-        if (effectsOn) flushUnit();
-        else pendingCount = 0;
+        flushUnit();
     }
 }
 
@@ -260,8 +264,7 @@ void effectsHold(void) { held++; }
 void effectsRelease(void) {
     if (held > 0) held--;
     if (held || inCommand) return;
-    if (effectsOn) flushUnit();
-    else pendingCount = 0;
+    flushUnit();
 }
 
 /* --- RESP encoding (AOF and replication write the same bytes) --- */
