@@ -500,8 +500,6 @@ static int setEnum(const ConfigDef *d, ServerConfig *cfg, const char *arg, const
     return 0;
 }
 
-/* Apply argv (the directive's arguments, name excluded) to cfg.  The single
- * entry point for defaults, file lines, --args and CONFIG SET. */
 /* Redis's check of proc-title-template: expanded (with an empty title,
  * as Redis checks it) and trimmed of spaces, it is not empty; every {var}
  * is a known one; "{{" and "}}" stand for braces, a lone '}' for itself. */
@@ -607,6 +605,18 @@ static int rawNormalize(const ConfigDef *d, const char *arg, sds *out, const cha
         *out = norm;
         return 0;
     }
+    if (!strcmp(d->name, "maxmemory-clients")) {
+        /* a memory value, or a percentage of maxmemory */
+        size_t n = strlen(arg);
+        unsigned long long v;
+        sds num = sdsNewLen(arg, n && arg[n - 1] == '%' ? n - 1 : n);
+        int ok = memToULL(num, &v) == 0 && (arg[n ? n - 1 : 0] != '%' || (n > 1 && strspn(num, "0123456789") == n - 1));
+        sdsFree(num);
+        if (!ok) {
+            *err = "argument must be a memory or percent value";
+            return -1;
+        }
+    }
     if (!strcmp(d->name, "cluster-announce-hostname") && !hostnameValid(arg)) {
         *err = "Hostnames may only contain alphanumeric characters, hyphens or dots";
         return -1;
@@ -632,6 +642,8 @@ static int onlyDefaultOrRefuse(const ConfigDef *d, const char *value, const char
     return -1;
 }
 
+/* Apply argv (the directive's arguments, name excluded) to cfg.  The single
+ * entry point for defaults, file lines, --args and CONFIG SET. */
 static int configSetArgs(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
     if (d->type == CT_SPECIAL) return d->set(d, cfg, argv, argc, err);
     if (d->type == CT_RAW && (d->flags & CF_MULTI_ARG)) {
