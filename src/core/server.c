@@ -148,6 +148,7 @@ int configApplyUnixSocket(const char **err) { return netRebindUnix(err); }
 /* --- shutdown --- */
 
 int (*serverPrepareShutdownHook)(int flags);
+void (*serverFlushAllHook)(void);
 
 void serverShutdown(int exitCode) {
     netCloseListeners();

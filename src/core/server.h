@@ -151,5 +151,9 @@ void serverShutdown(int exitCode) __attribute__((noreturn));
 #define SHUTDOWN_NOSAVE (1 << 1)
 #define SHUTDOWN_FORCE (1 << 2)
 extern int (*serverPrepareShutdownHook)(int flags);
+/* Run by FLUSHALL after every database was emptied: persistence stops a
+ * save child and, when save points are set, saves the empty dataset (Redis
+ * does, so a restart does not bring the data back).  NULL: nothing. */
+extern void (*serverFlushAllHook)(void);
 
 #endif

@@ -42,6 +42,7 @@ static struct {
     long long saves;            /* rdb_saves */
     int scheduled;              /* BGSAVE SCHEDULE waiting for the child slot */
     long long loadKeysLoaded, loadKeysExpired;
+    long long latestForkUsec, totalForks;
 } state = {.childPid = -1, .lastBgsaveOk = 1, .lastBgsaveTimeSec = -1};
 
 static long long nowUnix(void) { return (long long)time(NULL); }
@@ -76,7 +77,8 @@ static int bgsaveStart(void) {
         serverLog(LL_WARNING, "Can't save in background: fork: %s", strerror(errno));
         return -1;
     }
-    (void)start;
+    state.latestForkUsec = ustime() - start;
+    state.totalForks++;
     serverLog(LL_NOTICE, "Background saving started by pid %ld", (long)pid);
     state.childPid = pid;
     state.childStartMs = serverNowMs();
@@ -212,6 +214,13 @@ int persistDebugReload(int flags) {
     state.loadKeysExpired = info.keysExpired;
     serverLog(LL_WARNING, "DB reloaded by DEBUG RELOAD");
     return 0;
+}
+
+/* FLUSHALL: a running save would write the old data; with save points the
+ * empty dataset is saved at once, as Redis does (not counted in rdb_saves). */
+static void afterFlushAll(void) {
+    if (state.childPid >= 0) bgsaveKill();
+    if (savePointsConfigured()) saveForeground();
 }
 
 /* --- commands --- */
@@ -409,6 +418,9 @@ static int misconfInterceptor(Client *c, Command *cmd) {
 
 /* --- INFO --- */
 
+long long persistLatestForkUsec(void) { return state.latestForkUsec; }
+long long persistTotalForks(void) { return state.totalForks; }
+
 sds persistInfoSection(sds s) {
     long long cur = state.childPid >= 0 ? (serverNowMs() - state.childStartMs) / 1000 : -1;
     return sdsCatPrintf(s,
@@ -451,6 +463,7 @@ sds persistInfoSection(sds s) {
 void persistInit(void) {
     serverAddCronHook(persistCron);
     serverPrepareShutdownHook = prepareShutdown;
+    serverFlushAllHook = afterFlushAll;
     long long start = ustime();
     RdbLoadInfo info;
     sds err = NULL;

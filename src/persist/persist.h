@@ -28,6 +28,10 @@ void persistInit(void);
 #define PERSIST_RELOAD_NOSAVE (1 << 2)
 int persistDebugReload(int flags);
 
+/* INFO stats: the duration of the last fork (µs) and the forks so far. */
+long long persistLatestForkUsec(void);
+long long persistTotalForks(void);
+
 /* Appends the lines of INFO persistence to s. */
 sds persistInfoSection(sds s);
 

@@ -258,8 +258,8 @@ static sds infoStats(sds s) {
                         "pubsub_channels:%zu\r\n"
                         "pubsub_patterns:%zu\r\n"
                         "pubsubshard_channels:%zu\r\n"
-                        "latest_fork_usec:0\r\n"
-                        "total_forks:0\r\n"
+                        "latest_fork_usec:%lld\r\n"
+                        "total_forks:%lld\r\n"
                         "migrate_cached_sockets:0\r\n"
                         "slave_expires_tracked_keys:0\r\n"
                         "active_defrag_hits:0\r\n"
@@ -286,7 +286,7 @@ static sds infoStats(sds s) {
                         dbStats.expiredTimeCapReached, dbStats.expireCycleCpuUs / 1000, st->evictedKeys,
                         st->evictedClients, dbStats.keyspaceHits, dbStats.keyspaceMisses,
                         pubsubChannelCount(), pubsubPatternCount(), pubsubShardChannelCount(),
-                        trackingTotalKeys(), trackingTotalItems(), trackingTotalPrefixes(),
+                        persistLatestForkUsec(), persistTotalForks(), trackingTotalKeys(), trackingTotalItems(), trackingTotalPrefixes(),
                         st->unexpectedErrorReplies, st->totalErrorReplies, st->totalReadsProcessed,
                         st->totalWritesProcessed);
 }

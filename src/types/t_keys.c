@@ -418,7 +418,12 @@ static void flushallCommand(Client *c) {
     long long removed = 0;
     signalFlushedDb(-1);
     for (int i = 0; i < server.cfg.databases; i++) removed += emptyDb(&server.db[i], async);
-    serverIncrDirty(removed + 1);
+    /* Redis 7.0.15 counts the keys removed only (rdb_changes_since_last_save)
+     * and propagates FLUSHALL even when that is 0 or the save point hook's
+     * save zeroed the counter. */
+    serverIncrDirty(removed);
+    if (serverFlushAllHook) serverFlushAllHook();
+    effectsForce(EFFECT_ALL);
     replyOk(c);
 }
 

@@ -465,3 +465,39 @@ def test_debug_object_serializedlength(start_server, start_oracle):
         return {k: ser(k) for k in c.keys("*")
                 if c.object("encoding", k) not in (b"skiplist", b"hashtable", b"quicklist")}
     assert lengths(r) == lengths(o)
+
+
+def test_flushall_saves_with_save_points(start_server, start_oracle):
+    """FLUSHALL with save points writes the empty dataset at once (not
+    counted in rdb_saves), as redis-server 7.0.15 does; without save points
+    it writes nothing."""
+    for start in (start_server, start_oracle):
+        s = start(save="3600 1")
+        r = s.client()
+        path = os.path.join(s.tmp, "dump.rdb")
+        r.set("a", "1")
+        assert not os.path.exists(path)
+        r.flushall()
+        assert os.path.exists(path)
+        info = info_persistence(r)
+        assert info["rdb_changes_since_last_save"] == 0
+        assert info["rdb_saves"] == 0
+        s2 = start()
+        r2 = s2.client()
+        r2.set("a", "1")
+        r2.flushall()
+        assert not os.path.exists(os.path.join(s2.tmp, "dump.rdb"))
+        assert info_persistence(r2)["rdb_changes_since_last_save"] == 2
+        r2.flushall()  # nothing removed: no change counted
+        assert info_persistence(r2)["rdb_changes_since_last_save"] == 2
+
+
+def test_fork_stats(server):
+    r = raw_client(server)
+    assert r.info("stats")["total_forks"] == 0
+    r.set("a", "1")
+    assert r.execute_command("BGSAVE") == b"Background saving started"
+    wait_bgsave_done(r)
+    st = r.info("stats")
+    assert st["total_forks"] == 1
+    assert st["latest_fork_usec"] > 0
