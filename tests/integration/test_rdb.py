@@ -605,3 +605,25 @@ def test_io_faults_keep_old_file(start_server, tmp_path, fault):
     wait_bgsave_done(r)
     assert info_persistence(r)["rdb_last_bgsave_status"] == "ok"
     r.set("x", "1")
+
+
+@pytest.mark.parametrize("policy", ["allkeys-lru", "allkeys-lfu"])
+def test_idle_and_freq_metadata_both_ways(start_server, start_oracle, policy):
+    """Under an LRU policy keys carry IDLE, under LFU FREQ; each server
+    reads the other's."""
+    cfg = {"maxmemory-policy": policy}
+    for first, second in ((start_server, start_oracle), (start_oracle, start_server)):
+        a = first(**cfg).client()
+        a.set("src", "v")
+        p = a.dump("src")
+        if policy == "allkeys-lfu":
+            a.restore("k", 0, p, frequency=100)
+        else:
+            a.restore("k", 0, p, idletime=5000)
+        assert a.save()
+        b, _ = start_with_file(second, os.path.join(start_oracle_tmp(a), "dump.rdb"), **cfg)
+        rb = b.client()
+        if policy == "allkeys-lfu":
+            assert rb.object("freq", "k") == 100
+        else:
+            assert 5000 <= rb.object("idletime", "k") <= 5010
