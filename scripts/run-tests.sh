@@ -20,6 +20,20 @@ trap 'rm -rf "$TMPD"' EXIT INT TERM
 
 add() { PASSED=$((PASSED + $1)); FAILED=$((FAILED + $2)); }
 
+# --- layer order (scripts/check-layers.sh) ----------------------------------
+# The tree must pass; a copy with one include pointing up must fail (so the
+# check itself is known to work).
+echo "== layers: scripts/check-layers.sh"
+if sh scripts/check-layers.sh src build/obj/src; then add 1 0; else add 0 1; fi
+mkdir -p "$TMPD/layers/src/db"
+printf '#include "server/process.h"\n' >"$TMPD/layers/src/db/bad.c"
+if sh scripts/check-layers.sh "$TMPD/layers/src" "$TMPD/layers/none" >/dev/null; then
+  echo "   check-layers.sh accepted db including server"
+  add 0 1
+else
+  add 1 0
+fi
+
 # --- unit tests (cmocka) ---------------------------------------------------
 for t in build/tests/test_* build-san/tests/test_*; do
   [ -f "$t" ] && [ -x "$t" ] || continue

@@ -12,16 +12,12 @@
 #include <sys/types.h>
 
 #include "core/command.h"
+#include "db/db.h"
 #include "ds/sds.h"
 
 enum { LL_DEBUG = 0, LL_VERBOSE = 1, LL_NOTICE = 2, LL_WARNING = 3, LL_NOTHING = 4 };
 enum { SUPERVISED_NONE = 0, SUPERVISED_AUTODETECT, SUPERVISED_SYSTEMD, SUPERVISED_UPSTART };
 enum { DEBUGCMD_NO = 0, DEBUGCMD_YES = 1, DEBUGCMD_LOCAL = 2 };
-enum {
-    MAXMEMORY_VOLATILE_LRU = 0, MAXMEMORY_VOLATILE_LFU, MAXMEMORY_VOLATILE_RANDOM,
-    MAXMEMORY_VOLATILE_TTL, MAXMEMORY_ALLKEYS_LRU, MAXMEMORY_ALLKEYS_LFU,
-    MAXMEMORY_ALLKEYS_RANDOM, MAXMEMORY_NO_EVICTION
-};
 enum { APPENDFSYNC_NO = 0, APPENDFSYNC_ALWAYS = 1, APPENDFSYNC_EVERYSEC = 2 };
 #define CONFIG_MAX_BIND 16
 
@@ -70,11 +66,9 @@ typedef struct ServerConfig {
     int setProcTitle;
     /* Memory. */
     unsigned long long maxmemory;
-    int maxmemoryPolicy;
+    DbConfig keyspace;           /* maxmemory-policy, lfu-log-factor, lfu-decay-time (db.h) */
     int maxmemorySamples;
     int maxmemoryEvictionTenacity;
-    int lfuLogFactor;
-    int lfuDecayTime;
     int activeExpireEffort;
     int lazyfreeLazyEviction, lazyfreeLazyExpire, lazyfreeLazyServerDel;
     int lazyfreeLazyUserDel, lazyfreeLazyUserFlush;

@@ -1,8 +1,10 @@
 /* main.c -- the composition root: the one file that knows every layer.
- * It loads the configuration, builds the server state, registers the
- * feature layers' hooks and runs the loop. */
+ * It loads the configuration, builds the server state, starts each feature
+ * in a written order (initFeatures) and runs the loop.  No constructor
+ * runs before main. */
 #include <errno.h>
 #include <fcntl.h>
+#include <locale.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,8 +25,20 @@
 #include "ds/util.h"
 #include "persist/persist.h"
 #include "server/latency.h"
+#include "server/monitor.h"
+#include "server/multi.h"
+#include "server/notify.h"
+#include "server/pause.h"
+#include "server/process.h"
+#include "server/pubsub.h"
+#include "server/slowlog.h"
 #include "server/stats.h"
+#include "server/tracking.h"
 #include "types/blocking.h"
+#include "types/hash.h"
+#include "types/list.h"
+#include "types/set.h"
+#include "types/zset.h"
 
 /* --- process set-up --- */
 
@@ -75,7 +89,48 @@ static void keyAdded(Db *db, const char *key, size_t len) {
     signalKeyAsReady(db, key, len);
 }
 
+/* Wires every feature into core, once, before the first client.  Each
+ * feature's init installs its hooks; a hook list runs in the order of the
+ * calls below, and some of those orders are visible to clients:
+ *  - after a command, MONITOR's feed (monitorInit) comes before the
+ *    clients that command woke run theirs (blockingInit), and latency,
+ *    slowlog, tracking and stats follow;
+ *  - before sleeping, clients released by CLIENT UNPAUSE (pauseInit) run
+ *    before blocked clients are served and tracking flushes;
+ *  - a modified key reaches WATCH (multiInit) before tracking. */
+static void initFeatures(void) {
+    /* The checks a command passes before it runs: one function. */
+    dispatchSetProcessor(processCommand);
+    /* The keyspace: the value operations of each collection type (strings
+     * are db's own) and where its events go. */
+    objectRegisterType(OBJ_LIST, &listObjectType);
+    objectRegisterType(OBJ_SET, &setObjectType);
+    objectRegisterType(OBJ_ZSET, &zsetObjectType);
+    objectRegisterType(OBJ_HASH, &hashObjectType);
+    dbConfig = &server.cfg.keyspace;
+    dbHooks.keyExpired = serverKeyExpiredHook;
+    dbHooks.keyAdded = keyAdded;
+    dbHooks.keyMiss = serverKeyMissHook;
+    dbHooks.latency = latencyAddSampleIfNeeded;
+    notifyInit();
+    /* Features, in hook order. */
+    monitorInit();
+    pubsubInit();
+    pauseInit();
+    blockingInit();
+    latencyInit();
+    multiInit();
+    slowlogInit();
+    trackingInit();
+    serverAddCronHook(statsCron);
+    serverAddResetStatsHook(statsReset);
+    dispatchAddAfterCall(statsRecordLatency);
+}
+
 int main(int argc, char **argv) {
+    xmallocRegisterThread();
+    /* ALPHA sorting (strcoll) collates per the environment, as Redis. */
+    setlocale(LC_COLLATE, "");
     cliHandleInfoArgs(argc, argv); /* --version, --help, --check-system exit here */
     server.pid = getpid();
     randSeedFromOs();
@@ -110,13 +165,7 @@ int main(int argc, char **argv) {
     serverSetupSignals();
     server.loop = eventLoopCreate(server.cfg.maxclients + 128);
     server.db = dbCreateAll(server.cfg.databases);
-    dbHooks.keyExpired = serverKeyExpiredHook;
-    dbHooks.keyAdded = keyAdded;
-    dbHooks.keyMiss = serverKeyMissHook;
-    dbHooks.latency = latencyAddSampleIfNeeded;
-    serverAddCronHook(statsCron);
-    serverAddResetStatsHook(statsReset);
-    dispatchAddAfterCall(statsRecordLatency);
+    initFeatures();
     commandTableInit();
     effectsInitTestSink();
     if (netListen() == -1) exit(1);

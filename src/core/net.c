@@ -314,18 +314,19 @@ static void unlinkPendingWrite(Client *c) {
 }
 
 /* Hooks for feature layers to release their per-client state. */
-static ClientFreeHook *clientFreeHooks[8];
+static ClientFreeHook **clientFreeHooks;
 static int clientFreeHookCount;
-
-void clientAddFreeHook(ClientFreeHook *hook) {
-    if (clientFreeHookCount < 8) clientFreeHooks[clientFreeHookCount++] = hook;
-}
-
-static ClientFreeHook *clientResetHooks[8];
+static ClientFreeHook **clientResetHooks;
 static int clientResetHookCount;
 
+void clientAddFreeHook(ClientFreeHook *hook) {
+    clientFreeHooks = xrealloc(clientFreeHooks, sizeof(*clientFreeHooks) * (size_t)(clientFreeHookCount + 1));
+    clientFreeHooks[clientFreeHookCount++] = hook;
+}
+
 void clientAddResetHook(ClientFreeHook *hook) {
-    if (clientResetHookCount < 8) clientResetHooks[clientResetHookCount++] = hook;
+    clientResetHooks = xrealloc(clientResetHooks, sizeof(*clientResetHooks) * (size_t)(clientResetHookCount + 1));
+    clientResetHooks[clientResetHookCount++] = hook;
 }
 
 void clientRunResetHooks(Client *c) {

@@ -1,9 +1,7 @@
-/* server.c -- process start-up, the timer (`hz`), beforeSleep, signals and
- * shutdown, and the server-wide hooks.
- *
- * Start-up order: defaults, config file and arguments, daemonize, working
- * directory, databases and command table, listeners, pid file, then
- * "Ready to accept connections" and the sd_notify READY message. */
+/* server.c -- the server state, the timer (`hz`), beforeSleep, signals and
+ * shutdown, and the server-wide hooks (keyspace signals, flush and swap,
+ * timer, before-sleep and stats-reset lists) that features install at
+ * start-up.  The start-up order itself is main.c's. */
 #include "core/server.h"
 
 #include <errno.h>
@@ -29,31 +27,43 @@
 
 Server server;
 
-/* --- hooks that later layers fill in --- */
+/* --- hooks that the feature layers install at start-up --- */
 
-/* WATCH and client tracking are built by the transactions issue; until then
- * a modified key concerns nobody. */
-__attribute__((weak)) void signalModifiedKey(Client *c, Db *db, const char *key, size_t len) {
-    (void)c, (void)db, (void)key, (void)len;
-}
-
-/* Keyspace notifications are built by the pub/sub issue; until then no
- * client can subscribe, so an event has no receiver. */
-__attribute__((weak)) void notifyKeyspaceEvent(int type, const char *event, const char *key, size_t keylen, int dbid) {
-    (void)type, (void)event, (void)key, (void)keylen, (void)dbid;
-}
-
-static DbFlushHook *flushHooks[8];
+/* Each list grows as main.c's init functions register; a hook runs in the
+ * order it was added. */
+static KeyModifiedHook **keyModifiedHooks;
+static int keyModifiedHookCount;
+static KeyspaceEventSink *keyspaceEventSink;
+static DbFlushHook **flushHooks;
 static int flushHookCount;
-static DbSwapHook *swapHooks[8];
+static DbSwapHook **swapHooks;
 static int swapHookCount;
 
+void serverAddKeyModifiedHook(KeyModifiedHook *fn) {
+    keyModifiedHooks = xrealloc(keyModifiedHooks, sizeof(*keyModifiedHooks) * (size_t)(keyModifiedHookCount + 1));
+    keyModifiedHooks[keyModifiedHookCount++] = fn;
+}
+
+void signalModifiedKey(Client *c, Db *db, const char *key, size_t len) {
+    for (int i = 0; i < keyModifiedHookCount; i++) keyModifiedHooks[i](c, db, key, len);
+}
+
+void serverSetKeyspaceEventSink(KeyspaceEventSink *fn) { keyspaceEventSink = fn; }
+
+void notifyKeyspaceEvent(int type, const char *event, const char *key, size_t keylen, int dbid) {
+    int flags = server.cfg.notifyFlags;
+    if (!(flags & type) || !(flags & (NOTIFY_KEYSPACE | NOTIFY_KEYEVENT)) || !keyspaceEventSink) return;
+    keyspaceEventSink(event, key, keylen, dbid);
+}
+
 void serverAddFlushHook(DbFlushHook *fn) {
-    if (flushHookCount < 8) flushHooks[flushHookCount++] = fn;
+    flushHooks = xrealloc(flushHooks, sizeof(*flushHooks) * (size_t)(flushHookCount + 1));
+    flushHooks[flushHookCount++] = fn;
 }
 
 void serverAddSwapHook(DbSwapHook *fn) {
-    if (swapHookCount < 8) swapHooks[swapHookCount++] = fn;
+    swapHooks = xrealloc(swapHooks, sizeof(*swapHooks) * (size_t)(swapHookCount + 1));
+    swapHooks[swapHookCount++] = fn;
 }
 
 void signalFlushedDb(int dbid) {
@@ -84,14 +94,22 @@ void serverKeyExpiredHook(Db *db, const char *key, size_t len) {
 
 /* --- small helpers --- */
 
-static void (*resetHooks[8])(void);
+static ServerHook **resetHooks;
 static int resetHookCount;
-static void (*sleepHooks[8])(void);
+static ServerHook **sleepHooks;
 static int sleepHookCount;
+static ServerHook **cronHooks;
+static int cronHookCount;
 
-void serverAddBeforeSleepHook(void (*fn)(void)) {
-    if (sleepHookCount < 8) sleepHooks[sleepHookCount++] = fn;
+/* Appends fn to the list *hooks of *count entries. */
+static void addHook(ServerHook ***hooks, int *count, ServerHook *fn) {
+    *hooks = xrealloc(*hooks, sizeof(**hooks) * (size_t)(*count + 1));
+    (*hooks)[(*count)++] = fn;
 }
+
+void serverAddBeforeSleepHook(ServerHook *fn) { addHook(&sleepHooks, &sleepHookCount, fn); }
+void serverAddCronHook(ServerHook *fn) { addHook(&cronHooks, &cronHookCount, fn); }
+void serverAddResetStatsHook(ServerHook *fn) { addHook(&resetHooks, &resetHookCount, fn); }
 
 long long serverNowMs(void) { return dbNowMs ? dbNowMs : mstime(); }
 
@@ -188,17 +206,6 @@ void serverSetupSignals(void) {
 }
 
 /* --- timer and loop hooks --- */
-
-static void (*cronHooks[8])(void);
-static int cronHookCount;
-
-void serverAddCronHook(void (*fn)(void)) {
-    if (cronHookCount < 8) cronHooks[cronHookCount++] = fn;
-}
-
-void serverAddResetStatsHook(void (*fn)(void)) {
-    if (resetHookCount < 8) resetHooks[resetHookCount++] = fn;
-}
 
 long long serverCron(EventLoop *loop, long long id, void *data) {
     (void)loop, (void)id, (void)data;

@@ -86,12 +86,20 @@ typedef struct Server {
 
 extern Server server;
 
-/* Hooks into features that later layers build.  Core and the commands call
- * these at the right points.  server.c holds weak defaults for the features
- * not built yet; the layer that builds one (transactions: WATCH/tracking;
- * pub/sub: notifications) defines the strong
- * symbol and the default drops out at link time. */
+/* Keyspace signals.  The commands and the keyspace call these; the feature
+ * layers that act on them install their hooks at start-up (main.c).
+ *
+ * signalModifiedKey: a key's value changed or the key went (c is the client
+ * whose command did it, NULL for expiry and eviction).  WATCH and client
+ * tracking listen, in the order they were added. */
+typedef void KeyModifiedHook(Client *c, Db *db, const char *key, size_t len);
+void serverAddKeyModifiedHook(KeyModifiedHook *fn);
 void signalModifiedKey(Client *c, Db *db, const char *key, size_t len);
+/* notifyKeyspaceEvent: an event of class `type` (NOTIFY_*).  When
+ * notify-keyspace-events enables that class and K or E, it goes to the one
+ * sink (the pub/sub layer publishes it). */
+typedef void KeyspaceEventSink(const char *event, const char *key, size_t keylen, int dbid);
+void serverSetKeyspaceEventSink(KeyspaceEventSink *fn);
 void notifyKeyspaceEvent(int type, const char *event, const char *key, size_t keylen, int dbid);
 
 /* Whole-database events, for WATCH and clients blocked on keys.  A flush
@@ -135,12 +143,13 @@ void serverSetupSignals(void);
 void serverKeyExpiredHook(Db *db, const char *key, size_t len);
 void serverKeyAddedHook(Db *db, const char *key, size_t len);
 void serverKeyMissHook(Db *db, const char *key, size_t len);
-/* Functions run at every timer tick (stats sampling, ...) and on CONFIG
- * RESETSTAT. */
-void serverAddCronHook(void (*fn)(void));
-void serverAddResetStatsHook(void (*fn)(void));
-/* Functions run before the loop sleeps, before replies are written. */
-void serverAddBeforeSleepHook(void (*fn)(void));
+/* Functions run at every timer tick (stats sampling, ...), on CONFIG
+ * RESETSTAT, and before the loop sleeps (before replies are written); each
+ * list runs in the order the hooks were added. */
+typedef void ServerHook(void);
+void serverAddCronHook(ServerHook *fn);
+void serverAddResetStatsHook(ServerHook *fn);
+void serverAddBeforeSleepHook(ServerHook *fn);
 /* Stop accepting, close clients, remove pid file and unix socket, exit. */
 void serverShutdown(int exitCode) __attribute__((noreturn));
 /* What runs before a shutdown (SHUTDOWN, SIGTERM/SIGINT): persistence saves

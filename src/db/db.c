@@ -8,7 +8,6 @@
  * that re-layout and every other move of an entry happens here. */
 #include "db/db.h"
 
-#include "core/server.h"
 #include "ds/alloc.h"
 #include "ds/rand.h"
 #include "ds/siphash.h"
@@ -20,6 +19,9 @@ long long dbNowMs;
 int dbNoLazyExpire;
 DbStats dbStats;
 uint8_t dbHashSeed[16];
+
+static const DbConfig defaultConfig = {MAXMEMORY_NO_EVICTION, 10, 1};
+const DbConfig *dbConfig = &defaultConfig;
 
 static uint64_t hashKey(const void *key, size_t len) { return siphash(key, len, dbHashSeed); }
 
@@ -164,7 +166,7 @@ int kvIsExpired(const kvobj *o) {
 #define LFU_INIT_VAL 5
 
 static int lfuActive(void) {
-    int p = server.cfg.maxmemoryPolicy;
+    int p = dbConfig->maxmemoryPolicy;
     return p == MAXMEMORY_VOLATILE_LFU || p == MAXMEMORY_ALLKEYS_LFU;
 }
 
@@ -176,7 +178,7 @@ unsigned dbInitialLru(void) { return lfuActive() ? (lfuMinutes() << 8) | LFU_INI
 unsigned dbLfuDecayed(const kvobj *o) {
     unsigned lru = kvLru(o), ldt = lru >> 8, counter = lru & 255, now = lfuMinutes();
     unsigned elapsed = now >= ldt ? now - ldt : 65535 - ldt + now;
-    unsigned periods = server.cfg.lfuDecayTime ? elapsed / (unsigned)server.cfg.lfuDecayTime : 0;
+    unsigned periods = dbConfig->lfuDecayTime ? elapsed / (unsigned)dbConfig->lfuDecayTime : 0;
     return periods > counter ? 0 : counter - periods;
 }
 
@@ -190,7 +192,7 @@ static void touch(kvobj *o) {
     unsigned counter = dbLfuDecayed(o);
     if (counter < 255) {
         double base = counter > LFU_INIT_VAL ? counter - LFU_INIT_VAL : 0;
-        if (randDouble() < 1.0 / (base * server.cfg.lfuLogFactor + 1)) counter++;
+        if (randDouble() < 1.0 / (base * dbConfig->lfuLogFactor + 1)) counter++;
     }
     kvSetLru(o, (lfuMinutes() << 8) | counter);
 }

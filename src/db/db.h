@@ -21,6 +21,24 @@
 #include "ds/htab.h"
 #include "ds/sds.h"
 
+/* maxmemory-policy values. */
+enum {
+    MAXMEMORY_VOLATILE_LRU = 0, MAXMEMORY_VOLATILE_LFU, MAXMEMORY_VOLATILE_RANDOM,
+    MAXMEMORY_VOLATILE_TTL, MAXMEMORY_ALLKEYS_LRU, MAXMEMORY_ALLKEYS_LFU,
+    MAXMEMORY_ALLKEYS_RANDOM, MAXMEMORY_NO_EVICTION
+};
+
+/* The settings the keyspace reads.  They belong to the server's
+ * configuration (server.cfg.keyspace, changed in place by CONFIG SET); the
+ * server points dbConfig at them at start-up.  Until then it points at the
+ * defaults. */
+typedef struct DbConfig {
+    int maxmemoryPolicy;    /* maxmemory-policy: LRU clock or LFU counter */
+    int lfuLogFactor;       /* lfu-log-factor */
+    int lfuDecayTime;       /* lfu-decay-time, minutes */
+} DbConfig;
+extern const DbConfig *dbConfig;
+
 typedef struct Db {
     Htab keys;              /* kvobj entries keyed by their key bytes */
     kvobj **ttl;            /* TTL index: every entry with an expire */

@@ -11,13 +11,29 @@
 #include "ds/util.h"
 
 
-static ValueFreeFn freeFns[8];
-static ValueSizeFn sizeFns[8];
-static ValueDupFn dupFns[8];
+/* --- per-type operations --- */
 
-void objectSetFreeFn(int type, ValueFreeFn fn) { freeFns[type & 7] = fn; }
-void objectSetSizeFn(int type, ValueSizeFn fn) { sizeFns[type & 7] = fn; }
-void objectSetDupFn(int type, ValueDupFn fn) { dupFns[type & 7] = fn; }
+/* A string's value pointer is a raw sds; int and embstr strings have none. */
+static void stringFree(void *ptr, int encoding) {
+    if (encoding == OBJ_ENC_RAW) sdsFree(ptr);
+}
+
+static void *stringDup(const void *ptr, int encoding) {
+    return encoding == OBJ_ENC_RAW ? sdsDup((const sds)ptr) : NULL;
+}
+
+static size_t stringSize(const void *ptr, int encoding) {
+    return encoding == OBJ_ENC_RAW ? sdsAllocSize((const sds)ptr) : 0;
+}
+
+static const ObjectType stringType = {.free = stringFree, .dup = stringDup, .size = stringSize};
+
+/* Indexed by type (3 bits); strings are always there. */
+static const ObjectType *typeOps[8] = {[OBJ_STRING] = &stringType};
+
+void objectRegisterType(int type, const ObjectType *ops) { typeOps[type & 7] = ops; }
+
+const ObjectType *objectTypeOps(int type) { return typeOps[type & 7]; }
 
 /* Bytes of the value area for a stored encoding: the EMBSTR length byte
  * and bytes, an inline listpack's room, or the slot. */
@@ -109,15 +125,16 @@ kvobj *kvCreateString(const char *key, size_t keylen, const char *val, size_t vl
     return kvCreateRawString(key, keylen, sdsNewLen(val, vlen));
 }
 
+/* Inline values (int, embstr, inline listpack) go with the entry. */
+static int hasValuePointer(const kvobj *o) {
+    int enc = kvRawEncoding(o);
+    return enc != OBJ_ENC_INT && enc != OBJ_ENC_EMBSTR && enc != OBJ_ENC_LISTPACK_INLINE;
+}
+
 static void freeValue(kvobj *o) {
-    if (kvHasInlineValue(o)) return; /* freed with the entry */
-    int enc = kvEncoding(o);
-    if (kvType(o) == OBJ_STRING) {
-        if (enc == OBJ_ENC_RAW) sdsFree(kvPtr(o));
-        return;
-    }
-    ValueFreeFn fn = freeFns[kvType(o)];
-    if (fn) fn(kvPtr(o), enc);
+    if (!hasValuePointer(o)) return;
+    const ObjectType *ops = typeOps[kvType(o)];
+    if (ops) ops->free(kvPtr(o), kvEncoding(o));
 }
 
 void kvFree(kvobj *o) {
@@ -202,17 +219,14 @@ const char *encodingName(int encoding) {
 }
 
 void *objectDupValue(const kvobj *o) {
-    if (kvType(o) == OBJ_STRING) {
-        if (kvEncoding(o) == OBJ_ENC_RAW) return sdsDup(kvPtr(o));
-        return NULL; /* inline encodings carry no pointer */
-    }
-    ValueDupFn fn = dupFns[kvType(o)];
-    return fn ? fn(kvPtr(o), kvEncoding(o)) : NULL;
+    const ObjectType *ops = typeOps[kvType(o)];
+    if (!ops) return NULL;
+    if (kvType(o) == OBJ_STRING && !hasValuePointer(o)) return NULL;
+    return ops->dup(kvPtr(o), kvEncoding(o));
 }
 
 size_t objectValueSize(const kvobj *o) {
-    if (kvType(o) == OBJ_STRING)
-        return kvEncoding(o) == OBJ_ENC_RAW ? sdsAllocSize(kvPtr(o)) : 0;
-    ValueSizeFn fn = sizeFns[kvType(o)];
-    return fn ? fn(kvPtr(o), kvEncoding(o)) : 0;
+    const ObjectType *ops = typeOps[kvType(o)];
+    if (!ops || (kvType(o) == OBJ_STRING && !hasValuePointer(o))) return 0;
+    return ops->size(kvPtr(o), kvEncoding(o));
 }

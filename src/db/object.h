@@ -207,17 +207,41 @@ void kvSetLru(kvobj *o, unsigned v);
 const char *typeName(int type);          /* "string", "list", ... */
 const char *encodingName(int encoding);  /* "raw", "int", "listpack", ... */
 
-/* Free function per type for non-string values; set by the type modules
- * (lists, hashes, ...) at start-up so that db does not depend on them. */
-typedef void (*ValueFreeFn)(void *ptr, int encoding);
-void objectSetFreeFn(int type, ValueFreeFn fn);
-/* Approximate bytes a value uses (MEMORY USAGE later, lazy-free decisions). */
-typedef size_t (*ValueSizeFn)(const void *ptr, int encoding);
-void objectSetSizeFn(int type, ValueSizeFn fn);
-/* Deep copy of a value (COPY).  Returns a new pointer the caller owns. */
-typedef void *(*ValueDupFn)(const void *ptr, int encoding);
-void objectSetDupFn(int type, ValueDupFn fn);
+/* The operations on one type's values, one struct per type.  String values
+ * are this file's own; each collection type's module (src/types) defines
+ * its struct and main.c registers it at start-up, so that this layer does
+ * not depend on them.  `ptr`/`encoding` are a value pointer (kvPtr) and
+ * its reported encoding (kvEncoding). */
+struct RdbWriter;  /* defined by the persistence layer */
+struct RdbReader;
+typedef struct ObjectType {
+    /* Frees a value pointer.  Never called for an inline value (an embstr
+     * or int string, an inline listpack): it goes with its entry. */
+    void (*free)(void *ptr, int encoding);
+    /* A deep copy of the value (COPY); the caller owns it. */
+    void *(*dup)(const void *ptr, int encoding);
+    /* Approximate bytes the value uses (MEMORY USAGE, lazy-free effort). */
+    size_t (*size)(const void *ptr, int encoding);
+    /* DEBUG DIGEST / DIGEST-VALUE: folds the value, as Redis defines the
+     * digest, into digest[20].  NULL until DEBUG DIGEST exists. */
+    void (*digest)(const kvobj *o, unsigned char digest[20]);
+    /* RDB: writes the value in Redis's format for its type and encoding
+     * (0, or -1 on a write error); reads a value of RDB type rdbType,
+     * setting *encoding (NULL on corrupt input).  NULL until the
+     * persistence issue fills them in. */
+    int (*rdbSave)(struct RdbWriter *w, const kvobj *o);
+    void *(*rdbLoad)(struct RdbReader *r, int rdbType, int *encoding);
+} ObjectType;
+
+/* Installs the operations of `type` (OBJ_LIST, ...); ops must live as long
+ * as the process.  Called at start-up only. */
+void objectRegisterType(int type, const ObjectType *ops);
+/* The operations of `type`: NULL for a type not registered. */
+const ObjectType *objectTypeOps(int type);
+/* A deep copy of o's value pointer (NULL for inline strings); the caller
+ * owns it. */
 void *objectDupValue(const kvobj *o);
+/* Approximate bytes of o's value outside the entry. */
 size_t objectValueSize(const kvobj *o);
 
 #endif

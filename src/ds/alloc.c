@@ -50,8 +50,6 @@ void xmallocRegisterThread(void) {
     threads[i].deallocated = d;
 }
 
-__attribute__((constructor)) static void registerMainThread(void) { xmallocRegisterThread(); }
-
 void *xmalloc(size_t size) {
     void *p = malloc(size ? size : 1);
     if (!p) oom(size);

@@ -1371,7 +1371,7 @@ void luaEngineSetKeysArgv(lua_State *L, ScriptArgs *how, sds *keys, int numkeys,
 #define HOOK_INSTRUCTIONS 100000
 
 /* While a script is past busy-reply-threshold the server still reads its
- * clients: they get BUSY (eval.c's interceptor) except for the commands
+ * clients: they get BUSY (processCommand asks scriptBusyError) except for the commands
  * allowed then (SCRIPT KILL, FUNCTION KILL, SHUTDOWN NOSAVE...).  The
  * caller itself is not read while it runs (net.c skips executing clients). */
 static void processEventsWhileBusy(void) {
@@ -1636,14 +1636,3 @@ void scriptKill(Client *c, int isEval) {
     replyOk(c);
 }
 
-/* Other clients get BUSY while a script is past the threshold, but for
- * the commands flagged allow-busy.  Registered before the other
- * interceptors, so that a client in MULTI is refused, not queued. */
-static int busyInterceptor(Client *c, Command *cmd) {
-    const char *err = scriptBusyError();
-    if (!err || (cmd->flags & CMD_ALLOW_BUSY)) return 0;
-    dispatchRejectCommand(c, err);
-    return 1;
-}
-
-__attribute__((constructor(101))) static void engineRegisterHooks(void) { dispatchAddInterceptor(busyInterceptor); }

@@ -14,16 +14,11 @@
 #include "core/net.h"
 #include "core/server.h"
 #include "ds/util.h"
+#include "server/multi.h"
 #include "server/pause.h"
+#include "server/pubsub.h"
 #include "server/tracking.h"
 #include "types/blocking.h"
-
-/* Counts owned by the transaction and pub/sub layers.  Weak so that CLIENT
- * LIST works (showing idle values) before those layers are linked in. */
-int multiQueuedCount(const Client *c) __attribute__((weak));
-size_t multiQueuedBytes(const Client *c) __attribute__((weak));
-void pubsubClientCounts(const Client *c, long *channels, long *patterns, long *shardChannels)
-    __attribute__((weak));
 
 /* Client names and SETINFO values: printable ASCII other than space. */
 static int validClientAttr(const char *s, size_t len) {
@@ -55,9 +50,9 @@ static sds catClientFlags(sds s, const Client *c) {
 static sds catClientInfo(sds s, const Client *c) {
     long long now = serverNowMs();
     long sub = 0, psub = 0, ssub = 0;
-    if (pubsubClientCounts) pubsubClientCounts(c, &sub, &psub, &ssub);
-    int multi = (c->flags & CLIENT_MULTI) ? (multiQueuedCount ? multiQueuedCount(c) : 0) : -1;
-    size_t multiMem = multiQueuedBytes ? multiQueuedBytes(c) : 0;
+    pubsubClientCounts(c, &sub, &psub, &ssub);
+    int multi = (c->flags & CLIENT_MULTI) ? multiQueuedCount(c) : -1;
+    size_t multiMem = multiQueuedBytes(c);
     size_t qbuf = c->querybuf ? sdsLen(c->querybuf) : 0;
     size_t qbufFree = c->querybuf ? sdsAvail(c->querybuf) : 0;
     size_t qbufAlloc = c->querybuf ? sdsAllocSize(c->querybuf) : 0;

@@ -215,7 +215,7 @@ static sds infoMemory(sds s) {
                      "active_defrag_running:0\r\n"
                      "lazyfree_pending_objects:0\r\n"
                      "lazyfreed_objects:0\r\n",
-                     maxmemoryPolicyName(server.cfg.maxmemoryPolicy), fragRatio,
+                     maxmemoryPolicyName(server.cfg.keyspace.maxmemoryPolicy), fragRatio,
                      (long long)rss - (long long)used, fragRatio, (long long)rss - (long long)used,
                      clientsMemory(), xmallocLibrary());
     return s;
@@ -504,6 +504,3 @@ Command infoCommands[] = {
     {.name = "lastsave", .proc = lastsaveCommand},
     {0},
 };
-
-/* Until functions exist, none are loaded. */
-__attribute__((weak)) void functionsMemoryInfo(ScriptMemoryInfo *m) { (void)m; }

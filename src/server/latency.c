@@ -72,7 +72,7 @@ static void latencyAfterCall(Client *c, Command *cmd, long long usec) {
     latencyAddSampleIfNeeded((cmd->flags & CMD_FAST) ? "fast-command" : "command", usec / 1000);
 }
 
-__attribute__((constructor)) static void latencyInit(void) { dispatchAddAfterCall(latencyAfterCall); }
+void latencyInit(void) { dispatchAddAfterCall(latencyAfterCall); }
 
 static void freeSeries(LatencySeries *s) {
     xfree(s->event);

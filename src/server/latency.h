@@ -6,6 +6,10 @@
 /* Record a spike of `ms` milliseconds for event (e.g. "expire-cycle") when
  * the monitor is enabled and ms >= latency-monitor-threshold.  The
  * "command" and "fast-command" events are recorded by latency.c itself. */
+/* Installs the after-call hook that samples command latency.  Called once
+ * at start-up. */
+void latencyInit(void);
+
 void latencyAddSampleIfNeeded(const char *event, long long ms);
 
 #endif

@@ -15,8 +15,11 @@
  * shown as "(redacted)" exactly where Redis redacts them.
  *
  * A monitoring client holds CLIENT_MONITOR and sits in `monitors`; like a
- * Redis replica it may not run commands that touch the keyspace.  It stops
+ * Redis replica it may not run commands that touch the keyspace
+ * (monitorRefuseCommandOrReply, one of processCommand's checks).  It stops
  * on RESET and when freed. */
+#include "server/monitor.h"
+
 #include <string.h>
 
 #include "core/client.h"
@@ -133,21 +136,17 @@ static void monitorBeforeCall(Client *c, Command *cmd) {
     feedMonitors(c, cmd);
 }
 
-/* A monitoring client is a replica to Redis: it may not touch keys. */
-static int monitorInterceptor(Client *c, Command *cmd) {
+int monitorRefuseCommandOrReply(Client *c, Command *cmd) {
     if (!(c->flags & CLIENT_MONITOR) || !(cmd->flags & (CMD_WRITE | CMD_READONLY | CMD_MAY_REPLICATE)))
         return 0;
     cmd->stats.rejectedCalls++;
     dispatchRejectCommand(c, "ERR Replica can't interact with the keyspace");
-    return 1;
+    return -1;
 }
 
-/* Runs before pub/sub's constructor: Redis checks the replica rule before
- * the subscribed-mode rule. */
-__attribute__((constructor(180))) static void monitorInit(void) {
+void monitorInit(void) {
     clientAddFreeHook(removeMonitor);
     clientAddResetHook(removeMonitor);
-    dispatchAddInterceptor(monitorInterceptor);
     dispatchAddAfterCall(monitorAfterCall);
     dispatchSetBeforeCall(monitorBeforeCall);
 }

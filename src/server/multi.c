@@ -1,11 +1,11 @@
-/* multi.c -- transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH, and the
- * strong signalModifiedKey that serves WATCH.
+/* multi.c -- transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH; WATCH
+ * listens to signalModifiedKey through a key-modified hook.
  *
  * Queueing.  A client in MULTI (CLIENT_MULTI) has every command other than
- * EXEC, DISCARD, MULTI, WATCH, QUIT and RESET taken by this layer's dispatch
- * interceptor, which answers +QUEUED.  A command flagged CMD_NO_MULTI is
- * refused instead.  Any refusal while in MULTI (also those dispatch makes
- * before the interceptor: unknown command, arity, auth -- see
+ * EXEC, DISCARD, MULTI, WATCH, QUIT and RESET taken by multiQueueCommand
+ * (the last of processCommand's checks), which answers +QUEUED.  A command
+ * flagged CMD_NO_MULTI is refused instead.  Any refusal while in MULTI (also
+ * those processCommand makes before: unknown command, arity, auth -- see
  * multiCommandRejected) sets CLIENT_DIRTY_EXEC, and EXEC then answers
  * EXECABORT.  A transaction already doomed (DIRTY_EXEC or DIRTY_CAS) still
  * answers +QUEUED but stores nothing, as Redis does.
@@ -20,8 +20,8 @@
  * holds its Watch records in a WatchState (c->watchState).  Every Watch is
  * in exactly one node's array (at index `pos`) and one client's array; it
  * is freed when either the client unwatches or the client is freed, and a
- * node is freed when its last watcher goes.  signalModifiedKey marks the
- * watchers CLIENT_DIRTY_CAS.  A key that was already logically expired when
+ * node is freed when its last watcher goes.  A modified key (the hook
+ * touchWatchedKey) marks its watchers CLIENT_DIRTY_CAS.  A key that was already logically expired when
  * watched (`expired`) is not "modified" by its deletion, only by being
  * written; a watched key that expires logically before EXEC aborts EXEC
  * (Redis 7.0).  FLUSHDB/FLUSHALL and SWAPDB touch watched keys through the
@@ -83,13 +83,6 @@ static void watchEntryKey(const void *entry, const void **key, size_t *len) {
 }
 
 static const HtabType watchHtabType = {watchHashKey, watchEntryKey};
-
-static KeyModifiedHook *keyModifiedHooks[4];
-static int keyModifiedHookCount;
-
-void multiAddKeyModifiedHook(KeyModifiedHook *fn) {
-    if (keyModifiedHookCount < 4) keyModifiedHooks[keyModifiedHookCount++] = fn;
-}
 
 static void multiCommand(Client *c);
 static void execCommand(Client *c);
@@ -229,7 +222,10 @@ static int watchedKeyExpired(const Client *c) {
     return 0;
 }
 
-void signalModifiedKey(Client *c, Db *db, const char *key, size_t len) {
+/* The key-modified hook (server.h signalModifiedKey): marks the key's
+ * watchers CLIENT_DIRTY_CAS. */
+static void touchWatchedKey(Client *c, Db *db, const char *key, size_t len) {
+    (void)c;
     if (db->watchedKeys && htabSize(db->watchedKeys) > 0) {
         WatchNode *n = htabFind(db->watchedKeys, key, len);
         for (int i = 0; n && i < n->count; i++) {
@@ -243,7 +239,6 @@ void signalModifiedKey(Client *c, Db *db, const char *key, size_t len) {
             w->client->flags |= CLIENT_DIRTY_CAS;
         }
     }
-    for (int i = 0; i < keyModifiedHookCount; i++) keyModifiedHooks[i](c, db, key, len);
 }
 
 /* Redis's rule for FLUSHDB/FLUSHALL (replaced == NULL) and SWAPDB: a
@@ -315,7 +310,7 @@ static int runsInsideMulti(const Command *cmd) {
 }
 
 /* The dispatch reject hook: every command refused before it runs
- * (unknown, arity, auth, an interceptor's refusal) comes here with its
+ * (unknown, arity, auth, BUSY, another check's refusal) comes here with its
  * error text.  Inside MULTI the refusal dooms the transaction.  A refused
  * EXEC discards the transaction and answers "EXECABORT Transaction
  * discarded because of: <err>" itself (returns 1). */
@@ -328,7 +323,7 @@ static int multiCommandRejected(Client *c, const char *err) {
     return 1;
 }
 
-static int multiInterceptor(Client *c, Command *cmd) {
+int multiQueueCommand(Client *c, Command *cmd) {
     if (!(c->flags & CLIENT_MULTI) || runsInsideMulti(cmd)) return 0;
     if (cmd->flags & CMD_NO_MULTI) {
         dispatchRejectCommand(c, "ERR Command not allowed inside a transaction");
@@ -341,8 +336,8 @@ static int multiInterceptor(Client *c, Command *cmd) {
     return 1;
 }
 
-__attribute__((constructor)) static void multiInit(void) {
-    dispatchAddInterceptor(multiInterceptor);
+void multiInit(void) {
+    serverAddKeyModifiedHook(touchWatchedKey);
     dispatchSetRejectHook(multiCommandRejected);
     clientAddFreeHook(clientGone);
     clientAddResetHook(clientGone);

@@ -1,9 +1,7 @@
 /* multi.h -- what the transaction layer (multi.c) offers other layers.
  *
- * multi.c owns MULTI/EXEC/DISCARD/WATCH/UNWATCH, the per-db index of watched
- * keys and the strong signalModifiedKey.  Other layers that must learn about
- * every modified key (client tracking invalidation) register here instead
- * of defining signalModifiedKey a second time. */
+ * multi.c owns MULTI/EXEC/DISCARD/WATCH/UNWATCH and the per-db index of
+ * watched keys. */
 #ifndef CAIRN_MULTI_H
 #define CAIRN_MULTI_H
 
@@ -12,10 +10,13 @@
 
 #include "core/client.h"
 
-/* Called by signalModifiedKey after WATCH has been served.  c is the client
- * whose command changed the key, NULL for expiry / eviction.  At most 4. */
-typedef void KeyModifiedHook(Client *c, Db *db, const char *key, size_t len);
-void multiAddKeyModifiedHook(KeyModifiedHook *fn);
+/* Installs the refusal, key-modified, client, flush and swap hooks.  Called
+ * once at start-up. */
+void multiInit(void);
+/* Inside MULTI, queues cmd (+QUEUED) or refuses it (no-multi commands),
+ * and returns 1; MULTI, EXEC, DISCARD, WATCH, QUIT, RESET and commands
+ * outside MULTI are left to run (0). */
+int multiQueueCommand(Client *c, Command *cmd);
 
 /* Number of commands queued by a client in MULTI (CLIENT LIST multi=). */
 int multiQueuedCount(const Client *c);

@@ -4,19 +4,21 @@
  * PUBLISH, on up to two channels, in this order:
  *   K  "__keyspace@<db>__:<key>"   with the event name as the message;
  *   E  "__keyevent@<db>__:<event>" with the key as the message.
- * server.cfg.notifyFlags holds the parsed classes (src/core/config.c); with
- * neither K nor E nothing is published.  Callers emit events after their
- * change, in Redis's order; this file only formats and publishes. */
+ * server.cfg.notifyFlags holds the parsed classes (src/core/config.c).
+ * Callers emit events with notifyKeyspaceEvent (core/server.h) after their
+ * change, in Redis's order; core drops the classes not enabled and hands
+ * the rest to this file's sink, which only formats and publishes. */
 #include <string.h>
+
+#include "server/notify.h"
 
 #include "core/server.h"
 #include "ds/sds.h"
 #include "ds/util.h"
 #include "server/pubsub.h"
 
-void notifyKeyspaceEvent(int type, const char *event, const char *key, size_t keylen, int dbid) {
+static void publishKeyspaceEvent(const char *event, const char *key, size_t keylen, int dbid) {
     int flags = server.cfg.notifyFlags;
-    if (!(flags & type) || !(flags & (NOTIFY_KEYSPACE | NOTIFY_KEYEVENT))) return;
     size_t elen = strlen(event);
     char db[24];
     int dblen = longLongToString(db, sizeof(db), dbid);
@@ -38,3 +40,5 @@ void notifyKeyspaceEvent(int type, const char *event, const char *key, size_t ke
     }
     sdsFree(chan);
 }
+
+void notifyInit(void) { serverSetKeyspaceEventSink(publishKeyspaceEvent); }

@@ -5,8 +5,8 @@
  * larger of old and new (so "CLIENT PAUSE 0" during a WRITE pause turns it
  * into an ALL pause until the same end), as Redis 7.0 does.
  *
- * Postponing.  A dispatch interceptor, placed after the replica and
- * subscribed-mode checks and before MULTI queueing (Redis's order), takes
+ * Postponing.  pausePostponeCommand, which processCommand calls after the
+ * replica and subscribed-mode checks and before MULTI queueing, takes
  * every command of a normal client during an ALL pause, and during a WRITE
  * pause those flagged write or may-replicate (also an EXEC whose queue holds
  * one).  The pausing client is not exempt.  The client gets CLIENT_BLOCKED
@@ -16,7 +16,7 @@
  * Release.  When the pause ends (UNPAUSE, or its end time seen by the timer
  * or before sleeping) the postponed clients move to `releasing`, and before
  * the loop sleeps each, in the order it was postponed, runs its command
- * through dispatch again (it may be postponed again by a newer pause) and
+ * through processCommand again (it may be postponed again by a newer pause) and
  * then what it pipelined meanwhile.  A client freed meanwhile is dropped
  * from both lists. */
 #include "server/pause.h"
@@ -30,6 +30,7 @@
 #include "ds/alloc.h"
 #include "ds/util.h"
 #include "server/multi.h"
+#include "server/process.h"
 
 enum { PAUSE_OFF = 0, PAUSE_WRITE = 1, PAUSE_ALL = 2 };
 
@@ -90,7 +91,7 @@ static int isWriteLike(Client *c, Command *cmd) {
     return strcmp(cmd->name, "exec") == 0 && (multiQueuedFlags(c) & w);
 }
 
-static int pauseInterceptor(Client *c, Command *cmd) {
+int pausePostponeCommand(Client *c, Command *cmd) {
     if (pauseType == PAUSE_OFF || (c->flags & (CLIENT_FAKE | CLIENT_LUA))) return 0;
     if (pauseType == PAUSE_WRITE && !isWriteLike(c, cmd)) return 0;
     c->flags |= CLIENT_BLOCKED;
@@ -105,7 +106,7 @@ static void resume(Client *c) {
     if (c->flags & (CLIENT_CLOSE_ASAP | CLIENT_CLOSE_AFTER_REPLY)) return;
     c->flags |= CLIENT_PROTECTED;
     if (c->argc > 0) {
-        dispatchCommand(c);
+        processCommand(c);
         if (!(c->flags & CLIENT_BLOCKED)) clientResetArgv(c);
     }
     netProcessInput(c);
@@ -133,10 +134,7 @@ static void clientGone(Client *c) {
     listRemove(&releasing, c);
 }
 
-/* After the replica and subscribed-mode interceptors (180, 190), before
- * MULTI queueing (default priority). */
-__attribute__((constructor(195))) static void pauseInit(void) {
-    dispatchAddInterceptor(pauseInterceptor);
+void pauseInit(void) {
     serverAddCronHook(checkPauseEnd);
     serverAddBeforeSleepHook(beforeSleep);
     clientAddFreeHook(clientGone);

@@ -23,8 +23,9 @@
  * pmessage) and copied into each receiver's output; RESP3 receivers get
  * the same bytes with the push marker '>' in place of '*'.
  *
- * RESP2 subscribed mode: an interceptor refuses every command but the
- * (un)subscribe family, PING, QUIT and RESET, as Redis 7.0 does. */
+ * RESP2 subscribed mode: pubsubRefuseInContextOrReply, one of
+ * processCommand's checks, refuses every command but the (un)subscribe
+ * family, PING, QUIT and RESET, as Redis 7.0 does. */
 #include "server/pubsub.h"
 
 #include <string.h>
@@ -458,7 +459,7 @@ static int allowedWhenSubscribed(const Command *cmd) {
     return 0;
 }
 
-static int subscribedModeInterceptor(Client *c, Command *cmd) {
+int pubsubRefuseInContextOrReply(Client *c, Command *cmd) {
     if (!(c->flags & CLIENT_PUBSUB) || c->resp != 2 || allowedWhenSubscribed(cmd)) return 0;
     cmd->stats.rejectedCalls++;
     sds err = sdsCatPrintf(sdsEmpty(),
@@ -467,18 +468,14 @@ static int subscribedModeInterceptor(Client *c, Command *cmd) {
                            cmd->fullname ? cmd->fullname : cmd->name);
     dispatchRejectCommand(c, err);
     sdsFree(err);
-    return 1;
+    return -1;
 }
 
-/* Priority: before any interceptor registered later by default
- * constructors or at start-up (MULTI queueing), as Redis checks subscribed
- * mode before it queues. */
-__attribute__((constructor(190))) static void pubsubInit(void) {
+void pubsubInit(void) {
     for (int k = 0; k < KIND_COUNT; k++)
         htabInit(&targets[k], &targetType);
     clientAddFreeHook(pubsubClientReset);
     clientAddResetHook(pubsubClientReset);
-    dispatchAddInterceptor(subscribedModeInterceptor);
 }
 
 static Command pubsubSubcommands[] = {

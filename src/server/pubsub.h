@@ -10,6 +10,14 @@
 /* Sends message to the subscribers of channel and of every pattern that
  * matches it, as PUBLISH does.  Returns the number of receivers.  Borrows
  * its arguments. */
+/* Sets up the channel tables and the client hooks.  Called once at
+ * start-up. */
+void pubsubInit(void);
+/* A RESP2 client in subscribed mode may run only (P|S)SUBSCRIBE,
+ * (P|S)UNSUBSCRIBE, PING, QUIT and RESET: anything else is refused (-1
+ * after replying).  0 lets the command go on. */
+int pubsubRefuseInContextOrReply(Client *c, Command *cmd);
+
 long pubsubPublish(const char *channel, size_t clen, const char *msg, size_t mlen);
 
 /* INFO stats: channels with subscribers, distinct patterns, shard channels. */

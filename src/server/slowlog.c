@@ -12,6 +12,8 @@
  *
  * An entry keeps at most 32 arguments (the 32nd then says "... (N more
  * arguments)") and at most 128 bytes of each ("... (N more bytes)"). */
+#include "server/slowlog.h"
+
 #include <limits.h>
 #include <time.h>
 
@@ -97,7 +99,7 @@ static void slowlogAfterCall(Client *c, Command *cmd, long long usec) {
     while (length > server.cfg.slowlogMaxLen) dropOldest();
 }
 
-__attribute__((constructor)) static void slowlogInit(void) { dispatchAddAfterCall(slowlogAfterCall); }
+void slowlogInit(void) { dispatchAddAfterCall(slowlogAfterCall); }
 
 static void replyEntry(Client *c, const SlowlogEntry *e) {
     replyArrayLen(c, 6);

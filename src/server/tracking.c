@@ -539,9 +539,9 @@ static void beforeSleep(void) {
     for (int i = 0; i < numPrefixes; i++) broadcastPrefix(prefixes[i]);
 }
 
-__attribute__((constructor)) static void trackingInit(void) {
+void trackingInit(void) {
     htabInit(&table, &trackedType);
-    multiAddKeyModifiedHook(trackingInvalidateKey);
+    serverAddKeyModifiedHook(trackingInvalidateKey);
     serverAddFlushHook(onFlush);
     dispatchAddAfterCall(afterCall);
     serverAddBeforeSleepHook(beforeSleep);

@@ -17,6 +17,11 @@
  * for the BCAST clients whose prefix matches.  c is the client whose
  * command changed the key (NULL for expiry).  The tracking table is global
  * to all databases, as in Redis, so db is not used for matching. */
+/* Sets up the tracking table and installs the key-modified, flush,
+ * after-call, before-sleep and client hooks.  Called once at start-up,
+ * after multiInit (WATCH sees a modified key before tracking does). */
+void trackingInit(void);
+
 void trackingInvalidateKey(Client *c, Db *db, const char *key, size_t len);
 
 /* INFO stats: tracking_total_keys, tracking_total_items,

@@ -391,7 +391,7 @@ static void onSwap(int a, int b) {
     }
 }
 
-__attribute__((constructor)) static void blockingRegister(void) {
+void blockingInit(void) {
     dispatchAddAfterCall(afterCall);
     serverAddBeforeSleepHook(beforeSleep);
     serverAddCronHook(cron);

@@ -31,6 +31,10 @@
 #include "db/db.h"
 #include "ds/sds.h"
 
+/* Installs the after-call, before-sleep, timer, swap and client hooks.
+ * Called once at start-up. */
+void blockingInit(void);
+
 /* Try to serve blocked client c from key (in db).  Returns 1 when c got its
  * reply (a value, or an error it must see) and is to be unblocked, 0 when
  * the key cannot serve it now (absent, wrong type) and it stays blocked.

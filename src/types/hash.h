@@ -8,6 +8,10 @@
 #include "db/object.h"
 #include "ds/sds.h"
 
+/* The operations on hash values (free, dup, size), registered at start-up
+ * (db/object.h). */
+extern const ObjectType hashObjectType;
+
 /* The value of field f as a new sds (caller owns), NULL when absent. */
 sds hashValueGetField(kvobj *o, const char *f, size_t flen);
 

@@ -8,6 +8,10 @@
 
 #include "db/object.h"
 
+/* The operations on set values (free, dup, size), registered at start-up
+ * (db/object.h). */
+extern const ObjectType setObjectType;
+
 /* Number of members of a set value. */
 unsigned long setValueLength(const kvobj *o);
 /* 1 if m is a member. */

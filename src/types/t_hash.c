@@ -451,11 +451,7 @@ static size_t hashValueSize(const void *ptr, int encoding) {
     return total;
 }
 
-__attribute__((constructor)) static void hashRegisterType(void) {
-    objectSetFreeFn(OBJ_HASH, hashValueFree);
-    objectSetDupFn(OBJ_HASH, hashValueDup);
-    objectSetSizeFn(OBJ_HASH, hashValueSize);
-}
+const ObjectType hashObjectType = {.free = hashValueFree, .dup = hashValueDup, .size = hashValueSize};
 
 /* ------------------------------------------------------------------------ */
 /* Commands                                                                   */

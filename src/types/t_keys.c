@@ -430,12 +430,12 @@ static void flushallCommand(Client *c) {
 /* --- OBJECT --- */
 
 static int policyIsLfu(void) {
-    int p = server.cfg.maxmemoryPolicy;
+    int p = server.cfg.keyspace.maxmemoryPolicy;
     return p == MAXMEMORY_VOLATILE_LFU || p == MAXMEMORY_ALLKEYS_LFU;
 }
 
 static int policyIsLru(void) {
-    int p = server.cfg.maxmemoryPolicy;
+    int p = server.cfg.keyspace.maxmemoryPolicy;
     return p == MAXMEMORY_VOLATILE_LRU || p == MAXMEMORY_ALLKEYS_LRU;
 }
 

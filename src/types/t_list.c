@@ -31,6 +31,7 @@
 #include "ds/sds.h"
 #include "ds/util.h"
 #include "types/blocking.h"
+#include "types/list.h"
 
 #define LIST_HEAD QL_HEAD
 #define LIST_TAIL QL_TAIL
@@ -52,11 +53,7 @@ static size_t listValueSize(const void *ptr, int encoding) {
     return quicklistMemUsage(ptr);
 }
 
-__attribute__((constructor)) static void listRegisterType(void) {
-    objectSetFreeFn(OBJ_LIST, listFreeValue);
-    objectSetDupFn(OBJ_LIST, listDupValue);
-    objectSetSizeFn(OBJ_LIST, listValueSize);
-}
+const ObjectType listObjectType = {.free = listFreeValue, .dup = listDupValue, .size = listValueSize};
 
 /* --- shared helpers --- */
 

@@ -350,11 +350,7 @@ static size_t setValueSize(const void *ptr, int encoding) {
     return sizeof(Htab) + htabBuckets(h) * sizeof(void *) + members;
 }
 
-__attribute__((constructor)) static void setRegisterHooks(void) {
-    objectSetFreeFn(OBJ_SET, setValueFree);
-    objectSetDupFn(OBJ_SET, setValueDup);
-    objectSetSizeFn(OBJ_SET, setValueSize);
-}
+const ObjectType setObjectType = {.free = setValueFree, .dup = setValueDup, .size = setValueSize};
 
 /* --- helpers for handlers --- */
 

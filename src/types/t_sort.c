@@ -52,10 +52,6 @@
 
 #define ERR_SCORES "ERR One or more scores can't be converted into double"
 
-/* Redis sets LC_COLLATE from the environment at start-up; ALPHA sorting
- * (strcoll) depends on it.  Only strcoll/strxfrm read this category. */
-__attribute__((constructor)) static void sortInitLocale(void) { setlocale(LC_COLLATE, ""); }
-
 /* One element of the vector being sorted. */
 typedef struct SortItem {
     sds elem;     /* the element's bytes, owned */

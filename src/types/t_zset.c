@@ -623,11 +623,7 @@ static size_t zsetValueSize(const void *ptr, int encoding) {
     return total;
 }
 
-__attribute__((constructor)) static void zsetRegisterHooks(void) {
-    objectSetFreeFn(OBJ_ZSET, zsetValueFree);
-    objectSetDupFn(OBJ_ZSET, zsetValueDup);
-    objectSetSizeFn(OBJ_ZSET, zsetValueSize);
-}
+const ObjectType zsetObjectType = {.free = zsetValueFree, .dup = zsetValueDup, .size = zsetValueSize};
 
 /* --- reply and notification helpers --- */
 

@@ -5,6 +5,10 @@
 #include <stddef.h>
 #include "db/object.h"
 
+/* The operations on sorted-set values (free, dup, size), registered at
+ * start-up (db/object.h). */
+extern const ObjectType zsetObjectType;
+
 /* Number of members of a sorted-set value (OBJ_ZSET). */
 unsigned long zsetLength(const kvobj *o);
 

@@ -1,0 +1,92 @@
+#!/bin/sh
+# check-layers.sh [SRC_DIR [OBJ_DIR]] -- fail on an include (or a link)
+# that points the wrong way.
+#
+# Cairn's layers, lowest first (docs/architecture.md draws them):
+#
+#   ds  <-  proto  <-  db  <-  core  <-  types  <-  script  <-  persist  <-  server
+#
+# A file in one folder may include headers of its own folder and of the
+# folders before it, never of a folder after it.  Where a lower layer must
+# reach up (an expired key to notify, a modified key for WATCH, a command to
+# check before it runs), it calls a hook the upper layer installs at
+# start-up.  One exception: src/core/main.c, the composition root, includes
+# every layer to wire them.  Also checked: only src/script includes Lua
+# headers, and no file declares a constructor (start-up order is main.c's).
+# A new folder (repl, http) must be added to LAYERS in its place.
+#
+# When the objects are built (OBJ_DIR, default build/obj/src), the same
+# rule is checked on symbols, which catches a link that no include shows (a
+# hand-written extern declaration): no object may use a symbol defined in a
+# higher layer's object.  Exceptions: main.o, and the family arrays
+# (xxxCommands) that core/command.c assembles into the command table.
+#
+# Prints each violation as "file:line: message" and exits 1 if there is any.
+set -u
+SRC=${1:-$(dirname "$0")/../src}
+OBJ=${2:-$(dirname "$0")/../build/obj/src}
+LAYERS="ds proto db core types script persist server"
+COMPOSITION_ROOT=core/main.c
+OUT="${TMPDIR:-/tmp}/check-layers.$$"
+trap 'rm -f "$OUT"' EXIT INT TERM
+
+# Folders, then every project include, Lua include and constructor, checked
+# in one awk pass (per-line shell loops are too slow here).
+(
+  for dir in "$SRC"/*/; do
+    [ -d "$dir" ] && echo "DIR $(basename "$dir")"
+  done
+  cd "$SRC" 2>/dev/null && grep -Hn -e '^[[:space:]]*#[[:space:]]*include' \
+    -e '__attribute__[[:space:]]*((constructor' -- */*.c */*.h 2>/dev/null
+) | awk -v layers="$LAYERS" -v root="$COMPOSITION_ROOT" '
+  BEGIN { n = split(layers, l, " "); for (i = 1; i <= n; i++) rank[l[i]] = i }
+  /^DIR / {
+    if (!($2 in rank)) printf "%s/: folder not in the layer list (scripts/check-layers.sh LAYERS)\n", $2
+    next
+  }
+  {
+    # file:line:text
+    file = $0; sub(/:.*/, "", file)
+    rest = substr($0, length(file) + 2); line = rest; sub(/:.*/, "", line)
+    text = substr(rest, length(line) + 2)
+    layer = file; sub(/\/.*/, "", layer)
+    if (!(layer in rank)) next
+    if (text ~ /constructor/) { printf "%s:%s: constructor (initialise it from main.c instead)\n", file, line; next }
+    if (layer != "script" && text ~ /include[[:space:]]*[<"](lua|lualib|lauxlib|luajit|lj_)/) {
+      printf "%s:%s: Lua header outside src/script\n", file, line; next
+    }
+    if (text !~ /include[[:space:]]*"[^"\/]*\//) next
+    target = text; sub(/^[^"]*"/, "", target); sub(/\/.*/, "", target)
+    if (!(target in rank)) { printf "%s:%s: includes from unknown folder %s\n", file, line, target; next }
+    if (rank[target] > rank[layer] && file != root)
+      printf "%s:%s: %s includes %s (a higher layer)\n", file, line, layer, target
+  }' >"$OUT"
+
+# Symbols: "layer/file.o symbol" for definitions (D) and uses (U).
+if [ -d "$OBJ" ] && command -v nm >/dev/null 2>&1; then
+  (cd "$OBJ" && nm -A -- */*.o 2>/dev/null) | awk '
+    { sub(/:/, " ") }  # "file.o:addr T sym" or "file.o: U sym"
+    NF == 3 && $2 == "U" { print "U", $1, $3; next }
+    NF == 4 && $3 ~ /^[TDBRVWC]$/ { print "D", $1, $4 }' | awk -v layers="$LAYERS" '
+    BEGIN { n = split(layers, l, " "); for (i = 1; i <= n; i++) rank[l[i]] = i }
+    function layerOf(f) { sub(/\/.*/, "", f); return f }
+    $1 == "D" { def[$3] = $2; next }
+    { use[++u] = $2 " " $3 }
+    END {
+      for (i = 1; i <= u; i++) {
+        split(use[i], p, " "); f = p[1]; sym = p[2]
+        if (!(sym in def)) continue
+        d = def[sym]
+        if (rank[layerOf(d)] <= rank[layerOf(f)]) continue
+        if (f == "core/main.o") continue
+        if (f == "core/command.o" && sym ~ /Commands$/) continue
+        printf "%s: uses %s from %s (a higher layer)\n", f, sym, d
+      }
+    }' >>"$OUT"
+fi
+if [ -s "$OUT" ]; then
+  cat "$OUT"
+  echo "check-layers: FAILED (layers: $LAYERS)"
+  exit 1
+fi
+echo "check-layers: ok (layers: $LAYERS)"

@@ -1,0 +1,151 @@
+/* process.c -- the one place that decides what happens to a parsed command
+ * before it runs, top to bottom, in the order Cairn checks (Redis's
+ * processCommand):
+ *
+ *   0. an HTTP request line (POST, Host:) closes the connection unanswered;
+ *   1. unknown command, or unknown subcommand of a container;
+ *   2. wrong number of arguments;
+ *   3. authentication (requirepass);
+ *      (ACL permissions, maxmemory OOM and cluster redirection will sit
+ *      here, in that order, when those features exist; nothing loads a
+ *      dataset yet, so there is no LOADING refusal either);
+ *   4. a script past busy-reply-threshold: BUSY, but for allow-busy commands;
+ *   5. a MONITOR client may not touch the keyspace (Redis's replica rule);
+ *   6. a RESP2 client in subscribed mode runs only the pub/sub commands;
+ *   7. CLIENT PAUSE postpones the command (no reply yet);
+ *   8. inside MULTI the command is queued (or refused: no-multi commands);
+ *   9. the call (core's callCommand), honouring CLIENT REPLY SKIP.
+ *
+ * Every refusal goes through dispatchRejectCommand, so that a refusal inside
+ * MULTI dooms the transaction and a refused EXEC answers EXECABORT.  Each
+ * feature owns its own rule and exposes it as a function called here. */
+#include "server/process.h"
+
+#include <strings.h>
+
+#include "core/log.h"
+#include "core/dispatch.h"
+#include "core/errors.h"
+#include "core/server.h"
+#include "script/script.h"
+#include "server/monitor.h"
+#include "server/multi.h"
+#include "server/pause.h"
+#include "server/pubsub.h"
+
+static void rejectUnknown(Client *c) {
+    sds args = sdsEmpty();
+    for (int i = 1; i < c->argc && sdsLen(args) < 128; i++)
+        args = sdsCatPrintf(args, "'%.*s' ", 128 - (int)sdsLen(args), c->argv[i]);
+    sds err = sdsCatPrintf(sdsEmpty(), "ERR unknown command '%.128s', with args beginning with: %s", c->argv[0], args);
+    dispatchRejectCommand(c, err);
+    sdsFree(err);
+    sdsFree(args);
+}
+
+static void rejectUnknownSub(Client *c) {
+    sds up = sdsNew(c->argv[0]);
+    sdsToUpper(up);
+    sds err = sdsCatPrintf(sdsEmpty(), "ERR unknown subcommand '%.128s'. Try %s HELP.", c->argv[1], up);
+    dispatchRejectCommand(c, err);
+    sdsFree(err);
+    sdsFree(up);
+}
+
+/* A request whose first word is POST or Host: is an HTTP request sent to
+ * this port, most likely by a web page exploiting a browser to reach a
+ * server on localhost (cross-protocol scripting).  The connection is closed
+ * without a reply and nothing after that line runs; the warning is logged at
+ * most once a minute.  Returns 1 if the client was closed.  Neither word
+ * names a command, so only unknown commands get here: the check costs the
+ * commands nothing. */
+static int crossProtocolAttack(Client *c) {
+    static long long loggedMs = -60001;
+    if (c->fd == -1) return 0; /* a fake client (no connection to close) */
+    if (strcasecmp(c->argv[0], "post") != 0 && strcasecmp(c->argv[0], "host:") != 0) return 0;
+    if (server.time.nowMs - loggedMs > 60000 || server.time.nowMs < loggedMs) {
+        serverLog(LL_WARNING,
+                  "Possible SECURITY ATTACK detected. It looks like somebody is sending POST or Host: commands to "
+                  "Redis. This is likely due to an attacker attempting to use Cross Protocol Scripting to compromise "
+                  "your Redis instance. Connection aborted.");
+        loggedMs = server.time.nowMs;
+    }
+    clientFreeAsync(c);
+    return 1;
+}
+
+/* The top-level command the client ran last, when argv[0] names it again:
+ * pipelines repeat commands, and this spares the table lookup. */
+static Command *repeatedCommand(const Client *c) {
+    Command *last = c->lastcmd;
+    if (!last) return NULL;
+    if (last->parent) last = last->parent;
+    return commandNameIs(last, c->argv[0], sdsLen(c->argv[0])) ? last : NULL;
+}
+
+/* The command (or subcommand) c->argv names, with c->cmd set to it; NULL
+ * after refusing an unknown name (or closing an HTTP request's
+ * connection). */
+static Command *lookupCommandOrReply(Client *c) {
+    Command *cmd = repeatedCommand(c);
+    if (!cmd) cmd = commandLookup(c->argv[0], sdsLen(c->argv[0]));
+    if (!cmd) {
+        c->cmd = NULL;
+        if (!crossProtocolAttack(c)) rejectUnknown(c);
+        return NULL;
+    }
+    if (cmd->subcommands && c->argc >= 2) {
+        Command *sub = commandLookupSub(cmd, c->argv[1], sdsLen(c->argv[1]));
+        if (!sub) {
+            c->cmd = cmd;
+            rejectUnknownSub(c);
+            return NULL;
+        }
+        cmd = sub;
+    }
+    c->cmd = cmd;
+    return cmd;
+}
+
+static int arityMatches(const Client *c, const Command *cmd) {
+    return cmd->arity > 0 ? c->argc == cmd->arity : c->argc >= -cmd->arity;
+}
+
+/* CLIENT REPLY SKIP applies to the command after the one that set it. */
+static void callHonouringReplySkip(Client *c, Command *cmd) {
+    int skipThis = (c->flags & CLIENT_REPLY_SKIP_NEXT) != 0;
+    if (skipThis) {
+        c->flags &= ~CLIENT_REPLY_SKIP_NEXT;
+        c->flags |= CLIENT_REPLY_SKIP;
+    }
+    callCommand(c, cmd);
+    if (skipThis) c->flags &= ~CLIENT_REPLY_SKIP;
+}
+
+void processCommand(Client *c) {
+    c->errorReplied = 0;
+    Command *cmd = lookupCommandOrReply(c);
+    if (!cmd) return;
+    if (!arityMatches(c, cmd)) {
+        cmd->stats.rejectedCalls++;
+        sds err = sdsCatPrintf(sdsEmpty(), "ERR wrong number of arguments for '%s' command", cmd->fullname);
+        dispatchRejectCommand(c, err);
+        sdsFree(err);
+        return;
+    }
+    if (serverAuthRequired(c) && !(cmd->flags & CMD_NO_AUTH)) {
+        cmd->stats.rejectedCalls++;
+        dispatchRejectCommand(c, ERR_NOAUTH);
+        return;
+    }
+    const char *busy = scriptBusyError();
+    if (busy && !(cmd->flags & CMD_ALLOW_BUSY)) {
+        dispatchRejectCommand(c, busy);
+        return;
+    }
+    if (monitorRefuseCommandOrReply(c, cmd) == -1) return;
+    if (pubsubRefuseInContextOrReply(c, cmd) == -1) return;
+    if (pausePostponeCommand(c, cmd)) return;
+    if (multiQueueCommand(c, cmd)) return;
+    callHonouringReplySkip(c, cmd);
+}
