@@ -17,8 +17,9 @@ void *xcalloc(size_t size);
 void *xrealloc(void *ptr, size_t size);
 void xfree(void *ptr);
 char *xstrdup(const char *s);
-/* A thread that allocates or frees keyspace memory (lazy free) registers
- * once at its start so that its frees are counted.  It must live as long
+/* Every thread that allocates or frees keyspace memory registers once at
+ * its start so that xmallocUsed counts it: the main thread first thing in
+ * main(), the lazy-free thread when it starts.  It must live as long
  * as the process: its counters are read in place. */
 void xmallocRegisterThread(void);
 /* Bytes really reserved for a block returned by this module. */

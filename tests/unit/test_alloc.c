@@ -87,6 +87,7 @@ static void test_rss_and_library_name(void **state) {
 }
 
 int main(void) {
+    xmallocRegisterThread(); /* as the server's main() does first */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_used_memory_tracks_malloc_and_free),
         cmocka_unit_test(test_realloc_and_calloc),

@@ -434,6 +434,7 @@ static void test_no_leaks(void **state) {
 }
 
 int main(void) {
+    xmallocRegisterThread(); /* as the server's main() does first */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_new_and_free),     cmocka_unit_test(test_header_transitions),
         cmocka_unit_test(test_header_64bit),     cmocka_unit_test(test_make_room),
