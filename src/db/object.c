@@ -81,7 +81,7 @@ kvobj *kvCreateInline(const char *key, size_t keylen, int type, const void *lp, 
 kvobj *kvCloneShell(const kvobj *o, int enc, size_t inlineCap) {
     size_t keylen = kvKeyLen(o);
     size_t head = sizeof(kvobj) + kvExpireSize(o) + kvKeyLenSize(o);
-    kvobj *n = xmalloc(head + kvSlotSizeFor(enc) + keylen + valueArea(enc, inlineCap));
+    kvobj *n = xmalloc(head + keylen + valueArea(enc, inlineCap)); /* valueArea counts the slot */
     memcpy(n, o, head); /* link, type, access bits, key length, expire + TTL position */
     n->typeenc = (uint8_t)((o->typeenc & ~(15 << 3)) | ((enc & 15) << 3));
     memcpy((char *)kvKey(n), kvKey(o), keylen);

@@ -699,6 +699,7 @@ static void test_release_frees_buckets(void **state) {
 }
 
 int main(void) {
+    xmallocRegisterThread(); /* as the server's main() does first */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_add_find_unlink_100k, setup),
         cmocka_unit_test_setup(test_empty_key_and_binary_keys, setup),

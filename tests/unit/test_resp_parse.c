@@ -679,6 +679,7 @@ static void test_kept_arguments_not_reused(void **state) {
 }
 
 int main(void) {
+    xmallocRegisterThread(); /* as the server's main() does first */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_multibulk_and_inline_basic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipelined_consumed, setup, teardown),
