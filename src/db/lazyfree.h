@@ -4,7 +4,7 @@
  * The thread only frees memory handed to it: entries and tables that are no
  * longer reachable from any Db.  It never touches the keyspace, so commands
  * keep running on the main thread without locks.  The allocator is
- * thread-safe; the per-type free functions (objectSetFreeFn) must not touch
+ * thread-safe; the per-type free operations (ObjectType.free) must not touch
  * shared state.  The thread starts on first use. */
 #ifndef CAIRN_LAZYFREE_H
 #define CAIRN_LAZYFREE_H
