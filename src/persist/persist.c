@@ -320,7 +320,7 @@ static int restoreArgsOrReply(Client *c, RestoreArgs *a) {
 /* RESTORE's access metadata: IDLETIME under an LRU policy, FREQ under an
  * LFU one (Redis's objectSetLRUOrLFU). */
 static void restoreAccess(kvobj *o, const RestoreArgs *a) {
-    int p = server.cfg.maxmemoryPolicy;
+    int p = server.cfg.keyspace.maxmemoryPolicy;
     int lfu = p == MAXMEMORY_VOLATILE_LFU || p == MAXMEMORY_ALLKEYS_LFU;
     if (lfu && a->freq >= 0) {
         kvSetLru(o, (dbInitialLru() & ~255u) | (unsigned)a->freq);
@@ -408,12 +408,12 @@ static int writesDenied(void) {
  * Redis does.  (Redis also refuses an EXEC whose queue holds a write; here
  * the writes were refused when they were queued, so only a save failing
  * between MULTI and EXEC differs.) */
-static int misconfInterceptor(Client *c, Command *cmd) {
+int persistRefuseWriteOrReply(Client *c, Command *cmd) {
     if (state.lastBgsaveOk || !writesDenied()) return 0;
     int write = (cmd->flags & CMD_WRITE) || !strcmp(cmd->name, "ping");
     if (!write) return 0;
     dispatchRejectCommand(c, ERR_MISCONF);
-    return 1;
+    return -1;
 }
 
 /* --- INFO --- */
@@ -481,10 +481,6 @@ void persistInit(void) {
         state.loadKeysExpired = info.keysExpired;
     }
     server.dirty = 0;
-}
-
-__attribute__((constructor(170))) static void persistRegisterInterceptor(void) {
-    dispatchAddInterceptor(misconfInterceptor);
 }
 
 Command persistCommands[] = {

@@ -12,6 +12,7 @@
 
 #include <sys/types.h>
 
+#include "core/client.h"
 #include "ds/sds.h"
 
 /* Start-up: registers the timer hook and the shutdown hook, then loads the
@@ -31,6 +32,12 @@ int persistDebugReload(int flags);
 /* INFO stats: the duration of the last fork (µs) and the forks so far. */
 long long persistLatestForkUsec(void);
 long long persistTotalForks(void);
+
+/* MISCONF: while the last background save failed (and
+ * stop-writes-on-bgsave-error is set with save points), writes and PING
+ * are refused (-1 after replying), as Redis does.  0 lets cmd go on.  One
+ * of processCommand's checks. */
+int persistRefuseWriteOrReply(Client *c, Command *cmd);
 
 /* Appends the lines of INFO persistence to s. */
 sds persistInfoSection(sds s);

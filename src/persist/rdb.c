@@ -247,12 +247,12 @@ static void rwAuxInt(RdbWriter *w, const char *k, long long v) {
 }
 
 static int policyIsLru(void) {
-    int p = server.cfg.maxmemoryPolicy;
+    int p = server.cfg.keyspace.maxmemoryPolicy;
     return p == MAXMEMORY_VOLATILE_LRU || p == MAXMEMORY_ALLKEYS_LRU;
 }
 
 static int policyIsLfu(void) {
-    int p = server.cfg.maxmemoryPolicy;
+    int p = server.cfg.keyspace.maxmemoryPolicy;
     return p == MAXMEMORY_VOLATILE_LFU || p == MAXMEMORY_ALLKEYS_LFU;
 }
 

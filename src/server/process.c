@@ -10,6 +10,7 @@
  *      here, in that order, when those features exist; nothing loads a
  *      dataset yet, so there is no LOADING refusal either);
  *   4. a script past busy-reply-threshold: BUSY, but for allow-busy commands;
+ *   4b. MISCONF: writes (and PING) while the last background save failed;
  *   5. a MONITOR client may not touch the keyspace (Redis's replica rule);
  *   6. a RESP2 client in subscribed mode runs only the pub/sub commands;
  *   7. CLIENT PAUSE postpones the command (no reply yet);
@@ -27,6 +28,7 @@
 #include "core/dispatch.h"
 #include "core/errors.h"
 #include "core/server.h"
+#include "persist/persist.h"
 #include "script/script.h"
 #include "server/monitor.h"
 #include "server/multi.h"
@@ -143,6 +145,7 @@ void processCommand(Client *c) {
         dispatchRejectCommand(c, busy);
         return;
     }
+    if (persistRefuseWriteOrReply(c, cmd) == -1) return;
     if (monitorRefuseCommandOrReply(c, cmd) == -1) return;
     if (pubsubRefuseInContextOrReply(c, cmd) == -1) return;
     if (pausePostponeCommand(c, cmd)) return;
