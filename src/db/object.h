@@ -223,12 +223,13 @@ typedef struct ObjectType {
     /* Approximate bytes the value uses (MEMORY USAGE, lazy-free effort). */
     size_t (*size)(const void *ptr, int encoding);
     /* DEBUG DIGEST / DIGEST-VALUE: folds the value, as Redis defines the
-     * digest, into digest[20].  NULL until DEBUG DIGEST exists. */
+     * digest, into digest[20].  Not filled in yet: persist/digest.c
+     * computes the digest by type itself. */
     void (*digest)(const kvobj *o, unsigned char digest[20]);
     /* RDB: writes the value in Redis's format for its type and encoding
      * (0, or -1 on a write error); reads a value of RDB type rdbType,
-     * setting *encoding (NULL on corrupt input).  NULL until the
-     * persistence issue fills them in. */
+     * setting *encoding (NULL on corrupt input).  Not filled in yet:
+     * persist/rdb.c dispatches on the type itself. */
     int (*rdbSave)(struct RdbWriter *w, const kvobj *o);
     void *(*rdbLoad)(struct RdbReader *r, int rdbType, int *encoding);
 } ObjectType;
