@@ -665,7 +665,8 @@ static int loadQuicklist(RdbReader *r, Build *b, int v2) {
         if (container == QUICKLIST_NODE_PLAIN) {
             quicklistAppendPlain(b->ptr, data, n);
         } else if (!v2) {
-            if (ziplistForEach((unsigned char *)data, n, buildVisit, b) <= 0) {
+            /* An empty ziplist node is skipped, as Redis skips it. */
+            if (ziplistForEach((unsigned char *)data, n, buildVisit, b) < 0) {
                 sdsFree(data);
                 return rrFail(r, "ziplist integrity check failed");
             }
