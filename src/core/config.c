@@ -442,31 +442,44 @@ static const char *boundsError(const ConfigDef *d) {
     return errbuf;
 }
 
+/* Parses the value of numeric directive d: a memory value (with a unit)
+ * when d is CF_MEMORY, else an integer.  A memory value is taken whole
+ * into *ull when unbounded is set (returns 1); otherwise the value must
+ * fit d's bounds and lands in *ll (returns 0).  Returns -1 with Redis's
+ * text in *err. */
+static int parseNumeric(const ConfigDef *d, const char *arg, int unbounded, long long *ll, unsigned long long *ull,
+                        const char **err) {
+    if (d->flags & CF_MEMORY) {
+        if (memToULL(arg, ull) == -1) {
+            *err = "argument must be a memory value";
+            return -1;
+        }
+        if (unbounded) return 1;
+        if (*ull > (unsigned long long)LLONG_MAX) {
+            *err = boundsError(d);
+            return -1;
+        }
+        *ll = (long long)*ull;
+    } else if (!stringToLongLong(arg, strlen(arg), ll)) {
+        *err = "argument couldn't be parsed into an integer";
+        return -1;
+    }
+    if (*ll < d->min || *ll > d->max) {
+        *err = boundsError(d);
+        return -1;
+    }
+    return 0;
+}
+
 /* Numeric directives: parse, check bounds, store. */
 static int setNumeric(const ConfigDef *d, ServerConfig *cfg, const char *arg, const char **err) {
     long long ll = 0;
     unsigned long long ull = 0;
-    if (d->flags & CF_MEMORY) {
-        if (memToULL(arg, &ull) == -1) {
-            *err = "argument must be a memory value";
-            return -1;
-        }
-        if (d->type == CT_ULL) {
-            *FIELD(cfg, d, unsigned long long) = ull;
-            return 0;
-        }
-        if (ull > (unsigned long long)LLONG_MAX) {
-            *err = boundsError(d);
-            return -1;
-        }
-        ll = (long long)ull;
-    } else if (!stringToLongLong(arg, strlen(arg), &ll)) {
-        *err = "argument couldn't be parsed into an integer";
-        return -1;
-    }
-    if (ll < d->min || ll > d->max) {
-        *err = boundsError(d);
-        return -1;
+    int rc = parseNumeric(d, arg, d->type == CT_ULL, &ll, &ull, err);
+    if (rc == -1) return -1;
+    if (rc == 1) {
+        *FIELD(cfg, d, unsigned long long) = ull;
+        return 0;
     }
     /* Redis keeps hz within 1..500 whatever was asked. */
     if (d->off == OFF(hz) && d->type == CT_INT) ll = ll < 1 ? 1 : ll > 500 ? 500 : ll;
@@ -552,31 +565,11 @@ static int rawNormalize(const ConfigDef *d, const char *arg, sds *out, const cha
         return 0;
     }
     if (d->flags & CF_RAW_INT) {
-        long long ll;
-        unsigned long long ull;
-        if (d->flags & CF_MEMORY) {
-            if (memToULL(arg, &ull) == -1) {
-                *err = "argument must be a memory value";
-                return -1;
-            }
-            if (d->min == 0 && d->max == 0) {
-                *out = sdsCatPrintf(sdsEmpty(), "%llu", ull);
-                return 0;
-            }
-            if (ull > (unsigned long long)LLONG_MAX) {
-                *err = boundsError(d);
-                return -1;
-            }
-            ll = (long long)ull;
-        } else if (!stringToLongLong(arg, strlen(arg), &ll)) {
-            *err = "argument couldn't be parsed into an integer";
-            return -1;
-        }
-        if (ll < d->min || ll > d->max) {
-            *err = boundsError(d);
-            return -1;
-        }
-        *out = sdsFromLongLong(ll);
+        long long ll = 0;
+        unsigned long long ull = 0;
+        int rc = parseNumeric(d, arg, d->min == 0 && d->max == 0, &ll, &ull, err);
+        if (rc == -1) return -1;
+        *out = rc == 1 ? sdsCatPrintf(sdsEmpty(), "%llu", ull) : sdsFromLongLong(ll);
         return 0;
     }
     if (d->enums) {
