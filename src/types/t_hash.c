@@ -279,15 +279,22 @@ static kvobj *hashCreate(Db *db, const sds key, size_t capacity) {
     return o;
 }
 
-/* Converts a listpack-encoded hash to a hashtable. */
-static void hashConvert(HashWrite *w) {
-    unsigned char *lp = kvPtr(w->o);
+/* A new hashtable holding the fields of listpack lp (lp is untouched; the
+ * caller owns both). */
+static Htab *hashTableFromListpack(unsigned char *lp) {
     Htab *h = htabCreate(&hashFieldType);
     htabExpand(h, lpLength(lp) / 2);
     HashIter hi;
     hashIterInit(&hi, lp, OBJ_ENC_LISTPACK);
     while (hashIterNext(&hi)) htabAdd(h, hfCreate(hi.f.p, hi.f.len, hi.v.p, hi.v.len));
     hashIterRelease(&hi);
+    return h;
+}
+
+/* Converts a listpack-encoded hash to a hashtable. */
+static void hashConvert(HashWrite *w) {
+    unsigned char *lp = kvPtr(w->o);
+    Htab *h = hashTableFromListpack(lp);
     if (kvHasInlineValue(w->o)) {
         w->o = dbSetValuePtr(w->db, w->o, OBJ_ENC_HT, h);
         return;
@@ -990,12 +997,7 @@ void hashLoadBegin(size_t hint, int *enc, void **ptr) {
 /* The listpack of a hash being loaded becomes a hashtable. */
 static void hashLoadConvert(int *enc, void **ptr) {
     unsigned char *lp = *ptr;
-    Htab *h = htabCreate(&hashFieldType);
-    htabExpand(h, lpLength(lp) / 2);
-    HashIter hi;
-    hashIterInit(&hi, lp, OBJ_ENC_LISTPACK);
-    while (hashIterNext(&hi)) htabAdd(h, hfCreate(hi.f.p, hi.f.len, hi.v.p, hi.v.len));
-    hashIterRelease(&hi);
+    Htab *h = hashTableFromListpack(lp);
     lpFree(lp);
     *enc = OBJ_ENC_HT;
     *ptr = h;
