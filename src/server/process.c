@@ -7,8 +7,8 @@
  *   2. wrong number of arguments;
  *   3. authentication (requirepass);
  *      (ACL permissions, maxmemory OOM and cluster redirection will sit
- *      here, in that order, when those features exist; nothing loads a
- *      dataset yet, so there is no LOADING refusal either);
+ *      here, in that order, when those features exist; dump.rdb loads
+ *      before clients are accepted, so there is no LOADING refusal yet);
  *   4. a script past busy-reply-threshold: BUSY, but for allow-busy commands;
  *   4b. MISCONF: writes (and PING) while the last background save failed;
  *   5. a MONITOR client may not touch the keyspace (Redis's replica rule);
