@@ -16,19 +16,12 @@ import sys
 
 import pytest
 
+from txhelp import encode
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # Commands Cairn has beyond Redis 7.0.15 (CLIENT SETINFO is Redis 7.2's).
 EXTENSIONS = {b"client|setinfo"}
-
-
-def encode(*args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        if isinstance(a, str):
-            a = a.encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
 
 
 class Resp:
