@@ -24,6 +24,7 @@
 #include "ds/rand.h"
 #include "ds/util.h"
 #include "persist/persist.h"
+#include "persist/rdb.h"
 #include "server/latency.h"
 #include "server/monitor.h"
 #include "server/multi.h"
@@ -107,6 +108,7 @@ static void initFeatures(void) {
     objectRegisterType(OBJ_SET, &setObjectType);
     objectRegisterType(OBJ_ZSET, &zsetObjectType);
     objectRegisterType(OBJ_HASH, &hashObjectType);
+    rdbRegisterTypes(); /* the digest and RDB slots of each type */
     dbConfig = &server.cfg.keyspace;
     dbHooks.keyExpired = serverKeyExpiredHook;
     dbHooks.keyAdded = keyAdded;

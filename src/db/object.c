@@ -26,12 +26,34 @@ static size_t stringSize(const void *ptr, int encoding) {
     return encoding == OBJ_ENC_RAW ? sdsAllocSize((const sds)ptr) : 0;
 }
 
-static const ObjectType stringType = {.free = stringFree, .dup = stringDup, .size = stringSize};
+/* Indexed by type (3 bits): the registered operations (copies, so that
+ * the persistence layer can fill its slots), and a pointer to each
+ * registered one (NULL otherwise).  Strings are always there. */
+static ObjectType typeTable[8] = {[OBJ_STRING] = {.free = stringFree, .dup = stringDup, .size = stringSize}};
+static const ObjectType *typeOps[8] = {[OBJ_STRING] = &typeTable[OBJ_STRING]};
 
-/* Indexed by type (3 bits); strings are always there. */
-static const ObjectType *typeOps[8] = {[OBJ_STRING] = &stringType};
+void objectRegisterType(int type, const ObjectType *ops) {
+    ObjectType *t = &typeTable[type & 7];
+    if (!ops) { /* unregister (tests) */
+        memset(t, 0, sizeof(*t));
+        typeOps[type & 7] = NULL;
+        return;
+    }
+    t->free = ops->free;
+    t->dup = ops->dup;
+    t->size = ops->size;
+    typeOps[type & 7] = t;
+}
 
-void objectRegisterType(int type, const ObjectType *ops) { typeOps[type & 7] = ops; }
+void objectRegisterPersistence(int type, void (*digest)(const kvobj *, unsigned char[20]),
+                               int (*rdbType)(const kvobj *), void (*rdbSave)(struct RdbWriter *, const kvobj *),
+                               kvobj *(*rdbLoad)(struct RdbReader *, int, const char *, size_t, int *)) {
+    ObjectType *t = &typeTable[type & 7];
+    t->digest = digest;
+    t->rdbType = rdbType;
+    t->rdbSave = rdbSave;
+    t->rdbLoad = rdbLoad;
+}
 
 const ObjectType *objectTypeOps(int type) { return typeOps[type & 7]; }
 

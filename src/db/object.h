@@ -209,9 +209,12 @@ const char *encodingName(int encoding);  /* "raw", "int", "listpack", ... */
 
 /* The operations on one type's values, one struct per type.  String values
  * are this file's own; each collection type's module (src/types) defines
- * its struct and main.c registers it at start-up, so that this layer does
- * not depend on them.  `ptr`/`encoding` are a value pointer (kvPtr) and
- * its reported encoding (kvEncoding). */
+ * its free/dup/size and main.c registers it at start-up, so that this layer
+ * does not depend on them.  The digest and RDB slots belong to the
+ * persistence layer (src/persist), which sits above the types: it fills
+ * them for every type at start-up (objectRegisterPersistence), after the
+ * types registered.  `ptr`/`encoding` are a value pointer (kvPtr) and its
+ * reported encoding (kvEncoding). */
 struct RdbWriter;  /* defined by the persistence layer */
 struct RdbReader;
 typedef struct ObjectType {
@@ -222,21 +225,29 @@ typedef struct ObjectType {
     void *(*dup)(const void *ptr, int encoding);
     /* Approximate bytes the value uses (MEMORY USAGE, lazy-free effort). */
     size_t (*size)(const void *ptr, int encoding);
-    /* DEBUG DIGEST / DIGEST-VALUE: folds the value, as Redis defines the
-     * digest, into digest[20].  Not filled in yet: persist/digest.c
-     * computes the digest by type itself. */
+    /* DEBUG DIGEST / DIGEST-VALUE: folds the value's elements, as Redis
+     * defines the digest, into digest[20] (the caller mixes the type number
+     * before and the expire flag after). */
     void (*digest)(const kvobj *o, unsigned char digest[20]);
-    /* RDB: writes the value in Redis's format for its type and encoding
-     * (0, or -1 on a write error); reads a value of RDB type rdbType,
-     * setting *encoding (NULL on corrupt input).  Not filled in yet:
-     * persist/rdb.c dispatches on the type itself. */
-    int (*rdbSave)(struct RdbWriter *w, const kvobj *o);
-    void *(*rdbLoad)(struct RdbReader *r, int rdbType, int *encoding);
+    /* RDB: the value-type byte Redis writes for o's encoding; the value's
+     * body in that format (a write error is kept in the writer). */
+    int (*rdbType)(const kvobj *o);
+    void (*rdbSave)(struct RdbWriter *w, const kvobj *o);
+    /* RDB: reads a value of RDB type rdbType (one this type loads) and
+     * returns the entry for key; NULL with *empty = 1 for an empty
+     * collection, or NULL with the reader's error set when corrupt. */
+    kvobj *(*rdbLoad)(struct RdbReader *r, int rdbType, const char *key, size_t keylen, int *empty);
 } ObjectType;
 
-/* Installs the operations of `type` (OBJ_LIST, ...); ops must live as long
- * as the process.  Called at start-up only. */
+/* Installs the free/dup/size operations of `type` (OBJ_LIST, ...), copied;
+ * NULL removes the type (tests).  Called at start-up only. */
 void objectRegisterType(int type, const ObjectType *ops);
+/* Installs the digest and RDB operations of `type` (the persistence
+ * layer's), keeping the others.  Called at start-up only, after
+ * objectRegisterType. */
+void objectRegisterPersistence(int type, void (*digest)(const kvobj *, unsigned char[20]),
+                               int (*rdbType)(const kvobj *), void (*rdbSave)(struct RdbWriter *, const kvobj *),
+                               kvobj *(*rdbLoad)(struct RdbReader *, int, const char *, size_t, int *));
 /* The operations of `type`: NULL for a type not registered. */
 const ObjectType *objectTypeOps(int type);
 /* A deep copy of o's value pointer (NULL for inline strings); the caller

@@ -69,40 +69,43 @@ static int zsetMemberDigest(void *priv, const unsigned char *m, size_t len, doub
     return 1;
 }
 
+/* --- per type (ObjectType.digest, registered by rdbRegisterTypes) --- */
+
+void digestString(const kvobj *o, unsigned char d[20]) {
+    char buf[32];
+    size_t len;
+    const char *p = kvStringBytes(o, buf, &len);
+    mixDigest(d, p, len);
+}
+
+void digestList(const kvobj *o, unsigned char d[20]) {
+    QuicklistIter *it = quicklistIter(kvPtr(o), QL_HEAD);
+    QlEntry e;
+    while (quicklistNext(it, &e)) {
+        if (e.str) {
+            mixDigest(d, e.str, e.len);
+        } else {
+            char buf[32];
+            int n = snprintf(buf, sizeof(buf), "%lld", e.ival);
+            mixDigest(d, buf, (size_t)n);
+        }
+    }
+    quicklistIterRelease(it);
+}
+
+void digestSet(const kvobj *o, unsigned char d[20]) { setValueForEach(o, setMemberDigest, d); }
+
+void digestZset(const kvobj *o, unsigned char d[20]) {
+    unsigned long n = zsetLength(o);
+    if (n) zsetForEachByRank(o, 0, (long)n - 1, 0, zsetMemberDigest, d);
+}
+
+void digestHash(const kvobj *o, unsigned char d[20]) { hashValueForEach(o, hashPairDigest, d); }
+
 void digestValue(const kvobj *o, unsigned char d[20]) {
     mixUint32(d, (uint32_t)kvType(o));
-    switch (kvType(o)) {
-    case OBJ_STRING: {
-        char buf[32];
-        size_t len;
-        const char *p = kvStringBytes(o, buf, &len);
-        mixDigest(d, p, len);
-        break;
-    }
-    case OBJ_LIST: {
-        QuicklistIter *it = quicklistIter(kvPtr(o), QL_HEAD);
-        QlEntry e;
-        while (quicklistNext(it, &e)) {
-            if (e.str) {
-                mixDigest(d, e.str, e.len);
-            } else {
-                char buf[32];
-                int n = snprintf(buf, sizeof(buf), "%lld", e.ival);
-                mixDigest(d, buf, (size_t)n);
-            }
-        }
-        quicklistIterRelease(it);
-        break;
-    }
-    case OBJ_SET: setValueForEach(o, setMemberDigest, d); break;
-    case OBJ_ZSET: {
-        unsigned long n = zsetLength(o);
-        if (n) zsetForEachByRank(o, 0, (long)n - 1, 0, zsetMemberDigest, d);
-        break;
-    }
-    case OBJ_HASH: hashValueForEach(o, hashPairDigest, d); break;
-    default: break;
-    }
+    const ObjectType *ops = objectTypeOps(kvType(o));
+    if (ops && ops->digest) ops->digest(o, d);
     if (kvHasExpire(o)) xorDigest(d, "!!expire!!", 10);
 }
 

@@ -12,4 +12,12 @@ void digestValue(const kvobj *o, unsigned char d[20]);
 /* The digest of every database: 20 zero bytes when all are empty. */
 void digestDataset(unsigned char out[20]);
 
+/* Each type's elements (ObjectType.digest): what digestValue folds in
+ * between the type number and the expire flag. */
+void digestString(const kvobj *o, unsigned char d[20]);
+void digestList(const kvobj *o, unsigned char d[20]);
+void digestSet(const kvobj *o, unsigned char d[20]);
+void digestZset(const kvobj *o, unsigned char d[20]);
+void digestHash(const kvobj *o, unsigned char d[20]);
+
 #endif

@@ -7,7 +7,9 @@
  * position, and every decoder checks what remains before it reads or
  * reserves.  Values are built outside the keyspace through the type
  * modules' load builders (hash.h, set.h, zset.h) and the quicklist API, then
- * wrapped in a key entry. */
+ * wrapped in a key entry.  Each type's save and load are its ObjectType's
+ * rdbType/rdbSave/rdbLoad slots (rdbRegisterTypes fills them at start-up):
+ * the snapshot and DUMP code call them and never switch on the type. */
 #include "persist/rdb.h"
 
 #include <errno.h>
@@ -34,6 +36,7 @@
 #include "ds/rdbcodec.h"
 #include "ds/sds.h"
 #include "ds/util.h"
+#include "persist/digest.h"
 #include "script/function.h"
 #include "types/hash.h"
 #include "types/set.h"
@@ -151,62 +154,75 @@ static int zsetMemberSave(void *priv, const unsigned char *m, size_t len, double
     return 1; /* go on */
 }
 
-/* The RDB type byte for o's type and encoding. */
-static int rdbTypeOf(const kvobj *o) {
-    int enc = kvEncoding(o);
-    switch (kvType(o)) {
-    case OBJ_STRING: return RDB_TYPE_STRING;
-    case OBJ_LIST: return RDB_TYPE_LIST_QUICKLIST_2;
-    case OBJ_SET: return enc == OBJ_ENC_INTSET ? RDB_TYPE_SET_INTSET : RDB_TYPE_SET;
-    case OBJ_ZSET: return enc == OBJ_ENC_LISTPACK ? RDB_TYPE_ZSET_LISTPACK : RDB_TYPE_ZSET_2;
-    case OBJ_HASH: return enc == OBJ_ENC_LISTPACK ? RDB_TYPE_HASH_LISTPACK : RDB_TYPE_HASH;
-    default: return -1;
-    }
+/* --- per type: the type byte and body (ObjectType.rdbType / rdbSave) --- */
+
+static int stringRdbType(const kvobj *o) {
+    (void)o;
+    return RDB_TYPE_STRING;
 }
 
-/* Writes o's value, of RDB type `type` (rdbTypeOf). */
-static void rwBody(RdbWriter *w, const kvobj *o, int type) {
-    switch (type) {
-    case RDB_TYPE_STRING: {
-        char buf[32];
-        size_t len;
-        const char *p = kvStringBytes(o, buf, &len);
-        rwString(w, p, len);
-        break;
+static void stringRdbSave(RdbWriter *w, const kvobj *o) {
+    char buf[32];
+    size_t len;
+    const char *p = kvStringBytes(o, buf, &len);
+    rwString(w, p, len);
+}
+
+static int listRdbType(const kvobj *o) {
+    (void)o;
+    return RDB_TYPE_LIST_QUICKLIST_2;
+}
+
+static void listRdbSave(RdbWriter *w, const kvobj *o) {
+    Quicklist *ql = kvPtr(o);
+    rwLen(w, quicklistNodeCount(ql));
+    quicklistForEachNode(ql, quicklistNodeSave, w);
+}
+
+static int setRdbType(const kvobj *o) { return kvEncoding(o) == OBJ_ENC_INTSET ? RDB_TYPE_SET_INTSET : RDB_TYPE_SET; }
+
+static void setRdbSave(RdbWriter *w, const kvobj *o) {
+    if (kvEncoding(o) == OBJ_ENC_INTSET) {
+        rwString(w, kvPtr(o), intsetBlobLen(kvPtr(o)));
+        return;
     }
-    case RDB_TYPE_LIST_QUICKLIST_2: {
-        Quicklist *ql = kvPtr(o);
-        rwLen(w, quicklistNodeCount(ql));
-        quicklistForEachNode(ql, quicklistNodeSave, w);
-        break;
+    rwLen(w, setValueLength(o));
+    setValueForEach(o, setMemberSave, w);
+}
+
+static int zsetRdbType(const kvobj *o) {
+    return kvEncoding(o) == OBJ_ENC_LISTPACK ? RDB_TYPE_ZSET_LISTPACK : RDB_TYPE_ZSET_2;
+}
+
+static void zsetRdbSave(RdbWriter *w, const kvobj *o) {
+    if (kvEncoding(o) == OBJ_ENC_LISTPACK) {
+        rwString(w, kvPtr(o), lpBytes(kvPtr(o)));
+        return;
     }
-    case RDB_TYPE_SET_INTSET: rwString(w, kvPtr(o), intsetBlobLen(kvPtr(o))); break;
-    case RDB_TYPE_SET:
-        rwLen(w, setValueLength(o));
-        setValueForEach(o, setMemberSave, w);
-        break;
-    case RDB_TYPE_ZSET_LISTPACK:
-    case RDB_TYPE_HASH_LISTPACK: rwString(w, kvPtr(o), lpBytes(kvPtr(o))); break;
-    case RDB_TYPE_ZSET_2: {
-        unsigned long n = zsetLength(o);
-        rwLen(w, n);
-        /* Tail to head, as Redis writes (loading then inserts at the head). */
-        zsetForEachByRank(o, 0, (long)n - 1, 1, zsetMemberSave, w);
-        break;
+    unsigned long n = zsetLength(o);
+    rwLen(w, n);
+    /* Tail to head, as Redis writes (loading then inserts at the head). */
+    zsetForEachByRank(o, 0, (long)n - 1, 1, zsetMemberSave, w);
+}
+
+static int hashRdbType(const kvobj *o) {
+    return kvEncoding(o) == OBJ_ENC_LISTPACK ? RDB_TYPE_HASH_LISTPACK : RDB_TYPE_HASH;
+}
+
+static void hashRdbSave(RdbWriter *w, const kvobj *o) {
+    if (kvEncoding(o) == OBJ_ENC_LISTPACK) {
+        rwString(w, kvPtr(o), lpBytes(kvPtr(o)));
+        return;
     }
-    case RDB_TYPE_HASH:
-        rwLen(w, hashValueLength(o));
-        hashValueForEach(o, hashPairSave, w);
-        break;
-    default: break;
-    }
+    rwLen(w, hashValueLength(o));
+    hashValueForEach(o, hashPairSave, w);
 }
 
 sds rdbDumpValue(const kvobj *o) {
     RdbWriter w = {.buf = sdsEmpty(), .fd = -1, .compress = server.cfg.rdbcompression};
-    int type = rdbTypeOf(o);
-    rwByte(&w, (unsigned char)type);
-    rwBody(&w, o, type);
+    const ObjectType *ops = objectTypeOps(kvType(o));
+    rwByte(&w, (unsigned char)ops->rdbType(o));
+    ops->rdbSave(&w, o);
     unsigned char t[RDB_PAYLOAD_TRAILER] = {RDB_VERSION & 0xff, RDB_VERSION >> 8};
     w.buf = sdsCatLen(w.buf, t, 2);
     uint64_t crc = crc64(0, w.buf, sdsLen(w.buf));
@@ -216,7 +232,7 @@ sds rdbDumpValue(const kvobj *o) {
 
 size_t rdbSerializedLength(const kvobj *o) {
     RdbWriter w = {.buf = sdsEmpty(), .fd = -1, .compress = server.cfg.rdbcompression};
-    rwBody(&w, o, rdbTypeOf(o));
+    objectTypeOps(kvType(o))->rdbSave(&w, o);
     size_t n = sdsLen(w.buf);
     sdsFree(w.buf);
     return n;
@@ -272,10 +288,10 @@ static int rwKey(RdbWriter *w, const kvobj *o, int lru, int lfu) {
         rwByte(w, RDB_OPCODE_FREQ);
         rwByte(w, (unsigned char)dbLfuDecayed(o));
     }
-    int type = rdbTypeOf(o);
-    rwByte(w, (unsigned char)type);
+    const ObjectType *ops = objectTypeOps(kvType(o));
+    rwByte(w, (unsigned char)ops->rdbType(o));
     rwString(w, kvKey(o), kvKeyLen(o));
-    rwBody(w, o, type);
+    ops->rdbSave(w, o);
     /* rdb-key-save-delay: tests slow a save down to act while it runs. */
     if (server.cfg.rdbKeySaveDelay > 0) usleep((useconds_t)server.cfg.rdbKeySaveDelay);
     return rwMaybeFlush(w);
@@ -745,36 +761,22 @@ static int loadElements(RdbReader *r, Build *b, int rdbType) {
     return 0;
 }
 
-/* Reads a value of rdbType for key.  Returns the entry; NULL with
- * *empty = 1 for an empty collection (skipped when loading a file), or NULL
- * with r->why set when corrupt. */
-static kvobj *loadValue(RdbReader *r, int rdbType, const char *key, size_t keylen, int *empty) {
+/* --- per type: loading (ObjectType.rdbLoad) --- */
+
+static kvobj *stringRdbLoad(RdbReader *r, int rdbType, const char *key, size_t keylen, int *empty) {
+    (void)rdbType;
     *empty = 0;
-    if (rdbType == RDB_TYPE_STRING) {
-        sds s;
-        if (rrString(r, &s) < 0) return NULL;
-        kvobj *o = kvCreateString(key, keylen, s, sdsLen(s));
-        sdsFree(s);
-        return o;
-    }
-    int type;
-    switch (rdbType) {
-    case RDB_TYPE_LIST:
-    case RDB_TYPE_LIST_ZIPLIST:
-    case RDB_TYPE_LIST_QUICKLIST:
-    case RDB_TYPE_LIST_QUICKLIST_2: type = OBJ_LIST; break;
-    case RDB_TYPE_SET:
-    case RDB_TYPE_SET_INTSET: type = OBJ_SET; break;
-    case RDB_TYPE_ZSET:
-    case RDB_TYPE_ZSET_2:
-    case RDB_TYPE_ZSET_ZIPLIST:
-    case RDB_TYPE_ZSET_LISTPACK: type = OBJ_ZSET; break;
-    case RDB_TYPE_HASH:
-    case RDB_TYPE_HASH_ZIPMAP:
-    case RDB_TYPE_HASH_ZIPLIST:
-    case RDB_TYPE_HASH_LISTPACK: type = OBJ_HASH; break;
-    default: rrFail(r, "unknown or unsupported value type"); return NULL;
-    }
+    sds s;
+    if (rrString(r, &s) < 0) return NULL;
+    kvobj *o = kvCreateString(key, keylen, s, sdsLen(s));
+    sdsFree(s);
+    return o;
+}
+
+/* A collection of `type` in any of its RDB forms: element by element, a
+ * quicklist, or a blob (ziplist, zipmap, intset, listpack). */
+static kvobj *collectionRdbLoad(RdbReader *r, int type, int rdbType, const char *key, size_t keylen, int *empty) {
+    *empty = 0;
     Build b;
     buildBegin(&b, type, 0);
     int rc;
@@ -798,8 +800,57 @@ static kvobj *loadValue(RdbReader *r, int rdbType, const char *key, size_t keyle
         *empty = 1;
         return NULL;
     }
-    kvobj *o = kvCreatePtr(key, keylen, type, b.enc, b.ptr);
-    return o;
+    return kvCreatePtr(key, keylen, type, b.enc, b.ptr);
+}
+
+static kvobj *listRdbLoad(RdbReader *r, int rdbType, const char *key, size_t keylen, int *empty) {
+    return collectionRdbLoad(r, OBJ_LIST, rdbType, key, keylen, empty);
+}
+static kvobj *setRdbLoad(RdbReader *r, int rdbType, const char *key, size_t keylen, int *empty) {
+    return collectionRdbLoad(r, OBJ_SET, rdbType, key, keylen, empty);
+}
+static kvobj *zsetRdbLoad(RdbReader *r, int rdbType, const char *key, size_t keylen, int *empty) {
+    return collectionRdbLoad(r, OBJ_ZSET, rdbType, key, keylen, empty);
+}
+static kvobj *hashRdbLoad(RdbReader *r, int rdbType, const char *key, size_t keylen, int *empty) {
+    return collectionRdbLoad(r, OBJ_HASH, rdbType, key, keylen, empty);
+}
+
+/* The object type whose rdbLoad reads values of RDB type rdbType, or -1
+ * for a type Cairn does not read (a new type adds its RDB types here). */
+static int objectTypeOfRdb(int rdbType) {
+    switch (rdbType) {
+    case RDB_TYPE_STRING: return OBJ_STRING;
+    case RDB_TYPE_LIST:
+    case RDB_TYPE_LIST_ZIPLIST:
+    case RDB_TYPE_LIST_QUICKLIST:
+    case RDB_TYPE_LIST_QUICKLIST_2: return OBJ_LIST;
+    case RDB_TYPE_SET:
+    case RDB_TYPE_SET_INTSET: return OBJ_SET;
+    case RDB_TYPE_ZSET:
+    case RDB_TYPE_ZSET_2:
+    case RDB_TYPE_ZSET_ZIPLIST:
+    case RDB_TYPE_ZSET_LISTPACK: return OBJ_ZSET;
+    case RDB_TYPE_HASH:
+    case RDB_TYPE_HASH_ZIPMAP:
+    case RDB_TYPE_HASH_ZIPLIST:
+    case RDB_TYPE_HASH_LISTPACK: return OBJ_HASH;
+    default: return -1;
+    }
+}
+
+/* Reads a value of rdbType for key through its type's rdbLoad.  Returns
+ * the entry; NULL with *empty = 1 for an empty collection (skipped when
+ * loading a file), or NULL with r->why set when corrupt. */
+static kvobj *loadValue(RdbReader *r, int rdbType, const char *key, size_t keylen, int *empty) {
+    *empty = 0;
+    int type = objectTypeOfRdb(rdbType);
+    const ObjectType *ops = type < 0 ? NULL : objectTypeOps(type);
+    if (!ops || !ops->rdbLoad) {
+        rrFail(r, "unknown or unsupported value type");
+        return NULL;
+    }
+    return ops->rdbLoad(r, rdbType, key, keylen, empty);
 }
 
 kvobj *rdbRestoreValue(const char *key, size_t keylen, const unsigned char *p, size_t len) {
@@ -993,4 +1044,16 @@ int rdbLoadFile(const char *filename, int merge, RdbLoadInfo *info, sds *err) {
         return -1;
     }
     return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Registration                                                               */
+/* ------------------------------------------------------------------------ */
+
+void rdbRegisterTypes(void) {
+    objectRegisterPersistence(OBJ_STRING, digestString, stringRdbType, stringRdbSave, stringRdbLoad);
+    objectRegisterPersistence(OBJ_LIST, digestList, listRdbType, listRdbSave, listRdbLoad);
+    objectRegisterPersistence(OBJ_SET, digestSet, setRdbType, setRdbSave, setRdbLoad);
+    objectRegisterPersistence(OBJ_ZSET, digestZset, zsetRdbType, zsetRdbSave, zsetRdbLoad);
+    objectRegisterPersistence(OBJ_HASH, digestHash, hashRdbType, hashRdbSave, hashRdbLoad);
 }

@@ -30,6 +30,13 @@
 #include "ds/sds.h"
 
 #define RDB_VERSION 10
+
+/* Fills the digest and RDB slots of every type's ObjectType (db/object.h)
+ * with this layer's operations: once at start-up, after the types
+ * registered theirs.  A new type's RDB code goes here (its save, load and
+ * the RDB types it reads, objectTypeOfRdb in rdb.c) and its digest in
+ * digest.c. */
+void rdbRegisterTypes(void);
 #define RDB_PAYLOAD_TRAILER 10 /* DUMP payload: version (2) + CRC-64 (8) */
 
 /* A DUMP payload of o's value (caller owns it). */

@@ -287,6 +287,10 @@ static size_t fakeSize(const void *ptr, int encoding) {
     (void)ptr;
     return 1000 + (size_t)encoding;
 }
+static void fakeDigest(const kvobj *o, unsigned char d[20]) {
+    (void)o;
+    d[0] ^= 1;
+}
 static const ObjectType fakeType = {.free = fakeFree, .dup = fakeDup, .size = fakeSize};
 
 static void test_type_operations(void **state) {
@@ -298,10 +302,15 @@ static void test_type_operations(void **state) {
     kvFree(u);                      /* and nothing freed */
 
     objectRegisterType(OBJ_SET, &fakeType);
-    assert_ptr_equal(objectTypeOps(OBJ_SET), &fakeType);
-    assert_null(fakeType.digest); /* slots filled in by later work */
-    assert_null(fakeType.rdbSave);
-    assert_null(fakeType.rdbLoad);
+    const ObjectType *t = objectTypeOps(OBJ_SET);
+    assert_non_null(t);
+    assert_ptr_equal(t->free, fakeFree);
+    assert_null(t->digest); /* the persistence layer's, registered apart */
+    assert_null(t->rdbSave);
+    assert_null(t->rdbLoad);
+    objectRegisterPersistence(OBJ_SET, fakeDigest, NULL, NULL, NULL);
+    assert_ptr_equal(objectTypeOps(OBJ_SET)->digest, fakeDigest);
+    assert_ptr_equal(objectTypeOps(OBJ_SET)->size, fakeSize); /* kept */
     void *v = xmalloc(8);
     memcpy(v, "12345678", 8);
     kvobj *o = kvCreatePtr("s", 1, OBJ_SET, OBJ_ENC_INTSET, v);
