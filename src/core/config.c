@@ -300,7 +300,7 @@ static ConfigDef configTable[] = {
     RAWE("oom-score-adj", NULL, 0, oomScoreAdjEnum, "no"),
     RAW("oom-score-adj-values", NULL, CF_MULTI_ARG, "0 200 800"),
     RAWE("propagation-error-behavior", NULL, 0, propagationErrorEnum, "ignore"),
-    RAWB("rdb-del-sync-files", NULL, 0, "no"),
+    B("rdb-del-sync-files", NULL, 0, rdbDelSyncFiles, "no"),
     RAWB("rdb-save-incremental-fsync", NULL, 0, "yes"),
     RAWI("repl-backlog-size", NULL, CF_MEMORY, 1, LLONG_MAX, "1048576"),
     RAWI("repl-backlog-ttl", NULL, 0, 0, LLONG_MAX, "3600"),
@@ -321,7 +321,7 @@ static ConfigDef configTable[] = {
     RAWB("replica-read-only", "slave-read-only", 0, "yes"),
     RAWB("replica-serve-stale-data", "slave-serve-stale-data", 0, "yes"),
     RAW("replicaof", "slaveof", CF_IMMUTABLE | CF_MULTI_ARG | CF_ONLY_DEFAULT, ""),
-    RAWE("sanitize-dump-payload", NULL, 0, sanitizePayloadEnum, "no"),
+    E("sanitize-dump-payload", NULL, 0, sanitizeDumpPayload, sanitizePayloadEnum, "no"),
     RAW("server_cpulist", NULL, CF_IMMUTABLE, ""),
     RAWE("shutdown-on-sigint", NULL, CF_MULTI_ARG, shutdownOnSignalEnum, "default"),
     RAWE("shutdown-on-sigterm", NULL, CF_MULTI_ARG, shutdownOnSignalEnum, "default"),
@@ -347,9 +347,10 @@ static ConfigDef configTable[] = {
     RAWI("tls-session-cache-size", NULL, 0, 0, INT_MAX, "20480"),
     RAWI("tls-session-cache-timeout", NULL, 0, 0, INT_MAX, "300"),
     RAWB("tls-session-caching", NULL, 0, "yes"),
-    RAWI("key-load-delay", NULL, CF_HIDDEN, INT_MIN, INT_MAX, "0"),
+    I("key-load-delay", NULL, CF_HIDDEN, keyLoadDelay, INT_MIN, INT_MAX, "0"),
     I("rdb-key-save-delay", NULL, CF_HIDDEN, rdbKeySaveDelay, INT_MIN, INT_MAX, "0"),
-    RAWI("loading-process-events-interval-bytes", NULL, CF_HIDDEN, 1024, INT_MAX, "2097152"),
+    I("loading-process-events-interval-bytes", NULL, CF_HIDDEN, loadingProcessEventsIntervalBytes, 1024, INT_MAX,
+      "2097152"),
 };
 #define CONFIG_COUNT (sizeof(configTable) / sizeof(configTable[0]))
 

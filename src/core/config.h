@@ -102,7 +102,15 @@ typedef struct ServerConfig {
     int rdbcompression, rdbchecksum;
     int stopWritesOnBgsaveError;
     int rdbKeySaveDelay;         /* microseconds slept per key saved (tests) */
+    int keyLoadDelay;            /* microseconds slept per key loaded (tests; < 0: 1 µs once in -n keys) */
+    int loadingProcessEventsIntervalBytes; /* the loop turns every so many bytes loaded */
+    int rdbDelSyncFiles;         /* remove an RDB made only for replication when persistence is off */
+    int sanitizeDumpPayload;     /* SANITIZE_PAYLOAD_* */
 } ServerConfig;
+
+#define SANITIZE_PAYLOAD_NO 0
+#define SANITIZE_PAYLOAD_YES 1
+#define SANITIZE_PAYLOAD_CLIENTS 2
 
 /* Fill cfg with the defaults of every directive. */
 void configInitDefaults(ServerConfig *cfg);

@@ -22,7 +22,9 @@
 #include "core/command.h"
 #include "core/dispatch.h"
 #include "core/effects.h"
+#include "core/event.h"
 #include "core/log.h"
+#include "core/net.h"
 #include "core/server.h"
 #include "db/db.h"
 #include "db/lazyfree.h"
@@ -43,6 +45,10 @@ static struct {
     int scheduled;              /* BGSAVE SCHEDULE waiting for the child slot */
     long long loadKeysLoaded, loadKeysExpired;
     long long latestForkUsec, totalForks;
+    /* The start-up load while it runs (loading:1 and the loading_* fields). */
+    int loading;
+    long long loadingStartUnix, loadingRdbUsedMem, loadingLastLogMs, loadingKeys;
+    size_t loadingTotalBytes, loadingLoadedBytes;
 } state = {.childPid = -1, .lastBgsaveOk = 1, .lastBgsaveTimeSec = -1};
 
 static long long nowUnix(void) { return (long long)time(NULL); }
@@ -174,6 +180,8 @@ static void persistCron(void) {
 /* Before exiting: kill a save child, save when save points are set (or
  * SHUTDOWN SAVE), refuse to exit on a failed save unless FORCE. */
 static int prepareShutdown(int flags) {
+    /* Saving a half-loaded dataset would overwrite the file it comes from. */
+    if (state.loading) flags = (flags & ~SHUTDOWN_SAVE) | SHUTDOWN_NOSAVE;
     if (state.childPid >= 0) {
         serverLog(LL_WARNING, "There is a child saving an .rdb. Killing it!");
         bgsaveKill();
@@ -195,6 +203,7 @@ static int prepareShutdown(int flags) {
 /* --- DEBUG RELOAD --- */
 
 int persistDebugReload(int flags) {
+    if (state.loading) return -2; /* no load inside the load */
     if (!(flags & PERSIST_RELOAD_NOSAVE) && saveForeground() < 0) return -1;
     if (!(flags & PERSIST_RELOAD_NOFLUSH)) {
         signalFlushedDb(-1);
@@ -392,6 +401,69 @@ static void restoreCommand(Client *c) {
     serverIncrDirty(1);
 }
 
+/* --- loading --- */
+
+#define LOADING_LOG_EVERY_MS 2000
+
+static int loadingPerc100(void) {
+    return (int)((double)state.loadingLoadedBytes / (double)(state.loadingTotalBytes + 1) * 10000);
+}
+
+/* The load's progress hook: record it, log it now and then, and turn the
+ * loop once so clients are answered (LOADING for most commands, see
+ * persistRefuseWhileLoadingOrReply).  Timers do not run; a SIGTERM or
+ * SIGINT received meanwhile ends the process here without saving. */
+static void loadingProgress(const RdbLoadInfo *info, size_t loaded, size_t total) {
+    state.loadingLoadedBytes = loaded;
+    state.loadingTotalBytes = total;
+    state.loadingRdbUsedMem = info->rdbUsedMem;
+    state.loadingKeys = info->keysLoaded + info->keysExpired;
+    serverUpdateTime();
+    if (server.time.nowMs - state.loadingLastLogMs >= LOADING_LOG_EVERY_MS) {
+        int p = loadingPerc100();
+        serverLog(LL_NOTICE, "Loading RDB: %d.%02d%% (%zu of %zu bytes, %lld keys so far)", p / 100, p % 100, loaded,
+                  total, state.loadingKeys);
+        state.loadingLastLogMs = server.time.nowMs;
+    }
+    if (server.shutdownAsap) {
+        serverLog(LL_WARNING, "Received %s during loading, exiting without saving.",
+                  server.shutdownAsap == SIGINT ? "SIGINT" : "SIGTERM");
+        prepareShutdown(SHUTDOWN_NOSAVE);
+        serverShutdown(0);
+    }
+    eventProcessFileEvents(server.loop, 0);
+    netHandlePendingWrites();
+    netFreeClosingClients();
+}
+
+int persistLoading(void) { return state.loading; }
+
+int persistRefuseWhileLoadingOrReply(Client *c, Command *cmd) {
+    if (!state.loading || (cmd->flags & CMD_LOADING)) return 0;
+    dispatchRejectCommand(c, "LOADING Redis is loading the dataset in memory");
+    return -1;
+}
+
+/* INFO persistence's loading_* lines (only while loading, as Redis). */
+static sds loadingInfo(sds s) {
+    if (!state.loading) return s;
+    long long elapsed = nowUnix() - state.loadingStartUnix;
+    size_t done = state.loadingLoadedBytes ? state.loadingLoadedBytes : 1;
+    long long eta = elapsed == 0 ? 1
+                                 : (long long)((double)elapsed * (double)(state.loadingTotalBytes - state.loadingLoadedBytes) /
+                                               (double)done);
+    double perc = (double)state.loadingLoadedBytes / (double)(state.loadingTotalBytes + 1) * 100;
+    return sdsCatPrintf(s,
+                        "loading_start_time:%lld\r\n"
+                        "loading_total_bytes:%zu\r\n"
+                        "loading_rdb_used_mem:%lld\r\n"
+                        "loading_loaded_bytes:%zu\r\n"
+                        "loading_loaded_perc:%.2f\r\n"
+                        "loading_eta_seconds:%lld\r\n",
+                        state.loadingStartUnix, state.loadingTotalBytes, state.loadingRdbUsedMem,
+                        state.loadingLoadedBytes, perc, eta);
+}
+
 /* --- MISCONF --- */
 
 #define ERR_MISCONF                                                                                              \
@@ -423,8 +495,8 @@ long long persistTotalForks(void) { return state.totalForks; }
 
 sds persistInfoSection(sds s) {
     long long cur = state.childPid >= 0 ? (serverNowMs() - state.childStartMs) / 1000 : -1;
-    return sdsCatPrintf(s,
-                        "loading:0\r\n"
+    s = sdsCatPrintf(s,
+                        "loading:%d\r\n"
                         "async_loading:0\r\n"
                         "current_cow_peak:0\r\n"
                         "current_cow_size:0\r\n"
@@ -454,8 +526,9 @@ sds persistInfoSection(sds s) {
                         "aof_last_cow_size:0\r\n"
                         "module_fork_in_progress:0\r\n"
                         "module_fork_last_cow_size:0\r\n",
-                        server.dirty, state.childPid >= 0, server.lastSaveUnix, state.lastBgsaveOk ? "ok" : "err",
+                        state.loading, server.dirty, state.childPid >= 0, server.lastSaveUnix, state.lastBgsaveOk ? "ok" : "err",
                         state.lastBgsaveTimeSec, cur, state.saves, state.loadKeysExpired, state.loadKeysLoaded);
+    return loadingInfo(s);
 }
 
 /* --- start-up --- */
@@ -467,7 +540,13 @@ void persistInit(void) {
     long long start = ustime();
     RdbLoadInfo info;
     sds err = NULL;
+    state.loading = 1;
+    state.loadingStartUnix = nowUnix();
+    state.loadingLastLogMs = serverNowMs();
+    rdbSetProgressHooks(NULL, loadingProgress);
     int rc = rdbLoadFile(server.cfg.dbfilename, 0, &info, &err);
+    rdbSetProgressHooks(NULL, NULL);
+    state.loading = 0;
     if (rc < 0) {
         serverLog(LL_WARNING, "%s", err);
         serverLog(LL_WARNING, "Fatal error loading the DB, check server logs. Exiting.");

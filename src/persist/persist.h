@@ -39,6 +39,13 @@ long long persistTotalForks(void);
  * of processCommand's checks. */
 int persistRefuseWriteOrReply(Client *c, Command *cmd);
 
+/* While the start-up load runs (the loop turns every
+ * loading-process-events-interval-bytes), commands without the loading
+ * flag get -LOADING (-1 after replying).  One of processCommand's checks. */
+int persistRefuseWhileLoadingOrReply(Client *c, Command *cmd);
+/* 1 while the start-up load runs. */
+int persistLoading(void);
+
 /* Appends the lines of INFO persistence to s. */
 sds persistInfoSection(sds s);
 

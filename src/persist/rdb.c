@@ -89,6 +89,7 @@ typedef struct RdbWriter {
     uint64_t crc;
     int failed; /* a write failed (errno kept in err) */
     int err;
+    long long keysDone; /* keys written so far (save progress) */
 } RdbWriter;
 
 /* Writes the buffered bytes to the file.  Returns 0, or -1 after a failed
@@ -272,6 +273,23 @@ static int policyIsLfu(void) {
     return p == MAXMEMORY_VOLATILE_LFU || p == MAXMEMORY_ALLKEYS_LFU;
 }
 
+/* The caller's progress hooks (persist.c), off unless set. */
+static RdbSaveProgress *saveProgress;
+static RdbLoadProgress *loadProgress;
+
+void rdbSetProgressHooks(RdbSaveProgress *save, RdbLoadProgress *load) {
+    saveProgress = save;
+    loadProgress = load;
+}
+
+/* rdb-key-save-delay and key-load-delay (tests slow a save or a load down
+ * to act while it runs): usec microseconds, or when negative 1 µs once in
+ * -usec keys on average, as Redis's debug delay does. */
+static void keyDelay(int usec) {
+    if (usec < 0) usec = rand() % (-(long long)usec) == 0 ? 1 : 0;
+    if (usec > 0) usleep((useconds_t)usec);
+}
+
 /* Writes one key: expire, access metadata, type, key, value. */
 static int rwKey(RdbWriter *w, const kvobj *o, int lru, int lfu) {
     long long when = kvExpire(o);
@@ -292,8 +310,9 @@ static int rwKey(RdbWriter *w, const kvobj *o, int lru, int lfu) {
     rwByte(w, (unsigned char)ops->rdbType(o));
     rwString(w, kvKey(o), kvKeyLen(o));
     ops->rdbSave(w, o);
-    /* rdb-key-save-delay: tests slow a save down to act while it runs. */
-    if (server.cfg.rdbKeySaveDelay > 0) usleep((useconds_t)server.cfg.rdbKeySaveDelay);
+    if (server.cfg.rdbKeySaveDelay) keyDelay(server.cfg.rdbKeySaveDelay);
+    w->keysDone++;
+    if (saveProgress && (w->keysDone & 1023) == 0) saveProgress(w->keysDone);
     return rwMaybeFlush(w);
 }
 
@@ -874,7 +893,7 @@ static void applyAccess(kvobj *o, long long idle, int freq) {
     }
 }
 
-static int loadAux(RdbReader *r) {
+static int loadAux(RdbReader *r, RdbLoadInfo *info) {
     sds k, v;
     if (rrString(r, &k) < 0) return -1;
     if (rrString(r, &v) < 0) {
@@ -886,8 +905,10 @@ static int loadAux(RdbReader *r) {
         long long age = (long long)time(NULL) - strtoll(v, NULL, 10);
         if (age < 0) age = 0;
         serverLog(LL_NOTICE, "RDB age %lld seconds", age);
-    } else if (!strcasecmp(k, "used-mem"))
-        serverLog(LL_NOTICE, "RDB memory usage when created %.2f Mb", (double)strtoll(v, NULL, 10) / (1024 * 1024));
+    } else if (!strcasecmp(k, "used-mem")) {
+        info->rdbUsedMem = strtoll(v, NULL, 10);
+        serverLog(LL_NOTICE, "RDB memory usage when created %.2f Mb", (double)info->rdbUsedMem / (1024 * 1024));
+    }
     sdsFree(k);
     sdsFree(v);
     return 0;
@@ -920,7 +941,12 @@ static int loadSnapshot(RdbReader *r, int merge, RdbLoadInfo *info) {
     long long expire = -1, idle = -1;
     int freq = -1;
     long long now = serverNowMs();
+    size_t nextReport = 0;
     for (;;) {
+        if (loadProgress && r->pos >= nextReport) {
+            loadProgress(info, r->pos, r->len);
+            nextReport = r->pos + (size_t)server.cfg.loadingProcessEventsIntervalBytes;
+        }
         unsigned char type;
         if (rrByte(r, &type) < 0) return -1;
         uint64_t a, b;
@@ -954,7 +980,7 @@ static int loadSnapshot(RdbReader *r, int merge, RdbLoadInfo *info) {
             if (a <= rrLeft(r)) htabExpand(&db->keys, (size_t)a);
             continue;
         case RDB_OPCODE_AUX:
-            if (loadAux(r) < 0) return -1;
+            if (loadAux(r, info) < 0) return -1;
             continue;
         case RDB_OPCODE_MODULE_AUX: return rrFail(r, "module data in the file, and no modules");
         case RDB_OPCODE_FUNCTION_PRE_GA: return rrFail(r, "pre-release function format not supported");
@@ -988,6 +1014,7 @@ static int loadSnapshot(RdbReader *r, int merge, RdbLoadInfo *info) {
             applyAccess(o, idle, freq);
             info->keysLoaded++;
         }
+        if (server.cfg.keyLoadDelay) keyDelay(server.cfg.keyLoadDelay);
         sdsFree(key);
         expire = idle = -1;
         freq = -1;

@@ -61,7 +61,17 @@ typedef struct RdbLoadInfo {
     long long keysLoaded;  /* keys added */
     long long keysExpired; /* keys skipped because their expire had passed */
     long long emptySkipped;
+    long long rdbUsedMem;  /* the used-mem AUX field, 0 when absent */
 } RdbLoadInfo;
+
+/* Progress of a long save or load, for the server to report it and (while
+ * loading) to keep serving.  The save hook gets the keys written so far,
+ * every 1024 keys; the load hook the bytes read of the file's total, at the
+ * start and every loading-process-events-interval-bytes.  Both off (NULL)
+ * by default; DUMP/RESTORE never call them. */
+typedef void RdbSaveProgress(long long keysDone);
+typedef void RdbLoadProgress(const RdbLoadInfo *info, size_t loaded, size_t total);
+void rdbSetProgressHooks(RdbSaveProgress *save, RdbLoadProgress *load);
 
 /* Loads a snapshot file into the databases and the functions.  A key or
  * library already present is an error, unless merge (then the file's

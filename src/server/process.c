@@ -7,12 +7,13 @@
  *   2. wrong number of arguments;
  *   3. authentication (requirepass);
  *      (ACL permissions, maxmemory OOM and cluster redirection will sit
- *      here, in that order, when those features exist; dump.rdb loads
- *      before clients are accepted, so there is no LOADING refusal yet);
+ *      here, in that order, when those features exist);
  *   4. a script past busy-reply-threshold: BUSY, but for allow-busy commands;
  *   4b. MISCONF: writes (and PING) while the last background save failed;
  *   5. a MONITOR client may not touch the keyspace (Redis's replica rule);
  *   6. a RESP2 client in subscribed mode runs only the pub/sub commands;
+ *   6b. LOADING: while dump.rdb loads at start-up, only the commands flagged
+ *      loading-ok run;
  *   7. CLIENT PAUSE postpones the command (no reply yet);
  *   8. inside MULTI the command is queued (or refused: no-multi commands);
  *   9. the call (core's callCommand), honouring CLIENT REPLY SKIP.
@@ -148,6 +149,7 @@ void processCommand(Client *c) {
     if (persistRefuseWriteOrReply(c, cmd) == -1) return;
     if (monitorRefuseCommandOrReply(c, cmd) == -1) return;
     if (pubsubRefuseInContextOrReply(c, cmd) == -1) return;
+    if (persistRefuseWhileLoadingOrReply(c, cmd) == -1) return;
     if (pausePostponeCommand(c, cmd)) return;
     if (multiQueueCommand(c, cmd)) return;
     callHonouringReplySkip(c, cmd);
