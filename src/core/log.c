@@ -51,7 +51,10 @@ void serverLogRaw(int level, const char *msg) {
     char when[64];
     size_t off = strftime(when, sizeof(when), "%d %b %Y %H:%M:%S.", &tm);
     snprintf(when + off, sizeof(when) - off, "%03d", (int)(tv.tv_usec / 1000));
-    fprintf(fp, "%d:M %s %c %s\n", (int)getpid(), when, marks[level < 4 ? level : 3], msg);
+    pid_t pid = getpid();
+    /* A forked child (a background save) logs as Redis's do: role C. */
+    char role = server.pid && pid != server.pid ? 'C' : 'M';
+    fprintf(fp, "%d:%c %s %c %s\n", (int)pid, role, when, marks[level < 4 ? level : 3], msg);
     fflush(fp);
     if (fp != stdout) fclose(fp);
 }

@@ -224,6 +224,12 @@ void netCloseListeners(void) {
     }
 }
 
+void netCloseListenersInChild(void) {
+    /* The epoll set is shared with the parent: only the descriptors go. */
+    for (int i = 0; i < server.net.listenCount; i++) close(server.net.listenFds[i]);
+    if (server.net.unixFd != -1) close(server.net.unixFd);
+}
+
 int netRebindTcp(const char **err) {
     int fds[CONFIG_MAX_BIND * 2];
     for (int i = 0; i < server.net.listenCount; i++) {

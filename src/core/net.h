@@ -9,6 +9,10 @@
 int netListen(void);
 /* Close listeners (shutdown) and remove the unix socket file. */
 void netCloseListeners(void);
+/* In a forked child (a save): closes its copies of the listening sockets so
+ * that a restarted server can bind while the child runs.  The parent's
+ * listeners and the socket file are untouched. */
+void netCloseListenersInChild(void);
 /* Close the TCP listeners, then open those server.cfg's port and bind
  * name (the new set may take the same port on other addresses).  On
  * failure none is open and *err says why: the caller restores the old

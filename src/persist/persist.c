@@ -10,6 +10,7 @@
 #include "persist/persist.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +50,14 @@ static struct {
     int loading;
     long long loadingStartUnix, loadingRdbUsedMem, loadingLastLogMs, loadingKeys;
     size_t loadingTotalBytes, loadingLoadedBytes;
-} state = {.childPid = -1, .lastBgsaveOk = 1, .lastBgsaveTimeSec = -1};
+    /* What the save child reports through infoPipe (Redis's child info). */
+    int infoPipe[2];            /* read end (parent), write end (child); -1 */
+    size_t cowSize, cowPeak;    /* current_cow_size, current_cow_peak */
+    long long cowUpdatedMs;     /* when current_cow_size came, 0: never */
+    long long keysProcessed;    /* current_save_keys_processed */
+    long long keysTotal;        /* current_save_keys_total (at fork) */
+    size_t lastCowSize;         /* rdb_last_cow_size: the last child's peak */
+} state = {.childPid = -1, .lastBgsaveOk = 1, .lastBgsaveTimeSec = -1, .infoPipe = {-1, -1}};
 
 static long long nowUnix(void) { return (long long)time(NULL); }
 
@@ -66,24 +74,132 @@ static int saveForeground(void) {
     return 0;
 }
 
+/* --- the save child's reports --- */
+
+/* One message on the pipe, child to parent; written whole (it is smaller
+ * than PIPE_BUF, so writes are atomic). */
+typedef struct ChildInfo {
+    int final;          /* 1: the save is done, cow is the last sample */
+    size_t cow;         /* private dirty bytes of the child now */
+    long long keys;     /* keys written so far */
+} ChildInfo;
+
+/* Bytes of this process's private dirty pages: the pages copied since the
+ * fork (copy-on-write).  0 when /proc cannot tell. */
+static size_t privateDirtyBytes(void) {
+    FILE *f = fopen("/proc/self/smaps_rollup", "r");
+    if (!f) f = fopen("/proc/self/smaps", "r");
+    if (!f) return 0;
+    char line[256];
+    size_t kb = 0;
+    while (fgets(line, sizeof(line), f)) {
+        if (!strncmp(line, "Private_Dirty:", 14)) kb += strtoull(line + 14, NULL, 10);
+    }
+    fclose(f);
+    return kb * 1024;
+}
+
+static struct {
+    long long lastSentMs;
+    size_t peak, sum;
+    long long samples;
+} child;
+
+static void childSend(int final, long long keys) {
+    ChildInfo m = {.final = final, .cow = privateDirtyBytes(), .keys = keys};
+    if (m.cow > child.peak) child.peak = m.cow;
+    child.sum += m.cow;
+    child.samples++;
+    if (state.infoPipe[1] != -1) {
+        ssize_t w = write(state.infoPipe[1], &m, sizeof(m));
+        (void)w; /* a full pipe drops a report: the next one carries on */
+    }
+    serverLog(final ? LL_NOTICE : LL_VERBOSE, "Fork CoW for RDB: current %zu MB, peak %zu MB, average %llu MB",
+              m.cow >> 20, child.peak >> 20, (unsigned long long)(child.sum / (size_t)child.samples) >> 20);
+}
+
+/* The save progress hook in the child: a report about once a second. */
+static void childSaveProgress(long long keysDone) {
+    long long now = mstime();
+    if (now - child.lastSentMs < 1000) return;
+    child.lastSentMs = now;
+    childSend(0, keysDone);
+}
+
+static void pipeClose(void) {
+    for (int i = 0; i < 2; i++) {
+        if (state.infoPipe[i] != -1) close(state.infoPipe[i]);
+        state.infoPipe[i] = -1;
+    }
+}
+
+/* Parent: reads every report waiting on the pipe. */
+static void childInfoReceive(void) {
+    ChildInfo m;
+    if (state.infoPipe[0] == -1) return;
+    while (read(state.infoPipe[0], &m, sizeof(m)) == (ssize_t)sizeof(m)) {
+        if (m.cow > state.cowPeak) state.cowPeak = m.cow;
+        if (m.final) {
+            state.lastCowSize = state.cowPeak;
+        } else {
+            state.cowSize = m.cow;
+            state.cowUpdatedMs = serverNowMs();
+            state.keysProcessed = m.keys;
+        }
+    }
+}
+
+static void childInfoReset(void) {
+    state.cowSize = state.cowPeak = 0;
+    state.cowUpdatedMs = state.keysProcessed = state.keysTotal = 0;
+}
+
+static long long totalKeys(void) {
+    long long n = 0;
+    for (int j = 0; j < server.cfg.databases; j++) n += (long long)htabSize(&server.db[j].keys);
+    return n;
+}
+
+/* The save child: no listeners, no timers; write, report and go. */
+static void bgsaveChild(void) {
+    netCloseListenersInChild();
+    close(state.infoPipe[0]);
+    state.infoPipe[0] = -1;
+    rdbSetProgressHooks(childSaveProgress, NULL);
+    child.lastSentMs = mstime();
+    int rc = rdbSaveFile(server.cfg.dbfilename);
+    if (rc == 0) {
+        serverLog(LL_NOTICE, "DB saved on disk");
+        childSend(1, 0);
+    }
+    _exit(rc == 0 ? 0 : 1);
+}
+
 /* Forks the save child.  Returns 0 (child started) or -1. */
 static int bgsaveStart(void) {
     state.dirtyBeforeBgsave = server.dirty;
     state.lastBgsaveTry = nowUnix();
+    if (pipe(state.infoPipe) < 0) {
+        state.infoPipe[0] = state.infoPipe[1] = -1;
+    } else {
+        fcntl(state.infoPipe[0], F_SETFL, O_NONBLOCK);
+        fcntl(state.infoPipe[1], F_SETFL, O_NONBLOCK);
+    }
     long long start = ustime();
     pid_t pid = fork();
-    if (pid == 0) {
-        /* The child: no listeners, no timers; write and go. */
-        int rc = rdbSaveFile(server.cfg.dbfilename);
-        if (rc == 0) serverLog(LL_NOTICE, "DB saved on disk");
-        _exit(rc == 0 ? 0 : 1);
-    }
+    if (pid == 0) bgsaveChild();
     if (pid < 0) {
+        pipeClose();
         state.lastBgsaveOk = 0;
         serverLog(LL_WARNING, "Can't save in background: fork: %s", strerror(errno));
         return -1;
     }
     state.latestForkUsec = ustime() - start;
+    if (dbHooks.latency) dbHooks.latency("fork", state.latestForkUsec / 1000);
+    if (state.infoPipe[1] != -1) close(state.infoPipe[1]);
+    state.infoPipe[1] = -1;
+    childInfoReset();
+    state.keysTotal = totalKeys();
     state.totalForks++;
     serverLog(LL_NOTICE, "Background saving started by pid %ld", (long)pid);
     state.childPid = pid;
@@ -94,6 +210,9 @@ static int bgsaveStart(void) {
 
 /* The child ended with wait status st: record the outcome. */
 static void bgsaveDone(pid_t pid, int st) {
+    childInfoReceive();
+    pipeClose();
+    childInfoReset();
     if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
         serverLog(LL_NOTICE, "Background saving terminated with success");
         server.dirty -= state.dirtyBeforeBgsave;
@@ -127,6 +246,8 @@ static void bgsaveKill(void) {
     snprintf(tmp, sizeof(tmp), "temp-%d.rdb", (int)state.childPid);
     unlink(tmp);
     state.childPid = -1;
+    pipeClose();
+    childInfoReset();
 }
 
 /* Parses the `save` directive ("<seconds> <changes> ..."): returns the
@@ -158,6 +279,7 @@ static int savePointsConfigured(void) {
  * scheduled. */
 static void persistCron(void) {
     if (state.childPid >= 0) {
+        childInfoReceive();
         int st;
         pid_t pid = waitpid(state.childPid, &st, WNOHANG);
         if (pid == state.childPid) bgsaveDone(pid, st);
@@ -495,15 +617,17 @@ long long persistTotalForks(void) { return state.totalForks; }
 
 sds persistInfoSection(sds s) {
     long long cur = state.childPid >= 0 ? (serverNowMs() - state.childStartMs) / 1000 : -1;
+    long long cowAge = state.cowUpdatedMs ? (serverNowMs() - state.cowUpdatedMs) / 1000 : 0;
+    double forkPerc = state.keysTotal ? (double)state.keysProcessed / (double)state.keysTotal * 100 : 0;
     s = sdsCatPrintf(s,
                         "loading:%d\r\n"
                         "async_loading:0\r\n"
-                        "current_cow_peak:0\r\n"
-                        "current_cow_size:0\r\n"
-                        "current_cow_size_age:0\r\n"
-                        "current_fork_perc:0.00\r\n"
-                        "current_save_keys_processed:0\r\n"
-                        "current_save_keys_total:0\r\n"
+                        "current_cow_peak:%zu\r\n"
+                        "current_cow_size:%zu\r\n"
+                        "current_cow_size_age:%lld\r\n"
+                        "current_fork_perc:%.2f\r\n"
+                        "current_save_keys_processed:%lld\r\n"
+                        "current_save_keys_total:%lld\r\n"
                         "rdb_changes_since_last_save:%lld\r\n"
                         "rdb_bgsave_in_progress:%d\r\n"
                         "rdb_last_save_time:%lld\r\n"
@@ -511,7 +635,7 @@ sds persistInfoSection(sds s) {
                         "rdb_last_bgsave_time_sec:%lld\r\n"
                         "rdb_current_bgsave_time_sec:%lld\r\n"
                         "rdb_saves:%lld\r\n"
-                        "rdb_last_cow_size:0\r\n"
+                        "rdb_last_cow_size:%zu\r\n"
                         "rdb_last_load_keys_expired:%lld\r\n"
                         "rdb_last_load_keys_loaded:%lld\r\n"
                         "aof_enabled:0\r\n"
@@ -526,8 +650,9 @@ sds persistInfoSection(sds s) {
                         "aof_last_cow_size:0\r\n"
                         "module_fork_in_progress:0\r\n"
                         "module_fork_last_cow_size:0\r\n",
-                        state.loading, server.dirty, state.childPid >= 0, server.lastSaveUnix, state.lastBgsaveOk ? "ok" : "err",
-                        state.lastBgsaveTimeSec, cur, state.saves, state.loadKeysExpired, state.loadKeysLoaded);
+                        state.loading, state.cowPeak, state.cowSize, cowAge, forkPerc, state.keysProcessed,
+                        state.keysTotal, server.dirty, state.childPid >= 0, server.lastSaveUnix, state.lastBgsaveOk ? "ok" : "err",
+                        state.lastBgsaveTimeSec, cur, state.saves, state.lastCowSize, state.loadKeysExpired, state.loadKeysLoaded);
     return loadingInfo(s);
 }
 
