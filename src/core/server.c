@@ -167,6 +167,7 @@ int configApplyUnixSocket(const char **err) { return netRebindUnix(err); }
 
 int (*serverPrepareShutdownHook)(int flags);
 void (*serverFlushAllHook)(void);
+const char *(*serverDiskErrorHook)(int *rdb);
 
 void serverShutdown(int exitCode) {
     netCloseListeners();

@@ -165,4 +165,10 @@ extern int (*serverPrepareShutdownHook)(int flags);
  * does, so a restart does not bring the data back).  NULL: nothing. */
 extern void (*serverFlushAllHook)(void);
 
+/* Persistence's verdict on writes, set by persist: NULL while writes are
+ * allowed, else the error a write command gets (MISCONF, without the
+ * "-"), with *rdb set to 1 when a failed RDB save is the cause.  Scripts
+ * ask it before their write commands. */
+extern const char *(*serverDiskErrorHook)(int *rdb);
+
 #endif

@@ -32,6 +32,7 @@
 #include "ds/util.h"
 #include "persist/rdb.h"
 #include "script/function.h"
+#include "script/script.h"
 
 #define BGSAVE_RETRY_DELAY 5 /* seconds between save-point retries after a failure */
 
@@ -604,10 +605,18 @@ static int writesDenied(void) {
  * between MULTI and EXEC differs.) */
 int persistRefuseWriteOrReply(Client *c, Command *cmd) {
     if (state.lastBgsaveOk || !writesDenied()) return 0;
-    int write = (cmd->flags & CMD_WRITE) || !strcmp(cmd->name, "ping");
+    int write = (cmd->flags & CMD_WRITE) || !strcmp(cmd->name, "ping") || scriptDeclaresWrites(c, cmd);
     if (!write) return 0;
     dispatchRejectCommand(c, ERR_MISCONF);
     return -1;
+}
+
+/* serverDiskErrorHook: scripts ask it before their write commands. */
+static const char *diskError(int *rdb) {
+    if (rdb) *rdb = 0;
+    if (state.lastBgsaveOk || !writesDenied()) return NULL;
+    if (rdb) *rdb = 1;
+    return ERR_MISCONF;
 }
 
 /* --- INFO --- */
@@ -662,6 +671,7 @@ void persistInit(void) {
     serverAddCronHook(persistCron);
     serverPrepareShutdownHook = prepareShutdown;
     serverFlushAllHook = afterFlushAll;
+    serverDiskErrorHook = diskError;
     long long start = ustime();
     RdbLoadInfo info;
     sds err = NULL;

@@ -961,6 +961,11 @@ static const char *checkScriptCommand(ScriptRun *run, Command *cmd, int argc) {
     if (cmd->flags & CMD_WRITE) {
         if (run->readOnly || (run->flags & SCRIPT_FLAG_NO_WRITES))
             return "ERR Write commands are not allowed from read-only scripts.";
+        /* A script that already wrote is not stopped half-way. */
+        if (!run->wroteSomething && serverDiskErrorHook) {
+            const char *disk = serverDiskErrorHook(NULL);
+            if (disk) return disk;
+        }
     }
     return NULL;
 }

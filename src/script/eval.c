@@ -27,6 +27,7 @@
 #include "ds/sha1.h"
 #include "ds/util.h"
 #include "script/engine.h"
+#include "script/function.h"
 #include "script/script.h"
 
 static lua_State *vm;
@@ -259,6 +260,54 @@ int scriptGetNumkeys(Client *c, int idx, long long *numkeys) {
     return 0;
 }
 
+/* The flags of the script EVAL or EVALSHA names, without running it:
+ * cached, or read from EVAL's shebang.  EVAL_COMPAT when unknown. */
+static unsigned evalPeekFlags(Client *c, int bySha) {
+    if (c->argc < 2) return SCRIPT_FLAG_EVAL_COMPAT;
+    if (bySha && sdsLen(c->argv[1]) != 40) return SCRIPT_FLAG_EVAL_COMPAT;
+    char sha[41];
+    if (bySha) shaLower(c->argv[1], sha);
+    else sha1Hex(c->argv[1], sdsLen(c->argv[1]), sha);
+    lua_State *L = evalVm();
+    Recent *script = cacheGet(L, sha);
+    if (script) {
+        unsigned flags = script->flags;
+        lua_pop(L, 1);
+        return flags;
+    }
+    if (bySha) return SCRIPT_FLAG_EVAL_COMPAT;
+    unsigned flags;
+    size_t off;
+    sds err = parseShebang(c->argv[1], sdsLen(c->argv[1]), &flags, &off);
+    if (err) {
+        sdsFree(err);
+        return SCRIPT_FLAG_EVAL_COMPAT;
+    }
+    return flags;
+}
+
+int scriptDeclaresWrites(Client *c, const Command *cmd) {
+    unsigned flags;
+    if (!strcmp(cmd->name, "eval") || !strcmp(cmd->name, "eval_ro")) flags = evalPeekFlags(c, 0);
+    else if (!strcmp(cmd->name, "evalsha") || !strcmp(cmd->name, "evalsha_ro")) flags = evalPeekFlags(c, 1);
+    else if (!strcmp(cmd->name, "fcall") || !strcmp(cmd->name, "fcall_ro")) return functionDeclaresWrites(c);
+    else return 0;
+    return !(flags & (SCRIPT_FLAG_EVAL_COMPAT | SCRIPT_FLAG_NO_WRITES));
+}
+
+int scriptRefuseWritesOrReply(Client *c, unsigned flags) {
+    if (flags & (SCRIPT_FLAG_EVAL_COMPAT | SCRIPT_FLAG_NO_WRITES)) return 0;
+    int rdb = 0;
+    const char *disk = serverDiskErrorHook ? serverDiskErrorHook(&rdb) : NULL;
+    if (!disk) return 0;
+    if (rdb)
+        replyError(c, "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to "
+                      "disk. Writable scripts are blocked. Use 'no-writes' flag for read only scripts.");
+    else
+        replyError(c, disk);
+    return -1;
+}
+
 static void evalGeneric(Client *c, int bySha, int readOnly) {
     long long numkeys;
     if (scriptGetNumkeys(c, 2, &numkeys) == -1) return;
@@ -282,6 +331,10 @@ static void evalGeneric(Client *c, int bySha, int readOnly) {
         if ((script = cacheAdd(c, L, sha, c->argv[1], sdsLen(c->argv[1]))) == NULL) return;
     }
     unsigned flags = script->flags;
+    if (scriptRefuseWritesOrReply(c, flags) < 0) {
+        lua_pop(L, 1);
+        return;
+    }
     if (readOnly && !(flags & (SCRIPT_FLAG_NO_WRITES | SCRIPT_FLAG_EVAL_COMPAT))) {
         lua_pop(L, 1);
         replyError(c, "ERR Can not execute a script with write flag using *_ro command.");

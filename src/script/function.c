@@ -697,6 +697,11 @@ static FunctionInfo *findFunction(const sds name) {
     return f;
 }
 
+int functionDeclaresWrites(Client *c) {
+    FunctionInfo *f = c->argc >= 2 ? findFunction(c->argv[1]) : NULL;
+    return f && !(f->flags & SCRIPT_FLAG_NO_WRITES);
+}
+
 static void fcallGeneric(Client *c, int readOnly) {
     FunctionInfo *f = findFunction(c->argv[1]);
     if (!f) {
@@ -716,6 +721,7 @@ static void fcallGeneric(Client *c, int readOnly) {
         replyError(c, "ERR Number of keys can't be greater than number of args");
         return;
     }
+    if (scriptRefuseWritesOrReply(c, f->flags) < 0) return;
     if (readOnly && !(f->flags & SCRIPT_FLAG_NO_WRITES)) {
         replyError(c, "ERR Can not execute a script with write flag using *_ro command.");
         return;

@@ -75,6 +75,8 @@ size_t functionLuaMemory(void);
 /* Appends every loaded library to out as RDB FUNCTION2 records (opcode,
  * then the code as an RDB string, LZF when compress). */
 sds functionsRdbAppend(sds out, int compress);
+/* FCALL / FCALL_RO of c names a function without the no-writes flag. */
+int functionDeclaresWrites(Client *c);
 /* Loads one library's code (from an RDB FUNCTION2 record) into the live
  * functions; a library of that name must not exist unless replace.
  * Returns 0, or -1 with *err set (caller frees). */

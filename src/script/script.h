@@ -37,6 +37,17 @@ const char *scriptBusyError(void);
 /* SCRIPT KILL (isEval) / FUNCTION KILL: replies OK, NOTBUSY, UNKILLABLE or
  * BUSY as Redis does. */
 void scriptKill(Client *c, int isEval);
+/* Whether c's EVAL / EVALSHA / FCALL (or _RO) runs a script that declares
+ * flags (a shebang, or a function's flags) without no-writes: such a call
+ * is a write for the checks before it runs (MISCONF), as in Redis.  0 for
+ * other commands, for scripts without a shebang (their write commands are
+ * checked as they run) and for unknown scripts. */
+int scriptDeclaresWrites(Client *c, const Command *cmd);
+/* Before a script declaring writes runs: -1 after replying MISCONF when
+ * persistence refuses writes (the check processCommand makes, for the
+ * calls that pass it: queued in a transaction before a save failed). */
+int scriptRefuseWritesOrReply(Client *c, unsigned flags);
+
 /* Parse numkeys at argv[idx] with Redis's errors; -1 after replying. */
 int scriptGetNumkeys(Client *c, int idx, long long *numkeys);
 
