@@ -323,6 +323,15 @@ static int prepareShutdown(int flags) {
     return 0;
 }
 
+/* rdb-del-sync-files: an RDB file made or received only for a replica's
+ * full sync is removed when nothing else persists (no save points, no
+ * AOF).  Replication calls it once the file has served. */
+int persistRemoveSyncFile(void) {
+    if (!server.cfg.rdbDelSyncFiles || savePointsConfigured() || server.cfg.appendonly) return 0;
+    serverLog(LL_NOTICE, "Removing the RDB file used to feed replicas in a persistence-less instance");
+    return unlink(server.cfg.dbfilename) == 0 ? 1 : 0;
+}
+
 /* --- DEBUG RELOAD --- */
 
 int persistDebugReload(int flags) {
