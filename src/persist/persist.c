@@ -481,7 +481,10 @@ static void restoreCommand(Client *c) {
         return;
     }
     sds key = c->argv[1];
-    kvobj *o = rdbRestoreValue(key, sdsLen(key), p, len);
+    /* "clients" sanitizes what clients send; the replication link, once
+     * it exists, will pass deep = 0 there. */
+    int deep = server.cfg.sanitizeDumpPayload != SANITIZE_PAYLOAD_NO;
+    kvobj *o = rdbRestoreValue(key, sdsLen(key), p, len, deep);
     if (!o) {
         replyError(c, "ERR Bad data format");
         return;

@@ -415,6 +415,7 @@ typedef struct RdbReader {
     const unsigned char *p;
     size_t len, pos;
     const char *why; /* reason of the first error */
+    int shallow;     /* sanitize-dump-payload off for this input (see Build) */
 } RdbReader;
 
 static int rrFail(RdbReader *r, const char *why) {
@@ -566,6 +567,13 @@ typedef struct Build {
     void *ptr;
     sds pending;         /* hash/zset: the field or member awaiting its pair */
     unsigned long added; /* elements (pairs) added */
+    /* Without deep sanitization (sanitize-dump-payload no, or clients for
+     * a file), a blob's duplicate members or fields are dropped instead of
+     * refusing it, and an intset's order is not checked: the value is
+     * rebuilt element by element, so neither can make it inconsistent.
+     * Every check that keeps memory safe (listpack and ziplist entries
+     * against the buffer, lengths, counts, scores) still runs. */
+    int shallow;
 } Build;
 
 static void buildFree(Build *b) {
@@ -605,18 +613,26 @@ static int buildVisit(void *priv, const unsigned char *s, size_t len) {
         b->added++;
         return 0;
     }
-    if (b->type == OBJ_SET) return setLoadAdd(&b->enc, &b->ptr, (const char *)s, len) ? (b->added++, 0) : -1;
+    if (b->type == OBJ_SET) {
+        if (setLoadAdd(&b->enc, &b->ptr, (const char *)s, len)) b->added++;
+        else if (!b->shallow) return -1;
+        return 0;
+    }
     if (!b->pending) {
         b->pending = sdsNewLen(s, len);
         return 0;
     }
     int ok;
     if (b->type == OBJ_HASH) {
-        ok = hashLoadAdd(&b->enc, &b->ptr, b->pending, sdsLen(b->pending), s, len);
+        ok = hashLoadAdd(&b->enc, &b->ptr, b->pending, sdsLen(b->pending), s, len) || b->shallow;
     } else {
         double score;
-        ok = parseScore(s, len, &score) == 0 &&
-             zsetLoadAdd(&b->enc, &b->ptr, (unsigned char *)b->pending, sdsLen(b->pending), score);
+        if (parseScore(s, len, &score) < 0) {
+            ok = 0;
+        } else {
+            ok = zsetLoadAdd(&b->enc, &b->ptr, (unsigned char *)b->pending, sdsLen(b->pending), score) ||
+                 b->shallow;
+        }
     }
     sdsFree(b->pending);
     b->pending = NULL;
@@ -653,7 +669,7 @@ static int loadBlob(RdbReader *r, Build *b, int rdbType) {
     case RDB_TYPE_ZSET_ZIPLIST:
     case RDB_TYPE_HASH_ZIPLIST: count = ziplistForEach(p, n, buildVisit, b); break;
     case RDB_TYPE_SET_INTSET:
-        if (!intsetValidateIntegrity(p, n, 1)) {
+        if (!intsetValidateIntegrity(p, n, !b->shallow)) {
             count = -1;
             break;
         }
@@ -662,8 +678,8 @@ static int loadBlob(RdbReader *r, Build *b, int rdbType) {
             char buf[32];
             intsetGet((const intset *)p, i, &v);
             int len = longLongToString(buf, sizeof(buf), v);
-            if (!setLoadAdd(&b->enc, &b->ptr, buf, (size_t)len)) count = -1;
-            else b->added++;
+            if (setLoadAdd(&b->enc, &b->ptr, buf, (size_t)len)) b->added++;
+            else if (!b->shallow) count = -1;
         }
         break;
     default: /* listpacks */
@@ -742,8 +758,10 @@ static int loadElements(RdbReader *r, Build *b, int rdbType) {
         0)
         return -1;
     if (b->type != OBJ_LIST) {
+        int shallow = b->shallow;
         buildFree(b);
         buildBegin(b, b->type, (size_t)n);
+        b->shallow = shallow;
     }
     for (uint64_t i = 0; i < n; i++) {
         sds a;
@@ -759,7 +777,9 @@ static int loadElements(RdbReader *r, Build *b, int rdbType) {
                 sdsFree(a);
                 return -1;
             }
-            ok = hashLoadAdd(&b->enc, &b->ptr, a, sdsLen(a), v, sdsLen(v));
+            /* Redis checks a hash's fields for duplicates only when it
+             * sanitizes deeply (sets and sorted sets always). */
+            ok = hashLoadAdd(&b->enc, &b->ptr, a, sdsLen(a), v, sdsLen(v)) || b->shallow;
             sdsFree(v);
         } else {
             double score;
@@ -798,6 +818,7 @@ static kvobj *collectionRdbLoad(RdbReader *r, int type, int rdbType, const char 
     *empty = 0;
     Build b;
     buildBegin(&b, type, 0);
+    b.shallow = r->shallow;
     int rc;
     switch (rdbType) {
     case RDB_TYPE_LIST:
@@ -872,8 +893,8 @@ static kvobj *loadValue(RdbReader *r, int rdbType, const char *key, size_t keyle
     return ops->rdbLoad(r, rdbType, key, keylen, empty);
 }
 
-kvobj *rdbRestoreValue(const char *key, size_t keylen, const unsigned char *p, size_t len) {
-    RdbReader r = {.p = p, .len = len};
+kvobj *rdbRestoreValue(const char *key, size_t keylen, const unsigned char *p, size_t len, int deep) {
+    RdbReader r = {.p = p, .len = len, .shallow = !deep};
     unsigned char type;
     int empty;
     if (rrByte(&r, &type) < 0) return NULL;
@@ -1059,7 +1080,9 @@ int rdbLoadFile(const char *filename, int merge, RdbLoadInfo *info, sds *err) {
         return -1;
     }
     madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
-    RdbReader r = {.p = map, .len = (size_t)st.st_size};
+    /* A file is sanitized deeply only with sanitize-dump-payload yes. */
+    RdbReader r = {.p = map, .len = (size_t)st.st_size,
+                   .shallow = server.cfg.sanitizeDumpPayload != SANITIZE_PAYLOAD_YES};
     int saved = dbNoLazyExpire;
     dbNoLazyExpire = 1;
     int rc = loadSnapshot(&r, merge, info);

@@ -47,8 +47,12 @@ size_t rdbSerializedLength(const kvobj *o);
 /* 1 when a DUMP payload ends in a version we read and a matching CRC. */
 int rdbPayloadIsIntact(const unsigned char *p, size_t len);
 /* Builds the entry for key from an intact payload.  NULL when the payload
- * is corrupt or holds an empty collection. */
-kvobj *rdbRestoreValue(const char *key, size_t keylen, const unsigned char *p, size_t len);
+ * is corrupt or holds an empty collection.  deep: sanitize it deeply
+ * (sanitize-dump-payload): without it, duplicate members or fields inside
+ * a listpack, ziplist, zipmap or intset are dropped rather than refused and
+ * an intset's order is not checked; what keeps memory safe is always
+ * checked. */
+kvobj *rdbRestoreValue(const char *key, size_t keylen, const unsigned char *p, size_t len, int deep);
 
 /* Writes the whole dataset to `filename` through a temporary file
  * (temp-<pid>.rdb in the same directory), fsynced and renamed over it, the
