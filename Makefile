@@ -33,7 +33,7 @@ endif
 CFLAGS += $(CFLAGS_BASE)
 
 LIB_SRC := $(wildcard src/ds/*.c src/proto/*.c)
-SRV_SRC := $(wildcard src/core/*.c src/db/*.c src/types/*.c src/server/*.c src/script/*.c src/persist/*.c)
+SRV_SRC := $(wildcard src/core/*.c src/db/*.c src/types/*.c src/server/*.c src/script/*.c src/persist/*.c src/repl/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 SRV_OBJ := $(SRV_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)

@@ -4,7 +4,7 @@
 #
 # Cairn's layers, lowest first (docs/architecture.md draws them):
 #
-#   ds  <-  proto  <-  db  <-  core  <-  types  <-  script  <-  persist  <-  server
+#   ds  <-  proto  <-  db  <-  core  <-  types  <-  script  <-  persist  <-  repl  <-  server
 #
 # A file in one folder may include headers of its own folder and of the
 # folders before it, never of a folder after it.  Where a lower layer must
@@ -25,7 +25,7 @@
 set -u
 SRC=${1:-$(dirname "$0")/../src}
 OBJ=${2:-$(dirname "$0")/../build/obj/src}
-LAYERS="ds proto db core types script persist server"
+LAYERS="ds proto db core types script persist repl server"
 COMPOSITION_ROOT=core/main.c
 OUT="${TMPDIR:-/tmp}/check-layers.$$"
 trap 'rm -f "$OUT"' EXIT INT TERM

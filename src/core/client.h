@@ -46,6 +46,8 @@
 #define CLIENT_READ_BATCHED (1u << 20)     /* read by this turn's batch: parse only */
 #define CLIENT_PUSHING (1u << 21)          /* writing a push: CLIENT REPLY OFF|SKIP let it pass */
 #define CLIENT_REPLY_SINK (1u << 22)       /* replies go to c->sink, not RESP bytes */
+#define CLIENT_MASTER (1u << 23)           /* the link to our primary (src/repl) */
+#define CLIENT_SLAVE (1u << 24)            /* a replica of ours (src/repl) */
 
 typedef struct ReplyBlock {
     struct ReplyBlock *next;
@@ -96,6 +98,7 @@ typedef struct Client {
     void *blockState;
     void *watchState;
     void *trackingState;
+    void *replState;        /* CLIENT_SLAVE: its sync state (src/repl) */
 
     /* Rarely used. */
     sds name;               /* CLIENT SETNAME, NULL if none */

@@ -30,14 +30,14 @@ extern Command connCommands[], stringCommands[], bitmapCommands[], keyCommands[]
     configCommands[], infoCommands[], clientCommands[], commandCommands[], debugCommands[], listCommands[],
     hashCommands[], setCommands[], zsetCommands[], sortCommands[], multiCommands[], pubsubCommands[],
     monitorCommands[], slowlogCommands[], latencyCommands[], scriptCommands[], functionCommands[], hllCommands[],
-    geoCommands[], persistCommands[];
+    geoCommands[], persistCommands[], replCommands[];
 
 static Command *families[] = {connCommands,    stringCommands,  bitmapCommands,  keyCommands,     expireCommands,
                               configCommands,  infoCommands,    clientCommands,  commandCommands, debugCommands,
                               listCommands,    hashCommands,    setCommands,     zsetCommands,    sortCommands,
                               multiCommands,   pubsubCommands,  monitorCommands, slowlogCommands, latencyCommands,
                               scriptCommands,  functionCommands, hllCommands,     geoCommands,
-                              persistCommands};
+                              persistCommands, replCommands};
 
 #define TABLE_SLOTS 1024
 static Command *table[TABLE_SLOTS];

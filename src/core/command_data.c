@@ -1428,6 +1428,10 @@ static const CommandArg A_psubscribe_0[] = {
 static const CommandArg A_psubscribe[] = {
     {.name = "pattern", .type = ARG_BLOCK, .keySpecIndex = -1, .flags = ARGF_MULTIPLE, .subargs = A_psubscribe_0, .subargCount = 1},
 };
+static const CommandArg A_psync[] = {
+    {.name = "replicationid", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "offset", .type = ARG_INTEGER, .keySpecIndex = -1},
+};
 static const KeySpec K_pttl[] = {
     {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
 };
@@ -1476,6 +1480,21 @@ static const CommandArg A_renamenx[] = {
 };
 static const CommandHistory H_renamenx[] = {
     {"3.2.0", "The command no longer returns an error when source and destination names are the same."},
+};
+static const CommandArg A_replicaof_0_0[] = {
+    {.name = "host", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "port", .type = ARG_INTEGER, .keySpecIndex = -1},
+};
+static const CommandArg A_replicaof_0_1[] = {
+    {.name = "no", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "NO"},
+    {.name = "one", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "ONE"},
+};
+static const CommandArg A_replicaof_0[] = {
+    {.name = "host-port", .type = ARG_BLOCK, .keySpecIndex = -1, .subargs = A_replicaof_0_0, .subargCount = 2},
+    {.name = "no-one", .type = ARG_BLOCK, .keySpecIndex = -1, .subargs = A_replicaof_0_1, .subargCount = 2},
+};
+static const CommandArg A_replicaof[] = {
+    {.name = "args", .type = ARG_ONEOF, .keySpecIndex = -1, .subargs = A_replicaof_0, .subargCount = 2},
 };
 static const KeySpec K_restore[] = {
     {.flags = KS_OW | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
@@ -1697,6 +1716,21 @@ static const CommandArg A_sismember[] = {
     {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
     {.name = "member", .type = ARG_STRING, .keySpecIndex = -1},
 };
+static const CommandArg A_slaveof_0_0[] = {
+    {.name = "host", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "port", .type = ARG_INTEGER, .keySpecIndex = -1},
+};
+static const CommandArg A_slaveof_0_1[] = {
+    {.name = "no", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "NO"},
+    {.name = "one", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "ONE"},
+};
+static const CommandArg A_slaveof_0[] = {
+    {.name = "host-port", .type = ARG_BLOCK, .keySpecIndex = -1, .subargs = A_slaveof_0_0, .subargCount = 2},
+    {.name = "no-one", .type = ARG_BLOCK, .keySpecIndex = -1, .subargs = A_slaveof_0_1, .subargCount = 2},
+};
+static const CommandArg A_slaveof[] = {
+    {.name = "args", .type = ARG_ONEOF, .keySpecIndex = -1, .subargs = A_slaveof_0, .subargCount = 2},
+};
 static const CommandArg A_slowlog_get[] = {
     {.name = "count", .type = ARG_INTEGER, .keySpecIndex = -1, .flags = ARGF_OPTIONAL},
 };
@@ -1902,6 +1936,11 @@ static const char *const T_unlink[] = {"request_policy:multi_shard", "response_p
 static const CommandArg A_unsubscribe[] = {
     {.name = "channel", .type = ARG_STRING, .keySpecIndex = -1, .flags = ARGF_OPTIONAL | ARGF_MULTIPLE},
 };
+static const CommandArg A_wait[] = {
+    {.name = "numreplicas", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "timeout", .type = ARG_INTEGER, .keySpecIndex = -1},
+};
+static const char *const T_wait[] = {"request_policy:all_shards", "response_policy:agg_min", NULL};
 static const KeySpec K_watch[] = {
     {.flags = KS_RO, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {-1, 1, 0}},
 };
@@ -4066,6 +4105,15 @@ const CommandSpec commandSpecs[] = {
      .group = "pubsub",
      .complexity = "O(N) where N is the number of patterns the client is already subscribed to.",
      .args = A_psubscribe, .argCount = 1},
+    {.fullname = "psync",
+     .arity = -3,
+     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_ASYNC_LOADING | CMD_NO_MULTI,
+     .acl = ACL_ADMIN | ACL_SLOW | ACL_DANGEROUS,
+     .firstKey = 0, .lastKey = 0, .keyStep = 0,
+     .summary = "Internal command used for replication",
+     .since = "2.8.0",
+     .group = "server",
+     .args = A_psync, .argCount = 2},
     {.fullname = "pttl",
      .arity = 2,
      .flags = CMD_READONLY | CMD_FAST,
@@ -4208,6 +4256,26 @@ const CommandSpec commandSpecs[] = {
      .complexity = "O(1)",
      .history = H_renamenx, .historyCount = 1,
      .args = A_renamenx, .argCount = 2},
+    {.fullname = "replconf",
+     .arity = -1,
+     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_ALLOW_BUSY,
+     .acl = ACL_ADMIN | ACL_SLOW | ACL_DANGEROUS,
+     .firstKey = 0, .lastKey = 0, .keyStep = 0,
+     .summary = "An internal command for configuring the replication stream",
+     .since = "3.0.0",
+     .group = "server",
+     .complexity = "O(1)",
+     .docFlags = DOC_SYSCMD},
+    {.fullname = "replicaof",
+     .arity = 3,
+     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_STALE | CMD_NO_ASYNC_LOADING,
+     .acl = ACL_ADMIN | ACL_SLOW | ACL_DANGEROUS,
+     .firstKey = 0, .lastKey = 0, .keyStep = 0,
+     .summary = "Make the server a replica of another instance, or promote it as master.",
+     .since = "5.0.0",
+     .group = "server",
+     .complexity = "O(1)",
+     .args = A_replicaof, .argCount = 1},
     {.fullname = "reset",
      .arity = 1,
      .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_NO_AUTH | CMD_ALLOW_BUSY,
@@ -4229,6 +4297,15 @@ const CommandSpec commandSpecs[] = {
      .complexity = "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).",
      .history = H_restore, .historyCount = 3,
      .args = A_restore, .argCount = 7},
+    {.fullname = "role",
+     .arity = 1,
+     .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST,
+     .acl = ACL_ADMIN | ACL_FAST | ACL_DANGEROUS,
+     .firstKey = 0, .lastKey = 0, .keyStep = 0,
+     .summary = "Return the role of the instance in the context of replication",
+     .since = "2.8.12",
+     .group = "server",
+     .complexity = "O(1)"},
     {.fullname = "rpop",
      .arity = -2,
      .flags = CMD_WRITE | CMD_FAST,
@@ -4530,6 +4607,19 @@ const CommandSpec commandSpecs[] = {
      .group = "set",
      .complexity = "O(1)",
      .args = A_sismember, .argCount = 2},
+    {.fullname = "slaveof",
+     .arity = 3,
+     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_STALE | CMD_NO_ASYNC_LOADING,
+     .acl = ACL_ADMIN | ACL_SLOW | ACL_DANGEROUS,
+     .firstKey = 0, .lastKey = 0, .keyStep = 0,
+     .summary = "Make the server a replica of another instance, or promote it as master.",
+     .since = "1.0.0",
+     .group = "server",
+     .complexity = "O(1)",
+     .deprecatedSince = "5.0.0",
+     .replacedBy = "`REPLICAOF`",
+     .docFlags = DOC_DEPRECATED,
+     .args = A_slaveof, .argCount = 1},
     {.fullname = "slowlog",
      .arity = -2,
      .flags = 0,
@@ -4787,6 +4877,14 @@ const CommandSpec commandSpecs[] = {
      .group = "server",
      .complexity = "O(N) where N is the count of clients watching or blocking on keys from both databases.",
      .args = A_swapdb, .argCount = 2},
+    {.fullname = "sync",
+     .arity = 1,
+     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_ASYNC_LOADING | CMD_NO_MULTI,
+     .acl = ACL_ADMIN | ACL_SLOW | ACL_DANGEROUS,
+     .firstKey = 0, .lastKey = 0, .keyStep = 0,
+     .summary = "Internal command used for replication",
+     .since = "1.0.0",
+     .group = "server"},
     {.fullname = "time",
      .arity = 1,
      .flags = CMD_LOADING | CMD_STALE | CMD_FAST,
@@ -4864,6 +4962,17 @@ const CommandSpec commandSpecs[] = {
      .since = "2.2.0",
      .group = "transactions",
      .complexity = "O(1)"},
+    {.fullname = "wait",
+     .arity = 3,
+     .flags = CMD_NOSCRIPT,
+     .acl = ACL_SLOW | ACL_CONNECTION,
+     .firstKey = 0, .lastKey = 0, .keyStep = 0,
+     .tips = T_wait,
+     .summary = "Wait for the synchronous replication of all the write commands sent in the context of the current connection",
+     .since = "3.0.0",
+     .group = "generic",
+     .complexity = "O(1)",
+     .args = A_wait, .argCount = 2},
     {.fullname = "watch",
      .arity = -2,
      .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_ALLOW_BUSY,

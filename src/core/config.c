@@ -132,6 +132,9 @@ static const ConfigEnum appendfsyncEnum[] = {
 static ConfigSetFn setPercentiles, setBind, setSave, setObufLimits, setUnixsocketperm, setNotify, setDir, setAppendonly;
 static ConfigGetFn getPercentiles, getBind, getSave, getObufLimits, getUnixsocketperm, getNotify, getDir, getAppendonly;
 static ConfigRewriteFn rewriteSave, rewriteObufLimits;
+static ConfigSetFn setReplicaof;
+static ConfigGetFn getReplicaof;
+static ConfigRewriteFn rewriteReplicaof;
 
 #define OFF(field) offsetof(ServerConfig, field)
 #define B(n, a, fl, field, def) {n, a, CT_BOOL, fl, OFF(field), 0, 1, def, NULL, NULL, NULL, NULL, NULL, NULL, 0}
@@ -291,36 +294,37 @@ static ConfigDef configTable[] = {
     RAWI("io-threads", NULL, CF_IMMUTABLE, 1, 128, "1"),
     RAWB("io-threads-do-reads", NULL, CF_IMMUTABLE, "no"),
     RAWB("jemalloc-bg-thread", NULL, 0, "yes"),
-    RAW("masterauth", NULL, CF_SENSITIVE, ""),
-    RAW("masteruser", NULL, 0, ""),
+    S("masterauth", NULL, CF_SENSITIVE | CF_EMPTY_NULL, masterauth, ""),
+    S("masteruser", NULL, CF_EMPTY_NULL, masteruser, ""),
     RAW("maxmemory-clients", NULL, CF_ONLY_DEFAULT, "0"),
-    RAWI("min-replicas-max-lag", "min-slaves-max-lag", 0, 0, INT_MAX, "10"),
-    RAWI("min-replicas-to-write", "min-slaves-to-write", CF_ONLY_DEFAULT, 0, INT_MAX, "0"),
+    I("min-replicas-max-lag", "min-slaves-max-lag", 0, minReplicasMaxLag, 0, INT_MAX, "10"),
+    I("min-replicas-to-write", "min-slaves-to-write", 0, minReplicasToWrite, 0, INT_MAX, "0"),
     RAWB("no-appendfsync-on-rewrite", NULL, 0, "no"),
     RAWE("oom-score-adj", NULL, 0, oomScoreAdjEnum, "no"),
     RAW("oom-score-adj-values", NULL, CF_MULTI_ARG, "0 200 800"),
     RAWE("propagation-error-behavior", NULL, 0, propagationErrorEnum, "ignore"),
     B("rdb-del-sync-files", NULL, 0, rdbDelSyncFiles, "no"),
     RAWB("rdb-save-incremental-fsync", NULL, 0, "yes"),
-    RAWI("repl-backlog-size", NULL, CF_MEMORY, 1, LLONG_MAX, "1048576"),
-    RAWI("repl-backlog-ttl", NULL, 0, 0, LLONG_MAX, "3600"),
-    RAWB("repl-disable-tcp-nodelay", NULL, 0, "no"),
-    RAWE("repl-diskless-load", NULL, 0, disklessLoadEnum, "disabled"),
-    RAWB("repl-diskless-sync", NULL, 0, "yes"),
-    RAWI("repl-diskless-sync-delay", NULL, 0, 0, INT_MAX, "5"),
-    RAWI("repl-diskless-sync-max-replicas", NULL, 0, 0, INT_MAX, "0"),
-    RAWI("repl-ping-replica-period", "repl-ping-slave-period", 0, 1, INT_MAX, "10"),
-    RAWI("repl-timeout", NULL, 0, 1, INT_MAX, "60"),
-    RAW("replica-announce-ip", "slave-announce-ip", 0, ""),
-    RAWI("replica-announce-port", "slave-announce-port", 0, 0, 65535, "0"),
-    RAWB("replica-announced", NULL, 0, "yes"),
+    LLV("repl-backlog-size", NULL, CF_MEMORY, replBacklogSize, 1, LLONG_MAX, "1048576"),
+    LLV("repl-backlog-ttl", NULL, 0, replBacklogTtl, 0, LLONG_MAX, "3600"),
+    B("repl-disable-tcp-nodelay", NULL, 0, replDisableTcpNodelay, "no"),
+    E("repl-diskless-load", NULL, 0, replDisklessLoad, disklessLoadEnum, "disabled"),
+    B("repl-diskless-sync", NULL, 0, replDisklessSync, "yes"),
+    I("repl-diskless-sync-delay", NULL, 0, replDisklessSyncDelay, 0, INT_MAX, "5"),
+    I("repl-diskless-sync-max-replicas", NULL, 0, replDisklessSyncMaxReplicas, 0, INT_MAX, "0"),
+    I("repl-ping-replica-period", "repl-ping-slave-period", 0, replPingReplicaPeriod, 1, INT_MAX, "10"),
+    I("repl-timeout", NULL, 0, replTimeout, 1, INT_MAX, "60"),
+    S("replica-announce-ip", "slave-announce-ip", CF_EMPTY_NULL, replicaAnnounceIp, ""),
+    I("replica-announce-port", "slave-announce-port", 0, replicaAnnouncePort, 0, 65535, "0"),
+    B("replica-announced", NULL, 0, replicaAnnounced, "yes"),
     RAWB("replica-ignore-disk-write-errors", NULL, 0, "no"),
     RAWB("replica-ignore-maxmemory", "slave-ignore-maxmemory", 0, "yes"),
-    RAWB("replica-lazy-flush", "slave-lazy-flush", 0, "no"),
-    RAWI("replica-priority", "slave-priority", 0, 0, INT_MAX, "100"),
-    RAWB("replica-read-only", "slave-read-only", 0, "yes"),
-    RAWB("replica-serve-stale-data", "slave-serve-stale-data", 0, "yes"),
-    RAW("replicaof", "slaveof", CF_IMMUTABLE | CF_MULTI_ARG | CF_ONLY_DEFAULT, ""),
+    B("replica-lazy-flush", "slave-lazy-flush", 0, replicaLazyFlush, "no"),
+    I("replica-priority", "slave-priority", 0, replicaPriority, 0, INT_MAX, "100"),
+    B("replica-read-only", "slave-read-only", 0, replicaReadOnly, "yes"),
+    B("replica-serve-stale-data", "slave-serve-stale-data", 0, replicaServeStaleData, "yes"),
+    {"replicaof", "slaveof", CT_SPECIAL, CF_IMMUTABLE | CF_MULTI_ARG, 0, 0, 0, "", NULL, setReplicaof, getReplicaof,
+     rewriteReplicaof, NULL, NULL, 0},
     E("sanitize-dump-payload", NULL, 0, sanitizeDumpPayload, sanitizePayloadEnum, "no"),
     RAW("server_cpulist", NULL, CF_IMMUTABLE, ""),
     RAWE("shutdown-on-sigint", NULL, CF_MULTI_ARG, shutdownOnSignalEnum, "default"),
@@ -808,6 +812,46 @@ static sds *rewriteSave(const ConfigDef *d, const ServerConfig *cfg, int *count)
         *count = lines;
     }
     sdsFreeSplitRes(parts, n);
+    return out;
+}
+
+/* replicaof <host> <port> | no one: the primary to follow from start-up
+ * (REPLICAOF changes it at run time, so CONFIG GET and REWRITE show the
+ * live role). */
+static int setReplicaof(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
+    if (argc == 0) {
+        setString(&cfg->replicaof, NULL);
+        return 0;
+    }
+    if (argc != 2) {
+        *err = "wrong number of arguments";
+        return -1;
+    }
+    if (!strcasecmp(argv[0], "no") && !strcasecmp(argv[1], "one")) {
+        setString(&cfg->replicaof, NULL);
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    long port = strtol(argv[1], &end, 10);
+    if (errno || *end || end == argv[1] || port < 0 || port > 65535) {
+        *err = "Invalid master port";
+        return -1;
+    }
+    sds v = sdsCatPrintf(sdsEmpty(), "%s %ld", argv[0], port);
+    setString(&cfg->replicaof, v);
+    sdsFree(v);
+    return 0;
+}
+
+static sds getReplicaof(const ConfigDef *d, const ServerConfig *cfg) {
+    return sdsNew(cfg->replicaof ? cfg->replicaof : "");
+}
+
+static sds *rewriteReplicaof(const ConfigDef *d, const ServerConfig *cfg, int *count) {
+    sds *out = xmalloc(sizeof(sds));
+    *count = 0;
+    if (cfg->replicaof) out[(*count)++] = sdsCatPrintf(sdsEmpty(), "replicaof %s", cfg->replicaof);
     return out;
 }
 
@@ -1599,7 +1643,8 @@ static void freeConfigScratch(ServerConfig *cfg) {
     xfree(cfg->latencyPercentiles);
     char **strs[] = {&cfg->unixsocket, &cfg->requirepass, &cfg->logfile, &cfg->pidfile, &cfg->dir,
                      &cfg->procTitleTemplate, &cfg->notifyKeyspaceEvents, &cfg->dbfilename, &cfg->saveParams,
-                     &cfg->appendfilename, &cfg->appenddirname, &cfg->syslogIdent};
+                     &cfg->appendfilename, &cfg->appenddirname, &cfg->syslogIdent, &cfg->replicaof,
+                     &cfg->masterauth, &cfg->masteruser, &cfg->replicaAnnounceIp};
     for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) xfree(*strs[i]);
 }
 

@@ -23,6 +23,8 @@ enum { APPENDFSYNC_NO = 0, APPENDFSYNC_ALWAYS = 1, APPENDFSYNC_EVERYSEC = 2 };
 
 /* Client output buffer limits, per class. */
 enum { CLIENT_TYPE_NORMAL = 0, CLIENT_TYPE_REPLICA = 1, CLIENT_TYPE_PUBSUB = 2, CLIENT_TYPE_COUNT = 3 };
+/* The link to our primary (CLIENT KILL TYPE master): no output limit. */
+#define CLIENT_TYPE_MASTER 3
 typedef struct ObufLimit {
     unsigned long long hard, soft;
     long long softSeconds;
@@ -106,6 +108,16 @@ typedef struct ServerConfig {
     int loadingProcessEventsIntervalBytes; /* the loop turns every so many bytes loaded */
     int rdbDelSyncFiles;         /* remove an RDB made only for replication when persistence is off */
     int sanitizeDumpPayload;     /* SANITIZE_PAYLOAD_* */
+    /* Replication (src/repl). */
+    char *replicaof;             /* "host port" while a replica (REPLICAOF keeps it live), NULL when a primary */
+    char *masterauth, *masteruser; /* NULL when unset */
+    long long replBacklogSize, replBacklogTtl;
+    int replDisklessSync, replDisklessSyncDelay, replDisklessSyncMaxReplicas, replDisklessLoad;
+    int replPingReplicaPeriod, replTimeout, replDisableTcpNodelay;
+    char *replicaAnnounceIp;     /* NULL when unset */
+    int replicaAnnouncePort, replicaAnnounced, replicaPriority;
+    int replicaReadOnly, replicaServeStaleData, replicaLazyFlush;
+    int minReplicasToWrite, minReplicasMaxLag;
 } ServerConfig;
 
 #define SANITIZE_PAYLOAD_NO 0

@@ -25,6 +25,7 @@
 #include "ds/util.h"
 #include "persist/persist.h"
 #include "persist/rdb.h"
+#include "repl/repl.h"
 #include "server/latency.h"
 #include "server/monitor.h"
 #include "server/multi.h"
@@ -124,6 +125,7 @@ static void initFeatures(void) {
     multiInit();
     slowlogInit();
     trackingInit();
+    replInit();
     serverAddCronHook(statsCron);
     serverAddResetStatsHook(statsReset);
     dispatchAddAfterCall(statsRecordLatency);
@@ -178,6 +180,7 @@ int main(int argc, char **argv) {
     statsInit();
     serverLog(LL_NOTICE, "Server initialized");
     persistInit();
+    replStart();
     serverLog(LL_NOTICE, "Ready to accept connections");
     if (server.cfg.supervised == SUPERVISED_SYSTEMD ||
         (server.cfg.supervised == SUPERVISED_AUTODETECT && getenv("NOTIFY_SOCKET"))) {

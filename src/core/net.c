@@ -400,6 +400,8 @@ int clientHasPendingReplies(const Client *c) { return c->bufpos > 0 || c->replyH
 size_t clientOutputBytes(const Client *c) { return c->replyBytes; }
 
 int clientType(const Client *c) {
+    if (c->flags & CLIENT_MASTER) return CLIENT_TYPE_MASTER;
+    if ((c->flags & (CLIENT_SLAVE | CLIENT_MONITOR)) == CLIENT_SLAVE) return CLIENT_TYPE_REPLICA;
     if (c->flags & CLIENT_PUBSUB) return CLIENT_TYPE_PUBSUB;
     return CLIENT_TYPE_NORMAL;
 }
@@ -658,7 +660,7 @@ void netMarkPendingWrite(Client *c) {
 }
 
 void netCheckOutputLimits(Client *c) {
-    if (c->fd == -1 || (c->flags & CLIENT_CLOSE_ASAP)) return;
+    if (c->fd == -1 || (c->flags & (CLIENT_CLOSE_ASAP | CLIENT_MASTER))) return;
     const ObufLimit *lim = &server.cfg.obufLimits[clientType(c)];
     size_t used = c->replyBytes;
     int hard = (lim->hard && used >= lim->hard) || (used > UNAUTH_REPLY_MAX && serverAuthRequired(c));
@@ -862,7 +864,8 @@ void netClientsCron(void) {
     long long now = server.time.nowMs;
     for (Client *c = server.net.clients; c;) {
         Client *next = c->nextClient;
-        if (server.cfg.timeout && !(c->flags & (CLIENT_BLOCKED | CLIENT_PUBSUB | CLIENT_MONITOR)) &&
+        if (server.cfg.timeout &&
+            !(c->flags & (CLIENT_BLOCKED | CLIENT_PUBSUB | CLIENT_MONITOR | CLIENT_MASTER | CLIENT_SLAVE)) &&
             (now - c->lastInteraction) / 1000 > server.cfg.timeout) {
             serverLog(LL_VERBOSE, "Closing idle client");
             clientFree(c);

@@ -220,7 +220,7 @@ long long serverCron(EventLoop *loop, long long id, void *data) {
                               "information");
         server.shutdownAsap = 0;
     }
-    if (server.activeExpireEnabled && !server.expiryPaused)
+    if (server.activeExpireEnabled && !server.expiryPaused && !server.isReplica)
         dbActiveExpireCycle(server.db, server.cfg.databases, 25000 / (server.cfg.hz ? server.cfg.hz : 10), 0);
     if (server.cfg.activeRehashing) dbTimerMaintenance(server.db, server.cfg.databases);
     netClientsCron();
@@ -231,7 +231,7 @@ long long serverCron(EventLoop *loop, long long id, void *data) {
 void serverBeforeSleep(EventLoop *loop) {
     (void)loop;
     serverUpdateTime();
-    if (server.activeExpireEnabled && !server.expiryPaused)
+    if (server.activeExpireEnabled && !server.expiryPaused && !server.isReplica)
         dbActiveExpireCycle(server.db, server.cfg.databases, 1000, 1);
     for (int i = 0; i < sleepHookCount; i++) sleepHooks[i]();
     netHandlePendingWrites();

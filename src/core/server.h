@@ -82,6 +82,7 @@ typedef struct Server {
     int hzCurrent;                 /* effective hz (dynamic-hz) */
     int activeExpireEnabled;       /* DEBUG SET-ACTIVE-EXPIRE */
     int expiryPaused;              /* CLIENT PAUSE: no active expiry */
+    int isReplica;                 /* following a primary (src/repl): no active expiry */
 } Server;
 
 extern Server server;

@@ -17,6 +17,7 @@ DbHooks dbHooks;
 unsigned dbLruClock;
 long long dbNowMs;
 int dbNoLazyExpire;
+int dbIgnoreExpire;
 DbStats dbStats;
 uint8_t dbHashSeed[16];
 
@@ -213,7 +214,7 @@ static void deleteExpired(Db *db, kvobj *o) {
 /* Common path: find, expire lazily, maybe touch. */
 static kvobj *lookup(Db *db, const char *key, size_t len, int flags) {
     kvobj *o = htabFind(&db->keys, key, len);
-    if (o && kvIsExpired(o)) {
+    if (o && kvIsExpired(o) && !dbIgnoreExpire) {
         if (!dbNoLazyExpire && !(flags & LOOKUP_NOEXPIRE)) deleteExpired(db, o);
         o = NULL;
     }

@@ -149,6 +149,10 @@ extern unsigned dbLruClock;
 extern long long dbNowMs;
 /* Set while loading or on a replica: lookups do not delete expired keys. */
 extern int dbNoLazyExpire;
+/* Set while a replica runs its primary's commands: an expired key is still
+ * there for them (only the primary decides when a key expires; its DEL
+ * follows). */
+extern int dbIgnoreExpire;
 /* SipHash key of the key tables, random per process (set at start-up). */
 extern uint8_t dbHashSeed[16];
 /* Counters for INFO stats. */

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <math.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,7 +91,11 @@ typedef struct RdbWriter {
     int failed; /* a write failed (errno kept in err) */
     int err;
     long long keysDone; /* keys written so far (save progress) */
+    long long waitMs; /* >0: a write that would block polls this long */
 } RdbWriter;
+
+int (*rdbReplInfoProvider)(RdbReplInfo *out);
+RdbLoadInfo rdbLastLoaded;
 
 /* Writes the buffered bytes to the file.  Returns 0, or -1 after a failed
  * write (sticky). */
@@ -101,6 +106,11 @@ static int rwFlush(RdbWriter *w) {
     while (off < n) {
         ssize_t k = write(w->fd, w->buf + off, n - off);
         if (k < 0 && errno == EINTR) continue;
+        if (k < 0 && errno == EAGAIN && w->waitMs > 0) {
+            struct pollfd pfd = {.fd = w->fd, .events = POLLOUT};
+            if (poll(&pfd, 1, (int)w->waitMs) > 0) continue;
+            errno = ETIMEDOUT;
+        }
         if (k <= 0) {
             w->failed = 1;
             w->err = k < 0 ? errno : EIO;
@@ -323,6 +333,12 @@ static int rwSnapshot(RdbWriter *w) {
     rwAuxInt(w, "redis-bits", (long long)sizeof(void *) * 8);
     rwAuxInt(w, "ctime", (long long)time(NULL));
     rwAuxInt(w, "used-mem", (long long)xmallocUsed());
+    RdbReplInfo ri;
+    if (rdbReplInfoProvider && rdbReplInfoProvider(&ri)) {
+        rwAuxInt(w, "repl-stream-db", ri.streamDb);
+        rwAuxStr(w, "repl-id", ri.replid);
+        rwAuxInt(w, "repl-offset", ri.offset);
+    }
     rwAuxInt(w, "aof-base", 0);
     w->buf = functionsRdbAppend(w->buf, w->compress);
     int lru = policyIsLru(), lfu = policyIsLfu();
@@ -360,6 +376,15 @@ static int fsyncDirOf(const char *path) {
     if (fd < 0) return -1;
     int rc = fsync(fd);
     close(fd);
+    return rc;
+}
+
+int rdbSaveFd(int fd, long long timeoutMs) {
+    RdbWriter w = {.buf = sdsEmpty(), .fd = fd, .compress = server.cfg.rdbcompression,
+                   .checksum = server.cfg.rdbchecksum, .waitMs = timeoutMs};
+    int rc = rwSnapshot(&w);
+    sdsFree(w.buf);
+    if (rc < 0) errno = w.err;
     return rc;
 }
 
@@ -929,6 +954,14 @@ static int loadAux(RdbReader *r, RdbLoadInfo *info) {
     } else if (!strcasecmp(k, "used-mem")) {
         info->rdbUsedMem = strtoll(v, NULL, 10);
         serverLog(LL_NOTICE, "RDB memory usage when created %.2f Mb", (double)info->rdbUsedMem / (1024 * 1024));
+    } else if (!strcasecmp(k, "repl-stream-db"))
+        info->repl.streamDb = (int)strtol(v, NULL, 10);
+    else if (!strcasecmp(k, "repl-id") && sdsLen(v) == 40) {
+        memcpy(info->repl.replid, v, 41);
+        info->hasRepl |= 1;
+    } else if (!strcasecmp(k, "repl-offset")) {
+        info->repl.offset = strtoll(v, NULL, 10);
+        info->hasRepl |= 2;
     }
     sdsFree(k);
     sdsFree(v);
@@ -1020,7 +1053,7 @@ static int loadSnapshot(RdbReader *r, int merge, RdbLoadInfo *info) {
         }
         if (!o) {
             if (info->emptySkipped++ < 10) serverLog(LL_WARNING, "rdbLoadObject skipping empty key: %s", key);
-        } else if (expire != -1 && expire < now) {
+        } else if (expire != -1 && expire < now && !server.isReplica) {
             kvFree(o);
             info->keysExpired++;
         } else if (!merge && dbFind(db, key, sdsLen(key))) {
@@ -1087,6 +1120,8 @@ int rdbLoadFile(const char *filename, int merge, RdbLoadInfo *info, sds *err) {
     dbNoLazyExpire = 1;
     int rc = loadSnapshot(&r, merge, info);
     dbNoLazyExpire = saved;
+    info->hasRepl = info->hasRepl == 3;
+    rdbLastLoaded = *info;
     munmap(map, (size_t)st.st_size);
     if (rc < 0) {
         *err = sdsCatPrintf(sdsEmpty(), "Internal error in RDB reading offset %zu, function at rdb.c: %s", r.pos,

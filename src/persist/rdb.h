@@ -60,12 +60,32 @@ kvobj *rdbRestoreValue(const char *key, size_t keylen, const unsigned char *p, s
  * untouched (the failure is logged). */
 int rdbSaveFile(const char *filename);
 
+/* The replication position a snapshot records (AUX repl-stream-db,
+ * repl-id, repl-offset), so that a replica restarted from it, or fed it by
+ * a full sync, can continue the stream. */
+typedef struct RdbReplInfo {
+    int streamDb;
+    char replid[41];
+    long long offset;
+} RdbReplInfo;
+/* Installed by the replication layer: fills *out and returns 1 when the
+ * server has a position to record (a primary with a backlog, a replica),
+ * else 0.  NULL: none recorded.  Read by every snapshot written. */
+extern int (*rdbReplInfoProvider)(RdbReplInfo *out);
+
+/* Writes the whole dataset to fd (a pipe or socket of a full sync: no
+ * fsync, no rename).  A write that would block waits for the fd (at most
+ * timeoutMs per wait).  Returns 0, or -1 with errno set. */
+int rdbSaveFd(int fd, long long timeoutMs);
+
 /* Loading statistics. */
 typedef struct RdbLoadInfo {
     long long keysLoaded;  /* keys added */
     long long keysExpired; /* keys skipped because their expire had passed */
     long long emptySkipped;
     long long rdbUsedMem;  /* the used-mem AUX field, 0 when absent */
+    int hasRepl;           /* the file recorded repl-id and repl-offset */
+    RdbReplInfo repl;
 } RdbLoadInfo;
 
 /* Progress of a long save or load, for the server to report it and (while
@@ -84,5 +104,8 @@ void rdbSetProgressHooks(RdbSaveProgress *save, RdbLoadProgress *load);
  * the offset and reason (caller frees).  A failed load may leave part of
  * the data loaded. */
 int rdbLoadFile(const char *filename, int merge, RdbLoadInfo *info, sds *err);
+/* What the last rdbLoadFile that read a whole file found (the start-up
+ * load's replication position, for a replica restarted from it). */
+extern RdbLoadInfo rdbLastLoaded;
 
 #endif

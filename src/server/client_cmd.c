@@ -29,7 +29,9 @@ static int validClientAttr(const char *s, size_t len) {
 
 static sds catClientFlags(sds s, const Client *c) {
     char flags[16], *p = flags;
-    if (c->flags & CLIENT_MONITOR) *p++ = 'O';
+    if (c->flags & CLIENT_SLAVE) *p++ = (c->flags & CLIENT_MONITOR) ? 'O' : 'S';
+    if (c->flags & CLIENT_MASTER) *p++ = 'M';
+    if ((c->flags & (CLIENT_MONITOR | CLIENT_SLAVE)) == CLIENT_MONITOR) *p++ = 'O';
     if (c->flags & CLIENT_PUBSUB) *p++ = 'P';
     if (c->flags & CLIENT_MULTI) *p++ = 'x';
     if (c->flags & CLIENT_BLOCKED) *p++ = 'b';
@@ -79,14 +81,12 @@ static sds catClientInfo(sds s, const Client *c) {
     return s;
 }
 
-/* The client type for LIST/KILL TYPE, or -1 with the error replied.
- * "master" is accepted but no client is of that type in Cairn. */
-#define CLIENT_TYPE_MASTER_ONLY 100 /* matches no client: Cairn is never a replica */
+/* The client type for LIST/KILL TYPE, or -1 with the error replied. */
 static int parseClientTypeOrReply(Client *c, const sds name) {
     if (argIs(name, "normal")) return CLIENT_TYPE_NORMAL;
     if (argIs(name, "slave") || argIs(name, "replica")) return CLIENT_TYPE_REPLICA;
     if (argIs(name, "pubsub")) return CLIENT_TYPE_PUBSUB;
-    if (argIs(name, "master")) return CLIENT_TYPE_MASTER_ONLY;
+    if (argIs(name, "master")) return CLIENT_TYPE_MASTER;
     replyErrorFormat(c, "ERR Unknown client type '%s'", name);
     return -1;
 }

@@ -27,6 +27,7 @@
 #include "ds/alloc.h"
 #include "ds/util.h"
 #include "persist/persist.h"
+#include "repl/repl.h"
 #include "server/pubsub.h"
 #include "server/tracking.h"
 #include "server/stats.h"
@@ -242,9 +243,9 @@ static sds infoStats(sds s) {
                         "instantaneous_input_repl_kbps:0.00\r\n"
                         "instantaneous_output_repl_kbps:0.00\r\n"
                         "rejected_connections:%lld\r\n"
-                        "sync_full:0\r\n"
-                        "sync_partial_ok:0\r\n"
-                        "sync_partial_err:0\r\n"
+                        "sync_full:%lld\r\n"
+                        "sync_partial_ok:%lld\r\n"
+                        "sync_partial_err:%lld\r\n"
                         "expired_keys:%lld\r\n"
                         "expired_stale_perc:%.2f\r\n"
                         "expired_time_cap_reached_count:%lld\r\n"
@@ -282,7 +283,7 @@ static sds infoStats(sds s) {
                         "reply_buffer_expands:0\r\n",
                         st->numConnections, st->numCommands, statsInstantaneousOps(), st->netInputBytes,
                         st->netOutputBytes, statsInstantaneousInputKbps(), statsInstantaneousOutputKbps(),
-                        st->rejectedConns, dbStats.expiredKeys, (double)dbStats.expiredStalePerc,
+                        st->rejectedConns, replStatSyncs(0), replStatSyncs(1), replStatSyncs(2), dbStats.expiredKeys, (double)dbStats.expiredStalePerc,
                         dbStats.expiredTimeCapReached, dbStats.expireCycleCpuUs / 1000, st->evictedKeys,
                         st->evictedClients, dbStats.keyspaceHits, dbStats.keyspaceMisses,
                         pubsubChannelCount(), pubsubPatternCount(), pubsubShardChannelCount(),
@@ -293,40 +294,7 @@ static sds infoStats(sds s) {
 
 /* --- Replication --- */
 
-/* The replication id: 40 random hex characters, fixed for the process. */
-static const char *replicationId(void) {
-    static char id[41];
-    if (!id[0]) {
-        unsigned char raw[20];
-        FILE *f = fopen("/dev/urandom", "rb");
-        if (!f || fread(raw, 1, sizeof(raw), f) != sizeof(raw)) {
-            unsigned long long x = (unsigned long long)ustime() ^ ((unsigned long long)getpid() << 32);
-            for (size_t i = 0; i < sizeof(raw); i++) {
-                x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-                raw[i] = (unsigned char)(x >> 56);
-            }
-        }
-        if (f) fclose(f);
-        for (size_t i = 0; i < sizeof(raw); i++) snprintf(id + i * 2, 3, "%02x", raw[i]);
-    }
-    return id;
-}
-
-static sds infoReplication(sds s) {
-    return sdsCatPrintf(s,
-                        "role:master\r\n"
-                        "connected_slaves:0\r\n"
-                        "master_failover_state:no-failover\r\n"
-                        "master_replid:%s\r\n"
-                        "master_replid2:0000000000000000000000000000000000000000\r\n"
-                        "master_repl_offset:0\r\n"
-                        "second_repl_offset:-1\r\n"
-                        "repl_backlog_active:0\r\n"
-                        "repl_backlog_size:1048576\r\n"
-                        "repl_backlog_first_byte_offset:0\r\n"
-                        "repl_backlog_histlen:0\r\n",
-                        replicationId());
-}
+static sds infoReplication(sds s) { return replInfoSection(s); }
 
 /* --- CPU --- */
 

@@ -70,7 +70,8 @@ int pauseActive(void) { return pauseType != PAUSE_OFF; }
  * dataset). */
 static void setExpiryPaused(int paused) {
     server.expiryPaused = paused;
-    dbNoLazyExpire = paused;
+    /* A replica never deletes expired keys itself (src/repl sets bit 2). */
+    dbNoLazyExpire = (dbNoLazyExpire & ~1) | (paused ? 1 : 0);
 }
 
 static void unpause(void) {

@@ -10,9 +10,11 @@
  *      here, in that order, when those features exist);
  *   4. a script past busy-reply-threshold: BUSY, but for allow-busy commands;
  *   4b. MISCONF: writes (and PING) while the last background save failed;
+ *   4c. NOREPLICAS (min-replicas-to-write), READONLY (a read-only replica);
  *   5. a MONITOR client may not touch the keyspace (Redis's replica rule);
  *   6. a RESP2 client in subscribed mode runs only the pub/sub commands;
- *   6b. LOADING: while dump.rdb loads at start-up, only the commands flagged
+ *   6b. MASTERDOWN (a stale replica), a replica's link touching keys;
+ *   6c. LOADING: while dump.rdb loads at start-up, only the commands flagged
  *      loading-ok run;
  *   7. CLIENT PAUSE postpones the command (no reply yet);
  *   8. inside MULTI the command is queued (or refused: no-multi commands);
@@ -30,6 +32,7 @@
 #include "core/errors.h"
 #include "core/server.h"
 #include "persist/persist.h"
+#include "repl/repl.h"
 #include "script/script.h"
 #include "server/monitor.h"
 #include "server/multi.h"
@@ -147,8 +150,10 @@ void processCommand(Client *c) {
         return;
     }
     if (persistRefuseWriteOrReply(c, cmd) == -1) return;
+    if (replRefuseWriteOrReply(c, cmd) == -1) return;
     if (monitorRefuseCommandOrReply(c, cmd) == -1) return;
     if (pubsubRefuseInContextOrReply(c, cmd) == -1) return;
+    if (replRefuseStaleOrReply(c, cmd) == -1) return;
     if (persistRefuseWhileLoadingOrReply(c, cmd) == -1) return;
     if (pausePostponeCommand(c, cmd)) return;
     if (multiQueueCommand(c, cmd)) return;

@@ -1,0 +1,606 @@
+/* primary.c -- the primary side: SYNC/PSYNC, REPLCONF, full syncs, the
+ * replicas' liveness, WAIT and the good-replicas count.
+ *
+ * A full sync is one forked child at a time.  Diskless
+ * (repl-diskless-sync yes, the default): after repl-diskless-sync-delay
+ * seconds (or as soon as repl-diskless-sync-max-replicas wait) the child
+ * writes the RDB to a pipe; the parent copies it to each replica after
+ * "$EOF:<40-byte mark>\r\n" and ends with the mark; the stream produced
+ * meanwhile waits in each replica's `pending` until its first REPLCONF
+ * ACK (the replica cannot tell the mark from what would follow it).
+ * On disk: the child saves dbfilename; the parent then sends it as
+ * "$<len>\r\n<bytes>" and the pending stream right after.  The parent
+ * reads the pipe or the file only while every replica of the sync has
+ * less than PUMP_HIGH bytes of output queued, so memory stays bounded. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/dispatch.h"
+#include "core/log.h"
+#include "core/net.h"
+#include "core/server.h"
+#include "ds/alloc.h"
+#include "ds/rand.h"
+#include "ds/util.h"
+#include "persist/rdb.h"
+#include "repl/repl.h"
+#include "repl/repl_int.h"
+
+#define PUMP_HIGH (8 * 1024 * 1024)
+#define PUMP_CHUNK (64 * 1024)
+
+long long replBacklogSendFrom(Client *c, long long from);
+
+/* The full sync in progress. */
+static struct {
+    pid_t pid;         /* -1: none */
+    int disk;
+    int srcFd;         /* the pipe (diskless) or, once saved, the file */
+    int sending;       /* disk: the file is being sent */
+    int throttled;     /* diskless: the pipe's read event is off */
+    char mark[41];
+    Client **members;
+    int n;
+} job = {.pid = -1, .srcFd = -1};
+
+/* Clients blocked in WAIT. */
+typedef struct Waiter {
+    Client *c;
+    long long offset, deadlineMs;
+    long numreplicas;
+} Waiter;
+static Waiter *waiters;
+static int nwaiters;
+
+static Replica *replicaOf(Client *c) {
+    if (!c->replState) {
+        Replica *r = xcalloc(sizeof(Replica));
+        c->replState = r;
+    }
+    return c->replState;
+}
+
+static void addReplica(Client *c) {
+    repl.replicas = xrealloc(repl.replicas, sizeof(Client *) * (size_t)(repl.nreplicas + 1));
+    repl.replicas[repl.nreplicas++] = c;
+    c->flags |= CLIENT_SLAVE;
+}
+
+static void refreshGoodReplicas(void) {
+    int good = 0;
+    for (int i = 0; i < repl.nreplicas; i++) {
+        Replica *r = repl.replicas[i]->replState;
+        if (r->state == RSTATE_ONLINE && (server.time.nowMs - r->ackMs) / 1000 <= server.cfg.minReplicasMaxLag) good++;
+    }
+    repl.goodReplicas = good;
+}
+
+/* --- partial resync --- */
+
+/* +CONTINUE when the backlog covers psync offset `from` under id. */
+static int tryPartial(Client *c, const char *id, const sds offArg) {
+    long long from;
+    if (!stringToLongLong(offArg, sdsLen(offArg), &from)) return -1;
+    if (strcasecmp(id, repl.replid) != 0 &&
+        (strcasecmp(id, repl.replid2) != 0 || from > repl.secondOffset)) {
+        if (id[0] != '?') {
+            if (strcasecmp(id, repl.replid) && strcasecmp(id, repl.replid2))
+                serverLog(LL_NOTICE, "Partial resynchronization not accepted: Replication ID mismatch (Replica asked for '%s', my replication IDs are '%s' and '%s')", id, repl.replid, repl.replid2);
+            else
+                serverLog(LL_NOTICE, "Partial resynchronization not accepted: Requested offset for second ID was %lld, but I can reply up to %lld", from, repl.secondOffset);
+        } else {
+            serverLog(LL_NOTICE, "Full resync requested by replica %s", c->addr);
+        }
+        return -1;
+    }
+    if (!repl.backlog || from < repl.backlogOff || from > repl.backlogOff + repl.histlen) {
+        serverLog(LL_NOTICE, "Unable to partial resync with replica %s for lack of backlog (Replica request was: %lld).", c->addr, from);
+        return -1;
+    }
+    Replica *r = replicaOf(c);
+    r->state = RSTATE_ONLINE;
+    r->ackMs = server.time.nowMs;
+    addReplica(c);
+    char line[64];
+    int n = (r->capa & CAPA_PSYNC2) ? snprintf(line, sizeof(line), "+CONTINUE %s\r\n", repl.replid)
+                                    : snprintf(line, sizeof(line), "+CONTINUE\r\n");
+    replyRaw(c, line, (size_t)n);
+    long long sent = replBacklogSendFrom(c, from);
+    serverLog(LL_NOTICE, "Partial resynchronization request from %s accepted. Sending %lld bytes of backlog starting from offset %lld.", c->addr, sent, from);
+    repl.statPartialOk++;
+    refreshGoodReplicas();
+    return 0;
+}
+
+/* SYNC | PSYNC replid offset */
+void syncCommand(Client *c) {
+    if (c->flags & CLIENT_SLAVE) return;
+    if (server.isReplica && repl.link != LINK_CONNECTED) {
+        replyError(c, "NOMASTERLINK Can't SYNC while not connected with my master");
+        return;
+    }
+    if (clientHasPendingReplies(c)) {
+        replyError(c, "ERR SYNC and PSYNC are invalid with pending output");
+        return;
+    }
+    serverLog(LL_NOTICE, "Replica %s asks for synchronization", c->addr);
+    Replica *r = replicaOf(c);
+    if (argIs(c->argv[0], "psync")) {
+        if (tryPartial(c, c->argv[1], c->argv[2]) == 0) return;
+        if (c->argv[1][0] != '?') repl.statPartialErr++;
+    } else {
+        r->preSync = 1;
+    }
+    repl.statFullSyncs++;
+    r->state = RSTATE_WAIT_BGSAVE_START;
+    r->waitSinceMs = server.time.nowMs;
+    r->ackMs = server.time.nowMs;
+    addReplica(c);
+    if (repl.nreplicas == 1 && !repl.backlog) {
+        replNewId(repl.replid);
+        memset(repl.replid2, '0', 40);
+        repl.secondOffset = -1;
+        replBacklogCreate();
+        serverLog(LL_NOTICE, "Replication backlog created, my new replication IDs are '%s' and '%s'", repl.replid, repl.replid2);
+    }
+    if (job.pid != -1) {
+        serverLog(LL_NOTICE, "Waiting for next BGSAVE for SYNC");
+    } else if (server.cfg.replDisklessSync && (r->capa & CAPA_EOF)) {
+        if (server.cfg.replDisklessSyncDelay)
+            serverLog(LL_NOTICE, "Delay next BGSAVE for diskless SYNC");
+    }
+    /* The cron starts the sync (at once on disk). */
+}
+
+/* REPLCONF <option> <value> ... */
+void replconfCommand(Client *c) {
+    if (c->argc % 2 == 0) {
+        replyErrorSyntax(c);
+        return;
+    }
+    for (int j = 1; j < c->argc; j += 2) {
+        sds opt = c->argv[j], val = c->argv[j + 1];
+        if (argIs(opt, "listening-port")) {
+            long port;
+            if (getRangeLongOrReply(c, val, 0, 65535, &port, NULL) < 0) return;
+            replicaOf(c)->port = (int)port;
+        } else if (argIs(opt, "ip-address")) {
+            if (sdsLen(val) >= sizeof(((Replica *)0)->ip)) {
+                replyErrorFormat(c, "ERR REPLCONF ip-address provided by replica instance is too long: %zd bytes", sdsLen(val));
+                return;
+            }
+            memcpy(replicaOf(c)->ip, val, sdsLen(val) + 1);
+        } else if (argIs(opt, "capa")) {
+            if (argIs(val, "eof")) replicaOf(c)->capa |= CAPA_EOF;
+            else if (argIs(val, "psync2")) replicaOf(c)->capa |= CAPA_PSYNC2;
+        } else if (argIs(opt, "ack")) {
+            if (!(c->flags & CLIENT_SLAVE)) return;
+            long long off;
+            if (!stringToLongLong(val, sdsLen(val), &off)) return;
+            Replica *r = c->replState;
+            if (off > r->ackOff) r->ackOff = off;
+            r->ackMs = server.time.nowMs;
+            if (r->onlineOnAck && r->state == RSTATE_ONLINE) {
+                r->onlineOnAck = 0;
+                replyRaw(c, r->pending, sdsLen(r->pending));
+                sdsFree(r->pending);
+                r->pending = NULL;
+                serverLog(LL_NOTICE, "Synchronization with replica %s succeeded", c->addr);
+            }
+            return; /* no reply */
+        } else if (argIs(opt, "getack")) {
+            if (server.isReplica && repl.master) replicaSendAck();
+            return;
+        } else if (argIs(opt, "rdb-only")) {
+            long v;
+            if (getRangeLongOrReply(c, val, 0, 1, &v, NULL) < 0) return;
+        } else {
+            replyErrorFormat(c, "ERR Unrecognized REPLCONF option: %s", opt);
+            return;
+        }
+    }
+    replyOk(c);
+}
+
+/* --- full sync --- */
+
+static void jobRemove(Client *c) {
+    for (int i = 0; i < job.n; i++) {
+        if (job.members[i] != c) continue;
+        job.members[i] = job.members[--job.n];
+        return;
+    }
+}
+
+static void pipeReadable(EventLoop *loop, int fd, void *data, int mask);
+
+static void closeSource(void) {
+    if (job.srcFd == -1) return;
+    if (!job.disk && !job.throttled) eventDel(server.loop, job.srcFd, EV_READABLE);
+    close(job.srcFd);
+    job.srcFd = -1;
+}
+
+static void jobEnd(void) {
+    closeSource();
+    xfree(job.members);
+    job.members = NULL;
+    job.n = 0;
+    job.pid = -1;
+    job.sending = job.throttled = 0;
+}
+
+/* The sync ended: its replicas go online (diskless: once they ACK) or,
+ * when it failed, are dropped. */
+static void jobFinish(int ok) {
+    for (int i = 0; i < job.n; i++) {
+        Client *c = job.members[i];
+        Replica *r = c->replState;
+        if (!ok) {
+            clientFreeAsync(c);
+            continue;
+        }
+        if (!job.disk) replyRaw(c, job.mark, 40);
+        r->state = RSTATE_ONLINE;
+        r->ackMs = server.time.nowMs;
+        r->onlineOnAck = !job.disk;
+        if (job.disk) {
+            if (r->pending) replyRaw(c, r->pending, sdsLen(r->pending));
+            sdsFree(r->pending);
+            r->pending = NULL;
+            serverLog(LL_NOTICE, "Synchronization with replica %s succeeded", c->addr);
+        } else {
+            serverLog(LL_NOTICE, "Streamed RDB transfer with replica %s succeeded (socket). Waiting for REPLCONF ACK from replica to enable streaming", c->addr);
+        }
+    }
+    jobEnd();
+    refreshGoodReplicas();
+}
+
+static int membersBelowHigh(void) {
+    for (int i = 0; i < job.n; i++)
+        if (job.members[i]->replyBytes >= PUMP_HIGH) return 0;
+    return 1;
+}
+
+/* Copy source bytes to the replicas of the sync while they keep up. */
+static void pump(void) {
+    char buf[PUMP_CHUNK];
+    while (job.srcFd != -1 && (job.disk ? job.sending : 1)) {
+        if (job.n == 0) { /* nobody left to send it to */
+            if (!job.disk && job.pid != -1) kill(job.pid, SIGUSR1);
+            if (job.disk) jobEnd();
+            else closeSource();
+            return;
+        }
+        if (!membersBelowHigh()) {
+            if (!job.disk && !job.throttled) {
+                eventDel(server.loop, job.srcFd, EV_READABLE);
+                job.throttled = 1;
+            }
+            return;
+        }
+        ssize_t n = read(job.srcFd, buf, sizeof(buf));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EAGAIN) return;
+        if (n > 0) {
+            for (int i = 0; i < job.n; i++) replyRaw(job.members[i], buf, (size_t)n);
+            continue;
+        }
+        /* End of the RDB (or a read error). */
+        if (job.disk) {
+            jobFinish(n == 0);
+            return;
+        }
+        int st = 0;
+        closeSource();
+        while (waitpid(job.pid, &st, 0) < 0 && errno == EINTR) {
+        }
+        int ok = n == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+        if (ok) serverLog(LL_NOTICE, "Diskless rdb transfer, done reading from pipe, %d replicas still up.", job.n);
+        else serverLog(LL_WARNING, "Background transfer error");
+        jobFinish(ok);
+        return;
+    }
+}
+
+static void pipeReadable(EventLoop *loop, int fd, void *data, int mask) {
+    (void)loop, (void)fd, (void)data, (void)mask;
+    pump();
+}
+
+/* What the child must not keep: the listening sockets. */
+static void childCloseListeners(void) {
+    for (int i = 0; i < server.net.listenCount; i++) close(server.net.listenFds[i]);
+    if (server.net.unixFd != -1) close(server.net.unixFd);
+}
+
+static void startSync(int disk) {
+    int pfd[2] = {-1, -1};
+    if (!disk && pipe(pfd) == -1) {
+        serverLog(LL_WARNING, "Can't start diskless sync: pipe: %s", strerror(errno));
+        return;
+    }
+    /* Everyone waiting joins this sync, at this offset. */
+    job.n = 0;
+    job.members = xmalloc(sizeof(Client *) * (size_t)(repl.nreplicas ? repl.nreplicas : 1));
+    for (int i = 0; i < repl.nreplicas; i++) {
+        Client *c = repl.replicas[i];
+        Replica *r = c->replState;
+        if (r->state != RSTATE_WAIT_BGSAVE_START) continue;
+        if (!disk && !(r->capa & CAPA_EOF)) continue; /* it waits for a disk sync */
+        job.members[job.n++] = c;
+    }
+    repl.selDb = -1; /* the stream after the RDB starts with a SELECT */
+    long long start = ustime();
+    pid_t pid = fork();
+    if (pid == 0) {
+        signal(SIGUSR1, SIG_DFL);
+        childCloseListeners();
+        int rc;
+        if (disk) {
+            rc = rdbSaveFile(server.cfg.dbfilename);
+        } else {
+            close(pfd[0]);
+            rc = rdbSaveFd(pfd[1], (long long)server.cfg.replTimeout * 1000);
+        }
+        _exit(rc == 0 ? 0 : 1);
+    }
+    if (pid == -1) {
+        serverLog(LL_WARNING, "Can't save in background: fork: %s", strerror(errno));
+        if (!disk) {
+            close(pfd[0]);
+            close(pfd[1]);
+        }
+        for (int i = 0; i < job.n; i++) clientFreeAsync(job.members[i]);
+        xfree(job.members);
+        job.members = NULL;
+        job.n = 0;
+        return;
+    }
+    (void)start;
+    job.pid = pid;
+    job.disk = disk;
+    job.sending = job.throttled = 0;
+    for (int i = 0; i < job.n; i++) {
+        Client *c = job.members[i];
+        Replica *r = c->replState;
+        r->state = RSTATE_WAIT_BGSAVE_END;
+        sdsFree(r->pending);
+        r->pending = sdsEmpty();
+        if (!r->preSync) {
+            char line[96];
+            int n = snprintf(line, sizeof(line), "+FULLRESYNC %s %lld\r\n", repl.replid, repl.offset);
+            replyRaw(c, line, (size_t)n);
+        }
+    }
+    if (disk) {
+        serverLog(LL_NOTICE, "Starting BGSAVE for SYNC with target: disk");
+        serverLog(LL_NOTICE, "Background saving started by pid %d", (int)pid);
+        return;
+    }
+    serverLog(LL_NOTICE, "Starting BGSAVE for SYNC with target: replicas sockets");
+    close(pfd[1]);
+    job.srcFd = pfd[0];
+    fcntl(job.srcFd, F_SETFL, fcntl(job.srcFd, F_GETFL) | O_NONBLOCK);
+    randHex(job.mark, 40);
+    job.mark[40] = '\0';
+    char head[64];
+    int n = snprintf(head, sizeof(head), "$EOF:%s\r\n", job.mark);
+    for (int i = 0; i < job.n; i++) replyRaw(job.members[i], head, (size_t)n);
+    eventAdd(server.loop, job.srcFd, EV_READABLE, pipeReadable, NULL);
+}
+
+/* Disk sync: the child saved the file; send it. */
+static void diskSaved(int ok) {
+    if (!ok) {
+        serverLog(LL_WARNING, "Background saving error");
+        jobFinish(0);
+        return;
+    }
+    serverLog(LL_NOTICE, "Background saving terminated with success");
+    int fd = open(server.cfg.dbfilename, O_RDONLY);
+    struct stat st;
+    if (fd == -1 || fstat(fd, &st) == -1) {
+        serverLog(LL_WARNING, "SYNC failed. Can't open/stat DB after BGSAVE: %s", strerror(errno));
+        if (fd != -1) close(fd);
+        jobFinish(0);
+        return;
+    }
+    job.srcFd = fd;
+    job.sending = 1;
+    char head[64];
+    int n = snprintf(head, sizeof(head), "$%lld\r\n", (long long)st.st_size);
+    for (int i = 0; i < job.n; i++) {
+        replyRaw(job.members[i], head, (size_t)n);
+        ((Replica *)job.members[i]->replState)->state = RSTATE_SEND_BULK;
+    }
+    pump();
+}
+
+static void maybeStartSync(void) {
+    if (job.pid != -1 || job.sending) return;
+    int waiting = 0, eof = 0;
+    long long oldest = 0;
+    for (int i = 0; i < repl.nreplicas; i++) {
+        Replica *r = repl.replicas[i]->replState;
+        if (r->state != RSTATE_WAIT_BGSAVE_START) continue;
+        if (!waiting || r->waitSinceMs < oldest) oldest = r->waitSinceMs;
+        waiting++;
+        if (r->capa & CAPA_EOF) eof++;
+    }
+    if (!waiting) return;
+    if (server.cfg.replDisklessSync && eof == waiting) {
+        int maxr = server.cfg.replDisklessSyncMaxReplicas;
+        if (server.time.nowMs - oldest < (long long)server.cfg.replDisklessSyncDelay * 1000 &&
+            !(maxr > 0 && waiting >= maxr))
+            return;
+        startSync(0);
+    } else {
+        startSync(1);
+    }
+}
+
+/* --- WAIT --- */
+
+static int ackedReplicas(long long offset) {
+    int n = 0;
+    for (int i = 0; i < repl.nreplicas; i++) {
+        Replica *r = repl.replicas[i]->replState;
+        if (r->state == RSTATE_ONLINE && r->ackOff >= offset) n++;
+    }
+    return n;
+}
+
+/* WAIT numreplicas timeout */
+void waitCommand(Client *c) {
+    if (server.isReplica) {
+        replyError(c, "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a "
+                      "replica is configured to be writable (which is not the default) writes to replicas are just "
+                      "local and are not propagated.");
+        return;
+    }
+    long numreplicas;
+    long long timeout;
+    if (getLongOrReply(c, c->argv[1], &numreplicas, NULL) < 0) return;
+    if (getLongLongOrReply(c, c->argv[2], &timeout, "timeout is not an integer or out of range") < 0) return;
+    if (timeout < 0) {
+        replyError(c, "ERR timeout is negative");
+        return;
+    }
+    long long offset = repl.offset;
+    int acked = ackedReplicas(offset);
+    if (acked >= numreplicas || (c->flags & (CLIENT_MULTI | CLIENT_LUA | CLIENT_FAKE)) || (c->flags & CLIENT_EXECUTING && server.net.current != c)) {
+        replyLongLong(c, acked);
+        return;
+    }
+    waiters = xrealloc(waiters, sizeof(Waiter) * (size_t)(nwaiters + 1));
+    waiters[nwaiters++] = (Waiter){c, offset, timeout ? server.time.nowMs + timeout : 0, numreplicas};
+    c->flags |= CLIENT_BLOCKED;
+    repl.getackPending = 1;
+}
+
+int primaryWaitingClients(void) { return nwaiters; }
+
+/* Reply `acked` to waiter i and let its client go on. */
+static void unblockWaiter(int i, int acked) {
+    Client *c = waiters[i].c;
+    waiters[i] = waiters[--nwaiters];
+    c->flags &= ~CLIENT_BLOCKED;
+    replyLongLong(c, acked);
+    clientResetArgv(c);
+    /* Commands pipelined behind WAIT run now. */
+    if (sdsLen(c->querybuf) > c->qbPos) netProcessInput(c);
+}
+
+static void serveWaiters(void) {
+    for (int i = 0; i < nwaiters;) {
+        Waiter *w = &waiters[i];
+        int acked = ackedReplicas(w->offset);
+        if (acked >= w->numreplicas || (w->deadlineMs && server.time.nowMs >= w->deadlineMs)) {
+            unblockWaiter(i, acked);
+            continue;
+        }
+        i++;
+    }
+}
+
+/* --- liveness --- */
+
+void primaryBeforeSleep(void) {
+    if (repl.getackPending && !server.isReplica && repl.nreplicas) {
+        static const char getack[] = "*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n";
+        replFeedStream(getack, sizeof(getack) - 1);
+    }
+    repl.getackPending = 0;
+    if (nwaiters) serveWaiters();
+    if (job.srcFd != -1 && (job.sending || job.throttled) && membersBelowHigh()) {
+        if (job.throttled) {
+            job.throttled = 0;
+            eventAdd(server.loop, job.srcFd, EV_READABLE, pipeReadable, NULL);
+        }
+        pump();
+    }
+}
+
+void primaryCron(int everySecond) {
+    /* A disk sync's child, or a diskless one whose replicas all left. */
+    if (job.pid != -1 && (job.disk ? !job.sending : job.srcFd == -1)) {
+        int st;
+        pid_t p = waitpid(job.pid, &st, WNOHANG);
+        if (p == job.pid) {
+            job.pid = -1;
+            if (job.disk) diskSaved(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+            else jobEnd();
+        }
+    }
+    maybeStartSync();
+    if (nwaiters) serveWaiters();
+    if (!everySecond) return;
+    long long now = server.time.nowMs;
+    static long long loops;
+    loops++;
+    /* PING the replicas now and then, so they can tell a dead link. */
+    if (!server.isReplica && repl.nreplicas && loops % server.cfg.replPingReplicaPeriod == 0) {
+        static const char ping[] = "*1\r\n$4\r\nPING\r\n";
+        replFeedStream(ping, sizeof(ping) - 1);
+    }
+    for (int i = 0; i < repl.nreplicas; i++) {
+        Client *c = repl.replicas[i];
+        Replica *r = c->replState;
+        /* A newline keeps a replica waiting for its RDB from timing out. */
+        if (r->state == RSTATE_WAIT_BGSAVE_START || (r->state == RSTATE_WAIT_BGSAVE_END && job.disk))
+            replyRaw(c, "\n", 1);
+        if (r->state == RSTATE_ONLINE && !r->preSync && now - r->ackMs > (long long)server.cfg.replTimeout * 1000) {
+            serverLog(LL_WARNING, "Disconnecting timedout replica (streaming sync): %s", c->addr);
+            clientFreeAsync(c);
+        }
+    }
+    /* The backlog goes after repl-backlog-ttl without replicas. */
+    if (repl.nreplicas == 0 && repl.backlog && !server.isReplica && server.cfg.replBacklogTtl &&
+        now - repl.noReplicasSinceMs > server.cfg.replBacklogTtl * 1000) {
+        replNewId(repl.replid);
+        memset(repl.replid2, '0', 40);
+        repl.secondOffset = -1;
+        replBacklogFree();
+        serverLog(LL_NOTICE, "Replication backlog freed after %lld seconds without connected replicas.",
+                  server.cfg.replBacklogTtl);
+    }
+    /* CONFIG SET repl-backlog-size: a new, empty backlog of that size. */
+    if (repl.backlog && repl.backlogSize != server.cfg.replBacklogSize) {
+        replBacklogFree();
+        replBacklogCreate();
+    }
+    refreshGoodReplicas();
+}
+
+void primaryClientFreed(Client *c) {
+    for (int i = 0; i < nwaiters; i++) {
+        if (waiters[i].c != c) continue;
+        waiters[i] = waiters[--nwaiters];
+        break;
+    }
+    Replica *r = c->replState;
+    if (!r) return;
+    if (c->flags & CLIENT_SLAVE) {
+        for (int i = 0; i < repl.nreplicas; i++) {
+            if (repl.replicas[i] != c) continue;
+            repl.replicas[i] = repl.replicas[--repl.nreplicas];
+            break;
+        }
+        jobRemove(c);
+        if (r->state == RSTATE_ONLINE) serverLog(LL_NOTICE, "Connection with replica %s lost.", c->addr);
+        if (repl.nreplicas == 0) repl.noReplicasSinceMs = server.time.nowMs;
+        refreshGoodReplicas();
+    }
+    sdsFree(r->pending);
+    xfree(r);
+    c->replState = NULL;
+}

@@ -1,0 +1,324 @@
+/* repl.c -- the replication state both sides share: the two replication
+ * ids and the offset, the backlog, the stream fed to replicas, the rules
+ * processCommand applies, ROLE and INFO replication, and the wiring.
+ *
+ * Invariants: the effects sink is registered exactly while a backlog
+ * exists; a primary's stream is what the sink encodes (plus PINGs and
+ * GETACKs), a replica's is the bytes its primary sent, forwarded as
+ * applied.  Either way replFeedStream is the one way into the backlog and
+ * the replicas, so offsets agree everywhere. */
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "core/dispatch.h"
+#include "core/effects.h"
+#include "core/errors.h"
+#include "core/log.h"
+#include "core/net.h"
+#include "core/server.h"
+#include "ds/alloc.h"
+#include "ds/rand.h"
+#include "persist/rdb.h"
+#include "repl/repl.h"
+#include "repl/repl_int.h"
+
+ReplState repl = {.secondOffset = -1, .selDb = -1, .fd = -1, .xferFd = -1};
+
+static sds sinkBuf;
+
+void replNewId(char *id) {
+    randHex(id, 40);
+    id[40] = '\0';
+}
+
+/* --- the backlog --- */
+
+static void effectsSink(const Effect *ops, int count, void *ctx) {
+    (void)ctx;
+    if (server.isReplica) return; /* a replica forwards its primary's bytes */
+    sdsClear(sinkBuf);
+    sinkBuf = effectsAppendResp(sinkBuf, &repl.selDb, ops, count, EFFECT_REPL);
+    replFeedStream(sinkBuf, sdsLen(sinkBuf));
+}
+
+void replBacklogCreate(void) {
+    if (repl.backlog) return;
+    repl.backlogSize = server.cfg.replBacklogSize;
+    repl.backlog = xmalloc((size_t)repl.backlogSize);
+    repl.idx = repl.histlen = 0;
+    repl.backlogOff = repl.offset + 1;
+    if (!sinkBuf) sinkBuf = sdsEmpty();
+    effectsAddSink(effectsSink, NULL, EFFECT_REPL);
+}
+
+void replBacklogFree(void) {
+    if (!repl.backlog) return;
+    xfree(repl.backlog);
+    repl.backlog = NULL;
+    repl.histlen = 0;
+    effectsRemoveSink(effectsSink, NULL);
+}
+
+static void backlogAppend(const char *p, size_t len) {
+    repl.offset += (long long)len;
+    if (!repl.backlog) return;
+    /* Only the last backlogSize bytes matter. */
+    if ((long long)len > repl.backlogSize) {
+        p += len - (size_t)repl.backlogSize;
+        len = (size_t)repl.backlogSize;
+    }
+    while (len) {
+        size_t room = (size_t)(repl.backlogSize - repl.idx);
+        size_t n = len < room ? len : room;
+        memcpy(repl.backlog + repl.idx, p, n);
+        repl.idx = (repl.idx + (long long)n) % repl.backlogSize;
+        repl.histlen += (long long)n;
+        p += n;
+        len -= n;
+    }
+    if (repl.histlen > repl.backlogSize) repl.histlen = repl.backlogSize;
+    repl.backlogOff = repl.offset - repl.histlen + 1;
+}
+
+/* Bytes of the backlog from offset `from` on, appended to c's output. */
+long long replBacklogSendFrom(Client *c, long long from) {
+    long long skip = from - repl.backlogOff;
+    long long len = repl.histlen - skip;
+    long long start = (repl.idx - repl.histlen + skip + 2 * repl.backlogSize) % repl.backlogSize;
+    long long left = len;
+    while (left > 0) {
+        long long n = repl.backlogSize - start < left ? repl.backlogSize - start : left;
+        replyRaw(c, repl.backlog + start, (size_t)n);
+        left -= n;
+        start = 0;
+    }
+    return len;
+}
+
+/* Replicas whose RDB is on its way keep the stream in r->pending until
+ * they are online; its size counts against the replica output limit. */
+static void pendingAppend(Client *c, Replica *r, const char *p, size_t len) {
+    r->pending = sdsCatLen(r->pending, p, len);
+    unsigned long long hard = server.cfg.obufLimits[CLIENT_TYPE_REPLICA].hard;
+    if (hard && (unsigned long long)sdsLen(r->pending) + c->replyBytes > hard && !(c->flags & CLIENT_CLOSE_ASAP)) {
+        serverLog(LL_WARNING,
+                  "Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of output buffer limits.",
+                  (unsigned long long)c->id, c->addr);
+        server.stats.clientOutbufLimitDisconnections++;
+        clientFreeAsync(c);
+    }
+}
+
+void replFeedStream(const char *p, size_t len) {
+    backlogAppend(p, len);
+    for (int i = 0; i < repl.nreplicas; i++) {
+        Client *c = repl.replicas[i];
+        Replica *r = c->replState;
+        if (r->state == RSTATE_WAIT_BGSAVE_START) continue; /* its sync starts later, at a newer offset */
+        if (r->state == RSTATE_ONLINE && !r->onlineOnAck) replyRaw(c, p, len);
+        else pendingAppend(c, r, p, len);
+    }
+}
+
+void replDisconnectReplicas(void) {
+    for (int i = 0; i < repl.nreplicas; i++) clientFreeAsync(repl.replicas[i]);
+}
+
+/* While a replica: no active expiry, and lookups report expired keys
+ * absent without deleting them (bit 2 of dbNoLazyExpire; CLIENT PAUSE owns
+ * bit 1). */
+void replSetReplicaMode(int on) {
+    server.isReplica = on;
+    dbNoLazyExpire = on ? (dbNoLazyExpire | 2) : (dbNoLazyExpire & ~2);
+}
+
+/* --- the rules processCommand applies --- */
+
+int replRefuseWriteOrReply(Client *c, Command *cmd) {
+    int write = (cmd->flags & CMD_WRITE) != 0;
+    if (write && !server.isReplica && server.cfg.minReplicasToWrite && server.cfg.minReplicasMaxLag &&
+        repl.goodReplicas < server.cfg.minReplicasToWrite) {
+        dispatchRejectCommand(c, "NOREPLICAS Not enough good replicas to write.");
+        return -1;
+    }
+    if (write && server.isReplica && server.cfg.replicaReadOnly && !(c->flags & CLIENT_MASTER)) {
+        dispatchRejectCommand(c, "READONLY You can't write against a read only replica.");
+        return -1;
+    }
+    return 0;
+}
+
+int replRefuseStaleOrReply(Client *c, Command *cmd) {
+    if (server.isReplica && repl.link != LINK_CONNECTED && !server.cfg.replicaServeStaleData &&
+        !(cmd->flags & CMD_STALE)) {
+        dispatchRejectCommand(c, "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.");
+        return -1;
+    }
+    if ((c->flags & (CLIENT_SLAVE | CLIENT_MASTER)) == CLIENT_SLAVE &&
+        (cmd->flags & (CMD_WRITE | CMD_READONLY | CMD_MAY_REPLICATE))) {
+        dispatchRejectCommand(c, "ERR Replica can't interact with the keyspace");
+        return -1;
+    }
+    return 0;
+}
+
+/* --- ROLE and INFO --- */
+
+static const char *replicaIp(const Client *c, const Replica *r, char *buf, size_t len) {
+    if (r->ip[0]) return r->ip;
+    const char *colon = strrchr(c->addr, ':');
+    size_t n = colon ? (size_t)(colon - c->addr) : strlen(c->addr);
+    if (n >= len) n = len - 1;
+    memcpy(buf, c->addr, n);
+    buf[n] = '\0';
+    return buf;
+}
+
+static void roleCommand(Client *c) {
+    if (server.isReplica) {
+        replyArrayLen(c, 5);
+        replyBulkCString(c, "slave");
+        replyBulkCString(c, repl.masterHost);
+        replyLongLong(c, repl.masterPort);
+        replyBulkCString(c, replicaLinkName());
+        replyLongLong(c, repl.master ? repl.offset : -1);
+        return;
+    }
+    replyArrayLen(c, 3);
+    replyBulkCString(c, "master");
+    replyLongLong(c, repl.offset);
+    void *len = replyDeferredLen(c);
+    long n = 0;
+    for (int i = 0; i < repl.nreplicas; i++) {
+        Client *s = repl.replicas[i];
+        Replica *r = s->replState;
+        if (r->state != RSTATE_ONLINE) continue;
+        char ip[64];
+        replyArrayLen(c, 3);
+        replyBulkCString(c, replicaIp(s, r, ip, sizeof(ip)));
+        replyBulkLongLong(c, r->port);
+        replyBulkLongLong(c, r->ackOff);
+        n++;
+    }
+    replySetDeferredArrayLen(c, len, n);
+}
+
+static const char *replicaStateName(const Replica *r) {
+    switch (r->state) {
+    case RSTATE_WAIT_BGSAVE_START:
+    case RSTATE_WAIT_BGSAVE_END: return "wait_bgsave";
+    case RSTATE_SEND_BULK: return "send_bulk";
+    case RSTATE_ONLINE: return "online";
+    default: return "unknown";
+    }
+}
+
+sds replInfoSection(sds s) {
+    if (server.isReplica) {
+        s = sdsCat(s, "role:slave\r\n");
+        s = replicaInfoLines(s);
+    } else {
+        s = sdsCat(s, "role:master\r\n");
+    }
+    s = sdsCatPrintf(s, "connected_slaves:%d\r\n", repl.nreplicas);
+    long long now = server.time.nowMs;
+    for (int i = 0, k = 0; i < repl.nreplicas; i++) {
+        Client *c = repl.replicas[i];
+        Replica *r = c->replState;
+        char ip[64];
+        s = sdsCatPrintf(s, "slave%d:ip=%s,port=%d,state=%s,offset=%lld,lag=%lld\r\n", k++,
+                         replicaIp(c, r, ip, sizeof(ip)), r->port, replicaStateName(r), r->ackOff,
+                         (now - r->ackMs) / 1000);
+    }
+    s = sdsCatPrintf(s,
+                     "master_failover_state:no-failover\r\n"
+                     "master_replid:%s\r\n"
+                     "master_replid2:%s\r\n"
+                     "master_repl_offset:%lld\r\n"
+                     "second_repl_offset:%lld\r\n"
+                     "repl_backlog_active:%d\r\n"
+                     "repl_backlog_size:%lld\r\n"
+                     "repl_backlog_first_byte_offset:%lld\r\n"
+                     "repl_backlog_histlen:%lld\r\n",
+                     repl.replid, repl.replid2, repl.offset, repl.secondOffset, repl.backlog != NULL,
+                     server.cfg.replBacklogSize, repl.backlog ? repl.backlogOff : 0, repl.histlen);
+    return s;
+}
+
+long long replStatSyncs(int which) {
+    return which == 0 ? repl.statFullSyncs : which == 1 ? repl.statPartialOk : repl.statPartialErr;
+}
+
+/* --- wiring --- */
+
+/* The position a snapshot records (Redis's rdbPopulateSaveInfo). */
+static int rdbInfo(RdbReplInfo *out) {
+    if (!server.isReplica && !repl.backlog) return 0;
+    if (server.isReplica && !repl.master && !repl.haveCached) return 0;
+    if (!server.isReplica) out->streamDb = repl.selDb == -1 ? 0 : repl.selDb;
+    else out->streamDb = repl.master ? repl.master->db->id : repl.cachedDb;
+    memcpy(out->replid, repl.replid, 41);
+    out->offset = repl.offset;
+    return 1;
+}
+
+static void cron(void) {
+    static long long lastSecond;
+    int everySecond = server.time.nowMs - lastSecond >= 1000;
+    if (everySecond) lastSecond = server.time.nowMs;
+    replicaCron(everySecond);
+    primaryCron(everySecond);
+}
+
+static void clientFreed(Client *c) {
+    if (c->flags & CLIENT_MASTER) replicaClientFreed(c);
+    primaryClientFreed(c);
+}
+
+static void resetStats(void) { repl.statFullSyncs = repl.statPartialOk = repl.statPartialErr = 0; }
+
+void replInit(void) {
+    replNewId(repl.replid);
+    memset(repl.replid2, '0', 40);
+    repl.replid2[40] = '\0';
+    repl.rbuf = sdsEmpty();
+    rdbReplInfoProvider = rdbInfo;
+    serverAddCronHook(cron);
+    serverAddBeforeSleepHook(primaryBeforeSleep);
+    serverAddResetStatsHook(resetStats);
+    clientAddFreeHook(clientFreed);
+}
+
+void replStart(void) {
+    if (!server.cfg.replicaof) return;
+    char host[256];
+    int port;
+    if (sscanf(server.cfg.replicaof, "%255s %d", host, &port) != 2) return;
+    if (rdbLastLoaded.hasRepl) {
+        /* Restarted from our own snapshot: try to continue where it ends. */
+        memcpy(repl.replid, rdbLastLoaded.repl.replid, 41);
+        repl.offset = rdbLastLoaded.repl.offset;
+        repl.haveCached = 1;
+        repl.cachedDb = rdbLastLoaded.repl.streamDb;
+    }
+    replicaSetPrimary(host, port);
+}
+
+/* Defined in primary.c and replica.c. */
+void syncCommand(Client *c);
+void replconfCommand(Client *c);
+void waitCommand(Client *c);
+void replicaofCommand(Client *c);
+
+Command replCommands[] = {
+    {.name = "replicaof", .proc = replicaofCommand},
+    {.name = "slaveof", .proc = replicaofCommand},
+    {.name = "sync", .proc = syncCommand},
+    {.name = "psync", .proc = syncCommand},
+    {.name = "replconf", .proc = replconfCommand},
+    {.name = "role", .proc = roleCommand},
+    {.name = "wait", .proc = waitCommand},
+    {0},
+};

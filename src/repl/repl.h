@@ -1,0 +1,51 @@
+/* repl.h -- replication (Redis 7.0's PSYNC2 protocol), both sides.
+ *
+ * A primary keeps a backlog of its replication stream (the write effects
+ * of src/core/effects.h encoded as RESP, with SELECTs and PINGs), serves
+ * SYNC/PSYNC with a partial resync (+CONTINUE) when the backlog covers the
+ * replica's offset under one of its two replication ids, or a full one
+ * (+FULLRESYNC, an RDB written by a forked child to a pipe -- diskless,
+ * "$EOF:<mark>" framing -- or to dbfilename and then sent as "$<len>"),
+ * and counts acknowledged offsets for WAIT and min-replicas-to-write.
+ *
+ * A replica (REPLICAOF host port) connects, handshakes (PING, AUTH,
+ * REPLCONF listening-port / ip-address / capa eof psync2), PSYNCs, loads a
+ * full sync's RDB from a temporary file, then runs its primary's commands
+ * without replying, forwarding the bytes it applied unchanged to its own
+ * backlog and replicas (chained replication) and acknowledging its offset
+ * every second.  Keys expire only on the primary: a replica reports an
+ * expired key absent to its clients but keeps it until the primary's DEL.
+ *
+ * The layer sits between persist and server: process.c calls the rules
+ * below, info.c prints the section. */
+#ifndef CAIRN_REPL_H
+#define CAIRN_REPL_H
+
+#include "core/client.h"
+#include "ds/sds.h"
+
+/* Start-up (initFeatures): hooks (cron, before-sleep, client free, the RDB
+ * replication info). */
+void replInit(void);
+/* After the start-up load: a replica configured with replicaof continues
+ * from the snapshot's repl-id / repl-offset, and starts connecting. */
+void replStart(void);
+
+/* processCommand's rules, in Redis's places: NOREPLICAS (too few good
+ * replicas for a write), READONLY (a write on a read-only replica), a
+ * replica's own link touching the keyspace; then, after the pub/sub
+ * context rule, MASTERDOWN (a stale replica with replica-serve-stale-data
+ * no).  Each replies and returns -1 when it refuses, else 0. */
+int replRefuseWriteOrReply(Client *c, Command *cmd);
+int replRefuseStaleOrReply(Client *c, Command *cmd);
+
+/* INFO replication. */
+sds replInfoSection(sds s);
+/* INFO stats: sync_full (0), sync_partial_ok (1), sync_partial_err (2). */
+long long replStatSyncs(int which);
+
+/* The command family (REPLICAOF, SLAVEOF, SYNC, PSYNC, REPLCONF, ROLE,
+ * WAIT). */
+extern Command replCommands[];
+
+#endif

@@ -1,0 +1,109 @@
+/* repl_int.h -- the replication state shared by primary.c, replica.c and
+ * repl.c (private to src/repl).
+ *
+ * Offsets are Redis's: master_repl_offset counts every byte of the stream
+ * this server produced (a primary) or applied (a replica); the backlog
+ * holds the last histlen of them, the first at backlogOff.  A replica
+ * always has a backlog once synced, so its applied offset is `offset`. */
+#ifndef CAIRN_REPL_INT_H
+#define CAIRN_REPL_INT_H
+
+#include <sys/types.h>
+
+#include "core/client.h"
+#include "ds/sds.h"
+
+/* The replica side's link, as ROLE names it. */
+enum {
+    LINK_NONE = 0,   /* a primary */
+    LINK_CONNECT,    /* to connect */
+    LINK_CONNECTING, /* connect() in progress */
+    LINK_RECV_PONG,  /* PING sent */
+    LINK_RECV_AUTH,  /* AUTH sent (pipelined with the REPLCONFs) */
+    LINK_RECV_PORT,
+    LINK_RECV_IP,
+    LINK_RECV_CAPA,
+    LINK_RECV_PSYNC, /* PSYNC sent */
+    LINK_TRANSFER,   /* receiving the RDB */
+    LINK_CONNECTED,
+};
+
+/* A replica of ours: c->replState (also set by REPLCONF before PSYNC). */
+enum { RSTATE_NONE = 0, RSTATE_WAIT_BGSAVE_START, RSTATE_WAIT_BGSAVE_END, RSTATE_SEND_BULK, RSTATE_ONLINE };
+#define CAPA_EOF 1
+#define CAPA_PSYNC2 2
+typedef struct Replica {
+    int state;           /* RSTATE_* */
+    int onlineOnAck;     /* diskless: the stream waits for the first ACK */
+    int preSync;         /* SYNC, not PSYNC: no +FULLRESYNC line, no ACKs */
+    int capa;            /* CAPA_* */
+    int port;            /* REPLCONF listening-port */
+    char ip[64];         /* REPLCONF ip-address, "" for the peer's */
+    long long ackOff, ackMs;
+    long long waitSinceMs; /* entered RSTATE_WAIT_BGSAVE_START */
+    sds pending;         /* the stream while the RDB goes (owned) */
+} Replica;
+
+typedef struct ReplState {
+    char replid[41], replid2[41];
+    long long offset;       /* master_repl_offset */
+    long long secondOffset; /* second_repl_offset, -1 when none */
+    /* The backlog: a ring of backlogSize bytes, next write at idx. */
+    char *backlog;
+    long long backlogSize, idx, histlen, backlogOff;
+    long long noReplicasSinceMs;
+    int selDb;              /* the stream's database, -1: SELECT next */
+    Client **replicas;
+    int nreplicas;
+    int goodReplicas;       /* online with lag <= min-replicas-max-lag */
+    int getackPending;      /* a WAIT needs REPLCONF GETACK sent */
+    /* The replica side (masterHost NULL on a primary). */
+    char *masterHost;
+    int masterPort;
+    int link;               /* LINK_* */
+    int fd;                 /* handshake / transfer socket */
+    Client *master;
+    int haveCached;         /* PSYNC our replid/offset (else ? -1) */
+    int cachedDb;
+    long long linkDownSinceMs; /* 0: never up */
+    long long lastIoMs, nextConnectMs;
+    sds rbuf;               /* handshake and transfer bytes not used yet */
+    char pendingReplid[41]; /* from +FULLRESYNC */
+    long long pendingOffset;
+    int xferFd;             /* temporary RDB file */
+    char xferTmp[128];
+    long long xferSize;     /* -1: EOF-marked */
+    long long xferRead;
+    char xferMark[41];
+    char xferTail[40];      /* the last 40 bytes read (mark check) */
+    int applying;           /* running the primary's command */
+    long long statFullSyncs, statPartialOk, statPartialErr;
+} ReplState;
+
+extern ReplState repl;
+
+/* repl.c */
+void replNewId(char *id);
+void replBacklogCreate(void);
+void replBacklogFree(void);
+/* Appends to the backlog and every replica (offset advances). */
+void replFeedStream(const char *p, size_t len);
+void replDisconnectReplicas(void);
+void replSetReplicaMode(int on);
+
+/* primary.c */
+void primaryCron(int everySecond);
+void primaryBeforeSleep(void);
+void primaryClientFreed(Client *c);
+int primaryWaitingClients(void);
+
+/* replica.c */
+void replicaCron(int everySecond);
+void replicaClientFreed(Client *c);
+void replicaSendAck(void);
+void replicaSetPrimary(const char *host, int port);
+void replicaUnsetPrimary(void);
+const char *replicaLinkName(void);
+sds replicaInfoLines(sds s);
+
+#endif

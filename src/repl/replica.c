@@ -1,0 +1,690 @@
+/* replica.c -- the replica side: REPLICAOF, the link to the primary (a
+ * non-blocking connect, the handshake, PSYNC), the RDB of a full sync
+ * (received into temp-<time>.<pid>.rdb, then renamed over dbfilename and
+ * loaded), and the primary's client.
+ *
+ * The primary's client is a Client flagged CLIENT_MASTER with replies off,
+ * read by its own handler: its query buffer keeps every byte from the
+ * start of the first command not yet applied, so that after each command
+ * (outside MULTI: after EXEC) exactly the bytes applied are forwarded to
+ * our backlog and replicas and counted in our offset.  While it runs a
+ * command, dbIgnoreExpire makes keys that expired on our clock still exist
+ * for it: only the primary's DEL removes them. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/dispatch.h"
+#include "core/log.h"
+#include "core/net.h"
+#include "core/server.h"
+#include "db/lazyfree.h"
+#include "ds/alloc.h"
+#include "ds/util.h"
+#include "persist/rdb.h"
+#include "repl/repl.h"
+#include "repl/repl_int.h"
+#include "script/function.h"
+
+#define READ_CHUNK (16 * 1024)
+
+static void linkReadable(EventLoop *loop, int fd, void *data, int mask);
+
+const char *replicaLinkName(void) {
+    switch (repl.link) {
+    case LINK_CONNECT: return "connect";
+    case LINK_CONNECTING: return "connecting";
+    case LINK_TRANSFER: return "sync";
+    case LINK_CONNECTED: return "connected";
+    case LINK_NONE: return "none";
+    default: return "handshake";
+    }
+}
+
+/* --- the link before it carries the stream --- */
+
+static void closeXfer(void) {
+    if (repl.xferFd != -1) {
+        close(repl.xferFd);
+        repl.xferFd = -1;
+        unlink(repl.xferTmp);
+    }
+}
+
+/* Drop the handshake or transfer in progress (not the connected client). */
+static void cancelLink(void) {
+    if (repl.fd != -1) {
+        eventDel(server.loop, repl.fd, EV_READABLE | EV_WRITABLE);
+        close(repl.fd);
+        repl.fd = -1;
+    }
+    closeXfer();
+    sdsClear(repl.rbuf);
+    if (repl.link != LINK_NONE && repl.link != LINK_CONNECTED) repl.link = LINK_CONNECT;
+}
+
+static void linkFailed(const char *why) {
+    serverLog(LL_WARNING, "%s", why);
+    cancelLink();
+    repl.nextConnectMs = server.time.nowMs + 1000;
+}
+
+static int sendCommand(int fd, int argc, const char **argv) {
+    sds s = sdsCatPrintf(sdsEmpty(), "*%d\r\n", argc);
+    for (int i = 0; i < argc; i++) s = sdsCatPrintf(s, "$%zu\r\n%s\r\n", strlen(argv[i]), argv[i]);
+    ssize_t n = write(fd, s, sdsLen(s));
+    int ok = n == (ssize_t)sdsLen(s);
+    sdsFree(s);
+    return ok ? 0 : -1;
+}
+
+static void connectToPrimary(void) {
+    char port[16];
+    snprintf(port, sizeof(port), "%d", repl.masterPort);
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
+    int rc = getaddrinfo(repl.masterHost, port, &hints, &res);
+    if (rc != 0) {
+        serverLog(LL_WARNING, "Unable to connect to MASTER: %s", gai_strerror(rc));
+        repl.nextConnectMs = server.time.nowMs + 1000;
+        return;
+    }
+    int fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd == -1 || (connect(fd, res->ai_addr, res->ai_addrlen) == -1 && errno != EINPROGRESS)) {
+        serverLog(LL_WARNING, "Unable to connect to MASTER: %s", strerror(errno));
+        if (fd != -1) close(fd);
+        freeaddrinfo(res);
+        repl.nextConnectMs = server.time.nowMs + 1000;
+        return;
+    }
+    freeaddrinfo(res);
+    int yes = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
+    repl.fd = fd;
+    repl.link = LINK_CONNECTING;
+    repl.lastIoMs = server.time.nowMs;
+    eventAdd(server.loop, fd, EV_WRITABLE, linkReadable, NULL);
+    serverLog(LL_NOTICE, "MASTER <-> REPLICA sync started");
+}
+
+/* The next line of rbuf (without CRLF) into line; 0 when none yet. */
+static int takeLine(sds *line) {
+    char *nl = memchr(repl.rbuf, '\n', sdsLen(repl.rbuf));
+    if (!nl) return 0;
+    size_t len = (size_t)(nl - repl.rbuf);
+    *line = sdsNewLen(repl.rbuf, len && nl[-1] == '\r' ? len - 1 : len);
+    size_t left = sdsLen(repl.rbuf) - len - 1;
+    memmove(repl.rbuf, nl + 1, left);
+    sdsSetLen(repl.rbuf, left);
+    return 1;
+}
+
+static void sendHandshake(void) {
+    int fd = repl.fd;
+    int rc = 0;
+    if (server.cfg.masterauth) {
+        const char *a[3] = {"AUTH", server.cfg.masteruser ? server.cfg.masteruser : server.cfg.masterauth,
+                            server.cfg.masterauth};
+        rc |= sendCommand(fd, server.cfg.masteruser ? 3 : 2, a);
+    }
+    char port[16];
+    snprintf(port, sizeof(port), "%d", server.cfg.replicaAnnouncePort ? server.cfg.replicaAnnouncePort : server.cfg.port);
+    const char *p[3] = {"REPLCONF", "listening-port", port};
+    rc |= sendCommand(fd, 3, p);
+    if (server.cfg.replicaAnnounceIp) {
+        const char *ip[3] = {"REPLCONF", "ip-address", server.cfg.replicaAnnounceIp};
+        rc |= sendCommand(fd, 3, ip);
+    }
+    const char *capa[5] = {"REPLCONF", "capa", "eof", "capa", "psync2"};
+    rc |= sendCommand(fd, 5, capa);
+    if (rc) linkFailed("Error writing to MASTER during the handshake");
+    else repl.link = server.cfg.masterauth ? LINK_RECV_AUTH : LINK_RECV_PORT;
+}
+
+static void sendPsync(void) {
+    char off[32];
+    const char *id = "?";
+    if (repl.haveCached) {
+        id = repl.replid;
+        snprintf(off, sizeof(off), "%lld", repl.offset + 1);
+        serverLog(LL_NOTICE, "Trying a partial resynchronization (request %s:%s).", id, off);
+    } else {
+        strcpy(off, "-1");
+        serverLog(LL_NOTICE, "Partial resynchronization not possible (no cached master)");
+    }
+    const char *a[3] = {"PSYNC", id, off};
+    if (sendCommand(repl.fd, 3, a)) linkFailed("Error writing PSYNC to MASTER");
+    else repl.link = LINK_RECV_PSYNC;
+}
+
+/* --- the stream --- */
+
+static void masterReadable(EventLoop *loop, int fd, void *data, int mask);
+
+/* Our offset is the stream applied: the backlog exists from here on. */
+static void becomeConnected(int fd, int dbid) {
+    eventDel(server.loop, fd, EV_READABLE | EV_WRITABLE);
+    Client *c = clientCreate(fd, 0);
+    c->flags |= CLIENT_MASTER | CLIENT_REPLY_OFF;
+    c->authenticated = 1;
+    snprintf(c->addr, sizeof(c->addr), "%s:%d", repl.masterHost, repl.masterPort);
+    clientSelectDb(c, dbid >= 0 && dbid < server.cfg.databases ? dbid : 0);
+    repl.master = c;
+    repl.fd = -1;
+    repl.link = LINK_CONNECTED;
+    repl.haveCached = 0;
+    replBacklogCreate();
+    eventAdd(server.loop, fd, EV_READABLE, masterReadable, c);
+    /* Bytes that came with the last handshake read are the stream's. */
+    if (sdsLen(repl.rbuf)) {
+        c->querybuf = sdsCatLen(c->querybuf, repl.rbuf, sdsLen(repl.rbuf));
+        sdsClear(repl.rbuf);
+        masterReadable(server.loop, fd, c, 0);
+    }
+}
+
+/* Apply every complete command in the primary's buffer. */
+static void applyInput(Client *c) {
+    size_t start = 0; /* first byte not applied */
+    RespLimits lim = {server.cfg.protoMaxBulkLen, 0};
+    c->flags |= CLIENT_PROTECTED;
+    while (!(c->flags & (CLIENT_CLOSE_ASAP | CLIENT_BLOCKED))) {
+        size_t consumed = 0;
+        RespStatus st = respParse(&c->parser, c->querybuf + c->qbPos, sdsLen(c->querybuf) - c->qbPos, &consumed, &lim);
+        c->qbPos += consumed;
+        if (st == RESP_INCOMPLETE) break;
+        if (st == RESP_ERROR) {
+            serverLog(LL_WARNING, "Protocol error (%s) from MASTER, closing the link", c->parser.err);
+            clientFreeAsync(c);
+            break;
+        }
+        int argc;
+        sds *argv = respParserTake(&c->parser, &argc);
+        if (argc > 0) {
+            c->argv = argv;
+            c->argc = argc;
+            c->argvBytes = c->parser.argvBytes;
+            repl.applying = 1;
+            dbIgnoreExpire = 1;
+            dispatchCommand(c);
+            dbIgnoreExpire = 0;
+            repl.applying = 0;
+            if (!(c->flags & CLIENT_BLOCKED)) clientResetArgv(c);
+        }
+        if (!(c->flags & CLIENT_MULTI)) {
+            replFeedStream(c->querybuf + start, c->qbPos - start);
+            start = c->qbPos;
+        }
+    }
+    c->flags &= ~CLIENT_PROTECTED;
+    if (start) {
+        size_t left = sdsLen(c->querybuf) - start;
+        memmove(c->querybuf, c->querybuf + start, left);
+        sdsSetLen(c->querybuf, left);
+        c->qbPos -= start;
+    }
+}
+
+static void masterReadable(EventLoop *loop, int fd, void *data, int mask) {
+    (void)loop;
+    Client *c = data;
+    if (c->flags & (CLIENT_EXECUTING | CLIENT_CLOSE_ASAP)) return;
+    if (mask) {
+        c->querybuf = sdsMakeRoomFor(c->querybuf, READ_CHUNK);
+        ssize_t n = read(fd, c->querybuf + sdsLen(c->querybuf), READ_CHUNK);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+        if (n <= 0) {
+            serverLog(LL_NOTICE, "Connection with master lost.");
+            clientFree(c);
+            return;
+        }
+        sdsIncrLen(c->querybuf, n);
+        server.stats.netInputBytes += n;
+        c->lastInteraction = server.time.nowMs;
+    }
+    applyInput(c);
+}
+
+void replicaSendAck(void) {
+    Client *c = repl.master;
+    if (!c) return;
+    char off[32], buf[96];
+    int ol = snprintf(off, sizeof(off), "%lld", repl.offset);
+    int n = snprintf(buf, sizeof(buf), "*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$%d\r\n%s\r\n", ol, off);
+    c->flags &= ~CLIENT_REPLY_OFF;
+    replyRaw(c, buf, (size_t)n);
+    c->flags |= CLIENT_REPLY_OFF;
+}
+
+/* --- full sync --- */
+
+static void emptyData(void) {
+    signalFlushedDb(-1);
+    for (int j = 0; j < server.cfg.databases; j++) {
+        if (server.cfg.replicaLazyFlush) lazyfreeEmptyDb(&server.db[j]);
+        else dbEmpty(&server.db[j]);
+    }
+    functionsRdbFlush();
+}
+
+/* The RDB is in the temporary file: it becomes our data. */
+static void loadTransfer(void) {
+    int fd = repl.fd;
+    if (fsync(repl.xferFd) == -1) serverLog(LL_WARNING, "Failed trying to sync the temp DB to disk: %s", strerror(errno));
+    close(repl.xferFd);
+    repl.xferFd = -1;
+    serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: Flushing old data");
+    /* Our replicas must sync again: our history just changed. */
+    replDisconnectReplicas();
+    replBacklogFree();
+    emptyData();
+    if (rename(repl.xferTmp, server.cfg.dbfilename) == -1) {
+        serverLog(LL_WARNING, "Failed trying to rename the temp DB into %s in MASTER <-> REPLICA synchronization: %s",
+                  server.cfg.dbfilename, strerror(errno));
+        unlink(repl.xferTmp);
+        cancelLink();
+        return;
+    }
+    serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: Loading DB in memory");
+    RdbLoadInfo info;
+    sds err = NULL;
+    int rc = rdbLoadFile(server.cfg.dbfilename, 0, &info, &err);
+    if (rc < 0) {
+        serverLog(LL_WARNING, "Failed trying to load the MASTER synchronization DB from disk: %s", err ? err : "");
+        sdsFree(err);
+        emptyData();
+        repl.haveCached = 0;
+        cancelLink();
+        return;
+    }
+    memcpy(repl.replid, repl.pendingReplid, 41);
+    repl.offset = repl.pendingOffset;
+    memset(repl.replid2, '0', 40);
+    repl.secondOffset = -1;
+    serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: Finished with success");
+    int eofMarked = repl.xferSize == -1;
+    becomeConnected(fd, info.hasRepl ? info.repl.streamDb : 0);
+    /* The primary holds the stream until this first ACK (diskless). */
+    if (eofMarked && repl.master) replicaSendAck();
+}
+
+/* Bytes of the RDB: write them to the temporary file. */
+static int xferWrite(const char *p, size_t len) {
+    while (len) {
+        ssize_t n = write(repl.xferFd, p, len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            linkFailed("Write error or short write writing to the DB dump file needed for MASTER <-> REPLICA synchronization");
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* Consume what rbuf holds of the transfer.  Returns 1 when it ended. */
+static int xferConsume(void) {
+    if (repl.xferFd == -1) { /* the "$<len>" or "$EOF:<mark>" line first */
+        sds line;
+        for (;;) {
+            if (!takeLine(&line)) return 0;
+            if (sdsLen(line)) break;
+            sdsFree(line); /* a newline the primary sends to keep us waiting */
+        }
+        if (line[0] == '-') {
+            serverLog(LL_WARNING, "MASTER aborted replication with an error: %s", line + 1);
+            sdsFree(line);
+            linkFailed("MASTER aborted replication");
+            return 0;
+        }
+        if (line[0] != '$') {
+            serverLog(LL_WARNING, "Bad protocol from MASTER, the first byte is not '$' (we received '%s'), are you sure the host and port are right?", line);
+            sdsFree(line);
+            linkFailed("Bad protocol from MASTER");
+            return 0;
+        }
+        if (sdsLen(line) == 5 + 40 && !strncmp(line, "$EOF:", 5)) {
+            memcpy(repl.xferMark, line + 5, 40);
+            repl.xferSize = -1;
+            serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to disk");
+        } else {
+            long long size;
+            if (!stringToLongLong(line + 1, sdsLen(line) - 1, &size) || size < 0) {
+                sdsFree(line);
+                linkFailed("Bad protocol from MASTER: invalid bulk length");
+                return 0;
+            }
+            repl.xferSize = size;
+            serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: receiving %lld bytes from master to disk", size);
+        }
+        sdsFree(line);
+        snprintf(repl.xferTmp, sizeof(repl.xferTmp), "temp-%d.%ld.rdb", (int)time(NULL), (long)getpid());
+        repl.xferFd = open(repl.xferTmp, O_CREAT | O_WRONLY | O_EXCL | O_TRUNC, 0644);
+        if (repl.xferFd == -1) {
+            serverLog(LL_WARNING, "Opening the temp file needed for MASTER <-> REPLICA synchronization: %s", strerror(errno));
+            linkFailed("Can't open the temp file");
+            return 0;
+        }
+        repl.xferRead = 0;
+    }
+    size_t have = sdsLen(repl.rbuf);
+    if (repl.xferSize >= 0) {
+        size_t want = (size_t)(repl.xferSize - repl.xferRead);
+        size_t n = have < want ? have : want;
+        if (xferWrite(repl.rbuf, n) < 0) return 0;
+        repl.xferRead += (long long)n;
+        memmove(repl.rbuf, repl.rbuf + n, have - n);
+        sdsSetLen(repl.rbuf, have - n);
+        return repl.xferRead == repl.xferSize;
+    }
+    /* EOF-marked: the primary sends nothing after the mark before our
+     * first ACK, so the mark ends what we hold. */
+    if (have == 0) return 0;
+    if (xferWrite(repl.rbuf, have) < 0) return 0;
+    repl.xferRead += (long long)have;
+    if (have >= 40) {
+        memcpy(repl.xferTail, repl.rbuf + have - 40, 40);
+    } else {
+        memmove(repl.xferTail, repl.xferTail + have, 40 - have);
+        memcpy(repl.xferTail + 40 - have, repl.rbuf, have);
+    }
+    sdsClear(repl.rbuf);
+    if (repl.xferRead >= 40 && memcmp(repl.xferTail, repl.xferMark, 40) == 0) {
+        /* Cut the mark off the file. */
+        if (ftruncate(repl.xferFd, repl.xferRead - 40) == -1) {
+            linkFailed("Error truncating the RDB file received from the master");
+            return 0;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+/* One line of the handshake. */
+static void handshakeLine(sds line) {
+    switch (repl.link) {
+    case LINK_RECV_PONG:
+        if (line[0] == '-' && strncmp(line, "-NOAUTH", 7) && strncmp(line, "-NOPERM", 7) &&
+            strncmp(line, "-ERR operation not permitted", 28)) {
+            serverLog(LL_WARNING, "Error reply to PING from master: '%s'", line);
+            linkFailed("Error reply to PING from master");
+            return;
+        }
+        serverLog(LL_NOTICE, "Master replied to PING, replication can continue...");
+        sendHandshake();
+        return;
+    case LINK_RECV_AUTH:
+        if (line[0] == '-') {
+            serverLog(LL_WARNING, "Unable to AUTH to MASTER: %s", line);
+            linkFailed("Unable to AUTH to MASTER");
+            return;
+        }
+        repl.link = LINK_RECV_PORT;
+        return;
+    case LINK_RECV_PORT:
+        if (line[0] == '-') serverLog(LL_NOTICE, "(Non critical) Master does not understand REPLCONF listening-port: %s", line);
+        repl.link = server.cfg.replicaAnnounceIp ? LINK_RECV_IP : LINK_RECV_CAPA;
+        return;
+    case LINK_RECV_IP:
+        if (line[0] == '-') serverLog(LL_NOTICE, "(Non critical) Master does not understand REPLCONF ip-address: %s", line);
+        repl.link = LINK_RECV_CAPA;
+        return;
+    case LINK_RECV_CAPA:
+        if (line[0] == '-') serverLog(LL_NOTICE, "(Non critical) Master does not understand REPLCONF capa: %s", line);
+        sendPsync();
+        return;
+    case LINK_RECV_PSYNC: {
+        if (sdsLen(line) == 0) return; /* a keep-alive newline */
+        if (!strncmp(line, "+FULLRESYNC", 11)) {
+            char id[41];
+            long long off;
+            if (sscanf(line, "+FULLRESYNC %40s %lld", id, &off) != 2 || strlen(id) != 40) {
+                linkFailed("Master replied with wrong +FULLRESYNC syntax.");
+                return;
+            }
+            memcpy(repl.pendingReplid, id, 41);
+            repl.pendingOffset = off;
+            serverLog(LL_NOTICE, "Full resync from master: %s:%lld", id, off);
+            repl.link = LINK_TRANSFER;
+            repl.xferFd = -1;
+            return;
+        }
+        if (!strncmp(line, "+CONTINUE", 9)) {
+            const char *id = line + 9;
+            while (*id == ' ') id++;
+            serverLog(LL_NOTICE, "Successful partial resynchronization with master.");
+            if (strlen(id) == 40 && strcmp(id, repl.replid) != 0) {
+                /* The primary changed id (a failover): keep ours as the
+                 * second, so our replicas can continue too. */
+                memcpy(repl.replid2, repl.replid, 41);
+                repl.secondOffset = repl.offset + 1;
+                memcpy(repl.replid, id, 41);
+                replDisconnectReplicas();
+                serverLog(LL_NOTICE, "Master replication ID changed to %s", id);
+            }
+            serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.");
+            int fd = repl.fd;
+            becomeConnected(fd, repl.cachedDb);
+            return;
+        }
+        serverLog(LL_WARNING, "Unexpected reply to PSYNC from master: %s", line);
+        linkFailed("PSYNC failed");
+        return;
+    }
+    default: return;
+    }
+}
+
+static void linkReadable(EventLoop *loop, int fd, void *data, int mask) {
+    (void)loop, (void)data;
+    if (repl.link == LINK_CONNECTING) {
+        int err = 0;
+        socklen_t len = sizeof(err);
+        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == -1) err = errno;
+        if (err) {
+            serverLog(LL_WARNING, "Error condition on socket for SYNC: %s", strerror(err));
+            linkFailed("Error condition on socket for SYNC");
+            return;
+        }
+        eventDel(server.loop, fd, EV_WRITABLE);
+        eventAdd(server.loop, fd, EV_READABLE, linkReadable, NULL);
+        serverLog(LL_NOTICE, "Non blocking connect for SYNC fired the event.");
+        const char *ping[1] = {"PING"};
+        if (sendCommand(fd, 1, ping)) {
+            linkFailed("Error writing PING to MASTER");
+            return;
+        }
+        repl.link = LINK_RECV_PONG;
+        repl.lastIoMs = server.time.nowMs;
+        return;
+    }
+    if (!(mask & EV_READABLE)) return;
+    repl.rbuf = sdsMakeRoomFor(repl.rbuf, READ_CHUNK * 4);
+    ssize_t n = read(fd, repl.rbuf + sdsLen(repl.rbuf), READ_CHUNK * 4);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+    if (n <= 0) {
+        linkFailed(repl.link == LINK_TRANSFER ? "I/O error trying to sync with MASTER: connection lost"
+                                              : "Master closed the connection during the handshake");
+        return;
+    }
+    sdsIncrLen(repl.rbuf, n);
+    server.stats.netInputBytes += n;
+    repl.lastIoMs = server.time.nowMs;
+    while (repl.fd == fd && repl.link != LINK_CONNECTED) {
+        if (repl.link == LINK_TRANSFER) {
+            if (xferConsume()) loadTransfer();
+            return;
+        }
+        sds line;
+        if (!takeLine(&line)) return;
+        handshakeLine(line);
+        sdsFree(line);
+    }
+}
+
+/* --- REPLICAOF --- */
+
+void replicaSetPrimary(const char *host, int port) {
+    int wasPrimary = !server.isReplica;
+    xfree(repl.masterHost);
+    repl.masterHost = xstrdup(host);
+    repl.masterPort = port;
+    sds v = sdsCatPrintf(sdsEmpty(), "%s %d", host, port);
+    xfree(server.cfg.replicaof);
+    server.cfg.replicaof = xstrdup(v);
+    sdsFree(v);
+    if (repl.master) {
+        /* Continue from what we applied, with the new primary. */
+        Client *m = repl.master;
+        repl.master = NULL;
+        repl.haveCached = 1;
+        repl.cachedDb = m->db->id;
+        clientFree(m);
+    }
+    cancelLink();
+    replDisconnectReplicas();
+    if (wasPrimary) {
+        /* Our own history is what we ask the new primary to continue. */
+        repl.haveCached = 1;
+        repl.cachedDb = repl.selDb == -1 ? 0 : repl.selDb;
+    }
+    replSetReplicaMode(1);
+    repl.link = LINK_CONNECT;
+    repl.linkDownSinceMs = 0;
+    repl.nextConnectMs = 0;
+    connectToPrimary();
+}
+
+void replicaUnsetPrimary(void) {
+    if (repl.master) {
+        Client *m = repl.master;
+        repl.master = NULL;
+        clientFree(m);
+    }
+    cancelLink();
+    /* A new history starts here; the old id stays valid up to here. */
+    memcpy(repl.replid2, repl.replid, 41);
+    repl.secondOffset = repl.offset + 1;
+    replNewId(repl.replid);
+    replDisconnectReplicas();
+    xfree(repl.masterHost);
+    repl.masterHost = NULL;
+    xfree(server.cfg.replicaof);
+    server.cfg.replicaof = NULL;
+    repl.link = LINK_NONE;
+    repl.haveCached = 0;
+    repl.selDb = -1;
+    replSetReplicaMode(0);
+    repl.noReplicasSinceMs = server.time.nowMs;
+}
+
+static sds clientDesc(Client *c) {
+    return sdsCatPrintf(sdsEmpty(), "id=%llu addr=%s laddr=%s fd=%d name=%s", (unsigned long long)c->id, c->addr,
+                        c->laddr, c->fd, c->name ? c->name : "");
+}
+
+/* REPLICAOF host port | NO ONE */
+void replicaofCommand(Client *c) {
+    if (argIs(c->argv[1], "no") && argIs(c->argv[2], "one")) {
+        if (server.isReplica) {
+            replicaUnsetPrimary();
+            sds d = clientDesc(c);
+            serverLog(LL_NOTICE, "MASTER MODE enabled (user request from '%s')", d);
+            sdsFree(d);
+        }
+        replyOk(c);
+        return;
+    }
+    if (c->flags & CLIENT_SLAVE) {
+        replyError(c, "ERR Command is not valid when client is a replica.");
+        return;
+    }
+    long port;
+    if (getRangeLongOrReply(c, c->argv[2], 0, 65535, &port, "Invalid master port") < 0) return;
+    if (server.isReplica && !strcasecmp(repl.masterHost, c->argv[1]) && repl.masterPort == port) {
+        serverLog(LL_NOTICE, "REPLICAOF would result into synchronization with the master we are already connected with. No operation performed.");
+        replyStatus(c, "OK Already connected to specified master");
+        return;
+    }
+    replicaSetPrimary(c->argv[1], (int)port);
+    sds d = clientDesc(c);
+    serverLog(LL_NOTICE, "REPLICAOF %s:%ld enabled (user request from '%s')", c->argv[1], port, d);
+    sdsFree(d);
+    replyOk(c);
+}
+
+/* --- liveness --- */
+
+void replicaClientFreed(Client *c) {
+    if (c != repl.master) return;
+    repl.master = NULL;
+    if (!server.isReplica) return;
+    /* Keep our position: the next PSYNC continues from it. */
+    repl.haveCached = 1;
+    repl.cachedDb = c->db ? c->db->id : 0;
+    repl.link = LINK_CONNECT;
+    repl.linkDownSinceMs = server.time.nowMs;
+    repl.nextConnectMs = 0;
+}
+
+void replicaCron(int everySecond) {
+    if (!server.isReplica) return;
+    long long now = server.time.nowMs;
+    long long timeout = (long long)server.cfg.replTimeout * 1000;
+    if (repl.link == LINK_CONNECT && now >= repl.nextConnectMs) {
+        serverLog(LL_NOTICE, "Connecting to MASTER %s:%d", repl.masterHost, repl.masterPort);
+        connectToPrimary();
+    } else if (repl.link > LINK_CONNECT && repl.link < LINK_CONNECTED && now - repl.lastIoMs > timeout) {
+        linkFailed(repl.link == LINK_TRANSFER ? "Timeout receiving bulk data from MASTER... If the problem persists try to set the 'repl-timeout' parameter in redis.conf to a larger value."
+                                              : "Timeout connecting to the MASTER...");
+    } else if (repl.link == LINK_CONNECTED && repl.master && now - repl.master->lastInteraction > timeout) {
+        serverLog(LL_WARNING, "MASTER timeout: no data nor PING received...");
+        clientFreeAsync(repl.master);
+    }
+    if (everySecond && repl.master && !(repl.master->flags & CLIENT_CLOSE_ASAP)) replicaSendAck();
+}
+
+sds replicaInfoLines(sds s) {
+    long long now = server.time.nowMs;
+    long long off = repl.master || repl.haveCached ? repl.offset : 1;
+    s = sdsCatPrintf(s,
+                     "master_host:%s\r\n"
+                     "master_port:%d\r\n"
+                     "master_link_status:%s\r\n"
+                     "master_last_io_seconds_ago:%d\r\n"
+                     "master_sync_in_progress:%d\r\n"
+                     "slave_read_repl_offset:%lld\r\n"
+                     "slave_repl_offset:%lld\r\n",
+                     repl.masterHost, repl.masterPort, repl.link == LINK_CONNECTED ? "up" : "down",
+                     repl.master ? (int)((now - repl.master->lastInteraction) / 1000) : -1,
+                     repl.link == LINK_TRANSFER, off, off);
+    if (repl.link == LINK_TRANSFER) {
+        long long total = repl.xferSize;
+        double perc = total > 0 ? (double)repl.xferRead * 100 / (double)total : 0;
+        s = sdsCatPrintf(s,
+                         "master_sync_total_bytes:%lld\r\n"
+                         "master_sync_read_bytes:%lld\r\n"
+                         "master_sync_left_bytes:%lld\r\n"
+                         "master_sync_perc:%.2f\r\n"
+                         "master_sync_last_io_seconds_ago:%d\r\n",
+                         total, repl.xferRead, total - repl.xferRead, perc, (int)((now - repl.lastIoMs) / 1000));
+    }
+    if (repl.link != LINK_CONNECTED)
+        s = sdsCatPrintf(s, "master_link_down_since_seconds:%lld\r\n",
+                         repl.linkDownSinceMs ? (now - repl.linkDownSinceMs) / 1000 : -1);
+    return sdsCatPrintf(s,
+                        "slave_priority:%d\r\n"
+                        "slave_read_only:%d\r\n"
+                        "replica_announced:%d\r\n",
+                        server.cfg.replicaPriority, server.cfg.replicaReadOnly, server.cfg.replicaAnnounced);
+}
