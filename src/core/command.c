@@ -30,14 +30,14 @@ extern Command connCommands[], stringCommands[], bitmapCommands[], keyCommands[]
     configCommands[], infoCommands[], clientCommands[], commandCommands[], debugCommands[], listCommands[],
     hashCommands[], setCommands[], zsetCommands[], sortCommands[], multiCommands[], pubsubCommands[],
     monitorCommands[], slowlogCommands[], latencyCommands[], scriptCommands[], functionCommands[], hllCommands[],
-    geoCommands[], persistCommands[], replCommands[];
+    geoCommands[], persistCommands[], replCommands[], migrateCommands[];
 
 static Command *families[] = {connCommands,    stringCommands,  bitmapCommands,  keyCommands,     expireCommands,
                               configCommands,  infoCommands,    clientCommands,  commandCommands, debugCommands,
                               listCommands,    hashCommands,    setCommands,     zsetCommands,    sortCommands,
                               multiCommands,   pubsubCommands,  monitorCommands, slowlogCommands, latencyCommands,
                               scriptCommands,  functionCommands, hllCommands,     geoCommands,
-                              persistCommands, replCommands};
+                              persistCommands, replCommands, migrateCommands};
 
 #define TABLE_SLOTS 1024
 static Command *table[TABLE_SLOTS];
@@ -162,10 +162,31 @@ static int georadiusFinder(int argc, char **argv, KeyResult *out) {
     return store ? 2 : 1;
 }
 
+/* MIGRATE: argv[3], or with a KEYS option (found past COPY, REPLACE and
+ * the operands of AUTH (1) and AUTH2 (2)) every argument after it, which
+ * Redis allows only with an empty argv[3] (else no keys).  RW, ACCESS and
+ * DELETE, as Redis flags them. */
+static int migrateFinder(int argc, char **argv, KeyResult *out) {
+    int first = 3, num = 1;
+    for (int i = 6; i < argc; i++) {
+        if (strcasecmp(argv[i], "keys") == 0) {
+            if (argv[3][0] != '\0') return 0;
+            first = i + 1;
+            num = argc - first;
+            break;
+        }
+        if (strcasecmp(argv[i], "auth") == 0) i += 1;
+        else if (strcasecmp(argv[i], "auth2") == 0) i += 2;
+    }
+    for (int i = 0; i < num; i++) keyResultAdd(out, first + i, KS_RW | KS_ACCESS | KS_DELETE);
+    return num;
+}
+
 static const struct {
     const char *fullname;
     GetKeysProc *finder;
 } keyFinders[] = {
+    {"migrate", migrateFinder},
     {"bitfield", bitfieldFinder},     {"blmpop", numkeysAt2},      {"bzmpop", numkeysAt2},
     {"eval", numkeysAt2},             {"eval_ro", numkeysAt2},     {"evalsha", numkeysAt2},
     {"evalsha_ro", numkeysAt2},       {"fcall", numkeysAt2},       {"fcall_ro", numkeysAt2},

@@ -1279,6 +1279,40 @@ static const CommandArg A_mget[] = {
     {.name = "key", .type = ARG_KEY, .keySpecIndex = 0, .flags = ARGF_MULTIPLE},
 };
 static const char *const T_mget[] = {"request_policy:multi_shard", NULL};
+static const KeySpec K_migrate[] = {
+    {.flags = KS_RW | KS_ACCESS | KS_DELETE, .bsType = KSB_INDEX, .bsIndex = 3, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+    {.flags = KS_RW | KS_ACCESS | KS_DELETE | KS_INCOMPLETE, .bsType = KSB_KEYWORD, .bsKeyword = "KEYS", .bsIndex = -2, .fkType = KSF_RANGE, .fk = {-1, 1, 0}},
+};
+static const CommandArg A_migrate_2[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "empty_string", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = ""},
+};
+static const CommandArg A_migrate_7_1[] = {
+    {.name = "username", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "password", .type = ARG_STRING, .keySpecIndex = -1},
+};
+static const CommandArg A_migrate_7[] = {
+    {.name = "password", .type = ARG_STRING, .keySpecIndex = -1, .token = "AUTH", .since = "4.0.7", .flags = ARGF_OPTIONAL},
+    {.name = "username_password", .type = ARG_BLOCK, .keySpecIndex = -1, .token = "AUTH2", .since = "6.0.0", .flags = ARGF_OPTIONAL, .subargs = A_migrate_7_1, .subargCount = 2},
+};
+static const CommandArg A_migrate[] = {
+    {.name = "host", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "port", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "key_or_empty_string", .type = ARG_ONEOF, .keySpecIndex = -1, .subargs = A_migrate_2, .subargCount = 2},
+    {.name = "destination-db", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "timeout", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "copy", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "COPY", .since = "3.0.0", .flags = ARGF_OPTIONAL},
+    {.name = "replace", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "REPLACE", .since = "3.0.0", .flags = ARGF_OPTIONAL},
+    {.name = "authentication", .type = ARG_ONEOF, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_migrate_7, .subargCount = 2},
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 1, .token = "KEYS", .since = "3.0.6", .flags = ARGF_OPTIONAL | ARGF_MULTIPLE},
+};
+static const CommandHistory H_migrate[] = {
+    {"3.0.0", "Added the `COPY` and `REPLACE` options."},
+    {"3.0.6", "Added the `KEYS` option."},
+    {"4.0.7", "Added the `AUTH` option."},
+    {"6.0.0", "Added the `AUTH2` option."},
+};
+static const char *const T_migrate[] = {"nondeterministic_output", NULL};
 static const KeySpec K_move[] = {
     {.flags = KS_RW | KS_ACCESS | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
 };
@@ -3854,6 +3888,19 @@ const CommandSpec commandSpecs[] = {
      .group = "string",
      .complexity = "O(N) where N is the number of keys to retrieve.",
      .args = A_mget, .argCount = 1},
+    {.fullname = "migrate",
+     .arity = -6,
+     .flags = CMD_WRITE | CMD_MOVABLE_KEYS,
+     .acl = ACL_KEYSPACE | ACL_WRITE | ACL_SLOW | ACL_DANGEROUS,
+     .firstKey = 3, .lastKey = 3, .keyStep = 1,
+     .tips = T_migrate,
+     .keySpecs = K_migrate, .keySpecCount = 2,
+     .summary = "Atomically transfer a key from a Redis instance to another one.",
+     .since = "2.6.0",
+     .group = "generic",
+     .complexity = "This command actually executes a DUMP+DEL in the source instance, and a RESTORE in the target instance. See the pages of these commands for time complexity. Also an O(N) data transfer between the two instances is performed.",
+     .history = H_migrate, .historyCount = 4,
+     .args = A_migrate, .argCount = 9},
     {.fullname = "monitor",
      .arity = 1,
      .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,

@@ -684,6 +684,7 @@ void persistInit(void) {
     serverPrepareShutdownHook = prepareShutdown;
     serverFlushAllHook = afterFlushAll;
     serverDiskErrorHook = diskError;
+    migrateInit();
     long long start = ustime();
     RdbLoadInfo info;
     sds err = NULL;

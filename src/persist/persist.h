@@ -52,6 +52,10 @@ int persistRefuseWhileLoadingOrReply(Client *c, Command *cmd);
 /* 1 while the start-up load runs. */
 int persistLoading(void);
 
+/* MIGRATE (migrate.c): registers the timer that closes idle cached
+ * connections.  Called by persistInit. */
+void migrateInit(void);
+
 /* Appends the lines of INFO persistence to s. */
 sds persistInfoSection(sds s);
 

@@ -1,0 +1,414 @@
+/* migrate.c -- MIGRATE: move keys to another server (Cairn or Redis) as
+ * RESTORE commands carrying DUMP payloads, and delete them here once the
+ * target acknowledged each one (unless COPY).
+ *
+ * The transfer is synchronous, as in Redis: the server waits for the target
+ * (each connect, write and reply read bounded by the command's timeout).
+ * Connections are cached per "host:port" (at most MIGRATE_CACHE_MAX; one
+ * dropped at random when full) with the database last SELECTed there, so a
+ * series of MIGRATEs reuses one socket; the timer closes those idle for
+ * MIGRATE_CACHE_TTL seconds.  A cached socket the target closed is noticed
+ * when writing or reading the first reply: the command reconnects once and
+ * tries again (never after a timeout).
+ *
+ * Replies and errors are Redis 7.0's: +OK, +NOKEY when none of the keys
+ * exists, "IOERR error or timeout connecting to the client", "IOERR error
+ * or timeout writing/reading to target instance", "Target instance replied
+ * with error: ...".  Without COPY the command propagates as DEL of the keys
+ * the target accepted. */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/client.h"
+#include "core/command.h"
+#include "core/effects.h"
+#include "core/server.h"
+#include "db/db.h"
+#include "db/lazyfree.h"
+#include "ds/alloc.h"
+#include "ds/rand.h"
+#include "ds/util.h"
+#include "persist/persist.h"
+#include "persist/rdb.h"
+
+#define MIGRATE_CACHE_MAX 64
+#define MIGRATE_CACHE_TTL 10 /* seconds */
+#define MIGRATE_CHUNK (64 * 1024)
+#define MIGRATE_LINE 1024
+
+typedef struct MigrateConn {
+    sds name;           /* "host:port" as given */
+    int fd;
+    long lastDb;        /* database SELECTed on it, -1: unknown */
+    long long lastUse;  /* unix seconds */
+} MigrateConn;
+
+static MigrateConn cache[MIGRATE_CACHE_MAX];
+static int cacheCount;
+
+/* --- blocking I/O with a timeout (ms) on a non-blocking socket --- */
+
+static int waitFd(int fd, short ev, long long deadline) {
+    for (;;) {
+        long long left = deadline - mstime();
+        if (left <= 0) {
+            errno = ETIMEDOUT;
+            return -1;
+        }
+        struct pollfd p = {.fd = fd, .events = ev};
+        int n = poll(&p, 1, (int)(left > 1000000 ? 1000000 : left));
+        if (n > 0) return 0;
+        if (n < 0 && errno != EINTR) return -1;
+    }
+}
+
+/* Starts a connection to host:port and waits up to timeout ms for it to
+ * become writable.  As in Redis, only a connect that fails at once is an
+ * error here (-1); a refused or slow one shows when writing.  Returns the
+ * fd or -1. */
+static int connectTimeout(const char *host, const char *port, long timeout) {
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res, *ai;
+    if (getaddrinfo(host, port, &hints, &res) != 0) return -1;
+    int fd = -1;
+    long long deadline = mstime() + timeout;
+    for (ai = res; ai; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+        if (fd < 0) continue;
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+        int rc = connect(fd, ai->ai_addr, ai->ai_addrlen);
+        if (rc < 0 && errno == EINPROGRESS) {
+            waitFd(fd, POLLOUT, deadline);
+            rc = 0;
+        }
+        if (rc == 0) break;
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    if (fd >= 0) {
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    }
+    return fd;
+}
+
+/* Writes len bytes; each chunk within timeout ms.  Returns 0 or -1. */
+static int writeAll(int fd, const char *p, size_t len, long timeout) {
+    size_t off = 0;
+    while (off < len) {
+        size_t chunk = len - off > MIGRATE_CHUNK ? MIGRATE_CHUNK : len - off;
+        long long deadline = mstime() + timeout;
+        size_t done = 0;
+        while (done < chunk) {
+            ssize_t n = write(fd, p + off + done, chunk - done);
+            if (n > 0) {
+                done += (size_t)n;
+            } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+                if (waitFd(fd, POLLOUT, deadline) < 0) return -1;
+            } else {
+                return -1;
+            }
+        }
+        off += chunk;
+    }
+    return 0;
+}
+
+/* Reads one reply line (without CRLF, cut to MIGRATE_LINE - 1 bytes)
+ * within timeout ms.  Returns its length, or -1 (error, timeout or the
+ * connection closed). */
+static int readLine(int fd, char *buf, long timeout) {
+    long long deadline = mstime() + timeout;
+    size_t len = 0;
+    for (;;) {
+        char ch;
+        ssize_t n = read(fd, &ch, 1);
+        if (n == 1) {
+            if (ch == '\n') break;
+            if (len < MIGRATE_LINE - 1) buf[len++] = ch;
+        } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+            if (waitFd(fd, POLLIN, deadline) < 0) return -1;
+        } else {
+            if (n == 0) errno = ECONNRESET;
+            return -1;
+        }
+    }
+    if (len && buf[len - 1] == '\r') len--;
+    buf[len] = '\0';
+    return (int)len;
+}
+
+/* --- the connection cache --- */
+
+static void cacheDrop(int i) {
+    close(cache[i].fd);
+    sdsFree(cache[i].name);
+    cache[i] = cache[--cacheCount];
+}
+
+static int cacheFind(const char *name) {
+    for (int i = 0; i < cacheCount; i++)
+        if (!strcmp(cache[i].name, name)) return i;
+    return -1;
+}
+
+/* The cached connection to host:port, connected now when there is none.
+ * NULL after replying IOERR. */
+static MigrateConn *connGet(Client *c, const char *host, const char *port, long timeout) {
+    sds name = sdsCatPrintf(sdsEmpty(), "%s:%s", host, port);
+    int i = cacheFind(name);
+    if (i >= 0) {
+        sdsFree(name);
+        cache[i].lastUse = (long long)time(NULL);
+        return &cache[i];
+    }
+    if (cacheCount == MIGRATE_CACHE_MAX) cacheDrop((int)(randNext() % MIGRATE_CACHE_MAX));
+    int fd = connectTimeout(host, port, timeout);
+    if (fd < 0) {
+        sdsFree(name);
+        replyError(c, "IOERR error or timeout connecting to the client");
+        return NULL;
+    }
+    MigrateConn *m = &cache[cacheCount++];
+    m->name = name;
+    m->fd = fd;
+    m->lastDb = -1;
+    m->lastUse = (long long)time(NULL);
+    return m;
+}
+
+static void connClose(const char *host, const char *port) {
+    sds name = sdsCatPrintf(sdsEmpty(), "%s:%s", host, port);
+    int i = cacheFind(name);
+    if (i >= 0) cacheDrop(i);
+    sdsFree(name);
+}
+
+/* Timer: close connections idle too long. */
+static void migrateCron(void) {
+    long long now = (long long)time(NULL);
+    for (int i = 0; i < cacheCount;) {
+        if (now - cache[i].lastUse > MIGRATE_CACHE_TTL) cacheDrop(i);
+        else i++;
+    }
+}
+
+/* --- the command --- */
+
+typedef struct MigrateArgs {
+    int copy, replace;
+    const char *user, *password; /* AUTH / AUTH2 */
+    int firstKey, numKeys;
+    long db, timeout;
+} MigrateArgs;
+
+/* Parses MIGRATE's options as Redis does.  Returns 0, or -1 after
+ * replying. */
+static int migrateArgsOrReply(Client *c, MigrateArgs *a) {
+    memset(a, 0, sizeof(*a));
+    a->firstKey = 3;
+    a->numKeys = 1;
+    for (int j = 6; j < c->argc; j++) {
+        int more = c->argc - 1 - j;
+        if (argIs(c->argv[j], "copy")) {
+            a->copy = 1;
+        } else if (argIs(c->argv[j], "replace")) {
+            a->replace = 1;
+        } else if (argIs(c->argv[j], "auth")) {
+            if (more < 1) {
+                replyErrorSyntax(c);
+                return -1;
+            }
+            a->password = c->argv[++j];
+        } else if (argIs(c->argv[j], "auth2")) {
+            if (more < 2) {
+                replyErrorSyntax(c);
+                return -1;
+            }
+            a->user = c->argv[++j];
+            a->password = c->argv[++j];
+        } else if (argIs(c->argv[j], "keys")) {
+            if (sdsLen(c->argv[3]) != 0) {
+                replyError(c, "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string");
+                return -1;
+            }
+            a->firstKey = j + 1;
+            a->numKeys = c->argc - j - 1;
+            break;
+        } else {
+            replyErrorSyntax(c);
+            return -1;
+        }
+    }
+    if (getLongOrReply(c, c->argv[5], &a->timeout, NULL) < 0) return -1;
+    if (getLongOrReply(c, c->argv[4], &a->db, NULL) < 0) return -1;
+    if (a->timeout <= 0) a->timeout = 1000;
+    return 0;
+}
+
+static sds bulk(sds out, const char *p, size_t len) {
+    out = sdsCatPrintf(out, "$%zu\r\n", len);
+    out = sdsCatLen(out, p, len);
+    return sdsCatLen(out, "\r\n", 2);
+}
+
+static sds bulkNum(sds out, long long v) {
+    char buf[32];
+    int n = longLongToString(buf, sizeof(buf), v);
+    return bulk(out, buf, (size_t)n);
+}
+
+/* Deletes a migrated key here, as DEL would (lazyfree-lazy-server-del). */
+static void deleteMigrated(Client *c, sds key) {
+    kvobj *old = dbUnlink(c->db, key, sdsLen(key));
+    if (!old) return;
+    if (server.cfg.lazyfreeLazyServerDel) lazyfreeEntry(old);
+    else kvFree(old);
+    signalModifiedKey(c, c->db, key, sdsLen(key));
+    notifyKeyspaceEvent(NOTIFY_GENERIC, "del", key, sdsLen(key), c->db->id);
+    serverIncrDirty(1);
+}
+
+static void migrateCommand(Client *c) {
+    MigrateArgs a;
+    if (migrateArgsOrReply(c, &a) < 0) return;
+    /* The keys that exist (their names; values are found again below). */
+    sds *keys = xmalloc(sizeof(sds) * (size_t)(a.numKeys ? a.numKeys : 1));
+    int n = 0;
+    for (int j = 0; j < a.numKeys; j++) {
+        sds k = c->argv[a.firstKey + j];
+        if (dbLookupRead(c->db, k, sdsLen(k), LOOKUP_NONE)) keys[n++] = k;
+    }
+    if (n == 0) {
+        xfree(keys);
+        replyStatus(c, "NOKEY");
+        return;
+    }
+    const char *host = c->argv[1], *port = c->argv[2];
+    int mayRetry = 1;
+    EffectArg *del = NULL;
+    int ndel;
+try_again:;
+    int writeError = 0;
+    ndel = 1;
+    MigrateConn *m = connGet(c, host, port, a.timeout);
+    if (!m) {
+        xfree(keys);
+        return;
+    }
+    sds out = sdsEmpty();
+    if (a.password) {
+        out = sdsCatPrintf(out, "*%d\r\n", a.user ? 3 : 2);
+        out = bulk(out, "AUTH", 4);
+        if (a.user) out = bulk(out, a.user, strlen(a.user));
+        out = bulk(out, a.password, strlen(a.password));
+    }
+    int select = m->lastDb != a.db;
+    if (select) {
+        out = sdsCat(out, "*2\r\n");
+        out = bulk(out, "SELECT", 6);
+        out = bulkNum(out, a.db);
+    }
+    /* Keys that expired since the lookup are left out. */
+    int live = 0;
+    for (int j = 0; j < n; j++) {
+        kvobj *o = dbFind(c->db, keys[j], sdsLen(keys[j]));
+        if (!o) continue;
+        long long ttl = 0, when = kvExpire(o);
+        if (when != -1) {
+            ttl = when - serverNowMs();
+            if (ttl < 0) continue;
+            if (ttl < 1) ttl = 1;
+        }
+        keys[live++] = keys[j];
+        out = sdsCatPrintf(out, "*%d\r\n", a.replace ? 5 : 4);
+        out = bulk(out, "RESTORE", 7);
+        out = bulk(out, keys[j], sdsLen(keys[j]));
+        out = bulkNum(out, ttl);
+        sds payload = rdbDumpValue(o);
+        out = bulk(out, payload, sdsLen(payload));
+        sdsFree(payload);
+        if (a.replace) out = bulk(out, "REPLACE", 7);
+    }
+    n = live;
+    errno = 0;
+    if (writeAll(m->fd, out, sdsLen(out), a.timeout) < 0) {
+        writeError = 1;
+        sdsFree(out);
+        goto socket_err;
+    }
+    sdsFree(out);
+    char authReply[MIGRATE_LINE], selectReply[MIGRATE_LINE], reply[MIGRATE_LINE];
+    if (a.password && readLine(m->fd, authReply, a.timeout) < 0) goto socket_err;
+    if (select && readLine(m->fd, selectReply, a.timeout) < 0) goto socket_err;
+    int targetError = 0, socketError = 0, j;
+    if (!a.copy) del = xmalloc(sizeof(EffectArg) * (size_t)(n + 1));
+    for (j = 0; j < n; j++) {
+        if (readLine(m->fd, reply, a.timeout) < 0) {
+            socketError = 1;
+            break;
+        }
+        const char *err = a.password && authReply[0] == '-' ? authReply
+                          : select && selectReply[0] == '-' ? selectReply
+                          : reply[0] == '-'                 ? reply
+                                                            : NULL;
+        if (err) {
+            if (!targetError) {
+                m->lastDb = -1;
+                targetError = 1;
+                replyErrorFormat(c, "ERR Target instance replied with error: %s", err + 1);
+            }
+        } else if (!a.copy) {
+            deleteMigrated(c, keys[j]);
+            del[ndel++] = EA_SDS(keys[j]);
+        }
+    }
+    /* Nothing was answered on a connection found closed: reconnect once. */
+    if (!targetError && socketError && j == 0 && mayRetry && errno != ETIMEDOUT) goto socket_err;
+    if (socketError) connClose(host, port);
+    if (!a.copy && ndel > 1) {
+        del[0] = EA_STR("DEL");
+        effectsRewrite(ndel, del);
+    }
+    xfree(del);
+    del = NULL;
+    if (!targetError && socketError) {
+        mayRetry = 0;
+        goto socket_err;
+    }
+    if (!targetError) {
+        /* m may have been dropped only on a socket error, handled above. */
+        m->lastDb = a.db;
+        replyOk(c);
+    }
+    xfree(keys);
+    return;
+
+socket_err:
+    xfree(del);
+    del = NULL;
+    connClose(host, port);
+    if (errno != ETIMEDOUT && mayRetry) {
+        mayRetry = 0;
+        goto try_again;
+    }
+    xfree(keys);
+    replyErrorFormat(c, "IOERR error or timeout %s to target instance", writeError ? "writing" : "reading");
+}
+
+void migrateInit(void) { serverAddCronHook(migrateCron); }
+
+Command migrateCommands[] = {
+    {.name = "migrate", .proc = migrateCommand},
+    {0},
+};
