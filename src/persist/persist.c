@@ -326,9 +326,9 @@ static int prepareShutdown(int flags) {
 /* rdb-del-sync-files: an RDB file made or received only for a replica's
  * full sync is removed when nothing else persists (no save points, no
  * AOF).  Replication calls it once the file has served. */
-int persistRemoveSyncFile(void) {
+int persistRemoveSyncFile(const char *why) {
     if (!server.cfg.rdbDelSyncFiles || savePointsConfigured() || server.cfg.appendonly) return 0;
-    serverLog(LL_NOTICE, "Removing the RDB file used to feed replicas in a persistence-less instance");
+    serverLog(LL_NOTICE, "%s", why);
     return unlink(server.cfg.dbfilename) == 0 ? 1 : 0;
 }
 
@@ -481,9 +481,9 @@ static void restoreCommand(Client *c) {
         return;
     }
     sds key = c->argv[1];
-    /* "clients" sanitizes what clients send; the replication link, once
-     * it exists, will pass deep = 0 there. */
-    int deep = server.cfg.sanitizeDumpPayload != SANITIZE_PAYLOAD_NO;
+    /* "clients" sanitizes what clients send, not what the primary sends. */
+    int deep = server.cfg.sanitizeDumpPayload == SANITIZE_PAYLOAD_YES ||
+               (server.cfg.sanitizeDumpPayload == SANITIZE_PAYLOAD_CLIENTS && !(c->flags & CLIENT_MASTER));
     kvobj *o = rdbRestoreValue(key, sdsLen(key), p, len, deep);
     if (!o) {
         replyError(c, "ERR Bad data format");

@@ -30,10 +30,11 @@ void persistInit(void);
 int persistDebugReload(int flags);
 
 /* rdb-del-sync-files: after a full sync used dbfilename (sent to a replica,
- * or loaded from a master), removes it when rdb-del-sync-files is on and
- * nothing else persists (save "" and appendonly no).  Returns 1 if the
- * file was removed.  For the replication layer. */
-int persistRemoveSyncFile(void);
+ * or loaded from a master), removes it, logging why, when
+ * rdb-del-sync-files is on and nothing else persists (save "" and
+ * appendonly no).  Returns 1 if the file was removed.  For the
+ * replication layer. */
+int persistRemoveSyncFile(const char *why);
 
 /* INFO stats: the duration of the last fork (µs) and the forks so far. */
 long long persistLatestForkUsec(void);

@@ -31,6 +31,7 @@
 #include "db/lazyfree.h"
 #include "ds/alloc.h"
 #include "ds/util.h"
+#include "persist/persist.h"
 #include "persist/rdb.h"
 #include "repl/repl.h"
 #include "repl/repl_int.h"
@@ -306,6 +307,7 @@ static void loadTransfer(void) {
         cancelLink();
         return;
     }
+    persistRemoveSyncFile("Removing the RDB file obtained from the master. This replica has persistence disabled");
     memcpy(repl.replid, repl.pendingReplid, 41);
     repl.offset = repl.pendingOffset;
     memset(repl.replid2, '0', 40);
