@@ -163,6 +163,9 @@ SCENARIOS = {
     # first) and GEOSEARCH BYRADIUS answering 100 members.
     "geoadd": ("geo", 0, ["GEOADD", "geobench", "13.361389", "38.115556", "member:__rand_int__"]),
     "geosearch": ("geo", 0, ["GEOSEARCH", "geo100", "FROMLONLAT", "15", "37", "BYRADIUS", "200", "km"]),
+    # SET with a TTL: each request replaces the key's entry and its slot in
+    # the TTL index (redis-benchmark sends "__rand_int__" as it is: one key).
+    "setex": (None, 0, ["SET", "key:__rand_int__", "xxx", "EX", "100000"]),
     # The seed scripts (issue 6), loaded once and run with EVALSHA.
     "evalsha_cleanup": ("cleanup", 0, None),
     "evalsha_ratelimit": ("ratelimit", 0, None),

@@ -1,9 +1,11 @@
 /* db.c -- databases: the key table (ds/htab, intrusive, incremental
  * rehash), the TTL index and lazy expiry.
  *
- * The TTL index is a dense array of the entries that carry an expire; each
- * such entry stores its position, so adding, removing and replacing are
- * O(1) and the active cycle samples uniformly with one random number.
+ * The TTL index is an array of the entries that carry an expire, kept in
+ * fixed chunks (ds/chunkvec: growing never moves or copies it, so a SET EX
+ * never stalls on the index); each such entry stores its position, so
+ * adding, removing and replacing are O(1) and the active cycle samples
+ * uniformly with one random number.
  * Entries grow by 12 bytes (expire + position) when they get an expire:
  * that re-layout and every other move of an entry happens here. */
 #include "db/db.h"
@@ -51,7 +53,7 @@ static void freeEntryCb(void *entry, void *priv) {
 void dbFreeAll(Db *dbs, int count) {
     for (int i = 0; i < count; i++) {
         htabClear(&dbs[i].keys, freeEntryCb, NULL);
-        xfree(dbs[i].ttl);
+        cvFree(&dbs[i].ttl);
     }
     xfree(dbs);
 }
@@ -66,32 +68,18 @@ static uint32_t ttlPos(const kvobj *o) {
 
 static void setTtlPos(kvobj *o, uint32_t pos) { memcpy(o->data + 8, &pos, 4); }
 
-static void ttlAdd(Db *db, kvobj *o) {
-    if (db->ttlCount == db->ttlCap) {
-        uint32_t cap = db->ttlCap < 16 ? 16 : db->ttlCap + db->ttlCap / 2;
-        db->ttl = xrealloc(db->ttl, sizeof(kvobj *) * cap);
-        db->ttlCap = cap;
-    }
-    db->ttl[db->ttlCount] = o;
-    setTtlPos(o, db->ttlCount);
-    db->ttlCount++;
-}
+static void ttlAdd(Db *db, kvobj *o) { setTtlPos(o, cvPush(&db->ttl, o)); }
 
 static void ttlRemove(Db *db, kvobj *o) {
     uint32_t pos = ttlPos(o);
-    kvobj *last = db->ttl[--db->ttlCount];
-    db->ttl[pos] = last;
+    kvobj *last = cvPop(&db->ttl);
+    if (last == o) return;
+    cvSet(&db->ttl, pos, last);
     setTtlPos(last, pos);
 }
 
-/* Shrink the TTL array when it is mostly empty (from the timer). */
-static void ttlShrinkIfNeeded(Db *db) {
-    if (db->ttlCap > 64 && db->ttlCount < db->ttlCap / 4) {
-        uint32_t cap = db->ttlCount < 16 ? 16 : db->ttlCount * 2;
-        db->ttl = xrealloc(db->ttl, sizeof(kvobj *) * cap);
-        db->ttlCap = cap;
-    }
-}
+/* Free the TTL index's unused chunks (from the timer). */
+static void ttlShrinkIfNeeded(Db *db) { cvShrink(&db->ttl); }
 
 /* --- entry moves --- */
 
@@ -132,7 +120,7 @@ static void swapInTable(Db *db, kvobj *old, kvobj *fresh) {
  * and the TTL index; old's block is freed, not its value pointer. */
 static kvobj *moveEntry(Db *db, kvobj *old, kvobj *fresh) {
     swapInTable(db, old, fresh);
-    if (kvHasExpire(fresh)) db->ttl[ttlPos(fresh)] = fresh;
+    if (kvHasExpire(fresh)) cvSet(&db->ttl, ttlPos(fresh), fresh);
     kvFreeShell(old);
     return fresh;
 }
@@ -141,7 +129,7 @@ kvobj *dbResizeEntry(Db *db, kvobj *o, size_t size) {
     void **link = htabFindLink(&db->keys, kvKey(o), kvKeyLen(o));
     kvobj *n = xrealloc(o, size); /* keeps `next` */
     *link = n;
-    if (kvHasExpire(n)) db->ttl[ttlPos(n)] = n;
+    if (kvHasExpire(n)) cvSet(&db->ttl, ttlPos(n), n);
     return n;
 }
 
@@ -261,7 +249,7 @@ static kvobj *replaceAt(Db *db, void **link, kvobj *old, kvobj *fresh, int keepT
         memcpy(fresh->data, &when, 8);
         uint32_t pos = ttlPos(old);
         setTtlPos(fresh, pos);
-        db->ttl[pos] = fresh;
+        cvSet(&db->ttl, pos, fresh);
     } else if (oldExp) {
         ttlRemove(db, old);
     }
@@ -304,9 +292,7 @@ int dbDelete(Db *db, const char *key, size_t len) {
 long long dbEmpty(Db *db) {
     long long n = (long long)htabSize(&db->keys);
     htabClear(&db->keys, freeEntryCb, NULL);
-    xfree(db->ttl);
-    db->ttl = NULL;
-    db->ttlCount = db->ttlCap = 0;
+    cvFree(&db->ttl);
     db->avgTtl = 0;
     return n;
 }
@@ -315,15 +301,9 @@ void dbSwap(Db *a, Db *b) {
     Htab tk = a->keys;
     a->keys = b->keys;
     b->keys = tk;
-    kvobj **tt = a->ttl;
+    ChunkVec tt = a->ttl;
     a->ttl = b->ttl;
     b->ttl = tt;
-    uint32_t c = a->ttlCount;
-    a->ttlCount = b->ttlCount;
-    b->ttlCount = c;
-    c = a->ttlCap;
-    a->ttlCap = b->ttlCap;
-    b->ttlCap = c;
     long long avg = a->avgTtl;
     a->avgTtl = b->avgTtl;
     b->avgTtl = avg;
@@ -393,7 +373,7 @@ static void updateAvgTtl(Db *db, const long long *ttls, uint32_t n) {
 void dbActiveExpireCycle(Db *dbs, int count, long long budgetUs, int fast) {
     static int nextDb = 0;
     int any = 0;
-    for (int d = 0; d < count && !any; d++) any = dbs[d].ttlCount > 0;
+    for (int d = 0; d < count && !any; d++) any = dbs[d].ttl.count > 0;
     if (!any) return; /* runs before every sleep: no clock read when no key has a TTL */
     long long start = ustime();
     long long iterations = 0;
@@ -402,12 +382,12 @@ void dbActiveExpireCycle(Db *dbs, int count, long long budgetUs, int fast) {
         Db *db = &dbs[(nextDb + d) % count];
         int more;
         do {
-            if (db->ttlCount == 0) break;
+            if (db->ttl.count == 0) break;
             uint32_t sampled = 0, expired = 0, ttlSamples = 0;
             long long ttls[EXPIRE_KEYS_PER_LOOP];
-            uint32_t n = db->ttlCount < EXPIRE_KEYS_PER_LOOP ? db->ttlCount : EXPIRE_KEYS_PER_LOOP;
-            while (sampled < n && db->ttlCount > 0) {
-                kvobj *o = db->ttl[randBounded(db->ttlCount)];
+            uint32_t n = db->ttl.count < EXPIRE_KEYS_PER_LOOP ? db->ttl.count : EXPIRE_KEYS_PER_LOOP;
+            while (sampled < n && db->ttl.count > 0) {
+                kvobj *o = cvGet(&db->ttl, randBounded(db->ttl.count));
                 sampled++;
                 long long ttl = kvExpire(o) - dbNowMs;
                 if (ttl < 0) {

@@ -3,7 +3,7 @@
  * Invariants:
  *  - a Db's table holds every key of that database exactly once;
  *  - an entry carries KV_HAS_EXPIRE iff it sits in db->ttl at its stored
- *    position (ttl[pos] == entry);
+ *    position (cvGet(&db->ttl, pos) == entry);
  *  - only functions in this layer move or free entries.  A kvobj pointer
  *    obtained from a lookup stays valid until the next call that takes a
  *    `kvobj **` (which may reallocate it and updates the caller's pointer)
@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "db/object.h"
+#include "ds/chunkvec.h"
 #include "ds/htab.h"
 #include "ds/sds.h"
 
@@ -41,9 +42,7 @@ extern const DbConfig *dbConfig;
 
 typedef struct Db {
     Htab keys;              /* kvobj entries keyed by their key bytes */
-    kvobj **ttl;            /* TTL index: every entry with an expire */
-    uint32_t ttlCount;      /* used slots of ttl[] */
-    uint32_t ttlCap;        /* allocated slots of ttl[] */
+    ChunkVec ttl;           /* TTL index: every entry with an expire (ttl.count) */
     int id;                 /* database number */
     long long avgTtl;       /* running estimate for INFO keyspace (ms) */
     struct Htab *blockingKeys; /* key -> clients blocked on it (lists issue) */

@@ -19,7 +19,7 @@ typedef struct LazyJob {
     struct LazyJob *next;
     kvobj *entry;   /* one entry, or NULL */
     Htab *keys;     /* a detached table with its entries, or NULL */
-    kvobj **ttl;    /* the TTL array that went with keys, or NULL */
+    ChunkVec ttl;   /* the TTL index that went with keys (may be empty) */
     size_t objects; /* entries this job frees (for the counters) */
 } LazyJob;
 
@@ -41,7 +41,7 @@ static void freeEntryCb(void *entry, void *priv) {
 static void runJob(LazyJob *j) {
     if (j->entry) kvFree(j->entry);
     if (j->keys) htabRelease(j->keys, freeEntryCb, NULL);
-    xfree(j->ttl);
+    cvFree(&j->ttl);
 }
 
 static void *lazyfreeMain(void *arg) {
@@ -118,8 +118,8 @@ void lazyfreeEntry(kvobj *o) {
     enqueue(j);
 }
 
-void lazyfreeTable(Htab *keys, kvobj **ttl) {
-    if (!keys && !ttl) return;
+void lazyfreeTable(Htab *keys, ChunkVec ttl) {
+    if (!keys && !ttl.nchunks && !ttl.chunks) return;
     LazyJob *j = xcalloc(sizeof(*j));
     j->keys = keys;
     j->ttl = ttl;
@@ -133,7 +133,7 @@ long long lazyfreeEmptyDb(Db *db) {
         /* Nothing worth a hand-off: drop the (possibly large) bucket arrays
          * and TTL array here. */
         htabClear(&db->keys, NULL, NULL);
-        xfree(db->ttl);
+        cvFree(&db->ttl);
     } else {
         const HtabType *type = db->keys.type;
         Htab *old = xmalloc(sizeof(*old));
@@ -142,8 +142,7 @@ long long lazyfreeEmptyDb(Db *db) {
         htabInit(&db->keys, type);
         lazyfreeTable(old, db->ttl);
     }
-    db->ttl = NULL;
-    db->ttlCount = db->ttlCap = 0;
+    memset(&db->ttl, 0, sizeof(db->ttl));
     db->avgTtl = 0;
     return n;
 }

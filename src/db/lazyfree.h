@@ -28,9 +28,9 @@ void lazyfreeEntry(kvobj *o);
 long long lazyfreeEmptyDb(Db *db);
 
 /* Free a detached key table made by htabCreate (or a heap copy of a Db's
- * table) with all its entries, and a TTL array, on the thread.  Takes
- * ownership of both; either may be NULL. */
-void lazyfreeTable(Htab *keys, kvobj **ttl);
+ * table) with all its entries, and a TTL index, on the thread.  Takes
+ * ownership of both; keys may be NULL, ttl empty. */
+void lazyfreeTable(Htab *keys, ChunkVec ttl);
 
 /* INFO memory: objects queued and not yet freed, and freed so far. */
 size_t lazyfreePendingObjects(void);

@@ -350,7 +350,7 @@ static int rwSnapshot(RdbWriter *w) {
         rwLen(w, (uint64_t)j);
         rwByte(w, RDB_OPCODE_RESIZEDB);
         rwLen(w, size);
-        rwLen(w, db->ttlCount);
+        rwLen(w, db->ttl.count);
         HtabIter it;
         htabIterInit(&it, &db->keys);
         kvobj *o;

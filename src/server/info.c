@@ -138,7 +138,7 @@ static size_t keyspaceOverhead(void) {
     size_t total = 0;
     for (int i = 0; i < server.cfg.databases; i++) {
         Db *db = &server.db[i];
-        total += htabBuckets(&db->keys) * sizeof(void *) + (size_t)db->ttlCap * sizeof(kvobj *);
+        total += htabBuckets(&db->keys) * sizeof(void *) + cvBytes(&db->ttl);
     }
     return total;
 }
@@ -380,8 +380,8 @@ static sds infoKeyspace(sds s) {
     for (int i = 0; i < server.cfg.databases; i++) {
         Db *db = &server.db[i];
         size_t keys = htabSize(&db->keys);
-        if (keys == 0 && db->ttlCount == 0) continue;
-        s = sdsCatPrintf(s, "db%d:keys=%zu,expires=%u,avg_ttl=%lld\r\n", i, keys, db->ttlCount, db->avgTtl);
+        if (keys == 0 && db->ttl.count == 0) continue;
+        s = sdsCatPrintf(s, "db%d:keys=%zu,expires=%u,avg_ttl=%lld\r\n", i, keys, db->ttl.count, db->avgTtl);
     }
     return s;
 }

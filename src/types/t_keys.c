@@ -226,7 +226,7 @@ static void randomkeyCommand(Client *c) {
     Db *db = c->db;
     /* When every key has a TTL and expired keys cannot be deleted here (a
      * replica), give up after a while and return an expired one. */
-    int allVolatile = htabSize(&db->keys) == db->ttlCount;
+    int allVolatile = htabSize(&db->keys) == db->ttl.count;
     int tries = 100;
     for (;;) {
         kvobj *o = htabRandom(&db->keys);

@@ -1,0 +1,116 @@
+/* test_chunkvec.c -- unit tests for src/ds/chunkvec.c: pushes across chunk
+ * boundaries, slots that never move while the vector grows, the swap-remove
+ * pattern of the TTL index against a model array, shrinking with its spare
+ * chunk, and freeing (run under ASan for leaks). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ds/alloc.h"
+#include "ds/chunkvec.h"
+#include "ds/rand.h"
+
+static void *tag(uintptr_t i) { return (void *)(i * 8 + 8); }
+
+static void test_empty(void **state) {
+    (void)state;
+    ChunkVec v = {0};
+    assert_int_equal(v.count, 0);
+    assert_int_equal(cvBytes(&v), 0);
+    cvShrink(&v);
+    assert_null(v.chunks);
+    cvFree(&v);
+    cvFree(&v); /* twice is harmless */
+}
+
+static void test_boundaries(void **state) {
+    (void)state;
+    ChunkVec v = {0};
+    uint32_t n = 3 * CHUNKVEC_SLOTS + 1;
+    void **firstChunk = NULL;
+    for (uint32_t i = 0; i < n; i++) {
+        assert_int_equal(cvPush(&v, tag(i)), i);
+        assert_int_equal(v.count, i + 1);
+        assert_int_equal(v.nchunks, i / CHUNKVEC_SLOTS + 1);
+        if (i == 0) firstChunk = v.chunks[0];
+        assert_ptr_equal(v.chunks[0], firstChunk); /* never moves */
+    }
+    for (uint32_t i = 0; i < n; i++) assert_ptr_equal(cvGet(&v, i), tag(i));
+    cvSet(&v, CHUNKVEC_SLOTS, tag(7));
+    assert_ptr_equal(cvGet(&v, CHUNKVEC_SLOTS), tag(7));
+    assert_ptr_equal(cvGet(&v, CHUNKVEC_SLOTS - 1), tag(CHUNKVEC_SLOTS - 1));
+    assert_true(cvBytes(&v) >= (size_t)4 * CHUNKVEC_SLOTS * sizeof(void *));
+    /* Pop back to exactly one full chunk: shrinking keeps it plus a spare. */
+    while (v.count > CHUNKVEC_SLOTS) cvPop(&v);
+    cvShrink(&v);
+    assert_int_equal(v.nchunks, 2);
+    assert_ptr_equal(cvGet(&v, CHUNKVEC_SLOTS - 1), tag(CHUNKVEC_SLOTS - 1));
+    /* A push at the boundary reuses the spare chunk. */
+    void **spare = v.chunks[1];
+    cvPush(&v, tag(1));
+    assert_ptr_equal(v.chunks[1], spare);
+    while (v.count) cvPop(&v);
+    cvShrink(&v);
+    assert_int_equal(v.nchunks, 1);
+    cvFree(&v);
+    assert_int_equal(v.count, 0);
+    assert_null(v.chunks);
+}
+
+/* The TTL index's pattern: push, remove at a random position by moving the
+ * last slot into it, compared with a plain array. */
+static void test_random_model(void **state) {
+    (void)state;
+    ChunkVec v = {0};
+    size_t cap = 40000, n = 0;
+    void **model = malloc(cap * sizeof(void *));
+    for (int step = 0; step < 200000; step++) {
+        uint64_t r = randBounded(10);
+        if (r < 6 && n < cap) {
+            void *p = tag((uintptr_t)step);
+            assert_int_equal(cvPush(&v, p), n);
+            model[n++] = p;
+        } else if (n > 0) {
+            uint32_t pos = (uint32_t)randBounded(n);
+            void *last = cvPop(&v);
+            assert_ptr_equal(last, model[n - 1]);
+            if (pos != n - 1) cvSet(&v, pos, last);
+            model[pos] = model[n - 1];
+            n--;
+        }
+        if (r == 9) cvShrink(&v);
+        assert_int_equal(v.count, n);
+    }
+    for (size_t i = 0; i < n; i++) assert_ptr_equal(cvGet(&v, (uint32_t)i), model[i]);
+    cvFree(&v);
+    free(model);
+}
+
+static void test_directory_shrinks(void **state) {
+    (void)state;
+    ChunkVec v = {0};
+    for (uint32_t i = 0; i < 64 * CHUNKVEC_SLOTS; i++) cvPush(&v, tag(i));
+    uint32_t dir = v.dirCap;
+    assert_true(dir >= 64);
+    while (v.count > 10) cvPop(&v);
+    cvShrink(&v);
+    assert_int_equal(v.nchunks, 2);
+    assert_true(v.dirCap < dir);
+    for (uint32_t i = 0; i < 10; i++) assert_ptr_equal(cvGet(&v, i), tag(i));
+    cvFree(&v);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_boundaries),
+        cmocka_unit_test(test_random_model),
+        cmocka_unit_test(test_directory_shrinks),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
