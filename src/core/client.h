@@ -76,6 +76,8 @@ typedef struct Client {
     int argc;
     sds *argv;              /* current command, owned */
     size_t argvBytes;       /* sum of argument lengths (argv-mem) */
+    int adoptedArg;         /* 1 + index of the argument a command kept as a
+                             * stored value (clientAdoptArg), or 0 */
     Command *cmd, *lastcmd; /* current / last command run */
 
     /* Output (the bytes themselves: buf at the end, then blocks). */
@@ -205,5 +207,14 @@ size_t clientOutputBytes(const Client *c);
 void clientDiscardReplies(Client *c);
 /* Free the current command's argv. */
 void clientResetArgv(Client *c);
+/* Let the running command keep argv[i] as a stored value instead of copying
+ * it (a big SET value).  Returns the string, or NULL when it cannot be
+ * kept: the argv is not this client's own parsed command (a MULTI queue, a
+ * script's call), an argument was already kept, or the string has much
+ * more room than bytes.  The argument stays readable through argv[i] until
+ * the command's argv is reset (effects, SLOWLOG, MONITOR see it), and only
+ * then belongs to the value alone: nothing may change the value before
+ * that, which holds because no other command runs in between. */
+sds clientAdoptArg(Client *c, int i);
 
 #endif

@@ -286,7 +286,20 @@ Client *clientCreate(int fd, int isUnix) {
     return c;
 }
 
+sds clientAdoptArg(Client *c, int i) {
+    if (c->adoptedArg || !c->argv || c->argv != c->parser.lent || i < 0 || i >= c->argc) return NULL;
+    sds s = c->argv[i];
+    if (sdsAvail(s) > sdsLen(s) / 16) return NULL; /* the value would keep the slack */
+    c->adoptedArg = i + 1;
+    return s;
+}
+
 void clientResetArgv(Client *c) {
+    /* An adopted argument belongs to a stored value now. */
+    if (c->adoptedArg) {
+        if (c->argv) c->argv[c->adoptedArg - 1] = NULL;
+        c->adoptedArg = 0;
+    }
     /* The parser keeps the array and the small strings for the next
      * command.  A command kept elsewhere (a MULTI queue) left NULL. */
     respParserRecycle(&c->parser, c->argv, c->argc);

@@ -288,12 +288,20 @@ static RespStatus parseBulkLen(RespParser *p, const char *buf, size_t len, size_
 }
 
 /* Make room in bigArg for at least `want` more bytes (want <= what it still
- * needs): double the reservation, at least RESP_BIG_ARG_EAGER, at most the
- * declared size. */
+ * needs).  Once the bytes received are at least 1/RESP_BIG_ARG_JUMP of the
+ * declared size, the rest is reserved in one step (a 10 MB value is copied
+ * once, from its first 1 MB, instead of through 1, 2, 4 and 8 MB buffers);
+ * before that the reservation doubles, at least RESP_BIG_ARG_EAGER.  So a
+ * client reserves at most RESP_BIG_ARG_JUMP times what it has sent, never
+ * more than the declared size. */
 static void growBigArg(RespParser *p, size_t want) {
     size_t have = sdsLen(p->bigArg), total = (size_t)p->bulkLen + 2;
     if (sdsAvail(p->bigArg) >= want) return;
-    size_t target = have * 2 < RESP_BIG_ARG_EAGER ? RESP_BIG_ARG_EAGER : have * 2;
+    size_t target;
+    if (have >= total / RESP_BIG_ARG_JUMP)
+        target = total;
+    else
+        target = have * 2 < RESP_BIG_ARG_EAGER ? RESP_BIG_ARG_EAGER : have * 2;
     if (target < have + want) target = have + want;
     if (target > total) target = total;
     p->bigArg = sdsMakeRoomForNonGreedy(p->bigArg, target - have);

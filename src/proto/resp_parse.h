@@ -40,9 +40,12 @@
  * into the string that becomes the argument (never through an intermediate
  * buffer), and respParserBigArgRoom() lets the caller read() the rest of it
  * directly into that string.  Its memory is reserved as data arrives: the
- * whole size at once up to RESP_BIG_ARG_EAGER, beyond that doubling, always
- * capped by the declared length.  So a client that declares a 512 MB bulk
- * and sends nothing costs at most RESP_BIG_ARG_EAGER bytes; every declared
+ * whole size at once up to RESP_BIG_ARG_EAGER, beyond that doubling until
+ * 1/RESP_BIG_ARG_JUMP of the declared length has arrived, then the rest in
+ * one step, always capped by the declared length.  So a client that
+ * declares a 512 MB bulk and sends nothing costs at most RESP_BIG_ARG_EAGER
+ * bytes, and one that trickles at most RESP_BIG_ARG_JUMP times what it
+ * sent, while a real 10 MB value is copied once (its first 1 MB); every declared
  * count and length is checked against the limits before anything is
  * reserved, and the argv array starts at min(count, 1024) slots.
  *
@@ -74,6 +77,9 @@
 #define RESP_BIG_ARG (1024 * 32)
 /* A big argument up to this size is reserved in full when it starts. */
 #define RESP_BIG_ARG_EAGER (1024 * 1024)
+/* Past 1/RESP_BIG_ARG_JUMP of its declared length, the rest of a big
+ * argument is reserved at once. */
+#define RESP_BIG_ARG_JUMP 16
 /* Longest inline line or header line without its terminator being found
  * (Redis PROTO_INLINE_MAX_SIZE). */
 #define RESP_INLINE_MAX (1024 * 64)

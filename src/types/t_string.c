@@ -41,6 +41,9 @@
 #include "ds/util.h"
 
 /* Options of SET and GETEX. */
+/* Values at least this long may keep the argument string (createValue). */
+#define SET_ADOPT_MIN (OBJ_EMBSTR_MAX + 1)
+
 #define OPT_NX (1 << 0)
 #define OPT_XX (1 << 1)
 #define OPT_GET (1 << 2)
@@ -172,6 +175,17 @@ static void setEffect(Client *c, const sds key, const sds val, int flags, int ha
     xfree(args);
 }
 
+/* The entry for SET key val.  A big value (past what the string
+ * conversion could shrink) keeps the argument's own string when the client
+ * lets it go (clientAdoptArg): a 10 MB value is not copied again. */
+static kvobj *createValue(Client *c, const sds key, const sds val) {
+    if (sdsLen(val) >= SET_ADOPT_MIN && c->argc > 2 && c->argv[2] == val) {
+        sds kept = clientAdoptArg(c, 2);
+        if (kept) return kvCreateRawString(key, sdsLen(key), kept);
+    }
+    return kvCreateString(key, sdsLen(key), val, sdsLen(val));
+}
+
 /* The common core of SET, SETNX, SETEX and PSETEX.  expire is the EX/PX/...
  * argument named by flags, or NULL. */
 static void setGeneric(Client *c, int flags, const sds key, const sds val, const sds expire, int replyStyle) {
@@ -188,7 +202,7 @@ static void setGeneric(Client *c, int flags, const sds key, const sds val, const
         return;
     }
 
-    kvobj *o = dbSetKey(c->db, kvCreateString(key, sdsLen(key), val, sdsLen(val)), (flags & OPT_KEEPTTL) != 0);
+    kvobj *o = dbSetKey(c->db, createValue(c, key, val), (flags & OPT_KEEPTTL) != 0);
     if (expire) dbSetExpire(c->db, &o, when);
     signalModifiedKey(c, c->db, key, sdsLen(key));
     serverIncrDirty(1);

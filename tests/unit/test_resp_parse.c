@@ -407,11 +407,13 @@ static void test_big_arg_direct(void **state) {
     while (respParserBigArgRoom(&p, &dst, &room)) {
         assert_true(room > 0 && room <= size + 2 - written);
         if (room > maxRoom) maxRoom = room;
-        /* Reserved memory stays within twice what was received (or the
-         * eager first step) and within the declared size. */
+        /* Reserved memory stays within RESP_BIG_ARG_JUMP times what was
+         * received (or the eager first step) and within the declared size. */
         size_t reserved = sdsLen(p.bigArg) + sdsAvail(p.bigArg);
         assert_true(reserved <= ROUNDED(size + 2));
-        assert_true(reserved <= ROUNDED(2 * written + RESP_BIG_ARG_EAGER));
+        size_t bound = 2 * written + RESP_BIG_ARG_EAGER;
+        if (bound < RESP_BIG_ARG_JUMP * written) bound = RESP_BIG_ARG_JUMP * written;
+        assert_true(reserved <= ROUNDED(bound));
         size_t n = room > 100000 ? 100000 : room;
         for (size_t i = 0; i < n; i++)
             dst[i] = (char)((written + i) % 251);
@@ -436,6 +438,57 @@ static void test_big_arg_direct(void **state) {
         sdsFree(argv[i]);
     xfree(argv);
     respParserFree(&p);
+}
+
+/* A 10 MB argument: the eager 1 MB first, then -- more than 1/16 of it
+ * having arrived -- the whole declared size in one step: two reservations,
+ * not five (1, 2, 4, 8 MB, then 10). */
+static void test_big_arg_two_steps(void **state) {
+    const size_t size = 10 * 1024 * 1024;
+    char hdr[64];
+    int hlen = snprintf(hdr, sizeof(hdr), "*1\r\n$%zu\r\n", size);
+    RespParser p;
+    respParserInit(&p);
+    size_t used;
+    assert_int_equal(respParse(&p, hdr, (size_t)hlen, &used, NULL), RESP_INCOMPLETE);
+    char *dst;
+    size_t room, written = 0, lastReserved = 0;
+    int steps = 0;
+    while (respParserBigArgRoom(&p, &dst, &room)) {
+        size_t reserved = sdsLen(p.bigArg) + sdsAvail(p.bigArg);
+        if (reserved != lastReserved) steps++;
+        lastReserved = reserved;
+        size_t n = room > 65536 ? 65536 : room;
+        memset(dst, 'v', n);
+        respParserBigArgWrote(&p, n);
+        written += n;
+    }
+    assert_int_equal(written, size + 2);
+    assert_int_equal(steps, 2);
+    assert_int_equal(respParse(&p, "", 0, &used, NULL), RESP_COMPLETE);
+    respParserFree(&p);
+}
+
+/* A hostile declared length with a trickle of bytes: the reservation stays
+ * within RESP_BIG_ARG_JUMP times what arrived (past the eager 1 MB). */
+static void test_big_arg_trickle(void **state) {
+    RespParser p;
+    size_t used, before = xmallocUsed();
+    respParserInit(&p);
+    assert_int_equal(respParse(&p, "*1\r\n$536870912\r\n", 17, &used, NULL), RESP_INCOMPLETE);
+    char buf[4096];
+    memset(buf, 'x', sizeof(buf));
+    size_t written = 0;
+    for (int i = 0; i < 1024; i++) { /* 4 MB in 4 KB pieces */
+        assert_int_equal(respParse(&p, buf, sizeof(buf), &used, NULL), RESP_INCOMPLETE);
+        assert_int_equal(used, sizeof(buf));
+        written += used;
+        size_t reserved = sdsLen(p.bigArg) + sdsAvail(p.bigArg);
+        assert_true(reserved <= ROUNDED(2 * written + RESP_BIG_ARG_EAGER));
+    }
+    assert_true(xmallocUsed() - before < ROUNDED(2 * written + RESP_BIG_ARG_EAGER) + 16 * 1024);
+    respParserFree(&p);
+    assert_int_equal(xmallocUsed(), before);
 }
 
 /* An argument between RESP_BIG_ARG and RESP_BIG_ARG_EAGER is reserved once,
@@ -696,6 +749,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_chunking_equivalence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_big_arg_direct, setup, teardown),
         cmocka_unit_test_setup_teardown(test_big_arg_reserved_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_big_arg_two_steps, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_big_arg_trickle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_huge_declarations_do_not_allocate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_args, setup, teardown),
         cmocka_unit_test_setup_teardown(test_untaken_and_free_midway, setup, teardown),
