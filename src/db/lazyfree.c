@@ -2,8 +2,10 @@
  * it (see lazyfree.h).
  *
  * Jobs sit in a FIFO guarded by one mutex; the thread sleeps on a condition
- * variable while the queue is empty.  A job is either one entry or a whole
- * detached key table plus its TTL array.  `pending` counts the objects
+ * variable while the queue is empty.  A job is one entry, a whole detached
+ * key table plus its TTL index, or nothing but a purge request; a job that
+ * asks for a purge (xmallocPurge: freed pages back to the system) gets it
+ * once the queue has drained, so a burst of requests purges once.  `pending` counts the objects
  * (entries) queued and not yet freed; `freed` the objects freed so far.
  * Both are atomics so INFO can read them without the lock. */
 #include "db/lazyfree.h"
@@ -21,6 +23,7 @@ typedef struct LazyJob {
     Htab *keys;     /* a detached table with its entries, or NULL */
     ChunkVec ttl;   /* the TTL index that went with keys (may be empty) */
     size_t objects; /* entries this job frees (for the counters) */
+    int purge;      /* then return freed pages to the system */
 } LazyJob;
 
 static pthread_once_t startOnce = PTHREAD_ONCE_INIT;
@@ -47,6 +50,7 @@ static void runJob(LazyJob *j) {
 static void *lazyfreeMain(void *arg) {
     (void)arg;
     xmallocRegisterThread(); /* its frees must count in used_memory */
+    int wantPurge = 0;       /* a job asked for a purge: done when the queue empties */
     pthread_mutex_lock(&lock);
     for (;;) {
         while (!head) pthread_cond_wait(&wake, &lock);
@@ -57,11 +61,18 @@ static void *lazyfreeMain(void *arg) {
         pthread_mutex_unlock(&lock);
 
         runJob(j);
+        wantPurge |= j->purge;
         atomic_fetch_sub(&pending, j->objects);
         atomic_fetch_add(&freed, j->objects);
         xfree(j);
 
         pthread_mutex_lock(&lock);
+        if (wantPurge && !head) { /* once, after the last queued job */
+            wantPurge = 0;
+            pthread_mutex_unlock(&lock);
+            xmallocPurge();
+            pthread_mutex_lock(&lock);
+        }
         busy = 0;
         if (!head) pthread_cond_broadcast(&idle);
     }
@@ -77,6 +88,7 @@ static void enqueue(LazyJob *j) {
     pthread_once(&startOnce, startThread);
     if (!started) {
         runJob(j);
+        if (j->purge) xmallocPurge();
         atomic_fetch_add(&freed, j->objects);
         xfree(j);
         return;
@@ -106,15 +118,42 @@ static size_t freeEffort(const kvobj *o) {
     }
 }
 
+void lazyfreePurge(void) {
+    xmallocFlushThreadCache();
+    LazyJob *j = xcalloc(sizeof(*j));
+    j->purge = 1;
+    enqueue(j);
+}
+
+/* Values of at least this many bytes leave enough freed pages to be worth
+ * a purge. */
+#define PURGE_BYTES (8u << 20)
+
+static int worthPurge(const kvobj *o, size_t effort) {
+    if (effort <= LAZYFREE_THRESHOLD && !(kvType(o) == OBJ_STRING && kvEncoding(o) == OBJ_ENC_RAW)) return 0;
+    return objectValueSize(o) >= PURGE_BYTES;
+}
+
+void lazyfreeFreeNow(kvobj *o) {
+    if (!o) return;
+    int purge = worthPurge(o, freeEffort(o));
+    kvFree(o);
+    if (purge) lazyfreePurge();
+}
+
 void lazyfreeEntry(kvobj *o) {
     if (!o) return;
-    if (freeEffort(o) <= LAZYFREE_THRESHOLD) {
+    size_t effort = freeEffort(o);
+    if (effort <= LAZYFREE_THRESHOLD) {
+        int purge = worthPurge(o, effort);
         kvFree(o);
+        if (purge) lazyfreePurge();
         return;
     }
     LazyJob *j = xcalloc(sizeof(*j));
     j->entry = o;
     j->objects = 1;
+    j->purge = worthPurge(o, effort);
     enqueue(j);
 }
 
@@ -124,6 +163,7 @@ void lazyfreeTable(Htab *keys, ChunkVec ttl) {
     j->keys = keys;
     j->ttl = ttl;
     j->objects = keys ? htabSize(keys) : 0;
+    j->purge = 1;
     enqueue(j);
 }
 

@@ -22,6 +22,15 @@
  * Strings and small values are freed now, large ones on the thread. */
 void lazyfreeEntry(kvobj *o);
 
+/* Free an entry now (DEL); a big one also asks for lazyfreePurge. */
+void lazyfreeFreeNow(kvobj *o);
+
+/* Return the allocator's freed pages to the system on the thread, after
+ * the jobs queued before (FLUSHALL/FLUSHDB SYNC, a big DEL, a key table
+ * that shrank or finished growing).  Requests made while one is pending
+ * are merged. */
+void lazyfreePurge(void);
+
 /* Empty a database by detaching its key table and TTL index, leaving the Db
  * empty and usable at once, and freeing the old contents on the thread.
  * Returns the number of keys removed. */

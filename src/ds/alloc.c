@@ -78,7 +78,19 @@ size_t xmallocUsed(void) {
     return total > 0 ? (size_t)total : 0;
 }
 
+void xmallocFlushThreadCache(void) { mallctl("thread.tcache.flush", NULL, NULL, NULL, 0); }
+
+void xmallocPurge(void) {
+    char name[32];
+    snprintf(name, sizeof(name), "arena.%u.purge", 4096u); /* MALLCTL_ARENAS_ALL */
+    mallctl(name, NULL, NULL, NULL, 0);
+}
+
 #else /* counting wrapper for sanitizer / libc builds */
+
+void xmallocPurge(void) { malloc_trim(0); }
+
+void xmallocFlushThreadCache(void) {}
 
 static _Atomic size_t usedMemory;
 

@@ -31,6 +31,14 @@ size_t xmallocGoodSize(size_t size);
 size_t xmallocUsed(void);
 /* Process resident set size in bytes, read from /proc (0 if unknown). */
 size_t xmallocRss(void);
+/* Give the allocator's freed-but-resident pages back to the system now
+ * (jemalloc: purge every arena's dirty pages, as Redis does after a flush;
+ * libc: malloc_trim).  Costs time in proportion to what is returned: call
+ * it from a background thread (lazyfreePurge). */
+void xmallocPurge(void);
+/* Return the calling thread's cached free blocks to their arenas (cheap):
+ * before asking another thread to purge what this one freed. */
+void xmallocFlushThreadCache(void);
 /* Allocator name for INFO mem_allocator. */
 const char *xmallocLibrary(void);
 

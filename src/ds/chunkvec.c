@@ -5,20 +5,14 @@
 
 #define DIR_MIN 8
 
-uint32_t cvPush(ChunkVec *v, void *p) {
-    uint32_t i = v->count;
-    if ((uint64_t)i == (uint64_t)v->nchunks * CHUNKVEC_SLOTS) {
-        if (v->nchunks == v->dirCap) {
-            /* The directory is 1/4096 of the slots: copying it is cheap. */
-            uint32_t cap = v->dirCap < DIR_MIN ? DIR_MIN : v->dirCap * 2;
-            v->chunks = xrealloc(v->chunks, sizeof(void **) * cap);
-            v->dirCap = cap;
-        }
-        v->chunks[v->nchunks++] = xmalloc(sizeof(void *) * CHUNKVEC_SLOTS);
+void cvGrow(ChunkVec *v) {
+    if (v->nchunks == v->dirCap) {
+        /* The directory is 1/4096 of the slots: copying it is cheap. */
+        uint32_t cap = v->dirCap < DIR_MIN ? DIR_MIN : v->dirCap * 2;
+        v->chunks = xrealloc(v->chunks, sizeof(void **) * cap);
+        v->dirCap = cap;
     }
-    cvSet(v, i, p);
-    v->count = i + 1;
-    return i;
+    v->chunks[v->nchunks++] = xmalloc(sizeof(void *) * CHUNKVEC_SLOTS);
 }
 
 void cvShrink(ChunkVec *v) {

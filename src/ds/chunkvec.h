@@ -29,8 +29,16 @@ typedef struct ChunkVec {
 /* An empty vector needs no call: a zeroed ChunkVec is empty. */
 static inline void *cvGet(const ChunkVec *v, uint32_t i) { return v->chunks[i >> CHUNKVEC_SHIFT][i & CHUNKVEC_MASK]; }
 static inline void cvSet(ChunkVec *v, uint32_t i, void *p) { v->chunks[i >> CHUNKVEC_SHIFT][i & CHUNKVEC_MASK] = p; }
+/* Add a chunk (and maybe grow the directory): cvPush's slow path. */
+void cvGrow(ChunkVec *v);
 /* Append p; returns its index. */
-uint32_t cvPush(ChunkVec *v, void *p);
+static inline uint32_t cvPush(ChunkVec *v, void *p) {
+    uint32_t i = v->count;
+    if (__builtin_expect((uint64_t)i == (uint64_t)v->nchunks << CHUNKVEC_SHIFT, 0)) cvGrow(v);
+    cvSet(v, i, p);
+    v->count = i + 1;
+    return i;
+}
 /* Remove and return the last slot (the vector must not be empty). */
 static inline void *cvPop(ChunkVec *v) { return cvGet(v, --v->count); }
 /* Free the chunks past the one in use plus one spare (keeps a push/pop at

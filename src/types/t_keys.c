@@ -103,7 +103,7 @@ static void delGeneric(Client *c, int lazy) {
         if (!dbLookupWrite(c->db, key, len)) continue; /* expires it first */
         kvobj *o = dbUnlink(c->db, key, len);
         if (lazy) lazyfreeEntry(o);
-        else kvFree(o);
+        else lazyfreeFreeNow(o);
         signalModifiedKey(c, c->db, key, len);
         notifyKeyspaceEvent(NOTIFY_GENERIC, "del", key, len, c->db->id);
         serverIncrDirty(1);
@@ -401,7 +401,16 @@ static int getFlushModeOrReply(Client *c) {
     return -1;
 }
 
-static long long emptyDb(Db *db, int async) { return async ? lazyfreeEmptyDb(db) : dbEmpty(db); }
+/* An emptied database's memory goes back to the system at once: after a
+ * SYNC flush the allocator's dirty pages are purged here, as Redis 7.0 does
+ * (the flush itself took longer); after an ASYNC one the lazy-free thread
+ * purges once it has freed the contents. */
+static long long emptyDb(Db *db, int async) {
+    if (async) return lazyfreeEmptyDb(db);
+    long long n = dbEmpty(db);
+    if (n) xmallocPurge();
+    return n;
+}
 
 static void flushdbCommand(Client *c) {
     int async = getFlushModeOrReply(c);

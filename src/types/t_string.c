@@ -179,11 +179,13 @@ static void setEffect(Client *c, const sds key, const sds val, int flags, int ha
  * conversion could shrink) keeps the argument's own string when the client
  * lets it go (clientAdoptArg): a 10 MB value is not copied again. */
 static kvobj *createValue(Client *c, const sds key, const sds val) {
-    if (sdsLen(val) >= SET_ADOPT_MIN && c->argc > 2 && c->argv[2] == val) {
-        sds kept = clientAdoptArg(c, 2);
+    size_t vlen = sdsLen(val);
+    if (__builtin_expect(vlen >= SET_ADOPT_MIN, 0)) {
+        int i = c->argc > 3 && c->argv[3] == val ? 3 : 2; /* SETEX/PSETEX: argv[3] */
+        sds kept = c->argv[i] == val ? clientAdoptArg(c, i) : NULL;
         if (kept) return kvCreateRawString(key, sdsLen(key), kept);
     }
-    return kvCreateString(key, sdsLen(key), val, sdsLen(val));
+    return kvCreateString(key, sdsLen(key), val, vlen);
 }
 
 /* The common core of SET, SETNX, SETEX and PSETEX.  expire is the EX/PX/...

@@ -1,0 +1,62 @@
+"""Memory back to the system after big frees (issue 25): FLUSHALL/FLUSHDB
+SYNC and ASYNC and a DEL of a big key purge the allocator's freed pages, so
+RSS falls near the remaining data instead of staying up until jemalloc's
+decay (10 s) gets to it.  The test waits at most 5 s: without the purge the
+pages stay resident for longer than that."""
+import time
+
+import pytest
+
+KEYS = 150000
+
+
+def rss(r):
+    return int(r.info("memory")["used_memory_rss"])
+
+
+def settle(r, limit, seconds=5.0):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        v = rss(r)
+        if v <= limit:
+            return v
+        time.sleep(0.05)
+    return rss(r)
+
+
+@pytest.fixture
+def big(start_server):
+    srv = start_server(**{"enable-debug-command": "yes"})
+    r = srv.client()
+    if "cairn_version" not in r.info("server"):
+        pytest.skip("Cairn's purge")
+    base = rss(r)
+    r.execute_command("DEBUG", "POPULATE", KEYS, "key", 200)
+    full = rss(r)
+    assert full - base > 32 << 20
+    return r, base, full
+
+
+@pytest.mark.parametrize("cmd", [("FLUSHALL", "SYNC"), ("FLUSHALL", "ASYNC"), ("FLUSHDB", "SYNC"),
+                                 ("FLUSHDB", "ASYNC"), ("FLUSHALL",)])
+def test_flush_gives_memory_back(big, cmd):
+    r, base, full = big
+    assert r.execute_command(*cmd)
+    assert r.dbsize() == 0
+    left = settle(r, base + (full - base) // 10)
+    assert left <= base + (full - base) // 10, (base, full, left)
+    assert r.set("after", "1") and r.get("after") == b"1"
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_deleting_a_big_key_gives_memory_back(big, lazy):
+    r, base, _ = big
+    r.execute_command("FLUSHALL", "SYNC")
+    base = settle(r, base)
+    for i in range(50):
+        r.rpush("biglist", *([b"v" * 100] * 4000))
+    full = rss(r)
+    assert full - base > 16 << 20
+    assert (r.unlink if lazy else r.delete)("biglist") == 1
+    left = settle(r, base + (full - base) // 10)
+    assert left <= base + (full - base) // 10, (base, full, left)
