@@ -135,6 +135,8 @@ static ConfigRewriteFn rewriteSave, rewriteObufLimits;
 static ConfigSetFn setReplicaof;
 static ConfigGetFn getReplicaof;
 static ConfigRewriteFn rewriteReplicaof;
+int (*configApplyAppendonlyHook)(const char **err);
+static int applyAppendonly(const char **err) { return configApplyAppendonlyHook ? configApplyAppendonlyHook(err) : 0; }
 
 #define OFF(field) offsetof(ServerConfig, field)
 #define B(n, a, fl, field, def) {n, a, CT_BOOL, fl, OFF(field), 0, 1, def, NULL, NULL, NULL, NULL, NULL, NULL, 0}
@@ -240,7 +242,7 @@ static ConfigDef configTable[] = {
     /* Persistence. */
     S("dbfilename", NULL, CF_BASENAME | CF_PROTECTED, dbfilename, "dump.rdb"),
     SP("save", CF_MULTI_ARG, "3600 1 300 100 60 10000", setSave, getSave, rewriteSave, NULL),
-    {"appendonly", NULL, CT_SPECIAL, 0, OFF(appendonly), 0, 1, "no", NULL, setAppendonly, getAppendonly, NULL, NULL, NULL, 0},
+    {"appendonly", NULL, CT_SPECIAL, 0, OFF(appendonly), 0, 1, "no", NULL, setAppendonly, getAppendonly, NULL, applyAppendonly, NULL, 0},
     S("appendfilename", NULL, CF_BASENAME | CF_IMMUTABLE, appendfilename, "appendonly.aof"),
     S("appenddirname", NULL, CF_BASENAME | CF_IMMUTABLE, appenddirname, "appendonlydir"),
     E("appendfsync", NULL, 0, appendfsync, appendfsyncEnum, "everysec"),
@@ -259,14 +261,14 @@ static ConfigDef configTable[] = {
     RAWI("active-defrag-threshold-lower", NULL, 0, 0, 1000, "10"),
     RAWI("active-defrag-threshold-upper", NULL, 0, 0, 1000, "100"),
     RAWB("activedefrag", NULL, CF_ONLY_DEFAULT, "no"),
-    RAWB("aof-disable-auto-gc", NULL, 0, "no"),
-    RAWB("aof-load-truncated", NULL, 0, "yes"),
-    RAWB("aof-rewrite-incremental-fsync", NULL, 0, "yes"),
-    RAWB("aof-timestamp-enabled", NULL, 0, "no"),
-    RAWB("aof-use-rdb-preamble", NULL, 0, "yes"),
+    B("aof-disable-auto-gc", NULL, 0, aofDisableAutoGc, "no"),
+    B("aof-load-truncated", NULL, 0, aofLoadTruncated, "yes"),
+    B("aof-rewrite-incremental-fsync", NULL, 0, aofRewriteIncrementalFsync, "yes"),
+    B("aof-timestamp-enabled", NULL, 0, aofTimestampEnabled, "no"),
+    B("aof-use-rdb-preamble", NULL, 0, aofUseRdbPreamble, "yes"),
     RAW("aof_rewrite_cpulist", NULL, CF_IMMUTABLE, ""),
-    RAWI("auto-aof-rewrite-min-size", NULL, CF_MEMORY, 0, LLONG_MAX, "67108864"),
-    RAWI("auto-aof-rewrite-percentage", NULL, 0, 0, INT_MAX, "100"),
+    LLV("auto-aof-rewrite-min-size", NULL, CF_MEMORY, autoAofRewriteMinSize, 0, LLONG_MAX, "67108864"),
+    I("auto-aof-rewrite-percentage", NULL, 0, autoAofRewritePerc, 0, INT_MAX, "100"),
     RAW("bgsave_cpulist", NULL, CF_IMMUTABLE, ""),
     RAW("bind-source-addr", NULL, 0, ""),
     RAW("bio_cpulist", NULL, CF_IMMUTABLE, ""),
@@ -299,7 +301,7 @@ static ConfigDef configTable[] = {
     RAW("maxmemory-clients", NULL, CF_ONLY_DEFAULT, "0"),
     I("min-replicas-max-lag", "min-slaves-max-lag", 0, minReplicasMaxLag, 0, INT_MAX, "10"),
     I("min-replicas-to-write", "min-slaves-to-write", 0, minReplicasToWrite, 0, INT_MAX, "0"),
-    RAWB("no-appendfsync-on-rewrite", NULL, 0, "no"),
+    B("no-appendfsync-on-rewrite", NULL, 0, noAppendfsyncOnRewrite, "no"),
     RAWE("oom-score-adj", NULL, 0, oomScoreAdjEnum, "no"),
     RAW("oom-score-adj-values", NULL, CF_MULTI_ARG, "0 200 800"),
     RAWE("propagation-error-behavior", NULL, 0, propagationErrorEnum, "ignore"),
@@ -990,21 +992,15 @@ static int setUnixsocketperm(const ConfigDef *d, ServerConfig *cfg, sds *argv, i
     return 0;
 }
 
-/* appendonly: a yes/no that refuses yes while Cairn has no AOF, so that a
- * user asking for durability is told instead of silently getting none (at
- * start-up this is a FATAL CONFIG FILE ERROR; CONFIG SET answers Redis's
- * failure shape with this text).  CONFIG GET shows it as a bool. */
+/* appendonly: a yes/no; CONFIG SET starts or stops the append-only file
+ * through its apply hook (persist/aof.c). */
 static int setAppendonly(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
     int b = argc == 1 ? yesNo(argv[0]) : -1;
     if (b == -1) {
         *err = argc == 1 ? "argument must be 'yes' or 'no'" : "wrong number of arguments";
         return -1;
     }
-    if (b == 1) {
-        *err = "appendonly yes is not supported: Cairn has no append-only file yet, so it would give no durability";
-        return -1;
-    }
-    cfg->appendonly = 0;
+    cfg->appendonly = b;
     return 0;
 }
 

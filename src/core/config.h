@@ -118,6 +118,15 @@ typedef struct ServerConfig {
     int replicaAnnouncePort, replicaAnnounced, replicaPriority;
     int replicaReadOnly, replicaServeStaleData, replicaLazyFlush;
     int minReplicasToWrite, minReplicasMaxLag;
+    /* The append-only file (persist/aof.c). */
+    int aofLoadTruncated;        /* load a cut-off last command (trimmed) */
+    int aofTimestampEnabled;     /* #TS:<unix> annotations */
+    int aofUseRdbPreamble;       /* base file as RDB (else commands) */
+    int aofRewriteIncrementalFsync;
+    int aofDisableAutoGc;        /* keep history files after a rewrite */
+    int noAppendfsyncOnRewrite;  /* no fsync while a child runs */
+    int autoAofRewritePerc;
+    long long autoAofRewriteMinSize;
 } ServerConfig;
 
 #define SANITIZE_PAYLOAD_NO 0
@@ -147,6 +156,10 @@ sds keyspaceEventsFlagsToString(int flags);
  * restored and the hook is called again). */
 int configApplyPort(const char **err);
 int configApplyBind(const char **err);
+/* Installed by persistence: CONFIG SET appendonly starts or stops the
+ * append-only file (server.cfg.appendonly is the new value).  Returns 0,
+ * or -1 with *err when the AOF could not be started. */
+extern int (*configApplyAppendonlyHook)(const char **err);
 /* A double as Redis prints a config's or INFO's (printf "%f" without the
  * trailing zeros and dot) into buf (at least 128 bytes). */
 void configFormatDouble(char *buf, double d);

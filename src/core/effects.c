@@ -40,6 +40,7 @@ static Effect *pending;
 static int pendingCount, pendingCap;
 static int held;        /* effectsHold depth */
 static int inCommand;   /* callCommand frames open */
+static int suppressed;  /* effectsSuppress depth */
 
 typedef struct Sink {
     EffectsSinkFn *fn;
@@ -139,6 +140,10 @@ static void dropUnit(void) {
 /* Hand the unit to the sinks (if any is left) and empty it. */
 static void flushUnit(void) {
     if (pendingCount == 0) return;
+    if (suppressed) {
+        dropUnit();
+        return;
+    }
     Effect *ops = pending + 1;
     int count = pendingCount;
     if (count > 1) {
@@ -260,6 +265,8 @@ void effectsDeleteKey(int dbid, const char *key, size_t len, int lazy) {
 }
 
 void effectsHold(void) { held++; }
+
+void effectsSuppress(int on) { suppressed += on ? 1 : (suppressed > 0 ? -1 : 0); }
 
 void effectsRelease(void) {
     if (held > 0) held--;

@@ -145,6 +145,10 @@ void effectsDeleteKey(int dbid, const char *key, size_t len, int lazy);
 void effectsHold(void);
 void effectsRelease(void);
 
+/* While suppressed (a nesting count), units are dropped instead of reaching
+ * the sinks: the commands of an AOF being loaded are not effects. */
+void effectsSuppress(int on);
+
 /* Append ops as RESP commands to buf, preceded by SELECT whenever an op's
  * database differs from *selectedDb (updated); only ops for target. */
 sds effectsAppendResp(sds buf, int *selectedDb, const Effect *ops, int count, int target);

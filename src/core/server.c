@@ -168,6 +168,7 @@ int configApplyUnixSocket(const char **err) { return netRebindUnix(err); }
 int (*serverPrepareShutdownHook)(int flags);
 void (*serverFlushAllHook)(void);
 const char *(*serverDiskErrorHook)(int *rdb);
+void (*serverBeforeReplyWriteHook)(void);
 
 void serverShutdown(int exitCode) {
     netCloseListeners();

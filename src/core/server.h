@@ -165,6 +165,10 @@ extern int (*serverPrepareShutdownHook)(int flags);
  * save child and, when save points are set, saves the empty dataset (Redis
  * does, so a restart does not bring the data back).  NULL: nothing. */
 extern void (*serverFlushAllHook)(void);
+/* Run before replies are written from a writable event (outside
+ * beforeSleep): appendfsync always writes and fsyncs the AOF there first,
+ * so that no reply overtakes its write.  NULL: nothing. */
+extern void (*serverBeforeReplyWriteHook)(void);
 
 /* Persistence's verdict on writes, set by persist: NULL while writes are
  * allowed, else the error a write command gets (MISCONF, without the

@@ -30,6 +30,7 @@
 #include "db/db.h"
 #include "db/lazyfree.h"
 #include "ds/util.h"
+#include "persist/aof.h"
 #include "persist/rdb.h"
 #include "script/function.h"
 #include "script/script.h"
@@ -286,6 +287,7 @@ static void persistCron(void) {
         if (pid == state.childPid) bgsaveDone(pid, st);
         return;
     }
+    if (aofChildPid() >= 0) return; /* one child at a time */
     long long now = nowUnix();
     int retryOk = now - state.lastBgsaveTry > BGSAVE_RETRY_DELAY || state.lastBgsaveOk;
     long long secs[32], changes[32];
@@ -309,6 +311,7 @@ static int prepareShutdown(int flags) {
         serverLog(LL_WARNING, "There is a child saving an .rdb. Killing it!");
         bgsaveKill();
     }
+    aofPrepareShutdown();
     if ((savePointsConfigured() && !(flags & SHUTDOWN_NOSAVE)) || (flags & SHUTDOWN_SAVE)) {
         serverLog(LL_NOTICE, "Saving the final RDB snapshot before exiting.");
         if (saveForeground() < 0) {
@@ -388,16 +391,20 @@ static void bgsaveCommand(Client *c) {
     }
     if (state.childPid >= 0) {
         replyError(c, "ERR Background save already in progress");
-    } else if (c->flags & CLIENT_MULTI) {
+    } else if (aofChildPid() >= 0 || (c->flags & CLIENT_MULTI)) {
         /* Inside EXEC Redis defers the fork to the timer. */
-        state.scheduled = 1;
-        replyStatus(c, "Background saving scheduled");
+        if (schedule || (c->flags & CLIENT_MULTI)) {
+            state.scheduled = 1;
+            replyStatus(c, "Background saving scheduled");
+        } else {
+            replyError(c, "ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE "
+                          "in order to schedule a BGSAVE whenever possible.");
+        }
     } else if (bgsaveStart() == 0) {
         replyStatus(c, "Background saving started");
     } else {
         replyError(c, "ERR");
     }
-    (void)schedule;
 }
 
 static void dumpCommand(Client *c) {
@@ -616,24 +623,35 @@ static int writesDenied(void) {
  * the writes were refused when they were queued, so only a save failing
  * between MULTI and EXEC differs.) */
 int persistRefuseWriteOrReply(Client *c, Command *cmd) {
-    if (state.lastBgsaveOk || !writesDenied()) return 0;
+    const char *aofErr = NULL;
+    int rdbDenied = !state.lastBgsaveOk && writesDenied();
+    if (!rdbDenied && !aofWriteErrorText(&aofErr)) return 0;
     int write = (cmd->flags & CMD_WRITE) || !strcmp(cmd->name, "ping") || scriptDeclaresWrites(c, cmd);
     if (!write) return 0;
-    dispatchRejectCommand(c, ERR_MISCONF);
+    dispatchRejectCommand(c, rdbDenied ? ERR_MISCONF : aofErr);
     return -1;
 }
 
 /* serverDiskErrorHook: scripts ask it before their write commands. */
 static const char *diskError(int *rdb) {
     if (rdb) *rdb = 0;
-    if (state.lastBgsaveOk || !writesDenied()) return NULL;
-    if (rdb) *rdb = 1;
-    return ERR_MISCONF;
+    const char *aofErr = NULL;
+    if (!state.lastBgsaveOk && writesDenied()) {
+        if (rdb) *rdb = 1;
+        return ERR_MISCONF;
+    }
+    return aofWriteErrorText(&aofErr) ? aofErr : NULL;
 }
 
 /* --- INFO --- */
 
 long long persistLatestForkUsec(void) { return state.latestForkUsec; }
+pid_t persistBgsaveChildPid(void) { return state.childPid; }
+void persistNoteFork(long long us) {
+    state.latestForkUsec = us;
+    if (dbHooks.latency) dbHooks.latency("fork", us / 1000);
+    state.totalForks++;
+}
 long long persistTotalForks(void) { return state.totalForks; }
 
 sds persistInfoSection(sds s) {
@@ -658,22 +676,14 @@ sds persistInfoSection(sds s) {
                         "rdb_saves:%lld\r\n"
                         "rdb_last_cow_size:%zu\r\n"
                         "rdb_last_load_keys_expired:%lld\r\n"
-                        "rdb_last_load_keys_loaded:%lld\r\n"
-                        "aof_enabled:0\r\n"
-                        "aof_rewrite_in_progress:0\r\n"
-                        "aof_rewrite_scheduled:0\r\n"
-                        "aof_last_rewrite_time_sec:-1\r\n"
-                        "aof_current_rewrite_time_sec:-1\r\n"
-                        "aof_last_bgrewrite_status:ok\r\n"
-                        "aof_rewrites:0\r\n"
-                        "aof_rewrites_consecutive_failures:0\r\n"
-                        "aof_last_write_status:ok\r\n"
-                        "aof_last_cow_size:0\r\n"
-                        "module_fork_in_progress:0\r\n"
-                        "module_fork_last_cow_size:0\r\n",
+                        "rdb_last_load_keys_loaded:%lld\r\n",
                         state.loading, state.cowPeak, state.cowSize, cowAge, forkPerc, state.keysProcessed,
                         state.keysTotal, server.dirty, state.childPid >= 0, server.lastSaveUnix, state.lastBgsaveOk ? "ok" : "err",
                         state.lastBgsaveTimeSec, cur, state.saves, state.lastCowSize, state.loadKeysExpired, state.loadKeysLoaded);
+    s = aofInfoMain(s);
+    s = sdsCat(s, "module_fork_in_progress:0\r\n"
+                  "module_fork_last_cow_size:0\r\n");
+    s = aofInfoEnabled(s);
     return loadingInfo(s);
 }
 
@@ -685,6 +695,13 @@ void persistInit(void) {
     serverFlushAllHook = afterFlushAll;
     serverDiskErrorHook = diskError;
     migrateInit();
+    aofInitHooks();
+    if (server.cfg.appendonly) {
+        /* With the AOF on, it is the dataset; dump.rdb is not read. */
+        aofInitAtStartup();
+        server.dirty = 0;
+        return;
+    }
     long long start = ustime();
     RdbLoadInfo info;
     sds err = NULL;
@@ -713,6 +730,7 @@ void persistInit(void) {
 Command persistCommands[] = {
     {.name = "save", .proc = saveCommand},
     {.name = "bgsave", .proc = bgsaveCommand},
+    {.name = "bgrewriteaof", .proc = aofBgrewriteaofCommand},
     {.name = "dump", .proc = dumpCommand},
     {.name = "restore", .proc = restoreCommand},
     {0},

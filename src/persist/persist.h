@@ -52,6 +52,10 @@ int persistRefuseWriteOrReply(Client *c, Command *cmd);
 int persistRefuseWhileLoadingOrReply(Client *c, Command *cmd);
 /* 1 while the start-up load runs. */
 int persistLoading(void);
+/* The BGSAVE child's pid, -1 when none (the AOF rewrite waits for it). */
+pid_t persistBgsaveChildPid(void);
+/* A fork took us microseconds (INFO latest_fork_usec, total_forks). */
+void persistNoteFork(long long us);
 
 /* MIGRATE (migrate.c): registers the timer that closes idle cached
  * connections.  Called by persistInit. */

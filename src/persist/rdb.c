@@ -327,7 +327,7 @@ static int rwKey(RdbWriter *w, const kvobj *o, int lru, int lfu) {
 }
 
 /* Writes the snapshot body to w.  Returns 0 or -1 on a write error. */
-static int rwSnapshot(RdbWriter *w) {
+static int rwSnapshot(RdbWriter *w, int aofBase) {
     w->buf = sdsCat(w->buf, "REDIS0010");
     rwAuxStr(w, "redis-ver", REDIS_COMPAT_VERSION);
     rwAuxInt(w, "redis-bits", (long long)sizeof(void *) * 8);
@@ -339,7 +339,7 @@ static int rwSnapshot(RdbWriter *w) {
         rwAuxStr(w, "repl-id", ri.replid);
         rwAuxInt(w, "repl-offset", ri.offset);
     }
-    rwAuxInt(w, "aof-base", 0);
+    rwAuxInt(w, "aof-base", aofBase);
     w->buf = functionsRdbAppend(w->buf, w->compress);
     int lru = policyIsLru(), lfu = policyIsLfu();
     for (int j = 0; j < server.cfg.databases; j++) {
@@ -382,13 +382,15 @@ static int fsyncDirOf(const char *path) {
 int rdbSaveFd(int fd, long long timeoutMs) {
     RdbWriter w = {.buf = sdsEmpty(), .fd = fd, .compress = server.cfg.rdbcompression,
                    .checksum = server.cfg.rdbchecksum, .waitMs = timeoutMs};
-    int rc = rwSnapshot(&w);
+    int rc = rwSnapshot(&w, 0);
     sdsFree(w.buf);
     if (rc < 0) errno = w.err;
     return rc;
 }
 
-int rdbSaveFile(const char *filename) {
+int rdbSaveFile(const char *filename) { return rdbSaveFileEx(filename, 0); }
+
+int rdbSaveFileEx(const char *filename, int aofBase) {
     char tmp[256];
     snprintf(tmp, sizeof(tmp), "temp-%d.rdb", (int)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -402,7 +404,7 @@ int rdbSaveFile(const char *filename) {
     }
     RdbWriter w = {.buf = sdsEmpty(), .fd = fd, .compress = server.cfg.rdbcompression,
                    .checksum = server.cfg.rdbchecksum};
-    int rc = rwSnapshot(&w);
+    int rc = rwSnapshot(&w, aofBase);
     int e = w.err;
     sdsFree(w.buf);
     if (rc == 0 && fsync(fd) < 0) {
@@ -1113,16 +1115,23 @@ int rdbLoadFile(const char *filename, int merge, RdbLoadInfo *info, sds *err) {
         return -1;
     }
     madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
+    size_t used;
+    int rc = rdbLoadBuffer(map, (size_t)st.st_size, merge, info, &used, err);
+    rdbLastLoaded = *info;
+    munmap(map, (size_t)st.st_size);
+    return rc < 0 ? -1 : 0;
+}
+
+int rdbLoadBuffer(const unsigned char *p, size_t len, int merge, RdbLoadInfo *info, size_t *used, sds *err) {
+    memset(info, 0, sizeof(*info));
     /* A file is sanitized deeply only with sanitize-dump-payload yes. */
-    RdbReader r = {.p = map, .len = (size_t)st.st_size,
-                   .shallow = server.cfg.sanitizeDumpPayload != SANITIZE_PAYLOAD_YES};
+    RdbReader r = {.p = p, .len = len, .shallow = server.cfg.sanitizeDumpPayload != SANITIZE_PAYLOAD_YES};
     int saved = dbNoLazyExpire;
     dbNoLazyExpire = 1;
     int rc = loadSnapshot(&r, merge, info);
     dbNoLazyExpire = saved;
     info->hasRepl = info->hasRepl == 3;
-    rdbLastLoaded = *info;
-    munmap(map, (size_t)st.st_size);
+    *used = r.pos;
     if (rc < 0) {
         *err = sdsCatPrintf(sdsEmpty(), "Internal error in RDB reading offset %zu, function at rdb.c: %s", r.pos,
                             r.why ? r.why : "unknown error");

@@ -59,6 +59,9 @@ kvobj *rdbRestoreValue(const char *key, size_t keylen, const unsigned char *p, s
  * directory fsynced.  Returns 0, or -1 with errno set and the old file
  * untouched (the failure is logged). */
 int rdbSaveFile(const char *filename);
+/* The same, with the aof-base aux field set to aofBase (1 for the base
+ * file of the append-only file). */
+int rdbSaveFileEx(const char *filename, int aofBase);
 
 /* The replication position a snapshot records (AUX repl-stream-db,
  * repl-id, repl-offset), so that a replica restarted from it, or fed it by
@@ -107,5 +110,9 @@ int rdbLoadFile(const char *filename, int merge, RdbLoadInfo *info, sds *err);
 /* What the last rdbLoadFile that read a whole file found (the start-up
  * load's replication position, for a replica restarted from it). */
 extern RdbLoadInfo rdbLastLoaded;
+/* Loads the snapshot at the start of p[0..len) (an AOF's RDB preamble is
+ * followed by commands).  Returns 0 with *used the bytes the snapshot
+ * took, or -1 with *err (caller frees) and *used the offset of the error. */
+int rdbLoadBuffer(const unsigned char *p, size_t len, int merge, RdbLoadInfo *info, size_t *used, sds *err);
 
 #endif

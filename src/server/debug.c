@@ -27,6 +27,7 @@
 #include "db/db.h"
 #include "db/object.h"
 #include "ds/util.h"
+#include "persist/aof.h"
 #include "persist/digest.h"
 #include "persist/persist.h"
 #include "persist/rdb.h"
@@ -222,12 +223,21 @@ static void debugReload(Client *c) {
     else replyOk(c);
 }
 
+/* DEBUG LOADAOF: write out what is buffered, empty the data, load the AOF
+ * back (the process exits when it cannot, as Redis does). */
+static void debugLoadaof(Client *c) {
+    aofDebugLoad();
+    replyOk(c);
+}
+
 static void debugHelp(Client *c) {
     static const char *help[] = {
         "DIGEST",
         "    Output a hex signature representing the current DB content.",
         "DIGEST-VALUE <key> [<key> ...]",
         "    Output a hex signature of the values of all the specified keys.",
+        "LOADAOF",
+        "    Flush the AOF buffers on disk and reload the AOF in memory.",
         "LOG <message>",
         "    Write <message> to the server log.",
         "OBJECT <key>",
@@ -271,6 +281,7 @@ static const DebugAction actions[] = {
     {"digest", 2, 2, debugDigest},
     {"digest-value", 2, INT_MAX, debugDigestValue},
     {"reload", 2, 5, debugReload},
+    {"loadaof", 2, 2, debugLoadaof},
 };
 
 static void debugCommand(Client *c) {

@@ -1,0 +1,1035 @@
+/* aof.c -- the append-only file (aof.h): manifest, writing the effects
+ * stream, fsync policies, loading, rewriting, turning it on and off.
+ *
+ * Writing.  The effects sink appends every unit, in RESP, to `buf`; before
+ * the loop sleeps (before any reply of this turn is written) buf goes to
+ * the incr file in one write -- group commit.  appendfsync always then
+ * fsyncs in the same place, so no reply leaves before its write is on
+ * disk; a failed write or fsync under always exits the process rather
+ * than acknowledge.  everysec hands the fsync to a background thread once
+ * a second; while one is still running, writes are postponed (buf grows)
+ * for up to 2 seconds, then written anyway (aof_delayed_fsync).  A failed
+ * write under everysec/no is cut back to the last good size (ftruncate),
+ * kept in buf and retried; meanwhile writes are refused with MISCONF.
+ *
+ * Rewriting.  BGREWRITEAOF first opens a fresh incr file (named in a new
+ * manifest before anything is written to it), then forks: the child writes
+ * a base (RDB with aof-base=1, or commands) to temp-rewriteaof-bg-<pid>.aof
+ * in `dir`.  The parent keeps appending to the fresh incr file, so a failed
+ * rewrite loses nothing.  On success the temp file is renamed into the
+ * directory as the next base, the old base and every incr file but the
+ * current one become history in a new manifest, and history files are
+ * removed.  Turning the AOF on at run time (AOF_WAIT_REWRITE) appends to
+ * temp-<appendfilename>.incr until the first rewrite ends, which renames it
+ * to the next incr file.
+ *
+ * Loading.  A file starting with "REDIS" is an RDB (the preamble), which
+ * may be followed by commands; commands run on a fake client, a MULTI's
+ * queue only once its EXEC is read. */
+#include "persist/aof.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/command.h"
+#include "core/dispatch.h"
+#include "core/effects.h"
+#include "core/log.h"
+#include "core/server.h"
+#include "db/db.h"
+#include "ds/alloc.h"
+#include "ds/util.h"
+#include "persist/aof_int.h"
+#include "persist/persist.h"
+#include "persist/rdb.h"
+#include "script/function.h"
+
+enum { AOF_OFF = 0, AOF_ON, AOF_WAIT_REWRITE };
+
+#define POSTPONE_MAX_SEC 2        /* everysec: longest a write waits for a running fsync */
+#define REWRITE_RETRY_BASE_SEC 60 /* after 3 failed automatic rewrites: 1 min, doubling */
+#define REWRITE_RETRY_MAX_SEC 3600
+
+static struct {
+    int state;                  /* AOF_* */
+    int fd;                     /* the file appended to, -1 */
+    sds buf;                    /* effects not written yet (aof_buf) */
+    int selectedDb;             /* of the file appended to; -1 forces a SELECT */
+    long long curTimestamp;     /* last #TS annotation written */
+    AofManifest *manifest;
+    long long currentSize;      /* aof_current_size */
+    long long baseSize;         /* aof_base_size: the size after the last rewrite/load */
+    long long lastIncrSize;     /* of the incr file appended to */
+    long long fsyncOffset;      /* currentSize when the last fsync was asked */
+    long long lastFsyncSec;
+    long long postponedStart;   /* unix s when a write was first postponed, 0 */
+    long long delayedFsync;     /* aof_delayed_fsync */
+    int lastWriteOk;
+    int lastWriteErrno;
+    /* The rewrite child. */
+    pid_t childPid;
+    long long childStartSec;
+    int scheduled;              /* aof_rewrite_scheduled */
+    long long lastRewriteTimeSec;
+    int lastRewriteOk;
+    long long rewrites;
+    long long consecutiveFailures;
+    long long nextAutoRewriteSec; /* retry limit after repeated failures */
+    int retryDelaySec;
+} aof = {.state = AOF_OFF, .fd = -1, .selectedDb = -1, .lastWriteOk = 1, .childPid = -1,
+         .lastRewriteTimeSec = -1, .lastRewriteOk = 1};
+
+static void latencySample(const char *event, long long us) {
+    if (dbHooks.latency) dbHooks.latency(event, us / 1000);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The background thread: fsync and close jobs, in order                   */
+/* ------------------------------------------------------------------------ */
+
+typedef struct BioJob {
+    int fd;
+    int close; /* close after the fsync */
+    struct BioJob *next;
+} BioJob;
+
+static pthread_mutex_t bioLock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t bioCond = PTHREAD_COND_INITIALIZER;
+static BioJob *bioHead, *bioTail;
+static int bioStarted;
+static atomic_int bioPendingFsync; /* aof_pending_bio_fsync */
+static atomic_int bioFsyncErr;     /* errno of the last failed fsync, 0 after a good one */
+
+static void *bioMain(void *arg) {
+    (void)arg;
+    for (;;) {
+        pthread_mutex_lock(&bioLock);
+        while (!bioHead) pthread_cond_wait(&bioCond, &bioLock);
+        BioJob *j = bioHead;
+        bioHead = j->next;
+        if (!bioHead) bioTail = NULL;
+        pthread_mutex_unlock(&bioLock);
+        if (!j->close) {
+            if (fdatasync(j->fd) == -1 && errno != EBADF && errno != EINVAL) atomic_store(&bioFsyncErr, errno);
+            else atomic_store(&bioFsyncErr, 0);
+            atomic_fetch_sub(&bioPendingFsync, 1);
+        } else {
+            fsync(j->fd);
+            close(j->fd);
+        }
+        free(j);
+    }
+    return NULL;
+}
+
+static void bioSubmit(int fd, int closeIt) {
+    if (!bioStarted) {
+        if (startDetachedThread(bioMain, NULL) != 0) {
+            /* No thread: do it here. */
+            if (closeIt) close(fd);
+            else fdatasync(fd);
+            return;
+        }
+        bioStarted = 1;
+    }
+    BioJob *j = malloc(sizeof(*j));
+    if (!j) abort();
+    j->fd = fd;
+    j->close = closeIt;
+    j->next = NULL;
+    if (!closeIt) atomic_fetch_add(&bioPendingFsync, 1);
+    pthread_mutex_lock(&bioLock);
+    if (bioTail) bioTail->next = j;
+    else bioHead = j;
+    bioTail = j;
+    pthread_cond_signal(&bioCond);
+    pthread_mutex_unlock(&bioLock);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Paths                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* dir-relative path of a file in the AOF directory (caller frees). */
+static sds aofPath(const char *name) { return sdsCatPrintf(sdsEmpty(), "%s/%s", server.cfg.appenddirname, name); }
+
+static sds manifestName(void) { return sdsCatPrintf(sdsEmpty(), "%s%s", server.cfg.appendfilename, ".manifest"); }
+
+static sds tempIncrName(void) { return sdsCatPrintf(sdsEmpty(), "temp-%s.incr", server.cfg.appendfilename); }
+
+static int fileExists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static long long fileSize(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 ? (long long)st.st_size : 0;
+}
+
+static int fsyncDir(const char *dir) {
+    int fd = open(dir, O_RDONLY);
+    if (fd < 0) return -1;
+    int rc = fsync(fd);
+    close(fd);
+    return rc;
+}
+
+static int dirCreateIfMissing(const char *dir) {
+    if (mkdir(dir, 0755) == 0 || errno == EEXIST) return 0;
+    return -1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The manifest                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* Writes m as the manifest: temp file, fsync, rename, directory fsync.
+ * Returns 0 or -1 (logged). */
+static int manifestPersist(const AofManifest *m) {
+    if (dirCreateIfMissing(server.cfg.appenddirname) < 0) {
+        serverLog(LL_WARNING, "Can't open or create append-only dir %s: %s", server.cfg.appenddirname,
+                  strerror(errno));
+        return -1;
+    }
+    sds name = manifestName();
+    sds path = aofPath(name);
+    sds tmpName = sdsCatPrintf(sdsEmpty(), "temp-%s", name);
+    sds tmp = aofPath(tmpName);
+    sds text = aofManifestFormat(m);
+    int rc = -1;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        serverLog(LL_WARNING, "Can't open the AOF manifest file %s: %s", tmpName, strerror(errno));
+        goto cleanup;
+    }
+    size_t off = 0, len = sdsLen(text);
+    while (off < len) {
+        ssize_t w = write(fd, text + off, len - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            serverLog(LL_WARNING, "Can't write the AOF manifest file %s: %s", tmpName,
+                      w < 0 ? strerror(errno) : "short write");
+            close(fd);
+            unlink(tmp);
+            goto cleanup;
+        }
+        off += (size_t)w;
+    }
+    if (fsync(fd) == -1) {
+        serverLog(LL_WARNING, "Fail to fsync the temp AOF file %s: %s.", tmpName, strerror(errno));
+        close(fd);
+        unlink(tmp);
+        goto cleanup;
+    }
+    close(fd);
+    if (rename(tmp, path) < 0) {
+        serverLog(LL_WARNING, "Error trying to rename the temporary AOF manifest file %s into %s: %s", tmpName, name,
+                  strerror(errno));
+        unlink(tmp);
+        goto cleanup;
+    }
+    fsyncDir(server.cfg.appenddirname);
+    rc = 0;
+cleanup:
+    sdsFree(name);
+    sdsFree(path);
+    sdsFree(tmpName);
+    sdsFree(tmp);
+    sdsFree(text);
+    return rc;
+}
+
+/* Reads the manifest from the AOF directory.  Returns the manifest (caller
+ * frees), NULL when there is none, and exits on a broken one. */
+static AofManifest *manifestLoadOrExit(void) {
+    sds name = manifestName();
+    sds path = aofPath(name);
+    AofManifest *m = NULL;
+    if (!fileExists(path)) goto cleanup;
+    sds err = NULL;
+    m = aofManifestLoadFile(path, &err);
+    if (!m) {
+        serverLog(LL_WARNING, "%s", err);
+        serverLog(LL_WARNING, "Fatal error: the AOF manifest %s can't be loaded. Exiting.", path);
+        exit(1);
+    }
+cleanup:
+    sdsFree(name);
+    sdsFree(path);
+    return m;
+}
+
+/* Removes the history files (unless aof-disable-auto-gc) and writes the
+ * manifest without them. */
+static void deleteHistoryFiles(void) {
+    AofManifest *m = aof.manifest;
+    if (!m || m->historyCount == 0 || server.cfg.aofDisableAutoGc) return;
+    for (int i = 0; i < m->historyCount; i++) {
+        serverLog(LL_NOTICE, "Removing the history file %s in the background", m->history[i].name);
+        sds p = aofPath(m->history[i].name);
+        unlink(p);
+        sdsFree(p);
+    }
+    aofManifestClearHistory(m);
+    manifestPersist(m);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Writing                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static int childActive(void) { return aof.childPid >= 0 || persistBgsaveChildPid() >= 0; }
+
+/* The effects sink: one unit, appended to buf. */
+static void aofSink(const Effect *ops, int count, void *ctx) {
+    (void)ctx;
+    if (aof.state == AOF_OFF || (aof.state == AOF_WAIT_REWRITE && aof.childPid < 0)) return;
+    if (server.cfg.aofTimestampEnabled) {
+        long long now = (long long)time(NULL);
+        if (now > aof.curTimestamp) {
+            aof.buf = sdsCatPrintf(aof.buf, "#TS:%lld\r\n", now);
+            aof.curTimestamp = now;
+        }
+    }
+    aof.buf = effectsAppendResp(aof.buf, &aof.selectedDb, ops, count, EFFECT_AOF);
+}
+
+/* write(2) until everything is written or an error.  Returns the bytes
+ * written (errno set when fewer than len). */
+static ssize_t writeAll(int fd, const char *p, size_t len) {
+    size_t off = 0;
+    while (off < len) {
+        ssize_t w = write(fd, p + off, len - off);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return off ? (ssize_t)off : -1;
+        }
+        if (w == 0) {
+            errno = ENOSPC;
+            return (ssize_t)off;
+        }
+        off += (size_t)w;
+    }
+    return (ssize_t)off;
+}
+
+/* Writes buf to the file and fsyncs per appendfsync (see the file header).
+ * force: write even if an everysec fsync is still running. */
+static void flushAof(int force) {
+    if (aof.fd < 0) return;
+    long long now = (long long)time(NULL);
+    int everysec = server.cfg.appendfsync == APPENDFSYNC_EVERYSEC;
+    int syncInProgress = 0;
+    if (sdsLen(aof.buf) == 0) {
+        /* Nothing new; but an everysec fsync may still be owed. */
+        if (everysec && aof.fsyncOffset != aof.currentSize && now > aof.lastFsyncSec &&
+            atomic_load(&bioPendingFsync) == 0)
+            goto tryFsync;
+        return;
+    }
+    if (everysec) syncInProgress = atomic_load(&bioPendingFsync) != 0;
+    if (everysec && !force && syncInProgress) {
+        if (aof.postponedStart == 0) {
+            aof.postponedStart = now;
+            return;
+        } else if (now - aof.postponedStart < POSTPONE_MAX_SEC) {
+            return;
+        }
+        aof.delayedFsync++;
+        serverLog(LL_NOTICE, "Asynchronous AOF fsync is taking too long (disk is busy?). Writing the AOF buffer "
+                             "without waiting for fsync to complete, this may slow down Cairn.");
+    }
+    long long start = ustime();
+    ssize_t n = writeAll(aof.fd, aof.buf, sdsLen(aof.buf));
+    int werr = errno;
+    long long took = ustime() - start;
+    latencySample("aof-write", took);
+    latencySample(syncInProgress ? "aof-write-pending-fsync"
+                  : childActive() ? "aof-write-active-child"
+                                  : "aof-write-alone",
+                  took);
+    aof.postponedStart = 0;
+    if (n != (ssize_t)sdsLen(aof.buf)) {
+        if (n == -1) {
+            serverLog(LL_WARNING, "Error writing to the AOF file: %s", strerror(werr));
+        } else {
+            serverLog(LL_WARNING, "Short write while writing to the AOF file: (nwritten=%lld, expected=%lld)",
+                      (long long)n, (long long)sdsLen(aof.buf));
+        }
+        aof.lastWriteErrno = werr ? werr : ENOSPC;
+        if (n > 0) {
+            /* Cut the partial command away, so the file stays loadable. */
+            if (ftruncate(aof.fd, (off_t)aof.lastIncrSize) == -1) {
+                serverLog(LL_WARNING, "Could not remove short write from the append-only file.  Cairn may refuse "
+                                      "to load the AOF the next time it starts.  ftruncate: %s",
+                          strerror(errno));
+                aof.currentSize += n;
+                aof.lastIncrSize += n;
+                sdsRange(aof.buf, n, -1);
+            }
+        }
+        if (server.cfg.appendfsync == APPENDFSYNC_ALWAYS) {
+            serverLog(LL_WARNING, "Can't recover from AOF write error when the AOF fsync policy is 'always'. "
+                                  "Exiting...");
+            exit(1);
+        }
+        aof.lastWriteOk = 0;
+        return; /* retried at the next turn or tick */
+    }
+    if (!aof.lastWriteOk) {
+        serverLog(LL_WARNING, "AOF write error looks solved, Cairn can write again.");
+        aof.lastWriteOk = 1;
+    }
+    aof.currentSize += n;
+    aof.lastIncrSize += n;
+    if (sdsAllocSize(aof.buf) < 4000) sdsClear(aof.buf);
+    else {
+        sdsFree(aof.buf);
+        aof.buf = sdsEmpty();
+    }
+tryFsync:
+    if (server.cfg.noAppendfsyncOnRewrite && childActive()) return;
+    if (server.cfg.appendfsync == APPENDFSYNC_ALWAYS) {
+        start = ustime();
+        if (fdatasync(aof.fd) == -1) {
+            serverLog(LL_WARNING, "Can't persist the AOF for fsync error when the AOF fsync policy is 'always': %s. "
+                                  "Exiting...",
+                      strerror(errno));
+            exit(1);
+        }
+        latencySample("aof-fsync-always", ustime() - start);
+        aof.fsyncOffset = aof.currentSize;
+        aof.lastFsyncSec = now;
+    } else if (everysec && now > aof.lastFsyncSec) {
+        if (atomic_load(&bioPendingFsync) == 0) {
+            bioSubmit(aof.fd, 0);
+            aof.fsyncOffset = aof.currentSize;
+        }
+        aof.lastFsyncSec = now;
+    }
+}
+
+/* Before the loop sleeps, and before a reply is written from a writable
+ * event: everything this turn produced goes to the file first. */
+static void aofBeforeSleep(void) {
+    if (aof.fd >= 0 && (sdsLen(aof.buf) || server.cfg.appendfsync == APPENDFSYNC_EVERYSEC)) flushAof(0);
+}
+
+static void aofBeforeReplyWrite(void) {
+    if (aof.fd >= 0 && sdsLen(aof.buf) && server.cfg.appendfsync == APPENDFSYNC_ALWAYS) flushAof(0);
+}
+
+/* Writes and fsyncs everything buffered, waiting for nothing (shutdown,
+ * stop, rewrite start). */
+static void flushAndSync(void) {
+    if (aof.fd < 0) return;
+    flushAof(1);
+    fsync(aof.fd);
+    aof.fsyncOffset = aof.currentSize;
+}
+
+int aofWriteErrorText(const char **err) {
+    static char text[160];
+    if (aof.state == AOF_OFF) return 0;
+    int e = 0;
+    if (!aof.lastWriteOk) e = aof.lastWriteErrno;
+    else if (atomic_load(&bioFsyncErr)) e = atomic_load(&bioFsyncErr);
+    if (!e) return 0;
+    snprintf(text, sizeof(text), "MISCONF Errors writing to the AOF file: %s", strerror(e));
+    *err = text;
+    return 1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Opening the incr file                                                    */
+/* ------------------------------------------------------------------------ */
+
+static int openAppend(const char *path, int truncate) {
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : 0), 0644);
+    if (fd < 0) serverLog(LL_WARNING, "Can't open the append-only file %s: %s", path, strerror(errno));
+    return fd;
+}
+
+/* Switches appending to fd: the old one is fsynced and closed in the
+ * background. */
+static void switchFd(int fd) {
+    if (aof.fd >= 0) bioSubmit(aof.fd, 1);
+    aof.fd = fd;
+    aof.lastIncrSize = 0;
+    aof.selectedDb = -1;
+}
+
+/* A new incr file, named in a new manifest before it is used.  Returns 0
+ * or -1 (logged; nothing changed). */
+static int openNewIncr(const char *why) {
+    if (aof.state == AOF_WAIT_REWRITE) {
+        sds name = tempIncrName();
+        sds path = aofPath(name);
+        int fd = openAppend(path, 1);
+        sdsFree(name);
+        sdsFree(path);
+        if (fd < 0) return -1;
+        switchFd(fd);
+        return 0;
+    }
+    if (aof.state != AOF_ON) return 0;
+    AofManifest *m = aofManifestDup(aof.manifest);
+    const char *name = aofManifestAddIncr(m, server.cfg.appendfilename);
+    sds path = aofPath(name);
+    int fd = openAppend(path, 0);
+    if (fd < 0 || manifestPersist(m) < 0) {
+        if (fd >= 0) {
+            close(fd);
+            unlink(path);
+        }
+        sdsFree(path);
+        aofManifestFree(m);
+        return -1;
+    }
+    serverLog(LL_NOTICE, "Creating AOF incr file %s on %s", name, why);
+    sdsFree(path);
+    aofManifestFree(aof.manifest);
+    aof.manifest = m;
+    switchFd(fd);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The base file                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* Writes a base (per aof-use-rdb-preamble) to path.  Returns 0 or -1. */
+static int writeBase(const char *path) {
+    if (server.cfg.aofUseRdbPreamble) return rdbSaveFileEx(path, 1);
+    return aofWriteCommandsBase(path);
+}
+
+/* The foreground rewrite done on start-up when there is no AOF yet (and by
+ * DEBUG / start with an empty directory).  Returns 0 or -1. */
+static int createBaseNow(void) {
+    if (dirCreateIfMissing(server.cfg.appenddirname) < 0) {
+        serverLog(LL_WARNING, "Can't open or create append-only dir %s: %s", server.cfg.appenddirname,
+                  strerror(errno));
+        return -1;
+    }
+    AofManifest *m = aof.manifest ? aofManifestDup(aof.manifest) : aofManifestCreate();
+    const char *name = aofManifestNewBase(m, server.cfg.appendfilename, server.cfg.aofUseRdbPreamble);
+    sds path = aofPath(name);
+    char tmp[64];
+    snprintf(tmp, sizeof(tmp), "temp-rewriteaof-%d.aof", (int)getpid());
+    int rc = writeBase(tmp);
+    if (rc == 0 && rename(tmp, path) < 0) {
+        serverLog(LL_WARNING, "Error trying to rename the temporary AOF file %s into %s: %s", tmp, name,
+                  strerror(errno));
+        rc = -1;
+    }
+    if (rc < 0) unlink(tmp);
+    if (rc == 0) {
+        aofManifestMarkIncrAsHistory(m, 0);
+        rc = manifestPersist(m);
+    }
+    if (rc == 0) {
+        serverLog(LL_NOTICE, "Creating AOF base file %s on server start", name);
+        aofManifestFree(aof.manifest);
+        aof.manifest = m;
+    } else {
+        aofManifestFree(m);
+    }
+    sdsFree(path);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Rewriting in the background                                              */
+/* ------------------------------------------------------------------------ */
+
+static void removeChildTemp(pid_t pid) {
+    char tmp[64];
+    snprintf(tmp, sizeof(tmp), "temp-rewriteaof-bg-%d.aof", (int)pid);
+    unlink(tmp);
+    snprintf(tmp, sizeof(tmp), "temp-%d.rdb", (int)pid);
+    unlink(tmp);
+}
+
+/* Starts a rewrite.  Returns 0 (child forked) or -1 (logged). */
+static int rewriteBackground(void) {
+    if (childActive()) return -1;
+    if (dirCreateIfMissing(server.cfg.appenddirname) < 0) {
+        serverLog(LL_WARNING, "Can't open or create append-only dir %s: %s", server.cfg.appenddirname,
+                  strerror(errno));
+        aof.lastRewriteOk = 0;
+        return -1;
+    }
+    flushAof(1);
+    if (openNewIncr("background rewrite") < 0) {
+        aof.lastRewriteOk = 0;
+        return -1;
+    }
+    if (aof.fd >= 0) fsync(aof.fd);
+    long long start = ustime();
+    pid_t pid = fork();
+    if (pid == 0) {
+        char tmp[64];
+        snprintf(tmp, sizeof(tmp), "temp-rewriteaof-bg-%d.aof", (int)getpid());
+        if (writeBase(tmp) == 0) {
+            serverLog(LL_NOTICE, "Successfully created the temporary AOF base file %s", tmp);
+            _exit(0);
+        }
+        _exit(1);
+    }
+    if (pid < 0) {
+        serverLog(LL_WARNING, "Can't rewrite append only file in background: fork: %s", strerror(errno));
+        aof.lastRewriteOk = 0;
+        return -1;
+    }
+    persistNoteFork(ustime() - start);
+    serverLog(LL_NOTICE, "Background append only file rewriting started by pid %ld", (long)pid);
+    aof.childPid = pid;
+    aof.childStartSec = (long long)time(NULL);
+    aof.scheduled = 0;
+    aof.rewrites++;
+    return 0;
+}
+
+/* The child succeeded: put its base in place, write the manifest. */
+static int installRewrite(pid_t pid) {
+    char tmp[64];
+    snprintf(tmp, sizeof(tmp), "temp-rewriteaof-bg-%d.aof", (int)pid);
+    AofManifest *m = aofManifestDup(aof.manifest ? aof.manifest : NULL);
+    const char *baseName = aofManifestNewBase(m, server.cfg.appendfilename, server.cfg.aofUseRdbPreamble);
+    sds basePath = aofPath(baseName);
+    sds incrPath = NULL;
+    int rc = -1;
+    long long start = ustime();
+    if (rename(tmp, basePath) < 0) {
+        serverLog(LL_WARNING, "Error trying to rename the temporary AOF base file %s into %s: %s", tmp, baseName,
+                  strerror(errno));
+        unlink(tmp);
+        goto cleanup;
+    }
+    latencySample("aof-rename", ustime() - start);
+    serverLog(LL_NOTICE, "Successfully renamed the temporary AOF base file %s into %s", tmp, baseName);
+    if (aof.state == AOF_WAIT_REWRITE) {
+        sds tname = tempIncrName();
+        sds tpath = aofPath(tname);
+        const char *incrName = aofManifestAddIncr(m, server.cfg.appendfilename);
+        incrPath = aofPath(incrName);
+        int r = rename(tpath, incrPath);
+        if (r < 0)
+            serverLog(LL_WARNING, "Error trying to rename the temporary AOF incr file %s into %s: %s", tname,
+                      incrName, strerror(errno));
+        else
+            serverLog(LL_NOTICE, "Successfully renamed the temporary AOF incr file %s into %s", tname, incrName);
+        sdsFree(tname);
+        sdsFree(tpath);
+        if (r < 0) {
+            unlink(basePath);
+            goto cleanup;
+        }
+    }
+    /* Every incr file but the one appended to now is in the new base. */
+    aofManifestMarkIncrAsHistory(m, aof.fd >= 0 ? 1 : 0);
+    if (manifestPersist(m) < 0) {
+        unlink(basePath);
+        if (incrPath) {
+            sds tname = tempIncrName();
+            sds tpath = aofPath(tname);
+            rename(incrPath, tpath);
+            sdsFree(tname);
+            sdsFree(tpath);
+        }
+        goto cleanup;
+    }
+    aofManifestFree(aof.manifest);
+    aof.manifest = m;
+    m = NULL;
+    aof.currentSize = fileSize(basePath) + aof.lastIncrSize;
+    aof.baseSize = aof.currentSize;
+    aof.fsyncOffset = aof.currentSize;
+    if (aof.state == AOF_WAIT_REWRITE) aof.state = AOF_ON;
+    deleteHistoryFiles();
+    rc = 0;
+cleanup:
+    if (m) aofManifestFree(m);
+    sdsFree(basePath);
+    sdsFree(incrPath);
+    return rc;
+}
+
+static void rewriteDone(pid_t pid, int st) {
+    int ok = 0;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+        serverLog(LL_NOTICE, "Background AOF rewrite terminated with success");
+        ok = installRewrite(pid) == 0;
+        if (ok) serverLog(LL_NOTICE, "Background AOF rewrite finished successfully");
+    } else if (WIFSIGNALED(st)) {
+        if (WTERMSIG(st) != SIGUSR1) serverLog(LL_WARNING, "Background AOF rewrite terminated by signal %d", WTERMSIG(st));
+    } else {
+        serverLog(LL_WARNING, "Background AOF rewrite terminated with error");
+    }
+    removeChildTemp(pid);
+    aof.lastRewriteTimeSec = (long long)time(NULL) - aof.childStartSec;
+    aof.childPid = -1;
+    aof.lastRewriteOk = ok;
+    if (ok) {
+        aof.consecutiveFailures = 0;
+        aof.retryDelaySec = 0;
+        aof.nextAutoRewriteSec = 0;
+    } else {
+        aof.consecutiveFailures++;
+        /* Turning on waits for a rewrite: try again. */
+        if (aof.state == AOF_WAIT_REWRITE) aof.scheduled = 1;
+    }
+}
+
+static void killChild(void) {
+    if (aof.childPid < 0) return;
+    serverLog(LL_NOTICE, "Killing running AOF rewrite child: %ld", (long)aof.childPid);
+    kill(aof.childPid, SIGUSR1);
+    int st;
+    while (waitpid(aof.childPid, &st, 0) < 0 && errno == EINTR) {
+    }
+    removeChildTemp(aof.childPid);
+    aof.childPid = -1;
+    aof.lastRewriteTimeSec = (long long)time(NULL) - aof.childStartSec;
+}
+
+pid_t aofChildPid(void) { return aof.childPid; }
+
+void aofScheduleRewrite(void) { aof.scheduled = 1; }
+
+/* After 3 failed automatic rewrites in a row the next waits 1 minute,
+ * doubling up to an hour, as Redis limits them. */
+static int autoRewriteLimited(long long now) {
+    if (aof.consecutiveFailures < 3) return 0;
+    if (aof.nextAutoRewriteSec == 0) {
+        aof.retryDelaySec = aof.retryDelaySec ? aof.retryDelaySec * 2 : REWRITE_RETRY_BASE_SEC;
+        if (aof.retryDelaySec > REWRITE_RETRY_MAX_SEC) aof.retryDelaySec = REWRITE_RETRY_MAX_SEC;
+        aof.nextAutoRewriteSec = now + aof.retryDelaySec;
+        serverLog(LL_WARNING, "Background AOF rewrite has repeatedly failed and triggered the limit, will retry in "
+                              "%d minutes",
+                  aof.retryDelaySec / 60);
+        return 1;
+    }
+    if (now < aof.nextAutoRewriteSec) return 1;
+    aof.nextAutoRewriteSec = 0;
+    return 0;
+}
+
+static void aofCron(void) {
+    long long now = (long long)time(NULL);
+    if (aof.childPid >= 0) {
+        int st;
+        pid_t pid = waitpid(aof.childPid, &st, WNOHANG);
+        if (pid == aof.childPid) rewriteDone(pid, st);
+    }
+    if (!childActive() && aof.scheduled && !(aof.state != AOF_WAIT_REWRITE && autoRewriteLimited(now)))
+        rewriteBackground();
+    if (aof.state == AOF_ON && !childActive() && server.cfg.autoAofRewritePerc &&
+        aof.currentSize > server.cfg.autoAofRewriteMinSize) {
+        long long base = aof.baseSize ? aof.baseSize : 1;
+        long long growth = (aof.currentSize * 100 / base) - 100;
+        if (growth >= server.cfg.autoAofRewritePerc && !autoRewriteLimited(now)) {
+            serverLog(LL_NOTICE, "Starting automatic rewriting of AOF on %lld%% growth", growth);
+            rewriteBackground();
+        }
+    }
+    /* A postponed write, a failed write to retry, an everysec fsync due. */
+    if (aof.fd >= 0 && (sdsLen(aof.buf) || !aof.lastWriteOk)) flushAof(0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Loading                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Loads every file of m.  Returns AOF_LOAD_OK, AOF_LOAD_EMPTY (nothing in
+ * any file) or exits. */
+static int loadManifestFiles(AofManifest *m, long long *totalSize) {
+    long long start = ustime();
+    int files = (m->hasBase ? 1 : 0) + m->incrCount;
+    int loaded = 0, anyData = 0;
+    *totalSize = 0;
+    effectsSuppress(1);
+    for (int i = 0; i < files; i++) {
+        AofInfo *f = m->hasBase ? (i == 0 ? &m->base : &m->incr[i - 1]) : &m->incr[i];
+        sds path = aofPath(f->name);
+        int last = i == files - 1;
+        long long t = ustime();
+        sds err = NULL;
+        int rc = aofLoadFile(path, f->name, last, server.cfg.aofLoadTruncated, &err);
+        if (rc == AOF_LOAD_FAILED || rc == AOF_LOAD_NOT_EXIST) {
+            if (err) serverLog(LL_WARNING, "%s", err);
+            if (rc == AOF_LOAD_NOT_EXIST)
+                serverLog(LL_WARNING, "The AOF file %s doesn't exist, listed in the manifest", f->name);
+            serverLog(LL_WARNING, "Fatal error loading the DB from the AOF. Exiting.");
+            exit(1);
+        }
+        sdsFree(err);
+        if (rc != AOF_LOAD_EMPTY) {
+            anyData = 1;
+            serverLog(LL_NOTICE, "DB loaded from %s file %s: %.3f seconds", f->type == 'b' ? "base" : "incr",
+                      f->name, (double)(ustime() - t) / 1000000);
+        }
+        *totalSize += fileSize(path);
+        sdsFree(path);
+        loaded++;
+    }
+    effectsSuppress(0);
+    server.dirty = 0;
+    if (!anyData) return AOF_LOAD_EMPTY;
+    serverLog(LL_NOTICE, "DB loaded from append only file: %.3f seconds", (double)(ustime() - start) / 1000000);
+    (void)loaded;
+    return AOF_LOAD_OK;
+}
+
+/* An appendonly.aof in dir and no manifest: Redis 6's single file becomes
+ * the base of a multi-part AOF (moved into the directory). */
+static void upgradeOldAofIfNeeded(void) {
+    if (!fileExists(server.cfg.appendfilename)) return;
+    sds mname = manifestName();
+    sds mpath = aofPath(mname);
+    int hasManifest = fileExists(mpath);
+    sdsFree(mname);
+    sdsFree(mpath);
+    if (hasManifest) return;
+    serverLog(LL_NOTICE, "Creating AOF manifest and upgrading the old AOF file %s", server.cfg.appendfilename);
+    if (dirCreateIfMissing(server.cfg.appenddirname) < 0) {
+        serverLog(LL_WARNING, "Can't create the append-only dir %s: %s", server.cfg.appenddirname, strerror(errno));
+        exit(1);
+    }
+    AofManifest *m = aofManifestCreate();
+    aofManifestSetBase(m, server.cfg.appendfilename, 1);
+    if (manifestPersist(m) < 0) exit(1);
+    sds dst = aofPath(server.cfg.appendfilename);
+    if (rename(server.cfg.appendfilename, dst) < 0) {
+        serverLog(LL_WARNING, "Error trying to rename the old AOF file %s into dir %s: %s", server.cfg.appendfilename,
+                  server.cfg.appenddirname, strerror(errno));
+        exit(1);
+    }
+    fsyncDir(server.cfg.appenddirname);
+    fsyncDir(".");
+    sdsFree(dst);
+    aofManifestFree(m);
+    serverLog(LL_NOTICE, "Successfully migrated an old-style AOF into the AOF directory %s.",
+              server.cfg.appenddirname);
+}
+
+/* Opens the last incr file for appending, creating one (in a new manifest)
+ * if there is none. */
+static void openOnStart(void) {
+    if (!aof.manifest) aof.manifest = aofManifestCreate();
+    if (!aof.manifest->hasBase && aof.manifest->incrCount == 0) {
+        if (createBaseNow() < 0) {
+            serverLog(LL_WARNING, "Can't create the AOF base file on server start. Exiting.");
+            exit(1);
+        }
+    }
+    if (aof.manifest->incrCount == 0) {
+        AofManifest *m = aofManifestDup(aof.manifest);
+        const char *name = aofManifestAddIncr(m, server.cfg.appendfilename);
+        sds path = aofPath(name);
+        int fd = openAppend(path, 0);
+        if (fd < 0 || manifestPersist(m) < 0) exit(1);
+        serverLog(LL_NOTICE, "Creating AOF incr file %s on server start", name);
+        aofManifestFree(aof.manifest);
+        aof.manifest = m;
+        aof.fd = fd;
+        aof.lastIncrSize = 0;
+        sdsFree(path);
+    } else {
+        AofInfo *last = &aof.manifest->incr[aof.manifest->incrCount - 1];
+        sds path = aofPath(last->name);
+        int fd = openAppend(path, 0);
+        if (fd < 0) exit(1);
+        serverLog(LL_NOTICE, "Opening AOF incr file %s on server start", last->name);
+        aof.fd = fd;
+        aof.lastIncrSize = fileSize(path);
+        sdsFree(path);
+    }
+    aof.selectedDb = -1;
+}
+
+void aofInitAtStartup(void) {
+    aof.state = AOF_ON;
+    upgradeOldAofIfNeeded();
+    aof.manifest = manifestLoadOrExit();
+    long long total = 0;
+    if (aof.manifest) {
+        if (loadManifestFiles(aof.manifest, &total) == AOF_LOAD_OK) {
+            aof.currentSize = total;
+            aof.baseSize = total;
+        }
+    }
+    openOnStart();
+    aof.fsyncOffset = aof.currentSize;
+    deleteHistoryFiles();
+    effectsAddSink(aofSink, NULL, EFFECT_AOF);
+}
+
+void aofDebugLoad(void) {
+    if (aof.state == AOF_ON) flushAndSync();
+    signalFlushedDb(-1);
+    for (int j = 0; j < server.cfg.databases; j++) dbEmpty(&server.db[j]);
+    functionsRdbFlush();
+    AofManifest *m = manifestLoadOrExit();
+    if (m) {
+        long long total;
+        loadManifestFiles(m, &total);
+        if (aof.state == AOF_ON) {
+            aofManifestFree(aof.manifest);
+            aof.manifest = m;
+            deleteHistoryFiles();
+        } else {
+            aofManifestFree(m);
+        }
+    }
+    server.dirty = 0;
+    serverLog(LL_WARNING, "Append Only File loaded by DEBUG LOADAOF");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Turning it on and off, shutdown                                          */
+/* ------------------------------------------------------------------------ */
+
+static int startAppendOnly(const char **err) {
+    if (!aof.manifest) aof.manifest = manifestLoadOrExit();
+    if (!aof.manifest) aof.manifest = aofManifestCreate();
+    aof.state = AOF_WAIT_REWRITE;
+    aof.lastWriteOk = 1;
+    if (aof.childPid < 0 && persistBgsaveChildPid() >= 0) {
+        aof.scheduled = 1;
+        serverLog(LL_WARNING, "AOF was enabled but there is already another background operation. An AOF background "
+                              "was scheduled to start when possible.");
+    } else {
+        if (aof.childPid >= 0) {
+            serverLog(LL_WARNING, "AOF was enabled but there is already an AOF rewriting in background. Stopping "
+                                  "background AOF and starting a rewrite now.");
+            killChild();
+        }
+        if (rewriteBackground() < 0) {
+            if (aof.fd >= 0) {
+                close(aof.fd);
+                aof.fd = -1;
+            }
+            aof.state = AOF_OFF;
+            serverLog(LL_WARNING, "Cairn needs to enable the AOF but can't trigger a background AOF rewrite "
+                                  "operation. Check the above logs for more info about the error.");
+            *err = "Cairn needs to enable the AOF but can't trigger a background AOF rewrite operation";
+            return -1;
+        }
+    }
+    aof.lastFsyncSec = (long long)time(NULL);
+    effectsAddSink(aofSink, NULL, EFFECT_AOF);
+    return 0;
+}
+
+static void stopAppendOnly(void) {
+    flushAndSync();
+    if (aof.fd >= 0) {
+        close(aof.fd);
+        aof.fd = -1;
+    }
+    aof.state = AOF_OFF;
+    aof.scheduled = 0;
+    killChild();
+    sdsClear(aof.buf);
+    aof.lastWriteOk = 1;
+    effectsRemoveSink(aofSink, NULL);
+}
+
+static int applyAppendonly(const char **err) {
+    if (server.cfg.appendonly && aof.state == AOF_OFF) return startAppendOnly(err);
+    if (!server.cfg.appendonly && aof.state != AOF_OFF) stopAppendOnly();
+    return 0;
+}
+
+void aofPrepareShutdown(void) {
+    if (aof.childPid >= 0) {
+        serverLog(LL_WARNING, "There is a child rewriting the AOF. Killing it!");
+        killChild();
+        if (aof.state == AOF_WAIT_REWRITE) {
+            sds name = tempIncrName();
+            sds path = aofPath(name);
+            unlink(path);
+            sdsFree(name);
+            sdsFree(path);
+        }
+    }
+    if (aof.state != AOF_OFF && aof.fd >= 0) {
+        serverLog(LL_NOTICE, "Calling fsync() on the AOF file.");
+        flushAndSync();
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Commands and INFO                                                        */
+/* ------------------------------------------------------------------------ */
+
+void aofBgrewriteaofCommand(Client *c) {
+    if (aof.childPid >= 0) {
+        replyError(c, "ERR Background append only file rewriting already in progress");
+    } else if (childActive() || (c->flags & CLIENT_MULTI)) {
+        aof.scheduled = 1;
+        replyStatus(c, "Background append only file rewriting scheduled");
+    } else if (rewriteBackground() == 0) {
+        replyStatus(c, "Background append only file rewriting started");
+    } else {
+        replyError(c, "ERR Can't execute an AOF background rewriting. Please check the server logs for more "
+                      "information.");
+    }
+}
+
+sds aofInfoMain(sds s) {
+    long long cur = aof.childPid >= 0 ? (long long)time(NULL) - aof.childStartSec : -1;
+    int writeOk = aof.lastWriteOk && atomic_load(&bioFsyncErr) == 0;
+    return sdsCatPrintf(s,
+                        "aof_enabled:%d\r\n"
+                        "aof_rewrite_in_progress:%d\r\n"
+                        "aof_rewrite_scheduled:%d\r\n"
+                        "aof_last_rewrite_time_sec:%lld\r\n"
+                        "aof_current_rewrite_time_sec:%lld\r\n"
+                        "aof_last_bgrewrite_status:%s\r\n"
+                        "aof_rewrites:%lld\r\n"
+                        "aof_rewrites_consecutive_failures:%lld\r\n"
+                        "aof_last_write_status:%s\r\n"
+                        "aof_last_cow_size:0\r\n",
+                        aof.state != AOF_OFF, aof.childPid >= 0, aof.scheduled, aof.lastRewriteTimeSec, cur,
+                        aof.lastRewriteOk ? "ok" : "err", aof.rewrites, aof.consecutiveFailures,
+                        writeOk ? "ok" : "err");
+}
+
+sds aofInfoEnabled(sds s) {
+    if (aof.state == AOF_OFF) return s;
+    return sdsCatPrintf(s,
+                        "aof_current_size:%lld\r\n"
+                        "aof_base_size:%lld\r\n"
+                        "aof_pending_rewrite:%d\r\n"
+                        "aof_buffer_length:%zu\r\n"
+                        "aof_pending_bio_fsync:%d\r\n"
+                        "aof_delayed_fsync:%lld\r\n",
+                        aof.currentSize, aof.baseSize, aof.scheduled, sdsLen(aof.buf), atomic_load(&bioPendingFsync),
+                        aof.delayedFsync);
+}
+
+static void aofResetStats(void) { aof.delayedFsync = 0; }
+
+void aofInitHooks(void) {
+    aof.buf = sdsEmpty();
+    serverAddCronHook(aofCron);
+    serverAddBeforeSleepHook(aofBeforeSleep);
+    serverAddResetStatsHook(aofResetStats);
+    serverBeforeReplyWriteHook = aofBeforeReplyWrite;
+    configApplyAppendonlyHook = applyAppendonly;
+}

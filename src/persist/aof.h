@@ -1,0 +1,60 @@
+/* aof.h -- the append-only file, as Redis 7.0 keeps it (multi-part).
+ *
+ * In `dir`/`appenddirname` live the manifest (`<appendfilename>.manifest`,
+ * one line per file: "file <name> seq <n> type b|h|i"), one base file (an
+ * RDB with aux aof-base=1, `.base.rdb`, or commands, `.base.aof`) and the
+ * incremental files (`.incr.aof`) holding the effects stream in RESP
+ * (core/effects.h), the last of which is appended to.  History files (type
+ * h) are what a rewrite replaced; they are removed after it.
+ *
+ * Invariants: the manifest on disk is only ever replaced whole (temp file,
+ * fsync, rename, directory fsync), so a crash leaves the old or the new
+ * one; a rewrite never touches the files the manifest names until its new
+ * base is renamed into place; at most one child process (BGSAVE or
+ * BGREWRITEAOF) runs at a time (persist.c and this file each check the
+ * other's). */
+#ifndef CAIRN_AOF_H
+#define CAIRN_AOF_H
+
+#include <sys/types.h>
+
+#include "core/client.h"
+#include "ds/sds.h"
+
+/* Start-up (persistInit, with appendonly yes): upgrade an old single
+ * appendonly.aof, load the manifest and its files into the databases, then
+ * open the incr file (creating a base first when there is none) and start
+ * appending.  Exits the process on a file it must refuse, as Redis does. */
+void aofInitAtStartup(void);
+/* Registers the timer, before-sleep and write hooks (always, even with the
+ * AOF off: BGREWRITEAOF works then too). */
+void aofInitHooks(void);
+
+/* pid of the rewrite child, -1 when none. */
+pid_t aofChildPid(void);
+/* A rewrite is waiting for the child slot (aof_rewrite_scheduled). */
+void aofScheduleRewrite(void);
+/* SHUTDOWN: kill a rewrite child, write and fsync what is buffered. */
+void aofPrepareShutdown(void);
+/* DEBUG LOADAOF: write what is buffered, empty the data, load the AOF back.
+ * Exits the process when the AOF cannot be loaded, as Redis does. */
+void aofDebugLoad(void);
+
+/* BGREWRITEAOF (a row of persist.c's family). */
+void aofBgrewriteaofCommand(Client *c);
+
+/* MISCONF: the last write or fsync of the AOF failed; *err is the text
+ * after "MISCONF " (static).  0 when writes may go on. */
+int aofWriteErrorText(const char **err);
+
+/* INFO persistence lines: the aof_* fields from aof_enabled to
+ * aof_last_cow_size, and the ones shown only with the AOF on. */
+sds aofInfoMain(sds s);
+sds aofInfoEnabled(sds s);
+
+/* cairn-check-aof [--fix] [--truncate-to-timestamp T] <file|manifest>:
+ * the server binary runs it when called by that name.  Returns the exit
+ * status. */
+int aofCheckMain(int argc, char **argv);
+
+#endif

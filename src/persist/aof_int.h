@@ -1,0 +1,76 @@
+/* aof_int.h -- the append-only file's private face: the manifest, the
+ * RESP file parser and loader (aof_load.c), the command-form base writer
+ * (aof_rewrite.c).  Used by aof.c and the cairn-check-aof tool
+ * (aof_check.c). */
+#ifndef CAIRN_AOF_INT_H
+#define CAIRN_AOF_INT_H
+
+#include <stddef.h>
+
+#include "ds/sds.h"
+
+/* One file of the manifest. */
+typedef struct AofInfo {
+    sds name;
+    long long seq;
+    char type; /* 'b' base, 'h' history, 'i' incr */
+} AofInfo;
+
+typedef struct AofManifest {
+    int hasBase;
+    AofInfo base;
+    AofInfo *incr;      /* in sequence order; the last one is appended to */
+    int incrCount;
+    AofInfo *history;
+    int historyCount;
+    long long baseSeq;  /* highest base sequence used */
+    long long incrSeq;  /* highest incr sequence used */
+} AofManifest;
+
+AofManifest *aofManifestCreate(void);
+void aofManifestFree(AofManifest *m);
+AofManifest *aofManifestDup(const AofManifest *m); /* NULL gives an empty one */
+/* The manifest's text, one "file .. seq .. type .." line per file (caller
+ * frees). */
+sds aofManifestFormat(const AofManifest *m);
+/* Parses the manifest file at path.  NULL with *err (caller frees) naming
+ * the line and the reason when it is broken: a line too long, not in
+ * key/value pairs, no name, an unknown type, two bases, an incr sequence
+ * that does not increase, no base and no incr file at all. */
+AofManifest *aofManifestLoadFile(const char *path, sds *err);
+/* Adds the next incr file (<prefix>.<seq>.incr.aof); returns its name,
+ * owned by m. */
+const char *aofManifestAddIncr(AofManifest *m, const char *prefix);
+/* Makes the next base (<prefix>.<seq>.base.rdb|aof), the old one going to
+ * history; returns its name, owned by m. */
+const char *aofManifestNewBase(AofManifest *m, const char *prefix, int rdb);
+/* Sets the base to name with sequence seq (the upgrade of an old file). */
+void aofManifestSetBase(AofManifest *m, const char *name, long long seq);
+/* Every incr file becomes history, except the last when keepLast. */
+void aofManifestMarkIncrAsHistory(AofManifest *m, int keepLast);
+void aofManifestClearHistory(AofManifest *m);
+
+/* The RESP parser: calls cmd for each command of p[pos..len) (argv owned
+ * by the parser, valid during the call; start/end its byte range) and
+ * annot for each "#..." annotation line.  A callback returns 0 to go on,
+ * -1 to stop.  Returns AOF_PARSE_*; *stopPos is where a truncated or bad
+ * command starts (or where the callback stopped). */
+enum { AOF_PARSE_OK = 0, AOF_PARSE_TRUNCATED, AOF_PARSE_BAD_FORMAT, AOF_PARSE_STOPPED };
+typedef int AofCmdFn(void *ctx, int argc, sds *argv, size_t start, size_t end);
+typedef int AofAnnotFn(void *ctx, const char *line, size_t len, size_t start);
+int aofParse(const unsigned char *p, size_t len, size_t pos, AofCmdFn *cmd, AofAnnotFn *annot, void *ctx,
+             size_t *stopPos);
+
+/* Loads one AOF file (an RDB preamble, then commands) into the databases.
+ * last: the last file of the manifest, where a cut-off end may be trimmed
+ * (with loadTruncated: the file is truncated to its last whole command and
+ * AOF_LOAD_OK returned).  Errors name the file and offset in *err (caller
+ * frees). */
+enum { AOF_LOAD_OK = 0, AOF_LOAD_EMPTY, AOF_LOAD_NOT_EXIST, AOF_LOAD_FAILED };
+int aofLoadFile(const char *path, const char *name, int last, int loadTruncated, sds *err);
+
+/* Writes the dataset as commands (the base with aof-use-rdb-preamble no)
+ * to path, fsynced.  Returns 0 or -1 (logged). */
+int aofWriteCommandsBase(const char *path);
+
+#endif

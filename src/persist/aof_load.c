@@ -1,0 +1,501 @@
+/* aof_load.c -- the AOF manifest (parse, format, edit) and reading AOF
+ * files: the RESP parser shared with cairn-check-aof, and the loader that
+ * runs the commands on a fake client (aof_int.h).
+ *
+ * Input is untrusted: a count or length is checked against the bytes that
+ * remain before anything is reserved; a command cut off by the end of the
+ * file is "truncated", anything else malformed is "bad format". */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/client.h"
+#include "core/command.h"
+#include "core/dispatch.h"
+#include "core/log.h"
+#include "core/server.h"
+#include "db/db.h"
+#include "ds/alloc.h"
+#include "ds/util.h"
+#include "persist/aof_int.h"
+#include "persist/rdb.h"
+
+#define MANIFEST_MAX_LINE 1024
+
+/* ------------------------------------------------------------------------ */
+/* Manifest                                                                 */
+/* ------------------------------------------------------------------------ */
+
+AofManifest *aofManifestCreate(void) { return xcalloc(sizeof(AofManifest)); }
+
+static void infoListFree(AofInfo *l, int n) {
+    for (int i = 0; i < n; i++) sdsFree(l[i].name);
+    xfree(l);
+}
+
+void aofManifestFree(AofManifest *m) {
+    if (!m) return;
+    if (m->hasBase) sdsFree(m->base.name);
+    infoListFree(m->incr, m->incrCount);
+    infoListFree(m->history, m->historyCount);
+    xfree(m);
+}
+
+static AofInfo *infoListDup(const AofInfo *l, int n) {
+    if (n == 0) return NULL;
+    AofInfo *d = xmalloc(sizeof(AofInfo) * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        d[i] = l[i];
+        d[i].name = sdsDup(l[i].name);
+    }
+    return d;
+}
+
+AofManifest *aofManifestDup(const AofManifest *m) {
+    AofManifest *d = aofManifestCreate();
+    if (!m) return d;
+    *d = *m;
+    if (m->hasBase) d->base.name = sdsDup(m->base.name);
+    d->incr = infoListDup(m->incr, m->incrCount);
+    d->history = infoListDup(m->history, m->historyCount);
+    return d;
+}
+
+static void infoPush(AofInfo **l, int *n, sds name, long long seq, char type) {
+    *l = xrealloc(*l, sizeof(AofInfo) * (size_t)(*n + 1));
+    (*l)[*n] = (AofInfo){name, seq, type};
+    (*n)++;
+}
+
+/* A name needs quoting when it has a space, a quote or a byte that is not
+ * printable (Redis writes such names with escapes). */
+static sds catName(sds s, const char *name) {
+    for (const char *p = name; *p; p++) {
+        unsigned char ch = (unsigned char)*p;
+        if (ch <= ' ' || ch >= 127 || ch == '"' || ch == '\'' || ch == '\\') return sdsCatRepr(s, name, strlen(name));
+    }
+    return sdsCat(s, name);
+}
+
+static sds catInfo(sds s, const AofInfo *f) {
+    s = sdsCat(s, "file ");
+    s = catName(s, f->name);
+    return sdsCatPrintf(s, " seq %lld type %c\n", f->seq, f->type);
+}
+
+sds aofManifestFormat(const AofManifest *m) {
+    sds s = sdsEmpty();
+    if (m->hasBase) s = catInfo(s, &m->base);
+    for (int i = 0; i < m->historyCount; i++) s = catInfo(s, &m->history[i]);
+    for (int i = 0; i < m->incrCount; i++) s = catInfo(s, &m->incr[i]);
+    return s;
+}
+
+/* One line: "file <name> seq <n> type <t>" in any order.  Returns 0 or -1
+ * with *why. */
+static int parseManifestLine(AofManifest *m, const char *line, const char **why) {
+    int argc;
+    sds *argv = sdsSplitArgs(line, &argc);
+    int rc = -1;
+    sds name = NULL;
+    long long seq = -1;
+    char type = 0;
+    if (!argv || argc < 6 || argc % 2) {
+        *why = "Invalid AOF manifest file format";
+        goto cleanup;
+    }
+    for (int i = 0; i < argc; i += 2) {
+        if (!strcasecmp(argv[i], "file")) {
+            sdsFree(name);
+            name = sdsDup(argv[i + 1]);
+        } else if (!strcasecmp(argv[i], "seq")) {
+            if (!stringToLongLong(argv[i + 1], sdsLen(argv[i + 1]), &seq) || seq < 0) {
+                *why = "Invalid AOF manifest file format (bad seq)";
+                goto cleanup;
+            }
+        } else if (!strcasecmp(argv[i], "type")) {
+            type = sdsLen(argv[i + 1]) == 1 ? argv[i + 1][0] : '?';
+        }
+        /* Unknown keys are ignored, for later versions. */
+    }
+    if (!name || sdsLen(name) == 0 || seq < 0 || !type) {
+        *why = "Invalid AOF manifest file format";
+        goto cleanup;
+    }
+    if (strchr(name, '/')) {
+        *why = "Invalid AOF manifest file format (a file name with a path)";
+        goto cleanup;
+    }
+    if (type == 'b') {
+        if (m->hasBase) {
+            *why = "Found duplicate base file information";
+            goto cleanup;
+        }
+        m->hasBase = 1;
+        m->base = (AofInfo){name, seq, 'b'};
+        m->baseSeq = seq;
+        name = NULL;
+    } else if (type == 'h') {
+        infoPush(&m->history, &m->historyCount, name, seq, 'h');
+        name = NULL;
+    } else if (type == 'i') {
+        if (seq <= m->incrSeq) {
+            *why = "Found a non-monotonic sequence number";
+            goto cleanup;
+        }
+        infoPush(&m->incr, &m->incrCount, name, seq, 'i');
+        m->incrSeq = seq;
+        name = NULL;
+    } else {
+        *why = "Unknown AOF file type";
+        goto cleanup;
+    }
+    rc = 0;
+cleanup:
+    sdsFree(name);
+    if (argv) sdsFreeSplitRes(argv, argc);
+    return rc;
+}
+
+AofManifest *aofManifestLoadFile(const char *path, sds *err) {
+    FILE *fp = fopen(path, "r");
+    if (!fp) {
+        *err = sdsCatPrintf(sdsEmpty(), "Fatal error: can't open the AOF manifest %s for reading: %s", path,
+                            strerror(errno));
+        return NULL;
+    }
+    AofManifest *m = aofManifestCreate();
+    char buf[MANIFEST_MAX_LINE + 2];
+    long long lineNo = 0, offset = 0;
+    const char *why = NULL;
+    while (fgets(buf, sizeof(buf), fp)) {
+        lineNo++;
+        size_t l = strlen(buf);
+        long long lineStart = offset;
+        offset += (long long)l;
+        if (buf[0] == '#') continue;
+        if (l == sizeof(buf) - 1 && buf[l - 1] != '\n') {
+            why = "The AOF manifest file contains too long line";
+            offset = lineStart;
+            break;
+        }
+        while (l && (buf[l - 1] == '\n' || buf[l - 1] == '\r' || buf[l - 1] == ' ' || buf[l - 1] == '\t'))
+            buf[--l] = '\0';
+        if (l == 0) {
+            why = "Invalid AOF manifest file format (empty line)";
+            offset = lineStart;
+            break;
+        }
+        if (parseManifestLine(m, buf, &why) < 0) {
+            offset = lineStart;
+            break;
+        }
+    }
+    if (!why && ferror(fp)) why = "Read error";
+    fclose(fp);
+    if (!why && !m->hasBase && m->incrCount == 0) why = "Found an empty AOF manifest";
+    if (why) {
+        *err = sdsCatPrintf(sdsEmpty(), "%s: %s, line %lld (offset %lld)", why, path, lineNo, offset);
+        aofManifestFree(m);
+        return NULL;
+    }
+    return m;
+}
+
+const char *aofManifestAddIncr(AofManifest *m, const char *prefix) {
+    long long seq = ++m->incrSeq;
+    infoPush(&m->incr, &m->incrCount, sdsCatPrintf(sdsEmpty(), "%s.%lld.incr.aof", prefix, seq), seq, 'i');
+    return m->incr[m->incrCount - 1].name;
+}
+
+const char *aofManifestNewBase(AofManifest *m, const char *prefix, int rdb) {
+    if (m->hasBase) infoPush(&m->history, &m->historyCount, m->base.name, m->base.seq, 'h');
+    long long seq = ++m->baseSeq;
+    m->hasBase = 1;
+    m->base = (AofInfo){sdsCatPrintf(sdsEmpty(), "%s.%lld.base.%s", prefix, seq, rdb ? "rdb" : "aof"), seq, 'b'};
+    return m->base.name;
+}
+
+void aofManifestSetBase(AofManifest *m, const char *name, long long seq) {
+    if (m->hasBase) sdsFree(m->base.name);
+    m->hasBase = 1;
+    m->base = (AofInfo){sdsNew(name), seq, 'b'};
+    if (seq > m->baseSeq) m->baseSeq = seq;
+}
+
+void aofManifestMarkIncrAsHistory(AofManifest *m, int keepLast) {
+    int n = m->incrCount - (keepLast && m->incrCount ? 1 : 0);
+    for (int i = 0; i < n; i++) infoPush(&m->history, &m->historyCount, m->incr[i].name, m->incr[i].seq, 'h');
+    memmove(m->incr, m->incr + n, sizeof(AofInfo) * (size_t)(m->incrCount - n));
+    m->incrCount -= n;
+}
+
+void aofManifestClearHistory(AofManifest *m) {
+    infoListFree(m->history, m->historyCount);
+    m->history = NULL;
+    m->historyCount = 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* RESP parser                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* Reads "<c><number>\r\n" at *pos.  Returns 0 (number in *out, *pos past
+ * the line), 1 when the input ends first, -1 when malformed. */
+static int readHeader(const unsigned char *p, size_t len, size_t *pos, char c, long long *out) {
+    if (*pos >= len) return 1;
+    if (p[*pos] != (unsigned char)c) return -1;
+    size_t max = len - *pos < 32 ? len - *pos : 32;
+    const unsigned char *nl = memchr(p + *pos, '\n', max);
+    if (!nl) return max < 32 ? 1 : -1;
+    size_t lineLen = (size_t)(nl - (p + *pos));
+    if (lineLen < 2 || nl[-1] != '\r') return -1;
+    if (!stringToLongLong((const char *)p + *pos + 1, lineLen - 2, out)) return -1;
+    *pos += lineLen + 1;
+    return 0;
+}
+
+int aofParse(const unsigned char *p, size_t len, size_t pos, AofCmdFn *cmd, AofAnnotFn *annot, void *ctx,
+             size_t *stopPos) {
+    sds *argv = NULL;
+    int argvCap = 0, rc = AOF_PARSE_OK;
+    while (pos < len) {
+        size_t start = pos;
+        *stopPos = start;
+        if (p[pos] == '#') {
+            const unsigned char *nl = memchr(p + pos, '\n', len - pos);
+            if (!nl) {
+                rc = AOF_PARSE_TRUNCATED;
+                break;
+            }
+            size_t l = (size_t)(nl - (p + pos)) + 1;
+            if (annot && annot(ctx, (const char *)p + pos, l, start) < 0) {
+                rc = AOF_PARSE_STOPPED;
+                break;
+            }
+            pos += l;
+            continue;
+        }
+        long long argc;
+        int r = readHeader(p, len, &pos, '*', &argc);
+        if (r != 0 || argc < 1) {
+            rc = r == 1 ? AOF_PARSE_TRUNCATED : AOF_PARSE_BAD_FORMAT;
+            break;
+        }
+        /* Each argument takes at least 6 bytes ("$0\r\n\r\n"). */
+        if ((unsigned long long)argc > (len - pos) / 6) {
+            rc = AOF_PARSE_TRUNCATED;
+            break;
+        }
+        if (argc > argvCap) {
+            argv = xrealloc(argv, sizeof(sds) * (size_t)argc);
+            argvCap = (int)argc;
+        }
+        int got = 0;
+        for (; got < argc; got++) {
+            long long l;
+            r = readHeader(p, len, &pos, '$', &l);
+            if (r == 0 && l < 0) r = -1;
+            if (r == 0 && (unsigned long long)l + 2 > len - pos) r = 1;
+            if (r == 0 && (p[pos + l] != '\r' || p[pos + l + 1] != '\n')) r = -1;
+            if (r != 0) {
+                rc = r == 1 ? AOF_PARSE_TRUNCATED : AOF_PARSE_BAD_FORMAT;
+                break;
+            }
+            argv[got] = sdsNewLen(p + pos, (size_t)l);
+            pos += (size_t)l + 2;
+        }
+        if (rc == AOF_PARSE_OK && cmd(ctx, (int)argc, argv, start, pos) < 0) rc = AOF_PARSE_STOPPED;
+        for (int i = 0; i < got; i++) sdsFree(argv[i]);
+        if (rc != AOF_PARSE_OK) break;
+    }
+    if (rc == AOF_PARSE_OK) *stopPos = pos;
+    xfree(argv);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Loading                                                                  */
+/* ------------------------------------------------------------------------ */
+
+typedef struct LoadCtx {
+    Client *c;
+    const char *name;
+    int inMulti;
+    size_t multiStart;  /* offset of the open MULTI */
+    sds **queued;       /* argv of each queued command */
+    int *queuedArgc;
+    int queuedCount;
+    sds err;
+} LoadCtx;
+
+static void runCommand(LoadCtx *ctx, int argc, sds *argv, Command *cmd) {
+    Client *c = ctx->c;
+    c->argc = argc;
+    c->argv = argv;
+    callCommand(c, cmd);
+    clientDiscardReplies(c);
+    c->argv = NULL;
+    c->argc = 0;
+    c->cmd = NULL;
+}
+
+static void dropQueue(LoadCtx *ctx) {
+    for (int i = 0; i < ctx->queuedCount; i++) {
+        for (int j = 0; j < ctx->queuedArgc[i]; j++) sdsFree(ctx->queued[i][j]);
+        xfree(ctx->queued[i]);
+    }
+    xfree(ctx->queued);
+    xfree(ctx->queuedArgc);
+    ctx->queued = NULL;
+    ctx->queuedArgc = NULL;
+    ctx->queuedCount = 0;
+}
+
+static int loadCommand(void *priv, int argc, sds *argv, size_t start, size_t end) {
+    LoadCtx *ctx = priv;
+    Command *cmd = commandLookupArgv(argc, argv);
+    if (!cmd) {
+        ctx->err = sdsCatPrintf(sdsEmpty(), "Unknown command '%s' reading the append only file %s at offset %zu",
+                                argv[0], ctx->name, start);
+        return -1;
+    }
+    if ((cmd->arity > 0 && argc != cmd->arity) || (cmd->arity < 0 && argc < -cmd->arity)) {
+        ctx->err = sdsCatPrintf(sdsEmpty(),
+                                "Bad file format reading the append only file %s at offset %zu: wrong number of "
+                                "arguments for '%s'",
+                                ctx->name, start, argv[0]);
+        return -1;
+    }
+    if (!strcasecmp(argv[0], "multi") && argc == 1) {
+        if (!ctx->inMulti) {
+            ctx->inMulti = 1;
+            ctx->multiStart = start;
+        }
+        return 0;
+    }
+    if (!strcasecmp(argv[0], "exec") && argc == 1) {
+        if (!ctx->inMulti) return 0;
+        for (int i = 0; i < ctx->queuedCount; i++) {
+            Command *q = commandLookupArgv(ctx->queuedArgc[i], ctx->queued[i]);
+            runCommand(ctx, ctx->queuedArgc[i], ctx->queued[i], q);
+        }
+        dropQueue(ctx);
+        ctx->inMulti = 0;
+        return 0;
+    }
+    if (ctx->inMulti) {
+        ctx->queued = xrealloc(ctx->queued, sizeof(sds *) * (size_t)(ctx->queuedCount + 1));
+        ctx->queuedArgc = xrealloc(ctx->queuedArgc, sizeof(int) * (size_t)(ctx->queuedCount + 1));
+        sds *copy = xmalloc(sizeof(sds) * (size_t)argc);
+        for (int i = 0; i < argc; i++) copy[i] = sdsDup(argv[i]);
+        ctx->queued[ctx->queuedCount] = copy;
+        ctx->queuedArgc[ctx->queuedCount++] = argc;
+        return 0;
+    }
+    (void)end;
+    runCommand(ctx, argc, argv, cmd);
+    return 0;
+}
+
+int aofLoadFile(const char *path, const char *name, int last, int loadTruncated, sds *err) {
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        if (errno == ENOENT) return AOF_LOAD_NOT_EXIST;
+        *err = sdsCatPrintf(sdsEmpty(), "Fatal error: can't open the append log file %s for reading: %s", name,
+                            strerror(errno));
+        return AOF_LOAD_FAILED;
+    }
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        *err = sdsCatPrintf(sdsEmpty(), "Unable to check the AOF length: %s", strerror(errno));
+        close(fd);
+        return AOF_LOAD_FAILED;
+    }
+    size_t len = (size_t)st.st_size;
+    if (len == 0) {
+        close(fd);
+        return AOF_LOAD_EMPTY;
+    }
+    const unsigned char *p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+        *err = sdsCatPrintf(sdsEmpty(), "Unable to read the AOF file %s: %s", name, strerror(errno));
+        close(fd);
+        return AOF_LOAD_FAILED;
+    }
+    madvise((void *)p, len, MADV_SEQUENTIAL);
+    int rc = AOF_LOAD_OK;
+    size_t pos = 0;
+    if (len >= 5 && memcmp(p, "REDIS", 5) == 0) {
+        serverLog(LL_NOTICE, "Reading RDB base file on AOF loading...");
+        RdbLoadInfo info;
+        sds rerr = NULL;
+        if (rdbLoadBuffer(p, len, 0, &info, &pos, &rerr) < 0) {
+            *err = sdsCatPrintf(sdsEmpty(), "Error reading the RDB base file %s, AOF loading aborted: %s", name, rerr);
+            sdsFree(rerr);
+            rc = AOF_LOAD_FAILED;
+            goto cleanup;
+        }
+        serverLog(LL_NOTICE, "Done loading RDB, keys loaded: %lld, keys expired: %lld.", info.keysLoaded,
+                  info.keysExpired);
+        serverLog(LL_NOTICE, "Reading the remaining AOF tail...");
+    }
+    LoadCtx ctx = {.name = name};
+    ctx.c = clientCreateFake();
+    int saved = dbNoLazyExpire;
+    dbNoLazyExpire = 1;
+    size_t stop;
+    int pr = aofParse(p, len, pos, loadCommand, NULL, &ctx, &stop);
+    dbNoLazyExpire = saved;
+    if (pr == AOF_PARSE_OK && ctx.inMulti) {
+        serverLog(LL_WARNING, "Revert incomplete MULTI/EXEC transaction in AOF file %s", name);
+        stop = ctx.multiStart;
+        pr = AOF_PARSE_TRUNCATED;
+    } else if (pr == AOF_PARSE_TRUNCATED && ctx.inMulti) {
+        stop = ctx.multiStart;
+    }
+    dropQueue(&ctx);
+    ctx.c->db = &server.db[0];
+    clientFree(ctx.c);
+    if (pr == AOF_PARSE_STOPPED) {
+        *err = ctx.err;
+        rc = AOF_LOAD_FAILED;
+    } else if (pr == AOF_PARSE_BAD_FORMAT) {
+        *err = sdsCatPrintf(sdsEmpty(),
+                            "Bad file format reading the append only file %s at offset %zu: make a backup of your "
+                            "AOF file, then use ./cairn-check-aof --fix <filename.manifest>",
+                            name, stop);
+        rc = AOF_LOAD_FAILED;
+    } else if (pr == AOF_PARSE_TRUNCATED) {
+        serverLog(LL_WARNING, "!!! Warning: short read while loading the AOF file %s at offset %zu!!!", name, stop);
+        if (!last) {
+            *err = sdsCatPrintf(sdsEmpty(),
+                                "Fatal error: the truncated file %s is not the last file (cut off at offset %zu)",
+                                name, stop);
+            rc = AOF_LOAD_FAILED;
+        } else if (!loadTruncated) {
+            *err = sdsCatPrintf(sdsEmpty(),
+                                "Unexpected end of file reading the append only file %s at offset %zu. You can: 1) "
+                                "Make a backup of your AOF file, then use ./cairn-check-aof --fix "
+                                "<filename.manifest>. 2) Alternatively you can set the 'aof-load-truncated' "
+                                "configuration option to yes and restart the server.",
+                                name, stop);
+            rc = AOF_LOAD_FAILED;
+        } else if (truncate(path, (off_t)stop) == -1) {
+            *err = sdsCatPrintf(sdsEmpty(), "Error truncating the AOF file %s: %s", name, strerror(errno));
+            rc = AOF_LOAD_FAILED;
+        } else {
+            serverLog(LL_WARNING, "AOF %s loaded anyway because aof-load-truncated is enabled", name);
+        }
+    }
+cleanup:
+    munmap((void *)p, len);
+    close(fd);
+    return rc;
+}

@@ -1,0 +1,226 @@
+/* aof_rewrite.c -- the base file in command form (aof-use-rdb-preamble no):
+ * the dataset written as the commands that rebuild it, as Redis 7.0 writes
+ * them: FUNCTION LOAD per library, then per non-empty database a SELECT
+ * and per key SET / RPUSH / SADD / ZADD / HMSET (at most 64 elements per
+ * command) and PEXPIREAT for a key with a TTL. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/server.h"
+#include "db/db.h"
+#include "db/object.h"
+#include "ds/alloc.h"
+#include "ds/htab.h"
+#include "ds/listpack.h"
+#include "ds/quicklist.h"
+#include "ds/rdbcodec.h"
+#include "ds/util.h"
+#include "persist/aof_int.h"
+#include "script/function.h"
+#include "types/hash.h"
+#include "types/set.h"
+#include "types/zset.h"
+
+#define ITEMS_PER_CMD 64
+#define FLUSH_BYTES (64 * 1024)
+
+typedef struct Writer {
+    int fd;
+    sds buf;
+    int failed;
+    /* The command being built: elements left in it, its header needs. */
+    const kvobj *key;
+    const char *cmd;
+    long long left;    /* elements of the key not written yet */
+    int inCmd;         /* elements written in the current command */
+    int perElement;    /* bulk strings per element (2 for ZADD/HMSET) */
+} Writer;
+
+static void flushBuf(Writer *w) {
+    if (w->failed || sdsLen(w->buf) == 0) return;
+    size_t off = 0, len = sdsLen(w->buf);
+    while (off < len) {
+        ssize_t n = write(w->fd, w->buf + off, len - off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            w->failed = n < 0 ? errno : ENOSPC;
+            break;
+        }
+        off += (size_t)n;
+    }
+    sdsClear(w->buf);
+}
+
+static void bulk(Writer *w, const void *p, size_t len) {
+    w->buf = sdsCatPrintf(w->buf, "$%zu\r\n", len);
+    w->buf = sdsCatLen(w->buf, p, len);
+    w->buf = sdsCatLen(w->buf, "\r\n", 2);
+}
+
+static void bulkNum(Writer *w, long long v) {
+    char tmp[32];
+    int l = longLongToString(tmp, sizeof(tmp), v);
+    bulk(w, tmp, (size_t)l);
+}
+
+/* Starts a command for the next element when the current one is full. */
+static void element(Writer *w) {
+    if (w->inCmd == 0) {
+        long long n = w->left < ITEMS_PER_CMD ? w->left : ITEMS_PER_CMD;
+        w->buf = sdsCatPrintf(w->buf, "*%lld\r\n", 2 + n * w->perElement);
+        bulk(w, w->cmd, strlen(w->cmd));
+        bulk(w, kvKey(w->key), kvKeyLen(w->key));
+    }
+    w->inCmd++;
+    w->left--;
+    if (w->inCmd == ITEMS_PER_CMD) w->inCmd = 0;
+    if (sdsLen(w->buf) >= FLUSH_BYTES) flushBuf(w);
+}
+
+static void begin(Writer *w, const kvobj *o, const char *cmd, long long count, int perElement) {
+    w->key = o;
+    w->cmd = cmd;
+    w->left = count;
+    w->inCmd = 0;
+    w->perElement = perElement;
+}
+
+static int listNode(void *ctx, int plain, const unsigned char *data, size_t len) {
+    Writer *w = ctx;
+    if (plain) {
+        element(w);
+        bulk(w, data, len);
+        return 0;
+    }
+    unsigned char *lp = (unsigned char *)data;
+    for (unsigned char *p = lpFirst(lp); p; p = lpNext(lp, p)) {
+        unsigned int l;
+        unsigned char ibuf[32];
+        unsigned char *v = lpGetValue(p, &l, ibuf, NULL, NULL);
+        element(w);
+        bulk(w, v, l);
+    }
+    return 0;
+}
+
+static void setMember(void *priv, const char *m, size_t len) {
+    Writer *w = priv;
+    element(w);
+    bulk(w, m, len);
+}
+
+static int zsetMember(void *priv, const unsigned char *m, size_t len, double score) {
+    Writer *w = priv;
+    element(w);
+    char tmp[64];
+    int l = snprintf(tmp, sizeof(tmp), "%.17g", score);
+    bulk(w, tmp, (size_t)l);
+    bulk(w, m, len);
+    return 1;
+}
+
+static void hashPair(void *priv, const unsigned char *f, size_t flen, const unsigned char *v, size_t vlen) {
+    Writer *w = priv;
+    element(w);
+    bulk(w, f, flen);
+    bulk(w, v, vlen);
+}
+
+static void writeKey(Writer *w, const kvobj *o) {
+    switch (kvType(o)) {
+    case OBJ_STRING: {
+        char tmp[32];
+        size_t len;
+        const char *p = kvStringBytes(o, tmp, &len);
+        w->buf = sdsCat(w->buf, "*3\r\n$3\r\nSET\r\n");
+        bulk(w, kvKey(o), kvKeyLen(o));
+        bulk(w, p, len);
+        break;
+    }
+    case OBJ_LIST: {
+        Quicklist *ql = kvPtr(o);
+        begin(w, o, "RPUSH", (long long)quicklistCount(ql), 1);
+        quicklistForEachNode(ql, listNode, w);
+        break;
+    }
+    case OBJ_SET:
+        begin(w, o, "SADD", (long long)setValueLength(o), 1);
+        setValueForEach(o, setMember, w);
+        break;
+    case OBJ_ZSET: {
+        long n = (long)zsetLength(o);
+        begin(w, o, "ZADD", n, 2);
+        zsetForEachByRank(o, 0, n - 1, 0, zsetMember, w);
+        break;
+    }
+    case OBJ_HASH:
+        begin(w, o, "HMSET", (long long)hashValueLength(o), 2);
+        hashValueForEach(o, hashPair, w);
+        break;
+    default: break;
+    }
+    long long when = kvExpire(o);
+    if (when != -1) {
+        w->buf = sdsCat(w->buf, "*3\r\n$9\r\nPEXPIREAT\r\n");
+        bulk(w, kvKey(o), kvKeyLen(o));
+        bulkNum(w, when);
+    }
+    if (sdsLen(w->buf) >= FLUSH_BYTES) flushBuf(w);
+}
+
+/* FUNCTION LOAD for each library: the codes come from the RDB records the
+ * functions layer writes (uncompressed). */
+static void writeFunctions(Writer *w) {
+    sds recs = functionsRdbAppend(sdsEmpty(), 0);
+    size_t pos = 0, len = sdsLen(recs);
+    while (pos < len) {
+        pos++; /* the opcode */
+        sds code;
+        if (rdbDecodeString((const unsigned char *)recs, len, &pos, &code) < 0) break;
+        w->buf = sdsCat(w->buf, "*3\r\n$8\r\nFUNCTION\r\n$4\r\nLOAD\r\n");
+        bulk(w, code, sdsLen(code));
+        sdsFree(code);
+    }
+    sdsFree(recs);
+}
+
+int aofWriteCommandsBase(const char *path) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        serverLog(LL_WARNING, "Opening the temp file for AOF rewrite in rewriteAppendOnlyFile(): %s", strerror(errno));
+        return -1;
+    }
+    Writer w = {.fd = fd, .buf = sdsEmpty()};
+    if (server.cfg.aofTimestampEnabled) w.buf = sdsCatPrintf(w.buf, "#TS:%lld\r\n", (long long)time(NULL));
+    writeFunctions(&w);
+    for (int j = 0; j < server.cfg.databases && !w.failed; j++) {
+        Db *db = &server.db[j];
+        if (htabSize(&db->keys) == 0) continue;
+        w.buf = sdsCat(w.buf, "*2\r\n$6\r\nSELECT\r\n");
+        bulkNum(&w, j);
+        HtabIter it;
+        htabIterInit(&it, &db->keys);
+        kvobj *o;
+        while (!w.failed && (o = htabIterNext(&it)) != NULL) {
+            writeKey(&w, o);
+            if (server.cfg.rdbKeySaveDelay > 0) usleep((useconds_t)server.cfg.rdbKeySaveDelay);
+        }
+        htabIterRelease(&it);
+    }
+    flushBuf(&w);
+    sdsFree(w.buf);
+    int err = w.failed;
+    if (!err && fsync(fd) < 0) err = errno;
+    if (close(fd) < 0 && !err) err = errno;
+    if (err) {
+        serverLog(LL_WARNING, "Write error writing append only file on disk: %s", strerror(err));
+        unlink(path);
+        return -1;
+    }
+    return 0;
+}
