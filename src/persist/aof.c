@@ -77,6 +77,7 @@ static struct {
     long long delayedFsync;     /* aof_delayed_fsync */
     int lastWriteOk;
     int lastWriteErrno;
+    int fsyncErrLogged;         /* a failed background fsync was logged */
     /* The rewrite child. */
     pid_t childPid;
     long long childStartSec;
@@ -121,8 +122,11 @@ static void *bioMain(void *arg) {
         if (!bioHead) bioTail = NULL;
         pthread_mutex_unlock(&bioLock);
         if (!j->close) {
-            if (fdatasync(j->fd) == -1 && errno != EBADF && errno != EINVAL) atomic_store(&bioFsyncErr, errno);
-            else atomic_store(&bioFsyncErr, 0);
+            if (fdatasync(j->fd) == -1 && errno != EBADF && errno != EINVAL) {
+                atomic_store(&bioFsyncErr, errno);
+            } else {
+                atomic_store(&bioFsyncErr, 0);
+            }
             atomic_fetch_sub(&bioPendingFsync, 1);
         } else {
             fsync(j->fd);
@@ -333,9 +337,10 @@ static void flushAof(int force) {
     int everysec = server.cfg.appendfsync == APPENDFSYNC_EVERYSEC;
     int syncInProgress = 0;
     if (sdsLen(aof.buf) == 0) {
-        /* Nothing new; but an everysec fsync may still be owed. */
-        if (everysec && aof.fsyncOffset != aof.currentSize && now > aof.lastFsyncSec &&
-            atomic_load(&bioPendingFsync) == 0)
+        /* Nothing new; but an everysec fsync may still be owed, or the last
+         * one failed (writes are refused until one succeeds). */
+        if (everysec && (aof.fsyncOffset != aof.currentSize || atomic_load(&bioFsyncErr)) &&
+            now > aof.lastFsyncSec && atomic_load(&bioPendingFsync) == 0)
             goto tryFsync;
         return;
     }
@@ -747,7 +752,11 @@ static void aofCron(void) {
         }
     }
     /* A postponed write, a failed write to retry, an everysec fsync due. */
-    if (aof.fd >= 0 && (sdsLen(aof.buf) || !aof.lastWriteOk)) flushAof(0);
+    int fsyncErr = atomic_load(&bioFsyncErr);
+    if (fsyncErr && !aof.fsyncErrLogged) serverLog(LL_WARNING, "Fail to fsync the AOF file: %s", strerror(fsyncErr));
+    else if (!fsyncErr && aof.fsyncErrLogged) serverLog(LL_WARNING, "AOF fsync error looks solved, Cairn can write again.");
+    aof.fsyncErrLogged = fsyncErr != 0;
+    if (aof.fd >= 0 && (sdsLen(aof.buf) || !aof.lastWriteOk || fsyncErr)) flushAof(0);
 }
 
 /* ------------------------------------------------------------------------ */
