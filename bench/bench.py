@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Cairn vs redis-server benchmarks: throughput, memory, instructions.
 
-Usage: bench.py throughput|memory|instructions|all
+Usage: bench.py throughput|memory|latency|instructions|all
 All knobs are environment variables (see bench/README.md).
 """
 import os
@@ -13,6 +13,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -667,6 +668,142 @@ def settled_rss(s, quiet=12.0, limit=40.0):
     return s.rss()
 
 
+
+# ------------------------------------------------------------------ latency
+
+class Probe(threading.Thread):
+    """A client sending GET every millisecond and timing each reply."""
+
+    def __init__(self, port):
+        super().__init__(daemon=True)
+        self.sk = socket.create_connection(("127.0.0.1", port))
+        self.sk.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.times = []
+        self.stop_flag = False
+
+    def run(self):
+        req = resp(b"GET", b"probe")
+        nxt = time.monotonic()
+        while not self.stop_flag:
+            t0 = time.monotonic()
+            self.sk.sendall(req)
+            got = b""
+            while not got.endswith(b"\r\n"):
+                got += self.sk.recv(4096)
+            self.times.append(time.monotonic() - t0)
+            nxt += 0.001
+            d = nxt - time.monotonic()
+            if d > 0:
+                time.sleep(d)
+            else:
+                nxt = time.monotonic()
+
+    def finish(self):
+        self.stop_flag = True
+        self.join()
+        self.sk.close()
+        return sorted(self.times)
+
+
+def pct(sorted_vals, p):
+    if not sorted_vals:
+        return float("nan")
+    return sorted_vals[min(len(sorted_vals) - 1, int(len(sorted_vals) * p))]
+
+
+def growth_run(binary, name, n, ttl):
+    """Load n keys (SET, pipelined 100 per write, one connection), with or
+    without a TTL, while a probe GETs every ms.  Returns a dict of figures
+    and the running server (for the flush-release step)."""
+    import redis
+    s = Srv(binary, name)
+    r = redis.Redis(port=s.port)
+    r.config_set("slowlog-log-slower-than", 2000)
+    r.config_set("slowlog-max-len", 1024)
+    r.slowlog_reset()
+    probe = Probe(s.port)
+    probe.start()
+    cmd = ["redis-benchmark", "-p", str(s.port), "-c", "1", "-P", "100", "-n", str(n),
+           "-r", "1000000000", "-q"]
+    cmd += ["SET", "key:__rand_int__", "xxxxxxxxxx"] + (["EX", "100000"] if ttl else [])
+    t0 = time.monotonic()
+    subprocess.run(cmd, capture_output=True, timeout=3600)
+    load = time.monotonic() - t0
+    times = probe.finish()
+    slow = r.slowlog_get(1024)
+    worst = sorted(slow, key=lambda e: -e["duration"])[:3]
+    res = {"load_s": load, "keys": r.dbsize(), "probes": len(times),
+           "p999_ms": pct(times, 0.999) * 1e3, "max_ms": (times[-1] if times else float("nan")) * 1e3,
+           "slow": len(slow),
+           "worst": ["%dus %s" % (e["duration"], e["command"][:30].decode(errors="replace")) for e in worst]}
+    return res, s, r
+
+
+def flush_release(s, r):
+    """RSS before FLUSHALL SYNC, the flush's time, RSS 1 s and 3 s later."""
+    before = s.rss()
+    t0 = time.monotonic()
+    r.flushall()
+    took = time.monotonic() - t0
+    time.sleep(max(0.0, 1.0 - (time.monotonic() - t0)))
+    at1 = s.rss()
+    time.sleep(2.0)
+    return before, took, at1, s.rss()
+
+
+def bigvalue_rps(binary, name, size, n):
+    s = Srv(binary, name)
+    try:
+        out = subprocess.run(["redis-benchmark", "-p", str(s.port), "-c", "2", "-n", str(n), "-d", str(size),
+                              "-t", "set,get", "--csv"], capture_output=True, timeout=3600).stdout
+        rows = {}
+        for line in out.decode().splitlines():
+            parts = [x.strip('"') for x in line.split(",")]
+            if len(parts) >= 2 and parts[0] in ("SET", "GET"):
+                rows[parts[0]] = float(parts[1])
+        cpu = s.cpu_ns()
+        return rows, cpu / max(1, 2 * n) / 1e6
+    finally:
+        s.stop()
+
+
+def latency():
+    """Tail latency while the keyspace grows (with and without TTLs), big
+    values, and memory released after FLUSHALL.  BENCH_LAT_KEYS keys are
+    loaded (default 2,000,000: the issue's 10M takes over a GB per server
+    and minutes per run on a shared 2-core machine; set it to 10000000 to
+    reproduce that).  Figures on a loaded machine are indicative."""
+    n = env_int("BENCH_LAT_KEYS", 2000000)
+    print("\n== latency: growth to %d keys (SET pipelined 100 per write, probe GET every 1 ms)" % n)
+    print("%-8s %-6s %8s %8s %9s %8s %6s  %s" % ("ttl", "server", "keys", "load s", "p99.9 ms", "max ms",
+                                                 "slow>2", "worst slowlog entries"))
+    flush = {}
+    for ttl in (False, True):
+        for binary, sname in ((A_BIN, A_NAME), (B_BIN, B_NAME)):
+            res, s, r = growth_run(binary, sname, n, ttl)
+            print("%-8s %-6s %8d %8.1f %9.2f %8.2f %6d  %s" % (
+                "EX" if ttl else "none", sname, res["keys"], res["load_s"], res["p999_ms"], res["max_ms"],
+                res["slow"], "; ".join(res["worst"])))
+            sys.stdout.flush()
+            if ttl:
+                flush[sname] = flush_release(s, r)
+            s.stop()
+    print("\n== latency: memory after FLUSHALL SYNC of the %d keys with TTL (RSS MB)" % n)
+    print("%-6s %9s %9s %9s %9s" % ("server", "before", "flush s", "after 1s", "after 3s"))
+    for sname in (A_NAME, B_NAME):
+        b, took, a1, a3 = flush[sname]
+        print("%-6s %9.0f %9.2f %9.0f %9.0f" % (sname, b / 2**20, took, a1 / 2**20, a3 / 2**20))
+    print("\n== latency: big values (redis-benchmark -c 2 -d SIZE -t set,get)")
+    print("%-6s %-4s %10s %10s %6s" % ("size", "op", A_NAME, B_NAME, "ratio"))
+    for size, cnt in ((1 << 20, env_int("BENCH_BIG1_N", 400)), (10 << 20, env_int("BENCH_BIG10_N", 60))):
+        a, _ = bigvalue_rps(A_BIN, A_NAME, size, cnt)
+        b, _ = bigvalue_rps(B_BIN, B_NAME, size, cnt)
+        for op in ("SET", "GET"):
+            print("%-6s %-4s %10.1f %10.1f %6.2f" % ("%dMB" % (size >> 20), op, a.get(op, float("nan")),
+                                                    b.get(op, float("nan")),
+                                                    ratio(a.get(op, float("nan")), b.get(op, float("nan")))))
+        sys.stdout.flush()
+
 # ------------------------------------------------------------- instructions
 
 def callgrind_total(path):
@@ -753,6 +890,8 @@ def main():
         throughput()
     if what in ("memory", "all"):
         memory()
+    if what in ("latency", "all"):
+        latency()
     if what in ("instructions", "all"):
         if os.environ.get("BENCH_SKIP_CALLGRIND") == "1":
             print("\n== instructions: skipped (BENCH_SKIP_CALLGRIND=1)")

@@ -210,8 +210,9 @@ void clientResetArgv(Client *c);
 /* Let the running command keep argv[i] as a stored value instead of copying
  * it (a big SET value).  Returns the string, or NULL when it cannot be
  * kept: the argv is not this client's own parsed command (a MULTI queue, a
- * script's call), an argument was already kept, or the string has much
- * more room than bytes.  The argument stays readable through argv[i] until
+ * script's call) or an argument was already kept.  Spare room is given
+ * back first, which may move the string: argv[i] is updated, and the
+ * caller must use the returned pointer.  It stays readable through argv[i] until
  * the command's argv is reset (effects, SLOWLOG, MONITOR see it), and only
  * then belongs to the value alone: nothing may change the value before
  * that, which holds because no other command runs in between. */

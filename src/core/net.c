@@ -289,7 +289,10 @@ Client *clientCreate(int fd, int isUnix) {
 sds clientAdoptArg(Client *c, int i) {
     if (c->adoptedArg || !c->argv || c->argv != c->parser.lent || i < 0 || i >= c->argc) return NULL;
     sds s = c->argv[i];
-    if (sdsAvail(s) > sdsLen(s) / 16) return NULL; /* the value would keep the slack */
+    /* The value must not keep the slack of the reservation (a 10 MB
+     * argument sits in jemalloc's 12 MB class): give it back -- jemalloc
+     * shrinks a large block in place, without a copy. */
+    if (sdsAvail(s) > sdsLen(s) / 16) s = c->argv[i] = sdsRemoveFreeSpace(s);
     c->adoptedArg = i + 1;
     return s;
 }

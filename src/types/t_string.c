@@ -178,19 +178,23 @@ static void setEffect(Client *c, const sds key, const sds val, int flags, int ha
 /* The entry for SET key val.  A big value (past what the string
  * conversion could shrink) keeps the argument's own string when the client
  * lets it go (clientAdoptArg): a 10 MB value is not copied again. */
-static kvobj *createValue(Client *c, const sds key, const sds val) {
+static kvobj *createValue(Client *c, const sds key, sds *valp) {
+    sds val = *valp;
     size_t vlen = sdsLen(val);
     if (__builtin_expect(vlen >= SET_ADOPT_MIN, 0)) {
         int i = c->argc > 3 && c->argv[3] == val ? 3 : 2; /* SETEX/PSETEX: argv[3] */
         sds kept = c->argv[i] == val ? clientAdoptArg(c, i) : NULL;
-        if (kept) return kvCreateRawString(key, sdsLen(key), kept);
+        if (kept) {
+            *valp = kept; /* it may have moved */
+            return kvCreateRawString(key, sdsLen(key), kept);
+        }
     }
     return kvCreateString(key, sdsLen(key), val, vlen);
 }
 
 /* The common core of SET, SETNX, SETEX and PSETEX.  expire is the EX/PX/...
  * argument named by flags, or NULL. */
-static void setGeneric(Client *c, int flags, const sds key, const sds val, const sds expire, int replyStyle) {
+static void setGeneric(Client *c, int flags, const sds key, sds val, const sds expire, int replyStyle) {
     long long when = 0;
     if (expire && expireToAbsMsOrReply(c, expire, flags, &when) == -1) return;
     if ((flags & OPT_GET) && replyKeyValue(c, key) == -1) return;
@@ -204,7 +208,7 @@ static void setGeneric(Client *c, int flags, const sds key, const sds val, const
         return;
     }
 
-    kvobj *o = dbSetKey(c->db, createValue(c, key, val), (flags & OPT_KEEPTTL) != 0);
+    kvobj *o = dbSetKey(c->db, createValue(c, key, &val), (flags & OPT_KEEPTTL) != 0);
     if (expire) dbSetExpire(c->db, &o, when);
     signalModifiedKey(c, c->db, key, sdsLen(key));
     serverIncrDirty(1);
