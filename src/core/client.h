@@ -65,6 +65,7 @@ typedef struct Client {
     unsigned flags;         /* CLIENT_* */
     int resp;               /* 2 or 3 */
     int authenticated;      /* passed AUTH (or no password set) */
+    struct AclUser *user;   /* the ACL user it runs as; NULL: the default user */
     Db *db;                 /* selected database */
     long long lastInteraction; /* unix ms of last read/write (timeout, idle) */
 

@@ -30,14 +30,14 @@ extern Command connCommands[], stringCommands[], bitmapCommands[], keyCommands[]
     configCommands[], infoCommands[], clientCommands[], commandCommands[], debugCommands[], listCommands[],
     hashCommands[], setCommands[], zsetCommands[], sortCommands[], multiCommands[], pubsubCommands[],
     monitorCommands[], slowlogCommands[], latencyCommands[], scriptCommands[], functionCommands[], hllCommands[],
-    geoCommands[], persistCommands[], replCommands[], migrateCommands[];
+    geoCommands[], persistCommands[], replCommands[], migrateCommands[], aclCommands[];
 
 static Command *families[] = {connCommands,    stringCommands,  bitmapCommands,  keyCommands,     expireCommands,
                               configCommands,  infoCommands,    clientCommands,  commandCommands, debugCommands,
                               listCommands,    hashCommands,    setCommands,     zsetCommands,    sortCommands,
                               multiCommands,   pubsubCommands,  monitorCommands, slowlogCommands, latencyCommands,
                               scriptCommands,  functionCommands, hllCommands,     geoCommands,
-                              persistCommands, replCommands, migrateCommands};
+                              persistCommands, replCommands, migrateCommands, aclCommands};
 
 #define TABLE_SLOTS 1024
 static Command *table[TABLE_SLOTS];
@@ -316,6 +316,8 @@ Command *commandLookupArgv(int argc, char **argv) {
 Command *commandIterate(unsigned *cursor) { return *cursor < count ? ordered[(*cursor)++] : NULL; }
 
 unsigned commandCount(void) { return count; }
+
+unsigned commandIdCount(void) { return nextId; }
 
 /* --- key specs --- */
 

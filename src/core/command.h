@@ -235,6 +235,8 @@ Command *commandLookupArgv(int argc, char **argv);
 /* Iterate all top-level commands: returns NULL at the end. */
 Command *commandIterate(unsigned *cursor);
 unsigned commandCount(void);
+/* Ids handed out (commands and subcommands): every id is below it. */
+unsigned commandIdCount(void);
 /* The command's table row by full name ("config|get"), NULL if none. */
 const CommandSpec *commandSpecFind(const char *fullname);
 /* Whether cmd has key arguments at all (COMMAND GETKEYS's "The command has

@@ -129,6 +129,21 @@ static const ConfigEnum syslogFacilityEnum[] = {
 static const ConfigEnum appendfsyncEnum[] = {
     {"everysec", APPENDFSYNC_EVERYSEC}, {"always", APPENDFSYNC_ALWAYS}, {"no", APPENDFSYNC_NO}, {NULL, 0}};
 
+static ConfigRequirepassHook *requirepassHook;
+static ConfigUserLinesHook *userLinesHook;
+
+void configSetAclHooks(ConfigRequirepassHook *onRequirepass, ConfigUserLinesHook *userLines) {
+    requirepassHook = onRequirepass;
+    userLinesHook = userLines;
+}
+
+/* CONFIG SET requirepass: the default user gets the password (or nopass). */
+static int applyRequirepass(const char **err) {
+    (void)err;
+    if (requirepassHook) requirepassHook(server.cfg.requirepass);
+    return 0;
+}
+
 static ConfigSetFn setPercentiles, setBind, setSave, setObufLimits, setUnixsocketperm, setNotify, setDir, setAppendonly;
 static ConfigGetFn getPercentiles, getBind, getSave, getObufLimits, getUnixsocketperm, getNotify, getDir, getAppendonly;
 static ConfigRewriteFn rewriteSave, rewriteObufLimits;
@@ -183,7 +198,12 @@ static ConfigDef configTable[] = {
     LLV("client-query-buffer-limit", NULL, CF_MEMORY, clientQueryBufferLimit, 1024 * 1024, LONG_MAX, "1gb"),
     SP("client-output-buffer-limit", CF_MULTI_ARG, "normal 0 0 0 slave 256mb 64mb 60 pubsub 32mb 8mb 60",
        setObufLimits, getObufLimits, rewriteObufLimits, NULL),
-    S("requirepass", NULL, CF_SENSITIVE | CF_EMPTY_NULL, requirepass, ""),
+    {"requirepass", NULL, CT_STRING, CF_SENSITIVE | CF_EMPTY_NULL, OFF(requirepass), 0, 0, "", NULL, NULL, NULL,
+     NULL, applyRequirepass, NULL, 0},
+    /* Users. */
+    S("aclfile", NULL, CF_IMMUTABLE | CF_EMPTY_NULL, aclfile, ""),
+    E("acl-pubsub-default", NULL, 0, aclPubsubDefault, aclPubsubEnum, "resetchannels"),
+    LLV("acllog-max-len", NULL, 0, acllogMaxLen, 0, LLONG_MAX, "128"),
     /* General. */
     I("hz", NULL, 0, hz, 0, INT_MAX, "10"),
     B("dynamic-hz", NULL, 0, dynamicHz, "yes"),
@@ -251,9 +271,6 @@ static ConfigDef configTable[] = {
     B("stop-writes-on-bgsave-error", NULL, 0, stopWritesOnBgsaveError, "yes"),
 
     /* Known to Redis 7.0, not implemented by Cairn. */
-    RAWE("acl-pubsub-default", NULL, 0, aclPubsubEnum, "resetchannels"),
-    RAW("aclfile", NULL, CF_IMMUTABLE | CF_ONLY_DEFAULT, ""),
-    RAWI("acllog-max-len", NULL, 0, 0, LLONG_MAX, "128"),
     RAWI("active-defrag-cycle-max", NULL, 0, 1, 99, "25"),
     RAWI("active-defrag-cycle-min", NULL, 0, 1, 99, "1"),
     RAWI("active-defrag-ignore-bytes", NULL, CF_MEMORY, 1, LLONG_MAX, "104857600"),
@@ -370,7 +387,6 @@ static const struct {
     const char *refusal;  /* the config error */
 } specialDirectives[] = {
     {"rename-command", 3, 3, "rename-command is not supported by Cairn: the command would stay reachable"},
-    {"user", 2, INT_MAX, "ACL users are not supported by Cairn: use requirepass"},
     {"loadmodule", 2, INT_MAX, "Modules are not supported by Cairn"},
     {"sentinel", 2, INT_MAX, "sentinel directive while not in sentinel mode"},
 };
@@ -1244,6 +1260,16 @@ static const char *applyLine(ServerConfig *cfg, sds *argv, int argc) {
         sdsFree(text);
         return NULL;
     }
+    if (!strcasecmp(argv[0], "user")) {
+        /* Kept for the ACL, which applies them once the commands exist. */
+        if (argc < 2) return "Bad directive or wrong number of arguments";
+        cfg->aclUsers = xrealloc(cfg->aclUsers, sizeof(ConfigUserLine) * (size_t)(cfg->aclUserCount + 1));
+        ConfigUserLine *l = &cfg->aclUsers[cfg->aclUserCount++];
+        l->argc = argc - 1;
+        l->argv = xmalloc(sizeof(sds) * (size_t)(argc - 1));
+        for (int i = 1; i < argc; i++) l->argv[i - 1] = sdsDup(argv[i]);
+        return NULL;
+    }
     for (size_t i = 0; i < sizeof(specialDirectives) / sizeof(specialDirectives[0]); i++) {
         if (strcasecmp(argv[0], specialDirectives[i].name)) continue;
         if (argc < specialDirectives[i].minArgs || argc > specialDirectives[i].maxArgs)
@@ -1637,11 +1663,16 @@ static ConfigDef *lineDirective(const char *line) {
 static void freeConfigScratch(ServerConfig *cfg) {
     for (int i = 0; i < cfg->bindCount; i++) xfree(cfg->bind[i]);
     xfree(cfg->latencyPercentiles);
-    char **strs[] = {&cfg->unixsocket, &cfg->requirepass, &cfg->logfile, &cfg->pidfile, &cfg->dir,
+    char **strs[] = {&cfg->unixsocket, &cfg->requirepass, &cfg->aclfile, &cfg->logfile, &cfg->pidfile, &cfg->dir,
                      &cfg->procTitleTemplate, &cfg->notifyKeyspaceEvents, &cfg->dbfilename, &cfg->saveParams,
                      &cfg->appendfilename, &cfg->appenddirname, &cfg->syslogIdent, &cfg->replicaof,
                      &cfg->masterauth, &cfg->masteruser, &cfg->replicaAnnounceIp};
     for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) xfree(*strs[i]);
+}
+
+/* Whether a (trimmed) config line is a `user` directive. */
+static int isUserLine(const char *t) {
+    return !strncasecmp(t, "user", 4) && (t[4] == ' ' || t[4] == '\t');
 }
 
 /* Build the new file text from the old one: directive lines Cairn knows
@@ -1675,6 +1706,7 @@ static sds rewriteConfigText(const char *oldText) {
     for (int i = 0; i < nold; i++) {
         sds t = sdsTrim(sdsDup(oldLines[i]), " \t\r\n");
         if (!strcmp(t, REWRITE_SIGNATURE)) keep[i] = 0;
+        else if (isUserLine(t)) keep[i] = 0;
         else if (t[0] == '#' || t[0] == '\0' || !(owner[i] = lineDirective(t))) keep[i] = 1;
         sdsFree(t);
     }
@@ -1682,6 +1714,20 @@ static sds rewriteConfigText(const char *oldText) {
     sds *newLines = xmalloc(sizeof(sds) * (size_t)(nold ? nold : 1));
     for (int i = 0; i < nold; i++) newLines[i] = keep[i] ? sdsDup(oldLines[i]) : NULL;
     sds appended = sdsEmpty();
+    /* The users take the old `user` lines' places (the extra ones become
+     * blank), the rest are appended; with an aclfile they all go. */
+    int nusers = 0, usedUsers = 0;
+    sds *userLines = userLinesHook ? userLinesHook(&nusers) : NULL;
+    for (int i = 0; i < nold; i++) {
+        sds t = sdsTrim(sdsDup(oldLines[i]), " \t\r\n");
+        if (isUserLine(t)) newLines[i] = usedUsers < nusers ? sdsDup(userLines[usedUsers++]) : sdsEmpty();
+        sdsFree(t);
+    }
+    for (; usedUsers < nusers; usedUsers++) {
+        appended = sdsCatSds(appended, userLines[usedUsers]);
+        appended = sdsCat(appended, "\n");
+    }
+    sdsFreeSplitRes(userLines, nusers);
     for (size_t k = 0; k < CONFIG_COUNT; k++) {
         ConfigDef *d = &configTable[k];
         int inFile = 0;

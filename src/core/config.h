@@ -30,6 +30,12 @@ typedef struct ObufLimit {
     long long softSeconds;
 } ObufLimit;
 
+/* A `user` directive: argv[0] is the name, then its rules. */
+typedef struct ConfigUserLine {
+    sds *argv;
+    int argc;
+} ConfigUserLine;
+
 typedef struct ServerConfig {
     /* Network. */
     int port;
@@ -46,6 +52,12 @@ typedef struct ServerConfig {
     long long clientQueryBufferLimit;
     ObufLimit obufLimits[CLIENT_TYPE_COUNT];
     char *requirepass;           /* NULL when unset */
+    /* Users (the ACL, server/acl.c, applies them). */
+    char *aclfile;               /* NULL when unset */
+    int aclPubsubDefault;        /* new users: 1 resetchannels (7.0's default), 0 allchannels */
+    long long acllogMaxLen;
+    ConfigUserLine *aclUsers;    /* the config file's `user` lines, in order */
+    int aclUserCount;
     /* General. */
     int hz;
     int dynamicHz;
@@ -132,6 +144,13 @@ typedef struct ServerConfig {
 #define SANITIZE_PAYLOAD_NO 0
 #define SANITIZE_PAYLOAD_YES 1
 #define SANITIZE_PAYLOAD_CLIENTS 2
+
+/* The ACL's hooks: CONFIG SET requirepass gives the default user that
+ * password; CONFIG REWRITE writes the users as `user` lines (the caller
+ * frees them with sdsFreeSplitRes). */
+typedef void ConfigRequirepassHook(const char *pass);
+typedef sds *ConfigUserLinesHook(int *count);
+void configSetAclHooks(ConfigRequirepassHook *onRequirepass, ConfigUserLinesHook *userLines);
 
 /* Fill cfg with the defaults of every directive. */
 void configInitDefaults(ServerConfig *cfg);

@@ -27,6 +27,7 @@
 #include "persist/persist.h"
 #include "persist/rdb.h"
 #include "repl/repl.h"
+#include "server/acl.h"
 #include "server/latency.h"
 #include "server/monitor.h"
 #include "server/multi.h"
@@ -181,6 +182,9 @@ int main(int argc, char **argv) {
     server.db = dbCreateAll(server.cfg.databases);
     initFeatures();
     commandTableInit();
+    /* Users refer to commands by id: after the table.  Before listening,
+     * so the first client meets the configured default user. */
+    aclInit();
     effectsInitTestSink();
     if (netListen() == -1) exit(1);
     bannerShow();

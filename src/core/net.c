@@ -278,7 +278,7 @@ Client *clientCreate(int fd, int isUnix) {
     Client *c = clientCreateFake();
     c->fd = fd;
     c->flags = isUnix ? CLIENT_UNIX_SOCKET : 0;
-    c->authenticated = server.cfg.requirepass == NULL || server.cfg.requirepass[0] == '\0';
+    c->authenticated = !server.authDefaultRequired;
     c->nextClient = server.net.clients;
     if (server.net.clients) server.net.clients->prevClient = c;
     server.net.clients = c;
@@ -462,7 +462,7 @@ static void acceptOne(int fd, int isUnix, struct sockaddr_storage *sa) {
         rejectConn(fd, "-" ERR_MAXCLIENTS "\r\n");
         return;
     }
-    if (!isUnix && server.cfg.protectedMode && (!server.cfg.requirepass || !server.cfg.requirepass[0]) &&
+    if (!isUnix && server.cfg.protectedMode && server.authDefaultNopass &&
         !isLoopback(sa)) {
         rejectConn(fd, ERR_DENIED_PROTECTED);
         return;

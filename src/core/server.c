@@ -116,7 +116,7 @@ long long serverNowMs(void) { return dbNowMs ? dbNowMs : mstime(); }
 void serverIncrDirty(long long n) { server.dirty += n; }
 
 int serverAuthRequired(const Client *c) {
-    return server.cfg.requirepass && server.cfg.requirepass[0] && !c->authenticated;
+    return server.authDefaultRequired && !c->authenticated;
 }
 
 void serverUpdateTime(void) {

@@ -60,6 +60,9 @@ static ScriptRun *currentRun;
 ScriptRun *scriptCurrentRun(void) { return currentRun; }
 Client *scriptCaller(void) { return currentRun ? currentRun->caller : NULL; }
 
+static ScriptAclCheck *aclCheck;
+void scriptSetAclCheck(ScriptAclCheck *fn) { aclCheck = fn; }
+
 const char *scriptLuaEngine(void) {
 #ifdef CAIRN_LUAJIT
     return "luajit";
@@ -953,11 +956,15 @@ static void freeArgs(sds *argv, int argc) {
 }
 
 /* Checks Redis makes before a script's command runs; NULL when allowed. */
-static const char *checkScriptCommand(ScriptRun *run, Command *cmd, int argc) {
+static const char *checkScriptCommand(ScriptRun *run, Command *cmd, int argc, sds *argv) {
     if (!cmd) return "ERR Unknown Redis command called from script";
     if ((cmd->arity > 0 && argc != cmd->arity) || argc < -cmd->arity)
         return "ERR Wrong number of args calling Redis command from script";
     if (cmd->flags & CMD_NOSCRIPT) return "ERR This Redis command is not allowed from script";
+    if (aclCheck) {
+        const char *denied = aclCheck(run->caller, cmd, argc, argv);
+        if (denied) return denied;
+    }
     if (cmd->flags & CMD_WRITE) {
         if (run->readOnly || (run->flags & SCRIPT_FLAG_NO_WRITES))
             return "ERR Write commands are not allowed from read-only scripts.";
@@ -991,7 +998,7 @@ static int redisCallGeneric(lua_State *L, int raise) {
      * with thousands of them (unpack) still has room for its reply. */
     lua_pop(L, argc);
     Command *cmd = commandLookupArgv(argc, argv);
-    err = checkScriptCommand(run, cmd, argc);
+    err = checkScriptCommand(run, cmd, argc, argv);
     if (err) {
         /* A known command refused here counts as rejected, as on Redis. */
         if (cmd) cmd->stats.rejectedCalls++;

@@ -48,6 +48,11 @@ int scriptDeclaresWrites(Client *c, const Command *cmd);
  * calls that pass it: queued in a transaction before a save failed). */
 int scriptRefuseWritesOrReply(Client *c, unsigned flags);
 
+/* Installed by the ACL (server/acl.c): NULL when the script's caller may
+ * run cmd with argv, else the error redis.call raises (after the denial
+ * is logged).  Without it every command is allowed. */
+typedef const char *ScriptAclCheck(Client *caller, Command *cmd, int argc, sds *argv);
+void scriptSetAclCheck(ScriptAclCheck *fn);
 /* Parse numkeys at argv[idx] with Redis's errors; -1 after replying. */
 int scriptGetNumkeys(Client *c, int idx, long long *numkeys);
 

@@ -14,6 +14,8 @@
 #include "core/net.h"
 #include "core/server.h"
 #include "ds/util.h"
+#include "server/acl.h"
+#include "server/client_cmd.h"
 #include "server/multi.h"
 #include "server/pause.h"
 #include "server/pubsub.h"
@@ -48,6 +50,14 @@ static sds catClientFlags(sds s, const Client *c) {
     return sdsCatLen(s, flags, (size_t)(p - flags));
 }
 
+static sds catClientInfo(sds s, const Client *c);
+
+sds clientInfoString(sds s, const Client *c) {
+    s = catClientInfo(s, c);
+    sdsSetLen(s, sdsLen(s) - 1);
+    return s;
+}
+
 /* Appends c's CLIENT LIST line (with its trailing newline). */
 static sds catClientInfo(sds s, const Client *c) {
     long long now = serverNowMs();
@@ -72,11 +82,12 @@ static sds catClientInfo(sds s, const Client *c) {
     s = sdsCatPrintf(s,
                      " db=%d sub=%ld psub=%ld ssub=%ld multi=%d qbuf=%zu qbuf-free=%zu argv-mem=%zu"
                      " multi-mem=%zu rbs=%d rbp=%d obl=%zu oll=%lu omem=%zu tot-mem=%zu events=%s"
-                     " cmd=%s user=default redir=%lld resp=%d\n",
+                     " cmd=%s user=%s redir=%lld resp=%d\n",
                      c->db ? c->db->id : 0, sub, psub, ssub, multi, qbuf, qbufFree, c->argvBytes,
                      multiMem, CLIENT_REPLY_BUF, CLIENT_REPLY_BUF, c->bufpos, c->replyBlocks,
                      c->replyBytes, totMem, events,
-                     last ? (last->fullname ? last->fullname : last->name) : "NULL", trackingClientRedirect(c),
+                     last ? (last->fullname ? last->fullname : last->name) : "NULL", aclClientUserName(c),
+                     trackingClientRedirect(c),
                      c->resp);
     return s;
 }
@@ -193,6 +204,7 @@ typedef struct KillFilter {
     const char *laddr;
     long long maxAge;  /* seconds, 0 = any */
     int skipMe;
+    struct AclUser *user; /* USER: clients of this user only */
 } KillFilter;
 
 /* Parses CLIENT KILL's <option> <value> pairs; 0 ok, -1 after replying. */
@@ -221,8 +233,8 @@ static int parseKillFilterOrReply(Client *c, KillFilter *f) {
         } else if (argIs(opt, "laddr")) {
             f->laddr = val;
         } else if (argIs(opt, "user")) {
-            /* Only the default user exists: it matches every client. */
-            if (strcmp(val, "default") != 0) {
+            f->user = aclUserByName(val, sdsLen(val));
+            if (!f->user) {
                 replyErrorFormat(c, "ERR No such user '%s'", val);
                 return -1;
             }
@@ -257,6 +269,7 @@ static int killFilterMatches(const KillFilter *f, Client *c, Client *o) {
     if (f->laddr && strcmp(o->laddr, f->laddr) != 0) return 0;
     if (f->maxAge && (serverNowMs() - o->ctime) / 1000 < f->maxAge) return 0;
     if (f->skipMe && o == c) return 0;
+    if (f->user && aclClientUser(o) != f->user) return 0;
     if (o->flags & CLIENT_FAKE) return 0;
     return 1;
 }

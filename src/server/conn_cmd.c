@@ -1,38 +1,22 @@
 /* conn_cmd.c -- connection commands: PING, ECHO, AUTH, HELLO, QUIT, RESET,
- * SHUTDOWN.  Authentication is the `default` user with `requirepass`
- * (ACL users arrive later); a server without a password treats every
- * connection as authenticated. */
+ * SHUTDOWN.  Users and passwords are the ACL's (server/acl.c); while the
+ * default user needs no password every connection starts authenticated. */
 #include <string.h>
 
 #include "core/errors.h"
 #include "core/log.h"
 #include "core/server.h"
 #include "script/script.h"
+#include "server/acl.h"
 #include "ds/util.h"
 
-static int passwordSet(void) { return server.cfg.requirepass && server.cfg.requirepass[0]; }
-
-/* Constant-time-ish comparison so that timing does not leak the password. */
-static int passwordMatches(const sds given) {
-    const char *want = server.cfg.requirepass;
-    size_t wl = strlen(want), gl = sdsLen(given);
-    unsigned diff = (unsigned)(wl ^ gl);
-    for (size_t i = 0; i < gl; i++) diff |= (unsigned char)given[i] ^ (unsigned char)want[i % (wl ? wl : 1)];
-    return diff == 0;
-}
-
-/* Check user/password for AUTH and HELLO AUTH.  Returns 0 ok, -1 after
- * replying the error. */
-static int checkCredentials(Client *c, const sds user, const sds pass) {
-    if (user && strcmp(user, "default") != 0) {
-        replyError(c, ERR_WRONGPASS);
-        return -1;
-    }
-    if (passwordSet() && !passwordMatches(pass)) {
-        replyError(c, ERR_WRONGPASS);
-        return -1;
-    }
-    return 0;
+/* AUTH and HELLO AUTH: 0 when user/pass are valid (the client is then
+ * authenticated as user), else -1 after replying WRONGPASS (the failure
+ * is in ACL LOG). */
+static int authenticateOrReply(Client *c, const sds user, const sds pass) {
+    if (aclAuthenticate(c, user, pass) == 0) return 0;
+    replyError(c, ERR_WRONGPASS);
+    return -1;
 }
 
 static void pingCommand(Client *c) {
@@ -58,14 +42,19 @@ static void authCommand(Client *c) {
         replyErrorSyntax(c);
         return;
     }
-    if (c->argc == 2 && !passwordSet()) {
+    if (c->argc == 2 && aclDefaultNopass()) {
         replyError(c, ERR_NOPASS);
         return;
     }
-    sds user = c->argc == 3 ? c->argv[1] : NULL;
     sds pass = c->argv[c->argc - 1];
-    if (checkCredentials(c, user, pass) == -1) return;
-    c->authenticated = 1;
+    if (c->argc == 3) {
+        if (authenticateOrReply(c, c->argv[1], pass) == -1) return;
+    } else {
+        sds user = sdsNew("default");
+        int rc = authenticateOrReply(c, user, pass);
+        sdsFree(user);
+        if (rc == -1) return;
+    }
     replyOk(c);
 }
 
@@ -83,12 +72,12 @@ static void helloCommand(Client *c) {
             return;
         }
     }
-    sds user = NULL, pass = NULL, name = NULL;
+    sds name = NULL;
     for (int j = next; j < c->argc; j++) {
         int more = c->argc - j - 1;
         if (argIs(c->argv[j], "AUTH") && more >= 2) {
-            user = c->argv[j + 1];
-            pass = c->argv[j + 2];
+            /* As Redis: authenticated at once, whatever follows. */
+            if (authenticateOrReply(c, c->argv[j + 1], c->argv[j + 2]) == -1) return;
             j += 2;
         } else if (argIs(c->argv[j], "SETNAME") && more >= 1) {
             name = c->argv[j + 1];
@@ -97,10 +86,6 @@ static void helloCommand(Client *c) {
             replyErrorFormat(c, "ERR Syntax error in HELLO option '%s'", c->argv[j]);
             return;
         }
-    }
-    if (user) {
-        if (checkCredentials(c, user, pass) == -1) return;
-        c->authenticated = 1;
     }
     if (serverAuthRequired(c)) {
         replyError(c, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time");
@@ -143,7 +128,7 @@ static void resetCommand(Client *c) {
     clientRunResetHooks(c);
     clientSelectDb(c, 0);
     c->resp = 2;
-    c->authenticated = !passwordSet();
+    aclResetClientUser(c);
     sdsFree(c->name);
     c->name = NULL;
     c->flags &= ~(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP_NEXT | CLIENT_NO_TOUCH | CLIENT_NO_EVICT);

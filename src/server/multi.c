@@ -27,6 +27,7 @@
  * (Redis 7.0).  FLUSHDB/FLUSHALL and SWAPDB touch watched keys through the
  * server's flush/swap hooks with Redis 7.0's rules. */
 #include "server/multi.h"
+#include "server/acl.h"
 
 #include <string.h>
 
@@ -381,6 +382,10 @@ static void runQueue(Client *c, MultiState *ms) {
         size_t bytes = 0;
         for (int j = 0; j < q->argc; j++) bytes += sdsLen(q->argv[j]);
         c->argvBytes = bytes;
+        /* Permissions may have changed since the command was queued (the
+         * log shows the client running EXEC, as Redis's). */
+        c->cmd = self;
+        if (aclRefuseQueuedOrReply(c, q->cmd, q->argc, q->argv) == -1) continue;
         callCommand(c, q->cmd);
         c->flags |= CLIENT_EXECUTING; /* EXEC itself is still running */
         q->argc = c->argc;

@@ -5,9 +5,10 @@
  *   0. an HTTP request line (POST, Host:) closes the connection unanswered;
  *   1. unknown command, or unknown subcommand of a container;
  *   2. wrong number of arguments;
- *   3. authentication (requirepass);
- *      (ACL permissions, maxmemory OOM and cluster redirection will sit
- *      here, in that order, when those features exist);
+ *   3. authentication (the default user's password);
+ *   3b. ACL permissions: the command, its keys and channels (server/acl.c);
+ *      (maxmemory OOM and cluster redirection will sit here, in that
+ *      order, when those features exist);
  *   4. a script past busy-reply-threshold: BUSY, but for allow-busy commands;
  *   4b. MISCONF: writes (and PING) while the last background save failed;
  *   4c. NOREPLICAS (min-replicas-to-write), READONLY (a read-only replica);
@@ -34,6 +35,7 @@
 #include "persist/persist.h"
 #include "repl/repl.h"
 #include "script/script.h"
+#include "server/acl.h"
 #include "server/monitor.h"
 #include "server/multi.h"
 #include "server/pause.h"
@@ -144,6 +146,7 @@ void processCommand(Client *c) {
         dispatchRejectCommand(c, ERR_NOAUTH);
         return;
     }
+    if (aclRefuseCommandOrReply(c, cmd) == -1) return;
     const char *busy = scriptBusyError();
     if (busy && !(cmd->flags & CMD_ALLOW_BUSY)) {
         dispatchRejectCommand(c, busy);

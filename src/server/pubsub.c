@@ -312,6 +312,15 @@ void pubsubClientCounts(const Client *c, long *sub, long *psub, long *ssub) {
     *ssub = kindCount(c, KIND_SHARD);
 }
 
+int pubsubClientAnySubscription(const Client *c, PubsubSubscriptionTest *test, void *arg) {
+    const PubsubState *st = c->pubsubState;
+    if (!st) return 0;
+    for (int k = 0; k < KIND_COUNT; k++)
+        for (const Sub *s = st->kinds[k].first; s; s = s->after)
+            if (test(s->t->name, s->t->len, k == KIND_PATTERN, arg)) return 1;
+    return 0;
+}
+
 /* --- commands --- */
 
 /* Inside MULTI/EXEC (and scripts) a client cannot wait for messages; Redis

@@ -28,4 +28,10 @@ size_t pubsubShardChannelCount(void);
 /* CLIENT LIST sub= psub= ssub=. */
 void pubsubClientCounts(const Client *c, long *sub, long *psub, long *ssub);
 
+/* Whether test answers 1 for any of c's subscriptions (channels, patterns
+ * with isPattern 1, shard channels), in subscription order per kind.  ACL
+ * changes use it to find the clients that lost a channel. */
+typedef int PubsubSubscriptionTest(const char *name, size_t len, int isPattern, void *arg);
+int pubsubClientAnySubscription(const Client *c, PubsubSubscriptionTest *test, void *arg);
+
 #endif

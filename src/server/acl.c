@@ -1,0 +1,1735 @@
+/* acl.c -- users, their rules, the permission check, ACL LOG and the ACL
+ * command (Redis 7.0.15's ACL).
+ *
+ * Users live in `users`, an array sorted by name (bytes, shorter first on
+ * a common prefix: the order ACL USERS/LIST print).  The default user is
+ * always users' entry named "default" and is never freed; every other
+ * user is freed only by DELUSER or ACL LOAD, which first move its clients
+ * back to the default user, unauthenticated, and close them.  SETUSER
+ * stages the rules on a copy and swaps the contents in, so a user object
+ * (and the clients pointing at it) survives every change.
+ *
+ * A selector's command permissions are a bitmap over command ids (parents
+ * and subcommands each have one), a `future` bit (set by +@all: commands
+ * added later would be allowed, which is how Redis decides between
+ * "+@all ..." and "-@all ..." when describing), and per command the first
+ * arguments allowed when the command's bit is clear (+select|0).  Rules
+ * are not kept as text: ACL LIST rebuilds them from the bitmap as Redis
+ * does (the categories that fit best, then single commands), so the same
+ * permissions print the same rules. */
+#include "server/acl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "core/config.h"
+#include "core/dispatch.h"
+#include "core/log.h"
+#include "core/server.h"
+#include "ds/alloc.h"
+#include "ds/glob.h"
+#include "ds/sha256.h"
+#include "ds/util.h"
+#include "script/script.h"
+#include "server/client_cmd.h"
+#include "server/pubsub.h"
+
+#define ACL_MAX_IDS 1024 /* command ids a bitmap holds; checked at start-up */
+#define ACL_WORDS (ACL_MAX_IDS / 64)
+#define HASH_LEN 64      /* hex SHA-256 */
+
+/* Selector flags. */
+#define SEL_ROOT (1 << 0)
+#define SEL_ALLKEYS (1 << 1)
+#define SEL_ALLCOMMANDS (1 << 2)
+#define SEL_ALLCHANNELS (1 << 3)
+
+/* User flags, in the order ACL LIST and GETUSER print them. */
+#define USER_ON (1 << 0)
+#define USER_OFF (1 << 1)
+#define USER_NOPASS (1 << 2)
+#define USER_SKIP_SANITIZE (1 << 3)
+#define USER_SANITIZE (1 << 4)
+static const struct {
+    const char *name;
+    int flag;
+} userFlagNames[] = {{"on", USER_ON},
+                     {"off", USER_OFF},
+                     {"nopass", USER_NOPASS},
+                     {"skip-sanitize-payload", USER_SKIP_SANITIZE},
+                     {"sanitize-payload", USER_SANITIZE}};
+
+#define PERM_R 1
+#define PERM_W 2
+#define PERM_ALL 3
+
+/* Check results, ordered as Redis picks which denial to report. */
+enum { ACL_OK = 0, DENIED_CMD, DENIED_KEY, DENIED_AUTH, DENIED_CHANNEL };
+enum { CTX_TOPLEVEL, CTX_MULTI, CTX_LUA };
+
+/* Why a rule was refused (Redis's errno codes, by their texts). */
+enum { RULE_OK = 0, RULE_UNKNOWN, RULE_SYNTAX, RULE_KEYS_AFTER_ALL, RULE_CHANNELS_AFTER_ALL, RULE_NO_SUCH_PASS,
+       RULE_BAD_HASH, RULE_FIRSTARG_OF_SUB };
+
+static const char *categoryNames[] = {"keyspace", "read", "write", "set", "sortedset", "list", "hash",
+                                      "string", "bitmap", "hyperloglog", "geo", "stream", "pubsub", "admin",
+                                      "fast", "slow", "blocking", "dangerous", "connection", "transaction",
+                                      "scripting"};
+#define CATEGORY_COUNT (int)(sizeof(categoryNames) / sizeof(categoryNames[0]))
+
+typedef struct KeyPattern {
+    sds pat;
+    int perm; /* PERM_* */
+} KeyPattern;
+
+typedef struct Selector {
+    int flags;                    /* SEL_* */
+    int future;                   /* +@all's reserved bit */
+    uint64_t bits[ACL_WORDS];     /* allowed command ids */
+    sds **firstArgs;              /* NULL, or per id NULL / a NULL-terminated array */
+    KeyPattern *pats;
+    int npats;
+    sds *chans;
+    int nchans;
+} Selector;
+
+typedef struct AclUser {
+    sds name;
+    int flags;          /* USER_* */
+    sds *passes;        /* hex SHA-256 of each password, in the order added */
+    int npasses;
+    Selector **sels;    /* sels[0] is the root selector */
+    int nsels;
+    int unrestricted;   /* enabled, one selector, all commands, keys and channels */
+} AclUser;
+
+typedef struct LogEntry {
+    long long count;
+    int reason, context;
+    sds object, username, cinfo;
+    long long ctime;       /* last update, ms */
+    long long entryId, created;
+    struct LogEntry *next, *prev;
+} LogEntry;
+
+int aclDefaultUnrestricted = 1;
+static AclUser **users;
+static int userCount;
+static AclUser *defaultUser;
+static LogEntry *logHead, *logTail;
+static long logLen;
+static long long logNextId;
+static unsigned idCount;        /* command ids in use */
+static Command **byId;          /* the command of each id */
+/* Channel arguments: which commands publish or subscribe. */
+enum { CHAN_NONE, CHAN_FIRST, CHAN_ALL, CHAN_ALL_PATTERNS };
+static unsigned char *chanKind; /* per id */
+
+/* ------------------------------------------------------------------------ */
+/* Selectors                                                                 */
+/* ------------------------------------------------------------------------ */
+
+static Selector *selectorCreate(int flags) {
+    Selector *s = xcalloc(sizeof(*s));
+    s->flags = flags;
+    return s;
+}
+
+static void resetFirstArgsFor(Selector *s, unsigned id) {
+    if (!s->firstArgs || !s->firstArgs[id]) return;
+    for (sds *p = s->firstArgs[id]; *p; p++) sdsFree(*p);
+    xfree(s->firstArgs[id]);
+    s->firstArgs[id] = NULL;
+}
+
+static void resetFirstArgs(Selector *s) {
+    if (!s->firstArgs) return;
+    for (unsigned i = 0; i < idCount; i++) resetFirstArgsFor(s, i);
+    xfree(s->firstArgs);
+    s->firstArgs = NULL;
+}
+
+static void resetKeys(Selector *s) {
+    for (int i = 0; i < s->npats; i++) sdsFree(s->pats[i].pat);
+    xfree(s->pats);
+    s->pats = NULL;
+    s->npats = 0;
+}
+
+static void resetChannels(Selector *s) {
+    for (int i = 0; i < s->nchans; i++) sdsFree(s->chans[i]);
+    xfree(s->chans);
+    s->chans = NULL;
+    s->nchans = 0;
+}
+
+static void selectorFree(Selector *s) {
+    if (!s) return;
+    resetFirstArgs(s);
+    resetKeys(s);
+    resetChannels(s);
+    xfree(s);
+}
+
+static Selector *selectorDup(const Selector *src) {
+    Selector *s = selectorCreate(src->flags);
+    s->future = src->future;
+    memcpy(s->bits, src->bits, sizeof(s->bits));
+    if (src->firstArgs) {
+        s->firstArgs = xcalloc(sizeof(sds *) * ACL_MAX_IDS);
+        for (unsigned i = 0; i < idCount; i++) {
+            if (!src->firstArgs[i]) continue;
+            int n = 0;
+            while (src->firstArgs[i][n]) n++;
+            s->firstArgs[i] = xmalloc(sizeof(sds) * (size_t)(n + 1));
+            for (int j = 0; j < n; j++) s->firstArgs[i][j] = sdsDup(src->firstArgs[i][j]);
+            s->firstArgs[i][n] = NULL;
+        }
+    }
+    if (src->npats) {
+        s->pats = xmalloc(sizeof(KeyPattern) * (size_t)src->npats);
+        for (int i = 0; i < src->npats; i++) s->pats[i] = (KeyPattern){sdsDup(src->pats[i].pat), src->pats[i].perm};
+        s->npats = src->npats;
+    }
+    if (src->nchans) {
+        s->chans = xmalloc(sizeof(sds) * (size_t)src->nchans);
+        for (int i = 0; i < src->nchans; i++) s->chans[i] = sdsDup(src->chans[i]);
+        s->nchans = src->nchans;
+    }
+    return s;
+}
+
+static int getBit(const Selector *s, unsigned id) { return (s->bits[id / 64] >> (id % 64)) & 1; }
+
+static void setBit(Selector *s, unsigned id, int on) {
+    if (on) {
+        s->bits[id / 64] |= 1ULL << (id % 64);
+    } else {
+        s->bits[id / 64] &= ~(1ULL << (id % 64));
+        s->flags &= ~SEL_ALLCOMMANDS;
+    }
+}
+
+/* A command and all its subcommands on or off; its first args go. */
+static void changePerm(Selector *s, Command *cmd, int on) {
+    setBit(s, cmd->id, on);
+    resetFirstArgsFor(s, cmd->id);
+    for (Command *sub = cmd->subcommands; sub && sub->name; sub++) setBit(s, sub->id, on);
+}
+
+static int categoryIndex(const char *name) {
+    for (int i = 0; i < CATEGORY_COUNT; i++)
+        if (!strcasecmp(name, categoryNames[i])) return i;
+    return -1;
+}
+
+static void setCategory(Selector *s, int cat, int on) {
+    uint64_t flag = 1ULL << cat;
+    unsigned cursor = 0;
+    for (Command *cmd; (cmd = commandIterate(&cursor));) {
+        if (cmd->spec->acl & flag) changePerm(s, cmd, on);
+        for (Command *sub = cmd->subcommands; sub && sub->name; sub++)
+            if (sub->spec->acl & flag) changePerm(s, sub, on);
+    }
+}
+
+static void countCategory(const Selector *s, int cat, unsigned *on, unsigned *off) {
+    uint64_t flag = 1ULL << cat;
+    unsigned cursor = 0;
+    *on = *off = 0;
+    for (Command *cmd; (cmd = commandIterate(&cursor));) {
+        if (cmd->spec->acl & flag) getBit(s, cmd->id) ? (*on)++ : (*off)++;
+        for (Command *sub = cmd->subcommands; sub && sub->name; sub++)
+            if (sub->spec->acl & flag) getBit(s, sub->id) ? (*on)++ : (*off)++;
+    }
+}
+
+static void addFirstArg(Selector *s, unsigned id, const char *arg, size_t len) {
+    if (!s->firstArgs) s->firstArgs = xcalloc(sizeof(sds *) * ACL_MAX_IDS);
+    int n = 0;
+    if (s->firstArgs[id]) {
+        for (; s->firstArgs[id][n]; n++)
+            if (sdsLen(s->firstArgs[id][n]) == len && !strncasecmp(s->firstArgs[id][n], arg, len)) return;
+    }
+    s->firstArgs[id] = xrealloc(s->firstArgs[id], sizeof(sds) * (size_t)(n + 2));
+    s->firstArgs[id][n] = sdsNewLen(arg, len);
+    sdsToLower(s->firstArgs[id][n]);
+    s->firstArgs[id][n + 1] = NULL;
+}
+
+/* The command or subcommand "name" or "name|sub" (any case), NULL if none. */
+static Command *lookupByFullName(const char *name, size_t len) {
+    const char *bar = memchr(name, '|', len);
+    if (!bar) return commandLookup(name, len);
+    Command *parent = commandLookup(name, (size_t)(bar - name));
+    if (!parent || !parent->subcommands) return NULL;
+    const char *sub = bar + 1;
+    size_t sublen = len - (size_t)(sub - name);
+    if (memchr(sub, '|', sublen)) return NULL;
+    return commandLookupSub(parent, sub, sublen);
+}
+
+static int addKeyPattern(Selector *s, const char *op, size_t len) {
+    if (s->flags & SEL_ALLKEYS) return RULE_KEYS_AFTER_ALL;
+    int perm = 0;
+    size_t off = 1;
+    if (op[0] == '%') {
+        for (; off < len; off++) {
+            char ch = op[off];
+            if ((ch == 'R' || ch == 'r') && !(perm & PERM_R)) perm |= PERM_R;
+            else if ((ch == 'W' || ch == 'w') && !(perm & PERM_W)) perm |= PERM_W;
+            else if (ch == '~') {
+                off++;
+                break;
+            } else return RULE_SYNTAX;
+        }
+        if (!perm) return RULE_SYNTAX;
+    } else {
+        perm = PERM_ALL;
+    }
+    for (int i = 0; i < s->npats; i++) {
+        if (sdsLen(s->pats[i].pat) == len - off && !memcmp(s->pats[i].pat, op + off, len - off)) {
+            s->pats[i].perm |= perm;
+            return RULE_OK;
+        }
+    }
+    s->pats = xrealloc(s->pats, sizeof(KeyPattern) * (size_t)(s->npats + 1));
+    s->pats[s->npats++] = (KeyPattern){sdsNewLen(op + off, len - off), perm};
+    return RULE_OK;
+}
+
+static int addChannel(Selector *s, const char *op, size_t len) {
+    if (s->flags & SEL_ALLCHANNELS) return RULE_CHANNELS_AFTER_ALL;
+    for (int i = 0; i < s->nchans; i++)
+        if (sdsLen(s->chans[i]) == len - 1 && !memcmp(s->chans[i], op + 1, len - 1)) return RULE_OK;
+    s->chans = xrealloc(s->chans, sizeof(sds) * (size_t)(s->nchans + 1));
+    s->chans[s->nchans++] = sdsNewLen(op + 1, len - 1);
+    return RULE_OK;
+}
+
+/* +cmd, +cmd|sub (a subcommand, or a first argument of a command without
+ * subcommands), -cmd, -cmd|sub. */
+static int commandRule(Selector *s, const char *op, size_t len) {
+    int on = op[0] == '+';
+    const char *name = op + 1;
+    size_t nlen = len - 1;
+    const char *bar = NULL;
+    for (size_t i = nlen; i-- > 0;)
+        if (name[i] == '|') {
+            bar = name + i;
+            break;
+        }
+    if (!bar || !on) {
+        Command *cmd = lookupByFullName(name, nlen);
+        if (!cmd) return RULE_UNKNOWN;
+        changePerm(s, cmd, on);
+        return RULE_OK;
+    }
+    Command *cmd = lookupByFullName(name, (size_t)(bar - name));
+    if (!cmd) return RULE_UNKNOWN;
+    if (cmd->parent) return RULE_FIRSTARG_OF_SUB;
+    const char *sub = bar + 1;
+    size_t sublen = nlen - (size_t)(sub - name);
+    if (sublen == 0) return RULE_SYNTAX;
+    if (cmd->subcommands) {
+        Command *sc = commandLookupSub(cmd, sub, sublen);
+        if (!sc) return RULE_UNKNOWN;
+        changePerm(s, sc, 1);
+    } else {
+        serverLog(LL_WARNING,
+                  "Deprecation warning: Allowing a first arg of an otherwise blocked command is a misuse of ACL "
+                  "and may get disabled in the future (offender: %.*s)",
+                  (int)len, op);
+        addFirstArg(s, cmd->id, sub, sublen);
+    }
+    return RULE_OK;
+}
+
+static int selectorSet(Selector *s, const char *op, size_t len) {
+    if (!strcasecmp(op, "allkeys") || !strcmp(op, "~*")) {
+        s->flags |= SEL_ALLKEYS;
+        resetKeys(s);
+    } else if (!strcasecmp(op, "resetkeys")) {
+        s->flags &= ~SEL_ALLKEYS;
+        resetKeys(s);
+    } else if (!strcasecmp(op, "allchannels") || !strcmp(op, "&*")) {
+        s->flags |= SEL_ALLCHANNELS;
+        resetChannels(s);
+    } else if (!strcasecmp(op, "resetchannels")) {
+        s->flags &= ~SEL_ALLCHANNELS;
+        resetChannels(s);
+    } else if (!strcasecmp(op, "allcommands") || !strcasecmp(op, "+@all")) {
+        s->flags |= SEL_ALLCOMMANDS;
+        s->future = 1;
+        memset(s->bits, 0xff, sizeof(s->bits));
+        resetFirstArgs(s);
+    } else if (!strcasecmp(op, "nocommands") || !strcasecmp(op, "-@all")) {
+        s->flags &= ~SEL_ALLCOMMANDS;
+        s->future = 0;
+        memset(s->bits, 0, sizeof(s->bits));
+        resetFirstArgs(s);
+    } else if (op[0] == '~' || op[0] == '%') {
+        return addKeyPattern(s, op, len);
+    } else if (op[0] == '&') {
+        return addChannel(s, op, len);
+    } else if ((op[0] == '+' || op[0] == '-') && op[1] != '@') {
+        return commandRule(s, op, len);
+    } else if ((op[0] == '+' || op[0] == '-') && op[1] == '@') {
+        int cat = categoryIndex(op + 2);
+        if (cat < 0 || memchr(op, '\0', len)) return RULE_UNKNOWN;
+        setCategory(s, cat, op[0] == '+');
+    } else {
+        return RULE_SYNTAX;
+    }
+    return RULE_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Users                                                                     */
+/* ------------------------------------------------------------------------ */
+
+static void userUpdateUnrestricted(AclUser *u) {
+    Selector *r = u->sels[0];
+    int all = SEL_ALLKEYS | SEL_ALLCOMMANDS | SEL_ALLCHANNELS;
+    u->unrestricted = u->nsels == 1 && (r->flags & all) == all;
+    if (u == defaultUser) aclDefaultUnrestricted = u->unrestricted;
+}
+
+/* A user with no password, off, no permissions; channels as
+ * acl-pubsub-default says.  Not linked anywhere. */
+static AclUser *userCreateUnlinked(const char *name, size_t len) {
+    AclUser *u = xcalloc(sizeof(*u));
+    u->name = sdsNewLen(name, len);
+    u->flags = USER_OFF;
+    u->sels = xmalloc(sizeof(Selector *));
+    u->sels[0] = selectorCreate(SEL_ROOT | (server.cfg.aclPubsubDefault ? 0 : SEL_ALLCHANNELS));
+    u->nsels = 1;
+    userUpdateUnrestricted(u);
+    return u;
+}
+
+static void userClearContents(AclUser *u) {
+    for (int i = 0; i < u->npasses; i++) sdsFree(u->passes[i]);
+    xfree(u->passes);
+    for (int i = 0; i < u->nsels; i++) selectorFree(u->sels[i]);
+    xfree(u->sels);
+    u->passes = NULL;
+    u->npasses = 0;
+    u->sels = NULL;
+    u->nsels = 0;
+}
+
+static void userFree(AclUser *u) {
+    if (!u) return;
+    userClearContents(u);
+    sdsFree(u->name);
+    xfree(u);
+}
+
+/* dst gets src's rules (its name stays). */
+static void userCopyRules(AclUser *dst, const AclUser *src) {
+    userClearContents(dst);
+    dst->flags = src->flags;
+    if (src->npasses) {
+        dst->passes = xmalloc(sizeof(sds) * (size_t)src->npasses);
+        for (int i = 0; i < src->npasses; i++) dst->passes[i] = sdsDup(src->passes[i]);
+    }
+    dst->npasses = src->npasses;
+    dst->sels = xmalloc(sizeof(Selector *) * (size_t)src->nsels);
+    for (int i = 0; i < src->nsels; i++) dst->sels[i] = selectorDup(src->sels[i]);
+    dst->nsels = src->nsels;
+    userUpdateUnrestricted(dst);
+}
+
+static int isHexHash(const char *p, size_t len) {
+    if (len != HASH_LEN) return 0;
+    for (size_t i = 0; i < len; i++)
+        if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f'))) return 0;
+    return 1;
+}
+
+static int findPass(const AclUser *u, const char *hash) {
+    for (int i = 0; i < u->npasses; i++)
+        if (!memcmp(u->passes[i], hash, HASH_LEN)) return i;
+    return -1;
+}
+
+static int passwordRule(AclUser *u, const char *op, size_t len) {
+    char hash[HASH_LEN + 1];
+    if (op[0] == '>' || op[0] == '<') {
+        sha256Hex(op + 1, len - 1, hash);
+    } else {
+        if (!isHexHash(op + 1, len - 1)) return RULE_BAD_HASH;
+        memcpy(hash, op + 1, HASH_LEN);
+        hash[HASH_LEN] = '\0';
+    }
+    int at = findPass(u, hash);
+    if (op[0] == '>' || op[0] == '#') {
+        if (at < 0) {
+            u->passes = xrealloc(u->passes, sizeof(sds) * (size_t)(u->npasses + 1));
+            u->passes[u->npasses++] = sdsNewLen(hash, HASH_LEN);
+        }
+        u->flags &= ~USER_NOPASS;
+        return RULE_OK;
+    }
+    if (at < 0) return RULE_NO_SUCH_PASS;
+    sdsFree(u->passes[at]);
+    memmove(u->passes + at, u->passes + at + 1, sizeof(sds) * (size_t)(u->npasses - at - 1));
+    u->npasses--;
+    return RULE_OK;
+}
+
+static int selectorFromText(AclUser *u, const char *op, size_t len) {
+    Selector *s = selectorCreate(0);
+    sds inner = sdsNewLen(op + 1, len - 2);
+    int argc = 0, rc = RULE_OK;
+    sds *argv = sdsSplitArgs(inner, &argc);
+    for (int i = 0; argv && i < argc && rc == RULE_OK; i++) rc = selectorSet(s, argv[i], sdsLen(argv[i]));
+    sdsFreeSplitRes(argv, argc);
+    sdsFree(inner);
+    if (rc != RULE_OK) {
+        selectorFree(s);
+        return rc;
+    }
+    u->sels = xrealloc(u->sels, sizeof(Selector *) * (size_t)(u->nsels + 1));
+    u->sels[u->nsels++] = s;
+    return RULE_OK;
+}
+
+static int userSet(AclUser *u, const char *op, size_t len);
+
+static int userSetInner(AclUser *u, const char *op, size_t len) {
+    if (len == 0) return RULE_OK;
+    if (!strcasecmp(op, "on")) {
+        u->flags = (u->flags | USER_ON) & ~USER_OFF;
+    } else if (!strcasecmp(op, "off")) {
+        u->flags = (u->flags | USER_OFF) & ~USER_ON;
+    } else if (!strcasecmp(op, "skip-sanitize-payload")) {
+        u->flags = (u->flags | USER_SKIP_SANITIZE) & ~USER_SANITIZE;
+    } else if (!strcasecmp(op, "sanitize-payload")) {
+        u->flags = (u->flags | USER_SANITIZE) & ~USER_SKIP_SANITIZE;
+    } else if (!strcasecmp(op, "nopass")) {
+        u->flags |= USER_NOPASS;
+        for (int i = 0; i < u->npasses; i++) sdsFree(u->passes[i]);
+        u->npasses = 0;
+    } else if (!strcasecmp(op, "resetpass")) {
+        u->flags &= ~USER_NOPASS;
+        for (int i = 0; i < u->npasses; i++) sdsFree(u->passes[i]);
+        u->npasses = 0;
+    } else if (op[0] == '>' || op[0] == '#' || op[0] == '<' || op[0] == '!') {
+        return passwordRule(u, op, len);
+    } else if (op[0] == '(' && op[len - 1] == ')') {
+        return selectorFromText(u, op, len);
+    } else if (!strcasecmp(op, "clearselectors")) {
+        for (int i = 1; i < u->nsels; i++) selectorFree(u->sels[i]);
+        u->nsels = 1;
+    } else if (!strcasecmp(op, "reset")) {
+        userSet(u, "resetpass", 9);
+        userSet(u, "resetkeys", 9);
+        userSet(u, "resetchannels", 13);
+        if (!server.cfg.aclPubsubDefault) userSet(u, "allchannels", 11);
+        userSet(u, "off", 3);
+        userSet(u, "sanitize-payload", 16);
+        userSet(u, "clearselectors", 14);
+        userSet(u, "-@all", 5);
+    } else {
+        return selectorSet(u->sels[0], op, len);
+    }
+    return RULE_OK;
+}
+
+/* Applies one rule to u; RULE_OK or why it was refused (u may then be
+ * partly changed: callers work on a copy). */
+static int userSet(AclUser *u, const char *op, size_t len) {
+    int rc = userSetInner(u, op, len);
+    userUpdateUnrestricted(u);
+    return rc;
+}
+
+static const char *ruleError(int rc) {
+    switch (rc) {
+    case RULE_UNKNOWN: return "Unknown command or category name in ACL";
+    case RULE_SYNTAX: return "Syntax error";
+    case RULE_KEYS_AFTER_ALL:
+        return "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any "
+               "effect. Try 'resetkeys' to start with an empty list of patterns";
+    case RULE_CHANNELS_AFTER_ALL:
+        return "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have "
+               "any effect. Try 'resetchannels' to start with an empty list of channels";
+    case RULE_NO_SUCH_PASS: return "The password you are trying to remove from the user does not exist";
+    case RULE_BAD_HASH:
+        return "The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters";
+    case RULE_FIRSTARG_OF_SUB: return "Allowing first-arg of a subcommand is not supported";
+    default: return "Wrong format";
+    }
+}
+
+/* Joins the arguments of a selector spread over several words ("(~x",
+ * "+get)") into one; NULL with *bad set to the opening word's index when
+ * a parenthesis is not closed.  The caller frees the result. */
+static sds *mergeSelectorArgs(sds *argv, int argc, int *outc, int *bad) {
+    sds *out = xmalloc(sizeof(sds) * (size_t)(argc ? argc : 1));
+    sds open = NULL;
+    int openAt = -1;
+    *outc = 0;
+    for (int i = 0; i < argc; i++) {
+        size_t len = sdsLen(argv[i]);
+        if (!open && len && argv[i][0] == '(' && argv[i][len - 1] != ')') {
+            open = sdsDup(argv[i]);
+            openAt = i;
+            continue;
+        }
+        if (open) {
+            open = sdsCat(open, " ");
+            open = sdsCatSds(open, argv[i]);
+            if (len && argv[i][len - 1] == ')') {
+                out[(*outc)++] = open;
+                open = NULL;
+            }
+            continue;
+        }
+        out[(*outc)++] = sdsDup(argv[i]);
+    }
+    if (open) {
+        sdsFree(open);
+        sdsFreeSplitRes(out, *outc);
+        *bad = openAt;
+        return NULL;
+    }
+    return out;
+}
+
+static int userIndex(const char *name, size_t len, int *found) {
+    int lo = 0, hi = userCount;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        const sds n = users[mid]->name;
+        size_t nl = sdsLen(n), m = nl < len ? nl : len;
+        int c = memcmp(n, name, m);
+        if (c == 0) c = nl < len ? -1 : nl > len ? 1 : 0;
+        if (c == 0) {
+            *found = 1;
+            return mid;
+        }
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    *found = 0;
+    return lo;
+}
+
+AclUser *aclUserByName(const char *name, size_t len) {
+    int found;
+    int i = userIndex(name, len, &found);
+    return found ? users[i] : NULL;
+}
+
+static void linkUser(AclUser *u) {
+    int found;
+    int i = userIndex(u->name, sdsLen(u->name), &found);
+    users = xrealloc(users, sizeof(AclUser *) * (size_t)(userCount + 1));
+    memmove(users + i + 1, users + i, sizeof(AclUser *) * (size_t)(userCount - i));
+    users[i] = u;
+    userCount++;
+}
+
+static void unlinkUser(AclUser *u) {
+    int found;
+    int i = userIndex(u->name, sdsLen(u->name), &found);
+    if (!found) return;
+    memmove(users + i, users + i + 1, sizeof(AclUser *) * (size_t)(userCount - i - 1));
+    userCount--;
+}
+
+AclUser *aclClientUser(const Client *c) { return c->user ? c->user : defaultUser; }
+
+const char *aclClientUserName(const Client *c) { return aclClientUser(c)->name; }
+
+static int hasSpaces(const char *s, size_t len) {
+    for (size_t i = 0; i < len; i++)
+        if (s[i] == ' ' || s[i] == '\0' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r' || s[i] == '\v' ||
+            s[i] == '\f')
+            return 1;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Describing rules                                                          */
+/* ------------------------------------------------------------------------ */
+
+static sds catSingleCommand(sds out, const Selector *s, Selector *fake, Command *cmd) {
+    int ubit = getBit(s, cmd->id), fbit = getBit(fake, cmd->id);
+    if (ubit != fbit) {
+        out = sdsCatPrintf(out, "%c%s ", ubit ? '+' : '-', cmd->fullname);
+        changePerm(fake, cmd, ubit);
+    }
+    for (Command *sub = cmd->subcommands; sub && sub->name; sub++) out = catSingleCommand(out, s, fake, sub);
+    if (!ubit && s->firstArgs && s->firstArgs[cmd->id])
+        for (sds *p = s->firstArgs[cmd->id]; *p; p++) out = sdsCatPrintf(out, "+%s|%s ", cmd->fullname, *p);
+    return out;
+}
+
+/* The command rules that give s's permissions: +@all or -@all, the
+ * categories that fit best (fewest differences, then most in common),
+ * then single commands and first args.  No trailing space. */
+static sds describeCommands(const Selector *s) {
+    int additive = !s->future;
+    sds out = sdsNew(additive ? "-@all " : "+@all ");
+    Selector *fake = selectorCreate(0), *temp = selectorCreate(0);
+    selectorSet(fake, additive ? "-@all" : "+@all", 5);
+    memcpy(temp->bits, s->bits, sizeof(temp->bits));
+    char applied[CATEGORY_COUNT] = {0};
+    for (;;) {
+        int best = -1;
+        unsigned mindiff = ~0u, maxsame = 0;
+        for (int j = 0; j < CATEGORY_COUNT; j++) {
+            if (applied[j]) continue;
+            unsigned on, off;
+            countCategory(temp, j, &on, &off);
+            unsigned diff = additive ? off : on, same = additive ? on : off;
+            if (same > diff && (diff < mindiff || (diff == mindiff && same > maxsame))) {
+                best = j;
+                mindiff = diff;
+                maxsame = same;
+            }
+        }
+        if (best < 0) break;
+        setCategory(fake, best, additive);
+        setCategory(temp, best, !additive);
+        out = sdsCatPrintf(out, "%c@%s ", additive ? '+' : '-', categoryNames[best]);
+        applied[best] = 1;
+    }
+    unsigned cursor = 0;
+    for (Command *cmd; (cmd = commandIterate(&cursor));) out = catSingleCommand(out, s, fake, cmd);
+    selectorFree(fake);
+    selectorFree(temp);
+    sdsSetLen(out, sdsLen(out) - 1);
+    return out;
+}
+
+static sds catKeyPattern(sds out, const KeyPattern *p) {
+    if (p->perm == PERM_ALL) out = sdsCat(out, "~");
+    else out = sdsCatPrintf(out, "%%%s%s~", p->perm & PERM_R ? "R" : "", p->perm & PERM_W ? "W" : "");
+    return sdsCatSds(out, p->pat);
+}
+
+/* GETUSER's "keys": the patterns separated by spaces. */
+static sds describeKeys(const Selector *s) {
+    if (s->flags & SEL_ALLKEYS) return sdsNew("~*");
+    sds out = sdsEmpty();
+    for (int i = 0; i < s->npats; i++) {
+        if (i) out = sdsCat(out, " ");
+        out = catKeyPattern(out, &s->pats[i]);
+    }
+    return out;
+}
+
+static sds describeChannels(const Selector *s) {
+    if (s->flags & SEL_ALLCHANNELS) return sdsNew("&*");
+    sds out = sdsEmpty();
+    for (int i = 0; i < s->nchans; i++) out = sdsCatPrintf(out, "%s&%s", i ? " " : "", s->chans[i]);
+    return out;
+}
+
+static sds describeSelector(const Selector *s) {
+    sds out = sdsEmpty();
+    if (s->flags & SEL_ALLKEYS) out = sdsCat(out, "~* ");
+    else
+        for (int i = 0; i < s->npats; i++) out = sdsCat(catKeyPattern(out, &s->pats[i]), " ");
+    if (s->flags & SEL_ALLCHANNELS) {
+        out = sdsCat(out, "&* ");
+    } else {
+        out = sdsCat(out, "resetchannels ");
+        for (int i = 0; i < s->nchans; i++) out = sdsCatPrintf(out, "&%s ", s->chans[i]);
+    }
+    sds cmds = describeCommands(s);
+    out = sdsCatSds(out, cmds);
+    sdsFree(cmds);
+    return out;
+}
+
+/* ACL LIST's rules of u (after "user <name> "). */
+static sds describeUser(const AclUser *u) {
+    sds out = sdsEmpty();
+    for (size_t j = 0; j < sizeof(userFlagNames) / sizeof(userFlagNames[0]); j++)
+        if (u->flags & userFlagNames[j].flag) out = sdsCatPrintf(out, "%s ", userFlagNames[j].name);
+    for (int i = 0; i < u->npasses; i++) out = sdsCatPrintf(out, "#%s ", u->passes[i]);
+    for (int i = 0; i < u->nsels; i++) {
+        sds d = describeSelector(u->sels[i]);
+        if (i == 0) out = sdsCatSds(out, d);
+        else out = sdsCatPrintf(out, " (%s)", d);
+        sdsFree(d);
+    }
+    return out;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The check                                                                 */
+/* ------------------------------------------------------------------------ */
+
+static int keyAllowed(const Selector *s, const char *key, size_t len, uint32_t ksflags) {
+    int need = 0;
+    if (ksflags & KS_ACCESS) need |= PERM_R;
+    if (ksflags & (KS_INSERT | KS_DELETE | KS_UPDATE)) need |= PERM_W;
+    for (int i = 0; i < s->npats; i++) {
+        const KeyPattern *p = &s->pats[i];
+        if ((p->perm & need) != need) continue;
+        if (globMatch(p->pat, sdsLen(p->pat), key, len, 0)) return 1;
+    }
+    return 0;
+}
+
+/* Patterns (PSUBSCRIBE) must appear literally in the list; channels match
+ * its patterns. */
+static int channelAllowed(sds *chans, int nchans, const char *ch, size_t len, int isPattern) {
+    for (int i = 0; i < nchans; i++) {
+        if (isPattern) {
+            if (sdsLen(chans[i]) == len && !memcmp(chans[i], ch, len)) return 1;
+        } else if (globMatch(chans[i], sdsLen(chans[i]), ch, len, 0)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+typedef struct KeyCache {
+    int init;
+    KeyResult keys;
+} KeyCache;
+
+static int selectorCheck(const Selector *s, Command *cmd, int argc, sds *argv, int *errpos, KeyCache *kc) {
+    if (!(s->flags & SEL_ALLCOMMANDS) && !(cmd->flags & CMD_NO_AUTH) && !getBit(s, cmd->id)) {
+        sds *fa = s->firstArgs ? s->firstArgs[cmd->id] : NULL;
+        if (argc < 2 || !fa) return DENIED_CMD;
+        int idx = cmd->parent ? 2 : 1;
+        if (idx >= argc) return DENIED_CMD;
+        for (; *fa; fa++)
+            if (!strcasecmp(*fa, argv[idx])) break;
+        if (!*fa) return DENIED_CMD;
+    }
+    if (!(s->flags & SEL_ALLKEYS) && commandHasKeys(cmd)) {
+        if (!kc->init) {
+            keyResultInit(&kc->keys);
+            commandKeys(cmd, argc, argv, &kc->keys);
+            kc->init = 1;
+        }
+        for (int j = 0; j < kc->keys.count; j++) {
+            int pos = kc->keys.keys[j].pos;
+            if (!keyAllowed(s, argv[pos], sdsLen(argv[pos]), kc->keys.keys[j].flags)) {
+                *errpos = pos;
+                return DENIED_KEY;
+            }
+        }
+    }
+    int kind = chanKind[cmd->id];
+    if (!(s->flags & SEL_ALLCHANNELS) && kind != CHAN_NONE) {
+        int last = kind == CHAN_FIRST ? 1 : argc - 1;
+        for (int j = 1; j <= last && j < argc; j++) {
+            if (!channelAllowed(s->chans, s->nchans, argv[j], sdsLen(argv[j]), kind == CHAN_ALL_PATTERNS)) {
+                *errpos = j;
+                return DENIED_CHANNEL;
+            }
+        }
+    }
+    return ACL_OK;
+}
+
+/* Whether u may run cmd with argv: ACL_OK, or the denial to report (no
+ * selector allows the command: DENIED_CMD; else the last key or channel
+ * no selector allowed) with its argv index in *errpos. */
+static int userCheck(const AclUser *u, Command *cmd, int argc, sds *argv, int *errpos) {
+    if (u->unrestricted) return ACL_OK;
+    int relevant = DENIED_CMD, lastIdx = 0;
+    KeyCache kc = {0};
+    for (int i = 0; i < u->nsels; i++) {
+        int pos = 0;
+        int rc = selectorCheck(u->sels[i], cmd, argc, argv, &pos, &kc);
+        if (rc == ACL_OK) {
+            relevant = ACL_OK;
+            break;
+        }
+        if (rc > relevant || (rc == relevant && pos > lastIdx)) {
+            relevant = rc;
+            lastIdx = pos;
+        }
+    }
+    if (kc.init) keyResultFree(&kc.keys);
+    *errpos = lastIdx;
+    return relevant;
+}
+
+/* ------------------------------------------------------------------------ */
+/* ACL LOG                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static void logEntryFree(LogEntry *e) {
+    sdsFree(e->object);
+    sdsFree(e->username);
+    sdsFree(e->cinfo);
+    xfree(e);
+}
+
+static void logUnlink(LogEntry *e) {
+    if (e->prev) e->prev->next = e->next;
+    else logHead = e->next;
+    if (e->next) e->next->prev = e->prev;
+    else logTail = e->prev;
+    e->next = e->prev = NULL;
+    logLen--;
+}
+
+static void logPushHead(LogEntry *e) {
+    e->prev = NULL;
+    e->next = logHead;
+    if (logHead) logHead->prev = e;
+    else logTail = e;
+    logHead = e;
+    logLen++;
+}
+
+static void logReset(void) {
+    while (logHead) {
+        LogEntry *e = logHead;
+        logUnlink(e);
+        logEntryFree(e);
+    }
+}
+
+static void logTrim(void) {
+    while (logLen > 0 && logLen > server.cfg.acllogMaxLen) {
+        LogEntry *e = logTail;
+        logUnlink(e);
+        logEntryFree(e);
+    }
+}
+
+static int sameSds(const sds a, const sds b) { return sdsLen(a) == sdsLen(b) && !memcmp(a, b, sdsLen(a)); }
+
+/* Records a denial.  object NULL: the command's full name, the argument
+ * at argpos (key, channel) or argv[0] (auth).  The client info is the real
+ * client's (a script's caller). */
+static void logAdd(Client *c, Client *real, int reason, int context, int argc, sds *argv, Command *cmd, int argpos,
+                   const char *username, size_t ulen) {
+    LogEntry *e = xcalloc(sizeof(*e));
+    e->count = 1;
+    e->reason = reason;
+    e->context = context;
+    e->username = sdsNewLen(username, ulen);
+    e->ctime = e->created = serverNowMs();
+    if (reason == DENIED_CMD) e->object = sdsNew(cmd->fullname);
+    else if ((reason == DENIED_KEY || reason == DENIED_CHANNEL) && argpos < argc) e->object = sdsDup(argv[argpos]);
+    else if (reason == DENIED_AUTH && argc > 0) e->object = sdsDup(argv[0]);
+    else e->object = sdsEmpty();
+    (void)c;
+    e->cinfo = clientInfoString(sdsEmpty(), real);
+    int scanned = 0;
+    for (LogEntry *o = logHead; o && scanned < 10; o = o->next, scanned++) {
+        long long delta = e->ctime - o->ctime;
+        if (o->reason == e->reason && o->context == e->context && (delta < 0 ? -delta : delta) <= 60000 &&
+            sameSds(o->object, e->object) && sameSds(o->username, e->username)) {
+            logUnlink(o);
+            logPushHead(o);
+            sdsFree(o->cinfo);
+            o->cinfo = e->cinfo;
+            e->cinfo = NULL;
+            o->ctime = e->ctime;
+            o->count++;
+            sdsFree(e->object);
+            sdsFree(e->username);
+            xfree(e);
+            return;
+        }
+    }
+    e->entryId = logNextId++;
+    logPushHead(e);
+    logTrim();
+}
+
+/* ------------------------------------------------------------------------ */
+/* Enforcement                                                               */
+/* ------------------------------------------------------------------------ */
+
+int aclRefuseCommandSlow(Client *c, Command *cmd) {
+    AclUser *u = aclClientUser(c);
+    int pos = 0;
+    int rc = userCheck(u, cmd, c->argc, c->argv, &pos);
+    if (rc == ACL_OK) return 0;
+    c->lastcmd = cmd; /* the log's client info names the refused command, as Redis's */
+    logAdd(c, c, rc, (c->flags & CLIENT_MULTI) ? CTX_MULTI : CTX_TOPLEVEL, c->argc, c->argv, cmd, pos, u->name,
+           sdsLen(u->name));
+    cmd->stats.rejectedCalls++;
+    if (rc == DENIED_CMD) {
+        sds err = sdsCatPrintf(sdsEmpty(), "-NOPERM this user has no permissions to run the '%s' command",
+                               cmd->fullname);
+        dispatchRejectCommand(c, err);
+        sdsFree(err);
+    } else if (rc == DENIED_KEY) {
+        dispatchRejectCommand(c, "-NOPERM this user has no permissions to access one of the keys used as arguments");
+    } else {
+        dispatchRejectCommand(c,
+                              "-NOPERM this user has no permissions to access one of the channels used as arguments");
+    }
+    return -1;
+}
+
+int aclRefuseQueuedOrReply(Client *c, Command *cmd, int argc, sds *argv) {
+    AclUser *u = aclClientUser(c);
+    if (u->unrestricted) return 0;
+    int pos = 0;
+    int rc = userCheck(u, cmd, argc, argv, &pos);
+    if (rc == ACL_OK) return 0;
+    logAdd(c, c, rc, CTX_MULTI, argc, argv, cmd, pos, u->name, sdsLen(u->name));
+    const char *why = rc == DENIED_CMD   ? "no permission to execute the command or subcommand"
+                      : rc == DENIED_KEY ? "no permission to touch the specified keys"
+                                         : "no permission to access one of the channels used as arguments";
+    replyErrorFormat(c,
+                     "-NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC "
+                     "call. This command is no longer allowed for the following reason: %s",
+                     why);
+    return -1;
+}
+
+/* The script layer's hook: may the script's caller run cmd? */
+static const char *scriptCheck(Client *caller, Command *cmd, int argc, sds *argv) {
+    if (!caller) return NULL;
+    AclUser *u = aclClientUser(caller);
+    if (u->unrestricted) return NULL;
+    int pos = 0;
+    int rc = userCheck(u, cmd, argc, argv, &pos);
+    if (rc == ACL_OK) return NULL;
+    logAdd(caller, caller, rc, CTX_LUA, argc, argv, cmd, pos, u->name, sdsLen(u->name));
+    if (rc == DENIED_CMD) return "ERR The user executing the script can't run this command or subcommand";
+    if (rc == DENIED_KEY)
+        return "ERR The user executing the script can't access at least one of the keys mentioned in the command "
+               "arguments";
+    return "ERR The user executing the script can't publish to the channel mentioned in the command";
+}
+
+/* Constant time in the bytes compared (both are HASH_LEN hex digits). */
+static int hashEqual(const char *a, const char *b) {
+    unsigned diff = 0;
+    for (int i = 0; i < HASH_LEN; i++) diff |= (unsigned char)a[i] ^ (unsigned char)b[i];
+    return diff == 0;
+}
+
+static int credentialsValid(const AclUser *u, const sds pass) {
+    if (!u || (u->flags & USER_OFF)) return 0;
+    if (u->flags & USER_NOPASS) return 1;
+    char hash[HASH_LEN + 1];
+    sha256Hex(pass, sdsLen(pass), hash);
+    int ok = 0;
+    for (int i = 0; i < u->npasses; i++) ok |= hashEqual(hash, u->passes[i]);
+    return ok;
+}
+
+int aclAuthenticate(Client *c, const sds user, const sds pass) {
+    AclUser *u = aclUserByName(user, sdsLen(user));
+    if (credentialsValid(u, pass)) {
+        c->authenticated = 1;
+        c->user = u == defaultUser ? NULL : u;
+        return 0;
+    }
+    logAdd(c, c, DENIED_AUTH, (c->flags & CLIENT_MULTI) ? CTX_MULTI : CTX_TOPLEVEL, c->argc, c->argv, NULL, 0,
+           user, sdsLen(user));
+    return -1;
+}
+
+int aclDefaultNopass(void) { return (defaultUser->flags & USER_NOPASS) != 0; }
+
+/* Core's view of the default user: whether new clients must authenticate. */
+static void publishDefaultAuth(void) {
+    server.authDefaultRequired = !(defaultUser->flags & USER_NOPASS) || (defaultUser->flags & USER_OFF);
+    server.authDefaultNopass = (defaultUser->flags & USER_NOPASS) != 0;
+}
+
+void aclResetClientUser(Client *c) {
+    c->user = NULL;
+    c->authenticated = !server.authDefaultRequired;
+}
+
+/* The clients authenticated as u go back to the default user,
+ * unauthenticated, and are closed (the current one after its reply). */
+static void killClientsOf(AclUser *u, Client *current) {
+    for (Client *o = server.net.clients; o; o = o->nextClient) {
+        if (o->user != u) continue;
+        o->user = NULL;
+        o->authenticated = 0;
+        if (o == current) o->flags |= CLIENT_CLOSE_AFTER_REPLY;
+        else clientFreeAsync(o);
+    }
+}
+
+/* Subscriptions a user's new rules no longer allow (the channels of all
+ * its selectors, gathered in one list, as Redis checks). */
+typedef struct ChannelList {
+    sds *chans;
+    int n;
+} ChannelList;
+
+static int subscriptionDenied(const char *name, size_t len, int isPattern, void *arg) {
+    ChannelList *l = arg;
+    return !channelAllowed(l->chans, l->n, name, len, isPattern);
+}
+
+/* After SETUSER: pub/sub clients of the user subscribed to something the
+ * new rules do not allow are closed, unless the new channels are a
+ * superset of the old ones or a selector allows all channels. */
+static void killPubsubClientsIfNeeded(const AclUser *newu, AclUser *orig, Client *current) {
+    ChannelList upcoming = {NULL, 0};
+    for (int i = 0; i < newu->nsels; i++)
+        if (newu->sels[i]->flags & SEL_ALLCHANNELS) return;
+    for (int i = 0; i < newu->nsels; i++) {
+        const Selector *s = newu->sels[i];
+        upcoming.chans = xrealloc(upcoming.chans, sizeof(sds) * (size_t)(upcoming.n + s->nchans + 1));
+        for (int j = 0; j < s->nchans; j++) upcoming.chans[upcoming.n++] = s->chans[j];
+    }
+    int superset = 1;
+    for (int i = 0; i < orig->nsels && superset; i++) {
+        const Selector *s = orig->sels[i];
+        for (int j = 0; j < s->nchans && superset; j++) {
+            int found = 0;
+            for (int k = 0; k < upcoming.n && !found; k++) found = sameSds(upcoming.chans[k], s->chans[j]);
+            superset = found;
+        }
+    }
+    if (!superset) {
+        for (Client *o = server.net.clients; o; o = o->nextClient) {
+            if (aclClientUser(o) != orig || !(o->flags & CLIENT_PUBSUB)) continue;
+            if (!pubsubClientAnySubscription(o, subscriptionDenied, &upcoming)) continue;
+            if (o == current) o->flags |= CLIENT_CLOSE_AFTER_REPLY;
+            else clientFreeAsync(o);
+        }
+    }
+    xfree(upcoming.chans);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Setting users from text (SETUSER, config, aclfile)                        */
+/* ------------------------------------------------------------------------ */
+
+/* Applies argv's rules to a copy of u (a new user when u is NULL) and,
+ * when all are valid, to u; returns NULL or the error text (caller
+ * frees).  *created gets the new user. */
+static sds setUserFromArgs(AclUser *u, const char *name, size_t nlen, sds *argv, int argc, Client *current) {
+    int mc = 0, bad = 0;
+    sds *merged = mergeSelectorArgs(argv, argc, &mc, &bad);
+    if (!merged) return sdsCatPrintf(sdsEmpty(), "Unmatched parenthesis in acl selector starting at '%s'.", argv[bad]);
+    AclUser *temp = userCreateUnlinked(name, nlen);
+    if (u) userCopyRules(temp, u);
+    sds err = NULL;
+    for (int j = 0; j < mc; j++) {
+        int rc = userSet(temp, merged[j], sdsLen(merged[j]));
+        if (rc != RULE_OK) {
+            err = sdsCatPrintf(sdsEmpty(), "Error in ACL SETUSER modifier '%s': %s", merged[j], ruleError(rc));
+            break;
+        }
+    }
+    sdsFreeSplitRes(merged, mc);
+    if (err) {
+        userFree(temp);
+        return err;
+    }
+    if (u) {
+        killPubsubClientsIfNeeded(temp, u, current);
+        userCopyRules(u, temp);
+        userFree(temp);
+    } else {
+        linkUser(temp);
+    }
+    if (u == defaultUser) publishDefaultAuth();
+    return NULL;
+}
+
+static void setDefaultPassword(const char *pass) {
+    userSet(defaultUser, "resetpass", 9);
+    if (pass && pass[0]) {
+        sds op = sdsCatPrintf(sdsEmpty(), ">%s", pass);
+        userSet(defaultUser, op, sdsLen(op));
+        sdsFree(op);
+    } else {
+        userSet(defaultUser, "nopass", 6);
+    }
+    publishDefaultAuth();
+}
+
+static AclUser *createDefaultUser(void) {
+    AclUser *u = userCreateUnlinked("default", 7);
+    userSet(u, "+@all", 5);
+    userSet(u, "~*", 2);
+    userSet(u, "&*", 2);
+    userSet(u, "on", 2);
+    userSet(u, "nopass", 6);
+    return u;
+}
+
+/* Loads the aclfile into a new set of users; on success it replaces the
+ * current set (the default user object stays, with the file's rules) and
+ * the clients of every other old user are closed.  Returns NULL or the
+ * errors (caller frees); on errors nothing changed. */
+static sds loadAclFile(const char *path, Client *current) {
+    FILE *fp = fopen(path, "r");
+    if (!fp) return sdsCatPrintf(sdsEmpty(), "Error loading ACLs, opening file '%s': %s", path, strerror(errno));
+    sds text = sdsEmpty();
+    char buf[16384];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), fp)) > 0) text = sdsCatLen(text, buf, n);
+    fclose(fp);
+
+    AclUser **oldUsers = users;
+    int oldCount = userCount;
+    AclUser *oldDefault = defaultUser;
+    users = NULL;
+    userCount = 0;
+    defaultUser = NULL;
+
+    sds errors = sdsEmpty();
+    int nlines = 0;
+    sds *lines = sdsSplitLen(text, (ssize_t)sdsLen(text), "\n", 1, &nlines);
+    sdsFree(text);
+    for (int i = 0; i < nlines; i++) {
+        int linenum = i + 1;
+        lines[i] = sdsTrim(lines[i], " \t\r\n");
+        if (lines[i][0] == '#' || lines[i][0] == '\0') continue;
+        int argc = 0;
+        sds *argv = sdsSplitArgs(lines[i], &argc);
+        if (!argv) {
+            errors = sdsCatPrintf(errors, "%s:%d: unbalanced quotes in acl line. ", path, linenum);
+            continue;
+        }
+        if (argc == 0) {
+            sdsFreeSplitRes(argv, argc);
+            continue;
+        }
+        if (strcmp(argv[0], "user") || argc < 2) {
+            errors = sdsCatPrintf(errors, "%s:%d should start with user keyword. ", path, linenum);
+            sdsFreeSplitRes(argv, argc);
+            continue;
+        }
+        if (hasSpaces(argv[1], sdsLen(argv[1]))) {
+            errors = sdsCatPrintf(errors, "'%s:%d: username '%s' contains invalid characters. ", path, linenum,
+                                  argv[1]);
+            sdsFreeSplitRes(argv, argc);
+            continue;
+        }
+        if (aclUserByName(argv[1], sdsLen(argv[1]))) {
+            errors = sdsCatPrintf(errors, "WARNING: Duplicate user '%s' found on line %d. ", argv[1], linenum);
+            sdsFreeSplitRes(argv, argc);
+            continue;
+        }
+        AclUser *u = userCreateUnlinked(argv[1], sdsLen(argv[1]));
+        linkUser(u);
+        int mc = 0, bad = 0;
+        sds *merged = mergeSelectorArgs(argv + 2, argc - 2, &mc, &bad);
+        if (!merged) {
+            errors = sdsCatPrintf(errors, "%s:%d: Unmatched parenthesis in selector definition.", path, linenum);
+            mc = 0;
+        }
+        int syntaxError = 0;
+        for (int j = 0; j < mc; j++) {
+            merged[j] = sdsTrim(merged[j], "\t\r\n");
+            int rc = userSet(u, merged[j], sdsLen(merged[j]));
+            if (rc == RULE_OK) continue;
+            if (rc == RULE_UNKNOWN) {
+                errors = sdsCatPrintf(errors, "%s:%d: Error in applying operation '%s': %s. ", path, linenum, merged[j],
+                                      ruleError(rc));
+            } else if (!syntaxError) {
+                errors = sdsCatPrintf(errors, "%s:%d: %s. ", path, linenum, ruleError(rc));
+                syntaxError = 1;
+            }
+        }
+        if (merged) sdsFreeSplitRes(merged, mc);
+        sdsFreeSplitRes(argv, argc);
+    }
+    sdsFreeSplitRes(lines, nlines);
+
+    if (sdsLen(errors)) {
+        for (int i = 0; i < userCount; i++) userFree(users[i]);
+        xfree(users);
+        users = oldUsers;
+        userCount = oldCount;
+        defaultUser = oldDefault;
+        errors = sdsCat(errors, "WARNING: ACL errors detected, no change to the previously active ACL rules was "
+                                "performed");
+        return errors;
+    }
+    sdsFree(errors);
+
+    /* The default user object stays (clients point at it through NULL);
+     * it takes the file's rules, or a fresh default's. */
+    AclUser *fileDefault = aclUserByName("default", 7);
+    if (!fileDefault) fileDefault = createDefaultUser();
+    else unlinkUser(fileDefault);
+    defaultUser = oldDefault;
+    userCopyRules(defaultUser, fileDefault);
+    userFree(fileDefault);
+    linkUser(defaultUser);
+    for (int i = 0; i < oldCount; i++) {
+        if (oldUsers[i] == oldDefault) continue;
+        killClientsOf(oldUsers[i], current);
+        userFree(oldUsers[i]);
+    }
+    xfree(oldUsers);
+    publishDefaultAuth();
+    return NULL;
+}
+
+/* Writes every user to the aclfile (through a temporary file renamed
+ * over it).  0 or -1 (logged). */
+static int saveAclFile(const char *path) {
+    sds text = sdsEmpty();
+    for (int i = 0; i < userCount; i++) {
+        sds d = describeUser(users[i]);
+        text = sdsCatPrintf(text, "user %s %s\n", users[i]->name, d);
+        sdsFree(d);
+    }
+    sds tmp = sdsCatPrintf(sdsEmpty(), "%s.tmp-%d-%lld", path, (int)getpid(), serverNowMs());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int ok = fd >= 0;
+    if (!ok) serverLog(LL_WARNING, "Opening temp ACL file for ACL SAVE: %s", strerror(errno));
+    size_t off = 0;
+    while (ok && off < sdsLen(text)) {
+        ssize_t w = write(fd, text + off, sdsLen(text) - off);
+        if (w <= 0) {
+            serverLog(LL_WARNING, "Writing ACL file for ACL SAVE: %s", strerror(errno));
+            ok = 0;
+        } else {
+            off += (size_t)w;
+        }
+    }
+    if (ok && fsync(fd) == -1) ok = 0;
+    if (fd >= 0) close(fd);
+    if (ok && rename(tmp, path) == -1) {
+        serverLog(LL_WARNING, "Renaming ACL file for ACL SAVE: %s", strerror(errno));
+        ok = 0;
+    }
+    if (!ok) unlink(tmp);
+    sdsFree(tmp);
+    sdsFree(text);
+    return ok ? 0 : -1;
+}
+
+/* CONFIG REWRITE's `user` lines (none with an aclfile). */
+static sds *configUserLines(int *count) {
+    *count = 0;
+    if (server.cfg.aclfile && server.cfg.aclfile[0]) return NULL;
+    sds *out = xmalloc(sizeof(sds) * (size_t)(userCount ? userCount : 1));
+    for (int i = 0; i < userCount; i++) {
+        sds d = describeUser(users[i]);
+        out[(*count)++] = sdsCatPrintf(sdsEmpty(), "user %s %s", users[i]->name, d);
+        sdsFree(d);
+    }
+    return out;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Start-up                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static void indexCommands(void) {
+    idCount = commandIdCount();
+    if (idCount >= ACL_MAX_IDS) {
+        serverLog(LL_WARNING, "ACL: %u command ids, more than the %d a permission bitmap holds", idCount,
+                  ACL_MAX_IDS);
+        exit(1);
+    }
+    byId = xcalloc(sizeof(Command *) * idCount);
+    chanKind = xcalloc(idCount);
+    unsigned cursor = 0;
+    for (Command *cmd; (cmd = commandIterate(&cursor));) {
+        byId[cmd->id] = cmd;
+        for (Command *sub = cmd->subcommands; sub && sub->name; sub++) byId[sub->id] = sub;
+    }
+    static const struct {
+        const char *name;
+        int kind;
+    } chanCmds[] = {{"publish", CHAN_FIRST},
+                    {"spublish", CHAN_FIRST},
+                    {"subscribe", CHAN_ALL},
+                    {"ssubscribe", CHAN_ALL},
+                    {"psubscribe", CHAN_ALL_PATTERNS}};
+    for (size_t i = 0; i < sizeof(chanCmds) / sizeof(chanCmds[0]); i++) {
+        Command *cmd = commandLookup(chanCmds[i].name, strlen(chanCmds[i].name));
+        if (cmd) chanKind[cmd->id] = (unsigned char)chanCmds[i].kind;
+    }
+}
+
+static void requirepassChanged(const char *pass) { setDefaultPassword(pass); }
+
+static _Noreturn void startupFailure(const char *what) {
+    serverLog(LL_WARNING, "%s", what);
+    exit(1);
+}
+
+static void loadConfiguredUsers(void) {
+    for (int i = 0; i < server.cfg.aclUserCount; i++) {
+        sds *argv = server.cfg.aclUsers[i].argv;
+        int argc = server.cfg.aclUsers[i].argc;
+        const char *name = argv[0];
+        if (hasSpaces(name, sdsLen(argv[0]))) startupFailure("Error in user declaration: invalid user name");
+        AclUser *u = aclUserByName(name, sdsLen(argv[0]));
+        if (u && u != defaultUser) {
+            sds e = sdsCatPrintf(sdsEmpty(), "Error in user declaration '%s': Duplicate user found. A user can "
+                                             "only be defined once in config files", name);
+            startupFailure(e);
+        }
+        if (u == defaultUser) userSet(u, "reset", 5);
+        sds err = setUserFromArgs(u, name, sdsLen(argv[0]), argv + 1, argc - 1, NULL);
+        if (err) {
+            sds e = sdsCatPrintf(sdsEmpty(), "Error in user declaration '%s': %s", name, err);
+            startupFailure(e);
+        }
+    }
+}
+
+void aclInit(void) {
+    indexCommands();
+    defaultUser = createDefaultUser();
+    linkUser(defaultUser);
+    setDefaultPassword(server.cfg.requirepass);
+    int haveFile = server.cfg.aclfile && server.cfg.aclfile[0];
+    if (haveFile && server.cfg.aclUserCount)
+        startupFailure("Configuring Redis with users defined in redis.conf and at the same setting an ACL file "
+                       "path is invalid. This setup is very likely to lead to configuration errors and security "
+                       "holes, please define either an ACL file or declare users directly in your redis.conf, "
+                       "but not both.");
+    if (haveFile) {
+        sds err = loadAclFile(server.cfg.aclfile, NULL);
+        if (err) {
+            sds e = sdsCatPrintf(sdsEmpty(), "Aborting Redis startup because of ACL errors: %s", err);
+            startupFailure(e);
+        }
+    } else {
+        loadConfiguredUsers();
+    }
+    publishDefaultAuth();
+    scriptSetAclCheck(scriptCheck);
+    configSetAclHooks(requirepassChanged, configUserLines);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The ACL command                                                           */
+/* ------------------------------------------------------------------------ */
+
+static void aclSetuserCommand(Client *c) {
+    sds name = c->argv[2];
+    if (hasSpaces(name, sdsLen(name))) {
+        replyError(c, "ERR Usernames can't contain spaces or null characters");
+        return;
+    }
+    AclUser *u = aclUserByName(name, sdsLen(name));
+    sds err = setUserFromArgs(u, name, sdsLen(name), c->argv + 3, c->argc - 3, c);
+    if (err) {
+        replyErrorLen(c, err, sdsLen(err));
+        sdsFree(err);
+        return;
+    }
+    replyOk(c);
+}
+
+static void replySelectorFields(Client *c, const Selector *s) {
+    replyBulkCString(c, "commands");
+    replyBulkSds(c, describeCommands(s));
+    replyBulkCString(c, "keys");
+    replyBulkSds(c, describeKeys(s));
+    replyBulkCString(c, "channels");
+    replyBulkSds(c, describeChannels(s));
+}
+
+static void aclGetuserCommand(Client *c) {
+    AclUser *u = aclUserByName(c->argv[2], sdsLen(c->argv[2]));
+    if (!u) {
+        replyNull(c);
+        return;
+    }
+    replyMapLen(c, 6);
+    replyBulkCString(c, "flags");
+    int nflags = 0;
+    for (size_t j = 0; j < sizeof(userFlagNames) / sizeof(userFlagNames[0]); j++)
+        if (u->flags & userFlagNames[j].flag) nflags++;
+    replySetLen(c, nflags);
+    for (size_t j = 0; j < sizeof(userFlagNames) / sizeof(userFlagNames[0]); j++)
+        if (u->flags & userFlagNames[j].flag) replyBulkCString(c, userFlagNames[j].name);
+    replyBulkCString(c, "passwords");
+    replyArrayLen(c, u->npasses);
+    for (int i = 0; i < u->npasses; i++) replyBulkSds(c, u->passes[i]);
+    replySelectorFields(c, u->sels[0]);
+    replyBulkCString(c, "selectors");
+    replyArrayLen(c, u->nsels - 1);
+    for (int i = 1; i < u->nsels; i++) {
+        replyMapLen(c, 3);
+        replySelectorFields(c, u->sels[i]);
+    }
+}
+
+static void aclDeluserCommand(Client *c) {
+    long long deleted = 0;
+    for (int j = 2; j < c->argc; j++) {
+        if (!strcmp(c->argv[j], "default")) {
+            replyError(c, "ERR The 'default' user cannot be removed");
+            return;
+        }
+    }
+    for (int j = 2; j < c->argc; j++) {
+        AclUser *u = aclUserByName(c->argv[j], sdsLen(c->argv[j]));
+        if (!u) continue;
+        unlinkUser(u);
+        killClientsOf(u, c);
+        userFree(u);
+        deleted++;
+    }
+    replyLongLong(c, deleted);
+}
+
+static void aclUsersCommand(Client *c) {
+    replyArrayLen(c, userCount);
+    for (int i = 0; i < userCount; i++) replyBulkSds(c, users[i]->name);
+}
+
+static void aclListCommand(Client *c) {
+    replyArrayLen(c, userCount);
+    for (int i = 0; i < userCount; i++) {
+        sds d = describeUser(users[i]);
+        sds line = sdsCatPrintf(sdsEmpty(), "user %s %s", users[i]->name, d);
+        replyBulkSds(c, line);
+        sdsFree(line);
+        sdsFree(d);
+    }
+}
+
+static void aclWhoamiCommand(Client *c) { replyBulkCString(c, aclClientUserName(c)); }
+
+static void aclCatCommand(Client *c) {
+    if (c->argc == 2) {
+        replyArrayLen(c, CATEGORY_COUNT);
+        for (int i = 0; i < CATEGORY_COUNT; i++) replyBulkCString(c, categoryNames[i]);
+        return;
+    }
+    int cat = categoryIndex(c->argv[2]);
+    if (cat < 0) {
+        replyErrorFormat(c, "ERR Unknown category '%.128s'", c->argv[2]);
+        return;
+    }
+    uint64_t flag = 1ULL << cat;
+    void *len = replyDeferredLen(c);
+    long n = 0;
+    unsigned cursor = 0;
+    for (Command *cmd; (cmd = commandIterate(&cursor));) {
+        if (cmd->spec->acl & flag) {
+            replyBulkCString(c, cmd->fullname);
+            n++;
+        }
+        for (Command *sub = cmd->subcommands; sub && sub->name; sub++) {
+            if (sub->spec->acl & flag) {
+                replyBulkCString(c, sub->fullname);
+                n++;
+            }
+        }
+    }
+    replySetDeferredArrayLen(c, len, n);
+}
+
+static void aclGenpassCommand(Client *c) {
+    long bits = 256;
+    if (c->argc == 3 && getLongOrReply(c, c->argv[2], &bits, NULL) == -1) return;
+    if (c->argc > 3) {
+        replySubcommandSyntaxError(c);
+        return;
+    }
+    if (bits <= 0 || bits > 4096) {
+        replyError(c, "ERR ACL GENPASS argument must be the number of bits for the output password, a positive "
+                      "number up to 4096");
+        return;
+    }
+    size_t chars = (size_t)(bits + 3) / 4;
+    unsigned char raw[1024];
+    int fd = open("/dev/urandom", O_RDONLY);
+    size_t got = 0;
+    while (fd >= 0 && got < (chars + 1) / 2) {
+        ssize_t r = read(fd, raw + got, (chars + 1) / 2 - got);
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    if (fd >= 0) close(fd);
+    for (; got < (chars + 1) / 2; got++) raw[got] = (unsigned char)rand(); /* /dev/urandom missing */
+    static const char hex[] = "0123456789abcdef";
+    char out[1025];
+    for (size_t i = 0; i < chars; i++) out[i] = hex[(raw[i / 2] >> (i % 2 ? 0 : 4)) & 15];
+    replyBulk(c, out, chars);
+}
+
+static const char *reasonName(int r) {
+    switch (r) {
+    case DENIED_CMD: return "command";
+    case DENIED_KEY: return "key";
+    case DENIED_CHANNEL: return "channel";
+    case DENIED_AUTH: return "auth";
+    default: return "unknown";
+    }
+}
+
+static void aclLogCommand(Client *c) {
+    if (c->argc > 3) {
+        replyErrorFormat(c, "ERR unknown subcommand or wrong number of arguments for 'log'. Try ACL HELP.");
+        return;
+    }
+    long count = 10;
+    if (c->argc == 3) {
+        if (argIs(c->argv[2], "reset")) {
+            logReset();
+            replyOk(c);
+            return;
+        }
+        if (getLongOrReply(c, c->argv[2], &count, NULL) == -1) return;
+        if (count < 0) count = 0;
+    }
+    if (count > logLen) count = logLen;
+    replyArrayLen(c, count);
+    long long now = serverNowMs();
+    static const char *ctxNames[] = {"toplevel", "multi", "lua"};
+    LogEntry *e = logHead;
+    for (long i = 0; i < count && e; i++, e = e->next) {
+        replyMapLen(c, 10);
+        replyBulkCString(c, "count");
+        replyLongLong(c, e->count);
+        replyBulkCString(c, "reason");
+        replyBulkCString(c, reasonName(e->reason));
+        replyBulkCString(c, "context");
+        replyBulkCString(c, ctxNames[e->context]);
+        replyBulkCString(c, "object");
+        replyBulkSds(c, e->object);
+        replyBulkCString(c, "username");
+        replyBulkSds(c, e->username);
+        replyBulkCString(c, "age-seconds");
+        replyDouble(c, (double)(now - e->ctime) / 1000);
+        replyBulkCString(c, "client-info");
+        replyBulkSds(c, e->cinfo);
+        replyBulkCString(c, "entry-id");
+        replyLongLong(c, e->entryId);
+        replyBulkCString(c, "timestamp-created");
+        replyLongLong(c, e->created);
+        replyBulkCString(c, "timestamp-last-updated");
+        replyLongLong(c, e->ctime);
+    }
+}
+
+static void aclDryrunCommand(Client *c) {
+    AclUser *u = aclUserByName(c->argv[2], sdsLen(c->argv[2]));
+    if (!u) {
+        replyErrorFormat(c, "ERR User '%s' not found", c->argv[2]);
+        return;
+    }
+    int argc = c->argc - 3;
+    sds *argv = c->argv + 3;
+    Command *cmd = commandLookup(argv[0], sdsLen(argv[0]));
+    if (cmd && cmd->subcommands && argc >= 2) cmd = commandLookupSub(cmd, argv[1], sdsLen(argv[1]));
+    if (!cmd) {
+        replyErrorFormat(c, "ERR Command '%s' not found", argv[0]);
+        return;
+    }
+    if ((cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity) {
+        replyErrorFormat(c, "ERR wrong number of arguments for '%s' command", cmd->fullname);
+        return;
+    }
+    int pos = 0;
+    int rc = userCheck(u, cmd, argc, argv, &pos);
+    if (rc == ACL_OK) {
+        replyOk(c);
+        return;
+    }
+    sds msg;
+    if (rc == DENIED_CMD)
+        msg = sdsCatPrintf(sdsEmpty(), "This user has no permissions to run the '%s' command", cmd->fullname);
+    else if (rc == DENIED_KEY)
+        msg = sdsCatPrintf(sdsEmpty(), "This user has no permissions to access the '%s' key", argv[pos]);
+    else
+        msg = sdsCatPrintf(sdsEmpty(), "This user has no permissions to access the '%s' channel", argv[pos]);
+    replyBulkSds(c, msg);
+    sdsFree(msg);
+}
+
+static const char *noAclFile =
+    "ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL "
+    "SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order "
+    "to store users in the Redis configuration.";
+
+static void aclSaveCommand(Client *c) {
+    if (!server.cfg.aclfile || !server.cfg.aclfile[0]) {
+        replyError(c, noAclFile);
+        return;
+    }
+    if (saveAclFile(server.cfg.aclfile) == -1) {
+        replyError(c, "ERR There was an error trying to save the ACLs. Please check the server logs for more "
+                      "information");
+        return;
+    }
+    replyOk(c);
+}
+
+static void aclLoadCommand(Client *c) {
+    if (!server.cfg.aclfile || !server.cfg.aclfile[0]) {
+        replyError(c, noAclFile);
+        return;
+    }
+    sds err = loadAclFile(server.cfg.aclfile, c);
+    if (err) {
+        replyErrorLen(c, err, sdsLen(err));
+        sdsFree(err);
+        return;
+    }
+    replyOk(c);
+}
+
+static void aclHelpCommand(Client *c) {
+    static const char *help[] = {
+        "CAT [<category>]",
+        "    List all commands that belong to <category>, or all command categories",
+        "    when no category is specified.",
+        "DELUSER <username> [<username> ...]",
+        "    Delete a list of users.",
+        "DRYRUN <username> <command> [<arg> ...]",
+        "    Returns whether the user can execute the given command without executing the command.",
+        "GETUSER <username>",
+        "    Get the user's details.",
+        "GENPASS [<bits>]",
+        "    Generate a secure 256-bit user password. The optional `bits` argument can",
+        "    be used to specify a different size.",
+        "LIST",
+        "    Show users details in config file format.",
+        "LOAD",
+        "    Reload users from the ACL file.",
+        "LOG [<count> | RESET]",
+        "    Show the ACL log entries.",
+        "SAVE",
+        "    Save the current config to the ACL file.",
+        "SETUSER <username> <attribute> [<attribute> ...]",
+        "    Create or modify a user with the specified attributes.",
+        "USERS",
+        "    List all the registered usernames.",
+        "WHOAMI",
+        "    Return the current connection username.",
+        NULL};
+    replyHelp(c, help);
+}
+
+static Command aclSubcommands[] = {
+    {.name = "cat", .proc = aclCatCommand},
+    {.name = "deluser", .proc = aclDeluserCommand},
+    {.name = "dryrun", .proc = aclDryrunCommand},
+    {.name = "genpass", .proc = aclGenpassCommand},
+    {.name = "getuser", .proc = aclGetuserCommand},
+    {.name = "help", .proc = aclHelpCommand},
+    {.name = "list", .proc = aclListCommand},
+    {.name = "load", .proc = aclLoadCommand},
+    {.name = "log", .proc = aclLogCommand},
+    {.name = "save", .proc = aclSaveCommand},
+    {.name = "setuser", .proc = aclSetuserCommand},
+    {.name = "users", .proc = aclUsersCommand},
+    {.name = "whoami", .proc = aclWhoamiCommand},
+    {0}};
+
+Command aclCommands[] = {{.name = "acl", .subcommands = aclSubcommands}, {0}};

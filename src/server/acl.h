@@ -1,0 +1,61 @@
+/* acl.h -- users and permissions (Redis 7.0's ACL).
+ *
+ * Every client runs as a user: c->user, NULL meaning the `default` user
+ * (so core never has to know about users).  A user has flags (on/off,
+ * nopass, sanitize-payload), passwords kept only as hex SHA-256, and
+ * selectors: the root one and any added with "(...)".  A command runs when
+ * one selector allows the command (or its first argument), every key it
+ * touches (by the key spec's access flags: read needs R, insert/update/
+ * delete need W) and every channel it publishes or subscribes to.
+ *
+ * processCommand asks aclRefuseCommandOrReply after authentication; the
+ * check costs one test for the default user while it is unrestricted (the
+ * common case).  EXEC re-checks each queued command; scripts check every
+ * redis.call through the script layer's hook. */
+#ifndef CAIRN_ACL_H
+#define CAIRN_ACL_H
+
+#include "core/client.h"
+
+struct AclUser;
+
+/* 1 while the default user may run everything (+@all ~* &*, one selector):
+ * then its clients skip the check. */
+extern int aclDefaultUnrestricted;
+
+/* Creates the default user, applies requirepass, loads the `user` lines
+ * of the config file or the aclfile; exits with Redis's message when they
+ * are invalid or both are given.  Wires the script and config hooks. */
+void aclInit(void);
+
+int aclRefuseCommandSlow(Client *c, Command *cmd);
+/* processCommand's check: 0 when c's user may run cmd with c->argv, else
+ * -1 after logging the denial in ACL LOG and refusing the command. */
+static inline int aclRefuseCommandOrReply(Client *c, Command *cmd) {
+    if (!c->user && aclDefaultUnrestricted) return 0;
+    return aclRefuseCommandSlow(c, cmd);
+}
+
+/* EXEC's re-check of a queued command: 0 when allowed, else -1 after
+ * logging it (context multi) and replying Redis's "ACLs rules changed"
+ * error as the command's reply. */
+int aclRefuseQueuedOrReply(Client *c, Command *cmd, int argc, sds *argv);
+
+/* AUTH and HELLO AUTH: 0 and c authenticated as user, else -1 after
+ * logging the failure (the caller replies WRONGPASS). */
+int aclAuthenticate(Client *c, const sds user, const sds pass);
+/* Whether the default user has no password (AUTH <pass> refuses then). */
+int aclDefaultNopass(void);
+/* Back to the default user (RESET). */
+void aclResetClientUser(Client *c);
+
+/* The name of c's user (CLIENT LIST user=). */
+const char *aclClientUserName(const Client *c);
+/* The user named name, NULL if none (CLIENT KILL USER). */
+struct AclUser *aclUserByName(const char *name, size_t len);
+/* c's user, the default user for NULL. */
+struct AclUser *aclClientUser(const Client *c);
+
+extern Command aclCommands[];
+
+#endif
