@@ -115,6 +115,8 @@ long long serverNowMs(void) { return dbNowMs ? dbNowMs : mstime(); }
 
 void serverIncrDirty(long long n) { server.dirty += n; }
 
+ServerFullKeyAccess *serverFullKeyReadAccess;
+
 int serverAuthRequired(const Client *c) {
     return server.authDefaultRequired && !c->authenticated;
 }

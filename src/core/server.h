@@ -140,6 +140,11 @@ long long serverNowMs(void);         /* cached time of the current command */
 void serverUpdateTime(void);
 void serverIncrDirty(long long n);
 int serverAuthRequired(const Client *c);
+/* Whether c's user may read every key with the command it runs (an ACL
+ * selector allowing the command with ~* or %R~*): SORT's BY and GET
+ * patterns need it.  Installed by the ACL; NULL means yes. */
+typedef int ServerFullKeyAccess(Client *c);
+extern ServerFullKeyAccess *serverFullKeyReadAccess;
 /* Loop plumbing used by main.c. */
 long long serverCron(EventLoop *loop, long long id, void *data);
 void serverBeforeSleep(EventLoop *loop);

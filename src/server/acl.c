@@ -112,8 +112,7 @@ typedef struct LogEntry {
     long long count;
     int reason, context;
     sds object, username, cinfo;
-    long long ctime;       /* last update, ms */
-    long long entryId, created;
+    long long ctime;       /* last update, ms (7.0 shows no entry id or creation time) */
     struct LogEntry *next, *prev;
 } LogEntry;
 
@@ -123,7 +122,6 @@ static int userCount;
 static AclUser *defaultUser;
 static LogEntry *logHead, *logTail;
 static long logLen;
-static long long logNextId;
 static unsigned idCount;        /* command ids in use */
 static Command **byId;          /* the command of each id */
 /* Channel arguments: which commands publish or subscribe. */
@@ -920,7 +918,7 @@ static void logAdd(Client *c, Client *real, int reason, int context, int argc, s
     e->reason = reason;
     e->context = context;
     e->username = sdsNewLen(username, ulen);
-    e->ctime = e->created = serverNowMs();
+    e->ctime = serverNowMs();
     if (reason == DENIED_CMD) e->object = sdsNew(cmd->fullname);
     else if ((reason == DENIED_KEY || reason == DENIED_CHANNEL) && argpos < argc) e->object = sdsDup(argv[argpos]);
     else if (reason == DENIED_AUTH && argc > 0) e->object = sdsDup(argv[0]);
@@ -945,7 +943,6 @@ static void logAdd(Client *c, Client *real, int reason, int context, int argc, s
             return;
         }
     }
-    e->entryId = logNextId++;
     logPushHead(e);
     logTrim();
 }
@@ -1008,6 +1005,26 @@ static const char *scriptCheck(Client *caller, Command *cmd, int argc, sds *argv
         return "ERR The user executing the script can't access at least one of the keys mentioned in the command "
                "arguments";
     return "ERR The user executing the script can't publish to the channel mentioned in the command";
+}
+
+/* SORT's BY/GET patterns: does a selector that allows the command let the
+ * user read every key?  A script's commands are its caller's. */
+static int fullKeyReadAccess(Client *c) {
+    Client *who = (c->flags & CLIENT_LUA) && scriptCaller() ? scriptCaller() : c;
+    AclUser *u = aclClientUser(who);
+    if (u->unrestricted || !c->cmd) return 1;
+    KeyCache kc = {0};
+    int full = 0;
+    for (int i = 0; i < u->nsels && !full; i++) {
+        const Selector *s = u->sels[i];
+        int pos = 0;
+        if (selectorCheck(s, c->cmd, c->argc, c->argv, &pos, &kc) != ACL_OK) continue;
+        if (s->flags & SEL_ALLKEYS) full = 1;
+        for (int j = 0; j < s->npats && !full; j++)
+            full = (s->pats[j].perm & PERM_R) && !strcmp(s->pats[j].pat, "*");
+    }
+    if (kc.init) keyResultFree(&kc.keys);
+    return full;
 }
 
 /* Constant time in the bytes compared (both are HASH_LEN hex digits). */
@@ -1091,6 +1108,7 @@ static void killPubsubClientsIfNeeded(const AclUser *newu, AclUser *orig, Client
     int superset = 1;
     for (int i = 0; i < orig->nsels && superset; i++) {
         const Selector *s = orig->sels[i];
+        if (s->flags & SEL_ALLCHANNELS) superset = 0; /* had every channel, has not now */
         for (int j = 0; j < s->nchans && superset; j++) {
             int found = 0;
             for (int k = 0; k < upcoming.n && !found; k++) found = sameSds(upcoming.chans[k], s->chans[j]);
@@ -1114,7 +1132,7 @@ static void killPubsubClientsIfNeeded(const AclUser *newu, AclUser *orig, Client
 
 /* Applies argv's rules to a copy of u (a new user when u is NULL) and,
  * when all are valid, to u; returns NULL or the error text (caller
- * frees).  *created gets the new user. */
+ * frees). */
 static sds setUserFromArgs(AclUser *u, const char *name, size_t nlen, sds *argv, int argc, Client *current) {
     int mc = 0, bad = 0;
     sds *merged = mergeSelectorArgs(argv, argc, &mc, &bad);
@@ -1194,19 +1212,17 @@ static sds loadAclFile(const char *path, Client *current) {
     for (int i = 0; i < nlines; i++) {
         int linenum = i + 1;
         lines[i] = sdsTrim(lines[i], " \t\r\n");
-        if (lines[i][0] == '#' || lines[i][0] == '\0') continue;
+        if (lines[i][0] == '\0') continue; /* 7.0 has no comments here: '#' is an error */
+        /* Words are split at single spaces, without quoting (as 7.0). */
         int argc = 0;
-        sds *argv = sdsSplitArgs(lines[i], &argc);
-        if (!argv) {
-            errors = sdsCatPrintf(errors, "%s:%d: unbalanced quotes in acl line. ", path, linenum);
-            continue;
-        }
+        sds *argv = sdsSplitLen(lines[i], (ssize_t)sdsLen(lines[i]), " ", 1, &argc);
         if (argc == 0) {
             sdsFreeSplitRes(argv, argc);
             continue;
         }
         if (strcmp(argv[0], "user") || argc < 2) {
-            errors = sdsCatPrintf(errors, "%s:%d should start with user keyword. ", path, linenum);
+            errors = sdsCatPrintf(errors, "%s:%d should start with user keyword followed by the username. ", path,
+                                  linenum);
             sdsFreeSplitRes(argv, argc);
             continue;
         }
@@ -1408,6 +1424,7 @@ void aclInit(void) {
     }
     publishDefaultAuth();
     scriptSetAclCheck(scriptCheck);
+    serverFullKeyReadAccess = fullKeyReadAccess;
     configSetAclHooks(requirepassChanged, configUserLines);
 }
 
@@ -1574,7 +1591,8 @@ static const char *reasonName(int r) {
 
 static void aclLogCommand(Client *c) {
     if (c->argc > 3) {
-        replyErrorFormat(c, "ERR unknown subcommand or wrong number of arguments for 'log'. Try ACL HELP.");
+        replyErrorFormat(c, "ERR unknown subcommand or wrong number of arguments for '%.128s'. Try ACL HELP.",
+                         c->argv[1]);
         return;
     }
     long count = 10;
@@ -1593,7 +1611,7 @@ static void aclLogCommand(Client *c) {
     static const char *ctxNames[] = {"toplevel", "multi", "lua"};
     LogEntry *e = logHead;
     for (long i = 0; i < count && e; i++, e = e->next) {
-        replyMapLen(c, 10);
+        replyMapLen(c, 7);
         replyBulkCString(c, "count");
         replyLongLong(c, e->count);
         replyBulkCString(c, "reason");
@@ -1608,12 +1626,6 @@ static void aclLogCommand(Client *c) {
         replyDouble(c, (double)(now - e->ctime) / 1000);
         replyBulkCString(c, "client-info");
         replyBulkSds(c, e->cinfo);
-        replyBulkCString(c, "entry-id");
-        replyLongLong(c, e->entryId);
-        replyBulkCString(c, "timestamp-created");
-        replyLongLong(c, e->created);
-        replyBulkCString(c, "timestamp-last-updated");
-        replyLongLong(c, e->ctime);
     }
 }
 

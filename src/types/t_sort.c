@@ -227,6 +227,8 @@ typedef struct SortArgs {
 } SortArgs;
 
 /* Parses the options; replies the error and returns -1 on a bad one. */
+static int fullKeyAccess(Client *c) { return !serverFullKeyReadAccess || serverFullKeyReadAccess(c); }
+
 static int parseSortArgs(Client *c, int readonly, SortArgs *a) {
     memset(a, 0, sizeof(*a));
     a->count = -1;
@@ -249,8 +251,19 @@ static int parseSortArgs(Client *c, int readonly, SortArgs *a) {
             a->store = c->argv[++j];
         } else if (argIs(arg, "by") && left >= 1) {
             a->by = c->argv[++j];
-            if (!strchr(a->by, '*')) a->dontsort = 1;
+            if (!strchr(a->by, '*')) {
+                a->dontsort = 1;
+            } else if (!fullKeyAccess(c)) {
+                replyError(c, "ERR BY option of SORT denied due to insufficient ACL permissions.");
+                return -1;
+            }
         } else if (argIs(arg, "get") && left >= 1) {
+            /* Patterns read keys no key spec names: only for users that
+             * may read every key (ACL). */
+            if (!fullKeyAccess(c)) {
+                replyError(c, "ERR GET option of SORT denied due to insufficient ACL permissions.");
+                return -1;
+            }
             a->gets[a->ngets++] = c->argv[++j];
         } else {
             replyErrorSyntax(c);
