@@ -116,6 +116,7 @@ long long serverNowMs(void) { return dbNowMs ? dbNowMs : mstime(); }
 void serverIncrDirty(long long n) { server.dirty += n; }
 
 ServerFullKeyAccess *serverFullKeyReadAccess;
+ServerClientFlag *serverSkipSanitizePayload;
 
 int serverAuthRequired(const Client *c) {
     return server.authDefaultRequired && !c->authenticated;

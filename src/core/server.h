@@ -145,6 +145,10 @@ int serverAuthRequired(const Client *c);
  * patterns need it.  Installed by the ACL; NULL means yes. */
 typedef int ServerFullKeyAccess(Client *c);
 extern ServerFullKeyAccess *serverFullKeyReadAccess;
+/* Whether c's user has the skip-sanitize-payload flag (RESTORE skips the
+ * deep check under sanitize-dump-payload clients).  Installed by the ACL. */
+typedef int ServerClientFlag(const Client *c);
+extern ServerClientFlag *serverSkipSanitizePayload;
 /* Loop plumbing used by main.c. */
 long long serverCron(EventLoop *loop, long long id, void *data);
 void serverBeforeSleep(EventLoop *loop);

@@ -491,6 +491,10 @@ static void restoreCommand(Client *c) {
     /* "clients" sanitizes what clients send, not what the primary sends. */
     int deep = server.cfg.sanitizeDumpPayload == SANITIZE_PAYLOAD_YES ||
                (server.cfg.sanitizeDumpPayload == SANITIZE_PAYLOAD_CLIENTS && !(c->flags & CLIENT_MASTER));
+    /* ... nor what users flagged skip-sanitize-payload send. */
+    if (server.cfg.sanitizeDumpPayload == SANITIZE_PAYLOAD_CLIENTS && serverSkipSanitizePayload &&
+        serverSkipSanitizePayload(c))
+        deep = 0;
     kvobj *o = rdbRestoreValue(key, sdsLen(key), p, len, deep);
     if (!o) {
         replyError(c, "ERR Bad data format");

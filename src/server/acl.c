@@ -1027,6 +1027,11 @@ static int fullKeyReadAccess(Client *c) {
     return full;
 }
 
+static int skipsSanitizePayload(const Client *c) {
+    const Client *who = (c->flags & CLIENT_LUA) && scriptCaller() ? scriptCaller() : c;
+    return (aclClientUser(who)->flags & USER_SKIP_SANITIZE) != 0;
+}
+
 /* Constant time in the bytes compared (both are HASH_LEN hex digits). */
 static int hashEqual(const char *a, const char *b) {
     unsigned diff = 0;
@@ -1425,6 +1430,7 @@ void aclInit(void) {
     publishDefaultAuth();
     scriptSetAclCheck(scriptCheck);
     serverFullKeyReadAccess = fullKeyReadAccess;
+    serverSkipSanitizePayload = skipsSanitizePayload;
     configSetAclHooks(requirepassChanged, configUserLines);
 }
 
