@@ -951,7 +951,12 @@ static void logAdd(Client *c, Client *real, int reason, int context, int argc, s
 /* Enforcement                                                               */
 /* ------------------------------------------------------------------------ */
 
+/* The primary's link runs what the primary ran, unchecked (Redis gives it
+ * no user). */
+static int unchecked(const Client *c) { return (c->flags & CLIENT_MASTER) != 0; }
+
 int aclRefuseCommandSlow(Client *c, Command *cmd) {
+    if (unchecked(c)) return 0;
     AclUser *u = aclClientUser(c);
     int pos = 0;
     int rc = userCheck(u, cmd, c->argc, c->argv, &pos);
@@ -976,7 +981,7 @@ int aclRefuseCommandSlow(Client *c, Command *cmd) {
 
 int aclRefuseQueuedOrReply(Client *c, Command *cmd, int argc, sds *argv) {
     AclUser *u = aclClientUser(c);
-    if (u->unrestricted) return 0;
+    if (u->unrestricted || unchecked(c)) return 0;
     int pos = 0;
     int rc = userCheck(u, cmd, argc, argv, &pos);
     if (rc == ACL_OK) return 0;
@@ -993,7 +998,7 @@ int aclRefuseQueuedOrReply(Client *c, Command *cmd, int argc, sds *argv) {
 
 /* The script layer's hook: may the script's caller run cmd? */
 static const char *scriptCheck(Client *caller, Command *cmd, int argc, sds *argv) {
-    if (!caller) return NULL;
+    if (!caller || unchecked(caller)) return NULL;
     AclUser *u = aclClientUser(caller);
     if (u->unrestricted) return NULL;
     int pos = 0;
@@ -1012,7 +1017,7 @@ static const char *scriptCheck(Client *caller, Command *cmd, int argc, sds *argv
 static int fullKeyReadAccess(Client *c) {
     Client *who = (c->flags & CLIENT_LUA) && scriptCaller() ? scriptCaller() : c;
     AclUser *u = aclClientUser(who);
-    if (u->unrestricted || !c->cmd) return 1;
+    if (u->unrestricted || !c->cmd || unchecked(who)) return 1;
     KeyCache kc = {0};
     int full = 0;
     for (int i = 0; i < u->nsels && !full; i++) {

@@ -218,7 +218,10 @@ def test_movable_keys(pair):
                 ("GEORADIUS", "okz", "0", "0", "1", "km", "STORE", "okd"),
                 ("GEORADIUSBYMEMBER", "okz", "a", "1", "km", "STOREDIST", "nod"),
                 ("FCALL", "nofunc", "1", "no1"), ("FCALL", "nofunc", "1", "ok1"),
-                ("OBJECT", "FREQ", "no1"), ("MEMORY", "USAGE", "no1")]:
+                ("OBJECT", "FREQ", "no1"), ("MEMORY", "USAGE", "no1"),
+                ("MIGRATE", "127.0.0.1", "1", "no1", "0", "100"),
+                ("MIGRATE", "127.0.0.1", "1", "", "0", "100", "KEYS", "ok1", "no1"),
+                ("MIGRATE", "127.0.0.1", "1", "", "0", "100", "COPY", "REPLACE", "KEYS", "no1")]:
         if cmd[0] == "MEMORY":
             continue
         pair.both("m", *cmd)
