@@ -157,14 +157,16 @@ int main(int argc, char **argv) {
     }
 
     configInitDefaults(&server.cfg);
-    /* cairn-check-aof is this binary under another name (as Redis's
-     * redis-check-aof), so that RDB preambles are read by the real loader. */
+    /* cairn-check-aof and cairn-check-rdb are this binary under another
+     * name (as Redis's redis-check-aof / redis-check-rdb), so that files are
+     * read by the real loader. */
     const char *base = strrchr(argv[0], '/');
-    if (strstr(base ? base + 1 : argv[0], "check-aof")) {
+    int checkAof = strstr(base ? base + 1 : argv[0], "check-aof") != NULL;
+    if (checkAof || rdbCheckInvoked(argv[0])) {
         server.db = dbCreateAll(server.cfg.databases);
         initFeatures();
         commandTableInit();
-        return aofCheckMain(argc, argv);
+        return checkAof ? aofCheckMain(argc, argv) : rdbCheckMain(argc, argv);
     }
     configLoadFromArgs(&server.cfg, argc, argv);
     if (server.cfg.daemonize) daemonize();

@@ -61,6 +61,11 @@ void persistNoteFork(long long us);
  * connections.  Called by persistInit. */
 void migrateInit(void);
 
+/* cairn-check-rdb (check_rdb.c): the binary invoked under that name
+ * checks the RDB file named by argv[1] and returns the exit status. */
+int rdbCheckInvoked(const char *argv0);
+int rdbCheckMain(int argc, char **argv);
+
 /* Appends the lines of INFO persistence to s. */
 sds persistInfoSection(sds s);
 

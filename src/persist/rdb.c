@@ -992,6 +992,7 @@ static int loadSnapshot(RdbReader *r, int merge, RdbLoadInfo *info) {
         ver = ver * 10 + (r->p[i] - '0');
     }
     if (ver < 1 || ver > RDB_VERSION) return rrFail(r, "can't handle RDB format version");
+    info->version = ver;
     r->pos = 9;
     Db *db = &server.db[0];
     long long expire = -1, idle = -1;
@@ -1133,8 +1134,10 @@ int rdbLoadBuffer(const unsigned char *p, size_t len, int merge, RdbLoadInfo *in
     info->hasRepl = info->hasRepl == 3;
     *used = r.pos;
     if (rc < 0) {
+        info->errOffset = r.pos;
+        info->errReason = r.why ? r.why : "unknown error";
         *err = sdsCatPrintf(sdsEmpty(), "Internal error in RDB reading offset %zu, function at rdb.c: %s", r.pos,
-                            r.why ? r.why : "unknown error");
+                            info->errReason);
         return -1;
     }
     return 0;

@@ -89,6 +89,9 @@ typedef struct RdbLoadInfo {
     long long rdbUsedMem;  /* the used-mem AUX field, 0 when absent */
     int hasRepl;           /* the file recorded repl-id and repl-offset */
     RdbReplInfo repl;
+    int version;           /* the file's RDB version, 0 before the header */
+    size_t errOffset;      /* a corrupt file: where reading stopped */
+    const char *errReason; /* ... and why (static text), else NULL */
 } RdbLoadInfo;
 
 /* Progress of a long save or load, for the server to report it and (while
