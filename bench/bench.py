@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Cairn vs redis-server benchmarks: throughput, memory, instructions.
 
-Usage: bench.py throughput|memory|latency|instructions|all
+Usage: bench.py throughput|memory|latency|aof|instructions|all
 All knobs are environment variables (see bench/README.md).
 """
 import os
@@ -823,7 +823,7 @@ def callgrind_run(binary, name, workload, idle_seconds=0.0):
     stop it; return (instructions, wall seconds of the workload)."""
     out = os.path.join(tempfile.mkdtemp(prefix="cairn-cg-"), "cg.out")
     prefix = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out + ".%p"]
-    s = Srv(binary, name, prefix)
+    s = Srv(binary, name, prefix, os.environ.get("BENCH_CG_SERVER_ARGS", "").split())
     n = env_int("BENCH_CG_N", 20000)
     t0 = time.monotonic()
     try:
@@ -883,6 +883,65 @@ def instructions():
         print("%-10s %12.0f %12.0f %6.3f" % (t.upper(), a, b, ratio(a, b)))
 
 
+# ------------------------------------------------------------------- AOF
+
+def info_field(srv, section, field):
+    out = srv.cli("INFO", section).stdout.decode(errors="replace")
+    for line in out.splitlines():
+        k, _, v = line.partition(":")
+        if k == field:
+            return v.strip()
+    return None
+
+
+def aof():
+    """SET with the AOF on (appendfsync per BENCH_AOF_FSYNC), at each
+    pipeline depth, both servers taking turns; then the time of a
+    BGREWRITEAOF of BENCH_AOF_KEYS keys.  Figures on a shared machine are
+    indicative."""
+    modes = os.environ.get("BENCH_AOF_FSYNC", "everysec always").split()
+    pipelines = [int(p) for p in os.environ.get("BENCH_PIPELINES", "1 16").split()]
+    n = env_int("BENCH_AOF_N", 50000)
+    rounds = env_int("BENCH_AOF_ROUNDS", 2)
+    gen = os.environ.get("BENCH_AOF_CLIENT", "loadgen")
+    print("\n== aof: SET, -c 50, N=%d (x10 when pipelined), %s, %d rounds, medians (indicative: shared machine)"
+          % (n, gen, rounds))
+    print("%-9s %3s %14s %14s %6s" % ("fsync", "P", "ops/s " + A_NAME, "ops/s " + B_NAME, "ratio"))
+    for mode in modes:
+        extra = ["--appendonly", "yes", "--appendfsync", mode]
+        servers = [Srv(A_BIN, A_NAME, pin_prefix(0), extra), Srv(B_BIN, B_NAME, pin_prefix(0), extra)]
+        try:
+            for p in pipelines:
+                nn = n * (10 if p > 1 else 1)
+                rps = {s.name: [] for s in servers}
+                for r in range(rounds):
+                    for s in (servers if r % 2 == 0 else servers[::-1]):
+                        out = run_load(s.port, "set", nn, p, gen)
+                        rps[s.name].append(parse_csv_rps(out.stdout)[0])
+                ra, rb = statistics.median(rps[A_NAME]), statistics.median(rps[B_NAME])
+                print("%-9s %3d %14.0f %14.0f %6.2f" % (mode, p, ra, rb, ratio(ra, rb)))
+        finally:
+            for s in servers:
+                s.stop()
+    keys = env_int("BENCH_AOF_KEYS", 1000000)
+    extra = ["--appendonly", "yes", "--enable-debug-command", "yes"]
+    times = {}
+    for binary, name in ((A_BIN, A_NAME), (B_BIN, B_NAME)):
+        s = Srv(binary, name, pin_prefix(0), extra)
+        try:
+            s.cli("DEBUG", "POPULATE", str(keys), timeout=600)
+            t0 = time.monotonic()
+            s.cli("BGREWRITEAOF")
+            while info_field(s, "persistence", "aof_rewrites") != "1" or \
+                    info_field(s, "persistence", "aof_rewrite_in_progress") != "0":
+                time.sleep(0.01)
+            times[name] = time.monotonic() - t0
+        finally:
+            s.stop()
+    print("BGREWRITEAOF of %d keys: %s %.2f s, %s %.2f s, ratio %.2f"
+          % (keys, A_NAME, times[A_NAME], B_NAME, times[B_NAME], ratio(times[A_NAME], times[B_NAME])))
+
+
 def main():
     what = sys.argv[1] if len(sys.argv) > 1 else "all"
     print("A=%s (%s)  B=%s (%s)" % (A_NAME, A_BIN, B_NAME, shutil.which(B_BIN) or B_BIN))
@@ -892,6 +951,8 @@ def main():
         memory()
     if what in ("latency", "all"):
         latency()
+    if what in ("aof", "all"):
+        aof()
     if what in ("instructions", "all"):
         if os.environ.get("BENCH_SKIP_CALLGRIND") == "1":
             print("\n== instructions: skipped (BENCH_SKIP_CALLGRIND=1)")

@@ -78,6 +78,7 @@ static struct {
     int lastWriteOk;
     int lastWriteErrno;
     int fsyncErrLogged;         /* a failed background fsync was logged */
+    int restartPending;         /* aofRestartAfterSync failed: retried by the timer */
     /* The rewrite child. */
     pid_t childPid;
     long long childStartSec;
@@ -256,8 +257,9 @@ cleanup:
 }
 
 /* Reads the manifest from the AOF directory.  Returns the manifest (caller
- * frees), NULL when there is none, and exits on a broken one. */
-static AofManifest *manifestLoadOrExit(void) {
+ * frees), NULL when there is none; a broken one exits the process (or,
+ * when !exitOnError, is logged and taken as none). */
+static AofManifest *manifestLoad(int exitOnError) {
     sds name = manifestName();
     sds path = aofPath(name);
     AofManifest *m = NULL;
@@ -266,6 +268,8 @@ static AofManifest *manifestLoadOrExit(void) {
     m = aofManifestLoadFile(path, &err);
     if (!m) {
         serverLog(LL_WARNING, "%s", err);
+        sdsFree(err);
+        if (!exitOnError) goto cleanup;
         serverLog(LL_WARNING, "Fatal error: the AOF manifest %s can't be loaded. Exiting.", path);
         exit(1);
     }
@@ -577,6 +581,9 @@ static int rewriteBackground(void) {
         aof.lastRewriteOk = 0;
         return -1;
     }
+    /* With the AOF off the manifest on disk (if any) still names the
+     * files; the new base takes the next sequence number after them. */
+    if (!aof.manifest) aof.manifest = manifestLoad(0);
     flushAof(1);
     if (openNewIncr("background rewrite") < 0) {
         aof.lastRewriteOk = 0;
@@ -733,8 +740,11 @@ static int autoRewriteLimited(long long now) {
     return 0;
 }
 
+void aofRestartAfterSync(void);
+
 static void aofCron(void) {
     long long now = (long long)time(NULL);
+    if (aof.restartPending && !childActive()) aofRestartAfterSync();
     if (aof.childPid >= 0) {
         int st;
         pid_t pid = waitpid(aof.childPid, &st, WNOHANG);
@@ -873,7 +883,7 @@ static void openOnStart(void) {
 void aofInitAtStartup(void) {
     aof.state = AOF_ON;
     upgradeOldAofIfNeeded();
-    aof.manifest = manifestLoadOrExit();
+    aof.manifest = manifestLoad(1);
     long long total = 0;
     if (aof.manifest) {
         if (loadManifestFiles(aof.manifest, &total) == AOF_LOAD_OK) {
@@ -892,7 +902,7 @@ void aofDebugLoad(void) {
     signalFlushedDb(-1);
     for (int j = 0; j < server.cfg.databases; j++) dbEmpty(&server.db[j]);
     functionsRdbFlush();
-    AofManifest *m = manifestLoadOrExit();
+    AofManifest *m = manifestLoad(1);
     if (m) {
         long long total;
         loadManifestFiles(m, &total);
@@ -913,7 +923,7 @@ void aofDebugLoad(void) {
 /* ------------------------------------------------------------------------ */
 
 static int startAppendOnly(const char **err) {
-    if (!aof.manifest) aof.manifest = manifestLoadOrExit();
+    if (!aof.manifest) aof.manifest = manifestLoad(0);
     if (!aof.manifest) aof.manifest = aofManifestCreate();
     aof.state = AOF_WAIT_REWRITE;
     aof.lastWriteOk = 1;
@@ -962,6 +972,20 @@ static int applyAppendonly(const char **err) {
     if (server.cfg.appendonly && aof.state == AOF_OFF) return startAppendOnly(err);
     if (!server.cfg.appendonly && aof.state != AOF_OFF) stopAppendOnly();
     return 0;
+}
+
+void aofRestartAfterSync(void) {
+    if (!server.cfg.appendonly) aof.restartPending = 0;
+    if (aof.state == AOF_OFF && !aof.restartPending) return;
+    if (aof.state != AOF_OFF) stopAppendOnly();
+    const char *err = NULL;
+    if (startAppendOnly(&err) < 0) {
+        serverLog(LL_WARNING, "Failed enabling the AOF after successful master synchronization! Trying it again in "
+                              "one second.");
+        aof.restartPending = 1;
+        return;
+    }
+    aof.restartPending = 0;
 }
 
 void aofPrepareShutdown(void) {

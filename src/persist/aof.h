@@ -34,6 +34,10 @@ void aofInitHooks(void);
 pid_t aofChildPid(void);
 /* A rewrite is waiting for the child slot (aof_rewrite_scheduled). */
 void aofScheduleRewrite(void);
+/* A replica loaded its primary's dataset: with the AOF on, it is started
+ * again from a rewrite of the new data (retried each second on failure),
+ * as Redis does. */
+void aofRestartAfterSync(void);
 /* SHUTDOWN: kill a rewrite child, write and fsync what is buffered. */
 void aofPrepareShutdown(void);
 /* DEBUG LOADAOF: write what is buffered, empty the data, load the AOF back.

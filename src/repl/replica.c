@@ -31,6 +31,7 @@
 #include "db/lazyfree.h"
 #include "ds/alloc.h"
 #include "ds/util.h"
+#include "persist/aof.h"
 #include "persist/persist.h"
 #include "persist/rdb.h"
 #include "repl/repl.h"
@@ -308,6 +309,7 @@ static void loadTransfer(void) {
         return;
     }
     persistRemoveSyncFile("Removing the RDB file obtained from the master. This replica has persistence disabled");
+    aofRestartAfterSync(); /* the AOF must describe the new data */
     memcpy(repl.replid, repl.pendingReplid, 41);
     repl.offset = repl.pendingOffset;
     memset(repl.replid2, '0', 40);

@@ -428,3 +428,24 @@ def test_auto_rewrite_on_growth(start_server):
         c.set("k%d" % i, "x" * 100)
     wait_for(lambda: c.info("persistence")["aof_rewrites"] >= 1, what="automatic rewrite")
     assert "Starting automatic rewriting of AOF on" in s.log
+
+
+def test_replica_aof_restarted_after_sync(start_server):
+    primary = start_server(enable_debug_command="yes")
+    pc = primary.client()
+    populate(pc)
+    replica = aof_start(start_server)
+    rc = replica.client()
+    rc.set("replica-only", 1)
+    rc.replicaof(primary.host, primary.port)
+    wait_for(lambda: rc.info("replication").get("master_link_status") == "up", what="sync")
+    pc.set("streamed", "after-sync")
+    wait_for(lambda: rc.get("streamed") == b"after-sync", what="stream")
+    wait_for(lambda: rc.info("persistence")["aof_rewrite_in_progress"] == 0
+             and rc.info("persistence")["aof_enabled"] == 1
+             and rc.info("persistence")["aof_rewrites"] >= 1, what="AOF restart")
+    d = digest(primary)
+    assert digest(replica) == d
+    kill9(replica)
+    again = aof_start(start_server, dir=replica.tmp)
+    assert digest(again) == d
