@@ -30,14 +30,14 @@ extern Command connCommands[], stringCommands[], bitmapCommands[], keyCommands[]
     configCommands[], infoCommands[], clientCommands[], commandCommands[], debugCommands[], listCommands[],
     hashCommands[], setCommands[], zsetCommands[], sortCommands[], multiCommands[], pubsubCommands[],
     monitorCommands[], slowlogCommands[], latencyCommands[], scriptCommands[], functionCommands[], hllCommands[],
-    geoCommands[], persistCommands[], replCommands[], migrateCommands[], aclCommands[];
+    geoCommands[], persistCommands[], replCommands[], migrateCommands[], aclCommands[], streamCommands[];
 
 static Command *families[] = {connCommands,    stringCommands,  bitmapCommands,  keyCommands,     expireCommands,
                               configCommands,  infoCommands,    clientCommands,  commandCommands, debugCommands,
                               listCommands,    hashCommands,    setCommands,     zsetCommands,    sortCommands,
                               multiCommands,   pubsubCommands,  monitorCommands, slowlogCommands, latencyCommands,
                               scriptCommands,  functionCommands, hllCommands,     geoCommands,
-                              persistCommands, replCommands, migrateCommands, aclCommands};
+                              persistCommands, replCommands, migrateCommands, aclCommands, streamCommands};
 
 #define TABLE_SLOTS 1024
 static Command *table[TABLE_SLOTS];
@@ -182,6 +182,30 @@ static int migrateFinder(int argc, char **argv, KeyResult *out) {
     return num;
 }
 
+/* XREAD / XREADGROUP: the keys after the STREAMS that ends the options
+ * (skipping the operands of BLOCK, COUNT and GROUP), half of what follows
+ * it; none when that is not an even, non-zero count. */
+static int xreadFinder(int argc, char **argv, KeyResult *out) {
+    int streamsPos = -1;
+    for (int i = 1; i < argc; i++) {
+        if (strcasecmp(argv[i], "block") == 0 || strcasecmp(argv[i], "count") == 0)
+            i++;
+        else if (strcasecmp(argv[i], "group") == 0)
+            i += 2;
+        else if (strcasecmp(argv[i], "noack") == 0)
+            continue;
+        else {
+            if (strcasecmp(argv[i], "streams") == 0) streamsPos = i;
+            break;
+        }
+    }
+    int num = argc - streamsPos - 1;
+    if (streamsPos == -1 || num == 0 || num % 2 != 0) return 0;
+    num /= 2;
+    for (int i = 0; i < num; i++) keyResultAdd(out, streamsPos + 1 + i, 0);
+    return num;
+}
+
 static const struct {
     const char *fullname;
     GetKeysProc *finder;
@@ -195,7 +219,7 @@ static const struct {
     {"sort", sortFinder},             {"sort_ro", sortRoFinder},   {"zdiff", numkeysAt1},
     {"zdiffstore", storeNumkeysAt2},  {"zinter", numkeysAt1},      {"zintercard", numkeysAt1},
     {"zinterstore", storeNumkeysAt2}, {"zmpop", numkeysAt1},       {"zunion", numkeysAt1},
-    {"zunionstore", storeNumkeysAt2},
+    {"zunionstore", storeNumkeysAt2}, {"xread", xreadFinder},     {"xreadgroup", xreadFinder},
 };
 
 static GetKeysProc *keyFinderFor(const char *fullname) {

@@ -2017,6 +2017,294 @@ static const KeySpec K_watch[] = {
 static const CommandArg A_watch[] = {
     {.name = "key", .type = ARG_KEY, .keySpecIndex = 0, .flags = ARGF_MULTIPLE},
 };
+static const KeySpec K_xack[] = {
+    {.flags = KS_RW | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_xack[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "group", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "id", .type = ARG_STRING, .keySpecIndex = -1, .flags = ARGF_MULTIPLE},
+};
+static const KeySpec K_xadd[] = {
+    {.notes = "UPDATE instead of INSERT because of the optional trimming feature", .flags = KS_RW | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_xadd_2_0[] = {
+    {.name = "maxlen", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "MAXLEN"},
+    {.name = "minid", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "MINID", .since = "6.2.0"},
+};
+static const CommandArg A_xadd_2_1[] = {
+    {.name = "equal", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "="},
+    {.name = "approximately", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "~"},
+};
+static const CommandArg A_xadd_2[] = {
+    {.name = "strategy", .type = ARG_ONEOF, .keySpecIndex = -1, .subargs = A_xadd_2_0, .subargCount = 2},
+    {.name = "operator", .type = ARG_ONEOF, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_xadd_2_1, .subargCount = 2},
+    {.name = "threshold", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "count", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "LIMIT", .since = "6.2.0", .flags = ARGF_OPTIONAL},
+};
+static const CommandArg A_xadd_3[] = {
+    {.name = "auto_id", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "*"},
+    {.name = "id", .type = ARG_STRING, .keySpecIndex = -1},
+};
+static const CommandArg A_xadd_4[] = {
+    {.name = "field", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "value", .type = ARG_STRING, .keySpecIndex = -1},
+};
+static const CommandArg A_xadd[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "nomkstream", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "NOMKSTREAM", .since = "6.2.0", .flags = ARGF_OPTIONAL},
+    {.name = "trim", .type = ARG_BLOCK, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_xadd_2, .subargCount = 4},
+    {.name = "id_or_auto", .type = ARG_ONEOF, .keySpecIndex = -1, .subargs = A_xadd_3, .subargCount = 2},
+    {.name = "field_value", .type = ARG_BLOCK, .keySpecIndex = -1, .flags = ARGF_MULTIPLE, .subargs = A_xadd_4, .subargCount = 2},
+};
+static const CommandHistory H_xadd[] = {
+    {"6.2.0", "Added the `NOMKSTREAM` option, `MINID` trimming strategy and the `LIMIT` option."},
+    {"7.0.0", "Added support for the `<ms>-*` explicit ID form."},
+};
+static const char *const T_xadd[] = {"nondeterministic_output", NULL};
+static const KeySpec K_xautoclaim[] = {
+    {.flags = KS_RW | KS_DELETE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_xautoclaim[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "group", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "consumer", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "min-idle-time", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "start", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "count", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "COUNT", .flags = ARGF_OPTIONAL},
+    {.name = "justid", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "JUSTID", .flags = ARGF_OPTIONAL},
+};
+static const CommandHistory H_xautoclaim[] = {
+    {"7.0.0", "Added an element to the reply array, containing deleted entries the command cleared from the PEL"},
+};
+static const char *const T_xautoclaim[] = {"nondeterministic_output", NULL};
+static const KeySpec K_xclaim[] = {
+    {.flags = KS_RW | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_xclaim[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "group", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "consumer", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "min-idle-time", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "id", .type = ARG_STRING, .keySpecIndex = -1, .flags = ARGF_MULTIPLE},
+    {.name = "ms", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "IDLE", .flags = ARGF_OPTIONAL},
+    {.name = "unix-time-milliseconds", .type = ARG_UNIX_TIME, .keySpecIndex = -1, .token = "TIME", .flags = ARGF_OPTIONAL},
+    {.name = "count", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "RETRYCOUNT", .flags = ARGF_OPTIONAL},
+    {.name = "force", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "FORCE", .flags = ARGF_OPTIONAL},
+    {.name = "justid", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "JUSTID", .flags = ARGF_OPTIONAL},
+    {.name = "id", .type = ARG_STRING, .keySpecIndex = -1, .token = "LASTID", .flags = ARGF_OPTIONAL},
+};
+static const char *const T_xclaim[] = {"nondeterministic_output", NULL};
+static const KeySpec K_xdel[] = {
+    {.flags = KS_RW | KS_DELETE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_xdel[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "id", .type = ARG_STRING, .keySpecIndex = -1, .flags = ARGF_MULTIPLE},
+};
+static const KeySpec K_xgroup_create[] = {
+    {.flags = KS_RW | KS_INSERT, .bsType = KSB_INDEX, .bsIndex = 2, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_xgroup_create_2[] = {
+    {.name = "id", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "new_id", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "$"},
+};
+static const CommandArg A_xgroup_create[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "groupname", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "id", .type = ARG_ONEOF, .keySpecIndex = -1, .subargs = A_xgroup_create_2, .subargCount = 2},
+    {.name = "mkstream", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "MKSTREAM", .flags = ARGF_OPTIONAL},
+    {.name = "entries_read", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "ENTRIESREAD", .flags = ARGF_OPTIONAL},
+};
+static const CommandHistory H_xgroup_create[] = {
+    {"7.0.0", "Added the `entries_read` named argument."},
+};
+static const KeySpec K_xgroup_createconsumer[] = {
+    {.flags = KS_RW | KS_INSERT, .bsType = KSB_INDEX, .bsIndex = 2, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_xgroup_createconsumer[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "groupname", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "consumername", .type = ARG_STRING, .keySpecIndex = -1},
+};
+static const KeySpec K_xgroup_delconsumer[] = {
+    {.flags = KS_RW | KS_DELETE, .bsType = KSB_INDEX, .bsIndex = 2, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_xgroup_delconsumer[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "groupname", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "consumername", .type = ARG_STRING, .keySpecIndex = -1},
+};
+static const KeySpec K_xgroup_destroy[] = {
+    {.flags = KS_RW | KS_DELETE, .bsType = KSB_INDEX, .bsIndex = 2, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_xgroup_destroy[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "groupname", .type = ARG_STRING, .keySpecIndex = -1},
+};
+static const KeySpec K_xgroup_setid[] = {
+    {.flags = KS_RW | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 2, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_xgroup_setid_2[] = {
+    {.name = "id", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "new_id", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "$"},
+};
+static const CommandArg A_xgroup_setid[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "groupname", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "id", .type = ARG_ONEOF, .keySpecIndex = -1, .subargs = A_xgroup_setid_2, .subargCount = 2},
+    {.name = "entries_read", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "ENTRIESREAD", .flags = ARGF_OPTIONAL},
+};
+static const CommandHistory H_xgroup_setid[] = {
+    {"7.0.0", "Added the optional `entries_read` argument."},
+};
+static const KeySpec K_xinfo_consumers[] = {
+    {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 2, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_xinfo_consumers[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "groupname", .type = ARG_STRING, .keySpecIndex = -1},
+};
+static const char *const T_xinfo_consumers[] = {"nondeterministic_output", NULL};
+static const KeySpec K_xinfo_groups[] = {
+    {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 2, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_xinfo_groups[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+};
+static const CommandHistory H_xinfo_groups[] = {
+    {"7.0.0", "Added the `entries-read` and `lag` fields"},
+};
+static const KeySpec K_xinfo_stream[] = {
+    {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 2, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_xinfo_stream_1[] = {
+    {.name = "count", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "COUNT", .flags = ARGF_OPTIONAL},
+};
+static const CommandArg A_xinfo_stream[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "full", .type = ARG_BLOCK, .keySpecIndex = -1, .token = "FULL", .flags = ARGF_OPTIONAL, .subargs = A_xinfo_stream_1, .subargCount = 1},
+};
+static const CommandHistory H_xinfo_stream[] = {
+    {"6.0.0", "Added the `FULL` modifier."},
+    {"7.0.0", "Added the `max-deleted-entry-id`, `entries-added`, `recorded-first-entry-id`, `entries-read` and `lag` fields"},
+};
+static const KeySpec K_xlen[] = {
+    {.flags = KS_RO, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_xlen[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+};
+static const KeySpec K_xpending[] = {
+    {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_xpending_2[] = {
+    {.name = "min-idle-time", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "IDLE", .since = "6.2.0", .flags = ARGF_OPTIONAL},
+    {.name = "start", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "end", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "count", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "consumer", .type = ARG_STRING, .keySpecIndex = -1, .flags = ARGF_OPTIONAL},
+};
+static const CommandArg A_xpending[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "group", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "filters", .type = ARG_BLOCK, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_xpending_2, .subargCount = 5},
+};
+static const CommandHistory H_xpending[] = {
+    {"6.2.0", "Added the `IDLE` option and exclusive range intervals."},
+};
+static const char *const T_xpending[] = {"nondeterministic_output", NULL};
+static const KeySpec K_xrange[] = {
+    {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_xrange[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "start", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "end", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "count", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "COUNT", .flags = ARGF_OPTIONAL},
+};
+static const CommandHistory H_xrange[] = {
+    {"6.2.0", "Added exclusive ranges."},
+};
+static const KeySpec K_xread[] = {
+    {.flags = KS_RO | KS_ACCESS, .bsType = KSB_KEYWORD, .bsKeyword = "STREAMS", .bsIndex = 1, .fkType = KSF_RANGE, .fk = {-1, 1, 2}},
+};
+static const CommandArg A_xread_2[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0, .flags = ARGF_MULTIPLE},
+    {.name = "id", .type = ARG_STRING, .keySpecIndex = -1, .flags = ARGF_MULTIPLE},
+};
+static const CommandArg A_xread[] = {
+    {.name = "count", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "COUNT", .flags = ARGF_OPTIONAL},
+    {.name = "milliseconds", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "BLOCK", .flags = ARGF_OPTIONAL},
+    {.name = "streams", .type = ARG_BLOCK, .keySpecIndex = -1, .token = "STREAMS", .subargs = A_xread_2, .subargCount = 2},
+};
+static const KeySpec K_xreadgroup[] = {
+    {.flags = KS_RO | KS_ACCESS, .bsType = KSB_KEYWORD, .bsKeyword = "STREAMS", .bsIndex = 4, .fkType = KSF_RANGE, .fk = {-1, 1, 2}},
+};
+static const CommandArg A_xreadgroup_0[] = {
+    {.name = "group", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "consumer", .type = ARG_STRING, .keySpecIndex = -1},
+};
+static const CommandArg A_xreadgroup_4[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0, .flags = ARGF_MULTIPLE},
+    {.name = "id", .type = ARG_STRING, .keySpecIndex = -1, .flags = ARGF_MULTIPLE},
+};
+static const CommandArg A_xreadgroup[] = {
+    {.name = "group_consumer", .type = ARG_BLOCK, .keySpecIndex = -1, .token = "GROUP", .subargs = A_xreadgroup_0, .subargCount = 2},
+    {.name = "count", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "COUNT", .flags = ARGF_OPTIONAL},
+    {.name = "milliseconds", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "BLOCK", .flags = ARGF_OPTIONAL},
+    {.name = "noack", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "NOACK", .flags = ARGF_OPTIONAL},
+    {.name = "streams", .type = ARG_BLOCK, .keySpecIndex = -1, .token = "STREAMS", .subargs = A_xreadgroup_4, .subargCount = 2},
+};
+static const KeySpec K_xrevrange[] = {
+    {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_xrevrange[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "end", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "start", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "count", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "COUNT", .flags = ARGF_OPTIONAL},
+};
+static const CommandHistory H_xrevrange[] = {
+    {"6.2.0", "Added exclusive ranges."},
+};
+static const KeySpec K_xsetid[] = {
+    {.flags = KS_RW | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_xsetid[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "last-id", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "entries_added", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "ENTRIESADDED", .since = "7.0.0", .flags = ARGF_OPTIONAL},
+    {.name = "max_deleted_entry_id", .type = ARG_STRING, .keySpecIndex = -1, .token = "MAXDELETEDID", .since = "7.0.0", .flags = ARGF_OPTIONAL},
+};
+static const CommandHistory H_xsetid[] = {
+    {"7.0.0", "Added the `entries_added` and `max_deleted_entry_id` arguments."},
+};
+static const KeySpec K_xtrim[] = {
+    {.flags = KS_RW | KS_DELETE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_xtrim_1_0[] = {
+    {.name = "maxlen", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "MAXLEN"},
+    {.name = "minid", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "MINID", .since = "6.2.0"},
+};
+static const CommandArg A_xtrim_1_1[] = {
+    {.name = "equal", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "="},
+    {.name = "approximately", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "~"},
+};
+static const CommandArg A_xtrim_1[] = {
+    {.name = "strategy", .type = ARG_ONEOF, .keySpecIndex = -1, .subargs = A_xtrim_1_0, .subargCount = 2},
+    {.name = "operator", .type = ARG_ONEOF, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_xtrim_1_1, .subargCount = 2},
+    {.name = "threshold", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "count", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "LIMIT", .since = "6.2.0", .flags = ARGF_OPTIONAL},
+};
+static const CommandArg A_xtrim[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "trim", .type = ARG_BLOCK, .keySpecIndex = -1, .subargs = A_xtrim_1, .subargCount = 4},
+};
+static const CommandHistory H_xtrim[] = {
+    {"6.2.0", "Added the `MINID` trimming strategy and the `LIMIT` option."},
+};
+static const char *const T_xtrim[] = {"nondeterministic_output", NULL};
 static const KeySpec K_zadd[] = {
     {.flags = KS_RW | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
 };
@@ -5211,6 +5499,290 @@ const CommandSpec commandSpecs[] = {
      .group = "transactions",
      .complexity = "O(1) for every key.",
      .args = A_watch, .argCount = 1},
+    {.fullname = "xack",
+     .arity = -4,
+     .flags = CMD_WRITE | CMD_FAST,
+     .acl = ACL_WRITE | ACL_STREAM | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_xack, .keySpecCount = 1,
+     .summary = "Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL.",
+     .since = "5.0.0",
+     .group = "stream",
+     .complexity = "O(1) for each message ID processed.",
+     .args = A_xack, .argCount = 3},
+    {.fullname = "xadd",
+     .arity = -5,
+     .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
+     .acl = ACL_WRITE | ACL_STREAM | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .tips = T_xadd,
+     .keySpecs = K_xadd, .keySpecCount = 1,
+     .summary = "Appends a new entry to a stream",
+     .since = "5.0.0",
+     .group = "stream",
+     .complexity = "O(1) when adding a new entry, O(N) when trimming where N being the number of entries evicted.",
+     .history = H_xadd, .historyCount = 2,
+     .args = A_xadd, .argCount = 5},
+    {.fullname = "xautoclaim",
+     .arity = -6,
+     .flags = CMD_WRITE | CMD_FAST,
+     .acl = ACL_WRITE | ACL_STREAM | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .tips = T_xautoclaim,
+     .keySpecs = K_xautoclaim, .keySpecCount = 1,
+     .summary = "Changes (or acquires) ownership of messages in a consumer group, as if the messages were delivered to the specified consumer.",
+     .since = "6.2.0",
+     .group = "stream",
+     .complexity = "O(1) if COUNT is small.",
+     .history = H_xautoclaim, .historyCount = 1,
+     .args = A_xautoclaim, .argCount = 7},
+    {.fullname = "xclaim",
+     .arity = -6,
+     .flags = CMD_WRITE | CMD_FAST,
+     .acl = ACL_WRITE | ACL_STREAM | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .tips = T_xclaim,
+     .keySpecs = K_xclaim, .keySpecCount = 1,
+     .summary = "Changes (or acquires) ownership of a message in a consumer group, as if the message was delivered to the specified consumer.",
+     .since = "5.0.0",
+     .group = "stream",
+     .complexity = "O(log N) with N being the number of messages in the PEL of the consumer group.",
+     .args = A_xclaim, .argCount = 11},
+    {.fullname = "xdel",
+     .arity = -3,
+     .flags = CMD_WRITE | CMD_FAST,
+     .acl = ACL_WRITE | ACL_STREAM | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_xdel, .keySpecCount = 1,
+     .summary = "Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist.",
+     .since = "5.0.0",
+     .group = "stream",
+     .complexity = "O(1) for each single item to delete in the stream, regardless of the stream size.",
+     .args = A_xdel, .argCount = 2},
+    {.fullname = "xgroup",
+     .arity = -2,
+     .flags = 0,
+     .acl = ACL_SLOW,
+     .firstKey = 0, .lastKey = 0, .keyStep = 0,
+     .summary = "A container for consumer groups commands",
+     .since = "5.0.0",
+     .group = "stream",
+     .complexity = "Depends on subcommand."},
+    {.fullname = "xgroup|create",
+     .arity = -5,
+     .flags = CMD_WRITE | CMD_DENYOOM,
+     .acl = ACL_WRITE | ACL_STREAM | ACL_SLOW,
+     .firstKey = 2, .lastKey = 2, .keyStep = 1,
+     .keySpecs = K_xgroup_create, .keySpecCount = 1,
+     .summary = "Create a consumer group.",
+     .since = "5.0.0",
+     .group = "stream",
+     .complexity = "O(1)",
+     .history = H_xgroup_create, .historyCount = 1,
+     .args = A_xgroup_create, .argCount = 5},
+    {.fullname = "xgroup|createconsumer",
+     .arity = 5,
+     .flags = CMD_WRITE | CMD_DENYOOM,
+     .acl = ACL_WRITE | ACL_STREAM | ACL_SLOW,
+     .firstKey = 2, .lastKey = 2, .keyStep = 1,
+     .keySpecs = K_xgroup_createconsumer, .keySpecCount = 1,
+     .summary = "Create a consumer in a consumer group.",
+     .since = "6.2.0",
+     .group = "stream",
+     .complexity = "O(1)",
+     .args = A_xgroup_createconsumer, .argCount = 3},
+    {.fullname = "xgroup|delconsumer",
+     .arity = 5,
+     .flags = CMD_WRITE,
+     .acl = ACL_WRITE | ACL_STREAM | ACL_SLOW,
+     .firstKey = 2, .lastKey = 2, .keyStep = 1,
+     .keySpecs = K_xgroup_delconsumer, .keySpecCount = 1,
+     .summary = "Delete a consumer from a consumer group.",
+     .since = "5.0.0",
+     .group = "stream",
+     .complexity = "O(1)",
+     .args = A_xgroup_delconsumer, .argCount = 3},
+    {.fullname = "xgroup|destroy",
+     .arity = 4,
+     .flags = CMD_WRITE,
+     .acl = ACL_WRITE | ACL_STREAM | ACL_SLOW,
+     .firstKey = 2, .lastKey = 2, .keyStep = 1,
+     .keySpecs = K_xgroup_destroy, .keySpecCount = 1,
+     .summary = "Destroy a consumer group.",
+     .since = "5.0.0",
+     .group = "stream",
+     .complexity = "O(N) where N is the number of entries in the group's pending entries list (PEL).",
+     .args = A_xgroup_destroy, .argCount = 2},
+    {.fullname = "xgroup|help",
+     .arity = 2,
+     .flags = CMD_LOADING | CMD_STALE,
+     .acl = ACL_STREAM | ACL_SLOW,
+     .firstKey = 0, .lastKey = 0, .keyStep = 0,
+     .summary = "Show helpful text about the different subcommands",
+     .since = "5.0.0",
+     .group = "stream",
+     .complexity = "O(1)"},
+    {.fullname = "xgroup|setid",
+     .arity = -5,
+     .flags = CMD_WRITE,
+     .acl = ACL_WRITE | ACL_STREAM | ACL_SLOW,
+     .firstKey = 2, .lastKey = 2, .keyStep = 1,
+     .keySpecs = K_xgroup_setid, .keySpecCount = 1,
+     .summary = "Set a consumer group to an arbitrary last delivered ID value.",
+     .since = "5.0.0",
+     .group = "stream",
+     .complexity = "O(1)",
+     .history = H_xgroup_setid, .historyCount = 1,
+     .args = A_xgroup_setid, .argCount = 4},
+    {.fullname = "xinfo",
+     .arity = -2,
+     .flags = 0,
+     .acl = ACL_SLOW,
+     .firstKey = 0, .lastKey = 0, .keyStep = 0,
+     .summary = "A container for stream introspection commands",
+     .since = "5.0.0",
+     .group = "stream",
+     .complexity = "Depends on subcommand."},
+    {.fullname = "xinfo|consumers",
+     .arity = 4,
+     .flags = CMD_READONLY,
+     .acl = ACL_READ | ACL_STREAM | ACL_SLOW,
+     .firstKey = 2, .lastKey = 2, .keyStep = 1,
+     .tips = T_xinfo_consumers,
+     .keySpecs = K_xinfo_consumers, .keySpecCount = 1,
+     .summary = "List the consumers in a consumer group",
+     .since = "5.0.0",
+     .group = "stream",
+     .complexity = "O(1)",
+     .args = A_xinfo_consumers, .argCount = 2},
+    {.fullname = "xinfo|groups",
+     .arity = 3,
+     .flags = CMD_READONLY,
+     .acl = ACL_READ | ACL_STREAM | ACL_SLOW,
+     .firstKey = 2, .lastKey = 2, .keyStep = 1,
+     .keySpecs = K_xinfo_groups, .keySpecCount = 1,
+     .summary = "List the consumer groups of a stream",
+     .since = "5.0.0",
+     .group = "stream",
+     .complexity = "O(1)",
+     .history = H_xinfo_groups, .historyCount = 1,
+     .args = A_xinfo_groups, .argCount = 1},
+    {.fullname = "xinfo|help",
+     .arity = 2,
+     .flags = CMD_LOADING | CMD_STALE,
+     .acl = ACL_STREAM | ACL_SLOW,
+     .firstKey = 0, .lastKey = 0, .keyStep = 0,
+     .summary = "Show helpful text about the different subcommands",
+     .since = "5.0.0",
+     .group = "stream",
+     .complexity = "O(1)"},
+    {.fullname = "xinfo|stream",
+     .arity = -3,
+     .flags = CMD_READONLY,
+     .acl = ACL_READ | ACL_STREAM | ACL_SLOW,
+     .firstKey = 2, .lastKey = 2, .keyStep = 1,
+     .keySpecs = K_xinfo_stream, .keySpecCount = 1,
+     .summary = "Get information about a stream",
+     .since = "5.0.0",
+     .group = "stream",
+     .complexity = "O(1)",
+     .history = H_xinfo_stream, .historyCount = 2,
+     .args = A_xinfo_stream, .argCount = 2},
+    {.fullname = "xlen",
+     .arity = 2,
+     .flags = CMD_READONLY | CMD_FAST,
+     .acl = ACL_READ | ACL_STREAM | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_xlen, .keySpecCount = 1,
+     .summary = "Return the number of entries in a stream",
+     .since = "5.0.0",
+     .group = "stream",
+     .complexity = "O(1)",
+     .args = A_xlen, .argCount = 1},
+    {.fullname = "xpending",
+     .arity = -3,
+     .flags = CMD_READONLY,
+     .acl = ACL_READ | ACL_STREAM | ACL_SLOW,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .tips = T_xpending,
+     .keySpecs = K_xpending, .keySpecCount = 1,
+     .summary = "Return information and entries from a stream consumer group pending entries list, that are messages fetched but never acknowledged.",
+     .since = "5.0.0",
+     .group = "stream",
+     .complexity = "O(N) with N being the number of elements returned, so asking for a small fixed number of entries per call is O(1). O(M), where M is the total number of entries scanned when used with the IDLE filter. When the command returns just the summary and the list of consumers is small, it runs in O(1) time; otherwise, an additional O(N) time for iterating every consumer.",
+     .history = H_xpending, .historyCount = 1,
+     .args = A_xpending, .argCount = 3},
+    {.fullname = "xrange",
+     .arity = -4,
+     .flags = CMD_READONLY,
+     .acl = ACL_READ | ACL_STREAM | ACL_SLOW,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_xrange, .keySpecCount = 1,
+     .summary = "Return a range of elements in a stream, with IDs matching the specified IDs interval",
+     .since = "5.0.0",
+     .group = "stream",
+     .complexity = "O(N) with N being the number of elements being returned. If N is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1).",
+     .history = H_xrange, .historyCount = 1,
+     .args = A_xrange, .argCount = 4},
+    {.fullname = "xread",
+     .arity = -4,
+     .flags = CMD_READONLY | CMD_BLOCKING | CMD_MOVABLE_KEYS,
+     .acl = ACL_READ | ACL_STREAM | ACL_SLOW | ACL_BLOCKING,
+     .firstKey = 0, .lastKey = 0, .keyStep = 0,
+     .keySpecs = K_xread, .keySpecCount = 1,
+     .summary = "Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.",
+     .since = "5.0.0",
+     .group = "stream",
+     .complexity = "For each stream mentioned: O(N) with N being the number of elements being returned, it means that XREAD-ing with a fixed COUNT is O(1). Note that when the BLOCK option is used, XADD will pay O(M) time in order to serve the M clients blocked on the stream getting new data.",
+     .args = A_xread, .argCount = 3},
+    {.fullname = "xreadgroup",
+     .arity = -7,
+     .flags = CMD_WRITE | CMD_BLOCKING | CMD_MOVABLE_KEYS,
+     .acl = ACL_WRITE | ACL_STREAM | ACL_SLOW | ACL_BLOCKING,
+     .firstKey = 0, .lastKey = 0, .keyStep = 0,
+     .keySpecs = K_xreadgroup, .keySpecCount = 1,
+     .summary = "Return new entries from a stream using a consumer group, or access the history of the pending entries for a given consumer. Can block.",
+     .since = "5.0.0",
+     .group = "stream",
+     .complexity = "For each stream mentioned: O(M) with M being the number of elements returned. If M is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) time in order to serve the N clients blocked on the stream getting new data.",
+     .args = A_xreadgroup, .argCount = 5},
+    {.fullname = "xrevrange",
+     .arity = -4,
+     .flags = CMD_READONLY,
+     .acl = ACL_READ | ACL_STREAM | ACL_SLOW,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_xrevrange, .keySpecCount = 1,
+     .summary = "Return a range of elements in a stream, with IDs matching the specified IDs interval, in reverse order (from greater to smaller IDs) compared to XRANGE",
+     .since = "5.0.0",
+     .group = "stream",
+     .complexity = "O(N) with N being the number of elements returned. If N is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1).",
+     .history = H_xrevrange, .historyCount = 1,
+     .args = A_xrevrange, .argCount = 4},
+    {.fullname = "xsetid",
+     .arity = -3,
+     .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
+     .acl = ACL_WRITE | ACL_STREAM | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_xsetid, .keySpecCount = 1,
+     .summary = "An internal command for replicating stream values",
+     .since = "5.0.0",
+     .group = "stream",
+     .complexity = "O(1)",
+     .history = H_xsetid, .historyCount = 1,
+     .args = A_xsetid, .argCount = 4},
+    {.fullname = "xtrim",
+     .arity = -4,
+     .flags = CMD_WRITE,
+     .acl = ACL_WRITE | ACL_STREAM | ACL_SLOW,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .tips = T_xtrim,
+     .keySpecs = K_xtrim, .keySpecCount = 1,
+     .summary = "Trims the stream to (approximately if '~' is passed) a certain size",
+     .since = "5.0.0",
+     .group = "stream",
+     .complexity = "O(N), with N being the number of evicted entries. Constant times are very small however, since entries are organized in macro nodes containing multiple entries that can be released with a single deallocation.",
+     .history = H_xtrim, .historyCount = 1,
+     .args = A_xtrim, .argCount = 2},
     {.fullname = "zadd",
      .arity = -4,
      .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,

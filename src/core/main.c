@@ -42,6 +42,7 @@
 #include "types/hash.h"
 #include "types/list.h"
 #include "types/set.h"
+#include "types/stream.h"
 #include "types/zset.h"
 
 /* --- process set-up --- */
@@ -111,6 +112,7 @@ static void initFeatures(void) {
     objectRegisterType(OBJ_SET, &setObjectType);
     objectRegisterType(OBJ_ZSET, &zsetObjectType);
     objectRegisterType(OBJ_HASH, &hashObjectType);
+    objectRegisterType(OBJ_STREAM, &streamObjectType);
     rdbRegisterTypes(); /* the digest and RDB slots of each type */
     dbConfig = &server.cfg.keyspace;
     dbHooks.keyExpired = serverKeyExpiredHook;
