@@ -627,3 +627,79 @@ StreamNACK *streamCreateNACK(StreamConsumer *consumer, long long now) {
     n->consumer = consumer;
     return n;
 }
+
+/* ------------------------------------------------------------------------ */
+/* Validation of loaded nodes                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* The integer at p of an untrusted listpack (already structurally valid). */
+static int validInt(unsigned char *p, int64_t *v) {
+    if (!p) return 0;
+    unsigned int len;
+    int isInt;
+    long long x = 0;
+    unsigned char *s = lpGetValue(p, &len, NULL, &isInt, &x);
+    if (!isInt && !stringToLongLong((const char *)s, len, &x)) return 0;
+    *v = x;
+    return 1;
+}
+
+int streamValidateNode(unsigned char *lp, size_t size, const StreamID *master, const StreamID *after,
+                       StreamID *last, uint64_t *live) {
+    if (!lpValidateIntegrity(lp, size, 1)) return 0;
+    int64_t count, deleted, mf, v;
+    unsigned char *p = lpFirst(lp);
+    if (!validInt(p, &count) || count <= 0) return 0;
+    p = lpNext(lp, p);
+    if (!validInt(p, &deleted) || deleted < 0) return 0;
+    p = lpNext(lp, p);
+    if (!validInt(p, &mf) || mf < 0 || (uint64_t)mf > size) return 0;
+    for (int64_t i = 0; i < mf; i++) {
+        p = lpNext(lp, p);
+        if (!p) return 0;
+    }
+    p = lpNext(lp, p);
+    if (!validInt(p, &v) || v != 0) return 0;
+    p = lpNext(lp, p);
+    int64_t seenLive = 0, seenDeleted = 0;
+    StreamID prev = {0, 0};
+    int first = 1;
+    while (p) {
+        int64_t flags, msd, seqd, nf;
+        if (!validInt(p, &flags) || flags < 0 || flags > 3) return 0;
+        p = lpNext(lp, p);
+        if (!validInt(p, &msd)) return 0;
+        p = lpNext(lp, p);
+        if (!validInt(p, &seqd)) return 0;
+        StreamID id = {master->ms + (uint64_t)msd, master->seq + (uint64_t)seqd};
+        if (first ? streamCompareID(&id, master) < 0 : streamCompareID(&id, &prev) <= 0) return 0;
+        if (after && streamCompareID(&id, after) <= 0) return 0;
+        first = 0;
+        prev = id;
+        p = lpNext(lp, p);
+        int64_t elements;
+        if (flags & STREAM_ITEM_SAMEFIELDS) {
+            nf = mf;
+            elements = mf;
+        } else {
+            if (!validInt(p, &nf) || nf < 0 || (uint64_t)nf > size) return 0;
+            p = lpNext(lp, p);
+            elements = nf * 2;
+        }
+        for (int64_t i = 0; i < elements; i++) {
+            if (!p) return 0;
+            p = lpNext(lp, p);
+        }
+        int64_t lpcount;
+        if (!validInt(p, &lpcount)) return 0;
+        int64_t want = (flags & STREAM_ITEM_SAMEFIELDS) ? nf + 3 : 2 * nf + 4;
+        if (lpcount != want) return 0;
+        p = lpNext(lp, p);
+        if (flags & STREAM_ITEM_DELETED) seenDeleted++;
+        else seenLive++;
+    }
+    if (seenLive != count || seenDeleted != deleted) return 0;
+    *last = prev;
+    *live = (uint64_t)count;
+    return 1;
+}

@@ -136,6 +136,13 @@ int streamEdgeID(Stream *s, int first, StreamID *id);
 /* Sets firstId after a removal: the first live ID, 0-0 when none. */
 void streamUpdateFirstID(Stream *s);
 
+/* Checks an untrusted node listpack lp[0..size) with master ID `master`
+ * (loaders): structure, counters, lp-counts, and entry IDs increasing from
+ * the master and greater than `after` (NULL: no bound).  Sets the last
+ * entry's ID and the live count.  1 valid, 0 corrupt. */
+int streamValidateNode(unsigned char *lp, size_t size, const StreamID *master, const StreamID *after,
+                       StreamID *last, uint64_t *live);
+
 /* The number of nodes of a radix tree holding the node keys (as XINFO's
  * radix-tree-nodes).  O(nodes log nodes). */
 unsigned long long streamRaxNodes(const Stream *s);

@@ -8,7 +8,8 @@
  * list mixes each element in order; a set xors each member; a sorted set
  * xors, per member, a fresh digest that mixed the member and its score as
  * "%.17g"; a hash xors, per field, a fresh digest that mixed field and
- * value; a key with an expire finally xors "!!expire!!".  The dataset
+ * value; a stream mixes each entry's "ms.seq", fields and values; a key
+ * with an expire finally xors "!!expire!!".  The dataset
  * digest, per non-empty database, mixes the database number (4 bytes big
  * endian), then xors in, per key, a digest that mixed the key name and
  * went on as the value's digest. */
@@ -23,6 +24,7 @@
 #include "ds/htab.h"
 #include "ds/quicklist.h"
 #include "ds/sha1.h"
+#include "ds/stream.h"
 #include "types/hash.h"
 #include "types/set.h"
 #include "types/zset.h"
@@ -101,6 +103,27 @@ void digestZset(const kvobj *o, unsigned char d[20]) {
 }
 
 void digestHash(const kvobj *o, unsigned char d[20]) { hashValueForEach(o, hashPairDigest, d); }
+
+/* A stream mixes each live entry's "ms.seq", then its fields and values;
+ * consumer groups are not part of Redis 7.0's digest. */
+void digestStream(const kvobj *o, unsigned char d[20]) {
+    StreamIter it;
+    streamIterStart(&it, kvPtr(o), NULL, NULL, 0);
+    StreamID id;
+    long long nf;
+    while (streamIterNext(&it, &id, &nf)) {
+        char buf[64];
+        int n = snprintf(buf, sizeof(buf), "%llu.%llu", (unsigned long long)id.ms, (unsigned long long)id.seq);
+        mixDigest(d, buf, (size_t)n);
+        while (nf--) {
+            const unsigned char *f, *v;
+            size_t flen, vlen;
+            streamIterField(&it, &f, &flen, &v, &vlen);
+            mixDigest(d, f, flen);
+            mixDigest(d, v, vlen);
+        }
+    }
+}
 
 void digestValue(const kvobj *o, unsigned char d[20]) {
     mixUint32(d, (uint32_t)kvType(o));

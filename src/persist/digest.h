@@ -19,5 +19,6 @@ void digestList(const kvobj *o, unsigned char d[20]);
 void digestSet(const kvobj *o, unsigned char d[20]);
 void digestZset(const kvobj *o, unsigned char d[20]);
 void digestHash(const kvobj *o, unsigned char d[20]);
+void digestStream(const kvobj *o, unsigned char d[20]);
 
 #endif

@@ -36,6 +36,7 @@
 #include "ds/quicklist.h"
 #include "ds/rdbcodec.h"
 #include "ds/sds.h"
+#include "ds/stream.h"
 #include "ds/util.h"
 #include "persist/digest.h"
 #include "script/function.h"
@@ -59,6 +60,8 @@
 #define RDB_TYPE_HASH_LISTPACK 16
 #define RDB_TYPE_ZSET_LISTPACK 17
 #define RDB_TYPE_LIST_QUICKLIST_2 18
+#define RDB_TYPE_STREAM_LISTPACKS 15
+#define RDB_TYPE_STREAM_LISTPACKS_2 19
 
 /* Opcodes. */
 #define RDB_OPCODE_FUNCTION2 245
@@ -227,6 +230,68 @@ static void hashRdbSave(RdbWriter *w, const kvobj *o) {
     }
     rwLen(w, hashValueLength(o));
     hashValueForEach(o, hashPairSave, w);
+}
+
+/* A stream: Redis 7.0's RDB_TYPE_STREAM_LISTPACKS_2.  The nodes (master
+ * ID key, listpack as is), length, last ID, first ID, max deleted ID,
+ * entries added; then each group: name, last ID, entries read, its PEL
+ * (raw ID, delivery time, delivery count) and consumers (name, seen time,
+ * the raw IDs of their pending entries). */
+static int streamRdbType(const kvobj *o) {
+    (void)o;
+    return RDB_TYPE_STREAM_LISTPACKS_2;
+}
+
+static void rwStreamID(RdbWriter *w, const StreamID *id) {
+    rwLen(w, id->ms);
+    rwLen(w, id->seq);
+}
+
+static void streamRdbSave(RdbWriter *w, const kvobj *o) {
+    const Stream *s = kvPtr(o);
+    rwLen(w, omapSize(s->nodes));
+    for (OmapNode *n = omapFirst(s->nodes); n; n = omapNext(n)) {
+        size_t klen;
+        const unsigned char *k = omapKey(n, &klen);
+        unsigned char *lp = omapValue(n);
+        rwString(w, k, klen);
+        rwString(w, lp, lpBytes(lp));
+    }
+    rwLen(w, s->length);
+    rwStreamID(w, &s->lastId);
+    rwStreamID(w, &s->firstId);
+    rwStreamID(w, &s->maxDeletedId);
+    rwLen(w, s->entriesAdded);
+    rwLen(w, s->groups ? omapSize(s->groups) : 0);
+    if (!s->groups) return;
+    for (OmapNode *g = omapFirst(s->groups); g; g = omapNext(g)) {
+        size_t glen;
+        const unsigned char *name = omapKey(g, &glen);
+        const StreamCG *cg = omapValue(g);
+        rwString(w, name, glen);
+        rwStreamID(w, &cg->lastId);
+        rwLen(w, (uint64_t)cg->entriesRead);
+        rwLen(w, omapSize(cg->pel));
+        for (OmapNode *p = omapFirst(cg->pel); p; p = omapNext(p)) {
+            size_t klen;
+            const StreamNACK *nack = omapValue(p);
+            w->buf = sdsCatLen(w->buf, omapKey(p, &klen), STREAM_ID_BYTES);
+            rwLe(w, (uint64_t)nack->deliveryTime, 8);
+            rwLen(w, nack->deliveryCount);
+        }
+        rwLen(w, omapSize(cg->consumers));
+        for (OmapNode *cn = omapFirst(cg->consumers); cn; cn = omapNext(cn)) {
+            const StreamConsumer *c = omapValue(cn);
+            rwString(w, c->name, sdsLen(c->name));
+            rwLe(w, (uint64_t)c->seenTime, 8);
+            rwLen(w, omapSize(c->pel));
+            for (OmapNode *p = omapFirst(c->pel); p; p = omapNext(p)) {
+                size_t klen;
+                w->buf = sdsCatLen(w->buf, omapKey(p, &klen), STREAM_ID_BYTES);
+            }
+        }
+        rwMaybeFlush(w);
+    }
 }
 
 sds rdbDumpValue(const kvobj *o) {
@@ -883,6 +948,150 @@ static kvobj *hashRdbLoad(RdbReader *r, int rdbType, const char *key, size_t key
     return collectionRdbLoad(r, OBJ_HASH, rdbType, key, keylen, empty);
 }
 
+/* --- streams --- */
+
+static int rrStreamID(RdbReader *r, StreamID *id) {
+    uint64_t ms, seq;
+    if (rrLen(r, &ms) < 0 || rrLen(r, &seq) < 0) return -1;
+    id->ms = ms;
+    id->seq = seq;
+    return 0;
+}
+
+static int rrRawID(RdbReader *r, unsigned char *buf) {
+    if (rrLeft(r) < STREAM_ID_BYTES) return rrFail(r, "unexpected end of data");
+    memcpy(buf, r->p + r->pos, STREAM_ID_BYTES);
+    r->pos += STREAM_ID_BYTES;
+    return 0;
+}
+
+/* The nodes of a stream value into s; -1 when corrupt. */
+static int streamLoadNodes(RdbReader *r, Stream *s, uint64_t *live) {
+    uint64_t nodes;
+    if (rrCount(r, &nodes, 2) < 0) return -1;
+    StreamID prevLast;
+    int have = 0;
+    *live = 0;
+    for (uint64_t i = 0; i < nodes; i++) {
+        sds key = NULL, lp = NULL;
+        if (rrString(r, &key) < 0) return -1;
+        if (sdsLen(key) != STREAM_ID_BYTES) {
+            sdsFree(key);
+            return rrFail(r, "stream node key is not a stream ID");
+        }
+        if (rrString(r, &lp) < 0) {
+            sdsFree(key);
+            return -1;
+        }
+        StreamID master, last;
+        uint64_t n;
+        streamDecodeID((unsigned char *)key, &master);
+        int ok = sdsLen(lp) <= STREAM_LISTPACK_MAX_SIZE &&
+                 streamValidateNode((unsigned char *)lp, sdsLen(lp), &master, have ? &prevLast : NULL, &last, &n);
+        if (ok) {
+            unsigned char *copy = xmalloc(sdsLen(lp));
+            memcpy(copy, lp, sdsLen(lp));
+            ok = omapInsert(s->nodes, key, STREAM_ID_BYTES, copy);
+            if (!ok) lpFree(copy);
+        }
+        sdsFree(key);
+        sdsFree(lp);
+        if (!ok) return rrFail(r, "corrupt stream node");
+        prevLast = last;
+        have = 1;
+        *live += n;
+    }
+    return 0;
+}
+
+/* One consumer group: name, last ID, [entries read], PEL, consumers. */
+static int streamLoadGroup(RdbReader *r, Stream *s, int v2) {
+    sds name = NULL;
+    if (rrString(r, &name) < 0) return -1;
+    StreamID last;
+    uint64_t entriesRead = (uint64_t)STREAM_ENTRIES_READ_INVALID;
+    if (rrStreamID(r, &last) < 0 || (v2 && rrLen(r, &entriesRead) < 0)) {
+        sdsFree(name);
+        return -1;
+    }
+    long long er = v2 ? (long long)entriesRead : streamEstimateDistance(s, &last);
+    StreamCG *cg = streamCreateCG(s, name, sdsLen(name), &last, er);
+    sdsFree(name);
+    if (!cg) return rrFail(r, "duplicate consumer group");
+    uint64_t pel;
+    if (rrCount(r, &pel, STREAM_ID_BYTES + 9) < 0) return -1;
+    for (uint64_t i = 0; i < pel; i++) {
+        unsigned char id[STREAM_ID_BYTES];
+        uint64_t time, count;
+        if (rrRawID(r, id) < 0 || rrLe(r, 8, &time) < 0 || rrLen(r, &count) < 0) return -1;
+        StreamNACK *nack = streamCreateNACK(NULL, (long long)time);
+        nack->deliveryCount = count;
+        if (!omapInsert(cg->pel, id, sizeof(id), nack)) {
+            xfree(nack);
+            return rrFail(r, "duplicate PEL entry");
+        }
+    }
+    uint64_t consumers;
+    if (rrCount(r, &consumers, 10) < 0) return -1;
+    for (uint64_t i = 0; i < consumers; i++) {
+        sds cname = NULL;
+        uint64_t seen, n;
+        if (rrString(r, &cname) < 0) return -1;
+        if (rrLe(r, 8, &seen) < 0) {
+            sdsFree(cname);
+            return -1;
+        }
+        StreamConsumer *c = streamCreateConsumer(cg, cname, sdsLen(cname), (long long)seen);
+        sdsFree(cname);
+        if (!c) return rrFail(r, "duplicate consumer");
+        if (rrCount(r, &n, STREAM_ID_BYTES) < 0) return -1;
+        for (uint64_t j = 0; j < n; j++) {
+            unsigned char id[STREAM_ID_BYTES];
+            if (rrRawID(r, id) < 0) return -1;
+            StreamNACK *nack = omapFind(cg->pel, id, sizeof(id));
+            if (!nack || nack->consumer) return rrFail(r, "consumer PEL entry not in the group PEL");
+            nack->consumer = c;
+            omapInsert(c->pel, id, sizeof(id), nack);
+        }
+    }
+    /* Every pending entry needs an owner. */
+    for (OmapNode *p = omapFirst(cg->pel); p; p = omapNext(p))
+        if (!((StreamNACK *)omapValue(p))->consumer) return rrFail(r, "PEL entry without a consumer");
+    return 0;
+}
+
+static kvobj *streamRdbLoad(RdbReader *r, int rdbType, const char *key, size_t keylen, int *empty) {
+    (void)empty;
+    int v2 = rdbType == RDB_TYPE_STREAM_LISTPACKS_2;
+    Stream *s = streamCreate();
+    uint64_t live, length, added = 0, groups;
+    if (streamLoadNodes(r, s, &live) < 0 || rrLen(r, &length) < 0 || rrStreamID(r, &s->lastId) < 0) goto fail;
+    if (length != live) {
+        rrFail(r, "stream length does not match its entries");
+        goto fail;
+    }
+    s->length = length;
+    StreamID top;
+    if (streamEdgeID(s, 0, &top) && streamCompareID(&top, &s->lastId) > 0) {
+        rrFail(r, "stream last ID below its entries");
+        goto fail;
+    }
+    if (v2) {
+        if (rrStreamID(r, &s->firstId) < 0 || rrStreamID(r, &s->maxDeletedId) < 0 || rrLen(r, &added) < 0) goto fail;
+        s->entriesAdded = added;
+    } else {
+        streamUpdateFirstID(s);
+        s->entriesAdded = length;
+    }
+    if (rrCount(r, &groups, 4) < 0) goto fail;
+    for (uint64_t i = 0; i < groups; i++)
+        if (streamLoadGroup(r, s, v2) < 0) goto fail;
+    return kvCreatePtr(key, keylen, OBJ_STREAM, OBJ_ENC_STREAM, s);
+fail:
+    streamFree(s);
+    return NULL;
+}
+
 /* The object type whose rdbLoad reads values of RDB type rdbType, or -1
  * for a type Cairn does not read (a new type adds its RDB types here). */
 static int objectTypeOfRdb(int rdbType) {
@@ -902,6 +1111,8 @@ static int objectTypeOfRdb(int rdbType) {
     case RDB_TYPE_HASH_ZIPMAP:
     case RDB_TYPE_HASH_ZIPLIST:
     case RDB_TYPE_HASH_LISTPACK: return OBJ_HASH;
+    case RDB_TYPE_STREAM_LISTPACKS:
+    case RDB_TYPE_STREAM_LISTPACKS_2: return OBJ_STREAM;
     default: return -1;
     }
 }
@@ -1153,4 +1364,5 @@ void rdbRegisterTypes(void) {
     objectRegisterPersistence(OBJ_SET, digestSet, setRdbType, setRdbSave, setRdbLoad);
     objectRegisterPersistence(OBJ_ZSET, digestZset, zsetRdbType, zsetRdbSave, zsetRdbLoad);
     objectRegisterPersistence(OBJ_HASH, digestHash, hashRdbType, hashRdbSave, hashRdbLoad);
+    objectRegisterPersistence(OBJ_STREAM, digestStream, streamRdbType, streamRdbSave, streamRdbLoad);
 }
