@@ -1,5 +1,5 @@
-/* blocking.h -- clients blocked on keys (BLPOP, BLMOVE, BLMPOP, later
- * BZPOPMIN/BZMPOP and XREAD), independent of the data type.
+/* blocking.h -- clients blocked on keys (BLPOP, BLMOVE, BLMPOP,
+ * BZPOPMIN/BZMPOP, XREAD/XREADGROUP), independent of the data type.
  *
  * A blocking command that finds nothing to serve calls blockForKeys with its
  * keys, a deadline and a type-specific serve callback.  The client gets
