@@ -363,7 +363,7 @@ static unsigned char *adjustCounters(unsigned char *lp, int64_t dc, int64_t dd, 
     return lpSetInt(lp, &p, lpInt(p) + dd);
 }
 
-void streamIterDelete(StreamIter *it) {
+static void iterDelete(StreamIter *it, int keepEmpty) {
     unsigned char *lp = it->lp;
     unsigned char *fp = lp + it->entryOff;
     int64_t count;
@@ -383,7 +383,7 @@ void streamIterDelete(StreamIter *it) {
     }
     it->s->length--;
     it->flags |= STREAM_ITEM_DELETED;
-    if (count == 0) {
+    if (count == 0 && !keepEmpty) {
         OmapNode *n = it->node;
         OmapNode *after = it->rev ? omapPrev(n) : omapNext(n);
         size_t klen;
@@ -400,6 +400,8 @@ void streamIterDelete(StreamIter *it) {
     int64_t mf;
     it->masterFieldsPos = masterFields(lp, &mf);
 }
+
+void streamIterDelete(StreamIter *it) { iterDelete(it, 0); }
 
 int streamDeleteID(Stream *s, const StreamID *id) {
     StreamIter it;
@@ -474,9 +476,8 @@ long long streamTrim(Stream *s, long long maxLen, const StreamID *minId, int app
         while (streamIterNext(&it, &id, &nf)) {
             if (it.node != n) break;
             if (!minId ? (long long)s->length <= maxLen : streamCompareID(&id, minId) >= 0) break;
-            streamIterDelete(&it);
+            iterDelete(&it, 1); /* as Redis, an emptied node stays */
             deleted++;
-            if (it.node != n) break;
         }
         break;
     }
@@ -649,7 +650,7 @@ int streamValidateNode(unsigned char *lp, size_t size, const StreamID *master, c
     if (!lpValidateIntegrity(lp, size, 1)) return 0;
     int64_t count, deleted, mf, v;
     unsigned char *p = lpFirst(lp);
-    if (!validInt(p, &count) || count <= 0) return 0;
+    if (!validInt(p, &count) || count < 0) return 0;
     p = lpNext(lp, p);
     if (!validInt(p, &deleted) || deleted < 0) return 0;
     p = lpNext(lp, p);
@@ -698,7 +699,7 @@ int streamValidateNode(unsigned char *lp, size_t size, const StreamID *master, c
         if (flags & STREAM_ITEM_DELETED) seenDeleted++;
         else seenLive++;
     }
-    if (seenLive != count || seenDeleted != deleted) return 0;
+    if (seenLive != count || seenDeleted != deleted || seenLive + seenDeleted == 0) return 0;
     *last = prev;
     *live = (uint64_t)count;
     return 1;

@@ -12,7 +12,9 @@
  * entry the node got, its key in the index).  flags: 1 deleted, 2 same
  * fields as the master.  lp-count is the number of elements of the entry
  * before it (so an entry can be walked backwards).  A node is removed when
- * its last live entry is; deleted entries stay as tombstones otherwise.
+ * XDEL removes its last live entry; deleted entries stay as tombstones
+ * otherwise, and an exact trim that deletes a node's last entries one by
+ * one leaves the emptied node in place, as Redis does.
  *
  * Nodes are indexed by master ID in an ordered map (omap.h) keyed by the
  * 16-byte big-endian ID, where Redis uses a radix tree: IDs only grow, so

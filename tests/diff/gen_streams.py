@@ -230,8 +230,9 @@ def _one(rng, streams):
     if r < 0.97:
         return [(b"TYPE", k), (b"OBJECT", b"ENCODING", k), (b"EXISTS", k)]
     if r < 0.98:
-        return [(b"CONFIG", b"SET", rng.choice([b"stream-node-max-entries", b"stream-node-max-bytes"]),
-                 rng.choice([b"3", b"5", b"10", b"100", b"200"]))]
+        # Small byte limits are left out: redis-server 7.0.15 corrupts its
+        # own nodes with some (an assertion in lpFirst under XINFO/XRANGE).
+        return [(b"CONFIG", b"SET", b"stream-node-max-entries", rng.choice([b"3", b"5", b"10", b"100", b"0"]))]
     return [(b"XADD", k, b"%d-%d" % (st.ms + 1, 0)) + tuple(_fields(rng))]
 
 
