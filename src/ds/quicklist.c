@@ -115,15 +115,28 @@ static size_t entryBound(size_t len) {
     return body + back;
 }
 
-/* An element that cannot share a node even with nothing else goes plain. */
+/* Elements of at least this many bytes live in a plain node of their own
+ * (Redis 7.0's packed_threshold, DEBUG QUICKLIST-PACKED-THRESHOLD). */
+static size_t packedThreshold = (size_t)1 << 30;
+
+int quicklistSetPackedThreshold(unsigned long long sz) {
+    if (sz > (1ULL << 32) - (1ULL << 20)) return 0; /* a listpack must hold it */
+    packedThreshold = sz == 0 ? (size_t)1 << 30 : (size_t)sz;
+    return 1;
+}
+
+/* An element that goes plain.  A smaller one that exceeds the node size
+ * limit alone gets a packed node of its own (allowInsert refuses it any
+ * company), as in Redis 7.0. */
 static int isLarge(const Quicklist *ql, size_t len) {
-    return LP_EMPTY_BYTES + entryBound(len) > sizeLimit(ql->fill);
+    (void)ql;
+    return len >= packedThreshold;
 }
 
 static int isPlain(const QlNode *n) { return (n->flags & NODE_PLAIN) != 0; }
 
 static int allowInsert(const Quicklist *ql, const QlNode *n, size_t len) {
-    if (!n || isPlain(n)) return 0;
+    if (!n || isPlain(n) || isLarge(ql, len)) return 0;
     if (n->sz + entryBound(len) > sizeLimit(ql->fill)) return 0;
     if (ql->fill >= 0 && n->count >= ql->fill) return 0;
     return 1;

@@ -8,8 +8,11 @@
  *     within an 8 KB safety limit (so huge counts do not make huge nodes);
  *   - fill -1..-5: a node's listpack stays within 4/8/16/32/64 KB;
  *   - fill 0: one element per node.
- * An element that alone is at least the node size limit lives in a plain
- * node.  Nodes that become small after deletions are merged with a neighbour
+ * An element of at least the packed threshold (1 GB unless
+ * quicklistSetPackedThreshold changed it, as Redis 7.0's DEBUG
+ * QUICKLIST-PACKED-THRESHOLD does) lives in a plain node; a smaller one
+ * that alone exceeds the node size limit gets a packed node of its own.
+ * Nodes that become small after deletions are merged with a neighbour
  * when both fit in one node.
  *
  * Compression (list-compress-depth): with depth N > 0, the N nodes at each
@@ -53,6 +56,10 @@ typedef struct QlEntry {      /* a view of one element (valid until the next cha
 #define QL_FILL_MAX (1 << 15)
 #define QL_FILL_MIN (-5)
 #define QL_COMPRESS_MAX 65535
+
+/* Set the size from which an element gets a plain node (process-wide);
+ * 0 restores the 1 GB default.  Returns 0 (nothing changed) above 4 GB - 1 MB. */
+int quicklistSetPackedThreshold(unsigned long long sz);
 
 /* A new empty list; the caller owns it (quicklistRelease). */
 Quicklist *quicklistCreate(int fill, int compressDepth);

@@ -26,6 +26,8 @@
 #include "core/server.h"
 #include "db/db.h"
 #include "db/object.h"
+#include "ds/listpack.h"
+#include "ds/quicklist.h"
 #include "ds/util.h"
 #include "persist/aof.h"
 #include "persist/digest.h"
@@ -236,6 +238,8 @@ static void debugHelp(Client *c) {
         "    Output a hex signature representing the current DB content.",
         "DIGEST-VALUE <key> [<key> ...]",
         "    Output a hex signature of the values of all the specified keys.",
+        "LISTPACK <key>",
+        "    Show low level info about the listpack encoding of <key>.",
         "LOADAOF",
         "    Flush the AOF buffers on disk and reload the AOF in memory.",
         "LOG <message>",
@@ -249,6 +253,12 @@ static void debugHelp(Client *c) {
         "    Reply with a test value of the specified type. <type> can be: string,",
         "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
         "    true, false.",
+        "QUICKLIST <key> [<0|1>]",
+        "    Show low level info about the quicklist encoding of <key>.",
+        "    The optional argument (0 by default) sets the level of detail",
+        "QUICKLIST-PACKED-THRESHOLD <size>",
+        "    Sets the threshold for elements to be inserted as plain vs packed nodes",
+        "    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.",
         "RELOAD [option ...]",
         "    Save the RDB on disk and reload it back to memory. Options:",
         "    * MERGE: Merge the content of the RDB instead of flushing first.",
@@ -262,6 +272,100 @@ static void debugHelp(Client *c) {
         NULL,
     };
     replyHelp(c, help);
+}
+
+/* Redis's memtoull: decimal digits then an optional unit (b, k, kb, m, mb,
+ * g, gb; any case).  No digits reads as 0; the multiplication wraps as
+ * Redis's does.  Returns 0 on a bad value. */
+static int memToULL(const char *p, size_t len, unsigned long long *out) {
+    size_t d = 0;
+    while (d < len && p[d] >= '0' && p[d] <= '9') d++;
+    static const struct { const char *unit; unsigned long long mul; } units[] = {
+        {"", 1}, {"b", 1}, {"k", 1000}, {"kb", 1024}, {"m", 1000ULL * 1000}, {"mb", 1024ULL * 1024},
+        {"g", 1000ULL * 1000 * 1000}, {"gb", 1024ULL * 1024 * 1024}};
+    unsigned long long mul = 0;
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+        if (strlen(units[i].unit) == len - d && strncasecmp(p + d, units[i].unit, len - d) == 0) mul = units[i].mul;
+    if (!mul) return 0;
+    unsigned long long v = 0;
+    for (size_t i = 0; i < d; i++) {
+        if (v > (ULLONG_MAX - (unsigned long long)(p[i] - '0')) / 10) return 0; /* strtoull's ERANGE */
+        v = v * 10 + (unsigned long long)(p[i] - '0');
+    }
+    *out = v * mul;
+    return 1;
+}
+
+/* DEBUG QUICKLIST-PACKED-THRESHOLD <size> */
+static void debugPackedThreshold(Client *c) {
+    unsigned long long sz;
+    if (!memToULL(c->argv[2], sdsLen(c->argv[2]), &sz) || !quicklistSetPackedThreshold(sz)) {
+        replyError(c, "ERR argument must be a memory value bigger than 1 and smaller than 4gb");
+        return;
+    }
+    replyOk(c);
+}
+
+/* The key for DEBUG LISTPACK / QUICKLIST (Redis's OBJECT lookup), or NULL
+ * after replying "no such key". */
+static kvobj *debugLookup(Client *c) {
+    kvobj *o = dbLookupRead(c->db, c->argv[2], sdsLen(c->argv[2]), LOOKUP_NOTOUCH | LOOKUP_NONOTIFY);
+    if (!o) replyError(c, ERR_NO_SUCH_KEY);
+    return o;
+}
+
+static void printListpack(unsigned char *lp) {
+    printf("{total bytes %zu} {num entries %lu}\n", lpBytes(lp), lpLength(lp));
+    unsigned char buf[LP_INTBUF_SIZE];
+    long i = 0;
+    for (unsigned char *p = lpFirst(lp); p; p = lpNext(lp, p), i++) {
+        unsigned int len;
+        unsigned char *v = lpGetValue(p, &len, buf, NULL, NULL);
+        printf("{index %ld} {value %.*s}\n", i, (int)(len > 40 ? 40 : len), (const char *)v);
+    }
+    fflush(stdout);
+}
+
+/* DEBUG LISTPACK <key>: the listpack printed on the server's stdout.  Lists
+ * are quicklists as far as Redis 7.0 tells. */
+static void debugListpack(Client *c) {
+    kvobj *o = debugLookup(c);
+    if (!o) return;
+    if (kvType(o) == OBJ_LIST || kvEncoding(o) != OBJ_ENC_LISTPACK) {
+        replyError(c, "ERR Not a listpack encoded object.");
+        return;
+    }
+    printListpack(kvPtr(o));
+    replyStatus(c, "Listpack structure printed on stdout");
+}
+
+static int printNode(void *ctx, int plain, const unsigned char *data, size_t len) {
+    long *i = ctx;
+    printf("{node %ld} {container %s} {bytes %zu}\n", (*i)++, plain ? "PLAIN" : "PACKED", len);
+    if (!plain) printListpack((unsigned char *)data);
+    return 0;
+}
+
+/* DEBUG QUICKLIST <key> [<full>]: the quicklist printed on stdout (node by
+ * node; with a nonzero full, each node's elements too). */
+static void debugQuicklist(Client *c) {
+    kvobj *o = debugLookup(c);
+    if (!o) return;
+    if (kvEncoding(o) != OBJ_ENC_QUICKLIST) {
+        replyError(c, "ERR Not a quicklist encoded object.");
+        return;
+    }
+    Quicklist *ql = kvPtr(o);
+    QuicklistStats st;
+    quicklistGetStats(ql, &st);
+    printf("{count : %lu}\n{len : %lu}\n{plain : %lu}\n{compressed : %lu}\n", quicklistCount(ql), st.nodes,
+           st.plain, st.compressed);
+    if (c->argc == 4 && atoi(c->argv[3])) {
+        long i = 0;
+        quicklistForEachNode(ql, printNode, &i);
+    }
+    fflush(stdout);
+    replyStatus(c, "Quicklist structure printed on stdout");
 }
 
 typedef struct DebugAction {
@@ -282,6 +386,9 @@ static const DebugAction actions[] = {
     {"digest-value", 2, INT_MAX, debugDigestValue},
     {"reload", 2, 5, debugReload},
     {"loadaof", 2, 2, debugLoadaof},
+    {"quicklist-packed-threshold", 3, 3, debugPackedThreshold},
+    {"listpack", 3, 3, debugListpack},
+    {"quicklist", 3, 4, debugQuicklist},
 };
 
 static void debugCommand(Client *c) {

@@ -91,12 +91,20 @@ typedef struct LimitCtx {
 static size_t limitOf(int fill) { return fill < 0 ? (size_t)4096 << (-fill - 1) : 8192; }
 
 /* Packed nodes of more than one element respect the fill. */
+/* The packed threshold in force (quicklistSetPackedThreshold). */
+static size_t testThreshold = (size_t)1 << 30;
+
+static void setThreshold(size_t t) {
+    assert_true(quicklistSetPackedThreshold(t));
+    testThreshold = t ? t : (size_t)1 << 30;
+}
+
 static int checkNodeLimit(void *ctx, int plain, const unsigned char *data, size_t len) {
     LimitCtx *lc = ctx;
     lc->nodes++;
     if (plain) {
         lc->plain++;
-        assert_true(len + 7 > limitOf(lc->fill));
+        assert_true(len >= testThreshold);
         return 0;
     }
     unsigned long n = lpLength((unsigned char *)data);
@@ -726,6 +734,7 @@ static void test_compression(void **state) {
     }
     /* Huge compressible plain elements in the middle get compressed too. */
     {
+        setThreshold(100000);
         Quicklist *hq = quicklistCreate(-2, 1);
         Model hm = {0};
         for (long i = 0; i < 5; i++) {
@@ -742,6 +751,7 @@ static void test_compression(void **state) {
         checkCompressed(hq, 1);
         modelFree(&hm);
         quicklistRelease(hq);
+        setThreshold(0);
     }
     /* Random bytes do not compress: nodes stay raw, still valid. */
     Quicklist *ql = quicklistCreate(8, 1);
@@ -810,10 +820,11 @@ static void test_large_elements(void **state) {
     for (size_t f = 0; f < 3; f++) {
         int fill = fills[f];
         for (int depth = 0; depth <= 1; depth++) {
+            setThreshold(6000);
             Quicklist *ql = quicklistCreate(fill, depth);
             Model m = {0};
-            sds big = patterned(1, 3000); /* 12 KB: plain for all three */
-            sds mid = patterned(2, 1200); /* 4.8 KB: plain only for -1 */
+            sds big = patterned(1, 3000); /* 12 KB: plain */
+            sds mid = patterned(2, 1200); /* 4.8 KB: packed, alone for -1 */
             for (long i = 0; i < 30; i++) {
                 sds small = patterned(i, 4);
                 pushBoth(ql, &m, small, QL_TAIL);
@@ -824,7 +835,7 @@ static void test_large_elements(void **state) {
             pushBoth(ql, &m, mid, QL_TAIL);
             QuicklistStats st;
             quicklistGetStats(ql, &st);
-            assert_int_equal(st.plain, fill == -1 ? 3 : 2);
+            assert_int_equal(st.plain, 2);
             expectList(ql, &m, fill);
             /* Insert a large value in the middle of a packed node. */
             QuicklistIter *it = quicklistIterAt(ql, 10, QL_HEAD);
@@ -875,8 +886,49 @@ static void test_large_elements(void **state) {
             sdsFree(big2);
             modelFree(&m);
             quicklistRelease(ql);
+            setThreshold(0);
         }
     }
+}
+
+/* With the default threshold (1 GB) a big element is a packed node of its
+ * own, never plain, as in Redis 7.0; the threshold's bounds are Redis's. */
+static void test_packed_threshold(void **state) {
+    (void)state;
+    Quicklist *ql = quicklistCreate(-2, 0);
+    Model m = {0};
+    sds big = patterned(1, 5000); /* 20 KB, over the 8 KB node limit */
+    for (long i = 0; i < 20; i++) {
+        sds small = patterned(i, 4);
+        pushBoth(ql, &m, small, i % 2 ? QL_HEAD : QL_TAIL);
+        sdsFree(small);
+    }
+    pushBoth(ql, &m, big, QL_TAIL);
+    pushBoth(ql, &m, big, QL_HEAD);
+    QuicklistStats st;
+    quicklistGetStats(ql, &st);
+    assert_int_equal(st.plain, 0);
+    assert_int_equal(st.nodes, 3); /* big, smalls, big */
+    expectList(ql, &m, -2);
+    /* At exactly the threshold an element goes plain, one byte below not. */
+    setThreshold(20000);
+    sds at = sdsNewLen(NULL, 20000), below = sdsNewLen(NULL, 19999);
+    memset(at, 'a', 20000);
+    memset(below, 'b', 19999);
+    pushBoth(ql, &m, at, QL_TAIL);
+    pushBoth(ql, &m, below, QL_TAIL);
+    quicklistGetStats(ql, &st);
+    assert_int_equal(st.plain, 1);
+    expectList(ql, &m, -2);
+    setThreshold(0);
+    assert_false(quicklistSetPackedThreshold((1ULL << 32) - (1ULL << 20) + 1));
+    assert_true(quicklistSetPackedThreshold((1ULL << 32) - (1ULL << 20)));
+    assert_true(quicklistSetPackedThreshold(0));
+    sdsFree(below);
+    sdsFree(at);
+    sdsFree(big);
+    modelFree(&m);
+    quicklistRelease(ql);
 }
 
 static void test_mem_usage(void **state) {
@@ -1049,7 +1101,9 @@ static void test_append_listpack_and_foreach(void **state) {
     sdsFree(big);
     assert_int_equal(quicklistNodeCount(ql), 6);
     checkCompressed(ql, 1);
+    testThreshold = 0; /* a loaded plain node may be any size (RDB says plain) */
     expectList(ql, &m, -2);
+    testThreshold = (size_t)1 << 30;
     modelFree(&m);
     quicklistRelease(ql);
 }
@@ -1068,6 +1122,7 @@ int main(void) {
         cmocka_unit_test(test_compression),
         cmocka_unit_test(test_dup),
         cmocka_unit_test(test_large_elements),
+        cmocka_unit_test(test_packed_threshold),
         cmocka_unit_test(test_mem_usage),
         cmocka_unit_test(test_randomized),
         cmocka_unit_test(test_append_listpack_and_foreach),
