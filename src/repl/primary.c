@@ -29,6 +29,7 @@
 #include "ds/alloc.h"
 #include "ds/rand.h"
 #include "ds/util.h"
+#include "persist/persist.h"
 #include "persist/rdb.h"
 #include "repl/repl.h"
 #include "repl/repl_int.h"
@@ -260,7 +261,9 @@ static void jobFinish(int ok) {
             serverLog(LL_NOTICE, "Streamed RDB transfer with replica %s succeeded (socket). Waiting for REPLCONF ACK from replica to enable streaming", c->addr);
         }
     }
+    int disk = job.disk;
     jobEnd();
+    if (disk && ok) persistRemoveSyncFile();
     refreshGoodReplicas();
 }
 
