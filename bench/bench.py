@@ -942,6 +942,62 @@ def aof():
           % (keys, A_NAME, times[A_NAME], B_NAME, times[B_NAME], ratio(times[A_NAME], times[B_NAME])))
 
 
+def repl_info(s):
+    out = s.cli("INFO", "replication").stdout.decode(errors="replace")
+    return dict(l.split(":", 1) for l in out.splitlines() if ":" in l)
+
+
+def wait_repl(pred, timeout=1800):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def replication():
+    """Full sync time of BENCH_REPL_KEYS keys to one replica (diskless and
+    disk), and SET at pipeline 16 on a primary with one replica attached:
+    ops/s, the replica's lag in bytes when the load ends and the time it
+    takes to catch up.  Each server replicates to its own kind."""
+    keys = env_int("BENCH_REPL_KEYS", 1000000)
+    n = env_int("BENCH_REPL_N", 2000000)
+    print("\n== replication: full sync of %d keys (DEBUG POPULATE), SET -P 16 with one replica" % keys)
+    print("%-22s %12s %12s %6s" % ("scenario", A_NAME, B_NAME, "ratio"))
+    rows = {}
+    for binary, sname in ((A_BIN, A_NAME), (B_BIN, B_NAME)):
+        for diskless in ("yes", "no"):
+            extra = ["--enable-debug-command", "yes", "--repl-diskless-sync", diskless,
+                     "--repl-diskless-sync-delay", "0"]
+            p = Srv(binary, sname, extra=extra)
+            r = Srv(binary, sname, extra=["--enable-debug-command", "yes"])
+            try:
+                p.cli("DEBUG", "POPULATE", str(keys))
+                t0 = time.monotonic()
+                r.cli("REPLICAOF", "127.0.0.1", str(p.port))
+                ok = wait_repl(lambda: repl_info(r).get("master_link_status") == "up")
+                rows.setdefault("full sync %s (s)" % ("diskless" if diskless == "yes" else "disk"), {})[sname] = \
+                    time.monotonic() - t0 if ok else float("nan")
+                if diskless == "yes":
+                    p.cli("FLUSHALL")
+                    res = run_load(p.port, "set", n, 16, pin=False)
+                    rows.setdefault("SET -P 16 ops/s", {})[sname] = parse_csv_rps(res.stdout)[0]
+                    mo = int(repl_info(p).get("master_repl_offset", 0))
+                    ro = int(repl_info(r).get("slave_repl_offset", 0))
+                    rows.setdefault("lag at end (bytes)", {})[sname] = mo - ro
+                    t1 = time.monotonic()
+                    wait_repl(lambda: int(repl_info(r).get("slave_repl_offset", 0)) >=
+                              int(repl_info(p).get("master_repl_offset", 0)))
+                    rows.setdefault("catch-up (s)", {})[sname] = time.monotonic() - t1
+            finally:
+                r.stop()
+                p.stop()
+    for name, v in rows.items():
+        a, b = v.get(A_NAME, float("nan")), v.get(B_NAME, float("nan"))
+        print("%-22s %12.3f %12.3f %6.2f" % (name, a, b, ratio(a, b)))
+
+
 def main():
     what = sys.argv[1] if len(sys.argv) > 1 else "all"
     print("A=%s (%s)  B=%s (%s)" % (A_NAME, A_BIN, B_NAME, shutil.which(B_BIN) or B_BIN))
@@ -953,6 +1009,8 @@ def main():
         latency()
     if what in ("aof", "all"):
         aof()
+    if what in ("replication", "all"):
+        replication()
     if what in ("instructions", "all"):
         if os.environ.get("BENCH_SKIP_CALLGRIND") == "1":
             print("\n== instructions: skipped (BENCH_SKIP_CALLGRIND=1)")

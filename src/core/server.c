@@ -172,6 +172,7 @@ int (*serverPrepareShutdownHook)(int flags);
 void (*serverFlushAllHook)(void);
 const char *(*serverDiskErrorHook)(int *rdb);
 void (*serverBeforeReplyWriteHook)(void);
+const char *(*serverReplicaWriteErrorHook)(void);
 
 void serverShutdown(int exitCode) {
     netCloseListeners();

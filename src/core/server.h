@@ -187,5 +187,9 @@ extern void (*serverBeforeReplyWriteHook)(void);
  * "-"), with *rdb set to 1 when a failed RDB save is the cause.  Scripts
  * ask it before their write commands. */
 extern const char *(*serverDiskErrorHook)(int *rdb);
+/* Replication's verdict on a script's write command, set by repl: NULL
+ * when allowed, else the error (READONLY on a read-only replica,
+ * NOREPLICAS without enough good replicas), without the "-". */
+extern const char *(*serverReplicaWriteErrorHook)(void);
 
 #endif

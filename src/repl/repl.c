@@ -21,6 +21,7 @@
 #include "ds/alloc.h"
 #include "ds/rand.h"
 #include "persist/rdb.h"
+#include "script/script.h"
 #include "repl/repl.h"
 #include "repl/repl_int.h"
 
@@ -136,18 +137,28 @@ void replSetReplicaMode(int on) {
 
 /* --- the rules processCommand applies --- */
 
+#define ERR_NOREPLICAS "NOREPLICAS Not enough good replicas to write."
+#define ERR_READONLY "READONLY You can't write against a read only replica."
+
+/* The error a write gets now from replication, or NULL. */
+static const char *writeError(const Client *c) {
+    if (server.isReplica) {
+        return server.cfg.replicaReadOnly && !(c && (c->flags & CLIENT_MASTER)) ? ERR_READONLY : NULL;
+    }
+    if (server.cfg.minReplicasToWrite && server.cfg.minReplicasMaxLag &&
+        repl.goodReplicas < server.cfg.minReplicasToWrite)
+        return ERR_NOREPLICAS;
+    return NULL;
+}
+
+static const char *scriptWriteError(void) { return writeError(NULL); }
+
 int replRefuseWriteOrReply(Client *c, Command *cmd) {
-    int write = (cmd->flags & CMD_WRITE) != 0;
-    if (write && !server.isReplica && server.cfg.minReplicasToWrite && server.cfg.minReplicasMaxLag &&
-        repl.goodReplicas < server.cfg.minReplicasToWrite) {
-        dispatchRejectCommand(c, "NOREPLICAS Not enough good replicas to write.");
-        return -1;
-    }
-    if (write && server.isReplica && server.cfg.replicaReadOnly && !(c->flags & CLIENT_MASTER)) {
-        dispatchRejectCommand(c, "READONLY You can't write against a read only replica.");
-        return -1;
-    }
-    return 0;
+    if (!server.isReplica && !server.cfg.minReplicasToWrite) return 0;
+    const char *err = writeError(c);
+    if (!err || !((cmd->flags & CMD_WRITE) || scriptDeclaresWrites(c, cmd))) return 0;
+    dispatchRejectCommand(c, err);
+    return -1;
 }
 
 int replRefuseStaleOrReply(Client *c, Command *cmd) {
@@ -285,10 +296,14 @@ void replInit(void) {
     repl.replid2[40] = '\0';
     repl.rbuf = sdsEmpty();
     rdbReplInfoProvider = rdbInfo;
+    serverReplicaWriteErrorHook = scriptWriteError;
     serverAddCronHook(cron);
     serverAddBeforeSleepHook(primaryBeforeSleep);
     serverAddResetStatsHook(resetStats);
     clientAddFreeHook(clientFreed);
+    /* A replica from the start loads dump.rdb as a replica does (expired
+     * keys kept: the primary's DELs follow). */
+    if (server.cfg.replicaof) replSetReplicaMode(1);
 }
 
 void replStart(void) {

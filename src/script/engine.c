@@ -968,6 +968,10 @@ static const char *checkScriptCommand(ScriptRun *run, Command *cmd, int argc, sd
     if (cmd->flags & CMD_WRITE) {
         if (run->readOnly || (run->flags & SCRIPT_FLAG_NO_WRITES))
             return "ERR Write commands are not allowed from read-only scripts.";
+        if (serverReplicaWriteErrorHook) {
+            const char *repl = serverReplicaWriteErrorHook();
+            if (repl) return repl;
+        }
         /* A script that already wrote is not stopped half-way. */
         if (!run->wroteSomething && serverDiskErrorHook) {
             const char *disk = serverDiskErrorHook(NULL);

@@ -267,6 +267,28 @@ def test_promoted_replica_lets_sibling_continue(start_server):
     assert info(b)["master_replid"] == info(a)["master_replid"]
 
 
+def test_replica_restarted_from_its_rdb_continues_partially(start_server):
+    """The replica's dump.rdb records repl-id and repl-offset: restarted
+    with replicaof, it asks PSYNC from there and gets +CONTINUE."""
+    p_srv = start_server(**FAST)
+    s_srv = start_server(**DBG)
+    p = p_srv.client()
+    populate(p, seed=18, functions=False)
+    s = attach(s_srv, p_srv)
+    random_writes(p, 19, 100)
+    settle(p, s)
+    s.execute_command("SAVE")
+    random_writes(p, 20, 50)
+    s_srv.stop()
+    s2_srv = start_server(dir=s_srv.tmp, args=["--replicaof", p_srv.host, str(p_srv.port)], **DBG)
+    s2 = s2_srv.client()
+    wait_for(lambda: link_up(s2), what="link up after restart")
+    assert p.info("stats")["sync_partial_ok"] == 1
+    assert p.info("stats")["sync_full"] == 1
+    settle(p, s2)
+    assert digest(p) == digest(s2)
+
+
 def test_replica_rules_match_redis(start_server, start_oracle):
     """READONLY, MASTERDOWN, ROLE and REPLICAOF replies, as redis-server."""
     out = []
@@ -281,6 +303,12 @@ def test_replica_rules_match_redis(start_server, start_oracle):
                 r.execute_command(*args)
             res.append(str(e.value))
         res.append(r.get("a"))
+        for script in ("return redis.call('set', 'a', 'b')", "#!lua\nreturn redis.call('set', 'a', 'b')",
+                       "#!lua flags=no-writes\nreturn redis.call('get', 'a')"):
+            try:
+                res.append(r.eval(script, 0))
+            except redis.ResponseError as e:
+                res.append(str(e).split(" script:")[0])
         r.config_set("replica-serve-stale-data", "no")
         with pytest.raises(redis.ResponseError) as e:
             r.get("a")
