@@ -263,7 +263,7 @@ static void jobFinish(int ok) {
     }
     int disk = job.disk;
     jobEnd();
-    if (disk && ok) persistRemoveSyncFile();
+    if (disk && ok) persistRemoveSyncFile("Removing the RDB file used to feed replicas in a persistence-less instance");
     refreshGoodReplicas();
 }
 

@@ -315,7 +315,7 @@ static void loadTransfer(void) {
     memset(repl.replid2, '0', 40);
     repl.secondOffset = -1;
     serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: Finished with success");
-    persistRemoveSyncFile();
+    persistRemoveSyncFile("Removing the RDB file obtained from the master. This replica has no persistence enabled");
     int eofMarked = repl.xferSize == -1;
     becomeConnected(fd, info.hasRepl ? info.repl.streamDb : 0);
     /* The primary holds the stream until this first ACK (diskless). */
