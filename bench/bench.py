@@ -167,6 +167,11 @@ SCENARIOS = {
     # SET with a TTL: each request replaces the key's entry and its slot in
     # the TTL index (redis-benchmark sends "__rand_int__" as it is: one key).
     "setex": (None, 0, ["SET", "key:__rand_int__", "xxx", "EX", "100000"]),
+    # SET and GET as an ACL user with 10 key patterns (the one that matches
+    # last) and a category rule (issue 23): the permission check's cost.
+    # redis-benchmark authenticates each connection once, before the run.
+    "acl_set": ("acluser", 0, ["SET", "key:__rand_int__", "xxx"]),
+    "acl_get": ("acluser", 0, ["GET", "key:__rand_int__"]),
     # The seed scripts (issue 6), loaded once and run with EVALSHA.
     "evalsha_cleanup": ("cleanup", 0, None),
     "evalsha_ratelimit": ("ratelimit", 0, None),
@@ -189,6 +194,11 @@ _SEEDS = _load_seeds()
 CLEANUP_LUA = _SEEDS.CLEANUP
 # The rate limiter: at most ARGV[1] calls per ARGV[2] seconds.
 RATELIMIT_LUA = _SEEDS.RATE_LIMITER
+
+
+ACL_BENCH_USER = "benchuser"
+ACL_BENCH_RULES = ["on", ">benchpass", "+@all", "-@dangerous"] + [
+    "~%s:*" % p for p in ("cache", "session", "user", "queue", "lock", "rate", "feed", "stats", "tmp", "key")]
 
 
 def sha1hex(text):
@@ -225,6 +235,8 @@ def scenario_setup(srv, kind):
         for i in range(10):
             members += [str(i).encode(), struct.pack("<i", 1700000000 + i) + b"message body %d" % i]
         send_raw(srv.port, ["SCRIPT", "LOAD", CLEANUP_LUA], [b"ZADD", b"zclean"] + members)
+    elif kind == "acluser":
+        srv.cli("ACL", "SETUSER", ACL_BENCH_USER, *ACL_BENCH_RULES)
     elif kind == "ratelimit":
         send_raw(srv.port, ["SCRIPT", "LOAD", RATELIMIT_LUA])
     elif kind == "list1000":
@@ -327,6 +339,8 @@ def loadgen_unit(test):
 def uses_loadgen(test, gen):
     """Whether `test` runs from loadgen when `gen` is asked for: redis-benchmark
     cannot send a transaction as one unit, so multi10incr always does."""
+    if test in SCENARIOS and SCENARIOS[test][0] == "acluser":
+        return False  # loadgen does not authenticate: redis-benchmark --user
     return gen == "loadgen" or test == "multi10incr"
 
 
@@ -343,6 +357,8 @@ def run_load(port, test, n, pipeline, gen="redis-benchmark", pin=True, timeout=1
         return subprocess.run(cmd, input=unit, capture_output=True, timeout=timeout)
     cmd = prefix + ["redis-benchmark", "-p", str(port), "-c", "50", "-n", str(n),
                     "-P", str(pipeline), "-q", "--csv"]
+    if test in SCENARIOS and SCENARIOS[test][0] == "acluser":
+        cmd += ["--user", ACL_BENCH_USER, "-a", "benchpass"]
     cmd += scenario_command(test) if test in SCENARIOS else ["-t", test]
     return subprocess.run(cmd, capture_output=True, timeout=timeout)
 
