@@ -84,8 +84,22 @@ static const char *categoryNames[] = {"keyspace", "read", "write", "set", "sorte
 
 typedef struct KeyPattern {
     sds pat;
-    int perm; /* PERM_* */
+    int perm;          /* PERM_* */
+    unsigned litLen;   /* bytes before the first glob character */
+    int prefixStar;    /* the pattern is those bytes (at least one) then one '*' */
 } KeyPattern;
+
+/* A pattern's literal prefix: a key that does not start with it cannot
+ * match; "prefix*" matches exactly the keys that start with it.  The
+ * permission check tries these before the full glob. */
+static KeyPattern keyPatternMake(const char *p, size_t len, int perm) {
+    KeyPattern k = {sdsNewLen(p, len), perm, 0, 0};
+    size_t i = 0;
+    while (i < len && p[i] != '*' && p[i] != '?' && p[i] != '[' && p[i] != '\\') i++;
+    k.litLen = (unsigned)i;
+    k.prefixStar = i > 0 && i + 1 == len && p[i] == '*';
+    return k;
+}
 
 typedef struct Selector {
     int flags;                    /* SEL_* */
@@ -127,6 +141,7 @@ static Command **byId;          /* the command of each id */
 /* Channel arguments: which commands publish or subscribe. */
 enum { CHAN_NONE, CHAN_FIRST, CHAN_ALL, CHAN_ALL_PATTERNS };
 static unsigned char *chanKind; /* per id */
+static Command *execCommandEntry; /* EXEC, for the log's client info */
 
 /* ------------------------------------------------------------------------ */
 /* Selectors                                                                 */
@@ -191,7 +206,10 @@ static Selector *selectorDup(const Selector *src) {
     }
     if (src->npats) {
         s->pats = xmalloc(sizeof(KeyPattern) * (size_t)src->npats);
-        for (int i = 0; i < src->npats; i++) s->pats[i] = (KeyPattern){sdsDup(src->pats[i].pat), src->pats[i].perm};
+        for (int i = 0; i < src->npats; i++) {
+            s->pats[i] = src->pats[i];
+            s->pats[i].pat = sdsDup(src->pats[i].pat);
+        }
         s->npats = src->npats;
     }
     if (src->nchans) {
@@ -297,7 +315,7 @@ static int addKeyPattern(Selector *s, const char *op, size_t len) {
         }
     }
     s->pats = xrealloc(s->pats, sizeof(KeyPattern) * (size_t)(s->npats + 1));
-    s->pats[s->npats++] = (KeyPattern){sdsNewLen(op + off, len - off), perm};
+    s->pats[s->npats++] = keyPatternMake(op + off, len - off, perm);
     return RULE_OK;
 }
 
@@ -777,7 +795,8 @@ static int keyAllowed(const Selector *s, const char *key, size_t len, uint32_t k
     for (int i = 0; i < s->npats; i++) {
         const KeyPattern *p = &s->pats[i];
         if ((p->perm & need) != need) continue;
-        if (globMatch(p->pat, sdsLen(p->pat), key, len, 0)) return 1;
+        if (len < p->litLen || memcmp(p->pat, key, p->litLen) != 0) continue;
+        if (p->prefixStar || globMatch(p->pat, sdsLen(p->pat), key, len, 0)) return 1;
     }
     return 0;
 }
@@ -966,15 +985,15 @@ int aclRefuseCommandSlow(Client *c, Command *cmd) {
            sdsLen(u->name));
     cmd->stats.rejectedCalls++;
     if (rc == DENIED_CMD) {
-        sds err = sdsCatPrintf(sdsEmpty(), "-NOPERM this user has no permissions to run the '%s' command",
+        sds err = sdsCatPrintf(sdsEmpty(), "NOPERM this user has no permissions to run the '%s' command",
                                cmd->fullname);
         dispatchRejectCommand(c, err);
         sdsFree(err);
     } else if (rc == DENIED_KEY) {
-        dispatchRejectCommand(c, "-NOPERM this user has no permissions to access one of the keys used as arguments");
+        dispatchRejectCommand(c, "NOPERM this user has no permissions to access one of the keys used as arguments");
     } else {
         dispatchRejectCommand(c,
-                              "-NOPERM this user has no permissions to access one of the channels used as arguments");
+                              "NOPERM this user has no permissions to access one of the channels used as arguments");
     }
     return -1;
 }
@@ -1004,7 +1023,11 @@ static const char *scriptCheck(Client *caller, Command *cmd, int argc, sds *argv
     int pos = 0;
     int rc = userCheck(u, cmd, argc, argv, &pos);
     if (rc == ACL_OK) return NULL;
+    /* Inside EXEC the log shows the client running EXEC, as Redis's. */
+    Command *running = caller->cmd;
+    if (caller->flags & CLIENT_MULTI) caller->cmd = execCommandEntry;
     logAdd(caller, caller, rc, CTX_LUA, argc, argv, cmd, pos, u->name, sdsLen(u->name));
+    caller->cmd = running;
     if (rc == DENIED_CMD) return "ERR The user executing the script can't run this command or subcommand";
     if (rc == DENIED_KEY)
         return "ERR The user executing the script can't access at least one of the keys mentioned in the command "
@@ -1378,6 +1401,7 @@ static void indexCommands(void) {
                     {"subscribe", CHAN_ALL},
                     {"ssubscribe", CHAN_ALL},
                     {"psubscribe", CHAN_ALL_PATTERNS}};
+    execCommandEntry = commandLookup("exec", 4);
     for (size_t i = 0; i < sizeof(chanCmds) / sizeof(chanCmds[0]); i++) {
         Command *cmd = commandLookup(chanCmds[i].name, strlen(chanCmds[i].name));
         if (cmd) chanKind[cmd->id] = (unsigned char)chanCmds[i].kind;
