@@ -232,6 +232,7 @@ void aofManifestSetBase(AofManifest *m, const char *name, long long seq) {
 void aofManifestMarkIncrAsHistory(AofManifest *m, int keepLast) {
     int n = m->incrCount - (keepLast && m->incrCount ? 1 : 0);
     for (int i = 0; i < n; i++) infoPush(&m->history, &m->historyCount, m->incr[i].name, m->incr[i].seq, 'h');
+    if (n == 0) return;
     memmove(m->incr, m->incr + n, sizeof(AofInfo) * (size_t)(m->incrCount - n));
     m->incrCount -= n;
 }
