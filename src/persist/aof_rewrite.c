@@ -2,7 +2,11 @@
  * the dataset written as the commands that rebuild it, as Redis 7.0 writes
  * them: FUNCTION LOAD per library, then per non-empty database a SELECT
  * and per key SET / RPUSH / SADD / ZADD / HMSET (at most 64 elements per
- * command) and PEXPIREAT for a key with a TTL. */
+ * command) or, for a stream, one XADD per entry (XADD key MAXLEN 0 0-1 x y
+ * for an empty one), XSETID with ENTRIESADDED and MAXDELETEDID, and per
+ * group XGROUP CREATE ... ENTRIESREAD, an XCLAIM ... JUSTID FORCE per
+ * pending entry and XGROUP CREATECONSUMER per consumer with none; then
+ * PEXPIREAT for a key with a TTL. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -19,6 +23,7 @@
 #include "ds/listpack.h"
 #include "ds/quicklist.h"
 #include "ds/rdbcodec.h"
+#include "ds/stream.h"
 #include "ds/util.h"
 #include "persist/aof_int.h"
 #include "script/function.h"
@@ -131,6 +136,90 @@ static void hashPair(void *priv, const unsigned char *f, size_t flen, const unsi
     bulk(w, v, vlen);
 }
 
+static void bulkKey(Writer *w, const kvobj *o) { bulk(w, kvKey(o), kvKeyLen(o)); }
+
+static void bulkID(Writer *w, const StreamID *id) {
+    char tmp[64];
+    int l = snprintf(tmp, sizeof(tmp), "%llu-%llu", (unsigned long long)id->ms, (unsigned long long)id->seq);
+    bulk(w, tmp, (size_t)l);
+}
+
+static void writeStream(Writer *w, const kvobj *o) {
+    Stream *s = kvPtr(o);
+    if (s->length) {
+        StreamIter it;
+        streamIterStart(&it, s, NULL, NULL, 0);
+        StreamID id;
+        long long nf;
+        while (streamIterNext(&it, &id, &nf)) {
+            w->buf = sdsCatPrintf(w->buf, "*%lld\r\n", 3 + nf * 2);
+            bulk(w, "XADD", 4);
+            bulkKey(w, o);
+            bulkID(w, &id);
+            while (nf--) {
+                const unsigned char *f, *v;
+                size_t flen, vlen;
+                streamIterField(&it, &f, &flen, &v, &vlen);
+                bulk(w, f, flen);
+                bulk(w, v, vlen);
+            }
+            if (sdsLen(w->buf) >= FLUSH_BYTES) flushBuf(w);
+        }
+    } else {
+        w->buf = sdsCat(w->buf, "*7\r\n$4\r\nXADD\r\n");
+        bulkKey(w, o);
+        w->buf = sdsCat(w->buf, "$6\r\nMAXLEN\r\n$1\r\n0\r\n$3\r\n0-1\r\n$1\r\nx\r\n$1\r\ny\r\n");
+    }
+    w->buf = sdsCat(w->buf, "*7\r\n$6\r\nXSETID\r\n");
+    bulkKey(w, o);
+    bulkID(w, &s->lastId);
+    bulk(w, "ENTRIESADDED", 12);
+    bulkNum(w, (long long)s->entriesAdded);
+    bulk(w, "MAXDELETEDID", 12);
+    bulkID(w, &s->maxDeletedId);
+    if (!s->groups) return;
+    for (OmapNode *g = omapFirst(s->groups); g; g = omapNext(g)) {
+        size_t glen;
+        const unsigned char *gname = omapKey(g, &glen);
+        StreamCG *cg = omapValue(g);
+        w->buf = sdsCat(w->buf, "*7\r\n$6\r\nXGROUP\r\n$6\r\nCREATE\r\n");
+        bulkKey(w, o);
+        bulk(w, gname, glen);
+        bulkID(w, &cg->lastId);
+        bulk(w, "ENTRIESREAD", 11);
+        bulkNum(w, cg->entriesRead);
+        for (OmapNode *cn = omapFirst(cg->consumers); cn; cn = omapNext(cn)) {
+            StreamConsumer *c = omapValue(cn);
+            if (omapSize(c->pel) == 0) {
+                w->buf = sdsCat(w->buf, "*5\r\n$6\r\nXGROUP\r\n$14\r\nCREATECONSUMER\r\n");
+                bulkKey(w, o);
+                bulk(w, gname, glen);
+                bulk(w, c->name, sdsLen(c->name));
+                continue;
+            }
+            for (OmapNode *p = omapFirst(c->pel); p; p = omapNext(p)) {
+                size_t klen;
+                StreamID id;
+                streamDecodeID(omapKey(p, &klen), &id);
+                StreamNACK *nack = omapValue(p);
+                w->buf = sdsCat(w->buf, "*12\r\n$6\r\nXCLAIM\r\n");
+                bulkKey(w, o);
+                bulk(w, gname, glen);
+                bulk(w, c->name, sdsLen(c->name));
+                bulk(w, "0", 1);
+                bulkID(w, &id);
+                bulk(w, "TIME", 4);
+                bulkNum(w, nack->deliveryTime);
+                bulk(w, "RETRYCOUNT", 10);
+                bulkNum(w, (long long)nack->deliveryCount);
+                bulk(w, "JUSTID", 6);
+                bulk(w, "FORCE", 5);
+                if (sdsLen(w->buf) >= FLUSH_BYTES) flushBuf(w);
+            }
+        }
+    }
+}
+
 static void writeKey(Writer *w, const kvobj *o) {
     switch (kvType(o)) {
     case OBJ_STRING: {
@@ -162,6 +251,7 @@ static void writeKey(Writer *w, const kvobj *o) {
         begin(w, o, "HMSET", (long long)hashValueLength(o), 2);
         hashValueForEach(o, hashPair, w);
         break;
+    case OBJ_STREAM: writeStream(w, o); break;
     default: break;
     }
     long long when = kvExpire(o);
