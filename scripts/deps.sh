@@ -3,13 +3,26 @@
 # Usage: sh scripts/deps.sh build|test
 set -u
 BUILD_PKGS="gcc make libc6-dev libjemalloc-dev pkg-config liblzf-dev liburing-dev liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libluajit-5.1-dev"
-TEST_PKGS="$BUILD_PKGS python3 python3-pytest python3-redis redis-server redis-sentinel redis-tools libcmocka-dev valgrind systemd man-db"
+TEST_PKGS="$BUILD_PKGS python3 python3-pytest python3-redis redis-server redis-sentinel redis-tools libcmocka-dev valgrind systemd man-db nodejs"
 
 case "${1:-}" in
   build) PKGS=$BUILD_PKGS ;;
   test)  PKGS=$TEST_PKGS ;;
   *) echo "usage: sh scripts/deps.sh build|test" >&2; exit 2 ;;
 esac
+
+# BullMQ (npm; the nodejs package brings npm, Debian's own npm package
+# conflicts with it) for tests/integration/test_bullmq.py, into build/npm: run
+# after the Debian packages; a failure (no network) only skips that test.
+npm_deps() {
+  [ "$1" = test ] || return 0
+  command -v npm >/dev/null 2>&1 || return 0
+  [ -d build/npm/node_modules/bullmq ] && [ -d build/npm/node_modules/ioredis ] && return 0
+  mkdir -p build/npm && cp tests/integration/bullmq/package.json build/npm/ &&
+    (cd build/npm && npm install --no-audit --no-fund --loglevel=error >/dev/null 2>&1) ||
+    echo "deps.sh: npm install of bullmq failed; test_bullmq.py will skip" >&2
+  return 0
+}
 
 missing=""
 for p in $PKGS; do
@@ -18,7 +31,10 @@ for p in $PKGS; do
     missing="$missing $p"
   fi
 done
-[ -z "$missing" ] && exit 0
+if [ -z "$missing" ]; then
+  npm_deps "$1"
+  exit 0
+fi
 
 echo "deps.sh: missing packages:$missing"
 if ! command -v apt-get >/dev/null 2>&1; then
@@ -33,3 +49,4 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -q || exit 1
 # shellcheck disable=SC2086
 apt-get install -y -q --no-install-recommends $missing || exit 1
+npm_deps "$1"
