@@ -1,5 +1,6 @@
-/* client.h -- a connected client: its query buffer, parser state, current
- * command, reply buffers and per-connection settings; and the reply API.
+/* client.h -- a connected client: its query buffer, protocol (the request
+ * side: bytes to commands, proto/protocol.h), current command, reply
+ * buffers and per-connection settings; and the reply API.
  *
  * Replies are appended to a fixed 16 KB buffer, then to a chain of blocks;
  * the event loop writes them before it sleeps.  Every reply function
@@ -18,7 +19,7 @@
 #include "db/db.h"
 #include "ds/sds.h"
 #include "proto/reply_sink.h"
-#include "proto/resp_parse.h"
+#include "proto/protocol.h"
 
 #define CLIENT_REPLY_BUF 16384
 
@@ -73,7 +74,8 @@ typedef struct Client {
     sds querybuf;           /* bytes read, not yet parsed past qbPos */
     size_t qbPos;           /* parsed up to here */
     size_t qbPeak;          /* recent peak size, for shrinking */
-    RespParser parser;
+    const Protocol *proto;  /* the connection's protocol (RESP) */
+    void *protoState;       /* its per-connection state */
     int argc;
     sds *argv;              /* current command, owned */
     size_t argvBytes;       /* sum of argument lengths (argv-mem) */

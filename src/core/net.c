@@ -30,6 +30,7 @@
 #include "core/server.h"
 #include "ds/alloc.h"
 #include "ds/util.h"
+#include "proto/resp_parse.h"
 
 #define READ_CHUNK (16 * 1024)
 #define MAX_ACCEPTS_PER_CALL 1000
@@ -270,7 +271,8 @@ Client *clientCreateFake(void) {
     c->db = &server.db[0];
     c->querybuf = sdsEmpty();
     c->ctime = c->lastInteraction = server.time.nowMs;
-    respParserInit(&c->parser);
+    c->proto = &respProtocol;
+    c->protoState = respProtocol.create();
     return c;
 }
 
@@ -287,7 +289,8 @@ Client *clientCreate(int fd, int isUnix) {
 }
 
 sds clientAdoptArg(Client *c, int i) {
-    if (c->adoptedArg || !c->argv || c->argv != c->parser.lent || i < 0 || i >= c->argc) return NULL;
+    if (c->adoptedArg || !c->argv || !c->proto->handedOut(c->protoState, c->argv) || i < 0 || i >= c->argc)
+        return NULL;
     sds s = c->argv[i];
     /* The value must not keep the slack of the reservation (a 10 MB
      * argument sits in jemalloc's 12 MB class): give it back -- jemalloc
@@ -303,9 +306,9 @@ void clientResetArgv(Client *c) {
         if (c->argv) c->argv[c->adoptedArg - 1] = NULL;
         c->adoptedArg = 0;
     }
-    /* The parser keeps the array and the small strings for the next
+    /* The protocol keeps the array and the small strings for the next
      * command.  A command kept elsewhere (a MULTI queue) left NULL. */
-    respParserRecycle(&c->parser, c->argv, c->argc);
+    c->proto->recycle(c->protoState, c->argv, c->argc);
     c->argv = NULL;
     c->argc = 0;
     c->argvBytes = 0;
@@ -377,7 +380,7 @@ void clientFree(Client *c) {
     unlinkPendingWrite(c);
     if (server.net.current == c) server.net.current = NULL;
     clientResetArgv(c);
-    respParserFree(&c->parser);
+    c->proto->free(c->protoState);
     sdsFree(c->querybuf);
     sdsFree(c->name);
     sdsFree(c->libName);
@@ -501,8 +504,8 @@ static void acceptHandler(EventLoop *loop, int lfd, void *data, int mask) {
 
 /* --- reading --- */
 
-static RespLimits limitsFor(const Client *c) {
-    RespLimits lim = {server.cfg.protoMaxBulkLen, serverAuthRequired(c)};
+static ProtoLimits limitsFor(const Client *c) {
+    ProtoLimits lim = {server.cfg.protoMaxBulkLen, serverAuthRequired(c)};
     return lim;
 }
 
@@ -518,21 +521,19 @@ static void protocolError(Client *c, const char *err) {
 void netProcessInput(Client *c) {
     while (!(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_BLOCKED))) {
         size_t avail = sdsLen(c->querybuf) - c->qbPos;
-        size_t consumed = 0;
-        RespLimits lim = limitsFor(c);
-        RespStatus st = respParse(&c->parser, c->querybuf + c->qbPos, avail, &consumed, &lim);
-        c->qbPos += consumed;
-        if (st == RESP_INCOMPLETE) break;
-        if (st == RESP_ERROR) {
-            protocolError(c, c->parser.err);
+        ProtoLimits lim = limitsFor(c);
+        ProtoCommand cmd;
+        ProtoStatus st = c->proto->next(c->protoState, c->querybuf + c->qbPos, avail, &lim, &cmd);
+        c->qbPos += cmd.consumed;
+        if (st == PROTO_INCOMPLETE) break;
+        if (st == PROTO_ERROR) {
+            protocolError(c, cmd.err);
             break;
         }
-        int argc;
-        sds *argv = respParserTake(&c->parser, &argc);
-        if (argc == 0) continue;
-        c->argv = argv;
-        c->argc = argc;
-        c->argvBytes = c->parser.argvBytes;
+        if (cmd.argc == 0) continue;
+        c->argv = cmd.argv;
+        c->argc = cmd.argc;
+        c->argvBytes = cmd.argvBytes;
         dispatchCommand(c);
         if (!(c->flags & CLIENT_BLOCKED)) clientResetArgv(c);
     }
@@ -563,7 +564,7 @@ static int socketFailed(Client *c, long n, const char *what) {
  * big argument's final string (*big set).  Returns the room at *dst. */
 static size_t readTarget(Client *c, char **dst, int *big) {
     size_t room;
-    *big = sdsLen(c->querybuf) == c->qbPos && respParserBigArgRoom(&c->parser, dst, &room);
+    *big = sdsLen(c->querybuf) == c->qbPos && c->proto->directRoom(c->protoState, dst, &room);
     if (*big) return room;
     size_t qlen = sdsLen(c->querybuf);
     if (qlen > c->qbPeak) c->qbPeak = qlen;
@@ -585,12 +586,12 @@ static int readDone(Client *c, long n, int big) {
         clientFree(c);
         return -1;
     }
-    if (big) respParserBigArgWrote(&c->parser, (size_t)n);
+    if (big) c->proto->directWrote(c->protoState, (size_t)n);
     else sdsIncrLen(c->querybuf, n);
     c->lastInteraction = server.time.nowMs;
     server.stats.netInputBytes += n;
     server.stats.totalReadsProcessed++;
-    size_t qsize = sdsLen(c->querybuf) + respParserPendingBytes(&c->parser);
+    size_t qsize = sdsLen(c->querybuf) + c->proto->pendingBytes(c->protoState);
     /* The configured limit is at least UNAUTH_QUERY_MAX, so below it nothing
      * is checked. */
     if (qsize > UNAUTH_QUERY_MAX &&
@@ -895,10 +896,9 @@ void netClientsCron(void) {
         } else {
             c->qbPeak = sdsLen(c->querybuf);
         }
-        /* An idle client gives back what its parser keeps for reuse, so
+        /* An idle client gives back what its protocol keeps for reuse, so
          * many idle connections cost no more than before pooling. */
-        if (now - c->lastInteraction >= IDLE_TRIM_MS && c->parser.poolCount + c->parser.argvCap > 0)
-            respParserTrim(&c->parser);
+        if (now - c->lastInteraction >= IDLE_TRIM_MS) c->proto->trim(c->protoState);
         c = next;
     }
 }

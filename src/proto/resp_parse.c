@@ -442,3 +442,62 @@ void respParserBigArgWrote(RespParser *p, size_t n) {
 }
 
 size_t respParserPendingBytes(const RespParser *p) { return p->bigArg ? sdsLen(p->bigArg) : 0; }
+
+/* --- RESP as a Protocol --- */
+
+static void *respCreate(void) {
+    RespParser *p = xmalloc(sizeof(*p));
+    respParserInit(p);
+    return p;
+}
+
+static void respDestroy(void *state) {
+    respParserFree(state);
+    xfree(state);
+}
+
+static ProtoStatus respNext(void *state, const char *buf, size_t len, const ProtoLimits *lim, ProtoCommand *out) {
+    RespParser *p = state;
+    RespStatus st = respParse(p, buf, len, &out->consumed, lim);
+    if (st == RESP_COMPLETE) {
+        out->argvBytes = p->argvBytes;
+        out->argv = respParserTake(p, &out->argc);
+        return PROTO_COMPLETE;
+    }
+    if (st == RESP_ERROR) {
+        out->err = p->err;
+        return PROTO_ERROR;
+    }
+    return PROTO_INCOMPLETE;
+}
+
+static void respRecycle(void *state, sds *argv, int argc) { respParserRecycle(state, argv, argc); }
+
+static int respHandedOut(const void *state, const sds *argv) {
+    const RespParser *p = state;
+    return argv && argv == p->lent;
+}
+
+static void respTrim(void *state) {
+    RespParser *p = state;
+    if (p->poolCount + p->argvCap > 0) respParserTrim(p);
+}
+
+static size_t respSpare(const void *state) { return respParserSpareBytes(state); }
+static size_t respPending(const void *state) { return respParserPendingBytes(state); }
+static int respDirectRoom(void *state, char **dst, size_t *room) { return respParserBigArgRoom(state, dst, room); }
+static void respDirectWrote(void *state, size_t n) { respParserBigArgWrote(state, n); }
+
+const Protocol respProtocol = {
+    .name = "resp",
+    .create = respCreate,
+    .free = respDestroy,
+    .next = respNext,
+    .recycle = respRecycle,
+    .handedOut = respHandedOut,
+    .trim = respTrim,
+    .spareBytes = respSpare,
+    .pendingBytes = respPending,
+    .directRoom = respDirectRoom,
+    .directWrote = respDirectWrote,
+};

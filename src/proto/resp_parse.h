@@ -14,7 +14,9 @@
  * lines and finished arguments are consumed as soon as they are complete;
  * an inline line or a partial header line is not consumed until complete.
  *
- * Network layer contract:
+ * Network layer contract (the network layer reaches the parser through
+ * respProtocol, the Protocol table at the end of this file, whose loop in
+ * proto/protocol.h is this one):
  *
  *     for (;;) {
  *         st = respParse(p, qb + pos, qblen - pos, &used, &lim);
@@ -72,6 +74,7 @@
 #include <stddef.h>
 
 #include "ds/sds.h"
+#include "proto/protocol.h"
 
 /* Bulks at least this long are read in place (Redis PROTO_MBULK_BIG_ARG). */
 #define RESP_BIG_ARG (1024 * 32)
@@ -107,10 +110,8 @@
 
 typedef enum { RESP_INCOMPLETE, RESP_COMPLETE, RESP_ERROR } RespStatus;
 
-typedef struct RespLimits {
-    long long maxBulkLen; /* proto-max-bulk-len (default 512 MB) */
-    int authRequired;     /* not yet authenticated while a password is set */
-} RespLimits;
+/* proto-max-bulk-len (default 512 MB) and whether AUTH is still due. */
+typedef ProtoLimits RespLimits;
 
 typedef struct RespParser {
     int argc;               /* arguments of the command being assembled */
@@ -184,5 +185,10 @@ void respParserBigArgWrote(RespParser *p, size_t n);
  * the query buffer for client-query-buffer-limit besides the pending
  * buffer. */
 size_t respParserPendingBytes(const RespParser *p);
+
+/* RESP as a connection's Protocol (proto/protocol.h): the state is a
+ * RespParser, next is respParse + respParserTake, directRoom/directWrote
+ * are the big-argument calls above. */
+extern const Protocol respProtocol;
 
 #endif

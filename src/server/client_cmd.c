@@ -70,7 +70,7 @@ static sds catClientInfo(sds s, const Client *c) {
     size_t qbufAlloc = c->querybuf ? sdsAllocSize(c->querybuf) : 0;
     /* tot-mem counts what the parser keeps for reuse as well. */
     size_t totMem = sizeof(Client) + qbufAlloc + c->argvBytes + c->replyBytes + multiMem +
-                    respParserSpareBytes(&c->parser);
+                    c->proto->spareBytes(c->protoState);
     /* Redis shows the running command for the client running it. */
     const Command *last = (c->flags & CLIENT_EXECUTING) && c->cmd ? c->cmd : c->lastcmd;
     const char *events = c->fd >= 0 ? clientEvents(c) : "";

@@ -129,7 +129,7 @@ static size_t clientsMemory(void) {
     size_t total = 0;
     for (Client *c = server.net.clients; c; c = c->nextClient)
         total += (c->querybuf ? sdsAllocSize(c->querybuf) : 0) + c->argvBytes + c->replyBytes +
-                 respParserSpareBytes(&c->parser);
+                 c->proto->spareBytes(c->protoState);
     return total;
 }
 
