@@ -167,6 +167,10 @@ int replRefuseStaleOrReply(Client *c, Command *cmd) {
         dispatchRejectCommand(c, "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.");
         return -1;
     }
+    return 0;
+}
+
+int replRefuseReplicaKeyspaceOrReply(Client *c, Command *cmd) {
     if ((c->flags & (CLIENT_SLAVE | CLIENT_MASTER)) == CLIENT_SLAVE &&
         (cmd->flags & (CMD_WRITE | CMD_READONLY | CMD_MAY_REPLICATE))) {
         dispatchRejectCommand(c, "ERR Replica can't interact with the keyspace");

@@ -32,12 +32,14 @@ void replInit(void);
 void replStart(void);
 
 /* processCommand's rules, in Redis's places: NOREPLICAS (too few good
- * replicas for a write), READONLY (a write on a read-only replica), a
- * replica's own link touching the keyspace; then, after the pub/sub
- * context rule, MASTERDOWN (a stale replica with replica-serve-stale-data
- * no).  Each replies and returns -1 when it refuses, else 0. */
+ * replicas for a write) and READONLY (a write on a read-only replica)
+ * after MISCONF; MASTERDOWN (a stale replica with replica-serve-stale-data
+ * no) after the pub/sub context rule; a replica's own link touching the
+ * keyspace after BUSY.  Each replies and returns -1 when it refuses, else
+ * 0. */
 int replRefuseWriteOrReply(Client *c, Command *cmd);
 int replRefuseStaleOrReply(Client *c, Command *cmd);
+int replRefuseReplicaKeyspaceOrReply(Client *c, Command *cmd);
 
 /* INFO replication. */
 sds replInfoSection(sds s);

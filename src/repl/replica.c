@@ -197,24 +197,23 @@ static void becomeConnected(int fd, int dbid) {
 /* Apply every complete command in the primary's buffer. */
 static void applyInput(Client *c) {
     size_t start = 0; /* first byte not applied */
-    RespLimits lim = {server.cfg.protoMaxBulkLen, 0};
+    ProtoLimits lim = {server.cfg.protoMaxBulkLen, 0};
     c->flags |= CLIENT_PROTECTED;
     while (!(c->flags & (CLIENT_CLOSE_ASAP | CLIENT_BLOCKED))) {
-        size_t consumed = 0;
-        RespStatus st = respParse(&c->parser, c->querybuf + c->qbPos, sdsLen(c->querybuf) - c->qbPos, &consumed, &lim);
-        c->qbPos += consumed;
-        if (st == RESP_INCOMPLETE) break;
-        if (st == RESP_ERROR) {
-            serverLog(LL_WARNING, "Protocol error (%s) from MASTER, closing the link", c->parser.err);
+        ProtoCommand cmd;
+        ProtoStatus st = c->proto->next(c->protoState, c->querybuf + c->qbPos, sdsLen(c->querybuf) - c->qbPos, &lim,
+                                        &cmd);
+        c->qbPos += cmd.consumed;
+        if (st == PROTO_INCOMPLETE) break;
+        if (st == PROTO_ERROR) {
+            serverLog(LL_WARNING, "Protocol error (%s) from MASTER, closing the link", cmd.err);
             clientFreeAsync(c);
             break;
         }
-        int argc;
-        sds *argv = respParserTake(&c->parser, &argc);
-        if (argc > 0) {
-            c->argv = argv;
-            c->argc = argc;
-            c->argvBytes = c->parser.argvBytes;
+        if (cmd.argc > 0) {
+            c->argv = cmd.argv;
+            c->argc = cmd.argc;
+            c->argvBytes = cmd.argvBytes;
             repl.applying = 1;
             dbIgnoreExpire = 1;
             dispatchCommand(c);

@@ -4,7 +4,8 @@
  * Queueing.  A client in MULTI (CLIENT_MULTI) has every command other than
  * EXEC, DISCARD, MULTI, WATCH, QUIT and RESET taken by multiQueueCommand
  * (the last of processCommand's checks), which answers +QUEUED.  A command
- * flagged CMD_NO_MULTI is refused instead.  Any refusal while in MULTI (also
+ * flagged CMD_NO_MULTI is refused earlier (multiRefuseNoMultiOrReply, right
+ * after authentication, where Redis checks it).  Any refusal while in MULTI (also
  * those processCommand makes before: unknown command, arity, auth -- see
  * multiCommandRejected) sets CLIENT_DIRTY_EXEC, and EXEC then answers
  * EXECABORT.  A transaction already doomed (DIRTY_EXEC or DIRTY_CAS) still
@@ -324,12 +325,14 @@ static int multiCommandRejected(Client *c, const char *err) {
     return 1;
 }
 
+int multiRefuseNoMultiOrReply(Client *c, Command *cmd) {
+    if (!(c->flags & CLIENT_MULTI) || !(cmd->flags & CMD_NO_MULTI)) return 0;
+    dispatchRejectCommand(c, "ERR Command not allowed inside a transaction");
+    return -1;
+}
+
 int multiQueueCommand(Client *c, Command *cmd) {
     if (!(c->flags & CLIENT_MULTI) || runsInsideMulti(cmd)) return 0;
-    if (cmd->flags & CMD_NO_MULTI) {
-        dispatchRejectCommand(c, "ERR Command not allowed inside a transaction");
-        return 1;
-    }
     c->lastcmd = cmd;
     /* A doomed transaction keeps answering QUEUED but stores nothing. */
     if (!(c->flags & (CLIENT_DIRTY_CAS | CLIENT_DIRTY_EXEC))) queueCommand(c, cmd);

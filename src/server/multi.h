@@ -13,9 +13,12 @@
 /* Installs the refusal, key-modified, client, flush and swap hooks.  Called
  * once at start-up. */
 void multiInit(void);
-/* Inside MULTI, queues cmd (+QUEUED) or refuses it (no-multi commands),
- * and returns 1; MULTI, EXEC, DISCARD, WATCH, QUIT, RESET and commands
- * outside MULTI are left to run (0). */
+/* Inside MULTI, a command flagged no-multi (SAVE, SHUTDOWN) is refused:
+ * -1 after the error.  0 otherwise.  Right after authentication, as Redis
+ * checks it. */
+int multiRefuseNoMultiOrReply(Client *c, Command *cmd);
+/* Inside MULTI, queues cmd (+QUEUED) and returns 1; MULTI, EXEC, DISCARD,
+ * WATCH, QUIT, RESET and commands outside MULTI are left to run (0). */
 int multiQueueCommand(Client *c, Command *cmd);
 
 /* Number of commands queued by a client in MULTI (CLIENT LIST multi=). */

@@ -1,29 +1,34 @@
 /* process.c -- the one place that decides what happens to a parsed command
- * before it runs, top to bottom, in the order Cairn checks (Redis's
- * processCommand):
+ * before it runs, top to bottom, in Redis 7.0.15's order (its
+ * processCommand), so that a command meeting several refusals at once gets
+ * the error Redis gives:
  *
  *   0. an HTTP request line (POST, Host:) closes the connection unanswered;
  *   1. unknown command, or unknown subcommand of a container;
  *   2. wrong number of arguments;
  *   3. authentication (the default user's password);
- *   3b. ACL permissions: the command, its keys and channels (server/acl.c);
- *      (maxmemory OOM and cluster redirection will sit here, in that
+ *   4. inside MULTI, a no-multi command (SAVE, SHUTDOWN) is refused;
+ *   5. ACL permissions: the command, its keys and channels (server/acl.c);
+ *      (cluster redirection and maxmemory OOM will sit here, in that
  *      order, when those features exist);
- *   4. a script past busy-reply-threshold: BUSY, but for allow-busy commands;
- *   4b. MISCONF: writes (and PING) while the last background save failed;
- *   4c. NOREPLICAS (min-replicas-to-write), READONLY (a read-only replica);
- *   5. a MONITOR client may not touch the keyspace (Redis's replica rule);
- *   6. a RESP2 client in subscribed mode runs only the pub/sub commands;
- *   6b. MASTERDOWN (a stale replica), a replica's link touching keys;
- *   6c. LOADING: while dump.rdb loads at start-up, only the commands flagged
+ *   6. MISCONF: writes (and PING) while the last background save failed;
+ *   7. NOREPLICAS (min-replicas-to-write), READONLY (a read-only replica);
+ *   8. a RESP2 client in subscribed mode runs only the pub/sub commands;
+ *   9. MASTERDOWN (a stale replica);
+ *  10. LOADING: while dump.rdb loads at start-up, only the commands flagged
  *      loading-ok run;
- *   7. CLIENT PAUSE postpones the command (no reply yet);
- *   8. inside MULTI the command is queued (or refused: no-multi commands);
- *   9. the call (core's callCommand), honouring CLIENT REPLY SKIP.
+ *  11. a script past busy-reply-threshold: BUSY, but for allow-busy commands;
+ *  12. a replica's link, or a MONITOR client (a replica in Redis), may not
+ *      touch the keyspace;
+ *  13. CLIENT PAUSE postpones the command (no reply yet);
+ *  14. inside MULTI the command is queued;
+ *  15. the call (core's callCommand), honouring CLIENT REPLY SKIP.
  *
- * Every refusal goes through dispatchRejectCommand, so that a refusal inside
- * MULTI dooms the transaction and a refused EXEC answers EXECABORT.  Each
- * feature owns its own rule and exposes it as a function called here. */
+ * tests/integration/test_command_order.py sets up conflicting conditions
+ * on Cairn and redis-server and compares the errors.  Every refusal goes
+ * through dispatchRejectCommand, so that a refusal inside MULTI dooms the
+ * transaction and a refused EXEC answers EXECABORT.  Each feature owns its
+ * own rule and exposes it as a function called here. */
 #include "server/process.h"
 
 #include <strings.h>
@@ -146,18 +151,20 @@ void processCommand(Client *c) {
         dispatchRejectCommand(c, ERR_NOAUTH);
         return;
     }
+    if (multiRefuseNoMultiOrReply(c, cmd) == -1) return;
     if (aclRefuseCommandOrReply(c, cmd) == -1) return;
+    if (persistRefuseWriteOrReply(c, cmd) == -1) return;
+    if (replRefuseWriteOrReply(c, cmd) == -1) return;
+    if (pubsubRefuseInContextOrReply(c, cmd) == -1) return;
+    if (replRefuseStaleOrReply(c, cmd) == -1) return;
+    if (persistRefuseWhileLoadingOrReply(c, cmd) == -1) return;
     const char *busy = scriptBusyError();
     if (busy && !(cmd->flags & CMD_ALLOW_BUSY)) {
         dispatchRejectCommand(c, busy);
         return;
     }
-    if (persistRefuseWriteOrReply(c, cmd) == -1) return;
-    if (replRefuseWriteOrReply(c, cmd) == -1) return;
+    if (replRefuseReplicaKeyspaceOrReply(c, cmd) == -1) return;
     if (monitorRefuseCommandOrReply(c, cmd) == -1) return;
-    if (pubsubRefuseInContextOrReply(c, cmd) == -1) return;
-    if (replRefuseStaleOrReply(c, cmd) == -1) return;
-    if (persistRefuseWhileLoadingOrReply(c, cmd) == -1) return;
     if (pausePostponeCommand(c, cmd)) return;
     if (multiQueueCommand(c, cmd)) return;
     callHonouringReplySkip(c, cmd);
