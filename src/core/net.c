@@ -1,8 +1,10 @@
 /* net.c -- listeners, accepting, reading and writing, client lifecycle.
  *
  * Reading: one recvfrom of up to 16 KB per readable event into the query
- * buffer (or straight into a big argument's final string), then every
- * complete command in the buffer is run before anything is written.
+ * buffer (or where the connection's protocol asks: RESP reads a big
+ * argument straight into its final string), then every complete command
+ * the protocol finds in the buffer (c->proto->next, proto/protocol.h) is
+ * run before anything is written.  Nothing here knows RESP's bytes.
  * Writing: clients with replies are queued; before the loop sleeps each is
  * written (sendto, or sendmsg for several buffers); only a socket that
  * cannot take everything gets a writable handler.  A client is never freed
@@ -35,7 +37,7 @@
 #define READ_CHUNK (16 * 1024)
 #define MAX_ACCEPTS_PER_CALL 1000
 #define IOV_MAX_WRITE 64
-/* A client quiet this long gives back its parser's spare strings and array. */
+/* A client quiet this long gives back what its protocol keeps for reuse. */
 #define IDLE_TRIM_MS 2000
 /* A client that has not authenticated while a password is set gets at most
  * this much query buffer (newer Redis's cap; 7.0.15 has none: a client that

@@ -384,7 +384,11 @@ static RespStatus parseMultibulk(RespParser *p, const char *buf, size_t len, siz
     return RESP_COMPLETE;
 }
 
-RespStatus respParse(RespParser *p, const char *buf, size_t len, size_t *consumed, const RespLimits *lim) {
+/* The bodies of respParse, respParserTake and respParserRecycle, inlined
+ * into both the public calls and respProtocol's (one call per command on
+ * the hot path, not two). */
+static inline __attribute__((always_inline)) RespStatus parseOne(RespParser *p, const char *buf, size_t len,
+                                                                 size_t *consumed, const RespLimits *lim) {
     *consumed = 0;
     p->err = NULL;
     if (!lim) lim = &defaultLimits;
@@ -395,7 +399,11 @@ RespStatus respParse(RespParser *p, const char *buf, size_t len, size_t *consume
     return parseInline(p, buf, len, consumed);
 }
 
-sds *respParserTake(RespParser *p, int *argc) {
+RespStatus respParse(RespParser *p, const char *buf, size_t len, size_t *consumed, const RespLimits *lim) {
+    return parseOne(p, buf, len, consumed, lim);
+}
+
+static inline __attribute__((always_inline)) sds *takeCommand(RespParser *p, int *argc) {
     *argc = p->argc;
     if (p->argc == 0) { /* nothing to hand over: keep the array */
         resetCommand(p);
@@ -409,7 +417,9 @@ sds *respParserTake(RespParser *p, int *argc) {
     return argv;
 }
 
-void respParserRecycle(RespParser *p, sds *argv, int argc) {
+sds *respParserTake(RespParser *p, int *argc) { return takeCommand(p, argc); }
+
+static inline __attribute__((always_inline)) void recycleCommand(RespParser *p, sds *argv, int argc) {
     for (int i = 0; i < argc; i++)
         if (argv[i]) recycleString(p, argv[i]);
     /* Only the array handed out last has a known size; any other holds at
@@ -424,6 +434,8 @@ void respParserRecycle(RespParser *p, sds *argv, int argc) {
         p->argvCap = cap;
     }
 }
+
+void respParserRecycle(RespParser *p, sds *argv, int argc) { recycleCommand(p, argv, argc); }
 
 int respParserBigArgRoom(RespParser *p, char **dst, size_t *room) {
     if (!p->bigArg) return 0;
@@ -458,10 +470,10 @@ static void respDestroy(void *state) {
 
 static ProtoStatus respNext(void *state, const char *buf, size_t len, const ProtoLimits *lim, ProtoCommand *out) {
     RespParser *p = state;
-    RespStatus st = respParse(p, buf, len, &out->consumed, lim);
+    RespStatus st = parseOne(p, buf, len, &out->consumed, lim);
     if (st == RESP_COMPLETE) {
         out->argvBytes = p->argvBytes;
-        out->argv = respParserTake(p, &out->argc);
+        out->argv = takeCommand(p, &out->argc);
         return PROTO_COMPLETE;
     }
     if (st == RESP_ERROR) {
@@ -471,7 +483,7 @@ static ProtoStatus respNext(void *state, const char *buf, size_t len, const Prot
     return PROTO_INCOMPLETE;
 }
 
-static void respRecycle(void *state, sds *argv, int argc) { respParserRecycle(state, argv, argc); }
+static void respRecycle(void *state, sds *argv, int argc) { recycleCommand(state, argv, argc); }
 
 static int respHandedOut(const void *state, const sds *argv) {
     const RespParser *p = state;

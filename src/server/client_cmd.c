@@ -68,7 +68,7 @@ static sds catClientInfo(sds s, const Client *c) {
     size_t qbuf = c->querybuf ? sdsLen(c->querybuf) : 0;
     size_t qbufFree = c->querybuf ? sdsAvail(c->querybuf) : 0;
     size_t qbufAlloc = c->querybuf ? sdsAllocSize(c->querybuf) : 0;
-    /* tot-mem counts what the parser keeps for reuse as well. */
+    /* tot-mem counts what the protocol keeps for reuse as well. */
     size_t totMem = sizeof(Client) + qbufAlloc + c->argvBytes + c->replyBytes + multiMem +
                     c->proto->spareBytes(c->protoState);
     /* Redis shows the running command for the client running it. */
