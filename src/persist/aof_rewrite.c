@@ -33,11 +33,13 @@
 
 #define ITEMS_PER_CMD 64
 #define FLUSH_BYTES (64 * 1024)
+#define INCREMENTAL_FSYNC_BYTES (4 * 1024 * 1024) /* aof-rewrite-incremental-fsync */
 
 typedef struct Writer {
     int fd;
     sds buf;
     int failed;
+    size_t sinceSync;  /* bytes since the last incremental fsync */
     /* The command being built: elements left in it, its header needs. */
     const kvobj *key;
     const char *cmd;
@@ -57,6 +59,10 @@ static void flushBuf(Writer *w) {
             break;
         }
         off += (size_t)n;
+    }
+    if (server.cfg.aofRewriteIncrementalFsync && (w->sinceSync += len) >= INCREMENTAL_FSYNC_BYTES) {
+        fdatasync(w->fd);
+        w->sinceSync = 0;
     }
     sdsClear(w->buf);
 }

@@ -80,6 +80,7 @@
 #define QUICKLIST_NODE_PACKED 2
 
 #define RDB_FLUSH_BYTES (64 * 1024)
+#define RDB_INCREMENTAL_FSYNC_BYTES (4 * 1024 * 1024) /* as Redis's REDIS_AUTOSYNC_BYTES */
 
 /* ------------------------------------------------------------------------ */
 /* Writing                                                                    */
@@ -95,6 +96,7 @@ typedef struct RdbWriter {
     int err;
     long long keysDone; /* keys written so far (save progress) */
     long long waitMs; /* >0: a write that would block polls this long */
+    size_t syncEvery, sinceSync; /* fdatasync every so many bytes (0: never) */
 } RdbWriter;
 
 int (*rdbReplInfoProvider)(RdbReplInfo *out);
@@ -122,6 +124,12 @@ static int rwFlush(RdbWriter *w) {
         off += (size_t)k;
     }
     sdsClear(w->buf);
+    /* Incremental fsync (aof-rewrite-incremental-fsync): the kernel never
+     * holds much unwritten, so the final fsync does not stall the disk. */
+    if (w->syncEvery && (w->sinceSync += n) >= w->syncEvery) {
+        fdatasync(w->fd);
+        w->sinceSync = 0;
+    }
     return 0;
 }
 
@@ -468,7 +476,8 @@ int rdbSaveFileEx(const char *filename, int aofBase) {
         return -1;
     }
     RdbWriter w = {.buf = sdsEmpty(), .fd = fd, .compress = server.cfg.rdbcompression,
-                   .checksum = server.cfg.rdbchecksum};
+                   .checksum = server.cfg.rdbchecksum,
+                   .syncEvery = aofBase && server.cfg.aofRewriteIncrementalFsync ? RDB_INCREMENTAL_FSYNC_BYTES : 0};
     int rc = rwSnapshot(&w, aofBase);
     int e = w.err;
     sdsFree(w.buf);
