@@ -420,6 +420,19 @@ int streamEdgeID(Stream *s, int first, StreamID *id) {
     return streamIterNext(&it, id, &nf);
 }
 
+int streamFirstRawID(Stream *s, StreamID *id) {
+    OmapNode *n = omapFirst(s->nodes);
+    if (!n) return 0;
+    StreamIter it;
+    memset(&it, 0, offsetof(StreamIter, fbuf));
+    it.s = s;
+    it.node = n;
+    enterNode(&it);
+    if (!it.p) return 0;
+    readEntry(&it, it.p, id);
+    return 1;
+}
+
 void streamUpdateFirstID(Stream *s) {
     if (!streamEdgeID(s, 1, &s->firstId)) s->firstId = (StreamID){0, 0};
 }

@@ -135,6 +135,9 @@ long long streamTrim(Stream *s, long long maxLen, const StreamID *minId, int app
 
 /* The first (or last) live entry's ID; 0 when the stream is empty. */
 int streamEdgeID(Stream *s, int first, StreamID *id);
+/* The first entry's ID counting deleted ones (tombstones): 0 when there
+ * are no nodes. */
+int streamFirstRawID(Stream *s, StreamID *id);
 /* Sets firstId after a removal: the first live ID, 0-0 when none. */
 void streamUpdateFirstID(Stream *s);
 

@@ -12,8 +12,10 @@
  *   - XREADGROUP, XCLAIM, XAUTOCLAIM propagate one
  *     `XCLAIM key group consumer 0 id TIME ms RETRYCOUNT n FORCE JUSTID
  *     LASTID id` per entry delivered or claimed (or dropped from a PEL
- *     because the entry is gone) and `XGROUP SETID key group id ENTRIESREAD
- *     n` when a NOACK read or LASTID moved the group; never themselves.
+ *     because the entry is gone), `XGROUP SETID key group id ENTRIESREAD
+ *     n` when a NOACK read or LASTID moved the group, and `XGROUP
+ *     CREATECONSUMER` for a consumer a NOACK read created; never
+ *     themselves.
  * Blocking XREAD/XREADGROUP go through blocking.c: a blocked reader is
  * served (one stream in its reply, as Redis 7.0) when its key gets an entry
  * past its ID; a deleted key, or a key that is no longer a stream, answers
@@ -397,8 +399,9 @@ static int trimRewrite(Stream *s, const AddTrimArgs *a, int *pos, EffectArg *arg
     if (a->strategy == TRIM_MAXLEN) {
         args[n++] = EA_NUM((long long)s->length);
     } else {
+        /* The first entry, tombstones included; none: the maximal ID (Redis). */
         StreamID first;
-        if (!streamEdgeID(s, 1, &first)) first = (StreamID){0, 0};
+        if (!streamFirstRawID(s, &first)) first = (StreamID){UINT64_MAX, UINT64_MAX};
         args[n++] = EA_BUF(idbuf, (size_t)idToString(idbuf, &first));
     }
     return n;
@@ -629,8 +632,10 @@ static void propagateGroupID(int dbid, const sds key, const StreamCG *cg, const 
 }
 
 /* A consumer by name, its seen time refreshed; created (dirty, event) when
- * absent. */
-static StreamConsumer *consumerFor(Db *db, const sds key, StreamCG *cg, const sds name) {
+ * absent, and then, for a NOACK read (no XCLAIM will name it), propagated
+ * as XGROUP CREATECONSUMER key group consumer, as Redis does. */
+static StreamConsumer *consumerFor(Db *db, const sds key, StreamCG *cg, const sds group, const sds name,
+                                   int propagate) {
     long long now = mstime();
     StreamConsumer *consumer = streamLookupConsumer(cg, name, sdsLen(name));
     if (consumer) {
@@ -640,6 +645,10 @@ static StreamConsumer *consumerFor(Db *db, const sds key, StreamCG *cg, const sd
     consumer = streamCreateConsumer(cg, name, sdsLen(name), now);
     notifyKeyspaceEvent(NOTIFY_STREAM, "xgroup-createconsumer", key, sdsLen(key), db->id);
     serverIncrDirty(1);
+    if (propagate && effectsOn) {
+        EffectArg args[5] = {EA_STR("XGROUP"), EA_STR("CREATECONSUMER"), EA_SDS(key), EA_SDS(group), EA_SDS(name)};
+        effectsAlso(db->id, 5, args);
+    }
     return consumer;
 }
 
@@ -783,7 +792,7 @@ static int serveBlockedStream(Client *c, Db *db, const char *key, size_t len) {
     sds k = b->keys[idx];
     replyBulk(c, k, sdsLen(k));
     if (cg) {
-        StreamConsumer *consumer = consumerFor(db, k, cg, b->consumer);
+        StreamConsumer *consumer = consumerFor(db, k, cg, b->group, b->consumer, b->noack);
         replyGroupRange(c, db, k, s, &start, b->count, cg, b->group, consumer, b->noack);
     } else {
         replyRange(c, s, &start, NULL, b->count, 0);
@@ -933,7 +942,7 @@ static void readGeneric(Client *c, int xreadgroup) {
         if (c->resp == 2) replyArrayLen(c, 2);
         replyBulk(c, key, sdsLen(key));
         if (groups) {
-            StreamConsumer *consumer = consumerFor(c->db, key, groups[i], consumerName);
+            StreamConsumer *consumer = consumerFor(c->db, key, groups[i], group, consumerName, noack);
             if (history) replyConsumerPEL(c, s, &start, count, consumer);
             else replyGroupRange(c, c->db, key, s, &start, count, groups[i], group, consumer, noack);
             serverIncrDirty(1);
@@ -1343,7 +1352,7 @@ static void xclaimCommand(Client *c) {
         }
         if (!nack) continue;
         if (nack->consumer && minidle && now - nack->deliveryTime < minidle) continue;
-        if (!consumer) consumer = consumerFor(c->db, c->argv[1], cg, name);
+        if (!consumer) consumer = consumerFor(c->db, c->argv[1], cg, c->argv[2], name, 0);
         if (nack->consumer != consumer && nack->consumer) omapDelete(nack->consumer->pel, buf, sizeof(buf));
         nack->deliveryTime = deliverytime;
         if (retrycount >= 0) nack->deliveryCount = (uint64_t)retrycount;
@@ -1431,7 +1440,7 @@ static void xautoclaimCommand(Client *c) {
             continue;
         }
         if (minidle && now - nack->deliveryTime < minidle) continue;
-        if (!consumer) consumer = consumerFor(c->db, c->argv[1], cg, c->argv[3]);
+        if (!consumer) consumer = consumerFor(c->db, c->argv[1], cg, c->argv[2], c->argv[3], 0);
         if (nack->consumer != consumer && nack->consumer) omapDelete(nack->consumer->pel, key, sizeof(key));
         nack->deliveryTime = now;
         if (!justid) nack->deliveryCount++;

@@ -16,7 +16,9 @@ the new commands in both files must be equal, except:
     active cycle samples keys at random).
 
 Segments: every area of tests/diff/generators.py (strings, counters,
-bitmaps, expiry, keys and each gen_<area>.py), run with active expiry off
+bitmaps, expiry, keys and each gen_<area>.py: streams included, whose
+XADD `ms-*` and approximate trims, XREADGROUP/XCLAIM/XAUTOCLAIM claims and
+NOACK reads are rewritten as Redis rewrites them), run with active expiry off
 so that keys set with a time already past go only when a command finds
 them; an extras stream (databases, MOVE/COPY/SWAPDB, FLUSHDB/FLUSHALL,
 MULTI/DISCARD, scripts with SELECT, redis.set_repl and PUBLISH, functions,
