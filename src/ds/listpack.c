@@ -653,3 +653,38 @@ int lpValidateIntegrity(unsigned char *lp, size_t size, int deep) {
     uint32_t hc = hdrCount(lp);
     return hc == LP_COUNT_UNKNOWN || hc == n;
 }
+
+/* --- duplicates (loading hashes and sorted sets from RDB) --- */
+
+static uint64_t textHash(const unsigned char *s, size_t len) {
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (size_t i = 0; i < len; i++) h = (h ^ s[i]) * 1099511628211ULL;
+    return h;
+}
+
+int lpHasDuplicates(unsigned char *lp, unsigned int step) {
+    unsigned long n = (lpLength(lp) + step - 1) / step;
+    if (n < 2) return 0;
+    size_t slots = 4;
+    while (slots < n * 2) slots <<= 1;
+    unsigned char **table = xcalloc(slots * sizeof(*table));
+    int dup = 0;
+    unsigned long i = 0;
+    for (unsigned char *p = lpFirst(lp); p && !dup; p = lpNext(lp, p), i++) {
+        if (i % step) continue;
+        unsigned char buf[LP_INTBUF_SIZE];
+        unsigned int len;
+        unsigned char *v = lpGetValue(p, &len, buf, NULL, NULL);
+        size_t h = (size_t)textHash(v, len) & (slots - 1);
+        while (table[h]) {
+            if (lpCompare(table[h], v, len)) {
+                dup = 1;
+                break;
+            }
+            h = (h + 1) & (slots - 1);
+        }
+        table[h] = p;
+    }
+    xfree(table);
+    return dup;
+}

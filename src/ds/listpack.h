@@ -99,6 +99,11 @@ unsigned char *lpDeleteRange(unsigned char *lp, long index, unsigned long count)
 /* Delete up to count elements starting at element *p; *p receives the
  * element that followed the deleted ones, NULL if none. */
 unsigned char *lpDeleteRangeWithEntry(unsigned char *lp, unsigned char **p, unsigned long count) LP_MUST_USE;
+/* 1 if two of the elements at 0, step, 2*step, ... are equal (by their
+ * text, so 12 and "12" are equal): the fields of a hash or the members of
+ * a sorted set stored as pairs (step 2).  A temporary table is sized by
+ * the listpack's length; the listpack must be valid. */
+int lpHasDuplicates(unsigned char *lp, unsigned int step);
 /* 1 if the element equals the bytes (integers compare by decimal text). */
 int lpCompare(unsigned char *p, const unsigned char *s, size_t len);
 /* Find an element equal to s starting at p (included), comparing every

@@ -756,6 +756,24 @@ static void buildBegin(Build *b, int type, size_t hint) {
     }
 }
 
+/* A hash or sorted-set listpack (validated) that is already what the
+ * value's listpack encoding holds becomes the value as it is, as Redis
+ * keeps it, instead of being rebuilt element by element: 1 when done. */
+static int adoptListpack(Build *b, int rdbType, unsigned char *lp) {
+    int enc;
+    void *ptr;
+    int ok;
+    if (rdbType == RDB_TYPE_HASH_LISTPACK) ok = hashLoadListpack(lp, &enc, &ptr);
+    else if (rdbType == RDB_TYPE_ZSET_LISTPACK) ok = zsetLoadListpack(lp, &enc, &ptr);
+    else return 0;
+    if (!ok) return 0;
+    buildFree(b);
+    b->enc = enc;
+    b->ptr = ptr;
+    b->added = lpLength(lp) / 2;
+    return 1;
+}
+
 /* Loads a blob (ziplist, zipmap, listpack or intset) and visits its
  * elements.  Returns 0 or -1. */
 static int loadBlob(RdbReader *r, Build *b, int rdbType) {
@@ -788,6 +806,7 @@ static int loadBlob(RdbReader *r, Build *b, int rdbType) {
             count = -1;
             break;
         }
+        if (adoptListpack(b, rdbType, (unsigned char *)blob)) break;
         for (unsigned char *e = lpFirst((unsigned char *)blob); e && count >= 0;
              e = lpNext((unsigned char *)blob, e)) {
             unsigned int len;
@@ -935,7 +954,7 @@ static kvobj *collectionRdbLoad(RdbReader *r, int type, int rdbType, const char 
         buildFree(&b);
         return NULL;
     }
-    if (type == OBJ_ZSET) zsetLoadEnd(&b.enc, &b.ptr);
+    if (type == OBJ_ZSET && b.enc == OBJ_ENC_SKIPLIST) zsetLoadEnd(&b.enc, &b.ptr);
     if ((type == OBJ_LIST ? quicklistCount(b.ptr) : b.added) == 0) {
         buildFree(&b);
         *empty = 1;

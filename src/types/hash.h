@@ -30,6 +30,12 @@ void hashValueForEach(const kvobj *o, HashVisit *fn, void *priv);
  * hash-max-listpack-value or the count passes the limit.  *enc / *ptr are
  * the value's encoding and pointer; LoadFree frees an unfinished value. */
 void hashLoadBegin(size_t hint, int *enc, void **ptr);
+/* A hash's listpack as RDB stores it (field, value pairs; the caller
+ * validated its entries), adopted as the value (a copy) when a hash built
+ * from it would stay a listpack: within hash-max-listpack-entries and
+ * -value, no repeated field.  Returns 1 with *enc and *ptr set, else 0 (build
+ * it with hashLoadAdd). */
+int hashLoadListpack(unsigned char *lp, int *enc, void **ptr);
 int hashLoadAdd(int *enc, void **ptr, const void *f, size_t flen, const void *v, size_t vlen);
 void hashLoadFree(int enc, void *ptr);
 

@@ -1024,3 +1024,22 @@ int hashLoadAdd(int *enc, void **ptr, const void *f, size_t flen, const void *v,
 }
 
 void hashLoadFree(int enc, void *ptr) { hashValueFree(ptr, enc); }
+
+int hashLoadListpack(unsigned char *lp, int *enc, void **ptr) {
+    unsigned long n = lpLength(lp);
+    if (n == 0 || n % 2 || n / 2 > (unsigned long)server.cfg.hashMaxListpackEntries) return 0;
+    size_t maxv = (size_t)server.cfg.hashMaxListpackValue;
+    for (unsigned char *p = lpFirst(lp); p; p = lpNext(lp, p)) {
+        unsigned char buf[LP_INTBUF_SIZE];
+        unsigned int len;
+        lpGetValue(p, &len, buf, NULL, NULL);
+        if (len > maxv) return 0;
+    }
+    if (lpHasDuplicates(lp, 2)) return 0;
+    size_t bytes = lpBytes(lp);
+    unsigned char *copy = xmalloc(bytes);
+    memcpy(copy, lp, bytes);
+    *enc = OBJ_ENC_LISTPACK;
+    *ptr = copy;
+    return 1;
+}

@@ -1753,3 +1753,68 @@ void zsetLoadEnd(int *enc, void **ptr) {
 }
 
 void zsetLoadFree(int enc, void *ptr) { zsetValueFree(ptr, enc); }
+
+/* A listpack score entry as a number: an integer, or text strtod reads
+ * whole; NaN is not a score.  Returns 0 or -1. */
+static int listpackScore(unsigned char *p, double *out) {
+    unsigned char buf[LP_INTBUF_SIZE];
+    unsigned int len;
+    int isInt;
+    long long v;
+    unsigned char *s = lpGetValue(p, &len, buf, &isInt, &v);
+    if (isInt) {
+        *out = (double)v;
+        return 0;
+    }
+    char tmp[128];
+    if (len == 0 || len >= sizeof(tmp)) return -1;
+    memcpy(tmp, s, len);
+    tmp[len] = '\0';
+    char *end;
+    double d = strtod(tmp, &end);
+    if (*end || isnan(d)) return -1;
+    *out = d;
+    return 0;
+}
+
+int zsetLoadListpack(unsigned char *lp, int *enc, void **ptr) {
+    unsigned long n = lpLength(lp);
+    if (n == 0 || n % 2 || n / 2 > maxListpackEntries()) return 0;
+    double prevScore = 0;
+    unsigned char prevBuf[LP_INTBUF_SIZE], *prev = NULL;
+    unsigned int prevLen = 0;
+    for (unsigned char *p = lpFirst(lp); p; p = lpNext(lp, p)) {
+        unsigned char buf[LP_INTBUF_SIZE];
+        unsigned int len;
+        unsigned char *m = lpGetValue(p, &len, buf, NULL, NULL);
+        if (len > maxListpackValue()) return 0;
+        unsigned char *sp = lpNext(lp, p);
+        double score;
+        if (!sp || listpackScore(sp, &score) < 0) return 0;
+        /* Strictly ascending by (score, member), as the encoding keeps it. */
+        if (prev) {
+            int c = score < prevScore ? -1 : score > prevScore ? 1 : 0;
+            if (c == 0) {
+                int k = memcmp(m, prev, len < prevLen ? len : prevLen);
+                c = k ? k : (len > prevLen) - (len < prevLen);
+            }
+            if (c <= 0) return 0;
+        }
+        if (m == buf) {
+            memcpy(prevBuf, buf, len);
+            prev = prevBuf;
+        } else {
+            prev = m;
+        }
+        prevLen = len;
+        prevScore = score;
+        p = sp;
+    }
+    if (lpHasDuplicates(lp, 2)) return 0;
+    size_t bytes = lpBytes(lp);
+    unsigned char *copy = xmalloc(bytes);
+    memcpy(copy, lp, bytes);
+    *enc = OBJ_ENC_LISTPACK;
+    *ptr = copy;
+    return 1;
+}

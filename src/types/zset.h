@@ -48,6 +48,13 @@ void zsetBuildStore(struct Client *c, const sds dst, ZsetBuild *b, const char *e
  * set fits zset-max-listpack-entries and -value, as Redis does after
  * loading.  LoadFree frees an unfinished value. */
 void zsetLoadBegin(size_t hint, int *enc, void **ptr);
+/* A sorted set's listpack as RDB stores it (member, score pairs; the
+ * caller validated its entries), adopted as the value (a copy) when it is
+ * what the listpack encoding holds: within zset-max-listpack-entries and
+ * -value, every score a number, members unique and in (score, member)
+ * order.  Returns 1 with *enc and *ptr set, else 0 (build it with
+ * zsetLoadAdd; zsetLoadEnd is then not called for an adopted one). */
+int zsetLoadListpack(unsigned char *lp, int *enc, void **ptr);
 int zsetLoadAdd(int *enc, void **ptr, const unsigned char *m, size_t len, double score);
 void zsetLoadEnd(int *enc, void **ptr);
 void zsetLoadFree(int enc, void *ptr);

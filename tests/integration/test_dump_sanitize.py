@@ -78,3 +78,24 @@ def test_config_round_trip(server, oracle):
             c.config_set("sanitize-dump-payload", mode)
             v = list(c.config_get("sanitize-dump-payload").values())
             assert v in ([mode], [mode.encode()])
+
+
+def test_listpack_adopted_or_rebuilt(server, oracle):
+    """Hash and sorted-set listpacks already in their encoding's form are
+    kept as they are (DUMP gives back the same bytes, as Redis); an
+    unsorted sorted-set listpack is rebuilt in order rather than kept."""
+    r, o = server.client(), oracle.client()
+    o.hset("h", mapping={"f": "v", "12": "34"})
+    o.zadd("z", {"a": 1, "b": 2.5, "c": 2.5, "7": -3})
+    for k in ("h", "z"):
+        p = o.dump(k)
+        r.restore(k, 0, p)
+        assert r.object("encoding", k) == b"listpack"
+        assert r.dump(k) == p
+    assert r.zrange("z", 0, -1, withscores=True) == o.zrange("z", 0, -1, withscores=True)
+    unsorted = payload(b"\x11" + rdbstr(listpack([b"b", b"2", b"a", b"1"])))
+    r.restore("u", 0, unsorted)
+    assert r.zrange("u", 0, -1, withscores=True) == [(b"a", 1.0), (b"b", 2.0)]
+    assert r.zscore("u", "b") == 2.0
+    r.zadd("u", {"c": 0})
+    assert r.zrange("u", 0, -1) == [b"c", b"a", b"b"]
