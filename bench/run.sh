@@ -9,4 +9,11 @@ PY=/usr/bin/python3
 for t in redis-benchmark redis-cli; do
   command -v "$t" >/dev/null 2>&1 || { echo "bench: $t not found (sh scripts/deps.sh test)"; exit 1; }
 done
-exec "$PY" bench/bench.py "${1:-all}"
+# The persistence figures (SAVE/load per dataset shape, BGSAVE fork and
+# copy-on-write) are bench/persist.py: `sh bench/run.sh persist`, and after
+# the others in `all`.
+case "${1:-all}" in
+  persist) exec "$PY" bench/persist.py persist ;;
+  all) "$PY" bench/bench.py all; exec "$PY" bench/persist.py persist ;;
+  *) exec "$PY" bench/bench.py "${1:-all}" ;;
+esac
