@@ -30,14 +30,16 @@ extern Command connCommands[], stringCommands[], bitmapCommands[], keyCommands[]
     configCommands[], infoCommands[], clientCommands[], commandCommands[], debugCommands[], listCommands[],
     hashCommands[], setCommands[], zsetCommands[], sortCommands[], multiCommands[], pubsubCommands[],
     monitorCommands[], slowlogCommands[], latencyCommands[], scriptCommands[], functionCommands[], hllCommands[],
-    geoCommands[], persistCommands[], replCommands[], migrateCommands[], aclCommands[], streamCommands[];
+    geoCommands[], persistCommands[], replCommands[], migrateCommands[], aclCommands[], streamCommands[],
+    lolwutCommands[];
 
 static Command *families[] = {connCommands,    stringCommands,  bitmapCommands,  keyCommands,     expireCommands,
                               configCommands,  infoCommands,    clientCommands,  commandCommands, debugCommands,
                               listCommands,    hashCommands,    setCommands,     zsetCommands,    sortCommands,
                               multiCommands,   pubsubCommands,  monitorCommands, slowlogCommands, latencyCommands,
                               scriptCommands,  functionCommands, hllCommands,     geoCommands,
-                              persistCommands, replCommands, migrateCommands, aclCommands, streamCommands};
+                              persistCommands, replCommands, migrateCommands, aclCommands, streamCommands,
+                              lolwutCommands};
 
 #define TABLE_SLOTS 1024
 static Command *table[TABLE_SLOTS];

@@ -1159,6 +1159,14 @@ static const CommandArg A_keys[] = {
 static const char *const T_keys[] = {"request_policy:all_shards", "nondeterministic_output_order", NULL};
 static const char *const T_lastsave[] = {"nondeterministic_output", NULL};
 static const char *const T_latency_doctor[] = {"nondeterministic_output", "request_policy:all_nodes", "response_policy:special", NULL};
+static const CommandArg A_latency_graph[] = {
+    {.name = "event", .type = ARG_STRING, .keySpecIndex = -1},
+};
+static const char *const T_latency_graph[] = {"nondeterministic_output", "request_policy:all_nodes", "response_policy:special", NULL};
+static const CommandArg A_latency_histogram[] = {
+    {.name = "command", .type = ARG_STRING, .keySpecIndex = -1, .flags = ARGF_OPTIONAL | ARGF_MULTIPLE},
+};
+static const char *const T_latency_histogram[] = {"nondeterministic_output", "request_policy:all_nodes", "response_policy:special", NULL};
 static const CommandArg A_latency_history[] = {
     {.name = "event", .type = ARG_STRING, .keySpecIndex = -1},
 };
@@ -1235,6 +1243,9 @@ static const CommandArg A_lmpop[] = {
     {.name = "key", .type = ARG_KEY, .keySpecIndex = 0, .flags = ARGF_MULTIPLE},
     {.name = "where", .type = ARG_ONEOF, .keySpecIndex = -1, .subargs = A_lmpop_2, .subargCount = 2},
     {.name = "count", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "COUNT", .flags = ARGF_OPTIONAL},
+};
+static const CommandArg A_lolwut[] = {
+    {.name = "version", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "VERSION", .flags = ARGF_OPTIONAL},
 };
 static const KeySpec K_lpop[] = {
     {.flags = KS_RW | KS_ACCESS | KS_DELETE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
@@ -4146,6 +4157,17 @@ const CommandSpec commandSpecs[] = {
      .since = "2.8.13",
      .group = "server",
      .complexity = "O(1)"},
+    {.fullname = "latency|graph",
+     .arity = 3,
+     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
+     .acl = ACL_ADMIN | ACL_SLOW | ACL_DANGEROUS,
+     .firstKey = 0, .lastKey = 0, .keyStep = 0,
+     .tips = T_latency_graph,
+     .summary = "Return a latency graph for the event.",
+     .since = "2.8.13",
+     .group = "server",
+     .complexity = "O(1)",
+     .args = A_latency_graph, .argCount = 1},
     {.fullname = "latency|help",
      .arity = 2,
      .flags = CMD_LOADING | CMD_STALE,
@@ -4155,6 +4177,17 @@ const CommandSpec commandSpecs[] = {
      .since = "2.8.13",
      .group = "server",
      .complexity = "O(1)"},
+    {.fullname = "latency|histogram",
+     .arity = -2,
+     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
+     .acl = ACL_ADMIN | ACL_SLOW | ACL_DANGEROUS,
+     .firstKey = 0, .lastKey = 0, .keyStep = 0,
+     .tips = T_latency_histogram,
+     .summary = "Return the cumulative distribution of latencies of a subset of commands or all.",
+     .since = "7.0.0",
+     .group = "server",
+     .complexity = "O(N) where N is the number of commands with latency information being retrieved.",
+     .args = A_latency_histogram, .argCount = 1},
     {.fullname = "latency|history",
      .arity = 3,
      .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
@@ -4253,6 +4286,15 @@ const CommandSpec commandSpecs[] = {
      .group = "list",
      .complexity = "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
      .args = A_lmpop, .argCount = 4},
+    {.fullname = "lolwut",
+     .arity = -1,
+     .flags = CMD_READONLY | CMD_FAST,
+     .acl = ACL_READ | ACL_FAST,
+     .firstKey = 0, .lastKey = 0, .keyStep = 0,
+     .summary = "Display some computer art and the Redis version",
+     .since = "5.0.0",
+     .group = "server",
+     .args = A_lolwut, .argCount = 1},
     {.fullname = "lpop",
      .arity = -2,
      .flags = CMD_WRITE | CMD_FAST,

@@ -1,5 +1,6 @@
 /* latency.c -- the latency monitor: LATENCY LATEST / HISTORY / RESET /
- * DOCTOR / HELP.
+ * DOCTOR / GRAPH / HISTOGRAM / HELP (HISTOGRAM reports the per-command
+ * histograms that stats.c keeps for INFO latencystats).
  *
  * Each event (a name such as "command") has a series of the last 160
  * seconds that had a spike: one sample per second holding the worst latency
@@ -12,11 +13,13 @@
 #include "server/latency.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "core/dispatch.h"
 #include "core/server.h"
+#include "server/stats.h"
 #include "ds/alloc.h"
 
 #define LATENCY_TS_LEN 160
@@ -220,6 +223,147 @@ static void latencyDoctorCommand(Client *c) {
     sdsFree(r);
 }
 
+/* --- LATENCY GRAPH --- */
+
+/* The graph is 80 columns wide and 4 rows tall, one column per sample
+ * (oldest first, wrapping after 80), Redis's layout: each column's height
+ * is its latency scaled between the series' low and high in 12 steps of 3
+ * glyphs per row ('_', 'o', '#'; '|' below the top glyph), then a blank
+ * line, then each column's age label ("12s", "3m", "1h", "2d") written
+ * downwards, one character per line. */
+#define GRAPH_COLS 80
+#define GRAPH_ROWS 4
+#define GRAPH_GLYPHS 3
+
+typedef struct GraphPoint {
+    uint32_t value;
+    char label[32];
+} GraphPoint;
+
+static sds graphRange(sds out, const GraphPoint *pts, int len, uint32_t lo, uint32_t hi) {
+    static const char glyph[GRAPH_GLYPHS] = {'_', 'o', '#'};
+    double span = hi - lo ? (double)(hi - lo) : 1;
+    int steps = GRAPH_GLYPHS * GRAPH_ROWS;
+    char line[GRAPH_COLS];
+    /* Bars, top row first. */
+    for (int row = 0; row < GRAPH_ROWS; row++) {
+        memset(line, ' ', (size_t)len);
+        for (int j = 0; j < len; j++) {
+            int step = (int)((double)(pts[j].value - lo) * steps / span);
+            if (step < 0) step = 0;
+            if (step >= steps) step = steps - 1;
+            int g = step - (GRAPH_ROWS - row - 1) * GRAPH_GLYPHS;
+            if (g >= 0 && g < GRAPH_GLYPHS) line[j] = glyph[g];
+            else if (g >= GRAPH_GLYPHS) line[j] = '|';
+        }
+        out = sdsCatLen(out, line, (size_t)len);
+        out = sdsCatLen(out, "\n", 1);
+    }
+    /* A blank line, then the labels downwards while any has characters. */
+    size_t longest = 0;
+    for (int j = 0; j < len; j++)
+        if (strlen(pts[j].label) > longest) longest = strlen(pts[j].label);
+    memset(line, ' ', (size_t)len);
+    out = sdsCatLen(out, line, (size_t)len);
+    out = sdsCatLen(out, "\n", 1);
+    for (size_t k = 0; k < longest; k++) {
+        for (int j = 0; j < len; j++) line[j] = k < strlen(pts[j].label) ? pts[j].label[k] : ' ';
+        out = sdsCatLen(out, line, (size_t)len);
+        out = sdsCatLen(out, "\n", 1);
+    }
+    return out;
+}
+
+static sds graphOf(const LatencySeries *s) {
+    GraphPoint pts[LATENCY_TS_LEN];
+    int n = 0;
+    uint32_t lo = 0, hi = 0;
+    long long now = (long long)time(NULL);
+    for (int k = 0; k < LATENCY_TS_LEN; k++) {
+        const LatencySample *smp = &s->samples[(s->idx + k) % LATENCY_TS_LEN];
+        if (!smp->time) continue;
+        if (n == 0 || smp->latency < lo) lo = smp->latency;
+        if (n == 0 || smp->latency > hi) hi = smp->latency;
+        long long age = now - smp->time;
+        GraphPoint *p = &pts[n++];
+        p->value = smp->latency;
+        if (age < 60) snprintf(p->label, sizeof(p->label), "%llds", age);
+        else if (age < 3600) snprintf(p->label, sizeof(p->label), "%lldm", age / 60);
+        else if (age < 86400) snprintf(p->label, sizeof(p->label), "%lldh", age / 3600);
+        else snprintf(p->label, sizeof(p->label), "%lldd", age / 86400);
+    }
+    sds out = sdsCatPrintf(sdsEmpty(), "%s - high %lu ms, low %lu ms (all time high %lu ms)\n", s->event,
+                           (unsigned long)hi, (unsigned long)lo, (unsigned long)s->max);
+    for (int j = 0; j < GRAPH_COLS; j++) out = sdsCatLen(out, "-", 1);
+    out = sdsCatLen(out, "\n", 1);
+    for (int j = 0; j < n; j += GRAPH_COLS) {
+        if (j) out = sdsCatLen(out, "\n", 1);
+        out = graphRange(out, pts + j, n - j < GRAPH_COLS ? n - j : GRAPH_COLS, lo, hi);
+    }
+    return out;
+}
+
+static void latencyGraphCommand(Client *c) {
+    LatencySeries *s = findSeries(c->argv[2]);
+    if (!s) {
+        replyErrorFormat(c, "No samples available for event '%s'", c->argv[2]);
+        return;
+    }
+    sds g = graphOf(s);
+    replyVerbatim(c, g, sdsLen(g), "txt");
+    sdsFree(g);
+}
+
+/* --- LATENCY HISTOGRAM --- */
+
+/* A name as LATENCY HISTOGRAM takes it: "get", or "config|get" for a
+ * subcommand.  NULL when unknown. */
+static Command *lookupByFullname(const char *name, size_t len) {
+    const char *bar = memchr(name, '|', len);
+    if (!bar) return commandLookup(name, len);
+    Command *parent = commandLookup(name, (size_t)(bar - name));
+    if (!parent || !parent->subcommands) return NULL;
+    const char *sub = bar + 1;
+    size_t sublen = len - (size_t)(sub - name);
+    if (memchr(sub, '|', sublen)) return NULL;
+    return commandLookupSub(parent, sub, sublen);
+}
+
+/* Appends cmd, then its subcommands, that have a histogram; returns the
+ * new count (each replied when reply is set). */
+static long histogramEntries(Client *c, const Command *cmd, int reply) {
+    long n = 0;
+    if (statsHasLatencyHistogram(cmd)) {
+        if (reply) {
+            replyBulkCString(c, cmd->fullname ? cmd->fullname : cmd->name);
+            statsReplyLatencyHistogram(c, cmd);
+        }
+        n++;
+    }
+    for (const Command *sub = cmd->subcommands; sub && sub->name; sub++) n += histogramEntries(c, sub, reply);
+    return n;
+}
+
+/* LATENCY HISTOGRAM [command ...]: a map of command name to its histogram,
+ * for the named commands (unknown names skipped, a container standing for
+ * its subcommands) or for every command that ran. */
+static void latencyHistogramCommand(Client *c) {
+    for (int pass = 0; pass < 2; pass++) {
+        long n = 0;
+        if (c->argc == 2) {
+            unsigned cursor = 0;
+            Command *cmd;
+            while ((cmd = commandIterate(&cursor)) != NULL) n += histogramEntries(c, cmd, pass);
+        } else {
+            for (int i = 2; i < c->argc; i++) {
+                Command *cmd = lookupByFullname(c->argv[i], sdsLen(c->argv[i]));
+                if (cmd) n += histogramEntries(c, cmd, pass);
+            }
+        }
+        if (pass == 0) replyMapLen(c, n);
+    }
+}
+
 static void latencyHelpCommand(Client *c) {
     static const char *lines[] = {
         "DOCTOR",
@@ -248,6 +392,8 @@ static Command latencySubcommands[] = {
     {.name = "latest", .proc = latencyLatestCommand},
     {.name = "history", .proc = latencyHistoryCommand},
     {.name = "reset", .proc = latencyResetCommand},
+    {.name = "histogram", .proc = latencyHistogramCommand},
+    {.name = "graph", .proc = latencyGraphCommand},
     {0},
 };
 

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/client.h"
 #include "core/server.h"
 #include "ds/alloc.h"
 #include "ds/util.h"
@@ -141,6 +142,43 @@ static long long percentileNs(const Histogram *h, double p) {
         if (seen >= want) return bucketHighest(i);
     }
     return bucketHighest(HIST_BUCKETS - 1);
+}
+
+int statsHasLatencyHistogram(const Command *cmd) { return cmd->id < histCap && histograms[cmd->id] != NULL; }
+
+/* LATENCY HISTOGRAM reports the cumulative count at the log levels 1024 ns,
+ * 2048 ns, ... up to 2^29 ns, each as the highest value of the bucket
+ * holding the level, in whole microseconds, and only the levels where the
+ * count grew: what Redis's log iteration of its histogram (first bucket
+ * 1024, base 2) yields.  Samples above the last level are counted in
+ * "calls" only, as in Redis. */
+#define CDF_FIRST_NS 1024LL
+#define CDF_LAST_NS (1LL << HIST_TOP_BIT)
+
+void statsReplyLatencyHistogram(struct Client *c, const Command *cmd) {
+    const Histogram *h = histograms[cmd->id];
+    long long us[32], cum[32];
+    int n = 0;
+    long long seen = 0, prev = 0;
+    unsigned next = 0; /* first bucket not yet added to seen */
+    for (long long level = CDF_FIRST_NS; level <= CDF_LAST_NS; level *= 2) {
+        unsigned b = bucketOf(level);
+        for (; next <= b; next++) seen += h->counts[next];
+        if (seen > prev) {
+            us[n] = bucketHighest(b) / 1000;
+            cum[n++] = seen;
+        }
+        prev = seen;
+    }
+    replyMapLen(c, 2);
+    replyBulkCString(c, "calls");
+    replyLongLong(c, h->total);
+    replyBulkCString(c, "histogram_usec");
+    replyMapLen(c, n);
+    for (int i = 0; i < n; i++) {
+        replyLongLong(c, us[i]);
+        replyLongLong(c, cum[i]);
+    }
 }
 
 sds statsCatLatencyLine(sds s, const Command *cmd) {

@@ -37,6 +37,12 @@ void statsRecordLatency(struct Client *c, Command *cmd, long long usec);
  * when cmd has samples; returns the (possibly moved) string. */
 sds statsCatLatencyLine(sds s, const Command *cmd) SDS_MUST_USE;
 
+/* LATENCY HISTOGRAM: whether cmd has recorded runs, and its entry (a map
+ * of "calls" and "histogram_usec", the cumulative distribution as Redis
+ * 7.0 reports it).  The reply only for a command that has one. */
+int statsHasLatencyHistogram(const Command *cmd);
+void statsReplyLatencyHistogram(struct Client *c, const Command *cmd);
+
 /* CONFIG RESETSTAT: drops the latency histograms, rate samples and resets
  * the memory peak to the current usage. */
 void statsReset(void);
