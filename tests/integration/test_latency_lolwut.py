@@ -181,9 +181,26 @@ def test_latency_graph_matches_redis(start_server, start_oracle):
     assert norm[0] == [" ", " ", " ", "_", " ", "N", "s", ""]
 
 
+def model_bars(samples):
+    """Redis's four bar rows for latencies (oldest first): each scaled
+    between the low and the high into 12 steps, 3 glyphs per row."""
+    lo, hi = min(samples), max(samples)
+    span = (hi - lo) or 1
+    rows = []
+    for row in range(4):
+        line = ""
+        for v in samples:
+            step = min(max(int((v - lo) * 12 / span), 0), 11)
+            g = step - (3 - row) * 3
+            line += "_o#"[g] if 0 <= g < 3 else "|" if g >= 3 else " "
+        rows.append(line)
+    return rows
+
+
 def test_latency_graph_several_samples(start_server, start_oracle):
-    """Samples of clearly different heights in three seconds: the bars are
-    the same on both servers (labels are ages and may differ by one)."""
+    """Samples of different heights in three seconds: on both servers the
+    bars are what Redis's scaling gives for the samples LATENCY HISTORY
+    reports, and the labels are ages."""
     rs = [client(start(enable_debug_command="yes")) for start in (start_server, start_oracle)]
     for r in rs:
         r.execute_command("CONFIG", "SET", "latency-monitor-threshold", 1)
@@ -193,11 +210,14 @@ def test_latency_graph_several_samples(start_server, start_oracle):
             r.execute_command("DEBUG", "SLEEP", secs)
         while int(time.time()) == second:
             time.sleep(0.02)
-    graphs = [graph_lines(r, "command") for r in rs]
-    bars = [g[2:6] for g in graphs]
-    assert bars[0] == bars[1], graphs
-    assert len(bars[0][0]) == 3
-    for g in graphs:
+    for r in rs:
+        samples = [v for _, v in r.execute_command("LATENCY", "HISTORY", "command")]
+        g = graph_lines(r, "command")
+        assert len(samples) == 3
+        assert g[0] == "command - high %d ms, low %d ms (all time high %d ms)" % (
+            max(samples), min(samples), max(samples))
+        assert g[2:6] == model_bars(samples), (g, samples)
+        assert g[6] == "   "
         labels = ["".join(col) for col in zip(*[ln.ljust(3) for ln in g[7:-1]])]
         assert all(re.match(r"^\d+s *$", lab) for lab in labels), g
 
