@@ -1,14 +1,20 @@
-/* crc64.c -- reflected CRC-64/Jones, one table lookup per byte.
+/* crc64.c -- reflected CRC-64/Jones, eight bytes per step ("slicing by 8").
  *
- * The 256-entry table holds the CRC of each byte value shifted through the
- * reflected polynomial; it is filled on first use (the computation is a few
- * microseconds and the server is single-threaded). */
+ * table[0][b] is the CRC of byte value b shifted through the reflected
+ * polynomial; table[k][b] is table[k-1][b] carried through one more zero
+ * byte.  Eight lookups then fold eight input bytes at once: the step is
+ * the same function as eight bytewise steps, which the tail still uses.
+ * The tables (16 KB) are filled on first use; the server is
+ * single-threaded where it computes CRCs (and a forked child inherits
+ * them). */
 #include "ds/crc64.h"
+
+#include <string.h>
 
 /* 0xad93d23594c935a9 with its 64 bits reversed. */
 #define CRC64_POLY_REFLECTED 0x95ac9329ac4bc9b5ULL
 
-static uint64_t table[256];
+static uint64_t table[8][256];
 static int tableReady;
 
 static void buildTable(void) {
@@ -16,15 +22,31 @@ static void buildTable(void) {
         uint64_t c = b;
         for (int i = 0; i < 8; i++)
             c = (c & 1) ? (c >> 1) ^ CRC64_POLY_REFLECTED : c >> 1;
-        table[b] = c;
+        table[0][b] = c;
     }
+    for (int k = 1; k < 8; k++)
+        for (unsigned b = 0; b < 256; b++)
+            table[k][b] = (table[k - 1][b] >> 8) ^ table[0][table[k - 1][b] & 0xff];
     tableReady = 1;
+}
+
+static uint64_t load64le(const unsigned char *s) {
+    uint64_t w = 0;
+    for (int i = 7; i >= 0; i--) w = (w << 8) | s[i];
+    return w;
 }
 
 uint64_t crc64(uint64_t crc, const void *p, size_t len) {
     const unsigned char *s = p;
     if (!tableReady) buildTable();
-    for (size_t i = 0; i < len; i++)
-        crc = table[(crc ^ s[i]) & 0xff] ^ (crc >> 8);
+    while (len >= 8) {
+        uint64_t w = crc ^ load64le(s);
+        crc = table[7][w & 0xff] ^ table[6][(w >> 8) & 0xff] ^ table[5][(w >> 16) & 0xff] ^
+              table[4][(w >> 24) & 0xff] ^ table[3][(w >> 32) & 0xff] ^ table[2][(w >> 40) & 0xff] ^
+              table[1][(w >> 48) & 0xff] ^ table[0][w >> 56];
+        s += 8;
+        len -= 8;
+    }
+    while (len--) crc = table[0][(crc ^ *s++) & 0xff] ^ (crc >> 8);
     return crc;
 }

@@ -40,11 +40,31 @@ static void test_incremental_equals_whole(void **state) {
     assert_true(crc64(0, buf, sizeof(buf)) != whole);
 }
 
+/* The eight-bytes-per-step CRC against a plain bit-by-bit one, for every
+ * length up to 70 at every alignment (the tail and the 8-byte steps). */
+static uint64_t bitwise(uint64_t crc, const unsigned char *s, size_t len) {
+    for (size_t i = 0; i < len; i++) {
+        crc ^= s[i];
+        for (int k = 0; k < 8; k++) crc = (crc & 1) ? (crc >> 1) ^ 0x95ac9329ac4bc9b5ULL : crc >> 1;
+    }
+    return crc;
+}
+
+static void test_matches_bitwise(void **state) {
+    (void)state;
+    unsigned char buf[96];
+    for (size_t i = 0; i < sizeof(buf); i++) buf[i] = (unsigned char)(i * 131 + 17);
+    for (size_t off = 0; off < 8; off++)
+        for (size_t len = 0; len <= 70; len++)
+            assert_true(crc64(0x1234, buf + off, len) == bitwise(0x1234, buf + off, len));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_check_value),
         cmocka_unit_test(test_empty_function_dump_trailer),
         cmocka_unit_test(test_incremental_equals_whole),
+        cmocka_unit_test(test_matches_bitwise),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
