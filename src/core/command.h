@@ -54,6 +54,10 @@ typedef void CommandProc(struct Client *c);
 /* Cairn-internal (not shown by COMMAND): MONITOR shows the command before
  * it runs, so that EVAL comes before the commands its script calls. */
 #define CMD_MONITOR_FIRST (1ULL << 40)
+/* Cairn-internal: the flags that matter before the command runs (write,
+ * deny-oom, stale) come from the script it runs: EVAL*, FCALL*
+ * (scriptCommandFlags in script.h). */
+#define CMD_SCRIPT_FLAGS (1ULL << 41)
 
 /* ACL categories (COMMAND INFO shows them as @name). */
 #define ACL_KEYSPACE (1ULL << 0)

@@ -13,7 +13,7 @@
  * by CONFIG GET, so tools that read them keep working; a config file that
  * sets one gets a single log line at start ("not supported by Cairn").
  * Those that turn a missing feature on (replicaof, cluster-enabled,
- * tls-port, aclfile, min-replicas-to-write, maxmemory-clients) accept only
+ * tls-port, aclfile, min-replicas-to-write) accept only
  * the value that leaves it off (CF_ONLY_DEFAULT), and rename-command, user,
  * loadmodule and sentinel lines are refused: ignoring them would break
  * what the user relies on.
@@ -315,7 +315,7 @@ static ConfigDef configTable[] = {
     RAWB("jemalloc-bg-thread", NULL, 0, "yes"),
     S("masterauth", NULL, CF_SENSITIVE | CF_EMPTY_NULL, masterauth, ""),
     S("masteruser", NULL, CF_EMPTY_NULL, masteruser, ""),
-    RAW("maxmemory-clients", NULL, CF_ONLY_DEFAULT, "0"),
+    {"maxmemory-clients", NULL, CT_RAW, 0, OFF(maxmemoryClients), 0, 0, "0", NULL, NULL, NULL, NULL, NULL, NULL, 0},
     I("min-replicas-max-lag", "min-slaves-max-lag", 0, minReplicasMaxLag, 0, INT_MAX, "10"),
     I("min-replicas-to-write", "min-slaves-to-write", 0, minReplicasToWrite, 0, INT_MAX, "0"),
     B("no-appendfsync-on-rewrite", NULL, 0, noAppendfsyncOnRewrite, "no"),
@@ -626,12 +626,15 @@ static int rawNormalize(const ConfigDef *d, const char *arg, sds *out, const cha
         size_t n = strlen(arg);
         unsigned long long v;
         sds num = sdsNewLen(arg, n && arg[n - 1] == '%' ? n - 1 : n);
-        int ok = memToULL(num, &v) == 0 && (arg[n ? n - 1 : 0] != '%' || (n > 1 && strspn(num, "0123456789") == n - 1));
+        int percent = n && arg[n - 1] == '%';
+        int ok = memToULL(num, &v) == 0 && (!percent || (n > 1 && strspn(num, "0123456789") == n - 1));
         sdsFree(num);
         if (!ok) {
             *err = "argument must be a memory or percent value";
             return -1;
         }
+        *out = percent ? sdsCatPrintf(sdsEmpty(), "%llu%%", v) : sdsCatPrintf(sdsEmpty(), "%llu", v);
+        return 0;
     }
     if (!strcmp(d->name, "cluster-announce-hostname") && !hostnameValid(arg)) {
         *err = "Hostnames may only contain alphanumeric characters, hyphens or dots";
@@ -639,6 +642,18 @@ static int rawNormalize(const ConfigDef *d, const char *arg, sds *out, const cha
     }
     *out = sdsNew(arg);
     return 0;
+}
+
+/* maxmemory-clients, validated and normalized by rawNormalize: bytes, or
+ * a percentage of maxmemory. */
+static void setMaxmemoryClients(ServerConfig *cfg, const char *v) {
+    size_t n = strlen(v);
+    cfg->maxmemoryClientsPercent = n && v[n - 1] == '%';
+    sds num = sdsNewLen(v, cfg->maxmemoryClientsPercent ? n - 1 : n);
+    unsigned long long x = 0;
+    if (memToULL(num, &x) == -1) x = 0;
+    sdsFree(num);
+    cfg->maxmemoryClients = x;
 }
 
 /* A directive for a feature Cairn lacks (replication, cluster, TLS, ACL
@@ -727,6 +742,7 @@ static int configSetArgs(const ConfigDef *d, ServerConfig *cfg, sds *argv, int a
         }
         sdsFree(((ConfigDef *)d)->raw);
         ((ConfigDef *)d)->raw = v;
+        if (d->off == OFF(maxmemoryClients)) setMaxmemoryClients(cfg, v);
         return 0;
     }
     default: return -1;
@@ -1367,7 +1383,7 @@ static int argsWantStdin(int argc, char **argv) {
 static void logUnsupported(void) {
     for (size_t i = 0; i < CONFIG_COUNT; i++) {
         ConfigDef *d = &configTable[i];
-        if (d->type == CT_RAW && d->seenInFile)
+        if (d->type == CT_RAW && d->seenInFile && d->off != OFF(maxmemoryClients))
             serverLog(LL_WARNING, "Config directive '%s' is not supported by Cairn, ignored", d->name);
         d->seenInFile = 0;
     }

@@ -82,6 +82,8 @@ typedef struct ServerConfig {
     unsigned long long maxmemory;
     DbConfig keyspace;           /* maxmemory-policy, lfu-log-factor, lfu-decay-time (db.h) */
     int maxmemorySamples;
+    unsigned long long maxmemoryClients; /* maxmemory-clients: bytes, or percent of maxmemory */
+    int maxmemoryClientsPercent;
     int maxmemoryEvictionTenacity;
     int activeExpireEffort;
     int lazyfreeLazyEviction, lazyfreeLazyExpire, lazyfreeLazyServerDel;

@@ -29,6 +29,7 @@
 #include "repl/repl.h"
 #include "server/acl.h"
 #include "server/latency.h"
+#include "server/maxmemory.h"
 #include "server/monitor.h"
 #include "server/multi.h"
 #include "server/notify.h"
@@ -128,6 +129,7 @@ static void initFeatures(void) {
     latencyInit();
     multiInit();
     slowlogInit();
+    maxmemoryInit();
     trackingInit();
     replInit();
     serverAddCronHook(statsCron);

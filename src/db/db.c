@@ -34,7 +34,13 @@ static void entryKey(const void *entry, const void **key, size_t *len) {
     *len = kvKeyLen(o);
 }
 
-static const HtabType keyTableType = {hashKey, entryKey};
+/* A key table grows when the server allows it (maxmemory: not while the
+ * new slots would pass the limit, up to load factor 1.618, as Redis). */
+static int keyTableGrowAllowed(size_t moreBytes, double load) {
+    return !dbHooks.tableGrowAllowed || dbHooks.tableGrowAllowed(moreBytes, load);
+}
+
+static const HtabType keyTableType = {hashKey, entryKey, keyTableGrowAllowed};
 
 Db *dbCreateAll(int count) {
     Db *dbs = xcalloc(sizeof(Db) * (size_t)count);

@@ -125,11 +125,18 @@ void dbTimerMaintenance(Db *dbs, int count);
  *  keyExpired: after a key was deleted by expiry (lazy or active), so that
  *              notifications, WATCH and propagation see it;
  *  keyAdded:   after dbAdd created a key ("new" keyspace event);
- *  keyMiss:    when a read lookup finds nothing ("keymiss" event). */
+ *  keyMiss:    when a read lookup finds nothing ("keymiss" event);
+ *  keyEvicted: see below. */
 typedef struct DbHooks {
     void (*keyExpired)(Db *db, const char *key, size_t len);
     void (*keyAdded)(Db *db, const char *key, size_t len);
     void (*keyMiss)(Db *db, const char *key, size_t len);
+    /* After maxmemory evicted a key (db/evict.c): stats, the "evicted"
+     * event, propagation as DEL/UNLINK, WATCH. */
+    void (*keyEvicted)(Db *db, const char *key, size_t len);
+    /* Whether a key table at load factor `load` may grow by moreBytes of
+     * slots now (NULL: always). */
+    int (*tableGrowAllowed)(size_t moreBytes, double load);
     /* A latency-monitor event (expire-del, expire-cycle) that took ms. */
     void (*latency)(const char *event, long long ms);
 } DbHooks;

@@ -247,6 +247,14 @@ void *objectDupValue(const kvobj *o) {
     return ops->dup(kvPtr(o), kvEncoding(o));
 }
 
+size_t objectMemoryUsage(const kvobj *o, size_t samples) {
+    size_t bytes = xmallocSize((void *)o);
+    const ObjectType *ops = typeOps[kvType(o)];
+    if (!ops || !hasValuePointer(o)) return bytes;
+    if (ops->memUsage) return bytes + ops->memUsage(kvPtr(o), kvEncoding(o), samples);
+    return bytes + ops->size(kvPtr(o), kvEncoding(o));
+}
+
 size_t objectValueSize(const kvobj *o) {
     const ObjectType *ops = typeOps[kvType(o)];
     if (!ops || (kvType(o) == OBJ_STRING && !hasValuePointer(o))) return 0;

@@ -225,6 +225,10 @@ typedef struct ObjectType {
     void *(*dup)(const void *ptr, int encoding);
     /* Approximate bytes the value uses (MEMORY USAGE, lazy-free effort). */
     size_t (*size)(const void *ptr, int encoding);
+    /* MEMORY USAGE: bytes the value uses, a big collection's elements
+     * estimated from `samples` of them (0: all), as Redis samples.  NULL:
+     * size is exact. */
+    size_t (*memUsage)(const void *ptr, int encoding, size_t samples);
     /* DEBUG DIGEST / DIGEST-VALUE: folds the value's elements, as Redis
      * defines the digest, into digest[20] (the caller mixes the type number
      * before and the expire flag after). */
@@ -255,5 +259,8 @@ const ObjectType *objectTypeOps(int type);
 void *objectDupValue(const kvobj *o);
 /* Approximate bytes of o's value outside the entry. */
 size_t objectValueSize(const kvobj *o);
+/* MEMORY USAGE: bytes of the entry's block and of its value outside it,
+ * big collections estimated from `samples` elements (0: all). */
+size_t objectMemoryUsage(const kvobj *o, size_t samples);
 
 #endif

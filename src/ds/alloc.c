@@ -86,11 +86,39 @@ void xmallocPurge(void) {
     mallctl(name, NULL, NULL, NULL, 0);
 }
 
+void xmallocStats(size_t *allocated, size_t *active, size_t *resident) {
+    uint64_t epoch = 1;
+    size_t sz = sizeof(epoch);
+    mallctl("epoch", &epoch, &sz, &epoch, sz);
+    size_t v;
+    sz = sizeof(v);
+    *allocated = mallctl("stats.allocated", &v, &sz, NULL, 0) == 0 ? v : xmallocUsed();
+    sz = sizeof(v);
+    *active = mallctl("stats.active", &v, &sz, NULL, 0) == 0 ? v : *allocated;
+    sz = sizeof(v);
+    *resident = mallctl("stats.resident", &v, &sz, NULL, 0) == 0 ? v : xmallocRss();
+}
+
+void malloc_stats_print(void (*write_cb)(void *, const char *), void *cbopaque, const char *opts);
+
+void xmallocStatsReport(void (*write)(void *ctx, const char *text), void *ctx) {
+    malloc_stats_print(write, ctx, NULL);
+}
+
 #else /* counting wrapper for sanitizer / libc builds */
 
 void xmallocPurge(void) { malloc_trim(0); }
 
 void xmallocFlushThreadCache(void) {}
+
+void xmallocStats(size_t *allocated, size_t *active, size_t *resident) {
+    *allocated = *active = xmallocUsed();
+    *resident = xmallocRss();
+}
+
+void xmallocStatsReport(void (*write)(void *ctx, const char *text), void *ctx) {
+    write(ctx, "Stats not supported for the current allocator");
+}
 
 static _Atomic size_t usedMemory;
 

@@ -39,6 +39,14 @@ void xmallocPurge(void);
 /* Return the calling thread's cached free blocks to their arenas (cheap):
  * before asking another thread to purge what this one freed. */
 void xmallocFlushThreadCache(void);
+/* The allocator's own view (jemalloc's stats.allocated / active /
+ * resident, refreshed on each call); without jemalloc, used memory and
+ * RSS.  For INFO memory and MEMORY STATS. */
+void xmallocStats(size_t *allocated, size_t *active, size_t *resident);
+/* The allocator's statistics report as text (MEMORY MALLOC-STATS): calls
+ * write(ctx, text) for each piece.  Without jemalloc one "Stats not
+ * supported for the current allocator" piece. */
+void xmallocStatsReport(void (*write)(void *ctx, const char *text), void *ctx);
 /* Allocator name for INFO mem_allocator. */
 const char *xmallocLibrary(void);
 

@@ -168,7 +168,10 @@ static void growIfNeeded(Htab *h) {
     size_t used = h->used[0];
     if (used < h->size[0]) return;
     if (!resizeAllowed && used <= h->size[0] * HTAB_FORCE_GROW_RATIO) return;
-    startResize(h, sizeFor(used + 1));
+    size_t size = sizeFor(used + 1);
+    if (h->type->growAllowed && !h->type->growAllowed(size * sizeof(void *), (double)used / (double)h->size[0]))
+        return;
+    startResize(h, size);
 }
 
 int htabExpand(Htab *h, size_t entries) {

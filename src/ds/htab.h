@@ -31,6 +31,10 @@ typedef struct HtabType {
     uint64_t (*hashKey)(const void *key, size_t len);
     /* Sets *key / *len to the key bytes of an entry (borrowed). */
     void (*entryKey)(const void *entry, const void **key, size_t *len);
+    /* Optional: whether growing may allocate moreBytes of new slots now,
+     * at load factor `load` (a cache under maxmemory defers growth rather
+     * than evict keys to make room for slots).  NULL: always. */
+    int (*growAllowed)(size_t moreBytes, double load);
 } HtabType;
 
 typedef struct Htab {

@@ -978,6 +978,11 @@ static const char *checkScriptCommand(ScriptRun *run, Command *cmd, int argc, sd
             if (disk) return disk;
         }
     }
+    /* Out of memory when the script began: its first deny-oom command is
+     * refused; after a write it must go on (it cannot stop half-way). */
+    if ((cmd->flags & CMD_DENYOOM) && scriptOomAtStart && server.cfg.maxmemory && !run->wroteSomething &&
+        !(run->flags & SCRIPT_FLAG_ALLOW_OOM))
+        return ERR_OOM;
     return NULL;
 }
 
@@ -1652,3 +1657,30 @@ void scriptKill(Client *c, int isEval) {
     replyOk(c);
 }
 
+
+/* --- flags before a script runs (maxmemory, and whatever else reads a
+ * command's write / deny-oom flags before it runs) --- */
+
+int scriptOomAtStart;
+
+uint64_t scriptFlagsToCommandFlags(uint64_t cmdFlags, unsigned scriptFlags) {
+    if (scriptFlags & SCRIPT_FLAG_EVAL_COMPAT) return cmdFlags;
+    cmdFlags &= ~(CMD_STALE | CMD_DENYOOM | CMD_WRITE | CMD_MAY_REPLICATE);
+    if (!(scriptFlags & (SCRIPT_FLAG_ALLOW_OOM | SCRIPT_FLAG_NO_WRITES))) cmdFlags |= CMD_DENYOOM;
+    if (!(scriptFlags & SCRIPT_FLAG_NO_WRITES)) cmdFlags |= CMD_WRITE;
+    if (scriptFlags & SCRIPT_FLAG_ALLOW_STALE) cmdFlags |= CMD_STALE;
+    return cmdFlags;
+}
+
+uint64_t scriptCommandFlags(Client *c, const Command *cmd) {
+    if (!(cmd->flags & CMD_SCRIPT_FLAGS)) return cmd->flags;
+    if (cmd->name[0] == 'f') return fcallCommandFlags(c, cmd->flags);
+    return evalCommandFlags(c, cmd->flags, strncmp(cmd->name, "evalsha", 7) == 0);
+}
+
+int scriptRefuseOomOrReply(Client *c, unsigned scriptFlags) {
+    if (scriptFlags & (SCRIPT_FLAG_EVAL_COMPAT | SCRIPT_FLAG_ALLOW_OOM | SCRIPT_FLAG_NO_WRITES)) return 0;
+    if (!server.cfg.maxmemory || !scriptOomAtStart) return 0;
+    replyError(c, ERR_OOM);
+    return -1;
+}

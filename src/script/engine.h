@@ -123,6 +123,19 @@ typedef struct ScriptRun {
  * tables hold is updated), to arrays of the given strings (borrowed). */
 void luaEngineSetKeysArgv(lua_State *L, ScriptArgs *how, sds *keys, int numkeys, sds *args, int numargs);
 
+/* A command's flags for a script with these SCRIPT_FLAG_*: a script with a
+ * shebang states whether it writes (and so denies OOM) itself; a script
+ * without one keeps the command's. */
+uint64_t scriptFlagsToCommandFlags(uint64_t cmdFlags, unsigned scriptFlags);
+/* The per-command flags of EVAL* (bySha: EVALSHA*) and FCALL* for the
+ * script c names (the command's own when it names none). */
+uint64_t evalCommandFlags(Client *c, uint64_t cmdFlags, int bySha);
+uint64_t fcallCommandFlags(Client *c, uint64_t cmdFlags);
+/* A script with flags that may write (neither allow-oom nor no-writes)
+ * is refused before it runs when the server was out of memory as its
+ * command began: replies -OOM and returns -1; else 0. */
+int scriptRefuseOomOrReply(Client *c, unsigned scriptFlags);
+
 /* The running script, or NULL. */
 ScriptRun *scriptCurrentRun(void);
 

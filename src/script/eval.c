@@ -340,6 +340,10 @@ static void evalGeneric(Client *c, int bySha, int readOnly) {
         replyError(c, "ERR Can not execute a script with write flag using *_ro command.");
         return;
     }
+    if (scriptRefuseOomOrReply(c, flags) == -1) {
+        lua_pop(L, 1);
+        return;
+    }
     int numargs = c->argc - 3 - (int)numkeys;
     luaEngineSetKeysArgv(L, &script->args, c->argv + 3, (int)numkeys, c->argv + 3 + numkeys, numargs);
     ScriptRun run = {0};
@@ -352,6 +356,29 @@ static void evalGeneric(Client *c, int bySha, int readOnly) {
     luaClient->db = c->db;
     luaClient->resp = 2;
     luaEngineRun(L, &run, 0);
+}
+
+/* The flags EVAL* has for the script it names (scriptCommandFlags). */
+uint64_t evalCommandFlags(Client *c, uint64_t cmdFlags, int bySha) {
+    unsigned flags;
+    if (bySha) {
+        if (sdsLen(c->argv[1]) != 40) return cmdFlags;
+        char sha[41];
+        shaLower(c->argv[1], sha);
+        lua_State *L = evalVm();
+        Recent *script = cacheGet(L, sha);
+        if (!script) return cmdFlags;
+        flags = script->flags;
+        lua_pop(L, 1);
+    } else {
+        size_t off;
+        sds err = parseShebang(c->argv[1], sdsLen(c->argv[1]), &flags, &off);
+        if (err) {
+            sdsFree(err);
+            return cmdFlags;
+        }
+    }
+    return scriptFlagsToCommandFlags(cmdFlags, flags);
 }
 
 static void evalCommand(Client *c) { evalGeneric(c, 0, 0); }
@@ -437,9 +464,9 @@ static Command scriptSubcommands[] = {
     {0}};
 
 Command scriptCommands[] = {
-    {.name = "eval", .proc = evalCommand, .flags = CMD_MONITOR_FIRST},
-    {.name = "evalsha", .proc = evalShaCommand, .flags = CMD_MONITOR_FIRST},
-    {.name = "eval_ro", .proc = evalRoCommand, .flags = CMD_MONITOR_FIRST},
-    {.name = "evalsha_ro", .proc = evalShaRoCommand, .flags = CMD_MONITOR_FIRST},
+    {.name = "eval", .proc = evalCommand, .flags = CMD_MONITOR_FIRST | CMD_SCRIPT_FLAGS},
+    {.name = "evalsha", .proc = evalShaCommand, .flags = CMD_MONITOR_FIRST | CMD_SCRIPT_FLAGS},
+    {.name = "eval_ro", .proc = evalRoCommand, .flags = CMD_MONITOR_FIRST | CMD_SCRIPT_FLAGS},
+    {.name = "evalsha_ro", .proc = evalShaRoCommand, .flags = CMD_MONITOR_FIRST | CMD_SCRIPT_FLAGS},
     {.name = "script", .subcommands = scriptSubcommands},
     {0}};

@@ -67,8 +67,8 @@ static void funcKey(const void *entry, const void **key, size_t *len) {
     *len = sdsLen(f->key);
 }
 
-static const HtabType libType = {hashName, libKey};
-static const HtabType funcType = {hashName, funcKey};
+static const HtabType libType = {hashName, libKey, NULL};
+static const HtabType funcType = {hashName, funcKey, NULL};
 
 static FunctionSet live = {.libs = {.type = &libType}, .index = {.type = &funcType}};
 
@@ -726,7 +726,14 @@ static void fcallGeneric(Client *c, int readOnly) {
         replyError(c, "ERR Can not execute a script with write flag using *_ro command.");
         return;
     }
+    if (scriptRefuseOomOrReply(c, f->flags) == -1) return;
     functionLuaCall(c, f, (int)numkeys, readOnly);
+}
+
+/* The flags FCALL* has for the function it names (scriptCommandFlags). */
+uint64_t fcallCommandFlags(Client *c, uint64_t cmdFlags) {
+    FunctionInfo *f = findFunction(c->argv[1]);
+    return f ? scriptFlagsToCommandFlags(cmdFlags, f->flags) : cmdFlags;
 }
 
 static void fcallCommand(Client *c) { fcallGeneric(c, 0); }
@@ -779,7 +786,7 @@ static Command functionSubcommands[] = {
  * it is then refused (CMD_MONITOR_FIRST). */
 Command functionCommands[] = {
     {.name = "function", .subcommands = functionSubcommands},
-    {.name = "fcall", .proc = fcallCommand, .flags = CMD_MONITOR_FIRST},
-    {.name = "fcall_ro", .proc = fcallRoCommand, .flags = CMD_MONITOR_FIRST},
+    {.name = "fcall", .proc = fcallCommand, .flags = CMD_MONITOR_FIRST | CMD_SCRIPT_FLAGS},
+    {.name = "fcall_ro", .proc = fcallRoCommand, .flags = CMD_MONITOR_FIRST | CMD_SCRIPT_FLAGS},
     {0},
 };

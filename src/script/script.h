@@ -5,7 +5,10 @@
 
 #include <stddef.h>
 
+#include <stdint.h>
+
 #include "core/client.h"
+#include "core/command.h"
 
 #define ERR_BUSY_EVAL "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
 #define ERR_BUSY_FUNCTION "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
@@ -47,6 +50,14 @@ int scriptDeclaresWrites(Client *c, const Command *cmd);
  * persistence refuses writes (the check processCommand makes, for the
  * calls that pass it: queued in a transaction before a save failed). */
 int scriptRefuseWritesOrReply(Client *c, unsigned flags);
+/* The flags of cmd as run by c: for EVAL* and FCALL* (CMD_SCRIPT_FLAGS)
+ * those the script states in its shebang or registration (write, deny-oom,
+ * stale), as Redis's getCommandFlags; cmd->flags otherwise. */
+uint64_t scriptCommandFlags(Client *c, const Command *cmd);
+/* Whether memory was over maxmemory when the running top-level command
+ * began (set by the server's OOM check).  A script's first deny-oom call
+ * is refused when it was, as Redis 7.0 decides at the script's start. */
+extern int scriptOomAtStart;
 
 /* Installed by the ACL (server/acl.c): NULL when the script's caller may
  * run cmd with argv, else the error redis.call raises (after the denial

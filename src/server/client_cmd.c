@@ -16,6 +16,7 @@
 #include "ds/util.h"
 #include "server/acl.h"
 #include "server/client_cmd.h"
+#include "server/maxmemory.h"
 #include "server/multi.h"
 #include "server/pause.h"
 #include "server/pubsub.h"
@@ -67,10 +68,7 @@ static sds catClientInfo(sds s, const Client *c) {
     size_t multiMem = multiQueuedBytes(c);
     size_t qbuf = c->querybuf ? sdsLen(c->querybuf) : 0;
     size_t qbufFree = c->querybuf ? sdsAvail(c->querybuf) : 0;
-    size_t qbufAlloc = c->querybuf ? sdsAllocSize(c->querybuf) : 0;
-    /* tot-mem counts what the protocol keeps for reuse as well. */
-    size_t totMem = sizeof(Client) + qbufAlloc + c->argvBytes + c->replyBytes + multiMem +
-                    c->proto->spareBytes(c->protoState);
+    size_t totMem = clientMemoryUsage(c);
     /* Redis shows the running command for the client running it. */
     const Command *last = (c->flags & CLIENT_EXECUTING) && c->cmd ? c->cmd : c->lastcmd;
     const char *events = c->fd >= 0 ? clientEvents(c) : "";

@@ -25,9 +25,11 @@
 #include "script/script.h"
 #include "db/db.h"
 #include "ds/alloc.h"
+#include "db/lazyfree.h"
 #include "ds/util.h"
 #include "persist/persist.h"
 #include "repl/repl.h"
+#include "server/maxmemory.h"
 #include "server/pubsub.h"
 #include "server/tracking.h"
 #include "server/stats.h"
@@ -128,8 +130,7 @@ static const char *maxmemoryPolicyName(int p) {
 static size_t clientsMemory(void) {
     size_t total = 0;
     for (Client *c = server.net.clients; c; c = c->nextClient)
-        total += (c->querybuf ? sdsAllocSize(c->querybuf) : 0) + c->argvBytes + c->replyBytes +
-                 c->proto->spareBytes(c->protoState);
+        if (c->fd != -1) total += clientMemoryUsage(c);
     return total;
 }
 
@@ -155,6 +156,8 @@ static sds infoMemory(sds s) {
     long long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
     unsigned long long sysMem = pages > 0 && pageSize > 0 ? (unsigned long long)pages * pageSize : 0;
     double fragRatio = used ? (double)rss / used : 0;
+    size_t allocated, active, resident;
+    xmallocStats(&allocated, &active, &resident);
 
     s = sdsCatPrintf(s, "used_memory:%zu\r\nused_memory_human:", used);
     s = statsCatHumanBytes(s, used);
@@ -174,7 +177,7 @@ static sds infoMemory(sds s) {
                      "total_system_memory:%llu\r\n"
                      "total_system_memory_human:",
                      peak ? (double)used * 100 / peak : 0, overhead, startup, dataset,
-                     netUsed ? (double)dataset * 100 / netUsed : 0, used, used, rss, sysMem);
+                     netUsed ? (double)dataset * 100 / netUsed : 0, allocated, active, resident, sysMem);
     s = statsCatHumanBytes(s, sysMem);
     ScriptMemoryInfo sm = {0};
     evalMemoryInfo(&sm);
@@ -197,12 +200,12 @@ static sds infoMemory(sds s) {
     s = statsCatHumanBytes(s, server.cfg.maxmemory);
     s = sdsCatPrintf(s,
                      "\r\nmaxmemory_policy:%s\r\n"
-                     "allocator_frag_ratio:1.00\r\n"
-                     "allocator_frag_bytes:0\r\n"
+                     "allocator_frag_ratio:%.2f\r\n"
+                     "allocator_frag_bytes:%lld\r\n"
                      "allocator_rss_ratio:%.2f\r\n"
                      "allocator_rss_bytes:%lld\r\n"
-                     "rss_overhead_ratio:1.00\r\n"
-                     "rss_overhead_bytes:0\r\n"
+                     "rss_overhead_ratio:%.2f\r\n"
+                     "rss_overhead_bytes:%lld\r\n"
                      "mem_fragmentation_ratio:%.2f\r\n"
                      "mem_fragmentation_bytes:%lld\r\n"
                      "mem_not_counted_for_evict:0\r\n"
@@ -214,11 +217,14 @@ static sds infoMemory(sds s) {
                      "mem_aof_buffer:0\r\n"
                      "mem_allocator:%s\r\n"
                      "active_defrag_running:0\r\n"
-                     "lazyfree_pending_objects:0\r\n"
-                     "lazyfreed_objects:0\r\n",
-                     maxmemoryPolicyName(server.cfg.keyspace.maxmemoryPolicy), fragRatio,
-                     (long long)rss - (long long)used, fragRatio, (long long)rss - (long long)used,
-                     clientsMemory(), xmallocLibrary());
+                     "lazyfree_pending_objects:%zu\r\n"
+                     "lazyfreed_objects:%zu\r\n",
+                     maxmemoryPolicyName(server.cfg.keyspace.maxmemoryPolicy),
+                     allocated ? (double)active / allocated : 0, (long long)active - (long long)allocated,
+                     active ? (double)resident / active : 0, (long long)resident - (long long)active,
+                     resident ? (double)rss / resident : 0, (long long)rss - (long long)resident, fragRatio,
+                     (long long)rss - (long long)used, clientsMemory(), xmallocLibrary(), lazyfreePendingObjects(),
+                     lazyfreedObjects());
     return s;
 }
 
@@ -252,8 +258,8 @@ static sds infoStats(sds s) {
                         "expire_cycle_cpu_milliseconds:%lld\r\n"
                         "evicted_keys:%lld\r\n"
                         "evicted_clients:%lld\r\n"
-                        "total_eviction_exceeded_time:0\r\n"
-                        "current_eviction_exceeded_time:0\r\n"
+                        "total_eviction_exceeded_time:%lld\r\n"
+                        "current_eviction_exceeded_time:%lld\r\n"
                         "keyspace_hits:%lld\r\n"
                         "keyspace_misses:%lld\r\n"
                         "pubsub_channels:%zu\r\n"
@@ -285,7 +291,7 @@ static sds infoStats(sds s) {
                         st->netOutputBytes, statsInstantaneousInputKbps(), statsInstantaneousOutputKbps(),
                         st->rejectedConns, replStatSyncs(0), replStatSyncs(1), replStatSyncs(2), dbStats.expiredKeys, (double)dbStats.expiredStalePerc,
                         dbStats.expiredTimeCapReached, dbStats.expireCycleCpuUs / 1000, st->evictedKeys,
-                        st->evictedClients, dbStats.keyspaceHits, dbStats.keyspaceMisses,
+                        st->evictedClients, maxmemoryExceededTotalMs(), maxmemoryExceededCurrentMs(), dbStats.keyspaceHits, dbStats.keyspaceMisses,
                         pubsubChannelCount(), pubsubPatternCount(), pubsubShardChannelCount(),
                         persistLatestForkUsec(), persistTotalForks(), trackingTotalKeys(), trackingTotalItems(), trackingTotalPrefixes(),
                         st->unexpectedErrorReplies, st->totalErrorReplies, st->totalReadsProcessed,

@@ -9,8 +9,12 @@
  *   3. authentication (the default user's password);
  *   4. inside MULTI, a no-multi command (SAVE, SHUTDOWN) is refused;
  *   5. ACL permissions: the command, its keys and channels (server/acl.c);
- *      (cluster redirection and maxmemory OOM will sit here, in that
- *      order, when those features exist);
+ *      (cluster redirection will sit here when it exists);
+ *   5b. maxmemory-clients: the clients using the most memory are
+ *      disconnected (the current one's command then does not run);
+ *   5c. maxmemory: keys are evicted, and a command that may grow memory
+ *      is refused with -OOM when memory stays over the limit (inside
+ *      MULTI, anything but EXEC/DISCARD/QUIT/RESET);
  *   6. MISCONF: writes (and PING) while the last background save failed;
  *   7. NOREPLICAS (min-replicas-to-write), READONLY (a read-only replica);
  *   8. a RESP2 client in subscribed mode runs only the pub/sub commands;
@@ -41,6 +45,7 @@
 #include "repl/repl.h"
 #include "script/script.h"
 #include "server/acl.h"
+#include "server/maxmemory.h"
 #include "server/monitor.h"
 #include "server/multi.h"
 #include "server/pause.h"
@@ -153,6 +158,8 @@ void processCommand(Client *c) {
     }
     if (multiRefuseNoMultiOrReply(c, cmd) == -1) return;
     if (aclRefuseCommandOrReply(c, cmd) == -1) return;
+    if (maxmemoryEvictClients(c) == -1) return;
+    if (maxmemoryRefuseOrReply(c, cmd) == -1) return;
     if (persistRefuseWriteOrReply(c, cmd) == -1) return;
     if (replRefuseWriteOrReply(c, cmd) == -1) return;
     if (pubsubRefuseInContextOrReply(c, cmd) == -1) return;

@@ -441,15 +441,15 @@ static void *hashValueDup(const void *ptr, int encoding) {
 }
 
 /* Listpack: its bytes.  Hashtable: table, buckets, and the field count
- * times the average size of up to 16 entries. */
-static size_t hashValueSize(const void *ptr, int encoding) {
-    if (encoding == OBJ_ENC_LISTPACK) return lpBytes(ptr);
+ * times the average size of `samples` entries (0: all). */
+static size_t hashValueMemUsage(const void *ptr, int encoding, size_t samples) {
+    if (encoding == OBJ_ENC_LISTPACK) return lpBytes((unsigned char *)ptr);
     Htab *h = (Htab *)ptr;
     size_t total = sizeof(Htab) + htabBuckets(h) * sizeof(void *), sampled = 0, n = 0;
     HtabIter it;
     htabIterInit(&it, h);
     HashField *e;
-    while (n < 16 && (e = htabIterNext(&it)) != NULL) {
+    while ((!samples || n < samples) && (e = htabIterNext(&it)) != NULL) {
         sampled += xmallocSize(e);
         n++;
     }
@@ -458,7 +458,10 @@ static size_t hashValueSize(const void *ptr, int encoding) {
     return total;
 }
 
-const ObjectType hashObjectType = {.free = hashValueFree, .dup = hashValueDup, .size = hashValueSize};
+static size_t hashValueSize(const void *ptr, int encoding) { return hashValueMemUsage(ptr, encoding, 16); }
+
+const ObjectType hashObjectType = {
+    .free = hashValueFree, .dup = hashValueDup, .size = hashValueSize, .memUsage = hashValueMemUsage};
 
 /* ------------------------------------------------------------------------ */
 /* Commands                                                                   */

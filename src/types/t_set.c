@@ -73,7 +73,7 @@ static void memberKey(const void *entry, const void **key, size_t *len) {
     *len = m->len;
 }
 
-static const HtabType setHtabType = {memberHash, memberKey};
+static const HtabType setHtabType = {memberHash, memberKey, NULL};
 
 /* A new member entry (caller owns it). */
 static SetMember *memberCreate(const char *s, size_t len) {
@@ -334,15 +334,17 @@ static void *setValueDup(const void *ptr, int encoding) {
 /* Intset: its blob.  Hashtable: the table, its slots and the members,
  * estimated from up to 16 of them (the hook runs on every lazy-free
  * decision, so it does not walk a big set). */
-static size_t setValueSize(const void *ptr, int encoding) {
+/* Intset: its bytes.  Hashtable: table, buckets, and the member count
+ * times the average size of `samples` members (0: all). */
+static size_t setValueMemUsage(const void *ptr, int encoding, size_t samples) {
     if (encoding == OBJ_ENC_INTSET) return intsetBlobLen(ptr);
     Htab *h = (Htab *)ptr;
     size_t n = htabSize(h), sampled = 0, bytes = 0;
     HtabIter it;
     htabIterInit(&it, h);
     SetMember *m;
-    while (sampled < 16 && (m = htabIterNext(&it)) != NULL) {
-        bytes += sizeof(SetMember) + m->len;
+    while ((!samples || sampled < samples) && (m = htabIterNext(&it)) != NULL) {
+        bytes += xmallocSize(m);
         sampled++;
     }
     htabIterRelease(&it);
@@ -350,7 +352,10 @@ static size_t setValueSize(const void *ptr, int encoding) {
     return sizeof(Htab) + htabBuckets(h) * sizeof(void *) + members;
 }
 
-const ObjectType setObjectType = {.free = setValueFree, .dup = setValueDup, .size = setValueSize};
+static size_t setValueSize(const void *ptr, int encoding) { return setValueMemUsage(ptr, encoding, 16); }
+
+const ObjectType setObjectType = {
+    .free = setValueFree, .dup = setValueDup, .size = setValueSize, .memUsage = setValueMemUsage};
 
 /* --- helpers for handlers --- */
 

@@ -66,7 +66,7 @@ static void zsetEntryKey(const void *entry, const void **key, size_t *len) {
     *len = n->len;
 }
 
-static const HtabType zsetHtabType = {zsetHash, zsetEntryKey};
+static const HtabType zsetHtabType = {zsetHash, zsetEntryKey, NULL};
 
 static Zset *zsetCreate(void) {
     Zset *z = xmalloc(sizeof(*z));
@@ -614,16 +614,25 @@ static void *zsetValueDup(const void *ptr, int encoding) {
     return z;
 }
 
-static size_t zsetValueSize(const void *ptr, int encoding) {
+/* Listpack: its bytes.  Skiplist: the structures, and the member count
+ * times the average node of the first `samples` (0: all), as Redis walks
+ * the skiplist's head. */
+static size_t zsetValueMemUsage(const void *ptr, int encoding, size_t samples) {
     if (encoding == OBJ_ENC_LISTPACK) return lpBytes((unsigned char *)ptr);
     const Zset *z = ptr;
-    size_t total = sizeof(Zset) + sizeof(zskiplist) + htabBuckets(&z->ht) * sizeof(void *);
-    for (zskiplistNode *n = z->zsl->header->lv[0].forward; n; n = n->lv[0].forward)
-        total += sizeof(zskiplistNode) + n->level * sizeof(zskiplistLevel) + n->len;
+    size_t total = sizeof(Zset) + sizeof(zskiplist) + htabBuckets(&z->ht) * sizeof(void *), nodes = 0, n = 0;
+    for (zskiplistNode *x = z->zsl->header->lv[0].forward; x && (!samples || n < samples); x = x->lv[0].forward) {
+        nodes += xmallocSize(x);
+        n++;
+    }
+    if (n) total += nodes / n * htabSize(&z->ht);
     return total;
 }
 
-const ObjectType zsetObjectType = {.free = zsetValueFree, .dup = zsetValueDup, .size = zsetValueSize};
+static size_t zsetValueSize(const void *ptr, int encoding) { return zsetValueMemUsage(ptr, encoding, 0); }
+
+const ObjectType zsetObjectType = {
+    .free = zsetValueFree, .dup = zsetValueDup, .size = zsetValueSize, .memUsage = zsetValueMemUsage};
 
 /* --- reply and notification helpers --- */
 

@@ -41,8 +41,8 @@ static void testEntryKey(const void *entry, const void **key, size_t *len) {
     *len = e->len;
 }
 
-static const HtabType goodType = {fnvHash, testEntryKey};
-static const HtabType poorType = {poorHash, testEntryKey};
+static const HtabType goodType = {fnvHash, testEntryKey, NULL};
+static const HtabType poorType = {poorHash, testEntryKey, NULL};
 
 static TestEntry *newEntry(const char *fmt, long n) {
     char buf[64];
@@ -238,6 +238,34 @@ static void test_growth_1m_exact(void **state) {
     assert_true(htabRehashMicros(h, 10 * 1000 * 1000) > 0);
     assert_false(htabIsRehashing(h));
     for (long i = 0; i <= 1L << 20; i += 997) assert_non_null(findf(h, "key:%08ld", i));
+    htabRelease(h, freeEntry, NULL);
+}
+
+/* growAllowed: a refused growth waits (the table runs over load 1) and
+ * happens once allowed again. */
+static int growOk;
+static double lastLoad;
+static int growCheck(size_t moreBytes, double load) {
+    assert_true(moreBytes >= 8);
+    lastLoad = load;
+    return growOk;
+}
+
+static void test_growth_deferred_while_not_allowed(void **state) {
+    static const HtabType gatedType = {fnvHash, testEntryKey, growCheck};
+    Htab *h = htabCreate(&gatedType);
+    growOk = 1;
+    addRange(h, "g%ld", 0, 64);
+    while (htabIsRehashing(h)) htabRehashStep(h, 100);
+    size_t buckets = htabBuckets(h);
+    growOk = 0;
+    addRange(h, "g%ld", 64, 200);
+    assert_int_equal(htabBuckets(h), buckets);
+    assert_true(lastLoad > 1.0);
+    for (long i = 0; i < 200; i++) assert_non_null(findf(h, "g%ld", i));
+    growOk = 1;
+    htabAdd(h, newEntry("g%ld", 200));
+    assert_true(htabIsRehashing(h) || htabBuckets(h) > buckets);
     htabRelease(h, freeEntry, NULL);
 }
 
@@ -704,6 +732,7 @@ int main(void) {
         cmocka_unit_test_setup(test_add_find_unlink_100k, setup),
         cmocka_unit_test_setup(test_empty_key_and_binary_keys, setup),
         cmocka_unit_test_setup(test_find_during_rehash, setup),
+        cmocka_unit_test_setup(test_growth_deferred_while_not_allowed, setup),
         cmocka_unit_test_setup(test_growth_1m_exact, setup),
         cmocka_unit_test_setup(test_shrink, setup),
         cmocka_unit_test_setup(test_resize_disallowed, setup),

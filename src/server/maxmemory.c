@@ -1,0 +1,434 @@
+/* maxmemory.c -- memory as a cache, the server's side (see maxmemory.h).
+ *
+ * Key eviction itself (sampling, the pool, the loop and its time limit)
+ * is the keyspace's (db/evict.c); this file decides when it runs, what an
+ * eviction means to the rest of the server, and answers MEMORY. */
+#include "server/maxmemory.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/dispatch.h"
+#include "core/effects.h"
+#include "core/errors.h"
+#include "core/log.h"
+#include "db/evict.h"
+#include "db/lazyfree.h"
+#include "ds/alloc.h"
+#include "ds/util.h"
+#include "script/script.h"
+#include "server/multi.h"
+#include "server/pubsub.h"
+#include "server/stats.h"
+
+/* --- key eviction --- */
+
+static int timerRunning;        /* the eviction timer is scheduled */
+static long long exceededSinceUs; /* when memory went over the limit (0: under) */
+static long long exceededTotalUs;
+
+static void fillParams(EvictParams *p) {
+    p->maxmemory = server.cfg.maxmemory;
+    p->notCounted = 0; /* replica output buffers and the AOF buffer, once they exist */
+    p->samples = server.cfg.maxmemorySamples;
+    p->tenacity = server.cfg.maxmemoryEvictionTenacity;
+    p->lazy = server.cfg.lazyfreeLazyEviction;
+}
+
+/* Redis evicts nothing while a script is past its time limit (the
+ * dataset must look frozen to it), while loading, or while clients are
+ * paused (no expiry either). */
+static int safeToEvict(void) { return !scriptBusyError() && !dbNoLazyExpire && !server.expiryPaused; }
+
+static void exceededEnd(void) {
+    if (!exceededSinceUs) return;
+    exceededTotalUs += ustime() - exceededSinceUs;
+    exceededSinceUs = 0;
+}
+
+static long long evictTimerProc(EventLoop *loop, long long id, void *data);
+
+/* One eviction run as Redis's performEvictions: EVICT_OK, _RUNNING (the
+ * timer goes on with it) or _FAIL (over the limit, nothing to evict). */
+static int evictNow(void) {
+    if (!safeToEvict()) return EVICT_OK;
+    EvictParams p;
+    fillParams(&p);
+    if (!evictOverLimit(&p, NULL, NULL)) {
+        exceededEnd();
+        return EVICT_OK;
+    }
+    if (!exceededSinceUs) exceededSinceUs = ustime();
+    int rc = evictRun(server.db, server.cfg.databases, &p);
+    if (rc == EVICT_RUNNING && !timerRunning) {
+        timerRunning = 1;
+        eventAddTimer(server.loop, 0, evictTimerProc, NULL);
+    }
+    if (rc == EVICT_OK) exceededEnd();
+    return rc == EVICT_OK && timerRunning ? EVICT_RUNNING : rc;
+}
+
+/* Goes on evicting from the loop (every turn) while a run keeps reaching
+ * its time limit. */
+static long long evictTimerProc(EventLoop *loop, long long id, void *data) {
+    (void)loop, (void)id, (void)data;
+    if (!server.cfg.maxmemory) {
+        timerRunning = 0;
+        return -1;
+    }
+    EvictParams p;
+    fillParams(&p);
+    int rc = safeToEvict() ? evictRun(server.db, server.cfg.databases, &p) : EVICT_RUNNING;
+    if (rc == EVICT_RUNNING) return 0;
+    timerRunning = 0;
+    if (rc == EVICT_OK) exceededEnd();
+    return -1;
+}
+
+long long maxmemoryExceededTotalMs(void) {
+    if (!server.cfg.maxmemory) exceededEnd();
+    return (exceededTotalUs + (exceededSinceUs ? ustime() - exceededSinceUs : 0)) / 1000;
+}
+
+long long maxmemoryExceededCurrentMs(void) { return exceededSinceUs ? (ustime() - exceededSinceUs) / 1000 : 0; }
+
+/* What an eviction means beyond the keyspace, in Redis's order. */
+static void keyEvicted(Db *db, const char *key, size_t len) {
+    server.stats.evictedKeys++;
+    signalModifiedKey(NULL, db, key, len);
+    notifyKeyspaceEvent(NOTIFY_EVICTED, "evicted", key, len, db->id);
+    effectsDeleteKey(db->id, key, len, server.cfg.lazyfreeLazyEviction);
+}
+
+/* The commands that stay allowed inside MULTI when memory is full: they
+ * end the transaction or the connection. */
+static int endsTransaction(const Command *cmd) {
+    return !strcmp(cmd->name, "exec") || !strcmp(cmd->name, "discard") || !strcmp(cmd->name, "quit") ||
+           !strcmp(cmd->name, "reset");
+}
+
+int maxmemoryRefuseOrReplySlow(Client *c, Command *cmd) {
+    if (scriptBusyError()) return 0; /* the BUSY rule answers */
+    int oom = evictNow() == EVICT_FAIL;
+    scriptOomAtStart = oom;
+    if (!oom) return 0;
+    int reject = (scriptCommandFlags(c, cmd) & CMD_DENYOOM) != 0;
+    if (!strcmp(cmd->name, "exec") && (multiQueuedFlags(c) & CMD_DENYOOM)) reject = 1;
+    /* Queueing may take any amount of memory. */
+    if ((c->flags & CLIENT_MULTI) && !endsTransaction(cmd)) reject = 1;
+    if (!reject) return 0;
+    cmd->stats.rejectedCalls++;
+    dispatchRejectCommand(c, ERR_OOM);
+    return -1;
+}
+
+/* --- client eviction --- */
+
+size_t clientMemoryUsage(const Client *c) {
+    return sizeof(Client) + (c->querybuf ? sdsAllocSize(c->querybuf) : 0) + c->argvBytes +
+           (size_t)c->argc * sizeof(sds) + c->replyBytes + multiQueuedBytes(c) + c->proto->spareBytes(c->protoState) +
+           c->proto->pendingBytes(c->protoState);
+}
+
+/* Clients maxmemory-clients may disconnect: real connections of the
+ * normal and pub/sub classes without CLIENT NO-EVICT. */
+static int evictable(const Client *c) {
+    return c->fd != -1 && !(c->flags & (CLIENT_NO_EVICT | CLIENT_FAKE | CLIENT_CLOSE_ASAP));
+}
+
+static size_t clientsLimit(void) {
+    unsigned long long v = server.cfg.maxmemoryClients;
+    if (server.cfg.maxmemoryClientsPercent) v = server.cfg.maxmemory * v / 100;
+    return (size_t)v;
+}
+
+int maxmemoryEvictClientsSlow(Client *current) {
+    size_t limit = clientsLimit();
+    if (!limit) return 0;
+    int evictedCurrent = 0;
+    for (;;) {
+        size_t total = 0, most = 0;
+        Client *victim = NULL;
+        for (Client *c = server.net.clients; c; c = c->nextClient) {
+            if (c->fd == -1 || (c->flags & CLIENT_CLOSE_ASAP)) continue;
+            size_t m = clientMemoryUsage(c);
+            total += m;
+            if (evictable(c) && m > most) {
+                most = m;
+                victim = c;
+            }
+        }
+        if (total < limit || !victim) break;
+        sds info = sdsCatPrintf(sdsEmpty(), "id=%llu addr=%s name=%s tot-mem=%zu", (unsigned long long)victim->id,
+                                victim->addr, victim->name ? victim->name : "", most);
+        serverLog(LL_VERBOSE, "Evicting client: %s", info);
+        sdsFree(info);
+        server.stats.evictedClients++;
+        if (victim == current) evictedCurrent = 1;
+        clientFreeAsync(victim);
+    }
+    return evictedCurrent ? -1 : 0;
+}
+
+static void evictClientsBeforeSleep(void) { maxmemoryEvictClients(NULL); }
+
+/* Redis defers a key table's growth that would pass maxmemory while its
+ * load factor is at most 1.618: the slots would only evict keys. */
+static int tableGrowAllowed(size_t moreBytes, double load) {
+    if (!server.cfg.maxmemory || load > 1.618) return 1;
+    EvictParams p;
+    fillParams(&p);
+    size_t used;
+    evictOverLimit(&p, &used, NULL);
+    return used + moreBytes <= server.cfg.maxmemory;
+}
+
+void maxmemoryInit(void) {
+    dbHooks.keyEvicted = keyEvicted;
+    dbHooks.tableGrowAllowed = tableGrowAllowed;
+    serverAddBeforeSleepHook(evictClientsBeforeSleep);
+}
+
+/* --- MEMORY --- */
+
+/* What MEMORY STATS and DOCTOR report, as Redis's getMemoryOverheadData. */
+typedef struct MemoryOverhead {
+    size_t peak, total, startup, clientsNormal, luaCaches, functionsCaches, overheadTotal;
+    size_t keys, bytesPerKey, dataset, netUsed;
+    double datasetPerc, peakPerc;
+    size_t allocated, active, resident, rss;
+    int dbCount;
+    struct {
+        int id;
+        size_t main, expires;
+    } dbs[64];
+} MemoryOverhead;
+
+static void memoryOverhead(MemoryOverhead *m) {
+    memset(m, 0, sizeof(*m));
+    m->total = xmallocUsed();
+    m->peak = statsPeakMemory();
+    if (m->peak < m->total) m->peak = m->total;
+    m->startup = statsStartupMemory();
+    for (Client *c = server.net.clients; c; c = c->nextClient)
+        if (c->fd != -1) m->clientsNormal += clientMemoryUsage(c);
+    ScriptMemoryInfo sm = {0};
+    evalMemoryInfo(&sm);
+    functionsMemoryInfo(&sm);
+    m->luaCaches = sm.scriptsEval;
+    m->functionsCaches = sm.functions;
+    m->overheadTotal = m->startup + m->clientsNormal + m->luaCaches + m->functionsCaches;
+    for (int i = 0; i < server.cfg.databases; i++) {
+        Db *db = &server.db[i];
+        size_t keys = htabSize(&db->keys);
+        if (!keys) continue;
+        m->keys += keys;
+        size_t main = htabBuckets(&db->keys) * sizeof(void *), expires = cvBytes(&db->ttl);
+        m->overheadTotal += main + expires;
+        if (m->dbCount < (int)(sizeof(m->dbs) / sizeof(m->dbs[0]))) {
+            m->dbs[m->dbCount].id = i;
+            m->dbs[m->dbCount].main = main;
+            m->dbs[m->dbCount].expires = expires;
+            m->dbCount++;
+        }
+    }
+    m->netUsed = m->total > m->startup ? m->total - m->startup : 0;
+    m->bytesPerKey = m->keys ? m->netUsed / m->keys : 0;
+    m->dataset = m->total > m->overheadTotal ? m->total - m->overheadTotal : 0;
+    m->datasetPerc = m->netUsed ? (double)m->dataset * 100 / (double)m->netUsed : 0;
+    m->peakPerc = m->peak ? (double)m->total * 100 / (double)m->peak : 0;
+    xmallocStats(&m->allocated, &m->active, &m->resident);
+    m->rss = xmallocRss();
+}
+
+static double ratio(size_t a, size_t b) { return b ? (double)a / (double)b : 0; }
+
+static void pairLong(Client *c, const char *name, long long v) {
+    replyBulkCString(c, name);
+    replyLongLong(c, v);
+}
+
+/* Redis keeps these as floats: the digits shown are a float's. */
+static void pairFloat(Client *c, const char *name, double v) {
+    replyBulkCString(c, name);
+    replyDouble(c, (double)(float)v);
+}
+
+static void memoryStatsCommand(Client *c) {
+    MemoryOverhead m;
+    memoryOverhead(&m);
+    replyMapLen(c, 27 + m.dbCount);
+    pairLong(c, "peak.allocated", (long long)m.peak);
+    pairLong(c, "total.allocated", (long long)m.total);
+    pairLong(c, "startup.allocated", (long long)m.startup);
+    pairLong(c, "replication.backlog", 0);
+    pairLong(c, "clients.slaves", 0);
+    pairLong(c, "clients.normal", (long long)m.clientsNormal);
+    pairLong(c, "cluster.links", 0);
+    pairLong(c, "aof.buffer", 0);
+    pairLong(c, "lua.caches", (long long)m.luaCaches);
+    pairLong(c, "functions.caches", (long long)m.functionsCaches);
+    for (int i = 0; i < m.dbCount; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "db.%d", m.dbs[i].id);
+        replyBulkCString(c, name);
+        replyMapLen(c, 3);
+        pairLong(c, "overhead.hashtable.main", (long long)m.dbs[i].main);
+        pairLong(c, "overhead.hashtable.expires", (long long)m.dbs[i].expires);
+        pairLong(c, "overhead.hashtable.slot-to-keys", 0);
+    }
+    pairLong(c, "overhead.total", (long long)m.overheadTotal);
+    pairLong(c, "keys.count", (long long)m.keys);
+    pairLong(c, "keys.bytes-per-key", (long long)m.bytesPerKey);
+    pairLong(c, "dataset.bytes", (long long)m.dataset);
+    pairFloat(c, "dataset.percentage", m.datasetPerc);
+    pairFloat(c, "peak.percentage", m.peakPerc);
+    pairLong(c, "allocator.allocated", (long long)m.allocated);
+    pairLong(c, "allocator.active", (long long)m.active);
+    pairLong(c, "allocator.resident", (long long)m.resident);
+    pairFloat(c, "allocator-fragmentation.ratio", ratio(m.active, m.allocated));
+    pairLong(c, "allocator-fragmentation.bytes", (long long)m.active - (long long)m.allocated);
+    pairFloat(c, "allocator-rss.ratio", ratio(m.resident, m.active));
+    pairLong(c, "allocator-rss.bytes", (long long)m.resident - (long long)m.active);
+    pairFloat(c, "rss-overhead.ratio", ratio(m.rss, m.resident));
+    pairLong(c, "rss-overhead.bytes", (long long)m.rss - (long long)m.resident);
+    pairFloat(c, "fragmentation", ratio(m.rss, m.total));
+    pairLong(c, "fragmentation.bytes", (long long)m.rss - (long long)m.total);
+}
+
+/* MEMORY USAGE key [SAMPLES count]: the entry's block and its value, big
+ * collections estimated from count elements (default 5, 0: all). */
+static void memoryUsageCommand(Client *c) {
+    long long samples = 5;
+    for (int j = 3; j < c->argc; j++) {
+        if (!strcasecmp(c->argv[j], "samples") && j + 1 < c->argc) {
+            if (!stringToLongLong(c->argv[j + 1], sdsLen(c->argv[j + 1]), &samples)) {
+                replyErrorNotInt(c);
+                return;
+            }
+            if (samples < 0) {
+                replyErrorSyntax(c);
+                return;
+            }
+            j++;
+        } else {
+            replyErrorSyntax(c);
+            return;
+        }
+    }
+    kvobj *o = dbLookupRead(c->db, c->argv[2], sdsLen(c->argv[2]), LOOKUP_NOTOUCH | LOOKUP_NONOTIFY);
+    if (!o) {
+        replyNull(c);
+        return;
+    }
+    replyLongLong(c, (long long)objectMemoryUsage(o, (size_t)samples));
+}
+
+/* A finding of MEMORY DOCTOR: when the condition holds, a paragraph. */
+typedef struct DoctorFinding {
+    int found;
+    const char *text;
+} DoctorFinding;
+
+/* MEMORY DOCTOR.  The replies for an (almost) empty instance and for one
+ * with nothing to report are Redis's (asked of the oracle); each problem
+ * found gets a paragraph in Cairn's own words, on the conditions Redis
+ * looks at: a past peak far above current use, allocator fragmentation or
+ * RSS overhead, RSS far above what the allocator holds, big client
+ * buffers. */
+static void memoryDoctorCommand(Client *c) {
+    MemoryOverhead m;
+    memoryOverhead(&m);
+    if (m.total < 1024 * 1024 * 5) {
+        const char *s = "Hi Sam, this instance is empty or is using very little memory, my issues detector can't be "
+                        "used in these conditions. Please, leave for your mission on Earth and fill it with some "
+                        "data. The new Sam and I will be back to our programming as soon as I finished rebooting.\n";
+        replyVerbatim(c, s, strlen(s), "txt");
+        return;
+    }
+    const size_t tenMb = 10 * 1024 * 1024;
+    unsigned long nclients = 0;
+    for (Client *cl = server.net.clients; cl; cl = cl->nextClient) nclients += cl->fd != -1;
+    DoctorFinding findings[] = {
+        {m.peak > m.total / 2 * 3,
+         " * Peak memory: the instance once used over 1.5 times the memory it uses now. Memory freed after a "
+         "peak often stays with the process, which shows as fragmentation; MEMORY PURGE may return some of it.\n\n"},
+        {ratio(m.active, m.allocated) > 1.1 && m.active - m.allocated > tenMb,
+         " * High allocator fragmentation: the allocator's active pages exceed the allocated bytes by more than "
+         "10%, usually after a peak or a workload of very mixed sizes.\n\n"},
+        {ratio(m.resident, m.active) > 1.1 && m.resident - m.active > tenMb,
+         " * High allocator RSS overhead: the allocator keeps resident pages more than 10% beyond its active "
+         "ones; MEMORY PURGE may reclaim them.\n\n"},
+        {ratio(m.rss, m.resident) > 1.1 && m.rss - m.resident > tenMb,
+         " * High process RSS overhead: the process is resident well beyond what the allocator holds (Lua, "
+         "thread stacks, libraries).\n\n"},
+        {nclients && m.clientsNormal / nclients > 200 * 1024,
+         " * Big client buffers: clients use over 200k each on average (slow pub/sub readers, big replies or long "
+         "pipelines); CLIENT LIST shows which ones.\n\n"},
+    };
+    sds s = sdsEmpty();
+    for (size_t i = 0; i < sizeof(findings) / sizeof(findings[0]); i++)
+        if (findings[i].found) s = sdsCat(s, findings[i].text);
+    sds out;
+    if (sdsLen(s)) {
+        out = sdsCatPrintf(sdsEmpty(), "Sam, I found these memory issues in this instance:\n\n%s",
+                           s);
+    } else {
+        out = sdsNew("Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs "
+                     "on this base.\n");
+    }
+    replyVerbatim(c, out, sdsLen(out), "txt");
+    sdsFree(out);
+    sdsFree(s);
+}
+
+static void appendReport(void *ctx, const char *text) {
+    sds *s = ctx;
+    *s = sdsCat(*s, text);
+}
+
+static void memoryMallocStatsCommand(Client *c) {
+    sds s = sdsEmpty();
+    xmallocStatsReport(appendReport, &s);
+    replyVerbatim(c, s, sdsLen(s), "txt");
+    sdsFree(s);
+}
+
+static void memoryPurgeCommand(Client *c) {
+    xmallocPurge();
+    replyOk(c);
+}
+
+static void memoryHelpCommand(Client *c) {
+    static const char *help[] = {
+        "DOCTOR",
+        "    Return memory problems reports.",
+        "MALLOC-STATS",
+        "    Return internal statistics report from the memory allocator.",
+        "PURGE",
+        "    Attempt to purge dirty pages for reclamation by the allocator.",
+        "STATS",
+        "    Return information about the memory usage of the server.",
+        "USAGE <key> [SAMPLES <count>]",
+        "    Return memory in bytes used by <key> and its value. Nested values are",
+        "    sampled up to <count> times (default: 5, 0 means sample all).",
+        NULL,
+    };
+    replyHelp(c, help);
+}
+
+static Command memorySubcommands[] = {
+    {.name = "doctor", .proc = memoryDoctorCommand},
+    {.name = "malloc-stats", .proc = memoryMallocStatsCommand},
+    {.name = "purge", .proc = memoryPurgeCommand},
+    {.name = "stats", .proc = memoryStatsCommand},
+    {.name = "usage", .proc = memoryUsageCommand},
+    {.name = "help", .proc = memoryHelpCommand},
+    {0},
+};
+
+Command memoryCommands[] = {
+    {.name = "memory", .subcommands = memorySubcommands},
+    {0},
+};

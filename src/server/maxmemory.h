@@ -1,0 +1,59 @@
+/* maxmemory.h -- memory as a cache, the server's side (maxmemory.c):
+ *
+ *  - the OOM rule of processCommand: with maxmemory set, keys are evicted
+ *    (db/evict.c) before every command, and a command that may grow
+ *    memory (deny-oom; any command but EXEC/DISCARD/QUIT/RESET inside
+ *    MULTI; a script that may write) is refused with -OOM when nothing
+ *    could be evicted;
+ *  - the eviction timer: a run that stopped at its time limit goes on
+ *    from the event loop until memory is under the limit;
+ *  - what an eviction does beyond the keyspace (evicted_keys, the
+ *    "evicted" event, DEL/UNLINK for the AOF and replicas, WATCH);
+ *  - client eviction (maxmemory-clients, CLIENT NO-EVICT);
+ *  - the MEMORY command.
+ *
+ * With maxmemory 0 the rule costs one load and a branch per command. */
+#ifndef CAIRN_MAXMEMORY_H
+#define CAIRN_MAXMEMORY_H
+
+#include <stddef.h>
+
+#include "core/client.h"
+#include "core/server.h"
+
+/* Installs the eviction hook and the client-eviction check before sleep. */
+void maxmemoryInit(void);
+
+int maxmemoryRefuseOrReplySlow(Client *c, Command *cmd);
+/* processCommand's rule: evict, and refuse (reply -OOM, return -1) a
+ * command that may grow memory when the server stays over maxmemory;
+ * 0 to go on. */
+static inline int maxmemoryRefuseOrReply(Client *c, Command *cmd) {
+    if (!server.cfg.maxmemory) return 0;
+    return maxmemoryRefuseOrReplySlow(c, cmd);
+}
+
+int maxmemoryEvictClientsSlow(Client *current);
+/* processCommand's rule before it (Redis's order): with maxmemory-clients
+ * set, disconnect the clients using the most memory until all clients
+ * use less than the limit.  -1 when the current client was one of them
+ * (its command does not run). */
+static inline int maxmemoryEvictClients(Client *current) {
+    if (!server.cfg.maxmemoryClients) return 0;
+    return maxmemoryEvictClientsSlow(current);
+}
+
+/* Bytes a client uses: the structure with its reply buffer, query buffer,
+ * arguments, reply blocks, queued MULTI commands and the parser's spares
+ * (CLIENT LIST tot-mem, client eviction). */
+size_t clientMemoryUsage(const Client *c);
+
+/* INFO stats: ms the server spent over maxmemory in total, and in the
+ * current stretch (0 when under). */
+long long maxmemoryExceededTotalMs(void);
+long long maxmemoryExceededCurrentMs(void);
+
+/* The MEMORY command family. */
+extern Command memoryCommands[];
+
+#endif

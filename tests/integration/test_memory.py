@@ -1,0 +1,246 @@
+"""MEMORY (USAGE, STATS, DOCTOR, MALLOC-STATS, PURGE, HELP), INFO memory,
+maxmemory-clients with CLIENT NO-EVICT, and pub/sub output-buffer limits.
+Reply shapes and errors are compared with redis-server; byte counts are
+Cairn's own and checked for consistency."""
+import socket
+import time
+
+import pytest
+import redis
+
+from compare import run
+
+
+def raw(srv):
+    r = srv.client()
+    r.response_callbacks.clear()
+    return r
+
+
+def both(a, b, *cmd):
+    ga, gb = run(a, *cmd), run(b, *cmd)
+    assert ga == gb, "%r: cairn %r, redis %r" % (cmd, ga, gb)
+    return ga
+
+
+def test_memory_errors_and_help_match(server, oracle):
+    a, b = raw(server), raw(oracle)
+    both(a, b, "SET", "k", "v")
+    for cmd in (("MEMORY",), ("MEMORY", "HELP"), ("MEMORY", "HELP", "x"), ("MEMORY", "FOO"),
+                ("MEMORY", "USAGE"), ("MEMORY", "USAGE", "nokey"), ("MEMORY", "USAGE", "k", "SAMPLES"),
+                ("MEMORY", "USAGE", "k", "SAMPLES", "-1"), ("MEMORY", "USAGE", "k", "SAMPLES", "x"),
+                ("MEMORY", "USAGE", "k", "FOO", "1"), ("MEMORY", "USAGE", "k", "SAMPLES", "1", "2"),
+                ("MEMORY", "USAGE", "nokey", "SAMPLES", "x"), ("MEMORY", "PURGE"), ("MEMORY", "PURGE", "x"),
+                ("MEMORY", "DOCTOR"), ("MEMORY", "STATS", "x"), ("MEMORY", "MALLOC-STATS", "x")):
+        both(a, b, *cmd)
+
+
+def test_memory_usage_grows_with_the_value(server):
+    r = server.client()
+    r.set("s", "v")
+    small = r.memory_usage("s")
+    r.set("s", "v" * 1000)
+    assert r.memory_usage("s") >= small + 1000
+    r.hset("h", mapping={"f%d" % i: "v" * 50 for i in range(1000)})
+    full = r.memory_usage("h", samples=0)
+    sampled = r.memory_usage("h")
+    assert full > 50 * 1000
+    assert 0.5 * full < sampled < 2 * full
+    for t, fill in (("z", lambda: r.zadd("z", {"m%d" % i: i for i in range(1000)})),
+                    ("set", lambda: r.sadd("set", *["m%d" % i for i in range(1000)])),
+                    ("l", lambda: r.rpush("l", *["e%d" % i for i in range(1000)]))):
+        fill()
+        assert r.memory_usage(t) > 1000 * 4
+    assert r.memory_usage("nokey") is None
+
+
+def test_memory_usage_does_not_touch_the_key(server):
+    r = raw(server)
+    r.set("k", "v")
+    r.execute_command("OBJECT", "IDLETIME", "k")
+    r.memory_usage("k")
+    assert r.execute_command("OBJECT", "IDLETIME", "k") >= 0
+
+
+STATS_FIELDS = ["peak.allocated", "total.allocated", "startup.allocated", "replication.backlog", "clients.slaves",
+                "clients.normal", "cluster.links", "aof.buffer", "lua.caches", "functions.caches", "overhead.total",
+                "keys.count", "keys.bytes-per-key", "dataset.bytes", "dataset.percentage", "peak.percentage",
+                "allocator.allocated", "allocator.active", "allocator.resident", "allocator-fragmentation.ratio",
+                "allocator-fragmentation.bytes", "allocator-rss.ratio", "allocator-rss.bytes", "rss-overhead.ratio",
+                "rss-overhead.bytes", "fragmentation", "fragmentation.bytes"]
+
+
+def test_memory_stats_fields_as_redis(server, oracle):
+    names = []
+    for srv in (server, oracle):
+        r = raw(srv)
+        r.set("a", "1")
+        r.execute_command("SELECT", "3")
+        r.set("b", "1")
+        st = r.execute_command("MEMORY", "STATS")
+        if isinstance(st, list):
+            st = dict(zip(st[::2], st[1::2]))
+        names.append([k.decode() if isinstance(k, bytes) else k for k in st])
+        assert "db.0" in names[-1] and "db.3" in names[-1]
+    assert names[0] == names[1]
+    assert [n for n in names[0] if not n.startswith("db.")] == STATS_FIELDS
+
+
+def test_memory_stats_values_consistent(server):
+    r = server.client()
+    for i in range(1000):
+        r.set("k%d" % i, "v" * 100)
+    st = r.memory_stats()
+    assert st["keys.count"] == 1000
+    assert st["total.allocated"] <= st["peak.allocated"]
+    assert st["dataset.bytes"] + st["overhead.total"] == st["total.allocated"]
+    assert st["dataset.bytes"] >= 1000 * 100
+    assert st["clients.normal"] > 16384
+    assert st["db.0"]["overhead.hashtable.main"] >= 1000 * 8
+
+
+def test_doctor_texts(server):
+    r = raw(server)
+    assert r.execute_command("MEMORY", "DOCTOR").startswith(b"Hi Sam, this instance is empty")
+    p = r.pipeline(transaction=False)
+    for i in range(60000):
+        p.set("k%d" % i, "v" * 100)
+    p.execute()
+    text = r.execute_command("MEMORY", "DOCTOR")
+    assert text.startswith(b"Hi Sam, I can't find any memory issue") or b"Sam, I found" in text
+
+
+def test_malloc_stats_and_purge(server):
+    r = raw(server)
+    assert b"jemalloc" in r.execute_command("MEMORY", "MALLOC-STATS")
+    assert r.execute_command("MEMORY", "PURGE") == b"OK"
+
+
+def test_info_memory_fields_as_redis(server, oracle):
+    def fields(srv):
+        text = raw(srv).execute_command("INFO", "memory")
+        if isinstance(text, bytes):
+            text = text.decode()
+        return [ln.split(":")[0] for ln in text.split("\r\n") if ln and not ln.startswith("#")]
+    assert fields(server) == fields(oracle)
+    info = server.client().info("memory")
+    assert info["allocator_allocated"] > 0
+    assert info["allocator_active"] >= info["allocator_allocated"]
+    assert info["allocator_resident"] >= info["allocator_active"]
+
+
+def test_used_memory_tracks_the_dataset(server):
+    r = server.client()
+    before = r.info("memory")["used_memory"]
+    p = r.pipeline(transaction=False)
+    for i in range(20000):
+        p.set("key:%d" % i, "x" * 200)
+    p.execute()
+    info = r.info("memory")
+    assert info["used_memory"] - before >= 20000 * 200
+    # used_memory is what the allocator reports as allocated, and resident memory covers it
+    assert info["used_memory_rss"] >= info["used_memory"] * 0.9
+    r.flushall()
+    time.sleep(0.2)
+    assert r.info("memory")["used_memory"] < before + 256 * 1024
+
+
+def test_client_list_memory_fields(server):
+    r = server.client()
+    line = r.execute_command("CLIENT", "LIST")
+    if isinstance(line, bytes):
+        line = line.decode()
+    for f in ("qbuf=", "qbuf-free=", "argv-mem=", "obl=", "oll=", "omem=", "tot-mem="):
+        assert f in line
+    tot = int(line.split("tot-mem=")[1].split()[0])
+    assert tot > 16384
+
+
+# --- client eviction ---
+
+
+def open_clients(srv, n):
+    socks = []
+    for _ in range(n):
+        s = socket.create_connection((srv.host, srv.port))
+        socks.append(s)
+    return socks
+
+
+def test_maxmemory_clients_evicts_the_biggest_client(server):
+    r = server.client()
+    r.client_setname("control")
+    r.execute_command("CLIENT", "NO-EVICT", "on")
+    small = open_clients(server, 5)
+    big = socket.create_connection((server.host, server.port))
+    # a half-sent bulk argument keeps growing the big client's query buffer
+    big.sendall(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$4000000\r\n" + b"x" * 2000000)
+    time.sleep(0.3)
+    r.config_set("maxmemory-clients", 1024 * 1024)
+    time.sleep(0.3)
+    r.ping()
+    assert r.info("stats")["evicted_clients"] >= 1
+    big.settimeout(2)
+    try:
+        got = big.recv(100)
+    except (ConnectionResetError, socket.timeout):
+        got = b""
+    assert got == b""
+    for s in small:
+        s.sendall(b"PING\r\n")
+        s.settimeout(2)
+        assert s.recv(100) == b"+PONG\r\n"
+    assert r.ping()
+    for s in small:
+        s.close()
+
+
+def test_no_evict_client_survives(server):
+    r = server.client()
+    r.execute_command("CLIENT", "NO-EVICT", "on")
+    r.config_set("maxmemory-clients", 1)  # every client is over
+    time.sleep(0.2)
+    assert r.ping()
+    other = socket.create_connection((server.host, server.port))
+    other.settimeout(2)
+    other.sendall(b"PING\r\n")
+    try:
+        got = other.recv(100)
+    except (ConnectionResetError, socket.timeout):
+        got = b""
+    assert got == b""
+    assert r.info("stats")["evicted_clients"] >= 1
+    r.config_set("maxmemory-clients", 0)
+
+
+def test_maxmemory_clients_percent(server):
+    r = server.client()
+    r.execute_command("CLIENT", "NO-EVICT", "on")
+    r.config_set("maxmemory-clients", "50%")  # of maxmemory 0: no limit
+    other = socket.create_connection((server.host, server.port))
+    other.sendall(b"PING\r\n")
+    other.settimeout(2)
+    assert other.recv(100) == b"+PONG\r\n"
+    assert r.info("stats")["evicted_clients"] == 0
+
+
+def test_pubsub_output_buffer_limit_disconnects_only_slow_subscriber(server):
+    r = server.client()
+    r.config_set("client-output-buffer-limit", "pubsub 256kb 128kb 60")
+    slow = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    slow.connect((server.host, server.port))
+    slow.sendall(b"SUBSCRIBE ch\r\n")
+    fast = r.pubsub()
+    fast.subscribe("ch")
+    fast.get_message(timeout=1)
+    time.sleep(0.1)
+    base = r.info("memory")["used_memory"]
+    payload = "x" * 20000
+    for _ in range(1000):
+        r.publish("ch", payload)
+        fast.get_message(timeout=1)
+    time.sleep(0.2)
+    assert r.pubsub_numsub("ch")[0][1] == 1  # the slow one was closed
+    assert r.info("memory")["used_memory"] < base + 512 * 1024
+    slow.close()
