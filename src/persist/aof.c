@@ -886,7 +886,10 @@ void aofInitAtStartup(void) {
     aof.manifest = manifestLoad(1);
     long long total = 0;
     if (aof.manifest) {
-        if (loadManifestFiles(aof.manifest, &total) == AOF_LOAD_OK) {
+        persistLoadingBegin();
+        int rc = loadManifestFiles(aof.manifest, &total);
+        persistLoadingEnd();
+        if (rc == AOF_LOAD_OK) {
             aof.currentSize = total;
             aof.baseSize = total;
         }

@@ -24,6 +24,7 @@
 #include "ds/alloc.h"
 #include "ds/util.h"
 #include "persist/aof_int.h"
+#include "persist/persist.h"
 #include "persist/rdb.h"
 
 #define MANIFEST_MAX_LINE 1024
@@ -327,6 +328,7 @@ int aofParse(const unsigned char *p, size_t len, size_t pos, AofCmdFn *cmd, AofA
 
 typedef struct LoadCtx {
     Client *c;
+    size_t len, nextReport; /* progress: the loop turns every so many bytes */
     const char *name;
     int inMulti;
     size_t multiStart;  /* offset of the open MULTI */
@@ -361,6 +363,10 @@ static void dropQueue(LoadCtx *ctx) {
 
 static int loadCommand(void *priv, int argc, sds *argv, size_t start, size_t end) {
     LoadCtx *ctx = priv;
+    if (persistLoading() && end >= ctx->nextReport) {
+        persistLoadingProgress(end, ctx->len);
+        ctx->nextReport = end + (size_t)server.cfg.loadingProcessEventsIntervalBytes;
+    }
     Command *cmd = commandLookupArgv(argc, argv);
     if (!cmd) {
         ctx->err = sdsCatPrintf(sdsEmpty(), "Unknown command '%s' reading the append only file %s at offset %zu",
@@ -400,7 +406,6 @@ static int loadCommand(void *priv, int argc, sds *argv, size_t start, size_t end
         ctx->queuedArgc[ctx->queuedCount++] = argc;
         return 0;
     }
-    (void)end;
     runCommand(ctx, argc, argv, cmd);
     return 0;
 }
@@ -447,7 +452,7 @@ int aofLoadFile(const char *path, const char *name, int last, int loadTruncated,
                   info.keysExpired);
         serverLog(LL_NOTICE, "Reading the remaining AOF tail...");
     }
-    LoadCtx ctx = {.name = name};
+    LoadCtx ctx = {.name = name, .len = len, .nextReport = pos};
     ctx.c = clientCreateFake();
     int saved = dbNoLazyExpire;
     dbNoLazyExpire = 1;

@@ -584,6 +584,23 @@ static void loadingProgress(const RdbLoadInfo *info, size_t loaded, size_t total
 
 int persistLoading(void) { return state.loading; }
 
+void persistLoadingBegin(void) {
+    state.loading = 1;
+    state.loadingStartUnix = nowUnix();
+    state.loadingLastLogMs = serverNowMs();
+    rdbSetProgressHooks(NULL, loadingProgress);
+}
+
+void persistLoadingProgress(size_t loaded, size_t total) {
+    static const RdbLoadInfo none;
+    loadingProgress(&none, loaded, total);
+}
+
+void persistLoadingEnd(void) {
+    rdbSetProgressHooks(NULL, NULL);
+    state.loading = 0;
+}
+
 int persistRefuseWhileLoadingOrReply(Client *c, Command *cmd) {
     if (!state.loading || (cmd->flags & CMD_LOADING)) return 0;
     dispatchRejectCommand(c, "LOADING Redis is loading the dataset in memory");

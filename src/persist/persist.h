@@ -52,6 +52,12 @@ int persistRefuseWriteOrReply(Client *c, Command *cmd);
 int persistRefuseWhileLoadingOrReply(Client *c, Command *cmd);
 /* 1 while the start-up load runs. */
 int persistLoading(void);
+/* The AOF's start-up load runs inside these (loading:1, -LOADING for
+ * clients); progress turns the event loop every
+ * loading-process-events-interval-bytes. */
+void persistLoadingBegin(void);
+void persistLoadingProgress(size_t loaded, size_t total);
+void persistLoadingEnd(void);
 /* The BGSAVE child's pid, -1 when none (the AOF rewrite waits for it). */
 pid_t persistBgsaveChildPid(void);
 /* A fork took us microseconds (INFO latest_fork_usec, total_forks). */

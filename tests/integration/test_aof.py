@@ -24,7 +24,7 @@ def is_cairn(srv):
     return "cairn" in os.path.basename(srv.binary)
 
 
-def wait_for(pred, timeout=20.0, what="condition"):
+def wait_for(pred, timeout=60.0, what="condition"):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         v = pred()

@@ -32,7 +32,7 @@ KILL_RUN_S = float(os.environ.get("AOF_KILL_RUN_S", "0.3"))
 CLIENTS = 50
 
 
-def wait_for(pred, timeout=20.0, what="condition"):
+def wait_for(pred, timeout=60.0, what="condition"):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         v = pred()
