@@ -294,6 +294,13 @@ static void clientFreed(Client *c) {
 
 static void resetStats(void) { repl.statFullSyncs = repl.statPartialOk = repl.statPartialErr = 0; }
 
+void replChangeId(void) {
+    replNewId(repl.replid);
+    memset(repl.replid2, '0', 40);
+    repl.replid2[40] = '\0';
+    repl.secondOffset = -1;
+}
+
 void replInit(void) {
     replNewId(repl.replid);
     memset(repl.replid2, '0', 40);

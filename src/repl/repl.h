@@ -27,6 +27,8 @@
 /* Start-up (initFeatures): hooks (cron, before-sleep, client free, the RDB
  * replication info). */
 void replInit(void);
+/* DEBUG CHANGE-REPL-ID: a new replication ID, and no previous one. */
+void replChangeId(void);
 /* After the start-up load: a replica configured with replicaof continues
  * from the snapshot's repl-id / repl-offset, and starts connecting. */
 void replStart(void);

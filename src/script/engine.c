@@ -960,7 +960,8 @@ static const char *checkScriptCommand(ScriptRun *run, Command *cmd, int argc, sd
     if (!cmd) return "ERR Unknown Redis command called from script";
     if ((cmd->arity > 0 && argc != cmd->arity) || argc < -cmd->arity)
         return "ERR Wrong number of args calling Redis command from script";
-    if (cmd->flags & CMD_NOSCRIPT) return "ERR This Redis command is not allowed from script";
+    if ((cmd->flags & CMD_NOSCRIPT) && !scriptAllowNoscriptCommands)
+        return "ERR This Redis command is not allowed from script";
     if (aclCheck) {
         const char *denied = aclCheck(run->caller, cmd, argc, argv);
         if (denied) return denied;
@@ -1662,6 +1663,7 @@ void scriptKill(Client *c, int isEval) {
  * command's write / deny-oom flags before it runs) --- */
 
 int scriptOomAtStart;
+int scriptAllowNoscriptCommands;
 
 uint64_t scriptFlagsToCommandFlags(uint64_t cmdFlags, unsigned scriptFlags) {
     if (scriptFlags & SCRIPT_FLAG_EVAL_COMPAT) return cmdFlags;

@@ -58,6 +58,9 @@ uint64_t scriptCommandFlags(Client *c, const Command *cmd);
  * began (set by the server's OOM check).  A script's first deny-oom call
  * is refused when it was, as Redis 7.0 decides at the script's start. */
 extern int scriptOomAtStart;
+/* DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call the commands flagged
+ * noscript (Redis's test hook). */
+extern int scriptAllowNoscriptCommands;
 
 /* Installed by the ACL (server/acl.c): NULL when the script's caller may
  * run cmd with argv, else the error redis.call raises (after the denial

@@ -1,5 +1,6 @@
 /* debug.c -- DEBUG: SLEEP, SET-ACTIVE-EXPIRE, OBJECT, LOG, POPULATE, DIGEST,
- * DIGEST-VALUE, RELOAD, HELP.
+ * DIGEST-VALUE, RELOAD, REPLYBUFFER, SET-DISABLE-DENY-SCRIPTS, CHANGE-REPL-ID,
+ * the list layouts (QUICKLIST-PACKED-THRESHOLD, LISTPACK, QUICKLIST), HELP.
  *
  * DEBUG is refused unless `enable-debug-command` is "yes", or "local" and
  * the client is on the unix socket or a loopback address -- with Redis's
@@ -33,6 +34,8 @@
 #include "persist/digest.h"
 #include "persist/persist.h"
 #include "persist/rdb.h"
+#include "script/script.h"
+#include "repl/repl.h"
 
 #define LRU_CLOCK_MAX ((1u << 24) - 1)
 
@@ -82,6 +85,29 @@ static void debugSleep(Client *c) {
         struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000};
         while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {}
     }
+    replyOk(c);
+}
+
+/* DEBUG REPLYBUFFER PEAK-RESET-TIME <ms|never|reset> | RESIZING <0|1>:
+ * Redis's knobs for its reply buffer's resizing.  Cairn's reply buffer
+ * has a fixed size and never resizes, so the settings are accepted (with
+ * Redis's parsing: atoi) and change nothing. */
+static void debugReplybuffer(Client *c) {
+    if (!strcasecmp(c->argv[2], "peak-reset-time") || !strcasecmp(c->argv[2], "resizing")) {
+        replyOk(c);
+        return;
+    }
+    replySubcommandSyntaxError(c);
+}
+
+static void debugSetDisableDenyScripts(Client *c) {
+    scriptAllowNoscriptCommands = atoi(c->argv[2]);
+    replyOk(c);
+}
+
+static void debugChangeReplId(Client *c) {
+    replChangeId();
+    serverLog(LL_NOTICE, "Changed replication IDs after receiving DEBUG change-repl-id");
     replyOk(c);
 }
 
@@ -267,6 +293,12 @@ static void debugHelp(Client *c) {
         "SET-ACTIVE-EXPIRE <0|1>",
         "    0 stops expiring keys in the background (they still expire on access);",
         "    1 turns background expiry back on.",
+        "REPLYBUFFER PEAK-RESET-TIME <ms|never|reset> | RESIZING <0|1>",
+        "    Accepted as Redis accepts them; Cairn's reply buffer never resizes.",
+        "SET-DISABLE-DENY-SCRIPTS <0|1>",
+        "    1 lets scripts call commands flagged noscript (tests only).",
+        "CHANGE-REPL-ID",
+        "    Give the instance a new replication ID and forget the previous one.",
         "SLEEP <seconds>",
         "    Block the server for <seconds> (decimals allowed).",
         NULL,
@@ -385,6 +417,9 @@ static const DebugAction actions[] = {
     {"digest", 2, 2, debugDigest},
     {"digest-value", 2, INT_MAX, debugDigestValue},
     {"reload", 2, 5, debugReload},
+    {"replybuffer", 4, 4, debugReplybuffer},
+    {"set-disable-deny-scripts", 3, 3, debugSetDisableDenyScripts},
+    {"change-repl-id", 2, 2, debugChangeReplId},
     {"loadaof", 2, 2, debugLoadaof},
     {"quicklist-packed-threshold", 3, 3, debugPackedThreshold},
     {"listpack", 3, 3, debugListpack},

@@ -244,3 +244,27 @@ def test_pubsub_output_buffer_limit_disconnects_only_slow_subscriber(server):
     assert r.pubsub_numsub("ch")[0][1] == 1  # the slow one was closed
     assert r.info("memory")["used_memory"] < base + 512 * 1024
     slow.close()
+
+
+# --- DEBUG subcommands that reach memory-related states ---
+
+
+def test_debug_subcommands_as_redis(request):
+    a = raw(request.getfixturevalue("start_server")(enable_debug_command="yes"))
+    b = raw(request.getfixturevalue("start_oracle")(enable_debug_command="yes"))
+    for cmd in (("DEBUG", "JMAP"), ("DEBUG", "STRINGMATCH-LEN"), ("DEBUG", "REPLYBUFFER"),
+                ("DEBUG", "REPLYBUFFER", "RESIZING"), ("DEBUG", "REPLYBUFFER", "RESIZING", "0"),
+                ("DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "never"), ("DEBUG", "REPLYBUFFER", "FOO", "1"),
+                ("EVAL", "return redis.call('watch','x')", "0"), ("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "1"),
+                ("EVAL", "return redis.call('watch','x')", "0"), ("EVAL", "return redis.call('unwatch')", "0"),
+                ("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "0"), ("EVAL", "return redis.call('watch','x')", "0"),
+                ("DEBUG", "CHANGE-REPL-ID", "x"), ("DEBUG", "SLEEP", "0")):
+        both(a, b, *cmd)
+    ids = []
+    for _ in range(2):
+        info = a.execute_command("INFO", "replication").decode()
+        ids.append([ln for ln in info.split("\r\n") if ln.startswith("master_replid:")][0])
+        assert a.execute_command("DEBUG", "CHANGE-REPL-ID") == b"OK"
+    info = a.execute_command("INFO", "replication").decode()
+    assert ids[0] != ids[1]
+    assert "master_replid2:" + "0" * 40 in info
