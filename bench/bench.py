@@ -172,6 +172,10 @@ SCENARIOS = {
     # redis-benchmark authenticates each connection once, before the run.
     "acl_set": ("acluser", 0, ["SET", "key:__rand_int__", "xxx"]),
     "acl_get": ("acluser", 0, ["GET", "key:__rand_int__"]),
+    # SET of new keys (100-byte values, redis-benchmark -r) under maxmemory
+    # 1 MB with allkeys-lru, preloaded past the limit: every request evicts
+    # (issue 22: instructions per SET while evicting).
+    "set_evict": ("evict", 0, ["SET", "key:__rand_int__", "v" * 100]),
     # The seed scripts (issue 6), loaded once and run with EVALSHA.
     "evalsha_cleanup": ("cleanup", 0, None),
     "evalsha_ratelimit": ("ratelimit", 0, None),
@@ -254,6 +258,11 @@ def scenario_setup(srv, kind):
         for i in range(100):
             args += ["%.6f" % rng.uniform(14.5, 15.5), "%.6f" % rng.uniform(36.6, 37.4), "place:%d" % i]
         srv.cli(*args)
+    elif kind == "evict":
+        srv.cli("CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
+        srv.cli("CONFIG", "SET", "maxmemory", "1mb")
+        for start in range(0, 20000, 1000):
+            send_raw(srv.port, *[["SET", "pre:%d" % i, "v" * 100] for i in range(start, start + 1000)])
     elif kind == "zset":
         args = ["ZADD", "zbench"]
         for i in range(1000):
@@ -359,6 +368,8 @@ def run_load(port, test, n, pipeline, gen="redis-benchmark", pin=True, timeout=1
                     "-P", str(pipeline), "-q", "--csv"]
     if test in SCENARIOS and SCENARIOS[test][0] == "acluser":
         cmd += ["--user", ACL_BENCH_USER, "-a", "benchpass"]
+    if test == "set_evict":
+        cmd += ["-r", "100000000"]
     cmd += scenario_command(test) if test in SCENARIOS else ["-t", test]
     return subprocess.run(cmd, capture_output=True, timeout=timeout)
 
@@ -1014,6 +1025,67 @@ def replication():
         print("%-22s %12.3f %12.3f %6.2f" % (name, a, b, ratio(a, b)))
 
 
+# ------------------------------------------------------------------ cache
+
+def cache_run(binary, name, policy, keys, seq, maxmemory, value):
+    """A read-through cache: GET each key of seq, SET it on a miss (in
+    batches of 200: GETs pipelined, then the misses' SETs).  Returns (hit
+    rate over the second half, keys held, evicted, used_memory)."""
+    import redis
+    s = Srv(binary, name, (), ["--maxmemory", str(maxmemory), "--maxmemory-policy", policy])
+    try:
+        r = redis.Redis(port=s.port)
+        hits = counted = 0
+        half = len(seq) // 2
+        for start in range(0, len(seq), 200):
+            batch = seq[start:start + 200]
+            p = r.pipeline(transaction=False)
+            for k in batch:
+                p.get(k)
+            got = p.execute()
+            p = r.pipeline(transaction=False)
+            for i, (k, v) in enumerate(zip(batch, got)):
+                if start + i >= half:
+                    counted += 1
+                    hits += v is not None
+                if v is None:
+                    p.set(k, value)
+            p.execute()
+        info = r.info()
+        return hits / max(counted, 1), r.dbsize(), info["evicted_keys"], info["used_memory"]
+    finally:
+        s.stop()
+
+
+def cache():
+    """Issue 22's read-through cache, scaled for this machine by default
+    (BENCH_CACHE_KEYS possible keys, BENCH_CACHE_OPS operations,
+    BENCH_CACHE_MAXMEMORY; the issue's full run is 10M keys, 5M operations,
+    200 MB): Zipf(0.99) keys, 100-byte values, the same key stream and
+    maxmemory on both servers, allkeys-lru and allkeys-lfu."""
+    import bisect
+    import random
+    nkeys = env_int("BENCH_CACHE_KEYS", 200000)
+    nops = env_int("BENCH_CACHE_OPS", 300000)
+    maxmemory = env_int("BENCH_CACHE_MAXMEMORY", 8 * 1024 * 1024)
+    rng = random.Random(22)
+    cdf, total = [], 0.0
+    for i in range(nkeys):
+        total += 1.0 / (i + 1) ** 0.99
+        cdf.append(total)
+    names = ["key:%d" % i for i in range(nkeys)]
+    rng.shuffle(names)
+    seq = [names[bisect.bisect_left(cdf, rng.random() * total)] for _ in range(nops)]
+    value = b"v" * 100
+    print("\n== read-through cache (Zipf 0.99 over %d keys, %d GET+SET-on-miss, 100-byte values, "
+          "maxmemory %d; hit rate over the second half)" % (nkeys, nops, maxmemory))
+    print("%-12s %-8s %9s %10s %10s %12s" % ("policy", "server", "hit rate", "keys held", "evicted", "used_memory"))
+    for policy in ("allkeys-lru", "allkeys-lfu"):
+        for binary, sname in ((A_BIN, A_NAME), (B_BIN, B_NAME)):
+            hit, held, ev, used = cache_run(binary, sname, policy, nkeys, seq, maxmemory, value)
+            print("%-12s %-8s %8.2f%% %10d %10d %12d" % (policy, sname, hit * 100, held, ev, used))
+
+
 def main():
     what = sys.argv[1] if len(sys.argv) > 1 else "all"
     print("A=%s (%s)  B=%s (%s)" % (A_NAME, A_BIN, B_NAME, shutil.which(B_BIN) or B_BIN))
@@ -1027,6 +1099,8 @@ def main():
         aof()
     if what in ("replication", "all"):
         replication()
+    if what in ("cache", "all"):
+        cache()
     if what in ("instructions", "all"):
         if os.environ.get("BENCH_SKIP_CALLGRIND") == "1":
             print("\n== instructions: skipped (BENCH_SKIP_CALLGRIND=1)")
