@@ -53,9 +53,9 @@ static void assertKey(const kvobj *o, const char *key, size_t len) {
 /* The TTL index of db holds exactly `count` entries, each at the position
  * it stores, each with an expire. */
 static void assertTtlIndex(Db *db, uint32_t count) {
-    assert_int_equal(db->ttlCount, count);
-    for (uint32_t i = 0; i < db->ttlCount; i++) {
-        kvobj *o = db->ttl[i];
+    assert_int_equal(db->ttl.count, count);
+    for (uint32_t i = 0; i < db->ttl.count; i++) {
+        kvobj *o = cvGet(&db->ttl, i);
         assert_true(kvHasExpire(o));
         uint32_t pos;
         memcpy(&pos, o->data + 8, 4);

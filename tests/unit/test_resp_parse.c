@@ -731,6 +731,47 @@ static void test_kept_arguments_not_reused(void **state) {
     respParserFree(&p);
 }
 
+/* respProtocol, the table the network layer drives: the same commands,
+ * errors, consumed counts, reuse and direct reads as the calls above. */
+static void test_protocol_table(void **state) {
+    (void)state;
+    const Protocol *pr = &respProtocol;
+    void *st = pr->create();
+    ProtoCommand cmd;
+    const char *in = "*2\r\n$3\r\nGET\r\n$1\r\nk\r\nPING\r\n*1\r\n$4\r\nPI";
+    size_t len = strlen(in), pos = 0;
+    assert_int_equal(pr->next(st, in, len, NULL, &cmd), PROTO_COMPLETE);
+    pos += cmd.consumed;
+    assert_int_equal(cmd.argc, 2);
+    assert_string_equal(cmd.argv[0], "GET");
+    assert_string_equal(cmd.argv[1], "k");
+    assert_int_equal(cmd.argvBytes, 4);
+    assert_true(pr->handedOut(st, cmd.argv));
+    sds *first = cmd.argv;
+    pr->recycle(st, cmd.argv, cmd.argc);
+    assert_false(pr->handedOut(st, first));
+    assert_true(pr->spareBytes(st) > 0); /* the array and strings kept */
+    assert_int_equal(pr->next(st, in + pos, len - pos, NULL, &cmd), PROTO_COMPLETE);
+    pos += cmd.consumed;
+    assert_int_equal(cmd.argc, 1);
+    assert_string_equal(cmd.argv[0], "PING");
+    pr->recycle(st, cmd.argv, cmd.argc);
+    assert_int_equal(pr->next(st, in + pos, len - pos, NULL, &cmd), PROTO_INCOMPLETE);
+    pos += cmd.consumed;
+    assert_int_equal(pr->pendingBytes(st), 0);
+    char *dst;
+    size_t room;
+    assert_false(pr->directRoom(st, &dst, &room)); /* a small argument: no direct read */
+    pr->trim(st);
+    assert_int_equal(pr->spareBytes(st), 0);
+    /* A protocol error, with Redis's text. */
+    void *bad = pr->create();
+    assert_int_equal(pr->next(bad, "*1\r\nx\r\n", 7, NULL, &cmd), PROTO_ERROR);
+    assert_string_equal(cmd.err, "Protocol error: expected '$', got 'x'");
+    pr->free(bad);
+    pr->free(st); /* with a half-read command */
+}
+
 int main(void) {
     xmallocRegisterThread(); /* as the server's main() does first */
     const struct CMUnitTest tests[] = {
@@ -757,6 +798,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_reuse_strings_and_array, setup, teardown),
         cmocka_unit_test_setup_teardown(test_big_command_released, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kept_arguments_not_reused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_protocol_table, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
