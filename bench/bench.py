@@ -176,6 +176,13 @@ SCENARIOS = {
     # 1 MB with allkeys-lru, preloaded past the limit: every request evicts
     # (issue 22: instructions per SET while evicting).
     "set_evict": ("evict", 0, ["SET", "key:__rand_int__", "v" * 100]),
+    # Streams (issue 21): XADD of 3 small fields with an auto ID; XRANGE of
+    # 10 entries of a 1000-entry stream; XREADGROUP of one new entry (into
+    # the PEL) from a stream of 20000 (the setup adds them: BENCH_CG_N
+    # readers must each find one).
+    "xadd": (None, 0, ["XADD", "xbench", "*", "f1", "v1", "f2", "v2", "f3", "v3"]),
+    "xrange10": ("stream1000", 0, ["XRANGE", "xrange1000", "-", "+", "COUNT", "10"]),
+    "xreadgroup": ("streamgroup", 0, ["XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "xgroup", ">"]),
     # The seed scripts (issue 6), loaded once and run with EVALSHA.
     "evalsha_cleanup": ("cleanup", 0, None),
     "evalsha_ratelimit": ("ratelimit", 0, None),
@@ -263,6 +270,13 @@ def scenario_setup(srv, kind):
         srv.cli("CONFIG", "SET", "maxmemory", "1mb")
         for start in range(0, 20000, 1000):
             send_raw(srv.port, *[["SET", "pre:%d" % i, "v" * 100] for i in range(start, start + 1000)])
+    elif kind in ("stream1000", "streamgroup"):
+        key, n = ("xrange1000", 1000) if kind == "stream1000" else ("xgroup", 20000)
+        cmds = [["XADD", key, "%d-1" % i, "f1", "v1", "f2", "v2", "f3", "v3"] for i in range(1, n + 1)]
+        if kind == "streamgroup":
+            cmds.append(["XGROUP", "CREATE", key, "g", "0"])
+        for i in range(0, len(cmds), 1000):
+            send_raw(srv.port, *cmds[i:i + 1000])
     elif kind == "zset":
         args = ["ZADD", "zbench"]
         for i in range(1000):
@@ -612,6 +626,13 @@ def ds_bighash(n, out):
         out.write(resp(*args))
 
 
+def ds_stream(n, out):
+    """One stream of n entries of 3 small fields: bytes per entry."""
+    for i in range(1, n + 1):
+        out.write(resp(b"XADD", b"stream", b"%d-1" % i, b"name", b"n%d" % (i % 1000), b"qty", b"%d" % (i % 97),
+                       b"state", b"ok"))
+
+
 # name -> (writer(n, file), default n, unit, command the server must have).
 # BENCH_MEM_KEYS overrides n for the string datasets.
 DATASETS = {
@@ -622,6 +643,7 @@ DATASETS = {
     "lists": (ds_lists, 100000, "key", b"rpush"),
     "zsets": (ds_zsets, 100000, "key", b"zadd"),
     "bighash": (ds_bighash, 1000000, "field", b"hset"),
+    "stream": (ds_stream, 1000000, "entry", b"xadd"),
 }
 
 
