@@ -135,9 +135,15 @@ static int isLarge(const Quicklist *ql, size_t len) {
 
 static int isPlain(const QlNode *n) { return (n->flags & NODE_PLAIN) != 0; }
 
+/* Redis 7.0 estimates what an element adds to a node as its length plus 8
+ * (SIZE_ESTIMATE_OVERHEAD), not its exact entry size: nodes fill to the
+ * same element as Redis's, so lists split alike and their RDB nodes (and
+ * files) are the same bytes. */
+#define INSERT_ESTIMATE_OVERHEAD 8
+
 static int allowInsert(const Quicklist *ql, const QlNode *n, size_t len) {
     if (!n || isPlain(n) || isLarge(ql, len)) return 0;
-    if (n->sz + entryBound(len) > sizeLimit(ql->fill)) return 0;
+    if (n->sz + len + INSERT_ESTIMATE_OVERHEAD > sizeLimit(ql->fill)) return 0;
     if (ql->fill >= 0 && n->count >= ql->fill) return 0;
     return 1;
 }
