@@ -368,8 +368,8 @@ static int parseAddTrimArgsOrReply(Client *c, AddTrimArgs *a, int xadd) {
         replyError(c, "ERR syntax error, XTRIM must be called with a trimming strategy");
         return -1;
     }
-    if (c->flags & CLIENT_FAKE) {
-        a->limit = 0; /* loading an AOF: trims were rewritten exact */
+    if ((c->flags & CLIENT_MASTER) || (c->flags & (CLIENT_FAKE | CLIENT_LUA)) == CLIENT_FAKE) {
+        a->limit = 0; /* the primary or the AOF: trims were rewritten exact */
     } else if (limitGiven) {
         if (!a->approx) {
             replyError(c, "ERR syntax error, LIMIT cannot be used without the special ~ option");

@@ -234,6 +234,8 @@ def test_no_blocking_inside_multi_or_scripts(server, oracle):
         r = a.run(["MULTI", "XREAD BLOCK 0 STREAMS s $", "XREADGROUP GROUP g c BLOCK 0 STREAMS s >", "EXEC"])
         r.append(a.call("EVAL", "return redis.pcall('XREAD','BLOCK','0','STREAMS','s','$')", "0"))
         r.append(a.call("EVAL", "return redis.pcall('xread','STREAMS','s','0')", "0"))
+        r.append(a.call("EVAL", "return redis.pcall('XADD','s','MAXLEN','5','LIMIT','5','1-1','a','b')", "0"))
+        r.append(a.call("EVAL", "return redis.pcall('XADD','s','MAXLEN','~','5','LIMIT','5','1-1','a','b')", "0"))
         return r
     both(server, oracle, run)
 
