@@ -795,7 +795,8 @@ static int keyAllowed(const Selector *s, const char *key, size_t len, uint32_t k
     for (int i = 0; i < s->npats; i++) {
         const KeyPattern *p = &s->pats[i];
         if ((p->perm & need) != need) continue;
-        if (len < p->litLen || memcmp(p->pat, key, p->litLen) != 0) continue;
+        if (len < p->litLen || (p->litLen && (key[0] != p->pat[0] || memcmp(p->pat, key, p->litLen) != 0)))
+            continue;
         if (p->prefixStar || globMatch(p->pat, sdsLen(p->pat), key, len, 0)) return 1;
     }
     return 0;
@@ -1484,12 +1485,13 @@ static void aclSetuserCommand(Client *c) {
 }
 
 static void replySelectorFields(Client *c, const Selector *s) {
-    replyBulkCString(c, "commands");
-    replyBulkSds(c, describeCommands(s));
-    replyBulkCString(c, "keys");
-    replyBulkSds(c, describeKeys(s));
-    replyBulkCString(c, "channels");
-    replyBulkSds(c, describeChannels(s));
+    sds parts[3] = {describeCommands(s), describeKeys(s), describeChannels(s)};
+    static const char *names[3] = {"commands", "keys", "channels"};
+    for (int i = 0; i < 3; i++) {
+        replyBulkCString(c, names[i]);
+        replyBulkSds(c, parts[i]);
+        sdsFree(parts[i]);
+    }
 }
 
 static void aclGetuserCommand(Client *c) {
