@@ -667,7 +667,9 @@ static int installRewrite(pid_t pid) {
     aofManifestFree(aof.manifest);
     aof.manifest = m;
     m = NULL;
+    start = ustime();
     aof.currentSize = fileSize(basePath) + aof.lastIncrSize;
+    latencySample("aof-fstat", ustime() - start);
     aof.baseSize = aof.currentSize;
     aof.fsyncOffset = aof.currentSize;
     if (aof.state == AOF_WAIT_REWRITE) aof.state = AOF_ON;
@@ -991,8 +993,15 @@ void aofRestartAfterSync(void) {
     aof.restartPending = 0;
 }
 
-void aofPrepareShutdown(void) {
+int aofPrepareShutdown(int force) {
     if (aof.childPid >= 0) {
+        if (aof.state == AOF_WAIT_REWRITE) {
+            if (!force) {
+                serverLog(LL_WARNING, "Writing initial AOF, can't exit.");
+                return -1;
+            }
+            serverLog(LL_WARNING, "Writing initial AOF. Exit anyway.");
+        }
         serverLog(LL_WARNING, "There is a child rewriting the AOF. Killing it!");
         killChild();
         if (aof.state == AOF_WAIT_REWRITE) {
@@ -1007,6 +1016,7 @@ void aofPrepareShutdown(void) {
         serverLog(LL_NOTICE, "Calling fsync() on the AOF file.");
         flushAndSync();
     }
+    return 0;
 }
 
 /* ------------------------------------------------------------------------ */

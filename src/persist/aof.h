@@ -38,8 +38,11 @@ void aofScheduleRewrite(void);
  * again from a rewrite of the new data (retried each second on failure),
  * as Redis does. */
 void aofRestartAfterSync(void);
-/* SHUTDOWN: kill a rewrite child, write and fsync what is buffered. */
-void aofPrepareShutdown(void);
+/* SHUTDOWN: kill a rewrite child, write and fsync what is buffered.
+ * Returns -1 (logged) to stay up while the first rewrite of an AOF turned
+ * on at run time is still being written, unless force, as Redis does (the
+ * dataset would exist nowhere else). */
+int aofPrepareShutdown(int force);
 /* DEBUG LOADAOF: write what is buffered, empty the data, load the AOF back.
  * Exits the process when the AOF cannot be loaded, as Redis does. */
 void aofDebugLoad(void);

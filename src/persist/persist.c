@@ -311,7 +311,7 @@ static int prepareShutdown(int flags) {
         serverLog(LL_WARNING, "There is a child saving an .rdb. Killing it!");
         bgsaveKill();
     }
-    aofPrepareShutdown();
+    if (aofPrepareShutdown(flags & SHUTDOWN_FORCE) < 0) return -1;
     if ((savePointsConfigured() && !(flags & SHUTDOWN_NOSAVE)) || (flags & SHUTDOWN_SAVE)) {
         serverLog(LL_NOTICE, "Saving the final RDB snapshot before exiting.");
         if (saveForeground() < 0) {

@@ -449,3 +449,18 @@ def test_replica_aof_restarted_after_sync(start_server):
     kill9(replica)
     again = aof_start(start_server, dir=replica.tmp)
     assert digest(again) == d
+
+
+@pytest.mark.parametrize("impl", ["cairn", "redis"])
+def test_shutdown_refused_while_initial_aof_is_written(start_server, start_oracle, impl):
+    s = (start_server if impl == "cairn" else start_oracle)()
+    c = s.client()
+    c.set("k", "v")
+    c.config_set("rdb-key-save-delay", 1000000)
+    assert c.config_set("appendonly", "yes")
+    with pytest.raises(redis.ResponseError, match="Errors trying to SHUTDOWN"):
+        c.shutdown()
+    assert "Writing initial AOF, can't exit." in s.log
+    c.config_set("rdb-key-save-delay", 0)
+    c.shutdown(nosave=True, force=True)  # redis-py swallows the closed connection
+    assert s.proc.wait(20) == 0
