@@ -619,7 +619,7 @@ static int rewriteBackground(void) {
 static int installRewrite(pid_t pid) {
     char tmp[64];
     snprintf(tmp, sizeof(tmp), "temp-rewriteaof-bg-%d.aof", (int)pid);
-    AofManifest *m = aofManifestDup(aof.manifest ? aof.manifest : NULL);
+    AofManifest *m = aofManifestDup(aof.manifest);
     const char *baseName = aofManifestNewBase(m, server.cfg.appendfilename, server.cfg.aofUseRdbPreamble);
     sds basePath = aofPath(baseName);
     sds incrPath = NULL;
@@ -780,7 +780,7 @@ static void aofCron(void) {
 static int loadManifestFiles(AofManifest *m, long long *totalSize) {
     long long start = ustime();
     int files = (m->hasBase ? 1 : 0) + m->incrCount;
-    int loaded = 0, anyData = 0;
+    int anyData = 0;
     *totalSize = 0;
     effectsSuppress(1);
     for (int i = 0; i < files; i++) {
@@ -805,13 +805,11 @@ static int loadManifestFiles(AofManifest *m, long long *totalSize) {
         }
         *totalSize += fileSize(path);
         sdsFree(path);
-        loaded++;
     }
     effectsSuppress(0);
     server.dirty = 0;
     if (!anyData) return AOF_LOAD_EMPTY;
     serverLog(LL_NOTICE, "DB loaded from append only file: %.3f seconds", (double)(ustime() - start) / 1000000);
-    (void)loaded;
     return AOF_LOAD_OK;
 }
 
