@@ -333,6 +333,7 @@ static void sortGeneric(Client *c, int readonly) {
         a.by = NULL;
     }
     if (a.dontsort) a.by = NULL;
+    if (type == OBJ_ZSET) zsetEnsureSkiplist(o);
     a.spec.byPattern = a.by != NULL;
     a.spec.store = a.store != NULL;
 

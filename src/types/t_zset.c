@@ -381,6 +381,10 @@ static void zsetConvertToSkiplist(kvobj *o) {
     kvSetPtr(o, z);
 }
 
+void zsetEnsureSkiplist(kvobj *o) {
+    if (kvEncoding(o) == OBJ_ENC_LISTPACK) zsetConvertToSkiplist(o);
+}
+
 /* A listpack holding the skiplist's elements (in order). */
 static unsigned char *zsetToListpack(Zset *z) {
     unsigned char *lp = lpNew(0);

@@ -11,6 +11,10 @@ extern const ObjectType zsetObjectType;
 
 /* Number of members of a sorted-set value (OBJ_ZSET). */
 unsigned long zsetLength(const kvobj *o);
+/* Converts a listpack-encoded sorted set to a skiplist in place (SORT does
+ * this to every sorted set it reads, as Redis 7.0 does, so OBJECT ENCODING
+ * after a SORT is Redis's). */
+void zsetEnsureSkiplist(kvobj *o);
 
 /* Visitor: return 0 to stop the iteration. */
 typedef int ZsetVisit(void *priv, const unsigned char *member, size_t len, double score);

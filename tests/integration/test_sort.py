@@ -238,6 +238,17 @@ def test_sorted_set_listpack_and_skiplist(start_server, start_oracle):
                     ("SORT", "z", "ALPHA", "DESC"), ("OBJECT", "ENCODING", "z")], setup=setup)
 
 
+def test_sort_leaves_sorted_sets_as_skiplists(server, oracle):
+    """SORT and SORT_RO convert a listpack sorted set to a skiplist once
+    the arguments parsed (a syntax error leaves it), as Redis 7.0 does."""
+    require_commands(server, "zadd")
+    enc = [("OBJECT", "ENCODING", k) for k in ("a", "b", "c", "d", "e")]
+    same(server, oracle, [
+        ("SORT", "a", "LIMIT"), ("SORT", "b", "BY", "nosort", "GET"), ("SORT", "c", "BY", "nosort", "LIMIT", 5, 1),
+        ("SORT_RO", "d"), ("SORT", "e", "BY", "nosort", "ALPHA", "STORE", "dst"), ("LRANGE", "dst", 0, -1),
+    ] + enc, setup=[("ZADD", k, 1, "x", 2, "y") for k in ("a", "b", "c", "d", "e")])
+
+
 # ------------------------------------------------------------ STORE
 
 def test_store_semantics(server, oracle):
