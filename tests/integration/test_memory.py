@@ -112,7 +112,9 @@ def test_doctor_texts(server):
 
 def test_malloc_stats_and_purge(server):
     r = raw(server)
-    assert b"jemalloc" in r.execute_command("MEMORY", "MALLOC-STATS")
+    stats = r.execute_command("MEMORY", "MALLOC-STATS")
+    # jemalloc's report; the sanitizer (libc) build has none, as Redis with libc
+    assert b"jemalloc" in stats or stats == b"Stats not supported for the current allocator"
     assert r.execute_command("MEMORY", "PURGE") == b"OK"
 
 
