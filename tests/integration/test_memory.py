@@ -270,3 +270,32 @@ def test_debug_subcommands_as_redis(request):
     info = a.execute_command("INFO", "replication").decode()
     assert ids[0] != ids[1]
     assert "master_replid2:" + "0" * 40 in info
+
+
+@pytest.mark.parametrize("shape", ["hash", "set", "zset", "list", "small_hashes"])
+def test_used_memory_counts_each_dataset_shape(server, shape):
+    """used_memory grows by at least the payload each shape stores, and
+    never claims more than the process has resident."""
+    r = server.client()
+    before = r.info("memory")["used_memory"]
+    p = r.pipeline(transaction=False)
+    n = 20000
+    for i in range(n):
+        member = "m%06d-%s" % (i, "x" * 40)
+        if shape == "hash":
+            p.hset("h%d" % (i % 4), member, "v" * 40)
+        elif shape == "set":
+            p.sadd("s%d" % (i % 4), member)
+        elif shape == "zset":
+            p.zadd("z%d" % (i % 4), {member: i})
+        elif shape == "list":
+            p.rpush("l%d" % (i % 4), member)
+        else:
+            p.hset("sh%d" % (i // 10), member, "v" * 40)
+        if i % 1000 == 999:
+            p.execute()
+    p.execute()
+    info = r.info("memory")
+    payload = n * 48
+    assert info["used_memory"] - before >= payload
+    assert info["used_memory"] <= info["used_memory_rss"] * 1.1
