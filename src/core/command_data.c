@@ -555,6 +555,16 @@ static const KeySpec K_expiretime[] = {
 static const CommandArg A_expiretime[] = {
     {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
 };
+static const CommandArg A_failover_0[] = {
+    {.name = "host", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "port", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "force", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "FORCE", .flags = ARGF_OPTIONAL},
+};
+static const CommandArg A_failover[] = {
+    {.name = "target", .type = ARG_BLOCK, .keySpecIndex = -1, .token = "TO", .flags = ARGF_OPTIONAL, .subargs = A_failover_0, .subargCount = 3},
+    {.name = "abort", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "ABORT", .flags = ARGF_OPTIONAL},
+    {.name = "milliseconds", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "TIMEOUT", .flags = ARGF_OPTIONAL},
+};
 static const KeySpec K_fcall[] = {
     {.notes = "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE", .flags = KS_RW | KS_ACCESS | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 2, .fkType = KSF_KEYNUM, .fk = {0, 1, 1}},
 };
@@ -3541,6 +3551,16 @@ const CommandSpec commandSpecs[] = {
      .group = "generic",
      .complexity = "O(1)",
      .args = A_expiretime, .argCount = 1},
+    {.fullname = "failover",
+     .arity = -1,
+     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_STALE,
+     .acl = ACL_ADMIN | ACL_SLOW | ACL_DANGEROUS,
+     .firstKey = 0, .lastKey = 0, .keyStep = 0,
+     .summary = "Start a coordinated failover between this server and one of its replicas.",
+     .since = "6.2.0",
+     .group = "server",
+     .complexity = "O(1)",
+     .args = A_failover, .argCount = 3},
     {.fullname = "fcall",
      .arity = -3,
      .flags = CMD_NOSCRIPT | CMD_STALE | CMD_SKIP_MONITOR | CMD_MAY_REPLICATE | CMD_NO_MANDATORY_KEYS | CMD_MOVABLE_KEYS,

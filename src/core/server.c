@@ -173,6 +173,7 @@ void (*serverFlushAllHook)(void);
 const char *(*serverDiskErrorHook)(int *rdb);
 void (*serverBeforeReplyWriteHook)(void);
 const char *(*serverReplicaWriteErrorHook)(void);
+void (*serverFailoverPauseHook)(int on);
 
 void serverShutdown(int exitCode) {
     netCloseListeners();

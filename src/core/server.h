@@ -191,5 +191,9 @@ extern const char *(*serverDiskErrorHook)(int *rdb);
  * when allowed, else the error (READONLY on a read-only replica,
  * NOREPLICAS without enough good replicas), without the "-". */
 extern const char *(*serverReplicaWriteErrorHook)(void);
+/* FAILOVER's pause of writes (on: 1), set by the pause feature: write
+ * commands are postponed as under CLIENT PAUSE WRITE until it is turned
+ * off; CLIENT UNPAUSE does not end it. */
+extern void (*serverFailoverPauseHook)(int on);
 
 #endif

@@ -123,6 +123,19 @@ static int tryPartial(Client *c, const char *id, const sds offArg) {
 /* SYNC | PSYNC replid offset */
 void syncCommand(Client *c) {
     if (c->flags & CLIENT_SLAVE) return;
+    if (c->argc > 3 && argIs(c->argv[0], "psync") && argIs(c->argv[3], "failover")) {
+        if (strcasecmp(c->argv[1], repl.replid) != 0) {
+            replyError(c, "ERR PSYNC FAILOVER replid must match my replid.");
+            return;
+        }
+        /* Our primary hands us its role: promote, then continue it. */
+        if (server.isReplica) replicaUnsetPrimary();
+        serverLog(LL_NOTICE, "Failover request received for replid %s from client %s", c->argv[1], c->addr);
+    }
+    if (failoverState() != FAILOVER_NONE) {
+        replyError(c, "-NOMASTERLINK Can't SYNC while failing over");
+        return;
+    }
     if (server.isReplica && repl.link != LINK_CONNECTED) {
         replyError(c, "NOMASTERLINK Can't SYNC while not connected with my master");
         return;
@@ -551,7 +564,8 @@ void primaryCron(int everySecond) {
     static long long loops;
     loops++;
     /* PING the replicas now and then, so they can tell a dead link. */
-    if (!server.isReplica && repl.nreplicas && loops % server.cfg.replPingReplicaPeriod == 0) {
+    if (!server.isReplica && repl.nreplicas && loops % server.cfg.replPingReplicaPeriod == 0 &&
+        failoverState() == FAILOVER_NONE && !server.expiryPaused) {
         static const char ping[] = "*1\r\n$4\r\nPING\r\n";
         replFeedStream(ping, sizeof(ping) - 1);
     }

@@ -181,7 +181,8 @@ int replRefuseReplicaKeyspaceOrReply(Client *c, Command *cmd) {
 
 /* --- ROLE and INFO --- */
 
-static const char *replicaIp(const Client *c, const Replica *r, char *buf, size_t len) {
+const char *replReplicaIp(const Client *c, char *buf, size_t len) {
+    const Replica *r = c->replState;
     if (r->ip[0]) return r->ip;
     const char *colon = strrchr(c->addr, ':');
     size_t n = colon ? (size_t)(colon - c->addr) : strlen(c->addr);
@@ -212,7 +213,7 @@ static void roleCommand(Client *c) {
         if (r->state != RSTATE_ONLINE) continue;
         char ip[64];
         replyArrayLen(c, 3);
-        replyBulkCString(c, replicaIp(s, r, ip, sizeof(ip)));
+        replyBulkCString(c, replReplicaIp(s, ip, sizeof(ip)));
         replyBulkLongLong(c, r->port);
         replyBulkLongLong(c, r->ackOff);
         n++;
@@ -244,11 +245,11 @@ sds replInfoSection(sds s) {
         Replica *r = c->replState;
         char ip[64];
         s = sdsCatPrintf(s, "slave%d:ip=%s,port=%d,state=%s,offset=%lld,lag=%lld\r\n", k++,
-                         replicaIp(c, r, ip, sizeof(ip)), r->port, replicaStateName(r), r->ackOff,
+                         replReplicaIp(c, ip, sizeof(ip)), r->port, replicaStateName(r), r->ackOff,
                          (now - r->ackMs) / 1000);
     }
     s = sdsCatPrintf(s,
-                     "master_failover_state:no-failover\r\n"
+                     "master_failover_state:%s\r\n"
                      "master_replid:%s\r\n"
                      "master_replid2:%s\r\n"
                      "master_repl_offset:%lld\r\n"
@@ -257,7 +258,7 @@ sds replInfoSection(sds s) {
                      "repl_backlog_size:%lld\r\n"
                      "repl_backlog_first_byte_offset:%lld\r\n"
                      "repl_backlog_histlen:%lld\r\n",
-                     repl.replid, repl.replid2, repl.offset, repl.secondOffset, repl.backlog != NULL,
+                     failoverStateName(), repl.replid, repl.replid2, repl.offset, repl.secondOffset, repl.backlog != NULL,
                      server.cfg.replBacklogSize, repl.backlog ? repl.backlogOff : 0, repl.histlen);
     return s;
 }
@@ -285,6 +286,7 @@ static void cron(void) {
     if (everySecond) lastSecond = server.time.nowMs;
     replicaCron(everySecond);
     primaryCron(everySecond);
+    failoverCron();
 }
 
 static void clientFreed(Client *c) {
@@ -337,6 +339,7 @@ void syncCommand(Client *c);
 void replconfCommand(Client *c);
 void waitCommand(Client *c);
 void replicaofCommand(Client *c);
+void failoverCommand(Client *c);
 
 Command replCommands[] = {
     {.name = "replicaof", .proc = replicaofCommand},
@@ -346,5 +349,6 @@ Command replCommands[] = {
     {.name = "replconf", .proc = replconfCommand},
     {.name = "role", .proc = roleCommand},
     {.name = "wait", .proc = waitCommand},
+    {.name = "failover", .proc = failoverCommand},
     {0},
 };

@@ -91,6 +91,17 @@ void replFeedStream(const char *p, size_t len);
 void replDisconnectReplicas(void);
 void replSetReplicaMode(int on);
 
+/* failover.c */
+enum { FAILOVER_NONE = 0, FAILOVER_WAIT_SYNC, FAILOVER_IN_PROGRESS };
+int failoverState(void);
+const char *failoverStateName(void);
+void failoverCron(void);
+void failoverAbort(const char *why);
+/* The target answered our PSYNC FAILOVER: accepted (+CONTINUE or
+ * +FULLRESYNC) or not. */
+void failoverPsyncDone(int accepted);
+const char *replReplicaIp(const Client *c, char *buf, size_t len);
+
 /* primary.c */
 void primaryCron(int everySecond);
 void primaryBeforeSleep(void);

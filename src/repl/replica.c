@@ -79,6 +79,7 @@ static void linkFailed(const char *why) {
     serverLog(LL_WARNING, "%s", why);
     cancelLink();
     repl.nextConnectMs = server.time.nowMs + 1000;
+    if (failoverState() == FAILOVER_IN_PROGRESS) failoverAbort("the link to the failover target failed");
 }
 
 static int sendCommand(int fd, int argc, const char **argv) {
@@ -163,8 +164,10 @@ static void sendPsync(void) {
         strcpy(off, "-1");
         serverLog(LL_NOTICE, "Partial resynchronization not possible (no cached master)");
     }
-    const char *a[3] = {"PSYNC", id, off};
-    if (sendCommand(repl.fd, 3, a)) linkFailed("Error writing PSYNC to MASTER");
+    /* During our FAILOVER the target promotes itself on this PSYNC. */
+    const char *a[4] = {"PSYNC", id, off, "FAILOVER"};
+    if (sendCommand(repl.fd, failoverState() == FAILOVER_IN_PROGRESS ? 4 : 3, a))
+        linkFailed("Error writing PSYNC to MASTER");
     else repl.link = LINK_RECV_PSYNC;
 }
 
@@ -461,6 +464,7 @@ static void handshakeLine(sds line) {
             serverLog(LL_NOTICE, "Full resync from master: %s:%lld", id, off);
             repl.link = LINK_TRANSFER;
             repl.xferFd = -1;
+            failoverPsyncDone(1);
             return;
         }
         if (!strncmp(line, "+CONTINUE", 9)) {
@@ -479,6 +483,7 @@ static void handshakeLine(sds line) {
             serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.");
             int fd = repl.fd;
             becomeConnected(fd, repl.cachedDb);
+            failoverPsyncDone(1);
             return;
         }
         serverLog(LL_WARNING, "Unexpected reply to PSYNC from master: %s", line);
@@ -611,6 +616,10 @@ void replicaofCommand(Client *c) {
     }
     if (c->flags & CLIENT_SLAVE) {
         replyError(c, "ERR Command is not valid when client is a replica.");
+        return;
+    }
+    if (failoverState() != FAILOVER_NONE) {
+        replyError(c, "ERR REPLICAOF not allowed while failing over.");
         return;
     }
     long port;

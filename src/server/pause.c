@@ -40,6 +40,7 @@ typedef struct ClientList {
 } ClientList;
 
 static int pauseType = PAUSE_OFF;
+static int failoverPause;    /* FAILOVER pauses writes until it ends */
 static long long pauseEnd;   /* unix ms */
 static ClientList postponed; /* waiting for the pause to end, in order */
 static ClientList releasing; /* to run before the loop sleeps, in order */
@@ -77,7 +78,7 @@ static void setExpiryPaused(int paused) {
 static void unpause(void) {
     pauseType = PAUSE_OFF;
     pauseEnd = 0;
-    setExpiryPaused(0);
+    setExpiryPaused(failoverPause);
     for (size_t i = 0; i < postponed.count; i++) listAppend(&releasing, postponed.items[i]);
     postponed.count = 0;
 }
@@ -93,8 +94,9 @@ static int isWriteLike(Client *c, Command *cmd) {
 }
 
 int pausePostponeCommand(Client *c, Command *cmd) {
-    if (pauseType == PAUSE_OFF || (c->flags & (CLIENT_FAKE | CLIENT_LUA))) return 0;
-    if (pauseType == PAUSE_WRITE && !isWriteLike(c, cmd)) return 0;
+    int type = failoverPause && pauseType == PAUSE_OFF ? PAUSE_WRITE : pauseType;
+    if (type == PAUSE_OFF || (c->flags & (CLIENT_FAKE | CLIENT_LUA | CLIENT_MASTER))) return 0;
+    if (type == PAUSE_WRITE && !isWriteLike(c, cmd)) return 0;
     c->flags |= CLIENT_BLOCKED;
     c->lastcmd = cmd; /* CLIENT LIST shows the postponed command */
     listAppend(&postponed, c);
@@ -135,7 +137,20 @@ static void clientGone(Client *c) {
     listRemove(&releasing, c);
 }
 
+/* serverFailoverPauseHook: FAILOVER's own write pause, released (the
+ * postponed clients run again, or wait for a CLIENT PAUSE still on) when
+ * it ends. */
+static void failoverPauseSet(int on) {
+    failoverPause = on;
+    if (on) {
+        setExpiryPaused(1);
+    } else if (pauseType == PAUSE_OFF) {
+        unpause();
+    }
+}
+
 void pauseInit(void) {
+    serverFailoverPauseHook = failoverPauseSet;
     serverAddCronHook(checkPauseEnd);
     serverAddBeforeSleepHook(beforeSleep);
     clientAddFreeHook(clientGone);

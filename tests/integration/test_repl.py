@@ -389,3 +389,49 @@ def test_info_replication_fields_match_redis(start_server, start_oracle):
         assert "M" in kinds
         assert "S" in {c["flags"] for c in p.client_list()}
     assert names[0] == names[1]
+
+
+def test_failover_errors_match_redis(start_server, start_oracle):
+    out = []
+    for start in (start_server, start_oracle):
+        srv = start()
+        r = srv.client()
+        res = []
+        for args in (("FAILOVER",), ("FAILOVER", "ABORT"), ("FAILOVER", "FORCE"),
+                     ("FAILOVER", "TIMEOUT", "0"), ("FAILOVER", "TO", "127.0.0.1", "x"),
+                     ("FAILOVER", "BOGUS"), ("FAILOVER", "TO", "127.0.0.1", "1", "FORCE"),
+                     ("FAILOVER", "TO", "127.0.0.1", "1"), ("FAILOVER", "TO", "127.0.0.1", "1", "ABORT")):
+            try:
+                res.append(r.execute_command(*args))
+            except redis.ResponseError as e:
+                res.append(str(e))
+        r.execute_command("REPLICAOF", "127.0.0.1", "1")
+        for args in (("FAILOVER",), ("FAILOVER", "ABORT"), ("FAILOVER", "FORCE")):
+            try:
+                res.append(r.execute_command(*args))
+            except redis.ResponseError as e:
+                res.append(str(e))
+        out.append(res)
+    assert out[0] == out[1]
+
+
+@pytest.mark.parametrize("pair", ["cairn-cairn", "cairn-redis", "redis-cairn"])
+def test_failover_hands_the_role_to_a_replica(start_server, start_oracle, pair):
+    kinds = pair.split("-")
+    p_srv = (start_server if kinds[0] == "cairn" else start_oracle)(**FAST)
+    s_srv = (start_server if kinds[1] == "cairn" else start_oracle)(**FAST)
+    p = p_srv.client()
+    populate(p, seed=21, functions=False)
+    s = attach(s_srv, p_srv)
+    random_writes(p, 22, 100)
+    settle(p, s)
+    assert p.execute_command("FAILOVER", "TO", s_srv.host, s_srv.port, "TIMEOUT", 10000) == b"OK"
+    wait_for(lambda: info(s)["role"] == "master" and link_up(p), what="roles swapped")
+    wait_for(lambda: info(p)["master_failover_state"] == "no-failover", what="failover state cleared")
+    assert info(p)["master_port"] == s_srv.port
+    assert s.info("stats")["sync_partial_ok"] == 1
+    with pytest.raises(redis.ReadOnlyError):
+        p.set("after", 1)
+    s.set("after", 1)
+    settle(s, p)
+    assert digest(p) == digest(s)
