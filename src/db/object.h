@@ -82,6 +82,11 @@ static inline int kvEncoding(const kvobj *o) {
     int enc = kvRawEncoding(o);
     return enc == OBJ_ENC_LISTPACK_INLINE ? OBJ_ENC_LISTPACK : enc;
 }
+/* The encoding OBJECT ENCODING and DEBUG OBJECT report: Redis 7.0's name,
+ * so a list kept as a bare listpack still answers quicklist. */
+static inline int kvReportedEncoding(const kvobj *o) {
+    return kvType(o) == OBJ_LIST ? OBJ_ENC_QUICKLIST : kvEncoding(o);
+}
 static inline int kvHasInlineValue(const kvobj *o) { return kvRawEncoding(o) == OBJ_ENC_LISTPACK_INLINE; }
 static inline int kvHasExpire(const kvobj *o) { return (o->typeenc & KV_EXPIRE_FLAG) != 0; }
 /* Bytes of the value slot for a stored encoding: 8 for an inline integer,

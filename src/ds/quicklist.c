@@ -559,6 +559,79 @@ static void replaceAt(Quicklist *ql, QlNode *n, long offset, unsigned long g, co
     insertAtIndex(ql, g, value, len);
 }
 
+/* ---- Bare listpacks (loans) ---- */
+
+_Static_assert(sizeof(Quicklist) <= sizeof(((QuicklistLoan *)0)->hdr), "loan header too small");
+
+#define SPARE_NODES 4
+static QlNode *spareNodes[SPARE_NODES];
+static int spareCount;
+
+static QlNode *takeSpare(void) { return spareCount ? spareNodes[--spareCount] : xmalloc(sizeof(QlNode)); }
+
+static void putSpare(QlNode *n) {
+    if (spareCount < SPARE_NODES) spareNodes[spareCount++] = n;
+    else xfree(n);
+}
+
+Quicklist *quicklistLend(QuicklistLoan *loan, unsigned char *lp, int fill, int compressDepth) {
+    Quicklist *ql = (Quicklist *)loan->hdr;
+    memset(ql, 0, sizeof(*ql));
+    quicklistSetOptions(ql, fill, compressDepth);
+    loan->node = NULL;
+    loan->emptyLp = NULL;
+    unsigned long n = lpLength(lp);
+    if (n == 0) { /* no empty nodes: the list starts without one */
+        loan->emptyLp = lp;
+        return ql;
+    }
+    QlNode *node = takeSpare();
+    memset(node, 0, sizeof(*node));
+    node->data = lp;
+    node->sz = (uint32_t)lpBytes(lp);
+    node->count = (uint16_t)n;
+    ql->head = ql->tail = node;
+    ql->count = n;
+    ql->nodes = 1;
+    loan->node = node;
+    return ql;
+}
+
+Quicklist *quicklistEndLoan(QuicklistLoan *loan, unsigned char **lp) {
+    Quicklist *ql = (Quicklist *)loan->hdr;
+    QlNode *lent = loan->node; /* freed by the quicklist unless still linked */
+    if (ql->nodes > 1 || (ql->nodes == 1 && isPlain(ql->head))) {
+        Quicklist *heap = xmalloc(sizeof(Quicklist));
+        *heap = *ql;
+        if (loan->emptyLp) lpFree(loan->emptyLp);
+        return heap;
+    }
+    if (ql->nodes == 0) {
+        *lp = loan->emptyLp ? loan->emptyLp : lpNew(0);
+        return NULL;
+    }
+    QlNode *n = ql->head;
+    decompressNode(n);
+    *lp = n->data;
+    if (loan->emptyLp) lpFree(loan->emptyLp);
+    (void)lent; /* n is lent itself, or a node the quicklist made (lent was freed) */
+    putSpare(n);
+    return NULL;
+}
+
+unsigned char *quicklistToListpack(Quicklist *ql) {
+    if (ql->nodes != 1 || isPlain(ql->head)) return NULL;
+    QlNode *n = ql->head;
+    size_t sz = rawLen(n);
+    if (sz * 2 > sizeLimit(ql->fill)) return NULL;
+    if (ql->fill >= 0 && (long)n->count * 2 > ql->fill) return NULL;
+    decompressNode(n);
+    unsigned char *lp = n->data;
+    putSpare(n);
+    xfree(ql);
+    return lp;
+}
+
 /* ---- Public API ---- */
 
 Quicklist *quicklistCreate(int fill, int compressDepth) {

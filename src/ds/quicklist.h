@@ -120,6 +120,33 @@ void quicklistIterRelease(QuicklistIter *it);
  * decimal text, as Redis does). */
 int quicklistEntryEquals(const QlEntry *e, const void *s, size_t len);
 
+/* ---- Bare listpacks ----
+ *
+ * A small list can be kept as a bare listpack (no quicklist header, no
+ * node).  To run any quicklist operation on it, lend it: quicklistLend
+ * wraps it, in the caller's QuicklistLoan, as a one-node quicklist, and
+ * quicklistEndLoan gives back what the list became.  While lent, the
+ * listpack belongs to the quicklist (it may move or be freed); iterators
+ * must be released before the loan ends.  Not thread-safe (a small pool of
+ * spare nodes is shared). */
+typedef struct QuicklistLoan {
+    unsigned long long hdr[4]; /* the quicklist header lives here */
+    void *node;                /* the node lent with the listpack, or NULL */
+    unsigned char *emptyLp;    /* an empty listpack lent without a node */
+} QuicklistLoan;
+
+/* A quicklist view of lp (fill and depth as for quicklistCreate). */
+Quicklist *quicklistLend(QuicklistLoan *loan, unsigned char *lp, int fill, int compressDepth);
+/* End the loan.  Returns NULL when the list is still one packed node:
+ * *lp is its listpack (an empty one when the list emptied).  Otherwise the
+ * list outgrew a listpack and the result is a heap quicklist the caller
+ * owns from now on (*lp is not set). */
+Quicklist *quicklistEndLoan(QuicklistLoan *loan, unsigned char **lp);
+/* When ql is one packed node whose listpack would still fit the node limits
+ * at twice its size and count (Redis 7.2's rule for going back), free ql and
+ * return that listpack; else NULL (ql unchanged). */
+unsigned char *quicklistToListpack(Quicklist *ql);
+
 /* ---- Node-level access for persistence and DEBUG ---- */
 
 /* Called for each node from head to tail with its raw bytes: plain = 1 for a

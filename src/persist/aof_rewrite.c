@@ -28,6 +28,7 @@
 #include "persist/aof_int.h"
 #include "script/function.h"
 #include "types/hash.h"
+#include "types/list.h"
 #include "types/set.h"
 #include "types/zset.h"
 
@@ -238,9 +239,11 @@ static void writeKey(Writer *w, const kvobj *o) {
         break;
     }
     case OBJ_LIST: {
-        Quicklist *ql = kvPtr(o);
+        ListRef lr;
+        Quicklist *ql = listOpen(&lr, (kvobj *)o);
         begin(w, o, "RPUSH", (long long)quicklistCount(ql), 1);
         quicklistForEachNode(ql, listNode, w);
+        listClose(&lr, 0);
         break;
     }
     case OBJ_SET:

@@ -26,6 +26,7 @@
 #include "ds/sha1.h"
 #include "ds/stream.h"
 #include "types/hash.h"
+#include "types/list.h"
 #include "types/set.h"
 #include "types/zset.h"
 
@@ -81,7 +82,8 @@ void digestString(const kvobj *o, unsigned char d[20]) {
 }
 
 void digestList(const kvobj *o, unsigned char d[20]) {
-    QuicklistIter *it = quicklistIter(kvPtr(o), QL_HEAD);
+    ListRef lr;
+    QuicklistIter *it = quicklistIter(listOpen(&lr, (kvobj *)o), QL_HEAD);
     QlEntry e;
     while (quicklistNext(it, &e)) {
         if (e.str) {
@@ -93,6 +95,7 @@ void digestList(const kvobj *o, unsigned char d[20]) {
         }
     }
     quicklistIterRelease(it);
+    listClose(&lr, 0);
 }
 
 void digestSet(const kvobj *o, unsigned char d[20]) { setValueForEach(o, setMemberDigest, d); }

@@ -41,6 +41,7 @@
 #include "persist/digest.h"
 #include "script/function.h"
 #include "types/hash.h"
+#include "types/list.h"
 #include "types/set.h"
 #include "types/zset.h"
 
@@ -195,10 +196,14 @@ static int listRdbType(const kvobj *o) {
     return RDB_TYPE_LIST_QUICKLIST_2;
 }
 
+/* A bare listpack list is written as the one-node quicklist it stands
+ * for: Redis 7.0's format either way. */
 static void listRdbSave(RdbWriter *w, const kvobj *o) {
-    Quicklist *ql = kvPtr(o);
+    ListRef lr;
+    Quicklist *ql = listOpen(&lr, (kvobj *)o);
     rwLen(w, quicklistNodeCount(ql));
     quicklistForEachNode(ql, quicklistNodeSave, w);
+    listClose(&lr, 0);
 }
 
 static int setRdbType(const kvobj *o) { return kvEncoding(o) == OBJ_ENC_INTSET ? RDB_TYPE_SET_INTSET : RDB_TYPE_SET; }
@@ -959,6 +964,13 @@ static kvobj *collectionRdbLoad(RdbReader *r, int type, int rdbType, const char 
         buildFree(&b);
         *empty = 1;
         return NULL;
+    }
+    if (type == OBJ_LIST) { /* a small list is kept as a bare listpack */
+        unsigned char *lp = quicklistToListpack(b.ptr);
+        if (lp) {
+            b.ptr = lp;
+            b.enc = OBJ_ENC_LISTPACK;
+        }
     }
     return kvCreatePtr(key, keylen, type, b.enc, b.ptr);
 }

@@ -30,6 +30,7 @@
 #include "ds/listpack.h"
 #include "ds/quicklist.h"
 #include "ds/util.h"
+#include "types/list.h"
 #include "persist/aof.h"
 #include "persist/digest.h"
 #include "persist/persist.h"
@@ -60,7 +61,7 @@ static void debugObject(Client *c) {
         replyError(c, ERR_NO_SUCH_KEY);
         return;
     }
-    int enc = kvEncoding(o);
+    int enc = kvReportedEncoding(o);
     size_t serialized = rdbSerializedLength(o);
     /* Small integers are shared objects in Redis, shown with its shared
      * refcount. */
@@ -383,11 +384,12 @@ static int printNode(void *ctx, int plain, const unsigned char *data, size_t len
 static void debugQuicklist(Client *c) {
     kvobj *o = debugLookup(c);
     if (!o) return;
-    if (kvEncoding(o) != OBJ_ENC_QUICKLIST) {
+    if (kvType(o) != OBJ_LIST) {
         replyError(c, "ERR Not a quicklist encoded object.");
         return;
     }
-    Quicklist *ql = kvPtr(o);
+    ListRef lr; /* a bare listpack shows as the one node it would be */
+    Quicklist *ql = listOpen(&lr, o);
     QuicklistStats st;
     quicklistGetStats(ql, &st);
     printf("{count : %lu}\n{len : %lu}\n{plain : %lu}\n{compressed : %lu}\n", quicklistCount(ql), st.nodes,
@@ -396,6 +398,7 @@ static void debugQuicklist(Client *c) {
         long i = 0;
         quicklistForEachNode(ql, printNode, &i);
     }
+    listClose(&lr, 0);
     fflush(stdout);
     replyStatus(c, "Quicklist structure printed on stdout");
 }

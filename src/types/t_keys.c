@@ -457,7 +457,7 @@ static kvobj *objectLookupOrReply(Client *c) {
 
 static void objectEncodingCommand(Client *c) {
     kvobj *o = objectLookupOrReply(c);
-    if (o) replyBulkCString(c, encodingName(kvEncoding(o)));
+    if (o) replyBulkCString(c, encodingName(kvReportedEncoding(o)));
 }
 
 /* Redis shares the integer objects 0..9999 (refcount INT_MAX) unless an

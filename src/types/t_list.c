@@ -1,8 +1,10 @@
 /* t_list.c -- the list commands, blocking ones included.
  *
- * Every list is a Quicklist (OBJECT ENCODING "quicklist", as Redis 7.0
- * reports for all lists) created with the list-max-listpack-size and
- * list-compress-depth in force at creation.  A list never exists empty:
+ * A list is a bare listpack while it fits one node, else a Quicklist
+ * (list.h: listOpen/listClose give every command a quicklist view of
+ * either); OBJECT ENCODING says "quicklist" for both, as Redis 7.0 reports
+ * for all lists.  The list-max-listpack-size and list-compress-depth in
+ * force when a command runs apply to what it changes.  A list never exists empty:
  * the command that removes its last element deletes the key and sends the
  * "del" event.
  *
@@ -27,6 +29,7 @@
 #include "db/db.h"
 #include "db/object.h"
 #include "ds/alloc.h"
+#include "ds/listpack.h"
 #include "ds/quicklist.h"
 #include "ds/sds.h"
 #include "ds/util.h"
@@ -39,17 +42,22 @@
 /* --- value hooks --- */
 
 static void listFreeValue(void *ptr, int encoding) {
-    (void)encoding;
-    quicklistRelease(ptr);
+    if (encoding == OBJ_ENC_LISTPACK) lpFree(ptr);
+    else quicklistRelease(ptr);
 }
 
 static void *listDupValue(const void *ptr, int encoding) {
-    (void)encoding;
+    if (encoding == OBJ_ENC_LISTPACK) {
+        size_t n = lpBytes(ptr);
+        unsigned char *copy = xmalloc(n);
+        memcpy(copy, ptr, n);
+        return copy;
+    }
     return quicklistDup(ptr);
 }
 
 static size_t listValueSize(const void *ptr, int encoding) {
-    (void)encoding;
+    if (encoding == OBJ_ENC_LISTPACK) return xmallocSize((void *)ptr);
     return quicklistMemUsage(ptr);
 }
 
@@ -57,23 +65,62 @@ const ObjectType listObjectType = {.free = listFreeValue, .dup = listDupValue, .
 
 /* --- shared helpers --- */
 
-static Quicklist *listOf(const kvobj *o) { return kvPtr(o); }
+Quicklist *listOpen(ListRef *r, kvobj *o) {
+    r->o = o;
+    if (kvEncoding(o) == OBJ_ENC_QUICKLIST) {
+        r->lent = 0;
+        r->ql = kvPtr(o);
+    } else {
+        r->lent = 1;
+        r->ql = quicklistLend(&r->loan, kvPtr(o), server.cfg.listMaxListpackSize, server.cfg.listCompressDepth);
+    }
+    return r->ql;
+}
 
-/* A new empty list stored at key (absent before).  Returns its quicklist. */
-static Quicklist *listCreateAt(Db *db, const char *key, size_t len) {
-    Quicklist *ql = quicklistCreate(server.cfg.listMaxListpackSize, server.cfg.listCompressDepth);
-    dbAdd(db, kvCreatePtr(key, len, OBJ_LIST, OBJ_ENC_QUICKLIST, ql));
-    return ql;
+void listClose(ListRef *r, int shrunk) {
+    kvobj *o = r->o;
+    if (r->lent) {
+        unsigned char *lp;
+        Quicklist *grown = quicklistEndLoan(&r->loan, &lp);
+        if (grown) {
+            kvSetEncoding(o, OBJ_ENC_QUICKLIST);
+            kvSetPtr(o, grown);
+        } else {
+            kvSetPtr(o, lp);
+        }
+    } else if (shrunk) {
+        unsigned char *lp = quicklistToListpack(r->ql);
+        if (lp) {
+            kvSetEncoding(o, OBJ_ENC_LISTPACK);
+            kvSetPtr(o, lp);
+        }
+    }
+    r->ql = NULL;
+}
+
+unsigned long listLength(const kvobj *o) {
+    return kvEncoding(o) == OBJ_ENC_LISTPACK ? lpLength(kvPtr(o)) : quicklistCount(kvPtr(o));
+}
+
+/* A new empty list stored at key (absent before), opened in r.  A new list
+ * is a bare listpack (Redis 7.2's rule; OBJECT ENCODING still answers
+ * quicklist as 7.0 does). */
+static Quicklist *listCreateAt(ListRef *r, Db *db, const char *key, size_t len) {
+    kvobj *o = kvCreatePtr(key, len, OBJ_LIST, OBJ_ENC_LISTPACK, lpNew(0));
+    dbAdd(db, o);
+    return listOpen(r, o);
 }
 
 static void notifyList(Db *db, const char *event, const char *key, size_t len) {
     notifyKeyspaceEvent(NOTIFY_LIST, event, key, len, db->id);
 }
 
-/* Deletes the key when its list became empty, with the "del" event.
- * Returns 1 if deleted. */
-static int deleteIfEmpty(Db *db, const char *key, size_t len, Quicklist *ql) {
-    if (quicklistCount(ql) != 0) return 0;
+/* Closes r after elements were removed, and deletes the key when its list
+ * became empty, with the "del" event.  Returns 1 if deleted. */
+static int deleteIfEmpty(Db *db, const char *key, size_t len, ListRef *r) {
+    unsigned long left = quicklistCount(r->ql);
+    listClose(r, 1);
+    if (left != 0) return 0;
     dbDelete(db, key, len);
     notifyKeyspaceEvent(NOTIFY_GENERIC, "del", key, len, db->id);
     return 1;
@@ -106,9 +153,11 @@ static void pushGeneric(Client *c, int where, int onlyExisting) {
         replyLongLong(c, 0);
         return;
     }
-    Quicklist *ql = o ? listOf(o) : listCreateAt(c->db, key, sdsLen(key));
+    ListRef lr;
+    Quicklist *ql = o ? listOpen(&lr, o) : listCreateAt(&lr, c->db, key, sdsLen(key));
     for (int j = 2; j < c->argc; j++) quicklistPush(ql, c->argv[j], sdsLen(c->argv[j]), where);
     replyLongLong(c, (long long)quicklistCount(ql));
+    listClose(&lr, 0);
     signalModifiedKey(c, c->db, key, sdsLen(key));
     notifyList(c->db, where == LIST_HEAD ? "lpush" : "rpush", key, sdsLen(key));
     serverIncrDirty(c->argc - 2);
@@ -134,7 +183,8 @@ static void replyPopped(Client *c, Quicklist *ql, int where) {
 /* Pops up to count elements from the list at key (which exists) and
  * replies them as an array; events, key deletion, dirty.  withKey: reply
  * [key, [elements]] (LMPOP/BLMPOP). */
-static void popRangeAndReply(Client *c, Db *db, const sds key, Quicklist *ql, long count, int where, int withKey) {
+static void popRangeAndReply(Client *c, Db *db, const sds key, ListRef *lr, long count, int where, int withKey) {
+    Quicklist *ql = lr->ql;
     unsigned long llen = quicklistCount(ql);
     unsigned long n = (unsigned long)count > llen ? llen : (unsigned long)count;
     if (withKey) {
@@ -144,7 +194,7 @@ static void popRangeAndReply(Client *c, Db *db, const sds key, Quicklist *ql, lo
     replyArrayLen(c, (long)n);
     for (unsigned long i = 0; i < n; i++) replyPopped(c, ql, where);
     notifyList(db, where == LIST_HEAD ? "lpop" : "rpop", key, sdsLen(key));
-    deleteIfEmpty(db, key, sdsLen(key), ql);
+    deleteIfEmpty(db, key, sdsLen(key), lr);
     signalModifiedKey(c, db, key, sdsLen(key));
     serverIncrDirty((long long)n);
 }
@@ -168,18 +218,19 @@ static void popGeneric(Client *c, int where) {
         else replyNull(c);
         return;
     }
-    Quicklist *ql = listOf(o);
     if (hasCount && count == 0) {
         replyEmptyArray(c);
         return;
     }
+    ListRef lr;
+    Quicklist *ql = listOpen(&lr, o);
     if (hasCount) {
-        popRangeAndReply(c, c->db, key, ql, count, where, 0);
+        popRangeAndReply(c, c->db, key, &lr, count, where, 0);
         return;
     }
     replyPopped(c, ql, where);
     notifyList(c->db, where == LIST_HEAD ? "lpop" : "rpop", key, sdsLen(key));
-    deleteIfEmpty(c->db, key, sdsLen(key), ql);
+    deleteIfEmpty(c->db, key, sdsLen(key), &lr);
     signalModifiedKey(c, c->db, key, sdsLen(key));
     serverIncrDirty(1);
 }
@@ -193,7 +244,7 @@ static void llenCommand(Client *c) {
     int wrong;
     kvobj *o = lookupReadOrReply(c, c->argv[1], OBJ_LIST, &wrong);
     if (wrong) return;
-    replyLongLong(c, o ? (long long)quicklistCount(listOf(o)) : 0);
+    replyLongLong(c, o ? (long long)listLength(o) : 0);
 }
 
 static void lindexCommand(Client *c) {
@@ -208,11 +259,11 @@ static void lindexCommand(Client *c) {
     long long index;
     if (getLongLongOrReply(c, c->argv[2], &index, NULL) == -1) return;
     QlEntry e;
-    if ( index > LONG_MAX || index < LONG_MIN || !quicklistIndex(listOf(o), (long)index, &e)) {
-        replyNull(c);
-        return;
-    }
-    replyEntry(c, &e);
+    ListRef lr;
+    Quicklist *ql = listOpen(&lr, o);
+    if (index > LONG_MAX || index < LONG_MIN || !quicklistIndex(ql, (long)index, &e)) replyNull(c);
+    else replyEntry(c, &e);
+    listClose(&lr, 0);
 }
 
 /* Clamp [start, end] to a list of llen elements the way LRANGE/LTRIM do.
@@ -237,17 +288,19 @@ static void lrangeCommand(Client *c) {
         replyEmptyArray(c);
         return;
     }
-    Quicklist *ql = listOf(o);
-    if (!clampRange((long long)quicklistCount(ql), &start, &end)) {
+    if (!clampRange((long long)listLength(o), &start, &end)) {
         replyEmptyArray(c);
         return;
     }
+    ListRef lr;
+    Quicklist *ql = listOpen(&lr, o);
     long long n = end - start + 1;
     replyArrayLen(c, (long)n);
     QuicklistIter *it = quicklistIterAt(ql, (long)start, QL_HEAD);
     QlEntry e;
     while (n-- > 0 && quicklistNext(it, &e)) replyEntry(c, &e);
     quicklistIterRelease(it);
+    listClose(&lr, 0);
 }
 
 /* LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len] */
@@ -288,7 +341,8 @@ static void lposCommand(Client *c) {
         else replyNull(c);
         return;
     }
-    Quicklist *ql = listOf(o);
+    ListRef lr;
+    Quicklist *ql = listOpen(&lr, o);
     int direction = rank > 0 ? QL_HEAD : QL_TAIL;
     /* Matches to skip before the first reported one.  Redis negates the
      * rank, which leaves LLONG_MIN negative: it then skips nothing. */
@@ -317,6 +371,7 @@ static void lposCommand(Client *c) {
         if (count == -1) break;
     }
     quicklistIterRelease(it);
+    listClose(&lr, 0);
     if (count != -1) replySetDeferredArrayLen(c, deferred, (long)matches);
     else if (matches == 0) replyNull(c);
 }
@@ -336,7 +391,11 @@ static void lsetCommand(Client *c) {
     long long index;
     if (getLongLongOrReply(c, c->argv[2], &index, NULL) == -1) return;
     const sds val = c->argv[3];
-    if (index > LONG_MAX || index < LONG_MIN || !quicklistReplaceAtIndex(listOf(o), (long)index, val, sdsLen(val))) {
+    ListRef lr;
+    Quicklist *ql = listOpen(&lr, o);
+    int done = index <= LONG_MAX && index >= LONG_MIN && quicklistReplaceAtIndex(ql, (long)index, val, sdsLen(val));
+    listClose(&lr, 1);
+    if (!done) {
         replyError(c, ERR_OUT_OF_RANGE);
         return;
     }
@@ -363,7 +422,8 @@ static void linsertCommand(Client *c) {
         replyLongLong(c, 0);
         return;
     }
-    Quicklist *ql = listOf(o);
+    ListRef lr;
+    Quicklist *ql = listOpen(&lr, o);
     QuicklistIter *it = quicklistIter(ql, QL_HEAD);
     QlEntry e;
     int found = 0;
@@ -376,6 +436,8 @@ static void linsertCommand(Client *c) {
         }
     }
     quicklistIterRelease(it);
+    unsigned long llen = quicklistCount(ql);
+    listClose(&lr, 0);
     if (!found) {
         replyLongLong(c, -1);
         return;
@@ -383,7 +445,7 @@ static void linsertCommand(Client *c) {
     signalModifiedKey(c, c->db, key, sdsLen(key));
     notifyList(c->db, "linsert", key, sdsLen(key));
     serverIncrDirty(1);
-    replyLongLong(c, (long long)quicklistCount(ql));
+    replyLongLong(c, (long long)llen);
 }
 
 /* LREM key count element */
@@ -398,7 +460,8 @@ static void lremCommand(Client *c) {
         replyLongLong(c, 0);
         return;
     }
-    Quicklist *ql = listOf(o);
+    ListRef lr;
+    Quicklist *ql = listOpen(&lr, o);
     QuicklistIter *it = quicklistIter(ql, toremove < 0 ? QL_TAIL : QL_HEAD);
     /* |toremove| without overflowing on LLONG_MIN. */
     unsigned long long limit = toremove < 0 ? 0ULL - (unsigned long long)toremove : (unsigned long long)toremove;
@@ -411,9 +474,10 @@ static void lremCommand(Client *c) {
         if (limit && removed == limit) break;
     }
     quicklistIterRelease(it);
+    if (!removed) listClose(&lr, 0);
     if (removed) {
         notifyList(c->db, "lrem", key, sdsLen(key));
-        deleteIfEmpty(c->db, key, sdsLen(key), ql);
+        deleteIfEmpty(c->db, key, sdsLen(key), &lr);
         signalModifiedKey(c, c->db, key, sdsLen(key));
         serverIncrDirty((long long)removed);
     }
@@ -432,7 +496,8 @@ static void ltrimCommand(Client *c) {
         replyOk(c);
         return;
     }
-    Quicklist *ql = listOf(o);
+    ListRef lr;
+    Quicklist *ql = listOpen(&lr, o);
     long long llen = (long long)quicklistCount(ql);
     long long ltrim, rtrim;
     if (!clampRange(llen, &start, &end)) {
@@ -445,7 +510,7 @@ static void ltrimCommand(Client *c) {
     if (ltrim) quicklistDelRange(ql, 0, (long)ltrim);
     if (rtrim) quicklistDelRange(ql, (long)-rtrim, (long)rtrim);
     notifyList(c->db, "ltrim", key, sdsLen(key));
-    deleteIfEmpty(c->db, key, sdsLen(key), ql);
+    deleteIfEmpty(c->db, key, sdsLen(key), &lr);
     signalModifiedKey(c, c->db, key, sdsLen(key));
     serverIncrDirty(ltrim + rtrim);
     replyOk(c);
@@ -455,19 +520,25 @@ static void ltrimCommand(Client *c) {
 
 /* Pops from src (a non-empty list at srcKey) and pushes to dstKey, whose
  * entry dst is a list or NULL (created).  Replies the moved element. */
-static void moveElement(Client *c, Db *db, const sds srcKey, Quicklist *src, const sds dstKey, kvobj *dst,
+static void moveElement(Client *c, Db *db, const sds srcKey, kvobj *src, const sds dstKey, kvobj *dst,
                         int wherefrom, int whereto) {
     sds v;
-    quicklistPop(src, wherefrom, &v);
-    Quicklist *dql = dst ? listOf(dst) : listCreateAt(db, dstKey, sdsLen(dstKey));
+    ListRef lr; /* src is closed before dst opens: they may be the same list */
+    quicklistPop(listOpen(&lr, src), wherefrom, &v);
+    listClose(&lr, 1);
+    Quicklist *dql = dst ? listOpen(&lr, dst) : listCreateAt(&lr, db, dstKey, sdsLen(dstKey));
     signalModifiedKey(c, db, dstKey, sdsLen(dstKey));
     quicklistPush(dql, v, sdsLen(v), whereto);
+    listClose(&lr, 0);
     notifyList(db, whereto == LIST_HEAD ? "lpush" : "rpush", dstKey, sdsLen(dstKey));
     signalKeyAsReady(db, dstKey, sdsLen(dstKey));
     replyBulk(c, v, sdsLen(v));
     sdsFree(v);
     notifyList(db, wherefrom == LIST_HEAD ? "lpop" : "rpop", srcKey, sdsLen(srcKey));
-    deleteIfEmpty(db, srcKey, sdsLen(srcKey), src);
+    if (listLength(src) == 0) {
+        dbDelete(db, srcKey, sdsLen(srcKey));
+        notifyKeyspaceEvent(NOTIFY_GENERIC, "del", srcKey, sdsLen(srcKey), db->id);
+    }
     signalModifiedKey(c, db, srcKey, sdsLen(srcKey));
     serverIncrDirty(1);
 }
@@ -483,7 +554,7 @@ static int moveGeneric(Client *c, int wherefrom, int whereto) {
     if (!src) return 0;
     kvobj *dst = lookupWriteOrReply(c, dstKey, OBJ_LIST, &wrong);
     if (wrong) return 1;
-    moveElement(c, c->db, srcKey, listOf(src), dstKey, dst, wherefrom, whereto);
+    moveElement(c, c->db, srcKey, src, dstKey, dst, wherefrom, whereto);
     return 1;
 }
 
@@ -509,9 +580,9 @@ typedef struct ListBlock {
     long count;  /* LB_MPOP */
 } ListBlock;
 
-/* How many elements a pop of count takes from ql. */
-static long popCount(const Quicklist *ql, long count) {
-    unsigned long llen = quicklistCount(ql);
+/* How many elements a pop of count takes from the list o. */
+static long popCount(const kvobj *o, long count) {
+    unsigned long llen = listLength(o);
     return (unsigned long)count > llen ? (long)llen : count;
 }
 
@@ -553,8 +624,8 @@ static int serveBlockedList(Client *c, Db *db, const char *key, size_t len) {
     const ListBlock *lb = blockedPriv(c);
     kvobj *o = dbLookupWrite(db, key, len);
     if (!o || kvType(o) != OBJ_LIST) return 0;
-    Quicklist *ql = listOf(o);
     sds k = sdsNewLen(key, len);
+    ListRef lr;
     if (lb->kind == LB_MOVE) {
         const sds dstKey = c->argv[2];
         kvobj *dst = dbLookupWrite(db, dstKey, sdsLen(dstKey));
@@ -562,18 +633,19 @@ static int serveBlockedList(Client *c, Db *db, const char *key, size_t len) {
             replyErrorWrongType(c);
         } else {
             moveEffect(c, db, 1, lb->where, lb->whereTo);
-            moveElement(c, db, k, ql, dstKey, dst, lb->where, lb->whereTo);
+            moveElement(c, db, k, o, dstKey, dst, lb->where, lb->whereTo);
         }
     } else if (lb->kind == LB_MPOP) {
-        popEffect(db, 1, lb->where, k, popCount(ql, lb->count));
-        popRangeAndReply(c, db, k, ql, lb->count, lb->where, 1);
+        popEffect(db, 1, lb->where, k, popCount(o, lb->count));
+        listOpen(&lr, o);
+        popRangeAndReply(c, db, k, &lr, lb->count, lb->where, 1);
     } else {
         popEffect(db, 1, lb->where, k, -1);
         replyArrayLen(c, 2);
         replyBulk(c, key, len);
-        replyPopped(c, ql, lb->where);
+        replyPopped(c, listOpen(&lr, o), lb->where);
         notifyList(db, lb->where == LIST_HEAD ? "lpop" : "rpop", key, len);
-        deleteIfEmpty(db, key, len, ql);
+        deleteIfEmpty(db, key, len, &lr);
         signalModifiedKey(c, db, key, len);
         serverIncrDirty(1);
     }
@@ -601,17 +673,18 @@ static int popFirstNonEmpty(Client *c, sds *keys, int numKeys, int where, long c
         kvobj *o = lookupWriteOrReply(c, keys[i], OBJ_LIST, &wrong);
         if (wrong) return 1;
         if (!o) continue;
-        Quicklist *ql = listOf(o);
-        popEffect(c->db, 0, where, keys[i], count >= 0 ? popCount(ql, count) : -1);
+        popEffect(c->db, 0, where, keys[i], count >= 0 ? popCount(o, count) : -1);
+        ListRef lr;
+        Quicklist *ql = listOpen(&lr, o);
         if (count >= 0) {
-            popRangeAndReply(c, c->db, keys[i], ql, count, where, 1);
+            popRangeAndReply(c, c->db, keys[i], &lr, count, where, 1);
             return 1;
         }
         replyArrayLen(c, 2);
         replyBulkSds(c, keys[i]);
         replyPopped(c, ql, where);
         notifyList(c->db, where == LIST_HEAD ? "lpop" : "rpop", keys[i], sdsLen(keys[i]));
-        deleteIfEmpty(c->db, keys[i], sdsLen(keys[i]), ql);
+        deleteIfEmpty(c->db, keys[i], sdsLen(keys[i]), &lr);
         signalModifiedKey(c, c->db, keys[i], sdsLen(keys[i]));
         serverIncrDirty(1);
         return 1;

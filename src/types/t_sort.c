@@ -44,6 +44,7 @@
 #include "db/object.h"
 #include "ds/alloc.h"
 #include "ds/quicklist.h"
+#include "types/list.h"
 #include "ds/sds.h"
 #include "ds/util.h"
 #include "types/hash.h"
@@ -171,13 +172,16 @@ static sds entryToSds(const QlEntry *e) {
 
 /* Appends up to `count` list elements from index `start` walking towards
  * the tail, or (reverse) towards the head. */
-static void loadList(Vector *v, Quicklist *ql, long start, long count, int reverse) {
-    QuicklistIter *it = quicklistIterAt(ql, start, reverse ? QL_TAIL : QL_HEAD);
-    if (!it) return;
-    QlEntry e;
-    while (count-- > 0 && quicklistNext(it, &e))
-        vectorPush(v, entryToSds(&e));
-    quicklistIterRelease(it);
+static void loadList(Vector *v, kvobj *o, long start, long count, int reverse) {
+    ListRef lr;
+    QuicklistIter *it = quicklistIterAt(listOpen(&lr, o), start, reverse ? QL_TAIL : QL_HEAD);
+    if (it) {
+        QlEntry e;
+        while (count-- > 0 && quicklistNext(it, &e))
+            vectorPush(v, entryToSds(&e));
+        quicklistIterRelease(it);
+    }
+    listClose(&lr, 0);
 }
 
 static void setVisitPush(void *priv, const char *m, size_t len) { vectorPush(priv, sdsNewLen(m, len)); }
@@ -299,7 +303,10 @@ static void emitItem(Client *c, const SortArgs *a, const SortItem *it, Quicklist
 static void storeResult(Client *c, const sds dst, Quicklist *ql) {
     long long n = (long long)quicklistCount(ql);
     if (n > 0) {
-        dbSetKey(c->db, kvCreatePtr(dst, sdsLen(dst), OBJ_LIST, OBJ_ENC_QUICKLIST, ql), 0);
+        unsigned char *lp = quicklistToListpack(ql); /* a small result: a bare listpack */
+        kvobj *stored = lp ? kvCreatePtr(dst, sdsLen(dst), OBJ_LIST, OBJ_ENC_LISTPACK, lp)
+                           : kvCreatePtr(dst, sdsLen(dst), OBJ_LIST, OBJ_ENC_QUICKLIST, ql);
+        dbSetKey(c->db, stored, 0);
         signalModifiedKey(c, c->db, dst, sdsLen(dst));
         notifyKeyspaceEvent(NOTIFY_LIST, "sortstore", dst, sdsLen(dst), c->db->id);
         serverIncrDirty(n);
@@ -339,7 +346,7 @@ static void sortGeneric(Client *c, int readonly) {
 
     long len = 0;
     if (o)
-        len = type == OBJ_LIST ? (long)quicklistCount(kvPtr(o))
+        len = type == OBJ_LIST ? (long)listLength(o)
               : type == OBJ_SET
                   ? (long)setValueLength(o)
                   : (long)zsetLength(o);
@@ -359,7 +366,7 @@ static void sortGeneric(Client *c, int readonly) {
         if (o && end >= start) {
             long n = end - start + 1;
             if (type == OBJ_LIST)
-                loadList(&v, kvPtr(o), a.spec.desc ? len - 1 - start : start, n, a.spec.desc);
+                loadList(&v, o, a.spec.desc ? len - 1 - start : start, n, a.spec.desc);
             else
                 zsetForEachByRank(o, start, end, a.spec.desc, zsetVisitPush, &v);
         }
@@ -367,7 +374,7 @@ static void sortGeneric(Client *c, int readonly) {
         start = 0;
     } else if (o) {
         if (type == OBJ_LIST)
-            loadList(&v, kvPtr(o), 0, len, 0);
+            loadList(&v, o, 0, len, 0);
         else if (type == OBJ_SET)
             loadSet(&v, o);
         else

@@ -5,7 +5,10 @@ out-of-range indexes, LINDEX/LSET, LPOS with RANK/COUNT/MAXLEN, LINSERT,
 LREM, LTRIM, LMOVE/RPOPLPUSH and LMPOP, on a few keys whose lists grow to a
 few hundred elements.  The stream starts with small list-max-listpack-size
 and list-compress-depth values so that quicklist nodes split, merge and
-compress; a few values are big enough to live in plain nodes.  Blocking
+compress; a few values are big enough to need nodes of their own.  A
+quarter of the commands work on small lists (SMALL_KEYS) that cross the
+bare listpack <-> quicklist boundary both ways; the size limit changes now
+and then.  Blocking
 commands stay out (they would stall the pipelined stream); they are covered
 by tests/integration/test_blocking.py.
 """
@@ -18,6 +21,9 @@ VOCAB = [b"a", b"b", b"c", b"1", b"2", b"-7", b"300", b"foo", b"",
          b"9223372036854775807", b"-9223372036854775808", b"18446744073709551616",
          b"01", b"1.5", b"x" * 50]
 LIST_KEYS = [b"k0", b"k1", b"k2", b"k3"]
+# Lists kept small: they cross the bare listpack <-> quicklist boundary
+# (one node of list-max-listpack-size, back below half of it) both ways.
+SMALL_KEYS = [b"s0", b"s1", b"s2"]
 
 
 def elem(rng):
@@ -92,6 +98,36 @@ def lmpop(rng):
     return tuple(cmd)
 
 
+def small(rng):
+    """A command on a small list: pushes and pops of a few elements, trims
+    to a few, LSET/LINSERT/LREM with the same short vocabulary, reads.  (No
+    DUMP: after deletions Cairn may merge two small nodes Redis leaves
+    apart, so multi-node payloads can differ in layout; one-node payloads
+    are compared in tests/integration/test_list_encoding.py.)"""
+    k = rng.choice(SMALL_KEYS)
+    r = rng.random()
+    if r < 0.3:
+        op = rng.choice([b"LPUSH", b"RPUSH"])
+        return tuple([op, k] + [rng.choice(VOCAB[:9]) for _ in range(rng.randint(1, 3))])
+    if r < 0.5:
+        return (rng.choice([b"LPOP", b"RPOP"]), k, str(rng.randint(1, 3)).encode())
+    if r < 0.55:
+        return (b"LTRIM", k, b"0", str(rng.randint(0, 4)).encode())
+    if r < 0.6:
+        return (b"LSET", k, str(rng.randint(-3, 3)).encode(), rng.choice(VOCAB))
+    if r < 0.65:
+        return (b"LINSERT", k, rng.choice([b"BEFORE", b"AFTER"]), rng.choice(VOCAB[:9]), rng.choice(VOCAB[:9]))
+    if r < 0.7:
+        return (b"LREM", k, rng.choice([b"0", b"1", b"-1"]), rng.choice(VOCAB[:9]))
+    if r < 0.75:
+        return (b"LMOVE", k, rng.choice(SMALL_KEYS), side(rng), side(rng))
+    if r < 0.8:
+        return (b"OBJECT", b"ENCODING", k)
+    if r < 0.85:
+        return (b"LLEN", k)
+    return (b"LRANGE", k, b"0", b"-1")
+
+
 def generate(rng, n, now):
     fill = rng.choice([b"1", b"2", b"3", b"4", b"-1", b"-2"])
     depth = rng.choice([b"0", b"1", b"2"])
@@ -100,6 +136,12 @@ def generate(rng, n, now):
     while len(cmds) < n + n // 10:
         k = lkey(rng)
         r = rng.random()
+        if rng.random() < 0.25:
+            cmds.append(small(rng))
+            continue
+        if rng.random() < 0.002:  # the limit changes: later conversions follow it
+            cmds.append((b"CONFIG", b"SET", b"list-max-listpack-size", rng.choice([b"2", b"3", b"5", b"-1", b"-2"])))
+            continue
         if r < 0.22:
             op = rng.choice([b"LPUSH", b"RPUSH", b"LPUSH", b"RPUSH", b"LPUSHX", b"RPUSHX"])
             cmds.append(tuple([op, k] + [elem(rng) for _ in range(rng.randint(1, 8))]))

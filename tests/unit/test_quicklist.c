@@ -18,6 +18,7 @@
 
 #include "ds/alloc.h"
 #include "ds/listpack.h"
+#include "ds/rand.h"
 #include "ds/quicklist.h"
 #include "ds/sds.h"
 
@@ -1108,6 +1109,223 @@ static void test_append_listpack_and_foreach(void **state) {
     quicklistRelease(ql);
 }
 
+/* ---- bare listpacks: loans and conversions ---- */
+
+/* A list held the way t_list.c holds it: a bare listpack or a quicklist. */
+typedef struct Held {
+    unsigned char *lp;
+    Quicklist *ql;
+} Held;
+
+static Quicklist *heldOpen(Held *h, QuicklistLoan *loan, int fill) {
+    return h->lp ? quicklistLend(loan, h->lp, fill, 0) : h->ql;
+}
+
+static void heldClose(Held *h, QuicklistLoan *loan, int shrunk) {
+    if (h->lp) {
+        unsigned char *lp;
+        Quicklist *grown = quicklistEndLoan(loan, &lp);
+        if (grown) {
+            h->lp = NULL;
+            h->ql = grown;
+        } else {
+            h->lp = lp;
+        }
+    } else if (shrunk) {
+        unsigned char *lp = quicklistToListpack(h->ql);
+        if (lp) {
+            h->lp = lp;
+            h->ql = NULL;
+        }
+    }
+}
+
+static void expectHeld(Held *h, const Model *m, int fill) {
+    QuicklistLoan loan;
+    Quicklist *ql = heldOpen(h, &loan, fill);
+    expectList(ql, m, fill);
+    heldClose(h, &loan, 0);
+}
+
+static void heldFree(Held *h) {
+    if (h->lp) lpFree(h->lp);
+    else quicklistRelease(h->ql);
+}
+
+/* Count limit 5: five elements stay a listpack, the sixth makes a
+ * quicklist; it goes back once one node of at most 2 (5/2) remains (two
+ * nodes never do, however small). */
+static void test_loan_count_boundary(void **state) {
+    (void)state;
+    Held h = {lpNew(0), NULL};
+    Model m = {0};
+    QuicklistLoan loan;
+    for (int i = 0; i < 5; i++) {
+        sds v = patterned(i, 1);
+        pushBoth(heldOpen(&h, &loan, 5), &m, v, QL_TAIL);
+        heldClose(&h, &loan, 0);
+        sdsFree(v);
+        assert_non_null(h.lp);
+        assert_int_equal(lpLength(h.lp), (unsigned long)i + 1);
+    }
+    expectHeld(&h, &m, 5);
+    sds v = patterned(5, 1);
+    pushBoth(heldOpen(&h, &loan, 5), &m, v, QL_HEAD);
+    heldClose(&h, &loan, 0);
+    sdsFree(v);
+    assert_null(h.lp);
+    assert_int_equal(quicklistNodeCount(h.ql), 2);
+    expectHeld(&h, &m, 5);
+    /* Shrinking: two nodes stay a quicklist; one node of 3 (3*2 > 5) too. */
+    sds out;
+    for (int left = 5; left >= 0; left--) {
+        Quicklist *ql = heldOpen(&h, &loan, 5);
+        assert_true(quicklistPop(ql, QL_HEAD, &out)); /* nodes [1] [5]: the head node goes first */
+        sdsFree(out);
+        modelDelete(&m, 0, 1);
+        heldClose(&h, &loan, 1);
+        if (left > 2)
+            assert_null(h.lp); /* one node of 3..5: twice that exceeds 5 */
+        else
+            assert_non_null(h.lp); /* at most 2 left in one node: a listpack */
+        expectHeld(&h, &m, 5);
+    }
+    assert_int_equal(lpLength(h.lp), 0);
+    heldFree(&h);
+    modelFree(&m);
+}
+
+/* Size limit (fill -1: 4 KB): a listpack grows to the node limit, one
+ * more element makes a quicklist; it goes back at half the limit. */
+static void test_loan_size_boundary(void **state) {
+    (void)state;
+    Held h = {lpNew(0), NULL};
+    Model m = {0};
+    QuicklistLoan loan;
+    int i = 0;
+    while (h.lp) {
+        sds v = patterned(i++, 25); /* ~110 bytes */
+        pushBoth(heldOpen(&h, &loan, -1), &m, v, QL_TAIL);
+        heldClose(&h, &loan, 0);
+        sdsFree(v);
+        if (h.lp) assert_true(lpBytes(h.lp) <= 4096);
+    }
+    assert_int_equal(quicklistNodeCount(h.ql), 2);
+    expectHeld(&h, &m, -1);
+    /* Trim from the head until one node remains, then until half size. */
+    while (h.ql) {
+        Quicklist *ql = heldOpen(&h, &loan, -1);
+        quicklistDelRange(ql, 0, 1);
+        modelDelete(&m, 0, 1);
+        heldClose(&h, &loan, 1);
+    }
+    assert_true(lpBytes(h.lp) * 2 <= 4096);
+    expectHeld(&h, &m, -1);
+    heldFree(&h);
+    modelFree(&m);
+}
+
+/* A plain element (at the packed threshold) makes a quicklist at once;
+ * emptying a lent list gives an empty listpack; inserts that split. */
+static void test_loan_plain_empty_split(void **state) {
+    (void)state;
+    QuicklistLoan loan;
+    Model m = {0};
+    Held h = {lpNew(0), NULL};
+    setThreshold(1000);
+    sds big = patterned(1, 300);
+    pushBoth(heldOpen(&h, &loan, -2), &m, big, QL_TAIL);
+    heldClose(&h, &loan, 0);
+    assert_null(h.lp);
+    expectHeld(&h, &m, -2);
+    heldFree(&h);
+    modelFree(&m);
+    setThreshold(0);
+    /* Empty again. */
+    h.lp = lpNew(0);
+    h.ql = NULL;
+    memset(&m, 0, sizeof(m));
+    for (int i = 0; i < 3; i++) {
+        sds v = patterned(i, 2);
+        pushBoth(heldOpen(&h, &loan, -2), &m, v, QL_TAIL);
+        heldClose(&h, &loan, 0);
+        sdsFree(v);
+    }
+    Quicklist *ql = heldOpen(&h, &loan, -2);
+    assert_int_equal(quicklistDelRange(ql, 0, 3), 1);
+    heldClose(&h, &loan, 1);
+    assert_non_null(h.lp);
+    assert_int_equal(lpLength(h.lp), 0);
+    modelFree(&m);
+    memset(&m, 0, sizeof(m));
+    /* Fill 4: inserting in the middle of a full lent node splits it. */
+    for (int i = 0; i < 4; i++) {
+        sds v = patterned(i, 2);
+        pushBoth(heldOpen(&h, &loan, 4), &m, v, QL_TAIL);
+        heldClose(&h, &loan, 0);
+        sdsFree(v);
+    }
+    ql = heldOpen(&h, &loan, 4);
+    QuicklistIter *it = quicklistIterAt(ql, 1, QL_HEAD);
+    QlEntry e;
+    assert_true(quicklistNext(it, &e));
+    quicklistInsertAfter(it, &e, big, sdsLen(big));
+    quicklistIterRelease(it);
+    modelInsert(&m, 2, big, sdsLen(big));
+    heldClose(&h, &loan, 0);
+    assert_null(h.lp);
+    expectHeld(&h, &m, 4);
+    heldFree(&h);
+    modelFree(&m);
+    sdsFree(big);
+}
+
+/* Random operations through loans and conversions against the model. */
+static void test_loan_random(void **state) {
+    (void)state;
+    int fills[] = {4, -1, 16};
+    for (int f = 0; f < 3; f++) {
+        int fill = fills[f];
+        Held h = {lpNew(0), NULL};
+        Model m = {0};
+        for (int step = 0; step < 3000; step++) {
+            QuicklistLoan loan;
+            Quicklist *ql = heldOpen(&h, &loan, fill);
+            int op = (int)randBounded(6), shrunk = 0;
+            sds v = patterned(step, randBounded(3) ? randBounded(4) : randBounded(60));
+            if (op <= 1 || m.len == 0) {
+                pushBoth(ql, &m, v, op ? QL_HEAD : QL_TAIL);
+            } else if (op == 2) {
+                long at = (long)randBounded(m.len);
+                QuicklistIter *it = quicklistIterAt(ql, at, QL_HEAD);
+                QlEntry e;
+                assert_true(quicklistNext(it, &e));
+                quicklistInsertBefore(it, &e, v, sdsLen(v));
+                quicklistIterRelease(it);
+                modelInsert(&m, (size_t)at, v, sdsLen(v));
+            } else if (op == 3) {
+                long at = (long)randBounded(m.len);
+                assert_true(quicklistReplaceAtIndex(ql, at, v, sdsLen(v)));
+                modelDelete(&m, (size_t)at, 1);
+                modelInsert(&m, (size_t)at, v, sdsLen(v));
+                shrunk = 1;
+            } else {
+                long n = (long)randBounded(m.len < 8 ? m.len : 8) + 1;
+                long at = (long)randBounded(m.len - (size_t)n + 1);
+                quicklistDelRange(ql, at, n);
+                modelDelete(&m, (size_t)at, (size_t)n);
+                shrunk = 1;
+            }
+            sdsFree(v);
+            heldClose(&h, &loan, shrunk);
+            if (step % 100 == 0) expectHeld(&h, &m, fill);
+        }
+        expectHeld(&h, &m, fill);
+        heldFree(&h);
+        modelFree(&m);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_push_pop_both_ends),
@@ -1123,6 +1341,10 @@ int main(void) {
         cmocka_unit_test(test_dup),
         cmocka_unit_test(test_large_elements),
         cmocka_unit_test(test_packed_threshold),
+        cmocka_unit_test(test_loan_count_boundary),
+        cmocka_unit_test(test_loan_size_boundary),
+        cmocka_unit_test(test_loan_plain_empty_split),
+        cmocka_unit_test(test_loan_random),
         cmocka_unit_test(test_mem_usage),
         cmocka_unit_test(test_randomized),
         cmocka_unit_test(test_append_listpack_and_foreach),
