@@ -153,15 +153,14 @@ static const char *writeError(const Client *c) {
 
 static const char *scriptWriteError(void) { return writeError(NULL); }
 
-int replRefuseWriteOrReply(Client *c, Command *cmd) {
-    if (!server.isReplica && !server.cfg.minReplicasToWrite) return 0;
+int replRefuseWriteSlow(Client *c, Command *cmd) {
     const char *err = writeError(c);
     if (!err || !((cmd->flags & CMD_WRITE) || scriptDeclaresWrites(c, cmd))) return 0;
     dispatchRejectCommand(c, err);
     return -1;
 }
 
-int replRefuseStaleOrReply(Client *c, Command *cmd) {
+int replRefuseStaleSlow(Client *c, Command *cmd) {
     if (server.isReplica && repl.link != LINK_CONNECTED && !server.cfg.replicaServeStaleData &&
         !(cmd->flags & CMD_STALE)) {
         dispatchRejectCommand(c, "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.");

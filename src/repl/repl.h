@@ -22,6 +22,7 @@
 #define CAIRN_REPL_H
 
 #include "core/client.h"
+#include "core/server.h"
 #include "ds/sds.h"
 
 /* Start-up (initFeatures): hooks (cron, before-sleep, client free, the RDB
@@ -39,8 +40,18 @@ void replStart(void);
  * no) after the pub/sub context rule; a replica's own link touching the
  * keyspace after BUSY.  Each replies and returns -1 when it refuses, else
  * 0. */
-int replRefuseWriteOrReply(Client *c, Command *cmd);
-int replRefuseStaleOrReply(Client *c, Command *cmd);
+int replRefuseWriteSlow(Client *c, Command *cmd);
+int replRefuseStaleSlow(Client *c, Command *cmd);
+/* Inline so that a primary without min-replicas-to-write pays one test
+ * per command for each. */
+static inline int replRefuseWriteOrReply(Client *c, Command *cmd) {
+    if (!(server.isReplica | server.cfg.minReplicasToWrite)) return 0;
+    return replRefuseWriteSlow(c, cmd);
+}
+static inline int replRefuseStaleOrReply(Client *c, Command *cmd) {
+    if (!(server.isReplica | (int)(c->flags & CLIENT_SLAVE))) return 0;
+    return replRefuseStaleSlow(c, cmd);
+}
 int replRefuseReplicaKeyspaceOrReply(Client *c, Command *cmd);
 
 /* INFO replication. */

@@ -94,8 +94,8 @@ static int isWriteLike(Client *c, Command *cmd) {
 }
 
 int pausePostponeCommand(Client *c, Command *cmd) {
-    int type = failoverPause && pauseType == PAUSE_OFF ? PAUSE_WRITE : pauseType;
-    if (type == PAUSE_OFF || (c->flags & (CLIENT_FAKE | CLIENT_LUA | CLIENT_MASTER))) return 0;
+    if ((pauseType | failoverPause) == PAUSE_OFF || (c->flags & (CLIENT_FAKE | CLIENT_LUA | CLIENT_MASTER))) return 0;
+    int type = pauseType == PAUSE_OFF ? PAUSE_WRITE : pauseType; /* FAILOVER pauses writes */
     if (type == PAUSE_WRITE && !isWriteLike(c, cmd)) return 0;
     c->flags |= CLIENT_BLOCKED;
     c->lastcmd = cmd; /* CLIENT LIST shows the postponed command */
