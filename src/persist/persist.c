@@ -640,14 +640,13 @@ static int writesDenied(void) {
 }
 
 /* Writes and PING are refused while the last background save failed, as
- * Redis does.  (Redis also refuses an EXEC whose queue holds a write; here
- * the writes were refused when they were queued, so only a save failing
- * between MULTI and EXEC differs.) */
-int persistRefuseWriteOrReply(Client *c, Command *cmd) {
+ * Redis does, and so is an EXEC whose queue holds a write (the save failed
+ * after the writes were queued). */
+int persistRefuseWriteOrReply(Client *c, Command *cmd, int execWrites) {
     const char *aofErr = NULL;
     int rdbDenied = !state.lastBgsaveOk && writesDenied();
     if (!rdbDenied && !aofWriteErrorText(&aofErr)) return 0;
-    int write = (cmd->flags & CMD_WRITE) || !strcmp(cmd->name, "ping") || scriptDeclaresWrites(c, cmd);
+    int write = (cmd->flags & CMD_WRITE) || execWrites || !strcmp(cmd->name, "ping") || scriptDeclaresWrites(c, cmd);
     if (!write) return 0;
     dispatchRejectCommand(c, rdbDenied ? ERR_MISCONF : aofErr);
     return -1;

@@ -43,8 +43,9 @@ long long persistTotalForks(void);
 /* MISCONF: while the last background save failed (and
  * stop-writes-on-bgsave-error is set with save points), writes and PING
  * are refused (-1 after replying), as Redis does.  0 lets cmd go on.  One
- * of processCommand's checks. */
-int persistRefuseWriteOrReply(Client *c, Command *cmd);
+ * of processCommand's checks.  execWrites: cmd is an EXEC whose queue holds
+ * a write (Redis counts that EXEC as a write: it answers EXECABORT). */
+int persistRefuseWriteOrReply(Client *c, Command *cmd, int execWrites);
 
 /* While the start-up load runs (the loop turns every
  * loading-process-events-interval-bytes), commands without the loading

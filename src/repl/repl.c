@@ -153,9 +153,9 @@ static const char *writeError(const Client *c) {
 
 static const char *scriptWriteError(void) { return writeError(NULL); }
 
-int replRefuseWriteSlow(Client *c, Command *cmd) {
+int replRefuseWriteSlow(Client *c, Command *cmd, int execWrites) {
     const char *err = writeError(c);
-    if (!err || !((cmd->flags & CMD_WRITE) || scriptDeclaresWrites(c, cmd))) return 0;
+    if (!err || !((cmd->flags & CMD_WRITE) || execWrites || scriptDeclaresWrites(c, cmd))) return 0;
     dispatchRejectCommand(c, err);
     return -1;
 }

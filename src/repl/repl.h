@@ -40,13 +40,13 @@ void replStart(void);
  * no) after the pub/sub context rule; a replica's own link touching the
  * keyspace after BUSY.  Each replies and returns -1 when it refuses, else
  * 0. */
-int replRefuseWriteSlow(Client *c, Command *cmd);
+int replRefuseWriteSlow(Client *c, Command *cmd, int execWrites);
 int replRefuseStaleSlow(Client *c, Command *cmd);
 /* Inline so that a primary without min-replicas-to-write pays one test
  * per command for each. */
-static inline int replRefuseWriteOrReply(Client *c, Command *cmd) {
+static inline int replRefuseWriteOrReply(Client *c, Command *cmd, int execWrites) {
     if (!(server.isReplica | server.cfg.minReplicasToWrite)) return 0;
-    return replRefuseWriteSlow(c, cmd);
+    return replRefuseWriteSlow(c, cmd, execWrites);
 }
 static inline int replRefuseStaleOrReply(Client *c, Command *cmd) {
     if (!(server.isReplica | (int)(c->flags & CLIENT_SLAVE))) return 0;

@@ -160,8 +160,12 @@ void processCommand(Client *c) {
     if (aclRefuseCommandOrReply(c, cmd) == -1) return;
     if (maxmemoryEvictClients(c) == -1) return;
     if (maxmemoryRefuseOrReply(c, cmd) == -1) return;
-    if (persistRefuseWriteOrReply(c, cmd) == -1) return;
-    if (replRefuseWriteOrReply(c, cmd) == -1) return;
+    /* An EXEC whose queue holds a write is a write for MISCONF, NOREPLICAS
+     * and READONLY, as in Redis (the condition may have arisen after the
+     * writes were queued). */
+    int execWrites = (c->flags & CLIENT_MULTI) && (multiQueuedFlags(c) & CMD_WRITE) && !strcmp(cmd->name, "exec");
+    if (persistRefuseWriteOrReply(c, cmd, execWrites) == -1) return;
+    if (replRefuseWriteOrReply(c, cmd, execWrites) == -1) return;
     if (pubsubRefuseInContextOrReply(c, cmd) == -1) return;
     if (replRefuseStaleOrReply(c, cmd) == -1) return;
     if (persistRefuseWhileLoadingOrReply(c, cmd) == -1) return;

@@ -87,3 +87,29 @@ def test_scripts_misconf_like_redis(start_server, start_oracle):
         assert a == b, cmd
     assert cairn[0].startswith(b"-MISCONF ")
     assert cairn[-2:] == [b"+OK\r\n", b"+OK\r\n"]
+
+
+def test_exec_of_writes_queued_before_the_failure(start_server, start_oracle):
+    """Writes queued while saves were fine, EXEC after a save failed: the
+    EXEC counts as a write and answers EXECABORT (a read-only queue runs)."""
+    got = []
+    for start in (start_server, start_oracle):
+        s = start(save="3600 1", **{"enable-protected-configs": "yes"})
+        r = s.client()
+        with socket.create_connection(("127.0.0.1", s.port), timeout=10) as c:
+            f = c.makefile("rb")
+
+            def call(*cmd):
+                c.sendall(resp(*cmd))
+                return read_reply(f)
+
+            seen = [call("MULTI"), call("SET", "q", "1"), call("GET", "q")]
+            seen += [call("MULTI"), call("GET", "q")]  # a second MULTI: an error, the queue stays
+            os.mkdir(os.path.join(s.tmp, "blocked"))
+            r.config_set("dbfilename", "blocked")
+            r.execute_command("BGSAVE")
+            assert wait_for(lambda: r.info("persistence")["rdb_last_bgsave_status"] == "err")
+            seen += [call("EXEC"), call("GET", "q"), call("MULTI"), call("GET", "q"), call("EXEC")]
+        got.append(seen)
+    assert got[0] == got[1]
+    assert got[0][5].startswith(b"-EXECABORT Transaction discarded because of: MISCONF ")
