@@ -449,6 +449,8 @@ static void flushAndSync(void) {
     aof.fsyncOffset = aof.currentSize;
 }
 
+int aofOn(void) { return aof.state != AOF_OFF; }
+
 int aofWriteErrorText(const char **err) {
     static char text[160];
     if (aof.state == AOF_OFF) return 0;
@@ -672,7 +674,7 @@ static int installRewrite(pid_t pid) {
     latencySample("aof-fstat", ustime() - start);
     aof.baseSize = aof.currentSize;
     aof.fsyncOffset = aof.currentSize;
-    if (aof.state == AOF_WAIT_REWRITE) aof.state = AOF_ON;
+    if (aof.state == AOF_WAIT_REWRITE) aof.state = AOF_ON, persistRefusalHint = 1;
     deleteHistoryFiles();
     rc = 0;
 cleanup:
@@ -881,7 +883,7 @@ static void openOnStart(void) {
 }
 
 void aofInitAtStartup(void) {
-    aof.state = AOF_ON;
+    aof.state = AOF_ON, persistRefusalHint = 1;
     upgradeOldAofIfNeeded();
     aof.manifest = manifestLoad(1);
     long long total = 0;
@@ -928,7 +930,7 @@ void aofDebugLoad(void) {
 static int startAppendOnly(const char **err) {
     if (!aof.manifest) aof.manifest = manifestLoad(0);
     if (!aof.manifest) aof.manifest = aofManifestCreate();
-    aof.state = AOF_WAIT_REWRITE;
+    aof.state = AOF_WAIT_REWRITE, persistRefusalHint = 1;
     aof.lastWriteOk = 1;
     if (aof.childPid < 0 && persistBgsaveChildPid() >= 0) {
         aof.scheduled = 1;
@@ -945,7 +947,7 @@ static int startAppendOnly(const char **err) {
                 close(aof.fd);
                 aof.fd = -1;
             }
-            aof.state = AOF_OFF;
+            aof.state = AOF_OFF, persistRefusalHint = 1;
             serverLog(LL_WARNING, "Cairn needs to enable the AOF but can't trigger a background AOF rewrite "
                                   "operation. Check the above logs for more info about the error.");
             *err = "Cairn needs to enable the AOF but can't trigger a background AOF rewrite operation";
@@ -963,7 +965,7 @@ static void stopAppendOnly(void) {
         close(aof.fd);
         aof.fd = -1;
     }
-    aof.state = AOF_OFF;
+    aof.state = AOF_OFF, persistRefusalHint = 1;
     aof.scheduled = 0;
     killChild();
     sdsClear(aof.buf);

@@ -53,6 +53,8 @@ void aofBgrewriteaofCommand(Client *c);
 /* MISCONF: the last write or fsync of the AOF failed; *err is the text
  * after "MISCONF " (static).  0 when writes may go on. */
 int aofWriteErrorText(const char **err);
+/* 1 while the AOF is on (or waiting for its first rewrite). */
+int aofOn(void);
 
 /* INFO persistence lines: the aof_* fields from aof_enabled to
  * aof_last_cow_size, and the ones shown only with the AOF on. */

@@ -192,7 +192,7 @@ static int bgsaveStart(void) {
     if (pid == 0) bgsaveChild();
     if (pid < 0) {
         pipeClose();
-        state.lastBgsaveOk = 0;
+        state.lastBgsaveOk = 0, persistRefusalHint = 1;
         serverLog(LL_WARNING, "Can't save in background: fork: %s", strerror(errno));
         return -1;
     }
@@ -227,10 +227,10 @@ static void bgsaveDone(pid_t pid, int st) {
         snprintf(tmp, sizeof(tmp), "temp-%d.rdb", (int)pid);
         unlink(tmp);
         /* SIGUSR1 is how a save is cancelled on purpose: not an error. */
-        if (WTERMSIG(st) != SIGUSR1) state.lastBgsaveOk = 0;
+        if (WTERMSIG(st) != SIGUSR1) state.lastBgsaveOk = 0, persistRefusalHint = 1;
     } else {
         serverLog(LL_WARNING, "Background saving error");
-        state.lastBgsaveOk = 0;
+        state.lastBgsaveOk = 0, persistRefusalHint = 1;
     }
     state.lastBgsaveTimeSec = (serverNowMs() - state.childStartMs) / 1000;
     state.childPid = -1;
@@ -585,7 +585,7 @@ static void loadingProgress(const RdbLoadInfo *info, size_t loaded, size_t total
 int persistLoading(void) { return state.loading; }
 
 void persistLoadingBegin(void) {
-    state.loading = 1;
+    state.loading = persistLoadingNow = 1;
     state.loadingStartUnix = nowUnix();
     state.loadingLastLogMs = serverNowMs();
     rdbSetProgressHooks(NULL, loadingProgress);
@@ -598,10 +598,10 @@ void persistLoadingProgress(size_t loaded, size_t total) {
 
 void persistLoadingEnd(void) {
     rdbSetProgressHooks(NULL, NULL);
-    state.loading = 0;
+    state.loading = persistLoadingNow = 0;
 }
 
-int persistRefuseWhileLoadingOrReply(Client *c, Command *cmd) {
+int persistRefuseWhileLoadingSlow(Client *c, Command *cmd) {
     if (!state.loading || (cmd->flags & CMD_LOADING)) return 0;
     dispatchRejectCommand(c, "LOADING Redis is loading the dataset in memory");
     return -1;
@@ -642,10 +642,16 @@ static int writesDenied(void) {
 /* Writes and PING are refused while the last background save failed, as
  * Redis does, and so is an EXEC whose queue holds a write (the save failed
  * after the writes were queued). */
-int persistRefuseWriteOrReply(Client *c, Command *cmd, int execWrites) {
+int persistRefusalHint = 1;
+int persistLoadingNow;
+
+int persistRefuseWriteSlow(Client *c, Command *cmd, int execWrites) {
     const char *aofErr = NULL;
     int rdbDenied = !state.lastBgsaveOk && writesDenied();
-    if (!rdbDenied && !aofWriteErrorText(&aofErr)) return 0;
+    if (!rdbDenied && !aofWriteErrorText(&aofErr)) {
+        if (state.lastBgsaveOk && !aofOn()) persistRefusalHint = 0;
+        return 0;
+    }
     int write = (cmd->flags & CMD_WRITE) || execWrites || !strcmp(cmd->name, "ping") || scriptDeclaresWrites(c, cmd);
     if (!write) return 0;
     dispatchRejectCommand(c, rdbDenied ? ERR_MISCONF : aofErr);
@@ -725,13 +731,13 @@ void persistInit(void) {
     long long start = ustime();
     RdbLoadInfo info;
     sds err = NULL;
-    state.loading = 1;
+    state.loading = persistLoadingNow = 1;
     state.loadingStartUnix = nowUnix();
     state.loadingLastLogMs = serverNowMs();
     rdbSetProgressHooks(NULL, loadingProgress);
     int rc = rdbLoadFile(server.cfg.dbfilename, 0, &info, &err);
     rdbSetProgressHooks(NULL, NULL);
-    state.loading = 0;
+    state.loading = persistLoadingNow = 0;
     if (rc < 0) {
         serverLog(LL_WARNING, "%s", err);
         serverLog(LL_WARNING, "Fatal error loading the DB, check server logs. Exiting.");

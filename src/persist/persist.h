@@ -45,12 +45,26 @@ long long persistTotalForks(void);
  * are refused (-1 after replying), as Redis does.  0 lets cmd go on.  One
  * of processCommand's checks.  execWrites: cmd is an EXEC whose queue holds
  * a write (Redis counts that EXEC as a write: it answers EXECABORT). */
-int persistRefuseWriteOrReply(Client *c, Command *cmd, int execWrites);
+int persistRefuseWriteSlow(Client *c, Command *cmd, int execWrites);
+/* Nonzero while MISCONF could apply (a background save failed, or the AOF
+ * is on): set by whatever makes it possible, cleared by the slow check when
+ * nothing can refuse, so that a healthy server pays one test per command. */
+extern int persistRefusalHint;
+static inline int persistRefuseWriteOrReply(Client *c, Command *cmd, int execWrites) {
+    if (!persistRefusalHint) return 0;
+    return persistRefuseWriteSlow(c, cmd, execWrites);
+}
 
 /* While the start-up load runs (the loop turns every
  * loading-process-events-interval-bytes), commands without the loading
  * flag get -LOADING (-1 after replying).  One of processCommand's checks. */
-int persistRefuseWhileLoadingOrReply(Client *c, Command *cmd);
+int persistRefuseWhileLoadingSlow(Client *c, Command *cmd);
+/* 1 while the start-up load runs (persistLoading's answer, read inline). */
+extern int persistLoadingNow;
+static inline int persistRefuseWhileLoadingOrReply(Client *c, Command *cmd) {
+    if (!persistLoadingNow) return 0;
+    return persistRefuseWhileLoadingSlow(c, cmd);
+}
 /* 1 while the start-up load runs. */
 int persistLoading(void);
 /* The AOF's start-up load runs inside these (loading:1, -LOADING for

@@ -169,7 +169,7 @@ int replRefuseStaleSlow(Client *c, Command *cmd) {
     return 0;
 }
 
-int replRefuseReplicaKeyspaceOrReply(Client *c, Command *cmd) {
+int replRefuseReplicaKeyspaceSlow(Client *c, Command *cmd) {
     if ((c->flags & (CLIENT_SLAVE | CLIENT_MASTER)) == CLIENT_SLAVE &&
         (cmd->flags & (CMD_WRITE | CMD_READONLY | CMD_MAY_REPLICATE))) {
         dispatchRejectCommand(c, "ERR Replica can't interact with the keyspace");

@@ -52,7 +52,11 @@ static inline int replRefuseStaleOrReply(Client *c, Command *cmd) {
     if (!(server.isReplica | (int)(c->flags & CLIENT_SLAVE))) return 0;
     return replRefuseStaleSlow(c, cmd);
 }
-int replRefuseReplicaKeyspaceOrReply(Client *c, Command *cmd);
+int replRefuseReplicaKeyspaceSlow(Client *c, Command *cmd);
+static inline int replRefuseReplicaKeyspaceOrReply(Client *c, Command *cmd) {
+    if (!(c->flags & CLIENT_SLAVE)) return 0;
+    return replRefuseReplicaKeyspaceSlow(c, cmd);
+}
 
 /* INFO replication. */
 sds replInfoSection(sds s);
