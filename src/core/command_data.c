@@ -1679,6 +1679,14 @@ static const KeySpec K_scard[] = {
 static const CommandArg A_scard[] = {
     {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
 };
+static const CommandArg A_script_debug_0[] = {
+    {.name = "yes", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "YES"},
+    {.name = "sync", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "SYNC"},
+    {.name = "no", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "NO"},
+};
+static const CommandArg A_script_debug[] = {
+    {.name = "mode", .type = ARG_ONEOF, .keySpecIndex = -1, .subargs = A_script_debug_0, .subargCount = 3},
+};
 static const CommandArg A_script_exists[] = {
     {.name = "sha1", .type = ARG_STRING, .keySpecIndex = -1, .flags = ARGF_MULTIPLE},
 };
@@ -5066,6 +5074,16 @@ const CommandSpec commandSpecs[] = {
      .since = "2.6.0",
      .group = "scripting",
      .complexity = "Depends on subcommand."},
+    {.fullname = "script|debug",
+     .arity = 3,
+     .flags = CMD_NOSCRIPT,
+     .acl = ACL_SLOW | ACL_SCRIPTING,
+     .firstKey = 0, .lastKey = 0, .keyStep = 0,
+     .summary = "Set the debug mode for executed scripts.",
+     .since = "3.2.0",
+     .group = "scripting",
+     .complexity = "O(1)",
+     .args = A_script_debug, .argCount = 1},
     {.fullname = "script|exists",
      .arity = -3,
      .flags = CMD_NOSCRIPT,

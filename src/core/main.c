@@ -27,6 +27,7 @@
 #include "persist/persist.h"
 #include "persist/rdb.h"
 #include "repl/repl.h"
+#include "script/ldb.h"
 #include "server/acl.h"
 #include "server/latency.h"
 #include "server/maxmemory.h"
@@ -200,6 +201,7 @@ int main(int argc, char **argv) {
     statsInit();
     serverLog(LL_NOTICE, "Server initialized");
     persistInit();
+    ldbInit(); /* after persistInit: chains its shutdown hook */
     replStart();
     serverLog(LL_NOTICE, "Ready to accept connections");
     if (server.cfg.supervised == SUPERVISED_SYSTEMD ||

@@ -19,6 +19,7 @@
  * luaEngineRun formats that as Redis 7.0 does:
  *   "<err> script: <name>, on @user_script:<line>." */
 #include "script/engine.h"
+#include "script/ldb.h"
 
 #include <lauxlib.h>
 #include <lualib.h>
@@ -987,11 +988,26 @@ static const char *checkScriptCommand(ScriptRun *run, Command *cmd, int argc, sd
     return NULL;
 }
 
+/* The debugger shows a refused call's error as Redis words it: the bare
+ * message for the script checks of its own, the reply text otherwise. */
+static void logCheckError(const char *err) {
+    if (strncmp(err, "ERR ", 4) == 0) {
+        ldbLogError(err + 4);
+    } else if (err[0] == '-') {
+        ldbLogError(err);
+    } else {
+        sds e = sdsCatPrintf(sdsEmpty(), "-%s", err);
+        ldbLogError(e);
+        sdsFree(e);
+    }
+}
+
 static int redisCallGeneric(lua_State *L, int raise) {
     ScriptRun *run = currentRun;
     int argc = lua_gettop(L);
     if (!run) return raiseError(L, "ERR redis.call can only be used while a script runs");
     if (argc == 0) {
+        if (ldbLogCalls) ldbLogError("Please specify at least one argument for this redis lib call");
         pushErrorTable(L, "ERR Please specify at least one argument for this redis lib call",
                        strlen("ERR Please specify at least one argument for this redis lib call"));
         return raise ? lua_error(L) : 1;
@@ -1001,15 +1017,18 @@ static int redisCallGeneric(lua_State *L, int raise) {
     const char *err = NULL;
     if (collectArgs(L, argc, argv, &err) == -1) {
         if (argv != small) xfree(argv);
+        if (ldbLogCalls) ldbLogError(strncmp(err, "ERR ", 4) == 0 ? err + 4 : err);
         pushErrorTable(L, err, strlen(err));
         return raise ? lua_error(L) : 1;
     }
     /* The arguments are copied: free their stack slots, so that a call
      * with thousands of them (unpack) still has room for its reply. */
     lua_pop(L, argc);
+    if (__builtin_expect(ldbLogCalls, 0)) ldbLogCommand(argc, argv);
     Command *cmd = commandLookupArgv(argc, argv);
     err = checkScriptCommand(run, cmd, argc, argv);
     if (err) {
+        if (ldbLogCalls) logCheckError(err);
         /* A known command refused here counts as rejected, as on Redis. */
         if (cmd) cmd->stats.rejectedCalls++;
         freeArgs(argv, argc);
@@ -1028,13 +1047,15 @@ static int redisCallGeneric(lua_State *L, int raise) {
     /* The reply becomes a Lua value as the command sends it. */
     LuaReplySink sink;
     luaReplySinkInit(&sink, L, run->resp);
-    fake->sink = &sink.base;
+    int logged = ldbLogCalls;
+    fake->sink = logged ? ldbTeeBegin(&sink.base, run->resp) : &sink.base;
     fake->flags |= CLIENT_REPLY_SINK;
     int mask = effectsSetCallMask(run->replFlags);
     callCommand(fake, cmd);
     effectsSetCallMask(mask);
     fake->flags &= ~CLIENT_REPLY_SINK;
     fake->sink = NULL;
+    if (logged) ldbTeeEnd();
     freeArgs(fake->argv, fake->argc); /* the command may have rewritten argv */
     if (fake->argv != small) xfree(fake->argv);
     fake->argv = NULL;
@@ -1129,12 +1150,9 @@ static int redisReplicateCommands(lua_State *L) {
     return 1;
 }
 
-static int redisBreakpoint(lua_State *L) {
-    lua_pushboolean(L, 0);
-    return 1;
-}
+static int redisBreakpoint(lua_State *L) { return ldbRedisBreakpoint(L); }
 
-static int redisDebug(lua_State *L) { return 0; }
+static int redisDebug(lua_State *L) { return ldbRedisDebug(L); }
 
 static int redisAclCheckCmd(lua_State *L) {
     int argc = lua_gettop(L);
@@ -1144,6 +1162,7 @@ static int redisAclCheckCmd(lua_State *L) {
     const char *err = NULL;
     if (collectArgs(L, argc, argv, &err) == -1) {
         if (argv != small) xfree(argv);
+        if (ldbLogCalls) ldbLogError(strncmp(err, "ERR ", 4) == 0 ? err + 4 : err);
         return raiseError(L, err);
     }
     Command *cmd = commandLookupArgv(argc, argv);
@@ -1604,10 +1623,14 @@ void luaEngineRun(lua_State *L, ScriptRun *run, int nargs) {
 #else
     /* The hook stays set between runs (it does nothing while no script
      * runs). */
-    if (lua_gethook(L) != hookWhileRunning || lua_gethookmask(L) != LUA_MASKCOUNT)
+    if (run->debugHook) lua_sethook(L, run->debugHook, LUA_MASKLINE | LUA_MASKCOUNT, 100000);
+    else if (lua_gethook(L) != hookWhileRunning || lua_gethookmask(L) != LUA_MASKCOUNT)
         lua_sethook(L, hookWhileRunning, LUA_MASKCOUNT, HOOK_INSTRUCTIONS);
 #endif
     int rc = lua_pcall(L, nargs, 1, base);
+#ifndef CAIRN_LUAJIT
+    if (run->debugHook) lua_sethook(L, hookWhileRunning, LUA_MASKCOUNT, HOOK_INSTRUCTIONS);
+#endif
 #ifdef CAIRN_LUAJIT
     if (!outer) watchEnd();
 #endif

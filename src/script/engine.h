@@ -116,6 +116,7 @@ typedef struct ScriptRun {
     int timedOut;         /* passed busy-reply-threshold */
     int resp;             /* redis.setresp: 2 or 3 */
     int replFlags;        /* redis.set_repl: where the calls' effects go (EFFECT_*) */
+    lua_Hook debugHook;   /* SCRIPT DEBUG: run under this line hook (ldb.c) */
 } ScriptRun;
 
 /* Set KEYS and ARGV for a run of the function on top of the stack, as how

@@ -28,6 +28,7 @@
 #include "ds/util.h"
 #include "script/engine.h"
 #include "script/function.h"
+#include "script/ldb.h"
 #include "script/script.h"
 
 static lua_State *vm;
@@ -308,7 +309,23 @@ int scriptRefuseWritesOrReply(Client *c, unsigned flags) {
     return -1;
 }
 
+static void evalRun(Client *c, int bySha, int readOnly, int debug);
+
 static void evalGeneric(Client *c, int bySha, int readOnly) {
+    if (c->flags & CLIENT_LUA_DEBUG) {
+        if (bySha) {
+            replyError(c, "ERR Please use EVAL instead of EVALSHA for debugging");
+            return;
+        }
+        if (!ldbStartSession(c)) return;
+        evalRun(c, bySha, readOnly, 1);
+        ldbEndSession(c);
+        return;
+    }
+    evalRun(c, bySha, readOnly, 0);
+}
+
+static void evalRun(Client *c, int bySha, int readOnly, int debug) {
     long long numkeys;
     if (scriptGetNumkeys(c, 2, &numkeys) == -1) return;
     lua_State *L = evalVm();
@@ -353,6 +370,7 @@ static void evalGeneric(Client *c, int bySha, int readOnly) {
     run.source = "user_script";
     run.flags = flags;
     run.readOnly = readOnly;
+    if (debug) run.debugHook = ldbHook;
     luaClient->db = c->db;
     luaClient->resp = 2;
     luaEngineRun(L, &run, 0);
@@ -428,6 +446,8 @@ static void scriptKillCommand(Client *c) { scriptKill(c, 1); }
 
 static void scriptHelpCommand(Client *c) {
     static const char *help[] = {
+        "DEBUG (YES|SYNC|NO)",
+        "    Set the debug mode for subsequent scripts executed.",
         "EXISTS <sha1> [<sha1> ...]",
         "    Return information about the existence of the scripts in the script cache.",
         "FLUSH [ASYNC|SYNC]",
@@ -456,6 +476,7 @@ void evalMemoryInfo(ScriptMemoryInfo *m) {
 /* ------------------------------------------------------------------ */
 
 static Command scriptSubcommands[] = {
+    {.name = "debug", .proc = scriptDebugCommand},
     {.name = "exists", .proc = scriptExistsCommand},
     {.name = "flush", .proc = scriptFlushCommand},
     {.name = "help", .proc = scriptHelpCommand},

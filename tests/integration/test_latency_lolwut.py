@@ -33,7 +33,6 @@ MISSING = {
     "cluster|nodes", "cluster|replicas", "cluster|replicate", "cluster|reset", "cluster|saveconfig",
     "cluster|set-config-epoch", "cluster|setslot", "cluster|shards", "cluster|slaves", "cluster|slots",
     "module", "module|help", "module|list", "module|load", "module|loadex", "module|unload",
-    "script|debug",
 }
 # Cairn's commands that redis-server 7.0.15 lacks.
 EXTRA = {"client|setinfo"}

@@ -85,8 +85,8 @@ def lua_engine(srv):
 
 
 def has_script_debug(c):
-    """SCRIPT DEBUG (the Lua debugger) is not built in Cairn yet: its cases
-    skip while COMMAND INFO does not know script|debug."""
+    """SCRIPT DEBUG (the Lua debugger, test_ldb.py) is in the command table;
+    its cases skip on a server whose COMMAND INFO does not know script|debug."""
     return c.call("COMMAND", "INFO", "script|debug") != b"*1\r\n$-1\r\n"  # an unknown name is a null
 
 
