@@ -874,8 +874,9 @@ int ldbStartSession(Client *c) {
         serverLog(LL_WARNING, "Redis synchronous debugging eval session started");
     }
     ldb.fd = c->fd;
+    /* Replies already queued for c (EXEC's, in a transaction) stay queued:
+     * the session's lines go out ahead of them, as on Redis. */
     setBlocking(ldb.fd, 1);
-    flushClient(c);
     ldb.active = 1;
     ldb.step = 1;
     ldb.luabp = 0;

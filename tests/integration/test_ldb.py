@@ -217,6 +217,10 @@ RAW = [
      (cmd("e", "redis.pcall('get', 'a')"), 1), (cmd("e", "x = 1"), 1), (cmd("p", "x", "y"), 1),
      (cmd("r" * 2000), -1)],
     [(cmd("SCRIPT", "DEBUG", "YES"), 1), (cmd("EVAL", "return 1", 0), 1), (b"*2000\r\n", -1)],
+    [(cmd("SCRIPT", "DEBUG", "SYNC"), 1), (cmd("MULTI"), 1), (cmd("SET", "q", 1), 1), (cmd("EVAL", "return 1", 0), 1),
+     (cmd("EXEC"), 1), (cmd("c"), -1)],
+    [(cmd("SCRIPT", "DEBUG", "YES"), 1), (cmd("MULTI"), 1), (cmd("SET", "q", 1), 1), (cmd("EVAL", "return 1", 0), 1),
+     (cmd("EXEC"), 1), (cmd("c"), -1)],
     [(cmd("SCRIPT", "DEBUG", "YES"), 1), (cmd("EVAL", "return 1", 0), 1), (b"*1\r\n$2000\r\n", -1)],
     [(cmd("SCRIPT", "DEBUG", "YES"), 1), (cmd("EVAL", "return 1", 0), 1), (b"*1\r\n$1\r\nsX\r\n", -1)],
 ]
@@ -233,10 +237,12 @@ def test_script_help_lists_debug(server, oracle):
 
 def test_client_gone_mid_session(server):
     for mode, expect in ((b"SYNC", b"1"), (b"YES", b"1")):
-        s = socket.create_connection((server.host, server.port))
-        s.sendall(cmd("SCRIPT", "DEBUG", mode) + cmd("EVAL", 'redis.call("incr","dc")\nreturn 1', 0))
+        s = socket.create_connection((server.host, server.port), timeout=20)
+        s.sendall(cmd("SCRIPT", "DEBUG", mode))
+        assert s.recv(100) == b"+OK\r\n"
+        s.sendall(cmd("EVAL", 'redis.call("incr","dc")\nreturn 1', 0))
         buf = b""
-        while complete_values(buf) < 2:
+        while complete_values(buf) < 1:
             buf += s.recv(4096)
         s.close()
         r = server.client()
@@ -250,9 +256,11 @@ def test_client_gone_mid_session(server):
 def test_parent_serves_during_fork_session_and_shutdown_ends_it(start_server):
     srv = start_server()
     s = socket.create_connection((srv.host, srv.port), timeout=20)
-    s.sendall(cmd("SCRIPT", "DEBUG", "YES") + cmd("EVAL", "return 1", 0))
+    s.sendall(cmd("SCRIPT", "DEBUG", "YES"))
+    assert s.recv(100) == b"+OK\r\n"
+    s.sendall(cmd("EVAL", "return 1", 0))
     buf = b""
-    while complete_values(buf) < 2:
+    while complete_values(buf) < 1:
         buf += s.recv(4096)
     r = srv.client()
     assert r.ping()
