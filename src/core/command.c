@@ -332,6 +332,17 @@ Command *commandLookupSub(Command *parent, const char *name, size_t len) {
     return NULL;
 }
 
+Command *commandLookupFullName(const char *name, size_t len) {
+    const char *bar = memchr(name, '|', len);
+    if (!bar) return commandLookup(name, len);
+    Command *parent = commandLookup(name, (size_t)(bar - name));
+    if (!parent || !parent->subcommands) return NULL;
+    const char *sub = bar + 1;
+    size_t sublen = len - (size_t)(sub - name);
+    if (memchr(sub, '|', sublen)) return NULL;
+    return commandLookupSub(parent, sub, sublen);
+}
+
 Command *commandLookupArgv(int argc, char **argv) {
     if (argc < 1) return NULL;
     Command *cmd = commandLookup(argv[0], sdsLen(argv[0]));

@@ -234,6 +234,9 @@ void commandTableInit(void);
 Command *commandLookup(const char *name, size_t len);
 /* Find a subcommand of a container by name, NULL if unknown. */
 Command *commandLookupSub(Command *parent, const char *name, size_t len);
+/* Find by full name, "get" or "config|get" (any case), as ACL rules and
+ * LATENCY HISTOGRAM name commands; NULL if unknown. */
+Command *commandLookupFullName(const char *name, size_t len);
 /* Resolve argv to a command or subcommand (no errors replied). */
 Command *commandLookupArgv(int argc, char **argv);
 /* Iterate all top-level commands: returns NULL at the end. */

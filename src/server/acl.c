@@ -278,18 +278,6 @@ static void addFirstArg(Selector *s, unsigned id, const char *arg, size_t len) {
     s->firstArgs[id][n + 1] = NULL;
 }
 
-/* The command or subcommand "name" or "name|sub" (any case), NULL if none. */
-static Command *lookupByFullName(const char *name, size_t len) {
-    const char *bar = memchr(name, '|', len);
-    if (!bar) return commandLookup(name, len);
-    Command *parent = commandLookup(name, (size_t)(bar - name));
-    if (!parent || !parent->subcommands) return NULL;
-    const char *sub = bar + 1;
-    size_t sublen = len - (size_t)(sub - name);
-    if (memchr(sub, '|', sublen)) return NULL;
-    return commandLookupSub(parent, sub, sublen);
-}
-
 static int addKeyPattern(Selector *s, const char *op, size_t len) {
     if (s->flags & SEL_ALLKEYS) return RULE_KEYS_AFTER_ALL;
     int perm = 0;
@@ -341,12 +329,12 @@ static int commandRule(Selector *s, const char *op, size_t len) {
             break;
         }
     if (!bar || !on) {
-        Command *cmd = lookupByFullName(name, nlen);
+        Command *cmd = commandLookupFullName(name, nlen);
         if (!cmd) return RULE_UNKNOWN;
         changePerm(s, cmd, on);
         return RULE_OK;
     }
-    Command *cmd = lookupByFullName(name, (size_t)(bar - name));
+    Command *cmd = commandLookupFullName(name, (size_t)(bar - name));
     if (!cmd) return RULE_UNKNOWN;
     if (cmd->parent) return RULE_FIRSTARG_OF_SUB;
     const char *sub = bar + 1;

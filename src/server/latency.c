@@ -316,19 +316,6 @@ static void latencyGraphCommand(Client *c) {
 
 /* --- LATENCY HISTOGRAM --- */
 
-/* A name as LATENCY HISTOGRAM takes it: "get", or "config|get" for a
- * subcommand.  NULL when unknown. */
-static Command *lookupByFullname(const char *name, size_t len) {
-    const char *bar = memchr(name, '|', len);
-    if (!bar) return commandLookup(name, len);
-    Command *parent = commandLookup(name, (size_t)(bar - name));
-    if (!parent || !parent->subcommands) return NULL;
-    const char *sub = bar + 1;
-    size_t sublen = len - (size_t)(sub - name);
-    if (memchr(sub, '|', sublen)) return NULL;
-    return commandLookupSub(parent, sub, sublen);
-}
-
 /* Appends cmd, then its subcommands, that have a histogram; returns the
  * new count (each replied when reply is set). */
 static long histogramEntries(Client *c, const Command *cmd, int reply) {
@@ -356,7 +343,7 @@ static void latencyHistogramCommand(Client *c) {
             while ((cmd = commandIterate(&cursor)) != NULL) n += histogramEntries(c, cmd, pass);
         } else {
             for (int i = 2; i < c->argc; i++) {
-                Command *cmd = lookupByFullname(c->argv[i], sdsLen(c->argv[i]));
+                Command *cmd = commandLookupFullName(c->argv[i], sdsLen(c->argv[i]));
                 if (cmd) n += histogramEntries(c, cmd, pass);
             }
         }

@@ -26,20 +26,11 @@ import pytest
 import redis
 
 from conftest import cairn_bin
+from test_aof import kill9, wait_for
 
 KILL_POINTS = int(os.environ.get("AOF_KILL_POINTS", "30"))
 KILL_RUN_S = float(os.environ.get("AOF_KILL_RUN_S", "0.3"))
 CLIENTS = 50
-
-
-def wait_for(pred, timeout=60.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.02)
-    raise AssertionError("timed out waiting for %s" % what)
 
 
 def start(factory, dir=None, **cfg):
@@ -47,11 +38,6 @@ def start(factory, dir=None, **cfg):
     if dir:
         cfg["dir"] = dir
     return factory(**cfg)
-
-
-def kill9(srv):
-    srv.proc.kill()
-    srv.proc.wait()
 
 
 class Worker(threading.Thread):
