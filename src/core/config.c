@@ -69,7 +69,7 @@ typedef enum {
 #define CF_PROTECTED (1u << 5)  /* CONFIG SET needs enable-protected-configs */
 #define CF_EMPTY_NULL (1u << 6) /* string: "" is stored as NULL */
 #define CF_BASENAME (1u << 7)   /* string: a file or directory name, not a path */
-#define CF_ONLY_DEFAULT (1u << 8) /* raw: a feature Cairn lacks; other values refused */
+#define CF_ONLY_DEFAULT (1u << 8) /* raw or enum: a feature Cairn lacks; other values refused */
 #define CF_RAW_BOOL (1u << 9)   /* raw: validated as yes/no */
 #define CF_RAW_INT (1u << 10)   /* raw: validated as an integer in [min, max] */
 
@@ -327,7 +327,9 @@ static ConfigDef configTable[] = {
     LLV("repl-backlog-size", NULL, CF_MEMORY, replBacklogSize, 1, LLONG_MAX, "1048576"),
     LLV("repl-backlog-ttl", NULL, 0, replBacklogTtl, 0, LLONG_MAX, "3600"),
     B("repl-disable-tcp-nodelay", NULL, 0, replDisableTcpNodelay, "no"),
-    E("repl-diskless-load", NULL, 0, replDisklessLoad, disklessLoadEnum, "disabled"),
+    /* The replica always stages the primary's RDB in a file: only the
+     * setting that does so is accepted. */
+    E("repl-diskless-load", NULL, CF_ONLY_DEFAULT, replDisklessLoad, disklessLoadEnum, "disabled"),
     B("repl-diskless-sync", NULL, 0, replDisklessSync, "yes"),
     I("repl-diskless-sync-delay", NULL, 0, replDisklessSyncDelay, 0, INT_MAX, "5"),
     I("repl-diskless-sync-max-replicas", NULL, 0, replDisklessSyncMaxReplicas, 0, INT_MAX, "0"),
@@ -719,7 +721,20 @@ static int configSetArgs(const ConfigDef *d, ServerConfig *cfg, sds *argv, int a
     case CT_LL:
     case CT_ULONG:
     case CT_ULL: return setNumeric(d, cfg, arg, err);
-    case CT_ENUM: return setEnum(d, cfg, arg, err);
+    case CT_ENUM: {
+        /* A valid word first (Redis's error for a bad one), then the
+         * feature's off value only, for a setting Cairn does not act on. */
+        int old = *FIELD(cfg, d, int);
+        if (setEnum(d, cfg, arg, err) == -1) return -1;
+        const char *word = arg;
+        for (const ConfigEnum *e = d->enums; e->name; e++)
+            if (e->value == *FIELD(cfg, d, int)) word = e->name;
+        if (onlyDefaultOrRefuse(d, word, err) == -1) {
+            *FIELD(cfg, d, int) = old;
+            return -1;
+        }
+        return 0;
+    }
     case CT_STRING:
         if ((d->flags & CF_BASENAME) && strpbrk(arg, "/\\")) {
             snprintf(errbuf, sizeof(errbuf), "%s can't be a path, just a %s", d->name,
