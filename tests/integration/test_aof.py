@@ -6,7 +6,6 @@ Interchange: the same commands go to Cairn and redis-server, each with
 appendonly yes; each directory is then loaded by the other server and the
 DEBUG DIGESTs must all be equal.
 """
-import glob
 import os
 import shutil
 import subprocess
@@ -16,6 +15,7 @@ import pytest
 import redis
 
 from conftest import cairn_bin, free_port
+from txhelp import encode as resp
 
 AOFDIR = "appendonlydir"
 
@@ -219,14 +219,6 @@ def make_dir(path, files, manifest=None):
     with open(os.path.join(d, "appendonly.aof.manifest"), "w") as f:
         f.write(manifest)
     return path
-
-
-def resp(*args):
-    out = b"*%d\r\n" % len(args)
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out += b"$%d\r\n%s\r\n" % (len(a), a)
-    return out
 
 
 GOOD = resp("SELECT", 0) + resp("SET", "a", "1") + resp("RPUSH", "l", "x", "y")

@@ -5,6 +5,7 @@ loading:1 and every loading_* field, the log reports progress and
 "DB loaded from disk", and a SIGTERM or SHUTDOWN during the load exits
 without overwriting the file.  The load is slowed with Redis's test
 directives key-load-delay and loading-process-events-interval-bytes."""
+import functools
 import os
 import shutil
 import signal
@@ -17,6 +18,8 @@ import pytest
 import redis
 
 from conftest import ORACLE_BIN, cairn_bin, free_port
+from test_rdb import wait_for
+from txhelp import encode as resp
 
 KEYS = int(os.environ.get("RDB_LOADING_KEYS", "40000"))
 LOADING_ERR = "Redis is loading the dataset in memory"
@@ -24,13 +27,7 @@ LOADING_FIELDS = ("loading_start_time", "loading_total_bytes", "loading_rdb_used
                   "loading_loaded_bytes", "loading_loaded_perc", "loading_eta_seconds")
 
 
-def wait_for(pred, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(0.02)
-    return False
+wait_for = functools.partial(wait_for, timeout=30.0)
 
 
 @pytest.fixture(scope="module")
@@ -126,14 +123,6 @@ def loading():
 
 def binaries():
     return [("cairn", cairn_bin()), ("redis", ORACLE_BIN)]
-
-
-def resp(*args):
-    out = b"*%d\r\n" % len(args)
-    for a in args:
-        a = a.encode() if isinstance(a, str) else a
-        out += b"$%d\r\n%s\r\n" % (len(a), a)
-    return out
 
 
 def observe(s):

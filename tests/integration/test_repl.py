@@ -7,6 +7,7 @@ half-way and retried, a promoted replica letting its sibling continue
 (PSYNC2), and the replica-side rules (READONLY, MASTERDOWN, expired keys
 kept until the primary's DEL), ROLE, WAIT, INFO replication and
 min-replicas-to-write."""
+import functools
 import os
 import random
 import time
@@ -15,19 +16,14 @@ import pytest
 import redis
 
 from rdbhelp import populate
+from test_aof import wait_for
 
 DBG = {"enable-debug-command": "yes"}
 FAST = {"repl-diskless-sync-delay": "0", **DBG}
 ORACLE_DBG = {"enable-debug-command": "yes", "repl-diskless-sync-delay": "0"}
 
 
-def wait_for(pred, timeout=30.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return
-        time.sleep(0.02)
-    raise AssertionError("timed out waiting for " + what)
+wait_for = functools.partial(wait_for, timeout=30.0)
 
 
 def info(r, section="replication"):
