@@ -451,6 +451,8 @@ static void flushAndSync(void) {
 
 int aofOn(void) { return aof.state != AOF_OFF; }
 
+size_t aofBufferMemory(void) { return aof.state != AOF_OFF && aof.buf ? sdsAllocSize(aof.buf) : 0; }
+
 int aofWriteErrorText(const char **err) {
     static char text[160];
     if (aof.state == AOF_OFF) return 0;

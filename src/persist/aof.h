@@ -55,6 +55,9 @@ void aofBgrewriteaofCommand(Client *c);
 int aofWriteErrorText(const char **err);
 /* 1 while the AOF is on (or waiting for its first rewrite). */
 int aofOn(void);
+/* Bytes allocated for effects not yet written to the file (aof_buf), 0
+ * with the AOF off: INFO mem_aof_buffer, and not counted for eviction. */
+size_t aofBufferMemory(void);
 
 /* INFO persistence lines: the aof_* fields from aof_enabled to
  * aof_last_cow_size, and the ones shown only with the AOF on. */

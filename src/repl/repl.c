@@ -123,6 +123,20 @@ void replFeedStream(const char *p, size_t len) {
     }
 }
 
+size_t replBacklogMemory(void) { return repl.backlog ? (size_t)repl.backlogSize : 0; }
+
+size_t replClientPendingMemory(const Client *c) {
+    const Replica *r = (c->flags & CLIENT_SLAVE) ? c->replState : NULL;
+    return r && r->pending ? sdsAllocSize(r->pending) : 0;
+}
+
+size_t replReplicaOutputMemory(void) {
+    size_t total = 0;
+    for (int i = 0; i < repl.nreplicas; i++)
+        total += repl.replicas[i]->replyBytes + replClientPendingMemory(repl.replicas[i]);
+    return total;
+}
+
 void replDisconnectReplicas(void) {
     for (int i = 0; i < repl.nreplicas; i++) clientFreeAsync(repl.replicas[i]);
 }

@@ -58,6 +58,15 @@ static inline int replRefuseReplicaKeyspaceOrReply(Client *c, Command *cmd) {
     return replRefuseReplicaKeyspaceSlow(c, cmd);
 }
 
+/* Replication's memory (INFO memory, MEMORY STATS, eviction): the
+ * backlog's allocation; the output waiting for the replicas (their reply
+ * blocks and the stream held behind a full sync), which maxmemory does
+ * not count, as Redis does not; and, for one client, the stream held for
+ * it (0 unless a replica in a full sync). */
+size_t replBacklogMemory(void);
+size_t replReplicaOutputMemory(void);
+size_t replClientPendingMemory(const Client *c);
+
 /* INFO replication. */
 sds replInfoSection(sds s);
 /* INFO stats: sync_full (0), sync_partial_ok (1), sync_partial_err (2). */

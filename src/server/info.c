@@ -127,37 +127,16 @@ static const char *maxmemoryPolicyName(int p) {
     return p >= 0 && p < (int)(sizeof(names) / sizeof(names[0])) ? names[p] : "noeviction";
 }
 
-static size_t clientsMemory(void) {
-    size_t total = 0;
-    for (Client *c = server.net.clients; c; c = c->nextClient)
-        if (c->fd != -1) total += clientMemoryUsage(c);
-    return total;
-}
-
-/* Bytes the key tables and TTL indexes themselves take (not the entries). */
-static size_t keyspaceOverhead(void) {
-    size_t total = 0;
-    for (int i = 0; i < server.cfg.databases; i++) {
-        Db *db = &server.db[i];
-        total += htabBuckets(&db->keys) * sizeof(void *) + cvBytes(&db->ttl);
-    }
-    return total;
-}
-
 static sds infoMemory(sds s) {
-    size_t used = xmallocUsed();
-    size_t rss = xmallocRss();
-    size_t peak = statsPeakMemory();
-    size_t startup = statsStartupMemory();
-    size_t overhead = startup + clientsMemory() + keyspaceOverhead();
-    if (overhead > used) overhead = used;
-    size_t dataset = used - overhead;
-    size_t netUsed = used > startup ? used - startup : 0;
+    MemoryOverhead m;
+    memoryOverhead(&m);
+    size_t used = m.total, rss = m.rss, peak = m.peak, startup = m.startup;
+    size_t overhead = m.overheadTotal < used ? m.overheadTotal : used;
+    size_t dataset = m.dataset, netUsed = m.netUsed;
     long long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
     unsigned long long sysMem = pages > 0 && pageSize > 0 ? (unsigned long long)pages * pageSize : 0;
     double fragRatio = used ? (double)rss / used : 0;
-    size_t allocated, active, resident;
-    xmallocStats(&allocated, &active, &resident);
+    size_t allocated = m.allocated, active = m.active, resident = m.resident;
 
     s = sdsCatPrintf(s, "used_memory:%zu\r\nused_memory_human:", used);
     s = statsCatHumanBytes(s, used);
@@ -208,13 +187,13 @@ static sds infoMemory(sds s) {
                      "rss_overhead_bytes:%lld\r\n"
                      "mem_fragmentation_ratio:%.2f\r\n"
                      "mem_fragmentation_bytes:%lld\r\n"
-                     "mem_not_counted_for_evict:0\r\n"
-                     "mem_replication_backlog:0\r\n"
-                     "mem_total_replication_buffers:0\r\n"
-                     "mem_clients_slaves:0\r\n"
+                     "mem_not_counted_for_evict:%zu\r\n"
+                     "mem_replication_backlog:%zu\r\n"
+                     "mem_total_replication_buffers:%zu\r\n"
+                     "mem_clients_slaves:%zu\r\n"
                      "mem_clients_normal:%zu\r\n"
                      "mem_cluster_links:0\r\n"
-                     "mem_aof_buffer:0\r\n"
+                     "mem_aof_buffer:%zu\r\n"
                      "mem_allocator:%s\r\n"
                      "active_defrag_running:0\r\n"
                      "lazyfree_pending_objects:%zu\r\n"
@@ -223,7 +202,8 @@ static sds infoMemory(sds s) {
                      allocated ? (double)active / allocated : 0, (long long)active - (long long)allocated,
                      active ? (double)resident / active : 0, (long long)resident - (long long)active,
                      resident ? (double)rss / resident : 0, (long long)rss - (long long)resident, fragRatio,
-                     (long long)rss - (long long)used, clientsMemory(), xmallocLibrary(), lazyfreePendingObjects(),
+                     (long long)rss - (long long)used, maxmemoryNotCounted(), m.replBacklog, m.replBuffers,
+                     m.clientsReplicas, m.clientsNormal, m.aofBuffer, xmallocLibrary(), lazyfreePendingObjects(),
                      lazyfreedObjects());
     return s;
 }

@@ -17,6 +17,8 @@
 #include "db/lazyfree.h"
 #include "ds/alloc.h"
 #include "ds/util.h"
+#include "persist/aof.h"
+#include "repl/repl.h"
 #include "script/script.h"
 #include "server/multi.h"
 #include "server/pubsub.h"
@@ -28,9 +30,11 @@ static int timerRunning;        /* the eviction timer is scheduled */
 static long long exceededSinceUs; /* when memory went over the limit (0: under) */
 static long long exceededTotalUs;
 
+size_t maxmemoryNotCounted(void) { return replReplicaOutputMemory() + aofBufferMemory(); }
+
 static void fillParams(EvictParams *p) {
     p->maxmemory = server.cfg.maxmemory;
-    p->notCounted = 0; /* replica output buffers and the AOF buffer, once they exist */
+    p->notCounted = maxmemoryNotCounted();
     p->samples = server.cfg.maxmemorySamples;
     p->tenacity = server.cfg.maxmemoryEvictionTenacity;
     p->lazy = server.cfg.lazyfreeLazyEviction;
@@ -128,7 +132,7 @@ int maxmemoryRefuseOrReplySlow(Client *c, Command *cmd) {
 size_t clientMemoryUsage(const Client *c) {
     return sizeof(Client) + (c->querybuf ? sdsAllocSize(c->querybuf) : 0) + c->argvBytes +
            (size_t)c->argc * sizeof(sds) + c->replyBytes + multiQueuedBytes(c) + c->proto->spareBytes(c->protoState) +
-           c->proto->pendingBytes(c->protoState);
+           c->proto->pendingBytes(c->protoState) + replClientPendingMemory(c);
 }
 
 /* Clients maxmemory-clients may disconnect: real connections of the
@@ -192,33 +196,27 @@ void maxmemoryInit(void) {
 
 /* --- MEMORY --- */
 
-/* What MEMORY STATS and DOCTOR report, as Redis's getMemoryOverheadData. */
-typedef struct MemoryOverhead {
-    size_t peak, total, startup, clientsNormal, luaCaches, functionsCaches, overheadTotal;
-    size_t keys, bytesPerKey, dataset, netUsed;
-    double datasetPerc, peakPerc;
-    size_t allocated, active, resident, rss;
-    int dbCount;
-    struct {
-        int id;
-        size_t main, expires;
-    } dbs[64];
-} MemoryOverhead;
-
-static void memoryOverhead(MemoryOverhead *m) {
+void memoryOverhead(MemoryOverhead *m) {
     memset(m, 0, sizeof(*m));
     m->total = xmallocUsed();
     m->peak = statsPeakMemory();
     if (m->peak < m->total) m->peak = m->total;
     m->startup = statsStartupMemory();
-    for (Client *c = server.net.clients; c; c = c->nextClient)
-        if (c->fd != -1) m->clientsNormal += clientMemoryUsage(c);
+    for (Client *c = server.net.clients; c; c = c->nextClient) {
+        if (c->fd == -1) continue;
+        if (c->flags & CLIENT_SLAVE) m->clientsReplicas += clientMemoryUsage(c);
+        else m->clientsNormal += clientMemoryUsage(c);
+    }
+    m->replBacklog = replBacklogMemory();
+    m->replBuffers = m->replBacklog + replReplicaOutputMemory();
+    m->aofBuffer = aofBufferMemory();
     ScriptMemoryInfo sm = {0};
     evalMemoryInfo(&sm);
     functionsMemoryInfo(&sm);
     m->luaCaches = sm.scriptsEval;
     m->functionsCaches = sm.functions;
-    m->overheadTotal = m->startup + m->clientsNormal + m->luaCaches + m->functionsCaches;
+    m->overheadTotal = m->startup + m->replBacklog + m->clientsReplicas + m->clientsNormal + m->aofBuffer +
+                       m->luaCaches + m->functionsCaches;
     for (int i = 0; i < server.cfg.databases; i++) {
         Db *db = &server.db[i];
         size_t keys = htabSize(&db->keys);
@@ -262,11 +260,11 @@ static void memoryStatsCommand(Client *c) {
     pairLong(c, "peak.allocated", (long long)m.peak);
     pairLong(c, "total.allocated", (long long)m.total);
     pairLong(c, "startup.allocated", (long long)m.startup);
-    pairLong(c, "replication.backlog", 0);
-    pairLong(c, "clients.slaves", 0);
+    pairLong(c, "replication.backlog", (long long)m.replBacklog);
+    pairLong(c, "clients.slaves", (long long)m.clientsReplicas);
     pairLong(c, "clients.normal", (long long)m.clientsNormal);
     pairLong(c, "cluster.links", 0);
-    pairLong(c, "aof.buffer", 0);
+    pairLong(c, "aof.buffer", (long long)m.aofBuffer);
     pairLong(c, "lua.caches", (long long)m.luaCaches);
     pairLong(c, "functions.caches", (long long)m.functionsCaches);
     for (int i = 0; i < m.dbCount; i++) {

@@ -48,6 +48,34 @@ static inline int maxmemoryEvictClients(Client *current) {
  * (CLIENT LIST tot-mem, client eviction). */
 size_t clientMemoryUsage(const Client *c);
 
+/* Used memory maxmemory does not count, as Redis: the output waiting for
+ * replicas and the AOF buffer (INFO mem_not_counted_for_evict). */
+size_t maxmemoryNotCounted(void);
+
+/* What INFO memory, MEMORY STATS and DOCTOR report, as Redis's
+ * getMemoryOverheadData: used memory split into the server's overhead
+ * (start-up, replication, clients, AOF buffer, script caches, key tables)
+ * and the dataset. */
+typedef struct MemoryOverhead {
+    size_t peak, total, startup;
+    size_t replBacklog;     /* the backlog's allocation */
+    size_t replBuffers;     /* the backlog and the replicas' output */
+    size_t clientsReplicas; /* replica connections, with their output */
+    size_t clientsNormal;   /* every other connection */
+    size_t aofBuffer;
+    size_t luaCaches, functionsCaches, overheadTotal;
+    size_t keys, bytesPerKey, dataset, netUsed;
+    double datasetPerc, peakPerc;
+    size_t allocated, active, resident, rss;
+    int dbCount;
+    struct {
+        int id;
+        size_t main, expires;
+    } dbs[64];
+} MemoryOverhead;
+/* Fills m; O(clients + databases). */
+void memoryOverhead(MemoryOverhead *m);
+
 /* INFO stats: ms the server spent over maxmemory in total, and in the
  * current stretch (0 when under). */
 long long maxmemoryExceededTotalMs(void);

@@ -2,6 +2,8 @@
 maxmemory-clients with CLIENT NO-EVICT, and pub/sub output-buffer limits.
 Reply shapes and errors are compared with redis-server; byte counts are
 Cairn's own and checked for consistency."""
+import os
+import signal
 import socket
 import time
 
@@ -299,3 +301,100 @@ def test_used_memory_counts_each_dataset_shape(server, shape):
     payload = n * 48
     assert info["used_memory"] - before >= payload
     assert info["used_memory"] <= info["used_memory_rss"] * 1.1
+
+
+# --- replica output and the AOF buffer: counted apart, not for eviction ---
+
+KINDS = ["cairn", "redis"]
+
+
+def start_kind(request, kind, **cfg):
+    return request.getfixturevalue("start_server" if kind == "cairn" else "start_oracle")(**cfg)
+
+
+def mem(r):
+    return r.info("memory")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_stalled_replica_output_is_not_counted_for_eviction(request, kind):
+    """A replica that stops reading: its output buffer shows in
+    mem_clients_slaves and mem_not_counted_for_evict, and takes used_memory
+    past maxmemory without evicting a key, as Redis does."""
+    from test_repl import attach, in_sync, wait_for
+    p_srv = start_kind(request, kind, repl_diskless_sync_delay=0)
+    s_srv = start_kind(request, kind)
+    p = p_srv.client()
+    p.config_set("client-output-buffer-limit", "replica 0 0 0")
+    attach(s_srv, p_srv)
+    s = s_srv.client()
+    wait_for(lambda: in_sync(p, s), what="in sync")
+    os.kill(s_srv.pid, signal.SIGSTOP)
+    try:
+        base = mem(p)["used_memory"]
+        p.config_set("maxmemory-policy", "allkeys-random")
+        p.config_set("maxmemory", base + 32 * 1024 * 1024)
+        value = b"x" * 100000
+        pipe = p.pipeline(transaction=False)
+        for i in range(240):  # 24 MB of values; the kernel holds ~10 MB of the stream at most
+            pipe.set("k%d" % i, value)
+        pipe.execute()
+        m = mem(p)
+        assert m["used_memory"] > m["maxmemory"], m
+        assert m["mem_not_counted_for_evict"] >= m["used_memory"] - m["maxmemory"]
+        assert m["mem_clients_slaves"] >= m["mem_not_counted_for_evict"] - m["mem_aof_buffer"] - 65536
+        assert m["mem_total_replication_buffers"] >= m["mem_replication_backlog"] + 4 * 1024 * 1024
+        assert p.info("stats")["evicted_keys"] == 0
+        assert p.dbsize() == 240
+    finally:
+        os.kill(s_srv.pid, signal.SIGCONT)
+    wait_for(lambda: in_sync(p, s), what="caught up")
+    wait_for(lambda: mem(p)["mem_not_counted_for_evict"] < 1024 * 1024, what="replica output drained")
+    assert p.info("stats")["evicted_keys"] == 0
+
+
+# 3 MB appended in 1 KB steps: the AOF gets 3,000 APPENDs, the Lua heap
+# (not maxmemory's business) stays small.
+GROW = "local s = string.rep('x', 1000) for i = 1, 3000 do redis.call('append', KEYS[1], s) end return 1"
+
+
+def pipelined(srv, *cmds):
+    """Sends cmds in one write (one turn of the server's loop: the AOF
+    buffer is written only before the loop sleeps) and returns the last
+    reply's text."""
+    wire = b""
+    for cmd in cmds:
+        wire += b"*%d\r\n" % len(cmd) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in map(str.encode, cmd))
+    with srv.connect() as conn:
+        conn.send(wire)
+        for _ in cmds[:-1]:
+            conn.recv_until(b"\r\n")
+        head = conn.recv_until(b"\r\n")
+        n = int(head[1:-2])
+        return conn.recv_exact(n + 2)[:-2].decode()
+
+
+def fields(text):
+    return dict(ln.split(":", 1) for ln in text.split("\r\n") if ":" in ln)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_aof_buffer_is_counted_apart(request, kind):
+    """With appendonly, effects wait in the AOF buffer until the loop
+    sleeps: INFO memory shows them in mem_aof_buffer, and maxmemory does
+    not count them -- a write right after a script that filled the buffer
+    is not refused -OOM though used_memory is over the limit, as in
+    Redis."""
+    srv = start_kind(request, kind, appendonly="yes")
+    r = srv.client()
+    probe = fields(pipelined(srv, ("EVAL", GROW, "1", "probe"), ("INFO", "memory")))
+    aof = int(probe["mem_aof_buffer"])
+    assert aof >= 3000000
+    assert int(probe["mem_not_counted_for_evict"]) >= aof
+    assert mem(r)["mem_aof_buffer"] < 1000000  # written before the loop slept
+    r.delete("probe")
+    r.config_set("maxmemory", int(probe["used_memory"]) - aof // 2)  # noeviction
+    info = fields(pipelined(srv, ("EVAL", GROW, "1", "a"), ("SET", "x", "y"), ("INFO", "memory")))
+    assert int(info["used_memory"]) > int(info["maxmemory"])
+    assert int(info["used_memory"]) - int(info["mem_not_counted_for_evict"]) <= int(info["maxmemory"])
+    assert r.get("x") == b"y"
