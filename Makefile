@@ -95,7 +95,7 @@ $(BUILD)/tests/test_tailcall: tests/unit/test_tailcall.c $(BUILD)/obj/src/script
 
 # The packed per-key record and the db paths that move it: the keyspace is a
 # library over src/ds, so it links without the server.
-DB_TEST_OBJ := $(addprefix $(BUILD)/obj/src/db/,object.o db.o)
+DB_TEST_OBJ := $(addprefix $(BUILD)/obj/src/db/,object.o db.o lazyfree.o)
 $(BUILD)/tests/test_object: tests/unit/test_object.c $(DB_TEST_OBJ) $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(DB_TEST_OBJ) $(LIB_OBJ) $(LDLIBS) -lcmocka

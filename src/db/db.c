@@ -9,6 +9,7 @@
  * Entries grow by 12 bytes (expire + position) when they get an expire:
  * that re-layout and every other move of an entry happens here. */
 #include "db/db.h"
+#include "db/lazyfree.h"
 
 #include "ds/alloc.h"
 #include "ds/rand.h"
@@ -40,7 +41,19 @@ static int keyTableGrowAllowed(size_t moreBytes, double load) {
     return !dbHooks.tableGrowAllowed || dbHooks.tableGrowAllowed(moreBytes, load);
 }
 
-static const HtabType keyTableType = {hashKey, entryKey, keyTableGrowAllowed};
+/* A key table's old bucket array, once its rehash is done, of at least
+ * this many bytes is freed on the lazy-free thread: jemalloc hands blocks of
+ * 8 MB or more straight back to the system (madvise), which took 2-8 ms on
+ * the main thread for the 8-16 MB arrays of a table growing past 1-2M keys,
+ * and grows with the table. */
+#define KEY_TABLE_LAZY_BYTES (1u << 20)
+
+static void keyTableFreeTable(void **table, size_t slots) {
+    if (slots * sizeof(void *) >= KEY_TABLE_LAZY_BYTES) lazyfreeBlock(table);
+    else xfree(table);
+}
+
+static const HtabType keyTableType = {hashKey, entryKey, keyTableGrowAllowed, keyTableFreeTable};
 
 Db *dbCreateAll(int count) {
     Db *dbs = xcalloc(sizeof(Db) * (size_t)count);

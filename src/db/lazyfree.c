@@ -3,7 +3,8 @@
  *
  * Jobs sit in a FIFO guarded by one mutex; the thread sleeps on a condition
  * variable while the queue is empty.  A job is one entry, a whole detached
- * key table plus its TTL index, or nothing but a purge request; a job that
+ * key table plus its TTL index, a plain block (a key table's old bucket
+ * array), or nothing but a purge request; a job that
  * asks for a purge (xmallocPurge: freed pages back to the system) gets it
  * once the queue has drained, so a burst of requests purges once.  `pending` counts the objects
  * (entries) queued and not yet freed; `freed` the objects freed so far.
@@ -20,6 +21,7 @@
 typedef struct LazyJob {
     struct LazyJob *next;
     kvobj *entry;   /* one entry, or NULL */
+    void *block;    /* one plain allocation, or NULL */
     Htab *keys;     /* a detached table with its entries, or NULL */
     ChunkVec ttl;   /* the TTL index that went with keys (may be empty) */
     size_t objects; /* entries this job frees (for the counters) */
@@ -43,6 +45,7 @@ static void freeEntryCb(void *entry, void *priv) {
 
 static void runJob(LazyJob *j) {
     if (j->entry) kvFree(j->entry);
+    xfree(j->block);
     if (j->keys) htabRelease(j->keys, freeEntryCb, NULL);
     cvFree(&j->ttl);
 }
@@ -154,6 +157,13 @@ void lazyfreeEntry(kvobj *o) {
     j->entry = o;
     j->objects = 1;
     j->purge = worthPurge(o, effort);
+    enqueue(j);
+}
+
+void lazyfreeBlock(void *block) {
+    if (!block) return;
+    LazyJob *j = xcalloc(sizeof(*j));
+    j->block = block;
     enqueue(j);
 }
 

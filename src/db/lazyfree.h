@@ -41,6 +41,10 @@ long long lazyfreeEmptyDb(Db *db);
  * ownership of both; keys may be NULL, ttl empty. */
 void lazyfreeTable(Htab *keys, ChunkVec ttl);
 
+/* Free one plain allocation (a key table's old bucket array) on the
+ * thread.  Takes ownership.  It counts as no object in the counters. */
+void lazyfreeBlock(void *block);
+
 /* INFO memory: objects queued and not yet freed, and freed so far. */
 size_t lazyfreePendingObjects(void);
 size_t lazyfreedObjects(void);

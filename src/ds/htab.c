@@ -149,7 +149,8 @@ static void startResize(Htab *h, size_t size) {
 }
 
 static void finishRehash(Htab *h) {
-    xfree(h->table[0]);
+    if (h->type->freeTable) h->type->freeTable(h->table[0], h->size[0]);
+    else xfree(h->table[0]);
     h->table[0] = h->table[1];
     h->size[0] = h->size[1];
     h->used[0] = h->used[1];

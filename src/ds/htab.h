@@ -35,6 +35,11 @@ typedef struct HtabType {
      * at load factor `load` (a cache under maxmemory defers growth rather
      * than evict keys to make room for slots).  NULL: always. */
     int (*growAllowed)(size_t moreBytes, double load);
+    /* Optional: frees the old bucket array of `slots` slots when a rehash
+     * finishes (the key table hands a big one to the lazy-free thread: the
+     * allocator returns a block of 8 MB or more to the system at once, a
+     * pause of milliseconds on the thread that frees it).  NULL: xfree. */
+    void (*freeTable)(void **table, size_t slots);
 } HtabType;
 
 typedef struct Htab {

@@ -41,8 +41,8 @@ static void testEntryKey(const void *entry, const void **key, size_t *len) {
     *len = e->len;
 }
 
-static const HtabType goodType = {fnvHash, testEntryKey, NULL};
-static const HtabType poorType = {poorHash, testEntryKey, NULL};
+static const HtabType goodType = {fnvHash, testEntryKey, NULL, NULL};
+static const HtabType poorType = {poorHash, testEntryKey, NULL, NULL};
 
 static TestEntry *newEntry(const char *fmt, long n) {
     char buf[64];
@@ -252,7 +252,7 @@ static int growCheck(size_t moreBytes, double load) {
 }
 
 static void test_growth_deferred_while_not_allowed(void **state) {
-    static const HtabType gatedType = {fnvHash, testEntryKey, growCheck};
+    static const HtabType gatedType = {fnvHash, testEntryKey, growCheck, NULL};
     Htab *h = htabCreate(&gatedType);
     growOk = 1;
     addRange(h, "g%ld", 0, 64);
@@ -267,6 +267,48 @@ static void test_growth_deferred_while_not_allowed(void **state) {
     htabAdd(h, newEntry("g%ld", 200));
     assert_true(htabIsRehashing(h) || htabBuckets(h) > buckets);
     htabRelease(h, freeEntry, NULL);
+}
+
+/* freeTable: each finished rehash hands over the old array with its slot
+ * count (growing and shrinking); htabClear frees the live arrays itself. */
+static void *freedTables[16];
+static size_t freedSlots[16];
+static int freedCount;
+static void recordFreeTable(void **table, size_t slots) {
+    assert_true(freedCount < 16);
+    freedTables[freedCount] = table;
+    freedSlots[freedCount++] = slots;
+    xfree(table);
+}
+
+static void test_free_table_hook(void **state) {
+    static const HtabType hookType = {fnvHash, testEntryKey, NULL, recordFreeTable};
+    freedCount = 0;
+    Htab *h = htabCreate(&hookType);
+    addRange(h, "f%ld", 0, 4);
+    assert_int_equal(freedCount, 0); /* the first array replaces nothing */
+    void **first = h->table[0];
+    htabAdd(h, newEntry("f%ld", 4)); /* 4 -> 8 slots */
+    assert_true(htabIsRehashing(h));
+    while (htabIsRehashing(h)) htabRehashStep(h, 1);
+    assert_int_equal(freedCount, 1);
+    assert_ptr_equal(freedTables[0], first);
+    assert_int_equal(freedSlots[0], 4);
+    addRange(h, "f%ld", 5, 1000);
+    while (htabIsRehashing(h)) htabRehashStep(h, 100);
+    assert_int_equal(freedCount, 8); /* 8, 16, ... 512 slots replaced */
+    for (int i = 0; i < freedCount; i++) assert_int_equal(freedSlots[i], (size_t)4 << i);
+    for (long i = 0; i < 990; i++) {
+        void *e = unlinkf(h, "f%ld", i);
+        assert_non_null(e);
+        xfree(e);
+    }
+    assert_true(htabShrinkIfNeeded(h));
+    while (htabIsRehashing(h)) htabRehashStep(h, 100);
+    assert_int_equal(freedCount, 9);
+    assert_int_equal(freedSlots[8], 1024);
+    htabRelease(h, freeEntry, NULL);
+    assert_int_equal(freedCount, 9);
 }
 
 static void test_shrink(void **state) {
@@ -734,6 +776,7 @@ int main(void) {
         cmocka_unit_test_setup(test_find_during_rehash, setup),
         cmocka_unit_test_setup(test_growth_deferred_while_not_allowed, setup),
         cmocka_unit_test_setup(test_growth_1m_exact, setup),
+        cmocka_unit_test_setup(test_free_table_hook, setup),
         cmocka_unit_test_setup(test_shrink, setup),
         cmocka_unit_test_setup(test_resize_disallowed, setup),
         cmocka_unit_test_setup(test_expand_presize, setup),
