@@ -51,6 +51,8 @@ static struct {
     /* The start-up load while it runs (loading:1 and the loading_* fields). */
     int loading;
     long long loadingStartUnix, loadingRdbUsedMem, loadingLastLogMs, loadingKeys;
+    void (*loadingTick)(void);  /* a replica's sync load: its link's keep-alive */
+    long long loadingTickMs;
     size_t loadingTotalBytes, loadingLoadedBytes;
     /* What the save child reports through infoPipe (Redis's child info). */
     int infoPipe[2];            /* read end (parent), write end (child); -1 */
@@ -577,6 +579,10 @@ static void loadingProgress(const RdbLoadInfo *info, size_t loaded, size_t total
         prepareShutdown(SHUTDOWN_NOSAVE);
         serverShutdown(0);
     }
+    if (state.loadingTick && server.time.nowMs - state.loadingTickMs >= 1000) {
+        state.loadingTickMs = server.time.nowMs;
+        state.loadingTick();
+    }
     eventProcessFileEvents(server.loop, 0);
     netHandlePendingWrites();
     netFreeClosingClients();
@@ -599,6 +605,31 @@ void persistLoadingProgress(size_t loaded, size_t total) {
 void persistLoadingEnd(void) {
     rdbSetProgressHooks(NULL, NULL);
     state.loading = persistLoadingNow = 0;
+}
+
+int persistLoadForSync(const char *filename, const unsigned char *buf, size_t len, void (*tick)(void),
+                       RdbLoadInfo *info, sds *err) {
+    if (state.loading) {
+        *err = sdsNew("a load is already in progress");
+        return -1;
+    }
+    persistLoadingBegin();
+    state.loadingTick = tick;
+    state.loadingTickMs = server.time.nowMs;
+    int rc;
+    if (filename) {
+        rc = rdbLoadFile(filename, 0, info, err);
+    } else {
+        size_t used;
+        rc = rdbLoadBuffer(buf, len, 0, info, &used, err);
+    }
+    state.loadingTick = NULL;
+    persistLoadingEnd();
+    if (rc == 0) {
+        state.loadKeysLoaded = info->keysLoaded;
+        state.loadKeysExpired = info->keysExpired;
+    }
+    return rc;
 }
 
 int persistRefuseWhileLoadingSlow(Client *c, Command *cmd) {

@@ -14,6 +14,7 @@
 
 #include "core/client.h"
 #include "ds/sds.h"
+#include "persist/rdb.h"
 
 /* Start-up: registers the timer hook and the shutdown hook, then loads the
  * dbfilename in dir.  Exits the process (status 1) when the file is
@@ -73,6 +74,15 @@ int persistLoading(void);
 void persistLoadingBegin(void);
 void persistLoadingProgress(size_t loaded, size_t total);
 void persistLoadingEnd(void);
+/* A replica's full sync: loads the primary's RDB from filename, or from
+ * buf[0..len) when filename is NULL, with loading:1 and the loading_*
+ * fields in INFO and -LOADING for clients while the loop turns (every
+ * loading-process-events-interval-bytes).  tick, when not NULL, runs about
+ * once a second meanwhile (the link's keep-alive).  Records the
+ * rdb_last_load_keys_* figures.  Returns rdbLoadFile's codes (0, 1 for a
+ * missing or empty file, -1 with *err). */
+int persistLoadForSync(const char *filename, const unsigned char *buf, size_t len, void (*tick)(void),
+                       RdbLoadInfo *info, sds *err);
 /* The BGSAVE child's pid, -1 when none (the AOF rewrite waits for it). */
 pid_t persistBgsaveChildPid(void);
 /* A fork took us microseconds (INFO latest_fork_usec, total_forks). */

@@ -575,7 +575,9 @@ void primaryCron(int everySecond) {
         /* A newline keeps a replica waiting for its RDB from timing out. */
         if (r->state == RSTATE_WAIT_BGSAVE_START || (r->state == RSTATE_WAIT_BGSAVE_END && job.disk))
             replyRaw(c, "\n", 1);
-        if (r->state == RSTATE_ONLINE && !r->preSync && now - r->ackMs > (long long)server.cfg.replTimeout * 1000) {
+        /* A replica loading our RDB sends newlines instead of ACKs. */
+        long long heard = r->ackMs > c->lastInteraction ? r->ackMs : c->lastInteraction;
+        if (r->state == RSTATE_ONLINE && !r->preSync && now - heard > (long long)server.cfg.replTimeout * 1000) {
             serverLog(LL_WARNING, "Disconnecting timedout replica (streaming sync): %s", c->addr);
             clientFreeAsync(c);
         }

@@ -280,6 +280,12 @@ static void emptyData(void) {
     functionsRdbFlush();
 }
 
+/* While the RDB loads, a newline to the primary each second tells it
+ * we are alive (it counts as an ACK). */
+static void loadKeepAlive(void) {
+    if (repl.fd != -1 && write(repl.fd, "\n", 1) == 1) server.stats.netOutputBytes++;
+}
+
 /* The RDB is in the temporary file: it becomes our data. */
 static void loadTransfer(void) {
     int fd = repl.fd;
@@ -299,10 +305,13 @@ static void loadTransfer(void) {
         return;
     }
     serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: Loading DB in memory");
+    /* Clients get -LOADING while the loop turns; the primary's stream
+     * waits in the socket until the load ends. */
+    eventDel(server.loop, fd, EV_READABLE);
     RdbLoadInfo info;
     sds err = NULL;
-    int rc = rdbLoadFile(server.cfg.dbfilename, 0, &info, &err);
-    if (rc < 0) {
+    int rc = persistLoadForSync(server.cfg.dbfilename, NULL, 0, loadKeepAlive, &info, &err);
+    if (rc != 0) {
         serverLog(LL_WARNING, "Failed trying to load the MASTER synchronization DB from disk: %s", err ? err : "");
         sdsFree(err);
         emptyData();

@@ -1,0 +1,77 @@
+"""Replication, the full sync's second half and the client-facing rules
+around it: a replica answers -LOADING (with INFO's loading_* fields) while
+it loads the primary's RDB, from disk or (repl-diskless-load on-empty-db /
+swapdb) from the socket, swapdb keeping the old data when the load fails;
+WAIT counting the calling client's own last write; CLIENT PAUSE holding
+the primary's stream on a replica; a replica arriving during a disk save
+attaching to it; and a full sync cut at random points.  Each is compared
+with redis-server 7.0.15 where the two can be set up alike."""
+import functools
+import os
+import random
+import socket
+import time
+
+import pytest
+import redis
+
+from test_aof import wait_for
+from test_repl import DBG, FAST, ORACLE_DBG, attach, digest, in_sync, info, link_up, same_digest
+
+wait_for = functools.partial(wait_for, timeout=30.0)
+
+# A load slow enough to watch: per key, in microseconds (set back to 0 to
+# let it finish; Redis reads the same directive per key).
+SLOW_LOAD = {"key-load-delay": "10000", "loading-process-events-interval-bytes": "1024"}
+
+
+def fill(r, n, prefix="key:"):
+    pipe = r.pipeline(transaction=False)
+    for i in range(n):
+        pipe.set("%s%d" % (prefix, i), "v%d" % i)
+    pipe.execute()
+
+
+def loading_error(r):
+    try:
+        r.ping()
+    except redis.exceptions.BusyLoadingError as e:
+        return str(e)
+    except redis.ResponseError as e:
+        return str(e)
+    return None
+
+
+def watch_load(s):
+    """While the replica loads: the error a command gets, INFO's loading
+    fields, what a loading-ok command sees; then let the load finish."""
+    wait_for(lambda: loading_error(s) is not None, what="LOADING")
+    err = loading_error(s)
+    per = s.info("persistence")
+    seen = (err, per["loading"], per.get("async_loading"),
+            sorted(k for k in per if k.startswith("loading_")),
+            info(s)["master_sync_in_progress"])
+    s.config_set("key-load-delay", 0)
+    return seen
+
+
+@pytest.mark.parametrize("disk", ["disk", "diskless"])
+def test_replica_answers_loading_while_it_loads(start_server, start_oracle, disk):
+    out = []
+    for start in (start_server, start_oracle):
+        p_srv = start_server(**{"repl-diskless-sync": "no" if disk == "disk" else "yes", **FAST})
+        s_srv = start(**SLOW_LOAD, **DBG)
+        p = p_srv.client()
+        fill(p, 2000)
+        s = s_srv.client()
+        s.execute_command("REPLICAOF", p_srv.host, p_srv.port)
+        seen = watch_load(s)
+        wait_for(lambda: link_up(s), what="link up")
+        p.set("after", 1)
+        wait_for(lambda: in_sync(p, s), what="sync")
+        assert digest(s) == digest(p)
+        assert s.info("persistence")["loading"] == 0
+        assert s.info("persistence")["rdb_last_load_keys_loaded"] == 2000
+        out.append(seen)
+    assert out[0] == out[1]
+    assert out[0][0].startswith("Redis is loading the dataset in memory")
