@@ -69,6 +69,7 @@ typedef struct Client {
     struct AclUser *user;   /* the ACL user it runs as; NULL: the default user */
     Db *db;                 /* selected database */
     long long lastInteraction; /* unix ms of last read/write (timeout, idle) */
+    long long woff;            /* master_repl_offset after its last command (WAIT) */
 
     /* Input. */
     sds querybuf;           /* bytes read, not yet parsed past qbPos */

@@ -491,7 +491,9 @@ void waitCommand(Client *c) {
         replyError(c, "ERR timeout is negative");
         return;
     }
-    long long offset = repl.offset;
+    /* The offset as of the end of the client's previous command, as
+     * Redis 7.0 counts (a new client's first WAIT: the replicas online). */
+    long long offset = c->woff;
     int acked = ackedReplicas(offset);
     if (acked >= numreplicas || (c->flags & (CLIENT_MULTI | CLIENT_LUA | CLIENT_FAKE)) || (c->flags & CLIENT_EXECUTING && server.net.current != c)) {
         replyLongLong(c, acked);

@@ -26,6 +26,7 @@
 #include "repl/repl_int.h"
 
 ReplState repl = {.secondOffset = -1, .selDb = -1, .fd = -1, .xferFd = -1};
+const long long *const replOffsetRef = &repl.offset;
 
 static sds sinkBuf;
 

@@ -66,6 +66,9 @@ static inline int replRefuseReplicaKeyspaceOrReply(Client *c, Command *cmd) {
 size_t replBacklogMemory(void);
 size_t replReplicaOutputMemory(void);
 size_t replClientPendingMemory(const Client *c);
+/* master_repl_offset, read after every command (a client's WAIT
+ * offset). */
+extern const long long *const replOffsetRef;
 
 /* INFO replication. */
 sds replInfoSection(sds s);

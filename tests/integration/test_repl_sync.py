@@ -75,3 +75,34 @@ def test_replica_answers_loading_while_it_loads(start_server, start_oracle, disk
         out.append(seen)
     assert out[0] == out[1]
     assert out[0][0].startswith("Redis is loading the dataset in memory")
+
+
+def test_wait_counts_from_the_callers_last_command(start_server, start_oracle):
+    """WAIT waits for the replication offset as of the end of the calling
+    client's previous command (Redis 7.0 records it after every command,
+    reads included), not the server's offset now: with the replica stopped,
+    a client whose last command came before the unacknowledged write, or a
+    new client's first command, gets the replica at once."""
+    out = []
+    for start in (start_server, start_oracle):
+        p_srv = start(**FAST)
+        s_srv = start(**DBG)
+        a, b, fresh, first = p_srv.client(), p_srv.client(), p_srv.client(), p_srv.client()
+        s = attach(s_srv, p_srv)
+        res = [b.set("x", 1), b.execute_command("WAIT", 1, 0)]
+        os.kill(s_srv.pid, 19)  # SIGSTOP: online, but acknowledges nothing
+        try:
+            a.set("y", 1)
+            res += [b.execute_command("WAIT", 1, 100),      # its last command came before y
+                    fresh.execute_command("WAIT", 1, 100),  # a first command: offset 0
+                    fresh.execute_command("WAIT", 1, 100),  # its first WAIT ended after y
+                    a.execute_command("WAIT", 1, 100),
+                    b.get("x"), b.execute_command("WAIT", 1, 100),  # a read moves it too
+                    first.execute_command("WAIT", 2, 100)]  # times out, counting from 0
+        finally:
+            os.kill(s_srv.pid, 18)  # SIGCONT
+        res.append(a.execute_command("WAIT", 1, 0))
+        wait_for(lambda: in_sync(p_srv.client(), s), what="sync")
+        out.append(res)
+    assert out[0] == out[1]
+    assert out[0] == [True, 1, 1, 1, 0, 0, b"1", 0, 1, 1]
