@@ -113,6 +113,11 @@ typedef struct Client {
     char laddr[64];         /* local address */
     long long ctime;        /* creation, unix ms */
     ReplySink *sink;        /* with CLIENT_REPLY_SINK: takes the replies */
+    /* Client eviction's bookkeeping (server/maxmemory.c): the bytes this
+     * client was last counted at, and its place in a memory bucket. */
+    size_t memCounted;
+    int memBucket;          /* 1 + bucket index, 0: in none */
+    struct Client *memPrev, *memNext;
 
     char buf[CLIENT_REPLY_BUF]; /* first reply bytes */
 } Client;

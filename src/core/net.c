@@ -51,6 +51,8 @@
 
 static void readHandler(EventLoop *loop, int fd, void *data, int mask);
 static void writeHandler(EventLoop *loop, int fd, void *data, int mask);
+
+void (*netClientMemoryHook)(Client *c);
 static void readBatch(EventLoop *loop, void **data, int n);
 
 /* --- sockets --- */
@@ -486,7 +488,11 @@ static void acceptOne(int fd, int isUnix, struct sockaddr_storage *sa) {
         socklen_t ll = sizeof(la);
         if (getsockname(fd, (struct sockaddr *)&la, &ll) == 0) formatAddr(&la, c->laddr, sizeof(c->laddr));
     }
-    if (eventAdd(server.loop, fd, EV_READABLE, readHandler, c) == -1) clientFree(c);
+    if (eventAdd(server.loop, fd, EV_READABLE, readHandler, c) == -1) {
+        clientFree(c);
+        return;
+    }
+    if (netClientMemoryHook) netClientMemoryHook(c);
 }
 
 static void acceptHandler(EventLoop *loop, int lfd, void *data, int mask) {
@@ -626,6 +632,7 @@ static void readHandler(EventLoop *loop, int fd, void *data, int mask) {
     c->flags |= CLIENT_PROTECTED;
     netProcessInput(c);
     c->flags &= ~CLIENT_PROTECTED;
+    if (netClientMemoryHook) netClientMemoryHook(c);
 }
 
 /* The event loop's read batcher: read every ready client in one system
@@ -813,6 +820,7 @@ static int writeToClient(Client *c) {
         if (r == -1) return -1;
         if (r == 0) break; /* socket full */
     }
+    if (netClientMemoryHook) netClientMemoryHook(c);
     return writeFinish(c);
 }
 
@@ -901,6 +909,7 @@ void netClientsCron(void) {
         /* An idle client gives back what its protocol keeps for reuse, so
          * many idle connections cost no more than before pooling. */
         if (now - c->lastInteraction >= IDLE_TRIM_MS) c->proto->trim(c->protoState);
+        if (netClientMemoryHook) netClientMemoryHook(c);
         c = next;
     }
 }

@@ -34,6 +34,11 @@ void netProcessInput(Client *c);
 /* Run the input of clients read by this turn's batch whose handlers have
  * not run yet (a busy script polls for its BUSY replies). */
 void netProcessBatchedReads(void);
+/* Set while client memory is tracked (maxmemory-clients, server layer):
+ * called with a connection whose memory may have changed -- once it is
+ * accepted, after its input was processed, after a write, and at each
+ * cron tick.  NULL: nothing to do. */
+extern void (*netClientMemoryHook)(Client *c);
 /* The client class for output limits / CLIENT LIST TYPE. */
 int clientType(const Client *c);
 /* "r", "w", "rw" or "" for CLIENT LIST events. */

@@ -13,6 +13,7 @@
 #include "core/effects.h"
 #include "core/errors.h"
 #include "core/log.h"
+#include "core/net.h"
 #include "db/evict.h"
 #include "db/lazyfree.h"
 #include "ds/alloc.h"
@@ -135,10 +136,81 @@ size_t clientMemoryUsage(const Client *c) {
            c->proto->pendingBytes(c->protoState) + replClientPendingMemory(c);
 }
 
-/* Clients maxmemory-clients may disconnect: real connections of the
- * normal and pub/sub classes without CLIENT NO-EVICT. */
-static int evictable(const Client *c) {
-    return c->fd != -1 && !(c->flags & (CLIENT_NO_EVICT | CLIENT_FAKE | CLIENT_CLOSE_ASAP));
+/* Client eviction keeps its figures as it goes, as Redis 7.0 does, so a
+ * command pays for its own client only: once maxmemory-clients is set,
+ * each connection is measured when net.c reports it may have changed
+ * (accepted, input processed, written, each cron tick) and counted at
+ * that figure.  `clientsTotal` sums the normal and pub/sub connections
+ * (what the limit is about: not replicas nor the primary's link); those
+ * that may be disconnected are also in a bucket per power of two of
+ * their size (32 KB and below share the first), and eviction takes them
+ * from the highest bucket first.  Tracking stops (and forgets) at the
+ * first cron tick after the limit is set back to 0. */
+#define BUCKET_MIN_LOG 15 /* 32 KB */
+#define BUCKET_MAX_LOG 33 /* 8 GB and more share the last */
+#define NBUCKETS (BUCKET_MAX_LOG - BUCKET_MIN_LOG + 1)
+
+static Client *buckets[NBUCKETS];
+static size_t clientsTotal;
+static int clientsTracked;
+
+static int clientCounted(const Client *c) {
+    return c->fd != -1 && !(c->flags & (CLIENT_CLOSE_ASAP | CLIENT_SLAVE | CLIENT_MASTER | CLIENT_FAKE));
+}
+
+static int bucketOf(size_t bytes) {
+    int log = bytes ? 63 - __builtin_clzll((unsigned long long)bytes) : 0;
+    if (log < BUCKET_MIN_LOG) log = BUCKET_MIN_LOG;
+    if (log > BUCKET_MAX_LOG) log = BUCKET_MAX_LOG;
+    return log - BUCKET_MIN_LOG;
+}
+
+static void bucketUnlink(Client *c) {
+    if (!c->memBucket) return;
+    if (c->memPrev) c->memPrev->memNext = c->memNext;
+    else buckets[c->memBucket - 1] = c->memNext;
+    if (c->memNext) c->memNext->memPrev = c->memPrev;
+    c->memPrev = c->memNext = NULL;
+    c->memBucket = 0;
+}
+
+static void bucketLink(Client *c, int b) {
+    c->memPrev = NULL;
+    c->memNext = buckets[b];
+    if (buckets[b]) buckets[b]->memPrev = c;
+    buckets[b] = c;
+    c->memBucket = b + 1;
+}
+
+/* Counts c at its size now (netClientMemoryHook). */
+static void clientMemoryUpdate(Client *c) {
+    int counted = clientCounted(c);
+    size_t bytes = counted ? clientMemoryUsage(c) : 0;
+    clientsTotal = clientsTotal - c->memCounted + bytes;
+    c->memCounted = bytes;
+    int b = counted && !(c->flags & CLIENT_NO_EVICT) ? bucketOf(bytes) + 1 : 0;
+    if (b == c->memBucket) return;
+    bucketUnlink(c);
+    if (b) bucketLink(c, b - 1);
+}
+
+static void clientMemoryForget(Client *c) {
+    clientsTotal -= c->memCounted;
+    c->memCounted = 0;
+    bucketUnlink(c);
+}
+
+static void clientsTrackingStart(void) {
+    clientsTracked = 1;
+    netClientMemoryHook = clientMemoryUpdate;
+    for (Client *c = server.net.clients; c; c = c->nextClient) clientMemoryUpdate(c);
+}
+
+static void clientsTrackingCron(void) {
+    if (!clientsTracked || server.cfg.maxmemoryClients) return;
+    clientsTracked = 0;
+    netClientMemoryHook = NULL;
+    for (Client *c = server.net.clients; c; c = c->nextClient) clientMemoryForget(c);
 }
 
 static size_t clientsLimit(void) {
@@ -150,27 +222,22 @@ static size_t clientsLimit(void) {
 int maxmemoryEvictClientsSlow(Client *current) {
     size_t limit = clientsLimit();
     if (!limit) return 0;
+    if (!clientsTracked) clientsTrackingStart();
+    else if (current) clientMemoryUpdate(current);
     int evictedCurrent = 0;
-    for (;;) {
-        size_t total = 0, most = 0;
-        Client *victim = NULL;
-        for (Client *c = server.net.clients; c; c = c->nextClient) {
-            if (c->fd == -1 || (c->flags & CLIENT_CLOSE_ASAP)) continue;
-            size_t m = clientMemoryUsage(c);
-            total += m;
-            if (evictable(c) && m > most) {
-                most = m;
-                victim = c;
-            }
-        }
-        if (total < limit || !victim) break;
+    int b = NBUCKETS - 1;
+    while (clientsTotal >= limit) {
+        while (b >= 0 && !buckets[b]) b--;
+        if (b < 0) break;
+        Client *victim = buckets[b];
         sds info = sdsCatPrintf(sdsEmpty(), "id=%llu addr=%s name=%s tot-mem=%zu", (unsigned long long)victim->id,
-                                victim->addr, victim->name ? victim->name : "", most);
+                                victim->addr, victim->name ? victim->name : "", victim->memCounted);
         serverLog(LL_VERBOSE, "Evicting client: %s", info);
         sdsFree(info);
         server.stats.evictedClients++;
         if (victim == current) evictedCurrent = 1;
         clientFreeAsync(victim);
+        clientMemoryUpdate(victim); /* closing: no longer counted */
     }
     return evictedCurrent ? -1 : 0;
 }
@@ -192,6 +259,8 @@ void maxmemoryInit(void) {
     dbHooks.keyEvicted = keyEvicted;
     dbHooks.tableGrowAllowed = tableGrowAllowed;
     serverAddBeforeSleepHook(evictClientsBeforeSleep);
+    serverAddCronHook(clientsTrackingCron);
+    clientAddFreeHook(clientMemoryForget);
 }
 
 /* --- MEMORY --- */

@@ -9,7 +9,8 @@
  *    from the event loop until memory is under the limit;
  *  - what an eviction does beyond the keyspace (evicted_keys, the
  *    "evicted" event, DEL/UNLINK for the AOF and replicas, WATCH);
- *  - client eviction (maxmemory-clients, CLIENT NO-EVICT);
+ *  - client eviction (maxmemory-clients, CLIENT NO-EVICT), with client
+ *    memory tracked incrementally while the limit is set;
  *  - the MEMORY command.
  *
  * With maxmemory 0 the rule costs one load and a branch per command. */
@@ -35,9 +36,12 @@ static inline int maxmemoryRefuseOrReply(Client *c, Command *cmd) {
 
 int maxmemoryEvictClientsSlow(Client *current);
 /* processCommand's rule before it (Redis's order): with maxmemory-clients
- * set, disconnect the clients using the most memory until all clients
- * use less than the limit.  -1 when the current client was one of them
- * (its command does not run). */
+ * set, disconnect the clients using the most memory (taken from the
+ * highest power-of-two bucket first, as Redis 7.0) until the normal and
+ * pub/sub clients use less than the limit.  Costs O(1) per call under
+ * the limit: client memory is tracked as it changes (see maxmemory.c).
+ * -1 when the current client was one of them (its command does not
+ * run). */
 static inline int maxmemoryEvictClients(Client *current) {
     if (!server.cfg.maxmemoryClients) return 0;
     return maxmemoryEvictClientsSlow(current);

@@ -228,6 +228,68 @@ def test_maxmemory_clients_percent(server):
     assert r.info("stats")["evicted_clients"] == 0
 
 
+@pytest.mark.parametrize("kind", ["cairn", "redis"])
+def test_maxmemory_clients_evicts_a_subscriber_whose_output_grows(request, kind):
+    """Many idle clients and one subscriber that stops reading: as its
+    output buffer grows past maxmemory-clients it alone is disconnected
+    (output limits are off: this is client eviction), and memory returns
+    near where it was."""
+    from test_aof import wait_for
+    srv = request.getfixturevalue("start_server" if kind == "cairn" else "start_oracle")()
+    r = srv.client()
+    r.execute_command("CLIENT", "NO-EVICT", "on")
+    r.config_set("client-output-buffer-limit", "pubsub 0 0 0")
+    idle = open_clients(srv, 20)
+    for s in idle:
+        s.sendall(b"PING\r\n")
+        assert s.recv(100) == b"+PONG\r\n"
+    slow = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    slow.connect((srv.host, srv.port))
+    slow.sendall(b"SUBSCRIBE ch\r\n")
+    wait_for(lambda: r.pubsub_numsub("ch")[0][1] == 1, timeout=30, what="subscribed")
+    base = r.info("memory")["used_memory"]
+    r.config_set("maxmemory-clients", 4 * 1024 * 1024)
+    payload = "x" * 20000
+    for _ in range(600):  # 12 MB: more than the limit plus what the kernel holds
+        r.publish("ch", payload)
+        if r.pubsub_numsub("ch")[0][1] == 0:
+            break
+    wait_for(lambda: r.pubsub_numsub("ch")[0][1] == 0, timeout=30, what="subscriber evicted")
+    assert r.info("stats")["evicted_clients"] == 1
+    for s in idle:
+        s.sendall(b"PING\r\n")
+        assert s.recv(100) == b"+PONG\r\n"
+    wait_for(lambda: r.info("memory")["used_memory"] < base + 1024 * 1024, timeout=30, what="memory back")
+    r.config_set("maxmemory-clients", 0)
+    for s in idle + [slow]:
+        s.close()
+
+
+def test_maxmemory_clients_tracking_restarts(server):
+    """Unset, the limit stops the tracking at the next cron tick; set
+    again, the clients are counted afresh: a limit below one client's size
+    evicts every evictable client, a generous one none."""
+    from test_aof import wait_for
+    r = server.client()
+    r.execute_command("CLIENT", "NO-EVICT", "on")
+    r.config_set("maxmemory-clients", 64 * 1024 * 1024)
+    others = open_clients(server, 3)
+    for s in others:
+        s.sendall(b"PING\r\n")
+        assert s.recv(100) == b"+PONG\r\n"
+    r.config_set("maxmemory-clients", 0)
+    time.sleep(0.3)  # a few cron ticks (hz 10) pass; nothing is asserted about them
+    r.config_set("maxmemory-clients", 64 * 1024 * 1024)
+    assert r.info("stats")["evicted_clients"] == 0
+    r.config_set("maxmemory-clients", 1)
+    wait_for(lambda: r.info("stats")["evicted_clients"] == 3, timeout=30, what="3 evicted")
+    assert r.info("clients")["connected_clients"] == 1
+    r.config_set("maxmemory-clients", 0)
+    for s in others:
+        s.close()
+
+
 def test_pubsub_output_buffer_limit_disconnects_only_slow_subscriber(server):
     r = server.client()
     r.config_set("client-output-buffer-limit", "pubsub 256kb 128kb 60")
