@@ -86,6 +86,7 @@ typedef struct Client {
 
     /* Output (the bytes themselves: buf at the end, then blocks). */
     size_t bufpos;          /* used bytes of buf */
+    size_t bufPeak;         /* most of buf used since the last 5 s reset (CLIENT LIST rbp) */
     size_t sentlen;         /* bytes of the head (buf or first block) sent */
     ReplyBlock *replyHead, *replyTail;
     size_t replyBytes;      /* bytes in blocks (obl/oll/omem) */

@@ -745,6 +745,7 @@ static int replyIov(const Client *c, struct iovec *iov, int max, size_t *total) 
  * freed. */
 static int writeDone(Client *c, long n, size_t total) {
     if (n < 0) return socketFailed(c, n, "Error writing to client");
+    if (c->bufpos > c->bufPeak) c->bufPeak = c->bufpos;
     server.stats.netOutputBytes += n;
     server.stats.totalWritesProcessed++;
     c->lastInteraction = server.time.nowMs;
@@ -890,6 +891,11 @@ void netHandlePendingWrites(void) {
 
 void netClientsCron(void) {
     long long now = server.time.nowMs;
+    /* CLIENT LIST rbp is the buffer's peak over the last 5 s, as Redis's
+     * default reply-buffer peak reset time. */
+    static long long peakResetMs;
+    int resetPeaks = now - peakResetMs >= 5000;
+    if (resetPeaks) peakResetMs = now;
     for (Client *c = server.net.clients; c;) {
         Client *next = c->nextClient;
         if (server.cfg.timeout &&
@@ -909,6 +915,7 @@ void netClientsCron(void) {
         /* An idle client gives back what its protocol keeps for reuse, so
          * many idle connections cost no more than before pooling. */
         if (now - c->lastInteraction >= IDLE_TRIM_MS) c->proto->trim(c->protoState);
+        if (resetPeaks) c->bufPeak = c->bufpos;
         if (netClientMemoryHook) netClientMemoryHook(c);
         c = next;
     }

@@ -82,7 +82,8 @@ static sds catClientInfo(sds s, const Client *c) {
                      " multi-mem=%zu rbs=%d rbp=%d obl=%zu oll=%lu omem=%zu tot-mem=%zu events=%s"
                      " cmd=%s user=%s redir=%lld resp=%d\n",
                      c->db ? c->db->id : 0, sub, psub, ssub, multi, qbuf, qbufFree, c->argvBytes,
-                     multiMem, CLIENT_REPLY_BUF, CLIENT_REPLY_BUF, c->bufpos, c->replyBlocks,
+                     multiMem, CLIENT_REPLY_BUF, (int)(c->bufpos > c->bufPeak ? c->bufpos : c->bufPeak), c->bufpos,
+                     c->replyBlocks,
                      c->replyBytes, totMem, events,
                      last ? (last->fullname ? last->fullname : last->name) : "NULL", aclClientUserName(c),
                      trackingClientRedirect(c),

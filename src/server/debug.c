@@ -1,6 +1,7 @@
 /* debug.c -- DEBUG: SLEEP, SET-ACTIVE-EXPIRE, OBJECT, LOG, POPULATE, DIGEST,
- * DIGEST-VALUE, RELOAD, REPLYBUFFER, SET-DISABLE-DENY-SCRIPTS, CHANGE-REPL-ID,
- * the list layouts (QUICKLIST-PACKED-THRESHOLD, LISTPACK, QUICKLIST), HELP.
+ * DIGEST-VALUE, RELOAD, SET-DISABLE-DENY-SCRIPTS, CHANGE-REPL-ID, the list
+ * layouts (QUICKLIST-PACKED-THRESHOLD, LISTPACK, QUICKLIST), HELP; and
+ * REPLYBUFFER, refused (the reply buffer is never resized).
  *
  * DEBUG is refused unless `enable-debug-command` is "yes", or "local" and
  * the client is on the unix socket or a loopback address -- with Redis's
@@ -91,11 +92,14 @@ static void debugSleep(Client *c) {
 
 /* DEBUG REPLYBUFFER PEAK-RESET-TIME <ms|never|reset> | RESIZING <0|1>:
  * Redis's knobs for its reply buffer's resizing.  Cairn's reply buffer
- * has a fixed size and never resizes, so the settings are accepted (with
- * Redis's parsing: atoi) and change nothing. */
+ * has a fixed size (CLIENT LIST rbs) and is never resized, so there is
+ * nothing for them to control: refused, not accepted without effect.
+ * Other actions get Redis's error. */
 static void debugReplybuffer(Client *c) {
     if (!strcasecmp(c->argv[2], "peak-reset-time") || !strcasecmp(c->argv[2], "resizing")) {
-        replyOk(c);
+        replyErrorFormat(c, "ERR DEBUG REPLYBUFFER is not supported: the reply buffer has a fixed size of %d bytes "
+                            "and is never resized",
+                         CLIENT_REPLY_BUF);
         return;
     }
     replySubcommandSyntaxError(c);
@@ -295,7 +299,7 @@ static void debugHelp(Client *c) {
         "    0 stops expiring keys in the background (they still expire on access);",
         "    1 turns background expiry back on.",
         "REPLYBUFFER PEAK-RESET-TIME <ms|never|reset> | RESIZING <0|1>",
-        "    Accepted as Redis accepts them; Cairn's reply buffer never resizes.",
+        "    Refused: Cairn's reply buffer has a fixed size and is never resized.",
         "SET-DISABLE-DENY-SCRIPTS <0|1>",
         "    1 lets scripts call commands flagged noscript (tests only).",
         "CHANGE-REPL-ID",
