@@ -77,13 +77,20 @@ void sha256Update(Sha256 *s, const void *data, size_t len) {
 
 void sha256Final(Sha256 *s, unsigned char digest[32]) {
     uint64_t bits = s->total * 8;
-    unsigned char pad = 0x80;
-    sha256Update(s, &pad, 1);
-    pad = 0;
-    while (s->used != 56) sha256Update(s, &pad, 1);
-    unsigned char len[8];
-    for (int i = 0; i < 8; i++) len[i] = (unsigned char)(bits >> (56 - 8 * i));
-    sha256Update(s, len, 8);
+    /* Padding written into the block directly: 0x80, zeros to byte 56 (of
+     * this block, or of one more when fewer than 9 bytes are left), then
+     * the bit length.  (Feeding it a byte at a time cost more than the
+     * compression of a short password's block.) */
+    s->block[s->used++] = 0x80;
+    if (s->used > 56) {
+        memset(s->block + s->used, 0, 64 - s->used);
+        compress(s->h, s->block);
+        s->used = 0;
+    }
+    memset(s->block + s->used, 0, 56 - s->used);
+    for (int i = 0; i < 8; i++) s->block[56 + i] = (unsigned char)(bits >> (56 - 8 * i));
+    compress(s->h, s->block);
+    s->used = 0;
     for (int i = 0; i < 8; i++) {
         digest[4 * i] = (unsigned char)(s->h[i] >> 24);
         digest[4 * i + 1] = (unsigned char)(s->h[i] >> 16);
