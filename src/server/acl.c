@@ -33,6 +33,7 @@
 #include "core/server.h"
 #include "ds/alloc.h"
 #include "ds/glob.h"
+#include "ds/globset.h"
 #include "ds/sha256.h"
 #include "ds/util.h"
 #include "script/script.h"
@@ -85,29 +86,17 @@ static const char *categoryNames[] = {"keyspace", "read", "write", "set", "sorte
 typedef struct KeyPattern {
     sds pat;
     int perm;          /* PERM_* */
-    unsigned litLen;   /* bytes before the first glob character */
-    int prefixStar;    /* the pattern is those bytes (at least one) then one '*' */
 } KeyPattern;
-
-/* A pattern's literal prefix: a key that does not start with it cannot
- * match; "prefix*" matches exactly the keys that start with it.  The
- * permission check tries these before the full glob. */
-static KeyPattern keyPatternMake(const char *p, size_t len, int perm) {
-    KeyPattern k = {sdsNewLen(p, len), perm, 0, 0};
-    size_t i = 0;
-    while (i < len && p[i] != '*' && p[i] != '?' && p[i] != '[' && p[i] != '\\') i++;
-    k.litLen = (unsigned)i;
-    k.prefixStar = i > 0 && i + 1 == len && p[i] == '*';
-    return k;
-}
 
 typedef struct Selector {
     int flags;                    /* SEL_* */
     int future;                   /* +@all's reserved bit */
     uint64_t bits[ACL_WORDS];     /* allowed command ids */
     sds **firstArgs;              /* NULL, or per id NULL / a NULL-terminated array */
-    KeyPattern *pats;
+    KeyPattern *pats;  /* in the order added (ACL LIST prints them so) */
     int npats;
+    GlobSet *keySet;   /* pats compiled for the check; NULL until first used after a change */
+    unsigned char *quick; /* per command id, QUICK_*; NULL until built (see quickTableBuild) */
     sds *chans;
     int nchans;
 } Selector;
@@ -140,7 +129,30 @@ static unsigned idCount;        /* command ids in use */
 static Command **byId;          /* the command of each id */
 /* Channel arguments: which commands publish or subscribe. */
 enum { CHAN_NONE, CHAN_FIRST, CHAN_ALL, CHAN_ALL_PATTERNS };
-static unsigned char *chanKind; /* per id */
+
+/* How the check finds a command's keys, per command id, set at start-up
+ * from the key specs.  PLAN_FIXED: every key spec takes keys from a fixed
+ * index up to a fixed offset from it (or from argc), with fixed flags, so
+ * the check reads the positions straight from argv; it gives commandKeys's
+ * answer whenever those ranges fit argv.  PLAN_FIXED_MAX: the same, but the
+ * flags vary with the arguments (SET ... GET, BITFIELD), so a key allowed
+ * with every permission is allowed, and only a refusal takes the generic
+ * walk.  PLAN_GENERIC: commandKeys.  PLAN_NONE: no keys. */
+enum { PLAN_NONE, PLAN_FIXED, PLAN_FIXED_MAX, PLAN_GENERIC };
+#define PLAN_SPECS 4
+typedef struct KeyPlan {
+    unsigned char kind;   /* PLAN_* */
+    unsigned char chan;   /* CHAN_*: the channel arguments */
+    unsigned char nspecs; /* PLAN_FIXED*: key specs */
+    unsigned char quickPos; /* PLAN_FIXED* with one key, at this argv index, and no channels; else 0 */
+    struct {
+        short first;      /* argv index of the first key */
+        short last;       /* >= 0: the last key is first + last; < 0: argc + last */
+        short step;
+        unsigned char need; /* PERM_* */
+    } spec[PLAN_SPECS];
+} KeyPlan;
+static KeyPlan *keyPlans; /* per id */
 static Command *execCommandEntry; /* EXEC, for the log's client info */
 
 /* ------------------------------------------------------------------------ */
@@ -167,11 +179,24 @@ static void resetFirstArgs(Selector *s) {
     s->firstArgs = NULL;
 }
 
+/* The key patterns changed: the check compiles them again when next used. */
+static void keysChanged(Selector *s) {
+    globSetFree(s->keySet);
+    s->keySet = NULL;
+}
+
+/* Any rule changed s: its quick table goes too (rebuilt when next needed). */
+static void selectorChanged(Selector *s) {
+    xfree(s->quick);
+    s->quick = NULL;
+}
+
 static void resetKeys(Selector *s) {
     for (int i = 0; i < s->npats; i++) sdsFree(s->pats[i].pat);
     xfree(s->pats);
     s->pats = NULL;
     s->npats = 0;
+    keysChanged(s);
 }
 
 static void resetChannels(Selector *s) {
@@ -183,6 +208,7 @@ static void resetChannels(Selector *s) {
 
 static void selectorFree(Selector *s) {
     if (!s) return;
+    selectorChanged(s);
     resetFirstArgs(s);
     resetKeys(s);
     resetChannels(s);
@@ -299,11 +325,14 @@ static int addKeyPattern(Selector *s, const char *op, size_t len) {
     for (int i = 0; i < s->npats; i++) {
         if (sdsLen(s->pats[i].pat) == len - off && !memcmp(s->pats[i].pat, op + off, len - off)) {
             s->pats[i].perm |= perm;
+            keysChanged(s);
             return RULE_OK;
         }
     }
     s->pats = xrealloc(s->pats, sizeof(KeyPattern) * (size_t)(s->npats + 1));
-    s->pats[s->npats++] = keyPatternMake(op + off, len - off, perm);
+    s->pats[s->npats].pat = sdsNewLen(op + off, len - off);
+    s->pats[s->npats++].perm = perm;
+    keysChanged(s);
     return RULE_OK;
 }
 
@@ -355,6 +384,7 @@ static int commandRule(Selector *s, const char *op, size_t len) {
 }
 
 static int selectorSet(Selector *s, const char *op, size_t len) {
+    selectorChanged(s);
     if (!strcasecmp(op, "allkeys") || !strcmp(op, "~*")) {
         s->flags |= SEL_ALLKEYS;
         resetKeys(s);
@@ -776,18 +806,34 @@ static sds describeUser(const AclUser *u) {
 /* The check                                                                 */
 /* ------------------------------------------------------------------------ */
 
-static int keyAllowed(const Selector *s, const char *key, size_t len, uint32_t ksflags) {
-    int need = 0;
+/* The permissions a key with these KS_* flags needs. */
+static unsigned keyNeed(uint32_t ksflags) {
+    unsigned need = 0;
     if (ksflags & KS_ACCESS) need |= PERM_R;
     if (ksflags & (KS_INSERT | KS_DELETE | KS_UPDATE)) need |= PERM_W;
+    return need;
+}
+
+static void compileKeys(Selector *s) {
+    const char **pats = xmalloc(sizeof(char *) * (size_t)(s->npats + 1));
+    size_t *lens = xmalloc(sizeof(size_t) * (size_t)(s->npats + 1));
+    unsigned char *perms = xmalloc((size_t)(s->npats + 1));
     for (int i = 0; i < s->npats; i++) {
-        const KeyPattern *p = &s->pats[i];
-        if ((p->perm & need) != need) continue;
-        if (len < p->litLen || (p->litLen && (key[0] != p->pat[0] || memcmp(p->pat, key, p->litLen) != 0)))
-            continue;
-        if (p->prefixStar || globMatch(p->pat, sdsLen(p->pat), key, len, 0)) return 1;
+        pats[i] = s->pats[i].pat;
+        lens[i] = sdsLen(s->pats[i].pat);
+        perms[i] = (unsigned char)s->pats[i].perm;
     }
-    return 0;
+    s->keySet = globSetCreate(pats, lens, perms, (size_t)s->npats);
+    xfree(pats);
+    xfree(lens);
+    xfree(perms);
+}
+
+/* Whether one of s's patterns with the permissions `need` (PERM_*)
+ * matches the key. */
+static int keyAllowed(Selector *s, const char *key, size_t len, unsigned need) {
+    if (!s->keySet) compileKeys(s);
+    return globSetMatch(s->keySet, key, len, need);
 }
 
 /* Patterns (PSUBSCRIBE) must appear literally in the list; channels match
@@ -808,7 +854,58 @@ typedef struct KeyCache {
     KeyResult keys;
 } KeyCache;
 
-static int selectorCheck(const Selector *s, Command *cmd, int argc, sds *argv, int *errpos, KeyCache *kc) {
+/* A selector's quick table: per command id, QUICK_ALLOW when the selector
+ * allows the command whatever its arguments (its bit is set and it has no
+ * keys and no channels, or the selector has allkeys); else, for a command
+ * allowed whose one key sits at a fixed argv index (KeyPlan.quickPos),
+ * that index and the permissions (PERM_*) the key needs, shifted by
+ * QUICK_NEED_SHIFT; else 0: the full check. */
+#define QUICK_POS 0x3f
+#define QUICK_NEED_SHIFT 6
+#define QUICK_ALLOW 0xff
+
+static void quickTableBuild(Selector *s) {
+    unsigned char *t = xcalloc(idCount ? idCount : 1);
+    if (!(s->flags & SEL_ALLKEYS) && !s->keySet) compileKeys(s);
+    for (unsigned id = 0; id < idCount; id++) {
+        const Command *cmd = byId[id];
+        const KeyPlan *kp = &keyPlans[id];
+        if (!cmd || !(getBit(s, id) || (cmd->flags & CMD_NO_AUTH)) || kp->chan != CHAN_NONE) continue;
+        if (kp->kind == PLAN_NONE || (kp->quickPos && (s->flags & SEL_ALLKEYS)))
+            t[id] = QUICK_ALLOW;
+        else if (kp->quickPos && kp->quickPos < QUICK_POS) /* 63 with R|W would read as QUICK_ALLOW */
+            t[id] = (unsigned char)(kp->quickPos | kp->spec[0].need << QUICK_NEED_SHIFT);
+    }
+    s->quick = t;
+}
+
+/* The keys of a PLAN_FIXED or PLAN_FIXED_MAX command: 1 when s allows
+ * them all; 0 when it refuses one (its index in *errpos; PLAN_FIXED
+ * only); -1 when the plan cannot say for this argv (a range out of argv,
+ * where commandKeys would fall back to the command's finder, or a
+ * FIXED_MAX key refused with every permission, where the finder's flags
+ * may ask for less): then the caller walks the keys as commandKeys finds
+ * them. */
+static int fixedKeysCheck(Selector *s, const KeyPlan *kp, int argc, sds *argv, int *errpos) {
+    for (int i = 0; i < kp->nspecs; i++) {
+        int first = kp->spec[i].first;
+        int last = kp->spec[i].last >= 0 ? first + kp->spec[i].last : argc + kp->spec[i].last;
+        if (last >= argc || last < first) return -1;
+    }
+    for (int i = 0; i < kp->nspecs; i++) {
+        int first = kp->spec[i].first;
+        int last = kp->spec[i].last >= 0 ? first + kp->spec[i].last : argc + kp->spec[i].last;
+        for (int pos = first; pos <= last; pos += kp->spec[i].step) {
+            if (keyAllowed(s, argv[pos], sdsLen(argv[pos]), kp->spec[i].need)) continue;
+            if (kp->kind == PLAN_FIXED_MAX) return -1;
+            *errpos = pos;
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int selectorCheck(Selector *s, Command *cmd, int argc, sds *argv, int *errpos, KeyCache *kc) {
     if (!(s->flags & SEL_ALLCOMMANDS) && !(cmd->flags & CMD_NO_AUTH) && !getBit(s, cmd->id)) {
         sds *fa = s->firstArgs ? s->firstArgs[cmd->id] : NULL;
         if (argc < 2 || !fa) return DENIED_CMD;
@@ -818,21 +915,24 @@ static int selectorCheck(const Selector *s, Command *cmd, int argc, sds *argv, i
             if (!strcasecmp(*fa, argv[idx])) break;
         if (!*fa) return DENIED_CMD;
     }
-    if (!(s->flags & SEL_ALLKEYS) && commandHasKeys(cmd)) {
-        if (!kc->init) {
+    const KeyPlan *kp = &keyPlans[cmd->id];
+    if (!(s->flags & SEL_ALLKEYS) && kp->kind != PLAN_NONE) {
+        int rc = kp->kind == PLAN_GENERIC ? -1 : fixedKeysCheck(s, kp, argc, argv, errpos);
+        if (rc == 0) return DENIED_KEY;
+        if (rc < 0 && !kc->init) {
             keyResultInit(&kc->keys);
             commandKeys(cmd, argc, argv, &kc->keys);
             kc->init = 1;
         }
-        for (int j = 0; j < kc->keys.count; j++) {
+        for (int j = 0; rc < 0 && j < kc->keys.count; j++) {
             int pos = kc->keys.keys[j].pos;
-            if (!keyAllowed(s, argv[pos], sdsLen(argv[pos]), kc->keys.keys[j].flags)) {
+            if (!keyAllowed(s, argv[pos], sdsLen(argv[pos]), keyNeed(kc->keys.keys[j].flags))) {
                 *errpos = pos;
                 return DENIED_KEY;
             }
         }
     }
-    int kind = chanKind[cmd->id];
+    int kind = kp->chan;
     if (!(s->flags & SEL_ALLCHANNELS) && kind != CHAN_NONE) {
         int last = kind == CHAN_FIRST ? 1 : argc - 1;
         for (int j = 1; j <= last && j < argc; j++) {
@@ -851,7 +951,8 @@ static int selectorCheck(const Selector *s, Command *cmd, int argc, sds *argv, i
 static int userCheck(const AclUser *u, Command *cmd, int argc, sds *argv, int *errpos) {
     if (u->unrestricted) return ACL_OK;
     int relevant = DENIED_CMD, lastIdx = 0;
-    KeyCache kc = {0};
+    KeyCache kc;
+    kc.init = 0; /* the KeyResult is set up only if a selector needs it */
     for (int i = 0; i < u->nsels; i++) {
         int pos = 0;
         int rc = selectorCheck(u->sels[i], cmd, argc, argv, &pos, &kc);
@@ -963,9 +1064,12 @@ static void logAdd(Client *c, Client *real, int reason, int context, int argc, s
  * no user). */
 static int unchecked(const Client *c) { return (c->flags & CLIENT_MASTER) != 0; }
 
-int aclRefuseCommandSlow(Client *c, Command *cmd) {
+/* aclRefuseCommandSlow past its quick check.  Kept out of line so that
+ * the quick check saves no registers. */
+__attribute__((noinline)) static int refuseCommandFull(Client *c, Command *cmd) {
     if (unchecked(c)) return 0;
     AclUser *u = aclClientUser(c);
+    if (u->nsels == 1 && !u->sels[0]->quick) quickTableBuild(u->sels[0]);
     int pos = 0;
     int rc = userCheck(u, cmd, c->argc, c->argv, &pos);
     if (rc == ACL_OK) return 0;
@@ -985,6 +1089,26 @@ int aclRefuseCommandSlow(Client *c, Command *cmd) {
                               "NOPERM this user has no permissions to access one of the channels used as arguments");
     }
     return -1;
+}
+
+int aclRefuseCommandSlow(Client *c, Command *cmd) {
+    /* The common case in few instructions and no calls (so no registers
+     * to save): one selector, whose quick table allows the command
+     * outright or once its one key matches a quick prefix.  Anything else,
+     * a refusal included, takes the full check, which also finds what to
+     * report. */
+    const AclUser *u = aclClientUser(c);
+    if (u->nsels == 1 && u->sels[0]->quick) {
+        const Selector *s = u->sels[0];
+        unsigned q = s->quick[cmd->id];
+        if (q == QUICK_ALLOW) return 0;
+        unsigned pos = q & QUICK_POS;
+        if (pos && (int)pos < c->argc) {
+            sds key = c->argv[pos];
+            if (globSetMatchQuick(s->keySet, key, sdsLen(key), q >> QUICK_NEED_SHIFT)) return 0;
+        }
+    }
+    return refuseCommandFull(c, cmd);
 }
 
 int aclRefuseQueuedOrReply(Client *c, Command *cmd, int argc, sds *argv) {
@@ -1033,7 +1157,7 @@ static int fullKeyReadAccess(Client *c) {
     KeyCache kc = {0};
     int full = 0;
     for (int i = 0; i < u->nsels && !full; i++) {
-        const Selector *s = u->sels[i];
+        Selector *s = u->sels[i];
         int pos = 0;
         if (selectorCheck(s, c->cmd, c->argc, c->argv, &pos, &kc) != ACL_OK) continue;
         if (s->flags & SEL_ALLKEYS) full = 1;
@@ -1368,6 +1492,48 @@ static sds *configUserLines(int *count) {
 /* Start-up                                                                  */
 /* ------------------------------------------------------------------------ */
 
+/* The commands whose finder (command.c) returns exactly their one key
+ * spec's key, only with flags that depend on the arguments. */
+static const char *const sameKeysAsSpec[] = {"set", "bitfield"};
+
+/* cmd's KeyPlan (see there). */
+static void planKeys(const Command *cmd, KeyPlan *kp) {
+    const CommandSpec *spec = cmd->spec;
+    kp->kind = PLAN_GENERIC;
+    if (!commandHasKeys(cmd)) {
+        kp->kind = PLAN_NONE;
+        return;
+    }
+    int variable = 0, n = 0;
+    for (int i = 0; i < spec->keySpecCount; i++) {
+        const KeySpec *ks = &spec->keySpecs[i];
+        if (ks->flags & KS_NOT_KEY) continue;
+        if (ks->flags & KS_VARIABLE_FLAGS) variable = 1;
+        if (n == PLAN_SPECS || ks->bsType != KSB_INDEX || ks->bsIndex < 1 || ks->bsIndex > 100 ||
+            ks->fkType != KSF_RANGE || (ks->flags & KS_INCOMPLETE) || ks->fk[0] > 100 || ks->fk[0] < -100 ||
+            (ks->fk[0] < 0 && ks->fk[2] != 0) || ks->fk[1] > 100)
+            return;
+        kp->spec[n].first = (short)ks->bsIndex;
+        kp->spec[n].last = (short)ks->fk[0];
+        kp->spec[n].step = (short)(ks->fk[1] < 1 ? 1 : ks->fk[1]);
+        kp->spec[n].need = (unsigned char)keyNeed(ks->flags);
+        n++;
+    }
+    if (n == 0) return; /* no reliable spec: the finder */
+    kp->nspecs = (unsigned char)n;
+    if (!variable) {
+        kp->kind = PLAN_FIXED;
+    } else {
+        for (size_t i = 0; i < sizeof(sameKeysAsSpec) / sizeof(sameKeysAsSpec[0]); i++) {
+            if (n == 1 && !strcmp(spec->fullname, sameKeysAsSpec[i])) {
+                kp->kind = PLAN_FIXED_MAX;
+                kp->spec[0].need = PERM_ALL;
+            }
+        }
+    }
+    if (kp->kind != PLAN_GENERIC && n == 1 && kp->spec[0].last == 0) kp->quickPos = (unsigned char)kp->spec[0].first;
+}
+
 static void indexCommands(void) {
     idCount = commandIdCount();
     if (idCount >= ACL_MAX_IDS) {
@@ -1376,11 +1542,15 @@ static void indexCommands(void) {
         exit(1);
     }
     byId = xcalloc(sizeof(Command *) * idCount);
-    chanKind = xcalloc(idCount);
+    keyPlans = xcalloc(sizeof(KeyPlan) * idCount);
     unsigned cursor = 0;
     for (Command *cmd; (cmd = commandIterate(&cursor));) {
         byId[cmd->id] = cmd;
-        for (Command *sub = cmd->subcommands; sub && sub->name; sub++) byId[sub->id] = sub;
+        planKeys(cmd, &keyPlans[cmd->id]);
+        for (Command *sub = cmd->subcommands; sub && sub->name; sub++) {
+            byId[sub->id] = sub;
+            planKeys(sub, &keyPlans[sub->id]);
+        }
     }
     static const struct {
         const char *name;
@@ -1393,7 +1563,9 @@ static void indexCommands(void) {
     execCommandEntry = commandLookup("exec", 4);
     for (size_t i = 0; i < sizeof(chanCmds) / sizeof(chanCmds[0]); i++) {
         Command *cmd = commandLookup(chanCmds[i].name, strlen(chanCmds[i].name));
-        if (cmd) chanKind[cmd->id] = (unsigned char)chanCmds[i].kind;
+        if (!cmd) continue;
+        keyPlans[cmd->id].chan = (unsigned char)chanCmds[i].kind;
+        keyPlans[cmd->id].quickPos = 0; /* the quick check sees no channels */
     }
 }
 
