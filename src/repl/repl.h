@@ -70,6 +70,10 @@ size_t replClientPendingMemory(const Client *c);
  * offset). */
 extern const long long *const replOffsetRef;
 
+/* CLIENT PAUSE postponed the primary's command on this replica (its
+ * stream stops there); the pause ended: apply it and what followed. */
+void replicaResumeMaster(Client *c);
+
 /* INFO replication. */
 sds replInfoSection(sds s);
 /* INFO stats: sync_full (0), sync_partial_ok (1), sync_partial_err (2). */

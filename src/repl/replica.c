@@ -198,6 +198,27 @@ static void becomeConnected(int fd, int dbid) {
 }
 
 /* Apply every complete command in the primary's buffer. */
+/* Run the primary's command parsed into c->argv.  A CLIENT PAUSE on this
+ * replica may postpone it (CLIENT_BLOCKED, argv kept): the stream stops
+ * there until replicaResumeMaster, as in Redis. */
+static void applyParsed(Client *c) {
+    repl.applying = 1;
+    dbIgnoreExpire = 1;
+    dispatchCommand(c);
+    dbIgnoreExpire = 0;
+    repl.applying = 0;
+    if (!(c->flags & CLIENT_BLOCKED)) clientResetArgv(c);
+}
+
+/* Drop the first `start` bytes of the query buffer (forwarded). */
+static void dropApplied(Client *c, size_t start) {
+    if (!start) return;
+    size_t left = sdsLen(c->querybuf) - start;
+    memmove(c->querybuf, c->querybuf + start, left);
+    sdsSetLen(c->querybuf, left);
+    c->qbPos -= start;
+}
+
 static void applyInput(Client *c) {
     size_t start = 0; /* first byte not applied */
     ProtoLimits lim = {server.cfg.protoMaxBulkLen, 0};
@@ -217,12 +238,8 @@ static void applyInput(Client *c) {
             c->argv = cmd.argv;
             c->argc = cmd.argc;
             c->argvBytes = cmd.argvBytes;
-            repl.applying = 1;
-            dbIgnoreExpire = 1;
-            dispatchCommand(c);
-            dbIgnoreExpire = 0;
-            repl.applying = 0;
-            if (!(c->flags & CLIENT_BLOCKED)) clientResetArgv(c);
+            applyParsed(c);
+            if (c->flags & CLIENT_BLOCKED) break; /* postponed: not applied yet */
         }
         if (!(c->flags & CLIENT_MULTI)) {
             replFeedStream(c->querybuf + start, c->qbPos - start);
@@ -230,12 +247,25 @@ static void applyInput(Client *c) {
         }
     }
     c->flags &= ~CLIENT_PROTECTED;
-    if (start) {
-        size_t left = sdsLen(c->querybuf) - start;
-        memmove(c->querybuf, c->querybuf + start, left);
-        sdsSetLen(c->querybuf, left);
-        c->qbPos -= start;
+    dropApplied(c, start);
+}
+
+void replicaResumeMaster(Client *c) {
+    c->flags &= ~CLIENT_BLOCKED;
+    if (c->flags & CLIENT_CLOSE_ASAP) return;
+    if (c->argc > 0) {
+        c->flags |= CLIENT_PROTECTED;
+        applyParsed(c);
+        c->flags &= ~CLIENT_PROTECTED;
+        if (c->flags & CLIENT_BLOCKED) return; /* postponed again */
     }
+    /* The buffer starts with the bytes not forwarded yet: this command's
+     * (and, inside MULTI, those queued before it). */
+    if (!(c->flags & CLIENT_MULTI)) {
+        replFeedStream(c->querybuf, c->qbPos);
+        dropApplied(c, c->qbPos);
+    }
+    applyInput(c);
 }
 
 static void masterReadable(EventLoop *loop, int fd, void *data, int mask) {

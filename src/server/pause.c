@@ -9,7 +9,9 @@
  * replica and subscribed-mode checks and before MULTI queueing, takes
  * every command of a normal client during an ALL pause, and during a WRITE
  * pause those flagged write or may-replicate (also an EXEC whose queue holds
- * one).  The pausing client is not exempt.  The client gets CLIENT_BLOCKED
+ * one).  The pausing client is not exempt, nor a replica's link to its
+ * primary: the primary's stream stops at a postponed command until the
+ * pause ends (repl's replicaResumeMaster then applies it), as in Redis.  The client gets CLIENT_BLOCKED
  * (core stops parsing its input) and keeps its argv; it is appended to
  * `postponed`.
  *
@@ -29,6 +31,7 @@
 #include "core/server.h"
 #include "ds/alloc.h"
 #include "ds/util.h"
+#include "repl/repl.h"
 #include "server/multi.h"
 #include "server/process.h"
 
@@ -94,7 +97,7 @@ static int isWriteLike(Client *c, Command *cmd) {
 }
 
 int pausePostponeCommand(Client *c, Command *cmd) {
-    if ((pauseType | failoverPause) == PAUSE_OFF || (c->flags & (CLIENT_FAKE | CLIENT_LUA | CLIENT_MASTER))) return 0;
+    if ((pauseType | failoverPause) == PAUSE_OFF || (c->flags & (CLIENT_FAKE | CLIENT_LUA))) return 0;
     int type = pauseType == PAUSE_OFF ? PAUSE_WRITE : pauseType; /* FAILOVER pauses writes */
     if (type == PAUSE_WRITE && !isWriteLike(c, cmd)) return 0;
     c->flags |= CLIENT_BLOCKED;
@@ -105,6 +108,10 @@ int pausePostponeCommand(Client *c, Command *cmd) {
 
 /* Run a released client's command, then its pipelined input. */
 static void resume(Client *c) {
+    if (c->flags & CLIENT_MASTER) { /* a replica's link: the stream goes on */
+        replicaResumeMaster(c);
+        return;
+    }
     c->flags &= ~CLIENT_BLOCKED;
     if (c->flags & (CLIENT_CLOSE_ASAP | CLIENT_CLOSE_AFTER_REPLY)) return;
     c->flags |= CLIENT_PROTECTED;
