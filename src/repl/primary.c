@@ -47,6 +47,7 @@ static struct {
     int sending;       /* disk: the file is being sent */
     int throttled;     /* diskless: the pipe's read event is off */
     char mark[41];
+    long long offset;  /* the stream's offset at the fork (+FULLRESYNC) */
     Client **members;
     int n;
 } job = {.pid = -1, .srcFd = -1};
@@ -59,6 +60,8 @@ typedef struct Waiter {
 } Waiter;
 static Waiter *waiters;
 static int nwaiters;
+
+static int attachToDiskSave(Client *c);
 
 static Replica *replicaOf(Client *c) {
     if (!c->replState) {
@@ -165,7 +168,8 @@ void syncCommand(Client *c) {
         serverLog(LL_NOTICE, "Replication backlog created, my new replication IDs are '%s' and '%s'", repl.replid, repl.replid2);
     }
     if (job.pid != -1) {
-        serverLog(LL_NOTICE, "Waiting for next BGSAVE for SYNC");
+        if (attachToDiskSave(c)) serverLog(LL_NOTICE, "Waiting for end of BGSAVE for SYNC");
+        else serverLog(LL_NOTICE, "Can't attach the replica to the current BGSAVE. Waiting for next BGSAVE for SYNC");
     } else if (server.cfg.replDisklessSync && (r->capa & CAPA_EOF)) {
         if (server.cfg.replDisklessSyncDelay)
             serverLog(LL_NOTICE, "Delay next BGSAVE for diskless SYNC");
@@ -221,6 +225,33 @@ void replconfCommand(Client *c) {
         }
     }
     replyOk(c);
+}
+
+/* A replica arriving while a disk save for others runs joins it, as
+ * Redis does: it gets the same +FULLRESYNC offset, a copy of the stream
+ * held for a member since the fork, and the file when it is saved.
+ * Returns 0 when it must wait for the next sync (a diskless one, or the
+ * file already on its way). */
+static int attachToDiskSave(Client *c) {
+    if (job.pid == -1 || !job.disk || job.sending) return 0;
+    Replica *src = NULL;
+    for (int i = 0; i < job.n && !src; i++) {
+        Replica *m = job.members[i]->replState;
+        if (m->state == RSTATE_WAIT_BGSAVE_END && m->pending) src = m;
+    }
+    if (!src) return 0;
+    Replica *r = c->replState;
+    job.members = xrealloc(job.members, sizeof(Client *) * (size_t)(job.n + 1));
+    job.members[job.n++] = c;
+    r->state = RSTATE_WAIT_BGSAVE_END;
+    sdsFree(r->pending);
+    r->pending = sdsDup(src->pending);
+    if (!r->preSync) {
+        char line[96];
+        int n = snprintf(line, sizeof(line), "+FULLRESYNC %s %lld\r\n", repl.replid, job.offset);
+        replyRaw(c, line, (size_t)n);
+    }
+    return 1;
 }
 
 /* --- full sync --- */
@@ -381,8 +412,9 @@ static void startSync(int disk) {
         job.n = 0;
         return;
     }
-    (void)start;
+    persistNoteFork(ustime() - start); /* INFO's total_forks counts it, as Redis */
     job.pid = pid;
+    job.offset = repl.offset;
     job.disk = disk;
     job.sending = job.throttled = 0;
     for (int i = 0; i < job.n; i++) {
@@ -393,7 +425,7 @@ static void startSync(int disk) {
         r->pending = sdsEmpty();
         if (!r->preSync) {
             char line[96];
-            int n = snprintf(line, sizeof(line), "+FULLRESYNC %s %lld\r\n", repl.replid, repl.offset);
+            int n = snprintf(line, sizeof(line), "+FULLRESYNC %s %lld\r\n", repl.replid, job.offset);
             replyRaw(c, line, (size_t)n);
         }
     }

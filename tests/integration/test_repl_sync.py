@@ -144,3 +144,47 @@ def test_client_pause_holds_the_primarys_stream(start_server, start_oracle, kind
     wait_for(lambda: in_sync(p, s), what="stream applied after ALL")
     assert s.get("a") == b"3"
     assert digest(s) == digest(p)
+
+
+def children(pid):
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+@pytest.mark.parametrize("kind", ["cairn", "redis"])
+def test_replica_attaches_to_a_disk_save_in_progress(start_server, start_oracle, kind):
+    """repl-diskless-sync no: a second replica arriving while the save for
+    the first runs shares it (same +FULLRESYNC offset, one fork) instead of
+    waiting for the next one.  The save child is held (SIGSTOP) until the
+    second replica attached, so nothing depends on how long it takes."""
+    p_srv = (start_server if kind == "cairn" else start_oracle)(
+        **{"repl-diskless-sync": "no", "rdb-key-save-delay": "1000", **DBG})
+    a_srv, b_srv = start_server(**DBG), start_server(**DBG)
+    p = p_srv.client()
+    fill(p, 2000)
+    forks = p.info("stats")["total_forks"]
+    a, b = a_srv.client(), b_srv.client()
+    a.execute_command("REPLICAOF", p_srv.host, p_srv.port)
+    pid = p.info("server")["process_id"]
+    wait_for(lambda: children(pid), what="the save child")
+    child = children(pid)[0]
+    os.kill(child, 19)
+    try:
+        p.set("during", 1)  # the stream after the fork: both must get it
+        b.execute_command("REPLICAOF", p_srv.host, p_srv.port)
+        wait_for(lambda: "Waiting for end of BGSAVE for SYNC" in p_srv.log, what="attached")
+        assert info(b)["master_sync_in_progress"] == 1 or link_up(b)
+    finally:
+        os.kill(child, 18)
+    p.config_set("rdb-key-save-delay", 0)
+    wait_for(lambda: link_up(a) and link_up(b), what="both synced")
+    p.set("after", 1)
+    for s in (a, b):
+        wait_for(lambda: in_sync(p, s), what="in sync")
+        assert digest(s) == digest(p)
+    assert p.info("stats")["total_forks"] == forks + 1
+    assert p.info("stats")["sync_full"] == 2
+    assert "Waiting for next BGSAVE" not in p_srv.log
