@@ -631,6 +631,10 @@ static unsigned char *validateEntry(unsigned char *p, unsigned char *eof) {
         }
     }
     if (es > avail) return NULL;
+    if (es <= 127) { /* the common case: a one-byte backlen equal to es */
+        if (es + 1 > avail || p[es] != es) return NULL;
+        return p + es + 1;
+    }
     unsigned char bl[5];
     size_t bllen = encodeBacklen(bl, es);
     if (es + bllen > avail || memcmp(p + es, bl, bllen) != 0) return NULL;
@@ -656,18 +660,53 @@ int lpValidateIntegrity(unsigned char *lp, size_t size, int deep) {
 
 /* --- duplicates (loading hashes and sorted sets from RDB) --- */
 
+/* A multiply-xorshift hash, eight bytes per step. */
 static uint64_t textHash(const unsigned char *s, size_t len) {
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (size_t i = 0; i < len; i++) h = (h ^ s[i]) * 1099511628211ULL;
-    return h;
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ len;
+    while (len >= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ULL;
+        h ^= h >> 31;
+        s += 8;
+        len -= 8;
+    }
+    uint64_t w = 0;
+    for (size_t i = 0; i < len; i++) w |= (uint64_t)s[i] << (8 * i);
+    h = (h ^ w) * 0x94D049BB133111EBULL;
+    return h ^ (h >> 29);
+}
+
+void lpDupInit(LpDupSet *d, unsigned long n) {
+    size_t slots = 16;
+    while (slots < n * 2) slots <<= 1;
+    d->mask = slots - 1;
+    d->slots = slots <= LP_DUP_INLINE ? d->inline_ : xmalloc(slots * sizeof(*d->slots));
+    memset(d->slots, 0, slots * sizeof(*d->slots));
+}
+
+int lpDupAdd(LpDupSet *d, unsigned char *lp, unsigned char *p, const unsigned char *v, size_t len) {
+    uint64_t h = textHash(v, len);
+    uint32_t tag = (uint32_t)(h >> 32);
+    size_t k = (size_t)h & d->mask;
+    while (d->slots[k].off) {
+        if (d->slots[k].tag == tag && lpCompare(lp + d->slots[k].off, v, len)) return 1;
+        k = (k + 1) & d->mask;
+    }
+    d->slots[k].tag = tag;
+    d->slots[k].off = (uint32_t)(p - lp);
+    return 0;
+}
+
+void lpDupFree(LpDupSet *d) {
+    if (d->slots != d->inline_) xfree(d->slots);
 }
 
 int lpHasDuplicates(unsigned char *lp, unsigned int step) {
     unsigned long n = (lpLength(lp) + step - 1) / step;
     if (n < 2) return 0;
-    size_t slots = 4;
-    while (slots < n * 2) slots <<= 1;
-    unsigned char **table = xcalloc(slots * sizeof(*table));
+    LpDupSet d;
+    lpDupInit(&d, n);
     int dup = 0;
     unsigned long i = 0;
     for (unsigned char *p = lpFirst(lp); p && !dup; p = lpNext(lp, p), i++) {
@@ -675,16 +714,8 @@ int lpHasDuplicates(unsigned char *lp, unsigned int step) {
         unsigned char buf[LP_INTBUF_SIZE];
         unsigned int len;
         unsigned char *v = lpGetValue(p, &len, buf, NULL, NULL);
-        size_t h = (size_t)textHash(v, len) & (slots - 1);
-        while (table[h]) {
-            if (lpCompare(table[h], v, len)) {
-                dup = 1;
-                break;
-            }
-            h = (h + 1) & (slots - 1);
-        }
-        table[h] = p;
+        dup = lpDupAdd(&d, lp, p, v, len);
     }
-    xfree(table);
+    lpDupFree(&d);
     return dup;
 }

@@ -104,6 +104,20 @@ unsigned char *lpDeleteRangeWithEntry(unsigned char *lp, unsigned char **p, unsi
  * a sorted set stored as pairs (step 2).  A temporary table is sized by
  * the listpack's length; the listpack must be valid. */
 int lpHasDuplicates(unsigned char *lp, unsigned int step);
+/* The same check for a caller that visits the elements itself (one pass
+ * that also checks other things): lpDupInit for at most n elements, then
+ * lpDupAdd(element p of lp, its text v) returns 1 when an equal element
+ * was added before; lpDupFree at the end. */
+#define LP_DUP_INLINE 256
+typedef struct LpDupSet {
+    struct LpDupSlot {
+        uint32_t tag, off; /* off 0: free (no element starts there) */
+    } *slots, inline_[LP_DUP_INLINE];
+    size_t mask;
+} LpDupSet;
+void lpDupInit(LpDupSet *d, unsigned long n);
+int lpDupAdd(LpDupSet *d, unsigned char *lp, unsigned char *p, const unsigned char *v, size_t len);
+void lpDupFree(LpDupSet *d);
 /* 1 if the element equals the bytes (integers compare by decimal text). */
 int lpCompare(unsigned char *p, const unsigned char *s, size_t len);
 /* Find an element equal to s starting at p (included), comparing every

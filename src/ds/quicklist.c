@@ -29,6 +29,7 @@
 
 #include "ds/alloc.h"
 #include "ds/listpack.h"
+#include "ds/lzfdec.h"
 #include "ds/util.h"
 
 #define NODE_PLAIN 1          /* one element in an sds */
@@ -208,7 +209,7 @@ static void compressNode(QlNode *n) {
 
 /* Decompress blob into dst (blob->rawLen bytes). */
 static void inflateBlob(const LzfBlob *b, unsigned char *dst) {
-    if (lzf_decompress(b->buf, b->clen, dst, b->rawLen) != b->rawLen) corrupt("bad compressed node");
+    if (lzfDecompress(b->buf, b->clen, dst, b->rawLen) != b->rawLen) corrupt("bad compressed node");
 }
 
 /* Make n raw in place. */

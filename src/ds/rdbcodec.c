@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ds/alloc.h"
+#include "ds/lzfdec.h"
 #include "ds/util.h"
 
 #define ENC_INT8 0
@@ -146,7 +147,7 @@ static int decodeLzf(const unsigned char *buf, size_t len, size_t *pos, sds *out
     if (clen == 0 || clen > len - *pos || ulen == 0 || ulen / RDBCODEC_MAX_EXPAND > clen || ulen > UINT32_MAX)
         return -1;
     sds s = sdsNewLen(NULL, ulen);
-    if (lzf_decompress(buf + *pos, (unsigned)clen, s, (unsigned)ulen) != ulen) {
+    if (lzfDecompress(buf + *pos, (size_t)clen, s, (size_t)ulen) != ulen) {
         sdsFree(s);
         return -1;
     }

@@ -83,7 +83,41 @@ static char *terminated(const char *s, size_t len, char *stack, size_t stacklen)
     return buf;
 }
 
+int decimalToDouble(const char *s, size_t len, double *out) {
+    static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                   1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    size_t i = 0, digits = 0, frac = 0;
+    int neg = 0;
+    if (len && s[0] == '-') {
+        neg = 1;
+        i = 1;
+    }
+    uint64_t m = 0;
+    size_t start = i;
+    while (i < len && s[i] >= '0' && s[i] <= '9') {
+        m = m * 10 + (uint64_t)(s[i++] - '0');
+        if (m && ++digits > 19) return 0;
+    }
+    if (i == start) return 0;
+    if (i < len && s[i] == '.') {
+        size_t fstart = ++i;
+        while (i < len && s[i] >= '0' && s[i] <= '9') {
+            m = m * 10 + (uint64_t)(s[i++] - '0');
+            if (m && ++digits > 19) return 0;
+        }
+        frac = i - fstart;
+        if (frac == 0) return 0;
+    }
+    /* Both m and 10^frac are exact doubles, so one IEEE division rounds
+     * the decimal value correctly: what strtod returns. */
+    if (i != len || m > (UINT64_C(1) << 53) || frac >= sizeof(pow10) / sizeof(pow10[0])) return 0;
+    double v = (double)m / pow10[frac];
+    *out = neg ? -v : v;
+    return 1;
+}
+
 int stringToDouble(const char *s, size_t len, double *out) {
+    if (decimalToDouble(s, len, out)) return 1;
     if (len == 0 || isSpaceChar(s[0])) return 0;
     char stack[128], *end;
     char *buf = terminated(s, len, stack, sizeof(stack));

@@ -36,6 +36,11 @@ int stringToUnsignedLongLong(const char *s, size_t len, unsigned long long *out)
  * "+inf", "-inf", "1e10", hex floats.  Values that overflow to +-inf are
  * accepted as inf; "1e-400" underflows to 0 and is accepted. */
 int stringToDouble(const char *s, size_t len, double *out);
+/* The fast case of the above: s is exactly [-]digits[.digits] with at most
+ * 19 significant digits, a mantissa of at most 2^53 and at most 22 decimals; *out is
+ * then what strtod returns (correctly rounded).  Returns 0, *out unset,
+ * for any other text (the caller falls back to strtod). */
+int decimalToDouble(const char *s, size_t len, double *out);
 /* Long double parse for INCRBYFLOAT / HINCRBYFLOAT: strtold on the whole
  * string; rejects empty input, input longer than 5k characters, leading or
  * trailing whitespace, and NaN.  Infinity IS accepted here; the command

@@ -1032,13 +1032,19 @@ int hashLoadListpack(unsigned char *lp, int *enc, void **ptr) {
     unsigned long n = lpLength(lp);
     if (n == 0 || n % 2 || n / 2 > (unsigned long)server.cfg.hashMaxListpackEntries) return 0;
     size_t maxv = (size_t)server.cfg.hashMaxListpackValue;
-    for (unsigned char *p = lpFirst(lp); p; p = lpNext(lp, p)) {
+    LpDupSet dups;
+    lpDupInit(&dups, n / 2);
+    int ok = 1;
+    unsigned long i = 0;
+    for (unsigned char *p = lpFirst(lp); p && ok; p = lpNext(lp, p), i++) {
         unsigned char buf[LP_INTBUF_SIZE];
         unsigned int len;
-        lpGetValue(p, &len, buf, NULL, NULL);
-        if (len > maxv) return 0;
+        unsigned char *v = lpGetValue(p, &len, buf, NULL, NULL);
+        /* Values not longer than the limit; fields also distinct. */
+        ok = len <= maxv && ((i & 1) || !lpDupAdd(&dups, lp, p, v, len));
     }
-    if (lpHasDuplicates(lp, 2)) return 0;
+    lpDupFree(&dups);
+    if (!ok) return 0;
     size_t bytes = lpBytes(lp);
     unsigned char *copy = xmalloc(bytes);
     memcpy(copy, lp, bytes);

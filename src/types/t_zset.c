@@ -122,6 +122,8 @@ static double lpScoreAt(unsigned char *sp) {
     long long v;
     unsigned char *s = lpGetValue(sp, &len, NULL, &isInt, &v);
     if (isInt) return (double)v;
+    double d;
+    if (decimalToDouble((const char *)s, len, &d)) return d;
     char buf[128];
     if (len >= sizeof(buf)) len = sizeof(buf) - 1;
     memcpy(buf, s, len);
@@ -1770,15 +1772,15 @@ void zsetLoadFree(int enc, void *ptr) { zsetValueFree(ptr, enc); }
 /* A listpack score entry as a number: an integer, or text strtod reads
  * whole; NaN is not a score.  Returns 0 or -1. */
 static int listpackScore(unsigned char *p, double *out) {
-    unsigned char buf[LP_INTBUF_SIZE];
     unsigned int len;
     int isInt;
     long long v;
-    unsigned char *s = lpGetValue(p, &len, buf, &isInt, &v);
+    unsigned char *s = lpGetValue(p, &len, NULL, &isInt, &v);
     if (isInt) {
         *out = (double)v;
         return 0;
     }
+    if (decimalToDouble((const char *)s, len, out)) return 0;
     char tmp[128];
     if (len == 0 || len >= sizeof(tmp)) return -1;
     memcpy(tmp, s, len);
@@ -1796,22 +1798,36 @@ int zsetLoadListpack(unsigned char *lp, int *enc, void **ptr) {
     double prevScore = 0;
     unsigned char prevBuf[LP_INTBUF_SIZE], *prev = NULL;
     unsigned int prevLen = 0;
-    for (unsigned char *p = lpFirst(lp); p; p = lpNext(lp, p)) {
+    size_t maxv = maxListpackValue();
+    LpDupSet dups;
+    lpDupInit(&dups, n / 2);
+    int ok = 1;
+    for (unsigned char *p = lpFirst(lp); p && ok; p = lpNext(lp, p)) {
         unsigned char buf[LP_INTBUF_SIZE];
         unsigned int len;
         unsigned char *m = lpGetValue(p, &len, buf, NULL, NULL);
-        if (len > maxListpackValue()) return 0;
         unsigned char *sp = lpNext(lp, p);
         double score;
-        if (!sp || listpackScore(sp, &score) < 0) return 0;
-        /* Strictly ascending by (score, member), as the encoding keeps it. */
+        if (len > maxv || !sp || listpackScore(sp, &score) < 0) {
+            ok = 0;
+            break;
+        }
+        /* Strictly ascending by (score, member), as the encoding keeps it;
+         * members distinct (equal ones with equal scores fail the order). */
         if (prev) {
             int c = score < prevScore ? -1 : score > prevScore ? 1 : 0;
             if (c == 0) {
                 int k = memcmp(m, prev, len < prevLen ? len : prevLen);
                 c = k ? k : (len > prevLen) - (len < prevLen);
             }
-            if (c <= 0) return 0;
+            if (c <= 0) {
+                ok = 0;
+                break;
+            }
+        }
+        if (lpDupAdd(&dups, lp, p, m, len)) {
+            ok = 0;
+            break;
         }
         if (m == buf) {
             memcpy(prevBuf, buf, len);
@@ -1823,7 +1839,8 @@ int zsetLoadListpack(unsigned char *lp, int *enc, void **ptr) {
         prevScore = score;
         p = sp;
     }
-    if (lpHasDuplicates(lp, 2)) return 0;
+    lpDupFree(&dups);
+    if (!ok) return 0;
     size_t bytes = lpBytes(lp);
     unsigned char *copy = xmalloc(bytes);
     memcpy(copy, lp, bytes);

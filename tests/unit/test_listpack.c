@@ -473,6 +473,45 @@ static void test_merge(void **state) {
     lpFree(m);
 }
 
+/* lpHasDuplicates and the LpDupSet it is built on: pairs (step 2) and
+ * single elements, integers equal to their text, tables past the inline
+ * size. */
+static void test_duplicates(void **state) {
+    (void)state;
+    unsigned char *lp = lpNew(0);
+    for (int i = 0; i < 100; i++) {
+        char f[32];
+        int n = snprintf(f, sizeof(f), "field:%d", i);
+        lp = lpAppend(lp, (unsigned char *)f, (size_t)n);
+        lp = lpAppend(lp, (unsigned char *)"same", 4); /* values may repeat */
+    }
+    assert_false(lpHasDuplicates(lp, 2));
+    assert_true(lpHasDuplicates(lp, 1));
+    lp = lpAppend(lp, (unsigned char *)"field:7", 7);
+    lp = lpAppend(lp, (unsigned char *)"v", 1);
+    assert_true(lpHasDuplicates(lp, 2));
+    lpFree(lp);
+    /* 12 (an integer entry) equals "12"; 1000 distinct integers use a
+     * heap table. */
+    lp = lpNew(0);
+    for (int i = 0; i < 1000; i++) lp = lpAppendInteger(lp, i * 7);
+    assert_false(lpHasDuplicates(lp, 1));
+    lp = lpAppend(lp, (unsigned char *)"6993", 4);
+    assert_true(lpHasDuplicates(lp, 1));
+    lpFree(lp);
+    LpDupSet d;
+    lpDupInit(&d, 2);
+    lp = lpNew(0);
+    lp = lpAppend(lp, (unsigned char *)"abcdefghijk", 11);
+    lp = lpAppend(lp, (unsigned char *)"abcdefghijK", 11);
+    unsigned char *p = lpFirst(lp), *q = lpNext(lp, p);
+    assert_int_equal(lpDupAdd(&d, lp, p, (unsigned char *)"abcdefghijk", 11), 0);
+    assert_int_equal(lpDupAdd(&d, lp, q, (unsigned char *)"abcdefghijK", 11), 0);
+    assert_int_equal(lpDupAdd(&d, lp, q, (unsigned char *)"abcdefghijk", 11), 1);
+    lpDupFree(&d);
+    lpFree(lp);
+}
+
 static void test_misc(void **state) {
     (void)state;
     static const long long vals[] = {5, 300, -300, 70000, 10000000, 5000000000LL};
@@ -842,7 +881,7 @@ int main(void) {
         cmocka_unit_test(test_basic_ops),       cmocka_unit_test(test_delete_range),
         cmocka_unit_test(test_find),            cmocka_unit_test(test_merge),
         cmocka_unit_test(test_misc),            cmocka_unit_test(test_random_model),
-        cmocka_unit_test(test_resizer),
+        cmocka_unit_test(test_resizer),         cmocka_unit_test(test_duplicates),
         cmocka_unit_test(test_corrupt),         cmocka_unit_test(test_corrupt_random),
     };
     /* LP_TEST_FILTER=<glob> runs a subset. */

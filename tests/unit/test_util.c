@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ds/util.h"
@@ -118,6 +119,46 @@ static void test_string_to_double(void **state) {
     longnum[1] = '.';
     assert_true(stringToDouble(longnum, sizeof(longnum), &v));
     assert_true(v == 1);
+}
+
+/* The fast path agrees with strtod bit for bit wherever it answers. */
+static void test_decimal_to_double(void **state) {
+    (void)state;
+    static const char *const fast[] = {"0", "-0", "1.5", "4.5", "-12.25", "0.1", "0.3", "123456789.123456",
+                                       "9007199254740992", "0.0000000000000000000001", "3.14159265358979",
+                                       "00012.500", "-0.0"};
+    for (size_t i = 0; i < sizeof(fast) / sizeof(fast[0]); i++) {
+        double v, w = strtod(fast[i], NULL);
+        assert_true(decimalToDouble(fast[i], strlen(fast[i]), &v));
+        assert_memory_equal(&v, &w, sizeof(v));
+    }
+    static const char *const slow[] = {"", "-", ".5", "5.", "+1", "1e5", "inf", "nan", " 1", "1 ", "1.2.3",
+                                       "9007199254740993", "12345678901234567890", "0.00000000000000000000001",
+                                       "0x10"};
+    for (size_t i = 0; i < sizeof(slow) / sizeof(slow[0]); i++) {
+        double v = 42;
+        assert_false(decimalToDouble(slow[i], strlen(slow[i]), &v));
+        assert_true(v == 42);
+    }
+    /* Random short decimals. */
+    unsigned long long x = 88172645463325252ULL;
+    for (int i = 0; i < 200000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        char buf[64];
+        int frac = (int)(x % 23);
+        unsigned long long m = (x >> 8) % (1ULL << (x % 54));
+        int n = snprintf(buf, sizeof(buf), "%s%llu", (x >> 63) ? "-" : "", m);
+        if (frac) {
+            /* Insert a point frac digits from the end (zero-padded). */
+            char digits[40];
+            int d = snprintf(digits, sizeof(digits), "%0*llu", frac + 1, m);
+            n = snprintf(buf, sizeof(buf), "%s%.*s.%s", (x >> 63) ? "-" : "", d - frac, digits, digits + d - frac);
+        }
+        double v, w = strtod(buf, NULL);
+        if (decimalToDouble(buf, (size_t)n, &v)) assert_memory_equal(&v, &w, sizeof(v));
+    }
 }
 
 static int ldbl(const char *s, long double *out) { return stringToLongDouble(s, strlen(s), out); }
@@ -310,6 +351,7 @@ int main(void) {
         cmocka_unit_test(test_string_to_long_long),
         cmocka_unit_test(test_string_to_long_and_unsigned),
         cmocka_unit_test(test_string_to_double),
+        cmocka_unit_test(test_decimal_to_double),
         cmocka_unit_test(test_string_to_long_double),
         cmocka_unit_test(test_integer_to_string),
         cmocka_unit_test(test_digits10),
