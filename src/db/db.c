@@ -53,7 +53,20 @@ static void keyTableFreeTable(void **table, size_t slots) {
     else xfree(table);
 }
 
-static const HtabType keyTableType = {hashKey, entryKey, keyTableGrowAllowed, keyTableFreeTable};
+/* A new bucket array of at least KEY_TABLE_LAZY_BYTES is prepared on the
+ * lazy-free thread: a rehash writes the new array's pages in random order,
+ * and each first touch is a page fault (~25 us on this kind of VM), so the
+ * first hundred SETs after a 16 MB array appeared took 2-3 ms of faults.
+ * The table keeps filling its old array meanwhile; past load 1.5 (another
+ * db's table took the thread's array) it allocates one here. */
+static void **keyTableAllocTable(const Htab *h, size_t slots) {
+    size_t bytes = slots * sizeof(void *);
+    if (bytes < KEY_TABLE_LAZY_BYTES || htabSize(h) >= h->size[0] + h->size[0] / 2) return xcalloc(bytes);
+    return lazyfreeTakeTable(slots);
+}
+
+static const HtabType keyTableType = {hashKey, entryKey, keyTableGrowAllowed, keyTableFreeTable,
+                                      keyTableAllocTable};
 
 Db *dbCreateAll(int count) {
     Db *dbs = xcalloc(sizeof(Db) * (size_t)count);
@@ -309,6 +322,7 @@ int dbDelete(Db *db, const char *key, size_t len) {
 }
 
 long long dbEmpty(Db *db) {
+    lazyfreeDropTable(1, 0);
     long long n = (long long)htabSize(&db->keys);
     htabClear(&db->keys, freeEntryCb, NULL);
     cvFree(&db->ttl);
@@ -438,4 +452,5 @@ void dbTimerMaintenance(Db *dbs, int count) {
         else htabShrinkIfNeeded(&db->keys);
         ttlShrinkIfNeeded(db);
     }
+    lazyfreeDropTable(0, 5000); /* an array prepared for a table that stopped growing */
 }

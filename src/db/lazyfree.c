@@ -13,6 +13,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 
 #include "ds/alloc.h"
 #include "ds/htab.h"
@@ -22,6 +23,7 @@ typedef struct LazyJob {
     struct LazyJob *next;
     kvobj *entry;   /* one entry, or NULL */
     void *block;    /* one plain allocation, or NULL */
+    size_t prepare; /* > 0: prepare a bucket array of this many slots */
     Htab *keys;     /* a detached table with its entries, or NULL */
     ChunkVec ttl;   /* the TTL index that went with keys (may be empty) */
     size_t objects; /* entries this job frees (for the counters) */
@@ -38,6 +40,45 @@ static int started;
 static atomic_size_t pending;
 static atomic_size_t freed;
 
+/* The bucket array prepared for a growing key table (lazyfreeTakeTable):
+ * PREP_PENDING while the thread allocates and touches it, PREP_READY once
+ * prepTable holds it.  prepSlots is set by the main thread before the job
+ * is queued; prepDrop (under lock) asks the thread to free it instead. */
+enum { PREP_IDLE, PREP_PENDING, PREP_READY };
+static atomic_int prepState;
+static void **prepTable;
+static size_t prepSlots;
+static int prepDrop;
+static long long prepReadyMs;
+
+#define PAGE_STEP 4096
+
+static long long monotonicMs(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void prepareTable(size_t slots) {
+    size_t bytes = slots * sizeof(void *);
+    char *t = xcalloc(bytes);
+    /* One write per page: the page faults happen here, not in the main
+     * thread's rehash. */
+    for (size_t i = 0; i < bytes; i += PAGE_STEP) ((volatile char *)t)[i] = 0;
+    pthread_mutex_lock(&lock);
+    if (prepDrop) {
+        prepDrop = 0;
+        pthread_mutex_unlock(&lock);
+        xfree(t);
+        atomic_store(&prepState, PREP_IDLE);
+        return;
+    }
+    prepTable = (void **)t;
+    prepReadyMs = monotonicMs();
+    atomic_store(&prepState, PREP_READY);
+    pthread_mutex_unlock(&lock);
+}
+
 static void freeEntryCb(void *entry, void *priv) {
     (void)priv;
     kvFree(entry);
@@ -46,6 +87,7 @@ static void freeEntryCb(void *entry, void *priv) {
 static void runJob(LazyJob *j) {
     if (j->entry) kvFree(j->entry);
     xfree(j->block);
+    if (j->prepare) prepareTable(j->prepare);
     if (j->keys) htabRelease(j->keys, freeEntryCb, NULL);
     cvFree(&j->ttl);
 }
@@ -167,6 +209,44 @@ void lazyfreeBlock(void *block) {
     enqueue(j);
 }
 
+void **lazyfreeTakeTable(size_t slots) {
+    int st = atomic_load(&prepState);
+    if (st == PREP_PENDING) return NULL;
+    if (st == PREP_READY) {
+        void **t = prepTable;
+        prepTable = NULL;
+        atomic_store(&prepState, PREP_IDLE);
+        if (prepSlots == slots) return t;
+        lazyfreeBlock(t); /* made for another size */
+    }
+    pthread_once(&startOnce, startThread);
+    if (!started) return xcalloc(slots * sizeof(void *));
+    prepSlots = slots;
+    atomic_store(&prepState, PREP_PENDING);
+    LazyJob *j = xcalloc(sizeof(*j));
+    j->prepare = slots;
+    enqueue(j);
+    return NULL;
+}
+
+void lazyfreeDropTable(int now, long long olderThanMs) {
+    if (atomic_load(&prepState) == PREP_IDLE) return;
+    void **t = NULL;
+    pthread_mutex_lock(&lock);
+    int st = atomic_load(&prepState);
+    if (st == PREP_READY && (olderThanMs <= 0 || monotonicMs() - prepReadyMs >= olderThanMs)) {
+        t = prepTable;
+        prepTable = NULL;
+        atomic_store(&prepState, PREP_IDLE);
+    } else if (st == PREP_PENDING && olderThanMs <= 0) {
+        prepDrop = 1;
+    }
+    pthread_mutex_unlock(&lock);
+    if (!t) return;
+    if (now) xfree(t);
+    else lazyfreeBlock(t);
+}
+
 void lazyfreeTable(Htab *keys, ChunkVec ttl) {
     if (!keys && !ttl.nchunks && !ttl.chunks) return;
     LazyJob *j = xcalloc(sizeof(*j));
@@ -178,6 +258,7 @@ void lazyfreeTable(Htab *keys, ChunkVec ttl) {
 }
 
 long long lazyfreeEmptyDb(Db *db) {
+    lazyfreeDropTable(0, 0);
     long long n = (long long)htabSize(&db->keys);
     if (n == 0) {
         /* Nothing worth a hand-off: drop the (possibly large) bucket arrays

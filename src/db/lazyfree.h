@@ -45,6 +45,18 @@ void lazyfreeTable(Htab *keys, ChunkVec ttl);
  * thread.  Takes ownership.  It counts as no object in the counters. */
 void lazyfreeBlock(void *block);
 
+/* A zeroed bucket array of `slots` slots for a growing key table, its
+ * pages already touched by the thread; NULL while the thread prepares it
+ * (the first call for a size queues the job; the caller keeps filling its
+ * current array and asks again).  An array prepared for another size is
+ * freed and a new one requested.  Without the thread: xcalloc now. */
+void **lazyfreeTakeTable(size_t slots);
+/* Free the prepared array (now: on this thread; else on the lazy-free
+ * thread), or have the thread free it when done: flushes call it so that
+ * no unused array stays resident.  olderThanMs > 0: only a ready array
+ * unclaimed for that long (the timer's clean-up). */
+void lazyfreeDropTable(int now, long long olderThanMs);
+
 /* INFO memory: objects queued and not yet freed, and freed so far. */
 size_t lazyfreePendingObjects(void);
 size_t lazyfreedObjects(void);

@@ -133,10 +133,9 @@ size_t htabBuckets(const Htab *h) { return h->size[0] + h->size[1]; }
 
 void htabSetResizeAllowed(int allowed) { resizeAllowed = allowed; }
 
-/* Starts moving to an array of `size` slots (a power of two).  An empty
- * table just gets its first array. */
-static void startResize(Htab *h, size_t size) {
-    void **fresh = xcalloc(size * sizeof(void *));
+/* Starts moving to `fresh`, a zeroed array of `size` slots (a power of
+ * two).  An empty table just gets it as its first array. */
+static void startResizeWith(Htab *h, void **fresh, size_t size) {
     if (h->table[0] == NULL) {
         h->table[0] = fresh;
         h->size[0] = size;
@@ -147,6 +146,8 @@ static void startResize(Htab *h, size_t size) {
     h->used[1] = 0;
     h->rehashIdx = 0;
 }
+
+static void startResize(Htab *h, size_t size) { startResizeWith(h, xcalloc(size * sizeof(void *)), size); }
 
 static void finishRehash(Htab *h) {
     if (h->type->freeTable) h->type->freeTable(h->table[0], h->size[0]);
@@ -172,6 +173,11 @@ static void growIfNeeded(Htab *h) {
     size_t size = sizeFor(used + 1);
     if (h->type->growAllowed && !h->type->growAllowed(size * sizeof(void *), (double)used / (double)h->size[0]))
         return;
+    if (h->type->allocTable) {
+        void **fresh = h->type->allocTable(h, size);
+        if (fresh) startResizeWith(h, fresh, size);
+        return;
+    }
     startResize(h, size);
 }
 

@@ -26,6 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct Htab;
+
 typedef struct HtabType {
     /* Hash of a lookup key. */
     uint64_t (*hashKey)(const void *key, size_t len);
@@ -40,6 +42,12 @@ typedef struct HtabType {
      * allocator returns a block of 8 MB or more to the system at once, a
      * pause of milliseconds on the thread that frees it).  NULL: xfree. */
     void (*freeTable)(void **table, size_t slots);
+    /* Optional: a zeroed array of `slots` slots for h to grow into, or NULL
+     * to grow later (the key table has big arrays prepared on the lazy-free
+     * thread: each first touch of a page costs a fault, ~25 us on this kind
+     * of VM, and a rehash touches the new array's pages in random order).
+     * The table keeps filling its current array meanwhile.  NULL: xcalloc. */
+    void **(*allocTable)(const struct Htab *h, size_t slots);
 } HtabType;
 
 typedef struct Htab {

@@ -84,7 +84,7 @@ static void watchEntryKey(const void *entry, const void **key, size_t *len) {
     *len = sdsLen(n->key);
 }
 
-static const HtabType watchHtabType = {watchHashKey, watchEntryKey, NULL, NULL};
+static const HtabType watchHtabType = {watchHashKey, watchEntryKey, NULL, NULL, NULL};
 
 static void multiCommand(Client *c);
 static void execCommand(Client *c);

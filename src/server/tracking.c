@@ -98,8 +98,8 @@ static void pendingKeyOf(const void *e, const void **key, size_t *len) {
     *key = p->key;
     *len = p->len;
 }
-static const HtabType trackedType = {keyHash, trackedKeyOf, NULL, NULL};
-static const HtabType pendingType = {keyHash, pendingKeyOf, NULL, NULL};
+static const HtabType trackedType = {keyHash, trackedKeyOf, NULL, NULL, NULL};
+static const HtabType pendingType = {keyHash, pendingKeyOf, NULL, NULL, NULL};
 
 static Htab table;
 static unsigned long long totalItems; /* sum of the id counts in table */

@@ -73,7 +73,7 @@ static void memberKey(const void *entry, const void **key, size_t *len) {
     *len = m->len;
 }
 
-static const HtabType setHtabType = {memberHash, memberKey, NULL, NULL};
+static const HtabType setHtabType = {memberHash, memberKey, NULL, NULL, NULL};
 
 /* A new member entry (caller owns it). */
 static SetMember *memberCreate(const char *s, size_t len) {

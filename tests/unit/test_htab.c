@@ -41,8 +41,8 @@ static void testEntryKey(const void *entry, const void **key, size_t *len) {
     *len = e->len;
 }
 
-static const HtabType goodType = {fnvHash, testEntryKey, NULL, NULL};
-static const HtabType poorType = {poorHash, testEntryKey, NULL, NULL};
+static const HtabType goodType = {fnvHash, testEntryKey, NULL, NULL, NULL};
+static const HtabType poorType = {poorHash, testEntryKey, NULL, NULL, NULL};
 
 static TestEntry *newEntry(const char *fmt, long n) {
     char buf[64];
@@ -252,7 +252,7 @@ static int growCheck(size_t moreBytes, double load) {
 }
 
 static void test_growth_deferred_while_not_allowed(void **state) {
-    static const HtabType gatedType = {fnvHash, testEntryKey, growCheck, NULL};
+    static const HtabType gatedType = {fnvHash, testEntryKey, growCheck, NULL, NULL};
     Htab *h = htabCreate(&gatedType);
     growOk = 1;
     addRange(h, "g%ld", 0, 64);
@@ -282,7 +282,7 @@ static void recordFreeTable(void **table, size_t slots) {
 }
 
 static void test_free_table_hook(void **state) {
-    static const HtabType hookType = {fnvHash, testEntryKey, NULL, recordFreeTable};
+    static const HtabType hookType = {fnvHash, testEntryKey, NULL, recordFreeTable, NULL};
     freedCount = 0;
     Htab *h = htabCreate(&hookType);
     addRange(h, "f%ld", 0, 4);
@@ -309,6 +309,43 @@ static void test_free_table_hook(void **state) {
     assert_int_equal(freedSlots[8], 1024);
     htabRelease(h, freeEntry, NULL);
     assert_int_equal(freedCount, 9);
+}
+
+/* allocTable: while it answers NULL the table keeps filling its array
+ * past load 1; the array it then gives is the one the table grows into. */
+static int allocRefusals;
+static size_t allocAsked;
+static void **lastGiven;
+static void **deferringAlloc(const Htab *h, size_t slots) {
+    allocAsked = slots;
+    if (allocRefusals > 0) {
+        allocRefusals--;
+        return NULL;
+    }
+    lastGiven = xcalloc(slots * sizeof(void *));
+    return lastGiven;
+}
+
+static void test_alloc_table_deferred(void **state) {
+    static const HtabType deferType = {fnvHash, testEntryKey, NULL, NULL, deferringAlloc};
+    allocRefusals = 0;
+    Htab *h = htabCreate(&deferType);
+    addRange(h, "d%ld", 0, 64);
+    while (htabIsRehashing(h)) htabRehashStep(h, 100);
+    assert_int_equal(htabBuckets(h), 64);
+    allocRefusals = 20;
+    addRange(h, "d%ld", 64, 84); /* the 65th add asks first */
+    assert_false(htabIsRehashing(h));
+    assert_int_equal(htabBuckets(h), 64);
+    assert_int_equal(allocAsked, 128);
+    for (long i = 0; i < 84; i++) assert_non_null(findf(h, "d%ld", i));
+    htabAdd(h, newEntry("d%ld", 84)); /* the 21st ask gets an array */
+    assert_true(htabIsRehashing(h));
+    assert_ptr_equal(h->table[1], lastGiven);
+    assert_int_equal(h->size[1], 128);
+    while (htabIsRehashing(h)) htabRehashStep(h, 100);
+    for (long i = 0; i <= 84; i++) assert_non_null(findf(h, "d%ld", i));
+    htabRelease(h, freeEntry, NULL);
 }
 
 static void test_shrink(void **state) {
@@ -777,6 +814,7 @@ int main(void) {
         cmocka_unit_test_setup(test_growth_deferred_while_not_allowed, setup),
         cmocka_unit_test_setup(test_growth_1m_exact, setup),
         cmocka_unit_test_setup(test_free_table_hook, setup),
+        cmocka_unit_test_setup(test_alloc_table_deferred, setup),
         cmocka_unit_test_setup(test_shrink, setup),
         cmocka_unit_test_setup(test_resize_disallowed, setup),
         cmocka_unit_test_setup(test_expand_presize, setup),
