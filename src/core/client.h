@@ -89,6 +89,7 @@ typedef struct Client {
     size_t bufPeak;         /* most of buf used since the last 5 s reset (CLIENT LIST rbp) */
     size_t sentlen;         /* bytes of the head (buf or first block) sent */
     ReplyBlock *replyHead, *replyTail;
+    char *bufDeferred;      /* an open deferred length kept in buf (reply.c) */
     size_t replyBytes;      /* bytes in blocks (obl/oll/omem) */
     unsigned long replyBlocks;
     long long obufSoftLimitReachedTime; /* client-output-buffer-limit soft */

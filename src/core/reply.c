@@ -14,8 +14,10 @@
  *
  * Bytes go to c->buf while no block is queued, then to the tail block of the
  * chain (16 KB blocks, or larger for one big payload).  A deferred length
- * is a small placeholder block whose bytes are written later; nothing is
- * appended into a placeholder.  Every append marks the client as having
+ * opened while the output is all in c->buf is a position there, the bytes
+ * after it moved up when the length is known; otherwise (or nested in
+ * such a one) it is a small placeholder block whose bytes are written
+ * later, and nothing is appended into a placeholder.  Every append marks the client as having
  * pending writes; net.c writes them before the loop sleeps. */
 #include <ctype.h>
 #include <stdarg.h>
@@ -255,10 +257,24 @@ void replyBulk(Client *c, const void *p, size_t len) {
         return;
     }
     /* Most bulks fit whole in c->buf: one copy, one pending-write mark. */
-    if (!c->replyHead && len <= CLIENT_REPLY_BUF && CLIENT_REPLY_BUF - c->bufpos >= len + RESP_HEADER_MAX + 2) {
-        c->bufpos += respWriteBulk(c->buf + c->bufpos, p, len);
-        netMarkPendingWrite(c);
-        return;
+    if (!c->replyHead) {
+        if (len <= CLIENT_REPLY_BUF && CLIENT_REPLY_BUF - c->bufpos >= len + RESP_HEADER_MAX + 2) {
+            c->bufpos += respWriteBulk(c->buf + c->bufpos, p, len);
+            netMarkPendingWrite(c);
+            return;
+        }
+    } else {
+        /* Or in the tail block (after a deferred length, or once c->buf
+         * is full): one copy, one limits check. */
+        ReplyBlock *t = c->replyTail;
+        if (!t->deferred && t->size - t->used >= len + RESP_HEADER_MAX + 2) {
+            size_t n = respWriteBulk(t->buf + t->used, p, len);
+            t->used += n;
+            c->replyBytes += n;
+            netMarkPendingWrite(c);
+            netCheckOutputLimits(c);
+            return;
+        }
     }
     char h[RESP_HEADER_MAX];
     addBytes(c, h, respWriteHeader(h, '$', (long long)len));
@@ -399,10 +415,48 @@ void *replyDeferredLen(Client *c) {
     ReplySink *k;
     if (replySlow(c) && notResp(c, &k)) return k ? k->type->deferred(k) : NULL;
     netMarkPendingWrite(c);
+    /* While the output is all in c->buf, the handle is the position the
+     * length goes to; setDeferred moves what follows to make room.  One
+     * such handle at a time: a nested one is a placeholder block. */
+    if (!c->replyHead && !c->bufDeferred) {
+        c->bufDeferred = c->buf + c->bufpos;
+        return c->bufDeferred;
+    }
     ReplyBlock *b = newBlock(32);
     b->deferred = 1;
     appendBlock(c, b);
     return b;
+}
+
+/* A length whose handle is a position in c->buf: the bytes after it move
+ * up to make room, in c->buf while they fit, else with the length into a
+ * new first block (the reply went on into blocks, or fills c->buf).  A
+ * handle whose output was discarded meanwhile is dropped. */
+static void setDeferredInBuf(Client *c, char *pos, ReplyAggregate kind, long n) {
+    if (pos != c->bufDeferred) return;
+    c->bufDeferred = NULL;
+    size_t off = (size_t)(pos - c->buf);
+    if (off > c->bufpos || off < c->sentlen) return;
+    char h[RESP_HEADER_MAX];
+    size_t hlen = respWriteAggregate(h, c->resp, kind, n);
+    size_t after = c->bufpos - off;
+    if (!c->replyHead && CLIENT_REPLY_BUF - c->bufpos >= hlen) {
+        memmove(pos + hlen, pos, after);
+        memcpy(pos, h, hlen);
+        c->bufpos += hlen;
+        return;
+    }
+    ReplyBlock *b = newBlock(hlen + after);
+    memcpy(b->buf, h, hlen);
+    memcpy(b->buf + hlen, pos, after);
+    b->used = hlen + after;
+    b->next = c->replyHead;
+    c->replyHead = b;
+    if (!c->replyTail) c->replyTail = b;
+    c->replyBlocks++;
+    c->replyBytes += b->used;
+    c->bufpos = off;
+    netCheckOutputLimits(c);
 }
 
 /* The node came from replyDeferredLen: a sink's handle if the client had
@@ -412,6 +466,10 @@ static void setDeferred(Client *c, void *node, ReplyAggregate kind, long n) {
     if (!node) return;
     if (c->flags & CLIENT_REPLY_SINK) {
         c->sink->type->setDeferred(c->sink, node, kind, n);
+        return;
+    }
+    if ((char *)node >= c->buf && (char *)node <= c->buf + CLIENT_REPLY_BUF) {
+        setDeferredInBuf(c, node, kind, n);
         return;
     }
     ReplyBlock *b = node;

@@ -134,6 +134,21 @@ def test_node_limits_and_radix_tree_counts(server, oracle):
     diff(server, oracle, cmds)
 
 
+def test_pipelined_replies_across_the_output_buffer(server, oracle):
+    """Deferred-length replies (XRANGE, XREVRANGE, XINFO FULL, XREADGROUP)
+    pipelined so that they start anywhere in the client's 16 KB output
+    buffer and run past it, nested ones included, in RESP2 and RESP3."""
+    setup = ["XADD s %d-1 f%d %s g %d" % (i, i % 4, "v" * (i * 7 % 300), i) for i in range(1, 400)]
+    setup += ["XGROUP CREATE s g 0"]
+    cmds = []
+    for n in range(1, 120, 7):
+        cmds += ["XRANGE s - + COUNT %d" % n, "XREVRANGE s + - COUNT %d" % (n + 3), "PING"]
+    cmds += ["XRANGE s - +", "XINFO STREAM s FULL COUNT 50", "XREADGROUP GROUP g c COUNT 150 STREAMS s >",
+             "XRANGE s (10-1 + COUNT 90", "XINFO STREAM s FULL", "XREVRANGE s + -"]
+    for resp in (2, 3):
+        both_masked(server, oracle, ["FLUSHALL"] + setup + cmds + cmds[::-1], resp)
+
+
 # --- blocking ---
 
 def clients(srv, n, resp=2):
