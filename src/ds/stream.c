@@ -4,6 +4,8 @@
  * inserted. */
 #include "ds/stream.h"
 
+#include <liblzf/lzf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,18 +122,123 @@ void streamFreeCG(void *p) {
     xfree(cg);
 }
 
-static void freeNode(void *lp) { lpFree(lp); }
+/* ------------------------------------------------------------------------ */
+/* Compressed nodes                                                           */
+/* ------------------------------------------------------------------------ */
+
+typedef struct StreamZNode {
+    uint32_t rawLen; /* the listpack's bytes */
+    uint32_t zLen;   /* LZF bytes in data */
+    unsigned char data[];
+} StreamZNode;
+
+static int isZ(const void *v) { return ((uintptr_t)v & 1) != 0; }
+static StreamZNode *zOf(const void *v) { return (StreamZNode *)((uintptr_t)v & ~(uintptr_t)1); }
+
+static void freeNodeValue(void *v) {
+    if (isZ(v)) xfree(zOf(v));
+    else lpFree(v);
+}
+
+static size_t nodeValueBytes(const void *v) {
+    return isZ(v) ? sizeof(StreamZNode) + zOf(v)->zLen : lpBytes((unsigned char *)v);
+}
+
+static void zDecompress(const StreamZNode *z, unsigned char *dst) {
+    if (lzf_decompress(z->data, z->zLen, dst, z->rawLen) != z->rawLen) {
+        fprintf(stderr, "stream: bad compressed node\n");
+        abort();
+    }
+}
+
+/* Keeps node n compressed when that saves an eighth of it. */
+static void compressNode(Stream *s, OmapNode *n) {
+    unsigned char *lp = omapValue(n);
+    if (isZ(lp)) return;
+    size_t raw = lpBytes(lp);
+    if (raw > STREAM_Z_MAX_RAW || raw < 64) return;
+    unsigned char out[STREAM_Z_MAX_RAW];
+    unsigned zlen = lzf_compress(lp, (unsigned)raw, out, (unsigned)(raw - raw / 8));
+    if (zlen == 0) return;
+    StreamZNode *z = xmalloc(sizeof(*z) + zlen);
+    z->rawLen = (uint32_t)raw;
+    z->zLen = zlen;
+    memcpy(z->data, out, zlen);
+    omapSetValue(n, (void *)((uintptr_t)z | 1));
+    lpFree(lp);
+    if (s->zNode == n) s->zNode = NULL;
+}
+
+/* Makes node n a plain listpack again (to change it); returns it. */
+static unsigned char *materialize(Stream *s, OmapNode *n) {
+    void *v = omapValue(n);
+    if (!isZ(v)) return v;
+    StreamZNode *z = zOf(v);
+    unsigned char *lp = xmalloc(z->rawLen);
+    zDecompress(z, lp);
+    omapSetValue(n, lp);
+    xfree(z);
+    if (s->zNode == n) s->zNode = NULL;
+    return lp;
+}
+
+const unsigned char *streamNodeBytes(Stream *s, OmapNode *n, size_t *len) {
+    void *v = omapValue(n);
+    if (!isZ(v)) {
+        if (len) *len = lpBytes(v);
+        return v;
+    }
+    StreamZNode *z = zOf(v);
+    if (s->zNode != n) {
+        if (!s->zBuf) s->zBuf = xmalloc(STREAM_Z_MAX_RAW);
+        zDecompress(z, s->zBuf);
+        s->zNode = n;
+    }
+    if (len) *len = z->rawLen;
+    return s->zBuf;
+}
+
+/* Removes node n and frees its listpack. */
+static void deleteNode(Stream *s, OmapNode *n) {
+    size_t klen;
+    unsigned char k[STREAM_ID_BYTES];
+    memcpy(k, omapKey(n, &klen), sizeof(k));
+    void *v = omapValue(n);
+    if (s->zNode == n) s->zNode = NULL;
+    omapDelete(s->nodes, k, sizeof(k));
+    freeNodeValue(v);
+}
+
+int streamInsertNode(Stream *s, const unsigned char *key, const unsigned char *lp, size_t len, int last) {
+    unsigned char *copy = xmalloc(len);
+    memcpy(copy, lp, len);
+    if (!omapInsert(s->nodes, key, STREAM_ID_BYTES, copy)) {
+        xfree(copy);
+        return 0;
+    }
+    if (!last) {
+        OmapNode *n = omapSeekGE(s->nodes, key, STREAM_ID_BYTES, 0);
+        compressNode(s, n);
+    }
+    return 1;
+}
+
+void streamCompressClosed(Stream *s) {
+    OmapNode *tail = omapLast(s->nodes);
+    for (OmapNode *n = omapFirst(s->nodes); n && n != tail; n = omapNext(n)) compressNode(s, n);
+}
 
 void streamFree(Stream *s) {
     if (!s) return;
-    omapFree(s->nodes, freeNode);
+    omapFree(s->nodes, freeNodeValue);
     omapFree(s->groups, streamFreeCG);
+    xfree(s->zBuf);
     xfree(s);
 }
 
 size_t streamBytes(const Stream *s) {
-    size_t n = sizeof(*s) + omapBytes(s->nodes);
-    for (OmapNode *x = omapFirst(s->nodes); x; x = omapNext(x)) n += lpBytes(omapValue(x));
+    size_t n = sizeof(*s) + omapBytes(s->nodes) + (s->zBuf ? STREAM_Z_MAX_RAW : 0);
+    for (OmapNode *x = omapFirst(s->nodes); x; x = omapNext(x)) n += nodeValueBytes(omapValue(x));
     if (s->groups) {
         n += omapBytes(s->groups);
         for (OmapNode *g = omapFirst(s->groups); g; g = omapNext(g)) {
@@ -169,7 +276,7 @@ static int sameAsMaster(unsigned char *lp, sds *fv, long npairs) {
 
 void streamAppend(Stream *s, const StreamID *id, sds *fv, long npairs, size_t maxBytes, long long maxEntries) {
     OmapNode *tail = omapLast(s->nodes);
-    unsigned char *lp = tail ? omapValue(tail) : NULL;
+    unsigned char *lp = tail ? (unsigned char *)streamNodeBytes(s, tail, NULL) : NULL;
     size_t total = 0;
     for (long i = 0; i < npairs * 2; i++) total += sdsLen(fv[i]);
     if (maxBytes == 0 || maxBytes > STREAM_LISTPACK_MAX_SIZE) maxBytes = STREAM_LISTPACK_MAX_SIZE;
@@ -181,9 +288,11 @@ void streamAppend(Stream *s, const StreamID *id, sds *fv, long npairs, size_t ma
             int64_t count = lpInt(p) + lpInt(lpNext(lp, p));
             if (count >= maxEntries) lp = NULL;
         }
+        if (lp) lp = materialize(s, tail); /* appending to it */
     }
     StreamID master;
     if (!lp) {
+        if (tail) compressNode(s, tail); /* closed now */
         master = *id;
         lp = lpNew(0);
         lp = lpAppendInt(lp, 0); /* count, set below */
@@ -244,7 +353,15 @@ void streamIterStart(StreamIter *it, Stream *s, const StreamID *start, const Str
 /* Enter it->node: read its master entry, position p. */
 static void enterNode(StreamIter *it) {
     size_t klen;
-    it->lp = omapValue(it->node);
+    void *v = omapValue(it->node);
+    if (isZ(v)) {
+        size_t len;
+        const unsigned char *b = streamNodeBytes(it->s, it->node, &len);
+        memcpy(it->zcopy, b, len);
+        it->lp = it->zcopy;
+    } else {
+        it->lp = v;
+    }
     streamDecodeID(omapKey(it->node, &klen), &it->master);
     int64_t mf;
     it->masterFieldsPos = masterFields(it->lp, &mf);
@@ -363,7 +480,18 @@ static unsigned char *adjustCounters(unsigned char *lp, int64_t dc, int64_t dd, 
     return lpSetInt(lp, &p, lpInt(p) + dd);
 }
 
+static unsigned char *rebase(unsigned char *p, unsigned char *from, unsigned char *to) {
+    return p ? to + (p - from) : NULL;
+}
+
 static void iterDelete(StreamIter *it, int keepEmpty) {
+    if (it->lp == it->zcopy) { /* a compressed node: change the node itself */
+        unsigned char *to = materialize(it->s, it->node);
+        it->p = rebase(it->p, it->zcopy, to);
+        it->fpos = rebase(it->fpos, it->zcopy, to);
+        it->vpos = rebase(it->vpos, it->zcopy, to);
+        it->lp = to;
+    }
     unsigned char *lp = it->lp;
     unsigned char *fp = lp + it->entryOff;
     int64_t count;
@@ -386,11 +514,8 @@ static void iterDelete(StreamIter *it, int keepEmpty) {
     if (count == 0 && !keepEmpty) {
         OmapNode *n = it->node;
         OmapNode *after = it->rev ? omapPrev(n) : omapNext(n);
-        size_t klen;
-        unsigned char k[STREAM_ID_BYTES];
-        memcpy(k, omapKey(n, &klen), sizeof(k));
-        omapDelete(it->s->nodes, k, sizeof(k));
-        lpFree(lp);
+        omapSetValue(n, lp);
+        deleteNode(it->s, n);
         it->node = after;
         it->lp = NULL;
         return;
@@ -453,7 +578,7 @@ long long streamTrim(Stream *s, long long maxLen, const StreamID *minId, int app
     OmapNode *n = omapFirst(s->nodes);
     while (n) {
         if (!minId && (long long)s->length <= maxLen) break;
-        unsigned char *lp = omapValue(n);
+        unsigned char *lp = (unsigned char *)streamNodeBytes(s, n, NULL);
         unsigned char *p = lpFirst(lp);
         int64_t entries = lpInt(p);
         if (limit && deleted + entries > limit) break;
@@ -470,10 +595,7 @@ long long streamTrim(Stream *s, long long maxLen, const StreamID *minId, int app
         }
         if (removeNode) {
             OmapNode *next = omapNext(n);
-            unsigned char k[STREAM_ID_BYTES];
-            memcpy(k, omapKey(n, &klen), sizeof(k));
-            omapDelete(s->nodes, k, sizeof(k));
-            lpFree(lp);
+            deleteNode(s, n);
             s->length -= (uint64_t)entries;
             deleted += entries;
             n = next;
@@ -640,6 +762,50 @@ StreamNACK *streamCreateNACK(StreamConsumer *consumer, long long now) {
     n->deliveryCount = 1;
     n->consumer = consumer;
     return n;
+}
+
+void streamPelRemove(StreamCG *cg, const unsigned char *key, StreamNACK *nack) {
+    omapDelete(cg->pel, key, STREAM_ID_BYTES);
+    omapDelete(nack->consumer->pel, key, STREAM_ID_BYTES);
+    xfree(nack);
+}
+
+StreamNACK *streamGroupDeliver(Stream *s, StreamCG *cg, StreamConsumer *consumer, const StreamID *id, int noack,
+                               long long now, int *advanced) {
+    *advanced = 0;
+    if (streamCompareID(id, &cg->lastId) > 0) {
+        if (cg->entriesRead != STREAM_ENTRIES_READ_INVALID && !streamRangeHasTombstones(s, id, NULL))
+            cg->entriesRead++;
+        else if (s->entriesAdded)
+            cg->entriesRead = streamEstimateDistance(s, id);
+        cg->lastId = *id;
+        *advanced = 1;
+    }
+    if (noack) return NULL;
+    unsigned char buf[STREAM_ID_BYTES];
+    streamEncodeID(buf, id);
+    StreamNACK *nack = omapFind(cg->pel, buf, sizeof(buf));
+    if (!nack) {
+        nack = streamCreateNACK(consumer, now);
+        omapInsert(cg->pel, buf, sizeof(buf), nack);
+        omapInsert(consumer->pel, buf, sizeof(buf), nack);
+    } else {
+        omapDelete(nack->consumer->pel, buf, sizeof(buf));
+        nack->consumer = consumer;
+        nack->deliveryTime = now;
+        nack->deliveryCount = 1;
+        omapInsert(consumer->pel, buf, sizeof(buf), nack);
+    }
+    return nack;
+}
+
+int streamGroupAck(StreamCG *cg, const StreamID *id) {
+    unsigned char buf[STREAM_ID_BYTES];
+    streamEncodeID(buf, id);
+    StreamNACK *nack = omapFind(cg->pel, buf, sizeof(buf));
+    if (!nack) return 0;
+    streamPelRemove(cg, buf, nack);
+    return 1;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -22,6 +22,17 @@
  * tree's node count (XINFO's radix-tree-nodes); streamRaxNodes computes the
  * count a radix tree holding these keys has.
  *
+ * A node that is no longer the tail (closed: the next entry started a new
+ * node) is kept LZF-compressed when that saves an eighth of it and it is
+ * at most STREAM_Z_MAX_RAW bytes: the node's value in the map is then a
+ * tagged pointer (low bit set) to a StreamZNode.  Readers get the
+ * listpack's bytes back through a one-node cache per stream
+ * (streamNodeBytes) and iterators copy them into their own buffer, so
+ * nothing points into the cache for long; a change to a compressed node
+ * (XDEL, an exact trim, an append after the tail was deleted) first makes
+ * it a plain listpack again.  RDB and DUMP write the listpack bytes, as
+ * Redis does.
+ *
  * Consumer groups, consumers and pending entries (NACKs) follow Redis's
  * model: each group has a PEL (ID -> StreamNACK) and consumers (name ->
  * StreamConsumer), each consumer a PEL sharing the group's NACKs. */
@@ -39,6 +50,8 @@
 #define STREAM_ITEM_SAMEFIELDS 2
 #define STREAM_ID_BYTES 16
 #define STREAM_LISTPACK_MAX_SIZE (1u << 30)
+/* Nodes up to this size are kept compressed once closed. */
+#define STREAM_Z_MAX_RAW 8192
 /* entries_read unknown (Redis's SCG_INVALID_ENTRIES_READ). */
 #define STREAM_ENTRIES_READ_INVALID (-1LL)
 
@@ -76,6 +89,8 @@ typedef struct Stream {
     StreamID maxDeletedId;  /* greatest ID removed by XDEL */
     uint64_t entriesAdded;  /* entries ever added */
     Omap *groups;           /* name -> StreamCG; NULL when none ever */
+    OmapNode *zNode;        /* the compressed node whose bytes zBuf holds */
+    unsigned char *zBuf;    /* STREAM_Z_MAX_RAW bytes, allocated on first use */
 } Stream;
 
 void streamEncodeID(unsigned char *buf, const StreamID *id);
@@ -89,6 +104,17 @@ Stream *streamCreate(void);
 void streamFree(Stream *s);
 /* Bytes the stream uses (approximate). */
 size_t streamBytes(const Stream *s);
+
+/* The listpack bytes of node n (decompressed into the stream's cache when
+ * the node is compressed); valid until the next call on s or a change to
+ * s.  Sets *len to their size when len is not NULL. */
+const unsigned char *streamNodeBytes(Stream *s, OmapNode *n, size_t *len);
+/* Adds a node (a listpack of `len` bytes at lp, copied) under its 16-byte
+ * master-ID key, compressed unless it is to stay the tail (last).  0 if
+ * the key is present. */
+int streamInsertNode(Stream *s, const unsigned char *key, const unsigned char *lp, size_t len, int last);
+/* Compresses every node but the tail (after loading). */
+void streamCompressClosed(Stream *s);
 
 /* Appends an entry with fields fv[0], fv[1] (field, value), ... (npairs
  * pairs) under id, which must be greater than s->lastId.  A new node is
@@ -114,6 +140,7 @@ typedef struct StreamIter {
     long long numFields;
     unsigned char *fpos, *vpos; /* next field / value */
     unsigned char fbuf[LP_INTBUF_SIZE], vbuf[LP_INTBUF_SIZE];
+    unsigned char zcopy[STREAM_Z_MAX_RAW]; /* a compressed node's bytes */
 } StreamIter;
 
 void streamIterStart(StreamIter *it, Stream *s, const StreamID *start, const StreamID *end, int rev);
@@ -169,6 +196,18 @@ StreamConsumer *streamCreateConsumer(StreamCG *cg, const char *name, size_t len,
 /* Deletes a consumer and its pending entries; returns how many it had. */
 long long streamDeleteConsumer(StreamCG *cg, StreamConsumer *consumer);
 StreamNACK *streamCreateNACK(StreamConsumer *consumer, long long now);
+/* Removes a pending entry (key: its 16-byte ID) from the group's and its
+ * consumer's PEL and frees it. */
+void streamPelRemove(StreamCG *cg, const unsigned char *key, StreamNACK *nack);
+/* XREADGROUP's delivery of entry id to consumer: when id is past the
+ * group's last-delivered ID, that ID and the entries-read counter move to
+ * it (*advanced = 1); unless noack, the entry becomes pending for consumer
+ * (a new NACK, or the group's NACK moved to it with its count reset to 1)
+ * delivered at `now`.  Returns the NACK, NULL with noack. */
+StreamNACK *streamGroupDeliver(Stream *s, StreamCG *cg, StreamConsumer *consumer, const StreamID *id, int noack,
+                               long long now, int *advanced);
+/* XACK of one ID: 1 if it was pending (it no longer is). */
+int streamGroupAck(StreamCG *cg, const StreamID *id);
 void streamFreeCG(void *cg);
 
 #endif

@@ -261,14 +261,14 @@ static void rwStreamID(RdbWriter *w, const StreamID *id) {
 }
 
 static void streamRdbSave(RdbWriter *w, const kvobj *o) {
-    const Stream *s = kvPtr(o);
+    Stream *s = kvPtr(o); /* its node cache may change, not its value */
     rwLen(w, omapSize(s->nodes));
     for (OmapNode *n = omapFirst(s->nodes); n; n = omapNext(n)) {
-        size_t klen;
+        size_t klen, len;
         const unsigned char *k = omapKey(n, &klen);
-        unsigned char *lp = omapValue(n);
+        const unsigned char *lp = streamNodeBytes(s, n, &len);
         rwString(w, k, klen);
-        rwString(w, lp, lpBytes(lp));
+        rwString(w, lp, len);
     }
     rwLen(w, s->length);
     rwStreamID(w, &s->lastId);
@@ -1028,12 +1028,7 @@ static int streamLoadNodes(RdbReader *r, Stream *s, uint64_t *live) {
         streamDecodeID((unsigned char *)key, &master);
         int ok = sdsLen(lp) <= STREAM_LISTPACK_MAX_SIZE &&
                  streamValidateNode((unsigned char *)lp, sdsLen(lp), &master, have ? &prevLast : NULL, &last, &n);
-        if (ok) {
-            unsigned char *copy = xmalloc(sdsLen(lp));
-            memcpy(copy, lp, sdsLen(lp));
-            ok = omapInsert(s->nodes, key, STREAM_ID_BYTES, copy);
-            if (!ok) lpFree(copy);
-        }
+        if (ok) ok = streamInsertNode(s, (unsigned char *)key, (unsigned char *)lp, sdsLen(lp), 1);
         sdsFree(key);
         sdsFree(lp);
         if (!ok) return rrFail(r, "corrupt stream node");
@@ -1041,6 +1036,7 @@ static int streamLoadNodes(RdbReader *r, Stream *s, uint64_t *live) {
         have = 1;
         *live += n;
     }
+    streamCompressClosed(s);
     return 0;
 }
 

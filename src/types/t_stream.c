@@ -61,13 +61,14 @@ static void *streamValueDup(const void *ptr, int encoding) {
     (void)encoding;
     const Stream *s = ptr;
     Stream *d = streamCreate();
+    /* The source's node cache is not part of its value. */
+    Stream *src = (Stream *)s;
+    OmapNode *tail = omapLast(s->nodes);
     for (OmapNode *n = omapFirst(s->nodes); n; n = omapNext(n)) {
-        size_t klen;
+        size_t klen, len;
         const unsigned char *key = omapKey(n, &klen);
-        unsigned char *lp = omapValue(n);
-        unsigned char *copy = xmalloc(lpBytes(lp));
-        memcpy(copy, lp, lpBytes(lp));
-        omapInsert(d->nodes, key, klen, copy);
+        const unsigned char *lp = streamNodeBytes(src, n, &len);
+        streamInsertNode(d, key, lp, len, n == tail);
     }
     d->length = s->length;
     d->lastId = s->lastId;
@@ -653,9 +654,7 @@ static StreamConsumer *consumerFor(Db *db, const sds key, StreamCG *cg, const sd
 }
 
 static void pelRemove(StreamCG *cg, const unsigned char *key, StreamNACK *nack) {
-    omapDelete(cg->pel, key, STREAM_ID_BYTES);
-    omapDelete(nack->consumer->pel, key, STREAM_ID_BYTES);
-    xfree(nack);
+    streamPelRemove(cg, key, nack);
 }
 
 /* New entries after start for a group reader: updates the group's last ID
@@ -670,33 +669,11 @@ static long long replyGroupRange(Client *c, Db *db, const sds key, Stream *s, co
     long long nf, n = 0;
     int propagateLast = 0;
     while (streamIterNext(&it, &id, &nf)) {
-        if (streamCompareID(&id, &cg->lastId) > 0) {
-            if (cg->entriesRead != STREAM_ENTRIES_READ_INVALID && !streamRangeHasTombstones(s, &id, NULL))
-                cg->entriesRead++;
-            else if (s->entriesAdded)
-                cg->entriesRead = streamEstimateDistance(s, &id);
-            cg->lastId = id;
-            if (noack) propagateLast = 1;
-        }
+        int advanced;
+        StreamNACK *nack = streamGroupDeliver(s, cg, consumer, &id, noack, noack ? 0 : mstime(), &advanced);
+        if (advanced && noack) propagateLast = 1;
         replyEntry(c, &it, &id, nf);
-        if (!noack) {
-            unsigned char buf[STREAM_ID_BYTES];
-            streamEncodeID(buf, &id);
-            long long now = mstime();
-            StreamNACK *nack = omapFind(cg->pel, buf, sizeof(buf));
-            if (!nack) {
-                nack = streamCreateNACK(consumer, now);
-                omapInsert(cg->pel, buf, sizeof(buf), nack);
-                omapInsert(consumer->pel, buf, sizeof(buf), nack);
-            } else {
-                omapDelete(nack->consumer->pel, buf, sizeof(buf));
-                nack->consumer = consumer;
-                nack->deliveryTime = now;
-                nack->deliveryCount = 1;
-                omapInsert(consumer->pel, buf, sizeof(buf), nack);
-            }
-            propagateClaim(db->id, key, cg, group, &id, nack);
-        }
+        if (nack) propagateClaim(db->id, key, cg, group, &id, nack);
         n++;
         if (count && n == count) break;
     }
@@ -1147,11 +1124,7 @@ static void xackCommand(Client *c) {
         if (parseStrictIDOrReply(c, c->argv[j + 3], &ids[j], 0, NULL) == -1) goto cleanup;
     long long acked = 0;
     for (int j = 0; j < n; j++) {
-        unsigned char buf[STREAM_ID_BYTES];
-        streamEncodeID(buf, &ids[j]);
-        StreamNACK *nack = omapFind(cg->pel, buf, sizeof(buf));
-        if (!nack) continue;
-        pelRemove(cg, buf, nack);
+        if (!streamGroupAck(cg, &ids[j])) continue;
         acked++;
         serverIncrDirty(1);
     }

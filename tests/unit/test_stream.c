@@ -132,7 +132,11 @@ static void test_stream_append_iterate(void **state) {
         StreamID master, last;
         uint64_t live;
         streamDecodeID(omapKey(n, &kl), &master);
-        unsigned char *lp = omapValue(n);
+        unsigned char *lp = xmalloc(STREAM_Z_MAX_RAW);
+        size_t len;
+        const unsigned char *bytes = streamNodeBytes(s, n, &len);
+        memcpy(lp, bytes, len);
+        assert_int_equal(lpBytes(lp), len);
         assert_int_equal(streamValidateNode(lp, lpBytes(lp), &master, NULL, &last, &live), 1);
         /* any single-byte change is caught or still valid, never read past the end */
         unsigned char *copy = xmalloc(lpBytes(lp));
@@ -142,6 +146,7 @@ static void test_stream_append_iterate(void **state) {
             streamValidateNode(copy, lpBytes(lp), &master, NULL, &last, &live);
         }
         xfree(copy);
+        xfree(lp);
     }
     streamFree(s);
 }
@@ -196,6 +201,104 @@ static void test_rax_nodes(void **state) {
     streamFree(s);
 }
 
+/* XREADGROUP ... STREAMS s > for consumer c: delivers up to count entries
+ * after the group's last-delivered ID; returns how many. */
+static int readGroup(Stream *s, StreamCG *cg, StreamConsumer *c, int count, int noack, long long now) {
+    StreamID start = cg->lastId, id;
+    if (streamIncrID(&start) == -1) return 0;
+    StreamIter it;
+    streamIterStart(&it, s, &start, NULL, 0);
+    long long nf;
+    int n = 0;
+    while (n < count && streamIterNext(&it, &id, &nf)) {
+        int advanced;
+        StreamNACK *nack = streamGroupDeliver(s, cg, c, &id, noack, now, &advanced);
+        assert_int_equal(advanced, 1);
+        if (noack) assert_null(nack);
+        else assert_ptr_equal(nack->consumer, c);
+        n++;
+    }
+    return n;
+}
+
+static void test_group_read_and_ack(void **state) {
+    (void)state;
+    Stream *s = build(40, 7); /* ids 10-0, 20-1, 30-0, ... in nodes of 7 */
+    StreamID zero = {0, 0};
+    StreamCG *cg = streamCreateCG(s, "g", 1, &zero, 0);
+    assert_non_null(cg);
+    assert_null(streamCreateCG(s, "g", 1, &zero, 0));
+    StreamConsumer *alice = streamCreateConsumer(cg, "alice", 5, 1000);
+    StreamConsumer *bob = streamCreateConsumer(cg, "bob", 3, 1000);
+    assert_ptr_equal(streamLookupConsumer(cg, "bob", 3), bob);
+
+    /* alice reads 10 (across compressed nodes), bob the next 5 */
+    assert_int_equal(readGroup(s, cg, alice, 10, 0, 2000), 10);
+    assert_int_equal(cg->lastId.ms, 100);
+    assert_int_equal(cg->lastId.seq, 0);
+    assert_int_equal(cg->entriesRead, 10);
+    assert_int_equal(readGroup(s, cg, bob, 5, 0, 3000), 5);
+    assert_int_equal(cg->lastId.ms, 150);
+    assert_int_equal(cg->entriesRead, 15);
+    assert_int_equal(omapSize(cg->pel), 15);
+    assert_int_equal(omapSize(alice->pel), 10);
+    assert_int_equal(omapSize(bob->pel), 5);
+
+    /* XACK: pending ones go from both PELs, others count 0 */
+    StreamID a1 = {10, 1}, a2 = {20, 0}, b1 = {110, 1}, none = {15, 0};
+    assert_int_equal(streamGroupAck(cg, &a1), 1);
+    assert_int_equal(streamGroupAck(cg, &a1), 0);
+    assert_int_equal(streamGroupAck(cg, &none), 0);
+    assert_int_equal(streamGroupAck(cg, &b1), 1);
+    assert_int_equal(omapSize(cg->pel), 13);
+    assert_int_equal(omapSize(alice->pel), 9);
+    assert_int_equal(omapSize(bob->pel), 4);
+
+    /* a history read by bob of alice's pending entry moves it to bob,
+     * delivered once more from now; the last-delivered ID stays */
+    int advanced;
+    StreamNACK *n = streamGroupDeliver(s, cg, bob, &a2, 0, 5000, &advanced);
+    assert_int_equal(advanced, 0);
+    assert_ptr_equal(n->consumer, bob);
+    assert_int_equal(n->deliveryTime, 5000);
+    assert_int_equal(n->deliveryCount, 1);
+    assert_int_equal(omapSize(alice->pel), 8);
+    assert_int_equal(omapSize(bob->pel), 5);
+    assert_int_equal(cg->lastId.ms, 150);
+
+    /* NOACK reads move the group on without pending entries */
+    assert_int_equal(readGroup(s, cg, alice, 3, 1, 6000), 3);
+    assert_int_equal(cg->lastId.ms, 180);
+    assert_int_equal(cg->entriesRead, 18);
+    assert_int_equal(omapSize(cg->pel), 13);
+
+    /* a deleted entry ahead: the counter becomes an estimate, exact while
+     * nothing before the first entry was deleted */
+    StreamID del = {200, 0};
+    assert_int_equal(streamDeleteID(s, &del), 1);
+    s->maxDeletedId = del;
+    assert_int_equal(readGroup(s, cg, bob, 100, 0, 7000), 21);
+    assert_int_equal(cg->lastId.ms, 400);
+    assert_int_equal(cg->entriesRead, 40);
+    assert_int_equal(omapSize(cg->pel), 34);
+
+    /* acking everything bob holds empties his PEL; deleting alice drops hers */
+    StreamID ids[64];
+    int k = 0;
+    for (OmapNode *p = omapFirst(bob->pel); p; p = omapNext(p)) {
+        size_t kl;
+        streamDecodeID(omapKey(p, &kl), &ids[k++]);
+    }
+    for (int i = 0; i < k; i++) assert_int_equal(streamGroupAck(cg, &ids[i]), 1);
+    assert_int_equal(omapSize(bob->pel), 0);
+    assert_int_equal(streamDeleteConsumer(cg, alice), 8);
+    assert_int_equal(omapSize(cg->pel), 0);
+    assert_null(streamLookupConsumer(cg, "alice", 5));
+    assert_int_equal(streamDestroyCG(s, "g", 1), 1);
+    assert_int_equal(streamDestroyCG(s, "g", 1), 0);
+    streamFree(s);
+}
+
 int main(void) {
     xmallocRegisterThread();
     const struct CMUnitTest tests[] = {
@@ -203,6 +306,7 @@ int main(void) {
         cmocka_unit_test(test_stream_append_iterate),
         cmocka_unit_test(test_stream_delete_trim),
         cmocka_unit_test(test_rax_nodes),
+        cmocka_unit_test(test_group_read_and_ack),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
