@@ -149,6 +149,26 @@ def test_pipelined_replies_across_the_output_buffer(server, oracle):
         both_masked(server, oracle, ["FLUSHALL"] + setup + cmds + cmds[::-1], resp)
 
 
+def test_compressed_nodes_change_and_dump_as_redis(server, oracle):
+    """Closed nodes are compressed in Cairn's memory: deletes and exact
+    trims inside them, an append into a compressed tail (its newer nodes
+    deleted, then a larger entry limit), reads across them, COPY, and DUMP
+    payloads (taken without a group: its PEL holds delivery times), all as
+    Redis answers."""
+    cmds = ["CONFIG SET stream-node-max-entries 10"]
+    cmds += ["XADD s %d-0 f v%d g %s" % (i, i % 7, "x" * (i % 30)) for i in range(1, 201)]
+    cmds += ["DUMP s", "XDEL s 15-0 16-0", "XRANGE s 10 30", "XREVRANGE s 40 1 COUNT 20", "XLEN s",
+             "XGROUP CREATE s g 0", "XREADGROUP GROUP g c COUNT 25 STREAMS s >",
+             "XDEL s " + " ".join("%d-0" % i for i in range(191, 201)), "XINFO STREAM s",
+             "CONFIG SET stream-node-max-entries 20", "XADD s 201-0 f v g y", "XADD s 202-0 h z",
+             "XRANGE s 185 +", "XREVRANGE s + 180", "XTRIM s MAXLEN 150", "XRANGE s - + COUNT 3",
+             "XTRIM s MINID ~ 100-0", "XRANGE s - + COUNT 2", "XINFO STREAM s",
+             "XGROUP DESTROY s g", "DUMP s", "COPY s s2",
+             "XRANGE s2 95 130", "DUMP s2", "XDEL s2 99-0", "XRANGE s2 95 105", "XRANGE s 95 105",
+             "XINFO STREAM s FULL COUNT 5", "CONFIG SET stream-node-max-entries 100"]
+    both_masked(server, oracle, ["FLUSHALL"] + cmds)
+
+
 # --- blocking ---
 
 def clients(srv, n, resp=2):
