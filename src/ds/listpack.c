@@ -522,6 +522,39 @@ unsigned char *lpAppendInteger(unsigned char *lp, long long v) {
     return insertEntry(lp, &e, NULL, LP_BEFORE, NULL);
 }
 
+unsigned char *lpAppendItems(unsigned char *lp, const LpItem *items, size_t n) {
+    NewEntry stackEntries[16];
+    NewEntry *e = n <= 16 ? stackEntries : xmalloc(sizeof(NewEntry) * n);
+    size_t add = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (items[i].s) encodeString(&e[i], items[i].s, items[i].len);
+        else encodeInt(&e[i], items[i].v);
+        add += newEntrySize(&e[i]);
+    }
+    size_t old = lpBytes(lp), total = old + add;
+    if (total > UINT32_MAX) {
+        fprintf(stderr, "listpack: size %zu exceeds the format limit\n", total);
+        abort();
+    }
+    if (resizer) lp = resizer(resizerCtx, lp, total);
+    else if (total > xmallocSize(lp)) lp = xrealloc(lp, total);
+    unsigned char *w = lp + old - 1; /* over the old EOF */
+    for (size_t i = 0; i < n; i++) {
+        memcpy(w, e[i].hdr, e[i].hdrlen);
+        w += e[i].hdrlen;
+        if (e[i].datalen) memcpy(w, e[i].data, e[i].datalen);
+        w += e[i].datalen;
+        memcpy(w, e[i].bl, e[i].bllen);
+        w += e[i].bllen;
+    }
+    *w = LP_EOF;
+    setHdrBytes(lp, total);
+    uint32_t count = hdrCount(lp);
+    if (count != LP_COUNT_UNKNOWN) setHdrCount(lp, (uint32_t)(count + n > LP_COUNT_UNKNOWN ? LP_COUNT_UNKNOWN : count + n));
+    if (e != stackEntries) xfree(e);
+    return lp;
+}
+
 unsigned char *lpReplace(unsigned char *lp, unsigned char **p, const unsigned char *s, size_t len) {
     NewEntry e;
     encodeString(&e, s, len);

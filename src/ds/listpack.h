@@ -83,6 +83,15 @@ unsigned char *lpGetValue(unsigned char *p, unsigned int *len, unsigned char *in
 unsigned char *lpAppend(unsigned char *lp, const unsigned char *s, size_t len) LP_MUST_USE;
 unsigned char *lpPrepend(unsigned char *lp, const unsigned char *s, size_t len) LP_MUST_USE;
 unsigned char *lpAppendInteger(unsigned char *lp, long long v) LP_MUST_USE;
+/* Appends n elements with one resize: item i is the string s (len bytes,
+ * encoded as lpAppend would, integers included), or the integer v when s
+ * is NULL.  The strings must not lie inside lp. */
+typedef struct LpItem {
+    const unsigned char *s;
+    size_t len;
+    long long v;
+} LpItem;
+unsigned char *lpAppendItems(unsigned char *lp, const LpItem *items, size_t n) LP_MUST_USE;
 /* Insert s before or after (where = LP_BEFORE / LP_AFTER) element p.  p may
  * be NULL or point at the 0xFF terminator: the element is then appended.
  * newp (if non-NULL) receives the inserted element. */

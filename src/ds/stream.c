@@ -309,15 +309,21 @@ void streamAppend(Stream *s, const StreamID *id, sds *fv, long npairs, size_t ma
         streamDecodeID(omapKey(tail, &klen), &master);
     }
     int same = sameAsMaster(lp, fv, npairs);
-    lp = lpAppendInt(lp, same ? STREAM_ITEM_SAMEFIELDS : 0);
-    lp = lpAppendInt(lp, (int64_t)(id->ms - master.ms));
-    lp = lpAppendInt(lp, (int64_t)(id->seq - master.seq));
-    if (!same) lp = lpAppendInt(lp, npairs);
+    /* The entry's elements, appended at once. */
+    size_t n = 0, cap = (size_t)npairs * 2 + 5;
+    LpItem stackItems[16];
+    LpItem *items = cap <= 16 ? stackItems : xmalloc(sizeof(LpItem) * cap);
+    items[n++] = (LpItem){NULL, 0, same ? STREAM_ITEM_SAMEFIELDS : 0};
+    items[n++] = (LpItem){NULL, 0, (int64_t)(id->ms - master.ms)};
+    items[n++] = (LpItem){NULL, 0, (int64_t)(id->seq - master.seq)};
+    if (!same) items[n++] = (LpItem){NULL, 0, npairs};
     for (long i = 0; i < npairs; i++) {
-        if (!same) lp = lpAppend(lp, (unsigned char *)fv[2 * i], sdsLen(fv[2 * i]));
-        lp = lpAppend(lp, (unsigned char *)fv[2 * i + 1], sdsLen(fv[2 * i + 1]));
+        if (!same) items[n++] = (LpItem){(unsigned char *)fv[2 * i], sdsLen(fv[2 * i]), 0};
+        items[n++] = (LpItem){(unsigned char *)fv[2 * i + 1], sdsLen(fv[2 * i + 1]), 0};
     }
-    lp = lpAppendInt(lp, same ? npairs + 3 : 2 * npairs + 4);
+    items[n++] = (LpItem){NULL, 0, same ? npairs + 3 : 2 * npairs + 4};
+    lp = lpAppendItems(lp, items, n);
+    if (items != stackItems) xfree(items);
     unsigned char *p = lpFirst(lp);
     lp = lpSetInt(lp, &p, lpInt(p) + 1);
     omapSetValue(tail, lp);

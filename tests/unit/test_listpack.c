@@ -657,6 +657,51 @@ static void checkModel(unsigned char *lp, Elem *m, size_t n) {
     assert_null(p);
 }
 
+/* lpAppendItems writes the bytes one lpAppend / lpAppendInteger per item
+ * would, for short and long batches, from empty and from a listpack whose
+ * element count no longer fits the header. */
+static void test_append_items(void **state) {
+    (void)state;
+    randSeed(11);
+    static const char *strs[] = {"", "a", "12", "-7", "hello world", "18446744073709551616", "9223372036854775807",
+                                 "0x10", " 5"};
+    char big[5000];
+    memset(big, 'z', sizeof(big));
+    for (int round = 0; round < 200; round++) {
+        unsigned char *a = lpNew(0), *b = lpNew(0);
+        if (round % 50 == 49) { /* past 65535 elements */
+            for (int i = 0; i < 66000; i++) {
+                a = lpAppendInteger(a, i);
+                b = lpAppendInteger(b, i);
+            }
+        }
+        size_t n = 1 + randBounded(round % 3 ? 12 : 60);
+        LpItem items[64];
+        for (size_t i = 0; i < n; i++) {
+            unsigned r = (unsigned)randBounded(4);
+            if (r == 0) {
+                long long v = (long long)randNext() >> randBounded(64);
+                items[i] = (LpItem){NULL, 0, v};
+                a = lpAppendInteger(a, v);
+            } else if (r == 1) {
+                size_t len = randBounded(sizeof(big));
+                items[i] = (LpItem){(unsigned char *)big, len, 0};
+                a = lpAppend(a, (unsigned char *)big, len);
+            } else {
+                const char *t = strs[randBounded(sizeof(strs) / sizeof(strs[0]))];
+                items[i] = (LpItem){(const unsigned char *)t, strlen(t), 0};
+                a = lpAppend(a, (const unsigned char *)t, strlen(t));
+            }
+        }
+        b = lpAppendItems(b, items, n);
+        assert_int_equal(lpBytes(a), lpBytes(b));
+        assert_memory_equal(a, b, lpBytes(a));
+        assert_int_equal(lpValidateIntegrity(b, lpBytes(b), 1), 1);
+        lpFree(a);
+        lpFree(b);
+    }
+}
+
 static void test_random_model(void **state) {
     (void)state;
     randSeed(12345);
@@ -882,6 +927,7 @@ int main(void) {
         cmocka_unit_test(test_find),            cmocka_unit_test(test_merge),
         cmocka_unit_test(test_misc),            cmocka_unit_test(test_random_model),
         cmocka_unit_test(test_resizer),         cmocka_unit_test(test_duplicates),
+        cmocka_unit_test(test_append_items),
         cmocka_unit_test(test_corrupt),         cmocka_unit_test(test_corrupt_random),
     };
     /* LP_TEST_FILTER=<glob> runs a subset. */
