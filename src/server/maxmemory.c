@@ -415,8 +415,12 @@ static void memoryDoctorCommand(Client *c) {
         return;
     }
     const size_t tenMb = 10 * 1024 * 1024;
-    unsigned long nclients = 0;
-    for (Client *cl = server.net.clients; cl; cl = cl->nextClient) nclients += cl->fd != -1;
+    unsigned long nclients = 0, nreplicas = 0;
+    for (Client *cl = server.net.clients; cl; cl = cl->nextClient) {
+        if (cl->fd == -1) continue;
+        if (cl->flags & CLIENT_SLAVE) nreplicas++;
+        else nclients++;
+    }
     DoctorFinding findings[] = {
         {m.peak > m.total / 2 * 3,
          " * Peak memory: the instance once used over 1.5 times the memory it uses now. Memory freed after a "
@@ -433,6 +437,9 @@ static void memoryDoctorCommand(Client *c) {
         {nclients && m.clientsNormal / nclients > 200 * 1024,
          " * Big client buffers: clients use over 200k each on average (slow pub/sub readers, big replies or long "
          "pipelines); CLIENT LIST shows which ones.\n\n"},
+        {nreplicas && m.clientsReplicas / nreplicas > tenMb,
+         " * Big replica buffers: replicas hold over 10 MB of output each on average; they read slower than the "
+         "writes come (network, or a replica busy loading), and client-output-buffer-limit replica bounds it.\n\n"},
     };
     sds s = sdsEmpty();
     for (size_t i = 0; i < sizeof(findings) / sizeof(findings[0]); i++)
