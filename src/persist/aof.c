@@ -779,41 +779,49 @@ static void aofCron(void) {
 /* Loading                                                                  */
 /* ------------------------------------------------------------------------ */
 
-/* Loads every file of m.  Returns AOF_LOAD_OK, AOF_LOAD_EMPTY (nothing in
- * any file) or exits. */
+/* Loads every file of m, logging as Redis 7.0 does.  Returns AOF_LOAD_OK,
+ * AOF_LOAD_EMPTY (nothing in any file) or exits. */
 static int loadManifestFiles(AofManifest *m, long long *totalSize) {
-    long long start = ustime();
     int files = (m->hasBase ? 1 : 0) + m->incrCount;
-    int anyData = 0;
     *totalSize = 0;
+    /* Every file listed must be there before anything is loaded. */
+    for (int i = 0; i < files; i++) {
+        AofInfo *f = m->hasBase ? (i == 0 ? &m->base : &m->incr[i - 1]) : &m->incr[i];
+        sds path = aofPath(f->name);
+        struct stat st;
+        if (stat(path, &st) < 0) {
+            serverLog(LL_WARNING, "Unable to obtain the AOF file %s length. stat: %s", f->name, strerror(errno));
+            exit(1);
+        }
+        *totalSize += (long long)st.st_size;
+        sdsFree(path);
+    }
+    if (*totalSize == 0) return AOF_LOAD_EMPTY;
     effectsSuppress(1);
     for (int i = 0; i < files; i++) {
         AofInfo *f = m->hasBase ? (i == 0 ? &m->base : &m->incr[i - 1]) : &m->incr[i];
         sds path = aofPath(f->name);
         int last = i == files - 1;
         long long t = ustime();
-        sds err = NULL;
-        int rc = aofLoadFile(path, f->name, last, server.cfg.aofLoadTruncated, &err);
-        if (rc == AOF_LOAD_FAILED || rc == AOF_LOAD_NOT_EXIST) {
-            if (err) serverLog(LL_WARNING, "%s", err);
-            if (rc == AOF_LOAD_NOT_EXIST)
-                serverLog(LL_WARNING, "The AOF file %s doesn't exist, listed in the manifest", f->name);
-            serverLog(LL_WARNING, "Fatal error loading the DB from the AOF. Exiting.");
-            exit(1);
-        }
-        sdsFree(err);
-        if (rc != AOF_LOAD_EMPTY) {
-            anyData = 1;
+        int rc = aofLoadFile(path, f->name, server.cfg.aofLoadTruncated);
+        if (rc == AOF_LOAD_OK || (rc == AOF_LOAD_TRUNCATED && last))
             serverLog(LL_NOTICE, "DB loaded from %s file %s: %.3f seconds", f->type == 'b' ? "base" : "incr",
                       f->name, (double)(ustime() - t) / 1000000);
-        }
+        else if (rc == AOF_LOAD_TRUNCATED)
+            serverLog(LL_WARNING, "Fatal error: the truncated file is not the last file");
+        if (rc == AOF_LOAD_FAILED || rc == AOF_LOAD_NOT_EXIST || (rc == AOF_LOAD_TRUNCATED && !last)) exit(1);
+        sdsFree(path);
+    }
+    /* A trimmed file is shorter now. */
+    *totalSize = 0;
+    for (int i = 0; i < files; i++) {
+        AofInfo *f = m->hasBase ? (i == 0 ? &m->base : &m->incr[i - 1]) : &m->incr[i];
+        sds path = aofPath(f->name);
         *totalSize += fileSize(path);
         sdsFree(path);
     }
     effectsSuppress(0);
     server.dirty = 0;
-    if (!anyData) return AOF_LOAD_EMPTY;
-    serverLog(LL_NOTICE, "DB loaded from append only file: %.3f seconds", (double)(ustime() - start) / 1000000);
     return AOF_LOAD_OK;
 }
 
@@ -827,7 +835,6 @@ static void upgradeOldAofIfNeeded(void) {
     sdsFree(mname);
     sdsFree(mpath);
     if (hasManifest) return;
-    serverLog(LL_NOTICE, "Creating AOF manifest and upgrading the old AOF file %s", server.cfg.appendfilename);
     if (dirCreateIfMissing(server.cfg.appenddirname) < 0) {
         serverLog(LL_WARNING, "Can't create the append-only dir %s: %s", server.cfg.appenddirname, strerror(errno));
         exit(1);
@@ -845,8 +852,8 @@ static void upgradeOldAofIfNeeded(void) {
     fsyncDir(".");
     sdsFree(dst);
     aofManifestFree(m);
-    serverLog(LL_NOTICE, "Successfully migrated an old-style AOF into the AOF directory %s.",
-              server.cfg.appenddirname);
+    serverLog(LL_NOTICE, "Successfully migrated an old-style AOF file (%s) into the AOF directory (%s).",
+              server.cfg.appendfilename, server.cfg.appenddirname);
 }
 
 /* Opens the last incr file for appending, creating one (in a new manifest)
@@ -890,9 +897,11 @@ void aofInitAtStartup(void) {
     aof.manifest = manifestLoad(1);
     long long total = 0;
     if (aof.manifest) {
+        long long start = ustime();
         persistLoadingBegin();
         int rc = loadManifestFiles(aof.manifest, &total);
         persistLoadingEnd();
+        serverLog(LL_NOTICE, "DB loaded from append only file: %.3f seconds", (double)(ustime() - start) / 1000000);
         if (rc == AOF_LOAD_OK) {
             aof.currentSize = total;
             aof.baseSize = total;

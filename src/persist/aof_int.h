@@ -61,13 +61,13 @@ typedef int AofAnnotFn(void *ctx, const char *line, size_t len, size_t start);
 int aofParse(const unsigned char *p, size_t len, size_t pos, AofCmdFn *cmd, AofAnnotFn *annot, void *ctx,
              size_t *stopPos);
 
-/* Loads one AOF file (an RDB preamble, then commands) into the databases.
- * last: the last file of the manifest, where a cut-off end may be trimmed
- * (with loadTruncated: the file is truncated to its last whole command and
- * AOF_LOAD_OK returned).  Errors name the file and offset in *err (caller
- * frees). */
-enum { AOF_LOAD_OK = 0, AOF_LOAD_EMPTY, AOF_LOAD_NOT_EXIST, AOF_LOAD_FAILED };
-int aofLoadFile(const char *path, const char *name, int last, int loadTruncated, sds *err);
+/* Loads one AOF file (an RDB preamble, then commands) into the databases,
+ * logging as Redis 7.0 does (plus the offset where a refused file goes
+ * wrong).  A cut-off end is, with loadTruncated, trimmed from the file and
+ * AOF_LOAD_TRUNCATED returned (only the manifest's last file may be), else
+ * AOF_LOAD_FAILED. */
+enum { AOF_LOAD_OK = 0, AOF_LOAD_EMPTY, AOF_LOAD_NOT_EXIST, AOF_LOAD_FAILED, AOF_LOAD_TRUNCATED };
+int aofLoadFile(const char *path, const char *name, int loadTruncated);
 
 /* Writes the dataset as commands (the base with aof-use-rdb-preamble no)
  * to path, fsynced.  Returns 0 or -1 (logged). */

@@ -335,7 +335,9 @@ typedef struct LoadCtx {
     sds **queued;       /* argv of each queued command */
     int *queuedArgc;
     int queuedCount;
-    sds err;
+    const char *why; /* what stopped the load (logged with its offset) */
+    int whyLogged;   /* Redis's line for it is already in the log */
+    char whyBuf[128];
 } LoadCtx;
 
 static void runCommand(LoadCtx *ctx, int argc, sds *argv, Command *cmd) {
@@ -369,15 +371,14 @@ static int loadCommand(void *priv, int argc, sds *argv, size_t start, size_t end
     }
     Command *cmd = commandLookupArgv(argc, argv);
     if (!cmd) {
-        ctx->err = sdsCatPrintf(sdsEmpty(), "Unknown command '%s' reading the append only file %s at offset %zu",
-                                argv[0], ctx->name, start);
+        serverLog(LL_WARNING, "Unknown command '%s' reading the append only file %s", argv[0], ctx->name);
+        ctx->why = "unknown command";
+        ctx->whyLogged = 1;
         return -1;
     }
     if ((cmd->arity > 0 && argc != cmd->arity) || (cmd->arity < 0 && argc < -cmd->arity)) {
-        ctx->err = sdsCatPrintf(sdsEmpty(),
-                                "Bad file format reading the append only file %s at offset %zu: wrong number of "
-                                "arguments for '%s'",
-                                ctx->name, start, argv[0]);
+        snprintf(ctx->whyBuf, sizeof(ctx->whyBuf), "wrong number of arguments for '%.64s'", argv[0]);
+        ctx->why = ctx->whyBuf;
         return -1;
     }
     if (!strcasecmp(argv[0], "multi") && argc == 1) {
@@ -410,17 +411,52 @@ static int loadCommand(void *priv, int argc, sds *argv, size_t start, size_t end
     return 0;
 }
 
-int aofLoadFile(const char *path, const char *name, int last, int loadTruncated, sds *err) {
+/* Where a refused file goes wrong: Redis's lines name no offset, this one
+ * does (cairn-check-aof shows the command there). */
+static void logBadOffset(const char *name, size_t off, const char *why) {
+    serverLog(LL_WARNING, "AOF file %s is invalid from offset %zu: %s", name, off, why);
+}
+
+#define BAD_FORMAT_MSG                                                                                             \
+    "Bad file format reading the append only file %s: make a backup of your AOF file, then use ./cairn-check-aof " \
+    "--fix <filename.manifest>"
+
+/* A cut-off end at stop: with aof-load-truncated the file is trimmed there
+ * (a caller refuses it unless it is the manifest's last file). */
+static int loadTruncatedEnd(const char *path, const char *name, size_t stop, int loadTruncated) {
+    if (!loadTruncated) {
+        serverLog(LL_WARNING,
+                  "Unexpected end of file reading the append only file %s. You can: 1) Make a backup of your AOF "
+                  "file, then use ./cairn-check-aof --fix <filename.manifest>. 2) Alternatively you can set the "
+                  "'aof-load-truncated' configuration option to yes and restart the server.",
+                  name);
+        logBadOffset(name, stop, "unexpected end of file");
+        return AOF_LOAD_FAILED;
+    }
+    serverLog(LL_WARNING, "!!! Warning: short read while loading the AOF file %s!!!", name);
+    serverLog(LL_WARNING, "!!! Truncating the AOF %s at offset %zu !!!", name, stop);
+    if (truncate(path, (off_t)stop) == -1) {
+        serverLog(LL_WARNING, "Error truncating the AOF file %s: %s", name, strerror(errno));
+        return AOF_LOAD_FAILED;
+    }
+    serverLog(LL_WARNING, "AOF %s loaded anyway because aof-load-truncated is enabled", name);
+    return AOF_LOAD_TRUNCATED;
+}
+
+int aofLoadFile(const char *path, const char *name, int loadTruncated) {
     int fd = open(path, O_RDONLY);
     if (fd < 0) {
-        if (errno == ENOENT) return AOF_LOAD_NOT_EXIST;
-        *err = sdsCatPrintf(sdsEmpty(), "Fatal error: can't open the append log file %s for reading: %s", name,
-                            strerror(errno));
+        if (errno == ENOENT) {
+            serverLog(LL_WARNING, "The append log file %s doesn't exist: %s", name, strerror(errno));
+            return AOF_LOAD_NOT_EXIST;
+        }
+        serverLog(LL_WARNING, "Fatal error: can't open the append log file %s for reading: %s", name,
+                  strerror(errno));
         return AOF_LOAD_FAILED;
     }
     struct stat st;
     if (fstat(fd, &st) < 0) {
-        *err = sdsCatPrintf(sdsEmpty(), "Unable to check the AOF length: %s", strerror(errno));
+        serverLog(LL_WARNING, "Unable to check the AOF length: %s", strerror(errno));
         close(fd);
         return AOF_LOAD_FAILED;
     }
@@ -431,7 +467,7 @@ int aofLoadFile(const char *path, const char *name, int last, int loadTruncated,
     }
     const unsigned char *p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) {
-        *err = sdsCatPrintf(sdsEmpty(), "Unable to read the AOF file %s: %s", name, strerror(errno));
+        serverLog(LL_WARNING, "Unrecoverable error reading the append only file %s: %s", name, strerror(errno));
         close(fd);
         return AOF_LOAD_FAILED;
     }
@@ -439,18 +475,22 @@ int aofLoadFile(const char *path, const char *name, int last, int loadTruncated,
     int rc = AOF_LOAD_OK;
     size_t pos = 0;
     if (len >= 5 && memcmp(p, "REDIS", 5) == 0) {
-        serverLog(LL_NOTICE, "Reading RDB base file on AOF loading...");
+        /* Redis 6's single file (moved into the directory under its old
+         * name) has an RDB preamble; a 7.0 base is an RDB. */
+        int oldStyle = !strcmp(name, server.cfg.appendfilename);
+        serverLog(LL_NOTICE, oldStyle ? "Reading RDB preamble from AOF file..." : "Reading RDB base file on AOF loading...");
         RdbLoadInfo info;
         sds rerr = NULL;
         if (rdbLoadBuffer(p, len, 0, &info, &pos, &rerr) < 0) {
-            *err = sdsCatPrintf(sdsEmpty(), "Error reading the RDB base file %s, AOF loading aborted: %s", name, rerr);
+            serverLog(LL_WARNING, "%s %s, AOF loading aborted: %s",
+                      oldStyle ? "Error reading the RDB preamble of the AOF file" : "Error reading the RDB base file",
+                      name, rerr);
             sdsFree(rerr);
             rc = AOF_LOAD_FAILED;
             goto cleanup;
         }
-        serverLog(LL_NOTICE, "Done loading RDB, keys loaded: %lld, keys expired: %lld.", info.keysLoaded,
-                  info.keysExpired);
-        serverLog(LL_NOTICE, "Reading the remaining AOF tail...");
+        rdbLogLoaded(&info);
+        if (oldStyle) serverLog(LL_NOTICE, "Reading the remaining AOF tail...");
     }
     LoadCtx ctx = {.name = name, .len = len, .nextReport = pos};
     ctx.c = clientCreateFake();
@@ -464,41 +504,23 @@ int aofLoadFile(const char *path, const char *name, int last, int loadTruncated,
         stop = ctx.multiStart;
         pr = AOF_PARSE_TRUNCATED;
     } else if (pr == AOF_PARSE_TRUNCATED && ctx.inMulti) {
+        /* Redis trims at the cut-off command, leaving the open MULTI for
+         * later writes to land in; trimming at the MULTI loads the same. */
         stop = ctx.multiStart;
     }
     dropQueue(&ctx);
     ctx.c->db = &server.db[0];
     clientFree(ctx.c);
     if (pr == AOF_PARSE_STOPPED) {
-        *err = ctx.err;
+        if (!ctx.whyLogged) serverLog(LL_WARNING, BAD_FORMAT_MSG, name);
+        logBadOffset(name, stop, ctx.why ? ctx.why : "bad format");
         rc = AOF_LOAD_FAILED;
     } else if (pr == AOF_PARSE_BAD_FORMAT) {
-        *err = sdsCatPrintf(sdsEmpty(),
-                            "Bad file format reading the append only file %s at offset %zu: make a backup of your "
-                            "AOF file, then use ./cairn-check-aof --fix <filename.manifest>",
-                            name, stop);
+        serverLog(LL_WARNING, BAD_FORMAT_MSG, name);
+        logBadOffset(name, stop, "not a command in RESP");
         rc = AOF_LOAD_FAILED;
     } else if (pr == AOF_PARSE_TRUNCATED) {
-        serverLog(LL_WARNING, "!!! Warning: short read while loading the AOF file %s at offset %zu!!!", name, stop);
-        if (!last) {
-            *err = sdsCatPrintf(sdsEmpty(),
-                                "Fatal error: the truncated file %s is not the last file (cut off at offset %zu)",
-                                name, stop);
-            rc = AOF_LOAD_FAILED;
-        } else if (!loadTruncated) {
-            *err = sdsCatPrintf(sdsEmpty(),
-                                "Unexpected end of file reading the append only file %s at offset %zu. You can: 1) "
-                                "Make a backup of your AOF file, then use ./cairn-check-aof --fix "
-                                "<filename.manifest>. 2) Alternatively you can set the 'aof-load-truncated' "
-                                "configuration option to yes and restart the server.",
-                                name, stop);
-            rc = AOF_LOAD_FAILED;
-        } else if (truncate(path, (off_t)stop) == -1) {
-            *err = sdsCatPrintf(sdsEmpty(), "Error truncating the AOF file %s: %s", name, strerror(errno));
-            rc = AOF_LOAD_FAILED;
-        } else {
-            serverLog(LL_WARNING, "AOF %s loaded anyway because aof-load-truncated is enabled", name);
-        }
+        rc = loadTruncatedEnd(path, name, stop, loadTruncated);
     }
 cleanup:
     munmap((void *)p, len);

@@ -53,6 +53,7 @@ static struct {
     long long loadingStartUnix, loadingRdbUsedMem, loadingLastLogMs, loadingKeys;
     void (*loadingTick)(void);  /* a replica's sync load: its link's keep-alive */
     long long loadingTickMs;
+    int loadingLogProgress; /* the start-up RDB load logs its progress (Redis's AOF load does not) */
     size_t loadingTotalBytes, loadingLoadedBytes;
     /* What the save child reports through infoPipe (Redis's child info). */
     int infoPipe[2];            /* read end (parent), write end (child); -1 */
@@ -567,7 +568,7 @@ static void loadingProgress(const RdbLoadInfo *info, size_t loaded, size_t total
     state.loadingRdbUsedMem = info->rdbUsedMem;
     state.loadingKeys = info->keysLoaded + info->keysExpired;
     serverUpdateTime();
-    if (server.time.nowMs - state.loadingLastLogMs >= LOADING_LOG_EVERY_MS) {
+    if (state.loadingLogProgress && server.time.nowMs - state.loadingLastLogMs >= LOADING_LOG_EVERY_MS) {
         int p = loadingPerc100();
         serverLog(LL_NOTICE, "Loading RDB: %d.%02d%% (%zu of %zu bytes, %lld keys so far)", p / 100, p % 100, loaded,
                   total, state.loadingKeys);
@@ -592,6 +593,7 @@ int persistLoading(void) { return state.loading; }
 
 void persistLoadingBegin(void) {
     state.loading = persistLoadingNow = 1;
+    state.loadingLogProgress = 0;
     state.loadingStartUnix = nowUnix();
     state.loadingLastLogMs = serverNowMs();
     rdbSetProgressHooks(NULL, loadingProgress);
@@ -763,6 +765,7 @@ void persistInit(void) {
     RdbLoadInfo info;
     sds err = NULL;
     state.loading = persistLoadingNow = 1;
+    state.loadingLogProgress = 1;
     state.loadingStartUnix = nowUnix();
     state.loadingLastLogMs = serverNowMs();
     rdbSetProgressHooks(NULL, loadingProgress);
@@ -775,8 +778,7 @@ void persistInit(void) {
         exit(1);
     }
     if (rc == 0) {
-        serverLog(LL_NOTICE, "Done loading RDB, keys loaded: %lld, keys expired: %lld.", info.keysLoaded,
-                  info.keysExpired);
+        rdbLogLoaded(&info);
         serverLog(LL_NOTICE, "DB loaded from disk: %.3f seconds", (double)(ustime() - start) / 1000000);
         state.loadKeysLoaded = info.keysLoaded;
         state.loadKeysExpired = info.keysExpired;

@@ -339,6 +339,15 @@ int rdbPayloadIsIntact(const unsigned char *p, size_t len) {
 
 /* --- snapshot file --- */
 
+void rdbLogLoaded(const RdbLoadInfo *info) {
+    if (info->emptySkipped)
+        serverLog(LL_NOTICE, "Done loading RDB, keys loaded: %lld, keys expired: %lld, empty keys skipped: %lld.",
+                  info->keysLoaded, info->keysExpired, info->emptySkipped);
+    else
+        serverLog(LL_NOTICE, "Done loading RDB, keys loaded: %lld, keys expired: %lld.", info->keysLoaded,
+                  info->keysExpired);
+}
+
 static void rwAuxStr(RdbWriter *w, const char *k, const char *v) {
     rwByte(w, RDB_OPCODE_AUX);
     rwString(w, k, strlen(k));
@@ -1203,6 +1212,10 @@ static int loadAux(RdbReader *r, RdbLoadInfo *info) {
     } else if (!strcasecmp(k, "used-mem")) {
         info->rdbUsedMem = strtoll(v, NULL, 10);
         serverLog(LL_NOTICE, "RDB memory usage when created %.2f Mb", (double)info->rdbUsedMem / (1024 * 1024));
+    } else if (!strcasecmp(k, "aof-preamble")) {
+        if (strtoll(v, NULL, 10)) serverLog(LL_NOTICE, "RDB has an AOF tail");
+    } else if (!strcasecmp(k, "aof-base")) {
+        if (strtoll(v, NULL, 10)) serverLog(LL_NOTICE, "RDB is base AOF");
     } else if (!strcasecmp(k, "repl-stream-db"))
         info->repl.streamDb = (int)strtol(v, NULL, 10);
     else if (!strcasecmp(k, "repl-id") && sdsLen(v) == 40) {

@@ -116,6 +116,8 @@ extern RdbLoadInfo rdbLastLoaded;
 /* Loads the snapshot at the start of p[0..len) (an AOF's RDB preamble is
  * followed by commands).  Returns 0 with *used the bytes the snapshot
  * took, or -1 with *err (caller frees) and *used the offset of the error. */
+/* The "Done loading RDB" line Redis logs after a load. */
+void rdbLogLoaded(const RdbLoadInfo *info);
 int rdbLoadBuffer(const unsigned char *p, size_t len, int merge, RdbLoadInfo *info, size_t *used, sds *err);
 
 #endif

@@ -279,7 +279,7 @@ def test_loading_refused(tmp_path, case):
         want = [i1, "not the last", "offset %d" % len(GOOD)]
     elif case == "missing-file":
         make_dir(d, {i1: GOOD}, "file %s seq 1 type i\nfile %s seq 2 type i\n" % (i1, i2))
-        want = [i2, "doesn't exist"]
+        want = ["Unable to obtain the AOF file %s length. stat: No such file or directory" % i2]
     elif case == "two-bases":
         make_dir(d, {i1: GOOD}, "file a.base.aof seq 1 type b\nfile b.base.aof seq 2 type b\n")
         want = ["duplicate base", "line 2"]
