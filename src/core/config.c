@@ -327,9 +327,7 @@ static ConfigDef configTable[] = {
     LLV("repl-backlog-size", NULL, CF_MEMORY, replBacklogSize, 1, LLONG_MAX, "1048576"),
     LLV("repl-backlog-ttl", NULL, 0, replBacklogTtl, 0, LLONG_MAX, "3600"),
     B("repl-disable-tcp-nodelay", NULL, 0, replDisableTcpNodelay, "no"),
-    /* The replica always stages the primary's RDB in a file: only the
-     * setting that does so is accepted. */
-    E("repl-diskless-load", NULL, CF_ONLY_DEFAULT, replDisklessLoad, disklessLoadEnum, "disabled"),
+    E("repl-diskless-load", NULL, 0, replDisklessLoad, disklessLoadEnum, "disabled"),
     B("repl-diskless-sync", NULL, 0, replDisklessSync, "yes"),
     I("repl-diskless-sync-delay", NULL, 0, replDisklessSyncDelay, 0, INT_MAX, "5"),
     I("repl-diskless-sync-max-replicas", NULL, 0, replDisklessSyncMaxReplicas, 0, INT_MAX, "0"),

@@ -28,6 +28,9 @@ enum {
     LINK_CONNECTED,
 };
 
+/* repl-diskless-load, as config.c's enum numbers it. */
+enum { DISKLESS_LOAD_DISABLED = 0, DISKLESS_LOAD_ON_EMPTY_DB = 1, DISKLESS_LOAD_SWAPDB = 2 };
+
 /* A replica of ours: c->replState (also set by REPLCONF before PSYNC). */
 enum { RSTATE_NONE = 0, RSTATE_WAIT_BGSAVE_START, RSTATE_WAIT_BGSAVE_END, RSTATE_SEND_BULK, RSTATE_ONLINE };
 #define CAPA_EOF 1
@@ -71,6 +74,8 @@ typedef struct ReplState {
     char pendingReplid[41]; /* from +FULLRESYNC */
     long long pendingOffset;
     int xferFd;             /* temporary RDB file */
+    int xferMem;            /* repl-diskless-load: the RDB goes to xferBuf */
+    sds xferBuf;
     char xferTmp[128];
     long long xferSize;     /* -1: EOF-marked */
     long long xferRead;

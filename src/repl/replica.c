@@ -30,6 +30,8 @@
 #include "core/server.h"
 #include "db/lazyfree.h"
 #include "ds/alloc.h"
+#include "ds/crc64.h"
+#include "ds/htab.h"
 #include "ds/util.h"
 #include "persist/aof.h"
 #include "persist/persist.h"
@@ -61,6 +63,9 @@ static void closeXfer(void) {
         repl.xferFd = -1;
         unlink(repl.xferTmp);
     }
+    sdsFree(repl.xferBuf);
+    repl.xferBuf = NULL;
+    repl.xferMem = 0;
 }
 
 /* Drop the handshake or transfer in progress (not the connected client). */
@@ -316,18 +321,81 @@ static void loadKeepAlive(void) {
     if (repl.fd != -1 && write(repl.fd, "\n", 1) == 1) server.stats.netOutputBytes++;
 }
 
-/* The RDB is in the temporary file: it becomes our data. */
+/* repl-diskless-load: the RDB goes to memory and is parsed from there
+ * (never to disk) with swapdb, or with on-empty-db when we hold no key. */
+static int useDisklessLoad(void) {
+    if (server.cfg.replDisklessLoad == DISKLESS_LOAD_SWAPDB) return 1;
+    if (server.cfg.replDisklessLoad != DISKLESS_LOAD_ON_EMPTY_DB) return 0;
+    for (int j = 0; j < server.cfg.databases; j++)
+        if (htabSize(&server.db[j].keys)) return 0;
+    return 1;
+}
+
+/* swapdb: the data and the function libraries as they were before the
+ * load, given back if it fails. */
+typedef struct Backup {
+    Db *dbs;
+    sds functions; /* an RDB holding only the libraries */
+} Backup;
+
+static void backupTake(Backup *b) {
+    signalFlushedDb(-1);
+    b->dbs = dbCreateAll(server.cfg.databases);
+    for (int j = 0; j < server.cfg.databases; j++) dbSwap(&server.db[j], &b->dbs[j]);
+    sds f = sdsCatPrintf(sdsEmpty(), "REDIS%04d", RDB_VERSION);
+    f = functionsRdbAppend(f, 0);
+    f = sdsCatLen(f, "\xff", 1);
+    uint64_t crc = crc64(0, f, sdsLen(f));
+    unsigned char le[8];
+    for (int i = 0; i < 8; i++) le[i] = (unsigned char)(crc >> (8 * i));
+    b->functions = sdsCatLen(f, (const char *)le, 8);
+    functionsRdbFlush();
+}
+
+static void backupDrop(Backup *b) {
+    dbFreeAll(b->dbs, server.cfg.databases);
+    sdsFree(b->functions);
+}
+
+static void backupRestore(Backup *b) {
+    emptyData();
+    for (int j = 0; j < server.cfg.databases; j++) dbSwap(&server.db[j], &b->dbs[j]);
+    RdbLoadInfo info;
+    size_t used;
+    sds err = NULL;
+    if (rdbLoadBuffer((const unsigned char *)b->functions, sdsLen(b->functions), 0, &info, &used, &err) < 0) {
+        serverLog(LL_WARNING, "Failed restoring the function libraries: %s", err);
+        sdsFree(err);
+    }
+    backupDrop(b);
+}
+
+/* The RDB is in the temporary file (or, diskless, in xferBuf): it becomes
+ * our data. */
 static void loadTransfer(void) {
     int fd = repl.fd;
-    if (fsync(repl.xferFd) == -1) serverLog(LL_WARNING, "Failed trying to sync the temp DB to disk: %s", strerror(errno));
-    close(repl.xferFd);
-    repl.xferFd = -1;
-    serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: Flushing old data");
-    /* Our replicas must sync again: our history just changed. */
-    replDisconnectReplicas();
-    replBacklogFree();
-    emptyData();
-    if (rename(repl.xferTmp, server.cfg.dbfilename) == -1) {
+    int mem = repl.xferMem, swap = mem && server.cfg.replDisklessLoad == DISKLESS_LOAD_SWAPDB;
+    sds buf = repl.xferBuf;
+    repl.xferBuf = NULL;
+    repl.xferMem = 0;
+    if (!mem) {
+        if (fsync(repl.xferFd) == -1)
+            serverLog(LL_WARNING, "Failed trying to sync the temp DB to disk: %s", strerror(errno));
+        close(repl.xferFd);
+        repl.xferFd = -1;
+    }
+    Backup backup = {0};
+    if (swap) {
+        serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: Backing up the old data (swapdb)");
+        backupTake(&backup);
+    } else {
+        serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: Flushing old data");
+        /* Our replicas must sync again: our history just changed. */
+        replDisconnectReplicas();
+        replBacklogFree();
+        emptyData();
+    }
+    if (!mem && rename(repl.xferTmp, server.cfg.dbfilename) == -1) {
         serverLog(LL_WARNING, "Failed trying to rename the temp DB into %s in MASTER <-> REPLICA synchronization: %s",
                   server.cfg.dbfilename, strerror(errno));
         unlink(repl.xferTmp);
@@ -340,23 +408,39 @@ static void loadTransfer(void) {
     eventDel(server.loop, fd, EV_READABLE);
     RdbLoadInfo info;
     sds err = NULL;
-    int rc = persistLoadForSync(server.cfg.dbfilename, NULL, 0, loadKeepAlive, &info, &err);
+    int rc = mem ? persistLoadForSync(NULL, (const unsigned char *)buf, sdsLen(buf), loadKeepAlive, &info, &err)
+                 : persistLoadForSync(server.cfg.dbfilename, NULL, 0, loadKeepAlive, &info, &err);
+    sdsFree(buf);
     if (rc != 0) {
-        serverLog(LL_WARNING, "Failed trying to load the MASTER synchronization DB from disk: %s", err ? err : "");
+        serverLog(LL_WARNING, "Failed trying to load the MASTER synchronization DB from %s: %s", mem ? "socket" : "disk",
+                  err ? err : "");
         sdsFree(err);
-        emptyData();
-        repl.haveCached = 0;
+        if (swap) {
+            /* The old data and our place in the old stream stay. */
+            serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: Restoring the old data (swapdb)");
+            backupRestore(&backup);
+        } else {
+            emptyData();
+            repl.haveCached = 0;
+        }
         cancelLink();
+        repl.nextConnectMs = server.time.nowMs + 1000;
         return;
     }
-    persistRemoveSyncFile("Removing the RDB file obtained from the master. This replica has persistence disabled");
+    if (swap) {
+        serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: Discarding the old data (swapdb)");
+        backupDrop(&backup);
+        replDisconnectReplicas();
+        replBacklogFree();
+    }
+    if (!mem) persistRemoveSyncFile("Removing the RDB file obtained from the master. This replica has persistence disabled");
     aofRestartAfterSync(); /* the AOF must describe the new data */
     memcpy(repl.replid, repl.pendingReplid, 41);
     repl.offset = repl.pendingOffset;
     memset(repl.replid2, '0', 40);
     repl.secondOffset = -1;
+    repl.haveCached = 0;
     serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: Finished with success");
-    persistRemoveSyncFile("Removing the RDB file obtained from the master. This replica has no persistence enabled");
     int eofMarked = repl.xferSize == -1;
     becomeConnected(fd, info.hasRepl ? info.repl.streamDb : 0);
     /* The primary holds the stream until this first ACK (diskless). */
@@ -365,6 +449,10 @@ static void loadTransfer(void) {
 
 /* Bytes of the RDB: write them to the temporary file. */
 static int xferWrite(const char *p, size_t len) {
+    if (repl.xferMem) {
+        repl.xferBuf = sdsCatLen(repl.xferBuf, p, len);
+        return 0;
+    }
     while (len) {
         ssize_t n = write(repl.xferFd, p, len);
         if (n < 0 && errno == EINTR) continue;
@@ -380,7 +468,7 @@ static int xferWrite(const char *p, size_t len) {
 
 /* Consume what rbuf holds of the transfer.  Returns 1 when it ended. */
 static int xferConsume(void) {
-    if (repl.xferFd == -1) { /* the "$<len>" or "$EOF:<mark>" line first */
+    if (repl.xferFd == -1 && !repl.xferBuf) { /* the "$<len>" or "$EOF:<mark>" line first */
         sds line;
         for (;;) {
             if (!takeLine(&line)) return 0;
@@ -399,10 +487,12 @@ static int xferConsume(void) {
             linkFailed("Bad protocol from MASTER");
             return 0;
         }
+        repl.xferMem = useDisklessLoad();
         if (sdsLen(line) == 5 + 40 && !strncmp(line, "$EOF:", 5)) {
             memcpy(repl.xferMark, line + 5, 40);
             repl.xferSize = -1;
-            serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to disk");
+            serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF %s",
+                      repl.xferMem ? "to parser" : "to disk");
         } else {
             long long size;
             if (!stringToLongLong(line + 1, sdsLen(line) - 1, &size) || size < 0) {
@@ -411,9 +501,18 @@ static int xferConsume(void) {
                 return 0;
             }
             repl.xferSize = size;
-            serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: receiving %lld bytes from master to disk", size);
+            serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: receiving %lld bytes from master %s", size,
+                      repl.xferMem ? "to parser" : "to disk");
         }
         sdsFree(line);
+        repl.xferRead = 0;
+        if (repl.xferMem) {
+            /* The announced size is the primary's word: reserve at most
+             * 64 MB of it ahead, the rest grows as it comes. */
+            long long ahead = repl.xferSize > 0 ? repl.xferSize : 0;
+            repl.xferBuf = sdsMakeRoomFor(sdsEmpty(), (size_t)(ahead < (64 << 20) ? ahead : (64 << 20)));
+            goto body;
+        }
         snprintf(repl.xferTmp, sizeof(repl.xferTmp), "temp-%d.%ld.rdb", (int)time(NULL), (long)getpid());
         repl.xferFd = open(repl.xferTmp, O_CREAT | O_WRONLY | O_EXCL | O_TRUNC, 0644);
         if (repl.xferFd == -1) {
@@ -421,8 +520,8 @@ static int xferConsume(void) {
             linkFailed("Can't open the temp file");
             return 0;
         }
-        repl.xferRead = 0;
     }
+body:;
     size_t have = sdsLen(repl.rbuf);
     if (repl.xferSize >= 0) {
         size_t want = (size_t)(repl.xferSize - repl.xferRead);
@@ -447,7 +546,9 @@ static int xferConsume(void) {
     sdsClear(repl.rbuf);
     if (repl.xferRead >= 40 && memcmp(repl.xferTail, repl.xferMark, 40) == 0) {
         /* Cut the mark off the file. */
-        if (ftruncate(repl.xferFd, repl.xferRead - 40) == -1) {
+        if (repl.xferMem) {
+            sdsSetLen(repl.xferBuf, sdsLen(repl.xferBuf) - 40);
+        } else if (ftruncate(repl.xferFd, repl.xferRead - 40) == -1) {
             linkFailed("Error truncating the RDB file received from the master");
             return 0;
         }

@@ -734,7 +734,6 @@ REFUSED_LINES = [
     ("sentinel monitor m 127.0.0.1 6379 2", "sentinel directive while not in sentinel mode"),
     ("cluster-enabled yes", "cluster-enabled is not supported by Cairn"),
     ("tls-port 6380", "tls-port is not supported by Cairn"),
-    ("repl-diskless-load swapdb", "repl-diskless-load is not supported by Cairn"),
 ]
 
 

@@ -10,6 +10,7 @@ import functools
 import os
 import random
 import socket
+import threading
 import time
 
 import pytest
@@ -55,12 +56,15 @@ def watch_load(s):
     return seen
 
 
-@pytest.mark.parametrize("disk", ["disk", "diskless"])
+@pytest.mark.parametrize("disk", ["disk", "diskless", "on-empty-db"])
 def test_replica_answers_loading_while_it_loads(start_server, start_oracle, disk):
+    """The primary sends its RDB from disk or a diskless stream; the replica
+    stages it in a file or (repl-diskless-load on-empty-db) in memory."""
     out = []
+    load = {"repl-diskless-load": "on-empty-db" if disk == "on-empty-db" else "disabled"}
     for start in (start_server, start_oracle):
         p_srv = start_server(**{"repl-diskless-sync": "no" if disk == "disk" else "yes", **FAST})
-        s_srv = start(**SLOW_LOAD, **DBG)
+        s_srv = start(**SLOW_LOAD, **load, **DBG)
         p = p_srv.client()
         fill(p, 2000)
         s = s_srv.client()
@@ -73,6 +77,9 @@ def test_replica_answers_loading_while_it_loads(start_server, start_oracle, disk
         assert s.info("persistence")["loading"] == 0
         assert s.info("persistence")["rdb_last_load_keys_loaded"] == 2000
         out.append(seen)
+        if disk == "on-empty-db":
+            assert "to parser" in s_srv.log
+            assert not [f for f in os.listdir(s_srv.tmp) if f.endswith(".rdb")]
     assert out[0] == out[1]
     assert out[0][0].startswith("Redis is loading the dataset in memory")
 
@@ -188,3 +195,164 @@ def test_replica_attaches_to_a_disk_save_in_progress(start_server, start_oracle,
     assert p.info("stats")["total_forks"] == forks + 1
     assert p.info("stats")["sync_full"] == 2
     assert "Waiting for next BGSAVE" not in p_srv.log
+
+
+def fake_primary(payload):
+    """A listening socket that answers a replica's handshake and, to each
+    PSYNC, sends +FULLRESYNC and `payload` (the "$<len>" line included),
+    then closes the connection.  Returns (port, psyncs served, stop)."""
+    lsock = socket.socket()
+    lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    lsock.bind(("127.0.0.1", 0))
+    lsock.listen(8)
+    lsock.settimeout(0.2)
+    done = threading.Event()
+    served = []
+
+    def serve(conn):
+        buf = b""
+        conn.settimeout(30)
+        try:
+            while not done.is_set():
+                data = conn.recv(4096)
+                if not data:
+                    return
+                buf += data
+                while True:
+                    try:
+                        argv, buf = parse_resp(buf)
+                    except ValueError:
+                        break
+                    if not argv:
+                        continue
+                    name = argv[0].lower()
+                    if name == b"ping":
+                        conn.sendall(b"+PONG\r\n")
+                    elif name in (b"replconf", b"auth"):
+                        conn.sendall(b"+OK\r\n")
+                    elif name in (b"psync", b"sync"):
+                        conn.sendall(b"+FULLRESYNC " + b"f" * 40 + b" 0\r\n" + payload)
+                        served.append(1)
+                        return
+        except OSError:
+            return
+        finally:
+            conn.close()
+
+    def accept():
+        while not done.is_set():
+            try:
+                conn, _ = lsock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+        lsock.close()
+
+    threading.Thread(target=accept, daemon=True).start()
+    return lsock.getsockname()[1], served, done.set
+
+
+def parse_resp(buf):
+    if b"\n" in buf and not buf.startswith(b"*"):  # an inline command
+        line, rest = buf.split(b"\n", 1)
+        argv = line.strip().split()
+        return argv, rest  # empty: a keep-alive newline
+    if not buf.startswith(b"*"):
+        raise ValueError
+    pos = buf.index(b"\r\n")
+    n = int(buf[1:pos])
+    pos += 2
+    argv = []
+    for _ in range(n):
+        end = buf.index(b"\r\n", pos)
+        ln = int(buf[pos + 1:end])
+        if len(buf) < end + 2 + ln + 2:
+            raise ValueError
+        argv.append(buf[end + 2:end + 2 + ln])
+        pos = end + 2 + ln + 2
+    return argv, buf[pos:]
+
+
+def promote(s):
+    """REPLICAOF NO ONE, once no load is running (a retry may be)."""
+    def done():
+        try:
+            return s.execute_command("REPLICAOF", "NO", "ONE")
+        except redis.exceptions.BusyLoadingError:
+            return False
+    wait_for(done, what="REPLICAOF NO ONE")
+
+
+def rdb_of(start_server, n):
+    """A real RDB (a Cairn primary's dump of n keys)."""
+    srv = start_server(**DBG)
+    r = srv.client()
+    fill(r, n, "new:")
+    r.save()
+    with open(os.path.join(srv.tmp, "dump.rdb"), "rb") as f:
+        return f.read()
+
+
+def old_data(s):
+    fill(s, 200, "old:")
+    s.execute_command("FUNCTION", "LOAD", "#!lua name=keep\nredis.register_function('f', function() return 1 end)")
+    return digest(s), s.execute_command("FUNCTION", "LIST")
+
+
+@pytest.mark.parametrize("kind", ["cairn", "redis"])
+def test_swapdb_keeps_the_old_data_when_the_sync_fails(start_server, start_oracle, kind):
+    """repl-diskless-load swapdb: the primary's connection drops half-way
+    through the RDB; the replica keeps its old keys and libraries (Redis
+    restores its backup; Cairn, receiving the whole RDB before parsing,
+    never touched them) and retries.  A real sync then replaces them."""
+    rdb = rdb_of(start_server, 300)
+    s_srv = (start_server if kind == "cairn" else start_oracle)(**{"repl-diskless-load": "swapdb", **DBG})
+    s = s_srv.client()
+    before = old_data(s)
+    port, served, stop = fake_primary(b"$%d\r\n" % len(rdb) + rdb[:len(rdb) // 2])
+    try:
+        s.execute_command("REPLICAOF", "127.0.0.1", port)
+        wait_for(lambda: len(served) >= 2, what="a retry after the failed sync")
+        promote(s)
+    finally:
+        stop()
+    assert (digest(s), s.execute_command("FUNCTION", "LIST")) == before
+    p_srv = start_server(**FAST)
+    p = p_srv.client()
+    fill(p, 50, "new:")
+    attach(s_srv, p_srv)
+    wait_for(lambda: in_sync(p, s), what="sync")
+    assert digest(s) == digest(p)
+    assert s.execute_command("FUNCTION", "LIST") == []
+
+
+# A string key "hello" whose value has an unknown special encoding.
+CORRUPT_RDB = b"REDIS0010\x00\x05hello\xc5abc"
+
+
+@pytest.mark.parametrize("mode", ["swapdb", "on-empty-db", "disabled"])
+def test_corrupt_rdb_from_the_primary(start_server, mode):
+    """A corrupt RDB from the primary: Cairn logs it and retries (redis-server
+    7.0 exits).  swapdb gives the old data back; the other modes (on-empty-db
+    here loads from memory, the replica being empty) leave the replica
+    empty, as a failed load does."""
+    s_srv = start_server(**{"repl-diskless-load": mode, **DBG})
+    s = s_srv.client()
+    before = old_data(s) if mode != "on-empty-db" else (digest(s), [])
+    port, served, stop = fake_primary(b"$%d\r\n" % len(CORRUPT_RDB) + CORRUPT_RDB)
+    try:
+        s.execute_command("REPLICAOF", "127.0.0.1", port)
+        wait_for(lambda: len(served) >= 2, what="a retry after the failed load")
+        promote(s)
+    finally:
+        stop()
+    assert "Failed trying to load the MASTER synchronization DB from %s" % (
+        "disk" if mode == "disabled" else "socket") in s_srv.log
+    after = (digest(s), s.execute_command("FUNCTION", "LIST"))
+    if mode == "disabled":
+        assert s.dbsize() == 0 and after[1] == []
+    else:
+        assert after == before
+    assert s_srv.alive()
