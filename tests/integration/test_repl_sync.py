@@ -356,3 +356,37 @@ def test_corrupt_rdb_from_the_primary(start_server, mode):
     else:
         assert after == before
     assert s_srv.alive()
+
+
+KILL_ROUNDS = int(os.environ.get("CAIRN_REPL_KILL_ROUNDS", "3"))
+
+
+@pytest.mark.parametrize("diskless", ["yes", "no"])
+def test_full_sync_cut_at_random_points(start_server, diskless):
+    """The link cut at a random moment of a full sync (handshake, save,
+    transfer, the replica's load), by the primary (CLIENT KILL TYPE replica)
+    or by the replica dying (SIGKILL, then restarted): the sync is retried
+    and ends with equal data, neither side crashing.  CAIRN_REPL_KILL_ROUNDS
+    rounds per mode (3 by default)."""
+    rnd = random.Random(int(os.environ.get("CAIRN_REPL_KILL_SEED", "20")))
+    p_srv = start_server(**{"repl-diskless-sync": diskless, "rdb-key-save-delay": "200", **FAST})
+    p = p_srv.client()
+    fill(p, 3000)
+    slow = {"key-load-delay": "100", "loading-process-events-interval-bytes": "4096"}
+    for _ in range(KILL_ROUNDS):
+        s_srv = start_server(**slow, **DBG)
+        s = s_srv.client()
+        s.execute_command("REPLICAOF", p_srv.host, p_srv.port)
+        time.sleep(rnd.uniform(0, 1.5))  # where the cut falls; any point is valid
+        if rnd.random() < 0.5:
+            p.execute_command("CLIENT", "KILL", "TYPE", "replica")
+        else:
+            os.kill(s_srv.pid, 9)
+            s_srv.proc.wait()
+            s_srv = start_server(dir=s_srv.tmp, args=["--replicaof", p_srv.host, str(p_srv.port)], **DBG)
+            s = s_srv.client()
+        p.incr("round")
+        wait_for(lambda: in_sync(p, s), what="the retried sync")
+        assert digest(s) == digest(p)
+        assert p_srv.alive() and s_srv.alive()
+        s_srv.stop()
