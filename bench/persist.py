@@ -9,7 +9,9 @@ For each dataset shape (issue 18; scaled by BENCH_PERSIST_SCALE, default
 it fills each server (redis-cli --pipe), times SAVE (wall clock of the
 command), records the file size, then restarts the server on that file and
 takes the load time from the server's own "DB loaded from disk: N seconds"
-log line.  Then a BGSAVE of BENCH_FORK_KEYS keys (default 1M, issue: 10M)
+log line.  CPU time of the SAVE and of the load (all threads' run time from
+/proc/PID/task/*/schedstat, the load's minus an empty start's) is printed
+too: on a loaded shared machine it moves far less than wall time.  Then a BGSAVE of BENCH_FORK_KEYS keys (default 1M, issue: 10M)
 while redis-benchmark writes random keys with 50 clients: latest_fork_usec
 and rdb_last_cow_size (the child's peak private dirty memory, which both
 servers measure the same way from /proc).  Throughput figures on a shared
@@ -30,6 +32,7 @@ CAIRN = os.environ.get("CAIRN_BIN", "build/cairn-server")
 REDIS = os.environ.get("ORACLE_BIN", "redis-server")
 SCALE = float(os.environ.get("BENCH_PERSIST_SCALE", "0.1"))
 FORK_KEYS = int(os.environ.get("BENCH_FORK_KEYS", "1000000"))
+BENCH_SHAPES = os.environ.get("BENCH_PERSIST_SHAPES", "strings,hashes,zsets,lists").split(",")
 
 
 def free_port():
@@ -66,6 +69,20 @@ class Srv:
     def stop(self):
         cli(self.port, "SHUTDOWN", "NOSAVE")
         self.proc.wait(timeout=60)
+
+    def cpu_seconds(self):
+        """CPU time of all the server's threads so far (scheduler run time,
+        /proc/PID/task/*/schedstat), steadier than wall time on a loaded
+        machine."""
+        total = 0
+        tdir = "/proc/%d/task" % self.proc.pid
+        for t in os.listdir(tdir):
+            try:
+                with open(os.path.join(tdir, t, "schedstat")) as f:
+                    total += int(f.read().split()[0])
+            except OSError:
+                pass
+        return total / 1e9
 
     def load_seconds(self):
         with open(self.log) as f:
@@ -123,15 +140,25 @@ def save_load(shape):
             s = Srv(binary, d)
             s.start()
             fill(s.port, cmds)
+            c0 = s.cpu_seconds()
             t0 = time.perf_counter()
             cli(s.port, "SAVE")
             save = time.perf_counter() - t0
+            save_cpu = s.cpu_seconds() - c0
             s.stop()
             size = os.path.getsize(os.path.join(d, "dump.rdb"))
+            # An empty start first: its CPU time is the start-up's share of
+            # the loading start's.
+            os.rename(os.path.join(d, "dump.rdb"), os.path.join(d, "keep.rdb"))
+            s.start()
+            idle_cpu = s.cpu_seconds()
+            s.stop()
+            os.rename(os.path.join(d, "keep.rdb"), os.path.join(d, "dump.rdb"))
             s.start()
             load = s.load_seconds()
+            load_cpu = max(s.cpu_seconds() - idle_cpu, 1e-6)
             s.stop()
-            row[name] = (save, load, size)
+            row[name] = (save, load, size, save_cpu, load_cpu)
         return row
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -177,16 +204,18 @@ def main():
     what = sys.argv[1] if len(sys.argv) > 1 else "all"
     if what in ("all", "persist", "saveload"):
         print("== persistence: SAVE and load (scale %.3g of the issue's sizes; keys/s, file bytes)" % SCALE)
-        print("%-8s %9s | %12s %12s %5s | %12s %12s %5s | %11s %11s" % (
+        print("%-8s %9s | %12s %12s %5s | %12s %12s %5s | %11s %11s | %9s %9s %5s | %9s %9s %5s" % (
             "shape", "keys", "save c k/s", "save r k/s", "x", "load c k/s", "load r k/s", "x",
-            "file cairn", "file redis"))
-        for shape in ("strings", "hashes", "zsets", "lists"):
+            "file cairn", "file redis", "saveCPU c", "saveCPU r", "x", "loadCPU c", "loadCPU r", "x"))
+        for shape in BENCH_SHAPES:
             row = save_load(shape)
-            (cs, cl, cz), (rs, rl, rz) = row["cairn"], row["redis"]
+            (cs, cl, cz, csc, clc), (rs, rl, rz, rsc, rlc) = row["cairn"], row["redis"]
             n = row["keys"]
-            print("%-8s %9d | %12.0f %12.0f %5.2f | %12.0f %12.0f %5.2f | %11d %11d" % (
-                shape, n, n / cs, n / rs, rs / cs, n / max(cl, 1e-6), n / max(rl, 1e-6),
-                max(rl, 1e-6) / max(cl, 1e-6), cz, rz))
+            print("%-8s %9d | %12.0f %12.0f %5.2f | %12.0f %12.0f %5.2f | %11d %11d | %8.0fms %8.0fms %5.2f | "
+                  "%8.0fms %8.0fms %5.2f" % (
+                      shape, n, n / cs, n / rs, rs / cs, n / max(cl, 1e-6), n / max(rl, 1e-6),
+                      max(rl, 1e-6) / max(cl, 1e-6), cz, rz, csc * 1e3, rsc * 1e3, rsc / max(csc, 1e-6),
+                      clc * 1e3, rlc * 1e3, rlc / clc))
             sys.stdout.flush()
     if what in ("all", "persist", "fork"):
         print("== BGSAVE of %d keys under 50 writing clients" % FORK_KEYS)

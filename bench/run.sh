@@ -13,7 +13,7 @@ done
 # copy-on-write) are bench/persist.py: `sh bench/run.sh persist`, and after
 # the others in `all`.
 case "${1:-all}" in
-  persist) exec "$PY" bench/persist.py persist ;;
+  persist|saveload|fork) exec "$PY" bench/persist.py "$1" ;;
   all) "$PY" bench/bench.py all; exec "$PY" bench/persist.py persist ;;
   *) exec "$PY" bench/bench.py "${1:-all}" ;;
 esac

@@ -177,3 +177,43 @@ int rdbDecodeString(const unsigned char *buf, size_t len, size_t *pos, sds *out)
     if (rc == 0) *pos = i;
     return rc;
 }
+
+int rdbDecodeBlob(const unsigned char *buf, size_t len, size_t *pos, unsigned char **out, size_t *outLen) {
+    uint64_t n;
+    int special;
+    size_t i = *pos;
+    if (rdbDecodeLen(buf, len, &i, &n, &special) < 0) return -1;
+    if (special && n == ENC_LZF) {
+        uint64_t clen, ulen;
+        if (rdbDecodeLen(buf, len, &i, &clen, &special) < 0 || special) return -1;
+        if (rdbDecodeLen(buf, len, &i, &ulen, &special) < 0 || special) return -1;
+        if (clen == 0 || clen > len - i || ulen == 0 || ulen / RDBCODEC_MAX_EXPAND > clen || ulen > UINT32_MAX)
+            return -1;
+        unsigned char *b = xmalloc((size_t)ulen);
+        if (lzfDecompress(buf + i, (size_t)clen, b, (size_t)ulen) != ulen) {
+            xfree(b);
+            return -1;
+        }
+        *pos = i + (size_t)clen;
+        *out = b;
+        *outLen = (size_t)ulen;
+        return 0;
+    }
+    if (!special) {
+        if (n > len - i) return -1;
+        unsigned char *b = xmalloc(n ? (size_t)n : 1);
+        memcpy(b, buf + i, (size_t)n);
+        *pos = i + (size_t)n;
+        *out = b;
+        *outLen = (size_t)n;
+        return 0;
+    }
+    /* An integer encoding: its decimal text. */
+    sds s;
+    if (rdbDecodeString(buf, len, pos, &s) < 0) return -1;
+    *outLen = sdsLen(s);
+    *out = xmalloc(*outLen ? *outLen : 1);
+    memcpy(*out, s, *outLen);
+    sdsFree(s);
+    return 0;
+}

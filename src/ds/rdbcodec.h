@@ -36,5 +36,9 @@ int rdbDecodeLen(const unsigned char *buf, size_t len, size_t *pos, uint64_t *ou
  * advances *pos.  Returns -1, leaving *out unset, on truncation, an unknown
  * encoding, or LZF data that does not expand to the stated length. */
 int rdbDecodeString(const unsigned char *buf, size_t len, size_t *pos, sds *out);
+/* The same string as a plain heap block of exactly *outLen bytes (at least
+ * one allocated), which the caller frees with xfree or keeps as a listpack
+ * or other blob: LZF expands straight into it. */
+int rdbDecodeBlob(const unsigned char *buf, size_t len, size_t *pos, unsigned char **out, size_t *outLen);
 
 #endif

@@ -770,9 +770,10 @@ static void buildBegin(Build *b, int type, size_t hint) {
     }
 }
 
-/* A hash or sorted-set listpack (validated) that is already what the
- * value's listpack encoding holds becomes the value as it is, as Redis
- * keeps it, instead of being rebuilt element by element: 1 when done. */
+/* A hash or sorted-set listpack (validated, a heap block) that is already
+ * what the value's listpack encoding holds becomes the value as it is, as
+ * Redis keeps it, instead of being rebuilt element by element: 1 when done
+ * (the value then owns lp). */
 static int adoptListpack(Build *b, int rdbType, unsigned char *lp) {
     int enc;
     void *ptr;
@@ -784,17 +785,17 @@ static int adoptListpack(Build *b, int rdbType, unsigned char *lp) {
     buildFree(b);
     b->enc = enc;
     b->ptr = ptr;
-    b->added = lpLength(lp) / 2;
+    b->added = lpLength(ptr) / 2;
     return 1;
 }
 
 /* Loads a blob (ziplist, zipmap, listpack or intset) and visits its
  * elements.  Returns 0 or -1. */
 static int loadBlob(RdbReader *r, Build *b, int rdbType) {
-    sds blob;
-    if (rrString(r, &blob) < 0) return -1;
-    const unsigned char *p = (const unsigned char *)blob;
-    size_t n = sdsLen(blob);
+    unsigned char *blob;
+    size_t n;
+    if (rdbDecodeBlob(r->p, r->len, &r->pos, &blob, &n) < 0) return rrFail(r, "bad or truncated string");
+    const unsigned char *p = blob;
     long count = 0;
     switch (rdbType) {
     case RDB_TYPE_HASH_ZIPMAP: count = zipmapForEach(p, n, buildVisit, b); break;
@@ -816,13 +817,12 @@ static int loadBlob(RdbReader *r, Build *b, int rdbType) {
         }
         break;
     default: /* listpacks */
-        if (!lpValidateIntegrity((unsigned char *)blob, n, 1)) {
+        if (!lpValidateIntegrity(blob, n, 1)) {
             count = -1;
             break;
         }
-        if (adoptListpack(b, rdbType, (unsigned char *)blob)) break;
-        for (unsigned char *e = lpFirst((unsigned char *)blob); e && count >= 0;
-             e = lpNext((unsigned char *)blob, e)) {
+        if (adoptListpack(b, rdbType, blob)) return 0;
+        for (unsigned char *e = lpFirst(blob); e && count >= 0; e = lpNext(blob, e)) {
             unsigned int len;
             unsigned char ib[LP_INTBUF_SIZE];
             unsigned char *s = lpGetValue(e, &len, ib, NULL, NULL);
@@ -830,7 +830,7 @@ static int loadBlob(RdbReader *r, Build *b, int rdbType) {
         }
         break;
     }
-    sdsFree(blob);
+    xfree(blob);
     if (count < 0 || b->pending) return rrFail(r, "corrupt ziplist, zipmap, intset or listpack");
     return 0;
 }
@@ -844,27 +844,26 @@ static int loadQuicklist(RdbReader *r, Build *b, int v2) {
         if (v2 && rrLen(r, &container) < 0) return -1;
         if (container != QUICKLIST_NODE_PACKED && container != QUICKLIST_NODE_PLAIN)
             return rrFail(r, "quicklist integrity check failed");
-        sds data;
-        if (rrString(r, &data) < 0) return -1;
-        size_t n = sdsLen(data);
+        unsigned char *data;
+        size_t n;
+        if (rdbDecodeBlob(r->p, r->len, &r->pos, &data, &n) < 0) return rrFail(r, "bad or truncated string");
         if (container == QUICKLIST_NODE_PLAIN) {
-            quicklistAppendPlain(b->ptr, data, n);
+            quicklistAppendPlain(b->ptr, (const char *)data, n);
         } else if (!v2) {
             /* An empty ziplist node is skipped, as Redis skips it. */
-            if (ziplistForEach((unsigned char *)data, n, buildVisit, b) < 0) {
-                sdsFree(data);
+            if (ziplistForEach(data, n, buildVisit, b) < 0) {
+                xfree(data);
                 return rrFail(r, "ziplist integrity check failed");
             }
         } else {
-            if (!lpValidateIntegrity((unsigned char *)data, n, 1) || !lpSafeToAdd(NULL, n)) {
-                sdsFree(data);
+            if (!lpValidateIntegrity(data, n, 1) || !lpSafeToAdd(NULL, n)) {
+                xfree(data);
                 return rrFail(r, "listpack integrity check failed");
             }
-            unsigned char *lp = xmalloc(n);
-            memcpy(lp, data, n);
-            quicklistAppendListpack(b->ptr, lp);
+            quicklistAppendListpack(b->ptr, data); /* the node owns it */
+            continue;
         }
-        sdsFree(data);
+        xfree(data);
     }
     return 0;
 }

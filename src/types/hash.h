@@ -31,7 +31,8 @@ void hashValueForEach(const kvobj *o, HashVisit *fn, void *priv);
  * the value's encoding and pointer; LoadFree frees an unfinished value. */
 void hashLoadBegin(size_t hint, int *enc, void **ptr);
 /* A hash's listpack as RDB stores it (field, value pairs; the caller
- * validated its entries), adopted as the value (a copy) when a hash built
+ * validated its entries; a heap block), adopted as the value (the value
+ * then owns lp) when a hash built
  * from it would stay a listpack: within hash-max-listpack-entries and
  * -value, no repeated field.  Returns 1 with *enc and *ptr set, else 0 (build
  * it with hashLoadAdd). */

@@ -1045,10 +1045,7 @@ int hashLoadListpack(unsigned char *lp, int *enc, void **ptr) {
     }
     lpDupFree(&dups);
     if (!ok) return 0;
-    size_t bytes = lpBytes(lp);
-    unsigned char *copy = xmalloc(bytes);
-    memcpy(copy, lp, bytes);
     *enc = OBJ_ENC_LISTPACK;
-    *ptr = copy;
+    *ptr = lp;
     return 1;
 }

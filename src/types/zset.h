@@ -53,7 +53,8 @@ void zsetBuildStore(struct Client *c, const sds dst, ZsetBuild *b, const char *e
  * loading.  LoadFree frees an unfinished value. */
 void zsetLoadBegin(size_t hint, int *enc, void **ptr);
 /* A sorted set's listpack as RDB stores it (member, score pairs; the
- * caller validated its entries), adopted as the value (a copy) when it is
+ * caller validated its entries; a heap block), adopted as the value (the
+ * value then owns lp) when it is
  * what the listpack encoding holds: within zset-max-listpack-entries and
  * -value, every score a number, members unique and in (score, member)
  * order.  Returns 1 with *enc and *ptr set, else 0 (build it with
