@@ -228,6 +228,43 @@ def test_maxmemory_clients_percent(server):
     assert r.info("stats")["evicted_clients"] == 0
 
 
+def test_maxmemory_clients_evicts_from_the_biggest_size_class(server):
+    """Six clients whose query buffers hold 100-900 KB of a half-sent
+    argument: under a 1 MB limit the three of 512 KB and more (the top
+    power-of-two class) go, the three smaller ones stay, and memory
+    returns to where it was plus what the survivors hold."""
+    from test_aof import wait_for
+    r = server.client()
+    r.execute_command("CLIENT", "NO-EVICT", "on")
+    base = r.info("memory")["used_memory"]
+    sizes = [100, 200, 300, 700, 800, 900]
+    socks = []
+    for kb in sizes:
+        s = socket.create_connection((server.host, server.port))
+        n = kb * 1000
+        s.sendall(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$%d\r\n" % (n + 1) + b"x" * n)
+        socks.append(s)
+    wait_for(lambda: r.info("memory")["used_memory"] > base + 2900 * 1000, timeout=30, what="buffers filled")
+    r.config_set("maxmemory-clients", 1000 * 1000)
+    wait_for(lambda: r.info("stats")["evicted_clients"] == 3, timeout=30, what="3 evicted")
+    for kb, s in zip(sizes, socks):
+        s.settimeout(5)
+        if kb < 512:
+            s.sendall(b"x\r\n")
+            assert s.recv(100) == b"+OK\r\n"
+        else:
+            try:
+                got = s.recv(100)
+            except (ConnectionResetError, socket.timeout):
+                got = b""
+            assert got == b""
+    assert r.info("stats")["evicted_clients"] == 3
+    r.config_set("maxmemory-clients", 0)
+    wait_for(lambda: r.info("memory")["used_memory"] < base + 1500 * 1000, timeout=30, what="memory back")
+    for s in socks:
+        s.close()
+
+
 @pytest.mark.parametrize("kind", ["cairn", "redis"])
 def test_maxmemory_clients_evicts_a_subscriber_whose_output_grows(request, kind):
     """Many idle clients and one subscriber that stops reading: as its
