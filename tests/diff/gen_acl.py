@@ -22,10 +22,15 @@ COMMANDS = 20000
 
 USERS = [b"u0", b"u1", b"u2", b"u3"]
 PASSWORDS = [b"pw0", b"pw1", b"pw2", b"pw3"]
-KEYS = [b"a:1", b"a:2", b"b:1", b"b:2", b"c:1", b"c:x", b"k1", b"kk", b"z"]
+# Keys of 8 bytes or more and the patterns after them exercise the check's
+# compiled shapes: literal prefixes of up to 8 bytes (one masked compare),
+# longer ones, an exact key of 8 bytes, a suffix.
+KEYS = [b"a:1", b"a:2", b"b:1", b"b:2", b"c:1", b"c:x", b"k1", b"kk", b"z", b"user:1000:profile", b"user:1000",
+        b"session:abcdef", b"sessionx", b"cache:item:1:v", b"cache:it"]
 CHANNELS = [b"ch1", b"ch2", b"news", b"news.x", b"other"]
 KEY_RULES = [b"~a:*", b"%R~b:*", b"%W~c:*", b"~k?", b"%RW~z", b"allkeys", b"resetkeys", b"~*", b"%R~*",
-             b"%W~a:1", b"~[ab]:1"]
+             b"%W~a:1", b"~[ab]:1", b"~user:*", b"%R~user:1000*", b"%W~session:*", b"~*:profile",
+             b"~cache:item:*", b"~cache:it", b"~session*", b"%RW~sessionx"]
 CHANNEL_RULES = [b"&ch*", b"&news", b"&news.*", b"allchannels", b"resetchannels", b"&other"]
 CATEGORIES = [b"string", b"list", b"hash", b"set", b"sortedset", b"bitmap", b"hyperloglog", b"geo",
               b"pubsub", b"transaction", b"keyspace", b"read", b"write", b"fast", b"connection"]

@@ -186,6 +186,33 @@ def test_selectors_with_key_patterns(pair):
     pair.both("a", "ACL", "DRYRUN", "s", "SET", "b1", "v")
 
 
+def test_check_follows_rule_changes_on_open_connection(pair):
+    """The check's compiled patterns and quick tables (keys of 8 bytes or
+    more against short and long literal prefixes, exact keys, suffixes, %R
+    and %W) follow every rule change on a connection that stays
+    authenticated."""
+    pair.script([("a", "ACL", "SETUSER", "q", "on", "nopass", "+@all", "-@dangerous", "~cache:*", "~session:*",
+                  "~user:1000:*", "%R~ro:longprefix:*", "%W~wo:*", "~*:suffix", "~exactkey1"),
+                 ("q", "AUTH", "q", "x")])
+    keys = ["cache:item:1", "cache:", "cach", "session:abc", "sessionx", "user:1000:x", "user:100",
+            "ro:longprefix:1", "ro:longprefiy:1", "wo:key:12", "a:suffix", "longer:suffix", "exactkey1",
+            "exactkey12", "exactkey", "other:key:1"]
+
+    def probe():
+        for k in keys:
+            for cmd in (("GET", k), ("SET", k, "v"), ("INCR", k), ("STRLEN", k), ("SET", k, "v", "GET"),
+                        ("LPUSH", k + "l", "x"), ("GETDEL", k)):
+                pair.both("q", *cmd)
+
+    probe()
+    for change in (["resetkeys", "~session:*", "%R~cache:*"], ["-get"], ["+get", "allkeys"],
+                   ["resetkeys", "(~cache:* +get)", "~user:*"], ["clearselectors", "%W~*"],
+                   ["reset", "on", "nopass", "+@string", "~e*"]):
+        pair.both("a", "ACL", "SETUSER", "q", *change)
+        probe()
+    pair.both("a", "ACL", "LOG", "50")
+
+
 def test_sort_by_and_get_patterns(pair):
     pair.script([("a", "ACL", "SETUSER", "srt", "on", "nopass", "~l*", "~w*", "+@all"),
                  ("a", "ACL", "SETUSER", "srt2", "on", "nopass", "%R~*", "%W~l*", "+@all"),
