@@ -7,9 +7,9 @@
  * group, bucket[256] to bucket[257], which every query also tries.  Within
  * a group the quick prefixes (a literal of at most 8 bytes, then stars)
  * come first, the general globs last.  An entry keeps up to 8 bytes of its
- * literal part as a little-endian word and mask, so confirming a literal
- * of at most 8 bytes against a string of at least 8 is one load and
- * compare (globSetMatchQuick, inline in globset.h).
+ * literal part as a word and mask (in the host's byte order), so
+ * confirming a literal of at most 8 bytes against a string of at least 8
+ * is one load and compare (globSetMatchQuick, inline in globset.h).
  *
  * The shapes and why they agree with globMatch (which, like Redis, lets
  * nothing but the empty pattern match the empty string):
@@ -60,12 +60,14 @@ static void classify(GlobEntry *g) {
     } else {
         g->kind = GS_GLOB;
     }
+    /* word and mask in the host's byte order, as a load of a string's
+     * first 8 bytes reads them. */
+    unsigned char wb[8] = {0}, mb[8] = {0};
     size_t w = g->litLen < 8 ? g->litLen : 8;
-    g->word = g->mask = 0;
-    for (size_t k = 0; k < w; k++) {
-        g->word |= (uint64_t)(unsigned char)g->lit[k] << (8 * k);
-        g->mask |= (uint64_t)0xff << (8 * k);
-    }
+    memcpy(wb, g->lit, w);
+    memset(mb, 0xff, w);
+    memcpy(&g->word, wb, 8);
+    memcpy(&g->mask, mb, 8);
     g->quick = g->kind == GS_PREFIX && g->litLen <= 8;
 }
 

@@ -19,7 +19,7 @@
 
 /* The structures are here only for globSetMatchQuick; use the functions. */
 typedef struct GlobEntry {
-    uint64_t word;        /* lit's first min(8, litLen) bytes, little-endian */
+    uint64_t word;        /* lit's first min(8, litLen) bytes as a load reads them, zeros after */
     uint64_t mask;        /* the bytes of word that count */
     unsigned char tag;
     unsigned char quick;  /* a literal prefix of at most 8 bytes then stars: a string of 8

@@ -18,6 +18,20 @@ static const uint32_t K[64] = {
 
 static inline uint32_t ror(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
+#define S0(x) (ror(x, 2) ^ ror(x, 13) ^ ror(x, 22))
+#define S1(x) (ror(x, 6) ^ ror(x, 11) ^ ror(x, 25))
+#define CH(x, y, z) ((z) ^ ((x) & ((y) ^ (z))))
+#define MAJ(x, y, z) (((x) & (y)) | ((z) & ((x) | (y))))
+
+/* One round, with the eight working variables named in their rotated
+ * order instead of moved: eight rounds bring the names back. */
+#define ROUND(a, b, c, d, e, f, g, h, i)                    \
+    do {                                                    \
+        uint32_t t1 = h + S1(e) + CH(e, f, g) + K[i] + w[i]; \
+        d += t1;                                            \
+        h = t1 + S0(a) + MAJ(a, b, c);                      \
+    } while (0)
+
 static void compress(uint32_t h[8], const unsigned char *p) {
     uint32_t w[64];
     for (int i = 0; i < 16; i++)
@@ -28,17 +42,15 @@ static void compress(uint32_t h[8], const unsigned char *p) {
         w[i] = w[i - 16] + s0 + w[i - 7] + s1;
     }
     uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], k = h[7];
-    for (int i = 0; i < 64; i++) {
-        uint32_t t1 = k + (ror(e, 6) ^ ror(e, 11) ^ ror(e, 25)) + ((e & f) ^ (~e & g)) + K[i] + w[i];
-        uint32_t t2 = (ror(a, 2) ^ ror(a, 13) ^ ror(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-        k = g;
-        g = f;
-        f = e;
-        e = d + t1;
-        d = c;
-        c = b;
-        b = a;
-        a = t1 + t2;
+    for (int i = 0; i < 64; i += 8) {
+        ROUND(a, b, c, d, e, f, g, k, i);
+        ROUND(k, a, b, c, d, e, f, g, i + 1);
+        ROUND(g, k, a, b, c, d, e, f, i + 2);
+        ROUND(f, g, k, a, b, c, d, e, i + 3);
+        ROUND(e, f, g, k, a, b, c, d, i + 4);
+        ROUND(d, e, f, g, k, a, b, c, i + 5);
+        ROUND(c, d, e, f, g, k, a, b, i + 6);
+        ROUND(b, c, d, e, f, g, k, a, i + 7);
     }
     h[0] += a;
     h[1] += b;
