@@ -2,11 +2,11 @@
  * globset.h).
  *
  * Layout: the entries are grouped by the first byte of their literal
- * prefix, bucket b running from bucket[b] to bucket[b+1]; the entries
- * whose pattern starts with a glob character (or is empty) form the last
- * group, bucket[256] to bucket[257], which every query also tries.  Within
- * a group the quick prefixes (a literal of at most 8 bytes, then stars)
- * come first, the general globs last.  An entry keeps up to 8 bytes of its
+ * prefix, group b running from group[b].start to group[b+1].start; the
+ * entries whose pattern starts with a glob character (or is empty) form
+ * group 256, which every query also tries (group 257 only marks its end).
+ * Within a group the quick prefixes (a literal of at most 8 bytes, then
+ * stars) come first, up to quickEnd, and the general globs last.  An entry keeps up to 8 bytes of its
  * literal part as a word and mask (in the host's byte order), so
  * confirming a literal of at most 8 bytes against a string of at least 8
  * is one load and compare (globSetMatchQuick, inline in globset.h).
@@ -102,16 +102,21 @@ GlobSet *globSetCreate(const char *const *pats, const size_t *lens, const unsign
     }
     size_t fill[257], at = 0;
     for (unsigned b = 0; b < 257; b++) {
-        gs->bucket[b] = gs->e + at;
+        gs->group[b].start = gs->e + at;
         fill[b] = at;
         at += count[b];
     }
-    gs->bucket[257] = gs->e + n;
+    gs->group[257].start = gs->group[257].quickEnd = gs->e + n;
     /* Counting sort by bucket, then within each bucket by rank: the quick
      * prefixes first (globSetMatch's loop), the general globs last. */
     for (int r = 0; r <= GS_GLOB + 1; r++)
         for (size_t i = 0; i < n; i++)
             if (rank(&tmp[i]) == r) gs->e[fill[bucketOf(&tmp[i])]++] = tmp[i];
+    for (unsigned b = 0; b < 257; b++) {
+        const GlobEntry *g = gs->group[b].start;
+        while (g < gs->group[b + 1].start && g->quick) g++;
+        gs->group[b].quickEnd = g;
+    }
     xfree(tmp);
     return gs;
 }
@@ -150,10 +155,10 @@ int globSetMatch(const GlobSet *gs, const char *s, size_t len, unsigned need) {
     if (globSetMatchQuick(gs, s, len, need)) return 1;
     if (len > 0) {
         unsigned b = (unsigned char)s[0];
-        for (const GlobEntry *g = gs->bucket[b]; g < gs->bucket[b + 1]; g++)
+        for (const GlobEntry *g = gs->group[b].start; g < gs->group[b + 1].start; g++)
             if ((g->tag & need) == need && entryMatch(g, s, len)) return 1;
     }
-    for (const GlobEntry *g = gs->bucket[256]; g < gs->bucket[257]; g++)
+    for (const GlobEntry *g = gs->group[256].start; g < gs->group[257].start; g++)
         if ((g->tag & need) == need && entryMatch(g, s, len)) return 1;
     return 0;
 }

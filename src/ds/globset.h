@@ -32,7 +32,11 @@ typedef struct GlobEntry {
 } GlobEntry;
 
 typedef struct GlobSet {
-    const GlobEntry *bucket[258]; /* group b: [bucket[b], bucket[b+1]); 256: no literal first byte */
+    /* Group b (256: no literal first byte) runs from group[b].start to
+     * group[b + 1].start, its quick entries first, up to group[b].quickEnd. */
+    struct {
+        const GlobEntry *start, *quickEnd;
+    } group[258];
     size_t n;
     GlobEntry *e;
     char *bytes;          /* all patterns, back to back */
@@ -53,7 +57,7 @@ static inline int globSetMatchQuick(const GlobSet *gs, const char *s, size_t len
     uint64_t w;
     memcpy(&w, s, 8);
     unsigned b = (unsigned char)s[0];
-    for (const GlobEntry *g = gs->bucket[b], *end = gs->bucket[b + 1]; g < end && g->quick; g++)
+    for (const GlobEntry *g = gs->group[b].start, *end = gs->group[b].quickEnd; g < end; g++)
         if ((g->tag & need) == need && ((w ^ g->word) & g->mask) == 0) return 1;
     return 0;
 }

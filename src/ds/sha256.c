@@ -18,8 +18,10 @@ static const uint32_t K[64] = {
 
 static inline uint32_t ror(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
-#define S0(x) (ror(x, 2) ^ ror(x, 13) ^ ror(x, 22))
-#define S1(x) (ror(x, 6) ^ ror(x, 11) ^ ror(x, 25))
+/* ror(x,2)^ror(x,13)^ror(x,22) and ror(x,6)^ror(x,11)^ror(x,25), nested
+ * so that x is copied once. */
+#define S0(x) ror(ror(ror(x, 9) ^ (x), 11) ^ (x), 2)
+#define S1(x) ror(ror(ror(x, 14) ^ (x), 5) ^ (x), 6)
 #define CH(x, y, z) ((z) ^ ((x) & ((y) ^ (z))))
 #define MAJ(x, y, z) (((x) & (y)) | ((z) & ((x) | (y))))
 
@@ -37,8 +39,9 @@ static void compress(uint32_t h[8], const unsigned char *p) {
     for (int i = 0; i < 16; i++)
         w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
     for (int i = 16; i < 64; i++) {
-        uint32_t s0 = ror(w[i - 15], 7) ^ ror(w[i - 15], 18) ^ (w[i - 15] >> 3);
-        uint32_t s1 = ror(w[i - 2], 17) ^ ror(w[i - 2], 19) ^ (w[i - 2] >> 10);
+        uint32_t x = w[i - 15], y = w[i - 2];
+        uint32_t s0 = ror(ror(x, 11) ^ x, 7) ^ (x >> 3);   /* ror 7 ^ ror 18 ^ shr 3 */
+        uint32_t s1 = ror(ror(y, 2) ^ y, 17) ^ (y >> 10);  /* ror 17 ^ ror 19 ^ shr 10 */
         w[i] = w[i - 16] + s0 + w[i - 7] + s1;
     }
     uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], k = h[7];

@@ -96,7 +96,6 @@ typedef struct Selector {
     KeyPattern *pats;  /* in the order added (ACL LIST prints them so) */
     int npats;
     GlobSet *keySet;   /* pats compiled for the check; NULL until first used after a change */
-    unsigned char *quick; /* per command id, QUICK_*; NULL until built (see quickTableBuild) */
     sds *chans;
     int nchans;
 } Selector;
@@ -109,6 +108,12 @@ typedef struct AclUser {
     Selector **sels;    /* sels[0] is the root selector */
     int nsels;
     int unrestricted;   /* enabled, one selector, all commands, keys and channels */
+    /* The check's quick table (see quickTableBuild), built from sels[0]
+     * when it is the only selector, with its compiled keys; NULL until
+     * built.  Every change to the user's rules passes userSetInner or
+     * userClearContents, which drop it. */
+    unsigned char *quick;
+    const GlobSet *quickKeys;
 } AclUser;
 
 typedef struct LogEntry {
@@ -185,12 +190,6 @@ static void keysChanged(Selector *s) {
     s->keySet = NULL;
 }
 
-/* Any rule changed s: its quick table goes too (rebuilt when next needed). */
-static void selectorChanged(Selector *s) {
-    xfree(s->quick);
-    s->quick = NULL;
-}
-
 static void resetKeys(Selector *s) {
     for (int i = 0; i < s->npats; i++) sdsFree(s->pats[i].pat);
     xfree(s->pats);
@@ -208,7 +207,6 @@ static void resetChannels(Selector *s) {
 
 static void selectorFree(Selector *s) {
     if (!s) return;
-    selectorChanged(s);
     resetFirstArgs(s);
     resetKeys(s);
     resetChannels(s);
@@ -384,7 +382,6 @@ static int commandRule(Selector *s, const char *op, size_t len) {
 }
 
 static int selectorSet(Selector *s, const char *op, size_t len) {
-    selectorChanged(s);
     if (!strcasecmp(op, "allkeys") || !strcmp(op, "~*")) {
         s->flags |= SEL_ALLKEYS;
         resetKeys(s);
@@ -447,7 +444,16 @@ static AclUser *userCreateUnlinked(const char *name, size_t len) {
     return u;
 }
 
+/* The user's rules change: the quick table goes (rebuilt when next
+ * needed). */
+static void userChanged(AclUser *u) {
+    xfree(u->quick);
+    u->quick = NULL;
+    u->quickKeys = NULL;
+}
+
 static void userClearContents(AclUser *u) {
+    userChanged(u);
     for (int i = 0; i < u->npasses; i++) sdsFree(u->passes[i]);
     xfree(u->passes);
     for (int i = 0; i < u->nsels; i++) selectorFree(u->sels[i]);
@@ -538,6 +544,7 @@ static int selectorFromText(AclUser *u, const char *op, size_t len) {
 static int userSet(AclUser *u, const char *op, size_t len);
 
 static int userSetInner(AclUser *u, const char *op, size_t len) {
+    userChanged(u);
     if (len == 0) return RULE_OK;
     if (!strcasecmp(op, "on")) {
         u->flags = (u->flags | USER_ON) & ~USER_OFF;
@@ -854,17 +861,18 @@ typedef struct KeyCache {
     KeyResult keys;
 } KeyCache;
 
-/* A selector's quick table: per command id, QUICK_ALLOW when the selector
- * allows the command whatever its arguments (its bit is set and it has no
- * keys and no channels, or the selector has allkeys); else, for a command
- * allowed whose one key sits at a fixed argv index (KeyPlan.quickPos),
- * that index and the permissions (PERM_*) the key needs, shifted by
- * QUICK_NEED_SHIFT; else 0: the full check. */
+/* The quick table of a user with one selector: per command id,
+ * QUICK_ALLOW when the selector allows the command whatever its arguments
+ * (its bit is set and it has no keys and no channels, or the selector has
+ * allkeys); else, for a command allowed whose one key sits at a fixed argv
+ * index (KeyPlan.quickPos), that index and the permissions (PERM_*) the
+ * key needs, shifted by QUICK_NEED_SHIFT; else 0: the full check. */
 #define QUICK_POS 0x3f
 #define QUICK_NEED_SHIFT 6
 #define QUICK_ALLOW 0xff
 
-static void quickTableBuild(Selector *s) {
+static void quickTableBuild(AclUser *u) {
+    Selector *s = u->sels[0];
     unsigned char *t = xcalloc(idCount ? idCount : 1);
     if (!(s->flags & SEL_ALLKEYS) && !s->keySet) compileKeys(s);
     for (unsigned id = 0; id < idCount; id++) {
@@ -876,7 +884,8 @@ static void quickTableBuild(Selector *s) {
         else if (kp->quickPos && kp->quickPos < QUICK_POS) /* 63 with R|W would read as QUICK_ALLOW */
             t[id] = (unsigned char)(kp->quickPos | kp->spec[0].need << QUICK_NEED_SHIFT);
     }
-    s->quick = t;
+    u->quick = t;
+    u->quickKeys = s->keySet;
 }
 
 /* The keys of a PLAN_FIXED or PLAN_FIXED_MAX command: 1 when s allows
@@ -1069,7 +1078,7 @@ static int unchecked(const Client *c) { return (c->flags & CLIENT_MASTER) != 0; 
 __attribute__((noinline)) static int refuseCommandFull(Client *c, Command *cmd) {
     if (unchecked(c)) return 0;
     AclUser *u = aclClientUser(c);
-    if (u->nsels == 1 && !u->sels[0]->quick) quickTableBuild(u->sels[0]);
+    if (u->nsels == 1 && !u->quick) quickTableBuild(u);
     int pos = 0;
     int rc = userCheck(u, cmd, c->argc, c->argv, &pos);
     if (rc == ACL_OK) return 0;
@@ -1098,14 +1107,13 @@ int aclRefuseCommandSlow(Client *c, Command *cmd) {
      * a refusal included, takes the full check, which also finds what to
      * report. */
     const AclUser *u = aclClientUser(c);
-    if (u->nsels == 1 && u->sels[0]->quick) {
-        const Selector *s = u->sels[0];
-        unsigned q = s->quick[cmd->id];
+    if (u->quick) {
+        unsigned q = u->quick[cmd->id];
         if (q == QUICK_ALLOW) return 0;
         unsigned pos = q & QUICK_POS;
         if (pos && (int)pos < c->argc) {
             sds key = c->argv[pos];
-            if (globSetMatchQuick(s->keySet, key, sdsLen(key), q >> QUICK_NEED_SHIFT)) return 0;
+            if (globSetMatchQuick(u->quickKeys, key, sdsLen(key), q >> QUICK_NEED_SHIFT)) return 0;
         }
     }
     return refuseCommandFull(c, cmd);
