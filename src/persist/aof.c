@@ -298,7 +298,7 @@ static void deleteHistoryFiles(void) {
 /* Writing                                                                  */
 /* ------------------------------------------------------------------------ */
 
-static int childActive(void) { return aof.childPid >= 0 || persistBgsaveChildPid() >= 0; }
+static int childActive(void) { return persistChildActive(); }
 
 /* The effects sink: one unit, appended to buf. */
 static void aofSink(const Effect *ops, int count, void *ctx) {
@@ -943,7 +943,7 @@ static int startAppendOnly(const char **err) {
     if (!aof.manifest) aof.manifest = aofManifestCreate();
     aof.state = AOF_WAIT_REWRITE, persistRefusalHint = 1;
     aof.lastWriteOk = 1;
-    if (aof.childPid < 0 && persistBgsaveChildPid() >= 0) {
+    if (aof.childPid < 0 && persistChildActive()) {
         aof.scheduled = 1;
         serverLog(LL_WARNING, "AOF was enabled but there is already another background operation. An AOF background "
                               "was scheduled to start when possible.");

@@ -39,6 +39,8 @@
 
 static struct {
     pid_t childPid;             /* -1: no save child */
+    pid_t syncChildPid;         /* a replication full sync's save child, -1: none */
+    int syncChildDisk;          /* ... writing dbfilename (else the replicas' sockets) */
     long long childStartMs;     /* when it was forked */
     long long dirtyBeforeBgsave;
     int lastBgsaveOk;           /* rdb_last_bgsave_status */
@@ -62,7 +64,7 @@ static struct {
     long long keysProcessed;    /* current_save_keys_processed */
     long long keysTotal;        /* current_save_keys_total (at fork) */
     size_t lastCowSize;         /* rdb_last_cow_size: the last child's peak */
-} state = {.childPid = -1, .lastBgsaveOk = 1, .lastBgsaveTimeSec = -1, .infoPipe = {-1, -1}};
+} state = {.childPid = -1, .syncChildPid = -1, .lastBgsaveOk = 1, .lastBgsaveTimeSec = -1, .infoPipe = {-1, -1}};
 
 static long long nowUnix(void) { return (long long)time(NULL); }
 
@@ -290,7 +292,7 @@ static void persistCron(void) {
         if (pid == state.childPid) bgsaveDone(pid, st);
         return;
     }
-    if (aofChildPid() >= 0) return; /* one child at a time */
+    if (persistChildActive()) return; /* one child at a time */
     long long now = nowUnix();
     int retryOk = now - state.lastBgsaveTry > BGSAVE_RETRY_DELAY || state.lastBgsaveOk;
     long long secs[32], changes[32];
@@ -373,7 +375,7 @@ static void afterFlushAll(void) {
 /* --- commands --- */
 
 static void saveCommand(Client *c) {
-    if (state.childPid >= 0) {
+    if (persistChildType() == PERSIST_CHILD_RDB) {
         replyError(c, "ERR Background save already in progress");
         return;
     }
@@ -392,9 +394,10 @@ static void bgsaveCommand(Client *c) {
             return;
         }
     }
-    if (state.childPid >= 0) {
+    int kind = persistChildType();
+    if (kind == PERSIST_CHILD_RDB) {
         replyError(c, "ERR Background save already in progress");
-    } else if (aofChildPid() >= 0 || (c->flags & CLIENT_MULTI)) {
+    } else if (kind != PERSIST_CHILD_NONE || (c->flags & CLIENT_MULTI)) {
         /* Inside EXEC Redis defers the fork to the timer. */
         if (schedule || (c->flags & CLIENT_MULTI)) {
             state.scheduled = 1;
@@ -706,6 +709,40 @@ static const char *diskError(int *rdb) {
 
 long long persistLatestForkUsec(void) { return state.latestForkUsec; }
 pid_t persistBgsaveChildPid(void) { return state.childPid; }
+
+int persistChildType(void) {
+    if (state.childPid >= 0 || state.syncChildPid >= 0) return PERSIST_CHILD_RDB;
+    return aofChildPid() >= 0 ? PERSIST_CHILD_AOF : PERSIST_CHILD_NONE;
+}
+
+void persistSyncChildStarted(pid_t pid, int disk) {
+    state.syncChildPid = pid;
+    state.syncChildDisk = disk;
+    state.childStartMs = serverNowMs();
+    childInfoReset();
+    state.keysTotal = totalKeys();
+    if (disk) {
+        state.dirtyBeforeBgsave = server.dirty;
+        state.lastBgsaveTry = nowUnix();
+        state.saves++;
+    }
+}
+
+void persistSyncChildDone(int ok) {
+    if (state.syncChildPid < 0) return;
+    state.syncChildPid = -1;
+    childInfoReset();
+    state.lastBgsaveTimeSec = (serverNowMs() - state.childStartMs) / 1000;
+    if (!state.syncChildDisk) return;
+    if (ok) {
+        server.dirty -= state.dirtyBeforeBgsave;
+        if (server.dirty < 0) server.dirty = 0;
+        server.lastSaveUnix = nowUnix();
+        state.lastBgsaveOk = 1;
+    } else {
+        state.lastBgsaveOk = 0, persistRefusalHint = 1;
+    }
+}
 void persistNoteFork(long long us) {
     state.latestForkUsec = us;
     if (dbHooks.latency) dbHooks.latency("fork", us / 1000);
@@ -714,7 +751,8 @@ void persistNoteFork(long long us) {
 long long persistTotalForks(void) { return state.totalForks; }
 
 sds persistInfoSection(sds s) {
-    long long cur = state.childPid >= 0 ? (serverNowMs() - state.childStartMs) / 1000 : -1;
+    int rdbChild = persistChildType() == PERSIST_CHILD_RDB;
+    long long cur = rdbChild ? (serverNowMs() - state.childStartMs) / 1000 : -1;
     long long cowAge = state.cowUpdatedMs ? (serverNowMs() - state.cowUpdatedMs) / 1000 : 0;
     double forkPerc = state.keysTotal ? (double)state.keysProcessed / (double)state.keysTotal * 100 : 0;
     s = sdsCatPrintf(s,
@@ -737,7 +775,7 @@ sds persistInfoSection(sds s) {
                         "rdb_last_load_keys_expired:%lld\r\n"
                         "rdb_last_load_keys_loaded:%lld\r\n",
                         state.loading, state.cowPeak, state.cowSize, cowAge, forkPerc, state.keysProcessed,
-                        state.keysTotal, server.dirty, state.childPid >= 0, server.lastSaveUnix, state.lastBgsaveOk ? "ok" : "err",
+                        state.keysTotal, server.dirty, rdbChild, server.lastSaveUnix, state.lastBgsaveOk ? "ok" : "err",
                         state.lastBgsaveTimeSec, cur, state.saves, state.lastCowSize, state.loadKeysExpired, state.loadKeysLoaded);
     s = aofInfoMain(s);
     s = sdsCat(s, "module_fork_in_progress:0\r\n"

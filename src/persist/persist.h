@@ -83,8 +83,23 @@ void persistLoadingEnd(void);
  * missing or empty file, -1 with *err). */
 int persistLoadForSync(const char *filename, const unsigned char *buf, size_t len, void (*tick)(void),
                        RdbLoadInfo *info, sds *err);
-/* The BGSAVE child's pid, -1 when none (the AOF rewrite waits for it). */
+/* The BGSAVE child's pid, -1 when none. */
 pid_t persistBgsaveChildPid(void);
+
+/* One background child at a time, as Redis: the kind running now.  RDB is
+ * a BGSAVE or a replication full sync's save (BGSAVE and SAVE answer
+ * "already in progress", INFO shows rdb_bgsave_in_progress:1), AOF a
+ * rewrite (BGSAVE waits or is scheduled, BGREWRITEAOF is scheduled after
+ * any other).  SCRIPT DEBUG's forked sessions do not count, as in Redis. */
+enum { PERSIST_CHILD_NONE = 0, PERSIST_CHILD_RDB, PERSIST_CHILD_AOF };
+int persistChildType(void);
+static inline int persistChildActive(void) { return persistChildType() != PERSIST_CHILD_NONE; }
+/* A replication full sync forked pid to write the RDB (to dbfilename when
+ * disk, else to the replicas' sockets); its end (ok: exited 0) once
+ * reaped.  A disk one is a save like BGSAVE's (rdb_saves, LASTSAVE, the
+ * dirty counter, rdb_last_bgsave_status), a socket one only a child. */
+void persistSyncChildStarted(pid_t pid, int disk);
+void persistSyncChildDone(int ok);
 /* A fork took us microseconds (INFO latest_fork_usec, total_forks). */
 void persistNoteFork(long long us);
 

@@ -167,14 +167,17 @@ void syncCommand(Client *c) {
         replBacklogCreate();
         serverLog(LL_NOTICE, "Replication backlog created, my new replication IDs are '%s' and '%s'", repl.replid, repl.replid2);
     }
-    if (job.pid != -1) {
+    if (job.pid != -1 && !job.disk) {
+        serverLog(LL_NOTICE, "Current BGSAVE has socket target. Waiting for next BGSAVE for SYNC");
+    } else if (job.pid != -1 || persistChildType() == PERSIST_CHILD_RDB) {
         if (attachToDiskSave(c)) serverLog(LL_NOTICE, "Waiting for end of BGSAVE for SYNC");
         else serverLog(LL_NOTICE, "Can't attach the replica to the current BGSAVE. Waiting for next BGSAVE for SYNC");
-    } else if (server.cfg.replDisklessSync && (r->capa & CAPA_EOF)) {
-        if (server.cfg.replDisklessSyncDelay)
-            serverLog(LL_NOTICE, "Delay next BGSAVE for diskless SYNC");
+    } else if (server.cfg.replDisklessSync && (r->capa & CAPA_EOF) && server.cfg.replDisklessSyncDelay) {
+        serverLog(LL_NOTICE, "Delay next BGSAVE for diskless SYNC");
+    } else if (persistChildActive()) {
+        serverLog(LL_NOTICE, "No BGSAVE in progress, but another BG operation is active. BGSAVE for replication delayed");
     }
-    /* The cron starts the sync (at once on disk). */
+    /* The cron starts the sync when no other child runs (one at a time). */
 }
 
 /* REPLCONF <option> <value> ... */
@@ -351,8 +354,13 @@ static void pump(void) {
         while (waitpid(job.pid, &st, 0) < 0 && errno == EINTR) {
         }
         int ok = n == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
-        if (ok) serverLog(LL_NOTICE, "Diskless rdb transfer, done reading from pipe, %d replicas still up.", job.n);
-        else serverLog(LL_WARNING, "Background transfer error");
+        persistSyncChildDone(ok);
+        if (ok) {
+            serverLog(LL_NOTICE, "Diskless rdb transfer, done reading from pipe, %d replicas still up.", job.n);
+            serverLog(LL_NOTICE, "Background RDB transfer terminated with success");
+        } else {
+            serverLog(LL_WARNING, "Background transfer error");
+        }
         jobFinish(ok);
         return;
     }
@@ -413,6 +421,7 @@ static void startSync(int disk) {
         return;
     }
     persistNoteFork(ustime() - start); /* INFO's total_forks counts it, as Redis */
+    persistSyncChildStarted(pid, disk);   /* the one child, for BGSAVE, BGREWRITEAOF and INFO */
     job.pid = pid;
     job.offset = repl.offset;
     job.disk = disk;
@@ -435,6 +444,7 @@ static void startSync(int disk) {
         return;
     }
     serverLog(LL_NOTICE, "Starting BGSAVE for SYNC with target: replicas sockets");
+    serverLog(LL_NOTICE, "Background RDB transfer started by pid %d", (int)pid);
     close(pfd[1]);
     job.srcFd = pfd[0];
     fcntl(job.srcFd, F_SETFL, fcntl(job.srcFd, F_GETFL) | O_NONBLOCK);
@@ -474,7 +484,7 @@ static void diskSaved(int ok) {
 }
 
 static void maybeStartSync(void) {
-    if (job.pid != -1 || job.sending) return;
+    if (job.pid != -1 || job.sending || persistChildActive()) return;
     int waiting = 0, eof = 0;
     long long oldest = 0;
     for (int i = 0; i < repl.nreplicas; i++) {
@@ -587,6 +597,7 @@ void primaryCron(int everySecond) {
         pid_t p = waitpid(job.pid, &st, WNOHANG);
         if (p == job.pid) {
             job.pid = -1;
+            persistSyncChildDone(WIFEXITED(st) && WEXITSTATUS(st) == 0);
             if (job.disk) diskSaved(WIFEXITED(st) && WEXITSTATUS(st) == 0);
             else jobEnd();
         }
