@@ -971,9 +971,15 @@ def aof():
                         rps[s.name].append(parse_csv_rps(out.stdout)[0])
                 ra, rb = statistics.median(rps[A_NAME]), statistics.median(rps[B_NAME])
                 print("%-9s %3d %14.0f %14.0f %6.2f" % (mode, p, ra, rb, ratio(ra, rb)))
+                if rounds > 2:  # the rounds, for the swings of the disk's fsync latency
+                    print("          rounds: %s %s; %s %s" % (
+                        A_NAME, " ".join("%.0f" % v for v in rps[A_NAME]),
+                        B_NAME, " ".join("%.0f" % v for v in rps[B_NAME])))
         finally:
             for s in servers:
                 s.stop()
+    if not env_int("BENCH_AOF_REWRITE", 1):
+        return
     keys = env_int("BENCH_AOF_KEYS", 1000000)
     extra = ["--appendonly", "yes", "--enable-debug-command", "yes"]
     times = {}
