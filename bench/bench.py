@@ -762,6 +762,20 @@ def pct(sorted_vals, p):
     return sorted_vals[min(len(sorted_vals) - 1, int(len(sorted_vals) * p))]
 
 
+def preemptions(pid):
+    """Involuntary context switches of a process's main thread so far: the
+    times the kernel took the CPU away from it (on a shared 2-core machine
+    each costs a scheduler slice, 4 ms or more, to whatever it was doing)."""
+    try:
+        with open("/proc/%d/task/%d/status" % (pid, pid)) as f:
+            for line in f:
+                if line.startswith("nonvoluntary_ctxt_switches:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def growth_run(binary, name, n, ttl):
     """Load n keys (SET, pipelined 100 per write, one connection), with or
     without a TTL, while a probe GETs every ms.  Returns a dict of figures
@@ -778,14 +792,16 @@ def growth_run(binary, name, n, ttl):
            "-r", "1000000000", "-q"]
     cmd += ["SET", "key:__rand_int__", "xxxxxxxxxx"] + (["EX", "100000"] if ttl else [])
     t0 = time.monotonic()
+    pre0 = preemptions(s.pid)
     subprocess.run(cmd, capture_output=True, timeout=3600)
     load = time.monotonic() - t0
+    preempt = preemptions(s.pid) - pre0
     times = probe.finish()
     slow = r.slowlog_get(1024)
     worst = sorted(slow, key=lambda e: -e["duration"])[:3]
     res = {"load_s": load, "keys": r.dbsize(), "probes": len(times),
            "p999_ms": pct(times, 0.999) * 1e3, "max_ms": (times[-1] if times else float("nan")) * 1e3,
-           "slow": len(slow),
+           "slow": len(slow), "preempt": preempt,
            "worst": ["%dus %s" % (e["duration"], e["command"][:30].decode(errors="replace")) for e in worst]}
     return res, s, r
 
@@ -826,15 +842,15 @@ def latency():
     reproduce that).  Figures on a loaded machine are indicative."""
     n = env_int("BENCH_LAT_KEYS", 2000000)
     print("\n== latency: growth to %d keys (SET pipelined 100 per write, probe GET every 1 ms)" % n)
-    print("%-8s %-6s %8s %8s %9s %8s %6s  %s" % ("ttl", "server", "keys", "load s", "p99.9 ms", "max ms",
-                                                 "slow>2", "worst slowlog entries"))
+    print("%-8s %-6s %8s %8s %9s %8s %6s %8s  %s" % ("ttl", "server", "keys", "load s", "p99.9 ms", "max ms",
+                                                     "slow>2", "preempt", "worst slowlog entries"))
     flush = {}
     for ttl in (False, True):
         for binary, sname in ((A_BIN, A_NAME), (B_BIN, B_NAME)):
             res, s, r = growth_run(binary, sname, n, ttl)
-            print("%-8s %-6s %8d %8.1f %9.2f %8.2f %6d  %s" % (
+            print("%-8s %-6s %8d %8.1f %9.2f %8.2f %6d %8d  %s" % (
                 "EX" if ttl else "none", sname, res["keys"], res["load_s"], res["p999_ms"], res["max_ms"],
-                res["slow"], "; ".join(res["worst"])))
+                res["slow"], res["preempt"], "; ".join(res["worst"])))
             sys.stdout.flush()
             if ttl:
                 flush[sname] = flush_release(s, r)
