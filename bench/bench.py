@@ -861,14 +861,16 @@ def latency():
         b, took, a1, a3 = flush[sname]
         print("%-6s %9.0f %9.2f %9.0f %9.0f" % (sname, b / 2**20, took, a1 / 2**20, a3 / 2**20))
     print("\n== latency: big values (redis-benchmark -c 2 -d SIZE -t set,get)")
-    print("%-6s %-4s %10s %10s %6s" % ("size", "op", A_NAME, B_NAME, "ratio"))
+    print("%-6s %-4s %10s %10s %6s   %s" % ("size", "op", A_NAME, B_NAME, "ratio",
+                                           "server CPU ms per request, SET and GET together"))
     for size, cnt in ((1 << 20, env_int("BENCH_BIG1_N", 400)), (10 << 20, env_int("BENCH_BIG10_N", 60))):
-        a, _ = bigvalue_rps(A_BIN, A_NAME, size, cnt)
-        b, _ = bigvalue_rps(B_BIN, B_NAME, size, cnt)
+        a, acpu = bigvalue_rps(A_BIN, A_NAME, size, cnt)
+        b, bcpu = bigvalue_rps(B_BIN, B_NAME, size, cnt)
         for op in ("SET", "GET"):
-            print("%-6s %-4s %10.1f %10.1f %6.2f" % ("%dMB" % (size >> 20), op, a.get(op, float("nan")),
-                                                    b.get(op, float("nan")),
-                                                    ratio(a.get(op, float("nan")), b.get(op, float("nan")))))
+            print("%-6s %-4s %10.1f %10.1f %6.2f   %s" % (
+                "%dMB" % (size >> 20), op, a.get(op, float("nan")), b.get(op, float("nan")),
+                ratio(a.get(op, float("nan")), b.get(op, float("nan"))),
+                "%s %.2f / %s %.2f" % (A_NAME, acpu, B_NAME, bcpu) if op == "SET" else ""))
         sys.stdout.flush()
 
 # ------------------------------------------------------------- instructions
