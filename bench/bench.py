@@ -1116,6 +1116,9 @@ def cache():
     nkeys = env_int("BENCH_CACHE_KEYS", 200000)
     nops = env_int("BENCH_CACHE_OPS", 300000)
     maxmemory = env_int("BENCH_CACHE_MAXMEMORY", 8 * 1024 * 1024)
+    # Server A's own limit (default: the same), to compare hit rates at
+    # equal key counts rather than equal memory.
+    maxmemory_a = env_int("BENCH_CACHE_A_MAXMEMORY", maxmemory)
     rng = random.Random(22)
     cdf, total = [], 0.0
     for i in range(nkeys):
@@ -1129,8 +1132,8 @@ def cache():
           "maxmemory %d; hit rate over the second half)" % (nkeys, nops, maxmemory))
     print("%-12s %-8s %9s %10s %10s %12s" % ("policy", "server", "hit rate", "keys held", "evicted", "used_memory"))
     for policy in ("allkeys-lru", "allkeys-lfu"):
-        for binary, sname in ((A_BIN, A_NAME), (B_BIN, B_NAME)):
-            hit, held, ev, used = cache_run(binary, sname, policy, nkeys, seq, maxmemory, value)
+        for binary, sname, mm in ((A_BIN, A_NAME, maxmemory_a), (B_BIN, B_NAME, maxmemory)):
+            hit, held, ev, used = cache_run(binary, sname, policy, nkeys, seq, mm, value)
             print("%-12s %-8s %8.2f%% %10d %10d %12d" % (policy, sname, hit * 100, held, ev, used))
 
 
