@@ -705,7 +705,14 @@ static uint64_t textHash(const unsigned char *s, size_t len) {
         len -= 8;
     }
     uint64_t w = 0;
-    for (size_t i = 0; i < len; i++) w |= (uint64_t)s[i] << (8 * i);
+    if (len >= 4) { /* two overlapping 4-byte reads cover 4..7 bytes */
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + len - 4, 4);
+        w = (uint64_t)a << 32 | b;
+    } else {
+        for (size_t i = 0; i < len; i++) w |= (uint64_t)s[i] << (8 * i);
+    }
     h = (h ^ w) * 0x94D049BB133111EBULL;
     return h ^ (h >> 29);
 }
