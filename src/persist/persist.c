@@ -41,6 +41,7 @@ static struct {
     pid_t childPid;             /* -1: no save child */
     pid_t syncChildPid;         /* a replication full sync's save child, -1: none */
     int syncChildDisk;          /* ... writing dbfilename (else the replicas' sockets) */
+    int syncChildKilled;        /* ... killed on purpose (not a failed save) */
     long long childStartMs;     /* when it was forked */
     long long dirtyBeforeBgsave;
     int lastBgsaveOk;           /* rdb_last_bgsave_status */
@@ -257,6 +258,19 @@ static void bgsaveKill(void) {
     childInfoReset();
 }
 
+/* Kills a replication sync's save child (FLUSHALL, shutdown), as Redis
+ * kills any RDB child; the replication layer reaps it (its replicas are
+ * dropped and sync again) and persistSyncChildDone removes its temporary
+ * file. */
+static void syncChildKill(void) {
+    if (state.syncChildPid < 0 || state.syncChildKilled) return;
+    kill(state.syncChildPid, SIGUSR1);
+    state.syncChildKilled = 1;
+    char tmp[64];
+    snprintf(tmp, sizeof(tmp), "temp-%d.rdb", (int)state.syncChildPid);
+    unlink(tmp);
+}
+
 /* Parses the `save` directive ("<seconds> <changes> ..."): returns the
  * number of pairs stored in secs/changes (at most max). */
 static int saveParams(long long *secs, long long *changes, int max) {
@@ -315,6 +329,9 @@ static int prepareShutdown(int flags) {
     if (state.childPid >= 0) {
         serverLog(LL_WARNING, "There is a child saving an .rdb. Killing it!");
         bgsaveKill();
+    } else if (state.syncChildPid >= 0) {
+        serverLog(LL_WARNING, "There is a child saving an .rdb. Killing it!");
+        syncChildKill();
     }
     if (aofPrepareShutdown(flags & SHUTDOWN_FORCE) < 0) return -1;
     if ((savePointsConfigured() && !(flags & SHUTDOWN_NOSAVE)) || (flags & SHUTDOWN_SAVE)) {
@@ -369,6 +386,7 @@ int persistDebugReload(int flags) {
  * empty dataset is saved at once, as Redis does (not counted in rdb_saves). */
 static void afterFlushAll(void) {
     if (state.childPid >= 0) bgsaveKill();
+    syncChildKill(); /* as Redis: its replicas resync */
     if (savePointsConfigured()) saveForeground();
 }
 
@@ -717,6 +735,7 @@ int persistChildType(void) {
 
 void persistSyncChildStarted(pid_t pid, int disk) {
     state.syncChildPid = pid;
+    state.syncChildKilled = 0;
     state.syncChildDisk = disk;
     state.childStartMs = serverNowMs();
     childInfoReset();
@@ -730,6 +749,11 @@ void persistSyncChildStarted(pid_t pid, int disk) {
 
 void persistSyncChildDone(int ok) {
     if (state.syncChildPid < 0) return;
+    if (!ok && state.syncChildDisk) {
+        char tmp[64];
+        snprintf(tmp, sizeof(tmp), "temp-%d.rdb", (int)state.syncChildPid);
+        unlink(tmp);
+    }
     state.syncChildPid = -1;
     childInfoReset();
     state.lastBgsaveTimeSec = (serverNowMs() - state.childStartMs) / 1000;
@@ -739,7 +763,7 @@ void persistSyncChildDone(int ok) {
         if (server.dirty < 0) server.dirty = 0;
         server.lastSaveUnix = nowUnix();
         state.lastBgsaveOk = 1;
-    } else {
+    } else if (!state.syncChildKilled) {
         state.lastBgsaveOk = 0, persistRefusalHint = 1;
     }
 }

@@ -133,3 +133,32 @@ def test_sync_waits_for_a_bgsave(start_server, start_oracle, kind):
     assert got == b"+Background append only file rewriting scheduled"
     wait_for(lambda: link_up(r_srv.client()), what="replica synced after the BGSAVE")
     wait_for(lambda: p.info("persistence")["aof_rewrites"] == 1, what="the scheduled rewrite")
+
+
+@pytest.mark.parametrize("disk", [False, True], ids=["socket", "disk"])
+@pytest.mark.parametrize("kind", ["cairn", "redis"])
+def test_flushall_kills_a_sync_save(start_server, start_oracle, kind, disk):
+    """FLUSHALL kills the RDB child, a sync's too (Redis's killRDBChild):
+    not a failed save, no temporary file left, and the replica syncs again
+    (the empty dataset)."""
+    p_srv = (start_server if kind == "cairn" else start_oracle)(
+        **{"repl-diskless-sync": "no" if disk else "yes", "repl-diskless-sync-delay": "0", **DBG})
+    r_srv = start_server(**DBG)
+    p, r = p_srv.client(), r_srv.client()
+    fill(p, 300)
+    r.execute_command("REPLICAOF", p_srv.host, p_srv.port)
+    child = held_child(p_srv)
+    try:
+        assert p.flushall()
+    finally:
+        os.kill(child, signal.SIGCONT)
+    wait_for(lambda: not os.path.exists("/proc/%d" % child) or
+             open("/proc/%d/stat" % child).read().split()[2] == "Z", what="the child gone")
+    wait_for(lambda: p.info("persistence")["rdb_bgsave_in_progress"] == 0, what="the child reaped")
+    p.set("after", 1)
+    wait_for(lambda: link_up(r) and r.get("after") == b"1", what="replica synced again")
+    assert r.dbsize() == 1
+    assert p.info("stats")["sync_full"] == 2  # the killed sync, then a new one
+    info = p.info("persistence")
+    assert info["rdb_last_bgsave_status"] == "ok"
+    assert not [f for f in os.listdir(p_srv.tmp) if f.startswith("temp-")]
