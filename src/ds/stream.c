@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ds/alloc.h"
+#include "ds/lzfdec.h"
 #include "ds/util.h"
 
 /* ------------------------------------------------------------------------ */
@@ -145,7 +146,7 @@ static size_t nodeValueBytes(const void *v) {
 }
 
 static void zDecompress(const StreamZNode *z, unsigned char *dst) {
-    if (lzf_decompress(z->data, z->zLen, dst, z->rawLen) != z->rawLen) {
+    if (lzfDecompress(z->data, z->zLen, dst, z->rawLen) != z->rawLen) {
         fprintf(stderr, "stream: bad compressed node\n");
         abort();
     }
