@@ -185,6 +185,10 @@ SCENARIOS = {
     "xadd": (None, 0, ["XADD", "xbench", "*", "f1", "v1", "f2", "v2", "f3", "v3"]),
     "xrange10": ("stream1000", 0, ["XRANGE", "xrange1000", "-", "+", "COUNT", "10"]),
     "xreadgroup": ("streamgroup", 0, ["XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "xgroup", ">"]),
+    # XACK of one ID: the setup delivers 20000 entries into a PEL; each
+    # request acks a random one (redis-benchmark -r 20000: about 63% are
+    # still pending, the rest answer 0), from redis-benchmark only.
+    "xack": ("streampel", 0, ["XACK", "xpel", "g", "__rand_int__-1"]),
     # The seed scripts (issue 6), loaded once and run with EVALSHA.
     "evalsha_cleanup": ("cleanup", 0, None),
     "evalsha_ratelimit": ("ratelimit", 0, None),
@@ -272,13 +276,16 @@ def scenario_setup(srv, kind):
         srv.cli("CONFIG", "SET", "maxmemory", "4mb")
         for start in range(0, 40000, 1000):
             send_raw(srv.port, *[["SET", "pre:%d" % i, "v" * 100] for i in range(start, start + 1000)])
-    elif kind in ("stream1000", "streamgroup"):
-        key, n = ("xrange1000", 1000) if kind == "stream1000" else ("xgroup", 20000)
+    elif kind in ("stream1000", "streamgroup", "streampel"):
+        key, n = {"stream1000": ("xrange1000", 1000), "streamgroup": ("xgroup", 20000),
+                  "streampel": ("xpel", 20000)}[kind]
         cmds = [["XADD", key, "%d-1" % i, "f1", "v1", "f2", "v2", "f3", "v3"] for i in range(1, n + 1)]
-        if kind == "streamgroup":
+        if kind != "stream1000":
             cmds.append(["XGROUP", "CREATE", key, "g", "0"])
         for i in range(0, len(cmds), 1000):
             send_raw(srv.port, *cmds[i:i + 1000])
+        if kind == "streampel":  # redis-cli reads the whole reply
+            srv.cli("XREADGROUP", "GROUP", "g", "c", "COUNT", str(n), "STREAMS", key, ">")
     elif kind == "zset":
         args = ["ZADD", "zbench"]
         for i in range(1000):
@@ -366,6 +373,8 @@ def uses_loadgen(test, gen):
     cannot send a transaction as one unit, so multi10incr always does."""
     if test in SCENARIOS and SCENARIOS[test][0] == "acluser":
         return False  # loadgen does not authenticate: redis-benchmark --user
+    if test == "xack":
+        return False  # the IDs are redis-benchmark's random numbers
     return gen == "loadgen" or test == "multi10incr"
 
 
@@ -386,6 +395,8 @@ def run_load(port, test, n, pipeline, gen="redis-benchmark", pin=True, timeout=1
         cmd += ["--user", ACL_BENCH_USER, "-a", "benchpass"]
     if test == "set_evict":
         cmd += ["-r", "100000000"]
+    if test == "xack":
+        cmd += ["-r", "20000"]
     cmd += scenario_command(test) if test in SCENARIOS else ["-t", test]
     return subprocess.run(cmd, capture_output=True, timeout=timeout)
 

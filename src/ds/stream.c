@@ -84,6 +84,20 @@ static int64_t lpInt(unsigned char *p) {
     return v;
 }
 
+/* lpNext and lpInt inline for what node entries mostly hold (7-bit
+ * integers: flags, ID differences, lp-counts; strings under 64 bytes),
+ * the listpack functions otherwise. */
+static inline unsigned char *nextFast(unsigned char *lp, unsigned char *p) {
+    unsigned char b = p[0];
+    unsigned char *q;
+    if (b < 0x80) q = p + 2;                         /* value, backlen */
+    else if ((b & 0xC0) == 0x80) q = p + (b & 0x3F) + 2; /* header, bytes, backlen */
+    else return lpNext(lp, p);
+    return *q == 0xFF ? NULL : q;
+}
+
+static inline int64_t intFast(unsigned char *p) { return p[0] < 0x80 ? p[0] : lpInt(p); }
+
 /* Replaces the integer at *p with v; returns the (maybe moved) listpack. */
 static unsigned char *lpSetInt(unsigned char *lp, unsigned char **p, int64_t v) {
     if (v >= 0 && v < 128 && **p < 128) { /* 7-bit integer in place */
@@ -391,20 +405,20 @@ static void leaveNode(StreamIter *it) {
 static unsigned char *readEntry(StreamIter *it, unsigned char *p, StreamID *id) {
     unsigned char *lp = it->lp;
     it->entryOff = (long)(p - lp);
-    it->flags = (int)lpInt(p);
-    p = lpNext(lp, p);
-    id->ms = it->master.ms + (uint64_t)lpInt(p);
-    p = lpNext(lp, p);
-    id->seq = it->master.seq + (uint64_t)lpInt(p);
-    p = lpNext(lp, p);
+    it->flags = (int)intFast(p);
+    p = nextFast(lp, p);
+    id->ms = it->master.ms + (uint64_t)intFast(p);
+    p = nextFast(lp, p);
+    id->seq = it->master.seq + (uint64_t)intFast(p);
+    p = nextFast(lp, p);
     long long nf;
     if (it->flags & STREAM_ITEM_SAMEFIELDS) {
         nf = it->masterFields;
         it->fpos = it->masterFieldsPos;
         it->vpos = p;
     } else {
-        nf = lpInt(p);
-        p = lpNext(lp, p);
+        nf = intFast(p);
+        p = nextFast(lp, p);
         it->fpos = p;
         it->vpos = NULL;
     }
@@ -421,8 +435,8 @@ int streamIterNext(StreamIter *it, StreamID *id, long long *numFields) {
                 unsigned char *p = readEntry(it, it->p, id);
                 /* Skip to the next entry: the fields, then lp-count. */
                 long long skip = (it->flags & STREAM_ITEM_SAMEFIELDS) ? it->numFields : it->numFields * 2;
-                for (long long i = 0; i < skip; i++) p = lpNext(lp, p);
-                it->p = lpNext(lp, p); /* p is the lp-count */
+                for (long long i = 0; i < skip; i++) p = nextFast(lp, p);
+                it->p = nextFast(lp, p); /* p is the lp-count */
                 if (streamCompareID(id, &it->end) > 0) {
                     it->node = NULL;
                     return 0;
@@ -458,6 +472,10 @@ int streamIterNext(StreamIter *it, StreamID *id, long long *numFields) {
 }
 
 static const unsigned char *lpStr(unsigned char *p, size_t *len, unsigned char *buf) {
+    if ((p[0] & 0xC0) == 0x80) { /* a string under 64 bytes */
+        *len = p[0] & 0x3F;
+        return p + 1;
+    }
     unsigned int l;
     unsigned char *s = lpGetValue(p, &l, buf, NULL, NULL);
     *len = l;
@@ -468,13 +486,13 @@ void streamIterField(StreamIter *it, const unsigned char **f, size_t *flen, cons
     if (it->flags & STREAM_ITEM_SAMEFIELDS) {
         *f = lpStr(it->fpos, flen, it->fbuf);
         *v = lpStr(it->vpos, vlen, it->vbuf);
-        it->fpos = lpNext(it->lp, it->fpos);
-        it->vpos = lpNext(it->lp, it->vpos);
+        it->fpos = nextFast(it->lp, it->fpos);
+        it->vpos = nextFast(it->lp, it->vpos);
     } else {
         *f = lpStr(it->fpos, flen, it->fbuf);
-        unsigned char *vp = lpNext(it->lp, it->fpos);
+        unsigned char *vp = nextFast(it->lp, it->fpos);
         *v = lpStr(vp, vlen, it->vbuf);
-        it->fpos = lpNext(it->lp, vp);
+        it->fpos = nextFast(it->lp, vp);
     }
 }
 
