@@ -45,6 +45,9 @@ void dispatchRejectCommand(Client *c, const char *err) {
     replyError(c, err);
 }
 
+static const long long noOffset;
+const long long *dispatchWaitOffset = &noOffset;
+
 void callCommand(Client *c, Command *cmd) {
     long long dirtyBefore = server.dirty;
     EffectsFrame frame;
@@ -70,6 +73,7 @@ void callCommand(Client *c, Command *cmd) {
     /* The unit's effects leave before the after-call hooks serve blocked
      * clients, whose pops are units of their own. */
     effectsLeave(&frame, c, cmd, server.dirty - dirtyBefore, prev == NULL);
+    c->woff = *dispatchWaitOffset;
     for (int i = 0; i < afterCallCount; i++) afterCalls[i](c, cmd, duration);
     c->lastcmd = cmd;
     server.stats.numCommands++;

@@ -15,6 +15,11 @@ typedef void DispatchProcessor(Client *c);
 void dispatchSetProcessor(DispatchProcessor *fn);
 /* Run an already-checked command (MULTI/EXEC and scripts reuse this). */
 void callCommand(Client *c, Command *cmd);
+/* What a client's WAIT counts from (c->woff) is read here at the end of
+ * each call, once its effects reached the sinks: master_repl_offset, as
+ * Redis 7.0 records it after every command.  The replication layer points
+ * it at its offset (a constant 0 before). */
+extern const long long *dispatchWaitOffset;
 
 /* Refuse the current command with err (full text, "ERR ..."), as the
  * processor does for unknown commands, arity and auth.  Every check that

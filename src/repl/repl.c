@@ -26,7 +26,6 @@
 #include "repl/repl_int.h"
 
 ReplState repl = {.secondOffset = -1, .selDb = -1, .fd = -1, .xferFd = -1};
-const long long *const replOffsetRef = &repl.offset;
 
 static sds sinkBuf;
 
@@ -323,6 +322,7 @@ void replInit(void) {
     repl.replid2[40] = '\0';
     repl.rbuf = sdsEmpty();
     rdbReplInfoProvider = rdbInfo;
+    dispatchWaitOffset = &repl.offset;
     serverReplicaWriteErrorHook = scriptWriteError;
     serverAddCronHook(cron);
     serverAddBeforeSleepHook(primaryBeforeSleep);

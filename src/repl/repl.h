@@ -66,10 +66,6 @@ static inline int replRefuseReplicaKeyspaceOrReply(Client *c, Command *cmd) {
 size_t replBacklogMemory(void);
 size_t replReplicaOutputMemory(void);
 size_t replClientPendingMemory(const Client *c);
-/* master_repl_offset, read after every command (a client's WAIT
- * offset). */
-extern const long long *const replOffsetRef;
-
 /* CLIENT PAUSE postponed the primary's command on this replica (its
  * stream stops there); the pause ended: apply it and what followed. */
 void replicaResumeMaster(Client *c);

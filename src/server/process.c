@@ -26,8 +26,7 @@
  *      touch the keyspace;
  *  13. CLIENT PAUSE postpones the command (no reply yet);
  *  14. inside MULTI the command is queued;
- *  15. the call (core's callCommand), honouring CLIENT REPLY SKIP; then
- *      the client's WAIT offset is the server's replication offset.
+ *  15. the call (core's callCommand), honouring CLIENT REPLY SKIP.
  *
  * tests/integration/test_command_order.py sets up conflicting conditions
  * on Cairn and redis-server and compares the errors.  Every refusal goes
@@ -139,9 +138,6 @@ static void callHonouringReplySkip(Client *c, Command *cmd) {
     }
     callCommand(c, cmd);
     if (skipThis) c->flags &= ~CLIENT_REPLY_SKIP;
-    /* WAIT waits for the offset as of the end of the client's last
-     * command, whatever it was (Redis 7.0 records it here too). */
-    c->woff = *replOffsetRef;
 }
 
 void processCommand(Client *c) {
