@@ -152,6 +152,12 @@ static ConfigGetFn getReplicaof;
 static ConfigRewriteFn rewriteReplicaof;
 int (*configApplyAppendonlyHook)(const char **err);
 static int applyAppendonly(const char **err) { return configApplyAppendonlyHook ? configApplyAppendonlyHook(err) : 0; }
+void (*configApplyAofAutoGcHook)(void);
+static int applyAofAutoGc(const char **err) {
+    (void)err;
+    if (configApplyAofAutoGcHook) configApplyAofAutoGcHook();
+    return 0;
+}
 
 #define OFF(field) offsetof(ServerConfig, field)
 #define B(n, a, fl, field, def) {n, a, CT_BOOL, fl, OFF(field), 0, 1, def, NULL, NULL, NULL, NULL, NULL, NULL, 0}
@@ -278,7 +284,7 @@ static ConfigDef configTable[] = {
     RAWI("active-defrag-threshold-lower", NULL, 0, 0, 1000, "10"),
     RAWI("active-defrag-threshold-upper", NULL, 0, 0, 1000, "100"),
     RAWB("activedefrag", NULL, CF_ONLY_DEFAULT, "no"),
-    B("aof-disable-auto-gc", NULL, 0, aofDisableAutoGc, "no"),
+    {"aof-disable-auto-gc", NULL, CT_BOOL, 0, OFF(aofDisableAutoGc), 0, 1, "no", NULL, NULL, NULL, NULL, applyAofAutoGc, NULL, 0},
     B("aof-load-truncated", NULL, 0, aofLoadTruncated, "yes"),
     B("aof-rewrite-incremental-fsync", NULL, 0, aofRewriteIncrementalFsync, "yes"),
     B("aof-timestamp-enabled", NULL, 0, aofTimestampEnabled, "no"),

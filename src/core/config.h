@@ -181,6 +181,9 @@ int configApplyBind(const char **err);
  * append-only file (server.cfg.appendonly is the new value).  Returns 0,
  * or -1 with *err when the AOF could not be started. */
 extern int (*configApplyAppendonlyHook)(const char **err);
+/* Installed by persistence: CONFIG SET aof-disable-auto-gc (turned off, the
+ * AOF's history files are removed at once, as Redis does). */
+extern void (*configApplyAofAutoGcHook)(void);
 /* A double as Redis prints a config's or INFO's (printf "%f" without the
  * trailing zeros and dot) into buf (at least 128 bytes). */
 void configFormatDouble(char *buf, double d);

@@ -491,6 +491,7 @@ static int openNewIncr(const char *why) {
         sds name = tempIncrName();
         sds path = aofPath(name);
         int fd = openAppend(path, 1);
+        if (fd >= 0) serverLog(LL_NOTICE, "Creating AOF incr file %s on %s", name, why);
         sdsFree(name);
         sdsFree(path);
         if (fd < 0) return -1;
@@ -1089,4 +1090,5 @@ void aofInitHooks(void) {
     serverAddResetStatsHook(aofResetStats);
     serverBeforeReplyWriteHook = aofBeforeReplyWrite;
     configApplyAppendonlyHook = applyAppendonly;
+    configApplyAofAutoGcHook = deleteHistoryFiles;
 }

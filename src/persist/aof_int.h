@@ -25,6 +25,8 @@ typedef struct AofManifest {
     int historyCount;
     long long baseSeq;  /* highest base sequence used */
     long long incrSeq;  /* highest incr sequence used */
+    int retiredBase;    /* 1 + history index of the base aofManifestNewBase replaced (0: none);
+                         * Redis lists it after the incr files retired with it */
 } AofManifest;
 
 AofManifest *aofManifestCreate(void);

@@ -216,7 +216,10 @@ const char *aofManifestAddIncr(AofManifest *m, const char *prefix) {
 }
 
 const char *aofManifestNewBase(AofManifest *m, const char *prefix, int rdb) {
-    if (m->hasBase) infoPush(&m->history, &m->historyCount, m->base.name, m->base.seq, 'h');
+    if (m->hasBase) {
+        infoPush(&m->history, &m->historyCount, m->base.name, m->base.seq, 'h');
+        m->retiredBase = m->historyCount;
+    }
     long long seq = ++m->baseSeq;
     m->hasBase = 1;
     m->base = (AofInfo){sdsCatPrintf(sdsEmpty(), "%s.%lld.base.%s", prefix, seq, rdb ? "rdb" : "aof"), seq, 'b'};
@@ -232,7 +235,19 @@ void aofManifestSetBase(AofManifest *m, const char *name, long long seq) {
 
 void aofManifestMarkIncrAsHistory(AofManifest *m, int keepLast) {
     int n = m->incrCount - (keepLast && m->incrCount ? 1 : 0);
-    for (int i = 0; i < n; i++) infoPush(&m->history, &m->historyCount, m->incr[i].name, m->incr[i].seq, 'h');
+    /* Redis puts what a rewrite retires first in the history: its incr
+     * files in order, then the base it replaced, then older history. */
+    int base = m->retiredBase > 0 && m->retiredBase <= m->historyCount ? m->retiredBase - 1 : -1;
+    int total = m->historyCount + n, k = 0;
+    AofInfo *h = xmalloc(sizeof(AofInfo) * (size_t)(total ? total : 1));
+    for (int i = 0; i < n; i++) h[k++] = (AofInfo){m->incr[i].name, m->incr[i].seq, 'h'};
+    if (base >= 0) h[k++] = m->history[base];
+    for (int i = 0; i < m->historyCount; i++)
+        if (i != base) h[k++] = m->history[i];
+    xfree(m->history);
+    m->history = h;
+    m->historyCount = total;
+    m->retiredBase = 0;
     if (n == 0) return;
     memmove(m->incr, m->incr + n, sizeof(AofInfo) * (size_t)(m->incrCount - n));
     m->incrCount -= n;
@@ -242,6 +257,7 @@ void aofManifestClearHistory(AofManifest *m) {
     infoListFree(m->history, m->historyCount);
     m->history = NULL;
     m->historyCount = 0;
+    m->retiredBase = 0;
 }
 
 /* ------------------------------------------------------------------------ */

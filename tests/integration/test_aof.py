@@ -483,3 +483,33 @@ def test_check_tool_survives_corrupt_files(tmp_path):
         p.write_bytes(bytes(data))
         r = subprocess.run([tool, str(p)], capture_output=True, text=True, timeout=60)
         assert r.returncode in (0, 1), (bytes(data), r.stdout, r.stderr)
+
+
+def test_history_in_the_manifest_as_redis(start_server, start_oracle, tmp_path):
+    """With aof-disable-auto-gc yes the retired files stay listed as history:
+    each rewrite's incr files, then the base it replaced, ahead of older
+    history, byte for byte as redis-server writes the manifest; turning
+    the option off removes them at once (as Redis)."""
+    out = {}
+    for name, factory in (("cairn", start_server), ("redis", start_oracle)):
+        d = make_dir(str(tmp_path / name), {"appendonly.aof.1.base.aof": GOOD,
+                                            "appendonly.aof.1.incr.aof": resp("SET", "k2", "v2"),
+                                            "appendonly.aof.2.incr.aof": resp("SET", "k3", "v3")},
+                     "file appendonly.aof.1.base.aof seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n"
+                     "file appendonly.aof.2.incr.aof seq 2 type i\n")
+        s = aof_start(factory, dir=d, aof_disable_auto_gc="yes")
+        c = s.client()
+        manifest = os.path.join(d, AOFDIR, "appendonly.aof.manifest")
+        for n in (1, 2):
+            c.set("x%d" % n, n)
+            assert raw_reply(s, "BGREWRITEAOF") == b"+Background append only file rewriting started"
+            wait_for(lambda: c.info("persistence")["aof_rewrites"] == n and
+                     not c.info("persistence")["aof_rewrite_in_progress"], what="rewrite %d" % n)
+        with open(manifest) as f:
+            kept = f.read()
+        c.config_set("aof-disable-auto-gc", "no")
+        with open(manifest) as f:
+            cleaned = f.read()
+        out[name] = (kept, cleaned, sorted(os.listdir(os.path.join(d, AOFDIR))))
+    assert out["cairn"] == out["redis"]
+    assert "type h" in out["redis"][0] and "type h" not in out["redis"][1]
