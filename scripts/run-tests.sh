@@ -106,7 +106,7 @@ LJ_BIN=${CAIRN_LUAJIT_BIN:-$ROOT/build-luajit/cairn-server}
 if [ -x "$LJ_BIN" ]; then
   CAIRN_BIN=$LJ_BIN run_pytest luajit tests/integration/test_scripting.py \
     tests/integration/test_script_libs.py tests/integration/test_script_busy.py \
-    tests/integration/test_functions.py
+    tests/integration/test_functions.py tests/integration/test_script_resp_matrix.py
 else
   echo "note: $LJ_BIN not built; LuaJIT pass skipped"
 fi
@@ -123,7 +123,7 @@ elif [ -x "$SAN_BIN" ]; then
     run_pytest sanitizer tests/integration/test_protocol.py tests/integration/test_multi.py \
       tests/integration/test_blocking.py tests/integration/test_pubsub.py \
       tests/integration/test_scripting.py tests/integration/test_script_libs.py \
-      tests/integration/test_functions.py tests/integration/test_keys.py \
+      tests/integration/test_functions.py tests/integration/test_script_resp_matrix.py tests/integration/test_keys.py \
       tests/integration/test_client.py tests/integration/test_hll.py \
       tests/integration/test_geo.py tests/integration/test_security.py tests/integration/test_aof.py \
       tests/integration/test_dump.py tests/integration/test_dump_sanitize.py \

@@ -3,11 +3,16 @@
  * messages. */
 #include "proto/resp_write.h"
 
+#include <math.h>
 #include <string.h>
 
 size_t respWriteDouble(char *dst, int resp, double d) {
     char text[UTIL_MAX_DOUBLE_CHARS];
     size_t len = (size_t)doubleToString(text, sizeof(text), d);
+    if (isnan(d) && signbit(d)) { /* "%.17g" writes a negative NaN (Lua's 0/0) as "-nan" */
+        memcpy(text, "-nan", 4);
+        len = 4;
+    }
     size_t h;
     if (resp >= 3) {
         dst[0] = ',';

@@ -17,9 +17,17 @@
  *   - coroutine.yield outside a coroutine, or past a C call, raises 5.1's
  *     "attempt to yield across metamethod/C-call boundary", with no
  *     position (5.1 raises it from C).
+ *   - string.format is Lua 5.1's: each item is formatted by the C
+ *     library's snprintf and kept up to its first NUL, so a "%s" of a
+ *     string with a NUL (shorter than 100 bytes, or with a precision)
+ *     stops there and "%c" of 0 adds nothing; "%q" writes a NUL as \000,
+ *     a CR as \r and other bytes as they are; "%s" takes only strings and
+ *     numbers; and a bad format gets 5.1's error text.
  * On Lua 5.1 the function does nothing. */
 #include <lauxlib.h>
 #include <lua.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "script/lua_libs.h"
 
@@ -38,6 +46,148 @@ static int stringDump(lua_State *L) {
     lua_pushlstring(L, header, sizeof(header));
     lua_insert(L, -2);
     lua_concat(L, 2);
+    return 1;
+}
+
+/* The string argument arg, a number made a string as Lua 5.1 makes it
+ * ("%.14g": 0/0 is "-nan" where LuaJIT writes "nan"). */
+static const char *checkString(lua_State *L, int arg, size_t *len) {
+    if (lua_type(L, arg) == LUA_TNUMBER) {
+        char text[64];
+        snprintf(text, sizeof(text), "%.14g", (double)lua_tonumber(L, arg));
+        lua_pushstring(L, text);
+        lua_replace(L, arg);
+    }
+    return luaL_checklstring(L, arg, len);
+}
+
+/* "%q": the string quoted so that Lua 5.1 reads it back. */
+static void addQuoted(lua_State *L, luaL_Buffer *b, int arg) {
+    size_t len;
+    const char *s = checkString(L, arg, &len);
+    luaL_addchar(b, '"');
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (c == '"' || c == '\\' || c == '\n') {
+            luaL_addchar(b, '\\');
+            luaL_addchar(b, c);
+        } else if (c == '\r') {
+            luaL_addlstring(b, "\\r", 2);
+        } else if (c == '\0') {
+            luaL_addlstring(b, "\\000", 4);
+        } else {
+            luaL_addchar(b, c);
+        }
+    }
+    luaL_addchar(b, '"');
+}
+
+#define FORMAT_FLAGS "-+ #0"
+#define FORMAT_ITEM_MAX 512 /* "%99.99f" of the largest double fits */
+
+/* Copy one conversion's flags, width and precision ("%-5.2") from *p to
+ * spec; *p is left on the conversion character. */
+static void scanSpec(lua_State *L, const char **p, const char *end, char *spec) {
+    const char *s = *p;
+    size_t n = 0;
+    while (s < end && strchr(FORMAT_FLAGS, *s) && *s) s++;
+    if ((size_t)(s - *p) >= sizeof(FORMAT_FLAGS)) luaL_error(L, "invalid format (repeated flags)");
+    for (int i = 0; i < 2 && s < end && *s >= '0' && *s <= '9'; i++) s++;
+    if (s < end && *s == '.') {
+        s++;
+        for (int i = 0; i < 2 && s < end && *s >= '0' && *s <= '9'; i++) s++;
+    }
+    if (s < end && *s >= '0' && *s <= '9') luaL_error(L, "invalid format (width or precision too long)");
+    spec[n++] = '%';
+    memcpy(spec + n, *p, (size_t)(s - *p));
+    n += (size_t)(s - *p);
+    spec[n] = '\0';
+    *p = s;
+}
+
+/* A number as a C long the way a 5.1 (long) cast on x86-64 gives it:
+ * out of range or NaN is LONG_MIN. */
+static long toLong(lua_Number d) {
+    if (d >= -9223372036854775808.0 && d < 9223372036854775808.0) return (long)d;
+    return (long)(-9223372036854775807L - 1);
+}
+
+static unsigned long toULong(lua_Number d) {
+    if (d >= 0 && d < 18446744073709551616.0) return (unsigned long)d;
+    return (unsigned long)toLong(d);
+}
+
+static int stringFormat(lua_State *L) {
+    int top = lua_gettop(L), arg = 1;
+    size_t flen;
+    const char *f = luaL_checklstring(L, arg, &flen);
+    const char *end = f + flen;
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    while (f < end) {
+        if (*f != '%') {
+            luaL_addchar(&b, *f++);
+            continue;
+        }
+        if (++f < end && *f == '%') {
+            luaL_addchar(&b, *f++);
+            continue;
+        }
+        char spec[32], item[FORMAT_ITEM_MAX];
+        if (++arg > top) luaL_argerror(L, arg, "no value");
+        scanSpec(L, &f, end, spec);
+        char conv = f < end ? *f++ : '\0';
+        size_t sl = strlen(spec);
+        item[0] = '\0';
+        switch (conv) {
+        case 'c':
+            spec[sl] = 'c', spec[sl + 1] = '\0';
+            snprintf(item, sizeof(item), spec, (int)luaL_checknumber(L, arg));
+            break;
+        case 'd':
+        case 'i':
+            spec[sl] = 'l', spec[sl + 1] = conv, spec[sl + 2] = '\0';
+            snprintf(item, sizeof(item), spec, toLong(luaL_checknumber(L, arg)));
+            break;
+        case 'o':
+        case 'u':
+        case 'x':
+        case 'X':
+            spec[sl] = 'l', spec[sl + 1] = conv, spec[sl + 2] = '\0';
+            snprintf(item, sizeof(item), spec, toULong(luaL_checknumber(L, arg)));
+            break;
+        case 'e':
+        case 'E':
+        case 'f':
+        case 'g':
+        case 'G':
+            spec[sl] = conv, spec[sl + 1] = '\0';
+            snprintf(item, sizeof(item), spec, (double)luaL_checknumber(L, arg));
+            break;
+        case 'q':
+            addQuoted(L, &b, arg);
+            continue;
+        case 's': {
+            size_t len;
+            const char *s = checkString(L, arg, &len);
+            if (!strchr(spec, '.') && len >= 100) {
+                /* long and no precision: kept whole, as 5.1 does */
+                lua_pushvalue(L, arg);
+                luaL_addvalue(&b);
+                continue;
+            }
+            spec[sl] = 's', spec[sl + 1] = '\0';
+            snprintf(item, sizeof(item), spec, s);
+            break;
+        }
+        default: {
+            char c[2] = {conv, '\0'};
+            return luaL_error(L, "invalid option '%%%s' to 'format'", c);
+        }
+        }
+        luaL_addlstring(&b, item, strlen(item));
+    }
+    luaL_pushresult(&b);
     return 1;
 }
 
@@ -92,6 +242,8 @@ void luaCompatLuaJIT(lua_State *L) {
     lua_getfield(L, -1, "dump");
     lua_pushcclosure(L, stringDump, 1);
     lua_setfield(L, -2, "dump");
+    lua_pushcfunction(L, stringFormat);
+    lua_setfield(L, -2, "format");
     lua_pop(L, 1);
     replaceYield(L);
 }

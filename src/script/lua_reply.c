@@ -24,7 +24,10 @@
  * A status's or big number's text ends at its first CR, as it would on the
  * wire; map entries with a nil key and set members that are nil are left
  * out.  Tables are sized as the RESP reader sized them (the header's
- * count), so `#` and `pairs` see the same tables as before.
+ * count), so `#` and `pairs` see the same tables as before; an array
+ * holding a nil (RESP3 only) is rebuilt unsized, item by item, as Redis's
+ * reader builds every table, since `#` of a table with holes depends on
+ * how the table grew.
  *
  * The value is built on the Lua stack: each open aggregate's table sits
  * above its parent's (a RESP3 map or set has its outer {map=} table below
@@ -101,7 +104,7 @@ static void place(LuaReplySink *k) {
         lua_pop(L, 1);
         break;
     default: /* OPEN_ARRAY, OPEN_DEFERRED */
-        if (o->kind == OPEN_DEFERRED && lua_isnil(L, -1)) o->nils = 1;
+        if (lua_isnil(L, -1)) o->nils = 1;
         lua_rawseti(L, -2, (int)++o->have);
     }
     if (o->want >= 0 && o->have >= o->want) closeTop(k);
@@ -114,6 +117,20 @@ static void wrap(lua_State *L, int slot) {
     setSlotField(L, -2, slot);
 }
 
+/* Replace the array on top, which holds a nil, by one built as Redis's
+ * RESP reader builds it: an empty table given items 1..n in order, nils
+ * included (assigning nil to a missing key may still resize a table).
+ * A table with holes has the same `#` and `next` order as in Redis. */
+static void unsizeArray(lua_State *L, long n) {
+    int src = lua_gettop(L);
+    lua_newtable(L);
+    for (long i = 1; i <= n; i++) {
+        lua_rawgeti(L, src, (int)i);
+        lua_rawseti(L, -2, (int)i);
+    }
+    lua_remove(L, src);
+}
+
 /* The deferred aggregate's table of items, on top, as its final value. */
 static void convertDeferred(LuaReplySink *k, const LuaReplyOpen *o) {
     lua_State *L = k->L;
@@ -121,6 +138,10 @@ static void convertDeferred(LuaReplySink *k, const LuaReplyOpen *o) {
     long n = o->want < o->have ? o->want : o->have;
     if (o->real == OPEN_ARRAY) {
         if (!o->nils && o->have <= o->want) return;
+        if (o->nils) {
+            unsizeArray(L, n);
+            return;
+        }
         lua_createtable(L, presize(o->want), 0);
         for (long i = 1; i <= n; i++) {
             lua_rawgeti(L, flat, (int)i);
@@ -161,7 +182,8 @@ static void closeTop(LuaReplySink *k) {
         }
         convertDeferred(k, &o);
         break;
-    default:
+    default: /* OPEN_ARRAY */
+        if (o.nils) unsizeArray(L, o.have);
         break;
     }
     place(k);

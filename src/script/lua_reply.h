@@ -14,7 +14,7 @@ typedef struct LuaReplyOpen {
     int real;  /* a deferred aggregate's kind once set */
     long want; /* items it takes (2 per map pair); -1 while deferred, unset */
     long have; /* items placed so far */
-    int nils;  /* a deferred aggregate holds a nil item */
+    int nils;  /* an array (or deferred aggregate) holds a nil item */
 } LuaReplyOpen;
 
 #define LUA_REPLY_DEPTH_INLINE 8
