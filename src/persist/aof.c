@@ -612,6 +612,7 @@ static int rewriteBackground(void) {
         return -1;
     }
     persistNoteFork(ustime() - start);
+    persistChildKeysBegin();
     serverLog(LL_NOTICE, "Background append only file rewriting started by pid %ld", (long)pid);
     aof.childPid = pid;
     aof.childStartSec = (long long)time(NULL);
@@ -689,6 +690,7 @@ cleanup:
 
 static void rewriteDone(pid_t pid, int st) {
     int ok = 0;
+    persistChildKeysEnd();
     if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
         serverLog(LL_NOTICE, "Background AOF rewrite terminated with success");
         ok = installRewrite(pid) == 0;
@@ -722,6 +724,7 @@ static void killChild(void) {
     }
     removeChildTemp(aof.childPid);
     aof.childPid = -1;
+    persistChildKeysEnd();
     aof.lastRewriteTimeSec = (long long)time(NULL) - aof.childStartSec;
 }
 

@@ -747,6 +747,13 @@ void persistSyncChildStarted(pid_t pid, int disk) {
     }
 }
 
+void persistChildKeysBegin(void) {
+    childInfoReset();
+    state.keysTotal = totalKeys();
+}
+
+void persistChildKeysEnd(void) { childInfoReset(); }
+
 void persistSyncChildDone(int ok) {
     if (state.syncChildPid < 0) return;
     if (!ok && state.syncChildDisk) {

@@ -100,6 +100,10 @@ static inline int persistChildActive(void) { return persistChildType() != PERSIS
  * dirty counter, rdb_last_bgsave_status), a socket one only a child. */
 void persistSyncChildStarted(pid_t pid, int disk);
 void persistSyncChildDone(int ok);
+/* An AOF rewrite child started / ended: current_save_keys_total shows the
+ * keys at the fork meanwhile, as Redis shows for any child. */
+void persistChildKeysBegin(void);
+void persistChildKeysEnd(void);
 /* A fork took us microseconds (INFO latest_fork_usec, total_forks). */
 void persistNoteFork(long long us);
 

@@ -109,6 +109,7 @@ def test_sync_waits_for_a_rewrite(start_server, start_oracle, kind):
                    b"in order to schedule a BGSAVE whenever possible.",
                    b"-ERR Background append only file rewriting already in progress"]
     assert info["rdb_bgsave_in_progress"] == 0 and info["aof_rewrite_in_progress"] == 1
+    assert info["current_save_keys_total"] == 300  # counted for any child
     wait_for(lambda: link_up(r_srv.client()), what="replica synced after the rewrite")
 
 
