@@ -117,6 +117,11 @@ static unsigned long toULong(lua_Number d) {
     return (unsigned long)toLong(d);
 }
 
+static int toInt(lua_Number d) {
+    if (d > -2147483649.0 && d < 2147483648.0) return (int)d;
+    return -2147483647 - 1;
+}
+
 static int stringFormat(lua_State *L) {
     int top = lua_gettop(L), arg = 1;
     size_t flen;
@@ -142,7 +147,7 @@ static int stringFormat(lua_State *L) {
         switch (conv) {
         case 'c':
             spec[sl] = 'c', spec[sl + 1] = '\0';
-            snprintf(item, sizeof(item), spec, (int)luaL_checknumber(L, arg));
+            snprintf(item, sizeof(item), spec, toInt(luaL_checknumber(L, arg)));
             break;
         case 'd':
         case 'i':

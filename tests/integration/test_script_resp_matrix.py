@@ -95,7 +95,7 @@ FORMATS = [
     r'string.format("%s", string.rep("a",99).."\0b")',
     r'string.format("%s", string.rep("a",100).."\0b")',
     r'string.format("%.20s", string.rep("a",100).."\0b")',
-    r'string.format("%c", 0)', r'string.format("%5c|", 0)', r'string.format("%c%c", 65, 0)',
+    r'string.format("%c", 0)', r'string.format("%5c|", 0)', r'string.format("%c%c|%c", 65, 0, 2^40)', r'string.format("%5c|", 1e300)',
     r'string.format("%q", "a\0b")', r'string.format("%q", "\r\n\26\\\"")',
     r'string.format("%q", 0/0)', r'string.format("%s", 0/0)', r'string.format("%q", 1/0)',
     r'string.format("a\0%s", "x")', r'string.format("%d", 3.7)', r'string.format("%x", -1)',
