@@ -83,6 +83,8 @@ typedef struct Server {
     int activeExpireEnabled;       /* DEBUG SET-ACTIVE-EXPIRE */
     int expiryPaused;              /* CLIENT PAUSE: no active expiry */
     int isReplica;                 /* following a primary (src/repl): no active expiry */
+    int forkChildActive;           /* a save/rewrite child shares our pages (set by persist):
+                                      no active rehashing, no resizing (copy-on-write) */
     /* The default user's state, kept by the ACL (server/acl.c): */
     int authDefaultRequired;       /* it has a password or is off: new clients must AUTH */
     int authDefaultNopass;         /* it has no password (protected mode applies) */

@@ -27,6 +27,7 @@
 #include "core/log.h"
 #include "core/net.h"
 #include "core/server.h"
+#include "ds/htab.h"
 #include "db/db.h"
 #include "db/lazyfree.h"
 #include "ds/util.h"
@@ -66,6 +67,8 @@ static struct {
     long long keysTotal;        /* current_save_keys_total (at fork) */
     size_t lastCowSize;         /* rdb_last_cow_size: the last child's peak */
 } state = {.childPid = -1, .syncChildPid = -1, .lastBgsaveOk = 1, .lastBgsaveTimeSec = -1, .infoPipe = {-1, -1}};
+
+static void noteForkChild(void);
 
 static long long nowUnix(void) { return (long long)time(NULL); }
 
@@ -213,6 +216,7 @@ static int bgsaveStart(void) {
     state.childPid = pid;
     state.childStartMs = serverNowMs();
     state.saves++;
+    noteForkChild();
     return 0;
 }
 
@@ -298,7 +302,17 @@ static int savePointsConfigured(void) {
 
 /* Timer: reap the child; start a save when a save point is due or one was
  * scheduled. */
+/* While a child shares the parent's pages, tables neither resize (unless
+ * far past full, htab's force ratio) nor rehash in the timer: either would
+ * write all over memory and copy it page by page, as Redis avoids too. */
+static void noteForkChild(void) {
+    int active = persistChildActive();
+    server.forkChildActive = active;
+    htabSetResizeAllowed(!active);
+}
+
 static void persistCron(void) {
+    noteForkChild();
     if (state.childPid >= 0) {
         childInfoReceive();
         int st;
