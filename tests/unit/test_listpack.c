@@ -667,13 +667,23 @@ static void test_append_items(void **state) {
                                  "0x10", " 5"};
     char big[5000];
     memset(big, 'z', sizeof(big));
+    /* 66,000 elements: the header's count no longer fits */
+    unsigned char *many = lpNew(0);
+    LpItem ints[1000];
+    for (int i = 0; i < 66; i++) {
+        for (int j = 0; j < 1000; j++) ints[j] = (LpItem){NULL, 0, i * 1000 + j};
+        many = lpAppendItems(many, ints, 1000);
+    }
+    assert_int_equal(lpLength(many), 66000);
     for (int round = 0; round < 200; round++) {
         unsigned char *a = lpNew(0), *b = lpNew(0);
-        if (round % 50 == 49) { /* past 65535 elements */
-            for (int i = 0; i < 66000; i++) {
-                a = lpAppendInteger(a, i);
-                b = lpAppendInteger(b, i);
-            }
+        if (round % 50 == 49) {
+            lpFree(a);
+            lpFree(b);
+            a = xmalloc(lpBytes(many));
+            b = xmalloc(lpBytes(many));
+            memcpy(a, many, lpBytes(many));
+            memcpy(b, many, lpBytes(many));
         }
         size_t n = 1 + randBounded(round % 3 ? 12 : 60);
         LpItem items[64];
@@ -700,6 +710,7 @@ static void test_append_items(void **state) {
         lpFree(a);
         lpFree(b);
     }
+    lpFree(many);
 }
 
 static void test_random_model(void **state) {
