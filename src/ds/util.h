@@ -67,6 +67,11 @@ long long ustime(void);
 /* Monotonic clock in microseconds (arbitrary origin); for timeouts and
  * latency measurements. */
 long long monotonicUs(void);
+/* now + ms for a deadline, saturating at LLONG_MAX instead of overflowing
+ * (a client may ask for a timeout near LLONG_MAX: that means "forever"). */
+static inline long long deadlineAfter(long long now, long long ms) {
+    return ms > 0x7fffffffffffffffLL - now ? 0x7fffffffffffffffLL : now + ms;
+}
 
 /* Starts fn(arg) on a detached thread; 0 on success, else the error
  * pthread_create returned (the caller decides what running without the

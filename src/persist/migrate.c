@@ -80,7 +80,7 @@ static int connectTimeout(const char *host, const char *port, long timeout) {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res, *ai;
     if (getaddrinfo(host, port, &hints, &res) != 0) return -1;
     int fd = -1;
-    long long deadline = mstime() + timeout;
+    long long deadline = deadlineAfter(mstime(), timeout);
     for (ai = res; ai; ai = ai->ai_next) {
         fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
         if (fd < 0) continue;
@@ -107,7 +107,7 @@ static int writeAll(int fd, const char *p, size_t len, long timeout) {
     size_t off = 0;
     while (off < len) {
         size_t chunk = len - off > MIGRATE_CHUNK ? MIGRATE_CHUNK : len - off;
-        long long deadline = mstime() + timeout;
+        long long deadline = deadlineAfter(mstime(), timeout);
         size_t done = 0;
         while (done < chunk) {
             ssize_t n = write(fd, p + off + done, chunk - done);
@@ -128,7 +128,7 @@ static int writeAll(int fd, const char *p, size_t len, long timeout) {
  * within timeout ms.  Returns its length, or -1 (error, timeout or the
  * connection closed). */
 static int readLine(int fd, char *buf, long timeout) {
-    long long deadline = mstime() + timeout;
+    long long deadline = deadlineAfter(mstime(), timeout);
     size_t len = 0;
     for (;;) {
         char ch;

@@ -17,6 +17,7 @@
 #include "core/log.h"
 #include "core/server.h"
 #include "ds/alloc.h"
+#include "ds/util.h"
 #include "repl/repl.h"
 #include "repl/repl_int.h"
 
@@ -176,7 +177,7 @@ void failoverCommand(Client *c) {
     } else {
         serverLog(LL_NOTICE, "FAILOVER requested to any replica.");
     }
-    fo.endMs = timeout ? server.time.nowMs + timeout : 0;
+    fo.endMs = timeout ? deadlineAfter(server.time.nowMs, timeout) : 0;
     fo.force = force;
     fo.state = FAILOVER_WAIT_SYNC;
     if (serverFailoverPauseHook) serverFailoverPauseHook(1);

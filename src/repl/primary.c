@@ -542,7 +542,7 @@ void waitCommand(Client *c) {
         return;
     }
     waiters = xrealloc(waiters, sizeof(Waiter) * (size_t)(nwaiters + 1));
-    waiters[nwaiters++] = (Waiter){c, offset, timeout ? server.time.nowMs + timeout : 0, numreplicas};
+    waiters[nwaiters++] = (Waiter){c, offset, timeout ? deadlineAfter(server.time.nowMs, timeout) : 0, numreplicas};
     c->flags |= CLIENT_BLOCKED;
     repl.getackPending = 1;
 }

@@ -534,6 +534,22 @@ def test_expiretime_near_llong_max(server):
     assert c.execute_command("EXPIRETIME", "k") == 9223372036854775
 
 
+@pytest.mark.parametrize("target", ["cairn", "redis"])
+def test_wait_timeout_near_llong_max_blocks(request, target):
+    # WAIT's millisecond timeout was added to the clock unchecked (signed
+    # overflow, found by the command fuzzer under UBSan).  Redis 7.0.15 takes
+    # a timeout near LLONG_MAX as "forever": the waiter stays blocked, and a
+    # WAIT that needs no replica answers at once.
+    srv = request.getfixturevalue("server" if target == "cairn" else "oracle")
+    c = srv.client()
+    assert c.execute_command("WAIT", 0, LLONG_MAX - 1) == 0
+    w = srv.connect()
+    w.send(b"*3\r\n$4\r\nWAIT\r\n$1\r\n1\r\n$19\r\n%d\r\n" % (LLONG_MAX - 1))
+    time.sleep(0.3)
+    assert w.read_all(0.2) == b""  # still blocked, not timed out
+    assert c.execute_command("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes") == 1
+    assert c.ping()
+
 # --- 5. the active expiry cycle's TTL average -------------------------------
 
 def test_avg_ttl_with_expires_near_llong_max(server):
