@@ -226,9 +226,11 @@ static size_t rehashSome(Htab *h, size_t n) {
     return moved;
 }
 
-/* The one bucket move that table operations pay for while rehashing. */
+/* The one bucket move that table operations pay for while rehashing;
+ * none while resizing is disallowed (a fork child shares the pages a move
+ * would write: the entries' links).  Lookups see both arrays meanwhile. */
 static void rehashOnAccess(Htab *h) {
-    if (htabIsRehashing(h) && h->pauseRehash == 0) rehashSome(h, 1);
+    if (htabIsRehashing(h) && h->pauseRehash == 0 && resizeAllowed) rehashSome(h, 1);
 }
 
 int htabRehashStep(Htab *h, int buckets) {

@@ -110,7 +110,8 @@ void *htabUnlink(Htab *h, const void *key, size_t len);
 /* Growth policy.  htabAdd grows when entries >= slots (load factor 1) to
  * the smallest power of two > entries, so 1,000,000 entries sit in 2^20
  * slots.  While resizing is not allowed (a fork child exists), growth waits
- * until entries > 5 x slots and shrinking does not happen.  Global. */
+ * until entries > 5 x slots, shrinking does not happen, and a rehash under
+ * way moves no buckets on access.  Global. */
 void htabSetResizeAllowed(int allowed);
 /* Starts a resize so the table holds at least `entries` without growing:
  * the smallest power of two >= entries (>= 4).  For loaders that know the
