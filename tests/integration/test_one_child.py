@@ -13,16 +13,9 @@ import pytest
 
 from test_aof import wait_for, raw_reply
 from test_repl import link_up
+from test_repl_sync import children
 
 DBG = {"enable-debug-command": "yes", "rdb-key-save-delay": "7000"}  # 300 keys: ~2 s a save
-
-
-def children(pid):
-    try:
-        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
-            return [int(x) for x in f.read().split()]
-    except OSError:
-        return []
 
 
 def fill(r, n):
