@@ -68,6 +68,12 @@ def test_aof_streams_reload_both_ways(start_server, start_oracle, preamble):
     # Cairn (an unknown command refuses the file).
     enable_other_types(known_commands(cairn, ALL_OTHER_TYPES))
     areas = [a for a in AREAS if a not in ("streams", "acl")]
+    # The rewrite comes halfway through the other areas, and streams run
+    # last with their own seed, so adding them changes nothing before: a
+    # rewrite that catches a zset member scored -0 may write it from a
+    # listpack (the sign lost, on Redis too) or not, by each server's layout.
+    mid = len(areas) // 2
+    areas.append("streams")
     conns = [Conn(s.host, s.port) for s in (cairn, oracle)]
     for i, area in enumerate(areas):
         rng = random.Random(SEED + i)
@@ -75,7 +81,7 @@ def test_aof_streams_reload_both_ways(start_server, start_oracle, preamble):
         for c in conns:
             c.reopen()
             c.run_batch(cmds)
-        if i == len(areas) // 2:
+        if i == mid:
             for c in conns:
                 c.reopen()
                 c.call(b"BGREWRITEAOF")
@@ -84,6 +90,12 @@ def test_aof_streams_reload_both_ways(start_server, start_oracle, preamble):
     for c in conns:
         c.close()
     before = {"cairn": digest(cairn), "redis": digest(oracle)}
+    for s in (cairn, oracle):  # nothing held back by a slow fsync (everysec)
+        c = Conn(s.host, s.port)
+        end = time.monotonic() + 60
+        while b"aof_buffer_length:0\r\n" not in c.call(b"INFO", b"persistence")[1] and time.monotonic() < end:
+            time.sleep(0.05)
+        c.close()
     assert all(set(d[1]) != {ord("0")} for d in before.values()), before  # not empty
     for s in (cairn, oracle):
         s.proc.kill()
