@@ -145,7 +145,10 @@ def test_flushall_kills_a_sync_save(start_server, start_oracle, kind, disk):
     try:
         assert p.flushall()
     finally:
-        os.kill(child, signal.SIGCONT)
+        try:
+            os.kill(child, signal.SIGCONT)
+        except ProcessLookupError:  # killed and reaped already (SIGKILL reaches a stopped child)
+            pass
     wait_for(lambda: not os.path.exists("/proc/%d" % child) or
              open("/proc/%d/stat" % child).read().split()[2] == "Z", what="the child gone")
     wait_for(lambda: p.info("persistence")["rdb_bgsave_in_progress"] == 0, what="the child reaped")
