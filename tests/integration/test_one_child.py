@@ -31,6 +31,15 @@ def persistence(r):
                               "current_save_keys_total")}
 
 
+def gone(pid):
+    """The process exited (a zombie or reaped already)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().split()[2] == "Z"
+    except OSError:  # FileNotFoundError, or ProcessLookupError while it goes
+        return True
+
+
 def held_child(srv):
     """The primary's one child, stopped (SIGSTOP)."""
     pid = srv.client().info("server")["process_id"]
@@ -149,8 +158,7 @@ def test_flushall_kills_a_sync_save(start_server, start_oracle, kind, disk):
             os.kill(child, signal.SIGCONT)
         except ProcessLookupError:  # killed and reaped already (SIGKILL reaches a stopped child)
             pass
-    wait_for(lambda: not os.path.exists("/proc/%d" % child) or
-             open("/proc/%d/stat" % child).read().split()[2] == "Z", what="the child gone")
+    wait_for(lambda: gone(child), what="the child gone")
     wait_for(lambda: p.info("persistence")["rdb_bgsave_in_progress"] == 0, what="the child reaped")
     p.set("after", 1)
     wait_for(lambda: link_up(r) and r.get("after") == b"1", what="replica synced again")
