@@ -51,6 +51,13 @@ class SentinelProc:
         self.client = redis.Redis(port=self.port, socket_timeout=5, decode_responses=True)
         wait_for(lambda: self.client.ping(), 20, "sentinel up")
 
+    def log_tail(self, n=3000):
+        try:
+            with open(os.path.join(self.dir, "sentinel.log")) as f:
+                return f.read()[-n:]
+        except OSError as e:
+            return str(e)
+
     def master_addr(self):
         return tuple(self.client.execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", NAME))
 
@@ -131,8 +138,16 @@ def test_sentinel_fails_over_a_cairn_group(start_server, sentinels):
 
     # The old primary comes back and is turned into a replica.
     back = start_server(port=old[1], **cfg)
-    wait_for(lambda: back.client().info("replication").get("master_port") == new.port and
-             back.client().info("replication")["master_link_status"] == "up", 60, "old primary rejoins")
+    # Sentinel converts it only after INFO shows it a primary for 8 s and its
+    # next INFO (every 10 s for a replica entry) arrives: about 20 s here,
+    # longer on a loaded machine.
+    try:
+        wait_for(lambda: back.client().info("replication").get("master_port") == new.port and
+                 back.client().info("replication")["master_link_status"] == "up", 120, "old primary rejoins")
+    except AssertionError as e:
+        raise AssertionError("%s\n--- old primary's log:\n%s\n--- new primary's log:\n%s\n%s" % (
+            e, back.log[-3000:], new.log[-3000:],
+            "\n".join("--- sentinel %d:\n%s" % (s.port, s.log_tail()) for s in sents)))
 
     # A manual failover.
     sents[0].client.execute_command("SENTINEL", "FAILOVER", NAME)
