@@ -15,6 +15,14 @@ def run(r, *args):
         return ("error", str(e))
 
 
+def agree(a, b, *cmd):
+    """One command on Cairn's client a and the oracle's b: the replies are
+    equal (errors included); returns Cairn's."""
+    ga, gb = run(a, *cmd), run(b, *cmd)
+    assert ga == gb, "%r: cairn %r, redis %r" % (cmd, ga, gb)
+    return ga
+
+
 def same(server, oracle, script, setup=()):
     """Run setup then script on both; return the script's replies."""
     a, b = server.client(), oracle.client()

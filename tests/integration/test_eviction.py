@@ -6,7 +6,7 @@ the same state; survival is checked on each server on its own."""
 import pytest
 import redis
 
-from compare import BOTH, run
+from compare import BOTH, agree as both
 
 OOM = "OOM command not allowed when used memory > 'maxmemory'."
 
@@ -34,12 +34,6 @@ def oom_pair(server, oracle):
     for r in (a, b):
         r.execute_command("CONFIG", "SET", "maxmemory", "1")
     return a, b
-
-
-def both(a, b, *cmd):
-    ga, gb = run(a, *cmd), run(b, *cmd)
-    assert ga == gb, "%r: cairn %r, redis %r" % (cmd, ga, gb)
-    return ga
 
 
 def test_deny_oom_commands_refused_reads_served(server, oracle):

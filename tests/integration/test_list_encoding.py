@@ -6,7 +6,7 @@ DEBUG OBJECT say quicklist, DUMP writes a one-node quicklist (the same
 bytes as redis-server), RESTORE and DEBUG RELOAD bring lists back."""
 import pytest
 
-from compare import run
+from compare import agree
 
 
 @pytest.fixture
@@ -19,10 +19,7 @@ def pair(start_server, start_oracle):
 
 
 def both(pair, *cmd):
-    a, b = pair
-    got, want = run(a, *cmd), run(b, *cmd)
-    assert got == want, "%r: cairn %r, redis %r" % (cmd, got, want)
-    return got
+    return agree(*pair, *cmd)
 
 
 def debug_encoding(r, key):

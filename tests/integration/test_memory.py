@@ -10,19 +10,13 @@ import time
 import pytest
 import redis
 
-from compare import run
+from compare import agree as both
 
 
 def raw(srv):
     r = srv.client()
     r.response_callbacks.clear()
     return r
-
-
-def both(a, b, *cmd):
-    ga, gb = run(a, *cmd), run(b, *cmd)
-    assert ga == gb, "%r: cairn %r, redis %r" % (cmd, ga, gb)
-    return ga
 
 
 def test_memory_errors_and_help_match(server, oracle):
