@@ -115,6 +115,51 @@ def test_wait_counts_from_the_callers_last_command(start_server, start_oracle):
     assert out[0] == [True, 1, 1, 1, 0, 0, b"1", 0, 1, 1]
 
 
+def acked_all(p):
+    i = p.info("replication")
+    return i["slave0"]["offset"] == i["master_repl_offset"]
+
+
+def test_wait_after_a_served_blocking_command(start_server, start_oracle):
+    """A client whose blocking command another client's push served later
+    keeps, for WAIT, the offset recorded when its command blocked: in Redis
+    7.0 the served pop does not move it (7.2 re-runs the command and does),
+    so with the replica stopped its WAIT counts the replica at once while
+    the pusher's WAIT, whose offset covers push and pop, times out."""
+    cases = [("BLMOVE", ["src", "dst", "LEFT", "RIGHT", 0], lambda b: b.rpush("src", "v")),
+             ("BLPOP", ["l", 0], lambda b: b.rpush("l", "v")),
+             ("BZPOPMIN", ["z", 0], lambda b: b.zadd("z", {"m": 1})),
+             ("XREADGROUP", ["GROUP", "g", "c", "BLOCK", 0, "STREAMS", "st", ">"],
+              lambda b: b.xadd("st", {"f": "v"}))]
+    out = []
+    for start in (start_server, start_oracle):
+        p_srv = start(**FAST)
+        s_srv = start(**DBG)
+        p, a, b = p_srv.client(), p_srv.client(), p_srv.client()
+        attach(s_srv, p_srv)
+        p.xgroup_create("st", "g", mkstream=True)
+        res = []
+        for name, args, push in cases:
+            a.set("mark", name)
+            # The replica's periodic ACK covers everything so far.
+            wait_for(lambda: acked_all(p), what="replica ack")
+            got = []
+            t = threading.Thread(target=lambda: got.append(a.execute_command(name, *args)))
+            t.start()
+            wait_for(lambda: p.info("clients")["blocked_clients"] == 1, what="blocked")
+            os.kill(s_srv.pid, 19)  # SIGSTOP
+            try:
+                push(b)
+                t.join(30)
+                res += [bool(got), a.execute_command("WAIT", 1, 100), b.execute_command("WAIT", 1, 100)]
+            finally:
+                os.kill(s_srv.pid, 18)  # SIGCONT
+            res.append(b.execute_command("WAIT", 1, 0))
+        out.append(res)
+    assert out[0] == out[1]
+    assert out[0] == [True, 1, 0, 1] * len(cases)
+
+
 def master_flags(s):
     return [c["flags"] for c in s.client_list() if "M" in c["flags"]]
 
