@@ -595,24 +595,27 @@ static int rewriteBackground(void) {
         return -1;
     }
     if (aof.fd >= 0) fsync(aof.fd);
+    persistChildInfoOpen();
     long long start = ustime();
     pid_t pid = fork();
     if (pid == 0) {
         char tmp[64];
         snprintf(tmp, sizeof(tmp), "temp-rewriteaof-bg-%d.aof", (int)getpid());
+        persistChildInfoInChild("AOF rewrite");
         if (writeBase(tmp) == 0) {
             serverLog(LL_NOTICE, "Successfully created the temporary AOF base file %s", tmp);
+            persistChildInfoFinal();
             _exit(0);
         }
         _exit(1);
     }
+    persistChildForked(pid);
     if (pid < 0) {
         serverLog(LL_WARNING, "Can't rewrite append only file in background: fork: %s", strerror(errno));
         aof.lastRewriteOk = 0;
         return -1;
     }
     persistNoteFork(ustime() - start);
-    persistChildKeysBegin();
     serverLog(LL_NOTICE, "Background append only file rewriting started by pid %ld", (long)pid);
     aof.childPid = pid;
     aof.childStartSec = (long long)time(NULL);
@@ -690,7 +693,7 @@ cleanup:
 
 static void rewriteDone(pid_t pid, int st) {
     int ok = 0;
-    persistChildKeysEnd();
+    persistChildEnded();
     if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
         serverLog(LL_NOTICE, "Background AOF rewrite terminated with success");
         ok = installRewrite(pid) == 0;
@@ -723,8 +726,8 @@ static void killChild(void) {
     while (waitpid(aof.childPid, &st, 0) < 0 && errno == EINTR) {
     }
     removeChildTemp(aof.childPid);
+    persistChildEnded();
     aof.childPid = -1;
-    persistChildKeysEnd();
     aof.lastRewriteTimeSec = (long long)time(NULL) - aof.childStartSec;
 }
 
@@ -1065,10 +1068,10 @@ sds aofInfoMain(sds s) {
                         "aof_rewrites:%lld\r\n"
                         "aof_rewrites_consecutive_failures:%lld\r\n"
                         "aof_last_write_status:%s\r\n"
-                        "aof_last_cow_size:0\r\n",
+                        "aof_last_cow_size:%zu\r\n",
                         aof.state != AOF_OFF, aof.childPid >= 0, aof.scheduled, aof.lastRewriteTimeSec, cur,
                         aof.lastRewriteOk ? "ok" : "err", aof.rewrites, aof.consecutiveFailures,
-                        writeOk ? "ok" : "err");
+                        writeOk ? "ok" : "err", persistAofLastCowSize());
 }
 
 sds aofInfoEnabled(sds s) {

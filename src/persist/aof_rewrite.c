@@ -26,6 +26,7 @@
 #include "ds/stream.h"
 #include "ds/util.h"
 #include "persist/aof_int.h"
+#include "persist/persist.h"
 #include "script/function.h"
 #include "types/hash.h"
 #include "types/list.h"
@@ -297,6 +298,7 @@ int aofWriteCommandsBase(const char *path) {
     Writer w = {.fd = fd, .buf = sdsEmpty()};
     if (server.cfg.aofTimestampEnabled) w.buf = sdsCatPrintf(w.buf, "#TS:%lld\r\n", (long long)time(NULL));
     writeFunctions(&w);
+    long long keys = 0;
     for (int j = 0; j < server.cfg.databases && !w.failed; j++) {
         Db *db = &server.db[j];
         if (htabSize(&db->keys) == 0) continue;
@@ -308,6 +310,8 @@ int aofWriteCommandsBase(const char *path) {
         while (!w.failed && (o = htabIterNext(&it)) != NULL) {
             writeKey(&w, o);
             if (server.cfg.rdbKeySaveDelay > 0) usleep((useconds_t)server.cfg.rdbKeySaveDelay);
+            /* The rewrite child's progress (a no-op in the foreground). */
+            if ((++keys & 1023) == 0) persistChildProgress(keys);
         }
         htabIterRelease(&it);
     }

@@ -59,13 +59,14 @@ static struct {
     long long loadingTickMs;
     int loadingLogProgress; /* the start-up RDB load logs its progress (Redis's AOF load does not) */
     size_t loadingTotalBytes, loadingLoadedBytes;
-    /* What the save child reports through infoPipe (Redis's child info). */
+    /* What a fork child reports through infoPipe (Redis's child info). */
     int infoPipe[2];            /* read end (parent), write end (child); -1 */
     size_t cowSize, cowPeak;    /* current_cow_size, current_cow_peak */
     long long cowUpdatedMs;     /* when current_cow_size came, 0: never */
     long long keysProcessed;    /* current_save_keys_processed */
     long long keysTotal;        /* current_save_keys_total (at fork) */
-    size_t lastCowSize;         /* rdb_last_cow_size: the last child's peak */
+    size_t lastCowSize;         /* rdb_last_cow_size: the last RDB child's peak */
+    size_t lastAofCowSize;      /* aof_last_cow_size: the last rewrite child's peak */
 } state = {.childPid = -1, .syncChildPid = -1, .lastBgsaveOk = 1, .lastBgsaveTimeSec = -1, .infoPipe = {-1, -1}};
 
 static void noteForkChild(void);
@@ -85,12 +86,17 @@ static int saveForeground(void) {
     return 0;
 }
 
-/* --- the save child's reports --- */
+/* --- the children's reports --- */
 
-/* One message on the pipe, child to parent; written whole (it is smaller
- * than PIPE_BUF, so writes are atomic). */
+/* Every fork child (BGSAVE, a replication sync's save, an AOF rewrite)
+ * reports to the parent through infoPipe, as Redis's child info pipe:
+ * about once a second its copy-on-write bytes and the keys written so far,
+ * and when it succeeded a last sample.  The parent opens the pipe before
+ * the fork; the child's end is the write end, the parent's the read end.
+ * One message is written whole (it is smaller than PIPE_BUF, so writes
+ * are atomic). */
 typedef struct ChildInfo {
-    int final;          /* 1: the save is done, cow is the last sample */
+    int final;          /* 1: the child is done, cow is the last sample */
     size_t cow;         /* private dirty bytes of the child now */
     long long keys;     /* keys written so far */
 } ChildInfo;
@@ -110,7 +116,9 @@ static size_t privateDirtyBytes(void) {
     return kb * 1024;
 }
 
+/* In the child only (what != NULL): its own side of the reports. */
 static struct {
+    const char *what; /* "RDB" or "AOF rewrite", for the log line */
     long long lastSentMs;
     size_t peak, sum;
     long long samples;
@@ -125,16 +133,38 @@ static void childSend(int final, long long keys) {
         ssize_t w = write(state.infoPipe[1], &m, sizeof(m));
         (void)w; /* a full pipe drops a report: the next one carries on */
     }
-    serverLog(final ? LL_NOTICE : LL_VERBOSE, "Fork CoW for RDB: current %zu MB, peak %zu MB, average %llu MB",
-              m.cow >> 20, child.peak >> 20, (unsigned long long)(child.sum / (size_t)child.samples) >> 20);
+    serverLog(final ? LL_NOTICE : LL_VERBOSE, "Fork CoW for %s: current %zu MB, peak %zu MB, average %llu MB",
+              child.what, m.cow >> 20, child.peak >> 20,
+              (unsigned long long)(child.sum / (size_t)child.samples) >> 20);
 }
 
-/* The save progress hook in the child: a report about once a second. */
-static void childSaveProgress(long long keysDone) {
+void persistChildProgress(long long keysDone) {
+    if (!child.what) return;
     long long now = mstime();
     if (now - child.lastSentMs < 1000) return;
     child.lastSentMs = now;
     childSend(0, keysDone);
+}
+
+void persistChildInfoOpen(void) {
+    if (pipe(state.infoPipe) < 0) {
+        state.infoPipe[0] = state.infoPipe[1] = -1;
+        return;
+    }
+    fcntl(state.infoPipe[0], F_SETFL, O_NONBLOCK);
+    fcntl(state.infoPipe[1], F_SETFL, O_NONBLOCK);
+}
+
+void persistChildInfoInChild(const char *what) {
+    if (state.infoPipe[0] != -1) close(state.infoPipe[0]);
+    state.infoPipe[0] = -1;
+    child.what = what;
+    child.lastSentMs = 0; /* the first report goes at once, as Redis's */
+    rdbSetProgressHooks(persistChildProgress, NULL);
+}
+
+void persistChildInfoFinal(void) {
+    if (child.what) childSend(1, 0);
 }
 
 static void pipeClose(void) {
@@ -144,14 +174,16 @@ static void pipeClose(void) {
     }
 }
 
-/* Parent: reads every report waiting on the pipe. */
+/* Parent: reads every report waiting on the pipe.  A final one sets the
+ * last child's copy-on-write (its peak) for INFO's rdb_/aof_last_cow_size. */
 static void childInfoReceive(void) {
     ChildInfo m;
     if (state.infoPipe[0] == -1) return;
     while (read(state.infoPipe[0], &m, sizeof(m)) == (ssize_t)sizeof(m)) {
         if (m.cow > state.cowPeak) state.cowPeak = m.cow;
         if (m.final) {
-            state.lastCowSize = state.cowPeak;
+            if (persistChildType() == PERSIST_CHILD_AOF) state.lastAofCowSize = state.cowPeak;
+            else state.lastCowSize = state.cowPeak;
         } else {
             state.cowSize = m.cow;
             state.cowUpdatedMs = serverNowMs();
@@ -171,17 +203,31 @@ static long long totalKeys(void) {
     return n;
 }
 
+void persistChildForked(pid_t pid) {
+    if (pid < 0) {
+        pipeClose();
+        return;
+    }
+    if (state.infoPipe[1] != -1) close(state.infoPipe[1]);
+    state.infoPipe[1] = -1;
+    childInfoReset();
+    state.keysTotal = totalKeys();
+}
+
+void persistChildEnded(void) {
+    childInfoReceive();
+    pipeClose();
+    childInfoReset();
+}
+
 /* The save child: no listeners, no timers; write, report and go. */
 static void bgsaveChild(void) {
     netCloseListenersInChild();
-    close(state.infoPipe[0]);
-    state.infoPipe[0] = -1;
-    rdbSetProgressHooks(childSaveProgress, NULL);
-    child.lastSentMs = mstime();
+    persistChildInfoInChild("RDB");
     int rc = rdbSaveFile(server.cfg.dbfilename);
     if (rc == 0) {
         serverLog(LL_NOTICE, "DB saved on disk");
-        childSend(1, 0);
+        persistChildInfoFinal();
     }
     _exit(rc == 0 ? 0 : 1);
 }
@@ -190,27 +236,18 @@ static void bgsaveChild(void) {
 static int bgsaveStart(void) {
     state.dirtyBeforeBgsave = server.dirty;
     state.lastBgsaveTry = nowUnix();
-    if (pipe(state.infoPipe) < 0) {
-        state.infoPipe[0] = state.infoPipe[1] = -1;
-    } else {
-        fcntl(state.infoPipe[0], F_SETFL, O_NONBLOCK);
-        fcntl(state.infoPipe[1], F_SETFL, O_NONBLOCK);
-    }
+    persistChildInfoOpen();
     long long start = ustime();
     pid_t pid = fork();
     if (pid == 0) bgsaveChild();
+    persistChildForked(pid);
     if (pid < 0) {
-        pipeClose();
         state.lastBgsaveOk = 0, persistRefusalHint = 1;
         serverLog(LL_WARNING, "Can't save in background: fork: %s", strerror(errno));
         return -1;
     }
     state.latestForkUsec = ustime() - start;
     if (dbHooks.latency) dbHooks.latency("fork", state.latestForkUsec / 1000);
-    if (state.infoPipe[1] != -1) close(state.infoPipe[1]);
-    state.infoPipe[1] = -1;
-    childInfoReset();
-    state.keysTotal = totalKeys();
     state.totalForks++;
     serverLog(LL_NOTICE, "Background saving started by pid %ld", (long)pid);
     state.childPid = pid;
@@ -222,9 +259,7 @@ static int bgsaveStart(void) {
 
 /* The child ended with wait status st: record the outcome. */
 static void bgsaveDone(pid_t pid, int st) {
-    childInfoReceive();
-    pipeClose();
-    childInfoReset();
+    persistChildEnded();
     if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
         serverLog(LL_NOTICE, "Background saving terminated with success");
         server.dirty -= state.dirtyBeforeBgsave;
@@ -257,9 +292,8 @@ static void bgsaveKill(void) {
     char tmp[64];
     snprintf(tmp, sizeof(tmp), "temp-%d.rdb", (int)state.childPid);
     unlink(tmp);
+    persistChildEnded();
     state.childPid = -1;
-    pipeClose();
-    childInfoReset();
 }
 
 /* Kills a replication sync's save child (FLUSHALL, shutdown), as Redis
@@ -313,8 +347,8 @@ static void noteForkChild(void) {
 
 static void persistCron(void) {
     noteForkChild();
+    childInfoReceive(); /* any child's reports (BGSAVE, a sync's save, a rewrite) */
     if (state.childPid >= 0) {
-        childInfoReceive();
         int st;
         pid_t pid = waitpid(state.childPid, &st, WNOHANG);
         if (pid == state.childPid) bgsaveDone(pid, st);
@@ -752,21 +786,12 @@ void persistSyncChildStarted(pid_t pid, int disk) {
     state.syncChildKilled = 0;
     state.syncChildDisk = disk;
     state.childStartMs = serverNowMs();
-    childInfoReset();
-    state.keysTotal = totalKeys();
     if (disk) {
         state.dirtyBeforeBgsave = server.dirty;
         state.lastBgsaveTry = nowUnix();
         state.saves++;
     }
 }
-
-void persistChildKeysBegin(void) {
-    childInfoReset();
-    state.keysTotal = totalKeys();
-}
-
-void persistChildKeysEnd(void) { childInfoReset(); }
 
 void persistSyncChildDone(int ok) {
     if (state.syncChildPid < 0) return;
@@ -775,8 +800,8 @@ void persistSyncChildDone(int ok) {
         snprintf(tmp, sizeof(tmp), "temp-%d.rdb", (int)state.syncChildPid);
         unlink(tmp);
     }
+    persistChildEnded();
     state.syncChildPid = -1;
-    childInfoReset();
     state.lastBgsaveTimeSec = (serverNowMs() - state.childStartMs) / 1000;
     if (!state.syncChildDisk) return;
     if (ok) {
@@ -794,6 +819,7 @@ void persistNoteFork(long long us) {
     state.totalForks++;
 }
 long long persistTotalForks(void) { return state.totalForks; }
+size_t persistAofLastCowSize(void) { return state.lastAofCowSize; }
 
 sds persistInfoSection(sds s) {
     int rdbChild = persistChildType() == PERSIST_CHILD_RDB;

@@ -96,14 +96,33 @@ int persistChildType(void);
 static inline int persistChildActive(void) { return persistChildType() != PERSIST_CHILD_NONE; }
 /* A replication full sync forked pid to write the RDB (to dbfilename when
  * disk, else to the replicas' sockets); its end (ok: exited 0) once
- * reaped.  A disk one is a save like BGSAVE's (rdb_saves, LASTSAVE, the
- * dirty counter, rdb_last_bgsave_status), a socket one only a child. */
+ * reaped, which also ends its reports (persistChildEnded).  A disk one is
+ * a save like BGSAVE's (rdb_saves, LASTSAVE, the dirty counter,
+ * rdb_last_bgsave_status), a socket one only a child. */
 void persistSyncChildStarted(pid_t pid, int disk);
 void persistSyncChildDone(int ok);
-/* An AOF rewrite child started / ended: current_save_keys_total shows the
- * keys at the fork meanwhile, as Redis shows for any child. */
-void persistChildKeysBegin(void);
-void persistChildKeysEnd(void);
+/* The child info pipe: every fork child (BGSAVE, a sync's save, an AOF
+ * rewrite) reports its copy-on-write and the keys written, which INFO
+ * shows as current_cow_*, current_fork_perc and current_save_keys_*, and
+ * its last copy-on-write as rdb_last_cow_size / aof_last_cow_size.  The
+ * forking code calls, in order:
+ *   persistChildInfoOpen        parent, before the fork (opens the pipe);
+ *   persistChildInfoInChild     the child, first; what is "RDB" or "AOF
+ *                               rewrite" (its "Fork CoW for ..." log lines);
+ *                               RDB writers then report by themselves,
+ *                               others call persistChildProgress per key;
+ *   persistChildInfoFinal       the child, when it succeeded (the NOTICE line);
+ *   persistChildForked          parent, right after fork() (pid < 0: closes
+ *                               the pipe; else current_save_keys_total);
+ *   persistChildEnded           parent, once the child is reaped or killed,
+ *                               while it still counts as running. */
+void persistChildInfoOpen(void);
+void persistChildInfoInChild(const char *what);
+void persistChildProgress(long long keysDone);
+void persistChildInfoFinal(void);
+void persistChildForked(pid_t pid);
+void persistChildEnded(void);
+size_t persistAofLastCowSize(void);
 /* A fork took us microseconds (INFO latest_fork_usec, total_forks). */
 void persistNoteFork(long long us);
 

@@ -305,7 +305,7 @@ static void jobFinish(int ok) {
             r->pending = NULL;
             serverLog(LL_NOTICE, "Synchronization with replica %s succeeded", c->addr);
         } else {
-            serverLog(LL_NOTICE, "Streamed RDB transfer with replica %s succeeded (socket). Waiting for REPLCONF ACK from replica to enable streaming", c->addr);
+            serverLog(LL_NOTICE, "Streamed RDB transfer with replica %s succeeded (socket). Waiting for REPLCONF ACK from slave to enable streaming", c->addr);
         }
     }
     int disk = job.disk;
@@ -356,7 +356,7 @@ static void pump(void) {
         int ok = n == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
         persistSyncChildDone(ok);
         if (ok) {
-            serverLog(LL_NOTICE, "Diskless rdb transfer, done reading from pipe, %d replicas still up.", job.n);
+            serverLog(LL_WARNING, "Diskless rdb transfer, done reading from pipe, %d replicas still up.", job.n);
             serverLog(LL_NOTICE, "Background RDB transfer terminated with success");
         } else {
             serverLog(LL_WARNING, "Background transfer error");
@@ -394,20 +394,25 @@ static void startSync(int disk) {
         job.members[job.n++] = c;
     }
     repl.selDb = -1; /* the stream after the RDB starts with a SELECT */
+    persistChildInfoOpen();
     long long start = ustime();
     pid_t pid = fork();
     if (pid == 0) {
         signal(SIGUSR1, SIG_DFL);
         childCloseListeners();
+        persistChildInfoInChild("RDB");
         int rc;
         if (disk) {
             rc = rdbSaveFile(server.cfg.dbfilename);
+            if (rc == 0) serverLog(LL_NOTICE, "DB saved on disk");
         } else {
             close(pfd[0]);
             rc = rdbSaveFd(pfd[1], (long long)server.cfg.replTimeout * 1000);
         }
+        if (rc == 0) persistChildInfoFinal();
         _exit(rc == 0 ? 0 : 1);
     }
+    persistChildForked(pid);
     if (pid == -1) {
         serverLog(LL_WARNING, "Can't save in background: fork: %s", strerror(errno));
         if (!disk) {
