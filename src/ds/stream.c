@@ -213,6 +213,18 @@ const unsigned char *streamNodeBytes(Stream *s, OmapNode *n, size_t *len) {
     return s->zBuf;
 }
 
+const unsigned char *streamNodeRead(const OmapNode *n, unsigned char *scratch, size_t *len) {
+    void *v = omapValue(n);
+    if (!isZ(v)) {
+        *len = lpBytes(v);
+        return v;
+    }
+    const StreamZNode *z = zOf(v);
+    zDecompress(z, scratch);
+    *len = z->rawLen;
+    return scratch;
+}
+
 /* Removes node n and frees its listpack. */
 static void deleteNode(Stream *s, OmapNode *n) {
     size_t klen;

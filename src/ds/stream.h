@@ -109,6 +109,10 @@ size_t streamBytes(const Stream *s);
  * the node is compressed); valid until the next call on s or a change to
  * s.  Sets *len to their size when len is not NULL. */
 const unsigned char *streamNodeBytes(Stream *s, OmapNode *n, size_t *len);
+/* The same without the cache, for a reader that must not change s (a
+ * snapshot's save thread): a compressed node is expanded into scratch
+ * (STREAM_Z_MAX_RAW bytes).  The bytes stay valid while the node does. */
+const unsigned char *streamNodeRead(const OmapNode *n, unsigned char *scratch, size_t *len);
 /* Adds a node (a listpack of `len` bytes at lp, copied) under its 16-byte
  * master-ID key, compressed unless it is to stay the tail (last).  0 if
  * the key is present. */

@@ -39,6 +39,7 @@
 #include "ds/stream.h"
 #include "ds/util.h"
 #include "persist/digest.h"
+#include "persist/rdb_int.h"
 #include "script/function.h"
 #include "types/hash.h"
 #include "types/list.h"
@@ -87,30 +88,17 @@
 /* Writing                                                                    */
 /* ------------------------------------------------------------------------ */
 
-typedef struct RdbWriter {
-    sds buf;      /* bytes not yet written */
-    int fd;       /* -1: keep everything in buf (DUMP) */
-    int compress; /* rdbcompression */
-    int checksum; /* fold bytes into crc */
-    uint64_t crc;
-    int failed; /* a write failed (errno kept in err) */
-    int err;
-    long long keysDone; /* keys written so far (save progress) */
-    long long waitMs; /* >0: a write that would block polls this long */
-    size_t syncEvery, sinceSync; /* fdatasync every so many bytes (0: never) */
-} RdbWriter;
-
 int (*rdbReplInfoProvider)(RdbReplInfo *out);
 RdbLoadInfo rdbLastLoaded;
 
-/* Writes the buffered bytes to the file.  Returns 0, or -1 after a failed
- * write (sticky). */
-static int rwFlush(RdbWriter *w) {
-    if (w->fd < 0 || w->failed) return w->failed ? -1 : 0;
-    size_t n = sdsLen(w->buf), off = 0;
-    if (w->checksum) w->crc = crc64(w->crc, w->buf, n);
+/* Writes p[0..n) to the file, folding it into the CRC.  Returns 0, or -1
+ * after a failed write (sticky). */
+static int rwWriteOut(RdbWriter *w, const char *p, size_t n) {
+    if (w->failed) return -1;
+    if (w->checksum) w->crc = crc64(w->crc, p, n);
+    size_t off = 0;
     while (off < n) {
-        ssize_t k = write(w->fd, w->buf + off, n - off);
+        ssize_t k = write(w->fd, p + off, n - off);
         if (k < 0 && errno == EINTR) continue;
         if (k < 0 && errno == EAGAIN && w->waitMs > 0) {
             struct pollfd pfd = {.fd = w->fd, .events = POLLOUT};
@@ -124,7 +112,6 @@ static int rwFlush(RdbWriter *w) {
         }
         off += (size_t)k;
     }
-    sdsClear(w->buf);
     /* Incremental fsync (aof-rewrite-incremental-fsync): the kernel never
      * holds much unwritten, so the final fsync does not stall the disk. */
     if (w->syncEvery && (w->sinceSync += n) >= w->syncEvery) {
@@ -134,7 +121,24 @@ static int rwFlush(RdbWriter *w) {
     return 0;
 }
 
-static int rwMaybeFlush(RdbWriter *w) { return sdsLen(w->buf) >= RDB_FLUSH_BYTES ? rwFlush(w) : 0; }
+/* Hands the buffered bytes on: to the file, or to the sink of a save
+ * thread.  Returns 0, or -1 after a failed write (sticky). */
+static int rwFlush(RdbWriter *w) {
+    if (w->sink) return w->sink(w);
+    if (w->fd < 0 || w->failed) return w->failed ? -1 : 0;
+    if (rwWriteOut(w, w->buf, sdsLen(w->buf)) < 0) return -1;
+    sdsClear(w->buf);
+    return 0;
+}
+
+int rdbWriterPut(RdbWriter *w, const char *p, size_t n) {
+    if (rwFlush(w) < 0) return -1;
+    return rwWriteOut(w, p, n);
+}
+
+static int rwMaybeFlush(RdbWriter *w) {
+    return sdsLen(w->buf) >= (w->flushAt ? w->flushAt : RDB_FLUSH_BYTES) ? rwFlush(w) : 0;
+}
 
 static void rwByte(RdbWriter *w, unsigned char b) { w->buf = sdsCatLen(w->buf, &b, 1); }
 static void rwLen(RdbWriter *w, uint64_t len) { w->buf = rdbEncodeLen(w->buf, len); }
@@ -197,13 +201,19 @@ static int listRdbType(const kvobj *o) {
 }
 
 /* A bare listpack list is written as the one-node quicklist it stands
- * for: Redis 7.0's format either way. */
+ * for: Redis 7.0's format either way.  Read only (no quicklist view is
+ * lent), as a save thread needs. */
 static void listRdbSave(RdbWriter *w, const kvobj *o) {
-    ListRef lr;
-    Quicklist *ql = listOpen(&lr, (kvobj *)o);
+    if (kvEncoding(o) == OBJ_ENC_LISTPACK) {
+        const unsigned char *lp = kvPtr(o);
+        int nodes = lpLength(lp) > 0;
+        rwLen(w, (uint64_t)nodes);
+        if (nodes) quicklistNodeSave(w, 0, lp, lpBytes(lp));
+        return;
+    }
+    Quicklist *ql = kvPtr(o);
     rwLen(w, quicklistNodeCount(ql));
     quicklistForEachNode(ql, quicklistNodeSave, w);
-    listClose(&lr, 0);
 }
 
 static int setRdbType(const kvobj *o) { return kvEncoding(o) == OBJ_ENC_INTSET ? RDB_TYPE_SET_INTSET : RDB_TYPE_SET; }
@@ -261,12 +271,13 @@ static void rwStreamID(RdbWriter *w, const StreamID *id) {
 }
 
 static void streamRdbSave(RdbWriter *w, const kvobj *o) {
-    Stream *s = kvPtr(o); /* its node cache may change, not its value */
+    const Stream *s = kvPtr(o);
+    unsigned char scratch[STREAM_Z_MAX_RAW]; /* not the stream's node cache: a save thread only reads */
     rwLen(w, omapSize(s->nodes));
     for (OmapNode *n = omapFirst(s->nodes); n; n = omapNext(n)) {
         size_t klen, len;
         const unsigned char *k = omapKey(n, &klen);
-        const unsigned char *lp = streamNodeBytes(s, n, &len);
+        const unsigned char *lp = streamNodeRead(n, scratch, &len);
         rwString(w, k, klen);
         rwString(w, lp, len);
     }
@@ -387,8 +398,7 @@ static void keyDelay(int usec) {
     if (usec > 0) usleep((useconds_t)usec);
 }
 
-/* Writes one key: expire, access metadata, type, key, value. */
-static int rwKey(RdbWriter *w, const kvobj *o, int lru, int lfu) {
+void rdbKeyBytes(RdbWriter *w, const kvobj *o, int lru, int lfu) {
     long long when = kvExpire(o);
     if (when != -1) {
         rwByte(w, RDB_OPCODE_EXPIRETIME_MS);
@@ -407,10 +417,29 @@ static int rwKey(RdbWriter *w, const kvobj *o, int lru, int lfu) {
     rwByte(w, (unsigned char)ops->rdbType(o));
     rwString(w, kvKey(o), kvKeyLen(o));
     ops->rdbSave(w, o);
-    if (server.cfg.rdbKeySaveDelay) keyDelay(server.cfg.rdbKeySaveDelay);
-    w->keysDone++;
-    if (saveProgress && (w->keysDone & 1023) == 0) saveProgress(w->keysDone);
-    return rwMaybeFlush(w);
+}
+
+void rdbKeysSaved(RdbWriter *w, long long n) {
+    if (server.cfg.rdbKeySaveDelay)
+        for (long long i = 0; i < n; i++) keyDelay(server.cfg.rdbKeySaveDelay);
+    long long before = w->keysDone;
+    w->keysDone += n;
+    if (saveProgress && (before >> 10) != (w->keysDone >> 10)) saveProgress(w->keysDone);
+}
+
+/* Writes a database's keys on this thread alone. */
+static int rwDbKeys(RdbWriter *w, Db *db, int lru, int lfu) {
+    HtabIter it;
+    htabIterInit(&it, &db->keys);
+    kvobj *o;
+    int rc = 0;
+    while (rc == 0 && (o = htabIterNext(&it)) != NULL) {
+        rdbKeyBytes(w, o, lru, lfu);
+        rdbKeysSaved(w, 1);
+        rc = rwMaybeFlush(w);
+    }
+    htabIterRelease(&it);
+    return rc;
 }
 
 /* Writes the snapshot body to w.  Returns 0 or -1 on a write error. */
@@ -428,7 +457,7 @@ static int rwSnapshot(RdbWriter *w, int aofBase) {
     }
     rwAuxInt(w, "aof-base", aofBase);
     w->buf = functionsRdbAppend(w->buf, w->compress);
-    int lru = policyIsLru(), lfu = policyIsLfu();
+    int lru = policyIsLru(), lfu = policyIsLfu(), threads = rdbSaveThreadCount();
     for (int j = 0; j < server.cfg.databases; j++) {
         Db *db = &server.db[j];
         size_t size = htabSize(&db->keys);
@@ -438,12 +467,8 @@ static int rwSnapshot(RdbWriter *w, int aofBase) {
         rwByte(w, RDB_OPCODE_RESIZEDB);
         rwLen(w, size);
         rwLen(w, db->ttl.count);
-        HtabIter it;
-        htabIterInit(&it, &db->keys);
-        kvobj *o;
-        int rc = 0;
-        while (rc == 0 && (o = htabIterNext(&it)) != NULL) rc = rwKey(w, o, lru, lfu);
-        htabIterRelease(&it);
+        int rc = threads > 1 ? rdbSaveDbThreaded(w, db, lru, lfu, threads) : 1;
+        if (rc == 1) rc = rwDbKeys(w, db, lru, lfu); /* one thread, or none could start */
         if (rc < 0) return -1;
     }
     rwByte(w, RDB_OPCODE_EOF);
