@@ -34,6 +34,8 @@ static uint64_t xorshiftState;
 
 /* ---- small helpers ------------------------------------------------------ */
 
+#define HTAB_ITER_PREFETCH 8 /* buckets */
+
 static inline void *nextOf(const void *entry) { return *(void *const *)entry; }
 static inline void **linkOf(void *entry) { return (void **)entry; }
 
@@ -377,6 +379,12 @@ void *htabIterNext(HtabIter *it) {
             continue;
         }
         it->next = h->table[it->table][it->index++];
+        /* The entries are scattered: ask for one a few buckets ahead now,
+         * so that walking a large table does not wait on every entry. */
+        if (it->index + HTAB_ITER_PREFETCH < h->size[it->table]) {
+            void *ahead = h->table[it->table][it->index + HTAB_ITER_PREFETCH];
+            if (ahead) __builtin_prefetch(ahead);
+        }
     }
     void *e = it->next;
     it->next = nextOf(e);

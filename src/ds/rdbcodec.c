@@ -70,7 +70,8 @@ static sds encodeLzf(sds s, const void *p, size_t len, int *done) {
     *done = 0;
     if (len <= 4 || len > UINT32_MAX) return s;
     size_t room = len - 4;
-    unsigned char *out = xmalloc(room);
+    unsigned char small[1024]; /* most values: no allocation */
+    unsigned char *out = room <= sizeof(small) ? small : xmalloc(room);
     unsigned clen = lzf_compress(p, (unsigned)len, out, (unsigned)room);
     if (clen > 0) {
         unsigned char tag = 0xC0 | ENC_LZF;
@@ -80,7 +81,7 @@ static sds encodeLzf(sds s, const void *p, size_t len, int *done) {
         s = sdsCatLen(s, out, clen);
         *done = 1;
     }
-    xfree(out);
+    if (out != small) xfree(out);
     return s;
 }
 
