@@ -1,8 +1,10 @@
 /* rdb.c -- RDB snapshots and DUMP payloads (format in rdb.h).
  *
- * Writing goes through an RdbWriter: an sds buffer flushed to a file
- * descriptor every RDB_FLUSH_BYTES (or kept whole for a DUMP payload), the
- * CRC-64 folded in as bytes leave.  Reading works on memory: a payload, or
+ * Writing goes through an RdbWriter (rdb_int.h): an sds buffer flushed to
+ * a file descriptor every RDB_FLUSH_BYTES (or kept whole for a DUMP
+ * payload), the CRC-64 folded in as bytes leave.  A snapshot's keys may be
+ * serialized by several threads (rdb_threads.c): the savers below only
+ * read the value they are given.  Reading works on memory: a payload, or
  * the snapshot file mapped read-only; an RdbReader is the buffer and a
  * position, and every decoder checks what remains before it reads or
  * reserves.  Values are built outside the keyspace through the type
