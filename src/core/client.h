@@ -89,7 +89,12 @@ typedef struct Client {
     size_t bufPeak;         /* most of buf used since the last 5 s reset (CLIENT LIST rbp) */
     size_t sentlen;         /* bytes of the head (buf or first block) sent */
     ReplyBlock *replyHead, *replyTail;
-    char *bufDeferred;      /* an open deferred length kept in buf (reply.c) */
+    /* Open deferred lengths kept in buf (reply.c): the outer, then one
+     * nested in it; the outer's length if it was set first. */
+    char *bufDeferred[2];
+    int bufDeferredCount;
+    int bufDeferredOuterKind; /* ReplyAggregate, -1: not set yet */
+    long bufDeferredOuterLen;
     size_t replyBytes;      /* bytes in blocks (obl/oll/omem) */
     unsigned long replyBlocks;
     long long obufSoftLimitReachedTime; /* client-output-buffer-limit soft */

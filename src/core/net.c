@@ -330,7 +330,7 @@ static void freeReplies(Client *c) {
     c->replyBytes = 0;
     c->replyBlocks = 0;
     c->bufpos = c->sentlen = 0;
-    c->bufDeferred = NULL;
+    c->bufDeferredCount = 0;
 }
 
 void clientDiscardReplies(Client *c) { freeReplies(c); }

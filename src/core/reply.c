@@ -15,9 +15,10 @@
  * Bytes go to c->buf while no block is queued, then to the tail block of the
  * chain (16 KB blocks, or larger for one big payload).  A deferred length
  * opened while the output is all in c->buf is a position there, the bytes
- * after it moved up when the length is known; otherwise (or nested in
- * such a one) it is a small placeholder block whose bytes are written
- * later, and nothing is appended into a placeholder.  Every append marks the client as having
+ * after it moved up when the length is known (two may be open, one nested
+ * in the other, as XREAD's per-stream entries in its array of streams);
+ * otherwise (or nested deeper) it is a small placeholder block whose bytes
+ * are written later, and nothing is appended into a placeholder.  Every append marks the client as having
  * pending writes; net.c writes them before the loop sleeps. */
 #include <ctype.h>
 #include <stdarg.h>
@@ -416,11 +417,15 @@ void *replyDeferredLen(Client *c) {
     if (replySlow(c) && notResp(c, &k)) return k ? k->type->deferred(k) : NULL;
     netMarkPendingWrite(c);
     /* While the output is all in c->buf, the handle is the position the
-     * length goes to; setDeferred moves what follows to make room.  One
-     * such handle at a time: a nested one is a placeholder block. */
-    if (!c->replyHead && !c->bufDeferred) {
-        c->bufDeferred = c->buf + c->bufpos;
-        return c->bufDeferred;
+     * length goes to; setDeferred moves what follows to make room.  Two
+     * such handles at a time, at different positions (a handle is its
+     * position): a deeper one is a placeholder block. */
+    char *pos = c->buf + c->bufpos;
+    int n = c->bufDeferredCount;
+    if (!c->replyHead && (n == 0 || (n == 1 && c->bufDeferred[0] != pos))) {
+        if (n == 0) c->bufDeferredOuterKind = -1;
+        c->bufDeferred[c->bufDeferredCount++] = pos;
+        return pos;
     }
     ReplyBlock *b = newBlock(32);
     b->deferred = 1;
@@ -428,13 +433,10 @@ void *replyDeferredLen(Client *c) {
     return b;
 }
 
-/* A length whose handle is a position in c->buf: the bytes after it move
- * up to make room, in c->buf while they fit, else with the length into a
- * new first block (the reply went on into blocks, or fills c->buf).  A
- * handle whose output was discarded meanwhile is dropped. */
-static void setDeferredInBuf(Client *c, char *pos, ReplyAggregate kind, long n) {
-    if (pos != c->bufDeferred) return;
-    c->bufDeferred = NULL;
+/* Writes a length at pos in c->buf: the bytes after it move up to make
+ * room, in c->buf while they fit, else with the length into a new first
+ * block (the reply went on into blocks, or fills c->buf). */
+static void fillInBuf(Client *c, char *pos, ReplyAggregate kind, long n) {
     size_t off = (size_t)(pos - c->buf);
     if (off > c->bufpos || off < c->sentlen) return;
     char h[RESP_HEADER_MAX];
@@ -457,6 +459,27 @@ static void setDeferredInBuf(Client *c, char *pos, ReplyAggregate kind, long n) 
     c->replyBytes += b->used;
     c->bufpos = off;
     netCheckOutputLimits(c);
+}
+
+/* A length whose handle is a position in c->buf.  The nested one is
+ * written first (the outer's position does not move then); an outer one
+ * set before it waits for it.  A handle whose output was discarded
+ * meanwhile is dropped. */
+static void setDeferredInBuf(Client *c, char *pos, ReplyAggregate kind, long n) {
+    int i = c->bufDeferredCount;
+    while (i > 0 && c->bufDeferred[i - 1] != pos) i--;
+    if (i == 0) return;
+    if (i < c->bufDeferredCount) {
+        c->bufDeferredOuterKind = (int)kind;
+        c->bufDeferredOuterLen = n;
+        return;
+    }
+    c->bufDeferredCount--;
+    fillInBuf(c, pos, kind, n);
+    if (c->bufDeferredCount == 1 && c->bufDeferredOuterKind != -1) {
+        c->bufDeferredCount = 0;
+        fillInBuf(c, c->bufDeferred[0], (ReplyAggregate)c->bufDeferredOuterKind, c->bufDeferredOuterLen);
+    }
 }
 
 /* The node came from replyDeferredLen: a sink's handle if the client had

@@ -310,8 +310,9 @@ int aofWriteCommandsBase(const char *path) {
         while (!w.failed && (o = htabIterNext(&it)) != NULL) {
             writeKey(&w, o);
             if (server.cfg.rdbKeySaveDelay > 0) usleep((useconds_t)server.cfg.rdbKeySaveDelay);
-            /* The rewrite child's progress (a no-op in the foreground). */
-            if ((++keys & 1023) == 0) persistChildProgress(keys);
+            /* The rewrite child's progress (a no-op in the foreground),
+             * checked at keys 1, 1025, ... as Redis's. */
+            if ((keys++ & 1023) == 0) persistChildProgress(keys);
         }
         htabIterRelease(&it);
     }
