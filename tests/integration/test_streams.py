@@ -149,6 +149,27 @@ def test_pipelined_replies_across_the_output_buffer(server, oracle):
         both_masked(server, oracle, ["FLUSHALL"] + setup + cmds + cmds[::-1], resp)
 
 
+def test_multi_stream_reads_across_the_output_buffer(server, oracle):
+    """XREAD and XREADGROUP over several streams: the array of streams and
+    each stream's entries are both deferred lengths, the second nested in
+    the first; pipelined so that they start anywhere in the 16 KB output
+    buffer and run past it, in RESP2 and RESP3."""
+    setup = []
+    for k in range(4):
+        setup += ["XADD s%d %d-1 f %s" % (k, i, "v" * (1 + (i * 37 + k * 11) % 900)) for i in range(1, 70)]
+        setup += ["XGROUP CREATE s%d g 0" % k]
+    cmds = []
+    for count in (1, 2, 5, 30, 70):
+        for nst in (1, 2, 4):
+            keys = " ".join("s%d" % k for k in range(nst))
+            cmds += ["XREAD COUNT %d STREAMS %s %s" % (count, keys, " ".join(["0"] * nst)),
+                     "XREADGROUP GROUP g c%d COUNT %d STREAMS %s %s" % (count, count, keys, " ".join([">"] * nst)),
+                     "XREADGROUP GROUP g c%d COUNT %d STREAMS %s %s" % (count, count, keys, " ".join(["0"] * nst)),
+                     "PING"]
+    for resp in (2, 3):
+        both_masked(server, oracle, ["FLUSHALL"] + setup + cmds, resp)
+
+
 def test_compressed_nodes_change_and_dump_as_redis(server, oracle):
     """Closed nodes are compressed in Cairn's memory: deletes and exact
     trims inside them, an append into a compressed tail (its newer nodes
