@@ -121,6 +121,8 @@ static void initFeatures(void) {
     dbHooks.keyAdded = keyAdded;
     dbHooks.keyMiss = serverKeyMissHook;
     dbHooks.latency = latencyAddSampleIfNeeded;
+    dbHooks.verifyValue = rdbVerifyValue;
+    dbHooks.valueCorrupt = serverValueCorruptHook;
     notifyInit();
     /* Features, in hook order. */
     monitorInit();

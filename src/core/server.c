@@ -92,6 +92,15 @@ void serverKeyExpiredHook(Db *db, const char *key, size_t len) {
     signalModifiedKey(NULL, db, key, len);
 }
 
+void serverValueCorruptHook(Db *db, const char *key, size_t len, const char *why) {
+    serverLog(LL_WARNING,
+              "Corrupt value of key '%.*s' (DB %d) found on first access after loading the dataset (%s): "
+              "the key was deleted",
+              (int)(len > 128 ? 128 : len), key, db->id, why);
+    effectsDeleteKey(db->id, key, len, 0);
+    signalModifiedKey(NULL, db, key, len);
+}
+
 /* --- small helpers --- */
 
 static ServerHook **resetHooks;

@@ -156,6 +156,9 @@ long long serverCron(EventLoop *loop, long long id, void *data);
 void serverBeforeSleep(EventLoop *loop);
 void serverSetupSignals(void);
 void serverKeyExpiredHook(Db *db, const char *key, size_t len);
+/* db.h dbHooks.valueCorrupt: a key whose value failed its deferred load
+ * check was deleted: a warning, the count, DEL propagated, WATCH. */
+void serverValueCorruptHook(Db *db, const char *key, size_t len, const char *why);
 void serverKeyAddedHook(Db *db, const char *key, size_t len);
 void serverKeyMissHook(Db *db, const char *key, size_t len);
 /* Functions run at every timer tick (stats sampling, ...), on CONFIG

@@ -231,13 +231,77 @@ static void deleteExpired(Db *db, kvobj *o) {
     sdsFree(key);
 }
 
-/* Common path: find, expire lazily, maybe touch. */
+/* --- deferred value checks (db.h) --- */
+
+long long dbUnverified;
+
+int dbVerify(kvobj *o, const char **why) {
+    if (!kvUnverified(o)) return 0;
+    int enc = OBJ_ENC_LISTPACK;
+    void *ptr = NULL;
+    *why = NULL;
+    int rc = dbHooks.verifyValue ? dbHooks.verifyValue(o, &enc, &ptr, why) : 1;
+    if (rc < 0) {
+        if (!*why) *why = "corrupt value";
+        return -1;
+    }
+    if (rc == 0) { /* rebuilt: every pointer encoding has the same slot */
+        const ObjectType *ops = objectTypeOps(kvType(o));
+        if (ops) ops->free(kvPtr(o), OBJ_ENC_LISTPACK);
+        kvSetEncoding(o, enc);
+        kvSetPtr(o, ptr);
+    } else {
+        kvSetEncoding(o, OBJ_ENC_LISTPACK);
+    }
+    return 0;
+}
+
+kvobj *dbVerifyOrDrop(Db *db, kvobj *o) {
+    const char *why;
+    if (dbVerify(o, &why) == 0) return o;
+    size_t len = kvKeyLen(o);
+    sds key = sdsNewLen(kvKey(o), len);
+    dbDelete(db, key, len);
+    if (dbHooks.valueCorrupt) dbHooks.valueCorrupt(db, key, len, why);
+    sdsFree(key);
+    return NULL;
+}
+
+void dbVerifyAll(Db *dbs, int count) {
+    if (!dbUnverified) return;
+    for (int i = 0; i < count; i++) {
+        Db *db = &dbs[i];
+        sds *bad = NULL;
+        size_t nbad = 0;
+        HtabIter it;
+        kvobj *o;
+        const char *why;
+        htabIterInit(&it, &db->keys);
+        while ((o = htabIterNext(&it)) != NULL) { /* in place: nothing moves */
+            if (dbVerify(o, &why) == 0) continue;
+            bad = xrealloc(bad, sizeof(*bad) * (nbad + 1));
+            bad[nbad++] = sdsNewLen(kvKey(o), kvKeyLen(o));
+        }
+        htabIterRelease(&it);
+        for (size_t j = 0; j < nbad; j++) {
+            kvobj *e = htabFind(&db->keys, bad[j], sdsLen(bad[j]));
+            if (e) dbVerifyOrDrop(db, e);
+            sdsFree(bad[j]);
+        }
+        xfree(bad);
+    }
+    dbUnverified = 0;
+}
+
+/* Common path: find, expire lazily, verify a value loaded unverified,
+ * maybe touch. */
 static kvobj *lookup(Db *db, const char *key, size_t len, int flags) {
     kvobj *o = htabFind(&db->keys, key, len);
     if (o && kvIsExpired(o) && !dbIgnoreExpire) {
         if (!dbNoLazyExpire && !(flags & LOOKUP_NOEXPIRE)) deleteExpired(db, o);
         o = NULL;
     }
+    if (o && kvUnverified(o)) o = dbVerifyOrDrop(db, o);
     if (o && !(flags & LOOKUP_NOTOUCH)) touch(o);
     return o;
 }

@@ -69,6 +69,27 @@ kvobj *dbFind(Db *db, const char *key, size_t len);
 /* True when the entry's expire has passed (the key is logically gone). */
 int kvIsExpired(const kvobj *o);
 
+/* Deferred value checks.  A hash or sorted-set listpack loaded from an RDB
+ * file without deep sanitization has only its header checked at load
+ * (encoding OBJ_ENC_LISTPACK_UNVERIFIED); its entries, scores, order and
+ * duplicates are checked on first access.  The read and write lookups do
+ * it; so must every path that walks a value reached without them (dbFind,
+ * a walk of the key table).  A value that fails is corrupt: its key is
+ * deleted (dbHooks.valueCorrupt logs and propagates it) and reported
+ * absent, as a lazily expired key is -- the server and every other key
+ * stay.
+ * dbVerify: 0 when o is fine now (verified in place, perhaps re-encoded,
+ * the entry does not move), -1 when corrupt (nothing changed; *why set).
+ * dbVerifyOrDrop: o, or NULL after deleting a corrupt key.
+ * dbVerifyAll: verifies every unverified value of the databases (dropping
+ * the corrupt), before a walk of the key tables (DEBUG DIGEST, an AOF
+ * rewrite); nearly free once nothing is left unverified. */
+int dbVerify(kvobj *o, const char **why);
+kvobj *dbVerifyOrDrop(Db *db, kvobj *o);
+void dbVerifyAll(Db *dbs, int count);
+/* Values loaded unverified since the last dbVerifyAll (an upper bound). */
+extern long long dbUnverified;
+
 /* Add an entry whose key is absent.  Takes ownership. */
 void dbAdd(Db *db, kvobj *o);
 /* Replace an entry by a new one for the same key (new value, same or new
@@ -139,6 +160,14 @@ typedef struct DbHooks {
     int (*tableGrowAllowed)(size_t moreBytes, double load);
     /* A latency-monitor event (expire-del, expire-cycle) that took ms. */
     void (*latency)(const char *event, long long ms);
+    /* The deferred check of an unverified value (the persistence layer's):
+     * 1 when o's listpack is fine as it is; 0 when it is fine once rebuilt
+     * as *enc and *ptr (a pointer encoding; the caller frees the old one); -1
+     * when corrupt, with the reason in *why. */
+    int (*verifyValue)(const kvobj *o, int *enc, void **ptr, const char **why);
+    /* After a key whose value failed its deferred check was deleted: the
+     * warning, stats, propagation as DEL, WATCH. */
+    void (*valueCorrupt)(Db *db, const char *key, size_t len, const char *why);
 } DbHooks;
 extern DbHooks dbHooks;
 

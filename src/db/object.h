@@ -59,6 +59,12 @@ enum {
     OBJ_ENC_LISTPACK = 11,
     OBJ_ENC_LISTPACK_INLINE = 12, /* internal: a listpack after the key in the
                                    * entry; kvEncoding() answers LISTPACK */
+    OBJ_ENC_LISTPACK_UNVERIFIED = 13, /* internal: a hash or zset listpack
+                                   * loaded from an RDB file with only its
+                                   * header checked (pointer slot); the db
+                                   * lookups verify it on first access
+                                   * (db.h dbVerify); kvEncoding() answers
+                                   * LISTPACK */
 };
 
 #define OBJ_EMBSTR_MAX 44   /* longest string Redis reports as embstr */
@@ -80,8 +86,10 @@ static inline int kvRawEncoding(const kvobj *o) { return (o->typeenc >> 3) & 15;
 /* The encoding as Redis reports it. */
 static inline int kvEncoding(const kvobj *o) {
     int enc = kvRawEncoding(o);
-    return enc == OBJ_ENC_LISTPACK_INLINE ? OBJ_ENC_LISTPACK : enc;
+    return enc >= OBJ_ENC_LISTPACK_INLINE ? OBJ_ENC_LISTPACK : enc;
 }
+/* A value whose deep check was deferred at load (see db.h dbVerify). */
+static inline int kvUnverified(const kvobj *o) { return kvRawEncoding(o) == OBJ_ENC_LISTPACK_UNVERIFIED; }
 /* The encoding OBJECT ENCODING and DEBUG OBJECT report: Redis 7.0's name,
  * so a list kept as a bare listpack still answers quicklist. */
 static inline int kvReportedEncoding(const kvobj *o) {

@@ -137,6 +137,7 @@ void digestValue(const kvobj *o, unsigned char d[20]) {
 
 void digestDataset(unsigned char out[20]) {
     memset(out, 0, 20);
+    dbVerifyAll(server.db, server.cfg.databases); /* values loaded unverified */
     for (int j = 0; j < server.cfg.databases; j++) {
         Db *db = &server.db[j];
         if (htabSize(&db->keys) == 0) continue;

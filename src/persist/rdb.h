@@ -118,6 +118,13 @@ extern RdbLoadInfo rdbLastLoaded;
  * took, or -1 with *err (caller frees) and *used the offset of the error. */
 /* The "Done loading RDB" line Redis logs after a load. */
 void rdbLogLoaded(const RdbLoadInfo *info);
+/* 1 (the default): a file or full-sync load without deep sanitization
+ * (sanitize-dump-payload no, or clients) defers the checks of hash and
+ * sorted-set listpacks beyond their header to first access; 0: checks
+ * them at load as RESTORE does (DEBUG DEFER-LOAD-CHECKS, for tests). */
+extern int rdbDeferLoadChecks;
+/* db.h dbHooks.verifyValue: the deferred check of such a value. */
+int rdbVerifyValue(const kvobj *o, int *enc, void **ptr, const char **why);
 int rdbLoadBuffer(const unsigned char *p, size_t len, int merge, RdbLoadInfo *info, size_t *used, sds *err);
 
 #endif
