@@ -301,7 +301,7 @@ static kvobj *lookup(Db *db, const char *key, size_t len, int flags) {
         if (!dbNoLazyExpire && !(flags & LOOKUP_NOEXPIRE)) deleteExpired(db, o);
         o = NULL;
     }
-    if (o && kvUnverified(o)) o = dbVerifyOrDrop(db, o);
+    if (__builtin_expect(o && kvUnverified(o), 0)) o = dbVerifyOrDrop(db, o);
     if (o && !(flags & LOOKUP_NOTOUCH)) touch(o);
     return o;
 }
