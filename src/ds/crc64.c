@@ -1,4 +1,5 @@
-/* crc64.c -- reflected CRC-64/Jones, eight bytes per step ("slicing by 8").
+/* crc64.c -- reflected CRC-64/Jones, eight bytes per step ("slicing by 8"),
+ * or 64 by carry-less multiplication where the CPU has it (below).
  *
  * table[0][b] is the CRC of byte value b shifted through the reflected
  * polynomial; table[k][b] is table[k-1][b] carried through one more zero
@@ -41,9 +42,7 @@ static uint64_t load64le(const unsigned char *s) {
     return w;
 }
 
-uint64_t crc64(uint64_t crc, const void *p, size_t len) {
-    const unsigned char *s = p;
-    if (!tableReady) buildTable();
+static uint64_t crc64Table(uint64_t crc, const unsigned char *s, size_t len) {
     while (len >= 8) {
         uint64_t w = crc ^ load64le(s);
         crc = table[7][w & 0xff] ^ table[6][(w >> 8) & 0xff] ^ table[5][(w >> 16) & 0xff] ^
@@ -54,4 +53,93 @@ uint64_t crc64(uint64_t crc, const void *p, size_t len) {
     }
     while (len--) crc = table[0][(crc ^ *s++) & 0xff] ^ (crc >> 8);
     return crc;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/* Folding with carry-less multiplication (PCLMULQDQ), about 0.4
+ * instructions a byte against the table's 4: a whole-file CRC was a fifth
+ * of a sorted-set file's load.  The message is a sequence of 16-byte
+ * blocks; a block x (the CRC xored into its first 8 bytes) followed by
+ * D/8 bytes ending in block y has the CRC of the same message with x
+ * replaced by zeros and y by y ^ fold(x): with x = hi*X^64 + lo in message
+ * order, x*X^D = hi*X^(D+64) + lo*X^D, each product taken mod P through a
+ * constant (X^n mod P, bit-reflected; one power less than the shift, as a
+ * reflected product comes out one bit low).  Four lanes fold 64 bytes
+ * ahead (D = 512) so the multiplications overlap, then fold into one
+ * (D = 128); the last block and the tail go through the table.  The
+ * constants were derived for the Jones polynomial and the whole function
+ * is checked against the table (tests/unit/test_crc64.c). */
+#include <immintrin.h>
+
+#define CLMUL __attribute__((target("pclmul,sse2")))
+
+/* {low lane: X^(D+63) for the later bytes, high lane: X^(D-1)} reflected:
+ * _mm_set_epi64x takes the high lane first. */
+#define K128_LO 0xd9d7be7d505da32cULL /* X^191 */
+#define K128_HI 0x381d0015c96f4444ULL /* X^127 */
+#define K512_LO 0xaf86efb16d9ab4fbULL /* X^575 */
+#define K512_HI 0xf49784a634f014e4ULL /* X^511 */
+
+static CLMUL inline __m128i fold(__m128i x, __m128i k, const unsigned char *next) {
+    __m128i y = _mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_clmulepi64_si128(x, k, 0x11));
+    return _mm_xor_si128(y, _mm_loadu_si128((const __m128i *)(const void *)next));
+}
+
+static CLMUL uint64_t crc64Clmul(uint64_t crc, const unsigned char *s, size_t len) {
+    const __m128i k128 = _mm_set_epi64x((long long)K128_HI, (long long)K128_LO);
+    __m128i x = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)s), _mm_cvtsi64_si128((long long)crc));
+    if (len >= 128) {
+        const __m128i k512 = _mm_set_epi64x((long long)K512_HI, (long long)K512_LO);
+        __m128i x1 = _mm_loadu_si128((const __m128i *)(const void *)(s + 16));
+        __m128i x2 = _mm_loadu_si128((const __m128i *)(const void *)(s + 32));
+        __m128i x3 = _mm_loadu_si128((const __m128i *)(const void *)(s + 48));
+        s += 64;
+        len -= 64;
+        while (len >= 64) {
+            x = fold(x, k512, s);
+            x1 = fold(x1, k512, s + 16);
+            x2 = fold(x2, k512, s + 32);
+            x3 = fold(x3, k512, s + 48);
+            s += 64;
+            len -= 64;
+        }
+        unsigned char b[16];
+        _mm_storeu_si128((__m128i *)(void *)b, x1);
+        x = fold(x, k128, b);
+        _mm_storeu_si128((__m128i *)(void *)b, x2);
+        x = fold(x, k128, b);
+        _mm_storeu_si128((__m128i *)(void *)b, x3);
+        x = fold(x, k128, b);
+    } else {
+        s += 16;
+        len -= 16;
+    }
+    while (len >= 16) {
+        x = fold(x, k128, s);
+        s += 16;
+        len -= 16;
+    }
+    unsigned char last[16];
+    _mm_storeu_si128((__m128i *)(void *)last, x);
+    return crc64Table(crc64Table(0, last, 16), s, len);
+}
+
+static int clmulState; /* 0 unknown, 1 yes, -1 no */
+
+static int haveClmul(void) {
+    if (!clmulState) {
+        __builtin_cpu_init();
+        clmulState = __builtin_cpu_supports("pclmul") ? 1 : -1;
+    }
+    return clmulState > 0;
+}
+#endif
+
+uint64_t crc64(uint64_t crc, const void *p, size_t len) {
+    const unsigned char *s = p;
+    if (!tableReady) buildTable();
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (len >= 64 && haveClmul()) return crc64Clmul(crc, s, len);
+#endif
+    return crc64Table(crc, s, len);
 }

@@ -59,12 +59,33 @@ static void test_matches_bitwise(void **state) {
             assert_true(crc64(0x1234, buf + off, len) == bitwise(0x1234, buf + off, len));
 }
 
+/* Long inputs take the carry-less multiplication path on x86-64 CPUs
+ * with PCLMULQDQ (64 bytes or more: the 4-lane loop from 128): every
+ * length up to 700 at several alignments and starting CRCs. */
+static void test_long_matches_bitwise(void **state) {
+    (void)state;
+    static unsigned char buf[720];
+    uint64_t x = 88172645463325252ULL;
+    for (size_t i = 0; i < sizeof(buf); i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        buf[i] = (unsigned char)x;
+    }
+    for (size_t off = 0; off < 16; off += 5)
+        for (size_t len = 0; len <= 700; len++) {
+            assert_true(crc64(0, buf + off, len) == bitwise(0, buf + off, len));
+            assert_true(crc64(~0ULL, buf + off, len) == bitwise(~0ULL, buf + off, len));
+        }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_check_value),
         cmocka_unit_test(test_empty_function_dump_trailer),
         cmocka_unit_test(test_incremental_equals_whole),
         cmocka_unit_test(test_matches_bitwise),
+        cmocka_unit_test(test_long_matches_bitwise),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
