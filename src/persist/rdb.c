@@ -426,7 +426,9 @@ void rdbKeysSaved(RdbWriter *w, long long n) {
         for (long long i = 0; i < n; i++) keyDelay(server.cfg.rdbKeySaveDelay);
     long long before = w->keysDone;
     w->keysDone += n;
-    if (saveProgress && (before >> 10) != (w->keysDone >> 10)) saveProgress(w->keysDone);
+    /* At keys 1, 1025, 2049, ... (a multiple of 1024 keys before it), as
+     * Redis checks its progress. */
+    if (saveProgress && ((before + 1023) >> 10) != ((w->keysDone + 1023) >> 10)) saveProgress(w->keysDone);
 }
 
 /* Writes a database's keys on this thread alone. */
