@@ -125,7 +125,8 @@ def test_wait_after_a_served_blocking_command(start_server, start_oracle):
     keeps, for WAIT, the offset recorded when its command blocked: in Redis
     7.0 the served pop does not move it (7.2 re-runs the command and does),
     so with the replica stopped its WAIT counts the replica at once while
-    the pusher's WAIT, whose offset covers push and pop, times out."""
+    the pusher's WAIT, whose offset covers push and pop, times out.  The
+    same for a client blocked in WAIT itself."""
     cases = [("BLMOVE", ["src", "dst", "LEFT", "RIGHT", 0], lambda b: b.rpush("src", "v")),
              ("BLPOP", ["l", 0], lambda b: b.rpush("l", "v")),
              ("BZPOPMIN", ["z", 0], lambda b: b.zadd("z", {"m": 1})),
@@ -155,9 +156,23 @@ def test_wait_after_a_served_blocking_command(start_server, start_oracle):
             finally:
                 os.kill(s_srv.pid, 18)  # SIGCONT
             res.append(b.execute_command("WAIT", 1, 0))
+        # WAIT itself: released (here by its timeout) after another
+        # client's write, it keeps the offset of its own call.
+        wait_for(lambda: acked_all(p), what="replica ack")
+        os.kill(s_srv.pid, 19)
+        try:
+            got = []
+            t = threading.Thread(target=lambda: got.append(a.execute_command("WAIT", 2, 2000)))
+            t.start()
+            wait_for(lambda: p.info("clients")["blocked_clients"] == 1, what="blocked")
+            b.set("w", 1)
+            t.join(30)
+            res += [got, a.execute_command("WAIT", 1, 100), b.execute_command("WAIT", 1, 100)]
+        finally:
+            os.kill(s_srv.pid, 18)
         out.append(res)
     assert out[0] == out[1]
-    assert out[0] == [True, 1, 0, 1] * len(cases)
+    assert out[0] == [True, 1, 0, 1] * len(cases) + [[1], 1, 0]
 
 
 def master_flags(s):
