@@ -54,6 +54,7 @@ static struct {
     long long latestForkUsec, totalForks;
     /* The start-up load while it runs (loading:1 and the loading_* fields). */
     int loading;
+    int asyncLoading;           /* a replica's swapdb load beside the old data */
     long long loadingStartUnix, loadingRdbUsedMem, loadingLastLogMs, loadingKeys;
     void (*loadingTick)(void);  /* a replica's sync load: its link's keep-alive */
     long long loadingTickMs;
@@ -703,15 +704,45 @@ int persistLoadForSync(const char *filename, const unsigned char *buf, size_t le
     return rc;
 }
 
+void persistSyncLoadBegin(int async, void (*tick)(void)) {
+    persistLoadingBegin();
+    if (async) {
+        state.loading = 0;
+        state.asyncLoading = 1;
+    }
+    state.loadingTick = tick;
+    state.loadingTickMs = server.time.nowMs;
+}
+
+void persistSyncLoadProgress(const RdbLoadInfo *info, size_t loaded, size_t total) {
+    loadingProgress(info, loaded, total);
+}
+
+void persistSyncLoadEnd(const RdbLoadInfo *info, int ok) {
+    state.loadingTick = NULL;
+    state.asyncLoading = 0;
+    persistLoadingEnd();
+    if (ok) {
+        state.loadKeysLoaded = info->keysLoaded;
+        state.loadKeysExpired = info->keysExpired;
+    }
+}
+
 int persistRefuseWhileLoadingSlow(Client *c, Command *cmd) {
+    if (state.asyncLoading) {
+        if (!(cmd->flags & CMD_NO_ASYNC_LOADING)) return 0;
+        dispatchRejectCommand(c, "LOADING Redis is loading the dataset in memory");
+        return -1;
+    }
     if (!state.loading || (cmd->flags & CMD_LOADING)) return 0;
     dispatchRejectCommand(c, "LOADING Redis is loading the dataset in memory");
     return -1;
 }
 
-/* INFO persistence's loading_* lines (only while loading, as Redis). */
+/* INFO persistence's loading_* lines (only while loading or async-loading,
+ * as Redis). */
 static sds loadingInfo(sds s) {
-    if (!state.loading) return s;
+    if (!state.loading && !state.asyncLoading) return s;
     long long elapsed = nowUnix() - state.loadingStartUnix;
     size_t done = state.loadingLoadedBytes ? state.loadingLoadedBytes : 1;
     long long eta = elapsed == 0 ? 1
@@ -828,7 +859,7 @@ sds persistInfoSection(sds s) {
     double forkPerc = state.keysTotal ? (double)state.keysProcessed / (double)state.keysTotal * 100 : 0;
     s = sdsCatPrintf(s,
                         "loading:%d\r\n"
-                        "async_loading:0\r\n"
+                        "async_loading:%d\r\n"
                         "current_cow_peak:%zu\r\n"
                         "current_cow_size:%zu\r\n"
                         "current_cow_size_age:%lld\r\n"
@@ -845,7 +876,7 @@ sds persistInfoSection(sds s) {
                         "rdb_last_cow_size:%zu\r\n"
                         "rdb_last_load_keys_expired:%lld\r\n"
                         "rdb_last_load_keys_loaded:%lld\r\n",
-                        state.loading, state.cowPeak, state.cowSize, cowAge, forkPerc, state.keysProcessed,
+                        state.loading, state.asyncLoading, state.cowPeak, state.cowSize, cowAge, forkPerc, state.keysProcessed,
                         state.keysTotal, server.dirty, rdbChild, server.lastSaveUnix, state.lastBgsaveOk ? "ok" : "err",
                         state.lastBgsaveTimeSec, cur, state.saves, state.lastCowSize, state.loadKeysExpired, state.loadKeysLoaded);
     s = aofInfoMain(s);

@@ -83,6 +83,16 @@ void persistLoadingEnd(void);
  * missing or empty file, -1 with *err). */
 int persistLoadForSync(const char *filename, const unsigned char *buf, size_t len, void (*tick)(void),
                        RdbLoadInfo *info, sds *err);
+/* A replica's diskless load, parsed as the bytes come (rdbStreamFeed) by
+ * the replication layer, which calls Progress at least every
+ * loading-process-events-interval-bytes (it turns the loop once).  Begin:
+ * loading:1 and -LOADING as above, or with async (a swapdb load beside the
+ * old data) async_loading:1: clients keep using the old data and only
+ * commands flagged no-async-loading get -LOADING.  tick as in
+ * persistLoadForSync.  End: ok records the rdb_last_load_keys_* figures. */
+void persistSyncLoadBegin(int async, void (*tick)(void));
+void persistSyncLoadProgress(const RdbLoadInfo *info, size_t loaded, size_t total);
+void persistSyncLoadEnd(const RdbLoadInfo *info, int ok);
 /* The BGSAVE child's pid, -1 when none. */
 pid_t persistBgsaveChildPid(void);
 

@@ -1335,112 +1335,263 @@ static int loadFunction(RdbReader *r, int merge) {
     return 0;
 }
 
-/* Loads the snapshot in buf.  Returns 0 or -1 (r->why, r->pos). */
-static int loadSnapshot(RdbReader *r, int merge, RdbLoadInfo *info) {
-    if (r->len < 9 || memcmp(r->p, "REDIS", 5) != 0) return rrFail(r, "wrong signature trying to load DB from file");
-    int ver = 0;
-    for (int i = 5; i < 9; i++) {
-        if (r->p[i] < '0' || r->p[i] > '9') return rrFail(r, "wrong signature trying to load DB from file");
-        ver = ver * 10 + (r->p[i] - '0');
-    }
-    if (ver < 1 || ver > RDB_VERSION) return rrFail(r, "can't handle RDB format version");
-    info->version = ver;
-    r->pos = 9;
-    Db *db = &server.db[0];
-    long long expire = -1, idle = -1;
-    int freq = -1;
-    long long now = serverNowMs();
-    size_t nextReport = 0;
-    for (;;) {
-        if (loadProgress && r->pos >= nextReport) {
-            loadProgress(info, r->pos, r->len);
-            nextReport = r->pos + (size_t)server.cfg.loadingProcessEventsIntervalBytes;
-        }
-        unsigned char type;
-        if (rrByte(r, &type) < 0) return -1;
-        uint64_t a, b;
-        switch (type) {
-        case RDB_OPCODE_EXPIRETIME:
-            if (rrLe(r, 4, &a) < 0) return -1;
-            expire = (long long)(int32_t)a * 1000;
-            continue;
-        case RDB_OPCODE_EXPIRETIME_MS:
-            if (rrLe(r, 8, &a) < 0) return -1;
-            expire = (long long)a;
-            continue;
-        case RDB_OPCODE_FREQ: {
-            unsigned char f;
-            if (rrByte(r, &f) < 0) return -1;
-            freq = f;
-            continue;
-        }
-        case RDB_OPCODE_IDLE:
-            if (rrLen(r, &a) < 0) return -1;
-            idle = (long long)(a & 0x7fffffffffffffffULL);
-            continue;
-        case RDB_OPCODE_EOF: goto eof;
-        case RDB_OPCODE_SELECTDB:
-            if (rrLen(r, &a) < 0) return -1;
-            if (a >= (uint64_t)server.cfg.databases) return rrFail(r, "SELECTDB beyond the configured databases");
-            db = &server.db[a];
-            continue;
-        case RDB_OPCODE_RESIZEDB:
-            if (rrLen(r, &a) < 0 || rrLen(r, &b) < 0) return -1;
-            if (a <= rrLeft(r)) htabExpand(&db->keys, (size_t)a);
-            continue;
-        case RDB_OPCODE_AUX:
-            if (loadAux(r, info) < 0) return -1;
-            continue;
-        case RDB_OPCODE_MODULE_AUX: return rrFail(r, "module data in the file, and no modules");
-        case RDB_OPCODE_FUNCTION_PRE_GA: return rrFail(r, "pre-release function format not supported");
-        case RDB_OPCODE_FUNCTION2:
-            if (loadFunction(r, merge) < 0) return -1;
-            continue;
-        default: break;
-        }
-        sds key;
-        if (rrString(r, &key) < 0) return -1;
-        int empty;
-        kvobj *o = loadValue(r, type, key, sdsLen(key), &empty);
-        if (!o && !empty) {
-            sdsFree(key);
-            return -1;
-        }
-        if (!o) {
-            if (info->emptySkipped++ < 10) serverLog(LL_WARNING, "rdbLoadObject skipping empty key: %s", key);
-        } else if (expire != -1 && expire < now && !server.isReplica) {
-            kvFree(o);
-            info->keysExpired++;
-        } else if (!merge && dbFind(db, key, sdsLen(key))) {
-            serverLog(LL_WARNING, "RDB has duplicated key '%s' in DB %d", key, db->id);
-            kvFree(o);
-            sdsFree(key);
-            return rrFail(r, "duplicated key");
-        } else {
-            if (merge) dbDelete(db, key, sdsLen(key));
-            dbAdd(db, o);
-            if (expire != -1) dbSetExpire(db, &o, expire);
-            applyAccess(o, idle, freq);
-            info->keysLoaded++;
-        }
-        if (server.cfg.keyLoadDelay) keyDelay(server.cfg.keyLoadDelay);
+/* The top-level loop's state between records, so that a snapshot can be
+ * parsed as its bytes arrive (a replica's diskless load): the database
+ * selected, the expire / IDLE / FREQ read for the next key, the CRC-64 of
+ * the bytes consumed so far. */
+struct RdbStream {
+    Db *dbs;            /* server.db, or the databases being filled aside */
+    Db *db;             /* the SELECTDB in force */
+    int merge;
+    int streaming;      /* bytes come in pieces: a short record waits */
+    int started, done;
+    int deferFunctions; /* libraries kept for rdbStreamApplyFunctions */
+    long long expire, idle;
+    int freq;
+    long long now;
+    uint64_t crc;       /* of the bytes consumed by earlier feeds */
+    size_t base;        /* bytes consumed by earlier feeds */
+    size_t retryAt;     /* a record that failed short: retry at this many bytes */
+    sds *functions;
+    int nfunctions;
+    RdbLoadInfo info;
+};
+
+/* Adds the key just read to the target database.  Returns 0 or -1. */
+static int loadKey(RdbReader *r, RdbStream *s, int type) {
+    RdbLoadInfo *info = &s->info;
+    Db *db = s->db;
+    sds key;
+    if (rrString(r, &key) < 0) return -1;
+    int empty;
+    kvobj *o = loadValue(r, type, key, sdsLen(key), &empty);
+    if (!o && !empty) {
         sdsFree(key);
-        expire = idle = -1;
-        freq = -1;
+        return -1;
     }
-eof:
-    if (ver >= 5) {
+    if (!o) {
+        if (info->emptySkipped++ < 10) serverLog(LL_WARNING, "rdbLoadObject skipping empty key: %s", key);
+    } else if (s->expire != -1 && s->expire < s->now && !server.isReplica) {
+        kvFree(o);
+        info->keysExpired++;
+    } else if (!s->merge && dbFind(db, key, sdsLen(key))) {
+        serverLog(LL_WARNING, "RDB has duplicated key '%s' in DB %d", key, db->id);
+        kvFree(o);
+        sdsFree(key);
+        s->streaming = 0;
+        return rrFail(r, "duplicated key");
+    } else {
+        if (s->merge) dbDelete(db, key, sdsLen(key));
+        /* Keys loaded aside are nobody's yet: no event, no waiter. */
+        void (*added)(Db *, const char *, size_t) = dbHooks.keyAdded;
+        if (s->dbs != server.db) dbHooks.keyAdded = NULL;
+        dbAdd(db, o);
+        dbHooks.keyAdded = added;
+        if (s->expire != -1) dbSetExpire(db, &o, s->expire);
+        applyAccess(o, s->idle, s->freq);
+        info->keysLoaded++;
+    }
+    if (server.cfg.keyLoadDelay) keyDelay(server.cfg.keyLoadDelay);
+    sdsFree(key);
+    s->expire = s->idle = -1;
+    s->freq = -1;
+    return 0;
+}
+
+/* One record at r->pos.  Returns 0, 1 after the EOF opcode and checksum,
+ * or -1 (r->why). */
+static int loadRecord(RdbReader *r, RdbStream *s) {
+    RdbLoadInfo *info = &s->info;
+    unsigned char type;
+    if (rrByte(r, &type) < 0) return -1;
+    uint64_t a, b;
+    switch (type) {
+    case RDB_OPCODE_EXPIRETIME:
+        if (rrLe(r, 4, &a) < 0) return -1;
+        s->expire = (long long)(int32_t)a * 1000;
+        return 0;
+    case RDB_OPCODE_EXPIRETIME_MS:
+        if (rrLe(r, 8, &a) < 0) return -1;
+        s->expire = (long long)a;
+        return 0;
+    case RDB_OPCODE_FREQ: {
+        unsigned char f;
+        if (rrByte(r, &f) < 0) return -1;
+        s->freq = f;
+        return 0;
+    }
+    case RDB_OPCODE_IDLE:
+        if (rrLen(r, &a) < 0) return -1;
+        s->idle = (long long)(a & 0x7fffffffffffffffULL);
+        return 0;
+    case RDB_OPCODE_EOF: {
+        if (info->version < 5) return 1;
         size_t end = r->pos;
         uint64_t crc;
         if (rrLe(r, 8, &crc) < 0) return -1;
         if (crc == 0) {
             serverLog(LL_WARNING, "RDB file was saved with checksum disabled: no check performed.");
-        } else if (server.cfg.rdbchecksum && crc64(0, r->p, end) != crc) {
+        } else if (server.cfg.rdbchecksum && crc64(s->crc, r->p, end) != crc) {
             r->pos = end;
+            s->streaming = 0; /* no byte to come changes it */
             return rrFail(r, "wrong RDB checksum");
+        }
+        return 1;
+    }
+    case RDB_OPCODE_SELECTDB:
+        if (rrLen(r, &a) < 0) return -1;
+        if (a >= (uint64_t)server.cfg.databases) {
+            s->streaming = 0;
+            return rrFail(r, "SELECTDB beyond the configured databases");
+        }
+        s->db = &s->dbs[a];
+        return 0;
+    case RDB_OPCODE_RESIZEDB: {
+        if (rrLen(r, &a) < 0 || rrLen(r, &b) < 0) return -1;
+        /* A hint: trusted as far as the bytes that remain could hold it
+         * (streamed: the bytes are still to come, up to 8M slots). */
+        size_t cap = s->streaming ? (size_t)1 << 23 : rrLeft(r);
+        if (a <= cap) htabExpand(&s->db->keys, (size_t)a);
+        return 0;
+    }
+    case RDB_OPCODE_AUX: return loadAux(r, info);
+    case RDB_OPCODE_MODULE_AUX: s->streaming = 0; return rrFail(r, "module data in the file, and no modules");
+    case RDB_OPCODE_FUNCTION_PRE_GA: s->streaming = 0; return rrFail(r, "pre-release function format not supported");
+    case RDB_OPCODE_FUNCTION2:
+        if (s->deferFunctions) {
+            sds code;
+            if (rrString(r, &code) < 0) return -1;
+            s->functions = xrealloc(s->functions, sizeof(sds) * (size_t)(s->nfunctions + 1));
+            s->functions[s->nfunctions++] = code;
+            return 0;
+        }
+        if (loadFunction(r, s->merge) < 0) {
+            if (r->why && !strcmp(r->why, "failed loading a function library")) s->streaming = 0;
+            return -1;
+        }
+        return 0;
+    default: return loadKey(r, s, type);
+    }
+}
+
+/* Parses the records of r from r->pos.  Returns 0 at the end of the
+ * snapshot, 1 when a streamed record is not complete yet (r->pos at its
+ * start), 2 when a stream's feed parsed loading-process-events-interval-
+ * bytes (r->pos at a record), -1 on error (r->why, r->pos). */
+static int loadSnapshot(RdbReader *r, RdbStream *s, int final) {
+    RdbLoadInfo *info = &s->info;
+    if (!s->started) {
+        if (r->len < 9 && s->streaming && !final && (r->len < 5 || !memcmp(r->p, "REDIS", 5))) return 1;
+        if (r->len < 9 || memcmp(r->p, "REDIS", 5) != 0) return rrFail(r, "wrong signature trying to load DB from file");
+        int ver = 0;
+        for (int i = 5; i < 9; i++) {
+            if (r->p[i] < '0' || r->p[i] > '9') return rrFail(r, "wrong signature trying to load DB from file");
+            ver = ver * 10 + (r->p[i] - '0');
+        }
+        if (ver < 1 || ver > RDB_VERSION) return rrFail(r, "can't handle RDB format version");
+        info->version = ver;
+        r->pos = 9;
+        s->started = 1;
+    }
+    size_t nextReport = r->pos;
+    if (s->streaming) nextReport += (size_t)server.cfg.loadingProcessEventsIntervalBytes;
+    for (;;) {
+        if (r->pos >= nextReport) {
+            /* Streamed: the caller turns the loop between feeds. */
+            if (s->streaming) return 2;
+            if (loadProgress) loadProgress(info, r->pos, r->len);
+            nextReport = r->pos + (size_t)server.cfg.loadingProcessEventsIntervalBytes;
+        }
+        size_t rec = r->pos;
+        if (rec == r->len && s->streaming && !final) return 1;
+        int rc = loadRecord(r, s);
+        if (rc > 0) return 0;
+        if (rc == 0) continue;
+        /* Streamed and short of bytes, the record may be whole later:
+         * nothing it read took effect (a key's value is freed). */
+        if (s->streaming && !final) {
+            r->pos = rec;
+            r->why = NULL;
+            return 1;
+        }
+        return -1;
+    }
+}
+
+static void streamInit(RdbStream *s, Db *dbs, int merge) {
+    memset(s, 0, sizeof(*s));
+    s->dbs = dbs;
+    s->db = &dbs[0];
+    s->merge = merge;
+    s->expire = s->idle = -1;
+    s->freq = -1;
+    s->now = serverNowMs();
+}
+
+RdbStream *rdbStreamNew(Db *dbs, int deferFunctions) {
+    RdbStream *s = xmalloc(sizeof(*s));
+    streamInit(s, dbs ? dbs : server.db, 0);
+    s->streaming = 1;
+    s->deferFunctions = deferFunctions;
+    return s;
+}
+
+long long rdbStreamFeed(RdbStream *s, const unsigned char *p, size_t len, int final, int *done, sds *err) {
+    *done = s->done;
+    if (s->done) return 0;
+    if (!final && len < s->retryAt) return 0;
+    RdbReader r = {.p = p, .len = len, .shallow = server.cfg.sanitizeDumpPayload != SANITIZE_PAYLOAD_YES};
+    int saved = dbNoLazyExpire;
+    dbNoLazyExpire = 1;
+    int rc = loadSnapshot(&r, s, final);
+    dbNoLazyExpire = saved;
+    if (rc < 0) {
+        s->info.errOffset = s->base + r.pos;
+        s->info.errReason = r.why ? r.why : "unknown error";
+        *err = sdsCatPrintf(sdsEmpty(), "Internal error in RDB reading offset %zu, function at rdb.c: %s",
+                            s->info.errOffset, s->info.errReason);
+        return -1;
+    }
+    if (rc == 0) {
+        s->done = *done = 1;
+        s->info.hasRepl = s->info.hasRepl == 3;
+    } else if (rc == 2) {
+        *done = 2;
+        s->retryAt = 0;
+        if (server.cfg.rdbchecksum) s->crc = crc64(s->crc, p, r.pos);
+    } else {
+        /* Retry a short record once its bytes doubled: a big record that
+         * arrives in small pieces is parsed O(its size) times in all. */
+        size_t pending = len - r.pos;
+        s->retryAt = pending ? pending * 2 : 1;
+        *done = 0;
+        if (server.cfg.rdbchecksum) s->crc = crc64(s->crc, p, r.pos);
+    }
+    s->base += r.pos;
+    return (long long)r.pos;
+}
+
+const RdbLoadInfo *rdbStreamInfo(const RdbStream *s) { return &s->info; }
+
+size_t rdbStreamConsumed(const RdbStream *s) { return s->base; }
+
+int rdbStreamApplyFunctions(RdbStream *s, sds *err) {
+    for (int i = 0; i < s->nfunctions; i++) {
+        sds ferr = NULL;
+        if (functionsRdbLoadCode(s->functions[i], 0, &ferr) < 0) {
+            *err = sdsCatPrintf(sdsEmpty(), "Failed loading library, %s", ferr ? ferr : "unknown error");
+            sdsFree(ferr);
+            return -1;
         }
     }
     return 0;
+}
+
+void rdbStreamFree(RdbStream *s) {
+    if (!s) return;
+    for (int i = 0; i < s->nfunctions; i++) sdsFree(s->functions[i]);
+    xfree(s->functions);
+    xfree(s);
 }
 
 int rdbLoadFile(const char *filename, int merge, RdbLoadInfo *info, sds *err) {
@@ -1476,14 +1627,16 @@ int rdbLoadFile(const char *filename, int merge, RdbLoadInfo *info, sds *err) {
 }
 
 int rdbLoadBuffer(const unsigned char *p, size_t len, int merge, RdbLoadInfo *info, size_t *used, sds *err) {
-    memset(info, 0, sizeof(*info));
+    RdbStream s;
+    streamInit(&s, server.db, merge);
     /* A file is sanitized deeply only with sanitize-dump-payload yes. */
     RdbReader r = {.p = p, .len = len, .shallow = server.cfg.sanitizeDumpPayload != SANITIZE_PAYLOAD_YES};
     r.defer = r.shallow && rdbDeferLoadChecks;
     int saved = dbNoLazyExpire;
     dbNoLazyExpire = 1;
-    int rc = loadSnapshot(&r, merge, info);
+    int rc = loadSnapshot(&r, &s, 1);
     dbNoLazyExpire = saved;
+    *info = s.info;
     info->hasRepl = info->hasRepl == 3;
     *used = r.pos;
     if (rc < 0) {

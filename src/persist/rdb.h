@@ -127,4 +127,31 @@ extern int rdbDeferLoadChecks;
 int rdbVerifyValue(const kvobj *o, int *enc, void **ptr, const char **why);
 int rdbLoadBuffer(const unsigned char *p, size_t len, int merge, RdbLoadInfo *info, size_t *used, sds *err);
 
+/* A snapshot parsed as its bytes arrive (a replica's diskless load): the
+ * top-level loop stops at a record whose bytes are not all there and
+ * resumes there on the next feed, so the caller holds only the bytes of
+ * the record in flight.  dbs: the server.cfg.databases databases to fill
+ * (NULL: server.db); deferFunctions: function libraries are kept for
+ * rdbStreamApplyFunctions instead of loaded.  The load-progress hook is not
+ * called: the caller reports progress. */
+typedef struct RdbStream RdbStream;
+RdbStream *rdbStreamNew(Db *dbs, int deferFunctions);
+/* Parses the records at the start of p[0..len) (the caller drops the bytes
+ * earlier feeds consumed, so p starts at a record).  final: no byte will
+ * follow, a short record is an error.  Returns the bytes consumed (nothing
+ * after the EOF opcode and checksum), or -1 with *err (caller frees); *done
+ * is 1 once the EOF and checksum are read, 2 when the feed stopped after
+ * loading-process-events-interval-bytes (call again with the rest, after
+ * turning the loop), 0 when it needs more bytes.  A short record is retried only once the bytes
+ * offered doubled (or final), so a large record arriving in small pieces
+ * costs O(its size) in all. */
+long long rdbStreamFeed(RdbStream *s, const unsigned char *p, size_t len, int final, int *done, sds *err);
+const RdbLoadInfo *rdbStreamInfo(const RdbStream *s);
+/* Bytes of the snapshot consumed so far. */
+size_t rdbStreamConsumed(const RdbStream *s);
+/* Loads the deferred function libraries into the server's (after the
+ * caller flushed them).  Returns 0, or -1 with *err. */
+int rdbStreamApplyFunctions(RdbStream *s, sds *err);
+void rdbStreamFree(RdbStream *s);
+
 #endif

@@ -74,11 +74,10 @@ typedef struct ReplState {
     char pendingReplid[41]; /* from +FULLRESYNC */
     long long pendingOffset;
     int xferFd;             /* temporary RDB file */
-    int xferMem;            /* repl-diskless-load: the RDB goes to xferBuf */
-    sds xferBuf;
+    int xferMem;            /* repl-diskless-load: parsed from the socket */
     char xferTmp[128];
     long long xferSize;     /* -1: EOF-marked */
-    long long xferRead;
+    long long xferRead;     /* to the file, or consumed by the parser */
     char xferMark[41];
     char xferTail[40];      /* the last 40 bytes read (mark check) */
     int applying;           /* running the primary's command */

@@ -16,6 +16,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,8 +64,6 @@ static void closeXfer(void) {
         repl.xferFd = -1;
         unlink(repl.xferTmp);
     }
-    sdsFree(repl.xferBuf);
-    repl.xferBuf = NULL;
     repl.xferMem = 0;
 }
 
@@ -331,71 +330,64 @@ static int useDisklessLoad(void) {
     return 1;
 }
 
-/* swapdb: the data and the function libraries as they were before the
- * load, given back if it fails. */
-typedef struct Backup {
-    Db *dbs;
-    sds functions; /* an RDB holding only the libraries */
-} Backup;
-
-static void backupTake(Backup *b) {
-    signalFlushedDb(-1);
-    b->dbs = dbCreateAll(server.cfg.databases);
-    for (int j = 0; j < server.cfg.databases; j++) dbSwap(&server.db[j], &b->dbs[j]);
+/* The function libraries as an RDB holding only them (swapdb keeps the
+ * old ones to give back if the new ones cannot be loaded). */
+static sds functionsSnapshot(void) {
     sds f = sdsCatPrintf(sdsEmpty(), "REDIS%04d", RDB_VERSION);
     f = functionsRdbAppend(f, 0);
     f = sdsCatLen(f, "\xff", 1);
     uint64_t crc = crc64(0, f, sdsLen(f));
     unsigned char le[8];
     for (int i = 0; i < 8; i++) le[i] = (unsigned char)(crc >> (8 * i));
-    b->functions = sdsCatLen(f, (const char *)le, 8);
+    return sdsCatLen(f, (const char *)le, 8);
+}
+
+static void functionsRestore(sds snap) {
     functionsRdbFlush();
-}
-
-static void backupDrop(Backup *b) {
-    dbFreeAll(b->dbs, server.cfg.databases);
-    sdsFree(b->functions);
-}
-
-static void backupRestore(Backup *b) {
-    emptyData();
-    for (int j = 0; j < server.cfg.databases; j++) dbSwap(&server.db[j], &b->dbs[j]);
     RdbLoadInfo info;
     size_t used;
     sds err = NULL;
-    if (rdbLoadBuffer((const unsigned char *)b->functions, sdsLen(b->functions), 0, &info, &used, &err) < 0) {
+    if (rdbLoadBuffer((const unsigned char *)snap, sdsLen(snap), 0, &info, &used, &err) < 0) {
         serverLog(LL_WARNING, "Failed restoring the function libraries: %s", err);
         sdsFree(err);
     }
-    backupDrop(b);
 }
 
-/* The RDB is in the temporary file (or, diskless, in xferBuf): it becomes
- * our data. */
+/* Drops databases filled aside (their memory is freed in the background
+ * as replica-lazy-flush would). */
+static void dropTempDbs(Db *dbs) {
+    for (int j = 0; j < server.cfg.databases; j++) lazyfreeEmptyDb(&dbs[j]);
+    dbFreeAll(dbs, server.cfg.databases);
+}
+
+/* The sync's RDB is our data now: take the primary's history and start
+ * applying its stream. */
+static void syncSucceeded(int fd, const RdbLoadInfo *info) {
+    aofRestartAfterSync(); /* the AOF must describe the new data */
+    memcpy(repl.replid, repl.pendingReplid, 41);
+    repl.offset = repl.pendingOffset;
+    memset(repl.replid2, '0', 40);
+    repl.secondOffset = -1;
+    repl.haveCached = 0;
+    serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: Finished with success");
+    int eofMarked = repl.xferSize == -1;
+    becomeConnected(fd, info->hasRepl ? info->repl.streamDb : 0);
+    /* The primary holds the stream until this first ACK (diskless). */
+    if (eofMarked && repl.master) replicaSendAck();
+}
+
+/* The RDB is in the temporary file: it becomes our data. */
 static void loadTransfer(void) {
     int fd = repl.fd;
-    int mem = repl.xferMem, swap = mem && server.cfg.replDisklessLoad == DISKLESS_LOAD_SWAPDB;
-    sds buf = repl.xferBuf;
-    repl.xferBuf = NULL;
-    repl.xferMem = 0;
-    if (!mem) {
-        if (fsync(repl.xferFd) == -1)
-            serverLog(LL_WARNING, "Failed trying to sync the temp DB to disk: %s", strerror(errno));
-        close(repl.xferFd);
-        repl.xferFd = -1;
-    }
-    Backup backup = {0};
-    if (swap) {
-        serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: Backing up the old data (swapdb)");
-        backupTake(&backup);
-    } else {
-        serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: Flushing old data");
-        /* Our replicas must sync again: our history just changed. */
-        replDisconnectReplicas();
-        replBacklogFree();
-        emptyData();
-    }
-    if (!mem && rename(repl.xferTmp, server.cfg.dbfilename) == -1) {
+    if (fsync(repl.xferFd) == -1) serverLog(LL_WARNING, "Failed trying to sync the temp DB to disk: %s", strerror(errno));
+    close(repl.xferFd);
+    repl.xferFd = -1;
+    serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: Flushing old data");
+    /* Our replicas must sync again: our history just changed. */
+    replDisconnectReplicas();
+    replBacklogFree();
+    emptyData();
+    if (rename(repl.xferTmp, server.cfg.dbfilename) == -1) {
         serverLog(LL_WARNING, "Failed trying to rename the temp DB into %s in MASTER <-> REPLICA synchronization: %s",
                   server.cfg.dbfilename, strerror(errno));
         unlink(repl.xferTmp);
@@ -408,51 +400,187 @@ static void loadTransfer(void) {
     eventDel(server.loop, fd, EV_READABLE);
     RdbLoadInfo info;
     sds err = NULL;
-    int rc = mem ? persistLoadForSync(NULL, (const unsigned char *)buf, sdsLen(buf), loadKeepAlive, &info, &err)
-                 : persistLoadForSync(server.cfg.dbfilename, NULL, 0, loadKeepAlive, &info, &err);
-    sdsFree(buf);
+    int rc = persistLoadForSync(server.cfg.dbfilename, NULL, 0, loadKeepAlive, &info, &err);
     if (rc != 0) {
-        serverLog(LL_WARNING, "Failed trying to load the MASTER synchronization DB from %s: %s", mem ? "socket" : "disk",
-                  err ? err : "");
+        serverLog(LL_WARNING, "Failed trying to load the MASTER synchronization DB from disk: %s", err ? err : "");
         sdsFree(err);
-        if (swap) {
-            /* The old data and our place in the old stream stay. */
-            serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: Restoring the old data (swapdb)");
-            backupRestore(&backup);
-        } else {
-            emptyData();
-            repl.haveCached = 0;
-        }
+        emptyData();
+        repl.haveCached = 0;
         cancelLink();
         repl.nextConnectMs = server.time.nowMs + 1000;
         return;
     }
+    persistRemoveSyncFile("Removing the RDB file obtained from the master. This replica has persistence disabled");
+    syncSucceeded(fd, &info);
+}
+
+/* --- diskless load: the RDB parsed as it comes from the socket --- */
+
+#define LOAD_READ (256 * 1024)
+#define LOAD_POLL_MS 10
+
+/* Reads what the link has into rbuf, waiting at most LOAD_POLL_MS.
+ * Returns 1 (bytes came), 0 (none yet) or -1 (the link is lost). */
+static int loadRead(int fd) {
+    struct pollfd pfd = {.fd = fd, .events = POLLIN};
+    int pr = poll(&pfd, 1, LOAD_POLL_MS);
+    if (pr == 0 || (pr < 0 && errno == EINTR)) return 0;
+    repl.rbuf = sdsMakeRoomFor(repl.rbuf, LOAD_READ);
+    ssize_t n = read(fd, repl.rbuf + sdsLen(repl.rbuf), LOAD_READ);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return 0;
+    if (n <= 0) return -1;
+    sdsIncrLen(repl.rbuf, n);
+    server.stats.netInputBytes += n;
+    repl.lastIoMs = mstime();
+    return 1;
+}
+
+static void dropRbuf(size_t n) {
+    size_t left = sdsLen(repl.rbuf) - n;
+    memmove(repl.rbuf, repl.rbuf + n, left);
+    sdsSetLen(repl.rbuf, left);
+}
+
+/* Parses the RDB as it arrives (rbuf holds only the bytes of the record
+ * in flight), into server.db (on-empty-db, flushed first) or, with
+ * swapdb, into databases aside that replace ours when it ends well.
+ * Clients get -LOADING meanwhile, or, when the primary continues our own
+ * history (same replication id), keep reading the old data
+ * (async_loading).  The loop turns every loading-process-events-interval-
+ * bytes and whenever the link is quiet for LOAD_POLL_MS; a newline a
+ * second keeps the primary from timing us out.  Returns when it ended:
+ * connected, or the link reset to retry. */
+static void disklessLoad(void) {
+    int fd = repl.fd;
+    int swap = server.cfg.replDisklessLoad == DISKLESS_LOAD_SWAPDB;
+    int async = swap && !memcmp(repl.replid, repl.pendingReplid, 40);
+    int eofMark = repl.xferSize == -1;
+    eventDel(server.loop, fd, EV_READABLE);
+    Db *temp = NULL;
     if (swap) {
-        serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: Discarding the old data (swapdb)");
-        backupDrop(&backup);
+        temp = dbCreateAll(server.cfg.databases);
+    } else {
+        serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: Flushing old data");
+        /* Our replicas must sync again: our history just changed. */
         replDisconnectReplicas();
         replBacklogFree();
+        emptyData();
     }
-    if (!mem) persistRemoveSyncFile("Removing the RDB file obtained from the master. This replica has persistence disabled");
-    aofRestartAfterSync(); /* the AOF must describe the new data */
-    memcpy(repl.replid, repl.pendingReplid, 41);
-    repl.offset = repl.pendingOffset;
-    memset(repl.replid2, '0', 40);
-    repl.secondOffset = -1;
-    repl.haveCached = 0;
-    serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: Finished with success");
-    int eofMarked = repl.xferSize == -1;
-    becomeConnected(fd, info.hasRepl ? info.repl.streamDb : 0);
-    /* The primary holds the stream until this first ACK (diskless). */
-    if (eofMarked && repl.master) replicaSendAck();
+    serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: Loading DB in memory");
+    RdbStream *st = rdbStreamNew(temp, swap);
+    persistSyncLoadBegin(async, loadKeepAlive);
+    size_t total = repl.xferSize > 0 ? (size_t)repl.xferSize : 0;
+    size_t interval = (size_t)server.cfg.loadingProcessEventsIntervalBytes;
+    size_t reported = 0;
+    long long reportedMs = mstime(), timeoutMs = (long long)server.cfg.replTimeout * 1000;
+    sds err = NULL;
+    const char *lost = NULL;
+    int done = 0;
+    repl.xferRead = 0;
+    persistSyncLoadProgress(rdbStreamInfo(st), 0, total);
+    for (;;) {
+        if (repl.fd != fd || repl.link != LINK_TRANSFER) {
+            lost = "the link was reset during the load";
+            break;
+        }
+        size_t have = sdsLen(repl.rbuf), offer = have;
+        int final = 0;
+        if (!eofMark) {
+            size_t left = (size_t)(repl.xferSize - repl.xferRead);
+            if (offer >= left) {
+                offer = left;
+                final = 1;
+            }
+        } else if (have >= 40 && !memcmp(repl.rbuf + have - 40, repl.xferMark, 40)) {
+            /* The stream ended: what precedes the mark is all there is. */
+            offer = have - 40;
+            final = 1;
+        }
+        long long used = rdbStreamFeed(st, (const unsigned char *)repl.rbuf, offer, final, &done, &err);
+        if (used < 0) break;
+        dropRbuf((size_t)used);
+        repl.xferRead += used;
+        if (done == 1) break;
+        long long now = mstime();
+        if (done == 2 || (size_t)repl.xferRead - reported >= interval || now - reportedMs >= LOAD_POLL_MS) {
+            persistSyncLoadProgress(rdbStreamInfo(st), (size_t)repl.xferRead, total);
+            reported = (size_t)repl.xferRead;
+            reportedMs = mstime();
+            continue; /* the link may have changed meanwhile */
+        }
+        int rr = loadRead(fd);
+        if (rr < 0) {
+            lost = "I/O error trying to sync with MASTER: connection lost";
+            break;
+        }
+        if (rr == 0 && mstime() - repl.lastIoMs > timeoutMs) {
+            lost = "Timeout receiving bulk data from MASTER... If the problem persists try to set the 'repl-timeout' parameter in redis.conf to a larger value.";
+            break;
+        }
+    }
+    done = done == 1;
+    /* After the RDB: the EOF mark, or nothing more of the announced size. */
+    while (done && !lost && eofMark && sdsLen(repl.rbuf) < 40) {
+        int rr = loadRead(fd);
+        if (rr < 0) lost = "I/O error trying to sync with MASTER: connection lost";
+        else if (rr == 0 && mstime() - repl.lastIoMs > timeoutMs) lost = "Timeout receiving the EOF mark from MASTER";
+    }
+    if (done && !lost && eofMark) {
+        if (memcmp(repl.rbuf, repl.xferMark, 40) != 0) err = sdsNew("Replication stream EOF marker is broken");
+        else dropRbuf(40);
+    } else if (done && !lost && repl.xferRead != repl.xferSize) {
+        err = sdsNew("the RDB ended before the size the master announced");
+    }
+    RdbLoadInfo info = *rdbStreamInfo(st);
+    int ok = done && !lost && !err;
+    persistSyncLoadEnd(&info, ok);
+    sds oldFunctions = NULL;
+    if (ok && swap) {
+        oldFunctions = functionsSnapshot();
+        functionsRdbFlush();
+        if (rdbStreamApplyFunctions(st, &err) < 0) {
+            functionsRestore(oldFunctions);
+            ok = 0;
+        }
+    }
+    rdbStreamFree(st);
+    if (!ok) {
+        if (err) serverLog(LL_WARNING, "%s", err);
+        serverLog(LL_WARNING, "Failed trying to load the MASTER synchronization DB from socket: %s",
+                  lost ? lost : "the RDB is corrupt");
+        sdsFree(err);
+        sdsFree(oldFunctions);
+        if (swap) {
+            dropTempDbs(temp);
+            serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: Discarding temporary DB in background");
+        } else {
+            emptyData();
+            repl.haveCached = 0;
+        }
+        if (repl.fd == fd) {
+            cancelLink();
+            repl.nextConnectMs = server.time.nowMs + 1000;
+        }
+        if (failoverState() == FAILOVER_IN_PROGRESS) failoverAbort("the link to the failover target failed");
+        return;
+    }
+    rdbLogLoaded(&info);
+    if (swap) {
+        sdsFree(oldFunctions);
+        if (repl.haveCached) serverLog(LL_NOTICE, "Discarding previously cached master state.");
+        replDisconnectReplicas();
+        replBacklogFree();
+        serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: Swapping active DB with loaded DB");
+        signalFlushedDb(-1);
+        for (int j = 0; j < server.cfg.databases; j++) dbSwap(&server.db[j], &temp[j]);
+        dropTempDbs(temp);
+        serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: Discarding old DB in background");
+    }
+    syncSucceeded(fd, &info);
 }
 
 /* Bytes of the RDB: write them to the temporary file. */
 static int xferWrite(const char *p, size_t len) {
-    if (repl.xferMem) {
-        repl.xferBuf = sdsCatLen(repl.xferBuf, p, len);
-        return 0;
-    }
     while (len) {
         ssize_t n = write(repl.xferFd, p, len);
         if (n < 0 && errno == EINTR) continue;
@@ -468,7 +596,7 @@ static int xferWrite(const char *p, size_t len) {
 
 /* Consume what rbuf holds of the transfer.  Returns 1 when it ended. */
 static int xferConsume(void) {
-    if (repl.xferFd == -1 && !repl.xferBuf) { /* the "$<len>" or "$EOF:<mark>" line first */
+    if (repl.xferFd == -1) { /* the "$<len>" or "$EOF:<mark>" line first */
         sds line;
         for (;;) {
             if (!takeLine(&line)) return 0;
@@ -507,11 +635,8 @@ static int xferConsume(void) {
         sdsFree(line);
         repl.xferRead = 0;
         if (repl.xferMem) {
-            /* The announced size is the primary's word: reserve at most
-             * 64 MB of it ahead, the rest grows as it comes. */
-            long long ahead = repl.xferSize > 0 ? repl.xferSize : 0;
-            repl.xferBuf = sdsMakeRoomFor(sdsEmpty(), (size_t)(ahead < (64 << 20) ? ahead : (64 << 20)));
-            goto body;
+            disklessLoad();
+            return 0;
         }
         snprintf(repl.xferTmp, sizeof(repl.xferTmp), "temp-%d.%ld.rdb", (int)time(NULL), (long)getpid());
         repl.xferFd = open(repl.xferTmp, O_CREAT | O_WRONLY | O_EXCL | O_TRUNC, 0644);
@@ -521,7 +646,6 @@ static int xferConsume(void) {
             return 0;
         }
     }
-body:;
     size_t have = sdsLen(repl.rbuf);
     if (repl.xferSize >= 0) {
         size_t want = (size_t)(repl.xferSize - repl.xferRead);
@@ -546,9 +670,7 @@ body:;
     sdsClear(repl.rbuf);
     if (repl.xferRead >= 40 && memcmp(repl.xferTail, repl.xferMark, 40) == 0) {
         /* Cut the mark off the file. */
-        if (repl.xferMem) {
-            sdsSetLen(repl.xferBuf, sdsLen(repl.xferBuf) - 40);
-        } else if (ftruncate(repl.xferFd, repl.xferRead - 40) == -1) {
+        if (ftruncate(repl.xferFd, repl.xferRead - 40) == -1) {
             linkFailed("Error truncating the RDB file received from the master");
             return 0;
         }
