@@ -1042,9 +1042,18 @@ def wait_repl(pred, timeout=1800):
     return False
 
 
+def vm_kb(pid, field):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
 def replication():
     """Full sync time of BENCH_REPL_KEYS keys to one replica (diskless and
-    disk), and SET at pipeline 16 on a primary with one replica attached:
+    disk, and diskless with the replica on repl-diskless-load swapdb, with
+    its peak and final RSS), and SET at pipeline 16 on a primary with one replica attached:
     ops/s, the replica's lag in bytes when the load ends and the time it
     takes to catch up.  Each server replicates to its own kind."""
     keys = env_int("BENCH_REPL_KEYS", 1000000)
@@ -1053,19 +1062,26 @@ def replication():
     print("%-22s %12s %12s %6s" % ("scenario", A_NAME, B_NAME, "ratio"))
     rows = {}
     for binary, sname in ((A_BIN, A_NAME), (B_BIN, B_NAME)):
-        for diskless in ("yes", "no"):
-            extra = ["--enable-debug-command", "yes", "--repl-diskless-sync", diskless,
+        # "swapdb": a diskless primary, the replica on repl-diskless-load
+        # swapdb (it parses the RDB from the socket): time and its peak RSS.
+        for diskless in os.environ.get("BENCH_REPL_MODES", "yes,no,swapdb").split(","):
+            extra = ["--enable-debug-command", "yes", "--repl-diskless-sync", "no" if diskless == "no" else "yes",
                      "--repl-diskless-sync-delay", "0"]
             p = Srv(binary, sname, extra=extra)
-            r = Srv(binary, sname, extra=["--enable-debug-command", "yes"])
+            load = ["--repl-diskless-load", "swapdb"] if diskless == "swapdb" else []
+            r = Srv(binary, sname, extra=["--enable-debug-command", "yes"] + load)
             try:
                 p.cli("DEBUG", "POPULATE", str(keys))
                 t0 = time.monotonic()
                 r.cli("REPLICAOF", "127.0.0.1", str(p.port))
                 ok = wait_repl(lambda: repl_info(r).get("master_link_status") == "up")
-                rows.setdefault("full sync %s (s)" % ("diskless" if diskless == "yes" else "disk"), {})[sname] = \
+                label = {"yes": "diskless", "no": "disk", "swapdb": "swapdb"}[diskless]
+                rows.setdefault("full sync %s (s)" % label, {})[sname] = \
                     time.monotonic() - t0 if ok else float("nan")
-                if diskless == "yes":
+                if diskless == "swapdb":
+                    rows.setdefault("swapdb replica VmHWM MB", {})[sname] = vm_kb(r.pid, "VmHWM") / 1024
+                    rows.setdefault("swapdb replica RSS MB", {})[sname] = vm_kb(r.pid, "VmRSS") / 1024
+                if diskless == "yes" and os.environ.get("BENCH_REPL_SET", "1") == "1":
                     p.cli("FLUSHALL")
                     res = run_load(p.port, "set", n, 16, pin=False)
                     rows.setdefault("SET -P 16 ops/s", {})[sname] = parse_csv_rps(res.stdout)[0]

@@ -7,7 +7,9 @@
  * read the value they are given.  Reading works on memory: a payload, or
  * the snapshot file mapped read-only; an RdbReader is the buffer and a
  * position, and every decoder checks what remains before it reads or
- * reserves.  Values are built outside the keyspace through the type
+ * reserves.  A snapshot's top-level loop keeps its state between records
+ * in an RdbStream, so that a replica can feed it the bytes as they come
+ * (a record short of bytes is retried from its start on a later feed).  Values are built outside the keyspace through the type
  * modules' load builders (hash.h, set.h, zset.h) and the quicklist API, then
  * wrapped in a key entry.  Each type's save and load are its ObjectType's
  * rdbType/rdbSave/rdbLoad slots (rdbRegisterTypes fills them at start-up):

@@ -14,6 +14,8 @@
  *     which runs the deferred checks of hash and zset listpacks loaded
  *     with only their header checked (a corrupt one's key goes), and each
  *     remaining value passes the payload round trip below.
+ *   Bits 0 and 3 set: the file is instead fed to an RdbStream in pieces,
+ *     which must end as the whole-buffer load did.
  * Checked: no crash, leak or read past the input (ASan/UBSan); a value the
  * loader accepts dumps to a payload that restores to a value with the same
  * DEBUG DIGEST-VALUE (the value is consistent with its encoding).  Seeds: tests/fuzz/corpus_rdb
@@ -152,11 +154,58 @@ static void fileCase(const uint8_t *data, size_t size, int noChecksum, int deep)
     server.cfg.rdbchecksum = 1;
 }
 
+/* The same file fed to an RdbStream in pieces (sizes from the input's
+ * own bytes, 1 to 256): it must end as the whole-file load did (loaded or
+ * not, the same keys), never reading past a piece. */
+static void streamCase(const uint8_t *data, size_t size) {
+    RdbLoadInfo whole;
+    size_t used;
+    sds err = NULL;
+    int wholeRc = rdbLoadBuffer(data, size, 0, &whole, &used, &err);
+    sdsFree(err);
+    err = NULL;
+    for (int j = 0; j < server.cfg.databases; j++) dbEmpty(&server.db[j]);
+    functionsRdbFlush();
+    RdbStream *st = rdbStreamNew(NULL, 0);
+    unsigned char *buf = NULL;
+    size_t have = 0, off = 0, k = 0;
+    int done = 0, rc = 0;
+    while (!done && rc == 0) {
+        size_t piece = off < size ? 1 + data[k++ % size] : 0;
+        if (piece > size - off) piece = size - off;
+        /* A copy of exactly the bytes given, so ASan sees any overread. */
+        unsigned char *nb = malloc(have + piece + 1);
+        if (have) memcpy(nb, buf, have);
+        memcpy(nb + have, data + off, piece);
+        free(buf);
+        buf = nb;
+        have += piece;
+        off += piece;
+        long long n = rdbStreamFeed(st, buf, have, off == size, &done, &err);
+        if (n < 0) {
+            rc = -1;
+            break;
+        }
+        memmove(buf, buf + n, have - (size_t)n);
+        have -= (size_t)n;
+        if (done == 2) done = 0;
+        if (!done && off == size && n == 0) rc = -1; /* final and stuck: cannot be */
+    }
+    free(buf);
+    sdsFree(err);
+    FUZZ_ASSERT((rc == 0) == (wholeRc == 0));
+    if (rc == 0) FUZZ_ASSERT(rdbStreamInfo(st)->keysLoaded == whole.keysLoaded);
+    rdbStreamFree(st);
+    for (int j = 0; j < server.cfg.databases; j++) dbEmpty(&server.db[j]);
+    functionsRdbFlush();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!ready) setup();
     if (size < 1) return 0;
     uint8_t mode = data[0];
-    if (mode & 1) fileCase(data + 1, size - 1, mode & 4, mode & 2);
+    if ((mode & 9) == 9) streamCase(data + 1, size - 1);
+    else if (mode & 1) fileCase(data + 1, size - 1, mode & 4, mode & 2);
     else payloadCase(data + 1, size - 1, mode & 2);
     return 0;
 }

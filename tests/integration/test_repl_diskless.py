@@ -66,13 +66,15 @@ ASYNC_SEEN = {
 
 
 @pytest.mark.parametrize("pair", ["redis-redis", "redis-cairn", "cairn-cairn"])
-@pytest.mark.parametrize("history", ["other", "same"])
+@pytest.mark.parametrize("history", ["other", "same", "empty"])
 def test_replica_serves_while_the_primary_sends(start_server, start_oracle, pair, history):
     """swapdb, the primary slowed by rdb-key-save-delay: with another
     history the replica answers -LOADING while the RDB still arrives; with
     its own history (restarted from its RDB after the primary's backlog
     moved past it) it serves the old data meanwhile (async_loading).  Then
-    the new data replaces the old, DEBUG DIGEST equal to the primary's."""
+    the new data replaces the old, DEBUG DIGEST equal to the primary's.
+    "empty": repl-diskless-load on-empty-db on an empty replica, -LOADING
+    too."""
     pkind, skind = pair.split("-")
     p_srv = start(pkind, start_server, start_oracle, **{"repl-backlog-size": "16kb"})
     p = p_srv.client()
@@ -80,7 +82,8 @@ def test_replica_serves_while_the_primary_sends(start_server, start_oracle, pair
     # Values of 1 KB: the primary's buffered writes reach the socket often.
     p.execute_command("DEBUG", "POPULATE", 2000, "key", 1000)
     # Redis turns its loop every loading-process-events-interval-bytes.
-    scfg = {"repl-diskless-load": "swapdb", "loading-process-events-interval-bytes": "1024"}
+    scfg = {"repl-diskless-load": "on-empty-db" if history == "empty" else "swapdb",
+            "loading-process-events-interval-bytes": "1024"}
     s_srv = start(skind, start_server, start_oracle, **scfg)
     s = s_srv.client()
     if history == "same":
@@ -101,7 +104,8 @@ def test_replica_serves_while_the_primary_sends(start_server, start_oracle, pair
         wait_for(lambda: s.info("persistence")["async_loading"] == 1, what="async loading")
         assert observe(s) == ASYNC_SEEN
     else:
-        s.set("old", "1")
+        if history == "other":
+            s.set("old", "1")
         p.config_set("rdb-key-save-delay", 2000)
         s.execute_command("REPLICAOF", p_srv.host, p_srv.port)
         wait_for(lambda: loading_error(s) is not None, what="loading")
@@ -111,10 +115,14 @@ def test_replica_serves_while_the_primary_sends(start_server, start_oracle, pair
     assert digest(s) == digest(p)
     assert s.get("old") == p.get("old")
     log = s_srv.log
-    for line in ("MASTER <-> REPLICA sync: Loading DB in memory",
-                 "MASTER <-> REPLICA sync: Swapping active DB with loaded DB",
-                 "MASTER <-> REPLICA sync: Discarding old DB in background",
-                 "MASTER <-> REPLICA sync: Finished with success"):
+    lines = ["MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to parser",
+             "MASTER <-> REPLICA sync: Loading DB in memory", "MASTER <-> REPLICA sync: Finished with success"]
+    if history == "empty":
+        lines.append("MASTER <-> REPLICA sync: Flushing old data")
+    else:
+        lines += ["MASTER <-> REPLICA sync: Swapping active DB with loaded DB",
+                  "MASTER <-> REPLICA sync: Discarding old DB in background"]
+    for line in lines:
         assert line in log
 
 
@@ -327,12 +335,15 @@ def test_broken_stream_leaves_the_replica_as_it_was(start_server, mode, how):
         assert s.dbsize() == 0 and after[1] == []
 
 
-def test_link_killed_at_random_points_during_streamed_loads(start_server):
-    """A Cairn primary, its replica on swapdb: the primary cuts the link at
-    random moments of slow full syncs; each retry ends equal."""
+@pytest.mark.parametrize("sync", ["diskless", "disk"])
+def test_link_killed_at_random_points_during_streamed_loads(start_server, sync):
+    """A Cairn primary sending "$EOF:" streams or (disk) "$<len>" files,
+    its replica on swapdb: the primary cuts the link at random moments of
+    slow full syncs; each retry ends equal."""
     rnd = random.Random(int(os.environ.get("CAIRN_REPL_KILL_SEED", "21")))
     rounds = int(os.environ.get("CAIRN_REPL_KILL_ROUNDS", "3"))
-    p_srv = start_server(**{"rdb-key-save-delay": "300", "repl-backlog-size": "16kb", **FAST})
+    p_srv = start_server(**{"rdb-key-save-delay": "300", "repl-backlog-size": "16kb",
+                            "repl-diskless-sync": "yes" if sync == "diskless" else "no", **FAST})
     p = p_srv.client()
     fill(p, 3000)
     s_srv = start_server(**{"repl-diskless-load": "swapdb", **DBG})

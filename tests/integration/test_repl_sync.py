@@ -365,8 +365,8 @@ def old_data(s):
 def test_swapdb_keeps_the_old_data_when_the_sync_fails(start_server, start_oracle, kind):
     """repl-diskless-load swapdb: the primary's connection drops half-way
     through the RDB; the replica keeps its old keys and libraries (Redis
-    restores its backup; Cairn, receiving the whole RDB before parsing,
-    never touched them) and retries.  A real sync then replaces them."""
+    restores its backup; Cairn loads into databases aside and drops them)
+    and retries.  A real sync then replaces them."""
     rdb = rdb_of(start_server, 300)
     s_srv = (start_server if kind == "cairn" else start_oracle)(**{"repl-diskless-load": "swapdb", **DBG})
     s = s_srv.client()
