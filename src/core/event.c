@@ -8,7 +8,11 @@
  * A read batcher (eventSetReadBatch) sees, after each poll and before any
  * handler runs, the data of every ready fd whose read handler is the one
  * it registered for, so it can read them all at once; the handlers then
- * run as usual, in the order the poll returned. */
+ * run as usual, in the order the poll returned.
+ *
+ * Idle work (eventSetIdle) runs in bounded steps between non-blocking
+ * polls, only when a poll found nothing ready: the loop never sleeps while
+ * it has some, and never makes a ready client wait more than one step. */
 #include "core/event.h"
 
 #include <errno.h>
@@ -42,6 +46,8 @@ struct EventLoop {
     Timer *timers;
     long long nextTimerId;
     BeforeSleepProc *beforeSleep;
+    IdleProc *idle;           /* background step, or NULL */
+    const int *idlePending;   /* non-zero: idle has work */
     FileProc *batchRproc;     /* read handler whose fds go to batchProc */
     ReadBatchProc *batchProc;
     void **batchData;         /* setsize slots, allocated with the batcher */
@@ -130,6 +136,11 @@ long long eventAddTimer(EventLoop *l, long long ms, TimerProc *proc, void *data)
 
 void eventSetBeforeSleep(EventLoop *l, BeforeSleepProc *proc) { l->beforeSleep = proc; }
 
+void eventSetIdle(EventLoop *l, IdleProc *proc, const int *pending) {
+    l->idle = proc;
+    l->idlePending = pending;
+}
+
 void eventSetReadBatch(EventLoop *l, FileProc *rproc, ReadBatchProc *proc) {
     if (!l->batchData) l->batchData = xcalloc(sizeof(void *) * (size_t)l->setsize);
     l->batchRproc = rproc;
@@ -205,7 +216,10 @@ void eventLoopRun(EventLoop *l) {
     while (!l->stop) {
         if (l->beforeSleep) l->beforeSleep(l);
         if (l->stop) break;
-        if (eventProcessFileEvents(l, msUntilNextTimer(l)) < 0) break;
+        int idle = l->idle && *l->idlePending;
+        int n = eventProcessFileEvents(l, idle ? 0 : msUntilNextTimer(l));
+        if (n < 0) break;
         runTimers(l);
+        if (idle && n == 0) l->idle(l);
     }
 }

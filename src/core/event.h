@@ -12,6 +12,8 @@ typedef void FileProc(EventLoop *loop, int fd, void *data, int mask);
 /* Returns the ms until it should run again, or -1 to be removed. */
 typedef long long TimerProc(EventLoop *loop, long long id, void *data);
 typedef void BeforeSleepProc(EventLoop *loop);
+/* One bounded step of background work. */
+typedef void IdleProc(EventLoop *loop);
 /* Gets the data of n (> 1) ready fds, each once, in poll order. */
 typedef void ReadBatchProc(EventLoop *loop, void **data, int n);
 
@@ -24,6 +26,12 @@ void eventDel(EventLoop *loop, int fd, int mask);
 int eventMask(EventLoop *loop, int fd);
 long long eventAddTimer(EventLoop *loop, long long ms, TimerProc *proc, void *data);
 void eventSetBeforeSleep(EventLoop *loop, BeforeSleepProc *proc);
+/* Background work for the moments nothing is ready: while *pending is
+ * non-zero the loop polls without blocking and, whenever that poll found
+ * no fd ready, runs proc (which updates *pending).  A command that arrives
+ * meanwhile waits at most one step.  *pending is owned by the caller and
+ * may be set by anyone on the loop's thread. */
+void eventSetIdle(EventLoop *loop, IdleProc *proc, const int *pending);
 /* After each poll and before any handler runs, pass proc the data of the
  * ready fds whose read handler is rproc (when there are two or more), so
  * it can read them in one go.  Their handlers still run afterwards. */

@@ -199,6 +199,7 @@ int main(int argc, char **argv) {
     bannerShow();
     eventAddTimer(server.loop, 1, serverCron, NULL);
     eventSetBeforeSleep(server.loop, serverBeforeSleep);
+    eventSetIdle(server.loop, serverIdle, &dbRehashPending);
     writePidFile();
     statsInit();
     serverLog(LL_NOTICE, "Server initialized");

@@ -243,6 +243,19 @@ long long serverCron(EventLoop *loop, long long id, void *data) {
     return 1000 / (server.cfg.hz > 0 ? server.cfg.hz : 10);
 }
 
+/* Rehash steps between polls while nothing is ready (eventSetIdle): short
+ * enough that a command arriving meanwhile hardly waits. */
+#define IDLE_REHASH_US 200
+
+void serverIdle(EventLoop *loop) {
+    (void)loop;
+    if (!server.cfg.activeRehashing || server.forkChildActive) {
+        dbRehashPending = 0; /* the timer sets it again once rehashing may resume */
+        return;
+    }
+    dbRehashIdle(server.db, server.cfg.databases, IDLE_REHASH_US);
+}
+
 void serverBeforeSleep(EventLoop *loop) {
     (void)loop;
     serverUpdateTime();

@@ -154,6 +154,8 @@ extern ServerClientFlag *serverSkipSanitizePayload;
 /* Loop plumbing used by main.c. */
 long long serverCron(EventLoop *loop, long long id, void *data);
 void serverBeforeSleep(EventLoop *loop);
+/* The loop's idle work (eventSetIdle): key table rehash steps. */
+void serverIdle(EventLoop *loop);
 void serverSetupSignals(void);
 void serverKeyExpiredHook(Db *db, const char *key, size_t len);
 /* db.h dbHooks.valueCorrupt: a key whose value failed its deferred load

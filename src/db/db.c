@@ -509,12 +509,32 @@ void dbActiveExpireCycle(Db *dbs, int count, long long budgetUs, int fast) {
     cycleDone(start);
 }
 
+int dbRehashPending;
+
 void dbTimerMaintenance(Db *dbs, int count) {
+    int rehashing = 0;
     for (int i = 0; i < count; i++) {
         Db *db = &dbs[i];
         if (htabIsRehashing(&db->keys)) htabRehashMicros(&db->keys, 1000);
         else htabShrinkIfNeeded(&db->keys);
+        rehashing |= htabIsRehashing(&db->keys);
         ttlShrinkIfNeeded(db);
     }
+    if (rehashing) dbRehashPending = 1;
     lazyfreeDropTable(0, 5000); /* an array prepared for a table that stopped growing */
+}
+
+void dbRehashIdle(Db *dbs, int count, long long us) {
+    long long start = ustime(), left = us;
+    int more = 0;
+    for (int i = 0; i < count; i++) {
+        Htab *h = &dbs[i].keys;
+        if (!htabIsRehashing(h) || h->pauseRehash > 0) continue;
+        if (left > 0) {
+            htabRehashMicros(h, left);
+            left = us - (ustime() - start);
+        }
+        more |= htabIsRehashing(h);
+    }
+    dbRehashPending = more;
 }

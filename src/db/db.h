@@ -139,8 +139,19 @@ sds dbUnshareString(Db *db, kvobj **po);
 void dbActiveExpireCycle(Db *dbs, int count, long long budgetUs, int fast);
 
 /* Incremental rehash of the key tables from the timer (1 ms per db that is
- * rehashing) and shrinking of tables that emptied. */
+ * rehashing) and shrinking of tables that emptied.  Sets dbRehashPending
+ * while a key table is still rehashing. */
 void dbTimerMaintenance(Db *dbs, int count);
+/* Non-zero while a key table may have rehash work for dbRehashIdle: set by
+ * dbTimerMaintenance, cleared by dbRehashIdle when none is left (or the
+ * caller may not rehash now). */
+extern int dbRehashPending;
+/* One bounded step of rehashing for an idle server: about `us`
+ * microseconds over the key tables that are rehashing (and not paused),
+ * so a table that grew finishes in a second or two once the load stops
+ * instead of at the timer's 1 ms per tick (minutes at 10M keys), and its
+ * old array is freed.  Updates dbRehashPending. */
+void dbRehashIdle(Db *dbs, int count, long long us);
 
 /* Hooks the server layer installs (each may be NULL):
  *  keyExpired: after a key was deleted by expiry (lazy or active), so that

@@ -95,6 +95,26 @@ def test_memory_stats_values_consistent(server):
     assert st["db.0"]["overhead.hashtable.main"] >= 1000 * 8
 
 
+def key_table_bytes(r):
+    return r.memory_stats()["db.0"]["overhead.hashtable.main"]
+
+
+def test_key_table_rehash_finishes_while_idle(start_server):
+    """A key table that grew finishes its rehash between polls once the
+    load stops, not at the timer's 1 ms per tick (hz 1 here: 1 ms a second,
+    about a minute for this table), and then holds one bucket array."""
+    r = start_server(**{"enable-debug-command": "yes", "hz": "1"}).client()
+    r.execute_command("DEBUG", "POPULATE", 600000)
+    # 600k keys grew the table from 2^19 to 2^20 slots at 524,288 keys:
+    # each later add moved one bucket, so most of 2^19 are left to move.
+    deadline = time.monotonic() + 30
+    while key_table_bytes(r) != (1 << 20) * 8 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert key_table_bytes(r) == (1 << 20) * 8
+    assert r.dbsize() == 600000
+    assert r.get("key:599999") == b"value:599999"
+
+
 def test_doctor_texts(server):
     r = raw(server)
     assert r.execute_command("MEMORY", "DOCTOR").startswith(b"Hi Sam, this instance is empty")
