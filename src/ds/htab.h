@@ -6,10 +6,13 @@
  * through.  The table never stores hashes: it asks HtabType for an entry's key
  * bytes and hashes them again when it moves the entry to a new table.
  *
- * Bucket arrays have power-of-two sizes.  Growing or shrinking allocates a
+ * Bucket arrays may have any size: an entry's bucket is its hash scaled to
+ * the array (multiply-shift on all 64 bits, so hashKey must mix its high
+ * bits well; siphash does).  Growing or shrinking allocates a
  * second array and moves the entries over a few buckets at a time: each
  * htabFind / htabFindLink / htabAdd / htabUnlink / htabRandom / htabSample
- * moves one bucket, and the server's timer calls htabRehashMicros.  While
+ * moves one bucket (htabAdd two), and the server's timer calls
+ * htabRehashMicros.  While
  * both arrays are live, lookups try table[0] then table[1] and new entries go
  * to table[1].  Rehashing is paused (no entry changes table) while
  * `pauseRehash` > 0, which safe iterators and htabScan callbacks rely on.
@@ -53,7 +56,7 @@ typedef struct HtabType {
 typedef struct Htab {
     const HtabType *type;  /* callbacks, borrowed */
     void **table[2];       /* bucket arrays; table[1] is non-NULL only while rehashing */
-    size_t size[2];        /* slots in each array: 0 or a power of two */
+    size_t size[2];        /* slots in each array: 0 or at least 4 */
     size_t used[2];        /* entries held in each array */
     size_t rehashIdx;      /* while rehashing, table[0] slots below this are empty */
     int pauseRehash;       /* > 0: no entry may move between tables */
@@ -108,18 +111,17 @@ void htabAdd(Htab *h, void *entry);
 void *htabUnlink(Htab *h, const void *key, size_t len);
 
 /* Growth policy.  htabAdd grows when entries >= slots (load factor 1) to
- * the smallest power of two > entries, so 1,000,000 entries sit in 2^20
- * slots.  While resizing is not allowed (a fork child exists), growth waits
+ * 1.5 x slots (1.5 x (entries + 1) if growth waited past that), so the
+ * array holds 8 to 12 bytes per entry at any count.  While resizing is not allowed (a fork child exists), growth waits
  * until entries > 5 x slots, shrinking does not happen, and a rehash under
  * way moves no buckets on access.  Global. */
 void htabSetResizeAllowed(int allowed);
 /* Starts a resize so the table holds at least `entries` without growing:
- * the smallest power of two >= entries (>= 4).  For loaders that know the
- * count.  Returns 1 if a resize started, 0 if not needed or already
- * rehashing. */
+ * `entries` slots (>= 4).  For loaders that know the count.  Returns 1 if
+ * a resize started, 0 if not needed or already rehashing. */
 int htabExpand(Htab *h, size_t entries);
-/* Starts shrinking when fill < 10%, to the smallest power of two >= entries
- * (at least 4 slots).  Called from the server timer.  Returns 1 if a shrink
+/* Starts shrinking when fill < 10%, to 1.5 x entries slots (at least
+ * 4).  Called from the server timer.  Returns 1 if a shrink
  * started. */
 int htabShrinkIfNeeded(Htab *h);
 /* Moves up to `buckets` non-empty buckets (visiting at most 10x that many
@@ -133,12 +135,15 @@ int htabRehashMicros(Htab *h, long long us);
 void htabPauseRehash(Htab *h);
 void htabResumeRehash(Htab *h);
 
-/* Reverse-binary cursor scan.  Start with cursor 0; each call visits one
- * bucket of the smaller array and every bucket of the larger array it
- * expands to, calls fn(priv, entry) on each entry there, and returns the
- * cursor for the next call, 0 when the scan is complete.  Every entry present
- * from the first call to the last is visited at least once even if the table
- * grows, shrinks or rehashes between calls; an entry may be visited twice.
+/* Cursor scan in hash order.  Start with cursor 0; each call covers the
+ * next range of hashes (about one bucket of the smaller array, and the
+ * buckets of the larger array over the same range while rehashing), calls
+ * fn(priv, entry) on each entry whose hash is in it, and returns the
+ * cursor for the next call (below 2^48), 0 when the scan is complete; a
+ * cursor of 2^48 or more ends the scan at once.  Every entry present from
+ * the first call to the last is visited exactly once even if the table
+ * grows, shrinks or rehashes between calls (the ranges are in hash space,
+ * not slots); an entry added or removed meanwhile may or may not be.
  * fn may unlink the entry it is given (rehash is paused meanwhile) but must
  * not add entries or unlink others. */
 uint64_t htabScan(Htab *h, uint64_t cursor, void (*fn)(void *priv, void *entry), void *priv);
