@@ -23,6 +23,7 @@ int dbNoLazyExpire;
 int dbIgnoreExpire;
 DbStats dbStats;
 uint8_t dbHashSeed[16];
+int dbRehashPending;
 
 static const DbConfig defaultConfig = {MAXMEMORY_NO_EVICTION, 10, 1};
 const DbConfig *dbConfig = &defaultConfig;
@@ -324,6 +325,7 @@ kvobj *dbFind(Db *db, const char *key, size_t len) { return htabFind(&db->keys, 
 
 void dbAdd(Db *db, kvobj *o) {
     htabAdd(&db->keys, o);
+    if (htabIsRehashing(&db->keys)) dbRehashPending = 1; /* the idle loop finishes it */
     if (kvHasExpire(o)) ttlAdd(db, o);
     if (dbHooks.keyAdded) dbHooks.keyAdded(db, kvKey(o), kvKeyLen(o));
 }
@@ -508,8 +510,6 @@ void dbActiveExpireCycle(Db *dbs, int count, long long budgetUs, int fast) {
     nextDb = (nextDb + 1) % count;
     cycleDone(start);
 }
-
-int dbRehashPending;
 
 void dbTimerMaintenance(Db *dbs, int count) {
     int rehashing = 0;

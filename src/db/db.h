@@ -143,8 +143,8 @@ void dbActiveExpireCycle(Db *dbs, int count, long long budgetUs, int fast);
  * while a key table is still rehashing. */
 void dbTimerMaintenance(Db *dbs, int count);
 /* Non-zero while a key table may have rehash work for dbRehashIdle: set by
- * dbTimerMaintenance, cleared by dbRehashIdle when none is left (or the
- * caller may not rehash now). */
+ * dbAdd and dbTimerMaintenance, cleared by dbRehashIdle when none is left
+ * (or by the caller when it may not rehash now). */
 extern int dbRehashPending;
 /* One bounded step of rehashing for an idle server: about `us`
  * microseconds over the key tables that are rehashing (and not paused),

@@ -297,7 +297,12 @@ def test_eviction_latency_events(server):
     r.config_set("maxmemory-eviction-tenacity", 100)
     fill(r, 20000, value=b"x" * 1000)
     r.config_set("maxmemory", 1024 * 1024)
-    r.set("trigger", "x")
+    try:
+        r.set("trigger", "x")
+    except redis.ResponseError as e:
+        # Every key evicted, and what stays (clients, the key table's
+        # bucket arrays, which shrink later in the timer) may still pass 1 MB.
+        assert "OOM" in str(e)
     latest = {e[0] for e in r.execute_command("LATENCY", "LATEST")}
     # an eviction of ~20 MB in one run takes well over 1 ms
     assert b"eviction-cycle" in latest or "eviction-cycle" in latest
