@@ -50,13 +50,23 @@
 #define CLIENT_MASTER (1u << 23)           /* the link to our primary (src/repl) */
 #define CLIENT_SLAVE (1u << 24)            /* a replica of ours (src/repl) */
 
+/* A block of the reply chain.  Its bytes are refLen bytes at ref (a big
+ * string value sent from where it lies: ref points into `pinned`, a string
+ * this block holds a pin on, sds.h), then buf[0..used). */
 typedef struct ReplyBlock {
     struct ReplyBlock *next;
     size_t size;       /* capacity of buf */
     size_t used;       /* bytes filled */
     int deferred;      /* a placeholder for a length set later */
+    sds pinned;        /* NULL, or the string ref points into */
+    const char *ref;
+    size_t refLen;
     char buf[];
 } ReplyBlock;
+
+static inline size_t replyBlockLen(const ReplyBlock *b) { return b->refLen + b->used; }
+/* Frees a block, dropping its pin. */
+void replyBlockFree(ReplyBlock *b);
 
 typedef struct Client {
     /* Fields every request touches come first, together, so that a request
@@ -95,7 +105,8 @@ typedef struct Client {
     int bufDeferredCount;
     int bufDeferredOuterKind; /* ReplyAggregate, -1: not set yet */
     long bufDeferredOuterLen;
-    size_t replyBytes;      /* bytes in blocks (obl/oll/omem) */
+    size_t replyBytes;      /* bytes in blocks (obl/oll/omem), referenced ones included */
+    size_t replyPinnedBytes; /* of which referenced (sent from pinned values) */
     unsigned long replyBlocks;
     long long obufSoftLimitReachedTime; /* client-output-buffer-limit soft */
     int errorReplied;       /* the current command replied an error */
@@ -156,7 +167,12 @@ void replyBulk(Client *c, const void *p, size_t len);
 void replyBulkCString(Client *c, const char *s);  /* NULL => null bulk */
 void replyBulkSds(Client *c, const sds s);
 void replyBulkLongLong(Client *c, long long v);
-void replyBulkKv(Client *c, const kvobj *o); /* a string value */
+/* A string value, or the part p[0..len) of o's string value.  A big raw
+ * value (REPLY_PIN_MIN bytes or more) is not copied: the reply pins it
+ * (sds.h) and the socket is written straight from it. */
+void replyBulkKv(Client *c, const kvobj *o);
+void replyBulkKvPart(Client *c, const kvobj *o, const char *p, size_t len);
+#define REPLY_PIN_MIN (64 * 1024)
 void replyNull(Client *c);        /* RESP2 $-1, RESP3 _ */
 void replyNullArray(Client *c);   /* RESP2 *-1, RESP3 _ */
 void replyArrayLen(Client *c, long n);

@@ -323,11 +323,12 @@ static void freeReplies(Client *c) {
     ReplyBlock *b = c->replyHead;
     while (b) {
         ReplyBlock *n = b->next;
-        xfree(b);
+        replyBlockFree(b);
         b = n;
     }
     c->replyHead = c->replyTail = NULL;
     c->replyBytes = 0;
+    c->replyPinnedBytes = 0;
     c->replyBlocks = 0;
     c->bufpos = c->sentlen = 0;
     c->bufDeferredCount = 0;
@@ -727,6 +728,21 @@ static int replyIov(const Client *c, struct iovec *iov, int max, size_t *total) 
     }
     for (ReplyBlock *b = c->replyHead; b && cnt < max; b = b->next) {
         if (b->deferred) break; /* length not known yet: stop before it */
+        if (skip < b->refLen) { /* referenced bytes first, then buf */
+            iov[cnt].iov_base = (char *)b->ref + skip;
+            iov[cnt].iov_len = b->refLen - skip;
+            *total += iov[cnt].iov_len;
+            cnt++;
+            skip = 0;
+            if (b->used == 0) continue;
+            if (cnt == max) break;
+            iov[cnt].iov_base = b->buf;
+            iov[cnt].iov_len = b->used;
+            *total += b->used;
+            cnt++;
+            continue;
+        }
+        skip -= b->refLen;
         if (b->used - skip == 0) {
             skip = 0;
             continue;
@@ -765,27 +781,28 @@ static int writeDone(Client *c, long n, size_t total) {
     }
     while (left > 0 && c->replyHead) {
         ReplyBlock *b = c->replyHead;
-        size_t inb = b->used - c->sentlen;
+        size_t inb = replyBlockLen(b) - c->sentlen;
         if (left >= inb) {
             left -= inb;
             c->replyHead = b->next;
             if (!c->replyHead) c->replyTail = NULL;
-            c->replyBytes -= b->used;
+            c->replyBytes -= replyBlockLen(b);
+            c->replyPinnedBytes -= b->refLen;
             c->replyBlocks--;
             c->sentlen = 0;
-            xfree(b);
+            replyBlockFree(b);
         } else {
             c->sentlen += left;
             left = 0;
         }
     }
     /* Drop fully sent empty blocks at the head. */
-    while (c->replyHead && !c->replyHead->deferred && c->replyHead->used == 0 && c->bufpos == 0) {
+    while (c->replyHead && !c->replyHead->deferred && replyBlockLen(c->replyHead) == 0 && c->bufpos == 0) {
         ReplyBlock *b = c->replyHead;
         c->replyHead = b->next;
         if (!c->replyHead) c->replyTail = NULL;
         c->replyBlocks--;
-        xfree(b);
+        replyBlockFree(b);
     }
     return (size_t)n == total;
 }

@@ -63,7 +63,15 @@ static ReplyBlock *newBlock(size_t size) {
     b->size = size;
     b->used = 0;
     b->deferred = 0;
+    b->pinned = NULL;
+    b->ref = NULL;
+    b->refLen = 0;
     return b;
+}
+
+void replyBlockFree(ReplyBlock *b) {
+    if (b->pinned) sdsUnpin(b->pinned);
+    xfree(b);
 }
 
 static void appendBlock(Client *c, ReplyBlock *b) {
@@ -296,11 +304,46 @@ void replyBulkLongLong(Client *c, long long v) {
     replyBulk(c, buf, (size_t)len);
 }
 
+/* Room after a referenced value for what follows it: its "\r\n", and
+ * the next replies' first bytes (a pipeline of big GETs then takes no
+ * 16 KB block per value). */
+#define REPLY_PIN_TAIL 240
+
+/* A bulk of p[0..len), which lies in the string `owner`: sent from there,
+ * the block holding a pin, when the client takes RESP bytes over a socket;
+ * else (a sink, a fake client, SDS_PIN_MAX pins out) copied. */
+static void replyBulkPinned(Client *c, sds owner, const char *p, size_t len) {
+    if (replySlow(c) || c->fd == -1 || sdsPin(owner) == -1) {
+        replyBulk(c, p, len);
+        return;
+    }
+    char h[RESP_HEADER_MAX];
+    addBytes(c, h, respWriteHeader(h, '$', (long long)len));
+    ReplyBlock *b = newBlock(REPLY_PIN_TAIL);
+    b->pinned = owner;
+    b->ref = p;
+    b->refLen = len;
+    b->buf[0] = '\r';
+    b->buf[1] = '\n';
+    b->used = 2;
+    appendBlock(c, b);
+    c->replyBytes += len + 2;
+    c->replyPinnedBytes += len;
+    netCheckOutputLimits(c);
+}
+
 void replyBulkKv(Client *c, const kvobj *o) {
     char buf[24];
     size_t len;
     const char *p = kvStringBytes(o, buf, &len);
-    replyBulk(c, p, len);
+    /* Only a raw value is that long (int and embstr are short). */
+    if (__builtin_expect(len >= REPLY_PIN_MIN, 0)) replyBulkPinned(c, (sds)p, p, len);
+    else replyBulk(c, p, len);
+}
+
+void replyBulkKvPart(Client *c, const kvobj *o, const char *p, size_t len) {
+    if (len >= REPLY_PIN_MIN && kvEncoding(o) == OBJ_ENC_RAW) replyBulkPinned(c, kvPtr(o), p, len);
+    else replyBulk(c, p, len);
 }
 
 static void replyNullKind(Client *c, ReplyNullKind kind) {

@@ -434,7 +434,15 @@ int dbRemoveExpire(Db *db, kvobj **po) {
 
 sds dbUnshareString(Db *db, kvobj **po) {
     kvobj *o = *po;
-    if (kvEncoding(o) == OBJ_ENC_RAW) return kvPtr(o);
+    if (kvEncoding(o) == OBJ_ENC_RAW) {
+        sds s = kvPtr(o);
+        if (!sdsIsPinned(s)) return s;
+        /* A reply is still sending these bytes: the value gets a copy. */
+        sds copy = sdsDup(s);
+        kvSetPtr(o, copy);
+        sdsDisown(s);
+        return copy;
+    }
     sds s = kvStringDup(o);
     kvobj *n = kvCreateRawString(kvKey(o), kvKeyLen(o), s);
     *po = dbReplace(db, o, n, 1);

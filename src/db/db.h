@@ -130,7 +130,9 @@ kvobj *dbSetValueInline(Db *db, kvobj *o, const void *lp, size_t len, size_t cap
 kvobj *dbSetValuePtr(Db *db, kvobj *o, int encoding, void *ptr);
 
 /* Make a string value raw (an sds the caller may grow) for in-place edits
- * (APPEND, SETRANGE, SETBIT, ...).  May move *po.  After editing, store the
+ * (APPEND, SETRANGE, SETBIT, ...): the one way to get a string value to
+ * change in place.  A value a pending reply still sends (pinned, sds.h) is
+ * copied first, the reply keeping the old bytes.  May move *po.  After editing, store the
  * possibly-moved sds back with kvSetPtr(*po, s). */
 sds dbUnshareString(Db *db, kvobj **po);
 

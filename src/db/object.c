@@ -13,9 +13,11 @@
 
 /* --- per-type operations --- */
 
-/* A string's value pointer is a raw sds; int and embstr strings have none. */
+/* A string's value pointer is a raw sds; int and embstr strings have none.
+ * A reply may still be sending it (pinned, see sds.h): then the last reply
+ * to finish frees it.  May run on the lazy-free thread. */
 static void stringFree(void *ptr, int encoding) {
-    if (encoding == OBJ_ENC_RAW) sdsFree(ptr);
+    if (encoding == OBJ_ENC_RAW) sdsDisown(ptr);
 }
 
 static void *stringDup(const void *ptr, int encoding) {

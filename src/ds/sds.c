@@ -153,6 +153,49 @@ void sdsFree(sds s) {
     if (s) xfree(sdsAllocPtr(s));
 }
 
+/* The flags byte: type in bits 0-1, SDS_ORPHAN, the pin count from bit 3.
+ * Every change is a compare-and-swap of the whole byte (the type bits are
+ * never changed while a pin is out: nothing reallocates a pinned string). */
+#define SDS_ORPHAN 4u
+#define SDS_PIN_ONE 8u
+
+static unsigned char *flagsOf(sds s) { return (unsigned char *)s - 1; }
+
+int sdsPin(sds s) {
+    unsigned char *p = flagsOf(s);
+    unsigned char f = __atomic_load_n(p, __ATOMIC_ACQUIRE);
+    do {
+        if ((f >> 3) >= SDS_PIN_MAX) return -1;
+    } while (!__atomic_compare_exchange_n(p, &f, (unsigned char)(f + SDS_PIN_ONE), 0, __ATOMIC_ACQ_REL,
+                                          __ATOMIC_ACQUIRE));
+    return 0;
+}
+
+void sdsUnpin(sds s) {
+    unsigned char *p = flagsOf(s);
+    unsigned char f = __atomic_load_n(p, __ATOMIC_ACQUIRE);
+    do {
+        if ((f >> 3) == 1 && (f & SDS_ORPHAN)) { /* the last pin of a string nobody owns */
+            xfree(sdsAllocPtr(s));
+            return;
+        }
+    } while (!__atomic_compare_exchange_n(p, &f, (unsigned char)(f - SDS_PIN_ONE), 0, __ATOMIC_ACQ_REL,
+                                          __ATOMIC_ACQUIRE));
+}
+
+void sdsDisown(sds s) {
+    if (!s) return;
+    unsigned char *p = flagsOf(s);
+    unsigned char f = __atomic_load_n(p, __ATOMIC_ACQUIRE);
+    do {
+        if ((f >> 3) == 0) {
+            xfree(sdsAllocPtr(s));
+            return;
+        }
+    } while (!__atomic_compare_exchange_n(p, &f, (unsigned char)(f | SDS_ORPHAN), 0, __ATOMIC_ACQ_REL,
+                                          __ATOMIC_ACQUIRE));
+}
+
 void sdsIncrLen(sds s, ssize_t incr) {
     size_t len = sdsLen(s);
     if (incr >= 0) {

@@ -200,4 +200,25 @@ void sdsFreeSplitRes(sds *tokens, int count);
 /* New string: the C strings argv[0..argc) separated by sep. */
 sds sdsJoin(char **argv, int argc, const char *sep);
 
+/* Pins: a reader that uses the bytes later (a reply that sends a stored
+ * value from where it lies instead of copying it) pins the string; its
+ * owner then never changes it in place (it copies first: sdsIsPinned) and
+ * lets go of it with sdsDisown instead of sdsFree, so the bytes stay as
+ * they were until the last pin goes.  The count (at most SDS_PIN_MAX) and
+ * the "owner let go" mark are the flags byte's spare bits, changed with
+ * atomic operations: the owner may let go on another thread (a lazy-free
+ * thread) than the one that pins and unpins.  sdsFree of a pinned string
+ * is a bug. */
+#define SDS_PIN_MAX 31
+/* Take a pin: 0, or -1 when SDS_PIN_MAX pins are already out (the caller
+ * copies the bytes instead). */
+int sdsPin(sds s);
+/* Drop a pin; frees s when its owner let go and this was the last one. */
+void sdsUnpin(sds s);
+/* True while at least one pin is out. */
+static inline int sdsIsPinned(const sds s) { return ((unsigned char)s[-1] >> 3) != 0; }
+/* The owner lets go of s: freed now when no pin is out, else by the last
+ * sdsUnpin.  NULL is a no-op. */
+void sdsDisown(sds s);
+
 #endif

@@ -838,6 +838,8 @@ static void flushClient(Client *c) {
     if (c->bufpos > c->sentlen) (void)writeAll(c->fd, c->buf + c->sentlen, c->bufpos - c->sentlen);
     size_t skip = c->bufpos ? 0 : c->sentlen;
     for (ReplyBlock *b = c->replyHead; b; b = b->next) {
+        if (b->refLen > skip) (void)writeAll(c->fd, b->ref + skip, b->refLen - skip);
+        skip = skip > b->refLen ? skip - b->refLen : 0;
         if (b->used > skip) (void)writeAll(c->fd, b->buf + skip, b->used - skip);
         skip = 0;
     }

@@ -273,8 +273,11 @@ void memoryOverhead(MemoryOverhead *m) {
     m->startup = statsStartupMemory();
     for (Client *c = server.net.clients; c; c = c->nextClient) {
         if (c->fd == -1) continue;
-        if (c->flags & CLIENT_SLAVE) m->clientsReplicas += clientMemoryUsage(c);
-        else m->clientsNormal += clientMemoryUsage(c);
+        /* Bytes a reply sends from a stored value (pinned) are the
+         * dataset's, not the client's: they are not overhead. */
+        size_t used = clientMemoryUsage(c) - c->replyPinnedBytes;
+        if (c->flags & CLIENT_SLAVE) m->clientsReplicas += used;
+        else m->clientsNormal += used;
     }
     m->replBacklog = replBacklogMemory();
     m->replBuffers = m->replBacklog + replReplicaOutputMemory();

@@ -395,7 +395,7 @@ static void getrangeCommand(Client *c) {
     if (end < 0) end = 0;
     if (end >= n) end = n - 1;
     if (n == 0 || start > end) replyBulk(c, "", 0);
-    else replyBulk(c, p + start, (size_t)(end - start + 1));
+    else replyBulkKvPart(c, o, p + start, (size_t)(end - start + 1));
 }
 
 /* --- in-place edits --- */

@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 #include <limits.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "ds/alloc.h"
@@ -417,6 +418,66 @@ static void test_join(void **state) {
     sdsFree(s);
 }
 
+/* Pins: the bytes and header stay readable while pinned; the owner's
+ * disown frees at once without pins, else the last unpin frees. */
+static void test_pins(void **state) {
+    (void)state;
+    size_t sizes[] = {10, 300, 70000, 5000000};
+    size_t before = xmallocUsed();
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        sds s = sdsNewLen(NULL, sizes[i]);
+        size_t cap = sdsCap(s);
+        assert_false(sdsIsPinned(s));
+        for (int p = 0; p < SDS_PIN_MAX; p++) assert_int_equal(sdsPin(s), 0);
+        assert_int_equal(sdsPin(s), -1); /* full: the caller copies */
+        assert_true(sdsIsPinned(s));
+        assert_int_equal(sdsLen(s), sizes[i]);
+        assert_int_equal(sdsCap(s), cap);
+        for (int p = 0; p < SDS_PIN_MAX; p++) sdsUnpin(s);
+        assert_false(sdsIsPinned(s));
+        sdsFree(s); /* no pin out: an ordinary string again */
+
+        s = sdsNewLen("abc", 3);
+        assert_int_equal(sdsPin(s), 0);
+        assert_int_equal(sdsPin(s), 0);
+        sdsDisown(s); /* pinned: not freed yet */
+        assert_int_equal(sdsLen(s), 3);
+        assert_memory_equal(s, "abc", 3);
+        sdsUnpin(s);
+        assert_memory_equal(s, "abc", 3);
+        sdsUnpin(s); /* the last pin frees it */
+    }
+    sdsDisown(NULL);
+    sdsDisown(sdsNew("free now"));
+    assert_int_equal(xmallocUsed(), before);
+}
+
+/* The owner lets go on another thread (lazy free) while the pins go on
+ * this one: each string is freed exactly once, none leaks (checked under
+ * ASan/LSan: the other thread's frees are not in xmallocUsed, which
+ * counts registered threads only, and a thread that exits must not be
+ * registered). */
+static sds raceStrings[2000];
+
+static void *disownAll(void *arg) {
+    (void)arg;
+    for (int i = 0; i < 2000; i++) sdsDisown(raceStrings[i]);
+    return NULL;
+}
+
+static void test_pins_across_threads(void **state) {
+    (void)state;
+    for (int i = 0; i < 2000; i++) {
+        raceStrings[i] = sdsNewLen(NULL, 100 + (size_t)i);
+        for (int p = 0; p < 1 + i % 3; p++) assert_int_equal(sdsPin(raceStrings[i]), 0);
+    }
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, disownAll, NULL), 0);
+    for (int i = 0; i < 2000; i++)
+        for (int p = 0; p < 1 + i % 3; p++) sdsUnpin(raceStrings[i]);
+    pthread_join(t, NULL);
+}
+
 static void test_no_leaks(void **state) {
     (void)state;
     size_t before = xmallocUsed();
@@ -443,6 +504,7 @@ int main(void) {
         cmocka_unit_test(test_range),            cmocka_unit_test(test_trim_case_cmp),
         cmocka_unit_test(test_resize),           cmocka_unit_test(test_split_len),
         cmocka_unit_test(test_split_args),       cmocka_unit_test(test_join),
+        cmocka_unit_test(test_pins),             cmocka_unit_test(test_pins_across_threads),
         cmocka_unit_test(test_no_leaks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
