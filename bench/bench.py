@@ -830,17 +830,21 @@ def flush_release(s, r):
 
 
 def bigvalue_rps(binary, name, size, n):
+    """redis-benchmark -c 2 -d size: SET then GET, n requests each.  Returns
+    {op: requests/s} and {op: server CPU ms per request}."""
     s = Srv(binary, name)
     try:
-        out = subprocess.run(["redis-benchmark", "-p", str(s.port), "-c", "2", "-n", str(n), "-d", str(size),
-                              "-t", "set,get", "--csv"], capture_output=True, timeout=3600).stdout
-        rows = {}
-        for line in out.decode().splitlines():
-            parts = [x.strip('"') for x in line.split(",")]
-            if len(parts) >= 2 and parts[0] in ("SET", "GET"):
-                rows[parts[0]] = float(parts[1])
-        cpu = s.cpu_ns()
-        return rows, cpu / max(1, 2 * n) / 1e6
+        rows, cpu = {}, {}
+        for op in ("set", "get"):
+            c0 = s.cpu_ns()
+            out = subprocess.run(["redis-benchmark", "-p", str(s.port), "-c", "2", "-n", str(n), "-d", str(size),
+                                  "-t", op, "--csv"], capture_output=True, timeout=3600).stdout
+            cpu[op.upper()] = (s.cpu_ns() - c0) / max(1, n) / 1e6
+            for line in out.decode().splitlines():
+                parts = [x.strip('"') for x in line.split(",")]
+                if len(parts) >= 2 and parts[0] in ("SET", "GET"):
+                    rows[parts[0]] = float(parts[1])
+        return rows, cpu
     finally:
         s.stop()
 
@@ -850,7 +854,17 @@ def latency():
     values, and memory released after FLUSHALL.  BENCH_LAT_KEYS keys are
     loaded (default 2,000,000: the issue's 10M takes over a GB per server
     and minutes per run on a shared 2-core machine; set it to 10000000 to
-    reproduce that).  Figures on a loaded machine are indicative."""
+    reproduce that).  BENCH_LAT_PARTS picks the parts (default
+    "growth,big": growth includes the flush release).  Figures on a loaded
+    machine are indicative."""
+    parts = os.environ.get("BENCH_LAT_PARTS", "growth,big").split(",")
+    if "growth" in parts:
+        latency_growth()
+    if "big" in parts:
+        latency_big()
+
+
+def latency_growth():
     n = env_int("BENCH_LAT_KEYS", 2000000)
     print("\n== latency: growth to %d keys (SET pipelined 100 per write, probe GET every 1 ms)" % n)
     print("%-8s %-6s %8s %8s %9s %8s %6s %8s  %s" % ("ttl", "server", "keys", "load s", "p99.9 ms", "max ms",
@@ -871,17 +885,20 @@ def latency():
     for sname in (A_NAME, B_NAME):
         b, took, a1, a3 = flush[sname]
         print("%-6s %9.0f %9.2f %9.0f %9.0f" % (sname, b / 2**20, took, a1 / 2**20, a3 / 2**20))
-    print("\n== latency: big values (redis-benchmark -c 2 -d SIZE -t set,get)")
+
+
+def latency_big():
+    print("\n== latency: big values (redis-benchmark -c 2 -d SIZE -t set, then -t get)")
     print("%-6s %-4s %10s %10s %6s   %s" % ("size", "op", A_NAME, B_NAME, "ratio",
-                                           "server CPU ms per request, SET and GET together"))
+                                           "server CPU ms per request"))
     for size, cnt in ((1 << 20, env_int("BENCH_BIG1_N", 400)), (10 << 20, env_int("BENCH_BIG10_N", 60))):
         a, acpu = bigvalue_rps(A_BIN, A_NAME, size, cnt)
         b, bcpu = bigvalue_rps(B_BIN, B_NAME, size, cnt)
         for op in ("SET", "GET"):
-            print("%-6s %-4s %10.1f %10.1f %6.2f   %s" % (
+            print("%-6s %-4s %10.1f %10.1f %6.2f   %s %.2f / %s %.2f" % (
                 "%dMB" % (size >> 20), op, a.get(op, float("nan")), b.get(op, float("nan")),
                 ratio(a.get(op, float("nan")), b.get(op, float("nan"))),
-                "%s %.2f / %s %.2f" % (A_NAME, acpu, B_NAME, bcpu) if op == "SET" else ""))
+                A_NAME, acpu.get(op, float("nan")), B_NAME, bcpu.get(op, float("nan"))))
         sys.stdout.flush()
 
 # ------------------------------------------------------------- instructions

@@ -259,7 +259,14 @@ void replyLongLong(Client *c, long long v) {
     addBytes(c, b, respWriteInteger(b, v));
 }
 
-void replyBulk(Client *c, const void *p, size_t len) {
+static void replyBulkPinned(Client *c, sds owner, const char *p, size_t len);
+
+/* A bulk reply.  `pinnable`: p[0..len) is a whole stored raw string value
+ * (kvStringBytes), which a bulk too long for the buffers is sent from
+ * (pinned) instead of copied; only such a value is REPLY_PIN_MIN long.
+ * Inlined with a constant `pinnable`, so the test costs nothing on the
+ * path of bulks that fit. */
+static inline __attribute__((always_inline)) void bulk(Client *c, const char *p, size_t len, int pinnable) {
     ReplySink *k;
     if (replySlow(c) && notResp(c, &k)) {
         if (k) k->type->bulk(k, p, len);
@@ -285,11 +292,17 @@ void replyBulk(Client *c, const void *p, size_t len) {
             return;
         }
     }
+    if (pinnable && len >= REPLY_PIN_MIN) {
+        replyBulkPinned(c, (sds)p, p, len);
+        return;
+    }
     char h[RESP_HEADER_MAX];
     addBytes(c, h, respWriteHeader(h, '$', (long long)len));
     addBytes(c, p, len);
     addBytes(c, "\r\n", 2);
 }
+
+void replyBulk(Client *c, const void *p, size_t len) { bulk(c, p, len, 0); }
 
 void replyBulkCString(Client *c, const char *s) {
     if (!s) replyNull(c);
@@ -336,9 +349,7 @@ void replyBulkKv(Client *c, const kvobj *o) {
     char buf[24];
     size_t len;
     const char *p = kvStringBytes(o, buf, &len);
-    /* Only a raw value is that long (int and embstr are short). */
-    if (__builtin_expect(len >= REPLY_PIN_MIN, 0)) replyBulkPinned(c, (sds)p, p, len);
-    else replyBulk(c, p, len);
+    bulk(c, p, len, 1);
 }
 
 void replyBulkKvPart(Client *c, const kvobj *o, const char *p, size_t len) {
