@@ -252,7 +252,7 @@ int dbVerify(kvobj *o, const char **why) {
         kvSetEncoding(o, enc);
         kvSetPtr(o, ptr);
     } else {
-        kvSetEncoding(o, OBJ_ENC_LISTPACK);
+        kvSetEncoding(o, kvEncoding(o)); /* listpack or quicklist */
     }
     return 0;
 }

@@ -69,10 +69,11 @@ kvobj *dbFind(Db *db, const char *key, size_t len);
 /* True when the entry's expire has passed (the key is logically gone). */
 int kvIsExpired(const kvobj *o);
 
-/* Deferred value checks.  A hash or sorted-set listpack loaded from an RDB
- * file without deep sanitization has only its header checked at load
- * (encoding OBJ_ENC_LISTPACK_UNVERIFIED); its entries, scores, order and
- * duplicates are checked on first access.  The read and write lookups do
+/* Deferred value checks.  A hash or sorted-set listpack, or a list's
+ * listpack nodes, loaded from an RDB file without deep sanitization have
+ * only their headers checked at load (encoding OBJ_ENC_LISTPACK_UNVERIFIED
+ * or OBJ_ENC_QUICKLIST_UNVERIFIED); entries, scores, order and duplicates
+ * are checked on first access.  The read and write lookups do
  * it; so must every path that walks a value reached without them (dbFind,
  * a walk of the key table).  A value that fails is corrupt: its key is
  * deleted (dbHooks.valueCorrupt logs and propagates it) and reported

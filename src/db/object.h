@@ -65,6 +65,10 @@ enum {
                                    * lookups verify it on first access
                                    * (db.h dbVerify); kvEncoding() answers
                                    * LISTPACK */
+    OBJ_ENC_QUICKLIST_UNVERIFIED = 15, /* internal: a list loaded the same
+                                   * way, its listpack nodes' headers only
+                                   * checked; kvEncoding() answers
+                                   * QUICKLIST */
 };
 
 #define OBJ_EMBSTR_MAX 44   /* longest string Redis reports as embstr */
@@ -85,11 +89,13 @@ static inline int kvType(const kvobj *o) { return o->typeenc & 7; }
 static inline int kvRawEncoding(const kvobj *o) { return (o->typeenc >> 3) & 15; }
 /* The encoding as Redis reports it. */
 static inline int kvEncoding(const kvobj *o) {
-    int enc = kvRawEncoding(o);
-    return enc >= OBJ_ENC_LISTPACK_INLINE ? OBJ_ENC_LISTPACK : enc;
+    static const uint8_t reported[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+                                         OBJ_ENC_LISTPACK, OBJ_ENC_LISTPACK, 14, OBJ_ENC_QUICKLIST};
+    return reported[kvRawEncoding(o)];
 }
-/* A value whose deep check was deferred at load (see db.h dbVerify). */
-static inline int kvUnverified(const kvobj *o) { return kvRawEncoding(o) == OBJ_ENC_LISTPACK_UNVERIFIED; }
+/* A value whose deep check was deferred at load (see db.h dbVerify):
+ * encoding 13 or 15, the only ones with bits 0, 2 and 3 set. */
+static inline int kvUnverified(const kvobj *o) { return (kvRawEncoding(o) & 13) == 13; }
 /* The encoding OBJECT ENCODING and DEBUG OBJECT report: Redis 7.0's name,
  * so a list kept as a bare listpack still answers quicklist. */
 static inline int kvReportedEncoding(const kvobj *o) {

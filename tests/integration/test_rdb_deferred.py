@@ -1,7 +1,9 @@
-"""Deferred checks of hash and sorted-set listpacks loaded from an RDB file.
+"""Deferred checks of hash, sorted-set and list listpacks loaded from an RDB
+file.
 
 With sanitize-dump-payload no (the default) a file load checks only a hash
-or zset listpack's header (total bytes, terminator, element count); its
+or zset listpack's (or a list node's) header (total bytes, terminator,
+element count); its
 entries, scores, order and duplicates are checked on first access.  These
 files are crafted to pass the header check and be corrupt inside: the
 server must start, keep every other key, and answer every command on a bad
@@ -67,7 +69,12 @@ def intset(values):
         v.to_bytes(2, "little", signed=True) for v in values)
 
 
-T_STRING, T_LIST, T_SET_INTSET, T_HASH_LP, T_ZSET_LP = 0, 1, 11, 16, 17
+T_STRING, T_LIST, T_SET_INTSET, T_HASH_LP, T_ZSET_LP, T_LIST_QL2 = 0, 1, 11, 16, 17, 18
+
+
+def quicklist(*nodes):
+    """A list of listpack nodes (RDB_TYPE_LIST_QUICKLIST_2, packed)."""
+    return rdb_len(len(nodes)) + b"".join(rdb_len(2) + rdb_str(n) for n in nodes)
 
 
 def rdb_file(items):
@@ -107,6 +114,11 @@ CASES = {
     "zset-unsorted": (T_ZSET_LP, "fix", lambda: listpack(["a", "3", "b", "1", "c", "2"])),
     "zset-dup-member": (T_ZSET_LP, "fix", lambda: listpack(["a", "1", "a", "2"])),
     "set-unsorted-dup": (T_SET_INTSET, "fix", lambda: intset([3, 1, 1])),
+    # Two nodes: the list stays a quicklist (a one-node small list becomes
+    # a bare listpack and is checked at load).
+    "list-past-end": (T_LIST_QL2, "bad", lambda: quicklist(listpack(["a", "b"]), lp_past_end(["c", "d"]))),
+    "list-count-mismatch": (T_LIST_QL2, "bad",
+                            lambda: quicklist(listpack(["a", "b", "c"], count=4), listpack(["d"]))),
 }
 
 # Every command family on a bad key; {k} is the key.  Each runs on its own
@@ -124,6 +136,12 @@ ZSET_CMDS = [
     ["ZRANDMEMBER", "{k}", "-3"], ["ZUNIONSTORE", "zdst", "2", "{k}", "good:zset"],
     ["BZPOPMAX", "{k}", "0.01"], ["ZCOUNT", "{k}", "-inf", "+inf"], ["ZLEXCOUNT", "{k}", "-", "+"],
 ]
+LIST_CMDS = [
+    ["LRANGE", "{k}", "0", "-1"], ["LLEN", "{k}"], ["LINDEX", "{k}", "2"], ["LPUSH", "{k}", "x"],
+    ["RPOP", "{k}"], ["LPOS", "{k}", "c"], ["LSET", "{k}", "0", "v"], ["LINSERT", "{k}", "BEFORE", "b", "n"],
+    ["LREM", "{k}", "0", "a"], ["LMOVE", "{k}", "ldst", "LEFT", "RIGHT"], ["BLPOP", "{k}", "0.01"],
+    ["LTRIM", "{k}", "1", "-1"], ["SORT", "{k}", "ALPHA"], ["LPOP", "{k}", "3"],
+]
 SET_CMDS = [["SMEMBERS", "{k}"], ["SCARD", "{k}"], ["SISMEMBER", "{k}", "1"], ["SADD", "{k}", "7"]]
 GENERIC_CMDS = [
     ["TYPE", "{k}"], ["EXISTS", "{k}"], ["OBJECT", "ENCODING", "{k}"], ["MEMORY", "USAGE", "{k}"],
@@ -136,13 +154,14 @@ GENERIC_CMDS = [
 
 
 def cmds_for(t):
-    own = {T_HASH_LP: HASH_CMDS, T_ZSET_LP: ZSET_CMDS, T_SET_INTSET: SET_CMDS}[t]
+    own = {T_HASH_LP: HASH_CMDS, T_ZSET_LP: ZSET_CMDS, T_SET_INTSET: SET_CMDS, T_LIST_QL2: LIST_CMDS}[t]
     return own + GENERIC_CMDS
 
 
 def case_items(name):
     t, _, make = CASES[name]
-    return [(t, "%s:%d" % (name, i), rdb_str(make())) for i in range(len(cmds_for(t)))]
+    enc = (lambda v: v) if t == T_LIST_QL2 else rdb_str
+    return [(t, "%s:%d" % (name, i), enc(make())) for i in range(len(cmds_for(t)))]
 
 
 # --- servers ----------------------------------------------------------------
@@ -232,6 +251,8 @@ def test_deferred_default_starts_and_stays_safe(start_server, tmp_path, name):
                 assert [sc for _, sc in z] == sorted(sc for _, sc in z)
             elif typ == b"set":
                 assert r.scard(k) == len(r.smembers(k))
+            elif typ == b"list":
+                assert r.llen(k) == len(r.lrange(k, 0, -1))
     if kind == "bad":
         assert "Corrupt value of key '%s:0'" % name in s.log
     # Whole-keyspace walks after the per-key checks, and a save that loads back.
@@ -315,10 +336,11 @@ def test_header_errors_refused_in_both_settings(tmp_path):
     short[0] += 1  # total bytes wrong
     noend = bytearray(listpack(["f1", "v1"]))
     noend[-1] = 0x00
-    for lp in (odd, bytes(short), bytes(noend)):
+    small_list = quicklist(lp_past_end(["a", "b"]))  # one small node: checked at load
+    for item in [(T_HASH_LP, "h", rdb_str(lp)) for lp in (odd, bytes(short), bytes(noend))] + \
+            [(T_LIST_QL2, "l", small_list)]:
         for setting in ("no", "yes"):
-            rc, log = refused(tmp_path, rdb_file(GOOD + [(T_HASH_LP, "h", rdb_str(lp))]),
-                              "--sanitize-dump-payload", setting)
+            rc, log = refused(tmp_path, rdb_file(GOOD + [item]), "--sanitize-dump-payload", setting)
             assert rc == 1, log
             assert "Internal error in RDB reading offset" in log, log
 
@@ -331,6 +353,7 @@ def test_restore_keeps_its_checks(start_server, tmp_path):
         t, kind, make = CASES[name]
         if kind != "bad":
             continue
+        body = make() if t == T_LIST_QL2 else rdb_str(make())
         with pytest.raises(redis.ResponseError, match="Bad data format"):
-            r.restore("rk", 0, payload(bytes([t]) + rdb_str(make())))
+            r.restore("rk", 0, payload(bytes([t]) + body))
     assert r.ping()
