@@ -5,9 +5,10 @@
  * polynomial; table[k][b] is table[k-1][b] carried through one more zero
  * byte.  Eight lookups then fold eight input bytes at once: the step is
  * the same function as eight bytewise steps, which the tail still uses.
- * The tables (16 KB) are filled on first use; the server is
- * single-threaded where it computes CRCs (and a forked child inherits
- * them). */
+ * The tables (16 KB, and the powers of x crc64Combine multiplies by) are
+ * filled, and the CPU probed, on the first call: a program that computes
+ * CRCs on several threads calls crc64Init before it starts them (the RDB
+ * save threads do; a forked child inherits the tables). */
 #include "ds/crc64.h"
 
 #include <string.h>
@@ -16,7 +17,20 @@
 #define CRC64_POLY_REFLECTED 0x95ac9329ac4bc9b5ULL
 
 static uint64_t table[8][256];
+static uint64_t xPow2[64]; /* x^(2^k) mod the polynomial, reflected */
 static int tableReady;
+
+/* a * b mod the polynomial.  Reflected: bit 63 is the coefficient of x^0,
+ * bit 0 that of x^63, so shifting right multiplies by x (a CRC step over a
+ * zero bit). */
+static uint64_t mulMod(uint64_t a, uint64_t b) {
+    uint64_t prod = 0;
+    for (uint64_t m = (uint64_t)1 << 63; m; m >>= 1) {
+        if (a & m) prod ^= b;
+        b = (b & 1) ? (b >> 1) ^ CRC64_POLY_REFLECTED : b >> 1;
+    }
+    return prod;
+}
 
 static void buildTable(void) {
     for (unsigned b = 0; b < 256; b++) {
@@ -28,6 +42,8 @@ static void buildTable(void) {
     for (int k = 1; k < 8; k++)
         for (unsigned b = 0; b < 256; b++)
             table[k][b] = (table[k - 1][b] >> 8) ^ table[0][table[k - 1][b] & 0xff];
+    xPow2[0] = (uint64_t)1 << 62; /* x^1 */
+    for (int k = 1; k < 64; k++) xPow2[k] = mulMod(xPow2[k - 1], xPow2[k - 1]);
     tableReady = 1;
 }
 
@@ -135,6 +151,13 @@ static int haveClmul(void) {
 }
 #endif
 
+void crc64Init(void) {
+    if (!tableReady) buildTable();
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    haveClmul();
+#endif
+}
+
 uint64_t crc64(uint64_t crc, const void *p, size_t len) {
     const unsigned char *s = p;
     if (!tableReady) buildTable();
@@ -142,4 +165,16 @@ uint64_t crc64(uint64_t crc, const void *p, size_t len) {
     if (len >= 64 && haveClmul()) return crc64Clmul(crc, s, len);
 #endif
     return crc64Table(crc, s, len);
+}
+
+/* CRC is linear with a zero start and no final xor: running crcA on over
+ * B is running it over len(B) zero bytes -- crcA times x^(8 len(B)) --
+ * plus the CRC of B from zero. */
+uint64_t crc64Combine(uint64_t crcA, uint64_t crcB, uint64_t lenB) {
+    if (!tableReady) buildTable();
+    uint64_t shift = (uint64_t)1 << 63; /* x^0 */
+    uint64_t bits = lenB;               /* x^(8 lenB) = (x^8)^lenB: k from 3 */
+    for (int k = 3; bits && k < 64; k++, bits >>= 1)
+        if (bits & 1) shift = mulMod(shift, xPow2[k]);
+    return mulMod(crcA, shift) ^ crcB;
 }

@@ -13,5 +13,12 @@
 /* Continues a CRC over p[0..len): start with crc = 0; feeding a buffer in
  * pieces gives the same result as feeding it whole. */
 uint64_t crc64(uint64_t crc, const void *p, size_t len);
+/* Fills the tables and probes the CPU now rather than at the first call
+ * (before several threads compute CRCs). */
+void crc64Init(void);
+/* The CRC of A then B from crcA = crc64(0, A), crcB = crc64(0, B) and B's
+ * length: pieces checksummed apart (by several threads) join up.  Costs a
+ * few 64-step multiplications, whatever lenB. */
+uint64_t crc64Combine(uint64_t crcA, uint64_t crcB, uint64_t lenB);
 
 #endif

@@ -427,6 +427,20 @@ void *htabIterNext(HtabIter *it) {
     return e;
 }
 
+size_t htabArrayBuckets(const Htab *h, int t) { return (t == 0 || htabIsRehashing(h)) ? h->size[t] : 0; }
+
+size_t htabVisitBuckets(const Htab *h, int t, size_t from, size_t to, void (*fn)(void *priv, void *entry),
+                        void *priv) {
+    size_t n = 0, size = htabArrayBuckets(h, t);
+    if (to > size) to = size;
+    for (size_t i = from; i < to; i++) {
+        if (i + HTAB_ITER_PREFETCH < to && h->table[t][i + HTAB_ITER_PREFETCH])
+            __builtin_prefetch(h->table[t][i + HTAB_ITER_PREFETCH]);
+        for (void *e = h->table[t][i]; e; e = nextOf(e), n++) fn(priv, e);
+    }
+    return n;
+}
+
 void htabIterRelease(HtabIter *it) {
     htabResumeRehash(it->h);
     it->h = NULL;

@@ -158,6 +158,17 @@ void htabIterInit(HtabIter *it, Htab *h);
 void *htabIterNext(HtabIter *it);
 void htabIterRelease(HtabIter *it);
 
+/* A table walked in pieces, several threads at once, each its own range
+ * of buckets: htabArrayBuckets(h, t) is the size of bucket array t (array 1
+ * exists while rehashing, else 0), and htabVisitBuckets calls fn(priv,
+ * entry) on each entry of buckets [from, to) of array t.  Array 0 then
+ * array 1, bucket by bucket, is the order htabIterNext gives.  Only reads
+ * the table: the caller keeps it unchanged meanwhile (no writes, rehash
+ * paused).  Returns the entries visited. */
+size_t htabArrayBuckets(const Htab *h, int t);
+size_t htabVisitBuckets(const Htab *h, int t, size_t from, size_t to, void (*fn)(void *priv, void *entry),
+                        void *priv);
+
 /* Sets the random source for htabRandom / htabSample (NULL restores the
  * internal xorshift64*).  Global. */
 void htabSetRandom(uint64_t (*rnd)(void));

@@ -97,9 +97,9 @@ RdbLoadInfo rdbLastLoaded;
 
 /* Writes p[0..n) to the file, folding it into the CRC.  Returns 0, or -1
  * after a failed write (sticky). */
-static int rwWriteOut(RdbWriter *w, const char *p, size_t n) {
+static int rwWriteOut(RdbWriter *w, const char *p, size_t n, int fold) {
     if (w->failed) return -1;
-    if (w->checksum) w->crc = crc64(w->crc, p, n);
+    if (w->checksum && fold) w->crc = crc64(w->crc, p, n);
     size_t off = 0;
     while (off < n) {
         ssize_t k = write(w->fd, p + off, n - off);
@@ -130,14 +130,15 @@ static int rwWriteOut(RdbWriter *w, const char *p, size_t n) {
 static int rwFlush(RdbWriter *w) {
     if (w->sink) return w->sink(w);
     if (w->fd < 0 || w->failed) return w->failed ? -1 : 0;
-    if (rwWriteOut(w, w->buf, sdsLen(w->buf)) < 0) return -1;
+    if (rwWriteOut(w, w->buf, sdsLen(w->buf), 1) < 0) return -1;
     sdsClear(w->buf);
     return 0;
 }
 
-int rdbWriterPut(RdbWriter *w, const char *p, size_t n) {
+int rdbWriterPutChecked(RdbWriter *w, const char *p, size_t n, uint64_t crc) {
     if (rwFlush(w) < 0) return -1;
-    return rwWriteOut(w, p, n);
+    if (w->checksum) w->crc = crc64Combine(w->crc, crc, n);
+    return rwWriteOut(w, p, n, 0);
 }
 
 static int rwMaybeFlush(RdbWriter *w) {

@@ -39,8 +39,9 @@ void rdbKeyBytes(RdbWriter *w, const kvobj *o, int lru, int lfu);
  * save progress hook when a multiple of 1024 keys is passed.  The writing
  * thread only. */
 void rdbKeysSaved(RdbWriter *w, long long n);
-/* Writes p[0..n) to w's file after what w holds.  0, or -1 (sticky). */
-int rdbWriterPut(RdbWriter *w, const char *p, size_t n);
+/* Writes p[0..n), whose CRC-64 from zero is crc, to w's file after what w
+ * holds.  0, or -1 (sticky). */
+int rdbWriterPutChecked(RdbWriter *w, const char *p, size_t n, uint64_t crc);
 
 /* Threads that serialize a snapshot's keys (rdb-save-threads; 0 picks one
  * per online CPU, at most RDB_SAVE_THREADS_AUTO_MAX); 1: the saving thread

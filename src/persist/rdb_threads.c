@@ -2,13 +2,15 @@
  *
  * The saving thread (the server's for SAVE, DEBUG RELOAD and a shutdown's
  * save; a fork child's for BGSAVE, a replication sync and an AOF
- * rewrite's RDB preamble) walks a database's key table and cuts it into
- * jobs, runs of consecutive keys, queued in a ring of slots.  Worker
- * threads take the jobs in order and serialize each key with rdbKeyBytes
- * into the slot's buffer (LZF compression is most of that work); the
- * saving thread writes the slots out in ring order, folding them into the
- * CRC-64.  A key's bytes depend on the key alone and jobs are written in
- * key order, so the file is byte for byte the single-threaded one.
+ * rewrite's RDB preamble) cuts a database's key table into jobs, runs of
+ * consecutive buckets, queued in a ring of slots.  Worker threads take the
+ * jobs in order, walk their buckets (htabVisitBuckets) and serialize each
+ * key with rdbKeyBytes into the slot's buffer (LZF compression is most of
+ * that work), with the buffer's CRC-64; the saving thread writes the
+ * slots out in ring order and joins their CRCs (crc64Combine).  A key's
+ * bytes depend on the key alone and buckets are written in the order a
+ * table iterator gives, so the file is byte for byte the single-threaded
+ * one.
  *
  * Read only: during a snapshot nothing changes the dataset (SAVE blocks
  * the server; a child has its own copy), and serializing changes nothing
@@ -18,8 +20,8 @@
  * A key is read by one worker only.
  *
  * Memory is bounded: RING_PER_THREAD slots per worker; a job holds about
- * JOB_TARGET_BYTES of output (its key count follows the bytes per key seen
- * so far); a worker whose buffer passes JOB_FLUSH_BYTES in the middle of a
+ * JOB_TARGET_BYTES of output (its bucket count follows the bytes per
+ * bucket seen so far); a worker whose buffer passes JOB_FLUSH_BYTES in the middle of a
  * job (a large value) hands it to the saving thread and waits until it is
  * written.
  *
@@ -34,24 +36,27 @@
 
 #include "core/server.h"
 #include "ds/alloc.h"
+#include "ds/crc64.h"
 #include "ds/htab.h"
 #include "persist/rdb_int.h"
 
 #define RDB_THREADS_MIN_KEYS 128 /* a smaller database is written on one thread */
 #define RDB_THREADS_MAX 16       /* rdb-save-threads' limit */
 #define RING_PER_THREAD 4
-#define JOB_MAX_KEYS 1024
-#define JOB_FIRST_KEYS 32
+#define JOB_MAX_BUCKETS 16384
+#define JOB_FIRST_BUCKETS 32
 #define JOB_TARGET_BYTES (128 * 1024)
 #define JOB_FLUSH_BYTES (1024 * 1024)
 
 typedef enum { SLOT_FREE, SLOT_QUEUED, SLOT_RUNNING, SLOT_PARTIAL, SLOT_DONE } SlotState;
 
 typedef struct Slot {
-    SlotState state; /* under the pipe's mutex */
-    kvobj **keys;    /* JOB_MAX_KEYS entries, the saving thread's block */
-    int nkeys;
-    sds buf; /* output: allocated, grown and freed by workers */
+    SlotState state;   /* under the pipe's mutex */
+    int table;         /* the job: buckets [from, to) of bucket array `table` */
+    size_t from, to;
+    long long nkeys;   /* keys serialized (set by the worker when DONE) */
+    sds buf;           /* output: allocated, grown and freed by workers */
+    uint64_t crc;      /* of buf's bytes, when the pipe checksums */
 } Slot;
 
 typedef struct Pipe {
@@ -67,12 +72,16 @@ typedef struct Pipe {
     int end;   /* no more jobs: workers exit when none is left */
     int abort; /* a write failed: workers drop their bytes and exit */
     int live;  /* workers not yet exited */
-    int compress, lru, lfu;
+    const Htab *keys;
+    int compress, checksum, lru, lfu;
 } Pipe;
 
 typedef struct Job {
     Pipe *p;
     Slot *s;
+    RdbWriter *w;
+    long long nkeys;
+    int stop; /* the save was aborted: skip the remaining keys */
 } Job;
 
 int rdbSaveThreadCount(void) {
@@ -91,8 +100,10 @@ int rdbSaveThreadCount(void) {
 static int handOver(RdbWriter *w) {
     Job *j = w->sinkCtx;
     Pipe *p = j->p;
+    uint64_t crc = p->checksum ? crc64(0, w->buf, sdsLen(w->buf)) : 0;
     pthread_mutex_lock(&p->mu);
     j->s->buf = w->buf;
+    j->s->crc = crc;
     if (!p->abort) {
         j->s->state = SLOT_PARTIAL;
         pthread_cond_signal(&p->ready);
@@ -101,7 +112,16 @@ static int handOver(RdbWriter *w) {
     int rc = p->abort ? -1 : 0;
     pthread_mutex_unlock(&p->mu);
     sdsClear(w->buf);
+    if (rc < 0) j->stop = 1;
     return rc;
+}
+
+static void saveKey(void *priv, void *entry) {
+    Job *j = priv;
+    if (j->stop) return;
+    rdbKeyBytes(j->w, entry, j->p->lru, j->p->lfu);
+    j->nkeys++;
+    if (sdsLen(j->w->buf) >= JOB_FLUSH_BYTES) handOver(j->w);
 }
 
 static void *worker(void *arg) {
@@ -113,16 +133,17 @@ static void *worker(void *arg) {
         Slot *s = &p->slots[p->next++ % p->nslots];
         s->state = SLOT_RUNNING;
         pthread_mutex_unlock(&p->mu);
-        Job j = {p, s};
         RdbWriter w = {.buf = s->buf ? s->buf : sdsEmpty(), .fd = -1, .compress = p->compress,
-                       .flushAt = JOB_FLUSH_BYTES, .sink = handOver, .sinkCtx = &j};
+                       .flushAt = JOB_FLUSH_BYTES, .sink = handOver};
+        Job j = {.p = p, .s = s, .w = &w};
+        w.sinkCtx = &j;
         sdsClear(w.buf);
-        for (int i = 0; i < s->nkeys; i++) {
-            rdbKeyBytes(&w, s->keys[i], p->lru, p->lfu);
-            if (sdsLen(w.buf) >= JOB_FLUSH_BYTES && handOver(&w) < 0) break;
-        }
+        htabVisitBuckets(p->keys, s->table, s->from, s->to, saveKey, &j);
+        uint64_t crc = p->checksum ? crc64(0, w.buf, sdsLen(w.buf)) : 0;
         pthread_mutex_lock(&p->mu);
         s->buf = w.buf;
+        s->crc = crc;
+        s->nkeys = j.nkeys;
         s->state = SLOT_DONE;
         pthread_cond_signal(&p->ready);
     }
@@ -144,10 +165,15 @@ static void queueJob(Pipe *p, Slot *s) {
     pthread_mutex_unlock(&p->mu);
 }
 
+/* What the saving thread wrote so far. */
+typedef struct Written {
+    long long bytes, buckets; /* buckets of the jobs done */
+} Written;
+
 /* Writes the bytes of the oldest slot when it has some (waiting for them
  * when wait is set).  Returns 0 when it wrote, 1 when nothing was ready,
- * -1 on a write error.  *bytes and *keys count what was written. */
-static int writeHead(Pipe *p, RdbWriter *w, int wait, long long *bytes, long long *keys) {
+ * -1 on a write error. */
+static int writeHead(Pipe *p, RdbWriter *w, int wait, Written *done) {
     Slot *s = &p->slots[p->head % p->nslots];
     pthread_mutex_lock(&p->mu);
     while (wait && s->state != SLOT_PARTIAL && s->state != SLOT_DONE) pthread_cond_wait(&p->ready, &p->mu);
@@ -157,8 +183,8 @@ static int writeHead(Pipe *p, RdbWriter *w, int wait, long long *bytes, long lon
     /* The worker is waiting (PARTIAL) or finished (DONE): the buffer is
      * ours to read until the state changes. */
     size_t n = sdsLen(s->buf);
-    if (rdbWriterPut(w, s->buf, n) < 0) return -1;
-    *bytes += (long long)n;
+    if (rdbWriterPutChecked(w, s->buf, n, s->crc) < 0) return -1;
+    done->bytes += (long long)n;
     pthread_mutex_lock(&p->mu);
     if (st == SLOT_PARTIAL) {
         s->state = SLOT_RUNNING;
@@ -169,56 +195,54 @@ static int writeHead(Pipe *p, RdbWriter *w, int wait, long long *bytes, long lon
     }
     pthread_mutex_unlock(&p->mu);
     if (st == SLOT_DONE) {
-        *keys += s->nkeys;
+        done->buckets += (long long)(s->to - s->from);
         rdbKeysSaved(w, s->nkeys);
     }
     return 0;
 }
 
-/* Cuts the keys into jobs and writes the jobs' bytes in order. */
-static int writeKeys(Pipe *p, RdbWriter *w, Db *db) {
-    long long bytes = 0, keys = 0;
-    int perJob = JOB_FIRST_KEYS, rc = 0;
-    Slot *cur = NULL;
-    HtabIter it;
-    htabIterInit(&it, &db->keys);
-    kvobj *o;
-    while (rc == 0 && (o = htabIterNext(&it)) != NULL) {
-        if (!cur) {
-            while (rc == 0 && p->tail - p->head == p->nslots) rc = writeHead(p, w, 1, &bytes, &keys);
+/* Cuts the key table into jobs and writes the jobs' bytes in order. */
+static int writeKeys(Pipe *p, RdbWriter *w) {
+    Written done = {0, 0};
+    size_t perJob = JOB_FIRST_BUCKETS;
+    int rc = 0;
+    for (int t = 0; t < 2 && rc == 0; t++) {
+        size_t size = htabArrayBuckets(p->keys, t);
+        for (size_t from = 0; from < size && rc == 0;) {
+            while (rc == 0 && p->tail - p->head == p->nslots) rc = writeHead(p, w, 1, &done);
             if (rc < 0) break;
-            cur = &p->slots[p->tail % p->nslots];
-            cur->nkeys = 0;
-        }
-        cur->keys[cur->nkeys++] = o;
-        if (cur->nkeys < perJob) continue;
-        queueJob(p, cur);
-        cur = NULL;
-        int r = 0;
-        while (p->head < p->tail && (r = writeHead(p, w, 0, &bytes, &keys)) == 0) {}
-        if (p->head < p->tail && r < 0) rc = -1;
-        if (keys > 0 && bytes > 0) {
-            long long k = (long long)JOB_TARGET_BYTES * keys / bytes;
-            perJob = k < 1 ? 1 : k > JOB_MAX_KEYS ? JOB_MAX_KEYS : (int)k;
+            Slot *s = &p->slots[p->tail % p->nslots];
+            s->table = t;
+            s->from = from;
+            s->to = size - from > perJob ? from + perJob : size;
+            from = s->to;
+            queueJob(p, s);
+            int r = 0;
+            while (p->head < p->tail && (r = writeHead(p, w, 0, &done)) == 0) {}
+            if (p->head < p->tail && r < 0) rc = -1;
+            /* Buckets for JOB_TARGET_BYTES at the bytes per bucket so far. */
+            if (done.bytes > 0 && done.buckets > 0) {
+                long long k = JOB_TARGET_BYTES * done.buckets / done.bytes;
+                perJob = k < 1 ? 1 : k > JOB_MAX_BUCKETS ? JOB_MAX_BUCKETS : (size_t)k;
+            }
         }
     }
-    htabIterRelease(&it);
-    if (rc == 0 && cur) queueJob(p, cur);
-    while (rc == 0 && p->head < p->tail) rc = writeHead(p, w, 1, &bytes, &keys);
+    while (rc == 0 && p->head < p->tail) rc = writeHead(p, w, 1, &done);
     return rc;
 }
 
 int rdbSaveDbThreaded(RdbWriter *w, Db *db, int lru, int lfu, int threads) {
     if (htabSize(&db->keys) < RDB_THREADS_MIN_KEYS) return 1;
     if (threads > RDB_THREADS_MAX) threads = RDB_THREADS_MAX;
-    Pipe p = {.nslots = (unsigned)(RING_PER_THREAD * threads), .live = threads, .compress = w->compress,
-              .lru = lru, .lfu = lfu};
+    Pipe p = {.nslots = (unsigned)(RING_PER_THREAD * threads), .live = threads, .keys = &db->keys,
+              .compress = w->compress, .checksum = w->checksum, .lru = lru, .lfu = lfu};
+    crc64Init(); /* before the threads use it */
+    htabPauseRehash(&db->keys);
     pthread_mutex_init(&p.mu, NULL);
     pthread_cond_init(&p.work, NULL);
     pthread_cond_init(&p.resume, NULL);
     pthread_cond_init(&p.ready, NULL);
     p.slots = xcalloc(sizeof(Slot) * p.nslots);
-    for (unsigned i = 0; i < p.nslots; i++) p.slots[i].keys = xmalloc(sizeof(kvobj *) * JOB_MAX_KEYS);
     /* Signals stay with the saving thread. */
     sigset_t all, old;
     sigfillset(&all);
@@ -232,7 +256,7 @@ int rdbSaveDbThreaded(RdbWriter *w, Db *db, int lru, int lfu, int threads) {
     p.live -= threads - started;
     pthread_mutex_unlock(&p.mu);
 
-    int rc = started ? writeKeys(&p, w, db) : 1;
+    int rc = started ? writeKeys(&p, w) : 1;
 
     pthread_mutex_lock(&p.mu);
     if (rc < 0) p.abort = 1;
@@ -241,8 +265,8 @@ int rdbSaveDbThreaded(RdbWriter *w, Db *db, int lru, int lfu, int threads) {
     pthread_cond_broadcast(&p.resume);
     pthread_mutex_unlock(&p.mu);
     for (int i = 0; i < started; i++) pthread_join(tids[i], NULL);
-    for (unsigned i = 0; i < p.nslots; i++) xfree(p.slots[i].keys);
     xfree(p.slots);
+    htabResumeRehash(&db->keys);
     pthread_cond_destroy(&p.ready);
     pthread_cond_destroy(&p.resume);
     pthread_cond_destroy(&p.work);

@@ -50,6 +50,26 @@ static uint64_t bitwise(uint64_t crc, const unsigned char *s, size_t len) {
     return crc;
 }
 
+static void test_combine_joins_pieces(void **state) {
+    (void)state;
+    unsigned char buf[70000];
+    uint64_t x = 88172645463325252ULL;
+    for (size_t i = 0; i < sizeof(buf); i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        buf[i] = (unsigned char)x;
+    }
+    size_t cuts[] = {0, 1, 7, 8, 9, 1000, 4096, 65536, 69999, 70000};
+    uint64_t whole = crc64(0, buf, sizeof(buf));
+    for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
+        size_t c = cuts[i], rest = sizeof(buf) - c;
+        uint64_t a = crc64(0, buf, c), b = crc64(0, buf + c, rest);
+        assert_true(crc64Combine(a, b, rest) == whole);
+    }
+    /* Three pieces, joined left to right. */
+    uint64_t ab = crc64Combine(crc64(0, buf, 100), crc64(0, buf + 100, 900), 900);
+    assert_true(crc64Combine(ab, crc64(0, buf + 1000, sizeof(buf) - 1000), sizeof(buf) - 1000) == whole);
+}
+
 static void test_matches_bitwise(void **state) {
     (void)state;
     unsigned char buf[96];
@@ -86,6 +106,7 @@ int main(void) {
         cmocka_unit_test(test_incremental_equals_whole),
         cmocka_unit_test(test_matches_bitwise),
         cmocka_unit_test(test_long_matches_bitwise),
+        cmocka_unit_test(test_combine_joins_pieces),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
