@@ -425,13 +425,14 @@ void rdbKeyBytes(RdbWriter *w, const kvobj *o, int lru, int lfu) {
 }
 
 void rdbKeysSaved(RdbWriter *w, long long n) {
-    if (server.cfg.rdbKeySaveDelay)
-        for (long long i = 0; i < n; i++) keyDelay(server.cfg.rdbKeySaveDelay);
-    long long before = w->keysDone;
-    w->keysDone += n;
-    /* At keys 1, 1025, 2049, ... (a multiple of 1024 keys before it), as
-     * Redis checks its progress. */
-    if (saveProgress && ((before + 1023) >> 10) != ((w->keysDone + 1023) >> 10)) saveProgress(w->keysDone);
+    /* Key by key, so that a delayed save reports as it goes: at keys 1,
+     * 1025, 2049, ... (a multiple of 1024 keys before it), as Redis checks
+     * its progress. */
+    for (long long i = 0; i < n; i++) {
+        if (server.cfg.rdbKeySaveDelay) keyDelay(server.cfg.rdbKeySaveDelay);
+        w->keysDone++;
+        if (saveProgress && (w->keysDone & 1023) == 1) saveProgress(w->keysDone);
+    }
 }
 
 /* Writes a database's keys on this thread alone. */

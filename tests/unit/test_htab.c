@@ -231,6 +231,52 @@ static void test_find_during_rehash(void **state) {
     htabRelease(h, freeEntry, NULL);
 }
 
+/* Walking the buckets in ranges, array 0 then array 1, gives the entries in
+ * the iterator's order, during a rehash too. */
+typedef struct Seq {
+    void **e;
+    size_t n;
+} Seq;
+
+static void seqAdd(void *priv, void *entry) {
+    Seq *s = priv;
+    s->e[s->n++] = entry;
+}
+
+static void test_visit_buckets_in_ranges_is_iterator_order(void **state) {
+    (void)state;
+    Htab *h = htabCreate(&goodType);
+    long n = 0;
+    while (!(n > 1000 && htabIsRehashing(h))) htabAdd(h, newEntry("v%ld", n++));
+    htabRehashStep(h, 50);
+    assert_true(htabIsRehashing(h));
+    htabPauseRehash(h);
+    Seq it = {xmalloc(sizeof(void *) * (size_t)n), 0}, ranges = {xmalloc(sizeof(void *) * (size_t)n), 0};
+    HtabIter hi;
+    htabIterInit(&hi, h);
+    void *e;
+    while ((e = htabIterNext(&hi)) != NULL) seqAdd(&it, e);
+    htabIterRelease(&hi);
+    size_t visited = 0, step = 1;
+    for (int t = 0; t < 2; t++) {
+        size_t size = htabArrayBuckets(h, t);
+        assert_true(size > 0);
+        for (size_t from = 0; from < size; from += step, step = step * 3 % 97 + 1)
+            visited += htabVisitBuckets(h, t, from, from + step, seqAdd, &ranges);
+    }
+    assert_int_equal(htabArrayBuckets(h, 0) + htabArrayBuckets(h, 1), htabBuckets(h));
+    assert_int_equal(visited, (size_t)n);
+    assert_int_equal(it.n, (size_t)n);
+    assert_int_equal(ranges.n, (size_t)n);
+    assert_memory_equal(it.e, ranges.e, sizeof(void *) * (size_t)n);
+    htabResumeRehash(h);
+    finishRehash(h);
+    assert_int_equal(htabArrayBuckets(h, 1), 0);
+    xfree(it.e);
+    xfree(ranges.e);
+    htabRelease(h, freeEntry, NULL);
+}
+
 /* ---- sizing ------------------------------------------------------------- */
 
 static void test_growth_1m_exact(void **state) {
@@ -888,6 +934,7 @@ int main(void) {
         cmocka_unit_test_setup(test_add_find_unlink_100k, setup),
         cmocka_unit_test_setup(test_empty_key_and_binary_keys, setup),
         cmocka_unit_test_setup(test_find_during_rehash, setup),
+        cmocka_unit_test_setup(test_visit_buckets_in_ranges_is_iterator_order, setup),
         cmocka_unit_test_setup(test_growth_deferred_while_not_allowed, setup),
         cmocka_unit_test_setup(test_growth_1m_exact, setup),
         cmocka_unit_test_setup(test_free_table_hook, setup),
