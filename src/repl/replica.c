@@ -425,8 +425,11 @@ static int loadRead(int fd) {
     struct pollfd pfd = {.fd = fd, .events = POLLIN};
     int pr = poll(&pfd, 1, LOAD_POLL_MS);
     if (pr == 0 || (pr < 0 && errno == EINTR)) return 0;
-    repl.rbuf = sdsMakeRoomFor(repl.rbuf, LOAD_READ);
-    ssize_t n = read(fd, repl.rbuf + sdsLen(repl.rbuf), LOAD_READ);
+    /* Room for a read; a big record in flight doubles the buffer, so
+     * growing it costs O(the record). */
+    size_t len = sdsLen(repl.rbuf);
+    if (sdsAvail(repl.rbuf) < LOAD_READ) repl.rbuf = sdsMakeRoomForNonGreedy(repl.rbuf, len > LOAD_READ ? len : LOAD_READ);
+    ssize_t n = read(fd, repl.rbuf + len, LOAD_READ);
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) return 0;
     if (n <= 0) return -1;
     sdsIncrLen(repl.rbuf, n);
@@ -436,9 +439,12 @@ static int loadRead(int fd) {
 }
 
 static void dropRbuf(size_t n) {
+    if (!n) return; /* a record in flight stays where it is */
     size_t left = sdsLen(repl.rbuf) - n;
     memmove(repl.rbuf, repl.rbuf + n, left);
     sdsSetLen(repl.rbuf, left);
+    /* The room a big record took goes back once it is parsed. */
+    if (sdsAvail(repl.rbuf) > 16 * LOAD_READ && left < LOAD_READ) repl.rbuf = sdsResize(repl.rbuf, 2 * LOAD_READ);
 }
 
 /* Parses the RDB as it arrives (rbuf holds only the bytes of the record
