@@ -1605,6 +1605,8 @@ long long rdbStreamFeed(RdbStream *s, const unsigned char *p, size_t len, int fi
 
 const RdbLoadInfo *rdbStreamInfo(const RdbStream *s) { return &s->info; }
 
+void rdbStreamRetry(RdbStream *s) { s->retryAt = 0; }
+
 size_t rdbStreamConsumed(const RdbStream *s) { return s->base; }
 
 int rdbStreamApplyFunctions(RdbStream *s, sds *err) {

@@ -147,6 +147,9 @@ RdbStream *rdbStreamNew(Db *dbs, int deferFunctions);
  * costs O(its size) in all. */
 long long rdbStreamFeed(RdbStream *s, const unsigned char *p, size_t len, int final, int *done, sds *err);
 const RdbLoadInfo *rdbStreamInfo(const RdbStream *s);
+/* The next feed parses a short record again even if its bytes did not
+ * double (the sender went quiet: what it sent may be all there is). */
+void rdbStreamRetry(RdbStream *s);
 /* Bytes of the snapshot consumed so far. */
 size_t rdbStreamConsumed(const RdbStream *s);
 /* Loads the deferred function libraries into the server's (after the

@@ -482,6 +482,7 @@ static void disklessLoad(void) {
     sds err = NULL;
     const char *lost = NULL;
     int done = 0;
+    size_t quietTried = 0; /* rbuf's length at the last retry when quiet */
     repl.xferRead = 0;
     persistSyncLoadProgress(rdbStreamInfo(st), 0, total);
     for (;;) {
@@ -518,6 +519,11 @@ static void disklessLoad(void) {
         if (rr < 0) {
             lost = "I/O error trying to sync with MASTER: connection lost";
             break;
+        }
+        if (rr == 0 && sdsLen(repl.rbuf) != quietTried) {
+            /* The primary went quiet: parse what came, whatever its size. */
+            quietTried = sdsLen(repl.rbuf);
+            rdbStreamRetry(st);
         }
         if (rr == 0 && mstime() - repl.lastIoMs > timeoutMs) {
             lost = "Timeout receiving bulk data from MASTER... If the problem persists try to set the 'repl-timeout' parameter in redis.conf to a larger value.";
