@@ -156,8 +156,7 @@ def test_large_transfer_holds_only_the_record_in_flight(start_server, mode):
     base = vm_rss_kb(s_srv.pid)
     p.config_set("rdb-key-save-delay", 20)
     s.execute_command("REPLICAOF", p_srv.host, p_srv.port)
-    wait_for(lambda: loading_error(s) is not None, what="loading")
-    assert loading_error(s) == LOADING
+    assert wait_for(lambda: loading_error(s), what="loading") == LOADING
     p.config_set("rdb-key-save-delay", 0)
     wait_for(lambda: in_sync(p, s), timeout=120, what="sync")
     assert s.dbsize() == keys
