@@ -80,7 +80,7 @@ def test_replica_serves_while_the_primary_sends(start_server, start_oracle, pair
     p = p_srv.client()
     p.set("old", "1")
     # Values of 1 KB: the primary's buffered writes reach the socket often.
-    p.execute_command("DEBUG", "POPULATE", 2000, "key", 1000)
+    p.execute_command("DEBUG", "POPULATE", 1000, "key", 1000)
     # Redis turns its loop every loading-process-events-interval-bytes.
     scfg = {"repl-diskless-load": "on-empty-db" if history == "empty" else "swapdb",
             "loading-process-events-interval-bytes": "1024"}
@@ -144,10 +144,10 @@ def vm_rss_kb(pid):
 
 @pytest.mark.parametrize("mode", ["on-empty-db", "swapdb"])
 def test_large_transfer_holds_only_the_record_in_flight(start_server, mode):
-    """30k keys of 4 KB (a ~120 MB RDB) from a primary slowed per key: the
+    """20k keys of 4 KB (an ~80 MB RDB) from a primary slowed per key: the
     replica answers -LOADING while the primary still sends, and its peak
     RSS stays well below data + file (it never holds the file)."""
-    keys = int(os.environ.get("CAIRN_DISKLESS_KEYS", "30000"))
+    keys = int(os.environ.get("CAIRN_DISKLESS_KEYS", "20000"))
     p_srv = start_server(**FAST)
     p = p_srv.client()
     p.execute_command("DEBUG", "POPULATE", keys, "key", 4096)
