@@ -360,3 +360,33 @@ def test_link_killed_at_random_points_during_streamed_loads(start_server, sync):
     wait_for(lambda: in_sync(p, s), timeout=60, what="the retried sync")
     assert digest(s) == digest(p)
     assert p_srv.alive() and s_srv.alive()
+
+
+@pytest.mark.parametrize("mode", ["on-empty-db", "swapdb"])
+@pytest.mark.parametrize("sync", ["diskless", "disk"])
+def test_redis_primary_to_streamed_replica(start_server, start_oracle, mode, sync):
+    """A redis-server primary sending "$EOF:" streams or (disk) "$<len>"
+    files of every type, a Cairn replica parsing them from the socket:
+    DEBUG DIGEST equal, then the stream that follows applies."""
+    p_srv = start_oracle(**{**ORACLE_DBG, "repl-diskless-sync": "yes" if sync == "diskless" else "no"})
+    p = p_srv.client()
+    rnd = random.Random(5)
+    pipe = p.pipeline(transaction=False)
+    for i in range(500):
+        pipe.set("s:%d" % i, "x" * rnd.choice([1, 100, 20000]))
+        pipe.rpush("l:%d" % (i % 10), *range(rnd.choice([1, 200])))
+        pipe.hset("h:%d" % (i % 10), "f%d" % i, i)
+        pipe.zadd("z:%d" % (i % 10), {"m%d" % i: i / 7})
+        pipe.sadd("set:%d" % (i % 10), i, "m%d" % i)
+        pipe.xadd("x", {"i": i})
+        pipe.set("t:%d" % i, i, px=10 ** 7)
+    pipe.execute()
+    s_srv = start_server(**{"repl-diskless-load": mode, **DBG})
+    s = s_srv.client()
+    s.execute_command("REPLICAOF", p_srv.host, p_srv.port)
+    wait_for(lambda: in_sync(p, s), what="sync")
+    assert digest(s) == digest(p)
+    p.set("after", "1")
+    p.incr("counter")
+    wait_for(lambda: in_sync(p, s), what="the stream")
+    assert digest(s) == digest(p)
