@@ -97,7 +97,10 @@ void serverValueCorruptHook(Db *db, const char *key, size_t len, const char *why
               "Corrupt value of key '%.*s' (DB %d) found on first access after loading the dataset (%s): "
               "the key was deleted",
               (int)(len > 128 ? 128 : len), key, db->id, why);
-    effectsDeleteKey(db->id, key, len, 0);
+    /* A replica (no lazy deletes there) drops its copy without
+     * propagating: its stream is its primary's, which holds the same bytes
+     * and drops the key itself on its first access. */
+    if (!dbNoLazyExpire) effectsDeleteKey(db->id, key, len, 0);
     signalModifiedKey(NULL, db, key, len);
 }
 

@@ -1573,6 +1573,7 @@ long long rdbStreamFeed(RdbStream *s, const unsigned char *p, size_t len, int fi
     if (s->done) return 0;
     if (!final && len < s->retryAt) return 0;
     RdbReader r = {.p = p, .len = len, .shallow = server.cfg.sanitizeDumpPayload != SANITIZE_PAYLOAD_YES};
+    r.defer = r.shallow && rdbDeferLoadChecks; /* as a file load */
     int saved = dbNoLazyExpire;
     dbNoLazyExpire = 1;
     int rc = loadSnapshot(&r, s, final);

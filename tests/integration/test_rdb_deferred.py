@@ -357,3 +357,33 @@ def test_restore_keeps_its_checks(start_server, tmp_path):
         with pytest.raises(redis.ResponseError, match="Bad data format"):
             r.restore("rk", 0, payload(bytes([t]) + body))
     assert r.ping()
+
+
+def test_full_sync_defers_and_replica_stays_safe(start_server, tmp_path):
+    """A primary saves values it has not checked as they are; its replica's
+    full-sync load defers them too and drops a corrupt one on its own first
+    access, without propagating; the primary's own access drops it there
+    and its DEL reaches the replica."""
+    items = GOOD + [it for n in ("hash-past-end", "zset-text-score", "list-past-end")
+                    for it in case_items(n)[:1]]
+    d = write_dir(tmp_path, rdb_file(items))
+    p = start_server(dir=d, **DBG)
+    rp = p.client()
+    s = start_server(**DBG)
+    rs = s.client()
+    rs.replicaof("127.0.0.1", p.port)
+    deadline = time.monotonic() + 60
+    while rs.info("replication").get("master_link_status") != "up" or rs.dbsize() != len(items):
+        assert time.monotonic() < deadline, rs.info("replication")
+        time.sleep(0.05)
+    check_good(rs)
+    assert rs.type("hash-past-end:0") == b"none"  # dropped on the replica only
+    assert rp.keys("hash-past-end:*") == [b"hash-past-end:0"]  # KEYS: names only
+    assert "Corrupt value of key 'hash-past-end:0'" in s.log
+    assert rp.type("zset-text-score:0") == b"none"  # the primary drops it: DEL
+    while rs.exists("zset-text-score:0"):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert rs.execute_command("DEBUG", "DIGEST") is not None
+    check_good(rp)
+    check_good(rs)
