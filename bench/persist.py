@@ -9,8 +9,9 @@ For each dataset shape (issue 18; scaled by BENCH_PERSIST_SCALE, default
 it fills each server (redis-cli --pipe), times SAVE (wall clock of the
 command), records the file size, then restarts the server on that file and
 takes the load time from the server's own "DB loaded from disk: N seconds"
-log line.  CPU time of the SAVE and of the load (all threads' run time from
-/proc/PID/task/*/schedstat, the load's minus an empty start's) is printed
+log line.  CPU time of the SAVE and of the load (utime + stime of
+/proc/PID/stat: every thread, exited ones included, such as a threaded
+save's workers; the load's minus an empty start's) is printed
 too: on a loaded shared machine it moves far less than wall time.  Then a BGSAVE of BENCH_FORK_KEYS keys (default 1M, issue: 10M)
 while redis-benchmark writes random keys with 50 clients: latest_fork_usec
 and rdb_last_cow_size (the child's peak private dirty memory, which both
@@ -32,6 +33,9 @@ CAIRN = os.environ.get("CAIRN_BIN", "build/cairn-server")
 REDIS = os.environ.get("ORACLE_BIN", "redis-server")
 SCALE = float(os.environ.get("BENCH_PERSIST_SCALE", "0.1"))
 FORK_KEYS = int(os.environ.get("BENCH_FORK_KEYS", "1000000"))
+# Extra arguments for Cairn only, e.g. "--rdb-save-threads 1" to time the
+# single-threaded writer.
+CAIRN_ARGS = os.environ.get("BENCH_CAIRN_ARGS", "").split()
 BENCH_SHAPES = os.environ.get("BENCH_PERSIST_SHAPES", "strings,hashes,zsets,lists").split(",")
 
 
@@ -71,18 +75,13 @@ class Srv:
         self.proc.wait(timeout=60)
 
     def cpu_seconds(self):
-        """CPU time of all the server's threads so far (scheduler run time,
-        /proc/PID/task/*/schedstat), steadier than wall time on a loaded
-        machine."""
-        total = 0
-        tdir = "/proc/%d/task" % self.proc.pid
-        for t in os.listdir(tdir):
-            try:
-                with open(os.path.join(tdir, t, "schedstat")) as f:
-                    total += int(f.read().split()[0])
-            except OSError:
-                pass
-        return total / 1e9
+        """CPU time of the server so far, all its threads, those that have
+        exited too (a threaded save's workers): utime + stime of
+        /proc/PID/stat, in clock ticks.  Steadier than wall time on a
+        loaded machine."""
+        with open("/proc/%d/stat" % self.proc.pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def load_seconds(self):
         with open(self.log) as f:
@@ -137,7 +136,7 @@ def save_load(shape):
         for name, binary in (("cairn", CAIRN), ("redis", REDIS)):
             d = os.path.join(tmp, name)
             os.mkdir(d)
-            s = Srv(binary, d)
+            s = Srv(binary, d, CAIRN_ARGS if name == "cairn" else ())
             s.start()
             fill(s.port, cmds)
             c0 = s.cpu_seconds()
