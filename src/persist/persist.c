@@ -745,10 +745,13 @@ static sds loadingInfo(sds s) {
     if (!state.loading && !state.asyncLoading) return s;
     long long elapsed = nowUnix() - state.loadingStartUnix;
     size_t done = state.loadingLoadedBytes ? state.loadingLoadedBytes : 1;
+    /* A stream of unknown size ("$EOF:"): the RDB's used-mem stands for
+     * it in the estimates, as in Redis. */
+    double total = state.loadingTotalBytes ? (double)state.loadingTotalBytes : (double)state.loadingRdbUsedMem;
     long long eta = elapsed == 0 ? 1
-                                 : (long long)((double)elapsed * (double)(state.loadingTotalBytes - state.loadingLoadedBytes) /
+                                 : (long long)((double)elapsed * (total - (double)state.loadingLoadedBytes) /
                                                (double)done);
-    double perc = (double)state.loadingLoadedBytes / (double)(state.loadingTotalBytes + 1) * 100;
+    double perc = (double)state.loadingLoadedBytes / (total + 1) * 100;
     return sdsCatPrintf(s,
                         "loading_start_time:%lld\r\n"
                         "loading_total_bytes:%zu\r\n"

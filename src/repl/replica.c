@@ -956,15 +956,21 @@ sds replicaInfoLines(sds s) {
                      repl.master ? (int)((now - repl.master->lastInteraction) / 1000) : -1,
                      repl.link == LINK_TRANSFER, off, off);
     if (repl.link == LINK_TRANSFER) {
-        long long total = repl.xferSize;
-        double perc = total > 0 ? (double)repl.xferRead * 100 / (double)total : 0;
+        long long total = repl.xferSize, read = repl.xferRead;
+        /* Parsed from the socket, Redis counts no byte read and an
+         * "$EOF:" stream's size as 0 (the loading_* fields show the load). */
+        if (repl.xferMem) {
+            if (total < 0) total = 0;
+            read = 0;
+        }
+        double perc = total > 0 ? (double)read * 100 / (double)total : 0;
         s = sdsCatPrintf(s,
                          "master_sync_total_bytes:%lld\r\n"
                          "master_sync_read_bytes:%lld\r\n"
                          "master_sync_left_bytes:%lld\r\n"
                          "master_sync_perc:%.2f\r\n"
                          "master_sync_last_io_seconds_ago:%d\r\n",
-                         total, repl.xferRead, total - repl.xferRead, perc, (int)((now - repl.lastIoMs) / 1000));
+                         total, read, total - read, perc, (int)((now - repl.lastIoMs) / 1000));
     }
     if (repl.link != LINK_CONNECTED)
         s = sdsCatPrintf(s, "master_link_down_since_seconds:%lld\r\n",

@@ -50,6 +50,9 @@ def observe(s):
         "loading": (per["loading"], per["async_loading"]),
         "loading_fields": sorted(k for k in per if k.startswith("loading_")),
         "sync_in_progress": info(s)["master_sync_in_progress"],
+        # Parsed from the socket: an "$EOF:" stream's size 0, no byte counted.
+        "sync_bytes": tuple(info(s).get(k) for k in ("master_sync_total_bytes", "master_sync_read_bytes",
+                                                        "master_sync_left_bytes", "master_sync_perc")),
     }
 
 
@@ -57,22 +60,23 @@ LOADING_FIELDS = ["loading_eta_seconds", "loading_loaded_bytes", "loading_loaded
                   "loading_rdb_used_mem", "loading_start_time", "loading_total_bytes"]
 SYNC_SEEN = {
     "ping": "error: " + LOADING, "get": "error: " + LOADING, "bgsave": "error: " + LOADING,
-    "loading": (1, 0), "loading_fields": LOADING_FIELDS, "sync_in_progress": 1,
+    "loading": (1, 0), "loading_fields": LOADING_FIELDS, "sync_in_progress": 1, "sync_bytes": (0, 0, 0, 0.0),
 }
 ASYNC_SEEN = {
     "ping": True, "get": b"1", "bgsave": "error: " + LOADING,
-    "loading": (0, 1), "loading_fields": LOADING_FIELDS, "sync_in_progress": 1,
+    "loading": (0, 1), "loading_fields": LOADING_FIELDS, "sync_in_progress": 1, "sync_bytes": (0, 0, 0, 0.0),
 }
 
 
 @pytest.mark.parametrize("pair", ["redis-redis", "redis-cairn", "cairn-cairn"])
 @pytest.mark.parametrize("history", ["other", "same", "empty"])
 def test_replica_serves_while_the_primary_sends(start_server, start_oracle, pair, history):
-    """swapdb, the primary slowed by rdb-key-save-delay: with another
-    history the replica answers -LOADING while the RDB still arrives; with
-    its own history (restarted from its RDB after the primary's backlog
-    moved past it) it serves the old data meanwhile (async_loading).  Then
-    the new data replaces the old, DEBUG DIGEST equal to the primary's.
+    """swapdb: with another history the replica (slowed by key-load-delay,
+    set back to 0 once seen) answers -LOADING while it loads; with its own
+    history (restarted from its RDB after the primary's backlog moved past
+    it; the primary slowed by rdb-key-save-delay) it serves the old data
+    while the RDB arrives (async_loading).  Then the new data replaces the
+    old, DEBUG DIGEST equal to the primary's.
     "empty": repl-diskless-load on-empty-db on an empty replica, -LOADING
     too."""
     pkind, skind = pair.split("-")
@@ -97,7 +101,7 @@ def test_replica_serves_while_the_primary_sends(start_server, start_oracle, pair
         s_srv.proc.wait()
         p.set("old", "2")
         fill(p, 2000, "more:")  # past the 16 KB backlog: a full sync again
-        p.config_set("rdb-key-save-delay", 2000)
+        p.config_set("rdb-key-save-delay", 1500)  # 3001 keys: a 4.5 s save
         s_srv = start(skind, start_server, start_oracle, dir=tmp,
                       args=["--replicaof", p_srv.host, str(p_srv.port)], **scfg)
         s = s_srv.client()
@@ -106,12 +110,13 @@ def test_replica_serves_while_the_primary_sends(start_server, start_oracle, pair
     else:
         if history == "other":
             s.set("old", "1")
-        p.config_set("rdb-key-save-delay", 2000)
+        s.config_set("key-load-delay", 10000)  # a 10 s load, ended below
         s.execute_command("REPLICAOF", p_srv.host, p_srv.port)
         wait_for(lambda: loading_error(s) is not None, what="loading")
         assert observe(s) == SYNC_SEEN
     p.config_set("rdb-key-save-delay", 0)
-    wait_for(lambda: in_sync(p, s), what="sync")
+    s.config_set("key-load-delay", 0)
+    wait_for(lambda: in_sync(p, s), timeout=60, what="sync")
     assert digest(s) == digest(p)
     assert s.get("old") == p.get("old")
     log = s_srv.log
