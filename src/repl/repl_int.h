@@ -76,7 +76,7 @@ typedef struct ReplState {
     int xferFd;             /* temporary RDB file */
     int xferMem;            /* repl-diskless-load: parsed from the socket */
     char xferTmp[128];
-    long long xferSize;     /* -1: EOF-marked */
+    long long xferSize;     /* -1: EOF-marked, -2: before the "$" line */
     long long xferRead;     /* to the file, or consumed by the parser */
     char xferMark[41];
     char xferTail[40];      /* the last 40 bytes read (mark check) */

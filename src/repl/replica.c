@@ -738,6 +738,8 @@ static void handshakeLine(sds line) {
             serverLog(LL_NOTICE, "Full resync from master: %s:%lld", id, off);
             repl.link = LINK_TRANSFER;
             repl.xferFd = -1;
+            repl.xferSize = -2; /* not known before the "$" line */
+            repl.xferRead = 0;
             failoverPsyncDone(1);
             return;
         }
@@ -957,12 +959,12 @@ sds replicaInfoLines(sds s) {
                      repl.link == LINK_TRANSFER, off, off);
     if (repl.link == LINK_TRANSFER) {
         long long total = repl.xferSize, read = repl.xferRead;
-        /* Parsed from the socket, Redis counts no byte read and an
-         * "$EOF:" stream's size as 0 (the loading_* fields show the load). */
-        if (repl.xferMem) {
-            if (total < 0) total = 0;
-            read = 0;
-        }
+        /* As Redis: -1 before the "$" line, 0 for an "$EOF:" stream; parsed
+         * from the socket, no byte counts as read (the loading_* fields show
+         * the load). */
+        if (total == -2) total = -1;
+        else if (total < 0) total = 0;
+        if (repl.xferMem) read = 0;
         double perc = total > 0 ? (double)read * 100 / (double)total : 0;
         s = sdsCatPrintf(s,
                          "master_sync_total_bytes:%lld\r\n"

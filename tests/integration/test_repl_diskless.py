@@ -395,3 +395,42 @@ def test_redis_primary_to_streamed_replica(start_server, start_oracle, mode, syn
     p.incr("counter")
     wait_for(lambda: in_sync(p, s), what="the stream")
     assert digest(s) == digest(p)
+
+
+@pytest.mark.parametrize("kind", ["redis", "cairn"])
+@pytest.mark.parametrize("sync", ["disk", "diskless"])
+def test_sync_bytes_of_a_disk_staged_transfer(start_server, start_oracle, kind, sync):
+    """A replica that stages the RDB on disk (repl-diskless-load disabled),
+    its primary slowed by rdb-key-save-delay: with a disk sync the "$<len>"
+    line comes only after the save, and INFO shows total -1, read 0, left -1
+    until then; with a diskless sync ("$EOF:" stream) total is 0 and read
+    counts the bytes staged, left going negative -- as redis-server 7.0.15."""
+    p_srv = start(kind, start_server, start_oracle, **{"repl-diskless-sync": "yes" if sync == "diskless" else "no",
+                                                        "repl-diskless-sync-delay": "0"})
+    p = p_srv.client()
+    p.execute_command("DEBUG", "POPULATE", 600, "key", 1000)
+    # 600 keys: a 12 s save (the child keeps the delay it was forked with).
+    p.config_set("rdb-key-save-delay", 20000)
+    s_srv = start(kind, start_server, start_oracle)
+    s = s_srv.client()
+    s.execute_command("REPLICAOF", p_srv.host, p_srv.port)
+    fields = ("master_sync_total_bytes", "master_sync_read_bytes", "master_sync_left_bytes", "master_sync_perc")
+    if sync == "disk":
+        wait_for(lambda: info(s)["master_sync_in_progress"] == 1, what="transfer state")
+        assert tuple(info(s)[k] for k in fields) == (-1, 0, -1, 0.0)
+    else:
+        got = {}
+
+        def staged():
+            i = info(s)  # one INFO: the transfer may end between two
+            if i["master_sync_in_progress"] == 1 and i.get("master_sync_read_bytes", 0) > 0:
+                got.update(i)
+            return bool(got)
+
+        wait_for(staged, what="bytes staged")
+        assert got["master_sync_total_bytes"] == 0
+        assert got["master_sync_left_bytes"] == -got["master_sync_read_bytes"]
+        assert got["master_sync_perc"] == 0.0
+    p.config_set("rdb-key-save-delay", 0)
+    wait_for(lambda: in_sync(p, s), timeout=60, what="sync")
+    assert digest(s) == digest(p)
