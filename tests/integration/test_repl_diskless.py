@@ -20,7 +20,7 @@ import redis
 
 from test_aof import wait_for
 from test_repl import DBG, FAST, ORACLE_DBG, digest, in_sync, info, link_up
-from test_repl_sync import fill, loading_error, parse_resp, promote, rdb_of
+from test_repl_sync import await_psync, fill, loading_error, promote, rdb_of
 
 wait_for = functools.partial(wait_for, timeout=30.0)
 
@@ -198,33 +198,14 @@ class ControlledPrimary:
         except OSError:
             return
         conn.settimeout(60)
-        buf = b""
         try:
-            while True:
-                data = conn.recv(4096)
-                if not data:
-                    return
-                buf += data
-                while True:
-                    try:
-                        argv, buf = parse_resp(buf)
-                    except ValueError:
-                        break
-                    if not argv:
-                        continue
-                    name = argv[0].lower()
-                    if name == b"ping":
-                        conn.sendall(b"+PONG\r\n")
-                    elif name in (b"replconf", b"auth"):
-                        if len(argv) < 2 or argv[1].lower() != b"ack":
-                            conn.sendall(b"+OK\r\n")
-                    elif name == b"psync":
-                        conn.sendall(b"+FULLRESYNC " + self.replid + b" 0\r\n$EOF:" + self.mark + b"\r\n")
-                        self.conn = conn
-                        self.synced.set()
-                        return
+            if not await_psync(conn):
+                return
+            conn.sendall(b"+FULLRESYNC " + self.replid + b" 0\r\n$EOF:" + self.mark + b"\r\n")
         except OSError:
             return
+        self.conn = conn
+        self.synced.set()
 
     def send(self, data, pieces=1):
         assert self.synced.wait(30)

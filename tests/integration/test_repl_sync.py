@@ -257,6 +257,34 @@ def test_replica_attaches_to_a_disk_save_in_progress(start_server, start_oracle,
     assert "Waiting for next BGSAVE" not in p_srv.log
 
 
+def await_psync(conn, stop=None):
+    """Answers a replica's handshake on conn (PING, AUTH, REPLCONF) until
+    its PSYNC or SYNC: True then, False when the replica went away first
+    (or the Event stop was set)."""
+    buf = b""
+    while stop is None or not stop.is_set():
+        data = conn.recv(4096)
+        if not data:
+            return False
+        buf += data
+        while True:
+            try:
+                argv, buf = parse_resp(buf)
+            except ValueError:
+                break
+            if not argv:
+                continue
+            name = argv[0].lower()
+            if name == b"ping":
+                conn.sendall(b"+PONG\r\n")
+            elif name in (b"replconf", b"auth"):
+                if len(argv) < 2 or argv[1].lower() != b"ack":
+                    conn.sendall(b"+OK\r\n")
+            elif name in (b"psync", b"sync"):
+                return True
+    return False
+
+
 def fake_primary(payload):
     """A listening socket that answers a replica's handshake and, to each
     PSYNC, sends +FULLRESYNC and `payload` (the "$<len>" line included),
@@ -270,30 +298,11 @@ def fake_primary(payload):
     served = []
 
     def serve(conn):
-        buf = b""
         conn.settimeout(30)
         try:
-            while not done.is_set():
-                data = conn.recv(4096)
-                if not data:
-                    return
-                buf += data
-                while True:
-                    try:
-                        argv, buf = parse_resp(buf)
-                    except ValueError:
-                        break
-                    if not argv:
-                        continue
-                    name = argv[0].lower()
-                    if name == b"ping":
-                        conn.sendall(b"+PONG\r\n")
-                    elif name in (b"replconf", b"auth"):
-                        conn.sendall(b"+OK\r\n")
-                    elif name in (b"psync", b"sync"):
-                        conn.sendall(b"+FULLRESYNC " + b"f" * 40 + b" 0\r\n" + payload)
-                        served.append(1)
-                        return
+            if await_psync(conn, done):
+                conn.sendall(b"+FULLRESYNC " + b"f" * 40 + b" 0\r\n" + payload)
+                served.append(1)
         except OSError:
             return
         finally:
