@@ -132,18 +132,11 @@ def test_replica_serves_while_the_primary_sends(start_server, start_oracle, pair
         assert line in log
 
 
-def vm_hwm_kb(pid):
+def status_kb(pid, field):
+    """A /proc/PID/status figure in KB: VmRSS, or VmHWM (the peak)."""
     with open("/proc/%d/status" % pid) as f:
         for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    return 0
-
-
-def vm_rss_kb(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
     return 0
 
@@ -159,7 +152,7 @@ def test_large_transfer_holds_only_the_record_in_flight(start_server, mode):
     p.execute_command("DEBUG", "POPULATE", keys, "key", 4096)
     s_srv = start_server(**{"repl-diskless-load": mode, **DBG})
     s = s_srv.client()
-    base = vm_rss_kb(s_srv.pid)
+    base = status_kb(s_srv.pid, "VmRSS")
     p.config_set("rdb-key-save-delay", 20)
     s.execute_command("REPLICAOF", p_srv.host, p_srv.port)
     assert wait_for(lambda: loading_error(s), what="loading") == LOADING
@@ -167,8 +160,8 @@ def test_large_transfer_holds_only_the_record_in_flight(start_server, mode):
     wait_for(lambda: in_sync(p, s), timeout=120, what="sync")
     assert s.dbsize() == keys
     file_kb = keys * 4096 // 1024
-    held = vm_rss_kb(s_srv.pid) - base  # the data
-    peak = vm_hwm_kb(s_srv.pid) - base
+    held = status_kb(s_srv.pid, "VmRSS") - base  # the data
+    peak = status_kb(s_srv.pid, "VmHWM") - base
     assert held > file_kb // 2
     assert peak < held + file_kb // 3, (peak, held, file_kb)
     assert digest(s) == digest(p)
