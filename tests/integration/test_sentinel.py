@@ -83,6 +83,13 @@ def sentinels():
         s.stop()
 
 
+def with_logs(e, servers, sents):
+    """The assertion e with the servers' and the sentinels' log tails."""
+    return AssertionError("%s\n%s\n%s" % (
+        e, "\n".join("--- %s %d's log:\n%s" % (what, srv.port, srv.log[-3000:]) for what, srv in servers),
+        "\n".join("--- sentinel %d:\n%s" % (s.port, s.log_tail()) for s in sents)))
+
+
 def role(srv):
     return srv.client().execute_command("ROLE")[0]
 
@@ -145,13 +152,25 @@ def test_sentinel_fails_over_a_cairn_group(start_server, sentinels):
         wait_for(lambda: back.client().info("replication").get("master_port") == new.port and
                  back.client().info("replication")["master_link_status"] == "up", 120, "old primary rejoins")
     except AssertionError as e:
-        raise AssertionError("%s\n--- old primary's log:\n%s\n--- new primary's log:\n%s\n%s" % (
-            e, back.log[-3000:], new.log[-3000:],
-            "\n".join("--- sentinel %d:\n%s" % (s.port, s.log_tail()) for s in sents)))
+        raise with_logs(e, [("old primary", back), ("new primary", new)], sents)
 
-    # A manual failover.
-    sents[0].client.execute_command("SENTINEL", "FAILOVER", NAME)
-    wait_for(lambda: sents[0].master_addr() != ("127.0.0.1", str(new.port)), 60, "manual failover")
+    # A manual failover.  Only once every sentinel has seen the old primary
+    # report itself a replica: a sentinel that still holds it as a primary
+    # converts it back the moment the failover promotes it, and the failover
+    # then aborts (seen on a loaded machine).
+    def settled(s):
+        reps = {int(r["port"]): r for r in (dict(zip(x[::2], x[1::2])) for x in
+                s.client.execute_command("SENTINEL", "REPLICAS", NAME))}
+        return all(p in reps and reps[p]["role-reported"] == "slave" and
+                   reps[p]["master-port"] == str(new.port) and reps[p]["master-link-status"] == "ok"
+                   for p in (back.port, other.port))
+    try:
+        for s in sents:
+            wait_for(lambda: settled(s), 60, "sentinel %d sees both replicas" % s.port)
+        sents[0].client.execute_command("SENTINEL", "FAILOVER", NAME)
+        wait_for(lambda: sents[0].master_addr() != ("127.0.0.1", str(new.port)), 60, "manual failover")
+    except AssertionError as e:
+        raise with_logs(e, [("primary", new), ("replica", other), ("replica", back)], sents)
     _, port2 = sents[0].master_addr()
     promoted = next(s for s in (other, back) if s.port == int(port2))
     wait_for(lambda: role(promoted) == b"master", 30, "promoted")
