@@ -59,7 +59,7 @@ def norm_rule_tokens(tokens, missing):
 
 def split_selectors(text):
     """'a b (c d) (e)' -> [['a','b'], ['c','d'], ['e']]."""
-    parts, cur, depth, sel = [], [], 0, []
+    depth = 0
     out = [[]]
     for tok in text.split(" "):
         if tok.startswith("(") and depth == 0:

@@ -10,7 +10,6 @@ patterns, movable keys (EVAL, ZUNIONSTORE, LMPOP...), subcommand rules
 (+config|get without +config), glob edge cases, and ACL LOAD of a
 malformed file (old users stay, the error names the line)."""
 import os
-import time
 
 import pytest
 import redis

@@ -7,7 +7,6 @@ one of the levels Redis reports: 1, 2, 4, 8, 16, 33, 66 ... us), the
 cumulative counts, and the reply's shape in RESP2 and RESP3.  No test
 asserts how long anything took."""
 import re
-import socket
 import time
 
 import pytest

@@ -1,7 +1,6 @@
 """List commands, compared reply for reply (raw bytes) with redis-server
 7.0.15: pushes, pops with COUNT, ranges, LINDEX/LSET, LINSERT, LREM, LTRIM,
 LPOS, LMOVE/RPOPLPUSH, LMPOP, errors, RESP3 nulls, encodings, events."""
-import pytest
 
 from listhelp import Conn, diff
 

@@ -10,10 +10,8 @@ import re
 import signal
 import socket
 import subprocess
-import tempfile
 import time
 
-import pytest
 
 from conftest import cairn_bin, free_port
 

@@ -7,7 +7,6 @@ no-writes functions run; a good save lifts it all."""
 import os
 import socket
 
-import pytest
 
 from test_rdb import wait_for
 from test_rdb_loading import resp

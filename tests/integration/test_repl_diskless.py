@@ -20,7 +20,7 @@ import redis
 
 from test_aof import wait_for
 from test_repl import DBG, FAST, ORACLE_DBG, digest, in_sync, info, link_up
-from test_repl_sync import await_psync, fill, loading_error, promote, rdb_of
+from test_repl_sync import await_psync, fill, loading_error, promote
 
 wait_for = functools.partial(wait_for, timeout=30.0)
 

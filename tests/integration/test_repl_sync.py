@@ -17,7 +17,7 @@ import pytest
 import redis
 
 from test_aof import wait_for
-from test_repl import DBG, FAST, ORACLE_DBG, attach, digest, in_sync, info, link_up, same_digest
+from test_repl import DBG, FAST, attach, digest, in_sync, info, link_up
 
 wait_for = functools.partial(wait_for, timeout=30.0)
 
