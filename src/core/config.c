@@ -380,6 +380,7 @@ static ConfigDef configTable[] = {
     I("rdb-key-save-delay", NULL, CF_HIDDEN, rdbKeySaveDelay, INT_MIN, INT_MAX, "0"),
     /* Cairn's own (hidden, so CONFIG GET * lists Redis's names only). */
     I("rdb-save-threads", NULL, CF_HIDDEN, rdbSaveThreads, 0, 16, "0"),
+    I("rdb-load-threads", NULL, CF_HIDDEN, rdbLoadThreads, 0, 16, "0"),
     I("loading-process-events-interval-bytes", NULL, CF_HIDDEN, loadingProcessEventsIntervalBytes, 1024, INT_MAX,
       "2097152"),
 };

@@ -119,6 +119,7 @@ typedef struct ServerConfig {
     int stopWritesOnBgsaveError;
     int rdbKeySaveDelay;         /* microseconds slept per key saved (tests) */
     int rdbSaveThreads;          /* rdb-save-threads (Cairn's own): threads serializing a snapshot, 0 auto */
+    int rdbLoadThreads;          /* rdb-load-threads (Cairn's own): threads decompressing a loaded file, 0 auto */
     int keyLoadDelay;            /* microseconds slept per key loaded (tests; < 0: 1 µs once in -n keys) */
     int loadingProcessEventsIntervalBytes; /* the loop turns every so many bytes loaded */
     int rdbDelSyncFiles;         /* remove an RDB made only for replication when persistence is off */

@@ -129,6 +129,19 @@ int rdbDecodeLen(const unsigned char *buf, size_t len, size_t *pos, uint64_t *ou
     return 0;
 }
 
+int rdbDecodeLzfHeader(const unsigned char *buf, size_t len, size_t *pos, size_t *clen, size_t *ulen) {
+    uint64_t c, u;
+    int special;
+    size_t i = *pos;
+    if (rdbDecodeLen(buf, len, &i, &c, &special) < 0 || special) return -1;
+    if (rdbDecodeLen(buf, len, &i, &u, &special) < 0 || special) return -1;
+    if (c == 0 || c > len - i || u == 0 || u / RDBCODEC_MAX_EXPAND > c || u > UINT32_MAX) return -1;
+    *pos = i;
+    *clen = (size_t)c;
+    *ulen = (size_t)u;
+    return 0;
+}
+
 static int decodeInt(const unsigned char *buf, size_t len, size_t *pos, size_t bytes, sds *out) {
     if (len - *pos < bytes) return -1;
     uint32_t u = 0;
@@ -141,17 +154,14 @@ static int decodeInt(const unsigned char *buf, size_t len, size_t *pos, size_t b
 }
 
 static int decodeLzf(const unsigned char *buf, size_t len, size_t *pos, sds *out) {
-    uint64_t clen, ulen;
-    int special;
-    if (rdbDecodeLen(buf, len, pos, &clen, &special) < 0 || special) return -1;
-    if (rdbDecodeLen(buf, len, pos, &ulen, &special) < 0 || special) return -1;
-    if (clen == 0 || clen > len - *pos || ulen == 0 || ulen / RDBCODEC_MAX_EXPAND > clen || ulen > UINT32_MAX)
-        return -1;
-    sds s = sdsNewLen(NULL, ulen);
+    size_t clen, ulen;
+    if (rdbDecodeLzfHeader(buf, len, pos, &clen, &ulen) < 0) return -1;
+    sds s = sdsEmptyCap(ulen); /* written once, by the decompression */
     if (lzfDecompress(buf + *pos, (size_t)clen, s, (size_t)ulen) != ulen) {
         sdsFree(s);
         return -1;
     }
+    sdsSetLen(s, ulen);
     *pos += clen;
     *out = s;
     return 0;
@@ -185,11 +195,8 @@ int rdbDecodeBlob(const unsigned char *buf, size_t len, size_t *pos, unsigned ch
     size_t i = *pos;
     if (rdbDecodeLen(buf, len, &i, &n, &special) < 0) return -1;
     if (special && n == ENC_LZF) {
-        uint64_t clen, ulen;
-        if (rdbDecodeLen(buf, len, &i, &clen, &special) < 0 || special) return -1;
-        if (rdbDecodeLen(buf, len, &i, &ulen, &special) < 0 || special) return -1;
-        if (clen == 0 || clen > len - i || ulen == 0 || ulen / RDBCODEC_MAX_EXPAND > clen || ulen > UINT32_MAX)
-            return -1;
+        size_t clen, ulen;
+        if (rdbDecodeLzfHeader(buf, len, &i, &clen, &ulen) < 0) return -1;
         unsigned char *b = xmalloc((size_t)ulen);
         if (lzfDecompress(buf + i, (size_t)clen, b, (size_t)ulen) != ulen) {
             xfree(b);

@@ -40,5 +40,12 @@ int rdbDecodeString(const unsigned char *buf, size_t len, size_t *pos, sds *out)
  * one allocated), which the caller frees with xfree or keeps as a listpack
  * or other blob: LZF expands straight into it. */
 int rdbDecodeBlob(const unsigned char *buf, size_t len, size_t *pos, unsigned char **out, size_t *outLen);
+/* The lengths after an LZF string's encoding byte (buf[*pos] is the
+ * compressed length), checked as the decoders check them before they
+ * reserve anything: both nonzero, the compressed bytes present, the
+ * original at most RDBCODEC_MAX_EXPAND times the compressed and below
+ * 4 GB.  0 with *pos at the compressed bytes, or -1. */
+#define RDBCODEC_ENC_LZF 3
+int rdbDecodeLzfHeader(const unsigned char *buf, size_t len, size_t *pos, size_t *clen, size_t *ulen);
 
 #endif

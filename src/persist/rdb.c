@@ -50,41 +50,6 @@
 #include "types/set.h"
 #include "types/zset.h"
 
-/* Value types. */
-#define RDB_TYPE_STRING 0
-#define RDB_TYPE_LIST 1
-#define RDB_TYPE_SET 2
-#define RDB_TYPE_ZSET 3
-#define RDB_TYPE_HASH 4
-#define RDB_TYPE_ZSET_2 5
-#define RDB_TYPE_HASH_ZIPMAP 9
-#define RDB_TYPE_LIST_ZIPLIST 10
-#define RDB_TYPE_SET_INTSET 11
-#define RDB_TYPE_ZSET_ZIPLIST 12
-#define RDB_TYPE_HASH_ZIPLIST 13
-#define RDB_TYPE_LIST_QUICKLIST 14
-#define RDB_TYPE_HASH_LISTPACK 16
-#define RDB_TYPE_ZSET_LISTPACK 17
-#define RDB_TYPE_LIST_QUICKLIST_2 18
-#define RDB_TYPE_STREAM_LISTPACKS 15
-#define RDB_TYPE_STREAM_LISTPACKS_2 19
-
-/* Opcodes. */
-#define RDB_OPCODE_FUNCTION2 245
-#define RDB_OPCODE_FUNCTION_PRE_GA 246
-#define RDB_OPCODE_MODULE_AUX 247
-#define RDB_OPCODE_IDLE 248
-#define RDB_OPCODE_FREQ 249
-#define RDB_OPCODE_AUX 250
-#define RDB_OPCODE_RESIZEDB 251
-#define RDB_OPCODE_EXPIRETIME_MS 252
-#define RDB_OPCODE_EXPIRETIME 253
-#define RDB_OPCODE_SELECTDB 254
-#define RDB_OPCODE_EOF 255
-
-#define QUICKLIST_NODE_PLAIN 1
-#define QUICKLIST_NODE_PACKED 2
-
 #define RDB_FLUSH_BYTES (64 * 1024)
 #define RDB_INCREMENTAL_FSYNC_BYTES (4 * 1024 * 1024) /* as Redis's REDIS_AUTOSYNC_BYTES */
 
@@ -566,6 +531,9 @@ typedef struct RdbReader {
     int shallow;     /* sanitize-dump-payload off for this input (see Build) */
     int defer;       /* a shallow file or full-sync load: hash and zset
                       * listpacks are checked on first access (deferListpack) */
+    RdbPrefetch *pf; /* a file load's strings expanded ahead (rdb_load_threads.c) */
+    size_t pfNext;   /* with pf: the offset of the next expanded string */
+    size_t pfWake;   /* with pf: the record offset to call rdbPrefetchAt at */
 } RdbReader;
 
 static int rrFail(RdbReader *r, const char *why) {
@@ -605,8 +573,27 @@ static int rrCount(RdbReader *r, uint64_t *n, size_t min) {
     return 0;
 }
 
+/* A string (kind RDB_PF_SDS or RDB_PF_BLOB) that a load thread already
+ * expanded: 1 with it in *out, r->pos past it. */
+static int rrPrefetched(RdbReader *r, int kind, void **out, size_t *n) {
+    size_t len, end;
+    if (!rdbPrefetchTake(r->pf, r->pos, kind, out, &len, &end, &r->pfNext)) return 0;
+    if (n) *n = len;
+    r->pos = end;
+    return 1;
+}
+
 static int rrString(RdbReader *r, sds *out) {
+    if (r->pf && r->pos >= r->pfNext && rrPrefetched(r, RDB_PF_SDS, (void **)out, NULL)) return 0;
     if (rdbDecodeString(r->p, r->len, &r->pos, out) < 0) return rrFail(r, "bad or truncated string");
+    return 0;
+}
+
+/* A blob (listpack, ziplist, zipmap, intset, list node) as a heap block of
+ * exactly *n bytes. */
+static int rrBlob(RdbReader *r, unsigned char **out, size_t *n) {
+    if (r->pf && r->pos >= r->pfNext && rrPrefetched(r, RDB_PF_BLOB, (void **)out, n)) return 0;
+    if (rdbDecodeBlob(r->p, r->len, &r->pos, out, n) < 0) return rrFail(r, "bad or truncated string");
     return 0;
 }
 
@@ -902,7 +889,7 @@ int rdbVerifyValue(const kvobj *o, int *enc, void **ptr, const char **why) {
 static int loadBlob(RdbReader *r, Build *b, int rdbType) {
     unsigned char *blob;
     size_t n;
-    if (rdbDecodeBlob(r->p, r->len, &r->pos, &blob, &n) < 0) return rrFail(r, "bad or truncated string");
+    if (rrBlob(r, &blob, &n) < 0) return -1;
     const unsigned char *p = blob;
     long count = 0;
     switch (rdbType) {
@@ -955,7 +942,7 @@ static int loadQuicklist(RdbReader *r, Build *b, int v2) {
             return rrFail(r, "quicklist integrity check failed");
         unsigned char *data;
         size_t n;
-        if (rdbDecodeBlob(r->p, r->len, &r->pos, &data, &n) < 0) return rrFail(r, "bad or truncated string");
+        if (rrBlob(r, &data, &n) < 0) return -1;
         if (container == QUICKLIST_NODE_PLAIN) {
             quicklistAppendPlain(b->ptr, (const char *)data, n);
         } else if (!v2) {
@@ -1057,6 +1044,9 @@ static kvobj *stringRdbLoad(RdbReader *r, int rdbType, const char *key, size_t k
     *empty = 0;
     sds s;
     if (rrString(r, &s) < 0) return NULL;
+    /* A long string keeps the decoded sds (its capacity is its length);
+     * kvCreateString would copy it. */
+    if (sdsLen(s) > OBJ_EMBSTR_MAX) return kvCreateRawString(key, keylen, s);
     kvobj *o = kvCreateString(key, keylen, s, sdsLen(s));
     sdsFree(s);
     return o;
@@ -1536,6 +1526,7 @@ static int loadSnapshot(RdbReader *r, RdbStream *s, int final) {
         }
         size_t rec = r->pos;
         if (rec == r->len && s->streaming && !final) return 1;
+        if (r->pf && rec >= r->pfWake) rdbPrefetchAt(r->pf, rec, &r->pfNext, &r->pfWake);
         int rc = loadRecord(r, s);
         if (rc > 0) return 0;
         if (rc == 0) continue;
@@ -1667,10 +1658,15 @@ int rdbLoadBuffer(const unsigned char *p, size_t len, int merge, RdbLoadInfo *in
     /* A file is sanitized deeply only with sanitize-dump-payload yes. */
     RdbReader r = {.p = p, .len = len, .shallow = server.cfg.sanitizeDumpPayload != SANITIZE_PAYLOAD_YES};
     r.defer = r.shallow && rdbDeferLoadChecks;
+    /* LZF strings expanded by worker threads (a streamed load has none:
+     * its bytes arrive as it reads them). */
+    r.pf = rdbPrefetchStart(p, len, 9, rdbLoadThreadCount());
+    r.pfNext = r.pfWake = 0;
     int saved = dbNoLazyExpire;
     dbNoLazyExpire = 1;
     int rc = loadSnapshot(&r, &s, 1);
     dbNoLazyExpire = saved;
+    rdbPrefetchStop(r.pf);
     *info = s.info;
     info->hasRepl = info->hasRepl == 3;
     *used = r.pos;

@@ -10,6 +10,41 @@
 #include "db/object.h"
 #include "ds/sds.h"
 
+/* Value types. */
+#define RDB_TYPE_STRING 0
+#define RDB_TYPE_LIST 1
+#define RDB_TYPE_SET 2
+#define RDB_TYPE_ZSET 3
+#define RDB_TYPE_HASH 4
+#define RDB_TYPE_ZSET_2 5
+#define RDB_TYPE_HASH_ZIPMAP 9
+#define RDB_TYPE_LIST_ZIPLIST 10
+#define RDB_TYPE_SET_INTSET 11
+#define RDB_TYPE_ZSET_ZIPLIST 12
+#define RDB_TYPE_HASH_ZIPLIST 13
+#define RDB_TYPE_LIST_QUICKLIST 14
+#define RDB_TYPE_HASH_LISTPACK 16
+#define RDB_TYPE_ZSET_LISTPACK 17
+#define RDB_TYPE_LIST_QUICKLIST_2 18
+#define RDB_TYPE_STREAM_LISTPACKS 15
+#define RDB_TYPE_STREAM_LISTPACKS_2 19
+
+/* Opcodes. */
+#define RDB_OPCODE_FUNCTION2 245
+#define RDB_OPCODE_FUNCTION_PRE_GA 246
+#define RDB_OPCODE_MODULE_AUX 247
+#define RDB_OPCODE_IDLE 248
+#define RDB_OPCODE_FREQ 249
+#define RDB_OPCODE_AUX 250
+#define RDB_OPCODE_RESIZEDB 251
+#define RDB_OPCODE_EXPIRETIME_MS 252
+#define RDB_OPCODE_EXPIRETIME 253
+#define RDB_OPCODE_SELECTDB 254
+#define RDB_OPCODE_EOF 255
+
+#define QUICKLIST_NODE_PLAIN 1
+#define QUICKLIST_NODE_PACKED 2
+
 /* Bytes on their way out: an sds buffer flushed to a file descriptor every
  * flushAt bytes (or kept whole for a DUMP payload), the CRC-64 folded in
  * as bytes leave.  A save thread's writer has no descriptor but a sink,
@@ -54,5 +89,30 @@ int rdbSaveThreadCount(void);
  * error (w->failed), or 1 when it wrote nothing (a small database, or no
  * thread could start): the caller writes the keys itself. */
 int rdbSaveDbThreaded(RdbWriter *w, Db *db, int lru, int lfu, int threads);
+
+/* Threads that expand a loaded file's LZF strings (rdb-load-threads; 0
+ * picks one per online CPU, at most RDB_LOAD_THREADS_AUTO_MAX, the loading
+ * thread included); 1: the loading thread alone. */
+#define RDB_LOAD_THREADS_AUTO_MAX 4
+int rdbLoadThreadCount(void);
+/* The LZF strings of the input ahead of the loader, expanded by worker
+ * threads (rdb_load_threads.c).  Started on input p[0..len) whose records
+ * begin at `from`; NULL when threads < 2 or the input is small (the
+ * loader expands everything itself). */
+typedef struct RdbPrefetch RdbPrefetch;
+#define RDB_PF_SDS 1  /* a string read as an sds */
+#define RDB_PF_BLOB 2 /* a listpack, ziplist, zipmap, intset or list node */
+RdbPrefetch *rdbPrefetchStart(const unsigned char *p, size_t len, size_t from, int threads);
+/* At a record boundary rec the loader reached once rec >= *wake (as last
+ * returned): scans and queues more input.  Sets *next, the offset of the
+ * next expanded string, and *wake. */
+void rdbPrefetchAt(RdbPrefetch *pf, size_t rec, size_t *next, size_t *wake);
+/* The loader is to read a string of kind at pos (pos >= *next): 1 with the
+ * expanded bytes (caller owns buf: an sds or an xmalloc block of *len
+ * bytes) and *end the offset after the string; 0 when it must decode the
+ * string itself (not noted, or its LZF is corrupt).  Updates *next. */
+int rdbPrefetchTake(RdbPrefetch *pf, size_t pos, int kind, void **buf, size_t *len, size_t *end, size_t *next);
+/* Waits for the workers, frees what was not taken, joins them. */
+void rdbPrefetchStop(RdbPrefetch *pf);
 
 #endif
