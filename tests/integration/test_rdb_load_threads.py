@@ -16,7 +16,7 @@ import pytest
 import redis
 
 from conftest import cairn_bin, free_port
-from test_rdb import raw_client, start_with_file, wait_for
+from test_rdb import raw_client, start_with_file
 from test_rdb_threads import fill
 from test_repl import FAST, attach, same_digest
 
