@@ -330,6 +330,15 @@ void dbAdd(Db *db, kvobj *o) {
     if (dbHooks.keyAdded) dbHooks.keyAdded(db, kvKey(o), kvKeyLen(o));
 }
 
+kvobj *dbAddUnique(Db *db, kvobj *o) {
+    kvobj *had = htabAddUnique(&db->keys, o);
+    if (had) return had;
+    if (htabIsRehashing(&db->keys)) dbRehashPending = 1;
+    if (kvHasExpire(o)) ttlAdd(db, o);
+    if (dbHooks.keyAdded) dbHooks.keyAdded(db, kvKey(o), kvKeyLen(o));
+    return NULL;
+}
+
 /* Replace old by fresh where `link` points at old (a bucket slot or the
  * previous entry's next field, from htabFindLink). */
 static kvobj *replaceAt(Db *db, void **link, kvobj *old, kvobj *fresh, int keepTtl) {

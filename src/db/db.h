@@ -93,6 +93,9 @@ extern long long dbUnverified;
 
 /* Add an entry whose key is absent.  Takes ownership. */
 void dbAdd(Db *db, kvobj *o);
+/* dbAdd unless the key is present (one lookup): NULL when added, else the
+ * present entry (o is still the caller's). */
+kvobj *dbAddUnique(Db *db, kvobj *o);
 /* Replace an entry by a new one for the same key (new value, same or new
  * expire).  Keeps the old expire when keepTtl, else the new entry has none.
  * Frees the old entry and its value.  Takes ownership of fresh. */

@@ -334,6 +334,27 @@ void htabAdd(Htab *h, void *entry) {
     h->used[t]++;
 }
 
+void *htabAddUnique(Htab *h, void *entry) {
+    rehashOnAccessSteps(h, HTAB_ADD_STEPS);
+    const void *key;
+    size_t len;
+    h->type->entryKey(entry, &key, &len);
+    uint64_t hash = h->type->hashKey(key, len);
+    if (htabSize(h)) {
+        for (int t = 0; t < 2; t++) {
+            void **link = findLinkIn(h, t, hash, key, len);
+            if (link) return *link;
+        }
+    }
+    growIfNeeded(h);
+    int t = htabIsRehashing(h) ? 1 : 0;
+    size_t slot = bucketOf(hash, h->size[t]);
+    *linkOf(entry) = h->table[t][slot];
+    h->table[t][slot] = entry;
+    h->used[t]++;
+    return NULL;
+}
+
 void *htabUnlink(Htab *h, const void *key, size_t len) {
     int t;
     rehashOnAccess(h);

@@ -106,6 +106,9 @@ void **htabFindLink(Htab *h, const void *key, size_t len);
 /* Inserts an entry whose key is absent (the caller checked).  The table
  * borrows the entry; it writes only its `next` field.  May start growing. */
 void htabAdd(Htab *h, void *entry);
+/* htabAdd of an entry whose key may be present: the key hashed once.
+ * NULL when added, else the entry holding the key (nothing added). */
+void *htabAddUnique(Htab *h, void *entry);
 /* Removes the entry with this key and returns it (the caller owns it
  * again), or NULL if absent.  Never starts a shrink: see htabShrinkIfNeeded. */
 void *htabUnlink(Htab *h, const void *key, size_t len);

@@ -589,6 +589,26 @@ static int rrString(RdbReader *r, sds *out) {
     return 0;
 }
 
+/* A string in place (*p into the input) when it is stored plain, else
+ * decoded into *owned (the caller frees it): for a key, which its entry
+ * copies anyway. */
+static int rrStringRef(RdbReader *r, const char **p, size_t *n, sds *owned) {
+    *owned = NULL;
+    size_t i = r->pos;
+    uint64_t len;
+    int special;
+    if (rdbDecodeLen(r->p, r->len, &i, &len, &special) == 0 && !special && len <= r->len - i) {
+        *p = (const char *)r->p + i;
+        *n = (size_t)len;
+        r->pos = i + (size_t)len;
+        return 0;
+    }
+    if (rrString(r, owned) < 0) return -1;
+    *p = *owned;
+    *n = sdsLen(*owned);
+    return 0;
+}
+
 /* A blob (listpack, ziplist, zipmap, intset, list node) as a heap block of
  * exactly *n bytes. */
 static int rrBlob(RdbReader *r, unsigned char **out, size_t *n) {
@@ -1042,6 +1062,25 @@ static int loadElements(RdbReader *r, Build *b, int rdbType) {
 static kvobj *stringRdbLoad(RdbReader *r, int rdbType, const char *key, size_t keylen, int *empty) {
     (void)rdbType;
     *empty = 0;
+    /* A short plain string or an integer goes straight into the entry
+     * (kvCreateString would copy a decoded sds, then free it). */
+    size_t i = r->pos;
+    uint64_t n;
+    int special;
+    if (rdbDecodeLen(r->p, r->len, &i, &n, &special) == 0) {
+        if (!special && n <= OBJ_EMBSTR_MAX && n <= r->len - i) {
+            r->pos = i + (size_t)n;
+            return kvCreateString(key, keylen, (const char *)r->p + i, (size_t)n);
+        }
+        size_t bytes = (size_t)1 << n;
+        if (special && n <= 2 && r->len - i >= bytes) {
+            uint32_t u = 0;
+            for (size_t k = 0; k < bytes; k++)
+                u |= (uint32_t)r->p[i + k] << (8 * k);
+            r->pos = i + bytes;
+            return kvCreateInt(key, keylen, bytes == 1 ? (int8_t)u : bytes == 2 ? (int16_t)u : (int32_t)u);
+        }
+    }
     sds s;
     if (rrString(r, &s) < 0) return NULL;
     /* A long string keeps the decoded sds (its capacity is its length);
@@ -1383,38 +1422,44 @@ struct RdbStream {
 static int loadKey(RdbReader *r, RdbStream *s, int type) {
     RdbLoadInfo *info = &s->info;
     Db *db = s->db;
-    sds key;
-    if (rrString(r, &key) < 0) return -1;
+    const char *key;
+    size_t keylen;
+    sds owned; /* the key, when it was not stored plain */
+    if (rrStringRef(r, &key, &keylen, &owned) < 0) return -1;
     int empty;
-    kvobj *o = loadValue(r, type, key, sdsLen(key), &empty);
+    kvobj *o = loadValue(r, type, key, keylen, &empty);
     if (!o && !empty) {
-        sdsFree(key);
+        sdsFree(owned);
         return -1;
     }
     if (!o) {
-        if (info->emptySkipped++ < 10) serverLog(LL_WARNING, "rdbLoadObject skipping empty key: %s", key);
+        if (info->emptySkipped++ < 10)
+            serverLog(LL_WARNING, "rdbLoadObject skipping empty key: %.*s", (int)keylen, key);
     } else if (s->expire != -1 && s->expire < s->now && !server.isReplica) {
         kvFree(o);
         info->keysExpired++;
-    } else if (!s->merge && dbFind(db, key, sdsLen(key))) {
-        serverLog(LL_WARNING, "RDB has duplicated key '%s' in DB %d", key, db->id);
-        kvFree(o);
-        sdsFree(key);
-        s->streaming = 0;
-        return rrFail(r, "duplicated key");
     } else {
-        if (s->merge) dbDelete(db, key, sdsLen(key));
+        if (s->merge) dbDelete(db, key, keylen);
         /* Keys loaded aside are nobody's yet: no event, no waiter. */
         void (*added)(Db *, const char *, size_t) = dbHooks.keyAdded;
         if (s->dbs != server.db) dbHooks.keyAdded = NULL;
-        dbAdd(db, o);
+        kvobj *had = NULL;
+        if (s->merge) dbAdd(db, o);
+        else had = dbAddUnique(db, o);
         dbHooks.keyAdded = added;
+        if (had) {
+            serverLog(LL_WARNING, "RDB has duplicated key '%.*s' in DB %d", (int)keylen, key, db->id);
+            kvFree(o);
+            sdsFree(owned);
+            s->streaming = 0;
+            return rrFail(r, "duplicated key");
+        }
         if (s->expire != -1) dbSetExpire(db, &o, s->expire);
         applyAccess(o, s->idle, s->freq);
         info->keysLoaded++;
     }
     if (server.cfg.keyLoadDelay) keyDelay(server.cfg.keyLoadDelay);
-    sdsFree(key);
+    sdsFree(owned);
     s->expire = s->idle = -1;
     s->freq = -1;
     return 0;

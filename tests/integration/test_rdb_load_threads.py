@@ -253,3 +253,20 @@ def test_bad_thread_counts_refused(server, value):
     assert r.config_get("*").get("rdb-load-threads") is None  # Redis's names only
     r.config_set("rdb-load-threads", 5)
     assert r.config_get("rdb-load-threads") == {"rdb-load-threads": "5"}
+
+
+def test_duplicated_key_refused_alike(tmp_path):
+    """A key twice in the file (found by the one lookup that adds it), the
+    same refusal with any thread count; keys and values read in place."""
+    from test_rdb_deferred import rdb_len, rdb_str
+    recs = [b"\x00" + rdb_str("k%d" % i) + (rdb_str("v%d" % i if i % 3 else "%d" % i) if i % 5 else rdb_str("x" * 60))
+            for i in range(40000)]
+    recs.insert(30000, b"\x00" + rdb_str("k123") + rdb_str("again"))
+    data = b"REDIS0010\xfe\x00\xfb" + rdb_len(len(recs)) + rdb_len(0) + b"".join(recs) + b"\xff" + b"\0" * 8
+    assert len(data) > 300000
+    seen = set()
+    for n in THREADS:
+        rc, lines = refusal(str(tmp_path), data, n)
+        assert rc == 1 and len(lines) == 1 and "duplicated key" in lines[0], lines
+        seen.add(lines[0])
+    assert len(seen) == 1
