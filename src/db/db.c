@@ -343,20 +343,21 @@ kvobj *dbAddUnique(Db *db, kvobj *o) {
  * previous entry's next field, from htabFindLink). */
 static kvobj *replaceAt(Db *db, void **link, kvobj *old, kvobj *fresh, int keepTtl) {
     int oldExp = kvHasExpire(old);
-    if (kvHasExpire(fresh)) { /* callers pass fresh entries without expire */
-        kvobj *t = relayout(fresh, 0);
-        kvFreeShell(fresh);
-        fresh = t;
-    }
-    if (keepTtl && oldExp) {
+    if (keepTtl && oldExp && !kvHasExpire(fresh)) {
         kvobj *t = relayout(fresh, 1);
         kvFreeShell(fresh);
         fresh = t;
         long long when = kvExpire(old);
         memcpy(fresh->data, &when, 8);
-        uint32_t pos = ttlPos(old);
-        setTtlPos(fresh, pos);
-        cvSet(&db->ttl, pos, fresh);
+    }
+    if (kvHasExpire(fresh)) { /* its own expire (SET EX), or old's kept */
+        if (oldExp) {
+            uint32_t pos = ttlPos(old);
+            setTtlPos(fresh, pos);
+            cvSet(&db->ttl, pos, fresh);
+        } else {
+            ttlAdd(db, fresh);
+        }
     } else if (oldExp) {
         ttlRemove(db, old);
     }

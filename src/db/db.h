@@ -97,11 +97,13 @@ void dbAdd(Db *db, kvobj *o);
  * present entry (o is still the caller's). */
 kvobj *dbAddUnique(Db *db, kvobj *o);
 /* Replace an entry by a new one for the same key (new value, same or new
- * expire).  Keeps the old expire when keepTtl, else the new entry has none.
+ * expire).  A fresh entry built with an expire (kvCreate...Expire) keeps
+ * it; one without keeps the old expire when keepTtl, else has none.
  * Frees the old entry and its value.  Takes ownership of fresh. */
 kvobj *dbReplace(Db *db, kvobj *old, kvobj *fresh, int keepTtl);
-/* Set key to entry: add or overwrite (SET semantics).  Removes any expire
- * unless keepTtl.  Takes ownership of fresh.  Returns the stored entry. */
+/* Set key to entry: add or overwrite (SET semantics).  The key's expire is
+ * fresh's own when it was built with one, else the old one when keepTtl,
+ * else none.  Takes ownership of fresh.  Returns the stored entry. */
 kvobj *dbSetKey(Db *db, kvobj *fresh, int keepTtl);
 /* Delete a key; returns 1 if it existed.  Frees the entry. */
 int dbDelete(Db *db, const char *key, size_t len);

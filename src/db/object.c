@@ -68,19 +68,27 @@ static size_t valueArea(int enc, size_t vlen) {
 }
 
 /* Allocate an entry with room for the key and the value area (see
- * valueArea; vlen is the EMBSTR length or the inline listpack's room).
- * Writes header and key. */
-static kvobj *kvAlloc(const char *key, size_t keylen, int type, int enc, size_t vlen) {
+ * valueArea; vlen is the EMBSTR length or the inline listpack's room) and,
+ * when withExpire, for an expire: `when`, its TTL position left for db.c
+ * to set when it indexes the entry.  Writes header and key. */
+static inline __attribute__((always_inline)) kvobj *kvAlloc(const char *key, size_t keylen, int type, int enc,
+                                                            size_t vlen, int withExpire, long long when) {
     int longKey = keylen >= 255;
-    size_t size = sizeof(kvobj) + (longKey ? 4 : 0) + keylen + valueArea(enc, vlen);
+    size_t expBytes = withExpire ? 12 : 0;
+    size_t size = sizeof(kvobj) + expBytes + (longKey ? 4 : 0) + keylen + valueArea(enc, vlen);
     kvobj *o = xmalloc(size);
     o->next = NULL;
-    o->typeenc = (uint8_t)((type & 7) | ((enc & 15) << 3));
+    o->typeenc = (uint8_t)((type & 7) | ((enc & 15) << 3) | (withExpire ? KV_EXPIRE_FLAG : 0));
     kvSetLru(o, dbInitialLru());
     o->keylen8 = longKey ? 255 : (uint8_t)keylen;
+    if (withExpire) {
+        uint32_t pos = 0;
+        memcpy(o->data, &when, 8);
+        memcpy(o->data + 8, &pos, 4);
+    }
     if (longKey) {
         uint32_t l = (uint32_t)keylen;
-        memcpy(o->data, &l, 4);
+        memcpy(o->data + expBytes, &l, 4);
     }
     memcpy((char *)kvKey(o), key, keylen);
     return o;
@@ -97,7 +105,7 @@ void kvNoPointerSlot(const kvobj *o) {
 }
 
 kvobj *kvCreateInline(const char *key, size_t keylen, int type, const void *lp, size_t len, size_t cap) {
-    kvobj *o = kvAlloc(key, keylen, type, OBJ_ENC_LISTPACK_INLINE, cap > len ? cap : len);
+    kvobj *o = kvAlloc(key, keylen, type, OBJ_ENC_LISTPACK_INLINE, cap > len ? cap : len, 0, 0);
     memcpy(kvPtr(o), lp, len);
     return o;
 }
@@ -118,35 +126,62 @@ size_t kvInlineShellSize(const kvobj *o) {
 
 size_t kvPointerShellSize(const kvobj *o) { return kvInlineShellSize(o) + 6; }
 
-kvobj *kvCreatePtr(const char *key, size_t keylen, int type, int encoding, void *ptr) {
-    kvobj *o = kvAlloc(key, keylen, type, encoding, 0);
+static inline __attribute__((always_inline)) kvobj *createPtr(const char *key, size_t keylen, int type,
+                                                              int encoding, void *ptr, int withExpire,
+                                                              long long when) {
+    kvobj *o = kvAlloc(key, keylen, type, encoding, 0, withExpire, when);
     kvSetPtr(o, ptr);
     return o;
 }
 
-kvobj *kvCreateInt(const char *key, size_t keylen, long long v) {
-    kvobj *o = kvAlloc(key, keylen, OBJ_STRING, OBJ_ENC_INT, 0);
+static inline __attribute__((always_inline)) kvobj *createInt(const char *key, size_t keylen, long long v,
+                                                              int withExpire, long long when) {
+    kvobj *o = kvAlloc(key, keylen, OBJ_STRING, OBJ_ENC_INT, 0, withExpire, when);
     kvSetInt(o, v);
     return o;
 }
 
-kvobj *kvCreateEmbstr(const char *key, size_t keylen, const char *val, size_t vlen) {
-    kvobj *o = kvAlloc(key, keylen, OBJ_STRING, OBJ_ENC_EMBSTR, vlen);
+static inline __attribute__((always_inline)) kvobj *createEmbstr(const char *key, size_t keylen, const char *val,
+                                                                 size_t vlen, int withExpire, long long when) {
+    kvobj *o = kvAlloc(key, keylen, OBJ_STRING, OBJ_ENC_EMBSTR, vlen, withExpire, when);
     unsigned char *p = (unsigned char *)kvKey(o) + keylen;
     p[0] = (unsigned char)vlen;
     memcpy(p + 1, val, vlen);
     return o;
 }
 
+static inline __attribute__((always_inline)) kvobj *createString(const char *key, size_t keylen, const char *val,
+                                                                 size_t vlen, int withExpire, long long when) {
+    long long v;
+    if (vlen <= 20 && stringToLongLong(val, vlen, &v)) return createInt(key, keylen, v, withExpire, when);
+    if (vlen <= OBJ_EMBSTR_MAX) return createEmbstr(key, keylen, val, vlen, withExpire, when);
+    return createPtr(key, keylen, OBJ_STRING, OBJ_ENC_RAW, sdsNewLen(val, vlen), withExpire, when);
+}
+
+kvobj *kvCreatePtr(const char *key, size_t keylen, int type, int encoding, void *ptr) {
+    return createPtr(key, keylen, type, encoding, ptr, 0, 0);
+}
+
+kvobj *kvCreateInt(const char *key, size_t keylen, long long v) { return createInt(key, keylen, v, 0, 0); }
+
+kvobj *kvCreateEmbstr(const char *key, size_t keylen, const char *val, size_t vlen) {
+    return createEmbstr(key, keylen, val, vlen, 0, 0);
+}
+
 kvobj *kvCreateRawString(const char *key, size_t keylen, sds takes) {
-    return kvCreatePtr(key, keylen, OBJ_STRING, OBJ_ENC_RAW, takes);
+    return createPtr(key, keylen, OBJ_STRING, OBJ_ENC_RAW, takes, 0, 0);
 }
 
 kvobj *kvCreateString(const char *key, size_t keylen, const char *val, size_t vlen) {
-    long long v;
-    if (vlen <= 20 && stringToLongLong(val, vlen, &v)) return kvCreateInt(key, keylen, v);
-    if (vlen <= OBJ_EMBSTR_MAX) return kvCreateEmbstr(key, keylen, val, vlen);
-    return kvCreateRawString(key, keylen, sdsNewLen(val, vlen));
+    return createString(key, keylen, val, vlen, 0, 0);
+}
+
+kvobj *kvCreateStringExpire(const char *key, size_t keylen, const char *val, size_t vlen, long long when) {
+    return createString(key, keylen, val, vlen, 1, when);
+}
+
+kvobj *kvCreateRawStringExpire(const char *key, size_t keylen, sds takes, long long when) {
+    return createPtr(key, keylen, OBJ_STRING, OBJ_ENC_RAW, takes, 1, when);
 }
 
 /* Inline values (int, embstr, inline listpack) go with the entry. */

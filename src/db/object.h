@@ -195,6 +195,12 @@ kvobj *kvCreateEmbstr(const char *key, size_t keylen, const char *val, size_t vl
 kvobj *kvCreateString(const char *key, size_t keylen, const char *val, size_t vlen);
 /* A string entry that is always raw (APPEND, SETRANGE, SETBIT results). */
 kvobj *kvCreateRawString(const char *key, size_t keylen, sds takes);
+/* The same two with an expire (absolute unix time in ms) in the entry from
+ * the start: a SET EX builds its entry once, where adding the expire
+ * afterwards (dbSetExpire) moves the entry to a bigger block.  The TTL
+ * position is set when the db indexes it (dbAdd, dbSetKey). */
+kvobj *kvCreateStringExpire(const char *key, size_t keylen, const char *val, size_t vlen, long long when);
+kvobj *kvCreateRawStringExpire(const char *key, size_t keylen, sds takes, long long when);
 /* An entry of `type` holding a copy of the listpack lp[0..len) inline, with
  * room for it to grow to `cap` bytes (cap >= len). */
 kvobj *kvCreateInline(const char *key, size_t keylen, int type, const void *lp, size_t len, size_t cap);

@@ -175,10 +175,12 @@ static void setEffect(Client *c, const sds key, const sds val, int flags, int ha
     xfree(args);
 }
 
-/* The entry for SET key val.  A big value (past what the string
- * conversion could shrink) keeps the argument's own string when the client
- * lets it go (clientAdoptArg): a 10 MB value is not copied again. */
-static kvobj *createValue(Client *c, const sds key, sds *valp) {
+/* The entry for SET key val, with its expire `when` when withExpire (built
+ * with the expire's room from the start: no second block and move).  A big
+ * value (past what the string conversion could shrink) keeps the
+ * argument's own string when the client lets it go (clientAdoptArg): a
+ * 10 MB value is not copied again. */
+static kvobj *createValue(Client *c, const sds key, sds *valp, int withExpire, long long when) {
     sds val = *valp;
     size_t vlen = sdsLen(val);
     if (__builtin_expect(vlen >= SET_ADOPT_MIN, 0)) {
@@ -186,9 +188,11 @@ static kvobj *createValue(Client *c, const sds key, sds *valp) {
         sds kept = c->argv[i] == val ? clientAdoptArg(c, i) : NULL;
         if (kept) {
             *valp = kept; /* it may have moved */
-            return kvCreateRawString(key, sdsLen(key), kept);
+            return withExpire ? kvCreateRawStringExpire(key, sdsLen(key), kept, when)
+                              : kvCreateRawString(key, sdsLen(key), kept);
         }
     }
+    if (withExpire) return kvCreateStringExpire(key, sdsLen(key), val, vlen, when);
     return kvCreateString(key, sdsLen(key), val, vlen);
 }
 
@@ -208,8 +212,7 @@ static void setGeneric(Client *c, int flags, const sds key, sds val, const sds e
         return;
     }
 
-    kvobj *o = dbSetKey(c->db, createValue(c, key, &val), (flags & OPT_KEEPTTL) != 0);
-    if (expire) dbSetExpire(c->db, &o, when);
+    dbSetKey(c->db, createValue(c, key, &val, expire != NULL, when), (flags & OPT_KEEPTTL) != 0);
     signalModifiedKey(c, c->db, key, sdsLen(key));
     serverIncrDirty(1);
     notifyString(c, "set", key);
