@@ -146,7 +146,8 @@ void serverResetStats(void) {
     memset(&server.stats, 0, sizeof(server.stats));
     server.stats.lastResetMs = server.time.nowMs;
     dbStats.keyspaceHits = dbStats.keyspaceMisses = 0;
-    dbStats.expiredKeys = dbStats.expiredStalePerc = dbStats.expiredTimeCapReached = 0;
+    dbStats.expiredKeys = dbStats.expiredTimeCapReached = 0;
+    dbStats.expiredStalePerc = 0;
     dbStats.expireCycleCpuUs = 0;
     unsigned cur = 0;
     Command *cmd;

@@ -487,15 +487,25 @@ static void updateAvgTtl(Db *db, const long long *ttls, uint32_t n) {
     db->avgTtl = (db->avgTtl / 50) * 49 + avg / 50;
 }
 
+/* The fast cycle's gate (db.h): the share of expired keys it tolerates. */
+#define EXPIRE_ACCEPTABLE_STALE 0.10
+
 void dbActiveExpireCycle(Db *dbs, int count, long long budgetUs, int fast) {
     static int nextDb = 0;
+    static int lastHitLimit = 0;       /* the last cycle stopped on its time limit */
+    static long long lastFastStart = 0; /* us */
     int any = 0;
     for (int d = 0; d < count && !any; d++) any = dbs[d].ttl.count > 0;
     if (!any) return; /* runs before every sleep: no clock read when no key has a TTL */
+    if (fast && !lastHitLimit && dbStats.expiredStalePerc < EXPIRE_ACCEPTABLE_STALE) return;
     long long start = ustime();
-    long long iterations = 0;
-    (void)fast;
-    for (int d = 0; d < count; d++) {
+    if (fast) {
+        if (start < lastFastStart + budgetUs * 2) return;
+        lastFastStart = start;
+    }
+    long long iterations = 0, totalSampled = 0, totalExpired = 0;
+    lastHitLimit = 0;
+    for (int d = 0; d < count && !lastHitLimit; d++) {
         Db *db = &dbs[(nextDb + d) % count];
         int more;
         do {
@@ -515,17 +525,21 @@ void dbActiveExpireCycle(Db *dbs, int count, long long budgetUs, int fast) {
                 }
             }
             if (ttlSamples) updateAvgTtl(db, ttls, ttlSamples);
+            totalSampled += sampled;
+            totalExpired += expired;
             iterations++;
             if ((iterations & 15) == 0 && ustime() - start > budgetUs) {
                 dbStats.expiredTimeCapReached++;
                 nextDb = (nextDb + d) % count;
-                cycleDone(start);
-                return;
+                lastHitLimit = 1;
+                break;
             }
-            more = expired * 4 > sampled; /* more than 25% were expired */
+            more = sampled && expired * 100 / sampled > 10; /* over 10% were expired, as Redis */
         } while (more);
     }
-    nextDb = (nextDb + 1) % count;
+    if (!lastHitLimit) nextDb = (nextDb + 1) % count;
+    double perc = totalSampled ? (double)totalExpired / (double)totalSampled : 0;
+    dbStats.expiredStalePerc = perc * 0.05 + dbStats.expiredStalePerc * 0.95;
     cycleDone(start);
 }
 

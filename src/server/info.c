@@ -269,7 +269,7 @@ static sds infoStats(sds s) {
                         "reply_buffer_expands:0\r\n",
                         st->numConnections, st->numCommands, statsInstantaneousOps(), st->netInputBytes,
                         st->netOutputBytes, statsInstantaneousInputKbps(), statsInstantaneousOutputKbps(),
-                        st->rejectedConns, replStatSyncs(0), replStatSyncs(1), replStatSyncs(2), dbStats.expiredKeys, (double)dbStats.expiredStalePerc,
+                        st->rejectedConns, replStatSyncs(0), replStatSyncs(1), replStatSyncs(2), dbStats.expiredKeys, dbStats.expiredStalePerc * 100,
                         dbStats.expiredTimeCapReached, dbStats.expireCycleCpuUs / 1000, st->evictedKeys,
                         st->evictedClients, maxmemoryExceededTotalMs(), maxmemoryExceededCurrentMs(), dbStats.keyspaceHits, dbStats.keyspaceMisses,
                         pubsubChannelCount(), pubsubPatternCount(), pubsubShardChannelCount(),
