@@ -432,8 +432,8 @@ static void test_replace_keepttl(void **state) {
     assert_false(kvHasExpire(y2));
     assertTtlIndex(db, 1);
 
-    /* A fresh entry that carries an expire loses it (callers set TTLs with
-     * dbSetExpire afterwards). */
+    /* A fresh entry that carries an expire keeps it (SET EX builds its
+     * entry with one), in the TTL slot of the entry it replaces. */
     kvobj *fresh = kvCreateInt("x", 1, 4);
     Db *scratch = dbCreateAll(1);
     dbAdd(scratch, fresh);
@@ -441,9 +441,9 @@ static void test_replace_keepttl(void **state) {
     dbUnlink(scratch, "x", 1);
     dbFreeAll(scratch, 1);
     kvobj *x3 = dbSetKey(db, fresh, 0);
-    assert_false(kvHasExpire(x3));
+    assert_int_equal(kvExpire(x3), 700);
     assert_int_equal(kvInt(x3), 4);
-    assertTtlIndex(db, 0);
+    assertTtlIndex(db, 1);
 
     /* dbSetKey adds an absent key. */
     kvobj *z = dbSetKey(db, kvCreateInt("z", 1, 5), 1);
@@ -557,6 +557,62 @@ static void test_swap_and_empty(void **state) {
     dbFreeAll(dbs, 2);
 }
 
+/* Entries built with their expire (SET EX): the same layout and size as an
+ * entry that gained one through dbSetExpire, for every string encoding and
+ * key length; dbSetKey indexes them, a replacement with an expire takes the
+ * old entry's TTL slot, one without leaves the index, and one built with an
+ * expire keeps its own even with keepTtl. */
+static void test_create_with_expire(void **state) {
+    Db *db = *state;
+    static const size_t lens[] = {1, 12, 254, 255, 300};
+    static const char *vals[] = {"-42", "value:0001", "a value of forty-five bytes, past embstr's 44"};
+    char key[300];
+    memset(key, 'k', sizeof(key));
+    uint32_t indexed = 0;
+    for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+        for (size_t v = 0; v < 3; v++) {
+            key[0] = (char)('a' + v);
+            size_t vlen = strlen(vals[v]);
+            kvobj *plain = kvCreateString(key, lens[i], vals[v], vlen);
+            dbAdd(db, plain);
+            dbSetExpire(db, &plain, 1000 + (long long)i);
+            kvobj *o = kvCreateStringExpire(key, lens[i], vals[v], vlen, 2000 + (long long)i);
+            assert_true(kvHasExpire(o));
+            assert_int_equal(kvEncoding(o), kvEncoding(plain));
+            assert_int_equal(xmallocSize(o), xmallocSize(plain));
+            assert_int_equal(kvKey(o) - (const char *)o, kvKey(plain) - (const char *)plain);
+            assertKey(o, key, lens[i]);
+            assertString(o, vals[v]);
+            assert_int_equal(kvExpire(o), 2000 + (long long)i);
+            uint32_t pos;
+            memcpy(&pos, plain->data + 8, 4);
+            kvobj *stored = dbSetKey(db, o, 0); /* TTL over TTL: the slot is reused */
+            assert_ptr_equal(stored, o);
+            assert_ptr_equal(cvGet(&db->ttl, pos), o);
+            assert_int_equal(kvExpire(dbFind(db, key, lens[i])), 2000 + (long long)i);
+            indexed++;
+            assertTtlIndex(db, indexed);
+        }
+    }
+    /* None over TTL leaves the index; TTL over none joins it; keepTtl does
+     * not override an expire the fresh entry was built with. */
+    key[0] = 'a';
+    dbSetKey(db, kvCreateString(key, 12, "x", 1), 1);
+    assert_int_equal(kvExpire(dbFind(db, key, 12)), 2001);
+    dbSetKey(db, kvCreateString(key, 12, "x", 1), 0);
+    assert_int_equal(kvExpire(dbFind(db, key, 12)), -1);
+    assertTtlIndex(db, indexed - 1);
+    dbSetKey(db, kvCreateStringExpire(key, 12, "y", 1, 7777), 1);
+    assert_int_equal(kvExpire(dbFind(db, key, 12)), 7777);
+    assertTtlIndex(db, indexed);
+    kvobj *raw = kvCreateRawStringExpire("raw", 3, sdsNew("raw value"), 8888);
+    assert_int_equal(kvEncoding(raw), OBJ_ENC_RAW);
+    dbAdd(db, raw);
+    assertTtlIndex(db, indexed + 1);
+    assertString(dbFind(db, "raw", 3), "raw value");
+    assert_int_equal(kvExpire(dbFind(db, "raw", 3)), 8888);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void) {
@@ -567,7 +623,7 @@ int main(void) {
         T(test_string_encoding_choice), T(test_inline_listpack),    T(test_type_operations),
         T(test_expire_gain_and_loss), T(test_expired_lookup),       T(test_replace_keepttl),
         T(test_unshare_string),       T(test_inline_moves),         T(test_clone_shell),
-        T(test_swap_and_empty),
+        T(test_swap_and_empty),       T(test_create_with_expire),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
