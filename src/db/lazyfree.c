@@ -28,6 +28,7 @@ typedef struct LazyJob {
     ChunkVec ttl;   /* the TTL index that went with keys (may be empty) */
     size_t objects; /* entries this job frees (for the counters) */
     int purge;      /* then return freed pages to the system */
+    int purgeBig;   /* return the big arena's freed pages (xmallocPurgeBig) */
 } LazyJob;
 
 static pthread_once_t startOnce = PTHREAD_ONCE_INIT;
@@ -90,6 +91,7 @@ static void runJob(LazyJob *j) {
     if (j->prepare) prepareTable(j->prepare);
     if (j->keys) htabRelease(j->keys, freeEntryCb, NULL);
     cvFree(&j->ttl);
+    if (j->purgeBig) xmallocPurgeBig();
 }
 
 static void *lazyfreeMain(void *arg) {
@@ -167,6 +169,20 @@ void lazyfreePurge(void) {
     xmallocFlushThreadCache();
     LazyJob *j = xcalloc(sizeof(*j));
     j->purge = 1;
+    enqueue(j);
+}
+
+/* Big request arguments (and the values SET kept from them) come from the
+ * allocator's big arena, whose freed pages stay for the next big argument;
+ * once none has been allocated for BIG_QUIET_MS they go back, so memory
+ * freed by overwriting a big value returns within about BIG_QUIET_MS plus
+ * one cron period (deleting one purges at once, below). */
+#define BIG_QUIET_MS 250
+
+void lazyfreeCron(long long nowMs) {
+    if (!xmallocBigQuiet(nowMs, BIG_QUIET_MS)) return;
+    LazyJob *j = xcalloc(sizeof(*j));
+    j->purgeBig = 1;
     enqueue(j);
 }
 

@@ -30,6 +30,9 @@ void lazyfreeFreeNow(kvobj *o);
  * that shrank or finished growing).  Requests made while one is pending
  * are merged. */
 void lazyfreePurge(void);
+/* Periodic (serverCron): once big arguments have paused, give the big
+ * arena's kept pages back from the thread.  nowMs: monotonic milliseconds. */
+void lazyfreeCron(long long nowMs);
 
 /* Empty a database by detaching its key table and TTL index, leaving the Db
  * empty and usable at once, and freeing the old contents on the thread.

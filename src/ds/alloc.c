@@ -3,12 +3,14 @@
  * threads release memory too. */
 #include "ds/alloc.h"
 
+#include <limits.h>
 #include <malloc.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 static void oom(size_t size) {
@@ -80,6 +82,63 @@ size_t xmallocUsed(void) {
 
 void xmallocFlushThreadCache(void) { mallctl("thread.tcache.flush", NULL, NULL, NULL, 0); }
 
+/* The big arena: created on first use, its decay off (-1) so that neither
+ * the decay nor jemalloc's eager purge of freed extents of 8 MB and more
+ * (oversize_threshold) hands its pages back; xmallocPurgeBig does, once big
+ * allocations have paused.  bigArena 0: not tried yet; UINT_MAX: could not
+ * be created (plain xrealloc). */
+void *mallocx(size_t size, int flags);
+void *rallocx(void *ptr, size_t size, int flags);
+#define BIG_FLAGS(a) ((int)(((unsigned)(a) + 1) << 20) | (1 << 8) /* MALLOCX_ARENA(a) | MALLOCX_TCACHE_NONE */)
+static unsigned bigArena;
+static _Atomic unsigned long bigAllocs;
+
+static unsigned bigArenaIndex(void) {
+    if (bigArena) return bigArena;
+    unsigned a = 0;
+    size_t sz = sizeof(a);
+    ssize_t never = -1;
+    char name[48];
+    bigArena = UINT_MAX;
+    if (mallctl("arenas.create", &a, &sz, NULL, 0) != 0 || a == 0) return bigArena;
+    snprintf(name, sizeof(name), "arena.%u.dirty_decay_ms", a);
+    if (mallctl(name, NULL, NULL, &never, sizeof(never)) != 0) return bigArena;
+    snprintf(name, sizeof(name), "arena.%u.muzzy_decay_ms", a);
+    if (mallctl(name, NULL, NULL, &never, sizeof(never)) != 0) return bigArena;
+    bigArena = a;
+    return a;
+}
+
+void *xreallocBig(void *ptr, size_t size) {
+    unsigned a = bigArenaIndex();
+    if (a == UINT_MAX) return xrealloc(ptr, size);
+    atomic_fetch_add_explicit(&bigAllocs, 1, memory_order_relaxed);
+    void *p = ptr ? rallocx(ptr, size ? size : 1, BIG_FLAGS(a)) : mallocx(size ? size : 1, BIG_FLAGS(a));
+    if (!p) oom(size);
+    return p;
+}
+
+int xmallocBigQuiet(long long nowMs, long long quietMs) {
+    static unsigned long seen, purged;
+    static long long since;
+    unsigned long n = atomic_load_explicit(&bigAllocs, memory_order_relaxed);
+    if (n != seen) {
+        seen = n;
+        since = nowMs;
+        return 0;
+    }
+    if (n == purged || nowMs - since < quietMs) return 0;
+    purged = n;
+    return 1;
+}
+
+void xmallocPurgeBig(void) {
+    if (bigArena == 0 || bigArena == UINT_MAX) return;
+    char name[32];
+    snprintf(name, sizeof(name), "arena.%u.purge", bigArena);
+    mallctl(name, NULL, NULL, NULL, 0);
+}
+
 void xmallocPurge(void) {
     char name[32];
     snprintf(name, sizeof(name), "arena.%u.purge", 4096u); /* MALLCTL_ARENAS_ALL */
@@ -108,6 +167,15 @@ void xmallocStatsReport(void (*write)(void *ctx, const char *text), void *ctx) {
 #else /* counting wrapper for sanitizer / libc builds */
 
 void xmallocPurge(void) { malloc_trim(0); }
+
+void *xreallocBig(void *ptr, size_t size) { return xrealloc(ptr, size); }
+
+int xmallocBigQuiet(long long nowMs, long long quietMs) {
+    (void)nowMs, (void)quietMs;
+    return 0;
+}
+
+void xmallocPurgeBig(void) {}
 
 void xmallocFlushThreadCache(void) {}
 

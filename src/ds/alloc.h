@@ -36,6 +36,20 @@ size_t xmallocRss(void);
  * libc: malloc_trim).  Costs time in proportion to what is returned: call
  * it from a background thread (lazyfreePurge). */
 void xmallocPurge(void);
+/* Big buffers (a request's argument of RESP_BIG_ARENA_MIN bytes or more,
+ * which SET then keeps as the value) come from an arena of their own whose
+ * freed pages jemalloc never returns by itself: the next big argument reuses
+ * them instead of faulting in fresh pages (2,560 faults for 10 MB, most of
+ * the cost of a big SET).  Like xrealloc otherwise (ptr may be NULL; any
+ * block from here is freed with xfree).  Without jemalloc: xrealloc. */
+void *xreallocBig(void *ptr, size_t size);
+/* Called periodically (serverCron): 1, once, when big buffers were
+ * allocated but none for quietMs since — time to give that arena's freed
+ * pages back (xmallocPurgeBig, from a background thread).  nowMs is any
+ * monotonic clock in milliseconds. */
+int xmallocBigQuiet(long long nowMs, long long quietMs);
+/* Purge the big arena's freed pages (xmallocPurge purges it too). */
+void xmallocPurgeBig(void);
 /* Return the calling thread's cached free blocks to their arenas (cheap):
  * before asking another thread to purge what this one freed. */
 void xmallocFlushThreadCache(void);

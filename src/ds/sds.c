@@ -92,33 +92,38 @@ static size_t usableCap(void *mem, int type) {
  * class (worth asking for when the string is being grown); without, it is
  * exactly cap (new strings: most are never appended to, and asking the
  * allocator for the block size is not free). */
-static sds allocate(size_t cap, int slack) {
+static sds allocateIn(size_t cap, int slack, int big) {
     int type = typeFor(cap);
-    char *mem = xmalloc(blockSize(type, cap));
+    char *mem = big ? xreallocBig(NULL, blockSize(type, cap)) : xmalloc(blockSize(type, cap));
     sds s = mem + hdrSize(type);
     s[-1] = (char)type;
     setFields(s, 0, slack ? usableCap(mem, type) : cap);
     return s;
 }
 
+static sds allocate(size_t cap, int slack) { return allocateIn(cap, slack, 0); }
+
 /* Give s a capacity of (at least) cap bytes, truncating the length if cap is
  * smaller.  Returns the possibly moved string. */
-static sds reshape(sds s, size_t cap) {
+static sds reshapeIn(sds s, size_t cap, int big) {
     int oldType = typeOf(s), newType = typeFor(cap);
     size_t len = sdsLen(s);
     if (len > cap) len = cap;
     if (oldType == newType) {
-        char *mem = xrealloc(sdsAllocPtr(s), blockSize(newType, cap));
+        size_t bs = blockSize(newType, cap);
+        char *mem = big ? xreallocBig(sdsAllocPtr(s), bs) : xrealloc(sdsAllocPtr(s), bs);
         s = mem + hdrSize(newType);
         setFields(s, len, usableCap(mem, newType));
         return s;
     }
-    sds n = allocate(cap, 1);
+    sds n = allocateIn(cap, 1, big);
     memcpy(n, s, len);
     setFields(n, len, sdsCap(n));
     sdsFree(s);
     return n;
 }
+
+static sds reshape(sds s, size_t cap) { return reshapeIn(s, cap, 0); }
 
 sds sdsNewLen(const void *init, size_t len) {
     if (len <= UINT8_MAX) { /* most strings: 3-byte header, written directly */
@@ -228,6 +233,12 @@ static sds makeRoom(sds s, size_t addlen, int greedy) {
 sds sdsMakeRoomFor(sds s, size_t addlen) { return makeRoom(s, addlen, 1); }
 
 sds sdsMakeRoomForNonGreedy(sds s, size_t addlen) { return makeRoom(s, addlen, 0); }
+
+sds sdsMakeRoomForBig(sds s, size_t addlen) {
+    if (sdsAvail(s) >= addlen) return s;
+    if (addlen > SIZE_MAX - sdsLen(s)) overflow();
+    return reshapeIn(s, sdsLen(s) + addlen, 1);
+}
 
 sds sdsRemoveFreeSpace(sds s) {
     if (sdsAvail(s) == 0) return s;

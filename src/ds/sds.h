@@ -136,6 +136,9 @@ void sdsClear(sds s);
 sds sdsMakeRoomFor(sds s, size_t addlen) SDS_MUST_USE;
 /* Like sdsMakeRoomFor but reserves exactly what is needed. */
 sds sdsMakeRoomForNonGreedy(sds s, size_t addlen) SDS_MUST_USE;
+/* Like sdsMakeRoomForNonGreedy, the block coming from the allocator's big
+ * arena (xreallocBig): for a big request argument. */
+sds sdsMakeRoomForBig(sds s, size_t addlen) SDS_MUST_USE;
 /* Shrink the allocation to fit the current length. */
 sds sdsRemoveFreeSpace(sds s) SDS_MUST_USE;
 /* Reallocate so capacity is `size` bytes (or the allocator's rounding of it);

@@ -281,8 +281,9 @@ static RespStatus parseBulkLen(RespParser *p, const char *buf, size_t len, size_
     p->bulkLen = n;
     if (n >= RESP_BIG_ARG) {
         size_t total = (size_t)n + 2;
-        p->bigArg =
-            sdsMakeRoomForNonGreedy(sdsEmpty(), total < RESP_BIG_ARG_EAGER ? total : RESP_BIG_ARG_EAGER);
+        size_t first = total < RESP_BIG_ARG_EAGER ? total : RESP_BIG_ARG_EAGER;
+        p->bigArg = n >= RESP_BIG_ARENA_MIN ? sdsMakeRoomForBig(sdsEmpty(), first)
+                                            : sdsMakeRoomForNonGreedy(sdsEmpty(), first);
     }
     return RESP_COMPLETE;
 }
@@ -304,7 +305,8 @@ static void growBigArg(RespParser *p, size_t want) {
         target = have * 2 < RESP_BIG_ARG_EAGER ? RESP_BIG_ARG_EAGER : have * 2;
     if (target < have + want) target = have + want;
     if (target > total) target = total;
-    p->bigArg = sdsMakeRoomForNonGreedy(p->bigArg, target - have);
+    p->bigArg = p->bulkLen >= RESP_BIG_ARENA_MIN ? sdsMakeRoomForBig(p->bigArg, target - have)
+                                                 : sdsMakeRoomForNonGreedy(p->bigArg, target - have);
 }
 
 /* Copy what is available of the current bulk's payload.  Returns 1 when the

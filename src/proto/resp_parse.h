@@ -80,6 +80,11 @@
 #define RESP_BIG_ARG (1024 * 32)
 /* A big argument up to this size is reserved in full when it starts. */
 #define RESP_BIG_ARG_EAGER (1024 * 1024)
+/* A big argument declared at least this long is reserved from the
+ * allocator's big arena (xreallocBig: its freed pages are kept for the next
+ * one).  jemalloc hands freed blocks of 8 MB and more back to the system at
+ * once; smaller ones are reused without this (it starts at half that). */
+#define RESP_BIG_ARENA_MIN (4LL * 1024 * 1024)
 /* Past 1/RESP_BIG_ARG_JUMP of its declared length, the rest of a big
  * argument is reserved at once. */
 #define RESP_BIG_ARG_JUMP 16
