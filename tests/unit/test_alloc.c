@@ -86,6 +86,41 @@ static void test_rss_and_library_name(void **state) {
     assert_true(strlen(xmallocLibrary()) > 0);
 }
 
+/* Big blocks: a fresh one and a grown one keep their bytes, count in
+ * used_memory like any block, and go back with xfree; the quiet signal
+ * comes once per pause, only after big allocations. */
+static void test_big_blocks(void **state) {
+    (void)state;
+    size_t base = xmallocUsed();
+    char *p = xreallocBig(NULL, 1 << 20);
+    memset(p, 'a', 1 << 20);
+    assert_true(xmallocUsed() >= base + (1 << 20));
+    p = xreallocBig(p, 10 << 20);
+    for (size_t i = 0; i < (1 << 20); i += 4093) assert_int_equal(p[i], 'a');
+    p[(10 << 20) - 1] = 'z';
+    xfree(p);
+    assert_int_equal(xmallocUsed(), base);
+    /* A second one reuses what the first freed: still fully writable. */
+    char *q = xreallocBig(NULL, 10 << 20);
+    memset(q, 'b', 10 << 20);
+    assert_int_equal(q[12345], 'b');
+    xfree(q);
+    assert_int_equal(xmallocUsed(), base);
+
+    long long t = 1000000;
+    (void)xmallocBigQuiet(t, 250); /* notes the allocations above */
+#ifdef CAIRN_JEMALLOC
+    assert_int_equal(xmallocBigQuiet(t + 100, 250), 0); /* not quiet long enough */
+    assert_int_equal(xmallocBigQuiet(t + 300, 250), 1);
+#endif
+    assert_int_equal(xmallocBigQuiet(t + 600, 250), 0); /* once per pause */
+    xmallocPurgeBig();
+    q = xreallocBig(NULL, 5 << 20);
+    q[0] = 'c';
+    xfree(q);
+    assert_int_equal(xmallocBigQuiet(t + 700, 250), 0); /* a new allocation: quiet starts again */
+}
+
 int main(void) {
     xmallocRegisterThread(); /* as the server's main() does first */
     const struct CMUnitTest tests[] = {
@@ -93,6 +128,7 @@ int main(void) {
         cmocka_unit_test(test_realloc_and_calloc),
         cmocka_unit_test(test_free_in_registered_thread),
         cmocka_unit_test(test_rss_and_library_name),
+        cmocka_unit_test(test_big_blocks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -109,6 +109,30 @@ static void test_header_64bit(void **state) {
     sdsFree(s);
 }
 
+/* Room from the big arena: contents kept across the type change (8-bit
+ * header to 32-bit) and the growth; the string is an ordinary sds after. */
+static void test_make_room_big(void **state) {
+    (void)state;
+    sds s = sdsNew("head");
+    s = sdsMakeRoomForBig(s, 1 << 20);
+    assert_true(sdsAvail(s) >= (1 << 20));
+    assert_true(sdsLen(s) + sdsAvail(s) < 2 * (1 << 20));
+    expectSds(s, "head", 4);
+    memset(s + 4, 'x', 1000);
+    sdsIncrLen(s, 1000);
+    s = sdsMakeRoomForBig(s, 9 << 20);
+    assert_true(sdsAvail(s) >= (9 << 20));
+    assert_int_equal(sdsLen(s), 1004);
+    assert_memory_equal(s, "headxxx", 7);
+    assert_int_equal(s[1003], 'x');
+    assert_int_equal(s[1004], '\0');
+    sds same = sdsMakeRoomForBig(s, 10); /* fits: no move */
+    assert_ptr_equal(same, s);
+    s = sdsCatLen(s, "tail", 4);
+    assert_memory_equal(s + 1004, "tail", 5);
+    sdsFree(s);
+}
+
 static void test_make_room(void **state) {
     (void)state;
     sds s = sdsNew("abc");
@@ -505,7 +529,7 @@ int main(void) {
         cmocka_unit_test(test_resize),           cmocka_unit_test(test_split_len),
         cmocka_unit_test(test_split_args),       cmocka_unit_test(test_join),
         cmocka_unit_test(test_pins),             cmocka_unit_test(test_pins_across_threads),
-        cmocka_unit_test(test_no_leaks),
+        cmocka_unit_test(test_no_leaks),         cmocka_unit_test(test_make_room_big),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
