@@ -78,6 +78,7 @@ typedef struct Batch {
     size_t nextChunk, doneChunks; /* under the mutex */
     size_t to;   /* the input scanned: up to this record boundary */
     size_t take; /* next entry the loader may take */
+    int ready;   /* the loader saw every chunk expanded (loader only) */
 } Batch;
 
 struct RdbPrefetch {
@@ -151,6 +152,7 @@ static void *worker(void *arg) {
 /* The loader: until batch b is expanded, helps with its chunks (and older
  * ones), then waits for the workers' last ones. */
 static void awaitBatch(RdbPrefetch *pf, Batch *b) {
+    if (b->ready) return;
     pthread_mutex_lock(&pf->mu);
     while (b->nextChunk < b->nchunks) {
         Batch *t;
@@ -163,6 +165,7 @@ static void awaitBatch(RdbPrefetch *pf, Batch *b) {
     }
     while (b->doneChunks < b->nchunks) pthread_cond_wait(&pf->done, &pf->mu);
     pthread_mutex_unlock(&pf->mu);
+    b->ready = 1;
 }
 
 /* --- scanning the framing (the loader) --- */
@@ -321,6 +324,7 @@ static int skipRecord(Scan *s) {
 static void scanBatch(RdbPrefetch *pf) {
     Batch *b = &pf->b[(pf->head + pf->count) % 2];
     b->n = b->nchunks = b->nextChunk = b->doneChunks = b->take = 0;
+    b->ready = 0;
     Scan s = {.pf = pf, .b = b, .pos = pf->scanPos};
     size_t start = pf->scanPos;
     int stuck = 0;
