@@ -1072,8 +1072,8 @@ static kvobj *stringRdbLoad(RdbReader *r, int rdbType, const char *key, size_t k
             r->pos = i + (size_t)n;
             return kvCreateString(key, keylen, (const char *)r->p + i, (size_t)n);
         }
-        size_t bytes = (size_t)1 << n;
-        if (special && n <= 2 && r->len - i >= bytes) {
+        size_t bytes = special && n <= 2 ? (size_t)1 << n : 0;
+        if (bytes && r->len - i >= bytes) {
             uint32_t u = 0;
             for (size_t k = 0; k < bytes; k++)
                 u |= (uint32_t)r->p[i + k] << (8 * k);
