@@ -17,6 +17,7 @@ import redis
 
 from conftest import cairn_bin, free_port
 from test_rdb import raw_client, start_with_file
+from test_rdb_loading import Loading, wait_for
 from test_rdb_threads import fill
 from test_repl import FAST, attach, same_digest
 
@@ -270,3 +271,46 @@ def test_duplicated_key_refused_alike(tmp_path):
         assert rc == 1 and len(lines) == 1 and "duplicated key" in lines[0], lines
         seen.add(lines[0])
     assert len(seen) == 1
+
+
+@pytest.fixture
+def loading():
+    started = []
+
+    def start(binary, dump, **cfg):
+        s = Loading(binary, dump, **cfg)
+        started.append(s)
+        return s
+
+    yield start
+    for s in started:
+        s.stop()
+
+
+def test_loading_with_threads_turns_the_loop_and_stops(hashes_file, tmp_path, loading):
+    """A slowed load with 3 threads: -LOADING, progress in INFO, then the
+    whole file; a SHUTDOWN in the middle of another (workers busy) exits
+    cleanly, the file untouched."""
+    path = str(tmp_path / "dump.rdb")
+    with open(path, "wb") as f:
+        f.write(hashes_file)
+    s = loading(cairn_bin(), path, rdb_load_threads=3)
+    s.wait_loading()
+    with pytest.raises(redis.exceptions.BusyLoadingError):
+        s.r.get("h:1")
+    before = s.info()["loading_loaded_bytes"]
+    assert wait_for(lambda: s.info()["loading_loaded_bytes"] > before)
+    s.finish()
+    assert s.r.dbsize() == 20000
+    assert s.r.hget("h:19999", "field:9") == b"value:19999:9"
+    s2 = loading(cairn_bin(), path, rdb_load_threads=3)
+    s2.wait_loading()
+    try:
+        s2.r.shutdown(nosave=True)
+    except redis.ConnectionError:
+        pass
+    assert s2.proc.wait(timeout=30) == 0
+    with open(os.path.join(s2.dir, "dump.rdb"), "rb") as f:
+        assert f.read() == hashes_file
+    for m in ("AddressSanitizer", "runtime error:", "ThreadSanitizer"):
+        assert m not in s.log + s2.log
