@@ -162,9 +162,11 @@ def refusal(tmp, data, threads):
     with open(os.path.join(d, "dump.rdb"), "wb") as f:
         f.write(data)
     logp = os.path.join(d, "log")
-    p = subprocess.Popen([cairn_bin(), "--port", str(free_port()), "--bind", "127.0.0.1", "--dir", d,
-                          "--save", "", "--logfile", logp, "--rdb-load-threads", str(threads)],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    errp = os.path.join(d, "stderr")  # sanitizer reports
+    with open(errp, "wb") as err:
+        p = subprocess.Popen([cairn_bin(), "--port", str(free_port()), "--bind", "127.0.0.1", "--dir", d,
+                              "--save", "", "--logfile", logp, "--rdb-load-threads", str(threads)],
+                             stdout=err, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     try:
         rc = p.wait(timeout=60)
     except subprocess.TimeoutExpired:
@@ -173,6 +175,8 @@ def refusal(tmp, data, threads):
         raise AssertionError("a corrupt file did not stop the server")
     with open(logp, errors="replace") as f:
         log = f.read()
+    with open(errp, errors="replace") as f:
+        log += f.read()
     shutil.rmtree(d, ignore_errors=True)
     for m in ("AddressSanitizer", "runtime error:", "ThreadSanitizer", "Segmentation", "crashed"):
         assert m not in log, log
