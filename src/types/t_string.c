@@ -77,12 +77,35 @@ static int checkStringLengthOrReply(Client *c, long long size, long long append)
     return 0;
 }
 
-/* The EX/PX/EXAT/PXAT flag an argument names, 0 if none. */
-static int expireOptionFlag(const sds a) {
-    if (argIs(a, "ex")) return OPT_EX;
-    if (argIs(a, "px")) return OPT_PX;
-    if (argIs(a, "exat")) return OPT_EXAT;
-    if (argIs(a, "pxat")) return OPT_PXAT;
+/* The option an argument of SET or GETEX names (OPT_* flag), 0 if none.
+ * The usual spellings are matched on their length and case-folded bytes
+ * (b | 0x20 equals a lower-case letter only for that letter in either
+ * case); anything else goes through strcasecmp, which, as in Redis, stops
+ * at a NUL byte ("ex\0junk" is EX).  Five strcasecmp calls per SET EX
+ * were a tenth of its instructions. */
+static int optionFlag(const sds a) {
+    const unsigned char *p = (const unsigned char *)a;
+    size_t n = sdsLen(a);
+    if (n == 2 && (p[1] | 0x20) == 'x') {
+        switch (p[0] | 0x20) {
+        case 'e': return OPT_EX;
+        case 'p': return OPT_PX;
+        case 'n': return OPT_NX;
+        case 'x': return OPT_XX;
+        }
+    } else if (n == 4 && (p[1] | 0x20) == 'x' && (p[2] | 0x20) == 'a' && (p[3] | 0x20) == 't') {
+        if ((p[0] | 0x20) == 'e') return OPT_EXAT;
+        if ((p[0] | 0x20) == 'p') return OPT_PXAT;
+    } else if (n == 3 && (p[0] | 0x20) == 'g' && (p[1] | 0x20) == 'e' && (p[2] | 0x20) == 't') {
+        return OPT_GET;
+    }
+    static const struct {
+        const char *name;
+        int flag;
+    } names[] = {{"ex", OPT_EX},   {"px", OPT_PX},           {"exat", OPT_EXAT},       {"pxat", OPT_PXAT}, {"nx", OPT_NX},
+                 {"xx", OPT_XX},   {"get", OPT_GET},         {"keepttl", OPT_KEEPTTL}, {"persist", OPT_PERSIST}};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (argIs(a, names[i].name)) return names[i].flag;
     return 0;
 }
 
@@ -94,17 +117,17 @@ static int parseStringOptions(Client *c, int first, int forSet, int *flagsOut, s
     int flags = 0;
     sds expire = NULL;
     for (int j = first; j < c->argc; j++) {
-        sds a = c->argv[j];
-        int exp = expireOptionFlag(a);
-        if (forSet && argIs(a, "nx") && !(flags & OPT_XX)) {
+        int opt = optionFlag(c->argv[j]);
+        int exp = opt & OPT_ANY_EXPIRE;
+        if (forSet && opt == OPT_NX && !(flags & OPT_XX)) {
             flags |= OPT_NX;
-        } else if (forSet && argIs(a, "xx") && !(flags & OPT_NX)) {
+        } else if (forSet && opt == OPT_XX && !(flags & OPT_NX)) {
             flags |= OPT_XX;
-        } else if (forSet && argIs(a, "get")) {
+        } else if (forSet && opt == OPT_GET) {
             flags |= OPT_GET;
-        } else if (forSet && argIs(a, "keepttl") && !(flags & OPT_ANY_EXPIRE)) {
+        } else if (forSet && opt == OPT_KEEPTTL && !(flags & OPT_ANY_EXPIRE)) {
             flags |= OPT_KEEPTTL;
-        } else if (!forSet && argIs(a, "persist") && !(flags & OPT_ANY_EXPIRE)) {
+        } else if (!forSet && opt == OPT_PERSIST && !(flags & OPT_ANY_EXPIRE)) {
             flags |= OPT_PERSIST;
         } else if (exp && j + 1 < c->argc && !(flags & (OPT_KEEPTTL | OPT_PERSIST)) &&
                    !(flags & OPT_ANY_EXPIRE & ~exp)) {

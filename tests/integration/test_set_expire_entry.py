@@ -48,6 +48,35 @@ def build_cmds():
     return cmds
 
 
+def test_set_option_spellings_match_redis(start_server, start_oracle):
+    """Options in every case, and with a NUL byte (strcasecmp stops there,
+    in Redis as in Cairn: "ex\\0junk" is EX)."""
+    cmds = []
+    for opt in ("ex", "EX", "eX", "Ex", "px", "PX", "exat", "ExAt", "pxat", "PXAT", "nx", "NX", "xx", "Xx",
+                "get", "GET", "gEt", "keepttl", "KEEPTTL", "persist", "e", "exa", "exatt", "pxa", "gett", "n",
+                "e\x00x", "ex\x00junk", "get\x00", "nx\x00x", "exat\x00", "keepttl\x00z", "\x00ex", "ez", "eY",
+                "Ex\x01", "\xc5x", "e\xd8"):
+        o = opt.encode("latin-1")
+        for key in ("k", "fresh"):
+            cmds.append(["SET", key, "v", o, str(FAR_SEC) if b"at" in o.lower() else "100"])
+            cmds.append(["SET", key, "v", o])
+            cmds.append(["GETEX", key, o, "100"])
+            cmds.append(["GETEX", key, o])
+            cmds.append(["EXISTS", key])
+        cmds.append(["DEL", "fresh"])
+    out = []
+    for r in (start_server().client(), start_oracle().client()):
+        got = []
+        for c in cmds:
+            try:
+                got.append(r.execute_command(*c))
+            except Exception as e:
+                got.append(("error", str(e)))
+        out.append(got)
+    bad = [(c, a, b) for c, a, b in zip(cmds, *out) if a != b]
+    assert not bad, "%d mismatches, first: %r" % (len(bad), bad[:5])
+
+
 def pexpiretimes(r):
     """Each key's absolute expire; a relative one (EX 100000) only as 'has
     one': the two servers computed it a few ms apart."""
