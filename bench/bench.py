@@ -787,6 +787,28 @@ def preemptions(pid):
     return 0
 
 
+def runqueue_wait_ns(pid):
+    """Time a process's main thread has spent runnable but not running (the
+    scheduler's own count, /proc/PID/schedstat field 2): on a shared machine
+    the share of a stall that other tasks took."""
+    try:
+        with open("/proc/%d/task/%d/schedstat" % (pid, pid)) as f:
+            return int(f.read().split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def busy_cpu_s():
+    """CPU seconds the whole machine has spent busy (user+nice+system+irq+
+    softirq+steal) since boot, from /proc/stat."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return (sum(v) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 def growth_run(binary, name, n, ttl):
     """Load n keys (SET, pipelined 100 per write, one connection), with or
     without a TTL, while a probe GETs every ms.  Returns a dict of figures
@@ -803,16 +825,22 @@ def growth_run(binary, name, n, ttl):
            "-r", "1000000000", "-q"]
     cmd += ["SET", "key:__rand_int__", "xxxxxxxxxx"] + (["EX", "100000"] if ttl else [])
     t0 = time.monotonic()
-    pre0 = preemptions(s.pid)
+    pre0, wait0, busy0, cpu0 = preemptions(s.pid), runqueue_wait_ns(s.pid), busy_cpu_s(), s.cpu_ns()
     subprocess.run(cmd, capture_output=True, timeout=3600)
     load = time.monotonic() - t0
     preempt = preemptions(s.pid) - pre0
+    wait = (runqueue_wait_ns(s.pid) - wait0) / 1e9
+    srv_cpu = (s.cpu_ns() - cpu0) / 1e9
+    # Everything else the machine ran meanwhile (the benchmark and the probe
+    # included): on a shared machine, what the stalls are made of.
+    others = busy_cpu_s() - busy0 - srv_cpu
     times = probe.finish()
     slow = r.slowlog_get(1024)
     worst = sorted(slow, key=lambda e: -e["duration"])[:3]
     res = {"load_s": load, "keys": r.dbsize(), "probes": len(times),
            "p999_ms": pct(times, 0.999) * 1e3, "max_ms": (times[-1] if times else float("nan")) * 1e3,
-           "slow": len(slow), "preempt": preempt,
+           "slow": len(slow), "preempt": preempt, "wait_s": wait, "cpu_s": srv_cpu, "others_s": others,
+           "expire_ms": int(r.info("stats").get("expire_cycle_cpu_milliseconds", 0)),
            "worst": ["%dus %s" % (e["duration"], e["command"][:30].decode(errors="replace")) for e in worst]}
     return res, s, r
 
@@ -867,15 +895,19 @@ def latency():
 def latency_growth():
     n = env_int("BENCH_LAT_KEYS", 2000000)
     print("\n== latency: growth to %d keys (SET pipelined 100 per write, probe GET every 1 ms)" % n)
-    print("%-8s %-6s %8s %8s %9s %8s %6s %8s  %s" % ("ttl", "server", "keys", "load s", "p99.9 ms", "max ms",
-                                                     "slow>2", "preempt", "worst slowlog entries"))
+    print("(cpu s: the server's CPU; wait s: its main thread runnable but not running; others s: CPU the\n"
+          " rest of the machine used meanwhile, benchmark and probe included; expire ms: active expiry's CPU)")
+    print("%-8s %-6s %8s %8s %9s %8s %6s %8s %6s %6s %8s %6s  %s" % (
+        "ttl", "server", "keys", "load s", "p99.9 ms", "max ms", "slow>2", "preempt", "cpu s", "wait s",
+        "others s", "exp ms", "worst slowlog entries"))
     flush = {}
     for ttl in (False, True):
         for binary, sname in ((A_BIN, A_NAME), (B_BIN, B_NAME)):
             res, s, r = growth_run(binary, sname, n, ttl)
-            print("%-8s %-6s %8d %8.1f %9.2f %8.2f %6d %8d  %s" % (
+            print("%-8s %-6s %8d %8.1f %9.2f %8.2f %6d %8d %6.1f %6.1f %8.1f %6d  %s" % (
                 "EX" if ttl else "none", sname, res["keys"], res["load_s"], res["p999_ms"], res["max_ms"],
-                res["slow"], res["preempt"], "; ".join(res["worst"])))
+                res["slow"], res["preempt"], res["cpu_s"], res["wait_s"], res["others_s"], res["expire_ms"],
+                "; ".join(res["worst"])))
             sys.stdout.flush()
             if ttl:
                 flush[sname] = flush_release(s, r)
