@@ -282,8 +282,14 @@ static RespStatus parseBulkLen(RespParser *p, const char *buf, size_t len, size_
     if (n >= RESP_BIG_ARG) {
         size_t total = (size_t)n + 2;
         size_t first = total < RESP_BIG_ARG_EAGER ? total : RESP_BIG_ARG_EAGER;
-        p->bigArg = n >= RESP_BIG_ARENA_MIN ? sdsMakeRoomForBig(sdsEmpty(), first)
-                                            : sdsMakeRoomForNonGreedy(sdsEmpty(), first);
+        if (n >= RESP_BIG_ARENA_MIN) {
+            /* Just what makes growBigArg jump to the whole length when it
+             * is full: the jump copies it, so the less the better. */
+            if (total / RESP_BIG_ARG_JUMP + 1 < first) first = total / RESP_BIG_ARG_JUMP + 1;
+            p->bigArg = sdsMakeRoomForBig(sdsEmpty(), first);
+        } else {
+            p->bigArg = sdsMakeRoomForNonGreedy(sdsEmpty(), first);
+        }
     }
     return RESP_COMPLETE;
 }
@@ -452,7 +458,8 @@ int respParserBigArgRoom(RespParser *p, char **dst, size_t *room) {
 
 void respParserBigArgWrote(RespParser *p, size_t n) {
     assert(p->bigArg && n <= (size_t)p->bulkLen + 2 - sdsLen(p->bigArg));
-    sdsIncrLen(p->bigArg, (ssize_t)n);
+    /* Terminated once complete (takeBulk's sdsSetLen). */
+    sdsSetLenUnterminated(p->bigArg, sdsLen(p->bigArg) + n);
 }
 
 size_t respParserPendingBytes(const RespParser *p) { return p->bigArg ? sdsLen(p->bigArg) : 0; }

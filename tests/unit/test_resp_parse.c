@@ -523,6 +523,36 @@ static void test_big_arg_reserved_once(void **state) {
     respParserFree(&p);
 }
 
+/* An argument of RESP_BIG_ARENA_MIN or more starts with 1/16 of its
+ * length (the jump to the whole length then copies no more than that),
+ * written in place through BigArgRoom it is terminated only once complete,
+ * and its bytes survive the jump. */
+static void test_big_arena_arg(void **state) {
+    RespParser p;
+    respParserInit(&p);
+    size_t used, total = (10u << 20) + 2;
+    const char hdr[] = "*1\r\n$10485760\r\n";
+    assert_int_equal(respParse(&p, hdr, sizeof(hdr) - 1, &used, NULL), RESP_INCOMPLETE);
+    char *dst;
+    size_t room, got = 0, steps = 0;
+    assert_true(respParserBigArgRoom(&p, &dst, &room));
+    assert_true(room >= total / RESP_BIG_ARG_JUMP + 1 && room <= ROUNDED(total / RESP_BIG_ARG_JUMP + 1));
+    while (respParserBigArgRoom(&p, &dst, &room)) {
+        size_t n = room < 300000 ? room : 300000;
+        for (size_t i = 0; i < n; i++) dst[i] = (char)('a' + (got + i) % 23);
+        respParserBigArgWrote(&p, n);
+        got += n;
+        steps++;
+    }
+    assert_int_equal(got, total);
+    assert_true(steps < 40);
+    assert_int_equal(respParse(&p, "", 0, &used, NULL), RESP_COMPLETE);
+    assert_int_equal(sdsLen(p.argv[0]), 10u << 20);
+    assert_int_equal(p.argv[0][10u << 20], '\0');
+    for (size_t i = 0; i < (10u << 20); i += 4099) assert_int_equal(p.argv[0][i], (char)('a' + i % 23));
+    respParserFree(&p);
+}
+
 /* Declared sizes cost nothing until data arrives. */
 static void test_huge_declarations_do_not_allocate(void **state) {
     RespParser p;
@@ -793,6 +823,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_big_arg_two_steps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_big_arg_trickle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_huge_declarations_do_not_allocate, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_big_arena_arg, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_args, setup, teardown),
         cmocka_unit_test_setup_teardown(test_untaken_and_free_midway, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reuse_strings_and_array, setup, teardown),
