@@ -11,6 +11,7 @@
 #include <string.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 static void oom(size_t size) {
@@ -139,10 +140,18 @@ void xmallocPurgeBig(void) {
     mallctl(name, NULL, NULL, NULL, 0);
 }
 
-void xmallocPurge(void) {
-    char name[32];
+int xmallocPurge(void) {
+    char name[48];
     snprintf(name, sizeof(name), "arena.%u.purge", 4096u); /* MALLCTL_ARENAS_ALL */
     mallctl(name, NULL, NULL, NULL, 0);
+    uint64_t epoch = 1;
+    size_t sz = sizeof(epoch);
+    mallctl("epoch", &epoch, &sz, &epoch, sz); /* refresh the stats read below */
+    size_t pages = 0;
+    sz = sizeof(pages);
+    snprintf(name, sizeof(name), "stats.arenas.%u.pdirty", 4096u);
+    if (mallctl(name, &pages, &sz, NULL, 0) != 0) return 0;
+    return pages * (size_t)sysconf(_SC_PAGESIZE) > XMALLOC_PURGE_SLACK;
 }
 
 void xmallocStats(size_t *allocated, size_t *active, size_t *resident) {
@@ -166,7 +175,10 @@ void xmallocStatsReport(void (*write)(void *ctx, const char *text), void *ctx) {
 
 #else /* counting wrapper for sanitizer / libc builds */
 
-void xmallocPurge(void) { malloc_trim(0); }
+int xmallocPurge(void) {
+    malloc_trim(0);
+    return 0;
+}
 
 void *xreallocBig(void *ptr, size_t size) { return xrealloc(ptr, size); }
 
@@ -230,6 +242,13 @@ void xfree(void *ptr) {
 size_t xmallocUsed(void) { return atomic_load_explicit(&usedMemory, memory_order_relaxed); }
 
 #endif
+
+void xmallocPurgeSettled(void) {
+    for (int tries = 0; xmallocPurge() && tries < 200; tries++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+}
 
 char *xstrdup(const char *s) {
     size_t n = strlen(s) + 1;
