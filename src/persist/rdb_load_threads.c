@@ -65,6 +65,7 @@ typedef struct Entry {
     size_t src;       /* its compressed bytes: [src, end) */
     size_t ulen;      /* expanded length */
     void *buf;        /* sds (RDB_PF_SDS) or block of ulen bytes (RDB_PF_BLOB) */
+    unsigned chunk;   /* the chunk that holds it */
     unsigned char kind;
     unsigned char ok; /* expanded (written by the worker that did it) */
     unsigned char taken;
@@ -74,6 +75,7 @@ typedef struct Batch {
     Entry *e;
     size_t n, cap;
     size_t *chunk; /* chunk i: entries [chunk[i], chunk[i + 1]) */
+    unsigned char *done; /* chunk i expanded (under the mutex) */
     size_t nchunks, chunkCap;
     size_t nextChunk, doneChunks; /* under the mutex */
     size_t to;   /* the input scanned: up to this record boundary */
@@ -143,10 +145,41 @@ static void *worker(void *arg) {
         pthread_mutex_unlock(&pf->mu);
         expandChunk(pf, b, c);
         pthread_mutex_lock(&pf->mu);
+        b->done[c] = 1;
         if (++b->doneChunks == b->nchunks) pthread_cond_broadcast(&pf->done);
     }
     pthread_mutex_unlock(&pf->mu);
     return NULL;
+}
+
+/* The loader: is chunk c of batch b expanded?  It expands the chunks up to
+ * c nobody took yet itself; a chunk a worker is still on is not waited for
+ * (the worker may be descheduled on a busy machine): 0, and the loader
+ * decodes that string itself. */
+static int chunkReady(RdbPrefetch *pf, Batch *b, size_t c) {
+    if (b->ready) return 1;
+    pthread_mutex_lock(&pf->mu);
+    while (b->nextChunk <= c) {
+        size_t k = b->nextChunk++;
+        pthread_mutex_unlock(&pf->mu);
+        expandChunk(pf, b, k);
+        pthread_mutex_lock(&pf->mu);
+        b->done[k] = 1;
+        if (++b->doneChunks == b->nchunks) pthread_cond_broadcast(&pf->done);
+    }
+    int ok = b->done[c];
+    if (b->doneChunks == b->nchunks) b->ready = 1;
+    pthread_mutex_unlock(&pf->mu);
+    return ok;
+}
+
+/* 1 when every chunk of b was expanded. */
+static int batchDone(RdbPrefetch *pf, Batch *b) {
+    if (b->ready) return 1;
+    pthread_mutex_lock(&pf->mu);
+    int done = b->doneChunks == b->nchunks;
+    pthread_mutex_unlock(&pf->mu);
+    return done;
 }
 
 /* The loader: until batch b is expanded, helps with its chunks (and older
@@ -161,6 +194,7 @@ static void awaitBatch(RdbPrefetch *pf, Batch *b) {
         pthread_mutex_unlock(&pf->mu);
         expandChunk(pf, t, c);
         pthread_mutex_lock(&pf->mu);
+        t->done[c] = 1;
         if (++t->doneChunks == t->nchunks) pthread_cond_broadcast(&pf->done);
     }
     while (b->doneChunks < b->nchunks) pthread_cond_wait(&pf->done, &pf->mu);
@@ -186,8 +220,11 @@ static void closeChunk(Scan *s) {
     if (b->nchunks + 2 > b->chunkCap) {
         b->chunkCap = b->chunkCap ? b->chunkCap * 2 : 16;
         b->chunk = xrealloc(b->chunk, sizeof(size_t) * b->chunkCap);
+        b->done = xrealloc(b->done, b->chunkCap);
     }
     if (b->nchunks == 0) b->chunk[0] = 0;
+    b->done[b->nchunks] = 0;
+    for (size_t i = s->chunkFrom; i < b->n; i++) b->e[i].chunk = (unsigned)b->nchunks;
     b->chunk[++b->nchunks] = b->n;
     s->chunkFrom = b->n;
     s->chunkBytes = 0;
@@ -399,12 +436,15 @@ static size_t wakePos(RdbPrefetch *pf) {
 }
 
 void rdbPrefetchAt(RdbPrefetch *pf, size_t rec, size_t *next, size_t *wake) {
-    while (pf->count && pf->b[pf->head % 2].to <= rec) retireBatch(pf);
+    /* A batch the loader passed is retired once its workers are done with
+     * it (not waited for: the loader goes on, decoding itself what no
+     * batch holds). */
+    while (pf->count && pf->b[pf->head % 2].to <= rec && batchDone(pf, &pf->b[pf->head % 2])) retireBatch(pf);
     if (pf->pauseUntil && rec >= pf->pauseUntil && pf->count == 0) {
         pf->pauseUntil = 0;
         pf->scanPos = rec;
     }
-    if (pf->scanPos < rec && pf->count == 0) pf->scanPos = rec;
+    if (pf->scanPos < rec && !pf->pauseUntil) pf->scanPos = rec;
     while (pf->count < 2 && !pf->pauseUntil && pf->scanPos < pf->len) {
         size_t before = pf->scanPos;
         scanBatch(pf);
@@ -422,9 +462,8 @@ int rdbPrefetchTake(RdbPrefetch *pf, size_t pos, int kind, void **buf, size_t *l
         if (b->take == b->n) continue;
         Entry *e = &b->e[b->take];
         if (e->pos == pos && e->kind == kind) {
-            awaitBatch(pf, b);
             b->take++;
-            if (e->ok) {
+            if (chunkReady(pf, b, e->chunk) && e->ok) {
                 e->taken = 1;
                 *buf = e->buf;
                 *len = e->ulen;
@@ -475,6 +514,7 @@ void rdbPrefetchStop(RdbPrefetch *pf) {
     for (int i = 0; i < 2; i++) {
         xfree(pf->b[i].e);
         xfree(pf->b[i].chunk);
+        xfree(pf->b[i].done);
     }
     pthread_cond_destroy(&pf->done);
     pthread_cond_destroy(&pf->work);
