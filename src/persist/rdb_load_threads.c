@@ -14,8 +14,10 @@
  * zipmap, intset or list node.  Worker threads expand the batch's strings
  * into those blocks (the first touch of that memory is theirs), chunk by
  * chunk.  When the loader reaches a noted string, it takes the expanded
- * block instead of expanding it itself (waiting for the batch, and
- * helping with its remaining chunks, if it is not done yet).
+ * block instead of expanding it itself: it expands the chunks up to that
+ * string's that nobody took yet, and does not wait for one a worker is
+ * still on (on a busy machine that worker may be descheduled for a whole
+ * time slice): it decodes that string itself, as one thread would.
  *
  * The result is the single-threaded load's by construction: the loader
  * reads the same bytes in the same order and gets the same strings; a
