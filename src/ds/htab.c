@@ -286,8 +286,10 @@ void htabResumeRehash(Htab *h) { h->pauseRehash--; }
 
 /* ---- lookup and update -------------------------------------------------- */
 
-/* Link to the entry with this key in table t, or NULL. */
-static void **findLinkIn(Htab *h, int t, uint64_t hash, const void *key, size_t len) {
+/* Link to the entry with this key in table t, or NULL.  Always inlined: it
+ * is the lookup's inner loop (GET, SET, LPUSH), and a third caller
+ * (htabAddUnique) made GCC stop inlining it, +23 instructions per GET. */
+static inline __attribute__((always_inline)) void **findLinkIn(Htab *h, int t, uint64_t hash, const void *key, size_t len) {
     if (h->size[t] == 0) return NULL;
     size_t slot = bucketOf(hash, h->size[t]);
     void **link = &h->table[t][slot];
