@@ -43,6 +43,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/server.h"
@@ -61,6 +62,7 @@
 #define CHUNK_ENTRIES 256
 #define IDLE_SKIP_MIN (1 << 20)
 #define IDLE_SKIP_MAX (64 << 20)
+#define CHUNK_WAIT_NS 200000 /* a worker's chunk is waited for this long */
 
 typedef struct Entry {
     size_t pos, end;  /* the string's encoding in the input: [pos, end) */
@@ -94,6 +96,7 @@ struct RdbPrefetch {
     Batch b[2];
     unsigned head, count; /* b[head % 2] is the oldest of count batches */
     int end;
+    int waiting; /* the loader waits for a chunk (under the mutex) */
     size_t scanPos;    /* the next scan starts here (a record boundary) */
     size_t pauseUntil; /* nonzero: no scan until the loader reaches it */
     size_t idleSkip;
@@ -148,16 +151,16 @@ static void *worker(void *arg) {
         expandChunk(pf, b, c);
         pthread_mutex_lock(&pf->mu);
         b->done[c] = 1;
-        if (++b->doneChunks == b->nchunks) pthread_cond_broadcast(&pf->done);
+        if (++b->doneChunks == b->nchunks || pf->waiting) pthread_cond_broadcast(&pf->done);
     }
     pthread_mutex_unlock(&pf->mu);
     return NULL;
 }
 
 /* The loader: is chunk c of batch b expanded?  It expands the chunks up to
- * c nobody took yet itself; a chunk a worker is still on is not waited for
- * (the worker may be descheduled on a busy machine): 0, and the loader
- * decodes that string itself. */
+ * c nobody took yet itself; a chunk a worker is still on is waited for
+ * CHUNK_WAIT_NS at most (the worker may be descheduled on a busy machine):
+ * then 0, and the loader decodes that string itself. */
 static int chunkReady(RdbPrefetch *pf, Batch *b, size_t c) {
     if (b->ready) return 1;
     pthread_mutex_lock(&pf->mu);
@@ -168,6 +171,20 @@ static int chunkReady(RdbPrefetch *pf, Batch *b, size_t c) {
         pthread_mutex_lock(&pf->mu);
         b->done[k] = 1;
         if (++b->doneChunks == b->nchunks) pthread_cond_broadcast(&pf->done);
+    }
+    if (!b->done[c]) {
+        /* A running worker ends a chunk in about a tenth of a millisecond;
+         * a descheduled one may take a time slice. */
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += CHUNK_WAIT_NS;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pf->waiting = 1;
+        while (!b->done[c] && pthread_cond_timedwait(&pf->done, &pf->mu, &until) == 0) {}
+        pf->waiting = 0;
     }
     int ok = b->done[c];
     if (b->doneChunks == b->nchunks) b->ready = 1;
