@@ -301,7 +301,8 @@ def test_loading_with_threads_turns_the_loop_and_stops(hashes_file, tmp_path, lo
     path = str(tmp_path / "dump.rdb")
     with open(path, "wb") as f:
         f.write(hashes_file)
-    s = loading(cairn_bin(), path, rdb_load_threads=3)
+    # 20000 keys at 300 us each: a 6 s window to watch (finish() lifts it)
+    s = loading(cairn_bin(), path, rdb_load_threads=3, key_load_delay=300)
     s.wait_loading()
     with pytest.raises(redis.exceptions.BusyLoadingError):
         s.r.get("h:1")
@@ -310,7 +311,7 @@ def test_loading_with_threads_turns_the_loop_and_stops(hashes_file, tmp_path, lo
     s.finish()
     assert s.r.dbsize() == 20000
     assert s.r.hget("h:19999", "field:9") == b"value:19999:9"
-    s2 = loading(cairn_bin(), path, rdb_load_threads=3)
+    s2 = loading(cairn_bin(), path, rdb_load_threads=3, key_load_delay=300)
     s2.wait_loading()
     try:
         s2.r.shutdown(nosave=True)
