@@ -22,12 +22,12 @@ pytestmark = pytest.mark.skipif(not os.path.exists(CHECK), reason="cairn-check-r
 
 
 def check(path):
-    p = subprocess.run([CHECK, path], capture_output=True, text=True, timeout=60)
+    p = subprocess.run([CHECK, path], capture_output=True, text=True, errors="replace", timeout=60)
     return p.returncode, p.stdout
 
 
 def redis_check(path):
-    p = subprocess.run([REDIS_CHECK, path], capture_output=True, text=True, timeout=60)
+    p = subprocess.run([REDIS_CHECK, path], capture_output=True, text=True, errors="replace", timeout=60)
     return p.returncode
 
 
@@ -67,7 +67,7 @@ def test_sound_file(dumps):
 
 
 def test_usage_and_missing(tmp_path):
-    p = subprocess.run([CHECK], capture_output=True, text=True)
+    p = subprocess.run([CHECK], capture_output=True, text=True, errors="replace")
     assert p.returncode == 1 and "Usage:" in p.stderr
     rc, out = check(str(tmp_path / "none.rdb"))
     assert rc == 1 and "RDB ERROR DETECTED" in out
