@@ -158,9 +158,13 @@ static void *worker(void *arg) {
 }
 
 /* The loader: is chunk c of batch b expanded?  It expands the chunks up to
- * c nobody took yet itself; a chunk a worker is still on is waited for
- * CHUNK_WAIT_NS at most (the worker may be descheduled on a busy machine):
- * then 0, and the loader decodes that string itself. */
+ * c nobody took yet itself.  While a worker is still on c, the loader
+ * expands the next chunks nobody took (work it would otherwise leave to
+ * the workers: with one worker beside it, that is what balances the two
+ * threads when expanding costs more than parsing and inserting); with none
+ * left, c is waited for CHUNK_WAIT_NS at most (the worker may be
+ * descheduled on a busy machine): then 0, and the loader decodes that
+ * string itself. */
 static int chunkReady(RdbPrefetch *pf, Batch *b, size_t c) {
     if (b->ready) return 1;
     pthread_mutex_lock(&pf->mu);
@@ -171,6 +175,15 @@ static int chunkReady(RdbPrefetch *pf, Batch *b, size_t c) {
         pthread_mutex_lock(&pf->mu);
         b->done[k] = 1;
         if (++b->doneChunks == b->nchunks) pthread_cond_broadcast(&pf->done);
+    }
+    Batch *t;
+    size_t k;
+    while (!b->done[c] && takeChunk(pf, &t, &k)) {
+        pthread_mutex_unlock(&pf->mu);
+        expandChunk(pf, t, k);
+        pthread_mutex_lock(&pf->mu);
+        t->done[k] = 1;
+        if (++t->doneChunks == t->nchunks) pthread_cond_broadcast(&pf->done);
     }
     if (!b->done[c]) {
         /* A running worker ends a chunk in about a tenth of a millisecond;
