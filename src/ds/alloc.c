@@ -140,18 +140,38 @@ void xmallocPurgeBig(void) {
     mallctl(name, NULL, NULL, NULL, 0);
 }
 
-int xmallocPurge(void) {
-    char name[48];
+static void purgeAllArenas(void) {
+    char name[32];
     snprintf(name, sizeof(name), "arena.%u.purge", 4096u); /* MALLCTL_ARENAS_ALL */
     mallctl(name, NULL, NULL, NULL, 0);
+}
+
+/* Whether more than XMALLOC_PURGE_SLACK bytes of dirty pages remain. */
+static int dirtyLeft(void) {
     uint64_t epoch = 1;
     size_t sz = sizeof(epoch);
     mallctl("epoch", &epoch, &sz, &epoch, sz); /* refresh the stats read below */
     size_t pages = 0;
     sz = sizeof(pages);
+    char name[48];
     snprintf(name, sizeof(name), "stats.arenas.%u.pdirty", 4096u);
     if (mallctl(name, &pages, &sz, NULL, 0) != 0) return 0;
     return pages * (size_t)sysconf(_SC_PAGESIZE) > XMALLOC_PURGE_SLACK;
+}
+
+int xmallocPurge(void) {
+    purgeAllArenas();
+    if (!dirtyLeft()) return 0;
+    /* Cut short by a background purge (alloc.h).  Stopping the background
+     * threads waits for the pass they are in; the purge then finds no
+     * purge running and returns everything, and the threads start again. */
+    _Bool off = 0, on = 1, was = 0;
+    size_t sz = sizeof(was);
+    if (mallctl("background_thread", &was, &sz, &off, sizeof(off)) == 0 && was) {
+        purgeAllArenas();
+        mallctl("background_thread", NULL, NULL, &on, sizeof(on));
+    }
+    return dirtyLeft();
 }
 
 void xmallocStats(size_t *allocated, size_t *active, size_t *resident) {
