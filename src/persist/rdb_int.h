@@ -78,6 +78,10 @@ void rdbKeysSaved(RdbWriter *w, long long n);
  * holds.  0, or -1 (sticky). */
 int rdbWriterPutChecked(RdbWriter *w, const char *p, size_t n, uint64_t crc);
 
+/* A thread count directive's value: `configured` when above 0, else one
+ * per online CPU in the process's affinity, at most autoMax (1 with one
+ * CPU). */
+int rdbThreadCount(int configured, int autoMax);
 /* Threads that serialize a snapshot's keys (rdb-save-threads; 0 picks one
  * per online CPU, at most RDB_SAVE_THREADS_AUTO_MAX); 1: the saving thread
  * alone. */

@@ -39,12 +39,10 @@
  * repeated for a while (the pause doubles up to IDLE_SKIP_MAX bytes of
  * input), so a file of small keys pays little for the scanner. */
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "core/server.h"
 #include "ds/alloc.h"
@@ -104,15 +102,7 @@ struct RdbPrefetch {
     pthread_t tids[LOAD_THREADS_MAX];
 };
 
-int rdbLoadThreadCount(void) {
-    int n = server.cfg.rdbLoadThreads;
-    if (n > 0) return n;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) < cpus) cpus = CPU_COUNT(&set);
-    if (cpus < 2) return 1;
-    return cpus > RDB_LOAD_THREADS_AUTO_MAX ? RDB_LOAD_THREADS_AUTO_MAX : (int)cpus;
-}
+int rdbLoadThreadCount(void) { return rdbThreadCount(server.cfg.rdbLoadThreads, RDB_LOAD_THREADS_AUTO_MAX); }
 
 /* --- expanding (workers, and the loader while it waits) --- */
 

@@ -84,15 +84,16 @@ typedef struct Job {
     int stop; /* the save was aborted: skip the remaining keys */
 } Job;
 
-int rdbSaveThreadCount(void) {
-    int n = server.cfg.rdbSaveThreads;
-    if (n > 0) return n;
+int rdbThreadCount(int configured, int autoMax) {
+    if (configured > 0) return configured;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) < cpus) cpus = CPU_COUNT(&set);
     if (cpus < 2) return 1;
-    return cpus > RDB_SAVE_THREADS_AUTO_MAX ? RDB_SAVE_THREADS_AUTO_MAX : (int)cpus;
+    return cpus > autoMax ? autoMax : (int)cpus;
 }
+
+int rdbSaveThreadCount(void) { return rdbThreadCount(server.cfg.rdbSaveThreads, RDB_SAVE_THREADS_AUTO_MAX); }
 
 /* A worker's sink: gives its buffer to the saving thread and waits until
  * that one has written it; then the buffer is empty again.  -1 once the

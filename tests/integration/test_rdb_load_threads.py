@@ -17,7 +17,7 @@ import redis
 
 from conftest import cairn_bin, free_port
 from test_rdb import raw_client, start_with_file
-from test_rdb_loading import Loading, wait_for
+from test_rdb_loading import loading, wait_for  # noqa: F401 (fixture)
 from test_rdb_threads import fill
 from test_repl import FAST, attach, same_digest
 
@@ -278,20 +278,6 @@ def test_duplicated_key_refused_alike(tmp_path):
         assert rc == 1 and len(lines) == 1 and "duplicated key" in lines[0], lines
         seen.add(lines[0])
     assert len(seen) == 1
-
-
-@pytest.fixture
-def loading():
-    started = []
-
-    def start(binary, dump, **cfg):
-        s = Loading(binary, dump, **cfg)
-        started.append(s)
-        return s
-
-    yield start
-    for s in started:
-        s.stop()
 
 
 def test_loading_with_threads_turns_the_loop_and_stops(hashes_file, tmp_path, loading):
