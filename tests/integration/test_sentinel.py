@@ -34,6 +34,10 @@ def wait_for(pred, timeout=60.0, what="condition"):
     raise AssertionError("timed out waiting for " + what)
 
 
+# down-after-milliseconds is 3 s: with 1 s, a sentinel on a loaded CI
+# machine declared a just-promoted primary down 1 s after switching to it
+# (no PING reply seen in time) and failed over again, so the topology the
+# test checks moved under it.
 class SentinelProc:
     def __init__(self, master_port):
         self.dir = tempfile.mkdtemp(prefix="cairn-sentinel-")
@@ -42,7 +46,7 @@ class SentinelProc:
         with open(conf, "w") as f:
             f.write("port %d\nbind 127.0.0.1\ndir %s\nlogfile %s/sentinel.log\n"
                     "sentinel monitor %s 127.0.0.1 %d 2\n"
-                    "sentinel down-after-milliseconds %s 1000\n"
+                    "sentinel down-after-milliseconds %s 3000\n"
                     "sentinel failover-timeout %s 6000\n"
                     "sentinel parallel-syncs %s 1\n"
                     % (self.port, self.dir, self.dir, NAME, master_port, NAME, NAME, NAME))
