@@ -117,7 +117,7 @@ static void *lazyfreeMain(void *arg) {
         if (wantPurge && !head) { /* once, after the last queued job */
             wantPurge = 0;
             pthread_mutex_unlock(&lock);
-            xmallocPurgeSettled();
+            xmallocPurge();
             pthread_mutex_lock(&lock);
         }
         busy = 0;

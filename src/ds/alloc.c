@@ -11,7 +11,6 @@
 #include <string.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include <time.h>
 #include <unistd.h>
 
 static void oom(size_t size) {
@@ -159,9 +158,9 @@ static int dirtyLeft(void) {
     return pages * (size_t)sysconf(_SC_PAGESIZE) > XMALLOC_PURGE_SLACK;
 }
 
-int xmallocPurge(void) {
+void xmallocPurge(void) {
     purgeAllArenas();
-    if (!dirtyLeft()) return 0;
+    if (!dirtyLeft()) return;
     /* Cut short by a background purge (alloc.h).  Stopping the background
      * threads waits for the pass they are in; the purge then finds no
      * purge running and returns everything, and the threads start again. */
@@ -171,7 +170,6 @@ int xmallocPurge(void) {
         purgeAllArenas();
         mallctl("background_thread", NULL, NULL, &on, sizeof(on));
     }
-    return dirtyLeft();
 }
 
 void xmallocStats(size_t *allocated, size_t *active, size_t *resident) {
@@ -195,10 +193,7 @@ void xmallocStatsReport(void (*write)(void *ctx, const char *text), void *ctx) {
 
 #else /* counting wrapper for sanitizer / libc builds */
 
-int xmallocPurge(void) {
-    malloc_trim(0);
-    return 0;
-}
+void xmallocPurge(void) { malloc_trim(0); }
 
 void *xreallocBig(void *ptr, size_t size) { return xrealloc(ptr, size); }
 
@@ -263,12 +258,6 @@ size_t xmallocUsed(void) { return atomic_load_explicit(&usedMemory, memory_order
 
 #endif
 
-void xmallocPurgeSettled(void) {
-    for (int tries = 0; xmallocPurge() && tries < 200; tries++) {
-        struct timespec ms = {0, 1000000};
-        nanosleep(&ms, NULL);
-    }
-}
 
 char *xstrdup(const char *s) {
     size_t n = strlen(s) + 1;

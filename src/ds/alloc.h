@@ -34,20 +34,15 @@ size_t xmallocRss(void);
 /* Give the allocator's freed-but-resident pages back to the system now
  * (jemalloc: purge every arena's dirty pages, as Redis does after a flush;
  * libc: malloc_trim).  Costs time in proportion to what is returned: call
- * it from a background thread (lazyfreePurge).  Returns non-zero when more
- * than XMALLOC_PURGE_SLACK bytes of dirty pages remained: jemalloc skips
- * an arena whose decay purge is already running (its background thread's,
- * a few pages of an older free), so a flush's purge could do nothing and
- * leave hundreds of MB to the 10 s decay.  When that happens it stops the
- * background threads (waiting for their pass), purges again and restarts
- * them: a FLUSHALL SYNC of 10M keys with TTLs left 704 MB resident when it
- * returned (27 MB only 1 s later), now 27 MB.  xmallocPurgeSettled retries
- * whatever still remains. */
+ * it from a background thread (lazyfreePurge).  jemalloc skips an arena
+ * whose decay purge is already running (its background thread's, a few
+ * pages of an older free), so a flush's purge could do nothing and leave
+ * hundreds of MB to the 10 s decay: when more than XMALLOC_PURGE_SLACK
+ * bytes of dirty pages remain, it stops the background threads (waiting
+ * for their pass), purges again and restarts them.  A FLUSHALL SYNC of 10M
+ * keys with TTLs left 704 MB resident when it returned; now 27 MB. */
 #define XMALLOC_PURGE_SLACK (8u << 20)
-int xmallocPurge(void);
-/* xmallocPurge until it leaves at most XMALLOC_PURGE_SLACK dirty, waiting
- * 1 ms between attempts, at most 200 of them: for a background thread. */
-void xmallocPurgeSettled(void);
+void xmallocPurge(void);
 /* Big buffers (a request's argument of RESP_BIG_ARENA_MIN bytes or more,
  * which SET then keeps as the value) come from an arena of their own whose
  * freed pages jemalloc never returns by itself: the next big argument reuses

@@ -112,23 +112,12 @@ sds sdsDup(const sds s);
 /* Release s.  NULL is a no-op. */
 void sdsFree(sds s);
 
-/* Set the length to len (must be <= len + avail) and write s[len] = '\0'.
- * Used after writing into the spare space directly.  Inline: the parser
- * calls it for every argument. */
-static inline void sdsSetLen(sds s, size_t len) {
-    switch ((unsigned char)s[-1] & SDS_TYPE_MASK) {
-    case SDS_TYPE_8: SDS_HDR(8, s)->len = (uint8_t)len; break;
-    case SDS_TYPE_16: SDS_HDR(16, s)->len = (uint16_t)len; break;
-    case SDS_TYPE_32: SDS_HDR(32, s)->len = (uint32_t)len; break;
-    default: SDS_HDR(64, s)->len = len; break;
-    }
-    s[len] = '\0';
-}
-/* Like sdsSetLen without the terminator, for a string being filled in place
- * by the kernel (a big request argument): writing s[len] after every read
- * touches a page only the kernel has written so far, which costs a fault
- * on some virtual machines.  The string must get sdsSetLen before anything
- * reads it as a C string. */
+/* Set the length to len (must be <= len + avail) without writing the
+ * terminator: for a string being filled in place by the kernel (a big
+ * request argument), where writing s[len] after every read touches a page
+ * only the kernel has written so far, which costs a fault on some virtual
+ * machines.  The string must get sdsSetLen before anything reads it as a C
+ * string. */
 static inline void sdsSetLenUnterminated(sds s, size_t len) {
     switch ((unsigned char)s[-1] & SDS_TYPE_MASK) {
     case SDS_TYPE_8: SDS_HDR(8, s)->len = (uint8_t)len; break;
@@ -136,6 +125,13 @@ static inline void sdsSetLenUnterminated(sds s, size_t len) {
     case SDS_TYPE_32: SDS_HDR(32, s)->len = (uint32_t)len; break;
     default: SDS_HDR(64, s)->len = len; break;
     }
+}
+/* Set the length to len (must be <= len + avail) and write s[len] = '\0'.
+ * Used after writing into the spare space directly.  Inline: the parser
+ * calls it for every argument. */
+static inline void sdsSetLen(sds s, size_t len) {
+    sdsSetLenUnterminated(s, len);
+    s[len] = '\0';
 }
 /* Move the length by incr (negative shrinks; must stay within 0..cap) and
  * write the terminator. */

@@ -403,14 +403,12 @@ static int getFlushModeOrReply(Client *c) {
 
 /* An emptied database's memory goes back to the system at once: after a
  * SYNC flush the allocator's dirty pages are purged here, as Redis 7.0 does
- * (the flush itself took longer), and when that purge was cut short (an
- * arena's background purge was running: alloc.h) the lazy-free thread
- * retries it; after an ASYNC one the lazy-free thread purges once it has
- * freed the contents. */
+ * (the flush itself took longer); after an ASYNC one the lazy-free thread
+ * purges once it has freed the contents. */
 static long long emptyDb(Db *db, int async) {
     if (async) return lazyfreeEmptyDb(db);
     long long n = dbEmpty(db);
-    if (n && xmallocPurge()) lazyfreePurge();
+    if (n) xmallocPurge();
     return n;
 }
 
