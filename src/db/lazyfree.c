@@ -52,8 +52,6 @@ static size_t prepSlots;
 static int prepDrop;
 static long long prepReadyMs;
 
-#define PAGE_STEP 4096
-
 static long long monotonicMs(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -63,9 +61,8 @@ static long long monotonicMs(void) {
 static void prepareTable(size_t slots) {
     size_t bytes = slots * sizeof(void *);
     char *t = xcalloc(bytes);
-    /* One write per page: the page faults happen here, not in the main
-     * thread's rehash. */
-    for (size_t i = 0; i < bytes; i += PAGE_STEP) ((volatile char *)t)[i] = 0;
+    /* The page faults happen here, not in the main thread's rehash. */
+    prefaultRange(t, bytes);
     pthread_mutex_lock(&lock);
     if (prepDrop) {
         prepDrop = 0;

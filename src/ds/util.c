@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ds/alloc.h"
 
@@ -247,4 +249,27 @@ int startDetachedThread(void *(*fn)(void *), void *arg) {
     int err = pthread_create(&t, &attr, fn, arg);
     pthread_attr_destroy(&attr);
     return err;
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+/* Chunks of this size keep each madvise short: the call holds the address
+ * space's lock for reading, which an mmap in the main thread waits for. */
+#define PREFAULT_CHUNK ((size_t)2 << 20)
+
+void prefaultRange(void *p, size_t len) {
+    if (len == 0) return;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t start = ((uintptr_t)p + page - 1) & ~(uintptr_t)(page - 1);
+    uintptr_t end = ((uintptr_t)p + len) & ~(uintptr_t)(page - 1);
+    int populate = 1;
+    for (uintptr_t a = start; populate && a < end; a += PREFAULT_CHUNK) {
+        size_t n = end - a < PREFAULT_CHUNK ? end - a : PREFAULT_CHUNK;
+        if (madvise((void *)a, n, MADV_POPULATE_WRITE) != 0) populate = 0;
+    }
+    volatile char *c = p;
+    for (size_t i = 0; i < len; i += page) c[i] = c[i];
+    c[len - 1] = c[len - 1];
 }

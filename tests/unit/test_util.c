@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "ds/util.h"
 
@@ -346,6 +348,42 @@ static void test_clocks(void **state) {
     assert_true(b >= a);
 }
 
+/* Pages of p[0..npages) resident now (mincore). */
+static size_t residentPages(char *p, size_t npages) {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    unsigned char vec[64];
+    assert_true(npages <= sizeof(vec));
+    assert_int_equal(mincore(p, npages * page, vec), 0);
+    size_t n = 0;
+    for (size_t i = 0; i < npages; i++) n += vec[i] & 1;
+    return n;
+}
+
+/* prefaultRange makes exactly the pages its range touches resident, from
+ * and to any byte offset, and changes no byte. */
+static void test_prefault_range(void **state) {
+    (void)state;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), npages = 40;
+    char *p = mmap(NULL, npages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(p != MAP_FAILED);
+    assert_int_equal(residentPages(p, npages), 0);
+    /* Bytes 100 of page 3 to 100 bytes before the end of page 30: pages
+     * 3..30.  Page 10 holds data that must survive. */
+    memset(p + 10 * page, 0x5a, page);
+    prefaultRange(p + 3 * page + 100, 27 * page + page - 200);
+    unsigned char vec[40];
+    assert_int_equal(mincore(p, npages * page, vec), 0);
+    for (size_t i = 0; i < npages; i++) assert_int_equal(vec[i] & 1, i >= 3 && i <= 30);
+    for (size_t i = 0; i < page; i++) assert_int_equal((unsigned char)p[10 * page + i], 0x5a);
+    for (size_t i = 3 * page; i < 31 * page; i++)
+        if (i / page != 10) assert_int_equal(p[i], 0);
+    /* Within one page, and an empty range. */
+    prefaultRange(p + 35 * page + 7, 1);
+    prefaultRange(p + 37 * page, 0);
+    assert_int_equal(residentPages(p, npages), 29);
+    munmap(p, npages * page);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_string_to_long_long),
@@ -358,6 +396,7 @@ int main(void) {
         cmocka_unit_test(test_double_to_string),
         cmocka_unit_test(test_long_double_to_string),
         cmocka_unit_test(test_clocks),
+        cmocka_unit_test(test_prefault_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
