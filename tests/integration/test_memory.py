@@ -265,7 +265,15 @@ def test_maxmemory_clients_evicts_from_the_biggest_size_class(server):
         n = kb * 1000
         s.sendall(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$%d\r\n" % (n + 1) + b"x" * n)
         socks.append(s)
-    wait_for(lambda: r.info("memory")["used_memory"] > base + 2900 * 1000, timeout=30, what="buffers filled")
+    me = r.client_id()
+
+    def filled():
+        # Every argument read to its end: a buffer still filling may sit in
+        # a smaller size class than its final one when eviction looks.
+        held = sorted(int(c["tot-mem"]) for c in r.client_list() if int(c["id"]) != me)
+        return len(held) == len(sizes) and all(h >= kb * 1000 for h, kb in zip(held, sizes))
+    wait_for(filled, timeout=30, what="buffers filled")
+    assert r.info("memory")["used_memory"] > base + 2900 * 1000
     r.config_set("maxmemory-clients", 1000 * 1000)
     wait_for(lambda: r.info("stats")["evicted_clients"] == 3, timeout=30, what="3 evicted")
     for kb, s in zip(sizes, socks):
