@@ -343,6 +343,9 @@ kvobj *dbAddUnique(Db *db, kvobj *o) {
  * previous entry's next field, from htabFindLink). */
 static kvobj *replaceAt(Db *db, void **link, kvobj *old, kvobj *fresh, int keepTtl) {
     int oldExp = kvHasExpire(old);
+    /* Callers that keep a TTL build fresh with old's expire (object.h
+     * kvCreate...Expire); this move is the fallback for one that did not
+     * (SET KEEPTTL over an expired key on a replica). */
     if (keepTtl && oldExp && !kvHasExpire(fresh)) {
         kvobj *t = relayout(fresh, 1);
         kvFreeShell(fresh);
@@ -454,7 +457,9 @@ sds dbUnshareString(Db *db, kvobj **po) {
         return copy;
     }
     sds s = kvStringDup(o);
-    kvobj *n = kvCreateRawString(kvKey(o), kvKeyLen(o), s);
+    /* Built with o's expire, if any: dbReplace then has nothing to move. */
+    kvobj *n = kvHasExpire(o) ? kvCreateRawStringExpire(kvKey(o), kvKeyLen(o), s, kvExpire(o))
+                              : kvCreateRawString(kvKey(o), kvKeyLen(o), s);
     *po = dbReplace(db, o, n, 1);
     return s;
 }

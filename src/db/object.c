@@ -104,10 +104,20 @@ void kvNoPointerSlot(const kvobj *o) {
     abort();
 }
 
-kvobj *kvCreateInline(const char *key, size_t keylen, int type, const void *lp, size_t len, size_t cap) {
-    kvobj *o = kvAlloc(key, keylen, type, OBJ_ENC_LISTPACK_INLINE, cap > len ? cap : len, 0, 0);
+static kvobj *createInline(const char *key, size_t keylen, int type, const void *lp, size_t len, size_t cap,
+                           int withExpire, long long when) {
+    kvobj *o = kvAlloc(key, keylen, type, OBJ_ENC_LISTPACK_INLINE, cap > len ? cap : len, withExpire, when);
     memcpy(kvPtr(o), lp, len);
     return o;
+}
+
+kvobj *kvCreateInline(const char *key, size_t keylen, int type, const void *lp, size_t len, size_t cap) {
+    return createInline(key, keylen, type, lp, len, cap, 0, 0);
+}
+
+kvobj *kvCreateInlineExpire(const char *key, size_t keylen, int type, const void *lp, size_t len, size_t cap,
+                            long long when) {
+    return createInline(key, keylen, type, lp, len, cap, 1, when);
 }
 
 kvobj *kvCloneShell(const kvobj *o, int enc, size_t inlineCap) {
@@ -174,6 +184,18 @@ kvobj *kvCreateRawString(const char *key, size_t keylen, sds takes) {
 
 kvobj *kvCreateString(const char *key, size_t keylen, const char *val, size_t vlen) {
     return createString(key, keylen, val, vlen, 0, 0);
+}
+
+kvobj *kvCreatePtrExpire(const char *key, size_t keylen, int type, int encoding, void *ptr, long long when) {
+    return createPtr(key, keylen, type, encoding, ptr, 1, when);
+}
+
+kvobj *kvCreateIntExpire(const char *key, size_t keylen, long long v, long long when) {
+    return createInt(key, keylen, v, 1, when);
+}
+
+kvobj *kvCreateEmbstrExpire(const char *key, size_t keylen, const char *val, size_t vlen, long long when) {
+    return createEmbstr(key, keylen, val, vlen, 1, when);
 }
 
 kvobj *kvCreateStringExpire(const char *key, size_t keylen, const char *val, size_t vlen, long long when) {

@@ -195,15 +195,25 @@ kvobj *kvCreateEmbstr(const char *key, size_t keylen, const char *val, size_t vl
 kvobj *kvCreateString(const char *key, size_t keylen, const char *val, size_t vlen);
 /* A string entry that is always raw (APPEND, SETRANGE, SETBIT results). */
 kvobj *kvCreateRawString(const char *key, size_t keylen, sds takes);
-/* The same two with an expire (absolute unix time in ms) in the entry from
- * the start: a SET EX builds its entry once, where adding the expire
- * afterwards (dbSetExpire) moves the entry to a bigger block.  The TTL
- * position is set when the db indexes it (dbAdd, dbSetKey). */
-kvobj *kvCreateStringExpire(const char *key, size_t keylen, const char *val, size_t vlen, long long when);
-kvobj *kvCreateRawStringExpire(const char *key, size_t keylen, sds takes, long long when);
 /* An entry of `type` holding a copy of the listpack lp[0..len) inline, with
  * room for it to grow to `cap` bytes (cap >= len). */
 kvobj *kvCreateInline(const char *key, size_t keylen, int type, const void *lp, size_t len, size_t cap);
+/* The same with an expire (absolute unix time in ms) in the entry from the
+ * start.  Adding the expire afterwards (dbSetExpire) moves the entry to a
+ * bigger block: a second allocation, a copy, a second key-table lookup and
+ * a free.  So every path that knows the expire when it builds the entry
+ * uses these: SET EX, an RDB key with an expire, RESTORE with a TTL,
+ * RENAME/COPY of a key with one, and a value rebuilt under a kept TTL
+ * (INCR, APPEND, ... on a key with a TTL: build with kvExpire(old)).  The
+ * TTL position is set when the db indexes the entry (dbAdd, dbAddUnique,
+ * dbSetKey, dbReplace). */
+kvobj *kvCreatePtrExpire(const char *key, size_t keylen, int type, int encoding, void *ptr, long long when);
+kvobj *kvCreateIntExpire(const char *key, size_t keylen, long long v, long long when);
+kvobj *kvCreateEmbstrExpire(const char *key, size_t keylen, const char *val, size_t vlen, long long when);
+kvobj *kvCreateStringExpire(const char *key, size_t keylen, const char *val, size_t vlen, long long when);
+kvobj *kvCreateRawStringExpire(const char *key, size_t keylen, sds takes, long long when);
+kvobj *kvCreateInlineExpire(const char *key, size_t keylen, int type, const void *lp, size_t len, size_t cap,
+                            long long when);
 /* A new entry with o's key, type, access bits and expire (value and TTL
  * position copied) and the stored encoding enc; its value is unset: a
  * pointer slot, or room for `inlineCap` bytes of inline listpack.  For

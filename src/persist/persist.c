@@ -568,7 +568,9 @@ static void restoreCommand(Client *c) {
     if (server.cfg.sanitizeDumpPayload == SANITIZE_PAYLOAD_CLIENTS && serverSkipSanitizePayload &&
         serverSkipSanitizePayload(c))
         deep = 0;
-    kvobj *o = rdbRestoreValue(key, sdsLen(key), p, len, deep);
+    long long ttl = a.ttl;
+    if (ttl && !a.absttl) ttl += serverNowMs();
+    kvobj *o = rdbRestoreValue(key, sdsLen(key), p, len, deep, ttl != 0, ttl); /* built with its expire */
     if (!o) {
         replyError(c, "ERR Bad data format");
         return;
@@ -582,8 +584,6 @@ static void restoreCommand(Client *c) {
             else kvFree(old);
         }
     }
-    long long ttl = a.ttl;
-    if (ttl && !a.absttl) ttl += serverNowMs();
     if (ttl && ttl <= serverNowMs()) {
         /* Already expired: the key is gone (a replaced one deleted). */
         kvFree(o);
@@ -598,9 +598,8 @@ static void restoreCommand(Client *c) {
         replyOk(c);
         return;
     }
-    dbAdd(c->db, o);
+    dbAdd(c->db, o); /* indexes its expire */
     if (ttl) {
-        dbSetExpire(c->db, &o, ttl);
         if (!a.absttl) {
             /* Propagated with the absolute time. */
             EffectArg args[64];

@@ -534,6 +534,8 @@ typedef struct RdbReader {
     RdbPrefetch *pf; /* a file load's strings expanded ahead (rdb_load_threads.c) */
     size_t pfNext;   /* with pf: the offset of the next expanded string */
     size_t pfWake;   /* with pf: the record offset to call rdbPrefetchAt at */
+    int withExpire;  /* the value being read is a key's with an expire (`expire`, */
+    long long expire; /* absolute ms): its entry is built with it (newEntry...) */
 } RdbReader;
 
 static int rrFail(RdbReader *r, const char *why) {
@@ -1059,6 +1061,19 @@ static int loadElements(RdbReader *r, Build *b, int rdbType) {
 
 /* --- per type: loading (ObjectType.rdbLoad) --- */
 
+/* A loaded value's entry, with the key's expire in it from the start when
+ * it has one (r->withExpire): adding it after the insert (dbSetExpire)
+ * would allocate, copy and relink the entry a second time. */
+static kvobj *newEntryPtr(const RdbReader *r, const char *key, size_t keylen, int type, int enc, void *ptr) {
+    return r->withExpire ? kvCreatePtrExpire(key, keylen, type, enc, ptr, r->expire)
+                         : kvCreatePtr(key, keylen, type, enc, ptr);
+}
+
+static kvobj *newEntryString(const RdbReader *r, const char *key, size_t keylen, const char *val, size_t vlen) {
+    return r->withExpire ? kvCreateStringExpire(key, keylen, val, vlen, r->expire)
+                         : kvCreateString(key, keylen, val, vlen);
+}
+
 static kvobj *stringRdbLoad(RdbReader *r, int rdbType, const char *key, size_t keylen, int *empty) {
     (void)rdbType;
     *empty = 0;
@@ -1070,7 +1085,7 @@ static kvobj *stringRdbLoad(RdbReader *r, int rdbType, const char *key, size_t k
     if (rdbDecodeLen(r->p, r->len, &i, &n, &special) == 0) {
         if (!special && n <= OBJ_EMBSTR_MAX && n <= r->len - i) {
             r->pos = i + (size_t)n;
-            return kvCreateString(key, keylen, (const char *)r->p + i, (size_t)n);
+            return newEntryString(r, key, keylen, (const char *)r->p + i, (size_t)n);
         }
         size_t bytes = special && n <= 2 ? (size_t)1 << n : 0;
         if (bytes && r->len - i >= bytes) {
@@ -1078,15 +1093,16 @@ static kvobj *stringRdbLoad(RdbReader *r, int rdbType, const char *key, size_t k
             for (size_t k = 0; k < bytes; k++)
                 u |= (uint32_t)r->p[i + k] << (8 * k);
             r->pos = i + bytes;
-            return kvCreateInt(key, keylen, bytes == 1 ? (int8_t)u : bytes == 2 ? (int16_t)u : (int32_t)u);
+            long long v = bytes == 1 ? (int8_t)u : bytes == 2 ? (int16_t)u : (int32_t)u;
+            return r->withExpire ? kvCreateIntExpire(key, keylen, v, r->expire) : kvCreateInt(key, keylen, v);
         }
     }
     sds s;
     if (rrString(r, &s) < 0) return NULL;
     /* A long string keeps the decoded sds (its capacity is its length);
      * kvCreateString would copy it. */
-    if (sdsLen(s) > OBJ_EMBSTR_MAX) return kvCreateRawString(key, keylen, s);
-    kvobj *o = kvCreateString(key, keylen, s, sdsLen(s));
+    if (sdsLen(s) > OBJ_EMBSTR_MAX) return newEntryPtr(r, key, keylen, OBJ_STRING, OBJ_ENC_RAW, s);
+    kvobj *o = newEntryString(r, key, keylen, s, sdsLen(s));
     sdsFree(s);
     return o;
 }
@@ -1134,7 +1150,7 @@ static kvobj *collectionRdbLoad(RdbReader *r, int type, int rdbType, const char 
             dbUnverified++;
         }
     }
-    return kvCreatePtr(key, keylen, type, b.enc, b.ptr);
+    return newEntryPtr(r, key, keylen, type, b.enc, b.ptr);
 }
 
 static kvobj *listRdbLoad(RdbReader *r, int rdbType, const char *key, size_t keylen, int *empty) {
@@ -1284,7 +1300,7 @@ static kvobj *streamRdbLoad(RdbReader *r, int rdbType, const char *key, size_t k
     if (rrCount(r, &groups, 4) < 0) goto fail;
     for (uint64_t i = 0; i < groups; i++)
         if (streamLoadGroup(r, s, v2) < 0) goto fail;
-    return kvCreatePtr(key, keylen, OBJ_STREAM, OBJ_ENC_STREAM, s);
+    return newEntryPtr(r, key, keylen, OBJ_STREAM, OBJ_ENC_STREAM, s);
 fail:
     streamFree(s);
     return NULL;
@@ -1329,8 +1345,9 @@ static kvobj *loadValue(RdbReader *r, int rdbType, const char *key, size_t keyle
     return ops->rdbLoad(r, rdbType, key, keylen, empty);
 }
 
-kvobj *rdbRestoreValue(const char *key, size_t keylen, const unsigned char *p, size_t len, int deep) {
-    RdbReader r = {.p = p, .len = len, .shallow = !deep};
+kvobj *rdbRestoreValue(const char *key, size_t keylen, const unsigned char *p, size_t len, int deep,
+                       int withExpire, long long expire) {
+    RdbReader r = {.p = p, .len = len, .shallow = !deep, .withExpire = withExpire, .expire = expire};
     unsigned char type;
     int empty;
     if (rrByte(&r, &type) < 0) return NULL;
@@ -1427,7 +1444,10 @@ static int loadKey(RdbReader *r, RdbStream *s, int type) {
     sds owned; /* the key, when it was not stored plain */
     if (rrStringRef(r, &key, &keylen, &owned) < 0) return -1;
     int empty;
+    r->withExpire = s->expire != -1; /* the entry is built with it */
+    r->expire = s->expire;
     kvobj *o = loadValue(r, type, key, keylen, &empty);
+    r->withExpire = 0;
     if (!o && !empty) {
         sdsFree(owned);
         return -1;
@@ -1454,7 +1474,6 @@ static int loadKey(RdbReader *r, RdbStream *s, int type) {
             s->streaming = 0;
             return rrFail(r, "duplicated key");
         }
-        if (s->expire != -1) dbSetExpire(db, &o, s->expire);
         applyAccess(o, s->idle, s->freq);
         info->keysLoaded++;
     }

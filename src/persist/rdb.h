@@ -52,7 +52,10 @@ int rdbPayloadIsIntact(const unsigned char *p, size_t len);
  * a listpack, ziplist, zipmap or intset are dropped rather than refused and
  * an intset's order is not checked; what keeps memory safe is always
  * checked. */
-kvobj *rdbRestoreValue(const char *key, size_t keylen, const unsigned char *p, size_t len, int deep);
+/* withExpire: the entry carries `expire` (absolute ms) from the start
+ * (RESTORE with a TTL), no move when it is added. */
+kvobj *rdbRestoreValue(const char *key, size_t keylen, const unsigned char *p, size_t len, int deep,
+                       int withExpire, long long expire);
 
 /* Writes the whole dataset to `filename` through a temporary file
  * (temp-<pid>.rdb in the same directory), fsynced and renamed over it, the

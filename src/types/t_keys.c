@@ -67,24 +67,32 @@ static void expireEntry(Db *db, kvobj *o) {
     sdsFree(key);
 }
 
-/* A new entry named key[0..len) holding o's value: the value pointer is
- * moved (o must then be freed with kvFreeShell) unless dup, in which case
- * it is deep-copied.  The new entry has no expire.  NULL if the value's
- * type has no copy function yet. */
+/* A new entry named key[0..len) holding o's value and o's expire (built
+ * in from the start: adding it afterwards would move the entry): the value
+ * pointer is moved (o must then be freed with kvFreeShell) unless dup, in
+ * which case it is deep-copied.  NULL if the value's type has no copy
+ * function yet. */
 static kvobj *entryWithKey(const kvobj *o, const char *key, size_t len, int dup) {
+    int exp = kvHasExpire(o);
+    long long when = kvExpire(o);
     if (kvType(o) == OBJ_STRING && kvEncoding(o) != OBJ_ENC_RAW) {
         char buf[UTIL_LONG_STR_SIZE];
         size_t vlen;
         const char *v;
-        if (kvEncoding(o) == OBJ_ENC_INT) return kvCreateInt(key, len, kvInt(o));
+        if (kvEncoding(o) == OBJ_ENC_INT)
+            return exp ? kvCreateIntExpire(key, len, kvInt(o), when) : kvCreateInt(key, len, kvInt(o));
         v = kvStringBytes(o, buf, &vlen);
-        return kvCreateEmbstr(key, len, v, vlen);
+        return exp ? kvCreateEmbstrExpire(key, len, v, vlen, when) : kvCreateEmbstr(key, len, v, vlen);
     }
-    if (kvHasInlineValue(o)) /* copied either way: it lives in o's block */
-        return kvCreateInline(key, len, kvType(o), kvPtr(o), kvInlineSize(o), kvInlineSize(o));
+    if (kvHasInlineValue(o)) { /* copied either way: it lives in o's block */
+        size_t n = kvInlineSize(o);
+        return exp ? kvCreateInlineExpire(key, len, kvType(o), kvPtr(o), n, n, when)
+                   : kvCreateInline(key, len, kvType(o), kvPtr(o), n, n);
+    }
     void *ptr = dup ? objectDupValue(o) : kvPtr(o);
     if (!ptr) return NULL;
-    return kvCreatePtr(key, len, kvType(o), kvEncoding(o), ptr);
+    return exp ? kvCreatePtrExpire(key, len, kvType(o), kvEncoding(o), ptr, when)
+               : kvCreatePtr(key, len, kvType(o), kvEncoding(o), ptr);
 }
 
 /* Free an entry a command removed to make room (RENAME/COPY overwrite). */
@@ -268,12 +276,10 @@ static void renameGeneric(Client *c, int nx) {
         }
         freeServerDel(dbUnlink(db, dst, sdsLen(dst)));
     }
-    long long expire = kvExpire(o);
-    kvobj *n = entryWithKey(o, dst, sdsLen(dst), 0);
+    kvobj *n = entryWithKey(o, dst, sdsLen(dst), 0); /* with o's expire */
     kvSetLru(n, kvLru(o));
     kvFreeShell(dbUnlink(db, src, sdsLen(src)));
     dbAdd(db, n);
-    if (expire != -1) dbSetExpire(db, &n, expire);
 
     signalModifiedKey(c, db, src, sdsLen(src));
     signalModifiedKey(c, db, dst, sdsLen(dst));
@@ -348,8 +354,7 @@ static void copyCommand(Client *c) {
         replyError(c, "ERR copying this type of value is not supported yet");
         return;
     }
-    dbAdd(dst, n);
-    if (kvHasExpire(o)) dbSetExpire(dst, &n, kvExpire(o));
+    dbAdd(dst, n); /* n has o's expire */
 
     signalModifiedKey(c, dst, newkey, sdsLen(newkey));
     notifyKeyspaceEvent(NOTIFY_GENERIC, "copy_to", newkey, sdsLen(newkey), dst->id);

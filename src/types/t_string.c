@@ -226,7 +226,8 @@ static void setGeneric(Client *c, int flags, const sds key, sds val, const sds e
     if (expire && expireToAbsMsOrReply(c, expire, flags, &when) == -1) return;
     if ((flags & OPT_GET) && replyKeyValue(c, key) == -1) return;
 
-    int found = dbLookupWrite(c->db, key, sdsLen(key)) != NULL;
+    kvobj *old = dbLookupWrite(c->db, key, sdsLen(key));
+    int found = old != NULL;
     if (((flags & OPT_NX) && found) || ((flags & OPT_XX) && !found)) {
         if (!(flags & OPT_GET)) {
             if (replyStyle == SET_REPLY_BOOL) replyLongLong(c, 0);
@@ -235,7 +236,13 @@ static void setGeneric(Client *c, int flags, const sds key, sds val, const sds e
         return;
     }
 
-    dbSetKey(c->db, createValue(c, key, &val, expire != NULL, when), (flags & OPT_KEEPTTL) != 0);
+    int withExpire = expire != NULL;
+    long long at = when;
+    if (__builtin_expect((flags & OPT_KEEPTTL) && found, 0) && kvHasExpire(old) && !kvIsExpired(old)) {
+        withExpire = 1; /* the kept expire in the entry from the start: dbSetKey moves nothing */
+        at = kvExpire(old);
+    }
+    dbSetKey(c->db, createValue(c, key, &val, withExpire, at), (flags & OPT_KEEPTTL) != 0);
     signalModifiedKey(c, c->db, key, sdsLen(key));
     serverIncrDirty(1);
     notifyString(c, "set", key);
@@ -517,7 +524,11 @@ static void incrDecr(Client *c, long long incr) {
     }
     value += incr;
     if (o && kvEncoding(o) == OBJ_ENC_INT) kvSetInt(o, value);
-    else if (o) dbReplace(c->db, o, kvCreateInt(key, sdsLen(key), value), 1);
+    else if (o) /* built with the kept expire: dbReplace moves nothing */
+        dbReplace(c->db, o,
+                  kvHasExpire(o) ? kvCreateIntExpire(key, sdsLen(key), value, kvExpire(o))
+                                 : kvCreateInt(key, sdsLen(key), value),
+                  1);
     else dbAdd(c->db, kvCreateInt(key, sdsLen(key), value));
     signalModifiedKey(c, c->db, key, sdsLen(key));
     notifyString(c, "incrby", key);
@@ -576,8 +587,14 @@ static void incrbyfloatCommand(Client *c) {
     }
     char buf[UTIL_MAX_LONG_DOUBLE_CHARS];
     int len = longDoubleToString(buf, sizeof(buf), value, 1);
-    kvobj *fresh = (size_t)len <= OBJ_EMBSTR_MAX ? kvCreateEmbstr(key, sdsLen(key), buf, (size_t)len)
-                                                 : kvCreateRawString(key, sdsLen(key), sdsNewLen(buf, (size_t)len));
+    kvobj *fresh;
+    if (o && kvHasExpire(o)) /* built with the kept expire: dbReplace moves nothing */
+        fresh = (size_t)len <= OBJ_EMBSTR_MAX
+                    ? kvCreateEmbstrExpire(key, sdsLen(key), buf, (size_t)len, kvExpire(o))
+                    : kvCreateRawStringExpire(key, sdsLen(key), sdsNewLen(buf, (size_t)len), kvExpire(o));
+    else
+        fresh = (size_t)len <= OBJ_EMBSTR_MAX ? kvCreateEmbstr(key, sdsLen(key), buf, (size_t)len)
+                                              : kvCreateRawString(key, sdsLen(key), sdsNewLen(buf, (size_t)len));
     if (o) dbReplace(c->db, o, fresh, 1);
     else dbAdd(c->db, fresh);
     signalModifiedKey(c, c->db, key, sdsLen(key));

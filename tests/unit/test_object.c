@@ -613,6 +613,83 @@ static void test_create_with_expire(void **state) {
     assert_int_equal(kvExpire(dbFind(db, "raw", 3)), 8888);
 }
 
+/* Each kind of entry built with its expire (kvCreate{Ptr,Int,Embstr,
+ * Inline}Expire: RDB load, RESTORE, RENAME/COPY, a value rebuilt under a
+ * kept TTL) has the layout, size and contents of the same entry given the
+ * expire afterwards by dbSetExpire; dbAdd indexes it; a keepTtl replacement
+ * built with the old expire is stored as is (no second block) in the old
+ * entry's TTL slot. */
+static void test_create_kinds_with_expire(void **state) {
+    Db *db = *state;
+    static const size_t lens[] = {1, 13, 255, 300};
+    char key[300];
+    memset(key, 'k', sizeof(key));
+    unsigned char *lp = listpackOf(3);
+    size_t n = lpBytes(lp);
+    uint32_t indexed = 0;
+    for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+        for (int kind = 0; kind < 4; kind++) {
+            key[0] = (char)('a' + kind);
+            long long when = 5000 + (long long)(i * 4 + (size_t)kind);
+            kvobj *plain, *o;
+            switch (kind) {
+            case 0:
+                plain = kvCreatePtr(key, lens[i], OBJ_STRING, OBJ_ENC_RAW, sdsNew("a raw value"));
+                o = kvCreatePtrExpire(key, lens[i], OBJ_STRING, OBJ_ENC_RAW, sdsNew("a raw value"), when);
+                break;
+            case 1:
+                plain = kvCreateInt(key, lens[i], -77);
+                o = kvCreateIntExpire(key, lens[i], -77, when);
+                break;
+            case 2:
+                plain = kvCreateEmbstr(key, lens[i], "1.5", 3);
+                o = kvCreateEmbstrExpire(key, lens[i], "1.5", 3, when);
+                break;
+            default:
+                plain = kvCreateInline(key, lens[i], OBJ_HASH, lp, n, n);
+                o = kvCreateInlineExpire(key, lens[i], OBJ_HASH, lp, n, n, when);
+                break;
+            }
+            dbAdd(db, plain);
+            dbSetExpire(db, &plain, when);
+            assert_true(kvHasExpire(o));
+            assert_int_equal(o->typeenc, plain->typeenc);
+            assert_int_equal(xmallocSize(o), xmallocSize(plain));
+            assert_int_equal(kvKey(o) - (const char *)o, kvKey(plain) - (const char *)plain);
+            assertKey(o, key, lens[i]);
+            assert_int_equal(kvExpire(o), when);
+            if (kind == 3) {
+                assert_int_equal(kvInlineSize(o), n);
+                assert_memory_equal(kvPtr(o), lp, n);
+            } else {
+                assertString(o, kind == 0 ? "a raw value" : kind == 1 ? "-77" : "1.5");
+            }
+            /* The same key again, built with the kept expire: stored as
+             * is, in the TTL slot of the entry it replaces. */
+            uint32_t pos;
+            memcpy(&pos, plain->data + 8, 4);
+            kvobj *stored = dbReplace(db, plain, o, 1);
+            assert_ptr_equal(stored, o);
+            assert_ptr_equal(cvGet(&db->ttl, pos), o);
+            assert_ptr_equal(dbFind(db, key, lens[i]), o);
+            indexed++;
+            assertTtlIndex(db, indexed);
+        }
+    }
+    /* dbAdd indexes an entry built with its expire. */
+    dbAdd(db, kvCreateIntExpire("fresh", 5, 1, 6000));
+    assertTtlIndex(db, indexed + 1);
+    assert_int_equal(kvExpire(dbFind(db, "fresh", 5)), 6000);
+    /* dbUnshareString on an int with a TTL: raw, the TTL kept, indexed once. */
+    kvobj *u = dbFind(db, "fresh", 5);
+    sds s = dbUnshareString(db, &u);
+    assert_int_equal(kvEncoding(u), OBJ_ENC_RAW);
+    assert_ptr_equal(kvPtr(u), s);
+    assert_int_equal(kvExpire(u), 6000);
+    assertTtlIndex(db, indexed + 1);
+    lpFree(lp);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void) {
@@ -623,7 +700,7 @@ int main(void) {
         T(test_string_encoding_choice), T(test_inline_listpack),    T(test_type_operations),
         T(test_expire_gain_and_loss), T(test_expired_lookup),       T(test_replace_keepttl),
         T(test_unshare_string),       T(test_inline_moves),         T(test_clone_shell),
-        T(test_swap_and_empty),       T(test_create_with_expire),
+        T(test_swap_and_empty),       T(test_create_with_expire),   T(test_create_kinds_with_expire),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
