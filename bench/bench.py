@@ -167,6 +167,16 @@ SCENARIOS = {
     # SET with a TTL: each request replaces the key's entry and its slot in
     # the TTL index (redis-benchmark sends "__rand_int__" as it is: one key).
     "setex": (None, 0, ["SET", "key:__rand_int__", "xxx", "EX", "100000"]),
+    # A key with a TTL whose entry is built again on every request: RESTORE
+    # ... REPLACE with a relative TTL of a small hash (Redis 7.0's DUMP of
+    # f1 v1 f2 v2 f3 v3, binary: sent from loadgen), and INCRBYFLOAT on a
+    # key with a TTL (the result is a new string entry that keeps the TTL).
+    # Each used to build the entry without its expire and then move it to
+    # a bigger block for it.
+    "restore_ttl": (None, 0, ["RESTORE", "rkey", "100000000",
+                              b"\x10\x1f\x1f\x00\x00\x00\x06\x00\x82f1\x03\x82v1\x03\x82f2\x03\x82v2\x03"
+                              b"\x82f3\x03\x82v3\x03\xff\n\x00%\x12b\x16\xd5\xab\x91\xed", "REPLACE"]),
+    "incrbyfloat_ttl": ("floatttl", 0, ["INCRBYFLOAT", "fkey", "1.5"]),
     # SET and GET as an ACL user with 10 key patterns (the one that matches
     # last) and a category rule (issue 23): the permission check's cost.
     # redis-benchmark authenticates each connection once, before the run.
@@ -256,6 +266,8 @@ def scenario_setup(srv, kind):
         srv.cli("ACL", "SETUSER", ACL_BENCH_USER, *ACL_BENCH_RULES)
     elif kind == "ratelimit":
         send_raw(srv.port, ["SCRIPT", "LOAD", RATELIMIT_LUA])
+    elif kind == "floatttl":
+        srv.cli("SET", "fkey", "0", "EX", "100000000")
     elif kind == "list1000":
         srv.cli("DEL", "lrange100")
         srv.cli("RPUSH", "lrange100", *(["xxx"] * 1000))
@@ -365,7 +377,7 @@ def loadgen_bin():
 def loadgen_unit(test):
     """(request bytes of one unit, replies per unit) for bench/loadgen."""
     cmds = RB_TESTS[test] if test in RB_TESTS else [scenario_command(test)]
-    return b"".join(resp(*[a.encode() for a in c]) for c in cmds), len(cmds)
+    return b"".join(resp(*[a if isinstance(a, bytes) else a.encode() for a in c]) for c in cmds), len(cmds)
 
 
 def uses_loadgen(test, gen):
@@ -375,7 +387,7 @@ def uses_loadgen(test, gen):
         return False  # loadgen does not authenticate: redis-benchmark --user
     if test == "xack":
         return False  # the IDs are redis-benchmark's random numbers
-    return gen == "loadgen" or test == "multi10incr"
+    return gen == "loadgen" or test in ("multi10incr", "restore_ttl")  # restore_ttl: a binary argument
 
 
 def run_load(port, test, n, pipeline, gen="redis-benchmark", pin=True, timeout=1800):

@@ -203,7 +203,8 @@ static void setEffect(Client *c, const sds key, const sds val, int flags, int ha
  * value (past what the string conversion could shrink) keeps the
  * argument's own string when the client lets it go (clientAdoptArg): a
  * 10 MB value is not copied again. */
-static kvobj *createValue(Client *c, const sds key, sds *valp, int withExpire, long long when) {
+static inline __attribute__((always_inline)) kvobj *createValue(Client *c, const sds key, sds *valp, int withExpire,
+                                                                 long long when) {
     sds val = *valp;
     size_t vlen = sdsLen(val);
     if (__builtin_expect(vlen >= SET_ADOPT_MIN, 0)) {
@@ -219,6 +220,26 @@ static kvobj *createValue(Client *c, const sds key, sds *valp, int withExpire, l
     return kvCreateString(key, sdsLen(key), val, vlen);
 }
 
+/* setGeneric's entry when NX, XX or KEEPTTL is given (off the plain SET's
+ * path): NULL after replying when NX or XX says no; else the entry, built
+ * under KEEPTTL with old's expire in it from the start when old has a live
+ * one, so that dbSetKey moves nothing.  (An expired old one -- seen on a
+ * replica -- is left to dbSetKey, which deletes it or keeps its expire.) */
+static __attribute__((noinline)) kvobj *createConditional(Client *c, int flags, const sds key, sds *valp,
+                                                          const kvobj *old, int withExpire, long long when,
+                                                          int replyStyle) {
+    if ((flags & OPT_NX) ? old != NULL : (flags & OPT_XX) && old == NULL) {
+        if (!(flags & OPT_GET)) {
+            if (replyStyle == SET_REPLY_BOOL) replyLongLong(c, 0);
+            else replyNull(c);
+        }
+        return NULL;
+    }
+    if ((flags & OPT_KEEPTTL) && old && kvHasExpire(old) && !kvIsExpired(old))
+        return createValue(c, key, valp, 1, kvExpire(old));
+    return createValue(c, key, valp, withExpire, when);
+}
+
 /* The common core of SET, SETNX, SETEX and PSETEX.  expire is the EX/PX/...
  * argument named by flags, or NULL. */
 static void setGeneric(Client *c, int flags, const sds key, sds val, const sds expire, int replyStyle) {
@@ -227,22 +248,14 @@ static void setGeneric(Client *c, int flags, const sds key, sds val, const sds e
     if ((flags & OPT_GET) && replyKeyValue(c, key) == -1) return;
 
     kvobj *old = dbLookupWrite(c->db, key, sdsLen(key));
-    int found = old != NULL;
-    if (((flags & OPT_NX) && found) || ((flags & OPT_XX) && !found)) {
-        if (!(flags & OPT_GET)) {
-            if (replyStyle == SET_REPLY_BOOL) replyLongLong(c, 0);
-            else replyNull(c);
-        }
-        return;
+    kvobj *fresh;
+    if (__builtin_expect(flags & (OPT_NX | OPT_XX | OPT_KEEPTTL), 0)) {
+        fresh = createConditional(c, flags, key, &val, old, expire != NULL, when, replyStyle);
+        if (!fresh) return;
+    } else {
+        fresh = createValue(c, key, &val, expire != NULL, when);
     }
-
-    int withExpire = expire != NULL;
-    long long at = when;
-    if (__builtin_expect((flags & OPT_KEEPTTL) && found, 0) && kvHasExpire(old) && !kvIsExpired(old)) {
-        withExpire = 1; /* the kept expire in the entry from the start: dbSetKey moves nothing */
-        at = kvExpire(old);
-    }
-    dbSetKey(c->db, createValue(c, key, &val, withExpire, at), (flags & OPT_KEEPTTL) != 0);
+    dbSetKey(c->db, fresh, (flags & OPT_KEEPTTL) != 0);
     signalModifiedKey(c, c->db, key, sdsLen(key));
     serverIncrDirty(1);
     notifyString(c, "set", key);

@@ -186,7 +186,8 @@ def test_rebuilt_strings_keep_their_ttl(start_server, start_oracle):
     ops = [["INCR"], ["DECR"], ["INCRBY", "7"], ["DECRBY", "3"], ["INCRBYFLOAT", "1.25"],
            ["INCRBYFLOAT", "1e30"], ["APPEND", "1"], ["SETRANGE", "0", "7"], ["SETRANGE", "60", "z"],
            ["SETBIT", "3", "1"], ["SETBIT", "500", "1"], ["SET", "v2", "KEEPTTL"], ["SET", "42", "KEEPTTL"],
-           ["SET", "k" * 60, "KEEPTTL"], ["GETEX", "PERSIST"], ["GETEX", "PXAT", str(FAR_MS + 5)]]
+           ["SET", "k" * 60, "KEEPTTL"], ["SET", "v3", "XX", "KEEPTTL", "GET"], ["SET", "v4", "NX", "KEEPTTL"],
+           ["SET", "v5", "KEEPTTL", "GET"], ["GETEX", "PERSIST"], ["GETEX", "PXAT", str(FAR_MS + 5)]]
     n = 0
     for pre in ("", LONG):
         for v in vals:
@@ -201,7 +202,9 @@ def test_rebuilt_strings_keep_their_ttl(start_server, start_oracle):
     cmds += [["SET", "hll", "x", "PXAT", str(FAR_MS)], ["DEL", "hll"], ["PFADD", "hll", "a"],
              ["PEXPIREAT", "hll", str(FAR_MS + 1)], ["PFADD", "hll", "b", "c"], ["PFCOUNT", "hll"],
              ["PEXPIRETIME", "hll"], ["SET", "nottl", "5"], ["INCRBYFLOAT", "nottl", "1"], ["INCR", "nottl"],
-             ["PEXPIRETIME", "nottl"], ["INCR", "fresh"], ["PEXPIRETIME", "fresh"]]
+             ["PEXPIRETIME", "nottl"], ["INCR", "fresh"], ["PEXPIRETIME", "fresh"],
+             ["SET", "kt", "1", "KEEPTTL"], ["SET", "kt", "2", "XX", "KEEPTTL"], ["SET", "kt2", "1", "NX", "KEEPTTL"],
+             ["PEXPIRETIME", "kt"], ["PEXPIRETIME", "kt2"]]
     s, o = start_server(**DBG), start_oracle(**DBG)
     r, ro = s.client(), o.client()
     got, exp = run(r, cmds), run(ro, cmds)
