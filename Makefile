@@ -93,6 +93,11 @@ $(BUILD)/tests/test_tailcall: tests/unit/test_tailcall.c $(BUILD)/obj/src/script
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/obj/src/script/tailcall.o $(LIB_OBJ) $(LDLIBS) -lcmocka
 
+# The event loop (core, but it needs nothing of the server).
+$(BUILD)/tests/test_event: tests/unit/test_event.c $(BUILD)/obj/src/core/event.o $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/obj/src/core/event.o $(LIB_OBJ) $(LDLIBS) -lcmocka
+
 # The packed per-key record and the db paths that move it: the keyspace is a
 # library over src/ds, so it links without the server.
 DB_TEST_OBJ := $(addprefix $(BUILD)/obj/src/db/,object.o db.o lazyfree.o)

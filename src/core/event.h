@@ -27,10 +27,11 @@ int eventMask(EventLoop *loop, int fd);
 long long eventAddTimer(EventLoop *loop, long long ms, TimerProc *proc, void *data);
 void eventSetBeforeSleep(EventLoop *loop, BeforeSleepProc *proc);
 /* Background work for the moments nothing is ready: while *pending is
- * non-zero the loop polls without blocking and, whenever that poll found
- * no fd ready, runs proc (which updates *pending).  A command that arrives
- * meanwhile waits at most one step.  *pending is owned by the caller and
- * may be set by anyone on the loop's thread. */
+ * non-zero, whenever a poll found no fd ready the loop runs proc (which
+ * updates *pending), and the poll after a step sleeps at most a
+ * millisecond.  A command that arrives meanwhile waits at most one step.
+ * *pending is owned by the caller and may be set by anyone on the loop's
+ * thread. */
 void eventSetIdle(EventLoop *loop, IdleProc *proc, const int *pending);
 /* After each poll and before any handler runs, pass proc the data of the
  * ready fds whose read handler is rproc (when there are two or more), so

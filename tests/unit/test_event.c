@@ -1,0 +1,105 @@
+/* test_event.c -- unit tests for the event loop's idle work
+ * (src/core/event.c): steps run only when nothing is ready, a ready fd is
+ * served before the next step, and the loop sleeps between steps instead
+ * of polling without blocking. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <unistd.h>
+
+#include "core/event.h"
+
+typedef struct {
+    int pending;    /* what the loop reads through eventSetIdle */
+    int steps;      /* idle steps run */
+    int stopAfter;  /* > 0: no more idle work after this many steps */
+    int writeAt;    /* > 0: write to wfd in this step */
+    int wfd;
+    int stepsAtRead; /* steps run when the read handler ran, or -1 */
+} IdleState;
+
+static IdleState st;
+
+static void idleStep(EventLoop *l) {
+    (void)l;
+    st.steps++;
+    if (st.writeAt > 0 && st.steps == st.writeAt) assert_int_equal(write(st.wfd, "x", 1), 1);
+    if (st.stopAfter > 0 && st.steps >= st.stopAfter) st.pending = 0;
+}
+
+static long long stopLoop(EventLoop *l, long long id, void *data) {
+    (void)id;
+    (void)data;
+    eventLoopStop(l);
+    return -1;
+}
+
+static void onReadable(EventLoop *l, int fd, void *data, int mask) {
+    (void)l;
+    (void)data;
+    (void)mask;
+    char c;
+    assert_int_equal(read(fd, &c, 1), 1);
+    if (st.stepsAtRead < 0) st.stepsAtRead = st.steps;
+}
+
+static EventLoop *loopWithIdle(long long runMs) {
+    EventLoop *l = eventLoopCreate(64);
+    assert_non_null(l);
+    eventSetIdle(l, idleStep, &st.pending);
+    eventAddTimer(l, runMs, stopLoop, NULL);
+    return l;
+}
+
+/* With idle work pending and nothing else to do, 200 ms of loop run at
+ * most one step per millisecond or so (it sleeps up to 1 ms after each);
+ * a loop that polled without blocking ran tens of thousands.  A slower
+ * machine can only run fewer. */
+static void test_idle_steps_sleep_between(void **state) {
+    (void)state;
+    st = (IdleState){.pending = 1, .stepsAtRead = -1};
+    EventLoop *l = loopWithIdle(200);
+    eventLoopRun(l);
+    assert_true(st.steps >= 1);
+    assert_true(st.steps <= 260);
+    eventLoopFree(l);
+}
+
+/* A fd that becomes ready during a step is served before the next step. */
+static void test_ready_fd_before_next_step(void **state) {
+    (void)state;
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    st = (IdleState){.pending = 1, .writeAt = 3, .wfd = p[1], .stepsAtRead = -1};
+    EventLoop *l = loopWithIdle(100);
+    assert_int_equal(eventAdd(l, p[0], EV_READABLE, onReadable, NULL), 0);
+    eventLoopRun(l);
+    assert_int_equal(st.stepsAtRead, 3);
+    assert_true(st.steps > 3);
+    eventLoopFree(l);
+    close(p[0]);
+    close(p[1]);
+}
+
+/* Once the idle work is done no step runs again: the loop sleeps until
+ * its timer. */
+static void test_no_steps_once_done(void **state) {
+    (void)state;
+    st = (IdleState){.pending = 1, .stopAfter = 2, .stepsAtRead = -1};
+    EventLoop *l = loopWithIdle(50);
+    eventLoopRun(l);
+    assert_int_equal(st.steps, 2);
+    eventLoopFree(l);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_idle_steps_sleep_between),
+        cmocka_unit_test(test_ready_fd_before_next_step),
+        cmocka_unit_test(test_no_steps_once_done),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
