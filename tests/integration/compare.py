@@ -15,6 +15,15 @@ def run(r, *args):
         return ("error", str(e))
 
 
+def replies(r, cmds):
+    """Every command's raw reply on r's connections (the client parses
+    none: its parsers raise on some replies, OBJECT ENCODING's among them),
+    an error reply as ('error', text)."""
+    raw = redis.Redis(connection_pool=r.connection_pool)
+    raw.response_callbacks.clear()
+    return [run(raw, *c) for c in cmds]
+
+
 def agree(a, b, *cmd):
     """One command on Cairn's client a and the oracle's b: the replies are
     equal (errors included); returns Cairn's."""

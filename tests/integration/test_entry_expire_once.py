@@ -7,10 +7,9 @@ each key's type, OBJECT ENCODING, PEXPIRETIME and digest are compared with
 redis-server 7.0.15's, and survive a reload.  No timing assertions: the
 one test that needs a key to be past its expire polls the server clock."""
 import os
-import time
 
-import pytest
-
+from compare import replies as run
+from test_aof import wait_for
 from test_rdb import start_with_file
 
 FAR_MS = 4102444800000          # 2100-01-01: absolute expires print the same on both
@@ -56,16 +55,6 @@ def dataset():
         cmds.append(["PEXPIREAT", k, str(FAR_MS + 1000 * i)])
     cmds += [["SET", "plain", "no ttl"], ["RPUSH", "plainlist", "x"], ["HSET", "plainhash", "f", "v"]]
     return cmds
-
-
-def run(r, cmds):
-    out = []
-    for c in cmds:
-        try:
-            out.append(r.execute_command(*c))
-        except Exception as e:  # an error reply is a reply to compare
-            out.append(("error", str(e)))
-    return out
 
 
 def snapshot(r, dbs=(0,)):
@@ -115,15 +104,6 @@ def test_rdb_load_keeps_ttls_of_every_type(start_server, start_oracle):
         same(snapshot(s2.client()), want)
     o2, _ = start_with_file(start_oracle, os.path.join(s.tmp, "dump.rdb"), **DBG)
     same(snapshot(o2.client()), want)
-
-
-def wait_for(cond, timeout=30, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return
-        time.sleep(0.05)
-    raise AssertionError("timed out waiting for " + what)
 
 
 def test_diskless_replica_load_keeps_ttls(start_server, start_oracle):

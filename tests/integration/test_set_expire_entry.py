@@ -7,6 +7,8 @@ import time
 
 import pytest
 
+import compare
+
 FAR_SEC = 4102444800            # 2100-01-01: absolute expires print the same on both
 FAR_MS = FAR_SEC * 1000
 DBG = {"enable-debug-command": "yes"}
@@ -64,15 +66,7 @@ def test_set_option_spellings_match_redis(start_server, start_oracle):
             cmds.append(["GETEX", key, o])
             cmds.append(["EXISTS", key])
         cmds.append(["DEL", "fresh"])
-    out = []
-    for r in (start_server().client(), start_oracle().client()):
-        got = []
-        for c in cmds:
-            try:
-                got.append(r.execute_command(*c))
-            except Exception as e:
-                got.append(("error", str(e)))
-        out.append(got)
+    out = [compare.replies(r, cmds) for r in (start_server().client(), start_oracle().client())]
     bad = [(c, a, b) for c, a, b in zip(cmds, *out) if a != b]
     assert not bad, "%d mismatches, first: %r" % (len(bad), bad[:5])
 
@@ -90,15 +84,7 @@ def pexpiretimes(r):
 def test_set_expire_entries_match_redis(start_server, start_oracle):
     cmds = build_cmds()
     srv = [start_server(**DBG).client(), start_oracle(**DBG).client()]
-    replies = []
-    for r in srv:
-        out = []
-        for c in cmds:
-            try:
-                out.append(r.execute_command(*c))
-            except Exception as e:  # an error reply is a reply to compare
-                out.append(("error", str(e)))
-        replies.append(out)
+    replies = [compare.replies(r, cmds) for r in srv]
     bad = [(c, a, b) for c, a, b in zip(cmds, *replies) if a != b]
     assert not bad, "%d mismatches, first: %r" % (len(bad), bad[:5])
     digests = [r.execute_command("DEBUG", "DIGEST") for r in srv]
