@@ -225,11 +225,9 @@ void eventLoopRun(EventLoop *l) {
         if (l->beforeSleep) l->beforeSleep(l);
         if (l->stop) break;
         int idle = l->idle && *l->idlePending;
-        long long wait = msUntilNextTimer(l);
-        if (idle) {
-            long long gap = stepped ? IDLE_GAP_MS : 0;
-            if (wait < 0 || wait > gap) wait = gap;
-        }
+        /* Idle work: no wait before a step, at most IDLE_GAP_MS after one. */
+        long long wait = idle && !stepped ? 0 : msUntilNextTimer(l);
+        if (idle && stepped && (wait < 0 || wait > IDLE_GAP_MS)) wait = IDLE_GAP_MS;
         int n = eventProcessFileEvents(l, wait);
         if (n < 0) break;
         runTimers(l);

@@ -132,34 +132,39 @@ int xmallocBigQuiet(long long nowMs, long long quietMs) {
     return 1;
 }
 
-void xmallocPurgeBig(void) {
-    if (bigArena == 0 || bigArena == UINT_MAX) return;
+#define ARENAS_ALL 4096u /* jemalloc's MALLCTL_ARENAS_ALL */
+
+static void purgeArena(unsigned arena) {
     char name[32];
-    snprintf(name, sizeof(name), "arena.%u.purge", bigArena);
+    snprintf(name, sizeof(name), "arena.%u.purge", arena);
     mallctl(name, NULL, NULL, NULL, 0);
 }
 
-static void purgeAllArenas(void) {
-    char name[32];
-    snprintf(name, sizeof(name), "arena.%u.purge", 4096u); /* MALLCTL_ARENAS_ALL */
-    mallctl(name, NULL, NULL, NULL, 0);
+/* jemalloc's stats are a snapshot taken at the last epoch bump. */
+static void refreshStats(void) {
+    uint64_t epoch = 1;
+    size_t sz = sizeof(epoch);
+    mallctl("epoch", &epoch, &sz, &epoch, sz);
+}
+
+void xmallocPurgeBig(void) {
+    if (bigArena == 0 || bigArena == UINT_MAX) return;
+    purgeArena(bigArena);
 }
 
 /* Whether more than XMALLOC_PURGE_SLACK bytes of dirty pages remain. */
 static int dirtyLeft(void) {
-    uint64_t epoch = 1;
-    size_t sz = sizeof(epoch);
-    mallctl("epoch", &epoch, &sz, &epoch, sz); /* refresh the stats read below */
+    refreshStats();
     size_t pages = 0;
-    sz = sizeof(pages);
+    size_t sz = sizeof(pages);
     char name[48];
-    snprintf(name, sizeof(name), "stats.arenas.%u.pdirty", 4096u);
+    snprintf(name, sizeof(name), "stats.arenas.%u.pdirty", ARENAS_ALL);
     if (mallctl(name, &pages, &sz, NULL, 0) != 0) return 0;
     return pages * (size_t)sysconf(_SC_PAGESIZE) > XMALLOC_PURGE_SLACK;
 }
 
 void xmallocPurge(void) {
-    purgeAllArenas();
+    purgeArena(ARENAS_ALL);
     if (!dirtyLeft()) return;
     /* Cut short by a background purge (alloc.h).  Stopping the background
      * threads waits for the pass they are in; the purge then finds no
@@ -167,17 +172,15 @@ void xmallocPurge(void) {
     _Bool off = 0, on = 1, was = 0;
     size_t sz = sizeof(was);
     if (mallctl("background_thread", &was, &sz, &off, sizeof(off)) == 0 && was) {
-        purgeAllArenas();
+        purgeArena(ARENAS_ALL);
         mallctl("background_thread", NULL, NULL, &on, sizeof(on));
     }
 }
 
 void xmallocStats(size_t *allocated, size_t *active, size_t *resident) {
-    uint64_t epoch = 1;
-    size_t sz = sizeof(epoch);
-    mallctl("epoch", &epoch, &sz, &epoch, sz);
+    refreshStats();
     size_t v;
-    sz = sizeof(v);
+    size_t sz = sizeof(v);
     *allocated = mallctl("stats.allocated", &v, &sz, NULL, 0) == 0 ? v : xmallocUsed();
     sz = sizeof(v);
     *active = mallctl("stats.active", &v, &sz, NULL, 0) == 0 ? v : *allocated;
@@ -257,7 +260,6 @@ void xfree(void *ptr) {
 size_t xmallocUsed(void) { return atomic_load_explicit(&usedMemory, memory_order_relaxed); }
 
 #endif
-
 
 char *xstrdup(const char *s) {
     size_t n = strlen(s) + 1;
