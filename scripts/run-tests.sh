@@ -1,5 +1,6 @@
 #!/bin/sh
-# Run every test suite and print, as the very last line, "N passed, N failed".
+# Run every test suite and print, as the very last line, "N passed, N failed,
+# N skipped" (pytest prints each skip's reason: -rs).
 # Called by `make test` after it has built build/cairn-server,
 # build/cairn-server-san and build/tests/test_*.  Exit 1 if anything failed.
 #
@@ -16,10 +17,11 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 PASSED=0
 FAILED=0
+SKIPPED=0
 TMPD=$(mktemp -d "${TMPDIR:-/tmp}/cairn-tests.XXXXXX")
 trap 'rm -rf "$TMPD"' EXIT INT TERM
 
-add() { PASSED=$((PASSED + $1)); FAILED=$((FAILED + $2)); }
+add() { PASSED=$((PASSED + $1)); FAILED=$((FAILED + $2)); SKIPPED=$((SKIPPED + ${3:-0})); }
 
 # --- layer order (scripts/check-layers.sh) ----------------------------------
 # The tree must pass; a copy with one include pointing up must fail (so the
@@ -66,7 +68,7 @@ run_pytest() {
   xml="$TMPD/$name.xml"
   echo "== pytest ($name): $*"
   # shellcheck disable=SC2086
-  "$PY" -m pytest -p no:cacheprovider -q -rfE --junitxml="$xml" $JOBS_ARGS ${PYTEST_ARGS:-} "$@"
+  "$PY" -m pytest -p no:cacheprovider -q -rfEs --junitxml="$xml" $JOBS_ARGS ${PYTEST_ARGS:-} "$@"
   rc=$?
   counts=$("$PY" - "$xml" <<'PYEOF'
 import sys, xml.etree.ElementTree as ET
@@ -82,15 +84,16 @@ for tc in root.iter("testcase"):
     if state.get(k) != "f":
         state[k] = st if state.get(k) in (None, "p", "s") or st == "f" else state[k]
 vals = list(state.values())
-print(vals.count("p"), vals.count("f"))
+print(vals.count("p"), vals.count("f"), vals.count("s"))
 PYEOF
 )
-  p=${counts% *}; f=${counts#* }
+  set -- $counts
+  p=$1; f=$2; s=${3:-0}
   if [ "$rc" -ne 0 ] && [ "$rc" -ne 5 ] && [ "$f" -eq 0 ]; then
     echo "   pytest ($name) exited with status $rc"
     f=1
   fi
-  add "$p" "$f"
+  add "$p" "$f" "$s"
 }
 
 CAIRN_BIN=${CAIRN_BIN:-$ROOT/build/cairn-server}
@@ -141,5 +144,5 @@ else
   echo "note: $SAN_BIN not built; sanitizer pass skipped"
 fi
 
-echo "$PASSED passed, $FAILED failed"
+echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
 [ "$FAILED" -eq 0 ]
