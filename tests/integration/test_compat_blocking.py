@@ -481,3 +481,22 @@ def test_invalidation_redirected_for_served_blmove(start_server, start_oracle):
         return [ctl.call("RPUSH", "l", "v"), a.read(), sub.read()]
     r = both(start_server(), start_oracle(), run)
     assert r[2] == b"*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n*1\r\n$1\r\nd\r\n"
+
+
+@pytest.mark.parametrize("target", ["server", "oracle"])
+def test_active_expiry_wakes_group_waiter(start_server, start_oracle, target):
+    """A stream deleted by the active expiry cycle (no command involved)
+    wakes its XREADGROUP waiter with the error; XREAD waiters stay."""
+    srv = (start_server if target == "server" else start_oracle)(hz="100")
+    ctl, g, x = conns(srv, 3)
+    ctl.run(GROUP_SETUP)
+    block(ctl, g, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "k", ">")
+    block(ctl, x, "XREAD", "BLOCK", "0", "STREAMS", "k", "$")
+    ctl.call("PEXPIRE", "k", "1")
+    deadline = time.monotonic() + 20
+    while blocked(ctl) != b"blocked_clients:1" and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert g.read() == b"-UNBLOCKED the stream key no longer exists\r\n"
+    assert blocked(ctl) == b"blocked_clients:1"
+    ctl.call("XADD", "k", "9-1", "f", "v")
+    assert x.read() == b"*1\r\n*2\r\n$1\r\nk\r\n*1\r\n*2\r\n$3\r\n9-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n"
