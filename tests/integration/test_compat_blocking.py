@@ -427,7 +427,7 @@ def test_replicaof_unblocks_blocked_clients_with_an_error(start_server, start_or
 def test_new_replica_does_not_serve_the_primarys_writes_to_old_waiters(start_server):
     """The waiters are gone before the primary's data arrives: the replica
     holds exactly what the primary holds."""
-    primary, rep = start_server(), start_server()
+    primary, rep = start_server(repl_diskless_sync_delay="0"), start_server()
     ctl, b = conns(rep, 2)
     block(ctl, b, "BLPOP", "l", "0")
     Conn(primary).run([["RPUSH", "l", "a", "b"]])
@@ -500,3 +500,25 @@ def test_active_expiry_wakes_group_waiter(start_server, start_oracle, target):
     assert blocked(ctl) == b"blocked_clients:1"
     ctl.call("XADD", "k", "9-1", "f", "v")
     assert x.read() == b"*1\r\n*2\r\n$1\r\nk\r\n*1\r\n*2\r\n$3\r\n9-1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n"
+
+
+def test_failover_unblocks_the_old_primarys_waiters(start_server, start_oracle):
+    """FAILOVER turns the primary into a replica: its waiters go as with
+    REPLICAOF."""
+    def run(factory):
+        p, r = factory(repl_diskless_sync_delay="0"), factory(repl_diskless_sync_delay="0")
+        pc, rc = Conn(p), Conn(r)
+        rc.call("REPLICAOF", p.host, str(p.port))
+        deadline = time.monotonic() + 20
+        while b"master_link_status:up" not in rc.call("INFO", "replication"):
+            assert time.monotonic() < deadline, "replica never linked"
+            time.sleep(0.02)
+        bl, xr = conns(p, 2)
+        block(pc, bl, "BLPOP", "l", "0")
+        block(pc, xr, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+        out = [pc.call("FAILOVER")]
+        out += [bl.read(), closed(bl), xr.read(), closed(xr)]
+        return out
+    got, exp = run(start_server), run(start_oracle)
+    assert got == exp
+    assert exp[1:] == [ROLE_CHANGE, True, ROLE_CHANGE, True]
