@@ -371,19 +371,23 @@ static void resumeUnblocked(void) {
  * that create keys without knowing about blocking, e.g. RENAME), then
  * serve -- at top level only, so EXEC and scripts wake clients once, after
  * they finish. */
-/* Commands that only change a key's time to live: Redis does not signal
- * their key (a waiter on a stream that is now logically expired keeps
- * waiting until the key is really deleted). */
-static int ttlOnlyCommand(const Command *cmd) {
-    static const char *const names[] = {"expire", "pexpire", "expireat", "pexpireat", "persist"};
+/* Write commands whose key Redis does not signal: those that only change
+ * a key's time to live (a waiter on a stream that is now logically expired
+ * keeps waiting until the key is really deleted), XSETID (a waiter served
+ * now would get an empty read) and XGROUP SETID (moving a group back does
+ * not serve its waiters until the next XADD). */
+static int unsignalledCommand(const Command *cmd) {
+    static const char *const names[] = {"expire", "pexpire", "expireat", "pexpireat", "persist", "xsetid",
+                                        "xgroup|setid"};
+    const char *name = cmd->fullname ? cmd->fullname : cmd->name;
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (strcmp(cmd->name, names[i]) == 0) return 1;
+        if (strcmp(name, names[i]) == 0) return 1;
     return 0;
 }
 
 static void afterCall(Client *c, Command *cmd, long long usec) {
     (void)usec;
-    if (blockedList && (cmd->flags & CMD_WRITE) && !(c->flags & CLIENT_BLOCKED) && !ttlOnlyCommand(cmd)) {
+    if (blockedList && (cmd->flags & CMD_WRITE) && !(c->flags & CLIENT_BLOCKED) && !unsignalledCommand(cmd)) {
         int stackKeys[16];
         int *pos = c->argc <= 16 ? stackKeys : xmalloc(sizeof(int) * (size_t)c->argc);
         int n = commandGetKeys(cmd, c, c->argc, c->argv, pos, c->argc);

@@ -27,7 +27,8 @@
  * an error).  A key is served only if it is alive at the time of serving
  * (an expired one is deleted then, its DEL propagated).  While a client is
  * served it is server.net.current (tracking defers its own invalidations
- * until after its reply).  The EXPIRE family does not signal its key. */
+ * until after its reply).  The EXPIRE family, XSETID and XGROUP SETID do
+ * not signal their key (Redis does not). */
 #ifndef CAIRN_BLOCKING_H
 #define CAIRN_BLOCKING_H
 

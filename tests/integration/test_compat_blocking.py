@@ -188,6 +188,12 @@ KEY_GOES = {
     "lua-del": [["EVAL", "redis.call('del','k')", "0"]],
     "xgroup-destroy": [["XGROUP", "DESTROY", "k", "g"]],
     "restore-replace-nogroup": [["XADD", "o", "3-1", "a", "1"], ["DUMP", "o"]],
+    # Not a key that goes, but writes Redis does not signal (XSETID would
+    # otherwise serve an empty read) or does (an XADD undone in the same
+    # transaction serves one).
+    "xsetid": [["XSETID", "k", "7-1"]],
+    "xgroup-setid-back": [["XGROUP", "SETID", "k", "g", "0"]],
+    "multi-xadd-xdel": [["MULTI"], ["XADD", "k", "6-1", "f", "v"], ["XDEL", "k", "6-1"], ["EXEC"]],
 }
 
 
