@@ -367,10 +367,6 @@ static void resumeUnblocked(void) {
     }
 }
 
-/* After every command: signal the keys a write touched (covers commands
- * that create keys without knowing about blocking, e.g. RENAME), then
- * serve -- at top level only, so EXEC and scripts wake clients once, after
- * they finish. */
 /* Write commands whose key Redis does not signal: those that only change
  * a key's time to live (a waiter on a stream that is now logically expired
  * keeps waiting until the key is really deleted), XSETID (a waiter served
@@ -385,6 +381,10 @@ static int unsignalledCommand(const Command *cmd) {
     return 0;
 }
 
+/* After every command: signal the keys a write touched (covers commands
+ * that create keys without knowing about blocking, e.g. RENAME), then
+ * serve -- at top level only, so EXEC and scripts wake clients once, after
+ * they finish. */
 static void afterCall(Client *c, Command *cmd, long long usec) {
     (void)usec;
     if (blockedList && (cmd->flags & CMD_WRITE) && !(c->flags & CLIENT_BLOCKED) && !unsignalledCommand(cmd)) {
