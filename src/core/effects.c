@@ -264,6 +264,10 @@ void effectsDeleteKey(int dbid, const char *key, size_t len, int lazy) {
     effectsAlso(dbid, 2, args);
 }
 
+void effectsEndUnitAtTop(void) {
+    if (effectsOn && inCommand == 1 && !held) flushUnit();
+}
+
 void effectsHold(void) { held++; }
 
 void effectsSuppress(int on) { suppressed += on ? 1 : (suppressed > 0 ? -1 : 0); }

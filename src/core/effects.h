@@ -140,6 +140,13 @@ static inline int effectsSetCallMask(int mask) {
  * command or a held unit it is a unit of its own. */
 void effectsDeleteKey(int dbid, const char *key, size_t len, int lazy);
 
+/* Hand what is pending to the sinks now, as a unit of its own, when the
+ * running command is the outermost call (not inside EXEC or a script) and
+ * nothing is held.  SCAN and RANDOMKEY call it after each key they delete
+ * by expiry: Redis propagates those DELs one by one, never wrapped in
+ * MULTI/EXEC, for commands that touch arbitrary keys. */
+void effectsEndUnitAtTop(void);
+
 /* Group what follows (outside any command) into one unit, ended by
  * effectsRelease, which hands it to the sinks: a blocked client served. */
 void effectsHold(void);

@@ -565,6 +565,16 @@ static void unblockWaiter(int i, int acked) {
     if (sdsLen(c->querybuf) > c->qbPos) netProcessInput(c);
 }
 
+void primaryDisconnectWaiters(const char *err) {
+    while (nwaiters > 0) {
+        Client *c = waiters[--nwaiters].c;
+        c->flags &= ~CLIENT_BLOCKED;
+        replyError(c, err);
+        c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+        clientResetArgv(c);
+    }
+}
+
 static void serveWaiters(void) {
     for (int i = 0; i < nwaiters;) {
         Waiter *w = &waiters[i];

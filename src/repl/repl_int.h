@@ -111,6 +111,9 @@ void primaryCron(int everySecond);
 void primaryBeforeSleep(void);
 void primaryClientFreed(Client *c);
 int primaryWaitingClients(void);
+/* Every client blocked in WAIT gets the error err (without the "-") and is
+ * closed once it is written (the server became a replica). */
+void primaryDisconnectWaiters(const char *err);
 
 /* replica.c */
 void replicaCron(int everySecond);

@@ -40,6 +40,7 @@
 #include "repl/repl.h"
 #include "repl/repl_int.h"
 #include "script/function.h"
+#include "types/blocking.h"
 
 #define READ_CHUNK (16 * 1024)
 
@@ -819,6 +820,11 @@ static void linkReadable(EventLoop *loop, int fd, void *data, int mask) {
 
 /* --- REPLICAOF --- */
 
+/* What a client blocked on keys or in WAIT gets when the server turns into
+ * a replica (Redis's words). */
+#define ERR_UNBLOCKED_ROLE_CHANGE \
+    "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)"
+
 void replicaSetPrimary(const char *host, int port) {
     int wasPrimary = !server.isReplica;
     xfree(repl.masterHost);
@@ -838,6 +844,10 @@ void replicaSetPrimary(const char *host, int port) {
     }
     cancelLink();
     replDisconnectReplicas();
+    /* Clients blocked here (on keys, in WAIT) get an error and are closed:
+     * from now on their keys follow the primary. */
+    blockingDisconnectAll(ERR_UNBLOCKED_ROLE_CHANGE);
+    primaryDisconnectWaiters(ERR_UNBLOCKED_ROLE_CHANGE);
     if (wasPrimary) {
         /* Our own history is what we ask the new primary to continue. */
         repl.haveCached = 1;

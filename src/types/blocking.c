@@ -208,6 +208,15 @@ int blockingUnblockClient(Client *c, int error) {
     return 1;
 }
 
+void blockingDisconnectAll(const char *err) {
+    while (blockedList) {
+        Client *c = blockedList->c;
+        replyError(c, err);
+        c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+        unblockClient(c);
+    }
+}
+
 static void onClientFree(Client *c) {
     releaseBlockState(c);
     for (size_t i = 0; i < resumeCount; i++)
@@ -300,9 +309,15 @@ static void serveKey(Db *db, const sds key) {
         Waiter *w = kw->head;
         Client *c = w->c;
         BlockState *bs = c->blockState;
-        /* Each client served is a unit of effects of its own. */
+        /* Each client served is a unit of effects of its own.  While it is
+         * served it is the running client, as in Redis: a tracking
+         * invalidation of a key its command writes (BLMOVE's destination)
+         * follows its reply, and NOLOOP leaves it out. */
         effectsHold();
+        Client *running = server.net.current;
+        server.net.current = c;
         int served = bs->serve(c, db, key, sdsLen(key));
+        server.net.current = running;
         effectsRelease();
         if (served) {
             unblockClient(c);
@@ -321,6 +336,11 @@ static void serveKey(Db *db, const sds key) {
 static void serveReadyKeys(void) {
     if (serving) return;
     serving = 1;
+    /* Serving happens after the command (EXEC, a script) whose clock was
+     * fixed when it started: a key is served only if it is alive now, so
+     * the lookups see the current time (an expired key is deleted, its DEL
+     * propagated, and its clients stay blocked). */
+    dbNowMs = mstime();
     while (readyCount > 0) {
         ReadyKey *batch = readyKeys;
         size_t n = readyCount;
@@ -347,13 +367,27 @@ static void resumeUnblocked(void) {
     }
 }
 
+/* Write commands whose key Redis does not signal: those that only change
+ * a key's time to live (a waiter on a stream that is now logically expired
+ * keeps waiting until the key is really deleted), XSETID (a waiter served
+ * now would get an empty read) and XGROUP SETID (moving a group back does
+ * not serve its waiters until the next XADD). */
+static int unsignalledCommand(const Command *cmd) {
+    static const char *const names[] = {"expire", "pexpire", "expireat", "pexpireat", "persist", "xsetid",
+                                        "xgroup|setid"};
+    const char *name = cmd->fullname ? cmd->fullname : cmd->name;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcmp(name, names[i]) == 0) return 1;
+    return 0;
+}
+
 /* After every command: signal the keys a write touched (covers commands
  * that create keys without knowing about blocking, e.g. RENAME), then
  * serve -- at top level only, so EXEC and scripts wake clients once, after
  * they finish. */
 static void afterCall(Client *c, Command *cmd, long long usec) {
     (void)usec;
-    if (blockedList && (cmd->flags & CMD_WRITE) && !(c->flags & CLIENT_BLOCKED)) {
+    if (blockedList && (cmd->flags & CMD_WRITE) && !(c->flags & CLIENT_BLOCKED) && !unsignalledCommand(cmd)) {
         int stackKeys[16];
         int *pos = c->argc <= 16 ? stackKeys : xmalloc(sizeof(int) * (size_t)c->argc);
         int n = commandGetKeys(cmd, c, c->argc, c->argv, pos, c->argc);
@@ -374,21 +408,39 @@ static void beforeSleep(void) {
 
 static void cron(void) { checkTimeouts(); }
 
-/* SWAPDB: keys waited on in either db may exist now. */
+/* Signal every key waited on in db: the serve callbacks then see what
+ * each key is now (a new value, another type, or gone: XREADGROUP's
+ * waiters get an error for a key that went). */
+static void signalAllWaitedKeys(Db *db) {
+    if (!db->blockingKeys || htabSize(db->blockingKeys) == 0) return;
+    HtabIter it;
+    htabIterInit(&it, db->blockingKeys);
+    KeyWaiters *kw;
+    while ((kw = htabIterNext(&it)) != NULL) signalKeyAsReady(db, kw->key, sdsLen(kw->key));
+    htabIterRelease(&it);
+}
+
+/* SWAPDB: every key waited on in either db may have come, gone or changed
+ * type.  A key that came in already expired is deleted (DEL propagated)
+ * when it is looked up for serving. */
 static void onSwap(int a, int b) {
-    int ids[2] = {a, b};
-    for (int i = 0; i < 2; i++) {
-        Db *db = &server.db[ids[i]];
-        if (!db->blockingKeys || htabSize(db->blockingKeys) == 0) continue;
-        HtabIter it;
-        htabIterInit(&it, db->blockingKeys);
-        KeyWaiters *kw;
-        while ((kw = htabIterNext(&it)) != NULL) {
-            kvobj *o = dbFind(db, kw->key, sdsLen(kw->key));
-            if (o && !kvIsExpired(o)) signalKeyAsReady(db, kw->key, sdsLen(kw->key));
-        }
-        htabIterRelease(&it);
-    }
+    signalAllWaitedKeys(&server.db[a]);
+    signalAllWaitedKeys(&server.db[b]);
+}
+
+/* FLUSHDB (dbid) / FLUSHALL (-1): signalled before the data goes; the keys
+ * are served (found gone) after the command. */
+static void onFlush(int dbid) {
+    if (!blockedList) return;
+    for (int i = 0; i < server.cfg.databases; i++)
+        if (dbid == -1 || dbid == i) signalAllWaitedKeys(&server.db[i]);
+}
+
+/* A key changed outside any command (c == NULL: deleted by expiry, lazy or
+ * active, or by eviction).  The commands' own keys are signalled after
+ * they run (afterCall). */
+static void onKeyModified(Client *c, Db *db, const char *key, size_t len) {
+    if (c == NULL && blockedList) signalKeyAsReady(db, key, len);
 }
 
 void blockingInit(void) {
@@ -396,6 +448,8 @@ void blockingInit(void) {
     serverAddBeforeSleepHook(beforeSleep);
     serverAddCronHook(cron);
     serverAddSwapHook(onSwap);
+    serverAddFlushHook(onFlush);
+    serverAddKeyModifiedHook(onKeyModified);
     clientAddFreeHook(onClientFree);
     clientAddResetHook(onClientReset);
 }

@@ -21,7 +21,14 @@
  * On timeout (checked each timer tick and before sleeping) or CLIENT UNBLOCK
  * TIMEOUT the client gets a null array; CLIENT UNBLOCK ERROR replies
  * "-UNBLOCKED ...".  A client freed or RESET while blocked leaves silently.
- * SWAPDB re-signals every waited-on key that exists after the swap. */
+ * SWAPDB, FLUSHDB and FLUSHALL signal every waited-on key of the databases
+ * involved, and a key deleted outside a command (expiry, eviction) is
+ * signalled too, so a waiter whose key went hears of it (XREADGROUP's get
+ * an error).  A key is served only if it is alive at the time of serving
+ * (an expired one is deleted then, its DEL propagated).  While a client is
+ * served it is server.net.current (tracking defers its own invalidations
+ * until after its reply).  The EXPIRE family, XSETID and XGROUP SETID do
+ * not signal their key (Redis does not). */
 #ifndef CAIRN_BLOCKING_H
 #define CAIRN_BLOCKING_H
 
@@ -69,6 +76,11 @@ int clientMayBlock(const Client *c);
  * (error == 0, as a timeout) or "-UNBLOCKED client unblocked via CLIENT
  * UNBLOCK" (error == 1).  Returns 1 if c was blocked, 0 otherwise. */
 int blockingUnblockClient(Client *c, int error);
+
+/* Every client blocked on keys gets the error err (without the "-"), is
+ * unblocked and closed once the reply is written: a server that becomes a
+ * replica drops them, as Redis does (their keys now follow the primary). */
+void blockingDisconnectAll(const char *err);
 
 /* Clients blocked on keys (INFO blocked_clients) and keys that have
  * blocked clients, over all databases. */

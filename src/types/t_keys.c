@@ -65,6 +65,9 @@ static void expireEntry(Db *db, kvobj *o) {
     sds key = sdsNewLen(kvKey(o), kvKeyLen(o));
     dbLookupWrite(db, key, sdsLen(key));
     sdsFree(key);
+    /* SCAN and RANDOMKEY (its only callers) touch arbitrary keys: at top
+     * level each DEL is propagated alone, not wrapped with the others. */
+    effectsEndUnitAtTop();
 }
 
 /* A new entry named key[0..len) holding o's value and o's expire (built
