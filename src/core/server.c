@@ -15,6 +15,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "core/crash.h"
 #include "core/dispatch.h"
 #include "core/effects.h"
 #include "core/log.h"
@@ -223,14 +224,20 @@ void serverSetupSignals(void) {
     sigaction(SIGINT, &act, NULL);
     signal(SIGPIPE, SIG_IGN);
     signal(SIGHUP, SIG_IGN);
+    crashSetupHandlers();
+    xmallocOomHandler = serverOomPanic;
+    watchdogApply();
 }
 
 /* --- timer and loop hooks --- */
 
 long long serverCron(EventLoop *loop, long long id, void *data) {
     (void)loop, (void)id, (void)data;
+    watchdogCron();
     serverUpdateTime();
+    if (server.pauseCron) return 1000 / (server.cfg.hz > 0 ? server.cfg.hz : 10); /* DEBUG PAUSE-CRON */
     server.time.cronLoops++;
+    if (server.time.cronLoops % (server.cfg.hz > 0 ? server.cfg.hz : 10) == 1) crashCron();
     if (server.shutdownAsap) {
         serverLog(LL_WARNING, "Received %s scheduling shutdown...",
                   server.shutdownAsap == SIGINT ? "SIGINT" : "SIGTERM");

@@ -81,6 +81,7 @@ typedef struct Server {
     volatile sig_atomic_t shutdownAsap;
     int hzCurrent;                 /* effective hz (dynamic-hz) */
     int activeExpireEnabled;       /* DEBUG SET-ACTIVE-EXPIRE */
+    int pauseCron;                 /* DEBUG PAUSE-CRON: the timer skips its work */
     int expiryPaused;              /* CLIENT PAUSE: no active expiry */
     int isReplica;                 /* following a primary (src/repl): no active expiry */
     int forkChildActive;           /* a save/rewrite child shares our pages (set by persist):
@@ -179,6 +180,7 @@ void serverShutdown(int exitCode) __attribute__((noreturn));
 #define SHUTDOWN_SAVE (1 << 0)
 #define SHUTDOWN_NOSAVE (1 << 1)
 #define SHUTDOWN_FORCE (1 << 2)
+#define SHUTDOWN_NOW (1 << 3)   /* no wait for lagging replicas */
 extern int (*serverPrepareShutdownHook)(int flags);
 /* Run by FLUSHALL after every database was emptied: persistence stops a
  * save child and, when save points are set, saves the empty dataset (Redis
