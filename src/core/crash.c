@@ -195,7 +195,7 @@ static void crashLog(const char *fmt, ...) {
 }
 
 /* Redis's line from a signal handler: "pid:signal-handler (unixtime) msg". */
-static void handlerLog(const char *msg) {
+void serverLogFromHandler(const char *msg) {
     Out o = {.len = 0};
     outNum(&o, (unsigned long long)getpid(), 10, 0, ' ');
     outStr(&o, ":signal-handler (");
@@ -405,9 +405,9 @@ static int watchdogTimerCreated;
 
 static void watchdogHandler(int sig, siginfo_t *info, void *secret) {
     (void)sig, (void)info;
-    handlerLog("\n--- WATCHDOG TIMER EXPIRED ---");
+    serverLogFromHandler("\n--- WATCHDOG TIMER EXPIRED ---");
     logStackTrace(contextEip(secret));
-    handlerLog("--------\n");
+    serverLogFromHandler("--------\n");
 }
 
 /* Arms the one-shot timer for the period (at least two timer ticks), or

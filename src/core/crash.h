@@ -24,6 +24,10 @@ void crashSetupHandlers(void);
  * offset); called once a second from the timer. */
 void crashCron(void);
 
+/* A line as Redis logs from a signal handler ("pid:signal-handler
+ * (unixtime) msg"), written async-signal-safely. */
+void serverLogFromHandler(const char *msg);
+
 /* Logs a panic report for msg (a printf format) at file:line, then ends
  * the process (abort, or exit 1 under use-exit-on-panic). */
 void serverPanicAt(const char *file, int line, const char *fmt, ...)

@@ -37,6 +37,7 @@
 #include "server/pause.h"
 #include "server/process.h"
 #include "server/pubsub.h"
+#include "server/shutdown.h"
 #include "server/slowlog.h"
 #include "server/stats.h"
 #include "server/tracking.h"
@@ -135,6 +136,7 @@ static void initFeatures(void) {
     maxmemoryInit();
     trackingInit();
     replInit();
+    shutdownInit();
     serverAddCronHook(statsCron);
     serverAddResetStatsHook(statsReset);
     dispatchAddAfterCall(statsRecordLatency);

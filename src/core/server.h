@@ -78,7 +78,8 @@ typedef struct Server {
     uint8_t hashSeed[16];
     long long lastSaveUnix;        /* LASTSAVE */
     long long dirty;               /* changes since last save */
-    volatile sig_atomic_t shutdownAsap;
+    volatile sig_atomic_t shutdownAsap; /* the signal (SIGTERM/SIGINT) that asked for a shutdown */
+    long long shutdownMs;          /* a shutdown waits for replicas until then (unix ms); 0: none */
     int hzCurrent;                 /* effective hz (dynamic-hz) */
     int activeExpireEnabled;       /* DEBUG SET-ACTIVE-EXPIRE */
     int pauseCron;                 /* DEBUG PAUSE-CRON: the timer skips its work */
@@ -204,5 +205,8 @@ extern const char *(*serverReplicaWriteErrorHook)(void);
  * commands are postponed as under CLIENT PAUSE WRITE until it is turned
  * off; CLIENT UNPAUSE does not end it. */
 extern void (*serverFailoverPauseHook)(int on);
+/* The same pause for a shutdown waiting for its replicas (server/shutdown.c),
+ * independent of FAILOVER's. */
+extern void (*serverShutdownPauseHook)(int on);
 
 #endif

@@ -736,10 +736,10 @@ static const DebugAction actions[] = {
     {"listpack", 3, 3, debugListpack},
     {"quicklist", 3, 4, debugQuicklist},
     /* issue 33 */
-    {"segfault", 2, 2, debugSegfault},
-    {"panic", 2, 2, debugPanic},
-    {"assert", 2, 2, debugAssert},
-    {"oom", 2, 2, debugOom},
+    {"segfault", 2, INT_MAX, debugSegfault}, /* extra arguments ignored, as Redis */
+    {"panic", 2, INT_MAX, debugPanic}, /* extra arguments ignored, as Redis */
+    {"assert", 2, INT_MAX, debugAssert}, /* extra arguments ignored, as Redis */
+    {"oom", 2, INT_MAX, debugOom}, /* extra arguments ignored, as Redis */
     {"set-skip-checksum-validation", 3, 3, debugSetSkipChecksumValidation},
     {"pause-cron", 3, 3, debugPauseCron},
     {"replicate", 3, INT_MAX, debugReplicate},
