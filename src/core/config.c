@@ -403,6 +403,7 @@ static ConfigDef configTable[] = {
     I("key-load-delay", NULL, CF_HIDDEN, keyLoadDelay, INT_MIN, INT_MAX, "0"),
     I("rdb-key-save-delay", NULL, CF_HIDDEN, rdbKeySaveDelay, INT_MIN, INT_MAX, "0"),
     B("use-exit-on-panic", NULL, CF_HIDDEN, useExitOnPanic, "no"),
+    B("lua-enable-deprecated-api", NULL, CF_HIDDEN | CF_IMMUTABLE, luaEnableDeprecatedApi, "no"),
     {"watchdog-period", NULL, CT_INT, CF_HIDDEN, OFF(watchdogPeriod), 0, INT_MAX, "0", NULL, NULL, NULL, NULL,
      applyWatchdog, NULL, 0},
     /* Cairn's own (hidden, so CONFIG GET * lists Redis's names only). */

@@ -77,6 +77,7 @@ typedef struct ServerConfig {
     int enableModuleCommand;
     int crashLogEnabled;
     int useExitOnPanic;          /* use-exit-on-panic (hidden): a panic or assert exits 1, no abort() */
+    int luaEnableDeprecatedApi;  /* lua-enable-deprecated-api (hidden, immutable): scripts keep getfenv/setfenv/newproxy */
     int watchdogPeriod;          /* watchdog-period (hidden): ms, 0 = the software watchdog is off */
     int shutdownOnSigterm, shutdownOnSigint; /* SHUTDOWN_* flags of shutdown-on-sigterm/-sigint (server.h) */
     int shutdownTimeout;         /* seconds a shutdown waits for lagging replicas */

@@ -222,8 +222,10 @@ static void *contextEip(void *secret) {
 }
 
 /* The STACK TRACE section: the faulting instruction (when known), then
- * the frames of the calling thread, skipping this function's own. */
-static __attribute__((noinline)) void logStackTrace(void *eip) {
+ * the frames of the calling thread, skipping this function's own and
+ * `skip` more (a signal handler's: the trace starts at the kernel's
+ * trampoline, as Redis's). */
+static __attribute__((noinline)) void logStackTrace(void *eip, int skip) {
     int fd = logOpen();
     static const char head[] = "\n------ STACK TRACE ------\n";
     writeAll(fd, head, sizeof(head) - 1);
@@ -234,7 +236,7 @@ static __attribute__((noinline)) void logStackTrace(void *eip) {
     writeAll(fd, "\nBacktrace:\n", 12);
     void *frames[100];
     int n = backtrace(frames, 100);
-    if (n > 1) backtrace_symbols_fd(frames + 1, n - 1, fd);
+    if (n > 1 + skip) backtrace_symbols_fd(frames + 1 + skip, n - 1 - skip, fd);
     logClose(fd);
 }
 
@@ -315,7 +317,7 @@ static void crashHandler(int sig, siginfo_t *info, void *secret) {
     if (info->si_code == SI_USER && info->si_pid != -1)
         crashLog("Killed by PID: %ld, UID: %d", (long)info->si_pid, (int)info->si_uid);
     if (eip) crashLog("Crashed running the instruction at: %p", eip);
-    logStackTrace(eip);
+    logStackTrace(eip, 1);
     logCurrentClient();
     bugReportEnd(1, sig);
 }
@@ -370,7 +372,7 @@ void serverPanicAt(const char *file, int line, const char *fmt, ...) {
     crashLog("------------------------------------------------");
     crashLog("!!! Software Failure. Press left mouse button to continue");
     crashLog("Guru Meditation: %s #%s:%d", msg, baseName(file), line);
-    logStackTrace(NULL);
+    logStackTrace(NULL, 0);
     logCurrentClient();
     bugReportEnd(0, 0);
 }
@@ -388,7 +390,7 @@ void serverAssertFailedAt(const char *expr, const char *file, int line) {
     }
     crashLog("=== ASSERTION FAILED ===");
     crashLog("==> %s:%d '%s' is not true", baseName(file), line, expr);
-    logStackTrace(NULL);
+    logStackTrace(NULL, 0);
     logCurrentClient();
     bugReportEnd(0, 0);
 }
@@ -406,7 +408,7 @@ static int watchdogTimerCreated;
 static void watchdogHandler(int sig, siginfo_t *info, void *secret) {
     (void)sig, (void)info;
     serverLogFromHandler("\n--- WATCHDOG TIMER EXPIRED ---");
-    logStackTrace(contextEip(secret));
+    logStackTrace(contextEip(secret), 1);
     serverLogFromHandler("--------\n");
 }
 

@@ -128,7 +128,13 @@ def test_fatal_signal_prints_crash_report(start_server, start_oracle, sig):
             pytest.skip("sanitizer build")
         srv.client().ping()
         os.kill(srv.pid, sig)
-        assert wait_exit(srv) == -sig
+        rc = wait_exit(srv)
+        # redis-server's own report (INFO, memory test) now and then
+        # faults after an external SIGFPE/SIGILL: it then dies by SIGSEGV
+        if "redis-server" in os.path.basename(srv.binary):
+            assert rc < 0
+        else:
+            assert rc == -sig
         log = srv.log
         assert "crashed by signal: %d, si_code: 0" % sig in log
         assert "Killed by PID: %d" % os.getpid() in log
@@ -169,6 +175,9 @@ HIDDEN_CASES = [
     ("CONFIG", "GET", "key-load-delay"),
     ("CONFIG", "GET", "rdb-key-save-delay"),
     ("CONFIG", "GET", "loading-process-events-interval-bytes"),
+    ("CONFIG", "GET", "lua-enable-deprecated-api"),
+    ("CONFIG", "SET", "lua-enable-deprecated-api", "yes"),
+    ("EVAL", "return type(setfenv)", "0"),
 ]
 
 
@@ -187,6 +196,20 @@ def test_hidden_directives_at_startup(start_server, start_oracle):
     for srv in both(start_server, start_oracle, use_exit_on_panic="yes", watchdog_period="1000"):
         assert srv.client().config_get("use-exit-on-panic") == {"use-exit-on-panic": "yes"}
         assert srv.client().config_get("watchdog-period") == {"watchdog-period": "1000"}
+
+
+def test_lua_enable_deprecated_api_keeps_getfenv_setfenv_newproxy(start_server, start_oracle):
+    script = "return type(setfenv) .. type(newproxy) .. type(getfenv)"
+    lib = "#!lua name=lib\nredis.register_function('f', function() return type(setfenv) .. type(getfenv) end)"
+    for srv in both(start_server, start_oracle, lua_enable_deprecated_api="yes"):
+        r = srv.client()
+        assert r.config_get("lua-enable-deprecated-api") == {"lua-enable-deprecated-api": "yes"}
+        assert r.eval(script, 0) == b"functionfunctionfunction"
+        assert r.eval("local t = {x = 7}; setfenv(1, t); return x", 0) == 7
+        r.function_load(lib)
+        assert r.fcall("f", 0) == b"functionfunction"
+        with pytest.raises(redis.ResponseError, match="nonexistent global variable 'print'"):
+            r.eval("return type(print)", 0)
 
 
 def test_watchdog_logs_the_stuck_stack(start_server, start_oracle):
