@@ -240,6 +240,37 @@ static __attribute__((noinline)) void logStackTrace(void *eip, int skip) {
     logClose(fd);
 }
 
+/* The REGISTERS section (x86-64 Linux; elsewhere nothing). */
+static void logRegisters(void *secret) {
+#if defined(__linux__) && defined(__x86_64__)
+    if (!secret) return;
+    const greg_t *g = ((ucontext_t *)secret)->uc_mcontext.gregs;
+    static const struct {
+        const char *name;
+        int reg;
+    } regs[] = {{"RAX", REG_RAX}, {"RBX", REG_RBX}, {"RCX", REG_RCX}, {"RDX", REG_RDX}, {"RDI", REG_RDI},
+                {"RSI", REG_RSI}, {"RBP", REG_RBP}, {"RSP", REG_RSP}, {"R8 ", REG_R8},  {"R9 ", REG_R9},
+                {"R10", REG_R10}, {"R11", REG_R11}, {"R12", REG_R12}, {"R13", REG_R13}, {"R14", REG_R14},
+                {"R15", REG_R15}, {"RIP", REG_RIP}, {"EFL", REG_EFL}};
+    Out o = {.len = 0};
+    outStr(&o, "\n------ REGISTERS ------\n");
+    for (size_t i = 0; i < sizeof(regs) / sizeof(regs[0]); i++) {
+        outStr(&o, regs[i].name);
+        outChar(&o, ':');
+        outNum(&o, (unsigned long long)g[regs[i].reg], 16, 16, '0');
+        outChar(&o, i % 2 ? '\n' : ' ');
+    }
+    outStr(&o, "CSGSFS:");
+    outNum(&o, (unsigned long long)g[REG_CSGSFS], 16, 16, '0');
+    outChar(&o, '\n');
+    int fd = logOpen();
+    writeAll(fd, o.buf, o.len);
+    logClose(fd);
+#else
+    (void)secret;
+#endif
+}
+
 /* The command being run when it happened, its bytes escaped. */
 static void logCurrentClient(void) {
     const Client *c = server.net.current;
@@ -318,6 +349,7 @@ static void crashHandler(int sig, siginfo_t *info, void *secret) {
         crashLog("Killed by PID: %ld, UID: %d", (long)info->si_pid, (int)info->si_uid);
     if (eip) crashLog("Crashed running the instruction at: %p", eip);
     logStackTrace(eip, 1);
+    logRegisters(secret);
     logCurrentClient();
     bugReportEnd(1, sig);
 }

@@ -182,6 +182,8 @@ void shutdownCommand(Client *c) {
         replyError(c, busy);
         return;
     }
+    /* The timer does not run under a busy script: no waiting then. */
+    if (busy) flags |= SHUTDOWN_NOW;
     /* Blocked until the shutdown ends: it exits, or cancels (the error). */
     c->flags |= CLIENT_BLOCKED;
     waiting = xrealloc(waiting, sizeof(Client *) * (size_t)(nwaiting + 1));
