@@ -1919,10 +1919,11 @@ void configRewriteCommand(Client *c) {
     sdsFree(oldText);
 }
 
-/* DEBUG CONFIG-REWRITE-FORCE-ALL: CONFIG REWRITE writing every directive,
- * defaults and hidden ones included.  0, or -1 with errno (EFAULT without
- * a config file, as Redis's open of no path). */
-int configRewriteForceAll(void) {
+/* CONFIG REWRITE as a function (DEBUG RESTART; with forceAll, DEBUG
+ * CONFIG-REWRITE-FORCE-ALL: every directive, defaults and hidden ones
+ * included).  0, or -1 with errno (EFAULT without a config file, as
+ * Redis's open of no path). */
+int configRewriteFile(int forceAll) {
     if (!configFile) {
         errno = EFAULT;
         return -1;
@@ -1938,7 +1939,7 @@ int configRewriteForceAll(void) {
         sdsFree(oldText);
         return -1;
     }
-    sds text = rewriteConfigText(oldText, 1);
+    sds text = rewriteConfigText(oldText, forceAll);
     int rc = writeFileAtomically(configFile, text);
     int saved = errno;
     sdsFree(text);

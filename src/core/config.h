@@ -203,9 +203,9 @@ void configGetCommand(struct Client *c);
 void configSetCommand(struct Client *c);
 void configResetStatCommand(struct Client *c);
 void configRewriteCommand(struct Client *c);
-/* CONFIG REWRITE with every directive written (DEBUG CONFIG-REWRITE-FORCE-ALL):
- * 0, or -1 with errno set. */
-int configRewriteForceAll(void);
+/* CONFIG REWRITE of the loaded file (forceAll: every directive written,
+ * DEBUG CONFIG-REWRITE-FORCE-ALL): 0, or -1 with errno set. */
+int configRewriteFile(int forceAll);
 void configHelpCommand(struct Client *c);
 /* The "config" container command and its subcommands. */
 extern Command configCommands[];

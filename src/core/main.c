@@ -165,6 +165,8 @@ int main(int argc, char **argv) {
         server.executable = xstrdup(argv[0]);
     }
 
+    server.execArgv = xcalloc(sizeof(char *) * (size_t)(argc + 1));
+    for (int i = 0; i < argc; i++) server.execArgv[i] = xstrdup(argv[i]);
     configInitDefaults(&server.cfg);
     /* cairn-check-aof and cairn-check-rdb are this binary under another
      * name (as Redis's redis-check-aof / redis-check-rdb), so that files are

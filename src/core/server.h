@@ -73,6 +73,7 @@ typedef struct Server {
     pid_t pid;
     char runId[41];
     char *executable;              /* absolute path, for INFO */
+    char **execArgv;               /* the command line, NULL-terminated (DEBUG RESTART re-executes it) */
     char *configFile;
     ErrorStat *errorStats;
     uint8_t hashSeed[16];

@@ -20,6 +20,7 @@
  * DIGEST-VALUE compute Redis's digest (persist/digest.c); RELOAD saves and
  * loads the dataset back through the persistence layer. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +55,7 @@
 #include "persist/persist.h"
 #include "persist/rdb.h"
 #include "script/script.h"
+#include "server/shutdown.h"
 #include "repl/repl.h"
 
 #define LRU_CLOCK_MAX ((1u << 24) - 1)
@@ -362,6 +364,13 @@ static void debugHelp(Client *c) {
         "    Run a fuzz tester against the glob pattern matcher.",
         "PAUSE-CRON <0|1>",
         "    Stop periodic cron job processing.",
+        "ERROR <string>",
+        "    Return a Redis protocol error with <string> as message. Useful for clients",
+        "    unit tests to simulate Redis errors.",
+        "RESTART [<milliseconds>]",
+        "    Graceful restart: save config, db, restart after a <milliseconds> delay (default 0).",
+        "CRASH-AND-RECOVER [<milliseconds>]",
+        "    Hard crash and restart after a <milliseconds> delay (default 0).",
         NULL,
     };
     replyHelp(c, help);
@@ -685,7 +694,7 @@ static void debugHtstatsKey(Client *c) {
 }
 
 static void debugConfigRewriteForceAll(Client *c) {
-    if (configRewriteForceAll() == -1) replyErrorFormat(c, "ERR CONFIG-REWRITE-FORCE-ALL failed: %s", strerror(errno));
+    if (configRewriteFile(1) == -1) replyErrorFormat(c, "ERR CONFIG-REWRITE-FORCE-ALL failed: %s", strerror(errno));
     else replyOk(c);
 }
 
@@ -708,6 +717,47 @@ static void debugStringmatchTest(Client *c) {
     }
     replyStatus(c, "Apparently Redis did not crash: test passed");
 }
+/* DEBUG ERROR <string>: the string as an error reply, as is (a "-" in
+ * front; line breaks become spaces). */
+static void debugError(Client *c) {
+    sds e = sdsCatSds(sdsNew("-"), c->argv[2]);
+    replyErrorLen(c, e, sdsLen(e));
+    sdsFree(e);
+}
+
+/* DEBUG RESTART [<ms>] (the config file rewritten, the shutdown's save)
+ * and DEBUG CRASH-AND-RECOVER [<ms>] (neither): the server executes
+ * itself again with its command line, after the delay, keeping its pid.
+ * Replies only when that cannot start. */
+static void restartServer(Client *c, int graceful) {
+    long long delay = 0;
+    if (c->argc > 2 && getLongLongOrReply(c, c->argv[2], &delay, NULL) == -1) return;
+    int failed = 1;
+    if (access(server.executable, X_OK) == -1) {
+        serverLog(LL_WARNING, "Can't restart: this process has no permissions to execute %s", server.executable);
+    } else if (graceful && configFilePath() && configRewriteFile(0) == -1) {
+        serverLog(LL_WARNING, "Can't restart: configuration rewrite process failed: %s", strerror(errno));
+    } else if (graceful && shutdownForRestart() == -1) {
+        serverLog(LL_WARNING, "Can't restart: error preparing for shutdown");
+    } else {
+        failed = 0;
+    }
+    if (failed) {
+        replyError(c, "ERR failed to restart the server. Check server logs.");
+        return;
+    }
+    long maxfd = (long)server.cfg.maxclients + 1024;
+    for (long fd = 3; fd < maxfd; fd++)
+        if (fcntl((int)fd, F_GETFD) != -1) close((int)fd);
+    if (delay > 0) usleep((useconds_t)(delay > 3600000 ? 3600000 : delay) * 1000);
+    xfree(server.execArgv[0]);
+    server.execArgv[0] = xstrdup(server.executable);
+    execve(server.executable, server.execArgv, environ);
+    _exit(1); /* nothing left to go back to */
+}
+
+static void debugRestart(Client *c) { restartServer(c, 1); }
+static void debugCrashAndRecover(Client *c) { restartServer(c, 0); }
 /* ---- end of issue 33's block ---- */
 
 typedef struct DebugAction {
@@ -752,6 +802,9 @@ static const DebugAction actions[] = {
     {"htstats-key", 3, 3, debugHtstatsKey},
     {"config-rewrite-force-all", 2, 2, debugConfigRewriteForceAll},
     {"stringmatch-test", 2, 2, debugStringmatchTest},
+    {"error", 3, 3, debugError},
+    {"restart", 2, INT_MAX, debugRestart},
+    {"crash-and-recover", 2, INT_MAX, debugCrashAndRecover},
 };
 
 /* Not static, and the action is not a tail call: crash reports and the

@@ -13,6 +13,7 @@
 
 #include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/log.h"
 #include "core/net.h"
@@ -128,6 +129,21 @@ static int abortShutdown(void) {
     else if (server.shutdownAsap) server.shutdownAsap = 0;
     else return -1;
     serverLog(LL_NOTICE, "Shutdown manually aborted.");
+    return 0;
+}
+
+int shutdownForRestart(void) {
+    if (server.shutdownMs) return -1;
+    serverLog(LL_WARNING, "User requested shutdown...");
+    logReplicas();
+    if (serverPrepareShutdownHook && serverPrepareShutdownHook(SHUTDOWN_NOW) < 0) {
+        serverLog(LL_WARNING, "Errors trying to shut down the server. Check the logs for more information.");
+        return -1;
+    }
+    netHandlePendingWrites();
+    netCloseListeners();
+    if (server.cfg.pidfile && server.cfg.pidfile[0]) unlink(server.cfg.pidfile);
+    serverLog(LL_WARNING, "Cairn is now ready to exit, bye bye...");
     return 0;
 }
 

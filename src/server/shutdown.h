@@ -12,6 +12,11 @@
 /* Installs the timer hook that starts a signal's shutdown and ends a
  * waiting one.  Called once at start-up. */
 void shutdownInit(void);
+/* What a shutdown does before exiting (the final save per the save
+ * points, no wait for replicas, listeners closed, pid file removed), for
+ * DEBUG RESTART, which then re-executes the server.  0, or -1 when it
+ * failed (logged) or a shutdown is under way. */
+int shutdownForRestart(void);
 /* SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT] */
 void shutdownCommand(Client *c);
 

@@ -257,11 +257,16 @@ REPLY_CASES = [
     ("DEBUG", "STRINGMATCH-TEST", "x"),
     ("DEBUG", "MALLCTL"),
     ("DEBUG", "MALLCTL-STR"),
+    ("DEBUG", "ERROR"),
+    ("DEBUG", "ERROR", "a", "b"),
+    ("DEBUG", "RESTART", "x"),
+    ("DEBUG", "CRASH-AND-RECOVER", "x"),
 ]
 
 
 def test_debug_subcommand_replies_match_redis(start_server, start_oracle):
-    clients = [s.client() for s in both(start_server, start_oracle, **DBG)]
+    # redis-server's STRINGMATCH-TEST takes seconds: a longer timeout
+    clients = [s.client(socket_timeout=120) for s in both(start_server, start_oracle, **DBG)]
     for r in clients:
         r.set("str", "v")
         r.hset("smallhash", "a", "1")
@@ -470,6 +475,39 @@ def test_debug_replicate_goes_to_replicas_without_select(start_server, start_ora
         s.close()
         # nothing reached the dataset
         assert r.exists("k4") == 0
+
+
+def test_debug_error_replies_the_string_as_an_error(start_server, start_oracle):
+    for srv in both(start_server, start_oracle, **DBG):
+        with srv.connect() as c:
+            c.send(cmd_resp("DEBUG", "ERROR", "foo") + cmd_resp("DEBUG", "ERROR", "-FOO bar")
+                   + cmd_resp("DEBUG", "ERROR", "") + cmd_resp("DEBUG", "ERROR", "a\r\nb c"))
+            want = b"-foo\r\n--FOO bar\r\n-\r\n-a  b c\r\n"
+            assert c.recv_exact(len(want)) == want
+
+
+@pytest.mark.parametrize("sub", ["RESTART", "CRASH-AND-RECOVER"])
+def test_debug_restart_re_executes_the_server(start_server, start_oracle, sub):
+    for srv in both(start_server, start_oracle, config_file="maxclients 500\n", **DBG):
+        r = srv.client()
+        before = r.info("server")
+        r.config_set("maxclients", 123)
+        s = send_raw(srv, "DEBUG", sub, "50")
+        assert recv_some(s) == b""  # no reply: the process was replaced
+        s.close()
+
+        def back():
+            try:
+                return srv.client().info("server")["run_id"] != before["run_id"]
+            except redis.ConnectionError:
+                return False
+        wait_for(back, timeout=30, what="the server back")
+        after = srv.client().info("server")
+        assert after["process_id"] == before["process_id"] == srv.pid
+        assert srv.alive()
+        # RESTART rewrote the config file first; CRASH-AND-RECOVER did not
+        want = 123 if sub == "RESTART" else 500
+        assert srv.client().config_get("maxclients") == {"maxclients": str(want)}
 
 
 def test_aof_flush_sleep_still_writes(start_server):
