@@ -371,6 +371,16 @@ static void debugHelp(Client *c) {
         "    Graceful restart: save config, db, restart after a <milliseconds> delay (default 0).",
         "CRASH-AND-RECOVER [<milliseconds>]",
         "    Hard crash and restart after a <milliseconds> delay (default 0).",
+        "LEAK <string>",
+        "    Create a memory leak of the input string.",
+        "SDSLEN <key>",
+        "    Show low level string info representing `key` and value.",
+        "STRUCTSIZE",
+        "    Return the size of Cairn's core C structures.",
+        "DROP-CLUSTER-PACKET-FILTER <packet-type>",
+        "    Accepted without effect: there is no cluster bus.",
+        "CLUSTERLINK KILL <to|from|all> <node-id>",
+        "    Refused: only in cluster mode.",
         NULL,
     };
     replyHelp(c, help);
@@ -756,6 +766,70 @@ static void restartServer(Client *c, int graceful) {
     _exit(1); /* nothing left to go back to */
 }
 
+/* DEBUG LEAK <string>: a copy of the string, never freed (a test of leak
+ * detectors, as Redis's). */
+static void debugLeak(Client *c) {
+    char *volatile leaked = xmalloc(sdsLen(c->argv[2]) + 1);
+    memcpy(leaked, c->argv[2], sdsLen(c->argv[2]) + 1);
+    leaked = NULL;
+    replyOk(c);
+}
+
+/* DEBUG SDSLEN <key>: a string value's lengths and allocations, in
+ * Redis's line; the key lives inside the entry (no room to spare), an
+ * inline value shares the entry's block, a bigger one has its own sds. */
+static void debugSdslen(Client *c) {
+    kvobj *o = dbLookupRead(c->db, c->argv[2], sdsLen(c->argv[2]), LOOKUP_NOTOUCH | LOOKUP_NONOTIFY);
+    if (!o) {
+        replyError(c, ERR_NO_SUCH_KEY);
+        return;
+    }
+    if (kvType(o) != OBJ_STRING || kvEncoding(o) == OBJ_ENC_INT) {
+        replyError(c, "ERR Not an sds encoded string.");
+        return;
+    }
+    size_t entry = xmallocSize(o);
+    size_t vlen = kvStringLen(o), vavail = 0, valloc = entry;
+    if (kvEncoding(o) == OBJ_ENC_RAW) {
+        sds v = kvPtr(o);
+        vavail = sdsAvail(v);
+        valloc = sdsAllocSize(v);
+    }
+    sds s = sdsCatPrintf(sdsEmpty(),
+                         "key_sds_len:%zu, key_sds_avail:0, key_zmalloc: %zu, val_sds_len:%zu, val_sds_avail:%zu, "
+                         "val_zmalloc: %zu",
+                         kvKeyLen(o), entry, vlen, vavail, valloc);
+    replyStatusLen(c, s, sdsLen(s));
+    sdsFree(s);
+}
+
+/* DEBUG STRUCTSIZE: the sizes of Cairn's core structures, in the shape
+ * of Redis's line. */
+static void debugStructsize(Client *c) {
+    sds s = sdsCatPrintf(sdsEmpty(), "bits:%d kvobj:%zu htab:%zu client:%zu db:%zu ", (int)(sizeof(void *) * 8),
+                         sizeof(kvobj), sizeof(Htab), sizeof(Client), sizeof(Db));
+    replyStatusLen(c, s, sdsLen(s));
+    sdsFree(s);
+}
+
+/* DEBUG DROP-CLUSTER-PACKET-FILTER <type>: Cairn has no cluster bus, so
+ * no packet to drop: the type is checked (an integer) and OK, as a Redis
+ * without cluster mode answers.  DEBUG CLUSTERLINK KILL ...: Redis's
+ * refusal outside cluster mode. */
+static void debugDropClusterPacketFilter(Client *c) {
+    long long type;
+    if (getLongLongOrReply(c, c->argv[2], &type, NULL) == -1) return;
+    replyOk(c);
+}
+
+static void debugClusterlink(Client *c) {
+    if (!argIs(c->argv[2], "kill")) {
+        replySubcommandSyntaxError(c);
+        return;
+    }
+    replyError(c, "ERR Debug option only available for cluster mode enabled setup!");
+}
+
 static void debugRestart(Client *c) { restartServer(c, 1); }
 static void debugCrashAndRecover(Client *c) { restartServer(c, 0); }
 /* ---- end of issue 33's block ---- */
@@ -805,6 +879,11 @@ static const DebugAction actions[] = {
     {"error", 3, 3, debugError},
     {"restart", 2, INT_MAX, debugRestart},
     {"crash-and-recover", 2, INT_MAX, debugCrashAndRecover},
+    {"leak", 3, 3, debugLeak},
+    {"sdslen", 3, 3, debugSdslen},
+    {"structsize", 2, 2, debugStructsize},
+    {"drop-cluster-packet-filter", 3, 3, debugDropClusterPacketFilter},
+    {"clusterlink", 5, 5, debugClusterlink},
 };
 
 /* Not static, and the action is not a tail call: crash reports and the

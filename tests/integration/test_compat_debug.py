@@ -261,6 +261,18 @@ REPLY_CASES = [
     ("DEBUG", "ERROR", "a", "b"),
     ("DEBUG", "RESTART", "x"),
     ("DEBUG", "CRASH-AND-RECOVER", "x"),
+    ("DEBUG", "SDSLEN"),
+    ("DEBUG", "SDSLEN", "nokey"),
+    ("DEBUG", "SDSLEN", "smallhash"),
+    ("DEBUG", "SDSLEN", "int"),
+    ("DEBUG", "STRUCTSIZE", "x"),
+    ("DEBUG", "LEAK"),
+    ("DEBUG", "DROP-CLUSTER-PACKET-FILTER", "1"),
+    ("DEBUG", "DROP-CLUSTER-PACKET-FILTER", "x"),
+    ("DEBUG", "DROP-CLUSTER-PACKET-FILTER"),
+    ("DEBUG", "CLUSTERLINK", "KILL", "all", "abc"),
+    ("DEBUG", "CLUSTERLINK", "KILL"),
+    ("DEBUG", "CLUSTERLINK", "x", "all", "abc"),
 ]
 
 
@@ -272,6 +284,7 @@ def test_debug_subcommand_replies_match_redis(start_server, start_oracle):
         r.hset("smallhash", "a", "1")
         r.sadd("intset", 1, 2, 3)
         r.rpush("list", "a")
+        r.set("int", 123)
     for cmd in REPLY_CASES:
         assert reply(clients[0], *cmd) == reply(clients[1], *cmd), cmd
 
@@ -284,6 +297,20 @@ def test_debug_help_names(start_server):
               "MALLCTL", "MALLCTL-STR", "OOM", "PANIC", "SEGFAULT", "SET-SKIP-CHECKSUM-VALIDATION",
               "STRINGMATCH-TEST", "PAUSE-CRON"):
         assert n in names, n
+
+
+def test_sdslen_and_structsize_shape(start_server, start_oracle):
+    for srv in both(start_server, start_oracle, **DBG):
+        r = srv.client()
+        r.set("s", "abc")
+        r.set("big", "a" * 100)
+        for key, n in (("s", 3), ("big", 100)):
+            line = r.execute_command("DEBUG", "SDSLEN", key).decode()
+            assert re.fullmatch(r"key_sds_len:%d, key_sds_avail:\d+, key_zmalloc: \d+, val_sds_len:%d, "
+                                r"val_sds_avail:\d+, val_zmalloc: \d+" % (len(key), n), line), line
+        assert re.match(r"bits:64 (\w+:\d+ )+$", r.execute_command("DEBUG", "STRUCTSIZE").decode())
+        if jemalloc(srv):  # a leak fails a sanitizer build's exit check, by design
+            assert r.execute_command("DEBUG", "LEAK", "abc") == b"OK"
 
 
 def test_mallctl_matches_redis(start_server, start_oracle):
