@@ -335,7 +335,7 @@ static ConfigDef configTable[] = {
     RAWB("cluster-replica-no-failover", "cluster-slave-no-failover", 0, "no"),
     RAWI("cluster-replica-validity-factor", "cluster-slave-validity-factor", 0, 0, INT_MAX, "10"),
     RAWB("cluster-require-full-coverage", NULL, 0, "yes"),
-    RAWB("crash-memcheck-enabled", NULL, 0, "yes"),
+    B("crash-memcheck-enabled", NULL, 0, crashMemcheckEnabled, "yes"),
     RAWB("disable-thp", NULL, CF_IMMUTABLE, "yes"),
     RAW("ignore-warnings", NULL, 0, ""),
     RAWI("io-threads", NULL, CF_IMMUTABLE, 1, 128, "1"),

@@ -76,6 +76,7 @@ typedef struct ServerConfig {
     int enableProtectedConfigs;
     int enableModuleCommand;
     int crashLogEnabled;
+    int crashMemcheckEnabled;    /* a crash report ends with a fast memory test (core/crash.c) */
     int useExitOnPanic;          /* use-exit-on-panic (hidden): a panic or assert exits 1, no abort() */
     int luaEnableDeprecatedApi;  /* lua-enable-deprecated-api (hidden, immutable): scripts keep getfenv/setfenv/newproxy */
     int watchdogPeriod;          /* watchdog-period (hidden): ms, 0 = the software watchdog is off */

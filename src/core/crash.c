@@ -300,6 +300,112 @@ static void logCurrentClient(void) {
     }
 }
 
+/* --- the fast memory test (crash-memcheck-enabled) --- */
+
+#if defined(__linux__) && !defined(CAIRN_SANITIZE)
+#define MEMTEST_PAGE 4096
+static unsigned long memtestSaved[MEMTEST_PAGE / sizeof(unsigned long)];
+
+/* Tests one page in place: its words saved, then filled with each
+ * pattern (and each with its own address) and read back, then restored.
+ * Returns the number of mismatches. */
+static unsigned long memtestPage(volatile unsigned long *p) {
+    static const unsigned long patterns[] = {0UL, ~0UL, 0xaaaaaaaaaaaaaaaaUL, 0x5555555555555555UL};
+    const size_t words = MEMTEST_PAGE / sizeof(unsigned long);
+    unsigned long errors = 0;
+    for (size_t i = 0; i < words; i++) memtestSaved[i] = p[i];
+    for (size_t k = 0; k <= sizeof(patterns) / sizeof(patterns[0]); k++) {
+        for (size_t i = 0; i < words; i++)
+            p[i] = k < sizeof(patterns) / sizeof(patterns[0]) ? patterns[k] : (unsigned long)(uintptr_t)&p[i];
+        for (size_t i = 0; i < words; i++)
+            if (p[i] != (k < sizeof(patterns) / sizeof(patterns[0]) ? patterns[k] : (unsigned long)(uintptr_t)&p[i]))
+                errors++;
+    }
+    for (size_t i = 0; i < words; i++) p[i] = memtestSaved[i];
+    return errors;
+}
+
+static unsigned long long parseHex(const char **s) {
+    unsigned long long v = 0;
+    for (;; (*s)++) {
+        char ch = **s;
+        if (ch >= '0' && ch <= '9') v = v * 16 + (unsigned)(ch - '0');
+        else if (ch >= 'a' && ch <= 'f') v = v * 16 + (unsigned)(ch - 'a' + 10);
+        else return v;
+    }
+}
+
+/* One /proc/self/maps line: tests it when it is private anonymous
+ * writable memory other than a stack and other than the test's own
+ * buffer or the signal stack.  Returns the mismatches. */
+static unsigned long memtestMapsLine(const char *line, const void *avoid1, const void *avoid2, int test) {
+    const char *s = line;
+    uintptr_t start = (uintptr_t)parseHex(&s);
+    if (*s++ != '-') return 0;
+    uintptr_t end = (uintptr_t)parseHex(&s);
+    if (strncmp(s, " rw-p ", 6) != 0 || !strstr(line, " 00:00 ") || strstr(line, "stack") || strstr(line, "vdso") ||
+        strstr(line, "vsyscall"))
+        return 0;
+    const char *name = strstr(line, " 00:00 ") + 7;
+    while (*name && *name != ' ') name++; /* the inode */
+    while (*name == ' ') name++;
+    if (*name && *name != '[') return 0; /* a file's mapping */
+    if (((uintptr_t)avoid1 >= start && (uintptr_t)avoid1 < end) || ((uintptr_t)avoid2 >= start && (uintptr_t)avoid2 < end))
+        return 0;
+    int fd = logOpen();
+    unsigned long errors = 0;
+    if (!test) {
+        Out o = {.len = 0};
+        outStr(&o, "*** Preparing to test memory region ");
+        outNum(&o, start, 16, 0, '0');
+        outStr(&o, " (");
+        outNum(&o, end - start, 10, 0, ' ');
+        outStr(&o, " bytes)\n");
+        writeAll(fd, o.buf, o.len);
+    } else {
+        for (uintptr_t p = start; p + MEMTEST_PAGE <= end; p += MEMTEST_PAGE)
+            errors += memtestPage((unsigned long *)p);
+        writeAll(fd, ".O", 2);
+    }
+    logClose(fd);
+    return errors;
+}
+
+/* Redis's FAST MEMORY TEST section. */
+static void logMemoryTest(void) {
+    if (!server.cfg.crashMemcheckEnabled) return;
+    crashRaw("\n------ FAST MEMORY TEST ------\n");
+    static char buf[8192];
+    char line[512];
+    unsigned long errors = 0;
+    int here;
+    /* Two passes, as Redis's: the regions listed, then tested. */
+    for (int test = 0; test < 2; test++) {
+        int mfd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+        if (mfd == -1) return;
+        size_t ll = 0;
+        ssize_t n;
+        while ((n = read(mfd, buf, sizeof(buf))) > 0) {
+            for (ssize_t i = 0; i < n; i++) {
+                if (buf[i] != '\n') {
+                    if (ll + 1 < sizeof(line)) line[ll++] = buf[i];
+                    continue;
+                }
+                line[ll] = '\0';
+                errors += memtestMapsLine(line, memtestSaved, &here, test);
+                ll = 0;
+            }
+        }
+        close(mfd);
+    }
+    crashRaw(errors ? "\n!!! MEMORY ERROR DETECTED! Check your memory ASAP !!!\n"
+                    : "\nFast memory test PASSED, however your memory can still be broken. Please run a memory test "
+                      "for several hours if possible.\n");
+}
+#else
+static void logMemoryTest(void) {}
+#endif
+
 static volatile sig_atomic_t reportStarted;
 
 static void bugReportStart(void) {
@@ -351,6 +457,7 @@ static void crashHandler(int sig, siginfo_t *info, void *secret) {
     logStackTrace(eip, 1);
     logRegisters(secret);
     logCurrentClient();
+    logMemoryTest();
     bugReportEnd(1, sig);
 }
 
@@ -406,6 +513,7 @@ void serverPanicAt(const char *file, int line, const char *fmt, ...) {
     crashLog("Guru Meditation: %s #%s:%d", msg, baseName(file), line);
     logStackTrace(NULL, 0);
     logCurrentClient();
+    logMemoryTest();
     bugReportEnd(0, 0);
 }
 
@@ -424,6 +532,7 @@ void serverAssertFailedAt(const char *expr, const char *file, int line) {
     crashLog("==> %s:%d '%s' is not true", baseName(file), line, expr);
     logStackTrace(NULL, 0);
     logCurrentClient();
+    logMemoryTest();
     bugReportEnd(0, 0);
 }
 

@@ -99,6 +99,20 @@ def test_debug_crash_reports_and_exit_status(start_server, start_oracle, sub):
         assert "------ STACK TRACE ------" in log
         assert "debugCommand" in log  # the frame is named (-rdynamic)
         assert "=== REDIS BUG REPORT END. Make sure to include from START to END. ===" in log
+        # crash-memcheck-enabled (yes by default): the fast memory test
+        assert "------ FAST MEMORY TEST ------" in log
+        assert "Fast memory test PASSED, however your memory can still be broken." in log
+
+
+def test_crash_memcheck_disabled_skips_the_memory_test(start_server, start_oracle):
+    for srv in both(start_server, start_oracle, crash_memcheck_enabled="no", **DBG):
+        if not jemalloc(srv):
+            pytest.skip("sanitizer build")
+        s = send_raw(srv, "DEBUG", "SEGFAULT")
+        assert wait_exit(srv) == -signal.SIGSEGV
+        s.close()
+        assert "crashed by signal: 11" in srv.log
+        assert "FAST MEMORY TEST" not in srv.log
 
 
 @pytest.mark.parametrize("sub", ["panic", "assert"])
