@@ -240,7 +240,7 @@ long long serverCron(EventLoop *loop, long long id, void *data) {
     serverUpdateTime();
     if (server.pauseCron) return 1000 / (server.cfg.hz > 0 ? server.cfg.hz : 10); /* DEBUG PAUSE-CRON */
     server.time.cronLoops++;
-    if (server.time.cronLoops % (server.cfg.hz > 0 ? server.cfg.hz : 10) == 1) crashCron();
+    if (server.time.cronLoops % (server.cfg.hz > 0 ? server.cfg.hz : 10) == 0) crashCron(); /* about once a second */
     if (server.activeExpireEnabled && !server.expiryPaused && !server.isReplica)
         dbActiveExpireCycle(server.db, server.cfg.databases, 25000 / (server.cfg.hz ? server.cfg.hz : 10), 0);
     if (server.cfg.activeRehashing && !server.forkChildActive) dbTimerMaintenance(server.db, server.cfg.databases);
