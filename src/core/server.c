@@ -192,7 +192,10 @@ void (*serverShutdownPauseHook)(int on);
 
 void serverShutdown(int exitCode) {
     netCloseListeners();
-    if (server.cfg.pidfile && server.cfg.pidfile[0]) unlink(server.cfg.pidfile);
+    if (server.cfg.pidfile && server.cfg.pidfile[0]) {
+        serverLog(LL_NOTICE, "Removing the pid file.");
+        unlink(server.cfg.pidfile);
+    }
 #ifdef CAIRN_SANITIZE
     /* Values sit at unaligned offsets inside packed entries, where
      * LeakSanitizer cannot see them: free everything so that a leak report

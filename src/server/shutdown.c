@@ -142,7 +142,10 @@ int shutdownForRestart(void) {
     }
     netHandlePendingWrites();
     netCloseListeners();
-    if (server.cfg.pidfile && server.cfg.pidfile[0]) unlink(server.cfg.pidfile);
+    if (server.cfg.pidfile && server.cfg.pidfile[0]) {
+        serverLog(LL_NOTICE, "Removing the pid file.");
+        unlink(server.cfg.pidfile);
+    }
     serverLog(LL_WARNING, "Cairn is now ready to exit, bye bye...");
     return 0;
 }

@@ -604,6 +604,22 @@ def test_shutdown_on_sigterm_flags_from_config(start_server, start_oracle):
         assert os.path.exists(os.path.join(srv.tmp, "dump.rdb"))
 
 
+def test_shutdown_removes_the_pid_file_with_redis_line(start_server, start_oracle):
+    for start in (start_server, start_oracle):
+        srv = start()
+        pidfile = os.path.join(srv.tmp, "x.pid")
+        srv.stop()
+        srv.config = {"pidfile": pidfile}
+        srv._start()
+        wait_for(lambda: os.path.exists(pidfile), timeout=10, what="pid file")
+        s = send_raw(srv, "SHUTDOWN", "NOSAVE")
+        assert wait_exit(srv) == 0
+        s.close()
+        assert not os.path.exists(pidfile)
+        log = srv.log
+        assert log.rindex("Removing the pid file.") < log.rindex("is now ready to exit, bye bye...")
+
+
 def online_replica(primary_client):
     i = primary_client.info("replication")
     return i.get("connected_slaves") == 1 and i.get("slave0", {}).get("state") == "online"
