@@ -265,6 +265,7 @@ REPLY_CASES = [
     ("DEBUG", "HTSTATS-KEY", "smallhash"),
     ("DEBUG", "HTSTATS-KEY", "intset"),
     ("DEBUG", "HTSTATS-KEY", "list"),
+    ("DEBUG", "HTSTATS-KEY", "smallhash", "full"),
     ("DEBUG", "CONFIG-REWRITE-FORCE-ALL"),
     ("DEBUG", "CONFIG-REWRITE-FORCE-ALL", "x"),
     ("DEBUG", "STRINGMATCH-TEST"),
