@@ -9,6 +9,9 @@ OPT ?= -O2
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -g $(OPT) $(WARN) -Isrc -MMD -MP
 LDLIBS := -lm -lpthread -llzf -luring
+# Function names in crash reports and the watchdog's stack traces
+# (backtrace_symbols_fd reads the dynamic symbol table).
+LDFLAGS += -rdynamic
 # Scripting engine: Debian's Lua 5.1 (default) or LuaJIT (`make LUA=luajit`).
 # cjson (and bit, which LuaJIT has built in) are linked statically.
 ifeq ($(LUA),luajit)

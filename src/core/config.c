@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "core/client.h"
+#include "core/crash.h"
 #include "core/errors.h"
 #include "core/log.h"
 #include "core/server.h"
@@ -160,6 +161,22 @@ static int applyAofAutoGc(const char **err) {
 }
 
 #define OFF(field) offsetof(ServerConfig, field)
+
+/* crash-log-enabled and watchdog-period take effect at once (core/crash.c). */
+static int applyCrashLog(const char **err) {
+    (void)err;
+    crashSetupHandlers();
+    return 0;
+}
+static int applyWatchdog(const char **err) {
+    (void)err;
+    watchdogApply();
+    return 0;
+}
+
+static ConfigSetFn setShutdownOnSignal;
+static ConfigGetFn getShutdownOnSignal;
+
 #define B(n, a, fl, field, def) {n, a, CT_BOOL, fl, OFF(field), 0, 1, def, NULL, NULL, NULL, NULL, NULL, NULL, 0}
 #define I(n, a, fl, field, lo, hi, def) \
     {n, a, CT_INT, fl, OFF(field), lo, hi, def, NULL, NULL, NULL, NULL, NULL, NULL, 0}
@@ -185,8 +202,12 @@ static const ConfigEnum oomScoreAdjEnum[] = {{"no", 0}, {"yes", 1}, {"relative",
 static const ConfigEnum propagationErrorEnum[] = {{"ignore", 0}, {"panic", 1}, {"panic-on-replicas", 2}, {NULL, 0}};
 static const ConfigEnum disklessLoadEnum[] = {{"disabled", 0}, {"on-empty-db", 1}, {"swapdb", 2}, {NULL, 0}};
 static const ConfigEnum sanitizePayloadEnum[] = {{"no", 0}, {"yes", 1}, {"clients", 2}, {NULL, 0}};
-static const ConfigEnum shutdownOnSignalEnum[] = {
-    {"default", 0}, {"save", 1}, {"nosave", 2}, {"now", 3}, {"force", 4}, {NULL, 0}};
+static const ConfigEnum shutdownOnSignalEnum[] = {{"default", 0},
+                                                  {"save", SHUTDOWN_SAVE},
+                                                  {"nosave", SHUTDOWN_NOSAVE},
+                                                  {"now", SHUTDOWN_NOW},
+                                                  {"force", SHUTDOWN_FORCE},
+                                                  {NULL, 0}};
 static const ConfigEnum tlsAuthClientsEnum[] = {{"no", 0}, {"yes", 1}, {"optional", 2}, {NULL, 0}};
 
 static ConfigDef configTable[] = {
@@ -227,7 +248,8 @@ static ConfigDef configTable[] = {
     E("enable-debug-command", NULL, CF_IMMUTABLE, enableDebugCommand, protectedEnum, "no"),
     E("enable-protected-configs", NULL, CF_IMMUTABLE, enableProtectedConfigs, protectedEnum, "no"),
     E("enable-module-command", NULL, CF_IMMUTABLE, enableModuleCommand, protectedEnum, "no"),
-    B("crash-log-enabled", NULL, 0, crashLogEnabled, "yes"),
+    {"crash-log-enabled", NULL, CT_BOOL, 0, OFF(crashLogEnabled), 0, 1, "yes", NULL, NULL, NULL, NULL,
+     applyCrashLog, NULL, 0},
     S("proc-title-template", NULL, 0, procTitleTemplate, "{title} {listen-addr} {server-mode}"),
     B("set-proc-title", NULL, CF_IMMUTABLE, setProcTitle, "yes"),
     /* Memory. */
@@ -313,7 +335,7 @@ static ConfigDef configTable[] = {
     RAWB("cluster-replica-no-failover", "cluster-slave-no-failover", 0, "no"),
     RAWI("cluster-replica-validity-factor", "cluster-slave-validity-factor", 0, 0, INT_MAX, "10"),
     RAWB("cluster-require-full-coverage", NULL, 0, "yes"),
-    RAWB("crash-memcheck-enabled", NULL, 0, "yes"),
+    B("crash-memcheck-enabled", NULL, 0, crashMemcheckEnabled, "yes"),
     RAWB("disable-thp", NULL, CF_IMMUTABLE, "yes"),
     RAW("ignore-warnings", NULL, 0, ""),
     RAWI("io-threads", NULL, CF_IMMUTABLE, 1, 128, "1"),
@@ -352,9 +374,11 @@ static ConfigDef configTable[] = {
      rewriteReplicaof, NULL, NULL, 0},
     E("sanitize-dump-payload", NULL, 0, sanitizeDumpPayload, sanitizePayloadEnum, "no"),
     RAW("server_cpulist", NULL, CF_IMMUTABLE, ""),
-    RAWE("shutdown-on-sigint", NULL, CF_MULTI_ARG, shutdownOnSignalEnum, "default"),
-    RAWE("shutdown-on-sigterm", NULL, CF_MULTI_ARG, shutdownOnSignalEnum, "default"),
-    RAWI("shutdown-timeout", NULL, 0, 0, INT_MAX, "10"),
+    {"shutdown-on-sigint", NULL, CT_SPECIAL, CF_MULTI_ARG, OFF(shutdownOnSigint), 0, 0, "default",
+     shutdownOnSignalEnum, setShutdownOnSignal, getShutdownOnSignal, NULL, NULL, NULL, 0},
+    {"shutdown-on-sigterm", NULL, CT_SPECIAL, CF_MULTI_ARG, OFF(shutdownOnSigterm), 0, 0, "default",
+     shutdownOnSignalEnum, setShutdownOnSignal, getShutdownOnSignal, NULL, NULL, NULL, 0},
+    I("shutdown-timeout", NULL, 0, shutdownTimeout, 0, INT_MAX, "10"),
     RAWI("socket-mark-id", NULL, CF_IMMUTABLE, 0, UINT_MAX, "0"),
     RAWE("tls-auth-clients", NULL, 0, tlsAuthClientsEnum, "yes"),
     RAW("tls-ca-cert-dir", NULL, 0, ""),
@@ -378,6 +402,10 @@ static ConfigDef configTable[] = {
     RAWB("tls-session-caching", NULL, 0, "yes"),
     I("key-load-delay", NULL, CF_HIDDEN, keyLoadDelay, INT_MIN, INT_MAX, "0"),
     I("rdb-key-save-delay", NULL, CF_HIDDEN, rdbKeySaveDelay, INT_MIN, INT_MAX, "0"),
+    B("use-exit-on-panic", NULL, CF_HIDDEN, useExitOnPanic, "no"),
+    B("lua-enable-deprecated-api", NULL, CF_HIDDEN | CF_IMMUTABLE, luaEnableDeprecatedApi, "no"),
+    {"watchdog-period", NULL, CT_INT, CF_HIDDEN, OFF(watchdogPeriod), 0, INT_MAX, "0", NULL, NULL, NULL, NULL,
+     applyWatchdog, NULL, 0},
     /* Cairn's own (hidden, so CONFIG GET * lists Redis's names only). */
     I("rdb-save-threads", NULL, CF_HIDDEN, rdbSaveThreads, 0, 16, "0"),
     I("rdb-load-threads", NULL, CF_HIDDEN, rdbLoadThreads, 0, 16, "0"),
@@ -545,6 +573,33 @@ static int setEnum(const ConfigDef *d, ServerConfig *cfg, const char *arg, const
     return 0;
 }
 
+/* shutdown-on-sigterm / shutdown-on-sigint: one or more of default, save,
+ * nosave, now, force (as flags, SHUTDOWN_* of server.h; default is none),
+ * SAVE and NOSAVE not together; shown in the enum's order. */
+static int setShutdownOnSignal(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
+    int flags = 0;
+    if (argc == 0) return enumFindOrError(d, "", err) ? 0 : -1;
+    for (int i = 0; i < argc; i++) {
+        const ConfigEnum *e = enumFindOrError(d, argv[i], err);
+        if (!e) return -1;
+        flags |= e->value;
+    }
+    if ((flags & SHUTDOWN_SAVE) && (flags & SHUTDOWN_NOSAVE)) {
+        *err = "shutdown options SAVE and NOSAVE can't be used simultaneously";
+        return -1;
+    }
+    *FIELD(cfg, d, int) = flags;
+    return 0;
+}
+
+static sds getShutdownOnSignal(const ConfigDef *d, const ServerConfig *cfg) {
+    int flags = *CFIELD(cfg, d, int);
+    if (!flags) return sdsNew("default");
+    sds s = sdsEmpty();
+    for (const ConfigEnum *e = d->enums; e->name; e++)
+        if (e->value && (flags & e->value)) s = sdsCatPrintf(s, "%s%s", sdsLen(s) ? " " : "", e->name);
+    return s;
+}
 /* Redis's check of proc-title-template: expanded (with an empty title,
  * as Redis checks it) and trimmed of spaces, it is not empty; every {var}
  * is a known one; "{{" and "}}" stand for braces, a lone '}' for itself. */
@@ -1717,7 +1772,7 @@ static int isUserLine(const char *t) {
  * are updated in place (extra old lines of a directive become blank),
  * comments and other lines stay, and directives not in the file that
  * differ from their defaults are appended after the signature line. */
-static sds rewriteConfigText(const char *oldText) {
+static sds rewriteConfigText(const char *oldText, int forceAll) {
     ServerConfig defaults;
     /* Defaults for RAW entries live in the table; protect their state. */
     sds *rawSaved = xmalloc(sizeof(sds) * CONFIG_COUNT);
@@ -1770,7 +1825,7 @@ static sds rewriteConfigText(const char *oldText) {
         ConfigDef *d = &configTable[k];
         int inFile = 0;
         for (int i = 0; i < nold && !inFile; i++) inFile = owner[i] == d;
-        if (!inFile && isDefault(d, &defaults)) continue;
+        if (!inFile && !forceAll && isDefault(d, &defaults)) continue;
         int cnt = 0;
         sds *lines = configLines(d, &server.cfg, &cnt);
         int used = 0;
@@ -1852,7 +1907,7 @@ void configRewriteCommand(Client *c) {
         sdsFree(oldText);
         return;
     }
-    sds text = rewriteConfigText(oldText);
+    sds text = rewriteConfigText(oldText, 0);
     if (writeFileAtomically(configFile, text) == -1) {
         serverLog(LL_WARNING, "CONFIG REWRITE failed: %s", strerror(errno));
         replyErrorFormat(c, "ERR Rewriting config file: %s", strerror(errno));
@@ -1862,6 +1917,35 @@ void configRewriteCommand(Client *c) {
     }
     sdsFree(text);
     sdsFree(oldText);
+}
+
+/* CONFIG REWRITE as a function (DEBUG RESTART; with forceAll, DEBUG
+ * CONFIG-REWRITE-FORCE-ALL: every directive, defaults and hidden ones
+ * included).  0, or -1 with errno (EFAULT without a config file, as
+ * Redis's open of no path). */
+int configRewriteFile(int forceAll) {
+    if (!configFile) {
+        errno = EFAULT;
+        return -1;
+    }
+    sds oldText = sdsEmpty();
+    FILE *fp = fopen(configFile, "r");
+    if (fp) {
+        sds body = readWholeFile(fp);
+        oldText = sdsCatSds(oldText, body);
+        sdsFree(body);
+        fclose(fp);
+    } else if (errno != ENOENT) {
+        sdsFree(oldText);
+        return -1;
+    }
+    sds text = rewriteConfigText(oldText, forceAll);
+    int rc = writeFileAtomically(configFile, text);
+    int saved = errno;
+    sdsFree(text);
+    sdsFree(oldText);
+    errno = saved;
+    return rc;
 }
 
 /* ------------------------------------------------------------------------ */

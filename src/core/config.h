@@ -76,6 +76,12 @@ typedef struct ServerConfig {
     int enableProtectedConfigs;
     int enableModuleCommand;
     int crashLogEnabled;
+    int crashMemcheckEnabled;    /* a crash report ends with a fast memory test (core/crash.c) */
+    int useExitOnPanic;          /* use-exit-on-panic (hidden): a panic or assert exits 1, no abort() */
+    int luaEnableDeprecatedApi;  /* lua-enable-deprecated-api (hidden, immutable): scripts keep getfenv/setfenv/newproxy */
+    int watchdogPeriod;          /* watchdog-period (hidden): ms, 0 = the software watchdog is off */
+    int shutdownOnSigterm, shutdownOnSigint; /* SHUTDOWN_* flags of shutdown-on-sigterm/-sigint (server.h) */
+    int shutdownTimeout;         /* seconds a shutdown waits for lagging replicas */
     char *procTitleTemplate;
     int setProcTitle;
     /* Memory. */
@@ -198,6 +204,9 @@ void configGetCommand(struct Client *c);
 void configSetCommand(struct Client *c);
 void configResetStatCommand(struct Client *c);
 void configRewriteCommand(struct Client *c);
+/* CONFIG REWRITE of the loaded file (forceAll: every directive written,
+ * DEBUG CONFIG-REWRITE-FORCE-ALL): 0, or -1 with errno set. */
+int configRewriteFile(int forceAll);
 void configHelpCommand(struct Client *c);
 /* The "config" container command and its subcommands. */
 extern Command configCommands[];

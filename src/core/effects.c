@@ -248,6 +248,12 @@ void effectsAlsoSlow(int dbid, int argc, const EffectArg *args) {
     if (!inCommand && !held) flushUnit();
 }
 
+void effectsAlsoTo(int dbid, int target, int argc, const EffectArg *args) {
+    if (!effectsOn) return;
+    pendingPush(dbid, target & EFFECT_ALL, argc, argvFromArgs(argc, args), 1);
+    if (!inCommand && !held) flushUnit();
+}
+
 void effectsPrevent(void) {
     if (effectsOn) cur.flags |= CUR_PREVENT;
 }
@@ -303,7 +309,7 @@ sds effectsAppendResp(sds buf, int *selectedDb, const Effect *ops, int count, in
     for (int i = 0; i < count; i++) {
         const Effect *e = &ops[i];
         if (!(e->target & target)) continue;
-        if (e->dbid != *selectedDb) {
+        if (e->dbid >= 0 && e->dbid != *selectedDb) {
             char db[32];
             int l = longLongToString(db, sizeof(db), e->dbid);
             sds sel[2] = {sdsNew("SELECT"), sdsNewLen(db, (size_t)l)};

@@ -119,6 +119,10 @@ static inline void effectsRewriteSent(const Client *c, int argc, int n, const in
 static inline void effectsAlso(int dbid, int argc, const EffectArg *args) {
     if (effectsOn) effectsAlsoSlow(dbid, argc, args);
 }
+/* Like effectsAlso, for the given targets only (EFFECT_*); a dbid of -1
+ * goes without SELECT, in whatever database the sink has selected (DEBUG
+ * REPLICATE). */
+void effectsAlsoTo(int dbid, int target, int argc, const EffectArg *args);
 /* The running command's own effect is dropped (it stated its effects with
  * effectsAlso). */
 void effectsPrevent(void);

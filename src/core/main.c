@@ -37,6 +37,7 @@
 #include "server/pause.h"
 #include "server/process.h"
 #include "server/pubsub.h"
+#include "server/shutdown.h"
 #include "server/slowlog.h"
 #include "server/stats.h"
 #include "server/tracking.h"
@@ -135,6 +136,7 @@ static void initFeatures(void) {
     maxmemoryInit();
     trackingInit();
     replInit();
+    shutdownInit();
     serverAddCronHook(statsCron);
     serverAddResetStatsHook(statsReset);
     dispatchAddAfterCall(statsRecordLatency);
@@ -163,6 +165,8 @@ int main(int argc, char **argv) {
         server.executable = xstrdup(argv[0]);
     }
 
+    server.execArgv = xcalloc(sizeof(char *) * (size_t)(argc + 1));
+    for (int i = 0; i < argc; i++) server.execArgv[i] = xstrdup(argv[i]);
     configInitDefaults(&server.cfg);
     /* cairn-check-aof and cairn-check-rdb are this binary under another
      * name (as Redis's redis-check-aof / redis-check-rdb), so that files are

@@ -15,6 +15,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "core/crash.h"
 #include "core/dispatch.h"
 #include "core/effects.h"
 #include "core/log.h"
@@ -187,10 +188,14 @@ const char *(*serverDiskErrorHook)(int *rdb);
 void (*serverBeforeReplyWriteHook)(void);
 const char *(*serverReplicaWriteErrorHook)(void);
 void (*serverFailoverPauseHook)(int on);
+void (*serverShutdownPauseHook)(int on);
 
 void serverShutdown(int exitCode) {
     netCloseListeners();
-    if (server.cfg.pidfile && server.cfg.pidfile[0]) unlink(server.cfg.pidfile);
+    if (server.cfg.pidfile && server.cfg.pidfile[0]) {
+        serverLog(LL_NOTICE, "Removing the pid file.");
+        unlink(server.cfg.pidfile);
+    }
 #ifdef CAIRN_SANITIZE
     /* Values sit at unaligned offsets inside packed entries, where
      * LeakSanitizer cannot see them: free everything so that a leak report
@@ -204,13 +209,15 @@ void serverShutdown(int exitCode) {
     exit(exitCode);
 }
 
+/* SIGTERM / SIGINT: logged as Redis logs it from its handler; the timer
+ * starts the shutdown (server/shutdown.c).  A second SIGINT exits now. */
 static void sigShutdownHandler(int sig) {
     if (server.shutdownAsap && sig == SIGINT) {
-        static const char msg[] = "You insist... exiting now.\n";
-        ssize_t w = write(STDERR_FILENO, msg, sizeof(msg) - 1);
-        (void)w;
+        serverLogFromHandler("You insist... exiting now.");
         _exit(1);
     }
+    serverLogFromHandler(sig == SIGINT ? "Received SIGINT scheduling shutdown..."
+                                       : "Received SIGTERM scheduling shutdown...");
     server.shutdownAsap = sig;
 }
 
@@ -223,22 +230,20 @@ void serverSetupSignals(void) {
     sigaction(SIGINT, &act, NULL);
     signal(SIGPIPE, SIG_IGN);
     signal(SIGHUP, SIG_IGN);
+    crashSetupHandlers();
+    xmallocOomHandler = serverOomPanic;
+    watchdogApply();
 }
 
 /* --- timer and loop hooks --- */
 
 long long serverCron(EventLoop *loop, long long id, void *data) {
     (void)loop, (void)id, (void)data;
+    watchdogCron();
     serverUpdateTime();
+    if (server.pauseCron) return 1000 / (server.cfg.hz > 0 ? server.cfg.hz : 10); /* DEBUG PAUSE-CRON */
     server.time.cronLoops++;
-    if (server.shutdownAsap) {
-        serverLog(LL_WARNING, "Received %s scheduling shutdown...",
-                  server.shutdownAsap == SIGINT ? "SIGINT" : "SIGTERM");
-        if (!serverPrepareShutdownHook || serverPrepareShutdownHook(SHUTDOWN_NOFLAGS) == 0) serverShutdown(0);
-        serverLog(LL_WARNING, "SIGTERM received but errors trying to shut down the server, check the logs for more "
-                              "information");
-        server.shutdownAsap = 0;
-    }
+    if (server.time.cronLoops % (server.cfg.hz > 0 ? server.cfg.hz : 10) == 0) crashCron(); /* about once a second */
     if (server.activeExpireEnabled && !server.expiryPaused && !server.isReplica)
         dbActiveExpireCycle(server.db, server.cfg.databases, 25000 / (server.cfg.hz ? server.cfg.hz : 10), 0);
     if (server.cfg.activeRehashing && !server.forkChildActive) dbTimerMaintenance(server.db, server.cfg.databases);

@@ -73,14 +73,17 @@ typedef struct Server {
     pid_t pid;
     char runId[41];
     char *executable;              /* absolute path, for INFO */
+    char **execArgv;               /* the command line, NULL-terminated (DEBUG RESTART re-executes it) */
     char *configFile;
     ErrorStat *errorStats;
     uint8_t hashSeed[16];
     long long lastSaveUnix;        /* LASTSAVE */
     long long dirty;               /* changes since last save */
-    volatile sig_atomic_t shutdownAsap;
+    volatile sig_atomic_t shutdownAsap; /* the signal (SIGTERM/SIGINT) that asked for a shutdown */
+    long long shutdownMs;          /* a shutdown waits for replicas until then (unix ms); 0: none */
     int hzCurrent;                 /* effective hz (dynamic-hz) */
     int activeExpireEnabled;       /* DEBUG SET-ACTIVE-EXPIRE */
+    int pauseCron;                 /* DEBUG PAUSE-CRON: the timer skips its work */
     int expiryPaused;              /* CLIENT PAUSE: no active expiry */
     int isReplica;                 /* following a primary (src/repl): no active expiry */
     int forkChildActive;           /* a save/rewrite child shares our pages (set by persist):
@@ -179,6 +182,7 @@ void serverShutdown(int exitCode) __attribute__((noreturn));
 #define SHUTDOWN_SAVE (1 << 0)
 #define SHUTDOWN_NOSAVE (1 << 1)
 #define SHUTDOWN_FORCE (1 << 2)
+#define SHUTDOWN_NOW (1 << 3)   /* no wait for lagging replicas */
 extern int (*serverPrepareShutdownHook)(int flags);
 /* Run by FLUSHALL after every database was emptied: persistence stops a
  * save child and, when save points are set, saves the empty dataset (Redis
@@ -202,5 +206,8 @@ extern const char *(*serverReplicaWriteErrorHook)(void);
  * commands are postponed as under CLIENT PAUSE WRITE until it is turned
  * off; CLIENT UNPAUSE does not end it. */
 extern void (*serverFailoverPauseHook)(int on);
+/* The same pause for a shutdown waiting for its replicas (server/shutdown.c),
+ * independent of FAILOVER's. */
+extern void (*serverShutdownPauseHook)(int on);
 
 #endif

@@ -13,11 +13,16 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-static void oom(size_t size) {
+void (*xmallocOomHandler)(size_t size);
+
+static __attribute__((noreturn)) void oom(size_t size) {
+    if (xmallocOomHandler) xmallocOomHandler(size);
     fprintf(stderr, "cairn: out of memory allocating %zu bytes\n", size);
     fflush(stderr);
     abort();
 }
+
+void xmallocOom(size_t size) { oom(size); }
 
 #ifdef CAIRN_JEMALLOC
 /* jemalloc reads this at start-up.  A background thread returns freed pages

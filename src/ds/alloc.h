@@ -68,6 +68,11 @@ void xmallocStats(size_t *allocated, size_t *active, size_t *resident);
  * write(ctx, text) for each piece.  Without jemalloc one "Stats not
  * supported for the current allocator" piece. */
 void xmallocStatsReport(void (*write)(void *ctx, const char *text), void *ctx);
+/* Out of memory: the server's handler (a crash report; it does not
+ * return), else a line on stderr and abort().  xmallocOom runs that path
+ * as a failed request of `size` bytes would (DEBUG OOM). */
+extern void (*xmallocOomHandler)(size_t size);
+void xmallocOom(size_t size) __attribute__((noreturn));
 /* Allocator name for INFO mem_allocator. */
 const char *xmallocLibrary(void);
 

@@ -335,6 +335,8 @@ static ssize_t writeAll(int fd, const char *p, size_t len) {
 
 /* Writes buf to the file and fsyncs per appendfsync (see the file header).
  * force: write even if an everysec fsync is still running. */
+int aofFlushSleepUs;
+
 static void flushAof(int force) {
     if (aof.fd < 0) return;
     long long now = (long long)time(NULL);
@@ -360,6 +362,7 @@ static void flushAof(int force) {
         serverLog(LL_NOTICE, "Asynchronous AOF fsync is taking too long (disk is busy?). Writing the AOF buffer "
                              "without waiting for fsync to complete, this may slow down Cairn.");
     }
+    if (aofFlushSleepUs) usleep((useconds_t)aofFlushSleepUs); /* DEBUG AOF-FLUSH-SLEEP */
     long long start = ustime();
     ssize_t n = writeAll(aof.fd, aof.buf, sdsLen(aof.buf));
     int werr = errno;

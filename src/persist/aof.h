@@ -46,6 +46,9 @@ int aofPrepareShutdown(int force);
 /* DEBUG LOADAOF: write what is buffered, empty the data, load the AOF back.
  * Exits the process when the AOF cannot be loaded, as Redis does. */
 void aofDebugLoad(void);
+/* DEBUG AOF-FLUSH-SLEEP: microseconds slept before each write of the AOF
+ * buffer to the file (0: none). */
+extern int aofFlushSleepUs;
 
 /* BGREWRITEAOF (a row of persist.c's family). */
 void aofBgrewriteaofCommand(Client *c);

@@ -313,6 +313,7 @@ int rdbPayloadIsIntact(const unsigned char *p, size_t len) {
     const unsigned char *t = p + len - RDB_PAYLOAD_TRAILER;
     unsigned version = t[0] | (unsigned)t[1] << 8;
     if (version > RDB_VERSION) return 0;
+    if (rdbSkipChecksumValidation) return 1;
     uint64_t crc = 0;
     for (int i = 0; i < 8; i++) crc |= (uint64_t)t[2 + i] << (8 * i);
     return crc64(0, p, len - 8) == crc;
@@ -846,6 +847,7 @@ static int adoptListpack(Build *b, int rdbType, unsigned char *lp) {
  * does today.  That check was two thirds of the load time of these shapes.
  * 1 when adopted (the value owns lp). */
 int rdbDeferLoadChecks = 1;
+int rdbSkipChecksumValidation;
 
 static int deferListpack(Build *b, int rdbType, unsigned char *lp, size_t n) {
     if (rdbType != RDB_TYPE_HASH_LISTPACK && rdbType != RDB_TYPE_ZSET_LISTPACK) return 0;
@@ -1517,7 +1519,7 @@ static int loadRecord(RdbReader *r, RdbStream *s) {
         if (rrLe(r, 8, &crc) < 0) return -1;
         if (crc == 0) {
             serverLog(LL_WARNING, "RDB file was saved with checksum disabled: no check performed.");
-        } else if (server.cfg.rdbchecksum && crc64(s->crc, r->p, end) != crc) {
+        } else if (server.cfg.rdbchecksum && !rdbSkipChecksumValidation && crc64(s->crc, r->p, end) != crc) {
             r->pos = end;
             s->streaming = 0; /* no byte to come changes it */
             return rrFail(r, "wrong RDB checksum");

@@ -126,6 +126,10 @@ void rdbLogLoaded(const RdbLoadInfo *info);
  * sorted-set listpacks beyond their header to first access; 0: checks
  * them at load as RESTORE does (DEBUG DEFER-LOAD-CHECKS, for tests). */
 extern int rdbDeferLoadChecks;
+/* DEBUG SET-SKIP-CHECKSUM-VALIDATION: nonzero skips the CRC-64 check of
+ * loaded RDB files and of DUMP payloads (RESTORE); the version is still
+ * checked. */
+extern int rdbSkipChecksumValidation;
 /* db.h dbHooks.verifyValue: the deferred check of such a value. */
 int rdbVerifyValue(const kvobj *o, int *enc, void **ptr, const char **why);
 int rdbLoadBuffer(const unsigned char *p, size_t len, int merge, RdbLoadInfo *info, size_t *used, sds *err);

@@ -205,6 +205,27 @@ const char *replReplicaIp(const Client *c, char *buf, size_t len) {
     return buf;
 }
 
+int replReplicaAcks(long long *offset, ReplReplicaAck *out, int max) {
+    *offset = repl.offset;
+    for (int i = 0; i < repl.nreplicas && i < max; i++) {
+        const Client *c = repl.replicas[i];
+        const Replica *r = c->replState;
+        char ip[64];
+        const char *host = replReplicaIp(c, ip, sizeof(ip));
+        if (r->port) snprintf(out[i].name, sizeof(out[i].name), "%s:%d", host, r->port);
+        else snprintf(out[i].name, sizeof(out[i].name), "%s:<unknown-replica-port>", host);
+        out[i].ackOff = r->ackOff;
+        out[i].ackMs = r->ackMs;
+        out[i].state = r->state == RSTATE_ONLINE          ? "online"
+                       : r->state == RSTATE_SEND_BULK     ? "send_bulk"
+                       : r->state == RSTATE_NONE          ? ""
+                                                          : "wait_bgsave";
+    }
+    return repl.nreplicas;
+}
+
+void replRequestAcks(void) { repl.getackPending = 1; }
+
 static void roleCommand(Client *c) {
     if (server.isReplica) {
         replyArrayLen(c, 5);

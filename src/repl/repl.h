@@ -77,6 +77,21 @@ long long replStatSyncs(int which);
 
 /* The command family (REPLICAOF, SLAVEOF, SYNC, PSYNC, REPLCONF, ROLE,
  * WAIT). */
+/* The replicas as a shutdown waiting for them sees them
+ * (server/shutdown.c): each one's name as the log shows it ("ip:port"),
+ * the offset it last acknowledged and when (unix ms), and its state
+ * ("wait_bgsave", "send_bulk", "online").  Returns the number of replicas
+ * (fills out[0..min(n, max))) and sets *offset to master_repl_offset. */
+typedef struct ReplReplicaAck {
+    char name[96];
+    long long ackOff, ackMs;
+    const char *state;
+} ReplReplicaAck;
+int replReplicaAcks(long long *offset, ReplReplicaAck *out, int max);
+/* Asks every replica for an ACK (REPLCONF GETACK *, sent before the loop
+ * sleeps). */
+void replRequestAcks(void);
+
 extern Command replCommands[];
 
 #endif

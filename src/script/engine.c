@@ -1253,7 +1253,14 @@ lua_State *luaEngineCreate(void) {
     /* What the sandbox leaves out. */
     static const char *removed[] = {"dofile", "loadfile", "print", "newproxy", "setfenv", "getfenv",
                                     "module", "require", "package", "io", "debug", "jit", NULL};
-    for (int i = 0; removed[i]; i++) removeGlobal(L, removed[i]);
+    for (int i = 0; removed[i]; i++) {
+        /* The hidden lua-enable-deprecated-api keeps Lua 5.1's getfenv,
+         * setfenv and newproxy, as Redis 7.0.15 does. */
+        if (server.cfg.luaEnableDeprecatedApi && (!strcmp(removed[i], "getfenv") || !strcmp(removed[i], "setfenv") ||
+                                                   !strcmp(removed[i], "newproxy")))
+            continue;
+        removeGlobal(L, removed[i]);
+    }
     lua_pushcfunction(L, sandboxLoadstring);
     lua_setglobal(L, "loadstring");
     lua_pushcfunction(L, sandboxLoad);

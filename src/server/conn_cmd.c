@@ -1,5 +1,5 @@
 /* conn_cmd.c -- connection commands: PING, ECHO, AUTH, HELLO, QUIT, RESET,
- * SHUTDOWN.  Users and passwords are the ACL's (server/acl.c); while the
+ * SHUTDOWN (server/shutdown.c).  Users and passwords are the ACL's (server/acl.c); while the
  * default user needs no password every connection starts authenticated. */
 #include <string.h>
 
@@ -8,6 +8,7 @@
 #include "core/server.h"
 #include "script/script.h"
 #include "server/acl.h"
+#include "server/shutdown.h"
 #include "ds/util.h"
 
 /* AUTH and HELLO AUTH: 0 when user/pass are valid (the client is then
@@ -133,43 +134,6 @@ static void resetCommand(Client *c) {
     c->name = NULL;
     c->flags &= ~(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP_NEXT | CLIENT_NO_TOUCH | CLIENT_NO_EVICT);
     replyStatus(c, "RESET");
-}
-
-static void shutdownCommand(Client *c) {
-    int nosave = 0, save = 0, abort = 0, force = 0;
-    for (int j = 1; j < c->argc; j++) {
-        if (argIs(c->argv[j], "nosave")) nosave = 1;
-        else if (argIs(c->argv[j], "save")) save = 1;
-        else if (argIs(c->argv[j], "now")) continue;
-        else if (argIs(c->argv[j], "force")) force = 1;
-        else if (argIs(c->argv[j], "abort")) abort = 1;
-        else {
-            replyErrorSyntax(c);
-            return;
-        }
-    }
-    if ((abort && c->argc != 2) || (nosave && save)) {
-        replyErrorSyntax(c);
-        return;
-    }
-    if (abort) {
-        replyError(c, "ERR No shutdown in progress.");
-        return;
-    }
-    /* Past busy-reply-threshold a script holds the server: only NOSAVE
-     * may end it. */
-    const char *busy = scriptBusyError();
-    if (busy && !nosave) {
-        replyError(c, busy);
-        return;
-    }
-    serverLog(LL_WARNING, "User requested shutdown...");
-    int flags = (save ? SHUTDOWN_SAVE : 0) | (nosave ? SHUTDOWN_NOSAVE : 0) | (force ? SHUTDOWN_FORCE : 0);
-    if (serverPrepareShutdownHook && serverPrepareShutdownHook(flags) < 0) {
-        replyError(c, "ERR Errors trying to SHUTDOWN. Check logs.");
-        return;
-    }
-    serverShutdown(0);
 }
 
 Command connCommands[] = {

@@ -91,6 +91,9 @@ static sds infoServer(sds s) {
                      server.hzCurrent ? server.hzCurrent : server.cfg.hz, server.cfg.hz,
                      dbLruClock, server.executable ? server.executable : "",
                      configFilePath() ? configFilePath() : "");
+    /* While a shutdown waits for lagging replicas (server/shutdown.c). */
+    if (server.shutdownMs)
+        s = sdsCatPrintf(s, "shutdown_in_milliseconds:%lld\r\n", server.shutdownMs - server.time.nowMs);
     return s;
 }
 

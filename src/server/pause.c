@@ -43,7 +43,7 @@ typedef struct ClientList {
 } ClientList;
 
 static int pauseType = PAUSE_OFF;
-static int failoverPause;    /* FAILOVER pauses writes until it ends */
+static int failoverPause;    /* FAILOVER (bit 1) or a shutdown (bit 2) pauses writes until it ends */
 static long long pauseEnd;   /* unix ms */
 static ClientList postponed; /* waiting for the pause to end, in order */
 static ClientList releasing; /* to run before the loop sleeps, in order */
@@ -148,16 +148,28 @@ static void clientGone(Client *c) {
  * postponed clients run again, or wait for a CLIENT PAUSE still on) when
  * it ends. */
 static void failoverPauseSet(int on) {
-    failoverPause = on;
+    failoverPause = on ? (failoverPause | 1) : (failoverPause & ~1);
     if (on) {
         setExpiryPaused(1);
-    } else if (pauseType == PAUSE_OFF) {
+    } else if (pauseType == PAUSE_OFF && !failoverPause) {
+        unpause();
+    }
+}
+
+/* serverShutdownPauseHook: a shutdown waiting for replicas pauses writes
+ * the same way (bit 2 of failoverPause), until it is cancelled. */
+static void shutdownPauseSet(int on) {
+    failoverPause = on ? (failoverPause | 2) : (failoverPause & ~2);
+    if (on) {
+        setExpiryPaused(1);
+    } else if (pauseType == PAUSE_OFF && !failoverPause) {
         unpause();
     }
 }
 
 void pauseInit(void) {
     serverFailoverPauseHook = failoverPauseSet;
+    serverShutdownPauseHook = shutdownPauseSet;
     serverAddCronHook(checkPauseEnd);
     serverAddBeforeSleepHook(beforeSleep);
     clientAddFreeHook(clientGone);
