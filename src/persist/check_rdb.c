@@ -62,7 +62,7 @@ int rdbCheckMain(int argc, char **argv) {
         return 1;
     }
     const char *path = argv[1];
-    server.cfg.loglevel = LL_WARNING; /* the loader's notices are not the report */
+    server.cfg.loglevel = LL_WARNING + 1; /* the loader's lines are not the report */
     printf("[offset 0] Checking RDB file %s\n", path);
     fflush(stdout);
     RdbLoadInfo info;

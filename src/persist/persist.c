@@ -897,6 +897,7 @@ void persistInit(void) {
     serverDiskErrorHook = diskError;
     migrateInit();
     aofInitHooks();
+    aofLoadManifestAtStartup();
     if (server.cfg.appendonly) {
         /* With the AOF on, it is the dataset; dump.rdb is not read. */
         aofInitAtStartup();
@@ -915,8 +916,8 @@ void persistInit(void) {
     rdbSetProgressHooks(NULL, NULL);
     state.loading = persistLoadingNow = 0;
     if (rc < 0) {
+        /* The reason is the last line, as in Redis's log. */
         serverLog(LL_WARNING, "%s", err);
-        serverLog(LL_WARNING, "Fatal error loading the DB, check server logs. Exiting.");
         exit(1);
     }
     if (rc == 0) {

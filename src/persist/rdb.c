@@ -1518,9 +1518,13 @@ static int loadRecord(RdbReader *r, RdbStream *s) {
         if (crc == 0) {
             serverLog(LL_WARNING, "RDB file was saved with checksum disabled: no check performed.");
         } else if (server.cfg.rdbchecksum && crc64(s->crc, r->p, end) != crc) {
+            /* Redis's two lines: the values, then "RDB CRC error" as the
+             * reason of the "Internal error" line. */
+            serverLog(LL_WARNING, "Wrong RDB checksum expected: (%llx) but got (%llx). Aborting now.",
+                      (unsigned long long)crc64(s->crc, r->p, end), (unsigned long long)crc);
             r->pos = end;
             s->streaming = 0; /* no byte to come changes it */
-            return rrFail(r, "wrong RDB checksum");
+            return rrFail(r, "RDB CRC error");
         }
         return 1;
     }
