@@ -946,8 +946,13 @@ void aofDebugLoad(void) {
     m = aof.manifest;
     /* No AOF at all is fatal here, as in Redis. */
     if (!m->hasBase && m->incrCount == 0) exit(1);
+    /* Other clients get -LOADING meanwhile (also while a slow script of
+     * the file runs), as at start-up. */
     long long total;
-    if (loadManifestFiles(m, &total) == AOF_LOAD_OK) {
+    persistLoadingBegin();
+    int rc = loadManifestFiles(m, &total);
+    persistLoadingEnd();
+    if (rc == AOF_LOAD_OK) {
         aof.currentSize = total;
         aof.fsyncOffset = total;
     }

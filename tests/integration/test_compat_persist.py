@@ -396,6 +396,66 @@ def test_debug_loadaof_without_any_aof_exits(tmp_path, impl):
         stop(p)
 
 
+@pytest.mark.parametrize("impl", ["redis", "cairn"])
+def test_script_from_aof_writes_on_read_only_replica(tmp_path, impl):
+    """An EVAL replayed from the AOF writes although the server is a
+    read-only replica (the AOF's client is obeyed, as the primary's)."""
+    import redis
+    binary = oracle_bin() if impl == "redis" else cairn_bin()
+    aof = resp("SELECT", "0") + resp("EVAL", "redis.call('set','k','v') return 1", "0") + resp("SET", "after", "1")
+    root = write_tree(str(tmp_path / impl), {B1: aof})
+    p, port, logpath = start(binary, root, replicaof="127.0.0.1 %d" % free_port())
+    try:
+        assert p.poll() is None, read_log(logpath)
+        c = redis.Redis(port=port, socket_timeout=10)
+        assert c.mget("k", "after") == [b"v", b"1"]
+        # A client's script is still refused.
+        with pytest.raises(redis.ResponseError) as e:
+            c.eval("redis.call('set','k2','v') return 1", 0)
+        assert str(e.value).startswith("You can't write against a read only replica.")
+    finally:
+        stop(p)
+
+
+@pytest.mark.parametrize("impl", ["redis", "cairn"])
+def test_slow_script_in_debug_loadaof_answers_loading(tmp_path, impl):
+    """While DEBUG LOADAOF replays a script past lua-time-limit, other
+    clients get -LOADING (the server is loading), not -BUSY."""
+    import threading
+    import redis
+    binary = oracle_bin() if impl == "redis" else cairn_bin()
+    script = "redis.call('set',KEYS[1],'y'); for i=1,1500000 do redis.call('ping') end return 'ok'"
+    root = write_tree(str(tmp_path / impl), {B1: resp("SELECT", "9") + resp("EVAL", script, "1", "x")})
+    p, port, logpath = start(binary, root, lua_time_limit=1, aof_use_rdb_preamble="no")
+    try:
+        c = redis.Redis(port=port, socket_timeout=30)
+        loader = redis.Redis(port=port, socket_timeout=60)
+        done = []
+        th = threading.Thread(target=lambda: done.append(loader.execute_command("DEBUG", "LOADAOF")))
+        th.start()
+        errors = set()
+        deadline = time.monotonic() + 60
+        while th.is_alive() and time.monotonic() < deadline:
+            try:
+                c.ping()
+            except redis.BusyLoadingError:  # -LOADING, its prefix taken off
+                errors.add("LOADING")
+            except redis.ResponseError as e:
+                errors.add(str(e).split()[0])
+            time.sleep(0.005)
+        th.join(timeout=60)
+        assert done, "DEBUG LOADAOF did not return"
+        assert "BUSY" not in errors
+        assert "Slow script detected" in read_log(logpath)
+        # Observed LOADING unless the load ended before the first PING
+        # (then the errors are empty, which proves nothing either way).
+        assert errors <= {"LOADING"}
+        c.select(9)
+        assert c.get("x") == b"y"
+    finally:
+        stop(p)
+
+
 # --- item 19: cairn-check-aof prints what redis-check-aof prints ------------
 
 def tool_output(tool, root, args, stdin=None):
