@@ -209,6 +209,15 @@ static void sigShutdownHandler(int sig) {
         static const char msg[] = "You insist... exiting now.\n";
         ssize_t w = write(STDERR_FILENO, msg, sizeof(msg) - 1);
         (void)w;
+        /* As Redis: the temp-<pid>.rdb of a save this process is writing
+         * (SAVE, the shutdown save, or in a BGSAVE child its own) does not
+         * stay behind.  Built by hand: only async-signal-safe calls here. */
+        char name[32] = "temp-", digits[16];
+        int n = 0, at = 5;
+        for (unsigned long v = (unsigned long)getpid(); n == 0 || v; v /= 10) digits[n++] = (char)('0' + v % 10);
+        while (n) name[at++] = digits[--n];
+        memcpy(name + at, ".rdb", 5);
+        unlink(name);
         _exit(1);
     }
     server.shutdownAsap = sig;

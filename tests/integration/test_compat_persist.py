@@ -569,3 +569,72 @@ def test_check_aof_output_as_redis(tmp_path, rdb_bytes, case):
         return None if d is None else {k: (rdb_bytes + GOOD if v is None and k.endswith(".aof") else
                                            rdb_bytes if v is None else v) for k, v in d.items()}
     compare_tools(tmp_path, fill(tree.get("files")), tree.get("manifest"), fill(tree.get("top")), args, stdin)
+
+
+# --- item 28: a second SIGINT during a save leaves no temp-<pid>.rdb --------
+
+def temp_rdbs(d):
+    return sorted(n for n in os.listdir(d) if re.fullmatch(r"temp-\d+\.rdb", n))
+
+
+def wait_for(pred, what, timeout=30):
+    deadline = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v:
+            return v
+        assert time.monotonic() < deadline, what
+        time.sleep(0.01)
+
+
+@pytest.mark.parametrize("mode", ["save", "bgsave-child", "shutdown-save"])
+@pytest.mark.parametrize("impl", ["redis", "cairn"])
+def test_second_sigint_during_save_removes_temp_file(tmp_path, impl, mode):
+    import threading
+    import redis
+    binary = oracle_bin() if impl == "redis" else cairn_bin()
+    root = write_tree(str(tmp_path / impl))
+    p, port, logpath = start(binary, root, appendonly="no", rdb_key_save_delay=100000)
+    try:
+        c = redis.Redis(port=port, socket_timeout=60)
+        for i in range(100):  # 10 s to save at 100 ms a key
+            c.set("k%d" % i, "v")
+        if mode == "save":
+            saver = redis.Redis(port=port, socket_timeout=60)
+            threading.Thread(target=lambda: _swallow(saver.save), daemon=True).start()
+            target = p.pid
+        elif mode == "bgsave-child":
+            c.bgsave()
+            target = None
+        else:
+            c.config_set("save", "3600 1")
+            p.send_signal(signal.SIGINT)  # the shutdown saves first
+            target = p.pid
+        first = wait_for(lambda: temp_rdbs(root), "no temp file")
+        assert len(first) == 1
+        if target is None:
+            target = int(first[0][5:-4])  # the child's pid
+        if mode != "shutdown-save":
+            os.kill(target, signal.SIGINT)
+        time.sleep(0.3)
+        assert temp_rdbs(root) == first
+        os.kill(target, signal.SIGINT)
+        if mode == "bgsave-child":
+            # The child is gone and its file with it; the server lives on.
+            wait_for(lambda: not temp_rdbs(root), "the temp file stayed")
+            wait_for(lambda: c.info("persistence")["rdb_bgsave_in_progress"] == 0, "child not reaped")
+            assert c.info("persistence")["rdb_last_bgsave_status"] == "err"
+            assert p.poll() is None
+        else:
+            assert p.wait(timeout=30) == 1
+            assert temp_rdbs(root) == []
+            assert not os.path.exists(os.path.join(root, "dump.rdb"))
+    finally:
+        stop(p)
+
+
+def _swallow(fn):
+    try:
+        fn()
+    except Exception:
+        pass
