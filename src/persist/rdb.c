@@ -536,11 +536,19 @@ typedef struct RdbReader {
     size_t pfWake;   /* with pf: the record offset to call rdbPrefetchAt at */
     int withExpire;  /* the value being read is a key's with an expire (`expire`, */
     long long expire; /* absolute ms): its entry is built with it (newEntry...) */
+    int corrupt;      /* why is one of Redis's "... integrity check failed." */
 } RdbReader;
 
 static int rrFail(RdbReader *r, const char *why) {
     if (!r->why) r->why = why;
     return -1;
+}
+
+/* A value that fails its integrity check, with Redis's reason (RESTORE
+ * logs it as Redis does). */
+static int rrCorrupt(RdbReader *r, const char *why) {
+    if (!r->why) r->corrupt = 1;
+    return rrFail(r, why);
 }
 
 static size_t rrLeft(const RdbReader *r) { return r->len - r->pos; }
@@ -625,16 +633,31 @@ typedef int ZlVisit(void *priv, const unsigned char *s, size_t len);
 
 /* Calls fn for each entry of an untrusted ziplist zl[0..size) (integers as
  * their decimal text).  Returns the entry count, or -1 when corrupt or when
- * fn returns nonzero. */
+ * fn returns nonzero.  The checks are those of Redis's deep ziplist
+ * validation (which 7.0 always applies to a ziplist, since it converts it):
+ * the header's byte count is the size, the tail offset is within it and
+ * names the last entry, each entry's previous-length is the length of the
+ * entry before it (0 for the first), the entries end exactly at the end
+ * byte, and the header's count (unless 65535) is the number of entries. */
 static long ziplistForEach(const unsigned char *zl, size_t size, ZlVisit *fn, void *priv) {
     if (size < 11) return -1;
     uint32_t bytes = zl[0] | zl[1] << 8 | zl[2] << 16 | (uint32_t)zl[3] << 24;
-    if (bytes != size || zl[size - 1] != 0xff) return -1;
-    size_t pos = 10;
+    uint32_t tail = zl[4] | zl[5] << 8 | zl[6] << 16 | (uint32_t)zl[7] << 24;
+    unsigned hdrCount = zl[8] | (unsigned)zl[9] << 8;
+    if (bytes != size || zl[size - 1] != 0xff || tail > size - 1) return -1;
+    size_t pos = 10, prevRaw = 0, last = 0;
     long count = 0;
-    while (pos < size - 1) {
-        if (zl[pos] == 0xfe) pos += 5;
-        else pos += 1;
+    while (pos < size - 1 && zl[pos] != 0xff) {
+        size_t start = pos, prevLen;
+        if (zl[pos] == 0xfe) {
+            if (size - 1 - pos < 5) return -1;
+            prevLen = zl[pos + 1] | (size_t)zl[pos + 2] << 8 | (size_t)zl[pos + 3] << 16 | (size_t)zl[pos + 4] << 24;
+            pos += 5;
+        } else {
+            prevLen = zl[pos];
+            pos += 1;
+        }
+        if (prevLen != prevRaw) return -1;
         if (pos >= size - 1) return -1;
         unsigned char e = zl[pos];
         size_t left = size - 1 - pos;
@@ -682,8 +705,13 @@ static long ziplistForEach(const unsigned char *zl, size_t size, ZlVisit *fn, vo
             pos += 1 + n;
         }
         if (fn(priv, s, len)) return -1;
+        prevRaw = pos - start;
+        last = start;
         count++;
     }
+    if (pos != size - 1) return -1;
+    if (count && last != tail) return -1;
+    if (hdrCount != 65535 && (unsigned long)count != hdrCount) return -1;
     return count;
 }
 
@@ -695,7 +723,11 @@ static long zipmapForEach(const unsigned char *zm, size_t size, ZlVisit *fn, voi
     long count = 0;
     for (;;) {
         if (pos >= size) return -1;
-        if (zm[pos] == 0xff) return pos == size - 1 ? count / 2 : -1;
+        if (zm[pos] == 0xff) {
+            /* The first byte counts the pairs (254 and up: unknown). */
+            if (pos != size - 1 || (zm[0] < 254 && zm[0] != count / 2)) return -1;
+            return count / 2;
+        }
         size_t len;
         if (zm[pos] < 254) {
             len = zm[pos];
@@ -914,6 +946,12 @@ static int loadBlob(RdbReader *r, Build *b, int rdbType) {
     if (rrBlob(r, &blob, &n) < 0) return -1;
     const unsigned char *p = blob;
     long count = 0;
+    /* A zipmap or a hash or sorted-set ziplist is converted element by
+     * element, so Redis 7.0 always checks it deeply: a repeated field or
+     * member is refused whatever sanitize-dump-payload says. */
+    int shallow = b->shallow;
+    if (rdbType == RDB_TYPE_HASH_ZIPMAP || rdbType == RDB_TYPE_ZSET_ZIPLIST || rdbType == RDB_TYPE_HASH_ZIPLIST)
+        b->shallow = 0;
     switch (rdbType) {
     case RDB_TYPE_HASH_ZIPMAP: count = zipmapForEach(p, n, buildVisit, b); break;
     case RDB_TYPE_LIST_ZIPLIST:
@@ -949,7 +987,21 @@ static int loadBlob(RdbReader *r, Build *b, int rdbType) {
         break;
     }
     xfree(blob);
-    if (count < 0 || b->pending) return rrFail(r, "corrupt ziplist, zipmap, intset or listpack");
+    b->shallow = shallow;
+    if (count < 0 || b->pending) {
+        const char *why;
+        switch (rdbType) {
+        case RDB_TYPE_HASH_ZIPMAP: why = "Zipmap integrity check failed."; break;
+        case RDB_TYPE_LIST_ZIPLIST: why = "List ziplist integrity check failed."; break;
+        case RDB_TYPE_ZSET_ZIPLIST: why = "Zset ziplist integrity check failed."; break;
+        case RDB_TYPE_HASH_ZIPLIST: why = "Hash ziplist integrity check failed."; break;
+        case RDB_TYPE_SET_INTSET: why = "Intset integrity check failed."; break;
+        case RDB_TYPE_HASH_LISTPACK: why = "Hash listpack integrity check failed."; break;
+        case RDB_TYPE_ZSET_LISTPACK: why = "Zset listpack integrity check failed."; break;
+        default: why = "Listpack integrity check failed."; break;
+        }
+        return rrCorrupt(r, why);
+    }
     return 0;
 }
 
@@ -961,7 +1013,7 @@ static int loadQuicklist(RdbReader *r, Build *b, int v2) {
         uint64_t container = QUICKLIST_NODE_PACKED;
         if (v2 && rrLen(r, &container) < 0) return -1;
         if (container != QUICKLIST_NODE_PACKED && container != QUICKLIST_NODE_PLAIN)
-            return rrFail(r, "quicklist integrity check failed");
+            return rrCorrupt(r, "Quicklist integrity check failed.");
         unsigned char *data;
         size_t n;
         if (rrBlob(r, &data, &n) < 0) return -1;
@@ -971,7 +1023,7 @@ static int loadQuicklist(RdbReader *r, Build *b, int v2) {
             /* An empty ziplist node is skipped, as Redis skips it. */
             if (ziplistForEach(data, n, buildVisit, b) < 0) {
                 xfree(data);
-                return rrFail(r, "ziplist integrity check failed");
+                return rrCorrupt(r, "Ziplist integrity check failed.");
             }
         } else {
             /* Deferred (see deferListpack): a header with a known, nonzero
@@ -984,7 +1036,7 @@ static int loadQuicklist(RdbReader *r, Build *b, int v2) {
             }
             if (!lpValidateIntegrity(data, n, 1) || !lpSafeToAdd(NULL, n)) {
                 xfree(data);
-                return rrFail(r, "listpack integrity check failed");
+                return rrCorrupt(r, "Listpack integrity check failed.");
             }
             quicklistAppendListpack(b->ptr, data); /* the node owns it */
             continue;
@@ -1351,7 +1403,11 @@ kvobj *rdbRestoreValue(const char *key, size_t keylen, const unsigned char *p, s
     unsigned char type;
     int empty;
     if (rrByte(&r, &type) < 0) return NULL;
-    return loadValue(&r, type, key, keylen, &empty);
+    kvobj *o = loadValue(&r, type, key, keylen, &empty);
+    /* Redis logs a corrupt value at verbose level (a RESTORE does not
+     * stop the server). */
+    if (!o && r.corrupt) serverLog(LL_VERBOSE, "Internal error in RDB reading offset 0, function at rdb.c: %s", r.why);
+    return o;
 }
 
 /* --- snapshot file --- */
