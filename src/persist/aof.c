@@ -784,10 +784,12 @@ static void aofCron(void) {
 /* ------------------------------------------------------------------------ */
 
 /* Loads every file of m, logging as Redis 7.0 does.  Returns AOF_LOAD_OK,
- * AOF_LOAD_EMPTY (nothing in any file) or exits. */
-static int loadManifestFiles(AofManifest *m, long long *totalSize) {
+ * AOF_LOAD_EMPTY (nothing in any file) or exits.  *totalSize: the files'
+ * bytes after the load; *baseSize: the base file's (Redis's
+ * aof_rewrite_base_size after a restart, INFO aof_base_size). */
+static int loadManifestFiles(AofManifest *m, long long *totalSize, long long *baseSize) {
     int files = (m->hasBase ? 1 : 0) + m->incrCount;
-    *totalSize = 0;
+    *totalSize = *baseSize = 0;
     /* Every file listed must be there before anything is loaded. */
     for (int i = 0; i < files; i++) {
         AofInfo *f = m->hasBase ? (i == 0 ? &m->base : &m->incr[i - 1]) : &m->incr[i];
@@ -821,7 +823,9 @@ static int loadManifestFiles(AofManifest *m, long long *totalSize) {
     for (int i = 0; i < files; i++) {
         AofInfo *f = m->hasBase ? (i == 0 ? &m->base : &m->incr[i - 1]) : &m->incr[i];
         sds path = aofPath(f->name);
-        *totalSize += fileSize(path);
+        long long size = fileSize(path);
+        *totalSize += size;
+        if (f == &m->base) *baseSize = size;
         sdsFree(path);
     }
     effectsSuppress(0);
@@ -917,12 +921,13 @@ void aofInitAtStartup(void) {
     if (aof.manifest && (aof.manifest->hasBase || aof.manifest->incrCount)) {
         long long start = ustime();
         persistLoadingBegin();
-        int rc = loadManifestFiles(aof.manifest, &total);
+        long long baseSize;
+        int rc = loadManifestFiles(aof.manifest, &total, &baseSize);
         persistLoadingEnd();
         serverLog(LL_NOTICE, "DB loaded from append only file: %.3f seconds", (double)(ustime() - start) / 1000000);
         if (rc == AOF_LOAD_OK) {
             aof.currentSize = total;
-            aof.baseSize = total;
+            aof.baseSize = baseSize;
         }
     }
     openOnStart();
@@ -948,12 +953,13 @@ void aofDebugLoad(void) {
     if (!m->hasBase && m->incrCount == 0) exit(1);
     /* Other clients get -LOADING meanwhile (also while a slow script of
      * the file runs), as at start-up. */
-    long long total;
+    long long total, baseSize;
     persistLoadingBegin();
-    int rc = loadManifestFiles(m, &total);
+    int rc = loadManifestFiles(m, &total, &baseSize);
     persistLoadingEnd();
     if (rc == AOF_LOAD_OK) {
         aof.currentSize = total;
+        aof.baseSize = baseSize;
         aof.fsyncOffset = total;
     }
     server.dirty = 0;

@@ -397,6 +397,35 @@ def test_debug_loadaof_without_any_aof_exits(tmp_path, impl):
         stop(p)
 
 
+def test_debug_loadaof_writes_nothing_and_sizes_as_redis(tmp_path):
+    """DEBUG LOADAOF appends nothing to the AOF (the commands it replays
+    are not written again), and INFO's aof_current_size / aof_base_size
+    after a restart and after DEBUG LOADAOF are Redis's (the base size is
+    the base file's)."""
+    import redis
+    res = {}
+    for name, binary in (("redis", oracle_bin()), ("cairn", cairn_bin())):
+        root = write_tree(str(tmp_path / name), {B1: GOOD, I1: GOOD + resp("SET", "zz", "1")})
+        p, port, logpath = start(binary, root, aof_use_rdb_preamble="no")
+        try:
+            c = redis.Redis(port=port, socket_timeout=10)
+            fields = ("aof_current_size", "aof_base_size")
+            i = c.info("persistence")
+            at_start = [i[f] for f in fields]
+            c.set("q", "1")
+            c.execute_command("DEBUG", "LOADAOF")
+            c.execute_command("DEBUG", "LOADAOF")
+            i = c.info("persistence")
+            after = [i[f] for f in fields]
+            with open(os.path.join(root, AOFDIR, I1), "rb") as f:
+                incr = f.read()
+            res[name] = (at_start, after, incr, c.mget("a", "zz", "q"))
+        finally:
+            stop(p)
+    assert res["redis"][0] == [len(GOOD) * 2 + len(resp("SET", "zz", "1")), len(GOOD)]
+    assert res["cairn"] == res["redis"]
+
+
 @pytest.mark.parametrize("impl", ["redis", "cairn"])
 def test_script_from_aof_writes_on_read_only_replica(tmp_path, impl):
     """An EVAL replayed from the AOF writes although the server is a
@@ -540,6 +569,17 @@ CHECKS = {
                         [MAN]),
     "mp-bad-manifest": ({"files": {B1: GOOD}, "manifest": "file %s seq 1 type z\n" % B1}, [MAN]),
     "mp-empty-manifest-line": ({"files": {B1: GOOD}, "manifest": "file %s seq 1 type b\n\n" % B1}, [MAN]),
+    # RDB bases and preambles that are not sane (the tool's own report of
+    # the RDB differs, its verdict and the lines around it do not).
+    "mp-rdb-base-bad-crc": ({"files": {R1: "BADCRC", I1: GOOD}}, [MAN]),
+    "mp-rdb-base-cut": ({"files": {R1: "CUTRDB", I1: GOOD}}, [MAN]),
+    "old-preamble-bad-crc": ({"top": {"x.aof": "BADCRC"}}, ["x.aof"]),
+    "old-too-short-for-rdb": ({"top": {"x.aof": b"REDIS0"}}, ["x.aof"]),
+    "mp-history-ignored": ({"files": {B1: GOOD, I1: GOOD},
+                            "manifest": "file %s seq 1 type b\nfile old seq 1 type h\nfile %s seq 1 type i\n" % (B1, I1)},
+                           [MAN]),
+    "mp-base-format-error-fix": ({"files": {B1: GOOD + b"xx", I1: GOOD}}, ["--fix", MAN], b"y\n"),
+    "mp-only-incr-open-multi": ({"files": {I1: GOOD + OPEN_MULTI}}, [MAN]),
 }
 
 
@@ -566,9 +606,20 @@ def test_check_aof_output_as_redis(tmp_path, rdb_bytes, case):
     tree, args = spec[0], spec[1]
     stdin = spec[2] if len(spec) > 2 else None
 
+    bad = bytearray(rdb_bytes)
+    bad[-3] ^= 0xff  # in the stored checksum
+
+    def one(k, v):
+        if v is None:
+            return rdb_bytes + GOOD if k.endswith(".aof") else rdb_bytes
+        if v == "BADCRC":
+            return bytes(bad) + (GOOD if k.endswith(".aof") else b"")
+        if v == "CUTRDB":
+            return rdb_bytes[:30]
+        return v
+
     def fill(d):
-        return None if d is None else {k: (rdb_bytes + GOOD if v is None and k.endswith(".aof") else
-                                           rdb_bytes if v is None else v) for k, v in d.items()}
+        return None if d is None else {k: one(k, v) for k, v in d.items()}
     compare_tools(tmp_path, fill(tree.get("files")), tree.get("manifest"), fill(tree.get("top")), args, stdin)
 
 
