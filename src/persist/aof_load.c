@@ -370,11 +370,58 @@ typedef struct LoadCtx {
     char whyBuf[128];
 } LoadCtx;
 
-static void runCommand(LoadCtx *ctx, int argc, sds *argv, Command *cmd) {
+/* Redis's line for an error the loading client is sent (the load goes
+ * on): "after" names the command Redis names (EXEC for one of a
+ * transaction). */
+static void logErrorToLoader(const char *err, size_t len, const char *after) {
+    serverLog(LL_WARNING,
+              "== CRITICAL == This server is sending an error to its AOF-loading-client: '%.*s' after processing "
+              "the command '%s'",
+              (int)len, err, after);
+}
+
+/* Redis's errors sent from its shared reply objects: its line shows them
+ * with their leading '-' (other errors show without "ERR "). */
+static const char *const sharedErrors[] = {
+    "WRONGTYPE Operation against a key holding the wrong kind of value",
+    "ERR no such key",
+    "ERR syntax error",
+    "ERR source and destination objects are the same",
+    "ERR index out of range",
+    "BUSYKEY Target key name already exists.",
+    "NOSCRIPT No matching script. Please use EVAL.",
+    "EXECABORT Transaction discarded because of previous errors.",
+};
+
+/* Logs the error reply the loading client got from c's command (its
+ * reply's first bytes: the loader's commands reply one item each), with
+ * the text as Redis's line shows it. */
+static void logCommandError(Client *c, const char *cmdName, const char *after) {
+    if (!c->errorReplied || c->bufpos < 2 || c->buf[0] != '-') return;
+    const char *msg = c->buf + 1;
+    const char *nl = memchr(msg, '\r', c->bufpos - 1);
+    size_t len = nl ? (size_t)(nl - msg) : c->bufpos - 1;
+    int shared = !strncasecmp(cmdName, "eval", 4) || !strncasecmp(cmdName, "fcall", 5);
+    for (size_t i = 0; !shared && i < sizeof(sharedErrors) / sizeof(sharedErrors[0]); i++)
+        shared = strlen(sharedErrors[i]) == len && !memcmp(sharedErrors[i], msg, len);
+    if (shared) {
+        msg--;
+        len++;
+    } else if (len > 4 && !memcmp(msg, "ERR ", 4)) {
+        msg += 4;
+        len -= 4;
+    }
+    logErrorToLoader(msg, len, after);
+}
+
+/* Runs one command on the loading client; an error it is sent is logged
+ * as Redis logs it (the load goes on). */
+static void runCommand(LoadCtx *ctx, int argc, sds *argv, Command *cmd, const char *after) {
     Client *c = ctx->c;
     c->argc = argc;
     c->argv = argv;
     callCommand(c, cmd);
+    logCommandError(c, cmd->fullname, after ? after : cmd->fullname);
     clientDiscardReplies(c);
     c->argv = NULL;
     c->argc = 0;
@@ -418,18 +465,26 @@ static int loadCommand(void *priv, int argc, sds *argv, size_t start, size_t end
         ctx->why = ctx->whyBuf;
         return -1;
     }
-    if (!strcasecmp(argv[0], "multi") && argc == 1) {
-        if (!ctx->inMulti) {
-            ctx->inMulti = 1;
-            ctx->multiStart = start;
-        }
+    if (!strcasecmp(argv[0], "multi") && argc == 1 && !ctx->inMulti) {
+        ctx->inMulti = 1;
+        ctx->multiStart = start;
         return 0;
     }
     if (!strcasecmp(argv[0], "exec") && argc == 1) {
-        if (!ctx->inMulti) return 0;
+        if (!ctx->inMulti) {
+            static const char msg[] = "EXEC without MULTI";
+            logErrorToLoader(msg, sizeof(msg) - 1, "exec");
+            return 0;
+        }
         for (int i = 0; i < ctx->queuedCount; i++) {
+            if (!strcasecmp(ctx->queued[i][0], "multi")) {
+                /* Queued, it fails when the transaction runs. */
+                static const char msg[] = "MULTI calls can not be nested";
+                logErrorToLoader(msg, sizeof(msg) - 1, "exec");
+                continue;
+            }
             Command *q = commandLookupArgv(ctx->queuedArgc[i], ctx->queued[i]);
-            runCommand(ctx, ctx->queuedArgc[i], ctx->queued[i], q);
+            runCommand(ctx, ctx->queuedArgc[i], ctx->queued[i], q, "exec");
         }
         dropQueue(ctx);
         ctx->inMulti = 0;
@@ -444,7 +499,7 @@ static int loadCommand(void *priv, int argc, sds *argv, size_t start, size_t end
         ctx->queuedArgc[ctx->queuedCount++] = argc;
         return 0;
     }
-    runCommand(ctx, argc, argv, cmd);
+    runCommand(ctx, argc, argv, cmd, NULL);
     return 0;
 }
 

@@ -206,6 +206,23 @@ def test_fatal_aof_load_ends_with_redis_line(tmp_path, case):
         assert got[-1] == want[-1], "\n".join(["redis:"] + want + ["cairn:"] + got)
 
 
+def test_errors_sent_to_the_loading_client_logged_as_redis(tmp_path):
+    """A command of the AOF that fails does not stop the load; Redis logs
+    each error with its "== CRITICAL ==" line (EXEC named for one inside
+    a transaction, an EXEC without MULTI and a nested MULTI included)."""
+    R = resp
+    tail = (R("LPUSH", "a", "x") + R("SET", "a", "1", "NX", "XX") + R("MULTI") + R("LPUSH", "a", "x") +
+            R("SET", "m", "1") + R("EXEC") + R("EXPIRE", "a", "10", "BOGUS") + R("SELECT", "99") +
+            R("ZADD", "z", "nan", "m") + R("EVAL", "return redis.error_reply('boom')", "0") + R("EXEC") +
+            R("MULTI") + R("MULTI") + R("SET", "n", "1") + R("EXEC") + R("SET", "last", "1"))
+    res = run_both(tmp_path, {B1: GOOD, I1: tail})
+    assert not res["redis"][0] and not res["cairn"][0]
+    want = [x for x in res["redis"][1] if "CRITICAL" in x]
+    assert len(want) == 9, res["redis"][1]
+    assert [x for x in res["cairn"][1] if "CRITICAL" in x] == want
+    assert res["cairn"][1] == res["redis"][1]
+
+
 @pytest.mark.parametrize("case", sorted(MANIFESTS))
 @pytest.mark.parametrize("appendonly", ["yes", "no"])
 def test_broken_manifest_logged_as_redis(tmp_path, case, appendonly):
