@@ -916,8 +916,17 @@ void persistInit(void) {
     rdbSetProgressHooks(NULL, NULL);
     state.loading = persistLoadingNow = 0;
     if (rc < 0) {
-        /* The reason is the last line, as in Redis's log. */
+        /* Redis's lines: a short read is announced first; a value that
+         * fails its integrity check is followed by the termination line
+         * (after redis-check-rdb's report, which is not reproduced). */
+        const char *why = info.errReason ? info.errReason : "";
+        if (!strcmp(why, "Unexpected EOF reading RDB file"))
+            serverLog(LL_WARNING, "Short read or OOM loading DB. Unrecoverable error, aborting now.");
         serverLog(LL_WARNING, "%s", err);
+        static const char tail[] = "integrity check failed.";
+        size_t wl = strlen(why);
+        if (wl >= sizeof(tail) - 1 && !strcmp(why + wl - (sizeof(tail) - 1), tail))
+            serverLog(LL_WARNING, "Terminating server after rdb file reading failure.");
         exit(1);
     }
     if (rc == 0) {

@@ -553,14 +553,17 @@ static int rrCorrupt(RdbReader *r, const char *why) {
 
 static size_t rrLeft(const RdbReader *r) { return r->len - r->pos; }
 
+/* Redis's reason for data that ends too soon. */
+#define WHY_EOF "Unexpected EOF reading RDB file"
+
 static int rrByte(RdbReader *r, unsigned char *b) {
-    if (r->pos >= r->len) return rrFail(r, "unexpected end of data");
+    if (r->pos >= r->len) return rrFail(r, WHY_EOF);
     *b = r->p[r->pos++];
     return 0;
 }
 
 static int rrLe(RdbReader *r, int bytes, uint64_t *v) {
-    if (rrLeft(r) < (size_t)bytes) return rrFail(r, "unexpected end of data");
+    if (rrLeft(r) < (size_t)bytes) return rrFail(r, WHY_EOF);
     uint64_t x = 0;
     for (int i = 0; i < bytes; i++) x |= (uint64_t)r->p[r->pos + i] << (8 * i);
     r->pos += (size_t)bytes;
@@ -568,9 +571,40 @@ static int rrLe(RdbReader *r, int bytes, uint64_t *v) {
     return 0;
 }
 
+/* Why a length (or a string's length) at pos cannot be read: the data
+ * ends, or (Redis's words) its first byte is no length encoding. */
+static const char *lenFailWhy(const RdbReader *r, size_t pos) {
+    static char buf[64];
+    if (pos >= r->len) return WHY_EOF;
+    unsigned char b = r->p[pos];
+    if ((b >> 6) == 2 && b != 0x80 && b != 0x81) {
+        snprintf(buf, sizeof(buf), "Unknown length encoding %d in rdbLoadLen()", b);
+        return buf;
+    }
+    return WHY_EOF;
+}
+
+/* Why the string at pos cannot be read: Redis calls a length or
+ * compressed length beyond the data an EOF, and bad compressed data an
+ * invalid LZF string. */
+static const char *stringFailWhy(const RdbReader *r, size_t pos) {
+    uint64_t n;
+    int special;
+    size_t i = pos;
+    if (rdbDecodeLen(r->p, r->len, &i, &n, &special) < 0) return lenFailWhy(r, pos);
+    if (!special) return n > r->len - i ? WHY_EOF : "bad or truncated string";
+    if (n == 3) {
+        size_t clen, ulen;
+        if (rdbDecodeLzfHeader(r->p, r->len, &i, &clen, &ulen) < 0 || clen > r->len - i) return WHY_EOF;
+        return "Invalid LZF compressed string";
+    }
+    if (n <= 2) return WHY_EOF; /* an integer cut off */
+    return "Unknown RDB string encoding type";
+}
+
 static int rrLen(RdbReader *r, uint64_t *len) {
     int special;
-    if (rdbDecodeLen(r->p, r->len, &r->pos, len, &special) < 0) return rrFail(r, "unexpected end of data");
+    if (rdbDecodeLen(r->p, r->len, &r->pos, len, &special) < 0) return rrFail(r, lenFailWhy(r, r->pos));
     if (special) return rrFail(r, "unexpected string encoding where a length was expected");
     return 0;
 }
@@ -595,7 +629,7 @@ static int rrPrefetched(RdbReader *r, int kind, void **out, size_t *n) {
 
 static int rrString(RdbReader *r, sds *out) {
     if (r->pf && r->pos >= r->pfNext && rrPrefetched(r, RDB_PF_SDS, (void **)out, NULL)) return 0;
-    if (rdbDecodeString(r->p, r->len, &r->pos, out) < 0) return rrFail(r, "bad or truncated string");
+    if (rdbDecodeString(r->p, r->len, &r->pos, out) < 0) return rrFail(r, stringFailWhy(r, r->pos));
     return 0;
 }
 
@@ -623,7 +657,7 @@ static int rrStringRef(RdbReader *r, const char **p, size_t *n, sds *owned) {
  * exactly *n bytes. */
 static int rrBlob(RdbReader *r, unsigned char **out, size_t *n) {
     if (r->pf && r->pos >= r->pfNext && rrPrefetched(r, RDB_PF_BLOB, (void **)out, n)) return 0;
-    if (rdbDecodeBlob(r->p, r->len, &r->pos, out, n) < 0) return rrFail(r, "bad or truncated string");
+    if (rdbDecodeBlob(r->p, r->len, &r->pos, out, n) < 0) return rrFail(r, stringFailWhy(r, r->pos));
     return 0;
 }
 
@@ -1056,7 +1090,7 @@ static int loadTextScore(RdbReader *r, double *out) {
         *out = len == 254 ? INFINITY : -INFINITY;
         return 0;
     }
-    if (rrLeft(r) < len) return rrFail(r, "unexpected end of data");
+    if (rrLeft(r) < len) return rrFail(r, WHY_EOF);
     if (parseScore(r->p + r->pos, len, out) < 0) return rrFail(r, "bad zset score");
     r->pos += len;
     return 0;
@@ -1229,7 +1263,7 @@ static int rrStreamID(RdbReader *r, StreamID *id) {
 }
 
 static int rrRawID(RdbReader *r, unsigned char *buf) {
-    if (rrLeft(r) < STREAM_ID_BYTES) return rrFail(r, "unexpected end of data");
+    if (rrLeft(r) < STREAM_ID_BYTES) return rrFail(r, WHY_EOF);
     memcpy(buf, r->p + r->pos, STREAM_ID_BYTES);
     r->pos += STREAM_ID_BYTES;
     return 0;
@@ -1391,7 +1425,9 @@ static kvobj *loadValue(RdbReader *r, int rdbType, const char *key, size_t keyle
     int type = objectTypeOfRdb(rdbType);
     const ObjectType *ops = type < 0 ? NULL : objectTypeOps(type);
     if (!ops || !ops->rdbLoad) {
-        rrFail(r, "unknown or unsupported value type");
+        static char buf[48];
+        snprintf(buf, sizeof(buf), "Unknown RDB encoding type %d", rdbType);
+        rrFail(r, buf);
         return NULL;
     }
     return ops->rdbLoad(r, rdbType, key, keylen, empty);

@@ -880,3 +880,60 @@ def test_restore_integrity_failure_logged(start_server, start_oracle, impl):
                 break
             time.sleep(0.01)
         assert hit and hit[-1].endswith(why), (name, new)
+
+
+def _rdb_file(value, cut=0):
+    """A dump.rdb with key k holding value (type byte and value)."""
+    from test_dump import crc64
+    body = b"REDIS0010" + b"\xfe\x00" + value[:1] + _rdbstr(b"k") + value[1:] + b"\xff"
+    data = body + struct.pack("<Q", crc64(body))
+    return data[:-cut] if cut else data
+
+
+def _reason(line):
+    """The reason of an "Internal error in RDB reading" line (Redis names
+    a source line and offset 0, Cairn the offset)."""
+    m = re.match(r"# Internal error in RDB reading offset \d+, function at rdb\.c:(?:\d+ ->|) (.*)$", line)
+    return ("reason", m.group(1)) if m else line
+
+
+RDB_FILES = {
+    "hash-zl-dup-field": lambda: _rdb_file(LEGACY["hash-zl-dup-field"][:-10]),
+    "list-zl-wrong-prevlen": lambda: _rdb_file(LEGACY["list-zl-wrong-prevlen"][:-10]),
+    "zipmap-count": lambda: _rdb_file(LEGACY["zipmap-count"][:-10]),
+    "quicklist-wrong-prevlen": lambda: _rdb_file(LEGACY["quicklist-wrong-prevlen"][:-10]),
+    "intset-encoding": lambda: _rdb_file(LEGACY["intset-encoding"][:-10]),
+    "hash-zl-ok": lambda: _rdb_file(LEGACY["hash-zl-ok"][:-10]),
+    "unknown-type": lambda: _rdb_file(b"\x77\x01a"),
+    "cut-in-a-string": lambda: _rdb_file(b"\x00\x05hello", cut=15),
+    "string-longer-than-file": lambda: _rdb_file(b"\x00\x80\xff\xff\xff\xf0"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RDB_FILES))
+def test_rdb_file_refused_logged_as_redis(tmp_path, case):
+    """The same checks at start-up: a dump.rdb holding a corrupt value is
+    refused by both servers with Redis's lines (a short read announced
+    first; the reason in Redis's words; a failed integrity check followed
+    by the termination line, the log's last); a valid one loads alike."""
+    import redis
+    data = RDB_FILES[case]()
+    res = {}
+    for name, binary in (("redis", oracle_bin()), ("cairn", cairn_bin())):
+        root = write_tree(str(tmp_path / name), top={"dump.rdb": data})
+        p, port, logpath = start(binary, root, appendonly="no")
+        try:
+            lines = [x for x in log_lines(read_log(logpath)) if not x.startswith(("[", "---"))]
+            while lines and not lines[-1].strip():
+                lines.pop()
+            if p.poll() is None:
+                c = redis.Redis(port=port, socket_timeout=10)
+                res[name] = ("up", sorted(c.hgetall("k").items()))
+            else:
+                res[name] = ("refused", [_reason(x) for x in lines if not x.startswith(("* ", "# WARNING"))])
+        finally:
+            stop(p)
+    assert res["cairn"] == res["redis"], res
+    assert res["redis"][0] == ("up" if case.endswith("-ok") else "refused")
+    if res["redis"][0] == "refused":
+        assert any(isinstance(x, tuple) for x in res["redis"][1]), res
