@@ -41,6 +41,7 @@ static char errText[1100]; /* the first problem found ("" for none) */
 static off_t errPos;       /* where the item being read starts */
 static long long line = 1;
 static long toTimestamp; /* 0: no --truncate-to-timestamp */
+static off_t fileSize;   /* of the file being checked */
 
 /* Records the problem at errPos (prefixed with it, as redis-check-aof
  * prints it). */
@@ -89,9 +90,8 @@ static int readBulk(FILE *fp, char **out) {
     }
     /* A length the file cannot hold is read short below; do not reserve
      * more than what remains. */
-    struct stat st;
     off_t here = ftello(fp);
-    long avail = fstat(fileno(fp), &st) == 0 && st.st_size > here ? (long)(st.st_size - here) : 0;
+    long avail = fileSize > here ? (long)(fileSize - here) : 0;
     long want = len + 2;
     char *b = xmalloc((size_t)(want < avail ? want : avail) + 2);
     errPos = here;
@@ -231,7 +231,7 @@ static int checkOne(const char *name, const char *path, int lastFile, int fix, i
         printf("Cannot stat file: %s, aborting...\n", name);
         exit(1);
     }
-    off_t size = st.st_size;
+    off_t size = fileSize = st.st_size;
     if (size == 0) {
         fclose(fp);
         return CHECK_EMPTY;
