@@ -920,6 +920,15 @@ void persistInit(void) {
          * fails its integrity check is followed by the termination line
          * (after redis-check-rdb's report, which is not reproduced). */
         const char *why = info.errReason ? info.errReason : "";
+        if (!strncmp(why, "Wrong signature", 15) || !strncmp(why, "Can't handle RDB format version", 31)) {
+            serverLog(LL_WARNING, "%s", why);
+            serverLog(LL_WARNING, "Fatal error loading the DB: Invalid argument. Exiting.");
+            exit(1);
+        }
+        if (!strncmp(why, "FATAL: Data file was created", 28)) {
+            serverLog(LL_WARNING, "%s", why);
+            exit(1);
+        }
         if (!strcmp(why, "Unexpected EOF reading RDB file"))
             serverLog(LL_WARNING, "Short read or OOM loading DB. Unrecoverable error, aborting now.");
         serverLog(LL_WARNING, "%s", err);

@@ -1623,8 +1623,13 @@ static int loadRecord(RdbReader *r, RdbStream *s) {
     case RDB_OPCODE_SELECTDB:
         if (rrLen(r, &a) < 0) return -1;
         if (a >= (uint64_t)server.cfg.databases) {
+            static char buf[128];
+            snprintf(buf, sizeof(buf),
+                     "FATAL: Data file was created with a Redis server configured to handle more than %d databases. "
+                     "Exiting\n",
+                     server.cfg.databases);
             s->streaming = 0;
-            return rrFail(r, "SELECTDB beyond the configured databases");
+            return rrFail(r, buf);
         }
         s->db = &s->dbs[a];
         return 0;
@@ -1664,13 +1669,19 @@ static int loadSnapshot(RdbReader *r, RdbStream *s, int final) {
     RdbLoadInfo *info = &s->info;
     if (!s->started) {
         if (r->len < 9 && s->streaming && !final && (r->len < 5 || !memcmp(r->p, "REDIS", 5))) return 1;
-        if (r->len < 9 || memcmp(r->p, "REDIS", 5) != 0) return rrFail(r, "wrong signature trying to load DB from file");
+        /* Redis's words (persist.c logs these as Redis does). */
+        if (r->len < 9) return rrFail(r, WHY_EOF);
+        if (memcmp(r->p, "REDIS", 5) != 0) return rrFail(r, "Wrong signature trying to load DB from file");
         int ver = 0;
         for (int i = 5; i < 9; i++) {
-            if (r->p[i] < '0' || r->p[i] > '9') return rrFail(r, "wrong signature trying to load DB from file");
+            if (r->p[i] < '0' || r->p[i] > '9') return rrFail(r, "Wrong signature trying to load DB from file");
             ver = ver * 10 + (r->p[i] - '0');
         }
-        if (ver < 1 || ver > RDB_VERSION) return rrFail(r, "can't handle RDB format version");
+        if (ver < 1 || ver > RDB_VERSION) {
+            static char buf[48];
+            snprintf(buf, sizeof(buf), "Can't handle RDB format version %d", ver);
+            return rrFail(r, buf);
+        }
         info->version = ver;
         r->pos = 9;
         s->started = 1;
