@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/dispatch.h"
@@ -204,18 +205,50 @@ void serverShutdown(int exitCode) {
     exit(exitCode);
 }
 
+/* Appends v in decimal at buf[*at] (async-signal-safe). */
+static void catDecimal(char *buf, size_t *at, unsigned long long v) {
+    char digits[24];
+    int n = 0;
+    do digits[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    while (n) buf[(*at)++] = digits[--n];
+}
+
+/* A log line written from a signal handler, in Redis's form for them
+ * ("<pid>:signal-handler (<unix time>) <msg>"), with async-signal-safe
+ * calls only. */
+static void logFromHandler(const char *msg) {
+    char line[256];
+    size_t at = 0;
+    catDecimal(line, &at, (unsigned long long)getpid());
+    static const char mid[] = ":signal-handler (";
+    memcpy(line + at, mid, sizeof(mid) - 1);
+    at += sizeof(mid) - 1;
+    catDecimal(line, &at, (unsigned long long)time(NULL));
+    line[at++] = ')';
+    line[at++] = ' ';
+    size_t ml = strlen(msg);
+    if (ml > sizeof(line) - at - 1) ml = sizeof(line) - at - 1;
+    memcpy(line + at, msg, ml);
+    at += ml;
+    line[at++] = '\n';
+    const char *logfile = server.cfg.logfile ? server.cfg.logfile : "";
+    int fd = logfile[0] ? open(logfile, O_APPEND | O_CREAT | O_WRONLY, 0644) : STDOUT_FILENO;
+    if (fd < 0) return;
+    ssize_t w = write(fd, line, at);
+    (void)w;
+    if (fd != STDOUT_FILENO) close(fd);
+}
+
 static void sigShutdownHandler(int sig) {
     if (server.shutdownAsap && sig == SIGINT) {
-        static const char msg[] = "You insist... exiting now.\n";
-        ssize_t w = write(STDERR_FILENO, msg, sizeof(msg) - 1);
-        (void)w;
+        logFromHandler("You insist... exiting now.");
         /* As Redis: the temp-<pid>.rdb of a save this process is writing
          * (SAVE, the shutdown save, or in a BGSAVE child its own) does not
          * stay behind.  Built by hand: only async-signal-safe calls here. */
-        char name[32] = "temp-", digits[16];
-        int n = 0, at = 5;
-        for (unsigned long v = (unsigned long)getpid(); n == 0 || v; v /= 10) digits[n++] = (char)('0' + v % 10);
-        while (n) name[at++] = digits[--n];
+        char name[40] = "temp-";
+        size_t at = 5;
+        catDecimal(name, &at, (unsigned long long)getpid());
         memcpy(name + at, ".rdb", 5);
         unlink(name);
         _exit(1);
