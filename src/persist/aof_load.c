@@ -546,6 +546,12 @@ int aofLoadFile(const char *path, const char *name, int loadTruncated) {
         close(fd);
         return AOF_LOAD_FAILED;
     }
+    if (S_ISDIR(st.st_mode)) {
+        /* Opened, then unreadable, as Redis finds it when it reads. */
+        serverLog(LL_WARNING, "Unrecoverable error reading the append only file %s: %s", name, strerror(EISDIR));
+        close(fd);
+        return AOF_LOAD_FAILED;
+    }
     size_t len = (size_t)st.st_size;
     if (len == 0) {
         close(fd);

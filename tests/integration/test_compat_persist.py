@@ -182,6 +182,21 @@ FATAL = {
     "bad-rdb-preamble": (lambda: (None, None, {"appendonly.aof": b"REDIS0010\xfa\x03abc"}, {})),
 }
 
+def test_aof_file_that_is_a_directory(tmp_path):
+    """An incr file of the manifest that is a directory: Redis's read
+    error, the log's last line."""
+    res = {}
+    for name, binary in (("redis", oracle_bin()), ("cairn", cairn_bin())):
+        d = write_tree(str(tmp_path / name), {B1: GOOD}, "file %s seq 1 type b\nfile %s seq 1 type i\n" % (B1, I1))
+        os.mkdir(os.path.join(d, AOFDIR, I1))
+        p, port, logpath = start(binary, d)
+        exited = p.poll() is not None
+        stop(p)
+        res[name] = (exited, log_lines(read_log(logpath), keep_offset=True)[-1])
+    assert res["redis"][0]
+    assert res["cairn"] == res["redis"]
+
+
 # Broken manifests: Redis's four lines (a blank one after each).
 MANIFESTS = {
     "empty": "",
