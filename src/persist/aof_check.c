@@ -30,6 +30,7 @@
 #include "ds/alloc.h"
 #include "persist/aof.h"
 #include "persist/aof_int.h"
+#include "persist/persist.h"
 #include "persist/rdb.h"
 
 enum { CHECK_OK, CHECK_EMPTY, CHECK_TRUNCATED, CHECK_TS_TRUNCATED };
@@ -175,35 +176,18 @@ static int checkAnnotation(FILE *fp, const char *path, int lastFile) {
     return 0;
 }
 
-/* Checks the RDB at the start of fp and leaves fp after it; exits when it
- * is not sane. */
+/* Checks the RDB at the start of fp with cairn-check-rdb's report (as
+ * redis-check-aof runs redis-check-rdb's) and leaves fp after it; exits
+ * when it is not sane. */
 static void checkPreamble(FILE *fp, const char *path, off_t size) {
-    printf("[offset 0] Checking RDB file %s\n", path);
     const unsigned char *p = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fileno(fp), 0);
-    if (p == MAP_FAILED) {
-        printf("--- RDB ERROR DETECTED ---\n[offset 0] %s\n", strerror(errno));
-        printf("RDB preamble of AOF file is not sane, aborting.\n");
-        exit(1);
-    }
-    RdbLoadInfo info;
     size_t used = 0;
-    sds err = NULL;
-    int loglevel = server.cfg.loglevel;
-    server.cfg.loglevel = LL_WARNING + 1; /* the loader's lines are not the report */
-    int rc = rdbLoadBuffer(p, (size_t)size, 1, &info, &used, &err);
-    server.cfg.loglevel = loglevel;
-    munmap((void *)p, (size_t)size);
-    if (rc < 0) {
-        printf("--- RDB ERROR DETECTED ---\n");
-        if (info.errReason)
-            printf("[offset %zu] %s\n", info.errOffset, info.errReason);
-        else
-            printf("[offset %zu] %s\n", used, err ? err : "error");
-        sdsFree(err);
+    int rc = p == MAP_FAILED ? 1 : rdbCheckReport(path, p, (size_t)size, &used);
+    if (p != MAP_FAILED) munmap((void *)p, (size_t)size);
+    if (rc) {
         printf("RDB preamble of AOF file is not sane, aborting.\n");
         exit(1);
     }
-    printf("[offset %zu] \\o/ RDB looks OK! \\o/\n", used);
     printf("RDB preamble is OK, proceeding with AOF tail...\n");
     if (fseeko(fp, (off_t)used, SEEK_SET) == -1) {
         printf("Failed to fseek in AOF %s: %s", path, strerror(errno));
@@ -236,7 +220,7 @@ static int checkOne(const char *name, const char *path, int lastFile, int fix, i
         fclose(fp);
         return CHECK_EMPTY;
     }
-    if (preamble) checkPreamble(fp, path, size);
+    if (preamble) checkPreamble(fp, name, size);
     off_t pos = 0;
     int multi = 0;
     for (;;) {

@@ -627,9 +627,17 @@ static int rrPrefetched(RdbReader *r, int kind, void **out, size_t *n) {
     return 1;
 }
 
+/* A string that cannot be read: its reason, and, when the data ends, the
+ * position past the length fields that were there (Redis's offset). */
+static int rrStringFail(RdbReader *r) {
+    const char *why = stringFailWhy(r, r->pos);
+    if (!strcmp(why, WHY_EOF)) r->pos = rdbStringPrefixEnd(r->p, r->len, r->pos);
+    return rrFail(r, why);
+}
+
 static int rrString(RdbReader *r, sds *out) {
     if (r->pf && r->pos >= r->pfNext && rrPrefetched(r, RDB_PF_SDS, (void **)out, NULL)) return 0;
-    if (rdbDecodeString(r->p, r->len, &r->pos, out) < 0) return rrFail(r, stringFailWhy(r, r->pos));
+    if (rdbDecodeString(r->p, r->len, &r->pos, out) < 0) return rrStringFail(r);
     return 0;
 }
 
@@ -657,7 +665,7 @@ static int rrStringRef(RdbReader *r, const char **p, size_t *n, sds *owned) {
  * exactly *n bytes. */
 static int rrBlob(RdbReader *r, unsigned char **out, size_t *n) {
     if (r->pf && r->pos >= r->pfNext && rrPrefetched(r, RDB_PF_BLOB, (void **)out, n)) return 0;
-    if (rdbDecodeBlob(r->p, r->len, &r->pos, out, n) < 0) return rrFail(r, stringFailWhy(r, r->pos));
+    if (rdbDecodeBlob(r->p, r->len, &r->pos, out, n) < 0) return rrStringFail(r);
     return 0;
 }
 
@@ -1228,7 +1236,7 @@ static kvobj *collectionRdbLoad(RdbReader *r, int type, int rdbType, const char 
             b.enc = OBJ_ENC_LISTPACK;
             if (b.deferred && !lpValidateIntegrity(lp, lpBytes(lp), 1)) { /* small: checked now */
                 lpFree(lp);
-                rrFail(r, "listpack integrity check failed");
+                rrCorrupt(r, "Listpack integrity check failed.");
                 return NULL;
             }
         } else if (b.deferred) {
@@ -1281,7 +1289,7 @@ static int streamLoadNodes(RdbReader *r, Stream *s, uint64_t *live) {
         if (rrString(r, &key) < 0) return -1;
         if (sdsLen(key) != STREAM_ID_BYTES) {
             sdsFree(key);
-            return rrFail(r, "stream node key is not a stream ID");
+            return rrCorrupt(r, "Stream node key entry is not the size of a stream ID");
         }
         if (rrString(r, &lp) < 0) {
             sdsFree(key);
@@ -1295,7 +1303,7 @@ static int streamLoadNodes(RdbReader *r, Stream *s, uint64_t *live) {
         if (ok) ok = streamInsertNode(s, (unsigned char *)key, (unsigned char *)lp, sdsLen(lp), 1);
         sdsFree(key);
         sdsFree(lp);
-        if (!ok) return rrFail(r, "corrupt stream node");
+        if (!ok) return rrCorrupt(r, "Stream listpack integrity check failed.");
         prevLast = last;
         have = 1;
         *live += n;
@@ -1431,6 +1439,15 @@ static kvobj *loadValue(RdbReader *r, int rdbType, const char *key, size_t keyle
         return NULL;
     }
     return ops->rdbLoad(r, rdbType, key, keylen, empty);
+}
+
+kvobj *rdbCheckValue(const unsigned char *p, size_t len, size_t *pos, int rdbType, const char *key, size_t keylen,
+                     int *empty, const char **why) {
+    RdbReader r = {.p = p, .len = len, .pos = *pos};
+    kvobj *o = loadValue(&r, rdbType, key, keylen, empty);
+    *pos = r.pos;
+    *why = r.why;
+    return o;
 }
 
 kvobj *rdbRestoreValue(const char *key, size_t keylen, const unsigned char *p, size_t len, int deep,

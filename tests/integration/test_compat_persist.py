@@ -13,8 +13,8 @@ the same files:
 
 Differences kept on purpose and removed before comparing: the tool's name
 (cairn-check-aof for redis-check-aof), the extra line naming the offset
-where a refused AOF goes wrong (it comes before Redis's lines), the
-redis-check-rdb report redis-check-aof prints for an RDB preamble.
+where a refused AOF goes wrong (it comes before Redis's lines), the source
+line of Redis's rdb.c that its messages about a corrupt value name.
 """
 import os
 import re
@@ -547,9 +547,8 @@ def tool_output(tool, root, args, stdin=None):
         line = PREFIX.sub("", line)
         line = line.replace("redis-check-aof", "cairn-check-aof")
         line = re.sub(r"^Usage: \S*cairn-check-aof", "Usage: cairn-check-aof", line)
-        # redis-check-rdb's report of a preamble is not reproduced.
-        if line.startswith(("[offset", "[info]", "[additional info]", "--- RDB ERROR")):
-            continue
+        # The report of an RDB preamble: Redis names a line of its rdb.c.
+        line = re.sub(r"function at rdb\.c:\d+ -> ", "function at rdb.c: ", line)
         out.append(line)
     return r.returncode, out
 
@@ -620,8 +619,8 @@ CHECKS = {
                         [MAN]),
     "mp-bad-manifest": ({"files": {B1: GOOD}, "manifest": "file %s seq 1 type z\n" % B1}, [MAN]),
     "mp-empty-manifest-line": ({"files": {B1: GOOD}, "manifest": "file %s seq 1 type b\n\n" % B1}, [MAN]),
-    # RDB bases and preambles that are not sane (the tool's own report of
-    # the RDB differs, its verdict and the lines around it do not).
+    # RDB bases and preambles that are not sane (the RDB's report is
+    # redis-check-rdb's).
     "mp-rdb-base-bad-crc": ({"files": {R1: "BADCRC", I1: GOOD}}, [MAN]),
     "mp-rdb-base-cut": ({"files": {R1: "CUTRDB", I1: GOOD}}, [MAN]),
     "old-preamble-bad-crc": ({"top": {"x.aof": "BADCRC"}}, ["x.aof"]),
@@ -631,6 +630,7 @@ CHECKS = {
                            [MAN]),
     "mp-base-format-error-fix": ({"files": {B1: GOOD + b"xx", I1: GOOD}}, ["--fix", MAN], b"y\n"),
     "mp-only-incr-open-multi": ({"files": {I1: GOOD + OPEN_MULTI}}, [MAN]),
+    "old-preamble-corrupt-value": ({"top": {"x.aof": "BADVALUE"}}, ["x.aof"]),
 }
 
 
@@ -667,6 +667,8 @@ def test_check_aof_output_as_redis(tmp_path, rdb_bytes, case):
             return bytes(bad) + (GOOD if k.endswith(".aof") else b"")
         if v == "CUTRDB":
             return rdb_bytes[:30]
+        if v == "BADVALUE":
+            return _rdb_file(LEGACY["hash-zl-dup-field"][:-10]) + GOOD
         return v
 
     def fill(d):
@@ -1036,3 +1038,53 @@ def test_check_aof_mutated_files_never_crash(tmp_path):
         assert r.returncode in (0, 1), (bytes(data), r.stdout, r.stderr)
         for m in SANITIZER_MARKERS:
             assert m.encode() not in r.stderr, r.stderr
+
+
+def _lp(entries, count=None):
+    body = b""
+    for e in entries:
+        ent = bytes([0x80 | len(e)]) + e
+        body += ent + bytes([len(ent)])
+    return struct.pack("<IH", 6 + len(body) + 1, len(entries) if count is None else count) + body + b"\xff"
+
+
+CHECK_RDB = dict(RDB_FILES)
+CHECK_RDB.update({
+    "hash-listpack-dup": lambda: _rdb_file(b"\x10" + _rdbstr(_lp([b"f", b"1", b"f", b"2"]))),
+    "zset-listpack-dup": lambda: _rdb_file(b"\x11" + _rdbstr(_lp([b"f", b"1", b"f", b"2"]))),
+    "quicklist2-count": lambda: _rdb_file(b"\x12\x01\x02" + _rdbstr(_lp([b"f", b"1"], count=5))),
+    "stream-garbage": lambda: _rdb_file(b"\x13\x01" + _rdbstr(b"x" * 16) + _rdbstr(b"garbage")),
+    "invalid-type": lambda: _rdb_file(b"\x14\x01a"),
+    "empty": lambda: b"",
+    "checksum-disabled": lambda: b"REDIS0010\xfe\x00\x00\x01k\x01v\xff" + b"\0" * 8,
+    "checksum-cut": lambda: b"REDIS0010\xfe\x00\x00\x01k\x01v\xff\x01\x02",
+    "bad-checksum": lambda: _rdb_file(b"\x00\x01v")[:-1] + b"\x00",
+    "expires": lambda: b"REDIS0010\xfe\x00\xfc" + struct.pack("<Q", 1000) + b"\x00\x01k\x01v\xfd" +
+                       struct.pack("<I", 4000000000) + b"\x00\x01j\x01v\xfb\x02\x01\xfa\x01a\x01b\xff" + b"\0" * 8,
+})
+
+
+@pytest.mark.parametrize("case", sorted(CHECK_RDB))
+def test_check_rdb_output_as_redis(tmp_path, case):
+    """cairn-check-rdb prints what redis-check-rdb prints (but the line of
+    Redis's rdb.c that its reason for a corrupt value names), and exits
+    alike (cairn-check-aof prints this report for an RDB preamble: see
+    test_check_aof_output_as_redis)."""
+    rcheck = shutil.which("redis-check-rdb")
+    if not rcheck:
+        pytest.skip("no redis-check-rdb")
+    link = os.path.join(str(tmp_path), "cairn-check-rdb")
+    os.symlink(cairn_bin(), link)
+    path = str(tmp_path / "dump.rdb")
+    with open(path, "wb") as f:
+        f.write(CHECK_RDB[case]())
+    out = {}
+    for name, tool in (("redis", rcheck), ("cairn", link)):
+        r = subprocess.run([tool, "dump.rdb"], cwd=str(tmp_path), capture_output=True, timeout=60)
+        for m in SANITIZER_MARKERS:
+            assert m.encode() not in r.stderr, r.stderr
+        text = r.stdout.decode("utf-8", "replace")
+        text = re.sub(r"function at rdb\.c:\d+ -> ", "function at rdb.c: ", text)
+        text = "\n".join(PREFIX.sub("", x) for x in text.split("\n"))
+        out[name] = (r.returncode, text)
+    assert out["cairn"] == out["redis"], "\n".join(["redis:", out["redis"][1], "cairn:", out["cairn"][1]])
