@@ -890,8 +890,11 @@ sds persistInfoSection(sds s) {
 
 /* --- start-up --- */
 
+static void resetPayloadSanitizations(void) { rdbPayloadSanitizations = 0; }
+
 void persistInit(void) {
     serverAddCronHook(persistCron);
+    serverAddResetStatsHook(resetPayloadSanitizations);
     serverPrepareShutdownHook = prepareShutdown;
     serverFlushAllHook = afterFlushAll;
     serverDiskErrorHook = diskError;

@@ -982,10 +982,13 @@ int rdbVerifyValue(const kvobj *o, int *enc, void **ptr, const char **why) {
 
 /* Loads a blob (ziplist, zipmap, listpack or intset) and visits its
  * elements.  Returns 0 or -1. */
+long long rdbPayloadSanitizations;
+
 static int loadBlob(RdbReader *r, Build *b, int rdbType) {
     unsigned char *blob;
     size_t n;
     if (rrBlob(r, &blob, &n) < 0) return -1;
+    if (!r->shallow) rdbPayloadSanitizations++;
     const unsigned char *p = blob;
     long count = 0;
     /* A zipmap or a hash or sorted-set ziplist is converted element by
@@ -1068,6 +1071,7 @@ static int loadQuicklist(RdbReader *r, Build *b, int v2) {
                 return rrCorrupt(r, "Ziplist integrity check failed.");
             }
         } else {
+            if (!r->shallow) rdbPayloadSanitizations++;
             /* Deferred (see deferListpack): a header with a known, nonzero
              * count, so that adopting the node reads nothing else. */
             unsigned hc = n >= 6 ? (data[4] | (unsigned)data[5] << 8) : 0;
@@ -1297,6 +1301,7 @@ static int streamLoadNodes(RdbReader *r, Stream *s, uint64_t *live) {
         }
         StreamID master, last;
         uint64_t n;
+        if (!r->shallow) rdbPayloadSanitizations++;
         streamDecodeID((unsigned char *)key, &master);
         int ok = sdsLen(lp) <= STREAM_LISTPACK_MAX_SIZE &&
                  streamValidateNode((unsigned char *)lp, sdsLen(lp), &master, have ? &prevLast : NULL, &last, &n);

@@ -1088,3 +1088,44 @@ def test_check_rdb_output_as_redis(tmp_path, case):
         text = "\n".join(PREFIX.sub("", x) for x in text.split("\n"))
         out[name] = (r.returncode, text)
     assert out["cairn"] == out["redis"], "\n".join(["redis:", out["redis"][1], "cairn:", out["cairn"][1]])
+
+
+def test_dump_payload_sanitizations_counted_as_redis(start_server, start_oracle):
+    """INFO dump_payload_sanitizations counts the deep checks as Redis
+    does: one per listpack/intset value, per listpack node of a list, per
+    stream node; for RESTORE with sanitize-dump-payload yes (clients: from
+    a client) and for a load with yes; CONFIG RESETSTAT clears it."""
+    cfg = {"sanitize-dump-payload": "yes", "list-max-listpack-size": "2", "enable-debug-command": "yes"}
+    out = {}
+    for name, c in (("cairn", start_server(**cfg).client()), ("redis", start_oracle(**cfg).client())):
+        def stat():
+            return c.info("stats")["dump_payload_sanitizations"]
+        c.hset("h", "a", "1")
+        c.rpush("l", *"abcdefg")
+        c.sadd("s", 1, 2)
+        c.sadd("s2", "x")
+        c.zadd("z", {"a": 1})
+        c.set("str", "v")
+        c.xadd("st", {"a": "1"})
+        c.rpush("big", "x" * 100)
+        seen = []
+        for k in ("h", "l", "s", "s2", "z", "str", "st", "big"):
+            before = stat()
+            c.restore(k + "x", 0, c.dump(k))
+            seen.append((k, stat() - before))
+        before = stat()
+        c.execute_command("DEBUG", "RELOAD")
+        seen.append(("reload-yes", stat() - before))
+        for mode in ("no", "clients"):
+            c.config_set("sanitize-dump-payload", mode)
+            before = stat()
+            c.restore("h-" + mode, 0, c.dump("h"))
+            seen.append((mode, stat() - before))
+        before = stat()
+        c.execute_command("DEBUG", "RELOAD")
+        seen.append(("reload-clients", stat() - before))
+        c.config_resetstat()
+        seen.append(("reset", stat()))
+        out[name] = seen
+    assert out["redis"][0] == ("h", 1)
+    assert out["cairn"] == out["redis"]
