@@ -912,7 +912,12 @@ static void openOnStart(void) {
     aof.selectedDb = -1;
 }
 
-void aofLoadManifestAtStartup(void) { aof.manifest = manifestLoad(1); }
+void aofLoadManifestAtStartup(void) {
+    aof.manifest = manifestLoad(1);
+    /* With the AOF off Redis still removes the manifest's history files
+     * at start-up (with it on, aofInitAtStartup does after the load). */
+    if (!server.cfg.appendonly) deleteHistoryFiles();
+}
 
 void aofInitAtStartup(void) {
     aof.state = AOF_ON, persistRefusalHint = 1;

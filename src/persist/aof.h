@@ -22,8 +22,9 @@
 #include "ds/sds.h"
 
 /* Start-up, whether the AOF is on or not (as Redis 7.0): reads the
- * manifest of appenddirname if there is one; a broken one is logged with
- * Redis's lines and exits the process. */
+ * manifest of appenddirname if there is one (with the AOF off, removing
+ * its history files unless aof-disable-auto-gc); a broken one is logged
+ * with Redis's lines and exits the process. */
 void aofLoadManifestAtStartup(void);
 /* Start-up (persistInit, with appendonly yes, after the manifest): upgrade
  * an old single appendonly.aof (or resume its interrupted upgrade), load

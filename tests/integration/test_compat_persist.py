@@ -430,6 +430,28 @@ def test_debug_loadaof_removes_history_with_aof_off(tmp_path, impl):
         stop(p)
 
 
+@pytest.mark.parametrize("gc", ["yes", "no"])
+def test_history_removed_at_startup_with_aof_off(tmp_path, gc):
+    """The manifest is read at start-up with appendonly no too, and its
+    history files removed (unless aof-disable-auto-gc), as Redis does."""
+    res = {}
+    for name, binary in (("redis", oracle_bin()), ("cairn", cairn_bin())):
+        root = write_tree(str(tmp_path / name), {B1: GOOD, "old.aof": GOOD, I1: GOOD},
+                          "file %s seq 1 type b\nfile old.aof seq 1 type h\nfile %s seq 1 type i\n" % (B1, I1))
+        p, port, logpath = start(binary, root, appendonly="no", aof_disable_auto_gc="no" if gc == "yes" else "yes")
+        try:
+            d = os.path.join(root, AOFDIR)
+            if gc == "yes":
+                wait_for(lambda: not os.path.exists(os.path.join(d, "old.aof")), "history file kept")
+            with open(os.path.join(d, MANIFEST)) as f:
+                res[name] = (sorted(os.listdir(d)), f.read(),
+                             [x for x in log_lines(read_log(logpath)) if "history" in x])
+        finally:
+            stop(p)
+    assert ("old.aof" in res["redis"][0]) == (gc == "no")
+    assert res["cairn"] == res["redis"]
+
+
 @pytest.mark.parametrize("impl", ["redis", "cairn"])
 def test_debug_loadaof_without_any_aof_exits(tmp_path, impl):
     import redis
