@@ -112,9 +112,11 @@ static void argvFree(int argc, sds *argv) {
 
 /* --- the pending unit --- */
 
-/* Record an effect (taking argv when owned), unless no sink wants it. */
+/* Record an effect (taking argv when owned), unless no sink wants it or
+ * effects are suppressed (an AOF load: also when it runs inside a command,
+ * DEBUG LOADAOF, whose unit is handed over after the load). */
 static void pendingPush(int dbid, int target, int argc, sds *argv, int owned) {
-    if (!(target & activeTargets)) {
+    if (suppressed || !(target & activeTargets)) {
         if (owned) argvFree(argc, argv);
         return;
     }

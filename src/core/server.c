@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/crash.h"
@@ -209,11 +210,28 @@ void serverShutdown(int exitCode) {
     exit(exitCode);
 }
 
+/* Appends v in decimal at buf[*at] (async-signal-safe). */
+static void catDecimal(char *buf, size_t *at, unsigned long long v) {
+    char digits[24];
+    int n = 0;
+    do digits[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    while (n) buf[(*at)++] = digits[--n];
+}
+
 /* SIGTERM / SIGINT: logged as Redis logs it from its handler; the timer
  * starts the shutdown (server/shutdown.c).  A second SIGINT exits now. */
 static void sigShutdownHandler(int sig) {
     if (server.shutdownAsap && sig == SIGINT) {
         serverLogFromHandler("You insist... exiting now.");
+        /* As Redis: the temp-<pid>.rdb of a save this process is writing
+         * (SAVE, the shutdown save, or in a BGSAVE child its own) does not
+         * stay behind.  Built by hand: only async-signal-safe calls here. */
+        char name[40] = "temp-";
+        size_t at = 5;
+        catDecimal(name, &at, (unsigned long long)getpid());
+        memcpy(name + at, ".rdb", 5);
+        unlink(name);
         _exit(1);
     }
     serverLogFromHandler(sig == SIGINT ? "Received SIGINT scheduling shutdown..."

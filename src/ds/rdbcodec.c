@@ -167,6 +167,20 @@ static int decodeLzf(const unsigned char *buf, size_t len, size_t *pos, sds *out
     return 0;
 }
 
+size_t rdbStringPrefixEnd(const unsigned char *buf, size_t len, size_t pos) {
+    uint64_t n;
+    int special;
+    size_t i = pos;
+    if (rdbDecodeLen(buf, len, &i, &n, &special) < 0) return pos;
+    if (!special || n != ENC_LZF) return i;
+    for (int k = 0; k < 2; k++) {
+        size_t j = i;
+        if (rdbDecodeLen(buf, len, &j, &n, &special) < 0) break;
+        i = j;
+    }
+    return i;
+}
+
 int rdbDecodeString(const unsigned char *buf, size_t len, size_t *pos, sds *out) {
     uint64_t n;
     int special;

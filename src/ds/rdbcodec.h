@@ -45,6 +45,11 @@ int rdbDecodeBlob(const unsigned char *buf, size_t len, size_t *pos, unsigned ch
  * reserve anything: both nonzero, the compressed bytes present, the
  * original at most RDBCODEC_MAX_EXPAND times the compressed and below
  * 4 GB.  0 with *pos at the compressed bytes, or -1. */
+/* Where a reader that stops at a string cut off by the end of buf stands
+ * after the length fields it could read (the string's length, or an LZF
+ * string's encoding byte and its two lengths), as Redis's reader counts
+ * them: pos when not even the first is whole. */
+size_t rdbStringPrefixEnd(const unsigned char *buf, size_t len, size_t pos);
 #define RDBCODEC_ENC_LZF 3
 int rdbDecodeLzfHeader(const unsigned char *buf, size_t len, size_t *pos, size_t *clen, size_t *ulen);
 

@@ -257,21 +257,18 @@ cleanup:
 }
 
 /* Reads the manifest from the AOF directory.  Returns the manifest (caller
- * frees), NULL when there is none; a broken one exits the process (or,
- * when !exitOnError, is logged and taken as none). */
+ * frees), NULL when there is none; a broken one is logged as Redis logs it
+ * and exits the process (or, when !exitOnError, is taken as none). */
 static AofManifest *manifestLoad(int exitOnError) {
     sds name = manifestName();
     sds path = aofPath(name);
     AofManifest *m = NULL;
     if (!fileExists(path)) goto cleanup;
-    sds err = NULL;
+    AofManifestError err;
     m = aofManifestLoadFile(path, &err);
     if (!m) {
-        serverLog(LL_WARNING, "%s", err);
-        sdsFree(err);
-        if (!exitOnError) goto cleanup;
-        serverLog(LL_WARNING, "Fatal error: the AOF manifest %s can't be loaded. Exiting.", path);
-        exit(1);
+        aofManifestLogError(path, &err);
+        if (exitOnError) exit(1);
     }
 cleanup:
     sdsFree(name);
@@ -790,10 +787,12 @@ static void aofCron(void) {
 /* ------------------------------------------------------------------------ */
 
 /* Loads every file of m, logging as Redis 7.0 does.  Returns AOF_LOAD_OK,
- * AOF_LOAD_EMPTY (nothing in any file) or exits. */
-static int loadManifestFiles(AofManifest *m, long long *totalSize) {
+ * AOF_LOAD_EMPTY (nothing in any file) or exits.  *totalSize: the files'
+ * bytes after the load; *baseSize: the base file's (Redis's
+ * aof_rewrite_base_size after a restart, INFO aof_base_size). */
+static int loadManifestFiles(AofManifest *m, long long *totalSize, long long *baseSize) {
     int files = (m->hasBase ? 1 : 0) + m->incrCount;
-    *totalSize = 0;
+    *totalSize = *baseSize = 0;
     /* Every file listed must be there before anything is loaded. */
     for (int i = 0; i < files; i++) {
         AofInfo *f = m->hasBase ? (i == 0 ? &m->base : &m->incr[i - 1]) : &m->incr[i];
@@ -827,7 +826,9 @@ static int loadManifestFiles(AofManifest *m, long long *totalSize) {
     for (int i = 0; i < files; i++) {
         AofInfo *f = m->hasBase ? (i == 0 ? &m->base : &m->incr[i - 1]) : &m->incr[i];
         sds path = aofPath(f->name);
-        *totalSize += fileSize(path);
+        long long size = fileSize(path);
+        *totalSize += size;
+        if (f == &m->base) *baseSize = size;
         sdsFree(path);
     }
     effectsSuppress(0);
@@ -835,35 +836,48 @@ static int loadManifestFiles(AofManifest *m, long long *totalSize) {
     return AOF_LOAD_OK;
 }
 
-/* An appendonly.aof in dir and no manifest: Redis 6's single file becomes
- * the base of a multi-part AOF (moved into the directory). */
+static int dirExists(const char *dir) {
+    struct stat st;
+    return stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Redis 6's single file (appendfilename in dir) becomes the base of a
+ * multi-part AOF: the manifest naming it is written, then the file moved
+ * into the directory.  As Redis 7.0 does, this happens when the directory
+ * does not exist, or the manifest is missing or lists no file, or the
+ * upgrade was interrupted between the two steps (the manifest lists only
+ * that file as its base and the file is not in the directory yet); a crash
+ * at any point is resumed at the next start. */
 static void upgradeOldAofIfNeeded(void) {
-    if (!fileExists(server.cfg.appendfilename)) return;
-    sds mname = manifestName();
-    sds mpath = aofPath(mname);
-    int hasManifest = fileExists(mpath);
-    sdsFree(mname);
-    sdsFree(mpath);
-    if (hasManifest) return;
+    const char *old = server.cfg.appendfilename;
+    if (!fileExists(old)) return;
+    AofManifest *m = aof.manifest;
+    sds dst = aofPath(old);
+    int empty = !m || (!m->hasBase && m->incrCount == 0);
+    int interrupted = m && m->hasBase && m->incrCount == 0 && !strcmp(m->base.name, old) && !fileExists(dst);
+    if (dirExists(server.cfg.appenddirname) && !empty && !interrupted) {
+        sdsFree(dst);
+        return;
+    }
     if (dirCreateIfMissing(server.cfg.appenddirname) < 0) {
-        serverLog(LL_WARNING, "Can't create the append-only dir %s: %s", server.cfg.appenddirname, strerror(errno));
+        serverLog(LL_WARNING, "Can't open or create append-only dir %s: %s", server.cfg.appenddirname,
+                  strerror(errno));
         exit(1);
     }
-    AofManifest *m = aofManifestCreate();
-    aofManifestSetBase(m, server.cfg.appendfilename, 1);
+    if (!m) m = aof.manifest = aofManifestCreate();
+    aofManifestSetBase(m, old, 1);
+    m->baseSeq = 1;
     if (manifestPersist(m) < 0) exit(1);
-    sds dst = aofPath(server.cfg.appendfilename);
-    if (rename(server.cfg.appendfilename, dst) < 0) {
-        serverLog(LL_WARNING, "Error trying to rename the old AOF file %s into dir %s: %s", server.cfg.appendfilename,
+    if (rename(old, dst) < 0) {
+        serverLog(LL_WARNING, "Error trying to move the old AOF file %s into dir %s: %s", old,
                   server.cfg.appenddirname, strerror(errno));
         exit(1);
     }
     fsyncDir(server.cfg.appenddirname);
     fsyncDir(".");
     sdsFree(dst);
-    aofManifestFree(m);
-    serverLog(LL_NOTICE, "Successfully migrated an old-style AOF file (%s) into the AOF directory (%s).",
-              server.cfg.appendfilename, server.cfg.appenddirname);
+    serverLog(LL_NOTICE, "Successfully migrated an old-style AOF file (%s) into the AOF directory (%s).", old,
+              server.cfg.appenddirname);
 }
 
 /* Opens the last incr file for appending, creating one (in a new manifest)
@@ -901,20 +915,27 @@ static void openOnStart(void) {
     aof.selectedDb = -1;
 }
 
+void aofLoadManifestAtStartup(void) {
+    aof.manifest = manifestLoad(1);
+    /* With the AOF off Redis still removes the manifest's history files
+     * at start-up (with it on, aofInitAtStartup does after the load). */
+    if (!server.cfg.appendonly) deleteHistoryFiles();
+}
+
 void aofInitAtStartup(void) {
     aof.state = AOF_ON, persistRefusalHint = 1;
     upgradeOldAofIfNeeded();
-    aof.manifest = manifestLoad(1);
     long long total = 0;
-    if (aof.manifest) {
+    if (aof.manifest && (aof.manifest->hasBase || aof.manifest->incrCount)) {
         long long start = ustime();
         persistLoadingBegin();
-        int rc = loadManifestFiles(aof.manifest, &total);
+        long long baseSize;
+        int rc = loadManifestFiles(aof.manifest, &total, &baseSize);
         persistLoadingEnd();
         serverLog(LL_NOTICE, "DB loaded from append only file: %.3f seconds", (double)(ustime() - start) / 1000000);
         if (rc == AOF_LOAD_OK) {
             aof.currentSize = total;
-            aof.baseSize = total;
+            aof.baseSize = baseSize;
         }
     }
     openOnStart();
@@ -928,17 +949,26 @@ void aofDebugLoad(void) {
     signalFlushedDb(-1);
     for (int j = 0; j < server.cfg.databases; j++) dbEmpty(&server.db[j]);
     functionsRdbFlush();
+    /* The manifest is read again from disk (it may have been edited), its
+     * history removed, an old single file upgraded, as at start-up. */
     AofManifest *m = manifestLoad(1);
-    if (m) {
-        long long total;
-        loadManifestFiles(m, &total);
-        if (aof.state == AOF_ON) {
-            aofManifestFree(aof.manifest);
-            aof.manifest = m;
-            deleteHistoryFiles();
-        } else {
-            aofManifestFree(m);
-        }
+    aofManifestFree(aof.manifest);
+    aof.manifest = m ? m : aofManifestCreate();
+    deleteHistoryFiles();
+    upgradeOldAofIfNeeded();
+    m = aof.manifest;
+    /* No AOF at all is fatal here, as in Redis. */
+    if (!m->hasBase && m->incrCount == 0) exit(1);
+    /* Other clients get -LOADING meanwhile (also while a slow script of
+     * the file runs), as at start-up. */
+    long long total, baseSize;
+    persistLoadingBegin();
+    int rc = loadManifestFiles(m, &total, &baseSize);
+    persistLoadingEnd();
+    if (rc == AOF_LOAD_OK) {
+        aof.currentSize = total;
+        aof.baseSize = baseSize;
+        aof.fsyncOffset = total;
     }
     server.dirty = 0;
     serverLog(LL_WARNING, "Append Only File loaded by DEBUG LOADAOF");

@@ -21,8 +21,14 @@
 #include "core/client.h"
 #include "ds/sds.h"
 
-/* Start-up (persistInit, with appendonly yes): upgrade an old single
- * appendonly.aof, load the manifest and its files into the databases, then
+/* Start-up, whether the AOF is on or not (as Redis 7.0): reads the
+ * manifest of appenddirname if there is one (with the AOF off, removing
+ * its history files unless aof-disable-auto-gc); a broken one is logged
+ * with Redis's lines and exits the process. */
+void aofLoadManifestAtStartup(void);
+/* Start-up (persistInit, with appendonly yes, after the manifest): upgrade
+ * an old single appendonly.aof (or resume its interrupted upgrade), load
+ * the manifest's files into the databases, then
  * open the incr file (creating a base first when there is none) and start
  * appending.  Exits the process on a file it must refuse, as Redis does. */
 void aofInitAtStartup(void);

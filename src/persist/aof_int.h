@@ -35,11 +35,26 @@ AofManifest *aofManifestDup(const AofManifest *m); /* NULL gives an empty one */
 /* The manifest's text, one "file .. seq .. type .." line per file (caller
  * frees). */
 sds aofManifestFormat(const AofManifest *m);
-/* Parses the manifest file at path.  NULL with *err (caller frees) naming
- * the line and the reason when it is broken: a line too long, not in
- * key/value pairs, no name, an unknown type, two bases, an incr sequence
- * that does not increase, no base and no incr file at all. */
-AofManifest *aofManifestLoadFile(const char *path, sds *err);
+/* Why a manifest could not be read: the file would not open (openErrno),
+ * or why names what is wrong (Redis's words) at line lineNo, whose
+ * trimmed text is line when the error concerns one line (NULL for an
+ * empty file or a line too long). */
+typedef struct AofManifestError {
+    int openErrno;
+    const char *why;
+    sds line;
+    int lineNo;
+} AofManifestError;
+
+/* Parses the manifest file at path as Redis 7.0 does.  NULL with *err
+ * filled (free it with aofManifestLogError) when it is broken: a line too
+ * long or without its newline, an empty line, not in key/value pairs, no
+ * name or sequence or type, a name with a path, an unknown type, two
+ * bases, an incr sequence that does not increase, an empty file.  A file
+ * of comments only is an empty manifest (no file at all). */
+AofManifest *aofManifestLoadFile(const char *path, AofManifestError *err);
+/* Logs err with Redis's lines (the last one the reason) and frees it. */
+void aofManifestLogError(const char *path, AofManifestError *err);
 /* Adds the next incr file (<prefix>.<seq>.incr.aof); returns its name,
  * owned by m. */
 const char *aofManifestAddIncr(AofManifest *m, const char *prefix);

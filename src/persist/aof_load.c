@@ -98,14 +98,16 @@ sds aofManifestFormat(const AofManifest *m) {
     return s;
 }
 
-/* One line: "file <name> seq <n> type <t>" in any order.  Returns 0 or -1
- * with *why. */
+/* One line of the manifest, already trimmed: "file <name> seq <n> type <t>"
+ * as key/value pairs in any order (unknown keys ignored, for later
+ * versions).  As Redis 7.0 reads it: the sequence is atoll's number (0 is
+ * missing), the type the value's first byte.  Returns 0 or -1 with *why. */
 static int parseManifestLine(AofManifest *m, const char *line, const char **why) {
     int argc;
     sds *argv = sdsSplitArgs(line, &argc);
     int rc = -1;
     sds name = NULL;
-    long long seq = -1;
+    long long seq = 0;
     char type = 0;
     if (!argv || argc < 6 || argc % 2) {
         *why = "Invalid AOF manifest file format";
@@ -114,23 +116,19 @@ static int parseManifestLine(AofManifest *m, const char *line, const char **why)
     for (int i = 0; i < argc; i += 2) {
         if (!strcasecmp(argv[i], "file")) {
             sdsFree(name);
-            name = sdsDup(argv[i + 1]);
-        } else if (!strcasecmp(argv[i], "seq")) {
-            if (!stringToLongLong(argv[i + 1], sdsLen(argv[i + 1]), &seq) || seq < 0) {
-                *why = "Invalid AOF manifest file format (bad seq)";
+            name = sdsNew(argv[i + 1]);
+            if (strchr(name, '/') || strchr(name, '\\')) {
+                *why = "File can't be a path, just a filename";
                 goto cleanup;
             }
+        } else if (!strcasecmp(argv[i], "seq")) {
+            seq = atoll(argv[i + 1]);
         } else if (!strcasecmp(argv[i], "type")) {
-            type = sdsLen(argv[i + 1]) == 1 ? argv[i + 1][0] : '?';
+            type = argv[i + 1][0];
         }
-        /* Unknown keys are ignored, for later versions. */
     }
-    if (!name || sdsLen(name) == 0 || seq < 0 || !type) {
+    if (!name || sdsLen(name) == 0 || seq == 0 || !type) {
         *why = "Invalid AOF manifest file format";
-        goto cleanup;
-    }
-    if (strchr(name, '/')) {
-        *why = "Invalid AOF manifest file format (a file name with a path)";
         goto cleanup;
     }
     if (type == 'b') {
@@ -164,49 +162,65 @@ cleanup:
     return rc;
 }
 
-AofManifest *aofManifestLoadFile(const char *path, sds *err) {
+AofManifest *aofManifestLoadFile(const char *path, AofManifestError *err) {
+    memset(err, 0, sizeof(*err));
     FILE *fp = fopen(path, "r");
     if (!fp) {
-        *err = sdsCatPrintf(sdsEmpty(), "Fatal error: can't open the AOF manifest %s for reading: %s", path,
-                            strerror(errno));
+        err->openErrno = errno ? errno : EIO;
         return NULL;
     }
     AofManifest *m = aofManifestCreate();
-    char buf[MANIFEST_MAX_LINE + 2];
-    long long lineNo = 0, offset = 0;
+    char buf[MANIFEST_MAX_LINE + 1];
+    int lineNo = 0;
     const char *why = NULL;
-    while (fgets(buf, sizeof(buf), fp)) {
+    sds line = NULL;
+    for (;;) {
+        if (!fgets(buf, sizeof(buf), fp)) {
+            if (!feof(fp)) why = "Read AOF manifest failed";
+            else if (lineNo == 0) why = "Found an empty AOF manifest";
+            break;
+        }
         lineNo++;
-        size_t l = strlen(buf);
-        long long lineStart = offset;
-        offset += (long long)l;
         if (buf[0] == '#') continue;
-        if (l == sizeof(buf) - 1 && buf[l - 1] != '\n') {
+        if (!strchr(buf, '\n')) {
             why = "The AOF manifest file contains too long line";
-            offset = lineStart;
             break;
         }
-        while (l && (buf[l - 1] == '\n' || buf[l - 1] == '\r' || buf[l - 1] == ' ' || buf[l - 1] == '\t'))
-            buf[--l] = '\0';
-        if (l == 0) {
-            why = "Invalid AOF manifest file format (empty line)";
-            offset = lineStart;
+        line = sdsTrim(sdsNew(buf), " \t\r\n");
+        if (sdsLen(line) == 0) {
+            why = "Invalid AOF manifest file format";
             break;
         }
-        if (parseManifestLine(m, buf, &why) < 0) {
-            offset = lineStart;
-            break;
-        }
+        if (parseManifestLine(m, line, &why) < 0) break;
+        sdsFree(line);
+        line = NULL;
     }
-    if (!why && ferror(fp)) why = "Read error";
     fclose(fp);
-    if (!why && !m->hasBase && m->incrCount == 0) why = "Found an empty AOF manifest";
     if (why) {
-        *err = sdsCatPrintf(sdsEmpty(), "%s: %s, line %lld (offset %lld)", why, path, lineNo, offset);
+        err->why = why;
+        err->line = line;
+        err->lineNo = lineNo;
         aofManifestFree(m);
         return NULL;
     }
+    sdsFree(line);
     return m;
+}
+
+void aofManifestLogError(const char *path, AofManifestError *err) {
+    if (err->openErrno) {
+        serverLog(LL_WARNING, "Fatal error: can't open the AOF manifest file %s for reading: %s", path,
+                  strerror(err->openErrno));
+    } else {
+        serverLog(LL_WARNING, "\n*** FATAL AOF MANIFEST FILE ERROR ***\n");
+        if (err->line) {
+            serverLog(LL_WARNING, "Reading the manifest file, at line %d\n", err->lineNo);
+            serverLog(LL_WARNING, ">>> '%s'\n", err->line);
+        }
+        serverLog(LL_WARNING, "%s\n", err->why);
+    }
+    sdsFree(err->line);
+    err->line = NULL;
 }
 
 const char *aofManifestAddIncr(AofManifest *m, const char *prefix) {
@@ -356,11 +370,58 @@ typedef struct LoadCtx {
     char whyBuf[128];
 } LoadCtx;
 
-static void runCommand(LoadCtx *ctx, int argc, sds *argv, Command *cmd) {
+/* Redis's line for an error the loading client is sent (the load goes
+ * on): "after" names the command Redis names (EXEC for one of a
+ * transaction). */
+static void logErrorToLoader(const char *err, size_t len, const char *after) {
+    serverLog(LL_WARNING,
+              "== CRITICAL == This server is sending an error to its AOF-loading-client: '%.*s' after processing "
+              "the command '%s'",
+              (int)len, err, after);
+}
+
+/* Redis's errors sent from its shared reply objects: its line shows them
+ * with their leading '-' (other errors show without "ERR "). */
+static const char *const sharedErrors[] = {
+    "WRONGTYPE Operation against a key holding the wrong kind of value",
+    "ERR no such key",
+    "ERR syntax error",
+    "ERR source and destination objects are the same",
+    "ERR index out of range",
+    "BUSYKEY Target key name already exists.",
+    "NOSCRIPT No matching script. Please use EVAL.",
+    "EXECABORT Transaction discarded because of previous errors.",
+};
+
+/* Logs the error reply the loading client got from c's command (its
+ * reply's first bytes: the loader's commands reply one item each), with
+ * the text as Redis's line shows it. */
+static void logCommandError(Client *c, const char *cmdName, const char *after) {
+    if (!c->errorReplied || c->bufpos < 2 || c->buf[0] != '-') return;
+    const char *msg = c->buf + 1;
+    const char *nl = memchr(msg, '\r', c->bufpos - 1);
+    size_t len = nl ? (size_t)(nl - msg) : c->bufpos - 1;
+    int shared = !strncasecmp(cmdName, "eval", 4) || !strncasecmp(cmdName, "fcall", 5);
+    for (size_t i = 0; !shared && i < sizeof(sharedErrors) / sizeof(sharedErrors[0]); i++)
+        shared = strlen(sharedErrors[i]) == len && !memcmp(sharedErrors[i], msg, len);
+    if (shared) {
+        msg--;
+        len++;
+    } else if (len > 4 && !memcmp(msg, "ERR ", 4)) {
+        msg += 4;
+        len -= 4;
+    }
+    logErrorToLoader(msg, len, after);
+}
+
+/* Runs one command on the loading client; an error it is sent is logged
+ * as Redis logs it (the load goes on). */
+static void runCommand(LoadCtx *ctx, int argc, sds *argv, Command *cmd, const char *after) {
     Client *c = ctx->c;
     c->argc = argc;
     c->argv = argv;
     callCommand(c, cmd);
+    logCommandError(c, cmd->fullname, after ? after : cmd->fullname);
     clientDiscardReplies(c);
     c->argv = NULL;
     c->argc = 0;
@@ -379,6 +440,13 @@ static void dropQueue(LoadCtx *ctx) {
     ctx->queuedCount = 0;
 }
 
+/* Where a refused file goes wrong: Redis's lines name no offset, this one
+ * does (cairn-check-aof shows the command there).  It goes before Redis's
+ * line, so that the log still ends as Redis's does. */
+static void logBadOffset(const char *name, size_t off, const char *why) {
+    serverLog(LL_WARNING, "AOF file %s is invalid from offset %zu: %s", name, off, why);
+}
+
 static int loadCommand(void *priv, int argc, sds *argv, size_t start, size_t end) {
     LoadCtx *ctx = priv;
     if (persistLoading() && end >= ctx->nextReport) {
@@ -387,8 +455,8 @@ static int loadCommand(void *priv, int argc, sds *argv, size_t start, size_t end
     }
     Command *cmd = commandLookupArgv(argc, argv);
     if (!cmd) {
+        logBadOffset(ctx->name, start, "unknown command");
         serverLog(LL_WARNING, "Unknown command '%s' reading the append only file %s", argv[0], ctx->name);
-        ctx->why = "unknown command";
         ctx->whyLogged = 1;
         return -1;
     }
@@ -397,18 +465,26 @@ static int loadCommand(void *priv, int argc, sds *argv, size_t start, size_t end
         ctx->why = ctx->whyBuf;
         return -1;
     }
-    if (!strcasecmp(argv[0], "multi") && argc == 1) {
-        if (!ctx->inMulti) {
-            ctx->inMulti = 1;
-            ctx->multiStart = start;
-        }
+    if (!strcasecmp(argv[0], "multi") && argc == 1 && !ctx->inMulti) {
+        ctx->inMulti = 1;
+        ctx->multiStart = start;
         return 0;
     }
     if (!strcasecmp(argv[0], "exec") && argc == 1) {
-        if (!ctx->inMulti) return 0;
+        if (!ctx->inMulti) {
+            static const char msg[] = "EXEC without MULTI";
+            logErrorToLoader(msg, sizeof(msg) - 1, "exec");
+            return 0;
+        }
         for (int i = 0; i < ctx->queuedCount; i++) {
+            if (!strcasecmp(ctx->queued[i][0], "multi")) {
+                /* Queued, it fails when the transaction runs. */
+                static const char msg[] = "MULTI calls can not be nested";
+                logErrorToLoader(msg, sizeof(msg) - 1, "exec");
+                continue;
+            }
             Command *q = commandLookupArgv(ctx->queuedArgc[i], ctx->queued[i]);
-            runCommand(ctx, ctx->queuedArgc[i], ctx->queued[i], q);
+            runCommand(ctx, ctx->queuedArgc[i], ctx->queued[i], q, "exec");
         }
         dropQueue(ctx);
         ctx->inMulti = 0;
@@ -423,14 +499,8 @@ static int loadCommand(void *priv, int argc, sds *argv, size_t start, size_t end
         ctx->queuedArgc[ctx->queuedCount++] = argc;
         return 0;
     }
-    runCommand(ctx, argc, argv, cmd);
+    runCommand(ctx, argc, argv, cmd, NULL);
     return 0;
-}
-
-/* Where a refused file goes wrong: Redis's lines name no offset, this one
- * does (cairn-check-aof shows the command there). */
-static void logBadOffset(const char *name, size_t off, const char *why) {
-    serverLog(LL_WARNING, "AOF file %s is invalid from offset %zu: %s", name, off, why);
 }
 
 #define BAD_FORMAT_MSG                                                                                             \
@@ -441,12 +511,12 @@ static void logBadOffset(const char *name, size_t off, const char *why) {
  * (a caller refuses it unless it is the manifest's last file). */
 static int loadTruncatedEnd(const char *path, const char *name, size_t stop, int loadTruncated) {
     if (!loadTruncated) {
+        logBadOffset(name, stop, "unexpected end of file");
         serverLog(LL_WARNING,
                   "Unexpected end of file reading the append only file %s. You can: 1) Make a backup of your AOF "
                   "file, then use ./cairn-check-aof --fix <filename.manifest>. 2) Alternatively you can set the "
                   "'aof-load-truncated' configuration option to yes and restart the server.",
                   name);
-        logBadOffset(name, stop, "unexpected end of file");
         return AOF_LOAD_FAILED;
     }
     serverLog(LL_WARNING, "!!! Warning: short read while loading the AOF file %s!!!", name);
@@ -476,6 +546,12 @@ int aofLoadFile(const char *path, const char *name, int loadTruncated) {
         close(fd);
         return AOF_LOAD_FAILED;
     }
+    if (S_ISDIR(st.st_mode)) {
+        /* Opened, then unreadable, as Redis finds it when it reads. */
+        serverLog(LL_WARNING, "Unrecoverable error reading the append only file %s: %s", name, strerror(EISDIR));
+        close(fd);
+        return AOF_LOAD_FAILED;
+    }
     size_t len = (size_t)st.st_size;
     if (len == 0) {
         close(fd);
@@ -498,9 +574,11 @@ int aofLoadFile(const char *path, const char *name, int loadTruncated) {
         RdbLoadInfo info;
         sds rerr = NULL;
         if (rdbLoadBuffer(p, len, 0, &info, &pos, &rerr) < 0) {
-            serverLog(LL_WARNING, "%s %s, AOF loading aborted: %s",
+            /* Which file, then the reason: Redis's last line. */
+            serverLog(LL_WARNING, "%s %s, AOF loading aborted",
                       oldStyle ? "Error reading the RDB preamble of the AOF file" : "Error reading the RDB base file",
-                      name, rerr);
+                      name);
+            serverLog(LL_WARNING, "%s", rerr);
             sdsFree(rerr);
             rc = AOF_LOAD_FAILED;
             goto cleanup;
@@ -528,12 +606,14 @@ int aofLoadFile(const char *path, const char *name, int loadTruncated) {
     ctx.c->db = &server.db[0];
     clientFree(ctx.c);
     if (pr == AOF_PARSE_STOPPED) {
-        if (!ctx.whyLogged) serverLog(LL_WARNING, BAD_FORMAT_MSG, name);
-        logBadOffset(name, stop, ctx.why ? ctx.why : "bad format");
+        if (!ctx.whyLogged) {
+            logBadOffset(name, stop, ctx.why ? ctx.why : "bad format");
+            serverLog(LL_WARNING, BAD_FORMAT_MSG, name);
+        }
         rc = AOF_LOAD_FAILED;
     } else if (pr == AOF_PARSE_BAD_FORMAT) {
-        serverLog(LL_WARNING, BAD_FORMAT_MSG, name);
         logBadOffset(name, stop, "not a command in RESP");
+        serverLog(LL_WARNING, BAD_FORMAT_MSG, name);
         rc = AOF_LOAD_FAILED;
     } else if (pr == AOF_PARSE_TRUNCATED) {
         rc = loadTruncatedEnd(path, name, stop, loadTruncated);

@@ -890,13 +890,17 @@ sds persistInfoSection(sds s) {
 
 /* --- start-up --- */
 
+static void resetPayloadSanitizations(void) { rdbPayloadSanitizations = 0; }
+
 void persistInit(void) {
     serverAddCronHook(persistCron);
+    serverAddResetStatsHook(resetPayloadSanitizations);
     serverPrepareShutdownHook = prepareShutdown;
     serverFlushAllHook = afterFlushAll;
     serverDiskErrorHook = diskError;
     migrateInit();
     aofInitHooks();
+    aofLoadManifestAtStartup();
     if (server.cfg.appendonly) {
         /* With the AOF on, it is the dataset; dump.rdb is not read. */
         aofInitAtStartup();
@@ -915,8 +919,26 @@ void persistInit(void) {
     rdbSetProgressHooks(NULL, NULL);
     state.loading = persistLoadingNow = 0;
     if (rc < 0) {
+        /* Redis's lines: a short read is announced first; a value that
+         * fails its integrity check is followed by the termination line
+         * (after redis-check-rdb's report, which is not reproduced). */
+        const char *why = info.errReason ? info.errReason : "";
+        if (!strncmp(why, "Wrong signature", 15) || !strncmp(why, "Can't handle RDB format version", 31)) {
+            serverLog(LL_WARNING, "%s", why);
+            serverLog(LL_WARNING, "Fatal error loading the DB: Invalid argument. Exiting.");
+            exit(1);
+        }
+        if (!strncmp(why, "FATAL: Data file was created", 28)) {
+            serverLog(LL_WARNING, "%s", why);
+            exit(1);
+        }
+        if (!strcmp(why, "Unexpected EOF reading RDB file"))
+            serverLog(LL_WARNING, "Short read or OOM loading DB. Unrecoverable error, aborting now.");
         serverLog(LL_WARNING, "%s", err);
-        serverLog(LL_WARNING, "Fatal error loading the DB, check server logs. Exiting.");
+        static const char tail[] = "integrity check failed.";
+        size_t wl = strlen(why);
+        if (wl >= sizeof(tail) - 1 && !strcmp(why + wl - (sizeof(tail) - 1), tail))
+            serverLog(LL_WARNING, "Terminating server after rdb file reading failure.");
         exit(1);
     }
     if (rc == 0) {

@@ -144,6 +144,11 @@ void migrateInit(void);
  * checks the RDB file named by argv[1] and returns the exit status. */
 int rdbCheckInvoked(const char *argv0);
 int rdbCheckMain(int argc, char **argv);
+/* The check of the RDB at p[0..len) (named path), printed as
+ * redis-check-rdb prints it; returns 0 (sane) or 1, *used the bytes it
+ * read.  A value failing its integrity check exits the process, as
+ * redis-check-rdb does (cairn-check-aof checks an RDB preamble with it). */
+int rdbCheckReport(const char *path, const unsigned char *p, size_t len, size_t *used);
 
 /* Appends the lines of INFO persistence to s. */
 sds persistInfoSection(sds s);

@@ -537,6 +537,7 @@ typedef struct RdbReader {
     size_t pfWake;   /* with pf: the record offset to call rdbPrefetchAt at */
     int withExpire;  /* the value being read is a key's with an expire (`expire`, */
     long long expire; /* absolute ms): its entry is built with it (newEntry...) */
+    int corrupt;      /* why is one of Redis's "... integrity check failed." */
 } RdbReader;
 
 static int rrFail(RdbReader *r, const char *why) {
@@ -544,16 +545,26 @@ static int rrFail(RdbReader *r, const char *why) {
     return -1;
 }
 
+/* A value that fails its integrity check, with Redis's reason (RESTORE
+ * logs it as Redis does). */
+static int rrCorrupt(RdbReader *r, const char *why) {
+    if (!r->why) r->corrupt = 1;
+    return rrFail(r, why);
+}
+
 static size_t rrLeft(const RdbReader *r) { return r->len - r->pos; }
 
+/* Redis's reason for data that ends too soon. */
+#define WHY_EOF "Unexpected EOF reading RDB file"
+
 static int rrByte(RdbReader *r, unsigned char *b) {
-    if (r->pos >= r->len) return rrFail(r, "unexpected end of data");
+    if (r->pos >= r->len) return rrFail(r, WHY_EOF);
     *b = r->p[r->pos++];
     return 0;
 }
 
 static int rrLe(RdbReader *r, int bytes, uint64_t *v) {
-    if (rrLeft(r) < (size_t)bytes) return rrFail(r, "unexpected end of data");
+    if (rrLeft(r) < (size_t)bytes) return rrFail(r, WHY_EOF);
     uint64_t x = 0;
     for (int i = 0; i < bytes; i++) x |= (uint64_t)r->p[r->pos + i] << (8 * i);
     r->pos += (size_t)bytes;
@@ -561,9 +572,40 @@ static int rrLe(RdbReader *r, int bytes, uint64_t *v) {
     return 0;
 }
 
+/* Why a length (or a string's length) at pos cannot be read: the data
+ * ends, or (Redis's words) its first byte is no length encoding. */
+static const char *lenFailWhy(const RdbReader *r, size_t pos) {
+    static char buf[64];
+    if (pos >= r->len) return WHY_EOF;
+    unsigned char b = r->p[pos];
+    if ((b >> 6) == 2 && b != 0x80 && b != 0x81) {
+        snprintf(buf, sizeof(buf), "Unknown length encoding %d in rdbLoadLen()", b);
+        return buf;
+    }
+    return WHY_EOF;
+}
+
+/* Why the string at pos cannot be read: Redis calls a length or
+ * compressed length beyond the data an EOF, and bad compressed data an
+ * invalid LZF string. */
+static const char *stringFailWhy(const RdbReader *r, size_t pos) {
+    uint64_t n;
+    int special;
+    size_t i = pos;
+    if (rdbDecodeLen(r->p, r->len, &i, &n, &special) < 0) return lenFailWhy(r, pos);
+    if (!special) return n > r->len - i ? WHY_EOF : "bad or truncated string";
+    if (n == 3) {
+        size_t clen, ulen;
+        if (rdbDecodeLzfHeader(r->p, r->len, &i, &clen, &ulen) < 0 || clen > r->len - i) return WHY_EOF;
+        return "Invalid LZF compressed string";
+    }
+    if (n <= 2) return WHY_EOF; /* an integer cut off */
+    return "Unknown RDB string encoding type";
+}
+
 static int rrLen(RdbReader *r, uint64_t *len) {
     int special;
-    if (rdbDecodeLen(r->p, r->len, &r->pos, len, &special) < 0) return rrFail(r, "unexpected end of data");
+    if (rdbDecodeLen(r->p, r->len, &r->pos, len, &special) < 0) return rrFail(r, lenFailWhy(r, r->pos));
     if (special) return rrFail(r, "unexpected string encoding where a length was expected");
     return 0;
 }
@@ -586,9 +628,17 @@ static int rrPrefetched(RdbReader *r, int kind, void **out, size_t *n) {
     return 1;
 }
 
+/* A string that cannot be read: its reason, and, when the data ends, the
+ * position past the length fields that were there (Redis's offset). */
+static int rrStringFail(RdbReader *r) {
+    const char *why = stringFailWhy(r, r->pos);
+    if (!strcmp(why, WHY_EOF)) r->pos = rdbStringPrefixEnd(r->p, r->len, r->pos);
+    return rrFail(r, why);
+}
+
 static int rrString(RdbReader *r, sds *out) {
     if (r->pf && r->pos >= r->pfNext && rrPrefetched(r, RDB_PF_SDS, (void **)out, NULL)) return 0;
-    if (rdbDecodeString(r->p, r->len, &r->pos, out) < 0) return rrFail(r, "bad or truncated string");
+    if (rdbDecodeString(r->p, r->len, &r->pos, out) < 0) return rrStringFail(r);
     return 0;
 }
 
@@ -616,7 +666,7 @@ static int rrStringRef(RdbReader *r, const char **p, size_t *n, sds *owned) {
  * exactly *n bytes. */
 static int rrBlob(RdbReader *r, unsigned char **out, size_t *n) {
     if (r->pf && r->pos >= r->pfNext && rrPrefetched(r, RDB_PF_BLOB, (void **)out, n)) return 0;
-    if (rdbDecodeBlob(r->p, r->len, &r->pos, out, n) < 0) return rrFail(r, "bad or truncated string");
+    if (rdbDecodeBlob(r->p, r->len, &r->pos, out, n) < 0) return rrStringFail(r);
     return 0;
 }
 
@@ -626,16 +676,31 @@ typedef int ZlVisit(void *priv, const unsigned char *s, size_t len);
 
 /* Calls fn for each entry of an untrusted ziplist zl[0..size) (integers as
  * their decimal text).  Returns the entry count, or -1 when corrupt or when
- * fn returns nonzero. */
+ * fn returns nonzero.  The checks are those of Redis's deep ziplist
+ * validation (which 7.0 always applies to a ziplist, since it converts it):
+ * the header's byte count is the size, the tail offset is within it and
+ * names the last entry, each entry's previous-length is the length of the
+ * entry before it (0 for the first), the entries end exactly at the end
+ * byte, and the header's count (unless 65535) is the number of entries. */
 static long ziplistForEach(const unsigned char *zl, size_t size, ZlVisit *fn, void *priv) {
     if (size < 11) return -1;
     uint32_t bytes = zl[0] | zl[1] << 8 | zl[2] << 16 | (uint32_t)zl[3] << 24;
-    if (bytes != size || zl[size - 1] != 0xff) return -1;
-    size_t pos = 10;
+    uint32_t tail = zl[4] | zl[5] << 8 | zl[6] << 16 | (uint32_t)zl[7] << 24;
+    unsigned hdrCount = zl[8] | (unsigned)zl[9] << 8;
+    if (bytes != size || zl[size - 1] != 0xff || tail > size - 1) return -1;
+    size_t pos = 10, prevRaw = 0, last = 0;
     long count = 0;
-    while (pos < size - 1) {
-        if (zl[pos] == 0xfe) pos += 5;
-        else pos += 1;
+    while (pos < size - 1 && zl[pos] != 0xff) {
+        size_t start = pos, prevLen;
+        if (zl[pos] == 0xfe) {
+            if (size - 1 - pos < 5) return -1;
+            prevLen = zl[pos + 1] | (size_t)zl[pos + 2] << 8 | (size_t)zl[pos + 3] << 16 | (size_t)zl[pos + 4] << 24;
+            pos += 5;
+        } else {
+            prevLen = zl[pos];
+            pos += 1;
+        }
+        if (prevLen != prevRaw) return -1;
         if (pos >= size - 1) return -1;
         unsigned char e = zl[pos];
         size_t left = size - 1 - pos;
@@ -683,8 +748,13 @@ static long ziplistForEach(const unsigned char *zl, size_t size, ZlVisit *fn, vo
             pos += 1 + n;
         }
         if (fn(priv, s, len)) return -1;
+        prevRaw = pos - start;
+        last = start;
         count++;
     }
+    if (pos != size - 1) return -1;
+    if (count && last != tail) return -1;
+    if (hdrCount != 65535 && (unsigned long)count != hdrCount) return -1;
     return count;
 }
 
@@ -696,7 +766,11 @@ static long zipmapForEach(const unsigned char *zm, size_t size, ZlVisit *fn, voi
     long count = 0;
     for (;;) {
         if (pos >= size) return -1;
-        if (zm[pos] == 0xff) return pos == size - 1 ? count / 2 : -1;
+        if (zm[pos] == 0xff) {
+            /* The first byte counts the pairs (254 and up: unknown). */
+            if (pos != size - 1 || (zm[0] < 254 && zm[0] != count / 2)) return -1;
+            return count / 2;
+        }
         size_t len;
         if (zm[pos] < 254) {
             len = zm[pos];
@@ -910,12 +984,21 @@ int rdbVerifyValue(const kvobj *o, int *enc, void **ptr, const char **why) {
 
 /* Loads a blob (ziplist, zipmap, listpack or intset) and visits its
  * elements.  Returns 0 or -1. */
+long long rdbPayloadSanitizations;
+
 static int loadBlob(RdbReader *r, Build *b, int rdbType) {
     unsigned char *blob;
     size_t n;
     if (rrBlob(r, &blob, &n) < 0) return -1;
+    if (!r->shallow) rdbPayloadSanitizations++;
     const unsigned char *p = blob;
     long count = 0;
+    /* A zipmap or a hash or sorted-set ziplist is converted element by
+     * element, so Redis 7.0 always checks it deeply: a repeated field or
+     * member is refused whatever sanitize-dump-payload says. */
+    int shallow = b->shallow;
+    if (rdbType == RDB_TYPE_HASH_ZIPMAP || rdbType == RDB_TYPE_ZSET_ZIPLIST || rdbType == RDB_TYPE_HASH_ZIPLIST)
+        b->shallow = 0;
     switch (rdbType) {
     case RDB_TYPE_HASH_ZIPMAP: count = zipmapForEach(p, n, buildVisit, b); break;
     case RDB_TYPE_LIST_ZIPLIST:
@@ -951,7 +1034,21 @@ static int loadBlob(RdbReader *r, Build *b, int rdbType) {
         break;
     }
     xfree(blob);
-    if (count < 0 || b->pending) return rrFail(r, "corrupt ziplist, zipmap, intset or listpack");
+    b->shallow = shallow;
+    if (count < 0 || b->pending) {
+        const char *why;
+        switch (rdbType) {
+        case RDB_TYPE_HASH_ZIPMAP: why = "Zipmap integrity check failed."; break;
+        case RDB_TYPE_LIST_ZIPLIST: why = "List ziplist integrity check failed."; break;
+        case RDB_TYPE_ZSET_ZIPLIST: why = "Zset ziplist integrity check failed."; break;
+        case RDB_TYPE_HASH_ZIPLIST: why = "Hash ziplist integrity check failed."; break;
+        case RDB_TYPE_SET_INTSET: why = "Intset integrity check failed."; break;
+        case RDB_TYPE_HASH_LISTPACK: why = "Hash listpack integrity check failed."; break;
+        case RDB_TYPE_ZSET_LISTPACK: why = "Zset listpack integrity check failed."; break;
+        default: why = "Listpack integrity check failed."; break;
+        }
+        return rrCorrupt(r, why);
+    }
     return 0;
 }
 
@@ -963,7 +1060,7 @@ static int loadQuicklist(RdbReader *r, Build *b, int v2) {
         uint64_t container = QUICKLIST_NODE_PACKED;
         if (v2 && rrLen(r, &container) < 0) return -1;
         if (container != QUICKLIST_NODE_PACKED && container != QUICKLIST_NODE_PLAIN)
-            return rrFail(r, "quicklist integrity check failed");
+            return rrCorrupt(r, "Quicklist integrity check failed.");
         unsigned char *data;
         size_t n;
         if (rrBlob(r, &data, &n) < 0) return -1;
@@ -973,9 +1070,10 @@ static int loadQuicklist(RdbReader *r, Build *b, int v2) {
             /* An empty ziplist node is skipped, as Redis skips it. */
             if (ziplistForEach(data, n, buildVisit, b) < 0) {
                 xfree(data);
-                return rrFail(r, "ziplist integrity check failed");
+                return rrCorrupt(r, "Ziplist integrity check failed.");
             }
         } else {
+            if (!r->shallow) rdbPayloadSanitizations++;
             /* Deferred (see deferListpack): a header with a known, nonzero
              * count, so that adopting the node reads nothing else. */
             unsigned hc = n >= 6 ? (data[4] | (unsigned)data[5] << 8) : 0;
@@ -986,7 +1084,7 @@ static int loadQuicklist(RdbReader *r, Build *b, int v2) {
             }
             if (!lpValidateIntegrity(data, n, 1) || !lpSafeToAdd(NULL, n)) {
                 xfree(data);
-                return rrFail(r, "listpack integrity check failed");
+                return rrCorrupt(r, "Listpack integrity check failed.");
             }
             quicklistAppendListpack(b->ptr, data); /* the node owns it */
             continue;
@@ -1006,7 +1104,7 @@ static int loadTextScore(RdbReader *r, double *out) {
         *out = len == 254 ? INFINITY : -INFINITY;
         return 0;
     }
-    if (rrLeft(r) < len) return rrFail(r, "unexpected end of data");
+    if (rrLeft(r) < len) return rrFail(r, WHY_EOF);
     if (parseScore(r->p + r->pos, len, out) < 0) return rrFail(r, "bad zset score");
     r->pos += len;
     return 0;
@@ -1144,7 +1242,7 @@ static kvobj *collectionRdbLoad(RdbReader *r, int type, int rdbType, const char 
             b.enc = OBJ_ENC_LISTPACK;
             if (b.deferred && !lpValidateIntegrity(lp, lpBytes(lp), 1)) { /* small: checked now */
                 lpFree(lp);
-                rrFail(r, "listpack integrity check failed");
+                rrCorrupt(r, "Listpack integrity check failed.");
                 return NULL;
             }
         } else if (b.deferred) {
@@ -1179,7 +1277,7 @@ static int rrStreamID(RdbReader *r, StreamID *id) {
 }
 
 static int rrRawID(RdbReader *r, unsigned char *buf) {
-    if (rrLeft(r) < STREAM_ID_BYTES) return rrFail(r, "unexpected end of data");
+    if (rrLeft(r) < STREAM_ID_BYTES) return rrFail(r, WHY_EOF);
     memcpy(buf, r->p + r->pos, STREAM_ID_BYTES);
     r->pos += STREAM_ID_BYTES;
     return 0;
@@ -1197,7 +1295,7 @@ static int streamLoadNodes(RdbReader *r, Stream *s, uint64_t *live) {
         if (rrString(r, &key) < 0) return -1;
         if (sdsLen(key) != STREAM_ID_BYTES) {
             sdsFree(key);
-            return rrFail(r, "stream node key is not a stream ID");
+            return rrCorrupt(r, "Stream node key entry is not the size of a stream ID");
         }
         if (rrString(r, &lp) < 0) {
             sdsFree(key);
@@ -1205,13 +1303,14 @@ static int streamLoadNodes(RdbReader *r, Stream *s, uint64_t *live) {
         }
         StreamID master, last;
         uint64_t n;
+        if (!r->shallow) rdbPayloadSanitizations++;
         streamDecodeID((unsigned char *)key, &master);
         int ok = sdsLen(lp) <= STREAM_LISTPACK_MAX_SIZE &&
                  streamValidateNode((unsigned char *)lp, sdsLen(lp), &master, have ? &prevLast : NULL, &last, &n);
         if (ok) ok = streamInsertNode(s, (unsigned char *)key, (unsigned char *)lp, sdsLen(lp), 1);
         sdsFree(key);
         sdsFree(lp);
-        if (!ok) return rrFail(r, "corrupt stream node");
+        if (!ok) return rrCorrupt(r, "Stream listpack integrity check failed.");
         prevLast = last;
         have = 1;
         *live += n;
@@ -1341,10 +1440,21 @@ static kvobj *loadValue(RdbReader *r, int rdbType, const char *key, size_t keyle
     int type = objectTypeOfRdb(rdbType);
     const ObjectType *ops = type < 0 ? NULL : objectTypeOps(type);
     if (!ops || !ops->rdbLoad) {
-        rrFail(r, "unknown or unsupported value type");
+        static char buf[48];
+        snprintf(buf, sizeof(buf), "Unknown RDB encoding type %d", rdbType);
+        rrFail(r, buf);
         return NULL;
     }
     return ops->rdbLoad(r, rdbType, key, keylen, empty);
+}
+
+kvobj *rdbCheckValue(const unsigned char *p, size_t len, size_t *pos, int rdbType, const char *key, size_t keylen,
+                     int *empty, const char **why) {
+    RdbReader r = {.p = p, .len = len, .pos = *pos};
+    kvobj *o = loadValue(&r, rdbType, key, keylen, empty);
+    *pos = r.pos;
+    *why = r.why;
+    return o;
 }
 
 kvobj *rdbRestoreValue(const char *key, size_t keylen, const unsigned char *p, size_t len, int deep,
@@ -1353,7 +1463,11 @@ kvobj *rdbRestoreValue(const char *key, size_t keylen, const unsigned char *p, s
     unsigned char type;
     int empty;
     if (rrByte(&r, &type) < 0) return NULL;
-    return loadValue(&r, type, key, keylen, &empty);
+    kvobj *o = loadValue(&r, type, key, keylen, &empty);
+    /* Redis logs a corrupt value at verbose level (a RESTORE does not
+     * stop the server). */
+    if (!o && r.corrupt) serverLog(LL_VERBOSE, "Internal error in RDB reading offset 0, function at rdb.c: %s", r.why);
+    return o;
 }
 
 /* --- snapshot file --- */
@@ -1520,17 +1634,26 @@ static int loadRecord(RdbReader *r, RdbStream *s) {
         if (crc == 0) {
             serverLog(LL_WARNING, "RDB file was saved with checksum disabled: no check performed.");
         } else if (server.cfg.rdbchecksum && !rdbSkipChecksumValidation && crc64(s->crc, r->p, end) != crc) {
+            /* Redis's two lines: the values, then "RDB CRC error" as the
+             * reason of the "Internal error" line. */
+            serverLog(LL_WARNING, "Wrong RDB checksum expected: (%llx) but got (%llx). Aborting now.",
+                      (unsigned long long)crc64(s->crc, r->p, end), (unsigned long long)crc);
             r->pos = end;
             s->streaming = 0; /* no byte to come changes it */
-            return rrFail(r, "wrong RDB checksum");
+            return rrFail(r, "RDB CRC error");
         }
         return 1;
     }
     case RDB_OPCODE_SELECTDB:
         if (rrLen(r, &a) < 0) return -1;
         if (a >= (uint64_t)server.cfg.databases) {
+            static char buf[128];
+            snprintf(buf, sizeof(buf),
+                     "FATAL: Data file was created with a Redis server configured to handle more than %d databases. "
+                     "Exiting\n",
+                     server.cfg.databases);
             s->streaming = 0;
-            return rrFail(r, "SELECTDB beyond the configured databases");
+            return rrFail(r, buf);
         }
         s->db = &s->dbs[a];
         return 0;
@@ -1570,13 +1693,19 @@ static int loadSnapshot(RdbReader *r, RdbStream *s, int final) {
     RdbLoadInfo *info = &s->info;
     if (!s->started) {
         if (r->len < 9 && s->streaming && !final && (r->len < 5 || !memcmp(r->p, "REDIS", 5))) return 1;
-        if (r->len < 9 || memcmp(r->p, "REDIS", 5) != 0) return rrFail(r, "wrong signature trying to load DB from file");
+        /* Redis's words (persist.c logs these as Redis does). */
+        if (r->len < 9) return rrFail(r, WHY_EOF);
+        if (memcmp(r->p, "REDIS", 5) != 0) return rrFail(r, "Wrong signature trying to load DB from file");
         int ver = 0;
         for (int i = 5; i < 9; i++) {
-            if (r->p[i] < '0' || r->p[i] > '9') return rrFail(r, "wrong signature trying to load DB from file");
+            if (r->p[i] < '0' || r->p[i] > '9') return rrFail(r, "Wrong signature trying to load DB from file");
             ver = ver * 10 + (r->p[i] - '0');
         }
-        if (ver < 1 || ver > RDB_VERSION) return rrFail(r, "can't handle RDB format version");
+        if (ver < 1 || ver > RDB_VERSION) {
+            static char buf[48];
+            snprintf(buf, sizeof(buf), "Can't handle RDB format version %d", ver);
+            return rrFail(r, buf);
+        }
         info->version = ver;
         r->pos = 9;
         s->started = 1;

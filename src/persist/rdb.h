@@ -57,6 +57,19 @@ int rdbPayloadIsIntact(const unsigned char *p, size_t len);
 kvobj *rdbRestoreValue(const char *key, size_t keylen, const unsigned char *p, size_t len, int deep,
                        int withExpire, long long expire);
 
+/* INFO dump_payload_sanitizations: the deep checks run, as Redis counts
+ * them (one per listpack, ziplist, zipmap or intset value, per list node
+ * in a listpack, per stream node), whether for RESTORE or a load; reset
+ * by CONFIG RESETSTAT. */
+extern long long rdbPayloadSanitizations;
+
+/* cairn-check-rdb: the value of rdbType for key at p[*pos..len), read with
+ * deep sanitization (as RESTORE with sanitize-dump-payload yes reads it);
+ * *pos is where reading stopped.  NULL with *why (static text) when
+ * corrupt, or with *empty set for an empty collection. */
+kvobj *rdbCheckValue(const unsigned char *p, size_t len, size_t *pos, int rdbType, const char *key, size_t keylen,
+                     int *empty, const char **why);
+
 /* Writes the whole dataset to `filename` through a temporary file
  * (temp-<pid>.rdb in the same directory), fsynced and renamed over it, the
  * directory fsynced.  Returns 0, or -1 with errno set and the old file

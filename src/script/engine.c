@@ -972,7 +972,10 @@ static const char *checkScriptCommand(ScriptRun *run, Command *cmd, int argc, sd
             return "ERR Write commands are not allowed from read-only scripts.";
         if (serverReplicaWriteErrorHook) {
             const char *repl = serverReplicaWriteErrorHook();
-            if (repl) return repl;
+            /* A read-only replica obeys its primary and its AOF (a script
+             * replayed from it: the fake caller), as Redis does. */
+            int obey = server.isReplica && run->caller && (run->caller->flags & (CLIENT_MASTER | CLIENT_FAKE));
+            if (repl && !obey) return repl;
         }
         /* A script that already wrote is not stopped half-way. */
         if (!run->wroteSomething && serverDiskErrorHook) {

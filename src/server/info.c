@@ -28,6 +28,7 @@
 #include "db/lazyfree.h"
 #include "ds/util.h"
 #include "persist/persist.h"
+#include "persist/rdb.h"
 #include "repl/repl.h"
 #include "server/maxmemory.h"
 #include "server/pubsub.h"
@@ -263,7 +264,7 @@ static sds infoStats(sds s) {
                         "tracking_total_prefixes:%llu\r\n"
                         "unexpected_error_replies:%lld\r\n"
                         "total_error_replies:%lld\r\n"
-                        "dump_payload_sanitizations:0\r\n"
+                        "dump_payload_sanitizations:%lld\r\n"
                         "total_reads_processed:%lld\r\n"
                         "total_writes_processed:%lld\r\n"
                         "io_threaded_reads_processed:0\r\n"
@@ -277,7 +278,9 @@ static sds infoStats(sds s) {
                         st->evictedClients, maxmemoryExceededTotalMs(), maxmemoryExceededCurrentMs(), dbStats.keyspaceHits, dbStats.keyspaceMisses,
                         pubsubChannelCount(), pubsubPatternCount(), pubsubShardChannelCount(),
                         persistLatestForkUsec(), persistTotalForks(), trackingTotalKeys(), trackingTotalItems(), trackingTotalPrefixes(),
-                        st->unexpectedErrorReplies, st->totalErrorReplies, st->totalReadsProcessed,
+                        st->unexpectedErrorReplies, st->totalErrorReplies,
+                        rdbPayloadSanitizations,
+                        st->totalReadsProcessed,
                         st->totalWritesProcessed);
 }
 

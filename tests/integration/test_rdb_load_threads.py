@@ -236,7 +236,7 @@ def test_corrupt_files_refused_alike(hashes_file, tmp_path):
 
 def test_bad_crc_found_after_loading_with_threads(hashes_file, tmp_path):
     rc, lines = refusal(str(tmp_path), corruptions(hashes_file)["bad-crc"], 3)
-    assert rc == 1 and "wrong RDB checksum" in lines[0], lines
+    assert rc == 1 and "RDB CRC error" in lines[0], lines
 
 
 # --- replication and configuration -------------------------------------------

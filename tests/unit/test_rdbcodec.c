@@ -131,12 +131,28 @@ static void test_refuses_bad_encodings(void **state) {
     }
 }
 
+/* Where a reader stands when a string is cut off: past the length fields
+ * that are whole, as Redis's reader counts them. */
+static void test_string_prefix_end(void **state) {
+    (void)state;
+    const unsigned char plain[] = {0x05, 'h', 'e'};             /* 5 bytes announced, 2 there */
+    assert_int_equal(rdbStringPrefixEnd(plain, sizeof(plain), 0), 1);
+    const unsigned char wide[] = {0x80, 0x00, 0x00};            /* a 32-bit length cut off */
+    assert_int_equal(rdbStringPrefixEnd(wide, sizeof(wide), 0), 0);
+    const unsigned char lzf[] = {0xC3, 0x04, 0x0a, 'x'};        /* LZF: both lengths whole */
+    assert_int_equal(rdbStringPrefixEnd(lzf, sizeof(lzf), 0), 3);
+    const unsigned char lzfCut[] = {0xC3, 0x04};                /* LZF: the second length missing */
+    assert_int_equal(rdbStringPrefixEnd(lzfCut, sizeof(lzfCut), 0), 2);
+    assert_int_equal(rdbStringPrefixEnd(plain, 0, 0), 0);       /* nothing at all */
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_decodes_redis_lzf_string),
         cmocka_unit_test(test_length_forms),
         cmocka_unit_test(test_string_encodings),
         cmocka_unit_test(test_refuses_bad_encodings),
+        cmocka_unit_test(test_string_prefix_end),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
