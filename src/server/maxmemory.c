@@ -84,11 +84,37 @@ static long long evictTimerProc(EventLoop *loop, long long id, void *data) {
     }
     EvictParams p;
     fillParams(&p);
-    int rc = safeToEvict() ? evictRun(server.db, server.cfg.databases, &p) : EVICT_RUNNING;
+    int rc = EVICT_RUNNING;
+    if (safeToEvict()) {
+        if (!exceededSinceUs && evictOverLimit(&p, NULL, NULL)) exceededSinceUs = ustime();
+        rc = evictRun(server.db, server.cfg.databases, &p);
+    }
     if (rc == EVICT_RUNNING) return 0;
     timerRunning = 0;
     if (rc == EVICT_OK) exceededEnd();
     return -1;
+}
+
+/* CONFIG SET maxmemory: Redis warns when the new limit is under the memory
+ * counted, and starts the eviction timer, so eviction (and its `evicted`
+ * events) begins right after the command, not at the next one a client
+ * sends.  The timer ends itself once memory is under the limit. */
+static void applyMaxmemory(void) {
+    if (!server.cfg.maxmemory) return;
+    EvictParams p;
+    fillParams(&p);
+    size_t used;
+    evictOverLimit(&p, &used, NULL);
+    if (server.cfg.maxmemory < used)
+        serverLog(LL_WARNING,
+                  "WARNING: the new maxmemory value set via CONFIG SET (%llu) is smaller than the current memory "
+                  "usage (%zu). This will result in key eviction and/or the inability to accept new write commands "
+                  "depending on the maxmemory-policy.",
+                  server.cfg.maxmemory, used);
+    if (!timerRunning) {
+        timerRunning = 1;
+        eventAddTimer(server.loop, 0, evictTimerProc, NULL);
+    }
 }
 
 long long maxmemoryExceededTotalMs(void) {
@@ -258,6 +284,7 @@ static int tableGrowAllowed(size_t moreBytes, double load) {
 void maxmemoryInit(void) {
     dbHooks.keyEvicted = keyEvicted;
     dbHooks.tableGrowAllowed = tableGrowAllowed;
+    configApplyMaxmemoryHook = applyMaxmemory;
     serverAddBeforeSleepHook(evictClientsBeforeSleep);
     serverAddCronHook(clientsTrackingCron);
     clientAddFreeHook(clientMemoryForget);
