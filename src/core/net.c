@@ -280,14 +280,18 @@ Client *clientCreateFake(void) {
     return c;
 }
 
+static Client *clientsTail; /* the newest of server.net.clients */
+
 Client *clientCreate(int fd, int isUnix) {
     Client *c = clientCreateFake();
     c->fd = fd;
     c->flags = isUnix ? CLIENT_UNIX_SOCKET : 0;
     c->authenticated = !server.authDefaultRequired;
-    c->nextClient = server.net.clients;
-    if (server.net.clients) server.net.clients->prevClient = c;
-    server.net.clients = c;
+    /* Appended: the list is oldest first (CLIENT LIST's order, Redis's). */
+    c->prevClient = clientsTail;
+    if (clientsTail) clientsTail->nextClient = c;
+    else server.net.clients = c;
+    clientsTail = c;
     server.net.numClients++;
     return c;
 }
@@ -381,6 +385,7 @@ void clientFree(Client *c) {
         if (c->prevClient) c->prevClient->nextClient = c->nextClient;
         else server.net.clients = c->nextClient;
         if (c->nextClient) c->nextClient->prevClient = c->prevClient;
+        else clientsTail = c->prevClient;
         server.net.numClients--;
     }
     unlinkPendingWrite(c);
@@ -935,6 +940,9 @@ void netClientsCron(void) {
         if (now - c->lastInteraction >= IDLE_TRIM_MS) c->proto->trim(c->protoState);
         if (resetPeaks) c->bufPeak = c->bufpos;
         if (netClientMemoryHook) netClientMemoryHook(c);
+        /* The soft output limit's seconds run out without more output:
+         * checked here too, as Redis's cron does. */
+        if (c->obufSoftLimitReachedTime) netCheckOutputLimits(c);
         c = next;
     }
 }

@@ -87,3 +87,39 @@ def test_config_set_maxmemory_evicts_without_another_command(request, name):
         % (used - 1 * MB) in srv.log
     assert r.dbsize() < 200
     assert r.info("stats")["evicted_keys"] == 200 - r.dbsize()
+
+
+# --- item 22: CLIENT LIST order; the soft output limit from cron ---
+
+
+@pytest.mark.parametrize("name", BOTH)
+def test_client_list_oldest_first(request, name):
+    srv = target(request, name)
+    r = srv.client()
+    r.ping()
+    conns = [named(srv, "c%d" % i) for i in range(4)]
+    del conns[1]  # the list stays ordered when one in the middle goes
+    r.execute_command("CLIENT", "KILL", "SKIPME", "no", "ID", str(field(r, "c1", "id")))
+    conns.append(named(srv, "c4"))
+    ids = [int(line.split(" ")[0][3:]) for line in r.execute_command("CLIENT", "LIST").decode().splitlines()]
+    assert ids == sorted(ids) and len(ids) == 5
+    names = [line.split(" ")[4] for line in r.execute_command("CLIENT", "LIST").decode().splitlines()]
+    assert names == ["name=", "name=c0", "name=c2", "name=c3", "name=c4"]
+
+
+@pytest.mark.parametrize("name", BOTH)
+def test_output_soft_limit_closes_an_idle_client_from_cron(request, name):
+    srv = target(request, name)
+    r = srv.client()
+    r.config_set("client-output-buffer-limit", "normal 0 256kb 1")
+    r.set("big", "v" * (1 * MB))
+    c = srv.connect()
+    c.send(b"CLIENT SETNAME slow\r\n")
+    c.expect(b"+OK\r\n")
+    # Many replies the client never reads: the output passes the soft limit
+    # once, then nothing more is written to it.
+    c.send(b"GET big\r\n" * 16)
+    assert wait_for(lambda: (field(r, "slow", "omem") or 0) > 256 * KB)
+    # Closed after the soft seconds, though no more output comes.
+    assert wait_for(lambda: client_fields(r, "slow") is None, timeout=8)
+    c.close()
