@@ -274,6 +274,12 @@ Client *clientCreateFake(void) {
     c->authenticated = 1;
     c->db = &server.db[0];
     c->querybuf = sdsEmpty();
+    c->buf = xmalloc(CLIENT_REPLY_BUF);
+    c->bufSize = xmallocSize(c->buf);
+    /* The peak starts at the whole buffer, and (bufPeakResetMs 0) is reset
+     * at the first cron tick: Redis 7.0.15's new client shows rbp=rbs,
+     * then 0, and its buffer shrinks at the tick after. */
+    c->bufPeak = c->bufSize;
     c->ctime = c->lastInteraction = server.time.nowMs;
     c->proto = &respProtocol;
     c->protoState = respProtocol.create();
@@ -397,6 +403,7 @@ void clientFree(Client *c) {
     sdsFree(c->libName);
     sdsFree(c->libVer);
     freeReplies(c);
+    xfree(c->buf);
     xfree(c);
 }
 
@@ -912,13 +919,44 @@ void netHandlePendingWrites(void) {
 
 /* --- cron --- */
 
+long long netReplyBufferPeakResetMs = NET_REPLY_PEAK_RESET_DEFAULT_MS;
+int netReplyBufferResizing = 1;
+
+/* Redis 7.0's reply buffer resizing, at each cron tick: a buffer whose
+ * recent peak (bufPeak, or what it holds now) stays under half its size
+ * shrinks to just above that peak (1 KB at least); one that was filled
+ * doubles (16 KB at most).  The peak is then reset every
+ * netReplyBufferPeakResetMs (negative: never), so a client whose big
+ * replies stopped gets a small buffer back.  DEBUG REPLYBUFFER RESIZING 0
+ * stops both (the peak too).  A buffer holding an open deferred length
+ * (a command is replying) is not moved. */
+static void resizeReplyBuffer(Client *c, long long now) {
+    if (!netReplyBufferResizing) return;
+    size_t peak = c->bufPeak > c->bufpos ? c->bufPeak : c->bufpos;
+    size_t size = 0;
+    if (c->bufDeferredCount) {
+        /* a length is open in the buffer: no move this tick */
+    } else if (c->bufSize / 2 >= CLIENT_REPLY_BUF_MIN && peak < c->bufSize / 2) {
+        size = peak + 1 > CLIENT_REPLY_BUF_MIN ? peak + 1 : CLIENT_REPLY_BUF_MIN;
+        server.stats.replyBufferShrinks++;
+    } else if (c->bufSize < CLIENT_REPLY_BUF && peak >= c->bufSize) {
+        size = c->bufSize * 2 < CLIENT_REPLY_BUF ? c->bufSize * 2 : CLIENT_REPLY_BUF;
+        server.stats.replyBufferExpands++;
+    }
+    if (netReplyBufferPeakResetMs >= 0 && now - c->bufPeakResetMs >= netReplyBufferPeakResetMs) {
+        c->bufPeak = c->bufpos;
+        c->bufPeakResetMs = now;
+    }
+    if (!size) return;
+    char *buf = xmalloc(size);
+    memcpy(buf, c->buf, c->bufpos);
+    xfree(c->buf);
+    c->buf = buf;
+    c->bufSize = xmallocSize(buf);
+}
+
 void netClientsCron(void) {
     long long now = server.time.nowMs;
-    /* CLIENT LIST rbp is the buffer's peak over the last 5 s, as Redis's
-     * default reply-buffer peak reset time. */
-    static long long peakResetMs;
-    int resetPeaks = now - peakResetMs >= 5000;
-    if (resetPeaks) peakResetMs = now;
     for (Client *c = server.net.clients; c;) {
         Client *next = c->nextClient;
         if (server.cfg.timeout &&
@@ -938,7 +976,7 @@ void netClientsCron(void) {
         /* An idle client gives back what its protocol keeps for reuse, so
          * many idle connections cost no more than before pooling. */
         if (now - c->lastInteraction >= IDLE_TRIM_MS) c->proto->trim(c->protoState);
-        if (resetPeaks) c->bufPeak = c->bufpos;
+        resizeReplyBuffer(c, now);
         if (netClientMemoryHook) netClientMemoryHook(c);
         /* The soft output limit's seconds run out without more output:
          * checked here too, as Redis's cron does. */

@@ -265,8 +265,8 @@ static sds infoStats(sds s) {
                         "total_writes_processed:%lld\r\n"
                         "io_threaded_reads_processed:0\r\n"
                         "io_threaded_writes_processed:0\r\n"
-                        "reply_buffer_shrinks:0\r\n"
-                        "reply_buffer_expands:0\r\n",
+                        "reply_buffer_shrinks:%lld\r\n"
+                        "reply_buffer_expands:%lld\r\n",
                         st->numConnections, st->numCommands, statsInstantaneousOps(), st->netInputBytes,
                         st->netOutputBytes, statsInstantaneousInputKbps(), statsInstantaneousOutputKbps(),
                         st->rejectedConns, replStatSyncs(0), replStatSyncs(1), replStatSyncs(2), dbStats.expiredKeys, dbStats.expiredStalePerc * 100,
@@ -275,7 +275,7 @@ static sds infoStats(sds s) {
                         pubsubChannelCount(), pubsubPatternCount(), pubsubShardChannelCount(),
                         persistLatestForkUsec(), persistTotalForks(), trackingTotalKeys(), trackingTotalItems(), trackingTotalPrefixes(),
                         st->unexpectedErrorReplies, st->totalErrorReplies, st->totalReadsProcessed,
-                        st->totalWritesProcessed);
+                        st->totalWritesProcessed, st->replyBufferShrinks, st->replyBufferExpands);
 }
 
 /* --- Replication --- */

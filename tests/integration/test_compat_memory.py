@@ -5,6 +5,7 @@ tot-mem / qbuf / multi-mem), client eviction, the output-buffer soft limit
 from cron, CLIENT LIST's order, the reply buffer's resizing (rbs/rbp, DEBUG
 REPLYBUFFER) and DEBUG CLIENT-EVICTION."""
 import re
+import socket
 import time
 
 import pytest
@@ -123,3 +124,192 @@ def test_output_soft_limit_closes_an_idle_client_from_cron(request, name):
     # Closed after the soft seconds, though no more output comes.
     assert wait_for(lambda: client_fields(r, "slow") is None, timeout=8)
     c.close()
+
+
+# --- the reply buffer's resizing (rbs / rbp), DEBUG REPLYBUFFER ---
+
+
+def rbs(r, name):
+    return field(r, name, "rbs")
+
+
+@pytest.mark.parametrize("name", BOTH)
+def test_reply_buffer_shrinks_when_idle_and_grows_with_big_replies(request, name):
+    srv = target(request, name)
+    r = srv.client()
+    r.execute_command("CLIENT", "NO-EVICT", "on")
+    assert r.execute_command("DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "100") == b"OK"
+    tc = named(srv, "tc")
+    assert tc.ping()
+    # A client with small replies gets a small buffer back.
+    assert wait_for(lambda: 1024 <= rbs(r, "tc") < 2046)
+    r.set("bigval", "x" * 32768)
+    assert r.execute_command("DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "never") == b"OK"
+    # Replies that fill it make it grow back (doubling each cron tick).
+    assert wait_for(lambda: len(tc.get("bigval")) == 32768 and 16384 <= rbs(r, "tc") < 32768)
+    assert r.execute_command("DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "100") == b"OK"
+    assert wait_for(lambda: 1024 <= rbs(r, "tc") < 2046)
+    st = r.info("stats")
+    assert st["reply_buffer_shrinks"] >= 2 and st["reply_buffer_expands"] >= 1
+    # Resizing off: the buffer keeps its size whatever the replies.
+    assert r.execute_command("DEBUG", "REPLYBUFFER", "RESIZING", "0") == b"OK"
+    size = rbs(r, "tc")
+    for _ in range(5):
+        tc.get("bigval")
+        time.sleep(0.1)
+    assert rbs(r, "tc") == size
+    assert r.execute_command("DEBUG", "REPLYBUFFER", "RESIZING", "1") == b"OK"
+    assert wait_for(lambda: len(tc.get("bigval")) == 32768 and rbs(r, "tc") >= 16384)
+    assert r.execute_command("DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "reset") == b"OK"
+    r.config_resetstat()
+    assert r.info("stats")["reply_buffer_shrinks"] == 0
+
+
+def test_debug_replybuffer_and_client_eviction_replies_as_redis(request):
+    a, b = (target(request, n).client() for n in BOTH)
+    for r in (a, b):
+        r.response_callbacks.clear()
+    from compare import agree
+    for cmd in (("REPLYBUFFER",), ("REPLYBUFFER", "PEAK-RESET-TIME"), ("REPLYBUFFER", "PEAK-RESET-TIME", "abc"),
+                ("REPLYBUFFER", "PEAK-RESET-TIME", "99999999999999999999"),
+                ("REPLYBUFFER", "PEAK-RESET-TIME", "-5"), ("REPLYBUFFER", "peak-reset-time", "NEVER"),
+                ("REPLYBUFFER", "PEAK-RESET-TIME", "Reset"), ("REPLYBUFFER", "RESIZING", "x"),
+                ("REPLYBUFFER", "RESIZING", "1"), ("REPLYBUFFER", "FOO", "1"),
+                ("REPLYBUFFER", "RESIZING", "1", "2"), ("CLIENT-EVICTION",), ("CLIENT-EVICTION", "x")):
+        agree(a, b, "DEBUG", *cmd)
+
+
+@pytest.mark.parametrize("name", BOTH)
+def test_debug_client_eviction_buckets(request, name):
+    srv = target(request, name)
+    r = srv.client()
+    r.config_set("maxmemory-clients", "100mb")
+    big = srv.connect()
+    big.send(b"*2\r\n$3\r\nSET\r\n$300000\r\n" + b"v" * 1000)  # a partly received bulk: 300 KB declared
+    # The partly received 300 KB argument puts its client in 262144-524287.
+    assert wait_for(lambda: re.search(r"bucket +262144 - +524287: tot-mem: +(\d+), clients: 1",
+                                      r.execute_command("DEBUG", "CLIENT-EVICTION").decode()))
+    lines = r.execute_command("DEBUG", "CLIENT-EVICTION").decode().splitlines()
+    assert len(lines) == 19
+    assert lines[0].startswith("bucket          0 -      32767: tot-mem: ")
+    assert lines[1].startswith("bucket      32768 -      65535: tot-mem: ")
+    assert lines[18].startswith("bucket 4294967296+            : tot-mem: ")
+    parsed = [re.match(r"bucket +(\d+)(?: - +(\d+)|\+ +): tot-mem: +(\d+), clients: (\d+)$", ln) for ln in lines]
+    assert all(parsed)
+    assert sum(int(m.group(4)) for m in parsed) == 2
+    assert int(parsed[4].group(3)) >= 300000
+    r.execute_command("CLIENT", "NO-EVICT", "on")
+    text = r.execute_command("DEBUG", "CLIENT-EVICTION").decode()
+    assert sum(int(n) for n in re.findall(r"clients: (\d+)", text)) == 1
+    big.close()
+
+
+# --- item 20: what a client's memory counts ---
+
+
+def steady(srv):
+    """A client on srv whose buffers keep their size (tot-mem comparable)."""
+    r = srv.client()
+    r.execute_command("DEBUG", "REPLYBUFFER", "RESIZING", "0")
+    return r
+
+
+def fields_of(r, name, *names):
+    f = client_fields(r, name)
+    return tuple(int(f[n]) for n in names)
+
+
+@pytest.mark.parametrize("name", BOTH)
+def test_partly_received_bulk_counts_by_declared_length(request, name):
+    srv = target(request, name)
+    r = steady(srv)
+    c = srv.connect()
+    c.send(b"CLIENT SETNAME pbulk\r\n")
+    c.expect(b"+OK\r\n")
+    c.send(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3000000\r\n" + b"v" * 1000000)
+    assert wait_for(lambda: field(r, "pbulk", "qbuf") == 1000000)
+    qbuf, free, argv, tot = fields_of(r, "pbulk", "qbuf", "qbuf-free", "argv-mem", "tot-mem")
+    assert argv == 4  # SET and k, received whole
+    assert tot >= 3000000  # the declared length, not the bytes received
+    c.send(b"v" * 2000000)
+    assert wait_for(lambda: field(r, "pbulk", "qbuf") == 3000000)
+    c.send(b"\r\n")
+    c.expect(b"+OK\r\n")
+    assert r.strlen("k") == 3000000
+    assert fields_of(r, "pbulk", "qbuf", "argv-mem") == (0, 0)
+    c.close()
+
+
+@pytest.mark.parametrize("name", BOTH)
+def test_partly_received_multibulk_counts_its_arguments(request, name):
+    srv = target(request, name)
+    r = steady(srv)
+    c = srv.connect()
+    c.send(b"CLIENT SETNAME pmb\r\n")
+    c.expect(b"+OK\r\n")
+    base = field(r, "pmb", "tot-mem")
+    c.send(b"*100000\r\n" + b"$5\r\nhello\r\n" * 1000)
+    assert wait_for(lambda: field(r, "pmb", "argv-mem") == 5000)
+    # the lengths, and a pointer each (less what spare strings the parser used)
+    assert field(r, "pmb", "tot-mem") >= base + 5000 + 1000 * 8 - 1024
+    c.close()
+
+
+@pytest.mark.parametrize("name", BOTH)
+@pytest.mark.parametrize("what", ["watch", "subscribe", "psubscribe", "ssubscribe", "prefixes"])
+def test_client_memory_counts_watches_subscriptions_and_prefixes(request, name, what):
+    srv = target(request, name)
+    r = steady(srv)
+    c = srv.connect()
+    c.send(b"CLIENT SETNAME x\r\n")
+    c.expect(b"+OK\r\n")
+    n = 2000
+    if what == "prefixes":
+        c.send(b"HELLO 3\r\n")
+        c.recv_until(b"modules\r\n*0\r\n")
+    base = field(r, "x", "tot-mem")
+    words = [b"k%06d" % i for i in range(n)]
+    if what == "watch":
+        c.send(b"WATCH " + b" ".join(words) + b"\r\n")
+        c.expect(b"+OK\r\n")
+    elif what == "prefixes":
+        c.send(b"CLIENT TRACKING on BCAST " + b" ".join(b"PREFIX " + w for w in words) + b"\r\n")
+        c.expect(b"+OK\r\n")
+    else:
+        cmd = what.upper().encode()
+        c.send(cmd + b" " + b" ".join(words) + b"\r\n")
+        assert wait_for(lambda: field(r, "x", {"subscribe": "sub", "psubscribe": "psub",
+                                              "ssubscribe": "ssub"}[what]) == n)
+    # Redis counts at least a list node (24 bytes) per item.
+    assert wait_for(lambda: field(r, "x", "tot-mem") >= base + 24 * n)
+    c.close()
+
+
+@pytest.mark.parametrize("name", BOTH)
+def test_idle_subscriber_evicted_as_a_client_not_by_evicting_keys(request, name):
+    srv = target(request, name)
+    r = srv.client()
+    r.execute_command("CLIENT", "NO-EVICT", "on")
+    for i in range(100):
+        r.set("key:%d" % i, "x" * 1000)
+    r.config_set("maxmemory-policy", "allkeys-random")
+    r.config_set("maxmemory", int(r.info("memory")["used_memory"]) + 12 * MB)
+    r.config_set("maxmemory-clients", "3mb")
+    sub = srv.connect()
+    sub.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sub.send(b"CLIENT SETNAME sub\r\nSUBSCRIBE ch\r\n")
+    sub.recv_until(b":1\r\n")
+    pub = srv.connect()
+    msg = b"m" * (200 * KB)
+    payload = b"".join(b"*3\r\n$7\r\nPUBLISH\r\n$2\r\nch\r\n$%d\r\n%s\r\n" % (len(msg), msg) for _ in range(100))
+    pub.send(payload)
+    got = b""
+    while got.count(b"\r\n") < 100:
+        got += pub.recv_until(b"\r\n")
+    assert wait_for(lambda: client_fields(r, "sub") is None)
+    st = r.info("stats")
+    assert st["evicted_clients"] >= 1
+    assert st["evicted_keys"] == 0
+    assert r.dbsize() == 100
+    sub.close()
+    pub.close()
