@@ -115,6 +115,8 @@ typedef struct Client {
     size_t replyBytes;      /* bytes in blocks (obl/oll/omem), referenced ones included */
     size_t replyPinnedBytes; /* of which referenced (sent from pinned values) */
     unsigned long replyBlocks;
+    size_t replyAllocBytes; /* the blocks' allocated sizes (a replica's share of
+                             * mem_not_counted_for_evict) */
     long long obufSoftLimitReachedTime; /* client-output-buffer-limit soft */
     int errorReplied;       /* the current command replied an error */
 

@@ -340,6 +340,7 @@ static void freeReplies(Client *c) {
     c->replyBytes = 0;
     c->replyPinnedBytes = 0;
     c->replyBlocks = 0;
+    c->replyAllocBytes = 0;
     c->bufpos = c->sentlen = 0;
     c->bufDeferredCount = 0;
 }
@@ -801,6 +802,7 @@ static int writeDone(Client *c, long n, size_t total) {
             c->replyBytes -= replyBlockLen(b);
             c->replyPinnedBytes -= b->refLen;
             c->replyBlocks--;
+            c->replyAllocBytes -= sizeof(ReplyBlock) + b->size;
             c->sentlen = 0;
             replyBlockFree(b);
         } else {
@@ -814,6 +816,7 @@ static int writeDone(Client *c, long n, size_t total) {
         c->replyHead = b->next;
         if (!c->replyHead) c->replyTail = NULL;
         c->replyBlocks--;
+        c->replyAllocBytes -= sizeof(ReplyBlock) + b->size;
         replyBlockFree(b);
     }
     return (size_t)n == total;

@@ -79,6 +79,7 @@ static void appendBlock(Client *c, ReplyBlock *b) {
     else c->replyHead = b;
     c->replyTail = b;
     c->replyBlocks++;
+    c->replyAllocBytes += sizeof(ReplyBlock) + b->size;
 }
 
 /* Copy bytes into the output, growing the chain as needed.  The caller has
@@ -513,6 +514,7 @@ static void fillInBuf(Client *c, char *pos, ReplyAggregate kind, long n) {
     c->replyHead = b;
     if (!c->replyTail) c->replyTail = b;
     c->replyBlocks++;
+    c->replyAllocBytes += sizeof(ReplyBlock) + b->size;
     c->replyBytes += b->used;
     c->bufpos = off;
     netCheckOutputLimits(c);

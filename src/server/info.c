@@ -100,7 +100,9 @@ static sds infoClients(sds s) {
     size_t maxIn = 0, maxOut = 0;
     long long blocked = 0, tracking = 0;
     for (Client *c = server.net.clients; c; c = c->nextClient) {
-        size_t in = c->querybuf ? sdsAllocSize(c->querybuf) : 0;
+        ProtoPartial part; /* a big argument being read counts as Redis's query buffer sized for it */
+        c->proto->partial(c->protoState, &part);
+        size_t in = (c->querybuf ? sdsAllocSize(c->querybuf) : 0) + part.bulkDeclared;
         size_t out = c->replyBytes;
         if (in > maxIn) maxIn = in;
         if (out > maxOut) maxOut = out;

@@ -320,6 +320,12 @@ void maxmemoryInit(void) {
 
 void memoryOverhead(MemoryOverhead *m) {
     memset(m, 0, sizeof(*m));
+    /* The script figures first: they may create the Lua VM, whose memory
+     * must be in the total this reports (a server set to this figure
+     * plus a margin is not over it at the next command). */
+    ScriptMemoryInfo sm = {0};
+    evalMemoryInfo(&sm);
+    functionsMemoryInfo(&sm);
     m->total = xmallocUsed();
     m->peak = statsPeakMemory();
     if (m->peak < m->total) m->peak = m->total;
@@ -335,9 +341,6 @@ void memoryOverhead(MemoryOverhead *m) {
     m->replBacklog = replBacklogMemory();
     m->replBuffers = m->replBacklog + replReplicaOutputMemory();
     m->aofBuffer = aofBufferMemory();
-    ScriptMemoryInfo sm = {0};
-    evalMemoryInfo(&sm);
-    functionsMemoryInfo(&sm);
     m->luaCaches = sm.scriptsEval;
     m->functionsCaches = sm.functions;
     m->overheadTotal = m->startup + m->replBacklog + m->clientsReplicas + m->clientsNormal + m->aofBuffer +
