@@ -392,3 +392,35 @@ def test_first_writes_after_flushall_do_not_push_into_evicting(request, name):
         r.hset("h" + k, "f", "v")
     assert r.dbsize() == 8
     assert r.info("stats")["evicted_keys"] == 0
+
+
+@pytest.mark.parametrize("name", BOTH)
+def test_subscriber_grown_by_one_command_is_evicted_before_any_key(request, name):
+    """A script fills an idle subscriber's output; the next command (in the
+    same read) finds it over maxmemory-clients and evicts it, and no key is
+    evicted for the memory it held."""
+    srv = target(request, name)
+    r = srv.client()
+    r.execute_command("CLIENT", "NO-EVICT", "on")
+    for i in range(100):
+        r.set("key:%d" % i, "x" * 1000)
+    r.config_set("maxmemory-policy", "allkeys-random")
+    sub = srv.connect()
+    sub.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sub.send(b"CLIENT SETNAME sub\r\nSUBSCRIBE ch\r\n")
+    sub.recv_until(b":1\r\n")
+    r.config_set("maxmemory", int(r.info("memory")["used_memory"]) + 2 * MB)
+    r.config_set("maxmemory-clients", "3mb")
+    pub = srv.connect()
+    script = b"for i=1,100 do redis.call('publish','ch',ARGV[1]) end return 1"
+    msg = b"m" * (100 * KB)
+    pub.send(b"*4\r\n$4\r\nEVAL\r\n$%d\r\n%s\r\n$1\r\n0\r\n$%d\r\n%s\r\n" % (len(script), script, len(msg), msg)
+             + b"*3\r\n$3\r\nSET\r\n$5\r\nafter\r\n$1\r\n1\r\n")
+    pub.expect(b":1\r\n+OK\r\n")
+    assert wait_for(lambda: client_fields(r, "sub") is None)
+    st = r.info("stats")
+    assert st["evicted_clients"] == 1
+    assert st["evicted_keys"] == 0
+    assert r.dbsize() == 101
+    sub.close()
+    pub.close()
