@@ -424,3 +424,18 @@ def test_subscriber_grown_by_one_command_is_evicted_before_any_key(request, name
     assert r.dbsize() == 101
     sub.close()
     pub.close()
+
+
+def test_partly_received_small_bulk_fields_as_redis(request):
+    got = []
+    for name in BOTH:
+        srv = target(request, name)
+        r = steady(srv)
+        c = srv.connect()
+        c.send(b"CLIENT SETNAME q\r\n")
+        c.expect(b"+OK\r\n")
+        c.send(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$100\r\n" + b"v" * 50)
+        assert wait_for(lambda: field(r, "q", "qbuf") == 50)
+        got.append(fields_of(r, "q", "qbuf", "qbuf-free", "argv-mem"))
+        c.close()
+    assert got[0] == got[1] == (50, 20424, 4)
