@@ -2,8 +2,11 @@
  * side: bytes to commands, proto/protocol.h), current command, reply
  * buffers and per-connection settings; and the reply API.
  *
- * Replies are appended to a fixed 16 KB buffer, then to a chain of blocks;
- * the event loop writes them before it sleeps.  Every reply function
+ * Replies are appended to the client's reply buffer, then to a chain of
+ * blocks; the event loop writes them before it sleeps.  The buffer starts
+ * at 16 KB and is resized from cron as Redis 7.0 resizes its own (net.c:
+ * shrunk to the recent peak, down to 1 KB, for a client whose replies are
+ * small; doubled back, up to 16 KB, while replies fill it).  Every reply function
  * writes one reply item (proto/reply_sink.h) in the client's protocol
  * version (c->resp 2 or 3), or, for a client flagged CLIENT_REPLY_SINK,
  * hands it to c->sink instead (redis.call's Lua values).  A client
@@ -21,7 +24,8 @@
 #include "proto/reply_sink.h"
 #include "proto/protocol.h"
 
-#define CLIENT_REPLY_BUF 16384
+#define CLIENT_REPLY_BUF 16384    /* the reply buffer's first and largest size */
+#define CLIENT_REPLY_BUF_MIN 1024 /* its smallest */
 
 /* c->flags */
 #define CLIENT_CLOSE_AFTER_REPLY (1u << 0) /* close once replies are written */
@@ -70,7 +74,7 @@ void replyBlockFree(ReplyBlock *b);
 
 typedef struct Client {
     /* Fields every request touches come first, together, so that a request
-     * reads few cache lines of its client; the 16 KB reply buffer is last. */
+     * reads few cache lines of its client. */
     uint64_t id;            /* CLIENT ID, unique, increasing */
     int fd;                 /* -1 for fake clients */
     unsigned flags;         /* CLIENT_* */
@@ -94,9 +98,12 @@ typedef struct Client {
                              * stored value (clientAdoptArg), or 0 */
     Command *cmd, *lastcmd; /* current / last command run */
 
-    /* Output (the bytes themselves: buf at the end, then blocks). */
+    /* Output (the bytes themselves: buf, then blocks). */
+    char *buf;              /* the reply buffer (its own allocation) */
+    size_t bufSize;         /* its usable size (CLIENT LIST rbs) */
     size_t bufpos;          /* used bytes of buf */
-    size_t bufPeak;         /* most of buf used since the last 5 s reset (CLIENT LIST rbp) */
+    size_t bufPeak;         /* most of buf used since the last peak reset (CLIENT LIST rbp) */
+    long long bufPeakResetMs; /* when bufPeak was last reset */
     size_t sentlen;         /* bytes of the head (buf or first block) sent */
     ReplyBlock *replyHead, *replyTail;
     /* Open deferred lengths kept in buf (reply.c): the outer, then one
@@ -108,6 +115,8 @@ typedef struct Client {
     size_t replyBytes;      /* bytes in blocks (obl/oll/omem), referenced ones included */
     size_t replyPinnedBytes; /* of which referenced (sent from pinned values) */
     unsigned long replyBlocks;
+    size_t replyAllocBytes; /* the blocks' allocated sizes (a replica's share of
+                             * mem_not_counted_for_evict) */
     long long obufSoftLimitReachedTime; /* client-output-buffer-limit soft */
     int errorReplied;       /* the current command replied an error */
 
@@ -136,8 +145,6 @@ typedef struct Client {
     size_t memCounted;
     int memBucket;          /* 1 + bucket index, 0: in none */
     struct Client *memPrev, *memNext;
-
-    char buf[CLIENT_REPLY_BUF]; /* first reply bytes */
 } Client;
 
 /* --- Reply API (all borrow their arguments) --- */

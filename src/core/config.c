@@ -154,6 +154,13 @@ static ConfigRewriteFn rewriteReplicaof;
 int (*configApplyAppendonlyHook)(const char **err);
 static int applyAppendonly(const char **err) { return configApplyAppendonlyHook ? configApplyAppendonlyHook(err) : 0; }
 void (*configApplyAofAutoGcHook)(void);
+void (*configApplyMaxmemoryHook)(void);
+static int applyMaxmemory(const char **err) {
+    (void)err;
+    if (configApplyMaxmemoryHook) configApplyMaxmemoryHook();
+    return 0;
+}
+
 static int applyAofAutoGc(const char **err) {
     (void)err;
     if (configApplyAofAutoGcHook) configApplyAofAutoGcHook();
@@ -253,7 +260,8 @@ static ConfigDef configTable[] = {
     S("proc-title-template", NULL, 0, procTitleTemplate, "{title} {listen-addr} {server-mode}"),
     B("set-proc-title", NULL, CF_IMMUTABLE, setProcTitle, "yes"),
     /* Memory. */
-    {"maxmemory", NULL, CT_ULL, CF_MEMORY, OFF(maxmemory), 0, 0, "0", NULL, NULL, NULL, NULL, NULL, NULL, 0},
+    {"maxmemory", NULL, CT_ULL, CF_MEMORY, OFF(maxmemory), 0, 0, "0", NULL, NULL, NULL, NULL, applyMaxmemory, NULL,
+     0},
     E("maxmemory-policy", NULL, 0, keyspace.maxmemoryPolicy, maxmemoryPolicyEnum, "noeviction"),
     I("maxmemory-samples", NULL, 0, maxmemorySamples, 1, INT_MAX, "5"),
     I("maxmemory-eviction-tenacity", NULL, 0, maxmemoryEvictionTenacity, 0, 100, "10"),

@@ -192,6 +192,9 @@ extern int (*configApplyAppendonlyHook)(const char **err);
 /* Installed by persistence: CONFIG SET aof-disable-auto-gc (turned off, the
  * AOF's history files are removed at once, as Redis does). */
 extern void (*configApplyAofAutoGcHook)(void);
+/* Installed by server/maxmemory.c: CONFIG SET maxmemory changed the limit
+ * (a lower one evicts at once, as Redis does). */
+extern void (*configApplyMaxmemoryHook)(void);
 /* A double as Redis prints a config's or INFO's (printf "%f" without the
  * trailing zeros and dot) into buf (at least 128 bytes). */
 void configFormatDouble(char *buf, double d);

@@ -274,20 +274,30 @@ Client *clientCreateFake(void) {
     c->authenticated = 1;
     c->db = &server.db[0];
     c->querybuf = sdsEmpty();
+    c->buf = xmalloc(CLIENT_REPLY_BUF);
+    c->bufSize = xmallocSize(c->buf);
+    /* The peak starts at the whole buffer, and (bufPeakResetMs 0) is reset
+     * at the first cron tick: Redis 7.0.15's new client shows rbp=rbs,
+     * then 0, and its buffer shrinks at the tick after. */
+    c->bufPeak = c->bufSize;
     c->ctime = c->lastInteraction = server.time.nowMs;
     c->proto = &respProtocol;
     c->protoState = respProtocol.create();
     return c;
 }
 
+static Client *clientsTail; /* the newest of server.net.clients */
+
 Client *clientCreate(int fd, int isUnix) {
     Client *c = clientCreateFake();
     c->fd = fd;
     c->flags = isUnix ? CLIENT_UNIX_SOCKET : 0;
     c->authenticated = !server.authDefaultRequired;
-    c->nextClient = server.net.clients;
-    if (server.net.clients) server.net.clients->prevClient = c;
-    server.net.clients = c;
+    /* Appended: the list is oldest first (CLIENT LIST's order, Redis's). */
+    c->prevClient = clientsTail;
+    if (clientsTail) clientsTail->nextClient = c;
+    else server.net.clients = c;
+    clientsTail = c;
     server.net.numClients++;
     return c;
 }
@@ -330,6 +340,7 @@ static void freeReplies(Client *c) {
     c->replyBytes = 0;
     c->replyPinnedBytes = 0;
     c->replyBlocks = 0;
+    c->replyAllocBytes = 0;
     c->bufpos = c->sentlen = 0;
     c->bufDeferredCount = 0;
 }
@@ -381,6 +392,7 @@ void clientFree(Client *c) {
         if (c->prevClient) c->prevClient->nextClient = c->nextClient;
         else server.net.clients = c->nextClient;
         if (c->nextClient) c->nextClient->prevClient = c->prevClient;
+        else clientsTail = c->prevClient;
         server.net.numClients--;
     }
     unlinkPendingWrite(c);
@@ -392,6 +404,7 @@ void clientFree(Client *c) {
     sdsFree(c->libName);
     sdsFree(c->libVer);
     freeReplies(c);
+    xfree(c->buf);
     xfree(c);
 }
 
@@ -789,6 +802,7 @@ static int writeDone(Client *c, long n, size_t total) {
             c->replyBytes -= replyBlockLen(b);
             c->replyPinnedBytes -= b->refLen;
             c->replyBlocks--;
+            c->replyAllocBytes -= sizeof(ReplyBlock) + b->size;
             c->sentlen = 0;
             replyBlockFree(b);
         } else {
@@ -802,6 +816,7 @@ static int writeDone(Client *c, long n, size_t total) {
         c->replyHead = b->next;
         if (!c->replyHead) c->replyTail = NULL;
         c->replyBlocks--;
+        c->replyAllocBytes -= sizeof(ReplyBlock) + b->size;
         replyBlockFree(b);
     }
     return (size_t)n == total;
@@ -907,13 +922,44 @@ void netHandlePendingWrites(void) {
 
 /* --- cron --- */
 
+long long netReplyBufferPeakResetMs = NET_REPLY_PEAK_RESET_DEFAULT_MS;
+int netReplyBufferResizing = 1;
+
+/* Redis 7.0's reply buffer resizing, at each cron tick: a buffer whose
+ * recent peak (bufPeak, or what it holds now) stays under half its size
+ * shrinks to just above that peak (1 KB at least); one that was filled
+ * doubles (16 KB at most).  The peak is then reset every
+ * netReplyBufferPeakResetMs (negative: never), so a client whose big
+ * replies stopped gets a small buffer back.  DEBUG REPLYBUFFER RESIZING 0
+ * stops both (the peak too).  A buffer holding an open deferred length
+ * (a command is replying) is not moved. */
+static void resizeReplyBuffer(Client *c, long long now) {
+    if (!netReplyBufferResizing) return;
+    size_t peak = c->bufPeak > c->bufpos ? c->bufPeak : c->bufpos;
+    size_t size = 0;
+    if (c->bufDeferredCount) {
+        /* a length is open in the buffer: no move this tick */
+    } else if (c->bufSize / 2 >= CLIENT_REPLY_BUF_MIN && peak < c->bufSize / 2) {
+        size = peak + 1 > CLIENT_REPLY_BUF_MIN ? peak + 1 : CLIENT_REPLY_BUF_MIN;
+        server.stats.replyBufferShrinks++;
+    } else if (c->bufSize < CLIENT_REPLY_BUF && peak >= c->bufSize) {
+        size = c->bufSize * 2 < CLIENT_REPLY_BUF ? c->bufSize * 2 : CLIENT_REPLY_BUF;
+        server.stats.replyBufferExpands++;
+    }
+    if (netReplyBufferPeakResetMs >= 0 && now - c->bufPeakResetMs >= netReplyBufferPeakResetMs) {
+        c->bufPeak = c->bufpos;
+        c->bufPeakResetMs = now;
+    }
+    if (!size) return;
+    char *buf = xmalloc(size);
+    memcpy(buf, c->buf, c->bufpos);
+    xfree(c->buf);
+    c->buf = buf;
+    c->bufSize = xmallocSize(buf);
+}
+
 void netClientsCron(void) {
     long long now = server.time.nowMs;
-    /* CLIENT LIST rbp is the buffer's peak over the last 5 s, as Redis's
-     * default reply-buffer peak reset time. */
-    static long long peakResetMs;
-    int resetPeaks = now - peakResetMs >= 5000;
-    if (resetPeaks) peakResetMs = now;
     for (Client *c = server.net.clients; c;) {
         Client *next = c->nextClient;
         if (server.cfg.timeout &&
@@ -933,8 +979,11 @@ void netClientsCron(void) {
         /* An idle client gives back what its protocol keeps for reuse, so
          * many idle connections cost no more than before pooling. */
         if (now - c->lastInteraction >= IDLE_TRIM_MS) c->proto->trim(c->protoState);
-        if (resetPeaks) c->bufPeak = c->bufpos;
+        resizeReplyBuffer(c, now);
         if (netClientMemoryHook) netClientMemoryHook(c);
+        /* The soft output limit's seconds run out without more output:
+         * checked here too, as Redis's cron does. */
+        if (c->obufSoftLimitReachedTime) netCheckOutputLimits(c);
         c = next;
     }
 }

@@ -39,6 +39,11 @@ void netProcessBatchedReads(void);
  * accepted, after its input was processed, after a write, and at each
  * cron tick.  NULL: nothing to do. */
 extern void (*netClientMemoryHook)(Client *c);
+/* The reply buffer's resizing (DEBUG REPLYBUFFER): the peak's reset period
+ * in ms (negative: never reset) and whether buffers are resized at all. */
+#define NET_REPLY_PEAK_RESET_DEFAULT_MS 5000
+extern long long netReplyBufferPeakResetMs;
+extern int netReplyBufferResizing;
 /* The client class for output limits / CLIENT LIST TYPE. */
 int clientType(const Client *c);
 /* "r", "w", "rw" or "" for CLIENT LIST events. */

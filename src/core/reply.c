@@ -79,6 +79,7 @@ static void appendBlock(Client *c, ReplyBlock *b) {
     else c->replyHead = b;
     c->replyTail = b;
     c->replyBlocks++;
+    c->replyAllocBytes += sizeof(ReplyBlock) + b->size;
 }
 
 /* Copy bytes into the output, growing the chain as needed.  The caller has
@@ -88,7 +89,7 @@ static void addBytes(Client *c, const void *p, size_t len) {
     netMarkPendingWrite(c);
     const char *s = p;
     if (!c->replyHead) {
-        size_t room = CLIENT_REPLY_BUF - c->bufpos;
+        size_t room = c->bufSize - c->bufpos;
         size_t n = len < room ? len : room;
         memcpy(c->buf + c->bufpos, s, n);
         c->bufpos += n;
@@ -119,7 +120,7 @@ static void addBytes(Client *c, const void *p, size_t len) {
 /* "<prefix bytes><payload>\r\n": one copy into c->buf when it fits there,
  * as most replies do. */
 static void addFramed(Client *c, const char *head, size_t hlen, const void *p, size_t len) {
-    if (!c->replyHead && len <= CLIENT_REPLY_BUF && CLIENT_REPLY_BUF - c->bufpos >= hlen + len + 2) {
+    if (!c->replyHead && len <= c->bufSize && c->bufSize - c->bufpos >= hlen + len + 2) {
         char *d = c->buf + c->bufpos;
         memcpy(d, head, hlen);
         memcpy(d + hlen, p, len);
@@ -274,7 +275,7 @@ static inline __attribute__((always_inline)) void bulk(Client *c, const char *p,
     }
     /* Most bulks fit whole in c->buf: one copy, one pending-write mark. */
     if (!c->replyHead) {
-        if (len <= CLIENT_REPLY_BUF && CLIENT_REPLY_BUF - c->bufpos >= len + RESP_HEADER_MAX + 2) {
+        if (len <= c->bufSize && c->bufSize - c->bufpos >= len + RESP_HEADER_MAX + 2) {
             c->bufpos += respWriteBulk(c->buf + c->bufpos, p, len);
             netMarkPendingWrite(c);
             return;
@@ -331,6 +332,9 @@ static void replyBulkPinned(Client *c, sds owner, const char *p, size_t len) {
         return;
     }
     char h[RESP_HEADER_MAX];
+    /* Redis would have filled its buffer with the value's first bytes: the
+     * buffer counts as full for its resizing (net.c). */
+    if (!c->replyHead) c->bufPeak = c->bufSize;
     addBytes(c, h, respWriteHeader(h, '$', (long long)len));
     ReplyBlock *b = newBlock(REPLY_PIN_TAIL);
     b->pinned = owner;
@@ -496,7 +500,7 @@ static void fillInBuf(Client *c, char *pos, ReplyAggregate kind, long n) {
     char h[RESP_HEADER_MAX];
     size_t hlen = respWriteAggregate(h, c->resp, kind, n);
     size_t after = c->bufpos - off;
-    if (!c->replyHead && CLIENT_REPLY_BUF - c->bufpos >= hlen) {
+    if (!c->replyHead && c->bufSize - c->bufpos >= hlen) {
         memmove(pos + hlen, pos, after);
         memcpy(pos, h, hlen);
         c->bufpos += hlen;
@@ -510,6 +514,7 @@ static void fillInBuf(Client *c, char *pos, ReplyAggregate kind, long n) {
     c->replyHead = b;
     if (!c->replyTail) c->replyTail = b;
     c->replyBlocks++;
+    c->replyAllocBytes += sizeof(ReplyBlock) + b->size;
     c->replyBytes += b->used;
     c->bufpos = off;
     netCheckOutputLimits(c);
@@ -545,7 +550,7 @@ static void setDeferred(Client *c, void *node, ReplyAggregate kind, long n) {
         c->sink->type->setDeferred(c->sink, node, kind, n);
         return;
     }
-    if ((char *)node >= c->buf && (char *)node <= c->buf + CLIENT_REPLY_BUF) {
+    if ((char *)node >= c->buf && (char *)node <= c->buf + c->bufSize) {
         setDeferredInBuf(c, node, kind, n);
         return;
     }

@@ -31,6 +31,7 @@ typedef struct ServerStats {
     long long totalReadsProcessed, totalWritesProcessed;
     long long clientQbufLimitDisconnections, clientOutbufLimitDisconnections;
     long long ioReadsProcessed;
+    long long replyBufferShrinks, replyBufferExpands;
     long long statNumOps;          /* for instantaneous_ops_per_sec */
     long long lastResetMs;
 } ServerStats;

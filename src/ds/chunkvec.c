@@ -6,19 +6,31 @@
 #define DIR_MIN 8
 
 void cvGrow(ChunkVec *v) {
+    if (v->nchunks == 1 && v->cap < CHUNKVEC_SLOTS) { /* the first chunk doubles */
+        v->cap *= 2;
+        v->chunks[0] = xrealloc(v->chunks[0], sizeof(void *) * v->cap);
+        return;
+    }
     if (v->nchunks == v->dirCap) {
         /* The directory is 1/4096 of the slots: copying it is cheap. */
         uint32_t cap = v->dirCap < DIR_MIN ? DIR_MIN : v->dirCap * 2;
         v->chunks = xrealloc(v->chunks, sizeof(void **) * cap);
         v->dirCap = cap;
     }
+    if (v->nchunks == 0) {
+        v->chunks[v->nchunks++] = xmalloc(sizeof(void *) * CHUNKVEC_FIRST);
+        v->cap = CHUNKVEC_FIRST;
+        return;
+    }
     v->chunks[v->nchunks++] = xmalloc(sizeof(void *) * CHUNKVEC_SLOTS);
+    v->cap = (uint64_t)v->nchunks << CHUNKVEC_SHIFT;
 }
 
 void cvShrink(ChunkVec *v) {
     uint32_t need = (v->count + CHUNKVEC_SLOTS - 1) >> CHUNKVEC_SHIFT;
     uint32_t keep = need + 1;
     while (v->nchunks > keep) xfree(v->chunks[--v->nchunks]);
+    if (v->nchunks > 1 || v->cap > CHUNKVEC_SLOTS) v->cap = (uint64_t)v->nchunks << CHUNKVEC_SHIFT;
     if (v->nchunks == 0) {
         cvFree(v);
         return;
@@ -35,8 +47,10 @@ void cvFree(ChunkVec *v) {
     xfree(v->chunks);
     v->chunks = NULL;
     v->count = v->nchunks = v->dirCap = 0;
+    v->cap = 0;
 }
 
 size_t cvBytes(const ChunkVec *v) {
-    return (size_t)v->nchunks * CHUNKVEC_SLOTS * sizeof(void *) + (size_t)v->dirCap * sizeof(void **);
+    size_t slots = v->nchunks == 1 ? (size_t)v->cap : (size_t)v->nchunks * CHUNKVEC_SLOTS;
+    return slots * sizeof(void *) + (size_t)v->dirCap * sizeof(void **);
 }

@@ -61,6 +61,17 @@ typedef struct ProtoCommand {
     const char *err;
 } ProtoCommand;
 
+/* What a command still being read holds (CLIENT LIST qbuf and argv-mem,
+ * a client's memory): its arguments received whole, and the big argument
+ * being read into its own string, counted by its declared size as Redis
+ * counts the query buffer it sizes for it. */
+typedef struct ProtoPartial {
+    int argc;            /* arguments received whole */
+    size_t argvBytes;    /* their lengths */
+    size_t bulkDeclared; /* the big argument's declared length + 2; 0: none */
+    size_t bulkReceived; /* bytes of it received */
+} ProtoPartial;
+
 typedef struct Protocol {
     const char *name;
     /* Per-connection state: a new one, and its release (with anything a
@@ -89,6 +100,8 @@ typedef struct Protocol {
      * n bytes written there; then next is called as usual. */
     int (*directRoom)(void *state, char **dst, size_t *room);
     void (*directWrote)(void *state, size_t n);
+    /* Fills *out (all zero when no command is being read). */
+    void (*partial)(const void *state, ProtoPartial *out);
 } Protocol;
 
 #endif

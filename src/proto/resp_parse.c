@@ -509,6 +509,18 @@ static size_t respPending(const void *state) { return respParserPendingBytes(sta
 static int respDirectRoom(void *state, char **dst, size_t *room) { return respParserBigArgRoom(state, dst, room); }
 static void respDirectWrote(void *state, size_t n) { respParserBigArgWrote(state, n); }
 
+static void respPartial(const void *state, ProtoPartial *out) {
+    const RespParser *p = state;
+    memset(out, 0, sizeof(*out));
+    if (p->multibulkLen <= 0 || p->complete) return;
+    out->argc = p->argc;
+    out->argvBytes = p->argvBytes;
+    if (p->bigArg) {
+        out->bulkDeclared = (size_t)p->bulkLen + 2;
+        out->bulkReceived = sdsLen(p->bigArg);
+    }
+}
+
 const Protocol respProtocol = {
     .name = "resp",
     .create = respCreate,
@@ -521,4 +533,5 @@ const Protocol respProtocol = {
     .pendingBytes = respPending,
     .directRoom = respDirectRoom,
     .directWrote = respDirectWrote,
+    .partial = respPartial,
 };

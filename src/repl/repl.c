@@ -133,7 +133,7 @@ size_t replClientPendingMemory(const Client *c) {
 size_t replReplicaOutputMemory(void) {
     size_t total = 0;
     for (int i = 0; i < repl.nreplicas; i++)
-        total += repl.replicas[i]->replyBytes + replClientPendingMemory(repl.replicas[i]);
+        total += repl.replicas[i]->replyAllocBytes + replClientPendingMemory(repl.replicas[i]);
     return total;
 }
 

@@ -66,8 +66,14 @@ static sds catClientInfo(sds s, const Client *c) {
     pubsubClientCounts(c, &sub, &psub, &ssub);
     int multi = (c->flags & CLIENT_MULTI) ? multiQueuedCount(c) : -1;
     size_t multiMem = multiQueuedBytes(c);
-    size_t qbuf = c->querybuf ? sdsLen(c->querybuf) : 0;
+    /* A big argument being read is Redis's query buffer, sized for it. */
+    ProtoPartial part;
+    c->proto->partial(c->protoState, &part);
+    size_t qbuf = (c->querybuf ? sdsLen(c->querybuf) : 0) + part.bulkReceived;
     size_t qbufFree = c->querybuf ? sdsAvail(c->querybuf) : 0;
+    if (part.bulkDeclared) /* what is still to come of its payload */
+        qbufFree = part.bulkDeclared - 2 > part.bulkReceived ? part.bulkDeclared - 2 - part.bulkReceived : 0;
+    size_t argvMem = c->argvBytes + part.argvBytes;
     size_t totMem = clientMemoryUsage(c);
     /* Redis shows the running command for the client running it. */
     const Command *last = (c->flags & CLIENT_EXECUTING) && c->cmd ? c->cmd : c->lastcmd;
@@ -81,8 +87,8 @@ static sds catClientInfo(sds s, const Client *c) {
                      " db=%d sub=%ld psub=%ld ssub=%ld multi=%d qbuf=%zu qbuf-free=%zu argv-mem=%zu"
                      " multi-mem=%zu rbs=%d rbp=%d obl=%zu oll=%lu omem=%zu tot-mem=%zu events=%s"
                      " cmd=%s user=%s redir=%lld resp=%d\n",
-                     c->db ? c->db->id : 0, sub, psub, ssub, multi, qbuf, qbufFree, c->argvBytes,
-                     multiMem, CLIENT_REPLY_BUF, (int)(c->bufpos > c->bufPeak ? c->bufpos : c->bufPeak), c->bufpos,
+                     c->db ? c->db->id : 0, sub, psub, ssub, multi, qbuf, qbufFree, argvMem,
+                     multiMem, (int)c->bufSize, (int)(c->bufpos > c->bufPeak ? c->bufpos : c->bufPeak), c->bufpos,
                      c->replyBlocks,
                      c->replyBytes, totMem, events,
                      last ? (last->fullname ? last->fullname : last->name) : "NULL", aclClientUserName(c),

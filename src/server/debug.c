@@ -1,7 +1,7 @@
 /* debug.c -- DEBUG: SLEEP, SET-ACTIVE-EXPIRE, OBJECT, LOG, POPULATE, DIGEST,
  * DIGEST-VALUE, RELOAD, SET-DISABLE-DENY-SCRIPTS, CHANGE-REPL-ID, the list
- * layouts (QUICKLIST-PACKED-THRESHOLD, LISTPACK, QUICKLIST), HELP; and
- * REPLYBUFFER, refused (the reply buffer is never resized).  Also the
+ * layouts (QUICKLIST-PACKED-THRESHOLD, LISTPACK, QUICKLIST), HELP;
+ * REPLYBUFFER (the reply buffer's resizing) and CLIENT-EVICTION.  Also the
  * crashes (SEGFAULT, PANIC, ASSERT, OOM: core/crash.c reports them),
  * SET-SKIP-CHECKSUM-VALIDATION, PAUSE-CRON, REPLICATE, AOF-FLUSH-SLEEP,
  * MALLCTL / MALLCTL-STR (jemalloc builds only; without jemalloc they are
@@ -39,6 +39,7 @@
 #include "core/effects.h"
 #include "core/errors.h"
 #include "core/log.h"
+#include "core/net.h"
 #include "core/server.h"
 #include "db/db.h"
 #include "db/object.h"
@@ -55,6 +56,7 @@
 #include "persist/persist.h"
 #include "persist/rdb.h"
 #include "script/script.h"
+#include "server/maxmemory.h"
 #include "server/shutdown.h"
 #include "repl/repl.h"
 
@@ -111,18 +113,38 @@ static void debugSleep(Client *c) {
 }
 
 /* DEBUG REPLYBUFFER PEAK-RESET-TIME <ms|never|reset> | RESIZING <0|1>:
- * Redis's knobs for its reply buffer's resizing.  Cairn's reply buffer
- * has a fixed size (CLIENT LIST rbs) and is never resized, so there is
- * nothing for them to control: refused, not accepted without effect.
- * Other actions get Redis's error. */
+ * the reply buffer's resizing knobs (core/net.c).  As Redis: a negative
+ * time is "never", RESIZING takes any text (not 0 when it reads as a
+ * non-zero integer); other actions get the unknown-subcommand error. */
 static void debugReplybuffer(Client *c) {
-    if (!strcasecmp(c->argv[2], "peak-reset-time") || !strcasecmp(c->argv[2], "resizing")) {
-        replyErrorFormat(c, "ERR DEBUG REPLYBUFFER is not supported: the reply buffer has a fixed size of %d bytes "
-                            "and is never resized",
-                         CLIENT_REPLY_BUF);
+    if (!strcasecmp(c->argv[2], "peak-reset-time")) {
+        long long ms;
+        if (!strcasecmp(c->argv[3], "never")) {
+            ms = -1;
+        } else if (!strcasecmp(c->argv[3], "reset")) {
+            ms = NET_REPLY_PEAK_RESET_DEFAULT_MS;
+        } else if (getLongLongOrReply(c, c->argv[3], &ms, NULL) == -1) {
+            return;
+        }
+        netReplyBufferPeakResetMs = ms;
+    } else if (!strcasecmp(c->argv[2], "resizing")) {
+        netReplyBufferResizing = atoi(c->argv[3]) != 0;
+    } else {
+        replySubcommandSyntaxError(c);
         return;
     }
-    replySubcommandSyntaxError(c);
+    replyOk(c);
+}
+
+/* DEBUG CLIENT-EVICTION: client eviction's memory buckets (maxmemory.c). */
+static void debugClientEviction(Client *c) {
+    sds report = maxmemoryClientEvictionReport();
+    if (!report) {
+        replyError(c, "maxmemory-clients is disabled.");
+        return;
+    }
+    replyVerbatim(c, report, sdsLen(report), "txt");
+    sdsFree(report);
 }
 
 static void debugSetDisableDenyScripts(Client *c) {
@@ -327,8 +349,13 @@ static void debugHelp(Client *c) {
         "SET-ACTIVE-EXPIRE <0|1>",
         "    0 stops expiring keys in the background (they still expire on access);",
         "    1 turns background expiry back on.",
-        "REPLYBUFFER PEAK-RESET-TIME <ms|never|reset> | RESIZING <0|1>",
-        "    Refused: Cairn's reply buffer has a fixed size and is never resized.",
+        "REPLYBUFFER PEAK-RESET-TIME <ms|never|reset>",
+        "    How often (ms) each client's reply buffer peak is reset; NEVER keeps the",
+        "    peak seen, RESET brings back the default (5000).",
+        "REPLYBUFFER RESIZING <0|1>",
+        "    0 stops resizing reply buffers (and resetting their peaks) from cron; 1 resumes.",
+        "CLIENT-EVICTION",
+        "    Show the client eviction buckets: their size range, memory and clients.",
         "SET-DISABLE-DENY-SCRIPTS <0|1>",
         "    1 lets scripts call commands flagged noscript (tests only).",
         "CHANGE-REPL-ID",
@@ -853,6 +880,7 @@ static const DebugAction actions[] = {
     {"digest-value", 2, INT_MAX, debugDigestValue},
     {"reload", 2, 5, debugReload},
     {"replybuffer", 4, 4, debugReplybuffer},
+    {"client-eviction", 2, 2, debugClientEviction},
     {"set-disable-deny-scripts", 3, 3, debugSetDisableDenyScripts},
     {"change-repl-id", 2, 2, debugChangeReplId},
     {"loadaof", 2, 2, debugLoadaof},

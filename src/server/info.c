@@ -104,7 +104,9 @@ static sds infoClients(sds s) {
     size_t maxIn = 0, maxOut = 0;
     long long blocked = 0, tracking = 0;
     for (Client *c = server.net.clients; c; c = c->nextClient) {
-        size_t in = c->querybuf ? sdsAllocSize(c->querybuf) : 0;
+        ProtoPartial part; /* a big argument being read counts as Redis's query buffer sized for it */
+        c->proto->partial(c->protoState, &part);
+        size_t in = (c->querybuf ? sdsAllocSize(c->querybuf) : 0) + part.bulkDeclared;
         size_t out = c->replyBytes;
         if (in > maxIn) maxIn = in;
         if (out > maxOut) maxOut = out;
@@ -269,8 +271,8 @@ static sds infoStats(sds s) {
                         "total_writes_processed:%lld\r\n"
                         "io_threaded_reads_processed:0\r\n"
                         "io_threaded_writes_processed:0\r\n"
-                        "reply_buffer_shrinks:0\r\n"
-                        "reply_buffer_expands:0\r\n",
+                        "reply_buffer_shrinks:%lld\r\n"
+                        "reply_buffer_expands:%lld\r\n",
                         st->numConnections, st->numCommands, statsInstantaneousOps(), st->netInputBytes,
                         st->netOutputBytes, statsInstantaneousInputKbps(), statsInstantaneousOutputKbps(),
                         st->rejectedConns, replStatSyncs(0), replStatSyncs(1), replStatSyncs(2), dbStats.expiredKeys, dbStats.expiredStalePerc * 100,
@@ -281,7 +283,7 @@ static sds infoStats(sds s) {
                         st->unexpectedErrorReplies, st->totalErrorReplies,
                         rdbPayloadSanitizations,
                         st->totalReadsProcessed,
-                        st->totalWritesProcessed);
+                        st->totalWritesProcessed, st->replyBufferShrinks, st->replyBufferExpands);
 }
 
 /* --- Replication --- */

@@ -24,6 +24,7 @@
 #include "server/multi.h"
 #include "server/pubsub.h"
 #include "server/stats.h"
+#include "server/tracking.h"
 
 /* --- key eviction --- */
 
@@ -84,11 +85,37 @@ static long long evictTimerProc(EventLoop *loop, long long id, void *data) {
     }
     EvictParams p;
     fillParams(&p);
-    int rc = safeToEvict() ? evictRun(server.db, server.cfg.databases, &p) : EVICT_RUNNING;
+    int rc = EVICT_RUNNING;
+    if (safeToEvict()) {
+        if (!exceededSinceUs && evictOverLimit(&p, NULL, NULL)) exceededSinceUs = ustime();
+        rc = evictRun(server.db, server.cfg.databases, &p);
+    }
     if (rc == EVICT_RUNNING) return 0;
     timerRunning = 0;
     if (rc == EVICT_OK) exceededEnd();
     return -1;
+}
+
+/* CONFIG SET maxmemory: Redis warns when the new limit is under the memory
+ * counted, and starts the eviction timer, so eviction (and its `evicted`
+ * events) begins right after the command, not at the next one a client
+ * sends.  The timer ends itself once memory is under the limit. */
+static void applyMaxmemory(void) {
+    if (!server.cfg.maxmemory) return;
+    EvictParams p;
+    fillParams(&p);
+    size_t used;
+    evictOverLimit(&p, &used, NULL);
+    if (server.cfg.maxmemory < used)
+        serverLog(LL_WARNING,
+                  "WARNING: the new maxmemory value set via CONFIG SET (%llu) is smaller than the current memory "
+                  "usage (%zu). This will result in key eviction and/or the inability to accept new write commands "
+                  "depending on the maxmemory-policy.",
+                  server.cfg.maxmemory, used);
+    if (!timerRunning) {
+        timerRunning = 1;
+        eventAddTimer(server.loop, 0, evictTimerProc, NULL);
+    }
 }
 
 long long maxmemoryExceededTotalMs(void) {
@@ -131,9 +158,16 @@ int maxmemoryRefuseOrReplySlow(Client *c, Command *cmd) {
 /* --- client eviction --- */
 
 size_t clientMemoryUsage(const Client *c) {
-    return sizeof(Client) + (c->querybuf ? sdsAllocSize(c->querybuf) : 0) + c->argvBytes +
-           (size_t)c->argc * sizeof(sds) + c->replyBytes + multiQueuedBytes(c) + c->proto->spareBytes(c->protoState) +
-           c->proto->pendingBytes(c->protoState) + replClientPendingMemory(c);
+    /* A command being read: its arguments so far, and a big argument by
+     * its declared length (Redis sizes its query buffer for it at once). */
+    ProtoPartial part;
+    c->proto->partial(c->protoState, &part);
+    size_t pending = c->proto->pendingBytes(c->protoState);
+    if (part.bulkDeclared > pending) pending = part.bulkDeclared;
+    return sizeof(Client) + c->bufSize + (c->querybuf ? sdsAllocSize(c->querybuf) : 0) + c->argvBytes +
+           (size_t)c->argc * sizeof(sds) + part.argvBytes + (size_t)part.argc * sizeof(sds) + pending +
+           c->replyBytes + multiQueuedBytes(c) + c->proto->spareBytes(c->protoState) + replClientPendingMemory(c) +
+           multiWatchedMemory(c) + pubsubClientMemory(c) + trackingClientMemory(c);
 }
 
 /* Client eviction keeps its figures as it goes, as Redis 7.0 does, so a
@@ -143,11 +177,12 @@ size_t clientMemoryUsage(const Client *c) {
  * that figure.  `clientsTotal` sums the normal and pub/sub connections
  * (what the limit is about: not replicas nor the primary's link); those
  * that may be disconnected are also in a bucket per power of two of
- * their size (32 KB and below share the first), and eviction takes them
+ * their size, Redis's: below 32 KB the first, then [2^k, 2^(k+1)) from
+ * k = 15, and 4 GB or more ([2^32, ...)) the last; eviction takes them
  * from the highest bucket first.  Tracking stops (and forgets) at the
  * first cron tick after the limit is set back to 0. */
 #define BUCKET_MIN_LOG 15 /* 32 KB */
-#define BUCKET_MAX_LOG 33 /* 8 GB and more share the last */
+#define BUCKET_MAX_LOG 33 /* bit length: 4 GB and more share the last */
 #define NBUCKETS (BUCKET_MAX_LOG - BUCKET_MIN_LOG + 1)
 
 static Client *buckets[NBUCKETS];
@@ -159,7 +194,7 @@ static int clientCounted(const Client *c) {
 }
 
 static int bucketOf(size_t bytes) {
-    int log = bytes ? 63 - __builtin_clzll((unsigned long long)bytes) : 0;
+    int log = bytes ? 64 - __builtin_clzll((unsigned long long)bytes) : 0; /* bit length */
     if (log < BUCKET_MIN_LOG) log = BUCKET_MIN_LOG;
     if (log > BUCKET_MAX_LOG) log = BUCKET_MAX_LOG;
     return log - BUCKET_MIN_LOG;
@@ -242,6 +277,23 @@ int maxmemoryEvictClientsSlow(Client *current) {
     return evictedCurrent ? -1 : 0;
 }
 
+sds maxmemoryClientEvictionReport(void) {
+    if (!server.cfg.maxmemoryClients) return NULL;
+    if (!clientsTracked) clientsTrackingStart();
+    sds s = sdsEmpty();
+    for (int b = 0; b < NBUCKETS; b++) {
+        size_t bytes = 0;
+        unsigned long n = 0;
+        for (Client *c = buckets[b]; c; c = c->memNext, n++) bytes += c->memCounted;
+        size_t low = b ? (size_t)1 << (b + BUCKET_MIN_LOG - 1) : 0;
+        s = sdsCatPrintf(s, "bucket %10zu", low);
+        if (b == NBUCKETS - 1) s = sdsCat(s, "+            : ");
+        else s = sdsCatPrintf(s, " - %10zu: ", ((size_t)1 << (b + BUCKET_MIN_LOG)) - 1);
+        s = sdsCatPrintf(s, "tot-mem: %10zu, clients: %lu\n", bytes, n);
+    }
+    return s;
+}
+
 static void evictClientsBeforeSleep(void) { maxmemoryEvictClients(NULL); }
 
 /* Redis defers a key table's growth that would pass maxmemory while its
@@ -258,6 +310,7 @@ static int tableGrowAllowed(size_t moreBytes, double load) {
 void maxmemoryInit(void) {
     dbHooks.keyEvicted = keyEvicted;
     dbHooks.tableGrowAllowed = tableGrowAllowed;
+    configApplyMaxmemoryHook = applyMaxmemory;
     serverAddBeforeSleepHook(evictClientsBeforeSleep);
     serverAddCronHook(clientsTrackingCron);
     clientAddFreeHook(clientMemoryForget);
@@ -267,6 +320,12 @@ void maxmemoryInit(void) {
 
 void memoryOverhead(MemoryOverhead *m) {
     memset(m, 0, sizeof(*m));
+    /* The script figures first: they may create the Lua VM, whose memory
+     * must be in the total this reports (a server set to this figure
+     * plus a margin is not over it at the next command). */
+    ScriptMemoryInfo sm = {0};
+    evalMemoryInfo(&sm);
+    functionsMemoryInfo(&sm);
     m->total = xmallocUsed();
     m->peak = statsPeakMemory();
     if (m->peak < m->total) m->peak = m->total;
@@ -282,9 +341,6 @@ void memoryOverhead(MemoryOverhead *m) {
     m->replBacklog = replBacklogMemory();
     m->replBuffers = m->replBacklog + replReplicaOutputMemory();
     m->aofBuffer = aofBufferMemory();
-    ScriptMemoryInfo sm = {0};
-    evalMemoryInfo(&sm);
-    functionsMemoryInfo(&sm);
     m->luaCaches = sm.scriptsEval;
     m->functionsCaches = sm.functions;
     m->overheadTotal = m->startup + m->replBacklog + m->clientsReplicas + m->clientsNormal + m->aofBuffer +

@@ -47,6 +47,11 @@ static inline int maxmemoryEvictClients(Client *current) {
     return maxmemoryEvictClientsSlow(current);
 }
 
+/* DEBUG CLIENT-EVICTION's text: each bucket's size range, the memory of
+ * its clients and their count, as Redis prints them; NULL when
+ * maxmemory-clients is 0 (the caller frees the text). */
+sds maxmemoryClientEvictionReport(void);
+
 /* Bytes a client uses: the structure with its reply buffer, query buffer,
  * arguments, reply blocks, queued MULTI commands and the parser's spares
  * (CLIENT LIST tot-mem, client eviction). */

@@ -134,6 +134,11 @@ size_t multiQueuedBytes(const Client *c) {
     return ms ? ms->bytes : 0;
 }
 
+size_t multiWatchedMemory(const Client *c) {
+    const WatchState *ws = c->watchState;
+    return ws ? sizeof(*ws) + (size_t)ws->cap * sizeof(Watch *) + (size_t)ws->count * sizeof(Watch) : 0;
+}
+
 uint64_t multiQueuedFlags(const Client *c) {
     const MultiState *ms = c->multiState;
     return ms ? ms->flags : 0;

@@ -26,6 +26,9 @@ int multiQueuedCount(const Client *c);
 /* Memory of the queued argv (CLIENT LIST multi-mem=): the argument bytes
  * plus one pointer per argument, summed over the queue, as Redis counts. */
 size_t multiQueuedBytes(const Client *c);
+/* Bytes c's WATCH records hold: part of its memory (CLIENT LIST tot-mem,
+ * client eviction), as Redis counts its watched keys. */
+size_t multiWatchedMemory(const Client *c);
 /* Union of the CMD_* flags of the queued commands (0 when none): CLIENT
  * PAUSE WRITE treats an EXEC that carries writes as a write. */
 uint64_t multiQueuedFlags(const Client *c);

@@ -34,6 +34,7 @@
 #include "core/command.h"
 #include "core/dispatch.h"
 #include "core/effects.h"
+#include "core/net.h"
 #include "core/server.h"
 #include "ds/alloc.h"
 #include "ds/glob.h"
@@ -260,6 +261,9 @@ static void deliver(Client *c, const sds m) {
         replyRaw(c, m, sdsLen(m));
     }
     replyPushEnd(c, saved);
+    /* The subscriber is measured again with its new output, so client
+     * eviction (maxmemory-clients) sees it before key eviction does. */
+    if (netClientMemoryHook) netClientMemoryHook(c);
 }
 
 static long deliverTarget(const Target *t, const sds m) {
@@ -305,6 +309,16 @@ long pubsubPublish(const char *channel, size_t clen, const char *msg, size_t mle
 size_t pubsubChannelCount(void) { return htabSize(&targets[KIND_CHANNEL]); }
 size_t pubsubPatternCount(void) { return htabSize(&targets[KIND_PATTERN]); }
 size_t pubsubShardChannelCount(void) { return htabSize(&targets[KIND_SHARD]); }
+
+size_t pubsubClientMemory(const Client *c) {
+    const PubsubState *st = c->pubsubState;
+    if (!st) return 0;
+    size_t bytes = sizeof(*st);
+    for (int k = 0; k < KIND_COUNT; k++)
+        bytes += htabSize(&st->kinds[k].byName) * (sizeof(Sub) + sizeof(Sub *)) +
+                 htabBuckets(&st->kinds[k].byName) * sizeof(void *);
+    return bytes;
+}
 
 void pubsubClientCounts(const Client *c, long *sub, long *psub, long *ssub) {
     *sub = kindCount(c, KIND_CHANNEL);

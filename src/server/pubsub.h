@@ -27,6 +27,10 @@ size_t pubsubShardChannelCount(void);
 
 /* CLIENT LIST sub= psub= ssub=. */
 void pubsubClientCounts(const Client *c, long *sub, long *psub, long *ssub);
+/* Bytes c's subscriptions hold (its part of each: entry, slot in the
+ * target's subscriber list, its table): part of its memory (CLIENT LIST
+ * tot-mem, client eviction), as Redis counts them. */
+size_t pubsubClientMemory(const Client *c);
 
 /* Whether test answers 1 for any of c's subscriptions (channels, patterns
  * with isPattern 1, shard channels), in subscription order per kind.  ACL

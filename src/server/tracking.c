@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "core/dispatch.h"
+#include "core/net.h"
 #include "core/server.h"
 #include "ds/alloc.h"
 #include "ds/htab.h"
@@ -55,6 +56,7 @@ typedef struct TrackingState {
     unsigned opts;     /* TRK_* */
     sds *prefixes;     /* BCAST prefixes, sorted bytewise */
     int numPrefixes;
+    size_t prefixBytes; /* what the prefixes cost this client (its memory) */
 } TrackingState;
 
 /* A key read by tracking clients. */
@@ -174,6 +176,8 @@ static void sendTrackingMessage(Client *c, const char *proto, size_t len) {
     }
     replyRaw(dst, proto, len);
     replyPushEnd(dst, saved);
+    /* Its output grew: client eviction counts it now (as Redis does). */
+    if (netClientMemoryHook) netClientMemoryHook(dst);
 }
 
 static void sendKey(Client *c, const char *key, size_t len) {
@@ -305,6 +309,8 @@ static void addClientPrefix(Client *c, const char *p, size_t len) {
     memmove(ts->prefixes + lo + 1, ts->prefixes + lo, (size_t)(ts->numPrefixes - lo) * sizeof(sds));
     ts->prefixes[lo] = sdsNewLen(p, len);
     ts->numPrefixes++;
+    /* Its string, its slot here and in the prefix's client list. */
+    ts->prefixBytes += sdsAllocSize(ts->prefixes[lo]) + sizeof(sds) + sizeof(Client *);
 
     int at = findPrefix(p, len);
     BcastPrefix *bp;
@@ -553,6 +559,11 @@ void trackingInit(void) {
 
 unsigned long long trackingTotalKeys(void) { return htabSize(&table); }
 unsigned long long trackingTotalItems(void) { return totalItems; }
+size_t trackingClientMemory(const Client *c) {
+    const TrackingState *ts = c->trackingState;
+    return ts ? sizeof(*ts) + ts->prefixBytes : 0;
+}
+
 unsigned long long trackingTotalPrefixes(void) { return (unsigned long long)numPrefixes; }
 
 long long trackingClientRedirect(const Client *c) {

@@ -29,6 +29,9 @@ void trackingInvalidateKey(Client *c, Db *db, const char *key, size_t len);
 unsigned long long trackingTotalKeys(void);
 unsigned long long trackingTotalItems(void);
 unsigned long long trackingTotalPrefixes(void);
+/* Bytes c's tracking state holds (its BCAST prefixes): part of its memory
+ * (CLIENT LIST tot-mem, client eviction), as Redis counts them. */
+size_t trackingClientMemory(const Client *c);
 
 /* CLIENT LIST: redir= (-1 when not tracking, 0 without redirection) and the
  * extra flag letters 'R' (broken redirection) and 'B' (BCAST). */

@@ -401,19 +401,6 @@ def test_debug_subcommands_as_redis(request):
     assert "master_replid2:" + "0" * 40 in info
 
 
-def test_debug_replybuffer_is_refused(request):
-    """Redis's reply-buffer resizing knobs: Cairn's buffer has a fixed size
-    and is never resized, so it refuses them rather than accept them
-    without effect (Redis answers OK)."""
-    a = raw(request.getfixturevalue("start_server")(enable_debug_command="yes"))
-    for cmd in (("DEBUG", "REPLYBUFFER", "RESIZING", "0"), ("DEBUG", "REPLYBUFFER", "resizing", "1"),
-                ("DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "never"),
-                ("DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "100")):
-        with pytest.raises(redis.ResponseError, match="REPLYBUFFER is not supported"):
-            a.execute_command(*cmd)
-    assert b"Refused" in b"".join(a.execute_command("DEBUG", "HELP"))
-
-
 def client_field(r, name):
     line = r.execute_command("CLIENT", "INFO")
     line = line.decode() if isinstance(line, bytes) else line
@@ -434,8 +421,6 @@ def test_client_list_rbp_is_the_reply_buffer_peak(request, kind):
         return client_field(r, "rbp") >= 10000
     wait_for(peak_seen, timeout=30, what="rbp after a 10 KB reply")
     assert client_field(r, "rbp") <= client_field(r, "rbs")
-    if kind == "cairn":  # Redis starts a client's peak at the buffer's size
-        assert client_field(srv.client(), "rbp") < 10000
 
 
 @pytest.mark.parametrize("shape", ["hash", "set", "zset", "list", "small_hashes"])

@@ -28,6 +28,19 @@ static void test_empty(void **state) {
     cvFree(&v); /* twice is harmless */
 }
 
+static void test_small_first_chunk(void **state) {
+    (void)state;
+    ChunkVec v = {0};
+    cvPush(&v, tag(0));
+    /* One slot costs the first chunk's few bytes and the directory. */
+    assert_true(cvBytes(&v) <= CHUNKVEC_FIRST * sizeof(void *) + 8 * sizeof(void **));
+    for (uint32_t i = 1; i < 100; i++) assert_int_equal(cvPush(&v, tag(i)), i);
+    for (uint32_t i = 0; i < 100; i++) assert_ptr_equal(cvGet(&v, i), tag(i));
+    assert_true(cvBytes(&v) < 2048);
+    assert_int_equal(v.nchunks, 1);
+    cvFree(&v);
+}
+
 static void test_boundaries(void **state) {
     (void)state;
     ChunkVec v = {0};
@@ -37,8 +50,9 @@ static void test_boundaries(void **state) {
         assert_int_equal(cvPush(&v, tag(i)), i);
         assert_int_equal(v.count, i + 1);
         assert_int_equal(v.nchunks, i / CHUNKVEC_SLOTS + 1);
-        if (i == 0) firstChunk = v.chunks[0];
-        assert_ptr_equal(v.chunks[0], firstChunk); /* never moves */
+        /* The first chunk grows in place until full, then never moves. */
+        if (i == CHUNKVEC_SLOTS - 1) firstChunk = v.chunks[0];
+        if (i >= CHUNKVEC_SLOTS - 1) assert_ptr_equal(v.chunks[0], firstChunk);
     }
     for (uint32_t i = 0; i < n; i++) assert_ptr_equal(cvGet(&v, i), tag(i));
     cvSet(&v, CHUNKVEC_SLOTS, tag(7));
@@ -108,6 +122,7 @@ static void test_directory_shrinks(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_small_first_chunk),
         cmocka_unit_test(test_boundaries),
         cmocka_unit_test(test_random_model),
         cmocka_unit_test(test_directory_shrinks),
