@@ -967,9 +967,11 @@ static const char *checkScriptCommand(ScriptRun *run, Command *cmd, int argc, sd
         const char *denied = aclCheck(run->caller, cmd, argc, argv);
         if (denied) return denied;
     }
+    /* A read-only script may not run what may replicate either (PUBLISH,
+     * PFCOUNT): that is what lets it run during CLIENT PAUSE WRITE. */
+    if ((cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)) && (run->readOnly || (run->flags & SCRIPT_FLAG_NO_WRITES)))
+        return "ERR Write commands are not allowed from read-only scripts.";
     if (cmd->flags & CMD_WRITE) {
-        if (run->readOnly || (run->flags & SCRIPT_FLAG_NO_WRITES))
-            return "ERR Write commands are not allowed from read-only scripts.";
         if (serverReplicaWriteErrorHook) {
             const char *repl = serverReplicaWriteErrorHook();
             if (repl) return repl;

@@ -37,6 +37,7 @@
 #include "ds/alloc.h"
 #include "ds/htab.h"
 #include "ds/siphash.h"
+#include "script/script.h"
 
 /* --- state --- */
 
@@ -118,7 +119,7 @@ static void queueCommand(Client *c, Command *cmd) {
     q->cmd = cmd;
     q->argc = c->argc;
     q->argv = c->argv;
-    ms->flags |= cmd->flags;
+    ms->flags |= scriptCommandFlags(c, cmd); /* a script's declared flags, as Redis queues them */
     ms->bytes += c->argvBytes + sizeof(sds) * (size_t)q->argc;
     c->argv = NULL;
     c->argc = 0;
