@@ -45,6 +45,28 @@ void dispatchRejectCommand(Client *c, const char *err) {
     replyError(c, err);
 }
 
+/* total_error_replies when the current call began or its last nested call
+ * ended (Redis's point of reference for failed_calls). */
+static long long errorMark;
+
+void dispatchForgetErrors(void) { errorMark = server.stats.totalErrorReplies; }
+
+static DispatchAfterCall **unblockHooks;
+static int unblockHookCount;
+
+void dispatchAddUnblockHook(DispatchAfterCall *fn) {
+    unblockHooks = xrealloc(unblockHooks, sizeof(*unblockHooks) * (size_t)(unblockHookCount + 1));
+    unblockHooks[unblockHookCount++] = fn;
+}
+
+void dispatchBlockedDone(Client *c, long long usec, int failed) {
+    Command *cmd = c->lastcmd;
+    if (!cmd) return;
+    cmd->stats.usec += usec;
+    if (failed) cmd->stats.failedCalls++;
+    for (int i = 0; i < unblockHookCount; i++) unblockHooks[i](c, cmd, usec);
+}
+
 static const long long noOffset;
 const long long *dispatchWaitOffset = &noOffset;
 
@@ -54,6 +76,7 @@ void callCommand(Client *c, Command *cmd) {
     effectsEnter(&frame);
     c->cmd = cmd;
     c->errorReplied = 0;
+    errorMark = server.stats.totalErrorReplies;
     c->flags |= CLIENT_EXECUTING;
     Client *prev = server.net.current;
     server.net.current = c;
@@ -69,7 +92,14 @@ void callCommand(Client *c, Command *cmd) {
     c->flags &= ~CLIENT_EXECUTING;
     cmd->stats.calls++;
     cmd->stats.usec += duration;
-    if (c->errorReplied) cmd->stats.failedCalls++;
+    /* Failed: an error counted since the call began or since its last
+     * nested call ended (also one replied to another client, as CLIENT
+     * UNBLOCK ERROR's), or an error of its own not counted again (a script
+     * passing on a command's error).  So a command failing inside EXEC or
+     * a script fails itself, not EXEC or the script, as in Redis. */
+    if (c->errorReplied || server.stats.totalErrorReplies > errorMark) cmd->stats.failedCalls++;
+    errorMark = server.stats.totalErrorReplies;
+    if (prev) prev->errorReplied = 0;
     /* The unit's effects leave before the after-call hooks serve blocked
      * clients, whose pops are units of their own. */
     effectsLeave(&frame, c, cmd, server.dirty - dirtyBefore, prev == NULL);

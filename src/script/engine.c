@@ -1004,6 +1004,19 @@ static void logCheckError(const char *err) {
     }
 }
 
+/* Counts a refused call's error in INFO errorstats and total_error_replies
+ * (replied to the script's client with no sink: nothing is sent). */
+static void countRefusal(Client *fake, const char *err) {
+    unsigned flags = fake->flags;
+    ReplySink *sink = fake->sink;
+    fake->flags |= CLIENT_REPLY_SINK;
+    fake->sink = NULL;
+    replyError(fake, err);
+    dispatchForgetErrors();
+    fake->flags = flags;
+    fake->sink = sink;
+}
+
 static int redisCallGeneric(lua_State *L, int raise) {
     ScriptRun *run = currentRun;
     int argc = lua_gettop(L);
@@ -1031,12 +1044,18 @@ static int redisCallGeneric(lua_State *L, int raise) {
     err = checkScriptCommand(run, cmd, argc, argv);
     if (err) {
         if (ldbLogCalls) logCheckError(err);
-        /* A known command refused here counts as rejected, as on Redis. */
+        /* A known command refused here counts as rejected, and the error
+         * in errorstats at once (even if the script swallows it), as on
+         * Redis; the error table says so, so that returning it does not
+         * count it again. */
         if (cmd) cmd->stats.rejectedCalls++;
+        countRefusal(run->fake, err);
         freeArgs(argv, argc);
         if (argv != small) xfree(argv);
         if (err[0] == '-') err++;
         pushErrorTable(L, err, strlen(err));
+        lua_pushboolean(L, 1);
+        setSlotField(L, -2, SLOT_ERR_COUNTED);
         return raise ? lua_error(L) : 1;
     }
     Client *fake = run->fake;

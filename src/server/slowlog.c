@@ -6,7 +6,10 @@
  * callCommand counts, including each command EXEC runs (EXEC itself is
  * flagged skip-slowlog, as Redis).  Not recorded: commands flagged
  * CMD_SKIP_SLOWLOG, a client that just blocked (its command has not
- * finished), and the scripting pseudo-client.  The list is newest first;
+ * finished), and the scripting pseudo-client.  A blocked command is
+ * recorded when it is served (with the time serving it took) or unblocked
+ * by CLIENT UNBLOCK (its argv already released: an entry with no
+ * arguments, as Redis 7.0 logs it), not when it times out.  The list is newest first;
  * ids keep increasing across SLOWLOG RESET.  A shorter slowlog-max-len takes
  * effect at the next recorded entry, as in Redis.
  *
@@ -86,10 +89,10 @@ static void slowlogReset(void) {
     while (oldest) dropOldest();
 }
 
-static void slowlogAfterCall(Client *c, Command *cmd, long long usec) {
+static void slowlogPush(Client *c, Command *cmd, long long usec) {
     long long threshold = server.cfg.slowlogLogSlowerThan;
     if (threshold < 0 || usec < threshold) return;
-    if ((cmd->flags & CMD_SKIP_SLOWLOG) || (c->flags & (CLIENT_BLOCKED | CLIENT_LUA))) return;
+    if ((cmd->flags & CMD_SKIP_SLOWLOG) || (c->flags & CLIENT_LUA)) return;
     SlowlogEntry *e = entryCreate(c, usec);
     e->next = newest;
     if (newest) newest->prev = e;
@@ -99,7 +102,14 @@ static void slowlogAfterCall(Client *c, Command *cmd, long long usec) {
     while (length > server.cfg.slowlogMaxLen) dropOldest();
 }
 
-void slowlogInit(void) { dispatchAddAfterCall(slowlogAfterCall); }
+static void slowlogAfterCall(Client *c, Command *cmd, long long usec) {
+    if (!(c->flags & CLIENT_BLOCKED)) slowlogPush(c, cmd, usec);
+}
+
+void slowlogInit(void) {
+    dispatchAddAfterCall(slowlogAfterCall);
+    dispatchAddUnblockHook(slowlogPush);
+}
 
 static void replyEntry(Client *c, const SlowlogEntry *e) {
     replyArrayLen(c, 6);

@@ -205,6 +205,7 @@ int blockingUnblockClient(Client *c, int error) {
     if (error) replyError(c, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
     else replyTimedOut(c);
     unblockClient(c);
+    dispatchBlockedDone(c, 0, 1); /* failed either way, argv gone: as Redis 7.0 counts it */
     return 1;
 }
 
@@ -302,9 +303,12 @@ static void serveKey(Db *db, const sds key) {
         BlockState *bs = c->blockState;
         /* Each client served is a unit of effects of its own. */
         effectsHold();
+        long long errors = server.stats.totalErrorReplies, start = ustime();
         int served = bs->serve(c, db, key, sdsLen(key));
         effectsRelease();
         if (served) {
+            /* Its stats and slow-log entry (dispatch.h), argv still set. */
+            dispatchBlockedDone(c, ustime() - start, server.stats.totalErrorReplies != errors);
             unblockClient(c);
         } else if (kw->count > 1) {
             /* Rotate the head to the tail. */

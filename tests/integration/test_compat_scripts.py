@@ -159,3 +159,223 @@ def test_no_writes_script_runs_during_pause_and_expires_nothing(start_server, st
         assert got == want, "%r: cairn %r, redis %r" % (cmds, got, want)
         assert got[1].endswith(b":2\r\n" + MARK)
 
+
+# --- item 24: INFO commandstats / errorstats and the slow log ---
+
+def raw_client(srv):
+    """A client whose replies are not parsed (INFO stays text)."""
+    r = srv.client()
+    r.response_callbacks.clear()
+    return r
+
+
+def stat_lines(r, section):
+    """INFO section as {field: value}, commandstats without the timings."""
+    out = {}
+    for line in r.execute_command("INFO", section).decode().splitlines():
+        if ":" not in line:
+            continue
+        k, v = line.split(":", 1)
+        if section == "commandstats":
+            v = ",".join(f for f in v.split(",") if not f.startswith("usec"))
+        out[k] = v
+    return out
+
+
+def error_stats(r):
+    """commandstats (but INFO's own, polled as often as needed), errorstats
+    and total_error_replies of r."""
+    total = stat_lines(r, "stats")["total_error_replies"]
+    cmds = stat_lines(r, "commandstats")
+    cmds.pop("cmdstat_info", None)
+    return cmds, stat_lines(r, "errorstats"), total
+
+
+def fresh(r):
+    r.execute_command("CLIENT", "UNPAUSE")
+    r.execute_command("FLUSHALL")
+    r.execute_command("FUNCTION", "FLUSH")
+    r.execute_command("SCRIPT", "FLUSH")
+    r.execute_command("CONFIG", "SET", "maxmemory", "0")
+    r.execute_command("CONFIG", "RESETSTAT")
+
+
+FLIB = """#!lua name=l
+redis.register_function('f', function(k, a) return redis.call('incr', 's') end)
+redis.register_function('g', function(k, a) return redis.pcall('incr', 's') end)
+redis.register_function('w', function(k, a) return redis.call('set', 'a', 'b') end)
+redis.register_function{function_name='r', flags={'no-writes'},
+    callback=function(k, a) return redis.pcall('set', 'a', 'b') end}
+"""
+
+ERROR_CASES = [
+    # Refused before running (rejected_calls) or failing as they ran.
+    [("GET",), ("SET", "a"), ("CLIENT", "NOSUCH"), ("NOSUCHCMD",), ("CONFIG", "GET")],
+    [("LPUSH", "l", "a"), ("GET", "l"), ("INCR", "l"), ("SET", "s", "x"), ("INCR", "s")],
+    [("SET", "a", "1", "EX", "-1"), ("GETEX", "a", "EX", "0"), ("SETRANGE", "a", "-1", "x"),
+     ("INCRBYFLOAT", "a", "nan"), ("SORT", "a", "BY"), ("BITFIELD", "a", "GET", "u99", "0"),
+     ("OBJECT", "ENCODING", "nokey"), ("XADD", "x", "0-0", "a", "b"), ("BLPOP", "a", "-1"),
+     ("ZADD", "z", "xx", "nx", "1", "a"), ("SELECT", "99"), ("CONFIG", "SET", "nosuch", "1")],
+    [("AUTH", "x"), ("AUTH", "a", "b"), ("HELLO", "4")],
+    # Transactions: EXEC fails only by its own error (EXECABORT, no MULTI).
+    [("SET", "s", "x"), ("MULTI",), ("GET", "s"), ("INCR", "s"), ("EXEC",)],
+    [("SET", "s", "x"), ("MULTI",), ("INCR", "s"), ("GET", "s"), ("EXEC",)],
+    [("MULTI",), ("GET",), ("EXEC",)],
+    [("MULTI",), ("NOSUCH",), ("SET", "a", "b"), ("EXEC",)],
+    [("EXEC",), ("DISCARD",), ("MULTI",), ("MULTI",), ("WATCH", "x"), ("EXEC",)],
+    [("WATCH", "a"), ("SET", "a", "1"), ("MULTI",), ("GET", "a"), ("EXEC",)],
+    [("MULTI",), ("EVALSHA", "0" * 40, 0), ("EXEC",)],
+    [("MULTI",), ("BLPOP", "l", 0), ("BLMOVE", "l", "m", "LEFT", "RIGHT", 0), ("EXEC",)],
+    [("SET", "s", "x"), ("MULTI",), ("EVAL", "return redis.pcall('incr','s')", 0),
+     ("EVAL", "return redis.call('incr','s')", 0), ("EXEC",)],
+    [("MULTI",), ("EVAL", "error('x')", 0), ("EXEC",)],
+    # NOSCRIPT and script errors.
+    [("EVALSHA", "0" * 40, 0), ("EVALSHA_RO", "0" * 40, 0), ("FCALL", "nf", 0)],
+    [("EVAL", "error('boom')", 0), ("EVAL", "return redis.error_reply('MY err')", 0),
+     ("EVAL", "return {err='X y'}", 0), ("EVAL", "retur 1", 0), ("EVAL", "return 1", "x"),
+     ("EVAL", "return redis.status_reply('OK')", 0), ("EVAL_RO", "#!lua\nreturn 1", 0)],
+    # Commands a script calls: failing as they run, or refused (counted at
+    # once, even when the script swallows the error).
+    [("SET", "s", "x"), ("EVAL", "return redis.call('incr','s')", 0),
+     ("EVAL", "return redis.pcall('incr','s')", 0), ("EVAL", "redis.pcall('incr','s') return 1", 0)],
+    [("EVAL", "return redis.call('get')", 0), ("EVAL", "return redis.pcall('get')", 0),
+     ("EVAL", "redis.pcall('get') return 1", 0)],
+    [("EVAL", "return redis.call('nosuch')", 0), ("EVAL", "return redis.pcall('nosuch')", 0),
+     ("EVAL", "redis.pcall('nosuch') return 1", 0)],
+    [("EVAL", "return redis.pcall('eval','return 1',0)", 0), ("EVAL", "return redis.call('multi')", 0),
+     ("EVAL", "redis.pcall('multi') return 1", 0)],
+    [("EVAL", "#!lua flags=no-writes\nreturn redis.pcall('set','a','b')", 0),
+     ("EVAL_RO", "return redis.call('set','a','b')", 0),
+     ("EVAL_RO", "redis.pcall('publish','a','b') return 1", 0)],
+    [("EVAL", "local t = redis.pcall('get'); local u = redis.pcall('nosuch'); return redis.pcall('incr','x')", 0)],
+    [("EVAL", "return redis.pcall()", 0), ("EVAL", "return redis.pcall({})", 0),
+     ("EVAL", "return redis.call('get', {})", 0), ("EVAL", "redis.pcall('get', {}) return 1", 0)],
+    [("EVAL", "return redis.pcall('select', 99)", 0), ("EVAL", "redis.pcall('select', 99) return 1", 0),
+     ("EVAL", "return redis.pcall('blpop', 'l', 0)", 0)],
+    [("FUNCTION", "LOAD", FLIB), ("SET", "s", "x"), ("FCALL", "f", 0), ("FCALL", "g", 0),
+     ("FCALL_RO", "f", 0), ("FCALL_RO", "w", 0), ("FCALL", "r", 0), ("FCALL_RO", "r", 0)],
+    # ACL denials, at top level and inside a script.
+    [("ACL", "SETUSER", "u", "on", "nopass", "+eval", "+get", "+auth", "~k*"), ("AUTH", "u", "x"),
+     ("GET", "a"), ("GET", "ka"), ("SET", "ka", "b"), ("EVAL", "return redis.pcall('set','ka','b')", 0),
+     ("EVAL", "return redis.call('get','a')", 0), ("EVAL", "redis.pcall('set','ka','b') return 1", 0),
+     ("AUTH", "default", "x")],
+    # Out of memory, at top level, in MULTI and in scripts.
+    [("CONFIG", "SET", "maxmemory", "1"), ("SET", "a", "b"), ("MULTI",), ("SET", "a", "b"), ("EXEC",),
+     ("EVAL", "#!lua\nreturn 1", 0), ("EVAL", "return redis.call('set','a','b')", 0),
+     ("EVAL", "return redis.pcall('set','a','b')", 0), ("EVAL", "redis.pcall('set','a','b') return 1", 0),
+     ("CONFIG", "SET", "maxmemory", "0")],
+    [("MULTI",), ("CONFIG", "SET", "maxmemory", "1"), ("SET", "a", "b"), ("EXEC",),
+     ("CONFIG", "SET", "maxmemory", "0")],
+    # Errors nobody reads are counted all the same.
+    [("CLIENT", "REPLY", "OFF"), ("INCR", "nokey"), ("SET", "s", "x"), ("INCR", "s"), ("CLIENT", "REPLY", "ON")],
+    [("SCRIPT", "KILL"), ("FUNCTION", "KILL")],
+]
+
+
+def test_errorstats_and_commandstats_match_redis(server, oracle):
+    for cmds in ERROR_CASES:
+        got = []
+        for srv in (server, oracle):
+            admin = raw_client(srv)
+            fresh(admin)
+            if cmds[0] == ("CLIENT", "REPLY", "OFF"):  # no replies to wait for
+                conn = srv.connect()
+                replies = [conn.send(b"".join(enc(*c) for c in cmds)).recv_until(b"+OK\r\n")]
+            else:
+                r = raw_client(srv)
+                replies = [run(r, *c) for c in cmds]
+            got.append((replies, error_stats(admin)))
+        (ra, sa), (rb, sb) = got
+        assert [str(x) for x in ra] == [str(x) for x in rb], cmds
+        assert sa == sb, "%r:\ncairn %r\nredis %r" % (cmds, sa, sb)
+
+
+def blocked_clients(r):
+    return int(stat_lines(r, "clients")["blocked_clients"])
+
+
+def wait_blocked(r, n):
+    for _ in range(500):
+        if blocked_clients(r) == n:
+            return
+        time.sleep(0.01)
+    raise AssertionError("blocked_clients never reached %d" % n)
+
+
+def blocked_outcome(srv, setup, block, actions):
+    """Block a client on `block`, run `actions` ("$ID" is its client id)
+    from another client; return its reply, the error stats, the slow log
+    (arguments and client name of each entry, its id masked) and the latency
+    histogram's call count of the blocking command."""
+    admin = raw_client(srv)
+    fresh(admin)
+    admin.execute_command("SLOWLOG", "RESET")
+    admin.execute_command("CONFIG", "SET", "slowlog-log-slower-than", "0")
+    for cmd in setup:
+        admin.execute_command(*cmd)
+    admin.execute_command("CONFIG", "RESETSTAT")
+    admin.execute_command("SLOWLOG", "RESET")
+    conn = srv.connect()
+    cid = conn.send(enc("CLIENT", "SETNAME", "blk") + enc("CLIENT", "ID")).recv_until(b"\r\n:")
+    cid = conn.recv_until(b"\r\n")[:-2].decode()
+    conn.send(enc(*block))
+    wait_blocked(admin, 1)
+    for cmd in actions:
+        run(admin, *[cid if a == "$ID" else a for a in cmd])
+    conn.sock.settimeout(10)
+    conn._fill()
+    reply = conn.buf
+    wait_blocked(admin, 0)
+    # (INFO polls, as many as it took, are left out.)
+    log = [([b"<id>" if a == cid.encode() else a for a in e[3]], e[5])
+           for e in admin.execute_command("SLOWLOG", "GET", -1) if e[3][:1] != [b"INFO"]]
+    hist = admin.execute_command("LATENCY", "HISTOGRAM", block[0])
+    calls = hist[1][1] if hist else 0
+    return reply, error_stats(admin), log, calls
+
+
+BLOCK_CASES = [
+    # Served: the slow log gets the blocked command, newer than the write.
+    ([], ("BLPOP", "l", 0), [("LPUSH", "l", "a")]),
+    ([], ("BZPOPMIN", "z", 0), [("ZADD", "z", 1, "a")]),
+    ([], ("BLMOVE", "l", "l", "LEFT", "RIGHT", 0), [("LPUSH", "l", "a")]),
+    ([], ("BLPOP", "l", 0), [("SET", "l", "x"), ("DEL", "l"), ("LPUSH", "l", "a")]),
+    # Served with an error: failed_calls and errorstats.
+    ([("SET", "d", "x")], ("BLMOVE", "l", "d", "LEFT", "RIGHT", 0), [("LPUSH", "l", "a")]),
+    ([("SET", "d", "x")], ("BRPOPLPUSH", "l", "d", 0), [("LPUSH", "l", "a")]),
+    ([("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")], ("XREADGROUP", "GROUP", "g", "c", "BLOCK", 0, "STREAMS", "s", ">"),
+     [("DEL", "s")]),
+    ([("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")], ("XREADGROUP", "GROUP", "g", "c", "BLOCK", 0, "STREAMS", "s", ">"),
+     [("XGROUP", "DESTROY", "s", "g")]),
+    ([("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")], ("XREADGROUP", "GROUP", "g", "c", "BLOCK", 0, "STREAMS", "s", ">"),
+     [("MULTI",), ("DEL", "s"), ("SET", "s", "x"), ("EXEC",)]),
+    # CLIENT UNBLOCK: failed either way, an entry without arguments.
+    ([], ("BLPOP", "l", 0), [("CLIENT", "UNBLOCK", "$ID")]),
+    ([], ("BLPOP", "l", 0), [("CLIENT", "UNBLOCK", "$ID", "ERROR")]),
+    ([], ("BZPOPMAX", "z", 0), [("CLIENT", "UNBLOCK", "$ID", "ERROR")]),
+    ([], ("XREAD", "BLOCK", 0, "STREAMS", "s", "$"), [("CLIENT", "UNBLOCK", "$ID", "ERROR")]),
+]
+
+
+def test_blocked_command_stats_and_slowlog_match_redis(server, oracle):
+    for setup, block, actions in BLOCK_CASES:
+        got = blocked_outcome(server, setup, block, actions)
+        want = blocked_outcome(oracle, setup, block, actions)
+        assert got == want, "%r %r:\ncairn %r\nredis %r" % (block, actions, got, want)
+
+
+def test_timed_out_blocked_command_is_not_logged(server, oracle):
+    """A timeout counts the call (when it blocked) but adds no failure, no
+    slow-log entry and no latency sample, as in Redis 7.0."""
+    for srv in (server, oracle):
+        admin = raw_client(srv)
+        fresh(admin)
+        admin.execute_command("SLOWLOG", "RESET")
+        admin.execute_command("CONFIG", "SET", "slowlog-log-slower-than", "0")
+        r = raw_client(srv)
+        assert r.execute_command("BLPOP", "l", "0.01") is None
+        stats = stat_lines(admin, "commandstats")["cmdstat_blpop"]
+        assert stats == "calls=1,rejected_calls=0,failed_calls=0", srv
+        logged = [e[3][0] for e in admin.execute_command("SLOWLOG", "GET", -1)]
+        assert b"BLPOP" not in logged and b"blpop" not in logged, srv
+        assert admin.execute_command("LATENCY", "HISTOGRAM", "blpop") == [], srv
