@@ -41,6 +41,7 @@ static DispatchRejectHook *rejectHook;
 void dispatchSetRejectHook(DispatchRejectHook *fn) { rejectHook = fn; }
 
 void dispatchRejectCommand(Client *c, const char *err) {
+    if (c->cmd) c->cmd->stats.rejectedCalls++;
     if (rejectHook && rejectHook(c, err)) return;
     replyError(c, err);
 }

@@ -22,7 +22,8 @@ void callCommand(Client *c, Command *cmd);
 extern const long long *dispatchWaitOffset;
 
 /* Refuse the current command with err (full text, "ERR ..."), as the
- * processor does for unknown commands, arity and auth.  Every check that
+ * processor does for unknown commands, arity and auth; counts c->cmd's
+ * rejected_calls (none for an unknown command: c->cmd NULL).  Every check that
  * refuses a command uses it, so that a refusal inside MULTI dooms the
  * transaction and a refused EXEC answers EXECABORT. */
 void dispatchRejectCommand(Client *c, const char *err);

@@ -41,16 +41,17 @@ void replStart(void);
  * keyspace after BUSY.  Each replies and returns -1 when it refuses, else
  * 0. */
 int replRefuseWriteSlow(Client *c, Command *cmd, int execWrites);
-int replRefuseStaleSlow(Client *c, Command *cmd);
+int replRefuseStaleSlow(Client *c, Command *cmd, int execNotStale);
 /* Inline so that a primary without min-replicas-to-write pays one test
  * per command for each. */
 static inline int replRefuseWriteOrReply(Client *c, Command *cmd, int execWrites) {
     if (!(server.isReplica | server.cfg.minReplicasToWrite)) return 0;
     return replRefuseWriteSlow(c, cmd, execWrites);
 }
-static inline int replRefuseStaleOrReply(Client *c, Command *cmd) {
+/* execNotStale: an EXEC whose queue holds a command not flagged stale. */
+static inline int replRefuseStaleOrReply(Client *c, Command *cmd, int execNotStale) {
     if (!(server.isReplica | (int)(c->flags & CLIENT_SLAVE))) return 0;
-    return replRefuseStaleSlow(c, cmd);
+    return replRefuseStaleSlow(c, cmd, execNotStale);
 }
 int replRefuseReplicaKeyspaceSlow(Client *c, Command *cmd);
 static inline int replRefuseReplicaKeyspaceOrReply(Client *c, Command *cmd) {

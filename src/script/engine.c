@@ -64,6 +64,8 @@ Client *scriptCaller(void) { return currentRun ? currentRun->caller : NULL; }
 static ScriptAclCheck *aclCheck;
 void scriptSetAclCheck(ScriptAclCheck *fn) { aclCheck = fn; }
 
+int (*scriptRunningStale)(void);
+
 const char *scriptLuaEngine(void) {
 #ifdef CAIRN_LUAJIT
     return "luajit";
@@ -963,6 +965,8 @@ static const char *checkScriptCommand(ScriptRun *run, Command *cmd, int argc, sd
         return "ERR Wrong number of args calling Redis command from script";
     if ((cmd->flags & CMD_NOSCRIPT) && !scriptAllowNoscriptCommands)
         return "ERR This Redis command is not allowed from script";
+    if (!(cmd->flags & CMD_STALE) && scriptRunningStale && scriptRunningStale())
+        return "ERR Can not execute the command on a stale replica";
     if (aclCheck) {
         const char *denied = aclCheck(run->caller, cmd, argc, argv);
         if (denied) return denied;

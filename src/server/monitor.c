@@ -139,7 +139,6 @@ static void monitorBeforeCall(Client *c, Command *cmd) {
 int monitorRefuseCommandOrReply(Client *c, Command *cmd) {
     if (!(c->flags & CLIENT_MONITOR) || !(cmd->flags & (CMD_WRITE | CMD_READONLY | CMD_MAY_REPLICATE)))
         return 0;
-    cmd->stats.rejectedCalls++;
     dispatchRejectCommand(c, "ERR Replica can't interact with the keyspace");
     return -1;
 }

@@ -269,6 +269,33 @@ ERROR_CASES = [
     # Errors nobody reads are counted all the same.
     [("CLIENT", "REPLY", "OFF"), ("INCR", "nokey"), ("SET", "s", "x"), ("INCR", "s"), ("CLIENT", "REPLY", "ON")],
     [("SCRIPT", "KILL"), ("FUNCTION", "KILL")],
+    # Every refusal counts the command's rejected_calls (no-multi, READONLY,
+    # NOREPLICAS, MASTERDOWN), an unknown subcommand none, a container's
+    # arity error the container's.
+    [("MULTI",), ("SAVE",), ("EXEC",), ("CLIENT",), ("CLIENT", "NOSUCH")],
+    [("REPLICAOF", "127.0.0.1", "1"), ("SET", "a", "b"), ("EVAL", "return redis.pcall('set','a','b')", 0),
+     ("EVAL", "#!lua\nreturn 1", 0), ("MULTI",), ("SET", "a", "b"), ("EXEC",), ("REPLICAOF", "NO", "ONE")],
+    [("CONFIG", "SET", "min-replicas-to-write", "1"), ("SET", "a", "b"), ("MULTI",), ("SET", "a", "b"), ("EXEC",),
+     ("EVAL", "#!lua\nreturn 1", 0), ("EVAL", "return redis.pcall('set','a','b')", 0),
+     ("CONFIG", "SET", "min-replicas-to-write", "0")],
+    # A stale replica: scripts without a shebang answer MASTERDOWN, others
+    # need allow-stale and may call only commands flagged stale; an EXEC
+    # of a queue with a command not flagged stale is refused.
+    [("FUNCTION", "LOAD", "#!lua name=st\n"
+      "redis.register_function('f', function() return 1 end)\n"
+      "redis.register_function{function_name='s', flags={'allow-stale','no-writes'},"
+      " callback=function() return redis.pcall('get','a') end}\n"
+      "redis.register_function{function_name='i', flags={'allow-stale','no-writes'},"
+      " callback=function() return type(redis.pcall('info','server')) end}"),
+     ("CONFIG", "SET", "replica-serve-stale-data", "no"), ("REPLICAOF", "127.0.0.1", "1"),
+     ("GET", "a"), ("PING",), ("EVAL", "return 1", 0), ("EVAL_RO", "return 1", 0),
+     ("EVAL", "#!lua flags=no-writes\nreturn 1", 0), ("EVAL", "#!lua flags=allow-stale,no-writes\nreturn 1", 0),
+     ("EVAL", "#!lua flags=allow-stale,no-writes\nreturn redis.pcall('get','a')", 0),
+     ("EVAL", "#!lua flags=allow-stale,no-writes\nreturn redis.call('ping')", 0),
+     ("EVAL", "#!lua flags=allow-stale,no-writes\nreturn type(redis.pcall('info','server'))", 0),
+     ("FCALL", "f", 0), ("FCALL", "s", 0), ("FCALL_RO", "s", 0), ("FCALL", "i", 0),
+     ("MULTI",), ("EVAL", "return 1", 0), ("EXEC",),
+     ("REPLICAOF", "NO", "ONE"), ("CONFIG", "SET", "replica-serve-stale-data", "yes")],
 ]
 
 
@@ -379,3 +406,47 @@ def test_timed_out_blocked_command_is_not_logged(server, oracle):
         logged = [e[3][0] for e in admin.execute_command("SLOWLOG", "GET", -1)]
         assert b"BLPOP" not in logged and b"blpop" not in logged, srv
         assert admin.execute_command("LATENCY", "HISTOGRAM", "blpop") == [], srv
+
+
+def test_stale_replica_refuses_a_queued_script_at_exec(server, oracle):
+    """Queued before the link went down, EXEC is refused (a queued command
+    is not flagged stale), as in Redis."""
+    got = []
+    for srv in (server, oracle):
+        a, b = raw_client(srv), raw_client(srv)
+        fresh(a)
+        queued = [run(a, *c) for c in (("MULTI",), ("EVAL", "#!lua flags=no-writes\nreturn 1", 0),
+                                       ("EVAL", "return 1", 0),
+                                       ("EVAL", "#!lua flags=no-writes,allow-stale\nreturn 1", 0))]
+        b.execute_command("CONFIG", "SET", "replica-serve-stale-data", "no")
+        b.execute_command("REPLICAOF", "127.0.0.1", "1")
+        try:
+            got.append((queued, str(run(a, "EXEC")), error_stats(b)))
+        finally:
+            b.execute_command("REPLICAOF", "NO", "ONE")
+            b.execute_command("CONFIG", "SET", "replica-serve-stale-data", "yes")
+    assert got[0] == got[1]
+    assert "MASTERDOWN" in got[0][1]
+
+
+def test_busy_script_rejections_are_counted(server, oracle):
+    """Commands refused with BUSY count as rejected; the killed script as
+    failed."""
+    got = []
+    for srv in (server, oracle):
+        admin = raw_client(srv)
+        fresh(admin)
+        admin.execute_command("CONFIG", "SET", "busy-reply-threshold", "50")
+        runner = srv.connect()
+        runner.send(enc("EVAL", "while true do end", 0))
+        time.sleep(0.1)  # let the script start: a later command meets BUSY
+        other = srv.connect()
+        other.send(enc("GET", "a") + enc("PING") + enc("SCRIPT", "KILL"))
+        replies = [other.recv_until(b"\r\n") for _ in range(3)]
+        killed = runner.recv_until(b"\r\n")
+        admin.execute_command("CONFIG", "SET", "busy-reply-threshold", "5000")
+        cmds, errs, total = error_stats(admin)
+        cmds.pop("cmdstat_config|set", None)
+        got.append((replies, killed.split(b" script:")[0], cmds, errs, total))
+    assert got[0] == got[1], got
+    assert got[0][0][0].startswith(b"-BUSY")
