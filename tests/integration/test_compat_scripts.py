@@ -269,6 +269,14 @@ ERROR_CASES = [
     # Errors nobody reads are counted all the same.
     [("CLIENT", "REPLY", "OFF"), ("INCR", "nokey"), ("SET", "s", "x"), ("INCR", "s"), ("CLIENT", "REPLY", "ON")],
     [("SCRIPT", "KILL"), ("FUNCTION", "KILL")],
+    # The code counted: the text before a space within its first 31 bytes,
+    # else ERR; and no cap on distinct codes (7.0 has none).
+    [("EVAL", "return redis.error_reply('nocode')", 0), ("EVAL", "return redis.error_reply('')", 0),
+     ("EVAL", "return {err=''}", 0), ("EVAL", "return {err='-NEG x'}", 0), ("EVAL", "return {err=' x'}", 0),
+     ("EVAL", "return {err='lower case'}", 0), ("EVAL", "return redis.error_reply('A')", 0),
+     ("EVAL", "return redis.error_reply('ABCDEFGHIJKLMNOPQRSTUVWXYZABCD x')", 0),
+     ("EVAL", "return redis.error_reply('ABCDEFGHIJKLMNOPQRSTUVWXYZABCDE x')", 0)],
+    [("EVAL", "return redis.error_reply('E%d x')" % i, 0) for i in range(140)],
     # Every refusal counts the command's rejected_calls (no-multi, READONLY,
     # NOREPLICAS, MASTERDOWN), an unknown subcommand none, a container's
     # arity error the container's.
