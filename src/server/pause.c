@@ -10,11 +10,12 @@
  * every command of a normal client during an ALL pause, and during a WRITE
  * pause those flagged write or may-replicate (also an EXEC whose queue holds
  * one); EVAL* and FCALL* have the flags their script declares (a no-writes
- * script runs, a script without a shebang is held), as in Redis.  The pausing client is not exempt, nor a replica's link to its
- * primary: the primary's stream stops at a postponed command until the
- * pause ends (repl's replicaResumeMaster then applies it), as in Redis.  The client gets CLIENT_BLOCKED
- * (core stops parsing its input) and keeps its argv; it is appended to
- * `postponed`.
+ * script runs, a script without a shebang is held), as in Redis.  The
+ * pausing client is not exempt, nor a replica's link to its primary: the
+ * primary's stream stops at a postponed command until the pause ends
+ * (repl's replicaResumeMaster then applies it), as in Redis.  The client
+ * gets CLIENT_BLOCKED (core stops parsing its input) and keeps its argv;
+ * it is appended to `postponed`.
  *
  * Release.  When the pause ends (UNPAUSE, or its end time seen by the timer
  * or before sleeping) the postponed clients move to `releasing`, and before

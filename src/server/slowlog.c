@@ -9,9 +9,9 @@
  * finished), and the scripting pseudo-client.  A blocked command is
  * recorded when it is served (with the time serving it took) or unblocked
  * by CLIENT UNBLOCK (its argv already released: an entry with no
- * arguments, as Redis 7.0 logs it), not when it times out.  The list is newest first;
- * ids keep increasing across SLOWLOG RESET.  A shorter slowlog-max-len takes
- * effect at the next recorded entry, as in Redis.
+ * arguments, as Redis 7.0 logs it), not when it times out.  The list is
+ * newest first; ids keep increasing across SLOWLOG RESET.  A shorter
+ * slowlog-max-len takes effect at the next recorded entry, as in Redis.
  *
  * An entry keeps at most 32 arguments (the 32nd then says "... (N more
  * arguments)") and at most 128 bytes of each ("... (N more bytes)"). */
