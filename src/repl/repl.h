@@ -54,6 +54,10 @@ static inline int replRefuseStaleOrReply(Client *c, Command *cmd, int execNotSta
     return replRefuseStaleSlow(c, cmd, execNotStale);
 }
 int replRefuseReplicaKeyspaceSlow(Client *c, Command *cmd);
+/* CLIENT UNBLOCK of a client blocked in WAIT: replies the replicas acked
+ * so far (error 0, as a timeout) or "-UNBLOCKED client unblocked via
+ * CLIENT UNBLOCK" and lets it go on; 0 if c is not in WAIT. */
+int primaryUnblockWaiter(Client *c, int error);
 static inline int replRefuseReplicaKeyspaceOrReply(Client *c, Command *cmd) {
     if (!(c->flags & CLIENT_SLAVE)) return 0;
     return replRefuseReplicaKeyspaceSlow(c, cmd);

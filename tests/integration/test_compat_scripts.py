@@ -389,6 +389,8 @@ BLOCK_CASES = [
     ([], ("BLPOP", "l", 0), [("CLIENT", "UNBLOCK", "$ID", "ERROR")]),
     ([], ("BZPOPMAX", "z", 0), [("CLIENT", "UNBLOCK", "$ID", "ERROR")]),
     ([], ("XREAD", "BLOCK", 0, "STREAMS", "s", "$"), [("CLIENT", "UNBLOCK", "$ID", "ERROR")]),
+    ([], ("WAIT", 1, 0), [("CLIENT", "UNBLOCK", "$ID")]),
+    ([], ("WAIT", 1, 0), [("CLIENT", "UNBLOCK", "$ID", "ERROR")]),
 ]
 
 
@@ -469,3 +471,24 @@ def test_busy_script_rejections_are_counted(server, oracle):
         got.append((replies, killed.split(b" script:")[0], cmds, errs, total))
     assert got[0] == got[1], got
     assert got[0][0][0].startswith(b"-BUSY")
+
+
+def test_client_unblock_ends_wait_and_its_pipeline_runs(server, oracle):
+    """CLIENT UNBLOCK takes a client out of WAIT (the acked count, or the
+    UNBLOCKED error), and what it pipelined then runs."""
+    got = []
+    for srv in (server, oracle):
+        admin = raw_client(srv)
+        fresh(admin)
+        conn = srv.connect()
+        cid = conn.send(enc("CLIENT", "ID")).recv_until(b"\r\n")[1:-2]
+        out = []
+        for how in ((), ("ERROR",), ("TIMEOUT",)):
+            conn.send(enc("WAIT", 1, 0) + enc("ECHO", "after"))
+            wait_blocked(admin, 1)
+            out.append(admin.execute_command("CLIENT", "UNBLOCK", cid, *how))
+            out.append(conn.recv_until(b"after\r\n"))
+        out.append(admin.execute_command("CLIENT", "UNBLOCK", cid))
+        got.append(out)
+    assert got[0] == got[1]
+    assert got[0][3].startswith(b"-UNBLOCKED")
