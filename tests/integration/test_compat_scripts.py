@@ -492,3 +492,41 @@ def test_client_unblock_ends_wait_and_its_pipeline_runs(server, oracle):
         got.append(out)
     assert got[0] == got[1]
     assert got[0][3].startswith(b"-UNBLOCKED")
+
+
+SLOWLOG_SEQUENCE = [
+    ("SET", "a", "1"), ("GET",), ("NOSUCH",), ("MULTI",), ("SET", "a", "2"), ("INCR", "a"), ("EXEC",),
+    ("EVAL", "redis.call('set','b','1') return redis.pcall('incr','x')", 0),
+    ("EVAL", "return redis.call('get')", 0),
+    ("FUNCTION", "LOAD", "#!lua name=l\nredis.register_function('f', function() return redis.call('ping') end)"),
+    ("FCALL", "f", 0), ("CLIENT", "NOSUCH"), ("BLPOP", "nolist", "0.001"),
+    # Secrets are redacted as in Redis.
+    ("AUTH", "x"), ("AUTH", "a", "b", "c"), ("HELLO", "2", "AUTH", "default", "pw"), ("HELLO", "2", "SETNAME", "n", "AUTH", "default", "pw"),
+    ("CONFIG", "SET", "masteruser", "u", "masterauth", "p"), ("CONFIG", "SET", "requirepass", ""),
+    ("CONFIG", "SET", "nosuch", "x", "masterauth", "y"), ("CONFIG", "SET", "masterauth", "z", "maxmemory"),
+    ("CONFIG", "SET", "masteruser", "", "masterauth", ""),
+    ("ACL", "SETUSER", "uu", "on", ">pw", "+get"), ("ACL", "DELUSER", "uu"),
+    ("MIGRATE", "127.0.0.1", "1", "k", "0", "10", "AUTH2", "u", "p"),
+    ("MIGRATE", "127.0.0.1", "1", "k", "0", "10", "COPY", "AUTH", "p", "KEYS"),
+    ("MIGRATE", "127.0.0.1", "1", "", "0", "10", "REPLACE", "AUTH", "p", "KEYS", "k"),
+]
+
+
+def test_slowlog_entries_match_redis(server, oracle):
+    """The slow log at threshold 0 after the same commands: the commands a
+    script calls are logged (peer ?:0), EXEC and refused commands are not,
+    secrets are "(redacted)"."""
+    got = []
+    for srv in (server, oracle):
+        admin = raw_client(srv)
+        fresh(admin)
+        admin.execute_command("CONFIG", "SET", "slowlog-log-slower-than", 0)
+        admin.execute_command("SLOWLOG", "RESET")
+        r = raw_client(srv)
+        for cmd in SLOWLOG_SEQUENCE:
+            run(r, *cmd)
+        entries = admin.execute_command("SLOWLOG", "GET", -1)
+        got.append([(e[3], e[4] if e[4] == b"?:0" else b"peer", e[5]) for e in entries])
+    assert got[0] == got[1]
+    assert ([b"AUTH", b"(redacted)"], b"peer", b"") in got[0]
+    assert ([b"ping"], b"?:0", b"") in got[0]
