@@ -68,6 +68,9 @@ void dispatchBlockedDone(Client *c, long long usec, int failed) {
     for (int i = 0; i < unblockHookCount; i++) unblockHooks[i](c, cmd, usec);
 }
 
+/* The AOF load's client: fake, not a script's. */
+static int isAofClient(const Client *c) { return c && (c->flags & (CLIENT_FAKE | CLIENT_LUA)) == CLIENT_FAKE; }
+
 static const long long noOffset;
 const long long *dispatchWaitOffset = &noOffset;
 
@@ -91,14 +94,20 @@ void callCommand(Client *c, Command *cmd) {
     long long duration = ustime() - start;
     server.net.current = prev;
     c->flags &= ~CLIENT_EXECUTING;
-    cmd->stats.calls++;
-    cmd->stats.usec += duration;
+    /* What the AOF load replays (its client, or a script it runs) is not
+     * counted (commandstats, total_commands_processed), as in Redis. */
+    int counted = !(__builtin_expect(((c->flags | (prev ? prev->flags : 0)) & CLIENT_FAKE) != 0, 0) &&
+                    (isAofClient(c) || isAofClient(prev)));
+    if (counted) {
+        cmd->stats.calls++;
+        cmd->stats.usec += duration;
+    }
     /* Failed: an error counted since the call began or since its last
      * nested call ended (also one replied to another client, as CLIENT
      * UNBLOCK ERROR's), or an error of its own not counted again (a script
      * passing on a command's error).  So a command failing inside EXEC or
      * a script fails itself, not EXEC or the script, as in Redis. */
-    if (c->errorReplied || server.stats.totalErrorReplies > errorMark) cmd->stats.failedCalls++;
+    if (counted && (c->errorReplied || server.stats.totalErrorReplies > errorMark)) cmd->stats.failedCalls++;
     errorMark = server.stats.totalErrorReplies;
     if (prev) prev->errorReplied = 0;
     /* The unit's effects leave before the after-call hooks serve blocked
@@ -107,6 +116,6 @@ void callCommand(Client *c, Command *cmd) {
     c->woff = *dispatchWaitOffset;
     for (int i = 0; i < afterCallCount; i++) afterCalls[i](c, cmd, duration);
     c->lastcmd = cmd;
-    server.stats.numCommands++;
-    server.stats.statNumOps++;
+    server.stats.numCommands += counted;
+    server.stats.statNumOps += counted;
 }

@@ -123,6 +123,7 @@ void statsRecordLatency(struct Client *c, Command *cmd, long long usec) {
     /* A command that blocked is recorded when it is served (its unblock
      * hook), not when it blocks, nor when it times out, as in Redis 7.0. */
     if (!server.cfg.latencyTracking || (c->flags & CLIENT_BLOCKED)) return;
+    if ((c->flags & (CLIENT_FAKE | CLIENT_LUA)) == CLIENT_FAKE) return; /* the AOF load's */
     recordLatency(cmd, usec);
 }
 

@@ -530,3 +530,26 @@ def test_slowlog_entries_match_redis(server, oracle):
     assert got[0] == got[1]
     assert ([b"AUTH", b"(redacted)"], b"peer", b"") in got[0]
     assert ([b"ping"], b"?:0", b"") in got[0]
+
+
+def test_aof_load_is_not_counted(start_server, start_oracle):
+    """Commands DEBUG LOADAOF replays count in neither commandstats,
+    total_commands_processed, the latency histogram nor the slow log."""
+    got = []
+    for factory in (start_server, start_oracle):
+        srv = factory(appendonly="yes", enable_debug_command="yes")
+        r = raw_client(srv)
+        for cmd in (("SET", "a", "1"), ("INCR", "a"), ("EVAL", "redis.call('set','b','2')", 0),
+                    ("MULTI",), ("INCR", "a"), ("EXEC",)):
+            r.execute_command(*cmd)
+        r.execute_command("CONFIG", "SET", "slowlog-log-slower-than", 0)
+        r.execute_command("CONFIG", "RESETSTAT")
+        r.execute_command("SLOWLOG", "RESET")
+        assert r.execute_command("DEBUG", "LOADAOF") == b"OK"
+        total = stat_lines(r, "stats")["total_commands_processed"]
+        cmds, errs, _ = error_stats(r)
+        log = [e[3] for e in r.execute_command("SLOWLOG", "GET", -1)]
+        got.append((total, cmds, errs, log, r.execute_command("LATENCY", "HISTOGRAM", "set", "incr"),
+                    r.execute_command("MGET", "a", "b")))
+    assert got[0] == got[1]
+    assert got[0][-1] == [b"3", b"2"]
