@@ -109,7 +109,7 @@ typedef struct Client {
     size_t replyPinnedBytes; /* of which referenced (sent from pinned values) */
     unsigned long replyBlocks;
     long long obufSoftLimitReachedTime; /* client-output-buffer-limit soft */
-    int errorReplied;       /* the current command replied an error */
+    int errorReplied;       /* errors the current command replied that were not counted in errorstats */
 
     /* Links kept by the server. */
     struct Client *prevClient, *nextClient;   /* all clients list */

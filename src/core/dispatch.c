@@ -102,12 +102,13 @@ void callCommand(Client *c, Command *cmd) {
         cmd->stats.calls++;
         cmd->stats.usec += duration;
     }
-    /* Failed: an error counted since the call began or since its last
-     * nested call ended (also one replied to another client, as CLIENT
-     * UNBLOCK ERROR's), or an error of its own not counted again (a script
-     * passing on a command's error).  So a command failing inside EXEC or
-     * a script fails itself, not EXEC or the script, as in Redis. */
-    if (counted && (c->errorReplied || server.stats.totalErrorReplies > errorMark)) cmd->stats.failedCalls++;
+    /* Failed: once if an error was counted since the call began or since
+     * its last nested call ended (also one replied to another client, as
+     * CLIENT UNBLOCK ERROR's), plus once per error of its own not counted
+     * again (a script passing on its commands' errors), as Redis counts.
+     * So a command failing inside EXEC or a script fails itself, not EXEC
+     * or the script. */
+    if (counted) cmd->stats.failedCalls += c->errorReplied + (server.stats.totalErrorReplies > errorMark);
     errorMark = server.stats.totalErrorReplies;
     if (prev) prev->errorReplied = 0;
     /* The unit's effects leave before the after-call hooks serve blocked

@@ -223,8 +223,11 @@ static void replyErrorCounted(Client *c, const char *err, size_t len, int count)
         off = 4;
     }
     for (size_t i = 0; i < len; i++) msg[off + i] = (err[i] == '\r' || err[i] == '\n') ? ' ' : err[i];
-    c->errorReplied = 1;
+    /* A counted error fails the command through total_error_replies
+     * (dispatch.c); one not counted again fails it by itself, each one
+     * (Redis adds a failed call per such error). */
     if (count) countError(msg, total);
+    else c->errorReplied++;
     /* Errors are suppressed by CLIENT REPLY OFF too, as in Redis. */
     ReplySink *k;
     if (replySlow(c) && notResp(c, &k)) {

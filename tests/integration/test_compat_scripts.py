@@ -269,6 +269,14 @@ ERROR_CASES = [
     # Errors nobody reads are counted all the same.
     [("CLIENT", "REPLY", "OFF"), ("INCR", "nokey"), ("SET", "s", "x"), ("INCR", "s"), ("CLIENT", "REPLY", "ON")],
     [("SCRIPT", "KILL"), ("FUNCTION", "KILL")],
+    # Errors nested in a script's reply: one failed call if any was counted
+    # now, plus one per error a called command had already counted.
+    [("SET", "s", "x"), ("EVAL", "return {1, redis.error_reply('X y')}", 0),
+     ("EVAL", "return {1, redis.pcall('incr','s'), redis.pcall('incr','s')}", 0),
+     ("EVAL", "return {redis.pcall('nosuch')}", 0), ("EVAL", "return {{err='Q a'}, {err='Q b'}}", 0),
+     ("FUNCTION", "LOAD", "#!lua name=n\nredis.register_function('e', function() "
+                          "return {redis.pcall('get'), redis.error_reply('Z z')} end)"),
+     ("FCALL", "e", 0)],
     # The code counted: the text before a space within its first 31 bytes,
     # else ERR; and no cap on distinct codes (7.0 has none).
     [("EVAL", "return redis.error_reply('nocode')", 0), ("EVAL", "return redis.error_reply('')", 0),
