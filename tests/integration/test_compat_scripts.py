@@ -1,7 +1,9 @@
 """Scripts under CLIENT PAUSE WRITE, read-only scripts and may-replicate
 commands, and the error statistics (INFO errorstats / commandstats) and
-slow log of failing, scripted, transactional and blocked commands, compared
-with redis-server 7.0.15 (issue 33, items 3 and 24).
+slow log of failing, scripted, transactional, blocked (also WAIT ended by
+CLIENT UNBLOCK) and AOF-replayed commands, secrets redacted in the slow
+log, and scripts on a stale replica, compared with redis-server 7.0.15
+(issue 33, items 3 and 24, and their sweep).
 
 Pause cases: each server gets the same setup, then CLIENT PAUSE WRITE, then
 a client sends the case's commands and an ECHO marker.  The outcome is
