@@ -118,7 +118,7 @@ typedef struct Client {
     size_t replyAllocBytes; /* the blocks' allocated sizes (a replica's share of
                              * mem_not_counted_for_evict) */
     long long obufSoftLimitReachedTime; /* client-output-buffer-limit soft */
-    int errorReplied;       /* the current command replied an error */
+    int errorReplied;       /* errors the current command replied that were not counted in errorstats */
 
     /* Links kept by the server. */
     struct Client *prevClient, *nextClient;   /* all clients list */

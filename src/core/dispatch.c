@@ -41,9 +41,35 @@ static DispatchRejectHook *rejectHook;
 void dispatchSetRejectHook(DispatchRejectHook *fn) { rejectHook = fn; }
 
 void dispatchRejectCommand(Client *c, const char *err) {
+    if (c->cmd) c->cmd->stats.rejectedCalls++;
     if (rejectHook && rejectHook(c, err)) return;
     replyError(c, err);
 }
+
+/* total_error_replies when the current call began or its last nested call
+ * ended (Redis's point of reference for failed_calls). */
+static long long errorMark;
+
+void dispatchForgetErrors(void) { errorMark = server.stats.totalErrorReplies; }
+
+static DispatchAfterCall **unblockHooks;
+static int unblockHookCount;
+
+void dispatchAddUnblockHook(DispatchAfterCall *fn) {
+    unblockHooks = xrealloc(unblockHooks, sizeof(*unblockHooks) * (size_t)(unblockHookCount + 1));
+    unblockHooks[unblockHookCount++] = fn;
+}
+
+void dispatchBlockedDone(Client *c, long long usec, int failed) {
+    Command *cmd = c->lastcmd;
+    if (!cmd) return;
+    cmd->stats.usec += usec;
+    if (failed) cmd->stats.failedCalls++;
+    for (int i = 0; i < unblockHookCount; i++) unblockHooks[i](c, cmd, usec);
+}
+
+/* The AOF load's client: fake, not a script's. */
+static int isAofClient(const Client *c) { return c && (c->flags & (CLIENT_FAKE | CLIENT_LUA)) == CLIENT_FAKE; }
 
 static const long long noOffset;
 const long long *dispatchWaitOffset = &noOffset;
@@ -54,6 +80,7 @@ void callCommand(Client *c, Command *cmd) {
     effectsEnter(&frame);
     c->cmd = cmd;
     c->errorReplied = 0;
+    errorMark = server.stats.totalErrorReplies;
     c->flags |= CLIENT_EXECUTING;
     Client *prev = server.net.current;
     server.net.current = c;
@@ -67,15 +94,29 @@ void callCommand(Client *c, Command *cmd) {
     long long duration = ustime() - start;
     server.net.current = prev;
     c->flags &= ~CLIENT_EXECUTING;
-    cmd->stats.calls++;
-    cmd->stats.usec += duration;
-    if (c->errorReplied) cmd->stats.failedCalls++;
+    /* What the AOF load replays (its client, or a script it runs) is not
+     * counted (commandstats, total_commands_processed), as in Redis. */
+    int counted = !(__builtin_expect(((c->flags | (prev ? prev->flags : 0)) & CLIENT_FAKE) != 0, 0) &&
+                    (isAofClient(c) || isAofClient(prev)));
+    if (counted) {
+        cmd->stats.calls++;
+        cmd->stats.usec += duration;
+    }
+    /* Failed: once if an error was counted since the call began or since
+     * its last nested call ended (also one replied to another client, as
+     * CLIENT UNBLOCK ERROR's), plus once per error of its own not counted
+     * again (a script passing on its commands' errors), as Redis counts.
+     * So a command failing inside EXEC or a script fails itself, not EXEC
+     * or the script. */
+    if (counted) cmd->stats.failedCalls += c->errorReplied + (server.stats.totalErrorReplies > errorMark);
+    errorMark = server.stats.totalErrorReplies;
+    if (prev) prev->errorReplied = 0;
     /* The unit's effects leave before the after-call hooks serve blocked
      * clients, whose pops are units of their own. */
     effectsLeave(&frame, c, cmd, server.dirty - dirtyBefore, prev == NULL);
     c->woff = *dispatchWaitOffset;
     for (int i = 0; i < afterCallCount; i++) afterCalls[i](c, cmd, duration);
     c->lastcmd = cmd;
-    server.stats.numCommands++;
-    server.stats.statNumOps++;
+    server.stats.numCommands += counted;
+    server.stats.statNumOps += counted;
 }

@@ -22,7 +22,8 @@ void callCommand(Client *c, Command *cmd);
 extern const long long *dispatchWaitOffset;
 
 /* Refuse the current command with err (full text, "ERR ..."), as the
- * processor does for unknown commands, arity and auth.  Every check that
+ * processor does for unknown commands, arity and auth; counts c->cmd's
+ * rejected_calls (none for an unknown command: c->cmd NULL).  Every check that
  * refuses a command uses it, so that a refusal inside MULTI dooms the
  * transaction and a refused EXEC answers EXECABORT. */
 void dispatchRejectCommand(Client *c, const char *err);
@@ -38,5 +39,19 @@ typedef void DispatchAfterCall(Client *c, Command *cmd, long long usec);
 typedef void DispatchBeforeCall(Client *c, Command *cmd);
 void dispatchSetBeforeCall(DispatchBeforeCall *fn);
 void dispatchAddAfterCall(DispatchAfterCall *fn);
+
+/* The errors counted so far fail no running command: a script's call
+ * refused before it ran counts its error itself, and the script is not
+ * failed by it (Redis's reference point moves on, as after a nested call). */
+void dispatchForgetErrors(void);
+
+/* A blocked client's command is done: served (usec the time serving it
+ * took, failed if that replied an error) or unblocked by CLIENT UNBLOCK
+ * (failed, as Redis counts it).  Adds to its command's usec and
+ * failed_calls and runs the unblock hooks (slow log, latency histogram),
+ * which see c's argv as it is then.  Not for timeouts: Redis records
+ * nothing for them.  (The call that blocked already counted the call.) */
+void dispatchBlockedDone(Client *c, long long usec, int failed);
+void dispatchAddUnblockHook(DispatchAfterCall *fn);
 
 #endif

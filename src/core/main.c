@@ -100,9 +100,10 @@ static void keyAdded(Db *db, const char *key, size_t len) {
 /* Wires every feature into core, once, before the first client.  Each
  * feature's init installs its hooks; a hook list runs in the order of the
  * calls below, and some of those orders are visible to clients:
- *  - after a command, MONITOR's feed (monitorInit) comes before the
- *    clients that command woke run theirs (blockingInit), and latency,
- *    slowlog, tracking and stats follow;
+ *  - after a command, MONITOR's feed (monitorInit) and its slow-log entry
+ *    come before the clients that command woke run theirs (blockingInit;
+ *    their entries are newer, as in Redis), and latency, tracking and
+ *    stats follow;
  *  - before sleeping, clients released by CLIENT UNPAUSE (pauseInit) run
  *    before blocked clients are served and tracking flushes;
  *  - a modified key reaches WATCH (multiInit) before tracking. */
@@ -129,10 +130,10 @@ static void initFeatures(void) {
     monitorInit();
     pubsubInit();
     pauseInit();
+    slowlogInit();
     blockingInit();
     latencyInit();
     multiInit();
-    slowlogInit();
     maxmemoryInit();
     trackingInit();
     replInit();
@@ -140,6 +141,7 @@ static void initFeatures(void) {
     serverAddCronHook(statsCron);
     serverAddResetStatsHook(statsReset);
     dispatchAddAfterCall(statsRecordLatency);
+    dispatchAddUnblockHook(statsRecordUnblockedLatency);
 }
 
 int main(int argc, char **argv) {

@@ -164,24 +164,32 @@ void replyStatusLen(Client *c, const char *s, size_t len) {
 
 void replyStatus(Client *c, const char *s) { replyStatusLen(c, s, strlen(s)); }
 
-/* Count the error for INFO errorstats / total_error_replies. */
+/* Count the error for INFO errorstats / total_error_replies.  Its code is
+ * the text before the first space within its first 31 bytes, else ERR
+ * ("nocode", a code of 32 letters or more), as Redis 7.0 counts.  Every
+ * distinct code is kept (7.0 has no cap); a code found moves to the front
+ * of the list, so the usual ones are found at once. */
 static void countError(const char *err, size_t len) {
     server.stats.totalErrorReplies++;
-    size_t plen = 0;
-    while (plen < len && err[plen] != ' ') plen++;
-    ErrorStat *e;
-    int n = 0;
-    for (e = server.errorStats; e; e = e->next, n++)
+    size_t plen = 0, scan = len < 31 ? len : 31;
+    while (plen < scan && err[plen] != ' ') plen++;
+    if (plen == scan) {
+        err = "ERR";
+        plen = 3;
+    }
+    ErrorStat *e, **link = &server.errorStats;
+    for (e = server.errorStats; e; link = &e->next, e = e->next)
         if (strlen(e->prefix) == plen && memcmp(e->prefix, err, plen) == 0) break;
-    if (!e) {
-        if (n >= 128) return; /* Redis caps the distinct prefixes tracked */
+    if (e) {
+        *link = e->next;
+    } else {
         e = xcalloc(sizeof(*e));
         e->prefix = xmalloc(plen + 1);
         memcpy(e->prefix, err, plen);
         e->prefix[plen] = '\0';
-        e->next = server.errorStats;
-        server.errorStats = e;
     }
+    e->next = server.errorStats;
+    server.errorStats = e;
     e->count++;
 }
 
@@ -216,8 +224,11 @@ static void replyErrorCounted(Client *c, const char *err, size_t len, int count)
         off = 4;
     }
     for (size_t i = 0; i < len; i++) msg[off + i] = (err[i] == '\r' || err[i] == '\n') ? ' ' : err[i];
-    c->errorReplied = 1;
+    /* A counted error fails the command through total_error_replies
+     * (dispatch.c); one not counted again fails it by itself, each one
+     * (Redis adds a failed call per such error). */
     if (count) countError(msg, total);
+    else c->errorReplied++;
     /* Errors are suppressed by CLIENT REPLY OFF too, as in Redis. */
     ReplySink *k;
     if (replySlow(c) && notResp(c, &k)) {

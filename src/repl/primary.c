@@ -60,6 +60,10 @@ typedef struct Waiter {
 } Waiter;
 static Waiter *waiters;
 static int nwaiters;
+/* Taken out of WAIT by CLIENT UNBLOCK: what they pipelined runs before the
+ * loop sleeps (not inside CLIENT UNBLOCK). */
+static Client **unblocked;
+static int nunblocked;
 
 static int attachToDiskSave(Client *c);
 
@@ -554,6 +558,22 @@ void waitCommand(Client *c) {
 
 int primaryWaitingClients(void) { return nwaiters; }
 
+int primaryUnblockWaiter(Client *c, int error) {
+    int i = 0;
+    while (i < nwaiters && waiters[i].c != c) i++;
+    if (i == nwaiters) return 0;
+    long long offset = waiters[i].offset;
+    waiters[i] = waiters[--nwaiters];
+    c->flags &= ~CLIENT_BLOCKED;
+    if (error) replyError(c, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
+    else replyLongLong(c, ackedReplicas(offset)); /* as on its timeout */
+    clientResetArgv(c);
+    dispatchBlockedDone(c, 0, 1); /* failed either way, as Redis 7.0 counts it */
+    unblocked = xrealloc(unblocked, sizeof(Client *) * (size_t)(nunblocked + 1));
+    unblocked[nunblocked++] = c;
+    return 1;
+}
+
 /* Reply `acked` to waiter i and let its client go on. */
 static void unblockWaiter(int i, int acked) {
     Client *c = waiters[i].c;
@@ -596,6 +616,10 @@ void primaryBeforeSleep(void) {
     }
     repl.getackPending = 0;
     if (nwaiters) serveWaiters();
+    while (nunblocked > 0) {
+        Client *c = unblocked[--nunblocked];
+        if (!(c->flags & CLIENT_BLOCKED) && sdsLen(c->querybuf) > c->qbPos) netProcessInput(c);
+    }
     if (job.srcFd != -1 && (job.sending || job.throttled) && membersBelowHigh()) {
         if (job.throttled) {
             job.throttled = 0;
@@ -666,6 +690,8 @@ void primaryClientFreed(Client *c) {
         waiters[i] = waiters[--nwaiters];
         break;
     }
+    for (int i = 0; i < nunblocked; i++)
+        if (unblocked[i] == c) unblocked[i--] = unblocked[--nunblocked];
     Replica *r = c->replState;
     if (!r) return;
     if (c->flags & CLIENT_SLAVE) {

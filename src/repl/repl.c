@@ -174,9 +174,14 @@ int replRefuseWriteSlow(Client *c, Command *cmd, int execWrites) {
     return -1;
 }
 
-int replRefuseStaleSlow(Client *c, Command *cmd) {
-    if (server.isReplica && repl.link != LINK_CONNECTED && !server.cfg.replicaServeStaleData &&
-        !(cmd->flags & CMD_STALE)) {
+/* A replica whose link is down, with replica-serve-stale-data no. */
+static int runningStale(void) {
+    return server.isReplica && repl.link != LINK_CONNECTED && !server.cfg.replicaServeStaleData;
+}
+
+int replRefuseStaleSlow(Client *c, Command *cmd, int execNotStale) {
+    /* A script's declared flags count (allow-stale). */
+    if (runningStale() && (!(scriptCommandFlags(c, cmd) & CMD_STALE) || execNotStale)) {
         dispatchRejectCommand(c, "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.");
         return -1;
     }
@@ -345,6 +350,7 @@ void replInit(void) {
     rdbReplInfoProvider = rdbInfo;
     dispatchWaitOffset = &repl.offset;
     serverReplicaWriteErrorHook = scriptWriteError;
+    scriptRunningStale = runningStale;
     serverAddCronHook(cron);
     serverAddBeforeSleepHook(primaryBeforeSleep);
     serverAddResetStatsHook(resetStats);

@@ -41,18 +41,23 @@ void replStart(void);
  * keyspace after BUSY.  Each replies and returns -1 when it refuses, else
  * 0. */
 int replRefuseWriteSlow(Client *c, Command *cmd, int execWrites);
-int replRefuseStaleSlow(Client *c, Command *cmd);
+int replRefuseStaleSlow(Client *c, Command *cmd, int execNotStale);
 /* Inline so that a primary without min-replicas-to-write pays one test
  * per command for each. */
 static inline int replRefuseWriteOrReply(Client *c, Command *cmd, int execWrites) {
     if (!(server.isReplica | server.cfg.minReplicasToWrite)) return 0;
     return replRefuseWriteSlow(c, cmd, execWrites);
 }
-static inline int replRefuseStaleOrReply(Client *c, Command *cmd) {
+/* execNotStale: an EXEC whose queue holds a command not flagged stale. */
+static inline int replRefuseStaleOrReply(Client *c, Command *cmd, int execNotStale) {
     if (!(server.isReplica | (int)(c->flags & CLIENT_SLAVE))) return 0;
-    return replRefuseStaleSlow(c, cmd);
+    return replRefuseStaleSlow(c, cmd, execNotStale);
 }
 int replRefuseReplicaKeyspaceSlow(Client *c, Command *cmd);
+/* CLIENT UNBLOCK of a client blocked in WAIT: replies the replicas acked
+ * so far (error 0, as a timeout) or "-UNBLOCKED client unblocked via
+ * CLIENT UNBLOCK" and lets it go on; 0 if c is not in WAIT. */
+int primaryUnblockWaiter(Client *c, int error);
 static inline int replRefuseReplicaKeyspaceOrReply(Client *c, Command *cmd) {
     if (!(c->flags & CLIENT_SLAVE)) return 0;
     return replRefuseReplicaKeyspaceSlow(c, cmd);

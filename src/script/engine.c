@@ -64,6 +64,8 @@ Client *scriptCaller(void) { return currentRun ? currentRun->caller : NULL; }
 static ScriptAclCheck *aclCheck;
 void scriptSetAclCheck(ScriptAclCheck *fn) { aclCheck = fn; }
 
+int (*scriptRunningStale)(void);
+
 const char *scriptLuaEngine(void) {
 #ifdef CAIRN_LUAJIT
     return "luajit";
@@ -963,13 +965,17 @@ static const char *checkScriptCommand(ScriptRun *run, Command *cmd, int argc, sd
         return "ERR Wrong number of args calling Redis command from script";
     if ((cmd->flags & CMD_NOSCRIPT) && !scriptAllowNoscriptCommands)
         return "ERR This Redis command is not allowed from script";
+    if (!(cmd->flags & CMD_STALE) && scriptRunningStale && scriptRunningStale())
+        return "ERR Can not execute the command on a stale replica";
     if (aclCheck) {
         const char *denied = aclCheck(run->caller, cmd, argc, argv);
         if (denied) return denied;
     }
+    /* A read-only script may not run what may replicate either (PUBLISH,
+     * PFCOUNT): that is what lets it run during CLIENT PAUSE WRITE. */
+    if ((cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)) && (run->readOnly || (run->flags & SCRIPT_FLAG_NO_WRITES)))
+        return "ERR Write commands are not allowed from read-only scripts.";
     if (cmd->flags & CMD_WRITE) {
-        if (run->readOnly || (run->flags & SCRIPT_FLAG_NO_WRITES))
-            return "ERR Write commands are not allowed from read-only scripts.";
         if (serverReplicaWriteErrorHook) {
             const char *repl = serverReplicaWriteErrorHook();
             /* A read-only replica obeys its primary and its AOF (a script
@@ -1005,6 +1011,19 @@ static void logCheckError(const char *err) {
     }
 }
 
+/* Counts a refused call's error in INFO errorstats and total_error_replies
+ * (replied to the script's client with no sink: nothing is sent). */
+static void countRefusal(Client *fake, const char *err) {
+    unsigned flags = fake->flags;
+    ReplySink *sink = fake->sink;
+    fake->flags |= CLIENT_REPLY_SINK;
+    fake->sink = NULL;
+    replyError(fake, err);
+    dispatchForgetErrors();
+    fake->flags = flags;
+    fake->sink = sink;
+}
+
 static int redisCallGeneric(lua_State *L, int raise) {
     ScriptRun *run = currentRun;
     int argc = lua_gettop(L);
@@ -1032,12 +1051,18 @@ static int redisCallGeneric(lua_State *L, int raise) {
     err = checkScriptCommand(run, cmd, argc, argv);
     if (err) {
         if (ldbLogCalls) logCheckError(err);
-        /* A known command refused here counts as rejected, as on Redis. */
+        /* A known command refused here counts as rejected, and the error
+         * in errorstats at once (even if the script swallows it), as on
+         * Redis; the error table says so, so that returning it does not
+         * count it again. */
         if (cmd) cmd->stats.rejectedCalls++;
+        countRefusal(run->fake, err);
         freeArgs(argv, argc);
         if (argv != small) xfree(argv);
         if (err[0] == '-') err++;
         pushErrorTable(L, err, strlen(err));
+        lua_pushboolean(L, 1);
+        setSlotField(L, -2, SLOT_ERR_COUNTED);
         return raise ? lua_error(L) : 1;
     }
     Client *fake = run->fake;

@@ -348,6 +348,13 @@ static void evalRun(Client *c, int bySha, int readOnly, int debug) {
         if ((script = cacheAdd(c, L, sha, c->argv[1], sdsLen(c->argv[1]))) == NULL) return;
     }
     unsigned flags = script->flags;
+    /* Without a shebang a script may not run on a stale replica at all
+     * (with one, processCommand refused it unless allow-stale). */
+    if ((flags & SCRIPT_FLAG_EVAL_COMPAT) && scriptRunningStale && scriptRunningStale()) {
+        lua_pop(L, 1);
+        replyError(c, "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.");
+        return;
+    }
     if (scriptRefuseWritesOrReply(c, flags) < 0) {
         lua_pop(L, 1);
         return;

@@ -62,6 +62,12 @@ extern int scriptOomAtStart;
  * noscript (Redis's test hook). */
 extern int scriptAllowNoscriptCommands;
 
+/* Installed by replication: 1 while this replica's link is down and
+ * replica-serve-stale-data is no.  Then an EVAL without a shebang answers
+ * MASTERDOWN, and a script (allow-stale) may call only the commands
+ * flagged stale, as in Redis.  NULL: never stale. */
+extern int (*scriptRunningStale)(void);
+
 /* Installed by the ACL (server/acl.c): NULL when the script's caller may
  * run cmd with argv, else the error redis.call raises (after the denial
  * is logged).  Without it every command is allowed. */

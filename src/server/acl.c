@@ -1085,7 +1085,6 @@ __attribute__((noinline)) static int refuseCommandFull(Client *c, Command *cmd) 
     c->lastcmd = cmd; /* the log's client info names the refused command, as Redis's */
     logAdd(c, c, rc, (c->flags & CLIENT_MULTI) ? CTX_MULTI : CTX_TOPLEVEL, c->argc, c->argv, cmd, pos, u->name,
            sdsLen(u->name));
-    cmd->stats.rejectedCalls++;
     if (rc == DENIED_CMD) {
         sds err = sdsCatPrintf(sdsEmpty(), "NOPERM this user has no permissions to run the '%s' command",
                                cmd->fullname);

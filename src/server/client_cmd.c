@@ -14,6 +14,7 @@
 #include "core/net.h"
 #include "core/server.h"
 #include "ds/util.h"
+#include "repl/repl.h"
 #include "server/acl.h"
 #include "server/client_cmd.h"
 #include "server/maxmemory.h"
@@ -335,7 +336,8 @@ static void clientNoEvictCommand(Client *c) {
 }
 
 /* CLIENT UNBLOCK <id> [TIMEOUT|ERROR]: 1 if that client was blocked on keys
- * and is now unblocked (as on a timeout, or with an UNBLOCKED error). */
+ * or in WAIT and is now unblocked (as on a timeout, or with an UNBLOCKED
+ * error). */
 static void clientUnblockCommand(Client *c) {
     if (c->argc > 4) {
         replyError(c, "ERR unknown subcommand or wrong number of arguments for 'unblock'. Try CLIENT HELP.");
@@ -353,7 +355,7 @@ static void clientUnblockCommand(Client *c) {
     if (getLongLongOrReply(c, c->argv[2], &id, NULL) == -1) return;
     for (Client *o = server.net.clients; o; o = o->nextClient) {
         if ((long long)o->id == id) {
-            replyLongLong(c, blockingUnblockClient(o, error));
+            replyLongLong(c, blockingUnblockClient(o, error) || primaryUnblockWaiter(o, error));
             return;
         }
     }

@@ -150,7 +150,6 @@ int maxmemoryRefuseOrReplySlow(Client *c, Command *cmd) {
     /* Queueing may take any amount of memory. */
     if ((c->flags & CLIENT_MULTI) && !endsTransaction(cmd)) reject = 1;
     if (!reject) return 0;
-    cmd->stats.rejectedCalls++;
     dispatchRejectCommand(c, ERR_OOM);
     return -1;
 }

@@ -11,8 +11,9 @@
  * appear when EXEC runs them, before the EXEC line; the database is the
  * client's after the command (SELECT shows the new one).  Commands flagged
  * admin or skip-monitor are never shown.  Arguments are quoted like
- * sdsCatRepr; AUTH's arguments and HELLO's AUTH username and password are
- * shown as "(redacted)" exactly where Redis redacts them.
+ * sdsCatRepr; AUTH's arguments, HELLO's AUTH username and password and
+ * MIGRATE's AUTH / AUTH2 ones are shown as "(redacted)" exactly where Redis
+ * redacts them (commandFindRedacted, which SLOWLOG uses too).
  *
  * A monitoring client holds CLIENT_MONITOR and sits in `monitors`; like a
  * Redis replica it may not run commands that touch the keyspace
@@ -61,11 +62,41 @@ static void monitorCommand(Client *c) {
     replyOk(c);
 }
 
-/* Marks in `redact` the arguments Redis hides: all of AUTH's when it has at
- * most two, and the pair after each AUTH option HELLO parsed before its
- * first syntax error (none when the protocol version is invalid). */
-static void findRedacted(const Command *cmd, int argc, sds *argv, char *redact) {
-    if (cmd->parent) return;
+/* MIGRATE's AUTH password and AUTH2 user and password, among the options
+ * it parses before KEYS or a syntax error. */
+static void findRedactedMigrate(int argc, sds *argv, char *redact) {
+    for (int j = 6; j < argc; j++) {
+        int more = argc - 1 - j;
+        if (argIs(argv[j], "copy") || argIs(argv[j], "replace")) continue;
+        if (argIs(argv[j], "auth") && more >= 1) {
+            redact[++j] = 1;
+        } else if (argIs(argv[j], "auth2") && more >= 2) {
+            redact[j + 1] = redact[j + 2] = 1;
+            j += 2;
+        } else {
+            return;
+        }
+    }
+}
+
+void commandFindRedacted(const Command *cmd, int argc, sds *argv, char *redact) {
+    if (cmd->parent) {
+        /* Every argument after ACL SETUSER; the values of the configs
+         * Redis 7.0.15 flags sensitive in a well-formed CONFIG SET. */
+        if (!strcmp(cmd->parent->name, "acl") && !strcmp(cmd->name, "setuser")) {
+            for (int j = 2; j < argc; j++) redact[j] = 1;
+        } else if (!strcmp(cmd->parent->name, "config") && !strcmp(cmd->name, "set") && argc >= 4 &&
+                   argc % 2 == 0) {
+            for (int j = 2; j < argc; j += 2)
+                if (argIs(argv[j], "requirepass") || argIs(argv[j], "masterauth") || argIs(argv[j], "masteruser"))
+                    redact[j + 1] = 1;
+        }
+        return;
+    }
+    if (!strcmp(cmd->name, "migrate")) {
+        findRedactedMigrate(argc, argv, redact);
+        return;
+    }
     if (!strcmp(cmd->name, "auth")) {
         if (argc <= 3)
             for (int j = 1; j < argc; j++)
@@ -102,7 +133,7 @@ static sds formatLine(Client *c, Command *cmd) {
     char small[16];
     char *redact = c->argc <= (int)sizeof(small) ? small : xmalloc((size_t)c->argc);
     memset(redact, 0, (size_t)c->argc);
-    findRedacted(cmd, c->argc, c->argv, redact);
+    commandFindRedacted(cmd, c->argc, c->argv, redact);
     for (int j = 0; j < c->argc; j++) {
         if (redact[j])
             line = sdsCatLen(line, "\"(redacted)\"", 12);
@@ -139,7 +170,6 @@ static void monitorBeforeCall(Client *c, Command *cmd) {
 int monitorRefuseCommandOrReply(Client *c, Command *cmd) {
     if (!(c->flags & CLIENT_MONITOR) || !(cmd->flags & (CMD_WRITE | CMD_READONLY | CMD_MAY_REPLICATE)))
         return 0;
-    cmd->stats.rejectedCalls++;
     dispatchRejectCommand(c, "ERR Replica can't interact with the keyspace");
     return -1;
 }

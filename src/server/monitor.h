@@ -12,5 +12,11 @@ void monitorInit(void);
  * keyspace is refused ("Replica can't interact with the keyspace"; -1 after
  * replying).  0 lets the command go on. */
 int monitorRefuseCommandOrReply(Client *c, Command *cmd);
+/* Marks in redact[0..argc) the arguments Redis 7.0 hides from MONITOR and
+ * SLOWLOG as "(redacted)": AUTH's (at most two), HELLO's AUTH pair(s),
+ * MIGRATE's AUTH / AUTH2 secrets, all of ACL SETUSER's after the
+ * subcommand, and the values of requirepass, masterauth and masteruser in
+ * a well-formed CONFIG SET.  redact must be zeroed by the caller. */
+void commandFindRedacted(const Command *cmd, int argc, sds *argv, char *redact);
 
 #endif

@@ -37,6 +37,7 @@
 #include "ds/alloc.h"
 #include "ds/htab.h"
 #include "ds/siphash.h"
+#include "script/script.h"
 
 /* --- state --- */
 
@@ -51,6 +52,7 @@ typedef struct MultiState {
     int count;           /* used slots */
     int cap;             /* allocated slots: 2, then doubling (Redis's growth) */
     uint64_t flags;      /* union of the queued commands' CMD_* flags */
+    uint64_t invFlags;   /* union of their complements: a flag some lack */
     size_t bytes;        /* multi-mem: argument bytes + a pointer per argument */
 } MultiState;
 
@@ -118,7 +120,9 @@ static void queueCommand(Client *c, Command *cmd) {
     q->cmd = cmd;
     q->argc = c->argc;
     q->argv = c->argv;
-    ms->flags |= cmd->flags;
+    uint64_t flags = scriptCommandFlags(c, cmd); /* a script's declared flags, as Redis queues them */
+    ms->flags |= flags;
+    ms->invFlags |= ~flags;
     ms->bytes += c->argvBytes + sizeof(sds) * (size_t)q->argc;
     c->argv = NULL;
     c->argc = 0;
@@ -142,6 +146,11 @@ size_t multiWatchedMemory(const Client *c) {
 uint64_t multiQueuedFlags(const Client *c) {
     const MultiState *ms = c->multiState;
     return ms ? ms->flags : 0;
+}
+
+uint64_t multiQueuedInvFlags(const Client *c) {
+    const MultiState *ms = c->multiState;
+    return ms ? ms->invFlags : 0;
 }
 
 /* --- watched keys --- */

@@ -32,6 +32,10 @@ size_t multiWatchedMemory(const Client *c);
 /* Union of the CMD_* flags of the queued commands (0 when none): CLIENT
  * PAUSE WRITE treats an EXEC that carries writes as a write. */
 uint64_t multiQueuedFlags(const Client *c);
+/* The flags some queued command lacks (the union of their complements):
+ * EXEC of a queue with a command not flagged stale is refused by a stale
+ * replica, as in Redis. */
+uint64_t multiQueuedInvFlags(const Client *c);
 
 
 #endif

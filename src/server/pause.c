@@ -9,11 +9,13 @@
  * replica and subscribed-mode checks and before MULTI queueing, takes
  * every command of a normal client during an ALL pause, and during a WRITE
  * pause those flagged write or may-replicate (also an EXEC whose queue holds
- * one).  The pausing client is not exempt, nor a replica's link to its
- * primary: the primary's stream stops at a postponed command until the
- * pause ends (repl's replicaResumeMaster then applies it), as in Redis.  The client gets CLIENT_BLOCKED
- * (core stops parsing its input) and keeps its argv; it is appended to
- * `postponed`.
+ * one); EVAL* and FCALL* have the flags their script declares (a no-writes
+ * script runs, a script without a shebang is held), as in Redis.  The
+ * pausing client is not exempt, nor a replica's link to its primary: the
+ * primary's stream stops at a postponed command until the pause ends
+ * (repl's replicaResumeMaster then applies it), as in Redis.  The client
+ * gets CLIENT_BLOCKED (core stops parsing its input) and keeps its argv;
+ * it is appended to `postponed`.
  *
  * Release.  When the pause ends (UNPAUSE, or its end time seen by the timer
  * or before sleeping) the postponed clients move to `releasing`, and before
@@ -32,6 +34,7 @@
 #include "ds/alloc.h"
 #include "ds/util.h"
 #include "repl/repl.h"
+#include "script/script.h"
 #include "server/multi.h"
 #include "server/process.h"
 
@@ -90,9 +93,13 @@ static void checkPauseEnd(void) {
     if (pauseType != PAUSE_OFF && pauseEnd < mstime()) unpause();
 }
 
+/* A command a WRITE pause holds: flagged write or may-replicate, with the
+ * flags a script declares in place of EVAL's and FCALL's own (a no-writes
+ * script runs, one without a shebang is held), or an EXEC whose queue
+ * holds such a command. */
 static int isWriteLike(Client *c, Command *cmd) {
     const uint64_t w = CMD_WRITE | CMD_MAY_REPLICATE;
-    if (cmd->flags & w) return 1;
+    if (scriptCommandFlags(c, cmd) & w) return 1;
     return strcmp(cmd->name, "exec") == 0 && (multiQueuedFlags(c) & w);
 }
 

@@ -115,7 +115,7 @@ static Command *lookupCommandOrReply(Client *c) {
     if (cmd->subcommands && c->argc >= 2) {
         Command *sub = commandLookupSub(cmd, c->argv[1], sdsLen(c->argv[1]));
         if (!sub) {
-            c->cmd = cmd;
+            c->cmd = NULL; /* no command's rejected_calls, as in Redis */
             rejectUnknownSub(c);
             return NULL;
         }
@@ -145,14 +145,12 @@ void processCommand(Client *c) {
     Command *cmd = lookupCommandOrReply(c);
     if (!cmd) return;
     if (!arityMatches(c, cmd)) {
-        cmd->stats.rejectedCalls++;
         sds err = sdsCatPrintf(sdsEmpty(), "ERR wrong number of arguments for '%s' command", cmd->fullname);
         dispatchRejectCommand(c, err);
         sdsFree(err);
         return;
     }
     if (serverAuthRequired(c) && !(cmd->flags & CMD_NO_AUTH)) {
-        cmd->stats.rejectedCalls++;
         dispatchRejectCommand(c, ERR_NOAUTH);
         return;
     }
@@ -167,7 +165,10 @@ void processCommand(Client *c) {
     if (persistRefuseWriteOrReply(c, cmd, execWrites) == -1) return;
     if (replRefuseWriteOrReply(c, cmd, execWrites) == -1) return;
     if (pubsubRefuseInContextOrReply(c, cmd) == -1) return;
-    if (replRefuseStaleOrReply(c, cmd) == -1) return;
+    if (replRefuseStaleOrReply(c, cmd,
+                               (c->flags & CLIENT_MULTI) && (multiQueuedInvFlags(c) & CMD_STALE) &&
+                                   !strcmp(cmd->name, "exec")) == -1)
+        return;
     if (persistRefuseWhileLoadingOrReply(c, cmd) == -1) return;
     const char *busy = scriptBusyError();
     if (busy && !(cmd->flags & CMD_ALLOW_BUSY)) {

@@ -484,7 +484,6 @@ static int allowedWhenSubscribed(const Command *cmd) {
 
 int pubsubRefuseInContextOrReply(Client *c, Command *cmd) {
     if (!(c->flags & CLIENT_PUBSUB) || c->resp != 2 || allowedWhenSubscribed(cmd)) return 0;
-    cmd->stats.rejectedCalls++;
     sds err = sdsCatPrintf(sdsEmpty(),
                            "ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET "
                            "are allowed in this context",

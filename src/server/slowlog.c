@@ -4,22 +4,28 @@
  *
  * Entries are recorded by an after-call hook, so every command run through
  * callCommand counts, including each command EXEC runs (EXEC itself is
- * flagged skip-slowlog, as Redis).  Not recorded: commands flagged
- * CMD_SKIP_SLOWLOG, a client that just blocked (its command has not
- * finished), and the scripting pseudo-client.  The list is newest first;
- * ids keep increasing across SLOWLOG RESET.  A shorter slowlog-max-len takes
- * effect at the next recorded entry, as in Redis.
+ * flagged skip-slowlog, as Redis), and each command a script calls (peer
+ * "?:0").  Not recorded: commands flagged CMD_SKIP_SLOWLOG, a client that
+ * just blocked (its command has not finished), and the commands the AOF
+ * load replays.  Secrets are "(redacted)" as in Redis (commandFindRedacted).  A blocked command is
+ * recorded when it is served (with the time serving it took) or unblocked
+ * by CLIENT UNBLOCK (its argv already released: an entry with no
+ * arguments, as Redis 7.0 logs it), not when it times out.  The list is
+ * newest first; ids keep increasing across SLOWLOG RESET.  A shorter
+ * slowlog-max-len takes effect at the next recorded entry, as in Redis.
  *
  * An entry keeps at most 32 arguments (the 32nd then says "... (N more
  * arguments)") and at most 128 bytes of each ("... (N more bytes)"). */
 #include "server/slowlog.h"
 
 #include <limits.h>
+#include <string.h>
 #include <time.h>
 
 #include "core/dispatch.h"
 #include "core/server.h"
 #include "ds/alloc.h"
+#include "server/monitor.h"
 
 #define SLOWLOG_MAX_ARGC 32
 #define SLOWLOG_MAX_ARGLEN 128
@@ -46,21 +52,28 @@ static sds trimmedArg(const sds arg) {
     return sdsCatPrintf(s, "... (%zu more bytes)", len - SLOWLOG_MAX_ARGLEN);
 }
 
-static SlowlogEntry *entryCreate(Client *c, long long usec) {
+static SlowlogEntry *entryCreate(Client *c, Command *cmd, long long usec) {
     SlowlogEntry *e = xcalloc(sizeof(*e));
     int argc = c->argc < SLOWLOG_MAX_ARGC ? c->argc : SLOWLOG_MAX_ARGC;
+    char small[SLOWLOG_MAX_ARGC];
+    char *redact = c->argc <= SLOWLOG_MAX_ARGC ? small : xmalloc((size_t)c->argc);
+    memset(redact, 0, (size_t)(c->argc > 0 ? c->argc : 0));
+    commandFindRedacted(cmd, c->argc, c->argv, redact);
     e->argc = argc;
-    e->argv = xmalloc(sizeof(sds) * (size_t)argc);
+    e->argv = xmalloc(sizeof(sds) * (size_t)(argc > 0 ? argc : 1));
     for (int i = 0; i < argc; i++) {
         if (argc != c->argc && i == argc - 1)
             e->argv[i] = sdsCatPrintf(sdsEmpty(), "... (%d more arguments)", c->argc - argc + 1);
+        else if (redact[i])
+            e->argv[i] = sdsNew("(redacted)");
         else
             e->argv[i] = trimmedArg(c->argv[i]);
     }
+    if (redact != small) xfree(redact);
     e->id = nextId++;
     e->time = (long long)time(NULL);
     e->duration = usec;
-    e->peer = sdsNew(c->addr);
+    e->peer = sdsNew(c->fd == -1 ? "?:0" : c->addr); /* a script's calls: no peer */
     e->name = c->name ? sdsDup(c->name) : sdsEmpty();
     return e;
 }
@@ -86,11 +99,12 @@ static void slowlogReset(void) {
     while (oldest) dropOldest();
 }
 
-static void slowlogAfterCall(Client *c, Command *cmd, long long usec) {
+static void slowlogPush(Client *c, Command *cmd, long long usec) {
     long long threshold = server.cfg.slowlogLogSlowerThan;
     if (threshold < 0 || usec < threshold) return;
-    if ((cmd->flags & CMD_SKIP_SLOWLOG) || (c->flags & (CLIENT_BLOCKED | CLIENT_LUA))) return;
-    SlowlogEntry *e = entryCreate(c, usec);
+    /* A script's calls are logged; what the AOF load runs is not. */
+    if ((cmd->flags & CMD_SKIP_SLOWLOG) || (c->flags & (CLIENT_FAKE | CLIENT_LUA)) == CLIENT_FAKE) return;
+    SlowlogEntry *e = entryCreate(c, cmd, usec);
     e->next = newest;
     if (newest) newest->prev = e;
     else oldest = e;
@@ -99,7 +113,14 @@ static void slowlogAfterCall(Client *c, Command *cmd, long long usec) {
     while (length > server.cfg.slowlogMaxLen) dropOldest();
 }
 
-void slowlogInit(void) { dispatchAddAfterCall(slowlogAfterCall); }
+static void slowlogAfterCall(Client *c, Command *cmd, long long usec) {
+    if (!(c->flags & CLIENT_BLOCKED)) slowlogPush(c, cmd, usec);
+}
+
+void slowlogInit(void) {
+    dispatchAddAfterCall(slowlogAfterCall);
+    dispatchAddUnblockHook(slowlogPush);
+}
 
 static void replyEntry(Client *c, const SlowlogEntry *e) {
     replyArrayLen(c, 6);

@@ -7,7 +7,9 @@
  *
  * Latency histograms record nanoseconds in log-linear buckets: values below
  * 256 ns exactly, then each power-of-two range [2^k, 2^(k+1)) split into 128
- * equal buckets (two significant decimal digits).  A percentile reports the
+ * equal buckets (two significant decimal digits).  A blocked command is
+ * recorded when it is served or unblocked (dispatchBlockedDone), not when
+ * it blocks.  A percentile reports the
  * highest value of the bucket it falls in, which is what INFO latencystats
  * prints (so 8 us shows as 8.031).  Values are clamped to [1 ns, 1 s].  A
  * command gets its histogram (12.5 KB) on its first recorded run. */
@@ -115,8 +117,22 @@ static long long bucketHighest(unsigned i) {
     return sub * width + width - 1;
 }
 
+static void recordLatency(Command *cmd, long long usec);
+
 void statsRecordLatency(struct Client *c, Command *cmd, long long usec) {
-    if (!server.cfg.latencyTracking) return;
+    /* A command that blocked is recorded when it is served (its unblock
+     * hook), not when it blocks, nor when it times out, as in Redis 7.0. */
+    if (!server.cfg.latencyTracking || (c->flags & CLIENT_BLOCKED)) return;
+    if ((c->flags & (CLIENT_FAKE | CLIENT_LUA)) == CLIENT_FAKE) return; /* the AOF load's */
+    recordLatency(cmd, usec);
+}
+
+void statsRecordUnblockedLatency(struct Client *c, Command *cmd, long long usec) {
+    (void)c;
+    if (server.cfg.latencyTracking) recordLatency(cmd, usec);
+}
+
+static void recordLatency(Command *cmd, long long usec) {
     if (cmd->id >= histCap) {
         unsigned ncap = histCap ? histCap : 64;
         while (ncap <= cmd->id) ncap *= 2;

@@ -33,6 +33,8 @@ void statsInit(void);
 /* Latency of one run of cmd (the subcommand if any), in microseconds, for
  * INFO latencystats.  Call after every executed command. */
 void statsRecordLatency(struct Client *c, Command *cmd, long long usec);
+/* The same for a blocked command served or unblocked (an unblock hook). */
+void statsRecordUnblockedLatency(struct Client *c, Command *cmd, long long usec);
 /* Appends "latency_percentiles_usec_<fullname>:p50=..,p99=..,p99.9=..\r\n"
  * when cmd has samples; returns the (possibly moved) string. */
 sds statsCatLatencyLine(sds s, const Command *cmd) SDS_MUST_USE;

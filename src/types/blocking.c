@@ -205,6 +205,7 @@ int blockingUnblockClient(Client *c, int error) {
     if (error) replyError(c, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
     else replyTimedOut(c);
     unblockClient(c);
+    dispatchBlockedDone(c, 0, 1); /* failed either way, argv gone: as Redis 7.0 counts it */
     return 1;
 }
 
@@ -316,10 +317,13 @@ static void serveKey(Db *db, const sds key) {
         effectsHold();
         Client *running = server.net.current;
         server.net.current = c;
+        long long errors = server.stats.totalErrorReplies, start = ustime();
         int served = bs->serve(c, db, key, sdsLen(key));
         server.net.current = running;
         effectsRelease();
         if (served) {
+            /* Its stats and slow-log entry (dispatch.h), argv still set. */
+            dispatchBlockedDone(c, ustime() - start, server.stats.totalErrorReplies != errors);
             unblockClient(c);
         } else if (kw->count > 1) {
             /* Rotate the head to the tail. */
