@@ -72,6 +72,7 @@ typedef enum {
 #define CF_ONLY_DEFAULT (1u << 8) /* raw or enum: a feature Cairn lacks; other values refused */
 #define CF_RAW_BOOL (1u << 9)   /* raw: validated as yes/no */
 #define CF_RAW_INT (1u << 10)   /* raw: validated as an integer in [min, max] */
+#define CF_BINARY (1u << 11)    /* string: an sds keeping every byte (NUL too), as Redis's sds configs */
 
 typedef struct ConfigEnum {
     const char *name;
@@ -140,7 +141,8 @@ void configSetAclHooks(ConfigRequirepassHook *onRequirepass, ConfigUserLinesHook
 /* CONFIG SET requirepass: the default user gets the password (or nopass). */
 static int applyRequirepass(const char **err) {
     (void)err;
-    if (requirepassHook) requirepassHook(server.cfg.requirepass);
+    const char *p = server.cfg.requirepass;
+    if (requirepassHook) requirepassHook(p, p ? sdsLen(server.cfg.requirepass) : 0);
     return 0;
 }
 
@@ -204,7 +206,7 @@ static ConfigDef configTable[] = {
     LLV("client-query-buffer-limit", NULL, CF_MEMORY, clientQueryBufferLimit, 1024 * 1024, LONG_MAX, "1gb"),
     SP("client-output-buffer-limit", CF_MULTI_ARG, "normal 0 0 0 slave 256mb 64mb 60 pubsub 32mb 8mb 60",
        setObufLimits, getObufLimits, rewriteObufLimits, NULL),
-    {"requirepass", NULL, CT_STRING, CF_SENSITIVE | CF_EMPTY_NULL, OFF(requirepass), 0, 0, "", NULL, NULL, NULL,
+    {"requirepass", NULL, CT_STRING, CF_SENSITIVE | CF_EMPTY_NULL | CF_BINARY, OFF(requirepass), 0, 0, "", NULL, NULL, NULL,
      NULL, applyRequirepass, NULL, 0},
     /* Users. */
     S("aclfile", NULL, CF_IMMUTABLE | CF_EMPTY_NULL, aclfile, ""),
@@ -319,7 +321,7 @@ static ConfigDef configTable[] = {
     RAWI("io-threads", NULL, CF_IMMUTABLE, 1, 128, "1"),
     RAWB("io-threads-do-reads", NULL, CF_IMMUTABLE, "no"),
     RAWB("jemalloc-bg-thread", NULL, 0, "yes"),
-    S("masterauth", NULL, CF_SENSITIVE | CF_EMPTY_NULL, masterauth, ""),
+    S("masterauth", NULL, CF_SENSITIVE | CF_EMPTY_NULL | CF_BINARY, masterauth, ""),
     S("masteruser", NULL, CF_EMPTY_NULL, masteruser, ""),
     {"maxmemory-clients", NULL, CT_RAW, 0, OFF(maxmemoryClients), 0, 0, "0", NULL, NULL, NULL, NULL, NULL, NULL, 0},
     I("min-replicas-max-lag", "min-slaves-max-lag", 0, minReplicasMaxLag, 0, INT_MAX, "10"),
@@ -428,6 +430,12 @@ static ConfigDef *lookupConfig(const char *name, int *isAlias) {
 static void setString(char **slot, const char *v) {
     xfree(*slot);
     *slot = v ? xstrdup(v) : NULL;
+}
+
+/* A CF_BINARY field: an sds with v's len bytes (NUL included), or NULL. */
+static void setBinary(sds *slot, const char *v, size_t len) {
+    sdsFree(*slot);
+    *slot = v ? sdsNewLen(v, len) : NULL;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -753,6 +761,14 @@ static int configSetArgs(const ConfigDef *d, ServerConfig *cfg, sds *argv, int a
             *err = "template format is invalid or contains unknown variables";
             return -1;
         }
+        if (d->flags & CF_BINARY) {
+            /* Every byte kept: a password cut at a NUL would let the
+             * prefix authenticate. */
+            size_t len = sdsLen(argv[0]);
+            setBinary(FIELD(cfg, d, sds), (d->flags & CF_EMPTY_NULL) && len == 0 ? NULL : arg, len);
+            return 0;
+        }
+        /* Other strings end at a NUL byte, as Redis's C-string configs do. */
         setString(FIELD(cfg, d, char *), (d->flags & CF_EMPTY_NULL) && arg[0] == '\0' ? NULL : arg);
         return 0;
     case CT_RAW: {
@@ -785,6 +801,10 @@ static sds configGetValue(const ConfigDef *d, const ServerConfig *cfg) {
             if (e->value == *CFIELD(cfg, d, int)) return sdsNew(e->name);
         return sdsEmpty();
     case CT_STRING: {
+        if (d->flags & CF_BINARY) {
+            const sds b = *CFIELD(cfg, d, sds);
+            return b ? sdsDup(b) : sdsEmpty();
+        }
         const char *s = *CFIELD(cfg, d, char *);
         return sdsNew(s ? s : "");
     }
@@ -1559,7 +1579,7 @@ void configSetCommand(Client *c) {
         } else {
             set = i + 1;
             sds now = configGetValue(defs[i], &server.cfg);
-            changed[i] = strcmp(now, old[i]) != 0;
+            changed[i] = sdsLen(now) != sdsLen(old[i]) || memcmp(now, old[i], sdsLen(now)) != 0;
             sdsFree(now);
         }
     }
@@ -1682,7 +1702,7 @@ static int isDefault(const ConfigDef *d, const ServerConfig *defaults) {
     if (d->type == CT_RAW) return !strcmp(d->raw ? d->raw : "", d->deflt);
     if (d->set == setDir) return 0; /* Redis always writes dir */
     sds a = configGetValue(d, &server.cfg), b = configGetValue(d, defaults);
-    int same = !strcmp(a, b);
+    int same = sdsLen(a) == sdsLen(b) && !memcmp(a, b, sdsLen(a));
     sdsFree(a);
     sdsFree(b);
     return same;
@@ -1701,10 +1721,12 @@ static ConfigDef *lineDirective(const char *line) {
 static void freeConfigScratch(ServerConfig *cfg) {
     for (int i = 0; i < cfg->bindCount; i++) xfree(cfg->bind[i]);
     xfree(cfg->latencyPercentiles);
-    char **strs[] = {&cfg->unixsocket, &cfg->requirepass, &cfg->aclfile, &cfg->logfile, &cfg->pidfile, &cfg->dir,
+    sdsFree(cfg->requirepass);
+    sdsFree(cfg->masterauth);
+    char **strs[] = {&cfg->unixsocket, &cfg->aclfile, &cfg->logfile, &cfg->pidfile, &cfg->dir,
                      &cfg->procTitleTemplate, &cfg->notifyKeyspaceEvents, &cfg->dbfilename, &cfg->saveParams,
                      &cfg->appendfilename, &cfg->appenddirname, &cfg->syslogIdent, &cfg->replicaof,
-                     &cfg->masterauth, &cfg->masteruser, &cfg->replicaAnnounceIp};
+                     &cfg->masteruser, &cfg->replicaAnnounceIp};
     for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) xfree(*strs[i]);
 }
 

@@ -51,7 +51,7 @@ typedef struct ServerConfig {
     long long protoMaxBulkLen;
     long long clientQueryBufferLimit;
     ObufLimit obufLimits[CLIENT_TYPE_COUNT];
-    char *requirepass;           /* NULL when unset */
+    sds requirepass;             /* NULL when unset; binary (may hold NUL bytes) */
     /* Users (the ACL, server/acl.c, applies them). */
     char *aclfile;               /* NULL when unset */
     int aclPubsubDefault;        /* new users: 1 resetchannels (7.0's default), 0 allchannels */
@@ -126,7 +126,8 @@ typedef struct ServerConfig {
     int sanitizeDumpPayload;     /* SANITIZE_PAYLOAD_* */
     /* Replication (src/repl). */
     char *replicaof;             /* "host port" while a replica (REPLICAOF keeps it live), NULL when a primary */
-    char *masterauth, *masteruser; /* NULL when unset */
+    sds masterauth;              /* NULL when unset; binary (may hold NUL bytes) */
+    char *masteruser;            /* NULL when unset */
     long long replBacklogSize, replBacklogTtl;
     int replDisklessSync, replDisklessSyncDelay, replDisklessSyncMaxReplicas, replDisklessLoad;
     int replPingReplicaPeriod, replTimeout, replDisableTcpNodelay;
@@ -150,9 +151,9 @@ typedef struct ServerConfig {
 #define SANITIZE_PAYLOAD_CLIENTS 2
 
 /* The ACL's hooks: CONFIG SET requirepass gives the default user that
- * password; CONFIG REWRITE writes the users as `user` lines (the caller
+ * password (its bytes, NUL included; NULL when unset); CONFIG REWRITE writes the users as `user` lines (the caller
  * frees them with sdsFreeSplitRes). */
-typedef void ConfigRequirepassHook(const char *pass);
+typedef void ConfigRequirepassHook(const char *pass, size_t len);
 typedef sds *ConfigUserLinesHook(int *count);
 void configSetAclHooks(ConfigRequirepassHook *onRequirepass, ConfigUserLinesHook *userLines);
 

@@ -1317,10 +1317,10 @@ static sds setUserFromArgs(AclUser *u, const char *name, size_t nlen, sds *argv,
     return NULL;
 }
 
-static void setDefaultPassword(const char *pass) {
+static void setDefaultPassword(const char *pass, size_t len) {
     userSet(defaultUser, "resetpass", 9);
-    if (pass && pass[0]) {
-        sds op = sdsCatPrintf(sdsEmpty(), ">%s", pass);
+    if (pass && len) {
+        sds op = sdsCatLen(sdsNew(">"), pass, len);
         userSet(defaultUser, op, sdsLen(op));
         sdsFree(op);
     } else {
@@ -1577,7 +1577,7 @@ static void indexCommands(void) {
     }
 }
 
-static void requirepassChanged(const char *pass) { setDefaultPassword(pass); }
+static void requirepassChanged(const char *pass, size_t len) { setDefaultPassword(pass, len); }
 
 static _Noreturn void startupFailure(const char *what) {
     serverLog(LL_WARNING, "%s", what);
@@ -1609,7 +1609,7 @@ void aclInit(void) {
     indexCommands();
     defaultUser = createDefaultUser();
     linkUser(defaultUser);
-    setDefaultPassword(server.cfg.requirepass);
+    setDefaultPassword(server.cfg.requirepass, server.cfg.requirepass ? sdsLen(server.cfg.requirepass) : 0);
     int haveFile = server.cfg.aclfile && server.cfg.aclfile[0];
     if (haveFile && server.cfg.aclUserCount)
         startupFailure("Configuring Redis with users defined in redis.conf and at the same setting an ACL file "
