@@ -25,6 +25,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <glob.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -183,7 +184,19 @@ static int applyAofAutoGc(const char **err) {
 
 static const ConfigEnum aclPubsubEnum[] = {{"allchannels", 0}, {"resetchannels", 1}, {NULL, 0}};
 static const ConfigEnum endpointTypeEnum[] = {{"ip", 0}, {"hostname", 1}, {"unknown-endpoint", 2}, {NULL, 0}};
-static const ConfigEnum oomScoreAdjEnum[] = {{"no", 0}, {"yes", 1}, {"relative", 2}, {"absolute", 3}, {NULL, 0}};
+/* "yes" and "relative" are one mode; CONFIG GET names it "yes", as Redis. */
+static const ConfigEnum oomScoreAdjEnum[] = {{"no", OOM_SCORE_ADJ_NO},
+                                             {"yes", OOM_SCORE_ADJ_RELATIVE},
+                                             {"relative", OOM_SCORE_ADJ_RELATIVE},
+                                             {"absolute", OOM_SCORE_ADJ_ABSOLUTE},
+                                             {NULL, 0}};
+static ConfigSetFn setOomValues;
+static ConfigGetFn getOomValues;
+static int applyOomScoreAdj(const char **err) {
+    if (configApplyOomScoreAdj(CONFIG_OOM_BY_ROLE) == 0) return 0;
+    *err = "Failed to set current oom_score_adj. Check server logs.";
+    return -1;
+}
 static const ConfigEnum propagationErrorEnum[] = {{"ignore", 0}, {"panic", 1}, {"panic-on-replicas", 2}, {NULL, 0}};
 static const ConfigEnum disklessLoadEnum[] = {{"disabled", 0}, {"on-empty-db", 1}, {"swapdb", 2}, {NULL, 0}};
 static const ConfigEnum sanitizePayloadEnum[] = {{"no", 0}, {"yes", 1}, {"clients", 2}, {NULL, 0}};
@@ -327,8 +340,9 @@ static ConfigDef configTable[] = {
     I("min-replicas-max-lag", "min-slaves-max-lag", 0, minReplicasMaxLag, 0, INT_MAX, "10"),
     I("min-replicas-to-write", "min-slaves-to-write", 0, minReplicasToWrite, 0, INT_MAX, "0"),
     B("no-appendfsync-on-rewrite", NULL, 0, noAppendfsyncOnRewrite, "no"),
-    RAWE("oom-score-adj", NULL, 0, oomScoreAdjEnum, "no"),
-    RAW("oom-score-adj-values", NULL, CF_MULTI_ARG, "0 200 800"),
+    {"oom-score-adj", NULL, CT_ENUM, 0, OFF(oomScoreAdj), 0, 0, "no", oomScoreAdjEnum, NULL, NULL, NULL,
+     applyOomScoreAdj, NULL, 0},
+    SP("oom-score-adj-values", CF_MULTI_ARG, "0 200 800", setOomValues, getOomValues, NULL, applyOomScoreAdj),
     RAWE("propagation-error-behavior", NULL, 0, propagationErrorEnum, "ignore"),
     B("rdb-del-sync-files", NULL, 0, rdbDelSyncFiles, "no"),
     RAWB("rdb-save-incremental-fsync", NULL, 0, "yes"),
@@ -695,7 +709,7 @@ static int onlyDefaultOrRefuse(const ConfigDef *d, const char *value, const char
 static int configSetArgs(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
     if (d->type == CT_SPECIAL) return d->set(d, cfg, argv, argc, err);
     if (d->type == CT_RAW && (d->flags & CF_MULTI_ARG)) {
-        int want = !strcmp(d->name, "replicaof") ? 2 : !strcmp(d->name, "oom-score-adj-values") ? 3 : -1;
+        int want = !strcmp(d->name, "replicaof") ? 2 : -1;
         if (want != -1 && argc != want && argc != 0) {
             *err = "wrong number of arguments";
             return -1;
@@ -1068,6 +1082,83 @@ static int setUnixsocketperm(const ConfigDef *d, ServerConfig *cfg, sds *argv, i
 
 /* appendonly: a yes/no; CONFIG SET starts or stops the append-only file
  * through its apply hook (persist/aof.c). */
+/* oom-score-adj-values: three integers (master, replica, background
+ * child), each in [-2000, 2000]; strtol's forms ("+1", "01") accepted. */
+static int setOomValues(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
+    (void)d;
+    if (argc != 3) {
+        *err = "wrong number of arguments";
+        return -1;
+    }
+    int v[3];
+    for (int i = 0; i < 3; i++) {
+        char *end;
+        errno = 0;
+        long x = strtol(argv[i], &end, 10);
+        if (errno || end == argv[i] || *end || x < -2000 || x > 2000) {
+            *err = "Invalid oom-score-adj-values, elements must be between -2000 and 2000.";
+            return -1;
+        }
+        v[i] = (int)x;
+    }
+    /* An unprivileged process may lower its score only back to where it
+     * was: the classes are expected in ascending order.  Kept anyway. */
+    if (v[CONFIG_OOM_REPLICA] < v[CONFIG_OOM_MASTER] || v[CONFIG_OOM_BGCHILD] < v[CONFIG_OOM_REPLICA])
+        serverLog(LL_WARNING, "The oom-score-adj-values configuration may not work for non-privileged processes! "
+                              "Please consult the documentation.");
+    memcpy(cfg->oomScoreAdjValues, v, sizeof(v));
+    return 0;
+}
+
+static sds getOomValues(const ConfigDef *d, const ServerConfig *cfg) {
+    (void)d;
+    return sdsCatPrintf(sdsEmpty(), "%d %d %d", cfg->oomScoreAdjValues[0], cfg->oomScoreAdjValues[1],
+                        cfg->oomScoreAdjValues[2]);
+}
+
+/* The score before Cairn first changed it, and whether it did. */
+static int oomAdjusted, oomBaseScore;
+
+int configApplyOomScoreAdj(int processClass) {
+    if (processClass == CONFIG_OOM_BY_ROLE)
+        processClass = server.isReplica || server.cfg.replicaof ? CONFIG_OOM_REPLICA : CONFIG_OOM_MASTER;
+    if (processClass < 0 || processClass > CONFIG_OOM_BGCHILD) return -1;
+    int mode = server.cfg.oomScoreAdj, val;
+    char buf[64];
+    if (mode != OOM_SCORE_ADJ_NO) {
+        if (!oomAdjusted) {
+            int fd = open("/proc/self/oom_score_adj", O_RDONLY | O_CLOEXEC);
+            ssize_t n = fd == -1 ? -1 : read(fd, buf, sizeof(buf) - 1);
+            if (n < 0) {
+                serverLog(LL_WARNING, "Unable to read oom_score_adj: %s", strerror(errno));
+                if (fd != -1) close(fd);
+                return -1;
+            }
+            close(fd);
+            buf[n] = '\0';
+            oomBaseScore = atoi(buf);
+            oomAdjusted = 1;
+        }
+        long v = server.cfg.oomScoreAdjValues[processClass];
+        if (mode == OOM_SCORE_ADJ_RELATIVE) v += oomBaseScore;
+        val = (int)(v < -1000 ? -1000 : v > 1000 ? 1000 : v);
+    } else if (oomAdjusted) {
+        oomAdjusted = 0;
+        val = oomBaseScore;
+    } else {
+        return 0;
+    }
+    int len = snprintf(buf, sizeof(buf), "%d\n", val);
+    int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+    if (fd == -1 || write(fd, buf, (size_t)len) != len) {
+        serverLog(LL_WARNING, "Unable to write oom_score_adj: %s", strerror(errno));
+        if (fd != -1) close(fd);
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
 static int setAppendonly(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
     int b = argc == 1 ? yesNo(argv[0]) : -1;
     if (b == -1) {
@@ -1588,7 +1679,11 @@ void configSetCommand(Client *c) {
         if (!defs[i]->apply || !changed[i]) continue;
         int seen = 0;
         for (int j = 0; j < i && !seen; j++) seen = changed[j] && defs[j]->apply == defs[i]->apply;
-        if (!seen && defs[i]->apply(&err) == -1) failed = i;
+        if (!seen && defs[i]->apply(&err) == -1) {
+            failed = i;
+            serverLog(LL_WARNING, "Failed applying new configuration. Possibly related to new %s setting. Restoring "
+                                  "previous settings.", defs[i]->name);
+        }
     }
     if (failed == -1) {
         replyOk(c);

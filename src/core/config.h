@@ -117,6 +117,8 @@ typedef struct ServerConfig {
     int appendfsync;
     int rdbcompression, rdbchecksum;
     int stopWritesOnBgsaveError;
+    int oomScoreAdj;             /* OOM_SCORE_ADJ_* */
+    int oomScoreAdjValues[3];    /* by CONFIG_OOM_* class, each in [-2000, 2000] */
     int rdbKeySaveDelay;         /* microseconds slept per key saved (tests) */
     int rdbSaveThreads;          /* rdb-save-threads (Cairn's own): threads serializing a snapshot, 0 auto */
     int rdbLoadThreads;          /* rdb-load-threads (Cairn's own): threads decompressing a loaded file, 0 auto */
@@ -145,6 +147,24 @@ typedef struct ServerConfig {
     int autoAofRewritePerc;
     long long autoAofRewriteMinSize;
 } ServerConfig;
+
+#define OOM_SCORE_ADJ_NO 0
+#define OOM_SCORE_ADJ_RELATIVE 1 /* also "yes" */
+#define OOM_SCORE_ADJ_ABSOLUTE 2
+#define CONFIG_OOM_MASTER 0
+#define CONFIG_OOM_REPLICA 1
+#define CONFIG_OOM_BGCHILD 2
+#define CONFIG_OOM_BY_ROLE (-1) /* the main process: master or replica by its role */
+
+/* Write /proc/self/oom_score_adj for a process of the class (CONFIG_OOM_*)
+ * as oom-score-adj says: with "relative" the class's value is added to the
+ * score the process had when Cairn first adjusted it, with "absolute" it
+ * replaces it (both clamped to [-1000, 1000]); back to "no" restores that
+ * first score.  Nothing is written while the setting is "no" and nothing
+ * was adjusted.  0, or -1 (logged) when the file cannot be read/written.
+ * Called at start-up, on a role change, by each fork child, and by CONFIG
+ * SET of either directive. */
+int configApplyOomScoreAdj(int processClass);
 
 #define SANITIZE_PAYLOAD_NO 0
 #define SANITIZE_PAYLOAD_YES 1

@@ -194,6 +194,7 @@ int main(int argc, char **argv) {
     /* Users refer to commands by id: after the table.  Before listening,
      * so the first client meets the configured default user. */
     aclInit();
+    configApplyOomScoreAdj(CONFIG_OOM_BY_ROLE);
     effectsInitTestSink();
     if (netListen() == -1) exit(1);
     bannerShow();

@@ -157,6 +157,7 @@ void persistChildInfoOpen(void) {
 }
 
 void persistChildInfoInChild(const char *what) {
+    configApplyOomScoreAdj(CONFIG_OOM_BGCHILD);
     if (state.infoPipe[0] != -1) close(state.infoPipe[0]);
     state.infoPipe[0] = -1;
     child.what = what;

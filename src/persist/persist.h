@@ -118,7 +118,8 @@ void persistSyncChildDone(int ok);
  * forking code calls, in order:
  *   persistChildInfoOpen        parent, before the fork (opens the pipe);
  *   persistChildInfoInChild     the child, first; what is "RDB" or "AOF
- *                               rewrite" (its "Fork CoW for ..." log lines);
+ *                               rewrite" (its "Fork CoW for ..." log lines;
+ *                               it also takes oom-score-adj's child value);
  *                               RDB writers then report by themselves,
  *                               others call persistChildProgress per key;
  *   persistChildInfoFinal       the child, when it succeeded (the NOTICE line);

@@ -128,3 +128,113 @@ def test_replica_authenticates_with_binary_masterauth(start_server):
             break
         time.sleep(0.05)
     assert up
+
+
+# --- item 23: oom-score-adj ---------------------------------------------------
+
+
+def pid_of(r):
+    info = r.execute_command("INFO", "server")
+    if isinstance(info, bytes):
+        info = info.decode()
+        return int(info.split("process_id:")[1].split()[0])
+    return int(info["process_id"])
+
+
+def oom_of(pid):
+    with open("/proc/%d/oom_score_adj" % pid) as f:
+        return int(f.read())
+
+
+def children_of(pid):
+    with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+        return [int(x) for x in f.read().split()]
+
+
+def oom_sequence(s):
+    """Scores after each step of a CONFIG SET sequence (values only raised
+    above the start: lowering below it needs CAP_SYS_RESOURCE)."""
+    r = raw_client(s)
+    pid = pid_of(s.client())
+    seen = [oom_of(pid)]
+    steps = [("oom-score-adj-values", "10 20 30"), ("oom-score-adj", "yes"), ("oom-score-adj", "absolute"),
+             ("oom-score-adj-values", "40 50 60"), ("oom-score-adj", "no"), ("oom-score-adj", "relative"),
+             ("oom-score-adj-values", "1500 20 30"), ("oom-score-adj-values", "+2000 01 -0"),
+             ("oom-score-adj", "no")]
+    for k, v in steps:
+        seen.append((run(r, "CONFIG", "SET", k, v), run(r, "CONFIG", "GET", k), oom_of(pid)))
+    return seen
+
+
+def test_oom_score_adj_writes_proc_like_redis(server, oracle):
+    a, b = oom_sequence(server), oom_sequence(oracle)
+    assert a == b
+    assert [x[2] for x in a[1:]] == [0, 10, 10, 40, 0, 40, 1000, 1000, 0]
+
+
+def test_oom_score_adj_values_validation(server, oracle):
+    bad = ["1 2", "1 2 3 4", "", " 1 2 3", "1  2 3", "2001 0 0", "0 -2001 0", "1.5 2 3", "x 1 2", "1x 2 3"]
+    script = [("CONFIG", "SET", "oom-score-adj-values", v) for v in bad]
+    script += [("CONFIG", "SET", "oom-score-adj", "bogus"), ("CONFIG", "SET", "oom-score-adj-values", "2000 -2000 0"),
+               ("CONFIG", "GET", "oom-score-adj-values"), ("CONFIG", "SET", "oom-score-adj", "YES"),
+               ("CONFIG", "GET", "oom-score-adj"), ("CONFIG", "SET", "oom-score-adj", "no")]
+    same(server, oracle, script)
+
+
+@pytest.mark.parametrize("which", BOTH)
+def test_oom_score_adj_at_startup_role_and_children(request, which):
+    s = target(request, which, oom_score_adj="absolute", oom_score_adj_values="100 200 300",
+               rdb_key_save_delay="100000")
+    r = raw_client(s)
+    pid = pid_of(s.client())
+    assert oom_of(pid) == 100
+    # a background save child takes the bgchild value
+    for i in range(20):
+        r.execute_command("SET", "k%d" % i, "v")
+    assert r.execute_command("BGSAVE")
+    kids = children_of(pid)
+    assert len(kids) == 1
+    # the child sets its own score first thing after the fork
+    for _ in range(200):
+        if oom_of(kids[0]) == 300:
+            break
+        time.sleep(0.01)
+    assert oom_of(kids[0]) == 300
+    assert oom_of(pid) == 100
+    r.execute_command("CONFIG", "SET", "rdb-key-save-delay", "0")
+    # a replica takes the replica value, a primary again the master one
+    assert run(r, "REPLICAOF", "127.0.0.1", "1") == b"OK"
+    assert oom_of(pid) == 200
+    assert run(r, "REPLICAOF", "NO", "ONE") == b"OK"
+    assert oom_of(pid) == 100
+    assert run(r, "CONFIG", "SET", "oom-score-adj", "no") == b"OK"
+    assert oom_of(pid) == 0
+
+
+# --- item 25: CONFIG SET's validation order, RESETSTAT, start-up users, ACL CAT
+
+
+CONFIG_SET_CASES = [
+    ("maxmemory", "bad", "nosuch", "1"), ("nosuch", "1", "maxmemory", "bad"), ("maxmemory", "bad", "port", "x"),
+    ("maxmemory", "1", "maxmemory", "2"), ("maxmemory", "bad", "maxmemory", "2"),
+    ("maxmemory", "bad", "daemonize", "yes"), ("daemonize", "yes", "maxmemory", "bad"),
+    ("daemonize", "yes", "nosuch", "1"), ("nosuch", "1", "daemonize", "yes"), ("maxmemory", "1", "MAXMEMORY", "2"),
+    ("hz", "1", "slaveof", "x"), ("hash-max-ziplist-entries", "1", "hash-max-listpack-entries", "2"),
+    ("hz", "bad", "timeout", "bad"), ("timeout", "bad", "hz", "bad"), ("daemonize", "yes", "dir", "/tmp"),
+    ("dir", "/tmp", "daemonize", "yes"), ("maxmemory", "1", "daemonize", "yes", "maxmemory", "2"),
+    ("maxmemory", "1", "maxmemory", "2", "daemonize", "yes"), ("nosuch", "1", "maxmemory", "1", "maxmemory", "2"),
+    ("maxmemory", "1", "maxmemory", "2", "nosuch", "1"), ("save", "bad", "hz", "bad"),
+    ("hz", "5", "port", "99999"), ("port", "99999", "hz", "x"), ("MaxMemory", "bad"), ("lua-time-limit", "bad"),
+    ("hz",), ("hz", "1", "timeout"), ("maxmemory", "1mb", "maxmemory-clients", "bad"),
+    ("appendonly", "maybe", "hz", "3"), ("oom-score-adj-values", "1 2", "hz", "3"),
+    ("maxmemory", "100", "hz", "1", "maxmemory-policy", "bogus"),
+    ("notify-keyspace-events", "KEA", "notify-keyspace-events", "x"), ("bind", "1.2.3.4", "hz", "5"),
+    ("hz", "5", "bind", "1.2.3.4"), ("slave-read-only", "yes", "replica-read-only", "no"),
+    ("key-load-delay", "x", "hz", "1"), ("hz", "1", "enable-debug-command", "yes"),
+]
+
+
+def test_config_set_names_the_argument_redis_names(server, oracle):
+    script = [("CONFIG", "SET") + c for c in CONFIG_SET_CASES]
+    script += [("CONFIG", "GET", "maxmemory"), ("CONFIG", "GET", "hz"), ("CONFIG", "GET", "timeout")]
+    same(server, oracle, script)
