@@ -40,6 +40,7 @@
 #include "core/errors.h"
 #include "core/log.h"
 #include "core/server.h"
+#include "db/lazyfree.h"
 #include "ds/alloc.h"
 #include "ds/glob.h"
 #include "ds/sds.h"
@@ -1722,6 +1723,7 @@ cleanup:
 
 void configResetStatCommand(Client *c) {
     serverResetStats();
+    lazyfreeResetStats(); /* lazyfreed_objects, as Redis 7.0 resets it */
     replyOk(c);
 }
 

@@ -935,5 +935,6 @@ Command persistCommands[] = {
     {.name = "bgrewriteaof", .proc = aofBgrewriteaofCommand},
     {.name = "dump", .proc = dumpCommand},
     {.name = "restore", .proc = restoreCommand},
+    {.name = "restore-asking", .proc = restoreCommand}, /* without cluster, RESTORE itself */
     {0},
 };

@@ -1726,6 +1726,10 @@ static void aclListCommand(Client *c) {
 static void aclWhoamiCommand(Client *c) { replyBulkCString(c, aclClientUserName(c)); }
 
 static void aclCatCommand(Client *c) {
+    if (c->argc > 3) { /* at most one category, as Redis's ACL CAT */
+        replySubcommandSyntaxError(c);
+        return;
+    }
     if (c->argc == 2) {
         replyArrayLen(c, CATEGORY_COUNT);
         for (int i = 0; i < CATEGORY_COUNT; i++) replyBulkCString(c, categoryNames[i]);

@@ -238,3 +238,110 @@ def test_config_set_names_the_argument_redis_names(server, oracle):
     script = [("CONFIG", "SET") + c for c in CONFIG_SET_CASES]
     script += [("CONFIG", "GET", "maxmemory"), ("CONFIG", "GET", "hz"), ("CONFIG", "GET", "timeout")]
     same(server, oracle, script)
+
+
+def lazyfreed(r):
+    info = r.execute_command("INFO", "memory")
+    info = info.decode() if isinstance(info, bytes) else info
+    return int(info.split("lazyfreed_objects:")[1].split()[0])
+
+
+@pytest.mark.parametrize("which", BOTH)
+def test_config_resetstat_resets_lazyfreed_objects(request, which):
+    s = target(request, which)
+    r = raw_client(s)
+    r.execute_command("SADD", "big", *range(1000))
+    assert r.execute_command("UNLINK", "big") == 1
+    for _ in range(200):
+        if lazyfreed(r) == 1:
+            break
+        time.sleep(0.01)
+    assert lazyfreed(r) == 1
+    assert r.execute_command("CONFIG", "RESETSTAT") == b"OK"
+    assert lazyfreed(r) == 0
+
+
+def test_acl_cat_arity(server, oracle):
+    same(server, oracle, [("ACL", "CAT", "a", "b"), ("ACL", "cat", "read", "x"), ("ACL", "CAT", "nosuch"),
+                          ("ACL", "CAT", "a", "b", "c"), ("ACL", "GENPASS", "1", "2"), ("ACL", "LOG", "1", "2")])
+
+
+# --- item 27: READONLY, READWRITE, ASKING, CLUSTER, MODULE without the feature
+
+
+def test_cluster_commands_without_cluster_support(server, oracle):
+    script = [("READONLY",), ("READONLY", "x"), ("READWRITE",), ("READWRITE", "x"), ("ASKING",), ("ASKING", "x"),
+              ("CLUSTER",), ("CLUSTER", "INFO"), ("CLUSTER", "HELP"), ("CLUSTER", "nosuch"),
+              ("CLUSTER", "KEYSLOT", "foo"), ("CLUSTER", "NODES"), ("CLUSTER", "SLOTS"), ("CLUSTER", "SHARDS"),
+              ("CLUSTER", "ADDSLOTS", "1", "2"), ("CLUSTER", "MEET"), ("CLUSTER", "SETSLOT", "1", "NODE", "x"),
+              ("COMMAND", "COUNT"), ("COMMAND", "INFO", "readonly", "readwrite", "asking", "restore-asking"),
+              ("COMMAND", "DOCS", "readonly"), ("COMMAND", "GETKEYS", "restore-asking", "k", "0", "x"),
+              ("RESTORE-ASKING", "k", "0", "x"),
+              ("EVAL", "return redis.call('cluster','info')", "0"),
+              ("EVAL", "return redis.pcall('cluster','info')", "0"),
+              ("EVAL", "return redis.call('readonly')", "0"),
+              ("EVAL", "return redis.call('asking')", "0"),
+              ("EVAL", "return redis.call('module','list')", "0"),
+              ("EVAL", "return redis.call('module','help')", "0"),
+              ("ACL", "SETUSER", "u1", "on", "nopass", "+readonly", "+get", "~*"),
+              ("ACL", "SETUSER", "u2", "on", "nopass", "+cluster|info", "+readwrite", "+asking"),
+              ("ACL", "DRYRUN", "u1", "readonly"), ("ACL", "DRYRUN", "u1", "readwrite"),
+              ("ACL", "DRYRUN", "u2", "cluster", "info"), ("ACL", "DRYRUN", "u2", "cluster", "nodes")]
+    same(server, oracle, script)
+    a, b = raw_client(server), raw_client(oracle)
+    la = sorted(a.execute_command("COMMAND", "LIST"))
+    lb = sorted(b.execute_command("COMMAND", "LIST"))
+    assert set(lb) - set(la) == set()
+
+
+def test_acl_user_with_readonly_runs_it(server, oracle):
+    for s in (server, oracle):
+        s.client().execute_command("ACL", "SETUSER", "ro", "on", ">pw", "+readonly", "+readwrite", "+asking")
+    script = [("AUTH", "ro", "pw"), ("READONLY",), ("READWRITE",), ("ASKING",), ("GET", "x")]
+    same(server, oracle, script)
+
+
+def test_module_command_without_modules(server, oracle):
+    script = [("MODULE",), ("MODULE", "LIST"), ("MODULE", "LIST", "x"), ("MODULE", "HELP"), ("MODULE", "nosuch"),
+              ("MODULE", "LOAD", "/nonexistent.so"), ("MODULE", "UNLOAD", "foo"), ("MODULE", "UNLOAD"),
+              ("MULTI",), ("MODULE", "UNLOAD", "foo"), ("EXEC",)]
+    same(server, oracle, script)
+
+
+@pytest.mark.parametrize("which", BOTH)
+def test_module_command_enabled_loads_nothing(request, which):
+    s = target(request, which, enable_module_command="yes")
+    r = raw_client(s)
+    err = ("error", "Error loading the extension. Please check the server logs.")
+    assert run(r, "MODULE", "LOAD", "/nonexistent.so") == err
+    assert run(r, "MODULE", "LOAD", "/nonexistent.so", "a", "b") == err
+    assert run(r, "MODULE", "LOADEX", "/nonexistent.so", "CONFIG", "a") == err
+    assert run(r, "MODULE", "LOADEX", "/nonexistent.so", "foo") == err
+    assert run(r, "MODULE", "LOADEX", "/nonexistent.so", "CONFIG", "a", "b", "ARGS", "x") == err
+    assert run(r, "MODULE", "UNLOAD", "foo") == ("error", "Error unloading module: no such module with that name")
+    assert run(r, "MODULE", "LIST") == []
+    log = s.log
+    assert "Module /nonexistent.so failed to load: " in log
+    assert "CONFIG specified without name value pair" in log
+    assert "Syntax Error from arguments to loadex around foo." in log
+
+
+@pytest.mark.parametrize("which", BOTH)
+def test_protected_commands_refused_before_auth_and_acl(request, which):
+    s = target(request, which, requirepass="pw")
+    debug_err = ("error", "DEBUG command not allowed. If the enable-debug-command option is set to \"local\", "
+                          "you can run it from a local connection, otherwise you need to set this option in the "
+                          "configuration file, and then restart the server.")
+    r = raw_client(s)
+    assert run(r, "DEBUG", "SLEEP", "0") == debug_err  # before NOAUTH
+    assert run(r, "AUTH", "pw") == b"OK"
+    assert run(r, "ACL", "SETUSER", "lim", "on", "nopass", "+@all", "-debug", "-module") == b"OK"
+    assert run(r, "AUTH", "lim", "x") == b"OK"
+    assert run(r, "DEBUG", "SLEEP", "0") == debug_err  # before NOPERM
+    assert run(r, "MODULE", "UNLOAD", "x")[1].startswith("MODULE command not allowed.")
+    assert run(r, "AUTH", "default", "pw") == b"OK"
+    assert run(r, "MULTI") == b"OK"
+    assert run(r, "DEBUG", "SLEEP", "0") == debug_err
+    assert run(r, "EXEC") == ("error", "Transaction discarded because of previous errors.")
+    stats = r.execute_command("INFO", "commandstats").decode()
+    assert "cmdstat_debug:calls=0,usec=0,usec_per_call=0.00,rejected_calls=3,failed_calls=0" in stats
