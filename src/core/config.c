@@ -418,6 +418,8 @@ static const struct {
 };
 static char *configFile;          /* absolute path of the loaded file, or NULL */
 static char errbuf[512];          /* setters format their errors here */
+static int curLineNum;            /* the line being applied, for `user` lines */
+static const char *curLine;
 
 /* ------------------------------------------------------------------------ */
 /* Lookup and field access                                                   */
@@ -1317,7 +1319,7 @@ const char *configFilePath(void) {
 /* Loading: file, stdin, --args                                              */
 /* ------------------------------------------------------------------------ */
 
-static void fatalConfigError(int linenum, const char *line, const char *err) {
+static _Noreturn void fatalConfigError(int linenum, const char *line, const char *err) {
     fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR (Redis %s) ***\n", REDIS_COMPAT_VERSION);
     if (line) {
         fprintf(stderr, "Reading the configuration file, at line %d\n", linenum);
@@ -1326,6 +1328,8 @@ static void fatalConfigError(int linenum, const char *line, const char *err) {
     fprintf(stderr, "%s\n", err);
     exit(1);
 }
+
+void configFatalLineError(int linenum, const char *line, const char *err) { fatalConfigError(linenum, line, err); }
 
 /* Read a whole file into a new sds; NULL (errno set) if it cannot be opened. */
 static sds readWholeFile(FILE *fp) {
@@ -1413,11 +1417,23 @@ static const char *applyLine(ServerConfig *cfg, sds *argv, int argc) {
     if (!strcasecmp(argv[0], "user")) {
         /* Kept for the ACL, which applies them once the commands exist. */
         if (argc < 2) return "Bad directive or wrong number of arguments";
+        /* A user is declared once (the default user too), as in Redis. */
+        for (int i = 0; i < cfg->aclUserCount; i++) {
+            const sds other = cfg->aclUsers[i].argv[0];
+            if (sdsLen(other) == sdsLen(argv[1]) && !memcmp(other, argv[1], sdsLen(other))) {
+                snprintf(errbuf, sizeof(errbuf),
+                         "Error in user declaration '%s': Duplicate user found. A user can only be defined once in "
+                         "config files", argv[1]);
+                return errbuf;
+            }
+        }
         cfg->aclUsers = xrealloc(cfg->aclUsers, sizeof(ConfigUserLine) * (size_t)(cfg->aclUserCount + 1));
         ConfigUserLine *l = &cfg->aclUsers[cfg->aclUserCount++];
         l->argc = argc - 1;
         l->argv = xmalloc(sizeof(sds) * (size_t)(argc - 1));
         for (int i = 1; i < argc; i++) l->argv[i - 1] = sdsDup(argv[i]);
+        l->linenum = curLineNum;
+        l->line = sdsNew(curLine ? curLine : "");
         return NULL;
     }
     for (size_t i = 0; i < sizeof(specialDirectives) / sizeof(specialDirectives[0]); i++) {
@@ -1464,6 +1480,8 @@ static void loadConfigFromString(ServerConfig *cfg, const char *text) {
             continue;
         }
         sdsToLower(argv[0]);
+        curLineNum = i + 1;
+        curLine = lines[i];
         const char *err = applyLine(cfg, argv, argc);
         sdsFreeSplitRes(argv, argc);
         if (err) fatalConfigError(i + 1, lines[i], err);

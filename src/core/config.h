@@ -30,10 +30,13 @@ typedef struct ObufLimit {
     long long softSeconds;
 } ObufLimit;
 
-/* A `user` directive: argv[0] is the name, then its rules. */
+/* A `user` directive: argv[0] is the name, then its rules; where it was
+ * read (line number in its file, the line's text) for the ACL's errors. */
 typedef struct ConfigUserLine {
     sds *argv;
     int argc;
+    int linenum;
+    sds line;
 } ConfigUserLine;
 
 typedef struct ServerConfig {
@@ -176,6 +179,10 @@ int configApplyOomScoreAdj(int processClass);
 typedef void ConfigRequirepassHook(const char *pass, size_t len);
 typedef sds *ConfigUserLinesHook(int *count);
 void configSetAclHooks(ConfigRequirepassHook *onRequirepass, ConfigUserLinesHook *userLines);
+
+/* Report an error of a config file line as a bad directive is reported
+ * (Redis's FATAL CONFIG FILE ERROR on stderr) and exit(1). */
+_Noreturn void configFatalLineError(int linenum, const char *line, const char *err);
 
 /* Fill cfg with the defaults of every directive. */
 void configInitDefaults(ServerConfig *cfg);

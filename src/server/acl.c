@@ -1584,24 +1584,74 @@ static _Noreturn void startupFailure(const char *what) {
     exit(1);
 }
 
+/* The first of Redis's two checks of the config's `user` lines, made as if
+ * while the file is read: each line's rules are tried on a scratch user,
+ * and an error other than an unknown command or category (left for the
+ * second check) is a config file error.  Redis names in it the word of the
+ * line (counting `user` as 0) at the failing rule's index among the rules,
+ * and an unclosed selector parenthesis as an unknown name; so does Cairn. */
+static void checkUserLine(const ConfigUserLine *l) {
+    int mc = 0, bad = 0;
+    sds *merged = mergeSelectorArgs(l->argv + 1, l->argc - 1, &mc, &bad);
+    const char *msg = NULL;
+    int at = 0;
+    if (!merged) {
+        msg = ruleError(RULE_UNKNOWN);
+        at = bad;
+    } else {
+        AclUser *scratch = userCreateUnlinked(l->argv[0], sdsLen(l->argv[0]));
+        for (int j = 0; j < mc && !msg; j++) {
+            int rc = userSet(scratch, merged[j], sdsLen(merged[j]));
+            if (rc != RULE_OK && rc != RULE_UNKNOWN) {
+                msg = ruleError(rc);
+                at = j;
+            }
+        }
+        userFree(scratch);
+        sdsFreeSplitRes(merged, mc);
+    }
+    if (!msg) return;
+    const char *word = at == 0 ? "user" : l->argv[at - 1];
+    sds e = sdsCatPrintf(sdsEmpty(), "Error in user declaration '%s': %s", word, msg);
+    configFatalLineError(l->linenum, l->line, e);
+}
+
+static _Noreturn void aclLoadFailure(void) {
+    serverLog(LL_WARNING, "Critical error while loading ACLs. Exiting.");
+    exit(1);
+}
+
+/* Creates the config's users in order (a `user default` line resets the
+ * default user first), as Redis's second check: a name with spaces or a
+ * rule that fails now (an unknown command) ends the start-up. */
 static void loadConfiguredUsers(void) {
+    for (int i = 0; i < server.cfg.aclUserCount; i++) checkUserLine(&server.cfg.aclUsers[i]);
     for (int i = 0; i < server.cfg.aclUserCount; i++) {
         sds *argv = server.cfg.aclUsers[i].argv;
         int argc = server.cfg.aclUsers[i].argc;
-        const char *name = argv[0];
-        if (hasSpaces(name, sdsLen(argv[0]))) startupFailure("Error in user declaration: invalid user name");
-        AclUser *u = aclUserByName(name, sdsLen(argv[0]));
-        if (u && u != defaultUser) {
-            sds e = sdsCatPrintf(sdsEmpty(), "Error in user declaration '%s': Duplicate user found. A user can "
-                                             "only be defined once in config files", name);
-            startupFailure(e);
+        const sds name = argv[0];
+        if (hasSpaces(name, sdsLen(name))) {
+            serverLog(LL_WARNING, "Spaces not allowed in ACL usernames");
+            aclLoadFailure();
         }
-        if (u == defaultUser) userSet(u, "reset", 5);
-        sds err = setUserFromArgs(u, name, sdsLen(argv[0]), argv + 1, argc - 1, NULL);
-        if (err) {
-            sds e = sdsCatPrintf(sdsEmpty(), "Error in user declaration '%s': %s", name, err);
-            startupFailure(e);
+        AclUser *u = aclUserByName(name, sdsLen(name));
+        if (u) {
+            userSet(u, "reset", 5);
+        } else {
+            u = userCreateUnlinked(name, sdsLen(name));
+            linkUser(u);
         }
+        int mc = 0, bad = 0;
+        sds *merged = mergeSelectorArgs(argv + 1, argc - 1, &mc, &bad);
+        for (int j = 0; merged && j < mc; j++) {
+            int rc = userSet(u, merged[j], sdsLen(merged[j]));
+            if (rc != RULE_OK) {
+                serverLog(LL_WARNING, "Error loading ACL rule '%s' for the user named '%s': %s", merged[j], name,
+                          ruleError(rc));
+                aclLoadFailure();
+            }
+        }
+        sdsFreeSplitRes(merged, mc);
     }
 }
 

@@ -7,6 +7,7 @@ cluster support, and the hidden directives of Redis 7.0.15.
 Differential where the oracle applies: the same commands go to Cairn and
 to redis-server 7.0.15 and the replies are compared."""
 import os
+import re
 import subprocess
 import time
 
@@ -14,7 +15,7 @@ import pytest
 import redis
 
 from compare import same
-from conftest import ORACLE_BIN, cairn_bin
+from conftest import ORACLE_BIN, cairn_bin, free_port
 
 BOTH = ["server", "oracle"]
 NUL_VALUE = b"abc\x00def"
@@ -345,3 +346,48 @@ def test_protected_commands_refused_before_auth_and_acl(request, which):
     assert run(r, "EXEC") == ("error", "Transaction discarded because of previous errors.")
     stats = r.execute_command("INFO", "commandstats").decode()
     assert "cmdstat_debug:calls=0,usec=0,usec_per_call=0.00,rejected_calls=3,failed_calls=0" in stats
+
+
+def start_fail(binary, args, tmp):
+    """Run a server expected to refuse its configuration: (exit code, the
+    FATAL report / last log lines without pids and times)."""
+    p = subprocess.run([binary] + args, capture_output=True, timeout=20, cwd=str(tmp))
+    out = (p.stdout + p.stderr).decode("utf-8", "replace").splitlines()
+    keep = []
+    for line in out:
+        m = re.match(r"^\d+:[A-Z] \d+ \w+ \d+ [\d:.]+ [#*.-] (.*)$", line)
+        if m:
+            if "ACL" in m.group(1) or "user" in m.group(1):
+                keep.append(m.group(1))
+        else:
+            keep.append(line)
+    return p.returncode, [x for x in keep if x]
+
+
+USER_LINES = [
+    ["user default on nopass ~* +@all", "user default on nopass"],
+    ["user alice on nopass", "user bob on", "user alice on nopass"],
+    ["user bob bogus"], ["user bob on bogus2"], ["user bob on on on bogus3"], ["user bob on >x (~k"],
+    ["user bob on (~k bogus)"], ["user bob on nopass nosuch"], ["user bob on +nosuchcmd bogus"],
+    ["user bob on +@nosuchcat"], ["user bob on >p1 -@all +get|x|y"], ["user bob on #abc"], ["user bob on (+get"],
+    ["user bob on (+nosuch) ~k"], ['user "b b" on'], ["user"],
+]
+
+
+@pytest.mark.parametrize("lines", USER_LINES, ids=[str(i) for i in range(len(USER_LINES))])
+def test_config_user_lines_refused_as_redis(tmp_path, lines):
+    conf = tmp_path / "r.conf"
+    conf.write_text("port %d\nsave \"\"\n" % free_port() + "\n".join(lines) + "\n")
+    ours = start_fail(cairn_bin(), [str(conf)], tmp_path)
+    theirs = start_fail(ORACLE_BIN, [str(conf)], tmp_path)
+    assert ours == theirs
+    assert ours[0] == 1
+
+
+def test_duplicate_user_on_command_line(tmp_path):
+    args = ["--port", str(free_port()), "--save", "", "--user", "default", "on", "nopass", "~*", "+@all", "--user", "default", "on", "nopass"]
+    ours = start_fail(cairn_bin(), args, tmp_path)
+    theirs = start_fail(ORACLE_BIN, args, tmp_path)
+    assert ours == theirs
+    assert ours[0] == 1
+    assert "Duplicate user found" in ours[1][-1]
