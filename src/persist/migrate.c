@@ -194,6 +194,8 @@ static void connClose(const char *host, const char *port) {
     sdsFree(name);
 }
 
+int migrateCachedSockets(void) { return cacheCount; }
+
 /* Timer: close connections idle too long. */
 static void migrateCron(void) {
     long long now = (long long)time(NULL);

@@ -140,6 +140,8 @@ void persistNoteFork(long long us);
 /* MIGRATE (migrate.c): registers the timer that closes idle cached
  * connections.  Called by persistInit. */
 void migrateInit(void);
+/* INFO's migrate_cached_sockets: MIGRATE's cached connections open now. */
+int migrateCachedSockets(void);
 
 /* cairn-check-rdb (check_rdb.c): the binary invoked under that name
  * checks the RDB file named by argv[1] and returns the exit status. */

@@ -391,3 +391,25 @@ def test_duplicate_user_on_command_line(tmp_path):
     assert ours == theirs
     assert ours[0] == 1
     assert "Duplicate user found" in ours[1][-1]
+
+
+def info_field(r, section, field):
+    info = r.execute_command("INFO", section)
+    info = info.decode() if isinstance(info, bytes) else info
+    return info.split(field + ":")[1].split()[0]
+
+
+@pytest.mark.parametrize("which", BOTH)
+def test_migrate_cached_sockets_counts_cached_connections(request, which):
+    src = target(request, which)
+    t1, t2 = target(request, which), target(request, which)
+    r = raw_client(src)
+    assert info_field(r, "stats", "migrate_cached_sockets") == "0"
+    r.execute_command("MSET", "a", "1", "b", "2", "c", "3")
+    assert r.execute_command("MIGRATE", t1.host, str(t1.port), "a", "0", "5000") == b"OK"
+    assert info_field(r, "stats", "migrate_cached_sockets") == "1"
+    assert r.execute_command("MIGRATE", t1.host, str(t1.port), "b", "0", "5000") == b"OK"
+    assert info_field(r, "stats", "migrate_cached_sockets") == "1"
+    assert r.execute_command("MIGRATE", t2.host, str(t2.port), "c", "0", "5000") == b"OK"
+    assert info_field(r, "stats", "migrate_cached_sockets") == "2"
+    assert raw_client(t1).execute_command("MGET", "a", "b") == [b"1", b"2"]
