@@ -63,6 +63,8 @@ Client *scriptCaller(void) { return currentRun ? currentRun->caller : NULL; }
 
 static ScriptAclCheck *aclCheck;
 void scriptSetAclCheck(ScriptAclCheck *fn) { aclCheck = fn; }
+static ScriptAclAllowed *aclAllowed;
+void scriptSetAclAllowed(ScriptAclAllowed *fn) { aclAllowed = fn; }
 
 const char *scriptLuaEngine(void) {
 #ifdef CAIRN_LUAJIT
@@ -1166,10 +1168,13 @@ static int redisAclCheckCmd(lua_State *L) {
         return raiseError(L, err);
     }
     Command *cmd = commandLookupArgv(argc, argv);
+    /* The permissions of the user running the script, as a call would be
+     * checked (a container named alone is checked as itself). */
+    int allowed = cmd && (!aclAllowed || !currentRun || aclAllowed(currentRun->caller, cmd, argc, argv));
     freeArgs(argv, argc);
     if (argv != small) xfree(argv);
     if (!cmd) return raiseError(L, "ERR Invalid command passed to redis.acl_check_cmd()");
-    lua_pushboolean(L, 1); /* one user, allowed everything */
+    lua_pushboolean(L, allowed);
     return 1;
 }
 

@@ -935,7 +935,9 @@ static int selectorCheck(Selector *s, Command *cmd, int argc, sds *argv, int *er
         }
         for (int j = 0; rc < 0 && j < kc->keys.count; j++) {
             int pos = kc->keys.keys[j].pos;
-            if (!keyAllowed(s, argv[pos], sdsLen(argv[pos]), keyNeed(kc->keys.keys[j].flags))) {
+            /* A finder's fixed position past a short argv (redis.acl_check_cmd
+             * does not check arity): a key no pattern allows, as in Redis. */
+            if (pos >= argc || !keyAllowed(s, argv[pos], sdsLen(argv[pos]), keyNeed(kc->keys.keys[j].flags))) {
                 *errpos = pos;
                 return DENIED_KEY;
             }
@@ -1154,6 +1156,14 @@ static const char *scriptCheck(Client *caller, Command *cmd, int argc, sds *argv
         return "ERR The user executing the script can't access at least one of the keys mentioned in the command "
                "arguments";
     return "ERR The user executing the script can't publish to the channel mentioned in the command";
+}
+
+/* redis.acl_check_cmd: whether the script's caller may run it (nothing
+ * logged). */
+static int scriptAllowed(Client *caller, Command *cmd, int argc, sds *argv) {
+    if (!caller || unchecked(caller)) return 1;
+    int pos = 0;
+    return userCheck(aclClientUser(caller), cmd, argc, argv, &pos) == ACL_OK;
 }
 
 /* SORT's BY/GET patterns: does a selector that allows the command let the
@@ -1677,6 +1687,7 @@ void aclInit(void) {
     }
     publishDefaultAuth();
     scriptSetAclCheck(scriptCheck);
+    scriptSetAclAllowed(scriptAllowed);
     serverFullKeyReadAccess = fullKeyReadAccess;
     serverSkipSanitizePayload = skipsSanitizePayload;
     configSetAclHooks(requirepassChanged, configUserLines);

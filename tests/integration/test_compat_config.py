@@ -413,3 +413,60 @@ def test_migrate_cached_sockets_counts_cached_connections(request, which):
     assert r.execute_command("MIGRATE", t2.host, str(t2.port), "c", "0", "5000") == b"OK"
     assert info_field(r, "stats", "migrate_cached_sockets") == "2"
     assert raw_client(t1).execute_command("MGET", "a", "b") == [b"1", b"2"]
+
+
+# --- item 26: redis.acl_check_cmd ----------------------------------------------
+
+ACL_CHECK_CASES = [
+    ("get", "x1"), ("get", "y"), ("set", "x", "1"), ("del", "x"), ("config", "get", "x"),
+    ("config", "set", "x", "y"), ("config",), ("get",), ("get", "x1", "x2"), ("get", "y", "x1"),
+    ("publish", "ch1", "m"), ("publish", "zz", "m"), ("mget", "x1", "y"), ("mget", "x1", "x2"), ("acl", "whoami"),
+    ("GET", "x1"), ("object", "encoding", "x"), ("migrate", "h", "p", "k"), ("xread", "streams"),
+    ("zunionstore", "d", "3", "a"), ("eval", "s", "2", "x", "y"), ("subscribe", "ch1", "zz"),
+]
+
+ACL_CHECK_CASES2 = [
+    ("get", "r1"), ("set", "r1", "v"), ("set", "w1", "v"), ("get", "w1"), ("copy", "r1", "w1"), ("copy", "w1", "r1"),
+    ("get", "s1"), ("set", "s1", "v"), ("lmove", "x1", "x2", "left", "right"), ("sort", "x1", "store", "w1"),
+    ("sort", "r1", "store", "x1"), ("georadius", "x", "1", "2", "3", "m", "store", "r1"),
+    ("bitfield", "r1", "get", "u8", "0"), ("bitfield", "r1", "set", "u8", "0", "1"),
+]
+
+
+def lua_call(args):
+    return "return redis.acl_check_cmd(%s)" % ",".join("'%s'" % x for x in args)
+
+
+@pytest.mark.parametrize("rules,cases", [
+    (("+eval", "+get", "+config|get", "+acl", "~x*", "&ch*", "+publish", "+set", "+subscribe"), ACL_CHECK_CASES),
+    (("+@all", "%R~r*", "%W~w*", "~x*", "(~s* +get)"), ACL_CHECK_CASES2),
+])
+def test_acl_check_cmd_checks_the_callers_permissions(server, oracle, rules, cases):
+    setup = [("ACL", "SETUSER", "lim", "on", ">pw") + rules]
+    script = [("AUTH", "lim", "pw")] + [("EVAL", lua_call(c), "0") for c in cases]
+    script += [("EVAL", "return redis.acl_check_cmd('nosuch')", "0"), ("EVAL", "return redis.acl_check_cmd()", "0"),
+               ("EVAL", "return redis.acl_check_cmd({})", "0"), ("EVAL", "return redis.acl_check_cmd('get', 1)", "0"),
+               ("EVAL", "return redis.acl_check_cmd('config', 'nosuch')", "0"),
+               ("EVAL", "return {pcall(redis.acl_check_cmd, 'nosuch')}", "0")]
+    got = same(server, oracle, script, setup=setup)
+    # not every answer is "allowed"
+    assert None in got and 1 in got
+    # nothing was logged
+    assert raw_client(server).execute_command("ACL", "LOG") == []
+
+
+def test_acl_check_cmd_in_functions_and_for_default(server, oracle):
+    lib = "#!lua name=l\nredis.register_function('f', function() return redis.acl_check_cmd('get','y') end)"
+    setup = [("FUNCTION", "LOAD", lib), ("ACL", "SETUSER", "lim", "on", ">pw", "+fcall", "+get", "~x*")]
+    same(server, oracle, [("EVAL", "return redis.acl_check_cmd('flushall')", "0"), ("AUTH", "lim", "pw"),
+                          ("FCALL", "f", "0"), ("EVAL", "return redis.acl_check_cmd('flushall')", "0")],
+         setup=setup)
+
+
+def test_acl_check_cmd_short_argv_denies(server):
+    r = raw_client(server)
+    r.execute_command("ACL", "SETUSER", "lim", "on", ">pw", "+@all", "~x*")
+    r.execute_command("AUTH", "lim", "pw")
+    for args in [("set",), ("sort",), ("sort_ro",), ("migrate", "h", "p", "k")]:
+        assert r.execute_command("EVAL", lua_call(args), "0") is None, args
+    assert r.execute_command("PING") == b"PONG"
