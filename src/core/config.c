@@ -12,11 +12,16 @@
  * replication...) have type CT_RAW: their text is stored as given and shown
  * by CONFIG GET, so tools that read them keep working; a config file that
  * sets one gets a single log line at start ("not supported by Cairn").
- * Those that turn a missing feature on (replicaof, cluster-enabled,
- * tls-port, aclfile, min-replicas-to-write) accept only
- * the value that leaves it off (CF_ONLY_DEFAULT), and rename-command, user,
- * loadmodule and sentinel lines are refused: ignoring them would break
- * what the user relies on.
+ * Those that turn a missing feature on (cluster-enabled, activedefrag)
+ * accept only the value that leaves it off (CF_ONLY_DEFAULT); tls-port,
+ * tls-replication and tls-cluster are refused as a Redis whose TLS cannot
+ * be configured refuses them (start-up fails, CONFIG SET's apply fails);
+ * rename-command, loadmodule and sentinel lines are refused: ignoring them
+ * would break what the user relies on.  The deprecated names Redis 7.0
+ * accepts and ignores in a config file (list-max-ziplist-entries,
+ * list-max-ziplist-value, lua-replicate-commands) are accepted likewise.
+ * String directives end at a NUL byte as Redis's C-string ones do, except
+ * requirepass and masterauth (CF_BINARY), kept whole as Redis's sds ones.
  *
  * Invariants: string fields are owned by the ServerConfig (xstrdup/xfree);
  * a setter either validates and stores the new value or returns -1 with a
@@ -205,6 +210,8 @@ static const ConfigEnum shutdownOnSignalEnum[] = {
     {"default", 0}, {"save", 1}, {"nosave", 2}, {"now", 3}, {"force", 4}, {NULL, 0}};
 static const ConfigEnum tlsAuthClientsEnum[] = {{"no", 0}, {"yes", 1}, {"optional", 2}, {NULL, 0}};
 
+static int applyTls(const char **err);
+
 static ConfigDef configTable[] = {
     /* Network. */
     {"port", NULL, CT_INT, 0, OFF(port), 0, 65535, "6379", NULL, NULL, NULL, NULL, configApplyPort, NULL, 0},
@@ -382,14 +389,14 @@ static ConfigDef configTable[] = {
     RAW("tls-client-cert-file", NULL, 0, ""),
     RAW("tls-client-key-file", NULL, 0, ""),
     RAW("tls-client-key-file-pass", NULL, CF_SENSITIVE, ""),
-    RAWB("tls-cluster", NULL, 0, "no"),
+    {"tls-cluster", NULL, CT_RAW, CF_RAW_BOOL, 0, 0, 1, "no", NULL, NULL, NULL, NULL, applyTls, NULL, 0},
     RAW("tls-dh-params-file", NULL, 0, ""),
     RAW("tls-key-file", NULL, 0, ""),
     RAW("tls-key-file-pass", NULL, CF_SENSITIVE, ""),
-    RAWI("tls-port", NULL, CF_ONLY_DEFAULT, 0, 65535, "0"),
+    {"tls-port", NULL, CT_RAW, CF_RAW_INT, 0, 0, 65535, "0", NULL, NULL, NULL, NULL, applyTls, NULL, 0},
     RAWB("tls-prefer-server-ciphers", NULL, 0, "no"),
     RAW("tls-protocols", NULL, 0, ""),
-    RAWB("tls-replication", NULL, 0, "no"),
+    {"tls-replication", NULL, CT_RAW, CF_RAW_BOOL, 0, 0, 1, "no", NULL, NULL, NULL, NULL, applyTls, NULL, 0},
     RAWI("tls-session-cache-size", NULL, 0, 0, INT_MAX, "20480"),
     RAWI("tls-session-cache-timeout", NULL, 0, 0, INT_MAX, "300"),
     RAWB("tls-session-caching", NULL, 0, "yes"),
@@ -688,6 +695,26 @@ static void setMaxmemoryClients(ServerConfig *cfg, const char *v) {
     if (memToULL(num, &x) == -1) x = 0;
     sdsFree(num);
     cfg->maxmemoryClients = x;
+}
+
+/* Whether a directive that turns TLS on (tls-port, tls-replication,
+ * tls-cluster) is set: Cairn has no TLS, so like a Redis whose TLS cannot
+ * be configured it refuses them (CONFIG SET: applyTls; start-up:
+ * configLoadFromArgs). */
+static int tlsWanted(void) {
+    static const char *names[] = {"tls-port", "tls-replication", "tls-cluster"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        const ConfigDef *d = lookupConfig(names[i], NULL);
+        if (d && d->raw && strcmp(d->raw, d->deflt)) return 1;
+    }
+    return 0;
+}
+
+static int applyTls(const char **err) {
+    if (!tlsWanted()) return 0;
+    serverLog(LL_WARNING, "TLS is not supported by Cairn");
+    *err = "Unable to update TLS configuration. Check server logs.";
+    return -1;
 }
 
 /* A directive for a feature Cairn lacks (replication, cluster, TLS, ACL
@@ -1443,7 +1470,15 @@ static const char *applyLine(ServerConfig *cfg, sds *argv, int argc) {
         return specialDirectives[i].refusal;
     }
     ConfigDef *d = lookupConfig(argv[0], NULL);
-    if (!d) return "Bad directive or wrong number of arguments";
+    if (!d) {
+        /* Names Redis 7.0 still accepts in a file, with one argument, and
+         * ignores (its encodings and script replication changed). */
+        static const char *deprecated[] = {"list-max-ziplist-entries", "list-max-ziplist-value",
+                                           "lua-replicate-commands"};
+        for (size_t i = 0; i < sizeof(deprecated) / sizeof(deprecated[0]); i++)
+            if (argc == 2 && !strcmp(argv[0], deprecated[i])) return NULL;
+        return "Bad directive or wrong number of arguments";
+    }
     /* Only multi-argument directives may take other than one argument;
      * `bind` and `save` may also take none (`--save` alone, `--bind`). */
     if (!(d->flags & CF_MULTI_ARG) && argc != 2) return "wrong number of arguments";
@@ -1577,6 +1612,11 @@ void configLoadFromArgs(ServerConfig *cfg, int argc, char **argv) {
     loadingConfig = 1;
     loadConfigFromString(cfg, text);
     loadingConfig = 0;
+    if (tlsWanted()) {
+        serverLog(LL_WARNING, "TLS is not supported by Cairn");
+        serverLog(LL_WARNING, "Failed to configure TLS. Check logs for more info.");
+        exit(1);
+    }
     logUnsupported();
     sdsFree(text);
     sdsFree(options);

@@ -470,3 +470,85 @@ def test_acl_check_cmd_short_argv_denies(server):
     for args in [("set",), ("sort",), ("sort_ro",), ("migrate", "h", "p", "k")]:
         assert r.execute_command("EVAL", lua_call(args), "0") is None, args
     assert r.execute_command("PING") == b"PONG"
+
+
+# --- the directive sweep ------------------------------------------------------
+
+# Left to other work of issue 33 (listed in its notes): the debug and
+# shutdown directives, and repl-backlog-size's 16 kB floor.
+SWEEP_SKIP = {b"port", b"bind", b"dir", b"requirepass", b"maxmemory", b"save", b"appendonly", b"replicaof",
+              b"slaveof", b"maxclients", b"timeout", b"client-output-buffer-limit", b"maxmemory-clients",
+              b"client-query-buffer-limit", b"logfile", b"pidfile", b"unixsocket", b"repl-backlog-size"}
+
+
+def test_config_set_every_directive_like_redis(server, oracle):
+    a, b = raw_client(server), raw_client(oracle)
+    names = sorted(set(run(b, "CONFIG", "GET", "*")[0::2]))
+    assert len(names) > 150
+    diffs = []
+    for n in names:
+        if n in SWEEP_SKIP:
+            continue
+        for v in [b"bogus", b"-1", b"0", b"1", b"yes", b"", b"99999999999999999999", b"1.5", b"10%", b"1gb"]:
+            old_a, old_b = run(a, "CONFIG", "GET", n), run(b, "CONFIG", "GET", n)
+            got = (run(a, "CONFIG", "SET", n, v), run(a, "CONFIG", "GET", n))
+            want = (run(b, "CONFIG", "SET", n, v), run(b, "CONFIG", "GET", n))
+            if got != want:
+                diffs.append((n, v, got, want))
+            run(a, "CONFIG", "SET", n, old_a[1])
+            run(b, "CONFIG", "SET", n, old_b[1])
+    assert diffs == []
+
+
+def test_hidden_directives_of_redis_are_known(server, oracle):
+    # Redis 7.0.15's hidden directives answer an exact CONFIG GET only.
+    # Those other items of issue 33 own are left out here: use-exit-on-panic
+    # and watchdog-period (debug), lua-enable-deprecated-api (scripting).
+    others = {b"use-exit-on-panic", b"watchdog-period", b"lua-enable-deprecated-api"}
+    a, b = raw_client(server), raw_client(oracle)
+    hidden = [b"key-load-delay", b"rdb-key-save-delay", b"loading-process-events-interval-bytes"] + sorted(others)
+    star_a, star_b = set(run(a, "CONFIG", "GET", "*")[0::2]), set(run(b, "CONFIG", "GET", "*")[0::2])
+    for name in hidden:
+        assert len(run(b, "CONFIG", "GET", name)) == 2 and name not in star_b
+        if name not in others:
+            assert run(a, "CONFIG", "GET", name) == run(b, "CONFIG", "GET", name)
+            assert name not in star_a
+
+
+@pytest.mark.parametrize("line,ok", [
+    ("list-max-ziplist-entries abc", True), ("list-max-ziplist-value 1", True), ("lua-replicate-commands yes", True),
+    ("LUA-REPLICATE-COMMANDS x", True), ("lua-replicate-commands", False), ("lua-replicate-commands a b", False),
+    ("list-max-ziplist-entries", False), ("tls-port 0", True), ("tls-replication no", True),
+])
+def test_deprecated_directives_accepted_in_file(request, line, ok):
+    for which in BOTH:
+        if ok:
+            s = target(request, which, config_file=line + "\n")
+            assert raw_client(s).execute_command("PING") == b"PONG"
+        else:
+            binary = cairn_bin() if which == "server" else ORACLE_BIN
+            tmp = request.getfixturevalue("tmp_path")
+            conf = tmp / ("%s.conf" % which)
+            conf.write_text("port %d\n%s\n" % (free_port(), line))
+            rc, out = start_fail(binary, [str(conf)], tmp)
+            assert rc == 1 and out[-1] == "Bad directive or wrong number of arguments"
+
+
+@pytest.mark.parametrize("line", ["tls-replication yes", "tls-port 7", "tls-cluster yes"])
+def test_tls_directives_refused_at_startup(tmp_path, line):
+    res = []
+    for binary in (cairn_bin(), ORACLE_BIN):
+        conf = tmp_path / "t.conf"
+        conf.write_text("port %d\nsave \"\"\n%s\n" % (free_port(), line))
+        p = subprocess.run([binary, str(conf)], capture_output=True, timeout=20, cwd=str(tmp_path))
+        out = (p.stdout + p.stderr).decode()
+        res.append((p.returncode, "Failed to configure TLS. Check logs for more info." in out))
+    assert res[0] == res[1] == (1, True)
+
+
+def test_tls_directives_config_set(server, oracle):
+    same(server, oracle, [("CONFIG", "SET", "tls-replication", "yes"), ("CONFIG", "GET", "tls-replication"),
+                          ("CONFIG", "SET", "tls-port", "1"), ("CONFIG", "SET", "tls-port", "x"),
+                          ("CONFIG", "SET", "tls-cluster", "maybe"), ("CONFIG", "SET", "tls-cluster", "no"),
+                          ("CONFIG", "SET", "hz", "5", "tls-port", "7"), ("CONFIG", "GET", "hz"),
+                          ("CONFIG", "GET", "tls-port")])
