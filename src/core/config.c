@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <sched.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -312,12 +313,12 @@ static ConfigDef configTable[] = {
     B("aof-rewrite-incremental-fsync", NULL, 0, aofRewriteIncrementalFsync, "yes"),
     B("aof-timestamp-enabled", NULL, 0, aofTimestampEnabled, "no"),
     B("aof-use-rdb-preamble", NULL, 0, aofUseRdbPreamble, "yes"),
-    RAW("aof_rewrite_cpulist", NULL, CF_IMMUTABLE, ""),
+    S("aof_rewrite_cpulist", NULL, CF_IMMUTABLE | CF_EMPTY_NULL, aofRewriteCpulist, ""),
     LLV("auto-aof-rewrite-min-size", NULL, CF_MEMORY, autoAofRewriteMinSize, 0, LLONG_MAX, "67108864"),
     I("auto-aof-rewrite-percentage", NULL, 0, autoAofRewritePerc, 0, INT_MAX, "100"),
-    RAW("bgsave_cpulist", NULL, CF_IMMUTABLE, ""),
+    S("bgsave_cpulist", NULL, CF_IMMUTABLE | CF_EMPTY_NULL, bgsaveCpulist, ""),
     RAW("bind-source-addr", NULL, 0, ""),
-    RAW("bio_cpulist", NULL, CF_IMMUTABLE, ""),
+    S("bio_cpulist", NULL, CF_IMMUTABLE | CF_EMPTY_NULL, bioCpulist, ""),
     RAWB("cluster-allow-pubsubshard-when-down", NULL, 0, "yes"),
     RAWB("cluster-allow-reads-when-down", NULL, 0, "no"),
     RAWB("cluster-allow-replica-migration", NULL, 0, "yes"),
@@ -375,7 +376,7 @@ static ConfigDef configTable[] = {
     {"replicaof", "slaveof", CT_SPECIAL, CF_IMMUTABLE | CF_MULTI_ARG, 0, 0, 0, "", NULL, setReplicaof, getReplicaof,
      rewriteReplicaof, NULL, NULL, 0},
     E("sanitize-dump-payload", NULL, 0, sanitizeDumpPayload, sanitizePayloadEnum, "no"),
-    RAW("server_cpulist", NULL, CF_IMMUTABLE, ""),
+    S("server_cpulist", NULL, CF_IMMUTABLE | CF_EMPTY_NULL, serverCpulist, ""),
     RAWE("shutdown-on-sigint", NULL, CF_MULTI_ARG, shutdownOnSignalEnum, "default"),
     RAWE("shutdown-on-sigterm", NULL, CF_MULTI_ARG, shutdownOnSignalEnum, "default"),
     RAWI("shutdown-timeout", NULL, 0, 0, INT_MAX, "10"),
@@ -1112,6 +1113,51 @@ static int setUnixsocketperm(const ConfigDef *d, ServerConfig *cfg, sds *argv, i
 
 /* appendonly: a yes/no; CONFIG SET starts or stops the append-only file
  * through its apply hook (persist/aof.c). */
+/* A CPU list into *set; -1 when it does not parse. */
+static int parseCpulist(const char *s, cpu_set_t *set) {
+    CPU_ZERO(set);
+    while (1) {
+        char *end;
+        if (!isdigit((unsigned char)*s)) return -1;
+        long a = strtol(s, &end, 10), b = a, step = 1;
+        s = end;
+        if (*s == '-') {
+            if (!isdigit((unsigned char)*++s)) return -1;
+            b = strtol(s, &end, 10);
+            s = end;
+            if (*s == ':') {
+                if (!isdigit((unsigned char)*++s)) return -1;
+                step = strtol(s, &end, 10);
+                s = end;
+            }
+        }
+        if (a > b || step < 1 || b >= CPU_SETSIZE) return -1;
+        for (long cpu = a; cpu <= b; cpu += step) CPU_SET((int)cpu, set);
+        if (*s == '\0') return 0;
+        if (*s++ != ',') return -1;
+    }
+}
+
+void configSetCpuAffinity(const char *cpulist) {
+    cpu_set_t set;
+    if (!cpulist || !*cpulist || parseCpulist(cpulist, &set) == -1) return;
+    sched_setaffinity(0, sizeof(set), &set); /* refused (no such CPU): unchanged, as Redis */
+}
+
+void configApplyCpuLists(void) {
+    static cpu_set_t bioSet;
+    configSetCpuAffinity(server.cfg.serverCpulist);
+    if (server.cfg.bioCpulist && parseCpulist(server.cfg.bioCpulist, &bioSet) == 0) {
+        /* Only if the kernel takes it: a thread would not start on a set
+         * it refuses. */
+        cpu_set_t mine;
+        if (sched_getaffinity(0, sizeof(mine), &mine) == 0 && sched_setaffinity(0, sizeof(bioSet), &bioSet) == 0) {
+            sched_setaffinity(0, sizeof(mine), &mine);
+            detachedThreadCpuset = &bioSet;
+        }
+    }
+}
+
 /* oom-score-adj-values: three integers (master, replica, background
  * child), each in [-2000, 2000]; strtol's forms ("+1", "01") accepted. */
 static int setOomValues(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
@@ -1878,7 +1924,8 @@ static void freeConfigScratch(ServerConfig *cfg) {
     xfree(cfg->latencyPercentiles);
     sdsFree(cfg->requirepass);
     sdsFree(cfg->masterauth);
-    char **strs[] = {&cfg->unixsocket, &cfg->aclfile, &cfg->logfile, &cfg->pidfile, &cfg->dir,
+    char **strs[] = {&cfg->serverCpulist, &cfg->bioCpulist, &cfg->aofRewriteCpulist, &cfg->bgsaveCpulist,
+                     &cfg->unixsocket, &cfg->aclfile, &cfg->logfile, &cfg->pidfile, &cfg->dir,
                      &cfg->procTitleTemplate, &cfg->notifyKeyspaceEvents, &cfg->dbfilename, &cfg->saveParams,
                      &cfg->appendfilename, &cfg->appenddirname, &cfg->syslogIdent, &cfg->replicaof,
                      &cfg->masteruser, &cfg->replicaAnnounceIp};

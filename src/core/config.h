@@ -120,6 +120,8 @@ typedef struct ServerConfig {
     int appendfsync;
     int rdbcompression, rdbchecksum;
     int stopWritesOnBgsaveError;
+    char *serverCpulist, *bioCpulist; /* CPU lists (Redis's "0-3,8,10-14:2"), NULL when unset */
+    char *aofRewriteCpulist, *bgsaveCpulist;
     int oomScoreAdj;             /* OOM_SCORE_ADJ_* */
     int oomScoreAdjValues[3];    /* by CONFIG_OOM_* class, each in [-2000, 2000] */
     int rdbKeySaveDelay;         /* microseconds slept per key saved (tests) */
@@ -168,6 +170,15 @@ typedef struct ServerConfig {
  * Called at start-up, on a role change, by each fork child, and by CONFIG
  * SET of either directive. */
 int configApplyOomScoreAdj(int processClass);
+
+/* Bind the calling thread to the CPUs of cpulist (server_cpulist's format:
+ * comma-separated CPUs or ranges "a-b", a range with a step "a-b:s").  A
+ * list that does not parse, or that the kernel refuses, changes nothing,
+ * as in Redis.  NULL or "" does nothing. */
+void configSetCpuAffinity(const char *cpulist);
+/* Start-up: server_cpulist for the main thread, bio_cpulist for the
+ * background threads started from now on. */
+void configApplyCpuLists(void);
 
 #define SANITIZE_PAYLOAD_NO 0
 #define SANITIZE_PAYLOAD_YES 1

@@ -195,6 +195,7 @@ int main(int argc, char **argv) {
      * so the first client meets the configured default user. */
     aclInit();
     configApplyOomScoreAdj(CONFIG_OOM_BY_ROLE);
+    configApplyCpuLists();
     effectsInitTestSink();
     if (netListen() == -1) exit(1);
     bannerShow();

@@ -158,6 +158,7 @@ void persistChildInfoOpen(void) {
 
 void persistChildInfoInChild(const char *what) {
     configApplyOomScoreAdj(CONFIG_OOM_BGCHILD);
+    configSetCpuAffinity(strcmp(what, "RDB") ? server.cfg.aofRewriteCpulist : server.cfg.bgsaveCpulist);
     if (state.infoPipe[0] != -1) close(state.infoPipe[0]);
     state.infoPipe[0] = -1;
     child.what = what;

@@ -552,3 +552,58 @@ def test_tls_directives_config_set(server, oracle):
                           ("CONFIG", "SET", "tls-cluster", "maybe"), ("CONFIG", "SET", "tls-cluster", "no"),
                           ("CONFIG", "SET", "hz", "5", "tls-port", "7"), ("CONFIG", "GET", "hz"),
                           ("CONFIG", "GET", "tls-port")])
+
+
+# --- *_cpulist: CPU affinity of the main thread, background threads, children
+
+
+def cpus_of(pid, tid=None):
+    with open("/proc/%d/task/%d/status" % (pid, tid or pid)) as f:
+        for line in f:
+            if line.startswith("Cpus_allowed_list:"):
+                return line.split()[1]
+
+
+needs_two_cpus = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2 or 1 not in os.sched_getaffinity(0)
+                                    or 0 not in os.sched_getaffinity(0), reason="needs CPUs 0 and 1")
+
+
+@needs_two_cpus
+@pytest.mark.parametrize("cpulist", ["1", "0-1:2", "1-1", "abc", "1-0", "0-1:0", "1,abc", "99999", "0,,1"])
+def test_server_cpulist_binds_main_thread_like_redis(request, cpulist):
+    got = []
+    for which in BOTH:
+        s = target(request, which, args=["--server_cpulist", cpulist])
+        pid = pid_of(s.client())
+        got.append((cpus_of(pid), run(raw_client(s), "CONFIG", "GET", "server_cpulist")))
+    assert got[0] == got[1]
+
+
+@needs_two_cpus
+@pytest.mark.parametrize("which", BOTH)
+def test_bgsave_and_bio_cpulist(request, which):
+    s = target(request, which, rdb_key_save_delay="100000",
+               args=["--server_cpulist", "1", "--bio_cpulist", "0", "--bgsave_cpulist", "0"])
+    r = raw_client(s)
+    pid = pid_of(s.client())
+    assert cpus_of(pid) == "1"
+    # a background thread (lazy free of a big set) runs on bio_cpulist
+    r.execute_command("SADD", "big", *range(1000))
+    r.execute_command("UNLINK", "big")
+    for _ in range(200):
+        if lazyfreed(r) == 1:
+            break
+        time.sleep(0.01)
+    others = [int(t) for t in os.listdir("/proc/%d/task" % pid) if int(t) != pid]
+    assert others and "0" in [cpus_of(pid, t) for t in others]
+    for i in range(20):
+        r.execute_command("SET", "k%d" % i, "v")
+    assert r.execute_command("BGSAVE")
+    kids = children_of(pid)
+    assert len(kids) == 1
+    for _ in range(200):
+        if cpus_of(kids[0]) == "0":
+            break
+        time.sleep(0.01)
+    assert cpus_of(kids[0]) == "0"
+    r.execute_command("CONFIG", "SET", "rdb-key-save-delay", "0")
