@@ -33,6 +33,7 @@
 #include <fcntl.h>
 #include <glob.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -338,7 +339,7 @@ static ConfigDef configTable[] = {
     RAWI("cluster-replica-validity-factor", "cluster-slave-validity-factor", 0, 0, INT_MAX, "10"),
     RAWB("cluster-require-full-coverage", NULL, 0, "yes"),
     RAWB("crash-memcheck-enabled", NULL, 0, "yes"),
-    RAWB("disable-thp", NULL, CF_IMMUTABLE, "yes"),
+    B("disable-thp", NULL, CF_IMMUTABLE, disableThp, "yes"),
     RAW("ignore-warnings", NULL, 0, ""),
     RAWI("io-threads", NULL, CF_IMMUTABLE, 1, 128, "1"),
     RAWB("io-threads-do-reads", NULL, CF_IMMUTABLE, "no"),
@@ -1142,6 +1143,16 @@ void configSetCpuAffinity(const char *cpulist) {
     cpu_set_t set;
     if (!cpulist || !*cpulist || parseCpulist(cpulist, &set) == -1) return;
     sched_setaffinity(0, sizeof(set), &set); /* refused (no such CPU): unchanged, as Redis */
+}
+
+void configApplyDisableThp(void) {
+    if (!server.cfg.disableThp) return;
+    FILE *fp = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (!fp) return;
+    char buf[256] = {0};
+    int always = fgets(buf, sizeof(buf), fp) && strstr(buf, "[always]");
+    fclose(fp);
+    if (always) prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
 }
 
 void configApplyCpuLists(void) {

@@ -122,6 +122,7 @@ typedef struct ServerConfig {
     int stopWritesOnBgsaveError;
     char *serverCpulist, *bioCpulist; /* CPU lists (Redis's "0-3,8,10-14:2"), NULL when unset */
     char *aofRewriteCpulist, *bgsaveCpulist;
+    int disableThp;              /* disable-thp: no transparent huge pages for this process */
     int oomScoreAdj;             /* OOM_SCORE_ADJ_* */
     int oomScoreAdjValues[3];    /* by CONFIG_OOM_* class, each in [-2000, 2000] */
     int rdbKeySaveDelay;         /* microseconds slept per key saved (tests) */
@@ -179,6 +180,10 @@ void configSetCpuAffinity(const char *cpulist);
 /* Start-up: server_cpulist for the main thread, bio_cpulist for the
  * background threads started from now on. */
 void configApplyCpuLists(void);
+/* Start-up: with disable-thp, a kernel whose transparent huge pages are
+ * "always" gives this process none (as Redis: less latency and copy-on-
+ * write after a fork); "madvise" or "never" need nothing. */
+void configApplyDisableThp(void);
 
 #define SANITIZE_PAYLOAD_NO 0
 #define SANITIZE_PAYLOAD_YES 1
