@@ -381,7 +381,7 @@ static ConfigDef configTable[] = {
     RAWE("shutdown-on-sigint", NULL, CF_MULTI_ARG, shutdownOnSignalEnum, "default"),
     RAWE("shutdown-on-sigterm", NULL, CF_MULTI_ARG, shutdownOnSignalEnum, "default"),
     RAWI("shutdown-timeout", NULL, 0, 0, INT_MAX, "10"),
-    RAWI("socket-mark-id", NULL, CF_IMMUTABLE, 0, UINT_MAX, "0"),
+    LLV("socket-mark-id", NULL, CF_IMMUTABLE, socketMarkId, 0, UINT_MAX, "0"),
     RAWE("tls-auth-clients", NULL, 0, tlsAuthClientsEnum, "yes"),
     RAW("tls-ca-cert-dir", NULL, 0, ""),
     RAW("tls-ca-cert-file", NULL, 0, ""),

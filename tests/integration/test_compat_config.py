@@ -8,6 +8,7 @@ Differential where the oracle applies: the same commands go to Cairn and
 to redis-server 7.0.15 and the replies are compared."""
 import os
 import re
+import shutil
 import subprocess
 import time
 
@@ -607,3 +608,15 @@ def test_bgsave_and_bio_cpulist(request, which):
         time.sleep(0.01)
     assert cpus_of(kids[0]) == "0"
     r.execute_command("CONFIG", "SET", "rdb-key-save-delay", "0")
+
+
+@pytest.mark.skipif(not shutil.which("ss"), reason="needs ss")
+@pytest.mark.parametrize("which", BOTH)
+def test_socket_mark_id_marks_listening_socket(request, which):
+    s = target(request, which, socket_mark_id="7")
+    out = subprocess.run(["ss", "-tlne", "sport = :%d" % s.port], capture_output=True, timeout=10).stdout.decode()
+    assert "fwmark:0x7" in out
+    assert run(raw_client(s), "CONFIG", "GET", "socket-mark-id") == [b"socket-mark-id", b"7"]
+    s2 = target(request, which)
+    out = subprocess.run(["ss", "-tlne", "sport = :%d" % s2.port], capture_output=True, timeout=10).stdout.decode()
+    assert "LISTEN" in out and "fwmark" not in out
