@@ -355,7 +355,7 @@ static ConfigDef configTable[] = {
     SP("oom-score-adj-values", CF_MULTI_ARG, "0 200 800", setOomValues, getOomValues, NULL, applyOomScoreAdj),
     RAWE("propagation-error-behavior", NULL, 0, propagationErrorEnum, "ignore"),
     B("rdb-del-sync-files", NULL, 0, rdbDelSyncFiles, "no"),
-    RAWB("rdb-save-incremental-fsync", NULL, 0, "yes"),
+    B("rdb-save-incremental-fsync", NULL, 0, rdbSaveIncrementalFsync, "yes"),
     LLV("repl-backlog-size", NULL, CF_MEMORY, replBacklogSize, 1, LLONG_MAX, "1048576"),
     LLV("repl-backlog-ttl", NULL, 0, replBacklogTtl, 0, LLONG_MAX, "3600"),
     B("repl-disable-tcp-nodelay", NULL, 0, replDisableTcpNodelay, "no"),

@@ -123,6 +123,7 @@ typedef struct ServerConfig {
     char *serverCpulist, *bioCpulist; /* CPU lists (Redis's "0-3,8,10-14:2"), NULL when unset */
     char *aofRewriteCpulist, *bgsaveCpulist;
     long long socketMarkId;      /* SO_MARK of the listening TCP sockets, 0 none */
+    int rdbSaveIncrementalFsync; /* fsync an RDB being written every few MB */
     int disableThp;              /* disable-thp: no transparent huge pages for this process */
     int oomScoreAdj;             /* OOM_SCORE_ADJ_* */
     int oomScoreAdjValues[3];    /* by CONFIG_OOM_* class, each in [-2000, 2000] */
