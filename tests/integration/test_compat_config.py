@@ -620,3 +620,16 @@ def test_socket_mark_id_marks_listening_socket(request, which):
     s2 = target(request, which)
     out = subprocess.run(["ss", "-tlne", "sport = :%d" % s2.port], capture_output=True, timeout=10).stdout.decode()
     assert "LISTEN" in out and "fwmark" not in out
+
+
+@pytest.mark.parametrize("which", BOTH)
+def test_migrate_auth_sends_whole_binary_password(request, which):
+    src, dst = target(request, which), target(request, which)
+    raw_client(dst).execute_command("CONFIG", "SET", "requirepass", NUL_VALUE)
+    r = raw_client(src)
+    r.execute_command("MSET", "a", "1", "b", "2", "c", "3")
+    assert run(r, "MIGRATE", dst.host, str(dst.port), "a", "0", "5000", "AUTH", "abc")[0] == "error"
+    assert run(r, "MIGRATE", dst.host, str(dst.port), "a", "0", "5000", "AUTH", NUL_VALUE) == b"OK"
+    assert run(r, "MIGRATE", dst.host, str(dst.port), "b", "0", "5000", "AUTH2", "default", NUL_VALUE) == b"OK"
+    d = raw_client(dst, password=NUL_VALUE)
+    assert d.execute_command("MGET", "a", "b") == [b"1", b"2"]
