@@ -403,6 +403,7 @@ static ConfigDef configTable[] = {
     RAWI("tls-session-cache-timeout", NULL, 0, 0, INT_MAX, "300"),
     RAWB("tls-session-caching", NULL, 0, "yes"),
     I("key-load-delay", NULL, CF_HIDDEN, keyLoadDelay, INT_MIN, INT_MAX, "0"),
+    B("lua-enable-deprecated-api", NULL, CF_HIDDEN | CF_IMMUTABLE, luaEnableDeprecatedApi, "no"),
     I("rdb-key-save-delay", NULL, CF_HIDDEN, rdbKeySaveDelay, INT_MIN, INT_MAX, "0"),
     /* Cairn's own (hidden, so CONFIG GET * lists Redis's names only). */
     I("rdb-save-threads", NULL, CF_HIDDEN, rdbSaveThreads, 0, 16, "0"),

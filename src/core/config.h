@@ -124,6 +124,7 @@ typedef struct ServerConfig {
     char *aofRewriteCpulist, *bgsaveCpulist;
     long long socketMarkId;      /* SO_MARK of the listening TCP sockets, 0 none */
     int rdbSaveIncrementalFsync; /* fsync an RDB being written every few MB */
+    int luaEnableDeprecatedApi;  /* scripts keep getfenv, setfenv and newproxy */
     int disableThp;              /* disable-thp: no transparent huge pages for this process */
     int oomScoreAdj;             /* OOM_SCORE_ADJ_* */
     int oomScoreAdjValues[3];    /* by CONFIG_OOM_* class, each in [-2000, 2000] */

@@ -1258,7 +1258,12 @@ lua_State *luaEngineCreate(void) {
     /* What the sandbox leaves out. */
     static const char *removed[] = {"dofile", "loadfile", "print", "newproxy", "setfenv", "getfenv",
                                     "module", "require", "package", "io", "debug", "jit", NULL};
-    for (int i = 0; removed[i]; i++) removeGlobal(L, removed[i]);
+    for (int i = 0; removed[i]; i++) {
+        /* lua-enable-deprecated-api (hidden, off by default) keeps these. */
+        int deprecatedApi = !strcmp(removed[i], "newproxy") || !strcmp(removed[i], "setfenv") ||
+                            !strcmp(removed[i], "getfenv");
+        if (!(deprecatedApi && server.cfg.luaEnableDeprecatedApi)) removeGlobal(L, removed[i]);
+    }
     lua_pushcfunction(L, sandboxLoadstring);
     lua_setglobal(L, "loadstring");
     lua_pushcfunction(L, sandboxLoad);

@@ -504,10 +504,11 @@ def test_config_set_every_directive_like_redis(server, oracle):
 def test_hidden_directives_of_redis_are_known(server, oracle):
     # Redis 7.0.15's hidden directives answer an exact CONFIG GET only.
     # Those other items of issue 33 own are left out here: use-exit-on-panic
-    # and watchdog-period (debug), lua-enable-deprecated-api (scripting).
-    others = {b"use-exit-on-panic", b"watchdog-period", b"lua-enable-deprecated-api"}
+    # and watchdog-period (debug).
+    others = {b"use-exit-on-panic", b"watchdog-period"}
     a, b = raw_client(server), raw_client(oracle)
-    hidden = [b"key-load-delay", b"rdb-key-save-delay", b"loading-process-events-interval-bytes"] + sorted(others)
+    hidden = [b"key-load-delay", b"rdb-key-save-delay", b"loading-process-events-interval-bytes",
+              b"lua-enable-deprecated-api"] + sorted(others)
     star_a, star_b = set(run(a, "CONFIG", "GET", "*")[0::2]), set(run(b, "CONFIG", "GET", "*")[0::2])
     for name in hidden:
         assert len(run(b, "CONFIG", "GET", name)) == 2 and name not in star_b
@@ -633,3 +634,21 @@ def test_migrate_auth_sends_whole_binary_password(request, which):
     assert run(r, "MIGRATE", dst.host, str(dst.port), "b", "0", "5000", "AUTH2", "default", NUL_VALUE) == b"OK"
     d = raw_client(dst, password=NUL_VALUE)
     assert d.execute_command("MGET", "a", "b") == [b"1", b"2"]
+
+
+DEPRECATED_LUA = ["return type(getfenv)", "return type(setfenv)", "return type(newproxy)",
+                  "return getfenv(1).KEYS[1]", "return getfenv(0).ARGV[1]", "local e = getfenv(1); return e == _G",
+                  "setfenv(1, {}); return 1", "return type(newproxy(true))",
+                  "local t = getfenv(1); t.x = 1; return 1", "return type(gcinfo)"]
+
+
+@pytest.mark.parametrize("enabled", ["no", "yes"])
+def test_lua_enable_deprecated_api(request, enabled):
+    s = request.getfixturevalue("start_server")(lua_enable_deprecated_api=enabled)
+    o = request.getfixturevalue("start_oracle")(lua_enable_deprecated_api=enabled)
+    lib = "#!lua name=x\nredis.register_function('f', function() return type(getfenv) end)"
+    got = same(s, o, [("EVAL", src, "1", "kk", "aa") for src in DEPRECATED_LUA] +
+               [("CONFIG", "GET", "lua-enable-deprecated-api"),
+                ("CONFIG", "SET", "lua-enable-deprecated-api", "yes"),
+                ("FUNCTION", "LOAD", lib), ("FCALL", "f", "0")])
+    assert (got[0] == b"function") == (enabled == "yes")
