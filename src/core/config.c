@@ -213,6 +213,13 @@ static const ConfigEnum shutdownOnSignalEnum[] = {
 static const ConfigEnum tlsAuthClientsEnum[] = {{"no", 0}, {"yes", 1}, {"optional", 2}, {NULL, 0}};
 
 static int applyTls(const char **err);
+/* jemalloc-bg-thread: jemalloc's background purging threads on or off (a
+ * refusal is not an error, as in Redis). */
+static int applyJemallocBgThread(const char **err) {
+    (void)err;
+    xmallocSetBackgroundThread(server.cfg.jemallocBgThread);
+    return 0;
+}
 
 static ConfigDef configTable[] = {
     /* Network. */
@@ -343,7 +350,8 @@ static ConfigDef configTable[] = {
     RAW("ignore-warnings", NULL, 0, ""),
     RAWI("io-threads", NULL, CF_IMMUTABLE, 1, 128, "1"),
     RAWB("io-threads-do-reads", NULL, CF_IMMUTABLE, "no"),
-    RAWB("jemalloc-bg-thread", NULL, 0, "yes"),
+    {"jemalloc-bg-thread", NULL, CT_BOOL, 0, OFF(jemallocBgThread), 0, 1, "yes", NULL, NULL, NULL, NULL,
+     applyJemallocBgThread, NULL, 0},
     S("masterauth", NULL, CF_SENSITIVE | CF_EMPTY_NULL | CF_BINARY, masterauth, ""),
     S("masteruser", NULL, CF_EMPTY_NULL, masteruser, ""),
     {"maxmemory-clients", NULL, CT_RAW, 0, OFF(maxmemoryClients), 0, 0, "0", NULL, NULL, NULL, NULL, NULL, NULL, 0},
@@ -1146,7 +1154,8 @@ void configSetCpuAffinity(const char *cpulist) {
     sched_setaffinity(0, sizeof(set), &set); /* refused (no such CPU): unchanged, as Redis */
 }
 
-void configApplyDisableThp(void) {
+void configApplyMemorySettings(void) {
+    xmallocSetBackgroundThread(server.cfg.jemallocBgThread);
     if (!server.cfg.disableThp) return;
     FILE *fp = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
     if (!fp) return;

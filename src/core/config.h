@@ -125,6 +125,7 @@ typedef struct ServerConfig {
     long long socketMarkId;      /* SO_MARK of the listening TCP sockets, 0 none */
     int rdbSaveIncrementalFsync; /* fsync an RDB being written every few MB */
     int luaEnableDeprecatedApi;  /* scripts keep getfenv, setfenv and newproxy */
+    int jemallocBgThread;        /* jemalloc's background purging threads */
     int disableThp;              /* disable-thp: no transparent huge pages for this process */
     int oomScoreAdj;             /* OOM_SCORE_ADJ_* */
     int oomScoreAdjValues[3];    /* by CONFIG_OOM_* class, each in [-2000, 2000] */
@@ -183,10 +184,11 @@ void configSetCpuAffinity(const char *cpulist);
 /* Start-up: server_cpulist for the main thread, bio_cpulist for the
  * background threads started from now on. */
 void configApplyCpuLists(void);
-/* Start-up: with disable-thp, a kernel whose transparent huge pages are
- * "always" gives this process none (as Redis: less latency and copy-on-
- * write after a fork); "madvise" or "never" need nothing. */
-void configApplyDisableThp(void);
+/* Start-up: jemalloc-bg-thread no stops jemalloc's background threads
+ * (on by default); with disable-thp, a kernel whose transparent huge pages
+ * are "always" gives this process none (as Redis: less latency and copy-
+ * on-write after a fork); "madvise" or "never" need nothing. */
+void configApplyMemorySettings(void);
 
 #define SANITIZE_PAYLOAD_NO 0
 #define SANITIZE_PAYLOAD_YES 1

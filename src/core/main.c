@@ -196,7 +196,7 @@ int main(int argc, char **argv) {
     aclInit();
     configApplyOomScoreAdj(CONFIG_OOM_BY_ROLE);
     configApplyCpuLists();
-    configApplyDisableThp();
+    configApplyMemorySettings();
     effectsInitTestSink();
     if (netListen() == -1) exit(1);
     bannerShow();

@@ -652,3 +652,40 @@ def test_lua_enable_deprecated_api(request, enabled):
                 ("CONFIG", "SET", "lua-enable-deprecated-api", "yes"),
                 ("FUNCTION", "LOAD", lib), ("FCALL", "f", "0")])
     assert (got[0] == b"function") == (enabled == "yes")
+
+
+def thread_names(pid):
+    names = []
+    for t in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/comm" % (pid, t)) as f:
+                names.append(f.read().strip())
+        except FileNotFoundError:
+            pass
+    return names
+
+
+def wait_for_thread(pid, name, present):
+    for _ in range(200):
+        if (name in thread_names(pid)) == present:
+            return True
+        time.sleep(0.01)
+    return False
+
+
+@pytest.mark.parametrize("which", BOTH)
+def test_jemalloc_bg_thread(request, which):
+    s = target(request, which, jemalloc_bg_thread="no")
+    r = raw_client(s)
+    pid = pid_of(s.client())
+    if "jemalloc" not in info_field(r, "memory", "mem_allocator"):
+        pytest.skip("not built with jemalloc")
+    r.execute_command("SET", "a", "b")
+    assert wait_for_thread(pid, "jemalloc_bg_thd", False)
+    assert r.execute_command("CONFIG", "SET", "jemalloc-bg-thread", "yes") == b"OK"
+    r.execute_command("SET", "a", "c")
+    assert wait_for_thread(pid, "jemalloc_bg_thd", True)
+    s2 = target(request, which)
+    r2 = raw_client(s2)
+    r2.execute_command("SET", "a", "b")
+    assert wait_for_thread(pid_of(s2.client()), "jemalloc_bg_thd", True)
