@@ -1121,8 +1121,6 @@ static int setUnixsocketperm(const ConfigDef *d, ServerConfig *cfg, sds *argv, i
     return 0;
 }
 
-/* appendonly: a yes/no; CONFIG SET starts or stops the append-only file
- * through its apply hook (persist/aof.c). */
 /* A CPU list into *set; -1 when it does not parse. */
 static int parseCpulist(const char *s, cpu_set_t *set) {
     CPU_ZERO(set);
@@ -1256,6 +1254,8 @@ int configApplyOomScoreAdj(int processClass) {
     return 0;
 }
 
+/* appendonly: a yes/no; CONFIG SET starts or stops the append-only file
+ * through its apply hook (persist/aof.c). */
 static int setAppendonly(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
     int b = argc == 1 ? yesNo(argv[0]) : -1;
     if (b == -1) {
