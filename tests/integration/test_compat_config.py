@@ -464,7 +464,11 @@ def test_acl_check_cmd_in_functions_and_for_default(server, oracle):
          setup=setup)
 
 
+@pytest.mark.skipif(os.path.basename(cairn_bin()).startswith("redis-server"),
+                    reason="redis-server 7.0.15 reads past argv here (it crashed in this test)")
 def test_acl_check_cmd_short_argv_denies(server):
+    """Fewer arguments than the command's arity: a key position a key
+    finder names past argv is denied, and nothing is read past argv."""
     r = raw_client(server)
     r.execute_command("ACL", "SETUSER", "lim", "on", ">pw", "+@all", "~x*")
     r.execute_command("AUTH", "lim", "pw")
