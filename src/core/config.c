@@ -1996,6 +1996,27 @@ static sds rewriteConfigText(const char *oldText) {
 
     sds *newLines = xmalloc(sizeof(sds) * (size_t)(nold ? nold : 1));
     for (int i = 0; i < nold; i++) newLines[i] = keep[i] ? sdsDup(oldLines[i]) : NULL;
+    /* A line naming no directive (a deprecated one Redis ignores, or one
+     * that does not parse) becomes a "# ??? " comment, as Redis writes it;
+     * include, rename-command, loadmodule and sentinel lines stay. */
+    for (int i = 0; i < nold; i++) {
+        if (!keep[i]) continue;
+        sds t = sdsTrim(sdsDup(oldLines[i]), " \t\r\n");
+        if (t[0] != '#' && t[0] != '\0') {
+            int argc = 0;
+            sds *argv = sdsSplitArgs(t, &argc);
+            static const char *kept[] = {"include", "rename-command", "user", "loadmodule", "sentinel"};
+            int special = 0;
+            for (size_t k = 0; argv && argc && k < sizeof(kept) / sizeof(kept[0]); k++)
+                special |= !strcasecmp(argv[0], kept[k]);
+            if (argv) sdsFreeSplitRes(argv, argc);
+            if (!special) {
+                sdsFree(newLines[i]);
+                newLines[i] = sdsCatSds(sdsNew("# ??? "), t);
+            }
+        }
+        sdsFree(t);
+    }
     sds appended = sdsEmpty();
     /* The users take the old `user` lines' places (the extra ones become
      * blank), the rest are appended; with an aclfile they all go. */

@@ -693,3 +693,25 @@ def test_jemalloc_bg_thread(request, which):
     r2 = raw_client(s2)
     r2.execute_command("SET", "a", "b")
     assert wait_for_thread(pid_of(s2.client()), "jemalloc_bg_thd", True)
+
+
+def test_config_rewrite_of_these_directives(request):
+    names = ("oom-score-adj", "oom-score-adj-values", "rdb-save-incremental-fsync", "jemalloc-bg-thread",
+             "server_cpulist", "bio_cpulist", "bgsave_cpulist", "aof_rewrite_cpulist", "socket-mark-id",
+             "disable-thp", "requirepass", "masterauth", "masteruser", "lua-enable-deprecated-api", "tls-port")
+    conf = ("server_cpulist 0-1\nbio_cpulist 0\nbgsave_cpulist 0-1:2\naof_rewrite_cpulist 1\nsocket-mark-id 3\n"
+            "disable-thp no\nlua-enable-deprecated-api yes\nlist-max-ziplist-entries 5\n")
+    lines = []
+    for which in BOTH:
+        s = target(request, which, config_file=conf)
+        r = raw_client(s)
+        for k, v in [("oom-score-adj", "relative"), ("oom-score-adj-values", "1 2 3"),
+                     ("rdb-save-incremental-fsync", "no"), ("jemalloc-bg-thread", "no"), ("masteruser", "u"),
+                     ("masterauth", b"p\x00q")]:
+            assert r.execute_command("CONFIG", "SET", k, v) == b"OK"
+        assert r.execute_command("CONFIG", "REWRITE") == b"OK"
+        text = open(os.path.join(s.tmp, "server.conf")).read().splitlines()
+        lines.append(sorted(l for l in text if l.split(" ")[0] in names or "ziplist" in l))
+    assert lines[0] == lines[1]
+    assert 'masterauth "p\\x00q"' in lines[0]
+    assert "# ??? list-max-ziplist-entries 5" in lines[0]
