@@ -56,7 +56,8 @@ ARG_FIELDS = ["name", "type", "key_spec_index", "token", "summary", "since", "fl
 HIDDEN_FLAGS = {
     "eval": ["may_replicate"], "evalsha": ["may_replicate"], "fcall": ["may_replicate"],
     "publish": ["may_replicate"], "spublish": ["may_replicate"], "pfcount": ["may_replicate"],
-    "debug": ["protected"], "module": ["protected"],
+    "debug": ["protected"], "module|load": ["protected"], "module|loadex": ["protected"],
+    "module|unload": ["protected"],
 }
 
 # Commands Cairn has that redis-server 7.0.15 lacks, described as the

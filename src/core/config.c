@@ -12,11 +12,16 @@
  * replication...) have type CT_RAW: their text is stored as given and shown
  * by CONFIG GET, so tools that read them keep working; a config file that
  * sets one gets a single log line at start ("not supported by Cairn").
- * Those that turn a missing feature on (replicaof, cluster-enabled,
- * tls-port, aclfile, min-replicas-to-write) accept only
- * the value that leaves it off (CF_ONLY_DEFAULT), and rename-command, user,
- * loadmodule and sentinel lines are refused: ignoring them would break
- * what the user relies on.
+ * Those that turn a missing feature on (cluster-enabled, activedefrag)
+ * accept only the value that leaves it off (CF_ONLY_DEFAULT); tls-port,
+ * tls-replication and tls-cluster are refused as a Redis whose TLS cannot
+ * be configured refuses them (start-up fails, CONFIG SET's apply fails);
+ * rename-command, loadmodule and sentinel lines are refused: ignoring them
+ * would break what the user relies on.  The deprecated names Redis 7.0
+ * accepts and ignores in a config file (list-max-ziplist-entries,
+ * list-max-ziplist-value, lua-replicate-commands) are accepted likewise.
+ * String directives end at a NUL byte as Redis's C-string ones do, except
+ * requirepass and masterauth (CF_BINARY), kept whole as Redis's sds ones.
  *
  * Invariants: string fields are owned by the ServerConfig (xstrdup/xfree);
  * a setter either validates and stores the new value or returns -1 with a
@@ -25,7 +30,10 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <glob.h>
+#include <sched.h>
+#include <sys/prctl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -40,6 +48,7 @@
 #include "core/errors.h"
 #include "core/log.h"
 #include "core/server.h"
+#include "db/lazyfree.h"
 #include "ds/alloc.h"
 #include "ds/glob.h"
 #include "ds/sds.h"
@@ -73,6 +82,7 @@ typedef enum {
 #define CF_ONLY_DEFAULT (1u << 8) /* raw or enum: a feature Cairn lacks; other values refused */
 #define CF_RAW_BOOL (1u << 9)   /* raw: validated as yes/no */
 #define CF_RAW_INT (1u << 10)   /* raw: validated as an integer in [min, max] */
+#define CF_BINARY (1u << 11)    /* string: an sds keeping every byte (NUL too), as Redis's sds configs */
 
 typedef struct ConfigEnum {
     const char *name;
@@ -141,7 +151,8 @@ void configSetAclHooks(ConfigRequirepassHook *onRequirepass, ConfigUserLinesHook
 /* CONFIG SET requirepass: the default user gets the password (or nopass). */
 static int applyRequirepass(const char **err) {
     (void)err;
-    if (requirepassHook) requirepassHook(server.cfg.requirepass);
+    const char *p = server.cfg.requirepass;
+    if (requirepassHook) requirepassHook(p, p ? sdsLen(server.cfg.requirepass) : 0);
     return 0;
 }
 
@@ -205,7 +216,19 @@ static ConfigGetFn getShutdownOnSignal;
 
 static const ConfigEnum aclPubsubEnum[] = {{"allchannels", 0}, {"resetchannels", 1}, {NULL, 0}};
 static const ConfigEnum endpointTypeEnum[] = {{"ip", 0}, {"hostname", 1}, {"unknown-endpoint", 2}, {NULL, 0}};
-static const ConfigEnum oomScoreAdjEnum[] = {{"no", 0}, {"yes", 1}, {"relative", 2}, {"absolute", 3}, {NULL, 0}};
+/* "yes" and "relative" are one mode; CONFIG GET names it "yes", as Redis. */
+static const ConfigEnum oomScoreAdjEnum[] = {{"no", OOM_SCORE_ADJ_NO},
+                                             {"yes", OOM_SCORE_ADJ_RELATIVE},
+                                             {"relative", OOM_SCORE_ADJ_RELATIVE},
+                                             {"absolute", OOM_SCORE_ADJ_ABSOLUTE},
+                                             {NULL, 0}};
+static ConfigSetFn setOomValues;
+static ConfigGetFn getOomValues;
+static int applyOomScoreAdj(const char **err) {
+    if (configApplyOomScoreAdj(CONFIG_OOM_BY_ROLE) == 0) return 0;
+    *err = "Failed to set current oom_score_adj. Check server logs.";
+    return -1;
+}
 static const ConfigEnum propagationErrorEnum[] = {{"ignore", 0}, {"panic", 1}, {"panic-on-replicas", 2}, {NULL, 0}};
 static const ConfigEnum disklessLoadEnum[] = {{"disabled", 0}, {"on-empty-db", 1}, {"swapdb", 2}, {NULL, 0}};
 static const ConfigEnum sanitizePayloadEnum[] = {{"no", 0}, {"yes", 1}, {"clients", 2}, {NULL, 0}};
@@ -216,6 +239,15 @@ static const ConfigEnum shutdownOnSignalEnum[] = {{"default", 0},
                                                   {"force", SHUTDOWN_FORCE},
                                                   {NULL, 0}};
 static const ConfigEnum tlsAuthClientsEnum[] = {{"no", 0}, {"yes", 1}, {"optional", 2}, {NULL, 0}};
+
+static int applyTls(const char **err);
+/* jemalloc-bg-thread: jemalloc's background purging threads on or off (a
+ * refusal is not an error, as in Redis). */
+static int applyJemallocBgThread(const char **err) {
+    (void)err;
+    xmallocSetBackgroundThread(server.cfg.jemallocBgThread);
+    return 0;
+}
 
 static ConfigDef configTable[] = {
     /* Network. */
@@ -232,7 +264,7 @@ static ConfigDef configTable[] = {
     LLV("client-query-buffer-limit", NULL, CF_MEMORY, clientQueryBufferLimit, 1024 * 1024, LONG_MAX, "1gb"),
     SP("client-output-buffer-limit", CF_MULTI_ARG, "normal 0 0 0 slave 256mb 64mb 60 pubsub 32mb 8mb 60",
        setObufLimits, getObufLimits, rewriteObufLimits, NULL),
-    {"requirepass", NULL, CT_STRING, CF_SENSITIVE | CF_EMPTY_NULL, OFF(requirepass), 0, 0, "", NULL, NULL, NULL,
+    {"requirepass", NULL, CT_STRING, CF_SENSITIVE | CF_EMPTY_NULL | CF_BINARY, OFF(requirepass), 0, 0, "", NULL, NULL, NULL,
      NULL, applyRequirepass, NULL, 0},
     /* Users. */
     S("aclfile", NULL, CF_IMMUTABLE | CF_EMPTY_NULL, aclfile, ""),
@@ -319,12 +351,12 @@ static ConfigDef configTable[] = {
     B("aof-rewrite-incremental-fsync", NULL, 0, aofRewriteIncrementalFsync, "yes"),
     B("aof-timestamp-enabled", NULL, 0, aofTimestampEnabled, "no"),
     B("aof-use-rdb-preamble", NULL, 0, aofUseRdbPreamble, "yes"),
-    RAW("aof_rewrite_cpulist", NULL, CF_IMMUTABLE, ""),
+    S("aof_rewrite_cpulist", NULL, CF_IMMUTABLE | CF_EMPTY_NULL, aofRewriteCpulist, ""),
     LLV("auto-aof-rewrite-min-size", NULL, CF_MEMORY, autoAofRewriteMinSize, 0, LLONG_MAX, "67108864"),
     I("auto-aof-rewrite-percentage", NULL, 0, autoAofRewritePerc, 0, INT_MAX, "100"),
-    RAW("bgsave_cpulist", NULL, CF_IMMUTABLE, ""),
+    S("bgsave_cpulist", NULL, CF_IMMUTABLE | CF_EMPTY_NULL, bgsaveCpulist, ""),
     RAW("bind-source-addr", NULL, 0, ""),
-    RAW("bio_cpulist", NULL, CF_IMMUTABLE, ""),
+    S("bio_cpulist", NULL, CF_IMMUTABLE | CF_EMPTY_NULL, bioCpulist, ""),
     RAWB("cluster-allow-pubsubshard-when-down", NULL, 0, "yes"),
     RAWB("cluster-allow-reads-when-down", NULL, 0, "no"),
     RAWB("cluster-allow-replica-migration", NULL, 0, "yes"),
@@ -344,22 +376,24 @@ static ConfigDef configTable[] = {
     RAWI("cluster-replica-validity-factor", "cluster-slave-validity-factor", 0, 0, INT_MAX, "10"),
     RAWB("cluster-require-full-coverage", NULL, 0, "yes"),
     B("crash-memcheck-enabled", NULL, 0, crashMemcheckEnabled, "yes"),
-    RAWB("disable-thp", NULL, CF_IMMUTABLE, "yes"),
+    B("disable-thp", NULL, CF_IMMUTABLE, disableThp, "yes"),
     RAW("ignore-warnings", NULL, 0, ""),
     RAWI("io-threads", NULL, CF_IMMUTABLE, 1, 128, "1"),
     RAWB("io-threads-do-reads", NULL, CF_IMMUTABLE, "no"),
-    RAWB("jemalloc-bg-thread", NULL, 0, "yes"),
-    S("masterauth", NULL, CF_SENSITIVE | CF_EMPTY_NULL, masterauth, ""),
+    {"jemalloc-bg-thread", NULL, CT_BOOL, 0, OFF(jemallocBgThread), 0, 1, "yes", NULL, NULL, NULL, NULL,
+     applyJemallocBgThread, NULL, 0},
+    S("masterauth", NULL, CF_SENSITIVE | CF_EMPTY_NULL | CF_BINARY, masterauth, ""),
     S("masteruser", NULL, CF_EMPTY_NULL, masteruser, ""),
     {"maxmemory-clients", NULL, CT_RAW, 0, OFF(maxmemoryClients), 0, 0, "0", NULL, NULL, NULL, NULL, NULL, NULL, 0},
     I("min-replicas-max-lag", "min-slaves-max-lag", 0, minReplicasMaxLag, 0, INT_MAX, "10"),
     I("min-replicas-to-write", "min-slaves-to-write", 0, minReplicasToWrite, 0, INT_MAX, "0"),
     B("no-appendfsync-on-rewrite", NULL, 0, noAppendfsyncOnRewrite, "no"),
-    RAWE("oom-score-adj", NULL, 0, oomScoreAdjEnum, "no"),
-    RAW("oom-score-adj-values", NULL, CF_MULTI_ARG, "0 200 800"),
+    {"oom-score-adj", NULL, CT_ENUM, 0, OFF(oomScoreAdj), 0, 0, "no", oomScoreAdjEnum, NULL, NULL, NULL,
+     applyOomScoreAdj, NULL, 0},
+    SP("oom-score-adj-values", CF_MULTI_ARG, "0 200 800", setOomValues, getOomValues, NULL, applyOomScoreAdj),
     RAWE("propagation-error-behavior", NULL, 0, propagationErrorEnum, "ignore"),
     B("rdb-del-sync-files", NULL, 0, rdbDelSyncFiles, "no"),
-    RAWB("rdb-save-incremental-fsync", NULL, 0, "yes"),
+    B("rdb-save-incremental-fsync", NULL, 0, rdbSaveIncrementalFsync, "yes"),
     LLV("repl-backlog-size", NULL, CF_MEMORY, replBacklogSize, 1, LLONG_MAX, "1048576"),
     LLV("repl-backlog-ttl", NULL, 0, replBacklogTtl, 0, LLONG_MAX, "3600"),
     B("repl-disable-tcp-nodelay", NULL, 0, replDisableTcpNodelay, "no"),
@@ -381,13 +415,13 @@ static ConfigDef configTable[] = {
     {"replicaof", "slaveof", CT_SPECIAL, CF_IMMUTABLE | CF_MULTI_ARG, 0, 0, 0, "", NULL, setReplicaof, getReplicaof,
      rewriteReplicaof, NULL, NULL, 0},
     E("sanitize-dump-payload", NULL, 0, sanitizeDumpPayload, sanitizePayloadEnum, "no"),
-    RAW("server_cpulist", NULL, CF_IMMUTABLE, ""),
+    S("server_cpulist", NULL, CF_IMMUTABLE | CF_EMPTY_NULL, serverCpulist, ""),
     {"shutdown-on-sigint", NULL, CT_SPECIAL, CF_MULTI_ARG, OFF(shutdownOnSigint), 0, 0, "default",
      shutdownOnSignalEnum, setShutdownOnSignal, getShutdownOnSignal, NULL, NULL, NULL, 0},
     {"shutdown-on-sigterm", NULL, CT_SPECIAL, CF_MULTI_ARG, OFF(shutdownOnSigterm), 0, 0, "default",
      shutdownOnSignalEnum, setShutdownOnSignal, getShutdownOnSignal, NULL, NULL, NULL, 0},
     I("shutdown-timeout", NULL, 0, shutdownTimeout, 0, INT_MAX, "10"),
-    RAWI("socket-mark-id", NULL, CF_IMMUTABLE, 0, UINT_MAX, "0"),
+    LLV("socket-mark-id", NULL, CF_IMMUTABLE, socketMarkId, 0, UINT_MAX, "0"),
     RAWE("tls-auth-clients", NULL, 0, tlsAuthClientsEnum, "yes"),
     RAW("tls-ca-cert-dir", NULL, 0, ""),
     RAW("tls-ca-cert-file", NULL, 0, ""),
@@ -397,21 +431,21 @@ static ConfigDef configTable[] = {
     RAW("tls-client-cert-file", NULL, 0, ""),
     RAW("tls-client-key-file", NULL, 0, ""),
     RAW("tls-client-key-file-pass", NULL, CF_SENSITIVE, ""),
-    RAWB("tls-cluster", NULL, 0, "no"),
+    {"tls-cluster", NULL, CT_RAW, CF_RAW_BOOL, 0, 0, 1, "no", NULL, NULL, NULL, NULL, applyTls, NULL, 0},
     RAW("tls-dh-params-file", NULL, 0, ""),
     RAW("tls-key-file", NULL, 0, ""),
     RAW("tls-key-file-pass", NULL, CF_SENSITIVE, ""),
-    RAWI("tls-port", NULL, CF_ONLY_DEFAULT, 0, 65535, "0"),
+    {"tls-port", NULL, CT_RAW, CF_RAW_INT, 0, 0, 65535, "0", NULL, NULL, NULL, NULL, applyTls, NULL, 0},
     RAWB("tls-prefer-server-ciphers", NULL, 0, "no"),
     RAW("tls-protocols", NULL, 0, ""),
-    RAWB("tls-replication", NULL, 0, "no"),
+    {"tls-replication", NULL, CT_RAW, CF_RAW_BOOL, 0, 0, 1, "no", NULL, NULL, NULL, NULL, applyTls, NULL, 0},
     RAWI("tls-session-cache-size", NULL, 0, 0, INT_MAX, "20480"),
     RAWI("tls-session-cache-timeout", NULL, 0, 0, INT_MAX, "300"),
     RAWB("tls-session-caching", NULL, 0, "yes"),
     I("key-load-delay", NULL, CF_HIDDEN, keyLoadDelay, INT_MIN, INT_MAX, "0"),
+    B("lua-enable-deprecated-api", NULL, CF_HIDDEN | CF_IMMUTABLE, luaEnableDeprecatedApi, "no"),
     I("rdb-key-save-delay", NULL, CF_HIDDEN, rdbKeySaveDelay, INT_MIN, INT_MAX, "0"),
     B("use-exit-on-panic", NULL, CF_HIDDEN, useExitOnPanic, "no"),
-    B("lua-enable-deprecated-api", NULL, CF_HIDDEN | CF_IMMUTABLE, luaEnableDeprecatedApi, "no"),
     {"watchdog-period", NULL, CT_INT, CF_HIDDEN, OFF(watchdogPeriod), 0, INT_MAX, "0", NULL, NULL, NULL, NULL,
      applyWatchdog, NULL, 0},
     /* Cairn's own (hidden, so CONFIG GET * lists Redis's names only). */
@@ -437,6 +471,8 @@ static const struct {
 };
 static char *configFile;          /* absolute path of the loaded file, or NULL */
 static char errbuf[512];          /* setters format their errors here */
+static int curLineNum;            /* the line being applied, for `user` lines */
+static const char *curLine;
 
 /* ------------------------------------------------------------------------ */
 /* Lookup and field access                                                   */
@@ -464,6 +500,12 @@ static ConfigDef *lookupConfig(const char *name, int *isAlias) {
 static void setString(char **slot, const char *v) {
     xfree(*slot);
     *slot = v ? xstrdup(v) : NULL;
+}
+
+/* A CF_BINARY field: an sds with v's len bytes (NUL included), or NULL. */
+static void setBinary(sds *slot, const char *v, size_t len) {
+    sdsFree(*slot);
+    *slot = v ? sdsNewLen(v, len) : NULL;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -728,6 +770,26 @@ static void setMaxmemoryClients(ServerConfig *cfg, const char *v) {
     cfg->maxmemoryClients = x;
 }
 
+/* Whether a directive that turns TLS on (tls-port, tls-replication,
+ * tls-cluster) is set: Cairn has no TLS, so like a Redis whose TLS cannot
+ * be configured it refuses them (CONFIG SET: applyTls; start-up:
+ * configLoadFromArgs). */
+static int tlsWanted(void) {
+    static const char *names[] = {"tls-port", "tls-replication", "tls-cluster"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        const ConfigDef *d = lookupConfig(names[i], NULL);
+        if (d && d->raw && strcmp(d->raw, d->deflt)) return 1;
+    }
+    return 0;
+}
+
+static int applyTls(const char **err) {
+    if (!tlsWanted()) return 0;
+    serverLog(LL_WARNING, "TLS is not supported by Cairn");
+    *err = "Unable to update TLS configuration. Check server logs.";
+    return -1;
+}
+
 /* A directive for a feature Cairn lacks (replication, cluster, TLS, ACL
  * files, client eviction...) accepts only the value that leaves the
  * feature off: any other would be silently ignored while the user relies
@@ -750,7 +812,7 @@ static int onlyDefaultOrRefuse(const ConfigDef *d, const char *value, const char
 static int configSetArgs(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
     if (d->type == CT_SPECIAL) return d->set(d, cfg, argv, argc, err);
     if (d->type == CT_RAW && (d->flags & CF_MULTI_ARG)) {
-        int want = !strcmp(d->name, "replicaof") ? 2 : !strcmp(d->name, "oom-score-adj-values") ? 3 : -1;
+        int want = !strcmp(d->name, "replicaof") ? 2 : -1;
         if (want != -1 && argc != want && argc != 0) {
             *err = "wrong number of arguments";
             return -1;
@@ -816,6 +878,14 @@ static int configSetArgs(const ConfigDef *d, ServerConfig *cfg, sds *argv, int a
             *err = "template format is invalid or contains unknown variables";
             return -1;
         }
+        if (d->flags & CF_BINARY) {
+            /* Every byte kept: a password cut at a NUL would let the
+             * prefix authenticate. */
+            size_t len = sdsLen(argv[0]);
+            setBinary(FIELD(cfg, d, sds), (d->flags & CF_EMPTY_NULL) && len == 0 ? NULL : arg, len);
+            return 0;
+        }
+        /* Other strings end at a NUL byte, as Redis's C-string configs do. */
         setString(FIELD(cfg, d, char *), (d->flags & CF_EMPTY_NULL) && arg[0] == '\0' ? NULL : arg);
         return 0;
     case CT_RAW: {
@@ -848,6 +918,10 @@ static sds configGetValue(const ConfigDef *d, const ServerConfig *cfg) {
             if (e->value == *CFIELD(cfg, d, int)) return sdsNew(e->name);
         return sdsEmpty();
     case CT_STRING: {
+        if (d->flags & CF_BINARY) {
+            const sds b = *CFIELD(cfg, d, sds);
+            return b ? sdsDup(b) : sdsEmpty();
+        }
         const char *s = *CFIELD(cfg, d, char *);
         return sdsNew(s ? s : "");
     }
@@ -1109,6 +1183,139 @@ static int setUnixsocketperm(const ConfigDef *d, ServerConfig *cfg, sds *argv, i
     return 0;
 }
 
+/* A CPU list into *set; -1 when it does not parse. */
+static int parseCpulist(const char *s, cpu_set_t *set) {
+    CPU_ZERO(set);
+    while (1) {
+        char *end;
+        if (!isdigit((unsigned char)*s)) return -1;
+        long a = strtol(s, &end, 10), b = a, step = 1;
+        s = end;
+        if (*s == '-') {
+            if (!isdigit((unsigned char)*++s)) return -1;
+            b = strtol(s, &end, 10);
+            s = end;
+            if (*s == ':') {
+                if (!isdigit((unsigned char)*++s)) return -1;
+                step = strtol(s, &end, 10);
+                s = end;
+            }
+        }
+        if (a > b || step < 1 || b >= CPU_SETSIZE) return -1;
+        for (long cpu = a; cpu <= b; cpu += step) CPU_SET((int)cpu, set);
+        if (*s == '\0') return 0;
+        if (*s++ != ',') return -1;
+    }
+}
+
+void configSetCpuAffinity(const char *cpulist) {
+    cpu_set_t set;
+    if (!cpulist || !*cpulist || parseCpulist(cpulist, &set) == -1) return;
+    sched_setaffinity(0, sizeof(set), &set); /* refused (no such CPU): unchanged, as Redis */
+}
+
+void configApplyMemorySettings(void) {
+    xmallocSetBackgroundThread(server.cfg.jemallocBgThread);
+    if (!server.cfg.disableThp) return;
+    FILE *fp = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (!fp) return;
+    char buf[256] = {0};
+    int always = fgets(buf, sizeof(buf), fp) && strstr(buf, "[always]");
+    fclose(fp);
+    if (always) prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
+}
+
+void configApplyCpuLists(void) {
+    static cpu_set_t bioSet;
+    configSetCpuAffinity(server.cfg.serverCpulist);
+    if (server.cfg.bioCpulist && parseCpulist(server.cfg.bioCpulist, &bioSet) == 0) {
+        /* Only if the kernel takes it: a thread would not start on a set
+         * it refuses. */
+        cpu_set_t mine;
+        if (sched_getaffinity(0, sizeof(mine), &mine) == 0 && sched_setaffinity(0, sizeof(bioSet), &bioSet) == 0) {
+            sched_setaffinity(0, sizeof(mine), &mine);
+            detachedThreadCpuset = &bioSet;
+        }
+    }
+}
+
+/* oom-score-adj-values: three integers (master, replica, background
+ * child), each in [-2000, 2000]; strtol's forms ("+1", "01") accepted. */
+static int setOomValues(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
+    (void)d;
+    if (argc != 3) {
+        *err = "wrong number of arguments";
+        return -1;
+    }
+    int v[3];
+    for (int i = 0; i < 3; i++) {
+        char *end;
+        errno = 0;
+        long x = strtol(argv[i], &end, 10);
+        if (errno || end == argv[i] || *end || x < -2000 || x > 2000) {
+            *err = "Invalid oom-score-adj-values, elements must be between -2000 and 2000.";
+            return -1;
+        }
+        v[i] = (int)x;
+    }
+    /* An unprivileged process may lower its score only back to where it
+     * was: the classes are expected in ascending order.  Kept anyway. */
+    if (v[CONFIG_OOM_REPLICA] < v[CONFIG_OOM_MASTER] || v[CONFIG_OOM_BGCHILD] < v[CONFIG_OOM_REPLICA])
+        serverLog(LL_WARNING, "The oom-score-adj-values configuration may not work for non-privileged processes! "
+                              "Please consult the documentation.");
+    memcpy(cfg->oomScoreAdjValues, v, sizeof(v));
+    return 0;
+}
+
+static sds getOomValues(const ConfigDef *d, const ServerConfig *cfg) {
+    (void)d;
+    return sdsCatPrintf(sdsEmpty(), "%d %d %d", cfg->oomScoreAdjValues[0], cfg->oomScoreAdjValues[1],
+                        cfg->oomScoreAdjValues[2]);
+}
+
+/* The score before Cairn first changed it, and whether it did. */
+static int oomAdjusted, oomBaseScore;
+
+int configApplyOomScoreAdj(int processClass) {
+    if (processClass == CONFIG_OOM_BY_ROLE)
+        processClass = server.isReplica || server.cfg.replicaof ? CONFIG_OOM_REPLICA : CONFIG_OOM_MASTER;
+    if (processClass < 0 || processClass > CONFIG_OOM_BGCHILD) return -1;
+    int mode = server.cfg.oomScoreAdj, val;
+    char buf[64];
+    if (mode != OOM_SCORE_ADJ_NO) {
+        if (!oomAdjusted) {
+            int fd = open("/proc/self/oom_score_adj", O_RDONLY | O_CLOEXEC);
+            ssize_t n = fd == -1 ? -1 : read(fd, buf, sizeof(buf) - 1);
+            if (n < 0) {
+                serverLog(LL_WARNING, "Unable to read oom_score_adj: %s", strerror(errno));
+                if (fd != -1) close(fd);
+                return -1;
+            }
+            close(fd);
+            buf[n] = '\0';
+            oomBaseScore = atoi(buf);
+            oomAdjusted = 1;
+        }
+        long v = server.cfg.oomScoreAdjValues[processClass];
+        if (mode == OOM_SCORE_ADJ_RELATIVE) v += oomBaseScore;
+        val = (int)(v < -1000 ? -1000 : v > 1000 ? 1000 : v);
+    } else if (oomAdjusted) {
+        oomAdjusted = 0;
+        val = oomBaseScore;
+    } else {
+        return 0;
+    }
+    int len = snprintf(buf, sizeof(buf), "%d\n", val);
+    int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+    if (fd == -1 || write(fd, buf, (size_t)len) != len) {
+        serverLog(LL_WARNING, "Unable to write oom_score_adj: %s", strerror(errno));
+        if (fd != -1) close(fd);
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
 /* appendonly: a yes/no; CONFIG SET starts or stops the append-only file
  * through its apply hook (persist/aof.c). */
 static int setAppendonly(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
@@ -1268,7 +1475,7 @@ const char *configFilePath(void) {
 /* Loading: file, stdin, --args                                              */
 /* ------------------------------------------------------------------------ */
 
-static void fatalConfigError(int linenum, const char *line, const char *err) {
+static _Noreturn void fatalConfigError(int linenum, const char *line, const char *err) {
     fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR (Redis %s) ***\n", REDIS_COMPAT_VERSION);
     if (line) {
         fprintf(stderr, "Reading the configuration file, at line %d\n", linenum);
@@ -1277,6 +1484,8 @@ static void fatalConfigError(int linenum, const char *line, const char *err) {
     fprintf(stderr, "%s\n", err);
     exit(1);
 }
+
+void configFatalLineError(int linenum, const char *line, const char *err) { fatalConfigError(linenum, line, err); }
 
 /* Read a whole file into a new sds; NULL (errno set) if it cannot be opened. */
 static sds readWholeFile(FILE *fp) {
@@ -1364,11 +1573,23 @@ static const char *applyLine(ServerConfig *cfg, sds *argv, int argc) {
     if (!strcasecmp(argv[0], "user")) {
         /* Kept for the ACL, which applies them once the commands exist. */
         if (argc < 2) return "Bad directive or wrong number of arguments";
+        /* A user is declared once (the default user too), as in Redis. */
+        for (int i = 0; i < cfg->aclUserCount; i++) {
+            const sds other = cfg->aclUsers[i].argv[0];
+            if (sdsLen(other) == sdsLen(argv[1]) && !memcmp(other, argv[1], sdsLen(other))) {
+                snprintf(errbuf, sizeof(errbuf),
+                         "Error in user declaration '%s': Duplicate user found. A user can only be defined once in "
+                         "config files", argv[1]);
+                return errbuf;
+            }
+        }
         cfg->aclUsers = xrealloc(cfg->aclUsers, sizeof(ConfigUserLine) * (size_t)(cfg->aclUserCount + 1));
         ConfigUserLine *l = &cfg->aclUsers[cfg->aclUserCount++];
         l->argc = argc - 1;
         l->argv = xmalloc(sizeof(sds) * (size_t)(argc - 1));
         for (int i = 1; i < argc; i++) l->argv[i - 1] = sdsDup(argv[i]);
+        l->linenum = curLineNum;
+        l->line = sdsNew(curLine ? curLine : "");
         return NULL;
     }
     for (size_t i = 0; i < sizeof(specialDirectives) / sizeof(specialDirectives[0]); i++) {
@@ -1378,7 +1599,15 @@ static const char *applyLine(ServerConfig *cfg, sds *argv, int argc) {
         return specialDirectives[i].refusal;
     }
     ConfigDef *d = lookupConfig(argv[0], NULL);
-    if (!d) return "Bad directive or wrong number of arguments";
+    if (!d) {
+        /* Names Redis 7.0 still accepts in a file, with one argument, and
+         * ignores (its encodings and script replication changed). */
+        static const char *deprecated[] = {"list-max-ziplist-entries", "list-max-ziplist-value",
+                                           "lua-replicate-commands"};
+        for (size_t i = 0; i < sizeof(deprecated) / sizeof(deprecated[0]); i++)
+            if (argc == 2 && !strcmp(argv[0], deprecated[i])) return NULL;
+        return "Bad directive or wrong number of arguments";
+    }
     /* Only multi-argument directives may take other than one argument;
      * `bind` and `save` may also take none (`--save` alone, `--bind`). */
     if (!(d->flags & CF_MULTI_ARG) && argc != 2) return "wrong number of arguments";
@@ -1415,6 +1644,8 @@ static void loadConfigFromString(ServerConfig *cfg, const char *text) {
             continue;
         }
         sdsToLower(argv[0]);
+        curLineNum = i + 1;
+        curLine = lines[i];
         const char *err = applyLine(cfg, argv, argc);
         sdsFreeSplitRes(argv, argc);
         if (err) fatalConfigError(i + 1, lines[i], err);
@@ -1510,6 +1741,11 @@ void configLoadFromArgs(ServerConfig *cfg, int argc, char **argv) {
     loadingConfig = 1;
     loadConfigFromString(cfg, text);
     loadingConfig = 0;
+    if (tlsWanted()) {
+        serverLog(LL_WARNING, "TLS is not supported by Cairn");
+        serverLog(LL_WARNING, "Failed to configure TLS. Check logs for more info.");
+        exit(1);
+    }
     logUnsupported();
     sdsFree(text);
     sdsFree(options);
@@ -1622,7 +1858,7 @@ void configSetCommand(Client *c) {
         } else {
             set = i + 1;
             sds now = configGetValue(defs[i], &server.cfg);
-            changed[i] = strcmp(now, old[i]) != 0;
+            changed[i] = sdsLen(now) != sdsLen(old[i]) || memcmp(now, old[i], sdsLen(now)) != 0;
             sdsFree(now);
         }
     }
@@ -1631,7 +1867,11 @@ void configSetCommand(Client *c) {
         if (!defs[i]->apply || !changed[i]) continue;
         int seen = 0;
         for (int j = 0; j < i && !seen; j++) seen = changed[j] && defs[j]->apply == defs[i]->apply;
-        if (!seen && defs[i]->apply(&err) == -1) failed = i;
+        if (!seen && defs[i]->apply(&err) == -1) {
+            failed = i;
+            serverLog(LL_WARNING, "Failed applying new configuration. Possibly related to new %s setting. Restoring "
+                                  "previous settings.", defs[i]->name);
+        }
     }
     if (failed == -1) {
         replyOk(c);
@@ -1670,6 +1910,7 @@ cleanup:
 
 void configResetStatCommand(Client *c) {
     serverResetStats();
+    lazyfreeResetStats(); /* lazyfreed_objects, as Redis 7.0 resets it */
     replyOk(c);
 }
 
@@ -1745,7 +1986,7 @@ static int isDefault(const ConfigDef *d, const ServerConfig *defaults) {
     if (d->type == CT_RAW) return !strcmp(d->raw ? d->raw : "", d->deflt);
     if (d->set == setDir) return 0; /* Redis always writes dir */
     sds a = configGetValue(d, &server.cfg), b = configGetValue(d, defaults);
-    int same = !strcmp(a, b);
+    int same = sdsLen(a) == sdsLen(b) && !memcmp(a, b, sdsLen(a));
     sdsFree(a);
     sdsFree(b);
     return same;
@@ -1764,10 +2005,13 @@ static ConfigDef *lineDirective(const char *line) {
 static void freeConfigScratch(ServerConfig *cfg) {
     for (int i = 0; i < cfg->bindCount; i++) xfree(cfg->bind[i]);
     xfree(cfg->latencyPercentiles);
-    char **strs[] = {&cfg->unixsocket, &cfg->requirepass, &cfg->aclfile, &cfg->logfile, &cfg->pidfile, &cfg->dir,
+    sdsFree(cfg->requirepass);
+    sdsFree(cfg->masterauth);
+    char **strs[] = {&cfg->serverCpulist, &cfg->bioCpulist, &cfg->aofRewriteCpulist, &cfg->bgsaveCpulist,
+                     &cfg->unixsocket, &cfg->aclfile, &cfg->logfile, &cfg->pidfile, &cfg->dir,
                      &cfg->procTitleTemplate, &cfg->notifyKeyspaceEvents, &cfg->dbfilename, &cfg->saveParams,
                      &cfg->appendfilename, &cfg->appenddirname, &cfg->syslogIdent, &cfg->replicaof,
-                     &cfg->masterauth, &cfg->masteruser, &cfg->replicaAnnounceIp};
+                     &cfg->masteruser, &cfg->replicaAnnounceIp};
     for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) xfree(*strs[i]);
 }
 
@@ -1814,6 +2058,27 @@ static sds rewriteConfigText(const char *oldText, int forceAll) {
 
     sds *newLines = xmalloc(sizeof(sds) * (size_t)(nold ? nold : 1));
     for (int i = 0; i < nold; i++) newLines[i] = keep[i] ? sdsDup(oldLines[i]) : NULL;
+    /* A line naming no directive (a deprecated one Redis ignores, or one
+     * that does not parse) becomes a "# ??? " comment, as Redis writes it;
+     * include, rename-command, loadmodule and sentinel lines stay. */
+    for (int i = 0; i < nold; i++) {
+        if (!keep[i]) continue;
+        sds t = sdsTrim(sdsDup(oldLines[i]), " \t\r\n");
+        if (t[0] != '#' && t[0] != '\0') {
+            int argc = 0;
+            sds *argv = sdsSplitArgs(t, &argc);
+            static const char *kept[] = {"include", "rename-command", "user", "loadmodule", "sentinel"};
+            int special = 0;
+            for (size_t k = 0; argv && argc && k < sizeof(kept) / sizeof(kept[0]); k++)
+                special |= !strcasecmp(argv[0], kept[k]);
+            if (argv) sdsFreeSplitRes(argv, argc);
+            if (!special) {
+                sdsFree(newLines[i]);
+                newLines[i] = sdsCatSds(sdsNew("# ??? "), t);
+            }
+        }
+        sdsFree(t);
+    }
     sds appended = sdsEmpty();
     /* The users take the old `user` lines' places (the extra ones become
      * blank), the rest are appended; with an aclfile they all go. */

@@ -30,10 +30,13 @@ typedef struct ObufLimit {
     long long softSeconds;
 } ObufLimit;
 
-/* A `user` directive: argv[0] is the name, then its rules. */
+/* A `user` directive: argv[0] is the name, then its rules; where it was
+ * read (line number in its file, the line's text) for the ACL's errors. */
 typedef struct ConfigUserLine {
     sds *argv;
     int argc;
+    int linenum;
+    sds line;
 } ConfigUserLine;
 
 typedef struct ServerConfig {
@@ -51,7 +54,7 @@ typedef struct ServerConfig {
     long long protoMaxBulkLen;
     long long clientQueryBufferLimit;
     ObufLimit obufLimits[CLIENT_TYPE_COUNT];
-    char *requirepass;           /* NULL when unset */
+    sds requirepass;             /* NULL when unset; binary (may hold NUL bytes) */
     /* Users (the ACL, server/acl.c, applies them). */
     char *aclfile;               /* NULL when unset */
     int aclPubsubDefault;        /* new users: 1 resetchannels (7.0's default), 0 allchannels */
@@ -123,6 +126,14 @@ typedef struct ServerConfig {
     int appendfsync;
     int rdbcompression, rdbchecksum;
     int stopWritesOnBgsaveError;
+    char *serverCpulist, *bioCpulist; /* CPU lists (Redis's "0-3,8,10-14:2"), NULL when unset */
+    char *aofRewriteCpulist, *bgsaveCpulist;
+    long long socketMarkId;      /* SO_MARK of the listening TCP sockets, 0 none */
+    int rdbSaveIncrementalFsync; /* fsync an RDB being written every few MB */
+    int jemallocBgThread;        /* jemalloc's background purging threads */
+    int disableThp;              /* disable-thp: no transparent huge pages for this process */
+    int oomScoreAdj;             /* OOM_SCORE_ADJ_* */
+    int oomScoreAdjValues[3];    /* by CONFIG_OOM_* class, each in [-2000, 2000] */
     int rdbKeySaveDelay;         /* microseconds slept per key saved (tests) */
     int rdbSaveThreads;          /* rdb-save-threads (Cairn's own): threads serializing a snapshot, 0 auto */
     int rdbLoadThreads;          /* rdb-load-threads (Cairn's own): threads decompressing a loaded file, 0 auto */
@@ -132,7 +143,8 @@ typedef struct ServerConfig {
     int sanitizeDumpPayload;     /* SANITIZE_PAYLOAD_* */
     /* Replication (src/repl). */
     char *replicaof;             /* "host port" while a replica (REPLICAOF keeps it live), NULL when a primary */
-    char *masterauth, *masteruser; /* NULL when unset */
+    sds masterauth;              /* NULL when unset; binary (may hold NUL bytes) */
+    char *masteruser;            /* NULL when unset */
     long long replBacklogSize, replBacklogTtl;
     int replDisklessSync, replDisklessSyncDelay, replDisklessSyncMaxReplicas, replDisklessLoad;
     int replPingReplicaPeriod, replTimeout, replDisableTcpNodelay;
@@ -151,16 +163,52 @@ typedef struct ServerConfig {
     long long autoAofRewriteMinSize;
 } ServerConfig;
 
+#define OOM_SCORE_ADJ_NO 0
+#define OOM_SCORE_ADJ_RELATIVE 1 /* also "yes" */
+#define OOM_SCORE_ADJ_ABSOLUTE 2
+#define CONFIG_OOM_MASTER 0
+#define CONFIG_OOM_REPLICA 1
+#define CONFIG_OOM_BGCHILD 2
+#define CONFIG_OOM_BY_ROLE (-1) /* the main process: master or replica by its role */
+
+/* Write /proc/self/oom_score_adj for a process of the class (CONFIG_OOM_*)
+ * as oom-score-adj says: with "relative" the class's value is added to the
+ * score the process had when Cairn first adjusted it, with "absolute" it
+ * replaces it (both clamped to [-1000, 1000]); back to "no" restores that
+ * first score.  Nothing is written while the setting is "no" and nothing
+ * was adjusted.  0, or -1 (logged) when the file cannot be read/written.
+ * Called at start-up, on a role change, by each fork child, and by CONFIG
+ * SET of either directive. */
+int configApplyOomScoreAdj(int processClass);
+
+/* Bind the calling thread to the CPUs of cpulist (server_cpulist's format:
+ * comma-separated CPUs or ranges "a-b", a range with a step "a-b:s").  A
+ * list that does not parse, or that the kernel refuses, changes nothing,
+ * as in Redis.  NULL or "" does nothing. */
+void configSetCpuAffinity(const char *cpulist);
+/* Start-up: server_cpulist for the main thread, bio_cpulist for the
+ * background threads started from now on. */
+void configApplyCpuLists(void);
+/* Start-up: jemalloc-bg-thread no stops jemalloc's background threads
+ * (on by default); with disable-thp, a kernel whose transparent huge pages
+ * are "always" gives this process none (as Redis: less latency and copy-
+ * on-write after a fork); "madvise" or "never" need nothing. */
+void configApplyMemorySettings(void);
+
 #define SANITIZE_PAYLOAD_NO 0
 #define SANITIZE_PAYLOAD_YES 1
 #define SANITIZE_PAYLOAD_CLIENTS 2
 
 /* The ACL's hooks: CONFIG SET requirepass gives the default user that
- * password; CONFIG REWRITE writes the users as `user` lines (the caller
+ * password (its bytes, NUL included; NULL when unset); CONFIG REWRITE writes the users as `user` lines (the caller
  * frees them with sdsFreeSplitRes). */
-typedef void ConfigRequirepassHook(const char *pass);
+typedef void ConfigRequirepassHook(const char *pass, size_t len);
 typedef sds *ConfigUserLinesHook(int *count);
 void configSetAclHooks(ConfigRequirepassHook *onRequirepass, ConfigUserLinesHook *userLines);
+
+/* Report an error of a config file line as a bad directive is reported
+ * (Redis's FATAL CONFIG FILE ERROR on stderr) and exit(1). */
+_Noreturn void configFatalLineError(int linenum, const char *line, const char *err);
 
 /* Fill cfg with the defaults of every directive. */
 void configInitDefaults(ServerConfig *cfg);

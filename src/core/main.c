@@ -200,6 +200,9 @@ int main(int argc, char **argv) {
     /* Users refer to commands by id: after the table.  Before listening,
      * so the first client meets the configured default user. */
     aclInit();
+    configApplyOomScoreAdj(CONFIG_OOM_BY_ROLE);
+    configApplyCpuLists();
+    configApplyMemorySettings();
     effectsInitTestSink();
     if (netListen() == -1) exit(1);
     bannerShow();

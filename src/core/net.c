@@ -126,7 +126,8 @@ static int listenTcp(const char *addr, int port) {
     int yes = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
     if (v6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &yes, sizeof(yes));
-    if (bind(fd, (struct sockaddr *)&ss, len) == -1 || listen(fd, server.cfg.tcpBacklog) == -1 ||
+    unsigned mark = (unsigned)server.cfg.socketMarkId; /* socket-mark-id */
+    if ((mark && setsockopt(fd, SOL_SOCKET, SO_MARK, &mark, sizeof(mark)) == -1) || bind(fd, (struct sockaddr *)&ss, len) == -1 || listen(fd, server.cfg.tcpBacklog) == -1 ||
         setNonBlock(fd) == -1) {
         int e = errno;
         close(fd);

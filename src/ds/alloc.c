@@ -28,7 +28,9 @@ void xmallocOom(size_t size) { oom(size); }
 /* jemalloc reads this at start-up.  A background thread returns freed pages
  * to the OS on jemalloc's decay schedule, as Redis's jemalloc-bg-thread
  * default does; without it freed memory stays resident until the next
- * allocation activity. */
+ * allocation activity.  (Not every jemalloc build reads this symbol: the
+ * server also sets it at start-up from jemalloc-bg-thread, through
+ * xmallocSetBackgroundThread.) */
 const char *malloc_conf = "background_thread:true";
 
 /* jemalloc keeps, per thread, the bytes it allocated and deallocated (in
@@ -283,6 +285,16 @@ size_t xmallocRss(void) {
     fclose(f);
     if (n != 2) return 0;
     return (size_t)rss * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+int xmallocSetBackgroundThread(int on) {
+#ifdef CAIRN_JEMALLOC
+    _Bool b = on != 0;
+    return mallctl("background_thread", NULL, NULL, &b, sizeof(b)) == 0 ? 0 : -1;
+#else
+    (void)on;
+    return 0;
+#endif
 }
 
 const char *xmallocLibrary(void) {

@@ -60,6 +60,10 @@ void xmallocPurgeBig(void);
 /* Return the calling thread's cached free blocks to their arenas (cheap):
  * before asking another thread to purge what this one freed. */
 void xmallocFlushThreadCache(void);
+/* jemalloc-bg-thread: start (on) or stop jemalloc's background purging
+ * threads.  0, or -1 when the allocator refused (nothing to do without
+ * jemalloc). */
+int xmallocSetBackgroundThread(int on);
 /* The allocator's own view (jemalloc's stats.allocated / active /
  * resident, refreshed on each call); without jemalloc, used memory and
  * RSS.  For INFO memory and MEMORY STATS. */

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -241,11 +242,14 @@ long long monotonicUs(void) {
     return (long long)ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
 }
 
+const void *detachedThreadCpuset;
+
 int startDetachedThread(void *(*fn)(void *), void *arg) {
     pthread_t t;
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (detachedThreadCpuset) pthread_attr_setaffinity_np(&attr, sizeof(cpu_set_t), detachedThreadCpuset);
     int err = pthread_create(&t, &attr, fn, arg);
     pthread_attr_destroy(&attr);
     return err;

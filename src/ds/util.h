@@ -77,6 +77,9 @@ static inline long long deadlineAfter(long long now, long long ms) {
  * pthread_create returned (the caller decides what running without the
  * thread means). */
 int startDetachedThread(void *(*fn)(void *), void *arg);
+/* When not NULL (a cpu_set_t *, from bio_cpulist), the CPUs each thread
+ * startDetachedThread starts is bound to; else it keeps its creator's. */
+extern const void *detachedThreadCpuset;
 
 /* Makes every page of p[0..len) resident and written, so that whoever uses
  * the memory next takes no page fault on it.  The kernel maps the pages a

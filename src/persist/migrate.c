@@ -194,6 +194,8 @@ static void connClose(const char *host, const char *port) {
     sdsFree(name);
 }
 
+int migrateCachedSockets(void) { return cacheCount; }
+
 /* Timer: close connections idle too long. */
 static void migrateCron(void) {
     long long now = (long long)time(NULL);
@@ -207,7 +209,7 @@ static void migrateCron(void) {
 
 typedef struct MigrateArgs {
     int copy, replace;
-    const char *user, *password; /* AUTH / AUTH2 */
+    sds user, password; /* AUTH / AUTH2: the client's arguments, binary */
     int firstKey, numKeys;
     long db, timeout;
 } MigrateArgs;
@@ -310,8 +312,8 @@ try_again:;
     if (a.password) {
         out = sdsCatPrintf(out, "*%d\r\n", a.user ? 3 : 2);
         out = bulk(out, "AUTH", 4);
-        if (a.user) out = bulk(out, a.user, strlen(a.user));
-        out = bulk(out, a.password, strlen(a.password));
+        if (a.user) out = bulk(out, a.user, sdsLen(a.user));
+        out = bulk(out, a.password, sdsLen(a.password)); /* whole, NUL bytes included */
     }
     int select = m->lastDb != a.db;
     if (select) {

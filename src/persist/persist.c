@@ -157,6 +157,8 @@ void persistChildInfoOpen(void) {
 }
 
 void persistChildInfoInChild(const char *what) {
+    configApplyOomScoreAdj(CONFIG_OOM_BGCHILD);
+    configSetCpuAffinity(strcmp(what, "RDB") ? server.cfg.aofRewriteCpulist : server.cfg.bgsaveCpulist);
     if (state.infoPipe[0] != -1) close(state.infoPipe[0]);
     state.infoPipe[0] = -1;
     child.what = what;
@@ -956,5 +958,6 @@ Command persistCommands[] = {
     {.name = "bgrewriteaof", .proc = aofBgrewriteaofCommand},
     {.name = "dump", .proc = dumpCommand},
     {.name = "restore", .proc = restoreCommand},
+    {.name = "restore-asking", .proc = restoreCommand}, /* without cluster, RESTORE itself */
     {0},
 };

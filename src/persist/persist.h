@@ -118,7 +118,8 @@ void persistSyncChildDone(int ok);
  * forking code calls, in order:
  *   persistChildInfoOpen        parent, before the fork (opens the pipe);
  *   persistChildInfoInChild     the child, first; what is "RDB" or "AOF
- *                               rewrite" (its "Fork CoW for ..." log lines);
+ *                               rewrite" (its "Fork CoW for ..." log lines;
+ *                               it also takes oom-score-adj's child value);
  *                               RDB writers then report by themselves,
  *                               others call persistChildProgress per key;
  *   persistChildInfoFinal       the child, when it succeeded (the NOTICE line);
@@ -139,6 +140,8 @@ void persistNoteFork(long long us);
 /* MIGRATE (migrate.c): registers the timer that closes idle cached
  * connections.  Called by persistInit. */
 void migrateInit(void);
+/* INFO's migrate_cached_sockets: MIGRATE's cached connections open now. */
+int migrateCachedSockets(void);
 
 /* cairn-check-rdb (check_rdb.c): the binary invoked under that name
  * checks the RDB file named by argv[1] and returns the exit status. */

@@ -81,7 +81,8 @@ static int rwWriteOut(RdbWriter *w, const char *p, size_t n, int fold) {
         }
         off += (size_t)k;
     }
-    /* Incremental fsync (aof-rewrite-incremental-fsync): the kernel never
+    /* Incremental fsync (rdb-save-incremental-fsync, or for an AOF base
+     * aof-rewrite-incremental-fsync): the kernel never
      * holds much unwritten, so the final fsync does not stall the disk. */
     if (w->syncEvery && (w->sinceSync += n) >= w->syncEvery) {
         fdatasync(w->fd);
@@ -490,7 +491,9 @@ int rdbSaveFileEx(const char *filename, int aofBase) {
     }
     RdbWriter w = {.buf = sdsEmpty(), .fd = fd, .compress = server.cfg.rdbcompression,
                    .checksum = server.cfg.rdbchecksum,
-                   .syncEvery = aofBase && server.cfg.aofRewriteIncrementalFsync ? RDB_INCREMENTAL_FSYNC_BYTES : 0};
+                   .syncEvery = (aofBase ? server.cfg.aofRewriteIncrementalFsync : server.cfg.rdbSaveIncrementalFsync)
+                                    ? RDB_INCREMENTAL_FSYNC_BYTES
+                                    : 0};
     int rc = rwSnapshot(&w, aofBase);
     int e = w.err;
     sdsFree(w.buf);

@@ -147,6 +147,7 @@ void replDisconnectReplicas(void) {
 void replSetReplicaMode(int on) {
     server.isReplica = on;
     dbNoLazyExpire = on ? (dbNoLazyExpire | 2) : (dbNoLazyExpire & ~2);
+    configApplyOomScoreAdj(CONFIG_OOM_BY_ROLE); /* the replica's oom-score-adj value, or the master's */
 }
 
 /* --- the rules processCommand applies --- */

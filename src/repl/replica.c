@@ -140,9 +140,16 @@ static void sendHandshake(void) {
     int fd = repl.fd;
     int rc = 0;
     if (server.cfg.masterauth) {
-        const char *a[3] = {"AUTH", server.cfg.masteruser ? server.cfg.masteruser : server.cfg.masterauth,
-                            server.cfg.masterauth};
-        rc |= sendCommand(fd, server.cfg.masteruser ? 3 : 2, a);
+        /* masterauth is binary (an sds that may hold NUL bytes): sent whole. */
+        const sds pass = server.cfg.masterauth;
+        sds s = server.cfg.masteruser ? sdsCatPrintf(sdsEmpty(), "*3\r\n$4\r\nAUTH\r\n$%zu\r\n%s\r\n",
+                                                     strlen(server.cfg.masteruser), server.cfg.masteruser)
+                                      : sdsNew("*2\r\n$4\r\nAUTH\r\n");
+        s = sdsCatPrintf(s, "$%zu\r\n", sdsLen(pass));
+        s = sdsCatLen(s, pass, sdsLen(pass));
+        s = sdsCat(s, "\r\n");
+        if (write(fd, s, sdsLen(s)) != (ssize_t)sdsLen(s)) rc = -1;
+        sdsFree(s);
     }
     char port[16];
     snprintf(port, sizeof(port), "%d", server.cfg.replicaAnnouncePort ? server.cfg.replicaAnnouncePort : server.cfg.port);

@@ -63,6 +63,8 @@ Client *scriptCaller(void) { return currentRun ? currentRun->caller : NULL; }
 
 static ScriptAclCheck *aclCheck;
 void scriptSetAclCheck(ScriptAclCheck *fn) { aclCheck = fn; }
+static ScriptAclAllowed *aclAllowed;
+void scriptSetAclAllowed(ScriptAclAllowed *fn) { aclAllowed = fn; }
 
 int (*scriptRunningStale)(void);
 
@@ -1194,10 +1196,13 @@ static int redisAclCheckCmd(lua_State *L) {
         return raiseError(L, err);
     }
     Command *cmd = commandLookupArgv(argc, argv);
+    /* The permissions of the user running the script, as a call would be
+     * checked (a container named alone is checked as itself). */
+    int allowed = cmd && (!aclAllowed || !currentRun || aclAllowed(currentRun->caller, cmd, argc, argv));
     freeArgs(argv, argc);
     if (argv != small) xfree(argv);
     if (!cmd) return raiseError(L, "ERR Invalid command passed to redis.acl_check_cmd()");
-    lua_pushboolean(L, 1); /* one user, allowed everything */
+    lua_pushboolean(L, allowed);
     return 1;
 }
 
@@ -1282,12 +1287,11 @@ lua_State *luaEngineCreate(void) {
     static const char *removed[] = {"dofile", "loadfile", "print", "newproxy", "setfenv", "getfenv",
                                     "module", "require", "package", "io", "debug", "jit", NULL};
     for (int i = 0; removed[i]; i++) {
-        /* The hidden lua-enable-deprecated-api keeps Lua 5.1's getfenv,
-         * setfenv and newproxy, as Redis 7.0.15 does. */
-        if (server.cfg.luaEnableDeprecatedApi && (!strcmp(removed[i], "getfenv") || !strcmp(removed[i], "setfenv") ||
-                                                   !strcmp(removed[i], "newproxy")))
-            continue;
-        removeGlobal(L, removed[i]);
+        /* lua-enable-deprecated-api (hidden, off by default) keeps Lua 5.1's
+         * getfenv, setfenv and newproxy, as Redis 7.0.15 does. */
+        int deprecatedApi = !strcmp(removed[i], "newproxy") || !strcmp(removed[i], "setfenv") ||
+                            !strcmp(removed[i], "getfenv");
+        if (!(deprecatedApi && server.cfg.luaEnableDeprecatedApi)) removeGlobal(L, removed[i]);
     }
     lua_pushcfunction(L, sandboxLoadstring);
     lua_setglobal(L, "loadstring");

@@ -857,6 +857,7 @@ int ldbStartSession(Client *c) {
             sdsFree(e);
             return 0;
         }
+        if (pid == 0) configApplyOomScoreAdj(CONFIG_OOM_BGCHILD);
         if (pid > 0) {
             /* The child owns the session: forget the client here. */
             serverLog(LL_WARNING, "Redis forked for debugging eval");

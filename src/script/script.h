@@ -73,6 +73,11 @@ extern int (*scriptRunningStale)(void);
  * is logged).  Without it every command is allowed. */
 typedef const char *ScriptAclCheck(Client *caller, Command *cmd, int argc, sds *argv);
 void scriptSetAclCheck(ScriptAclCheck *fn);
+/* Installed by the ACL: whether the script's caller may run cmd with argv
+ * (its command, keys and channels), for redis.acl_check_cmd; nothing is
+ * logged.  argc may be below cmd's arity.  Without it, everything is. */
+typedef int ScriptAclAllowed(Client *caller, Command *cmd, int argc, sds *argv);
+void scriptSetAclAllowed(ScriptAclAllowed *fn);
 /* Parse numkeys at argv[idx] with Redis's errors; -1 after replying. */
 int scriptGetNumkeys(Client *c, int idx, long long *numkeys);
 

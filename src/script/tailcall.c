@@ -47,8 +47,9 @@
  * either in arithmetic or concatenation) are left global.  KEYS and ARGV
  * change with each run: the engine sets the wrapper's locals through the
  * script's upvalues, which is only equal to setting the globals when the
- * chunk has no other way to read those (`_G`, `loadstring`, `load`; the
- * sandbox has no getfenv or debug) and no local of those names. */
+ * chunk has no other way to read those (`_G`, `loadstring`, `load`,
+ * `getfenv`, `setfenv`: lua-enable-deprecated-api keeps the last two; the
+ * sandbox has no debug) and no local of those names. */
 #include "script/tailcall.h"
 
 #include <stdlib.h>
@@ -280,7 +281,7 @@ typedef struct Scan {
     Global globals[REWRITE_MAX_ALIASES]; /* those kind knows, by first use */
     size_t nglobals;
     int tooManyGlobals;
-    int dynamicGlobals; /* `_G`, `loadstring` or `load` is used */
+    int dynamicGlobals; /* `_G`, `loadstring`, `load`, `getfenv` or `setfenv` is used */
     int perRunShadowed; /* a local is named KEYS or ARGV */
 } Scan;
 
@@ -627,7 +628,8 @@ static void noteGlobal(Scan *sc, size_t i, int assign) {
         if (tokenIsText(sc, i, "KEYS") || tokenIsText(sc, i, "ARGV")) sc->perRunShadowed = 1;
         return;
     }
-    if (tokenIsText(sc, i, "_G") || tokenIsText(sc, i, "loadstring") || tokenIsText(sc, i, "load"))
+    if (tokenIsText(sc, i, "_G") || tokenIsText(sc, i, "loadstring") || tokenIsText(sc, i, "load") ||
+        tokenIsText(sc, i, "getfenv") || tokenIsText(sc, i, "setfenv"))
         sc->dynamicGlobals = 1;
     Global *g = globalAt(sc, i);
     if (g) g->uses |= assign ? USE_ASSIGN : classifyUse(sc, i);

@@ -935,7 +935,9 @@ static int selectorCheck(Selector *s, Command *cmd, int argc, sds *argv, int *er
         }
         for (int j = 0; rc < 0 && j < kc->keys.count; j++) {
             int pos = kc->keys.keys[j].pos;
-            if (!keyAllowed(s, argv[pos], sdsLen(argv[pos]), keyNeed(kc->keys.keys[j].flags))) {
+            /* A finder's fixed position past a short argv (redis.acl_check_cmd
+             * does not check arity): a key no pattern allows, as in Redis. */
+            if (pos >= argc || !keyAllowed(s, argv[pos], sdsLen(argv[pos]), keyNeed(kc->keys.keys[j].flags))) {
                 *errpos = pos;
                 return DENIED_KEY;
             }
@@ -1155,6 +1157,14 @@ static const char *scriptCheck(Client *caller, Command *cmd, int argc, sds *argv
     return "ERR The user executing the script can't publish to the channel mentioned in the command";
 }
 
+/* redis.acl_check_cmd: whether the script's caller may run it (nothing
+ * logged). */
+static int scriptAllowed(Client *caller, Command *cmd, int argc, sds *argv) {
+    if (!caller || unchecked(caller)) return 1;
+    int pos = 0;
+    return userCheck(aclClientUser(caller), cmd, argc, argv, &pos) == ACL_OK;
+}
+
 /* SORT's BY/GET patterns: does a selector that allows the command let the
  * user read every key?  A script's commands are its caller's. */
 static int fullKeyReadAccess(Client *c) {
@@ -1316,10 +1326,10 @@ static sds setUserFromArgs(AclUser *u, const char *name, size_t nlen, sds *argv,
     return NULL;
 }
 
-static void setDefaultPassword(const char *pass) {
+static void setDefaultPassword(const char *pass, size_t len) {
     userSet(defaultUser, "resetpass", 9);
-    if (pass && pass[0]) {
-        sds op = sdsCatPrintf(sdsEmpty(), ">%s", pass);
+    if (pass && len) {
+        sds op = sdsCatLen(sdsNew(">"), pass, len);
         userSet(defaultUser, op, sdsLen(op));
         sdsFree(op);
     } else {
@@ -1576,31 +1586,81 @@ static void indexCommands(void) {
     }
 }
 
-static void requirepassChanged(const char *pass) { setDefaultPassword(pass); }
+static void requirepassChanged(const char *pass, size_t len) { setDefaultPassword(pass, len); }
 
 static _Noreturn void startupFailure(const char *what) {
     serverLog(LL_WARNING, "%s", what);
     exit(1);
 }
 
+/* The first of Redis's two checks of the config's `user` lines, made as if
+ * while the file is read: each line's rules are tried on a scratch user,
+ * and an error other than an unknown command or category (left for the
+ * second check) is a config file error.  Redis names in it the word of the
+ * line (counting `user` as 0) at the failing rule's index among the rules,
+ * and an unclosed selector parenthesis as an unknown name; so does Cairn. */
+static void checkUserLine(const ConfigUserLine *l) {
+    int mc = 0, bad = 0;
+    sds *merged = mergeSelectorArgs(l->argv + 1, l->argc - 1, &mc, &bad);
+    const char *msg = NULL;
+    int at = 0;
+    if (!merged) {
+        msg = ruleError(RULE_UNKNOWN);
+        at = bad;
+    } else {
+        AclUser *scratch = userCreateUnlinked(l->argv[0], sdsLen(l->argv[0]));
+        for (int j = 0; j < mc && !msg; j++) {
+            int rc = userSet(scratch, merged[j], sdsLen(merged[j]));
+            if (rc != RULE_OK && rc != RULE_UNKNOWN) {
+                msg = ruleError(rc);
+                at = j;
+            }
+        }
+        userFree(scratch);
+        sdsFreeSplitRes(merged, mc);
+    }
+    if (!msg) return;
+    const char *word = at == 0 ? "user" : l->argv[at - 1];
+    sds e = sdsCatPrintf(sdsEmpty(), "Error in user declaration '%s': %s", word, msg);
+    configFatalLineError(l->linenum, l->line, e);
+}
+
+static _Noreturn void aclLoadFailure(void) {
+    serverLog(LL_WARNING, "Critical error while loading ACLs. Exiting.");
+    exit(1);
+}
+
+/* Creates the config's users in order (a `user default` line resets the
+ * default user first), as Redis's second check: a name with spaces or a
+ * rule that fails now (an unknown command) ends the start-up. */
 static void loadConfiguredUsers(void) {
+    for (int i = 0; i < server.cfg.aclUserCount; i++) checkUserLine(&server.cfg.aclUsers[i]);
     for (int i = 0; i < server.cfg.aclUserCount; i++) {
         sds *argv = server.cfg.aclUsers[i].argv;
         int argc = server.cfg.aclUsers[i].argc;
-        const char *name = argv[0];
-        if (hasSpaces(name, sdsLen(argv[0]))) startupFailure("Error in user declaration: invalid user name");
-        AclUser *u = aclUserByName(name, sdsLen(argv[0]));
-        if (u && u != defaultUser) {
-            sds e = sdsCatPrintf(sdsEmpty(), "Error in user declaration '%s': Duplicate user found. A user can "
-                                             "only be defined once in config files", name);
-            startupFailure(e);
+        const sds name = argv[0];
+        if (hasSpaces(name, sdsLen(name))) {
+            serverLog(LL_WARNING, "Spaces not allowed in ACL usernames");
+            aclLoadFailure();
         }
-        if (u == defaultUser) userSet(u, "reset", 5);
-        sds err = setUserFromArgs(u, name, sdsLen(argv[0]), argv + 1, argc - 1, NULL);
-        if (err) {
-            sds e = sdsCatPrintf(sdsEmpty(), "Error in user declaration '%s': %s", name, err);
-            startupFailure(e);
+        AclUser *u = aclUserByName(name, sdsLen(name));
+        if (u) {
+            userSet(u, "reset", 5);
+        } else {
+            u = userCreateUnlinked(name, sdsLen(name));
+            linkUser(u);
         }
+        int mc = 0, bad = 0;
+        sds *merged = mergeSelectorArgs(argv + 1, argc - 1, &mc, &bad);
+        for (int j = 0; merged && j < mc; j++) {
+            int rc = userSet(u, merged[j], sdsLen(merged[j]));
+            if (rc != RULE_OK) {
+                serverLog(LL_WARNING, "Error loading ACL rule '%s' for the user named '%s': %s", merged[j], name,
+                          ruleError(rc));
+                aclLoadFailure();
+            }
+        }
+        sdsFreeSplitRes(merged, mc);
     }
 }
 
@@ -1608,7 +1668,7 @@ void aclInit(void) {
     indexCommands();
     defaultUser = createDefaultUser();
     linkUser(defaultUser);
-    setDefaultPassword(server.cfg.requirepass);
+    setDefaultPassword(server.cfg.requirepass, server.cfg.requirepass ? sdsLen(server.cfg.requirepass) : 0);
     int haveFile = server.cfg.aclfile && server.cfg.aclfile[0];
     if (haveFile && server.cfg.aclUserCount)
         startupFailure("Configuring Redis with users defined in redis.conf and at the same setting an ACL file "
@@ -1626,6 +1686,7 @@ void aclInit(void) {
     }
     publishDefaultAuth();
     scriptSetAclCheck(scriptCheck);
+    scriptSetAclAllowed(scriptAllowed);
     serverFullKeyReadAccess = fullKeyReadAccess;
     serverSkipSanitizePayload = skipsSanitizePayload;
     configSetAclHooks(requirepassChanged, configUserLines);
@@ -1725,6 +1786,10 @@ static void aclListCommand(Client *c) {
 static void aclWhoamiCommand(Client *c) { replyBulkCString(c, aclClientUserName(c)); }
 
 static void aclCatCommand(Client *c) {
+    if (c->argc > 3) { /* at most one category, as Redis's ACL CAT */
+        replySubcommandSyntaxError(c);
+        return;
+    }
     if (c->argc == 2) {
         replyArrayLen(c, CATEGORY_COUNT);
         for (int i = 0; i < CATEGORY_COUNT; i++) replyBulkCString(c, categoryNames[i]);

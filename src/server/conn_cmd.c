@@ -1,7 +1,16 @@
 /* conn_cmd.c -- connection commands: PING, ECHO, AUTH, HELLO, QUIT, RESET,
- * SHUTDOWN (server/shutdown.c).  Users and passwords are the ACL's (server/acl.c); while the
- * default user needs no password every connection starts authenticated. */
+ * SHUTDOWN (server/shutdown.c).  Users and passwords are the ACL's
+ * (server/acl.c); while the default user needs no password every connection
+ * starts authenticated.
+ *
+ * Also the commands of features Cairn does not have, answered as Redis
+ * 7.0.15 answers them with the feature off, so that they exist in COMMAND,
+ * in ACL rules (+readonly) and in scripts: CLUSTER (every subcommand),
+ * READONLY, READWRITE and ASKING (cluster support disabled), and MODULE
+ * (no module is ever loaded: LIST is empty, LOAD/LOADEX fail as a library
+ * that cannot be opened fails). */
 #include <string.h>
+#include <strings.h>
 
 #include "core/errors.h"
 #include "core/log.h"
@@ -136,7 +145,105 @@ static void resetCommand(Client *c) {
     replyStatus(c, "RESET");
 }
 
+/* --- cluster and module commands without the feature --- */
+
+static void clusterDisabledCommand(Client *c) { replyError(c, "ERR This instance has cluster support disabled"); }
+
+#define ERR_MODULE_LOAD "ERR Error loading the extension. Please check the server logs."
+
+static void moduleListCommand(Client *c) { replyArrayLen(c, 0); }
+
+static void moduleLoadFailed(Client *c, const char *path) {
+    serverLog(LL_WARNING, "Module %s failed to load: Modules are not supported by Cairn", path);
+    replyError(c, ERR_MODULE_LOAD);
+}
+
+static void moduleLoadCommand(Client *c) { moduleLoadFailed(c, c->argv[2]); }
+
+/* MODULE LOADEX <path> [CONFIG name value ...] [ARGS ...]: the syntax is
+ * checked (and logged) as Redis checks it before the library is opened. */
+static void moduleLoadexCommand(Client *c) {
+    for (int i = 3; i < c->argc; i++) {
+        if (!strcasecmp(c->argv[i], "config")) {
+            if (i + 2 >= c->argc) {
+                serverLog(LL_NOTICE, "CONFIG specified without name value pair");
+                replyError(c, ERR_MODULE_LOAD);
+                return;
+            }
+            i += 2;
+        } else if (!strcasecmp(c->argv[i], "args")) {
+            break;
+        } else {
+            serverLog(LL_NOTICE, "Syntax Error from arguments to loadex around %s.", c->argv[i]);
+            replyError(c, ERR_MODULE_LOAD);
+            return;
+        }
+    }
+    moduleLoadFailed(c, c->argv[2]);
+}
+
+static void moduleUnloadCommand(Client *c) {
+    replyError(c, "ERR Error unloading module: no such module with that name");
+}
+
+static void moduleHelpCommand(Client *c) {
+    static const char *help[] = {
+        "LIST",
+        "    Return a list of loaded modules.",
+        "LOAD <path> [<arg> ...]",
+        "    Load a module library from <path>, passing to it any optional arguments.",
+        "LOADEX <path> [[CONFIG NAME VALUE] [CONFIG NAME VALUE]] [ARGS ...]",
+        "    Load a module library from <path>, while passing it module configurations and optional arguments.",
+        "UNLOAD <name>",
+        "    Unload a module.",
+        NULL};
+    replyHelp(c, help);
+}
+
+static Command clusterSubcommands[] = {
+    {.name = "addslots", .proc = clusterDisabledCommand},
+    {.name = "addslotsrange", .proc = clusterDisabledCommand},
+    {.name = "bumpepoch", .proc = clusterDisabledCommand},
+    {.name = "count-failure-reports", .proc = clusterDisabledCommand},
+    {.name = "countkeysinslot", .proc = clusterDisabledCommand},
+    {.name = "delslots", .proc = clusterDisabledCommand},
+    {.name = "delslotsrange", .proc = clusterDisabledCommand},
+    {.name = "failover", .proc = clusterDisabledCommand},
+    {.name = "flushslots", .proc = clusterDisabledCommand},
+    {.name = "forget", .proc = clusterDisabledCommand},
+    {.name = "getkeysinslot", .proc = clusterDisabledCommand},
+    {.name = "help", .proc = clusterDisabledCommand},
+    {.name = "info", .proc = clusterDisabledCommand},
+    {.name = "keyslot", .proc = clusterDisabledCommand},
+    {.name = "links", .proc = clusterDisabledCommand},
+    {.name = "meet", .proc = clusterDisabledCommand},
+    {.name = "myid", .proc = clusterDisabledCommand},
+    {.name = "nodes", .proc = clusterDisabledCommand},
+    {.name = "replicas", .proc = clusterDisabledCommand},
+    {.name = "replicate", .proc = clusterDisabledCommand},
+    {.name = "reset", .proc = clusterDisabledCommand},
+    {.name = "saveconfig", .proc = clusterDisabledCommand},
+    {.name = "set-config-epoch", .proc = clusterDisabledCommand},
+    {.name = "setslot", .proc = clusterDisabledCommand},
+    {.name = "shards", .proc = clusterDisabledCommand},
+    {.name = "slaves", .proc = clusterDisabledCommand},
+    {.name = "slots", .proc = clusterDisabledCommand},
+    {0}};
+
+static Command moduleSubcommands[] = {
+    {.name = "help", .proc = moduleHelpCommand},
+    {.name = "list", .proc = moduleListCommand},
+    {.name = "load", .proc = moduleLoadCommand},
+    {.name = "loadex", .proc = moduleLoadexCommand},
+    {.name = "unload", .proc = moduleUnloadCommand},
+    {0}};
+
 Command connCommands[] = {
+    {.name = "asking", .proc = clusterDisabledCommand},
+    {.name = "cluster", .subcommands = clusterSubcommands},
+    {.name = "module", .subcommands = moduleSubcommands},
+    {.name = "readonly", .proc = clusterDisabledCommand},
+    {.name = "readwrite", .proc = clusterDisabledCommand},
     {.name = "ping", .proc = pingCommand},
     {.name = "echo", .proc = echoCommand},
     {.name = "auth", .proc = authCommand},

@@ -253,7 +253,7 @@ static sds infoStats(sds s) {
                         "pubsubshard_channels:%zu\r\n"
                         "latest_fork_usec:%lld\r\n"
                         "total_forks:%lld\r\n"
-                        "migrate_cached_sockets:0\r\n"
+                        "migrate_cached_sockets:%d\r\n"
                         "slave_expires_tracked_keys:0\r\n"
                         "active_defrag_hits:0\r\n"
                         "active_defrag_misses:0\r\n"
@@ -279,7 +279,7 @@ static sds infoStats(sds s) {
                         dbStats.expiredTimeCapReached, dbStats.expireCycleCpuUs / 1000, st->evictedKeys,
                         st->evictedClients, maxmemoryExceededTotalMs(), maxmemoryExceededCurrentMs(), dbStats.keyspaceHits, dbStats.keyspaceMisses,
                         pubsubChannelCount(), pubsubPatternCount(), pubsubShardChannelCount(),
-                        persistLatestForkUsec(), persistTotalForks(), trackingTotalKeys(), trackingTotalItems(), trackingTotalPrefixes(),
+                        persistLatestForkUsec(), persistTotalForks(), migrateCachedSockets(), trackingTotalKeys(), trackingTotalItems(), trackingTotalPrefixes(),
                         st->unexpectedErrorReplies, st->totalErrorReplies,
                         rdbPayloadSanitizations,
                         st->totalReadsProcessed,

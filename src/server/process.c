@@ -6,6 +6,8 @@
  *   0. an HTTP request line (POST, Host:) closes the connection unanswered;
  *   1. unknown command, or unknown subcommand of a container;
  *   2. wrong number of arguments;
+ *   2b. a protected command (DEBUG, MODULE LOAD/LOADEX/UNLOAD) unless its
+ *      enable-*-command directive allows it for this client;
  *   3. authentication (the default user's password);
  *   4. inside MULTI, a no-multi command (SAVE, SHUTDOWN) is refused;
  *   5. ACL permissions: the command, its keys and channels (server/acl.c);
@@ -35,6 +37,7 @@
  * own rule and exposes it as a function called here. */
 #include "server/process.h"
 
+#include <string.h>
 #include <strings.h>
 
 #include "core/log.h"
@@ -129,6 +132,25 @@ static int arityMatches(const Client *c, const Command *cmd) {
     return cmd->arity > 0 ? c->argc == cmd->arity : c->argc >= -cmd->arity;
 }
 
+/* Whether a CMD_PROTECTED command may run for c: its enable-debug-command
+ * or enable-module-command is "yes", or "local" and c is on a unix socket
+ * or a loopback address.  NULL when it may, else the refusal. */
+static const char *protectedRefusal(const Client *c, const Command *cmd) {
+    int isModule = cmd->parent && !strcmp(cmd->parent->name, "module");
+    int mode = isModule ? server.cfg.enableModuleCommand : server.cfg.enableDebugCommand;
+    if (mode == DEBUGCMD_YES) return NULL;
+    if (mode == DEBUGCMD_LOCAL && ((c->flags & (CLIENT_UNIX_SOCKET | CLIENT_FAKE)) || !strncmp(c->addr, "127.", 4) ||
+                                   !strncmp(c->addr, "::1:", 4) || !strncmp(c->addr, "[::1]:", 6)))
+        return NULL;
+    if (isModule)
+        return "ERR MODULE command not allowed. If the enable-module-command option is set to \"local\", you can "
+               "run it from a local connection, otherwise you need to set this option in the configuration file, "
+               "and then restart the server.";
+    return "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run "
+           "it from a local connection, otherwise you need to set this option in the configuration file, and then "
+           "restart the server.";
+}
+
 /* CLIENT REPLY SKIP applies to the command after the one that set it. */
 static void callHonouringReplySkip(Client *c, Command *cmd) {
     int skipThis = (c->flags & CLIENT_REPLY_SKIP_NEXT) != 0;
@@ -149,6 +171,14 @@ void processCommand(Client *c) {
         dispatchRejectCommand(c, err);
         sdsFree(err);
         return;
+    }
+    if (cmd->flags & CMD_PROTECTED) {
+        const char *refusal = protectedRefusal(c, cmd);
+        if (refusal) {
+            cmd->stats.rejectedCalls++;
+            dispatchRejectCommand(c, refusal);
+            return;
+        }
     }
     if (serverAuthRequired(c) && !(cmd->flags & CMD_NO_AUTH)) {
         dispatchRejectCommand(c, ERR_NOAUTH);
