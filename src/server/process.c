@@ -175,7 +175,6 @@ void processCommand(Client *c) {
     if (cmd->flags & CMD_PROTECTED) {
         const char *refusal = protectedRefusal(c, cmd);
         if (refusal) {
-            cmd->stats.rejectedCalls++;
             dispatchRejectCommand(c, refusal);
             return;
         }

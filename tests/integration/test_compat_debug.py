@@ -121,9 +121,15 @@ def test_use_exit_on_panic_exits_with_status_1(start_server, start_oracle, sub):
         if not jemalloc(srv):
             pytest.skip("sanitizer build")
         s = send_raw(srv, "DEBUG", sub)
-        assert wait_exit(srv) == 1
+        rc = wait_exit(srv)
         s.close()
         assert "REDIS BUG REPORT START" in srv.log
+        # redis-server's own report now and then faults while it prints
+        # (seen once under load: it died by SIGSEGV); Cairn must exit 1
+        if "redis-server" in os.path.basename(srv.binary):
+            assert rc in (1, -signal.SIGSEGV)
+        else:
+            assert rc == 1
 
 
 def test_use_exit_on_panic_does_not_change_a_segfault(start_server, start_oracle):
