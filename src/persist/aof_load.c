@@ -394,10 +394,12 @@ static const char *const sharedErrors[] = {
 };
 
 /* Logs the error reply the loading client got from c's command (its
- * reply's first bytes: the loader's commands reply one item each), with
- * the text as Redis's line shows it. */
+ * reply's first bytes: the loader's commands reply one item each, and the
+ * output is discarded after each), with the text as Redis's line shows it.
+ * The reply itself says whether it is an error: c->errorReplied counts
+ * only the errors errorstats did not count. */
 static void logCommandError(Client *c, const char *cmdName, const char *after) {
-    if (!c->errorReplied || c->bufpos < 2 || c->buf[0] != '-') return;
+    if (c->bufpos < 2 || c->buf[0] != '-') return;
     const char *msg = c->buf + 1;
     const char *nl = memchr(msg, '\r', c->bufpos - 1);
     size_t len = nl ? (size_t)(nl - msg) : c->bufpos - 1;

@@ -428,6 +428,7 @@ def test_subscriber_grown_by_one_command_is_evicted_before_any_key(request, name
 
 def test_partly_received_small_bulk_fields_as_redis(request):
     got = []
+    jemalloc = True
     for name in BOTH:
         srv = target(request, name)
         r = steady(srv)
@@ -437,5 +438,12 @@ def test_partly_received_small_bulk_fields_as_redis(request):
         c.send(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$100\r\n" + b"v" * 50)
         assert wait_for(lambda: field(r, "q", "qbuf") == 50)
         got.append(fields_of(r, "q", "qbuf", "qbuf-free", "argv-mem"))
+        jemalloc = jemalloc and r.info("memory")["mem_allocator"].startswith("jemalloc")
         c.close()
-    assert got[0] == got[1] == (50, 20424, 4)
+    if not jemalloc:
+        # The sanitizer build uses libc malloc: the query buffer's usable
+        # size (qbuf-free) is the allocator's, so only the others compare
+        got = [(q, a) for q, _, a in got]
+        assert got[0] == got[1] == (50, 4)
+    else:
+        assert got[0] == got[1] == (50, 20424, 4)
