@@ -158,6 +158,12 @@ static int applyAofAutoGc(const char **err) {
     if (configApplyAofAutoGcHook) configApplyAofAutoGcHook();
     return 0;
 }
+void (*configApplyReplicationHook)(void);
+static int applyReplication(const char **err) {
+    (void)err;
+    if (configApplyReplicationHook) configApplyReplicationHook();
+    return 0;
+}
 
 #define OFF(field) offsetof(ServerConfig, field)
 #define B(n, a, fl, field, def) {n, a, CT_BOOL, fl, OFF(field), 0, 1, def, NULL, NULL, NULL, NULL, NULL, NULL, 0}
@@ -322,15 +328,15 @@ static ConfigDef configTable[] = {
     S("masterauth", NULL, CF_SENSITIVE | CF_EMPTY_NULL, masterauth, ""),
     S("masteruser", NULL, CF_EMPTY_NULL, masteruser, ""),
     {"maxmemory-clients", NULL, CT_RAW, 0, OFF(maxmemoryClients), 0, 0, "0", NULL, NULL, NULL, NULL, NULL, NULL, 0},
-    I("min-replicas-max-lag", "min-slaves-max-lag", 0, minReplicasMaxLag, 0, INT_MAX, "10"),
-    I("min-replicas-to-write", "min-slaves-to-write", 0, minReplicasToWrite, 0, INT_MAX, "0"),
+    {"min-replicas-max-lag", "min-slaves-max-lag", CT_INT, 0, OFF(minReplicasMaxLag), 0, INT_MAX, "10", NULL, NULL, NULL, NULL, applyReplication, NULL, 0},
+    {"min-replicas-to-write", "min-slaves-to-write", CT_INT, 0, OFF(minReplicasToWrite), 0, INT_MAX, "0", NULL, NULL, NULL, NULL, applyReplication, NULL, 0},
     B("no-appendfsync-on-rewrite", NULL, 0, noAppendfsyncOnRewrite, "no"),
     RAWE("oom-score-adj", NULL, 0, oomScoreAdjEnum, "no"),
     RAW("oom-score-adj-values", NULL, CF_MULTI_ARG, "0 200 800"),
     RAWE("propagation-error-behavior", NULL, 0, propagationErrorEnum, "ignore"),
     B("rdb-del-sync-files", NULL, 0, rdbDelSyncFiles, "no"),
     RAWB("rdb-save-incremental-fsync", NULL, 0, "yes"),
-    LLV("repl-backlog-size", NULL, CF_MEMORY, replBacklogSize, 1, LLONG_MAX, "1048576"),
+    {"repl-backlog-size", NULL, CT_LL, CF_MEMORY, OFF(replBacklogSize), 1, LLONG_MAX, "1048576", NULL, NULL, NULL, NULL, applyReplication, NULL, 0},
     LLV("repl-backlog-ttl", NULL, 0, replBacklogTtl, 0, LLONG_MAX, "3600"),
     B("repl-disable-tcp-nodelay", NULL, 0, replDisableTcpNodelay, "no"),
     E("repl-diskless-load", NULL, 0, replDisklessLoad, disklessLoadEnum, "disabled"),

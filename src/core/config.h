@@ -186,6 +186,10 @@ extern int (*configApplyAppendonlyHook)(const char **err);
 /* Installed by persistence: CONFIG SET aof-disable-auto-gc (turned off, the
  * AOF's history files are removed at once, as Redis does). */
 extern void (*configApplyAofAutoGcHook)(void);
+/* Installed by replication: CONFIG SET min-replicas-to-write,
+ * min-replicas-max-lag or repl-backlog-size changed (the good replicas are
+ * counted again and the backlog resized at once, as Redis does). */
+extern void (*configApplyReplicationHook)(void);
 /* A double as Redis prints a config's or INFO's (printf "%f" without the
  * trailing zeros and dot) into buf (at least 128 bytes). */
 void configFormatDouble(char *buf, double d);

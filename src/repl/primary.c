@@ -77,7 +77,7 @@ static void addReplica(Client *c) {
     c->flags |= CLIENT_SLAVE;
 }
 
-static void refreshGoodReplicas(void) {
+void primaryRefreshGoodReplicas(void) {
     int good = 0;
     for (int i = 0; i < repl.nreplicas; i++) {
         Replica *r = repl.replicas[i]->replState;
@@ -119,7 +119,7 @@ static int tryPartial(Client *c, const char *id, const sds offArg) {
     long long sent = replBacklogSendFrom(c, from);
     serverLog(LL_NOTICE, "Partial resynchronization request from %s accepted. Sending %lld bytes of backlog starting from offset %lld.", c->addr, sent, from);
     repl.statPartialOk++;
-    refreshGoodReplicas();
+    primaryRefreshGoodReplicas();
     return 0;
 }
 
@@ -311,7 +311,7 @@ static void jobFinish(int ok) {
     int disk = job.disk;
     jobEnd();
     if (disk && ok) persistRemoveSyncFile("Removing the RDB file used to feed replicas in a persistence-less instance");
-    refreshGoodReplicas();
+    primaryRefreshGoodReplicas();
 }
 
 static int membersBelowHigh(void) {
@@ -642,12 +642,7 @@ void primaryCron(int everySecond) {
         serverLog(LL_NOTICE, "Replication backlog freed after %lld seconds without connected replicas.",
                   server.cfg.replBacklogTtl);
     }
-    /* CONFIG SET repl-backlog-size: a new, empty backlog of that size. */
-    if (repl.backlog && repl.backlogSize != server.cfg.replBacklogSize) {
-        replBacklogFree();
-        replBacklogCreate();
-    }
-    refreshGoodReplicas();
+    primaryRefreshGoodReplicas();
 }
 
 void primaryClientFreed(Client *c) {
@@ -667,7 +662,7 @@ void primaryClientFreed(Client *c) {
         jobRemove(c);
         if (r->state == RSTATE_ONLINE) serverLog(LL_NOTICE, "Connection with replica %s lost.", c->addr);
         if (repl.nreplicas == 0) repl.noReplicasSinceMs = server.time.nowMs;
-        refreshGoodReplicas();
+        primaryRefreshGoodReplicas();
     }
     sdsFree(r->pending);
     xfree(r);

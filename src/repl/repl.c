@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "core/config.h"
 #include "core/dispatch.h"
 #include "core/effects.h"
 #include "core/errors.h"
@@ -60,6 +61,28 @@ void replBacklogFree(void) {
     repl.backlog = NULL;
     repl.histlen = 0;
     effectsRemoveSink(effectsSink, NULL);
+}
+
+/* CONFIG SET repl-backlog-size: the ring takes the new size at once and
+ * keeps the newest history that fits. */
+static void backlogResize(void) {
+    if (!repl.backlog || repl.backlogSize == server.cfg.replBacklogSize) return;
+    long long size = server.cfg.replBacklogSize;
+    char *ring = xmalloc((size_t)size);
+    long long keep = repl.histlen < size ? repl.histlen : size;
+    long long start = (repl.idx - keep + repl.backlogSize) % repl.backlogSize;
+    for (long long done = 0; done < keep;) {
+        long long n = repl.backlogSize - start < keep - done ? repl.backlogSize - start : keep - done;
+        memcpy(ring + done, repl.backlog + start, (size_t)n);
+        done += n;
+        start = 0;
+    }
+    xfree(repl.backlog);
+    repl.backlog = ring;
+    repl.backlogSize = size;
+    repl.histlen = keep;
+    repl.idx = keep % size;
+    repl.backlogOff = repl.offset - repl.histlen + 1;
 }
 
 static void backlogAppend(const char *p, size_t len) {
@@ -252,6 +275,8 @@ sds replInfoSection(sds s) {
         s = sdsCat(s, "role:master\r\n");
     }
     s = sdsCatPrintf(s, "connected_slaves:%d\r\n", repl.nreplicas);
+    if (server.cfg.minReplicasToWrite && server.cfg.minReplicasMaxLag)
+        s = sdsCatPrintf(s, "min_slaves_good_slaves:%d\r\n", repl.goodReplicas);
     long long now = server.time.nowMs;
     for (int i = 0, k = 0; i < repl.nreplicas; i++) {
         Client *c = repl.replicas[i];
@@ -307,6 +332,14 @@ static void clientFreed(Client *c) {
     primaryClientFreed(c);
 }
 
+/* CONFIG SET of min-replicas-* or repl-backlog-size (Redis keeps the
+ * backlog at 16 KB at least). */
+static void configChanged(void) {
+    if (server.cfg.replBacklogSize < REPL_BACKLOG_MIN) server.cfg.replBacklogSize = REPL_BACKLOG_MIN;
+    backlogResize();
+    primaryRefreshGoodReplicas();
+}
+
 static void resetStats(void) { repl.statFullSyncs = repl.statPartialOk = repl.statPartialErr = 0; }
 
 void replChangeId(void) {
@@ -324,6 +357,7 @@ void replInit(void) {
     rdbReplInfoProvider = rdbInfo;
     dispatchWaitOffset = &repl.offset;
     serverReplicaWriteErrorHook = scriptWriteError;
+    configApplyReplicationHook = configChanged;
     serverAddCronHook(cron);
     serverAddBeforeSleepHook(primaryBeforeSleep);
     serverAddResetStatsHook(resetStats);

@@ -13,6 +13,9 @@
 #include "core/client.h"
 #include "ds/sds.h"
 
+/* The smallest backlog (CONFIG SET repl-backlog-size raises a smaller one). */
+#define REPL_BACKLOG_MIN (16 * 1024)
+
 /* The replica side's link, as ROLE names it. */
 enum {
     LINK_NONE = 0,   /* a primary */
@@ -110,6 +113,8 @@ const char *replReplicaIp(const Client *c, char *buf, size_t len);
 void primaryCron(int everySecond);
 void primaryBeforeSleep(void);
 void primaryClientFreed(Client *c);
+/* Counts the online replicas whose lag is within min-replicas-max-lag. */
+void primaryRefreshGoodReplicas(void);
 int primaryWaitingClients(void);
 
 /* replica.c */
