@@ -167,9 +167,21 @@ void replDisconnectReplicas(void) {
 /* While a replica: no active expiry, and lookups report expired keys
  * absent without deleting them (bit 2 of dbNoLazyExpire; CLIENT PAUSE owns
  * bit 1). */
+/* A replica's own writes (not its primary's): a writable replica
+ * remembers the keys its clients gave a TTL (replica_keys.c). */
+static void ownWritesSink(const Effect *ops, int count, void *ctx) {
+    (void)ctx;
+    if (server.isReplica && !repl.applying && !server.cfg.replicaReadOnly) replicaKeysNoteEffects(ops, count);
+}
+
 void replSetReplicaMode(int on) {
+    if (on && !server.isReplica) effectsAddSink(ownWritesSink, NULL, EFFECT_REPL);
+    if (!on && server.isReplica) {
+        effectsRemoveSink(ownWritesSink, NULL);
+        replicaKeysForget();
+    }
     server.isReplica = on;
-    dbNoLazyExpire = on ? (dbNoLazyExpire | 2) : (dbNoLazyExpire & ~2);
+    dbNoLazyExpire = on ? (dbNoLazyExpire | DB_NOLAZY_REPLICA) : (dbNoLazyExpire & ~DB_NOLAZY_REPLICA);
 }
 
 /* --- the rules processCommand applies --- */
@@ -323,6 +335,7 @@ static void cron(void) {
     int everySecond = server.time.nowMs - lastSecond >= 1000;
     if (everySecond) lastSecond = server.time.nowMs;
     replicaCron(everySecond);
+    replicaKeysCron();
     primaryCron(everySecond);
     failoverCron();
 }

@@ -117,6 +117,13 @@ void primaryClientFreed(Client *c);
 void primaryRefreshGoodReplicas(void);
 int primaryWaitingClients(void);
 
+/* replica_keys.c: a writable replica's own keys with a TTL. */
+struct Effect;
+void replicaKeysNoteEffects(const struct Effect *ops, int count);
+void replicaKeysCron(void);
+void replicaKeysForget(void);
+size_t replicaKeysCount(void);
+
 /* replica.c */
 void replicaCron(int everySecond);
 void replicaClientFreed(Client *c);

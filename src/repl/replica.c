@@ -306,6 +306,7 @@ void replicaSendAck(void) {
 /* --- full sync --- */
 
 static void emptyData(void) {
+    replicaKeysForget();
     signalFlushedDb(-1);
     for (int j = 0; j < server.cfg.databases; j++) {
         if (server.cfg.replicaLazyFlush) lazyfreeEmptyDb(&server.db[j]);
