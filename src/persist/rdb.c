@@ -58,6 +58,7 @@
 /* ------------------------------------------------------------------------ */
 
 int (*rdbReplInfoProvider)(RdbReplInfo *out);
+void (*rdbLoadExpiredHook)(int dbid, const char *key, size_t len);
 RdbLoadInfo rdbLastLoaded;
 
 /* Writes p[0..n) to the file, folding it into the CRC.  Returns 0, or -1
@@ -1458,6 +1459,7 @@ static int loadKey(RdbReader *r, RdbStream *s, int type) {
     } else if (s->expire != -1 && s->expire < s->now && !server.isReplica) {
         kvFree(o);
         info->keysExpired++;
+        if (rdbLoadExpiredHook && s->dbs == server.db) rdbLoadExpiredHook(db->id, key, keylen);
     } else {
         if (s->merge) dbDelete(db, key, keylen);
         /* Keys loaded aside are nobody's yet: no event, no waiter. */

@@ -78,6 +78,11 @@ typedef struct RdbReplInfo {
  * server has a position to record (a primary with a backlog, a replica),
  * else 0.  NULL: none recorded.  Read by every snapshot written. */
 extern int (*rdbReplInfoProvider)(RdbReplInfo *out);
+/* Installed by the replication layer for the start-up load of a primary:
+ * called for each key a snapshot load skips because its expire passed, so
+ * that the DEL reaches the replicas that continue from the snapshot's
+ * position (Redis feeds them to its backlog).  NULL: nothing called. */
+extern void (*rdbLoadExpiredHook)(int dbid, const char *key, size_t len);
 
 /* Writes the whole dataset to fd (a pipe or socket of a full sync: no
  * fsync, no rename).  A write that would block waits for the fd (at most

@@ -362,6 +362,8 @@ void replChangeId(void) {
     repl.secondOffset = -1;
 }
 
+static void collectExpired(int dbid, const char *key, size_t len);
+
 void replInit(void) {
     replNewId(repl.replid);
     memset(repl.replid2, '0', 40);
@@ -378,10 +380,62 @@ void replInit(void) {
     /* A replica from the start loads dump.rdb as a replica does (expired
      * keys kept: the primary's DELs follow). */
     if (server.cfg.replicaof) replSetReplicaMode(1);
+    else rdbLoadExpiredHook = collectExpired;
+}
+
+/* The start-up load of a primary: the DELs of the keys it skipped as
+ * expired, as the stream would carry them (SELECT when the database
+ * changes), fed once the position is known. */
+static sds loadDels;
+static int loadDelsDb = -1;
+
+static void collectExpired(int dbid, const char *key, size_t len) {
+    if (!loadDels) loadDels = sdsEmpty();
+    if (dbid != loadDelsDb) {
+        char num[16];
+        int n = snprintf(num, sizeof(num), "%d", dbid);
+        loadDels = sdsCatPrintf(loadDels, "*2\r\n$6\r\nSELECT\r\n$%d\r\n%s\r\n", n, num);
+        loadDelsDb = dbid;
+    }
+    const char *cmd = server.cfg.lazyfreeLazyExpire ? "UNLINK" : "DEL";
+    loadDels = sdsCatPrintf(loadDels, "*2\r\n$%zu\r\n%s\r\n$%zu\r\n", strlen(cmd), cmd, len);
+    loadDels = sdsCatLen(loadDels, key, len);
+    loadDels = sdsCatLen(loadDels, "\r\n", 2);
+}
+
+/* A primary restarted from its own snapshot (appendonly off, as Redis
+ * reads the position only from an RDB): the snapshot's id and offset
+ * become replid2 / second_repl_offset and our offset, with a backlog from
+ * there, so its replicas continue with +CONTINUE; the DELs of the keys the
+ * load found expired go first.  Without a position the DELs still count
+ * in the offset, as Redis counts them. */
+static void primaryStart(void) {
+    int have = rdbLastLoaded.hasRepl && !server.cfg.appendonly;
+    if (have) {
+        memcpy(repl.replid2, rdbLastLoaded.repl.replid, 41);
+        repl.offset = rdbLastLoaded.repl.offset;
+        repl.secondOffset = repl.offset + 1;
+        replBacklogCreate();
+        repl.noReplicasSinceMs = server.time.nowMs;
+    }
+    if (loadDels && !server.cfg.appendonly) {
+        if (have) {
+            repl.selDb = loadDelsDb;
+            replFeedStream(loadDels, sdsLen(loadDels));
+        } else {
+            repl.offset += (long long)sdsLen(loadDels);
+        }
+    }
+    sdsFree(loadDels);
+    loadDels = NULL;
 }
 
 void replStart(void) {
-    if (!server.cfg.replicaof) return;
+    rdbLoadExpiredHook = NULL;
+    if (!server.cfg.replicaof) {
+        primaryStart();
+        return;
+    }
     char host[256];
     int port;
     if (sscanf(server.cfg.replicaof, "%255s %d", host, &port) != 2) return;

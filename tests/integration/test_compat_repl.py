@@ -218,3 +218,79 @@ def test_writable_replica_write_over_expired_key(start_server, start_oracle):
     got = [_writable_write_over_expired_run(start) for start, _ in pairs(start_server, start_oracle)]
     assert got[0] == got[1]
     assert got[0][6] == 4   # pr still there (a read does not delete it), once each
+
+
+# --- item 10: a primary restarted from its RDB continues its replicas -------
+
+def _primary_restart_run(start_primary, start_replica):
+    p_srv = start_primary(**DBG)
+    s_srv = start_replica(**DBG)
+    p = p_srv.client()
+    s = attach(s_srv, p_srv)
+    for i in range(50):
+        p.set("k%d" % i, i)
+        p.rpush("l", i)
+    p.execute_command("SELECT", 2)
+    p.set("short", "v", px=300)        # expired by the restart: its DEL follows
+    p.set("long", "v", ex=1000)
+    wait_for(lambda: in_sync(p, s), what="sync")
+    before = info(p)
+    try:
+        p.execute_command("SHUTDOWN", "SAVE")
+    except redis.ConnectionError:
+        pass
+    p_srv.proc.wait(timeout=30)
+    wait_for(lambda: not link_up(s), what="link down")
+    # Where the replica stopped: the saved position (redis-server may add
+    # a REPLCONF GETACK while SHUTDOWN waits for its replicas).
+    base = info(s)["slave_repl_offset"]
+    time.sleep(0.4)
+    p2_srv = start_primary(port=p_srv.port, dir=p_srv.tmp, **DBG)
+    p2 = p2_srv.client()
+    after = info(p2)
+    wait_for(lambda: in_sync(p2, s), what="replica continued")
+    st = p2.info("stats")
+    res = [after["master_replid2"] == before["master_replid"],
+           after["second_repl_offset"] - base,
+           after["master_repl_offset"] - base,
+           after["repl_backlog_active"], after["repl_backlog_first_byte_offset"] - base,
+           after["repl_backlog_histlen"],
+           st["sync_full"], st["sync_partial_ok"]]
+    s.execute_command("SELECT", 2)
+    res.append(sorted(s.keys("*")))
+    res.append(s.execute_command("DEBUG", "DIGEST") == p2.execute_command("DEBUG", "DIGEST"))
+    res.append("Successful partial resynchronization with master" in s_srv.log
+               or "MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization" in s_srv.log)
+    return res
+
+
+def test_primary_restarted_from_rdb_continues_partially(start_server, start_oracle):
+    got = [_primary_restart_run(start_oracle, start_oracle),
+           _primary_restart_run(start_server, start_server),
+           _primary_restart_run(start_server, start_oracle)]
+    assert got[0] == got[1] == got[2]
+    assert got[0][:2] == [True, 1] and got[0][6:8] == [0, 1]
+
+
+def test_primary_restart_offsets_match_redis(start_server, start_oracle):
+    """Without replicas (no backlog when saved) the expired keys' DELs
+    still count in the offset; with no RDB position, no backlog."""
+    got = []
+    for start in (start_server, start_oracle):
+        srv = start()
+        r = srv.client()
+        r.set("a", 1)
+        r.set("b", 2, px=200)
+        r.execute_command("SELECT", 12)
+        r.set("c", 2, px=200)
+        try:
+            r.execute_command("SHUTDOWN", "SAVE")
+        except redis.ConnectionError:
+            pass
+        srv.proc.wait(timeout=30)
+        time.sleep(0.3)
+        r2 = start(port=srv.port, dir=srv.tmp).client()
+        i = info(r2)
+        got.append([i["master_repl_offset"], i["second_repl_offset"], i["repl_backlog_active"],
+                    i["master_replid2"], r2.dbsize()])
+    assert got[0] == got[1]
