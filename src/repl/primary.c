@@ -6,10 +6,11 @@
  * seconds (or as soon as repl-diskless-sync-max-replicas wait) the child
  * writes the RDB to a pipe; the parent copies it to each replica after
  * "$EOF:<40-byte mark>\r\n" and ends with the mark; the stream produced
- * meanwhile waits in each replica's `pending` until its first REPLCONF
- * ACK (the replica cannot tell the mark from what would follow it).
- * On disk: the child saves dbfilename; the parent then sends it as
- * "$<len>\r\n<bytes>" and the pending stream right after.  The parent
+ * meanwhile waits in the shared buffer (repl.c: each replica's place is
+ * the fork's offset) until its first REPLCONF ACK (the replica cannot
+ * tell the mark from what would follow it).  On disk: the child saves
+ * dbfilename; the parent then sends it as "$<len>\r\n<bytes>" and the
+ * held stream right after.  The parent
  * reads the pipe or the file only while every replica of the sync has
  * less than PUMP_HIGH bytes of output queued, so memory stays bounded. */
 #include <errno.h>
@@ -37,7 +38,6 @@
 #define PUMP_HIGH (8 * 1024 * 1024)
 #define PUMP_CHUNK (64 * 1024)
 
-long long replBacklogSendFrom(Client *c, long long from);
 
 /* The full sync in progress. */
 static struct {
@@ -104,7 +104,7 @@ static int tryPartial(Client *c, const char *id, const sds offArg) {
         }
         return -1;
     }
-    if (!repl.backlog || from < repl.backlogOff || from > repl.backlogOff + repl.histlen) {
+    if (!repl.backlogOn || from < repl.backlogOff || from > repl.offset + 1) {
         serverLog(LL_NOTICE, "Unable to partial resync with replica %s for lack of backlog (Replica request was: %lld).", c->addr, from);
         return -1;
     }
@@ -116,7 +116,9 @@ static int tryPartial(Client *c, const char *id, const sds offArg) {
     int n = (r->capa & CAPA_PSYNC2) ? snprintf(line, sizeof(line), "+CONTINUE %s\r\n", repl.replid)
                                     : snprintf(line, sizeof(line), "+CONTINUE\r\n");
     replyRaw(c, line, (size_t)n);
-    long long sent = replBacklogSendFrom(c, from);
+    long long sent = repl.offset + 1 - from;
+    replReplicaSetPosition(r, from);
+    replReplicaPump(c);
     serverLog(LL_NOTICE, "Partial resynchronization request from %s accepted. Sending %lld bytes of backlog starting from offset %lld.", c->addr, sent, from);
     repl.statPartialOk++;
     primaryRefreshGoodReplicas();
@@ -160,7 +162,7 @@ void syncCommand(Client *c) {
     r->waitSinceMs = server.time.nowMs;
     r->ackMs = server.time.nowMs;
     addReplica(c);
-    if (repl.nreplicas == 1 && !repl.backlog) {
+    if (repl.nreplicas == 1 && !repl.backlogOn) {
         replNewId(repl.replid);
         memset(repl.replid2, '0', 40);
         repl.secondOffset = -1;
@@ -210,9 +212,7 @@ void replconfCommand(Client *c) {
             r->ackMs = server.time.nowMs;
             if (r->onlineOnAck && r->state == RSTATE_ONLINE) {
                 r->onlineOnAck = 0;
-                replyRaw(c, r->pending, sdsLen(r->pending));
-                sdsFree(r->pending);
-                r->pending = NULL;
+                replReplicaPump(c);
                 serverLog(LL_NOTICE, "Synchronization with replica %s succeeded", c->addr);
             }
             return; /* no reply */
@@ -240,15 +240,14 @@ static int attachToDiskSave(Client *c) {
     Replica *src = NULL;
     for (int i = 0; i < job.n && !src; i++) {
         Replica *m = job.members[i]->replState;
-        if (m->state == RSTATE_WAIT_BGSAVE_END && m->pending) src = m;
+        if (m->state == RSTATE_WAIT_BGSAVE_END && m->blk) src = m;
     }
     if (!src) return 0;
     Replica *r = c->replState;
     job.members = xrealloc(job.members, sizeof(Client *) * (size_t)(job.n + 1));
     job.members[job.n++] = c;
     r->state = RSTATE_WAIT_BGSAVE_END;
-    sdsFree(r->pending);
-    r->pending = sdsDup(src->pending);
+    replReplicaSetPosition(r, src->blk->off + (long long)src->pos);
     if (!r->preSync) {
         char line[96];
         int n = snprintf(line, sizeof(line), "+FULLRESYNC %s %lld\r\n", repl.replid, job.offset);
@@ -300,9 +299,7 @@ static void jobFinish(int ok) {
         r->ackMs = server.time.nowMs;
         r->onlineOnAck = !job.disk;
         if (job.disk) {
-            if (r->pending) replyRaw(c, r->pending, sdsLen(r->pending));
-            sdsFree(r->pending);
-            r->pending = NULL;
+            replReplicaPump(c);
             serverLog(LL_NOTICE, "Synchronization with replica %s succeeded", c->addr);
         } else {
             serverLog(LL_NOTICE, "Streamed RDB transfer with replica %s succeeded (socket). Waiting for REPLCONF ACK from slave to enable streaming", c->addr);
@@ -435,8 +432,7 @@ static void startSync(int disk) {
         Client *c = job.members[i];
         Replica *r = c->replState;
         r->state = RSTATE_WAIT_BGSAVE_END;
-        sdsFree(r->pending);
-        r->pending = sdsEmpty();
+        replReplicaSetPosition(r, repl.offset + 1);
         if (!r->preSync) {
             char line[96];
             int n = snprintf(line, sizeof(line), "+FULLRESYNC %s %lld\r\n", repl.replid, job.offset);
@@ -585,6 +581,7 @@ void primaryBeforeSleep(void) {
         replFeedStream(getack, sizeof(getack) - 1);
     }
     repl.getackPending = 0;
+    replPumpAll();
     if (nwaiters) serveWaiters();
     if (job.srcFd != -1 && (job.sending || job.throttled) && membersBelowHigh()) {
         if (job.throttled) {
@@ -632,8 +629,9 @@ void primaryCron(int everySecond) {
             clientFreeAsync(c);
         }
     }
+    replCheckReplicaLimits();
     /* The backlog goes after repl-backlog-ttl without replicas. */
-    if (repl.nreplicas == 0 && repl.backlog && !server.isReplica && server.cfg.replBacklogTtl &&
+    if (repl.nreplicas == 0 && repl.backlogOn && !server.isReplica && server.cfg.replBacklogTtl &&
         now - repl.noReplicasSinceMs > server.cfg.replBacklogTtl * 1000) {
         replNewId(repl.replid);
         memset(repl.replid2, '0', 40);
@@ -664,7 +662,7 @@ void primaryClientFreed(Client *c) {
         if (repl.nreplicas == 0) repl.noReplicasSinceMs = server.time.nowMs;
         primaryRefreshGoodReplicas();
     }
-    sdsFree(r->pending);
+    replReplicaDropPosition(r);
     xfree(r);
     c->replState = NULL;
 }

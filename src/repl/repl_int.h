@@ -34,6 +34,19 @@ enum {
 /* repl-diskless-load, as config.c's enum numbers it. */
 enum { DISKLESS_LOAD_DISABLED = 0, DISKLESS_LOAD_ON_EMPTY_DB = 1, DISKLESS_LOAD_SWAPDB = 2 };
 
+/* The replication stream is held once, in a list of blocks that is the
+ * backlog and that every replica reads at its own place (Redis 7.0's
+ * shared replication buffer).  A block is freed from the head once no
+ * replica reads it and the history after it covers the backlog size. */
+typedef struct ReplBlock {
+    struct ReplBlock *next;
+    long long off;  /* stream offset of buf[0] (the first byte is offset 1) */
+    long long seq;  /* position in the list, for counting blocks */
+    size_t size, used;
+    int refs;       /* replicas whose place is in this block */
+    char buf[];
+} ReplBlock;
+
 /* A replica of ours: c->replState (also set by REPLCONF before PSYNC). */
 enum { RSTATE_NONE = 0, RSTATE_WAIT_BGSAVE_START, RSTATE_WAIT_BGSAVE_END, RSTATE_SEND_BULK, RSTATE_ONLINE };
 #define CAPA_EOF 1
@@ -47,16 +60,27 @@ typedef struct Replica {
     char ip[64];         /* REPLCONF ip-address, "" for the peer's */
     long long ackOff, ackMs;
     long long waitSinceMs; /* entered RSTATE_WAIT_BGSAVE_START */
-    sds pending;         /* the stream while the RDB goes (owned) */
+    /* Its place in the shared buffer: the next byte of the stream to copy
+     * to its socket is blk->buf[pos] (blk holds a reference).  Set from
+     * the +FULLRESYNC offset while its RDB goes (copying starts once it is
+     * online) or from the PSYNC offset; NULL before its sync starts. */
+    ReplBlock *blk;
+    size_t pos;
+    long long softSinceMs; /* over the replica soft output limit since, 0: not */
 } Replica;
 
 typedef struct ReplState {
     char replid[41], replid2[41];
     long long offset;       /* master_repl_offset */
     long long secondOffset; /* second_repl_offset, -1 when none */
-    /* The backlog: a ring of backlogSize bytes, next write at idx. */
-    char *backlog;
-    long long backlogSize, idx, histlen, backlogOff;
+    /* The backlog: the shared buffer's blocks, oldest first; it holds at
+     * least backlogSize bytes of history once there are that many, more
+     * while a lagging replica still reads older blocks. */
+    int backlogOn;
+    ReplBlock *bufHead, *bufTail;
+    size_t bufMem;          /* the blocks' allocation */
+    long long blockSeq;
+    long long backlogSize, histlen, backlogOff;
     long long noReplicasSinceMs;
     int selDb;              /* the stream's database, -1: SELECT next */
     Client **replicas;
@@ -93,8 +117,20 @@ extern ReplState repl;
 void replNewId(char *id);
 void replBacklogCreate(void);
 void replBacklogFree(void);
-/* Appends to the backlog and every replica (offset advances). */
+/* Appends to the shared buffer (offset advances); the replicas online get
+ * it copied to their sockets (those over their output limit are
+ * dropped). */
 void replFeedStream(const char *p, size_t len);
+/* A replica's place in the buffer: set to stream offset `from` (between
+ * backlogOff and offset + 1), or dropped. */
+void replReplicaSetPosition(Replica *r, long long from);
+void replReplicaDropPosition(Replica *r);
+/* Copy to an online replica's socket output what it has not taken yet, up
+ * to a small window; for all of them before the loop sleeps. */
+void replReplicaPump(Client *c);
+void replPumpAll(void);
+/* client-output-buffer-limit replica, from the timer too. */
+void replCheckReplicaLimits(void);
 void replDisconnectReplicas(void);
 void replSetReplicaMode(int on);
 

@@ -294,3 +294,99 @@ def test_primary_restart_offsets_match_redis(start_server, start_oracle):
         got.append([i["master_repl_offset"], i["second_repl_offset"], i["repl_backlog_active"],
                     i["master_replid2"], r2.dbsize()])
     assert got[0] == got[1]
+
+
+# --- item 9: the backlog and the shared replication buffer ------------------
+
+def _resize_keeps_history_run(start):
+    p_srv = start(**DBG)
+    s_srv = start(**DBG)
+    p = p_srv.client()
+    s = attach(s_srv, p_srv)
+    for i in range(200):
+        p.set("k%d" % i, "x" * 100)
+    wait_for(lambda: in_sync(p, s), what="sync")
+    before = info(p)
+    p.config_set("repl-backlog-size", "2mb")
+    after = info(p)
+    res = [after["repl_backlog_histlen"] == before["repl_backlog_histlen"],
+           after["repl_backlog_first_byte_offset"] == before["repl_backlog_first_byte_offset"],
+           after["repl_backlog_size"]]
+    # The link drops: the history is still there for a partial resync.
+    p.execute_command("CLIENT", "KILL", "TYPE", "replica")
+    for i in range(20):
+        p.set("after%d" % i, i)
+    wait_for(lambda: p.info("stats")["sync_partial_ok"] == 1, what="partial resync")
+    wait_for(lambda: in_sync(p, s), what="sync again")
+    res.append(p.info("stats")["sync_full"])
+    res.append(s.get("after19"))
+    return res
+
+
+def test_backlog_resize_keeps_history(start_server, start_oracle):
+    got = [_resize_keeps_history_run(start) for start, _ in pairs(start_server, start_oracle)]
+    assert got[0] == got[1] == [True, True, 2097152, 1, b"19"]
+
+
+MB = 1024 * 1024
+
+
+def _shared_buffer_run(start):
+    """Two stopped replicas: the stream they have not taken is held once."""
+    p_srv = start(**{"repl-backlog-size": "16kb", **DBG})
+    s1_srv = start(**DBG)
+    s2_srv = start(**DBG)
+    p = p_srv.client()
+    s1 = attach(s1_srv, p_srv)
+    s2 = attach(s2_srv, p_srv)
+    wait_for(lambda: in_sync(p, s1) and in_sync(p, s2), what="sync")
+    os.kill(s1_srv.pid, signal.SIGSTOP)
+    os.kill(s2_srv.pid, signal.SIGSTOP)
+    try:
+        val = "v" * (200 * 1024)
+        for i in range(200):                 # 40 MB of stream
+            p.set("big%d" % (i % 10), val)
+        m = p.info("memory")
+        held = m["mem_total_replication_buffers"]
+        res = [info(p)["connected_slaves"], 10 * MB < held < 52 * MB,
+               m["mem_replication_backlog"] <= 17 * 1024 + 4096]
+    finally:
+        os.kill(s1_srv.pid, signal.SIGCONT)
+        os.kill(s2_srv.pid, signal.SIGCONT)
+    wait_for(lambda: in_sync(p, s1) and in_sync(p, s2), what="caught up")
+    # Taken by both: the buffer is back to about the backlog.
+    wait_for(lambda: p.info("memory")["mem_total_replication_buffers"] < 256 * 1024, what="buffer trimmed")
+    res.append(s1.get("big9") == val.encode() and s2.get("big9") == val.encode())
+    return res
+
+
+def test_replicas_share_one_buffer(start_server, start_oracle):
+    got = [_shared_buffer_run(start) for start, _ in pairs(start_server, start_oracle)]
+    assert got[0] == got[1] == [2, True, True, True]
+
+
+def _replica_limit_run(start):
+    """A replica's hard output limit is at least repl-backlog-size."""
+    p_srv = start(**{"repl-backlog-size": "30mb", "client-output-buffer-limit": "replica 1mb 0 0", **DBG})
+    s_srv = start(**DBG)
+    p = p_srv.client()
+    s = attach(s_srv, p_srv)
+    wait_for(lambda: in_sync(p, s), what="sync")
+    os.kill(s_srv.pid, signal.SIGSTOP)
+    try:
+        val = "v" * (100 * 1024)
+        for i in range(150):                 # 15 MB: under the backlog size
+            p.set("k%d" % (i % 10), val)
+        res = [info(p)["connected_slaves"], "for overcoming of output buffer limits" in p_srv.log]
+        for i in range(400):                 # 40 MB more: over it
+            p.set("k%d" % (i % 10), val)
+        wait_for(lambda: info(p)["connected_slaves"] == 0, what="replica dropped")
+        res.append("for overcoming of output buffer limits" in p_srv.log)
+    finally:
+        os.kill(s_srv.pid, signal.SIGCONT)
+    return res
+
+
+def test_replica_output_limit_at_least_backlog(start_server, start_oracle):
+    got = [_replica_limit_run(start) for start, _ in pairs(start_server, start_oracle)]
+    assert got[0] == got[1] == [1, False, True]
