@@ -838,7 +838,10 @@ void replicaSetPrimary(const char *host, int port) {
         clientFree(m);
     }
     cancelLink();
-    replDisconnectReplicas();
+    /* Our replicas stay: they may continue with us if the new primary
+     * continues our history; they are dropped when our replication id
+     * changes (+CONTINUE with another id) or a full sync's data is about
+     * to be loaded, as Redis 7.0 does. */
     if (wasPrimary) {
         /* Our own history is what we ask the new primary to continue. */
         repl.haveCached = 1;

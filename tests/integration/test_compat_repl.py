@@ -390,3 +390,46 @@ def _replica_limit_run(start):
 def test_replica_output_limit_at_least_backlog(start_server, start_oracle):
     got = [_replica_limit_run(start) for start, _ in pairs(start_server, start_oracle)]
     assert got[0] == got[1] == [1, False, True]
+
+
+# --- item 11: REPLICAOF keeps sub-replicas while the history goes on --------
+
+def _switch_primary_run(start):
+    a_srv = start(**DBG)
+    b_srv = start(**DBG)
+    c_srv = start(**DBG)
+    d_srv = start(**DBG)
+    e_srv = start(**DBG)
+    a = a_srv.client()
+    for i in range(20):
+        a.set("a%d" % i, i)
+    b = attach(b_srv, a_srv)
+    d = attach(d_srv, a_srv)
+    c = attach(c_srv, b_srv)
+    a.set("more", 1)
+    wait_for(lambda: in_sync(a, b) and in_sync(a, d) and in_sync(b, c), what="chain in sync")
+    st = lambda: (b.info("stats")["sync_full"], b.info("stats")["sync_partial_ok"])
+    res = [st()]
+    # D continues the same history (a sibling): B continues, C stays.
+    b.execute_command("REPLICAOF", d_srv.host, d_srv.port)
+    wait_for(lambda: in_sync(d, b), what="B follows D")
+    a.set("after-switch", 1)
+    wait_for(lambda: in_sync(a, d) and in_sync(d, b) and in_sync(b, c), what="chain in sync again")
+    res.append(st())
+    res.append(c.get("after-switch"))
+    res.append("Connection with replica" in b_srv.log)
+    # E is another history: B's full sync drops C, which syncs again.
+    e = e_srv.client()
+    e.set("e-only", 1)
+    b.execute_command("REPLICAOF", e_srv.host, e_srv.port)
+    wait_for(lambda: in_sync(e, b), what="B follows E")
+    wait_for(lambda: in_sync(b, c) and c.get("e-only") == b"1", what="C resynced")
+    res.append(st())
+    res.append(c.dbsize())
+    return res
+
+
+def test_replicaof_keeps_subreplicas_until_history_changes(start_server, start_oracle):
+    got = [_switch_primary_run(start) for start, _ in pairs(start_server, start_oracle)]
+    assert got[0] == got[1]
+    assert got[0][1] == (1, 0)
