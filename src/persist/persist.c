@@ -828,7 +828,7 @@ void persistSyncChildStarted(pid_t pid, int disk) {
 
 void persistSyncChildDone(int ok) {
     if (state.syncChildPid < 0) return;
-    if (!ok && state.syncChildDisk) {
+    if (ok <= 0 && state.syncChildDisk) {
         char tmp[64];
         snprintf(tmp, sizeof(tmp), "temp-%d.rdb", (int)state.syncChildPid);
         unlink(tmp);
@@ -837,12 +837,12 @@ void persistSyncChildDone(int ok) {
     state.syncChildPid = -1;
     state.lastBgsaveTimeSec = (serverNowMs() - state.childStartMs) / 1000;
     if (!state.syncChildDisk) return;
-    if (ok) {
+    if (ok > 0) {
         server.dirty -= state.dirtyBeforeBgsave;
         if (server.dirty < 0) server.dirty = 0;
         server.lastSaveUnix = nowUnix();
         state.lastBgsaveOk = 1;
-    } else if (!state.syncChildKilled) {
+    } else if (!state.syncChildKilled && ok == 0) {
         state.lastBgsaveOk = 0, persistRefusalHint = 1;
     }
 }

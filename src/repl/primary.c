@@ -19,8 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/dispatch.h"
@@ -34,6 +36,10 @@
 #include "persist/rdb.h"
 #include "repl/repl.h"
 #include "repl/repl_int.h"
+
+/* The replica's name for a log line (a buffer that lives to the end of
+ * the statement). */
+#define RNAME(c) replReplicaName((c), (char[96]){0}, 96)
 
 #define PUMP_HIGH (8 * 1024 * 1024)
 #define PUMP_CHUNK (64 * 1024)
@@ -100,12 +106,12 @@ static int tryPartial(Client *c, const char *id, const sds offArg) {
             else
                 serverLog(LL_NOTICE, "Partial resynchronization not accepted: Requested offset for second ID was %lld, but I can reply up to %lld", from, repl.secondOffset);
         } else {
-            serverLog(LL_NOTICE, "Full resync requested by replica %s", c->addr);
+            serverLog(LL_NOTICE, "Full resync requested by replica %s", RNAME(c));
         }
         return -1;
     }
     if (!repl.backlogOn || from < repl.backlogOff || from > repl.offset + 1) {
-        serverLog(LL_NOTICE, "Unable to partial resync with replica %s for lack of backlog (Replica request was: %lld).", c->addr, from);
+        serverLog(LL_NOTICE, "Unable to partial resync with replica %s for lack of backlog (Replica request was: %lld).", RNAME(c), from);
         return -1;
     }
     Replica *r = replicaOf(c);
@@ -119,7 +125,7 @@ static int tryPartial(Client *c, const char *id, const sds offArg) {
     long long sent = repl.offset + 1 - from;
     replReplicaSetPosition(r, from);
     replReplicaPump(c);
-    serverLog(LL_NOTICE, "Partial resynchronization request from %s accepted. Sending %lld bytes of backlog starting from offset %lld.", c->addr, sent, from);
+    serverLog(LL_NOTICE, "Partial resynchronization request from %s accepted. Sending %lld bytes of backlog starting from offset %lld.", RNAME(c), sent, from);
     repl.statPartialOk++;
     primaryRefreshGoodReplicas();
     return 0;
@@ -149,7 +155,7 @@ void syncCommand(Client *c) {
         replyError(c, "ERR SYNC and PSYNC are invalid with pending output");
         return;
     }
-    serverLog(LL_NOTICE, "Replica %s asks for synchronization", c->addr);
+    serverLog(LL_NOTICE, "Replica %s asks for synchronization", RNAME(c));
     Replica *r = replicaOf(c);
     if (argIs(c->argv[0], "psync")) {
         if (tryPartial(c, c->argv[1], c->argv[2]) == 0) return;
@@ -213,7 +219,7 @@ void replconfCommand(Client *c) {
             if (r->onlineOnAck && r->state == RSTATE_ONLINE) {
                 r->onlineOnAck = 0;
                 replReplicaPump(c);
-                serverLog(LL_NOTICE, "Synchronization with replica %s succeeded", c->addr);
+                serverLog(LL_NOTICE, "Synchronization with replica %s succeeded", RNAME(c));
             }
             return; /* no reply */
         } else if (argIs(opt, "getack")) {
@@ -258,15 +264,29 @@ static int attachToDiskSave(Client *c) {
 
 /* --- full sync --- */
 
-static void jobRemove(Client *c) {
+/* Returns 1 when c was a member of the sync. */
+static int jobRemove(Client *c) {
     for (int i = 0; i < job.n; i++) {
         if (job.members[i] != c) continue;
         job.members[i] = job.members[--job.n];
-        return;
+        return 1;
     }
+    return 0;
 }
 
 static void pipeReadable(EventLoop *loop, int fd, void *data, int mask);
+
+static void closeSource(void);
+
+/* The last replica of a diskless sync left: the child is killed (the timer
+ * reaps it), as Redis does. */
+static void cancelDiskless(void) {
+    if (job.pid != -1 && job.srcFd != -1) {
+        serverLog(LL_WARNING, "Diskless rdb transfer, last replica dropped, killing fork child.");
+        kill(job.pid, SIGUSR1);
+    }
+    closeSource();
+}
 
 static void closeSource(void) {
     if (job.srcFd == -1) return;
@@ -300,9 +320,9 @@ static void jobFinish(int ok) {
         r->onlineOnAck = !job.disk;
         if (job.disk) {
             replReplicaPump(c);
-            serverLog(LL_NOTICE, "Synchronization with replica %s succeeded", c->addr);
+            serverLog(LL_NOTICE, "Synchronization with replica %s succeeded", RNAME(c));
         } else {
-            serverLog(LL_NOTICE, "Streamed RDB transfer with replica %s succeeded (socket). Waiting for REPLCONF ACK from slave to enable streaming", c->addr);
+            serverLog(LL_NOTICE, "Streamed RDB transfer with replica %s succeeded (socket). Waiting for REPLCONF ACK from slave to enable streaming", RNAME(c));
         }
     }
     int disk = job.disk;
@@ -322,9 +342,8 @@ static void pump(void) {
     char buf[PUMP_CHUNK];
     while (job.srcFd != -1 && (job.disk ? job.sending : 1)) {
         if (job.n == 0) { /* nobody left to send it to */
-            if (!job.disk && job.pid != -1) kill(job.pid, SIGUSR1);
             if (job.disk) jobEnd();
-            else closeSource();
+            else cancelDiskless();
             return;
         }
         if (!membersBelowHigh()) {
@@ -351,10 +370,12 @@ static void pump(void) {
         while (waitpid(job.pid, &st, 0) < 0 && errno == EINTR) {
         }
         int ok = n == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
-        persistSyncChildDone(ok);
+        persistSyncChildDone(ok ? 1 : WIFSIGNALED(st) && WTERMSIG(st) == SIGUSR1 ? -1 : 0);
         if (ok) {
             serverLog(LL_WARNING, "Diskless rdb transfer, done reading from pipe, %d replicas still up.", job.n);
             serverLog(LL_NOTICE, "Background RDB transfer terminated with success");
+        } else if (WIFSIGNALED(st)) {
+            serverLog(LL_WARNING, "Background transfer terminated by signal %d", WTERMSIG(st));
         } else {
             serverLog(LL_WARNING, "Background transfer error");
         }
@@ -372,6 +393,48 @@ static void pipeReadable(EventLoop *loop, int fd, void *data, int mask) {
 static void childCloseListeners(void) {
     for (int i = 0; i < server.net.listenCount; i++) close(server.net.listenFds[i]);
     if (server.net.unixFd != -1) close(server.net.unixFd);
+}
+
+/* The child's SIGUSR1 (the parent cancels the sync, or died: see
+ * childSetup): Redis's line from the handler, then the default action, so
+ * the parent sees the signal.  Only async-signal-safe calls. */
+static void childCancelled(int sig) {
+    char line[160];
+    size_t n = 0;
+    char num[24];
+    long long vals[2] = {(long long)getpid(), (long long)time(NULL)};
+    const char *parts[3] = {":signal-handler (", ") Received SIGUSR1 in child, exiting now.\n", NULL};
+    for (int k = 0; k < 2; k++) {
+        int d = 0;
+        long long v = vals[k];
+        do num[d++] = (char)('0' + v % 10); while ((v /= 10) && d < (int)sizeof(num));
+        while (d) line[n++] = num[--d];
+        for (const char *p = parts[k]; *p; p++) line[n++] = *p;
+    }
+    const char *logfile = server.cfg.logfile ? server.cfg.logfile : "";
+    int fd = logfile[0] ? open(logfile, O_WRONLY | O_APPEND | O_CREAT, 0644) : STDOUT_FILENO;
+    if (fd != -1) {
+        ssize_t w = write(fd, line, n);
+        (void)w;
+        if (fd != STDOUT_FILENO) close(fd);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* In the child, first: SIGUSR1 cancels it, and it gets SIGUSR1 when the
+ * parent dies (a sync child must not outlive its server). */
+static void childSetup(pid_t parent, const sigset_t *oldMask) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = childCancelled;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, NULL);
+    prctl(PR_SET_PDEATHSIG, SIGUSR1);
+    /* A SIGUSR1 sent since the fork was held (blocked): it runs the
+     * handler now. */
+    sigprocmask(SIG_SETMASK, oldMask, NULL);
+    if (getppid() != parent) raise(SIGUSR1); /* it died before the prctl */
 }
 
 static void startSync(int disk) {
@@ -393,9 +456,14 @@ static void startSync(int disk) {
     repl.selDb = -1; /* the stream after the RDB starts with a SELECT */
     persistChildInfoOpen();
     long long start = ustime();
+    pid_t parent = getpid();
+    sigset_t usr1, oldMask;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    sigprocmask(SIG_BLOCK, &usr1, &oldMask);
     pid_t pid = fork();
     if (pid == 0) {
-        signal(SIGUSR1, SIG_DFL);
+        childSetup(parent, &oldMask);
         childCloseListeners();
         persistChildInfoInChild("RDB");
         int rc;
@@ -409,9 +477,11 @@ static void startSync(int disk) {
         if (rc == 0) persistChildInfoFinal();
         _exit(rc == 0 ? 0 : 1);
     }
+    int forkErrno = errno;
+    sigprocmask(SIG_SETMASK, &oldMask, NULL);
     persistChildForked(pid);
     if (pid == -1) {
-        serverLog(LL_WARNING, "Can't save in background: fork: %s", strerror(errno));
+        serverLog(LL_WARNING, "Can't save in background: fork: %s", strerror(forkErrno));
         if (!disk) {
             close(pfd[0]);
             close(pfd[1]);
@@ -599,9 +669,19 @@ void primaryCron(int everySecond) {
         pid_t p = waitpid(job.pid, &st, WNOHANG);
         if (p == job.pid) {
             job.pid = -1;
-            persistSyncChildDone(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-            if (job.disk) diskSaved(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-            else jobEnd();
+            int ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+            /* SIGUSR1 is a cancelled sync, not a failed save. */
+            persistSyncChildDone(ok ? 1 : WIFSIGNALED(st) && WTERMSIG(st) == SIGUSR1 ? -1 : 0);
+            if (WIFSIGNALED(st)) {
+                serverLog(LL_WARNING, job.disk ? "Background saving terminated by signal %d"
+                                               : "Background transfer terminated by signal %d",
+                          WTERMSIG(st));
+                jobFinish(0);
+            } else if (job.disk) {
+                diskSaved(ok);
+            } else {
+                jobEnd();
+            }
         }
     }
     maybeStartSync();
@@ -622,10 +702,18 @@ void primaryCron(int everySecond) {
         /* A newline keeps a replica waiting for its RDB from timing out. */
         if (r->state == RSTATE_WAIT_BGSAVE_START || (r->state == RSTATE_WAIT_BGSAVE_END && job.disk))
             replyRaw(c, "\n", 1);
+        /* A diskless replica that took nothing of its RDB for
+         * repl-timeout holds the others back: it goes (Redis's rule). */
+        if (r->state == RSTATE_WAIT_BGSAVE_END && !job.disk && job.pid != -1 && clientHasPendingReplies(c) &&
+            now - c->lastInteraction > (long long)server.cfg.replTimeout * 1000) {
+            serverLog(LL_WARNING, "Disconnecting timedout replica (full sync): %s", RNAME(c));
+            clientFreeAsync(c);
+            continue;
+        }
         /* A replica loading our RDB sends newlines instead of ACKs. */
         long long heard = r->ackMs > c->lastInteraction ? r->ackMs : c->lastInteraction;
         if (r->state == RSTATE_ONLINE && !r->preSync && now - heard > (long long)server.cfg.replTimeout * 1000) {
-            serverLog(LL_WARNING, "Disconnecting timedout replica (streaming sync): %s", c->addr);
+            serverLog(LL_WARNING, "Disconnecting timedout replica (streaming sync): %s", RNAME(c));
             clientFreeAsync(c);
         }
     }
@@ -657,8 +745,15 @@ void primaryClientFreed(Client *c) {
             repl.replicas[i] = repl.replicas[--repl.nreplicas];
             break;
         }
-        jobRemove(c);
-        if (r->state == RSTATE_ONLINE) serverLog(LL_NOTICE, "Connection with replica %s lost.", c->addr);
+        int wasMember = jobRemove(c);
+        serverLog(LL_WARNING, "Connection with replica %s lost.", RNAME(c));
+        if (wasMember && job.n == 0 && job.pid != -1) {
+            /* No one needs the RDB the child writes any more: a diskless
+             * one at once; a disk one unless save points want the file
+             * (Redis 7.0). */
+            if (!job.disk) cancelDiskless();
+            else if (!job.sending && !(server.cfg.saveParams && server.cfg.saveParams[0])) kill(job.pid, SIGUSR1);
+        }
         if (repl.nreplicas == 0) repl.noReplicasSinceMs = server.time.nowMs;
         primaryRefreshGoodReplicas();
     }

@@ -356,6 +356,24 @@ const char *replReplicaIp(const Client *c, char *buf, size_t len) {
     return buf;
 }
 
+const char *replReplicaName(const Client *c, char *buf, size_t len) {
+    const Replica *r = c->replState;
+    char ip[64];
+    if (r && r->ip[0]) {
+        snprintf(ip, sizeof(ip), "%s", r->ip);
+    } else {
+        const char *colon = strrchr(c->addr, ':');
+        size_t n = colon ? (size_t)(colon - c->addr) : strlen(c->addr);
+        if (n >= sizeof(ip)) n = sizeof(ip) - 1;
+        memcpy(ip, c->addr, n);
+        ip[n] = '\0';
+    }
+    if (!ip[0]) snprintf(buf, len, "client id #%llu", (unsigned long long)c->id);
+    else if (r && r->port) snprintf(buf, len, strchr(ip, ':') ? "[%s]:%d" : "%s:%d", ip, r->port);
+    else snprintf(buf, len, "%s:<unknown-replica-port>", ip);
+    return buf;
+}
+
 static void roleCommand(Client *c) {
     if (server.isReplica) {
         replyArrayLen(c, 5);

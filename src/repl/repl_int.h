@@ -144,6 +144,10 @@ void failoverAbort(const char *why);
  * +FULLRESYNC) or not. */
 void failoverPsyncDone(int accepted);
 const char *replReplicaIp(const Client *c, char *buf, size_t len);
+/* A replica as Redis's log lines name it: "ip:listening-port" (the
+ * announced ip, else the peer's), "ip:<unknown-replica-port>" before its
+ * REPLCONF listening-port. */
+const char *replReplicaName(const Client *c, char *buf, size_t len);
 
 /* primary.c */
 void primaryCron(int everySecond);

@@ -433,3 +433,123 @@ def test_replicaof_keeps_subreplicas_until_history_changes(start_server, start_o
     got = [_switch_primary_run(start) for start, _ in pairs(start_server, start_oracle)]
     assert got[0] == got[1]
     assert got[0][1] == (1, 0)
+
+
+# --- item 12: the sync child --------------------------------------------------
+
+def log_has(srv, text, timeout=30.0):
+    wait_for(lambda: text in srv.log, timeout=timeout, what="log line %r" % text)
+    return True
+
+
+def fake_replica(srv, port=None):
+    """A replica that asks for a full sync and then reads nothing."""
+    c = srv.connect()
+    if port:
+        c.send(b"REPLCONF listening-port %d\r\n" % port)
+        c.expect(b"+OK\r\n")
+    c.send(b"REPLCONF capa eof capa psync2\r\n")
+    c.expect(b"+OK\r\n")
+    c.send(b"PSYNC ? -1\r\n")
+    line = c.recv_until(b"\r\n")
+    assert line.startswith(b"+FULLRESYNC"), line
+    return c
+
+
+def _diskless_dropped_run(start):
+    srv = start(**{"rdb-key-save-delay": "20000", **DBG})
+    r = srv.client()
+    r.execute_command("DEBUG", "POPULATE", 100)
+    c = fake_replica(srv)
+    wait_for(lambda: r.info("persistence")["rdb_bgsave_in_progress"] == 1, what="sync child")
+    time.sleep(0.5)   # let the child install its handler (redis-server's races the fork too)
+    c.close()
+    lines = ["# Connection with replica 127.0.0.1:<unknown-replica-port> lost.",
+             "# Diskless rdb transfer, last replica dropped, killing fork child.",
+             ":signal-handler (", ") Received SIGUSR1 in child, exiting now.",
+             "# Background transfer terminated by signal 10"]
+    res = [log_has(srv, t) for t in lines]
+    wait_for(lambda: r.info("persistence")["rdb_bgsave_in_progress"] == 0, what="child reaped")
+    res.append(r.info("persistence")["rdb_last_bgsave_status"])
+    res.append(info(r)["connected_slaves"])
+    return res
+
+
+def test_diskless_child_killed_when_last_replica_drops(start_server, start_oracle):
+    got = [_diskless_dropped_run(start) for start, _ in pairs(start_server, start_oracle)]
+    assert got[0] == got[1] == [True] * 5 + ["ok", 0]
+
+
+def _disk_unneeded_run(start):
+    srv = start(**{"repl-diskless-sync": "no", "rdb-key-save-delay": "100000", **DBG})
+    r = srv.client()
+    r.execute_command("DEBUG", "POPULATE", 300)      # 30 s if it ran to the end
+    c = fake_replica(srv)
+    wait_for(lambda: r.info("persistence")["rdb_bgsave_in_progress"] == 1, what="sync child")
+    time.sleep(0.5)   # let the child install its handler (redis-server's races the fork too)
+    c.close()
+    res = [log_has(srv, "# Background saving terminated by signal 10"),
+           log_has(srv, "Received SIGUSR1 in child, exiting now.")]
+    wait_for(lambda: r.info("persistence")["rdb_bgsave_in_progress"] == 0, what="child reaped")
+    res.append("Background saving terminated with success" in srv.log)
+    res.append(r.info("persistence")["rdb_last_bgsave_status"])
+    res.append([f for f in os.listdir(srv.tmp) if f.startswith("temp-")])
+    return res
+
+
+def test_disk_sync_child_killed_when_no_one_needs_it(start_server, start_oracle):
+    got = [_disk_unneeded_run(start) for start, _ in pairs(start_server, start_oracle)]
+    assert got[0] == got[1] == [True, True, False, "ok", []]
+
+
+def _stalled_run(start):
+    srv = start(**{"repl-timeout": "2", **DBG})
+    r = srv.client()
+    blob = os.urandom(1024 * 1024)                              # incompressible
+    for i in range(40):                                         # 40 MB of RDB
+        r.set("big%d" % i, blob[i:] + blob[:i])
+    c = fake_replica(srv, port=5555)
+    try:
+        res = [log_has(srv, "# Disconnecting timedout replica (full sync): 127.0.0.1:5555"),
+               log_has(srv, "# Diskless rdb transfer, last replica dropped, killing fork child."),
+               log_has(srv, "# Background transfer terminated by signal 10")]
+        wait_for(lambda: r.info("persistence")["rdb_bgsave_in_progress"] == 0, what="child reaped")
+        res.append(info(r)["connected_slaves"])
+    finally:
+        c.close()
+    return res
+
+
+def test_full_sync_timeout_drops_stalled_replica(start_server, start_oracle):
+    got = [_stalled_run(start) for start, _ in pairs(start_server, start_oracle)]
+    assert got[0] == got[1] == [True, True, True, 0]
+
+
+def _children(pid):
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def _gone(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().split(") ")[1][0] == "Z"
+    except OSError:
+        return True
+
+
+@pytest.mark.parametrize("diskless", ["no", "yes"])
+def test_sync_child_dies_with_its_parent(start_server, diskless):
+    srv = start_server(**{"repl-diskless-sync": diskless, "rdb-key-save-delay": "100000", **DBG})
+    r = srv.client()
+    r.execute_command("DEBUG", "POPULATE", 1000)      # 100 s if it ran to the end
+    c = fake_replica(srv)
+    wait_for(lambda: r.info("persistence")["rdb_bgsave_in_progress"] == 1, what="sync child")
+    kids = wait_for(lambda: _children(srv.pid), what="child pid")
+    os.kill(srv.pid, signal.SIGKILL)
+    srv.proc.wait(timeout=30)
+    c.close()
+    wait_for(lambda: all(_gone(k) for k in kids), timeout=20, what="child gone with its parent")
