@@ -416,6 +416,9 @@ static int rwDbKeys(RdbWriter *w, Db *db, int lru, int lfu) {
     return rc;
 }
 
+/* RDB_EXCLUDE_* of the snapshot being written (rdbSaveFdFiltered). */
+static int saveExclude;
+
 /* Writes the snapshot body to w.  Returns 0 or -1 on a write error. */
 static int rwSnapshot(RdbWriter *w, int aofBase) {
     w->buf = sdsCat(w->buf, "REDIS0010");
@@ -430,9 +433,9 @@ static int rwSnapshot(RdbWriter *w, int aofBase) {
         rwAuxInt(w, "repl-offset", ri.offset);
     }
     rwAuxInt(w, "aof-base", aofBase);
-    w->buf = functionsRdbAppend(w->buf, w->compress);
+    if (!(saveExclude & RDB_EXCLUDE_FUNCTIONS)) w->buf = functionsRdbAppend(w->buf, w->compress);
     int lru = policyIsLru(), lfu = policyIsLfu(), threads = rdbSaveThreadCount();
-    for (int j = 0; j < server.cfg.databases; j++) {
+    for (int j = 0; j < server.cfg.databases && !(saveExclude & RDB_EXCLUDE_DATA); j++) {
         Db *db = &server.db[j];
         size_t size = htabSize(&db->keys);
         if (size == 0) continue;
@@ -471,6 +474,13 @@ int rdbSaveFd(int fd, long long timeoutMs) {
     int rc = rwSnapshot(&w, 0);
     sdsFree(w.buf);
     if (rc < 0) errno = w.err;
+    return rc;
+}
+
+int rdbSaveFdFiltered(int fd, long long timeoutMs, int exclude) {
+    saveExclude = exclude;
+    int rc = rdbSaveFd(fd, timeoutMs);
+    saveExclude = 0;
     return rc;
 }
 

@@ -88,6 +88,12 @@ extern void (*rdbLoadExpiredHook)(int dbid, const char *key, size_t len);
  * fsync, no rename).  A write that would block waits for the fd (at most
  * timeoutMs per wait).  Returns 0, or -1 with errno set. */
 int rdbSaveFd(int fd, long long timeoutMs);
+/* The same without parts of the dataset (REPLCONF rdb-filter-only): the
+ * keys (RDB_EXCLUDE_DATA) and/or the function libraries
+ * (RDB_EXCLUDE_FUNCTIONS); the AUX fields are always written. */
+#define RDB_EXCLUDE_DATA 1
+#define RDB_EXCLUDE_FUNCTIONS 2
+int rdbSaveFdFiltered(int fd, long long timeoutMs, int exclude);
 
 /* Loading statistics. */
 typedef struct RdbLoadInfo {

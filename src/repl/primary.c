@@ -155,6 +155,11 @@ void syncCommand(Client *c) {
         replyError(c, "ERR SYNC and PSYNC are invalid with pending output");
         return;
     }
+    /* A filtered RDB goes only over the socket (never into dbfilename). */
+    if (c->replState && ((Replica *)c->replState)->exclude && !(((Replica *)c->replState)->capa & CAPA_EOF)) {
+        replyError(c, "ERR Filtered replica requires EOF capability");
+        return;
+    }
     serverLog(LL_NOTICE, "Replica %s asks for synchronization", RNAME(c));
     Replica *r = replicaOf(c);
     if (argIs(c->argv[0], "psync")) {
@@ -228,6 +233,28 @@ void replconfCommand(Client *c) {
         } else if (argIs(opt, "rdb-only")) {
             long v;
             if (getRangeLongOrReply(c, val, 0, 1, &v, NULL) < 0) return;
+            replicaOf(c)->rdbOnly = (int)v;
+        } else if (argIs(opt, "rdb-filter-only")) {
+            /* Include filters for the RDB: only "functions" exists; ""
+             * gives an RDB with neither keys nor functions. */
+            int n;
+            sds *f = sdsSplitArgs(val, &n);
+            if (!f) {
+                replyError(c, "ERR Missing rdb-filter-only values");
+                return;
+            }
+            int exclude = RDB_EXCLUDE_DATA | RDB_EXCLUDE_FUNCTIONS;
+            for (int k = 0; k < n; k++) {
+                if (argIs(f[k], "functions")) {
+                    exclude &= ~RDB_EXCLUDE_FUNCTIONS;
+                } else {
+                    replyErrorFormat(c, "ERR Unsupported rdb-filter-only option: %s", f[k]);
+                    sdsFreeSplitRes(f, n);
+                    return;
+                }
+            }
+            sdsFreeSplitRes(f, n);
+            replicaOf(c)->exclude = exclude;
         } else {
             replyErrorFormat(c, "ERR Unrecognized REPLCONF option: %s", opt);
             return;
@@ -242,7 +269,7 @@ void replconfCommand(Client *c) {
  * Returns 0 when it must wait for the next sync (a diskless one, or the
  * file already on its way). */
 static int attachToDiskSave(Client *c) {
-    if (job.pid == -1 || !job.disk || job.sending) return 0;
+    if (job.pid == -1 || !job.disk || job.sending || ((Replica *)c->replState)->exclude) return 0;
     Replica *src = NULL;
     for (int i = 0; i < job.n && !src; i++) {
         Replica *m = job.members[i]->replState;
@@ -315,6 +342,14 @@ static void jobFinish(int ok) {
             continue;
         }
         if (!job.disk) replyRaw(c, job.mark, 40);
+        if (r->rdbOnly) {
+            /* It asked for the RDB alone: no stream, closed once sent. */
+            replReplicaDropPosition(r);
+            r->state = RSTATE_SEND_BULK;
+            c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+            netMarkPendingWrite(c);
+            continue;
+        }
         r->state = RSTATE_ONLINE;
         r->ackMs = server.time.nowMs;
         r->onlineOnAck = !job.disk;
@@ -437,7 +472,7 @@ static void childSetup(pid_t parent, const sigset_t *oldMask) {
     if (getppid() != parent) raise(SIGUSR1); /* it died before the prctl */
 }
 
-static void startSync(int disk) {
+static void startSync(int disk, int exclude) {
     int pfd[2] = {-1, -1};
     if (!disk && pipe(pfd) == -1) {
         serverLog(LL_WARNING, "Can't start diskless sync: pipe: %s", strerror(errno));
@@ -449,7 +484,7 @@ static void startSync(int disk) {
     for (int i = 0; i < repl.nreplicas; i++) {
         Client *c = repl.replicas[i];
         Replica *r = c->replState;
-        if (r->state != RSTATE_WAIT_BGSAVE_START) continue;
+        if (r->state != RSTATE_WAIT_BGSAVE_START || r->exclude != exclude) continue;
         if (!disk && !(r->capa & CAPA_EOF)) continue; /* it waits for a disk sync */
         job.members[job.n++] = c;
     }
@@ -472,7 +507,7 @@ static void startSync(int disk) {
             if (rc == 0) serverLog(LL_NOTICE, "DB saved on disk");
         } else {
             close(pfd[0]);
-            rc = rdbSaveFd(pfd[1], (long long)server.cfg.replTimeout * 1000);
+            rc = rdbSaveFdFiltered(pfd[1], (long long)server.cfg.replTimeout * 1000, exclude);
         }
         if (rc == 0) persistChildInfoFinal();
         _exit(rc == 0 ? 0 : 1);
@@ -556,24 +591,32 @@ static void diskSaved(int ok) {
 
 static void maybeStartSync(void) {
     if (job.pid != -1 || job.sending || persistChildActive()) return;
-    int waiting = 0, eof = 0;
+    int waiting = 0, eof = 0, exclude = 0;
     long long oldest = 0;
+    /* The oldest waiting replica's filter decides; only replicas asking
+     * for the same RDB join it. */
     for (int i = 0; i < repl.nreplicas; i++) {
         Replica *r = repl.replicas[i]->replState;
         if (r->state != RSTATE_WAIT_BGSAVE_START) continue;
-        if (!waiting || r->waitSinceMs < oldest) oldest = r->waitSinceMs;
+        if (!waiting || r->waitSinceMs < oldest) oldest = r->waitSinceMs, exclude = r->exclude;
+        waiting++;
+    }
+    if (!waiting) return;
+    waiting = 0;
+    for (int i = 0; i < repl.nreplicas; i++) {
+        Replica *r = repl.replicas[i]->replState;
+        if (r->state != RSTATE_WAIT_BGSAVE_START || r->exclude != exclude) continue;
         waiting++;
         if (r->capa & CAPA_EOF) eof++;
     }
-    if (!waiting) return;
-    if (server.cfg.replDisklessSync && eof == waiting) {
+    if ((server.cfg.replDisklessSync || exclude) && eof == waiting) {
         int maxr = server.cfg.replDisklessSyncMaxReplicas;
-        if (server.time.nowMs - oldest < (long long)server.cfg.replDisklessSyncDelay * 1000 &&
+        if (server.cfg.replDisklessSync && server.time.nowMs - oldest < (long long)server.cfg.replDisklessSyncDelay * 1000 &&
             !(maxr > 0 && waiting >= maxr))
             return;
-        startSync(0);
+        startSync(0, exclude);
     } else {
-        startSync(1);
+        startSync(1, 0);
     }
 }
 

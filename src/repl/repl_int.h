@@ -56,6 +56,8 @@ typedef struct Replica {
     int onlineOnAck;     /* diskless: the stream waits for the first ACK */
     int preSync;         /* SYNC, not PSYNC: no +FULLRESYNC line, no ACKs */
     int capa;            /* CAPA_* */
+    int rdbOnly;         /* REPLCONF rdb-only 1: the RDB, then closed */
+    int exclude;         /* REPLCONF rdb-filter-only: RDB_EXCLUDE_* */
     int port;            /* REPLCONF listening-port */
     char ip[64];         /* REPLCONF ip-address, "" for the peer's */
     long long ackOff, ackMs;

@@ -553,3 +553,71 @@ def test_sync_child_dies_with_its_parent(start_server, diskless):
     srv.proc.wait(timeout=30)
     c.close()
     wait_for(lambda: all(_gone(k) for k in kids), timeout=20, what="child gone with its parent")
+
+
+# --- item 15: the smaller ones -----------------------------------------------
+
+import shutil
+import subprocess
+
+FN_LIB = "#!lua name=mylib\nredis.register_function('f1', function() return 1 end)"
+
+
+def _cli_rdb(srv, path, functions):
+    cli = shutil.which("redis-cli")
+    args = [cli, "-h", srv.host, "-p", str(srv.port), "--functions-rdb" if functions else "--rdb", path]
+    out = subprocess.run(args, capture_output=True, timeout=60)
+    return out.returncode, out.stdout + out.stderr
+
+
+def _load_into_oracle(start_oracle, path):
+    """What a redis-server started from the file holds."""
+    d = os.path.dirname(path)
+    srv = start_oracle(dir=d, dbfilename=os.path.basename(path))
+    r = srv.client()
+    return [r.dbsize(), r.execute_command("FUNCTION", "LIST")]
+
+
+@pytest.mark.skipif(not shutil.which("redis-cli"), reason="no redis-cli")
+def test_redis_cli_functions_rdb(start_server, start_oracle, tmp_path):
+    got = []
+    for start, label in pairs(start_server, start_oracle):
+        srv = start(**DBG)
+        r = srv.client()
+        r.execute_command("FUNCTION", "LOAD", FN_LIB)
+        r.set("a", "b")
+        r.execute_command("SELECT", 3)
+        r.set("c", "d")
+        res = []
+        for functions in (True, False):
+            path = str(tmp_path / ("%s-%d" % (label, functions)) / "out.rdb")
+            os.makedirs(os.path.dirname(path))
+            rc, out = _cli_rdb(srv, path, functions)
+            res.append((rc, b"Transfer finished with success" in out))
+            res.append(_load_into_oracle(start_oracle, path))
+        # Asked for the RDB alone: the connection is closed, no replica stays.
+        wait_for(lambda: info(r)["connected_slaves"] == 0, what="rdb-only replica gone")
+        got.append(res)
+    assert got[0] == got[1]
+    assert got[0][1][0] == 0 and got[0][3][0] == 1 and got[0][1][1] == got[0][3][1] != []
+
+
+def test_replconf_rdb_filter_errors(start_server, start_oracle):
+    got = []
+    for start, _ in pairs(start_server, start_oracle):
+        srv = start()
+        res = []
+        for cmd in (b"REPLCONF rdb-filter-only functions\r\n", b"REPLCONF rdb-filter-only foo\r\n",
+                    b"REPLCONF rdb-filter-only \"functions foo\"\r\n",
+                    b"*3\r\n$8\r\nREPLCONF\r\n$15\r\nrdb-filter-only\r\n$1\r\n\"\r\n",
+                    b"*3\r\n$8\r\nREPLCONF\r\n$15\r\nrdb-filter-only\r\n$0\r\n\r\n",
+                    b"REPLCONF rdb-only 2\r\n", b"REPLCONF rdb-only 1\r\n"):
+            res.append(srv.raw(cmd, expect=None, idle=0.3))
+        with srv.connect() as c:
+            c.send(b"REPLCONF rdb-filter-only functions\r\n")
+            c.expect(b"+OK\r\n")
+            c.send(b"SYNC\r\n")
+            res.append(c.recv_until(b"\r\n"))
+        got.append(res)
+    assert got[0] == got[1]
+    assert got[0][-1] == b"-ERR Filtered replica requires EOF capability\r\n"
