@@ -333,7 +333,7 @@ static ConfigDef configTable[] = {
     B("no-appendfsync-on-rewrite", NULL, 0, noAppendfsyncOnRewrite, "no"),
     RAWE("oom-score-adj", NULL, 0, oomScoreAdjEnum, "no"),
     RAW("oom-score-adj-values", NULL, CF_MULTI_ARG, "0 200 800"),
-    RAWE("propagation-error-behavior", NULL, 0, propagationErrorEnum, "ignore"),
+    E("propagation-error-behavior", NULL, 0, propagationErrorBehavior, propagationErrorEnum, "ignore"),
     B("rdb-del-sync-files", NULL, 0, rdbDelSyncFiles, "no"),
     RAWB("rdb-save-incremental-fsync", NULL, 0, "yes"),
     {"repl-backlog-size", NULL, CT_LL, CF_MEMORY, OFF(replBacklogSize), 1, LLONG_MAX, "1048576", NULL, NULL, NULL, NULL, applyReplication, NULL, 0},

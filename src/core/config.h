@@ -133,6 +133,7 @@ typedef struct ServerConfig {
     char *replicaAnnounceIp;     /* NULL when unset */
     int replicaAnnouncePort, replicaAnnounced, replicaPriority;
     int replicaReadOnly, replicaServeStaleData, replicaLazyFlush;
+    int propagationErrorBehavior; /* 0 ignore, 1 panic, 2 panic-on-replicas */
     int minReplicasToWrite, minReplicasMaxLag;
     /* The append-only file (persist/aof.c). */
     int aofLoadTruncated;        /* load a cut-off last command (trimmed) */

@@ -205,10 +205,80 @@ static void becomeConnected(int fd, int dbid) {
 /* Run the primary's command parsed into c->argv.  A CLIENT PAUSE on this
  * replica may postpone it (CLIENT_BLOCKED, argv kept): the stream stops
  * there until replicaResumeMaster, as in Redis. */
+/* While the primary's command runs, its client's replies go to this sink,
+ * which drops them but reports each error: a replica answering its
+ * primary with an error has diverged (Redis's "== CRITICAL ==" line, and
+ * propagation-error-behavior). */
+typedef struct ErrorSink {
+    ReplySink base;
+    Client *c;
+} ErrorSink;
+
+static void esNone(ReplySink *s) { (void)s; }
+static void esStatus(ReplySink *s, const char *p, size_t len) { (void)p, (void)len, esNone(s); }
+static void esInteger(ReplySink *s, long long v) { (void)v, esNone(s); }
+static void esDouble(ReplySink *s, double d) { (void)d, esNone(s); }
+static void esNull(ReplySink *s, ReplyNullKind k) { (void)k, esNone(s); }
+static void esBool(ReplySink *s, int b) { (void)b, esNone(s); }
+static void esVerbatim(ReplySink *s, const char *p, size_t len, const char *ext) { (void)p, (void)len, (void)ext, esNone(s); }
+static void esAggregate(ReplySink *s, ReplyAggregate k, long n) { (void)k, (void)n, esNone(s); }
+static void *esDeferred(ReplySink *s) { return s; }
+static void esSetDeferred(ReplySink *s, void *node, ReplyAggregate k, long n) { (void)node, (void)k, (void)n, esNone(s); }
+
+/* The last bytes (up to 256) of our backlog, as Redis logs them. */
+static void logLatestBacklog(void) {
+    if (!repl.backlogOn || repl.histlen == 0 || !repl.bufTail) return;
+    long long want = repl.histlen < 256 ? repl.histlen : 256;
+    sds dump = sdsEmpty();
+    long long from = repl.offset + 1 - want;
+    for (ReplBlock *b = repl.bufHead; b; b = b->next) {
+        long long end = b->off + (long long)b->used;
+        if (end <= from) continue;
+        long long start = from > b->off ? from - b->off : 0;
+        dump = sdsCatLen(dump, b->buf + start, (size_t)((long long)b->used - start));
+    }
+    sds shown = sdsCatRepr(sdsEmpty(), dump, sdsLen(dump));
+    serverLog(LL_WARNING, "Latest backlog is: '%s'", shown);
+    sdsFree(shown);
+    sdsFree(dump);
+}
+
+static void esError(ReplySink *s, const char *p, size_t len) {
+    Client *c = ((ErrorSink *)s)->c;
+    const char *cmd = c->cmd ? (c->cmd->fullname ? c->cmd->fullname : c->cmd->name) : "<unknown>";
+    if (len > 4096) len = 4096;
+    serverLog(LL_WARNING,
+              "== CRITICAL == This replica is sending an error to its master: '-%.*s' after processing the command '%s'",
+              (int)len, p, cmd);
+    logLatestBacklog();
+    server.stats.unexpectedErrorReplies++;
+    /* panic and panic-on-replicas stop a read-only replica here rather
+     * than let it go on diverged. */
+    if (server.cfg.replicaReadOnly && server.cfg.propagationErrorBehavior != 0) {
+        serverLog(LL_WARNING, "------------------------------------------------");
+        serverLog(LL_WARNING, "!!! Software Failure. Press left mouse button to continue");
+        serverLog(LL_WARNING, "Guru Meditation: This replica panicked sending an error to its master after processing the command '%s' #%s:%d",
+                  cmd, __FILE__, __LINE__);
+        abort();
+    }
+}
+
+static const ReplySinkType errorSinkType = {
+    .name = "primary-errors", .status = esStatus, .error = esError, .integer = esInteger, .dbl = esDouble,
+    .bulk = esStatus, .null = esNull, .boolean = esBool, .bigNumber = esStatus, .verbatim = esVerbatim,
+    .aggregate = esAggregate, .deferred = esDeferred, .setDeferred = esSetDeferred, .raw = NULL};
+
 static void applyParsed(Client *c) {
+    ErrorSink es = {{&errorSinkType}, c};
+    ReplySink *savedSink = c->sink;
     repl.applying = 1;
     dbIgnoreExpire = 1;
+    unsigned replyOff = c->flags & CLIENT_REPLY_OFF;
+    c->sink = &es.base;
+    c->flags = (c->flags & ~CLIENT_REPLY_OFF) | CLIENT_REPLY_SINK;
     dispatchCommand(c);
+    c->flags = (c->flags & ~CLIENT_REPLY_SINK) | replyOff;
+    c->sink = savedSink;
     dbIgnoreExpire = 0;
     repl.applying = 0;
     if (!(c->flags & CLIENT_BLOCKED)) clientResetArgv(c);
@@ -298,9 +368,10 @@ void replicaSendAck(void) {
     char off[32], buf[96];
     int ol = snprintf(off, sizeof(off), "%lld", repl.offset);
     int n = snprintf(buf, sizeof(buf), "*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$%d\r\n%s\r\n", ol, off);
-    c->flags &= ~CLIENT_REPLY_OFF;
+    unsigned saved = c->flags & (CLIENT_REPLY_OFF | CLIENT_REPLY_SINK);
+    c->flags &= ~(CLIENT_REPLY_OFF | CLIENT_REPLY_SINK);
     replyRaw(c, buf, (size_t)n);
-    c->flags |= CLIENT_REPLY_OFF;
+    c->flags |= saved;
 }
 
 /* --- full sync --- */

@@ -621,3 +621,47 @@ def test_replconf_rdb_filter_errors(start_server, start_oracle):
         got.append(res)
     assert got[0] == got[1]
     assert got[0][-1] == b"-ERR Filtered replica requires EOF capability\r\n"
+
+
+def _propagation_error_run(start):
+    p_srv = start(**DBG)
+    s_srv = start(**{"replica-read-only": "no", **DBG})
+    p = p_srv.client()
+    s = attach(s_srv, p_srv)
+    s.lpush("k", "x")                 # the replica diverges
+    p.incr("k")                       # INCRBY: fine on the primary, WRONGTYPE on the replica
+    wait_for(lambda: in_sync(p, s), what="sync")
+    res = [log_has(s_srv, "# == CRITICAL == This replica is sending an error to its master: "
+                          "'-WRONGTYPE Operation against a key holding the wrong kind of value' "
+                          "after processing the command 'incrby'"),
+           log_has(s_srv, "# Latest backlog is: '"),
+           s.info("stats")["unexpected_error_replies"], s.lrange("k", 0, -1)]
+    # Writable: ignored whatever the behaviour; read-only: panic.
+    s.config_set("propagation-error-behavior", "panic-on-replicas")
+    p.incr("k")
+    wait_for(lambda: in_sync(p, s), what="sync")
+    res.append(s.info("stats")["unexpected_error_replies"])
+    s.config_set("replica-read-only", "yes")
+    p.incr("k")
+    s_srv.proc.wait(timeout=30)
+    res.append(log_has(s_srv, "Guru Meditation: This replica panicked sending an error to its master "
+                              "after processing the command 'incrby'"))
+    res.append(s_srv.proc.returncode != 0)
+    return res
+
+
+def test_propagation_error_behavior(start_server, start_oracle):
+    got = [_propagation_error_run(start) for start, _ in pairs(start_server, start_oracle)]
+    assert got[0] == got[1] == [True, True, 1, [b"x"], 2, True, True]
+
+
+def test_propagation_error_behavior_config(start_server, start_oracle):
+    got = []
+    for start, _ in pairs(start_server, start_oracle):
+        r = start().client()
+        res = [r.config_get("propagation-error-behavior")]
+        for v in ("panic", "PANIC-on-replicas", "ignore", "bogus"):
+            res.append(err(r.config_set, "propagation-error-behavior", v))
+            res.append(r.config_get("propagation-error-behavior"))
+        got.append(res)
+    assert got[0] == got[1]
