@@ -834,7 +834,17 @@ static void handshakeLine(sds line) {
             failoverPsyncDone(1);
             return;
         }
-        serverLog(LL_WARNING, "Unexpected reply to PSYNC from master: %s", line);
+        if (!strncmp(line, "-NOMASTERLINK", 13) || !strncmp(line, "-LOADING", 8))
+            serverLog(LL_NOTICE, "Master is currently unable to PSYNC but should be in the future: %s", line);
+        else if (strncmp(line, "-ERR", 4))
+            serverLog(LL_WARNING, "Unexpected reply to PSYNC from master: %s", line);
+        else
+            serverLog(LL_NOTICE, "Master does not support PSYNC or is in error state (reply: %s)", line);
+        /* During our FAILOVER: the target refused to take over. */
+        if (failoverState() == FAILOVER_IN_PROGRESS) {
+            failoverPsyncDone(0);
+            return;
+        }
         linkFailed("PSYNC failed");
         return;
     }

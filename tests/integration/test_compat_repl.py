@@ -665,3 +665,140 @@ def test_propagation_error_behavior_config(start_server, start_oracle):
             res.append(r.config_get("propagation-error-behavior"))
         got.append(res)
     assert got[0] == got[1]
+
+
+import socket
+import threading
+
+
+class FakeTarget:
+    """A replica of `srv` (disk sync) that acknowledges exactly what it got,
+    and listens as a would-be primary that refuses every PSYNC."""
+
+    def __init__(self, srv, refusal=b"-ERR nope\r\n"):
+        self.refusal = refusal
+        self.stop = False
+        self.lsock = socket.socket()
+        self.lsock.bind(("127.0.0.1", 0))
+        self.lsock.listen(4)
+        self.lsock.settimeout(0.2)
+        self.port = self.lsock.getsockname()[1]
+        self.link = srv.connect()
+        c = self.link
+        c.send(b"REPLCONF listening-port %d\r\n" % self.port)
+        c.expect(b"+OK\r\n")
+        c.send(b"REPLCONF capa psync2\r\n")
+        c.expect(b"+OK\r\n")
+        c.send(b"PSYNC ? -1\r\n")
+        line = c.recv_until(b"\r\n")
+        assert line.startswith(b"+FULLRESYNC"), line
+        self.offset = int(line.split()[2])
+        while True:                              # newlines, then $<len>
+            head = c.recv_until(b"\n")
+            if head.strip():
+                break
+        c.recv_exact(int(head.strip()[1:]))
+        self.threads = [threading.Thread(target=self._ack, daemon=True),
+                        threading.Thread(target=self._serve, daemon=True)]
+        for t in self.threads:
+            t.start()
+
+    def _ack(self):
+        s = self.link.sock
+        s.settimeout(0.1)
+        got = len(self.link.buf)
+        while not self.stop:
+            try:
+                data = s.recv(65536)
+                if not data:
+                    return
+                got += len(data)
+            except socket.timeout:
+                pass
+            except OSError:
+                return
+            off = str(self.offset + got).encode()
+            try:
+                s.sendall(b"*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$%d\r\n%s\r\n" % (len(off), off))
+            except OSError:
+                return
+
+    def _serve(self):
+        while not self.stop:
+            try:
+                conn, _ = self.lsock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            conn.settimeout(0.5)
+            buf = b""
+            try:
+                while not self.stop:
+                    try:
+                        data = conn.recv(65536)
+                    except socket.timeout:
+                        continue
+                    if not data:
+                        break
+                    buf += data
+                    # Answer each complete command: PING, REPLCONF..., PSYNC.
+                    while b"\r\n" in buf:
+                        if buf.startswith(b"*"):
+                            n = int(buf[1:buf.index(b"\r\n")])
+                            parts, rest = [], buf[buf.index(b"\r\n") + 2:]
+                            ok = True
+                            for _ in range(n):
+                                if b"\r\n" not in rest:
+                                    ok = False
+                                    break
+                                ln = int(rest[1:rest.index(b"\r\n")])
+                                rest = rest[rest.index(b"\r\n") + 2:]
+                                if len(rest) < ln + 2:
+                                    ok = False
+                                    break
+                                parts.append(rest[:ln])
+                                rest = rest[ln + 2:]
+                            if not ok:
+                                break
+                            buf = rest
+                        else:
+                            parts = buf[:buf.index(b"\r\n")].split()
+                            buf = buf[buf.index(b"\r\n") + 2:]
+                        name = parts[0].upper() if parts else b""
+                        conn.sendall(b"+PONG\r\n" if name == b"PING" else
+                                     self.refusal if name == b"PSYNC" else b"+OK\r\n")
+            except OSError:
+                pass
+            conn.close()
+
+    def close(self):
+        self.stop = True
+        self.link.close()
+        self.lsock.close()
+        for t in self.threads:
+            t.join(timeout=5)
+
+
+def _failover_rejected_run(start):
+    srv = start(**{"repl-diskless-sync": "no", **DBG})
+    r = srv.client()
+    r.set("a", 1)
+    fake = FakeTarget(srv)
+    try:
+        wait_for(lambda: info(r).get("slave0", {}).get("state") == "online", what="fake replica online")
+        res = [r.execute_command("FAILOVER", "TO", "127.0.0.1", fake.port)]
+        res.append(log_has(srv, "* Master does not support PSYNC or is in error state (reply: -ERR nope)"))
+        res.append(log_has(srv, "* FAILOVER to 127.0.0.1:%d aborted: Failover target rejected psync request"
+                           % fake.port))
+        wait_for(lambda: info(r)["master_failover_state"] == "no-failover", what="failover over")
+        res.append(info(r)["role"])
+        res.append(r.set("b", 1))                # writes resume
+    finally:
+        fake.close()
+    return res
+
+
+def test_failover_target_rejects_psync(start_server, start_oracle):
+    got = [_failover_rejected_run(start) for start, _ in pairs(start_server, start_oracle)]
+    assert got[0] == got[1] == [b"OK", True, True, "master", True]
