@@ -299,7 +299,7 @@ static ConfigDef configTable[] = {
     LLV("auto-aof-rewrite-min-size", NULL, CF_MEMORY, autoAofRewriteMinSize, 0, LLONG_MAX, "67108864"),
     I("auto-aof-rewrite-percentage", NULL, 0, autoAofRewritePerc, 0, INT_MAX, "100"),
     RAW("bgsave_cpulist", NULL, CF_IMMUTABLE, ""),
-    RAW("bind-source-addr", NULL, 0, ""),
+    S("bind-source-addr", NULL, CF_EMPTY_NULL, bindSourceAddr, ""),
     RAW("bio_cpulist", NULL, CF_IMMUTABLE, ""),
     RAWB("cluster-allow-pubsubshard-when-down", NULL, 0, "yes"),
     RAWB("cluster-allow-reads-when-down", NULL, 0, "no"),

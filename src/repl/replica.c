@@ -95,6 +95,16 @@ static int sendCommand(int fd, int argc, const char **argv) {
     return ok ? 0 : -1;
 }
 
+/* bind-source-addr: the link leaves from that address, as Redis's does
+ * (best effort: when it cannot be bound the link goes from any). */
+static void bindSource(int fd, int family) {
+    struct addrinfo hints = {.ai_family = family, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *src = NULL;
+    if (getaddrinfo(server.cfg.bindSourceAddr, NULL, &hints, &src) != 0) return;
+    for (struct addrinfo *a = src; a; a = a->ai_next)
+        if (bind(fd, a->ai_addr, a->ai_addrlen) == 0) break;
+    freeaddrinfo(src);
+}
+
 static void connectToPrimary(void) {
     char port[16];
     snprintf(port, sizeof(port), "%d", repl.masterPort);
@@ -106,6 +116,7 @@ static void connectToPrimary(void) {
         return;
     }
     int fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd != -1 && server.cfg.bindSourceAddr) bindSource(fd, res->ai_family);
     if (fd == -1 || (connect(fd, res->ai_addr, res->ai_addrlen) == -1 && errno != EINPROGRESS)) {
         serverLog(LL_WARNING, "Unable to connect to MASTER: %s", strerror(errno));
         if (fd != -1) close(fd);

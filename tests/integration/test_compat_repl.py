@@ -802,3 +802,27 @@ def _failover_rejected_run(start):
 def test_failover_target_rejects_psync(start_server, start_oracle):
     got = [_failover_rejected_run(start) for start, _ in pairs(start_server, start_oracle)]
     assert got[0] == got[1] == [b"OK", True, True, "master", True]
+
+
+def _bind_source_run(start):
+    p_srv = start(**{"protected-mode": "no", **DBG})
+    s_srv = start(**{"bind-source-addr": "127.0.0.2", **DBG})
+    p = p_srv.client()
+    s = s_srv.client()
+    res = [s.config_get("bind-source-addr")]
+    attach(s_srv, p_srv)
+    lines = [l for l in p.execute_command("CLIENT", "LIST", "TYPE", "replica").decode().splitlines()]
+    res.append([l.split(" addr=")[1].split(":")[0] for l in lines])
+    s.config_set("bind-source-addr", "")
+    res.append(s.config_get("bind-source-addr"))
+    s.execute_command("REPLICAOF", "NO", "ONE")
+    attach(s_srv, p_srv)
+    lines = [l for l in p.execute_command("CLIENT", "LIST", "TYPE", "replica").decode().splitlines()]
+    res.append([l.split(" addr=")[1].split(":")[0] for l in lines])
+    return res
+
+
+def test_bind_source_addr_for_the_replica_link(start_server, start_oracle):
+    got = [_bind_source_run(start) for start, _ in pairs(start_server, start_oracle)]
+    assert got[0] == got[1]
+    assert got[0][1] == ["127.0.0.2"] and got[0][3] == ["127.0.0.1"]
