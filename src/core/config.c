@@ -348,7 +348,7 @@ static ConfigDef configTable[] = {
     S("replica-announce-ip", "slave-announce-ip", CF_EMPTY_NULL, replicaAnnounceIp, ""),
     I("replica-announce-port", "slave-announce-port", 0, replicaAnnouncePort, 0, 65535, "0"),
     B("replica-announced", NULL, 0, replicaAnnounced, "yes"),
-    RAWB("replica-ignore-disk-write-errors", NULL, 0, "no"),
+    B("replica-ignore-disk-write-errors", NULL, 0, replicaIgnoreDiskWriteErrors, "no"),
     RAWB("replica-ignore-maxmemory", "slave-ignore-maxmemory", 0, "yes"),
     B("replica-lazy-flush", "slave-lazy-flush", 0, replicaLazyFlush, "no"),
     I("replica-priority", "slave-priority", 0, replicaPriority, 0, INT_MAX, "100"),

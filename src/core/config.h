@@ -134,6 +134,7 @@ typedef struct ServerConfig {
     int replicaAnnouncePort, replicaAnnounced, replicaPriority;
     int replicaReadOnly, replicaServeStaleData, replicaLazyFlush;
     int propagationErrorBehavior; /* 0 ignore, 1 panic, 2 panic-on-replicas */
+    int replicaIgnoreDiskWriteErrors; /* apply the primary's writes despite MISCONF */
     char *bindSourceAddr;        /* bind-source-addr: the replica link's local address, NULL: any */
     int minReplicasToWrite, minReplicasMaxLag;
     /* The append-only file (persist/aof.c). */

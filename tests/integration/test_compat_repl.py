@@ -826,3 +826,35 @@ def test_bind_source_addr_for_the_replica_link(start_server, start_oracle):
     got = [_bind_source_run(start) for start, _ in pairs(start_server, start_oracle)]
     assert got[0] == got[1]
     assert got[0][1] == ["127.0.0.2"] and got[0][3] == ["127.0.0.1"]
+
+
+def _disk_error_run(start, ignore):
+    p_srv = start(**DBG)
+    s_srv = start(**{"replica-ignore-disk-write-errors": ignore, "enable-protected-configs": "yes", **DBG})
+    p = p_srv.client()
+    s = attach(s_srv, p_srv)
+    res = [s.config_get("replica-ignore-disk-write-errors")]
+    # The replica's saves fail: a directory that is gone.
+    gone = os.path.join(s_srv.tmp, "gone")
+    os.mkdir(gone)
+    s.config_set("save", "900 1")
+    s.config_set("dir", gone)
+    os.rmdir(gone)
+    s.execute_command("BGSAVE")
+    wait_for(lambda: s.info("persistence")["rdb_last_bgsave_status"] == "err", what="failed save")
+    res.append(err(s.set, "x", 1) if ignore == "yes" else None)   # a client's write: MISCONF (read-only: READONLY)
+    p.set("after", 1)
+    if ignore == "yes":
+        wait_for(lambda: in_sync(p, s), what="applied")
+        res.append(log_has(s_srv, "# Replica is applying a command even though it is unable to write to disk."))
+        res.append(s.get("after"))
+    else:
+        s_srv.proc.wait(timeout=30)
+        res.append(log_has(s_srv, "Guru Meditation: Replica was unable to write command to disk."))
+    return res
+
+
+@pytest.mark.parametrize("ignore", ["yes", "no"])
+def test_replica_ignore_disk_write_errors(start_server, start_oracle, ignore):
+    got = [_disk_error_run(start, ignore) for start, _ in pairs(start_server, start_oracle)]
+    assert got[0] == got[1]
