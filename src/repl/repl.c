@@ -134,6 +134,7 @@ static void backlogResize(void) {
 /* r reads from stream offset `from` (backlogOff <= from <= offset + 1). */
 void replReplicaSetPosition(Replica *r, long long from) {
     replReplicaDropPosition(r);
+    if (!repl.backlogOn) replBacklogCreate(); /* positions live in the backlog's blocks */
     ReplBlock *b = repl.bufHead;
     while (b && from >= b->off + (long long)b->used && b->next) b = b->next;
     if (!b || from >= b->off + (long long)b->size) b = blockAppendNew(0); /* at the end, the tail full */

@@ -14,7 +14,8 @@
  * without replying, forwarding the bytes it applied unchanged to its own
  * backlog and replicas (chained replication) and acknowledging its offset
  * every second.  Keys expire only on the primary: a replica reports an
- * expired key absent to its clients but keeps it until the primary's DEL.
+ * expired key absent to its clients but keeps it until the primary's DEL
+ * (a writable replica expires the keys its own clients gave a TTL).
  *
  * The layer sits between persist and server: process.c calls the rules
  * below, info.c prints the section. */
