@@ -19,7 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -81,6 +84,12 @@ static void addReplica(Client *c) {
     repl.replicas = xrealloc(repl.replicas, sizeof(Client *) * (size_t)(repl.nreplicas + 1));
     repl.replicas[repl.nreplicas++] = c;
     c->flags |= CLIENT_SLAVE;
+    /* repl-disable-tcp-nodelay: fewer, bigger packets to the replica (not
+     * critical if it fails). */
+    if (server.cfg.replDisableTcpNodelay && !(c->flags & CLIENT_UNIX_SOCKET)) {
+        int no = 0;
+        setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &no, sizeof(no));
+    }
 }
 
 void primaryRefreshGoodReplicas(void) {
