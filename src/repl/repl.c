@@ -264,6 +264,8 @@ static size_t bufferExcess(void) {
 
 size_t replBacklogMemory(void) { return repl.bufMem - bufferExcess(); }
 
+size_t replReplicaSharedMemory(void) { return bufferExcess(); }
+
 size_t replClientPendingMemory(const Client *c) {
     const Replica *r = (c->flags & CLIENT_SLAVE) ? c->replState : NULL;
     if (!r || !r->blk) return 0;

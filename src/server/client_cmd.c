@@ -14,6 +14,7 @@
 #include "core/net.h"
 #include "core/server.h"
 #include "ds/util.h"
+#include "repl/repl.h"
 #include "server/acl.h"
 #include "server/client_cmd.h"
 #include "server/maxmemory.h"
@@ -84,7 +85,7 @@ static sds catClientInfo(sds s, const Client *c) {
                      c->db ? c->db->id : 0, sub, psub, ssub, multi, qbuf, qbufFree, c->argvBytes,
                      multiMem, CLIENT_REPLY_BUF, (int)(c->bufpos > c->bufPeak ? c->bufpos : c->bufPeak), c->bufpos,
                      c->replyBlocks,
-                     c->replyBytes, totMem, events,
+                     c->replyBytes + replClientPendingMemory(c), totMem, events,
                      last ? (last->fullname ? last->fullname : last->name) : "NULL", aclClientUserName(c),
                      trackingClientRedirect(c),
                      c->resp);

@@ -276,9 +276,12 @@ void memoryOverhead(MemoryOverhead *m) {
         /* Bytes a reply sends from a stored value (pinned) are the
          * dataset's, not the client's: they are not overhead. */
         size_t used = clientMemoryUsage(c) - c->replyPinnedBytes;
-        if (c->flags & CLIENT_SLAVE) m->clientsReplicas += used;
+        /* A replica's place in the shared replication buffer is counted
+         * once below, not per replica. */
+        if (c->flags & CLIENT_SLAVE) m->clientsReplicas += used - replClientPendingMemory(c);
         else m->clientsNormal += used;
     }
+    m->clientsReplicas += replReplicaSharedMemory();
     m->replBacklog = replBacklogMemory();
     m->replBuffers = m->replBacklog + replReplicaOutputMemory();
     m->aofBuffer = aofBufferMemory();

@@ -349,7 +349,12 @@ def _shared_buffer_run(start):
         m = p.info("memory")
         held = m["mem_total_replication_buffers"]
         res = [info(p)["connected_slaves"], 10 * MB < held < 52 * MB,
-               m["mem_replication_backlog"] <= 17 * 1024 + 4096]
+               m["mem_replication_backlog"] <= 17 * 1024 + 4096,
+               # counted once for both replicas, not twice
+               held // 2 < m["mem_clients_slaves"] < held * 13 // 10]
+        omem = [int(l.split(" omem=")[1].split()[0])
+                for l in p.execute_command("CLIENT", "LIST", "TYPE", "replica").decode().splitlines()]
+        res.append([o > 5 * MB for o in omem])
     finally:
         os.kill(s1_srv.pid, signal.SIGCONT)
         os.kill(s2_srv.pid, signal.SIGCONT)
@@ -362,7 +367,7 @@ def _shared_buffer_run(start):
 
 def test_replicas_share_one_buffer(start_server, start_oracle):
     got = [_shared_buffer_run(start) for start, _ in pairs(start_server, start_oracle)]
-    assert got[0] == got[1] == [2, True, True, True]
+    assert got[0] == got[1] == [2, True, True, True, [True, True], True]
 
 
 def _replica_limit_run(start):
