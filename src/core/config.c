@@ -349,7 +349,7 @@ static ConfigDef configTable[] = {
     I("replica-announce-port", "slave-announce-port", 0, replicaAnnouncePort, 0, 65535, "0"),
     B("replica-announced", NULL, 0, replicaAnnounced, "yes"),
     B("replica-ignore-disk-write-errors", NULL, 0, replicaIgnoreDiskWriteErrors, "no"),
-    RAWB("replica-ignore-maxmemory", "slave-ignore-maxmemory", 0, "yes"),
+    B("replica-ignore-maxmemory", "slave-ignore-maxmemory", 0, replicaIgnoreMaxmemory, "yes"),
     B("replica-lazy-flush", "slave-lazy-flush", 0, replicaLazyFlush, "no"),
     I("replica-priority", "slave-priority", 0, replicaPriority, 0, INT_MAX, "100"),
     B("replica-read-only", "slave-read-only", 0, replicaReadOnly, "yes"),

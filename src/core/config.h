@@ -135,6 +135,7 @@ typedef struct ServerConfig {
     int replicaReadOnly, replicaServeStaleData, replicaLazyFlush;
     int propagationErrorBehavior; /* 0 ignore, 1 panic, 2 panic-on-replicas */
     int replicaIgnoreDiskWriteErrors; /* apply the primary's writes despite MISCONF */
+    int replicaIgnoreMaxmemory;   /* a replica does not evict (the primary's DELs do) */
     char *bindSourceAddr;        /* bind-source-addr: the replica link's local address, NULL: any */
     int minReplicasToWrite, minReplicasMaxLag;
     /* The append-only file (persist/aof.c). */

@@ -43,8 +43,12 @@ static void fillParams(EvictParams *p) {
 
 /* Redis evicts nothing while a script is past its time limit (the
  * dataset must look frozen to it), while loading, or while clients are
- * paused (no expiry either). */
-static int safeToEvict(void) { return !scriptBusyError() && !dbNoLazyExpire && !server.expiryPaused; }
+ * paused (no expiry either); nor on a replica, unless
+ * replica-ignore-maxmemory is no. */
+static int safeToEvict(void) {
+    if (server.isReplica && server.cfg.replicaIgnoreMaxmemory) return 0;
+    return !scriptBusyError() && !(dbNoLazyExpire & ~DB_NOLAZY_REPLICA) && !server.expiryPaused;
+}
 
 static void exceededEnd(void) {
     if (!exceededSinceUs) return;

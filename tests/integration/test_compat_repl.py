@@ -863,3 +863,25 @@ def _disk_error_run(start, ignore):
 def test_replica_ignore_disk_write_errors(start_server, start_oracle, ignore):
     got = [_disk_error_run(start, ignore) for start, _ in pairs(start_server, start_oracle)]
     assert got[0] == got[1]
+
+
+def _replica_maxmemory_run(start, ignore):
+    p_srv = start(**DBG)
+    s_srv = start(**{"replica-ignore-maxmemory": ignore, "maxmemory-policy": "allkeys-random", **DBG})
+    p = p_srv.client()
+    s = attach(s_srv, p_srv)
+    used = s.info("memory")["used_memory"]
+    s.config_set("maxmemory", used + 2 * MB)
+    val = "v" * 1000
+    for i in range(0, 6000, 100):                 # about 6 MB
+        p.mset({"k%d" % j: val for j in range(i, i + 100)})
+    wait_for(lambda: in_sync(p, s), what="sync")
+    return [s.config_get("replica-ignore-maxmemory"), p.dbsize(),
+            s.dbsize() == p.dbsize(), s.info("stats")["evicted_keys"] > 0]
+
+
+@pytest.mark.parametrize("ignore", ["yes", "no"])
+def test_replica_ignore_maxmemory(start_server, start_oracle, ignore):
+    got = [_replica_maxmemory_run(start, ignore) for start, _ in pairs(start_server, start_oracle)]
+    assert got[0] == got[1]
+    assert got[0][2] == (ignore == "yes")
