@@ -168,9 +168,13 @@ static unsigned long long replicaHardLimit(void) {
 void replReplicaPump(Client *c) {
     Replica *r = c->replState;
     if (!r || !r->blk || r->state != RSTATE_ONLINE || r->onlineOnAck || (c->flags & CLIENT_CLOSE_ASAP)) return;
-    unsigned long long hard = replicaHardLimit();
+    /* The window stays under the configured limit itself (the socket
+     * output is also checked against it, without the backlog raise). */
+    unsigned long long hard = server.cfg.obufLimits[CLIENT_TYPE_REPLICA].hard;
     size_t window = REPL_WINDOW;
+    unsigned long long soft = server.cfg.obufLimits[CLIENT_TYPE_REPLICA].soft;
     if (hard && hard / 2 < window) window = (size_t)(hard / 2);
+    if (soft && soft / 2 < window) window = (size_t)(soft / 2);
     if (window < 1024) window = 1024;
     int moved = 0;
     while (c->replyBytes < window) {

@@ -885,3 +885,22 @@ def test_replica_ignore_maxmemory(start_server, start_oracle, ignore):
     got = [_replica_maxmemory_run(start, ignore) for start, _ in pairs(start_server, start_oracle)]
     assert got[0] == got[1]
     assert got[0][2] == (ignore == "yes")
+
+
+def _small_limit_run(start):
+    """A replica limit below the backlog size: a replica that keeps up is
+    not dropped (the limit counts at least the backlog size)."""
+    p_srv = start(**{"client-output-buffer-limit": "replica 16kb 0 0", **DBG})
+    s_srv = start(**DBG)
+    p = p_srv.client()
+    s = attach(s_srv, p_srv)
+    val = "v" * 5000
+    for i in range(300):
+        p.set("k%d" % (i % 20), val)
+    wait_for(lambda: in_sync(p, s), what="sync")
+    return [info(p)["connected_slaves"], "overcoming of output buffer limits" in p_srv.log, s.get("k19") == val.encode()]
+
+
+def test_small_replica_limit_keeps_a_replica_that_keeps_up(start_server, start_oracle):
+    got = [_small_limit_run(start) for start, _ in pairs(start_server, start_oracle)]
+    assert got[0] == got[1] == [1, False, True]
