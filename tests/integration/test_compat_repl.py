@@ -895,7 +895,7 @@ def _small_limit_run(start):
     p = p_srv.client()
     s = attach(s_srv, p_srv)
     val = "v" * 5000
-    for i in range(300):
+    for i in range(100):                 # 500 KB: under the backlog size even if it stalled
         p.set("k%d" % (i % 20), val)
     wait_for(lambda: in_sync(p, s), what="sync")
     return [info(p)["connected_slaves"], "overcoming of output buffer limits" in p_srv.log, s.get("k19") == val.encode()]
