@@ -360,7 +360,7 @@ def _shared_buffer_run(start):
         os.kill(s2_srv.pid, signal.SIGCONT)
     wait_for(lambda: in_sync(p, s1) and in_sync(p, s2), what="caught up")
     # Taken by both: the buffer is back to about the backlog.
-    wait_for(lambda: p.info("memory")["mem_total_replication_buffers"] < 256 * 1024, what="buffer trimmed")
+    wait_for(lambda: p.info("memory")["mem_total_replication_buffers"] < MB, what="buffer trimmed")
     res.append(s1.get("big9") == val.encode() and s2.get("big9") == val.encode())
     return res
 
