@@ -231,6 +231,7 @@ def _primary_restart_run(start_primary, start_replica):
         p.set("k%d" % i, i)
         p.rpush("l", i)
     p.execute_command("SELECT", 2)
+    p.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")   # saved, then found expired by the load
     p.set("short", "v", px=300)        # expired by the restart: its DEL follows
     p.set("long", "v", ex=1000)
     wait_for(lambda: in_sync(p, s), what="sync")
@@ -277,8 +278,9 @@ def test_primary_restart_offsets_match_redis(start_server, start_oracle):
     still count in the offset; with no RDB position, no backlog."""
     got = []
     for start in (start_server, start_oracle):
-        srv = start()
+        srv = start(**DBG)
         r = srv.client()
+        r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")   # saved, then found expired by the load
         r.set("a", 1)
         r.set("b", 2, px=200)
         r.execute_command("SELECT", 12)
@@ -289,7 +291,7 @@ def test_primary_restart_offsets_match_redis(start_server, start_oracle):
             pass
         srv.proc.wait(timeout=30)
         time.sleep(0.3)
-        r2 = start(port=srv.port, dir=srv.tmp).client()
+        r2 = start(port=srv.port, dir=srv.tmp, **DBG).client()
         i = info(r2)
         got.append([i["master_repl_offset"], i["second_repl_offset"], i["repl_backlog_active"],
                     i["master_replid2"], r2.dbsize()])
