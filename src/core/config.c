@@ -177,6 +177,12 @@ static int applyAofAutoGc(const char **err) {
     if (configApplyAofAutoGcHook) configApplyAofAutoGcHook();
     return 0;
 }
+void (*configApplyReplicationHook)(void);
+static int applyReplication(const char **err) {
+    (void)err;
+    if (configApplyReplicationHook) configApplyReplicationHook();
+    return 0;
+}
 
 #define OFF(field) offsetof(ServerConfig, field)
 
@@ -355,7 +361,7 @@ static ConfigDef configTable[] = {
     LLV("auto-aof-rewrite-min-size", NULL, CF_MEMORY, autoAofRewriteMinSize, 0, LLONG_MAX, "67108864"),
     I("auto-aof-rewrite-percentage", NULL, 0, autoAofRewritePerc, 0, INT_MAX, "100"),
     S("bgsave_cpulist", NULL, CF_IMMUTABLE | CF_EMPTY_NULL, bgsaveCpulist, ""),
-    RAW("bind-source-addr", NULL, 0, ""),
+    S("bind-source-addr", NULL, CF_EMPTY_NULL, bindSourceAddr, ""),
     S("bio_cpulist", NULL, CF_IMMUTABLE | CF_EMPTY_NULL, bioCpulist, ""),
     RAWB("cluster-allow-pubsubshard-when-down", NULL, 0, "yes"),
     RAWB("cluster-allow-reads-when-down", NULL, 0, "no"),
@@ -385,16 +391,16 @@ static ConfigDef configTable[] = {
     S("masterauth", NULL, CF_SENSITIVE | CF_EMPTY_NULL | CF_BINARY, masterauth, ""),
     S("masteruser", NULL, CF_EMPTY_NULL, masteruser, ""),
     {"maxmemory-clients", NULL, CT_RAW, 0, OFF(maxmemoryClients), 0, 0, "0", NULL, NULL, NULL, NULL, NULL, NULL, 0},
-    I("min-replicas-max-lag", "min-slaves-max-lag", 0, minReplicasMaxLag, 0, INT_MAX, "10"),
-    I("min-replicas-to-write", "min-slaves-to-write", 0, minReplicasToWrite, 0, INT_MAX, "0"),
+    {"min-replicas-max-lag", "min-slaves-max-lag", CT_INT, 0, OFF(minReplicasMaxLag), 0, INT_MAX, "10", NULL, NULL, NULL, NULL, applyReplication, NULL, 0},
+    {"min-replicas-to-write", "min-slaves-to-write", CT_INT, 0, OFF(minReplicasToWrite), 0, INT_MAX, "0", NULL, NULL, NULL, NULL, applyReplication, NULL, 0},
     B("no-appendfsync-on-rewrite", NULL, 0, noAppendfsyncOnRewrite, "no"),
     {"oom-score-adj", NULL, CT_ENUM, 0, OFF(oomScoreAdj), 0, 0, "no", oomScoreAdjEnum, NULL, NULL, NULL,
      applyOomScoreAdj, NULL, 0},
     SP("oom-score-adj-values", CF_MULTI_ARG, "0 200 800", setOomValues, getOomValues, NULL, applyOomScoreAdj),
-    RAWE("propagation-error-behavior", NULL, 0, propagationErrorEnum, "ignore"),
+    E("propagation-error-behavior", NULL, 0, propagationErrorBehavior, propagationErrorEnum, "ignore"),
     B("rdb-del-sync-files", NULL, 0, rdbDelSyncFiles, "no"),
     B("rdb-save-incremental-fsync", NULL, 0, rdbSaveIncrementalFsync, "yes"),
-    LLV("repl-backlog-size", NULL, CF_MEMORY, replBacklogSize, 1, LLONG_MAX, "1048576"),
+    {"repl-backlog-size", NULL, CT_LL, CF_MEMORY, OFF(replBacklogSize), 1, LLONG_MAX, "1048576", NULL, NULL, NULL, NULL, applyReplication, NULL, 0},
     LLV("repl-backlog-ttl", NULL, 0, replBacklogTtl, 0, LLONG_MAX, "3600"),
     B("repl-disable-tcp-nodelay", NULL, 0, replDisableTcpNodelay, "no"),
     E("repl-diskless-load", NULL, 0, replDisklessLoad, disklessLoadEnum, "disabled"),
@@ -406,8 +412,8 @@ static ConfigDef configTable[] = {
     S("replica-announce-ip", "slave-announce-ip", CF_EMPTY_NULL, replicaAnnounceIp, ""),
     I("replica-announce-port", "slave-announce-port", 0, replicaAnnouncePort, 0, 65535, "0"),
     B("replica-announced", NULL, 0, replicaAnnounced, "yes"),
-    RAWB("replica-ignore-disk-write-errors", NULL, 0, "no"),
-    RAWB("replica-ignore-maxmemory", "slave-ignore-maxmemory", 0, "yes"),
+    B("replica-ignore-disk-write-errors", NULL, 0, replicaIgnoreDiskWriteErrors, "no"),
+    B("replica-ignore-maxmemory", "slave-ignore-maxmemory", 0, replicaIgnoreMaxmemory, "yes"),
     B("replica-lazy-flush", "slave-lazy-flush", 0, replicaLazyFlush, "no"),
     I("replica-priority", "slave-priority", 0, replicaPriority, 0, INT_MAX, "100"),
     B("replica-read-only", "slave-read-only", 0, replicaReadOnly, "yes"),

@@ -151,6 +151,10 @@ typedef struct ServerConfig {
     char *replicaAnnounceIp;     /* NULL when unset */
     int replicaAnnouncePort, replicaAnnounced, replicaPriority;
     int replicaReadOnly, replicaServeStaleData, replicaLazyFlush;
+    int propagationErrorBehavior; /* 0 ignore, 1 panic, 2 panic-on-replicas */
+    int replicaIgnoreDiskWriteErrors; /* apply the primary's writes despite MISCONF */
+    int replicaIgnoreMaxmemory;   /* a replica does not evict (the primary's DELs do) */
+    char *bindSourceAddr;        /* bind-source-addr: the replica link's local address, NULL: any */
     int minReplicasToWrite, minReplicasMaxLag;
     /* The append-only file (persist/aof.c). */
     int aofLoadTruncated;        /* load a cut-off last command (trimmed) */
@@ -243,6 +247,10 @@ extern void (*configApplyAofAutoGcHook)(void);
 /* Installed by server/maxmemory.c: CONFIG SET maxmemory changed the limit
  * (a lower one evicts at once, as Redis does). */
 extern void (*configApplyMaxmemoryHook)(void);
+/* Installed by replication: CONFIG SET min-replicas-to-write,
+ * min-replicas-max-lag or repl-backlog-size changed (the good replicas are
+ * counted again and the backlog resized at once, as Redis does). */
+extern void (*configApplyReplicationHook)(void);
 /* A double as Redis prints a config's or INFO's (printf "%f" without the
  * trailing zeros and dot) into buf (at least 128 bytes). */
 void configFormatDouble(char *buf, double d);

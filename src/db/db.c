@@ -296,10 +296,21 @@ void dbVerifyAll(Db *dbs, int count) {
 
 /* Common path: find, expire lazily, verify a value loaded unverified,
  * maybe touch. */
+#define LOOKUP_WRITE_ (1 << 8) /* private: a write lookup */
+
+/* Whether a lookup may delete the expired key it found: normally yes; on
+ * a replica (only dbNoLazyExpire's replica bit set) a write lookup still
+ * does, as Redis 7.0 forces it on a writable replica (a local write over
+ * an expired key must not find it present, nor add it twice). */
+static int lazyDeleteAllowed(int flags) {
+    if (!dbNoLazyExpire) return !(flags & LOOKUP_NOEXPIRE);
+    return (flags & LOOKUP_WRITE_) && dbNoLazyExpire == DB_NOLAZY_REPLICA;
+}
+
 static kvobj *lookup(Db *db, const char *key, size_t len, int flags) {
     kvobj *o = htabFind(&db->keys, key, len);
     if (o && kvIsExpired(o) && !dbIgnoreExpire) {
-        if (!dbNoLazyExpire && !(flags & LOOKUP_NOEXPIRE)) deleteExpired(db, o);
+        if (lazyDeleteAllowed(flags)) deleteExpired(db, o);
         o = NULL;
     }
     if (__builtin_expect(o && kvUnverified(o), 0)) o = dbVerifyOrDrop(db, o);
@@ -317,7 +328,7 @@ kvobj *dbLookupRead(Db *db, const char *key, size_t len, int flags) {
     return o;
 }
 
-kvobj *dbLookupWrite(Db *db, const char *key, size_t len) { return lookup(db, key, len, LOOKUP_NONE); }
+kvobj *dbLookupWrite(Db *db, const char *key, size_t len) { return lookup(db, key, len, LOOKUP_WRITE_); }
 
 kvobj *dbFind(Db *db, const char *key, size_t len) { return htabFind(&db->keys, key, len); }
 
@@ -378,7 +389,7 @@ kvobj *dbSetKey(Db *db, kvobj *fresh, int keepTtl) {
     void **link = htabFindLink(&db->keys, kvKey(fresh), kvKeyLen(fresh));
     /* An expired key is deleted as expired first (its DEL propagates
      * before the write), as Redis's lookup before a set does. */
-    if (link && kvIsExpired(*link) && !dbNoLazyExpire) {
+    if (link && kvIsExpired(*link) && !dbIgnoreExpire && lazyDeleteAllowed(LOOKUP_WRITE_)) {
         deleteExpired(db, *link);
         link = NULL;
     }

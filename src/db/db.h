@@ -206,8 +206,11 @@ extern unsigned dbLruClock;
 /* The current time in ms used for expiry decisions (cached per command so
  * that a command sees one consistent time, as in Redis). */
 extern long long dbNowMs;
-/* Set while loading or on a replica: lookups do not delete expired keys. */
+/* Set while loading or on a replica: lookups do not delete expired keys
+ * (a replica sets only DB_NOLAZY_REPLICA: its write lookups -- a writable
+ * replica's own writes -- still delete them). */
 extern int dbNoLazyExpire;
+#define DB_NOLAZY_REPLICA 2
 /* Set while a replica runs its primary's commands: an expired key is still
  * there for them (only the primary decides when a key expires; its DEL
  * follows). */

@@ -791,6 +791,24 @@ int persistRefuseWriteSlow(Client *c, Command *cmd, int execWrites) {
     }
     int write = (cmd->flags & CMD_WRITE) || execWrites || !strcmp(cmd->name, "ping") || scriptDeclaresWrites(c, cmd);
     if (!write) return 0;
+    if (c->flags & CLIENT_MASTER) {
+        /* The primary's writes are obeyed: a replica that cannot persist
+         * them panics, unless replica-ignore-disk-write-errors (then a
+         * line every 10 s), as Redis 7.0. */
+        if (!server.cfg.replicaIgnoreDiskWriteErrors && strcmp(cmd->name, "ping")) {
+            serverLog(LL_WARNING, "------------------------------------------------");
+            serverLog(LL_WARNING, "!!! Software Failure. Press left mouse button to continue");
+            serverLog(LL_WARNING, "Guru Meditation: Replica was unable to write command to disk. #%s:%d", __FILE__,
+                      __LINE__);
+            abort();
+        }
+        static long long lastLogMs;
+        if (server.time.nowMs > lastLogMs + 10000) {
+            lastLogMs = server.time.nowMs;
+            serverLog(LL_WARNING, "Replica is applying a command even though it is unable to write to disk.");
+        }
+        return 0;
+    }
     dispatchRejectCommand(c, rdbDenied ? ERR_MISCONF : aofErr);
     return -1;
 }
@@ -830,7 +848,7 @@ void persistSyncChildStarted(pid_t pid, int disk) {
 
 void persistSyncChildDone(int ok) {
     if (state.syncChildPid < 0) return;
-    if (!ok && state.syncChildDisk) {
+    if (ok <= 0 && state.syncChildDisk) {
         char tmp[64];
         snprintf(tmp, sizeof(tmp), "temp-%d.rdb", (int)state.syncChildPid);
         unlink(tmp);
@@ -839,12 +857,12 @@ void persistSyncChildDone(int ok) {
     state.syncChildPid = -1;
     state.lastBgsaveTimeSec = (serverNowMs() - state.childStartMs) / 1000;
     if (!state.syncChildDisk) return;
-    if (ok) {
+    if (ok > 0) {
         server.dirty -= state.dirtyBeforeBgsave;
         if (server.dirty < 0) server.dirty = 0;
         server.lastSaveUnix = nowUnix();
         state.lastBgsaveOk = 1;
-    } else if (!state.syncChildKilled) {
+    } else if (!state.syncChildKilled && ok == 0) {
         state.lastBgsaveOk = 0, persistRefusalHint = 1;
     }
 }

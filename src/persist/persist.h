@@ -105,8 +105,8 @@ enum { PERSIST_CHILD_NONE = 0, PERSIST_CHILD_RDB, PERSIST_CHILD_AOF };
 int persistChildType(void);
 static inline int persistChildActive(void) { return persistChildType() != PERSIST_CHILD_NONE; }
 /* A replication full sync forked pid to write the RDB (to dbfilename when
- * disk, else to the replicas' sockets); its end (ok: exited 0) once
- * reaped, which also ends its reports (persistChildEnded).  A disk one is
+ * disk, else to the replicas' sockets); its end once reaped (ok: 1 exited 0, 0 failed, -1 cancelled on purpose by SIGUSR1:
+ * not a failed save), which also ends its reports (persistChildEnded).  A disk one is
  * a save like BGSAVE's (rdb_saves, LASTSAVE, the dirty counter,
  * rdb_last_bgsave_status), a socket one only a child. */
 void persistSyncChildStarted(pid_t pid, int disk);

@@ -58,6 +58,7 @@
 /* ------------------------------------------------------------------------ */
 
 int (*rdbReplInfoProvider)(RdbReplInfo *out);
+void (*rdbLoadExpiredHook)(int dbid, const char *key, size_t len);
 RdbLoadInfo rdbLastLoaded;
 
 /* Writes p[0..n) to the file, folding it into the CRC.  Returns 0, or -1
@@ -417,6 +418,9 @@ static int rwDbKeys(RdbWriter *w, Db *db, int lru, int lfu) {
     return rc;
 }
 
+/* RDB_EXCLUDE_* of the snapshot being written (rdbSaveFdFiltered). */
+static int saveExclude;
+
 /* Writes the snapshot body to w.  Returns 0 or -1 on a write error. */
 static int rwSnapshot(RdbWriter *w, int aofBase) {
     w->buf = sdsCat(w->buf, "REDIS0010");
@@ -431,9 +435,9 @@ static int rwSnapshot(RdbWriter *w, int aofBase) {
         rwAuxInt(w, "repl-offset", ri.offset);
     }
     rwAuxInt(w, "aof-base", aofBase);
-    w->buf = functionsRdbAppend(w->buf, w->compress);
+    if (!(saveExclude & RDB_EXCLUDE_FUNCTIONS)) w->buf = functionsRdbAppend(w->buf, w->compress);
     int lru = policyIsLru(), lfu = policyIsLfu(), threads = rdbSaveThreadCount();
-    for (int j = 0; j < server.cfg.databases; j++) {
+    for (int j = 0; j < server.cfg.databases && !(saveExclude & RDB_EXCLUDE_DATA); j++) {
         Db *db = &server.db[j];
         size_t size = htabSize(&db->keys);
         if (size == 0) continue;
@@ -472,6 +476,13 @@ int rdbSaveFd(int fd, long long timeoutMs) {
     int rc = rwSnapshot(&w, 0);
     sdsFree(w.buf);
     if (rc < 0) errno = w.err;
+    return rc;
+}
+
+int rdbSaveFdFiltered(int fd, long long timeoutMs, int exclude) {
+    saveExclude = exclude;
+    int rc = rdbSaveFd(fd, timeoutMs);
+    saveExclude = 0;
     return rc;
 }
 
@@ -1577,6 +1588,7 @@ static int loadKey(RdbReader *r, RdbStream *s, int type) {
     } else if (s->expire != -1 && s->expire < s->now && !server.isReplica) {
         kvFree(o);
         info->keysExpired++;
+        if (rdbLoadExpiredHook && s->dbs == server.db) rdbLoadExpiredHook(db->id, key, keylen);
     } else {
         if (s->merge) dbDelete(db, key, keylen);
         /* Keys loaded aside are nobody's yet: no event, no waiter. */

@@ -91,11 +91,22 @@ typedef struct RdbReplInfo {
  * server has a position to record (a primary with a backlog, a replica),
  * else 0.  NULL: none recorded.  Read by every snapshot written. */
 extern int (*rdbReplInfoProvider)(RdbReplInfo *out);
+/* Installed by the replication layer for the start-up load of a primary:
+ * called for each key a snapshot load skips because its expire passed, so
+ * that the DEL reaches the replicas that continue from the snapshot's
+ * position (Redis feeds them to its backlog).  NULL: nothing called. */
+extern void (*rdbLoadExpiredHook)(int dbid, const char *key, size_t len);
 
 /* Writes the whole dataset to fd (a pipe or socket of a full sync: no
  * fsync, no rename).  A write that would block waits for the fd (at most
  * timeoutMs per wait).  Returns 0, or -1 with errno set. */
 int rdbSaveFd(int fd, long long timeoutMs);
+/* The same without parts of the dataset (REPLCONF rdb-filter-only): the
+ * keys (RDB_EXCLUDE_DATA) and/or the function libraries
+ * (RDB_EXCLUDE_FUNCTIONS); the AUX fields are always written. */
+#define RDB_EXCLUDE_DATA 1
+#define RDB_EXCLUDE_FUNCTIONS 2
+int rdbSaveFdFiltered(int fd, long long timeoutMs, int exclude);
 
 /* Loading statistics. */
 typedef struct RdbLoadInfo {

@@ -47,7 +47,8 @@ static void clearState(void) {
 
 void failoverAbort(const char *why) {
     if (fo.state == FAILOVER_NONE) return;
-    serverLog(LL_NOTICE, "FAILOVER to %s:%d aborted: %s", fo.host ? fo.host : "any", fo.host ? fo.port : 0, why);
+    if (fo.host) serverLog(LL_NOTICE, "FAILOVER to %s:%d aborted: %s", fo.host, fo.port, why);
+    else serverLog(LL_NOTICE, "FAILOVER to any replica aborted: %s", why);
     if (fo.state == FAILOVER_IN_PROGRESS) replicaUnsetPrimary();
     clearState();
 }

@@ -6,10 +6,11 @@
  * seconds (or as soon as repl-diskless-sync-max-replicas wait) the child
  * writes the RDB to a pipe; the parent copies it to each replica after
  * "$EOF:<40-byte mark>\r\n" and ends with the mark; the stream produced
- * meanwhile waits in each replica's `pending` until its first REPLCONF
- * ACK (the replica cannot tell the mark from what would follow it).
- * On disk: the child saves dbfilename; the parent then sends it as
- * "$<len>\r\n<bytes>" and the pending stream right after.  The parent
+ * meanwhile waits in the shared buffer (repl.c: each replica's place is
+ * the fork's offset) until its first REPLCONF ACK (the replica cannot
+ * tell the mark from what would follow it).  On disk: the child saves
+ * dbfilename; the parent then sends it as "$<len>\r\n<bytes>" and the
+ * held stream right after.  The parent
  * reads the pipe or the file only while every replica of the sync has
  * less than PUMP_HIGH bytes of output queued, so memory stays bounded. */
 #include <errno.h>
@@ -18,8 +19,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/dispatch.h"
@@ -34,10 +40,13 @@
 #include "repl/repl.h"
 #include "repl/repl_int.h"
 
+/* The replica's name for a log line (a buffer that lives to the end of
+ * the statement). */
+#define RNAME(c) replReplicaName((c), (char[96]){0}, 96)
+
 #define PUMP_HIGH (8 * 1024 * 1024)
 #define PUMP_CHUNK (64 * 1024)
 
-long long replBacklogSendFrom(Client *c, long long from);
 
 /* The full sync in progress. */
 static struct {
@@ -79,9 +88,15 @@ static void addReplica(Client *c) {
     repl.replicas = xrealloc(repl.replicas, sizeof(Client *) * (size_t)(repl.nreplicas + 1));
     repl.replicas[repl.nreplicas++] = c;
     c->flags |= CLIENT_SLAVE;
+    /* repl-disable-tcp-nodelay: fewer, bigger packets to the replica (not
+     * critical if it fails). */
+    if (server.cfg.replDisableTcpNodelay && !(c->flags & CLIENT_UNIX_SOCKET)) {
+        int no = 0;
+        setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &no, sizeof(no));
+    }
 }
 
-static void refreshGoodReplicas(void) {
+void primaryRefreshGoodReplicas(void) {
     int good = 0;
     for (int i = 0; i < repl.nreplicas; i++) {
         Replica *r = repl.replicas[i]->replState;
@@ -104,12 +119,12 @@ static int tryPartial(Client *c, const char *id, const sds offArg) {
             else
                 serverLog(LL_NOTICE, "Partial resynchronization not accepted: Requested offset for second ID was %lld, but I can reply up to %lld", from, repl.secondOffset);
         } else {
-            serverLog(LL_NOTICE, "Full resync requested by replica %s", c->addr);
+            serverLog(LL_NOTICE, "Full resync requested by replica %s", RNAME(c));
         }
         return -1;
     }
-    if (!repl.backlog || from < repl.backlogOff || from > repl.backlogOff + repl.histlen) {
-        serverLog(LL_NOTICE, "Unable to partial resync with replica %s for lack of backlog (Replica request was: %lld).", c->addr, from);
+    if (!repl.backlogOn || from < repl.backlogOff || from > repl.offset + 1) {
+        serverLog(LL_NOTICE, "Unable to partial resync with replica %s for lack of backlog (Replica request was: %lld).", RNAME(c), from);
         return -1;
     }
     Replica *r = replicaOf(c);
@@ -120,10 +135,12 @@ static int tryPartial(Client *c, const char *id, const sds offArg) {
     int n = (r->capa & CAPA_PSYNC2) ? snprintf(line, sizeof(line), "+CONTINUE %s\r\n", repl.replid)
                                     : snprintf(line, sizeof(line), "+CONTINUE\r\n");
     replyRaw(c, line, (size_t)n);
-    long long sent = replBacklogSendFrom(c, from);
-    serverLog(LL_NOTICE, "Partial resynchronization request from %s accepted. Sending %lld bytes of backlog starting from offset %lld.", c->addr, sent, from);
+    long long sent = repl.offset + 1 - from;
+    replReplicaSetPosition(r, from);
+    replReplicaPump(c);
+    serverLog(LL_NOTICE, "Partial resynchronization request from %s accepted. Sending %lld bytes of backlog starting from offset %lld.", RNAME(c), sent, from);
     repl.statPartialOk++;
-    refreshGoodReplicas();
+    primaryRefreshGoodReplicas();
     return 0;
 }
 
@@ -151,7 +168,12 @@ void syncCommand(Client *c) {
         replyError(c, "ERR SYNC and PSYNC are invalid with pending output");
         return;
     }
-    serverLog(LL_NOTICE, "Replica %s asks for synchronization", c->addr);
+    /* A filtered RDB goes only over the socket (never into dbfilename). */
+    if (c->replState && ((Replica *)c->replState)->exclude && !(((Replica *)c->replState)->capa & CAPA_EOF)) {
+        replyError(c, "ERR Filtered replica requires EOF capability");
+        return;
+    }
+    serverLog(LL_NOTICE, "Replica %s asks for synchronization", RNAME(c));
     Replica *r = replicaOf(c);
     if (argIs(c->argv[0], "psync")) {
         if (tryPartial(c, c->argv[1], c->argv[2]) == 0) return;
@@ -164,7 +186,7 @@ void syncCommand(Client *c) {
     r->waitSinceMs = server.time.nowMs;
     r->ackMs = server.time.nowMs;
     addReplica(c);
-    if (repl.nreplicas == 1 && !repl.backlog) {
+    if (repl.nreplicas == 1 && !repl.backlogOn) {
         replNewId(repl.replid);
         memset(repl.replid2, '0', 40);
         repl.secondOffset = -1;
@@ -214,10 +236,8 @@ void replconfCommand(Client *c) {
             r->ackMs = server.time.nowMs;
             if (r->onlineOnAck && r->state == RSTATE_ONLINE) {
                 r->onlineOnAck = 0;
-                replyRaw(c, r->pending, sdsLen(r->pending));
-                sdsFree(r->pending);
-                r->pending = NULL;
-                serverLog(LL_NOTICE, "Synchronization with replica %s succeeded", c->addr);
+                replReplicaPump(c);
+                serverLog(LL_NOTICE, "Synchronization with replica %s succeeded", RNAME(c));
             }
             return; /* no reply */
         } else if (argIs(opt, "getack")) {
@@ -226,6 +246,28 @@ void replconfCommand(Client *c) {
         } else if (argIs(opt, "rdb-only")) {
             long v;
             if (getRangeLongOrReply(c, val, 0, 1, &v, NULL) < 0) return;
+            replicaOf(c)->rdbOnly = (int)v;
+        } else if (argIs(opt, "rdb-filter-only")) {
+            /* Include filters for the RDB: only "functions" exists; ""
+             * gives an RDB with neither keys nor functions. */
+            int n;
+            sds *f = sdsSplitArgs(val, &n);
+            if (!f) {
+                replyError(c, "ERR Missing rdb-filter-only values");
+                return;
+            }
+            int exclude = RDB_EXCLUDE_DATA | RDB_EXCLUDE_FUNCTIONS;
+            for (int k = 0; k < n; k++) {
+                if (argIs(f[k], "functions")) {
+                    exclude &= ~RDB_EXCLUDE_FUNCTIONS;
+                } else {
+                    replyErrorFormat(c, "ERR Unsupported rdb-filter-only option: %s", f[k]);
+                    sdsFreeSplitRes(f, n);
+                    return;
+                }
+            }
+            sdsFreeSplitRes(f, n);
+            replicaOf(c)->exclude = exclude;
         } else {
             replyErrorFormat(c, "ERR Unrecognized REPLCONF option: %s", opt);
             return;
@@ -240,19 +282,18 @@ void replconfCommand(Client *c) {
  * Returns 0 when it must wait for the next sync (a diskless one, or the
  * file already on its way). */
 static int attachToDiskSave(Client *c) {
-    if (job.pid == -1 || !job.disk || job.sending) return 0;
+    if (job.pid == -1 || !job.disk || job.sending || ((Replica *)c->replState)->exclude) return 0;
     Replica *src = NULL;
     for (int i = 0; i < job.n && !src; i++) {
         Replica *m = job.members[i]->replState;
-        if (m->state == RSTATE_WAIT_BGSAVE_END && m->pending) src = m;
+        if (m->state == RSTATE_WAIT_BGSAVE_END && m->blk) src = m;
     }
     if (!src) return 0;
     Replica *r = c->replState;
     job.members = xrealloc(job.members, sizeof(Client *) * (size_t)(job.n + 1));
     job.members[job.n++] = c;
     r->state = RSTATE_WAIT_BGSAVE_END;
-    sdsFree(r->pending);
-    r->pending = sdsDup(src->pending);
+    replReplicaSetPosition(r, src->blk->off + (long long)src->pos);
     if (!r->preSync) {
         char line[96];
         int n = snprintf(line, sizeof(line), "+FULLRESYNC %s %lld\r\n", repl.replid, job.offset);
@@ -263,15 +304,29 @@ static int attachToDiskSave(Client *c) {
 
 /* --- full sync --- */
 
-static void jobRemove(Client *c) {
+/* Returns 1 when c was a member of the sync. */
+static int jobRemove(Client *c) {
     for (int i = 0; i < job.n; i++) {
         if (job.members[i] != c) continue;
         job.members[i] = job.members[--job.n];
-        return;
+        return 1;
     }
+    return 0;
 }
 
 static void pipeReadable(EventLoop *loop, int fd, void *data, int mask);
+
+static void closeSource(void);
+
+/* The last replica of a diskless sync left: the child is killed (the timer
+ * reaps it), as Redis does. */
+static void cancelDiskless(void) {
+    if (job.pid != -1 && job.srcFd != -1) {
+        serverLog(LL_WARNING, "Diskless rdb transfer, last replica dropped, killing fork child.");
+        kill(job.pid, SIGUSR1);
+    }
+    closeSource();
+}
 
 static void closeSource(void) {
     if (job.srcFd == -1) return;
@@ -300,22 +355,28 @@ static void jobFinish(int ok) {
             continue;
         }
         if (!job.disk) replyRaw(c, job.mark, 40);
+        if (r->rdbOnly) {
+            /* It asked for the RDB alone: no stream, closed once sent. */
+            replReplicaDropPosition(r);
+            r->state = RSTATE_SEND_BULK;
+            c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+            netMarkPendingWrite(c);
+            continue;
+        }
         r->state = RSTATE_ONLINE;
         r->ackMs = server.time.nowMs;
         r->onlineOnAck = !job.disk;
         if (job.disk) {
-            if (r->pending) replyRaw(c, r->pending, sdsLen(r->pending));
-            sdsFree(r->pending);
-            r->pending = NULL;
-            serverLog(LL_NOTICE, "Synchronization with replica %s succeeded", c->addr);
+            replReplicaPump(c);
+            serverLog(LL_NOTICE, "Synchronization with replica %s succeeded", RNAME(c));
         } else {
-            serverLog(LL_NOTICE, "Streamed RDB transfer with replica %s succeeded (socket). Waiting for REPLCONF ACK from slave to enable streaming", c->addr);
+            serverLog(LL_NOTICE, "Streamed RDB transfer with replica %s succeeded (socket). Waiting for REPLCONF ACK from slave to enable streaming", RNAME(c));
         }
     }
     int disk = job.disk;
     jobEnd();
     if (disk && ok) persistRemoveSyncFile("Removing the RDB file used to feed replicas in a persistence-less instance");
-    refreshGoodReplicas();
+    primaryRefreshGoodReplicas();
 }
 
 static int membersBelowHigh(void) {
@@ -329,9 +390,8 @@ static void pump(void) {
     char buf[PUMP_CHUNK];
     while (job.srcFd != -1 && (job.disk ? job.sending : 1)) {
         if (job.n == 0) { /* nobody left to send it to */
-            if (!job.disk && job.pid != -1) kill(job.pid, SIGUSR1);
             if (job.disk) jobEnd();
-            else closeSource();
+            else cancelDiskless();
             return;
         }
         if (!membersBelowHigh()) {
@@ -358,10 +418,12 @@ static void pump(void) {
         while (waitpid(job.pid, &st, 0) < 0 && errno == EINTR) {
         }
         int ok = n == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
-        persistSyncChildDone(ok);
+        persistSyncChildDone(ok ? 1 : WIFSIGNALED(st) && WTERMSIG(st) == SIGUSR1 ? -1 : 0);
         if (ok) {
             serverLog(LL_WARNING, "Diskless rdb transfer, done reading from pipe, %d replicas still up.", job.n);
             serverLog(LL_NOTICE, "Background RDB transfer terminated with success");
+        } else if (WIFSIGNALED(st)) {
+            serverLog(LL_WARNING, "Background transfer terminated by signal %d", WTERMSIG(st));
         } else {
             serverLog(LL_WARNING, "Background transfer error");
         }
@@ -381,7 +443,49 @@ static void childCloseListeners(void) {
     if (server.net.unixFd != -1) close(server.net.unixFd);
 }
 
-static void startSync(int disk) {
+/* The child's SIGUSR1 (the parent cancels the sync, or died: see
+ * childSetup): Redis's line from the handler, then the default action, so
+ * the parent sees the signal.  Only async-signal-safe calls. */
+static void childCancelled(int sig) {
+    char line[160];
+    size_t n = 0;
+    char num[24];
+    long long vals[2] = {(long long)getpid(), (long long)time(NULL)};
+    const char *parts[3] = {":signal-handler (", ") Received SIGUSR1 in child, exiting now.\n", NULL};
+    for (int k = 0; k < 2; k++) {
+        int d = 0;
+        long long v = vals[k];
+        do num[d++] = (char)('0' + v % 10); while ((v /= 10) && d < (int)sizeof(num));
+        while (d) line[n++] = num[--d];
+        for (const char *p = parts[k]; *p; p++) line[n++] = *p;
+    }
+    const char *logfile = server.cfg.logfile ? server.cfg.logfile : "";
+    int fd = logfile[0] ? open(logfile, O_WRONLY | O_APPEND | O_CREAT, 0644) : STDOUT_FILENO;
+    if (fd != -1) {
+        ssize_t w = write(fd, line, n);
+        (void)w;
+        if (fd != STDOUT_FILENO) close(fd);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* In the child, first: SIGUSR1 cancels it, and it gets SIGUSR1 when the
+ * parent dies (a sync child must not outlive its server). */
+static void childSetup(pid_t parent, const sigset_t *oldMask) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = childCancelled;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, NULL);
+    prctl(PR_SET_PDEATHSIG, SIGUSR1);
+    /* A SIGUSR1 sent since the fork was held (blocked): it runs the
+     * handler now. */
+    sigprocmask(SIG_SETMASK, oldMask, NULL);
+    if (getppid() != parent) raise(SIGUSR1); /* it died before the prctl */
+}
+
+static void startSync(int disk, int exclude) {
     int pfd[2] = {-1, -1};
     if (!disk && pipe(pfd) == -1) {
         serverLog(LL_WARNING, "Can't start diskless sync: pipe: %s", strerror(errno));
@@ -393,16 +497,21 @@ static void startSync(int disk) {
     for (int i = 0; i < repl.nreplicas; i++) {
         Client *c = repl.replicas[i];
         Replica *r = c->replState;
-        if (r->state != RSTATE_WAIT_BGSAVE_START) continue;
+        if (r->state != RSTATE_WAIT_BGSAVE_START || r->exclude != exclude) continue;
         if (!disk && !(r->capa & CAPA_EOF)) continue; /* it waits for a disk sync */
         job.members[job.n++] = c;
     }
     repl.selDb = -1; /* the stream after the RDB starts with a SELECT */
     persistChildInfoOpen();
     long long start = ustime();
+    pid_t parent = getpid();
+    sigset_t usr1, oldMask;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    sigprocmask(SIG_BLOCK, &usr1, &oldMask);
     pid_t pid = fork();
     if (pid == 0) {
-        signal(SIGUSR1, SIG_DFL);
+        childSetup(parent, &oldMask);
         childCloseListeners();
         persistChildInfoInChild("RDB");
         int rc;
@@ -411,14 +520,16 @@ static void startSync(int disk) {
             if (rc == 0) serverLog(LL_NOTICE, "DB saved on disk");
         } else {
             close(pfd[0]);
-            rc = rdbSaveFd(pfd[1], (long long)server.cfg.replTimeout * 1000);
+            rc = rdbSaveFdFiltered(pfd[1], (long long)server.cfg.replTimeout * 1000, exclude);
         }
         if (rc == 0) persistChildInfoFinal();
         _exit(rc == 0 ? 0 : 1);
     }
+    int forkErrno = errno;
+    sigprocmask(SIG_SETMASK, &oldMask, NULL);
     persistChildForked(pid);
     if (pid == -1) {
-        serverLog(LL_WARNING, "Can't save in background: fork: %s", strerror(errno));
+        serverLog(LL_WARNING, "Can't save in background: fork: %s", strerror(forkErrno));
         if (!disk) {
             close(pfd[0]);
             close(pfd[1]);
@@ -439,8 +550,7 @@ static void startSync(int disk) {
         Client *c = job.members[i];
         Replica *r = c->replState;
         r->state = RSTATE_WAIT_BGSAVE_END;
-        sdsFree(r->pending);
-        r->pending = sdsEmpty();
+        replReplicaSetPosition(r, repl.offset + 1);
         if (!r->preSync) {
             char line[96];
             int n = snprintf(line, sizeof(line), "+FULLRESYNC %s %lld\r\n", repl.replid, job.offset);
@@ -494,24 +604,32 @@ static void diskSaved(int ok) {
 
 static void maybeStartSync(void) {
     if (job.pid != -1 || job.sending || persistChildActive()) return;
-    int waiting = 0, eof = 0;
+    int waiting = 0, eof = 0, exclude = 0;
     long long oldest = 0;
+    /* The oldest waiting replica's filter decides; only replicas asking
+     * for the same RDB join it. */
     for (int i = 0; i < repl.nreplicas; i++) {
         Replica *r = repl.replicas[i]->replState;
         if (r->state != RSTATE_WAIT_BGSAVE_START) continue;
-        if (!waiting || r->waitSinceMs < oldest) oldest = r->waitSinceMs;
+        if (!waiting || r->waitSinceMs < oldest) oldest = r->waitSinceMs, exclude = r->exclude;
+        waiting++;
+    }
+    if (!waiting) return;
+    waiting = 0;
+    for (int i = 0; i < repl.nreplicas; i++) {
+        Replica *r = repl.replicas[i]->replState;
+        if (r->state != RSTATE_WAIT_BGSAVE_START || r->exclude != exclude) continue;
         waiting++;
         if (r->capa & CAPA_EOF) eof++;
     }
-    if (!waiting) return;
-    if (server.cfg.replDisklessSync && eof == waiting) {
+    if ((server.cfg.replDisklessSync || exclude) && eof == waiting) {
         int maxr = server.cfg.replDisklessSyncMaxReplicas;
-        if (server.time.nowMs - oldest < (long long)server.cfg.replDisklessSyncDelay * 1000 &&
+        if (server.cfg.replDisklessSync && server.time.nowMs - oldest < (long long)server.cfg.replDisklessSyncDelay * 1000 &&
             !(maxr > 0 && waiting >= maxr))
             return;
-        startSync(0);
+        startSync(0, exclude);
     } else {
-        startSync(1);
+        startSync(1, 0);
     }
 }
 
@@ -615,6 +733,7 @@ void primaryBeforeSleep(void) {
         replFeedStream(getack, sizeof(getack) - 1);
     }
     repl.getackPending = 0;
+    replPumpAll();
     if (nwaiters) serveWaiters();
     while (nunblocked > 0) {
         Client *c = unblocked[--nunblocked];
@@ -636,9 +755,19 @@ void primaryCron(int everySecond) {
         pid_t p = waitpid(job.pid, &st, WNOHANG);
         if (p == job.pid) {
             job.pid = -1;
-            persistSyncChildDone(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-            if (job.disk) diskSaved(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-            else jobEnd();
+            int ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+            /* SIGUSR1 is a cancelled sync, not a failed save. */
+            persistSyncChildDone(ok ? 1 : WIFSIGNALED(st) && WTERMSIG(st) == SIGUSR1 ? -1 : 0);
+            if (WIFSIGNALED(st)) {
+                serverLog(LL_WARNING, job.disk ? "Background saving terminated by signal %d"
+                                               : "Background transfer terminated by signal %d",
+                          WTERMSIG(st));
+                jobFinish(0);
+            } else if (job.disk) {
+                diskSaved(ok);
+            } else {
+                jobEnd();
+            }
         }
     }
     maybeStartSync();
@@ -659,15 +788,24 @@ void primaryCron(int everySecond) {
         /* A newline keeps a replica waiting for its RDB from timing out. */
         if (r->state == RSTATE_WAIT_BGSAVE_START || (r->state == RSTATE_WAIT_BGSAVE_END && job.disk))
             replyRaw(c, "\n", 1);
+        /* A diskless replica that took nothing of its RDB for
+         * repl-timeout holds the others back: it goes (Redis's rule). */
+        if (r->state == RSTATE_WAIT_BGSAVE_END && !job.disk && job.pid != -1 && clientHasPendingReplies(c) &&
+            now - c->lastInteraction > (long long)server.cfg.replTimeout * 1000) {
+            serverLog(LL_WARNING, "Disconnecting timedout replica (full sync): %s", RNAME(c));
+            clientFreeAsync(c);
+            continue;
+        }
         /* A replica loading our RDB sends newlines instead of ACKs. */
         long long heard = r->ackMs > c->lastInteraction ? r->ackMs : c->lastInteraction;
         if (r->state == RSTATE_ONLINE && !r->preSync && now - heard > (long long)server.cfg.replTimeout * 1000) {
-            serverLog(LL_WARNING, "Disconnecting timedout replica (streaming sync): %s", c->addr);
+            serverLog(LL_WARNING, "Disconnecting timedout replica (streaming sync): %s", RNAME(c));
             clientFreeAsync(c);
         }
     }
+    replCheckReplicaLimits();
     /* The backlog goes after repl-backlog-ttl without replicas. */
-    if (repl.nreplicas == 0 && repl.backlog && !server.isReplica && server.cfg.replBacklogTtl &&
+    if (repl.nreplicas == 0 && repl.backlogOn && !server.isReplica && server.cfg.replBacklogTtl &&
         now - repl.noReplicasSinceMs > server.cfg.replBacklogTtl * 1000) {
         replNewId(repl.replid);
         memset(repl.replid2, '0', 40);
@@ -676,12 +814,7 @@ void primaryCron(int everySecond) {
         serverLog(LL_NOTICE, "Replication backlog freed after %lld seconds without connected replicas.",
                   server.cfg.replBacklogTtl);
     }
-    /* CONFIG SET repl-backlog-size: a new, empty backlog of that size. */
-    if (repl.backlog && repl.backlogSize != server.cfg.replBacklogSize) {
-        replBacklogFree();
-        replBacklogCreate();
-    }
-    refreshGoodReplicas();
+    primaryRefreshGoodReplicas();
 }
 
 void primaryClientFreed(Client *c) {
@@ -700,12 +833,19 @@ void primaryClientFreed(Client *c) {
             repl.replicas[i] = repl.replicas[--repl.nreplicas];
             break;
         }
-        jobRemove(c);
-        if (r->state == RSTATE_ONLINE) serverLog(LL_NOTICE, "Connection with replica %s lost.", c->addr);
+        int wasMember = jobRemove(c);
+        serverLog(LL_WARNING, "Connection with replica %s lost.", RNAME(c));
+        if (wasMember && job.n == 0 && job.pid != -1) {
+            /* No one needs the RDB the child writes any more: a diskless
+             * one at once; a disk one unless save points want the file
+             * (Redis 7.0). */
+            if (!job.disk) cancelDiskless();
+            else if (!job.sending && !(server.cfg.saveParams && server.cfg.saveParams[0])) kill(job.pid, SIGUSR1);
+        }
         if (repl.nreplicas == 0) repl.noReplicasSinceMs = server.time.nowMs;
-        refreshGoodReplicas();
+        primaryRefreshGoodReplicas();
     }
-    sdsFree(r->pending);
+    replReplicaDropPosition(r);
     xfree(r);
     c->replState = NULL;
 }

@@ -6,12 +6,19 @@
  * exists; a primary's stream is what the sink encodes (plus PINGs and
  * GETACKs), a replica's is the bytes its primary sent, forwarded as
  * applied.  Either way replFeedStream is the one way into the backlog and
- * the replicas, so offsets agree everywhere. */
+ * the replicas, so offsets agree everywhere.
+ *
+ * The backlog is the shared replication buffer: a list of blocks holding
+ * the stream once, each replica reading it at its own place (a counted
+ * reference in its block) and getting it copied to its socket output in a
+ * small window; a block is freed from the head once no replica reads it
+ * and the history after it covers repl-backlog-size. */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
 
+#include "core/config.h"
 #include "core/dispatch.h"
 #include "core/effects.h"
 #include "core/errors.h"
@@ -44,96 +51,237 @@ static void effectsSink(const Effect *ops, int count, void *ctx) {
     replFeedStream(sinkBuf, sdsLen(sinkBuf));
 }
 
+/* --- the shared replication buffer (the backlog) --- */
+
+#define REPL_BLOCK_MIN (16 * 1024)
+#define REPL_WINDOW (64 * 1024)
+#define BLOCK_HDR sizeof(ReplBlock)
+
+static ReplBlock *blockAppendNew(size_t want) {
+    size_t size = want > REPL_BLOCK_MIN ? want : REPL_BLOCK_MIN;
+    ReplBlock *b = xmalloc(BLOCK_HDR + size);
+    b->next = NULL;
+    b->off = repl.offset + 1;
+    b->size = size;
+    b->used = 0;
+    b->refs = 0;
+    b->seq = repl.blockSeq++;
+    if (repl.bufTail) repl.bufTail->next = b;
+    else repl.bufHead = b;
+    repl.bufTail = b;
+    repl.bufMem += BLOCK_HDR + size;
+    return b;
+}
+
+static void syncBacklogFields(void) {
+    repl.backlogOff = repl.bufHead ? repl.bufHead->off : repl.offset + 1;
+    repl.histlen = repl.offset + 1 - repl.backlogOff;
+}
+
+/* Drops the oldest blocks no replica reads while what stays still holds
+ * repl-backlog-size bytes of history (a lagging replica's blocks stay, and
+ * the history with them, as Redis 7.0's backlog grows past its size). */
+static void backlogTrim(void) {
+    ReplBlock *b;
+    while ((b = repl.bufHead) && b->next && b->refs == 0 &&
+           repl.offset + 1 - b->next->off >= server.cfg.replBacklogSize) {
+        repl.bufHead = b->next;
+        repl.bufMem -= BLOCK_HDR + b->size;
+        xfree(b);
+    }
+    syncBacklogFields();
+}
+
 void replBacklogCreate(void) {
-    if (repl.backlog) return;
+    if (repl.backlogOn) return;
+    repl.backlogOn = 1;
     repl.backlogSize = server.cfg.replBacklogSize;
-    repl.backlog = xmalloc((size_t)repl.backlogSize);
-    repl.idx = repl.histlen = 0;
-    repl.backlogOff = repl.offset + 1;
+    syncBacklogFields();
     if (!sinkBuf) sinkBuf = sdsEmpty();
     effectsAddSink(effectsSink, NULL, EFFECT_REPL);
 }
 
+/* The replicas reading the buffer are all being dropped (the callers
+ * disconnect them first): their positions go with the blocks. */
 void replBacklogFree(void) {
-    if (!repl.backlog) return;
-    xfree(repl.backlog);
-    repl.backlog = NULL;
+    if (!repl.backlogOn) return;
+    for (int i = 0; i < repl.nreplicas; i++) {
+        Replica *r = repl.replicas[i]->replState;
+        r->blk = NULL;
+        r->pos = 0;
+    }
+    while (repl.bufHead) {
+        ReplBlock *b = repl.bufHead;
+        repl.bufHead = b->next;
+        xfree(b);
+    }
+    repl.bufTail = NULL;
+    repl.bufMem = 0;
+    repl.backlogOn = 0;
     repl.histlen = 0;
     effectsRemoveSink(effectsSink, NULL);
 }
 
-static void backlogAppend(const char *p, size_t len) {
-    repl.offset += (long long)len;
-    if (!repl.backlog) return;
-    /* Only the last backlogSize bytes matter. */
-    if ((long long)len > repl.backlogSize) {
-        p += len - (size_t)repl.backlogSize;
-        len = (size_t)repl.backlogSize;
-    }
-    while (len) {
-        size_t room = (size_t)(repl.backlogSize - repl.idx);
-        size_t n = len < room ? len : room;
-        memcpy(repl.backlog + repl.idx, p, n);
-        repl.idx = (repl.idx + (long long)n) % repl.backlogSize;
-        repl.histlen += (long long)n;
-        p += n;
-        len -= n;
-    }
-    if (repl.histlen > repl.backlogSize) repl.histlen = repl.backlogSize;
-    repl.backlogOff = repl.offset - repl.histlen + 1;
+/* CONFIG SET repl-backlog-size: a smaller size trims at once, a bigger one
+ * keeps all the history there is. */
+static void backlogResize(void) {
+    repl.backlogSize = server.cfg.replBacklogSize;
+    if (repl.backlogOn) backlogTrim();
 }
 
-/* Bytes of the backlog from offset `from` on, appended to c's output. */
-long long replBacklogSendFrom(Client *c, long long from) {
-    long long skip = from - repl.backlogOff;
-    long long len = repl.histlen - skip;
-    long long start = (repl.idx - repl.histlen + skip + 2 * repl.backlogSize) % repl.backlogSize;
-    long long left = len;
-    while (left > 0) {
-        long long n = repl.backlogSize - start < left ? repl.backlogSize - start : left;
-        replyRaw(c, repl.backlog + start, (size_t)n);
-        left -= n;
-        start = 0;
-    }
-    return len;
+/* --- replicas' positions in the buffer --- */
+
+/* r reads from stream offset `from` (backlogOff <= from <= offset + 1). */
+void replReplicaSetPosition(Replica *r, long long from) {
+    replReplicaDropPosition(r);
+    if (!repl.backlogOn) replBacklogCreate(); /* positions live in the backlog's blocks */
+    ReplBlock *b = repl.bufHead;
+    while (b && from >= b->off + (long long)b->used && b->next) b = b->next;
+    if (!b || from >= b->off + (long long)b->size) b = blockAppendNew(0); /* at the end, the tail full */
+    r->blk = b;
+    r->pos = (size_t)(from - b->off);
+    b->refs++;
 }
 
-/* Replicas whose RDB is on its way keep the stream in r->pending until
- * they are online; its size counts against the replica output limit. */
-static void pendingAppend(Client *c, Replica *r, const char *p, size_t len) {
-    r->pending = sdsCatLen(r->pending, p, len);
+void replReplicaDropPosition(Replica *r) {
+    if (!r->blk) return;
+    r->blk->refs--;
+    r->blk = NULL;
+    r->pos = 0;
+    backlogTrim();
+}
+
+/* Bytes of the stream r has not taken yet. */
+static long long behind(const Replica *r) { return r->blk ? repl.offset + 1 - (r->blk->off + (long long)r->pos) : 0; }
+
+/* A replica's hard output limit is at least the backlog size (a partial
+ * resync would else be followed by a disconnection), as Redis 7.0. */
+static unsigned long long replicaHardLimit(void) {
     unsigned long long hard = server.cfg.obufLimits[CLIENT_TYPE_REPLICA].hard;
-    if (hard && (unsigned long long)sdsLen(r->pending) + c->replyBytes > hard && !(c->flags & CLIENT_CLOSE_ASAP)) {
-        serverLog(LL_WARNING,
-                  "Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of output buffer limits.",
-                  (unsigned long long)c->id, c->addr);
-        server.stats.clientOutbufLimitDisconnections++;
-        clientFreeAsync(c);
+    if (hard && hard < (unsigned long long)server.cfg.replBacklogSize) hard = (unsigned long long)server.cfg.replBacklogSize;
+    return hard;
+}
+
+/* Copies what r has not taken of the buffer into c's socket output while
+ * that holds less than the window (so a replica's own copy stays small:
+ * the stream waits in the shared blocks, once for every replica). */
+void replReplicaPump(Client *c) {
+    Replica *r = c->replState;
+    if (!r || !r->blk || r->state != RSTATE_ONLINE || r->onlineOnAck || (c->flags & CLIENT_CLOSE_ASAP)) return;
+    /* The window stays under the configured limit itself (the socket
+     * output is also checked against it, without the backlog raise). */
+    unsigned long long hard = server.cfg.obufLimits[CLIENT_TYPE_REPLICA].hard;
+    size_t window = REPL_WINDOW;
+    unsigned long long soft = server.cfg.obufLimits[CLIENT_TYPE_REPLICA].soft;
+    if (hard && hard / 2 < window) window = (size_t)(hard / 2);
+    if (soft && soft / 2 < window) window = (size_t)(soft / 2);
+    if (window < 1024) window = 1024;
+    int moved = 0;
+    while (c->replyBytes < window) {
+        ReplBlock *b = r->blk;
+        if (r->pos < b->used) {
+            size_t n = b->used - r->pos, room = window - c->replyBytes;
+            if (n > room) n = room;
+            replyRaw(c, b->buf + r->pos, n);
+            r->pos += n;
+            continue;
+        }
+        if (!b->next) break;
+        b->refs--;
+        r->blk = b->next;
+        r->pos = 0;
+        r->blk->refs++;
+        moved = 1;
+    }
+    if (moved) backlogTrim();
+}
+
+/* client-output-buffer-limit replica: what the replica has not taken of
+ * the shared buffer and its own output, as Redis counts a replica's
+ * output (its place in the shared buffer). */
+static void checkReplicaLimit(Client *c, Replica *r) {
+    if (c->flags & CLIENT_CLOSE_ASAP) return;
+    const ObufLimit *lim = &server.cfg.obufLimits[CLIENT_TYPE_REPLICA];
+    unsigned long long used = (unsigned long long)behind(r) + c->replyBytes, hard = replicaHardLimit();
+    int over = hard && used >= hard;
+    if (!over && lim->soft && used >= lim->soft) {
+        if (!r->softSinceMs) r->softSinceMs = server.time.nowMs;
+        else over = (server.time.nowMs - r->softSinceMs) / 1000 > lim->softSeconds;
+    } else if (!over) {
+        r->softSinceMs = 0;
+    }
+    if (!over) return;
+    serverLog(LL_WARNING, "Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of output buffer limits.",
+              (unsigned long long)c->id, c->addr);
+    server.stats.clientOutbufLimitDisconnections++;
+    clientFreeAsync(c);
+}
+
+/* The soft limit is also enforced for a replica the stream no longer
+ * reaches (from the timer). */
+void replCheckReplicaLimits(void) {
+    for (int i = 0; i < repl.nreplicas; i++) {
+        Client *c = repl.replicas[i];
+        Replica *r = c->replState;
+        if (r->blk) checkReplicaLimit(c, r);
     }
 }
 
 void replFeedStream(const char *p, size_t len) {
-    backlogAppend(p, len);
+    if (!repl.backlogOn) {
+        repl.offset += (long long)len;
+        return;
+    }
+    while (len) {
+        ReplBlock *t = repl.bufTail;
+        if (!t || t->used == t->size) t = blockAppendNew(len);
+        size_t n = t->size - t->used < len ? t->size - t->used : len;
+        memcpy(t->buf + t->used, p, n);
+        t->used += n;
+        repl.offset += (long long)n;
+        p += n;
+        len -= n;
+    }
+    backlogTrim();
     for (int i = 0; i < repl.nreplicas; i++) {
         Client *c = repl.replicas[i];
         Replica *r = c->replState;
-        if (r->state == RSTATE_WAIT_BGSAVE_START) continue; /* its sync starts later, at a newer offset */
-        if (r->state == RSTATE_ONLINE && !r->onlineOnAck) replyRaw(c, p, len);
-        else pendingAppend(c, r, p, len);
+        if (!r->blk) continue; /* its sync starts later, at a newer offset */
+        replReplicaPump(c);
+        checkReplicaLimit(c, r);
     }
 }
 
-size_t replBacklogMemory(void) { return repl.backlog ? (size_t)repl.backlogSize : 0; }
+/* Before the loop sleeps: replicas whose socket took their copy get
+ * more. */
+void replPumpAll(void) {
+    for (int i = 0; i < repl.nreplicas; i++) replReplicaPump(repl.replicas[i]);
+}
+
+/* The buffer's allocation as Redis splits it: up to repl-backlog-size is
+ * the backlog's; what passes it, while replicas read it, is theirs. */
+static size_t bufferExcess(void) {
+    return repl.nreplicas && (long long)repl.bufMem > server.cfg.replBacklogSize
+               ? repl.bufMem - (size_t)server.cfg.replBacklogSize
+               : 0;
+}
+
+size_t replBacklogMemory(void) { return repl.bufMem - bufferExcess(); }
+
+size_t replReplicaSharedMemory(void) { return bufferExcess(); }
 
 size_t replClientPendingMemory(const Client *c) {
     const Replica *r = (c->flags & CLIENT_SLAVE) ? c->replState : NULL;
-    return r && r->pending ? sdsAllocSize(r->pending) : 0;
+    if (!r || !r->blk) return 0;
+    const ReplBlock *t = repl.bufTail;
+    return (size_t)(t->off - r->blk->off) + t->size + (size_t)(t->seq - r->blk->seq + 1) * BLOCK_HDR;
 }
 
 size_t replReplicaOutputMemory(void) {
-    size_t total = 0;
-    for (int i = 0; i < repl.nreplicas; i++)
-        total += repl.replicas[i]->replyAllocBytes + replClientPendingMemory(repl.replicas[i]);
+    /* The shared replication buffer beyond the backlog, once, plus what
+     * each replica's own output holds (its allocated blocks). */
+    size_t total = bufferExcess();
+    for (int i = 0; i < repl.nreplicas; i++) total += repl.replicas[i]->replyAllocBytes;
     return total;
 }
 
@@ -144,9 +292,21 @@ void replDisconnectReplicas(void) {
 /* While a replica: no active expiry, and lookups report expired keys
  * absent without deleting them (bit 2 of dbNoLazyExpire; CLIENT PAUSE owns
  * bit 1). */
+/* A replica's own writes (not its primary's): a writable replica
+ * remembers the keys its clients gave a TTL (replica_keys.c). */
+static void ownWritesSink(const Effect *ops, int count, void *ctx) {
+    (void)ctx;
+    if (server.isReplica && !repl.applying && !server.cfg.replicaReadOnly) replicaKeysNoteEffects(ops, count);
+}
+
 void replSetReplicaMode(int on) {
+    if (on && !server.isReplica) effectsAddSink(ownWritesSink, NULL, EFFECT_REPL);
+    if (!on && server.isReplica) {
+        effectsRemoveSink(ownWritesSink, NULL);
+        replicaKeysForget();
+    }
     server.isReplica = on;
-    dbNoLazyExpire = on ? (dbNoLazyExpire | 2) : (dbNoLazyExpire & ~2);
+    dbNoLazyExpire = on ? (dbNoLazyExpire | DB_NOLAZY_REPLICA) : (dbNoLazyExpire & ~DB_NOLAZY_REPLICA);
     configApplyOomScoreAdj(CONFIG_OOM_BY_ROLE); /* the replica's oom-score-adj value, or the master's */
 }
 
@@ -211,15 +371,30 @@ const char *replReplicaIp(const Client *c, char *buf, size_t len) {
     return buf;
 }
 
+const char *replReplicaName(const Client *c, char *buf, size_t len) {
+    const Replica *r = c->replState;
+    char ip[64];
+    if (r && r->ip[0]) {
+        snprintf(ip, sizeof(ip), "%s", r->ip);
+    } else {
+        const char *colon = strrchr(c->addr, ':');
+        size_t n = colon ? (size_t)(colon - c->addr) : strlen(c->addr);
+        if (n >= sizeof(ip)) n = sizeof(ip) - 1;
+        memcpy(ip, c->addr, n);
+        ip[n] = '\0';
+    }
+    if (!ip[0]) snprintf(buf, len, "client id #%llu", (unsigned long long)c->id);
+    else if (r && r->port) snprintf(buf, len, strchr(ip, ':') ? "[%s]:%d" : "%s:%d", ip, r->port);
+    else snprintf(buf, len, "%s:<unknown-replica-port>", ip);
+    return buf;
+}
+
 int replReplicaAcks(long long *offset, ReplReplicaAck *out, int max) {
     *offset = repl.offset;
     for (int i = 0; i < repl.nreplicas && i < max; i++) {
         const Client *c = repl.replicas[i];
         const Replica *r = c->replState;
-        char ip[64];
-        const char *host = replReplicaIp(c, ip, sizeof(ip));
-        if (r->port) snprintf(out[i].name, sizeof(out[i].name), "%s:%d", host, r->port);
-        else snprintf(out[i].name, sizeof(out[i].name), "%s:<unknown-replica-port>", host);
+        replReplicaName(c, out[i].name, sizeof(out[i].name));
         out[i].ackOff = r->ackOff;
         out[i].ackMs = r->ackMs;
         out[i].state = r->state == RSTATE_ONLINE          ? "online"
@@ -279,6 +454,8 @@ sds replInfoSection(sds s) {
         s = sdsCat(s, "role:master\r\n");
     }
     s = sdsCatPrintf(s, "connected_slaves:%d\r\n", repl.nreplicas);
+    if (server.cfg.minReplicasToWrite && server.cfg.minReplicasMaxLag)
+        s = sdsCatPrintf(s, "min_slaves_good_slaves:%d\r\n", repl.goodReplicas);
     long long now = server.time.nowMs;
     for (int i = 0, k = 0; i < repl.nreplicas; i++) {
         Client *c = repl.replicas[i];
@@ -298,8 +475,8 @@ sds replInfoSection(sds s) {
                      "repl_backlog_size:%lld\r\n"
                      "repl_backlog_first_byte_offset:%lld\r\n"
                      "repl_backlog_histlen:%lld\r\n",
-                     failoverStateName(), repl.replid, repl.replid2, repl.offset, repl.secondOffset, repl.backlog != NULL,
-                     server.cfg.replBacklogSize, repl.backlog ? repl.backlogOff : 0, repl.histlen);
+                     failoverStateName(), repl.replid, repl.replid2, repl.offset, repl.secondOffset, repl.backlogOn,
+                     server.cfg.replBacklogSize, repl.backlogOn ? repl.backlogOff : 0, repl.backlogOn ? repl.histlen : 0);
     return s;
 }
 
@@ -311,7 +488,7 @@ long long replStatSyncs(int which) {
 
 /* The position a snapshot records (Redis's rdbPopulateSaveInfo). */
 static int rdbInfo(RdbReplInfo *out) {
-    if (!server.isReplica && !repl.backlog) return 0;
+    if (!server.isReplica && !repl.backlogOn) return 0;
     if (server.isReplica && !repl.master && !repl.haveCached) return 0;
     if (!server.isReplica) out->streamDb = repl.selDb == -1 ? 0 : repl.selDb;
     else out->streamDb = repl.master ? repl.master->db->id : repl.cachedDb;
@@ -325,6 +502,7 @@ static void cron(void) {
     int everySecond = server.time.nowMs - lastSecond >= 1000;
     if (everySecond) lastSecond = server.time.nowMs;
     replicaCron(everySecond);
+    replicaKeysCron();
     primaryCron(everySecond);
     failoverCron();
 }
@@ -332,6 +510,14 @@ static void cron(void) {
 static void clientFreed(Client *c) {
     if (c->flags & CLIENT_MASTER) replicaClientFreed(c);
     primaryClientFreed(c);
+}
+
+/* CONFIG SET of min-replicas-* or repl-backlog-size (Redis keeps the
+ * backlog at 16 KB at least). */
+static void configChanged(void) {
+    if (server.cfg.replBacklogSize < REPL_BACKLOG_MIN) server.cfg.replBacklogSize = REPL_BACKLOG_MIN;
+    backlogResize();
+    primaryRefreshGoodReplicas();
 }
 
 static void resetStats(void) { repl.statFullSyncs = repl.statPartialOk = repl.statPartialErr = 0; }
@@ -343,6 +529,8 @@ void replChangeId(void) {
     repl.secondOffset = -1;
 }
 
+static void collectExpired(int dbid, const char *key, size_t len);
+
 void replInit(void) {
     replNewId(repl.replid);
     memset(repl.replid2, '0', 40);
@@ -352,6 +540,7 @@ void replInit(void) {
     dispatchWaitOffset = &repl.offset;
     serverReplicaWriteErrorHook = scriptWriteError;
     scriptRunningStale = runningStale;
+    configApplyReplicationHook = configChanged;
     serverAddCronHook(cron);
     serverAddBeforeSleepHook(primaryBeforeSleep);
     serverAddResetStatsHook(resetStats);
@@ -359,10 +548,62 @@ void replInit(void) {
     /* A replica from the start loads dump.rdb as a replica does (expired
      * keys kept: the primary's DELs follow). */
     if (server.cfg.replicaof) replSetReplicaMode(1);
+    else rdbLoadExpiredHook = collectExpired;
+}
+
+/* The start-up load of a primary: the DELs of the keys it skipped as
+ * expired, as the stream would carry them (SELECT when the database
+ * changes), fed once the position is known. */
+static sds loadDels;
+static int loadDelsDb = -1;
+
+static void collectExpired(int dbid, const char *key, size_t len) {
+    if (!loadDels) loadDels = sdsEmpty();
+    if (dbid != loadDelsDb) {
+        char num[16];
+        int n = snprintf(num, sizeof(num), "%d", dbid);
+        loadDels = sdsCatPrintf(loadDels, "*2\r\n$6\r\nSELECT\r\n$%d\r\n%s\r\n", n, num);
+        loadDelsDb = dbid;
+    }
+    const char *cmd = server.cfg.lazyfreeLazyExpire ? "UNLINK" : "DEL";
+    loadDels = sdsCatPrintf(loadDels, "*2\r\n$%zu\r\n%s\r\n$%zu\r\n", strlen(cmd), cmd, len);
+    loadDels = sdsCatLen(loadDels, key, len);
+    loadDels = sdsCatLen(loadDels, "\r\n", 2);
+}
+
+/* A primary restarted from its own snapshot (appendonly off, as Redis
+ * reads the position only from an RDB): the snapshot's id and offset
+ * become replid2 / second_repl_offset and our offset, with a backlog from
+ * there, so its replicas continue with +CONTINUE; the DELs of the keys the
+ * load found expired go first.  Without a position the DELs still count
+ * in the offset, as Redis counts them. */
+static void primaryStart(void) {
+    int have = rdbLastLoaded.hasRepl && !server.cfg.appendonly;
+    if (have) {
+        memcpy(repl.replid2, rdbLastLoaded.repl.replid, 41);
+        repl.offset = rdbLastLoaded.repl.offset;
+        repl.secondOffset = repl.offset + 1;
+        replBacklogCreate();
+        repl.noReplicasSinceMs = server.time.nowMs;
+    }
+    if (loadDels && !server.cfg.appendonly) {
+        if (have) {
+            repl.selDb = loadDelsDb;
+            replFeedStream(loadDels, sdsLen(loadDels));
+        } else {
+            repl.offset += (long long)sdsLen(loadDels);
+        }
+    }
+    sdsFree(loadDels);
+    loadDels = NULL;
 }
 
 void replStart(void) {
-    if (!server.cfg.replicaof) return;
+    rdbLoadExpiredHook = NULL;
+    if (!server.cfg.replicaof) {
+        primaryStart();
+        return;
+    }
     char host[256];
     int port;
     if (sscanf(server.cfg.replicaof, "%255s %d", host, &port) != 2) return;

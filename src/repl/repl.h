@@ -14,7 +14,8 @@
  * without replying, forwarding the bytes it applied unchanged to its own
  * backlog and replicas (chained replication) and acknowledging its offset
  * every second.  Keys expire only on the primary: a replica reports an
- * expired key absent to its clients but keeps it until the primary's DEL.
+ * expired key absent to its clients but keeps it until the primary's DEL
+ * (a writable replica expires the keys its own clients gave a TTL).
  *
  * The layer sits between persist and server: process.c calls the rules
  * below, info.c prints the section. */
@@ -66,11 +67,16 @@ static inline int replRefuseReplicaKeyspaceOrReply(Client *c, Command *cmd) {
 /* Replication's memory (INFO memory, MEMORY STATS, eviction): the
  * backlog's allocation; the output waiting for the replicas (their reply
  * blocks and the stream held behind a full sync), which maxmemory does
- * not count, as Redis does not; and, for one client, the stream held for
- * it (0 unless a replica in a full sync). */
+ * not count, as Redis does not; and, for one client, the part of the
+ * shared buffer it has not taken yet (0 unless a replica: its CLIENT LIST
+ * omem, as Redis shows it). */
 size_t replBacklogMemory(void);
 size_t replReplicaOutputMemory(void);
 size_t replClientPendingMemory(const Client *c);
+/* The part of the shared replication buffer that is the replicas' (what
+ * passes repl-backlog-size while replicas read it): INFO's
+ * mem_clients_slaves counts it once, not per replica. */
+size_t replReplicaSharedMemory(void);
 /* CLIENT PAUSE postponed the primary's command on this replica (its
  * stream stops there); the pause ended: apply it and what followed. */
 void replicaResumeMaster(Client *c);

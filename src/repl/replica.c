@@ -96,6 +96,16 @@ static int sendCommand(int fd, int argc, const char **argv) {
     return ok ? 0 : -1;
 }
 
+/* bind-source-addr: the link leaves from that address, as Redis's does
+ * (best effort: when it cannot be bound the link goes from any). */
+static void bindSource(int fd, int family) {
+    struct addrinfo hints = {.ai_family = family, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *src = NULL;
+    if (getaddrinfo(server.cfg.bindSourceAddr, NULL, &hints, &src) != 0) return;
+    for (struct addrinfo *a = src; a; a = a->ai_next)
+        if (bind(fd, a->ai_addr, a->ai_addrlen) == 0) break;
+    freeaddrinfo(src);
+}
+
 static void connectToPrimary(void) {
     char port[16];
     snprintf(port, sizeof(port), "%d", repl.masterPort);
@@ -107,6 +117,7 @@ static void connectToPrimary(void) {
         return;
     }
     int fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd != -1 && server.cfg.bindSourceAddr) bindSource(fd, res->ai_family);
     if (fd == -1 || (connect(fd, res->ai_addr, res->ai_addrlen) == -1 && errno != EINPROGRESS)) {
         serverLog(LL_WARNING, "Unable to connect to MASTER: %s", strerror(errno));
         if (fd != -1) close(fd);
@@ -213,10 +224,80 @@ static void becomeConnected(int fd, int dbid) {
 /* Run the primary's command parsed into c->argv.  A CLIENT PAUSE on this
  * replica may postpone it (CLIENT_BLOCKED, argv kept): the stream stops
  * there until replicaResumeMaster, as in Redis. */
+/* While the primary's command runs, its client's replies go to this sink,
+ * which drops them but reports each error: a replica answering its
+ * primary with an error has diverged (Redis's "== CRITICAL ==" line, and
+ * propagation-error-behavior). */
+typedef struct ErrorSink {
+    ReplySink base;
+    Client *c;
+} ErrorSink;
+
+static void esNone(ReplySink *s) { (void)s; }
+static void esStatus(ReplySink *s, const char *p, size_t len) { (void)p, (void)len, esNone(s); }
+static void esInteger(ReplySink *s, long long v) { (void)v, esNone(s); }
+static void esDouble(ReplySink *s, double d) { (void)d, esNone(s); }
+static void esNull(ReplySink *s, ReplyNullKind k) { (void)k, esNone(s); }
+static void esBool(ReplySink *s, int b) { (void)b, esNone(s); }
+static void esVerbatim(ReplySink *s, const char *p, size_t len, const char *ext) { (void)p, (void)len, (void)ext, esNone(s); }
+static void esAggregate(ReplySink *s, ReplyAggregate k, long n) { (void)k, (void)n, esNone(s); }
+static void *esDeferred(ReplySink *s) { return s; }
+static void esSetDeferred(ReplySink *s, void *node, ReplyAggregate k, long n) { (void)node, (void)k, (void)n, esNone(s); }
+
+/* The last bytes (up to 256) of our backlog, as Redis logs them. */
+static void logLatestBacklog(void) {
+    if (!repl.backlogOn || repl.histlen == 0 || !repl.bufTail) return;
+    long long want = repl.histlen < 256 ? repl.histlen : 256;
+    sds dump = sdsEmpty();
+    long long from = repl.offset + 1 - want;
+    for (ReplBlock *b = repl.bufHead; b; b = b->next) {
+        long long end = b->off + (long long)b->used;
+        if (end <= from) continue;
+        long long start = from > b->off ? from - b->off : 0;
+        dump = sdsCatLen(dump, b->buf + start, (size_t)((long long)b->used - start));
+    }
+    sds shown = sdsCatRepr(sdsEmpty(), dump, sdsLen(dump));
+    serverLog(LL_WARNING, "Latest backlog is: '%s'", shown);
+    sdsFree(shown);
+    sdsFree(dump);
+}
+
+static void esError(ReplySink *s, const char *p, size_t len) {
+    Client *c = ((ErrorSink *)s)->c;
+    const char *cmd = c->cmd ? (c->cmd->fullname ? c->cmd->fullname : c->cmd->name) : "<unknown>";
+    if (len > 4096) len = 4096;
+    serverLog(LL_WARNING,
+              "== CRITICAL == This replica is sending an error to its master: '-%.*s' after processing the command '%s'",
+              (int)len, p, cmd);
+    logLatestBacklog();
+    server.stats.unexpectedErrorReplies++;
+    /* panic and panic-on-replicas stop a read-only replica here rather
+     * than let it go on diverged. */
+    if (server.cfg.replicaReadOnly && server.cfg.propagationErrorBehavior != 0) {
+        serverLog(LL_WARNING, "------------------------------------------------");
+        serverLog(LL_WARNING, "!!! Software Failure. Press left mouse button to continue");
+        serverLog(LL_WARNING, "Guru Meditation: This replica panicked sending an error to its master after processing the command '%s' #%s:%d",
+                  cmd, __FILE__, __LINE__);
+        abort();
+    }
+}
+
+static const ReplySinkType errorSinkType = {
+    .name = "primary-errors", .status = esStatus, .error = esError, .integer = esInteger, .dbl = esDouble,
+    .bulk = esStatus, .null = esNull, .boolean = esBool, .bigNumber = esStatus, .verbatim = esVerbatim,
+    .aggregate = esAggregate, .deferred = esDeferred, .setDeferred = esSetDeferred, .raw = NULL};
+
 static void applyParsed(Client *c) {
+    ErrorSink es = {{&errorSinkType}, c};
+    ReplySink *savedSink = c->sink;
     repl.applying = 1;
     dbIgnoreExpire = 1;
+    unsigned replyOff = c->flags & CLIENT_REPLY_OFF;
+    c->sink = &es.base;
+    c->flags = (c->flags & ~CLIENT_REPLY_OFF) | CLIENT_REPLY_SINK;
     dispatchCommand(c);
+    c->flags = (c->flags & ~CLIENT_REPLY_SINK) | replyOff;
+    c->sink = savedSink;
     dbIgnoreExpire = 0;
     repl.applying = 0;
     if (!(c->flags & CLIENT_BLOCKED)) clientResetArgv(c);
@@ -306,14 +387,16 @@ void replicaSendAck(void) {
     char off[32], buf[96];
     int ol = snprintf(off, sizeof(off), "%lld", repl.offset);
     int n = snprintf(buf, sizeof(buf), "*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$%d\r\n%s\r\n", ol, off);
-    c->flags &= ~CLIENT_REPLY_OFF;
+    unsigned saved = c->flags & (CLIENT_REPLY_OFF | CLIENT_REPLY_SINK);
+    c->flags &= ~(CLIENT_REPLY_OFF | CLIENT_REPLY_SINK);
     replyRaw(c, buf, (size_t)n);
-    c->flags |= CLIENT_REPLY_OFF;
+    c->flags |= saved;
 }
 
 /* --- full sync --- */
 
 static void emptyData(void) {
+    replicaKeysForget();
     signalFlushedDb(-1);
     for (int j = 0; j < server.cfg.databases; j++) {
         if (server.cfg.replicaLazyFlush) lazyfreeEmptyDb(&server.db[j]);
@@ -770,7 +853,17 @@ static void handshakeLine(sds line) {
             failoverPsyncDone(1);
             return;
         }
-        serverLog(LL_WARNING, "Unexpected reply to PSYNC from master: %s", line);
+        if (!strncmp(line, "-NOMASTERLINK", 13) || !strncmp(line, "-LOADING", 8))
+            serverLog(LL_NOTICE, "Master is currently unable to PSYNC but should be in the future: %s", line);
+        else if (strncmp(line, "-ERR", 4))
+            serverLog(LL_WARNING, "Unexpected reply to PSYNC from master: %s", line);
+        else
+            serverLog(LL_NOTICE, "Master does not support PSYNC or is in error state (reply: %s)", line);
+        /* During our FAILOVER: the target refused to take over. */
+        if (failoverState() == FAILOVER_IN_PROGRESS) {
+            failoverPsyncDone(0);
+            return;
+        }
         linkFailed("PSYNC failed");
         return;
     }
@@ -850,9 +943,12 @@ void replicaSetPrimary(const char *host, int port) {
         clientFree(m);
     }
     cancelLink();
-    replDisconnectReplicas();
-    /* Clients blocked here (on keys, in WAIT) get an error and are closed:
-     * from now on their keys follow the primary. */
+    /* Our replicas stay: they may continue with us if the new primary
+     * continues our history; they are dropped when our replication id
+     * changes (+CONTINUE with another id) or a full sync's data is about
+     * to be loaded, as Redis 7.0 does.  Clients blocked here (on keys, in
+     * WAIT) get an error and are closed: from now on their keys follow
+     * the primary. */
     blockingDisconnectAll(ERR_UNBLOCKED_ROLE_CHANGE);
     primaryDisconnectWaiters(ERR_UNBLOCKED_ROLE_CHANGE);
     if (wasPrimary) {

@@ -91,7 +91,7 @@ static sds catClientInfo(sds s, const Client *c) {
                      c->db ? c->db->id : 0, sub, psub, ssub, multi, qbuf, qbufFree, argvMem,
                      multiMem, (int)c->bufSize, (int)(c->bufpos > c->bufPeak ? c->bufpos : c->bufPeak), c->bufpos,
                      c->replyBlocks,
-                     c->replyBytes, totMem, events,
+                     c->replyBytes + replClientPendingMemory(c), totMem, events,
                      last ? (last->fullname ? last->fullname : last->name) : "NULL", aclClientUserName(c),
                      trackingClientRedirect(c),
                      c->resp);

@@ -44,8 +44,12 @@ static void fillParams(EvictParams *p) {
 
 /* Redis evicts nothing while a script is past its time limit (the
  * dataset must look frozen to it), while loading, or while clients are
- * paused (no expiry either). */
-static int safeToEvict(void) { return !scriptBusyError() && !dbNoLazyExpire && !server.expiryPaused; }
+ * paused (no expiry either); nor on a replica, unless
+ * replica-ignore-maxmemory is no. */
+static int safeToEvict(void) {
+    if (server.isReplica && server.cfg.replicaIgnoreMaxmemory) return 0;
+    return !scriptBusyError() && !(dbNoLazyExpire & ~DB_NOLAZY_REPLICA) && !server.expiryPaused;
+}
 
 static void exceededEnd(void) {
     if (!exceededSinceUs) return;
@@ -334,9 +338,12 @@ void memoryOverhead(MemoryOverhead *m) {
         /* Bytes a reply sends from a stored value (pinned) are the
          * dataset's, not the client's: they are not overhead. */
         size_t used = clientMemoryUsage(c) - c->replyPinnedBytes;
-        if (c->flags & CLIENT_SLAVE) m->clientsReplicas += used;
+        /* A replica's place in the shared replication buffer is counted
+         * once below, not per replica. */
+        if (c->flags & CLIENT_SLAVE) m->clientsReplicas += used - replClientPendingMemory(c);
         else m->clientsNormal += used;
     }
+    m->clientsReplicas += replReplicaSharedMemory();
     m->replBacklog = replBacklogMemory();
     m->replBuffers = m->replBacklog + replReplicaOutputMemory();
     m->aofBuffer = aofBufferMemory();
