@@ -1149,12 +1149,30 @@ static const CommandArg A_incrby[] = {
     {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
     {.name = "increment", .type = ARG_INTEGER, .keySpecIndex = -1},
 };
+static const KeySpec K_incrbybound[] = {
+    {.flags = KS_RW | KS_ACCESS | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_incrbybound[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "increment", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "min", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "max", .type = ARG_INTEGER, .keySpecIndex = -1},
+};
 static const KeySpec K_incrbyfloat[] = {
     {.flags = KS_RW | KS_ACCESS | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
 };
 static const CommandArg A_incrbyfloat[] = {
     {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
     {.name = "increment", .type = ARG_DOUBLE, .keySpecIndex = -1},
+};
+static const KeySpec K_incrbyfloatbound[] = {
+    {.flags = KS_RW | KS_ACCESS | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_incrbyfloatbound[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "increment", .type = ARG_DOUBLE, .keySpecIndex = -1},
+    {.name = "min", .type = ARG_DOUBLE, .keySpecIndex = -1},
+    {.name = "max", .type = ARG_DOUBLE, .keySpecIndex = -1},
 };
 static const CommandArg A_info[] = {
     {.name = "section", .type = ARG_STRING, .keySpecIndex = -1, .flags = ARGF_OPTIONAL | ARGF_MULTIPLE},
@@ -4133,6 +4151,17 @@ const CommandSpec commandSpecs[] = {
      .group = "string",
      .complexity = "O(1)",
      .args = A_incrby, .argCount = 2},
+    {.fullname = "incrbybound",
+     .arity = 5,
+     .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
+     .acl = ACL_WRITE | ACL_STRING | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_incrbybound, .keySpecCount = 1,
+     .summary = "Increment the integer value of a key by the given amount, only if the result stays within [min, max]",
+     .since = "0.1.0",
+     .group = "string",
+     .complexity = "O(1)",
+     .args = A_incrbybound, .argCount = 4},
     {.fullname = "incrbyfloat",
      .arity = 3,
      .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
@@ -4144,6 +4173,17 @@ const CommandSpec commandSpecs[] = {
      .group = "string",
      .complexity = "O(1)",
      .args = A_incrbyfloat, .argCount = 2},
+    {.fullname = "incrbyfloatbound",
+     .arity = 5,
+     .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
+     .acl = ACL_WRITE | ACL_STRING | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_incrbyfloatbound, .keySpecCount = 1,
+     .summary = "Increment the float value of a key by the given amount, only if the result stays within [min, max]",
+     .since = "0.1.0",
+     .group = "string",
+     .complexity = "O(1)",
+     .args = A_incrbyfloatbound, .argCount = 4},
     {.fullname = "info",
      .arity = -1,
      .flags = CMD_LOADING | CMD_STALE,
