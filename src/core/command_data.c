@@ -2701,6 +2701,26 @@ static const CommandArg A_zscore[] = {
     {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
     {.name = "member", .type = ARG_STRING, .keySpecIndex = -1},
 };
+static const KeySpec K_ztrim[] = {
+    {.flags = KS_RW | KS_DELETE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_ztrim_1_0_1[] = {
+    {.name = "lowest", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "LOWEST"},
+    {.name = "highest", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "HIGHEST"},
+};
+static const CommandArg A_ztrim_1_0[] = {
+    {.name = "count", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "MAXLEN"},
+    {.name = "evict", .type = ARG_ONEOF, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_ztrim_1_0_1, .subargCount = 2},
+};
+static const CommandArg A_ztrim_1[] = {
+    {.name = "maxlen", .type = ARG_BLOCK, .keySpecIndex = -1, .subargs = A_ztrim_1_0, .subargCount = 2},
+    {.name = "minscore", .type = ARG_DOUBLE, .keySpecIndex = -1, .token = "MINSCORE"},
+    {.name = "maxscore", .type = ARG_DOUBLE, .keySpecIndex = -1, .token = "MAXSCORE"},
+};
+static const CommandArg A_ztrim[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "bound", .type = ARG_ONEOF, .keySpecIndex = -1, .subargs = A_ztrim_1, .subargCount = 3},
+};
 static const KeySpec K_zunion[] = {
     {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_KEYNUM, .fk = {0, 1, 1}},
 };
@@ -6335,6 +6355,17 @@ const CommandSpec commandSpecs[] = {
      .group = "sorted-set",
      .complexity = "O(1)",
      .args = A_zscore, .argCount = 2},
+    {.fullname = "ztrim",
+     .arity = -4,
+     .flags = CMD_WRITE,
+     .acl = ACL_WRITE | ACL_SORTEDSET | ACL_SLOW,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_ztrim, .keySpecCount = 1,
+     .summary = "Remove the members of a sorted set beyond a count or a score bound",
+     .since = "0.1.0",
+     .group = "sorted-set",
+     .complexity = "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.",
+     .args = A_ztrim, .argCount = 2},
     {.fullname = "zunion",
      .arity = -3,
      .flags = CMD_READONLY | CMD_MOVABLE_KEYS,
