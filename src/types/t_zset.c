@@ -740,10 +740,11 @@ static int parseMaxlenOrReply(Client *c, int *idx, long long *maxlen, int *highe
 /* Trims o (of key) to its maxlen lowest (highest == 1: evicts the highest
  * scores) or highest (default: evicts the lowest scores) members.  Stated
  * as ZREMRANGEBYRANK key start stop with absolute ranks, which a Redis 7.0
- * replica or AOF reader applies identically; notifies as that command
- * (and "del" when the key empties, which it deletes).  Returns the number
- * of members removed. */
-static unsigned long zsetTrimToLen(Client *c, kvobj *o, const sds key, long long maxlen, int highest) {
+ * replica or AOF reader applies identically: the running command's own
+ * effect when own (ZTRIM), else an effect added after the ZADD's.
+ * Notifies as that command (and "del" when the key empties, which it
+ * deletes).  Returns the number of members removed. */
+static unsigned long zsetTrimToLen(Client *c, kvobj *o, const sds key, long long maxlen, int highest, int own) {
     unsigned long len = zsetLength(o);
     if ((unsigned long long)maxlen >= len) return 0;
     unsigned long n = len - (unsigned long)maxlen;
@@ -751,7 +752,8 @@ static unsigned long zsetTrimToLen(Client *c, kvobj *o, const sds key, long long
     zsetDeleteRanks(o, first, first + n - 1);
     EffectArg args[4] = {EA_STR("ZREMRANGEBYRANK"), EA_SDS(key), EA_NUM((long long)first),
                          EA_NUM((long long)(first + n - 1))};
-    effectsAlso(c->db->id, 4, args);
+    if (own) effectsRewrite(4, args);
+    else effectsAlso(c->db->id, 4, args);
     signalModifiedKey(c, c->db, key, sdsLen(key));
     notifyZset(c->db, "zremrangebyrank", key, sdsLen(key));
     deleteIfEmpty(c->db, o, key, sdsLen(key));
@@ -874,7 +876,7 @@ reply:
             effectsAlso(c->db->id, n, args);
             xfree(args);
         }
-        if (o) zsetTrimToLen(c, o, key, maxlen, highest);
+        if (o) zsetTrimToLen(c, o, key, maxlen, highest, 0);
     }
 }
 
@@ -1234,9 +1236,8 @@ static void ztrimCommand(Client *c) {
         if (!wrong) replyLongLong(c, 0);
         return;
     }
-    effectsPrevent();
     if (!byScore) {
-        replyLongLong(c, (long long)zsetTrimToLen(c, o, key, maxlen, highest));
+        replyLongLong(c, (long long)zsetTrimToLen(c, o, key, maxlen, highest, 1));
         return;
     }
     Range r = {.type = RANGE_SCORE};
@@ -1252,7 +1253,7 @@ static void ztrimCommand(Client *c) {
         EffectArg args[4] = {EA_STR("ZREMRANGEBYSCORE"), EA_SDS(key),
                              below ? EA_STR("-inf") : EA_BUF(num, (size_t)nlen),
                              below ? EA_BUF(num, (size_t)nlen) : EA_STR("+inf")};
-        effectsAlso(c->db->id, 4, args);
+        effectsRewrite(4, args);
         signalModifiedKey(c, c->db, key, sdsLen(key));
         notifyZset(c->db, "zremrangebyscore", key, sdsLen(key));
         deleteIfEmpty(c->db, o, key, sdsLen(key));
