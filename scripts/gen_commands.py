@@ -60,6 +60,14 @@ HIDDEN_FLAGS = {
     "module|unload": ["protected"],
 }
 
+def _spec1(flags):
+    """A key spec for the key at argv[1] alone, in COMMAND INFO's RESP3 shape."""
+    return ("map", [("flags", flags),
+                    ("begin_search", ("map", [("type", "index"), ("spec", ("map", [("index", 1)]))])),
+                    ("find_keys", ("map", [("type", "range"),
+                                           ("spec", ("map", [("lastkey", 0), ("keystep", 1), ("limit", 0)]))]))])
+
+
 # Commands Cairn has that redis-server 7.0.15 lacks, described as the
 # Redis version that added them describes them.
 EXTENSIONS = {
@@ -71,6 +79,46 @@ EXTENSIONS = {
                  "arguments": [{"name": "attr", "type": "oneof", "arguments": [
                      {"name": "libname", "type": "string", "token": "LIB-NAME"},
                      {"name": "libver", "type": "string", "token": "LIB-VER"}]}]},
+    },
+    # Cairn's own commands (issue 39); "since" is Cairn's version.
+    "incrbybound": {
+        "info": ["incrbybound", 5, ["write", "denyoom", "fast"], 1, 1, 1,
+                 ["write", "string", "fast"], [], [_spec1(["RW", "access", "update"])], []],
+        "docs": {"summary": "Increment the integer value of a key by the given amount, only if the result "
+                            "stays within [min, max]", "since": "0.1.0", "group": "string",
+                 "complexity": "O(1)",
+                 "arguments": [{"name": "key", "type": "key", "key_spec_index": 0},
+                               {"name": "increment", "type": "integer"},
+                               {"name": "min", "type": "integer"},
+                               {"name": "max", "type": "integer"}]},
+    },
+    "incrbyfloatbound": {
+        "info": ["incrbyfloatbound", 5, ["write", "denyoom", "fast"], 1, 1, 1,
+                 ["write", "string", "fast"], [], [_spec1(["RW", "access", "update"])], []],
+        "docs": {"summary": "Increment the float value of a key by the given amount, only if the result "
+                            "stays within [min, max]", "since": "0.1.0", "group": "string",
+                 "complexity": "O(1)",
+                 "arguments": [{"name": "key", "type": "key", "key_spec_index": 0},
+                               {"name": "increment", "type": "double"},
+                               {"name": "min", "type": "double"},
+                               {"name": "max", "type": "double"}]},
+    },
+    "ztrim": {
+        "info": ["ztrim", -4, ["write"], 1, 1, 1,
+                 ["write", "sortedset", "slow"], [], [_spec1(["RW", "delete"])], []],
+        "docs": {"summary": "Remove the members of a sorted set beyond a count or a score bound",
+                 "since": "0.1.0", "group": "sorted-set",
+                 "complexity": "O(log(N)+M) with N being the number of elements in the sorted set and M the "
+                               "number of elements removed by the operation.",
+                 "arguments": [{"name": "key", "type": "key", "key_spec_index": 0},
+                               {"name": "bound", "type": "oneof", "arguments": [
+                                   {"name": "maxlen", "type": "block", "arguments": [
+                                       {"name": "count", "type": "integer", "token": "MAXLEN"},
+                                       {"name": "evict", "type": "oneof", "flags": ["optional"], "arguments": [
+                                           {"name": "lowest", "type": "pure-token", "token": "LOWEST"},
+                                           {"name": "highest", "type": "pure-token", "token": "HIGHEST"}]}]},
+                                   {"name": "minscore", "type": "double", "token": "MINSCORE"},
+                                   {"name": "maxscore", "type": "double", "token": "MAXSCORE"}]}]},
     },
 }
 

@@ -1243,12 +1243,30 @@ static const CommandArg A_incrby[] = {
     {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
     {.name = "increment", .type = ARG_INTEGER, .keySpecIndex = -1},
 };
+static const KeySpec K_incrbybound[] = {
+    {.flags = KS_RW | KS_ACCESS | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_incrbybound[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "increment", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "min", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "max", .type = ARG_INTEGER, .keySpecIndex = -1},
+};
 static const KeySpec K_incrbyfloat[] = {
     {.flags = KS_RW | KS_ACCESS | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
 };
 static const CommandArg A_incrbyfloat[] = {
     {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
     {.name = "increment", .type = ARG_DOUBLE, .keySpecIndex = -1},
+};
+static const KeySpec K_incrbyfloatbound[] = {
+    {.flags = KS_RW | KS_ACCESS | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_incrbyfloatbound[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "increment", .type = ARG_DOUBLE, .keySpecIndex = -1},
+    {.name = "min", .type = ARG_DOUBLE, .keySpecIndex = -1},
+    {.name = "max", .type = ARG_DOUBLE, .keySpecIndex = -1},
 };
 static const CommandArg A_info[] = {
     {.name = "section", .type = ARG_STRING, .keySpecIndex = -1, .flags = ARGF_OPTIONAL | ARGF_MULTIPLE},
@@ -2813,6 +2831,26 @@ static const KeySpec K_zscore[] = {
 static const CommandArg A_zscore[] = {
     {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
     {.name = "member", .type = ARG_STRING, .keySpecIndex = -1},
+};
+static const KeySpec K_ztrim[] = {
+    {.flags = KS_RW | KS_DELETE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_ztrim_1_0_1[] = {
+    {.name = "lowest", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "LOWEST"},
+    {.name = "highest", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "HIGHEST"},
+};
+static const CommandArg A_ztrim_1_0[] = {
+    {.name = "count", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "MAXLEN"},
+    {.name = "evict", .type = ARG_ONEOF, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_ztrim_1_0_1, .subargCount = 2},
+};
+static const CommandArg A_ztrim_1[] = {
+    {.name = "maxlen", .type = ARG_BLOCK, .keySpecIndex = -1, .subargs = A_ztrim_1_0, .subargCount = 2},
+    {.name = "minscore", .type = ARG_DOUBLE, .keySpecIndex = -1, .token = "MINSCORE"},
+    {.name = "maxscore", .type = ARG_DOUBLE, .keySpecIndex = -1, .token = "MAXSCORE"},
+};
+static const CommandArg A_ztrim[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "bound", .type = ARG_ONEOF, .keySpecIndex = -1, .subargs = A_ztrim_1, .subargCount = 3},
 };
 static const KeySpec K_zunion[] = {
     {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_KEYNUM, .fk = {0, 1, 1}},
@@ -4560,6 +4598,17 @@ const CommandSpec commandSpecs[] = {
      .group = "string",
      .complexity = "O(1)",
      .args = A_incrby, .argCount = 2},
+    {.fullname = "incrbybound",
+     .arity = 5,
+     .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
+     .acl = ACL_WRITE | ACL_STRING | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_incrbybound, .keySpecCount = 1,
+     .summary = "Increment the integer value of a key by the given amount, only if the result stays within [min, max]",
+     .since = "0.1.0",
+     .group = "string",
+     .complexity = "O(1)",
+     .args = A_incrbybound, .argCount = 4},
     {.fullname = "incrbyfloat",
      .arity = 3,
      .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
@@ -4571,6 +4620,17 @@ const CommandSpec commandSpecs[] = {
      .group = "string",
      .complexity = "O(1)",
      .args = A_incrbyfloat, .argCount = 2},
+    {.fullname = "incrbyfloatbound",
+     .arity = 5,
+     .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
+     .acl = ACL_WRITE | ACL_STRING | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_incrbyfloatbound, .keySpecCount = 1,
+     .summary = "Increment the float value of a key by the given amount, only if the result stays within [min, max]",
+     .since = "0.1.0",
+     .group = "string",
+     .complexity = "O(1)",
+     .args = A_incrbyfloatbound, .argCount = 4},
     {.fullname = "info",
      .arity = -1,
      .flags = CMD_LOADING | CMD_STALE,
@@ -6811,6 +6871,17 @@ const CommandSpec commandSpecs[] = {
      .group = "sorted-set",
      .complexity = "O(1)",
      .args = A_zscore, .argCount = 2},
+    {.fullname = "ztrim",
+     .arity = -4,
+     .flags = CMD_WRITE,
+     .acl = ACL_WRITE | ACL_SORTEDSET | ACL_SLOW,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_ztrim, .keySpecCount = 1,
+     .summary = "Remove the members of a sorted set beyond a count or a score bound",
+     .since = "0.1.0",
+     .group = "sorted-set",
+     .complexity = "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.",
+     .args = A_ztrim, .argCount = 2},
     {.fullname = "zunion",
      .arity = -3,
      .flags = CMD_READONLY | CMD_MOVABLE_KEYS,

@@ -22,7 +22,9 @@
  * Effects (core/effects.h): writes propagate as sent except where Redis
  * rewrites them: SET/SETEX/PSETEX with an expire become SET key value PXAT
  * <ms>, SET ... GET loses its GET, GETEX becomes PEXPIREAT/PERSIST/DEL,
- * GETDEL becomes DEL, INCRBYFLOAT becomes SET ... KEEPTTL. */
+ * GETDEL becomes DEL, INCRBYFLOAT becomes SET ... KEEPTTL.  Cairn's own
+ * bounded counters (INCRBYBOUND, INCRBYFLOATBOUND) become SET ... KEEPTTL
+ * too, so that a Redis 7.0 replica or AOF reader stays equal. */
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -522,8 +524,11 @@ static int kvToLongLongOrReply(Client *c, const kvobj *o, long long *out) {
 }
 
 /* INCR/DECR/INCRBY/DECRBY: add incr to the integer at key (0 if missing),
- * keeping the TTL.  Their effect is the command as sent. */
-static void incrDecr(Client *c, long long incr) {
+ * keeping the TTL.  Their effect is the command as sent.  With bounded
+ * (INCRBYBOUND), a result outside [min, max] replies nil and changes
+ * nothing; a stored result propagates as SET key value KEEPTTL, so that
+ * a Redis 7.0 replica or AOF reader, which lacks the command, stays equal. */
+static void incrDecrGeneric(Client *c, long long incr, int bounded, long long min, long long max) {
     sds key = c->argv[1];
     int wrong = 0;
     kvobj *o = lookupWriteOrReply(c, key, OBJ_STRING, &wrong);
@@ -536,6 +541,14 @@ static void incrDecr(Client *c, long long incr) {
         return;
     }
     value += incr;
+    if (bounded) {
+        if (value < min || value > max) {
+            replyNull(c);
+            return;
+        }
+        EffectArg args[4] = {EA_STR("SET"), EA_SDS(key), EA_NUM(value), EA_STR("KEEPTTL")};
+        effectsRewrite(4, args);
+    }
     if (o && kvEncoding(o) == OBJ_ENC_INT) kvSetInt(o, value);
     else if (o) /* built with the kept expire: dbReplace moves nothing */
         dbReplace(c->db, o,
@@ -548,6 +561,8 @@ static void incrDecr(Client *c, long long incr) {
     serverIncrDirty(1);
     replyLongLong(c, value);
 }
+
+static void incrDecr(Client *c, long long incr) { incrDecrGeneric(c, incr, 0, 0, 0); }
 
 static void incrCommand(Client *c) { incrDecr(c, 1); }
 static void decrCommand(Client *c) { incrDecr(c, -1); }
@@ -568,17 +583,41 @@ static void decrbyCommand(Client *c) {
     incrDecr(c, -incr);
 }
 
-/* INCRBYFLOAT key increment.  As in Redis the key is looked up (and its
- * type checked) before either number is parsed, so WRONGTYPE wins over a
- * bad increment.  The result is stored as text in Redis's human-friendly
- * form; its effect is SET key <result> KEEPTTL, so that replicas never
- * recompute floating point. */
-static void incrbyfloatCommand(Client *c) {
+/* The bounds of INCRBYBOUND / INCRBYFLOATBOUND. */
+#define ERR_MIN_GT_MAX "ERR min is greater than max"
+
+/* INCRBYBOUND key increment min max: INCRBY that applies only when the
+ * result stays within [min, max] (inclusive), else replies nil and changes
+ * nothing.  As INCRBY, the numbers are parsed before the key is looked up:
+ * a bad increment/min/max (ERR_NOT_INT), then min > max, then WRONGTYPE,
+ * a non-integer stored value, overflow, and the range. */
+static void incrbyboundCommand(Client *c) {
+    long long incr, min, max;
+    if (getLongLongOrReply(c, c->argv[2], &incr, NULL) == -1 || getLongLongOrReply(c, c->argv[3], &min, NULL) == -1 ||
+        getLongLongOrReply(c, c->argv[4], &max, NULL) == -1)
+        return;
+    if (min > max) {
+        replyError(c, ERR_MIN_GT_MAX);
+        return;
+    }
+    incrDecrGeneric(c, incr, 1, min, max);
+}
+
+/* INCRBYFLOAT key increment, and (bounded) INCRBYFLOATBOUND key increment
+ * min max.  As in Redis the key is looked up (and its type and value
+ * checked) before any argument is parsed, so WRONGTYPE wins over a bad
+ * increment; INCRBYFLOATBOUND keeps that order, then checks min, max and
+ * min > max (bounds may be -inf/+inf).  The result is stored as text in
+ * Redis's human-friendly form; its effect is SET key <result> KEEPTTL, so
+ * that replicas never recompute floating point.  A result that is NaN or
+ * infinite is refused as INCRBYFLOAT does; one outside [min, max]
+ * replies nil and changes nothing. */
+static void incrbyfloatGeneric(Client *c, int bounded) {
     sds key = c->argv[1];
     int wrong = 0;
     kvobj *o = lookupWriteOrReply(c, key, OBJ_STRING, &wrong);
     if (wrong) return;
-    long double value = 0, incr;
+    long double value = 0, incr, min = 0, max = 0;
     if (o) {
         if (kvEncoding(o) == OBJ_ENC_INT) {
             value = (long double)kvInt(o);
@@ -593,9 +632,22 @@ static void incrbyfloatCommand(Client *c) {
         }
     }
     if (getLongDoubleOrReply(c, c->argv[2], &incr, NULL) == -1) return;
+    if (bounded) {
+        if (getLongDoubleOrReply(c, c->argv[3], &min, NULL) == -1 ||
+            getLongDoubleOrReply(c, c->argv[4], &max, NULL) == -1)
+            return;
+        if (min > max) {
+            replyError(c, ERR_MIN_GT_MAX);
+            return;
+        }
+    }
     value += incr;
     if (isnan(value) || isinf(value)) {
         replyError(c, ERR_NAN_OR_INF);
+        return;
+    }
+    if (bounded && (value < min || value > max)) {
+        replyNull(c);
         return;
     }
     char buf[UTIL_MAX_LONG_DOUBLE_CHARS];
@@ -617,6 +669,9 @@ static void incrbyfloatCommand(Client *c) {
     effectsRewrite(4, args);
     replyBulk(c, buf, (size_t)len);
 }
+
+static void incrbyfloatCommand(Client *c) { incrbyfloatGeneric(c, 0); }
+static void incrbyfloatboundCommand(Client *c) { incrbyfloatGeneric(c, 1); }
 
 /* --- LCS --- */
 
@@ -803,6 +858,8 @@ Command stringCommands[] = {
     {.name = "incrby", .proc = incrbyCommand},
     {.name = "decrby", .proc = decrbyCommand},
     {.name = "incrbyfloat", .proc = incrbyfloatCommand},
+    {.name = "incrbybound", .proc = incrbyboundCommand},
+    {.name = "incrbyfloatbound", .proc = incrbyfloatboundCommand},
     {.name = "lcs", .proc = lcsCommand},
     {0},
 };

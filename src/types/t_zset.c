@@ -50,6 +50,7 @@
 #define ERR_MINMAX_LEX "ERR min or max not valid string range item"
 #define ERR_NAN_SCORE "ERR resulting score is not a number (NaN)"
 #define ERR_POSITIVE "ERR value is out of range, must be positive"
+#define ERR_MAXLEN_NEG "ERR The MAXLEN argument must be >= 0."
 
 /* --- skiplist encoding value --- */
 
@@ -711,8 +712,66 @@ static void storeResult(Client *c, const sds dst, Zset *tmp, size_t maxlen, cons
 
 /* --- ZADD / ZINCRBY / ZREM --- */
 
+/* Parses "MAXLEN count [LOWEST|HIGHEST]" at argv[*idx] (which is MAXLEN),
+ * the capped sorted set option of ZADD and ZTRIM.  Advances *idx to the
+ * last argument consumed.  Replies the error and returns -1 when count is
+ * missing (syntax error), not an integer or negative. */
+static int parseMaxlenOrReply(Client *c, int *idx, long long *maxlen, int *highest) {
+    int j = *idx + 1;
+    if (j >= c->argc) {
+        replyErrorSyntax(c);
+        return -1;
+    }
+    if (getLongLongOrReply(c, c->argv[j], maxlen, NULL) == -1) return -1;
+    if (*maxlen < 0) {
+        replyError(c, ERR_MAXLEN_NEG);
+        return -1;
+    }
+    *highest = 0;
+    if (j + 1 < c->argc && argIs(c->argv[j + 1], "lowest")) j++;
+    else if (j + 1 < c->argc && argIs(c->argv[j + 1], "highest")) {
+        *highest = 1;
+        j++;
+    }
+    *idx = j;
+    return 0;
+}
+
+/* Trims o (of key) to its maxlen lowest (highest == 1: evicts the highest
+ * scores) or highest (default: evicts the lowest scores) members.  Stated
+ * as ZREMRANGEBYRANK key start stop with absolute ranks, which a Redis 7.0
+ * replica or AOF reader applies identically: the running command's own
+ * effect when own (ZTRIM), else an effect added after the ZADD's.
+ * Notifies as that command (and "del" when the key empties, which it
+ * deletes).  Returns the number of members removed. */
+static unsigned long zsetTrimToLen(Client *c, kvobj *o, const sds key, long long maxlen, int highest, int own) {
+    unsigned long len = zsetLength(o);
+    if ((unsigned long long)maxlen >= len) return 0;
+    unsigned long n = len - (unsigned long)maxlen;
+    unsigned long first = highest ? (unsigned long)maxlen : 0;
+    zsetDeleteRanks(o, first, first + n - 1);
+    EffectArg args[4] = {EA_STR("ZREMRANGEBYRANK"), EA_SDS(key), EA_NUM((long long)first),
+                         EA_NUM((long long)(first + n - 1))};
+    if (own) effectsRewrite(4, args);
+    else effectsAlso(c->db->id, 4, args);
+    signalModifiedKey(c, c->db, key, sdsLen(key));
+    notifyZset(c->db, "zremrangebyrank", key, sdsLen(key));
+    deleteIfEmpty(c->db, o, key, sdsLen(key));
+    serverIncrDirty((long long)n);
+    return n;
+}
+
+/* ZADD key [NX|XX] [GT|LT] [CH] [INCR] [MAXLEN count [LOWEST|HIGHEST]]
+ * score member ...  MAXLEN (Cairn's own; options may come in any order)
+ * caps the set after the add: the count members with the highest scores
+ * stay (LOWEST, the default, evicts the lowest scores; HIGHEST evicts the
+ * highest).  Plain ZADD pays one length compare for it.  With MAXLEN the
+ * effects are the ZADD without its MAXLEN option, then the trim as
+ * ZREMRANGEBYRANK (zsetTrimToLen). */
 static void zaddGeneric(Client *c, int in) {
     int idx = 2;
+    long long maxlen = -1;
+    int highest = 0, maxlenAt = 0, maxlenEnd = 0;
     for (; idx < c->argc; idx++) {
         const sds a = c->argv[idx];
         if (argIs(a, "nx")) in |= ZADD_IN_NX;
@@ -721,7 +780,15 @@ static void zaddGeneric(Client *c, int in) {
         else if (argIs(a, "incr")) in |= ZADD_IN_INCR;
         else if (argIs(a, "gt")) in |= ZADD_IN_GT;
         else if (argIs(a, "lt")) in |= ZADD_IN_LT;
-        else break;
+        else if (sdsLen(a) == 6 && argIs(a, "maxlen")) {
+            if (maxlenAt) { /* given twice */
+                replyErrorSyntax(c);
+                return;
+            }
+            maxlenAt = idx;
+            if (parseMaxlenOrReply(c, &idx, &maxlen, &highest) == -1) return;
+            maxlenEnd = idx;
+        } else break;
     }
     int ch = (in >> 8) & 1;
     in &= 0xff;
@@ -780,7 +847,10 @@ static void zaddGeneric(Client *c, int in) {
         if (out & ZADD_OUT_UPDATED) updated++;
         if (!(out & ZADD_OUT_NOP)) processed++;
     }
-    if (zsetLength(o) == 0) dbDelete(c->db, key, sdsLen(key));
+    if (zsetLength(o) == 0) {
+        dbDelete(c->db, key, sdsLen(key));
+        o = NULL;
+    }
 reply:
     xfree(scores);
     if (incr) {
@@ -794,6 +864,19 @@ reply:
         notifyZset(c->db, incr ? "zincr" : "zadd", key, sdsLen(key));
         signalKeyAsReady(c->db, key, sdsLen(key));
         serverIncrDirty(added + updated);
+    }
+    if (maxlenAt) {
+        /* The effects, in order: the ZADD without MAXLEN, then the trim. */
+        effectsPrevent();
+        if ((added || updated) && effectsOn) {
+            EffectArg *args = xmalloc(sizeof(*args) * (size_t)c->argc);
+            int n = 0;
+            for (int j = 0; j < c->argc; j++)
+                if (j < maxlenAt || j > maxlenEnd) args[n++] = EA_SDS(c->argv[j]);
+            effectsAlso(c->db->id, n, args);
+            xfree(args);
+        }
+        if (o) zsetTrimToLen(c, o, key, maxlen, highest, 0);
     }
 }
 
@@ -1112,6 +1195,71 @@ static void zremrangeGeneric(Client *c, int type) {
         serverIncrDirty((long long)deleted);
     }
     replyLongLong(c, (long long)deleted);
+}
+
+/* ZTRIM key MAXLEN count [LOWEST|HIGHEST] | MINSCORE score | MAXSCORE score
+ * (Cairn's own): MAXLEN keeps count members as ZADD's MAXLEN does;
+ * MINSCORE s removes the members with score < s, MAXSCORE s those with
+ * score > s (s may be -inf/+inf).  Replies the number removed (0 for a
+ * missing key); an emptied key is deleted.  Every argument is checked
+ * before the key is looked up.  Effects: ZREMRANGEBYRANK key first last, or
+ * ZREMRANGEBYSCORE key -inf (s / (s +inf with s in %.17g, so a Redis 7.0
+ * replica or AOF reader removes exactly the same members. */
+static void ztrimCommand(Client *c) {
+    const sds key = c->argv[1];
+    const sds opt = c->argv[2];
+    long long maxlen = 0;
+    int highest = 0, byScore = 0, below = 0;
+    double bound = 0;
+    if (argIs(opt, "maxlen")) {
+        int idx = 2;
+        if (parseMaxlenOrReply(c, &idx, &maxlen, &highest) == -1) return;
+        if (idx != c->argc - 1) {
+            replyErrorSyntax(c);
+            return;
+        }
+    } else if (argIs(opt, "minscore") || argIs(opt, "maxscore")) {
+        if (c->argc != 4) {
+            replyErrorSyntax(c);
+            return;
+        }
+        if (getDoubleOrReply(c, c->argv[3], &bound, NULL) == -1) return;
+        byScore = 1;
+        below = argIs(opt, "minscore");
+    } else {
+        replyErrorSyntax(c);
+        return;
+    }
+    int wrong;
+    kvobj *o = lookupWriteOrReply(c, key, OBJ_ZSET, &wrong);
+    if (!o) {
+        if (!wrong) replyLongLong(c, 0);
+        return;
+    }
+    if (!byScore) {
+        replyLongLong(c, (long long)zsetTrimToLen(c, o, key, maxlen, highest, 1));
+        return;
+    }
+    Range r = {.type = RANGE_SCORE};
+    if (below) r.score = (zrangespec){.min = -INFINITY, .max = bound, .minex = 0, .maxex = 1};
+    else r.score = (zrangespec){.min = bound, .max = INFINITY, .minex = 1, .maxex = 0};
+    unsigned long first = 0, last = 0;
+    unsigned long count = rangeRanks(o, &r, &first, &last);
+    if (count) {
+        zsetDeleteRanks(o, first, last);
+        char num[64];
+        num[0] = '(';
+        int nlen = snprintf(num + 1, sizeof(num) - 1, "%.17g", bound) + 1;
+        EffectArg args[4] = {EA_STR("ZREMRANGEBYSCORE"), EA_SDS(key),
+                             below ? EA_STR("-inf") : EA_BUF(num, (size_t)nlen),
+                             below ? EA_BUF(num, (size_t)nlen) : EA_STR("+inf")};
+        effectsRewrite(4, args);
+        signalModifiedKey(c, c->db, key, sdsLen(key));
+        notifyZset(c->db, "zremrangebyscore", key, sdsLen(key));
+        deleteIfEmpty(c->db, o, key, sdsLen(key));
+        serverIncrDirty((long long)count);
+    }
+    replyLongLong(c, (long long)count);
 }
 
 static void zremrangebyrankCommand(Client *c) { zremrangeGeneric(c, RANGE_RANK); }
@@ -1715,6 +1863,7 @@ Command zsetCommands[] = {
     {.name = "zrangebylex", .proc = zrangebylexCommand},
     {.name = "zrevrangebylex", .proc = zrevrangebylexCommand},
     {.name = "zrevrange", .proc = zrevrangeCommand},
+    {.name = "ztrim", .proc = ztrimCommand},
     {.name = "zremrangebyrank", .proc = zremrangebyrankCommand},
     {.name = "zremrangebyscore", .proc = zremrangebyscoreCommand},
     {.name = "zremrangebylex", .proc = zremrangebylexCommand},

@@ -73,10 +73,42 @@ RULE_SETS = [
 ]
 
 
+# Rule sets whose description depends on the whole command set: a
+# category Cairn extends with its own commands (issue 39: ZTRIM in
+# @sortedset, INCRBYBOUND in @string...) tips Redis's describe heuristic
+# (a category is named when it has more matching commands than
+# differing ones) another way.  For these the permissions are compared
+# instead of the text: ACL DRYRUN of every command both servers have.
+DESCRIBED_BY_COMMAND_SET = {53, 54}
+
+
+def same_permissions(pair, user):
+    c, r = pair.conn("admin")["cairn"], pair.conn("admin")["redis"]
+    names = sorted(command_names(c) & command_names(r))
+    checked = 0
+    for name in names:
+        if "|" in name:
+            continue
+        info = run(r, "COMMAND", "INFO", name)[0]
+        arity = info[1]
+        args = ["k"] * (abs(arity) - 1)
+        if info[9]:  # a container: its first subcommand stands for it
+            continue
+        got = run(c, "ACL", "DRYRUN", user, name, *args)
+        want = run(r, "ACL", "DRYRUN", user, name, *args)
+        assert got == want, (user, name, got, want)
+        checked += 1
+    assert checked > 150
+
+
 def test_setuser_rules_as_redis(pair):
     for i, rules in enumerate(RULE_SETS):
         name = "u%d" % i
         pair.both("admin", "ACL", "SETUSER", name, *rules)
+        if i in DESCRIBED_BY_COMMAND_SET:
+            same_permissions(pair, name)
+            pair.both("admin", "ACL", "DELUSER", name)  # keeps ACL LIST below comparable
+            continue
         pair.both("admin", "ACL", "GETUSER", name)
     pair.both("admin", "ACL", "LIST")
     pair.both("admin", "ACL", "USERS")
