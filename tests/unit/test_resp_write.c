@@ -181,10 +181,11 @@ static void test_command_lengths(void **state) {
     (void)state;
     static const size_t sizes[] = {0, 1, 9, 10, 99, 100, 999, 1000, 9999, 10000, 99999, 100000, 123457};
     enum { NSIZES = sizeof(sizes) / sizeof(sizes[0]) };
-    char *bytes = malloc(123457);
+    enum { MAXLEN = 123457, MAXARGC = 120 }; /* argument j starts at bytes + j */
+    char *bytes = malloc(MAXLEN + MAXARGC);
     assert_non_null(bytes);
-    for (size_t i = 0; i < 123457; i++) bytes[i] = (char)(i * 7);
-    for (int argc = 1; argc <= 120; argc += 17) {
+    for (size_t i = 0; i < MAXLEN + MAXARGC; i++) bytes[i] = (char)(i * 7);
+    for (int argc = 1; argc <= MAXARGC; argc += 17) {
         sds *argv = malloc(sizeof(sds) * (size_t)argc);
         const char **ptrs = malloc(sizeof(char *) * (size_t)argc);
         size_t *lens = malloc(sizeof(size_t) * (size_t)argc);
