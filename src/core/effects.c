@@ -21,6 +21,7 @@
 #include "core/log.h"
 #include "ds/alloc.h"
 #include "ds/util.h"
+#include "proto/resp_write.h"
 
 int effectsOn;
 
@@ -286,41 +287,21 @@ void effectsRelease(void) {
     flushUnit();
 }
 
-/* --- RESP encoding (AOF and replication write the same bytes) --- */
-
-static sds catHeader(sds buf, char type, long long n) {
-    char tmp[32];
-    tmp[0] = type;
-    int l = longLongToString(tmp + 1, sizeof(tmp) - 3, n);
-    tmp[1 + l] = '\r';
-    tmp[2 + l] = '\n';
-    return sdsCatLen(buf, tmp, (size_t)l + 3);
-}
-
-static sds catCommand(sds buf, int argc, const sds *argv) {
-    buf = catHeader(buf, '*', argc);
-    for (int i = 0; i < argc; i++) {
-        buf = catHeader(buf, '$', (long long)sdsLen(argv[i]));
-        buf = sdsCatLen(buf, argv[i], sdsLen(argv[i]));
-        buf = sdsCatLen(buf, "\r\n", 2);
-    }
-    return buf;
-}
+/* --- RESP encoding (AOF and replication write the same bytes, through
+ * proto's one encoder of a command) --- */
 
 sds effectsAppendResp(sds buf, int *selectedDb, const Effect *ops, int count, int target) {
     for (int i = 0; i < count; i++) {
         const Effect *e = &ops[i];
         if (!(e->target & target)) continue;
         if (e->dbid >= 0 && e->dbid != *selectedDb) {
-            char db[32];
-            int l = longLongToString(db, sizeof(db), e->dbid);
-            sds sel[2] = {sdsNew("SELECT"), sdsNewLen(db, (size_t)l)};
-            buf = catCommand(buf, 2, sel);
-            sdsFree(sel[0]);
-            sdsFree(sel[1]);
+            char db[UTIL_LONG_STR_SIZE];
+            const char *sel[2] = {"SELECT", db};
+            size_t lens[2] = {6, (size_t)longLongToString(db, sizeof(db), e->dbid)};
+            buf = respCatCommandLen(buf, 2, sel, lens);
             *selectedDb = e->dbid;
         }
-        buf = catCommand(buf, e->argc, e->argv);
+        buf = respCatCommand(buf, e->argc, e->argv);
     }
     return buf;
 }

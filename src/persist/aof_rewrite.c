@@ -27,6 +27,7 @@
 #include "ds/util.h"
 #include "persist/aof_int.h"
 #include "persist/persist.h"
+#include "proto/resp_write.h"
 #include "script/function.h"
 #include "types/hash.h"
 #include "types/list.h"
@@ -69,24 +70,24 @@ static void flushBuf(Writer *w) {
     sdsClear(w->buf);
 }
 
-static void bulk(Writer *w, const void *p, size_t len) {
-    w->buf = sdsCatPrintf(w->buf, "$%zu\r\n", len);
-    w->buf = sdsCatLen(w->buf, p, len);
-    w->buf = sdsCatLen(w->buf, "\r\n", 2);
-}
+/* The pieces of a command, through proto's encoder (resp_write.h). */
+static void header(Writer *w, long long argc) { w->buf = respCatHeader(w->buf, '*', (unsigned long long)argc); }
 
-static void bulkNum(Writer *w, long long v) {
-    char tmp[32];
-    int l = longLongToString(tmp, sizeof(tmp), v);
-    bulk(w, tmp, (size_t)l);
+static void bulk(Writer *w, const void *p, size_t len) { w->buf = respCatBulk(w->buf, p, len); }
+
+static void bulkNum(Writer *w, long long v) { w->buf = respCatBulkLongLong(w->buf, v); }
+
+/* The header and the first argument, a command name. */
+static void command(Writer *w, long long argc, const char *name) {
+    header(w, argc);
+    bulk(w, name, strlen(name));
 }
 
 /* Starts a command for the next element when the current one is full. */
 static void element(Writer *w) {
     if (w->inCmd == 0) {
         long long n = w->left < ITEMS_PER_CMD ? w->left : ITEMS_PER_CMD;
-        w->buf = sdsCatPrintf(w->buf, "*%lld\r\n", 2 + n * w->perElement);
-        bulk(w, w->cmd, strlen(w->cmd));
+        command(w, 2 + n * w->perElement, w->cmd);
         bulk(w, kvKey(w->key), kvKeyLen(w->key));
     }
     w->inCmd++;
@@ -160,8 +161,7 @@ static void writeStream(Writer *w, const kvobj *o) {
         StreamID id;
         long long nf;
         while (streamIterNext(&it, &id, &nf)) {
-            w->buf = sdsCatPrintf(w->buf, "*%lld\r\n", 3 + nf * 2);
-            bulk(w, "XADD", 4);
+            command(w, 3 + nf * 2, "XADD");
             bulkKey(w, o);
             bulkID(w, &id);
             while (nf--) {
@@ -174,11 +174,15 @@ static void writeStream(Writer *w, const kvobj *o) {
             if (sdsLen(w->buf) >= FLUSH_BYTES) flushBuf(w);
         }
     } else {
-        w->buf = sdsCat(w->buf, "*7\r\n$4\r\nXADD\r\n");
+        command(w, 7, "XADD");
         bulkKey(w, o);
-        w->buf = sdsCat(w->buf, "$6\r\nMAXLEN\r\n$1\r\n0\r\n$3\r\n0-1\r\n$1\r\nx\r\n$1\r\ny\r\n");
+        bulk(w, "MAXLEN", 6);
+        bulk(w, "0", 1);
+        bulk(w, "0-1", 3);
+        bulk(w, "x", 1);
+        bulk(w, "y", 1);
     }
-    w->buf = sdsCat(w->buf, "*7\r\n$6\r\nXSETID\r\n");
+    command(w, 7, "XSETID");
     bulkKey(w, o);
     bulkID(w, &s->lastId);
     bulk(w, "ENTRIESADDED", 12);
@@ -190,7 +194,8 @@ static void writeStream(Writer *w, const kvobj *o) {
         size_t glen;
         const unsigned char *gname = omapKey(g, &glen);
         StreamCG *cg = omapValue(g);
-        w->buf = sdsCat(w->buf, "*7\r\n$6\r\nXGROUP\r\n$6\r\nCREATE\r\n");
+        command(w, 7, "XGROUP");
+        bulk(w, "CREATE", 6);
         bulkKey(w, o);
         bulk(w, gname, glen);
         bulkID(w, &cg->lastId);
@@ -199,7 +204,8 @@ static void writeStream(Writer *w, const kvobj *o) {
         for (OmapNode *cn = omapFirst(cg->consumers); cn; cn = omapNext(cn)) {
             StreamConsumer *c = omapValue(cn);
             if (omapSize(c->pel) == 0) {
-                w->buf = sdsCat(w->buf, "*5\r\n$6\r\nXGROUP\r\n$14\r\nCREATECONSUMER\r\n");
+                command(w, 5, "XGROUP");
+                bulk(w, "CREATECONSUMER", 14);
                 bulkKey(w, o);
                 bulk(w, gname, glen);
                 bulk(w, c->name, sdsLen(c->name));
@@ -210,7 +216,7 @@ static void writeStream(Writer *w, const kvobj *o) {
                 StreamID id;
                 streamDecodeID(omapKey(p, &klen), &id);
                 StreamNACK *nack = omapValue(p);
-                w->buf = sdsCat(w->buf, "*12\r\n$6\r\nXCLAIM\r\n");
+                command(w, 12, "XCLAIM");
                 bulkKey(w, o);
                 bulk(w, gname, glen);
                 bulk(w, c->name, sdsLen(c->name));
@@ -234,7 +240,7 @@ static void writeKey(Writer *w, const kvobj *o) {
         char tmp[32];
         size_t len;
         const char *p = kvStringBytes(o, tmp, &len);
-        w->buf = sdsCat(w->buf, "*3\r\n$3\r\nSET\r\n");
+        command(w, 3, "SET");
         bulk(w, kvKey(o), kvKeyLen(o));
         bulk(w, p, len);
         break;
@@ -266,7 +272,7 @@ static void writeKey(Writer *w, const kvobj *o) {
     }
     long long when = kvExpire(o);
     if (when != -1) {
-        w->buf = sdsCat(w->buf, "*3\r\n$9\r\nPEXPIREAT\r\n");
+        command(w, 3, "PEXPIREAT");
         bulk(w, kvKey(o), kvKeyLen(o));
         bulkNum(w, when);
     }
@@ -282,7 +288,8 @@ static void writeFunctions(Writer *w) {
         pos++; /* the opcode */
         sds code;
         if (rdbDecodeString((const unsigned char *)recs, len, &pos, &code) < 0) break;
-        w->buf = sdsCat(w->buf, "*3\r\n$8\r\nFUNCTION\r\n$4\r\nLOAD\r\n");
+        command(w, 3, "FUNCTION");
+        bulk(w, "LOAD", 4);
         bulk(w, code, sdsLen(code));
         sdsFree(code);
     }
@@ -302,7 +309,7 @@ int aofWriteCommandsBase(const char *path) {
     for (int j = 0; j < server.cfg.databases && !w.failed; j++) {
         Db *db = &server.db[j];
         if (htabSize(&db->keys) == 0) continue;
-        w.buf = sdsCat(w.buf, "*2\r\n$6\r\nSELECT\r\n");
+        command(&w, 2, "SELECT");
         bulkNum(&w, j);
         HtabIter it;
         htabIterInit(&it, &db->keys);

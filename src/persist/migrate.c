@@ -40,6 +40,7 @@
 #include "ds/util.h"
 #include "persist/persist.h"
 #include "persist/rdb.h"
+#include "proto/resp_write.h"
 
 #define MIGRATE_CACHE_MAX 64
 #define MIGRATE_CACHE_TTL 10 /* seconds */
@@ -258,18 +259,6 @@ static int migrateArgsOrReply(Client *c, MigrateArgs *a) {
     return 0;
 }
 
-static sds bulk(sds out, const char *p, size_t len) {
-    out = sdsCatPrintf(out, "$%zu\r\n", len);
-    out = sdsCatLen(out, p, len);
-    return sdsCatLen(out, "\r\n", 2);
-}
-
-static sds bulkNum(sds out, long long v) {
-    char buf[32];
-    int n = longLongToString(buf, sizeof(buf), v);
-    return bulk(out, buf, (size_t)n);
-}
-
 /* Deletes a migrated key here, as DEL would (lazyfree-lazy-server-del). */
 static void deleteMigrated(Client *c, sds key) {
     kvobj *old = dbUnlink(c->db, key, sdsLen(key));
@@ -310,16 +299,22 @@ try_again:;
     }
     sds out = sdsEmpty();
     if (a.password) {
-        out = sdsCatPrintf(out, "*%d\r\n", a.user ? 3 : 2);
-        out = bulk(out, "AUTH", 4);
-        if (a.user) out = bulk(out, a.user, sdsLen(a.user));
-        out = bulk(out, a.password, sdsLen(a.password)); /* whole, NUL bytes included */
+        const char *auth[3] = {"AUTH"};
+        size_t lens[3] = {4};
+        int na = 1;
+        if (a.user) {
+            auth[na] = a.user;
+            lens[na++] = sdsLen(a.user);
+        }
+        auth[na] = a.password;
+        lens[na++] = sdsLen(a.password); /* whole, NUL bytes included */
+        out = respCatCommandLen(out, na, auth, lens);
     }
     int select = m->lastDb != a.db;
     if (select) {
-        out = sdsCat(out, "*2\r\n");
-        out = bulk(out, "SELECT", 6);
-        out = bulkNum(out, a.db);
+        out = respCatHeader(out, '*', 2);
+        out = respCatBulk(out, "SELECT", 6);
+        out = respCatBulkLongLong(out, a.db);
     }
     /* Keys that expired since the lookup are left out. */
     int live = 0;
@@ -333,14 +328,13 @@ try_again:;
             if (ttl < 1) ttl = 1;
         }
         keys[live++] = keys[j];
-        out = sdsCatPrintf(out, "*%d\r\n", a.replace ? 5 : 4);
-        out = bulk(out, "RESTORE", 7);
-        out = bulk(out, keys[j], sdsLen(keys[j]));
-        out = bulkNum(out, ttl);
         sds payload = rdbDumpValue(o);
-        out = bulk(out, payload, sdsLen(payload));
+        char ttlText[UTIL_LONG_STR_SIZE];
+        const char *restore[5] = {"RESTORE", keys[j], ttlText, payload, "REPLACE"};
+        size_t lens[5] = {7, sdsLen(keys[j]), (size_t)longLongToString(ttlText, sizeof(ttlText), ttl),
+                          sdsLen(payload), 7};
+        out = respCatCommandLen(out, a.replace ? 5 : 4, restore, lens);
         sdsFree(payload);
-        if (a.replace) out = bulk(out, "REPLACE", 7);
     }
     n = live;
     errno = 0;

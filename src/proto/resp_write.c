@@ -1,6 +1,10 @@
 /* resp_write.c -- the RESP2/RESP3 reply encoder (see resp_write.h): the
- * items not inlined in the header, and the sds helpers that pre-encode
- * messages. */
+ * items not inlined in the header, the sds helpers that pre-encode
+ * messages, and the encoder of a command as RESP.
+ *
+ * respCatCommand* size the whole command first and grow the string once
+ * (the AOF and the replication stream call it for every write command), so
+ * they write exactly the bytes respCatHeader + respCatBulk would. */
 #include "proto/resp_write.h"
 
 #include <math.h>
@@ -53,4 +57,43 @@ sds respCatBulk(sds s, const char *p, size_t len) {
     s = respCatHeader(s, '$', len);
     s = sdsCatLen(s, p, len);
     return sdsCatLen(s, "\r\n", 2);
+}
+
+sds respCatBulkLongLong(sds s, long long v) {
+    char tmp[UTIL_LONG_STR_SIZE];
+    int len = longLongToString(tmp, sizeof(tmp), v);
+    return respCatBulk(s, tmp, (size_t)len);
+}
+
+/* Bytes of "<prefix><n>\r\n" for n >= 0. */
+static inline size_t headerLen(size_t n) { return (n < 10 ? 1 : n < 100 ? 2 : digits10(n)) + 3; }
+
+sds respCatCommand(sds s, int argc, const sds *argv) {
+    size_t need = headerLen((size_t)argc);
+    for (int i = 0; i < argc; i++) {
+        size_t len = sdsLen(argv[i]);
+        need += headerLen(len) + len + 2;
+    }
+    size_t cur = sdsLen(s);
+    s = sdsMakeRoomFor(s, need);
+    char *p = s + cur;
+    p += respWriteHeader(p, '*', argc);
+    for (int i = 0; i < argc; i++) p += respWriteBulk(p, argv[i], sdsLen(argv[i]));
+    sdsSetLen(s, cur + need);
+    return s;
+}
+
+sds respCatCommandLen(sds s, int argc, const char *const *argv, const size_t *lens) {
+    size_t need = headerLen((size_t)argc);
+    for (int i = 0; i < argc; i++) {
+        size_t len = lens ? lens[i] : strlen(argv[i]);
+        need += headerLen(len) + len + 2;
+    }
+    size_t cur = sdsLen(s);
+    s = sdsMakeRoomFor(s, need);
+    char *p = s + cur;
+    p += respWriteHeader(p, '*', argc);
+    for (int i = 0; i < argc; i++) p += respWriteBulk(p, argv[i], lens ? lens[i] : strlen(argv[i]));
+    sdsSetLen(s, cur + need);
+    return s;
 }

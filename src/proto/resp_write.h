@@ -23,7 +23,16 @@
  * The functions write into a caller's buffer of the stated room and return
  * the number of bytes written; the ones on every request's path are inline.
  * The reply API (core/reply.c) puts these bytes into a client's buffers;
- * the sds helpers at the end build pre-encoded messages (pub/sub). */
+ * the sds helpers at the end build pre-encoded messages (pub/sub).
+ *
+ * A command as RESP -- what the AOF, the replication stream, MIGRATE and a
+ * replica's handshake carry -- is an array of bulk strings:
+ *   *<argc>\r\n then per argument $<len>\r\n<bytes>\r\n
+ * respCatCommand / respCatCommandLen append a whole one; a writer that
+ * streams a long command piece by piece (AOF rewrite) uses respCatHeader
+ * ('*', argc) and then respCatBulk / respCatBulkLongLong per argument.
+ * These are the only encoders of a command in src/; lengths are decimal
+ * without sign or leading zeros, arguments are binary-safe. */
 #ifndef CAIRN_RESP_WRITE_H
 #define CAIRN_RESP_WRITE_H
 
@@ -107,5 +116,13 @@ size_t respWriteVerbatimHeader(char *dst, int resp, size_t len, const char *ext)
 sds respCatHeader(sds s, char type, unsigned long long n) SDS_MUST_USE;
 /* Append p[0..len) as a bulk string: "$<len>\r\n<bytes>\r\n". */
 sds respCatBulk(sds s, const char *p, size_t len) SDS_MUST_USE;
+/* Append v's decimal text (as longLongToString writes it) as a bulk. */
+sds respCatBulkLongLong(sds s, long long v) SDS_MUST_USE;
+/* Append a command: "*<argc>\r\n" and argv[0..argc) as bulks (sds
+ * strings, binary-safe).  argc >= 0.  Grows s once. */
+sds respCatCommand(sds s, int argc, const sds *argv) SDS_MUST_USE;
+/* The same for arguments given as pointers: argument i is argv[i][0..
+ * lens[i]), or the C string argv[i] when lens is NULL. */
+sds respCatCommandLen(sds s, int argc, const char *const *argv, const size_t *lens) SDS_MUST_USE;
 
 #endif

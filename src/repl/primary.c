@@ -37,6 +37,7 @@
 #include "ds/util.h"
 #include "persist/persist.h"
 #include "persist/rdb.h"
+#include "proto/resp_write.h"
 #include "repl/repl.h"
 #include "repl/repl_int.h"
 
@@ -727,10 +728,17 @@ static void serveWaiters(void) {
 
 /* --- liveness --- */
 
+/* Feeds the stream a command of the primary's own (C-string arguments). */
+static void feedCommand(int argc, const char *const *argv) {
+    sds s = respCatCommandLen(sdsEmpty(), argc, argv, NULL);
+    replFeedStream(s, sdsLen(s));
+    sdsFree(s);
+}
+
 void primaryBeforeSleep(void) {
     if (repl.getackPending && !server.isReplica && repl.nreplicas) {
-        static const char getack[] = "*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n";
-        replFeedStream(getack, sizeof(getack) - 1);
+        static const char *const getack[3] = {"REPLCONF", "GETACK", "*"};
+        feedCommand(3, getack);
     }
     repl.getackPending = 0;
     replPumpAll();
@@ -779,8 +787,8 @@ void primaryCron(int everySecond) {
     /* PING the replicas now and then, so they can tell a dead link. */
     if (!server.isReplica && repl.nreplicas && loops % server.cfg.replPingReplicaPeriod == 0 &&
         failoverState() == FAILOVER_NONE && !server.expiryPaused) {
-        static const char ping[] = "*1\r\n$4\r\nPING\r\n";
-        replFeedStream(ping, sizeof(ping) - 1);
+        static const char *const ping[1] = {"PING"};
+        feedCommand(1, ping);
     }
     for (int i = 0; i < repl.nreplicas; i++) {
         Client *c = repl.replicas[i];

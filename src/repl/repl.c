@@ -28,6 +28,7 @@
 #include "ds/alloc.h"
 #include "ds/rand.h"
 #include "persist/rdb.h"
+#include "proto/resp_write.h"
 #include "script/script.h"
 #include "repl/repl.h"
 #include "repl/repl_int.h"
@@ -560,15 +561,15 @@ static int loadDelsDb = -1;
 static void collectExpired(int dbid, const char *key, size_t len) {
     if (!loadDels) loadDels = sdsEmpty();
     if (dbid != loadDelsDb) {
-        char num[16];
-        int n = snprintf(num, sizeof(num), "%d", dbid);
-        loadDels = sdsCatPrintf(loadDels, "*2\r\n$6\r\nSELECT\r\n$%d\r\n%s\r\n", n, num);
+        char num[UTIL_LONG_STR_SIZE];
+        const char *sel[2] = {"SELECT", num};
+        size_t lens[2] = {6, (size_t)longLongToString(num, sizeof(num), dbid)};
+        loadDels = respCatCommandLen(loadDels, 2, sel, lens);
         loadDelsDb = dbid;
     }
-    const char *cmd = server.cfg.lazyfreeLazyExpire ? "UNLINK" : "DEL";
-    loadDels = sdsCatPrintf(loadDels, "*2\r\n$%zu\r\n%s\r\n$%zu\r\n", strlen(cmd), cmd, len);
-    loadDels = sdsCatLen(loadDels, key, len);
-    loadDels = sdsCatLen(loadDels, "\r\n", 2);
+    const char *del[2] = {server.cfg.lazyfreeLazyExpire ? "UNLINK" : "DEL", key};
+    size_t lens[2] = {strlen(del[0]), len};
+    loadDels = respCatCommandLen(loadDels, 2, del, lens);
 }
 
 /* A primary restarted from its own snapshot (appendonly off, as Redis

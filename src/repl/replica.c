@@ -37,6 +37,7 @@
 #include "persist/aof.h"
 #include "persist/persist.h"
 #include "persist/rdb.h"
+#include "proto/resp_write.h"
 #include "repl/repl.h"
 #include "repl/repl_int.h"
 #include "script/function.h"
@@ -88,8 +89,7 @@ static void linkFailed(const char *why) {
 }
 
 static int sendCommand(int fd, int argc, const char **argv) {
-    sds s = sdsCatPrintf(sdsEmpty(), "*%d\r\n", argc);
-    for (int i = 0; i < argc; i++) s = sdsCatPrintf(s, "$%zu\r\n%s\r\n", strlen(argv[i]), argv[i]);
+    sds s = respCatCommandLen(sdsEmpty(), argc, argv, NULL);
     ssize_t n = write(fd, s, sdsLen(s));
     int ok = n == (ssize_t)sdsLen(s);
     sdsFree(s);
@@ -153,12 +153,16 @@ static void sendHandshake(void) {
     if (server.cfg.masterauth) {
         /* masterauth is binary (an sds that may hold NUL bytes): sent whole. */
         const sds pass = server.cfg.masterauth;
-        sds s = server.cfg.masteruser ? sdsCatPrintf(sdsEmpty(), "*3\r\n$4\r\nAUTH\r\n$%zu\r\n%s\r\n",
-                                                     strlen(server.cfg.masteruser), server.cfg.masteruser)
-                                      : sdsNew("*2\r\n$4\r\nAUTH\r\n");
-        s = sdsCatPrintf(s, "$%zu\r\n", sdsLen(pass));
-        s = sdsCatLen(s, pass, sdsLen(pass));
-        s = sdsCat(s, "\r\n");
+        const char *auth[3] = {"AUTH"};
+        size_t lens[3] = {4};
+        int na = 1;
+        if (server.cfg.masteruser) {
+            auth[na] = server.cfg.masteruser;
+            lens[na++] = strlen(server.cfg.masteruser);
+        }
+        auth[na] = pass;
+        lens[na++] = sdsLen(pass);
+        sds s = respCatCommandLen(sdsEmpty(), na, auth, lens);
         if (write(fd, s, sdsLen(s)) != (ssize_t)sdsLen(s)) rc = -1;
         sdsFree(s);
     }
@@ -384,13 +388,15 @@ static void masterReadable(EventLoop *loop, int fd, void *data, int mask) {
 void replicaSendAck(void) {
     Client *c = repl.master;
     if (!c) return;
-    char off[32], buf[96];
-    int ol = snprintf(off, sizeof(off), "%lld", repl.offset);
-    int n = snprintf(buf, sizeof(buf), "*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$%d\r\n%s\r\n", ol, off);
+    char off[UTIL_LONG_STR_SIZE];
+    const char *ack[3] = {"REPLCONF", "ACK", off};
+    size_t lens[3] = {8, 3, (size_t)longLongToString(off, sizeof(off), repl.offset)};
+    sds buf = respCatCommandLen(sdsEmpty(), 3, ack, lens);
     unsigned saved = c->flags & (CLIENT_REPLY_OFF | CLIENT_REPLY_SINK);
     c->flags &= ~(CLIENT_REPLY_OFF | CLIENT_REPLY_SINK);
-    replyRaw(c, buf, (size_t)n);
+    replyRaw(c, buf, sdsLen(buf));
     c->flags |= saved;
+    sdsFree(buf);
 }
 
 /* --- full sync --- */

@@ -1,13 +1,15 @@
 /* test_resp_write.c -- unit tests for src/proto/resp_write.c: every reply
  * item in RESP2 and RESP3, as redis-server 7.0.15 writes it (the bytes were
  * checked against it with HELLO 2 / HELLO 3 over raw sockets: ZSCORE for
- * doubles, DEBUG PROTOCOL for the RESP3 types, HGETALL for maps). */
+ * doubles, DEBUG PROTOCOL for the RESP3 types, HGETALL for maps); and the
+ * encoder of a command (what the AOF and the replication stream hold). */
 #include <limits.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -132,12 +134,95 @@ static void test_sds_helpers(void **state) {
     sdsFree(s);
 }
 
+static void test_bulk_long_long(void **state) {
+    (void)state;
+    sds s = respCatBulkLongLong(sdsEmpty(), 0);
+    s = respCatBulkLongLong(s, -1);
+    s = respCatBulkLongLong(s, 1234567890123LL);
+    assert_string_equal(s, "$1\r\n0\r\n$2\r\n-1\r\n$13\r\n1234567890123\r\n");
+    sdsClear(s);
+    s = respCatBulkLongLong(s, LLONG_MIN);
+    assert_string_equal(s, "$20\r\n-9223372036854775808\r\n");
+    sdsFree(s);
+}
+
+/* A command is appended after what the string holds, byte for byte as a
+ * replica or the AOF loader reads it. */
+static void test_command(void **state) {
+    (void)state;
+    sds argv[3] = {sdsNew("SET"), sdsNewLen("k\0y", 3), sdsEmpty()};
+    sds s = respCatCommand(sdsNew("#"), 3, argv);
+    const char want[] = "#*3\r\n$3\r\nSET\r\n$3\r\nk\0y\r\n$0\r\n\r\n";
+    assert_int_equal(sdsLen(s), sizeof(want) - 1);
+    assert_memory_equal(s, want, sizeof(want) - 1);
+    assert_int_equal(s[sdsLen(s)], '\0');
+    s = respCatCommand(s, 0, NULL);
+    assert_int_equal(sdsLen(s), sizeof(want) - 1 + 4);
+    assert_memory_equal(s + sizeof(want) - 1, "*0\r\n", 4);
+    sdsFree(s);
+
+    const char *sel[2] = {"SELECT", "12"};
+    s = respCatCommandLen(sdsEmpty(), 2, sel, NULL);
+    assert_string_equal(s, "*2\r\n$6\r\nSELECT\r\n$2\r\n12\r\n");
+    const char *auth[2] = {"AUTH", "p\0w"};
+    size_t lens[2] = {4, 3};
+    s = respCatCommandLen(s, 2, auth, lens);
+    const char want2[] = "*2\r\n$6\r\nSELECT\r\n$2\r\n12\r\n*2\r\n$4\r\nAUTH\r\n$3\r\np\0w\r\n";
+    assert_int_equal(sdsLen(s), sizeof(want2) - 1);
+    assert_memory_equal(s, want2, sizeof(want2) - 1);
+    sdsFree(s);
+    for (int i = 0; i < 3; i++) sdsFree(argv[i]);
+}
+
+/* Every length class of a header (1 to 6 digits, both sides of each power
+ * of ten) and argument counts past 9 and 99: the sized one-growth writers
+ * agree with the piecewise ones. */
+static void test_command_lengths(void **state) {
+    (void)state;
+    static const size_t sizes[] = {0, 1, 9, 10, 99, 100, 999, 1000, 9999, 10000, 99999, 100000, 123457};
+    enum { NSIZES = sizeof(sizes) / sizeof(sizes[0]) };
+    enum { MAXLEN = 123457, MAXARGC = 120 }; /* argument j starts at bytes + j */
+    char *bytes = malloc(MAXLEN + MAXARGC);
+    assert_non_null(bytes);
+    for (size_t i = 0; i < MAXLEN + MAXARGC; i++) bytes[i] = (char)(i * 7);
+    for (int argc = 1; argc <= MAXARGC; argc += 17) {
+        sds *argv = malloc(sizeof(sds) * (size_t)argc);
+        const char **ptrs = malloc(sizeof(char *) * (size_t)argc);
+        size_t *lens = malloc(sizeof(size_t) * (size_t)argc);
+        assert_true(argv && ptrs && lens);
+        sds want = respCatHeader(sdsNew("prefix"), '*', (unsigned long long)argc);
+        for (int j = 0; j < argc; j++) {
+            size_t len = sizes[(j + argc) % NSIZES];
+            argv[j] = sdsNewLen(bytes + j, len);
+            ptrs[j] = bytes + j;
+            lens[j] = len;
+            want = respCatBulk(want, bytes + j, len);
+        }
+        sds got = respCatCommand(sdsNew("prefix"), argc, argv);
+        assert_int_equal(sdsLen(got), sdsLen(want));
+        assert_memory_equal(got, want, sdsLen(want));
+        sds got2 = respCatCommandLen(sdsNew("prefix"), argc, ptrs, lens);
+        assert_int_equal(sdsLen(got2), sdsLen(want));
+        assert_memory_equal(got2, want, sdsLen(want));
+        for (int j = 0; j < argc; j++) sdsFree(argv[j]);
+        sdsFree(got);
+        sdsFree(got2);
+        sdsFree(want);
+        free(argv);
+        free(ptrs);
+        free(lens);
+    }
+    free(bytes);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_header),          cmocka_unit_test(test_integer),
         cmocka_unit_test(test_aggregates),      cmocka_unit_test(test_null_and_boolean),
         cmocka_unit_test(test_bulk),            cmocka_unit_test(test_double),
         cmocka_unit_test(test_big_number_and_verbatim), cmocka_unit_test(test_sds_helpers),
+        cmocka_unit_test(test_bulk_long_long), cmocka_unit_test(test_command),
+        cmocka_unit_test(test_command_lengths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
