@@ -29,6 +29,7 @@
 #include "core/client.h"
 #include "core/log.h"
 #include "core/server.h"
+#include "ds/alloc.h"
 
 /* --- a signal-safe log writer --- */
 
@@ -375,6 +376,18 @@ static unsigned long memtestMapsLine(const char *line, const void *avoid1, const
 static void logMemoryTest(void) {
     if (!server.cfg.crashMemcheckEnabled) return;
     crashRaw("\n------ FAST MEMORY TEST ------\n");
+    /* The test writes patterns into every anonymous page, so no other
+     * thread may run meanwhile: jemalloc's background threads (which block
+     * every signal) are stopped first, as Redis stops its own threads before
+     * its test.  Should that hang (a crash inside the allocator), an alarm
+     * under its default action ends the process. */
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof(dfl));
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(SIGALRM, &dfl, NULL);
+    alarm(30);
+    xmallocSetBackgroundThread(0);
     static char buf[8192];
     char line[512];
     unsigned long errors = 0;

@@ -180,10 +180,14 @@ def test_unauthenticated_query_buffer_is_capped(start_server):
     # in the socket; an unauthenticated one that keeps sending is closed at
     # 1 MB of query buffer.  (Redis 7.0.15 has no such cap: its query buffer
     # grows to client-query-buffer-limit; newer Redis caps it at 1 MB.)
-    srv = start_server(requirepass="foobar")
+    srv = start_server(requirepass="foobar", enable_debug_command="yes")
     if not is_cairn(srv, password="foobar"):
         pytest.skip("Redis 7.0.15 does not cap an unauthenticated query buffer")
     admin = srv.client(password="foobar")
+    # Reply buffers keep their 16 KB (an idle one shrinks to 1 KB, and the
+    # -NOAUTH replies would then pass the unauthenticated 1 KB cap before
+    # the socket fills)
+    admin.execute_command("DEBUG", "REPLYBUFFER", "RESIZING", "0")
     s = small_rcvbuf_conn(srv)
     try:
         wait_reply_backlog(admin, s, "rejected_calls")
