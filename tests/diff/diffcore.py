@@ -8,21 +8,24 @@ runner instead of being sent verbatim:
 Replies are compared byte for byte, except for commands with a normalizer
 (see NORMALIZERS) whose replies are legitimately nondeterministic.
 """
+import importlib.util
 import os
 import socket
+
+# The RESP helpers shared with tests/integration (loaded by path, as
+# gen_scripts.py loads script_seeds.py: tests/diff is not on its sys.path).
+_spec = importlib.util.spec_from_file_location(
+    "cairn_resphelp", os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                   "integration", "resphelp.py"))
+_resp = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_resp)
+encode, encode_all = _resp.encode, _resp.encode_all
 
 BATCH = 64
 
 
 class ProtocolError(Exception):
     pass
-
-
-def encode(cmd):
-    out = [b"*%d\r\n" % len(cmd)]
-    for a in cmd:
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
 
 
 def parse(buf, pos=0):
@@ -134,7 +137,7 @@ class Conn:
         return out
 
     def call(self, *cmd):
-        self.sock.sendall(encode(cmd))
+        self.sock.sendall(encode(*cmd))
         return self.read_replies(1)[0]
 
     def run_batch(self, cmds):
@@ -144,7 +147,7 @@ class Conn:
 
         def flush():
             if pending:
-                self.sock.sendall(b"".join(encode(c) for c in pending))
+                self.sock.sendall(encode_all(pending))
                 out.extend(self.read_replies(len(pending)))
                 pending.clear()
 

@@ -3,16 +3,7 @@ connections (replies compared as bytes) and a wait for a client to block."""
 import socket
 import time
 
-
-def encode(args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        if isinstance(a, int):
-            a = str(a)
-        if isinstance(a, str):
-            a = a.encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
+from resphelp import encode, encode_all  # noqa: F401 (encode re-exported)
 
 
 def reply_end(buf, i):
@@ -47,7 +38,7 @@ class Conn:
             self.run([["HELLO", "3"]])
 
     def send(self, *cmds):
-        self.sock.sendall(b"".join(encode(c) for c in cmds))
+        self.sock.sendall(encode_all(cmds))
 
     def read(self):
         while True:

@@ -6,17 +6,7 @@ RESP values with a small parser that knows every RESP2/RESP3 type.
 """
 import re
 
-
-def enc(*args):
-    """One command as a RESP multibulk."""
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        if isinstance(a, int):
-            a = str(a)
-        if isinstance(a, str):
-            a = a.encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
+from resphelp import encode as enc  # noqa: F401 (re-exported)
 
 
 def _value_end(buf, i):

@@ -5,14 +5,7 @@ exact types (RESP3 sets and maps included) are compared, not redis-py's
 post-processed form.  Run with CAIRN_BIN=redis-server to re-check."""
 import pytest
 
-
-def cmd(*args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        if isinstance(a, str):
-            a = a.encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
+from resphelp import encode as cmd
 
 
 class Resp:

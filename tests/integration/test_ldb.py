@@ -11,6 +11,7 @@ import time
 import pytest
 
 from conftest import cairn_bin
+from resphelp import encode as cmd
 
 CLI = "redis-cli"
 
@@ -122,11 +123,6 @@ def test_writes_rolled_back_in_fork_mode_kept_in_sync_mode(server, oracle, tmp_p
 
 # ---------------------------------------------------------------------------
 # Raw RESP
-
-
-def cmd(*args):
-    parts = [a if isinstance(a, bytes) else str(a).encode() for a in args]
-    return b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts)
 
 
 def complete_values(buf):

@@ -15,21 +15,12 @@ import socket
 import pytest
 
 from requires import require_commands
+from resphelp import encode_all
 
 LLONG_MIN = -9223372036854775808
 
 
 # ------------------------------------------------------------ raw helpers
-
-def encode(args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        if isinstance(a, int):
-            a = str(a)
-        if isinstance(a, str):
-            a = a.encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
 
 
 def parse(buf, i=0):
@@ -90,7 +81,7 @@ class Conn:
         out = []
         for k in range(0, len(cmds), batch):
             part = cmds[k:k + batch]
-            self.sock.sendall(b"".join(encode(c) for c in part))
+            self.sock.sendall(encode_all(part))
             out += [self._read() for _ in part]
         return out
 

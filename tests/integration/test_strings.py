@@ -15,6 +15,7 @@ import time
 import pytest
 
 from requires import require_commands
+from resphelp import encode_all
 
 LLONG_MAX = 9223372036854775807
 LLONG_MIN = -9223372036854775808
@@ -23,16 +24,6 @@ FAR_MS = FAR_SEC * 1000
 
 
 # ------------------------------------------------------------ raw helpers
-
-def encode(args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        if isinstance(a, int):
-            a = str(a)
-        if isinstance(a, str):
-            a = a.encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
 
 
 def reply_end(buf, i):
@@ -85,7 +76,7 @@ class Conn:
         out = []
         for k in range(0, len(cmds), batch):
             part = cmds[k:k + batch]
-            self.sock.sendall(b"".join(encode(c) for c in part))
+            self.sock.sendall(encode_all(part))
             out += [self.read_reply() for _ in part]
         return out
 
