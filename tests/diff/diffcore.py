@@ -12,14 +12,22 @@ import importlib.util
 import os
 import socket
 
-# The RESP helpers shared with tests/integration (loaded by path, as
-# gen_scripts.py loads script_seeds.py: tests/diff is not on its sys.path).
-_spec = importlib.util.spec_from_file_location(
-    "cairn_resphelp", os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                   "integration", "resphelp.py"))
-_resp = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_resp)
-encode, encode_all = _resp.encode, _resp.encode_all
+
+def integration_module(name):
+    """tests/integration/<name>.py, loaded by path (as gen_scripts.py loads
+    script_seeds.py: tests/diff is not on sys.path there)."""
+    spec = importlib.util.spec_from_file_location(
+        "cairn_" + name, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                      "integration", name + ".py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+# The helpers shared with tests/integration.
+resphelp = integration_module("resphelp")
+waithelp = integration_module("waithelp")
+encode, encode_all = resphelp.encode, resphelp.encode_all
 
 BATCH = 64
 

@@ -11,6 +11,7 @@ import time
 
 from pubsub_helpers import call, enc, read_values
 from requires import require_commands
+from waithelp import wait_for as wait_until
 
 
 def inval(*keys):
@@ -46,14 +47,6 @@ def client_id(conn):
 def nothing_pending(conn, sentinel=PONG):
     conn.send(enc("PING"))
     assert read_values(conn, 1) == sentinel
-
-
-def wait_until(cond):
-    for _ in range(500):
-        if cond():
-            return
-        time.sleep(0.01)
-    raise AssertionError("condition never became true")
 
 
 def info_field(srv, section, name):
