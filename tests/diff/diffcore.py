@@ -28,53 +28,10 @@ def integration_module(name):
 resphelp = integration_module("resphelp")
 waithelp = integration_module("waithelp")
 encode, encode_all = resphelp.encode, resphelp.encode_all
+# parse(buf, pos) -> (end, (type, payload)) or None; raises ProtocolError.
+parse, ProtocolError = resphelp.parse, resphelp.ProtocolError
 
 BATCH = 64
-
-
-class ProtocolError(Exception):
-    pass
-
-
-def parse(buf, pos=0):
-    """Parse one RESP2/RESP3 reply at buf[pos:].  Returns (end, value) or None.
-
-    value is a tuple (type_char, payload): payload is bytes for + - $ ( , = #
-    (None for a null bulk), int for ':', list for * ~ > % (None for *-1)."""
-    nl = buf.find(b"\r\n", pos)
-    if nl < 0:
-        return None
-    t = buf[pos:pos + 1]
-    line = buf[pos + 1:nl]
-    p = nl + 2
-    if t in (b"+", b"-", b"(", b",", b"#"):
-        return p, (t, line)
-    if t == b"_":
-        return p, (t, None)
-    if t == b":":
-        return p, (t, int(line))
-    if t in (b"$", b"=", b"!"):
-        n = int(line)
-        if n < 0:
-            return p, (t, None)
-        if len(buf) < p + n + 2:
-            return None
-        return p + n + 2, (t, buf[p:p + n])
-    if t in (b"*", b"~", b">", b"%", b"|"):
-        n = int(line)
-        if n < 0:
-            return p, (t, None)
-        if t in (b"%", b"|"):
-            n *= 2
-        items = []
-        for _ in range(n):
-            r = parse(buf, p)
-            if r is None:
-                return None
-            p, v = r
-            items.append(v)
-        return p, (t, items)
-    raise ProtocolError("bad reply type %r at %r" % (t, buf[pos:pos + 40]))
 
 
 def show(v):

@@ -4,30 +4,7 @@ import socket
 import time
 
 from resphelp import encode, encode_all  # noqa: F401 (encode re-exported)
-
-
-def reply_end(buf, i):
-    """Index just past the reply starting at buf[i], None if incomplete."""
-    nl = buf.find(b"\r\n", i)
-    if nl < 0:
-        return None
-    kind, head, j = buf[i:i + 1], buf[i + 1:nl], nl + 2
-    if kind in (b"+", b"-", b":", b"_", b",", b"#", b"("):
-        return j
-    n = int(head)
-    if kind in (b"$", b"=", b"!"):
-        if n < 0:
-            return j
-        return j + n + 2 if len(buf) >= j + n + 2 else None
-    if n < 0:
-        return j
-    if kind in (b"%", b"|"):
-        n *= 2
-    for _ in range(n):
-        j = reply_end(buf, j)
-        if j is None:
-            return None
-    return j
+from resphelp import value_end as reply_end
 
 
 class Conn:

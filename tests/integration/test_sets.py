@@ -15,44 +15,12 @@ import socket
 import pytest
 
 from requires import require_commands
-from resphelp import encode_all
+from resphelp import encode_all, parse
 
 LLONG_MIN = -9223372036854775808
 
 
 # ------------------------------------------------------------ raw helpers
-
-
-def parse(buf, i=0):
-    """(end, value) of the RESP2/3 reply at buf[i], or None if incomplete.
-    value: (type, payload) with payload a list for aggregates."""
-    nl = buf.find(b"\r\n", i)
-    if nl < 0:
-        return None
-    t, head, j = buf[i:i + 1], buf[i + 1:nl], nl + 2
-    if t in (b"+", b"-", b"_", b",", b"#", b"("):
-        return j, (t, head)
-    if t == b":":
-        return j, (t, int(head))
-    n = int(head)
-    if t in (b"$", b"="):
-        if n < 0:
-            return j, (t, None)
-        if len(buf) < j + n + 2:
-            return None
-        return j + n + 2, (t, buf[j:j + n])
-    if n < 0:
-        return j, (t, None)
-    if t in (b"%", b"|"):
-        n *= 2
-    items = []
-    for _ in range(n):
-        r = parse(buf, j)
-        if r is None:
-            return None
-        j, v = r
-        items.append(v)
-    return j, (t, items)
 
 
 class Conn:

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from requires import require_commands
-from resphelp import encode_all
+from resphelp import encode_all, value_end as reply_end
 
 LLONG_MAX = 9223372036854775807
 LLONG_MIN = -9223372036854775808
@@ -24,31 +24,6 @@ FAR_MS = FAR_SEC * 1000
 
 
 # ------------------------------------------------------------ raw helpers
-
-
-def reply_end(buf, i):
-    """Index just past the RESP2/RESP3 reply starting at buf[i], or None when
-    the buffer does not hold all of it yet."""
-    nl = buf.find(b"\r\n", i)
-    if nl < 0:
-        return None
-    kind, head, j = buf[i:i + 1], buf[i + 1:nl], nl + 2
-    if kind in (b"+", b"-", b":", b"_", b",", b"#", b"("):
-        return j
-    n = int(head)
-    if kind in (b"$", b"=", b"!"):
-        if n < 0:
-            return j
-        return j + n + 2 if len(buf) >= j + n + 2 else None
-    if n < 0:
-        return j
-    if kind in (b"%", b"|"):
-        n *= 2
-    for _ in range(n):
-        j = reply_end(buf, j)
-        if j is None:
-            return None
-    return j
 
 
 class Conn:
