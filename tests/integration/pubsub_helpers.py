@@ -9,6 +9,16 @@ import re
 from resphelp import encode as enc, read_values, split_values  # noqa: F401 (re-exported)
 
 
+def inval(*keys):
+    """A RESP3 client-tracking invalidation push of keys, as sent."""
+    return b">2\r\n$10\r\ninvalidate\r\n" + enc(*keys)
+
+
+def pubsub_inval(*keys):
+    """A RESP2 invalidation message (on __redis__:invalidate) of keys, as sent."""
+    return b"*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n" + enc(*keys)
+
+
 def call(conn, *args):
     """Send one command and return its raw reply."""
     conn.send(enc(*args))

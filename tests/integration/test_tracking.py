@@ -9,23 +9,9 @@ before the sentinel's reply.
 """
 import time
 
-from pubsub_helpers import call, enc, read_values
+from pubsub_helpers import call, enc, inval, pubsub_inval, read_values
 from requires import require_commands
 from waithelp import wait_for as wait_until
-
-
-def inval(*keys):
-    out = b">2\r\n$10\r\ninvalidate\r\n*%d\r\n" % len(keys)
-    for k in keys:
-        out += b"$%d\r\n%s\r\n" % (len(k), k)
-    return out
-
-
-def pubsub_inval(*keys):
-    out = b"*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n*%d\r\n" % len(keys)
-    for k in keys:
-        out += b"$%d\r\n%s\r\n" % (len(k), k)
-    return out
 
 
 INVAL_NULL3 = b">2\r\n$10\r\ninvalidate\r\n_\r\n"
