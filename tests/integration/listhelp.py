@@ -4,7 +4,7 @@ import socket
 import time
 
 from resphelp import encode, encode_all  # noqa: F401 (encode re-exported)
-from resphelp import value_end as reply_end
+from resphelp import read_values, value_end as reply_end  # noqa: F401 (reply_end re-exported)
 
 
 class Conn:
@@ -17,16 +17,14 @@ class Conn:
     def send(self, *cmds):
         self.sock.sendall(encode_all(cmds))
 
+    def _fill(self):
+        chunk = self.sock.recv(1 << 20)
+        if not chunk:
+            raise EOFError("connection closed")
+        self.buf += chunk
+
     def read(self):
-        while True:
-            end = reply_end(self.buf, 0) if self.buf else None
-            if end is not None:
-                out, self.buf = self.buf[:end], self.buf[end:]
-                return out
-            chunk = self.sock.recv(1 << 20)
-            if not chunk:
-                raise EOFError("connection closed")
-            self.buf += chunk
+        return read_values(self)
 
     def run(self, cmds):
         cmds = [c.split() if isinstance(c, str) else list(c) for c in cmds]

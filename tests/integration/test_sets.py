@@ -15,7 +15,7 @@ import socket
 import pytest
 
 from requires import require_commands
-from resphelp import encode_all, parse
+from resphelp import encode_all, parse_one, read_values
 
 LLONG_MIN = -9223372036854775808
 
@@ -33,17 +33,15 @@ class Conn:
         if resp == 3:
             self.run([["HELLO", "3"]])
 
+    def _fill(self):
+        chunk = self.sock.recv(1 << 20)
+        if not chunk:
+            raise EOFError("connection closed")
+        self.buf += chunk
+
     def _read(self):
-        while True:
-            r = parse(self.buf) if self.buf else None
-            if r is not None:
-                end, v = r
-                raw, self.buf = self.buf[:end], self.buf[end:]
-                return raw, v
-            chunk = self.sock.recv(1 << 20)
-            if not chunk:
-                raise EOFError("connection closed")
-            self.buf += chunk
+        raw = read_values(self)
+        return raw, parse_one(raw)
 
     def run(self, cmds, batch=100):
         out = []

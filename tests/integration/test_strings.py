@@ -15,7 +15,7 @@ import time
 import pytest
 
 from requires import require_commands
-from resphelp import encode_all, value_end as reply_end
+from resphelp import encode_all, read_values
 
 LLONG_MAX = 9223372036854775807
 LLONG_MIN = -9223372036854775808
@@ -36,16 +36,14 @@ class Conn:
         if resp == 3:
             self.run([["HELLO", "3"]])
 
+    def _fill(self):
+        chunk = self.sock.recv(1 << 20)
+        if not chunk:
+            raise EOFError("connection closed")
+        self.buf += chunk
+
     def read_reply(self):
-        while True:
-            end = reply_end(self.buf, 0) if self.buf else None
-            if end is not None:
-                out, self.buf = self.buf[:end], self.buf[end:]
-                return out
-            chunk = self.sock.recv(1 << 20)
-            if not chunk:
-                raise EOFError("connection closed")
-            self.buf += chunk
+        return read_values(self)
 
     def run(self, cmds, batch=200):
         out = []
