@@ -1,8 +1,9 @@
 """RESP helpers shared by the integration and differential tests (one copy
-of each, issue 34): encode a command as a RESP multibulk.
+of each, issue 34): encode a command as a RESP multibulk; delimit, read
+and parse replies.
 
-tests/diff imports this module too (diffcore.py puts tests/integration on
-sys.path)."""
+tests/diff uses this module too (diffcore.integration_module loads it by
+path)."""
 
 
 def arg_bytes(a):
