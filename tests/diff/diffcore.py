@@ -8,62 +8,30 @@ runner instead of being sent verbatim:
 Replies are compared byte for byte, except for commands with a normalizer
 (see NORMALIZERS) whose replies are legitimately nondeterministic.
 """
+import importlib.util
 import os
 import socket
 
+
+def integration_module(name):
+    """tests/integration/<name>.py, loaded by path (as gen_scripts.py loads
+    script_seeds.py: tests/diff is not on sys.path there)."""
+    spec = importlib.util.spec_from_file_location(
+        "cairn_" + name, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                      "integration", name + ".py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+# The helpers shared with tests/integration.
+resphelp = integration_module("resphelp")
+waithelp = integration_module("waithelp")
+encode, encode_all = resphelp.encode, resphelp.encode_all
+# parse(buf, pos) -> (end, (type, payload)) or None; raises ProtocolError.
+parse, ProtocolError = resphelp.parse, resphelp.ProtocolError
+
 BATCH = 64
-
-
-class ProtocolError(Exception):
-    pass
-
-
-def encode(cmd):
-    out = [b"*%d\r\n" % len(cmd)]
-    for a in cmd:
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
-
-
-def parse(buf, pos=0):
-    """Parse one RESP2/RESP3 reply at buf[pos:].  Returns (end, value) or None.
-
-    value is a tuple (type_char, payload): payload is bytes for + - $ ( , = #
-    (None for a null bulk), int for ':', list for * ~ > % (None for *-1)."""
-    nl = buf.find(b"\r\n", pos)
-    if nl < 0:
-        return None
-    t = buf[pos:pos + 1]
-    line = buf[pos + 1:nl]
-    p = nl + 2
-    if t in (b"+", b"-", b"(", b",", b"#"):
-        return p, (t, line)
-    if t == b"_":
-        return p, (t, None)
-    if t == b":":
-        return p, (t, int(line))
-    if t in (b"$", b"=", b"!"):
-        n = int(line)
-        if n < 0:
-            return p, (t, None)
-        if len(buf) < p + n + 2:
-            return None
-        return p + n + 2, (t, buf[p:p + n])
-    if t in (b"*", b"~", b">", b"%", b"|"):
-        n = int(line)
-        if n < 0:
-            return p, (t, None)
-        if t in (b"%", b"|"):
-            n *= 2
-        items = []
-        for _ in range(n):
-            r = parse(buf, p)
-            if r is None:
-                return None
-            p, v = r
-            items.append(v)
-        return p, (t, items)
-    raise ProtocolError("bad reply type %r at %r" % (t, buf[pos:pos + 40]))
 
 
 def show(v):
@@ -134,7 +102,7 @@ class Conn:
         return out
 
     def call(self, *cmd):
-        self.sock.sendall(encode(cmd))
+        self.sock.sendall(encode(*cmd))
         return self.read_replies(1)[0]
 
     def run_batch(self, cmds):
@@ -144,7 +112,7 @@ class Conn:
 
         def flush():
             if pending:
-                self.sock.sendall(b"".join(encode(c) for c in pending))
+                self.sock.sendall(encode_all(pending))
                 out.extend(self.read_replies(len(pending)))
                 pending.clear()
 

@@ -21,7 +21,7 @@ import time
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from diffcore import Conn  # noqa: E402
+from diffcore import Conn, waithelp  # noqa: E402
 from generators import ALL_OTHER_TYPES, AREAS, enable_other_types  # noqa: E402
 
 PER_AREA = int(os.environ.get("AOF_DIFF_COMMANDS", "400"))
@@ -42,14 +42,11 @@ def known_commands(srv, names):
 
 
 def wait_rewrite(conn):
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+    def done():
         info = conn.call(b"INFO", b"persistence")[1].decode()
         f = dict(l.split(":", 1) for l in info.split("\r\n") if ":" in l)
-        if f.get("aof_rewrite_in_progress") == "0" and f.get("aof_rewrites") == "1":
-            return
-        time.sleep(0.05)
-    raise AssertionError("rewrite did not finish")
+        return f.get("aof_rewrite_in_progress") == "0" and f.get("aof_rewrites") == "1"
+    waithelp.wait_for(done, timeout=60, what="the rewrite to finish", step=0.05)
 
 
 def digest(srv):
@@ -92,9 +89,8 @@ def test_aof_streams_reload_both_ways(start_server, start_oracle, preamble):
     before = {"cairn": digest(cairn), "redis": digest(oracle)}
     for s in (cairn, oracle):  # nothing held back by a slow fsync (everysec)
         c = Conn(s.host, s.port)
-        end = time.monotonic() + 60
-        while b"aof_buffer_length:0\r\n" not in c.call(b"INFO", b"persistence")[1] and time.monotonic() < end:
-            time.sleep(0.05)
+        waithelp.poll(lambda: b"aof_buffer_length:0\r\n" in c.call(b"INFO", b"persistence")[1],
+                      timeout=60, step=0.05)
         c.close()
     assert all(set(d[1]) != {ord("0")} for d in before.values()), before  # not empty
     for s in (cairn, oracle):

@@ -429,7 +429,7 @@ def _blocking_round(rng, pair, cairn, oracle):
     waiters = []
     for srv in (cairn, oracle):
         w = Conn(srv.host, srv.port)
-        w.sock.sendall(encode(block))
+        w.sock.sendall(encode(*block))
         waiters.append(w)
     # Wait until both servers have the client blocked (a BLMOVE served at
     # once states its directions as sent, served later in lower case).

@@ -3,40 +3,8 @@ connections (replies compared as bytes) and a wait for a client to block."""
 import socket
 import time
 
-
-def encode(args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        if isinstance(a, int):
-            a = str(a)
-        if isinstance(a, str):
-            a = a.encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
-
-
-def reply_end(buf, i):
-    """Index just past the reply starting at buf[i], None if incomplete."""
-    nl = buf.find(b"\r\n", i)
-    if nl < 0:
-        return None
-    kind, head, j = buf[i:i + 1], buf[i + 1:nl], nl + 2
-    if kind in (b"+", b"-", b":", b"_", b",", b"#", b"("):
-        return j
-    n = int(head)
-    if kind in (b"$", b"=", b"!"):
-        if n < 0:
-            return j
-        return j + n + 2 if len(buf) >= j + n + 2 else None
-    if n < 0:
-        return j
-    if kind in (b"%", b"|"):
-        n *= 2
-    for _ in range(n):
-        j = reply_end(buf, j)
-        if j is None:
-            return None
-    return j
+from resphelp import encode, encode_all  # noqa: F401 (encode re-exported)
+from resphelp import read_values, value_end as reply_end  # noqa: F401 (reply_end re-exported)
 
 
 class Conn:
@@ -47,18 +15,16 @@ class Conn:
             self.run([["HELLO", "3"]])
 
     def send(self, *cmds):
-        self.sock.sendall(b"".join(encode(c) for c in cmds))
+        self.sock.sendall(encode_all(cmds))
+
+    def _fill(self):
+        chunk = self.sock.recv(1 << 20)
+        if not chunk:
+            raise EOFError("connection closed")
+        self.buf += chunk
 
     def read(self):
-        while True:
-            end = reply_end(self.buf, 0) if self.buf else None
-            if end is not None:
-                out, self.buf = self.buf[:end], self.buf[end:]
-                return out
-            chunk = self.sock.recv(1 << 20)
-            if not chunk:
-                raise EOFError("connection closed")
-            self.buf += chunk
+        return read_values(self)
 
     def run(self, cmds):
         cmds = [c.split() if isinstance(c, str) else list(c) for c in cmds]

@@ -2,76 +2,21 @@
 
 These tests compare the exact bytes Cairn and redis-server send, so they
 talk over plain sockets (conftest's RawConn) and cut the stream into whole
-RESP values with a small parser that knows every RESP2/RESP3 type.
+RESP values with resphelp's reader, which knows every RESP2/RESP3 type.
 """
 import re
 
-
-def enc(*args):
-    """One command as a RESP multibulk."""
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        if isinstance(a, int):
-            a = str(a)
-        if isinstance(a, str):
-            a = a.encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
+from resphelp import encode as enc, read_values, split_values  # noqa: F401 (re-exported)
 
 
-def _value_end(buf, i):
-    """Index just past the RESP value starting at buf[i], or -1 if the buffer
-    does not hold all of it yet."""
-    nl = buf.find(b"\r\n", i)
-    if nl < 0:
-        return -1
-    t = buf[i:i + 1]
-    head = buf[i + 1:nl]
-    j = nl + 2
-    if t in (b"+", b"-", b":", b"_", b",", b"#", b"("):
-        return j
-    if t in (b"$", b"=", b"!"):
-        n = int(head)
-        if n < 0:
-            return j
-        return j + n + 2 if len(buf) >= j + n + 2 else -1
-    if t in (b"*", b">", b"~", b"%", b"|"):
-        n = int(head)
-        if n < 0:
-            return j
-        if t in (b"%", b"|"):
-            n *= 2
-        for _ in range(n):
-            j = _value_end(buf, j)
-            if j < 0:
-                return -1
-        return j
-    raise AssertionError("not RESP at %d: %r" % (i, buf[i:i + 40]))
+def inval(*keys):
+    """A RESP3 client-tracking invalidation push of keys, as sent."""
+    return b">2\r\n$10\r\ninvalidate\r\n" + enc(*keys)
 
 
-def read_values(conn, n):
-    """The raw bytes of the next n complete RESP values on a RawConn."""
-    while True:
-        j = 0
-        for _ in range(n):
-            j = _value_end(conn.buf, j) if j >= 0 else -1
-            if j < 0:
-                break
-        if j >= 0:
-            out, conn.buf = conn.buf[:j], conn.buf[j:]
-            return out
-        conn._fill()
-
-
-def split_values(data):
-    """A byte string of whole RESP values, as a list of each value's bytes."""
-    out, i = [], 0
-    while i < len(data):
-        j = _value_end(data, i)
-        assert j > 0, "truncated RESP: %r" % data[i:i + 60]
-        out.append(data[i:j])
-        i = j
-    return out
+def pubsub_inval(*keys):
+    """A RESP2 invalidation message (on __redis__:invalidate) of keys, as sent."""
+    return b"*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n" + enc(*keys)
 
 
 def call(conn, *args):

@@ -1,14 +1,15 @@
 """Raw RESP connection for the scripting tests.
 
 Scripts can return replies nested thousands of levels deep (a table that
-contains itself), so replies are delimited without recursion: `Conn.reply`
-counts the values still owed instead of descending.  `decode` turns a raw
-reply into Python values for the few checks that must ignore order (a Lua
-table converted to a RESP3 map or set comes out in Lua's hash order)."""
+contains itself), so replies are delimited without recursion
+(resphelp.value_end counts the values still owed instead of descending).
+`decode` turns a raw reply into Python values for the few checks that must
+ignore order (a Lua table converted to a RESP3 map or set comes out in
+Lua's hash order)."""
 import socket
 
 from conftest import IO_TIMEOUT
-from txhelp import encode
+from resphelp import encode, parse_one, read_values
 
 
 class Conn:
@@ -27,39 +28,15 @@ class Conn:
     def settimeout(self, t):
         self.sock.settimeout(t)
 
-    def _more(self):
+    def _fill(self):
         chunk = self.sock.recv(1 << 20)
         if not chunk:
             raise EOFError("connection closed")
         self.buf += chunk
 
-    def _line_end(self, pos):
-        while True:
-            i = self.buf.find(b"\r\n", pos)
-            if i >= 0:
-                return i
-            self._more()
-
     def reply(self):
-        """The next complete reply, raw (iterative: any nesting depth)."""
-        pos, owed = 0, 1
-        while owed:
-            eol = self._line_end(pos)
-            t, head = self.buf[pos:pos + 1], self.buf[pos + 1:eol]
-            pos = eol + 2
-            owed -= 1
-            if t in (b"$", b"=", b"!"):
-                n = int(head)
-                if n >= 0:
-                    while len(self.buf) < pos + n + 2:
-                        self._more()
-                    pos += n + 2
-            elif t in (b"*", b"~", b">", b"%", b"|"):
-                n = int(head)
-                if n > 0:
-                    owed += 2 * n if t in (b"%", b"|") else n
-        out, self.buf = self.buf[:pos], self.buf[pos:]
-        return out
+        """The next complete reply, raw (resphelp.value_end: any nesting depth)."""
+        return read_values(self)
 
     def send(self, *args):
         self.sock.sendall(encode(*args))
@@ -113,48 +90,35 @@ def decode(raw):
     int, None for nulls, list for arrays, Map / Set for RESP3 maps and sets,
     Err / Status for error and status lines, Double, bool, and ('big', s) /
     ('verbatim', fmt, s) for big numbers and verbatim strings."""
-    value, end = _decode(raw, 0)
-    assert end == len(raw), "trailing bytes after reply: %r" % raw[end:]
-    return value
+    return _py(parse_one(raw))
 
 
-def _decode(raw, pos):
-    eol = raw.index(b"\r\n", pos)
-    t, head = raw[pos:pos + 1], raw[pos + 1:eol]
-    pos = eol + 2
+def _py(value):
+    """A resphelp.parse value as the Python values decode() documents."""
+    t, x = value
     if t == b"+":
-        return Status(head.decode("latin-1")), pos
+        return Status(x.decode("latin-1"))
     if t == b"-":
-        return Err(head.decode("latin-1")), pos
-    if t == b":":
-        return int(head), pos
-    if t == b"_":
-        return None, pos
+        return Err(x.decode("latin-1"))
+    if t in (b":", b"_"):
+        return x
     if t == b",":
-        return Double(head.decode()), pos
+        return Double(x.decode())
     if t == b"#":
-        return head == b"t", pos
+        return x == b"t"
     if t == b"(":
-        return ("big", head.decode()), pos
-    if t in (b"$", b"="):
-        n = int(head)
-        if n < 0:
-            return None, pos
-        s = raw[pos:pos + n]
-        if t == b"=":
-            return ("verbatim", s[:3].decode(), s[4:]), pos + n + 2
-        return s, pos + n + 2
+        return ("big", x.decode())
+    if t == b"$":
+        return x
+    if t == b"=":
+        return None if x is None else ("verbatim", x[:3].decode(), x[4:])
     if t in (b"*", b"~", b"%"):
-        n = int(head)
-        if n < 0:
-            return None, pos
-        items = []
-        for _ in range(2 * n if t == b"%" else n):
-            v, pos = _decode(raw, pos)
-            items.append(v)
+        if x is None:
+            return None
+        items = [_py(v) for v in x]
         if t == b"~":
-            return Set(items), pos
+            return Set(items)
         if t == b"%":
-            return Map(zip(items[0::2], items[1::2])), pos
-        return items, pos
-    raise ValueError("unknown reply type %r" % raw[pos - len(head) - 3:])
+            return Map(zip(items[0::2], items[1::2]))
+        return items
+    raise ValueError("unknown reply type %r" % t)

@@ -6,6 +6,7 @@ Interchange: the same commands go to Cairn and redis-server, each with
 appendonly yes; each directory is then loaded by the other server and the
 DEBUG DIGESTs must all be equal.
 """
+import functools
 import os
 import shutil
 import subprocess
@@ -16,6 +17,7 @@ import redis
 
 from conftest import cairn_bin, free_port
 from txhelp import encode as resp
+import waithelp
 
 AOFDIR = "appendonlydir"
 
@@ -24,14 +26,7 @@ def is_cairn(srv):
     return "cairn" in os.path.basename(srv.binary)
 
 
-def wait_for(pred, timeout=60.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.02)
-    raise AssertionError("timed out waiting for %s" % what)
+wait_for = functools.partial(waithelp.wait_for, timeout=60.0)
 
 
 def aof_start(factory, dir=None, **cfg):

@@ -7,7 +7,7 @@
   it (and AOF_KILL_RUN_S) to run longer.
 - The same with everysec reports what was lost (a process kill loses
   nothing that was written: the page cache survives it).
-- Faults: an LD_PRELOAD shim (faultshim.c, built here with cc) fails
+- Faults: an LD_PRELOAD shim (fault_shim.c, built by faulthelp.py) fails
   write or fsync of the incr file with ENOSPC / EIO / a short write.
   everysec: writes get -MISCONF Errors writing to the AOF file: ..., the
   server recovers by itself once the fault is gone, and nothing
@@ -17,8 +17,6 @@
 """
 import os
 import random
-import shutil
-import subprocess
 import threading
 import time
 
@@ -27,6 +25,7 @@ import redis
 
 from conftest import cairn_bin
 from test_aof import kill9, wait_for
+from faulthelp import build_fault_shim
 
 KILL_POINTS = int(os.environ.get("AOF_KILL_POINTS", "30"))
 KILL_RUN_S = float(os.environ.get("AOF_KILL_RUN_S", "0.3"))
@@ -131,13 +130,7 @@ def test_kill_under_everysec_reports_loss(start_server, capsys):
 
 @pytest.fixture(scope="module")
 def shim(tmp_path_factory):
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if not cc:
-        pytest.skip("no C compiler")
-    out = str(tmp_path_factory.mktemp("shim") / "faultshim.so")
-    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "faultshim.c")
-    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", out, src, "-ldl"], check=True)
-    return out
+    return build_fault_shim(tmp_path_factory.mktemp("shim"))
 
 
 @pytest.fixture

@@ -7,6 +7,8 @@ import time
 import pytest
 import redis
 
+from resphelp import encode as cmd
+
 FIELD_PATTERNS = [
     ("id", r"\d+"),
     ("addr", r"[\d.]+:\d+|.+:0"),
@@ -37,14 +39,6 @@ FIELD_PATTERNS = [
     ("redir", r"-?\d+"),
     ("resp", r"[23]"),
 ]
-
-
-def cmd(*args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        a = a.encode() if isinstance(a, str) else a
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
 
 
 def parse_line(line):

@@ -5,14 +5,7 @@ exact types (RESP3 sets and maps included) are compared, not redis-py's
 post-processed form.  Run with CAIRN_BIN=redis-server to re-check."""
 import pytest
 
-
-def cmd(*args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        if isinstance(a, str):
-            a = a.encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
+from resphelp import encode as cmd, parse_one, read_values, tagged
 
 
 class Resp:
@@ -23,33 +16,9 @@ class Resp:
     def __init__(self, server):
         self.c = server.connect()
 
-    def line(self):
-        return self.c.recv_until(b"\r\n")[:-2]
-
     def read(self):
-        line = self.line()
-        t, rest = line[:1], line[1:]
-        if t == b"+":
-            return ("status", rest)
-        if t == b"-":
-            return ("error", rest)
-        if t == b":":
-            return int(rest)
-        if t == b"$":
-            n = int(rest)
-            if n < 0:
-                return None
-            return self.c.recv_exact(n + 2)[:-2]
-        if t == b"*":
-            n = int(rest)
-            return None if n < 0 else [self.read() for _ in range(n)]
-        if t == b"~":
-            return ("set", [self.read() for _ in range(int(rest))])
-        if t == b"%":
-            return ("map", [(self.read(), self.read()) for _ in range(int(rest))])
-        if t == b"_":
-            return None
-        raise AssertionError("unexpected reply line %r" % line)
+        """The next reply, wire-typed (resphelp.tagged)."""
+        return tagged(parse_one(read_values(self.c)))
 
     def __call__(self, *args):
         self.c.send(cmd(*args))

@@ -9,25 +9,20 @@ a script is past busy-reply-threshold (BUSY).
 
 The only waits are "until the server answers BUSY" and "until the failed
 save is reported"; nothing asserts how long anything took."""
+import functools
 import os
 import re
 import select
-import time
 
 import pytest
 
 from script_resp import Conn
+import waithelp
 
 LOOP = "while true do end"
 
 
-def wait_until(pred, timeout=30):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return
-        time.sleep(0.02)
-    pytest.fail("condition not reached within %s s" % timeout)
+wait_until = functools.partial(waithelp.wait_for, timeout=30.0)
 
 
 def start_busy(a, b):

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from txhelp import encode
+from resphelp import encode, parse_one, read_values, tagged
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -32,50 +32,18 @@ class Resp:
 
     def __init__(self, server, resp=2):
         self.conn = server.connect()
-        self.f = self.conn.sock.makefile("rb")
         if resp == 3:
             self.call("HELLO", "3")
 
-    def _read(self, raw):
-        line = self.f.readline()
-        raw.append(line)
-        t, rest = line[:1], line[1:-2]
-        if t == b"+":
-            return ("status", rest)
-        if t == b"-":
-            return ("error", rest)
-        if t == b":":
-            return int(rest)
-        if t == b"$":
-            n = int(rest)
-            if n < 0:
-                return None
-            data = self.f.read(n + 2)
-            raw.append(data)
-            return data[:-2]
-        if t in (b"*", b"~"):
-            n = int(rest)
-            if n < 0:
-                return None
-            items = [self._read(raw) for _ in range(n)]
-            return items if t == b"*" else ("set", items)
-        if t == b"%":
-            return ("map", [(self._read(raw), self._read(raw)) for _ in range(int(rest))])
-        if t == b"_":
-            return None
-        raise AssertionError("unexpected reply line %r" % line)
-
     def both(self, *args):
         self.conn.send(encode(*args))
-        raw = []
-        value = self._read(raw)
-        return value, b"".join(raw)
+        raw = read_values(self.conn)
+        return tagged(parse_one(raw)), raw
 
     def call(self, *args):
         return self.both(*args)[0]
 
     def close(self):
-        self.f.close()
         self.conn.close()
 
 

@@ -16,7 +16,7 @@ import redis
 
 from conftest import cairn_bin, free_port
 
-from pubsub_helpers import call, enc, read_values
+from pubsub_helpers import call, enc, inval, read_values
 
 
 def resp3(srv):
@@ -99,12 +99,6 @@ def test_tracking_redirect_to_resp2_subscriber_with_reply_off(server):
 
 
 # --- 2. client tracking and scripts ------------------------------------------
-
-def inval(*keys):
-    out = b">2\r\n$10\r\ninvalidate\r\n*%d\r\n" % len(keys)
-    for k in keys:
-        out += b"$%d\r\n%s\r\n" % (len(k), k)
-    return out
 
 
 def no_push_pending(conn):

@@ -14,6 +14,7 @@ import time
 import pytest
 
 from listhelp import Conn, encode, reply_end, wait_blocked
+from resphelp import parse_one
 
 # --- helpers ----------------------------------------------------------------
 
@@ -47,20 +48,12 @@ def blocked(ctl):
 
 def parse(buf):
     """A complete raw reply as nested lists of bytes (bulk/simple values)."""
-    def one(i):
-        nl = buf.index(b"\r\n", i)
-        kind, head, j = buf[i:i + 1], buf[i + 1:nl], nl + 2
-        if kind in b"+-:":
-            return head, j
-        n = int(head)
-        if kind == b"$":
-            return (None, j) if n < 0 else (buf[j:j + n], j + n + 2)
-        out = []
-        for _ in range(max(n, 0)):
-            v, j = one(j)
-            out.append(v)
-        return out, j
-    return one(0)[0]
+    def plain(v):
+        t, x = v
+        if t == b"*":
+            return [plain(i) for i in x or ()]
+        return b"%d" % x if t == b":" else x
+    return plain(parse_one(buf))
 
 
 class ReplStream:

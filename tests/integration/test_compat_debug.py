@@ -27,6 +27,7 @@ import pytest
 import redis
 
 from test_aof import wait_for
+from resphelp import encode
 
 DBG = {"enable_debug_command": "yes"}
 
@@ -57,11 +58,7 @@ def wait_exit(srv, timeout=20.0):
 def send_raw(srv, *args):
     """Send a command on a fresh socket without waiting for its reply."""
     s = socket.create_connection((srv.host, srv.port), timeout=10)
-    payload = b"*%d\r\n" % len(args)
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        payload += b"$%d\r\n%s\r\n" % (len(a), a)
-    s.sendall(payload)
+    s.sendall(encode(*args))
     return s
 
 
@@ -487,14 +484,6 @@ def read_stream(sock, want, timeout=20.0):
     return buf
 
 
-def cmd_resp(*args):
-    out = b"*%d\r\n" % len(args)
-    for a in args:
-        a = a.encode()
-        out += b"$%d\r\n%s\r\n" % (len(a), a)
-    return out
-
-
 def test_debug_replicate_goes_to_replicas_without_select(start_server, start_oracle):
     for srv in both(start_server, start_oracle, repl_diskless_sync="no", **DBG):
         s = socket.create_connection((srv.host, srv.port), timeout=10)
@@ -515,11 +504,11 @@ def test_debug_replicate_goes_to_replicas_without_select(start_server, start_ora
         r.execute_command("SELECT", 5)
         r.execute_command("DEBUG", "REPLICATE", "set", "k4", "v4")
         r.set("x", "y")
-        stream = rest[n:] + read_stream(s, cmd_resp("SET", "x", "y"))
-        stream = stream.replace(cmd_resp("PING"), b"")
-        assert stream.endswith(cmd_resp("SELECT", "3") + cmd_resp("SET", "a", "b") + cmd_resp("set", "k", "v")
-                               + cmd_resp("set", "k4", "v4") + cmd_resp("SELECT", "5")
-                               + cmd_resp("SET", "x", "y")), (srv, stream)
+        stream = rest[n:] + read_stream(s, encode("SET", "x", "y"))
+        stream = stream.replace(encode("PING"), b"")
+        assert stream.endswith(encode("SELECT", "3") + encode("SET", "a", "b") + encode("set", "k", "v")
+                               + encode("set", "k4", "v4") + encode("SELECT", "5")
+                               + encode("SET", "x", "y")), (srv, stream)
         s.close()
         # nothing reached the dataset
         assert r.exists("k4") == 0
@@ -528,8 +517,8 @@ def test_debug_replicate_goes_to_replicas_without_select(start_server, start_ora
 def test_debug_error_replies_the_string_as_an_error(start_server, start_oracle):
     for srv in both(start_server, start_oracle, **DBG):
         with srv.connect() as c:
-            c.send(cmd_resp("DEBUG", "ERROR", "foo") + cmd_resp("DEBUG", "ERROR", "-FOO bar")
-                   + cmd_resp("DEBUG", "ERROR", "") + cmd_resp("DEBUG", "ERROR", "a\r\nb c"))
+            c.send(encode("DEBUG", "ERROR", "foo") + encode("DEBUG", "ERROR", "-FOO bar")
+                   + encode("DEBUG", "ERROR", "") + encode("DEBUG", "ERROR", "a\r\nb c"))
             want = b"-foo\r\n--FOO bar\r\n-\r\n-a  b c\r\n"
             assert c.recv_exact(len(want)) == want
 

@@ -12,6 +12,7 @@ import pytest
 import redis
 
 from compare import BOTH
+from waithelp import poll as wait_for
 
 KB = 1024
 MB = 1024 * 1024
@@ -21,16 +22,6 @@ def target(request, name, **cfg):
     factory = "start_server" if name == "server" else "start_oracle"
     cfg.setdefault("enable_debug_command", "yes")
     return request.getfixturevalue(factory)(**cfg)
-
-
-def wait_for(cond, timeout=10.0, step=0.02):
-    """Polls cond() until it is true (bounded); returns its last value."""
-    deadline = time.monotonic() + timeout
-    v = cond()
-    while not v and time.monotonic() < deadline:
-        time.sleep(step)
-        v = cond()
-    return v
 
 
 def client_fields(r, name):

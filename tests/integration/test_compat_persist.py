@@ -28,6 +28,7 @@ import pytest
 
 from conftest import cairn_bin, free_port, ORACLE_BIN, SANITIZER_MARKERS
 from txhelp import encode as resp
+import waithelp
 
 AOFDIR = "appendonlydir"
 MANIFEST = "appendonly.aof.manifest"
@@ -705,13 +706,8 @@ def temp_rdbs(d):
 
 
 def wait_for(pred, what, timeout=30):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = pred()
-        if v:
-            return v
-        assert time.monotonic() < deadline, what
-        time.sleep(0.01)
+    """waithelp.wait_for with this file's argument order."""
+    return waithelp.wait_for(pred, timeout, what, step=0.01)
 
 
 @pytest.mark.parametrize("mode", ["save", "bgsave-child", "shutdown-save"])

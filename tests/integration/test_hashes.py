@@ -11,38 +11,13 @@ membership).  Run against real Redis with CAIRN_BIN=redis-server.
 import pytest
 
 from pubsub_helpers import call, enc, read_until_value, read_values
+from resphelp import parse
 
 LONG = "x" * 65          # one byte over hash-max-listpack-value
 EDGE = "y" * 64          # exactly at the limit
 
 
 # ------------------------------------------------------------------ helpers
-
-def parse(buf, i=0):
-    """(end, value) of the RESP value at buf[i]: value is (type, payload)."""
-    nl = buf.index(b"\r\n", i)
-    t, line, j = buf[i:i + 1], buf[i + 1:nl], nl + 2
-    if t in (b"+", b"-", b",", b"#", b"("):
-        return j, (t, line)
-    if t == b"_":
-        return j, (t, None)
-    if t == b":":
-        return j, (t, int(line))
-    if t in (b"$", b"=", b"!"):
-        n = int(line)
-        if n < 0:
-            return j, (t, None)
-        return j + n + 2, (t, buf[j:j + n])
-    n = int(line)
-    if n < 0:
-        return j, (t, None)
-    if t in (b"%", b"|"):
-        n *= 2
-    items = []
-    for _ in range(n):
-        j, v = parse(buf, j)
-        items.append(v)
-    return j, (t, items)
 
 
 # Commands whose reply order depends on the hashtable layout.

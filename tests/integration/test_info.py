@@ -9,17 +9,11 @@ import time
 import pytest
 import redis
 
+from resphelp import encode as cmd
+
 # Fields whose presence depends on what ran (per-command or per-error lines)
 # or that only Cairn prints.
 VARIABLE = re.compile(r"^(cmdstat_|latency_percentiles_usec_|errorstat_|db\d+$|cairn_version$|cairn_lua_engine$)")
-
-
-def cmd(*args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        a = a.encode() if isinstance(a, str) else a
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
 
 
 def info_raw(server, *sections):

@@ -11,6 +11,7 @@ import time
 import pytest
 
 from conftest import cairn_bin
+from resphelp import encode as cmd, value_end
 
 CLI = "redis-cli"
 
@@ -124,41 +125,14 @@ def test_writes_rolled_back_in_fork_mode_kept_in_sync_mode(server, oracle, tmp_p
 # Raw RESP
 
 
-def cmd(*args):
-    parts = [a if isinstance(a, bytes) else str(a).encode() for a in args]
-    return b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts)
-
-
 def complete_values(buf):
     """How many complete RESP values buf holds."""
     n, i = 0, 0
-
-    def one(i):
-        j = buf.find(b"\r\n", i)
-        if j < 0:
-            return None
-        t, body = buf[i:i + 1], buf[i + 1:j]
-        if t in b"+-:":
-            return j + 2
-        if t == b"$":
-            ln = int(body)
-            if ln < 0:
-                return j + 2
-            return j + 2 + ln + 2 if len(buf) >= j + 2 + ln + 2 else None
-        if t == b"*":
-            k = j + 2
-            for _ in range(max(int(body), 0)):
-                k = one(k)
-                if k is None:
-                    return None
-            return k
-        raise AssertionError(buf)
-
     while i < len(buf):
-        k = one(i)
-        if k is None:
+        i = value_end(buf, i)
+        if i is None:
             break
-        n, i = n + 1, k
+        n += 1
     return n
 
 

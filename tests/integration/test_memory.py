@@ -11,6 +11,7 @@ import pytest
 import redis
 
 from compare import agree as both
+from resphelp import encode_all
 
 
 def raw(srv):
@@ -519,9 +520,7 @@ def pipelined(srv, *cmds):
     """Sends cmds in one write (one turn of the server's loop: the AOF
     buffer is written only before the loop sleeps) and returns the last
     reply's text."""
-    wire = b""
-    for cmd in cmds:
-        wire += b"*%d\r\n" % len(cmd) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in map(str.encode, cmd))
+    wire = encode_all(cmds)
     with srv.connect() as conn:
         conn.send(wire)
         for _ in cmds[:-1]:

@@ -11,6 +11,7 @@ import redis
 from compare import BOTH, debug_target, try_debug_active_expire_off
 from requires import require_commands
 from txhelp import Conn
+from waithelp import poll as wait_until
 
 OK, QUEUED, NIL2, NIL3 = b"+OK\r\n", b"+QUEUED\r\n", b"*-1\r\n", b"_\r\n"
 EXECABORT = b"-EXECABORT Transaction discarded because of previous errors.\r\n"
@@ -25,15 +26,6 @@ def bulk(s):
 def conn(request, target, debug=False):
     srv = debug_target(request, target) if debug else request.getfixturevalue(target)
     return srv, Conn(srv)
-
-
-def wait_until(pred, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(0.01)
-    return False
 
 
 # ------------------------------------------------------------ basic replies

@@ -14,18 +14,10 @@ import time
 
 
 from conftest import cairn_bin, free_port
+from waithelp import poll as wait_for
 
 # "pid:M 21 Nov 2026 13:38:26.418 * message"
 LOG_LINE = re.compile(r"^\d+:[MCSX] \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2}\.\d{3} [.\-*#] .+$")
-
-
-def wait_for(pred, timeout=10.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def ping(port):

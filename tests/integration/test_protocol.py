@@ -11,17 +11,9 @@ import stat
 import pytest
 
 from requires import require_commands
+from resphelp import encode as cmd
 
 PONG = b"+PONG\r\n"
-
-
-def cmd(*args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        if isinstance(a, str):
-            a = a.encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
 
 
 def proto_err(msg):

@@ -8,21 +8,12 @@ hash order (channel lists, UNSUBSCRIBE of all channels, delivery order
 across matching patterns) the test compares sorted values instead.
 """
 import re
-import time
 
 from pubsub_helpers import call, enc, read_values, split_values
+from waithelp import wait_for as wait_until
 
 CANT = (b"-ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / "
         b"QUIT / RESET are allowed in this context\r\n")
-
-
-def wait_until(cond):
-    """Poll cond (a server-side effect of a disconnect) a bounded number of times."""
-    for _ in range(500):
-        if cond():
-            return
-        time.sleep(0.01)
-    raise AssertionError("condition never became true")
 
 
 def both(server, oracle, script):

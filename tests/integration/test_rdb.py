@@ -5,6 +5,7 @@ files refused at start-up without a crash, SAVE/BGSAVE/LASTSAVE, save
 points, INFO persistence, MISCONF after a failed background save, the
 final save at SHUTDOWN and SIGTERM, and a killed save child leaving the
 previous dump.rdb intact."""
+import functools
 import os
 import shutil
 import signal
@@ -16,15 +17,10 @@ import redis
 
 from conftest import cairn_bin
 from rdbhelp import populate, snapshot
+import waithelp
 
 
-def wait_for(pred, timeout=20.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(0.02)
-    return False
+wait_for = functools.partial(waithelp.poll, timeout=20.0)
 
 
 def raw_client(s):

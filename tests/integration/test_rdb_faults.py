@@ -16,20 +16,18 @@ import pytest
 import redis
 
 from test_rdb import raw_client, wait_for
+from faulthelp import build_fault_shim
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 @pytest.fixture(scope="module")
 def shim():
-    if not shutil.which("gcc"):
-        pytest.skip("no gcc to build the shim")
     d = tempfile.mkdtemp(prefix="cairn-shim-")
-    so = os.path.join(d, "shim.so")
-    subprocess.run(["gcc", "-shared", "-fPIC", "-O1", "-o", so, os.path.join(HERE, "fault_shim.c"), "-ldl"],
-                   check=True)
-    yield so
-    shutil.rmtree(d, ignore_errors=True)
+    try:
+        yield build_fault_shim(d)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def status(r):

@@ -22,6 +22,8 @@ import time
 import pytest
 import redis
 
+from resphelp import encode as mbulk
+
 LLONG_MAX = 9223372036854775807
 LLONG_MIN = -9223372036854775808
 PING = b"*1\r\n$4\r\nPING\r\n"
@@ -225,13 +227,6 @@ def test_authenticated_query_buffer_is_not_capped_at_1mb(start_server):
 ATTACK_LOG = ("Possible SECURITY ATTACK detected. It looks like somebody is sending POST or Host: "
               "commands to Redis. This is likely due to an attacker attempting to use Cross Protocol "
               "Scripting to compromise your Redis instance. Connection aborted.")
-
-
-def mbulk(*args):
-    out = b"*%d\r\n" % len(args)
-    for a in args:
-        out += b"$%d\r\n%s\r\n" % (len(a), a)
-    return out
 
 
 @pytest.mark.parametrize("payload", [

@@ -17,21 +17,16 @@ import redis
 from redis.sentinel import Sentinel
 
 from conftest import free_port
+import waithelp
 
 SENTINEL_BIN = shutil.which("redis-sentinel") or "/usr/bin/redis-sentinel"
 NAME = "mymaster"
 
 
 def wait_for(pred, timeout=60.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if pred():
-                return
-        except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError):
-            pass
-        time.sleep(0.05)
-    raise AssertionError("timed out waiting for " + what)
+    """waithelp.wait_for; a sentinel or server that is (re)starting is not up yet."""
+    return waithelp.wait_for(pred, timeout, what, step=0.05,
+                             ignore=(redis.ConnectionError, redis.TimeoutError, redis.ResponseError))
 
 
 # down-after-milliseconds is 3 s: with 1 s, a sentinel on a loaded CI

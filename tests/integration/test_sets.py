@@ -15,53 +15,12 @@ import socket
 import pytest
 
 from requires import require_commands
+from resphelp import encode_all, parse_one, read_values
 
 LLONG_MIN = -9223372036854775808
 
 
 # ------------------------------------------------------------ raw helpers
-
-def encode(args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        if isinstance(a, int):
-            a = str(a)
-        if isinstance(a, str):
-            a = a.encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
-
-
-def parse(buf, i=0):
-    """(end, value) of the RESP2/3 reply at buf[i], or None if incomplete.
-    value: (type, payload) with payload a list for aggregates."""
-    nl = buf.find(b"\r\n", i)
-    if nl < 0:
-        return None
-    t, head, j = buf[i:i + 1], buf[i + 1:nl], nl + 2
-    if t in (b"+", b"-", b"_", b",", b"#", b"("):
-        return j, (t, head)
-    if t == b":":
-        return j, (t, int(head))
-    n = int(head)
-    if t in (b"$", b"="):
-        if n < 0:
-            return j, (t, None)
-        if len(buf) < j + n + 2:
-            return None
-        return j + n + 2, (t, buf[j:j + n])
-    if n < 0:
-        return j, (t, None)
-    if t in (b"%", b"|"):
-        n *= 2
-    items = []
-    for _ in range(n):
-        r = parse(buf, j)
-        if r is None:
-            return None
-        j, v = r
-        items.append(v)
-    return j, (t, items)
 
 
 class Conn:
@@ -74,23 +33,21 @@ class Conn:
         if resp == 3:
             self.run([["HELLO", "3"]])
 
+    def _fill(self):
+        chunk = self.sock.recv(1 << 20)
+        if not chunk:
+            raise EOFError("connection closed")
+        self.buf += chunk
+
     def _read(self):
-        while True:
-            r = parse(self.buf) if self.buf else None
-            if r is not None:
-                end, v = r
-                raw, self.buf = self.buf[:end], self.buf[end:]
-                return raw, v
-            chunk = self.sock.recv(1 << 20)
-            if not chunk:
-                raise EOFError("connection closed")
-            self.buf += chunk
+        raw = read_values(self)
+        return raw, parse_one(raw)
 
     def run(self, cmds, batch=100):
         out = []
         for k in range(0, len(cmds), batch):
             part = cmds[k:k + batch]
-            self.sock.sendall(b"".join(encode(c) for c in part))
+            self.sock.sendall(encode_all(part))
             out += [self._read() for _ in part]
         return out
 

@@ -12,6 +12,7 @@ import shutil
 import pytest
 
 from listhelp import Conn, diff, wait_blocked
+from waithelp import wait_for
 
 FORMS = [
     # XADD: IDs, options, errors
@@ -458,14 +459,10 @@ def _full(srv):
 
 
 def _wait_rewrite(c):
-    import time
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
+    def done():
         p = c.info("persistence")
-        if p["aof_rewrites"] >= 1 and p["aof_rewrite_in_progress"] == 0:
-            return
-        time.sleep(0.02)
-    raise AssertionError("rewrite did not finish")
+        return p["aof_rewrites"] >= 1 and p["aof_rewrite_in_progress"] == 0
+    wait_for(done, timeout=20, what="the rewrite to finish")
 
 
 @pytest.mark.parametrize("preamble", ["yes", "no"])

@@ -15,6 +15,7 @@ import time
 import pytest
 
 from requires import require_commands
+from resphelp import encode_all, read_values
 
 LLONG_MAX = 9223372036854775807
 LLONG_MIN = -9223372036854775808
@@ -23,41 +24,6 @@ FAR_MS = FAR_SEC * 1000
 
 
 # ------------------------------------------------------------ raw helpers
-
-def encode(args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        if isinstance(a, int):
-            a = str(a)
-        if isinstance(a, str):
-            a = a.encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
-
-
-def reply_end(buf, i):
-    """Index just past the RESP2/RESP3 reply starting at buf[i], or None when
-    the buffer does not hold all of it yet."""
-    nl = buf.find(b"\r\n", i)
-    if nl < 0:
-        return None
-    kind, head, j = buf[i:i + 1], buf[i + 1:nl], nl + 2
-    if kind in (b"+", b"-", b":", b"_", b",", b"#", b"("):
-        return j
-    n = int(head)
-    if kind in (b"$", b"=", b"!"):
-        if n < 0:
-            return j
-        return j + n + 2 if len(buf) >= j + n + 2 else None
-    if n < 0:
-        return j
-    if kind in (b"%", b"|"):
-        n *= 2
-    for _ in range(n):
-        j = reply_end(buf, j)
-        if j is None:
-            return None
-    return j
 
 
 class Conn:
@@ -70,22 +36,20 @@ class Conn:
         if resp == 3:
             self.run([["HELLO", "3"]])
 
+    def _fill(self):
+        chunk = self.sock.recv(1 << 20)
+        if not chunk:
+            raise EOFError("connection closed")
+        self.buf += chunk
+
     def read_reply(self):
-        while True:
-            end = reply_end(self.buf, 0) if self.buf else None
-            if end is not None:
-                out, self.buf = self.buf[:end], self.buf[end:]
-                return out
-            chunk = self.sock.recv(1 << 20)
-            if not chunk:
-                raise EOFError("connection closed")
-            self.buf += chunk
+        return read_values(self)
 
     def run(self, cmds, batch=200):
         out = []
         for k in range(0, len(cmds), batch):
             part = cmds[k:k + batch]
-            self.sock.sendall(b"".join(encode(c) for c in part))
+            self.sock.sendall(encode_all(part))
             out += [self.read_reply() for _ in part]
         return out
 

@@ -4,14 +4,11 @@ import shutil
 import subprocess
 
 import pytest
+from resphelp import encode as resp
 
 pytestmark = pytest.mark.skipif(not shutil.which("redis-cli"), reason="no redis-cli")
 
 N_PIPE = int(os.environ.get("TOOLS_PIPE_KEYS", "1000000"))
-
-
-def resp(*args):
-    return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
 
 
 def write_set_file(path, n):

@@ -9,22 +9,9 @@ before the sentinel's reply.
 """
 import time
 
-from pubsub_helpers import call, enc, read_values
+from pubsub_helpers import call, enc, inval, pubsub_inval, read_values
 from requires import require_commands
-
-
-def inval(*keys):
-    out = b">2\r\n$10\r\ninvalidate\r\n*%d\r\n" % len(keys)
-    for k in keys:
-        out += b"$%d\r\n%s\r\n" % (len(k), k)
-    return out
-
-
-def pubsub_inval(*keys):
-    out = b"*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n*%d\r\n" % len(keys)
-    for k in keys:
-        out += b"$%d\r\n%s\r\n" % (len(k), k)
-    return out
+from waithelp import wait_for as wait_until
 
 
 INVAL_NULL3 = b">2\r\n$10\r\ninvalidate\r\n_\r\n"
@@ -46,14 +33,6 @@ def client_id(conn):
 def nothing_pending(conn, sentinel=PONG):
     conn.send(enc("PING"))
     assert read_values(conn, 1) == sentinel
-
-
-def wait_until(cond):
-    for _ in range(500):
-        if cond():
-            return
-        time.sleep(0.01)
-    raise AssertionError("condition never became true")
 
 
 def info_field(srv, section, name):

@@ -5,17 +5,7 @@ byte for byte with redis-server."""
 import socket
 
 from conftest import IO_TIMEOUT
-
-
-def encode(*args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        if isinstance(a, int):
-            a = str(a)
-        if isinstance(a, str):
-            a = a.encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
+from resphelp import encode  # noqa: F401 (re-exported)
 
 
 class Conn:
