@@ -2174,28 +2174,16 @@ void configRewriteCommand(Client *c) {
         replyError(c, "ERR The server is running without a config file");
         return;
     }
-    sds oldText = sdsEmpty();
-    FILE *fp = fopen(configFile, "r");
-    if (fp) {
-        sds body = readWholeFile(fp);
-        oldText = sdsCatSds(oldText, body);
-        sdsFree(body);
-        fclose(fp);
-    } else if (errno != ENOENT) {
-        replyErrorFormat(c, "ERR Rewriting config file: %s", strerror(errno));
-        sdsFree(oldText);
-        return;
-    }
-    sds text = rewriteConfigText(oldText, 0);
-    if (writeFileAtomically(configFile, text) == -1) {
-        serverLog(LL_WARNING, "CONFIG REWRITE failed: %s", strerror(errno));
-        replyErrorFormat(c, "ERR Rewriting config file: %s", strerror(errno));
+    if (configRewriteFile(0) == -1) {
+        /* A file that cannot be read or written: logged and answered alike,
+         * as Redis does. */
+        int err = errno;
+        serverLog(LL_WARNING, "CONFIG REWRITE failed: %s", strerror(err));
+        replyErrorFormat(c, "ERR Rewriting config file: %s", strerror(err));
     } else {
         serverLog(LL_NOTICE, "CONFIG REWRITE executed with success.");
         replyOk(c);
     }
-    sdsFree(text);
-    sdsFree(oldText);
 }
 
 /* CONFIG REWRITE as a function (DEBUG RESTART; with forceAll, DEBUG

@@ -887,7 +887,7 @@ static const DebugAction actions[] = {
     {"quicklist-packed-threshold", 3, 3, debugPackedThreshold},
     {"listpack", 3, 3, debugListpack},
     {"quicklist", 3, 4, debugQuicklist},
-    /* issue 33 */
+    /* the crashes, then the rest of what 7.0.15 answers without cluster */
     {"segfault", 2, INT_MAX, debugSegfault}, /* extra arguments ignored, as Redis */
     {"panic", 2, INT_MAX, debugPanic}, /* extra arguments ignored, as Redis */
     {"assert", 2, INT_MAX, debugAssert}, /* extra arguments ignored, as Redis */

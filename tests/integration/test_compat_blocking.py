@@ -13,24 +13,11 @@ import time
 
 import pytest
 
-from listhelp import Conn, encode, reply_end, wait_blocked
+from listhelp import Conn, reply_end
 from resphelp import parse_one
+from test_blocking import block, clients as conns
 
 # --- helpers ----------------------------------------------------------------
-
-
-def block(ctl, conn, *cmd):
-    conn.send(list(cmd))
-    wait_blocked(ctl, conn.cid, cmd[0].lower())
-
-
-def conns(srv, n, resp=2):
-    out = []
-    for _ in range(n):
-        c = Conn(srv, resp)
-        c.cid = c.client_id()
-        out.append(c)
-    return out
 
 
 def both(server, oracle, scenario):

@@ -8,7 +8,6 @@ redis-server 7.0.15 given the same commands, replies compared.
   history, with Redis's 16 KB floor.
 
 Every wait polls with a deadline; nothing asserts on timing."""
-import functools
 import os
 import signal
 import time
@@ -16,33 +15,10 @@ import time
 import pytest
 import redis
 
-from test_aof import wait_for
+# The replication helpers are test_repl's (its wait_for waits up to 30 s).
+from test_repl import attach, in_sync, info, link_up, wait_for
 
 DBG = {"enable-debug-command": "yes", "repl-diskless-sync-delay": "0"}
-
-wait_for = functools.partial(wait_for, timeout=30.0)
-
-
-def info(r, section="replication"):
-    return r.info(section)
-
-
-def link_up(r):
-    i = info(r)
-    return i.get("role") == "slave" and i.get("master_link_status") == "up"
-
-
-def in_sync(primary, replica):
-    if not link_up(replica):
-        return False
-    return info(replica)["slave_repl_offset"] == info(primary)["master_repl_offset"]
-
-
-def attach(replica_srv, primary_srv):
-    r = replica_srv.client()
-    r.execute_command("REPLICAOF", primary_srv.host, primary_srv.port)
-    wait_for(lambda: link_up(r), what="link up")
-    return r
 
 
 def keyspace_sizes(r):
