@@ -116,7 +116,10 @@ def test_replica_serves_while_the_primary_sends(start_server, start_oracle, pair
         s_srv.proc.wait()
         p.set("old", "2")
         fill(p, 2000, "more:")  # past the 16 KB backlog: a full sync again
-        p.config_set("rdb-key-save-delay", 3000)  # 3001 keys: a 9 s save
+        # 3001 keys: an 18 s save, so that on a loaded machine the load is
+        # still under way once the replica has started and been observed
+        # (with 9 s, redis-server's own pair once finished it first)
+        p.config_set("rdb-key-save-delay", 6000)
         s_srv = start(skind, start_server, start_oracle, dir=tmp,
                       args=["--replicaof", p_srv.host, str(p_srv.port)], **scfg)
         s = s_srv.client()
