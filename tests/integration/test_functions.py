@@ -771,7 +771,7 @@ class Running:
     def _run(self, *args):
         try:
             self.reply = self.conn(*args)
-        except (AssertionError, OSError) as e:  # the server went away
+        except (AssertionError, OSError, EOFError) as e:  # the server went away
             self.reply = ("closed", str(e))
 
     def join(self):
