@@ -9,7 +9,6 @@ import socket
 import time
 
 import pytest
-import redis
 
 from compare import BOTH
 from waithelp import poll as wait_for
@@ -105,9 +104,7 @@ def test_output_soft_limit_closes_an_idle_client_from_cron(request, name):
     r = srv.client()
     r.config_set("client-output-buffer-limit", "normal 0 256kb 1")
     r.set("big", "v" * (1 * MB))
-    c = srv.connect()
-    c.send(b"CLIENT SETNAME slow\r\n")
-    c.expect(b"+OK\r\n")
+    c = named_conn(srv, "slow")
     # Many replies the client never reads: the output passes the soft limit
     # once, then nothing more is written to it.
     c.send(b"GET big\r\n" * 16)
@@ -205,6 +202,14 @@ def steady(srv):
     return r
 
 
+def named_conn(srv, name):
+    """A raw connection named by CLIENT SETNAME (found in CLIENT LIST)."""
+    c = srv.connect()
+    c.send(b"CLIENT SETNAME %s\r\n" % name.encode())
+    c.expect(b"+OK\r\n")
+    return c
+
+
 def fields_of(r, name, *names):
     f = client_fields(r, name)
     return tuple(int(f[n]) for n in names)
@@ -214,9 +219,7 @@ def fields_of(r, name, *names):
 def test_partly_received_bulk_counts_by_declared_length(request, name):
     srv = target(request, name)
     r = steady(srv)
-    c = srv.connect()
-    c.send(b"CLIENT SETNAME pbulk\r\n")
-    c.expect(b"+OK\r\n")
+    c = named_conn(srv, "pbulk")
     c.send(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3000000\r\n" + b"v" * 1000000)
     assert wait_for(lambda: field(r, "pbulk", "qbuf") == 1000000)
     qbuf, free, argv, tot = fields_of(r, "pbulk", "qbuf", "qbuf-free", "argv-mem", "tot-mem")
@@ -236,9 +239,7 @@ def test_partly_received_bulk_counts_by_declared_length(request, name):
 def test_partly_received_multibulk_counts_its_arguments(request, name):
     srv = target(request, name)
     r = steady(srv)
-    c = srv.connect()
-    c.send(b"CLIENT SETNAME pmb\r\n")
-    c.expect(b"+OK\r\n")
+    c = named_conn(srv, "pmb")
     base = field(r, "pmb", "tot-mem")
     c.send(b"*100000\r\n" + b"$5\r\nhello\r\n" * 1000)
     assert wait_for(lambda: field(r, "pmb", "argv-mem") == 5000)
@@ -252,9 +253,7 @@ def test_partly_received_multibulk_counts_its_arguments(request, name):
 def test_client_memory_counts_watches_subscriptions_and_prefixes(request, name, what):
     srv = target(request, name)
     r = steady(srv)
-    c = srv.connect()
-    c.send(b"CLIENT SETNAME x\r\n")
-    c.expect(b"+OK\r\n")
+    c = named_conn(srv, "x")
     n = 2000
     if what == "prefixes":
         c.send(b"HELLO 3\r\n")
@@ -420,9 +419,7 @@ def test_partly_received_small_bulk_fields_as_redis(request):
     for name in BOTH:
         srv = target(request, name)
         r = steady(srv)
-        c = srv.connect()
-        c.send(b"CLIENT SETNAME q\r\n")
-        c.expect(b"+OK\r\n")
+        c = named_conn(srv, "q")
         c.send(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$100\r\n" + b"v" * 50)
         assert wait_for(lambda: field(r, "q", "qbuf") == 50)
         got.append(fields_of(r, "q", "qbuf", "qbuf-free", "argv-mem"))
