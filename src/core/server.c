@@ -50,6 +50,19 @@ void signalModifiedKey(Client *c, Db *db, const char *key, size_t len) {
     for (int i = 0; i < keyModifiedHookCount; i++) keyModifiedHooks[i](c, db, key, len);
 }
 
+static KeyDeletedHook **keyDeletedHooks;
+static int keyDeletedHookCount;
+
+void serverAddKeyDeletedHook(KeyDeletedHook *fn) {
+    keyDeletedHooks = xrealloc(keyDeletedHooks, sizeof(*keyDeletedHooks) * (size_t)(keyDeletedHookCount + 1));
+    keyDeletedHooks[keyDeletedHookCount++] = fn;
+}
+
+void signalDeletedKey(Db *db, const char *key, size_t len) {
+    signalModifiedKey(NULL, db, key, len);
+    for (int i = 0; i < keyDeletedHookCount; i++) keyDeletedHooks[i](db, key, len);
+}
+
 void serverSetKeyspaceEventSink(KeyspaceEventSink *fn) { keyspaceEventSink = fn; }
 
 void notifyKeyspaceEvent(int type, const char *event, const char *key, size_t keylen, int dbid) {
@@ -91,7 +104,7 @@ void serverKeyExpiredHook(Db *db, const char *key, size_t len) {
     server.stats.expiredKeys++;
     effectsDeleteKey(db->id, key, len, server.cfg.lazyfreeLazyExpire);
     notifyKeyspaceEvent(NOTIFY_EXPIRED, "expired", key, len, db->id);
-    signalModifiedKey(NULL, db, key, len);
+    signalDeletedKey(db, key, len);
 }
 
 void serverValueCorruptHook(Db *db, const char *key, size_t len, const char *why) {
@@ -103,7 +116,7 @@ void serverValueCorruptHook(Db *db, const char *key, size_t len, const char *why
      * propagating: its stream is its primary's, which holds the same bytes
      * and drops the key itself on its first access. */
     if (!dbNoLazyExpire) effectsDeleteKey(db->id, key, len, 0);
-    signalModifiedKey(NULL, db, key, len);
+    signalDeletedKey(db, key, len);
 }
 
 /* --- small helpers --- */

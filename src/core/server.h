@@ -105,6 +105,13 @@ extern Server server;
 typedef void KeyModifiedHook(Client *c, Db *db, const char *key, size_t len);
 void serverAddKeyModifiedHook(KeyModifiedHook *fn);
 void signalModifiedKey(Client *c, Db *db, const char *key, size_t len);
+/* signalDeletedKey: a key went outside any command (expiry, eviction, a
+ * corrupt value dropped): signalModifiedKey(NULL, ...), then the hooks that
+ * care only about such deletes (blocked clients waiting on the key), so
+ * that a command's own writes do not pay for them. */
+typedef void KeyDeletedHook(Db *db, const char *key, size_t len);
+void serverAddKeyDeletedHook(KeyDeletedHook *fn);
+void signalDeletedKey(Db *db, const char *key, size_t len);
 /* notifyKeyspaceEvent: an event of class `type` (NOTIFY_*).  When
  * notify-keyspace-events enables that class and K or E, it goes to the one
  * sink (the pub/sub layer publishes it). */

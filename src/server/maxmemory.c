@@ -132,7 +132,7 @@ long long maxmemoryExceededCurrentMs(void) { return exceededSinceUs ? (ustime() 
 /* What an eviction means beyond the keyspace, in Redis's order. */
 static void keyEvicted(Db *db, const char *key, size_t len) {
     server.stats.evictedKeys++;
-    signalModifiedKey(NULL, db, key, len);
+    signalDeletedKey(db, key, len);
     notifyKeyspaceEvent(NOTIFY_EVICTED, "evicted", key, len, db->id);
     effectsDeleteKey(db->id, key, len, server.cfg.lazyfreeLazyEviction);
 }

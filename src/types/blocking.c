@@ -440,11 +440,11 @@ static void onFlush(int dbid) {
         if (dbid == -1 || dbid == i) signalAllWaitedKeys(&server.db[i]);
 }
 
-/* A key changed outside any command (c == NULL: deleted by expiry, lazy or
- * active, or by eviction).  The commands' own keys are signalled after
- * they run (afterCall). */
-static void onKeyModified(Client *c, Db *db, const char *key, size_t len) {
-    if (c == NULL && blockedList) signalKeyAsReady(db, key, len);
+/* A key deleted outside any command (expiry, lazy or active, or
+ * eviction).  The commands' own keys are signalled after they run
+ * (afterCall). */
+static void onKeyDeleted(Db *db, const char *key, size_t len) {
+    if (blockedList) signalKeyAsReady(db, key, len);
 }
 
 void blockingInit(void) {
@@ -453,7 +453,7 @@ void blockingInit(void) {
     serverAddCronHook(cron);
     serverAddSwapHook(onSwap);
     serverAddFlushHook(onFlush);
-    serverAddKeyModifiedHook(onKeyModified);
+    serverAddKeyDeletedHook(onKeyDeleted);
     clientAddFreeHook(onClientFree);
     clientAddResetHook(onClientReset);
 }
