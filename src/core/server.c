@@ -196,13 +196,11 @@ int configApplyUnixSocket(const char **err) { return netRebindUnix(err); }
 
 /* --- shutdown --- */
 
-int (*serverPrepareShutdownHook)(int flags);
 void (*serverFlushAllHook)(void);
 const char *(*serverDiskErrorHook)(int *rdb);
 void (*serverBeforeReplyWriteHook)(void);
 const char *(*serverReplicaWriteErrorHook)(void);
 void (*serverFailoverPauseHook)(int on);
-void (*serverShutdownPauseHook)(int on);
 
 void serverShutdown(int exitCode) {
     netCloseListeners();

@@ -183,15 +183,15 @@ void serverAddResetStatsHook(ServerHook *fn);
 void serverAddBeforeSleepHook(ServerHook *fn);
 /* Stop accepting, close clients, remove pid file and unix socket, exit. */
 void serverShutdown(int exitCode) __attribute__((noreturn));
-/* What runs before a shutdown (SHUTDOWN, SIGTERM/SIGINT): persistence saves
- * the final snapshot there.  flags: SHUTDOWN_* below.  Returns 0 to go on
- * exiting, -1 to stay up (the hook logged why).  NULL: nothing to do. */
+/* A shutdown's flags (SHUTDOWN's arguments, shutdown-on-sigterm/-sigint).
+ * What runs before exiting is no hook: server/shutdown.c calls each step
+ * in its written order (persistPrepareShutdown, then
+ * ldbKillForkedSessions). */
 #define SHUTDOWN_NOFLAGS 0
 #define SHUTDOWN_SAVE (1 << 0)
 #define SHUTDOWN_NOSAVE (1 << 1)
 #define SHUTDOWN_FORCE (1 << 2)
 #define SHUTDOWN_NOW (1 << 3)   /* no wait for lagging replicas */
-extern int (*serverPrepareShutdownHook)(int flags);
 /* Run by FLUSHALL after every database was emptied: persistence stops a
  * save child and, when save points are set, saves the empty dataset (Redis
  * does, so a restart does not bring the data back).  NULL: nothing. */
@@ -214,8 +214,5 @@ extern const char *(*serverReplicaWriteErrorHook)(void);
  * commands are postponed as under CLIENT PAUSE WRITE until it is turned
  * off; CLIENT UNPAUSE does not end it. */
 extern void (*serverFailoverPauseHook)(int on);
-/* The same pause for a shutdown waiting for its replicas (server/shutdown.c),
- * independent of FAILOVER's. */
-extern void (*serverShutdownPauseHook)(int on);
 
 #endif

@@ -163,9 +163,9 @@ static void failoverPauseSet(int on) {
     }
 }
 
-/* serverShutdownPauseHook: a shutdown waiting for replicas pauses writes
- * the same way (bit 2 of failoverPause), until it is cancelled. */
-static void shutdownPauseSet(int on) {
+/* A shutdown waiting for replicas pauses writes the same way (bit 2 of
+ * failoverPause), until it is cancelled. */
+void pauseShutdownWrites(int on) {
     failoverPause = on ? (failoverPause | 2) : (failoverPause & ~2);
     if (on) {
         setExpiryPaused(1);
@@ -176,7 +176,6 @@ static void shutdownPauseSet(int on) {
 
 void pauseInit(void) {
     serverFailoverPauseHook = failoverPauseSet;
-    serverShutdownPauseHook = shutdownPauseSet;
     serverAddCronHook(checkPauseEnd);
     serverAddBeforeSleepHook(beforeSleep);
     clientAddFreeHook(clientGone);
