@@ -813,7 +813,7 @@ int persistRefuseWriteSlow(Client *c, Command *cmd, int execWrites) {
     return -1;
 }
 
-/* serverDiskErrorHook: scripts ask it before their write commands. */
+/* scriptDiskError: scripts ask it before their write commands. */
 static const char *diskError(int *rdb) {
     if (rdb) *rdb = 0;
     const char *aofErr = NULL;
@@ -916,7 +916,7 @@ void persistInit(void) {
     serverAddCronHook(persistCron);
     serverAddResetStatsHook(resetPayloadSanitizations);
     serverFlushAllHook = afterFlushAll;
-    serverDiskErrorHook = diskError;
+    scriptDiskError = diskError;
     migrateInit();
     aofInitHooks();
     aofLoadManifestAtStartup();
