@@ -861,7 +861,7 @@ static int writeToClient(Client *c) {
 
 static void writeHandler(EventLoop *loop, int fd, void *data, int mask) {
     Client *c = data;
-    if (serverBeforeReplyWriteHook) serverBeforeReplyWriteHook();
+    serverBeforeReplyWrite();
     writeToClient(c);
 }
 

@@ -915,7 +915,7 @@ static void resetPayloadSanitizations(void) { rdbPayloadSanitizations = 0; }
 void persistInit(void) {
     serverAddCronHook(persistCron);
     serverAddResetStatsHook(resetPayloadSanitizations);
-    serverFlushAllHook = afterFlushAll;
+    serverAddFlushAllDoneHook(afterFlushAll);
     scriptDiskError = diskError;
     migrateInit();
     aofInitHooks();

@@ -16,7 +16,7 @@
 #include "ds/sds.h"
 #include "persist/rdb.h"
 
-/* Start-up: registers the timer hook, then loads the
+/* Start-up: registers the timer and after-FLUSHALL hooks, then loads the
  * dbfilename in dir.  Exits the process (status 1) when the file is
  * corrupt or unreadable, as redis-server does. */
 void persistInit(void);

@@ -151,7 +151,7 @@ static void clientGone(Client *c) {
     listRemove(&releasing, c);
 }
 
-/* serverFailoverPauseHook: FAILOVER's own write pause, released (the
+/* signalFailoverPause's hook: FAILOVER's own write pause, released (the
  * postponed clients run again, or wait for a CLIENT PAUSE still on) when
  * it ends. */
 static void failoverPauseSet(int on) {
@@ -175,7 +175,7 @@ void pauseShutdownWrites(int on) {
 }
 
 void pauseInit(void) {
-    serverFailoverPauseHook = failoverPauseSet;
+    serverAddFailoverPauseHook(failoverPauseSet);
     serverAddCronHook(checkPauseEnd);
     serverAddBeforeSleepHook(beforeSleep);
     clientAddFreeHook(clientGone);
