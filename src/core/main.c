@@ -213,7 +213,7 @@ int main(int argc, char **argv) {
     statsInit();
     serverLog(LL_NOTICE, "Server initialized");
     persistInit();
-    ldbInit(); /* after persistInit: chains its shutdown hook */
+    ldbInit();
     replStart();
     serverLog(LL_NOTICE, "Ready to accept connections");
     if (server.cfg.supervised == SUPERVISED_SYSTEMD ||

@@ -4,7 +4,10 @@
  * buffer (or where the connection's protocol asks: RESP reads a big
  * argument straight into its final string), then every complete command
  * the protocol finds in the buffer (c->proto->next, proto/protocol.h) is
- * run before anything is written.  Nothing here knows RESP's bytes.
+ * run before anything is written.  Parsing is the protocol's: a new
+ * connection gets RESP (respProtocol, RESP2), and only the refusals of a
+ * connection at accept (max clients, protected mode) are written here as
+ * pre-encoded RESP errors.
  * Writing: clients with replies are queued; before the loop sleeps each is
  * written (sendto, or sendmsg for several buffers); only a socket that
  * cannot take everything gets a writable handler.  A client is never freed
@@ -861,7 +864,7 @@ static int writeToClient(Client *c) {
 
 static void writeHandler(EventLoop *loop, int fd, void *data, int mask) {
     Client *c = data;
-    if (serverBeforeReplyWriteHook) serverBeforeReplyWriteHook();
+    serverBeforeReplyWrite();
     writeToClient(c);
 }
 

@@ -134,7 +134,36 @@ static void addHook(ServerHook ***hooks, int *count, ServerHook *fn) {
     (*hooks)[(*count)++] = fn;
 }
 
+static ServerHook **flushAllDoneHooks;
+static int flushAllDoneHookCount;
+static ServerHook **beforeReplyWriteHooks;
+int serverBeforeReplyWriteHookCount;
+static FailoverPauseHook **failoverPauseHooks;
+static int failoverPauseHookCount;
+
 void serverAddBeforeSleepHook(ServerHook *fn) { addHook(&sleepHooks, &sleepHookCount, fn); }
+void serverAddFlushAllDoneHook(ServerHook *fn) { addHook(&flushAllDoneHooks, &flushAllDoneHookCount, fn); }
+void serverAddBeforeReplyWriteHook(ServerHook *fn) {
+    addHook(&beforeReplyWriteHooks, &serverBeforeReplyWriteHookCount, fn);
+}
+
+void signalFlushAllDone(void) {
+    for (int i = 0; i < flushAllDoneHookCount; i++) flushAllDoneHooks[i]();
+}
+
+void serverRunBeforeReplyWriteHooks(void) {
+    for (int i = 0; i < serverBeforeReplyWriteHookCount; i++) beforeReplyWriteHooks[i]();
+}
+
+void serverAddFailoverPauseHook(FailoverPauseHook *fn) {
+    failoverPauseHooks =
+        xrealloc(failoverPauseHooks, sizeof(*failoverPauseHooks) * (size_t)(failoverPauseHookCount + 1));
+    failoverPauseHooks[failoverPauseHookCount++] = fn;
+}
+
+void signalFailoverPause(int on) {
+    for (int i = 0; i < failoverPauseHookCount; i++) failoverPauseHooks[i](on);
+}
 void serverAddCronHook(ServerHook *fn) { addHook(&cronHooks, &cronHookCount, fn); }
 void serverAddResetStatsHook(ServerHook *fn) { addHook(&resetHooks, &resetHookCount, fn); }
 
@@ -195,14 +224,6 @@ int configApplyBind(const char **err) {
 int configApplyUnixSocket(const char **err) { return netRebindUnix(err); }
 
 /* --- shutdown --- */
-
-int (*serverPrepareShutdownHook)(int flags);
-void (*serverFlushAllHook)(void);
-const char *(*serverDiskErrorHook)(int *rdb);
-void (*serverBeforeReplyWriteHook)(void);
-const char *(*serverReplicaWriteErrorHook)(void);
-void (*serverFailoverPauseHook)(int on);
-void (*serverShutdownPauseHook)(int on);
 
 void serverShutdown(int exitCode) {
     netCloseListeners();

@@ -183,39 +183,40 @@ void serverAddResetStatsHook(ServerHook *fn);
 void serverAddBeforeSleepHook(ServerHook *fn);
 /* Stop accepting, close clients, remove pid file and unix socket, exit. */
 void serverShutdown(int exitCode) __attribute__((noreturn));
-/* What runs before a shutdown (SHUTDOWN, SIGTERM/SIGINT): persistence saves
- * the final snapshot there.  flags: SHUTDOWN_* below.  Returns 0 to go on
- * exiting, -1 to stay up (the hook logged why).  NULL: nothing to do. */
+/* A shutdown's flags (SHUTDOWN's arguments, shutdown-on-sigterm/-sigint).
+ * What runs before exiting is no hook: server/shutdown.c calls each step
+ * in its written order (persistPrepareShutdown, then
+ * ldbKillForkedSessions). */
 #define SHUTDOWN_NOFLAGS 0
 #define SHUTDOWN_SAVE (1 << 0)
 #define SHUTDOWN_NOSAVE (1 << 1)
 #define SHUTDOWN_FORCE (1 << 2)
 #define SHUTDOWN_NOW (1 << 3)   /* no wait for lagging replicas */
-extern int (*serverPrepareShutdownHook)(int flags);
-/* Run by FLUSHALL after every database was emptied: persistence stops a
- * save child and, when save points are set, saves the empty dataset (Redis
- * does, so a restart does not bring the data back).  NULL: nothing. */
-extern void (*serverFlushAllHook)(void);
+/* Run by FLUSHALL after every database was emptied (signalFlushedDb(-1)
+ * ran before), before FLUSHALL propagates and replies; in the order added
+ * (initFeatures, then persistInit).  Today one: persistence stops a save
+ * child and, when save points are set, saves the empty dataset (Redis
+ * does, so a restart does not bring the data back). */
+void serverAddFlushAllDoneHook(ServerHook *fn);
+void signalFlushAllDone(void);
 /* Run before replies are written from a writable event (outside
- * beforeSleep): appendfsync always writes and fsyncs the AOF there first,
- * so that no reply overtakes its write.  NULL: nothing. */
-extern void (*serverBeforeReplyWriteHook)(void);
-
-/* Persistence's verdict on writes, set by persist: NULL while writes are
- * allowed, else the error a write command gets (MISCONF, without the
- * "-"), with *rdb set to 1 when a failed RDB save is the cause.  Scripts
- * ask it before their write commands. */
-extern const char *(*serverDiskErrorHook)(int *rdb);
-/* Replication's verdict on a script's write command, set by repl: NULL
- * when allowed, else the error (READONLY on a read-only replica,
- * NOREPLICAS without enough good replicas), without the "-". */
-extern const char *(*serverReplicaWriteErrorHook)(void);
-/* FAILOVER's pause of writes (on: 1), set by the pause feature: write
- * commands are postponed as under CLIENT PAUSE WRITE until it is turned
- * off; CLIENT UNPAUSE does not end it. */
-extern void (*serverFailoverPauseHook)(int on);
-/* The same pause for a shutdown waiting for its replicas (server/shutdown.c),
- * independent of FAILOVER's. */
-extern void (*serverShutdownPauseHook)(int on);
+ * beforeSleep), in the order added.  Today one: with appendfsync always
+ * the AOF is written and fsynced there first (persist/aof.c), so that no
+ * reply overtakes its write.  net.c calls serverBeforeReplyWrite, which
+ * costs one test while the list is empty. */
+void serverAddBeforeReplyWriteHook(ServerHook *fn);
+extern int serverBeforeReplyWriteHookCount;
+void serverRunBeforeReplyWriteHooks(void);
+static inline void serverBeforeReplyWrite(void) {
+    if (serverBeforeReplyWriteHookCount) serverRunBeforeReplyWriteHooks();
+}
+/* FAILOVER's pause of writes: replication signals it on (1) when a
+ * FAILOVER starts waiting for its target and off (0) when the failover
+ * ends; the hooks run in the order added (initFeatures).  Today one: the
+ * pause feature (pauseInit) postpones write commands as under CLIENT
+ * PAUSE WRITE until it is off; CLIENT UNPAUSE does not end it. */
+typedef void FailoverPauseHook(int on);
+void serverAddFailoverPauseHook(FailoverPauseHook *fn);
+void signalFailoverPause(int on);
 
 #endif

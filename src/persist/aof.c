@@ -1127,7 +1127,7 @@ void aofInitHooks(void) {
     serverAddCronHook(aofCron);
     serverAddBeforeSleepHook(aofBeforeSleep);
     serverAddResetStatsHook(aofResetStats);
-    serverBeforeReplyWriteHook = aofBeforeReplyWrite;
+    serverAddBeforeReplyWriteHook(aofBeforeReplyWrite);
     configApplyAppendonlyHook = applyAppendonly;
     configApplyAofAutoGcHook = deleteHistoryFiles;
 }

@@ -374,7 +374,7 @@ static void persistCron(void) {
 
 /* Before exiting: kill a save child, save when save points are set (or
  * SHUTDOWN SAVE), refuse to exit on a failed save unless FORCE. */
-static int prepareShutdown(int flags) {
+int persistPrepareShutdown(int flags) {
     /* Saving a half-loaded dataset would overwrite the file it comes from. */
     if (state.loading) flags = (flags & ~SHUTDOWN_SAVE) | SHUTDOWN_NOSAVE;
     if (state.childPid >= 0) {
@@ -648,7 +648,7 @@ static void loadingProgress(const RdbLoadInfo *info, size_t loaded, size_t total
     if (server.shutdownAsap) {
         serverLog(LL_WARNING, "Received %s during loading, exiting without saving.",
                   server.shutdownAsap == SIGINT ? "SIGINT" : "SIGTERM");
-        prepareShutdown(SHUTDOWN_NOSAVE);
+        persistPrepareShutdown(SHUTDOWN_NOSAVE);
         serverShutdown(0);
     }
     if (state.loadingTick && server.time.nowMs - state.loadingTickMs >= 1000) {
@@ -813,7 +813,7 @@ int persistRefuseWriteSlow(Client *c, Command *cmd, int execWrites) {
     return -1;
 }
 
-/* serverDiskErrorHook: scripts ask it before their write commands. */
+/* scriptDiskError: scripts ask it before their write commands. */
 static const char *diskError(int *rdb) {
     if (rdb) *rdb = 0;
     const char *aofErr = NULL;
@@ -915,9 +915,8 @@ static void resetPayloadSanitizations(void) { rdbPayloadSanitizations = 0; }
 void persistInit(void) {
     serverAddCronHook(persistCron);
     serverAddResetStatsHook(resetPayloadSanitizations);
-    serverPrepareShutdownHook = prepareShutdown;
-    serverFlushAllHook = afterFlushAll;
-    serverDiskErrorHook = diskError;
+    serverAddFlushAllDoneHook(afterFlushAll);
+    scriptDiskError = diskError;
     migrateInit();
     aofInitHooks();
     aofLoadManifestAtStartup();

@@ -16,10 +16,19 @@
 #include "ds/sds.h"
 #include "persist/rdb.h"
 
-/* Start-up: registers the timer hook and the shutdown hook, then loads the
+/* Start-up: registers the timer and after-FLUSHALL hooks, then loads the
  * dbfilename in dir.  Exits the process (status 1) when the file is
  * corrupt or unreadable, as redis-server does. */
 void persistInit(void);
+
+/* Persistence's step of a shutdown (SHUTDOWN, SIGTERM/SIGINT, DEBUG
+ * RESTART; server/shutdown.c calls it first): kills a save child, has the
+ * AOF flushed and fsynced (aofPrepareShutdown), saves the final snapshot
+ * when save points are set or flags has SHUTDOWN_SAVE (never with
+ * SHUTDOWN_NOSAVE, nor while loading).  flags: SHUTDOWN_* (core/server.h).
+ * Returns 0 to go on exiting, -1 to stay up (logged): a failed save or
+ * AOF flush without SHUTDOWN_FORCE. */
+int persistPrepareShutdown(int flags);
 
 /* DEBUG RELOAD: save (unless NOSAVE), empty the data and the functions
  * (unless NOFLUSH), load the file back (MERGE: the file's keys and

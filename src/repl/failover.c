@@ -1,7 +1,7 @@
 /* failover.c -- FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms]: a
  * primary hands its role to one of its replicas without losing writes.
  *
- * waiting-for-sync: writes are paused (serverFailoverPauseHook) while the
+ * waiting-for-sync: writes are paused (signalFailoverPause) while the
  * target (or, without TO, the first replica to do so) acknowledges our
  * whole offset; no PINGs are added meanwhile.  failover-in-progress: we
  * become a replica of the target and send it "PSYNC <our replid> <offset+1>
@@ -42,7 +42,7 @@ static void clearState(void) {
     fo.host = NULL;
     fo.force = 0;
     fo.endMs = 0;
-    if (serverFailoverPauseHook) serverFailoverPauseHook(0);
+    signalFailoverPause(0);
 }
 
 void failoverAbort(const char *why) {
@@ -181,6 +181,6 @@ void failoverCommand(Client *c) {
     fo.endMs = timeout ? deadlineAfter(server.time.nowMs, timeout) : 0;
     fo.force = force;
     fo.state = FAILOVER_WAIT_SYNC;
-    if (serverFailoverPauseHook) serverFailoverPauseHook(1);
+    signalFailoverPause(1);
     replyOk(c);
 }

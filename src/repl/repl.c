@@ -539,7 +539,7 @@ void replInit(void) {
     repl.rbuf = sdsEmpty();
     rdbReplInfoProvider = rdbInfo;
     dispatchWaitOffset = &repl.offset;
-    serverReplicaWriteErrorHook = scriptWriteError;
+    scriptReplicaWriteError = scriptWriteError;
     scriptRunningStale = runningStale;
     configApplyReplicationHook = configChanged;
     serverAddCronHook(cron);

@@ -67,6 +67,8 @@ static ScriptAclAllowed *aclAllowed;
 void scriptSetAclAllowed(ScriptAclAllowed *fn) { aclAllowed = fn; }
 
 int (*scriptRunningStale)(void);
+ScriptReplicaWriteError *scriptReplicaWriteError;
+ScriptDiskError *scriptDiskError;
 
 const char *scriptLuaEngine(void) {
 #ifdef CAIRN_LUAJIT
@@ -978,16 +980,16 @@ static const char *checkScriptCommand(ScriptRun *run, Command *cmd, int argc, sd
     if ((cmd->flags & (CMD_WRITE | CMD_MAY_REPLICATE)) && (run->readOnly || (run->flags & SCRIPT_FLAG_NO_WRITES)))
         return "ERR Write commands are not allowed from read-only scripts.";
     if (cmd->flags & CMD_WRITE) {
-        if (serverReplicaWriteErrorHook) {
-            const char *repl = serverReplicaWriteErrorHook();
+        if (scriptReplicaWriteError) {
+            const char *repl = scriptReplicaWriteError();
             /* A read-only replica obeys its primary and its AOF (a script
              * replayed from it: the fake caller), as Redis does. */
             int obey = server.isReplica && run->caller && (run->caller->flags & (CLIENT_MASTER | CLIENT_FAKE));
             if (repl && !obey) return repl;
         }
         /* A script that already wrote is not stopped half-way. */
-        if (!run->wroteSomething && serverDiskErrorHook) {
-            const char *disk = serverDiskErrorHook(NULL);
+        if (!run->wroteSomething && scriptDiskError) {
+            const char *disk = scriptDiskError(NULL);
             if (disk) return disk;
         }
     }

@@ -299,7 +299,7 @@ int scriptDeclaresWrites(Client *c, const Command *cmd) {
 int scriptRefuseWritesOrReply(Client *c, unsigned flags) {
     if (flags & (SCRIPT_FLAG_EVAL_COMPAT | SCRIPT_FLAG_NO_WRITES)) return 0;
     int rdb = 0;
-    const char *disk = serverDiskErrorHook ? serverDiskErrorHook(&rdb) : NULL;
+    const char *disk = scriptDiskError ? scriptDiskError(&rdb) : NULL;
     if (!disk) return 0;
     if (rdb)
         replyError(c, "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to "

@@ -954,25 +954,13 @@ static void reapChildren(void) {
     }
 }
 
-static int (*nextShutdownHook)(int flags);
-
-/* SHUTDOWN ends the forked sessions too. */
-static int killChildrenAtShutdown(int flags) {
-    if (nextShutdownHook) {
-        int rc = nextShutdownHook(flags);
-        if (rc < 0) return rc;
-    }
+void ldbKillForkedSessions(void) {
     for (int i = 0; i < nchildren; i++) {
         kill(children[i], SIGKILL);
         serverLog(LL_WARNING, "Killing debugging session %ld", (long)children[i]);
     }
     for (int i = 0; i < nchildren; i++) waitpid(children[i], NULL, 0);
     nchildren = 0;
-    return 0;
 }
 
-void ldbInit(void) {
-    serverAddCronHook(reapChildren);
-    nextShutdownHook = serverPrepareShutdownHook;
-    serverPrepareShutdownHook = killChildrenAtShutdown;
-}
+void ldbInit(void) { serverAddCronHook(reapChildren); }

@@ -40,7 +40,10 @@ void ldbTeeEnd(void);
 int ldbRedisDebug(struct lua_State *L);      /* redis.debug() */
 int ldbRedisBreakpoint(struct lua_State *L); /* redis.breakpoint() */
 
-/* Reap finished forked sessions (cron) and kill them (shutdown). */
+/* Installs the timer hook that reaps finished forked sessions. */
 void ldbInit(void);
+/* A shutdown's step (server/shutdown.c, after persistence's): kills every
+ * forked SCRIPT DEBUG session (SIGKILL, logged) and waits for them. */
+void ldbKillForkedSessions(void);
 
 #endif

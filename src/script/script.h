@@ -68,6 +68,22 @@ extern int scriptAllowNoscriptCommands;
  * flagged stale, as in Redis.  NULL: never stale. */
 extern int (*scriptRunningStale)(void);
 
+/* The verdicts a script's write command asks before it runs, each
+ * answered by the one layer that holds the state and installed by its
+ * init; NULL (the pointer or its answer) means allowed, else the error,
+ * without the "-".  checkScriptCommand asks them in this order:
+ *  1. scriptReplicaWriteError, installed by replication (replInit):
+ *     READONLY on a read-only replica (not for a script of its primary or
+ *     its AOF), NOREPLICAS without enough good replicas;
+ *  2. scriptDiskError, installed by persistence (persistInit), only while
+ *     the script has written nothing: MISCONF while a failed RDB save or
+ *     AOF write denies writes, with *rdb (when not NULL) set to 1 when the
+ *     RDB save is the cause.  scriptRefuseWritesOrReply asks it too. */
+typedef const char *ScriptReplicaWriteError(void);
+typedef const char *ScriptDiskError(int *rdb);
+extern ScriptReplicaWriteError *scriptReplicaWriteError;
+extern ScriptDiskError *scriptDiskError;
+
 /* Installed by the ACL (server/acl.c): NULL when the script's caller may
  * run cmd with argv, else the error redis.call raises (after the denial
  * is logged).  Without it every command is allowed. */

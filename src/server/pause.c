@@ -151,7 +151,7 @@ static void clientGone(Client *c) {
     listRemove(&releasing, c);
 }
 
-/* serverFailoverPauseHook: FAILOVER's own write pause, released (the
+/* signalFailoverPause's hook: FAILOVER's own write pause, released (the
  * postponed clients run again, or wait for a CLIENT PAUSE still on) when
  * it ends. */
 static void failoverPauseSet(int on) {
@@ -163,9 +163,9 @@ static void failoverPauseSet(int on) {
     }
 }
 
-/* serverShutdownPauseHook: a shutdown waiting for replicas pauses writes
- * the same way (bit 2 of failoverPause), until it is cancelled. */
-static void shutdownPauseSet(int on) {
+/* A shutdown waiting for replicas pauses writes the same way (bit 2 of
+ * failoverPause), until it is cancelled. */
+void pauseShutdownWrites(int on) {
     failoverPause = on ? (failoverPause | 2) : (failoverPause & ~2);
     if (on) {
         setExpiryPaused(1);
@@ -175,8 +175,7 @@ static void shutdownPauseSet(int on) {
 }
 
 void pauseInit(void) {
-    serverFailoverPauseHook = failoverPauseSet;
-    serverShutdownPauseHook = shutdownPauseSet;
+    serverAddFailoverPauseHook(failoverPauseSet);
     serverAddCronHook(checkPauseEnd);
     serverAddBeforeSleepHook(beforeSleep);
     clientAddFreeHook(clientGone);

@@ -18,6 +18,11 @@ void pauseInit(void);
  * its argv until the pause ends, and nothing is replied yet (returns 1).
  * 0 lets the command go on. */
 int pausePostponeCommand(Client *c, Command *cmd);
+/* A shutdown waiting for its replicas (server/shutdown.c) pauses writes
+ * (on: 1) as CLIENT PAUSE WRITE does, independently of FAILOVER's pause
+ * and of CLIENT PAUSE, until it ends or is cancelled (on: 0); CLIENT
+ * UNPAUSE does not end it. */
+void pauseShutdownWrites(int on);
 
 /* CLIENT subcommand handlers (registered by client_cmd.c). */
 void clientPauseCommand(Client *c);

@@ -4,9 +4,10 @@
  * server.shutdownMs (unix ms), writes paused (pause.c's shutdown pause) and
  * every SHUTDOWN caller blocked in `waiting`.  The wait ends, from the
  * timer, when every replica acknowledged master_repl_offset or the time is
- * up: then persistence's hook saves (serverPrepareShutdownHook) and the
- * process exits; if that fails, or on SHUTDOWN ABORT, the shutdown is
- * cancelled: the blocked callers get Redis's error and writes resume.
+ * up: then the steps before exiting run (exitSteps: persistence saves,
+ * then the debugger's forked sessions are killed) and the process exits;
+ * if the save fails, or on SHUTDOWN ABORT, the shutdown is cancelled: the
+ * blocked callers get Redis's error and writes resume.
  * A signal only sets server.shutdownAsap; the timer starts the shutdown
  * with the shutdown-on-sigterm / -sigint flags. */
 #include "server/shutdown.h"
@@ -20,7 +21,9 @@
 #include "core/server.h"
 #include "ds/alloc.h"
 #include "ds/util.h"
+#include "persist/persist.h"
 #include "repl/repl.h"
+#include "script/ldb.h"
 #include "script/script.h"
 #include "server/pause.h"
 
@@ -89,14 +92,24 @@ static void cancelShutdown(void) {
     server.shutdownMs = 0;
     shutdownFlags = 0;
     replyWaiting();
-    if (serverShutdownPauseHook) serverShutdownPauseHook(0);
+    pauseShutdownWrites(0);
+}
+
+/* What every shutdown does before exiting, in this order (direct calls,
+ * no hook): persistence kills a save child, flushes the AOF and saves the
+ * final snapshot per the flags, and may refuse (-1: stay up, logged);
+ * then the forked SCRIPT DEBUG sessions are killed.  0: go on exiting. */
+static int exitSteps(int flags) {
+    if (persistPrepareShutdown(flags) < 0) return -1;
+    ldbKillForkedSessions();
+    return 0;
 }
 
 /* Saves (per the flags) and exits; returns -1 after logging and
  * cancelling when the save failed. */
 static int finishShutdown(void) {
     logReplicas();
-    if (serverPrepareShutdownHook && serverPrepareShutdownHook(shutdownFlags) < 0) {
+    if (exitSteps(shutdownFlags) < 0) {
         serverLog(LL_WARNING, "Errors trying to shut down the server. Check the logs for more information.");
         cancelShutdown();
         return -1;
@@ -115,7 +128,7 @@ static int prepareShutdown(int flags) {
     if (!(flags & SHUTDOWN_NOW) && server.cfg.shutdownTimeout != 0 && !readyToShutdown()) {
         server.shutdownMs = server.time.nowMs + (long long)server.cfg.shutdownTimeout * 1000;
         if (!pauseActive()) replRequestAcks();
-        if (serverShutdownPauseHook) serverShutdownPauseHook(1);
+        pauseShutdownWrites(1);
         serverLog(LL_NOTICE, "Waiting for replicas before shutting down.");
         return -1;
     }
@@ -136,7 +149,7 @@ int shutdownForRestart(void) {
     if (server.shutdownMs) return -1;
     serverLog(LL_WARNING, "User requested shutdown...");
     logReplicas();
-    if (serverPrepareShutdownHook && serverPrepareShutdownHook(SHUTDOWN_NOW) < 0) {
+    if (exitSteps(SHUTDOWN_NOW) < 0) {
         serverLog(LL_WARNING, "Errors trying to shut down the server. Check the logs for more information.");
         return -1;
     }

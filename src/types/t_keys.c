@@ -439,7 +439,7 @@ static void flushallCommand(Client *c) {
      * and propagates FLUSHALL even when that is 0 or the save point hook's
      * save zeroed the counter. */
     serverIncrDirty(removed);
-    if (serverFlushAllHook) serverFlushAllHook();
+    signalFlushAllDone();
     effectsForce(EFFECT_ALL);
     replyOk(c);
 }
