@@ -185,8 +185,8 @@ void serverAddBeforeSleepHook(ServerHook *fn);
 void serverShutdown(int exitCode) __attribute__((noreturn));
 /* A shutdown's flags (SHUTDOWN's arguments, shutdown-on-sigterm/-sigint).
  * What runs before exiting is no hook: server/shutdown.c calls each step
- * in its written order (persistPrepareShutdown, then
- * ldbKillForkedSessions). */
+ * in its written order (ldbKillForkedSessions, then
+ * persistPrepareShutdown). */
 #define SHUTDOWN_NOFLAGS 0
 #define SHUTDOWN_SAVE (1 << 0)
 #define SHUTDOWN_NOSAVE (1 << 1)

@@ -4,8 +4,8 @@
  * server.shutdownMs (unix ms), writes paused (pause.c's shutdown pause) and
  * every SHUTDOWN caller blocked in `waiting`.  The wait ends, from the
  * timer, when every replica acknowledged master_repl_offset or the time is
- * up: then the steps before exiting run (exitSteps: persistence saves,
- * then the debugger's forked sessions are killed) and the process exits;
+ * up: then the steps before exiting run (exitSteps: the debugger's
+ * forked sessions are killed, as Redis does, then persistence saves) and the process exits;
  * if the save fails, or on SHUTDOWN ABORT, the shutdown is cancelled: the
  * blocked callers get Redis's error and writes resume.
  * A signal only sets server.shutdownAsap; the timer starts the shutdown
@@ -96,12 +96,13 @@ static void cancelShutdown(void) {
 }
 
 /* What every shutdown does before exiting, in this order (direct calls,
- * no hook): persistence kills a save child, flushes the AOF and saves the
- * final snapshot per the flags, and may refuse (-1: stay up, logged);
- * then the forked SCRIPT DEBUG sessions are killed.  0: go on exiting. */
+ * no hook): the forked SCRIPT DEBUG sessions are killed (first, as Redis
+ * does, so also when the save then refuses); persistence kills a save
+ * child, flushes the AOF and saves the final snapshot per the flags, and
+ * may refuse (-1: stay up, logged).  0: go on exiting. */
 static int exitSteps(int flags) {
-    if (persistPrepareShutdown(flags) < 0) return -1;
     ldbKillForkedSessions();
+    if (persistPrepareShutdown(flags) < 0) return -1;
     return 0;
 }
 
