@@ -29,6 +29,7 @@
 #include "core/errors.h"
 #include "core/log.h"
 #include "core/net.h"
+#include "core/reply_write.h"
 #include "core/server.h"
 #include "ds/alloc.h"
 #include "ds/util.h"
@@ -116,6 +117,8 @@ static void addBytes(Client *c, const void *p, size_t len) {
     }
     netCheckOutputLimits(c);
 }
+
+void replyWriteBytes(Client *c, const void *p, size_t len) { addBytes(c, p, len); }
 
 /* "<prefix bytes><payload>\r\n": one copy into c->buf when it fits there,
  * as most replies do. */
