@@ -2,16 +2,12 @@
  * checks, the sink fallback and the per-encoder renderings of a fan-out.
  *
  * Invariant: f->bytes[0..f->rendered) hold f->item as rendered by
- * f->enc[0..f->rendered); the buffers past f->rendered are spare (empty
- * or NULL).  More than PUSH_FANOUT_ENCODERS encoders in one fan-out:
+ * f->enc[0..f->rendered), and f->p / f->len say where and how long; the
+ * buffers past f->rendered are spare (or NULL).  More than PUSH_FANOUT_ENCODERS encoders in one fan-out:
  * the extra ones render into a temporary buffer per receiver. */
 #include "core/push.h"
 
 #include "core/reply_write.h"
-
-/* A MONITOR line is dropped as a reply is (CLIENT REPLY OFF|SKIP), a push
- * passes; a closing client takes nothing. */
-#define PUSH_SLOW_FLAGS (CLIENT_CLOSE_ASAP | CLIENT_REPLY_SINK | CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)
 
 /* A confirmation or tracking-redir-broken to a sink without `push`: the
  * aggregate of its fields, as reply items (which the sink receives, CLIENT
@@ -49,7 +45,7 @@ void pushFanoutBegin(PushFanout *f, const PushItem *item) {
     f->rendered = 0;
 }
 
-void pushFanoutDeliver(PushFanout *f, Client *c) {
+void pushFanoutDeliverSlow(PushFanout *f, Client *c) {
     if ((c->flags & PUSH_SLOW_FLAGS) && pushSlow(c, f->item)) return;
     const PushEncoder *e = clientPushEncoder(c);
     int i = 0;
@@ -63,11 +59,14 @@ void pushFanoutDeliver(PushFanout *f, Client *c) {
         }
         sds b = f->bytes[i] ? f->bytes[i] : sdsEmpty();
         sdsClear(b);
-        f->bytes[i] = e->render(b, f->item);
+        b = e->render(b, f->item);
+        f->bytes[i] = b;
         f->enc[i] = e;
+        f->p[i] = b;
+        f->len[i] = sdsLen(b);
         f->rendered++;
     }
-    replyWriteBytes(c, f->bytes[i], sdsLen(f->bytes[i]));
+    replyWriteBytes(c, f->p[i], f->len[i]);
 }
 
 void pushFanoutEnd(PushFanout *f, size_t keep) {
@@ -87,6 +86,6 @@ static PushFanout scratch;
 
 void replyPush(Client *c, const PushItem *item) {
     pushFanoutBegin(&scratch, item);
-    pushFanoutDeliver(&scratch, c);
+    pushFanoutDeliverSlow(&scratch, c);
     pushFanoutEnd(&scratch, PUSH_SCRATCH_KEEP);
 }

@@ -20,6 +20,7 @@
 #define CAIRN_CORE_PUSH_H
 
 #include "core/client.h"
+#include "core/reply_write.h"
 #include "proto/push.h"
 #include "proto/resp_push.h"
 
@@ -42,14 +43,30 @@ typedef struct PushFanout {
     const PushItem *item;                          /* borrowed until the next Begin/End */
     int rendered;                                  /* slots holding item's bytes */
     const PushEncoder *enc[PUSH_FANOUT_ENCODERS];  /* slot -> its encoder */
+    const char *p[PUSH_FANOUT_ENCODERS];           /* slot -> the rendering (in bytes[slot]) */
+    size_t len[PUSH_FANOUT_ENCODERS];              /* and its length */
     sds bytes[PUSH_FANOUT_ENCODERS];               /* slot -> buffer (kept across items) */
 } PushFanout;
 
 /* Starts delivering item (forgets the previous item's renderings). */
 void pushFanoutBegin(PushFanout *f, const PushItem *item);
-/* Delivers the current item to c. */
-void pushFanoutDeliver(PushFanout *f, Client *c);
 /* Ends the item: frees the buffers larger than keep bytes (0: all). */
 void pushFanoutEnd(PushFanout *f, size_t keep);
+
+/* Any of these takes a delivery off the fast path (push.h's rules). */
+#define PUSH_SLOW_FLAGS (CLIENT_CLOSE_ASAP | CLIENT_REPLY_SINK | CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)
+
+/* The general case of pushFanoutDeliver. */
+void pushFanoutDeliverSlow(PushFanout *f, Client *c);
+
+/* Delivers the current item to c.  Inline for the common receiver of a
+ * big fan-out: no slow flag, the first encoder's rendering. */
+static inline void pushFanoutDeliver(PushFanout *f, Client *c) {
+    if (__builtin_expect(!(c->flags & PUSH_SLOW_FLAGS) && f->rendered && f->enc[0] == clientPushEncoder(c), 1)) {
+        replyWriteBytes(c, f->p[0], f->len[0]);
+        return;
+    }
+    pushFanoutDeliverSlow(f, c);
+}
 
 #endif

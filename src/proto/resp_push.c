@@ -48,12 +48,27 @@ static sds render(sds s, const PushItem *it, int resp) {
     switch (it->kind) {
     case PUSH_MESSAGE:
     case PUSH_SMESSAGE:
-    case PUSH_PMESSAGE:
-        s = respCatHeader(s, head, it->kind == PUSH_PMESSAGE ? 4 : 3);
-        s = catName(s, it->kind);
-        if (it->kind == PUSH_PMESSAGE) s = respCatBulk(s, it->pattern.p, it->pattern.len);
-        s = respCatBulk(s, it->channel.p, it->channel.len);
-        return respCatBulk(s, it->payload.p, it->payload.len);
+    case PUSH_PMESSAGE: {
+        /* An array of bulks, as a command is written (one growth). */
+        const char *argv[4];
+        size_t lens[4];
+        int n = 0;
+        argv[n] = pushKindName(it->kind);
+        lens[n] = strlen(argv[n]);
+        n++;
+        if (it->kind == PUSH_PMESSAGE) {
+            argv[n] = it->pattern.p;
+            lens[n++] = it->pattern.len;
+        }
+        argv[n] = it->channel.p;
+        lens[n++] = it->channel.len;
+        argv[n] = it->payload.p;
+        lens[n++] = it->payload.len;
+        size_t at = sdsLen(s);
+        s = respCatCommandLen(s, n, argv, lens);
+        s[at] = head;
+        return s;
+    }
     case PUSH_SUBSCRIBE:
     case PUSH_UNSUBSCRIBE:
     case PUSH_PSUBSCRIBE:
