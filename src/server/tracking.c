@@ -23,10 +23,10 @@
  * pushes takes nothing else).  One key's item to several readers, and a
  * BCAST prefix's to its clients, is rendered once per encoder.  A missing
  * target marks the redirection broken and tells the tracking client (if
- * its format has unsolicited pushes) `tracking-redir-broken <id>`.  An invalidation for the client whose
- * command is running waits in `pending` until that command (or its whole
- * EXEC) has replied.  FLUSHDB/FLUSHALL send a null to every tracking client
- * and empty the table.
+ * its format has unsolicited pushes) `tracking-redir-broken <id>`.  An
+ * invalidation for the client whose command is running waits in `pending`
+ * until that command (or its whole EXEC) has replied.  FLUSHDB/FLUSHALL
+ * send a null to every tracking client and empty the table.
  *
  * A client's TrackingState exists exactly while it has CLIENT_TRACKING.
  * Clients are never referenced by the tables after they stop tracking: ids
