@@ -456,8 +456,9 @@ static void clientGone(Client *c) {
 /* --- hooks --- */
 
 /* Drop key from the table and tell the clients that read it (the running
- * command's own client after its reply, unless NOLOOP). */
-static void invalidateTracked(const char *key, size_t len) {
+ * command's own client after its reply, unless NOLOOP).  Not inlined: a
+ * write with no tracked key pays only trackingInvalidateKey's tests. */
+static __attribute__((noinline)) void invalidateTracked(const char *key, size_t len) {
     if (htabSize(&table) == 0) return;
     TrackedKey *t = htabUnlink(&table, key, len);
     if (!t) return;
@@ -484,7 +485,8 @@ void trackingInvalidateKey(Client *c, Db *db, const char *key, size_t len) {
     /* BCAST's NOLOOP compares with the writer itself: a script's writes
      * reach its caller, as on Redis. */
     if (numPrefixes > 0) queueForBroadcast(c, key, len);
-    invalidateTracked(key, len);
+    /* Every key in the table has a reader: no items, no keys. */
+    if (totalItems > 0) invalidateTracked(key, len);
 }
 
 /* tracking-table-max-keys: while the table holds more keys, random ones
