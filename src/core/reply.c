@@ -19,7 +19,11 @@
  * in the other, as XREAD's per-stream entries in its array of streams);
  * otherwise (or nested deeper) it is a small placeholder block whose bytes
  * are written later, and nothing is appended into a placeholder.  Every append marks the client as having
- * pending writes; net.c writes them before the loop sleeps. */
+ * pending writes; net.c writes them before the loop sleeps.
+ *
+ * That byte path is exported as replyWriteBytes (core/reply_write.h) for
+ * the encoders that are not this file's RESP: a sink writing its own
+ * format, the push encoders (core/push.c). */
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -29,6 +33,7 @@
 #include "core/errors.h"
 #include "core/log.h"
 #include "core/net.h"
+#include "core/reply_write.h"
 #include "core/server.h"
 #include "ds/alloc.h"
 #include "ds/util.h"
@@ -116,6 +121,8 @@ static void addBytes(Client *c, const void *p, size_t len) {
     }
     netCheckOutputLimits(c);
 }
+
+void replyWriteBytes(Client *c, const void *p, size_t len) { addBytes(c, p, len); }
 
 /* "<prefix bytes><payload>\r\n": one copy into c->buf when it fits there,
  * as most replies do. */

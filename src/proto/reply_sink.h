@@ -30,6 +30,8 @@
 
 #include <stddef.h>
 
+#include "proto/push.h"
+
 /* Aggregate kinds. */
 typedef enum {
     REPLY_ARRAY,
@@ -64,10 +66,17 @@ typedef struct ReplySinkType {
     /* Returns a non-NULL handle for setDeferred. */
     void *(*deferred)(ReplySink *s);
     void (*setDeferred)(ReplySink *s, void *node, ReplyAggregate kind, long n);
-    /* Pre-encoded RESP bytes (fanned-out pub/sub messages, invalidations,
-     * MONITOR lines).  NULL: the sink cannot take them and they are
+    /* Pre-encoded RESP bytes (replyRaw: a replica link's stream, GEO's
+     * RESP3 doubles).  NULL: the sink cannot take them and they are
      * dropped. */
     void (*raw)(ReplySink *s, const char *p, size_t len);
+    /* A push item (proto/push.h: a published message, an invalidation, a
+     * MONITOR line, a subscription's confirmation) for the sink's client,
+     * to render as the sink's format does.  NULL: a confirmation (the
+     * reply to the client's own command) and tracking-redir-broken come as
+     * reply items instead (a push aggregate of their fields), the rest are
+     * dropped. */
+    void (*push)(ReplySink *s, const PushItem *item);
 } ReplySinkType;
 
 /* Embedded first in each implementation's state. */

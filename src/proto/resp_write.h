@@ -23,7 +23,8 @@
  * The functions write into a caller's buffer of the stated room and return
  * the number of bytes written; the ones on every request's path are inline.
  * The reply API (core/reply.c) puts these bytes into a client's buffers;
- * the sds helpers at the end build pre-encoded messages (pub/sub).
+ * the sds helpers at the end build whole RESP values in a string (the
+ * push items' RESP encoders in proto/resp_push.c, commands).
  *
  * A command as RESP -- what the AOF, the replication stream, MIGRATE and a
  * replica's handshake carry -- is an array of bulk strings:

@@ -15,6 +15,10 @@
  * MIGRATE's AUTH / AUTH2 ones are shown as "(redacted)" exactly where Redis
  * redacts them (commandFindRedacted, which SLOWLOG uses too).
  *
+ * Each line is a push item (PUSH_MONITOR, proto/push.h) rendered once per
+ * encoder in use (RESP: a status line in both versions) and copied to each
+ * monitor; CLIENT REPLY OFF drops it, as Redis drops it (core/push.h).
+ *
  * A monitoring client holds CLIENT_MONITOR and sits in `monitors`; like a
  * Redis replica it may not run commands that touch the keyspace
  * (monitorRefuseCommandOrReply, one of processCommand's checks).  It stops
@@ -26,6 +30,7 @@
 #include "core/client.h"
 #include "core/command.h"
 #include "core/dispatch.h"
+#include "core/push.h"
 #include "core/server.h"
 #include "ds/alloc.h"
 #include "ds/sds.h"
@@ -119,10 +124,11 @@ void commandFindRedacted(const Command *cmd, int argc, sds *argv, char *redact) 
     }
 }
 
+/* The line's text: "<time> [<db> <addr>] <args>", no line end. */
 static sds formatLine(Client *c, Command *cmd) {
     long long us = ustime();
     sds line =
-        sdsCatPrintf(sdsEmpty(), "+%lld.%06lld [%d ", us / 1000000, us % 1000000, c->db ? c->db->id : 0);
+        sdsCatPrintf(sdsEmpty(), "%lld.%06lld [%d ", us / 1000000, us % 1000000, c->db ? c->db->id : 0);
     if (c->flags & CLIENT_LUA)
         line = sdsCatLen(line, "lua", 3);
     else if (c->flags & CLIENT_UNIX_SOCKET)
@@ -142,13 +148,17 @@ static sds formatLine(Client *c, Command *cmd) {
         if (j != c->argc - 1) line = sdsCatLen(line, " ", 1);
     }
     if (redact != small) xfree(redact);
-    return sdsCatLen(line, "\r\n", 2);
+    return line;
 }
 
 static void feedMonitors(Client *c, Command *cmd) {
     sds line = formatLine(c, cmd);
+    PushItem item = {.kind = PUSH_MONITOR, .payload = {line, sdsLen(line)}};
+    PushFanout f = {0};
+    pushFanoutBegin(&f, &item);
     for (size_t i = 0; i < monitorCount; i++)
-        replyRaw(monitors[i], line, sdsLen(line));
+        pushFanoutDeliver(&f, monitors[i]);
+    pushFanoutEnd(&f, 0);
     sdsFree(line);
 }
 

@@ -19,9 +19,11 @@
  *    is the order UNSUBSCRIBE-all reports them in (Redis reports patterns
  *    in that order and channels in hash order, which nobody can rely on).
  *
- * A published message is formatted once per publish (per pattern for
- * pmessage) and copied into each receiver's output; RESP3 receivers get
- * the same bytes with the push marker '>' in place of '*'.
+ * A published message, and each (un)subscribe confirmation, is a typed
+ * push item (proto/push.h); core/push.c renders it in each receiver's
+ * format.  A publish renders its item once per encoder in use (once more
+ * per matching pattern, whose pmessage differs) and copies those bytes
+ * into each receiver's output.
  *
  * RESP2 subscribed mode: pubsubRefuseInContextOrReply, one of
  * processCommand's checks, refuses every command but the (un)subscribe
@@ -35,12 +37,12 @@
 #include "core/dispatch.h"
 #include "core/effects.h"
 #include "core/net.h"
+#include "core/push.h"
 #include "core/server.h"
 #include "ds/alloc.h"
 #include "ds/glob.h"
 #include "ds/htab.h"
 #include "ds/siphash.h"
-#include "proto/resp_write.h"
 
 enum { KIND_CHANNEL, KIND_PATTERN, KIND_SHARD, KIND_COUNT };
 
@@ -74,19 +76,21 @@ typedef struct PubsubState {
     ClientSubs kinds[KIND_COUNT];
 } PubsubState;
 
+/* Each kind's push items. */
 static const struct {
-    const char *sub, *unsub, *msg;
-} kindWords[KIND_COUNT] = {
-    {"subscribe", "unsubscribe", "message"},
-    {"psubscribe", "punsubscribe", "pmessage"},
-    {"ssubscribe", "sunsubscribe", "smessage"},
+    PushKind sub, unsub, msg;
+} kindPush[KIND_COUNT] = {
+    {PUSH_SUBSCRIBE, PUSH_UNSUBSCRIBE, PUSH_MESSAGE},
+    {PUSH_PSUBSCRIBE, PUSH_PUNSUBSCRIBE, PUSH_PMESSAGE},
+    {PUSH_SSUBSCRIBE, PUSH_SUNSUBSCRIBE, PUSH_SMESSAGE},
 };
 
 static Htab targets[KIND_COUNT];
 
-/* The formatting buffer publishes reuse (publishing never nests). */
+/* The renderings publishes reuse (publishing never nests); buffers up to
+ * MSG_BUF_KEEP bytes are kept for the next publish. */
 #define MSG_BUF_KEEP 4096
-static sds msgBuf;
+static PushFanout fanout;
 
 /* --- tables --- */
 
@@ -201,17 +205,10 @@ static void unsubscribeSub(Client *c, int kind, Sub *s) {
 }
 
 /* Confirmations are pushes (RESP2 too): CLIENT REPLY OFF does not drop
- * them. */
-static void replyConfirm(Client *c, const char *word, const char *name, size_t len, long count) {
-    unsigned saved = replyPushBegin(c);
-    replyPushLen(c, 3);
-    replyBulkCString(c, word);
-    if (name)
-        replyBulk(c, name, len);
-    else
-        replyNull(c);
-    replyLongLong(c, count);
-    replyPushEnd(c, saved);
+ * them.  name NULL: none. */
+static void replyConfirm(Client *c, PushKind word, const char *name, size_t len, long count) {
+    PushItem it = {.kind = word, .channel = {name, len}, .count = count};
+    replyPush(c, &it);
 }
 
 /* Drops every subscription of kind, confirming each when `reply` (and
@@ -219,56 +216,29 @@ static void replyConfirm(Client *c, const char *word, const char *name, size_t l
 static void unsubscribeAll(Client *c, int kind, int reply) {
     PubsubState *st = c->pubsubState;
     Sub *s = st ? st->kinds[kind].first : NULL;
-    if (!s && reply) replyConfirm(c, kindWords[kind].unsub, NULL, 0, confirmCount(c, kind));
+    if (!s && reply) replyConfirm(c, kindPush[kind].unsub, NULL, 0, confirmCount(c, kind));
     while (s) {
         Sub *after = s->after;
-        Target *t = s->t;
-        if (reply) {
-            /* The name lives in the Target, which may go with the Sub. */
-            unsigned saved = replyPushBegin(c);
-            replyPushLen(c, 3);
-            replyBulkCString(c, kindWords[kind].unsub);
-            replyBulk(c, t->name, t->len);
-            unsubscribeSub(c, kind, s);
-            replyLongLong(c, confirmCount(c, kind));
-            replyPushEnd(c, saved);
-        } else {
-            unsubscribeSub(c, kind, s);
-        }
+        /* Confirmed first: the name lives in the Target, which may go with
+         * the Sub; the count is the one left after it. */
+        if (reply) replyConfirm(c, kindPush[kind].unsub, s->t->name, s->t->len, confirmCount(c, kind) - 1);
+        unsubscribeSub(c, kind, s);
         s = after;
     }
 }
 
 /* --- publishing --- */
 
-/* Formats a message as a RESP2 array into the (emptied) out. */
-static sds formatMessage(sds out, int kind, const Target *pattern, const char *channel, size_t clen,
-                         const char *msg, size_t mlen) {
-    sdsClear(out);
-    out = sdsCatLen(out, pattern ? "*4\r\n" : "*3\r\n", 4);
-    out = respCatBulk(out, kindWords[kind].msg, strlen(kindWords[kind].msg));
-    if (pattern) out = respCatBulk(out, pattern->name, pattern->len);
-    out = respCatBulk(out, channel, clen);
-    return respCatBulk(out, msg, mlen);
-}
-
-static void deliver(Client *c, const sds m) {
-    unsigned saved = replyPushBegin(c);
-    if (c->resp >= 3) {
-        replyRaw(c, ">", 1);
-        replyRaw(c, m + 1, sdsLen(m) - 1);
-    } else {
-        replyRaw(c, m, sdsLen(m));
+/* Delivers item to every subscriber of t. */
+static long deliverTarget(const Target *t, const PushItem *item) {
+    pushFanoutBegin(&fanout, item);
+    for (size_t i = 0; i < t->count; i++) {
+        Client *c = t->subs[i]->c;
+        pushFanoutDeliver(&fanout, c);
+        /* The subscriber is measured again with its new output, so client
+         * eviction (maxmemory-clients) sees it before key eviction does. */
+        if (netClientMemoryHook) netClientMemoryHook(c);
     }
-    replyPushEnd(c, saved);
-    /* The subscriber is measured again with its new output, so client
-     * eviction (maxmemory-clients) sees it before key eviction does. */
-    if (netClientMemoryHook) netClientMemoryHook(c);
-}
-
-static long deliverTarget(const Target *t, const sds m) {
-    for (size_t i = 0; i < t->count; i++)
-        deliver(t->subs[i]->c, m);
     return (long)t->count;
 }
 
@@ -279,26 +249,22 @@ static long publishKind(int kind, const char *channel, size_t clen, const char *
     Target *t = htabFind(&targets[kind], channel, clen);
     int patterns = kind == KIND_CHANNEL && htabSize(&targets[KIND_PATTERN]) > 0;
     if (!t && !patterns) return 0;
-    sds m = msgBuf ? msgBuf : sdsEmpty();
-    msgBuf = NULL;
-    if (t) {
-        m = formatMessage(m, kind, NULL, channel, clen, msg, mlen);
-        receivers += deliverTarget(t, m);
-    }
+    PushItem item = {.kind = kindPush[kind].msg, .channel = {channel, clen}, .payload = {msg, mlen}};
+    if (t) receivers += deliverTarget(t, &item);
     if (patterns) {
         HtabIter it;
         htabIterInit(&it, &targets[KIND_PATTERN]);
         Target *p;
         while ((p = htabIterNext(&it)) != NULL) {
             if (!globMatch(p->name, p->len, channel, clen, 0)) continue;
-            m = formatMessage(m, KIND_PATTERN, p, channel, clen, msg, mlen);
-            receivers += deliverTarget(p, m);
+            item.kind = PUSH_PMESSAGE;
+            item.pattern = (PushBytes){p->name, p->len};
+            receivers += deliverTarget(p, &item);
         }
         htabIterRelease(&it);
     }
-    /* Keep a small buffer for the next publish; let a big one go. */
-    if (sdsAllocSize(m) <= MSG_BUF_KEEP) msgBuf = m;
-    else sdsFree(m);
+    /* Keep small buffers for the next publish; let big ones go. */
+    pushFanoutEnd(&fanout, MSG_BUF_KEEP);
     return receivers;
 }
 
@@ -345,7 +311,7 @@ static int denyBlocking(const Client *c) { return (c->flags & (CLIENT_MULTI | CL
 static void subscribeGeneric(Client *c, int kind) {
     for (int j = 1; j < c->argc; j++) {
         subscribeOne(c, kind, c->argv[j], sdsLen(c->argv[j]));
-        replyConfirm(c, kindWords[kind].sub, c->argv[j], sdsLen(c->argv[j]), confirmCount(c, kind));
+        replyConfirm(c, kindPush[kind].sub, c->argv[j], sdsLen(c->argv[j]), confirmCount(c, kind));
     }
     c->flags |= CLIENT_PUBSUB;
 }
@@ -358,7 +324,7 @@ static void unsubscribeGeneric(Client *c, int kind) {
         for (int j = 1; j < c->argc; j++) {
             Sub *s = st ? htabFind(&st->kinds[kind].byName, c->argv[j], sdsLen(c->argv[j])) : NULL;
             if (s) unsubscribeSub(c, kind, s);
-            replyConfirm(c, kindWords[kind].unsub, c->argv[j], sdsLen(c->argv[j]), confirmCount(c, kind));
+            replyConfirm(c, kindPush[kind].unsub, c->argv[j], sdsLen(c->argv[j]), confirmCount(c, kind));
         }
     }
     releaseIfIdle(c);

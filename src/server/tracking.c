@@ -15,14 +15,18 @@
  * for NOLOOP).  Before the loop sleeps, each prefix sends its keys, sorted,
  * as one message to each of its clients.
  *
- * Delivery.  RESP3 clients get `>2 invalidate <keys>`; with REDIRECT the
- * message goes to the target client instead: a RESP3 push, or for a RESP2
- * target in pub/sub mode a `message` on `__redis__:invalidate`.  A missing
- * target marks the redirection broken and tells the tracking client (RESP3)
- * `tracking-redir-broken <id>`.  An invalidation for the client whose
- * command is running waits in `pending` until that command (or its whole
- * EXEC) has replied.  FLUSHDB/FLUSHALL send a null to every tracking client
- * and empty the table.
+ * Delivery.  An invalidation is a typed push item (PUSH_INVALIDATE,
+ * proto/push.h) that the receiver's encoder renders (core/push.h): RESP3
+ * clients get `>2 invalidate <keys>`; with REDIRECT the item goes to the
+ * target client instead: a RESP3 push, or for a RESP2 target in pub/sub
+ * mode a `message` on `__redis__:invalidate` (a format without unsolicited
+ * pushes takes nothing else).  One key's item to several readers, and a
+ * BCAST prefix's to its clients, is rendered once per encoder.  A missing
+ * target marks the redirection broken and tells the tracking client (if
+ * its format has unsolicited pushes) `tracking-redir-broken <id>`.  An
+ * invalidation for the client whose command is running waits in `pending`
+ * until that command (or its whole EXEC) has replied.  FLUSHDB/FLUSHALL
+ * send a null to every tracking client and empty the table.
  *
  * A client's TrackingState exists exactly while it has CLIENT_TRACKING.
  * Clients are never referenced by the tables after they stop tracking: ids
@@ -35,12 +39,12 @@
 
 #include "core/dispatch.h"
 #include "core/net.h"
+#include "core/push.h"
 #include "core/server.h"
 #include "ds/alloc.h"
 #include "ds/htab.h"
 #include "ds/siphash.h"
 #include "ds/util.h"
-#include "proto/resp_write.h"
 #include "script/script.h"
 #include "server/multi.h"
 
@@ -110,6 +114,9 @@ static int numPrefixes, capPrefixes;
 static Deferred *deferred;
 static size_t numDeferred, capDeferred;
 static long trackingClients;
+/* Renders an invalidation for its several receivers (never nests). */
+#define FANOUT_KEEP 4096
+static PushFanout fanout;
 
 /* --- helpers --- */
 
@@ -136,15 +143,10 @@ static unsigned optsOf(const Client *c) {
     return ts ? ts->opts : 0;
 }
 
-/* "*1\r\n$<len>\r\n<key>\r\n" or a null in c's protocol; caller frees. */
-static sds keyProto(const Client *c, const char *key, size_t len) {
-    if (!key) return sdsNew(c->resp > 2 ? "_\r\n" : "$-1\r\n");
-    return respCatBulk(sdsNewLen("*1\r\n", 4), key, len);
-}
-
-/* Sends the value part `proto` (raw RESP) of an invalidation meant for
- * tracking client c, to c or to its redirection target. */
-static void sendTrackingMessage(Client *c, const char *proto, size_t len) {
+/* Sends the invalidation `it` meant for tracking client c to c or to its
+ * redirection target; through the fan-out f (which holds it), or alone
+ * when f is NULL. */
+static void sendTrackingMessage(Client *c, const PushItem *it, PushFanout *f) {
     TrackingState *ts = c->trackingState;
     Client *dst = c;
     int redirected = 0;
@@ -152,38 +154,34 @@ static void sendTrackingMessage(Client *c, const char *proto, size_t len) {
         dst = findClient(ts->redirect);
         if (!dst) {
             ts->opts |= TRK_BROKEN_REDIR;
-            if (c->resp > 2) {
-                unsigned saved = replyPushBegin(c);
-                replyPushLen(c, 2);
-                replyBulk(c, "tracking-redir-broken", 21);
-                replyLongLong(c, (long long)ts->redirect);
-                replyPushEnd(c, saved);
+            if (clientPushEncoder(c)->unsolicited) {
+                PushItem broken = {.kind = PUSH_TRACKING_REDIR_BROKEN, .count = (long long)ts->redirect};
+                replyPush(c, &broken);
             }
             return;
         }
         redirected = 1;
     }
-    if (dst->resp <= 2 && !(redirected && (dst->flags & CLIENT_PUBSUB)))
+    if (!clientPushEncoder(dst)->unsolicited && !(redirected && (dst->flags & CLIENT_PUBSUB)))
         return; /* RESP2 without a pub/sub target: nowhere to say it */
-    unsigned saved = replyPushBegin(dst);
-    if (dst->resp > 2) {
-        replyPushLen(dst, 2);
-        replyBulk(dst, "invalidate", 10);
-    } else {
-        replyArrayLen(dst, 3);
-        replyBulk(dst, "message", 7);
-        replyBulk(dst, "__redis__:invalidate", 20);
-    }
-    replyRaw(dst, proto, len);
-    replyPushEnd(dst, saved);
+    if (f) pushFanoutDeliver(f, dst);
+    else replyPush(dst, it);
     /* Its output grew: client eviction counts it now (as Redis does). */
     if (netClientMemoryHook) netClientMemoryHook(dst);
 }
 
+/* The invalidation of one key (key NULL: a flush) for tracking client c.
+ * A flush's null is in c's version, wherever it goes (as in Redis). */
+static PushItem keyItem(const Client *c, const PushBytes *key) {
+    PushItem it = {.kind = PUSH_INVALIDATE, .keys = key, .nkeys = key ? 1 : 0};
+    if (!key && c->resp > 2) it.flags = PUSH_FLAG_NULL_RESP3;
+    return it;
+}
+
 static void sendKey(Client *c, const char *key, size_t len) {
-    sds p = keyProto(c, key, len);
-    sendTrackingMessage(c, p, sdsLen(p));
-    sdsFree(p);
+    PushBytes k = {key, len};
+    PushItem it = keyItem(c, key ? &k : NULL);
+    sendTrackingMessage(c, &it, NULL);
 }
 
 static void defer(Client *c, const char *key, size_t len) {
@@ -376,19 +374,15 @@ static int pendingKeyCmp(const void *a, const void *b) {
     return bytesCmp(x->key, x->len, y->key, y->len);
 }
 
-/* The array of keys (skipping those last written by `skip`, unless 0), or
- * NULL when that leaves none.  Caller frees. */
-static sds broadcastProto(PendingKey **keys, size_t n, uint64_t skip) {
+/* The invalidation of keys[0..n) into list (room for n), skipping those
+ * last written by `skip` unless it is 0; nkeys 0 when that leaves none. */
+static PushItem broadcastItem(PushBytes *list, PendingKey **keys, size_t n, uint64_t skip) {
     size_t count = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!skip || keys[i]->writer != skip) count++;
-    if (count == 0) return NULL;
-    sds s = respCatHeader(sdsEmpty(), '*', count);
     for (size_t i = 0; i < n; i++) {
         if (skip && keys[i]->writer == skip) continue;
-        s = respCatBulk(s, keys[i]->key, keys[i]->len);
+        list[count++] = (PushBytes){keys[i]->key, keys[i]->len};
     }
-    return s;
+    return (PushItem){.kind = PUSH_INVALIDATE, .keys = list, .nkeys = count};
 }
 
 static void broadcastPrefix(BcastPrefix *bp) {
@@ -401,18 +395,20 @@ static void broadcastPrefix(BcastPrefix *bp) {
     PendingKey *pk;
     while ((pk = htabIterNext(&it)) && k < n) keys[k++] = pk;
     qsort(keys, k, sizeof(*keys), pendingKeyCmp);
-    sds common = broadcastProto(keys, k, 0);
+    PushBytes *list = xmalloc(2 * k * sizeof(*list)); /* all keys, then one NOLOOP client's */
+    PushItem common = broadcastItem(list, keys, k, 0);
+    pushFanoutBegin(&fanout, &common);
     for (int i = 0; i < bp->count; i++) {
         Client *c = bp->clients[i];
         if (optsOf(c) & TRK_NOLOOP) {
-            sds own = broadcastProto(keys, k, c->id);
-            if (own) sendTrackingMessage(c, own, sdsLen(own));
-            sdsFree(own);
+            PushItem own = broadcastItem(list + k, keys, k, c->id);
+            if (own.nkeys) sendTrackingMessage(c, &own, NULL);
         } else {
-            sendTrackingMessage(c, common, sdsLen(common));
+            sendTrackingMessage(c, &common, &fanout);
         }
     }
-    sdsFree(common);
+    pushFanoutEnd(&fanout, FANOUT_KEEP);
+    xfree(list);
     xfree(keys);
     htabClear(&bp->keys, freePendingKey, NULL);
 }
@@ -460,22 +456,27 @@ static void clientGone(Client *c) {
 /* --- hooks --- */
 
 /* Drop key from the table and tell the clients that read it (the running
- * command's own client after its reply, unless NOLOOP). */
-static void invalidateTracked(const char *key, size_t len) {
+ * command's own client after its reply, unless NOLOOP).  Not inlined: a
+ * write with no tracked key pays only trackingInvalidateKey's tests. */
+static __attribute__((noinline)) void invalidateTracked(const char *key, size_t len) {
     if (htabSize(&table) == 0) return;
     TrackedKey *t = htabUnlink(&table, key, len);
     if (!t) return;
     totalItems -= t->count;
     Client *cur = actingClient(server.net.current);
+    PushBytes k = {key, len};
+    PushItem it = keyItem(NULL, &k);
+    pushFanoutBegin(&fanout, &it);
     for (uint32_t i = 0; i < t->count; i++) {
         Client *target = findClient(t->ids[i]);
         if (!target || !(target->flags & CLIENT_TRACKING) || (optsOf(target) & TRK_BCAST)) continue;
         if (target == cur) {
             if (!(optsOf(target) & TRK_NOLOOP)) defer(target, key, len);
         } else {
-            sendKey(target, key, len);
+            sendTrackingMessage(target, &it, &fanout);
         }
     }
+    pushFanoutEnd(&fanout, FANOUT_KEEP);
     freeTrackedKey(t, NULL);
 }
 
@@ -484,7 +485,8 @@ void trackingInvalidateKey(Client *c, Db *db, const char *key, size_t len) {
     /* BCAST's NOLOOP compares with the writer itself: a script's writes
      * reach its caller, as on Redis. */
     if (numPrefixes > 0) queueForBroadcast(c, key, len);
-    invalidateTracked(key, len);
+    /* Every key in the table has a reader: no items, no keys. */
+    if (totalItems > 0) invalidateTracked(key, len);
 }
 
 /* tracking-table-max-keys: while the table holds more keys, random ones
