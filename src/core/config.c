@@ -78,9 +78,14 @@ static const ConfigEnum syslogFacilityEnum[] = {
     {"user", LOG_USER},     {"local0", LOG_LOCAL0}, {"local1", LOG_LOCAL1}, {"local2", LOG_LOCAL2},
     {"local3", LOG_LOCAL3}, {"local4", LOG_LOCAL4}, {"local5", LOG_LOCAL5}, {"local6", LOG_LOCAL6},
     {"local7", LOG_LOCAL7}, {NULL, 0}};
-static ConfigUserLinesFn *userLinesSource;
+/* The registered kinds of lines that are not directives (`user`). */
+static const ConfigLineKind **lineKinds;
+static int lineKindCount;
 
-void configSetUserLinesSource(ConfigUserLinesFn *userLines) { userLinesSource = userLines; }
+void configRegisterLineKind(const ConfigLineKind *kind) {
+    lineKinds = xrealloc(lineKinds, sizeof(*lineKinds) * (size_t)(lineKindCount + 1));
+    lineKinds[lineKindCount++] = kind;
+}
 
 static ConfigSetFn setBind, setObufLimits, setUnixsocketperm, setDir, setOomValues;
 static ConfigGetFn getBind, getObufLimits, getUnixsocketperm, getDir, getOomValues;
@@ -276,7 +281,7 @@ static const struct {
 static char *configFile;          /* absolute path of the loaded file, or NULL */
 static int loadingConfig;         /* 1 while reading the file and --args */
 static char errbuf[512];          /* setters format their errors here */
-static int curLineNum;            /* the line being applied, for `user` lines */
+static int curLineNum;            /* the line being applied, for line kinds */
 static const char *curLine;
 
 /* ------------------------------------------------------------------------ */
@@ -1169,7 +1174,6 @@ static int setFromText(ConfigDef *d, const sds value, const char **err) {
 
 /* Apply one parsed line.  Returns NULL or the error text. */
 static const char *applyLine(sds *argv, int argc) {
-    ServerConfig *cfg = &server.cfg;
     const char *err = NULL;
     if (!strcasecmp(argv[0], "include")) {
         if (argc != 2) return "Bad directive or wrong number of arguments";
@@ -1178,28 +1182,8 @@ static const char *applyLine(sds *argv, int argc) {
         sdsFree(text);
         return NULL;
     }
-    if (!strcasecmp(argv[0], "user")) {
-        /* Kept for the ACL, which applies them once the commands exist. */
-        if (argc < 2) return "Bad directive or wrong number of arguments";
-        /* A user is declared once (the default user too), as in Redis. */
-        for (int i = 0; i < cfg->aclUserCount; i++) {
-            const sds other = cfg->aclUsers[i].argv[0];
-            if (sdsLen(other) == sdsLen(argv[1]) && !memcmp(other, argv[1], sdsLen(other))) {
-                snprintf(errbuf, sizeof(errbuf),
-                         "Error in user declaration '%s': Duplicate user found. A user can only be defined once in "
-                         "config files", argv[1]);
-                return errbuf;
-            }
-        }
-        cfg->aclUsers = xrealloc(cfg->aclUsers, sizeof(ConfigUserLine) * (size_t)(cfg->aclUserCount + 1));
-        ConfigUserLine *l = &cfg->aclUsers[cfg->aclUserCount++];
-        l->argc = argc - 1;
-        l->argv = xmalloc(sizeof(sds) * (size_t)(argc - 1));
-        for (int i = 1; i < argc; i++) l->argv[i - 1] = sdsDup(argv[i]);
-        l->linenum = curLineNum;
-        l->line = sdsNew(curLine ? curLine : "");
-        return NULL;
-    }
+    for (int k = 0; k < lineKindCount; k++)
+        if (!strcasecmp(argv[0], lineKinds[k]->name)) return lineKinds[k]->parse(argv, argc, curLineNum, curLine);
     for (size_t i = 0; i < sizeof(specialDirectives) / sizeof(specialDirectives[0]); i++) {
         if (strcasecmp(argv[0], specialDirectives[i].name)) continue;
         if (argc < specialDirectives[i].minArgs || argc > specialDirectives[i].maxArgs)
@@ -1616,9 +1600,21 @@ static ConfigDef *lineDirective(const char *line) {
     return d;
 }
 
-/* Whether a (trimmed) config line is a `user` directive. */
-static int isUserLine(const char *t) {
-    return !strncasecmp(t, "user", 4) && (t[4] == ' ' || t[4] == '\t');
+/* The registered kind of a (trimmed) config line with arguments (`user
+ * ...`), or NULL. */
+static const ConfigLineKind *lineKindOf(const char *t) {
+    for (int k = 0; k < lineKindCount; k++) {
+        size_t n = strlen(lineKinds[k]->name);
+        if (!strncasecmp(t, lineKinds[k]->name, n) && (t[n] == ' ' || t[n] == '\t')) return lineKinds[k];
+    }
+    return NULL;
+}
+
+/* Whether name is a registered line kind's. */
+static int isLineKindName(const char *name) {
+    for (int k = 0; k < lineKindCount; k++)
+        if (!strcasecmp(name, lineKinds[k]->name)) return 1;
+    return 0;
 }
 
 /* Build the new file text from the old one: directive lines Cairn knows
@@ -1638,7 +1634,7 @@ static sds rewriteConfigText(const char *oldText, int forceAll) {
     for (int i = 0; i < nold; i++) {
         sds t = sdsTrim(sdsDup(oldLines[i]), " \t\r\n");
         if (!strcmp(t, REWRITE_SIGNATURE)) keep[i] = 0;
-        else if (isUserLine(t)) keep[i] = 0;
+        else if (lineKindOf(t)) keep[i] = 0;
         else if (t[0] == '#' || t[0] == '\0' || !(owner[i] = lineDirective(t))) keep[i] = 1;
         sdsFree(t);
     }
@@ -1654,8 +1650,8 @@ static sds rewriteConfigText(const char *oldText, int forceAll) {
         if (t[0] != '#' && t[0] != '\0') {
             int argc = 0;
             sds *argv = sdsSplitArgs(t, &argc);
-            static const char *kept[] = {"include", "rename-command", "user", "loadmodule", "sentinel"};
-            int special = 0;
+            static const char *kept[] = {"include", "rename-command", "loadmodule", "sentinel"};
+            int special = argv && argc && isLineKindName(argv[0]);
             for (size_t k = 0; argv && argc && k < sizeof(kept) / sizeof(kept[0]); k++)
                 special |= !strcasecmp(argv[0], kept[k]);
             if (argv) sdsFreeSplitRes(argv, argc);
@@ -1667,20 +1663,23 @@ static sds rewriteConfigText(const char *oldText, int forceAll) {
         sdsFree(t);
     }
     sds appended = sdsEmpty();
-    /* The users take the old `user` lines' places (the extra ones become
-     * blank), the rest are appended; with an aclfile they all go. */
-    int nusers = 0, usedUsers = 0;
-    sds *userLines = userLinesSource ? userLinesSource(&nusers) : NULL;
-    for (int i = 0; i < nold; i++) {
-        sds t = sdsTrim(sdsDup(oldLines[i]), " \t\r\n");
-        if (isUserLine(t)) newLines[i] = usedUsers < nusers ? sdsDup(userLines[usedUsers++]) : sdsEmpty();
-        sdsFree(t);
+    /* Each kind's lines (the users) take the old lines' places of that kind
+     * (the extra ones become blank), the rest are appended; with an
+     * aclfile there are no `user` lines. */
+    for (int k = 0; k < lineKindCount; k++) {
+        int nnew = 0, used = 0;
+        sds *kindLines = lineKinds[k]->rewrite ? lineKinds[k]->rewrite(&nnew) : NULL;
+        for (int i = 0; i < nold; i++) {
+            sds t = sdsTrim(sdsDup(oldLines[i]), " \t\r\n");
+            if (lineKindOf(t) == lineKinds[k]) newLines[i] = used < nnew ? sdsDup(kindLines[used++]) : sdsEmpty();
+            sdsFree(t);
+        }
+        for (; used < nnew; used++) {
+            appended = sdsCatSds(appended, kindLines[used]);
+            appended = sdsCat(appended, "\n");
+        }
+        sdsFreeSplitRes(kindLines, nnew);
     }
-    for (; usedUsers < nusers; usedUsers++) {
-        appended = sdsCatSds(appended, userLines[usedUsers]);
-        appended = sdsCat(appended, "\n");
-    }
-    sdsFreeSplitRes(userLines, nusers);
     for (size_t k = 0; k < registryCount; k++) {
         ConfigDef *d = registry[k];
         int inFile = 0;

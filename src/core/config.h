@@ -34,15 +34,6 @@ typedef struct ObufLimit {
     long long softSeconds;
 } ObufLimit;
 
-/* A `user` directive: argv[0] is the name, then its rules; where it was
- * read (line number in its file, the line's text) for the ACL's errors. */
-typedef struct ConfigUserLine {
-    sds *argv;
-    int argc;
-    int linenum;
-    sds line;
-} ConfigUserLine;
-
 typedef struct ServerConfig {
     /* Network. */
     int port;
@@ -58,10 +49,6 @@ typedef struct ServerConfig {
     long long protoMaxBulkLen;
     long long clientQueryBufferLimit;
     ObufLimit obufLimits[CLIENT_TYPE_COUNT];
-    /* Users: the config file's `user` lines (the ACL, server/acl.c,
-     * applies them; its directives are its own). */
-    ConfigUserLine *aclUsers;    /* the config file's `user` lines, in order */
-    int aclUserCount;
     /* General. */
     int hz;
     int dynamicHz;
@@ -324,11 +311,22 @@ void configApplyMemorySettings(void);
 #define SANITIZE_PAYLOAD_YES 1
 #define SANITIZE_PAYLOAD_CLIENTS 2
 
-/* CONFIG REWRITE's `user` lines: installed by the ACL (server/acl.c),
- * which owns the users; returns them as `user` lines (the caller frees
- * them with sdsFreeSplitRes).  NULL: no `user` lines are written. */
-typedef sds *ConfigUserLinesFn(int *count);
-void configSetUserLinesSource(ConfigUserLinesFn *userLines);
+/* A kind of config file line that is not a directive (the ACL's `user`
+ * lines): CONFIG GET/SET know nothing of it, the feature keeps the lines.
+ * parse gets the line split (argv[0] the name, lower case) and where it
+ * was read (for configFatalLineError later), and returns NULL or the
+ * error text reported at that line.  rewrite returns the lines CONFIG
+ * REWRITE writes (an array the caller frees with sdsFreeSplitRes, NULL
+ * when none): they take the places of the file's lines of that kind, in
+ * order (extra old ones become blank), the rest are appended after the
+ * signature, before the directives. */
+typedef struct ConfigLineKind {
+    const char *name;
+    const char *(*parse)(sds *argv, int argc, int linenum, const char *line);
+    sds *(*rewrite)(int *count);
+} ConfigLineKind;
+/* Register a line kind (kept by pointer), from main.c's registerConfig. */
+void configRegisterLineKind(const ConfigLineKind *kind);
 
 /* Report an error of a config file line as a bad directive is reported
  * (Redis's FATAL CONFIG FILE ERROR on stderr) and exit(1). */

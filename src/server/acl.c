@@ -50,6 +50,18 @@ static char *aclfile;
 static int aclPubsubDefault;
 static long long acllogMaxLen;
 
+/* A config file's `user` line: argv[0] is the name, then its rules; where
+ * it was read (line number in its file, the line's text) for the errors
+ * aclInit reports.  Kept in order by parseUserLine (end of this file). */
+typedef struct ConfigUserLine {
+    sds *argv;
+    int argc;
+    int linenum;
+    sds line;
+} ConfigUserLine;
+static ConfigUserLine *configUsers;
+static int configUserCount;
+
 #define ACL_MAX_IDS 1024 /* command ids a bitmap holds; checked at start-up */
 #define ACL_WORDS (ACL_MAX_IDS / 64)
 #define HASH_LEN 64      /* hex SHA-256 */
@@ -1642,10 +1654,10 @@ static _Noreturn void aclLoadFailure(void) {
  * default user first), as Redis's second check: a name with spaces or a
  * rule that fails now (an unknown command) ends the start-up. */
 static void loadConfiguredUsers(void) {
-    for (int i = 0; i < server.cfg.aclUserCount; i++) checkUserLine(&server.cfg.aclUsers[i]);
-    for (int i = 0; i < server.cfg.aclUserCount; i++) {
-        sds *argv = server.cfg.aclUsers[i].argv;
-        int argc = server.cfg.aclUsers[i].argc;
+    for (int i = 0; i < configUserCount; i++) checkUserLine(&configUsers[i]);
+    for (int i = 0; i < configUserCount; i++) {
+        sds *argv = configUsers[i].argv;
+        int argc = configUsers[i].argc;
         const sds name = argv[0];
         if (hasSpaces(name, sdsLen(name))) {
             serverLog(LL_WARNING, "Spaces not allowed in ACL usernames");
@@ -1678,7 +1690,7 @@ void aclInit(void) {
     linkUser(defaultUser);
     setDefaultPassword(requirepass, requirepass ? sdsLen(requirepass) : 0);
     int haveFile = aclfile && aclfile[0];
-    if (haveFile && server.cfg.aclUserCount)
+    if (haveFile && configUserCount)
         startupFailure("Configuring Redis with users defined in redis.conf and at the same setting an ACL file "
                        "path is invalid. This setup is very likely to lead to configuration errors and security "
                        "holes, please define either an ACL file or declare users directly in your redis.conf, "
@@ -1697,7 +1709,6 @@ void aclInit(void) {
     scriptSetAclAllowed(scriptAllowed);
     serverFullKeyReadAccess = fullKeyReadAccess;
     serverSkipSanitizePayload = skipsSanitizePayload;
-    configSetUserLinesSource(configUserLines);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -2045,4 +2056,36 @@ static ConfigDef aclConfig[] = {
     CONFIG_LL("acllog-max-len", NULL, 0, acllogMaxLen, 0, LLONG_MAX, "128", .rank = CONFIG_RANK_USERS + 2),
 };
 
-void aclRegisterConfig(void) { configRegister(aclConfig, CONFIG_COUNT_OF(aclConfig)); }
+/* A `user` line of the config file: kept for aclInit, which applies them
+ * once the commands exist.  A user is declared once (the default user
+ * too), as in Redis. */
+static const char *parseUserLine(sds *argv, int argc, int linenum, const char *line) {
+    static char err[512];
+    if (argc < 2) return "Bad directive or wrong number of arguments";
+    for (int i = 0; i < configUserCount; i++) {
+        const sds other = configUsers[i].argv[0];
+        if (sdsLen(other) == sdsLen(argv[1]) && !memcmp(other, argv[1], sdsLen(other))) {
+            snprintf(err, sizeof(err),
+                     "Error in user declaration '%s': Duplicate user found. A user can only be defined once in "
+                     "config files", argv[1]);
+            return err;
+        }
+    }
+    configUsers = xrealloc(configUsers, sizeof(ConfigUserLine) * (size_t)(configUserCount + 1));
+    ConfigUserLine *l = &configUsers[configUserCount++];
+    l->argc = argc - 1;
+    l->argv = xmalloc(sizeof(sds) * (size_t)(argc - 1));
+    for (int i = 1; i < argc; i++) l->argv[i - 1] = sdsDup(argv[i]);
+    l->linenum = linenum;
+    l->line = sdsNew(line ? line : "");
+    return NULL;
+}
+
+/* `user` lines: read by parseUserLine, written by CONFIG REWRITE from the
+ * users of the moment (configUserLines). */
+static const ConfigLineKind userLineKind = {"user", parseUserLine, configUserLines};
+
+void aclRegisterConfig(void) {
+    configRegister(aclConfig, CONFIG_COUNT_OF(aclConfig));
+    configRegisterLineKind(&userLineKind);
+}
