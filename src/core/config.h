@@ -74,7 +74,8 @@ typedef struct ServerConfig {
     int shutdownTimeout;         /* seconds a shutdown waits for lagging replicas */
     char *procTitleTemplate;
     int setProcTitle;
-    /* Memory. */
+    /* Memory: maxmemory and the keyspace's eviction settings are
+     * server/maxmemory.c's directives, the lazy-free and expiry ones core's. */
     unsigned long long maxmemory;
     DbConfig keyspace;           /* maxmemory-policy, lfu-log-factor, lfu-decay-time (db.h) */
     unsigned long long maxmemoryClients; /* maxmemory-clients: bytes, or percent of maxmemory */
@@ -88,10 +89,14 @@ typedef struct ServerConfig {
     long long listMaxListpackSize;   /* types/t_list.c; SORT and the RDB loader too */
     int listCompressDepth;
     long long zsetMaxListpackEntries; /* types/t_zset.c; the RDB loader reads it too */
-    /* Introspection. */
+    /* Introspection: notify-keyspace-events (server/notify.c's directive;
+     * core drops the events no one enabled) and busy-reply-threshold
+     * (script/engine.c's; the debugger reads it too). */
     int notifyFlags;             /* notify-keyspace-events, parsed (server/notify.c) */
     long long busyReplyThreshold;
-    /* Persistence (parsed now, used by the persistence issue). */
+    /* Persistence: the directives of persist/persist.c and persist/aof.c
+     * (replication and the RDB writer read them too), and the core's own
+     * process settings (CPU lists, OOM score, jemalloc, THP). */
     char *dbfilename;
     char *saveParams;            /* "3600 1 300 100 60 10000" or "" */
     int appendonly;
@@ -115,7 +120,7 @@ typedef struct ServerConfig {
     int loadingProcessEventsIntervalBytes; /* the loop turns every so many bytes loaded */
     int rdbDelSyncFiles;         /* remove an RDB made only for replication when persistence is off */
     int sanitizeDumpPayload;     /* SANITIZE_PAYLOAD_* */
-    /* Replication (src/repl). */
+    /* Replication: repl/repl.c's directives. */
     char *replicaof;             /* "host port" while a replica (REPLICAOF keeps it live), NULL when a primary */
     sds masterauth;              /* NULL when unset; binary (may hold NUL bytes) */
     char *masteruser;            /* NULL when unset */
@@ -130,7 +135,7 @@ typedef struct ServerConfig {
     int replicaIgnoreMaxmemory;   /* a replica does not evict (the primary's DELs do) */
     char *bindSourceAddr;        /* bind-source-addr: the replica link's local address, NULL: any */
     int minReplicasToWrite, minReplicasMaxLag;
-    /* The append-only file (persist/aof.c). */
+    /* The append-only file: persist/aof.c's directives. */
     int aofLoadTruncated;        /* load a cut-off last command (trimmed) */
     int aofTimestampEnabled;     /* #TS:<unix> annotations */
     int aofUseRdbPreamble;       /* base file as RDB (else commands) */

@@ -363,6 +363,24 @@ def test_config_rewrite_round_trip(start_server):
     assert before == after
 
 
+def test_config_rewrite_raw_memory_directives_like_redis(start_server, start_oracle):
+    """Directives of features Cairn lacks are kept as text; the two that are
+    memory values are written back with units, as Redis writes them (they
+    once came out as the value of another directive)."""
+    names = ("active-defrag-ignore-bytes", "cluster-link-sendbuf-limit")
+
+    def lines(s):
+        r = s.client()
+        r.execute_command("CONFIG", "SET", names[0], "200mb", names[1], "3kb")
+        r.execute_command("CONFIG", "REWRITE")
+        with open(os.path.join(s.tmp, "server.conf")) as f:
+            return sorted(l for l in f.read().splitlines() if l.startswith(names))
+
+    ours = lines(start_server(config_file=REWRITE_CONF))
+    assert ours == lines(start_oracle(config_file=REWRITE_CONF))
+    assert ours == ["active-defrag-ignore-bytes 200mb", "cluster-link-sendbuf-limit 3kb"]
+
+
 def test_shipped_cairn_conf_loads_like_redis(start_server, start_oracle):
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     with open(os.path.join(root, "cairn.conf")) as f:
