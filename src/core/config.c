@@ -51,7 +51,6 @@
 #include <unistd.h>
 
 #include "core/client.h"
-#include "core/crash.h"
 #include "core/errors.h"
 #include "core/log.h"
 #include "core/server.h"
@@ -90,18 +89,6 @@ void configRegisterLineKind(const ConfigLineKind *kind) {
 static ConfigSetFn setBind, setObufLimits, setUnixsocketperm, setDir, setOomValues;
 static ConfigGetFn getBind, getObufLimits, getUnixsocketperm, getDir, getOomValues;
 static ConfigRewriteFn rewriteObufLimits;
-
-/* crash-log-enabled and watchdog-period take effect at once (core/crash.c). */
-static int applyCrashLog(const char **err) {
-    (void)err;
-    crashSetupHandlers();
-    return 0;
-}
-static int applyWatchdog(const char **err) {
-    (void)err;
-    watchdogApply();
-    return 0;
-}
 
 #define SC(field) server.cfg.field
 /* Rows of the core; see config.h for the macros. */
@@ -183,7 +170,6 @@ static ConfigDef coreConfig[] = {
     E("enable-debug-command", NULL, CF_IMMUTABLE, enableDebugCommand, protectedEnum, "no", GEN(13)),
     E("enable-protected-configs", NULL, CF_IMMUTABLE, enableProtectedConfigs, protectedEnum, "no", GEN(14)),
     E("enable-module-command", NULL, CF_IMMUTABLE, enableModuleCommand, protectedEnum, "no", GEN(15)),
-    B("crash-log-enabled", NULL, 0, crashLogEnabled, "yes", .apply = applyCrashLog, GEN(16)),
     S("proc-title-template", NULL, 0, procTitleTemplate, "{title} {listen-addr} {server-mode}", GEN(17)),
     B("set-proc-title", NULL, CF_IMMUTABLE, setProcTitle, "yes", GEN(18)),
     /* Memory: the keyspace's expiry and lazy freeing (src/db). */
@@ -223,7 +209,6 @@ static ConfigDef coreConfig[] = {
     RAWB("cluster-replica-no-failover", "cluster-slave-no-failover", 0, "no"),
     RAWI("cluster-replica-validity-factor", "cluster-slave-validity-factor", 0, 0, INT_MAX, "10"),
     RAWB("cluster-require-full-coverage", NULL, 0, "yes"),
-    B("crash-memcheck-enabled", NULL, 0, crashMemcheckEnabled, "yes"),
     B("disable-thp", NULL, CF_IMMUTABLE, disableThp, "yes"),
     RAW("ignore-warnings", NULL, 0, ""),
     RAWI("io-threads", NULL, CF_IMMUTABLE, 1, 128, "1"),
@@ -254,16 +239,13 @@ static ConfigDef coreConfig[] = {
     RAWI("tls-session-cache-size", NULL, 0, 0, INT_MAX, "20480"),
     RAWI("tls-session-cache-timeout", NULL, 0, 0, INT_MAX, "300"),
     RAWB("tls-session-caching", NULL, 0, "yes"),
-    B("use-exit-on-panic", NULL, CF_HIDDEN, useExitOnPanic, "no", .rank = CONFIG_RANK_HIDDEN),
-    I("watchdog-period", NULL, CF_HIDDEN, watchdogPeriod, 0, INT_MAX, "0", .apply = applyWatchdog,
-      .rank = CONFIG_RANK_HIDDEN),
 };
 
 /* The registry: every registered row, sorted by rank then name once the
  * defaults are applied. */
 static ConfigDef **registry;
 static size_t registryCount, registryCap;
-static int coreRegistered, registrySorted;
+static int coreRegistered, registrySorted, defaultsApplied;
 
 /* Directives Redis 7.0 handles outside its table (include is handled by
  * the loader).  Cairn refuses each, as ignoring it would leave a command
@@ -307,13 +289,6 @@ static ConfigDef *lookupConfig(const char *name, int *isAlias) {
 static void registerRows(ConfigDef *defs, size_t n) {
     for (size_t i = 0; i < n; i++) {
         ConfigDef *d = &defs[i];
-        const char *names[2] = {d->name, d->alias};
-        for (int k = 0; k < 2; k++) {
-            if (names[k] && lookupConfig(names[k], NULL)) {
-                fprintf(stderr, "cairn: config directive '%s' registered twice\n", names[k]);
-                abort();
-            }
-        }
         if (registryCount == registryCap) {
             registryCap = registryCap ? registryCap * 2 : 256;
             registry = xrealloc(registry, sizeof(ConfigDef *) * registryCap);
@@ -331,6 +306,10 @@ static void registerCore(void) {
 }
 
 void configRegister(ConfigDef *defs, size_t n) {
+    if (defaultsApplied) {
+        fprintf(stderr, "cairn: config directive '%s' registered after the defaults\n", n ? defs[0].name : "?");
+        abort();
+    }
     registerCore();
     registerRows(defs, n);
 }
@@ -346,10 +325,30 @@ static int compareRows(const void *a, const void *b) {
     return strcmp(x->name, y->name);
 }
 
+static int compareNames(const void *a, const void *b) {
+    return strcasecmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Sort the registry; a name or alias registered twice aborts start-up
+ * (two features claiming one directive is a wiring bug). */
 static void sortRegistry(void) {
     if (registrySorted) return;
     qsort(registry, registryCount, sizeof(ConfigDef *), compareRows);
     registrySorted = 1;
+    const char **names = xmalloc(sizeof(char *) * (registryCount * 2 + 1));
+    size_t n = 0;
+    for (size_t i = 0; i < registryCount; i++) {
+        names[n++] = registry[i]->name;
+        if (registry[i]->alias) names[n++] = registry[i]->alias;
+    }
+    qsort(names, n, sizeof(char *), compareNames);
+    for (size_t i = 1; i < n; i++) {
+        if (!strcasecmp(names[i - 1], names[i])) {
+            fprintf(stderr, "cairn: config directive '%s' registered twice\n", names[i]);
+            abort();
+        }
+    }
+    xfree(names);
 }
 
 int configIsLoading(void) { return loadingConfig; }
@@ -1071,6 +1070,7 @@ static void applyDefault(ConfigDef *d) {
 void configInitDefaults(void) {
     registerCore();
     sortRegistry();
+    defaultsApplied = 1;
     for (size_t i = 0; i < registryCount; i++) {
         ConfigDef *d = registry[i];
         applyDefault(d);

@@ -66,10 +66,6 @@ typedef struct ServerConfig {
     int enableDebugCommand;
     int enableProtectedConfigs;
     int enableModuleCommand;
-    int crashLogEnabled;
-    int crashMemcheckEnabled;    /* a crash report ends with a fast memory test (core/crash.c) */
-    int useExitOnPanic;          /* use-exit-on-panic (hidden): a panic or assert exits 1, no abort() */
-    int watchdogPeriod;          /* watchdog-period (hidden): ms, 0 = the software watchdog is off */
     int shutdownOnSigterm, shutdownOnSigint; /* SHUTDOWN_* flags of shutdown-on-sigterm/-sigint (server.h) */
     int shutdownTimeout;         /* seconds a shutdown waits for lagging replicas */
     char *procTitleTemplate;

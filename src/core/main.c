@@ -15,6 +15,7 @@
 
 #include "core/banner.h"
 #include "core/cli.h"
+#include "core/crash.h"
 #include "core/dispatch.h"
 #include "core/effects.h"
 #include "core/log.h"
@@ -100,10 +101,11 @@ static void keyAdded(Db *db, const char *key, size_t len) {
 }
 
 /* Every feature's directives, before their defaults are applied and the
- * config file is read (the core's own are config.c's).  The order of
+ * config file is read (the rest of the core's are config.c's).  The order of
  * these calls changes nothing visible: CONFIG GET * and CONFIG REWRITE
  * list the directives by rank and name (config.h). */
 static void registerConfig(void) {
+    crashRegisterConfig();
     aclRegisterConfig();
     maxmemoryRegisterConfig();
     hashRegisterConfig();
