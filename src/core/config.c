@@ -61,7 +61,7 @@
 #include "ds/util.h"
 
 /* ------------------------------------------------------------------------ */
-/* Table definition                                                          */
+/* The core's directives                                                     */
 /* ------------------------------------------------------------------------ */
 
 static const ConfigEnum loglevelEnum[] = {
@@ -77,6 +77,7 @@ static const ConfigEnum syslogFacilityEnum[] = {
     {"user", LOG_USER},     {"local0", LOG_LOCAL0}, {"local1", LOG_LOCAL1}, {"local2", LOG_LOCAL2},
     {"local3", LOG_LOCAL3}, {"local4", LOG_LOCAL4}, {"local5", LOG_LOCAL5}, {"local6", LOG_LOCAL6},
     {"local7", LOG_LOCAL7}, {NULL, 0}};
+
 /* The registered kinds of lines that are not directives (`user`). */
 static const ConfigLineKind **lineKinds;
 static int lineKindCount;
@@ -286,6 +287,7 @@ static ConfigDef *lookupConfig(const char *name, int *isAlias) {
     return NULL;
 }
 
+/* Append the rows to the registry (sorted later, by sortRegistry). */
 static void registerRows(ConfigDef *defs, size_t n) {
     for (size_t i = 0; i < n; i++) {
         ConfigDef *d = &defs[i];
