@@ -141,7 +141,7 @@ static CheckResult checkSomaxconn(char *advice, size_t size) {
     /* The default tcp-backlog; server.cfg, global, keeps the defaults'
      * strings reachable until the exit that follows. */
     ServerConfig *defaults = &server.cfg;
-    configInitDefaults(defaults);
+    configInitDefaults();
     long somaxconn = atol(line);
     if (somaxconn >= defaults->tcpBacklog) return CHECK_OK;
     snprintf(advice, size,

@@ -1,17 +1,23 @@
-/* config.c -- the directive table, the config file / command line loader,
- * and the CONFIG command.
+/* config.c -- the directive registry and engine: the config file /
+ * command line loader, the CONFIG command, and the core's own directives.
  *
- * Every directive Redis 7.0 knows has one row in `configTable`: its name,
- * optional alias, type, flags, where its value lives (an offset into
- * ServerConfig) and its default as text.  Defaults are applied by parsing
- * that text through the same setter a config file line uses, so the file
- * loader, `--name value` arguments, CONFIG SET, CONFIG GET and CONFIG
- * REWRITE all agree on one definition of each directive.
+ * Every directive Redis 7.0 knows has one row (ConfigDef, config.h): its
+ * name, optional alias, type, flags, where its value lives (`var`) and its
+ * default as text.  Each feature declares its rows in its own file and
+ * registers them from main.c (configRegister); this file holds the rows
+ * of the core (network, logging, process, the keyspace settings of the db
+ * layer, which cannot include core) and of the features Cairn lacks.
+ * Defaults are applied by parsing that text through the same setter a
+ * config file line uses, so the file loader, `--name value` arguments,
+ * CONFIG SET, CONFIG GET and CONFIG REWRITE all agree on one definition
+ * of each directive.  CONFIG GET * and REWRITE list the rows by rank, then
+ * name (config.h), whatever the order of registration.
  *
  * Directives Redis knows but Cairn does not implement (TLS, cluster,
- * replication...) have type CT_RAW: their text is stored as given and shown
- * by CONFIG GET, so tools that read them keep working; a config file that
- * sets one gets a single log line at start ("not supported by Cairn").
+ * active defragmentation, I/O threads) have type CT_RAW and live here:
+ * their text is stored as given and shown by CONFIG GET, so tools that
+ * read them keep working; a config file that sets one gets a single log
+ * line at start ("not supported by Cairn").
  * Those that turn a missing feature on (cluster-enabled, activedefrag)
  * accept only the value that leaves it off (CF_ONLY_DEFAULT); tls-port,
  * tls-replication and tls-cluster are refused as a Redis whose TLS cannot
@@ -23,9 +29,10 @@
  * String directives end at a NUL byte as Redis's C-string ones do, except
  * requirepass and masterauth (CF_BINARY), kept whole as Redis's sds ones.
  *
- * Invariants: string fields are owned by the ServerConfig (xstrdup/xfree);
+ * Invariants: string values are owned by the engine (xstrdup/xfree);
  * a setter either validates and stores the new value or returns -1 with a
- * static error text and leaves the old value untouched. */
+ * static error text and leaves the old value untouched; the registry is
+ * complete (every feature registered) before configInitDefaults. */
 #include "core/config.h"
 
 #include <ctype.h>
@@ -44,7 +51,6 @@
 #include <unistd.h>
 
 #include "core/client.h"
-#include "core/crash.h"
 #include "core/errors.h"
 #include "core/log.h"
 #include "core/server.h"
@@ -55,65 +61,8 @@
 #include "ds/util.h"
 
 /* ------------------------------------------------------------------------ */
-/* Table definition                                                          */
+/* The core's directives                                                     */
 /* ------------------------------------------------------------------------ */
-
-typedef enum {
-    CT_BOOL,    /* int, yes/no */
-    CT_INT,     /* int */
-    CT_UINT,    /* int field holding an unsigned range (maxclients) */
-    CT_LL,      /* long long */
-    CT_ULONG,   /* unsigned long */
-    CT_ULL,     /* unsigned long long */
-    CT_ENUM,    /* int, one of `enums` */
-    CT_STRING,  /* char *, owned */
-    CT_SPECIAL, /* own parse/format functions */
-    CT_RAW,     /* not implemented by Cairn: text stored as given */
-} ConfigType;
-
-#define CF_IMMUTABLE (1u << 0)  /* CONFIG SET refuses */
-#define CF_SENSITIVE (1u << 1)  /* value never logged */
-#define CF_MEMORY (1u << 2)     /* numeric parsed with units (1gb, 100k) */
-#define CF_MULTI_ARG (1u << 3)  /* takes several arguments on one line */
-#define CF_HIDDEN (1u << 4)     /* only an exact name matches CONFIG GET */
-#define CF_PROTECTED (1u << 5)  /* CONFIG SET needs enable-protected-configs */
-#define CF_EMPTY_NULL (1u << 6) /* string: "" is stored as NULL */
-#define CF_BASENAME (1u << 7)   /* string: a file or directory name, not a path */
-#define CF_ONLY_DEFAULT (1u << 8) /* raw or enum: a feature Cairn lacks; other values refused */
-#define CF_RAW_BOOL (1u << 9)   /* raw: validated as yes/no */
-#define CF_RAW_INT (1u << 10)   /* raw: validated as an integer in [min, max] */
-#define CF_BINARY (1u << 11)    /* string: an sds keeping every byte (NUL too), as Redis's sds configs */
-
-typedef struct ConfigEnum {
-    const char *name;
-    int value;
-} ConfigEnum;
-
-struct ConfigDef;
-/* Parse argv into cfg; on error return -1 and set *err (static text). */
-typedef int ConfigSetFn(const struct ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err);
-/* Current value as CONFIG GET shows it; caller owns the result. */
-typedef sds ConfigGetFn(const struct ConfigDef *d, const ServerConfig *cfg);
-/* Lines CONFIG REWRITE writes for the value (each "name args"). */
-typedef sds *ConfigRewriteFn(const struct ConfigDef *d, const ServerConfig *cfg, int *count);
-
-typedef struct ConfigDef {
-    const char *name;
-    const char *alias;        /* older name, or NULL */
-    ConfigType type;
-    unsigned flags;           /* CF_* */
-    size_t off;               /* offset of the field in ServerConfig */
-    long long min, max;       /* numeric bounds (inclusive) */
-    const char *deflt;        /* default, as a config file would write it */
-    const ConfigEnum *enums;  /* CT_ENUM: NULL-name-terminated */
-    ConfigSetFn *set;         /* CT_SPECIAL */
-    ConfigGetFn *get;         /* CT_SPECIAL */
-    ConfigRewriteFn *rewrite; /* CT_SPECIAL with several lines, or NULL */
-    int (*apply)(const char **err); /* run after CONFIG SET changed it */
-    /* Run-time state. */
-    sds raw;                  /* CT_RAW: current text */
-    int seenInFile;           /* set while loading (unsupported log, save reset) */
-} ConfigDef;
 
 static const ConfigEnum loglevelEnum[] = {
     {"debug", LL_DEBUG}, {"verbose", LL_VERBOSE}, {"notice", LL_NOTICE}, {"warning", LL_WARNING}, {NULL, 0}};
@@ -124,103 +73,45 @@ static const ConfigEnum supervisedEnum[] = {{"upstart", SUPERVISED_UPSTART},
                                             {NULL, 0}};
 static const ConfigEnum protectedEnum[] = {
     {"no", DEBUGCMD_NO}, {"yes", DEBUGCMD_YES}, {"local", DEBUGCMD_LOCAL}, {NULL, 0}};
-static const ConfigEnum maxmemoryPolicyEnum[] = {{"volatile-lru", MAXMEMORY_VOLATILE_LRU},
-                                                 {"volatile-lfu", MAXMEMORY_VOLATILE_LFU},
-                                                 {"volatile-random", MAXMEMORY_VOLATILE_RANDOM},
-                                                 {"volatile-ttl", MAXMEMORY_VOLATILE_TTL},
-                                                 {"allkeys-lru", MAXMEMORY_ALLKEYS_LRU},
-                                                 {"allkeys-lfu", MAXMEMORY_ALLKEYS_LFU},
-                                                 {"allkeys-random", MAXMEMORY_ALLKEYS_RANDOM},
-                                                 {"noeviction", MAXMEMORY_NO_EVICTION},
-                                                 {NULL, 0}};
 static const ConfigEnum syslogFacilityEnum[] = {
     {"user", LOG_USER},     {"local0", LOG_LOCAL0}, {"local1", LOG_LOCAL1}, {"local2", LOG_LOCAL2},
     {"local3", LOG_LOCAL3}, {"local4", LOG_LOCAL4}, {"local5", LOG_LOCAL5}, {"local6", LOG_LOCAL6},
     {"local7", LOG_LOCAL7}, {NULL, 0}};
-static const ConfigEnum appendfsyncEnum[] = {
-    {"everysec", APPENDFSYNC_EVERYSEC}, {"always", APPENDFSYNC_ALWAYS}, {"no", APPENDFSYNC_NO}, {NULL, 0}};
 
-static ConfigRequirepassHook *requirepassHook;
-static ConfigUserLinesHook *userLinesHook;
+/* The registered kinds of lines that are not directives (`user`). */
+static const ConfigLineKind **lineKinds;
+static int lineKindCount;
 
-void configSetAclHooks(ConfigRequirepassHook *onRequirepass, ConfigUserLinesHook *userLines) {
-    requirepassHook = onRequirepass;
-    userLinesHook = userLines;
+void configRegisterLineKind(const ConfigLineKind *kind) {
+    lineKinds = xrealloc(lineKinds, sizeof(*lineKinds) * (size_t)(lineKindCount + 1));
+    lineKinds[lineKindCount++] = kind;
 }
 
-/* CONFIG SET requirepass: the default user gets the password (or nopass). */
-static int applyRequirepass(const char **err) {
-    (void)err;
-    const char *p = server.cfg.requirepass;
-    if (requirepassHook) requirepassHook(p, p ? sdsLen(server.cfg.requirepass) : 0);
-    return 0;
-}
+static ConfigSetFn setBind, setObufLimits, setUnixsocketperm, setDir, setOomValues;
+static ConfigGetFn getBind, getObufLimits, getUnixsocketperm, getDir, getOomValues;
+static ConfigRewriteFn rewriteObufLimits;
 
-static ConfigSetFn setPercentiles, setBind, setSave, setObufLimits, setUnixsocketperm, setNotify, setDir, setAppendonly;
-static ConfigGetFn getPercentiles, getBind, getSave, getObufLimits, getUnixsocketperm, getNotify, getDir, getAppendonly;
-static ConfigRewriteFn rewriteSave, rewriteObufLimits;
-static ConfigSetFn setReplicaof;
-static ConfigGetFn getReplicaof;
-static ConfigRewriteFn rewriteReplicaof;
-int (*configApplyAppendonlyHook)(const char **err);
-static int applyAppendonly(const char **err) { return configApplyAppendonlyHook ? configApplyAppendonlyHook(err) : 0; }
-void (*configApplyAofAutoGcHook)(void);
-void (*configApplyMaxmemoryHook)(void);
-static int applyMaxmemory(const char **err) {
-    (void)err;
-    if (configApplyMaxmemoryHook) configApplyMaxmemoryHook();
-    return 0;
-}
-
-static int applyAofAutoGc(const char **err) {
-    (void)err;
-    if (configApplyAofAutoGcHook) configApplyAofAutoGcHook();
-    return 0;
-}
-void (*configApplyReplicationHook)(void);
-static int applyReplication(const char **err) {
-    (void)err;
-    if (configApplyReplicationHook) configApplyReplicationHook();
-    return 0;
-}
-
-#define OFF(field) offsetof(ServerConfig, field)
-
-/* crash-log-enabled and watchdog-period take effect at once (core/crash.c). */
-static int applyCrashLog(const char **err) {
-    (void)err;
-    crashSetupHandlers();
-    return 0;
-}
-static int applyWatchdog(const char **err) {
-    (void)err;
-    watchdogApply();
-    return 0;
-}
-
-static ConfigSetFn setShutdownOnSignal;
-static ConfigGetFn getShutdownOnSignal;
-
-#define B(n, a, fl, field, def) {n, a, CT_BOOL, fl, OFF(field), 0, 1, def, NULL, NULL, NULL, NULL, NULL, NULL, 0}
-#define I(n, a, fl, field, lo, hi, def) \
-    {n, a, CT_INT, fl, OFF(field), lo, hi, def, NULL, NULL, NULL, NULL, NULL, NULL, 0}
-#define LLV(n, a, fl, field, lo, hi, def) \
-    {n, a, CT_LL, fl, OFF(field), lo, hi, def, NULL, NULL, NULL, NULL, NULL, NULL, 0}
-#define E(n, a, fl, field, en, def) {n, a, CT_ENUM, fl, OFF(field), 0, 0, def, en, NULL, NULL, NULL, NULL, NULL, 0}
-#define S(n, a, fl, field, def) {n, a, CT_STRING, fl, OFF(field), 0, 0, def, NULL, NULL, NULL, NULL, NULL, NULL, 0}
-#define SP(n, fl, def, setf, getf, rwf, applyf) \
-    {n, NULL, CT_SPECIAL, fl, 0, 0, 0, def, NULL, setf, getf, rwf, applyf, NULL, 0}
-#define RAW(n, a, fl, def) {n, a, CT_RAW, fl, 0, 0, 0, def, NULL, NULL, NULL, NULL, NULL, NULL, 0}
+#define SC(field) server.cfg.field
+/* Rows of the core; see config.h for the macros. */
+#define B(n, a, fl, field, def, ...) CONFIG_BOOL(n, a, fl, SC(field), def, __VA_ARGS__)
+#define I(n, a, fl, field, lo, hi, def, ...) CONFIG_INT(n, a, fl, SC(field), lo, hi, def, __VA_ARGS__)
+#define LLV(n, a, fl, field, lo, hi, def, ...) CONFIG_LL(n, a, fl, SC(field), lo, hi, def, __VA_ARGS__)
+#define E(n, a, fl, field, en, def, ...) CONFIG_ENUM(n, a, fl, SC(field), en, def, __VA_ARGS__)
+#define S(n, a, fl, field, def, ...) CONFIG_STRING(n, a, fl, SC(field), def, __VA_ARGS__)
+#define RAW(n, a, fl, def) {.name = n, .alias = a, .type = CT_RAW, .flags = fl, .deflt = def}
 /* Raw directives validated as Redis validates them (and shown as Redis
  * shows them): yes/no, an integer or memory value within bounds (a memory
  * value with both bounds 0 is any unsigned 64-bit one), one of the enum's
  * words (for a multi-argument one, each word). */
-#define RAWB(n, a, fl, def) {n, a, CT_RAW, (fl) | CF_RAW_BOOL, 0, 0, 1, def, NULL, NULL, NULL, NULL, NULL, NULL, 0}
-#define RAWI(n, a, fl, lo, hi, def) \
-    {n, a, CT_RAW, (fl) | CF_RAW_INT, 0, lo, hi, def, NULL, NULL, NULL, NULL, NULL, NULL, 0}
-#define RAWE(n, a, fl, en, def) {n, a, CT_RAW, fl, 0, 0, 0, def, en, NULL, NULL, NULL, NULL, NULL, 0}
+#define RAWB(n, a, fl, def, ...) \
+    {.name = n, .alias = a, .type = CT_RAW, .flags = (fl) | CF_RAW_BOOL, .max = 1, .deflt = def, __VA_ARGS__}
+#define RAWI(n, a, fl, lo, hi, def, ...) \
+    {.name = n, .alias = a, .type = CT_RAW, .flags = (fl) | CF_RAW_INT, .min = lo, .max = hi, .deflt = def, __VA_ARGS__}
+#define RAWE(n, a, fl, en, def) {.name = n, .alias = a, .type = CT_RAW, .flags = fl, .enums = en, .deflt = def}
+#define NET(k) .rank = CONFIG_RANK_NETWORK + (k)
+#define GEN(k) .rank = CONFIG_RANK_GENERAL + (k)
+#define MEM(k) .rank = CONFIG_RANK_MEMORY + (k)
 
-static const ConfigEnum aclPubsubEnum[] = {{"allchannels", 0}, {"resetchannels", 1}, {NULL, 0}};
 static const ConfigEnum endpointTypeEnum[] = {{"ip", 0}, {"hostname", 1}, {"unknown-endpoint", 2}, {NULL, 0}};
 /* "yes" and "relative" are one mode; CONFIG GET names it "yes", as Redis. */
 static const ConfigEnum oomScoreAdjEnum[] = {{"no", OOM_SCORE_ADJ_NO},
@@ -228,22 +119,11 @@ static const ConfigEnum oomScoreAdjEnum[] = {{"no", OOM_SCORE_ADJ_NO},
                                              {"relative", OOM_SCORE_ADJ_RELATIVE},
                                              {"absolute", OOM_SCORE_ADJ_ABSOLUTE},
                                              {NULL, 0}};
-static ConfigSetFn setOomValues;
-static ConfigGetFn getOomValues;
 static int applyOomScoreAdj(const char **err) {
     if (configApplyOomScoreAdj(CONFIG_OOM_BY_ROLE) == 0) return 0;
     *err = "Failed to set current oom_score_adj. Check server logs.";
     return -1;
 }
-static const ConfigEnum propagationErrorEnum[] = {{"ignore", 0}, {"panic", 1}, {"panic-on-replicas", 2}, {NULL, 0}};
-static const ConfigEnum disklessLoadEnum[] = {{"disabled", 0}, {"on-empty-db", 1}, {"swapdb", 2}, {NULL, 0}};
-static const ConfigEnum sanitizePayloadEnum[] = {{"no", 0}, {"yes", 1}, {"clients", 2}, {NULL, 0}};
-static const ConfigEnum shutdownOnSignalEnum[] = {{"default", 0},
-                                                  {"save", SHUTDOWN_SAVE},
-                                                  {"nosave", SHUTDOWN_NOSAVE},
-                                                  {"now", SHUTDOWN_NOW},
-                                                  {"force", SHUTDOWN_FORCE},
-                                                  {NULL, 0}};
 static const ConfigEnum tlsAuthClientsEnum[] = {{"no", 0}, {"yes", 1}, {"optional", 2}, {NULL, 0}};
 
 static int applyTls(const char **err);
@@ -255,96 +135,55 @@ static int applyJemallocBgThread(const char **err) {
     return 0;
 }
 
-static ConfigDef configTable[] = {
+/* The core's directives, and those of the db layer (which cannot include
+ * core) and of the features Cairn lacks. */
+static ConfigDef coreConfig[] = {
     /* Network. */
-    {"port", NULL, CT_INT, 0, OFF(port), 0, 65535, "6379", NULL, NULL, NULL, NULL, configApplyPort, NULL, 0},
-    SP("bind", CF_MULTI_ARG, "* -::*", setBind, getBind, NULL, configApplyBind),
-    I("tcp-backlog", NULL, CF_IMMUTABLE, tcpBacklog, 0, INT_MAX, "511"),
-    I("tcp-keepalive", NULL, 0, tcpKeepalive, 0, INT_MAX, "300"),
-    S("unixsocket", NULL, CF_IMMUTABLE | CF_EMPTY_NULL, unixsocket, ""),
-    SP("unixsocketperm", CF_IMMUTABLE, "0", setUnixsocketperm, getUnixsocketperm, NULL, NULL),
-    B("protected-mode", NULL, 0, protectedMode, "yes"),
-    {"maxclients", NULL, CT_UINT, 0, OFF(maxclients), 1, 4294967295LL, "10000", NULL, NULL, NULL, NULL, NULL, NULL, 0},
-    I("timeout", NULL, 0, timeout, 0, INT_MAX, "0"),
-    LLV("proto-max-bulk-len", NULL, CF_MEMORY, protoMaxBulkLen, 1024 * 1024, LONG_MAX, "512mb"),
-    LLV("client-query-buffer-limit", NULL, CF_MEMORY, clientQueryBufferLimit, 1024 * 1024, LONG_MAX, "1gb"),
-    SP("client-output-buffer-limit", CF_MULTI_ARG, "normal 0 0 0 slave 256mb 64mb 60 pubsub 32mb 8mb 60",
-       setObufLimits, getObufLimits, rewriteObufLimits, NULL),
-    {"requirepass", NULL, CT_STRING, CF_SENSITIVE | CF_EMPTY_NULL | CF_BINARY, OFF(requirepass), 0, 0, "", NULL, NULL, NULL,
-     NULL, applyRequirepass, NULL, 0},
-    /* Users. */
-    S("aclfile", NULL, CF_IMMUTABLE | CF_EMPTY_NULL, aclfile, ""),
-    E("acl-pubsub-default", NULL, 0, aclPubsubDefault, aclPubsubEnum, "resetchannels"),
-    LLV("acllog-max-len", NULL, 0, acllogMaxLen, 0, LLONG_MAX, "128"),
+    I("port", NULL, 0, port, 0, 65535, "6379", .apply = configApplyPort, NET(0)),
+    CONFIG_SPECIAL("bind", NULL, CF_MULTI_ARG, "* -::*", setBind, getBind, .apply = configApplyBind, NET(1)),
+    I("tcp-backlog", NULL, CF_IMMUTABLE, tcpBacklog, 0, INT_MAX, "511", NET(2)),
+    I("tcp-keepalive", NULL, 0, tcpKeepalive, 0, INT_MAX, "300", NET(3)),
+    S("unixsocket", NULL, CF_IMMUTABLE | CF_EMPTY_NULL, unixsocket, "", NET(4)),
+    CONFIG_SPECIAL("unixsocketperm", NULL, CF_IMMUTABLE, "0", setUnixsocketperm, getUnixsocketperm, NET(5)),
+    B("protected-mode", NULL, 0, protectedMode, "yes", NET(6)),
+    {.name = "maxclients", .type = CT_UINT, .var = &SC(maxclients), .min = 1, .max = 4294967295LL, .deflt = "10000",
+     NET(7)},
+    I("timeout", NULL, 0, timeout, 0, INT_MAX, "0", NET(8)),
+    LLV("proto-max-bulk-len", NULL, CF_MEMORY, protoMaxBulkLen, 1024 * 1024, LONG_MAX, "512mb", NET(9)),
+    LLV("client-query-buffer-limit", NULL, CF_MEMORY, clientQueryBufferLimit, 1024 * 1024, LONG_MAX, "1gb", NET(10)),
+    CONFIG_SPECIAL("client-output-buffer-limit", NULL, CF_MULTI_ARG, "normal 0 0 0 slave 256mb 64mb 60 pubsub 32mb 8mb 60",
+                   setObufLimits, getObufLimits, .rewrite = rewriteObufLimits, NET(11)),
     /* General. */
-    I("hz", NULL, 0, hz, 0, INT_MAX, "10"),
-    B("dynamic-hz", NULL, 0, dynamicHz, "yes"),
-    I("databases", NULL, CF_IMMUTABLE, databases, 1, INT_MAX, "16"),
-    E("loglevel", NULL, 0, loglevel, loglevelEnum, "notice"),
-    S("logfile", NULL, CF_IMMUTABLE, logfile, ""),
-    B("syslog-enabled", NULL, CF_IMMUTABLE, syslogEnabled, "no"),
-    S("syslog-ident", NULL, CF_IMMUTABLE, syslogIdent, "redis"),
-    E("syslog-facility", NULL, CF_IMMUTABLE, syslogFacility, syslogFacilityEnum, "local0"),
-    B("always-show-logo", NULL, CF_IMMUTABLE, alwaysShowLogo, "no"),
-    B("daemonize", NULL, CF_IMMUTABLE, daemonize, "no"),
-    S("pidfile", NULL, CF_IMMUTABLE | CF_EMPTY_NULL, pidfile, ""),
-    E("supervised", NULL, CF_IMMUTABLE, supervised, supervisedEnum, "no"),
-    {"dir", NULL, CT_SPECIAL, CF_PROTECTED, OFF(dir), 0, 0, "./", NULL, setDir, getDir, NULL, NULL, NULL, 0},
-    E("enable-debug-command", NULL, CF_IMMUTABLE, enableDebugCommand, protectedEnum, "no"),
-    E("enable-protected-configs", NULL, CF_IMMUTABLE, enableProtectedConfigs, protectedEnum, "no"),
-    E("enable-module-command", NULL, CF_IMMUTABLE, enableModuleCommand, protectedEnum, "no"),
-    {"crash-log-enabled", NULL, CT_BOOL, 0, OFF(crashLogEnabled), 0, 1, "yes", NULL, NULL, NULL, NULL,
-     applyCrashLog, NULL, 0},
-    S("proc-title-template", NULL, 0, procTitleTemplate, "{title} {listen-addr} {server-mode}"),
-    B("set-proc-title", NULL, CF_IMMUTABLE, setProcTitle, "yes"),
-    /* Memory. */
-    {"maxmemory", NULL, CT_ULL, CF_MEMORY, OFF(maxmemory), 0, 0, "0", NULL, NULL, NULL, NULL, applyMaxmemory, NULL,
-     0},
-    E("maxmemory-policy", NULL, 0, keyspace.maxmemoryPolicy, maxmemoryPolicyEnum, "noeviction"),
-    I("maxmemory-samples", NULL, 0, maxmemorySamples, 1, INT_MAX, "5"),
-    I("maxmemory-eviction-tenacity", NULL, 0, maxmemoryEvictionTenacity, 0, 100, "10"),
-    I("lfu-log-factor", NULL, 0, keyspace.lfuLogFactor, 0, INT_MAX, "10"),
-    I("lfu-decay-time", NULL, 0, keyspace.lfuDecayTime, 0, INT_MAX, "1"),
-    I("active-expire-effort", NULL, 0, activeExpireEffort, 1, 10, "1"),
-    B("lazyfree-lazy-eviction", NULL, 0, lazyfreeLazyEviction, "no"),
-    B("lazyfree-lazy-expire", NULL, 0, lazyfreeLazyExpire, "no"),
-    B("lazyfree-lazy-server-del", NULL, 0, lazyfreeLazyServerDel, "no"),
-    B("lazyfree-lazy-user-del", NULL, 0, lazyfreeLazyUserDel, "no"),
-    B("lazyfree-lazy-user-flush", NULL, 0, lazyfreeLazyUserFlush, "no"),
-    B("activerehashing", NULL, 0, activeRehashing, "yes"),
-    /* Encodings. */
-    LLV("hash-max-listpack-entries", "hash-max-ziplist-entries", 0, hashMaxListpackEntries, 0, LONG_MAX, "512"),
-    LLV("hash-max-listpack-value", "hash-max-ziplist-value", CF_MEMORY, hashMaxListpackValue, 0, LONG_MAX, "64"),
-    LLV("list-max-listpack-size", "list-max-ziplist-size", 0, listMaxListpackSize, INT_MIN, INT_MAX, "-2"),
-    I("list-compress-depth", NULL, 0, listCompressDepth, 0, INT_MAX, "0"),
-    LLV("set-max-intset-entries", NULL, 0, setMaxIntsetEntries, 0, LONG_MAX, "512"),
-    LLV("zset-max-listpack-entries", "zset-max-ziplist-entries", 0, zsetMaxListpackEntries, 0, LONG_MAX, "128"),
-    LLV("zset-max-listpack-value", "zset-max-ziplist-value", CF_MEMORY, zsetMaxListpackValue, 0, LONG_MAX, "64"),
-    LLV("stream-node-max-bytes", NULL, CF_MEMORY, streamNodeMaxBytes, 0, LONG_MAX, "4096"),
-    LLV("stream-node-max-entries", NULL, 0, streamNodeMaxEntries, 0, LONG_MAX, "100"),
-    LLV("hll-sparse-max-bytes", NULL, CF_MEMORY, hllSparseMaxBytes, 0, LONG_MAX, "3000"),
-    /* Introspection. */
-    LLV("slowlog-log-slower-than", NULL, 0, slowlogLogSlowerThan, -1, LLONG_MAX, "10000"),
-    {"slowlog-max-len", NULL, CT_ULONG, 0, OFF(slowlogMaxLen), 0, LONG_MAX, "128", NULL, NULL, NULL, NULL, NULL, NULL,
-     0},
-    LLV("latency-monitor-threshold", NULL, 0, latencyMonitorThreshold, 0, LLONG_MAX, "0"),
-    B("latency-tracking", NULL, 0, latencyTracking, "yes"),
-    LLV("tracking-table-max-keys", NULL, 0, trackingTableMaxKeys, 0, LONG_MAX, "1000000"),
-    SP("latency-tracking-info-percentiles", CF_MULTI_ARG, "50 99 99.9", setPercentiles, getPercentiles, NULL, NULL),
-    SP("notify-keyspace-events", 0, "", setNotify, getNotify, NULL, NULL),
-    LLV("busy-reply-threshold", "lua-time-limit", 0, busyReplyThreshold, 0, LONG_MAX, "5000"),
-    /* Persistence. */
-    S("dbfilename", NULL, CF_BASENAME | CF_PROTECTED, dbfilename, "dump.rdb"),
-    SP("save", CF_MULTI_ARG, "3600 1 300 100 60 10000", setSave, getSave, rewriteSave, NULL),
-    {"appendonly", NULL, CT_SPECIAL, 0, OFF(appendonly), 0, 1, "no", NULL, setAppendonly, getAppendonly, NULL, applyAppendonly, NULL, 0},
-    S("appendfilename", NULL, CF_BASENAME | CF_IMMUTABLE, appendfilename, "appendonly.aof"),
-    S("appenddirname", NULL, CF_BASENAME | CF_IMMUTABLE, appenddirname, "appendonlydir"),
-    E("appendfsync", NULL, 0, appendfsync, appendfsyncEnum, "everysec"),
-    B("rdbcompression", NULL, 0, rdbcompression, "yes"),
-    B("rdbchecksum", NULL, CF_IMMUTABLE, rdbchecksum, "yes"),
-    B("stop-writes-on-bgsave-error", NULL, 0, stopWritesOnBgsaveError, "yes"),
+    I("hz", NULL, 0, hz, 0, INT_MAX, "10", GEN(0)),
+    B("dynamic-hz", NULL, 0, dynamicHz, "yes", GEN(1)),
+    I("databases", NULL, CF_IMMUTABLE, databases, 1, INT_MAX, "16", GEN(2)),
+    E("loglevel", NULL, 0, loglevel, loglevelEnum, "notice", GEN(3)),
+    S("logfile", NULL, CF_IMMUTABLE, logfile, "", GEN(4)),
+    B("syslog-enabled", NULL, CF_IMMUTABLE, syslogEnabled, "no", GEN(5)),
+    S("syslog-ident", NULL, CF_IMMUTABLE, syslogIdent, "redis", GEN(6)),
+    E("syslog-facility", NULL, CF_IMMUTABLE, syslogFacility, syslogFacilityEnum, "local0", GEN(7)),
+    B("always-show-logo", NULL, CF_IMMUTABLE, alwaysShowLogo, "no", GEN(8)),
+    B("daemonize", NULL, CF_IMMUTABLE, daemonize, "no", GEN(9)),
+    S("pidfile", NULL, CF_IMMUTABLE | CF_EMPTY_NULL, pidfile, "", GEN(10)),
+    E("supervised", NULL, CF_IMMUTABLE, supervised, supervisedEnum, "no", GEN(11)),
+    CONFIG_SPECIAL("dir", NULL, CF_PROTECTED | CF_QUOTED | CF_ALWAYS_REWRITE, "./", setDir, getDir, .var = &SC(dir),
+                   GEN(12)),
+    E("enable-debug-command", NULL, CF_IMMUTABLE, enableDebugCommand, protectedEnum, "no", GEN(13)),
+    E("enable-protected-configs", NULL, CF_IMMUTABLE, enableProtectedConfigs, protectedEnum, "no", GEN(14)),
+    E("enable-module-command", NULL, CF_IMMUTABLE, enableModuleCommand, protectedEnum, "no", GEN(15)),
+    S("proc-title-template", NULL, 0, procTitleTemplate, "{title} {listen-addr} {server-mode}", GEN(17)),
+    B("set-proc-title", NULL, CF_IMMUTABLE, setProcTitle, "yes", GEN(18)),
+    /* Memory: the keyspace's expiry and lazy freeing (src/db). */
+    I("active-expire-effort", NULL, 0, activeExpireEffort, 1, 10, "1", MEM(6)),
+    B("lazyfree-lazy-eviction", NULL, 0, lazyfreeLazyEviction, "no", MEM(7)),
+    B("lazyfree-lazy-expire", NULL, 0, lazyfreeLazyExpire, "no", MEM(8)),
+    B("lazyfree-lazy-server-del", NULL, 0, lazyfreeLazyServerDel, "no", MEM(9)),
+    B("lazyfree-lazy-user-del", NULL, 0, lazyfreeLazyUserDel, "no", MEM(10)),
+    B("lazyfree-lazy-user-flush", NULL, 0, lazyfreeLazyUserFlush, "no", MEM(11)),
+    B("activerehashing", NULL, 0, activeRehashing, "yes", MEM(12)),
 
-    /* Known to Redis 7.0, not implemented by Cairn. */
+    /* By name: the process, and the features Redis 7.0 has and Cairn
+     * does not implement. */
     RAWI("active-defrag-cycle-max", NULL, 0, 1, 99, "25"),
     RAWI("active-defrag-cycle-min", NULL, 0, 1, 99, "1"),
     RAWI("active-defrag-ignore-bytes", NULL, CF_MEMORY, 1, LLONG_MAX, "104857600"),
@@ -352,16 +191,6 @@ static ConfigDef configTable[] = {
     RAWI("active-defrag-threshold-lower", NULL, 0, 0, 1000, "10"),
     RAWI("active-defrag-threshold-upper", NULL, 0, 0, 1000, "100"),
     RAWB("activedefrag", NULL, CF_ONLY_DEFAULT, "no"),
-    {"aof-disable-auto-gc", NULL, CT_BOOL, 0, OFF(aofDisableAutoGc), 0, 1, "no", NULL, NULL, NULL, NULL, applyAofAutoGc, NULL, 0},
-    B("aof-load-truncated", NULL, 0, aofLoadTruncated, "yes"),
-    B("aof-rewrite-incremental-fsync", NULL, 0, aofRewriteIncrementalFsync, "yes"),
-    B("aof-timestamp-enabled", NULL, 0, aofTimestampEnabled, "no"),
-    B("aof-use-rdb-preamble", NULL, 0, aofUseRdbPreamble, "yes"),
-    S("aof_rewrite_cpulist", NULL, CF_IMMUTABLE | CF_EMPTY_NULL, aofRewriteCpulist, ""),
-    LLV("auto-aof-rewrite-min-size", NULL, CF_MEMORY, autoAofRewriteMinSize, 0, LLONG_MAX, "67108864"),
-    I("auto-aof-rewrite-percentage", NULL, 0, autoAofRewritePerc, 0, INT_MAX, "100"),
-    S("bgsave_cpulist", NULL, CF_IMMUTABLE | CF_EMPTY_NULL, bgsaveCpulist, ""),
-    S("bind-source-addr", NULL, CF_EMPTY_NULL, bindSourceAddr, ""),
     S("bio_cpulist", NULL, CF_IMMUTABLE | CF_EMPTY_NULL, bioCpulist, ""),
     RAWB("cluster-allow-pubsubshard-when-down", NULL, 0, "yes"),
     RAWB("cluster-allow-reads-when-down", NULL, 0, "no"),
@@ -381,52 +210,15 @@ static ConfigDef configTable[] = {
     RAWB("cluster-replica-no-failover", "cluster-slave-no-failover", 0, "no"),
     RAWI("cluster-replica-validity-factor", "cluster-slave-validity-factor", 0, 0, INT_MAX, "10"),
     RAWB("cluster-require-full-coverage", NULL, 0, "yes"),
-    B("crash-memcheck-enabled", NULL, 0, crashMemcheckEnabled, "yes"),
     B("disable-thp", NULL, CF_IMMUTABLE, disableThp, "yes"),
     RAW("ignore-warnings", NULL, 0, ""),
     RAWI("io-threads", NULL, CF_IMMUTABLE, 1, 128, "1"),
     RAWB("io-threads-do-reads", NULL, CF_IMMUTABLE, "no"),
-    {"jemalloc-bg-thread", NULL, CT_BOOL, 0, OFF(jemallocBgThread), 0, 1, "yes", NULL, NULL, NULL, NULL,
-     applyJemallocBgThread, NULL, 0},
-    S("masterauth", NULL, CF_SENSITIVE | CF_EMPTY_NULL | CF_BINARY, masterauth, ""),
-    S("masteruser", NULL, CF_EMPTY_NULL, masteruser, ""),
-    {"maxmemory-clients", NULL, CT_RAW, 0, OFF(maxmemoryClients), 0, 0, "0", NULL, NULL, NULL, NULL, NULL, NULL, 0},
-    {"min-replicas-max-lag", "min-slaves-max-lag", CT_INT, 0, OFF(minReplicasMaxLag), 0, INT_MAX, "10", NULL, NULL, NULL, NULL, applyReplication, NULL, 0},
-    {"min-replicas-to-write", "min-slaves-to-write", CT_INT, 0, OFF(minReplicasToWrite), 0, INT_MAX, "0", NULL, NULL, NULL, NULL, applyReplication, NULL, 0},
-    B("no-appendfsync-on-rewrite", NULL, 0, noAppendfsyncOnRewrite, "no"),
-    {"oom-score-adj", NULL, CT_ENUM, 0, OFF(oomScoreAdj), 0, 0, "no", oomScoreAdjEnum, NULL, NULL, NULL,
-     applyOomScoreAdj, NULL, 0},
-    SP("oom-score-adj-values", CF_MULTI_ARG, "0 200 800", setOomValues, getOomValues, NULL, applyOomScoreAdj),
-    E("propagation-error-behavior", NULL, 0, propagationErrorBehavior, propagationErrorEnum, "ignore"),
-    B("rdb-del-sync-files", NULL, 0, rdbDelSyncFiles, "no"),
-    B("rdb-save-incremental-fsync", NULL, 0, rdbSaveIncrementalFsync, "yes"),
-    {"repl-backlog-size", NULL, CT_LL, CF_MEMORY, OFF(replBacklogSize), 1, LLONG_MAX, "1048576", NULL, NULL, NULL, NULL, applyReplication, NULL, 0},
-    LLV("repl-backlog-ttl", NULL, 0, replBacklogTtl, 0, LLONG_MAX, "3600"),
-    B("repl-disable-tcp-nodelay", NULL, 0, replDisableTcpNodelay, "no"),
-    E("repl-diskless-load", NULL, 0, replDisklessLoad, disklessLoadEnum, "disabled"),
-    B("repl-diskless-sync", NULL, 0, replDisklessSync, "yes"),
-    I("repl-diskless-sync-delay", NULL, 0, replDisklessSyncDelay, 0, INT_MAX, "5"),
-    I("repl-diskless-sync-max-replicas", NULL, 0, replDisklessSyncMaxReplicas, 0, INT_MAX, "0"),
-    I("repl-ping-replica-period", "repl-ping-slave-period", 0, replPingReplicaPeriod, 1, INT_MAX, "10"),
-    I("repl-timeout", NULL, 0, replTimeout, 1, INT_MAX, "60"),
-    S("replica-announce-ip", "slave-announce-ip", CF_EMPTY_NULL, replicaAnnounceIp, ""),
-    I("replica-announce-port", "slave-announce-port", 0, replicaAnnouncePort, 0, 65535, "0"),
-    B("replica-announced", NULL, 0, replicaAnnounced, "yes"),
-    B("replica-ignore-disk-write-errors", NULL, 0, replicaIgnoreDiskWriteErrors, "no"),
-    B("replica-ignore-maxmemory", "slave-ignore-maxmemory", 0, replicaIgnoreMaxmemory, "yes"),
-    B("replica-lazy-flush", "slave-lazy-flush", 0, replicaLazyFlush, "no"),
-    I("replica-priority", "slave-priority", 0, replicaPriority, 0, INT_MAX, "100"),
-    B("replica-read-only", "slave-read-only", 0, replicaReadOnly, "yes"),
-    B("replica-serve-stale-data", "slave-serve-stale-data", 0, replicaServeStaleData, "yes"),
-    {"replicaof", "slaveof", CT_SPECIAL, CF_IMMUTABLE | CF_MULTI_ARG, 0, 0, 0, "", NULL, setReplicaof, getReplicaof,
-     rewriteReplicaof, NULL, NULL, 0},
-    E("sanitize-dump-payload", NULL, 0, sanitizeDumpPayload, sanitizePayloadEnum, "no"),
+    B("jemalloc-bg-thread", NULL, 0, jemallocBgThread, "yes", .apply = applyJemallocBgThread),
+    E("oom-score-adj", NULL, 0, oomScoreAdj, oomScoreAdjEnum, "no", .apply = applyOomScoreAdj),
+    CONFIG_SPECIAL("oom-score-adj-values", NULL, CF_MULTI_ARG, "0 200 800", setOomValues, getOomValues,
+                   .apply = applyOomScoreAdj),
     S("server_cpulist", NULL, CF_IMMUTABLE | CF_EMPTY_NULL, serverCpulist, ""),
-    {"shutdown-on-sigint", NULL, CT_SPECIAL, CF_MULTI_ARG, OFF(shutdownOnSigint), 0, 0, "default",
-     shutdownOnSignalEnum, setShutdownOnSignal, getShutdownOnSignal, NULL, NULL, NULL, 0},
-    {"shutdown-on-sigterm", NULL, CT_SPECIAL, CF_MULTI_ARG, OFF(shutdownOnSigterm), 0, 0, "default",
-     shutdownOnSignalEnum, setShutdownOnSignal, getShutdownOnSignal, NULL, NULL, NULL, 0},
-    I("shutdown-timeout", NULL, 0, shutdownTimeout, 0, INT_MAX, "10"),
     LLV("socket-mark-id", NULL, CF_IMMUTABLE, socketMarkId, 0, UINT_MAX, "0"),
     RAWE("tls-auth-clients", NULL, 0, tlsAuthClientsEnum, "yes"),
     RAW("tls-ca-cert-dir", NULL, 0, ""),
@@ -437,30 +229,24 @@ static ConfigDef configTable[] = {
     RAW("tls-client-cert-file", NULL, 0, ""),
     RAW("tls-client-key-file", NULL, 0, ""),
     RAW("tls-client-key-file-pass", NULL, CF_SENSITIVE, ""),
-    {"tls-cluster", NULL, CT_RAW, CF_RAW_BOOL, 0, 0, 1, "no", NULL, NULL, NULL, NULL, applyTls, NULL, 0},
+    RAWB("tls-cluster", NULL, 0, "no", .apply = applyTls),
     RAW("tls-dh-params-file", NULL, 0, ""),
     RAW("tls-key-file", NULL, 0, ""),
     RAW("tls-key-file-pass", NULL, CF_SENSITIVE, ""),
-    {"tls-port", NULL, CT_RAW, CF_RAW_INT, 0, 0, 65535, "0", NULL, NULL, NULL, NULL, applyTls, NULL, 0},
+    RAWI("tls-port", NULL, 0, 0, 65535, "0", .apply = applyTls),
     RAWB("tls-prefer-server-ciphers", NULL, 0, "no"),
     RAW("tls-protocols", NULL, 0, ""),
-    {"tls-replication", NULL, CT_RAW, CF_RAW_BOOL, 0, 0, 1, "no", NULL, NULL, NULL, NULL, applyTls, NULL, 0},
+    RAWB("tls-replication", NULL, 0, "no", .apply = applyTls),
     RAWI("tls-session-cache-size", NULL, 0, 0, INT_MAX, "20480"),
     RAWI("tls-session-cache-timeout", NULL, 0, 0, INT_MAX, "300"),
     RAWB("tls-session-caching", NULL, 0, "yes"),
-    I("key-load-delay", NULL, CF_HIDDEN, keyLoadDelay, INT_MIN, INT_MAX, "0"),
-    B("lua-enable-deprecated-api", NULL, CF_HIDDEN | CF_IMMUTABLE, luaEnableDeprecatedApi, "no"),
-    I("rdb-key-save-delay", NULL, CF_HIDDEN, rdbKeySaveDelay, INT_MIN, INT_MAX, "0"),
-    B("use-exit-on-panic", NULL, CF_HIDDEN, useExitOnPanic, "no"),
-    {"watchdog-period", NULL, CT_INT, CF_HIDDEN, OFF(watchdogPeriod), 0, INT_MAX, "0", NULL, NULL, NULL, NULL,
-     applyWatchdog, NULL, 0},
-    /* Cairn's own (hidden, so CONFIG GET * lists Redis's names only). */
-    I("rdb-save-threads", NULL, CF_HIDDEN, rdbSaveThreads, 0, 16, "0"),
-    I("rdb-load-threads", NULL, CF_HIDDEN, rdbLoadThreads, 0, 16, "0"),
-    I("loading-process-events-interval-bytes", NULL, CF_HIDDEN, loadingProcessEventsIntervalBytes, 1024, INT_MAX,
-      "2097152"),
 };
-#define CONFIG_COUNT (sizeof(configTable) / sizeof(configTable[0]))
+
+/* The registry: every registered row, sorted by rank then name once the
+ * defaults are applied. */
+static ConfigDef **registry;
+static size_t registryCount, registryCap;
+static int coreRegistered, registrySorted, defaultsApplied;
 
 /* Directives Redis 7.0 handles outside its table (include is handled by
  * the loader).  Cairn refuses each, as ignoring it would leave a command
@@ -476,8 +262,9 @@ static const struct {
     {"sentinel", 2, INT_MAX, "sentinel directive while not in sentinel mode"},
 };
 static char *configFile;          /* absolute path of the loaded file, or NULL */
+static int loadingConfig;         /* 1 while reading the file and --args */
 static char errbuf[512];          /* setters format their errors here */
-static int curLineNum;            /* the line being applied, for `user` lines */
+static int curLineNum;            /* the line being applied, for line kinds */
 static const char *curLine;
 
 /* ------------------------------------------------------------------------ */
@@ -486,8 +273,8 @@ static const char *curLine;
 
 /* Entry for a name or alias (case-insensitive); *isAlias tells which. */
 static ConfigDef *lookupConfig(const char *name, int *isAlias) {
-    for (size_t i = 0; i < CONFIG_COUNT; i++) {
-        ConfigDef *d = &configTable[i];
+    for (size_t i = 0; i < registryCount; i++) {
+        ConfigDef *d = registry[i];
         if (!strcasecmp(d->name, name)) {
             if (isAlias) *isAlias = 0;
             return d;
@@ -500,8 +287,81 @@ static ConfigDef *lookupConfig(const char *name, int *isAlias) {
     return NULL;
 }
 
-#define FIELD(cfg, d, T) ((T *)((char *)(cfg) + (d)->off))
-#define CFIELD(cfg, d, T) ((const T *)((const char *)(cfg) + (d)->off))
+/* Append the rows to the registry (sorted later, by sortRegistry). */
+static void registerRows(ConfigDef *defs, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        ConfigDef *d = &defs[i];
+        if (registryCount == registryCap) {
+            registryCap = registryCap ? registryCap * 2 : 256;
+            registry = xrealloc(registry, sizeof(ConfigDef *) * registryCap);
+        }
+        registry[registryCount++] = d;
+    }
+    registrySorted = 0;
+}
+
+/* The core's rows come first in the registry whoever registers first. */
+static void registerCore(void) {
+    if (coreRegistered) return;
+    coreRegistered = 1;
+    registerRows(coreConfig, CONFIG_COUNT_OF(coreConfig));
+}
+
+void configRegister(ConfigDef *defs, size_t n) {
+    if (defaultsApplied) {
+        fprintf(stderr, "cairn: config directive '%s' registered after the defaults\n", n ? defs[0].name : "?");
+        abort();
+    }
+    registerCore();
+    registerRows(defs, n);
+}
+
+/* Rank 0 (by name) sorts after the historical sections, before the
+ * hidden ones. */
+static int effectiveRank(const ConfigDef *d) { return d->rank ? d->rank : 1000; }
+
+static int compareRows(const void *a, const void *b) {
+    const ConfigDef *x = *(ConfigDef *const *)a, *y = *(ConfigDef *const *)b;
+    int rx = effectiveRank(x), ry = effectiveRank(y);
+    if (rx != ry) return rx < ry ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+static int compareNames(const void *a, const void *b) {
+    return strcasecmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Sort the registry; a name or alias registered twice aborts start-up
+ * (two features claiming one directive is a wiring bug). */
+static void sortRegistry(void) {
+    if (registrySorted) return;
+    qsort(registry, registryCount, sizeof(ConfigDef *), compareRows);
+    registrySorted = 1;
+    const char **names = xmalloc(sizeof(char *) * (registryCount * 2 + 1));
+    size_t n = 0;
+    for (size_t i = 0; i < registryCount; i++) {
+        names[n++] = registry[i]->name;
+        if (registry[i]->alias) names[n++] = registry[i]->alias;
+    }
+    qsort(names, n, sizeof(char *), compareNames);
+    for (size_t i = 1; i < n; i++) {
+        if (!strcasecmp(names[i - 1], names[i])) {
+            fprintf(stderr, "cairn: config directive '%s' registered twice\n", names[i]);
+            abort();
+        }
+    }
+    xfree(names);
+}
+
+int configIsLoading(void) { return loadingConfig; }
+
+char *configErrorBuffer(size_t *size) {
+    *size = sizeof(errbuf);
+    return errbuf;
+}
+
+#define FIELD(d, T) ((T *)(d)->var)
+#define CFIELD(d, T) ((const T *)(d)->var)
 
 static void setString(char **slot, const char *v) {
     xfree(*slot);
@@ -553,6 +413,10 @@ static int yesNo(const char *s) {
     return -1;
 }
 
+int configYesNo(const char *s) { return yesNo(s); }
+int configParseMemory(const char *s, unsigned long long *out) { return memToULL(s, out); }
+void configSetString(char **slot, const char *v) { setString(slot, v); }
+
 static const char *boundsError(const ConfigDef *d) {
     snprintf(errbuf, sizeof(errbuf), "argument must be between %lld and %lld inclusive", d->min, d->max);
     return errbuf;
@@ -588,23 +452,23 @@ static int parseNumeric(const ConfigDef *d, const char *arg, int unbounded, long
 }
 
 /* Numeric directives: parse, check bounds, store. */
-static int setNumeric(const ConfigDef *d, ServerConfig *cfg, const char *arg, const char **err) {
+static int setNumeric(const ConfigDef *d, const char *arg, const char **err) {
     long long ll = 0;
     unsigned long long ull = 0;
     int rc = parseNumeric(d, arg, d->type == CT_ULL, &ll, &ull, err);
     if (rc == -1) return -1;
     if (rc == 1) {
-        *FIELD(cfg, d, unsigned long long) = ull;
+        *FIELD(d, unsigned long long) = ull;
         return 0;
     }
     /* Redis keeps hz within 1..500 whatever was asked. */
-    if (d->off == OFF(hz) && d->type == CT_INT) ll = ll < 1 ? 1 : ll > 500 ? 500 : ll;
+    if (d->var == &server.cfg.hz) ll = ll < 1 ? 1 : ll > 500 ? 500 : ll;
     switch (d->type) {
-    case CT_INT: *FIELD(cfg, d, int) = (int)ll; break;
-    case CT_UINT: *FIELD(cfg, d, int) = ll > INT_MAX ? INT_MAX : (int)ll; break;
-    case CT_LL: *FIELD(cfg, d, long long) = ll; break;
-    case CT_ULONG: *FIELD(cfg, d, unsigned long) = (unsigned long)ll; break;
-    case CT_ULL: *FIELD(cfg, d, unsigned long long) = (unsigned long long)ll; break;
+    case CT_INT: *FIELD(d, int) = (int)ll; break;
+    case CT_UINT: *FIELD(d, int) = ll > INT_MAX ? INT_MAX : (int)ll; break;
+    case CT_LL: *FIELD(d, long long) = ll; break;
+    case CT_ULONG: *FIELD(d, unsigned long) = (unsigned long)ll; break;
+    case CT_ULL: *FIELD(d, unsigned long long) = (unsigned long long)ll; break;
     default: break;
     }
     return 0;
@@ -622,40 +486,17 @@ static const ConfigEnum *enumFindOrError(const ConfigDef *d, const char *arg, co
     return NULL;
 }
 
-static int setEnum(const ConfigDef *d, ServerConfig *cfg, const char *arg, const char **err) {
+static int setEnum(const ConfigDef *d, const char *arg, const char **err) {
     const ConfigEnum *e = enumFindOrError(d, arg, err);
     if (!e) return -1;
-    *FIELD(cfg, d, int) = e->value;
+    *FIELD(d, int) = e->value;
     return 0;
 }
 
-/* shutdown-on-sigterm / shutdown-on-sigint: one or more of default, save,
- * nosave, now, force (as flags, SHUTDOWN_* of server.h; default is none),
- * SAVE and NOSAVE not together; shown in the enum's order. */
-static int setShutdownOnSignal(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
-    int flags = 0;
-    if (argc == 0) return enumFindOrError(d, "", err) ? 0 : -1;
-    for (int i = 0; i < argc; i++) {
-        const ConfigEnum *e = enumFindOrError(d, argv[i], err);
-        if (!e) return -1;
-        flags |= e->value;
-    }
-    if ((flags & SHUTDOWN_SAVE) && (flags & SHUTDOWN_NOSAVE)) {
-        *err = "shutdown options SAVE and NOSAVE can't be used simultaneously";
-        return -1;
-    }
-    *FIELD(cfg, d, int) = flags;
-    return 0;
+const ConfigEnum *configEnumFind(const ConfigDef *d, const char *arg, const char **err) {
+    return enumFindOrError(d, arg, err);
 }
 
-static sds getShutdownOnSignal(const ConfigDef *d, const ServerConfig *cfg) {
-    int flags = *CFIELD(cfg, d, int);
-    if (!flags) return sdsNew("default");
-    sds s = sdsEmpty();
-    for (const ConfigEnum *e = d->enums; e->name; e++)
-        if (e->value && (flags & e->value)) s = sdsCatPrintf(s, "%s%s", sdsLen(s) ? " " : "", e->name);
-    return s;
-}
 /* Redis's check of proc-title-template: expanded (with an empty title,
  * as Redis checks it) and trimmed of spaces, it is not empty; every {var}
  * is a known one; "{{" and "}}" stand for braces, a lone '}' for itself. */
@@ -741,39 +582,12 @@ static int rawNormalize(const ConfigDef *d, const char *arg, sds *out, const cha
         *out = norm;
         return 0;
     }
-    if (!strcmp(d->name, "maxmemory-clients")) {
-        /* a memory value, or a percentage of maxmemory */
-        size_t n = strlen(arg);
-        unsigned long long v;
-        sds num = sdsNewLen(arg, n && arg[n - 1] == '%' ? n - 1 : n);
-        int percent = n && arg[n - 1] == '%';
-        int ok = memToULL(num, &v) == 0 && (!percent || (n > 1 && strspn(num, "0123456789") == n - 1));
-        sdsFree(num);
-        if (!ok) {
-            *err = "argument must be a memory or percent value";
-            return -1;
-        }
-        *out = percent ? sdsCatPrintf(sdsEmpty(), "%llu%%", v) : sdsCatPrintf(sdsEmpty(), "%llu", v);
-        return 0;
-    }
     if (!strcmp(d->name, "cluster-announce-hostname") && !hostnameValid(arg)) {
         *err = "Hostnames may only contain alphanumeric characters, hyphens or dots";
         return -1;
     }
     *out = sdsNew(arg);
     return 0;
-}
-
-/* maxmemory-clients, validated and normalized by rawNormalize: bytes, or
- * a percentage of maxmemory. */
-static void setMaxmemoryClients(ServerConfig *cfg, const char *v) {
-    size_t n = strlen(v);
-    cfg->maxmemoryClientsPercent = n && v[n - 1] == '%';
-    sds num = sdsNewLen(v, cfg->maxmemoryClientsPercent ? n - 1 : n);
-    unsigned long long x = 0;
-    if (memToULL(num, &x) == -1) x = 0;
-    sdsFree(num);
-    cfg->maxmemoryClients = x;
 }
 
 /* Whether a directive that turns TLS on (tls-port, tls-replication,
@@ -813,10 +627,10 @@ static int onlyDefaultOrRefuse(const ConfigDef *d, const char *value, const char
     return -1;
 }
 
-/* Apply argv (the directive's arguments, name excluded) to cfg.  The single
+/* Apply argv (the directive's arguments, name excluded) to d's value.  The single
  * entry point for defaults, file lines, --args and CONFIG SET. */
-static int configSetArgs(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
-    if (d->type == CT_SPECIAL) return d->set(d, cfg, argv, argc, err);
+static int configSetArgs(ConfigDef *d, sds *argv, int argc, const char **err) {
+    if (d->type == CT_SPECIAL) return d->set(d, argv, argc, err);
     if (d->type == CT_RAW && (d->flags & CF_MULTI_ARG)) {
         int want = !strcmp(d->name, "replicaof") ? 2 : -1;
         if (want != -1 && argc != want && argc != 0) {
@@ -835,8 +649,8 @@ static int configSetArgs(const ConfigDef *d, ServerConfig *cfg, sds *argv, int a
             sdsFree(joined);
             return -1;
         }
-        sdsFree(((ConfigDef *)d)->raw);
-        ((ConfigDef *)d)->raw = joined;
+        sdsFree(d->raw);
+        d->raw = joined;
         return 0;
     }
     if (argc != 1) {
@@ -851,24 +665,24 @@ static int configSetArgs(const ConfigDef *d, ServerConfig *cfg, sds *argv, int a
             *err = "argument must be 'yes' or 'no'";
             return -1;
         }
-        *FIELD(cfg, d, int) = b;
+        *FIELD(d, int) = b;
         return 0;
     }
     case CT_INT:
     case CT_UINT:
     case CT_LL:
     case CT_ULONG:
-    case CT_ULL: return setNumeric(d, cfg, arg, err);
+    case CT_ULL: return setNumeric(d, arg, err);
     case CT_ENUM: {
         /* A valid word first (Redis's error for a bad one), then the
          * feature's off value only, for a setting Cairn does not act on. */
-        int old = *FIELD(cfg, d, int);
-        if (setEnum(d, cfg, arg, err) == -1) return -1;
+        int old = *FIELD(d, int);
+        if (setEnum(d, arg, err) == -1) return -1;
         const char *word = arg;
         for (const ConfigEnum *e = d->enums; e->name; e++)
-            if (e->value == *FIELD(cfg, d, int)) word = e->name;
+            if (e->value == *FIELD(d, int)) word = e->name;
         if (onlyDefaultOrRefuse(d, word, err) == -1) {
-            *FIELD(cfg, d, int) = old;
+            *FIELD(d, int) = old;
             return -1;
         }
         return 0;
@@ -880,7 +694,7 @@ static int configSetArgs(const ConfigDef *d, ServerConfig *cfg, sds *argv, int a
             *err = errbuf;
             return -1;
         }
-        if (d->off == OFF(procTitleTemplate) && !procTitleTemplateValid(arg)) {
+        if (d->var == &server.cfg.procTitleTemplate && !procTitleTemplateValid(arg)) {
             *err = "template format is invalid or contains unknown variables";
             return -1;
         }
@@ -888,11 +702,11 @@ static int configSetArgs(const ConfigDef *d, ServerConfig *cfg, sds *argv, int a
             /* Every byte kept: a password cut at a NUL would let the
              * prefix authenticate. */
             size_t len = sdsLen(argv[0]);
-            setBinary(FIELD(cfg, d, sds), (d->flags & CF_EMPTY_NULL) && len == 0 ? NULL : arg, len);
+            setBinary(FIELD(d, sds), (d->flags & CF_EMPTY_NULL) && len == 0 ? NULL : arg, len);
             return 0;
         }
         /* Other strings end at a NUL byte, as Redis's C-string configs do. */
-        setString(FIELD(cfg, d, char *), (d->flags & CF_EMPTY_NULL) && arg[0] == '\0' ? NULL : arg);
+        setString(FIELD(d, char *), (d->flags & CF_EMPTY_NULL) && arg[0] == '\0' ? NULL : arg);
         return 0;
     case CT_RAW: {
         sds v;
@@ -901,9 +715,8 @@ static int configSetArgs(const ConfigDef *d, ServerConfig *cfg, sds *argv, int a
             sdsFree(v);
             return -1;
         }
-        sdsFree(((ConfigDef *)d)->raw);
-        ((ConfigDef *)d)->raw = v;
-        if (d->off == OFF(maxmemoryClients)) setMaxmemoryClients(cfg, v);
+        sdsFree(d->raw);
+        d->raw = v;
         return 0;
     }
     default: return -1;
@@ -911,27 +724,27 @@ static int configSetArgs(const ConfigDef *d, ServerConfig *cfg, sds *argv, int a
 }
 
 /* The value as CONFIG GET replies it.  Caller owns the result. */
-static sds configGetValue(const ConfigDef *d, const ServerConfig *cfg) {
+static sds configGetValue(const ConfigDef *d) {
     switch (d->type) {
-    case CT_BOOL: return sdsNew(*CFIELD(cfg, d, int) ? "yes" : "no");
+    case CT_BOOL: return sdsNew(*CFIELD(d, int) ? "yes" : "no");
     case CT_INT:
-    case CT_UINT: return sdsFromLongLong(*CFIELD(cfg, d, int));
-    case CT_LL: return sdsFromLongLong(*CFIELD(cfg, d, long long));
-    case CT_ULONG: return sdsCatPrintf(sdsEmpty(), "%lu", *CFIELD(cfg, d, unsigned long));
-    case CT_ULL: return sdsCatPrintf(sdsEmpty(), "%llu", *CFIELD(cfg, d, unsigned long long));
+    case CT_UINT: return sdsFromLongLong(*CFIELD(d, int));
+    case CT_LL: return sdsFromLongLong(*CFIELD(d, long long));
+    case CT_ULONG: return sdsCatPrintf(sdsEmpty(), "%lu", *CFIELD(d, unsigned long));
+    case CT_ULL: return sdsCatPrintf(sdsEmpty(), "%llu", *CFIELD(d, unsigned long long));
     case CT_ENUM:
         for (const ConfigEnum *e = d->enums; e->name; e++)
-            if (e->value == *CFIELD(cfg, d, int)) return sdsNew(e->name);
+            if (e->value == *CFIELD(d, int)) return sdsNew(e->name);
         return sdsEmpty();
     case CT_STRING: {
         if (d->flags & CF_BINARY) {
-            const sds b = *CFIELD(cfg, d, sds);
+            const sds b = *CFIELD(d, sds);
             return b ? sdsDup(b) : sdsEmpty();
         }
-        const char *s = *CFIELD(cfg, d, char *);
+        const char *s = *CFIELD(d, char *);
         return sdsNew(s ? s : "");
     }
-    case CT_SPECIAL: return d->get(d, cfg);
+    case CT_SPECIAL: return d->get(d);
     case CT_RAW: return d->raw ? sdsDup(d->raw) : sdsEmpty();
     }
     return sdsEmpty();
@@ -941,7 +754,8 @@ static sds configGetValue(const ConfigDef *d, const ServerConfig *cfg) {
 /* Special directives                                                        */
 /* ------------------------------------------------------------------------ */
 
-static int setBind(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
+static int setBind(ConfigDef *d, sds *argv, int argc, const char **err) {
+    ServerConfig *cfg = &server.cfg;
     /* CONFIG SET bind "" and `--bind` alone mean "no addresses". */
     if (argc == 1 && argv[0][0] == '\0') argc = 0;
     if (argc > CONFIG_MAX_BIND) {
@@ -954,104 +768,8 @@ static int setBind(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, c
     return 0;
 }
 
-static sds getBind(const ConfigDef *d, const ServerConfig *cfg) {
-    return sdsJoin((char **)cfg->bind, cfg->bindCount, " ");
-}
-
-/* `save` lines: pairs of "<seconds> <changes>", or one "" for none.  The
- * first save line of a config file replaces the defaults; later ones add
- * to it.  CONFIG SET replaces. */
-static int loadingConfig; /* 1 while reading the file and --args */
-
-static int setSave(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
-    int clear = argc == 1 && argv[0][0] == '\0';
-    if (!clear && (argc == 0 || argc % 2 != 0)) {
-        *err = "Invalid save parameters";
-        return -1;
-    }
-    sds s = sdsEmpty();
-    for (int i = 0; !clear && i < argc; i++) {
-        char *end;
-        errno = 0;
-        long long v = strtoll(argv[i], &end, 10);
-        /* Seconds must be at least 1, changes at least 0 ("01" is fine). */
-        if (argv[i][0] == '\0' || *end != '\0' || errno || v < (i % 2 == 0 ? 1 : 0)) {
-            sdsFree(s);
-            *err = "Invalid save parameters";
-            return -1;
-        }
-        s = sdsCatPrintf(s, "%s%lld", sdsLen(s) ? " " : "", v);
-    }
-    ConfigDef *self = (ConfigDef *)d;
-    if (loadingConfig && self->seenInFile && !clear && cfg->saveParams && cfg->saveParams[0]) {
-        sds all = sdsCatPrintf(sdsEmpty(), "%s %s", cfg->saveParams, s);
-        sdsFree(s);
-        s = all;
-    }
-    if (loadingConfig) self->seenInFile = 1;
-    setString(&cfg->saveParams, s);
-    sdsFree(s);
-    return 0;
-}
-
-static sds getSave(const ConfigDef *d, const ServerConfig *cfg) {
-    return sdsNew(cfg->saveParams ? cfg->saveParams : "");
-}
-
-static sds *rewriteSave(const ConfigDef *d, const ServerConfig *cfg, int *count) {
-    int n = 0;
-    sds *parts = sdsSplitArgs(cfg->saveParams ? cfg->saveParams : "", &n);
-    int lines = n / 2;
-    sds *out = xmalloc(sizeof(sds) * (size_t)(lines ? lines : 1));
-    if (lines == 0) {
-        out[0] = sdsNew("save \"\"");
-        *count = 1;
-    } else {
-        for (int i = 0; i < lines; i++) out[i] = sdsCatPrintf(sdsEmpty(), "save %s %s", parts[2 * i], parts[2 * i + 1]);
-        *count = lines;
-    }
-    sdsFreeSplitRes(parts, n);
-    return out;
-}
-
-/* replicaof <host> <port> | no one: the primary to follow from start-up
- * (REPLICAOF changes it at run time, so CONFIG GET and REWRITE show the
- * live role). */
-static int setReplicaof(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
-    if (argc == 0) {
-        setString(&cfg->replicaof, NULL);
-        return 0;
-    }
-    if (argc != 2) {
-        *err = "wrong number of arguments";
-        return -1;
-    }
-    if (!strcasecmp(argv[0], "no") && !strcasecmp(argv[1], "one")) {
-        setString(&cfg->replicaof, NULL);
-        return 0;
-    }
-    char *end;
-    errno = 0;
-    long port = strtol(argv[1], &end, 10);
-    if (errno || *end || end == argv[1] || port < 0 || port > 65535) {
-        *err = "Invalid master port";
-        return -1;
-    }
-    sds v = sdsCatPrintf(sdsEmpty(), "%s %ld", argv[0], port);
-    setString(&cfg->replicaof, v);
-    sdsFree(v);
-    return 0;
-}
-
-static sds getReplicaof(const ConfigDef *d, const ServerConfig *cfg) {
-    return sdsNew(cfg->replicaof ? cfg->replicaof : "");
-}
-
-static sds *rewriteReplicaof(const ConfigDef *d, const ServerConfig *cfg, int *count) {
-    sds *out = xmalloc(sizeof(sds));
-    *count = 0;
-    if (cfg->replicaof) out[(*count)++] = sdsCatPrintf(sdsEmpty(), "replicaof %s", cfg->replicaof);
-    return out;
+static sds getBind(const ConfigDef *d) {
+    return sdsJoin((char **)server.cfg.bind, server.cfg.bindCount, " ");
 }
 
 static int obufClass(const char *name) {
@@ -1061,7 +779,8 @@ static int obufClass(const char *name) {
     return -1;
 }
 
-static int setObufLimits(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
+static int setObufLimits(ConfigDef *d, sds *argv, int argc, const char **err) {
+    ServerConfig *cfg = &server.cfg;
     if (argc == 0 && !loadingConfig) return 0; /* CONFIG SET to "": no change, as on Redis */
     if (argc == 0 || argc % 4 != 0) {
         *err = "Wrong number of arguments in buffer limit configuration.";
@@ -1099,7 +818,8 @@ static sds obufClassText(sds s, const ServerConfig *cfg, int cls) {
 
 static sds memoryText(unsigned long long v);
 
-static sds getObufLimits(const ConfigDef *d, const ServerConfig *cfg) {
+static sds getObufLimits(const ConfigDef *d) {
+    const ServerConfig *cfg = &server.cfg;
     sds s = sdsEmpty();
     static const int order[] = {CLIENT_TYPE_NORMAL, CLIENT_TYPE_REPLICA, CLIENT_TYPE_PUBSUB};
     for (int i = 0; i < 3; i++) {
@@ -1111,7 +831,8 @@ static sds getObufLimits(const ConfigDef *d, const ServerConfig *cfg) {
 
 /* One line per class that differs from its default, sizes with units, as
  * Redis writes them. */
-static sds *rewriteObufLimits(const ConfigDef *d, const ServerConfig *cfg, int *count) {
+static sds *rewriteObufLimits(const ConfigDef *d, int *count) {
+    const ServerConfig *cfg = &server.cfg;
     static const ObufLimit defaults[CLIENT_TYPE_COUNT] = {
         [CLIENT_TYPE_NORMAL] = {0, 0, 0},
         [CLIENT_TYPE_REPLICA] = {256ULL * 1024 * 1024, 64ULL * 1024 * 1024, 60},
@@ -1133,29 +854,6 @@ static sds *rewriteObufLimits(const ConfigDef *d, const ServerConfig *cfg, int *
     return out;
 }
 
-/* latency-tracking-info-percentiles: numbers in [0, 100], none allowed. */
-static int setPercentiles(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
-    double *v = argc ? xmalloc(sizeof(double) * (size_t)argc) : NULL;
-    for (int i = 0; i < argc; i++) {
-        char *end;
-        errno = 0;
-        v[i] = strtod(argv[i], &end);
-        if (argv[i][0] == '\0' || *end != '\0' || errno || v[i] != v[i]) {
-            *err = "Invalid latency-tracking-info-percentiles parameters";
-        } else if (v[i] < 0 || v[i] > 100) {
-            *err = "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]";
-        } else {
-            continue;
-        }
-        xfree(v);
-        return -1;
-    }
-    xfree(cfg->latencyPercentiles);
-    cfg->latencyPercentiles = v;
-    cfg->latencyPercentileCount = argc;
-    return 0;
-}
-
 void configFormatDouble(char *buf, double d) {
     int len = snprintf(buf, 128, "%f", d);
     if (len <= 0 || len >= 128 || !strchr(buf, '.')) return;
@@ -1163,17 +861,7 @@ void configFormatDouble(char *buf, double d) {
     if (buf[len - 1] == '.') buf[--len] = '\0';
 }
 
-static sds getPercentiles(const ConfigDef *d, const ServerConfig *cfg) {
-    sds s = sdsEmpty();
-    char buf[128];
-    for (int i = 0; i < cfg->latencyPercentileCount; i++) {
-        configFormatDouble(buf, cfg->latencyPercentiles[i]);
-        s = sdsCatPrintf(s, "%s%s", i ? " " : "", buf);
-    }
-    return s;
-}
-
-static int setUnixsocketperm(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
+static int setUnixsocketperm(ConfigDef *d, sds *argv, int argc, const char **err) {
     if (argc != 1) {
         *err = "wrong number of arguments";
         return -1;
@@ -1185,7 +873,7 @@ static int setUnixsocketperm(const ConfigDef *d, ServerConfig *cfg, sds *argv, i
         *err = "argument couldn't be parsed as an octal number";
         return -1;
     }
-    cfg->unixsocketperm = (mode_t)v;
+    server.cfg.unixsocketperm = (mode_t)v;
     return 0;
 }
 
@@ -1247,7 +935,7 @@ void configApplyCpuLists(void) {
 
 /* oom-score-adj-values: three integers (master, replica, background
  * child), each in [-2000, 2000]; strtol's forms ("+1", "01") accepted. */
-static int setOomValues(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
+static int setOomValues(ConfigDef *d, sds *argv, int argc, const char **err) {
     (void)d;
     if (argc != 3) {
         *err = "wrong number of arguments";
@@ -1269,14 +957,14 @@ static int setOomValues(const ConfigDef *d, ServerConfig *cfg, sds *argv, int ar
     if (v[CONFIG_OOM_REPLICA] < v[CONFIG_OOM_MASTER] || v[CONFIG_OOM_BGCHILD] < v[CONFIG_OOM_REPLICA])
         serverLog(LL_WARNING, "The oom-score-adj-values configuration may not work for non-privileged processes! "
                               "Please consult the documentation.");
-    memcpy(cfg->oomScoreAdjValues, v, sizeof(v));
+    memcpy(server.cfg.oomScoreAdjValues, v, sizeof(v));
     return 0;
 }
 
-static sds getOomValues(const ConfigDef *d, const ServerConfig *cfg) {
+static sds getOomValues(const ConfigDef *d) {
     (void)d;
-    return sdsCatPrintf(sdsEmpty(), "%d %d %d", cfg->oomScoreAdjValues[0], cfg->oomScoreAdjValues[1],
-                        cfg->oomScoreAdjValues[2]);
+    const int *v = server.cfg.oomScoreAdjValues;
+    return sdsCatPrintf(sdsEmpty(), "%d %d %d", v[0], v[1], v[2]);
 }
 
 /* The score before Cairn first changed it, and whether it did. */
@@ -1322,118 +1010,31 @@ int configApplyOomScoreAdj(int processClass) {
     return 0;
 }
 
-/* appendonly: a yes/no; CONFIG SET starts or stops the append-only file
- * through its apply hook (persist/aof.c). */
-static int setAppendonly(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
-    int b = argc == 1 ? yesNo(argv[0]) : -1;
-    if (b == -1) {
-        *err = argc == 1 ? "argument must be 'yes' or 'no'" : "wrong number of arguments";
-        return -1;
-    }
-    cfg->appendonly = b;
-    return 0;
-}
-
-static sds getAppendonly(const ConfigDef *d, const ServerConfig *cfg) { return sdsNew(cfg->appendonly ? "yes" : "no"); }
-
-static sds getUnixsocketperm(const ConfigDef *d, const ServerConfig *cfg) {
-    return sdsCatPrintf(sdsEmpty(), "%o", (unsigned)cfg->unixsocketperm);
-}
-
-static int setNotify(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
-    if (argc != 1) {
-        *err = "wrong number of arguments";
-        return -1;
-    }
-    int flags = keyspaceEventsStringToFlags(argv[0]);
-    if (flags == -1) {
-        *err = "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.";
-        return -1;
-    }
-    cfg->notifyFlags = flags;
-    sds canon = keyspaceEventsFlagsToString(flags);
-    setString(&cfg->notifyKeyspaceEvents, canon);
-    sdsFree(canon);
-    return 0;
-}
-
-static sds getNotify(const ConfigDef *d, const ServerConfig *cfg) {
-    return keyspaceEventsFlagsToString(cfg->notifyFlags);
+static sds getUnixsocketperm(const ConfigDef *d) {
+    return sdsCatPrintf(sdsEmpty(), "%o", (unsigned)server.cfg.unixsocketperm);
 }
 
 /* `dir` changes the working directory at once, as Redis does, so later
  * relative paths in the same file resolve against it.  The default is not
  * applied with chdir (it is "./"). */
-static int setDir(const ConfigDef *d, ServerConfig *cfg, sds *argv, int argc, const char **err) {
+static int setDir(ConfigDef *d, sds *argv, int argc, const char **err) {
     if (argc != 1) {
         *err = "wrong number of arguments";
         return -1;
     }
-    if (cfg == &server.cfg || loadingConfig) {
-        if (chdir(argv[0]) == -1) {
-            snprintf(errbuf, sizeof(errbuf), "%s", strerror(errno));
-            *err = errbuf;
-            return -1;
-        }
+    if (chdir(argv[0]) == -1) {
+        snprintf(errbuf, sizeof(errbuf), "%s", strerror(errno));
+        *err = errbuf;
+        return -1;
     }
-    setString(&cfg->dir, argv[0]);
+    setString(&server.cfg.dir, argv[0]);
     return 0;
 }
 
-static sds getDir(const ConfigDef *d, const ServerConfig *cfg) {
+static sds getDir(const ConfigDef *d) {
     char buf[4096];
-    if (getcwd(buf, sizeof(buf)) == NULL) return sdsNew(cfg->dir ? cfg->dir : "");
+    if (getcwd(buf, sizeof(buf)) == NULL) return sdsNew(server.cfg.dir ? server.cfg.dir : "");
     return sdsNew(buf);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Keyspace notification flags                                               */
-/* ------------------------------------------------------------------------ */
-
-int keyspaceEventsStringToFlags(const char *classes) {
-    int flags = 0;
-    for (const char *p = classes; *p; p++) {
-        switch (*p) {
-        case 'A': flags |= NOTIFY_ALL; break;
-        case 'g': flags |= NOTIFY_GENERIC; break;
-        case '$': flags |= NOTIFY_STRING; break;
-        case 'l': flags |= NOTIFY_LIST; break;
-        case 's': flags |= NOTIFY_SET; break;
-        case 'h': flags |= NOTIFY_HASH; break;
-        case 'z': flags |= NOTIFY_ZSET; break;
-        case 'x': flags |= NOTIFY_EXPIRED; break;
-        case 'e': flags |= NOTIFY_EVICTED; break;
-        case 'K': flags |= NOTIFY_KEYSPACE; break;
-        case 'E': flags |= NOTIFY_KEYEVENT; break;
-        case 't': flags |= NOTIFY_STREAM; break;
-        case 'm': flags |= NOTIFY_KEY_MISS; break;
-        case 'd': flags |= NOTIFY_MODULE; break;
-        case 'n': flags |= NOTIFY_NEW; break;
-        default: return -1;
-        }
-    }
-    return flags;
-}
-
-sds keyspaceEventsFlagsToString(int flags) {
-    sds s = sdsEmpty();
-    if ((flags & NOTIFY_ALL) == NOTIFY_ALL) {
-        s = sdsCat(s, "A");
-    } else {
-        static const struct {
-            int flag;
-            char c;
-        } classes[] = {{NOTIFY_GENERIC, 'g'}, {NOTIFY_STRING, '$'}, {NOTIFY_LIST, 'l'},  {NOTIFY_SET, 's'},
-                       {NOTIFY_HASH, 'h'},    {NOTIFY_ZSET, 'z'},   {NOTIFY_EXPIRED, 'x'}, {NOTIFY_EVICTED, 'e'},
-                       {NOTIFY_STREAM, 't'},  {NOTIFY_MODULE, 'd'}};
-        for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++)
-            if (flags & classes[i].flag) s = sdsCatLen(s, &classes[i].c, 1);
-    }
-    if (flags & NOTIFY_KEYSPACE) s = sdsCat(s, "K");
-    if (flags & NOTIFY_KEYEVENT) s = sdsCat(s, "E");
-    if (flags & NOTIFY_KEY_MISS) s = sdsCat(s, "m");
-    /* Redis 7.0 accepts 'n' but leaves it out of CONFIG GET; so do we. */
-    return s;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1441,7 +1042,7 @@ sds keyspaceEventsFlagsToString(int flags) {
 /* ------------------------------------------------------------------------ */
 
 /* Apply a directive's default text; the table's defaults are known good. */
-static void applyDefault(ConfigDef *d, ServerConfig *cfg) {
+static void applyDefault(ConfigDef *d) {
     int argc = 0;
     sds *argv;
     if (d->flags & CF_MULTI_ARG) {
@@ -1452,25 +1053,32 @@ static void applyDefault(ConfigDef *d, ServerConfig *cfg) {
         argc = 1;
     }
     const char *err = NULL;
-    if (d->type == CT_SPECIAL && d->set == setSave) {
+    if (d->flags & CF_EMPTY_ARG) {
         int n = argc ? argc : 1;
         if (argc == 0) argv[0] = sdsEmpty();
-        configSetArgs(d, cfg, argv, n, &err);
+        configSetArgs(d, argv, n, &err);
         sdsFreeSplitRes(argv, n);
         return;
     }
-    if (d->type == CT_SPECIAL && d->set == setDir) {
-        setString(&cfg->dir, d->deflt); /* no chdir for the default */
-    } else if (configSetArgs(d, cfg, argv, argc, &err) == -1) {
+    if (d->set == setDir) {
+        setString(&server.cfg.dir, d->deflt); /* no chdir for the default */
+    } else if (configSetArgs(d, argv, argc, &err) == -1) {
         fprintf(stderr, "cairn: bad built-in default for '%s': %s\n", d->name, err);
         abort();
     }
     sdsFreeSplitRes(argv, argc);
 }
 
-void configInitDefaults(ServerConfig *cfg) {
-    memset(cfg, 0, sizeof(*cfg));
-    for (size_t i = 0; i < CONFIG_COUNT; i++) applyDefault(&configTable[i], cfg);
+void configInitDefaults(void) {
+    registerCore();
+    sortRegistry();
+    defaultsApplied = 1;
+    for (size_t i = 0; i < registryCount; i++) {
+        ConfigDef *d = registry[i];
+        applyDefault(d);
+        /* What CONFIG REWRITE compares with to leave a default out. */
+        if (d->type != CT_RAW && !(d->flags & CF_ALWAYS_REWRITE)) d->defaultValue = configGetValue(d);
+    }
 }
 
 const char *configFilePath(void) {
@@ -1513,7 +1121,7 @@ static sds readConfigFile(const char *path) {
     return s;
 }
 
-static void loadConfigFromString(ServerConfig *cfg, const char *text);
+static void loadConfigFromString(const char *text);
 
 /* The text an `include` brings in, its path relative to the working
  * directory of the moment (a `dir` line before it counts), as in Redis.
@@ -1538,7 +1146,7 @@ static sds readIncluded(const char *path) {
  * middle argument), others take the value whole. */
 static sds *splitSetValue(const ConfigDef *d, const sds value, int *argc) {
     if (d->flags & CF_MULTI_ARG) {
-        if (sdsLen(value) == 0 && d->set != setSave) {
+        if (sdsLen(value) == 0 && !(d->flags & CF_EMPTY_ARG)) {
             *argc = 0;
             return xmalloc(sizeof(sds));
         }
@@ -1557,47 +1165,27 @@ static sds *splitSetValue(const ConfigDef *d, const sds value, int *argc) {
 }
 
 /* Set d from text, as CONFIG SET or a rollback does. */
-static int setFromText(const ConfigDef *d, ServerConfig *cfg, const sds value, const char **err) {
+static int setFromText(ConfigDef *d, const sds value, const char **err) {
     int argc = 0;
     sds *argv = splitSetValue(d, value, &argc);
-    int rc = configSetArgs(d, cfg, argv, argc, err);
+    int rc = configSetArgs(d, argv, argc, err);
     sdsFreeSplitRes(argv, argc);
     return rc;
 }
 
 
 /* Apply one parsed line.  Returns NULL or the error text. */
-static const char *applyLine(ServerConfig *cfg, sds *argv, int argc) {
+static const char *applyLine(sds *argv, int argc) {
     const char *err = NULL;
     if (!strcasecmp(argv[0], "include")) {
         if (argc != 2) return "Bad directive or wrong number of arguments";
         sds text = readIncluded(argv[1]);
-        loadConfigFromString(cfg, text);
+        loadConfigFromString(text);
         sdsFree(text);
         return NULL;
     }
-    if (!strcasecmp(argv[0], "user")) {
-        /* Kept for the ACL, which applies them once the commands exist. */
-        if (argc < 2) return "Bad directive or wrong number of arguments";
-        /* A user is declared once (the default user too), as in Redis. */
-        for (int i = 0; i < cfg->aclUserCount; i++) {
-            const sds other = cfg->aclUsers[i].argv[0];
-            if (sdsLen(other) == sdsLen(argv[1]) && !memcmp(other, argv[1], sdsLen(other))) {
-                snprintf(errbuf, sizeof(errbuf),
-                         "Error in user declaration '%s': Duplicate user found. A user can only be defined once in "
-                         "config files", argv[1]);
-                return errbuf;
-            }
-        }
-        cfg->aclUsers = xrealloc(cfg->aclUsers, sizeof(ConfigUserLine) * (size_t)(cfg->aclUserCount + 1));
-        ConfigUserLine *l = &cfg->aclUsers[cfg->aclUserCount++];
-        l->argc = argc - 1;
-        l->argv = xmalloc(sizeof(sds) * (size_t)(argc - 1));
-        for (int i = 1; i < argc; i++) l->argv[i - 1] = sdsDup(argv[i]);
-        l->linenum = curLineNum;
-        l->line = sdsNew(curLine ? curLine : "");
-        return NULL;
-    }
+    for (int k = 0; k < lineKindCount; k++)
+        if (!strcasecmp(argv[0], lineKinds[k]->name)) return lineKinds[k]->parse(argv, argc, curLineNum, curLine);
     for (size_t i = 0; i < sizeof(specialDirectives) / sizeof(specialDirectives[0]); i++) {
         if (strcasecmp(argv[0], specialDirectives[i].name)) continue;
         if (argc < specialDirectives[i].minArgs || argc > specialDirectives[i].maxArgs)
@@ -1617,18 +1205,18 @@ static const char *applyLine(ServerConfig *cfg, sds *argv, int argc) {
     /* Only multi-argument directives may take other than one argument;
      * `bind` and `save` may also take none (`--save` alone, `--bind`). */
     if (!(d->flags & CF_MULTI_ARG) && argc != 2) return "wrong number of arguments";
-    if (d->set == setSave && argc == 1) {
+    if ((d->flags & CF_EMPTY_ARG) && argc == 1) {
         sds empty = sdsEmpty();
-        int rc = configSetArgs(d, cfg, &empty, 1, &err);
+        int rc = configSetArgs(d, &empty, 1, &err);
         sdsFree(empty);
         return rc == -1 ? err : NULL;
     }
     int rc;
     if ((d->flags & CF_MULTI_ARG) && argc == 2 && sdsLen(argv[1])) {
         /* `save "900 1 300 10"`: one argument holding the whole list. */
-        rc = setFromText(d, cfg, argv[1], &err);
+        rc = setFromText(d, argv[1], &err);
     } else {
-        rc = configSetArgs(d, cfg, argv + 1, argc - 1, &err);
+        rc = configSetArgs(d, argv + 1, argc - 1, &err);
     }
     if (rc == -1) return err;
     if (d->type == CT_RAW) d->seenInFile = 1;
@@ -1636,7 +1224,7 @@ static const char *applyLine(ServerConfig *cfg, sds *argv, int argc) {
 }
 
 /* Parse config text line by line; exits with Redis's report on an error. */
-static void loadConfigFromString(ServerConfig *cfg, const char *text) {
+static void loadConfigFromString(const char *text) {
     int nlines = 0;
     sds *lines = sdsSplitLen(text, (ssize_t)strlen(text), "\n", 1, &nlines);
     for (int i = 0; i < nlines; i++) {
@@ -1652,7 +1240,7 @@ static void loadConfigFromString(ServerConfig *cfg, const char *text) {
         sdsToLower(argv[0]);
         curLineNum = i + 1;
         curLine = lines[i];
-        const char *err = applyLine(cfg, argv, argc);
+        const char *err = applyLine(argv, argc);
         sdsFreeSplitRes(argv, argc);
         if (err) fatalConfigError(i + 1, lines[i], err);
     }
@@ -1703,15 +1291,15 @@ static int argsWantStdin(int argc, char **argv) {
 
 /* One log line per directive the configuration used that Cairn ignores. */
 static void logUnsupported(void) {
-    for (size_t i = 0; i < CONFIG_COUNT; i++) {
-        ConfigDef *d = &configTable[i];
-        if (d->type == CT_RAW && d->seenInFile && d->off != OFF(maxmemoryClients))
+    for (size_t i = 0; i < registryCount; i++) {
+        ConfigDef *d = registry[i];
+        if (d->type == CT_RAW && d->seenInFile)
             serverLog(LL_WARNING, "Config directive '%s' is not supported by Cairn, ignored", d->name);
         d->seenInFile = 0;
     }
 }
 
-void configLoadFromArgs(ServerConfig *cfg, int argc, char **argv) {
+void configLoadFromArgs(int argc, char **argv) {
     int j = 1;
     const char *file = NULL;
     if (argc >= 2 && argv[1][0] != '-') {
@@ -1745,7 +1333,7 @@ void configLoadFromArgs(ServerConfig *cfg, int argc, char **argv) {
         text = sdsCatSds(text, options);
     }
     loadingConfig = 1;
-    loadConfigFromString(cfg, text);
+    loadConfigFromString(text);
     loadingConfig = 0;
     if (tlsWanted()) {
         serverLog(LL_WARNING, "TLS is not supported by Cairn");
@@ -1775,8 +1363,8 @@ void configGetCommand(Client *c) {
     sds *values = xmalloc(sizeof(sds) * (size_t)cap);
     for (int i = 2; i < c->argc; i++) {
         const char *pat = c->argv[i];
-        for (size_t k = 0; k < CONFIG_COUNT; k++) {
-            ConfigDef *d = &configTable[k];
+        for (size_t k = 0; k < registryCount; k++) {
+            ConfigDef *d = registry[k];
             const char *cands[2] = {d->name, d->alias};
             for (int a = 0; a < 2; a++) {
                 const char *name = cands[a];
@@ -1799,7 +1387,7 @@ void configGetCommand(Client *c) {
                     values = xrealloc(values, sizeof(sds) * (size_t)cap);
                 }
                 names[n] = sdsNew(shown);
-                values[n] = configGetValue(d, &server.cfg);
+                values[n] = configGetValue(d);
                 n++;
             }
         }
@@ -1858,12 +1446,12 @@ void configSetCommand(Client *c) {
      * already in force changes nothing: its apply hook does not run (a
      * port set to itself is not bound again). */
     for (int i = 0; i < n && failed == -1; i++) {
-        old[i] = configGetValue(defs[i], &server.cfg);
-        if (setFromText(defs[i], &server.cfg, c->argv[3 + 2 * i], &err) == -1) {
+        old[i] = configGetValue(defs[i]);
+        if (setFromText(defs[i], c->argv[3 + 2 * i], &err) == -1) {
             failed = i;
         } else {
             set = i + 1;
-            sds now = configGetValue(defs[i], &server.cfg);
+            sds now = configGetValue(defs[i]);
             changed[i] = sdsLen(now) != sdsLen(old[i]) || memcmp(now, old[i], sdsLen(now)) != 0;
             sdsFree(now);
         }
@@ -1887,7 +1475,7 @@ void configSetCommand(Client *c) {
     int hooked = 0;
     for (int i = 0; i < set; i++) {
         const char *ignored;
-        setFromText(defs[i], &server.cfg, old[i], &ignored);
+        setFromText(defs[i], old[i], &ignored);
         hooked |= defs[i]->apply != NULL && changed[i];
     }
     if (hooked) {
@@ -1951,6 +1539,8 @@ static int needsQuotes(const char *s) {
 
 /* A byte count the way Redis writes it back: the largest of gb/mb/kb that
  * divides it, or plain bytes. */
+sds configMemoryText(unsigned long long v) { return memoryText(v); }
+
 static sds memoryText(unsigned long long v) {
     const unsigned long long gb = 1024ULL * 1024 * 1024, mb = 1024ULL * 1024, kb = 1024;
     if (v && v % gb == 0) return sdsCatPrintf(sdsEmpty(), "%llugb", v / gb);
@@ -1959,22 +1549,27 @@ static sds memoryText(unsigned long long v) {
     return sdsCatPrintf(sdsEmpty(), "%llu", v);
 }
 
-/* The lines that state d's value in cfg.  Caller frees with sdsFreeSplitRes. */
-static sds *configLines(const ConfigDef *d, const ServerConfig *cfg, int *count) {
-    if (d->rewrite) return d->rewrite(d, cfg, count);
+/* The lines that state d's value.  Caller frees with sdsFreeSplitRes. */
+static sds *configLines(const ConfigDef *d, int *count) {
+    if (d->rewrite) return d->rewrite(d, count);
     sds line = sdsCatPrintf(sdsEmpty(), "%s ", d->name);
-    if (d->type == CT_STRING || d->set == setDir || d->set == setNotify) {
-        sds v = configGetValue(d, cfg);
+    if (d->type == CT_STRING || (d->flags & CF_QUOTED)) {
+        sds v = configGetValue(d);
         line = sdsCatRepr(line, v, sdsLen(v));
         sdsFree(v);
     } else if (d->flags & CF_MEMORY) {
-        unsigned long long v = d->type == CT_ULL ? *CFIELD(cfg, d, unsigned long long)
-                                                 : (unsigned long long)*CFIELD(cfg, d, long long);
+        unsigned long long v = 0;
+        if (d->type == CT_RAW) {
+            /* Normalized digits (rawNormalize). */
+            if (d->raw) memToULL(d->raw, &v);
+        } else {
+            v = d->type == CT_ULL ? *CFIELD(d, unsigned long long) : (unsigned long long)*CFIELD(d, long long);
+        }
         sds m = memoryText(v);
         line = sdsCatSds(line, m);
         sdsFree(m);
     } else {
-        sds v = configGetValue(d, cfg);
+        sds v = configGetValue(d);
         if ((d->flags & CF_MULTI_ARG) && sdsLen(v)) line = sdsCatSds(line, v);
         else if (needsQuotes(v)) line = sdsCatRepr(line, v, sdsLen(v));
         else line = sdsCatSds(line, v);
@@ -1986,15 +1581,14 @@ static sds *configLines(const ConfigDef *d, const ServerConfig *cfg, int *count)
     return out;
 }
 
-/* Is d at its default value?  `defaults` holds a ServerConfig built from
- * the table's defaults. */
-static int isDefault(const ConfigDef *d, const ServerConfig *defaults) {
+/* Is d at its default value (as configInitDefaults recorded it)? */
+static int isDefault(const ConfigDef *d) {
     if (d->type == CT_RAW) return !strcmp(d->raw ? d->raw : "", d->deflt);
-    if (d->set == setDir) return 0; /* Redis always writes dir */
-    sds a = configGetValue(d, &server.cfg), b = configGetValue(d, defaults);
-    int same = sdsLen(a) == sdsLen(b) && !memcmp(a, b, sdsLen(a));
+    if (d->flags & CF_ALWAYS_REWRITE) return 0; /* Redis always writes dir */
+    sds a = configGetValue(d);
+    const sds b = d->defaultValue;
+    int same = b && sdsLen(a) == sdsLen(b) && !memcmp(a, b, sdsLen(a));
     sdsFree(a);
-    sdsFree(b);
     return same;
 }
 
@@ -2008,22 +1602,21 @@ static ConfigDef *lineDirective(const char *line) {
     return d;
 }
 
-static void freeConfigScratch(ServerConfig *cfg) {
-    for (int i = 0; i < cfg->bindCount; i++) xfree(cfg->bind[i]);
-    xfree(cfg->latencyPercentiles);
-    sdsFree(cfg->requirepass);
-    sdsFree(cfg->masterauth);
-    char **strs[] = {&cfg->serverCpulist, &cfg->bioCpulist, &cfg->aofRewriteCpulist, &cfg->bgsaveCpulist,
-                     &cfg->unixsocket, &cfg->aclfile, &cfg->logfile, &cfg->pidfile, &cfg->dir,
-                     &cfg->procTitleTemplate, &cfg->notifyKeyspaceEvents, &cfg->dbfilename, &cfg->saveParams,
-                     &cfg->appendfilename, &cfg->appenddirname, &cfg->syslogIdent, &cfg->replicaof,
-                     &cfg->masteruser, &cfg->replicaAnnounceIp};
-    for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) xfree(*strs[i]);
+/* The registered kind of a (trimmed) config line with arguments (`user
+ * ...`), or NULL. */
+static const ConfigLineKind *lineKindOf(const char *t) {
+    for (int k = 0; k < lineKindCount; k++) {
+        size_t n = strlen(lineKinds[k]->name);
+        if (!strncasecmp(t, lineKinds[k]->name, n) && (t[n] == ' ' || t[n] == '\t')) return lineKinds[k];
+    }
+    return NULL;
 }
 
-/* Whether a (trimmed) config line is a `user` directive. */
-static int isUserLine(const char *t) {
-    return !strncasecmp(t, "user", 4) && (t[4] == ' ' || t[4] == '\t');
+/* Whether name is a registered line kind's. */
+static int isLineKindName(const char *name) {
+    for (int k = 0; k < lineKindCount; k++)
+        if (!strcasecmp(name, lineKinds[k]->name)) return 1;
+    return 0;
 }
 
 /* Build the new file text from the old one: directive lines Cairn knows
@@ -2031,20 +1624,6 @@ static int isUserLine(const char *t) {
  * comments and other lines stay, and directives not in the file that
  * differ from their defaults are appended after the signature line. */
 static sds rewriteConfigText(const char *oldText, int forceAll) {
-    ServerConfig defaults;
-    /* Defaults for RAW entries live in the table; protect their state. */
-    sds *rawSaved = xmalloc(sizeof(sds) * CONFIG_COUNT);
-    for (size_t i = 0; i < CONFIG_COUNT; i++) {
-        rawSaved[i] = configTable[i].raw;
-        configTable[i].raw = NULL;
-    }
-    configInitDefaults(&defaults);
-    for (size_t i = 0; i < CONFIG_COUNT; i++) {
-        sdsFree(configTable[i].raw);
-        configTable[i].raw = rawSaved[i];
-    }
-    xfree(rawSaved);
-
     int nold = 0;
     sds *oldLines = sdsSplitLen(oldText, (ssize_t)strlen(oldText), "\n", 1, &nold);
     /* A trailing newline gives an empty last element; drop it. */
@@ -2057,7 +1636,7 @@ static sds rewriteConfigText(const char *oldText, int forceAll) {
     for (int i = 0; i < nold; i++) {
         sds t = sdsTrim(sdsDup(oldLines[i]), " \t\r\n");
         if (!strcmp(t, REWRITE_SIGNATURE)) keep[i] = 0;
-        else if (isUserLine(t)) keep[i] = 0;
+        else if (lineKindOf(t)) keep[i] = 0;
         else if (t[0] == '#' || t[0] == '\0' || !(owner[i] = lineDirective(t))) keep[i] = 1;
         sdsFree(t);
     }
@@ -2073,8 +1652,8 @@ static sds rewriteConfigText(const char *oldText, int forceAll) {
         if (t[0] != '#' && t[0] != '\0') {
             int argc = 0;
             sds *argv = sdsSplitArgs(t, &argc);
-            static const char *kept[] = {"include", "rename-command", "user", "loadmodule", "sentinel"};
-            int special = 0;
+            static const char *kept[] = {"include", "rename-command", "loadmodule", "sentinel"};
+            int special = argv && argc && isLineKindName(argv[0]);
             for (size_t k = 0; argv && argc && k < sizeof(kept) / sizeof(kept[0]); k++)
                 special |= !strcasecmp(argv[0], kept[k]);
             if (argv) sdsFreeSplitRes(argv, argc);
@@ -2086,27 +1665,30 @@ static sds rewriteConfigText(const char *oldText, int forceAll) {
         sdsFree(t);
     }
     sds appended = sdsEmpty();
-    /* The users take the old `user` lines' places (the extra ones become
-     * blank), the rest are appended; with an aclfile they all go. */
-    int nusers = 0, usedUsers = 0;
-    sds *userLines = userLinesHook ? userLinesHook(&nusers) : NULL;
-    for (int i = 0; i < nold; i++) {
-        sds t = sdsTrim(sdsDup(oldLines[i]), " \t\r\n");
-        if (isUserLine(t)) newLines[i] = usedUsers < nusers ? sdsDup(userLines[usedUsers++]) : sdsEmpty();
-        sdsFree(t);
+    /* Each kind's lines (the users) take the old lines' places of that kind
+     * (the extra ones become blank), the rest are appended; with an
+     * aclfile there are no `user` lines. */
+    for (int k = 0; k < lineKindCount; k++) {
+        int nnew = 0, used = 0;
+        sds *kindLines = lineKinds[k]->rewrite ? lineKinds[k]->rewrite(&nnew) : NULL;
+        for (int i = 0; i < nold; i++) {
+            sds t = sdsTrim(sdsDup(oldLines[i]), " \t\r\n");
+            if (lineKindOf(t) == lineKinds[k]) newLines[i] = used < nnew ? sdsDup(kindLines[used++]) : sdsEmpty();
+            sdsFree(t);
+        }
+        for (; used < nnew; used++) {
+            appended = sdsCatSds(appended, kindLines[used]);
+            appended = sdsCat(appended, "\n");
+        }
+        sdsFreeSplitRes(kindLines, nnew);
     }
-    for (; usedUsers < nusers; usedUsers++) {
-        appended = sdsCatSds(appended, userLines[usedUsers]);
-        appended = sdsCat(appended, "\n");
-    }
-    sdsFreeSplitRes(userLines, nusers);
-    for (size_t k = 0; k < CONFIG_COUNT; k++) {
-        ConfigDef *d = &configTable[k];
+    for (size_t k = 0; k < registryCount; k++) {
+        ConfigDef *d = registry[k];
         int inFile = 0;
         for (int i = 0; i < nold && !inFile; i++) inFile = owner[i] == d;
-        if (!inFile && !forceAll && isDefault(d, &defaults)) continue;
+        if (!inFile && !forceAll && isDefault(d)) continue;
         int cnt = 0;
-        sds *lines = configLines(d, &server.cfg, &cnt);
+        sds *lines = configLines(d, &cnt);
         int used = 0;
         for (int i = 0; i < nold; i++) {
             if (owner[i] != d) continue;
@@ -2140,7 +1722,6 @@ static sds rewriteConfigText(const char *oldText, int forceAll) {
     xfree(owner);
     xfree(keep);
     sdsFreeSplitRes(oldLines, nold);
-    freeConfigScratch(&defaults);
     return out;
 }
 

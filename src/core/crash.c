@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <execinfo.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -30,6 +31,11 @@
 #include "core/log.h"
 #include "core/server.h"
 #include "ds/alloc.h"
+
+/* crash-log-enabled, crash-memcheck-enabled, use-exit-on-panic (hidden: a
+ * panic or assert exits 1, no abort()) and watchdog-period (hidden: ms, 0
+ * off): the directives at the end of this file. */
+static int crashLogEnabled, crashMemcheckEnabled, useExitOnPanic, watchdogPeriod;
 
 /* --- a signal-safe log writer --- */
 
@@ -374,7 +380,7 @@ static unsigned long memtestMapsLine(const char *line, const void *avoid1, const
 
 /* Redis's FAST MEMORY TEST section. */
 static void logMemoryTest(void) {
-    if (!server.cfg.crashMemcheckEnabled) return;
+    if (!crashMemcheckEnabled) return;
     crashRaw("\n------ FAST MEMORY TEST ------\n");
     /* The test writes patterns into every anonymous page, so no other
      * thread may run meanwhile: jemalloc's background threads (which block
@@ -436,7 +442,7 @@ static __attribute__((noreturn)) void bugReportEnd(int killViaSignal, int sig) {
              "       from START to END and, if you can, the command that caused it.\n\n");
     if (server.cfg.daemonize && server.cfg.pidfile && server.cfg.pidfile[0]) unlink(server.cfg.pidfile);
     if (!killViaSignal) {
-        if (server.cfg.useExitOnPanic) _exit(1);
+        if (useExitOnPanic) _exit(1);
         struct sigaction dfl;
         memset(&dfl, 0, sizeof(dfl));
         dfl.sa_handler = SIG_DFL;
@@ -497,7 +503,7 @@ void crashSetupHandlers(void) {
     struct sigaction act;
     memset(&act, 0, sizeof(act));
     sigemptyset(&act.sa_mask);
-    if (server.cfg.crashLogEnabled) {
+    if (crashLogEnabled) {
         act.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESETHAND | SA_ONSTACK;
         act.sa_sigaction = crashHandler;
     } else {
@@ -583,7 +589,7 @@ static void watchdogArm(long long ms) {
 }
 
 void watchdogApply(void) {
-    if (server.cfg.watchdogPeriod <= 0) {
+    if (watchdogPeriod <= 0) {
         watchdogArm(0);
         return;
     }
@@ -610,9 +616,37 @@ void watchdogApply(void) {
         }
         watchdogTimerCreated = 1;
     }
-    watchdogArm(server.cfg.watchdogPeriod);
+    watchdogArm(watchdogPeriod);
 }
 
 void watchdogCron(void) {
-    if (server.cfg.watchdogPeriod > 0) watchdogArm(server.cfg.watchdogPeriod);
+    if (watchdogPeriod > 0) watchdogArm(watchdogPeriod);
 }
+
+/* ------------------------------------------------------------------------ */
+/* Configuration                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* crash-log-enabled and watchdog-period take effect at once. */
+static int applyCrashLog(const char **err) {
+    (void)err;
+    crashSetupHandlers();
+    return 0;
+}
+
+static int applyWatchdog(const char **err) {
+    (void)err;
+    watchdogApply();
+    return 0;
+}
+
+static ConfigDef crashConfig[] = {
+    CONFIG_BOOL("crash-log-enabled", NULL, 0, crashLogEnabled, "yes", .apply = applyCrashLog,
+                .rank = CONFIG_RANK_GENERAL + 16),
+    CONFIG_BOOL("crash-memcheck-enabled", NULL, 0, crashMemcheckEnabled, "yes"),
+    CONFIG_BOOL("use-exit-on-panic", NULL, CF_HIDDEN, useExitOnPanic, "no", .rank = CONFIG_RANK_HIDDEN),
+    CONFIG_INT("watchdog-period", NULL, CF_HIDDEN, watchdogPeriod, 0, INT_MAX, "0", .apply = applyWatchdog,
+               .rank = CONFIG_RANK_HIDDEN),
+};
+
+void crashRegisterConfig(void) { configRegister(crashConfig, CONFIG_COUNT_OF(crashConfig)); }

@@ -49,4 +49,9 @@ void serverOomPanic(size_t size) __attribute__((noreturn));
 void watchdogApply(void);
 void watchdogCron(void);
 
+/* Registers the crash report's and watchdog's directives (CONFIG
+ * GET/SET/REWRITE, the config file).  Called once from main.c, before the
+ * defaults are applied. */
+void crashRegisterConfig(void);
+
 #endif

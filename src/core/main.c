@@ -15,6 +15,7 @@
 
 #include "core/banner.h"
 #include "core/cli.h"
+#include "core/crash.h"
 #include "core/dispatch.h"
 #include "core/effects.h"
 #include "core/log.h"
@@ -28,6 +29,7 @@
 #include "persist/rdb.h"
 #include "repl/repl.h"
 #include "script/ldb.h"
+#include "script/script.h"
 #include "server/acl.h"
 #include "server/latency.h"
 #include "server/maxmemory.h"
@@ -43,6 +45,7 @@
 #include "server/tracking.h"
 #include "types/blocking.h"
 #include "types/hash.h"
+#include "types/hll.h"
 #include "types/list.h"
 #include "types/set.h"
 #include "types/stream.h"
@@ -95,6 +98,32 @@ static void systemdNotify(const char *msg) {
 static void keyAdded(Db *db, const char *key, size_t len) {
     serverKeyAddedHook(db, key, len);
     signalKeyAsReady(db, key, len);
+}
+
+/* Every feature's directives, before their defaults are applied and the
+ * config file is read (the rest of the core's are config.c's).  The order of
+ * these calls changes nothing visible: CONFIG GET * and CONFIG REWRITE
+ * list the directives by rank and name (config.h). */
+static void registerConfig(void) {
+    crashRegisterConfig();
+    aclRegisterConfig();
+    maxmemoryRegisterConfig();
+    hashRegisterConfig();
+    listRegisterConfig();
+    setRegisterConfig();
+    zsetRegisterConfig();
+    streamRegisterConfig();
+    hllRegisterConfig();
+    slowlogRegisterConfig();
+    latencyRegisterConfig();
+    statsRegisterConfig();
+    trackingRegisterConfig();
+    notifyRegisterConfig();
+    scriptRegisterConfig();
+    shutdownRegisterConfig();
+    persistRegisterConfig();
+    aofRegisterConfig();
+    replRegisterConfig();
 }
 
 /* Wires every feature into core, once, before the first client.  Each
@@ -169,7 +198,8 @@ int main(int argc, char **argv) {
 
     server.execArgv = xcalloc(sizeof(char *) * (size_t)(argc + 1));
     for (int i = 0; i < argc; i++) server.execArgv[i] = xstrdup(argv[i]);
-    configInitDefaults(&server.cfg);
+    registerConfig();
+    configInitDefaults();
     /* cairn-check-aof and cairn-check-rdb are this binary under another
      * name (as Redis's redis-check-aof / redis-check-rdb), so that files are
      * read by the real loader. */
@@ -181,7 +211,7 @@ int main(int argc, char **argv) {
         commandTableInit();
         return checkAof ? aofCheckMain(argc, argv) : rdbCheckMain(argc, argv);
     }
-    configLoadFromArgs(&server.cfg, argc, argv);
+    configLoadFromArgs(argc, argv);
     if (server.cfg.daemonize) daemonize();
     server.pid = getpid();
     /* `dir` took effect while the config was read (chdir at its line, so

@@ -30,6 +30,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -1128,6 +1129,58 @@ void aofInitHooks(void) {
     serverAddBeforeSleepHook(aofBeforeSleep);
     serverAddResetStatsHook(aofResetStats);
     serverAddBeforeReplyWriteHook(aofBeforeReplyWrite);
-    configApplyAppendonlyHook = applyAppendonly;
-    configApplyAofAutoGcHook = deleteHistoryFiles;
 }
+
+/* ------------------------------------------------------------------------ */
+/* Configuration                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* appendonly: a yes/no; CONFIG SET starts or stops the append-only file
+ * (applyAppendonly). */
+static int setAppendonly(ConfigDef *d, sds *argv, int argc, const char **err) {
+    int b = argc == 1 ? configYesNo(argv[0]) : -1;
+    if (b == -1) {
+        *err = argc == 1 ? "argument must be 'yes' or 'no'" : "wrong number of arguments";
+        return -1;
+    }
+    server.cfg.appendonly = b;
+    return 0;
+}
+
+static sds getAppendonly(const ConfigDef *d) { return sdsNew(server.cfg.appendonly ? "yes" : "no"); }
+
+/* CONFIG SET aof-disable-auto-gc: turned off, the history files go at
+ * once, as Redis does. */
+static int applyAofAutoGc(const char **err) {
+    (void)err;
+    deleteHistoryFiles();
+    return 0;
+}
+
+static const ConfigEnum appendfsyncEnum[] = {
+    {"everysec", APPENDFSYNC_EVERYSEC}, {"always", APPENDFSYNC_ALWAYS}, {"no", APPENDFSYNC_NO}, {NULL, 0}};
+
+/* The values stay in server.cfg: persistence, the RDB writer and
+ * replication read them too. */
+static ConfigDef aofConfig[] = {
+    CONFIG_SPECIAL("appendonly", NULL, 0, "no", setAppendonly, getAppendonly, .var = &server.cfg.appendonly,
+                   .max = 1, .apply = applyAppendonly, .rank = CONFIG_RANK_PERSISTENCE + 2),
+    CONFIG_STRING("appendfilename", NULL, CF_BASENAME | CF_IMMUTABLE, server.cfg.appendfilename, "appendonly.aof",
+                  .rank = CONFIG_RANK_PERSISTENCE + 3),
+    CONFIG_STRING("appenddirname", NULL, CF_BASENAME | CF_IMMUTABLE, server.cfg.appenddirname, "appendonlydir",
+                  .rank = CONFIG_RANK_PERSISTENCE + 4),
+    CONFIG_ENUM("appendfsync", NULL, 0, server.cfg.appendfsync, appendfsyncEnum, "everysec",
+                .rank = CONFIG_RANK_PERSISTENCE + 5),
+    CONFIG_BOOL("aof-disable-auto-gc", NULL, 0, server.cfg.aofDisableAutoGc, "no", .apply = applyAofAutoGc),
+    CONFIG_BOOL("aof-load-truncated", NULL, 0, server.cfg.aofLoadTruncated, "yes"),
+    CONFIG_BOOL("aof-rewrite-incremental-fsync", NULL, 0, server.cfg.aofRewriteIncrementalFsync, "yes"),
+    CONFIG_BOOL("aof-timestamp-enabled", NULL, 0, server.cfg.aofTimestampEnabled, "no"),
+    CONFIG_BOOL("aof-use-rdb-preamble", NULL, 0, server.cfg.aofUseRdbPreamble, "yes"),
+    CONFIG_STRING("aof_rewrite_cpulist", NULL, CF_IMMUTABLE | CF_EMPTY_NULL, server.cfg.aofRewriteCpulist, ""),
+    CONFIG_LL("auto-aof-rewrite-min-size", NULL, CF_MEMORY, server.cfg.autoAofRewriteMinSize, 0, LLONG_MAX,
+              "67108864"),
+    CONFIG_INT("auto-aof-rewrite-percentage", NULL, 0, server.cfg.autoAofRewritePerc, 0, INT_MAX, "100"),
+    CONFIG_BOOL("no-appendfsync-on-rewrite", NULL, 0, server.cfg.noAppendfsyncOnRewrite, "no"),
+};
+
+void aofRegisterConfig(void) { configRegister(aofConfig, CONFIG_COUNT_OF(aofConfig)); }

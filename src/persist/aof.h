@@ -78,4 +78,8 @@ sds aofInfoEnabled(sds s);
  * status. */
 int aofCheckMain(int argc, char **argv);
 
+/* Registers the append-only file's directives (CONFIG GET/SET/REWRITE, the config
+ * file).  Called once from main.c, before the defaults are applied. */
+void aofRegisterConfig(void);
+
 #endif

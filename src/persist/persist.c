@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@
 #include "core/log.h"
 #include "core/net.h"
 #include "core/server.h"
+#include "ds/alloc.h"
 #include "ds/htab.h"
 #include "db/db.h"
 #include "db/lazyfree.h"
@@ -978,3 +980,93 @@ Command persistCommands[] = {
     {.name = "restore-asking", .proc = restoreCommand}, /* without cluster, RESTORE itself */
     {0},
 };
+
+/* ------------------------------------------------------------------------ */
+/* Configuration                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* `save` lines: pairs of "<seconds> <changes>", or one "" for none.  The
+ * first save line of a config file replaces the defaults; later ones add
+ * to it.  CONFIG SET replaces. */
+static int setSave(ConfigDef *d, sds *argv, int argc, const char **err) {
+    int clear = argc == 1 && argv[0][0] == '\0';
+    if (!clear && (argc == 0 || argc % 2 != 0)) {
+        *err = "Invalid save parameters";
+        return -1;
+    }
+    sds s = sdsEmpty();
+    for (int i = 0; !clear && i < argc; i++) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(argv[i], &end, 10);
+        /* Seconds must be at least 1, changes at least 0 ("01" is fine). */
+        if (argv[i][0] == '\0' || *end != '\0' || errno || v < (i % 2 == 0 ? 1 : 0)) {
+            sdsFree(s);
+            *err = "Invalid save parameters";
+            return -1;
+        }
+        s = sdsCatPrintf(s, "%s%lld", sdsLen(s) ? " " : "", v);
+    }
+    char *cur = server.cfg.saveParams;
+    int loading = configIsLoading();
+    if (loading && d->seenInFile && !clear && cur && cur[0]) {
+        sds all = sdsCatPrintf(sdsEmpty(), "%s %s", cur, s);
+        sdsFree(s);
+        s = all;
+    }
+    if (loading) d->seenInFile = 1;
+    configSetString(&server.cfg.saveParams, s);
+    sdsFree(s);
+    return 0;
+}
+
+static sds getSave(const ConfigDef *d) { return sdsNew(server.cfg.saveParams ? server.cfg.saveParams : ""); }
+
+/* One `save <seconds> <changes>` line per point, or `save ""`. */
+static sds *rewriteSave(const ConfigDef *d, int *count) {
+    int n = 0;
+    sds *parts = sdsSplitArgs(server.cfg.saveParams ? server.cfg.saveParams : "", &n);
+    int lines = n / 2;
+    sds *out = xmalloc(sizeof(sds) * (size_t)(lines ? lines : 1));
+    if (lines == 0) {
+        out[0] = sdsNew("save \"\"");
+        *count = 1;
+    } else {
+        for (int i = 0; i < lines; i++) out[i] = sdsCatPrintf(sdsEmpty(), "save %s %s", parts[2 * i], parts[2 * i + 1]);
+        *count = lines;
+    }
+    sdsFreeSplitRes(parts, n);
+    return out;
+}
+
+static const ConfigEnum sanitizePayloadEnum[] = {{"no", 0}, {"yes", 1}, {"clients", 2}, {NULL, 0}};
+
+/* The RDB snapshot's directives (the AOF's are in aof.c).  The values stay
+ * in server.cfg: replication reads them too. */
+static ConfigDef persistConfig[] = {
+    CONFIG_STRING("dbfilename", NULL, CF_BASENAME | CF_PROTECTED, server.cfg.dbfilename, "dump.rdb",
+                  .rank = CONFIG_RANK_PERSISTENCE + 0),
+    CONFIG_SPECIAL("save", NULL, CF_MULTI_ARG | CF_EMPTY_ARG, "3600 1 300 100 60 10000", setSave, getSave,
+                   .rewrite = rewriteSave, .rank = CONFIG_RANK_PERSISTENCE + 1),
+    CONFIG_BOOL("rdbcompression", NULL, 0, server.cfg.rdbcompression, "yes", .rank = CONFIG_RANK_PERSISTENCE + 6),
+    CONFIG_BOOL("rdbchecksum", NULL, CF_IMMUTABLE, server.cfg.rdbchecksum, "yes", .rank = CONFIG_RANK_PERSISTENCE + 7),
+    CONFIG_BOOL("stop-writes-on-bgsave-error", NULL, 0, server.cfg.stopWritesOnBgsaveError, "yes",
+                .rank = CONFIG_RANK_PERSISTENCE + 8),
+    CONFIG_STRING("bgsave_cpulist", NULL, CF_IMMUTABLE | CF_EMPTY_NULL, server.cfg.bgsaveCpulist, ""),
+    CONFIG_BOOL("rdb-del-sync-files", NULL, 0, server.cfg.rdbDelSyncFiles, "no"),
+    CONFIG_BOOL("rdb-save-incremental-fsync", NULL, 0, server.cfg.rdbSaveIncrementalFsync, "yes"),
+    CONFIG_ENUM("sanitize-dump-payload", NULL, 0, server.cfg.sanitizeDumpPayload, sanitizePayloadEnum, "no"),
+    CONFIG_INT("key-load-delay", NULL, CF_HIDDEN, server.cfg.keyLoadDelay, INT_MIN, INT_MAX, "0",
+               .rank = CONFIG_RANK_HIDDEN),
+    CONFIG_INT("rdb-key-save-delay", NULL, CF_HIDDEN, server.cfg.rdbKeySaveDelay, INT_MIN, INT_MAX, "0",
+               .rank = CONFIG_RANK_HIDDEN),
+    /* Cairn's own (hidden, so CONFIG GET * lists Redis's names only). */
+    CONFIG_INT("rdb-save-threads", NULL, CF_HIDDEN, server.cfg.rdbSaveThreads, 0, 16, "0",
+               .rank = CONFIG_RANK_CAIRN + 0),
+    CONFIG_INT("rdb-load-threads", NULL, CF_HIDDEN, server.cfg.rdbLoadThreads, 0, 16, "0",
+               .rank = CONFIG_RANK_CAIRN + 1),
+    CONFIG_INT("loading-process-events-interval-bytes", NULL, CF_HIDDEN, server.cfg.loadingProcessEventsIntervalBytes,
+               1024, INT_MAX, "2097152", .rank = CONFIG_RANK_CAIRN + 2),
+};
+
+void persistRegisterConfig(void) { configRegister(persistConfig, CONFIG_COUNT_OF(persistConfig)); }

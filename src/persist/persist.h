@@ -165,4 +165,8 @@ int rdbCheckReport(const char *path, const unsigned char *p, size_t len, size_t 
 /* Appends the lines of INFO persistence to s. */
 sds persistInfoSection(sds s);
 
+/* Registers the RDB snapshot's directives (CONFIG GET/SET/REWRITE, the config
+ * file).  Called once from main.c, before the defaults are applied. */
+void persistRegisterConfig(void);
+
 #endif

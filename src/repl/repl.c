@@ -13,7 +13,10 @@
  * reference in its block) and getting it copied to its socket output in a
  * small window; a block is freed from the head once no replica reads it
  * and the history after it covers repl-backlog-size. */
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
@@ -541,7 +544,6 @@ void replInit(void) {
     dispatchWaitOffset = &repl.offset;
     scriptReplicaWriteError = scriptWriteError;
     scriptRunningStale = runningStale;
-    configApplyReplicationHook = configChanged;
     serverAddCronHook(cron);
     serverAddBeforeSleepHook(primaryBeforeSleep);
     serverAddResetStatsHook(resetStats);
@@ -636,3 +638,94 @@ Command replCommands[] = {
     {.name = "failover", .proc = failoverCommand},
     {0},
 };
+
+/* ------------------------------------------------------------------------ */
+/* Configuration                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* replicaof <host> <port> | no one: the primary to follow from start-up
+ * (REPLICAOF changes it at run time, so CONFIG GET and REWRITE show the
+ * live role). */
+static int setReplicaof(ConfigDef *d, sds *argv, int argc, const char **err) {
+    if (argc == 0) {
+        configSetString(&server.cfg.replicaof, NULL);
+        return 0;
+    }
+    if (argc != 2) {
+        *err = "wrong number of arguments";
+        return -1;
+    }
+    if (!strcasecmp(argv[0], "no") && !strcasecmp(argv[1], "one")) {
+        configSetString(&server.cfg.replicaof, NULL);
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    long port = strtol(argv[1], &end, 10);
+    if (errno || *end || end == argv[1] || port < 0 || port > 65535) {
+        *err = "Invalid master port";
+        return -1;
+    }
+    sds v = sdsCatPrintf(sdsEmpty(), "%s %ld", argv[0], port);
+    configSetString(&server.cfg.replicaof, v);
+    sdsFree(v);
+    return 0;
+}
+
+static sds getReplicaof(const ConfigDef *d) {
+    return sdsNew(server.cfg.replicaof ? server.cfg.replicaof : "");
+}
+
+static sds *rewriteReplicaof(const ConfigDef *d, int *count) {
+    sds *out = xmalloc(sizeof(sds));
+    *count = 0;
+    if (server.cfg.replicaof) out[(*count)++] = sdsCatPrintf(sdsEmpty(), "replicaof %s", server.cfg.replicaof);
+    return out;
+}
+
+static int applyReplicationConfig(const char **err) {
+    (void)err;
+    configChanged();
+    return 0;
+}
+
+static const ConfigEnum propagationErrorEnum[] = {{"ignore", 0}, {"panic", 1}, {"panic-on-replicas", 2}, {NULL, 0}};
+static const ConfigEnum disklessLoadEnum[] = {{"disabled", 0}, {"on-empty-db", 1}, {"swapdb", 2}, {NULL, 0}};
+
+#define SC(field) server.cfg.field
+/* Both sides of replication (primary.c, replica.c, repl.c read them; the
+ * values stay in server.cfg: persistence and eviction read some too). */
+static ConfigDef replConfig[] = {
+    CONFIG_STRING("bind-source-addr", NULL, CF_EMPTY_NULL, SC(bindSourceAddr), ""),
+    CONFIG_STRING("masterauth", NULL, CF_SENSITIVE | CF_EMPTY_NULL | CF_BINARY, SC(masterauth), ""),
+    CONFIG_STRING("masteruser", NULL, CF_EMPTY_NULL, SC(masteruser), ""),
+    CONFIG_INT("min-replicas-max-lag", "min-slaves-max-lag", 0, SC(minReplicasMaxLag), 0, INT_MAX, "10",
+               .apply = applyReplicationConfig),
+    CONFIG_INT("min-replicas-to-write", "min-slaves-to-write", 0, SC(minReplicasToWrite), 0, INT_MAX, "0",
+               .apply = applyReplicationConfig),
+    CONFIG_ENUM("propagation-error-behavior", NULL, 0, SC(propagationErrorBehavior), propagationErrorEnum, "ignore"),
+    CONFIG_LL("repl-backlog-size", NULL, CF_MEMORY, SC(replBacklogSize), 1, LLONG_MAX, "1048576",
+              .apply = applyReplicationConfig),
+    CONFIG_LL("repl-backlog-ttl", NULL, 0, SC(replBacklogTtl), 0, LLONG_MAX, "3600"),
+    CONFIG_BOOL("repl-disable-tcp-nodelay", NULL, 0, SC(replDisableTcpNodelay), "no"),
+    CONFIG_ENUM("repl-diskless-load", NULL, 0, SC(replDisklessLoad), disklessLoadEnum, "disabled"),
+    CONFIG_BOOL("repl-diskless-sync", NULL, 0, SC(replDisklessSync), "yes"),
+    CONFIG_INT("repl-diskless-sync-delay", NULL, 0, SC(replDisklessSyncDelay), 0, INT_MAX, "5"),
+    CONFIG_INT("repl-diskless-sync-max-replicas", NULL, 0, SC(replDisklessSyncMaxReplicas), 0, INT_MAX, "0"),
+    CONFIG_INT("repl-ping-replica-period", "repl-ping-slave-period", 0, SC(replPingReplicaPeriod), 1, INT_MAX, "10"),
+    CONFIG_INT("repl-timeout", NULL, 0, SC(replTimeout), 1, INT_MAX, "60"),
+    CONFIG_STRING("replica-announce-ip", "slave-announce-ip", CF_EMPTY_NULL, SC(replicaAnnounceIp), ""),
+    CONFIG_INT("replica-announce-port", "slave-announce-port", 0, SC(replicaAnnouncePort), 0, 65535, "0"),
+    CONFIG_BOOL("replica-announced", NULL, 0, SC(replicaAnnounced), "yes"),
+    CONFIG_BOOL("replica-ignore-disk-write-errors", NULL, 0, SC(replicaIgnoreDiskWriteErrors), "no"),
+    CONFIG_BOOL("replica-ignore-maxmemory", "slave-ignore-maxmemory", 0, SC(replicaIgnoreMaxmemory), "yes"),
+    CONFIG_BOOL("replica-lazy-flush", "slave-lazy-flush", 0, SC(replicaLazyFlush), "no"),
+    CONFIG_INT("replica-priority", "slave-priority", 0, SC(replicaPriority), 0, INT_MAX, "100"),
+    CONFIG_BOOL("replica-read-only", "slave-read-only", 0, SC(replicaReadOnly), "yes"),
+    CONFIG_BOOL("replica-serve-stale-data", "slave-serve-stale-data", 0, SC(replicaServeStaleData), "yes"),
+    CONFIG_SPECIAL("replicaof", "slaveof", CF_IMMUTABLE | CF_MULTI_ARG, "", setReplicaof, getReplicaof,
+                   .rewrite = rewriteReplicaof),
+};
+#undef SC
+
+void replRegisterConfig(void) { configRegister(replConfig, CONFIG_COUNT_OF(replConfig)); }

@@ -105,4 +105,8 @@ void replRequestAcks(void);
 
 extern Command replCommands[];
 
+/* Registers the replication directives (CONFIG GET/SET/REWRITE, the config
+ * file).  Called once from main.c, before the defaults are applied. */
+void replRegisterConfig(void);
+
 #endif

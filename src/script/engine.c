@@ -48,6 +48,10 @@
 #include "script/script.h"
 #include "script/tailcall.h"
 
+/* lua-enable-deprecated-api (hidden, immutable): scripts keep getfenv,
+ * setfenv and newproxy.  The directive is at the end of this file. */
+static int luaEnableDeprecatedApi;
+
 int luaopen_cjson(lua_State *L);
 #ifndef CAIRN_LUAJIT
 int luaopen_bit(lua_State *L);
@@ -1293,7 +1297,7 @@ lua_State *luaEngineCreate(void) {
          * getfenv, setfenv and newproxy, as Redis 7.0.15 does. */
         int deprecatedApi = !strcmp(removed[i], "newproxy") || !strcmp(removed[i], "setfenv") ||
                             !strcmp(removed[i], "getfenv");
-        if (!(deprecatedApi && server.cfg.luaEnableDeprecatedApi)) removeGlobal(L, removed[i]);
+        if (!(deprecatedApi && luaEnableDeprecatedApi)) removeGlobal(L, removed[i]);
     }
     lua_pushcfunction(L, sandboxLoadstring);
     lua_setglobal(L, "loadstring");
@@ -1750,3 +1754,18 @@ int scriptRefuseOomOrReply(Client *c, unsigned scriptFlags) {
     replyError(c, ERR_OOM);
     return -1;
 }
+
+/* ------------------------------------------------------------------------ */
+/* Configuration                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* busy-reply-threshold stays in server.cfg: the debugger (ldb.c) reads it
+ * too. */
+static ConfigDef scriptConfig[] = {
+    CONFIG_LL("busy-reply-threshold", "lua-time-limit", 0, server.cfg.busyReplyThreshold, 0, LONG_MAX, "5000",
+              .rank = CONFIG_RANK_INTROSPECTION + 7),
+    CONFIG_BOOL("lua-enable-deprecated-api", NULL, CF_HIDDEN | CF_IMMUTABLE, luaEnableDeprecatedApi, "no",
+                .rank = CONFIG_RANK_HIDDEN),
+};
+
+void scriptRegisterConfig(void) { configRegister(scriptConfig, CONFIG_COUNT_OF(scriptConfig)); }

@@ -97,4 +97,8 @@ void scriptSetAclAllowed(ScriptAclAllowed *fn);
 /* Parse numkeys at argv[idx] with Redis's errors; -1 after replying. */
 int scriptGetNumkeys(Client *c, int idx, long long *numkeys);
 
+/* Registers the scripting directives (CONFIG GET/SET/REWRITE, the config
+ * file).  Called once from main.c, before the defaults are applied. */
+void scriptRegisterConfig(void);
+
 #endif

@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,27 @@
 #include "script/script.h"
 #include "server/client_cmd.h"
 #include "server/pubsub.h"
+
+/* requirepass (the default user's password: every byte kept, NULL when
+ * unset), aclfile (NULL when unset), acl-pubsub-default (new users: 1
+ * resetchannels, 0 allchannels) and acllog-max-len: the directives at the
+ * end of this file. */
+static sds requirepass;
+static char *aclfile;
+static int aclPubsubDefault;
+static long long acllogMaxLen;
+
+/* A config file's `user` line: argv[0] is the name, then its rules; where
+ * it was read (line number in its file, the line's text) for the errors
+ * aclInit reports.  Kept in order by parseUserLine (end of this file). */
+typedef struct ConfigUserLine {
+    sds *argv;
+    int argc;
+    int linenum;
+    sds line;
+} ConfigUserLine;
+static ConfigUserLine *configUsers;
+static int configUserCount;
 
 #define ACL_MAX_IDS 1024 /* command ids a bitmap holds; checked at start-up */
 #define ACL_WORDS (ACL_MAX_IDS / 64)
@@ -438,7 +460,7 @@ static AclUser *userCreateUnlinked(const char *name, size_t len) {
     u->name = sdsNewLen(name, len);
     u->flags = USER_OFF;
     u->sels = xmalloc(sizeof(Selector *));
-    u->sels[0] = selectorCreate(SEL_ROOT | (server.cfg.aclPubsubDefault ? 0 : SEL_ALLCHANNELS));
+    u->sels[0] = selectorCreate(SEL_ROOT | (aclPubsubDefault ? 0 : SEL_ALLCHANNELS));
     u->nsels = 1;
     userUpdateUnrestricted(u);
     return u;
@@ -573,7 +595,7 @@ static int userSetInner(AclUser *u, const char *op, size_t len) {
         userSet(u, "resetpass", 9);
         userSet(u, "resetkeys", 9);
         userSet(u, "resetchannels", 13);
-        if (!server.cfg.aclPubsubDefault) userSet(u, "allchannels", 11);
+        if (!aclPubsubDefault) userSet(u, "allchannels", 11);
         userSet(u, "off", 3);
         userSet(u, "sanitize-payload", 16);
         userSet(u, "clearselectors", 14);
@@ -1019,7 +1041,7 @@ static void logReset(void) {
 }
 
 static void logTrim(void) {
-    while (logLen > 0 && logLen > server.cfg.acllogMaxLen) {
+    while (logLen > 0 && logLen > acllogMaxLen) {
         LogEntry *e = logTail;
         logUnlink(e);
         logEntryFree(e);
@@ -1495,7 +1517,7 @@ static int saveAclFile(const char *path) {
 /* CONFIG REWRITE's `user` lines (none with an aclfile). */
 static sds *configUserLines(int *count) {
     *count = 0;
-    if (server.cfg.aclfile && server.cfg.aclfile[0]) return NULL;
+    if (aclfile && aclfile[0]) return NULL;
     sds *out = xmalloc(sizeof(sds) * (size_t)(userCount ? userCount : 1));
     for (int i = 0; i < userCount; i++) {
         sds d = describeUser(users[i]);
@@ -1586,8 +1608,6 @@ static void indexCommands(void) {
     }
 }
 
-static void requirepassChanged(const char *pass, size_t len) { setDefaultPassword(pass, len); }
-
 static _Noreturn void startupFailure(const char *what) {
     serverLog(LL_WARNING, "%s", what);
     exit(1);
@@ -1634,10 +1654,10 @@ static _Noreturn void aclLoadFailure(void) {
  * default user first), as Redis's second check: a name with spaces or a
  * rule that fails now (an unknown command) ends the start-up. */
 static void loadConfiguredUsers(void) {
-    for (int i = 0; i < server.cfg.aclUserCount; i++) checkUserLine(&server.cfg.aclUsers[i]);
-    for (int i = 0; i < server.cfg.aclUserCount; i++) {
-        sds *argv = server.cfg.aclUsers[i].argv;
-        int argc = server.cfg.aclUsers[i].argc;
+    for (int i = 0; i < configUserCount; i++) checkUserLine(&configUsers[i]);
+    for (int i = 0; i < configUserCount; i++) {
+        sds *argv = configUsers[i].argv;
+        int argc = configUsers[i].argc;
         const sds name = argv[0];
         if (hasSpaces(name, sdsLen(name))) {
             serverLog(LL_WARNING, "Spaces not allowed in ACL usernames");
@@ -1668,15 +1688,15 @@ void aclInit(void) {
     indexCommands();
     defaultUser = createDefaultUser();
     linkUser(defaultUser);
-    setDefaultPassword(server.cfg.requirepass, server.cfg.requirepass ? sdsLen(server.cfg.requirepass) : 0);
-    int haveFile = server.cfg.aclfile && server.cfg.aclfile[0];
-    if (haveFile && server.cfg.aclUserCount)
+    setDefaultPassword(requirepass, requirepass ? sdsLen(requirepass) : 0);
+    int haveFile = aclfile && aclfile[0];
+    if (haveFile && configUserCount)
         startupFailure("Configuring Redis with users defined in redis.conf and at the same setting an ACL file "
                        "path is invalid. This setup is very likely to lead to configuration errors and security "
                        "holes, please define either an ACL file or declare users directly in your redis.conf, "
                        "but not both.");
     if (haveFile) {
-        sds err = loadAclFile(server.cfg.aclfile, NULL);
+        sds err = loadAclFile(aclfile, NULL);
         if (err) {
             sds e = sdsCatPrintf(sdsEmpty(), "Aborting Redis startup because of ACL errors: %s", err);
             startupFailure(e);
@@ -1689,7 +1709,6 @@ void aclInit(void) {
     scriptSetAclAllowed(scriptAllowed);
     serverFullKeyReadAccess = fullKeyReadAccess;
     serverSkipSanitizePayload = skipsSanitizePayload;
-    configSetAclHooks(requirepassChanged, configUserLines);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1939,11 +1958,11 @@ static const char *noAclFile =
     "to store users in the Redis configuration.";
 
 static void aclSaveCommand(Client *c) {
-    if (!server.cfg.aclfile || !server.cfg.aclfile[0]) {
+    if (!aclfile || !aclfile[0]) {
         replyError(c, noAclFile);
         return;
     }
-    if (saveAclFile(server.cfg.aclfile) == -1) {
+    if (saveAclFile(aclfile) == -1) {
         replyError(c, "ERR There was an error trying to save the ACLs. Please check the server logs for more "
                       "information");
         return;
@@ -1952,11 +1971,11 @@ static void aclSaveCommand(Client *c) {
 }
 
 static void aclLoadCommand(Client *c) {
-    if (!server.cfg.aclfile || !server.cfg.aclfile[0]) {
+    if (!aclfile || !aclfile[0]) {
         replyError(c, noAclFile);
         return;
     }
-    sds err = loadAclFile(server.cfg.aclfile, c);
+    sds err = loadAclFile(aclfile, c);
     if (err) {
         replyErrorLen(c, err, sdsLen(err));
         sdsFree(err);
@@ -2014,3 +2033,59 @@ static Command aclSubcommands[] = {
     {0}};
 
 Command aclCommands[] = {{.name = "acl", .subcommands = aclSubcommands}, {0}};
+
+/* ------------------------------------------------------------------------ */
+/* Configuration                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* CONFIG SET requirepass: the default user gets the password (or nopass). */
+static int applyRequirepass(const char **err) {
+    (void)err;
+    setDefaultPassword(requirepass, requirepass ? sdsLen(requirepass) : 0);
+    return 0;
+}
+
+static const ConfigEnum aclPubsubEnum[] = {{"allchannels", 0}, {"resetchannels", 1}, {NULL, 0}};
+
+static ConfigDef aclConfig[] = {
+    CONFIG_STRING("requirepass", NULL, CF_SENSITIVE | CF_EMPTY_NULL | CF_BINARY, requirepass, "",
+                  .apply = applyRequirepass, .rank = CONFIG_RANK_NETWORK + 12),
+    CONFIG_STRING("aclfile", NULL, CF_IMMUTABLE | CF_EMPTY_NULL, aclfile, "", .rank = CONFIG_RANK_USERS + 0),
+    CONFIG_ENUM("acl-pubsub-default", NULL, 0, aclPubsubDefault, aclPubsubEnum, "resetchannels",
+                .rank = CONFIG_RANK_USERS + 1),
+    CONFIG_LL("acllog-max-len", NULL, 0, acllogMaxLen, 0, LLONG_MAX, "128", .rank = CONFIG_RANK_USERS + 2),
+};
+
+/* A `user` line of the config file: kept for aclInit, which applies them
+ * once the commands exist.  A user is declared once (the default user
+ * too), as in Redis. */
+static const char *parseUserLine(sds *argv, int argc, int linenum, const char *line) {
+    static char err[512];
+    if (argc < 2) return "Bad directive or wrong number of arguments";
+    for (int i = 0; i < configUserCount; i++) {
+        const sds other = configUsers[i].argv[0];
+        if (sdsLen(other) == sdsLen(argv[1]) && !memcmp(other, argv[1], sdsLen(other))) {
+            snprintf(err, sizeof(err),
+                     "Error in user declaration '%s': Duplicate user found. A user can only be defined once in "
+                     "config files", argv[1]);
+            return err;
+        }
+    }
+    configUsers = xrealloc(configUsers, sizeof(ConfigUserLine) * (size_t)(configUserCount + 1));
+    ConfigUserLine *l = &configUsers[configUserCount++];
+    l->argc = argc - 1;
+    l->argv = xmalloc(sizeof(sds) * (size_t)(argc - 1));
+    for (int i = 1; i < argc; i++) l->argv[i - 1] = sdsDup(argv[i]);
+    l->linenum = linenum;
+    l->line = sdsNew(line ? line : "");
+    return NULL;
+}
+
+/* `user` lines: read by parseUserLine, written by CONFIG REWRITE from the
+ * users of the moment (configUserLines). */
+static const ConfigLineKind userLineKind = {"user", parseUserLine, configUserLines};
+
+void aclRegisterConfig(void) {
+    configRegister(aclConfig, CONFIG_COUNT_OF(aclConfig));
+    configRegisterLineKind(&userLineKind);
+}

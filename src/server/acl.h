@@ -58,4 +58,8 @@ struct AclUser *aclClientUser(const Client *c);
 
 extern Command aclCommands[];
 
+/* Registers the ACL's directives (CONFIG GET/SET/REWRITE, the config
+ * file).  Called once from main.c, before the defaults are applied. */
+void aclRegisterConfig(void);
+
 #endif

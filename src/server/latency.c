@@ -12,6 +12,7 @@
  * live in a list in creation order. */
 #include "server/latency.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +22,10 @@
 #include "core/server.h"
 #include "server/stats.h"
 #include "ds/alloc.h"
+
+/* latency-monitor-threshold (ms, 0 off): the directive at the end of this
+ * file. */
+static long long latencyMonitorThreshold;
 
 #define LATENCY_TS_LEN 160
 
@@ -66,7 +71,7 @@ static void latencyAddSample(const char *event, uint32_t ms) {
 }
 
 void latencyAddSampleIfNeeded(const char *event, long long ms) {
-    long long threshold = server.cfg.latencyMonitorThreshold;
+    long long threshold = latencyMonitorThreshold;
     if (threshold && ms >= threshold) latencyAddSample(event, ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms);
 }
 
@@ -186,7 +191,7 @@ static SeriesStats analyze(const LatencySeries *s) {
 }
 
 static sds doctorReport(void) {
-    if (!series && server.cfg.latencyMonitorThreshold == 0)
+    if (!series && latencyMonitorThreshold == 0)
         return sdsNew("I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis instance. "
                       "You may use \"CONFIG SET latency-monitor-threshold <milliseconds>.\" in order to enable "
                       "it. If we weren't in a deep space mission I'd suggest to take a look at "
@@ -388,3 +393,14 @@ Command latencyCommands[] = {
     {.name = "latency", .subcommands = latencySubcommands},
     {0},
 };
+
+/* ------------------------------------------------------------------------ */
+/* Configuration                                                             */
+/* ------------------------------------------------------------------------ */
+
+static ConfigDef latencyConfig[] = {
+    CONFIG_LL("latency-monitor-threshold", NULL, 0, latencyMonitorThreshold, 0, LLONG_MAX, "0",
+              .rank = CONFIG_RANK_INTROSPECTION + 2),
+};
+
+void latencyRegisterConfig(void) { configRegister(latencyConfig, CONFIG_COUNT_OF(latencyConfig)); }

@@ -12,4 +12,8 @@ void latencyInit(void);
 
 void latencyAddSampleIfNeeded(const char *event, long long ms);
 
+/* Registers the latency monitor's directives (CONFIG GET/SET/REWRITE, the config
+ * file).  Called once from main.c, before the defaults are applied. */
+void latencyRegisterConfig(void);
+
 #endif

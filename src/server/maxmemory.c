@@ -5,6 +5,7 @@
  * eviction means to the rest of the server, and answers MEMORY. */
 #include "server/maxmemory.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -26,6 +27,11 @@
 #include "server/stats.h"
 #include "server/tracking.h"
 
+/* maxmemory-samples and maxmemory-eviction-tenacity: the directives at the
+ * end of this file. */
+static int maxmemorySamples;
+static int maxmemoryEvictionTenacity;
+
 /* --- key eviction --- */
 
 static int timerRunning;        /* the eviction timer is scheduled */
@@ -37,8 +43,8 @@ size_t maxmemoryNotCounted(void) { return replReplicaOutputMemory() + aofBufferM
 static void fillParams(EvictParams *p) {
     p->maxmemory = server.cfg.maxmemory;
     p->notCounted = maxmemoryNotCounted();
-    p->samples = server.cfg.maxmemorySamples;
-    p->tenacity = server.cfg.maxmemoryEvictionTenacity;
+    p->samples = maxmemorySamples;
+    p->tenacity = maxmemoryEvictionTenacity;
     p->lazy = server.cfg.lazyfreeLazyEviction;
 }
 
@@ -313,7 +319,6 @@ static int tableGrowAllowed(size_t moreBytes, double load) {
 void maxmemoryInit(void) {
     dbHooks.keyEvicted = keyEvicted;
     dbHooks.tableGrowAllowed = tableGrowAllowed;
-    configApplyMaxmemoryHook = applyMaxmemory;
     serverAddBeforeSleepHook(evictClientsBeforeSleep);
     serverAddCronHook(clientsTrackingCron);
     clientAddFreeHook(clientMemoryForget);
@@ -571,3 +576,74 @@ Command memoryCommands[] = {
     {.name = "memory", .subcommands = memorySubcommands},
     {0},
 };
+
+/* ------------------------------------------------------------------------ */
+/* Configuration                                                             */
+/* ------------------------------------------------------------------------ */
+
+static int applyMaxmemoryConfig(const char **err) {
+    (void)err;
+    applyMaxmemory();
+    return 0;
+}
+
+/* maxmemory-clients as given, normalized ("0", "1048576", "5%"). */
+static sds maxmemoryClientsText;
+
+/* maxmemory-clients: a memory value, or a percentage of maxmemory; kept
+ * in server.cfg (maxmemoryClients, maxmemoryClientsPercent). */
+static int setMaxmemoryClients(ConfigDef *d, sds *argv, int argc, const char **err) {
+    if (argc != 1) {
+        *err = "wrong number of arguments";
+        return -1;
+    }
+    const char *arg = argv[0];
+    size_t n = strlen(arg);
+    unsigned long long v;
+    int percent = n && arg[n - 1] == '%';
+    sds num = sdsNewLen(arg, percent ? n - 1 : n);
+    int ok = configParseMemory(num, &v) == 0 && (!percent || (n > 1 && strspn(num, "0123456789") == n - 1));
+    sdsFree(num);
+    if (!ok) {
+        *err = "argument must be a memory or percent value";
+        return -1;
+    }
+    sdsFree(maxmemoryClientsText);
+    maxmemoryClientsText = percent ? sdsCatPrintf(sdsEmpty(), "%llu%%", v) : sdsCatPrintf(sdsEmpty(), "%llu", v);
+    server.cfg.maxmemoryClientsPercent = percent;
+    server.cfg.maxmemoryClients = v;
+    return 0;
+}
+
+static sds getMaxmemoryClients(const ConfigDef *d) {
+    return maxmemoryClientsText ? sdsDup(maxmemoryClientsText) : sdsEmpty();
+}
+
+static const ConfigEnum maxmemoryPolicyEnum[] = {{"volatile-lru", MAXMEMORY_VOLATILE_LRU},
+                                                 {"volatile-lfu", MAXMEMORY_VOLATILE_LFU},
+                                                 {"volatile-random", MAXMEMORY_VOLATILE_RANDOM},
+                                                 {"volatile-ttl", MAXMEMORY_VOLATILE_TTL},
+                                                 {"allkeys-lru", MAXMEMORY_ALLKEYS_LRU},
+                                                 {"allkeys-lfu", MAXMEMORY_ALLKEYS_LFU},
+                                                 {"allkeys-random", MAXMEMORY_ALLKEYS_RANDOM},
+                                                 {"noeviction", MAXMEMORY_NO_EVICTION},
+                                                 {NULL, 0}};
+
+/* The eviction settings; maxmemory-policy and the LFU ones live in the
+ * keyspace's DbConfig (server.cfg.keyspace, read by db/evict.c). */
+static ConfigDef maxmemoryConfig[] = {
+    {.name = "maxmemory", .type = CT_ULL, .flags = CF_MEMORY, .var = &server.cfg.maxmemory, .deflt = "0",
+     .apply = applyMaxmemoryConfig, .rank = CONFIG_RANK_MEMORY + 0},
+    CONFIG_ENUM("maxmemory-policy", NULL, 0, server.cfg.keyspace.maxmemoryPolicy, maxmemoryPolicyEnum, "noeviction",
+                .rank = CONFIG_RANK_MEMORY + 1),
+    CONFIG_INT("maxmemory-samples", NULL, 0, maxmemorySamples, 1, INT_MAX, "5", .rank = CONFIG_RANK_MEMORY + 2),
+    CONFIG_INT("maxmemory-eviction-tenacity", NULL, 0, maxmemoryEvictionTenacity, 0, 100, "10",
+               .rank = CONFIG_RANK_MEMORY + 3),
+    CONFIG_INT("lfu-log-factor", NULL, 0, server.cfg.keyspace.lfuLogFactor, 0, INT_MAX, "10",
+               .rank = CONFIG_RANK_MEMORY + 4),
+    CONFIG_INT("lfu-decay-time", NULL, 0, server.cfg.keyspace.lfuDecayTime, 0, INT_MAX, "1",
+               .rank = CONFIG_RANK_MEMORY + 5),
+    CONFIG_SPECIAL("maxmemory-clients", NULL, 0, "0", setMaxmemoryClients, getMaxmemoryClients),
+};
+
+void maxmemoryRegisterConfig(void) { configRegister(maxmemoryConfig, CONFIG_COUNT_OF(maxmemoryConfig)); }

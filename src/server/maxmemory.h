@@ -93,4 +93,8 @@ long long maxmemoryExceededCurrentMs(void);
 /* The MEMORY command family. */
 extern Command memoryCommands[];
 
+/* Registers the eviction's directives (CONFIG GET/SET/REWRITE, the config
+ * file).  Called once from main.c, before the defaults are applied. */
+void maxmemoryRegisterConfig(void);
+
 #endif

@@ -6,4 +6,8 @@
 /* Installs the publishing sink.  Called once at start-up. */
 void notifyInit(void);
 
+/* Registers the keyspace notifications' directives (CONFIG GET/SET/REWRITE, the config
+ * file).  Called once from main.c, before the defaults are applied. */
+void notifyRegisterConfig(void);
+
 #endif

@@ -12,6 +12,7 @@
  * with the shutdown-on-sigterm / -sigint flags. */
 #include "server/shutdown.h"
 
+#include <limits.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -228,3 +229,52 @@ void shutdownInit(void) {
     serverAddCronHook(shutdownCron);
     clientAddFreeHook(waitingClientGone);
 }
+
+/* ------------------------------------------------------------------------ */
+/* Configuration                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* shutdown-on-sigterm / shutdown-on-sigint: one or more of default, save,
+ * nosave, now, force (as flags, SHUTDOWN_* of server.h; default is none),
+ * SAVE and NOSAVE not together; shown in the enum's order. */
+static int setShutdownOnSignal(ConfigDef *d, sds *argv, int argc, const char **err) {
+    int flags = 0;
+    if (argc == 0) return configEnumFind(d, "", err) ? 0 : -1;
+    for (int i = 0; i < argc; i++) {
+        const ConfigEnum *e = configEnumFind(d, argv[i], err);
+        if (!e) return -1;
+        flags |= e->value;
+    }
+    if ((flags & SHUTDOWN_SAVE) && (flags & SHUTDOWN_NOSAVE)) {
+        *err = "shutdown options SAVE and NOSAVE can't be used simultaneously";
+        return -1;
+    }
+    *(int *)d->var = flags;
+    return 0;
+}
+
+static sds getShutdownOnSignal(const ConfigDef *d) {
+    int flags = *(const int *)d->var;
+    if (!flags) return sdsNew("default");
+    sds s = sdsEmpty();
+    for (const ConfigEnum *e = d->enums; e->name; e++)
+        if (e->value && (flags & e->value)) s = sdsCatPrintf(s, "%s%s", sdsLen(s) ? " " : "", e->name);
+    return s;
+}
+
+static const ConfigEnum shutdownOnSignalEnum[] = {{"default", 0},
+                                                  {"save", SHUTDOWN_SAVE},
+                                                  {"nosave", SHUTDOWN_NOSAVE},
+                                                  {"now", SHUTDOWN_NOW},
+                                                  {"force", SHUTDOWN_FORCE},
+                                                  {NULL, 0}};
+
+static ConfigDef shutdownConfig[] = {
+    CONFIG_SPECIAL("shutdown-on-sigint", NULL, CF_MULTI_ARG, "default", setShutdownOnSignal, getShutdownOnSignal,
+                   .var = &server.cfg.shutdownOnSigint, .enums = shutdownOnSignalEnum),
+    CONFIG_SPECIAL("shutdown-on-sigterm", NULL, CF_MULTI_ARG, "default", setShutdownOnSignal, getShutdownOnSignal,
+                   .var = &server.cfg.shutdownOnSigterm, .enums = shutdownOnSignalEnum),
+    CONFIG_INT("shutdown-timeout", NULL, 0, server.cfg.shutdownTimeout, 0, INT_MAX, "10"),
+};
+
+void shutdownRegisterConfig(void) { configRegister(shutdownConfig, CONFIG_COUNT_OF(shutdownConfig)); }

@@ -20,4 +20,8 @@ int shutdownForRestart(void);
 /* SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT] */
 void shutdownCommand(Client *c);
 
+/* Registers the shutdown's directives (CONFIG GET/SET/REWRITE, the config
+ * file).  Called once from main.c, before the defaults are applied. */
+void shutdownRegisterConfig(void);
+
 #endif

@@ -27,6 +27,11 @@
 #include "ds/alloc.h"
 #include "server/monitor.h"
 
+/* slowlog-log-slower-than (us, -1 off) and slowlog-max-len: set through
+ * the directives at the end of this file. */
+static long long slowlogLogSlowerThan;
+static unsigned long slowlogMaxLen;
+
 #define SLOWLOG_MAX_ARGC 32
 #define SLOWLOG_MAX_ARGLEN 128
 
@@ -100,7 +105,7 @@ static void slowlogReset(void) {
 }
 
 static void slowlogPush(Client *c, Command *cmd, long long usec) {
-    long long threshold = server.cfg.slowlogLogSlowerThan;
+    long long threshold = slowlogLogSlowerThan;
     if (threshold < 0 || usec < threshold) return;
     /* A script's calls are logged; what the AOF load runs is not. */
     if ((cmd->flags & CMD_SKIP_SLOWLOG) || (c->flags & (CLIENT_FAKE | CLIENT_LUA)) == CLIENT_FAKE) return;
@@ -110,7 +115,7 @@ static void slowlogPush(Client *c, Command *cmd, long long usec) {
     else oldest = e;
     newest = e;
     length++;
-    while (length > server.cfg.slowlogMaxLen) dropOldest();
+    while (length > slowlogMaxLen) dropOldest();
 }
 
 static void slowlogAfterCall(Client *c, Command *cmd, long long usec) {
@@ -183,3 +188,16 @@ Command slowlogCommands[] = {
     {.name = "slowlog", .subcommands = slowlogSubcommands},
     {0},
 };
+
+/* ------------------------------------------------------------------------ */
+/* Configuration                                                             */
+/* ------------------------------------------------------------------------ */
+
+static ConfigDef slowlogConfig[] = {
+    CONFIG_LL("slowlog-log-slower-than", NULL, 0, slowlogLogSlowerThan, -1, LLONG_MAX, "10000",
+              .rank = CONFIG_RANK_INTROSPECTION + 0),
+    {.name = "slowlog-max-len", .type = CT_ULONG, .var = &slowlogMaxLen, .min = 0, .max = LONG_MAX, .deflt = "128",
+     .rank = CONFIG_RANK_INTROSPECTION + 1},
+};
+
+void slowlogRegisterConfig(void) { configRegister(slowlogConfig, CONFIG_COUNT_OF(slowlogConfig)); }

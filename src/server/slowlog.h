@@ -6,4 +6,8 @@
  * start-up. */
 void slowlogInit(void);
 
+/* Registers the slow log's directives (CONFIG GET/SET/REWRITE, the config
+ * file).  Called once from main.c, before the defaults are applied. */
+void slowlogRegisterConfig(void);
+
 #endif

@@ -15,14 +15,24 @@
  * command gets its histogram (12.5 KB) on its first recorded run. */
 #include "server/stats.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/client.h"
 #include "core/server.h"
 #include "ds/alloc.h"
 #include "ds/util.h"
+
+/* latency-tracking (per-command latency histograms on) and
+ * latency-tracking-info-percentiles (INFO latencystats' percentiles,
+ * owned): the directives at the end of this file. */
+static int latencyTracking;
+static double *latencyPercentiles;
+static int latencyPercentileCount;
 
 #define SAMPLE_PERIOD_MS 100
 #define SAMPLES 16
@@ -122,14 +132,14 @@ static void recordLatency(Command *cmd, long long usec);
 void statsRecordLatency(struct Client *c, Command *cmd, long long usec) {
     /* A command that blocked is recorded when it is served (its unblock
      * hook), not when it blocks, nor when it times out, as in Redis 7.0. */
-    if (!server.cfg.latencyTracking || (c->flags & CLIENT_BLOCKED)) return;
+    if (!latencyTracking || (c->flags & CLIENT_BLOCKED)) return;
     if ((c->flags & (CLIENT_FAKE | CLIENT_LUA)) == CLIENT_FAKE) return; /* the AOF load's */
     recordLatency(cmd, usec);
 }
 
 void statsRecordUnblockedLatency(struct Client *c, Command *cmd, long long usec) {
     (void)c;
-    if (server.cfg.latencyTracking) recordLatency(cmd, usec);
+    if (latencyTracking) recordLatency(cmd, usec);
 }
 
 static void recordLatency(Command *cmd, long long usec) {
@@ -198,12 +208,12 @@ void statsReplyLatencyHistogram(struct Client *c, const Command *cmd) {
 }
 
 sds statsCatLatencyLine(sds s, const Command *cmd) {
-    if (!server.cfg.latencyTracking || cmd->id >= histCap || !histograms[cmd->id]) return s;
+    if (!latencyTracking || cmd->id >= histCap || !histograms[cmd->id]) return s;
     const Histogram *h = histograms[cmd->id];
     s = sdsCatPrintf(s, "latency_percentiles_usec_%s:", cmd->fullname ? cmd->fullname : cmd->name);
     char label[128];
-    for (int i = 0; i < server.cfg.latencyPercentileCount; i++) {
-        double p = server.cfg.latencyPercentiles[i];
+    for (int i = 0; i < latencyPercentileCount; i++) {
+        double p = latencyPercentiles[i];
         configFormatDouble(label, p);
         s = sdsCatPrintf(s, "%sp%s=%.3f", i ? "," : "", label, (double)percentileNs(h, p) / 1000.0);
     }
@@ -230,3 +240,48 @@ sds statsCatHumanBytes(sds s, unsigned long long n) {
     }
     return sdsCatPrintf(s, "%.2f%c", d, units[u]);
 }
+
+/* ------------------------------------------------------------------------ */
+/* Configuration                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* latency-tracking-info-percentiles: numbers in [0, 100], none allowed. */
+static int setPercentiles(ConfigDef *d, sds *argv, int argc, const char **err) {
+    double *v = argc ? xmalloc(sizeof(double) * (size_t)argc) : NULL;
+    for (int i = 0; i < argc; i++) {
+        char *end;
+        errno = 0;
+        v[i] = strtod(argv[i], &end);
+        if (argv[i][0] == '\0' || *end != '\0' || errno || v[i] != v[i]) {
+            *err = "Invalid latency-tracking-info-percentiles parameters";
+        } else if (v[i] < 0 || v[i] > 100) {
+            *err = "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]";
+        } else {
+            continue;
+        }
+        xfree(v);
+        return -1;
+    }
+    xfree(latencyPercentiles);
+    latencyPercentiles = v;
+    latencyPercentileCount = argc;
+    return 0;
+}
+
+static sds getPercentiles(const ConfigDef *d) {
+    sds s = sdsEmpty();
+    char buf[128];
+    for (int i = 0; i < latencyPercentileCount; i++) {
+        configFormatDouble(buf, latencyPercentiles[i]);
+        s = sdsCatPrintf(s, "%s%s", i ? " " : "", buf);
+    }
+    return s;
+}
+
+static ConfigDef statsConfig[] = {
+    CONFIG_BOOL("latency-tracking", NULL, 0, latencyTracking, "yes", .rank = CONFIG_RANK_INTROSPECTION + 3),
+    CONFIG_SPECIAL("latency-tracking-info-percentiles", NULL, CF_MULTI_ARG, "50 99 99.9", setPercentiles,
+                   getPercentiles, .rank = CONFIG_RANK_INTROSPECTION + 5),
+};
+
+void statsRegisterConfig(void) { configRegister(statsConfig, CONFIG_COUNT_OF(statsConfig)); }

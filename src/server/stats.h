@@ -52,4 +52,8 @@ void statsReset(void);
 /* "1015.54K"-style text of a byte count, as INFO prints *_human fields. */
 sds statsCatHumanBytes(sds s, unsigned long long n) SDS_MUST_USE;
 
+/* Registers the latency tracking's directives (CONFIG GET/SET/REWRITE, the config
+ * file).  Called once from main.c, before the defaults are applied. */
+void statsRegisterConfig(void);
+
 #endif

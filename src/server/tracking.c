@@ -33,6 +33,7 @@
  * are looked up when needed, BCAST prefixes drop the client at once. */
 #include "server/tracking.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,10 @@
 #include "ds/util.h"
 #include "script/script.h"
 #include "server/multi.h"
+
+/* tracking-table-max-keys (0: no limit): the directive at the end of this
+ * file. */
+static long long trackingTableMaxKeys;
 
 #define TRK_BCAST (1u << 0)
 #define TRK_OPTIN (1u << 1)
@@ -495,7 +500,7 @@ void trackingInvalidateKey(Client *c, Db *db, const char *key, size_t len) {
  * could not finish), so a lowered limit is reached over a few passes. */
 static void limitTable(void) {
     static int unfinished;
-    long long max = server.cfg.trackingTableMaxKeys;
+    long long max = trackingTableMaxKeys;
     if (max == 0 || (long long)htabSize(&table) <= max) return;
     int effort = 100 * (unfinished + 1);
     while (effort-- > 0 && (long long)htabSize(&table) > max) {
@@ -748,3 +753,14 @@ void clientTrackinginfoCommand(Client *c) {
     replyArrayLen(c, ts ? ts->numPrefixes : 0);
     for (int i = 0; ts && i < ts->numPrefixes; i++) replyBulkSds(c, ts->prefixes[i]);
 }
+
+/* ------------------------------------------------------------------------ */
+/* Configuration                                                             */
+/* ------------------------------------------------------------------------ */
+
+static ConfigDef trackingConfig[] = {
+    CONFIG_LL("tracking-table-max-keys", NULL, 0, trackingTableMaxKeys, 0, LONG_MAX, "1000000",
+              .rank = CONFIG_RANK_INTROSPECTION + 4),
+};
+
+void trackingRegisterConfig(void) { configRegister(trackingConfig, CONFIG_COUNT_OF(trackingConfig)); }

@@ -45,4 +45,8 @@ void clientCachingCommand(Client *c);
 void clientGetredirCommand(Client *c);
 void clientTrackinginfoCommand(Client *c);
 
+/* Registers the client-side caching's directives (CONFIG GET/SET/REWRITE, the config
+ * file).  Called once from main.c, before the defaults are applied. */
+void trackingRegisterConfig(void);
+
 #endif

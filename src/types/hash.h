@@ -40,4 +40,8 @@ int hashLoadListpack(unsigned char *lp, int *enc, void **ptr);
 int hashLoadAdd(int *enc, void **ptr, const void *f, size_t flen, const void *v, size_t vlen);
 void hashLoadFree(int enc, void *ptr);
 
+/* Registers the hash encoding directives (CONFIG GET/SET/REWRITE, the config
+ * file).  Called once from main.c, before the defaults are applied. */
+void hashRegisterConfig(void);
+
 #endif

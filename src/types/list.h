@@ -37,4 +37,8 @@ unsigned long listLength(const kvobj *o);
 /* The encoding Redis 7.0 reports for a list: always quicklist. */
 #define LIST_REPORTED_ENCODING OBJ_ENC_QUICKLIST
 
+/* Registers the list encoding directives (CONFIG GET/SET/REWRITE, the config
+ * file).  Called once from main.c, before the defaults are applied. */
+void listRegisterConfig(void);
+
 #endif

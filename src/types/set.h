@@ -29,4 +29,8 @@ void setLoadBegin(size_t hint, int *enc, void **ptr);
 int setLoadAdd(int *enc, void **ptr, const char *m, size_t len);
 void setLoadFree(int enc, void *ptr);
 
+/* Registers the set encoding directives (CONFIG GET/SET/REWRITE, the config
+ * file).  Called once from main.c, before the defaults are applied. */
+void setRegisterConfig(void);
+
 #endif

@@ -10,4 +10,8 @@
  * start-up (db/object.h). */
 extern const ObjectType streamObjectType;
 
+/* Registers the stream node directives (CONFIG GET/SET/REWRITE, the config
+ * file).  Called once from main.c, before the defaults are applied. */
+void streamRegisterConfig(void);
+
 #endif

@@ -49,6 +49,10 @@
 #include "types/hash.h"
 #include "types/scan.h"
 
+/* hash-max-listpack-value: the directive at the end of this file (the
+ * entry limit is in server.cfg: the RDB loader reads it too). */
+static long long hashMaxListpackValue;
+
 /* Negative HRANDFIELD counts repeat elements, so the reply is bounded only
  * by the count.  Redis 7.0 builds such a reply until memory runs out; Cairn
  * refuses replies of more elements than this with "value is out of range". */
@@ -342,7 +346,7 @@ static void hashTryConversion(HashWrite *w, sds *argv, int start, int end) {
     size_t sum = 0;
     for (int i = start; i <= end; i++) {
         size_t len = sdsLen(argv[i]);
-        if (len > (size_t)server.cfg.hashMaxListpackValue) {
+        if (len > (size_t)hashMaxListpackValue) {
             hashConvert(w);
             return;
         }
@@ -355,7 +359,7 @@ static void hashTryConversion(HashWrite *w, sds *argv, int start, int end) {
  * Converts the encoding as described at the top of the file. */
 static int hashSet(HashWrite *w, const void *f, size_t flen, const void *v, size_t vlen) {
     if (kvEncoding(w->o) == OBJ_ENC_LISTPACK) {
-        size_t max = (size_t)server.cfg.hashMaxListpackValue;
+        size_t max = (size_t)hashMaxListpackValue;
         if (flen > max || vlen > max || !lpSafeToAdd(kvPtr(w->o), flen + vlen)) hashConvert(w);
     }
     int added;
@@ -492,7 +496,7 @@ static size_t listpackBytesFor(sds *argv, int first, int last) {
     size_t total = 7;
     for (int j = first; j <= last; j++) {
         size_t len = sdsLen(argv[j]);
-        if (len > (size_t)server.cfg.hashMaxListpackValue) return 0;
+        if (len > (size_t)hashMaxListpackValue) return 0;
         total += len + (len < 64 ? 1 : 2) + (len + 2 < 128 ? 1 : 2);
     }
     return total <= 8192 ? total : 0;
@@ -1008,7 +1012,7 @@ static void hashLoadConvert(int *enc, void **ptr) {
 
 int hashLoadAdd(int *enc, void **ptr, const void *f, size_t flen, const void *v, size_t vlen) {
     if (*enc == OBJ_ENC_LISTPACK) {
-        size_t maxv = (size_t)server.cfg.hashMaxListpackValue;
+        size_t maxv = (size_t)hashMaxListpackValue;
         if (flen > maxv || vlen > maxv || !lpSafeToAdd(*ptr, flen + vlen)) {
             hashLoadConvert(enc, ptr);
         } else {
@@ -1031,7 +1035,7 @@ void hashLoadFree(int enc, void *ptr) { hashValueFree(ptr, enc); }
 int hashLoadListpack(unsigned char *lp, int *enc, void **ptr) {
     unsigned long n = lpLength(lp);
     if (n == 0 || n % 2 || n / 2 > (unsigned long)server.cfg.hashMaxListpackEntries) return 0;
-    size_t maxv = (size_t)server.cfg.hashMaxListpackValue;
+    size_t maxv = (size_t)hashMaxListpackValue;
     LpDupSet dups;
     lpDupInit(&dups, n / 2);
     int ok = 1;
@@ -1049,3 +1053,16 @@ int hashLoadListpack(unsigned char *lp, int *enc, void **ptr) {
     *ptr = lp;
     return 1;
 }
+
+/* ------------------------------------------------------------------------ */
+/* Configuration                                                             */
+/* ------------------------------------------------------------------------ */
+
+static ConfigDef hashConfig[] = {
+    CONFIG_LL("hash-max-listpack-entries", "hash-max-ziplist-entries", 0, server.cfg.hashMaxListpackEntries, 0,
+              LONG_MAX, "512", .rank = CONFIG_RANK_ENCODINGS + 0),
+    CONFIG_LL("hash-max-listpack-value", "hash-max-ziplist-value", CF_MEMORY, hashMaxListpackValue, 0, LONG_MAX, "64",
+              .rank = CONFIG_RANK_ENCODINGS + 1),
+};
+
+void hashRegisterConfig(void) { configRegister(hashConfig, CONFIG_COUNT_OF(hashConfig)); }

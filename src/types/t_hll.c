@@ -13,10 +13,13 @@
  * cached cardinality in the header, which is a write (signalled and counted
  * dirty, so it propagates).  Writers store the possibly-moved sds back with
  * kvSetPtr before returning on every path. */
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "types/hll.h"
 
 #include "core/client.h"
 #include "core/command.h"
@@ -28,11 +31,14 @@
 #include "ds/hll.h"
 #include "ds/sds.h"
 
+/* hll-sparse-max-bytes: the directive at the end of this file. */
+static long long hllSparseMaxBytes;
+
 #define ERR_NOT_HLL "WRONGTYPE Key is not a valid HyperLogLog string value."
 #define ERR_BAD_HLL "INVALIDOBJ Corrupted HLL object detected"
 
 static size_t sparseMax(void) {
-    long long v = server.cfg.hllSparseMaxBytes;
+    long long v = hllSparseMaxBytes;
     return v < 0 ? 0 : (size_t)v;
 }
 
@@ -300,3 +306,14 @@ Command hllCommands[] = {
     {.name = "pfselftest", .proc = pfselftestCommand},
     {0},
 };
+
+/* ------------------------------------------------------------------------ */
+/* Configuration                                                             */
+/* ------------------------------------------------------------------------ */
+
+static ConfigDef hllConfig[] = {
+    CONFIG_LL("hll-sparse-max-bytes", NULL, CF_MEMORY, hllSparseMaxBytes, 0, LONG_MAX, "3000",
+              .rank = CONFIG_RANK_ENCODINGS + 9),
+};
+
+void hllRegisterConfig(void) { configRegister(hllConfig, CONFIG_COUNT_OF(hllConfig)); }

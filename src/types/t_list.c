@@ -789,3 +789,18 @@ Command listCommands[] = {
     {.name = "blmpop", .proc = blmpopCommand},
     {0},
 };
+
+/* ------------------------------------------------------------------------ */
+/* Configuration                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* The values stay in server.cfg: SORT ... STORE and the RDB loader build
+ * lists too. */
+static ConfigDef listConfig[] = {
+    CONFIG_LL("list-max-listpack-size", "list-max-ziplist-size", 0, server.cfg.listMaxListpackSize, INT_MIN, INT_MAX,
+              "-2", .rank = CONFIG_RANK_ENCODINGS + 2),
+    CONFIG_INT("list-compress-depth", NULL, 0, server.cfg.listCompressDepth, 0, INT_MAX, "0",
+               .rank = CONFIG_RANK_ENCODINGS + 3),
+};
+
+void listRegisterConfig(void) { configRegister(listConfig, CONFIG_COUNT_OF(listConfig)); }

@@ -45,6 +45,9 @@
 #include "types/set.h"
 #include "types/scan.h"
 
+/* set-max-intset-entries: the directive at the end of this file. */
+static long long setMaxIntsetEntries;
+
 #define ERR_POSITIVE "ERR value is out of range, must be positive"
 #define ERR_RAND_RANGE "ERR value is out of range"
 /* SPOP rebuilds the set from the members that stay when fewer than
@@ -122,7 +125,7 @@ static void setStore(kvobj *o, const Set *s) {
 }
 
 static size_t maxIntsetEntries(void) {
-    long long m = server.cfg.setMaxIntsetEntries;
+    long long m = setMaxIntsetEntries;
     if (m < 0) m = 0;
     if (m >= (1LL << 30)) m = 1LL << 30;
     return (size_t)m;
@@ -1076,3 +1079,14 @@ void setLoadFree(int enc, void *ptr) {
     Set s = {enc, ptr};
     setFreeValue(&s);
 }
+
+/* ------------------------------------------------------------------------ */
+/* Configuration                                                             */
+/* ------------------------------------------------------------------------ */
+
+static ConfigDef setConfig[] = {
+    CONFIG_LL("set-max-intset-entries", NULL, 0, setMaxIntsetEntries, 0, LONG_MAX, "512",
+              .rank = CONFIG_RANK_ENCODINGS + 4),
+};
+
+void setRegisterConfig(void) { configRegister(setConfig, CONFIG_COUNT_OF(setConfig)); }

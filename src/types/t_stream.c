@@ -43,6 +43,10 @@
 #include "types/blocking.h"
 #include "types/stream.h"
 
+/* stream-node-max-bytes and stream-node-max-entries: the directives at the
+ * end of this file. */
+static long long streamNodeMaxBytes, streamNodeMaxEntries;
+
 #define ERR_INVALID_ID "ERR Invalid stream ID specified as stream command argument"
 #define STREAM_ID_STR_SIZE 42
 /* Entries a blocked reader without COUNT gets at most (Redis's default). */
@@ -377,7 +381,7 @@ static int parseAddTrimArgsOrReply(Client *c, AddTrimArgs *a, int xadd) {
             return -1;
         }
     } else if (a->approx) {
-        a->limit = 100 * server.cfg.streamNodeMaxEntries;
+        a->limit = 100 * streamNodeMaxEntries;
         if (a->limit <= 0 || a->limit > 1000000) a->limit = 10000;
     } else {
         a->limit = 0;
@@ -466,8 +470,8 @@ static void xaddCommand(Client *c) {
         o = lookupCreateOrReply(c, c->argv[1], 1);
         s = streamOf(o);
     }
-    streamAppend(s, &id, c->argv + fieldPos, (c->argc - fieldPos) / 2, (size_t)server.cfg.streamNodeMaxBytes,
-                 server.cfg.streamNodeMaxEntries);
+    streamAppend(s, &id, c->argv + fieldPos, (c->argc - fieldPos) / 2, (size_t)streamNodeMaxBytes,
+                 streamNodeMaxEntries);
     char idbuf[STREAM_ID_STR_SIZE];
     int idlen = idToString(idbuf, &id);
     replyBulk(c, idbuf, (size_t)idlen);
@@ -1762,3 +1766,16 @@ Command streamCommands[] = {
     {.name = "xsetid", .proc = xsetidCommand},
     {0},
 };
+
+/* ------------------------------------------------------------------------ */
+/* Configuration                                                             */
+/* ------------------------------------------------------------------------ */
+
+static ConfigDef streamConfig[] = {
+    CONFIG_LL("stream-node-max-bytes", NULL, CF_MEMORY, streamNodeMaxBytes, 0, LONG_MAX, "4096",
+              .rank = CONFIG_RANK_ENCODINGS + 7),
+    CONFIG_LL("stream-node-max-entries", NULL, 0, streamNodeMaxEntries, 0, LONG_MAX, "100",
+              .rank = CONFIG_RANK_ENCODINGS + 8),
+};
+
+void streamRegisterConfig(void) { configRegister(streamConfig, CONFIG_COUNT_OF(streamConfig)); }

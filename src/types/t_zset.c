@@ -46,6 +46,10 @@
 #include "types/zset.h"
 #include "types/scan.h"
 
+/* zset-max-listpack-value: the directive at the end of this file (the
+ * entry limit is in server.cfg: the RDB loader reads it too). */
+static long long zsetMaxListpackValue;
+
 #define ERR_MINMAX_FLOAT "ERR min or max is not a float"
 #define ERR_MINMAX_LEX "ERR min or max not valid string range item"
 #define ERR_NAN_SCORE "ERR resulting score is not a number (NaN)"
@@ -194,7 +198,7 @@ unsigned long zsetLength(const kvobj *o) {
 }
 
 static size_t maxListpackEntries(void) { return (size_t)server.cfg.zsetMaxListpackEntries; }
-static size_t maxListpackValue(void) { return (size_t)server.cfg.zsetMaxListpackValue; }
+static size_t maxListpackValue(void) { return (size_t)zsetMaxListpackValue; }
 
 /* A view of one element. */
 typedef struct ZElem {
@@ -1994,3 +1998,16 @@ int zsetLoadListpack(unsigned char *lp, int *enc, void **ptr) {
     *ptr = lp;
     return 1;
 }
+
+/* ------------------------------------------------------------------------ */
+/* Configuration                                                             */
+/* ------------------------------------------------------------------------ */
+
+static ConfigDef zsetConfig[] = {
+    CONFIG_LL("zset-max-listpack-entries", "zset-max-ziplist-entries", 0, server.cfg.zsetMaxListpackEntries, 0,
+              LONG_MAX, "128", .rank = CONFIG_RANK_ENCODINGS + 5),
+    CONFIG_LL("zset-max-listpack-value", "zset-max-ziplist-value", CF_MEMORY, zsetMaxListpackValue, 0, LONG_MAX, "64",
+              .rank = CONFIG_RANK_ENCODINGS + 6),
+};
+
+void zsetRegisterConfig(void) { configRegister(zsetConfig, CONFIG_COUNT_OF(zsetConfig)); }

@@ -64,4 +64,8 @@ int zsetLoadAdd(int *enc, void **ptr, const unsigned char *m, size_t len, double
 void zsetLoadEnd(int *enc, void **ptr);
 void zsetLoadFree(int enc, void *ptr);
 
+/* Registers the sorted set encoding directives (CONFIG GET/SET/REWRITE, the config
+ * file).  Called once from main.c, before the defaults are applied. */
+void zsetRegisterConfig(void);
+
 #endif

@@ -363,6 +363,64 @@ def test_config_rewrite_round_trip(start_server):
     assert before == after
 
 
+def test_config_rewrite_raw_memory_directives_like_redis(start_server, start_oracle):
+    """Directives of features Cairn lacks are kept as text; the two that are
+    memory values are written back with units, as Redis writes them (they
+    once came out as the value of another directive)."""
+    names = ("active-defrag-ignore-bytes", "cluster-link-sendbuf-limit")
+
+    def lines(s):
+        r = s.client()
+        r.execute_command("CONFIG", "SET", names[0], "200mb", names[1], "3kb")
+        r.execute_command("CONFIG", "REWRITE")
+        with open(os.path.join(s.tmp, "server.conf")) as f:
+            return sorted(l for l in f.read().splitlines() if l.startswith(names))
+
+    ours = lines(start_server(config_file=REWRITE_CONF))
+    assert ours == lines(start_oracle(config_file=REWRITE_CONF))
+    assert ours == ["active-defrag-ignore-bytes 200mb", "cluster-link-sendbuf-limit 3kb"]
+
+
+# CONFIG GET * lists Cairn's directives in one fixed order, whichever
+# feature registers them first: these sections, then the others by name.
+CONFIG_GET_STAR_SECTIONS = """
+port bind tcp-backlog tcp-keepalive unixsocket unixsocketperm protected-mode maxclients timeout
+proto-max-bulk-len client-query-buffer-limit client-output-buffer-limit requirepass
+aclfile acl-pubsub-default acllog-max-len
+hz dynamic-hz databases loglevel logfile syslog-enabled syslog-ident syslog-facility always-show-logo daemonize
+pidfile supervised dir enable-debug-command enable-protected-configs enable-module-command crash-log-enabled
+proc-title-template set-proc-title
+maxmemory maxmemory-policy maxmemory-samples maxmemory-eviction-tenacity lfu-log-factor lfu-decay-time
+active-expire-effort lazyfree-lazy-eviction lazyfree-lazy-expire lazyfree-lazy-server-del lazyfree-lazy-user-del
+lazyfree-lazy-user-flush activerehashing
+hash-max-listpack-entries hash-max-ziplist-entries hash-max-listpack-value hash-max-ziplist-value
+list-max-listpack-size list-max-ziplist-size list-compress-depth set-max-intset-entries
+zset-max-listpack-entries zset-max-ziplist-entries zset-max-listpack-value zset-max-ziplist-value
+stream-node-max-bytes stream-node-max-entries hll-sparse-max-bytes
+slowlog-log-slower-than slowlog-max-len latency-monitor-threshold latency-tracking tracking-table-max-keys
+latency-tracking-info-percentiles notify-keyspace-events busy-reply-threshold lua-time-limit
+dbfilename save appendonly appendfilename appenddirname appendfsync rdbcompression rdbchecksum
+stop-writes-on-bgsave-error
+""".split()
+
+
+# Redis's older names, listed right after the directive they alias.
+ALIASES_AFTER_NAME = {"cluster-slave-no-failover", "cluster-slave-validity-factor", "min-slaves-max-lag",
+                      "min-slaves-to-write", "repl-ping-slave-period", "slave-announce-ip", "slave-announce-port",
+                      "slave-ignore-maxmemory", "slave-lazy-flush", "slave-priority", "slave-read-only",
+                      "slave-serve-stale-data", "slaveof"}
+
+
+def test_config_get_star_order(server):
+    reply = server.client().execute_command("CONFIG", "GET", "*")
+    names = [n.decode() for n in (reply[0::2] if isinstance(reply, list) else reply.keys())]
+    head = len(CONFIG_GET_STAR_SECTIONS)
+    assert names[:head] == CONFIG_GET_STAR_SECTIONS
+    # The rest by name, each directive followed by its alias if it has one.
+    rest = [n for n in names[head:] if n not in ALIASES_AFTER_NAME]
+    assert rest == sorted(rest) and len(rest) > 90
+
+
 def test_shipped_cairn_conf_loads_like_redis(start_server, start_oracle):
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     with open(os.path.join(root, "cairn.conf")) as f:
