@@ -420,6 +420,26 @@ long long dbEmpty(Db *db) {
     return n;
 }
 
+long long dbEmptyAsync(Db *db) {
+    lazyfreeDropTable(0, 0);
+    long long n = (long long)htabSize(&db->keys);
+    if (n == 0) {
+        /* Nothing worth a hand-off: drop the (possibly large) bucket arrays
+         * and TTL array here. */
+        htabClear(&db->keys, NULL, NULL);
+        cvFree(&db->ttl);
+    } else {
+        Htab *old = xmalloc(sizeof(*old));
+        *old = db->keys;
+        old->pauseRehash = 0;
+        htabInit(&db->keys, &keyTableType);
+        lazyfreeTable(old, db->ttl);
+    }
+    memset(&db->ttl, 0, sizeof(db->ttl));
+    db->avgTtl = 0;
+    return n;
+}
+
 void dbSwap(Db *a, Db *b) {
     Htab tk = a->keys;
     a->keys = b->keys;
@@ -430,6 +450,54 @@ void dbSwap(Db *a, Db *b) {
     long long avg = a->avgTtl;
     a->avgTtl = b->avgTtl;
     b->avgTtl = avg;
+}
+
+/* --- the keyspace API: sizes, walks, scan, sampling (db.h) --- */
+
+void dbIndexBytes(const Db *db, size_t *mainBytes, size_t *expiresBytes) {
+    *mainBytes = htabBuckets(&db->keys) * sizeof(void *);
+    *expiresBytes = cvBytes(&db->ttl);
+}
+
+const Htab *dbKeyTable(const Db *db) { return &db->keys; }
+
+void dbExpand(Db *db, size_t keys) { htabExpand(&db->keys, keys); }
+
+void dbIterInit(DbIter *it, Db *db) { htabIterInit(&it->it, &db->keys); }
+
+kvobj *dbIterNext(DbIter *it) { return htabIterNext(&it->it); }
+
+void dbIterRelease(DbIter *it) { htabIterRelease(&it->it); }
+
+uint64_t dbScan(Db *db, uint64_t cursor, void (*fn)(void *priv, void *entry), void *priv) {
+    return htabScan(&db->keys, cursor, fn, priv);
+}
+
+void dbWalkFreeze(Db *db) { htabPauseRehash(&db->keys); }
+
+void dbWalkThaw(Db *db) { htabResumeRehash(&db->keys); }
+
+/* Units are the buckets of array 0, then those of array 1 (while
+ * rehashing): the order of a safe iterator. */
+size_t dbWalkUnits(const Db *db) {
+    return htabArrayBuckets(&db->keys, 0) + htabArrayBuckets(&db->keys, 1);
+}
+
+size_t dbWalkVisit(const Db *db, size_t from, size_t to, void (*fn)(void *priv, void *entry), void *priv) {
+    const Htab *h = &db->keys;
+    size_t first = htabArrayBuckets(h, 0), n = 0;
+    if (from < first) n += htabVisitBuckets(h, 0, from, to < first ? to : first, fn, priv);
+    if (to > first) n += htabVisitBuckets(h, 1, (from > first ? from : first) - first, to - first, fn, priv);
+    return n;
+}
+
+kvobj *dbRandomKey(Db *db) { return htabRandom(&db->keys); }
+
+unsigned dbSampleKeys(Db *db, void **out, unsigned count) { return htabSample(&db->keys, out, count); }
+
+kvobj *dbRandomVolatile(Db *db) {
+    uint32_t n = db->ttl.count;
+    return n ? cvGet(&db->ttl, randBounded(n)) : NULL;
 }
 
 void dbSetExpire(Db *db, kvobj **po, long long when) {
