@@ -1,9 +1,15 @@
 /* db.h -- the keyspace: databases of kvobj entries, expiry, the TTL index.
  *
  * Invariants:
- *  - a Db's table holds every key of that database exactly once;
- *  - an entry carries KV_HAS_EXPIRE iff it sits in db->ttl at its stored
- *    position (cvGet(&db->ttl, pos) == entry);
+ *  - a Db's key table (db->ks.keys) holds every key of that database
+ *    exactly once;
+ *  - an entry carries KV_HAS_EXPIRE iff it sits in the TTL index
+ *    (db->ks.ttl) at its stored position;
+ *  - the key table and the TTL index are db.c's alone: everything else
+ *    (src/db/evict.c and lazyfree.c too) uses the lookups, the changes and
+ *    the keyspace API below (size, walks, scan, sampling, bulk drop), so
+ *    the keyspace can be split by hash slot without touching its users
+ *    (scripts/check-layers.sh enforces it);
  *  - only functions in this layer move or free entries.  A kvobj pointer
  *    obtained from a lookup stays valid until the next call that takes a
  *    `kvobj **` (which may reallocate it and updates the caller's pointer)
@@ -40,13 +46,22 @@ typedef struct DbConfig {
 } DbConfig;
 extern const DbConfig *dbConfig;
 
-typedef struct Db {
+/* A database's key table and TTL index: PRIVATE to src/db/db.c.  Every
+ * other file -- src/db/evict.c and lazyfree.c included -- goes through the
+ * keyspace API below (size, walks, scan, sampling, bulk drop), so that the
+ * table can later be split (by hash slot, for Cluster) without touching
+ * them; scripts/check-layers.sh fails on a use of `ks` outside db.c/db.h. */
+typedef struct DbKeyspace {
     Htab keys;              /* kvobj entries keyed by their key bytes */
     ChunkVec ttl;           /* TTL index: every entry with an expire (ttl.count) */
-    int id;                 /* database number */
     long long avgTtl;       /* running estimate for INFO keyspace (ms) */
-    struct Htab *blockingKeys; /* key -> clients blocked on it (lists issue) */
-    struct Htab *watchedKeys;  /* key -> clients watching it (transactions) */
+} DbKeyspace;
+
+typedef struct Db {
+    DbKeyspace ks;             /* private: see DbKeyspace */
+    int id;                    /* database number */
+    struct Htab *blockingKeys; /* key -> clients blocked on it (types/blocking.c) */
+    struct Htab *watchedKeys;  /* key -> clients watching it (server/multi.c) */
 } Db;
 
 /* Database array lifecycle. */
@@ -115,11 +130,11 @@ kvobj *dbUnlink(Db *db, const char *key, size_t len);
 
 /* Number of keys (DBSIZE, INFO), counting logically expired ones not yet
  * deleted. */
-static inline size_t dbSize(const Db *db) { return htabSize(&db->keys); }
+static inline size_t dbSize(const Db *db) { return htabSize(&db->ks.keys); }
 /* Number of keys with an expire (INFO "expires", RDB RESIZEDB). */
-static inline size_t dbExpiresCount(const Db *db) { return db->ttl.count; }
+static inline size_t dbExpiresCount(const Db *db) { return db->ks.ttl.count; }
 /* The running estimate of the keys' mean TTL in ms (INFO "avg_ttl"). */
-static inline long long dbAvgTtl(const Db *db) { return db->avgTtl; }
+static inline long long dbAvgTtl(const Db *db) { return db->ks.avgTtl; }
 /* Bytes of the indexes, beyond the entries (MEMORY STATS): *mainBytes of
  * the key table's bucket arrays, *expiresBytes of the TTL index. */
 void dbIndexBytes(const Db *db, size_t *mainBytes, size_t *expiresBytes);

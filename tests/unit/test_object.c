@@ -53,9 +53,9 @@ static void assertKey(const kvobj *o, const char *key, size_t len) {
 /* The TTL index of db holds exactly `count` entries, each at the position
  * it stores, each with an expire. */
 static void assertTtlIndex(Db *db, uint32_t count) {
-    assert_int_equal(db->ttl.count, count);
-    for (uint32_t i = 0; i < db->ttl.count; i++) {
-        kvobj *o = cvGet(&db->ttl, i);
+    assert_int_equal(db->ks.ttl.count, count);
+    for (uint32_t i = 0; i < db->ks.ttl.count; i++) {
+        kvobj *o = cvGet(&db->ks.ttl, i);
         assert_true(kvHasExpire(o));
         uint32_t pos;
         memcpy(&pos, o->data + 8, 4);
@@ -393,7 +393,7 @@ static void test_expire_gain_and_loss(void **state) {
     assert_ptr_equal(u, c);
     assertTtlIndex(db, 0);
     kvFree(u);
-    assert_int_equal(htabSize(&db->keys), 1);
+    assert_int_equal(dbSize(db), 1);
 }
 
 static void test_expired_lookup(void **state) {
@@ -588,7 +588,7 @@ static void test_create_with_expire(void **state) {
             memcpy(&pos, plain->data + 8, 4);
             kvobj *stored = dbSetKey(db, o, 0); /* TTL over TTL: the slot is reused */
             assert_ptr_equal(stored, o);
-            assert_ptr_equal(cvGet(&db->ttl, pos), o);
+            assert_ptr_equal(cvGet(&db->ks.ttl, pos), o);
             assert_int_equal(kvExpire(dbFind(db, key, lens[i])), 2000 + (long long)i);
             indexed++;
             assertTtlIndex(db, indexed);
@@ -670,7 +670,7 @@ static void test_create_kinds_with_expire(void **state) {
             memcpy(&pos, plain->data + 8, 4);
             kvobj *stored = dbReplace(db, plain, o, 1);
             assert_ptr_equal(stored, o);
-            assert_ptr_equal(cvGet(&db->ttl, pos), o);
+            assert_ptr_equal(cvGet(&db->ks.ttl, pos), o);
             assert_ptr_equal(dbFind(db, key, lens[i]), o);
             indexed++;
             assertTtlIndex(db, indexed);
