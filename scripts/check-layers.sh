@@ -12,7 +12,9 @@
 # check before it runs), it calls a hook the upper layer installs at
 # start-up.  One exception: src/core/main.c, the composition root, includes
 # every layer to wire them.  Also checked: only src/script includes Lua
-# headers, and no file declares a constructor (start-up order is main.c's).
+# headers, no file declares a constructor (start-up order is main.c's), and
+# no file but src/db/db.c (and db.h's inline helpers) touches a database's
+# key table or TTL index (Db.ks) directly.
 # A new folder (repl, http) must be added to LAYERS in its place.
 #
 # When the objects are built (OBJ_DIR, default build/obj/src), the same
@@ -61,6 +63,17 @@ trap 'rm -f "$OUT"' EXIT INT TERM
     if (rank[target] > rank[layer] && file != root)
       printf "%s:%s: %s includes %s (a higher layer)\n", file, line, layer, target
   }' >"$OUT"
+
+# The keyspace's own fields (Db.ks: the key table, the TTL index) are
+# private to src/db/db.c: every other file uses db.h's keyspace API, so the
+# keyspace can be split (by hash slot) without touching its users.
+(cd "$SRC" 2>/dev/null && grep -HnE -e '(\.|->)ks\.' -- */*.c */*.h 2>/dev/null) | awk '
+  {
+    file = $0; sub(/:.*/, "", file)
+    rest = substr($0, length(file) + 2); line = rest; sub(/:.*/, "", line)
+    if (file == "db/db.c" || file == "db/db.h") next
+    printf "%s:%s: uses a Db'"'"'s private key table (Db.ks) outside db/db.c: use the keyspace API of db/db.h\n", file, line
+  }' >>"$OUT"
 
 # Symbols: "layer/file.o symbol" for definitions (D) and uses (U).
 if [ -d "$OBJ" ] && command -v nm >/dev/null 2>&1; then

@@ -7,7 +7,12 @@
  * adding, removing and replacing are O(1) and the active cycle samples
  * uniformly with one random number.
  * Entries grow by 12 bytes (expire + position) when they get an expire:
- * that re-layout and every other move of an entry happens here. */
+ * that re-layout and every other move of an entry happens here.
+ *
+ * Both structures (Db.ks) are this file's alone: the rest of the server
+ * reaches the keys as a whole through the keyspace API (db.h: dbSize,
+ * DbIter, dbScan, the walk units, random keys, dbEmpty/dbEmptyAsync,
+ * dbSwap), each a thin wrapper over the one key table today. */
 #include "db/db.h"
 #include "db/lazyfree.h"
 
@@ -72,7 +77,7 @@ static const HtabType keyTableType = {hashKey, entryKey, keyTableGrowAllowed, ke
 Db *dbCreateAll(int count) {
     Db *dbs = xcalloc(sizeof(Db) * (size_t)count);
     for (int i = 0; i < count; i++) {
-        htabInit(&dbs[i].keys, &keyTableType);
+        htabInit(&dbs[i].ks.keys, &keyTableType);
         dbs[i].id = i;
     }
     return dbs;
@@ -85,8 +90,8 @@ static void freeEntryCb(void *entry, void *priv) {
 
 void dbFreeAll(Db *dbs, int count) {
     for (int i = 0; i < count; i++) {
-        htabClear(&dbs[i].keys, freeEntryCb, NULL);
-        cvFree(&dbs[i].ttl);
+        htabClear(&dbs[i].ks.keys, freeEntryCb, NULL);
+        cvFree(&dbs[i].ks.ttl);
     }
     xfree(dbs);
 }
@@ -101,18 +106,18 @@ static uint32_t ttlPos(const kvobj *o) {
 
 static void setTtlPos(kvobj *o, uint32_t pos) { memcpy(o->data + 8, &pos, 4); }
 
-static void ttlAdd(Db *db, kvobj *o) { setTtlPos(o, cvPush(&db->ttl, o)); }
+static void ttlAdd(Db *db, kvobj *o) { setTtlPos(o, cvPush(&db->ks.ttl, o)); }
 
 static void ttlRemove(Db *db, kvobj *o) {
     uint32_t pos = ttlPos(o);
-    kvobj *last = cvPop(&db->ttl);
+    kvobj *last = cvPop(&db->ks.ttl);
     if (last == o) return;
-    cvSet(&db->ttl, pos, last);
+    cvSet(&db->ks.ttl, pos, last);
     setTtlPos(last, pos);
 }
 
 /* Free the TTL index's unused chunks (from the timer). */
-static void ttlShrinkIfNeeded(Db *db) { cvShrink(&db->ttl); }
+static void ttlShrinkIfNeeded(Db *db) { cvShrink(&db->ks.ttl); }
 
 /* --- entry moves --- */
 
@@ -144,7 +149,7 @@ static kvobj *relayout(const kvobj *o, int withExpire) {
 
 /* Point the table slot that holds `old` at `fresh` (same key). */
 static void swapInTable(Db *db, kvobj *old, kvobj *fresh) {
-    void **link = htabFindLink(&db->keys, kvKey(old), kvKeyLen(old));
+    void **link = htabFindLink(&db->ks.keys, kvKey(old), kvKeyLen(old));
     fresh->next = old->next;
     *link = fresh;
 }
@@ -153,16 +158,16 @@ static void swapInTable(Db *db, kvobj *old, kvobj *fresh) {
  * and the TTL index; old's block is freed, not its value pointer. */
 static kvobj *moveEntry(Db *db, kvobj *old, kvobj *fresh) {
     swapInTable(db, old, fresh);
-    if (kvHasExpire(fresh)) cvSet(&db->ttl, ttlPos(fresh), fresh);
+    if (kvHasExpire(fresh)) cvSet(&db->ks.ttl, ttlPos(fresh), fresh);
     kvFreeShell(old);
     return fresh;
 }
 
 kvobj *dbResizeEntry(Db *db, kvobj *o, size_t size) {
-    void **link = htabFindLink(&db->keys, kvKey(o), kvKeyLen(o));
+    void **link = htabFindLink(&db->ks.keys, kvKey(o), kvKeyLen(o));
     kvobj *n = xrealloc(o, size); /* keeps `next` */
     *link = n;
-    if (kvHasExpire(n)) cvSet(&db->ttl, ttlPos(n), n);
+    if (kvHasExpire(n)) cvSet(&db->ks.ttl, ttlPos(n), n);
     return n;
 }
 
@@ -277,7 +282,7 @@ void dbVerifyAll(Db *dbs, int count) {
         HtabIter it;
         kvobj *o;
         const char *why;
-        htabIterInit(&it, &db->keys);
+        htabIterInit(&it, &db->ks.keys);
         while ((o = htabIterNext(&it)) != NULL) { /* in place: nothing moves */
             if (dbVerify(o, &why) == 0) continue;
             bad = xrealloc(bad, sizeof(*bad) * (nbad + 1));
@@ -285,7 +290,7 @@ void dbVerifyAll(Db *dbs, int count) {
         }
         htabIterRelease(&it);
         for (size_t j = 0; j < nbad; j++) {
-            kvobj *e = htabFind(&db->keys, bad[j], sdsLen(bad[j]));
+            kvobj *e = htabFind(&db->ks.keys, bad[j], sdsLen(bad[j]));
             if (e) dbVerifyOrDrop(db, e);
             sdsFree(bad[j]);
         }
@@ -308,7 +313,7 @@ static int lazyDeleteAllowed(int flags) {
 }
 
 static kvobj *lookup(Db *db, const char *key, size_t len, int flags) {
-    kvobj *o = htabFind(&db->keys, key, len);
+    kvobj *o = htabFind(&db->ks.keys, key, len);
     if (o && kvIsExpired(o) && !dbIgnoreExpire) {
         if (lazyDeleteAllowed(flags)) deleteExpired(db, o);
         o = NULL;
@@ -330,21 +335,21 @@ kvobj *dbLookupRead(Db *db, const char *key, size_t len, int flags) {
 
 kvobj *dbLookupWrite(Db *db, const char *key, size_t len) { return lookup(db, key, len, LOOKUP_WRITE_); }
 
-kvobj *dbFind(Db *db, const char *key, size_t len) { return htabFind(&db->keys, key, len); }
+kvobj *dbFind(Db *db, const char *key, size_t len) { return htabFind(&db->ks.keys, key, len); }
 
 /* --- changes --- */
 
 void dbAdd(Db *db, kvobj *o) {
-    htabAdd(&db->keys, o);
-    if (htabIsRehashing(&db->keys)) dbRehashPending = 1; /* the idle loop finishes it */
+    htabAdd(&db->ks.keys, o);
+    if (htabIsRehashing(&db->ks.keys)) dbRehashPending = 1; /* the idle loop finishes it */
     if (kvHasExpire(o)) ttlAdd(db, o);
     if (dbHooks.keyAdded) dbHooks.keyAdded(db, kvKey(o), kvKeyLen(o));
 }
 
 kvobj *dbAddUnique(Db *db, kvobj *o) {
-    kvobj *had = htabAddUnique(&db->keys, o);
+    kvobj *had = htabAddUnique(&db->ks.keys, o);
     if (had) return had;
-    if (htabIsRehashing(&db->keys)) dbRehashPending = 1;
+    if (htabIsRehashing(&db->ks.keys)) dbRehashPending = 1;
     if (kvHasExpire(o)) ttlAdd(db, o);
     if (dbHooks.keyAdded) dbHooks.keyAdded(db, kvKey(o), kvKeyLen(o));
     return NULL;
@@ -368,7 +373,7 @@ static kvobj *replaceAt(Db *db, void **link, kvobj *old, kvobj *fresh, int keepT
         if (oldExp) {
             uint32_t pos = ttlPos(old);
             setTtlPos(fresh, pos);
-            cvSet(&db->ttl, pos, fresh);
+            cvSet(&db->ks.ttl, pos, fresh);
         } else {
             ttlAdd(db, fresh);
         }
@@ -382,11 +387,11 @@ static kvobj *replaceAt(Db *db, void **link, kvobj *old, kvobj *fresh, int keepT
 }
 
 kvobj *dbReplace(Db *db, kvobj *old, kvobj *fresh, int keepTtl) {
-    return replaceAt(db, htabFindLink(&db->keys, kvKey(old), kvKeyLen(old)), old, fresh, keepTtl);
+    return replaceAt(db, htabFindLink(&db->ks.keys, kvKey(old), kvKeyLen(old)), old, fresh, keepTtl);
 }
 
 kvobj *dbSetKey(Db *db, kvobj *fresh, int keepTtl) {
-    void **link = htabFindLink(&db->keys, kvKey(fresh), kvKeyLen(fresh));
+    void **link = htabFindLink(&db->ks.keys, kvKey(fresh), kvKeyLen(fresh));
     /* An expired key is deleted as expired first (its DEL propagates
      * before the write), as Redis's lookup before a set does. */
     if (link && kvIsExpired(*link) && !dbIgnoreExpire && lazyDeleteAllowed(LOOKUP_WRITE_)) {
@@ -399,7 +404,7 @@ kvobj *dbSetKey(Db *db, kvobj *fresh, int keepTtl) {
 }
 
 kvobj *dbUnlink(Db *db, const char *key, size_t len) {
-    kvobj *o = htabUnlink(&db->keys, key, len);
+    kvobj *o = htabUnlink(&db->ks.keys, key, len);
     if (o && kvHasExpire(o)) ttlRemove(db, o);
     return o;
 }
@@ -413,23 +418,85 @@ int dbDelete(Db *db, const char *key, size_t len) {
 
 long long dbEmpty(Db *db) {
     lazyfreeDropTable(1, 0);
-    long long n = (long long)htabSize(&db->keys);
-    htabClear(&db->keys, freeEntryCb, NULL);
-    cvFree(&db->ttl);
-    db->avgTtl = 0;
+    long long n = (long long)htabSize(&db->ks.keys);
+    htabClear(&db->ks.keys, freeEntryCb, NULL);
+    cvFree(&db->ks.ttl);
+    db->ks.avgTtl = 0;
+    return n;
+}
+
+long long dbEmptyAsync(Db *db) {
+    lazyfreeDropTable(0, 0);
+    long long n = (long long)htabSize(&db->ks.keys);
+    if (n == 0) {
+        /* Nothing worth a hand-off: drop the (possibly large) bucket arrays
+         * and TTL array here. */
+        htabClear(&db->ks.keys, NULL, NULL);
+        cvFree(&db->ks.ttl);
+    } else {
+        Htab *old = xmalloc(sizeof(*old));
+        *old = db->ks.keys;
+        old->pauseRehash = 0;
+        htabInit(&db->ks.keys, &keyTableType);
+        lazyfreeTable(old, db->ks.ttl);
+    }
+    memset(&db->ks.ttl, 0, sizeof(db->ks.ttl));
+    db->ks.avgTtl = 0;
     return n;
 }
 
 void dbSwap(Db *a, Db *b) {
-    Htab tk = a->keys;
-    a->keys = b->keys;
-    b->keys = tk;
-    ChunkVec tt = a->ttl;
-    a->ttl = b->ttl;
-    b->ttl = tt;
-    long long avg = a->avgTtl;
-    a->avgTtl = b->avgTtl;
-    b->avgTtl = avg;
+    DbKeyspace t = a->ks;
+    a->ks = b->ks;
+    b->ks = t;
+}
+
+/* --- the keyspace API: sizes, walks, scan, sampling (db.h) --- */
+
+void dbIndexBytes(const Db *db, size_t *mainBytes, size_t *expiresBytes) {
+    *mainBytes = htabBuckets(&db->ks.keys) * sizeof(void *);
+    *expiresBytes = cvBytes(&db->ks.ttl);
+}
+
+const Htab *dbKeyTable(const Db *db) { return &db->ks.keys; }
+
+void dbExpand(Db *db, size_t keys) { htabExpand(&db->ks.keys, keys); }
+
+void dbIterInit(DbIter *it, Db *db) { htabIterInit(&it->it, &db->ks.keys); }
+
+kvobj *dbIterNext(DbIter *it) { return htabIterNext(&it->it); }
+
+void dbIterRelease(DbIter *it) { htabIterRelease(&it->it); }
+
+uint64_t dbScan(Db *db, uint64_t cursor, void (*fn)(void *priv, void *entry), void *priv) {
+    return htabScan(&db->ks.keys, cursor, fn, priv);
+}
+
+void dbWalkFreeze(Db *db) { htabPauseRehash(&db->ks.keys); }
+
+void dbWalkThaw(Db *db) { htabResumeRehash(&db->ks.keys); }
+
+/* Units are the buckets of array 0, then those of array 1 (while
+ * rehashing): the order of a safe iterator. */
+size_t dbWalkUnits(const Db *db) {
+    return htabArrayBuckets(&db->ks.keys, 0) + htabArrayBuckets(&db->ks.keys, 1);
+}
+
+size_t dbWalkVisit(const Db *db, size_t from, size_t to, void (*fn)(void *priv, void *entry), void *priv) {
+    const Htab *h = &db->ks.keys;
+    size_t first = htabArrayBuckets(h, 0), n = 0;
+    if (from < first) n += htabVisitBuckets(h, 0, from, to < first ? to : first, fn, priv);
+    if (to > first) n += htabVisitBuckets(h, 1, (from > first ? from : first) - first, to - first, fn, priv);
+    return n;
+}
+
+kvobj *dbRandomKey(Db *db) { return htabRandom(&db->ks.keys); }
+
+unsigned dbSampleKeys(Db *db, void **out, unsigned count) { return htabSample(&db->ks.keys, out, count); }
+
+kvobj *dbRandomVolatile(Db *db) {
+    uint32_t n = db->ks.ttl.count;
+    return n ? cvGet(&db->ks.ttl, randBounded(n)) : NULL;
 }
 
 void dbSetExpire(Db *db, kvobj **po, long long when) {
@@ -499,8 +566,8 @@ static void updateAvgTtl(Db *db, const long long *ttls, uint32_t n) {
         rem += ttls[i] % n;
     }
     avg += rem / n;
-    if (db->avgTtl == 0) db->avgTtl = avg;
-    db->avgTtl = (db->avgTtl / 50) * 49 + avg / 50;
+    if (db->ks.avgTtl == 0) db->ks.avgTtl = avg;
+    db->ks.avgTtl = (db->ks.avgTtl / 50) * 49 + avg / 50;
 }
 
 /* The fast cycle's gate (db.h): the share of expired keys it tolerates. */
@@ -511,7 +578,7 @@ void dbActiveExpireCycle(Db *dbs, int count, long long budgetUs, int fast) {
     static int lastHitLimit = 0;       /* the last cycle stopped on its time limit */
     static long long lastFastStart = 0; /* us */
     int any = 0;
-    for (int d = 0; d < count && !any; d++) any = dbs[d].ttl.count > 0;
+    for (int d = 0; d < count && !any; d++) any = dbs[d].ks.ttl.count > 0;
     if (!any) return; /* runs before every sleep: no clock read when no key has a TTL */
     if (fast && !lastHitLimit && dbStats.expiredStalePerc < EXPIRE_ACCEPTABLE_STALE) return;
     long long start = ustime();
@@ -525,12 +592,12 @@ void dbActiveExpireCycle(Db *dbs, int count, long long budgetUs, int fast) {
         Db *db = &dbs[(nextDb + d) % count];
         int more;
         do {
-            if (db->ttl.count == 0) break;
+            if (db->ks.ttl.count == 0) break;
             uint32_t sampled = 0, expired = 0, ttlSamples = 0;
             long long ttls[EXPIRE_KEYS_PER_LOOP];
-            uint32_t n = db->ttl.count < EXPIRE_KEYS_PER_LOOP ? db->ttl.count : EXPIRE_KEYS_PER_LOOP;
-            while (sampled < n && db->ttl.count > 0) {
-                kvobj *o = cvGet(&db->ttl, randBounded(db->ttl.count));
+            uint32_t n = db->ks.ttl.count < EXPIRE_KEYS_PER_LOOP ? db->ks.ttl.count : EXPIRE_KEYS_PER_LOOP;
+            while (sampled < n && db->ks.ttl.count > 0) {
+                kvobj *o = cvGet(&db->ks.ttl, randBounded(db->ks.ttl.count));
                 sampled++;
                 long long ttl = kvExpire(o) - dbNowMs;
                 if (ttl < 0) {
@@ -563,9 +630,9 @@ void dbTimerMaintenance(Db *dbs, int count) {
     int rehashing = 0;
     for (int i = 0; i < count; i++) {
         Db *db = &dbs[i];
-        if (htabIsRehashing(&db->keys)) htabRehashMicros(&db->keys, 1000);
-        else htabShrinkIfNeeded(&db->keys);
-        rehashing |= htabIsRehashing(&db->keys);
+        if (htabIsRehashing(&db->ks.keys)) htabRehashMicros(&db->ks.keys, 1000);
+        else htabShrinkIfNeeded(&db->ks.keys);
+        rehashing |= htabIsRehashing(&db->ks.keys);
         ttlShrinkIfNeeded(db);
     }
     if (rehashing) dbRehashPending = 1;
@@ -576,7 +643,7 @@ void dbRehashIdle(Db *dbs, int count, long long us) {
     long long start = ustime(), left = us;
     int more = 0;
     for (int i = 0; i < count; i++) {
-        Htab *h = &dbs[i].keys;
+        Htab *h = &dbs[i].ks.keys;
         if (!htabIsRehashing(h) || h->pauseRehash > 0) continue;
         if (left > 0) {
             htabRehashMicros(h, left);

@@ -1,9 +1,15 @@
 /* db.h -- the keyspace: databases of kvobj entries, expiry, the TTL index.
  *
  * Invariants:
- *  - a Db's table holds every key of that database exactly once;
- *  - an entry carries KV_HAS_EXPIRE iff it sits in db->ttl at its stored
- *    position (cvGet(&db->ttl, pos) == entry);
+ *  - a Db's key table (db->ks.keys) holds every key of that database
+ *    exactly once;
+ *  - an entry carries KV_HAS_EXPIRE iff it sits in the TTL index
+ *    (db->ks.ttl) at its stored position;
+ *  - the key table and the TTL index are db.c's alone: everything else
+ *    (src/db/evict.c and lazyfree.c too) uses the lookups, the changes and
+ *    the keyspace API below (size, walks, scan, sampling, bulk drop), so
+ *    the keyspace can be split by hash slot without touching its users
+ *    (scripts/check-layers.sh enforces it);
  *  - only functions in this layer move or free entries.  A kvobj pointer
  *    obtained from a lookup stays valid until the next call that takes a
  *    `kvobj **` (which may reallocate it and updates the caller's pointer)
@@ -40,13 +46,22 @@ typedef struct DbConfig {
 } DbConfig;
 extern const DbConfig *dbConfig;
 
-typedef struct Db {
+/* A database's key table and TTL index: PRIVATE to src/db/db.c.  Every
+ * other file -- src/db/evict.c and lazyfree.c included -- goes through the
+ * keyspace API below (size, walks, scan, sampling, bulk drop), so that the
+ * table can later be split (by hash slot, for Cluster) without touching
+ * them; scripts/check-layers.sh fails on a use of `ks` outside db.c/db.h. */
+typedef struct DbKeyspace {
     Htab keys;              /* kvobj entries keyed by their key bytes */
     ChunkVec ttl;           /* TTL index: every entry with an expire (ttl.count) */
-    int id;                 /* database number */
     long long avgTtl;       /* running estimate for INFO keyspace (ms) */
-    struct Htab *blockingKeys; /* key -> clients blocked on it (lists issue) */
-    struct Htab *watchedKeys;  /* key -> clients watching it (transactions) */
+} DbKeyspace;
+
+typedef struct Db {
+    DbKeyspace ks;             /* private: see DbKeyspace */
+    int id;                    /* database number */
+    struct Htab *blockingKeys; /* key -> clients blocked on it (types/blocking.c) */
+    struct Htab *watchedKeys;  /* key -> clients watching it (server/multi.c) */
 } Db;
 
 /* Database array lifecycle. */
@@ -109,9 +124,87 @@ kvobj *dbSetKey(Db *db, kvobj *fresh, int keepTtl);
 int dbDelete(Db *db, const char *key, size_t len);
 /* Unlink without freeing; caller frees (used by UNLINK / lazy free). */
 kvobj *dbUnlink(Db *db, const char *key, size_t len);
-/* Remove everything; returns the number of keys removed. */
+/* --- The keyspace API: what a user outside db.c may know of a database's
+ * keys as a whole.  Each is defined over the keys, not over one table, so
+ * it keeps its contract when the keyspace is split by hash slot. --- */
+
+/* Number of keys (DBSIZE, INFO), counting logically expired ones not yet
+ * deleted. */
+static inline size_t dbSize(const Db *db) { return htabSize(&db->ks.keys); }
+/* Number of keys with an expire (INFO "expires", RDB RESIZEDB). */
+static inline size_t dbExpiresCount(const Db *db) { return db->ks.ttl.count; }
+/* The running estimate of the keys' mean TTL in ms (INFO "avg_ttl"). */
+static inline long long dbAvgTtl(const Db *db) { return db->ks.avgTtl; }
+/* Bytes of the indexes, beyond the entries (MEMORY STATS): *mainBytes of
+ * the key table's bucket arrays, *expiresBytes of the TTL index. */
+void dbIndexBytes(const Db *db, size_t *mainBytes, size_t *expiresBytes);
+/* The key table itself, read only, for DEBUG HTSTATS's report of its shape
+ * (sizes, chains) and nothing else: counts, walks and lookups go through
+ * the functions of this API. */
+const Htab *dbKeyTable(const Db *db);
+/* A hint that the database is about to hold `keys` keys (an RDB's
+ * RESIZEDB): the table is sized for them at once instead of growing step
+ * by step. */
+void dbExpand(Db *db, size_t keys);
+
+/* Walks every key once (KEYS, DEBUG DIGEST, an RDB save, an AOF rewrite).
+ * The walk is safe: the table does not rehash meanwhile, so each key
+ * present throughout is returned exactly once; the caller may delete or
+ * replace (dbReplace, dbVerifyOrDrop...) the key last returned and add
+ * keys (which may or may not be returned), never delete another.  Keys
+ * come as they are: no lazy expiry, no deferred value check, no LRU
+ * touch.  Always call dbIterRelease, even after dbIterNext gave NULL.
+ * The fields are private. */
+typedef struct DbIter {
+    HtabIter it;
+} DbIter;
+void dbIterInit(DbIter *it, Db *db);
+/* The next key, or NULL when done. */
+kvobj *dbIterNext(DbIter *it);
+void dbIterRelease(DbIter *it);
+
+/* SCAN's cursor walk.  Start with cursor 0; each call hands a few keys to
+ * fn(priv, entry) (entry is a kvobj *) and returns the cursor for the next
+ * call, 0 when the walk is done.  Guarantees, as SCAN's: every key present
+ * from the first call to the last is returned at least once -- exactly
+ * once today, whatever the table does between calls (grow, shrink,
+ * rehash); a key added or deleted meanwhile may or may not be.  The
+ * cursor is opaque (below 2^48; one of 2^48 or more ends the walk at
+ * once).  fn may delete the key it is given, nothing else; keys come as
+ * they are (no lazy expiry, no check, no touch). */
+uint64_t dbScan(Db *db, uint64_t cursor, void (*fn)(void *priv, void *entry), void *priv);
+
+/* A walk cut into units for several threads at once (the RDB save
+ * threads): the keys are spread over dbWalkUnits(db) units, and
+ * dbWalkVisit calls fn(priv, entry) on each key of units [from, to) and
+ * returns how many it visited.  Units in ascending order give the keys in
+ * the order dbIterNext does.  Read only: between dbWalkFreeze and
+ * dbWalkThaw (which nest) the table does not rehash, and the caller keeps
+ * the database unchanged; visits of disjoint ranges may then run on
+ * different threads at once. */
+void dbWalkFreeze(Db *db);
+void dbWalkThaw(Db *db);
+size_t dbWalkUnits(const Db *db);
+size_t dbWalkVisit(const Db *db, size_t from, size_t to, void (*fn)(void *priv, void *entry), void *priv);
+
+/* Random keys, for RANDOMKEY, eviction and expiry; each NULL / 0 when
+ * there is none:
+ *  dbRandomKey       a key, nearly uniformly (ds/htab.h htabRandom);
+ *  dbSampleKeys      up to count distinct keys near a random spot into
+ *                    out[] (eviction's sampling; htabSample);
+ *  dbRandomVolatile  a key with an expire, uniformly. */
+kvobj *dbRandomKey(Db *db);
+unsigned dbSampleKeys(Db *db, void **out, unsigned count);
+kvobj *dbRandomVolatile(Db *db);
+
+/* Bulk drop.  dbEmpty removes every key now; dbEmptyAsync detaches them
+ * and has the lazy-free thread free them, the database being empty and
+ * usable at once (FLUSHALL ASYNC, replica-lazy-flush, a diskless load's
+ * databases filled aside).  Both return the number of keys removed. */
 long long dbEmpty(Db *db);
-/* Swap the contents of two databases (SWAPDB). */
+long long dbEmptyAsync(Db *db);
+/* Swap the contents of two databases (SWAPDB, a diskless load's swap):
+ * keys, expires and the TTL estimate; not the ids, waiters or watchers. */
 void dbSwap(Db *a, Db *b);
 
 /* Expire handling.  `when` is absolute unix ms.  May move *po. */

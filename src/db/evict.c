@@ -11,7 +11,6 @@
 
 #include "db/lazyfree.h"
 #include "ds/alloc.h"
-#include "ds/rand.h"
 #include "ds/util.h"
 
 #define POOL_SIZE 16
@@ -106,9 +105,13 @@ static void poolPopulate(Db *db, int p, int n) {
     unsigned got;
     if (policyIsVolatile(p)) {
         got = 0;
-        for (int i = 0; i < n && db->ttl.count; i++) sample[got++] = cvGet(&db->ttl, randBounded(db->ttl.count));
+        for (int i = 0; i < n; i++) {
+            kvobj *o = dbRandomVolatile(db);
+            if (!o) break;
+            sample[got++] = o;
+        }
     } else {
-        got = htabSample(&db->keys, sample, (unsigned)n);
+        got = dbSampleKeys(db, sample, (unsigned)n);
     }
     for (unsigned i = 0; i < got; i++) poolInsert(sample[i], db->id, score(sample[i], p));
 }
@@ -135,12 +138,7 @@ static kvobj *chooseKey(Db *dbs, int count, int p, int samples, Db **where) {
     if (p == MAXMEMORY_ALLKEYS_RANDOM || p == MAXMEMORY_VOLATILE_RANDOM) {
         for (int i = 0; i < count; i++) {
             Db *db = &dbs[(nextDb = (nextDb + 1) % count)];
-            if (p == MAXMEMORY_VOLATILE_RANDOM) {
-                if (db->ttl.count == 0) continue;
-                *where = db;
-                return cvGet(&db->ttl, randBounded(db->ttl.count));
-            }
-            kvobj *o = htabRandom(&db->keys);
+            kvobj *o = p == MAXMEMORY_VOLATILE_RANDOM ? dbRandomVolatile(db) : dbRandomKey(db);
             if (o) {
                 *where = db;
                 return o;
@@ -153,7 +151,7 @@ static kvobj *chooseKey(Db *dbs, int count, int p, int samples, Db **where) {
         size_t total = 0;
         for (int i = 0; i < count; i++) {
             Db *db = &dbs[i];
-            size_t keys = policyIsVolatile(p) ? db->ttl.count : htabSize(&db->keys);
+            size_t keys = policyIsVolatile(p) ? dbExpiresCount(db) : dbSize(db);
             if (!keys) continue;
             poolPopulate(db, p, samples);
             total += keys;

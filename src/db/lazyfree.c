@@ -270,27 +270,6 @@ void lazyfreeTable(Htab *keys, ChunkVec ttl) {
     enqueue(j);
 }
 
-long long lazyfreeEmptyDb(Db *db) {
-    lazyfreeDropTable(0, 0);
-    long long n = (long long)htabSize(&db->keys);
-    if (n == 0) {
-        /* Nothing worth a hand-off: drop the (possibly large) bucket arrays
-         * and TTL array here. */
-        htabClear(&db->keys, NULL, NULL);
-        cvFree(&db->ttl);
-    } else {
-        const HtabType *type = db->keys.type;
-        Htab *old = xmalloc(sizeof(*old));
-        *old = db->keys;
-        old->pauseRehash = 0;
-        htabInit(&db->keys, type);
-        lazyfreeTable(old, db->ttl);
-    }
-    memset(&db->ttl, 0, sizeof(db->ttl));
-    db->avgTtl = 0;
-    return n;
-}
-
 size_t lazyfreePendingObjects(void) { return atomic_load(&pending); }
 
 size_t lazyfreedObjects(void) { return atomic_load(&freed); }

@@ -34,14 +34,10 @@ void lazyfreePurge(void);
  * arena's kept pages back from the thread.  nowMs: monotonic milliseconds. */
 void lazyfreeCron(long long nowMs);
 
-/* Empty a database by detaching its key table and TTL index, leaving the Db
- * empty and usable at once, and freeing the old contents on the thread.
- * Returns the number of keys removed. */
-long long lazyfreeEmptyDb(Db *db);
-
 /* Free a detached key table made by htabCreate (or a heap copy of a Db's
  * table) with all its entries, and a TTL index, on the thread.  Takes
- * ownership of both; keys may be NULL, ttl empty. */
+ * ownership of both; keys may be NULL, ttl empty.  (Emptying a database
+ * this way: db.h dbEmptyAsync.) */
 void lazyfreeTable(Htab *keys, ChunkVec ttl);
 
 /* Free one plain allocation (a key table's old bucket array) on the

@@ -19,7 +19,6 @@
 #include "db/db.h"
 #include "db/object.h"
 #include "ds/alloc.h"
-#include "ds/htab.h"
 #include "ds/listpack.h"
 #include "ds/quicklist.h"
 #include "ds/rdbcodec.h"
@@ -308,13 +307,13 @@ int aofWriteCommandsBase(const char *path) {
     long long keys = 0;
     for (int j = 0; j < server.cfg.databases && !w.failed; j++) {
         Db *db = &server.db[j];
-        if (htabSize(&db->keys) == 0) continue;
+        if (dbSize(db) == 0) continue;
         command(&w, 2, "SELECT");
         bulkNum(&w, j);
-        HtabIter it;
-        htabIterInit(&it, &db->keys);
+        DbIter it;
+        dbIterInit(&it, db);
         kvobj *o;
-        while (!w.failed && (o = htabIterNext(&it)) != NULL) {
+        while (!w.failed && (o = dbIterNext(&it)) != NULL) {
             /* A value loaded unverified is checked in place (this runs in
              * the rewrite child); a corrupt one is left out. */
             const char *why;
@@ -329,7 +328,7 @@ int aofWriteCommandsBase(const char *path) {
              * checked at keys 1, 1025, ... as Redis's. */
             if ((keys++ & 1023) == 0) persistChildProgress(keys);
         }
-        htabIterRelease(&it);
+        dbIterRelease(&it);
     }
     flushBuf(&w);
     sdsFree(w.buf);

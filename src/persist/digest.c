@@ -21,7 +21,6 @@
 
 #include "core/server.h"
 #include "db/db.h"
-#include "ds/htab.h"
 #include "ds/quicklist.h"
 #include "ds/sha1.h"
 #include "ds/stream.h"
@@ -140,17 +139,17 @@ void digestDataset(unsigned char out[20]) {
     dbVerifyAll(server.db, server.cfg.databases); /* values loaded unverified */
     for (int j = 0; j < server.cfg.databases; j++) {
         Db *db = &server.db[j];
-        if (htabSize(&db->keys) == 0) continue;
+        if (dbSize(db) == 0) continue;
         mixUint32(out, (uint32_t)j);
-        HtabIter it;
-        htabIterInit(&it, &db->keys);
+        DbIter it;
+        dbIterInit(&it, db);
         kvobj *o;
-        while ((o = htabIterNext(&it)) != NULL) {
+        while ((o = dbIterNext(&it)) != NULL) {
             unsigned char d[20] = {0};
             mixDigest(d, kvKey(o), kvKeyLen(o));
             digestValue(o, d);
             xorDigest(out, d, 20);
         }
-        htabIterRelease(&it);
+        dbIterRelease(&it);
     }
 }

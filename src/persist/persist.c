@@ -204,7 +204,7 @@ static void childInfoReset(void) {
 
 static long long totalKeys(void) {
     long long n = 0;
-    for (int j = 0; j < server.cfg.databases; j++) n += (long long)htabSize(&server.db[j].keys);
+    for (int j = 0; j < server.cfg.databases; j++) n += (long long)dbSize(&server.db[j]);
     return n;
 }
 

@@ -405,16 +405,16 @@ void rdbKeysSaved(RdbWriter *w, long long n) {
 
 /* Writes a database's keys on this thread alone. */
 static int rwDbKeys(RdbWriter *w, Db *db, int lru, int lfu) {
-    HtabIter it;
-    htabIterInit(&it, &db->keys);
+    DbIter it;
+    dbIterInit(&it, db);
     kvobj *o;
     int rc = 0;
-    while (rc == 0 && (o = htabIterNext(&it)) != NULL) {
+    while (rc == 0 && (o = dbIterNext(&it)) != NULL) {
         rdbKeyBytes(w, o, lru, lfu);
         rdbKeysSaved(w, 1);
         rc = rwMaybeFlush(w);
     }
-    htabIterRelease(&it);
+    dbIterRelease(&it);
     return rc;
 }
 
@@ -439,13 +439,13 @@ static int rwSnapshot(RdbWriter *w, int aofBase) {
     int lru = policyIsLru(), lfu = policyIsLfu(), threads = rdbSaveThreadCount();
     for (int j = 0; j < server.cfg.databases && !(saveExclude & RDB_EXCLUDE_DATA); j++) {
         Db *db = &server.db[j];
-        size_t size = htabSize(&db->keys);
+        size_t size = dbSize(db);
         if (size == 0) continue;
         rwByte(w, RDB_OPCODE_SELECTDB);
         rwLen(w, (uint64_t)j);
         rwByte(w, RDB_OPCODE_RESIZEDB);
         rwLen(w, size);
-        rwLen(w, db->ttl.count);
+        rwLen(w, dbExpiresCount(db));
         int rc = threads > 1 ? rdbSaveDbThreaded(w, db, lru, lfu, threads) : 1;
         if (rc == 1) rc = rwDbKeys(w, db, lru, lfu); /* one thread, or none could start */
         if (rc < 0) return -1;
@@ -1677,7 +1677,7 @@ static int loadRecord(RdbReader *r, RdbStream *s) {
         /* A hint: trusted as far as the bytes that remain could hold it
          * (streamed: the bytes are still to come, up to 8M slots). */
         size_t cap = s->streaming ? (size_t)1 << 23 : rrLeft(r);
-        if (a <= cap) htabExpand(&s->db->keys, (size_t)a);
+        if (a <= cap) dbExpand(s->db, (size_t)a);
         return 0;
     }
     case RDB_OPCODE_AUX: return loadAux(r, info);

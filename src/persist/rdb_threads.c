@@ -2,14 +2,15 @@
  *
  * The saving thread (the server's for SAVE, DEBUG RELOAD and a shutdown's
  * save; a fork child's for BGSAVE, a replication sync and an AOF
- * rewrite's RDB preamble) cuts a database's key table into jobs, runs of
- * consecutive buckets, queued in a ring of slots.  Worker threads take the
- * jobs in order, walk their buckets (htabVisitBuckets) and serialize each
+ * rewrite's RDB preamble) cuts a database's keys into jobs, runs of
+ * consecutive walk units (db.h dbWalkUnits: the key table's buckets),
+ * queued in a ring of slots.  Worker threads take the
+ * jobs in order, walk their units (dbWalkVisit) and serialize each
  * key with rdbKeyBytes into the slot's buffer (LZF compression is most of
  * that work), with the buffer's CRC-64; the saving thread writes the
  * slots out in ring order and joins their CRCs (crc64Combine).  A key's
- * bytes depend on the key alone and buckets are written in the order a
- * table iterator gives, so the file is byte for byte the single-threaded
+ * bytes depend on the key alone and units are written in the order a
+ * database iterator gives, so the file is byte for byte the single-threaded
  * one.
  *
  * Read only: during a snapshot nothing changes the dataset (SAVE blocks
@@ -20,8 +21,8 @@
  * A key is read by one worker only.
  *
  * Memory is bounded: RING_PER_THREAD slots per worker; a job holds about
- * JOB_TARGET_BYTES of output (its bucket count follows the bytes per
- * bucket seen so far); a worker whose buffer passes JOB_FLUSH_BYTES in the middle of a
+ * JOB_TARGET_BYTES of output (its unit count follows the bytes per
+ * unit seen so far); a worker whose buffer passes JOB_FLUSH_BYTES in the middle of a
  * job (a large value) hands it to the saving thread and waits until it is
  * written.
  *
@@ -37,14 +38,13 @@
 #include "core/server.h"
 #include "ds/alloc.h"
 #include "ds/crc64.h"
-#include "ds/htab.h"
 #include "persist/rdb_int.h"
 
 #define RDB_THREADS_MIN_KEYS 128 /* a smaller database is written on one thread */
 #define RDB_THREADS_MAX 16       /* rdb-save-threads' limit */
 #define RING_PER_THREAD 4
-#define JOB_MAX_BUCKETS 16384
-#define JOB_FIRST_BUCKETS 32
+#define JOB_MAX_UNITS 16384
+#define JOB_FIRST_UNITS 32
 #define JOB_TARGET_BYTES (128 * 1024)
 #define JOB_FLUSH_BYTES (1024 * 1024)
 
@@ -52,8 +52,7 @@ typedef enum { SLOT_FREE, SLOT_QUEUED, SLOT_RUNNING, SLOT_PARTIAL, SLOT_DONE } S
 
 typedef struct Slot {
     SlotState state;   /* under the pipe's mutex */
-    int table;         /* the job: buckets [from, to) of bucket array `table` */
-    size_t from, to;
+    size_t from, to;   /* the job: walk units [from, to) */
     long long nkeys;   /* keys serialized (set by the worker when DONE) */
     sds buf;           /* output: allocated, grown and freed by workers */
     uint64_t crc;      /* of buf's bytes, when the pipe checksums */
@@ -72,7 +71,7 @@ typedef struct Pipe {
     int end;   /* no more jobs: workers exit when none is left */
     int abort; /* a write failed: workers drop their bytes and exit */
     int live;  /* workers not yet exited */
-    const Htab *keys;
+    const Db *db; /* frozen (dbWalkFreeze) while the pipe runs */
     int compress, checksum, lru, lfu;
 } Pipe;
 
@@ -139,7 +138,7 @@ static void *worker(void *arg) {
         Job j = {.p = p, .s = s, .w = &w};
         w.sinkCtx = &j;
         sdsClear(w.buf);
-        htabVisitBuckets(p->keys, s->table, s->from, s->to, saveKey, &j);
+        dbWalkVisit(p->db, s->from, s->to, saveKey, &j);
         uint64_t crc = p->checksum ? crc64(0, w.buf, sdsLen(w.buf)) : 0;
         pthread_mutex_lock(&p->mu);
         s->buf = w.buf;
@@ -168,7 +167,7 @@ static void queueJob(Pipe *p, Slot *s) {
 
 /* What the saving thread wrote so far. */
 typedef struct Written {
-    long long bytes, buckets; /* buckets of the jobs done */
+    long long bytes, units; /* walk units of the jobs done */
 } Written;
 
 /* Writes the bytes of the oldest slot when it has some (waiting for them
@@ -196,36 +195,33 @@ static int writeHead(Pipe *p, RdbWriter *w, int wait, Written *done) {
     }
     pthread_mutex_unlock(&p->mu);
     if (st == SLOT_DONE) {
-        done->buckets += (long long)(s->to - s->from);
+        done->units += (long long)(s->to - s->from);
         rdbKeysSaved(w, s->nkeys);
     }
     return 0;
 }
 
-/* Cuts the key table into jobs and writes the jobs' bytes in order. */
+/* Cuts the keys into jobs and writes the jobs' bytes in order. */
 static int writeKeys(Pipe *p, RdbWriter *w) {
     Written done = {0, 0};
-    size_t perJob = JOB_FIRST_BUCKETS;
+    size_t perJob = JOB_FIRST_UNITS;
     int rc = 0;
-    for (int t = 0; t < 2 && rc == 0; t++) {
-        size_t size = htabArrayBuckets(p->keys, t);
-        for (size_t from = 0; from < size && rc == 0;) {
-            while (rc == 0 && p->tail - p->head == p->nslots) rc = writeHead(p, w, 1, &done);
-            if (rc < 0) break;
-            Slot *s = &p->slots[p->tail % p->nslots];
-            s->table = t;
-            s->from = from;
-            s->to = size - from > perJob ? from + perJob : size;
-            from = s->to;
-            queueJob(p, s);
-            int r = 0;
-            while (p->head < p->tail && (r = writeHead(p, w, 0, &done)) == 0) {}
-            if (p->head < p->tail && r < 0) rc = -1;
-            /* Buckets for JOB_TARGET_BYTES at the bytes per bucket so far. */
-            if (done.bytes > 0 && done.buckets > 0) {
-                long long k = JOB_TARGET_BYTES * done.buckets / done.bytes;
-                perJob = k < 1 ? 1 : k > JOB_MAX_BUCKETS ? JOB_MAX_BUCKETS : (size_t)k;
-            }
+    size_t size = dbWalkUnits(p->db);
+    for (size_t from = 0; from < size && rc == 0;) {
+        while (rc == 0 && p->tail - p->head == p->nslots) rc = writeHead(p, w, 1, &done);
+        if (rc < 0) break;
+        Slot *s = &p->slots[p->tail % p->nslots];
+        s->from = from;
+        s->to = size - from > perJob ? from + perJob : size;
+        from = s->to;
+        queueJob(p, s);
+        int r = 0;
+        while (p->head < p->tail && (r = writeHead(p, w, 0, &done)) == 0) {}
+        if (p->head < p->tail && r < 0) rc = -1;
+        /* Units for JOB_TARGET_BYTES at the bytes per unit so far. */
+        if (done.bytes > 0 && done.units > 0) {
+            long long k = JOB_TARGET_BYTES * done.units / done.bytes;
+            perJob = k < 1 ? 1 : k > JOB_MAX_UNITS ? JOB_MAX_UNITS : (size_t)k;
         }
     }
     while (rc == 0 && p->head < p->tail) rc = writeHead(p, w, 1, &done);
@@ -233,12 +229,12 @@ static int writeKeys(Pipe *p, RdbWriter *w) {
 }
 
 int rdbSaveDbThreaded(RdbWriter *w, Db *db, int lru, int lfu, int threads) {
-    if (htabSize(&db->keys) < RDB_THREADS_MIN_KEYS) return 1;
+    if (dbSize(db) < RDB_THREADS_MIN_KEYS) return 1;
     if (threads > RDB_THREADS_MAX) threads = RDB_THREADS_MAX;
-    Pipe p = {.nslots = (unsigned)(RING_PER_THREAD * threads), .live = threads, .keys = &db->keys,
+    Pipe p = {.nslots = (unsigned)(RING_PER_THREAD * threads), .live = threads, .db = db,
               .compress = w->compress, .checksum = w->checksum, .lru = lru, .lfu = lfu};
     crc64Init(); /* before the threads use it */
-    htabPauseRehash(&db->keys);
+    dbWalkFreeze(db);
     pthread_mutex_init(&p.mu, NULL);
     pthread_cond_init(&p.work, NULL);
     pthread_cond_init(&p.resume, NULL);
@@ -267,7 +263,7 @@ int rdbSaveDbThreaded(RdbWriter *w, Db *db, int lru, int lfu, int threads) {
     pthread_mutex_unlock(&p.mu);
     for (int i = 0; i < started; i++) pthread_join(tids[i], NULL);
     xfree(p.slots);
-    htabResumeRehash(&db->keys);
+    dbWalkThaw(db);
     pthread_cond_destroy(&p.ready);
     pthread_cond_destroy(&p.resume);
     pthread_cond_destroy(&p.work);

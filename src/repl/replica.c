@@ -29,10 +29,8 @@
 #include "core/log.h"
 #include "core/net.h"
 #include "core/server.h"
-#include "db/lazyfree.h"
 #include "ds/alloc.h"
 #include "ds/crc64.h"
-#include "ds/htab.h"
 #include "ds/util.h"
 #include "persist/aof.h"
 #include "persist/persist.h"
@@ -405,7 +403,7 @@ static void emptyData(void) {
     replicaKeysForget();
     signalFlushedDb(-1);
     for (int j = 0; j < server.cfg.databases; j++) {
-        if (server.cfg.replicaLazyFlush) lazyfreeEmptyDb(&server.db[j]);
+        if (server.cfg.replicaLazyFlush) dbEmptyAsync(&server.db[j]);
         else dbEmpty(&server.db[j]);
     }
     functionsRdbFlush();
@@ -423,7 +421,7 @@ static int useDisklessLoad(void) {
     if (server.cfg.replDisklessLoad == DISKLESS_LOAD_SWAPDB) return 1;
     if (server.cfg.replDisklessLoad != DISKLESS_LOAD_ON_EMPTY_DB) return 0;
     for (int j = 0; j < server.cfg.databases; j++)
-        if (htabSize(&server.db[j].keys)) return 0;
+        if (dbSize(&server.db[j])) return 0;
     return 1;
 }
 
@@ -453,7 +451,7 @@ static void functionsRestore(sds snap) {
 /* Drops databases filled aside (their memory is freed in the background
  * as replica-lazy-flush would). */
 static void dropTempDbs(Db *dbs) {
-    for (int j = 0; j < server.cfg.databases; j++) lazyfreeEmptyDb(&dbs[j]);
+    for (int j = 0; j < server.cfg.databases; j++) dbEmptyAsync(&dbs[j]);
     dbFreeAll(dbs, server.cfg.databases);
 }
 

@@ -698,12 +698,12 @@ static void debugHtstats(Client *c) {
     }
     Db *db = &server.db[dbid];
     sds s = sdsCat(sdsEmpty(), "[Dictionary HT]\n");
-    s = htabStats(s, &db->keys);
+    s = htabStats(s, dbKeyTable(db));
     s = sdsCat(s, "[Expires HT]\n");
-    if (db->ttl.count == 0)
+    if (dbExpiresCount(db) == 0)
         s = sdsCat(s, "Hash table 0 stats (main hash table):\nNo stats available for empty dictionaries\n");
     else
-        s = sdsCatPrintf(s, "TTL index (not a hash table):\n number of elements: %zu\n", (size_t)db->ttl.count);
+        s = sdsCatPrintf(s, "TTL index (not a hash table):\n number of elements: %zu\n", dbExpiresCount(db));
     replyVerbatim(c, s, sdsLen(s), "txt");
     sdsFree(s);
 }

@@ -373,9 +373,9 @@ static sds infoErrorStats(sds s) {
 static sds infoKeyspace(sds s) {
     for (int i = 0; i < server.cfg.databases; i++) {
         Db *db = &server.db[i];
-        size_t keys = htabSize(&db->keys);
-        if (keys == 0 && db->ttl.count == 0) continue;
-        s = sdsCatPrintf(s, "db%d:keys=%zu,expires=%u,avg_ttl=%lld\r\n", i, keys, db->ttl.count, db->avgTtl);
+        size_t keys = dbSize(db), expires = dbExpiresCount(db);
+        if (keys == 0 && expires == 0) continue;
+        s = sdsCatPrintf(s, "db%d:keys=%zu,expires=%zu,avg_ttl=%lld\r\n", i, keys, expires, dbAvgTtl(db));
     }
     return s;
 }

@@ -358,10 +358,11 @@ void memoryOverhead(MemoryOverhead *m) {
                        m->luaCaches + m->functionsCaches;
     for (int i = 0; i < server.cfg.databases; i++) {
         Db *db = &server.db[i];
-        size_t keys = htabSize(&db->keys);
+        size_t keys = dbSize(db);
         if (!keys) continue;
         m->keys += keys;
-        size_t main = htabBuckets(&db->keys) * sizeof(void *), expires = cvBytes(&db->ttl);
+        size_t main, expires;
+        dbIndexBytes(db, &main, &expires);
         m->overheadTotal += main + expires;
         if (m->dbCount < (int)(sizeof(m->dbs) / sizeof(m->dbs[0]))) {
             m->dbs[m->dbCount].id = i;

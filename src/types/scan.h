@@ -1,6 +1,6 @@
 /* scan.h -- what SCAN, SSCAN, HSCAN and ZSCAN share: Redis's cursor
  * parsing, the MATCH/COUNT options of the per-key scans, and collecting
- * entries from htabScan.  Each command keeps its own order of checks
+ * entries from dbScan or htabScan.  Each command keeps its own order of checks
  * (cursor, key, options), as Redis does. */
 #ifndef CAIRN_SCAN_H
 #define CAIRN_SCAN_H
@@ -30,7 +30,7 @@ int scanParseOptionsOrReply(Client *c, int first, long *count, sds *pattern);
  * error) has been sent. */
 kvobj *scanKeyStartOrReply(Client *c, int type, uint64_t *cursor, long *count, sds *pattern);
 
-/* Entries gathered by htabScan (callback scanBatchCollect, priv = batch). */
+/* Entries gathered by dbScan or htabScan (callback scanBatchCollect, priv = batch). */
 typedef struct ScanBatch {
     void **items;
     size_t count, cap;

@@ -22,7 +22,6 @@
 #include "db/lazyfree.h"
 #include "ds/alloc.h"
 #include "ds/glob.h"
-#include "ds/htab.h"
 #include "ds/util.h"
 #include "types/scan.h"
 
@@ -146,7 +145,7 @@ static void typeCommand(Client *c) {
     replyStatus(c, o ? typeName(kvType(o)) : "none");
 }
 
-static void dbsizeCommand(Client *c) { replyLongLong(c, (long long)htabSize(&c->db->keys)); }
+static void dbsizeCommand(Client *c) { replyLongLong(c, (long long)dbSize(c->db)); }
 
 /* --- KEYS / SCAN / RANDOMKEY --- */
 
@@ -157,16 +156,16 @@ static void keysCommand(Client *c) {
     int all = sdsLen(pat) == 1 && pat[0] == '*';
     long n = 0;
     void *len = replyDeferredLen(c);
-    HtabIter it;
+    DbIter it;
     kvobj *o;
-    htabIterInit(&it, &c->db->keys);
-    while ((o = htabIterNext(&it)) != NULL) {
+    dbIterInit(&it, c->db);
+    while ((o = dbIterNext(&it)) != NULL) {
         if (kvIsExpired(o)) continue;
         if (!all && !globMatch(pat, sdsLen(pat), kvKey(o), kvKeyLen(o), 0)) continue;
         replyBulk(c, kvKey(o), kvKeyLen(o));
         n++;
     }
-    htabIterRelease(&it);
+    dbIterRelease(&it);
     replySetDeferredArrayLen(c, len, n);
 }
 
@@ -205,7 +204,7 @@ static void scanCommand(Client *c) {
     ScanBatch b = {0};
     long maxIter = count > LONG_MAX / 10 ? LONG_MAX : count * 10;
     do {
-        cursor = htabScan(&db->keys, cursor, scanBatchCollect, &b);
+        cursor = dbScan(db, cursor, scanBatchCollect, &b);
     } while (cursor && maxIter-- && b.count < (size_t)count);
 
     replyArrayLen(c, 2);
@@ -237,10 +236,10 @@ static void randomkeyCommand(Client *c) {
     Db *db = c->db;
     /* When every key has a TTL and expired keys cannot be deleted here (a
      * replica), give up after a while and return an expired one. */
-    int allVolatile = htabSize(&db->keys) == db->ttl.count;
+    int allVolatile = dbSize(db) == dbExpiresCount(db);
     int tries = 100;
     for (;;) {
-        kvobj *o = htabRandom(&db->keys);
+        kvobj *o = dbRandomKey(db);
         if (!o) {
             replyNull(c);
             return;
@@ -414,7 +413,7 @@ static int getFlushModeOrReply(Client *c) {
  * (the flush itself took longer); after an ASYNC one the lazy-free thread
  * purges once it has freed the contents. */
 static long long emptyDb(Db *db, int async) {
-    if (async) return lazyfreeEmptyDb(db);
+    if (async) return dbEmptyAsync(db);
     long long n = dbEmpty(db);
     if (n) xmallocPurge();
     return n;

@@ -18,9 +18,11 @@
 #include <cmocka.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "db/db.h"
+#include "db/lazyfree.h"
 #include "db/object.h"
 #include "ds/alloc.h"
 #include "ds/listpack.h"
@@ -53,9 +55,9 @@ static void assertKey(const kvobj *o, const char *key, size_t len) {
 /* The TTL index of db holds exactly `count` entries, each at the position
  * it stores, each with an expire. */
 static void assertTtlIndex(Db *db, uint32_t count) {
-    assert_int_equal(db->ttl.count, count);
-    for (uint32_t i = 0; i < db->ttl.count; i++) {
-        kvobj *o = cvGet(&db->ttl, i);
+    assert_int_equal(db->ks.ttl.count, count);
+    for (uint32_t i = 0; i < db->ks.ttl.count; i++) {
+        kvobj *o = cvGet(&db->ks.ttl, i);
         assert_true(kvHasExpire(o));
         uint32_t pos;
         memcpy(&pos, o->data + 8, 4);
@@ -393,7 +395,7 @@ static void test_expire_gain_and_loss(void **state) {
     assert_ptr_equal(u, c);
     assertTtlIndex(db, 0);
     kvFree(u);
-    assert_int_equal(htabSize(&db->keys), 1);
+    assert_int_equal(dbSize(db), 1);
 }
 
 static void test_expired_lookup(void **state) {
@@ -588,7 +590,7 @@ static void test_create_with_expire(void **state) {
             memcpy(&pos, plain->data + 8, 4);
             kvobj *stored = dbSetKey(db, o, 0); /* TTL over TTL: the slot is reused */
             assert_ptr_equal(stored, o);
-            assert_ptr_equal(cvGet(&db->ttl, pos), o);
+            assert_ptr_equal(cvGet(&db->ks.ttl, pos), o);
             assert_int_equal(kvExpire(dbFind(db, key, lens[i])), 2000 + (long long)i);
             indexed++;
             assertTtlIndex(db, indexed);
@@ -670,7 +672,7 @@ static void test_create_kinds_with_expire(void **state) {
             memcpy(&pos, plain->data + 8, 4);
             kvobj *stored = dbReplace(db, plain, o, 1);
             assert_ptr_equal(stored, o);
-            assert_ptr_equal(cvGet(&db->ttl, pos), o);
+            assert_ptr_equal(cvGet(&db->ks.ttl, pos), o);
             assert_ptr_equal(dbFind(db, key, lens[i]), o);
             indexed++;
             assertTtlIndex(db, indexed);
@@ -690,6 +692,109 @@ static void test_create_kinds_with_expire(void **state) {
     lpFree(lp);
 }
 
+/* --- the keyspace API (db.h) --- */
+
+typedef struct Seen {
+    kvobj *items[4096];
+    size_t n;
+} Seen;
+
+static void collect(void *priv, void *entry) {
+    Seen *s = priv;
+    assert_true(s->n < 4096);
+    s->items[s->n++] = entry;
+}
+
+static int ptrCmp(const void *a, const void *b) {
+    uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The keys (sorted) are exactly the n distinct entries of db. */
+static void assertAllOnce(Db *db, Seen *s) {
+    assert_int_equal(s->n, dbSize(db));
+    qsort(s->items, s->n, sizeof(s->items[0]), ptrCmp);
+    for (size_t i = 0; i < s->n; i++) {
+        assert_ptr_equal(dbFind(db, kvKey(s->items[i]), kvKeyLen(s->items[i])), s->items[i]);
+        if (i) assert_ptr_not_equal(s->items[i - 1], s->items[i]);
+    }
+}
+
+/* Counts, the iterator, the walk units (their order is the iterator's,
+ * also while the table rehashes), the scan cursor, random keys and the
+ * bulk drops, on a table caught in the middle of a rehash. */
+static void test_keyspace_api(void **state) {
+    Db *db = *state;
+    static Seen a, b, c;
+    char key[32];
+    size_t n = 0, volatileKeys = 0;
+    /* Add keys until past 1000 and a rehash is under way. */
+    while (n < 1000 || !htabIsRehashing(dbKeyTable(db))) {
+        int len = snprintf(key, sizeof(key), "key:%zu", n);
+        if (n % 3 == 0) {
+            dbAdd(db, kvCreateIntExpire(key, (size_t)len, (long long)n, 1000 + (long long)n));
+            volatileKeys++;
+        } else {
+            dbAdd(db, kvCreateInt(key, (size_t)len, (long long)n));
+        }
+        n++;
+        assert_true(n < 4000);
+    }
+    assert_int_equal(dbSize(db), n);
+    assert_int_equal(dbExpiresCount(db), volatileKeys);
+    size_t mainBytes, expiresBytes;
+    dbIndexBytes(db, &mainBytes, &expiresBytes);
+    assert_true(mainBytes >= n * sizeof(void *) / 2 && expiresBytes >= volatileKeys * sizeof(void *));
+
+    a.n = b.n = c.n = 0;
+    DbIter it;
+    dbIterInit(&it, db);
+    kvobj *o;
+    while ((o = dbIterNext(&it)) != NULL) collect(&a, o);
+    dbIterRelease(&it);
+
+    dbWalkFreeze(db);
+    size_t units = dbWalkUnits(db), visited = 0;
+    assert_true(units > htabArrayBuckets(dbKeyTable(db), 0)); /* both arrays */
+    for (size_t from = 0; from < units; from += 7)
+        visited += dbWalkVisit(db, from, from + 7 < units ? from + 7 : units, collect, &b);
+    dbWalkThaw(db);
+    assert_int_equal(visited, n);
+    assert_int_equal(b.n, a.n);
+    assert_memory_equal(a.items, b.items, sizeof(a.items[0]) * a.n); /* the same order */
+    assertAllOnce(db, &a);
+
+    uint64_t cursor = 0;
+    do {
+        cursor = dbScan(db, cursor, collect, &c);
+    } while (cursor);
+    assertAllOnce(db, &c);
+
+    for (int i = 0; i < 100; i++) {
+        kvobj *v = dbRandomVolatile(db), *r = dbRandomKey(db);
+        assert_true(v && kvHasExpire(v));
+        assert_ptr_equal(dbFind(db, kvKey(r), kvKeyLen(r)), r);
+    }
+    void *sample[16];
+    unsigned got = dbSampleKeys(db, sample, 16);
+    assert_true(got >= 1 && got <= 16);
+
+    Db *other = dbCreateAll(1);
+    dbSwap(db, other);
+    assert_int_equal(dbSize(db), 0);
+    assert_int_equal(dbSize(other), n);
+    assert_null(dbRandomKey(db));
+    assert_null(dbRandomVolatile(db));
+    assert_int_equal(dbEmptyAsync(other), (long long)n);
+    assert_int_equal(dbSize(other), 0);
+    assert_int_equal(dbExpiresCount(other), 0);
+    dbAdd(other, kvCreateIntExpire("again", 5, 1, 5000)); /* usable at once */
+    assert_int_equal(dbExpiresCount(other), 1);
+    assert_int_equal(dbEmptyAsync(other), 1);
+    lazyfreeWaitIdle();
+    dbFreeAll(other, 1);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void) {
@@ -701,6 +806,7 @@ int main(void) {
         T(test_expire_gain_and_loss), T(test_expired_lookup),       T(test_replace_keepttl),
         T(test_unshare_string),       T(test_inline_moves),         T(test_clone_shell),
         T(test_swap_and_empty),       T(test_create_with_expire),   T(test_create_kinds_with_expire),
+        T(test_keyspace_api),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
