@@ -120,6 +120,36 @@ EXTENSIONS = {
                                    {"name": "minscore", "type": "double", "token": "MINSCORE"},
                                    {"name": "maxscore", "type": "double", "token": "MAXSCORE"}]}]},
     },
+    "zpopdue": {
+        "info": ["zpopdue", -2, ["write", "fast"], 1, 1, 1,
+                 ["write", "sortedset", "fast"], [], [_spec1(["RW", "access", "delete"])], []],
+        "docs": {"summary": "Remove and return the members of a sorted set whose score, a unix time in "
+                            "milliseconds, is at or before the server's time, lowest first",
+                 "since": "0.1.0", "group": "sorted-set",
+                 "complexity": "O(log(N)*M) with N being the number of elements in the sorted set, and M being "
+                               "the number of elements popped.",
+                 "arguments": [{"name": "key", "type": "key", "key_spec_index": 0},
+                               {"name": "count", "type": "integer", "token": "COUNT", "flags": ["optional"]}]},
+    },
+    # The key spec over-reaches with a COUNT tail (it is INCOMPLETE): the
+    # keys come from bzpopdueFinder in src/core/command.c.
+    "bzpopdue": {
+        "info": ["bzpopdue", -3, ["write", "blocking", "fast", "movablekeys"], 1, -2, 1,
+                 ["write", "sortedset", "fast", "blocking"], [],
+                 [("map", [("flags", ["RW", "access", "delete", "incomplete"]),
+                           ("begin_search", ("map", [("type", "index"), ("spec", ("map", [("index", 1)]))])),
+                           ("find_keys", ("map", [("type", "range"),
+                                                  ("spec", ("map", [("lastkey", -2), ("keystep", 1),
+                                                                    ("limit", 0)]))]))])], []],
+        "docs": {"summary": "Remove and return the due members of the first of one or more sorted sets that "
+                            "has one, or block until one falls due",
+                 "since": "0.1.0", "group": "sorted-set",
+                 "complexity": "O(log(N)*M) with N being the number of elements in the sorted set, and M being "
+                               "the number of elements popped.",
+                 "arguments": [{"name": "key", "type": "key", "key_spec_index": 0, "flags": ["multiple"]},
+                               {"name": "timeout", "type": "double"},
+                               {"name": "count", "type": "integer", "token": "COUNT", "flags": ["optional"]}]},
+    },
 }
 
 

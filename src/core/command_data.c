@@ -251,6 +251,14 @@ static const CommandArg A_bzmpop[] = {
     {.name = "where", .type = ARG_ONEOF, .keySpecIndex = -1, .subargs = A_bzmpop_3, .subargCount = 2},
     {.name = "count", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "COUNT", .flags = ARGF_OPTIONAL},
 };
+static const KeySpec K_bzpopdue[] = {
+    {.flags = KS_RW | KS_ACCESS | KS_DELETE | KS_INCOMPLETE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {-2, 1, 0}},
+};
+static const CommandArg A_bzpopdue[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0, .flags = ARGF_MULTIPLE},
+    {.name = "timeout", .type = ARG_DOUBLE, .keySpecIndex = -1},
+    {.name = "count", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "COUNT", .flags = ARGF_OPTIONAL},
+};
 static const KeySpec K_bzpopmax[] = {
     {.flags = KS_RW | KS_ACCESS | KS_DELETE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {-2, 1, 0}},
 };
@@ -2628,6 +2636,13 @@ static const CommandArg A_zmscore[] = {
     {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
     {.name = "member", .type = ARG_STRING, .keySpecIndex = -1, .flags = ARGF_MULTIPLE},
 };
+static const KeySpec K_zpopdue[] = {
+    {.flags = KS_RW | KS_ACCESS | KS_DELETE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_zpopdue[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "count", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "COUNT", .flags = ARGF_OPTIONAL},
+};
 static const KeySpec K_zpopmax[] = {
     {.flags = KS_RW | KS_ACCESS | KS_DELETE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
 };
@@ -3200,6 +3215,17 @@ const CommandSpec commandSpecs[] = {
      .group = "sorted-set",
      .complexity = "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.",
      .args = A_bzmpop, .argCount = 5},
+    {.fullname = "bzpopdue",
+     .arity = -3,
+     .flags = CMD_WRITE | CMD_BLOCKING | CMD_FAST | CMD_MOVABLE_KEYS,
+     .acl = ACL_WRITE | ACL_SORTEDSET | ACL_FAST | ACL_BLOCKING,
+     .firstKey = 1, .lastKey = -2, .keyStep = 1,
+     .keySpecs = K_bzpopdue, .keySpecCount = 1,
+     .summary = "Remove and return the due members of the first of one or more sorted sets that has one, or block until one falls due",
+     .since = "0.1.0",
+     .group = "sorted-set",
+     .complexity = "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.",
+     .args = A_bzpopdue, .argCount = 3},
     {.fullname = "bzpopmax",
      .arity = -3,
      .flags = CMD_WRITE | CMD_NOSCRIPT | CMD_BLOCKING | CMD_FAST,
@@ -6652,6 +6678,17 @@ const CommandSpec commandSpecs[] = {
      .group = "sorted-set",
      .complexity = "O(N) where N is the number of members being requested.",
      .args = A_zmscore, .argCount = 2},
+    {.fullname = "zpopdue",
+     .arity = -2,
+     .flags = CMD_WRITE | CMD_FAST,
+     .acl = ACL_WRITE | ACL_SORTEDSET | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_zpopdue, .keySpecCount = 1,
+     .summary = "Remove and return the members of a sorted set whose score, a unix time in milliseconds, is at or before the server's time, lowest first",
+     .since = "0.1.0",
+     .group = "sorted-set",
+     .complexity = "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.",
+     .args = A_zpopdue, .argCount = 2},
     {.fullname = "zpopmax",
      .arity = -2,
      .flags = CMD_WRITE | CMD_FAST,

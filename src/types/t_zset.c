@@ -1429,6 +1429,182 @@ static void zmpopGeneric(Client *c, int idx, int blocking) {
 static void zmpopCommand(Client *c) { zmpopGeneric(c, 1, 0); }
 static void bzmpopCommand(Client *c) { zmpopGeneric(c, 2, 1); }
 
+/* --- ZPOPDUE / BZPOPDUE (Cairn's own) --- */
+
+/* Due-time queues: a member's score is the unix time in ms at which it
+ * falls due; ZPOPDUE pops the due ones (score <= the command's time,
+ * dbNowMs), lowest first, and BZPOPDUE waits for one.  Their effect is
+ * ZREM key member ..., so no replica or AOF reader ever reads a clock. */
+
+/* How many of o's lowest members are due at unix ms now, at most limit. */
+static unsigned long zsetDueCount(const kvobj *o, long long now, unsigned long limit) {
+    ZCur cur;
+    unsigned long n = 0;
+    if (!zcurSeek(&cur, o, 0)) return 0;
+    while (n < limit && zcurValid(&cur)) {
+        ZElem e;
+        zcurGet(&cur, &e);
+        if (!(e.score <= (double)now)) break;
+        n++;
+        zcurNext(&cur);
+    }
+    return n;
+}
+
+/* The unix ms at which the non-empty o's lowest member falls due (its
+ * score rounded up), or 0 for never (a score beyond 2^53 ms, +inf). */
+static long long zsetDueAt(const kvobj *o) {
+    ZCur cur;
+    ZElem e;
+    zcurSeek(&cur, o, 0);
+    zcurGet(&cur, &e);
+    if (!(e.score <= 9007199254740992.0)) return 0;
+    double at = ceil(e.score);
+    return at < 1 ? 1 : (long long)at;
+}
+
+/* Pops o's n lowest members (n >= 1, all due), replies them in shape (as
+ * popAndReply), states ZREM key member ... (the command's own effect, or
+ * one added for a client served after blocking), notifies "zrem" and
+ * deletes an emptied key. */
+static void popDueAndReply(Client *c, Db *db, kvobj *o, const char *key, size_t klen, unsigned long n, int shape,
+                           int served) {
+    if (shape == POP_REPLY_BZPOP) {
+        replyArrayLen(c, 3);
+        replyBulk(c, key, klen);
+    } else if (shape == POP_REPLY_MPOP) {
+        replyArrayLen(c, 2);
+        replyBulk(c, key, klen);
+        replyArrayLen(c, (long)n);
+    } else if (shape == POP_REPLY_ZPOP_COUNT && c->resp >= 3) {
+        replyArrayLen(c, (long)n);
+    } else {
+        replyArrayLen(c, (long)(2 * n));
+    }
+    int on = effectsOn;
+    EffectArg *args = on ? xmalloc(sizeof(*args) * (n + 2)) : NULL;
+    sds *copies = on ? xmalloc(sizeof(*copies) * n) : NULL;
+    ZCur cur;
+    zcurSeek(&cur, o, 0);
+    for (unsigned long i = 0; i < n; i++) {
+        ZElem e;
+        zcurGet(&cur, &e);
+        if (shape == POP_REPLY_MPOP || (shape == POP_REPLY_ZPOP_COUNT && c->resp >= 3)) replyArrayLen(c, 2);
+        replyBulk(c, e.m, e.len);
+        replyDouble(c, e.score);
+        if (on) {
+            copies[i] = sdsNewLen(e.m, e.len);
+            args[i + 2] = EA_SDS(copies[i]);
+        }
+        zcurNext(&cur);
+    }
+    if (on) {
+        args[0] = EA_STR("ZREM");
+        args[1] = EA_BUF(key, klen);
+        if (served) effectsAlso(db->id, (int)n + 2, args);
+        else effectsRewrite((int)n + 2, args);
+        for (unsigned long i = 0; i < n; i++) sdsFree(copies[i]);
+        xfree(copies);
+        xfree(args);
+    }
+    zsetDeleteRanks(o, 0, n - 1);
+    notifyZset(db, "zrem", key, klen);
+    deleteIfEmpty(db, o, key, klen);
+    signalModifiedKey(c, db, key, klen);
+    serverIncrDirty((long long)n);
+}
+
+/* ZPOPDUE key [COUNT count]: pops the due members, lowest first: one
+ * without COUNT (replied as ZPOPMIN key), at most count with it (as
+ * ZPOPMIN key count: RESP3 pairs).  Nothing due, a missing key or COUNT 0:
+ * an empty array.  COUNT is checked as ZPOPMIN's count, before the key. */
+static void zpopdueCommand(Client *c) {
+    long count = 1;
+    int shape = POP_REPLY_ZPOP;
+    if (c->argc == 4 && argIs(c->argv[2], "count")) {
+        if (getPositiveLongOrReply(c, c->argv[3], &count, ERR_POSITIVE) == -1) return;
+        shape = POP_REPLY_ZPOP_COUNT;
+    } else if (c->argc != 2) {
+        replyErrorSyntax(c);
+        return;
+    }
+    int wrong;
+    kvobj *o = lookupWriteOrReply(c, c->argv[1], OBJ_ZSET, &wrong);
+    if (wrong) return;
+    unsigned long n = o && count > 0 ? zsetDueCount(o, dbNowMs, (unsigned long)count) : 0;
+    if (n == 0) {
+        replyEmptyArray(c);
+        return;
+    }
+    popDueAndReply(c, c->db, o, c->argv[1], sdsLen(c->argv[1]), n, shape, 0);
+}
+
+/* A BZPOPDUE client offered key: served when a member is due, else it
+ * asks to be woken when the lowest one falls due. */
+static int serveBlockedDue(Client *c, Db *db, const char *key, size_t len) {
+    const ZBlock *zb = blockedPriv(c);
+    kvobj *o = dbLookupWrite(db, key, len);
+    if (!o || kvType(o) != OBJ_ZSET || zsetLength(o) == 0) return 0;
+    unsigned long n = zsetDueCount(o, dbNowMs, zb->mpop ? (unsigned long)zb->count : 1);
+    if (n == 0) {
+        long long at = zsetDueAt(o);
+        if (at) signalKeyAsReadyAt(db, key, len, at);
+        return 0;
+    }
+    popDueAndReply(c, db, o, key, len, n, zb->mpop ? POP_REPLY_MPOP : POP_REPLY_BZPOP, 1);
+    return 1;
+}
+
+/* BZPOPDUE key [key ...] timeout [COUNT count]: ZPOPDUE over the keys in
+ * order, the first with a due member answering; else it blocks until a
+ * member of one of them falls due (also one added later with an earlier
+ * time), woken by a timer at that moment, or the timeout (a null array).
+ * Without COUNT the reply is BZPOPMIN's [key, member, score]; with it
+ * BZMPOP's [key, [[member, score], ...]].  A COUNT tail is recognised
+ * when there are at least five arguments and the second to last is COUNT
+ * (so BZPOPDUE k COUNT 1 waits on the keys k and COUNT); count is checked
+ * as BZMPOP's, then the timeout as BZPOPMIN's, before any key.  Inside
+ * MULTI or a script it never blocks. */
+static void bzpopdueCommand(Client *c) {
+    int tIdx = c->argc - 1;
+    long count = -1;
+    if (c->argc >= 5 && argIs(c->argv[c->argc - 2], "count")) {
+        if (getRangeLongOrReply(c, c->argv[c->argc - 1], 1, LONG_MAX, &count, "ERR count should be greater than 0") ==
+            -1)
+            return;
+        tIdx = c->argc - 3;
+    }
+    long long deadline;
+    if (getBlockTimeoutOrReply(c, c->argv[tIdx], &deadline) == -1) return;
+    sds *keys = c->argv + 1;
+    int numKeys = tIdx - 1;
+    int shape = count < 0 ? POP_REPLY_BZPOP : POP_REPLY_MPOP;
+    for (int i = 0; i < numKeys; i++) {
+        int wrong;
+        kvobj *o = lookupWriteOrReply(c, keys[i], OBJ_ZSET, &wrong);
+        if (wrong) return;
+        if (!o) continue;
+        unsigned long n = zsetDueCount(o, dbNowMs, count < 0 ? 1 : (unsigned long)count);
+        if (n == 0) continue;
+        popDueAndReply(c, c->db, o, keys[i], sdsLen(keys[i]), n, shape, 0);
+        return;
+    }
+    if (!clientMayBlock(c)) {
+        replyNullArray(c);
+        return;
+    }
+    ZBlock *zb = xmalloc(sizeof(*zb));
+    zb->max = 0;
+    zb->mpop = count > 0;
+    zb->count = count;
+    blockForKeys(c, keys, numKeys, deadline, serveBlockedDue, zb, xfree);
+    for (int i = 0; i < numKeys; i++) {
+        kvobj *o = dbFind(c->db, keys[i], sdsLen(keys[i]));
+        long long at = o && kvType(o) == OBJ_ZSET && zsetLength(o) ? zsetDueAt(o) : 0;
+        if (at) signalKeyAsReadyAt(c->db, keys[i], sdsLen(keys[i]), at);
+    }
+}
+
 /* --- ZRANDMEMBER --- */
 
 static void zrandmemberWithCount(Client *c) {
@@ -1873,6 +2049,8 @@ Command zsetCommands[] = {
     {.name = "bzmpop", .proc = bzmpopCommand},
     {.name = "bzpopmin", .proc = bzpopminCommand},
     {.name = "bzpopmax", .proc = bzpopmaxCommand},
+    {.name = "zpopdue", .proc = zpopdueCommand},
+    {.name = "bzpopdue", .proc = bzpopdueCommand},
     {.name = "zrandmember", .proc = zrandmemberCommand},
     {.name = "zunion", .proc = zunionCommand},
     {.name = "zinter", .proc = zinterCommand},

@@ -22,7 +22,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 # Commands Cairn has beyond Redis 7.0.15 (CLIENT SETINFO is Redis 7.2's;
 # the others are Cairn's own, issue 39: test_native_patterns checks them).
-EXTENSIONS = {b"client|setinfo", b"incrbybound", b"incrbyfloatbound", b"ztrim"}
+EXTENSIONS = {b"client|setinfo", b"incrbybound", b"incrbyfloatbound", b"ztrim",
+              b"zpopdue", b"bzpopdue"}
 
 
 class Resp:
