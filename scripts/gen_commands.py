@@ -150,6 +150,31 @@ EXTENSIONS = {
                                {"name": "timeout", "type": "double"},
                                {"name": "count", "type": "integer", "token": "COUNT", "flags": ["optional"]}]},
     },
+    # The redis-cell module's command (its arity is a module's, -1: the
+    # command itself answers a wrong argument count, with the module's usage).
+    "cl.throttle": {
+        "info": ["cl.throttle", -1, ["write", "denyoom", "fast"], 1, 1, 1,
+                 ["write", "string", "fast"], [], [_spec1(["RW", "access", "update"])], []],
+        "docs": {"summary": "Apply a quantity to a GCRA rate limiter (the redis-cell module's command)",
+                 "since": "0.1.0", "group": "string", "complexity": "O(1)",
+                 "arguments": [{"name": "key", "type": "key", "key_spec_index": 0},
+                               {"name": "max_burst", "type": "integer"},
+                               {"name": "count_per_period", "type": "integer"},
+                               {"name": "period", "type": "integer"},
+                               {"name": "quantity", "type": "integer", "flags": ["optional"]}]},
+    },
+    "rl.log": {
+        "info": ["rl.log", -4, ["write", "denyoom", "fast"], 1, 1, 1,
+                 ["write", "sortedset", "fast"], [], [_spec1(["RW", "access", "update"])], []],
+        "docs": {"summary": "Log requests in a sliding-window rate limiter, if the window allows them",
+                 "since": "0.1.0", "group": "sorted-set",
+                 "complexity": "O(log(N)+M) with N being the number of requests in the window and M the "
+                               "number of requests logged or leaving the window.",
+                 "arguments": [{"name": "key", "type": "key", "key_spec_index": 0},
+                               {"name": "window_ms", "type": "integer"},
+                               {"name": "limit", "type": "integer"},
+                               {"name": "quantity", "type": "integer", "flags": ["optional"]}]},
+    },
 }
 
 

@@ -279,6 +279,16 @@ static const CommandArg A_bzpopmin[] = {
 static const CommandHistory H_bzpopmin[] = {
     {"6.0.0", "`timeout` is interpreted as a double instead of an integer."},
 };
+static const KeySpec K_cl_throttle[] = {
+    {.flags = KS_RW | KS_ACCESS | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_cl_throttle[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "max_burst", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "count_per_period", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "period", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "quantity", .type = ARG_INTEGER, .keySpecIndex = -1, .flags = ARGF_OPTIONAL},
+};
 static const CommandArg A_client_caching_0[] = {
     {.name = "yes", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "YES"},
     {.name = "no", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "NO"},
@@ -1772,6 +1782,15 @@ static const CommandHistory H_restore_asking[] = {
     {"5.0.0", "Added the `ABSTTL` modifier."},
     {"5.0.0", "Added the `IDLETIME` and `FREQ` options."},
 };
+static const KeySpec K_rl_log[] = {
+    {.flags = KS_RW | KS_ACCESS | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_rl_log[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "window_ms", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "limit", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "quantity", .type = ARG_INTEGER, .keySpecIndex = -1, .flags = ARGF_OPTIONAL},
+};
 static const KeySpec K_rpop[] = {
     {.flags = KS_RW | KS_ACCESS | KS_DELETE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
 };
@@ -3250,6 +3269,17 @@ const CommandSpec commandSpecs[] = {
      .complexity = "O(log(N)) with N being the number of elements in the sorted set.",
      .history = H_bzpopmin, .historyCount = 1,
      .args = A_bzpopmin, .argCount = 2},
+    {.fullname = "cl.throttle",
+     .arity = -1,
+     .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
+     .acl = ACL_WRITE | ACL_STRING | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_cl_throttle, .keySpecCount = 1,
+     .summary = "Apply a quantity to a GCRA rate limiter (the redis-cell module's command)",
+     .since = "0.1.0",
+     .group = "string",
+     .complexity = "O(1)",
+     .args = A_cl_throttle, .argCount = 5},
     {.fullname = "client",
      .arity = -2,
      .flags = 0,
@@ -5564,6 +5594,17 @@ const CommandSpec commandSpecs[] = {
      .docFlags = DOC_SYSCMD,
      .history = H_restore_asking, .historyCount = 3,
      .args = A_restore_asking, .argCount = 7},
+    {.fullname = "rl.log",
+     .arity = -4,
+     .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
+     .acl = ACL_WRITE | ACL_SORTEDSET | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_rl_log, .keySpecCount = 1,
+     .summary = "Log requests in a sliding-window rate limiter, if the window allows them",
+     .since = "0.1.0",
+     .group = "sorted-set",
+     .complexity = "O(log(N)+M) with N being the number of requests in the window and M the number of requests logged or leaving the window.",
+     .args = A_rl_log, .argCount = 4},
     {.fullname = "role",
      .arity = 1,
      .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST,

@@ -1605,6 +1605,135 @@ static void bzpopdueCommand(Client *c) {
     }
 }
 
+/* --- RL.LOG (Cairn's own) --- */
+
+/* The ranks of o's members with score in [min, max] (count returned). */
+static unsigned long scoreRanks(const kvobj *o, double min, double max, unsigned long *first) {
+    Range r = {.type = RANGE_SCORE};
+    r.score = (zrangespec){.min = min, .max = max, .minex = 0, .maxex = 0};
+    unsigned long last;
+    return rangeRanks(o, &r, first, &last);
+}
+
+/* RL.LOG key window_ms limit [quantity]: a sliding-window limiter over a
+ * log.  The key is a sorted set of the requests of the last window_ms
+ * (score: the unix ms of the request, member "<ms>-<n>", n counting the
+ * requests of that ms from 0).  Entries at or before now - window_ms leave
+ * it; then quantity requests (default 1) are logged at now if count +
+ * quantity <= limit.  Replies [allowed 0|1, count (after logging), retry
+ * after ms: 0 when allowed, when denied the wait until enough entries
+ * have left the window, -1 when quantity > limit].  Quantity 0 only looks.
+ * The key's TTL ends with its newest entry's window (PEXPIREAT newest +
+ * window_ms); an emptied key is deleted.  Errors, before the key:
+ * non-integers (ERR_NOT_INT), window_ms < 1, limit or quantity < 0 ("ERR
+ * value is out of range, must be positive"), now + window_ms beyond ms
+ * ("ERR invalid expire time in 'rl.log' command"); then WRONGTYPE.
+ * Effects: ZREMRANGEBYSCORE key -inf <now - window_ms>, ZADD key <now>
+ * <member> ..., PEXPIREAT key <now + window_ms>, as each happens, so no
+ * replica or AOF reader reads a clock. */
+static void rllogCommand(Client *c) {
+    long long window, limit, quantity = 1;
+    if (c->argc > 5) {
+        replyErrorSyntax(c);
+        return;
+    }
+    if (getLongLongOrReply(c, c->argv[2], &window, NULL) == -1 ||
+        getLongLongOrReply(c, c->argv[3], &limit, NULL) == -1 ||
+        (c->argc == 5 && getLongLongOrReply(c, c->argv[4], &quantity, NULL) == -1))
+        return;
+    if (window < 1 || limit < 0 || quantity < 0) {
+        replyError(c, ERR_POSITIVE);
+        return;
+    }
+    long long now = dbNowMs;
+    if (window > LLONG_MAX - now) {
+        replyError(c, "ERR invalid expire time in 'rl.log' command");
+        return;
+    }
+    const sds key = c->argv[1];
+    int wrong;
+    kvobj *o = lookupWriteOrReply(c, key, OBJ_ZSET, &wrong);
+    if (wrong) return;
+    long long cutoff = now - window;
+    unsigned long first = 0, count = 0;
+    effectsPrevent();
+    if (o) {
+        unsigned long gone = scoreRanks(o, -INFINITY, (double)cutoff, &first);
+        if (gone) {
+            zsetDeleteRanks(o, first, first + gone - 1);
+            EffectArg args[4] = {EA_STR("ZREMRANGEBYSCORE"), EA_SDS(key), EA_STR("-inf"), EA_NUM(cutoff)};
+            effectsAlso(c->db->id, 4, args);
+            signalModifiedKey(c, c->db, key, sdsLen(key));
+            notifyZset(c->db, "zremrangebyscore", key, sdsLen(key));
+            serverIncrDirty((long long)gone);
+            if (deleteIfEmpty(c->db, o, key, sdsLen(key))) o = NULL;
+        }
+        if (o) count = zsetLength(o);
+    }
+    int allowed = (unsigned long long)quantity <= (unsigned long long)limit &&
+                  count <= (unsigned long long)(limit - quantity);
+    long long retry = 0;
+    if (!allowed) {
+        if (quantity > limit) {
+            retry = -1;
+        } else {
+            /* The (count + quantity - limit)-th oldest entry must leave. */
+            ZCur cur;
+            ZElem e;
+            zcurSeek(&cur, o, (unsigned long)((long long)count + quantity - limit - 1));
+            zcurGet(&cur, &e);
+            retry = (long long)e.score + window - now;
+            if (retry < 1) retry = 1;
+        }
+    } else if (quantity > 0) {
+        unsigned long at = 0;
+        long long seq = o ? (long long)scoreRanks(o, (double)now, (double)now, &at) : 0;
+        char buf[2 * UTIL_LONG_STR_SIZE];
+        int prefix = longLongToString(buf, sizeof(buf), now);
+        buf[prefix++] = '-';
+        if (!o) {
+            o = zsetCreateKey(key, (size_t)prefix + 20);
+            dbAdd(c->db, o);
+            o = dbFind(c->db, key, sdsLen(key));
+        }
+        int on = effectsOn;
+        EffectArg *args = on ? xmalloc(sizeof(*args) * (size_t)(2 + 2 * quantity)) : NULL;
+        sds *members = on ? xmalloc(sizeof(sds) * (size_t)quantity) : NULL;
+        for (long long i = 0; i < quantity; i++) {
+            int len = prefix + longLongToString(buf + prefix, sizeof(buf) - (size_t)prefix, seq + i);
+            int out;
+            double ns;
+            zsetAdd(o, (double)now, (const unsigned char *)buf, (size_t)len, 0, &out, &ns);
+            if (on) {
+                members[i] = sdsNewLen(buf, (size_t)len);
+                args[2 + 2 * i] = EA_NUM(now);
+                args[3 + 2 * i] = EA_SDS(members[i]);
+            }
+        }
+        if (on) {
+            args[0] = EA_STR("ZADD");
+            args[1] = EA_SDS(key);
+            effectsAlso(c->db->id, (int)(2 + 2 * quantity), args);
+            for (long long i = 0; i < quantity; i++) sdsFree(members[i]);
+            xfree(members);
+            xfree(args);
+        }
+        dbSetExpire(c->db, &o, now + window);
+        EffectArg exp[3] = {EA_STR("PEXPIREAT"), EA_SDS(key), EA_NUM(now + window)};
+        effectsAlso(c->db->id, 3, exp);
+        count += (unsigned long)quantity;
+        signalModifiedKey(c, c->db, key, sdsLen(key));
+        notifyZset(c->db, "zadd", key, sdsLen(key));
+        notifyKeyspaceEvent(NOTIFY_GENERIC, "expire", key, sdsLen(key), c->db->id);
+        signalKeyAsReady(c->db, key, sdsLen(key));
+        serverIncrDirty(quantity + 1);
+    }
+    replyArrayLen(c, 3);
+    replyLongLong(c, allowed);
+    replyLongLong(c, (long long)count);
+    replyLongLong(c, retry);
+}
+
 /* --- ZRANDMEMBER --- */
 
 static void zrandmemberWithCount(Client *c) {
@@ -2051,6 +2180,7 @@ Command zsetCommands[] = {
     {.name = "bzpopmax", .proc = bzpopmaxCommand},
     {.name = "zpopdue", .proc = zpopdueCommand},
     {.name = "bzpopdue", .proc = bzpopdueCommand},
+    {.name = "rl.log", .proc = rllogCommand},
     {.name = "zrandmember", .proc = zrandmemberCommand},
     {.name = "zunion", .proc = zunionCommand},
     {.name = "zinter", .proc = zinterCommand},
