@@ -178,6 +178,29 @@ EXTENSIONS = {
 }
 
 
+# Arguments Cairn adds to a Redis command (its own options), inserted into
+# redis-server's COMMAND DOCS before the argument named "before".
+DOC_ADDITIONS = {
+    "zadd": {"before": "score_member", "argument": {
+        "name": "maxlen", "type": "block", "since": "0.1.0", "flags": ["optional"], "arguments": [
+            {"name": "count", "type": "integer", "token": "MAXLEN"},
+            {"name": "evict", "type": "oneof", "flags": ["optional"], "arguments": [
+                {"name": "lowest", "type": "pure-token", "token": "LOWEST"},
+                {"name": "highest", "type": "pure-token", "token": "HIGHEST"}]}]}},
+}
+
+
+def add_arguments(name, docs):
+    """docs (normalized) with Cairn's own arguments of name added."""
+    extra = DOC_ADDITIONS.get(name)
+    if not extra:
+        return docs
+    args = docs["arguments"]
+    at = [a["name"] for a in args].index(extra["before"])
+    docs["arguments"] = args[:at] + normalize_args([extra["argument"]], name) + args[at:]
+    return docs
+
+
 class Conn:
     """A minimal RESP3 client: maps come back as lists of pairs tagged
     ('map', ...), sets as ('set', ...), statuses as str, bulks as str."""
@@ -498,7 +521,7 @@ def main():
             if info is None:
                 sys.exit("redis-server has no command %r: add it to EXTENSIONS" % name)
             docs = dict(items(conn.call("COMMAND", "DOCS", name)))
-            rows[name] = (normalize_info(info), normalize_docs(name, docs[name]))
+            rows[name] = (normalize_info(info), add_arguments(name, normalize_docs(name, docs[name])))
     finally:
         if proc:
             proc.terminate()

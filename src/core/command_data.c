@@ -2532,7 +2532,15 @@ static const CommandArg A_zadd_2[] = {
     {.name = "gt", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "GT"},
     {.name = "lt", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "LT"},
 };
+static const CommandArg A_zadd_5_1[] = {
+    {.name = "lowest", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "LOWEST"},
+    {.name = "highest", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "HIGHEST"},
+};
 static const CommandArg A_zadd_5[] = {
+    {.name = "count", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "MAXLEN"},
+    {.name = "evict", .type = ARG_ONEOF, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_zadd_5_1, .subargCount = 2},
+};
+static const CommandArg A_zadd_6[] = {
     {.name = "score", .type = ARG_DOUBLE, .keySpecIndex = -1},
     {.name = "member", .type = ARG_STRING, .keySpecIndex = -1},
 };
@@ -2542,7 +2550,8 @@ static const CommandArg A_zadd[] = {
     {.name = "comparison", .type = ARG_ONEOF, .keySpecIndex = -1, .since = "6.2.0", .flags = ARGF_OPTIONAL, .subargs = A_zadd_2, .subargCount = 2},
     {.name = "change", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "CH", .since = "3.0.2", .flags = ARGF_OPTIONAL},
     {.name = "increment", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "INCR", .since = "3.0.2", .flags = ARGF_OPTIONAL},
-    {.name = "score_member", .type = ARG_BLOCK, .keySpecIndex = -1, .flags = ARGF_MULTIPLE, .subargs = A_zadd_5, .subargCount = 2},
+    {.name = "maxlen", .type = ARG_BLOCK, .keySpecIndex = -1, .since = "0.1.0", .flags = ARGF_OPTIONAL, .subargs = A_zadd_5, .subargCount = 2},
+    {.name = "score_member", .type = ARG_BLOCK, .keySpecIndex = -1, .flags = ARGF_MULTIPLE, .subargs = A_zadd_6, .subargCount = 2},
 };
 static const CommandHistory H_zadd[] = {
     {"2.4.0", "Accepts multiple elements."},
@@ -6597,7 +6606,7 @@ const CommandSpec commandSpecs[] = {
      .group = "sorted-set",
      .complexity = "O(log(N)) for each item added, where N is the number of elements in the sorted set.",
      .history = H_zadd, .historyCount = 3,
-     .args = A_zadd, .argCount = 6},
+     .args = A_zadd, .argCount = 7},
     {.fullname = "zcard",
      .arity = 2,
      .flags = CMD_READONLY | CMD_FAST,
