@@ -472,3 +472,38 @@ def test_zpopdue_matches_lua(start_server):
         assert c.zrange("n:" + k, 0, -1, withscores=True) == c.zrange("s:" + k, 0, -1, withscores=True)
         assert c.pttl("n:" + k) == c.pttl("s:" + k) or min(c.pttl("n:" + k), c.pttl("s:" + k)) > 0
     assert sum(c.zcard("n:" + k) for k in "abc") > 0
+
+
+def in_multi(c, *args):
+    """args run inside MULTI (where nothing blocks): the reply, or E(text)."""
+    p = c.pipeline(transaction=True)
+    p.execute_command(*args)
+    r = p.execute(raise_on_error=False)[0]
+    if isinstance(r, Exception):
+        msg = str(r)
+        code = msg.split(" ", 1)[0]
+        return E(msg if code.isalpha() and code.isupper() and len(code) > 2 else "ERR " + msg)
+    return r
+
+
+def test_errors_are_redis_words(server, oracle):
+    """Each argument error is the one the Redis command whose argument it
+    mirrors gives for the same text: ZPOPDUE's COUNT as ZPOPMIN's count,
+    BZPOPDUE's COUNT as BZMPOP's, its timeout as BZPOPMIN's (run inside
+    MULTI, where nothing blocks)."""
+    c, o = server.client(), oracle.client()
+    for v in ("-1", "x", "1.5", "", "99999999999999999999", "-99999999999999999999", "0x10", "0", "3"):
+        want = call(o, "ZPOPMIN", "q", v)
+        got = call(c, "ZPOPDUE", "q", "COUNT", v)
+        assert got == want, (v, got, want)
+        want = in_multi(o, "BZMPOP", 0, 1, "q", "MIN", "COUNT", v)
+        assert in_multi(c, "BZPOPDUE", "q", 0, "COUNT", v) == want, v
+    for t in ("x", "-1", "-0.0001", "1e300", "-1e300", "inf", "-inf", "nan", "9223372036854775807", "0x10", "",
+              "0", "0.5"):
+        want = in_multi(o, "BZPOPMIN", "q", t)
+        assert in_multi(c, "BZPOPDUE", "q", t) == want, t
+        assert in_multi(c, "BZPOPDUE", "q", t, "COUNT", 1) == want, t
+    c.set("s", "x")
+    o.set("s", "x")
+    assert call(c, "ZPOPDUE", "s") == call(o, "ZPOPMIN", "s") == E(ERR_WT)
+    assert call(c, "BZPOPDUE", "s", 0) == call(o, "BZPOPMIN", "s", 0) == E(ERR_WT)
