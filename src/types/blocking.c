@@ -15,8 +15,11 @@
  *               (0: not in it).  A KeyWaiters leaves it when signalled or
  *               freed, so it never holds more than the waited-on keys.  One
  *               event-loop timer (generation dueTimerGen) is armed for the
- *               heap's earliest time; arming an earlier one makes the older
- *               timer stale, and it removes itself when it fires.
+ *               heap's earliest time, at most DUE_TIMER_MAX_MS ahead (it
+ *               re-arms itself when it fires early); arming an earlier one
+ *               makes the older timer stale, and it removes itself when it
+ *               fires.  So stale timers live at most DUE_TIMER_MAX_MS, and
+ *               there are at most that many (one per earlier ms).
  *
  * Unblocked clients are queued in `resumeList`; before the loop sleeps their
  * pipelined input runs (netProcessInput).  A client freed meanwhile is
@@ -362,17 +365,28 @@ static void dueHeapRemove(KeyWaiters *kw) {
 
 static long long dueTimerProc(EventLoop *loop, long long id, void *data);
 
+#define DUE_TIMER_MAX_MS 250
+
+/* The delay to arm for unix ms when, now being now, and sets
+ * dueTimerWhen to the moment the timer will fire. */
+static long long dueDelay(long long when, long long now) {
+    long long delay = when - now;
+    if (delay < 0) delay = 0;
+    if (delay > DUE_TIMER_MAX_MS) delay = DUE_TIMER_MAX_MS;
+    dueTimerWhen = now + delay;
+    return delay;
+}
+
 /* Arms the timer for unix ms when, unless the live one fires no later. */
 static void dueArm(long long when) {
     if (when >= dueTimerWhen) return;
-    dueTimerWhen = when;
-    long long delay = when - mstime();
-    eventAddTimer(server.loop, delay < 0 ? 0 : delay, dueTimerProc, (void *)(intptr_t)++dueTimerGen);
+    long long delay = dueDelay(when, mstime());
+    eventAddTimer(server.loop, delay, dueTimerProc, (void *)(intptr_t)++dueTimerGen);
 }
 
 /* Signals every key whose wake-up time has come, then goes on for the
- * next one (or ends).  A stale timer (an earlier one was armed after it)
- * just ends. */
+ * next one, re-armed (or ends).  A stale timer (an earlier one was armed
+ * after it) just ends. */
 static long long dueTimerProc(EventLoop *loop, long long id, void *data) {
     (void)loop, (void)id;
     if ((intptr_t)data != dueTimerGen) return -1;
@@ -387,8 +401,7 @@ static long long dueTimerProc(EventLoop *loop, long long id, void *data) {
         dueTimerWhen = LLONG_MAX;
         return -1;
     }
-    dueTimerWhen = dueHeap[0]->wakeAt;
-    return dueTimerWhen > now ? dueTimerWhen - now : 0;
+    return dueDelay(dueHeap[0]->wakeAt, now);
 }
 
 void signalKeyAsReadyAt(Db *db, const char *key, size_t len, long long whenMs) {
