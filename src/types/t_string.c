@@ -24,7 +24,9 @@
  * <ms>, SET ... GET loses its GET, GETEX becomes PEXPIREAT/PERSIST/DEL,
  * GETDEL becomes DEL, INCRBYFLOAT becomes SET ... KEEPTTL.  Cairn's own
  * bounded counters (INCRBYBOUND, INCRBYFLOATBOUND) become SET ... KEEPTTL
- * too, so that a Redis 7.0 replica or AOF reader stays equal. */
+ * too, so that a Redis 7.0 replica or AOF reader stays equal, and its
+ * CL.THROTTLE (the redis-cell module's GCRA) becomes SET key <tat> PXAT
+ * <ms>. */
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>

@@ -17,7 +17,13 @@
  *
  * Range commands turn score and lex ranges into rank ranges first (both
  * encodings answer "rank of the first / last element in range"), then walk
- * or delete by rank. */
+ * or delete by rank.
+ *
+ * Cairn's own commands here state their effects as Redis 7.0 commands, so
+ * no replica or AOF reader runs them or reads a clock: ZADD ... MAXLEN and
+ * ZTRIM (ZREMRANGEBYRANK / ZREMRANGEBYSCORE), ZPOPDUE and BZPOPDUE (ZREM
+ * key member ...; BZPOPDUE waits on a key's earliest due time through
+ * signalKeyAsReadyAt), RL.LOG (ZREMRANGEBYSCORE, ZADD, PEXPIREAT). */
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
