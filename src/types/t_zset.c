@@ -1631,12 +1631,15 @@ static unsigned long scoreRanks(const kvobj *o, double min, double max, unsigned
  * have left the window, -1 when quantity > limit].  Quantity 0 only looks.
  * The key's TTL ends with its newest entry's window (PEXPIREAT newest +
  * window_ms); an emptied key is deleted.  Errors, before the key:
- * non-integers (ERR_NOT_INT), window_ms < 1, limit or quantity < 0 ("ERR
- * value is out of range, must be positive"), now + window_ms beyond ms
+ * non-integers (ERR_NOT_INT), window_ms < 1 or limit < 0 ("ERR value is
+ * out of range, must be positive"), quantity outside [0, 10000] (Redis's
+ * range error: each request is a member), now + window_ms beyond ms
  * ("ERR invalid expire time in 'rl.log' command"); then WRONGTYPE.
  * Effects: ZREMRANGEBYSCORE key -inf <now - window_ms>, ZADD key <now>
  * <member> ..., PEXPIREAT key <now + window_ms>, as each happens, so no
  * replica or AOF reader reads a clock. */
+#define RL_MAX_QUANTITY 10000 /* requests logged by one call (each a member) */
+
 static void rllogCommand(Client *c) {
     long long window, limit, quantity = 1;
     if (c->argc > 5) {
@@ -1647,8 +1650,12 @@ static void rllogCommand(Client *c) {
         getLongLongOrReply(c, c->argv[3], &limit, NULL) == -1 ||
         (c->argc == 5 && getLongLongOrReply(c, c->argv[4], &quantity, NULL) == -1))
         return;
-    if (window < 1 || limit < 0 || quantity < 0) {
+    if (window < 1 || limit < 0) {
         replyError(c, ERR_POSITIVE);
+        return;
+    }
+    if (quantity < 0 || quantity > RL_MAX_QUANTITY) {
+        replyErrorFormat(c, "ERR value is out of range, value must between 0 and %d", RL_MAX_QUANTITY);
         return;
     }
     long long now = dbNowMs;

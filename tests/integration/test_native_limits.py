@@ -34,8 +34,10 @@ RL.LOG key window_ms limit [quantity] -- a sliding-window log:
   ZREMRANGEBYSCORE key -inf <now - window>, ZADD key <now> <member> ...,
   PEXPIREAT key <ms>.
 - errors: non-integers "ERR value is not an integer or out of range";
-  window_ms < 1, limit or quantity < 0 "ERR value is out of range, must be
-  positive"; now + window_ms overflowing "ERR invalid expire time in
+  window_ms < 1, limit < 0 "ERR value is out of range, must be positive";
+  quantity outside [0, 10000] (each request is a member) "ERR value is out
+  of range, value must between 0 and 10000" (Redis's range error, typo
+  included); now + window_ms overflowing "ERR invalid expire time in
   'rl.log' command"; more arguments: syntax error; then WRONGTYPE.
 """
 import mmap
@@ -255,7 +257,8 @@ def test_rllog_reply_table(clocked):
         (("RL.LOG", "r", 0, 3), E(ERR_POS)),
         (("RL.LOG", "r", -1, 3), E(ERR_POS)),
         (("RL.LOG", "r", 1000, -1), E(ERR_POS)),
-        (("RL.LOG", "r", 1000, 3, -1), E(ERR_POS)),
+        (("RL.LOG", "r", 1000, 3, -1), E("ERR value is out of range, value must between 0 and 10000")),
+        (("RL.LOG", "r", 1000, 2 ** 62, 10001), E("ERR value is out of range, value must between 0 and 10000")),
         (("RL.LOG", "r", 2 ** 63 - 1, 3), E("ERR invalid expire time in 'rl.log' command")),
         (("RL.LOG", "r", 1000, 3, 1, 1), E("ERR syntax error")),
         (("RL.LOG", "r", 1000), E("ERR wrong number of arguments for 'rl.log' command")),
