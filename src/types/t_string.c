@@ -697,6 +697,10 @@ static int cellArgOrReply(Client *c, const sds arg, long long *v) {
     return -1;
 }
 
+/* v within long long (a duration from a stored TAT the module never
+ * wrote, e.g. a large negative number). */
+static long long cellClamp(__int128 v) { return v > LLONG_MAX ? LLONG_MAX : v < LLONG_MIN ? LLONG_MIN : (long long)v; }
+
 /* A duration in ns as whole seconds, the module's way: truncated, plus
  * one when at least a millisecond is left over (so a caller never retries
  * too early). */
@@ -768,7 +772,7 @@ static void clthrottleCommand(Client *c) {
     int limited = (__int128)newTat - tolerance > now;
     if (limited) {
         if (increment <= tolerance) retry = (long long)((__int128)newTat - tolerance - now);
-        ttl = tat - now;
+        ttl = cellClamp((__int128)tat - now); /* a stored TAT may be far in the past */
     } else {
         ttl = newTat - now;
         if (newTat > now && newTat != tat) {
@@ -785,7 +789,7 @@ static void clthrottleCommand(Client *c) {
         }
     }
     long long remaining = 0;
-    long long next = tolerance - ttl;
+    long long next = cellClamp((__int128)tolerance - ttl);
     if (next > -interval) {
         double q = (double)(next / 1000) / (double)(interval / 1000);
         if (q != q) remaining = 0;

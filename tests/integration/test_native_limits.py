@@ -200,12 +200,16 @@ def test_clthrottle_reply_table(clocked):
         (("CL.THROTTLE", "l", 1, 1, 1), E(ERR_WT)),
         (("CL.THROTTLE", "l", "x", 1, 1), E("Cell error: Couldn't parse as integer: x")),  # arguments first
         (("CL.THROTTLE", "s", 1, 1, 1), E("Cell error: invalid digit found in string")),
+        (("SET", "low", str(-2 ** 63)), True),                          # a TAT far in the past
+        (("CL.THROTTLE", "low", 0, 1, 1), [0, 1, 0, -1, 1]),
+        (("SET", "low", str(-2 ** 63)), True),
+        (("CL.THROTTLE", "low", 0, 1, 1, 2), [1, 1, 9223372036, -1, -9223372036]),  # no overflow
         (("SET", "big", str(2 ** 63 - 10)), True),
         (("CL.THROTTLE", "big", 1, 1, 1), E("ERR increment or decrement would overflow")),
         (("GET", "s"), b"abc"),
     ])
     # Only allowed, non-zero requests wrote; the values are TATs in ns.
-    assert sorted(c.keys()) == [b"big", b"l", b"s", b"u", b"v", b"w"]
+    assert sorted(c.keys()) == [b"big", b"l", b"low", b"s", b"u", b"v", b"w"]
     assert int(c.get("u")) == T0 * 1000000 + 16 * 2 * 10 ** 9
     assert c.execute_command("PEXPIRETIME", "u") == T0 + 32000
     assert int(c.get("w")) == T0 * 1000000 + 1000
