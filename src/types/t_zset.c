@@ -1487,21 +1487,23 @@ static void popDueAndReply(Client *c, Db *db, kvobj *o, const char *key, size_t 
     } else {
         replyArrayLen(c, (long)(2 * n));
     }
+    /* The members stay readable until they are deleted, those of a
+     * listpack kept as integers in their own ZElem: the effect is stated
+     * from them without copies (a small pop uses the stack). */
     int on = effectsOn;
-    EffectArg *args = on ? xmalloc(sizeof(*args) * (n + 2)) : NULL;
-    sds *copies = on ? xmalloc(sizeof(*copies) * n) : NULL;
+    ZElem stackElems[4];
+    EffectArg stackArgs[6];
+    ZElem *elems = on && n > 4 ? xmalloc(sizeof(*elems) * n) : stackElems;
+    EffectArg *args = on && n > 4 ? xmalloc(sizeof(*args) * (n + 2)) : stackArgs;
     ZCur cur;
     zcurSeek(&cur, o, 0);
     for (unsigned long i = 0; i < n; i++) {
-        ZElem e;
-        zcurGet(&cur, &e);
+        ZElem *e = on ? &elems[i] : &stackElems[0];
+        zcurGet(&cur, e);
         if (shape == POP_REPLY_MPOP || (shape == POP_REPLY_ZPOP_COUNT && c->resp >= 3)) replyArrayLen(c, 2);
-        replyBulk(c, e.m, e.len);
-        replyDouble(c, e.score);
-        if (on) {
-            copies[i] = sdsNewLen(e.m, e.len);
-            args[i + 2] = EA_SDS(copies[i]);
-        }
+        replyBulk(c, e->m, e->len);
+        replyDouble(c, e->score);
+        if (on) args[i + 2] = EA_BUF((const char *)e->m, e->len);
         zcurNext(&cur);
     }
     if (on) {
@@ -1509,9 +1511,10 @@ static void popDueAndReply(Client *c, Db *db, kvobj *o, const char *key, size_t 
         args[1] = EA_BUF(key, klen);
         if (served) effectsAlso(db->id, (int)n + 2, args);
         else effectsRewrite((int)n + 2, args);
-        for (unsigned long i = 0; i < n; i++) sdsFree(copies[i]);
-        xfree(copies);
-        xfree(args);
+        if (elems != stackElems) {
+            xfree(elems);
+            xfree(args);
+        }
     }
     zsetDeleteRanks(o, 0, n - 1);
     notifyZset(db, "zrem", key, klen);
