@@ -202,7 +202,94 @@ SCENARIOS = {
     # The seed scripts (issue 6), loaded once and run with EVALSHA.
     "evalsha_cleanup": ("cleanup", 0, None),
     "evalsha_ratelimit": ("ratelimit", 0, None),
+    # Issue 39's native commands against the scripts they replace, on the
+    # same workload (run them with BENCH_CG_TESTS=zpopdue,evalsha_popdue,
+    # clthrottle,evalsha_gcra,rllog,evalsha_window and ORACLE_BIN set to
+    # Cairn too: redis-server lacks the native commands).  Due queue: each
+    # request pops one due member of a set the setup fills with N + 1000
+    # (each test fills its own key: the fill counts in both alike).  GCRA: a limiter that always
+    # allows (a TAT write per request).  Window log: one request logged
+    # per call in a window that never empties.  Copy the binary first:
+    # callgrind runs it again for each step.
+    "zpopdue": ("duequeue", 0, ["ZPOPDUE", "zdue"]),
+    "evalsha_popdue": ("duequeue_lua", 0, None),
+    # The fill alone, to take it out of both: the same fill of another key,
+    # then ZCARD of it; zcard_empty is ZCARD without a fill.
+    "duefill": ("duequeue_fill", 0, ["ZCARD", "zdue3"]),
+    "zcard_empty": (None, 0, ["ZCARD", "nokey"]),
+    "clthrottle": (None, 0, ["CL.THROTTLE", "cl:user", "1000000000", "1000000000", "1"]),
+    "evalsha_gcra": ("gcra", 0, None),
+    "rllog": (None, 0, ["RL.LOG", "rl:user", "60000", "1000000000"]),
+    "evalsha_window": ("window", 0, None),
 }
+
+# The scripts the issue-39 commands replace, as test_native_due.py and
+# test_native_limits.py compare them (the client's clock in the last
+# argument).
+POPDUE_LUA = """
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, ARGV[2])
+if #due == 0 then return {} end
+local m = {}
+for i = 1, #due, 2 do m[#m + 1] = due[i] end
+redis.call('ZREM', KEYS[1], unpack(m))
+return due
+"""
+GCRA_LUA = """
+local burst, count, period, qty, now_ms = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]),
+  tonumber(ARGV[4]), tonumber(ARGV[5])
+local function trunc(x) if x >= 0 then return math.floor(x) else return math.ceil(x) end end
+local function secs(ns)
+  local s = trunc(ns / 1e9)
+  if trunc((ns - s * 1e9) / 1e6) > 0 then s = s + 1 end
+  return s
+end
+local T = math.floor(period * 1e9 / count)
+local tol, inc = T * (burst + 1), T * qty
+local now_s, now_lo = math.floor(now_ms / 1000), (now_ms % 1000) * 1e6
+local rel = 0
+local v = redis.call('GET', KEYS[1])
+if v then rel = (tonumber(string.sub(v, 1, -10)) - now_s) * 1e9 + (tonumber(string.sub(v, -9)) - now_lo) end
+local new_rel = (rel > 0 and rel or 0) + inc
+local limited, retry, ttl = 0, -1e9, 0
+if new_rel - tol > 0 then
+  limited = 1
+  if inc <= tol then retry = new_rel - tol end
+  ttl = rel
+else
+  ttl = new_rel
+  if new_rel > 0 and new_rel ~= rel then
+    local total = now_lo + new_rel
+    local carry = math.floor(total / 1e9)
+    redis.call('SET', KEYS[1], string.format('%d%09d', now_s + carry, total - carry * 1e9),
+               'PXAT', now_ms + math.ceil(new_rel / 1e6))
+  end
+end
+local remaining, nxt = 0, tol - ttl
+if nxt > -T then remaining = trunc(trunc(nxt / 1000) / trunc(T / 1000)) end
+return {limited, burst + 1, remaining, secs(retry), secs(ttl)}
+"""
+WINDOW_LUA = """
+local window, limit, qty, now = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+local count = redis.call('ZCARD', KEYS[1])
+if qty > limit then return {0, count, -1} end
+if count + qty > limit then
+  local e = redis.call('ZRANGE', KEYS[1], count + qty - limit - 1, count + qty - limit - 1, 'WITHSCORES')
+  return {0, count, tonumber(e[2]) + window - now}
+end
+if qty > 0 then
+  local seq = redis.call('ZCOUNT', KEYS[1], now, now)
+  local args = {}
+  for i = 0, qty - 1 do
+    args[#args + 1] = now
+    args[#args + 1] = now .. '-' .. (seq + i)
+  end
+  redis.call('ZADD', KEYS[1], unpack(args))
+  redis.call('PEXPIREAT', KEYS[1], now + window)
+end
+return {1, count + qty, 0}
+"""
+BENCH_NOW_MS = str(int(time.time() * 1000) + 86400000)
 
 def _load_seeds():
     """The seed notes' Lua scripts, verbatim, from the integration tests."""
@@ -238,6 +325,12 @@ def scenario_command(test):
         return ["EVALSHA", sha1hex(CLEANUP_LUA), "3", "zclean", "100", "0"]
     if test == "evalsha_ratelimit":
         return ["EVALSHA", sha1hex(RATELIMIT_LUA), "1", "ratelimit:user1", "1000000000", "60"]
+    if test == "evalsha_popdue":
+        return ["EVALSHA", sha1hex(POPDUE_LUA), "1", "zdue2", BENCH_NOW_MS, "1"]
+    if test == "evalsha_gcra":
+        return ["EVALSHA", sha1hex(GCRA_LUA), "1", "gcra:user", "1000000000", "1000000000", "1", "1", BENCH_NOW_MS]
+    if test == "evalsha_window":
+        return ["EVALSHA", sha1hex(WINDOW_LUA), "1", "win:user", "60000", "1000000000", "1", BENCH_NOW_MS]
     return SCENARIOS[test][2]
 
 
@@ -266,6 +359,20 @@ def scenario_setup(srv, kind):
         srv.cli("ACL", "SETUSER", ACL_BENCH_USER, *ACL_BENCH_RULES)
     elif kind == "ratelimit":
         send_raw(srv.port, ["SCRIPT", "LOAD", RATELIMIT_LUA])
+    elif kind in ("duequeue", "duequeue_lua", "duequeue_fill"):
+        key = {"duequeue": "zdue", "duequeue_lua": "zdue2", "duequeue_fill": "zdue3"}[kind]
+        if kind == "duequeue_lua":
+            send_raw(srv.port, ["SCRIPT", "LOAD", POPDUE_LUA])
+        n = env_int("BENCH_CG_N", 20000) + 1000
+        for start in range(0, n, 1000):
+            args = ["ZADD", key]
+            for i in range(start, min(n, start + 1000)):
+                args += [str(1000 + i), "job:%d" % i]
+            send_raw(srv.port, args)
+    elif kind == "gcra":
+        send_raw(srv.port, ["SCRIPT", "LOAD", GCRA_LUA])
+    elif kind == "window":
+        send_raw(srv.port, ["SCRIPT", "LOAD", WINDOW_LUA])
     elif kind == "floatttl":
         srv.cli("SET", "fkey", "0", "EX", "100000000")
     elif kind == "list1000":

@@ -120,7 +120,85 @@ EXTENSIONS = {
                                    {"name": "minscore", "type": "double", "token": "MINSCORE"},
                                    {"name": "maxscore", "type": "double", "token": "MAXSCORE"}]}]},
     },
+    "zpopdue": {
+        "info": ["zpopdue", -2, ["write", "fast"], 1, 1, 1,
+                 ["write", "sortedset", "fast"], [], [_spec1(["RW", "access", "delete"])], []],
+        "docs": {"summary": "Remove and return the members of a sorted set whose score, a unix time in "
+                            "milliseconds, is at or before the server's time, lowest first",
+                 "since": "0.1.0", "group": "sorted-set",
+                 "complexity": "O(log(N)*M) with N being the number of elements in the sorted set, and M being "
+                               "the number of elements popped.",
+                 "arguments": [{"name": "key", "type": "key", "key_spec_index": 0},
+                               {"name": "count", "type": "integer", "token": "COUNT", "flags": ["optional"]}]},
+    },
+    # The key spec over-reaches with a COUNT tail (it is INCOMPLETE): the
+    # keys come from bzpopdueFinder in src/core/command.c.
+    "bzpopdue": {
+        "info": ["bzpopdue", -3, ["write", "blocking", "fast", "movablekeys"], 1, -2, 1,
+                 ["write", "sortedset", "fast", "blocking"], [],
+                 [("map", [("flags", ["RW", "access", "delete", "incomplete"]),
+                           ("begin_search", ("map", [("type", "index"), ("spec", ("map", [("index", 1)]))])),
+                           ("find_keys", ("map", [("type", "range"),
+                                                  ("spec", ("map", [("lastkey", -2), ("keystep", 1),
+                                                                    ("limit", 0)]))]))])], []],
+        "docs": {"summary": "Remove and return the due members of the first of one or more sorted sets that "
+                            "has one, or block until one falls due",
+                 "since": "0.1.0", "group": "sorted-set",
+                 "complexity": "O(log(N)*M) with N being the number of elements in the sorted set, and M being "
+                               "the number of elements popped.",
+                 "arguments": [{"name": "key", "type": "key", "key_spec_index": 0, "flags": ["multiple"]},
+                               {"name": "timeout", "type": "double"},
+                               {"name": "count", "type": "integer", "token": "COUNT", "flags": ["optional"]}]},
+    },
+    # The redis-cell module's command (its arity is a module's, -1: the
+    # command itself answers a wrong argument count, with the module's usage).
+    "cl.throttle": {
+        "info": ["cl.throttle", -1, ["write", "denyoom", "fast"], 1, 1, 1,
+                 ["write", "string", "fast"], [], [_spec1(["RW", "access", "update"])], []],
+        "docs": {"summary": "Apply a quantity to a GCRA rate limiter (the redis-cell module's command)",
+                 "since": "0.1.0", "group": "string", "complexity": "O(1)",
+                 "arguments": [{"name": "key", "type": "key", "key_spec_index": 0},
+                               {"name": "max_burst", "type": "integer"},
+                               {"name": "count_per_period", "type": "integer"},
+                               {"name": "period", "type": "integer"},
+                               {"name": "quantity", "type": "integer", "flags": ["optional"]}]},
+    },
+    "rl.log": {
+        "info": ["rl.log", -4, ["write", "denyoom", "fast"], 1, 1, 1,
+                 ["write", "sortedset", "fast"], [], [_spec1(["RW", "access", "update"])], []],
+        "docs": {"summary": "Log requests in a sliding-window rate limiter, if the window allows them",
+                 "since": "0.1.0", "group": "sorted-set",
+                 "complexity": "O(log(N)+M) with N being the number of requests in the window and M the "
+                               "number of requests logged or leaving the window.",
+                 "arguments": [{"name": "key", "type": "key", "key_spec_index": 0},
+                               {"name": "window_ms", "type": "integer"},
+                               {"name": "limit", "type": "integer"},
+                               {"name": "quantity", "type": "integer", "flags": ["optional"]}]},
+    },
 }
+
+
+# Arguments Cairn adds to a Redis command (its own options), inserted into
+# redis-server's COMMAND DOCS before the argument named "before".
+DOC_ADDITIONS = {
+    "zadd": {"before": "score_member", "argument": {
+        "name": "maxlen", "type": "block", "since": "0.1.0", "flags": ["optional"], "arguments": [
+            {"name": "count", "type": "integer", "token": "MAXLEN"},
+            {"name": "evict", "type": "oneof", "flags": ["optional"], "arguments": [
+                {"name": "lowest", "type": "pure-token", "token": "LOWEST"},
+                {"name": "highest", "type": "pure-token", "token": "HIGHEST"}]}]}},
+}
+
+
+def add_arguments(name, docs):
+    """docs (normalized) with Cairn's own arguments of name added."""
+    extra = DOC_ADDITIONS.get(name)
+    if not extra:
+        return docs
+    args = docs["arguments"]
+    at = [a["name"] for a in args].index(extra["before"])
+    docs["arguments"] = args[:at] + normalize_args([extra["argument"]], name) + args[at:]
+    return docs
 
 
 class Conn:
@@ -443,7 +521,7 @@ def main():
             if info is None:
                 sys.exit("redis-server has no command %r: add it to EXTENSIONS" % name)
             docs = dict(items(conn.call("COMMAND", "DOCS", name)))
-            rows[name] = (normalize_info(info), normalize_docs(name, docs[name]))
+            rows[name] = (normalize_info(info), add_arguments(name, normalize_docs(name, docs[name])))
     finally:
         if proc:
             proc.terminate()

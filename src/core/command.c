@@ -208,11 +208,22 @@ static int xreadFinder(int argc, char **argv, KeyResult *out) {
     return num;
 }
 
+/* BZPOPDUE key [key ...] timeout [COUNT n] (Cairn's own): the keys end
+ * before the timeout, which is followed by COUNT n when there are at least
+ * five arguments and the second to last is COUNT (as the command reads
+ * them). */
+static int bzpopdueFinder(int argc, char **argv, KeyResult *out) {
+    int last = argc >= 5 && strcasecmp(argv[argc - 2], "count") == 0 ? argc - 4 : argc - 2;
+    for (int i = 1; i <= last; i++) keyResultAdd(out, i, KS_RW | KS_ACCESS | KS_DELETE);
+    return last > 0 ? last : 0;
+}
+
 static const struct {
     const char *fullname;
     GetKeysProc *finder;
 } keyFinders[] = {
     {"migrate", migrateFinder},
+    {"bzpopdue", bzpopdueFinder},
     {"bitfield", bitfieldFinder},     {"blmpop", numkeysAt2},      {"bzmpop", numkeysAt2},
     {"eval", numkeysAt2},             {"eval_ro", numkeysAt2},     {"evalsha", numkeysAt2},
     {"evalsha_ro", numkeysAt2},       {"fcall", numkeysAt2},       {"fcall_ro", numkeysAt2},

@@ -251,6 +251,14 @@ static const CommandArg A_bzmpop[] = {
     {.name = "where", .type = ARG_ONEOF, .keySpecIndex = -1, .subargs = A_bzmpop_3, .subargCount = 2},
     {.name = "count", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "COUNT", .flags = ARGF_OPTIONAL},
 };
+static const KeySpec K_bzpopdue[] = {
+    {.flags = KS_RW | KS_ACCESS | KS_DELETE | KS_INCOMPLETE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {-2, 1, 0}},
+};
+static const CommandArg A_bzpopdue[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0, .flags = ARGF_MULTIPLE},
+    {.name = "timeout", .type = ARG_DOUBLE, .keySpecIndex = -1},
+    {.name = "count", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "COUNT", .flags = ARGF_OPTIONAL},
+};
 static const KeySpec K_bzpopmax[] = {
     {.flags = KS_RW | KS_ACCESS | KS_DELETE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {-2, 1, 0}},
 };
@@ -270,6 +278,16 @@ static const CommandArg A_bzpopmin[] = {
 };
 static const CommandHistory H_bzpopmin[] = {
     {"6.0.0", "`timeout` is interpreted as a double instead of an integer."},
+};
+static const KeySpec K_cl_throttle[] = {
+    {.flags = KS_RW | KS_ACCESS | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_cl_throttle[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "max_burst", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "count_per_period", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "period", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "quantity", .type = ARG_INTEGER, .keySpecIndex = -1, .flags = ARGF_OPTIONAL},
 };
 static const CommandArg A_client_caching_0[] = {
     {.name = "yes", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "YES"},
@@ -1764,6 +1782,15 @@ static const CommandHistory H_restore_asking[] = {
     {"5.0.0", "Added the `ABSTTL` modifier."},
     {"5.0.0", "Added the `IDLETIME` and `FREQ` options."},
 };
+static const KeySpec K_rl_log[] = {
+    {.flags = KS_RW | KS_ACCESS | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_rl_log[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "window_ms", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "limit", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "quantity", .type = ARG_INTEGER, .keySpecIndex = -1, .flags = ARGF_OPTIONAL},
+};
 static const KeySpec K_rpop[] = {
     {.flags = KS_RW | KS_ACCESS | KS_DELETE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
 };
@@ -2505,7 +2532,15 @@ static const CommandArg A_zadd_2[] = {
     {.name = "gt", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "GT"},
     {.name = "lt", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "LT"},
 };
+static const CommandArg A_zadd_5_1[] = {
+    {.name = "lowest", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "LOWEST"},
+    {.name = "highest", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "HIGHEST"},
+};
 static const CommandArg A_zadd_5[] = {
+    {.name = "count", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "MAXLEN"},
+    {.name = "evict", .type = ARG_ONEOF, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_zadd_5_1, .subargCount = 2},
+};
+static const CommandArg A_zadd_6[] = {
     {.name = "score", .type = ARG_DOUBLE, .keySpecIndex = -1},
     {.name = "member", .type = ARG_STRING, .keySpecIndex = -1},
 };
@@ -2515,7 +2550,8 @@ static const CommandArg A_zadd[] = {
     {.name = "comparison", .type = ARG_ONEOF, .keySpecIndex = -1, .since = "6.2.0", .flags = ARGF_OPTIONAL, .subargs = A_zadd_2, .subargCount = 2},
     {.name = "change", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "CH", .since = "3.0.2", .flags = ARGF_OPTIONAL},
     {.name = "increment", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "INCR", .since = "3.0.2", .flags = ARGF_OPTIONAL},
-    {.name = "score_member", .type = ARG_BLOCK, .keySpecIndex = -1, .flags = ARGF_MULTIPLE, .subargs = A_zadd_5, .subargCount = 2},
+    {.name = "maxlen", .type = ARG_BLOCK, .keySpecIndex = -1, .since = "0.1.0", .flags = ARGF_OPTIONAL, .subargs = A_zadd_5, .subargCount = 2},
+    {.name = "score_member", .type = ARG_BLOCK, .keySpecIndex = -1, .flags = ARGF_MULTIPLE, .subargs = A_zadd_6, .subargCount = 2},
 };
 static const CommandHistory H_zadd[] = {
     {"2.4.0", "Accepts multiple elements."},
@@ -2627,6 +2663,13 @@ static const KeySpec K_zmscore[] = {
 static const CommandArg A_zmscore[] = {
     {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
     {.name = "member", .type = ARG_STRING, .keySpecIndex = -1, .flags = ARGF_MULTIPLE},
+};
+static const KeySpec K_zpopdue[] = {
+    {.flags = KS_RW | KS_ACCESS | KS_DELETE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_zpopdue[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "count", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "COUNT", .flags = ARGF_OPTIONAL},
 };
 static const KeySpec K_zpopmax[] = {
     {.flags = KS_RW | KS_ACCESS | KS_DELETE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
@@ -3200,6 +3243,17 @@ const CommandSpec commandSpecs[] = {
      .group = "sorted-set",
      .complexity = "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.",
      .args = A_bzmpop, .argCount = 5},
+    {.fullname = "bzpopdue",
+     .arity = -3,
+     .flags = CMD_WRITE | CMD_BLOCKING | CMD_FAST | CMD_MOVABLE_KEYS,
+     .acl = ACL_WRITE | ACL_SORTEDSET | ACL_FAST | ACL_BLOCKING,
+     .firstKey = 1, .lastKey = -2, .keyStep = 1,
+     .keySpecs = K_bzpopdue, .keySpecCount = 1,
+     .summary = "Remove and return the due members of the first of one or more sorted sets that has one, or block until one falls due",
+     .since = "0.1.0",
+     .group = "sorted-set",
+     .complexity = "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.",
+     .args = A_bzpopdue, .argCount = 3},
     {.fullname = "bzpopmax",
      .arity = -3,
      .flags = CMD_WRITE | CMD_NOSCRIPT | CMD_BLOCKING | CMD_FAST,
@@ -3224,6 +3278,17 @@ const CommandSpec commandSpecs[] = {
      .complexity = "O(log(N)) with N being the number of elements in the sorted set.",
      .history = H_bzpopmin, .historyCount = 1,
      .args = A_bzpopmin, .argCount = 2},
+    {.fullname = "cl.throttle",
+     .arity = -1,
+     .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
+     .acl = ACL_WRITE | ACL_STRING | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_cl_throttle, .keySpecCount = 1,
+     .summary = "Apply a quantity to a GCRA rate limiter (the redis-cell module's command)",
+     .since = "0.1.0",
+     .group = "string",
+     .complexity = "O(1)",
+     .args = A_cl_throttle, .argCount = 5},
     {.fullname = "client",
      .arity = -2,
      .flags = 0,
@@ -5538,6 +5603,17 @@ const CommandSpec commandSpecs[] = {
      .docFlags = DOC_SYSCMD,
      .history = H_restore_asking, .historyCount = 3,
      .args = A_restore_asking, .argCount = 7},
+    {.fullname = "rl.log",
+     .arity = -4,
+     .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
+     .acl = ACL_WRITE | ACL_SORTEDSET | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_rl_log, .keySpecCount = 1,
+     .summary = "Log requests in a sliding-window rate limiter, if the window allows them",
+     .since = "0.1.0",
+     .group = "sorted-set",
+     .complexity = "O(log(N)+M) with N being the number of requests in the window and M the number of requests logged or leaving the window.",
+     .args = A_rl_log, .argCount = 4},
     {.fullname = "role",
      .arity = 1,
      .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST,
@@ -6530,7 +6606,7 @@ const CommandSpec commandSpecs[] = {
      .group = "sorted-set",
      .complexity = "O(log(N)) for each item added, where N is the number of elements in the sorted set.",
      .history = H_zadd, .historyCount = 3,
-     .args = A_zadd, .argCount = 6},
+     .args = A_zadd, .argCount = 7},
     {.fullname = "zcard",
      .arity = 2,
      .flags = CMD_READONLY | CMD_FAST,
@@ -6652,6 +6728,17 @@ const CommandSpec commandSpecs[] = {
      .group = "sorted-set",
      .complexity = "O(N) where N is the number of members being requested.",
      .args = A_zmscore, .argCount = 2},
+    {.fullname = "zpopdue",
+     .arity = -2,
+     .flags = CMD_WRITE | CMD_FAST,
+     .acl = ACL_WRITE | ACL_SORTEDSET | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_zpopdue, .keySpecCount = 1,
+     .summary = "Remove and return the members of a sorted set whose score, a unix time in milliseconds, is at or before the server's time, lowest first",
+     .since = "0.1.0",
+     .group = "sorted-set",
+     .complexity = "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.",
+     .args = A_zpopdue, .argCount = 2},
     {.fullname = "zpopmax",
      .arity = -2,
      .flags = CMD_WRITE | CMD_FAST,

@@ -10,6 +10,16 @@
  * A KeyWaiters is freed as soon as its FIFO is empty, and the db's index
  * with its last KeyWaiters (so nothing is left for the db layer to free).  The ready list holds
  * (db, key copy) pairs; kw->ready avoids queueing a key twice.
+ *   dueHeap     the KeyWaiters with a wake-up time (signalKeyAsReadyAt), a
+ *               binary min-heap on kw->wakeAt; kw->heapPos is its place + 1
+ *               (0: not in it).  A KeyWaiters leaves it when signalled or
+ *               freed, so it never holds more than the waited-on keys.  One
+ *               event-loop timer (generation dueTimerGen) is armed for the
+ *               heap's earliest time, at most DUE_TIMER_MAX_MS ahead (it
+ *               re-arms itself when it fires early); arming an earlier one
+ *               makes the older timer stale, and it removes itself when it
+ *               fires.  So stale timers live at most DUE_TIMER_MAX_MS, and
+ *               there are at most that many (one per earlier ms).
  *
  * Unblocked clients are queued in `resumeList`; before the loop sleeps their
  * pipelined input runs (netProcessInput).  A client freed meanwhile is
@@ -18,9 +28,11 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "core/dispatch.h"
+#include "core/event.h"
 #include "core/effects.h"
 #include "core/errors.h"
 #include "core/net.h"
@@ -38,6 +50,9 @@ typedef struct KeyWaiters {
     Waiter *head, *tail; /* clients in blocking order */
     unsigned long count; /* waiters in the FIFO */
     int ready;           /* queued in the ready list */
+    Db *db;              /* the database of the key */
+    long long wakeAt;    /* unix ms to signal the key at, 0 = none */
+    size_t heapPos;      /* place in dueHeap + 1, 0 = not in it */
 } KeyWaiters;
 
 struct Waiter {
@@ -75,6 +90,13 @@ static int serving; /* serveReadyKeys is running */
 static Client **resumeList;
 static size_t resumeCount, resumeCap;
 
+static KeyWaiters **dueHeap;
+static size_t dueCount, dueCap;
+static long long dueTimerWhen = LLONG_MAX; /* unix ms of the live timer */
+static long long dueTimerGen;              /* the live timer's generation */
+
+static void dueHeapRemove(KeyWaiters *kw);
+
 /* --- the per-db key index --- */
 
 static uint64_t kwHash(const void *key, size_t len) { return siphash(key, len, dbHashSeed); }
@@ -98,6 +120,7 @@ static KeyWaiters *kwFindOrCreate(Db *db, const char *key, size_t len) {
     if (kw) return kw;
     kw = xcalloc(sizeof(*kw));
     kw->key = sdsNewLen(key, len);
+    kw->db = db;
     htabAdd(db->blockingKeys, kw);
     keyCount++;
     return kw;
@@ -112,6 +135,7 @@ static void waiterUnlink(Db *db, Waiter *w) {
     kw->count--;
     if (kw->count == 0) {
         htabUnlink(db->blockingKeys, kw->key, sdsLen(kw->key));
+        if (kw->heapPos) dueHeapRemove(kw);
         sdsFree(kw->key);
         xfree(kw);
         keyCount--;
@@ -295,6 +319,105 @@ void signalKeyAsReady(Db *db, const char *key, size_t len) {
     readyKeys[readyCount].db = db;
     readyKeys[readyCount].key = sdsNewLen(key, len);
     readyCount++;
+}
+
+/* --- due-time wake-ups --- */
+
+static int dueLess(size_t a, size_t b) { return dueHeap[a]->wakeAt < dueHeap[b]->wakeAt; }
+
+static void dueSwap(size_t a, size_t b) {
+    KeyWaiters *t = dueHeap[a];
+    dueHeap[a] = dueHeap[b];
+    dueHeap[b] = t;
+    dueHeap[a]->heapPos = a + 1;
+    dueHeap[b]->heapPos = b + 1;
+}
+
+static void dueSiftUp(size_t i) {
+    while (i > 0 && dueLess(i, (i - 1) / 2)) {
+        dueSwap(i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+}
+
+static void dueSiftDown(size_t i) {
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < dueCount && dueLess(l, m)) m = l;
+        if (r < dueCount && dueLess(r, m)) m = r;
+        if (m == i) return;
+        dueSwap(i, m);
+        i = m;
+    }
+}
+
+static void dueHeapRemove(KeyWaiters *kw) {
+    size_t i = kw->heapPos - 1;
+    kw->heapPos = 0;
+    kw->wakeAt = 0;
+    if (--dueCount == i) return;
+    KeyWaiters *moved = dueHeap[dueCount];
+    dueHeap[i] = moved;
+    moved->heapPos = i + 1;
+    dueSiftUp(i);
+    dueSiftDown(moved->heapPos - 1);
+}
+
+static long long dueTimerProc(EventLoop *loop, long long id, void *data);
+
+#define DUE_TIMER_MAX_MS 250
+
+/* The delay to arm for unix ms when, now being now, and sets
+ * dueTimerWhen to the moment the timer will fire. */
+static long long dueDelay(long long when, long long now) {
+    long long delay = when - now;
+    if (delay < 0) delay = 0;
+    if (delay > DUE_TIMER_MAX_MS) delay = DUE_TIMER_MAX_MS;
+    dueTimerWhen = now + delay;
+    return delay;
+}
+
+/* Arms the timer for unix ms when, unless the live one fires no later. */
+static void dueArm(long long when) {
+    if (when >= dueTimerWhen) return;
+    long long delay = dueDelay(when, mstime());
+    eventAddTimer(server.loop, delay, dueTimerProc, (void *)(intptr_t)++dueTimerGen);
+}
+
+/* Signals every key whose wake-up time has come, then goes on for the
+ * next one, re-armed (or ends).  A stale timer (an earlier one was armed
+ * after it) just ends. */
+static long long dueTimerProc(EventLoop *loop, long long id, void *data) {
+    (void)loop, (void)id;
+    if ((intptr_t)data != dueTimerGen) return -1;
+    long long now = mstime();
+    while (dueCount > 0 && dueHeap[0]->wakeAt <= now) {
+        KeyWaiters *kw = dueHeap[0];
+        Db *db = kw->db;
+        dueHeapRemove(kw);
+        signalKeyAsReady(db, kw->key, sdsLen(kw->key));
+    }
+    if (dueCount == 0) {
+        dueTimerWhen = LLONG_MAX;
+        return -1;
+    }
+    return dueDelay(dueHeap[0]->wakeAt, now);
+}
+
+void signalKeyAsReadyAt(Db *db, const char *key, size_t len, long long whenMs) {
+    KeyWaiters *kw = kwFind(db, key, len);
+    if (!kw || (kw->heapPos && kw->wakeAt <= whenMs)) return;
+    kw->wakeAt = whenMs;
+    if (!kw->heapPos) {
+        if (dueCount == dueCap) {
+            dueCap = dueCap ? dueCap * 2 : 16;
+            dueHeap = xrealloc(dueHeap, dueCap * sizeof(*dueHeap));
+        }
+        dueHeap[dueCount++] = kw;
+        kw->heapPos = dueCount;
+    }
+    dueSiftUp(kw->heapPos - 1);
+    dueArm(whenMs);
 }
 
 /* Offer key to the clients blocked on it, in blocking order.  Clients that

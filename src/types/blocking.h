@@ -28,7 +28,9 @@
  * (an expired one is deleted then, its DEL propagated).  While a client is
  * served it is server.net.current (tracking defers its own invalidations
  * until after its reply).  The EXPIRE family, XSETID and XGROUP SETID do
- * not signal their key (Redis does not). */
+ * not signal their key (Redis does not).  A key can also be signalled at a
+ * time of the caller's choosing (signalKeyAsReadyAt): BZPOPDUE's keys wake
+ * their clients when their earliest member falls due, by a timer. */
 #ifndef CAIRN_BLOCKING_H
 #define CAIRN_BLOCKING_H
 
@@ -62,6 +64,13 @@ void *blockedPriv(const Client *c);
 /* Note that key in db may now serve blocked clients.  Cheap when nobody
  * waits on it.  Clients are served later (see the file comment). */
 void signalKeyAsReady(Db *db, const char *key, size_t len);
+
+/* Note that key in db will be able to serve its blocked clients at unix
+ * ms whenMs (BZPOPDUE: its earliest member falls due then): a timer
+ * signals it at that moment, as signalKeyAsReady would.  Only the earliest
+ * time asked for a key is kept, until it is signalled; the request ends
+ * with the key's last waiter.  Does nothing when nobody waits on key. */
+void signalKeyAsReadyAt(Db *db, const char *key, size_t len, long long whenMs);
 
 /* Parse a blocking timeout in seconds (a float) as Redis 7.0 does and turn
  * it into an absolute deadline in unix ms (0 = wait forever).  Replies the

@@ -24,7 +24,9 @@
  * <ms>, SET ... GET loses its GET, GETEX becomes PEXPIREAT/PERSIST/DEL,
  * GETDEL becomes DEL, INCRBYFLOAT becomes SET ... KEEPTTL.  Cairn's own
  * bounded counters (INCRBYBOUND, INCRBYFLOATBOUND) become SET ... KEEPTTL
- * too, so that a Redis 7.0 replica or AOF reader stays equal. */
+ * too, so that a Redis 7.0 replica or AOF reader stays equal, and its
+ * CL.THROTTLE (the redis-cell module's GCRA) becomes SET key <tat> PXAT
+ * <ms>. */
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -673,6 +675,136 @@ static void incrbyfloatGeneric(Client *c, int bounded) {
 static void incrbyfloatCommand(Client *c) { incrbyfloatGeneric(c, 0); }
 static void incrbyfloatboundCommand(Client *c) { incrbyfloatGeneric(c, 1); }
 
+/* --- CL.THROTTLE (Cairn's own) --- */
+
+/* The redis-cell module's CL.THROTTLE, the generic cell rate algorithm:
+ * the key holds the theoretical arrival time (TAT) in unix nanoseconds as
+ * a decimal string, the module's own format, with a TTL ending when the
+ * limiter is idle again (at the TAT).  Its effect is SET key <tat> PXAT
+ * <ms>: no replica or AOF reader reads a clock.  "Now" is the command's
+ * time (dbNowMs), in ns. */
+
+/* The module's errors carry no code (a leading '-': no "ERR " added). */
+#define CELL_USAGE "-Cell error: Usage: cl.throttle <key> <max_burst> <count per period> <period> [<quantity>]"
+#define CELL_NS 1000000000LL
+
+/* An integer argument as the module reads it; its error otherwise. */
+static int cellArgOrReply(Client *c, const sds arg, long long *v) {
+    if (stringToLongLong(arg, sdsLen(arg), v)) return 0;
+    sds msg = sdsCatPrintf(sdsEmpty(), "-Cell error: Couldn't parse as integer: %s", arg);
+    replyErrorLen(c, msg, sdsLen(msg));
+    sdsFree(msg);
+    return -1;
+}
+
+/* v within long long (a duration from a stored TAT the module never
+ * wrote, e.g. a large negative number). */
+static long long cellClamp(__int128 v) { return v > LLONG_MAX ? LLONG_MAX : v < LLONG_MIN ? LLONG_MIN : (long long)v; }
+
+/* A duration in ns as whole seconds, the module's way: truncated, plus
+ * one when at least a millisecond is left over (so a caller never retries
+ * too early). */
+static long long cellSeconds(long long ns) {
+    long long s = ns / CELL_NS;
+    if ((ns % CELL_NS) / 1000000 > 0) s++;
+    return s;
+}
+
+/* CL.THROTTLE key max_burst count_per_period period [quantity]: replies
+ * [limited 0|1, limit (max_burst + 1), remaining, retry_after s (-1 when
+ * allowed), reset_after s].  The emission interval T is period/count
+ * (ns, truncated), the tolerance max_burst + 1 intervals; a request of
+ * quantity q moves the TAT to max(now, TAT) + q*T and is allowed when that
+ * stays within the tolerance of now; quantity 0 only looks.  A request
+ * larger than the tolerance is limited with retry_after -1.  Errors, in
+ * order: a wrong argument count and non-integers in the module's words
+ * ("Cell error: ..."), then Cairn's range checks (max_burst and quantity
+ * >= 0, count and period >= 1: "ERR value is out of range, must be
+ * positive"; parameters whose nanoseconds overflow: ERR_NOT_INT), then
+ * WRONGTYPE, a stored value that is not an integer (the module's "Cell
+ * error: invalid digit found in string"), a TAT that would overflow
+ * (ERR_INCR_OVERFLOW). */
+static void clthrottleCommand(Client *c) {
+    if (c->argc != 5 && c->argc != 6) {
+        replyError(c, CELL_USAGE);
+        return;
+    }
+    long long burst, count, period, quantity = 1;
+    if (cellArgOrReply(c, c->argv[2], &burst) == -1 || cellArgOrReply(c, c->argv[3], &count) == -1 ||
+        cellArgOrReply(c, c->argv[4], &period) == -1 || (c->argc == 6 && cellArgOrReply(c, c->argv[5], &quantity) == -1))
+        return;
+    if (burst < 0 || count < 1 || period < 1 || quantity < 0) {
+        replyError(c, "ERR value is out of range, must be positive");
+        return;
+    }
+    long long periodNs, tolerance, increment;
+    if (__builtin_mul_overflow(period, CELL_NS, &periodNs) || burst == LLONG_MAX) {
+        replyError(c, ERR_NOT_INT);
+        return;
+    }
+    long long interval = (long long)((double)periodNs / (double)count);
+    if (__builtin_mul_overflow(interval, burst + 1, &tolerance) ||
+        __builtin_mul_overflow(interval, quantity, &increment)) {
+        replyError(c, ERR_NOT_INT);
+        return;
+    }
+    const sds key = c->argv[1];
+    int wrong = 0;
+    kvobj *o = lookupWriteOrReply(c, key, OBJ_STRING, &wrong);
+    if (wrong) return;
+    long long now = dbNowMs * 1000000LL, tat = now;
+    if (o) {
+        char buf[UTIL_LONG_STR_SIZE];
+        size_t len;
+        const char *p = kvEncoding(o) == OBJ_ENC_INT ? NULL : kvStringBytes(o, buf, &len);
+        if (!p) tat = kvInt(o);
+        else if (!stringToLongLong(p, len, &tat)) {
+            replyError(c, "-Cell error: invalid digit found in string");
+            return;
+        }
+    }
+    long long newTat, ttl, retry = -CELL_NS;
+    if (__builtin_add_overflow(tat > now ? tat : now, increment, &newTat)) {
+        replyError(c, ERR_INCR_OVERFLOW);
+        return;
+    }
+    /* Allowed when now >= newTat - tolerance. */
+    int limited = (__int128)newTat - tolerance > now;
+    if (limited) {
+        if (increment <= tolerance) retry = (long long)((__int128)newTat - tolerance - now);
+        ttl = cellClamp((__int128)tat - now); /* a stored TAT may be far in the past */
+    } else {
+        ttl = newTat - now;
+        if (newTat > now && newTat != tat) {
+            long long when = newTat / 1000000 + (newTat % 1000000 != 0);
+            char val[UTIL_LONG_STR_SIZE];
+            int vlen = longLongToString(val, sizeof(val), newTat);
+            dbSetKey(c->db, kvCreateStringExpire(key, sdsLen(key), val, (size_t)vlen, when), 0);
+            signalModifiedKey(c, c->db, key, sdsLen(key));
+            serverIncrDirty(1);
+            notifyString(c, "set", key);
+            notifyGeneric(c, "expire", key);
+            EffectArg args[5] = {EA_STR("SET"), EA_SDS(key), EA_BUF(val, (size_t)vlen), EA_STR("PXAT"), EA_NUM(when)};
+            effectsRewrite(5, args);
+        }
+    }
+    long long remaining = 0;
+    long long next = cellClamp((__int128)tolerance - ttl);
+    if (next > -interval) {
+        double q = (double)(next / 1000) / (double)(interval / 1000);
+        if (q != q) remaining = 0;
+        else if (q >= 9223372036854775807.0) remaining = LLONG_MAX;
+        else if (q <= -9223372036854775808.0) remaining = LLONG_MIN;
+        else remaining = (long long)q;
+    }
+    replyArrayLen(c, 5);
+    replyLongLong(c, limited);
+    replyLongLong(c, burst + 1);
+    replyLongLong(c, remaining);
+    replyLongLong(c, cellSeconds(retry));
+    replyLongLong(c, cellSeconds(ttl));
+}
+
 /* --- LCS --- */
 
 /* The DP table may not exceed this many bytes: Redis replies an error when
@@ -860,6 +992,7 @@ Command stringCommands[] = {
     {.name = "incrbyfloat", .proc = incrbyfloatCommand},
     {.name = "incrbybound", .proc = incrbyboundCommand},
     {.name = "incrbyfloatbound", .proc = incrbyfloatboundCommand},
+    {.name = "cl.throttle", .proc = clthrottleCommand},
     {.name = "lcs", .proc = lcsCommand},
     {0},
 };

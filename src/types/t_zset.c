@@ -17,7 +17,13 @@
  *
  * Range commands turn score and lex ranges into rank ranges first (both
  * encodings answer "rank of the first / last element in range"), then walk
- * or delete by rank. */
+ * or delete by rank.
+ *
+ * Cairn's own commands here state their effects as Redis 7.0 commands, so
+ * no replica or AOF reader runs them or reads a clock: ZADD ... MAXLEN and
+ * ZTRIM (ZREMRANGEBYRANK / ZREMRANGEBYSCORE), ZPOPDUE and BZPOPDUE (ZREM
+ * key member ...; BZPOPDUE waits on a key's earliest due time through
+ * signalKeyAsReadyAt), RL.LOG (ZREMRANGEBYSCORE, ZADD, PEXPIREAT). */
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -1433,6 +1439,321 @@ static void zmpopGeneric(Client *c, int idx, int blocking) {
 static void zmpopCommand(Client *c) { zmpopGeneric(c, 1, 0); }
 static void bzmpopCommand(Client *c) { zmpopGeneric(c, 2, 1); }
 
+/* --- ZPOPDUE / BZPOPDUE (Cairn's own) --- */
+
+/* Due-time queues: a member's score is the unix time in ms at which it
+ * falls due; ZPOPDUE pops the due ones (score <= the command's time,
+ * dbNowMs), lowest first, and BZPOPDUE waits for one.  Their effect is
+ * ZREM key member ..., so no replica or AOF reader ever reads a clock. */
+
+/* How many of o's lowest members are due at unix ms now, at most limit. */
+static unsigned long zsetDueCount(const kvobj *o, long long now, unsigned long limit) {
+    ZCur cur;
+    unsigned long n = 0;
+    if (!zcurSeek(&cur, o, 0)) return 0;
+    while (n < limit && zcurValid(&cur)) {
+        ZElem e;
+        zcurGet(&cur, &e);
+        if (!(e.score <= (double)now)) break;
+        n++;
+        zcurNext(&cur);
+    }
+    return n;
+}
+
+/* The unix ms at which the non-empty o's lowest member falls due (its
+ * score rounded up), or 0 for never (a score beyond 2^53 ms, +inf). */
+static long long zsetDueAt(const kvobj *o) {
+    ZCur cur;
+    ZElem e;
+    zcurSeek(&cur, o, 0);
+    zcurGet(&cur, &e);
+    if (!(e.score <= 9007199254740992.0)) return 0;
+    double at = ceil(e.score);
+    return at < 1 ? 1 : (long long)at;
+}
+
+/* Pops o's n lowest members (n >= 1, all due), replies them in shape (as
+ * popAndReply), states ZREM key member ... (the command's own effect, or
+ * one added for a client served after blocking), notifies "zrem" and
+ * deletes an emptied key. */
+static void popDueAndReply(Client *c, Db *db, kvobj *o, const char *key, size_t klen, unsigned long n, int shape,
+                           int served) {
+    if (shape == POP_REPLY_BZPOP) {
+        replyArrayLen(c, 3);
+        replyBulk(c, key, klen);
+    } else if (shape == POP_REPLY_MPOP) {
+        replyArrayLen(c, 2);
+        replyBulk(c, key, klen);
+        replyArrayLen(c, (long)n);
+    } else if (shape == POP_REPLY_ZPOP_COUNT && c->resp >= 3) {
+        replyArrayLen(c, (long)n);
+    } else {
+        replyArrayLen(c, (long)(2 * n));
+    }
+    /* The members stay readable until they are deleted, those of a
+     * listpack kept as integers in their own ZElem: the effect is stated
+     * from them without copies (a small pop uses the stack). */
+    int on = effectsOn;
+    ZElem stackElems[4];
+    EffectArg stackArgs[6];
+    ZElem *elems = on && n > 4 ? xmalloc(sizeof(*elems) * n) : stackElems;
+    EffectArg *args = on && n > 4 ? xmalloc(sizeof(*args) * (n + 2)) : stackArgs;
+    ZCur cur;
+    zcurSeek(&cur, o, 0);
+    for (unsigned long i = 0; i < n; i++) {
+        ZElem *e = on ? &elems[i] : &stackElems[0];
+        zcurGet(&cur, e);
+        if (shape == POP_REPLY_MPOP || (shape == POP_REPLY_ZPOP_COUNT && c->resp >= 3)) replyArrayLen(c, 2);
+        replyBulk(c, e->m, e->len);
+        replyDouble(c, e->score);
+        if (on) args[i + 2] = EA_BUF((const char *)e->m, e->len);
+        zcurNext(&cur);
+    }
+    if (on) {
+        args[0] = EA_STR("ZREM");
+        args[1] = EA_BUF(key, klen);
+        if (served) effectsAlso(db->id, (int)n + 2, args);
+        else effectsRewrite((int)n + 2, args);
+        if (elems != stackElems) {
+            xfree(elems);
+            xfree(args);
+        }
+    }
+    zsetDeleteRanks(o, 0, n - 1);
+    notifyZset(db, "zrem", key, klen);
+    deleteIfEmpty(db, o, key, klen);
+    signalModifiedKey(c, db, key, klen);
+    serverIncrDirty((long long)n);
+}
+
+/* ZPOPDUE key [COUNT count]: pops the due members, lowest first: one
+ * without COUNT (replied as ZPOPMIN key), at most count with it (as
+ * ZPOPMIN key count: RESP3 pairs).  Nothing due, a missing key or COUNT 0:
+ * an empty array.  COUNT is checked as ZPOPMIN's count, before the key. */
+static void zpopdueCommand(Client *c) {
+    long count = 1;
+    int shape = POP_REPLY_ZPOP;
+    if (c->argc == 4 && argIs(c->argv[2], "count")) {
+        if (getPositiveLongOrReply(c, c->argv[3], &count, ERR_POSITIVE) == -1) return;
+        shape = POP_REPLY_ZPOP_COUNT;
+    } else if (c->argc != 2) {
+        replyErrorSyntax(c);
+        return;
+    }
+    int wrong;
+    kvobj *o = lookupWriteOrReply(c, c->argv[1], OBJ_ZSET, &wrong);
+    if (wrong) return;
+    unsigned long n = o && count > 0 ? zsetDueCount(o, dbNowMs, (unsigned long)count) : 0;
+    if (n == 0) {
+        replyEmptyArray(c);
+        return;
+    }
+    popDueAndReply(c, c->db, o, c->argv[1], sdsLen(c->argv[1]), n, shape, 0);
+}
+
+/* A BZPOPDUE client offered key: served when a member is due, else it
+ * asks to be woken when the lowest one falls due. */
+static int serveBlockedDue(Client *c, Db *db, const char *key, size_t len) {
+    const ZBlock *zb = blockedPriv(c);
+    kvobj *o = dbLookupWrite(db, key, len);
+    if (!o || kvType(o) != OBJ_ZSET || zsetLength(o) == 0) return 0;
+    unsigned long n = zsetDueCount(o, dbNowMs, zb->mpop ? (unsigned long)zb->count : 1);
+    if (n == 0) {
+        long long at = zsetDueAt(o);
+        if (at) signalKeyAsReadyAt(db, key, len, at);
+        return 0;
+    }
+    popDueAndReply(c, db, o, key, len, n, zb->mpop ? POP_REPLY_MPOP : POP_REPLY_BZPOP, 1);
+    return 1;
+}
+
+/* BZPOPDUE key [key ...] timeout [COUNT count]: ZPOPDUE over the keys in
+ * order, the first with a due member answering; else it blocks until a
+ * member of one of them falls due (also one added later with an earlier
+ * time), woken by a timer at that moment, or the timeout (a null array).
+ * Without COUNT the reply is BZPOPMIN's [key, member, score]; with it
+ * BZMPOP's [key, [[member, score], ...]].  A COUNT tail is recognised
+ * when there are at least five arguments and the second to last is COUNT
+ * (so BZPOPDUE k COUNT 1 waits on the keys k and COUNT); count is checked
+ * as BZMPOP's, then the timeout as BZPOPMIN's, before any key.  Inside
+ * MULTI or a script it never blocks. */
+static void bzpopdueCommand(Client *c) {
+    int tIdx = c->argc - 1;
+    long count = -1;
+    if (c->argc >= 5 && argIs(c->argv[c->argc - 2], "count")) {
+        if (getRangeLongOrReply(c, c->argv[c->argc - 1], 1, LONG_MAX, &count, "ERR count should be greater than 0") ==
+            -1)
+            return;
+        tIdx = c->argc - 3;
+    }
+    long long deadline;
+    if (getBlockTimeoutOrReply(c, c->argv[tIdx], &deadline) == -1) return;
+    sds *keys = c->argv + 1;
+    int numKeys = tIdx - 1;
+    int shape = count < 0 ? POP_REPLY_BZPOP : POP_REPLY_MPOP;
+    for (int i = 0; i < numKeys; i++) {
+        int wrong;
+        kvobj *o = lookupWriteOrReply(c, keys[i], OBJ_ZSET, &wrong);
+        if (wrong) return;
+        if (!o) continue;
+        unsigned long n = zsetDueCount(o, dbNowMs, count < 0 ? 1 : (unsigned long)count);
+        if (n == 0) continue;
+        popDueAndReply(c, c->db, o, keys[i], sdsLen(keys[i]), n, shape, 0);
+        return;
+    }
+    if (!clientMayBlock(c)) {
+        replyNullArray(c);
+        return;
+    }
+    ZBlock *zb = xmalloc(sizeof(*zb));
+    zb->max = 0;
+    zb->mpop = count > 0;
+    zb->count = count;
+    blockForKeys(c, keys, numKeys, deadline, serveBlockedDue, zb, xfree);
+    for (int i = 0; i < numKeys; i++) {
+        kvobj *o = dbFind(c->db, keys[i], sdsLen(keys[i]));
+        long long at = o && kvType(o) == OBJ_ZSET && zsetLength(o) ? zsetDueAt(o) : 0;
+        if (at) signalKeyAsReadyAt(c->db, keys[i], sdsLen(keys[i]), at);
+    }
+}
+
+/* --- RL.LOG (Cairn's own) --- */
+
+/* The ranks of o's members with score in [min, max] (count returned). */
+static unsigned long scoreRanks(const kvobj *o, double min, double max, unsigned long *first) {
+    Range r = {.type = RANGE_SCORE};
+    r.score = (zrangespec){.min = min, .max = max, .minex = 0, .maxex = 0};
+    unsigned long last;
+    return rangeRanks(o, &r, first, &last);
+}
+
+/* RL.LOG key window_ms limit [quantity]: a sliding-window limiter over a
+ * log.  The key is a sorted set of the requests of the last window_ms
+ * (score: the unix ms of the request, member "<ms>-<n>", n counting the
+ * requests of that ms from 0).  Entries at or before now - window_ms leave
+ * it; then quantity requests (default 1) are logged at now if count +
+ * quantity <= limit.  Replies [allowed 0|1, count (after logging), retry
+ * after ms: 0 when allowed, when denied the wait until enough entries
+ * have left the window, -1 when quantity > limit].  Quantity 0 only looks.
+ * The key's TTL ends with its newest entry's window (PEXPIREAT newest +
+ * window_ms); an emptied key is deleted.  Errors, before the key:
+ * non-integers (ERR_NOT_INT), window_ms < 1 or limit < 0 ("ERR value is
+ * out of range, must be positive"), quantity outside [0, 10000] (Redis's
+ * range error: each request is a member), now + window_ms beyond ms
+ * ("ERR invalid expire time in 'rl.log' command"); then WRONGTYPE.
+ * Effects: ZREMRANGEBYSCORE key -inf <now - window_ms>, ZADD key <now>
+ * <member> ..., PEXPIREAT key <now + window_ms>, as each happens, so no
+ * replica or AOF reader reads a clock. */
+#define RL_MAX_QUANTITY 10000 /* requests logged by one call (each a member) */
+
+static void rllogCommand(Client *c) {
+    long long window, limit, quantity = 1;
+    if (c->argc > 5) {
+        replyErrorSyntax(c);
+        return;
+    }
+    if (getLongLongOrReply(c, c->argv[2], &window, NULL) == -1 ||
+        getLongLongOrReply(c, c->argv[3], &limit, NULL) == -1 ||
+        (c->argc == 5 && getLongLongOrReply(c, c->argv[4], &quantity, NULL) == -1))
+        return;
+    if (window < 1 || limit < 0) {
+        replyError(c, ERR_POSITIVE);
+        return;
+    }
+    if (quantity < 0 || quantity > RL_MAX_QUANTITY) {
+        replyErrorFormat(c, "ERR value is out of range, value must between 0 and %d", RL_MAX_QUANTITY);
+        return;
+    }
+    long long now = dbNowMs;
+    if (window > LLONG_MAX - now) {
+        replyError(c, "ERR invalid expire time in 'rl.log' command");
+        return;
+    }
+    const sds key = c->argv[1];
+    int wrong;
+    kvobj *o = lookupWriteOrReply(c, key, OBJ_ZSET, &wrong);
+    if (wrong) return;
+    long long cutoff = now - window;
+    unsigned long first = 0, count = 0;
+    effectsPrevent();
+    if (o) {
+        unsigned long gone = scoreRanks(o, -INFINITY, (double)cutoff, &first);
+        if (gone) {
+            zsetDeleteRanks(o, first, first + gone - 1);
+            EffectArg args[4] = {EA_STR("ZREMRANGEBYSCORE"), EA_SDS(key), EA_STR("-inf"), EA_NUM(cutoff)};
+            effectsAlso(c->db->id, 4, args);
+            signalModifiedKey(c, c->db, key, sdsLen(key));
+            notifyZset(c->db, "zremrangebyscore", key, sdsLen(key));
+            serverIncrDirty((long long)gone);
+            if (deleteIfEmpty(c->db, o, key, sdsLen(key))) o = NULL;
+        }
+        if (o) count = zsetLength(o);
+    }
+    int allowed = (unsigned long long)quantity <= (unsigned long long)limit &&
+                  count <= (unsigned long long)(limit - quantity);
+    long long retry = 0;
+    if (!allowed) {
+        if (quantity > limit) {
+            retry = -1;
+        } else {
+            /* The (count + quantity - limit)-th oldest entry must leave. */
+            ZCur cur;
+            ZElem e;
+            zcurSeek(&cur, o, (unsigned long)((long long)count + quantity - limit - 1));
+            zcurGet(&cur, &e);
+            retry = (long long)e.score + window - now;
+            if (retry < 1) retry = 1;
+        }
+    } else if (quantity > 0) {
+        unsigned long at = 0;
+        long long seq = o ? (long long)scoreRanks(o, (double)now, (double)now, &at) : 0;
+        char buf[2 * UTIL_LONG_STR_SIZE];
+        int prefix = longLongToString(buf, sizeof(buf), now);
+        buf[prefix++] = '-';
+        if (!o) {
+            o = zsetCreateKey(key, (size_t)prefix + 20);
+            dbAdd(c->db, o);
+            o = dbFind(c->db, key, sdsLen(key));
+        }
+        int on = effectsOn;
+        EffectArg *args = on ? xmalloc(sizeof(*args) * (size_t)(2 + 2 * quantity)) : NULL;
+        sds *members = on ? xmalloc(sizeof(sds) * (size_t)quantity) : NULL;
+        for (long long i = 0; i < quantity; i++) {
+            int len = prefix + longLongToString(buf + prefix, sizeof(buf) - (size_t)prefix, seq + i);
+            int out;
+            double ns;
+            zsetAdd(o, (double)now, (const unsigned char *)buf, (size_t)len, 0, &out, &ns);
+            if (on) {
+                members[i] = sdsNewLen(buf, (size_t)len);
+                args[2 + 2 * i] = EA_NUM(now);
+                args[3 + 2 * i] = EA_SDS(members[i]);
+            }
+        }
+        if (on) {
+            args[0] = EA_STR("ZADD");
+            args[1] = EA_SDS(key);
+            effectsAlso(c->db->id, (int)(2 + 2 * quantity), args);
+            for (long long i = 0; i < quantity; i++) sdsFree(members[i]);
+            xfree(members);
+            xfree(args);
+        }
+        dbSetExpire(c->db, &o, now + window);
+        EffectArg exp[3] = {EA_STR("PEXPIREAT"), EA_SDS(key), EA_NUM(now + window)};
+        effectsAlso(c->db->id, 3, exp);
+        count += (unsigned long)quantity;
+        signalModifiedKey(c, c->db, key, sdsLen(key));
+        notifyZset(c->db, "zadd", key, sdsLen(key));
+        notifyKeyspaceEvent(NOTIFY_GENERIC, "expire", key, sdsLen(key), c->db->id);
+        signalKeyAsReady(c->db, key, sdsLen(key));
+        serverIncrDirty(quantity + 1);
+    }
+    replyArrayLen(c, 3);
+    replyLongLong(c, allowed);
+    replyLongLong(c, (long long)count);
+    replyLongLong(c, retry);
+}
+
 /* --- ZRANDMEMBER --- */
 
 static void zrandmemberWithCount(Client *c) {
@@ -1877,6 +2198,9 @@ Command zsetCommands[] = {
     {.name = "bzmpop", .proc = bzmpopCommand},
     {.name = "bzpopmin", .proc = bzpopminCommand},
     {.name = "bzpopmax", .proc = bzpopmaxCommand},
+    {.name = "zpopdue", .proc = zpopdueCommand},
+    {.name = "bzpopdue", .proc = bzpopdueCommand},
+    {.name = "rl.log", .proc = rllogCommand},
     {.name = "zrandmember", .proc = zrandmemberCommand},
     {.name = "zunion", .proc = zunionCommand},
     {.name = "zinter", .proc = zinterCommand},

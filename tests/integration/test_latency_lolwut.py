@@ -27,7 +27,8 @@ VERSION_LINE = b"Redis ver. 7.0.15\n"
 MISSING = set()
 # Cairn's commands that redis-server 7.0.15 lacks (the last three are
 # Cairn's own, issue 39).
-EXTRA = {"client|setinfo", "incrbybound", "incrbyfloatbound", "ztrim"}
+EXTRA = {"client|setinfo", "incrbybound", "incrbyfloatbound", "ztrim", "zpopdue", "bzpopdue",
+         "cl.throttle", "rl.log"}
 
 
 def client(srv, protocol=2):

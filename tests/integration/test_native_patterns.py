@@ -311,6 +311,25 @@ def test_command_info_and_docs(server, oracle):
     assert {b"incrbybound", b"incrbyfloatbound", b"ztrim"} <= set(names)
 
 
+def test_zadd_docs_list_maxlen(server, oracle):
+    """COMMAND DOCS ZADD is redis-server's plus the MAXLEN block, before the
+    score/member pairs."""
+    mine = raw(server.client(), "COMMAND", "DOCS", "zadd")
+    ref = raw(oracle.client(), "COMMAND", "DOCS", "zadd")
+    d, r = dict(zip(mine[1][::2], mine[1][1::2])), dict(zip(ref[1][::2], ref[1][1::2]))
+    names = [dict(zip(a[::2], a[1::2]))[b"name"] for a in d[b"arguments"]]
+    assert names == [b"key", b"condition", b"comparison", b"change", b"increment", b"maxlen", b"score_member"]
+    maxlen = d[b"arguments"][5]
+    assert maxlen == [b"name", b"maxlen", b"type", b"block", b"since", b"0.1.0", b"flags", [b"optional"],
+                      b"arguments",
+                      [[b"name", b"count", b"type", b"integer", b"token", b"MAXLEN"],
+                       [b"name", b"evict", b"type", b"oneof", b"flags", [b"optional"], b"arguments",
+                        [[b"name", b"lowest", b"type", b"pure-token", b"token", b"LOWEST"],
+                         [b"name", b"highest", b"type", b"pure-token", b"token", b"HIGHEST"]]]]]
+    d[b"arguments"] = d[b"arguments"][:5] + d[b"arguments"][6:]
+    assert d == r
+
+
 # --- MULTI, scripts, ACL, replica, OOM ----------------------------------------
 
 def test_multi_and_scripts(c):
