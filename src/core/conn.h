@@ -156,9 +156,15 @@ static inline long connWritev(Connection *conn, const struct iovec *iov, int cnt
 /* io_uring batching (core/iobatch.h): 1 when conn's reads and writes may
  * be queued in a batch (batching is on and the type is plain). */
 static inline int connCanBatch(const Connection *conn) { return (conn->flags & CONN_PLAIN) && ioBatchEnabled(); }
-/* Queue a read into / a write of buf for the next ioBatchRun. */
+/* Sets up batching (ioBatchInit): 0 when it is available, -1 otherwise. */
+static inline int connBatchInit(void) { return ioBatchInit(); }
+/* Queue a read into / a write of buf for the next connBatchRun (at most
+ * IOBATCH_MAX queued; buf must stay put until then). */
 static inline void connBatchRead(Connection *conn, void *buf, size_t len) { ioBatchRecv(conn->fd, buf, len); }
 static inline void connBatchWrite(Connection *conn, const void *buf, size_t len) { ioBatchSend(conn->fd, buf, len); }
+/* Runs every queued read and write: res[i] is the i-th one's bytes or
+ * -errno (ioBatchRun).  Returns how many ran. */
+static inline int connBatchRun(long *res) { return ioBatchRun(res); }
 
 /* --- events --- */
 

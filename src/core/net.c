@@ -22,7 +22,6 @@
 #include "core/conn.h"
 #include "core/dispatch.h"
 #include "core/errors.h"
-#include "core/iobatch.h"
 #include "core/log.h"
 #include "core/server.h"
 #include "ds/alloc.h"
@@ -106,7 +105,7 @@ static int openUnix(void) {
 }
 
 int netListen(void) {
-    if (ioBatchInit() == 0) eventSetReadBatch(server.loop, readHandler, readBatch);
+    if (connBatchInit() == 0) eventSetReadBatch(server.loop, readHandler, readBatch);
     if (openTcpListeners(&tcpListener, NULL) < 0) return -1;
     listenerInstall(&tcpListener, acceptHandler);
     if (openUnix() == -1) return -1;
@@ -541,7 +540,7 @@ static void readBatch(EventLoop *loop, void **data, int n) {
             connBatchRead(c->conn, dst, room);
             cl[k++] = c;
         }
-        ioBatchRun(res);
+        connBatchRun(res);
         for (int j = 0; j < k; j++) {
             if (readDone(cl[j], res[j], big[j]) == 1 && !(cl[j]->flags & CLIENT_READ_BATCHED)) {
                 cl[j]->flags |= CLIENT_READ_BATCHED;
@@ -744,7 +743,7 @@ typedef struct WriteBatch {
  * has more, a deferred block now complete, goes on with writeToClient). */
 static void flushWriteBatch(WriteBatch *wb) {
     long res[IOBATCH_MAX];
-    ioBatchRun(res);
+    connBatchRun(res);
     for (int i = 0; i < wb->n; i++) {
         Client *c = wb->c[i];
         int r = writeDone(c, res[i], wb->total[i]);
