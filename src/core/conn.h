@@ -108,7 +108,7 @@ typedef struct ReplyEncoder {
 
 extern const ReplyEncoder respEncoder;
 
-#define LISTENER_MAX_FDS 32
+#define LISTENER_MAX_FDS 32 /* at least CONFIG_MAX_BIND (16) addresses */
 
 /* A listener: its bound sockets and what its connections speak. */
 struct Listener {

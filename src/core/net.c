@@ -78,8 +78,7 @@ static int openTcpListeners(Listener *l, const char **err) {
             serverLog(LL_WARNING, "Warning: Could not create server TCP listening socket %s:%d: %s", addr,
                       server.cfg.port, strerror(errno));
             if (err) *err = "Unable to listen on this port";
-            listenerCloseInChild(l); /* close them; none was installed yet */
-            l->count = 0;
+            listenerClose(l, 0);
             return -1;
         }
     }
