@@ -34,6 +34,8 @@ void connInit(EventLoop *loop) { connLoop = loop; }
 
 /* --- helpers --- */
 
+static int waitUntil(Connection *conn, int mask, long long deadline);
+
 static int setNonBlock(int fd, int on) {
     int flags = fcntl(fd, F_GETFL);
     if (flags == -1) return -1;
@@ -168,11 +170,9 @@ static void bindSource(int fd, int family, const char *source) {
     freeaddrinfo(src);
 }
 
-static Connection *tcpConnect(const char *host, int port, const char *source, const char **err) {
-    char portText[16];
-    snprintf(portText, sizeof(portText), "%d", port);
+static Connection *tcpConnect(const char *host, const char *port, const char *source, const char **err) {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
-    int rc = getaddrinfo(host, portText, &hints, &res);
+    int rc = getaddrinfo(host, port, &hints, &res);
     if (rc != 0) {
         *err = gai_strerror(rc);
         return NULL;
@@ -188,6 +188,31 @@ static Connection *tcpConnect(const char *host, int port, const char *source, co
     freeaddrinfo(res);
     Connection *conn = connNew(&connTcpType, fd, NULL);
     connSetNoDelay(conn, 1);
+    return conn;
+}
+
+static Connection *tcpConnectTimeout(const char *host, const char *port, long timeoutMs) {
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res, *ai;
+    if (getaddrinfo(host, port, &hints, &res) != 0) return NULL;
+    Connection *conn = NULL;
+    long long deadline = deadlineAfter(mstime(), timeoutMs);
+    for (ai = res; ai; ai = ai->ai_next) {
+        int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+        if (fd < 0) continue;
+        setNonBlock(fd, 1);
+        conn = connNew(&connTcpType, fd, NULL);
+        int rc = connect(fd, ai->ai_addr, ai->ai_addrlen);
+        if (rc < 0 && errno == EINPROGRESS) {
+            waitUntil(conn, EV_WRITABLE, deadline);
+            rc = 0;
+        }
+        if (rc == 0) break;
+        close(fd);
+        xfree(conn);
+        conn = NULL;
+    }
+    freeaddrinfo(res);
+    if (conn) connSetNoDelay(conn, 1);
     return conn;
 }
 
@@ -224,6 +249,7 @@ const ConnectionType connTcpType = {
     .listen = tcpListen,
     .accept = tcpAccept,
     .connect = tcpConnect,
+    .connectTimeout = tcpConnectTimeout,
     .read = sockRead,
     .write = sockWrite,
     .writev = sockWritev,
@@ -270,7 +296,7 @@ static Connection *unixAccept(Listener *l, int lfd, char *peer, size_t peerLen) 
     return conn;
 }
 
-static Connection *unixConnect(const char *path, int port, const char *source, const char **err) {
+static Connection *unixConnect(const char *path, const char *port, const char *source, const char **err) {
     (void)port, (void)source;
     struct sockaddr_un sa;
     memset(&sa, 0, sizeof(sa));
@@ -289,6 +315,13 @@ static Connection *unixConnect(const char *path, int port, const char *source, c
     return connNew(&connUnixType, fd, NULL);
 }
 
+static Connection *unixConnectTimeout(const char *path, const char *port, long timeoutMs) {
+    const char *err;
+    Connection *conn = unixConnect(path, port, NULL, &err);
+    if (conn) waitUntil(conn, EV_WRITABLE, deadlineAfter(mstime(), timeoutMs));
+    return conn;
+}
+
 /* Redis names both ends of a unix connection "path:0". */
 static int unixAddr(Connection *conn, char *buf, size_t len) {
     if (!conn->listener || !conn->listener->path) return -1;
@@ -303,6 +336,7 @@ const ConnectionType connUnixType = {
     .listen = unixListen,
     .accept = unixAccept,
     .connect = unixConnect,
+    .connectTimeout = unixConnectTimeout,
     .read = sockRead,
     .write = sockWrite,
     .writev = sockWritev,
@@ -381,31 +415,6 @@ static int waitUntil(Connection *conn, int mask, long long deadline) {
         if (r > 0) return 0;
         if (r < 0) return -1;
     }
-}
-
-Connection *connConnectTimeout(const char *host, const char *port, long timeoutMs) {
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res, *ai;
-    if (getaddrinfo(host, port, &hints, &res) != 0) return NULL;
-    Connection *conn = NULL;
-    long long deadline = deadlineAfter(mstime(), timeoutMs);
-    for (ai = res; ai; ai = ai->ai_next) {
-        int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-        if (fd < 0) continue;
-        setNonBlock(fd, 1);
-        conn = connNew(&connTcpType, fd, NULL);
-        int rc = connect(fd, ai->ai_addr, ai->ai_addrlen);
-        if (rc < 0 && errno == EINPROGRESS) {
-            waitUntil(conn, EV_WRITABLE, deadline);
-            rc = 0;
-        }
-        if (rc == 0) break;
-        close(fd);
-        xfree(conn);
-        conn = NULL;
-    }
-    freeaddrinfo(res);
-    if (conn) connSetNoDelay(conn, 1);
-    return conn;
 }
 
 int connSyncWrite(Connection *conn, const char *p, size_t len, long long deadline) {

@@ -63,10 +63,17 @@ typedef struct ConnectionType {
      * (non-blocking) with its peer's address written to peer ("ip:port",
      * "path:0"), or NULL with errno set (EAGAIN: none waiting). */
     Connection *(*accept)(Listener *l, int lfd, char *peer, size_t peerLen);
-    /* Starts a non-blocking connect to host:port from source (NULL: any)
-     * on its first address.  The connection, or NULL with *err saying why
-     * (a static string). */
-    Connection *(*connect)(const char *host, int port, const char *source, const char **err);
+    /* Starts a non-blocking connect to host:port (port as getaddrinfo's
+     * service: a number or a name; unix: host is the path) from source
+     * (NULL: any) on its first address.  The connection, or NULL with *err
+     * saying why (a static string). */
+    Connection *(*connect)(const char *host, const char *port, const char *source, const char **err);
+    /* Connects to host:port trying each address in turn until one connects
+     * or is in progress, then waits up to timeoutMs for it to become
+     * writable.  As Redis's MIGRATE: only a connect that fails at once is
+     * an error; a refused or slow one shows at the first write.  The
+     * connection (non-blocking), or NULL. */
+    Connection *(*connectTimeout)(const char *host, const char *port, long timeoutMs);
     long (*read)(Connection *conn, void *buf, size_t len);
     long (*write)(Connection *conn, const void *buf, size_t len);
     long (*writev)(Connection *conn, const struct iovec *iov, int cnt);
@@ -197,8 +204,8 @@ static inline int connIsLoopback(const Connection *conn) { return (conn->flags &
 /* A non-blocking connect to host:port started with type (from source when
  * not NULL), first address only; the caller waits for EV_WRITABLE and then
  * calls connCheckConnected.  NULL with *err (static text) on failure. */
-static inline Connection *connConnect(const ConnectionType *type, const char *host, int port, const char *source,
-                                      const char **err) {
+static inline Connection *connConnect(const ConnectionType *type, const char *host, const char *port,
+                                      const char *source, const char **err) {
     return type->connect(host, port, source, err);
 }
 /* After a non-blocking connect signalled writable: 0 when connected, else
@@ -208,12 +215,11 @@ int connCheckConnected(Connection *conn);
 /* --- blocking helpers with timeouts (MIGRATE, the replica's load, a later
  * cluster bus).  Deadlines and timeouts are in ms. --- */
 
-/* A TCP connection to host:port (port as getaddrinfo's service: a number
- * or a name), trying each address in turn until one
- * connects or is in progress, and waiting up to timeoutMs for it to become
- * writable.  As Redis's MIGRATE: only a connect that fails at once is an
- * error; a refused or slow one shows at the first write.  NULL on error. */
-Connection *connConnectTimeout(const char *host, const char *port, long timeoutMs);
+/* A connection made with type's connectTimeout (see there). */
+static inline Connection *connConnectTimeout(const ConnectionType *type, const char *host, const char *port,
+                                             long timeoutMs) {
+    return type->connectTimeout(host, port, timeoutMs);
+}
 /* Waits until conn is readable (EV_READABLE) or writable (EV_WRITABLE) for
  * at most ms.  1 ready, 0 not yet (timeout or a signal), -1 error. */
 int connWait(Connection *conn, int mask, long long ms);

@@ -94,7 +94,9 @@ static void connectToPrimary(void) {
     /* bind-source-addr: the link leaves from that address, as Redis's does
      * (best effort: when it cannot be bound the link goes from any). */
     const char *err = NULL;
-    Connection *conn = connConnect(&connTcpType, repl.masterHost, repl.masterPort, server.cfg.bindSourceAddr, &err);
+    char port[16];
+    snprintf(port, sizeof(port), "%d", repl.masterPort);
+    Connection *conn = connConnect(&connTcpType, repl.masterHost, port, server.cfg.bindSourceAddr, &err);
     if (!conn) {
         serverLog(LL_WARNING, "Unable to connect to MASTER: %s", err);
         repl.nextConnectMs = server.time.nowMs + 1000;
