@@ -3,7 +3,9 @@ connection, against redis-server, and the layer check's socket rule.
 
 - CLIENT INFO's addr, laddr and fd for TCP and unix clients: addr/laddr are
   the socket's two ends, fd is a socket the server holds (/proc).
-- A command run inside EXEC or by a script keeps its caller's connection.
+- A command run inside EXEC keeps its caller's connection; one a script
+  runs comes from the script's fake client (no connection: MONITOR's
+  source "lua"), as on Redis.
 - The refusal of a client over maxclients is written and the socket closed.
 - A replica's link to its primary is a client with a socket too.
 - scripts/check-layers.sh fails on a socket call outside the layer.
@@ -17,6 +19,7 @@ import tempfile
 import pytest
 
 from conftest import ROOT
+from test_monitor import monitor_transcript
 from waithelp import wait_for
 
 
@@ -66,6 +69,23 @@ def test_exec_and_script_run_on_the_callers_connection(server, oracle):
         for k in ("id", "addr", "laddr", "fd"):
             assert inside[k] == outside[k], (s.name, k, inside, outside)
         assert inside["flags"] == "x"
+
+
+def test_fake_and_real_clients_as_monitor_shows_them(server, oracle):
+    """The script's calls come from a client without a connection ("lua"),
+    EVAL and a transaction's commands from the caller's; a script may not
+    ask about its client."""
+    script = [("eval", "redis.call('set','k','v') return redis.pcall('client','id')", "0"),
+              ("multi",), ("set", "a", "1"), ("exec",)]
+    for via_unix in (False, True):
+        got, want = [[(db, src.replace(s.unixsocket.encode(), b"SOCK"), args)
+                      for db, src, args in monitor_transcript(s, script, via_unix=via_unix)]
+                     for s in (server, oracle)]
+        assert got == want
+        sources = [src for _, src, _ in got]
+        assert sources[1] == b"lua" and sources.count(b"lua") == 1, got
+        caller = b"unix:SOCK" if via_unix else b"127.0.0.1:PORT"
+        assert sources[0] == sources[2] == sources[3] == caller, got
 
 
 def test_maxclients_refusal_bytes_as_redis(start_server, start_oracle):
