@@ -23,12 +23,36 @@
 # higher layer's object.  Exceptions: main.o, and the family arrays
 # (xxxCommands) that core/command.c assembles into the command table.
 #
+# Socket calls belong to the connection layer (core/conn.h): outside its
+# files (CONN_FILES) a call to socket, connect, accept/accept4, recv*,
+# send*, setsockopt/getsockopt, getsockname/getpeername, bind, listen,
+# shutdown, io_uring_* or iobatch.h's ioRecv/ioSend/ioBatch* I/O fails the
+# check, wherever it is.  read/write/readv/writev/poll work on any fd, so
+# they are allowed only in the files listed in FD_IO_FILES, each of which
+# reads or writes files or pipes (never a socket; a socket there goes
+# through its Connection): a new file that needs them is added to the list
+# with its reason.  Comments and string literals are not checked.
+#
 # Prints each violation as "file:line: message" and exits 1 if there is any.
 set -u
 SRC=${1:-$(dirname "$0")/../src}
 OBJ=${2:-$(dirname "$0")/../build/obj/src}
 LAYERS="ds proto db core types script persist repl server"
 COMPOSITION_ROOT=core/main.c
+# The connection layer: the only files that make socket calls.
+CONN_FILES="core/conn.c core/conn.h core/iobatch.c core/iobatch.h"
+# Files that read/write/poll files or pipes (not sockets), and why:
+#   ds/alloc.c          a stats callback parameter named write
+#   core/config.c       /proc/self/oom_score_adj
+#   core/crash.c        the crash report (log fd), /proc/self/maps
+#   core/effects.c      the test-only effects file
+#   persist/aof.c persist/aof_rewrite.c   AOF files
+#   persist/persist.c   the child-info pipe
+#   persist/rdb.c       RDB files, and the pipe of a diskless sync's child
+#   repl/primary.c      the diskless sync's pipe, the child's log line
+#   repl/replica.c      the temporary RDB file of a full sync
+#   server/acl.c        the ACL file, /dev/urandom
+FD_IO_FILES="ds/alloc.c core/config.c core/crash.c core/effects.c persist/aof.c persist/aof_rewrite.c persist/persist.c persist/rdb.c repl/primary.c repl/replica.c server/acl.c"
 OUT="${TMPDIR:-/tmp}/check-layers.$$"
 trap 'rm -f "$OUT"' EXIT INT TERM
 
@@ -73,6 +97,33 @@ trap 'rm -f "$OUT"' EXIT INT TERM
     rest = substr($0, length(file) + 2); line = rest; sub(/:.*/, "", line)
     if (file == "db/db.c" || file == "db/db.h") next
     printf "%s:%s: uses a Db'"'"'s private key table (Db.ks) outside db/db.c: use the keyspace API of db/db.h\n", file, line
+  }' >>"$OUT"
+
+# Socket calls outside the connection layer (see the header).
+(cd "$SRC" 2>/dev/null && grep -Hn -E '[A-Za-z0-9_]+[[:space:]]*\(' -- */*.c */*.h 2>/dev/null) |
+  awk -v conn="$CONN_FILES" -v fdio="$FD_IO_FILES" '
+  BEGIN {
+    n = split(conn, a, " "); for (i = 1; i <= n; i++) isConn[a[i]] = 1
+    n = split(fdio, a, " "); for (i = 1; i <= n; i++) isFdIo[a[i]] = 1
+    pre = "(^|[^A-Za-z0-9_.>])"
+    sock = pre "(socket|socketpair|connect|accept|accept4|recv|recvfrom|recvmsg|send|sendto|sendmsg|setsockopt|getsockopt|getsockname|getpeername|bind|listen|shutdown|io_uring_[A-Za-z0-9_]+|ioRecv|ioSend|ioSendv|ioBatchRecv|ioBatchSend|ioBatchRun)[[:space:]]*[(]"
+    fdio = pre "(read|write|readv|writev|poll)[[:space:]]*[(]"
+  }
+  {
+    file = $0; sub(/:.*/, "", file)
+    if (file in isConn) next
+    rest = substr($0, length(file) + 2); line = rest; sub(/:.*/, "", line)
+    text = substr(rest, length(line) + 2)
+    if (text ~ /^[[:space:]]*\*/) next          # inside a block comment
+    gsub(/"([^"\\]|\\.)*"/, "\"\"", text)      # string literals
+    gsub(/\/\*.*\*\//, "", text); sub(/\/\*.*$/, "", text); sub(/\/\/.*$/, "", text)
+    if (match(text, sock)) {
+      call = substr(text, RSTART, RLENGTH); sub(/^[^A-Za-z_]/, "", call); sub(/[[:space:]]*[(]$/, "", call)
+      printf "%s:%s: socket call %s() outside the connection layer (use core/conn.h)\n", file, line, call
+    } else if (!(file in isFdIo) && match(text, fdio)) {
+      call = substr(text, RSTART, RLENGTH); sub(/^[^A-Za-z_]/, "", call); sub(/[[:space:]]*[(]$/, "", call)
+      printf "%s:%s: %s() outside the connection layer and the file-I/O list (sockets: core/conn.h; files or pipes: add the file to FD_IO_FILES with its reason)\n", file, line, call
+    }
   }' >>"$OUT"
 
 # Symbols: "layer/file.o symbol" for definitions (D) and uses (U).

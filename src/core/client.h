@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "core/command.h"
+#include "core/conn.h"
 #include "db/db.h"
 #include "ds/sds.h"
 #include "proto/reply_sink.h"
@@ -46,7 +47,7 @@
 #define CLIENT_LUA (1u << 15)              /* the scripting pseudo-client */
 #define CLIENT_PROTECTED (1u << 16)        /* must not be freed now */
 #define CLIENT_EXECUTING (1u << 17)        /* running a command now */
-#define CLIENT_FAKE (1u << 18)             /* no socket (Lua, AOF loading) */
+#define CLIENT_FAKE (1u << 18)             /* made by clientCreateFake: no connection (Lua, AOF loading) */
 #define CLIENT_NO_TOUCH (1u << 19)
 #define CLIENT_READ_BATCHED (1u << 20)     /* read by this turn's batch: parse only */
 #define CLIENT_PUSHING (1u << 21)          /* writing a push: CLIENT REPLY OFF|SKIP let it pass */
@@ -76,7 +77,7 @@ typedef struct Client {
     /* Fields every request touches come first, together, so that a request
      * reads few cache lines of its client. */
     uint64_t id;            /* CLIENT ID, unique, increasing */
-    int fd;                 /* -1 for fake clients */
+    Connection *conn;       /* its connection; NULL: a fake client (clientIsFake) */
     unsigned flags;         /* CLIENT_* */
     int resp;               /* 2 or 3 */
     int authenticated;      /* passed AUTH (or no password set) */
@@ -235,8 +236,17 @@ void clientAddFreeHook(ClientFreeHook *hook);
  * unsubscribe, stop tracking, unblock. */
 void clientAddResetHook(ClientFreeHook *hook);
 void clientRunResetHooks(Client *c);
-Client *clientCreate(int fd, int isUnix);
+/* A client on conn, which it owns from now on (clientFree closes it); its
+ * protocol is conn's listener's (RESP for a connection we made).  The
+ * caller fills addr/laddr and registers conn's read handler. */
+Client *clientCreate(Connection *conn);
+/* A client without a connection (a script's caller, AOF loading, MULTI
+ * replay): its replies are read by whoever runs it, never written. */
 Client *clientCreateFake(void);
+/* A fake client is one without a connection. */
+static inline int clientIsFake(const Client *c) { return c->conn == NULL; }
+/* Its socket's descriptor, -1 for a fake client (CLIENT LIST fd=). */
+static inline int clientFd(const Client *c) { return c->conn ? connFd(c->conn) : -1; }
 void clientFree(Client *c);
 void clientFreeAsync(Client *c);  /* close at the next loop turn */
 int clientSelectDb(Client *c, int id);  /* 0 ok, -1 out of range */

@@ -283,7 +283,7 @@ static void logCurrentClient(void) {
     const Client *c = server.net.current;
     if (!c || c->argc <= 0 || !c->argv) return;
     crashRaw("\n------ CURRENT CLIENT INFO ------\n");
-    crashLog("id=%llu addr=%s fd=%d name=%s db=%d argc=%d", (unsigned long long)c->id, c->addr, c->fd,
+    crashLog("id=%llu addr=%s fd=%d name=%s db=%d argc=%d", (unsigned long long)c->id, c->addr, clientFd(c),
              c->name ? c->name : "", c->db ? c->db->id : -1, c->argc);
     for (int j = 0; j < c->argc && j < 32; j++) {
         Out o = {.len = 0};
@@ -542,7 +542,7 @@ void serverAssertFailedAt(const char *expr, const char *file, int line) {
     if (c && c->argv) {
         crashLog("=== ASSERTION FAILED CLIENT CONTEXT ===");
         crashLog("client->flags = %u", c->flags);
-        crashLog("client->conn = fd=%d", c->fd);
+        crashLog("client->conn = fd=%d", clientFd(c));
         crashLog("client->argc = %d", c->argc);
         for (int j = 0; j < c->argc && j < 32; j++)
             crashLog("client->argv[%d] = \"%s\" (refcount: 1)", j, c->argv[j]);

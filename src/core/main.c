@@ -9,12 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "core/banner.h"
 #include "core/cli.h"
+#include "core/conn.h"
 #include "core/crash.h"
 #include "core/dispatch.h"
 #include "core/effects.h"
@@ -74,23 +73,6 @@ static void writePidFile(void) {
     }
     fprintf(fp, "%d\n", (int)getpid());
     fclose(fp);
-}
-
-/* sd_notify without libsystemd: one datagram to $NOTIFY_SOCKET. */
-static void systemdNotify(const char *msg) {
-    const char *path = getenv("NOTIFY_SOCKET");
-    if (!path || !path[0]) return;
-    struct sockaddr_un sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sun_family = AF_UNIX;
-    size_t len = strlen(path);
-    if (len >= sizeof(sa.sun_path)) return;
-    memcpy(sa.sun_path, path, len);
-    if (sa.sun_path[0] == '@') sa.sun_path[0] = '\0'; /* abstract namespace */
-    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd == -1) return;
-    sendto(fd, msg, strlen(msg), 0, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len));
-    close(fd);
 }
 
 /* A created key: the "new" keyspace event, and clients blocked on that
@@ -224,6 +206,7 @@ int main(int argc, char **argv) {
 
     serverSetupSignals();
     server.loop = eventLoopCreate(server.cfg.maxclients + 128);
+    connInit(server.loop);
     server.db = dbCreateAll(server.cfg.databases);
     initFeatures();
     commandTableInit();
@@ -248,8 +231,8 @@ int main(int argc, char **argv) {
     serverLog(LL_NOTICE, "Ready to accept connections");
     if (server.cfg.supervised == SUPERVISED_SYSTEMD ||
         (server.cfg.supervised == SUPERVISED_AUTODETECT && getenv("NOTIFY_SOCKET"))) {
-        systemdNotify("STATUS=Ready to accept connections\n");
-        systemdNotify("READY=1\n");
+        connNotifySystemd("STATUS=Ready to accept connections\n");
+        connNotifySystemd("READY=1\n");
     }
     eventLoopRun(server.loop);
     return 0;

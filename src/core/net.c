@@ -1,6 +1,8 @@
-/* net.c -- listeners, accepting, reading and writing, client lifecycle.
+/* net.c -- the client path: the server's listeners (TCP and unix, both
+ * RESP), accepting, reading and writing, client lifecycle.  Every socket
+ * call goes through the client's Connection (core/conn.h).
  *
- * Reading: one recvfrom of up to 16 KB per readable event into the query
+ * Reading: one read of up to 16 KB per readable event into the query
  * buffer (or where the connection's protocol asks: RESP reads a big
  * argument straight into its final string), then every complete command
  * the protocol finds in the buffer (c->proto->next, proto/protocol.h) is
@@ -9,28 +11,20 @@
  * connection at accept (max clients, protected mode) are written here as
  * pre-encoded RESP errors.
  * Writing: clients with replies are queued; before the loop sleeps each is
- * written (sendto, or sendmsg for several buffers); only a socket that
+ * written (connWrite, or connWritev for several buffers); only a socket that
  * cannot take everything gets a writable handler.  A client is never freed
  * while its command runs: it is flagged and freed by
  * netFreeClosingClients. */
 #include "core/net.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/uio.h>
-#include <sys/un.h>
-#include <unistd.h>
 
+#include "core/conn.h"
 #include "core/dispatch.h"
 #include "core/errors.h"
-#include "core/iobatch.h"
 #include "core/log.h"
 #include "core/server.h"
 #include "ds/alloc.h"
@@ -58,100 +52,26 @@ static void writeHandler(EventLoop *loop, int fd, void *data, int mask);
 void (*netClientMemoryHook)(Client *c);
 static void readBatch(EventLoop *loop, void **data, int n);
 
-/* --- sockets --- */
+/* --- listeners --- */
 
-/* The socket calls themselves (recvfrom/sendto/sendmsg through syscall(2))
- * are ioRecv/ioSend/ioSendv in iobatch.h. */
-
-static int setNonBlock(int fd) {
-    int flags = fcntl(fd, F_GETFL);
-    return flags == -1 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK);
-}
-
-static void setTcpOptions(int fd) {
-    int yes = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
-    if (server.cfg.tcpKeepalive > 0) {
-        int interval = server.cfg.tcpKeepalive;
-        setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &yes, sizeof(yes));
-        setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &interval, sizeof(interval));
-        int intvl = interval / 3 ? interval / 3 : 1, cnt = 3;
-        setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
-        setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
-    }
-}
-
-static void formatAddr(const struct sockaddr_storage *sa, char *out, size_t outlen) {
-    char ip[INET6_ADDRSTRLEN] = "?";
-    int port = 0;
-    if (sa->ss_family == AF_INET) {
-        const struct sockaddr_in *s = (const struct sockaddr_in *)sa;
-        inet_ntop(AF_INET, &s->sin_addr, ip, sizeof(ip));
-        port = ntohs(s->sin_port);
-    } else if (sa->ss_family == AF_INET6) {
-        const struct sockaddr_in6 *s = (const struct sockaddr_in6 *)sa;
-        inet_ntop(AF_INET6, &s->sin6_addr, ip, sizeof(ip));
-        port = ntohs(s->sin6_port);
-    }
-    snprintf(out, outlen, "%s:%d", ip, port);
-}
-
-/* Bind one TCP address.  Returns fd or -1 (errno set). */
-static int listenTcp(const char *addr, int port) {
-    int v6 = strchr(addr, ':') != NULL;
-    struct sockaddr_storage ss;
-    memset(&ss, 0, sizeof(ss));
-    socklen_t len;
-    if (v6) {
-        struct sockaddr_in6 *s = (struct sockaddr_in6 *)&ss;
-        s->sin6_family = AF_INET6;
-        s->sin6_port = htons((uint16_t)port);
-        const char *host = strcmp(addr, "::*") == 0 ? "::" : addr;
-        if (inet_pton(AF_INET6, host, &s->sin6_addr) != 1) {
-            errno = EINVAL;
-            return -1;
-        }
-        len = sizeof(*s);
-    } else {
-        struct sockaddr_in *s = (struct sockaddr_in *)&ss;
-        s->sin_family = AF_INET;
-        s->sin_port = htons((uint16_t)port);
-        const char *host = strcmp(addr, "*") == 0 ? "0.0.0.0" : addr;
-        if (strcmp(host, "localhost") == 0) host = "127.0.0.1";
-        if (inet_pton(AF_INET, host, &s->sin_addr) != 1) {
-            errno = EINVAL;
-            return -1;
-        }
-        len = sizeof(*s);
-    }
-    int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd == -1) return -1;
-    int yes = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-    if (v6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &yes, sizeof(yes));
-    unsigned mark = (unsigned)server.cfg.socketMarkId; /* socket-mark-id */
-    if ((mark && setsockopt(fd, SOL_SOCKET, SO_MARK, &mark, sizeof(mark)) == -1) || bind(fd, (struct sockaddr *)&ss, len) == -1 || listen(fd, server.cfg.tcpBacklog) == -1 ||
-        setNonBlock(fd) == -1) {
-        int e = errno;
-        close(fd);
-        errno = e;
-        return -1;
-    }
-    return fd;
-}
+/* The two listeners: TCP on every bind address, and the unix socket.  Both
+ * speak RESP (the request parser respProtocol, the reply API's RESP
+ * bytes). */
+static Listener tcpListener = {.name = "tcp", .type = &connTcpType, .proto = &respProtocol, .encoder = &respEncoder};
+static Listener unixListener = {.name = "unix", .type = &connUnixType, .proto = &respProtocol, .encoder = &respEncoder};
 
 static void acceptHandler(EventLoop *loop, int fd, void *data, int mask);
 
-/* Open every bind address into fds[]; returns count or -1. */
-static int openTcpListeners(int *fds, const char **err) {
-    int n = 0;
+/* Bind every bind address into l; returns 0 or -1 (none bound then). */
+static int openTcpListeners(Listener *l, const char **err) {
     if (server.cfg.port == 0) return 0;
     for (int i = 0; i < server.cfg.bindCount; i++) {
         const char *addr = server.cfg.bind[i];
         int optional = addr[0] == '-';
         if (optional) addr++;
-        int fd = listenTcp(addr, server.cfg.port);
-        if (fd == -1) {
+        ConnListenSpec spec = {.addr = addr, .port = server.cfg.port, .backlog = server.cfg.tcpBacklog,
+                               .mark = (unsigned)server.cfg.socketMarkId};
+        if (listenerBind(l, &spec) == -1) {
             if (optional || errno == EAFNOSUPPORT || errno == EADDRNOTAVAIL) {
                 if (!optional)
                     serverLog(LL_WARNING, "Could not create server TCP listening socket %s:%d: %s", addr,
@@ -161,58 +81,37 @@ static int openTcpListeners(int *fds, const char **err) {
             serverLog(LL_WARNING, "Warning: Could not create server TCP listening socket %s:%d: %s", addr,
                       server.cfg.port, strerror(errno));
             if (err) *err = "Unable to listen on this port";
-            for (int j = 0; j < n; j++) close(fds[j]);
+            listenerClose(l, 0);
             return -1;
         }
-        fds[n++] = fd;
     }
-    if (n == 0 && server.cfg.bindCount > 0) {
+    if (l->count == 0 && server.cfg.bindCount > 0) {
         serverLog(LL_WARNING, "Failed listening on port %d (tcp), aborting.", server.cfg.port);
         if (err) *err = "Unable to listen on this port";
         return -1;
     }
-    return n;
-}
-
-static void installListeners(void) {
-    for (int i = 0; i < server.net.listenCount; i++)
-        eventAdd(server.loop, server.net.listenFds[i], EV_READABLE, acceptHandler, NULL);
+    return 0;
 }
 
 static int openUnix(void) {
     const char *path = server.cfg.unixsocket;
     if (!path || !path[0]) return 0;
-    struct sockaddr_un sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sun_family = AF_UNIX;
-    if (strlen(path) >= sizeof(sa.sun_path)) {
-        serverLog(LL_WARNING, "Failed opening Unix socket: path too long");
+    ConnListenSpec spec = {.addr = path, .backlog = server.cfg.tcpBacklog, .perm = server.cfg.unixsocketperm};
+    if (listenerBind(&unixListener, &spec) == -1) {
+        if (errno == ENAMETOOLONG) serverLog(LL_WARNING, "Failed opening Unix socket: path too long");
+        else serverLog(LL_WARNING, "Failed opening Unix socket: %s", strerror(errno));
         return -1;
     }
-    strcpy(sa.sun_path, path);
-    unlink(path);
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd == -1 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1 ||
-        listen(fd, server.cfg.tcpBacklog) == -1 || setNonBlock(fd) == -1) {
-        serverLog(LL_WARNING, "Failed opening Unix socket: %s", strerror(errno));
-        if (fd != -1) close(fd);
-        return -1;
-    }
-    if (server.cfg.unixsocketperm) chmod(path, server.cfg.unixsocketperm);
-    server.net.unixFd = fd;
-    eventAdd(server.loop, fd, EV_READABLE, acceptHandler, (void *)1);
+    listenerInstall(&unixListener, acceptHandler);
     return 0;
 }
 
 int netListen(void) {
-    if (ioBatchInit() == 0) eventSetReadBatch(server.loop, readHandler, readBatch);
-    server.net.unixFd = -1;
-    int n = openTcpListeners(server.net.listenFds, NULL);
-    if (n < 0) return -1;
-    server.net.listenCount = n;
-    installListeners();
+    if (connBatchInit() == 0) eventSetReadBatch(server.loop, readHandler, readBatch);
+    if (openTcpListeners(&tcpListener, NULL) < 0) return -1;
+    listenerInstall(&tcpListener, acceptHandler);
     if (openUnix() == -1) return -1;
-    if (n == 0 && server.net.unixFd == -1) {
+    if (tcpListener.count == 0 && unixListener.count == 0) {
         serverLog(LL_WARNING, "Configured to not listen anywhere, exiting.");
         return -1;
     }
@@ -220,46 +119,25 @@ int netListen(void) {
 }
 
 void netCloseListeners(void) {
-    for (int i = 0; i < server.net.listenCount; i++) {
-        eventDel(server.loop, server.net.listenFds[i], EV_READABLE);
-        close(server.net.listenFds[i]);
-    }
-    server.net.listenCount = 0;
-    if (server.net.unixFd != -1) {
-        eventDel(server.loop, server.net.unixFd, EV_READABLE);
-        close(server.net.unixFd);
-        server.net.unixFd = -1;
-        if (server.cfg.unixsocket) unlink(server.cfg.unixsocket);
-    }
+    listenerClose(&tcpListener, 0);
+    listenerClose(&unixListener, 1);
 }
 
 void netCloseListenersInChild(void) {
     /* The epoll set is shared with the parent: only the descriptors go. */
-    for (int i = 0; i < server.net.listenCount; i++) close(server.net.listenFds[i]);
-    if (server.net.unixFd != -1) close(server.net.unixFd);
+    listenerCloseInChild(&tcpListener);
+    listenerCloseInChild(&unixListener);
 }
 
 int netRebindTcp(const char **err) {
-    int fds[CONFIG_MAX_BIND * 2];
-    for (int i = 0; i < server.net.listenCount; i++) {
-        eventDel(server.loop, server.net.listenFds[i], EV_READABLE);
-        close(server.net.listenFds[i]);
-    }
-    server.net.listenCount = 0;
-    int n = openTcpListeners(fds, err);
-    if (n < 0) return -1;
-    memcpy(server.net.listenFds, fds, sizeof(int) * (size_t)n);
-    server.net.listenCount = n;
-    installListeners();
+    listenerClose(&tcpListener, 0);
+    if (openTcpListeners(&tcpListener, err) < 0) return -1;
+    listenerInstall(&tcpListener, acceptHandler);
     return 0;
 }
 
 int netRebindUnix(const char **err) {
-    if (server.net.unixFd != -1) {
-        eventDel(server.loop, server.net.unixFd, EV_READABLE);
-        close(server.net.unixFd);
-        server.net.unixFd = -1;
-    }
+    listenerClose(&unixListener, 0);
     if (openUnix() == -1) {
         *err = "Unable to listen on this unix socket";
         return -1;
@@ -272,7 +150,7 @@ int netRebindUnix(const char **err) {
 Client *clientCreateFake(void) {
     Client *c = xcalloc(sizeof(Client));
     c->id = ++server.net.nextClientId; /* ids start at 1, as in Redis */
-    c->fd = -1;
+    c->conn = NULL;
     c->flags = CLIENT_FAKE;
     c->resp = 2;
     c->authenticated = 1;
@@ -292,10 +170,17 @@ Client *clientCreateFake(void) {
 
 static Client *clientsTail; /* the newest of server.net.clients */
 
-Client *clientCreate(int fd, int isUnix) {
+Client *clientCreate(Connection *conn) {
     Client *c = clientCreateFake();
-    c->fd = fd;
-    c->flags = isUnix ? CLIENT_UNIX_SOCKET : 0;
+    c->conn = conn;
+    c->flags = conn->type->isUnix ? CLIENT_UNIX_SOCKET : 0;
+    /* The listener's protocol (RESP, which the fake client has already). */
+    const Protocol *proto = conn->listener ? conn->listener->proto : &respProtocol;
+    if (proto != c->proto) {
+        c->proto->free(c->protoState);
+        c->proto = proto;
+        c->protoState = proto->create();
+    }
     c->authenticated = !server.authDefaultRequired;
     /* Appended: the list is oldest first (CLIENT LIST's order, Redis's). */
     c->prevClient = clientsTail;
@@ -387,10 +272,9 @@ void clientFree(Client *c) {
     for (int i = 0; i < clientFreeHookCount; i++) clientFreeHooks[i](c);
     if (c->flags & CLIENT_CLOSE_ASAP) server.net.closingClients--;
     if (c->flags & CLIENT_READ_BATCHED) server.net.batchedReads--;
-    if (c->fd != -1) {
-        eventDel(server.loop, c->fd, EV_READABLE | EV_WRITABLE);
-        close(c->fd);
-        c->fd = -1;
+    if (c->conn) {
+        connClose(c->conn); /* unregisters its events too */
+        c->conn = NULL;
     }
     if (!(c->flags & CLIENT_FAKE)) {
         if (c->prevClient) c->prevClient->nextClient = c->nextClient;
@@ -416,7 +300,7 @@ void clientFreeAsync(Client *c) {
     if (c->flags & CLIENT_CLOSE_ASAP) return;
     c->flags |= CLIENT_CLOSE_ASAP;
     server.net.closingClients++;
-    if (c->fd != -1) eventDel(server.loop, c->fd, EV_READABLE);
+    if (c->conn) connEventDel(c->conn, EV_READABLE);
 }
 
 /* Runs before every sleep: the walk over all clients happens only when
@@ -449,8 +333,8 @@ int clientType(const Client *c) {
 }
 
 const char *clientEvents(const Client *c) {
-    if (c->fd == -1) return "";
-    int m = eventMask(server.loop, c->fd);
+    if (clientIsFake(c)) return "";
+    int m = connEventMask(c->conn);
     if ((m & EV_READABLE) && (m & EV_WRITABLE)) return "rw";
     if (m & EV_READABLE) return "r";
     if (m & EV_WRITABLE) return "w";
@@ -459,55 +343,36 @@ const char *clientEvents(const Client *c) {
 
 /* --- accept --- */
 
-/* Protected mode trusts exactly 127.0.0.1 and ::1, as Redis does (not the
- * rest of 127/8). */
-static int isLoopback(const struct sockaddr_storage *sa) {
-    if (sa->ss_family == AF_INET) {
-        const struct sockaddr_in *s = (const struct sockaddr_in *)sa;
-        return ntohl(s->sin_addr.s_addr) == 0x7f000001;
-    }
-    if (sa->ss_family == AF_INET6) {
-        const struct sockaddr_in6 *s = (const struct sockaddr_in6 *)sa;
-        return IN6_IS_ADDR_LOOPBACK(&s->sin6_addr);
-    }
-    return 0;
-}
-
-static void rejectConn(int fd, const char *msg) {
-    ssize_t w = write(fd, msg, strlen(msg));
+/* Refuses conn with msg (an error line) and closes it. */
+static void rejectConn(Connection *conn, const char *msg) {
+    long w = connWrite(conn, msg, strlen(msg));
     (void)w;
-    close(fd);
+    connClose(conn);
     server.stats.rejectedConns++;
 }
 
-/* fd comes from accept4 already non-blocking. */
-static void acceptOne(int fd, int isUnix, struct sockaddr_storage *sa) {
-    if (!isUnix) setTcpOptions(fd);
+/* conn comes from connAccept, non-blocking; peer is its address. */
+static void acceptOne(Connection *conn, const char *peer) {
+    int isUnix = conn->type->isUnix;
+    connSetNoDelay(conn, 1);
+    connSetKeepalive(conn, server.cfg.tcpKeepalive);
     server.stats.numConnections++;
     if (server.net.numClients >= (unsigned long)server.cfg.maxclients) {
-        rejectConn(fd, "-" ERR_MAXCLIENTS "\r\n");
+        rejectConn(conn, "-" ERR_MAXCLIENTS "\r\n");
         return;
     }
-    if (!isUnix && server.cfg.protectedMode && server.authDefaultNopass &&
-        !isLoopback(sa)) {
-        rejectConn(fd, ERR_DENIED_PROTECTED);
+    if (!isUnix && server.cfg.protectedMode && server.authDefaultNopass && !connIsLoopback(conn)) {
+        rejectConn(conn, ERR_DENIED_PROTECTED);
         return;
     }
-    if (fd >= eventLoopSetSize(server.loop)) {
-        rejectConn(fd, "-" ERR_MAXCLIENTS "\r\n");
+    if (connFd(conn) >= eventLoopSetSize(server.loop)) {
+        rejectConn(conn, "-" ERR_MAXCLIENTS "\r\n");
         return;
     }
-    Client *c = clientCreate(fd, isUnix);
-    if (isUnix) {
-        snprintf(c->addr, sizeof(c->addr), "%s:0", server.cfg.unixsocket);
-        snprintf(c->laddr, sizeof(c->laddr), "%s:0", server.cfg.unixsocket);
-    } else {
-        formatAddr(sa, c->addr, sizeof(c->addr));
-        struct sockaddr_storage la;
-        socklen_t ll = sizeof(la);
-        if (getsockname(fd, (struct sockaddr *)&la, &ll) == 0) formatAddr(&la, c->laddr, sizeof(c->laddr));
-    }
-    if (eventAdd(server.loop, fd, EV_READABLE, readHandler, c) == -1) {
+    Client *c = clientCreate(conn);
+    snprintf(c->addr, sizeof(c->addr), "%s", peer);
+    if (connLocalAddr(conn, c->laddr, sizeof(c->laddr)) == -1) c->laddr[0] = '\0';
+    if (connEventAdd(conn, EV_READABLE, readHandler, c) == -1) {
         clientFree(c);
         return;
     }
@@ -515,17 +380,16 @@ static void acceptOne(int fd, int isUnix, struct sockaddr_storage *sa) {
 }
 
 static void acceptHandler(EventLoop *loop, int lfd, void *data, int mask) {
-    int isUnix = data != NULL;
+    Listener *l = data;
     for (int i = 0; i < MAX_ACCEPTS_PER_CALL; i++) {
-        struct sockaddr_storage sa;
-        socklen_t len = sizeof(sa);
-        int fd = accept4(lfd, (struct sockaddr *)&sa, &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (fd == -1) {
+        char peer[64];
+        Connection *conn = connAccept(l, lfd, peer, sizeof(peer));
+        if (!conn) {
             if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
                 serverLog(LL_VERBOSE, "Accepting client connection: %s", strerror(errno));
             return;
         }
-        acceptOne(fd, isUnix, &sa);
+        acceptOne(conn, peer);
     }
 }
 
@@ -645,7 +509,7 @@ static void readHandler(EventLoop *loop, int fd, void *data, int mask) {
         char *dst;
         int big;
         size_t room = readTarget(c, &dst, &big);
-        long n = ioRecv(fd, dst, room);
+        long n = connRead(c->conn, dst, room);
         if (readDone(c, n < 0 ? -errno : n, big) <= 0) return;
     }
     c->flags |= CLIENT_PROTECTED;
@@ -671,13 +535,14 @@ static void readBatch(EventLoop *loop, void **data, int n) {
         int k = 0;
         for (; i < n && k < IOBATCH_MAX; i++) {
             Client *c = data[i];
-            if (c->flags & CLIENT_EXECUTING) continue;
+            /* A connection that cannot be batched is read by its handler. */
+            if (c->flags & CLIENT_EXECUTING || !connCanBatch(c->conn)) continue;
             char *dst;
             size_t room = readTarget(c, &dst, &big[k]);
-            ioBatchRecv(c->fd, dst, room);
+            connBatchRead(c->conn, dst, room);
             cl[k++] = c;
         }
-        ioBatchRun(res);
+        connBatchRun(res);
         for (int j = 0; j < k; j++) {
             if (readDone(cl[j], res[j], big[j]) == 1 && !(cl[j]->flags & CLIENT_READ_BATCHED)) {
                 cl[j]->flags |= CLIENT_READ_BATCHED;
@@ -691,21 +556,21 @@ void netProcessBatchedReads(void) {
     if (server.net.batchedReads == 0) return;
     for (Client *c = server.net.clients, *next; c; c = next) {
         next = c->nextClient;
-        if (c->flags & CLIENT_READ_BATCHED) readHandler(server.loop, c->fd, c, EV_READABLE);
+        if (c->flags & CLIENT_READ_BATCHED) readHandler(server.loop, connFd(c->conn), c, EV_READABLE);
     }
 }
 
 /* --- writing --- */
 
 void netMarkPendingWrite(Client *c) {
-    if (c->flags & CLIENT_PENDING_WRITE || c->fd == -1) return;
+    if (c->flags & CLIENT_PENDING_WRITE || clientIsFake(c)) return;
     c->flags |= CLIENT_PENDING_WRITE;
     c->nextPendingWrite = server.net.pendingWrites;
     server.net.pendingWrites = c;
 }
 
 void netCheckOutputLimits(Client *c) {
-    if (c->fd == -1 || (c->flags & (CLIENT_CLOSE_ASAP | CLIENT_MASTER))) return;
+    if (clientIsFake(c) || (c->flags & (CLIENT_CLOSE_ASAP | CLIENT_MASTER))) return;
     const ObufLimit *lim = &server.cfg.obufLimits[clientType(c)];
     size_t used = c->replyBytes;
     int hard = (lim->hard && used >= lim->hard) || (used > UNAUTH_REPLY_MAX && serverAuthRequired(c));
@@ -833,13 +698,13 @@ static int writeDone(Client *c, long n, size_t total) {
 static int writeFinish(Client *c) {
     if (!clientHasPendingReplies(c)) {
         c->obufSoftLimitReachedTime = 0;
-        if (eventMask(server.loop, c->fd) & EV_WRITABLE) eventDel(server.loop, c->fd, EV_WRITABLE);
+        if (connEventMask(c->conn) & EV_WRITABLE) connEventDel(c->conn, EV_WRITABLE);
         if (c->flags & CLIENT_CLOSE_AFTER_REPLY) {
             clientFree(c);
             return -1;
         }
-    } else if (!(eventMask(server.loop, c->fd) & EV_WRITABLE)) {
-        eventAdd(server.loop, c->fd, EV_WRITABLE, writeHandler, c);
+    } else if (!(connEventMask(c->conn) & EV_WRITABLE)) {
+        connEventAdd(c->conn, EV_WRITABLE, writeHandler, c);
     }
     return 0;
 }
@@ -853,7 +718,7 @@ static int writeToClient(Client *c) {
         if (total == 0) break;
         /* One buffer (the usual small reply): sendto(), which costs the
          * kernel less than sendmsg(). */
-        long n = cnt == 1 ? ioSend(c->fd, iov[0].iov_base, iov[0].iov_len) : ioSendv(c->fd, iov, cnt);
+        long n = cnt == 1 ? connWrite(c->conn, iov[0].iov_base, iov[0].iov_len) : connWritev(c->conn, iov, cnt);
         int r = writeDone(c, n < 0 ? -errno : n, total);
         if (r == -1) return -1;
         if (r == 0) break; /* socket full */
@@ -880,7 +745,7 @@ typedef struct WriteBatch {
  * has more, a deferred block now complete, goes on with writeToClient). */
 static void flushWriteBatch(WriteBatch *wb) {
     long res[IOBATCH_MAX];
-    ioBatchRun(res);
+    connBatchRun(res);
     for (int i = 0; i < wb->n; i++) {
         Client *c = wb->c[i];
         int r = writeDone(c, res[i], wb->total[i]);
@@ -904,14 +769,14 @@ void netHandlePendingWrites(void) {
             server.net.pendingWrites = c->nextPendingWrite;
             c->flags &= ~CLIENT_PENDING_WRITE;
             if (c->flags & CLIENT_CLOSE_ASAP) continue;
-            if (eventMask(server.loop, c->fd) & EV_WRITABLE) continue; /* the handler will do it */
+            if (connEventMask(c->conn) & EV_WRITABLE) continue; /* the handler will do it */
             if (!clientHasPendingReplies(c)) {
                 if (c->flags & CLIENT_CLOSE_AFTER_REPLY) clientFree(c);
                 continue;
             }
-            if (ioBatchEnabled() && !c->replyHead) { /* all of it in buf */
+            if (!c->replyHead && connCanBatch(c->conn)) { /* all of it in buf */
                 size_t total = c->bufpos - c->sentlen;
-                ioBatchSend(c->fd, c->buf + c->sentlen, total);
+                connBatchWrite(c->conn, c->buf + c->sentlen, total);
                 wb.c[wb.n] = c;
                 wb.total[wb.n++] = total;
                 if (wb.n == IOBATCH_MAX) flushWriteBatch(&wb);

@@ -1,4 +1,5 @@
-/* net.h -- listeners, connections and the read/parse/dispatch/write path. */
+/* net.h -- the client path: the server's listeners (core/conn.h), accepting,
+ * and the read/parse/dispatch/write path. */
 #ifndef CAIRN_NET_H
 #define CAIRN_NET_H
 

@@ -345,7 +345,7 @@ void replyBulkLongLong(Client *c, long long v) {
  * the block holding a pin, when the client takes RESP bytes over a socket;
  * else (a sink, a fake client, SDS_PIN_MAX pins out) copied. */
 static void replyBulkPinned(Client *c, sds owner, const char *p, size_t len) {
-    if (replySlow(c) || c->fd == -1 || sdsPin(owner) == -1) {
+    if (replySlow(c) || clientIsFake(c) || sdsPin(owner) == -1) {
         replyBulk(c, p, len);
         return;
     }

@@ -44,9 +44,6 @@ typedef struct ErrorStat {
 } ErrorStat;
 
 typedef struct ServerNet {
-    int listenFds[CONFIG_MAX_BIND * 2];
-    int listenCount;
-    int unixFd;                    /* -1 when no unix socket */
     Client *clients;               /* all connected clients */
     unsigned long numClients;
     Client *pendingWrites;         /* clients with replies to write */

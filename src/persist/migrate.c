@@ -17,20 +17,14 @@
  * with error: ...".  Without COPY the command propagates as DEL of the keys
  * the target accepted. */
 #include <errno.h>
-#include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "core/client.h"
 #include "core/command.h"
+#include "core/conn.h"
 #include "core/effects.h"
 #include "core/server.h"
 #include "db/db.h"
@@ -49,7 +43,7 @@
 
 typedef struct MigrateConn {
     sds name;           /* "host:port" as given */
-    int fd;
+    Connection *conn;
     long lastDb;        /* database SELECTed on it, -1: unknown */
     long long lastUse;  /* unix seconds */
 } MigrateConn;
@@ -57,102 +51,24 @@ typedef struct MigrateConn {
 static MigrateConn cache[MIGRATE_CACHE_MAX];
 static int cacheCount;
 
-/* --- blocking I/O with a timeout (ms) on a non-blocking socket --- */
+/* --- blocking I/O with a timeout (ms): the connection layer's helpers --- */
 
-static int waitFd(int fd, short ev, long long deadline) {
-    for (;;) {
-        long long left = deadline - mstime();
-        if (left <= 0) {
-            errno = ETIMEDOUT;
-            return -1;
-        }
-        struct pollfd p = {.fd = fd, .events = ev};
-        int n = poll(&p, 1, (int)(left > 1000000 ? 1000000 : left));
-        if (n > 0) return 0;
-        if (n < 0 && errno != EINTR) return -1;
-    }
-}
-
-/* Starts a connection to host:port and waits up to timeout ms for it to
- * become writable.  As in Redis, only a connect that fails at once is an
- * error here (-1); a refused or slow one shows when writing.  Returns the
- * fd or -1. */
-static int connectTimeout(const char *host, const char *port, long timeout) {
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res, *ai;
-    if (getaddrinfo(host, port, &hints, &res) != 0) return -1;
-    int fd = -1;
-    long long deadline = deadlineAfter(mstime(), timeout);
-    for (ai = res; ai; ai = ai->ai_next) {
-        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-        if (fd < 0) continue;
-        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-        int rc = connect(fd, ai->ai_addr, ai->ai_addrlen);
-        if (rc < 0 && errno == EINPROGRESS) {
-            waitFd(fd, POLLOUT, deadline);
-            rc = 0;
-        }
-        if (rc == 0) break;
-        close(fd);
-        fd = -1;
-    }
-    freeaddrinfo(res);
-    if (fd >= 0) {
-        int one = 1;
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    }
-    return fd;
-}
-
-/* Writes len bytes; each chunk within timeout ms.  Returns 0 or -1. */
-static int writeAll(int fd, const char *p, size_t len, long timeout) {
+/* Writes len bytes; each MIGRATE_CHUNK within timeout ms.  Returns 0 or
+ * -1. */
+static int writeAll(Connection *conn, const char *p, size_t len, long timeout) {
     size_t off = 0;
     while (off < len) {
         size_t chunk = len - off > MIGRATE_CHUNK ? MIGRATE_CHUNK : len - off;
-        long long deadline = deadlineAfter(mstime(), timeout);
-        size_t done = 0;
-        while (done < chunk) {
-            ssize_t n = write(fd, p + off + done, chunk - done);
-            if (n > 0) {
-                done += (size_t)n;
-            } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-                if (waitFd(fd, POLLOUT, deadline) < 0) return -1;
-            } else {
-                return -1;
-            }
-        }
+        if (connSyncWrite(conn, p + off, chunk, deadlineAfter(mstime(), timeout)) < 0) return -1;
         off += chunk;
     }
     return 0;
 }
 
-/* Reads one reply line (without CRLF, cut to MIGRATE_LINE - 1 bytes)
- * within timeout ms.  Returns its length, or -1 (error, timeout or the
- * connection closed). */
-static int readLine(int fd, char *buf, long timeout) {
-    long long deadline = deadlineAfter(mstime(), timeout);
-    size_t len = 0;
-    for (;;) {
-        char ch;
-        ssize_t n = read(fd, &ch, 1);
-        if (n == 1) {
-            if (ch == '\n') break;
-            if (len < MIGRATE_LINE - 1) buf[len++] = ch;
-        } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-            if (waitFd(fd, POLLIN, deadline) < 0) return -1;
-        } else {
-            if (n == 0) errno = ECONNRESET;
-            return -1;
-        }
-    }
-    if (len && buf[len - 1] == '\r') len--;
-    buf[len] = '\0';
-    return (int)len;
-}
-
 /* --- the connection cache --- */
 
 static void cacheDrop(int i) {
-    close(cache[i].fd);
+    connClose(cache[i].conn);
     sdsFree(cache[i].name);
     cache[i] = cache[--cacheCount];
 }
@@ -165,7 +81,7 @@ static int cacheFind(const char *name) {
 
 /* The cached connection to host:port, connected now when there is none.
  * NULL after replying IOERR. */
-static MigrateConn *connGet(Client *c, const char *host, const char *port, long timeout) {
+static MigrateConn *cacheGet(Client *c, const char *host, const char *port, long timeout) {
     sds name = sdsCatPrintf(sdsEmpty(), "%s:%s", host, port);
     int i = cacheFind(name);
     if (i >= 0) {
@@ -174,21 +90,21 @@ static MigrateConn *connGet(Client *c, const char *host, const char *port, long 
         return &cache[i];
     }
     if (cacheCount == MIGRATE_CACHE_MAX) cacheDrop((int)(randNext() % MIGRATE_CACHE_MAX));
-    int fd = connectTimeout(host, port, timeout);
-    if (fd < 0) {
+    Connection *conn = connConnectTimeout(&connTcpType, host, port, timeout);
+    if (!conn) {
         sdsFree(name);
         replyError(c, "IOERR error or timeout connecting to the client");
         return NULL;
     }
     MigrateConn *m = &cache[cacheCount++];
     m->name = name;
-    m->fd = fd;
+    m->conn = conn;
     m->lastDb = -1;
     m->lastUse = (long long)time(NULL);
     return m;
 }
 
-static void connClose(const char *host, const char *port) {
+static void cacheClose(const char *host, const char *port) {
     sds name = sdsCatPrintf(sdsEmpty(), "%s:%s", host, port);
     int i = cacheFind(name);
     if (i >= 0) cacheDrop(i);
@@ -292,7 +208,7 @@ static void migrateCommand(Client *c) {
 try_again:;
     int writeError = 0;
     ndel = 1;
-    MigrateConn *m = connGet(c, host, port, a.timeout);
+    MigrateConn *m = cacheGet(c, host, port, a.timeout);
     if (!m) {
         xfree(keys);
         return;
@@ -338,19 +254,19 @@ try_again:;
     }
     n = live;
     errno = 0;
-    if (writeAll(m->fd, out, sdsLen(out), a.timeout) < 0) {
+    if (writeAll(m->conn, out, sdsLen(out), a.timeout) < 0) {
         writeError = 1;
         sdsFree(out);
         goto socket_err;
     }
     sdsFree(out);
     char authReply[MIGRATE_LINE], selectReply[MIGRATE_LINE], reply[MIGRATE_LINE];
-    if (a.password && readLine(m->fd, authReply, a.timeout) < 0) goto socket_err;
-    if (select && readLine(m->fd, selectReply, a.timeout) < 0) goto socket_err;
+    if (a.password && connSyncReadLine(m->conn, authReply, MIGRATE_LINE, a.timeout) < 0) goto socket_err;
+    if (select && connSyncReadLine(m->conn, selectReply, MIGRATE_LINE, a.timeout) < 0) goto socket_err;
     int targetError = 0, socketError = 0, j;
     if (!a.copy) del = xmalloc(sizeof(EffectArg) * (size_t)(n + 1));
     for (j = 0; j < n; j++) {
-        if (readLine(m->fd, reply, a.timeout) < 0) {
+        if (connSyncReadLine(m->conn, reply, MIGRATE_LINE, a.timeout) < 0) {
             socketError = 1;
             break;
         }
@@ -371,7 +287,7 @@ try_again:;
     }
     /* Nothing was answered on a connection found closed: reconnect once. */
     if (!targetError && socketError && j == 0 && mayRetry && errno != ETIMEDOUT) goto socket_err;
-    if (socketError) connClose(host, port);
+    if (socketError) cacheClose(host, port);
     if (!a.copy && ndel > 1) {
         del[0] = EA_STR("DEL");
         effectsRewrite(ndel, del);
@@ -393,7 +309,7 @@ try_again:;
 socket_err:
     xfree(del);
     del = NULL;
-    connClose(host, port);
+    cacheClose(host, port);
     if (errno != ETIMEDOUT && mayRetry) {
         mayRetry = 0;
         goto try_again;

@@ -19,15 +19,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "core/conn.h"
 #include "core/dispatch.h"
 #include "core/log.h"
 #include "core/net.h"
@@ -91,10 +89,7 @@ static void addReplica(Client *c) {
     c->flags |= CLIENT_SLAVE;
     /* repl-disable-tcp-nodelay: fewer, bigger packets to the replica (not
      * critical if it fails). */
-    if (server.cfg.replDisableTcpNodelay && !(c->flags & CLIENT_UNIX_SOCKET)) {
-        int no = 0;
-        setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &no, sizeof(no));
-    }
+    if (server.cfg.replDisableTcpNodelay && !(c->flags & CLIENT_UNIX_SOCKET)) connSetNoDelay(c->conn, 0);
 }
 
 void primaryRefreshGoodReplicas(void) {
@@ -438,12 +433,6 @@ static void pipeReadable(EventLoop *loop, int fd, void *data, int mask) {
     pump();
 }
 
-/* What the child must not keep: the listening sockets. */
-static void childCloseListeners(void) {
-    for (int i = 0; i < server.net.listenCount; i++) close(server.net.listenFds[i]);
-    if (server.net.unixFd != -1) close(server.net.unixFd);
-}
-
 /* The child's SIGUSR1 (the parent cancels the sync, or died: see
  * childSetup): Redis's line from the handler, then the default action, so
  * the parent sees the signal.  Only async-signal-safe calls. */
@@ -513,7 +502,7 @@ static void startSync(int disk, int exclude) {
     pid_t pid = fork();
     if (pid == 0) {
         childSetup(parent, &oldMask);
-        childCloseListeners();
+        netCloseListenersInChild();
         persistChildInfoInChild("RDB");
         int rc;
         if (disk) {

@@ -36,7 +36,7 @@
 #include "repl/repl.h"
 #include "repl/repl_int.h"
 
-ReplState repl = {.secondOffset = -1, .selDb = -1, .fd = -1, .xferFd = -1};
+ReplState repl = {.secondOffset = -1, .selDb = -1, .conn = NULL, .xferFd = -1};
 
 static sds sinkBuf;
 

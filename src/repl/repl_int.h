@@ -20,7 +20,7 @@
 enum {
     LINK_NONE = 0,   /* a primary */
     LINK_CONNECT,    /* to connect */
-    LINK_CONNECTING, /* connect() in progress */
+    LINK_CONNECTING, /* connecting (non-blocking) */
     LINK_RECV_PONG,  /* PING sent */
     LINK_RECV_AUTH,  /* AUTH sent (pipelined with the REPLCONFs) */
     LINK_RECV_PORT,
@@ -93,7 +93,7 @@ typedef struct ReplState {
     char *masterHost;
     int masterPort;
     int link;               /* LINK_* */
-    int fd;                 /* handshake / transfer socket */
+    Connection *conn;       /* handshake / transfer link, NULL: none */
     Client *master;
     int haveCached;         /* PSYNC our replid/offset (else ? -1) */
     int cachedDb;

@@ -10,21 +10,16 @@
  * our backlog and replicas and counted in our offset.  While it runs a
  * command, dbIgnoreExpire makes keys that expired on our clock still exist
  * for it: only the primary's DEL removes them. */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "core/conn.h"
 #include "core/dispatch.h"
 #include "core/log.h"
 #include "core/net.h"
@@ -69,10 +64,9 @@ static void closeXfer(void) {
 
 /* Drop the handshake or transfer in progress (not the connected client). */
 static void cancelLink(void) {
-    if (repl.fd != -1) {
-        eventDel(server.loop, repl.fd, EV_READABLE | EV_WRITABLE);
-        close(repl.fd);
-        repl.fd = -1;
+    if (repl.conn) {
+        connClose(repl.conn); /* unregisters its events too */
+        repl.conn = NULL;
     }
     closeXfer();
     sdsClear(repl.rbuf);
@@ -86,50 +80,30 @@ static void linkFailed(const char *why) {
     if (failoverState() == FAILOVER_IN_PROGRESS) failoverAbort("the link to the failover target failed");
 }
 
-static int sendCommand(int fd, int argc, const char **argv) {
+static int sendCommand(Connection *conn, int argc, const char **argv) {
     sds s = respCatCommandLen(sdsEmpty(), argc, argv, NULL);
-    ssize_t n = write(fd, s, sdsLen(s));
+    long n = connWrite(conn, s, sdsLen(s));
     int ok = n == (ssize_t)sdsLen(s);
     sdsFree(s);
     return ok ? 0 : -1;
 }
 
-/* bind-source-addr: the link leaves from that address, as Redis's does
- * (best effort: when it cannot be bound the link goes from any). */
-static void bindSource(int fd, int family) {
-    struct addrinfo hints = {.ai_family = family, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *src = NULL;
-    if (getaddrinfo(server.cfg.bindSourceAddr, NULL, &hints, &src) != 0) return;
-    for (struct addrinfo *a = src; a; a = a->ai_next)
-        if (bind(fd, a->ai_addr, a->ai_addrlen) == 0) break;
-    freeaddrinfo(src);
-}
-
 static void connectToPrimary(void) {
+    /* bind-source-addr: the link leaves from that address, as Redis's does
+     * (best effort: when it cannot be bound the link goes from any). */
+    const char *err = NULL;
     char port[16];
     snprintf(port, sizeof(port), "%d", repl.masterPort);
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
-    int rc = getaddrinfo(repl.masterHost, port, &hints, &res);
-    if (rc != 0) {
-        serverLog(LL_WARNING, "Unable to connect to MASTER: %s", gai_strerror(rc));
+    Connection *conn = connConnect(&connTcpType, repl.masterHost, port, server.cfg.bindSourceAddr, &err);
+    if (!conn) {
+        serverLog(LL_WARNING, "Unable to connect to MASTER: %s", err);
         repl.nextConnectMs = server.time.nowMs + 1000;
         return;
     }
-    int fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd != -1 && server.cfg.bindSourceAddr) bindSource(fd, res->ai_family);
-    if (fd == -1 || (connect(fd, res->ai_addr, res->ai_addrlen) == -1 && errno != EINPROGRESS)) {
-        serverLog(LL_WARNING, "Unable to connect to MASTER: %s", strerror(errno));
-        if (fd != -1) close(fd);
-        freeaddrinfo(res);
-        repl.nextConnectMs = server.time.nowMs + 1000;
-        return;
-    }
-    freeaddrinfo(res);
-    int yes = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
-    repl.fd = fd;
+    repl.conn = conn;
     repl.link = LINK_CONNECTING;
     repl.lastIoMs = server.time.nowMs;
-    eventAdd(server.loop, fd, EV_WRITABLE, linkReadable, NULL);
+    connEventAdd(conn, EV_WRITABLE, linkReadable, NULL);
     serverLog(LL_NOTICE, "MASTER <-> REPLICA sync started");
 }
 
@@ -146,7 +120,7 @@ static int takeLine(sds *line) {
 }
 
 static void sendHandshake(void) {
-    int fd = repl.fd;
+    Connection *conn = repl.conn;
     int rc = 0;
     if (server.cfg.masterauth) {
         /* masterauth is binary (an sds that may hold NUL bytes): sent whole. */
@@ -161,19 +135,19 @@ static void sendHandshake(void) {
         auth[na] = pass;
         lens[na++] = sdsLen(pass);
         sds s = respCatCommandLen(sdsEmpty(), na, auth, lens);
-        if (write(fd, s, sdsLen(s)) != (ssize_t)sdsLen(s)) rc = -1;
+        if (connWrite(conn, s, sdsLen(s)) != (long)sdsLen(s)) rc = -1;
         sdsFree(s);
     }
     char port[16];
     snprintf(port, sizeof(port), "%d", server.cfg.replicaAnnouncePort ? server.cfg.replicaAnnouncePort : server.cfg.port);
     const char *p[3] = {"REPLCONF", "listening-port", port};
-    rc |= sendCommand(fd, 3, p);
+    rc |= sendCommand(conn, 3, p);
     if (server.cfg.replicaAnnounceIp) {
         const char *ip[3] = {"REPLCONF", "ip-address", server.cfg.replicaAnnounceIp};
-        rc |= sendCommand(fd, 3, ip);
+        rc |= sendCommand(conn, 3, ip);
     }
     const char *capa[5] = {"REPLCONF", "capa", "eof", "capa", "psync2"};
-    rc |= sendCommand(fd, 5, capa);
+    rc |= sendCommand(conn, 5, capa);
     if (rc) linkFailed("Error writing to MASTER during the handshake");
     else repl.link = server.cfg.masterauth ? LINK_RECV_AUTH : LINK_RECV_PORT;
 }
@@ -191,7 +165,7 @@ static void sendPsync(void) {
     }
     /* During our FAILOVER the target promotes itself on this PSYNC. */
     const char *a[4] = {"PSYNC", id, off, "FAILOVER"};
-    if (sendCommand(repl.fd, failoverState() == FAILOVER_IN_PROGRESS ? 4 : 3, a))
+    if (sendCommand(repl.conn, failoverState() == FAILOVER_IN_PROGRESS ? 4 : 3, a))
         linkFailed("Error writing PSYNC to MASTER");
     else repl.link = LINK_RECV_PSYNC;
 }
@@ -201,24 +175,24 @@ static void sendPsync(void) {
 static void masterReadable(EventLoop *loop, int fd, void *data, int mask);
 
 /* Our offset is the stream applied: the backlog exists from here on. */
-static void becomeConnected(int fd, int dbid) {
-    eventDel(server.loop, fd, EV_READABLE | EV_WRITABLE);
-    Client *c = clientCreate(fd, 0);
+static void becomeConnected(Connection *conn, int dbid) {
+    connEventDel(conn, EV_READABLE | EV_WRITABLE);
+    Client *c = clientCreate(conn);
     c->flags |= CLIENT_MASTER | CLIENT_REPLY_OFF;
     c->authenticated = 1;
     snprintf(c->addr, sizeof(c->addr), "%s:%d", repl.masterHost, repl.masterPort);
     clientSelectDb(c, dbid >= 0 && dbid < server.cfg.databases ? dbid : 0);
     repl.master = c;
-    repl.fd = -1;
+    repl.conn = NULL; /* the client owns it now */
     repl.link = LINK_CONNECTED;
     repl.haveCached = 0;
     replBacklogCreate();
-    eventAdd(server.loop, fd, EV_READABLE, masterReadable, c);
+    connEventAdd(conn, EV_READABLE, masterReadable, c);
     /* Bytes that came with the last handshake read are the stream's. */
     if (sdsLen(repl.rbuf)) {
         c->querybuf = sdsCatLen(c->querybuf, repl.rbuf, sdsLen(repl.rbuf));
         sdsClear(repl.rbuf);
-        masterReadable(server.loop, fd, c, 0);
+        masterReadable(server.loop, connFd(conn), c, 0);
     }
 }
 
@@ -364,12 +338,12 @@ void replicaResumeMaster(Client *c) {
 }
 
 static void masterReadable(EventLoop *loop, int fd, void *data, int mask) {
-    (void)loop;
+    (void)loop, (void)fd;
     Client *c = data;
     if (c->flags & (CLIENT_EXECUTING | CLIENT_CLOSE_ASAP)) return;
     if (mask) {
         c->querybuf = sdsMakeRoomFor(c->querybuf, READ_CHUNK);
-        ssize_t n = read(fd, c->querybuf + sdsLen(c->querybuf), READ_CHUNK);
+        long n = connRead(c->conn, c->querybuf + sdsLen(c->querybuf), READ_CHUNK);
         if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
         if (n <= 0) {
             serverLog(LL_NOTICE, "Connection with master lost.");
@@ -412,7 +386,7 @@ static void emptyData(void) {
 /* While the RDB loads, a newline to the primary each second tells it
  * we are alive (it counts as an ACK). */
 static void loadKeepAlive(void) {
-    if (repl.fd != -1 && write(repl.fd, "\n", 1) == 1) server.stats.netOutputBytes++;
+    if (repl.conn && connWrite(repl.conn, "\n", 1) == 1) server.stats.netOutputBytes++;
 }
 
 /* repl-diskless-load: the RDB goes to memory and is parsed from there
@@ -457,7 +431,7 @@ static void dropTempDbs(Db *dbs) {
 
 /* The sync's RDB is our data now: take the primary's history and start
  * applying its stream. */
-static void syncSucceeded(int fd, const RdbLoadInfo *info) {
+static void syncSucceeded(Connection *conn, const RdbLoadInfo *info) {
     aofRestartAfterSync(); /* the AOF must describe the new data */
     memcpy(repl.replid, repl.pendingReplid, 41);
     repl.offset = repl.pendingOffset;
@@ -466,14 +440,14 @@ static void syncSucceeded(int fd, const RdbLoadInfo *info) {
     repl.haveCached = 0;
     serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: Finished with success");
     int eofMarked = repl.xferSize == -1;
-    becomeConnected(fd, info->hasRepl ? info->repl.streamDb : 0);
+    becomeConnected(conn, info->hasRepl ? info->repl.streamDb : 0);
     /* The primary holds the stream until this first ACK (diskless). */
     if (eofMarked && repl.master) replicaSendAck();
 }
 
 /* The RDB is in the temporary file: it becomes our data. */
 static void loadTransfer(void) {
-    int fd = repl.fd;
+    Connection *conn = repl.conn;
     if (fsync(repl.xferFd) == -1) serverLog(LL_WARNING, "Failed trying to sync the temp DB to disk: %s", strerror(errno));
     close(repl.xferFd);
     repl.xferFd = -1;
@@ -492,7 +466,7 @@ static void loadTransfer(void) {
     serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: Loading DB in memory");
     /* Clients get -LOADING while the loop turns; the primary's stream
      * waits in the socket until the load ends. */
-    eventDel(server.loop, fd, EV_READABLE);
+    connEventDel(conn, EV_READABLE);
     RdbLoadInfo info;
     sds err = NULL;
     int rc = persistLoadForSync(server.cfg.dbfilename, NULL, 0, loadKeepAlive, &info, &err);
@@ -506,7 +480,7 @@ static void loadTransfer(void) {
         return;
     }
     persistRemoveSyncFile("Removing the RDB file obtained from the master. This replica has persistence disabled");
-    syncSucceeded(fd, &info);
+    syncSucceeded(conn, &info);
 }
 
 /* --- diskless load: the RDB parsed as it comes from the socket --- */
@@ -516,15 +490,13 @@ static void loadTransfer(void) {
 
 /* Reads what the link has into rbuf, waiting at most LOAD_POLL_MS.
  * Returns 1 (bytes came), 0 (none yet) or -1 (the link is lost). */
-static int loadRead(int fd) {
-    struct pollfd pfd = {.fd = fd, .events = POLLIN};
-    int pr = poll(&pfd, 1, LOAD_POLL_MS);
-    if (pr == 0 || (pr < 0 && errno == EINTR)) return 0;
+static int loadRead(Connection *conn) {
+    if (connWait(conn, EV_READABLE, LOAD_POLL_MS) == 0) return 0;
     /* Room for a read; a big record in flight doubles the buffer, so
      * growing it costs O(the record). */
     size_t len = sdsLen(repl.rbuf);
     if (sdsAvail(repl.rbuf) < LOAD_READ) repl.rbuf = sdsMakeRoomForNonGreedy(repl.rbuf, len > LOAD_READ ? len : LOAD_READ);
-    ssize_t n = read(fd, repl.rbuf + len, LOAD_READ);
+    long n = connRead(conn, repl.rbuf + len, LOAD_READ);
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) return 0;
     if (n <= 0) return -1;
     sdsIncrLen(repl.rbuf, n);
@@ -552,11 +524,11 @@ static void dropRbuf(size_t n) {
  * second keeps the primary from timing us out.  Returns when it ended:
  * connected, or the link reset to retry. */
 static void disklessLoad(void) {
-    int fd = repl.fd;
+    Connection *conn = repl.conn;
     int swap = server.cfg.replDisklessLoad == DISKLESS_LOAD_SWAPDB;
     int async = swap && !memcmp(repl.replid, repl.pendingReplid, 40);
     int eofMark = repl.xferSize == -1;
-    eventDel(server.loop, fd, EV_READABLE);
+    connEventDel(conn, EV_READABLE);
     Db *temp = NULL;
     if (swap) {
         temp = dbCreateAll(server.cfg.databases);
@@ -581,7 +553,7 @@ static void disklessLoad(void) {
     repl.xferRead = 0;
     persistSyncLoadProgress(rdbStreamInfo(st), 0, total);
     for (;;) {
-        if (repl.fd != fd || repl.link != LINK_TRANSFER) {
+        if (repl.conn != conn || repl.link != LINK_TRANSFER) {
             lost = "the link was reset during the load";
             break;
         }
@@ -610,7 +582,7 @@ static void disklessLoad(void) {
             reportedMs = mstime();
             continue; /* the link may have changed meanwhile */
         }
-        int rr = loadRead(fd);
+        int rr = loadRead(conn);
         if (rr < 0) {
             lost = "I/O error trying to sync with MASTER: connection lost";
             break;
@@ -628,7 +600,7 @@ static void disklessLoad(void) {
     done = done == 1;
     /* After the RDB: the EOF mark, or nothing more of the announced size. */
     while (done && !lost && eofMark && sdsLen(repl.rbuf) < 40) {
-        int rr = loadRead(fd);
+        int rr = loadRead(conn);
         if (rr < 0) lost = "I/O error trying to sync with MASTER: connection lost";
         else if (rr == 0 && mstime() - repl.lastIoMs > timeoutMs) lost = "Timeout receiving the EOF mark from MASTER";
     }
@@ -664,7 +636,7 @@ static void disklessLoad(void) {
             emptyData();
             repl.haveCached = 0;
         }
-        if (repl.fd == fd) {
+        if (repl.conn == conn) {
             cancelLink();
             repl.nextConnectMs = server.time.nowMs + 1000;
         }
@@ -683,7 +655,7 @@ static void disklessLoad(void) {
         dropTempDbs(temp);
         serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: Discarding old DB in background");
     }
-    syncSucceeded(fd, &info);
+    syncSucceeded(conn, &info);
 }
 
 /* Bytes of the RDB: write them to the temporary file. */
@@ -852,8 +824,7 @@ static void handshakeLine(sds line) {
                 serverLog(LL_NOTICE, "Master replication ID changed to %s", id);
             }
             serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.");
-            int fd = repl.fd;
-            becomeConnected(fd, repl.cachedDb);
+            becomeConnected(repl.conn, repl.cachedDb);
             failoverPsyncDone(1);
             return;
         }
@@ -876,21 +847,20 @@ static void handshakeLine(sds line) {
 }
 
 static void linkReadable(EventLoop *loop, int fd, void *data, int mask) {
-    (void)loop, (void)data;
+    (void)loop, (void)fd, (void)data;
+    Connection *conn = repl.conn; /* the handler is registered on it only */
     if (repl.link == LINK_CONNECTING) {
-        int err = 0;
-        socklen_t len = sizeof(err);
-        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == -1) err = errno;
+        int err = connCheckConnected(conn);
         if (err) {
             serverLog(LL_WARNING, "Error condition on socket for SYNC: %s", strerror(err));
             linkFailed("Error condition on socket for SYNC");
             return;
         }
-        eventDel(server.loop, fd, EV_WRITABLE);
-        eventAdd(server.loop, fd, EV_READABLE, linkReadable, NULL);
+        connEventDel(conn, EV_WRITABLE);
+        connEventAdd(conn, EV_READABLE, linkReadable, NULL);
         serverLog(LL_NOTICE, "Non blocking connect for SYNC fired the event.");
         const char *ping[1] = {"PING"};
-        if (sendCommand(fd, 1, ping)) {
+        if (sendCommand(conn, 1, ping)) {
             linkFailed("Error writing PING to MASTER");
             return;
         }
@@ -900,7 +870,7 @@ static void linkReadable(EventLoop *loop, int fd, void *data, int mask) {
     }
     if (!(mask & EV_READABLE)) return;
     repl.rbuf = sdsMakeRoomFor(repl.rbuf, READ_CHUNK * 4);
-    ssize_t n = read(fd, repl.rbuf + sdsLen(repl.rbuf), READ_CHUNK * 4);
+    long n = connRead(conn, repl.rbuf + sdsLen(repl.rbuf), READ_CHUNK * 4);
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
     if (n <= 0) {
         linkFailed(repl.link == LINK_TRANSFER ? "I/O error trying to sync with MASTER: connection lost"
@@ -910,7 +880,7 @@ static void linkReadable(EventLoop *loop, int fd, void *data, int mask) {
     sdsIncrLen(repl.rbuf, n);
     server.stats.netInputBytes += n;
     repl.lastIoMs = server.time.nowMs;
-    while (repl.fd == fd && repl.link != LINK_CONNECTED) {
+    while (repl.conn == conn && repl.link != LINK_CONNECTED) {
         if (repl.link == LINK_TRANSFER) {
             if (xferConsume()) loadTransfer();
             return;
@@ -992,7 +962,7 @@ void replicaUnsetPrimary(void) {
 
 static sds clientDesc(Client *c) {
     return sdsCatPrintf(sdsEmpty(), "id=%llu addr=%s laddr=%s fd=%d name=%s", (unsigned long long)c->id, c->addr,
-                        c->laddr, c->fd, c->name ? c->name : "");
+                        c->laddr, clientFd(c), c->name ? c->name : "");
 }
 
 /* REPLICAOF host port | NO ONE */

@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -45,7 +44,7 @@
 static struct {
     int active;
     int forked;
-    int fd;
+    Connection *conn; /* the debugged client's, in blocking mode */
     int step;    /* stop at the next line */
     int luabp;   /* redis.breakpoint() asked to stop at the next line */
     int bp[LDB_MAX_BREAKPOINTS];
@@ -95,17 +94,6 @@ static void ldbLogTrimmed(sds entry) {
     }
 }
 
-static int writeAll(int fd, const char *p, size_t len) {
-    while (len) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 /* The queued lines as one array of status replies (CR and LF as spaces). */
 static void ldbSendLogs(void) {
     sds out = sdsCatPrintf(sdsEmpty(), "*%d\r\n", ldb.nlogs);
@@ -120,7 +108,7 @@ static void ldbSendLogs(void) {
     }
     ldb.nlogs = 0;
     /* A failed write shows as a failed read at the next command. */
-    (void)writeAll(ldb.fd, out, sdsLen(out));
+    if (ldb.conn) (void)connWriteAll(ldb.conn, out, sdsLen(out));
     sdsFree(out);
 }
 
@@ -731,7 +719,7 @@ static int ldbRepl(lua_State *L) {
         while ((argv = parseCommand(&argc, &err)) == NULL) {
             if (err) raiseText(L, "ERR protocol error");
             char buf[1024];
-            ssize_t n = read(ldb.fd, buf, sizeof(buf));
+            long n = ldb.conn ? connRead(ldb.conn, buf, sizeof(buf)) : 0; /* a fake client: gone */
             if (n < 0 && errno == EINTR) continue;
             if (n <= 0) {
                 ldb.step = 0;
@@ -825,22 +813,15 @@ void ldbHook(lua_State *L, lua_Debug *ar) {
 /* ------------------------------------------------------------------ */
 /* Sessions. */
 
-static void setBlocking(int fd, int on) {
-    int fl = fcntl(fd, F_GETFL);
-    if (fl == -1) return;
-    fcntl(fd, F_SETFL, on ? fl & ~O_NONBLOCK : fl | O_NONBLOCK);
-    struct timeval tv = {on ? 5 : 0, 0};
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-}
-
 /* Write c's pending replies now (blocking), then drop them. */
 static void flushClient(Client *c) {
-    if (c->bufpos > c->sentlen) (void)writeAll(c->fd, c->buf + c->sentlen, c->bufpos - c->sentlen);
+    if (clientIsFake(c)) return;
+    if (c->bufpos > c->sentlen) (void)connWriteAll(c->conn, c->buf + c->sentlen, c->bufpos - c->sentlen);
     size_t skip = c->bufpos ? 0 : c->sentlen;
     for (ReplyBlock *b = c->replyHead; b; b = b->next) {
-        if (b->refLen > skip) (void)writeAll(c->fd, b->ref + skip, b->refLen - skip);
+        if (b->refLen > skip) (void)connWriteAll(c->conn, b->ref + skip, b->refLen - skip);
         skip = skip > b->refLen ? skip - b->refLen : 0;
-        if (b->used > skip) (void)writeAll(c->fd, b->buf + skip, b->used - skip);
+        if (b->used > skip) (void)connWriteAll(c->conn, b->buf + skip, b->used - skip);
         skip = 0;
     }
     clientDiscardReplies(c);
@@ -876,10 +857,10 @@ int ldbStartSession(Client *c) {
     } else {
         serverLog(LL_WARNING, "Redis synchronous debugging eval session started");
     }
-    ldb.fd = c->fd;
+    ldb.conn = c->conn;
     /* Replies already queued for c (EXEC's, in a transaction) stay queued:
      * the session's lines go out ahead of them, as on Redis. */
-    setBlocking(ldb.fd, 1);
+    if (ldb.conn) connSetBlocking(ldb.conn, 1, 5); /* writes give up after 5 s */
     ldb.active = 1;
     ldb.step = 1;
     ldb.luabp = 0;
@@ -906,7 +887,7 @@ void ldbEndSession(Client *c) {
         _exit(0);
     }
     serverLog(LL_WARNING, "Redis synchronous debugging eval session ended");
-    setBlocking(ldb.fd, 0);
+    if (ldb.conn) connSetBlocking(ldb.conn, 0, 0);
     c->flags |= CLIENT_CLOSE_AFTER_REPLY;
     c->flags &= ~(CLIENT_LUA_DEBUG | CLIENT_LUA_DEBUG_SYNC);
     sdsFreeSplitRes(ldb.src, ldb.lines);

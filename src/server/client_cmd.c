@@ -78,10 +78,10 @@ static sds catClientInfo(sds s, const Client *c) {
     size_t totMem = clientMemoryUsage(c);
     /* Redis shows the running command for the client running it. */
     const Command *last = (c->flags & CLIENT_EXECUTING) && c->cmd ? c->cmd : c->lastcmd;
-    const char *events = c->fd >= 0 ? clientEvents(c) : "";
+    const char *events = clientEvents(c);
 
     s = sdsCatPrintf(s, "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=",
-                     (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
+                     (unsigned long long)c->id, c->addr, c->laddr, clientFd(c), c->name ? c->name : "",
                      (now - c->ctime) / 1000, (now - c->lastInteraction) / 1000);
     s = catClientFlags(s, c);
     s = sdsCatPrintf(s,

@@ -199,7 +199,7 @@ static size_t clientsTotal;
 static int clientsTracked;
 
 static int clientCounted(const Client *c) {
-    return c->fd != -1 && !(c->flags & (CLIENT_CLOSE_ASAP | CLIENT_SLAVE | CLIENT_MASTER | CLIENT_FAKE));
+    return !clientIsFake(c) && !(c->flags & (CLIENT_CLOSE_ASAP | CLIENT_SLAVE | CLIENT_MASTER | CLIENT_FAKE));
 }
 
 static int bucketOf(size_t bytes) {
@@ -339,7 +339,7 @@ void memoryOverhead(MemoryOverhead *m) {
     if (m->peak < m->total) m->peak = m->total;
     m->startup = statsStartupMemory();
     for (Client *c = server.net.clients; c; c = c->nextClient) {
-        if (c->fd == -1) continue;
+        if (clientIsFake(c)) continue;
         /* Bytes a reply sends from a stored value (pinned) are the
          * dataset's, not the client's: they are not overhead. */
         size_t used = clientMemoryUsage(c) - c->replyPinnedBytes;
@@ -488,7 +488,7 @@ static void memoryDoctorCommand(Client *c) {
     const size_t tenMb = 10 * 1024 * 1024;
     unsigned long nclients = 0, nreplicas = 0;
     for (Client *cl = server.net.clients; cl; cl = cl->nextClient) {
-        if (cl->fd == -1) continue;
+        if (clientIsFake(cl)) continue;
         if (cl->flags & CLIENT_SLAVE) nreplicas++;
         else nclients++;
     }

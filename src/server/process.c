@@ -82,7 +82,7 @@ static void rejectUnknownSub(Client *c) {
  * commands nothing. */
 static int crossProtocolAttack(Client *c) {
     static long long loggedMs = -60001;
-    if (c->fd == -1) return 0; /* a fake client (no connection to close) */
+    if (clientIsFake(c)) return 0; /* a fake client (no connection to close) */
     if (strcasecmp(c->argv[0], "post") != 0 && strcasecmp(c->argv[0], "host:") != 0) return 0;
     if (server.time.nowMs - loggedMs > 60000 || server.time.nowMs < loggedMs) {
         serverLog(LL_WARNING,

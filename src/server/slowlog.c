@@ -78,7 +78,7 @@ static SlowlogEntry *entryCreate(Client *c, Command *cmd, long long usec) {
     e->id = nextId++;
     e->time = (long long)time(NULL);
     e->duration = usec;
-    e->peer = sdsNew(c->fd == -1 ? "?:0" : c->addr); /* a script's calls: no peer */
+    e->peer = sdsNew(clientIsFake(c) ? "?:0" : c->addr); /* a script's calls: no peer */
     e->name = c->name ? sdsDup(c->name) : sdsEmpty();
     return e;
 }

@@ -214,7 +214,7 @@ static void releaseBlockState(Client *c) {
 static void unblockClient(Client *c) {
     releaseBlockState(c);
     clientResetArgv(c);
-    if (c->fd == -1 || (c->flags & (CLIENT_CLOSE_ASAP | CLIENT_CLOSE_AFTER_REPLY))) return;
+    if (clientIsFake(c) || (c->flags & (CLIENT_CLOSE_ASAP | CLIENT_CLOSE_AFTER_REPLY))) return;
     if (resumeCount == resumeCap) {
         resumeCap = resumeCap ? resumeCap * 2 : 16;
         resumeList = xrealloc(resumeList, resumeCap * sizeof(*resumeList));
