@@ -25,6 +25,12 @@ def encode(*args):
     return b"".join(out)
 
 
+def bulk(a):
+    """One bulk string reply (or argument) as RESP bytes: $len, the bytes."""
+    a = arg_bytes(a)
+    return b"$%d\r\n%s\r\n" % (len(a), a)
+
+
 def encode_all(cmds):
     """Several commands (each a sequence of args) as one pipelined write."""
     return b"".join(encode(*c) for c in cmds)
@@ -81,6 +87,25 @@ def split_values(data):
         out.append(data[i:j])
         i = j
     return out
+
+
+def read_file_value(f):
+    """The raw bytes of the next complete RESP value on f (a binary file,
+    e.g. socket.makefile("rb")), read line by line so nothing past it is
+    consumed; a closed stream is a ProtocolError."""
+    out, pending = [], 1
+    while pending:
+        line = f.readline()
+        if not line.endswith(b"\r\n"):
+            raise ProtocolError("stream ended inside a reply: %r" % b"".join(out + [line])[:60])
+        out.append(line)
+        pending -= 1
+        t = line[:1]
+        if t in BLOBS and line[1:-2] != b"-1":
+            out.append(f.read(int(line[1:-2]) + 2))
+        elif t in AGGREGATES and line[1:-2] not in (b"-1", b"?"):
+            pending += int(line[1:-2]) * (2 if t in (b"%", b"|") else 1)
+    return b"".join(out)
 
 
 def read_values(conn, n=1):

@@ -10,22 +10,18 @@ their order" and "Direct calls"), where a client or the log can see it.
   dataset) after every database was emptied, and before it replies."""
 import os
 import socket
-import time
 
 import pytest
 
 from resphelp import encode as cmd
+from waithelp import poll
 
 SESSION_TIMEOUT = 20
 
 
 def wait_for(pred, timeout=20):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(0.02)
-    return pred()
+    """waithelp.poll: pred's first true value, or its last false one."""
+    return poll(pred, timeout)
 
 
 def start_debug_session(srv):

@@ -10,17 +10,13 @@ import redis
 
 from compare import BOTH, debug_target, try_debug_active_expire_off
 from requires import require_commands
+from resphelp import bulk
 from txhelp import Conn
 from waithelp import poll as wait_until
 
 OK, QUEUED, NIL2, NIL3 = b"+OK\r\n", b"+QUEUED\r\n", b"*-1\r\n", b"_\r\n"
 EXECABORT = b"-EXECABORT Transaction discarded because of previous errors.\r\n"
 PONG1 = b"*1\r\n+PONG\r\n"
-
-
-def bulk(s):
-    s = s if isinstance(s, bytes) else str(s).encode()
-    return b"$%d\r\n%s\r\n" % (len(s), s)
 
 
 def conn(request, target, debug=False):

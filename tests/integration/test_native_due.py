@@ -28,6 +28,7 @@ import time
 import pytest
 
 from listhelp import Conn, wait_blocked
+from resphelp import bulk
 from test_aof import wait_for
 from test_native_patterns import E, call, raw, run_table
 from test_repl import link_up, same_digest
@@ -199,10 +200,6 @@ def clients(srv, n, resp=2):
 def block(ctl, conn, *cmd):
     conn.send([str(a) for a in cmd])
     wait_blocked(ctl, conn.cid, cmd[0].lower())
-
-
-def bulk(b):
-    return b"$%d\r\n%s\r\n" % (len(b), b)
 
 
 def bz_reply(key, member, score):

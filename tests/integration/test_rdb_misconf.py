@@ -8,6 +8,7 @@ import os
 import socket
 
 
+from resphelp import read_file_value
 from test_rdb import wait_for
 from test_rdb_loading import resp
 
@@ -43,17 +44,8 @@ def replies(port, cmds):
         f = c.makefile("rb")
         for cmd in cmds:
             c.sendall(resp(*cmd))
-            out.append(read_reply(f))
+            out.append(read_file_value(f))
     return out
-
-
-def read_reply(f):
-    line = f.readline()
-    if line[:1] == b"$" and line != b"$-1\r\n":
-        return line + f.readline()
-    if line[:1] == b"*" and line not in (b"*-1\r\n", b"*0\r\n"):
-        return line + b"".join(read_reply(f) for _ in range(int(line[1:])))
-    return line
 
 
 def failed_save(start):
@@ -100,7 +92,7 @@ def test_exec_of_writes_queued_before_the_failure(start_server, start_oracle):
 
             def call(*cmd):
                 c.sendall(resp(*cmd))
-                return read_reply(f)
+                return read_file_value(f)
 
             seen = [call("MULTI"), call("SET", "q", "1"), call("GET", "q")]
             seen += [call("MULTI"), call("GET", "q")]  # a second MULTI: an error, the queue stays

@@ -21,6 +21,7 @@ import pytest
 import script_seeds as seeds
 from conftest import _factory, cairn_bin
 from pubsub_helpers import monitor_lines, read_values
+from resphelp import bulk
 from script_resp import Conn, Map, Set, decode
 
 
@@ -57,11 +58,6 @@ def mrepr(arg):
             out.append(b"\\x%02x" % ch)
     out.append(b'"')
     return b"".join(out)
-
-
-def bulk(s):
-    s = s if isinstance(s, bytes) else str(s).encode()
-    return b"$%d\r\n%s\r\n" % (len(s), s)
 
 
 def is_cairn(srv):
