@@ -88,11 +88,15 @@ void callCommand(Client *c, Command *cmd) {
     /* The time a command sees for expiry is fixed when the outermost call
      * starts: the commands EXEC (or, later, a script) runs all see the
      * same clock, as in Redis. */
-    if (!prev) dbNowMs = start / 1000;
+    if (!prev) {
+        dbNowMs = start / 1000;
+        dbNoTouch = (c->flags & CLIENT_NO_TOUCH) != 0; /* also for what it runs (EXEC, scripts) */
+    }
     if ((cmd->flags & CMD_MONITOR_FIRST) && beforeCall) beforeCall(c, cmd);
     cmd->proc(c);
     long long duration = ustime() - start;
     server.net.current = prev;
+    if (!prev) dbNoTouch = 0;
     c->flags &= ~CLIENT_EXECUTING;
     /* What the AOF load replays (its client, or a script it runs) is not
      * counted (commandstats, total_commands_processed), as in Redis. */

@@ -19,6 +19,7 @@
 DbHooks dbHooks;
 unsigned dbLruClock;
 long long dbNowMs;
+int dbNoTouch;
 int dbNoLazyExpire;
 int dbIgnoreExpire;
 DbStats dbStats;
@@ -314,7 +315,7 @@ static kvobj *lookup(Db *db, const char *key, size_t len, int flags) {
         o = NULL;
     }
     if (__builtin_expect(o && kvUnverified(o), 0)) o = dbVerifyOrDrop(db, o);
-    if (o && !(flags & LOOKUP_NOTOUCH)) touch(o);
+    if (o && !(flags & LOOKUP_NOTOUCH) && !dbNoTouch) touch(o);
     return o;
 }
 

@@ -622,6 +622,7 @@ void replStart(void) {
 void syncCommand(Client *c);
 void replconfCommand(Client *c);
 void waitCommand(Client *c);
+void waitaofCommand(Client *c);
 void replicaofCommand(Client *c);
 void failoverCommand(Client *c);
 
@@ -633,6 +634,7 @@ Command replCommands[] = {
     {.name = "replconf", .proc = replconfCommand},
     {.name = "role", .proc = roleCommand},
     {.name = "wait", .proc = waitCommand},
+    {.name = "waitaof", .proc = waitaofCommand},
     {.name = "failover", .proc = failoverCommand},
     {0},
 };

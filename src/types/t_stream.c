@@ -876,6 +876,18 @@ static void readGeneric(Client *c, int xreadgroup) {
             ids[i] = o ? streamOf(o)->lastId : (StreamID){0, 0};
             continue;
         }
+        if (!xreadgroup && strcmp(arg, "+") == 0) {
+            /* Redis 7.4: the last entry -- read as from just below the
+             * last valid ID; an empty or missing stream as "$". */
+            Stream *s = o ? streamOf(o) : NULL;
+            if (s && s->length) {
+                lastValidID(s, &ids[i]);
+                streamDecrID(&ids[i]); /* not 0-0: an entry has it */
+            } else {
+                ids[i] = s ? s->lastId : (StreamID){0, 0};
+            }
+            continue;
+        }
         if (strcmp(arg, ">") == 0) {
             if (!xreadgroup) {
                 replyError(c, "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> "
