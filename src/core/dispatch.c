@@ -90,13 +90,14 @@ void callCommand(Client *c, Command *cmd) {
      * same clock, as in Redis. */
     if (!prev) {
         dbNowMs = start / 1000;
-        dbNoTouch = (c->flags & CLIENT_NO_TOUCH) != 0; /* also for what it runs (EXEC, scripts) */
+        /* Also for what it runs (EXEC, scripts); serverBeforeSleep clears
+         * it for the lookups made outside commands. */
+        dbNoTouch = (int)(c->flags & CLIENT_NO_TOUCH);
     }
     if ((cmd->flags & CMD_MONITOR_FIRST) && beforeCall) beforeCall(c, cmd);
     cmd->proc(c);
     long long duration = ustime() - start;
     server.net.current = prev;
-    if (!prev) dbNoTouch = 0;
     c->flags &= ~CLIENT_EXECUTING;
     /* What the AOF load replays (its client, or a script it runs) is not
      * counted (commandstats, total_commands_processed), as in Redis. */

@@ -196,22 +196,13 @@ static int replyKeyValue(Client *c, const sds key) {
 }
 
 /* How setGeneric answers: SET/SETEX/PSETEX say +OK or null when NX/XX
- * stopped them; SETNX says :1 or :0. */
+ * stopped them; SETNX (OPT_REPLY_BOOL) says :1 or :0. */
 enum { SET_REPLY_OK, SET_REPLY_BOOL };
+#define OPT_REPLY_BOOL (1 << 13)
 
-/* SET's effect, as Redis 7.0 rewrites it: with an expire, SET key value
- * PXAT <when> (NX/XX/GET/IF* dropped); else, after an IF* condition held,
- * SET key value [KEEPTTL] (what it did, in words a Redis 7.0 replica or
- * AOF reader knows); else, with GET, the command as sent without its GET
- * arguments (GET may repeat); else the command as sent. */
-static void setEffect(Client *c, const sds key, const sds val, int flags, int hasExpire, long long when) {
-    if (!effectsOn) return;
-    if (hasExpire) {
-        EffectArg args[5] = {EA_STR("SET"), EA_SDS(key), EA_SDS(val), EA_STR("PXAT"), EA_NUM(when)};
-        effectsRewrite(5, args);
-        return;
-    }
-    if (!(flags & (OPT_GET | OPT_ANY_IF))) return;
+/* setEffect's rarer part (no expire; GET or an IF* condition given), out
+ * of line so that plain SET's path stays short. */
+static __attribute__((noinline)) void setEffectNoExpire(Client *c, const sds key, const sds val, int flags) {
     if (flags & OPT_ANY_IF) {
         EffectArg args[4] = {EA_STR("SET"), EA_SDS(key), EA_SDS(val), EA_STR("KEEPTTL")};
         effectsRewrite((flags & OPT_KEEPTTL) ? 4 : 3, args);
@@ -225,6 +216,22 @@ static void setEffect(Client *c, const sds key, const sds val, int flags, int ha
     }
     effectsRewrite(argc, args);
     xfree(args);
+}
+
+/* SET's effect, as Redis 7.0 rewrites it: with an expire, SET key value
+ * PXAT <when> (NX/XX/GET/IF* dropped); else, after an IF* condition held,
+ * SET key value [KEEPTTL] (what it did, in words a Redis 7.0 replica or
+ * AOF reader knows); else, with GET, the command as sent without its GET
+ * arguments (GET may repeat); else the command as sent. */
+static inline __attribute__((always_inline)) void setEffect(Client *c, const sds key, const sds val, int flags,
+                                                            int hasExpire, long long when) {
+    if (!effectsOn) return;
+    if (hasExpire) {
+        EffectArg args[5] = {EA_STR("SET"), EA_SDS(key), EA_SDS(val), EA_STR("PXAT"), EA_NUM(when)};
+        effectsRewrite(5, args);
+    } else if (flags & (OPT_GET | OPT_ANY_IF)) {
+        setEffectNoExpire(c, key, val, flags);
+    }
 }
 
 /* The entry for SET key val, with its expire `when` when withExpire (built
@@ -326,8 +333,8 @@ static __attribute__((noinline)) kvobj *createConditional(Client *c, int flags, 
 
 /* The common core of SET, SETNX, SETEX and PSETEX.  expire is the EX/PX/...
  * argument named by flags, or NULL; match the IF* argument, or NULL. */
-static void setGeneric(Client *c, int flags, const sds key, sds val, const sds expire, int replyStyle,
-                       const sds match) {
+static void setGeneric(Client *c, int flags, const sds key, sds val, const sds expire, const sds match) {
+    int replyStyle = (flags & OPT_REPLY_BOOL) ? SET_REPLY_BOOL : SET_REPLY_OK;
     long long when = 0;
     if (expire && expireToAbsMsOrReply(c, expire, flags, &when) == -1) return;
     if ((flags & OPT_GET) && replyKeyValue(c, key) == -1) return;
@@ -360,20 +367,20 @@ static void setCommand(Client *c) {
     int flags;
     sds expire, match = NULL;
     if (parseStringOptions(c, 3, 1, &flags, &expire, &match) == -1) return;
-    setGeneric(c, flags, c->argv[1], c->argv[2], expire, SET_REPLY_OK, match);
+    setGeneric(c, flags, c->argv[1], c->argv[2], expire, match);
 }
 
 /* SETNX key value */
-static void setnxCommand(Client *c) { setGeneric(c, OPT_NX, c->argv[1], c->argv[2], NULL, SET_REPLY_BOOL, NULL); }
+static void setnxCommand(Client *c) { setGeneric(c, OPT_NX | OPT_REPLY_BOOL, c->argv[1], c->argv[2], NULL, NULL); }
 
 /* SETEX key seconds value (effect: SET key value PXAT <when>) */
 static void setexCommand(Client *c) {
-    setGeneric(c, OPT_EX, c->argv[1], c->argv[3], c->argv[2], SET_REPLY_OK, NULL);
+    setGeneric(c, OPT_EX, c->argv[1], c->argv[3], c->argv[2], NULL);
 }
 
 /* PSETEX key milliseconds value (effect: SET key value PXAT <when>) */
 static void psetexCommand(Client *c) {
-    setGeneric(c, OPT_PX, c->argv[1], c->argv[3], c->argv[2], SET_REPLY_OK, NULL);
+    setGeneric(c, OPT_PX, c->argv[1], c->argv[3], c->argv[2], NULL);
 }
 
 /* GETSET key value: reply the old value, store the new one without TTL. */
