@@ -628,3 +628,42 @@ def test_xread_plus_blocks_on_an_empty_stream(server):
     w.xadd("e", {"y": "1"}, id="2-0")
     t.join(15)
     assert out == [[[b"e", [(b"2-0", {b"y": b"1"})]]]]
+
+
+# --- CLIENT KILL MAXAGE (Redis 7.4) ---
+
+def test_client_kill_maxage(server):
+    r, other = client(server), client(server)
+    other.ping()
+    # Nobody is a day old; a young connection survives.
+    assert r.execute_command("CLIENT", "KILL", "MAXAGE", 86400) == 0
+    assert other.ping() is True
+    assert r.execute_command("CLIENT", "KILL", "MAXAGE", 86400, "SKIPME", "no") == 0
+
+
+# --- keyspace events ---
+
+def test_keyspace_events(server):
+    r = client(server)
+    r.config_set("notify-keyspace-events", "KEA")
+    p = r.pubsub()
+    p.psubscribe("__keyevent@0__:*")
+    wait_for(lambda: p.get_message(timeout=0.1) is not None, what="subscribed")
+    r.set("k", "a")
+    r.execute_command("SET", "k", "b", "IFEQ", "a", "EX", 100)
+    r.execute_command("SET", "k", "c", "IFEQ", "nope")  # no event
+    r.execute_command("DELEX", "k", "IFEQ", "b")
+    r.execute_command("MSETEX", 1, "m", "1", "PX", 5000)
+    r.execute_command("DELIFEQ", "m", "1")
+    want = [(b"set", b"k"), (b"set", b"k"), (b"expire", b"k"), (b"del", b"k"),
+            (b"expire", b"m"), (b"set", b"m"), (b"del", b"m")]
+    events = []
+
+    def drain():
+        m = p.get_message(timeout=0.2)
+        if m and m["type"] == "pmessage":
+            events.append((m["channel"].split(b":", 1)[1], m["data"]))
+        return len(events) >= len(want)
+    wait_for(drain, what="events")
+    assert events == want
+    p.close()
