@@ -540,6 +540,19 @@ def test_waitaof_local(start_server):
     assert r.eval("return redis.call('WAITAOF', 0, 1, 0)", 0)[1] == 0
 
 
+def test_waitaof_local_everysec(start_server):
+    # The background fsync ends within about a second: the local AOF
+    # counts once it did (the timeout only bounds a broken run).
+    s = start_server(appendonly="yes", appendfsync="everysec")
+    r = client(s)
+    r.set("k", "v")
+    assert r.execute_command("WAITAOF", 1, 0, 20000) == [1, 0]
+    # appendfsync no: nothing is fsynced on purpose, WAITAOF times out.
+    r.config_set("appendfsync", "no")
+    r.set("k", "w")
+    assert r.execute_command("WAITAOF", 1, 0, 300) == [0, 0]
+
+
 def test_waitaof_errors(server):
     r = client(server)
     assert err(r.execute_command, "WAITAOF", 1, 0, 0) == \
