@@ -1,5 +1,6 @@
 /* primary.c -- the primary side: SYNC/PSYNC, REPLCONF, full syncs, the
- * replicas' liveness, WAIT and the good-replicas count.
+ * replicas' liveness, WAIT, WAITAOF (Redis 7.2: the local AOF's fsync and
+ * the replicas' FACK offsets) and the good-replicas count.
  *
  * A full sync is one forked child at a time.  Diskless
  * (repl-diskless-sync yes, the default): after repl-diskless-sync-delay

@@ -1,5 +1,5 @@
 /* t_stream.c -- the stream type: XADD, XRANGE/XREVRANGE, XLEN, XDEL,
- * XTRIM, XREAD, consumer groups (XGROUP, XREADGROUP, XACK, XPENDING,
+ * XTRIM, XREAD (with Redis 7.4's "+": the last entry), consumer groups (XGROUP, XREADGROUP, XACK, XPENDING,
  * XCLAIM, XAUTOCLAIM), XINFO, XSETID.
  *
  * A stream value is a ds/stream.h Stream (encoding OBJ_ENC_STREAM): entries

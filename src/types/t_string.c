@@ -1,5 +1,7 @@
 /* t_string.c -- the string commands: the SET and GET families, counters,
- * APPEND / SETRANGE / GETRANGE / STRLEN and LCS.
+ * APPEND / SETRANGE / GETRANGE / STRLEN and LCS; and newer servers'
+ * compare-and-set / compare-and-delete (issue 38): SET's IF* conditions,
+ * DELEX, DIGEST, MSETEX (Redis 8.4) and DELIFEQ (Valkey 9.0).
  *
  * A string value has one of the three encodings Redis 7.0 reports:
  *   int     a canonical integer of at most 20 characters, stored inline;
@@ -7,8 +9,8 @@
  *   raw     an sds owned by the entry.
  * Which command produces which encoding follows Redis exactly, because
  * OBJECT ENCODING makes it visible:
- *   - SET, SETNX, SETEX, PSETEX, GETSET, MSET, MSETNX and APPEND on a missing
- *     key pick the encoding from the bytes (kvCreateString);
+ *   - SET, SETNX, SETEX, PSETEX, GETSET, MSET, MSETNX, MSETEX and APPEND on
+ *     a missing key pick the encoding from the bytes (kvCreateString);
  *   - INCR/DECR/INCRBY/DECRBY always store int;
  *   - INCRBYFLOAT stores its text as embstr (<= 44 bytes) or raw, never int;
  *   - APPEND on an existing key and SETRANGE with a non-empty value make the
@@ -24,7 +26,13 @@
  * <ms>, SET ... GET loses its GET, GETEX becomes PEXPIREAT/PERSIST/DEL,
  * GETDEL becomes DEL, INCRBYFLOAT becomes SET ... KEEPTTL.  Cairn's own
  * bounded counters (INCRBYBOUND, INCRBYFLOATBOUND) become SET ... KEEPTTL
- * too, so that a Redis 7.0 replica or AOF reader stays equal. */
+ * too, and the issue 38 commands Redis 7.0 words (SET ... IF* -> SET ...
+ * [KEEPTTL] / PXAT, DELEX and DELIFEQ -> DEL, MSETEX -> MSET or a SET per
+ * key), so that a Redis 7.0 replica or AOF reader stays equal.
+ *
+ * A digest is XXH3-64 (Debian's libxxhash) of the value's bytes -- an int
+ * encoding's decimal text -- as 16 lower-case hex digits; IFDEQ/IFDNE take
+ * any case, and check the length only once the key is a string. */
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -513,7 +521,7 @@ static void msetexCommand(Client *c) {
 
 /* --- compare-and-delete, DIGEST --- */
 
-/* Deletes key (found, a string) for DELEX / DELIFEQ: its effect is DEL. */
+/* Deletes key (found) for DELEX / DELIFEQ: its effect is DEL. */
 static void deleteMatched(Client *c, const sds key) {
     dbDelete(c->db, key, sdsLen(key));
     signalModifiedKey(c, c->db, key, sdsLen(key));
