@@ -204,8 +204,7 @@ static int replyKeyValue(Client *c, const sds key) {
 }
 
 /* How setGeneric answers: SET/SETEX/PSETEX say +OK or null when NX/XX
- * stopped them; SETNX (OPT_REPLY_BOOL) says :1 or :0. */
-enum { SET_REPLY_OK, SET_REPLY_BOOL };
+ * stopped them; SETNX (this flag) says :1 or :0. */
 #define OPT_REPLY_BOOL (1 << 13)
 
 /* setEffect's rarer part (no expire; GET or an IF* condition given), out
@@ -311,7 +310,7 @@ static int conditionHolds(Client *c, const kvobj *o, int cond, const sds match) 
  * another type: WRONGTYPE (with GET that was already the reply). */
 static __attribute__((noinline)) kvobj *createConditional(Client *c, int flags, const sds key, sds *valp,
                                                           const kvobj *old, int withExpire, long long when,
-                                                          int replyStyle, const sds match) {
+                                                          const sds match) {
     int no;
     if (flags & OPT_ANY_IF) {
         if (!old) {
@@ -329,7 +328,7 @@ static __attribute__((noinline)) kvobj *createConditional(Client *c, int flags, 
     }
     if (no) {
         if (!(flags & OPT_GET)) {
-            if (replyStyle == SET_REPLY_BOOL) replyLongLong(c, 0);
+            if (flags & OPT_REPLY_BOOL) replyLongLong(c, 0);
             else replyNull(c);
         }
         return NULL;
@@ -342,7 +341,6 @@ static __attribute__((noinline)) kvobj *createConditional(Client *c, int flags, 
 /* The common core of SET, SETNX, SETEX and PSETEX.  expire is the EX/PX/...
  * argument named by flags, or NULL; match the IF* argument, or NULL. */
 static void setGeneric(Client *c, int flags, const sds key, sds val, const sds expire, const sds match) {
-    int replyStyle = (flags & OPT_REPLY_BOOL) ? SET_REPLY_BOOL : SET_REPLY_OK;
     long long when = 0;
     if (expire && expireToAbsMsOrReply(c, expire, flags, &when) == -1) return;
     if ((flags & OPT_GET) && replyKeyValue(c, key) == -1) return;
@@ -350,7 +348,7 @@ static void setGeneric(Client *c, int flags, const sds key, sds val, const sds e
     kvobj *old = dbLookupWrite(c->db, key, sdsLen(key));
     kvobj *fresh;
     if (__builtin_expect(flags & (OPT_NX | OPT_XX | OPT_KEEPTTL | OPT_ANY_IF), 0)) {
-        fresh = createConditional(c, flags, key, &val, old, expire != NULL, when, replyStyle, match);
+        fresh = createConditional(c, flags, key, &val, old, expire != NULL, when, match);
         if (!fresh) return;
     } else {
         fresh = createValue(c, key, &val, expire != NULL, when);
@@ -363,7 +361,7 @@ static void setGeneric(Client *c, int flags, const sds key, sds val, const sds e
     setEffect(c, key, val, flags, expire != NULL, when);
 
     if (flags & OPT_GET) return; /* the old value was the reply */
-    if (replyStyle == SET_REPLY_BOOL) replyLongLong(c, 1);
+    if (flags & OPT_REPLY_BOOL) replyLongLong(c, 1);
     else replyOk(c);
 }
 
