@@ -28,6 +28,10 @@ WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 DIGEST_LEN_ERR = "must be exactly 16 hexadecimal characters"  # Redis 8.4 (ERR prefix)
 # UNCONFIRMED: Redis 8.4's test only matches "*Invalid condition*".
 INVALID_COND = "Invalid condition. Use IFEQ, IFNE, IFDEQ, or IFDNE"
+# DELEX with a condition on another type: Redis 8.4 replies WRONGTYPE's text
+# through addReplyError, which prefixes ERR (its test matches "*ERR*"); the
+# wire error is "ERR WRONGTYPE ...", which redis-py shows without the ERR.
+DELEX_WRONGTYPE_WIRE = b"-ERR WRONGTYPE Operation against a key holding the wrong kind of value\r\n"
 REDIS_VECTOR = (b"v8lf0c11xh8ymlqztfd3eeq16kfn4sspw7fqmnuuq3k3t75em5wdizgcdw7uc26nnf961u2jkfzkjytls2kwlj7626sd",
                 b"00006c38adf31777")
 
@@ -212,6 +216,17 @@ def test_delex_without_condition_and_errors(r):
     for cond in TABLE:
         assert err(r.execute_command, "DELEX", "l", cond, "0123456789abcdef") == WRONGTYPE
     assert r.exists("l") == 1
+    sock = socket.create_connection((r.connection_pool.connection_kwargs["host"],
+                                     r.connection_pool.connection_kwargs["port"]))
+    sock.settimeout(10)
+    sock.sendall(b"*4\r\n$5\r\nDELEX\r\n$1\r\nl\r\n$4\r\nIFEQ\r\n$1\r\na\r\n")
+    data = b""
+    while not data.endswith(b"\r\n"):
+        chunk = sock.recv(4096)
+        assert chunk
+        data += chunk
+    sock.close()
+    assert data == DELEX_WRONGTYPE_WIRE
     arity = "wrong number of arguments for 'delex' command"
     for args in (["DELEX"], ["DELEX", "nokey", "IFEQ"], ["DELEX", "l", "IFEQ"], ["DELEX", "s", "IFEQ", "a", "b"]):
         assert err(r.execute_command, *args) == arity
