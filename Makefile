@@ -8,7 +8,7 @@ OPT ?= -O2
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -g $(OPT) $(WARN) -Isrc -MMD -MP
-LDLIBS := -lm -lpthread -llzf -luring
+LDLIBS := -lm -lpthread -llzf -luring -lxxhash
 # Function names in crash reports and the watchdog's stack traces
 # (backtrace_symbols_fd reads the dynamic symbol table).
 LDFLAGS += -rdynamic
@@ -147,7 +147,7 @@ fuzz:
 	@mkdir -p build/fuzz/corpus_rdb
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -Isrc -I$(BUILD)-san/gen $(LUA_CFLAGS) -DCAIRN_SANITIZE \
 	  -fsanitize=fuzzer,address,undefined -o build/fuzz/fuzz_rdb tests/fuzz/fuzz_rdb.c \
-	  $(filter-out src/core/main.c,$(LIB_SRC) $(SRV_SRC)) -lm -lpthread -llzf -luring $(LUA_LIBS)
+	  $(filter-out src/core/main.c,$(LIB_SRC) $(SRV_SRC)) -lm -lpthread -llzf -luring -lxxhash $(LUA_LIBS)
 	./build/fuzz/fuzz_resp -max_total_time=$${FUZZ_SECONDS:-60} build/fuzz/corpus tests/fuzz/corpus
 	./build/fuzz/fuzz_listpack -max_total_time=$${FUZZ_SECONDS:-60} build/fuzz/corpus_listpack tests/fuzz/corpus_listpack
 	./build/fuzz/fuzz_rdb -max_total_time=$${FUZZ_SECONDS:-60} -rss_limit_mb=4096 build/fuzz/corpus_rdb tests/fuzz/corpus_rdb

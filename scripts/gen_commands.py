@@ -175,6 +175,83 @@ EXTENSIONS = {
                                {"name": "limit", "type": "integer"},
                                {"name": "quantity", "type": "integer", "flags": ["optional"]}]},
     },
+    # --- Issue 38: commands from newer Redis and Valkey versions, as those
+    # versions describe them (one block, to ease merging). ---
+    "delex": {
+        "info": ["delex", -2, ["write", "fast"], 1, 1, 1,
+                 ["write", "string", "fast"], [], [_spec1(["RW", "delete", "variable_flags"])], []],
+        "docs": {"summary": "Conditionally removes the specified key based on value or digest comparison.",
+                 "since": "8.4.0", "group": "string",
+                 "complexity": "O(1) for IFEQ/IFNE, O(N) for IFDEQ/IFDNE where N is the length of the string value.",
+                 "arguments": [{"name": "key", "type": "key", "key_spec_index": 0},
+                               {"name": "condition", "type": "oneof", "flags": ["optional"], "arguments": [
+                                   {"name": "ifeq-value", "type": "string", "token": "IFEQ"},
+                                   {"name": "ifne-value", "type": "string", "token": "IFNE"},
+                                   {"name": "ifdeq-digest", "type": "string", "token": "IFDEQ"},
+                                   {"name": "ifdne-digest", "type": "string", "token": "IFDNE"}]}]},
+    },
+    "delifeq": {
+        "info": ["delifeq", 3, ["write"], 1, 1, 1,
+                 ["write", "string", "slow"], [], [_spec1(["RM", "access", "delete"])], []],
+        "docs": {"summary": "Delete key if value matches string.", "since": "9.0.0", "group": "string",
+                 "complexity": "O(1)",
+                 "arguments": [{"name": "key", "type": "key", "key_spec_index": 0},
+                               {"name": "value", "type": "string"}]},
+    },
+    "digest": {
+        "info": ["digest", 2, ["readonly", "fast"], 1, 1, 1,
+                 ["read", "string", "fast"], [], [_spec1(["RO", "access"])], []],
+        "docs": {"summary": "Returns the XXH3 hash of a string value.", "since": "8.4.0", "group": "string",
+                 "complexity": "O(N) where N is the length of the string value.",
+                 "arguments": [{"name": "key", "type": "key", "key_spec_index": 0}]},
+    },
+    "msetex": {
+        "info": ["msetex", -4, ["write", "denyoom", "movablekeys"], 0, 0, 0,
+                 ["write", "string", "slow"], ["request_policy:multi_shard", "response_policy:all_succeeded"],
+                 [("map", [("flags", ["OW", "update"]),
+                           ("begin_search", ("map", [("type", "index"), ("spec", ("map", [("index", 1)]))])),
+                           ("find_keys", ("map", [("type", "keynum"),
+                                                  ("spec", ("map", [("keynumidx", 0), ("firstkey", 1),
+                                                                    ("keystep", 2)]))]))])], []],
+        "docs": {"summary": "Atomically sets multiple string keys with a shared expiration in a single operation. "
+                            "Supports flexible argument parsing where condition and expiration flags can appear "
+                            "in any order.",
+                 "since": "8.4.0", "group": "string", "complexity": "O(N) where N is the number of keys to set.",
+                 "arguments": [{"name": "numkeys", "type": "integer"},
+                               {"name": "data", "type": "block", "flags": ["multiple"], "arguments": [
+                                   {"name": "key", "type": "key", "key_spec_index": 0},
+                                   {"name": "value", "type": "string"}]},
+                               {"name": "condition", "type": "oneof", "flags": ["optional"], "arguments": [
+                                   {"name": "nx", "type": "pure-token", "token": "NX"},
+                                   {"name": "xx", "type": "pure-token", "token": "XX"}]},
+                               {"name": "expiration", "type": "oneof", "flags": ["optional"], "arguments": [
+                                   {"name": "seconds", "type": "integer", "token": "EX"},
+                                   {"name": "milliseconds", "type": "integer", "token": "PX"},
+                                   {"name": "unix-time-seconds", "type": "unix-time", "token": "EXAT"},
+                                   {"name": "unix-time-milliseconds", "type": "unix-time", "token": "PXAT"},
+                                   {"name": "keepttl", "type": "pure-token", "token": "KEEPTTL"}]}]},
+    },
+    "waitaof": {
+        "info": ["waitaof", 4, ["blocking"], 0, 0, 0,
+                 ["slow", "blocking", "connection"], ["request_policy:all_shards", "response_policy:agg_min"],
+                 [], []],
+        "docs": {"summary": "Blocks until all of the preceding write commands sent by the connection are written "
+                            "to the append-only file of the master and/or replicas.",
+                 "since": "7.2.0", "group": "generic", "complexity": "O(1)",
+                 "arguments": [{"name": "numlocal", "type": "integer"},
+                               {"name": "numreplicas", "type": "integer"},
+                               {"name": "timeout", "type": "integer"}]},
+    },
+    "client|no-touch": {
+        "info": ["client|no-touch", 3, ["noscript", "loading", "stale"], 0, 0, 0,
+                 ["slow", "connection"], [], [], []],
+        "docs": {"summary": "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.",
+                 "since": "7.2.0", "group": "connection", "complexity": "O(1)",
+                 "arguments": [{"name": "enabled", "type": "oneof", "arguments": [
+                     {"name": "on", "type": "pure-token", "token": "ON"},
+                     {"name": "off", "type": "pure-token", "token": "OFF"}]}]},
+    },
+    # --- end of issue 38's block ---
 }
 
 
@@ -199,6 +276,36 @@ def add_arguments(name, docs):
     at = [a["name"] for a in args].index(extra["before"])
     docs["arguments"] = args[:at] + normalize_args([extra["argument"]], name) + args[at:]
     return docs
+
+
+def _patch_set_docs(d):
+    """SET gains Redis 8.4's IF* conditions in its condition oneof."""
+    d["history"] = list(d["history"]) + [["8.4.0", "Added 'IFEQ', 'IFNE', 'IFDEQ', 'IFDNE' options."]]
+    for a in d["arguments"]:
+        if a["name"] == "condition":
+            a["arguments"] = list(a["arguments"]) + [
+                {"name": "ifeq-value", "type": "string", "token": "IFEQ", "since": "8.4.0"},
+                {"name": "ifne-value", "type": "string", "token": "IFNE", "since": "8.4.0"},
+                {"name": "ifdeq-digest", "type": "string", "token": "IFDEQ", "since": "8.4.0"},
+                {"name": "ifdne-digest", "type": "string", "token": "IFDNE", "since": "8.4.0"}]
+    return d
+
+
+def _patch_client_kill_docs(d):
+    """CLIENT KILL's new-format filters gain Redis 7.4's MAXAGE."""
+    d["history"] = list(d["history"]) + [["7.4.0", "`MAXAGE` option."]]
+    for a in d["arguments"]:
+        for b in a.get("arguments", []):
+            if b["name"] == "new-format":
+                b["arguments"] = list(b["arguments"]) + [
+                    {"name": "maxage", "type": "integer", "token": "MAXAGE", "since": "7.4.0",
+                     "flags": ["optional"]}]
+    return d
+
+
+# COMMAND DOCS of commands redis-server 7.0.15 has, as the newer version
+# that extended them describes them (applied to its normalized docs).
+DOC_PATCHES = {"set": _patch_set_docs, "client|kill": _patch_client_kill_docs}
 
 
 class Conn:
@@ -522,6 +629,8 @@ def main():
                 sys.exit("redis-server has no command %r: add it to EXTENSIONS" % name)
             docs = dict(items(conn.call("COMMAND", "DOCS", name)))
             rows[name] = (normalize_info(info), add_arguments(name, normalize_docs(name, docs[name])))
+            if name in DOC_PATCHES:
+                rows[name] = (rows[name][0], DOC_PATCHES[name](rows[name][1]))
     finally:
         if proc:
             proc.terminate()

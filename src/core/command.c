@@ -93,17 +93,37 @@ static int numkeysAt1(int argc, char **argv, KeyResult *out) { return numkeysFin
 static int numkeysAt2(int argc, char **argv, KeyResult *out) { return numkeysFinder(0, 2, 3, argc, argv, out); }
 static int storeNumkeysAt2(int argc, char **argv, KeyResult *out) { return numkeysFinder(1, 2, 3, argc, argv, out); }
 
-/* SET: RW+ACCESS+UPDATE when a GET option follows the value, else
- * OW+UPDATE. */
+/* SET: RW+ACCESS+UPDATE when a GET option or (Redis 8.4) an IF* condition
+ * follows the value (it reads the old value), else OW+UPDATE. */
 static int setFinder(int argc, char **argv, KeyResult *out) {
     uint32_t flags = KS_OW | KS_UPDATE;
     for (int i = 3; i < argc; i++)
-        if (strcasecmp(argv[i], "get") == 0) {
+        if (strcasecmp(argv[i], "get") == 0 || strcasecmp(argv[i], "ifeq") == 0 || strcasecmp(argv[i], "ifne") == 0 ||
+            strcasecmp(argv[i], "ifdeq") == 0 || strcasecmp(argv[i], "ifdne") == 0) {
             flags = KS_RW | KS_ACCESS | KS_UPDATE;
             break;
         }
     keyResultAdd(out, 1, flags);
     return 1;
+}
+
+/* DELEX (Redis 8.4): RW+ACCESS+DELETE with a condition (it reads the
+ * value), else RM+DELETE as DEL. */
+static int delexFinder(int argc, char **argv, KeyResult *out) {
+    (void)argv;
+    keyResultAdd(out, 1, argc > 2 ? KS_RW | KS_ACCESS | KS_DELETE : KS_RM | KS_DELETE);
+    return 1;
+}
+
+/* MSETEX numkeys key value ... (Redis 8.4): the keys of its numkeys pairs,
+ * OW+UPDATE as its key spec says; none when numkeys is below 1 or exceeds
+ * the arguments. */
+static int msetexFinder(int argc, char **argv, KeyResult *out) {
+    if (argc < 2) return 0;
+    long n = strtol(argv[1], NULL, 10);
+    if (n < 1 || n > (argc - 2) / 2) return 0;
+    for (int i = 0; i < (int)n; i++) keyResultAdd(out, 2 + 2 * i, KS_OW | KS_UPDATE);
+    return (int)n;
 }
 
 /* BITFIELD: read-only while every operation is a complete GET or OVERFLOW;
@@ -233,6 +253,7 @@ static const struct {
     {"zdiffstore", storeNumkeysAt2},  {"zinter", numkeysAt1},      {"zintercard", numkeysAt1},
     {"zinterstore", storeNumkeysAt2}, {"zmpop", numkeysAt1},       {"zunion", numkeysAt1},
     {"zunionstore", storeNumkeysAt2}, {"xread", xreadFinder},     {"xreadgroup", xreadFinder},
+    {"delex", delexFinder},           {"msetex", msetexFinder},
 };
 
 static GetKeysProc *keyFinderFor(const char *fullname) {
@@ -417,6 +438,8 @@ static int specKeys(const KeySpec *ks, int argc, char **argv, KeyResult *out) {
         if (!stringToLongLong(argv[at], sdsLen(argv[at]), &n) || n < 0) return -1;
         first += ks->fk[1];
         last = (long long)first + (int)(uint32_t)(unsigned long long)n - 1; /* Redis's (int) cast */
+        /* A key step above 1 (MSETEX's pairs, Redis 8.4) spans n steps. */
+        if (step > 1) last = first + ((long long)last - first) * step;
     } else {
         return -1;
     }

@@ -311,10 +311,11 @@ static const CommandArg A_client_kill_0_1[] = {
     {.name = "ip:port", .type = ARG_STRING, .keySpecIndex = -1, .token = "ADDR", .flags = ARGF_OPTIONAL},
     {.name = "ip:port", .type = ARG_STRING, .keySpecIndex = -1, .token = "LADDR", .since = "6.2.0", .flags = ARGF_OPTIONAL},
     {.name = "yes/no", .type = ARG_STRING, .keySpecIndex = -1, .token = "SKIPME", .flags = ARGF_OPTIONAL},
+    {.name = "maxage", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "MAXAGE", .since = "7.4.0", .flags = ARGF_OPTIONAL},
 };
 static const CommandArg A_client_kill_0[] = {
     {.name = "ip:port", .type = ARG_STRING, .keySpecIndex = -1, .deprecatedSince = "2.8.12"},
-    {.name = "new-format", .type = ARG_ONEOF, .keySpecIndex = -1, .flags = ARGF_MULTIPLE, .subargs = A_client_kill_0_1, .subargCount = 6},
+    {.name = "new-format", .type = ARG_ONEOF, .keySpecIndex = -1, .flags = ARGF_MULTIPLE, .subargs = A_client_kill_0_1, .subargCount = 7},
 };
 static const CommandArg A_client_kill[] = {
     {.name = "filter", .type = ARG_ONEOF, .keySpecIndex = -1, .subargs = A_client_kill_0, .subargCount = 2},
@@ -325,6 +326,7 @@ static const CommandHistory H_client_kill[] = {
     {"3.2.0", "Added `master` type in for `TYPE` option."},
     {"5.0.0", "Replaced `slave` `TYPE` with `replica`. `slave` still supported for backward compatibility."},
     {"6.2.0", "`LADDR` option."},
+    {"7.4.0", "`MAXAGE` option."},
 };
 static const CommandArg A_client_list_0[] = {
     {.name = "normal", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "NORMAL"},
@@ -354,6 +356,13 @@ static const CommandArg A_client_no_evict_0[] = {
 };
 static const CommandArg A_client_no_evict[] = {
     {.name = "enabled", .type = ARG_ONEOF, .keySpecIndex = -1, .subargs = A_client_no_evict_0, .subargCount = 2},
+};
+static const CommandArg A_client_no_touch_0[] = {
+    {.name = "on", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "ON"},
+    {.name = "off", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "OFF"},
+};
+static const CommandArg A_client_no_touch[] = {
+    {.name = "enabled", .type = ARG_ONEOF, .keySpecIndex = -1, .subargs = A_client_no_touch_0, .subargCount = 2},
 };
 static const CommandArg A_client_pause_1[] = {
     {.name = "write", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "WRITE"},
@@ -571,6 +580,32 @@ static const CommandArg A_del[] = {
     {.name = "key", .type = ARG_KEY, .keySpecIndex = 0, .flags = ARGF_MULTIPLE},
 };
 static const char *const T_del[] = {"request_policy:multi_shard", "response_policy:agg_sum", NULL};
+static const KeySpec K_delex[] = {
+    {.flags = KS_RW | KS_DELETE | KS_VARIABLE_FLAGS, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_delex_1[] = {
+    {.name = "ifeq-value", .type = ARG_STRING, .keySpecIndex = -1, .token = "IFEQ"},
+    {.name = "ifne-value", .type = ARG_STRING, .keySpecIndex = -1, .token = "IFNE"},
+    {.name = "ifdeq-digest", .type = ARG_STRING, .keySpecIndex = -1, .token = "IFDEQ"},
+    {.name = "ifdne-digest", .type = ARG_STRING, .keySpecIndex = -1, .token = "IFDNE"},
+};
+static const CommandArg A_delex[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "condition", .type = ARG_ONEOF, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_delex_1, .subargCount = 4},
+};
+static const KeySpec K_delifeq[] = {
+    {.flags = KS_RM | KS_ACCESS | KS_DELETE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_delifeq[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "value", .type = ARG_STRING, .keySpecIndex = -1},
+};
+static const KeySpec K_digest[] = {
+    {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_digest[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+};
 static const KeySpec K_dump[] = {
     {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
 };
@@ -1549,6 +1584,31 @@ static const CommandArg A_mset[] = {
     {.name = "key_value", .type = ARG_BLOCK, .keySpecIndex = -1, .flags = ARGF_MULTIPLE, .subargs = A_mset_0, .subargCount = 2},
 };
 static const char *const T_mset[] = {"request_policy:multi_shard", "response_policy:all_succeeded", NULL};
+static const KeySpec K_msetex[] = {
+    {.flags = KS_OW | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_KEYNUM, .fk = {0, 1, 2}},
+};
+static const CommandArg A_msetex_1[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "value", .type = ARG_STRING, .keySpecIndex = -1},
+};
+static const CommandArg A_msetex_2[] = {
+    {.name = "nx", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "NX"},
+    {.name = "xx", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "XX"},
+};
+static const CommandArg A_msetex_3[] = {
+    {.name = "seconds", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "EX"},
+    {.name = "milliseconds", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "PX"},
+    {.name = "unix-time-seconds", .type = ARG_UNIX_TIME, .keySpecIndex = -1, .token = "EXAT"},
+    {.name = "unix-time-milliseconds", .type = ARG_UNIX_TIME, .keySpecIndex = -1, .token = "PXAT"},
+    {.name = "keepttl", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "KEEPTTL"},
+};
+static const CommandArg A_msetex[] = {
+    {.name = "numkeys", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "data", .type = ARG_BLOCK, .keySpecIndex = -1, .flags = ARGF_MULTIPLE, .subargs = A_msetex_1, .subargCount = 2},
+    {.name = "condition", .type = ARG_ONEOF, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_msetex_2, .subargCount = 2},
+    {.name = "expiration", .type = ARG_ONEOF, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_msetex_3, .subargCount = 5},
+};
+static const char *const T_msetex[] = {"request_policy:multi_shard", "response_policy:all_succeeded", NULL};
 static const KeySpec K_msetnx[] = {
     {.flags = KS_OW | KS_INSERT, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {-1, 2, 0}},
 };
@@ -1907,6 +1967,10 @@ static const KeySpec K_set[] = {
 static const CommandArg A_set_2[] = {
     {.name = "nx", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "NX"},
     {.name = "xx", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "XX"},
+    {.name = "ifeq-value", .type = ARG_STRING, .keySpecIndex = -1, .token = "IFEQ", .since = "8.4.0"},
+    {.name = "ifne-value", .type = ARG_STRING, .keySpecIndex = -1, .token = "IFNE", .since = "8.4.0"},
+    {.name = "ifdeq-digest", .type = ARG_STRING, .keySpecIndex = -1, .token = "IFDEQ", .since = "8.4.0"},
+    {.name = "ifdne-digest", .type = ARG_STRING, .keySpecIndex = -1, .token = "IFDNE", .since = "8.4.0"},
 };
 static const CommandArg A_set_4[] = {
     {.name = "seconds", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "EX", .since = "2.6.12"},
@@ -1918,7 +1982,7 @@ static const CommandArg A_set_4[] = {
 static const CommandArg A_set[] = {
     {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
     {.name = "value", .type = ARG_STRING, .keySpecIndex = -1},
-    {.name = "condition", .type = ARG_ONEOF, .keySpecIndex = -1, .since = "2.6.12", .flags = ARGF_OPTIONAL, .subargs = A_set_2, .subargCount = 2},
+    {.name = "condition", .type = ARG_ONEOF, .keySpecIndex = -1, .since = "2.6.12", .flags = ARGF_OPTIONAL, .subargs = A_set_2, .subargCount = 6},
     {.name = "get", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "GET", .since = "6.2.0", .flags = ARGF_OPTIONAL},
     {.name = "expiration", .type = ARG_ONEOF, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_set_4, .subargCount = 5},
 };
@@ -1927,6 +1991,7 @@ static const CommandHistory H_set[] = {
     {"6.0.0", "Added the `KEEPTTL` option."},
     {"6.2.0", "Added the `GET`, `EXAT` and `PXAT` option."},
     {"7.0.0", "Allowed the `NX` and `GET` options to be used together."},
+    {"8.4.0", "Added 'IFEQ', 'IFNE', 'IFDEQ', 'IFDNE' options."},
 };
 static const KeySpec K_setbit[] = {
     {.flags = KS_RW | KS_ACCESS | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
@@ -2227,6 +2292,12 @@ static const CommandArg A_wait[] = {
     {.name = "timeout", .type = ARG_INTEGER, .keySpecIndex = -1},
 };
 static const char *const T_wait[] = {"request_policy:all_shards", "response_policy:agg_min", NULL};
+static const CommandArg A_waitaof[] = {
+    {.name = "numlocal", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "numreplicas", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "timeout", .type = ARG_INTEGER, .keySpecIndex = -1},
+};
+static const char *const T_waitaof[] = {"request_policy:all_shards", "response_policy:agg_min", NULL};
 static const KeySpec K_watch[] = {
     {.flags = KS_RO, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {-1, 1, 0}},
 };
@@ -3363,7 +3434,7 @@ const CommandSpec commandSpecs[] = {
      .since = "2.4.0",
      .group = "connection",
      .complexity = "O(N) where N is the number of client connections",
-     .history = H_client_kill, .historyCount = 5,
+     .history = H_client_kill, .historyCount = 6,
      .args = A_client_kill, .argCount = 1},
     {.fullname = "client|list",
      .arity = -2,
@@ -3387,6 +3458,16 @@ const CommandSpec commandSpecs[] = {
      .group = "connection",
      .complexity = "O(1)",
      .args = A_client_no_evict, .argCount = 1},
+    {.fullname = "client|no-touch",
+     .arity = 3,
+     .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
+     .acl = ACL_SLOW | ACL_CONNECTION,
+     .firstKey = 0, .lastKey = 0, .keyStep = 0,
+     .summary = "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.",
+     .since = "7.2.0",
+     .group = "connection",
+     .complexity = "O(1)",
+     .args = A_client_no_touch, .argCount = 1},
     {.fullname = "client|pause",
      .arity = -3,
      .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
@@ -3957,6 +4038,39 @@ const CommandSpec commandSpecs[] = {
      .group = "generic",
      .complexity = "O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).",
      .args = A_del, .argCount = 1},
+    {.fullname = "delex",
+     .arity = -2,
+     .flags = CMD_WRITE | CMD_FAST,
+     .acl = ACL_WRITE | ACL_STRING | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_delex, .keySpecCount = 1,
+     .summary = "Conditionally removes the specified key based on value or digest comparison.",
+     .since = "8.4.0",
+     .group = "string",
+     .complexity = "O(1) for IFEQ/IFNE, O(N) for IFDEQ/IFDNE where N is the length of the string value.",
+     .args = A_delex, .argCount = 2},
+    {.fullname = "delifeq",
+     .arity = 3,
+     .flags = CMD_WRITE,
+     .acl = ACL_WRITE | ACL_STRING | ACL_SLOW,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_delifeq, .keySpecCount = 1,
+     .summary = "Delete key if value matches string.",
+     .since = "9.0.0",
+     .group = "string",
+     .complexity = "O(1)",
+     .args = A_delifeq, .argCount = 2},
+    {.fullname = "digest",
+     .arity = 2,
+     .flags = CMD_READONLY | CMD_FAST,
+     .acl = ACL_READ | ACL_STRING | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_digest, .keySpecCount = 1,
+     .summary = "Returns the XXH3 hash of a string value.",
+     .since = "8.4.0",
+     .group = "string",
+     .complexity = "O(N) where N is the length of the string value.",
+     .args = A_digest, .argCount = 1},
     {.fullname = "discard",
      .arity = 1,
      .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_ALLOW_BUSY,
@@ -5160,6 +5274,18 @@ const CommandSpec commandSpecs[] = {
      .group = "string",
      .complexity = "O(N) where N is the number of keys to set.",
      .args = A_mset, .argCount = 1},
+    {.fullname = "msetex",
+     .arity = -4,
+     .flags = CMD_WRITE | CMD_DENYOOM | CMD_MOVABLE_KEYS,
+     .acl = ACL_WRITE | ACL_STRING | ACL_SLOW,
+     .firstKey = 0, .lastKey = 0, .keyStep = 0,
+     .tips = T_msetex,
+     .keySpecs = K_msetex, .keySpecCount = 1,
+     .summary = "Atomically sets multiple string keys with a shared expiration in a single operation. Supports flexible argument parsing where condition and expiration flags can appear in any order.",
+     .since = "8.4.0",
+     .group = "string",
+     .complexity = "O(N) where N is the number of keys to set.",
+     .args = A_msetex, .argCount = 4},
     {.fullname = "msetnx",
      .arity = -3,
      .flags = CMD_WRITE | CMD_DENYOOM,
@@ -5832,7 +5958,7 @@ const CommandSpec commandSpecs[] = {
      .since = "1.0.0",
      .group = "string",
      .complexity = "O(1)",
-     .history = H_set, .historyCount = 4,
+     .history = H_set, .historyCount = 5,
      .args = A_set, .argCount = 5},
     {.fullname = "setbit",
      .arity = 4,
@@ -6300,6 +6426,17 @@ const CommandSpec commandSpecs[] = {
      .group = "generic",
      .complexity = "O(1)",
      .args = A_wait, .argCount = 2},
+    {.fullname = "waitaof",
+     .arity = 4,
+     .flags = CMD_BLOCKING,
+     .acl = ACL_SLOW | ACL_BLOCKING | ACL_CONNECTION,
+     .firstKey = 0, .lastKey = 0, .keyStep = 0,
+     .tips = T_waitaof,
+     .summary = "Blocks until all of the preceding write commands sent by the connection are written to the append-only file of the master and/or replicas.",
+     .since = "7.2.0",
+     .group = "generic",
+     .complexity = "O(1)",
+     .args = A_waitaof, .argCount = 3},
     {.fullname = "watch",
      .arity = -2,
      .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_ALLOW_BUSY,

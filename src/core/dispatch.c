@@ -88,7 +88,12 @@ void callCommand(Client *c, Command *cmd) {
     /* The time a command sees for expiry is fixed when the outermost call
      * starts: the commands EXEC (or, later, a script) runs all see the
      * same clock, as in Redis. */
-    if (!prev) dbNowMs = start / 1000;
+    if (!prev) {
+        dbNowMs = start / 1000;
+        /* Also for what it runs (EXEC, scripts); serverBeforeSleep clears
+         * it for the lookups made outside commands. */
+        dbNoTouch = (int)(c->flags & CLIENT_NO_TOUCH);
+    }
     if ((cmd->flags & CMD_MONITOR_FIRST) && beforeCall) beforeCall(c, cmd);
     cmd->proc(c);
     long long duration = ustime() - start;

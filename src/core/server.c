@@ -321,6 +321,7 @@ void serverIdle(EventLoop *loop) {
 void serverBeforeSleep(EventLoop *loop) {
     (void)loop;
     serverUpdateTime();
+    dbNoTouch = 0; /* the last command's CLIENT NO-TOUCH ends with it */
     if (server.activeExpireEnabled && !server.expiryPaused && !server.isReplica)
         dbActiveExpireCycle(server.db, server.cfg.databases, 1000, 1);
     for (int i = 0; i < sleepHookCount; i++) sleepHooks[i]();

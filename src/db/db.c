@@ -24,6 +24,7 @@
 DbHooks dbHooks;
 unsigned dbLruClock;
 long long dbNowMs;
+int dbNoTouch;
 int dbNoLazyExpire;
 int dbIgnoreExpire;
 DbStats dbStats;
@@ -319,7 +320,7 @@ static kvobj *lookup(Db *db, const char *key, size_t len, int flags) {
         o = NULL;
     }
     if (__builtin_expect(o && kvUnverified(o), 0)) o = dbVerifyOrDrop(db, o);
-    if (o && !(flags & LOOKUP_NOTOUCH)) touch(o);
+    if (o && !(flags & LOOKUP_NOTOUCH) && !dbNoTouch) touch(o);
     return o;
 }
 

@@ -299,6 +299,9 @@ extern unsigned dbLruClock;
 /* The current time in ms used for expiry decisions (cached per command so
  * that a command sees one consistent time, as in Redis). */
 extern long long dbNowMs;
+/* Nonzero for the command of a CLIENT NO-TOUCH client (Redis 7.2): its
+ * lookups leave the LRU/LFU alone (TOUCH clears it for its own). */
+extern int dbNoTouch;
 /* Set while loading or on a replica: lookups do not delete expired keys
  * (a replica sets only DB_NOLAZY_REPLICA: its write lookups -- a writable
  * replica's own writes -- still delete them). */

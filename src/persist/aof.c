@@ -73,6 +73,10 @@ static struct {
     long long baseSize;         /* aof_base_size: the size after the last rewrite/load */
     long long lastIncrSize;     /* of the incr file appended to */
     long long fsyncOffset;      /* currentSize when the last fsync was asked */
+    /* For WAITAOF (Redis 7.2): bytes the sink ever appended (never reset),
+     * those of them known to be fsynced, and those the background fsync
+     * under way (everysec) covers once it ends. */
+    long long fedBytes, syncedBytes, bioSyncBytes;
     long long lastFsyncSec;
     long long postponedStart;   /* unix s when a write was first postponed, 0 */
     long long delayedFsync;     /* aof_delayed_fsync */
@@ -309,7 +313,9 @@ static void aofSink(const Effect *ops, int count, void *ctx) {
             aof.curTimestamp = now;
         }
     }
+    size_t before = sdsLen(aof.buf);
     aof.buf = effectsAppendResp(aof.buf, &aof.selectedDb, ops, count, EFFECT_AOF);
+    aof.fedBytes += (long long)(sdsLen(aof.buf) - before);
 }
 
 /* write(2) until everything is written or an error.  Returns the bytes
@@ -422,10 +428,13 @@ tryFsync:
         latencySample("aof-fsync-always", ustime() - start);
         aof.fsyncOffset = aof.currentSize;
         aof.lastFsyncSec = now;
+        aof.syncedBytes = aof.fedBytes - (long long)sdsLen(aof.buf);
     } else if (everysec && now > aof.lastFsyncSec) {
         if (atomic_load(&bioPendingFsync) == 0) {
+            aofSyncedBytes(); /* takes what the previous fsync covered */
             bioSubmit(aof.fd, 0);
             aof.fsyncOffset = aof.currentSize;
+            aof.bioSyncBytes = aof.fedBytes - (long long)sdsLen(aof.buf);
         }
         aof.lastFsyncSec = now;
     }
@@ -437,6 +446,8 @@ static void aofBeforeSleep(void) {
     if (aof.fd >= 0 && (sdsLen(aof.buf) || server.cfg.appendfsync == APPENDFSYNC_EVERYSEC)) flushAof(0);
 }
 
+void aofFlushPending(void) { aofBeforeSleep(); }
+
 static void aofBeforeReplyWrite(void) {
     if (aof.fd >= 0 && sdsLen(aof.buf) && server.cfg.appendfsync == APPENDFSYNC_ALWAYS) flushAof(0);
 }
@@ -446,8 +457,16 @@ static void aofBeforeReplyWrite(void) {
 static void flushAndSync(void) {
     if (aof.fd < 0) return;
     flushAof(1);
-    fsync(aof.fd);
+    if (fsync(aof.fd) == 0 && sdsLen(aof.buf) == 0) aof.syncedBytes = aof.fedBytes;
     aof.fsyncOffset = aof.currentSize;
+}
+
+long long aofFedBytes(void) { return aof.fedBytes; }
+
+long long aofSyncedBytes(void) {
+    if (aof.bioSyncBytes > aof.syncedBytes && atomic_load(&bioPendingFsync) == 0 && atomic_load(&bioFsyncErr) == 0)
+        aof.syncedBytes = aof.bioSyncBytes;
+    return aof.syncedBytes;
 }
 
 int aofOn(void) { return aof.state != AOF_OFF; }

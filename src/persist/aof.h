@@ -64,6 +64,16 @@ void aofBgrewriteaofCommand(Client *c);
 int aofWriteErrorText(const char **err);
 /* 1 while the AOF is on (or waiting for its first rewrite). */
 int aofOn(void);
+/* WAITAOF (Redis 7.2): the bytes of effects the AOF was ever given (never
+ * reset, rewrites included), and how many of them are known to be fsynced
+ * (appendfsync always: after each write; everysec: once the background
+ * fsync ends; no: never, but at shutdown). */
+long long aofFedBytes(void);
+long long aofSyncedBytes(void);
+/* Writes (and, per appendfsync, fsyncs) what is buffered now rather than
+ * before the loop sleeps: WAITAOF, and a replica about to report its
+ * fsynced offset. */
+void aofFlushPending(void);
 /* Bytes allocated for effects not yet written to the file (aof_buf), 0
  * with the AOF off: INFO mem_aof_buffer, and not counted for eviction. */
 size_t aofBufferMemory(void);

@@ -1,5 +1,6 @@
 /* primary.c -- the primary side: SYNC/PSYNC, REPLCONF, full syncs, the
- * replicas' liveness, WAIT and the good-replicas count.
+ * replicas' liveness, WAIT, WAITAOF (Redis 7.2: the local AOF's fsync and
+ * the replicas' FACK offsets) and the good-replicas count.
  *
  * A full sync is one forked child at a time.  Diskless
  * (repl-diskless-sync yes, the default): after repl-diskless-sync-delay
@@ -33,6 +34,7 @@
 #include "ds/alloc.h"
 #include "ds/rand.h"
 #include "ds/util.h"
+#include "persist/aof.h"
 #include "persist/persist.h"
 #include "persist/rdb.h"
 #include "proto/resp_write.h"
@@ -65,6 +67,11 @@ typedef struct Waiter {
     Client *c;
     long long offset, deadlineMs;
     long numreplicas;
+    /* WAITAOF: numlocal (0/1) and the local AOF's fed bytes to see fsynced;
+     * offset is then compared with the replicas' FACK offsets. */
+    int aof;
+    long numlocal;
+    long long aofTarget;
 } Waiter;
 static Waiter *waiters;
 static int nwaiters;
@@ -230,6 +237,12 @@ void replconfCommand(Client *c) {
             Replica *r = c->replState;
             if (off > r->ackOff) r->ackOff = off;
             r->ackMs = server.time.nowMs;
+            /* Redis 7.2's replicas add FACK <aof offset> (a Redis 7.0
+             * primary stops reading after the ACK, so it ignores it). */
+            long long fack;
+            if (j + 3 < c->argc && argIs(c->argv[j + 2], "fack") &&
+                stringToLongLong(c->argv[j + 3], sdsLen(c->argv[j + 3]), &fack) && fack > r->aofAckOff)
+                r->aofAckOff = fack;
             if (r->onlineOnAck && r->state == RSTATE_ONLINE) {
                 r->onlineOnAck = 0;
                 replReplicaPump(c);
@@ -237,7 +250,10 @@ void replconfCommand(Client *c) {
             }
             return; /* no reply */
         } else if (argIs(opt, "getack")) {
-            if (server.isReplica && repl.master) replicaSendAck();
+            if (server.isReplica && repl.master) {
+                aofFlushPending(); /* so that the FACK covers what was applied */
+                replicaSendAck();
+            }
             return;
         } else if (argIs(opt, "rdb-only")) {
             long v;
@@ -659,9 +675,71 @@ void waitCommand(Client *c) {
         return;
     }
     waiters = xrealloc(waiters, sizeof(Waiter) * (size_t)(nwaiters + 1));
-    waiters[nwaiters++] = (Waiter){c, offset, timeout ? deadlineAfter(server.time.nowMs, timeout) : 0, numreplicas};
+    waiters[nwaiters++] = (Waiter){.c = c, .offset = offset,
+                                   .deadlineMs = timeout ? deadlineAfter(server.time.nowMs, timeout) : 0,
+                                   .numreplicas = numreplicas};
     c->flags |= CLIENT_BLOCKED;
     repl.getackPending = 1;
+}
+
+/* Replicas whose AOF is fsynced up to offset (their FACK). */
+static int aofAckedReplicas(long long offset) {
+    int n = 0;
+    for (int i = 0; i < repl.nreplicas; i++) {
+        Replica *r = repl.replicas[i]->replState;
+        if (r->state == RSTATE_ONLINE && r->aofAckOff >= offset) n++;
+    }
+    return n;
+}
+
+/* WAITAOF's reply: [local AOF fsynced (0/1), replicas' AOFs fsynced]. */
+static void replyWaitaof(Client *c, long long aofTarget, long long offset) {
+    replyArrayLen(c, 2);
+    replyLongLong(c, aofOn() && aofSyncedBytes() >= aofTarget);
+    replyLongLong(c, aofAckedReplicas(offset));
+}
+
+/* WAITAOF numlocal numreplicas timeout (Redis 7.2): waits until this
+ * client's writes so far are fsynced to the local AOF (numlocal 1) and
+ * to the AOF of numreplicas replicas, or the timeout (ms, 0: forever);
+ * replies [local, replicas] as counted then.  "So far" is every effect the
+ * AOF was given when WAITAOF runs (a bound at least as late as Redis's
+ * offset of the client's previous command) and, for replicas, that
+ * offset.  In MULTI or a script it answers at once. */
+void waitaofCommand(Client *c) {
+    long numlocal, numreplicas;
+    long long timeout;
+    if (getRangeLongOrReply(c, c->argv[1], 0, 1, &numlocal, NULL) < 0) return;
+    if (getPositiveLongOrReply(c, c->argv[2], &numreplicas, NULL) < 0) return;
+    if (getLongLongOrReply(c, c->argv[3], &timeout, "timeout is not an integer or out of range") < 0) return;
+    if (timeout < 0) {
+        replyError(c, "ERR timeout is negative");
+        return;
+    }
+    if (server.isReplica) {
+        replyError(c, "ERR WAITAOF cannot be used with replica instances. Please also note that writes to replicas "
+                      "are just local and are not propagated.");
+        return;
+    }
+    if (numlocal && !server.cfg.appendonly) {
+        replyError(c, "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.");
+        return;
+    }
+    long long offset = c->woff, aofTarget = aofFedBytes();
+    int local = aofOn() && aofSyncedBytes() >= aofTarget;
+    if ((local >= numlocal && aofAckedReplicas(offset) >= numreplicas) ||
+        (c->flags & (CLIENT_MULTI | CLIENT_LUA | CLIENT_FAKE)) ||
+        (c->flags & CLIENT_EXECUTING && server.net.current != c)) {
+        replyWaitaof(c, aofTarget, offset);
+        return;
+    }
+    waiters = xrealloc(waiters, sizeof(Waiter) * (size_t)(nwaiters + 1));
+    waiters[nwaiters++] = (Waiter){.c = c, .offset = offset,
+                                   .deadlineMs = timeout ? deadlineAfter(server.time.nowMs, timeout) : 0,
+                                   .numreplicas = numreplicas, .aof = 1, .numlocal = numlocal,
+                                   .aofTarget = aofTarget};
+    c->flags |= CLIENT_BLOCKED;
+    if (numreplicas) repl.getackPending = 1;
 }
 
 int primaryWaitingClients(void) { return nwaiters; }
@@ -670,11 +748,12 @@ int primaryUnblockWaiter(Client *c, int error) {
     int i = 0;
     while (i < nwaiters && waiters[i].c != c) i++;
     if (i == nwaiters) return 0;
-    long long offset = waiters[i].offset;
+    Waiter w = waiters[i];
     waiters[i] = waiters[--nwaiters];
     c->flags &= ~CLIENT_BLOCKED;
     if (error) replyError(c, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
-    else replyLongLong(c, ackedReplicas(offset)); /* as on its timeout */
+    else if (w.aof) replyWaitaof(c, w.aofTarget, w.offset); /* as on its timeout */
+    else replyLongLong(c, ackedReplicas(w.offset));
     clientResetArgv(c);
     dispatchBlockedDone(c, 0, 1); /* failed either way, as Redis 7.0 counts it */
     unblocked = xrealloc(unblocked, sizeof(Client *) * (size_t)(nunblocked + 1));
@@ -682,12 +761,15 @@ int primaryUnblockWaiter(Client *c, int error) {
     return 1;
 }
 
-/* Reply `acked` to waiter i and let its client go on. */
+/* Reply `acked` (WAIT) or the counts (WAITAOF) to waiter i and let its
+ * client go on. */
 static void unblockWaiter(int i, int acked) {
-    Client *c = waiters[i].c;
+    Waiter w = waiters[i];
+    Client *c = w.c;
     waiters[i] = waiters[--nwaiters];
     c->flags &= ~CLIENT_BLOCKED;
-    replyLongLong(c, acked);
+    if (w.aof) replyWaitaof(c, w.aofTarget, w.offset);
+    else replyLongLong(c, acked);
     clientResetArgv(c);
     /* Commands pipelined behind WAIT run now. */
     if (sdsLen(c->querybuf) > c->qbPos) netProcessInput(c);
@@ -704,10 +786,24 @@ void primaryDisconnectWaiters(const char *err) {
 }
 
 static void serveWaiters(void) {
+    /* WAITAOF's local fsync: what this turn buffered goes now, not after
+     * this hook (persistence's runs later), so the waiter is served now. */
+    for (int i = 0; i < nwaiters; i++)
+        if (waiters[i].aof && waiters[i].numlocal && aofSyncedBytes() < waiters[i].aofTarget) {
+            aofFlushPending();
+            break;
+        }
     for (int i = 0; i < nwaiters;) {
         Waiter *w = &waiters[i];
-        int acked = ackedReplicas(w->offset);
-        if (acked >= w->numreplicas || (w->deadlineMs && server.time.nowMs >= w->deadlineMs)) {
+        int acked, done;
+        if (w->aof) {
+            acked = aofAckedReplicas(w->offset);
+            done = acked >= w->numreplicas && (aofOn() && aofSyncedBytes() >= w->aofTarget) >= w->numlocal;
+        } else {
+            acked = ackedReplicas(w->offset);
+            done = acked >= w->numreplicas;
+        }
+        if (done || (w->deadlineMs && server.time.nowMs >= w->deadlineMs)) {
             unblockWaiter(i, acked);
             continue;
         }

@@ -624,6 +624,7 @@ void replStart(void) {
 void syncCommand(Client *c);
 void replconfCommand(Client *c);
 void waitCommand(Client *c);
+void waitaofCommand(Client *c);
 void replicaofCommand(Client *c);
 void failoverCommand(Client *c);
 
@@ -635,6 +636,7 @@ Command replCommands[] = {
     {.name = "replconf", .proc = replconfCommand},
     {.name = "role", .proc = roleCommand},
     {.name = "wait", .proc = waitCommand},
+    {.name = "waitaof", .proc = waitaofCommand},
     {.name = "failover", .proc = failoverCommand},
     {0},
 };

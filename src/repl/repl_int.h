@@ -61,6 +61,7 @@ typedef struct Replica {
     int port;            /* REPLCONF listening-port */
     char ip[64];         /* REPLCONF ip-address, "" for the peer's */
     long long ackOff, ackMs;
+    long long aofAckOff; /* REPLCONF ACK ... FACK <off>: its AOF is fsynced up to there (WAITAOF) */
     long long waitSinceMs; /* entered RSTATE_WAIT_BGSAVE_START */
     /* Its place in the shared buffer: the next byte of the stream to copy
      * to its socket is blk->buf[pos] (blk holds a reference).  Set from

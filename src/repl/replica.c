@@ -357,13 +357,24 @@ static void masterReadable(EventLoop *loop, int fd, void *data, int mask) {
     applyInput(c);
 }
 
+/* REPLCONF ACK <offset>, and with the AOF on FACK <offset> (Redis 7.2):
+ * the offset up to which what was applied is fsynced to the AOF (the
+ * current one when nothing fed to the AOF awaits its fsync, else the last
+ * one sent so).  A Redis 7.0 primary reads the ACK and ignores the rest. */
 void replicaSendAck(void) {
     Client *c = repl.master;
     if (!c) return;
-    char off[UTIL_LONG_STR_SIZE];
-    const char *ack[3] = {"REPLCONF", "ACK", off};
-    size_t lens[3] = {8, 3, (size_t)longLongToString(off, sizeof(off), repl.offset)};
-    sds buf = respCatCommandLen(sdsEmpty(), 3, ack, lens);
+    static long long fackOff;
+    char off[UTIL_LONG_STR_SIZE], foff[UTIL_LONG_STR_SIZE];
+    const char *ack[5] = {"REPLCONF", "ACK", off, "FACK", foff};
+    size_t lens[5] = {8, 3, (size_t)longLongToString(off, sizeof(off), repl.offset), 4, 0};
+    int argc = 3;
+    if (aofOn()) {
+        if (aofSyncedBytes() >= aofFedBytes()) fackOff = repl.offset;
+        lens[4] = (size_t)longLongToString(foff, sizeof(foff), fackOff);
+        argc = 5;
+    }
+    sds buf = respCatCommandLen(sdsEmpty(), argc, ack, lens);
     unsigned saved = c->flags & (CLIENT_REPLY_OFF | CLIENT_REPLY_SINK);
     c->flags &= ~(CLIENT_REPLY_OFF | CLIENT_REPLY_SINK);
     replyRaw(c, buf, sdsLen(buf));

@@ -1,5 +1,5 @@
 /* client_cmd.c -- the CLIENT container: ID, SETNAME, GETNAME, SETINFO, LIST,
- * INFO, KILL, REPLY, NO-EVICT, UNBLOCK, HELP; TRACKING, CACHING, GETREDIR and
+ * INFO, KILL, REPLY, NO-EVICT, NO-TOUCH, UNBLOCK, HELP; TRACKING, CACHING, GETREDIR and
  * TRACKINGINFO are handled by tracking.c, PAUSE and UNPAUSE by pause.c.
  *
  * CLIENT LIST / CLIENT INFO lines carry Redis 7.0.15's fields in its order.
@@ -335,6 +335,20 @@ static void clientNoEvictCommand(Client *c) {
     replyOk(c);
 }
 
+/* CLIENT NO-TOUCH ON|OFF (Redis 7.2): while on, the client's commands
+ * leave the keys' LRU/LFU alone, except TOUCH (see dbNoTouch). */
+static void clientNoTouchCommand(Client *c) {
+    if (argIs(c->argv[2], "on")) {
+        c->flags |= CLIENT_NO_TOUCH;
+    } else if (argIs(c->argv[2], "off")) {
+        c->flags &= ~CLIENT_NO_TOUCH;
+    } else {
+        replyErrorSyntax(c);
+        return;
+    }
+    replyOk(c);
+}
+
 /* CLIENT UNBLOCK <id> [TIMEOUT|ERROR]: 1 if that client was blocked on keys
  * or in WAIT and is now unblocked (as on a timeout, or with an UNBLOCKED
  * error). */
@@ -419,6 +433,7 @@ static Command clientSubcommands[] = {
     {.name = "list", .proc = clientListCommand},
     {.name = "kill", .proc = clientKillCommand},
     {.name = "reply", .proc = clientReplyCommand},
+    {.name = "no-touch", .proc = clientNoTouchCommand},
     {.name = "no-evict", .proc = clientNoEvictCommand},
     {.name = "getredir", .proc = clientGetredirCommand},
     {.name = "tracking", .proc = clientTrackingCommand},

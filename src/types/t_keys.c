@@ -133,10 +133,14 @@ static void existsCommand(Client *c) {
     replyLongLong(c, count);
 }
 
+/* TOUCH touches also for a CLIENT NO-TOUCH client (Redis 7.2). */
 static void touchCommand(Client *c) {
     long long count = 0;
+    int noTouch = dbNoTouch;
+    dbNoTouch = 0;
     for (int j = 1; j < c->argc; j++)
         if (dbLookupRead(c->db, c->argv[j], sdsLen(c->argv[j]), LOOKUP_NONE)) count++;
+    dbNoTouch = noTouch;
     replyLongLong(c, count);
 }
 

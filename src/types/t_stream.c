@@ -1,5 +1,5 @@
 /* t_stream.c -- the stream type: XADD, XRANGE/XREVRANGE, XLEN, XDEL,
- * XTRIM, XREAD, consumer groups (XGROUP, XREADGROUP, XACK, XPENDING,
+ * XTRIM, XREAD (with Redis 7.4's "+": the last entry), consumer groups (XGROUP, XREADGROUP, XACK, XPENDING,
  * XCLAIM, XAUTOCLAIM), XINFO, XSETID.
  *
  * A stream value is a ds/stream.h Stream (encoding OBJ_ENC_STREAM): entries
@@ -878,6 +878,18 @@ static void readGeneric(Client *c, int xreadgroup) {
                 goto cleanup;
             }
             ids[i] = o ? streamOf(o)->lastId : (StreamID){0, 0};
+            continue;
+        }
+        if (!xreadgroup && strcmp(arg, "+") == 0) {
+            /* Redis 7.4: the last entry -- read as from just below the
+             * last valid ID; an empty or missing stream as "$". */
+            Stream *s = o ? streamOf(o) : NULL;
+            if (s && s->length) {
+                lastValidID(s, &ids[i]);
+                streamDecrID(&ids[i]); /* not 0-0: an entry has it */
+            } else {
+                ids[i] = s ? s->lastId : (StreamID){0, 0};
+            }
             continue;
         }
         if (strcmp(arg, ">") == 0) {

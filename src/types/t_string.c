@@ -1,5 +1,7 @@
 /* t_string.c -- the string commands: the SET and GET families, counters,
- * APPEND / SETRANGE / GETRANGE / STRLEN and LCS.
+ * APPEND / SETRANGE / GETRANGE / STRLEN and LCS; and newer servers'
+ * compare-and-set / compare-and-delete (issue 38): SET's IF* conditions,
+ * DELEX, DIGEST, MSETEX (Redis 8.4) and DELIFEQ (Valkey 9.0).
  *
  * A string value has one of the three encodings Redis 7.0 reports:
  *   int     a canonical integer of at most 20 characters, stored inline;
@@ -7,8 +9,8 @@
  *   raw     an sds owned by the entry.
  * Which command produces which encoding follows Redis exactly, because
  * OBJECT ENCODING makes it visible:
- *   - SET, SETNX, SETEX, PSETEX, GETSET, MSET, MSETNX and APPEND on a missing
- *     key pick the encoding from the bytes (kvCreateString);
+ *   - SET, SETNX, SETEX, PSETEX, GETSET, MSET, MSETNX, MSETEX and APPEND on
+ *     a missing key pick the encoding from the bytes (kvCreateString);
  *   - INCR/DECR/INCRBY/DECRBY always store int;
  *   - INCRBYFLOAT stores its text as embstr (<= 44 bytes) or raw, never int;
  *   - APPEND on an existing key and SETRANGE with a non-empty value make the
@@ -24,14 +26,20 @@
  * <ms>, SET ... GET loses its GET, GETEX becomes PEXPIREAT/PERSIST/DEL,
  * GETDEL becomes DEL, INCRBYFLOAT becomes SET ... KEEPTTL.  Cairn's own
  * bounded counters (INCRBYBOUND, INCRBYFLOATBOUND) become SET ... KEEPTTL
- * too, so that a Redis 7.0 replica or AOF reader stays equal, and its
- * CL.THROTTLE (the redis-cell module's GCRA) becomes SET key <tat> PXAT
- * <ms>. */
+ * too, and CL.THROTTLE (the redis-cell module's GCRA) becomes SET key
+ * <tat> PXAT <ms>; the issue 38 commands take Redis 7.0 words (SET ... IF*
+ * -> SET ... [KEEPTTL] / PXAT, DELEX and DELIFEQ -> DEL, MSETEX -> MSET or
+ * a SET per key): so a Redis 7.0 replica or AOF reader stays equal.
+ *
+ * A digest is XXH3-64 (Debian's libxxhash) of the value's bytes -- an int
+ * encoding's decimal text -- as 16 lower-case hex digits; IFDEQ/IFDNE take
+ * any case, and check the length only once the key is a string. */
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 #include <strings.h>
+#include <xxhash.h>
 
 #include "core/client.h"
 #include "core/command.h"
@@ -58,6 +66,17 @@
 #define OPT_EXAT (1 << 7)
 #define OPT_PXAT (1 << 8)
 #define OPT_ANY_EXPIRE (OPT_EX | OPT_PX | OPT_EXAT | OPT_PXAT)
+/* Redis 8.4's compare-and-set conditions of SET (one at most, not with
+ * NX or XX): on the value (IFEQ/IFNE) or on its digest (IFDEQ/IFDNE). */
+#define OPT_IFEQ (1 << 9)
+#define OPT_IFNE (1 << 10)
+#define OPT_IFDEQ (1 << 11)
+#define OPT_IFDNE (1 << 12)
+#define OPT_ANY_IF (OPT_IFEQ | OPT_IFNE | OPT_IFDEQ | OPT_IFDNE)
+
+/* DIGEST's form: XXH3-64 of the value as 16 lower-case hex digits. */
+#define DIGEST_HEX_LEN 16
+#define ERR_DIGEST_LEN "ERR must be exactly 16 hexadecimal characters"
 
 /* --- shared helpers --- */
 
@@ -107,26 +126,34 @@ static int optionFlag(const sds a) {
         const char *name;
         int flag;
     } names[] = {{"ex", OPT_EX},   {"px", OPT_PX},           {"exat", OPT_EXAT},       {"pxat", OPT_PXAT}, {"nx", OPT_NX},
-                 {"xx", OPT_XX},   {"get", OPT_GET},         {"keepttl", OPT_KEEPTTL}, {"persist", OPT_PERSIST}};
+                 {"xx", OPT_XX},   {"get", OPT_GET},         {"keepttl", OPT_KEEPTTL}, {"persist", OPT_PERSIST},
+                 {"ifeq", OPT_IFEQ}, {"ifne", OPT_IFNE},     {"ifdeq", OPT_IFDEQ},     {"ifdne", OPT_IFDNE}};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (argIs(a, names[i].name)) return names[i].flag;
     return 0;
 }
 
 /* Parse the options of SET (forSet) or GETEX from argv[first..].  Stores the
- * flags and the expire argument (NULL if none).  Replies the syntax error
- * and returns -1 on a bad or conflicting option.  An expire option given
- * twice is accepted and the last value wins, as in Redis. */
-static int parseStringOptions(Client *c, int first, int forSet, int *flagsOut, sds *expireOut) {
+ * flags, the expire argument (NULL if none) and, for SET, the IF* argument
+ * in *matchOut (NULL if none; matchOut may be NULL for GETEX).  Replies the
+ * syntax error and returns -1 on a bad or conflicting option.  An expire
+ * option given twice is accepted and the last value wins, as in Redis; NX,
+ * XX and the IF* conditions exclude each other in any order (Redis 8.4
+ * with its later fix), one condition given twice is accepted. */
+static int parseStringOptions(Client *c, int first, int forSet, int *flagsOut, sds *expireOut, sds *matchOut) {
     int flags = 0;
     sds expire = NULL;
     for (int j = first; j < c->argc; j++) {
         int opt = optionFlag(c->argv[j]);
         int exp = opt & OPT_ANY_EXPIRE;
-        if (forSet && opt == OPT_NX && !(flags & OPT_XX)) {
+        if (forSet && opt == OPT_NX && !(flags & (OPT_XX | OPT_ANY_IF))) {
             flags |= OPT_NX;
-        } else if (forSet && opt == OPT_XX && !(flags & OPT_NX)) {
+        } else if (forSet && opt == OPT_XX && !(flags & (OPT_NX | OPT_ANY_IF))) {
             flags |= OPT_XX;
+        } else if (forSet && (opt & OPT_ANY_IF) && j + 1 < c->argc &&
+                   !(flags & (OPT_NX | OPT_XX | (OPT_ANY_IF & ~opt)))) {
+            flags |= opt;
+            *matchOut = c->argv[++j];
         } else if (forSet && opt == OPT_GET) {
             flags |= OPT_GET;
         } else if (forSet && opt == OPT_KEEPTTL && !(flags & OPT_ANY_EXPIRE)) {
@@ -178,20 +205,17 @@ static int replyKeyValue(Client *c, const sds key) {
 }
 
 /* How setGeneric answers: SET/SETEX/PSETEX say +OK or null when NX/XX
- * stopped them; SETNX says :1 or :0. */
-enum { SET_REPLY_OK, SET_REPLY_BOOL };
+ * stopped them; SETNX (this flag) says :1 or :0. */
+#define OPT_REPLY_BOOL (1 << 13)
 
-/* SET's effect, as Redis 7.0 rewrites it: with an expire, SET key value
- * PXAT <when> (NX/XX/GET dropped); else, with GET, the command as sent
- * without its GET arguments (GET may repeat); else the command as sent. */
-static void setEffect(Client *c, const sds key, const sds val, int flags, int hasExpire, long long when) {
-    if (!effectsOn) return;
-    if (hasExpire) {
-        EffectArg args[5] = {EA_STR("SET"), EA_SDS(key), EA_SDS(val), EA_STR("PXAT"), EA_NUM(when)};
-        effectsRewrite(5, args);
+/* setEffect's rarer part (no expire; GET or an IF* condition given), out
+ * of line so that plain SET's path stays short. */
+static __attribute__((noinline)) void setEffectNoExpire(Client *c, const sds key, const sds val, int flags) {
+    if (flags & OPT_ANY_IF) {
+        EffectArg args[4] = {EA_STR("SET"), EA_SDS(key), EA_SDS(val), EA_STR("KEEPTTL")};
+        effectsRewrite((flags & OPT_KEEPTTL) ? 4 : 3, args);
         return;
     }
-    if (!(flags & OPT_GET)) return;
     EffectArg *args = xmalloc(sizeof(EffectArg) * (size_t)c->argc);
     int argc = 0;
     for (int j = 0; j < c->argc; j++) {
@@ -200,6 +224,22 @@ static void setEffect(Client *c, const sds key, const sds val, int flags, int ha
     }
     effectsRewrite(argc, args);
     xfree(args);
+}
+
+/* SET's effect, as Redis 7.0 rewrites it: with an expire, SET key value
+ * PXAT <when> (NX/XX/GET/IF* dropped); else, after an IF* condition held,
+ * SET key value [KEEPTTL] (what it did, in words a Redis 7.0 replica or
+ * AOF reader knows); else, with GET, the command as sent without its GET
+ * arguments (GET may repeat); else the command as sent. */
+static inline __attribute__((always_inline)) void setEffect(Client *c, const sds key, const sds val, int flags,
+                                                            int hasExpire, long long when) {
+    if (!effectsOn) return;
+    if (hasExpire) {
+        EffectArg args[5] = {EA_STR("SET"), EA_SDS(key), EA_SDS(val), EA_STR("PXAT"), EA_NUM(when)};
+        effectsRewrite(5, args);
+    } else if (flags & (OPT_GET | OPT_ANY_IF)) {
+        setEffectNoExpire(c, key, val, flags);
+    }
 }
 
 /* The entry for SET key val, with its expire `when` when withExpire (built
@@ -224,17 +264,72 @@ static inline __attribute__((always_inline)) kvobj *createValue(Client *c, const
     return kvCreateString(key, sdsLen(key), val, vlen);
 }
 
-/* setGeneric's entry when NX, XX or KEEPTTL is given (off the plain SET's
- * path): NULL after replying when NX or XX says no; else the entry, built
+/* Writes the digest of string entry o (XXH3-64 of its bytes, an int
+ * encoding as its decimal text) into out as 16 lower-case hex digits and
+ * a NUL. */
+static void kvDigestHex(const kvobj *o, char out[DIGEST_HEX_LEN + 1]) {
+    char buf[UTIL_LONG_STR_SIZE];
+    size_t len;
+    const char *p = kvStringBytes(o, buf, &len);
+    XXH64_hash_t h = XXH3_64bits(p, len);
+    static const char hex[] = "0123456789abcdef";
+    for (int i = DIGEST_HEX_LEN - 1; i >= 0; i--, h >>= 4) out[i] = hex[h & 0xf];
+    out[DIGEST_HEX_LEN] = '\0';
+}
+
+/* Whether string entry o passes condition cond (one OPT_IF* flag) against
+ * match: 1 yes, 0 no, -1 after replying the digest-length error (checked
+ * only here, once the key is known to be a string, as Redis 8.4 does: a
+ * short digest on a missing key is no error).  A value compares by its
+ * bytes; a digest case-insensitively (Redis 8.4 takes upper-case hex). */
+static int conditionHolds(Client *c, const kvobj *o, int cond, const sds match) {
+    int equal;
+    if (cond & (OPT_IFEQ | OPT_IFNE)) {
+        char buf[UTIL_LONG_STR_SIZE];
+        size_t len;
+        const char *p = kvStringBytes(o, buf, &len);
+        equal = len == sdsLen(match) && memcmp(p, match, len) == 0;
+    } else {
+        if (sdsLen(match) != DIGEST_HEX_LEN) {
+            replyError(c, ERR_DIGEST_LEN);
+            return -1;
+        }
+        char hex[DIGEST_HEX_LEN + 1];
+        kvDigestHex(o, hex);
+        equal = strncasecmp(hex, match, DIGEST_HEX_LEN) == 0;
+    }
+    return (cond & (OPT_IFEQ | OPT_IFDEQ)) ? equal : !equal;
+}
+
+/* setGeneric's entry when NX, XX, KEEPTTL or an IF* condition is given (off
+ * the plain SET's path): NULL after replying when NX, XX or the condition
+ * says no (or after WRONGTYPE / the digest error); else the entry, built
  * under KEEPTTL with old's expire in it from the start when old has a live
  * one, so that dbSetKey moves nothing.  (An expired old one -- seen on a
- * replica -- is left to dbSetKey, which deletes it or keeps its expire.) */
+ * replica -- is left to dbSetKey, which deletes it or keeps its expire.)
+ * IF* on a missing key: IFEQ/IFDEQ do not set, IFNE/IFDNE do; on a key of
+ * another type: WRONGTYPE (with GET that was already the reply). */
 static __attribute__((noinline)) kvobj *createConditional(Client *c, int flags, const sds key, sds *valp,
                                                           const kvobj *old, int withExpire, long long when,
-                                                          int replyStyle) {
-    if ((flags & OPT_NX) ? old != NULL : (flags & OPT_XX) && old == NULL) {
+                                                          const sds match) {
+    int no;
+    if (flags & OPT_ANY_IF) {
+        if (!old) {
+            no = (flags & (OPT_IFEQ | OPT_IFDEQ)) != 0;
+        } else if (kvType(old) != OBJ_STRING) {
+            replyError(c, ERR_WRONGTYPE);
+            return NULL;
+        } else {
+            int holds = conditionHolds(c, old, flags & OPT_ANY_IF, match);
+            if (holds < 0) return NULL;
+            no = !holds;
+        }
+    } else {
+        no = (flags & OPT_NX) ? old != NULL : (flags & OPT_XX) && old == NULL;
+    }
+    if (no) {
         if (!(flags & OPT_GET)) {
-            if (replyStyle == SET_REPLY_BOOL) replyLongLong(c, 0);
+            if (flags & OPT_REPLY_BOOL) replyLongLong(c, 0);
             else replyNull(c);
         }
         return NULL;
@@ -245,16 +340,16 @@ static __attribute__((noinline)) kvobj *createConditional(Client *c, int flags, 
 }
 
 /* The common core of SET, SETNX, SETEX and PSETEX.  expire is the EX/PX/...
- * argument named by flags, or NULL. */
-static void setGeneric(Client *c, int flags, const sds key, sds val, const sds expire, int replyStyle) {
+ * argument named by flags, or NULL; match the IF* argument, or NULL. */
+static void setGeneric(Client *c, int flags, const sds key, sds val, const sds expire, const sds match) {
     long long when = 0;
     if (expire && expireToAbsMsOrReply(c, expire, flags, &when) == -1) return;
     if ((flags & OPT_GET) && replyKeyValue(c, key) == -1) return;
 
     kvobj *old = dbLookupWrite(c->db, key, sdsLen(key));
     kvobj *fresh;
-    if (__builtin_expect(flags & (OPT_NX | OPT_XX | OPT_KEEPTTL), 0)) {
-        fresh = createConditional(c, flags, key, &val, old, expire != NULL, when, replyStyle);
+    if (__builtin_expect(flags & (OPT_NX | OPT_XX | OPT_KEEPTTL | OPT_ANY_IF), 0)) {
+        fresh = createConditional(c, flags, key, &val, old, expire != NULL, when, match);
         if (!fresh) return;
     } else {
         fresh = createValue(c, key, &val, expire != NULL, when);
@@ -267,28 +362,33 @@ static void setGeneric(Client *c, int flags, const sds key, sds val, const sds e
     setEffect(c, key, val, flags, expire != NULL, when);
 
     if (flags & OPT_GET) return; /* the old value was the reply */
-    if (replyStyle == SET_REPLY_BOOL) replyLongLong(c, 1);
+    if (flags & OPT_REPLY_BOOL) replyLongLong(c, 1);
     else replyOk(c);
 }
 
 /* --- SET family --- */
 
-/* SET key value [NX|XX] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL] */
+/* SET key value [NX|XX|IFEQ v|IFNE v|IFDEQ digest|IFDNE digest] [GET]
+ *     [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL]  (the IF* conditions: Redis 8.4) */
 static void setCommand(Client *c) {
     int flags;
-    sds expire;
-    if (parseStringOptions(c, 3, 1, &flags, &expire) == -1) return;
-    setGeneric(c, flags, c->argv[1], c->argv[2], expire, SET_REPLY_OK);
+    sds expire, match = NULL;
+    if (parseStringOptions(c, 3, 1, &flags, &expire, &match) == -1) return;
+    setGeneric(c, flags, c->argv[1], c->argv[2], expire, match);
 }
 
 /* SETNX key value */
-static void setnxCommand(Client *c) { setGeneric(c, OPT_NX, c->argv[1], c->argv[2], NULL, SET_REPLY_BOOL); }
+static void setnxCommand(Client *c) { setGeneric(c, OPT_NX | OPT_REPLY_BOOL, c->argv[1], c->argv[2], NULL, NULL); }
 
 /* SETEX key seconds value (effect: SET key value PXAT <when>) */
-static void setexCommand(Client *c) { setGeneric(c, OPT_EX, c->argv[1], c->argv[3], c->argv[2], SET_REPLY_OK); }
+static void setexCommand(Client *c) {
+    setGeneric(c, OPT_EX, c->argv[1], c->argv[3], c->argv[2], NULL);
+}
 
 /* PSETEX key milliseconds value (effect: SET key value PXAT <when>) */
-static void psetexCommand(Client *c) { setGeneric(c, OPT_PX, c->argv[1], c->argv[3], c->argv[2], SET_REPLY_OK); }
+static void psetexCommand(Client *c) {
+    setGeneric(c, OPT_PX, c->argv[1], c->argv[3], c->argv[2], NULL);
+}
 
 /* GETSET key value: reply the old value, store the new one without TTL. */
 static void getsetCommand(Client *c) {
@@ -331,6 +431,182 @@ static void msetGeneric(Client *c, int nx) {
 static void msetCommand(Client *c) { msetGeneric(c, 0); }
 static void msetnxCommand(Client *c) { msetGeneric(c, 1); }
 
+/* The options of MSETEX after its pairs: NX|XX (one), one of EX/PX/EXAT/
+ * PXAT (the last value wins when repeated) or KEEPTTL; anything else is a
+ * syntax error, as in Redis 8.4.  0, or -1 after replying. */
+static int parseMsetexOptionsOrReply(Client *c, int first, int *flagsOut, sds *expireOut) {
+    int flags = 0;
+    sds expire = NULL;
+    for (int j = first; j < c->argc; j++) {
+        int opt = optionFlag(c->argv[j]);
+        int exp = opt & OPT_ANY_EXPIRE;
+        if (opt == OPT_NX && !(flags & OPT_XX)) {
+            flags |= OPT_NX;
+        } else if (opt == OPT_XX && !(flags & OPT_NX)) {
+            flags |= OPT_XX;
+        } else if (opt == OPT_KEEPTTL && !(flags & OPT_ANY_EXPIRE)) {
+            flags |= OPT_KEEPTTL;
+        } else if (exp && j + 1 < c->argc && !(flags & OPT_KEEPTTL) && !(flags & OPT_ANY_EXPIRE & ~exp)) {
+            flags |= exp;
+            expire = c->argv[++j];
+        } else {
+            replyError(c, ERR_SYNTAX);
+            return -1;
+        }
+    }
+    *flagsOut = flags;
+    *expireOut = expire;
+    return 0;
+}
+
+/* MSETEX numkeys key value [key value ...] [NX|XX] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL]
+ * (Redis 8.4): sets every pair, all with the one expire (KEEPTTL: each
+ * keeps its own; neither: each loses its TTL, as MSET), or -- NX: some key
+ * exists, XX: some key is missing -- none; replies 1 or 0.  Errors in
+ * Redis's order: numkeys, the pairs' count, the options, the expire value.
+ * Effect, for a Redis 7.0 replica or AOF reader: MSET with no expire
+ * option; else SET key value PXAT <when> | KEEPTTL per key (one unit,
+ * MULTI-wrapped).  Redis 8.4 itself propagates MSETEX with PXAT. */
+static void msetexCommand(Client *c) {
+    long numkeys;
+    if (getRangeLongOrReply(c, c->argv[1], 1, INT_MAX, &numkeys, "ERR invalid numkeys value") == -1) return;
+    if ((long long)numkeys * 2 + 2 > c->argc) {
+        replyError(c, "ERR wrong number of key-value pairs");
+        return;
+    }
+    int first = (int)numkeys * 2 + 2, flags;
+    sds expire;
+    long long when = 0;
+    if (parseMsetexOptionsOrReply(c, first, &flags, &expire) == -1) return;
+    if (expire && expireToAbsMsOrReply(c, expire, flags, &when) == -1) return;
+    if (flags & (OPT_NX | OPT_XX)) {
+        for (int j = 2; j < first; j += 2) {
+            int found = dbLookupWrite(c->db, c->argv[j], sdsLen(c->argv[j])) != NULL;
+            if ((flags & OPT_NX) ? found : !found) {
+                replyLongLong(c, 0);
+                return;
+            }
+        }
+    }
+    int keep = (flags & OPT_KEEPTTL) != 0;
+    for (int j = 2; j < first; j += 2) {
+        sds key = c->argv[j], val = c->argv[j + 1];
+        kvobj *fresh = expire ? kvCreateStringExpire(key, sdsLen(key), val, sdsLen(val), when)
+                              : kvCreateString(key, sdsLen(key), val, sdsLen(val));
+        dbSetKey(c->db, fresh, keep);
+        signalModifiedKey(c, c->db, key, sdsLen(key));
+        if (expire) notifyGeneric(c, "expire", key);
+        notifyString(c, "set", key);
+        if (effectsOn && (expire || keep)) {
+            EffectArg args[5] = {EA_STR("SET"), EA_SDS(key), EA_SDS(val), EA_STR("PXAT"), EA_NUM(when)};
+            if (keep) args[3] = EA_STR("KEEPTTL");
+            effectsAlso(c->db->id, expire ? 5 : 4, args);
+        }
+    }
+    serverIncrDirty(numkeys);
+    if (effectsOn) {
+        if (expire || keep) {
+            effectsPrevent();
+        } else { /* MSET and the pairs: argv without numkeys */
+            EffectArg *args = xmalloc(sizeof(EffectArg) * (size_t)(first - 1));
+            args[0] = EA_STR("MSET");
+            for (int j = 2; j < first; j++) args[j - 1] = EA_SDS(c->argv[j]);
+            effectsRewrite(first - 1, args);
+            xfree(args);
+        }
+    }
+    replyLongLong(c, 1);
+}
+
+/* --- compare-and-delete, DIGEST --- */
+
+/* Deletes key (found) for DELEX / DELIFEQ: its effect is DEL. */
+static void deleteMatched(Client *c, const sds key) {
+    dbDelete(c->db, key, sdsLen(key));
+    signalModifiedKey(c, c->db, key, sdsLen(key));
+    notifyGeneric(c, "del", key);
+    serverIncrDirty(1);
+    EffectArg args[2] = {EA_STR("DEL"), EA_SDS(key)};
+    effectsRewrite(2, args);
+}
+
+/* The IF* condition an argument of DELEX names (OPT_IF* flag), 0 if none. */
+static int delexCondition(const sds a) {
+    int opt = optionFlag(a);
+    return opt & OPT_ANY_IF;
+}
+
+/* DELEX key [IFEQ v|IFNE v|IFDEQ digest|IFDNE digest] (Redis 8.4).
+ * Without a condition: DEL of one key, any type.  With one: 0 for a
+ * missing key (before the condition is even read, as in Redis), "ERR
+ * WRONGTYPE ..." for a key that is not a string, the condition error, else 1 when the
+ * condition held and the key was deleted, 0 when not.  Arity (2 or 4
+ * arguments) is checked first.  Effect: DEL key. */
+static void delexCommand(Client *c) {
+    if (c->argc != 2 && c->argc != 4) {
+        replyErrorArity(c);
+        return;
+    }
+    sds key = c->argv[1];
+    kvobj *o = dbLookupWrite(c->db, key, sdsLen(key));
+    if (!o) {
+        replyLongLong(c, 0);
+        return;
+    }
+    if (c->argc == 4) {
+        if (kvType(o) != OBJ_STRING) {
+            /* Redis 8.4 sends WRONGTYPE's text as a plain error, so it
+             * arrives with an ERR prefix (its test matches "*ERR*"). */
+            replyError(c, "ERR " ERR_WRONGTYPE);
+            return;
+        }
+        int cond = delexCondition(c->argv[2]);
+        if (!cond) {
+            replyError(c, "ERR Invalid condition. Use IFEQ, IFNE, IFDEQ, or IFDNE");
+            return;
+        }
+        int holds = conditionHolds(c, o, cond, c->argv[3]);
+        if (holds < 0) return;
+        if (!holds) {
+            replyLongLong(c, 0);
+            return;
+        }
+    }
+    deleteMatched(c, key);
+    replyLongLong(c, 1);
+}
+
+/* DELIFEQ key value (Valkey 9.0): 1 when the string at key equals value
+ * and was deleted; 0 when it differs or the key is missing; WRONGTYPE for
+ * another type.  Effect: DEL key. */
+static void delifeqCommand(Client *c) {
+    sds key = c->argv[1];
+    int wrong = 0;
+    kvobj *o = lookupWriteOrReply(c, key, OBJ_STRING, &wrong);
+    if (wrong) return;
+    if (!o || conditionHolds(c, o, OPT_IFEQ, c->argv[2]) != 1) {
+        replyLongLong(c, 0);
+        return;
+    }
+    deleteMatched(c, key);
+    replyLongLong(c, 1);
+}
+
+/* DIGEST key (Redis 8.4): the XXH3-64 digest of the string at key as 16
+ * lower-case hex digits, null for a missing key, WRONGTYPE otherwise. */
+static void digestCommand(Client *c) {
+    int wrong = 0;
+    kvobj *o = lookupReadOrReply(c, c->argv[1], OBJ_STRING, &wrong);
+    if (wrong) return;
+    if (!o) {
+        replyNull(c);
+        return;
+    }
+    char hex[DIGEST_HEX_LEN + 1];
+    kvDigestHex(o, hex);
+    replyBulk(c, hex, DIGEST_HEX_LEN);
+}
+
 /* --- GET family --- */
 
 static void getCommand(Client *c) { replyKeyValue(c, c->argv[1]); }
@@ -370,7 +646,7 @@ static void getexCommand(Client *c) {
     int flags;
     sds expire;
     long long when = 0;
-    if (parseStringOptions(c, 2, 0, &flags, &expire) == -1) return;
+    if (parseStringOptions(c, 2, 0, &flags, &expire, NULL) == -1) return;
 
     /* Redis validates the expire only once it knows the key is a string:
      * GETEX missing EX 0 answers null. */
@@ -980,6 +1256,10 @@ Command stringCommands[] = {
     {.name = "mget", .proc = mgetCommand},
     {.name = "mset", .proc = msetCommand},
     {.name = "msetnx", .proc = msetnxCommand},
+    {.name = "msetex", .proc = msetexCommand},
+    {.name = "delex", .proc = delexCommand},
+    {.name = "delifeq", .proc = delifeqCommand},
+    {.name = "digest", .proc = digestCommand},
     {.name = "append", .proc = appendCommand},
     {.name = "strlen", .proc = strlenCommand},
     {.name = "getrange", .proc = getrangeCommand},
