@@ -40,4 +40,11 @@ int hashLoadListpack(unsigned char *lp, int *enc, void **ptr);
 int hashLoadAdd(int *enc, void **ptr, const void *f, size_t flen, const void *v, size_t vlen);
 void hashLoadFree(int enc, void *ptr);
 
+/* Installs the hash-field-expiry hooks (the index of hashes with field
+ * TTLs kept across RENAME/MOVE/FLUSHDB/SWAPDB, the active cycle on the
+ * timer).  Once, at start-up. */
+void hashInit(void);
+/* Fields deleted by expiry since start-up (lazily or actively). */
+long long hashExpiredFieldCount(void);
+
 #endif
