@@ -23,6 +23,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # Commands Cairn has beyond Redis 7.0.15 (CLIENT SETINFO is Redis 7.2's;
 # the others are Cairn's own, issue 39: test_native_patterns checks them).
 EXTENSIONS = {b"client|setinfo", b"incrbybound", b"incrbyfloatbound", b"ztrim"}
+# Hash-field expiry (issue 38): Redis 7.4 / 8.0 commands.
+EXTENSIONS |= {b"hexpire", b"hpexpire", b"hexpireat", b"hpexpireat", b"httl", b"hpttl", b"hexpiretime",
+               b"hpexpiretime", b"hpersist", b"hgetex", b"hsetex", b"hgetdel"}
 
 
 class Resp:
