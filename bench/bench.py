@@ -202,6 +202,9 @@ SCENARIOS = {
     # The seed scripts (issue 6), loaded once and run with EVALSHA.
     "evalsha_cleanup": ("cleanup", 0, None),
     "evalsha_ratelimit": ("ratelimit", 0, None),
+    # HGET of the field redis-benchmark's hset test leaves in myhash (issue
+    # 38: hashes without field TTLs must not pay for them).
+    "hget": (None, 0, ["HGET", "myhash", "element:__rand_int__"]),
 }
 
 def _load_seeds():

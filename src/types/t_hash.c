@@ -861,6 +861,7 @@ static const HtabType hfeIndexType = {.hashKey = hfHashKey, .entryKey = hfeNameK
 static Htab **hfeIndex; /* [server.cfg.databases], a table made on first use */
 static int hfeIndexDbs;
 static size_t hfeIndexTotal; /* names over all databases */
+static int hfeEverTtl;       /* a TTL layout was ever made (so the hook looks) */
 
 static void hfeIndexAdd(int dbid, const char *key, size_t len) {
     if (!hfeIndex) {
@@ -901,7 +902,7 @@ static void hfeSwapHook(int a, int b) {
  * TTLs. */
 static void hfeKeyModifiedHook(Client *c, Db *db, const char *key, size_t len) {
     (void)c;
-    if (!hfeIndexTotal) return;
+    if (!hfeEverTtl) return;
     kvobj *o = dbFind(db, key, len);
     if (o && kvType(o) == OBJ_HASH && hashHasTtl(o)) hfeIndexAdd(db->id, key, len);
 }
@@ -937,6 +938,7 @@ static void hashEnableTtl(HashWrite *w) {
         htabRelease(h, hfFree, NULL);
         kvSetPtr(o, t);
     }
+    hfeEverTtl = 1;
     hfeIndexAdd(w->db->id, kvKey(w->o), kvKeyLen(w->o));
 }
 
@@ -2150,14 +2152,87 @@ Command hashCommands[] = {
 /* Values built and read outside the keyspace (RDB, DUMP/RESTORE)            */
 /* ------------------------------------------------------------------------ */
 
-unsigned long hashValueLength(const kvobj *o) { return hashLiveLength((kvobj *)o); }
+/* These see expired fields not yet deleted too: a count and a walk must
+ * agree whatever the clock does in between (a save thread). */
+unsigned long hashValueLength(const kvobj *o) { return hashLength(o); }
 
 void hashValueForEach(const kvobj *o, HashVisit *fn, void *priv) {
     HashIter hi;
     hashIterInit(&hi, kvPtr(o), kvEncoding(o));
-    while (hashIterNextLive(&hi)) fn(priv, hi.f.p, hi.f.len, hi.v.p, hi.v.len);
+    while (hashIterNext(&hi)) fn(priv, hi.f.p, hi.f.len, hi.v.p, hi.v.len);
     hashIterRelease(&hi);
 }
+
+void hashValueForEachTtl(const kvobj *o, HashTtlVisit *fn, void *priv) {
+    if (!hashHasTtl(o)) return;
+    HashIter hi;
+    hashIterInit(&hi, kvPtr(o), kvEncoding(o));
+    while (hashIterNext(&hi))
+        if (hi.ttl) fn(priv, hi.f.p, hi.f.len, hi.ttl);
+    hashIterRelease(&hi);
+}
+
+void hashValueForEachWithTtl(const kvobj *o, HashFieldVisit *fn, void *priv) {
+    HashIter hi;
+    hashIterInit(&hi, kvPtr(o), kvEncoding(o));
+    while (hashIterNext(&hi)) fn(priv, hi.f.p, hi.f.len, hi.v.p, hi.v.len, hi.ttl);
+    hashIterRelease(&hi);
+}
+
+void hashIndexKey(int dbid, const char *key, size_t len) { hfeIndexAdd(dbid, key, len); }
+
+int hashLoadAddTtl(int *enc, void **ptr, const void *f, size_t flen, const void *v, size_t vlen, long long when) {
+    hfeEverTtl = 1;
+    if (*enc == OBJ_ENC_LISTPACK) {
+        unsigned char *lp = *ptr, *ex = lpNew(lpBytes(lp) + lpLength(lp) + 8);
+        HashIter hi;
+        hashIterInit(&hi, lp, OBJ_ENC_LISTPACK);
+        while (hashIterNext(&hi)) {
+            LpItem items[3] = {{hi.f.p, hi.f.len, 0}, {hi.v.p, hi.v.len, 0}, {NULL, 0, 0}};
+            ex = lpAppendItems(ex, items, 3);
+        }
+        hashIterRelease(&hi);
+        lpFree(lp);
+        *ptr = ex;
+        *enc = OBJ_ENC_LISTPACK_EX;
+    } else if (*enc == OBJ_ENC_HT && !htIsTtl(*ptr)) {
+        Htab *h = *ptr;
+        HashTtlTable *t = htTtlCreate(htabSize(h));
+        HashIter hi;
+        hashIterInit(&hi, h, OBJ_ENC_HT);
+        while (hashIterNext(&hi)) htabAdd(&t->h, hfCreateTail(hi.f.p, hi.f.len, hi.v.p, hi.v.len, HF_TAIL));
+        hashIterRelease(&hi);
+        htabRelease(h, hfFree, NULL);
+        *ptr = t;
+    }
+    if (*enc == OBJ_ENC_LISTPACK_EX) {
+        unsigned char *lp = *ptr;
+        size_t maxv = (size_t)server.cfg.hashMaxListpackValue;
+        if (lpexFind(lp, f, flen)) return 0;
+        if (flen > maxv || vlen > maxv || !lpSafeToAdd(lp, flen + vlen) ||
+            lpLength(lp) / 3 + 1 > (unsigned long)server.cfg.hashMaxListpackEntries) {
+            *ptr = hashTableFromListpackEx(lp);
+            lpFree(lp);
+            *enc = OBJ_ENC_HT;
+        } else {
+            char buf[UTIL_LONG_STR_SIZE];
+            int len = longLongToString(buf, sizeof(buf), when);
+            LpItem items[3] = {{f, flen, 0}, {v, vlen, 0}, {(unsigned char *)buf, (size_t)len, 0}};
+            *ptr = lpAppendItems(lp, items, 3);
+            return 1;
+        }
+    }
+    HashTtlTable *t = *ptr;
+    if (htabFind(&t->h, f, flen)) return 0;
+    HashField *e = hfCreateTail(f, flen, v, vlen, HF_TAIL);
+    htabAdd(&t->h, e);
+    if (when) htSetTtl(t, e, when);
+    return 1;
+}
+
+int hashValueHasTtl(const kvobj *o) { return hashHasTtl(o); }
+
+int hashAnyFieldTtl(void) { return hfeIndexTotal != 0; }
 
 void hashLoadBegin(size_t hint, int *enc, void **ptr) {
     if (hint > (size_t)server.cfg.hashMaxListpackEntries) {

@@ -529,3 +529,116 @@ def test_random_ops_against_model(server):
              what="active expiry settles")
     for k in keys:
         assert r.hgetall(k) == persistent.get(k, {})
+
+
+# --- persistence: DUMP / RESTORE, RDB, AOF rewrite -------------------------
+
+def _rdb_len(n):
+    assert n < 64
+    return bytes([n])
+
+
+def _rdb_str(s):
+    b = s.encode()
+    return _rdb_len(len(b)) + b
+
+
+@pytest.mark.parametrize("enc", ENCODINGS)
+def test_dump_restore_keeps_field_ttls(server, enc):
+    r = cli(server)
+    setup_enc(r, enc)
+    r.hset("h", mapping={"a": "1", "b": "2", "c": "3"})
+    r.execute_command("HEXPIREAT", "h", 2524600800, "FIELDS", 1, "a")
+    r.execute_command("HEXPIREAT", "h", 2524600801, "FIELDS", 1, "b")
+    raw = redis.Redis(host=server.host, port=server.port, socket_timeout=10)
+    payload = raw.dump("h")
+    assert payload[0] == 24  # RDB_TYPE_HASH_METADATA
+    assert payload[-10:-8] == b"\x0c\x00"  # RDB version 12
+    r.delete("h")
+    raw.restore("h", 0, payload)
+    assert r.hgetall("h") == {"a": "1", "b": "2", "c": "3"}
+    assert r.execute_command("HEXPIRETIME", "h", "FIELDS", 3, "a", "b", "c") == [2524600800, 2524600801, -1]
+    assert r.object("encoding", "h") == enc
+    # a hash without field TTLs still dumps as Redis 7.0 does (version 10)
+    r.hset("plain", "x", "1")
+    p2 = raw.dump("plain")
+    assert p2[-10:-8] == b"\x0a\x00"
+    # a restored TTL hash is expired actively
+    r.hset("e", mapping={"a": "1"})
+    r.execute_command("HPEXPIRE", "e", 50, "FIELDS", 1, "a")
+    p3 = raw.dump("e")
+    r.delete("e")
+    raw.restore("e2", 0, p3)
+    wait_for(lambda: r.exists("e2") == 0, what="restored hash expired actively")
+
+
+def test_restore_redis74_payloads(server):
+    """Payloads in Redis 7.4's layouts, written by hand from the format:
+    RDB_TYPE_HASH_METADATA (min expire, then TTL - min + 1 per field) and
+    RDB_TYPE_HASH_LISTPACK_EX (min expire, listpack of triples)."""
+    from test_dump import crc64
+    import struct
+    r = cli(server)
+    raw = redis.Redis(host=server.host, port=server.port, socket_timeout=10)
+    at1, at2 = 2524600800000, 2524600801000
+    body = bytes([24]) + struct.pack("<Q", at1) + _rdb_len(3)
+    for ttl, f, v in ((1, "a", "1"), (at2 - at1 + 1, "b", "2"), (0, "c", "3")):
+        body += bytes([0x80]) + struct.pack(">I", ttl) if ttl >= 64 else _rdb_len(ttl)
+        body += _rdb_str(f) + _rdb_str(v)
+    p = body + b"\x0c\x00"
+    raw.restore("m", 0, p + struct.pack("<Q", crc64(p)))
+    assert r.execute_command("HPEXPIRETIME", "m", "FIELDS", 3, "a", "b", "c") == [at1, at2, -1]
+    # listpackex: fields with TTL first, ascending, then the ones without
+    def lp_str(s):
+        b = s.encode()
+        return bytes([0x80 | len(b)]) + b + bytes([len(b) + 1])
+
+    def lp_int64(v):
+        return bytes([0xF4]) + struct.pack("<q", v) + bytes([9])
+
+    def lp_small(v):
+        return bytes([v]) + bytes([1])
+
+    entries = lp_str("x") + lp_str("1") + lp_int64(at1) + lp_str("y") + lp_str("2") + lp_small(0)
+    lp = struct.pack("<IH", 6 + len(entries) + 1, 6) + entries + b"\xff"
+    body = bytes([25]) + struct.pack("<Q", at1) + _rdb_len(len(lp)) + lp
+    p = body + b"\x0c\x00"
+    raw.restore("l", 0, p + struct.pack("<Q", crc64(p)))
+    assert r.hgetall("l") == {"x": "1", "y": "2"}
+    assert r.execute_command("HPEXPIRETIME", "l", "FIELDS", 2, "x", "y") == [at1, -1]
+
+
+def _rdb_version(path):
+    with open(path, "rb") as f:
+        return f.read(9)
+
+
+def test_rdb_and_aof_rewrite_keep_field_ttls(start_server, tmp_path):
+    srv = start_server(enable_debug_command="yes", dir=str(tmp_path), appendonly="yes",
+                       aof_use_rdb_preamble="no")
+    r = cli(srv)
+    r.hset("plain", "x", "1")
+    r.save()
+    assert _rdb_version(tmp_path / "dump.rdb") == b"REDIS0010"
+    r.hset("h", mapping={"a": "1", "b": "2"})
+    r.hset("big", mapping={"f%d" % i: i for i in range(600)})
+    at = ms() + 10000000
+    r.execute_command("HPEXPIREAT", "h", at, "FIELDS", 1, "a")
+    r.execute_command("HPEXPIREAT", "big", at, "FIELDS", 2, "f1", "f2")
+    r.save()
+    assert _rdb_version(tmp_path / "dump.rdb") == b"REDIS0012"
+    expect = (r.execute_command("HPEXPIRETIME", "h", "FIELDS", 2, "a", "b"),
+              r.execute_command("HPEXPIRETIME", "big", "FIELDS", 3, "f1", "f2", "f3"))
+    r.execute_command("DEBUG", "RELOAD")
+    got = (r.execute_command("HPEXPIRETIME", "h", "FIELDS", 2, "a", "b"),
+           r.execute_command("HPEXPIRETIME", "big", "FIELDS", 3, "f1", "f2", "f3"))
+    assert got == expect
+    assert r.object("encoding", "h") == "listpackex" and r.object("encoding", "big") == "hashtable"
+    r.bgrewriteaof()
+    wait_for(lambda: r.info("persistence")["aof_rewrite_in_progress"] == 0 and
+             r.info("persistence")["aof_rewrite_scheduled"] == 0, what="rewrite")
+    r.execute_command("DEBUG", "LOADAOF")
+    got = (r.execute_command("HPEXPIRETIME", "h", "FIELDS", 2, "a", "b"),
+           r.execute_command("HPEXPIRETIME", "big", "FIELDS", 3, "f1", "f2", "f3"))
+    assert got == expect
+    assert r.hlen("big") == 600
