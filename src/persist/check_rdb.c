@@ -122,7 +122,7 @@ static int checkBuffer(Check *c) {
     memcpy(ver, b + 5, 4);
     ver[4] = '\0';
     int version = atoi(ver);
-    if (version < 1 || version > RDB_VERSION_FIELD_TTL) {
+    if (version < 1 || (version > RDB_VERSION && version != RDB_VERSION_FIELD_TTL)) {
         char msg[64];
         snprintf(msg, sizeof(msg), "Can't handle RDB format version %d", version);
         return fail(c, msg);

@@ -350,7 +350,11 @@ int rdbPayloadIsIntact(const unsigned char *p, size_t len) {
     if (len < RDB_PAYLOAD_TRAILER) return 0;
     const unsigned char *t = p + len - RDB_PAYLOAD_TRAILER;
     unsigned version = t[0] | (unsigned)t[1] << 8;
-    if (version > RDB_VERSION_FIELD_TTL) return 0;
+    /* Redis 7.0's versions, and 12 for a hash with field TTLs (Redis 7.4's
+     * types 22-25) only: other newer payloads are refused as 7.0 does. */
+    if (version > RDB_VERSION && (version != RDB_VERSION_FIELD_TTL || len <= RDB_PAYLOAD_TRAILER || p[0] < 22 ||
+                                  p[0] > 25))
+        return 0;
     if (rdbSkipChecksumValidation) return 1;
     uint64_t crc = 0;
     for (int i = 0; i < 8; i++) crc |= (uint64_t)t[2 + i] << (8 * i);
@@ -1827,7 +1831,7 @@ static int loadSnapshot(RdbReader *r, RdbStream *s, int final) {
             if (r->p[i] < '0' || r->p[i] > '9') return rrFail(r, "Wrong signature trying to load DB from file");
             ver = ver * 10 + (r->p[i] - '0');
         }
-        if (ver < 1 || ver > RDB_VERSION_FIELD_TTL) {
+        if (ver < 1 || (ver > RDB_VERSION && ver != RDB_VERSION_FIELD_TTL)) {
             static char buf[48];
             snprintf(buf, sizeof(buf), "Can't handle RDB format version %d", ver);
             return rrFail(r, buf);
