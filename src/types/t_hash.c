@@ -901,8 +901,12 @@ static void hfeSwapHook(int a, int b) {
  * MOVE, COPY, RESTORE) is indexed.  Costs one branch while no hash has
  * TTLs. */
 static void hfeKeyModifiedHook(Client *c, Db *db, const char *key, size_t len) {
-    (void)c;
-    if (!hfeEverTtl) return;
+    if (!hfeEverTtl || !c || !c->cmd) return;
+    /* Only the commands that bring a value under a name. */
+    const char *n = c->cmd->name;
+    if (strcmp(n, "rename") && strcmp(n, "renamenx") && strcmp(n, "move") && strcmp(n, "copy") &&
+        strcmp(n, "restore") && strcmp(n, "restore-asking"))
+        return;
     kvobj *o = dbFind(db, key, len);
     if (o && kvType(o) == OBJ_HASH && hashHasTtl(o)) hfeIndexAdd(db->id, key, len);
 }
