@@ -1153,7 +1153,7 @@ static void hfeActiveCycle(long long budgetUs) {
     hfePending = cx.stop;
 }
 
-static void hfeCron(void) { hfeActiveCycle(1000); }
+static void hfeCron(void) { hfeActiveCycle(500); }
 
 static void hfeBeforeSleep(void) {
     if (hfePending) hfeActiveCycle(250);
@@ -1722,7 +1722,47 @@ static long parseFieldsOrReply(Client *c, int at, const char *notPositive) {
  * HFE_NO_FIELD / HFE_NOT_MET / HFE_SET / HFE_DELETED.  A field already
  * expired is deleted lazily first (*lazy counts it) and so is absent.
  * A deletion is an HDEL effect. */
+/* Whether the NX / XX / GT / LT condition lets expire `when` replace
+ * `prev` (0: none, an infinite TTL). */
+static int expireCondMet(int cond, long long prev, long long when) {
+    if ((cond & HFE_NX) && prev) return 0;
+    if ((cond & HFE_XX) && !prev) return 0;
+    if ((cond & HFE_GT) && (!prev || when <= prev)) return 0;
+    if ((cond & HFE_LT) && prev && when >= prev) return 0;
+    return 1;
+}
+
+/* hashFieldExpire on a TTL hashtable: one lookup per field (HEXPIRE on a
+ * million fields). */
+static int htFieldExpire(HashWrite *w, const sds f, long long when, int cond, long *lazy) {
+    HashTtlTable *t = kvPtr(w->o);
+    size_t flen = sdsLen(f);
+    HashField *e = htabFind(&t->h, f, flen);
+    if (!e) return HFE_NO_FIELD;
+    long long prev = hfExpire(e);
+    int expired = fieldExpired(prev);
+    if (expired && dbNoLazyExpire) return HFE_NO_FIELD;
+    if (!expired) {
+        if (!expireCondMet(cond, prev, when)) return HFE_NOT_MET;
+        if (when > dbNowMs || dbNoLazyExpire) {
+            htSetTtl(t, e, when);
+            return HFE_SET;
+        }
+    }
+    effectFieldDeleted(w->db->id, kvKey(w->o), kvKeyLen(w->o), f, flen);
+    if (prev) heapRemove(t, e);
+    htabUnlink(&t->h, f, flen);
+    xfree(e);
+    if (expired) {
+        hfeExpiredFields++;
+        (*lazy)++;
+        return HFE_NO_FIELD;
+    }
+    return HFE_DELETED;
+}
+
 static int hashFieldExpire(HashWrite *w, const sds f, long long when, int cond, long *lazy) {
+    if (kvEncoding(w->o) == OBJ_ENC_HT && htIsTtl(kvPtr(w->o))) return htFieldExpire(w, f, when, cond, lazy);
     size_t flen = sdsLen(f);
     if (hashLazyExpire(w, f, flen)) {
         (*lazy)++;
@@ -1731,11 +1771,7 @@ static int hashFieldExpire(HashWrite *w, const sds f, long long when, int cond, 
     HashStr v;
     long long prev;
     if (!hashGetTtl(w->o, f, flen, &v, &prev) || fieldExpired(prev)) return HFE_NO_FIELD;
-    /* No expire counts as an infinite TTL. */
-    if ((cond & HFE_NX) && prev) return HFE_NOT_MET;
-    if ((cond & HFE_XX) && !prev) return HFE_NOT_MET;
-    if ((cond & HFE_GT) && (!prev || when <= prev)) return HFE_NOT_MET;
-    if ((cond & HFE_LT) && prev && when >= prev) return HFE_NOT_MET;
+    if (!expireCondMet(cond, prev, when)) return HFE_NOT_MET;
     if (when <= dbNowMs && !dbNoLazyExpire) {
         effectFieldDeleted(w->db->id, kvKey(w->o), kvKeyLen(w->o), f, flen);
         hashDelete(w, f, flen);
