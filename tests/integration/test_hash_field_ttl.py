@@ -642,3 +642,34 @@ def test_rdb_and_aof_rewrite_keep_field_ttls(start_server, tmp_path):
            r.execute_command("HPEXPIRETIME", "big", "FIELDS", 3, "f1", "f2", "f3"))
     assert got == expect
     assert r.hlen("big") == 600
+
+
+def test_keyspace_events(server):
+    r = cli(server)
+    r.config_set("notify-keyspace-events", "KEA")
+    ps = r.pubsub()
+    ps.psubscribe("__keyevent@0__:*")
+    assert ps.get_message(timeout=5)["type"] == "psubscribe"
+
+    def events(n):
+        got = []
+        while len(got) < n:
+            m = ps.get_message(timeout=5)
+            assert m is not None, got
+            if m["type"] == "pmessage":
+                got.append((m["channel"].split(":", 1)[1], m["data"]))
+        return got
+
+    r.hset("h", mapping={"a": "1", "b": "2"})
+    assert events(1) == [("hset", "h")]
+    r.execute_command("HEXPIRE", "h", 100, "FIELDS", 1, "a")
+    assert events(1) == [("hexpire", "h")]
+    r.execute_command("HPERSIST", "h", "FIELDS", 1, "a")
+    assert events(1) == [("hpersist", "h")]
+    r.execute_command("HEXPIRE", "h", 0, "FIELDS", 1, "a")
+    assert events(1) == [("hdel", "h")]
+    r.execute_command("HPEXPIRE", "h", 20, "FIELDS", 1, "b")
+    assert events(1) == [("hexpire", "h")]
+    # the last field expires (actively or on access): hexpired, then del
+    assert events(2) == [("hexpired", "h"), ("del", "h")]
+    ps.close()
