@@ -278,9 +278,10 @@ static void htSetTtl(HashTtlTable *t, HashField *e, long long when) {
     }
 }
 
-/* Number of heap entries due at `now` (they form a subtree at the root). */
+/* Number of heap entries expired at `now` (expire < now, as fieldExpired;
+ * they form a subtree at the root). */
 static size_t heapCountDue(const HashTtlTable *t, size_t i, long long now) {
-    if (i >= t->n || hfExpire(t->heap[i]) > now) return 0;
+    if (i >= t->n || hfExpire(t->heap[i]) >= now) return 0;
     return 1 + heapCountDue(t, 2 * i + 1, now) + heapCountDue(t, 2 * i + 2, now);
 }
 
@@ -292,8 +293,9 @@ static HashTtlTable *htTtlCreate(size_t hint) {
 }
 
 /* A field's expire is past (and expiry applies now: not while a replica
- * runs its primary's commands). */
-static inline int fieldExpired(long long when) { return when != 0 && when <= dbNowMs && !dbIgnoreExpire; }
+ * runs its primary's commands).  As in Redis, a field is still there at
+ * its expire's millisecond, while setting an expire of now deletes it. */
+static inline int fieldExpired(long long when) { return when != 0 && when < dbNowMs && !dbIgnoreExpire; }
 
 /* ------------------------------------------------------------------------ */
 /* Encoding-independent access                                                */
@@ -991,7 +993,7 @@ static long long hfeExpiredFields; /* fields deleted by expiry (lazy or active) 
  * expired, deletes it (an HDEL effect) and returns 1.  Not on a replica or
  * while loading (the field stays, invisible, until its HDEL arrives). */
 static int hashLazyExpire(HashWrite *w, const void *f, size_t flen) {
-    if (dbNoLazyExpire || !hashHasTtl(w->o)) return 0;
+    if (dbNoLazyExpire || server.expiryPaused || !hashHasTtl(w->o)) return 0;
     HashStr v;
     long long ttl;
     if (!hashGetTtl(w->o, f, flen, &v, &ttl) || !fieldExpired(ttl)) return 0;
@@ -1189,8 +1191,7 @@ static void hsetGeneric(Client *c, int replyCount) {
     }
     kvobj *o = hashLookupWriteOrCreateSized(c, c->argv[1], listpackBytesFor(c->argv, 2, c->argc - 1));
     if (!o) return;
-    /* An expired field counts as new (it is deleted first). */
-    if (hashHasTtl(o)) o = hashLazyExpireArgs(c, o, 2, c->argc - 2, 2, 0);
+    /* As Redis: a field there but expired is overwritten (an update). */
     HashWrite w = hashWriteBegin(c->db, o);
     hashTryConversion(&w, c->argv, 2, c->argc - 1);
     long long created = 0;
@@ -1602,7 +1603,7 @@ static void hrandfieldDistinct(Client *c, kvobj *o, unsigned long count, int wit
 /* Deletes every expired field first, as Redis's HRANDFIELD does (HDEL
  * effects, "hexpired"); NULL when that deleted the hash. */
 static kvobj *hashExpireAllDue(Client *c, kvobj *o) {
-    if (dbNoLazyExpire) return o;
+    if (dbNoLazyExpire || server.expiryPaused) return o;
     HashWrite w = hashWriteBegin(c->db, o);
     int more;
     long n = hashExpireDue(&w, LONG_MAX, &more);
@@ -2112,9 +2113,9 @@ static void hsetexCommand(Client *c) {
     if (!o) o = hashCreate(c->db, c->argv[1], listpackBytesFor(c->argv, first, c->argc - 1));
     HashWrite w = hashWriteBegin(c->db, o);
     long lazy = 0, deleted = 0, updated = 0;
-    for (int j = first; j < c->argc; j += 2) lazy += hashLazyExpire(&w, c->argv[j], sdsLen(c->argv[j]));
     if (flags & (F_FNX | F_FXX)) {
         long found = 0;
+        for (int j = first; j < c->argc; j += 2) lazy += hashLazyExpire(&w, c->argv[j], sdsLen(c->argv[j]));
         for (int j = first; j < c->argc; j += 2) {
             HashStr v;
             found += hashGet(w.o, c->argv[j], sdsLen(c->argv[j]), &v);
