@@ -2130,7 +2130,9 @@ static void hsetexCommand(Client *c) {
     hashTryConversion(&w, c->argv, first, c->argc - 1);
     for (int j = first; j < c->argc; j += 2) {
         const sds f = c->argv[j];
-        hashSetKeep(&w, f, sdsLen(f), c->argv[j + 1], sdsLen(c->argv[j + 1]), (flags & (F_TIME | F_KEEPTTL)) != 0);
+        /* With a new time the old one goes first: a stale expire must not
+         * make the field look expired before its new one is set. */
+        hashSetKeep(&w, f, sdsLen(f), c->argv[j + 1], sdsLen(c->argv[j + 1]), (flags & F_KEEPTTL) != 0);
         if (flags & F_TIME) {
             long dummy = 0;
             int r = hashFieldExpire(&w, f, when, 0, &dummy);

@@ -679,3 +679,21 @@ def test_keyspace_events(server):
     # the last field expires (actively or on access): hexpired, then del
     assert events(2) == [("hexpired", "h"), ("del", "h")]
     ps.close()
+
+
+@pytest.mark.parametrize("enc", ENCODINGS)
+def test_hsetex_over_an_expired_field(server, enc):
+    r = cli(server)
+    setup_enc(r, enc)
+    r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 0)
+    r.hset("h", mapping={"a": "1", "b": "2"})
+    r.execute_command("HPEXPIRE", "h", 1, "FIELDS", 1, "a")
+    time.sleep(0.02)
+    assert r.execute_command("HSETEX", "h", "PX", 100000, "FIELDS", 1, "a", "new") == 1
+    assert r.hget("h", "a") == "new"
+    assert r.execute_command("HPTTL", "h", "FIELDS", 1, "a")[0] > 90000
+    r.execute_command("HPEXPIRE", "h", 1, "FIELDS", 1, "b")
+    time.sleep(0.02)
+    assert r.hset("h", "b", "3") == 0  # an expired field is overwritten: an update, as in Redis
+    assert r.execute_command("HTTL", "h", "FIELDS", 1, "b") == [-1]
+    assert r.hget("h", "b") == "3"
