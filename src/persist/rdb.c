@@ -593,6 +593,9 @@ typedef struct RdbReader {
     int withExpire;  /* the value being read is a key's with an expire (`expire`, */
     long long expire; /* absolute ms): its entry is built with it (newEntry...) */
     int corrupt;      /* why is one of Redis's "... integrity check failed." */
+    long long fieldsExpiredBefore; /* a file load on a primary: hash fields whose
+                                    * TTL passed before this (ms) are dropped, as
+                                    * Redis 7.4 drops them; 0: kept */
 } RdbReader;
 
 static int rrFail(RdbReader *r, const char *why) {
@@ -1184,6 +1187,11 @@ static int loadHashTtls(RdbReader *r, Build *b, int rdbType) {
             return -1;
         }
         long long when = !ttl ? 0 : rdbType == RDB_TYPE_HASH_METADATA ? (long long)(ttl + min - 1) : (long long)ttl;
+        if (when && when < r->fieldsExpiredBefore) { /* expired: dropped */
+            sdsFree(f);
+            sdsFree(v);
+            continue;
+        }
         int ok = when >= 0 && hashLoadAddTtl(&b->enc, &b->ptr, f, sdsLen(f), v, sdsLen(v), when);
         sdsFree(f);
         sdsFree(v);
@@ -1222,6 +1230,7 @@ static int loadHashListpackEx(RdbReader *r, Build *b, int rdbType) {
             rc = rrCorrupt(r, "Hash listpack integrity check failed.");
             break;
         }
+        if (when && when < r->fieldsExpiredBefore) continue; /* expired: dropped */
         int ok = hashLoadAddTtl(&b->enc, &b->ptr, fs, fl, vs, vl, when);
         if (!ok && !b->shallow) rc = rrCorrupt(r, "Hash listpack integrity check failed.");
         b->added += ok;
@@ -1690,8 +1699,10 @@ static int loadKey(RdbReader *r, RdbStream *s, int type) {
     int empty;
     r->withExpire = s->expire != -1; /* the entry is built with it */
     r->expire = s->expire;
+    r->fieldsExpiredBefore = server.isReplica ? 0 : s->now;
     kvobj *o = loadValue(r, type, key, keylen, &empty);
     r->withExpire = 0;
+    r->fieldsExpiredBefore = 0;
     if (!o && !empty) {
         sdsFree(owned);
         return -1;

@@ -697,3 +697,19 @@ def test_hsetex_over_an_expired_field(server, enc):
     assert r.hset("h", "b", "3") == 0  # an expired field is overwritten: an update, as in Redis
     assert r.execute_command("HTTL", "h", "FIELDS", 1, "b") == [-1]
     assert r.hget("h", "b") == "3"
+
+
+@pytest.mark.parametrize("enc", ENCODINGS)
+def test_load_drops_expired_fields(server, enc):
+    r = cli(server)
+    setup_enc(r, enc)
+    r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 0)
+    r.hset("h", mapping={"a": "1", "b": "2"})
+    r.hset("gone", mapping={"a": "1"})
+    r.execute_command("HPEXPIRE", "h", 1, "FIELDS", 1, "a")
+    r.execute_command("HPEXPIRE", "gone", 1, "FIELDS", 1, "a")
+    time.sleep(0.02)
+    assert r.hlen("h") == 2  # counted until deleted
+    r.execute_command("DEBUG", "RELOAD")
+    assert r.hlen("h") == 1 and r.hgetall("h") == {"b": "2"}
+    assert r.exists("gone") == 0
