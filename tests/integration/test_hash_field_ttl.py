@@ -713,3 +713,83 @@ def test_load_drops_expired_fields(server, enc):
     r.execute_command("DEBUG", "RELOAD")
     assert r.hlen("h") == 1 and r.hgetall("h") == {"b": "2"}
     assert r.exists("gone") == 0
+
+
+def _aof_commands(path):
+    data = open(path, "rb").read()
+    out, i = [], 0
+    while i < len(data):
+        assert data[i:i + 1] == b"*", data[i:i + 20]
+        j = data.index(b"\r\n", i)
+        n = int(data[i + 1:j])
+        i = j + 2
+        cmd = []
+        for _ in range(n):
+            j = data.index(b"\r\n", i)
+            ln = int(data[i + 1:j])
+            cmd.append(data[j + 2:j + 2 + ln].decode())
+            i = j + 2 + ln + 2
+        out.append(cmd)
+    return out
+
+
+def test_effects_in_the_aof(start_server, tmp_path):
+    """The commands the AOF (and replicas) get, as Redis 8 propagates them:
+    HPEXPIREAT with an absolute time and only the fields set, an HDEL per
+    field deleted, HSETEX with PXAT, HGETEX as HPEXPIREAT / HPERSIST, HGETDEL
+    as HDEL, HINCRBYFLOAT on a TTL hash as HSETEX KEEPTTL."""
+    srv = start_server(enable_debug_command="yes", dir=str(tmp_path), appendonly="yes", appendfsync="always")
+    r = cli(srv)
+    r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 0)
+    r.hset("h0", mapping={"x1": "y1", "x2": "y2"})
+    r.execute_command("HEXPIREAT", "h0", 1, "FIELDS", 3, "x1", "x2", "nope")
+    r.hset("h1", mapping={"f1": "v1", "f2": "v2"})
+    r.execute_command("HEXPIRE", "h1", 10, "XX", "FIELDS", 3, "f1", "f2", "nope")  # nothing set: no effect
+    r.execute_command("HPEXPIRE", "h1", 20000, "FIELDS", 1, "f1")
+    r.execute_command("HPEXPIRE", "h1", 30000, "NX", "FIELDS", 2, "f1", "f2")
+    r.execute_command("HPERSIST", "h1", "FIELDS", 1, "f2")
+    r.execute_command("HSETEX", "h3", "EX", 100, "FIELDS", 1, "f", "v")
+    r.execute_command("HSETEX", "h3", "FNX", "FIELDS", 1, "f", "v")  # refused: no effect
+    r.execute_command("HSETEX", "h3", "KEEPTTL", "FIELDS", 1, "f", "w")
+    r.execute_command("HSETEX", "h3", "PX", 0, "FIELDS", 1, "f", "z")
+    r.execute_command("HSETEX", "h4", "FIELDS", 2, "a", "1", "b", "2")
+    r.execute_command("HGETEX", "h4", "FIELDS", 1, "a")  # no change: no effect
+    r.execute_command("HGETEX", "h4", "EX", 1000, "FIELDS", 1, "a")
+    r.execute_command("HGETEX", "h4", "PERSIST", "FIELDS", 1, "a")
+    r.hincrbyfloat("h4", "b", "1.5")
+    r.execute_command("HGETDEL", "h4", "FIELDS", 2, "b", "zz")
+    r.hset("lazy", mapping={"a": "1", "b": "2"})
+    r.execute_command("HPEXPIRE", "lazy", 1, "FIELDS", 1, "a")
+    time.sleep(0.02)
+    assert r.hget("lazy", "a") is None  # deleted on access: HDEL
+    cmds = [c for c in _aof_commands(tmp_path / "appendonlydir" / "appendonly.aof.1.incr.aof")
+            if c[0].upper() != "SELECT"]
+
+    def shape(c):
+        c = [c[0].upper()] + list(c[1:])
+        if c[0].upper() in ("HPEXPIREAT", "HSETEX") and len(c) > 3 and c[2].isdigit():
+            c[2] = "*"
+        if c[0].upper() == "HSETEX" and "PXAT" in c:
+            c[c.index("PXAT") + 1] = "*"
+        return c
+
+    got = [shape(c) for c in cmds]
+    assert got == [
+        ["HSET", "h0", "x1", "y1", "x2", "y2"],
+        ["MULTI"], ["HDEL", "h0", "x1"], ["HDEL", "h0", "x2"], ["EXEC"],
+        ["HSET", "h1", "f1", "v1", "f2", "v2"],
+        ["HPEXPIREAT", "h1", "*", "FIELDS", "1", "f1"],
+        ["HPEXPIREAT", "h1", "*", "NX", "FIELDS", "1", "f2"],
+        ["HPERSIST", "h1", "FIELDS", "1", "f2"],
+        ["HSETEX", "h3", "PXAT", "*", "FIELDS", "1", "f", "v"],
+        ["HSETEX", "h3", "KEEPTTL", "FIELDS", "1", "f", "w"],
+        ["HDEL", "h3", "f"],
+        ["HSETEX", "h4", "FIELDS", "2", "a", "1", "b", "2"],
+        ["HPEXPIREAT", "h4", "*", "FIELDS", "1", "a"],
+        ["HPERSIST", "h4", "FIELDS", "1", "a"],
+        ["HSETEX", "h4", "KEEPTTL", "FIELDS", "1", "b", "3.5"],
+        ["HDEL", "h4", "b", "zz"],
+        ["HSET", "lazy", "a", "1", "b", "2"],
+        ["HPEXPIREAT", "lazy", "*", "FIELDS", "1", "a"],
+        ["HDEL", "lazy", "a"],
+    ], got
