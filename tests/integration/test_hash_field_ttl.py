@@ -395,8 +395,20 @@ def test_random_ops_against_model(server):
             if not model[k]:
                 del model[k]
 
+    state = {"t": 0.0, "late": False}
+
+    def x(*args):
+        # a reply that took GRACE or more leaves the server's clock unknown
+        # within the window: that step's checks are skipped
+        res = r.execute_command(*args)
+        state["late"] = state["late"] or now() - state["t"] > GRACE - 2
+        return res
+
+    late_steps = 0
     for step in range(OPS):
+        late_steps += state["late"]
         t = now()
+        state["t"], state["late"] = t, False
         purge(t)
         k = rnd.choice(keys)
         f = rnd.choice(fields)
@@ -404,7 +416,7 @@ def test_random_ops_against_model(server):
         op = rnd.randrange(14)
         if op == 0:
             vals = {rnd.choice(fields): str(rnd.randrange(100)) for _ in range(rnd.randrange(1, 4))}
-            r.hset(k, mapping=vals)
+            x("HSET", k, *[a for p in vals.items() for a in p])
             h = model.setdefault(k, {})
             for ff, vv in vals.items():
                 h[ff] = [vv, 0]
@@ -412,7 +424,7 @@ def test_random_ops_against_model(server):
             ttl = rnd.choice([1, 5, 30, 60, 100000])
             cond = rnd.choice([None, "NX", "XX", "GT", "LT"])
             args = [k, ttl] + ([cond] if cond else []) + ["FIELDS", 1, f]
-            got = r.execute_command("HPEXPIRE", *args)[0]
+            got = x("HPEXPIRE", *args)[0]
             if f in unsure:
                 model.get(k, {}).pop(f, None)
                 r.hdel(k, f)
@@ -421,7 +433,7 @@ def test_random_ops_against_model(server):
                 continue
             h = live(k, t)
             if f not in h:
-                assert got == -2, (step, args)
+                assert state["late"] or got == -2, (step, args)
                 continue
             prev = model[k][f][1]
             when = t + ttl
@@ -431,52 +443,52 @@ def test_random_ops_against_model(server):
             if abs(when - prev) < GRACE and cond in ("GT", "LT"):
                 model[k][f][1] = pexpiretime(k, f)
                 continue
-            assert got == (1 if met else 0), (step, args, prev, when)
+            assert state["late"] or got == (1 if met else 0), (step, args, prev, when)
             if met:
                 model[k][f][1] = pexpiretime(k, f)
         elif op == 2:
-            got = r.hget(k, f)
+            got = x("HGET", k, f)
             if f not in unsure:
-                assert got == live(k, t).get(f, [None])[0], step
+                assert state["late"] or got == live(k, t).get(f, [None])[0], step
         elif op == 3:
-            got = r.hgetall(k)
+            got = x("HGETALL", k)
             exp = {ff: v for ff, (v, e) in live(k, t).items() if ff not in unsure}
-            assert {ff: v for ff, v in got.items() if ff not in unsure} == exp, step
+            assert state["late"] or {ff: v for ff, v in got.items() if ff not in unsure} == exp, step
         elif op == 4:
-            got = r.hdel(k, f)
+            got = x("HDEL", k, f)
             h = model.get(k, {})
             if f not in unsure and f in h and (not h[f][1] or h[f][1] > t + GRACE):
-                assert got == 1, step
+                assert state["late"] or got == 1, step
             h.pop(f, None)
             if not h:
                 model.pop(k, None)
         elif op == 5:
-            got = r.execute_command("HPERSIST", k, "FIELDS", 1, f)[0]
+            got = x("HPERSIST", k, "FIELDS", 1, f)[0]
             if f in unsure:
                 model.get(k, {}).pop(f, None)
                 r.hdel(k, f)
                 continue
             h = live(k, t)
             exp = -2 if f not in h else (1 if h[f][1] else -1)
-            assert got == exp, step
+            assert state["late"] or got == exp, step
             if exp == 1:
                 model[k][f][1] = 0
         elif op == 6:
-            got = r.execute_command("HPTTL", k, "FIELDS", 1, f)[0]
+            got = x("HPTTL", k, "FIELDS", 1, f)[0]
             if f not in unsure:
                 h = live(k, t)
                 if f not in h:
-                    assert got == -2, step
+                    assert state["late"] or got == -2, step
                 elif not h[f][1]:
-                    assert got == -1, step
+                    assert state["late"] or got == -1, step
                 else:
-                    assert 0 < got <= h[f][1] - t + 2, step
+                    assert state["late"] or 0 < got <= h[f][1] - t + 2, step
         elif op == 7:
-            n = r.hlen(k)
+            n = x("HLEN", k)
             h = model.get(k, {})
-            assert len([1 for ff in h if ff not in unsure and (not h[ff][1] or h[ff][1] > t + GRACE)]) <= n, step
+            assert state["late"] or len([1 for ff in h if ff not in unsure and (not h[ff][1] or h[ff][1] > t + GRACE)]) <= n, step
         elif op == 8:
-            got = r.hincrby(k, f, 1)
+            got = x("HINCRBY", k, f, 1)
             if f in unsure:
                 model.setdefault(k, {})[f] = [str(got), pexpiretime(k, f)]
                 continue
@@ -490,36 +502,37 @@ def test_random_ops_against_model(server):
                 base = 0
                 model.setdefault(k, {})[f] = ["0", 0]
             if base is not None:
-                assert got == base + 1, step
+                assert state["late"] or got == base + 1, step
                 model[k][f][0] = str(got)
         elif op == 9:
             ttl = rnd.choice([2, 20, 100000])
             vals = [(rnd.choice(fields), str(rnd.randrange(100))) for _ in range(rnd.randrange(1, 3))]
             vals = list(dict(vals).items())
             flat = [x for p in vals for x in p]
-            r.execute_command("HSETEX", k, "PX", ttl, "FIELDS", len(vals), *flat)
+            x("HSETEX", k, "PX", ttl, "FIELDS", len(vals), *flat)
             h = model.setdefault(k, {})
             for ff, vv in vals:
                 h[ff] = [vv, pexpiretime(k, ff)]
         elif op == 10:
-            got = r.execute_command("HGETDEL", k, "FIELDS", 1, f)[0]
+            got = x("HGETDEL", k, "FIELDS", 1, f)[0]
             if f not in unsure:
-                assert got == live(k, t).get(f, [None])[0], step
+                assert state["late"] or got == live(k, t).get(f, [None])[0], step
             model.get(k, {}).pop(f, None)
             if k in model and not model[k]:
                 model.pop(k)
         elif op == 11:
-            got = r.execute_command("HGETEX", k, "FIELDS", 2, f, "zz")
+            got = x("HGETEX", k, "FIELDS", 2, f, "zz")
             if f not in unsure:
-                assert got == [live(k, t).get(f, [None])[0], None], step
+                assert state["late"] or got == [live(k, t).get(f, [None])[0], None], step
         elif op == 12:
             r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", rnd.randrange(2))
         else:
             # a key exists exactly while it has a field (expired ones count until deleted)
-            ex = r.exists(k)
+            ex = x("EXISTS", k)
             h = model.get(k, {})
             if any(not e or e > t + GRACE for v, e in h.values()):
-                assert ex == 1, step
+                assert state["late"] or ex == 1, step
+    assert late_steps < OPS // 4, late_steps  # the comparisons did run
     r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 1)
     # in the end active expiry leaves exactly the fields without a TTL or
     # with a long one
