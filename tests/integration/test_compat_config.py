@@ -296,6 +296,9 @@ def test_cluster_commands_without_cluster_support(server, oracle):
     assert set(lb) - set(la) == set()
     # COMMAND COUNT: Redis's 240 plus Cairn's own commands (issue 39)
     own = {b"incrbybound", b"incrbyfloatbound", b"ztrim"}
+    # hash-field expiry (issue 38): Redis 7.4 / 8.0 commands
+    own |= {b"hexpire", b"hpexpire", b"hexpireat", b"hpexpireat", b"httl", b"hpttl", b"hexpiretime",
+            b"hpexpiretime", b"hpersist", b"hgetex", b"hsetex", b"hgetdel"}
     assert set(la) - set(lb) >= own
     assert a.execute_command("COMMAND", "COUNT") == b.execute_command("COMMAND", "COUNT") + len(own)
 

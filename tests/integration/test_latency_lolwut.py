@@ -28,6 +28,9 @@ MISSING = set()
 # Cairn's commands that redis-server 7.0.15 lacks (the last three are
 # Cairn's own, issue 39).
 EXTRA = {"client|setinfo", "incrbybound", "incrbyfloatbound", "ztrim"}
+# Hash-field expiry (issue 38): Redis 7.4 / 8.0 commands.
+EXTRA |= {"hexpire", "hpexpire", "hexpireat", "hpexpireat", "httl", "hpttl", "hexpiretime", "hpexpiretime",
+          "hpersist", "hgetex", "hsetex", "hgetdel"}
 
 
 def client(srv, protocol=2):
