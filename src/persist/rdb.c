@@ -214,10 +214,9 @@ static void zsetRdbSave(RdbWriter *w, const kvobj *o) {
     zsetForEachByRank(o, 0, (long)n - 1, 1, zsetMemberSave, w);
 }
 
-/* A hash that had a field TTL set is written as Redis 7.4's
- * RDB_TYPE_HASH_METADATA whatever its layout: the minimum expire (8 bytes,
- * 2^48 when no field has one), the count, then per field its TTL (0: none,
- * else expire - minimum + 1), field and value.  Fields already expired are
+/* A hash with a field TTL is written as Redis 7.4's RDB_TYPE_HASH_METADATA
+ * whatever its layout: the minimum expire (8 bytes), the count, then per
+ * field its TTL (0: none, else expire - minimum + 1), field and value.  Fields already expired are
  * written too (a loader drops or expires them), so that the count and the
  * fields never depend on the clock. */
 typedef struct HashTtlSave {
@@ -1731,7 +1730,7 @@ static int loadKey(RdbReader *r, RdbStream *s, int type) {
             return rrFail(r, "duplicated key");
         }
         applyAccess(o, s->idle, s->freq);
-        if (kvType(o) == OBJ_HASH && hashValueHasTtl(o)) hashIndexKey(db->id, key, keylen);
+        if (kvType(o) == OBJ_HASH && hashValueTtlLayout(o)) hashIndexKey(db->id, key, keylen);
         info->keysLoaded++;
     }
     if (server.cfg.keyLoadDelay) keyDelay(server.cfg.keyLoadDelay);

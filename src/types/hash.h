@@ -34,8 +34,12 @@ void hashValueForEachWithTtl(const kvobj *o, HashFieldVisit *fn, void *priv);
 /* A hash with field TTLs loaded under key in database dbid (RDB): named in
  * the index the active expiry cycle walks. */
 void hashIndexKey(int dbid, const char *key, size_t len);
-/* Whether the hash has the field-TTL layout (a TTL was set on a field). */
+/* Whether a field of the hash has a TTL (expired or not, so the answer
+ * does not depend on the clock): RDB and DUMP then write Redis 7.4's
+ * hash-with-TTL type, else Redis 7.0's hash types. */
 int hashValueHasTtl(const kvobj *o);
+/* Whether the hash has the field-TTL layout (kept once a TTL was set). */
+int hashValueTtlLayout(const kvobj *o);
 /* Whether any hash may have field TTLs (RDB saves then write version 12). */
 int hashAnyFieldTtl(void);
 

@@ -2273,7 +2273,18 @@ int hashLoadAddTtl(int *enc, void **ptr, const void *f, size_t flen, const void 
     return 1;
 }
 
-int hashValueHasTtl(const kvobj *o) { return hashHasTtl(o); }
+int hashValueTtlLayout(const kvobj *o) { return hashHasTtl(o); }
+
+int hashValueHasTtl(const kvobj *o) {
+    if (!hashHasTtl(o)) return 0;
+    if (kvEncoding(o) == OBJ_ENC_HT) return ((HashTtlTable *)kvPtr(o))->n != 0;
+    HashIter hi;
+    int any = 0;
+    hashIterInit(&hi, kvPtr(o), OBJ_ENC_LISTPACK_EX);
+    while (!any && hashIterNext(&hi)) any = hi.ttl != 0;
+    hashIterRelease(&hi);
+    return any;
+}
 
 int hashAnyFieldTtl(void) { return hfeIndexTotal != 0; }
 

@@ -806,3 +806,18 @@ def test_effects_in_the_aof(start_server, tmp_path):
         ["HPEXPIREAT", "lazy", "*", "FIELDS", "1", "a"],
         ["HDEL", "lazy", "a"],
     ], got
+
+
+def test_ttl_layout_without_ttls_dumps_as_redis70(server):
+    r = cli(server)
+    raw = redis.Redis(host=server.host, port=server.port, socket_timeout=10)
+    r.hset("h", mapping={"a": "1", "b": "2"})
+    r.execute_command("HEXPIRE", "h", 1000, "FIELDS", 1, "a")
+    r.execute_command("HPERSIST", "h", "FIELDS", 1, "a")
+    assert r.object("encoding", "h") == "listpackex"
+    p = raw.dump("h")
+    assert p[0] == 4 and p[-10:-8] == b"\x0a\x00"  # RDB_TYPE_HASH, version 10
+    r.delete("h")
+    raw.restore("h", 0, p)
+    assert r.hgetall("h") == {"a": "1", "b": "2"}
+    assert r.execute_command("HTTL", "h", "FIELDS", 2, "a", "b") == [-1, -1]
