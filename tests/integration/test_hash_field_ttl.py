@@ -821,3 +821,20 @@ def test_ttl_layout_without_ttls_dumps_as_redis70(server):
     raw.restore("h", 0, p)
     assert r.hgetall("h") == {"a": "1", "b": "2"}
     assert r.execute_command("HTTL", "h", "FIELDS", 2, "a", "b") == [-1, -1]
+
+
+def test_full_sync_carries_field_ttls(start_server):
+    primary = start_server()
+    replica = start_server()
+    p, rr = cli(primary), cli(replica)
+    at = ms() + 1000000
+    p.hset("h", mapping={"a": "1", "b": "2"})
+    p.hset("big", mapping={"f%d" % i: i for i in range(600)})
+    p.execute_command("HPEXPIREAT", "h", at, "FIELDS", 1, "a")
+    p.execute_command("HPEXPIREAT", "big", at, "FIELDS", 2, "f1", "f599")
+    rr.execute_command("REPLICAOF", "127.0.0.1", primary.port)
+    wait_for(lambda: rr.info("replication")["master_link_status"] == "up", what="replica link")
+    wait_for(lambda: rr.exists("big") == 1, what="synced")
+    assert rr.execute_command("HPEXPIRETIME", "h", "FIELDS", 2, "a", "b") == [at, -1]
+    assert rr.execute_command("HPEXPIRETIME", "big", "FIELDS", 3, "f1", "f599", "f2") == [at, at, -1]
+    assert rr.object("encoding", "h") == "listpackex"
