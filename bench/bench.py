@@ -221,6 +221,9 @@ SCENARIOS = {
     "evalsha_gcra": ("gcra", 0, None),
     "rllog": (None, 0, ["RL.LOG", "rl:user", "60000", "1000000000"]),
     "evalsha_window": ("window", 0, None),
+    # HGET of the field redis-benchmark's hset test leaves in myhash (issue
+    # 38: hashes without field TTLs must not pay for them).
+    "hget": (None, 0, ["HGET", "myhash", "element:__rand_int__"]),
 }
 
 # The scripts the issue-39 commands replace, as test_native_due.py and

@@ -308,6 +308,68 @@ def _patch_client_kill_docs(d):
 DOC_PATCHES = {"set": _patch_set_docs, "client|kill": _patch_client_kill_docs}
 
 
+# Hash-field expiry (issue 38): the commands as Redis 7.4 (HEXPIRE family,
+# HTTL family, HPERSIST) and Redis 8.0 (HGETEX, HSETEX, HGETDEL) describe
+# them.
+def _hfe_fields_arg():
+    return {"name": "fields", "type": "block", "token": "FIELDS", "arguments": [
+        {"name": "numfields", "type": "integer"},
+        {"name": "field", "type": "string", "flags": ["multiple"]}]}
+
+
+def _hfe_entry(name, arity, flags, acl, keyflags, summary, since, complexity, args):
+    return {"info": [name, arity, flags, 1, 1, 1, acl, [], [_spec1(keyflags)], []],
+            "docs": {"summary": summary, "since": since, "group": "hash", "complexity": complexity,
+                     "arguments": [{"name": "key", "type": "key", "key_spec_index": 0}] + args}}
+
+
+_HFE_N = "O(N) where N is the number of specified fields"
+_HFE_COND = {"name": "condition", "type": "oneof", "flags": ["optional"], "arguments": [
+    {"name": t.lower(), "type": "pure-token", "token": t} for t in ("NX", "XX", "GT", "LT")]}
+for _name, _arg, _type, _what in (("hexpire", "seconds", "integer", "relative time to expire (seconds)"),
+                                  ("hpexpire", "milliseconds", "integer", "relative time to expire (milliseconds)"),
+                                  ("hexpireat", "unix-time-seconds", "unix-time",
+                                   "an absolute Unix timestamp (seconds)"),
+                                  ("hpexpireat", "unix-time-milliseconds", "unix-time",
+                                   "an absolute Unix timestamp (milliseconds)")):
+    EXTENSIONS[_name] = _hfe_entry(_name, -6, ["write", "denyoom", "fast"], ["write", "hash", "fast"],
+                                   ["RW", "update"], "Set expiry for hash field using " + _what, "7.4.0", _HFE_N,
+                                   [{"name": _arg, "type": _type}, _HFE_COND, _hfe_fields_arg()])
+for _name, _summary in (("httl", "Returns the TTL in seconds of a hash field."),
+                        ("hpttl", "Returns the TTL in milliseconds of a hash field."),
+                        ("hexpiretime", "Returns the expiration time of a hash field as a Unix timestamp, in seconds."),
+                        ("hpexpiretime", "Returns the expiration time of a hash field as a Unix timestamp, in msec.")):
+    EXTENSIONS[_name] = _hfe_entry(_name, -5, ["readonly", "fast"], ["read", "hash", "fast"], ["RO", "access"],
+                                   _summary, "7.4.0", _HFE_N, [_hfe_fields_arg()])
+EXTENSIONS["hpersist"] = _hfe_entry("hpersist", -5, ["write", "fast"], ["write", "hash", "fast"], ["RW", "update"],
+                                    "Removes the expiration time for each specified field", "7.4.0", _HFE_N,
+                                    [_hfe_fields_arg()])
+_HFE_TIMES = [{"name": "seconds", "type": "integer", "token": "EX"},
+              {"name": "milliseconds", "type": "integer", "token": "PX"},
+              {"name": "unix-time-seconds", "type": "unix-time", "token": "EXAT"},
+              {"name": "unix-time-milliseconds", "type": "unix-time", "token": "PXAT"}]
+EXTENSIONS["hgetex"] = _hfe_entry(
+    "hgetex", -5, ["write", "fast"], ["write", "hash", "fast"], ["RW", "access", "update"],
+    "Get the value of one or more fields of a given hash key, and optionally set their expiration.", "8.0.0",
+    _HFE_N, [{"name": "expiration", "type": "oneof", "flags": ["optional"], "arguments": _HFE_TIMES + [
+        {"name": "persist", "type": "pure-token", "token": "PERSIST"}]}, _hfe_fields_arg()])
+EXTENSIONS["hsetex"] = _hfe_entry(
+    "hsetex", -6, ["write", "denyoom", "fast"], ["write", "hash", "fast"], ["RW", "update"],
+    "Set the value of one or more fields of a given hash key, and optionally set their expiration.", "8.0.0",
+    "O(N) where N is the number of fields being set.",
+    [{"name": "condition", "type": "oneof", "flags": ["optional"], "arguments": [
+        {"name": "fnx", "type": "pure-token", "token": "FNX"}, {"name": "fxx", "type": "pure-token", "token": "FXX"}]},
+     {"name": "expiration", "type": "oneof", "flags": ["optional"], "arguments": _HFE_TIMES + [
+         {"name": "keepttl", "type": "pure-token", "token": "KEEPTTL"}]},
+     {"name": "fields", "type": "block", "token": "FIELDS", "arguments": [
+         {"name": "numfields", "type": "integer"},
+         {"name": "data", "type": "block", "flags": ["multiple"], "arguments": [
+             {"name": "field", "type": "string"}, {"name": "value", "type": "string"}]}]}])
+EXTENSIONS["hgetdel"] = _hfe_entry(
+    "hgetdel", -5, ["write", "fast"], ["write", "hash", "fast"], ["RW", "access", "delete"],
+    "Returns the value of a field and deletes it from the hash.", "8.0.0", _HFE_N, [_hfe_fields_arg()])
+
+
 class Conn:
     """A minimal RESP3 client: maps come back as lists of pairs tagged
     ('map', ...), sets as ('set', ...), statuses as str, bulks as str."""

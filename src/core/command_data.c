@@ -1164,6 +1164,55 @@ static const CommandArg A_hexists[] = {
     {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
     {.name = "field", .type = ARG_STRING, .keySpecIndex = -1},
 };
+static const KeySpec K_hexpire[] = {
+    {.flags = KS_RW | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_hexpire_2[] = {
+    {.name = "nx", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "NX"},
+    {.name = "xx", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "XX"},
+    {.name = "gt", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "GT"},
+    {.name = "lt", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "LT"},
+};
+static const CommandArg A_hexpire_3[] = {
+    {.name = "numfields", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "field", .type = ARG_STRING, .keySpecIndex = -1, .flags = ARGF_MULTIPLE},
+};
+static const CommandArg A_hexpire[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "seconds", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "condition", .type = ARG_ONEOF, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_hexpire_2, .subargCount = 4},
+    {.name = "fields", .type = ARG_BLOCK, .keySpecIndex = -1, .token = "FIELDS", .subargs = A_hexpire_3, .subargCount = 2},
+};
+static const KeySpec K_hexpireat[] = {
+    {.flags = KS_RW | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_hexpireat_2[] = {
+    {.name = "nx", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "NX"},
+    {.name = "xx", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "XX"},
+    {.name = "gt", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "GT"},
+    {.name = "lt", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "LT"},
+};
+static const CommandArg A_hexpireat_3[] = {
+    {.name = "numfields", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "field", .type = ARG_STRING, .keySpecIndex = -1, .flags = ARGF_MULTIPLE},
+};
+static const CommandArg A_hexpireat[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "unix-time-seconds", .type = ARG_UNIX_TIME, .keySpecIndex = -1},
+    {.name = "condition", .type = ARG_ONEOF, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_hexpireat_2, .subargCount = 4},
+    {.name = "fields", .type = ARG_BLOCK, .keySpecIndex = -1, .token = "FIELDS", .subargs = A_hexpireat_3, .subargCount = 2},
+};
+static const KeySpec K_hexpiretime[] = {
+    {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_hexpiretime_1[] = {
+    {.name = "numfields", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "field", .type = ARG_STRING, .keySpecIndex = -1, .flags = ARGF_MULTIPLE},
+};
+static const CommandArg A_hexpiretime[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "fields", .type = ARG_BLOCK, .keySpecIndex = -1, .token = "FIELDS", .subargs = A_hexpiretime_1, .subargCount = 2},
+};
 static const KeySpec K_hget[] = {
     {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
 };
@@ -1178,6 +1227,36 @@ static const CommandArg A_hgetall[] = {
     {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
 };
 static const char *const T_hgetall[] = {"nondeterministic_output_order", NULL};
+static const KeySpec K_hgetdel[] = {
+    {.flags = KS_RW | KS_ACCESS | KS_DELETE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_hgetdel_1[] = {
+    {.name = "numfields", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "field", .type = ARG_STRING, .keySpecIndex = -1, .flags = ARGF_MULTIPLE},
+};
+static const CommandArg A_hgetdel[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "fields", .type = ARG_BLOCK, .keySpecIndex = -1, .token = "FIELDS", .subargs = A_hgetdel_1, .subargCount = 2},
+};
+static const KeySpec K_hgetex[] = {
+    {.flags = KS_RW | KS_ACCESS | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_hgetex_1[] = {
+    {.name = "seconds", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "EX"},
+    {.name = "milliseconds", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "PX"},
+    {.name = "unix-time-seconds", .type = ARG_UNIX_TIME, .keySpecIndex = -1, .token = "EXAT"},
+    {.name = "unix-time-milliseconds", .type = ARG_UNIX_TIME, .keySpecIndex = -1, .token = "PXAT"},
+    {.name = "persist", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "PERSIST"},
+};
+static const CommandArg A_hgetex_2[] = {
+    {.name = "numfields", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "field", .type = ARG_STRING, .keySpecIndex = -1, .flags = ARGF_MULTIPLE},
+};
+static const CommandArg A_hgetex[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "expiration", .type = ARG_ONEOF, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_hgetex_1, .subargCount = 5},
+    {.name = "fields", .type = ARG_BLOCK, .keySpecIndex = -1, .token = "FIELDS", .subargs = A_hgetex_2, .subargCount = 2},
+};
 static const KeySpec K_hincrby[] = {
     {.flags = KS_RW | KS_ACCESS | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
 };
@@ -1225,6 +1304,77 @@ static const CommandArg A_hmset[] = {
     {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
     {.name = "field_value", .type = ARG_BLOCK, .keySpecIndex = -1, .flags = ARGF_MULTIPLE, .subargs = A_hmset_1, .subargCount = 2},
 };
+static const KeySpec K_hpersist[] = {
+    {.flags = KS_RW | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_hpersist_1[] = {
+    {.name = "numfields", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "field", .type = ARG_STRING, .keySpecIndex = -1, .flags = ARGF_MULTIPLE},
+};
+static const CommandArg A_hpersist[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "fields", .type = ARG_BLOCK, .keySpecIndex = -1, .token = "FIELDS", .subargs = A_hpersist_1, .subargCount = 2},
+};
+static const KeySpec K_hpexpire[] = {
+    {.flags = KS_RW | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_hpexpire_2[] = {
+    {.name = "nx", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "NX"},
+    {.name = "xx", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "XX"},
+    {.name = "gt", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "GT"},
+    {.name = "lt", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "LT"},
+};
+static const CommandArg A_hpexpire_3[] = {
+    {.name = "numfields", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "field", .type = ARG_STRING, .keySpecIndex = -1, .flags = ARGF_MULTIPLE},
+};
+static const CommandArg A_hpexpire[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "milliseconds", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "condition", .type = ARG_ONEOF, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_hpexpire_2, .subargCount = 4},
+    {.name = "fields", .type = ARG_BLOCK, .keySpecIndex = -1, .token = "FIELDS", .subargs = A_hpexpire_3, .subargCount = 2},
+};
+static const KeySpec K_hpexpireat[] = {
+    {.flags = KS_RW | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_hpexpireat_2[] = {
+    {.name = "nx", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "NX"},
+    {.name = "xx", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "XX"},
+    {.name = "gt", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "GT"},
+    {.name = "lt", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "LT"},
+};
+static const CommandArg A_hpexpireat_3[] = {
+    {.name = "numfields", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "field", .type = ARG_STRING, .keySpecIndex = -1, .flags = ARGF_MULTIPLE},
+};
+static const CommandArg A_hpexpireat[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "unix-time-milliseconds", .type = ARG_UNIX_TIME, .keySpecIndex = -1},
+    {.name = "condition", .type = ARG_ONEOF, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_hpexpireat_2, .subargCount = 4},
+    {.name = "fields", .type = ARG_BLOCK, .keySpecIndex = -1, .token = "FIELDS", .subargs = A_hpexpireat_3, .subargCount = 2},
+};
+static const KeySpec K_hpexpiretime[] = {
+    {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_hpexpiretime_1[] = {
+    {.name = "numfields", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "field", .type = ARG_STRING, .keySpecIndex = -1, .flags = ARGF_MULTIPLE},
+};
+static const CommandArg A_hpexpiretime[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "fields", .type = ARG_BLOCK, .keySpecIndex = -1, .token = "FIELDS", .subargs = A_hpexpiretime_1, .subargCount = 2},
+};
+static const KeySpec K_hpttl[] = {
+    {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_hpttl_1[] = {
+    {.name = "numfields", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "field", .type = ARG_STRING, .keySpecIndex = -1, .flags = ARGF_MULTIPLE},
+};
+static const CommandArg A_hpttl[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "fields", .type = ARG_BLOCK, .keySpecIndex = -1, .token = "FIELDS", .subargs = A_hpttl_1, .subargCount = 2},
+};
 static const KeySpec K_hrandfield[] = {
     {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
 };
@@ -1261,6 +1411,34 @@ static const CommandArg A_hset[] = {
 static const CommandHistory H_hset[] = {
     {"4.0.0", "Accepts multiple `field` and `value` arguments."},
 };
+static const KeySpec K_hsetex[] = {
+    {.flags = KS_RW | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_hsetex_1[] = {
+    {.name = "fnx", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "FNX"},
+    {.name = "fxx", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "FXX"},
+};
+static const CommandArg A_hsetex_2[] = {
+    {.name = "seconds", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "EX"},
+    {.name = "milliseconds", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "PX"},
+    {.name = "unix-time-seconds", .type = ARG_UNIX_TIME, .keySpecIndex = -1, .token = "EXAT"},
+    {.name = "unix-time-milliseconds", .type = ARG_UNIX_TIME, .keySpecIndex = -1, .token = "PXAT"},
+    {.name = "keepttl", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "KEEPTTL"},
+};
+static const CommandArg A_hsetex_3_1[] = {
+    {.name = "field", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "value", .type = ARG_STRING, .keySpecIndex = -1},
+};
+static const CommandArg A_hsetex_3[] = {
+    {.name = "numfields", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "data", .type = ARG_BLOCK, .keySpecIndex = -1, .flags = ARGF_MULTIPLE, .subargs = A_hsetex_3_1, .subargCount = 2},
+};
+static const CommandArg A_hsetex[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "condition", .type = ARG_ONEOF, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_hsetex_1, .subargCount = 2},
+    {.name = "expiration", .type = ARG_ONEOF, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_hsetex_2, .subargCount = 5},
+    {.name = "fields", .type = ARG_BLOCK, .keySpecIndex = -1, .token = "FIELDS", .subargs = A_hsetex_3, .subargCount = 2},
+};
 static const KeySpec K_hsetnx[] = {
     {.flags = KS_RW | KS_INSERT, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
 };
@@ -1275,6 +1453,17 @@ static const KeySpec K_hstrlen[] = {
 static const CommandArg A_hstrlen[] = {
     {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
     {.name = "field", .type = ARG_STRING, .keySpecIndex = -1},
+};
+static const KeySpec K_httl[] = {
+    {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_httl_1[] = {
+    {.name = "numfields", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "field", .type = ARG_STRING, .keySpecIndex = -1, .flags = ARGF_MULTIPLE},
+};
+static const CommandArg A_httl[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "fields", .type = ARG_BLOCK, .keySpecIndex = -1, .token = "FIELDS", .subargs = A_httl_1, .subargCount = 2},
 };
 static const KeySpec K_hvals[] = {
     {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
@@ -4592,6 +4781,39 @@ const CommandSpec commandSpecs[] = {
      .group = "hash",
      .complexity = "O(1)",
      .args = A_hexists, .argCount = 2},
+    {.fullname = "hexpire",
+     .arity = -6,
+     .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
+     .acl = ACL_WRITE | ACL_HASH | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_hexpire, .keySpecCount = 1,
+     .summary = "Set expiry for hash field using relative time to expire (seconds)",
+     .since = "7.4.0",
+     .group = "hash",
+     .complexity = "O(N) where N is the number of specified fields",
+     .args = A_hexpire, .argCount = 4},
+    {.fullname = "hexpireat",
+     .arity = -6,
+     .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
+     .acl = ACL_WRITE | ACL_HASH | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_hexpireat, .keySpecCount = 1,
+     .summary = "Set expiry for hash field using an absolute Unix timestamp (seconds)",
+     .since = "7.4.0",
+     .group = "hash",
+     .complexity = "O(N) where N is the number of specified fields",
+     .args = A_hexpireat, .argCount = 4},
+    {.fullname = "hexpiretime",
+     .arity = -5,
+     .flags = CMD_READONLY | CMD_FAST,
+     .acl = ACL_READ | ACL_HASH | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_hexpiretime, .keySpecCount = 1,
+     .summary = "Returns the expiration time of a hash field as a Unix timestamp, in seconds.",
+     .since = "7.4.0",
+     .group = "hash",
+     .complexity = "O(N) where N is the number of specified fields",
+     .args = A_hexpiretime, .argCount = 2},
     {.fullname = "hget",
      .arity = 3,
      .flags = CMD_READONLY | CMD_FAST,
@@ -4615,6 +4837,28 @@ const CommandSpec commandSpecs[] = {
      .group = "hash",
      .complexity = "O(N) where N is the size of the hash.",
      .args = A_hgetall, .argCount = 1},
+    {.fullname = "hgetdel",
+     .arity = -5,
+     .flags = CMD_WRITE | CMD_FAST,
+     .acl = ACL_WRITE | ACL_HASH | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_hgetdel, .keySpecCount = 1,
+     .summary = "Returns the value of a field and deletes it from the hash.",
+     .since = "8.0.0",
+     .group = "hash",
+     .complexity = "O(N) where N is the number of specified fields",
+     .args = A_hgetdel, .argCount = 2},
+    {.fullname = "hgetex",
+     .arity = -5,
+     .flags = CMD_WRITE | CMD_FAST,
+     .acl = ACL_WRITE | ACL_HASH | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_hgetex, .keySpecCount = 1,
+     .summary = "Get the value of one or more fields of a given hash key, and optionally set their expiration.",
+     .since = "8.0.0",
+     .group = "hash",
+     .complexity = "O(N) where N is the number of specified fields",
+     .args = A_hgetex, .argCount = 3},
     {.fullname = "hincrby",
      .arity = 4,
      .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
@@ -4685,6 +4929,61 @@ const CommandSpec commandSpecs[] = {
      .replacedBy = "`HSET` with multiple field-value pairs",
      .docFlags = DOC_DEPRECATED,
      .args = A_hmset, .argCount = 2},
+    {.fullname = "hpersist",
+     .arity = -5,
+     .flags = CMD_WRITE | CMD_FAST,
+     .acl = ACL_WRITE | ACL_HASH | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_hpersist, .keySpecCount = 1,
+     .summary = "Removes the expiration time for each specified field",
+     .since = "7.4.0",
+     .group = "hash",
+     .complexity = "O(N) where N is the number of specified fields",
+     .args = A_hpersist, .argCount = 2},
+    {.fullname = "hpexpire",
+     .arity = -6,
+     .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
+     .acl = ACL_WRITE | ACL_HASH | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_hpexpire, .keySpecCount = 1,
+     .summary = "Set expiry for hash field using relative time to expire (milliseconds)",
+     .since = "7.4.0",
+     .group = "hash",
+     .complexity = "O(N) where N is the number of specified fields",
+     .args = A_hpexpire, .argCount = 4},
+    {.fullname = "hpexpireat",
+     .arity = -6,
+     .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
+     .acl = ACL_WRITE | ACL_HASH | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_hpexpireat, .keySpecCount = 1,
+     .summary = "Set expiry for hash field using an absolute Unix timestamp (milliseconds)",
+     .since = "7.4.0",
+     .group = "hash",
+     .complexity = "O(N) where N is the number of specified fields",
+     .args = A_hpexpireat, .argCount = 4},
+    {.fullname = "hpexpiretime",
+     .arity = -5,
+     .flags = CMD_READONLY | CMD_FAST,
+     .acl = ACL_READ | ACL_HASH | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_hpexpiretime, .keySpecCount = 1,
+     .summary = "Returns the expiration time of a hash field as a Unix timestamp, in msec.",
+     .since = "7.4.0",
+     .group = "hash",
+     .complexity = "O(N) where N is the number of specified fields",
+     .args = A_hpexpiretime, .argCount = 2},
+    {.fullname = "hpttl",
+     .arity = -5,
+     .flags = CMD_READONLY | CMD_FAST,
+     .acl = ACL_READ | ACL_HASH | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_hpttl, .keySpecCount = 1,
+     .summary = "Returns the TTL in milliseconds of a hash field.",
+     .since = "7.4.0",
+     .group = "hash",
+     .complexity = "O(N) where N is the number of specified fields",
+     .args = A_hpttl, .argCount = 2},
     {.fullname = "hrandfield",
      .arity = -2,
      .flags = CMD_READONLY,
@@ -4721,6 +5020,17 @@ const CommandSpec commandSpecs[] = {
      .complexity = "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.",
      .history = H_hset, .historyCount = 1,
      .args = A_hset, .argCount = 2},
+    {.fullname = "hsetex",
+     .arity = -6,
+     .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
+     .acl = ACL_WRITE | ACL_HASH | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_hsetex, .keySpecCount = 1,
+     .summary = "Set the value of one or more fields of a given hash key, and optionally set their expiration.",
+     .since = "8.0.0",
+     .group = "hash",
+     .complexity = "O(N) where N is the number of fields being set.",
+     .args = A_hsetex, .argCount = 4},
     {.fullname = "hsetnx",
      .arity = 4,
      .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
@@ -4743,6 +5053,17 @@ const CommandSpec commandSpecs[] = {
      .group = "hash",
      .complexity = "O(1)",
      .args = A_hstrlen, .argCount = 2},
+    {.fullname = "httl",
+     .arity = -5,
+     .flags = CMD_READONLY | CMD_FAST,
+     .acl = ACL_READ | ACL_HASH | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_httl, .keySpecCount = 1,
+     .summary = "Returns the TTL in seconds of a hash field.",
+     .since = "7.4.0",
+     .group = "hash",
+     .complexity = "O(N) where N is the number of specified fields",
+     .args = A_httl, .argCount = 2},
     {.fullname = "hvals",
      .arity = 2,
      .flags = CMD_READONLY,

@@ -127,6 +127,7 @@ static void initFeatures(void) {
     objectRegisterType(OBJ_SET, &setObjectType);
     objectRegisterType(OBJ_ZSET, &zsetObjectType);
     objectRegisterType(OBJ_HASH, &hashObjectType);
+    hashInit(); /* hash-field expiry: its index and active cycle */
     objectRegisterType(OBJ_STREAM, &streamObjectType);
     rdbRegisterTypes(); /* the digest and RDB slots of each type */
     dbConfig = &server.cfg.keyspace;

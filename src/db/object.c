@@ -295,6 +295,7 @@ const char *encodingName(int encoding) {
     case OBJ_ENC_QUICKLIST: return "quicklist";
     case OBJ_ENC_STREAM: return "stream";
     case OBJ_ENC_LISTPACK: return "listpack";
+    case OBJ_ENC_LISTPACK_EX: return "listpackex";
     default: return "unknown";
     }
 }

@@ -65,6 +65,9 @@ enum {
                                    * lookups verify it on first access
                                    * (db.h dbVerify); kvEncoding() answers
                                    * LISTPACK */
+    OBJ_ENC_LISTPACK_EX = 14, /* a hash listpack whose fields may have
+                                   * TTLs: field, value, expire triples
+                                   * (types/t_hash.c; pointer slot) */
     OBJ_ENC_QUICKLIST_UNVERIFIED = 15, /* internal: a list loaded the same
                                    * way, its listpack nodes' headers only
                                    * checked; kvEncoding() answers

@@ -146,6 +146,17 @@ static void hashPair(void *priv, const unsigned char *f, size_t flen, const unsi
 
 static void bulkKey(Writer *w, const kvobj *o) { bulk(w, kvKey(o), kvKeyLen(o)); }
 
+/* A field's TTL after the hash's HMSET (issue 38), as Redis 7.4 rewrites it. */
+static void hashFieldTtl(void *priv, const unsigned char *f, size_t flen, long long when) {
+    Writer *w = priv;
+    command(w, 6, "HPEXPIREAT");
+    bulkKey(w, w->key);
+    bulkNum(w, when);
+    bulk(w, "FIELDS", 6);
+    bulkNum(w, 1);
+    bulk(w, f, flen);
+}
+
 static void bulkID(Writer *w, const StreamID *id) {
     char tmp[64];
     int l = snprintf(tmp, sizeof(tmp), "%llu-%llu", (unsigned long long)id->ms, (unsigned long long)id->seq);
@@ -265,6 +276,7 @@ static void writeKey(Writer *w, const kvobj *o) {
     case OBJ_HASH:
         begin(w, o, "HMSET", (long long)hashValueLength(o), 2);
         hashValueForEach(o, hashPair, w);
+        hashValueForEachTtl(o, hashFieldTtl, w);
         break;
     case OBJ_STREAM: writeStream(w, o); break;
     default: break;

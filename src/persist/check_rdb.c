@@ -49,7 +49,8 @@ static const char *const typeNames[] = {
     "string",      "list-linked",  "set-hashtable", "zset-v1",     "hash-hashtable", "zset-v2",
     "module-pre-release", "module-value", "", "hash-zipmap", "list-ziplist",   "set-intset",
     "zset-ziplist", "hash-ziplist", "quicklist",    "stream",      "hash-listpack",  "zset-listpack",
-    "quicklist-v2"};
+    "quicklist-v2", "stream-v2", "set-listpack", "stream-v3", "hash-hashtable-md-pre-ga", "hash-listpack-md-pre-ga",
+    "hash-hashtable-md", "hash-listpack-md"};
 
 typedef struct Check {
     const unsigned char *p;
@@ -109,7 +110,10 @@ static int readString(Check *c, sds *out) {
     return 0;
 }
 
-static int isObjectType(int t) { return (t >= 0 && t <= 7) || (t >= 9 && t <= 19); }
+/* 22-25: Redis 7.4's hashes with field TTLs (in version 12 files). */
+static int isObjectType(int t) {
+    return (t >= 0 && t <= 7) || (t >= 9 && t <= 19) || (t >= RDB_TYPE_HASH_METADATA_PRE_GA && t <= RDB_TYPE_HASH_LISTPACK_EX);
+}
 
 static int checkBuffer(Check *c) {
     const unsigned char *b;
@@ -122,7 +126,7 @@ static int checkBuffer(Check *c) {
     memcpy(ver, b + 5, 4);
     ver[4] = '\0';
     int version = atoi(ver);
-    if (version < 1 || version > RDB_VERSION) {
+    if (version < 1 || (version > RDB_VERSION && version != RDB_VERSION_FIELD_TTL)) {
         char msg[64];
         snprintf(msg, sizeof(msg), "Can't handle RDB format version %d", version);
         return fail(c, msg);

@@ -214,13 +214,47 @@ static void zsetRdbSave(RdbWriter *w, const kvobj *o) {
     zsetForEachByRank(o, 0, (long)n - 1, 1, zsetMemberSave, w);
 }
 
+/* A hash with a field TTL is written as Redis 7.4's RDB_TYPE_HASH_METADATA
+ * whatever its layout: the minimum expire (8 bytes), the count, then per
+ * field its TTL (0: none, else expire - minimum + 1), field and value.  Fields already expired are
+ * written too (a loader drops or expires them), so that the count and the
+ * fields never depend on the clock. */
+typedef struct HashTtlSave {
+    RdbWriter *w;
+    long long min;
+} HashTtlSave;
+
+static void hashMinTtl(void *priv, const unsigned char *f, size_t flen, long long when) {
+    (void)f, (void)flen;
+    HashTtlSave *hs = priv;
+    if (!hs->min || when < hs->min) hs->min = when;
+}
+
+static void hashTtlFieldSave(void *priv, const unsigned char *f, size_t flen, const unsigned char *v, size_t vlen,
+                             long long when) {
+    HashTtlSave *hs = priv;
+    rwLen(hs->w, when ? (uint64_t)(when - hs->min + 1) : 0);
+    rwString(hs->w, f, flen);
+    rwString(hs->w, v, vlen);
+    rwMaybeFlush(hs->w);
+}
+
 static int hashRdbType(const kvobj *o) {
+    if (hashValueHasTtl(o)) return RDB_TYPE_HASH_METADATA;
     return kvEncoding(o) == OBJ_ENC_LISTPACK ? RDB_TYPE_HASH_LISTPACK : RDB_TYPE_HASH;
 }
 
 static void hashRdbSave(RdbWriter *w, const kvobj *o) {
     if (kvEncoding(o) == OBJ_ENC_LISTPACK) {
         rwString(w, kvPtr(o), lpBytes(kvPtr(o)));
+        return;
+    }
+    if (hashValueHasTtl(o)) {
+        HashTtlSave hs = {w, 0};
+        hashValueForEachTtl(o, hashMinTtl, &hs);
+        rwLe(w, hs.min ? (uint64_t)hs.min : (uint64_t)1 << 48, 8);
+        rwLen(w, hashValueLength(o));
+        hashValueForEachWithTtl(o, hashTtlFieldSave, &hs);
         return;
     }
     rwLen(w, hashValueLength(o));
@@ -295,7 +329,8 @@ sds rdbDumpValue(const kvobj *o) {
     const ObjectType *ops = objectTypeOps(kvType(o));
     rwByte(&w, (unsigned char)ops->rdbType(o));
     ops->rdbSave(&w, o);
-    unsigned char t[RDB_PAYLOAD_TRAILER] = {RDB_VERSION & 0xff, RDB_VERSION >> 8};
+    unsigned version = kvType(o) == OBJ_HASH && hashValueHasTtl(o) ? RDB_VERSION_FIELD_TTL : RDB_VERSION;
+    unsigned char t[RDB_PAYLOAD_TRAILER] = {version & 0xff, version >> 8};
     w.buf = sdsCatLen(w.buf, t, 2);
     uint64_t crc = crc64(0, w.buf, sdsLen(w.buf));
     rwLe(&w, crc, 8);
@@ -314,7 +349,11 @@ int rdbPayloadIsIntact(const unsigned char *p, size_t len) {
     if (len < RDB_PAYLOAD_TRAILER) return 0;
     const unsigned char *t = p + len - RDB_PAYLOAD_TRAILER;
     unsigned version = t[0] | (unsigned)t[1] << 8;
-    if (version > RDB_VERSION) return 0;
+    /* Redis 7.0's versions, and 12 for a hash with field TTLs (Redis 7.4's
+     * types 22-25) only: other newer payloads are refused as 7.0 does. */
+    if (version > RDB_VERSION && (version != RDB_VERSION_FIELD_TTL || len <= RDB_PAYLOAD_TRAILER || p[0] < 22 ||
+                                  p[0] > 25))
+        return 0;
     if (rdbSkipChecksumValidation) return 1;
     uint64_t crc = 0;
     for (int i = 0; i < 8; i++) crc |= (uint64_t)t[2 + i] << (8 * i);
@@ -423,7 +462,8 @@ static int saveExclude;
 
 /* Writes the snapshot body to w.  Returns 0 or -1 on a write error. */
 static int rwSnapshot(RdbWriter *w, int aofBase) {
-    w->buf = sdsCat(w->buf, "REDIS0010");
+    /* Version 10 (Redis 7.0 loads it) unless a hash may hold field TTLs. */
+    w->buf = sdsCat(w->buf, hashAnyFieldTtl() ? "REDIS0012" : "REDIS0010");
     rwAuxStr(w, "redis-ver", REDIS_COMPAT_VERSION);
     rwAuxInt(w, "redis-bits", (long long)sizeof(void *) * 8);
     rwAuxInt(w, "ctime", (long long)time(NULL));
@@ -552,6 +592,9 @@ typedef struct RdbReader {
     int withExpire;  /* the value being read is a key's with an expire (`expire`, */
     long long expire; /* absolute ms): its entry is built with it (newEntry...) */
     int corrupt;      /* why is one of Redis's "... integrity check failed." */
+    long long fieldsExpiredBefore; /* a file load on a primary: hash fields whose
+                                    * TTL passed before this (ms) are dropped, as
+                                    * Redis 7.4 drops them; 0: kept */
 } RdbReader;
 
 static int rrFail(RdbReader *r, const char *why) {
@@ -1124,6 +1167,77 @@ static int loadTextScore(RdbReader *r, double *out) {
     return 0;
 }
 
+/* A hash with field TTLs (RDB_TYPE_HASH_METADATA and its 7.4 RC form):
+ * [minimum expire,] count, then TTL, field, value per field. */
+static int loadHashTtls(RdbReader *r, Build *b, int rdbType) {
+    uint64_t min = 0, n;
+    if (rdbType == RDB_TYPE_HASH_METADATA && rrLe(r, 8, &min) < 0) return -1;
+    if (rrCount(r, &n, 3) < 0) return -1;
+    if (n > (uint64_t)server.cfg.hashMaxListpackEntries) {
+        hashLoadFree(b->enc, b->ptr);
+        hashLoadBegin(n, &b->enc, &b->ptr);
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t ttl;
+        sds f, v;
+        if (rrLen(r, &ttl) < 0 || rrString(r, &f) < 0) return -1;
+        if (rrString(r, &v) < 0) {
+            sdsFree(f);
+            return -1;
+        }
+        long long when = !ttl ? 0 : rdbType == RDB_TYPE_HASH_METADATA ? (long long)(ttl + min - 1) : (long long)ttl;
+        if (when && when < r->fieldsExpiredBefore) { /* expired: dropped */
+            sdsFree(f);
+            sdsFree(v);
+            continue;
+        }
+        int ok = when >= 0 && hashLoadAddTtl(&b->enc, &b->ptr, f, sdsLen(f), v, sdsLen(v), when);
+        sdsFree(f);
+        sdsFree(v);
+        if (!ok && !b->shallow) return rrCorrupt(r, "Hash with field TTLs is corrupt (duplicate field).");
+        b->added += ok;
+    }
+    return 0;
+}
+
+/* A hash listpack with field TTLs (RDB_TYPE_HASH_LISTPACK_EX and its RC
+ * form): [minimum expire,] a listpack of field, value, expire triples. */
+static int loadHashListpackEx(RdbReader *r, Build *b, int rdbType) {
+    uint64_t min;
+    if (rdbType == RDB_TYPE_HASH_LISTPACK_EX && rrLe(r, 8, &min) < 0) return -1;
+    unsigned char *lp;
+    size_t n;
+    if (rrBlob(r, &lp, &n) < 0) return -1;
+    if (!lpValidateIntegrity(lp, n, 1) || lpLength(lp) % 3 != 0) {
+        xfree(lp);
+        return rrCorrupt(r, "Hash listpack integrity check failed.");
+    }
+    int rc = 0;
+    for (unsigned char *p = lpFirst(lp); p && rc == 0;) {
+        unsigned char fb[LP_INTBUF_SIZE], vb[LP_INTBUF_SIZE];
+        unsigned int fl, vl;
+        int isInt = 0;
+        long long when = 0;
+        unsigned char *fs = lpGetValue(p, &fl, fb, NULL, NULL);
+        p = lpNext(lp, p);
+        unsigned char *vs = lpGetValue(p, &vl, vb, NULL, NULL);
+        p = lpNext(lp, p);
+        unsigned int tl;
+        lpGetValue(p, &tl, NULL, &isInt, &when);
+        p = lpNext(lp, p);
+        if (!isInt || when < 0) {
+            rc = rrCorrupt(r, "Hash listpack integrity check failed.");
+            break;
+        }
+        if (when && when < r->fieldsExpiredBefore) continue; /* expired: dropped */
+        int ok = hashLoadAddTtl(&b->enc, &b->ptr, fs, fl, vs, vl, when);
+        if (!ok && !b->shallow) rc = rrCorrupt(r, "Hash listpack integrity check failed.");
+        b->added += ok;
+    }
+    xfree(lp);
+    return rc;
+}
+
 /* Element-by-element collections: list, set, zset (both), hash. */
 static int loadElements(RdbReader *r, Build *b, int rdbType) {
     uint64_t n;
@@ -1237,6 +1351,10 @@ static kvobj *collectionRdbLoad(RdbReader *r, int type, int rdbType, const char 
     case RDB_TYPE_HASH: rc = loadElements(r, &b, rdbType); break;
     case RDB_TYPE_LIST_QUICKLIST: rc = loadQuicklist(r, &b, 0); break;
     case RDB_TYPE_LIST_QUICKLIST_2: rc = loadQuicklist(r, &b, 1); break;
+    case RDB_TYPE_HASH_METADATA_PRE_GA:
+    case RDB_TYPE_HASH_METADATA: rc = loadHashTtls(r, &b, rdbType); break;
+    case RDB_TYPE_HASH_LISTPACK_EX_PRE_GA:
+    case RDB_TYPE_HASH_LISTPACK_EX: rc = loadHashListpackEx(r, &b, rdbType); break;
     default: rc = loadBlob(r, &b, rdbType); break;
     }
     if (rc < 0) {
@@ -1439,7 +1557,11 @@ static int objectTypeOfRdb(int rdbType) {
     case RDB_TYPE_HASH:
     case RDB_TYPE_HASH_ZIPMAP:
     case RDB_TYPE_HASH_ZIPLIST:
-    case RDB_TYPE_HASH_LISTPACK: return OBJ_HASH;
+    case RDB_TYPE_HASH_LISTPACK:
+    case RDB_TYPE_HASH_METADATA_PRE_GA:
+    case RDB_TYPE_HASH_LISTPACK_EX_PRE_GA:
+    case RDB_TYPE_HASH_METADATA:
+    case RDB_TYPE_HASH_LISTPACK_EX: return OBJ_HASH;
     case RDB_TYPE_STREAM_LISTPACKS:
     case RDB_TYPE_STREAM_LISTPACKS_2: return OBJ_STREAM;
     default: return -1;
@@ -1576,8 +1698,10 @@ static int loadKey(RdbReader *r, RdbStream *s, int type) {
     int empty;
     r->withExpire = s->expire != -1; /* the entry is built with it */
     r->expire = s->expire;
+    r->fieldsExpiredBefore = server.isReplica ? 0 : s->now;
     kvobj *o = loadValue(r, type, key, keylen, &empty);
     r->withExpire = 0;
+    r->fieldsExpiredBefore = 0;
     if (!o && !empty) {
         sdsFree(owned);
         return -1;
@@ -1606,6 +1730,7 @@ static int loadKey(RdbReader *r, RdbStream *s, int type) {
             return rrFail(r, "duplicated key");
         }
         applyAccess(o, s->idle, s->freq);
+        if (kvType(o) == OBJ_HASH && hashValueTtlLayout(o)) hashIndexKey(db->id, key, keylen);
         info->keysLoaded++;
     }
     if (server.cfg.keyLoadDelay) keyDelay(server.cfg.keyLoadDelay);
@@ -1716,7 +1841,7 @@ static int loadSnapshot(RdbReader *r, RdbStream *s, int final) {
             if (r->p[i] < '0' || r->p[i] > '9') return rrFail(r, "Wrong signature trying to load DB from file");
             ver = ver * 10 + (r->p[i] - '0');
         }
-        if (ver < 1 || ver > RDB_VERSION) {
+        if (ver < 1 || (ver > RDB_VERSION && ver != RDB_VERSION_FIELD_TTL)) {
             static char buf[48];
             snprintf(buf, sizeof(buf), "Can't handle RDB format version %d", ver);
             return rrFail(r, buf);

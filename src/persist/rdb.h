@@ -30,6 +30,9 @@
 #include "ds/sds.h"
 
 #define RDB_VERSION 10
+/* The version a snapshot (or DUMP payload) with hash-field TTLs carries, as
+ * Redis 7.4 writes it; files and payloads up to it are accepted. */
+#define RDB_VERSION_FIELD_TTL 12
 
 /* Fills the digest and RDB slots of every type's ObjectType (db/object.h)
  * with this layer's operations: once at start-up, after the types

@@ -28,6 +28,13 @@
 #define RDB_TYPE_LIST_QUICKLIST_2 18
 #define RDB_TYPE_STREAM_LISTPACKS 15
 #define RDB_TYPE_STREAM_LISTPACKS_2 19
+/* Hashes with field TTLs (Redis 7.4, RDB version 12): field, value and TTL
+ * per field; the _PRE_GA forms (7.4 release candidates) lack the minimum
+ * expire that the GA forms write first. */
+#define RDB_TYPE_HASH_METADATA_PRE_GA 22
+#define RDB_TYPE_HASH_LISTPACK_EX_PRE_GA 23
+#define RDB_TYPE_HASH_METADATA 24
+#define RDB_TYPE_HASH_LISTPACK_EX 25
 
 /* Opcodes. */
 #define RDB_OPCODE_FUNCTION2 245

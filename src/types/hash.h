@@ -22,6 +22,27 @@ unsigned long hashValueLength(const kvobj *o);
 typedef void HashVisit(void *priv, const unsigned char *f, size_t flen, const unsigned char *v, size_t vlen);
 void hashValueForEach(const kvobj *o, HashVisit *fn, void *priv);
 
+/* Calls fn for every field that has a TTL (expired or not: what is
+ * written must not depend on the clock), with its expire (unix ms):
+ * nothing for a hash without field TTLs.  fn must not change the hash. */
+typedef void HashTtlVisit(void *priv, const unsigned char *f, size_t flen, long long when);
+void hashValueForEachTtl(const kvobj *o, HashTtlVisit *fn, void *priv);
+/* Every field with its value and expire (0: none). */
+typedef void HashFieldVisit(void *priv, const unsigned char *f, size_t flen, const unsigned char *v, size_t vlen,
+                            long long when);
+void hashValueForEachWithTtl(const kvobj *o, HashFieldVisit *fn, void *priv);
+/* A hash with field TTLs loaded under key in database dbid (RDB): named in
+ * the index the active expiry cycle walks. */
+void hashIndexKey(int dbid, const char *key, size_t len);
+/* Whether a field of the hash has a TTL (expired or not, so the answer
+ * does not depend on the clock): RDB and DUMP then write Redis 7.4's
+ * hash-with-TTL type, else Redis 7.0's hash types. */
+int hashValueHasTtl(const kvobj *o);
+/* Whether the hash has the field-TTL layout (kept once a TTL was set). */
+int hashValueTtlLayout(const kvobj *o);
+/* Whether any hash may have field TTLs (RDB saves then write version 12). */
+int hashAnyFieldTtl(void);
+
 /* Building a hash value outside the keyspace (RDB loading, RESTORE) with
  * the encoding Redis 7.0 gives a loaded hash: Begin starts a hashtable when
  * `hint` fields exceed hash-max-listpack-entries, else a listpack; Add
@@ -38,10 +59,20 @@ void hashLoadBegin(size_t hint, int *enc, void **ptr);
  * it with hashLoadAdd). */
 int hashLoadListpack(unsigned char *lp, int *enc, void **ptr);
 int hashLoadAdd(int *enc, void **ptr, const void *f, size_t flen, const void *v, size_t vlen);
+/* hashLoadAdd for a hash with field TTLs: the value takes the TTL layout
+ * (listpackex, or a hashtable with expires) at the first call; when is the
+ * field's expire (unix ms, 0: none). */
+int hashLoadAddTtl(int *enc, void **ptr, const void *f, size_t flen, const void *v, size_t vlen, long long when);
 void hashLoadFree(int enc, void *ptr);
 
 /* Registers the hash encoding directives (CONFIG GET/SET/REWRITE, the config
  * file).  Called once from main.c, before the defaults are applied. */
 void hashRegisterConfig(void);
+/* Installs the hash-field-expiry hooks (the index of hashes with field
+ * TTLs kept across RENAME/MOVE/FLUSHDB/SWAPDB, the active cycle on the
+ * timer).  Once, at start-up. */
+void hashInit(void);
+/* Fields deleted by expiry since start-up (lazily or actively). */
+long long hashExpiredFieldCount(void);
 
 #endif

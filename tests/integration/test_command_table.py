@@ -33,6 +33,9 @@ DOCS_EXTENDED = {b"zadd"}
 # options (issue 38: SET's IF* conditions, CLIENT KILL's MAXAGE); their docs
 # are compared with Redis's, additions taken out, in test_cond_writes.py.
 EXTENDED_DOCS = {b"set", b"client|kill"}
+# Hash-field expiry (issue 38): Redis 7.4 / 8.0 commands.
+EXTENSIONS |= {b"hexpire", b"hpexpire", b"hexpireat", b"hpexpireat", b"httl", b"hpttl", b"hexpiretime",
+               b"hpexpiretime", b"hpersist", b"hgetex", b"hsetex", b"hgetdel"}
 
 
 class Resp:

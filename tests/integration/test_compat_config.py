@@ -298,6 +298,9 @@ def test_cluster_commands_without_cluster_support(server, oracle):
     # those of newer Redis / Valkey versions (issue 38)
     own = {b"incrbybound", b"incrbyfloatbound", b"ztrim", b"zpopdue", b"bzpopdue",
            b"cl.throttle", b"rl.log", b"delex", b"delifeq", b"digest", b"msetex", b"waitaof"}
+    # hash-field expiry (issue 38): Redis 7.4 / 8.0 commands
+    own |= {b"hexpire", b"hpexpire", b"hexpireat", b"hpexpireat", b"httl", b"hpttl", b"hexpiretime",
+            b"hpexpiretime", b"hpersist", b"hgetex", b"hsetex", b"hgetdel"}
     assert set(la) - set(lb) >= own
     assert a.execute_command("COMMAND", "COUNT") == b.execute_command("COMMAND", "COUNT") + len(own)
 

@@ -31,6 +31,9 @@ MISSING = set()
 # versions, issue 38).
 EXTRA = {"client|setinfo", "incrbybound", "incrbyfloatbound", "ztrim", "zpopdue", "bzpopdue",
          "cl.throttle", "rl.log", "delex", "delifeq", "digest", "msetex", "waitaof", "client|no-touch"}
+# Hash-field expiry (issue 38): Redis 7.4 / 8.0 commands.
+EXTRA |= {"hexpire", "hpexpire", "hexpireat", "hpexpireat", "httl", "hpttl", "hexpiretime", "hpexpiretime",
+          "hpersist", "hgetex", "hsetex", "hgetdel"}
 
 
 def client(srv, protocol=2):
