@@ -1,0 +1,366 @@
+"""The HTTP gateway (http-port): Webdis's URL grammar and reply formats,
+compared with Webdis 0.1.9 in front of redis-server 7.0; keep-alive and
+pipelining; hostile input (each gets an HTTP error or a close, the server
+stays up and serves others); commands on the same path as RESP's (ACL,
+stats)."""
+import socket
+import threading
+
+import pytest
+
+from conftest import ORACLE_BIN, Server, cairn_bin, free_port
+from waithelp import poll, wait_for
+from webdishelp import HttpConn, Webdis, build, request, webdis_available
+
+
+@pytest.fixture(scope="module")
+def pair():
+    """(cairn, cairn http port, webdis) with the same data behind both."""
+    if not webdis_available():
+        pytest.skip("no webdis (scripts/deps.sh test installs it)")
+    import shutil
+    if not shutil.which(ORACLE_BIN):
+        pytest.skip("no redis-server")
+    hport = free_port()
+    cairn = Server(cairn_bin(), {"http_port": hport}, name="cairn")
+    cairn.http = hport
+    oracle = Server(shutil.which(ORACLE_BIN), {}, name="oracle")
+    wd = Webdis(oracle.port)
+    yield cairn, oracle, wd
+    wd.stop()
+    for s in (cairn, oracle):
+        s.stop()
+        s.cleanup()
+
+
+def both(pair, method, path, body=None, headers=()):
+    cairn, _oracle, wd = pair
+    return request(cairn.http, method, path, body, headers), request(wd.port, method, path, body, headers)
+
+
+def assert_same(pair, method, path, body=None, headers=()):
+    a, b = both(pair, method, path, body, headers)
+    what = "%s %s %r" % (method, path, body)
+    assert a.status == b.status, what
+    assert a.body == b.body, what
+    for h in ("Content-Type", "ETag", "Connection", "Content-Length", "Allow",
+              "Access-Control-Allow-Origin", "Access-Control-Allow-Methods",
+              "Access-Control-Allow-Headers"):
+        assert a.header(h) == b.header(h), "%s: %s" % (what, h)
+    return a
+
+
+# Requests compared with Webdis, in order (later ones read what earlier
+# ones wrote).  Replies Webdis 0.1.9 renders wrongly (nested arrays become
+# null) are tested separately below.
+SEQUENCE = [
+    # strings
+    ("GET", "/SET/a/b"), ("GET", "/GET/a"), ("GET", "/GET/nokey"), ("GET", "/INCR/a"),
+    ("GET", "/INCR/n"), ("GET", "/INCRBY/n/41"), ("GET", "/GET/n"), ("GET", "/APPEND/a/xyz"),
+    ("GET", "/STRLEN/a"), ("GET", "/MSET/k1/v1/k2/v2"), ("GET", "/MGET/k1/nokey/k2"),
+    ("GET", "/SETNX/k1/zz"), ("GET", "/GETRANGE/a/1/2"), ("GET", "/INCRBYFLOAT/f/1.5"),
+    # errors
+    ("GET", "/FOO"), ("GET", "/FOO/bar"), ("GET", "/GET"), ("GET", "/GET/a/b"),
+    ("GET", "/LPUSH/a/x"), ("GET", "/SET/a/b/EX/notanumber"),
+    # lists, sets, hashes, sorted sets
+    ("GET", "/RPUSH/l/a/b/c"), ("GET", "/LRANGE/l/0/-1"), ("GET", "/LPOP/l"), ("GET", "/LLEN/l"),
+    ("GET", "/LINDEX/l/5"), ("GET", "/SADD/s/m1"), ("GET", "/SMEMBERS/s"), ("GET", "/SISMEMBER/s/m1"),
+    ("GET", "/HSET/h/f/v/g/w"), ("GET", "/HGETALL/h"), ("GET", "/HGET/h/f"), ("GET", "/HMGET/h/f/zz/g"),
+    ("GET", "/HGETALL/nohash"), ("GET", "/HKEYS/h"), ("GET", "/HINCRBY/h/n/3"), ("GET", "/HGETALL/h"),
+    ("GET", "/ZADD/z/1.5/m/2/n"), ("GET", "/ZRANGE/z/0/-1/WITHSCORES"), ("GET", "/ZSCORE/z/m"),
+    ("GET", "/ZRANK/z/nomember"), ("GET", "/EXISTS/a/l/nokey"), ("GET", "/TYPE/h"), ("GET", "/TTL/a"),
+    ("GET", "/DEL/k2"), ("GET", "/PING"), ("GET", "/ECHO/hello"), ("GET", "/DBSIZE"),
+    # formats
+    ("GET", "/GET/a.json"), ("GET", "/GET/a.raw"), ("GET", "/GET/nokey.raw"), ("GET", "/LRANGE/l/0/-1.raw"),
+    ("GET", "/INCR/a.raw"), ("GET", "/SET/x/y.raw"), ("GET", "/HGETALL/h.raw"), ("GET", "/GET/a.txt"),
+    ("GET", "/GET/nokey.txt"), ("GET", "/SET/x/y.txt"), ("GET", "/INCR/n.txt"), ("GET", "/INCR/a.txt"),
+    ("GET", "/LRANGE/l/0/-1.txt"), ("GET", "/MGET/a/nokey/x.txt"), ("GET", "/HGETALL/h.txt"),
+    ("GET", "/GET/a.html"), ("GET", "/GET/a.xml"), ("GET", "/GET/a.png"), ("GET", "/GET/a.jpg"),
+    ("GET", "/GET/a.jpeg"), ("GET", "/GET/a.css"), ("GET", "/GET/a.bin"), ("GET", "/GET/a.xhtml"),
+    ("GET", "/GET/a.js"), ("GET", "/GET/a.foo"), ("GET", "/GET/a?type=text/plain"),
+    ("GET", "/GET/a?type=image/png"), ("GET", "/LRANGE/l/0/-1.txt?sep=,"),
+    ("GET", "/GET/a?jsonp=cb"), ("GET", "/GET/a?callback=f"), ("GET", "/GET/a.txt?jsonp=x"),
+    ("GET", "/LRANGE/l/0/-1?jsonp=cb"),
+    # databases
+    ("GET", "/7/SET/a/zz"), ("GET", "/7/GET/a"), ("GET", "/GET/a"), ("GET", "/0/GET/a"), ("GET", "/3/DBSIZE"),
+    # percent-decoding, '+', empty arguments
+    ("GET", "/SET/k/a%20b%2Fc"), ("GET", "/GET/k"), ("GET", "/SET/pl/a+b%2B"), ("GET", "/GET/pl"),
+    ("GET", "/SET/bad%zz/1"), ("GET", "/GET/bad%zz"), ("GET", "/SET/pct/%"), ("GET", "/GET/pct"),
+    ("GET", "/SET/pct2/%4"), ("GET", "/GET/pct2"), ("GET", "/GET/"), ("GET", "/SET//empty"), ("GET", "/GET/"),
+    ("GET", "/MGET/a//k"),
+    # JSON escaping: control bytes, quotes, non-ASCII, NUL, bytes that are not UTF-8
+    ("GET", "/SET/ctl/%01%7f%22%5c%2F%c3%a9%08%0c%0d%0a%09%1f"), ("GET", "/GET/ctl"),
+    ("GET", "/SET/nul/a%00b"), ("GET", "/GET/nul"), ("GET", "/GET/nul.txt"),
+    ("GET", "/SET/bin/%ff%fe%00%01"), ("GET", "/GET/bin"), ("GET", "/GET/bin.raw"),
+    ("GET", "/SET/sur/%ed%a0%80"), ("GET", "/GET/sur"), ("GET", "/SET/ovl/%c0%80"), ("GET", "/GET/ovl"),
+    ("GET", "/SET/big/%f4%90%80%80"), ("GET", "/GET/big"), ("GET", "/SET/emoji/%f0%9f%98%80"),
+    ("GET", "/GET/emoji"), ("GET", "/MGET/ctl/bin/emoji"), ("GET", "/HSET/hh/%ff/1/ok/%fe/z/3"),
+    ("GET", "/HGETALL/hh"), ("GET", "/%ff"),
+    # no command, methods
+    ("GET", "/"), ("GET", "/.json"), ("OPTIONS", "/GET/a"), ("DELETE", "/GET/a"), ("HEAD", "/GET/a"),
+]
+
+
+def test_differential_get_and_formats(pair):
+    cairn, oracle, wd = pair
+    cairn.client().flushall()
+    oracle.client().flushall()
+    for method, path in SEQUENCE:
+        assert_same(pair, method, path)
+
+
+def test_differential_post_put(pair):
+    assert_same(pair, "POST", "/", b"SET/p/q")
+    assert_same(pair, "POST", "/", b"GET/p")
+    assert_same(pair, "POST", "/", b"GET/p.txt")
+    assert_same(pair, "POST", "/", b"7/GET/p")
+    assert_same(pair, "PUT", "/SET/pk", b"body val/with slash")
+    assert_same(pair, "GET", "/GET/pk")
+    assert_same(pair, "PUT", "/HSET/ph/field", b"\x00bin")
+    assert_same(pair, "GET", "/HGET/ph/field.raw")
+    assert_same(pair, "POST", "/", b"")
+
+
+def test_differential_etag_304(pair):
+    first = assert_same(pair, "GET", "/GET/a")
+    etag = first.header("ETag")
+    a = assert_same(pair, "GET", "/GET/a", headers=[("If-None-Match", etag)])
+    assert a.status == 304 and a.body == b""
+    a = assert_same(pair, "GET", "/GET/a", headers=[("If-None-Match", '"0000"')])
+    assert a.status == 200
+
+
+def test_nested_arrays_are_arrays(pair):
+    """Beyond Webdis 0.1.9 (which writes null for a nested array)."""
+    cairn = pair[0]
+    r = request(cairn.http, "GET", "/EVAL/return%20%7B1,%7B2,'x',%7B%7D%7D,'y'%7D/0")
+    assert r.status == 200 and r.body == b'{"EVAL":[1,[2,"x",[]],"y"]}'
+    cairn.client().rpush("sc", "a")
+    r = request(cairn.http, "GET", "/SCAN/0/MATCH/sc/COUNT/10000")
+    assert r.body == b'{"SCAN":["0",["sc"]]}'
+    r = request(cairn.http, "GET", "/EVAL/return%20%7B1,%7B2%7D%7D/0.raw")
+    assert r.body == b"*2\r\n:1\r\n*1\r\n:2\r\n"
+    # MULTI/EXEC in one connection: EXEC's array holds each reply
+    with HttpConn(cairn.http) as c:
+        for p in ("/MULTI", "/SET/t/1", "/INCR/t", "/EXEC"):
+            c.send(build("GET", p))
+        got = [c.read_response().body for _ in range(4)]
+    assert got == [b'{"MULTI":[true,"OK"]}', b'{"SET":[true,"QUEUED"]}', b'{"INCR":[true,"QUEUED"]}',
+                   b'{"EXEC":["OK",2]}']
+
+
+def test_keepalive_and_pipelining(pair):
+    cairn = pair[0]
+    with HttpConn(cairn.http) as c:
+        # three requests in one write, one of them a PUT with a body
+        c.send(build("GET", "/SET/pp/1") + build("PUT", "/APPEND/pp", b"23") + build("GET", "/GET/pp"))
+        rs = [c.read_response() for _ in range(3)]
+        assert [r.body for r in rs] == [b'{"SET":[true,"OK"]}', b'{"APPEND":3}', b'{"GET":"123"}']
+        assert all(r.header("Connection") == "Keep-Alive" for r in rs)
+        # a request split across writes, byte by byte for its head
+        data = build("GET", "/GET/pp")
+        for i in range(len(data)):
+            c.send(data[i:i + 1])
+        assert c.read_response().body == b'{"GET":"123"}'
+        # Connection: close answers, then closes
+        c.send(build("GET", "/GET/pp", headers=[("Connection", "close")]) + build("GET", "/GET/pp"))
+        r = c.read_response()
+        assert r.body == b'{"GET":"123"}' and r.header("Connection") == "Close"
+        assert c.closed()
+    # HTTP/1.0 without keep-alive closes, with it stays
+    with HttpConn(cairn.http) as c:
+        c.send(build("GET", "/GET/pp", version="HTTP/1.0"))
+        r = c.read_response()
+        assert r.version == "HTTP/1.0" and r.body == b'{"GET":"123"}'
+        assert c.closed()
+    with HttpConn(cairn.http) as c:
+        c.send(build("GET", "/GET/pp", version="HTTP/1.0", headers=[("Connection", "Keep-Alive")]) * 2)
+        assert c.read_response().body == c.read_response().body == b'{"GET":"123"}'
+
+
+def test_same_command_path(pair):
+    """Stats, errors and the client list see HTTP commands as RESP ones."""
+    cairn = pair[0]
+    r = cairn.client()
+    r.config_resetstat()
+    for _ in range(3):
+        request(cairn.http, "GET", "/SET/cs/v")
+    request(cairn.http, "GET", "/NOSUCH")
+    stats = r.info("commandstats")
+    assert stats["cmdstat_set"]["calls"] == 3
+    errs = r.execute_command("INFO", "errorstats")
+    assert errs["errorstat_ERR"] in ("count=1", {"count": 1})
+    with HttpConn(cairn.http) as c:
+        c.send(build("GET", "/CLIENT/SETNAME/httpc"))
+        c.read_response()
+        names = [cl["name"] for cl in r.client_list()]
+        assert "httpc" in names
+
+
+def test_blocking_command(pair):
+    cairn = pair[0]
+    with HttpConn(cairn.http) as c:
+        c.send(build("GET", "/BLPOP/bq/10"))
+        wait_for(lambda: cairn.client().info("clients")["blocked_clients"] == 1, what="blocked")
+        cairn.client().rpush("bq", "x")
+        assert c.read_response().body == b'{"BLPOP":["bq","x"]}'
+
+
+def test_resp_port_still_refuses_http(pair):
+    cairn = pair[0]
+    with HttpConn(cairn.port) as c:
+        c.send(build("GET", "/GET/a"))
+        assert c.closed()
+    assert cairn.client().ping()
+
+
+HOSTILE = [
+    # (bytes, status)
+    (b"GARBAGE\r\n\r\n", 400),
+    (b"GET /GET/a\r\n\r\n", 400),
+    (b"GET /GET/a HTTP/2.0\r\n\r\n", 400),
+    (b"get /GET/a HTTP/1.1\r\n\r\n", 400),
+    (b"GET GET/a HTTP/1.1\r\n\r\n", 400),
+    (b"GET /GET/a HTTP/1.1\r\nNoColonHere\r\n\r\n", 400),
+    (b"GET /GET/a HTTP/1.1\r\nX: a\r\n folded\r\n\r\n", 400),
+    (b"GET /GET/a HTTP/1.1\r\nBad Name: x\r\n\r\n", 400),
+    (b"GET /GET/a HTTP/1.1\r\nX: a\x01b\r\n\r\n", 400),
+    (b"GET /GET/a HTTP/1.1\r\nContent-Length: -1\r\n\r\n", 400),
+    (b"GET /GET/a HTTP/1.1\r\nContent-Length: 1x\r\n\r\n", 400),
+    (b"GET /GET/a HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", 400),
+    (b"GET /GET/a HTTP/1.1\r\nContent-Length: 99999999999999999999\r\n\r\n", 400),
+    (b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nGET\r\n0\r\n\r\n", 501),
+    (b"GET /" + b"A" * 9000 + b" HTTP/1.1\r\n\r\n", 414),
+    (b"GET /GET/a HTTP/1.1\r\nX: " + b"v" * 9000 + b"\r\n\r\n", 431),
+    (b"GET /GET/a HTTP/1.1\r\n" + b"".join(b"H%d: v\r\n" % i for i in range(100)) + b"\r\n", 431),
+    (b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + bytes(range(256)) * 40, 431),
+]
+
+
+@pytest.fixture(scope="module")
+def small(request):
+    """A Cairn whose requests are at most 64 KB, with a client timeout."""
+    hport = free_port()
+    s = Server(cairn_bin(), {"http_port": hport, "http_max_request_size": "64kb", "timeout": 1},
+               name="cairn")
+    s.http = hport
+    yield s
+    rep = s.stop()
+    s.cleanup()
+    assert not rep
+
+
+def test_hostile_requests_answered_and_closed(small):
+    for data, status in HOSTILE:
+        with HttpConn(small.http) as c:
+            c.send(data)
+            r = c.read_response()
+            assert r.status == status, data[:60]
+            assert r.header("Connection") == "Close"
+            assert c.closed(), data[:60]
+        # others keep being served
+        assert request(small.http, "GET", "/PING").status == 200
+    assert small.alive()
+
+
+def test_oversize_body_and_methods(small):
+    with HttpConn(small.http) as c:
+        c.send(b"PUT /SET/big HTTP/1.1\r\nContent-Length: 70000\r\n\r\n" + b"x" * 1000)
+        r = c.read_response()
+        assert r.status == 413 and c.closed()
+    # a body that fits is fine
+    r = request(small.http, "PUT", "/SET/big", b"x" * 60000)
+    assert r.body == b'{"SET":[true,"OK"]}'
+    assert small.client().strlen("big") == 60000
+    # an unknown method is 405 on a connection kept open (body skipped)
+    with HttpConn(small.http) as c:
+        c.send(build("DELETE", "/DEL/big", b"xyz") + build("GET", "/STRLEN/big"))
+        r = c.read_response()
+        assert r.status == 405 and r.header("Connection") == "Keep-Alive"
+        assert c.read_response().body == b'{"STRLEN":60000}'
+
+
+def test_slowloris_bounded_by_timeout(small):
+    """A request that never completes is closed by the client timeout."""
+    with HttpConn(small.http) as c:
+        c.send(b"GET /GET/a HTTP/1.1\r\nX-Slow: ")
+        assert wait_for(lambda: c.closed(timeout=0.2), timeout=15, what="close of a half request")
+    assert request(small.http, "GET", "/PING").status == 200
+
+
+def test_churn_1000_connections(small):
+    r = small.client()
+    base = r.info("clients")["connected_clients"]
+    kinds = [
+        build("GET", "/INCR/churn"),
+        b"GET /INCR/churn HTTP/1.1\r\nHost: x",  # half a request, then gone
+        b"\x00\xff garbage \r\n\r\n",
+        b"",
+        build("GET", "/INCR/churn", headers=[("Connection", "close")]),
+    ]
+    served = 0
+    for i in range(1000):
+        s = socket.create_connection(("127.0.0.1", small.http), timeout=10)
+        data = kinds[i % len(kinds)]
+        if data:
+            s.sendall(data)
+        if i % 5 == 4:  # read the answer of the close request
+            got = b""
+            while True:
+                d = s.recv(65536)
+                if not d:
+                    break
+                got += d
+            assert got.startswith(b"HTTP/1.1 200 OK")
+            served += 1
+        s.close()
+    assert request(small.http, "GET", "/PING").status == 200
+    assert wait_for(lambda: r.info("clients")["connected_clients"] == base, what="clients back to baseline")
+    assert int(r.get("churn")) >= served
+
+
+def test_acl_forbidden_is_403(pair):
+    """Webdis forbids by its ACL; Cairn's ACL refusal answers the same."""
+    cairn, oracle, _ = pair
+    wd = Webdis(oracle.port, acl=[{"disabled": ["DEBUG", "FLUSHALL"]}])
+    try:
+        r = cairn.client()
+        r.execute_command("ACL", "SETUSER", "default", "-flushall")
+        try:
+            a = request(cairn.http, "GET", "/FLUSHALL")
+            b = request(wd.port, "GET", "/FLUSHALL")
+            assert a.status == b.status == 403 and a.body == b.body == b""
+            assert r.dbsize() > 0
+        finally:
+            r.execute_command("ACL", "SETUSER", "default", "+@all")
+    finally:
+        wd.stop()
+
+
+def test_default_db_and_config(start_server):
+    hport = free_port()
+    s = start_server(http_port=hport, http_default_db=3)
+    assert request(hport, "GET", "/SET/k/v").body == b'{"SET":[true,"OK"]}'
+    r = s.client()
+    assert r.execute_command("SELECT", 3) and r.get("k") == b"v"
+    assert request(hport, "GET", "/0/GET/k").body == b'{"GET":null}'
+    assert request(hport, "GET", "/99/GET/k").body == b'{"GET":[false,"ERR DB index is out of range"]}'
+    # a SELECT sent through HTTP does not stick: the next request is in the default db
+    with HttpConn(hport) as c:
+        c.send(build("GET", "/SELECT/5") + build("GET", "/GET/k"))
+        c.read_response()
+        assert c.read_response().body == b'{"GET":"v"}'
+    # the directives are Cairn's own: hidden from CONFIG GET *
+    assert "http-port" not in r.config_get("*")
+    assert r.config_get("http-port") == {"http-port": str(hport)}
+    # CONFIG SET http-port moves the listener
+    h2 = free_port()
+    r.config_set("http-port", h2)
+    assert request(h2, "GET", "/GET/k").body == b'{"GET":"v"}'
+    r.config_set("http-port", 0)
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", h2), timeout=2).close()
+
+
+def test_off_by_default(server):
+    assert server.client().config_get("http-port") == {"http-port": "0"}
