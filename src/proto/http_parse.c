@@ -25,6 +25,7 @@ static void reqClear(HttpRequest *r) {
     sdsFree(r->sep);
     sdsFree(r->typeArg);
     sdsFree(r->ifNoneMatch);
+    sdsFree(r->auth);
     memset(r, 0, sizeof(*r));
 }
 
@@ -49,6 +50,7 @@ static void httpFree(void *state) {
     HttpConn *st = state;
     httpDropQueue(st);
     reqClear(&st->req);
+    sdsFree(st->basicAuth);
     if (st->gw && st->hooks.release) st->hooks.release(st->gw);
     xfree(st);
 }
@@ -76,6 +78,40 @@ sds httpDecode(const char *p, size_t len) {
     }
     sdsSetLen(s, j);
     return s;
+}
+
+/* Decodes standard base64 (padding optional); NULL when invalid. */
+static sds base64Decode(const char *p, size_t len) {
+    sds out = sdsNewLen(NULL, len / 4 * 3 + 3);
+    size_t o = 0;
+    unsigned acc = 0;
+    int bits = 0;
+    size_t i = 0;
+    for (; i < len && p[i] != '='; i++) {
+        int c = (unsigned char)p[i], v;
+        if (c >= 'A' && c <= 'Z') v = c - 'A';
+        else if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
+        else if (c >= '0' && c <= '9') v = c - '0' + 52;
+        else if (c == '+') v = 62;
+        else if (c == '/') v = 63;
+        else {
+            sdsFree(out);
+            return NULL;
+        }
+        acc = (acc << 6) | (unsigned)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out[o++] = (char)(acc >> bits);
+        }
+    }
+    for (; i < len; i++)
+        if (p[i] != '=') {
+            sdsFree(out);
+            return NULL;
+        }
+    sdsSetLen(out, o);
+    return out;
 }
 
 /* The reply formats by extension: Webdis's table. */
@@ -164,6 +200,26 @@ static int buildCommands(HttpConn *st, const char *uri, size_t len, const char *
     if (q) len = (size_t)(q - uri);
     len = selectFormat(r, uri, len);
     if (len == 0 && blen == 0) return 403;
+    sds *auth = &r->auth;
+    if (*auth) {
+        sds cred = base64Decode(*auth + 6, sdsLen(*auth) - 6);
+        const char *colon = cred ? memchr(cred, ':', sdsLen(cred)) : NULL;
+        if (!colon) {
+            sdsFree(cred);
+            return 400;
+        }
+        sds *a = xmalloc(sizeof(sds) * 3);
+        a[0] = sdsNew("AUTH");
+        a[1] = sdsNewLen(cred, (size_t)(colon - cred));
+        a[2] = sdsNewLen(colon + 1, sdsLen(cred) - (size_t)(colon + 1 - cred));
+        sdsFree(cred);
+        enqueue(st, a, 3, HTTP_CMD_AUTH);
+        sdsFree(st->basicAuth);
+        st->basicAuth = *auth;
+        *auth = NULL;
+    } else if (st->basicAuth) {
+        return 401;
+    }
     /* Segments: split on '/'. */
     int nseg = 1;
     for (size_t i = 0; i < len; i++)
@@ -215,7 +271,7 @@ static int buildCommands(HttpConn *st, const char *uri, size_t len, const char *
         sel[0] = sdsNew("SELECT");
         sel[1] = dbText ? dbText : sdsFromLongLong(want);
         dbText = NULL;
-        enqueue(st, sel, 2, 1);
+        enqueue(st, sel, 2, HTTP_CMD_SELECT);
     }
     sdsFree(dbText);
     enqueue(st, argv, argc, 0);
@@ -376,6 +432,11 @@ static ProtoStatus httpNext(void *state, const char *buf, size_t len, const Prot
                 if (strncasecmp(v + i, "close", 5) == 0) connClose = 1;
                 if (i + 10 <= vl && strncasecmp(v + i, "keep-alive", 10) == 0) connKeep = 1;
             }
+        } else if (nlen == 13 && strncasecmp(line, "Authorization", 13) == 0) {
+            if (vl > 6 && strncasecmp(v, "Basic ", 6) == 0) {
+                sdsFree(r->auth);
+                r->auth = sdsNewLen(v, vl);
+            }
         } else if (nlen == 13 && strncasecmp(line, "If-None-Match", 13) == 0) {
             sdsFree(r->ifNoneMatch);
             r->ifNoneMatch = sdsNewLen(v, vl);
@@ -406,7 +467,7 @@ static ProtoStatus httpNext(void *state, const char *buf, size_t len, const Prot
         status = 405;
     }
     if (status) {
-        st->hooks.answer(st->hooks.owner, status, !r->keepAlive);
+        st->hooks.answer(st->hooks.owner, status, status == 401 || !r->keepAlive);
         return PROTO_COMPLETE;
     }
     hand(st, out);

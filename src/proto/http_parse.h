@@ -30,6 +30,12 @@
  * unknown method is 405 and an empty command 403, on a connection kept
  * open.
  *
+ * Credentials: "Authorization: Basic base64(user:pass)" makes the request
+ * run AUTH user pass first (a gateway command, like its SELECT).  A
+ * connection that authenticated so must send credentials with every
+ * request: one without is answered 401 and the connection closed (a
+ * proxy sharing it cannot borrow another user's rights).
+ *
  * What the gateway (server/http.c) plugs in: the reply sink (embedded
  * here, so the sink finds the request it answers), the hooks below, and
  * its own per-connection reply state (gw, released by hooks.release).
@@ -66,7 +72,11 @@ typedef struct HttpRequest {
     sds sep;             /* ?sep= (custom arrays), NULL */
     sds typeArg;         /* ?type=, NULL */
     sds ifNoneMatch;     /* the If-None-Match header, NULL */
+    sds auth;            /* the Authorization header when Basic, NULL */
 } HttpRequest;
+
+/* HttpConn.internal: whose reply the gateway is collecting. */
+enum { HTTP_CMD_REQUEST = 0, HTTP_CMD_SELECT = 1, HTTP_CMD_AUTH = 2 };
 
 /* Answers the protocol makes itself (HttpHooks.answer). */
 #define HTTP_ANSWER_OPTIONS 200 /* the CORS preflight's empty 200 */
@@ -97,7 +107,8 @@ typedef struct HttpConn {
     int queueArgc[HTTP_MAX_QUEUE];
     unsigned char queueInternal[HTTP_MAX_QUEUE];
     int qhead, qlen;
-    int internal;      /* the command handed out last is the gateway's own */
+    int internal;      /* the command handed out last: HTTP_CMD_* */
+    sds basicAuth;     /* the Authorization value this connection authenticated with, NULL */
     const sds *handed; /* argv handed out last, until recycled */
     size_t scanned;    /* bytes of the pending buffer searched for the end of the headers */
     int dead;          /* after a fatal error: every byte is dropped */

@@ -26,7 +26,11 @@
  *           "+OK", an error "-ERR ..", an integer in decimal, an array the
  *           concatenation of its strings (?sep= between); nil is 404.
  * A NOPERM error (ACL) is 403 with an empty body, as Webdis answers a
- * command its ACL forbids.  If-None-Match equal to the ETag is 304. */
+ * command its ACL forbids.  If-None-Match equal to the ETag is 304.
+ * Beyond Webdis: HTTP Basic credentials run AUTH user pass before the
+ * request (proto/http_parse.h); wrong ones, a NOAUTH error and a request
+ * without credentials on a connection that sent some are 401 with
+ * WWW-Authenticate (a browser asks for them). */
 #include "server/http.h"
 
 #include <errno.h>
@@ -523,6 +527,7 @@ static const char *reason(int status) {
     case 200: return "OK";
     case 304: return "Not Modified";
     case 400: return "Bad Request";
+    case 401: return "Unauthorized";
     case 403: return "Forbidden";
     case 404: return "Not found";
     case 405: return "Method Not Allowed";
@@ -547,6 +552,7 @@ static void writeResponse(Client *c, const HttpRequest *r, int status, const cha
                          "Access-Control-Allow-Origin: *\r\n"
                          "Access-Control-Allow-Headers: X-Requested-With, Content-Type, Authorization\r\n",
                          r->http10 ? 0 : 1, status, reason(status));
+    if (status == 401) h = sdsCat(h, "WWW-Authenticate: Basic realm=\"cairn\"\r\n");
     if (ctype && etag) h = sdsCatPrintf(h, "Content-Type: %s\r\nETag: \"%s\"\r\n", ctype, etag);
     h = sdsCatPrintf(h, "Connection: %s\r\n", r->keepAlive ? "Keep-Alive" : "Close");
     if (ctype && !etag) h = sdsCatPrintf(h, "Content-Type: %s\r\n", ctype);
@@ -570,9 +576,21 @@ static void finishReply(HttpConn *st) {
             return;
         }
         httpDropQueue(st); /* the request's command does not run */
+        if (st->internal == HTTP_CMD_AUTH) { /* wrong credentials */
+            sdsFree(st->basicAuth);
+            st->basicAuth = NULL;
+            writeResponse(c, r, 401, NULL, NULL, "", 0);
+            replyReset(R);
+            return;
+        }
     }
     if (top->kind == H_ERROR && top->len >= 6 && memcmp(nodeBytes(R, top), "NOPERM", 6) == 0) {
         writeResponse(c, r, 403, NULL, NULL, "", 0);
+        replyReset(R);
+        return;
+    }
+    if (top->kind == H_ERROR && top->len >= 6 && memcmp(nodeBytes(R, top), "NOAUTH", 6) == 0) {
+        writeResponse(c, r, 401, NULL, NULL, "", 0);
         replyReset(R);
         return;
     }

@@ -364,3 +364,35 @@ def test_default_db_and_config(start_server):
 
 def test_off_by_default(server):
     assert server.client().config_get("http-port") == {"http-port": "0"}
+
+
+def basic(user, pw):
+    import base64
+    return ("Authorization", "Basic " + base64.b64encode(("%s:%s" % (user, pw)).encode()).decode())
+
+
+def test_basic_auth_runs_auth(start_server):
+    hport = free_port()
+    s = start_server(http_port=hport)
+    r = s.client()
+    r.execute_command("ACL", "SETUSER", "alice", "on", ">secret", "~*", "+get", "+set")
+    r.execute_command("ACL", "SETUSER", "default", ">pw")  # r stays authenticated
+    a = request(hport, "GET", "/GET/k")
+    assert a.status == 401 and a.header("WWW-Authenticate") == 'Basic realm="cairn"'
+    assert request(hport, "GET", "/SET/k/v", headers=[basic("alice", "secret")]).body == b'{"SET":[true,"OK"]}'
+    assert request(hport, "GET", "/GET/k", headers=[basic("alice", "secret")]).body == b'{"GET":"v"}'
+    # a command alice may not run: 403, as Webdis answers a forbidden command
+    a = request(hport, "GET", "/DEL/k", headers=[basic("alice", "secret")])
+    assert a.status == 403 and a.body == b""
+    assert r.get("k") == b"v"
+    assert request(hport, "GET", "/GET/k", headers=[basic("alice", "nope")]).status == 401
+    assert request(hport, "GET", "/GET/k", headers=[("Authorization", "Basic !!!")]).status == 400
+    assert request(hport, "GET", "/GET/k", headers=[basic("default", "pw")]).body == b'{"GET":"v"}'
+    # a connection that sent credentials must keep sending them
+    with HttpConn(hport) as c:
+        c.send(build("GET", "/GET/k", headers=[basic("alice", "secret")]) + build("GET", "/GET/k"))
+        assert c.read_response().body == b'{"GET":"v"}'
+        assert c.read_response().status == 401
+        assert c.closed()
+    # the refusal went through the ACL as a RESP one does: it is logged
+    assert any(e["username"] == "alice" and e["object"] == "del" for e in r.acl_log())
