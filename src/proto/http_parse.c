@@ -437,6 +437,9 @@ static ProtoStatus httpNext(void *state, const char *buf, size_t len, const Prot
                 sdsFree(r->auth);
                 r->auth = sdsNewLen(v, vl);
             }
+        } else if (nlen == 6 && strncasecmp(line, "Accept", 6) == 0) {
+            for (size_t i = 0; i + 17 <= vl; i++)
+                if (strncasecmp(v + i, "text/event-stream", 17) == 0) r->sse = 1;
         } else if (nlen == 13 && strncasecmp(line, "If-None-Match", 13) == 0) {
             sdsFree(r->ifNoneMatch);
             r->ifNoneMatch = sdsNewLen(v, vl);

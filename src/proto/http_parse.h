@@ -73,6 +73,7 @@ typedef struct HttpRequest {
     sds typeArg;         /* ?type=, NULL */
     sds ifNoneMatch;     /* the If-None-Match header, NULL */
     sds auth;            /* the Authorization header when Basic, NULL */
+    int sse;             /* Accept: text/event-stream */
 } HttpRequest;
 
 /* HttpConn.internal: whose reply the gateway is collecting. */
@@ -111,7 +112,8 @@ typedef struct HttpConn {
     sds basicAuth;     /* the Authorization value this connection authenticated with, NULL */
     const sds *handed; /* argv handed out last, until recycled */
     size_t scanned;    /* bytes of the pending buffer searched for the end of the headers */
-    int dead;          /* after a fatal error: every byte is dropped */
+    int dead;          /* after a fatal error, or once streaming: every byte is dropped */
+    int streaming;     /* a pub/sub stream's headers went: pushes are chunks */
 } HttpConn;
 
 extern const Protocol httpProtocol;

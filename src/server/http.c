@@ -226,6 +226,81 @@ static void sinkSetDeferred(ReplySink *s, void *handle, ReplyAggregate kind, lon
     }
 }
 
+static sds renderJson(const HttpRequest *r, const HttpReply *R);
+static sds rawValue(sds out, const HttpReply *R, size_t i, size_t *next);
+static sds renderCustom(const HttpRequest *r, const HttpReply *R, int *status);
+static void writeResponse(Client *c, const HttpRequest *r, int status, const char *ctype, const char *etag,
+                          const char *body, size_t len);
+
+static void addPushString(HttpReply *R, PushBytes b) {
+    if (b.p) addNode(R, H_BULK, 0, b.p, b.len);
+    else addNode(R, H_NIL, 0, NULL, 0);
+}
+
+/* A pub/sub item (a subscription's confirmation, a message) on an HTTP
+ * connection: the first one starts the response (200, chunked: Webdis's
+ * stream), each is one chunk rendered as the reply array Redis would send
+ * ({"SUBSCRIBE":["message","chan","hello"]}); with Accept:
+ * text/event-stream each chunk is a Server-Sent Event "data: <json>".
+ * From then on the connection only streams: later input is dropped.  Other
+ * items (invalidations, MONITOR lines) have no form here and are dropped. */
+static void sinkPush(ReplySink *s, const PushItem *item) {
+    HttpConn *st = connOf(s);
+    Client *c = st->hooks.owner;
+    HttpReply *R = st->gw;
+    const HttpRequest *r = &st->req;
+    if (R->n || R->depth) return; /* a reply is being collected */
+    int withPattern = item->kind == PUSH_PMESSAGE;
+    int isMessage = item->kind == PUSH_MESSAGE || item->kind == PUSH_PMESSAGE || item->kind == PUSH_SMESSAGE;
+    if (!isMessage && !pushIsConfirmation(item->kind)) return;
+    const char *kind = pushKindName(item->kind);
+    addNode(R, H_ARRAY, withPattern ? 4 : 3, NULL, 0);
+    addNode(R, H_BULK, 0, kind, strlen(kind));
+    if (withPattern) addPushString(R, item->pattern);
+    addPushString(R, item->channel);
+    if (isMessage) addPushString(R, item->payload);
+    else addNode(R, H_INT, item->count, NULL, 0);
+    sds body;
+    int status = 200;
+    if (r->sse || r->format == HTTP_FMT_JSON) body = renderJson(r, R);
+    else if (r->format == HTTP_FMT_RAW) body = rawValue(sdsEmpty(), R, 0, &(size_t){0});
+    else body = renderCustom(r, R, &status);
+    replyReset(R);
+    if (!body) return;
+    if (!st->streaming) {
+        const char *ctype = r->sse ? "text/event-stream" : r->mime;
+        sds h = sdsCatPrintf(sdsEmpty(),
+                             "HTTP/1.%d 200 OK\r\n"
+                             "Server: Cairn\r\n"
+                             "Allow: GET,POST,PUT,OPTIONS\r\n"
+                             "Access-Control-Allow-Methods: GET,POST,PUT,OPTIONS\r\n"
+                             "Access-Control-Allow-Origin: *\r\n"
+                             "Access-Control-Allow-Headers: X-Requested-With, Content-Type, Authorization\r\n"
+                             "Content-Type: %s\r\n%s"
+                             "Connection: Keep-Alive\r\n"
+                             "Transfer-Encoding: chunked\r\n\r\n",
+                             r->http10 ? 0 : 1, ctype, r->sse ? "Cache-Control: no-cache\r\n" : "");
+        replyWriteBytes(c, h, sdsLen(h));
+        sdsFree(h);
+        st->streaming = 1;
+        st->dead = 1; /* the connection only streams now */
+    }
+    sds chunk = sdsEmpty();
+    if (r->sse) {
+        /* An event's data may not hold a line end: JSON has none unescaped. */
+        chunk = sdsCatPrintf(chunk, "%zx\r\ndata: ", sdsLen(body) + 8);
+        chunk = sdsCatLen(chunk, body, sdsLen(body));
+        chunk = sdsCatLen(chunk, "\n\n\r\n", 4);
+    } else {
+        chunk = sdsCatPrintf(chunk, "%zx\r\n", sdsLen(body));
+        chunk = sdsCatLen(chunk, body, sdsLen(body));
+        chunk = sdsCatLen(chunk, "\r\n", 2);
+    }
+    replyWriteBytes(c, chunk, sdsLen(chunk));
+    sdsFree(chunk);
+    sdsFree(body);
+}
+
 static const ReplySinkType httpSinkType = {
     .name = "http",
     .status = sinkStatus,
@@ -241,7 +316,7 @@ static const ReplySinkType httpSinkType = {
     .deferred = sinkDeferred,
     .setDeferred = sinkSetDeferred,
     .raw = sinkRaw,
-    .push = NULL,
+    .push = sinkPush,
 };
 
 /* --- rendering --- */
@@ -418,6 +493,7 @@ static void jsonInfo(sds *out, const char *s, size_t len) {
 }
 
 static sds renderJson(const HttpRequest *r, const HttpReply *R) {
+    /* jsonp wraps a one-off reply; an SSE event is the JSON alone. */
     sds out = sdsEmpty();
     if (r->jsonp) out = sdsCatPrintf(out, "%s(", r->jsonp);
     size_t start = sdsLen(out);

@@ -396,3 +396,63 @@ def test_basic_auth_runs_auth(start_server):
         assert c.closed()
     # the refusal went through the ACL as a RESP one does: it is logged
     assert any(e["username"] == "alice" and e["object"] == "del" for e in r.acl_log())
+
+
+def stream(port, path, headers=()):
+    """Opens a pub/sub stream: the connection, its head and first chunk."""
+    c = HttpConn(port)
+    c.send(build("GET", path, headers=headers))
+    head = c.read_head()
+    return c, head, c.read_chunk()
+
+
+PAYLOADS = [b"hello", "w\u00e9".encode(), b"\xff\xfe", b"a\x00b", b"quote\"\n"]
+
+
+@pytest.mark.parametrize("path", ["/SUBSCRIBE/chan", "/SUBSCRIBE/chan.json", "/SUBSCRIBE/chan.txt",
+                                  "/PSUBSCRIBE/ch*", "/SUBSCRIBE/chan?jsonp=f", "/1/SUBSCRIBE/chan"])
+def test_pubsub_stream_differential(pair, path):
+    cairn, oracle, wd = pair
+    got = []
+    for port, pub in ((cairn.http, cairn.client()), (wd.port, oracle.client())):
+        c, head, first = stream(port, path)
+        with c:
+            assert head.status == 200 and head.header("Transfer-Encoding") == "chunked"
+            for p in PAYLOADS:
+                pub.publish("chan", p)
+            chunks = [c.read_chunk() for _ in PAYLOADS]
+        got.append((head.header("Content-Type"), head.header("Connection"), first, chunks))
+    assert got[0] == got[1]
+
+
+def test_pubsub_stream_ends_with_the_connection(pair):
+    cairn = pair[0]
+    r = cairn.client()
+    c, head, first = stream(cairn.http, "/SUBSCRIBE/a/b")
+    with c:
+        assert first == b'{"SUBSCRIBE":["subscribe","a",1]}'
+        assert c.read_chunk() == b'{"SUBSCRIBE":["subscribe","b",2]}'
+        # more input on a streaming connection is ignored, the stream goes on
+        c.send(build("GET", "/SET/streamx/1"))
+        r.publish("b", "m")
+        assert c.read_chunk() == b'{"SUBSCRIBE":["message","b","m"]}'
+        assert r.get("streamx") is None
+        assert r.pubsub_numsub("a") == [(b"a", 1)]
+    wait_for(lambda: r.pubsub_numsub("a") == [(b"a", 0)], what="subscriber gone")
+    # the raw format: RESP as Redis sends it
+    c, head, first = stream(cairn.http, "/SUBSCRIBE/a.raw")
+    with c:
+        assert head.header("Content-Type") == "binary/octet-stream"
+        assert first == b"*3\r\n$9\r\nsubscribe\r\n$1\r\na\r\n:1\r\n"
+
+
+def test_server_sent_events(pair):
+    cairn = pair[0]
+    r = cairn.client()
+    c, head, first = stream(cairn.http, "/PSUBSCRIBE/news.*", headers=[("Accept", "text/event-stream")])
+    with c:
+        assert head.header("Content-Type") == "text/event-stream"
+        assert head.header("Cache-Control") == "no-cache"
+        assert first == b'data: {"PSUBSCRIBE":["psubscribe","news.*",1]}\n\n'
+        r.publish("news.eu", "line1\nline2")
+        assert c.read_chunk() == b'data: {"PSUBSCRIBE":["pmessage","news.*","news.eu","line1\\nline2"]}\n\n'
