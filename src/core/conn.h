@@ -10,8 +10,8 @@
  *
  * A Listener binds addresses to a connection type, the request protocol
  * its clients speak (proto/protocol.h) and the reply encoder that turns
- * their replies into bytes.  Today every listener speaks RESP; an HTTP or
- * TLS front-end is one more Listener.
+ * their replies into bytes.  The server's speak RESP; the HTTP gateway
+ * (server/http.c) is one more Listener, with its own protocol and sink.
  *
  * Invariants:
  *   - Only the connection layer (conn.c, conn.h, iobatch.c, iobatch.h)
