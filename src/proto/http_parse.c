@@ -18,6 +18,7 @@
 #include <strings.h>
 
 #include "ds/alloc.h"
+#include "proto/websocket.h"
 
 static void reqClear(HttpRequest *r) {
     sdsFree(r->verb);
@@ -51,6 +52,7 @@ static void httpFree(void *state) {
     httpDropQueue(st);
     reqClear(&st->req);
     sdsFree(st->basicAuth);
+    sdsFree(st->wsMsg);
     if (st->gw && st->hooks.release) st->hooks.release(st->gw);
     xfree(st);
 }
@@ -326,6 +328,122 @@ static int hand(HttpConn *st, ProtoCommand *out) {
     return 1;
 }
 
+/* --- WebSocket --- */
+
+/* Closes with code: a close frame, then the connection. */
+static ProtoStatus wsFail(HttpConn *st, int code, size_t len, ProtoCommand *out) {
+    char payload[2] = {(char)(code >> 8), (char)(code & 0xff)};
+    sds f = wsFrameAppend(sdsEmpty(), WS_CLOSE, payload, 2);
+    st->hooks.write(st->hooks.owner, f, sdsLen(f), 1);
+    sdsFree(f);
+    st->dead = 1;
+    out->consumed = len;
+    return PROTO_COMPLETE;
+}
+
+/* The upgrade request (its head parsed; len: all the pending bytes). */
+static ProtoStatus wsHandshake(HttpConn *st, const char *method, size_t mlen, const char *target, size_t tlen,
+                               int headersOk, const char *key, size_t klen, size_t len, ProtoCommand *out) {
+    const char *q = memchr(target, '?', tlen);
+    size_t plen = q ? (size_t)(q - target) : tlen;
+    int mode = 0;
+    if (plen == 6 && memcmp(target, "/.json", 6) == 0) mode = HTTP_WS_JSON;
+    else if (plen == 5 && memcmp(target, "/.raw", 5) == 0) mode = HTTP_WS_RAW;
+    if (!mode || !headersOk || !key || !wsKeyValid(key, klen) || mlen != 3 || memcmp(method, "GET", 3) != 0)
+        return fatal(st, 400, len, out);
+    char accept[29];
+    wsAcceptKey(key, klen, accept);
+    sds h = sdsCatPrintf(sdsEmpty(),
+                         "HTTP/1.1 101 Switching Protocols\r\n"
+                         "Upgrade: websocket\r\n"
+                         "Connection: Upgrade\r\n"
+                         "Sec-WebSocket-Accept: %s\r\n\r\n",
+                         accept);
+    st->hooks.write(st->hooks.owner, h, sdsLen(h), 0);
+    sdsFree(h);
+    st->ws = mode;
+    reqClear(&st->req);
+    st->req.keepAlive = 1;
+    /* Its commands run in http-default-db. */
+    int want = *st->hooks.defaultDb;
+    if (want != st->hooks.currentDb(st->hooks.owner)) {
+        sds *sel = xmalloc(sizeof(sds) * 2);
+        sel[0] = sdsNew("SELECT");
+        sel[1] = sdsFromLongLong(want);
+        enqueue(st, sel, 2, HTTP_CMD_SELECT);
+        st->req.verb = sdsNew("SELECT");
+        hand(st, out);
+    }
+    return PROTO_COMPLETE;
+}
+
+/* One frame of a WebSocket: a control frame answered, a data frame added
+ * to the message, a whole message handed out as its command. */
+static ProtoStatus wsNext(HttpConn *st, const unsigned char *buf, size_t len, ProtoCommand *out) {
+    WsFrame f;
+    int code;
+    int r = wsFrameHeader(buf, len, &f, &code);
+    if (r < 0) return wsFail(st, code, len, out);
+    if (r == 0) return PROTO_INCOMPLETE;
+    size_t have = st->wsMsg ? sdsLen(st->wsMsg) : 0;
+    if (f.len > (uint64_t)*st->hooks.maxRequestSize || have + f.len > (uint64_t)*st->hooks.maxRequestSize)
+        return wsFail(st, WS_CLOSE_TOO_BIG, len, out);
+    if (len - f.headerLen < f.len) return PROTO_INCOMPLETE;
+    out->consumed = f.headerLen + (size_t)f.len;
+    const unsigned char *payload = buf + f.headerLen;
+    if (f.opcode == WS_PING || f.opcode == WS_PONG || f.opcode == WS_CLOSE) {
+        sds p = wsUnmask(sdsEmpty(), &f, payload, (size_t)f.len);
+        if (f.opcode == WS_PING) {
+            sds fr = wsFrameAppend(sdsEmpty(), WS_PONG, p, sdsLen(p));
+            st->hooks.write(st->hooks.owner, fr, sdsLen(fr), 0);
+            sdsFree(fr);
+        } else if (f.opcode == WS_CLOSE) {
+            int bad = sdsLen(p) == 1;
+            if (sdsLen(p) >= 2) {
+                int c = (unsigned char)p[0] << 8 | (unsigned char)p[1];
+                bad = !((c >= 1000 && c <= 1003) || (c >= 1007 && c <= 1011) || (c >= 3000 && c <= 4999)) ||
+                      !wsUtf8Valid(p + 2, sdsLen(p) - 2);
+            }
+            sdsFree(p);
+            if (bad) return wsFail(st, WS_CLOSE_PROTOCOL, len, out);
+            return wsFail(st, WS_CLOSE_NORMAL, len, out);
+        }
+        sdsFree(p);
+        return PROTO_COMPLETE;
+    }
+    /* Data: a new message, or the next part of one. */
+    if (f.opcode == WS_CONT) {
+        if (!st->wsOpcode) return wsFail(st, WS_CLOSE_PROTOCOL, len, out);
+    } else {
+        if (st->wsOpcode) return wsFail(st, WS_CLOSE_PROTOCOL, len, out);
+        st->wsOpcode = f.opcode;
+        if (!st->wsMsg) st->wsMsg = sdsEmpty();
+    }
+    st->wsMsg = wsUnmask(st->wsMsg, &f, payload, (size_t)f.len);
+    if (!f.fin) return PROTO_COMPLETE;
+    int opcode = st->wsOpcode;
+    st->wsOpcode = 0;
+    sds msg = st->wsMsg;
+    st->wsMsg = NULL;
+    if (opcode == WS_TEXT && !wsUtf8Valid(msg, sdsLen(msg))) {
+        sdsFree(msg);
+        return wsFail(st, WS_CLOSE_BAD_DATA, len, out);
+    }
+    int argc = 0;
+    sds *argv = st->ws == HTTP_WS_JSON ? wsJsonCommand(msg, sdsLen(msg), &argc) : wsRespCommand(msg, sdsLen(msg), &argc);
+    sdsFree(msg);
+    if (!argv) return PROTO_COMPLETE; /* not a command: ignored, as Webdis */
+    reqClear(&st->req);
+    HttpRequest *rq = &st->req;
+    rq->keepAlive = 1;
+    rq->format = st->ws == HTTP_WS_JSON ? HTTP_FMT_JSON : HTTP_FMT_RAW;
+    rq->mime = st->ws == HTTP_WS_JSON ? "application/json" : "binary/octet-stream";
+    rq->verb = sdsDup(argv[0]);
+    enqueue(st, argv, argc, HTTP_CMD_REQUEST);
+    hand(st, out);
+    return PROTO_COMPLETE;
+}
+
 static ProtoStatus httpNext(void *state, const char *buf, size_t len, const ProtoLimits *lim, ProtoCommand *out) {
     HttpConn *st = state;
     (void)lim;
@@ -342,6 +460,7 @@ static ProtoStatus httpNext(void *state, const char *buf, size_t len, const Prot
         hand(st, out);
         return PROTO_COMPLETE;
     }
+    if (st->ws) return wsNext(st, (const unsigned char *)buf, len, out);
     if (!st->hooks.answer) { /* no gateway: nothing to answer with */
         st->dead = 1;
         out->consumed = len;
@@ -397,6 +516,9 @@ static ProtoStatus httpNext(void *state, const char *buf, size_t len, const Prot
     HttpRequest *r = &st->req;
     r->http10 = http10;
     int connClose = 0, connKeep = 0, nheaders = 0;
+    int wsUpgrade = 0, connUpgrade = 0, wsVersion13 = 0;
+    const char *wsKey = NULL;
+    size_t wsKeyLen = 0;
     long long clen = -1;
     while (pos < hend) {
         pos = nextLine(buf, pos, hend, &line, &llen);
@@ -430,6 +552,7 @@ static ProtoStatus httpNext(void *state, const char *buf, size_t len, const Prot
         } else if (nlen == 10 && strncasecmp(line, "Connection", 10) == 0) {
             for (size_t i = 0; i + 5 <= vl; i++) {
                 if (strncasecmp(v + i, "close", 5) == 0) connClose = 1;
+                if (i + 7 <= vl && strncasecmp(v + i, "upgrade", 7) == 0) connUpgrade = 1;
                 if (i + 10 <= vl && strncasecmp(v + i, "keep-alive", 10) == 0) connKeep = 1;
             }
         } else if (nlen == 13 && strncasecmp(line, "Authorization", 13) == 0) {
@@ -437,6 +560,13 @@ static ProtoStatus httpNext(void *state, const char *buf, size_t len, const Prot
                 sdsFree(r->auth);
                 r->auth = sdsNewLen(v, vl);
             }
+        } else if (nlen == 7 && strncasecmp(line, "Upgrade", 7) == 0) {
+            wsUpgrade = vl == 9 && strncasecmp(v, "websocket", 9) == 0;
+        } else if (nlen == 17 && strncasecmp(line, "Sec-WebSocket-Key", 17) == 0) {
+            wsKey = v;
+            wsKeyLen = vl;
+        } else if (nlen == 21 && strncasecmp(line, "Sec-WebSocket-Version", 21) == 0) {
+            wsVersion13 = vl == 2 && memcmp(v, "13", 2) == 0;
         } else if (nlen == 6 && strncasecmp(line, "Accept", 6) == 0) {
             for (size_t i = 0; i + 17 <= vl; i++)
                 if (strncasecmp(v + i, "text/event-stream", 17) == 0) r->sse = 1;
@@ -458,6 +588,8 @@ static ProtoStatus httpNext(void *state, const char *buf, size_t len, const Prot
     const char *q = memchr(target, '?', tlen);
     if (q) parseQuery(r, q + 1, tlen - (size_t)(q + 1 - target));
     int status;
+    if (wsUpgrade) return wsHandshake(st, method, mlen, target, tlen, connUpgrade && wsVersion13 && !http10,
+                                      wsKey, wsKeyLen, len, out);
     if (mlen == 3 && memcmp(method, "GET", 3) == 0) {
         status = buildCommands(st, target + 1, tlen - 1, NULL, 0);
     } else if (mlen == 4 && memcmp(method, "POST", 4) == 0) {

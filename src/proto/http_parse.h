@@ -36,6 +36,19 @@
  * request: one without is answered 401 and the connection closed (a
  * proxy sharing it cannot borrow another user's rights).
  *
+ * WebSocket (RFC 6455): a GET of "/.json" or "/.raw" with Upgrade:
+ * websocket, Connection: Upgrade, Sec-WebSocket-Version: 13 and a valid
+ * Sec-WebSocket-Key is answered 101 (any other upgrade request is 400 and
+ * closes).  From then on each message (text or binary, possibly
+ * fragmented) is one command: a JSON array on /.json, a RESP multibulk on
+ * /.raw (proto/websocket.h); a message that is neither is ignored, as
+ * Webdis does.  Pings are answered with pongs; a close is answered and
+ * the connection closed; a protocol error (unmasked frame, reserved bits,
+ * unknown opcode, fragmented or long control frame, a continuation with
+ * nothing to continue, a new message inside a fragmented one) closes with
+ * 1002, a text message that is not UTF-8 with 1007, a message over
+ * http-max-request-size with 1009.
+ *
  * What the gateway (server/http.c) plugs in: the reply sink (embedded
  * here, so the sink finds the request it answers), the hooks below, and
  * its own per-connection reply state (gw, released by hooks.release).
@@ -76,6 +89,8 @@ typedef struct HttpRequest {
     int sse;             /* Accept: text/event-stream */
 } HttpRequest;
 
+enum { HTTP_WS_JSON = 1, HTTP_WS_RAW = 2 };
+
 /* HttpConn.internal: whose reply the gateway is collecting. */
 enum { HTTP_CMD_REQUEST = 0, HTTP_CMD_SELECT = 1, HTTP_CMD_AUTH = 2 };
 
@@ -88,6 +103,9 @@ typedef struct HttpHooks {
      * 413, 414, 431, 501 (empty body) or HTTP_ANSWER_OPTIONS; closeAfter:
      * close the connection once it is written. */
     void (*answer)(void *owner, int status, int closeAfter);
+    /* Writes bytes as they are (the WebSocket handshake's 101, control
+     * frames); closeAfter as for answer. */
+    void (*write)(void *owner, const char *p, size_t len, int closeAfter);
     /* The database the connection is in now. */
     int (*currentDb)(void *owner);
     /* Releases gw. */
@@ -114,6 +132,9 @@ typedef struct HttpConn {
     size_t scanned;    /* bytes of the pending buffer searched for the end of the headers */
     int dead;          /* after a fatal error, or once streaming: every byte is dropped */
     int streaming;     /* a pub/sub stream's headers went: pushes are chunks */
+    int ws;            /* a WebSocket since its handshake: HTTP_WS_JSON or HTTP_WS_RAW, 0: not */
+    int wsOpcode;      /* the opcode of a fragmented message being assembled, 0: none */
+    sds wsMsg;         /* its payload so far */
 } HttpConn;
 
 extern const Protocol httpProtocol;

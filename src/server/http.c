@@ -50,6 +50,7 @@
 #include "ds/md5.h"
 #include "ds/util.h"
 #include "proto/http_parse.h"
+#include "proto/websocket.h"
 
 /* --- directives --- */
 
@@ -231,6 +232,7 @@ static sds rawValue(sds out, const HttpReply *R, size_t i, size_t *next);
 static sds renderCustom(const HttpRequest *r, const HttpReply *R, int *status);
 static void writeResponse(Client *c, const HttpRequest *r, int status, const char *ctype, const char *etag,
                           const char *body, size_t len);
+static void writeWsMessage(Client *c, const HttpConn *st, const sds body);
 
 static void addPushString(HttpReply *R, PushBytes b) {
     if (b.p) addNode(R, H_BULK, 0, b.p, b.len);
@@ -267,6 +269,11 @@ static void sinkPush(ReplySink *s, const PushItem *item) {
     else body = renderCustom(r, R, &status);
     replyReset(R);
     if (!body) return;
+    if (st->ws) { /* a message per item */
+        writeWsMessage(c, st, body);
+        sdsFree(body);
+        return;
+    }
     if (!st->streaming) {
         const char *ctype = r->sse ? "text/event-stream" : r->mime;
         sds h = sdsCatPrintf(sdsEmpty(),
@@ -639,6 +646,13 @@ static void writeResponse(Client *c, const HttpRequest *r, int status, const cha
     if (!r->keepAlive) c->flags |= CLIENT_CLOSE_AFTER_REPLY;
 }
 
+/* A WebSocket message to the client: JSON as text, RESP as binary. */
+static void writeWsMessage(Client *c, const HttpConn *st, const sds body) {
+    sds f = wsFrameAppend(sdsEmpty(), st->ws == HTTP_WS_JSON ? WS_TEXT : WS_BINARY, body, sdsLen(body));
+    replyWriteBytes(c, f, sdsLen(f));
+    sdsFree(f);
+}
+
 /* The reply tree is whole: answer the request (or, for the gateway's own
  * SELECT, answer only with its error). */
 static void finishReply(HttpConn *st) {
@@ -652,6 +666,13 @@ static void finishReply(HttpConn *st) {
             return;
         }
         httpDropQueue(st); /* the request's command does not run */
+        if (st->ws) { /* a WebSocket's SELECT: its error as a message */
+            sds body = renderJson(r, R);
+            replyReset(R);
+            writeWsMessage(c, st, body);
+            sdsFree(body);
+            return;
+        }
         if (st->internal == HTTP_CMD_AUTH) { /* wrong credentials */
             sdsFree(st->basicAuth);
             st->basicAuth = NULL;
@@ -659,6 +680,14 @@ static void finishReply(HttpConn *st) {
             replyReset(R);
             return;
         }
+    }
+    if (st->ws) { /* every reply is a message, errors included */
+        size_t next;
+        sds body = r->format == HTTP_FMT_JSON ? renderJson(r, R) : rawValue(sdsEmpty(), R, 0, &next);
+        replyReset(R);
+        writeWsMessage(c, st, body);
+        sdsFree(body);
+        return;
     }
     if (top->kind == H_ERROR && top->len >= 6 && memcmp(nodeBytes(R, top), "NOPERM", 6) == 0) {
         writeResponse(c, r, 403, NULL, NULL, "", 0);
@@ -708,6 +737,12 @@ static void hookAnswer(void *owner, int status, int closeAfter) {
     if (closeAfter) c->flags |= CLIENT_CLOSE_AFTER_REPLY;
 }
 
+static void hookWrite(void *owner, const char *p, size_t len, int closeAfter) {
+    Client *c = owner;
+    replyWriteBytes(c, p, len);
+    if (closeAfter) c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+}
+
 static int hookCurrentDb(void *owner) {
     Client *c = owner;
     return (int)(c->db - server.db);
@@ -730,6 +765,7 @@ static ReplySink *httpAttach(Client *c) {
     st->sink.type = &httpSinkType;
     st->hooks = (HttpHooks){.owner = c,
                             .answer = hookAnswer,
+                            .write = hookWrite,
                             .currentDb = hookCurrentDb,
                             .release = hookRelease,
                             .defaultDb = &httpDefaultDb,

@@ -460,3 +460,176 @@ def test_server_sent_events(pair):
         assert first == b'data: {"PSUBSCRIBE":["psubscribe","news.*",1]}\n\n'
         r.publish("news.eu", "line1\nline2")
         assert c.read_chunk() == b'data: {"PSUBSCRIBE":["pmessage","news.*","news.eu","line1\\nline2"]}\n\n'
+
+
+# --- WebSocket (RFC 6455) on /.json and /.raw ---
+
+def ws_frame(opcode, payload, fin=True, mask=True, rsv=0, length=None):
+    """A client frame; length overrides the encoded payload length."""
+    import os
+    import struct
+    n = len(payload) if length is None else length
+    b0 = (0x80 if fin else 0) | rsv | opcode
+    if n < 126:
+        head = struct.pack("!BB", b0, (0x80 if mask else 0) | n)
+    elif n <= 0xffff:
+        head = struct.pack("!BBH", b0, (0x80 if mask else 0) | 126, n)
+    else:
+        head = struct.pack("!BBQ", b0, (0x80 if mask else 0) | 127, n)
+    if not mask:
+        return head + payload
+    key = os.urandom(4)
+    return head + key + bytes(b ^ key[i % 4] for i, b in enumerate(payload))
+
+
+class RawWs:
+    """A WebSocket over a raw socket, to send what a library would not."""
+
+    def __init__(self, port, path="/.json", headers=None):
+        self.c = HttpConn(port)
+        hs = headers if headers is not None else [("Upgrade", "websocket"), ("Connection", "Upgrade"),
+                                                  ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="),
+                                                  ("Sec-WebSocket-Version", "13")]
+        self.c.send(build("GET", path, headers=hs))
+        self.head = self.c.read_head()
+
+    def send(self, data):
+        self.c.send(data)
+
+    def recv(self):
+        import struct
+        h = self.c._exact(2)
+        n = h[1] & 0x7f
+        if n == 126:
+            n = struct.unpack("!H", self.c._exact(2))[0]
+        elif n == 127:
+            n = struct.unpack("!Q", self.c._exact(8))[0]
+        return h[0] & 0x0f, self.c._exact(n)
+
+    def close(self):
+        self.c.close()
+
+
+def test_websocket_handshake_and_commands(pair):
+    import websocket
+    cairn = pair[0]
+    raw = RawWs(cairn.http)
+    try:
+        assert raw.head.status == 101
+        # RFC 6455's example key and answer
+        assert raw.head.header("Sec-WebSocket-Accept") == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="
+    finally:
+        raw.close()
+    ws = websocket.create_connection("ws://127.0.0.1:%d/.json" % cairn.http, timeout=10)
+    try:
+        for msg, want in [('["SET","wk","v\u00e9"]', '{"SET":[true,"OK"]}'), ('["GET","wk"]', '{"GET":"v\u00e9"}'),
+                          ('["INCRBY","wn",5]', '{"INCRBY":5}'), ('[ "MGET" , "wk", "nokey" ]', '{"MGET":["v\u00e9",null]}'),
+                          ('["SET","esc","a\\"b\\u00e9\\ud83d\\ude00"]', '{"SET":[true,"OK"]}'),
+                          ('["GET","esc"]', '{"GET":"a\\"b\u00e9\U0001F600"}'),
+                          ('["NOSUCH"]', '{"NOSUCH":[false,"ERR unknown command \'NOSUCH\', with args beginning with: "]}')]:
+            ws.send(msg)
+            assert ws.recv() == want, msg
+        # not a command: ignored, the socket goes on
+        ws.send("not json")
+        ws.send('{"a":1}')
+        ws.send("[]")
+        ws.send('["PING"]')
+        assert ws.recv() == '{"PING":[true,"PONG"]}'
+        # MULTI/EXEC inside one WebSocket
+        for m in ('["MULTI"]', '["INCR","wt"]', '["INCR","wt"]', '["EXEC"]'):
+            ws.send(m)
+        assert [ws.recv() for _ in range(4)] == ['{"MULTI":[true,"OK"]}', '{"INCR":[true,"QUEUED"]}',
+                                                 '{"INCR":[true,"QUEUED"]}', '{"EXEC":[1,2]}']
+        # a blocking command answers when served
+        ws.send('["BLPOP","wq",10]')
+        wait_for(lambda: cairn.client().info("clients")["blocked_clients"] == 1, what="blocked")
+        cairn.client().rpush("wq", "x")
+        assert ws.recv() == '{"BLPOP":["wq","x"]}'
+        # ping / pong
+        ws.ping(b"abc")
+        op, data = ws.recv_data_frame(control_frame=True)[0], None
+        assert op == websocket.ABNF.OPCODE_PONG
+        # pub/sub pushes messages
+        ws.send('["SUBSCRIBE","wch"]')
+        assert ws.recv() == '{"SUBSCRIBE":["subscribe","wch",1]}'
+        cairn.client().publish("wch", "hi")
+        assert ws.recv() == '{"SUBSCRIBE":["message","wch","hi"]}'
+        ws.close()
+    finally:
+        ws.shutdown()
+    # /.raw: RESP in, RESP out (binary frames)
+    ws = websocket.create_connection("ws://127.0.0.1:%d/.raw" % cairn.http, timeout=10)
+    try:
+        ws.send_binary(b"*2\r\n$3\r\nGET\r\n$2\r\nwk\r\n")
+        op, data = ws.recv_data()
+        assert op == websocket.ABNF.OPCODE_BINARY and data == "$3\r\nv\u00e9\r\n".encode()
+        ws.send_binary(b"*1\r\n$4\r\nPING\r\n")
+        assert ws.recv_data()[1] == b"+PONG\r\n"
+    finally:
+        ws.shutdown()
+
+
+def test_websocket_fragments(pair):
+    cairn = pair[0]
+    ws = RawWs(cairn.http)
+    try:
+        # a message in three fragments with a ping between them
+        ws.send(ws_frame(1, b'["SET",', fin=False) + ws_frame(0, b'"fr","', fin=False) + ws_frame(9, b"p") +
+                ws_frame(0, b'x"]'))
+        assert ws.recv() == (10, b"p")
+        assert ws.recv() == (1, b'{"SET":[true,"OK"]}')
+        # 64 KB and more: 16- and 64-bit lengths
+        big = b"y" * 70000
+        ws.send(ws_frame(2, b'["SET","fb","' + big + b'"]'))
+        assert ws.recv() == (1, b'{"SET":[true,"OK"]}')
+        assert cairn.client().strlen("fb") == 70000
+        # a close is answered with a close, then the connection ends
+        ws.send(ws_frame(8, b"\x03\xe8bye"))
+        assert ws.recv() == (8, b"\x03\xe8")
+        assert ws.c.closed()
+    finally:
+        ws.close()
+
+
+WS_HOSTILE = [
+    (ws_frame(1, b'["PING"]', mask=False), 1002),                       # unmasked
+    (ws_frame(1, b'["PING"]', rsv=0x40), 1002),                         # reserved bit
+    (ws_frame(3, b"x"), 1002),                                          # unknown opcode
+    (ws_frame(9, b"x", fin=False), 1002),                               # fragmented control frame
+    (ws_frame(9, b"x" * 126), 1002),                                    # control frame over 125
+    (ws_frame(0, b"x"), 1002),                                          # continuation of nothing
+    (ws_frame(1, b"[", fin=False) + ws_frame(1, b"]"), 1002),           # new message inside one
+    (ws_frame(8, b"\x03"), 1002),                                       # close with a 1-byte body
+    (ws_frame(8, b"\x00\x05"), 1002),                                   # close code 5
+    (ws_frame(1, b'["GET","\xff"]'), 1007),                             # text that is not UTF-8
+    (ws_frame(2, b"", length=1 << 40)[:14], 1009),                      # over http-max-request-size
+    (b"\x82\xff\x80\x00\x00\x00\x00\x00\x00\x01abcd", 1002),            # 64-bit length, top bit set
+    (ws_frame(1, b"[", fin=False) + ws_frame(8, b"\x03\xe8"), 1000),    # a close inside a fragmented message
+]
+
+
+def test_websocket_hostile_frames(small):
+    for data, code in WS_HOSTILE:
+        ws = RawWs(small.http)
+        try:
+            assert ws.head.status == 101
+            ws.send(data)
+            op, payload = ws.recv()
+            assert (op, payload[:2]) == (8, bytes([code >> 8, code & 0xff])), data[:20]
+            assert ws.c.closed(), data[:20]
+        finally:
+            ws.close()
+        assert request(small.http, "GET", "/PING").status == 200
+    # handshakes that are not right: 400 and closed
+    good = [("Upgrade", "websocket"), ("Connection", "Upgrade"),
+            ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="), ("Sec-WebSocket-Version", "13")]
+    for path, hs in [("/.json", good[:3]), ("/.json", good[:2] + good[3:]), ("/GET/a", good),
+                     ("/.json", [good[0], ("Connection", "keep-alive")] + good[2:]),
+                     ("/.json", good[:2] + [("Sec-WebSocket-Key", "short")] + good[3:]),
+                     ("/.json", good[:3] + [("Sec-WebSocket-Version", "8")])]:
+        ws = RawWs(small.http, path, hs)
+        try:
+            assert ws.head.status == 400 and ws.c.closed(), (path, hs)
+        finally:
+            ws.close()
+    assert small.alive()
