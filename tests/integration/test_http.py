@@ -28,9 +28,11 @@ def pair():
     wd = Webdis(oracle.port)
     yield cairn, oracle, wd
     wd.stop()
-    for s in (cairn, oracle):
-        s.stop()
-        s.cleanup()
+    oracle.stop()
+    oracle.cleanup()
+    rep = cairn.stop()
+    assert not rep, rep[-8000:]
+    cairn.cleanup()
 
 
 def both(pair, method, path, body=None, headers=()):
