@@ -293,6 +293,7 @@ def test_slowloris_bounded_by_timeout(small):
 def test_churn_1000_connections(small):
     r = small.client()
     base = r.info("clients")["connected_clients"]
+    base_mem = r.info("memory")["mem_clients_normal"]
     kinds = [
         build("GET", "/INCR/churn"),
         b"GET /INCR/churn HTTP/1.1\r\nHost: x",  # half a request, then gone
@@ -318,6 +319,8 @@ def test_churn_1000_connections(small):
         s.close()
     assert request(small.http, "GET", "/PING").status == 200
     assert wait_for(lambda: r.info("clients")["connected_clients"] == base, what="clients back to baseline")
+    # the churned connections left nothing behind in client memory
+    assert wait_for(lambda: r.info("memory")["mem_clients_normal"] <= base_mem, what="client memory at baseline")
     assert int(r.get("churn")) >= served
 
 
