@@ -151,6 +151,7 @@ static void initFeatures(void) {
     trackingInit();
     replInit();
     shutdownInit();
+    httpInit();
     serverAddCronHook(statsCron);
     serverAddResetStatsHook(statsReset);
     dispatchAddAfterCall(statsRecordLatency);

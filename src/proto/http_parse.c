@@ -474,6 +474,7 @@ static ProtoStatus httpNext(void *state, const char *buf, size_t len, const Prot
         st->scanned = 0;
         return start ? PROTO_COMPLETE : PROTO_INCOMPLETE;
     }
+    st->inHead = 0;
     size_t from = st->scanned > start ? st->scanned : start;
     size_t hend = headEnd(buf, len, from ? from - 1 : 0);
     if (!hend) {
@@ -482,6 +483,7 @@ static ProtoStatus httpNext(void *state, const char *buf, size_t len, const Prot
             return fatal(st, lineDone ? 431 : 414, len, out);
         }
         st->scanned = len > 2 ? len - 2 : 0;
+        st->inHead = 1;
         return PROTO_INCOMPLETE;
     }
     if (hend - start > HTTP_MAX_HEAD) {

@@ -130,6 +130,7 @@ typedef struct HttpConn {
     sds basicAuth;     /* the Authorization value this connection authenticated with, NULL */
     const sds *handed; /* argv handed out last, until recycled */
     size_t scanned;    /* bytes of the pending buffer searched for the end of the headers */
+    int inHead;        /* waiting for the rest of a request's head (http-request-timeout) */
     int dead;          /* after a fatal error, or once streaming: every byte is dropped */
     int streaming;     /* a pub/sub stream's headers went: pushes are chunks */
     int ws;            /* a WebSocket since its handshake: HTTP_WS_JSON or HTTP_WS_RAW, 0: not */

@@ -58,6 +58,8 @@ static int httpPort;
 static char *httpBind;
 static long long httpMaxRequestSize;
 static int httpDefaultDb;
+static int httpRequestTimeout; /* seconds a request's head may take to arrive, 0: no limit */
+static int httpClients;        /* connected HTTP clients */
 
 /* --- the reply tree --- */
 
@@ -81,6 +83,7 @@ typedef struct HttpReply {
     sds arena;
     HFrame *stack;
     int depth, stackCap;
+    long long headSince; /* when the cron first saw a head incomplete, 0: not */
 } HttpReply;
 
 static HttpConn *connOf(ReplySink *s) { return (HttpConn *)s; }
@@ -750,6 +753,7 @@ static int hookCurrentDb(void *owner) {
 
 static void hookRelease(void *gw) {
     HttpReply *R = gw;
+    httpClients--;
     xfree(R->nodes);
     xfree(R->stack);
     sdsFree(R->arena);
@@ -761,6 +765,7 @@ static ReplySink *httpAttach(Client *c) {
     HttpConn *st = c->protoState;
     HttpReply *R = xcalloc(sizeof(HttpReply));
     R->arena = sdsEmpty();
+    httpClients++;
     st->gw = R;
     st->sink.type = &httpSinkType;
     st->hooks = (HttpHooks){.owner = c,
@@ -776,6 +781,35 @@ static ReplySink *httpAttach(Client *c) {
 static const ReplyEncoder httpEncoder = {.name = "http", .sink = &httpSinkType, .attach = httpAttach};
 
 static Listener httpListener = {.name = "http", .type = &connTcpType, .proto = &httpProtocol, .encoder = &httpEncoder};
+
+/* --- slow heads --- */
+
+/* Once a second: a client whose request head has been incomplete for more
+ * than http-request-timeout seconds is closed (a slowloris client sends a
+ * head a byte at a time and never finishes it; `timeout` cannot see it, as
+ * each byte is activity).  Bodies are bounded by `timeout` between
+ * reads.  Nothing runs while no HTTP client is connected. */
+static void httpCron(void) {
+    static long long last;
+    long long now = server.time.nowMs;
+    if (!httpClients || !httpRequestTimeout || now - last < 1000) return;
+    last = now;
+    for (Client *c = server.net.clients, *next; c; c = next) {
+        next = c->nextClient;
+        if (c->proto != &httpProtocol || !c->sink) continue;
+        HttpConn *st = c->protoState;
+        HttpReply *R = st->gw;
+        if (!st->inHead || sdsLen(c->querybuf) == 0) {
+            R->headSince = 0;
+        } else if (!R->headSince) {
+            R->headSince = now;
+        } else if (now - R->headSince > (long long)httpRequestTimeout * 1000) {
+            serverLog(LL_VERBOSE, "Closing HTTP client id=%llu addr=%s: request head not complete after %d s",
+                      (unsigned long long)c->id, c->addr, httpRequestTimeout);
+            clientFree(c);
+        }
+    }
+}
 
 /* --- listening --- */
 
@@ -827,6 +861,10 @@ static ConfigDef httpConfig[] = {
     CONFIG_LL("http-max-request-size", NULL, CF_HIDDEN | CF_MEMORY, httpMaxRequestSize, 1024, LLONG_MAX,
               "128mb", .rank = CONFIG_RANK_CAIRN + 22),
     CONFIG_INT("http-default-db", NULL, CF_HIDDEN, httpDefaultDb, 0, INT_MAX, "0", .rank = CONFIG_RANK_CAIRN + 23),
+    CONFIG_INT("http-request-timeout", NULL, CF_HIDDEN, httpRequestTimeout, 0, INT_MAX, "10",
+               .rank = CONFIG_RANK_CAIRN + 24),
 };
 
 void httpRegisterConfig(void) { configRegister(httpConfig, CONFIG_COUNT_OF(httpConfig)); }
+
+void httpInit(void) { serverAddCronHook(httpCron); }

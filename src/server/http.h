@@ -8,6 +8,8 @@
 
 /* The http-* directives (main.c's registerConfig). */
 void httpRegisterConfig(void);
+/* Wires the gateway's cron (slow request heads), from initFeatures. */
+void httpInit(void);
 /* Opens the listener when http-port is set: 0, or -1 after logging why. */
 int httpListen(void);
 

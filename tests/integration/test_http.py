@@ -638,3 +638,30 @@ def test_websocket_hostile_frames(small):
         finally:
             ws.close()
     assert small.alive()
+
+
+def test_slow_head_closed_by_request_timeout(start_server):
+    """A head sent a byte at a time is closed after http-request-timeout,
+    with `timeout` off; a slow body is not (bounded by `timeout`)."""
+    import time
+    hport = free_port()
+    s = start_server(http_port=hport, http_request_timeout=1)
+    with HttpConn(hport) as slow, HttpConn(hport) as body:
+        body.send(b"PUT /SET/sb HTTP/1.1\r\nContent-Length: 4\r\n\r\nab")
+        head = b"GET /GET/a HTTP/1.1\r\nX-Slow: " + b"z" * 200
+
+        def trickle():
+            # one byte every 0.1 s: activity, but never a whole head
+            for i in range(len(head)):
+                try:
+                    slow.sock.sendall(head[i:i + 1])
+                except OSError:
+                    return True
+                if slow.closed(timeout=0.1):
+                    return True
+            return False
+        assert trickle(), "a head trickled for 20 s was not closed"
+        body.send(b"cd")
+        assert body.read_response().body == b'{"SET":[true,"OK"]}'
+    assert s.client().get("sb") == b"abcd"
+    assert s.client().config_get("http-request-timeout") == {"http-request-timeout": "1"}
