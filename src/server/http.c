@@ -20,7 +20,8 @@
  *           and must be UTF-8 (else the value is left out, as jansson
  *           does: {} at the top); control bytes are \uXXXX, '/' is not
  *           escaped.  ?jsonp=f / ?callback=f: f(<json>);\n
- *           Beyond 0.1.9: nested arrays are arrays (0.1.9 writes null).
+ *           Beyond 0.1.9: nested arrays are arrays (0.1.9 writes null);
+ *           after HELLO 3 a RESP3 map is an object.
  *   raw     the RESP2 bytes of the reply.
  *   custom  (.txt .html .xml .png ... or ?type=) a string as is, a status
  *           "+OK", an error "-ERR ..", an integer in decimal, an array the
@@ -63,7 +64,9 @@ static int httpClients;        /* connected HTTP clients */
 
 /* --- the reply tree --- */
 
-enum { H_STATUS, H_ERROR, H_INT, H_BULK, H_NIL, H_ARRAY, H_NILARRAY, H_ATTR, H_RAW };
+/* H_MAP: a RESP3 map (a client that sent HELLO 3), its v counting keys and
+ * values; everywhere but JSON it is the flat array RESP2 sends. */
+enum { H_STATUS, H_ERROR, H_INT, H_BULK, H_NIL, H_ARRAY, H_NILARRAY, H_ATTR, H_RAW, H_MAP };
 
 typedef struct HNode {
     unsigned char kind;
@@ -198,7 +201,7 @@ static void sinkAggregate(ReplySink *s, ReplyAggregate kind, long n) {
         return;
     }
     long items = (kind == REPLY_MAP || kind == REPLY_ATTRIBUTE) ? 2 * n : n;
-    size_t node = addNode(R, kind == REPLY_ATTRIBUTE ? H_ATTR : H_ARRAY, items, NULL, 0);
+    size_t node = addNode(R, kind == REPLY_ATTRIBUTE ? H_ATTR : kind == REPLY_MAP ? H_MAP : H_ARRAY, items, NULL, 0);
     if (items == 0) {
         if (kind == REPLY_ATTRIBUTE) R->n = node;
         else itemDone(st);
@@ -225,6 +228,7 @@ static void sinkSetDeferred(ReplySink *s, void *handle, ReplyAggregate kind, lon
         R->stack[i].want = items;
         R->nodes[node].v = items;
         if (kind == REPLY_ATTRIBUTE) R->nodes[node].kind = H_ATTR;
+        if (kind == REPLY_MAP) R->nodes[node].kind = H_MAP;
         if (i == R->depth - 1) settle(st);
         return;
     }
@@ -334,7 +338,7 @@ static const ReplySinkType httpSinkType = {
 /* The node after i's subtree. */
 static size_t skipNode(const HttpReply *R, size_t i) {
     const HNode *nd = &R->nodes[i++];
-    if (nd->kind == H_ARRAY || nd->kind == H_ATTR)
+    if (nd->kind == H_ARRAY || nd->kind == H_ATTR || nd->kind == H_MAP)
         for (long k = 0; k < nd->v; k++) i = skipNode(R, i);
     return i;
 }
@@ -427,6 +431,30 @@ static int jsonValue(sds *out, const HttpReply *R, size_t i, size_t *next) {
             j = nj;
         }
         *out = sdsCatLen(*out, "]", 1);
+        *next = j;
+        return 1;
+    }
+    case H_MAP: { /* an object; a key that is not a string or number drops its pair */
+        *out = sdsCatLen(*out, "{", 1);
+        size_t j = i + 1;
+        int first = 1;
+        for (long k = 0; k < nd->v; k += 2) {
+            size_t mark = sdsLen(*out), nj;
+            if (!first) *out = sdsCatLen(*out, ",", 1);
+            const HNode *key = &R->nodes[j];
+            int ok = 0;
+            if (key->kind == H_BULK || key->kind == H_STATUS) ok = jsonString(out, nodeBytes(R, key), key->len);
+            else if (key->kind == H_INT) ok = (*out = sdsCatPrintf(*out, "\"%lld\"", key->v)) != NULL;
+            j = skipNode(R, j);
+            if (ok) {
+                *out = sdsCatLen(*out, ":", 1);
+                ok = jsonValue(out, R, j, &nj);
+            }
+            j = skipNode(R, j);
+            if (ok) first = 0;
+            else sdsSetLen(*out, mark);
+        }
+        *out = sdsCatLen(*out, "}", 1);
         *next = j;
         return 1;
     }
@@ -558,7 +586,8 @@ static sds rawValue(sds out, const HttpReply *R, size_t i, size_t *next) {
         return sdsCatLen(out, "$-1\r\n", 5);
     case H_NILARRAY:
         return sdsCatLen(out, "*-1\r\n", 5);
-    case H_ARRAY: {
+    case H_ARRAY:
+    case H_MAP: {
         out = sdsCatPrintf(out, "*%lld\r\n", nd->v);
         size_t j = i + 1;
         for (long k = 0; k < nd->v; k++) out = rawValue(out, R, j, &j);
@@ -589,7 +618,8 @@ static sds renderCustom(const HttpRequest *r, const HttpReply *R, int *status) {
     }
     case H_INT:
         return sdsFromLongLong(nd->v);
-    case H_ARRAY: {
+    case H_ARRAY:
+    case H_MAP: {
         sds s = sdsEmpty();
         size_t j = 1;
         for (long k = 0; k < nd->v; k++) {

@@ -685,3 +685,18 @@ def test_raw_is_resp_as_is(pair):
         resp = b"".join(b"$%d\r\n%s\r\n" % (len(a), a.encode()) for a in cmd)
         got = cairn.raw(b"*%d\r\n" % len(cmd) + resp, expect=body)
         assert got == body, cmd
+
+
+def test_resp3_maps_are_objects(pair):
+    cairn = pair[0]
+    cairn.client().zadd("r3z", {"m": 1.5})
+    with HttpConn(cairn.http) as c:
+        c.send(build("GET", "/HELLO/3"))
+        hello = c.read_response().body
+        assert hello.startswith(b'{"HELLO":{"server":"redis","version":"7.0.15","proto":3,')
+        for path, want in [("/CONFIG/GET/maxmemory", b'{"CONFIG":{"maxmemory":"0"}}'),
+                           ("/ZSCORE/r3z/m", b'{"ZSCORE":"1.5"}'),
+                           ("/CONFIG/GET/maxmemory.raw", b"*2\r\n$9\r\nmaxmemory\r\n$1\r\n0\r\n"),
+                           ("/CONFIG/GET/nosuch", b'{"CONFIG":{}}')]:
+            c.send(build("GET", path))
+            assert c.read_response().body == want, path
