@@ -221,6 +221,8 @@ static int buildCommands(HttpConn *st, const char *uri, size_t len, const char *
         *auth = NULL;
     } else if (st->basicAuth) {
         return 401;
+    } else if (st->hooks.anonymous && st->hooks.anonymous(st->hooks.owner) == -1) {
+        return 403;
     }
     /* Segments: split on '/'. */
     int nseg = 1;
@@ -351,6 +353,9 @@ static ProtoStatus wsHandshake(HttpConn *st, const char *method, size_t mlen, co
     else if (plen == 5 && memcmp(target, "/.raw", 5) == 0) mode = HTTP_WS_RAW;
     if (!mode || !headersOk || !key || !wsKeyValid(key, klen) || mlen != 3 || memcmp(method, "GET", 3) != 0)
         return fatal(st, 400, len, out);
+    /* The socket's commands run with http-user's rights (credentials go as
+     * an AUTH message). */
+    if (st->hooks.anonymous && st->hooks.anonymous(st->hooks.owner) == -1) return fatal(st, 403, len, out);
     char accept[29];
     wsAcceptKey(key, klen, accept);
     sds h = sdsCatPrintf(sdsEmpty(),

@@ -106,6 +106,10 @@ typedef struct HttpHooks {
     /* Writes bytes as they are (the WebSocket handshake's 101, control
      * frames); closeAfter as for answer. */
     void (*write)(void *owner, const char *p, size_t len, int closeAfter);
+    /* Before a request without credentials on a connection that never
+     * sent any: the gateway puts the client in http-user's rights.  -1:
+     * it cannot (no such user, or off): the request is answered 403. */
+    int (*anonymous)(void *owner);
     /* The database the connection is in now. */
     int (*currentDb)(void *owner);
     /* Releases gw. */

@@ -52,6 +52,7 @@
 #include "ds/util.h"
 #include "proto/http_parse.h"
 #include "proto/websocket.h"
+#include "server/acl.h"
 
 /* --- directives --- */
 
@@ -59,6 +60,7 @@ static int httpPort;
 static char *httpBind;
 static long long httpMaxRequestSize;
 static int httpDefaultDb;
+static char *httpUser;          /* http-user: the ACL user of requests without credentials, NULL: default */
 static int httpRequestTimeout; /* seconds a request's head may take to arrive, 0: no limit */
 static int httpClients;        /* connected HTTP clients */
 
@@ -776,6 +778,12 @@ static void hookWrite(void *owner, const char *p, size_t len, int closeAfter) {
     if (closeAfter) c->flags |= CLIENT_CLOSE_AFTER_REPLY;
 }
 
+static int hookAnonymous(void *owner) {
+    Client *c = owner;
+    if (!httpUser || !httpUser[0]) return 0;
+    return aclAuthenticateAs(c, httpUser, strlen(httpUser));
+}
+
 static int hookCurrentDb(void *owner) {
     Client *c = owner;
     return (int)(c->db - server.db);
@@ -801,6 +809,7 @@ static ReplySink *httpAttach(Client *c) {
     st->hooks = (HttpHooks){.owner = c,
                             .answer = hookAnswer,
                             .write = hookWrite,
+                            .anonymous = hookAnonymous,
                             .currentDb = hookCurrentDb,
                             .release = hookRelease,
                             .defaultDb = &httpDefaultDb,
@@ -891,6 +900,7 @@ static ConfigDef httpConfig[] = {
     CONFIG_LL("http-max-request-size", NULL, CF_HIDDEN | CF_MEMORY, httpMaxRequestSize, 1024, LLONG_MAX,
               "128mb", .rank = CONFIG_RANK_CAIRN + 22),
     CONFIG_INT("http-default-db", NULL, CF_HIDDEN, httpDefaultDb, 0, INT_MAX, "0", .rank = CONFIG_RANK_CAIRN + 23),
+    CONFIG_STRING("http-user", NULL, CF_HIDDEN | CF_EMPTY_NULL, httpUser, "", .rank = CONFIG_RANK_CAIRN + 25),
     CONFIG_INT("http-request-timeout", NULL, CF_HIDDEN, httpRequestTimeout, 0, INT_MAX, "10",
                .rank = CONFIG_RANK_CAIRN + 24),
 };

@@ -700,3 +700,36 @@ def test_resp3_maps_are_objects(pair):
                            ("/CONFIG/GET/nosuch", b'{"CONFIG":{}}')]:
             c.send(build("GET", path))
             assert c.read_response().body == want, path
+
+
+def test_http_user_restricts_http_only(start_server):
+    hport = free_port()
+    s = start_server(http_port=hport, http_user="web")
+    r = s.client()
+    # no such user yet: refused (never the default user's rights instead)
+    assert request(hport, "GET", "/GET/public:a").status == 403
+    r.execute_command("ACL", "SETUSER", "web", "on", "nopass", "~public:*", "+get")
+    r.execute_command("ACL", "SETUSER", "admin", "on", ">pw", "~*", "+@all")
+    r.set("public:a", "1")
+    r.set("secret", "2")
+    assert request(hport, "GET", "/GET/public:a").body == b'{"GET":"1"}'
+    assert request(hport, "GET", "/SET/public:a/x").status == 403
+    assert request(hport, "GET", "/GET/secret").status == 403
+    # credentials run as their user; an AUTH in the URL lasts one request
+    assert request(hport, "GET", "/SET/public:a/y", headers=[basic("admin", "pw")]).status == 200
+    with HttpConn(hport) as c:
+        c.send(build("GET", "/AUTH/admin/pw") + build("GET", "/GET/secret"))
+        assert c.read_response().body == b'{"AUTH":[true,"OK"]}'
+        assert c.read_response().status == 403
+    # the RESP port keeps the default user
+    assert r.set("secret", "3")
+    # a WebSocket runs as http-user too
+    ws = RawWs(hport)
+    try:
+        ws.send(ws_frame(1, b'["GET","secret"]') + ws_frame(1, b'["GET","public:a"]'))
+        assert ws.recv()[1].startswith(b'{"GET":[false,"NOPERM')
+        assert ws.recv()[1] == b'{"GET":"y"}'
+    finally:
+        ws.close()
+    r.execute_command("ACL", "SETUSER", "web", "off")
+    assert request(hport, "GET", "/GET/public:a").status == 403
