@@ -1,8 +1,11 @@
 """The HTTP gateway (http-port): Webdis's URL grammar and reply formats,
-compared with Webdis 0.1.9 in front of redis-server 7.0; keep-alive and
-pipelining; hostile input (each gets an HTTP error or a close, the server
-stays up and serves others); commands on the same path as RESP's (ACL,
-stats)."""
+compared with Webdis 0.1.9 in front of redis-server 7.0 (requests, formats,
+ETags, pub/sub streams); keep-alive and pipelining; hostile input (each gets
+an HTTP error or a close, the server stays up and serves others, client
+memory returns to its baseline); commands on the same path as RESP's (ACL,
+stats); Basic credentials and http-user; Server-Sent Events; WebSocket with
+websocket-client and raw hostile frames.  Webdis 0.1.9's own WebSocket
+breaks after one message, so WebSocket is tested against RFC 6455."""
 import socket
 import threading
 
