@@ -736,3 +736,22 @@ def test_http_user_restricts_http_only(start_server):
         ws.close()
     r.execute_command("ACL", "SETUSER", "web", "off")
     assert request(hport, "GET", "/GET/public:a").status == 403
+
+
+def test_big_bodies_and_replies(pair):
+    cairn = pair[0]
+    big = bytes(range(256)) * (5 * 4096)  # 5 MB, every byte value
+    r = request(cairn.http, "PUT", "/SET/bigv", big)
+    assert r.body == b'{"SET":[true,"OK"]}'
+    assert cairn.client().get("bigv") == big
+    got = request(cairn.http, "GET", "/GET/bigv.bin")
+    assert got.body == big and got.header("Content-Type") == "binary/octet-stream"
+    cl = cairn.client()
+    cl.delete("bigl")
+    for i in range(0, 50000, 5000):
+        cl.rpush("bigl", *range(i, i + 5000))
+    got = request(cairn.http, "GET", "/LRANGE/bigl/0/-1")
+    import json
+    assert json.loads(got.body) == {"LRANGE": [str(i) for i in range(50000)]}
+    got = request(cairn.http, "GET", "/LRANGE/bigl/0/-1.txt?sep=%0A")
+    assert got.body == "\n".join(str(i) for i in range(50000)).encode()
