@@ -34,6 +34,7 @@
  * WWW-Authenticate (a browser asks for them). */
 #include "server/http.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -778,8 +779,124 @@ static void hookWrite(void *owner, const char *p, size_t len, int closeAfter) {
     if (closeAfter) c->flags |= CLIENT_CLOSE_AFTER_REPLY;
 }
 
+/* --- http-acl: client addresses to ACL users --- */
+
+typedef struct HttpAclRule {
+    sds text;                /* as configured: "10.0.0.0/8=intranet" */
+    int family;              /* AF_INET, AF_INET6 */
+    unsigned char addr[16];
+    int bits;                /* prefix length */
+    sds user;
+} HttpAclRule;
+
+static HttpAclRule *httpAcl;
+static int httpAclCount;
+
+/* "<address>[/<bits>]=<user>" into *r: 0, or -1. */
+static int parseAclRule(const char *s, HttpAclRule *r) {
+    const char *eq = strchr(s, '=');
+    char net[64];
+    if (!eq || !eq[1] || (size_t)(eq - s) >= sizeof(net)) return -1;
+    memcpy(net, s, (size_t)(eq - s));
+    net[eq - s] = '\0';
+    int bits = -1;
+    char *slash = strchr(net, '/');
+    if (slash) {
+        *slash = '\0';
+        if (!slash[1] || strlen(slash + 1) > 3) return -1;
+        bits = 0;
+        for (const char *d = slash + 1; *d; d++) {
+            if (*d < '0' || *d > '9') return -1;
+            bits = bits * 10 + (*d - '0');
+        }
+    }
+    int max;
+    if (inet_pton(AF_INET, net, r->addr) == 1) r->family = AF_INET, max = 32;
+    else if (inet_pton(AF_INET6, net, r->addr) == 1) r->family = AF_INET6, max = 128;
+    else return -1;
+    if (bits < 0) bits = max;
+    if (bits > max) return -1;
+    r->bits = bits;
+    r->text = sdsNew(s);
+    r->user = sdsNew(eq + 1);
+    return 0;
+}
+
+static void freeAcl(HttpAclRule *rules, int n) {
+    for (int i = 0; i < n; i++) {
+        sdsFree(rules[i].text);
+        sdsFree(rules[i].user);
+    }
+    xfree(rules);
+}
+
+static int setHttpAcl(ConfigDef *d, sds *argv, int argc, const char **err) {
+    (void)d;
+    if (argc == 1 && argv[0][0] == '\0') argc = 0;
+    HttpAclRule *rules = argc ? xcalloc(sizeof(HttpAclRule) * (size_t)argc) : NULL;
+    for (int i = 0; i < argc; i++) {
+        if (parseAclRule(argv[i], &rules[i]) == -1) {
+            freeAcl(rules, i);
+            *err = "Invalid http-acl rule (expected <address>[/<bits>]=<user>)";
+            return -1;
+        }
+    }
+    freeAcl(httpAcl, httpAclCount);
+    httpAcl = rules;
+    httpAclCount = argc;
+    return 0;
+}
+
+static sds getHttpAcl(const ConfigDef *d) {
+    (void)d;
+    sds s = sdsEmpty();
+    for (int i = 0; i < httpAclCount; i++) {
+        if (i) s = sdsCatLen(s, " ", 1);
+        s = sdsCatLen(s, httpAcl[i].text, sdsLen(httpAcl[i].text));
+    }
+    return s;
+}
+
+/* The first rule whose network holds the client's address, or NULL. */
+static const HttpAclRule *aclRuleFor(const Client *c) {
+    if (!httpAclCount) return NULL;
+    char ip[64];
+    const char *colon = strrchr(c->addr, ':');
+    size_t n = colon ? (size_t)(colon - c->addr) : strlen(c->addr);
+    if (n >= sizeof(ip)) return NULL;
+    memcpy(ip, c->addr, n);
+    ip[n] = '\0';
+    unsigned char a[16];
+    int family;
+    if (inet_pton(AF_INET, ip, a) == 1) {
+        family = AF_INET;
+    } else if (inet_pton(AF_INET6, ip, a) == 1) {
+        static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+        family = AF_INET6;
+        if (memcmp(a, mapped, 12) == 0) { /* an IPv4 client on an IPv6 socket */
+            memmove(a, a + 12, 4);
+            family = AF_INET;
+        }
+    } else {
+        return NULL;
+    }
+    for (int i = 0; i < httpAclCount; i++) {
+        const HttpAclRule *r = &httpAcl[i];
+        if (r->family != family) continue;
+        int full = r->bits / 8, rest = r->bits % 8;
+        if (memcmp(a, r->addr, (size_t)full) != 0) continue;
+        if (rest && ((a[full] ^ r->addr[full]) & (0xff << (8 - rest)) & 0xff)) continue;
+        return r;
+    }
+    return NULL;
+}
+
+/* A request without credentials: the user of the first http-acl rule
+ * matching the client's address, else http-user, else nothing to do. */
 static int hookAnonymous(void *owner) {
     Client *c = owner;
+    const HttpAclRule *r = aclRuleFor(c);
+    if (r) return aclAuthenticateAs(c, r->user, sdsLen(r->user));
     if (!httpUser || !httpUser[0]) return 0;
     return aclAuthenticateAs(c, httpUser, strlen(httpUser));
 }
@@ -901,6 +1018,8 @@ static ConfigDef httpConfig[] = {
               "128mb", .rank = CONFIG_RANK_CAIRN + 22),
     CONFIG_INT("http-default-db", NULL, CF_HIDDEN, httpDefaultDb, 0, INT_MAX, "0", .rank = CONFIG_RANK_CAIRN + 23),
     CONFIG_STRING("http-user", NULL, CF_HIDDEN | CF_EMPTY_NULL, httpUser, "", .rank = CONFIG_RANK_CAIRN + 25),
+    CONFIG_SPECIAL("http-acl", NULL, CF_HIDDEN | CF_MULTI_ARG, "", setHttpAcl, getHttpAcl,
+                   .rank = CONFIG_RANK_CAIRN + 26),
     CONFIG_INT("http-request-timeout", NULL, CF_HIDDEN, httpRequestTimeout, 0, INT_MAX, "10",
                .rank = CONFIG_RANK_CAIRN + 24),
 };

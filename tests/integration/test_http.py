@@ -7,12 +7,12 @@ stats); Basic credentials and http-user; Server-Sent Events; WebSocket with
 websocket-client and raw hostile frames.  Webdis 0.1.9's own WebSocket
 breaks after one message, so WebSocket is tested against RFC 6455."""
 import socket
-import threading
 
 import pytest
+import redis
 
 from conftest import ORACLE_BIN, Server, cairn_bin, free_port
-from waithelp import poll, wait_for
+from waithelp import wait_for
 from webdishelp import HttpConn, Webdis, build, request, webdis_available
 
 
@@ -755,3 +755,26 @@ def test_big_bodies_and_replies(pair):
     assert json.loads(got.body) == {"LRANGE": [str(i) for i in range(50000)]}
     got = request(cairn.http, "GET", "/LRANGE/bigl/0/-1.txt?sep=%0A")
     assert got.body == "\n".join(str(i) for i in range(50000)).encode()
+
+
+def test_http_acl_maps_addresses_to_users(start_server):
+    hport = free_port()
+    s = start_server(http_port=hport, http_user="web", http_acl="10.0.0.0/8=nobody 127.0.0.0/8=local")
+    r = s.client()
+    r.execute_command("ACL", "SETUSER", "web", "on", "nopass", "~public:*", "+get")
+    r.execute_command("ACL", "SETUSER", "local", "on", "nopass", "~*", "+@all")
+    assert r.config_get("http-acl") == {"http-acl": "10.0.0.0/8=nobody 127.0.0.0/8=local"}
+    # 127.0.0.1 matches the second rule
+    assert request(hport, "GET", "/SET/secret/1").body == b'{"SET":[true,"OK"]}'
+    r.config_set("http-acl", "10.0.0.0/8=local 127.0.0.2/32=local")
+    assert request(hport, "GET", "/SET/secret/1").status == 403  # no rule: http-user
+    r.config_set("http-acl", "127.0.0.1/31=ghost")
+    assert request(hport, "GET", "/GET/public:x").status == 403  # a user that does not exist
+    r.config_set("http-acl", "127.0.0.0/9=local")
+    assert request(hport, "GET", "/SET/secret/2").status == 200
+    for bad in ["127.0.0.1", "127.0.0.1/33=x", "nothost/8=x", "1.2.3.4/=x", "=x"]:
+        with pytest.raises(redis.ResponseError):
+            r.config_set("http-acl", bad)
+    assert r.config_get("http-acl") == {"http-acl": "127.0.0.0/9=local"}
+    r.config_set("http-acl", "")
+    assert request(hport, "GET", "/SET/secret/3").status == 403
