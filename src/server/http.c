@@ -31,7 +31,19 @@
  * Beyond Webdis: HTTP Basic credentials run AUTH user pass before the
  * request (proto/http_parse.h); wrong ones, a NOAUTH error and a request
  * without credentials on a connection that sent some are 401 with
- * WWW-Authenticate (a browser asks for them). */
+ * WWW-Authenticate (a browser asks for them).  A request without
+ * credentials runs as the user of the first http-acl rule matching the
+ * client's address, else as http-user.
+ *
+ * Pub/sub items reach the sink's push: a chunked stream (or Server-Sent
+ * Events) on HTTP, one message each on a WebSocket, whose replies are
+ * messages too (proto/websocket.h).  A head still incomplete after
+ * http-request-timeout closes the connection (httpCron).
+ *
+ * Invariants: the reply tree holds at most one reply (it is rendered and
+ * emptied when its top item completes); a push arriving while a reply is
+ * being collected is dropped (commands do not publish to their own
+ * client mid-reply); every byte goes out through replyWriteBytes. */
 #include "server/http.h"
 
 #include <arpa/inet.h>
