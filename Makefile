@@ -133,7 +133,7 @@ test: test-deps
 bench: test-deps all
 	@sh bench/run.sh
 
-# libFuzzer harnesses (RESP parser, listpack, RDB loader and RESTORE), then the command fuzzer
+# libFuzzer harnesses (RESP parser, listpack, the HTTP gateway's parser, RDB loader and RESTORE), then the command fuzzer
 # (tests/fuzz/cmdfuzz.py) against the ASan/UBSan server, FUZZ_SECONDS each
 # (FUZZ_SEED replays a command-fuzzer run).
 fuzz:
@@ -143,6 +143,8 @@ fuzz:
 	  -o build/fuzz/fuzz_resp tests/fuzz/fuzz_resp.c src/proto/*.c src/ds/*.c -lm -llzf
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -Isrc -fsanitize=fuzzer,address,undefined \
 	  -o build/fuzz/fuzz_listpack tests/fuzz/fuzz_listpack.c src/ds/*.c -lm -llzf
+	clang -std=c11 -D_GNU_SOURCE -g -O1 -Isrc -fsanitize=fuzzer,address,undefined \
+	  -o build/fuzz/fuzz_http tests/fuzz/fuzz_http.c src/proto/*.c src/ds/*.c -lm -llzf
 	@# The RDB loader and RESTORE: the whole server but main().
 	@mkdir -p build/fuzz/corpus_rdb
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -Isrc -I$(BUILD)-san/gen $(LUA_CFLAGS) -DCAIRN_SANITIZE \
@@ -150,6 +152,8 @@ fuzz:
 	  $(filter-out src/core/main.c,$(LIB_SRC) $(SRV_SRC)) -lm -lpthread -llzf -luring -lxxhash $(LUA_LIBS)
 	./build/fuzz/fuzz_resp -max_total_time=$${FUZZ_SECONDS:-60} build/fuzz/corpus tests/fuzz/corpus
 	./build/fuzz/fuzz_listpack -max_total_time=$${FUZZ_SECONDS:-60} build/fuzz/corpus_listpack tests/fuzz/corpus_listpack
+	@mkdir -p build/fuzz/corpus_http
+	./build/fuzz/fuzz_http -max_total_time=$${FUZZ_SECONDS:-60} build/fuzz/corpus_http
 	./build/fuzz/fuzz_rdb -max_total_time=$${FUZZ_SECONDS:-60} -rss_limit_mb=4096 build/fuzz/corpus_rdb tests/fuzz/corpus_rdb
 	python3 tests/fuzz/cmdfuzz.py --server build/cairn-server-san --seconds $${FUZZ_SECONDS:-60}
 

@@ -10,8 +10,8 @@
  *
  * A Listener binds addresses to a connection type, the request protocol
  * its clients speak (proto/protocol.h) and the reply encoder that turns
- * their replies into bytes.  Today every listener speaks RESP; an HTTP or
- * TLS front-end is one more Listener.
+ * their replies into bytes.  The server's speak RESP; the HTTP gateway
+ * (server/http.c) is one more Listener, with its own protocol and sink.
  *
  * Invariants:
  *   - Only the connection layer (conn.c, conn.h, iobatch.c, iobatch.h)
@@ -108,9 +108,14 @@ extern const ConnectionType connUnixType;
  * (respEncoder) has no sink: the reply API writes RESP2/RESP3 bytes itself
  * (core/reply.c).  A front-end with another wire format names a sink type
  * whose instance its clients reply through (CLIENT_REPLY_SINK). */
+struct Client;
 typedef struct ReplyEncoder {
     const char *name;            /* "resp" */
     const ReplySinkType *sink;   /* NULL: RESP bytes inline */
+    /* With a sink: the instance a new client of the listener replies
+     * through (clientCreate flags it CLIENT_REPLY_SINK); it may live in
+     * the client's protocol state. */
+    ReplySink *(*attach)(struct Client *c);
 } ReplyEncoder;
 
 extern const ReplyEncoder respEncoder;

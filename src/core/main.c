@@ -30,6 +30,7 @@
 #include "script/ldb.h"
 #include "script/script.h"
 #include "server/acl.h"
+#include "server/http.h"
 #include "server/latency.h"
 #include "server/maxmemory.h"
 #include "server/monitor.h"
@@ -106,6 +107,7 @@ static void registerConfig(void) {
     persistRegisterConfig();
     aofRegisterConfig();
     replRegisterConfig();
+    httpRegisterConfig();
 }
 
 /* Wires every feature into core, once, before the first client.  Each
@@ -150,6 +152,7 @@ static void initFeatures(void) {
     trackingInit();
     replInit();
     shutdownInit();
+    httpInit();
     serverAddCronHook(statsCron);
     serverAddResetStatsHook(statsReset);
     dispatchAddAfterCall(statsRecordLatency);
@@ -219,6 +222,7 @@ int main(int argc, char **argv) {
     configApplyMemorySettings();
     effectsInitTestSink();
     if (netListen() == -1) exit(1);
+    if (httpListen() == -1) exit(1);
     bannerShow();
     eventAddTimer(server.loop, 1, serverCron, NULL);
     eventSetBeforeSleep(server.loop, serverBeforeSleep);

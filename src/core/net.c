@@ -118,15 +118,41 @@ int netListen(void) {
     return 0;
 }
 
+/* Listeners of features (the HTTP gateway), closed with the server's. */
+#define NET_MAX_EXTRA_LISTENERS 4
+static Listener *extraListeners[NET_MAX_EXTRA_LISTENERS];
+
+int netAttachListener(Listener *l) {
+    int free = -1;
+    for (int i = 0; i < NET_MAX_EXTRA_LISTENERS; i++) {
+        if (extraListeners[i] == l) free = i;
+        else if (!extraListeners[i] && free == -1) free = i;
+    }
+    if (free == -1) return -1;
+    extraListeners[free] = l;
+    listenerInstall(l, acceptHandler);
+    return 0;
+}
+
+void netDetachListener(Listener *l) {
+    listenerClose(l, 0);
+    for (int i = 0; i < NET_MAX_EXTRA_LISTENERS; i++)
+        if (extraListeners[i] == l) extraListeners[i] = NULL;
+}
+
 void netCloseListeners(void) {
     listenerClose(&tcpListener, 0);
     listenerClose(&unixListener, 1);
+    for (int i = 0; i < NET_MAX_EXTRA_LISTENERS; i++)
+        if (extraListeners[i]) listenerClose(extraListeners[i], 0);
 }
 
 void netCloseListenersInChild(void) {
     /* The epoll set is shared with the parent: only the descriptors go. */
     listenerCloseInChild(&tcpListener);
     listenerCloseInChild(&unixListener);
+    for (int i = 0; i < NET_MAX_EXTRA_LISTENERS; i++)
+        if (extraListeners[i]) listenerCloseInChild(extraListeners[i]);
 }
 
 int netRebindTcp(const char **err) {
@@ -180,6 +206,11 @@ Client *clientCreate(Connection *conn) {
         c->proto->free(c->protoState);
         c->proto = proto;
         c->protoState = proto->create();
+    }
+    /* A listener whose replies are not RESP gives its clients a sink. */
+    if (conn->listener && conn->listener->encoder->attach) {
+        c->sink = conn->listener->encoder->attach(c);
+        c->flags |= CLIENT_REPLY_SINK;
     }
     c->authenticated = !server.authDefaultRequired;
     /* Appended: the list is oldest first (CLIENT LIST's order, Redis's). */

@@ -20,6 +20,12 @@ void netCloseListenersInChild(void);
  * settings and calls this again, as Redis does. */
 int netRebindTcp(const char **err);
 int netRebindUnix(const char **err);
+/* A feature's listener (the HTTP gateway): its bound sockets get the
+ * server's accept handler, and it is closed with the server's listeners
+ * (in fork children too).  0, or -1 when NET_MAX_EXTRA_LISTENERS are
+ * attached.  Detach closes it and forgets it. */
+int netAttachListener(Listener *l);
+void netDetachListener(Listener *l);
 /* Queue the client for writing before the loop sleeps. */
 void netMarkPendingWrite(Client *c);
 /* Enforce client-output-buffer-limit for the client's class. */

@@ -1241,6 +1241,17 @@ int aclAuthenticate(Client *c, const sds user, const sds pass) {
     return -1;
 }
 
+int aclAuthenticateAs(Client *c, const char *name, size_t len) {
+    AclUser *u = aclUserByName(name, len);
+    if (!u || (u->flags & USER_OFF)) {
+        aclResetClientUser(c);
+        return -1;
+    }
+    c->authenticated = 1;
+    c->user = u == defaultUser ? NULL : u;
+    return 0;
+}
+
 int aclDefaultNopass(void) { return (defaultUser->flags & USER_NOPASS) != 0; }
 
 /* Core's view of the default user: whether new clients must authenticate. */

@@ -44,6 +44,11 @@ int aclRefuseQueuedOrReply(Client *c, Command *cmd, int argc, sds *argv);
 /* AUTH and HELLO AUTH: 0 and c authenticated as user, else -1 after
  * logging the failure (the caller replies WRONGPASS). */
 int aclAuthenticate(Client *c, const sds user, const sds pass);
+/* Authenticates c as the user named name without a password (the HTTP
+ * gateway's http-user): 0, or -1 when there is no such user or it is off
+ * (c then is the default user, unauthenticated unless it needs no
+ * password). */
+int aclAuthenticateAs(Client *c, const char *name, size_t len);
 /* Whether the default user has no password (AUTH <pass> refuses then). */
 int aclDefaultNopass(void);
 /* Back to the default user (RESET). */
