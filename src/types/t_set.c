@@ -42,6 +42,7 @@
 #include "ds/sds.h"
 #include "ds/siphash.h"
 #include "ds/util.h"
+#include "types/member_ttl.h"
 #include "types/set.h"
 #include "types/scan.h"
 
@@ -226,6 +227,13 @@ static int setRemove(Set *s, const char *m, size_t len) {
     if (!e) return 0;
     xfree(e);
     return 1;
+}
+
+int setValueRemove(kvobj *o, const char *m, size_t len) {
+    Set s = setOf(o);
+    int removed = setRemove(&s, m, len);
+    setStore(o, &s);
+    return removed;
 }
 
 static int setRemoveElem(Set *s, const SetElem *e) {
@@ -420,7 +428,12 @@ static void saddCommand(Client *c) {
         s = setOf(o);
     }
     long long added = 0;
-    for (int j = 2; j < c->argc; j++) added += setAdd(&s, c->argv[j], sdsLen(c->argv[j]));
+    for (int j = 2; j < c->argc; j++) {
+        int a = setAdd(&s, c->argv[j], sdsLen(c->argv[j]));
+        /* A member added anew has no TTL (one it had went with it). */
+        if (a && dbMemberTtlKeys) memberTtlForget(c->db, key, c->argv[j]);
+        added += a;
+    }
     setStore(o, &s);
     if (added) {
         signalModifiedKey(c, c->db, key, sdsLen(key));
@@ -501,6 +514,7 @@ static void smoveCommand(Client *c) {
     signalModifiedKey(c, c->db, src, sdsLen(src));
     serverIncrDirty(1);
     if (setAdd(&ds, m, sdsLen(m))) {
+        if (dbMemberTtlKeys) memberTtlForget(c->db, dst, m);
         setStore(dobj, &ds);
         signalModifiedKey(c, c->db, dst, sdsLen(dst));
         notifySet(c, "sadd", dst, sdsLen(dst));

@@ -48,6 +48,7 @@
 #include "ds/util.h"
 #include "ds/zskiplist.h"
 #include "types/blocking.h"
+#include "types/member_ttl.h"
 #include "types/set.h"
 #include "types/zset.h"
 #include "types/scan.h"
@@ -490,6 +491,8 @@ static int zsetRemove(kvobj *o, const unsigned char *m, size_t len) {
     return 1;
 }
 
+int zsetValueRemove(kvobj *o, const unsigned char *m, size_t len) { return zsetRemove(o, m, len); }
+
 /* Deletes 0-based ranks start..end (valid, inclusive). */
 static unsigned long zsetDeleteRanks(kvobj *o, unsigned long start, unsigned long end) {
     if (isListpack(o)) {
@@ -853,7 +856,11 @@ static void zaddGeneric(Client *c, int in) {
             xfree(scores);
             return;
         }
-        if (out & ZADD_OUT_ADDED) added++;
+        if (out & ZADD_OUT_ADDED) {
+            added++;
+            /* A member added anew has no TTL (one it had went with it). */
+            if (dbMemberTtlKeys) memberTtlForget(c->db, key, m);
+        }
         if (out & ZADD_OUT_UPDATED) updated++;
         if (!(out & ZADD_OUT_NOP)) processed++;
     }
@@ -940,6 +947,7 @@ static void zincrbyCommand(Client *c) {
         return;
     }
     replyDouble(c, newscore);
+    if ((out & ZADD_OUT_ADDED) && dbMemberTtlKeys) memberTtlForget(c->db, key, m);
     if (out & (ZADD_OUT_ADDED | ZADD_OUT_UPDATED)) {
         signalModifiedKey(c, c->db, key, sdsLen(key));
         notifyZset(c->db, "zincr", key, sdsLen(key));
