@@ -440,8 +440,13 @@ static void expireMemberGeneric(Client *c, long long basetime, int seconds) {
         if (when <= 0) when = 1; /* a past time on a replica or while loading: kept, never 0 */
         mtSet(mtDbFind(c->db, 1), key, sdsLen(key), m, sdsLen(m), when);
         notifyKeyspaceEvent(NOTIFY_GENERIC, "expiremember", key, sdsLen(key), c->db->id);
-        EffectArg args[4] = {EA_STR("PEXPIREMEMBERAT"), EA_SDS(key), EA_SDS(m), EA_NUM(when)};
-        effectsRewrite(4, args);
+        /* Cairn's own command: never inside a MULTI/EXEC a Redis replica
+         * would discard (effects.h EFFECT_UNWRAPPED). */
+        effectsPrevent();
+        if (effectsOn) {
+            EffectArg args[4] = {EA_STR("PEXPIREMEMBERAT"), EA_SDS(key), EA_SDS(m), EA_NUM(when)};
+            effectsAlsoTo(c->db->id, EFFECT_ALL | EFFECT_UNWRAPPED, 4, args);
+        }
     }
     signalModifiedKey(c, c->db, key, sdsLen(key));
     serverIncrDirty(1);
