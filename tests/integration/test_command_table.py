@@ -23,7 +23,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # Commands Cairn has beyond Redis 7.0.15 (CLIENT SETINFO is Redis 7.2's;
 # the others are Cairn's own, issue 39: test_native_patterns checks them).
 EXTENSIONS = {b"client|setinfo", b"incrbybound", b"incrbyfloatbound", b"ztrim",
-              b"zpopdue", b"bzpopdue", b"cl.throttle", b"rl.log"}
+              b"zpopdue", b"bzpopdue", b"cl.throttle", b"rl.log",
+              b"expiremember", b"expirememberat", b"pexpirememberat"}
 # Redis commands whose COMMAND DOCS list Cairn's own options too (ZADD's
 # MAXLEN): test_native_patterns compares them with Redis's without those.
 DOCS_EXTENDED = {b"zadd"}
