@@ -462,6 +462,7 @@ RB_TESTS = {
     "lpop": [["LPOP", "mylist"]],
     "rpop": [["RPOP", "mylist"]],
     "sadd": [["SADD", "myset", "element:__rand_int__"]],
+    "sismember": [["SISMEMBER", "myset", "element:__rand_int__"]],
     "hset": [["HSET", "myhash", "element:__rand_int__", "xxx"]],
     "spop": [["SPOP", "myset"]],
     "zadd": [["ZADD", "myzset", "0", "element:__rand_int__"]],
