@@ -147,6 +147,9 @@ SCENARIOS = {
     "lrange_100": ("list1000", 0, ["LRANGE", "lrange100", "0", "99"]),
     "zrangebyscore_limit": ("zset", 0, ["ZRANGEBYSCORE", "zbench", "100", "+inf", "LIMIT", "0", "10"]),
     "zrank": ("zset", 0, ["ZRANK", "zbench", "member:500"]),
+    # SISMEMBER of a member of a set of 1001 (redis-benchmark without -r
+    # sends "__rand_int__" as it is: the setup adds that member).
+    "sismember": ("set1000", 0, ["SISMEMBER", "sbench", "member:__rand_int__"]),
     "publish1": (None, 1, ["PUBLISH", "bench", "hello-subscribers"]),
     "publish50": (None, 50, ["PUBLISH", "bench", "hello-subscribers"]),
     # HyperLogLog: PFADD of one element to a sparse sketch of 100 elements
@@ -405,6 +408,8 @@ def scenario_setup(srv, kind):
             send_raw(srv.port, *cmds[i:i + 1000])
         if kind == "streampel":  # redis-cli reads the whole reply
             srv.cli("XREADGROUP", "GROUP", "g", "c", "COUNT", str(n), "STREAMS", key, ">")
+    elif kind == "set1000":
+        srv.cli("SADD", "sbench", "member:__rand_int__", *["member:%d" % i for i in range(1000)])
     elif kind == "zset":
         args = ["ZADD", "zbench"]
         for i in range(1000):
@@ -462,7 +467,6 @@ RB_TESTS = {
     "lpop": [["LPOP", "mylist"]],
     "rpop": [["RPOP", "mylist"]],
     "sadd": [["SADD", "myset", "element:__rand_int__"]],
-    "sismember": [["SISMEMBER", "myset", "element:__rand_int__"]],
     "hset": [["HSET", "myhash", "element:__rand_int__", "xxx"]],
     "spop": [["SPOP", "myset"]],
     "zadd": [["ZADD", "myzset", "0", "element:__rand_int__"]],

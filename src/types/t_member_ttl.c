@@ -617,7 +617,8 @@ void memberTtlForEach(Db *db, const kvobj *o, MemberTtlVisit *fn, void *priv) {
 /* The server's timer: the active cycle under the rules of the key expiry
  * cycle (a primary, active expiry on, not paused). */
 static void memberTtlCron(void) {
-    if (!dbMemberTtlKeys || !server.activeExpireEnabled || server.expiryPaused || server.isReplica) return;
+    if (!dbMemberTtlKeys || !server.activeExpireEnabled || server.expiryPaused || server.isReplica || dbNoLazyExpire)
+        return; /* dbNoLazyExpire: loading (or a replica) */
     memberTtlActiveCycle(25000 / (server.cfg.hz ? server.cfg.hz : 10));
 }
 

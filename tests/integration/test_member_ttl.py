@@ -549,6 +549,7 @@ def test_matches_lua_pattern(start_server):
     c = s.client()
     sha = c.script_load(LUA_MEMBER_TTL)
     rnd = random.Random(3900)
+    expired = 0                 # short TTLs set on present members
     for i in range(WORKLOAD_OPS):
         short = False
         if i % 2000 == 0:
@@ -587,6 +588,7 @@ def test_matches_lua_pattern(start_server):
             l = sorted(l)
         assert n == l, (i, kind, name, op, m, arg, n, l)
         if short:               # let the short TTL pass for both sides
+            expired += n == 1
             time.sleep(0.004)
     for kind in "sz":
         for j in range(4):
@@ -594,5 +596,27 @@ def test_matches_lua_pattern(start_server):
             assert native(c, kind, "n:" + name, "READ", None, None) == \
                 call(c, "EVALSHA", sha, 2, "l:" + name, "x:" + name, "READ", "x")
             assert c.exists("n:" + name) == c.exists("l:" + name)
+    assert expired > 300
     # Native leaves no side keys behind.
     assert not [k for k in c.keys("*") if not (k.startswith(b"n:") or k.startswith(b"l:") or k.startswith(b"x:"))]
+
+
+def test_swapdb_flush_rename(c):
+    """SWAPDB carries the TTLs with the keys; FLUSHDB and RENAME drop them."""
+    c.sadd("s", "a", "b")
+    c.execute_command("EXPIREMEMBER", "s", "a", 1000)
+    c.swapdb(0, 1)
+    c1 = c.connection_pool.connection_kwargs
+    other = redis.Redis(host=c1["host"], port=c1["port"], db=1)
+    assert other.execute_command("TTL", "s", "a") == 1000
+    assert c.execute_command("TTL", "s", "a") == -2
+    other.flushdb()
+    other.sadd("s", "a")
+    assert other.execute_command("TTL", "s", "a") == -1
+    other.execute_command("EXPIREMEMBER", "s", "a", 1000)
+    other.rename("s", "t")
+    assert other.execute_command("TTL", "t", "a") == -1
+    other.execute_command("EXPIREMEMBER", "t", "a", 1000)
+    other.flushall()
+    other.sadd("t", "a")
+    assert other.execute_command("TTL", "t", "a") == -1
