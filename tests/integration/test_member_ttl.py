@@ -28,6 +28,7 @@ Contract, as the reply tables below:
 import os
 import random
 import shutil
+import subprocess
 import time
 
 import pytest
@@ -402,6 +403,11 @@ def test_aof_reload_and_rewrite(start_server, start_oracle):
     with open(incr, "rb") as f:
         text = f.read().upper()
     assert b"PEXPIREMEMBERAT" in text and b"EXPIREMEMBER\r\n" not in text
+    # cairn-check-aof accepts it.
+    tool = os.path.join(os.path.dirname(__file__), "..", "..", "build", "cairn-check-aof")
+    r = subprocess.run([tool, os.path.join(s.tmp, AOFDIR, "appendonly.aof.manifest")],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
     s2 = aof_start(start_server, dir=s.tmp, aof_use_rdb_preamble="no")
     c2 = s2.client()
     assert c2.execute_command("DEBUG", "DIGEST") == d
