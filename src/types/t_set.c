@@ -426,14 +426,13 @@ static void saddCommand(Client *c) {
         dbAdd(c->db, o);
     } else {
         s = setOf(o);
+        /* A member added anew has no TTL (one it had went with it). */
+        if (__builtin_expect(dbMemberTtlKeys != 0, 0))
+            for (int j = 2; j < c->argc; j++)
+                if (!setIsMember(&s, c->argv[j], sdsLen(c->argv[j]))) memberTtlForget(c->db, key, c->argv[j]);
     }
     long long added = 0;
-    for (int j = 2; j < c->argc; j++) {
-        int a = setAdd(&s, c->argv[j], sdsLen(c->argv[j]));
-        /* A member added anew has no TTL (one it had went with it). */
-        if (a && dbMemberTtlKeys) memberTtlForget(c->db, key, c->argv[j]);
-        added += a;
-    }
+    for (int j = 2; j < c->argc; j++) added += setAdd(&s, c->argv[j], sdsLen(c->argv[j]));
     setStore(o, &s);
     if (added) {
         signalModifiedKey(c, c->db, key, sdsLen(key));

@@ -841,6 +841,14 @@ static void zaddGeneric(Client *c, int in) {
     }
     long added = 0, updated = 0, processed = 0;
     double newscore = 0;
+    if (__builtin_expect(dbMemberTtlKeys != 0, 0) && o) {
+        /* A member added anew has no TTL (one it had went with it). */
+        for (int j = 0; j < elements; j++) {
+            const sds m = c->argv[idx + 2 * j + 1];
+            double cur;
+            if (!zsetScore(o, (const unsigned char *)m, sdsLen(m), &cur)) memberTtlForget(c->db, key, m);
+        }
+    }
     if (!o) {
         if (in & ZADD_IN_XX) goto reply;
         o = zsetCreateKey(key, sdsLen(c->argv[idx + 1]));
@@ -856,11 +864,7 @@ static void zaddGeneric(Client *c, int in) {
             xfree(scores);
             return;
         }
-        if (out & ZADD_OUT_ADDED) {
-            added++;
-            /* A member added anew has no TTL (one it had went with it). */
-            if (dbMemberTtlKeys) memberTtlForget(c->db, key, m);
-        }
+        if (out & ZADD_OUT_ADDED) added++;
         if (out & ZADD_OUT_UPDATED) updated++;
         if (!(out & ZADD_OUT_NOP)) processed++;
     }
