@@ -32,6 +32,15 @@ void memberTtlInit(void);
  * Callers test dbMemberTtlKeys first. */
 void memberTtlForget(Db *db, const sds key, const sds m);
 
+/* RENAME and MOVE carry a key's member TTLs, COPY copies them:
+ * memberTtlDetach takes key's TTLs out of db (NULL when it has none)
+ * before the key is unlinked, memberTtlAttach gives them to dkey in ddb
+ * once it is added (dkey has none then); memberTtlCopy copies key's to
+ * dkey.  Callers test dbMemberTtlKeys first. */
+struct MtKey *memberTtlDetach(Db *db, const sds key);
+void memberTtlAttach(Db *ddb, const sds dkey, struct MtKey *t);
+void memberTtlCopy(Db *db, const sds key, Db *ddb, const sds dkey);
+
 /* TTL key member (ms=0) / PTTL key member (ms=1): replies -2 when the key
  * or the member is missing (or the member is past its TTL), -1 when the
  * member has no TTL, else the time left. */

@@ -22,8 +22,9 @@
  *    answers -2 for a missing member, expiry removes nothing, and a member
  *    added anew drops it first (memberTtlForget, called by SADD, SMOVE,
  *    ZADD and ZINCRBY).  It is reclaimed when its time comes;
- *  - a key leaving the table (DEL, overwrite, expiry, eviction, RENAME,
- *    MOVE) drops its MtKey through dbHooks.memberKeyGone.
+ *  - a key leaving the table (DEL, overwrite, expiry, eviction) drops its
+ *    MtKey through dbHooks.memberKeyGone; RENAME and MOVE detach it first
+ *    and attach it to the new key, COPY copies it.
  *
  * Expiry (primary only; a replica and a loading server never delete): a
  * lookup that finds a key with a member due removes its due members first
@@ -217,6 +218,40 @@ void memberTtlForget(Db *db, const sds key, const sds m) {
     MtDb *d = mtDbFind(db, 0);
     MtKey *mk = d ? omapFind(d->keys, key, sdsLen(key)) : NULL;
     if (mk && mtUnsetRaw(mk, m, sdsLen(m))) mtRequeue(d, mk);
+}
+
+struct MtKey *memberTtlDetach(Db *db, const sds key) {
+    MtDb *d = mtDbFind(db, 0);
+    MtKey *mk = d ? omapFind(d->keys, key, sdsLen(key)) : NULL;
+    if (!mk) return NULL;
+    dueRemove(d, mk);
+    omapDelete(d->keys, key, sdsLen(key));
+    dbMemberTtlKeys--;
+    return mk;
+}
+
+void memberTtlAttach(Db *ddb, const sds dkey, struct MtKey *mk) {
+    if (!mk) return;
+    MtDb *d = mtDbFind(ddb, 1);
+    MtKey *old = omapFind(d->keys, dkey, sdsLen(dkey));
+    if (old) mtKeyDrop(d, old); /* cannot happen: dkey was just added */
+    sdsFree(mk->key);
+    mk->key = sdsDup(dkey);
+    omapInsert(d->keys, dkey, sdsLen(dkey), mk);
+    dbMemberTtlKeys++;
+    dueInsert(d, mk);
+}
+
+void memberTtlCopy(Db *db, const sds key, Db *ddb, const sds dkey) {
+    MtDb *d = mtDbFind(db, 0);
+    MtKey *mk = d ? omapFind(d->keys, key, sdsLen(key)) : NULL;
+    if (!mk) return;
+    MtDb *dd = mtDbFind(ddb, 1);
+    for (OmapNode *e = omapFirst(mk->byMember); e; e = omapNext(e)) {
+        size_t len;
+        const char *m = (const char *)omapKey(e, &len);
+        mtSet(dd, dkey, sdsLen(dkey), m, len, (long long)(uintptr_t)omapValue(e));
+    }
 }
 
 /* --- the values --- */

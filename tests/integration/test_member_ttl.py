@@ -607,22 +607,32 @@ def test_matches_lua_pattern(start_server):
     assert not [k for k in c.keys("*") if not (k.startswith(b"n:") or k.startswith(b"l:") or k.startswith(b"x:"))]
 
 
-def test_swapdb_flush_rename(c):
-    """SWAPDB carries the TTLs with the keys; FLUSHDB and RENAME drop them."""
+def test_swapdb_flush_rename_move_copy(c):
+    """SWAPDB, RENAME and MOVE carry the TTLs with the key, COPY copies
+    them; FLUSHDB / FLUSHALL drop them."""
     c.sadd("s", "a", "b")
     c.execute_command("EXPIREMEMBER", "s", "a", 1000)
     c.swapdb(0, 1)
-    c1 = c.connection_pool.connection_kwargs
-    other = redis.Redis(host=c1["host"], port=c1["port"], db=1)
+    kw = c.connection_pool.connection_kwargs
+    other = redis.Redis(host=kw["host"], port=kw["port"], db=1)
     assert other.execute_command("TTL", "s", "a") == 1000
     assert c.execute_command("TTL", "s", "a") == -2
-    other.flushdb()
-    other.sadd("s", "a")
-    assert other.execute_command("TTL", "s", "a") == -1
-    other.execute_command("EXPIREMEMBER", "s", "a", 1000)
     other.rename("s", "t")
-    assert other.execute_command("TTL", "t", "a") == -1
-    other.execute_command("EXPIREMEMBER", "t", "a", 1000)
-    other.flushall()
-    other.sadd("t", "a")
-    assert other.execute_command("TTL", "t", "a") == -1
+    assert other.execute_command("TTL", "t", "a") == 1000 and other.execute_command("TTL", "t", "b") == -1
+    other.zadd("z", {"x": 1})
+    other.execute_command("EXPIREMEMBER", "z", "x", 500)
+    other.sadd("t2", "q")
+    other.execute_command("EXPIREMEMBER", "t2", "q", 700)
+    other.rename("t2", "t")          # the overwritten key's TTLs go with it
+    assert other.execute_command("TTL", "t", "q") == 700 and other.execute_command("TTL", "t", "a") == -2
+    assert other.move("z", 0) and c.execute_command("TTL", "z", "x") == 500
+    assert other.execute_command("TTL", "z", "x") == -2
+    assert c.copy("z", "z2") and c.execute_command("TTL", "z2", "x") == 500
+    c.zrem("z2", "x")
+    assert c.execute_command("TTL", "z", "x") == 500
+    other.flushdb()
+    other.sadd("t", "q")
+    assert other.execute_command("TTL", "t", "q") == -1
+    c.flushall()
+    c.zadd("z", {"x": 1})
+    assert c.execute_command("TTL", "z", "x") == -1
