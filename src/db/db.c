@@ -321,7 +321,8 @@ static kvobj *lookup(Db *db, const char *key, size_t len, int flags) {
     }
     if (__builtin_expect(o && kvUnverified(o), 0)) o = dbVerifyOrDrop(db, o);
     if (__builtin_expect(dbMemberTtlKeys != 0, 0) && o && !dbIgnoreExpire)
-        o = dbHooks.memberDue(db, o, lazyDeleteAllowed(flags));
+        o = dbHooks.memberDue(db, o, lazyDeleteAllowed(flags) ? DB_MEMBER_DELETE
+                                     : (flags & LOOKUP_WRITE_) ? 0 : DB_MEMBER_VIEW);
     if (o && !(flags & LOOKUP_NOTOUCH)) touch(o);
     return o;
 }

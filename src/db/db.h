@@ -289,16 +289,21 @@ typedef struct DbHooks {
      * only while dbMemberTtlKeys is nonzero:
      *  memberDue:     a lookup found o (not expired); returns o, or NULL
      *                 after deleting the key, once the members of o that
-     *                 fell due were removed (only when mayDelete: not on a
-     *                 replica nor while loading);
+     *                 fell due were removed (mode DB_MEMBER_DELETE: not on
+     *                 a replica nor while loading); with DB_MEMBER_VIEW (a
+     *                 read lookup that may not delete) it may return a
+     *                 copy without them, valid until the event loop
+     *                 sleeps (a replica's view); with 0, o;
      *  memberKeyGone: a key left the table (deleted, overwritten, moved);
      *  memberEmptied: every key of db went (FLUSHDB, a replica's flush);
      *  memberSwapped: the contents of a and b were swapped (dbSwap). */
-    kvobj *(*memberDue)(Db *db, kvobj *o, int mayDelete);
+    kvobj *(*memberDue)(Db *db, kvobj *o, int mode);
     void (*memberKeyGone)(Db *db, const char *key, size_t len);
     void (*memberEmptied)(Db *db);
     void (*memberSwapped)(Db *a, Db *b);
 } DbHooks;
+#define DB_MEMBER_DELETE 1
+#define DB_MEMBER_VIEW 2
 /* Keys holding members with a TTL, over every database (maintained by
  * types/t_member_ttl.c): while 0 the lookups pay one load and a branch. */
 extern long long dbMemberTtlKeys;

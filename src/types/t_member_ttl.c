@@ -29,7 +29,10 @@
  * Expiry (primary only; a replica and a loading server never delete): a
  * lookup that finds a key with a member due removes its due members first
  * (dbHooks.memberDue), and memberTtlActiveCycle, from the server's timer,
- * reclaims the rest with bounded work.  Each removal is stated as `SREM key
+ * reclaims the rest with bounded work.  On a replica a read lookup of such
+ * a key gets a view instead: a copy without the due members, freed before
+ * the event loop sleeps, so expired members are hidden there too (as Redis
+ * hides expired keys on a replica) until the primary's SREM/ZREM arrive.  Each removal is stated as `SREM key
  * m...` / `ZREM key m...` (effects: AOF and replicas, so a Redis 7.0
  * replica stays identical), with the keyspace event `srem` / `zrem` (and
  * `del` when the collection empties and is deleted).  Setting a TTL
@@ -333,12 +336,48 @@ static kvobj *expireDue(MtDb *d, MtKey *mk, kvobj *o, long long now, long max, l
 
 /* --- keyspace hooks (db.h) --- */
 
-static kvobj *dueHook(Db *db, kvobj *o, int mayDelete) {
+/* Replicas' views (copies without the due members) handed out by read
+ * lookups since the loop last slept; freed before it sleeps again (a reply
+ * copies what it sends from a collection, so nothing refers to them). */
+static kvobj **views;
+static size_t viewCount, viewCap;
+
+static void freeViews(void) {
+    if (!viewCount) return;
+    for (size_t i = 0; i < viewCount; i++) kvFree(views[i]);
+    viewCount = 0;
+}
+
+/* A copy of o (same key, expire, type and encoding) without the members
+ * due before now; NULL when none is left (the key reads as missing). */
+static kvobj *replicaView(kvobj *o, MtKey *mk, long long now) {
+    const ObjectType *t = kvType(o) == OBJ_SET ? &setObjectType : &zsetObjectType;
+    int enc = kvEncoding(o);
+    void *copy = t->dup(kvPtr(o), enc);
+    kvobj *v = kvHasExpire(o) ? kvCreatePtrExpire(kvKey(o), kvKeyLen(o), kvType(o), enc, copy, kvExpire(o))
+                              : kvCreatePtr(kvKey(o), kvKeyLen(o), kvType(o), enc, copy);
+    for (OmapNode *n = omapFirst(mk->byTime); n; n = omapNext(n)) {
+        size_t len;
+        const unsigned char *k = omapKey(n, &len);
+        if (unbe64(k) >= now) break;
+        valueRemove(v, (const char *)k + 8, len - 8);
+    }
+    if (viewCount == viewCap) {
+        viewCap = viewCap ? viewCap * 2 : 8;
+        views = xrealloc(views, sizeof(*views) * viewCap);
+    }
+    views[viewCount++] = v;
+    return valueLength(v) ? v : NULL;
+}
+
+static kvobj *dueHook(Db *db, kvobj *o, int mode) {
     if (!hasMembers(o)) return o;
     MtDb *d = mtDbFind(db, 0);
     MtKey *mk = d ? omapFind(d->keys, kvKey(o), kvKeyLen(o)) : NULL;
-    if (!mk || mk->queued >= dbNowMs || !mayDelete) return o;
-    return expireDue(d, mk, o, dbNowMs, LONG_MAX, NULL);
+    if (!mk || mk->queued >= dbNowMs) return o;
+    if (mode == DB_MEMBER_DELETE) return expireDue(d, mk, o, dbNowMs, LONG_MAX, NULL);
+    if (mode == DB_MEMBER_VIEW) return replicaView(o, mk, dbNowMs);
+    return o;
 }
 
 static void keyGoneHook(Db *db, const char *key, size_t len) {
@@ -659,6 +698,7 @@ static void memberTtlCron(void) {
 
 void memberTtlInit(void) {
     serverAddCronHook(memberTtlCron);
+    serverAddBeforeSleepHook(freeViews);
     dbHooks.memberDue = dueHook;
     dbHooks.memberKeyGone = keyGoneHook;
     dbHooks.memberEmptied = emptiedHook;

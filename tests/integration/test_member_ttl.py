@@ -20,7 +20,8 @@ Contract, as the reply tables below:
   primary (the lookup removes it first, stated as SREM/ZREM, events
   srem/zrem and del), and the active expiry reclaims the rest.  SADD / ZADD
   of a present member keep its TTL; a member removed and added again has
-  none.  Setting a TTL is propagated as PEXPIREMEMBERAT key member <ms>,
+  none.  A replica's reads hide members past their TTL until the
+  primary's SREM/ZREM arrive.  Setting a TTL is propagated as PEXPIREMEMBERAT key member <ms>,
   keyspace event "expiremember" (generic).
 - RDB: one AUX field "cairn-member-ttl" after the keys; redis-server 7.0
   loads the file without the TTLs.  AOF rewrite: PEXPIREMEMBERAT.
@@ -636,3 +637,34 @@ def test_swapdb_flush_rename_move_copy(c):
     c.flushall()
     c.zadd("z", {"x": 1})
     assert c.execute_command("TTL", "z", "x") == -1
+
+
+def test_replica_hides_expired_members(start_server):
+    """A replica removes nothing itself, but its reads hide a member past
+    its TTL (a view without it) until the primary's SREM/ZREM arrive."""
+    p_srv = start_server(enable_debug_command="yes")
+    r_srv = start_server(enable_debug_command="yes", replicaof="%s %d" % (p_srv.host, p_srv.port))
+    p, r = p_srv.client(), r_srv.client()
+    wait_for(lambda: link_up(r), what="link up")
+    p.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    p.sadd("s", "a", "b")
+    p.zadd("z", {"a": 1, "b": 2})
+    p.sadd("only", "x")
+    p.expire("s", 1000)
+    for k, m in (("s", "a"), ("z", "a"), ("only", "x")):
+        p.execute_command("EXPIREMEMBER", k, m, 300, "ms")
+    wait_for(lambda: r.execute_command("PTTL", "only", "x") > 0, what="ttl replicated")
+    raw_before = r.execute_command("DEBUG", "DIGEST-VALUE", "s", "z", "only")
+    time.sleep(0.35)
+    assert r.smembers("s") == {b"b"} and r.sismember("s", "a") == 0 and r.scard("s") == 1
+    assert r.zrange("z", 0, -1) == [b"b"] and r.zscore("z", "a") is None and r.zcard("z") == 1
+    assert r.exists("only") == 0 and r.smembers("only") == set()
+    assert r.execute_command("TTL", "s", "a") == -2 and 990 <= r.ttl("s") <= 1000
+    assert r.eval("return redis.call('SCARD', KEYS[1])", 1, "s") == 1
+    # Nothing removed on the replica: its stored values are unchanged.
+    assert r.execute_command("DEBUG", "DIGEST-VALUE", "s", "z", "only") == raw_before
+    # The primary's removals arrive.
+    reclaim(p)
+    assert same_digest(p, r)
+    assert r.execute_command("DEBUG", "DIGEST-VALUE", "s", "z", "only") != raw_before
+    assert r.dbsize() == 2
