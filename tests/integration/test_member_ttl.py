@@ -20,9 +20,10 @@ Contract, as the reply tables below:
   primary (the lookup removes it first, stated as SREM/ZREM, events
   srem/zrem and del), and the active expiry reclaims the rest.  SADD / ZADD
   of a present member keep its TTL; a member removed and added again has
-  none.  A replica's reads hide members past their TTL until the
-  primary's SREM/ZREM arrive.  Setting a TTL is propagated as PEXPIREMEMBERAT key member <ms>,
-  keyspace event "expiremember" (generic).
+  none; RENAME/MOVE carry the TTLs, COPY copies them.  A replica's reads
+  hide members past their TTL until the primary's SREM/ZREM arrive.
+  Setting a TTL is propagated as PEXPIREMEMBERAT key member <ms> (never
+  inside MULTI/EXEC), keyspace event "expiremember" (generic).
 - RDB: one AUX field "cairn-member-ttl" after the keys; redis-server 7.0
   loads the file without the TTLs.  AOF rewrite: PEXPIREMEMBERAT.
 """
