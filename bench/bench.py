@@ -147,6 +147,9 @@ SCENARIOS = {
     "lrange_100": ("list1000", 0, ["LRANGE", "lrange100", "0", "99"]),
     "zrangebyscore_limit": ("zset", 0, ["ZRANGEBYSCORE", "zbench", "100", "+inf", "LIMIT", "0", "10"]),
     "zrank": ("zset", 0, ["ZRANK", "zbench", "member:500"]),
+    # SISMEMBER of a member of a set of 1001 (redis-benchmark without -r
+    # sends "__rand_int__" as it is: the setup adds that member).
+    "sismember": ("set1000", 0, ["SISMEMBER", "sbench", "member:__rand_int__"]),
     "publish1": (None, 1, ["PUBLISH", "bench", "hello-subscribers"]),
     "publish50": (None, 50, ["PUBLISH", "bench", "hello-subscribers"]),
     # HyperLogLog: PFADD of one element to a sparse sketch of 100 elements
@@ -213,6 +216,14 @@ SCENARIOS = {
     # callgrind runs it again for each step.
     "zpopdue": ("duequeue", 0, ["ZPOPDUE", "zdue"]),
     "evalsha_popdue": ("duequeue_lua", 0, None),
+    # Member TTLs against the Lua pattern (a sorted set of member -> expiry
+    # next to the set, purged by every script): EXPIREMEMBER of a member,
+    # and SISMEMBER of a key with member TTLs (none due), each against the
+    # script doing the same.
+    "expiremember": ("mttl", 0, ["EXPIREMEMBER", "mt:set", "member", "100000"]),
+    "evalsha_expiremember": ("mttl_lua", 0, None),
+    "sismember_mttl": ("mttl", 0, ["SISMEMBER", "mt:set", "member"]),
+    "evalsha_sismember_mttl": ("mttl_lua", 0, None),
     # The fill alone, to take it out of both: the same fill of another key,
     # then ZCARD of it; zcard_empty is ZCARD without a fill.
     "duefill": ("duequeue_fill", 0, ["ZCARD", "zdue3"]),
@@ -229,6 +240,24 @@ SCENARIOS = {
 # The scripts the issue-39 commands replace, as test_native_due.py and
 # test_native_limits.py compare them (the client's clock in the last
 # argument).
+MTTL_PURGE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. now)
+if #due > 0 then
+  redis.call('SREM', KEYS[1], unpack(due))
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. now)
+end
+"""
+MTTL_EXPIRE_LUA = MTTL_PURGE + """
+if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]) * 1000, ARGV[1])
+return 1
+"""
+MTTL_ISMEMBER_LUA = MTTL_PURGE + """
+return redis.call('SISMEMBER', KEYS[1], ARGV[1])
+"""
+
 POPDUE_LUA = """
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, ARGV[2])
 if #due == 0 then return {} end
@@ -330,6 +359,10 @@ def scenario_command(test):
         return ["EVALSHA", sha1hex(RATELIMIT_LUA), "1", "ratelimit:user1", "1000000000", "60"]
     if test == "evalsha_popdue":
         return ["EVALSHA", sha1hex(POPDUE_LUA), "1", "zdue2", BENCH_NOW_MS, "1"]
+    if test == "evalsha_expiremember":
+        return ["EVALSHA", sha1hex(MTTL_EXPIRE_LUA), "2", "mt:set2", "mt:set2:exp", "member", "100000"]
+    if test == "evalsha_sismember_mttl":
+        return ["EVALSHA", sha1hex(MTTL_ISMEMBER_LUA), "2", "mt:set2", "mt:set2:exp", "member"]
     if test == "evalsha_gcra":
         return ["EVALSHA", sha1hex(GCRA_LUA), "1", "gcra:user", "1000000000", "1000000000", "1", "1", BENCH_NOW_MS]
     if test == "evalsha_window":
@@ -408,6 +441,15 @@ def scenario_setup(srv, kind):
             send_raw(srv.port, *cmds[i:i + 1000])
         if kind == "streampel":  # redis-cli reads the whole reply
             srv.cli("XREADGROUP", "GROUP", "g", "c", "COUNT", str(n), "STREAMS", key, ">")
+    elif kind == "mttl":
+        srv.cli("SADD", "mt:set", "member", *["m%d" % i for i in range(10)])
+        srv.cli("EXPIREMEMBER", "mt:set", "m1", "100000")
+    elif kind == "mttl_lua":
+        send_raw(srv.port, ["SCRIPT", "LOAD", MTTL_EXPIRE_LUA], ["SCRIPT", "LOAD", MTTL_ISMEMBER_LUA])
+        srv.cli("SADD", "mt:set2", "member", *["m%d" % i for i in range(10)])
+        srv.cli("ZADD", "mt:set2:exp", "99999999999999", "m1")
+    elif kind == "set1000":
+        srv.cli("SADD", "sbench", "member:__rand_int__", *["member:%d" % i for i in range(1000)])
     elif kind == "zset":
         args = ["ZADD", "zbench"]
         for i in range(1000):

@@ -252,6 +252,40 @@ EXTENSIONS = {
                      {"name": "off", "type": "pure-token", "token": "OFF"}]}]},
     },
     # --- end of issue 38's block ---
+    # Member TTLs of sets and sorted sets (KeyDB's commands).  TTL / PTTL
+    # key member keep Redis's rows (arity 2); dispatch admits the member.
+    "expiremember": {
+        "info": ["expiremember", -4, ["write", "denyoom", "fast"], 1, 1, 1,
+                 ["keyspace", "write", "fast"], [], [_spec1(["RW", "update"])], []],
+        "docs": {"summary": "Set a timeout on a member of a set or sorted set (KeyDB's command)",
+                 "since": "0.1.0", "group": "generic", "complexity": "O(log(N))",
+                 "arguments": [{"name": "key", "type": "key", "key_spec_index": 0},
+                               {"name": "member", "type": "string"},
+                               {"name": "delay", "type": "integer"},
+                               {"name": "unit", "type": "oneof", "flags": ["optional"], "arguments": [
+                                   {"name": "s", "type": "pure-token", "token": "S"},
+                                   {"name": "ms", "type": "pure-token", "token": "MS"}]}]},
+    },
+    "expirememberat": {
+        "info": ["expirememberat", 4, ["write", "denyoom", "fast"], 1, 1, 1,
+                 ["keyspace", "write", "fast"], [], [_spec1(["RW", "update"])], []],
+        "docs": {"summary": "Set the expiration of a member of a set or sorted set as a UNIX timestamp "
+                            "(KeyDB's command)",
+                 "since": "0.1.0", "group": "generic", "complexity": "O(log(N))",
+                 "arguments": [{"name": "key", "type": "key", "key_spec_index": 0},
+                               {"name": "member", "type": "string"},
+                               {"name": "unix-time-seconds", "type": "unix-time"}]},
+    },
+    "pexpirememberat": {
+        "info": ["pexpirememberat", 4, ["write", "denyoom", "fast"], 1, 1, 1,
+                 ["keyspace", "write", "fast"], [], [_spec1(["RW", "update"])], []],
+        "docs": {"summary": "Set the expiration of a member of a set or sorted set as a UNIX timestamp in "
+                            "milliseconds (KeyDB's command)",
+                 "since": "0.1.0", "group": "generic", "complexity": "O(log(N))",
+                 "arguments": [{"name": "key", "type": "key", "key_spec_index": 0},
+                               {"name": "member", "type": "string"},
+                               {"name": "unix-time-milliseconds", "type": "unix-time"}]},
+    },
 }
 
 

@@ -31,7 +31,7 @@ extern Command connCommands[], stringCommands[], bitmapCommands[], keyCommands[]
     hashCommands[], setCommands[], zsetCommands[], sortCommands[], multiCommands[], pubsubCommands[],
     monitorCommands[], slowlogCommands[], latencyCommands[], scriptCommands[], functionCommands[], hllCommands[],
     geoCommands[], persistCommands[], replCommands[], migrateCommands[], aclCommands[], streamCommands[],
-    lolwutCommands[], memoryCommands[];
+    lolwutCommands[], memoryCommands[], memberTtlCommands[];
 
 static Command *families[] = {connCommands,    stringCommands,  bitmapCommands,  keyCommands,     expireCommands,
                               configCommands,  infoCommands,    clientCommands,  commandCommands, debugCommands,
@@ -39,7 +39,7 @@ static Command *families[] = {connCommands,    stringCommands,  bitmapCommands, 
                               multiCommands,   pubsubCommands,  monitorCommands, slowlogCommands, latencyCommands,
                               scriptCommands,  functionCommands, hllCommands,     geoCommands,
                               persistCommands, replCommands, migrateCommands, aclCommands, streamCommands,
-                              lolwutCommands, memoryCommands};
+                              lolwutCommands, memoryCommands, memberTtlCommands};
 
 #define TABLE_SLOTS 1024
 static Command *table[TABLE_SLOTS];

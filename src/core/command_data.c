@@ -696,6 +696,27 @@ static const CommandArg A_expireat[] = {
 static const CommandHistory H_expireat[] = {
     {"7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`."},
 };
+static const KeySpec K_expiremember[] = {
+    {.flags = KS_RW | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_expiremember_3[] = {
+    {.name = "s", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "S"},
+    {.name = "ms", .type = ARG_PURE_TOKEN, .keySpecIndex = -1, .token = "MS"},
+};
+static const CommandArg A_expiremember[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "member", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "delay", .type = ARG_INTEGER, .keySpecIndex = -1},
+    {.name = "unit", .type = ARG_ONEOF, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_expiremember_3, .subargCount = 2},
+};
+static const KeySpec K_expirememberat[] = {
+    {.flags = KS_RW | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_expirememberat[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "member", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "unix-time-seconds", .type = ARG_UNIX_TIME, .keySpecIndex = -1},
+};
 static const KeySpec K_expiretime[] = {
     {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
 };
@@ -1876,6 +1897,14 @@ static const CommandArg A_pexpireat[] = {
 };
 static const CommandHistory H_pexpireat[] = {
     {"7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`."},
+};
+static const KeySpec K_pexpirememberat[] = {
+    {.flags = KS_RW | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+};
+static const CommandArg A_pexpirememberat[] = {
+    {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
+    {.name = "member", .type = ARG_STRING, .keySpecIndex = -1},
+    {.name = "unix-time-milliseconds", .type = ARG_UNIX_TIME, .keySpecIndex = -1},
 };
 static const KeySpec K_pexpiretime[] = {
     {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
@@ -4381,6 +4410,28 @@ const CommandSpec commandSpecs[] = {
      .complexity = "O(1)",
      .history = H_expireat, .historyCount = 1,
      .args = A_expireat, .argCount = 3},
+    {.fullname = "expiremember",
+     .arity = -4,
+     .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
+     .acl = ACL_KEYSPACE | ACL_WRITE | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_expiremember, .keySpecCount = 1,
+     .summary = "Set a timeout on a member of a set or sorted set (KeyDB's command)",
+     .since = "0.1.0",
+     .group = "generic",
+     .complexity = "O(log(N))",
+     .args = A_expiremember, .argCount = 4},
+    {.fullname = "expirememberat",
+     .arity = 4,
+     .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
+     .acl = ACL_KEYSPACE | ACL_WRITE | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_expirememberat, .keySpecCount = 1,
+     .summary = "Set the expiration of a member of a set or sorted set as a UNIX timestamp (KeyDB's command)",
+     .since = "0.1.0",
+     .group = "generic",
+     .complexity = "O(log(N))",
+     .args = A_expirememberat, .argCount = 3},
     {.fullname = "expiretime",
      .arity = 2,
      .flags = CMD_READONLY | CMD_FAST,
@@ -5729,6 +5780,17 @@ const CommandSpec commandSpecs[] = {
      .complexity = "O(1)",
      .history = H_pexpireat, .historyCount = 1,
      .args = A_pexpireat, .argCount = 3},
+    {.fullname = "pexpirememberat",
+     .arity = 4,
+     .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
+     .acl = ACL_KEYSPACE | ACL_WRITE | ACL_FAST,
+     .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .keySpecs = K_pexpirememberat, .keySpecCount = 1,
+     .summary = "Set the expiration of a member of a set or sorted set as a UNIX timestamp in milliseconds (KeyDB's command)",
+     .since = "0.1.0",
+     .group = "generic",
+     .complexity = "O(log(N))",
+     .args = A_pexpirememberat, .argCount = 3},
     {.fullname = "pexpiretime",
      .arity = 2,
      .flags = CMD_READONLY | CMD_FAST,

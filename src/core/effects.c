@@ -140,6 +140,36 @@ static void dropUnit(void) {
     pendingCount = 0;
 }
 
+/* Hands ops[0..count) to the sinks, wrapped in MULTI/EXEC when several. */
+static void handOver(Effect *ops, int count) {
+    Effect *tmp = NULL;
+    if (count > 1) {
+        tmp = xmalloc(sizeof(*tmp) * (size_t)(count + 2));
+        tmp[0] = (Effect){ops[0].dbid, EFFECT_ALL, 1, multiArgv, 0};
+        memcpy(tmp + 1, ops, sizeof(*tmp) * (size_t)count);
+        tmp[count + 1] = (Effect){ops[count - 1].dbid, EFFECT_ALL, 1, execArgv, 0};
+        ops = tmp;
+        count += 2;
+    }
+    for (int i = 0; i < sinkCount; i++) sinks[i].fn(ops, count, sinks[i].ctx);
+    xfree(tmp);
+}
+
+/* A unit holding EFFECT_UNWRAPPED effects: in order, each alone, the runs
+ * of other effects between them as units of their own. */
+static void flushUnwrapped(void) {
+    Effect *ops = pending + 1;
+    int i = 0;
+    while (i < pendingCount) {
+        int j = i + 1;
+        if (!(ops[i].target & EFFECT_UNWRAPPED))
+            while (j < pendingCount && !(ops[j].target & EFFECT_UNWRAPPED)) j++;
+        handOver(ops + i, j - i);
+        i = j;
+    }
+    dropUnit();
+}
+
 /* Hand the unit to the sinks (if any is left) and empty it. */
 static void flushUnit(void) {
     if (pendingCount == 0) return;
@@ -149,6 +179,12 @@ static void flushUnit(void) {
     }
     Effect *ops = pending + 1;
     int count = pendingCount;
+    if (count > 1)
+        for (int i = 1; i <= count; i++)
+            if (pending[i].target & EFFECT_UNWRAPPED) {
+                flushUnwrapped();
+                return;
+            }
     if (count > 1) {
         /* MULTI in the first effect's database, so that a SELECT comes
          * before it; EXEC in the last one's, so that none comes between. */
@@ -253,7 +289,7 @@ void effectsAlsoSlow(int dbid, int argc, const EffectArg *args) {
 
 void effectsAlsoTo(int dbid, int target, int argc, const EffectArg *args) {
     if (!effectsOn) return;
-    pendingPush(dbid, target & EFFECT_ALL, argc, argvFromArgs(argc, args), 1);
+    pendingPush(dbid, target & (EFFECT_ALL | EFFECT_UNWRAPPED), argc, argvFromArgs(argc, args), 1);
     if (!inCommand && !held) flushUnit();
 }
 

@@ -35,6 +35,12 @@
 #define EFFECT_AOF (1 << 0)
 #define EFFECT_REPL (1 << 1)
 #define EFFECT_ALL (EFFECT_AOF | EFFECT_REPL)
+/* With EFFECT_AOF/REPL: a command of Cairn's own that a Redis 7.0 replica
+ * or AOF reader does not know (PEXPIREMEMBERAT).  It never goes inside a
+ * unit's MULTI/EXEC (Redis would discard the whole transaction over the
+ * unknown command): the unit is handed over in order as runs of the other
+ * effects (each wrapped when it holds several) and such effects alone. */
+#define EFFECT_UNWRAPPED (1 << 2)
 
 typedef struct Effect {
     int dbid;
@@ -119,7 +125,8 @@ static inline void effectsRewriteSent(const Client *c, int argc, int n, const in
 static inline void effectsAlso(int dbid, int argc, const EffectArg *args) {
     if (effectsOn) effectsAlsoSlow(dbid, argc, args);
 }
-/* Like effectsAlso, for the given targets only (EFFECT_*); a dbid of -1
+/* Like effectsAlso, for the given targets only (EFFECT_*, EFFECT_UNWRAPPED
+ * kept); a dbid of -1
  * goes without SELECT, in whatever database the sink has selected (DEBUG
  * REPLICATE). */
 void effectsAlsoTo(int dbid, int target, int argc, const EffectArg *args);

@@ -47,6 +47,7 @@
 #include "types/hash.h"
 #include "types/hll.h"
 #include "types/list.h"
+#include "types/member_ttl.h"
 #include "types/set.h"
 #include "types/stream.h"
 #include "types/zset.h"
@@ -195,6 +196,7 @@ int main(int argc, char **argv) {
         server.db = dbCreateAll(server.cfg.databases);
         initFeatures();
         commandTableInit();
+        memberTtlInit();
         return checkAof ? aofCheckMain(argc, argv) : rdbCheckMain(argc, argv);
     }
     configLoadFromArgs(argc, argv);
@@ -214,6 +216,7 @@ int main(int argc, char **argv) {
     server.db = dbCreateAll(server.cfg.databases);
     initFeatures();
     commandTableInit();
+    memberTtlInit(); /* after the table: TTL/PTTL take a member */
     /* Users refer to commands by id: after the table.  Before listening,
      * so the first client meets the configured default user. */
     aclInit();

@@ -22,6 +22,7 @@
 #include "ds/util.h"
 
 DbHooks dbHooks;
+long long dbMemberTtlKeys;
 unsigned dbLruClock;
 long long dbNowMs;
 int dbNoTouch;
@@ -320,6 +321,9 @@ static kvobj *lookup(Db *db, const char *key, size_t len, int flags) {
         o = NULL;
     }
     if (__builtin_expect(o && kvUnverified(o), 0)) o = dbVerifyOrDrop(db, o);
+    if (__builtin_expect(dbMemberTtlKeys != 0, 0) && o && !dbIgnoreExpire)
+        o = dbHooks.memberDue(db, o, lazyDeleteAllowed(flags) ? DB_MEMBER_DELETE
+                                     : (flags & LOOKUP_WRITE_) ? 0 : DB_MEMBER_VIEW);
     if (o && !(flags & LOOKUP_NOTOUCH) && !dbNoTouch) touch(o);
     return o;
 }
@@ -383,6 +387,7 @@ static kvobj *replaceAt(Db *db, void **link, kvobj *old, kvobj *fresh, int keepT
     }
     fresh->next = old->next;
     *link = fresh;
+    if (dbMemberTtlKeys) dbHooks.memberKeyGone(db, kvKey(old), kvKeyLen(old));
     kvFree(old);
     return fresh;
 }
@@ -407,6 +412,7 @@ kvobj *dbSetKey(Db *db, kvobj *fresh, int keepTtl) {
 kvobj *dbUnlink(Db *db, const char *key, size_t len) {
     kvobj *o = htabUnlink(&db->ks.keys, key, len);
     if (o && kvHasExpire(o)) ttlRemove(db, o);
+    if (o && dbMemberTtlKeys) dbHooks.memberKeyGone(db, kvKey(o), kvKeyLen(o));
     return o;
 }
 
@@ -418,6 +424,7 @@ int dbDelete(Db *db, const char *key, size_t len) {
 }
 
 long long dbEmpty(Db *db) {
+    if (dbMemberTtlKeys) dbHooks.memberEmptied(db);
     lazyfreeDropTable(1, 0);
     long long n = (long long)htabSize(&db->ks.keys);
     htabClear(&db->ks.keys, freeEntryCb, NULL);
@@ -427,6 +434,7 @@ long long dbEmpty(Db *db) {
 }
 
 long long dbEmptyAsync(Db *db) {
+    if (dbMemberTtlKeys) dbHooks.memberEmptied(db);
     lazyfreeDropTable(0, 0);
     long long n = (long long)htabSize(&db->ks.keys);
     if (n == 0) {
@@ -447,6 +455,7 @@ long long dbEmptyAsync(Db *db) {
 }
 
 void dbSwap(Db *a, Db *b) {
+    if (dbMemberTtlKeys) dbHooks.memberSwapped(a, b);
     DbKeyspace t = a->ks;
     a->ks = b->ks;
     b->ks = t;

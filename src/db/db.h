@@ -285,7 +285,28 @@ typedef struct DbHooks {
     /* After a key whose value failed its deferred check was deleted: the
      * warning, stats, propagation as DEL, WATCH. */
     void (*valueCorrupt)(Db *db, const char *key, size_t len, const char *why);
+    /* Member TTLs of sets and sorted sets (types/t_member_ttl.c), called
+     * only while dbMemberTtlKeys is nonzero:
+     *  memberDue:     a lookup found o (not expired); returns o, or NULL
+     *                 after deleting the key, once the members of o that
+     *                 fell due were removed (mode DB_MEMBER_DELETE: not on
+     *                 a replica nor while loading); with DB_MEMBER_VIEW (a
+     *                 read lookup that may not delete) it may return a
+     *                 copy without them, valid until the event loop
+     *                 sleeps (a replica's view); with 0, o;
+     *  memberKeyGone: a key left the table (deleted, overwritten, moved);
+     *  memberEmptied: every key of db went (FLUSHDB, a replica's flush);
+     *  memberSwapped: the contents of a and b were swapped (dbSwap). */
+    kvobj *(*memberDue)(Db *db, kvobj *o, int mode);
+    void (*memberKeyGone)(Db *db, const char *key, size_t len);
+    void (*memberEmptied)(Db *db);
+    void (*memberSwapped)(Db *a, Db *b);
 } DbHooks;
+#define DB_MEMBER_DELETE 1
+#define DB_MEMBER_VIEW 2
+/* Keys holding members with a TTL, over every database (maintained by
+ * types/t_member_ttl.c): while 0 the lookups pay one load and a branch. */
+extern long long dbMemberTtlKeys;
 extern DbHooks dbHooks;
 
 /* Access bits for a new entry: the LRU clock, or the initial LFU counter

@@ -30,6 +30,7 @@
 #include "script/function.h"
 #include "types/hash.h"
 #include "types/list.h"
+#include "types/member_ttl.h"
 #include "types/set.h"
 #include "types/zset.h"
 
@@ -290,6 +291,15 @@ static void writeKey(Writer *w, const kvobj *o) {
     if (sdsLen(w->buf) >= FLUSH_BYTES) flushBuf(w);
 }
 
+/* PEXPIREMEMBERAT key member ms: a member TTL (types/member_ttl.h). */
+static void memberTtl(void *priv, const kvobj *o, const char *m, size_t len, long long when) {
+    Writer *w = priv;
+    command(w, 4, "PEXPIREMEMBERAT");
+    bulk(w, kvKey(o), kvKeyLen(o));
+    bulk(w, m, len);
+    bulkNum(w, when);
+}
+
 /* FUNCTION LOAD for each library: the codes come from the RDB records the
  * functions layer writes (uncompressed). */
 static void writeFunctions(Writer *w) {
@@ -335,6 +345,7 @@ int aofWriteCommandsBase(const char *path) {
                 continue;
             }
             writeKey(&w, o);
+            memberTtlForEach(db, o, memberTtl, &w);
             if (server.cfg.rdbKeySaveDelay > 0) usleep((useconds_t)server.cfg.rdbKeySaveDelay);
             /* The rewrite child's progress (a no-op in the foreground),
              * checked at keys 1, 1025, ... as Redis's. */

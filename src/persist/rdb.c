@@ -47,6 +47,7 @@
 #include "script/function.h"
 #include "types/hash.h"
 #include "types/list.h"
+#include "types/member_ttl.h"
 #include "types/set.h"
 #include "types/zset.h"
 
@@ -489,6 +490,17 @@ static int rwSnapshot(RdbWriter *w, int aofBase) {
         int rc = threads > 1 ? rdbSaveDbThreaded(w, db, lru, lfu, threads) : 1;
         if (rc == 1) rc = rwDbKeys(w, db, lru, lfu); /* one thread, or none could start */
         if (rc < 0) return -1;
+    }
+    if (!(saveExclude & RDB_EXCLUDE_DATA)) {
+        /* Member TTLs (types/member_ttl.h): an AUX field after the keys,
+         * which Redis 7.0's loader skips as unknown. */
+        sds mt = memberTtlRdbBlob(server.db, server.cfg.databases);
+        if (mt) {
+            rwByte(w, RDB_OPCODE_AUX);
+            rwString(w, MEMBER_TTL_AUX, strlen(MEMBER_TTL_AUX));
+            rwString(w, mt, sdsLen(mt));
+            sdsFree(mt);
+        }
     }
     rwByte(w, RDB_OPCODE_EOF);
     if (rwFlush(w) < 0) return -1;
@@ -1619,7 +1631,7 @@ static void applyAccess(kvobj *o, long long idle, int freq) {
     }
 }
 
-static int loadAux(RdbReader *r, RdbLoadInfo *info) {
+static int loadAux(RdbReader *r, RdbLoadInfo *info, Db *dbs) {
     sds k, v;
     if (rrString(r, &k) < 0) return -1;
     if (rrString(r, &v) < 0) {
@@ -1646,6 +1658,10 @@ static int loadAux(RdbReader *r, RdbLoadInfo *info) {
     } else if (!strcasecmp(k, "repl-offset")) {
         info->repl.offset = strtoll(v, NULL, 10);
         info->hasRepl |= 2;
+    } else if (!strcasecmp(k, MEMBER_TTL_AUX)) {
+        /* Cairn's member TTLs, after the keys (redis-server skips the
+         * field as an unknown AUX) */
+        memberTtlRdbLoad(dbs, server.cfg.databases, v, sdsLen(v));
     }
     sdsFree(k);
     sdsFree(v);
@@ -1805,7 +1821,7 @@ static int loadRecord(RdbReader *r, RdbStream *s) {
         if (a <= cap) dbExpand(s->db, (size_t)a);
         return 0;
     }
-    case RDB_OPCODE_AUX: return loadAux(r, info);
+    case RDB_OPCODE_AUX: return loadAux(r, info, s->dbs);
     case RDB_OPCODE_MODULE_AUX: s->streaming = 0; return rrFail(r, "module data in the file, and no modules");
     case RDB_OPCODE_FUNCTION_PRE_GA: s->streaming = 0; return rrFail(r, "pre-release function format not supported");
     case RDB_OPCODE_FUNCTION2:

@@ -16,6 +16,9 @@ extern const ObjectType setObjectType;
 unsigned long setValueLength(const kvobj *o);
 /* 1 if m is a member. */
 int setValueContains(const kvobj *o, const char *m, size_t len);
+/* Removes member m from a set value in place (the entry does not move);
+ * 1 if it was there.  The caller deletes the key when it empties. */
+int setValueRemove(kvobj *o, const char *m, size_t len);
 /* Calls fn for every member; the bytes are valid during the call only. */
 typedef void SetVisit(void *priv, const char *m, size_t len);
 void setValueForEach(const kvobj *o, SetVisit *fn, void *priv);

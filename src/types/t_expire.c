@@ -18,6 +18,7 @@
 #include "core/server.h"
 #include "db/db.h"
 #include "db/lazyfree.h"
+#include "types/member_ttl.h"
 
 #define EXPIRE_NX (1 << 0)
 #define EXPIRE_XX (1 << 1)
@@ -116,6 +117,10 @@ static void pexpireatCommand(Client *c) { expireGeneric(c, 0, 0); }
 /* TTL / PTTL / EXPIRETIME / PEXPIRETIME: -2 when the key is missing, -1
  * without an expire; seconds are rounded to the nearest. */
 static void ttlGeneric(Client *c, int ms, int absolute) {
+    if (c->argc != 2) { /* TTL / PTTL key member */
+        memberTtlReply(c, ms);
+        return;
+    }
     kvobj *o = dbLookupRead(c->db, c->argv[1], sdsLen(c->argv[1]), LOOKUP_NOTOUCH);
     if (!o) {
         replyLongLong(c, -2);

@@ -23,6 +23,7 @@
 #include "ds/alloc.h"
 #include "ds/glob.h"
 #include "ds/util.h"
+#include "types/member_ttl.h"
 #include "types/scan.h"
 
 #define ERR_INT_RANGE "ERR value is out of range, value must between -2147483648 and 2147483647"
@@ -284,8 +285,10 @@ static void renameGeneric(Client *c, int nx) {
     }
     kvobj *n = entryWithKey(o, dst, sdsLen(dst), 0); /* with o's expire */
     kvSetLru(n, kvLru(o));
+    struct MtKey *mt = dbMemberTtlKeys ? memberTtlDetach(db, src) : NULL;
     kvFreeShell(dbUnlink(db, src, sdsLen(src)));
     dbAdd(db, n);
+    if (mt) memberTtlAttach(db, dst, mt);
 
     signalModifiedKey(c, db, src, sdsLen(src));
     signalModifiedKey(c, db, dst, sdsLen(dst));
@@ -314,7 +317,9 @@ static void moveCommand(Client *c) {
         replyLongLong(c, 0);
         return;
     }
+    struct MtKey *mt = dbMemberTtlKeys ? memberTtlDetach(src, key) : NULL;
     dbAdd(dst, dbUnlink(src, key, len)); /* the entry keeps its expire */
+    if (mt) memberTtlAttach(dst, key, mt);
 
     signalModifiedKey(c, src, key, len);
     signalModifiedKey(c, dst, key, len);
@@ -361,6 +366,7 @@ static void copyCommand(Client *c) {
         return;
     }
     dbAdd(dst, n); /* n has o's expire */
+    if (dbMemberTtlKeys) memberTtlCopy(src, key, dst, newkey);
 
     signalModifiedKey(c, dst, newkey, sdsLen(newkey));
     notifyKeyspaceEvent(NOTIFY_GENERIC, "copy_to", newkey, sdsLen(newkey), dst->id);

@@ -42,6 +42,7 @@
 #include "ds/sds.h"
 #include "ds/siphash.h"
 #include "ds/util.h"
+#include "types/member_ttl.h"
 #include "types/set.h"
 #include "types/scan.h"
 
@@ -226,6 +227,13 @@ static int setRemove(Set *s, const char *m, size_t len) {
     if (!e) return 0;
     xfree(e);
     return 1;
+}
+
+int setValueRemove(kvobj *o, const char *m, size_t len) {
+    Set s = setOf(o);
+    int removed = setRemove(&s, m, len);
+    setStore(o, &s);
+    return removed;
 }
 
 static int setRemoveElem(Set *s, const SetElem *e) {
@@ -418,6 +426,10 @@ static void saddCommand(Client *c) {
         dbAdd(c->db, o);
     } else {
         s = setOf(o);
+        /* A member added anew has no TTL (one it had went with it). */
+        if (__builtin_expect(dbMemberTtlKeys != 0, 0))
+            for (int j = 2; j < c->argc; j++)
+                if (!setIsMember(&s, c->argv[j], sdsLen(c->argv[j]))) memberTtlForget(c->db, key, c->argv[j]);
     }
     long long added = 0;
     for (int j = 2; j < c->argc; j++) added += setAdd(&s, c->argv[j], sdsLen(c->argv[j]));
@@ -501,6 +513,7 @@ static void smoveCommand(Client *c) {
     signalModifiedKey(c, c->db, src, sdsLen(src));
     serverIncrDirty(1);
     if (setAdd(&ds, m, sdsLen(m))) {
+        if (dbMemberTtlKeys) memberTtlForget(c->db, dst, m);
         setStore(dobj, &ds);
         signalModifiedKey(c, c->db, dst, sdsLen(dst));
         notifySet(c, "sadd", dst, sdsLen(dst));

@@ -48,6 +48,7 @@
 #include "ds/util.h"
 #include "ds/zskiplist.h"
 #include "types/blocking.h"
+#include "types/member_ttl.h"
 #include "types/set.h"
 #include "types/zset.h"
 #include "types/scan.h"
@@ -490,6 +491,8 @@ static int zsetRemove(kvobj *o, const unsigned char *m, size_t len) {
     return 1;
 }
 
+int zsetValueRemove(kvobj *o, const unsigned char *m, size_t len) { return zsetRemove(o, m, len); }
+
 /* Deletes 0-based ranks start..end (valid, inclusive). */
 static unsigned long zsetDeleteRanks(kvobj *o, unsigned long start, unsigned long end) {
     if (isListpack(o)) {
@@ -838,6 +841,14 @@ static void zaddGeneric(Client *c, int in) {
     }
     long added = 0, updated = 0, processed = 0;
     double newscore = 0;
+    if (__builtin_expect(dbMemberTtlKeys != 0, 0) && o) {
+        /* A member added anew has no TTL (one it had went with it). */
+        for (int j = 0; j < elements; j++) {
+            const sds m = c->argv[idx + 2 * j + 1];
+            double cur;
+            if (!zsetScore(o, (const unsigned char *)m, sdsLen(m), &cur)) memberTtlForget(c->db, key, m);
+        }
+    }
     if (!o) {
         if (in & ZADD_IN_XX) goto reply;
         o = zsetCreateKey(key, sdsLen(c->argv[idx + 1]));
@@ -940,6 +951,7 @@ static void zincrbyCommand(Client *c) {
         return;
     }
     replyDouble(c, newscore);
+    if ((out & ZADD_OUT_ADDED) && dbMemberTtlKeys) memberTtlForget(c->db, key, m);
     if (out & (ZADD_OUT_ADDED | ZADD_OUT_UPDATED)) {
         signalModifiedKey(c, c->db, key, sdsLen(key));
         notifyZset(c->db, "zincr", key, sdsLen(key));

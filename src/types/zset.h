@@ -25,6 +25,9 @@ typedef int ZsetVisit(void *priv, const unsigned char *member, size_t len, doubl
 void zsetForEachByRank(const kvobj *o, long start, long end, int reverse, ZsetVisit *fn, void *priv);
 
 /* Score of member m: 1 if present (sets *score), 0 if not. */
+/* Removes member m from a sorted-set value in place (the entry does not
+ * move); 1 if it was there.  The caller deletes the key when it empties. */
+int zsetValueRemove(kvobj *o, const unsigned char *m, size_t len);
 int zsetGetScore(const kvobj *o, const unsigned char *m, size_t len, double *score);
 
 /* For each range r in turn (ranges[2r] <= score < ranges[2r+1]), visit its

@@ -25,7 +25,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 EXTENSIONS = {b"client|setinfo", b"incrbybound", b"incrbyfloatbound", b"ztrim",
               b"zpopdue", b"bzpopdue", b"cl.throttle", b"rl.log",
               # issue 38: from newer Redis / Valkey versions
-              b"delex", b"delifeq", b"digest", b"msetex", b"waitaof", b"client|no-touch"}
+              b"delex", b"delifeq", b"digest", b"msetex", b"waitaof", b"client|no-touch",
+              b"expiremember", b"expirememberat", b"pexpirememberat"}
 # Redis commands whose COMMAND DOCS list Cairn's own options too (ZADD's
 # MAXLEN): test_native_patterns compares them with Redis's without those.
 DOCS_EXTENDED = {b"zadd"}
