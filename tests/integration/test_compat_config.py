@@ -301,6 +301,8 @@ def test_cluster_commands_without_cluster_support(server, oracle):
     # hash-field expiry (issue 38): Redis 7.4 / 8.0 commands
     own |= {b"hexpire", b"hpexpire", b"hexpireat", b"hpexpireat", b"httl", b"hpttl", b"hexpiretime",
             b"hpexpiretime", b"hpersist", b"hgetex", b"hsetex", b"hgetdel"}
+    # member TTLs (issue 39): KeyDB's commands
+    own |= {b"expiremember", b"expirememberat", b"pexpirememberat"}
     assert set(la) - set(lb) >= own
     assert a.execute_command("COMMAND", "COUNT") == b.execute_command("COMMAND", "COUNT") + len(own)
 

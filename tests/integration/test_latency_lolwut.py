@@ -34,6 +34,8 @@ EXTRA = {"client|setinfo", "incrbybound", "incrbyfloatbound", "ztrim", "zpopdue"
 # Hash-field expiry (issue 38): Redis 7.4 / 8.0 commands.
 EXTRA |= {"hexpire", "hpexpire", "hexpireat", "hpexpireat", "httl", "hpttl", "hexpiretime", "hpexpiretime",
           "hpersist", "hgetex", "hsetex", "hgetdel"}
+# Member TTLs (issue 39): KeyDB's commands.
+EXTRA |= {"expiremember", "expirememberat", "pexpirememberat"}
 
 
 def client(srv, protocol=2):
