@@ -72,6 +72,14 @@ void hashRegisterConfig(void);
  * TTLs kept across RENAME/MOVE/FLUSHDB/SWAPDB, the active cycle on the
  * timer).  Once, at start-up. */
 void hashInit(void);
+/* EXPIREMEMBER family on a hash key (types/t_member_ttl.c): field f of o
+ * (c->argv[1], looked up for writing) expires at when (unix ms; a time
+ * already past deletes it).  Replies 1 (set or deleted) or 0 (no such
+ * field), with HEXPIRE's effects and events.  Runs HEXPIRE's mechanism. */
+void hashExpireMember(Client *c, kvobj *o, const sds f, long long when);
+/* TTL / PTTL key field on a hash key: -2 (absent or expired), -1 (no
+ * TTL), else the time left in seconds (rounded up) or ms. */
+void hashMemberTtlReply(Client *c, kvobj *o, const sds f, int ms);
 /* Fields deleted by expiry since start-up (lazily or actively). */
 long long hashExpiredFieldCount(void);
 

@@ -1854,6 +1854,51 @@ static void hexpireGeneric(Client *c, long long unitMs, int relative) {
     if (updated + deleted + lazy) signalModifiedKey(c, c->db, c->argv[1], sdsLen(c->argv[1]));
 }
 
+/* EXPIREMEMBER / EXPIREMEMBERAT / PEXPIREMEMBERAT on a hash (hash.h):
+ * HEXPIRE's mechanism for one field, with the member-TTL commands' reply.
+ * Effect HPEXPIREAT key <ms> FIELDS 1 field (an HDEL when already past). */
+void hashExpireMember(Client *c, kvobj *o, const sds f, long long when) {
+    if (when > HFE_MAX_MS) {
+        replyErrorFormat(c, "ERR invalid expire time in '%s' command", c->cmd->name);
+        return;
+    }
+    HashWrite w = hashWriteBegin(c->db, o);
+    long lazy = 0;
+    int r = hashFieldExpire(&w, f, when, 0, &lazy);
+    replyLongLong(c, r == HFE_SET || r == HFE_DELETED);
+    if (r == HFE_SET) {
+        EffectArg eff[6] = {EA_STR("HPEXPIREAT"), EA_SDS(c->argv[1]), EA_NUM(when),
+                            EA_STR("FIELDS"), EA_NUM(1), EA_SDS(f)};
+        effectsRewrite(6, eff);
+    } else {
+        effectsPrevent();
+    }
+    if (lazy) notifyKeyspaceEvent(NOTIFY_HASH, "hexpired", c->argv[1], sdsLen(c->argv[1]), c->db->id);
+    if (r == HFE_SET || r == HFE_DELETED) {
+        notifyKeyspaceEvent(NOTIFY_HASH, r == HFE_DELETED ? "hdel" : "hexpire", c->argv[1], sdsLen(c->argv[1]),
+                            c->db->id);
+        serverIncrDirty(1);
+    }
+    hashDeleteIfEmpty(c, &w);
+    if (r == HFE_SET || r == HFE_DELETED || lazy) signalModifiedKey(c, c->db, c->argv[1], sdsLen(c->argv[1]));
+}
+
+/* TTL / PTTL key field on a hash (hash.h): HTTL / HPTTL of one field. */
+void hashMemberTtlReply(Client *c, kvobj *o, const sds f, int ms) {
+    HashStr v;
+    long long when;
+    if (!hashGetTtl(o, f, sdsLen(f), &v, &when) || fieldExpired(when)) {
+        replyLongLong(c, -2);
+        return;
+    }
+    if (!when) {
+        replyLongLong(c, -1);
+        return;
+    }
+    long long t = when - dbNowMs;
+    replyLongLong(c, ms ? t : (t + 999) / 1000);
+}
+
 static void hexpireCommand(Client *c) { hexpireGeneric(c, 1000, 1); }
 static void hpexpireCommand(Client *c) { hexpireGeneric(c, 1, 1); }
 static void hexpireatCommand(Client *c) { hexpireGeneric(c, 1000, 0); }

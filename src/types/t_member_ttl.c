@@ -39,9 +39,9 @@
  * propagates as `PEXPIREMEMBERAT key member <ms>`, with the event
  * `expiremember` (generic class).
  *
- * A hash key: EXPIREMEMBER on it is hashMemberExpire(), one call meant for
- * the hash-field TTL mechanism (HEXPIRE); until that is merged it refuses
- * with an error. */
+ * A hash key: EXPIREMEMBER and TTL/PTTL key field on it run the hash-field
+ * TTL mechanism (HEXPIRE, HPTTL: types/t_hash.c), one mechanism for both;
+ * the effect is then HPEXPIREAT key <ms> FIELDS 1 field. */
 #include <limits.h>
 #include <stdint.h>
 #include <string.h>
@@ -58,6 +58,7 @@
 #include "ds/omap.h"
 #include "ds/sds.h"
 #include "ds/util.h"
+#include "types/hash.h"
 #include "types/member_ttl.h"
 #include "types/set.h"
 #include "types/zset.h"
@@ -436,18 +437,15 @@ void memberTtlActiveCycle(long long budgetUs) {
 
 /* --- commands --- */
 
-/* EXPIREMEMBER on a hash key: the hash-field TTL mechanism (HEXPIRE) is to
- * answer it, with the same reply as on a set; until it is merged, an
- * explicit refusal. */
+/* EXPIREMEMBER on a hash key: the hash-field TTL mechanism (HEXPIRE's,
+ * types/t_hash.c) answers it, with the same reply as on a set. */
 static void hashMemberExpire(Client *c, kvobj *o, const sds field, long long when) {
-    (void)o, (void)field, (void)when;
-    replyError(c, "ERR member TTLs of hash fields need hash-field expiry (HEXPIRE), not available in this build");
+    hashExpireMember(c, o, field, when);
 }
 
-/* TTL / PTTL key field on a hash key: likewise. */
+/* TTL / PTTL key field on a hash key: likewise (HTTL / HPTTL). */
 static void hashMemberTtl(Client *c, kvobj *o, const sds field, int ms) {
-    (void)o, (void)field, (void)ms;
-    replyError(c, "ERR member TTLs of hash fields need hash-field expiry (HEXPIRE), not available in this build");
+    hashMemberTtlReply(c, o, field, ms);
 }
 
 /* EXPIREMEMBER key member delay [s|ms] (basetime = now, unit as given,

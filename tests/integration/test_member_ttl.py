@@ -10,8 +10,9 @@ Contract, as the reply tables below:
   s/ms or a sixth argument -> syntax error; a non-integer time -> "ERR
   value is not an integer or out of range"; a time overflowing ms -> "ERR
   invalid expire time in '<cmd>' command"; then WRONGTYPE for strings,
-  lists, streams.  A hash key answers an error until hash-field expiry is
-  merged (hashMemberExpire in src/types/t_member_ttl.c).
+  lists, streams.  On a hash key they run hash-field expiry (HEXPIRE's
+  mechanism, issue 38): the same replies, the field's TTL is the one HTTL
+  reads, and the effect is HPEXPIREAT key <ms> FIELDS 1 field.
 - TTL / PTTL key member: -2 when the key or member is missing, -1 when the
   member has no TTL, else the time left (TTL rounded to seconds); a fourth
   argument is an arity error; WRONGTYPE for strings, lists, streams.
@@ -133,13 +134,35 @@ def test_reply_table(c):
     assert c.execute_command("TTL", "s", "b") == -1
 
 
-def test_hash_key_refused_until_hash_field_expiry(c):
-    c.hset("h", "f", "v")
-    got = call(c, "EXPIREMEMBER", "h", "f", 10)
-    assert isinstance(got, E) and "hash" in got
-    got = call(c, "TTL", "h", "f")
-    assert isinstance(got, E) and "hash" in got
-    assert c.hgetall("h") == {b"f": b"v"}
+def test_hash_key_uses_hash_field_expiry(c):
+    c.hset("h", "f", "v", mapping={"g": "w", "k": "x"})
+    assert c.execute_command("EXPIREMEMBER", "h", "f", 100) == 1
+    assert c.execute_command("EXPIREMEMBER", "h", "nosuch", 100) == 0
+    assert 99 <= c.execute_command("TTL", "h", "f") <= 100
+    assert 99000 <= c.execute_command("PTTL", "h", "f") <= 100000
+    # One mechanism: HEXPIRE's commands see the member TTL, and the reverse.
+    assert 99 <= c.execute_command("HTTL", "h", "FIELDS", 1, "f")[0] <= 100
+    c.execute_command("HEXPIRE", "h", 50, "FIELDS", 1, "g")
+    assert 49 <= c.execute_command("TTL", "h", "g") <= 50
+    assert c.execute_command("TTL", "h", "k") == -1
+    assert c.execute_command("TTL", "h", "nosuch") == -2
+    assert c.execute_command("PEXPIREMEMBERAT", "h", "k", 4102444800000) == 1
+    assert c.execute_command("HPEXPIRETIME", "h", "FIELDS", 1, "k") == [4102444800000]
+    # A time already past deletes the field (reply 1), then the key with
+    # its last field.
+    assert c.execute_command("EXPIREMEMBERAT", "h", "k", 1) == 1
+    assert c.hexists("h", "k") == 0
+    assert c.execute_command("EXPIREMEMBER", "h", "f", 0) == 1
+    assert c.execute_command("PEXPIREMEMBERAT", "h", "g", 1) == 1
+    assert c.exists("h") == 0
+    # A short TTL: the field is gone once due, and so is the key.
+    c.hset("h2", "f", "v")
+    assert c.execute_command("EXPIREMEMBER", "h2", "f", 20, "ms") == 1
+    assert wait_for(lambda: c.exists("h2") == 0)
+    # Past HEXPIRE's 2^46 ms ceiling: its error, with the command's name.
+    c.hset("h3", "f", "v")
+    got = call(c, "PEXPIREMEMBERAT", "h3", "f", 1 << 47)
+    assert got == E("ERR invalid expire time in 'pexpirememberat' command")
 
 
 def test_command_info_and_docs(server, oracle):
