@@ -210,7 +210,8 @@ SCENARIOS = {
     # clthrottle,evalsha_gcra,rllog,evalsha_window and ORACLE_BIN set to
     # Cairn too: redis-server lacks the native commands).  Due queue: each
     # request pops one due member of a set the setup fills with N + 1000
-    # (each test fills its own key: the fill counts in both alike).  GCRA: a limiter that always
+    # (run fill39 first and neither side counts the fill; alone, each
+    # test fills its own key and the fill counts in both alike).  GCRA: a limiter that always
     # allows (a TAT write per request).  Window log: one request logged
     # per call in a window that never empties.  Copy the binary first:
     # callgrind runs it again for each step.
