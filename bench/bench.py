@@ -210,7 +210,8 @@ SCENARIOS = {
     # clthrottle,evalsha_gcra,rllog,evalsha_window and ORACLE_BIN set to
     # Cairn too: redis-server lacks the native commands).  Due queue: each
     # request pops one due member of a set the setup fills with N + 1000
-    # (each test fills its own key: the fill counts in both alike).  GCRA: a limiter that always
+    # (run fill39 first and neither side counts the fill; alone, each
+    # test fills its own key and the fill counts in both alike).  GCRA: a limiter that always
     # allows (a TAT write per request).  Window log: one request logged
     # per call in a window that never empties.  Copy the binary first:
     # callgrind runs it again for each step.
@@ -232,6 +233,27 @@ SCENARIOS = {
     "evalsha_gcra": ("gcra", 0, None),
     "rllog": (None, 0, ["RL.LOG", "rl:user", "60000", "1000000000"]),
     "evalsha_window": ("window", 0, None),
+    # Bounded counters: a delta that always stays in range (the counter is
+    # written on every request), against the seeds' GET-then-INCRBY script.
+    "incrbybound": (None, 0, ["INCRBYBOUND", "ib:n", "1", "-1000000000000", "1000000000000"]),
+    "evalsha_incrbound": ("bound_lua", 0, None),
+    "incrbyfloatbound": (None, 0, ["INCRBYFLOATBOUND", "fb:n", "1.5", "-1000000000000", "1000000000000"]),
+    "evalsha_floatbound": ("bound_lua", 0, None),
+    # Capped sorted set: ZADD of a new member at a random score to a set
+    # kept at 1000 (nearly every request evicts the lowest), against the
+    # ZADD/ZCARD/ZREMRANGEBYRANK script; ZTRIM MINSCORE of a random score
+    # (redis-benchmark -r N + 1000) on a set of N + 1000 members scored
+    # 0 .. N + 999 (about one removal a request over the run, on both
+    # sides), against the ZCARD/ZREMRANGEBYSCORE script.
+    "zadd_maxlen": ("capped", 0, ["ZADD", "zcap:n", "MAXLEN", "1000", "__rand_int__", "m:__rand_int__"]),
+    "evalsha_capped": ("capped_lua", 0, None),
+    "ztrim": ("trim", 0, ["ZTRIM", "ztr:n", "MINSCORE", "__rand_int__"]),
+    "evalsha_ztrim": ("trim_lua", 0, None),
+    # Fills every key and loads every script the issue-39 pairs above use,
+    # then ZCARD of a missing key: run it first (BENCH_CG_TESTS=fill39,...)
+    # and the fills are counted in this step, not in the commands measured
+    # after it (each pair's own setup then finds its key filled).
+    "fill39": ("fill39", 0, ["ZCARD", "nokey"]),
     # HGET of the field redis-benchmark's hset test leaves in myhash (issue
     # 38: hashes without field TTLs must not pay for them).
     "hget": (None, 0, ["HGET", "myhash", "element:__rand_int__"]),
@@ -321,6 +343,41 @@ if qty > 0 then
 end
 return {1, count + qty, 0}
 """
+LUA_INCR_BOUND = """
+local v = tonumber(redis.call('GET', KEYS[1]) or '0')
+local r = v + tonumber(ARGV[1])
+if r < tonumber(ARGV[2]) or r > tonumber(ARGV[3]) then return false end
+return redis.call('INCRBY', KEYS[1], ARGV[1])
+"""
+LUA_FLOAT_BOUND = """
+local v = tonumber(redis.call('GET', KEYS[1]) or '0')
+local r = v + tonumber(ARGV[1])
+if r < tonumber(ARGV[2]) or r > tonumber(ARGV[3]) then return false end
+return redis.call('INCRBYFLOAT', KEYS[1], ARGV[1])
+"""
+LUA_CAPPED_ZADD = """
+local maxlen = tonumber(ARGV[1])
+local added = redis.call('ZADD', KEYS[1], unpack(ARGV, 3))
+local n = redis.call('ZCARD', KEYS[1])
+if n > maxlen then
+  if ARGV[2] == 'HIGHEST' then redis.call('ZREMRANGEBYRANK', KEYS[1], maxlen, -1)
+  else redis.call('ZREMRANGEBYRANK', KEYS[1], 0, n - maxlen - 1) end
+end
+return added
+"""
+LUA_ZTRIM = """
+local n = redis.call('ZCARD', KEYS[1])
+if ARGV[1] == 'MAXLEN' then
+  local maxlen = tonumber(ARGV[2])
+  if n <= maxlen then return 0 end
+  if ARGV[3] == 'HIGHEST' then return redis.call('ZREMRANGEBYRANK', KEYS[1], maxlen, -1) end
+  return redis.call('ZREMRANGEBYRANK', KEYS[1], 0, n - maxlen - 1)
+elseif ARGV[1] == 'MINSCORE' then
+  return redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[2])
+else
+  return redis.call('ZREMRANGEBYSCORE', KEYS[1], '(' .. ARGV[2], '+inf')
+end
+"""
 BENCH_NOW_MS = str(int(time.time() * 1000) + 86400000)
 
 def _load_seeds():
@@ -367,7 +424,40 @@ def scenario_command(test):
         return ["EVALSHA", sha1hex(GCRA_LUA), "1", "gcra:user", "1000000000", "1000000000", "1", "1", BENCH_NOW_MS]
     if test == "evalsha_window":
         return ["EVALSHA", sha1hex(WINDOW_LUA), "1", "win:user", "60000", "1000000000", "1", BENCH_NOW_MS]
+    if test == "evalsha_incrbound":
+        return ["EVALSHA", sha1hex(LUA_INCR_BOUND), "1", "ib:s", "1", "-1000000000000", "1000000000000"]
+    if test == "evalsha_floatbound":
+        return ["EVALSHA", sha1hex(LUA_FLOAT_BOUND), "1", "fb:s", "1.5", "-1000000000000", "1000000000000"]
+    if test == "evalsha_capped":
+        return ["EVALSHA", sha1hex(LUA_CAPPED_ZADD), "1", "zcap:s", "1000", "LOWEST", "__rand_int__", "m:__rand_int__"]
+    if test == "evalsha_ztrim":
+        return ["EVALSHA", sha1hex(LUA_ZTRIM), "1", "ztr:s", "MINSCORE", "__rand_int__"]
     return SCENARIOS[test][2]
+
+
+def rand_range(test):
+    """redis-benchmark's -r for a test, or None."""
+    if test == "set_evict":
+        return 100000000
+    if test == "xack":
+        return 20000
+    if test in ("zadd_maxlen", "evalsha_capped"):
+        return 100000000
+    if test in ("ztrim", "evalsha_ztrim"):
+        return env_int("BENCH_CG_N", 20000) + 1000
+    return None
+
+
+def fill_zset(srv, key, n, member="job:%d", base=1000):
+    """ZADD key base+i member%i for i < n, unless key already exists (a
+    fill39 step before filled it)."""
+    if srv.cli("EXISTS", key).stdout.strip() == b"1":
+        return
+    for start in range(0, n, 1000):
+        args = ["ZADD", key]
+        for i in range(start, min(n, start + 1000)):
+            args += [str(base + i), member % i]
+        send_raw(srv.port, args)
 
 
 def send_raw(port, *commands):
@@ -399,12 +489,21 @@ def scenario_setup(srv, kind):
         key = {"duequeue": "zdue", "duequeue_lua": "zdue2", "duequeue_fill": "zdue3"}[kind]
         if kind == "duequeue_lua":
             send_raw(srv.port, ["SCRIPT", "LOAD", POPDUE_LUA])
-        n = env_int("BENCH_CG_N", 20000) + 1000
-        for start in range(0, n, 1000):
-            args = ["ZADD", key]
-            for i in range(start, min(n, start + 1000)):
-                args += [str(1000 + i), "job:%d" % i]
-            send_raw(srv.port, args)
+        fill_zset(srv, key, env_int("BENCH_CG_N", 20000) + 1000)
+    elif kind == "bound_lua":
+        send_raw(srv.port, ["SCRIPT", "LOAD", LUA_INCR_BOUND], ["SCRIPT", "LOAD", LUA_FLOAT_BOUND])
+    elif kind in ("capped", "capped_lua"):
+        if kind == "capped_lua":
+            send_raw(srv.port, ["SCRIPT", "LOAD", LUA_CAPPED_ZADD])
+        fill_zset(srv, "zcap:n" if kind == "capped" else "zcap:s", 1000, "c:%d", 0)
+    elif kind in ("trim", "trim_lua"):
+        if kind == "trim_lua":
+            send_raw(srv.port, ["SCRIPT", "LOAD", LUA_ZTRIM])
+        fill_zset(srv, "ztr:n" if kind == "trim" else "ztr:s", env_int("BENCH_CG_N", 20000) + 1000, "t:%d", 0)
+    elif kind == "fill39":
+        for k in ("duequeue", "duequeue_lua", "bound_lua", "capped", "capped_lua", "trim", "trim_lua",
+                  "gcra", "window"):
+            scenario_setup(srv, k)
     elif kind == "gcra":
         send_raw(srv.port, ["SCRIPT", "LOAD", GCRA_LUA])
     elif kind == "window":
@@ -537,8 +636,8 @@ def uses_loadgen(test, gen):
     cannot send a transaction as one unit, so multi10incr always does."""
     if test in SCENARIOS and SCENARIOS[test][0] == "acluser":
         return False  # loadgen does not authenticate: redis-benchmark --user
-    if test == "xack":
-        return False  # the IDs are redis-benchmark's random numbers
+    if test in ("xack", "zadd_maxlen", "evalsha_capped", "ztrim", "evalsha_ztrim"):
+        return False  # the IDs, scores, members are redis-benchmark's random numbers
     return gen == "loadgen" or test in ("multi10incr", "restore_ttl")  # restore_ttl: a binary argument
 
 
@@ -557,10 +656,8 @@ def run_load(port, test, n, pipeline, gen="redis-benchmark", pin=True, timeout=1
                     "-P", str(pipeline), "-q", "--csv"]
     if test in SCENARIOS and SCENARIOS[test][0] == "acluser":
         cmd += ["--user", ACL_BENCH_USER, "-a", "benchpass"]
-    if test == "set_evict":
-        cmd += ["-r", "100000000"]
-    if test == "xack":
-        cmd += ["-r", "20000"]
+    if rand_range(test):
+        cmd += ["-r", str(rand_range(test))]
     cmd += scenario_command(test) if test in SCENARIOS else ["-t", test]
     return subprocess.run(cmd, capture_output=True, timeout=timeout)
 
@@ -1179,7 +1276,10 @@ def instructions():
     n = env_int("BENCH_CG_N", 20000)
     tests = [t for t in os.environ.get("BENCH_CG_TESTS", "set,get").split(",") if t]
     res = {}
-    for binary, sname in ((A_BIN, A_NAME), (B_BIN, B_NAME)):
+    # BENCH_CG_SINGLE=1: measure CAIRN_BIN only (both columns show it), for
+    # comparisons of tests against each other on one server.
+    single = env_int("BENCH_CG_SINGLE", 0)
+    for binary, sname in ((A_BIN, A_NAME),) + (() if single else ((B_BIN, B_NAME),)):
         # start+stop only, then the first 1..k tests, then idle (cron cost per second)
         i_0, _ = callgrind_run(binary, sname, [], idle_seconds=0)
         runs = [callgrind_run(binary, sname, tests[:k + 1]) for k in range(len(tests))]
@@ -1192,6 +1292,8 @@ def instructions():
             per.append((i_k - prev_i - rate * (w_k - prev_w)) / reqs)
             prev_i, prev_w = i_k, w_k
         res[sname] = per
+        if single:
+            res[B_NAME] = per
         print("  %s: start/stop %d, idle %.0f/s, %s instructions" % (
             sname, i_0, rate, ", ".join("+%s %d (%.1fs)" % (t, i, w)
                                         for t, (i, w) in zip(tests, runs))), file=sys.stderr)
