@@ -29,6 +29,7 @@
 #include "repl/repl.h"
 #include "script/ldb.h"
 #include "script/script.h"
+#include "server/cluster.h"
 #include "server/acl.h"
 #include "server/latency.h"
 #include "server/maxmemory.h"
@@ -98,6 +99,7 @@ static void registerConfig(void) {
     hllRegisterConfig();
     slowlogRegisterConfig();
     latencyRegisterConfig();
+    clusterRegisterConfig();
     statsRegisterConfig();
     trackingRegisterConfig();
     notifyRegisterConfig();
@@ -207,7 +209,9 @@ int main(int argc, char **argv) {
     serverSetupSignals();
     server.loop = eventLoopCreate(server.cfg.maxclients + 128);
     connInit(server.loop);
+    clusterInitEarly();
     server.db = dbCreateAll(server.cfg.databases);
+    clusterInit();
     initFeatures();
     commandTableInit();
     /* Users refer to commands by id: after the table.  Before listening,

@@ -373,6 +373,10 @@ static void copyCommand(Client *c) {
 static void selectCommand(Client *c) {
     int id;
     if (getIntOrReply(c, c->argv[1], &id) == -1) return;
+    if (dbSlotsOn() && id != 0) { /* cluster mode: database 0 only */
+        replyError(c, "ERR SELECT is not allowed in cluster mode");
+        return;
+    }
     if (clientSelectDb(c, id) == -1) {
         replyError(c, ERR_DB_INDEX);
         return;
