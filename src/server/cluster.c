@@ -157,7 +157,7 @@ static ConfigDef clusterConfig[] = {
     CONFIG_STRING("cluster-config-file", NULL, CF_IMMUTABLE, configFile, "nodes.conf"),
     CONFIG_BOOL("cluster-enabled", NULL, CF_IMMUTABLE, clusterEnabled, "no"),
     {.name = "cluster-link-sendbuf-limit", .type = CT_ULONG, .flags = CF_MEMORY, .var = &linkSendbufLimit,
-     .min = 0, .max = 0, .deflt = "0"},
+     .min = 0, .max = LLONG_MAX, .deflt = "0"},
     CONFIG_INT("cluster-migration-barrier", NULL, 0, migrationBarrier, 0, INT_MAX, "1"),
     CONFIG_LL("cluster-node-timeout", NULL, 0, nodeTimeout, 0, LLONG_MAX, "15000"),
     CONFIG_INT("cluster-port", NULL, CF_IMMUTABLE, clusterPort, 0, 65535, "0"),
