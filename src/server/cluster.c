@@ -105,7 +105,7 @@ static int announcePort, announceTlsPort, announceBusPort;
 static int preferredEndpoint; /* 0 ip, 1 hostname, 2 unknown-endpoint */
 static int replicaValidityFactor, migrationBarrier, allowReplicaMigration, requireFullCoverage;
 static int replicaNoFailover, allowReadsWhenDown, allowPubsubshardWhenDown;
-static unsigned long linkSendbufLimit;
+static unsigned long long linkSendbufLimit;
 
 static const ConfigEnum endpointEnum[] = {{"ip", 0}, {"hostname", 1}, {"unknown-endpoint", 2}, {NULL, 0}};
 
@@ -156,7 +156,7 @@ static ConfigDef clusterConfig[] = {
     CONFIG_INT("cluster-announce-tls-port", NULL, 0, announceTlsPort, 0, 65535, "0"),
     CONFIG_STRING("cluster-config-file", NULL, CF_IMMUTABLE, configFile, "nodes.conf"),
     CONFIG_BOOL("cluster-enabled", NULL, CF_IMMUTABLE, clusterEnabled, "no"),
-    {.name = "cluster-link-sendbuf-limit", .type = CT_ULONG, .flags = CF_MEMORY, .var = &linkSendbufLimit,
+    {.name = "cluster-link-sendbuf-limit", .type = CT_ULL, .flags = CF_MEMORY, .var = &linkSendbufLimit,
      .min = 0, .max = LLONG_MAX, .deflt = "0"},
     CONFIG_INT("cluster-migration-barrier", NULL, 0, migrationBarrier, 0, INT_MAX, "1"),
     CONFIG_LL("cluster-node-timeout", NULL, 0, nodeTimeout, 0, LLONG_MAX, "15000"),
