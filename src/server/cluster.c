@@ -612,40 +612,62 @@ static void askingReset(Client *c, Command *cmd, long long usec) {
 enum { REDIR_NONE, REDIR_CROSSSLOT, REDIR_UNSTABLE, REDIR_ASK, REDIR_MOVED, REDIR_DOWN_STATE,
        REDIR_DOWN_RO_STATE, REDIR_DOWN_UNBOUND };
 
-/* Redis's getNodeByQuery for one command: the node that must serve it
- * (NULL with *code on an error), myself when it runs here. */
-static ClusterNode *nodeForCommand(Client *c, Command *cmd, int argc, char **argv, int *slotOut, int *code) {
-    KeyResult kr;
-    keyResultInit(&kr);
-    int nkeys = commandKeys(cmd, argc, argv, &kr);
+/* Redis's getNodeByQuery: the node that must serve the command, or for
+ * EXEC every queued command together (NULL with *code on an error),
+ * myself when it runs here. */
+static ClusterNode *nodeForCommand(Client *c, Command *top, int *slotOut, int *code) {
     ClusterNode *n = NULL;
-    int slot = -1, migrating = 0, importing = 0, multipleKeys = 0, missing = 0;
+    int slot = -1, migrating = 0, importing = 0, multipleKeys = 0, missing = 0, isExec = 0;
+    uint64_t flags = top->flags;
     *code = REDIR_NONE;
-    for (int i = 0; i < nkeys; i++) {
-        const char *key = argv[kr.keys[i].pos];
-        size_t len = sdsLen((sds)key);
-        int ks = (int)dbKeySlot(key, len);
-        if (n == NULL) {
-            slot = ks;
-            n = cs.slots[slot];
-            if (!n) {
-                keyResultFree(&kr);
-                *slotOut = slot;
-                *code = REDIR_DOWN_UNBOUND;
-                return NULL;
-            }
-            if (n == myself && cs.migrating[slot]) migrating = 1;
-            else if (cs.importing[slot]) importing = 1;
-        } else if (ks != slot) {
-            keyResultFree(&kr);
-            *code = REDIR_CROSSSLOT;
-            return NULL;
-        } else {
-            multipleKeys = 1;
-        }
-        if ((migrating || importing) && !dbFind(&server.db[0], key, len)) missing++;
+    if (!strcmp(top->name, "exec")) {
+        if (!(c->flags & CLIENT_MULTI)) return myself;
+        isExec = 1;
+        flags = multiQueuedFlags(c);
     }
-    keyResultFree(&kr);
+    for (int q = 0;; q++) {
+        Command *cmd = top;
+        int argc = c->argc;
+        sds *argv = c->argv;
+        if (isExec) {
+            cmd = multiQueuedAt(c, q, &argc, &argv);
+            if (!cmd) break;
+        } else if (q > 0) {
+            break;
+        }
+        KeyResult kr;
+        keyResultInit(&kr);
+        int nkeys = commandKeys(cmd, argc, argv, &kr);
+        for (int i = 0; i < nkeys; i++) {
+            const char *key = argv[kr.keys[i].pos];
+            size_t len = sdsLen(argv[kr.keys[i].pos]);
+            int ks = (int)dbKeySlot(key, len);
+            if (n == NULL) {
+                slot = ks;
+                n = cs.slots[slot];
+                if (!n) {
+                    keyResultFree(&kr);
+                    *slotOut = slot;
+                    *code = REDIR_DOWN_UNBOUND;
+                    return NULL;
+                }
+                if (n == myself && cs.migrating[slot]) migrating = 1;
+                else if (cs.importing[slot]) importing = 1;
+            } else if (ks != slot) {
+                keyResultFree(&kr);
+                *code = REDIR_CROSSSLOT;
+                return NULL;
+            } else {
+                multipleKeys = 1;
+            }
+            if ((migrating || importing) && !dbFind(&server.db[0], key, len)) missing++;
+        }
+        keyResultFree(&kr);
+        if (!isExec && !strcmp(cmd->name, "migrate") && (migrating || importing)) {
+            *slotOut = slot;
+            return myself;
+        }
+    }
     *slotOut = slot;
     if (n == NULL) return myself;
     if (!cs.ok) {
@@ -653,24 +675,23 @@ static ClusterNode *nodeForCommand(Client *c, Command *cmd, int argc, char **arg
             *code = REDIR_DOWN_STATE;
             return NULL;
         }
-        if (cmd->flags & CMD_WRITE) {
+        if (flags & CMD_WRITE) {
             *code = REDIR_DOWN_RO_STATE;
             return NULL;
         }
     }
-    if ((migrating || importing) && !strcmp(cmd->name, "migrate")) return myself;
     if (migrating && missing) {
         *code = REDIR_ASK;
         return cs.migrating[slot];
     }
-    if (importing && ((c->flags & CLIENT_ASKING) || (cmd->flags & CMD_ASKING))) {
+    if (importing && ((c->flags & CLIENT_ASKING) || (flags & CMD_ASKING))) {
         if (multipleKeys && missing) {
             *code = REDIR_UNSTABLE;
             return NULL;
         }
         return myself;
     }
-    if ((c->flags & CLIENT_READONLY) && !(cmd->flags & CMD_WRITE) && (myself->flags & NODE_SLAVE) &&
+    if ((c->flags & CLIENT_READONLY) && !(flags & CMD_WRITE) && (myself->flags & NODE_SLAVE) &&
         nodeMaster(myself) == n)
         return myself;
     if (n != myself) *code = REDIR_MOVED;
@@ -681,9 +702,8 @@ int clusterRefuseOrReply(Client *c, Command *cmd) {
     if (c->flags & (CLIENT_MASTER | CLIENT_FAKE)) return 0;
     int isExec = !strcmp(cmd->name, "exec");
     if (!isExec && !(cmd->flags & CMD_MOVABLE_KEYS) && !commandHasKeys(cmd)) return 0;
-    if (isExec) return 0; /* each queued command was checked when queued */
     int slot = -1, code;
-    ClusterNode *n = nodeForCommand(c, cmd, c->argc, c->argv, &slot, &code);
+    ClusterNode *n = nodeForCommand(c, cmd, &slot, &code);
     if (n == myself) return 0;
     sds err;
     switch (code) {
@@ -697,7 +717,14 @@ int clusterRefuseOrReply(Client *c, Command *cmd) {
                            n->port);
         break;
     }
-    dispatchRejectCommand(c, err);
+    if (isExec) {
+        /* Redis answers the redirection itself, not EXECABORT */
+        cmd->stats.rejectedCalls++;
+        multiDiscard(c);
+        replyError(c, err);
+    } else {
+        dispatchRejectCommand(c, err);
+    }
     sdsFree(err);
     return -1;
 }

@@ -192,6 +192,28 @@ def test_keys_and_slot_checks(start_server, start_oracle):
         srv.multi_reply = data
     assert s.multi_reply == o.multi_reply
     assert b"CROSSSLOT" in s.multi_reply and b"EXECABORT" in s.multi_reply
+    # commands of different slots, each fine alone: EXEC answers CROSSSLOT
+    # and the transaction is gone; one slot: EXEC runs
+    for script in [b"MULTI\r\nSET {a}x 1\r\nSET {b}y 2\r\nEXEC\r\nEXEC\r\nGET {a}x\r\n",
+                   b"MULTI\r\nSET {a}x 1\r\nGET {a}y\r\nPING\r\nEXEC\r\nGET {a}x\r\n",
+                   b"MULTI\r\nPING\r\nEXEC\r\nEXEC\r\n"]:
+        outs = []
+        for srv in (s, o):
+            c = srv.connect()
+            c.sock.sendall(script)
+            c.sock.settimeout(0.5)
+            data = b""
+            try:
+                while True:
+                    chunk = c.sock.recv(4096)
+                    if not chunk:
+                        break
+                    data += chunk
+            except socket.timeout:
+                pass
+            c.sock.close()
+            outs.append(data)
+        assert outs[0] == outs[1], (script, outs)
 
 
 def test_countkeysinslot_getkeysinslot(start_server, start_oracle):
