@@ -42,6 +42,7 @@
 #include "ds/alloc.h"
 #include "ds/rand.h"
 #include "repl/repl.h"
+#include "script/script.h"
 #include "server/multi.h"
 
 #define NAMELEN 40
@@ -492,6 +493,7 @@ static int loadConfig(FILE *f) {
 }
 
 static void askingReset(Client *c, Command *cmd, long long usec);
+static const char *scriptClusterCheck(Client *caller, Command *cmd, int argc, sds *argv);
 
 /* ---- state ----------------------------------------------------------- */
 
@@ -592,6 +594,7 @@ void clusterInit(void) {
     saveConfigOrDie();
     eventAddTimer(server.loop, 100, clusterCron, NULL);
     dispatchAddAfterCall(askingReset); /* only in cluster mode: nothing per command otherwise */
+    scriptSetClusterCheck(scriptClusterCheck);
 }
 
 /* ---- the key-slot check ---------------------------------------------- */
@@ -615,7 +618,7 @@ enum { REDIR_NONE, REDIR_CROSSSLOT, REDIR_UNSTABLE, REDIR_ASK, REDIR_MOVED, REDI
 /* Redis's getNodeByQuery: the node that must serve the command, or for
  * EXEC every queued command together (NULL with *code on an error),
  * myself when it runs here. */
-static ClusterNode *nodeForCommand(Client *c, Command *top, int *slotOut, int *code) {
+static ClusterNode *nodeForCommand(Client *c, Command *top, int topArgc, sds *topArgv, int *slotOut, int *code) {
     ClusterNode *n = NULL;
     int slot = -1, migrating = 0, importing = 0, multipleKeys = 0, missing = 0, isExec = 0;
     uint64_t flags = top->flags;
@@ -627,8 +630,8 @@ static ClusterNode *nodeForCommand(Client *c, Command *top, int *slotOut, int *c
     }
     for (int q = 0;; q++) {
         Command *cmd = top;
-        int argc = c->argc;
-        sds *argv = c->argv;
+        int argc = topArgc;
+        sds *argv = topArgv;
         if (isExec) {
             cmd = multiQueuedAt(c, q, &argc, &argv);
             if (!cmd) break;
@@ -703,7 +706,7 @@ int clusterRefuseOrReply(Client *c, Command *cmd) {
     int isExec = !strcmp(cmd->name, "exec");
     if (!isExec && !(cmd->flags & CMD_MOVABLE_KEYS) && !commandHasKeys(cmd)) return 0;
     int slot = -1, code;
-    ClusterNode *n = nodeForCommand(c, cmd, &slot, &code);
+    ClusterNode *n = nodeForCommand(c, cmd, c->argc, c->argv, &slot, &code);
     if (n == myself) return 0;
     sds err;
     switch (code) {
@@ -727,6 +730,20 @@ int clusterRefuseOrReply(Client *c, Command *cmd) {
     }
     sdsFree(err);
     return -1;
+}
+
+/* A script's call (script/script.h ScriptClusterCheck): Redis 7.0 checks
+ * that its keys are served here and the cluster is up (the caller's
+ * ASKING and READONLY count); calls for our primary or the AOF are not
+ * checked. */
+static const char *scriptClusterCheck(Client *caller, Command *cmd, int argc, sds *argv) {
+    if (!caller || (caller->flags & (CLIENT_MASTER | CLIENT_FAKE))) return NULL;
+    int slot = -1, code;
+    if (nodeForCommand(caller, cmd, argc, argv, &slot, &code) == myself) return NULL;
+    if (code == REDIR_DOWN_RO_STATE)
+        return "ERR Script attempted to execute a write command while the cluster is down and readonly";
+    if (code == REDIR_DOWN_STATE) return "ERR Script attempted to execute a command while the cluster is down";
+    return "ERR Script attempted to access a non local key in a cluster node";
 }
 
 /* ---- commands -------------------------------------------------------- */

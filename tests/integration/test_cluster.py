@@ -366,6 +366,45 @@ def test_reads_when_down(start_server, start_oracle):
     both(s, o, "SET", "a", "1")
 
 
+def test_scripts_in_cluster_mode(start_server, start_oracle):
+    """Redis 7.0's rules: declared keys checked like any command's; a call
+    on a key served elsewhere or while down fails; no-cluster scripts are
+    refused; undeclared keys of several served slots are allowed (7.0)."""
+    s, o = pair(start_server, start_oracle, cluster_require_full_coverage="no")
+    gone = key_slot(b"{c}1")
+    for srv in (s, o):
+        r = srv.client()
+        r.execute_command("CLUSTER", "ADDSLOTSRANGE", "0", str(gone - 1), str(gone + 1), "16383")
+    wait_ok(s)
+    wait_ok(o)
+    lib = "#!lua name=nc\nredis.register_function{function_name='f', callback=function() return 1 end, flags={'no-cluster'}}"
+    for cmd in [
+        ("EVAL", "return redis.call('get','{c}1')", "0"),
+        ("EVAL", "return redis.pcall('get','{c}1')", "0"),
+        ("EVAL", "redis.call('set','{a}1','x'); return redis.call('get','{b}1')", "1", "{a}2"),
+        ("EVAL", "#!lua flags=no-cluster\nreturn 1", "0"),
+        ("EVAL", "#!lua\nreturn redis.call('get','{c}1')", "0"),
+        ("EVAL", "return 1", "2", "{a}1", "{b}1"),
+        ("EVAL", "return 1", "1", "{c}1"),
+        ("FUNCTION", "LOAD", lib), ("FCALL", "f", "0"),
+    ]:
+        both(s, o, *cmd)
+    assert b"non local key" in raw(s, "EVAL", "return redis.call('get','{c}1')", "0")
+    assert b"'no-cluster' flag is set" in raw(s, "FCALL", "f", "0")
+    for srv in (s, o):
+        srv.client().execute_command("CONFIG", "SET", "cluster-require-full-coverage", "yes")
+        srv.client().execute_command("CLUSTER", "DELSLOTS", "0")
+    for srv in (s, o):
+        wait_for(lambda: b"cluster_state:fail" in srv.client().execute_command("CLUSTER", "INFO"), timeout=20,
+                 what="cluster down")
+    assert b"while the cluster is down" in both(s, o, "EVAL", "return redis.call('get','{a}1')", "0")
+    both(s, o, "EVAL", "return redis.call('ping')", "0")
+    for srv in (s, o):
+        srv.client().execute_command("CONFIG", "SET", "cluster-allow-reads-when-down", "yes")
+    both(s, o, "EVAL", "return redis.call('get','{a}1')", "0")
+    assert b"down and readonly" in both(s, o, "EVAL", "return redis.call('set','{a}1','y')", "0")
+
+
 def test_disabled_by_default(server):
     assert raw(server, "CLUSTER", "INFO") == b"-ERR This instance has cluster support disabled\r\n"
     assert raw(server, "READONLY") == b"-ERR This instance has cluster support disabled\r\n"
