@@ -277,6 +277,15 @@ def test_nodes_conf_persists_and_locks(start_server, tmp_path):
     assert b"cluster_current_epoch:7" in info and b"cluster_my_epoch:7" in info
     assert b"cluster_slots_assigned:200" in info
     assert open(path).read() == text
+    assert [f for f in os.listdir(s.tmp) if ".tmp-" in f] == []  # written via rename, nothing left
+    # a corrupted file stops start-up, as Redis's does
+    s.stop()
+    with open(path, "w") as f:
+        f.write("garbage line\n")
+    p = subprocess.run([cairn_bin(), "--port", "0", "--cluster-enabled", "yes", "--dir", s.tmp, "--save", ""],
+                       capture_output=True, timeout=30)
+    assert p.returncode != 0
+    assert b"Unrecoverable error: corrupted cluster config file" in p.stdout + p.stderr
 
 
 def test_redirections_from_nodes_conf(start_server):
