@@ -549,7 +549,7 @@ void clusterInitEarly(void) {
 
 void clusterInit(void) {
     if (!clusterEnabled) return;
-    if (server.cfg.port > 55535) {
+    if (server.cfg.port > 55535 && clusterPort == 0) {
         serverLog(LL_WARNING, "Redis port number too high. Cluster communication port is 10,000 port numbers "
                               "higher than your Redis port. Your Redis port number must be 55535 or less.");
         exit(1);
