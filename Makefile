@@ -107,6 +107,10 @@ DB_TEST_OBJ := $(addprefix $(BUILD)/obj/src/db/,object.o db.o lazyfree.o)
 $(BUILD)/tests/test_object: tests/unit/test_object.c $(DB_TEST_OBJ) $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(DB_TEST_OBJ) $(LIB_OBJ) $(LDLIBS) -lcmocka
+# The key tables by hash slot (cluster mode), the same library.
+$(BUILD)/tests/test_db_slots: tests/unit/test_db_slots.c $(DB_TEST_OBJ) $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(DB_TEST_OBJ) $(LIB_OBJ) $(LDLIBS) -lcmocka
 
 unit-bins: $(UNIT_BIN)
 

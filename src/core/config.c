@@ -13,12 +13,12 @@
  * of each directive.  CONFIG GET * and REWRITE list the rows by rank, then
  * name (config.h), whatever the order of registration.
  *
- * Directives Redis knows but Cairn does not implement (TLS, cluster,
+ * Directives Redis knows but Cairn does not implement (TLS,
  * active defragmentation, I/O threads) have type CT_RAW and live here:
  * their text is stored as given and shown by CONFIG GET, so tools that
  * read them keep working; a config file that sets one gets a single log
  * line at start ("not supported by Cairn").
- * Those that turn a missing feature on (cluster-enabled, activedefrag)
+ * Those that turn a missing feature on (activedefrag)
  * accept only the value that leaves it off (CF_ONLY_DEFAULT); tls-port,
  * tls-replication and tls-cluster are refused as a Redis whose TLS cannot
  * be configured refuses them (start-up fails, CONFIG SET's apply fails);
@@ -112,7 +112,6 @@ static ConfigRewriteFn rewriteObufLimits;
 #define GEN(k) .rank = CONFIG_RANK_GENERAL + (k)
 #define MEM(k) .rank = CONFIG_RANK_MEMORY + (k)
 
-static const ConfigEnum endpointTypeEnum[] = {{"ip", 0}, {"hostname", 1}, {"unknown-endpoint", 2}, {NULL, 0}};
 /* "yes" and "relative" are one mode; CONFIG GET names it "yes", as Redis. */
 static const ConfigEnum oomScoreAdjEnum[] = {{"no", OOM_SCORE_ADJ_NO},
                                              {"yes", OOM_SCORE_ADJ_RELATIVE},
@@ -192,24 +191,6 @@ static ConfigDef coreConfig[] = {
     RAWI("active-defrag-threshold-upper", NULL, 0, 0, 1000, "100"),
     RAWB("activedefrag", NULL, CF_ONLY_DEFAULT, "no"),
     S("bio_cpulist", NULL, CF_IMMUTABLE | CF_EMPTY_NULL, bioCpulist, ""),
-    RAWB("cluster-allow-pubsubshard-when-down", NULL, 0, "yes"),
-    RAWB("cluster-allow-reads-when-down", NULL, 0, "no"),
-    RAWB("cluster-allow-replica-migration", NULL, 0, "yes"),
-    RAWI("cluster-announce-bus-port", NULL, 0, 0, 65535, "0"),
-    RAW("cluster-announce-hostname", NULL, 0, ""),
-    RAW("cluster-announce-ip", NULL, 0, ""),
-    RAWI("cluster-announce-port", NULL, 0, 0, 65535, "0"),
-    RAWI("cluster-announce-tls-port", NULL, 0, 0, 65535, "0"),
-    RAW("cluster-config-file", NULL, CF_IMMUTABLE, "nodes.conf"),
-    RAWB("cluster-enabled", NULL, CF_IMMUTABLE | CF_ONLY_DEFAULT, "no"),
-    RAWI("cluster-link-sendbuf-limit", NULL, CF_MEMORY, 0, 0, "0"),
-    RAWI("cluster-migration-barrier", NULL, 0, 0, INT_MAX, "1"),
-    RAWI("cluster-node-timeout", NULL, 0, 0, LLONG_MAX, "15000"),
-    RAWI("cluster-port", NULL, CF_IMMUTABLE, 0, 65535, "0"),
-    RAWE("cluster-preferred-endpoint-type", NULL, 0, endpointTypeEnum, "ip"),
-    RAWB("cluster-replica-no-failover", "cluster-slave-no-failover", 0, "no"),
-    RAWI("cluster-replica-validity-factor", "cluster-slave-validity-factor", 0, 0, INT_MAX, "10"),
-    RAWB("cluster-require-full-coverage", NULL, 0, "yes"),
     B("disable-thp", NULL, CF_IMMUTABLE, disableThp, "yes"),
     RAW("ignore-warnings", NULL, 0, ""),
     RAWI("io-threads", NULL, CF_IMMUTABLE, 1, 128, "1"),
@@ -529,13 +510,6 @@ static int procTitleTemplateValid(const char *t) {
     return visible;
 }
 
-/* Redis's check of cluster-announce-hostname: letters, digits, '-', '.'. */
-static int hostnameValid(const char *h) {
-    for (; *h; h++)
-        if (!isalnum((unsigned char)*h) && *h != '-' && *h != '.') return 0;
-    return 1;
-}
-
 /* The value of raw directive d as Redis would store and show it, validated
  * by its shape (CF_RAW_BOOL, CF_RAW_INT, enums); into *out (caller owns). */
 static int rawNormalize(const ConfigDef *d, const char *arg, sds *out, const char **err) {
@@ -581,10 +555,6 @@ static int rawNormalize(const ConfigDef *d, const char *arg, sds *out, const cha
         }
         *out = norm;
         return 0;
-    }
-    if (!strcmp(d->name, "cluster-announce-hostname") && !hostnameValid(arg)) {
-        *err = "Hostnames may only contain alphanumeric characters, hyphens or dots";
-        return -1;
     }
     *out = sdsNew(arg);
     return 0;

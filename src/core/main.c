@@ -29,6 +29,7 @@
 #include "repl/repl.h"
 #include "script/ldb.h"
 #include "script/script.h"
+#include "server/cluster.h"
 #include "server/acl.h"
 #include "server/http.h"
 #include "server/latency.h"
@@ -100,6 +101,7 @@ static void registerConfig(void) {
     hllRegisterConfig();
     slowlogRegisterConfig();
     latencyRegisterConfig();
+    clusterRegisterConfig();
     statsRegisterConfig();
     trackingRegisterConfig();
     notifyRegisterConfig();
@@ -213,7 +215,9 @@ int main(int argc, char **argv) {
     serverSetupSignals();
     server.loop = eventLoopCreate(server.cfg.maxclients + 128);
     connInit(server.loop);
+    clusterInitEarly();
     server.db = dbCreateAll(server.cfg.databases);
+    clusterInit();
     initFeatures();
     commandTableInit();
     memberTtlInit(); /* after the table: TTL/PTTL take a member */

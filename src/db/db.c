@@ -18,6 +18,7 @@
 
 #include "ds/alloc.h"
 #include "ds/rand.h"
+#include "ds/crc16.h"
 #include "ds/siphash.h"
 #include "ds/util.h"
 
@@ -76,10 +77,76 @@ static void **keyTableAllocTable(const Htab *h, size_t slots) {
 static const HtabType keyTableType = {hashKey, entryKey, keyTableGrowAllowed, keyTableFreeTable,
                                       keyTableAllocTable};
 
+/* --- hash slots (cluster mode) ---
+ * With dbUseSlots, every key table hashes a key to its hash slot in the top
+ * DB_SLOT_BITS bits and 50 bits of its SipHash below: the table maps hashes
+ * to buckets in order (multiply-shift), so a slot's keys sit in one run of
+ * buckets and htabVisitHashRange reaches them without a walk of the other
+ * slots' keys, at no memory per key.  (The cost: the keys of one slot
+ * share about 1/16384 of the buckets, so a slot holding a large share of
+ * all keys makes long chains.) */
+#define DB_SLOT_SHIFT (64 - DB_SLOT_BITS)
+
+unsigned dbKeySlot(const char *key, size_t len) {
+    const char *open = memchr(key, '{', len);
+    if (open) {
+        size_t at = (size_t)(open - key) + 1;
+        const char *close = memchr(key + at, '}', len - at);
+        if (close && close > key + at) return crc16(key + at, (size_t)(close - key - at)) & (DB_SLOTS - 1);
+    }
+    return crc16(key, len) & (DB_SLOTS - 1);
+}
+
+static uint64_t slotHashKey(const void *key, size_t len) {
+    return ((uint64_t)dbKeySlot(key, len) << DB_SLOT_SHIFT) | (siphash(key, len, dbHashSeed) >> DB_SLOT_BITS);
+}
+
+static const HtabType slotKeyTableType = {slotHashKey, entryKey, keyTableGrowAllowed, keyTableFreeTable,
+                                          keyTableAllocTable};
+/* The type of every key table made from now on. */
+static const HtabType *keyType = &keyTableType;
+
+void dbUseSlots(void) { keyType = &slotKeyTableType; }
+
+int dbSlotsOn(void) { return keyType == &slotKeyTableType; }
+
+void dbSlotVisit(Db *db, unsigned slot, void (*fn)(void *priv, void *entry), void *priv) {
+    uint64_t from = (uint64_t)slot << DB_SLOT_SHIFT;
+    htabVisitHashRange(&db->ks.keys, from, from + ((1ull << DB_SLOT_SHIFT) - 1), fn, priv);
+}
+
+static void countCb(void *priv, void *entry) {
+    (void)entry;
+    (*(size_t *)priv)++;
+}
+
+size_t dbSlotCount(Db *db, unsigned slot) {
+    size_t n = 0;
+    dbSlotVisit(db, slot, countCb, &n);
+    return n;
+}
+
+typedef struct SlotDrop {
+    Db *db;
+    long long n;
+} SlotDrop;
+
+static void dropCb(void *priv, void *entry) {
+    SlotDrop *d = priv;
+    kvobj *o = entry;
+    d->n += dbDelete(d->db, kvKey(o), kvKeyLen(o));
+}
+
+long long dbSlotDrop(Db *db, unsigned slot) {
+    SlotDrop d = {db, 0};
+    dbSlotVisit(db, slot, dropCb, &d);
+    return d.n;
+}
+
 Db *dbCreateAll(int count) {
     Db *dbs = xcalloc(sizeof(Db) * (size_t)count);
     for (int i = 0; i < count; i++) {
-        htabInit(&dbs[i].ks.keys, &keyTableType);
+        htabInit(&dbs[i].ks.keys, keyType);
         dbs[i].id = i;
     }
     return dbs;
@@ -446,7 +513,7 @@ long long dbEmptyAsync(Db *db) {
         Htab *old = xmalloc(sizeof(*old));
         *old = db->ks.keys;
         old->pauseRehash = 0;
-        htabInit(&db->ks.keys, &keyTableType);
+        htabInit(&db->ks.keys, keyType);
         lazyfreeTable(old, db->ks.ttl);
     }
     memset(&db->ks.ttl, 0, sizeof(db->ks.ttl));

@@ -207,6 +207,26 @@ long long dbEmptyAsync(Db *db);
  * keys, expires and the TTL estimate; not the ids, waiters or watchers. */
 void dbSwap(Db *a, Db *b);
 
+/* Hash slots, for Cluster.  A key's slot is the CRC-16 (ds/crc16.h) of
+ * its hash tag -- the bytes between its first '{' and the first '}' after
+ * it, when not empty -- or else of the whole key, modulo DB_SLOTS.
+ * dbUseSlots, called once before dbCreateAll (cluster-enabled), has every
+ * key table know the slots at no memory per key: then dbSlotVisit hands
+ * fn(priv, entry) each key of one slot (fn may delete the key it is given,
+ * nothing else; keys come as they are, as dbIterNext's) in time
+ * proportional to that slot's keys, dbSlotCount counts them (expired ones
+ * not yet deleted included) and dbSlotDrop deletes them (no hooks run: the
+ * caller notifies and propagates) and returns how many.  Without
+ * dbUseSlots nothing changes and the three must not be called. */
+#define DB_SLOT_BITS 14
+#define DB_SLOTS (1u << DB_SLOT_BITS)
+unsigned dbKeySlot(const char *key, size_t len);
+void dbUseSlots(void);
+int dbSlotsOn(void);
+void dbSlotVisit(Db *db, unsigned slot, void (*fn)(void *priv, void *entry), void *priv);
+size_t dbSlotCount(Db *db, unsigned slot);
+long long dbSlotDrop(Db *db, unsigned slot);
+
 /* Expire handling.  `when` is absolute unix ms.  May move *po. */
 void dbSetExpire(Db *db, kvobj **po, long long when);
 /* Returns 1 if an expire was removed.  May move *po. */

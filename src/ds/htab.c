@@ -396,6 +396,14 @@ static void scanRange(Htab *h, int t, uint64_t from, uint64_t last, void (*fn)(v
     }
 }
 
+void htabVisitHashRange(Htab *h, uint64_t from, uint64_t last, void (*fn)(void *priv, void *entry), void *priv) {
+    if (htabSize(h) == 0 || from > last) return;
+    htabPauseRehash(h);
+    scanRange(h, 0, from, last, fn, priv);
+    if (htabIsRehashing(h)) scanRange(h, 1, from, last, fn, priv);
+    htabResumeRehash(h);
+}
+
 uint64_t htabScan(Htab *h, uint64_t cursor, void (*fn)(void *priv, void *entry), void *priv) {
     if (htabSize(h) == 0 || cursor >> (64 - HTAB_SCAN_SHIFT)) return 0;
     htabPauseRehash(h);

@@ -151,6 +151,13 @@ void htabResumeRehash(Htab *h);
  * not add entries or unlink others. */
 uint64_t htabScan(Htab *h, uint64_t cursor, void (*fn)(void *priv, void *entry), void *priv);
 
+/* Calls fn(priv, entry) once on every entry whose hash is in [from, last]
+ * (both arrays while rehashing), touching only the buckets that range maps
+ * to: with a hash whose high bits are a key's group (the key table's hash
+ * slot in cluster mode), a group's entries without a walk of the rest.
+ * fn may unlink the entry it is given (rehash is paused meanwhile), nothing
+ * else. */
+void htabVisitHashRange(Htab *h, uint64_t from, uint64_t last, void (*fn)(void *priv, void *entry), void *priv);
 /* Safe iterator: pauses rehash until htabIterRelease, so each entry present
  * throughout is returned exactly once.  While iterating, the caller may
  * unlink or replace (via htabFindLink) the entry last returned, and may add

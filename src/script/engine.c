@@ -69,6 +69,8 @@ static ScriptAclCheck *aclCheck;
 void scriptSetAclCheck(ScriptAclCheck *fn) { aclCheck = fn; }
 static ScriptAclAllowed *aclAllowed;
 void scriptSetAclAllowed(ScriptAclAllowed *fn) { aclAllowed = fn; }
+static ScriptClusterCheck *clusterCheck;
+void scriptSetClusterCheck(ScriptClusterCheck *fn) { clusterCheck = fn; }
 
 int (*scriptRunningStale)(void);
 ScriptReplicaWriteError *scriptReplicaWriteError;
@@ -1002,6 +1004,7 @@ static const char *checkScriptCommand(ScriptRun *run, Command *cmd, int argc, sd
     if ((cmd->flags & CMD_DENYOOM) && scriptOomAtStart && server.cfg.maxmemory && !run->wroteSomething &&
         !(run->flags & SCRIPT_FLAG_ALLOW_OOM))
         return ERR_OOM;
+    if (clusterCheck) return clusterCheck(run->caller, cmd, argc, argv);
     return NULL;
 }
 

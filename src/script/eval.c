@@ -23,6 +23,7 @@
 #include "core/errors.h"
 #include "core/log.h"
 #include "core/server.h"
+#include "db/db.h"
 #include "ds/alloc.h"
 #include "ds/sha1.h"
 #include "ds/util.h"
@@ -297,6 +298,10 @@ int scriptDeclaresWrites(Client *c, const Command *cmd) {
 }
 
 int scriptRefuseWritesOrReply(Client *c, unsigned flags) {
+    if ((flags & SCRIPT_FLAG_NO_CLUSTER) && !(flags & SCRIPT_FLAG_EVAL_COMPAT) && dbSlotsOn()) {
+        replyError(c, "ERR Can not run script on cluster, 'no-cluster' flag is set.");
+        return -1;
+    }
     if (flags & (SCRIPT_FLAG_EVAL_COMPAT | SCRIPT_FLAG_NO_WRITES)) return 0;
     int rdb = 0;
     const char *disk = scriptDiskError ? scriptDiskError(&rdb) : NULL;

@@ -48,7 +48,8 @@ void scriptKill(Client *c, int isEval);
 int scriptDeclaresWrites(Client *c, const Command *cmd);
 /* Before a script declaring writes runs: -1 after replying MISCONF when
  * persistence refuses writes (the check processCommand makes, for the
- * calls that pass it: queued in a transaction before a save failed). */
+ * calls that pass it: queued in a transaction before a save failed).
+ * In cluster mode a script flagged no-cluster is refused first. */
 int scriptRefuseWritesOrReply(Client *c, unsigned flags);
 /* The flags of cmd as run by c: for EVAL* and FCALL* (CMD_SCRIPT_FLAGS)
  * those the script states in its shebang or registration (write, deny-oom,
@@ -94,6 +95,12 @@ void scriptSetAclCheck(ScriptAclCheck *fn);
  * logged.  argc may be below cmd's arity.  Without it, everything is. */
 typedef int ScriptAclAllowed(Client *caller, Command *cmd, int argc, sds *argv);
 void scriptSetAclAllowed(ScriptAclAllowed *fn);
+/* Installed by cluster mode (server/cluster.c): NULL when the script's
+ * caller may run cmd with argv on this node (its keys' slot is served
+ * here and the cluster is up), else the error redis.call raises.  Checked
+ * after every other check, as Redis does.  Without it nothing is. */
+typedef const char *ScriptClusterCheck(Client *caller, Command *cmd, int argc, sds *argv);
+void scriptSetClusterCheck(ScriptClusterCheck *fn);
 /* Parse numkeys at argv[idx] with Redis's errors; -1 after replying. */
 int scriptGetNumkeys(Client *c, int idx, long long *numkeys);
 

@@ -16,6 +16,7 @@
 #include "core/log.h"
 #include "core/server.h"
 #include "script/script.h"
+#include "server/cluster.h"
 #include "server/acl.h"
 #include "server/shutdown.h"
 #include "ds/util.h"
@@ -147,7 +148,6 @@ static void resetCommand(Client *c) {
 
 /* --- cluster and module commands without the feature --- */
 
-static void clusterDisabledCommand(Client *c) { replyError(c, "ERR This instance has cluster support disabled"); }
 
 #define ERR_MODULE_LOAD "ERR Error loading the extension. Please check the server logs."
 
@@ -201,33 +201,33 @@ static void moduleHelpCommand(Client *c) {
 }
 
 static Command clusterSubcommands[] = {
-    {.name = "addslots", .proc = clusterDisabledCommand},
-    {.name = "addslotsrange", .proc = clusterDisabledCommand},
-    {.name = "bumpepoch", .proc = clusterDisabledCommand},
-    {.name = "count-failure-reports", .proc = clusterDisabledCommand},
-    {.name = "countkeysinslot", .proc = clusterDisabledCommand},
-    {.name = "delslots", .proc = clusterDisabledCommand},
-    {.name = "delslotsrange", .proc = clusterDisabledCommand},
-    {.name = "failover", .proc = clusterDisabledCommand},
-    {.name = "flushslots", .proc = clusterDisabledCommand},
-    {.name = "forget", .proc = clusterDisabledCommand},
-    {.name = "getkeysinslot", .proc = clusterDisabledCommand},
-    {.name = "help", .proc = clusterDisabledCommand},
-    {.name = "info", .proc = clusterDisabledCommand},
-    {.name = "keyslot", .proc = clusterDisabledCommand},
-    {.name = "links", .proc = clusterDisabledCommand},
-    {.name = "meet", .proc = clusterDisabledCommand},
-    {.name = "myid", .proc = clusterDisabledCommand},
-    {.name = "nodes", .proc = clusterDisabledCommand},
-    {.name = "replicas", .proc = clusterDisabledCommand},
-    {.name = "replicate", .proc = clusterDisabledCommand},
-    {.name = "reset", .proc = clusterDisabledCommand},
-    {.name = "saveconfig", .proc = clusterDisabledCommand},
-    {.name = "set-config-epoch", .proc = clusterDisabledCommand},
-    {.name = "setslot", .proc = clusterDisabledCommand},
-    {.name = "shards", .proc = clusterDisabledCommand},
-    {.name = "slaves", .proc = clusterDisabledCommand},
-    {.name = "slots", .proc = clusterDisabledCommand},
+    {.name = "addslots", .proc = clusterDispatch},
+    {.name = "addslotsrange", .proc = clusterDispatch},
+    {.name = "bumpepoch", .proc = clusterDispatch},
+    {.name = "count-failure-reports", .proc = clusterDispatch},
+    {.name = "countkeysinslot", .proc = clusterDispatch},
+    {.name = "delslots", .proc = clusterDispatch},
+    {.name = "delslotsrange", .proc = clusterDispatch},
+    {.name = "failover", .proc = clusterDispatch},
+    {.name = "flushslots", .proc = clusterDispatch},
+    {.name = "forget", .proc = clusterDispatch},
+    {.name = "getkeysinslot", .proc = clusterDispatch},
+    {.name = "help", .proc = clusterDispatch},
+    {.name = "info", .proc = clusterDispatch},
+    {.name = "keyslot", .proc = clusterDispatch},
+    {.name = "links", .proc = clusterDispatch},
+    {.name = "meet", .proc = clusterDispatch},
+    {.name = "myid", .proc = clusterDispatch},
+    {.name = "nodes", .proc = clusterDispatch},
+    {.name = "replicas", .proc = clusterDispatch},
+    {.name = "replicate", .proc = clusterDispatch},
+    {.name = "reset", .proc = clusterDispatch},
+    {.name = "saveconfig", .proc = clusterDispatch},
+    {.name = "set-config-epoch", .proc = clusterDispatch},
+    {.name = "setslot", .proc = clusterDispatch},
+    {.name = "shards", .proc = clusterDispatch},
+    {.name = "slaves", .proc = clusterDispatch},
+    {.name = "slots", .proc = clusterDispatch},
     {0}};
 
 static Command moduleSubcommands[] = {
@@ -239,11 +239,11 @@ static Command moduleSubcommands[] = {
     {0}};
 
 Command connCommands[] = {
-    {.name = "asking", .proc = clusterDisabledCommand},
+    {.name = "asking", .proc = clusterDispatch},
     {.name = "cluster", .subcommands = clusterSubcommands},
     {.name = "module", .subcommands = moduleSubcommands},
-    {.name = "readonly", .proc = clusterDisabledCommand},
-    {.name = "readwrite", .proc = clusterDisabledCommand},
+    {.name = "readonly", .proc = clusterDispatch},
+    {.name = "readwrite", .proc = clusterDispatch},
     {.name = "ping", .proc = pingCommand},
     {.name = "echo", .proc = echoCommand},
     {.name = "auth", .proc = authCommand},

@@ -30,6 +30,7 @@
 #include "persist/persist.h"
 #include "persist/rdb.h"
 #include "repl/repl.h"
+#include "server/cluster.h"
 #include "server/maxmemory.h"
 #include "server/pubsub.h"
 #include "server/tracking.h"
@@ -313,7 +314,7 @@ static sds infoCpu(sds s) {
 
 static sds infoModules(sds s) { return s; }
 
-static sds infoCluster(sds s) { return sdsCat(s, "cluster_enabled:0\r\n"); }
+static sds infoCluster(sds s) { return clusterInfoSection(s); }
 
 /* --- Commandstats, Latencystats --- */
 

@@ -153,6 +153,14 @@ uint64_t multiQueuedInvFlags(const Client *c) {
     return ms ? ms->invFlags : 0;
 }
 
+Command *multiQueuedAt(const Client *c, int i, int *argc, sds **argv) {
+    const MultiState *ms = c->multiState;
+    if (!ms || i < 0 || i >= ms->count) return NULL;
+    *argc = ms->cmds[i].argc;
+    *argv = ms->cmds[i].argv;
+    return ms->cmds[i].cmd;
+}
+
 /* --- watched keys --- */
 
 static Htab *watchIndex(Db *db) {
@@ -314,6 +322,8 @@ static void discardTransaction(Client *c) {
 }
 
 static void clientGone(Client *c) { discardTransaction(c); }
+
+void multiDiscard(Client *c) { discardTransaction(c); }
 
 /* --- dispatch integration --- */
 

@@ -36,6 +36,12 @@ uint64_t multiQueuedFlags(const Client *c);
  * EXEC of a queue with a command not flagged stale is refused by a stale
  * replica, as in Redis. */
 uint64_t multiQueuedInvFlags(const Client *c);
+/* The i-th queued command of c (0-based) and its arguments, or NULL past
+ * the end (cluster mode checks the slots of an EXEC's commands). */
+Command *multiQueuedAt(const Client *c, int i, int *argc, sds **argv);
+/* Leaves the transaction: the queue is dropped, WATCHes too (cluster
+ * mode's refused EXEC answers with the redirection, not EXECABORT). */
+void multiDiscard(Client *c);
 
 
 #endif

@@ -11,7 +11,8 @@
  *   3. authentication (the default user's password);
  *   4. inside MULTI, a no-multi command (SAVE, SHUTDOWN) is refused;
  *   5. ACL permissions: the command, its keys and channels (server/acl.c);
- *      (cluster redirection will sit here when it exists);
+ *   5a. cluster mode: the slot of the keys (-MOVED, -ASK, -CROSSSLOT, ...;
+ *      server/cluster.c);
  *   5b. maxmemory-clients: the clients using the most memory are
  *      disconnected (the current one's command then does not run);
  *   5c. maxmemory: keys are evicted, and a command that may grow memory
@@ -48,6 +49,7 @@
 #include "repl/repl.h"
 #include "script/script.h"
 #include "server/acl.h"
+#include "server/cluster.h"
 #include "server/maxmemory.h"
 #include "server/monitor.h"
 #include "server/multi.h"
@@ -185,6 +187,7 @@ void processCommand(Client *c) {
     }
     if (multiRefuseNoMultiOrReply(c, cmd) == -1) return;
     if (aclRefuseCommandOrReply(c, cmd) == -1) return;
+    if (clusterEnabled && clusterRefuseOrReply(c, cmd) == -1) return;
     if (maxmemoryEvictClients(c) == -1) return;
     if (maxmemoryRefuseOrReply(c, cmd) == -1) return;
     /* An EXEC whose queue holds a write is a write for MISCONF, NOREPLICAS

@@ -306,6 +306,10 @@ static void renamenxCommand(Client *c) { renameGeneric(c, 1); }
 static void moveCommand(Client *c) {
     sds key = c->argv[1];
     size_t len = sdsLen(key);
+    if (dbSlotsOn()) { /* cluster mode: database 0 only */
+        replyError(c, "ERR MOVE is not allowed in cluster mode");
+        return;
+    }
     Db *src = c->db;
     Db *dst = getDbOrReply(c, c->argv[2]);
     if (!dst) return;
@@ -344,6 +348,10 @@ static void copyCommand(Client *c) {
             return;
         }
     }
+    if (dbSlotsOn() && dst != src) { /* cluster mode: database 0 only */
+        replyError(c, "ERR Copying to another database is not allowed in cluster mode");
+        return;
+    }
     if (src == dst && sameKey(key, newkey)) {
         replyError(c, ERR_SAME_OBJECT);
         return;
@@ -379,6 +387,10 @@ static void copyCommand(Client *c) {
 static void selectCommand(Client *c) {
     int id;
     if (getIntOrReply(c, c->argv[1], &id) == -1) return;
+    if (dbSlotsOn() && id != 0) { /* cluster mode: database 0 only */
+        replyError(c, "ERR SELECT is not allowed in cluster mode");
+        return;
+    }
     if (clientSelectDb(c, id) == -1) {
         replyError(c, ERR_DB_INDEX);
         return;
@@ -388,6 +400,10 @@ static void selectCommand(Client *c) {
 
 static void swapdbCommand(Client *c) {
     long long a, b;
+    if (dbSlotsOn()) { /* cluster mode: database 0 only */
+        replyError(c, "ERR SWAPDB is not allowed in cluster mode");
+        return;
+    }
     if (!stringToLongLong(c->argv[1], sdsLen(c->argv[1]), &a) || a < INT_MIN || a > INT_MAX) {
         replyError(c, "ERR invalid first DB index");
         return;

@@ -726,7 +726,6 @@ REFUSED_LINES = [
     ("rename-command FLUSHALL ''", "rename-command is not supported by Cairn"),
     ("loadmodule /nonexistent.so", "Modules are not supported by Cairn"),
     ("sentinel monitor m 127.0.0.1 6379 2", "sentinel directive while not in sentinel mode"),
-    ("cluster-enabled yes", "cluster-enabled is not supported by Cairn"),
 ]
 
 

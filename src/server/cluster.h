@@ -1,0 +1,46 @@
+/* cluster.h -- Redis Cluster mode (issue 36), first slice: one node's
+ * cluster state (identity, epochs, slot ownership, migrating/importing
+ * marks, the nodes its nodes.conf names), its cluster-* directives, the
+ * CLUSTER / ASKING / READONLY / READWRITE commands and the key-slot check
+ * of every command (-MOVED, -ASK, -CROSSSLOT, -TRYAGAIN, -CLUSTERDOWN).
+ * There is no cluster bus yet: other nodes are known only from nodes.conf.
+ *
+ * With cluster-enabled no (the default) nothing here runs: clusterEnabled
+ * is 0, the check in processCommand is one test of it, the commands answer
+ * as Redis without cluster support. */
+#ifndef CAIRN_CLUSTER_H
+#define CAIRN_CLUSTER_H
+
+#include "core/client.h"
+#include "core/command.h"
+
+/* Client flags of cluster mode (c->flags). */
+#define CLIENT_READONLY (1u << 29) /* READONLY: reads served on a replica */
+#define CLIENT_ASKING (1u << 30)   /* ASKING: the next command may use an importing slot */
+
+/* cluster-enabled, read once at start-up (immutable). */
+extern int clusterEnabled;
+
+/* main.c's wiring: the directives (registerConfig); after the config is
+ * read and before the databases exist, clusterInitEarly has the keyspace
+ * index keys by slot; after they exist, clusterInit loads or creates
+ * cluster-config-file (locked for this process; exits as Redis does when
+ * it cannot) and starts the state timer.  Both do nothing when disabled. */
+void clusterRegisterConfig(void);
+void clusterInitEarly(void);
+void clusterInit(void);
+
+/* processCommand's check (after ACL): 0 when the command may run here,
+ * -1 after replying the redirection or CLUSTERDOWN/CROSSSLOT/TRYAGAIN
+ * error (the transaction is flagged, or discarded for EXEC).  Call only
+ * when clusterEnabled. */
+int clusterRefuseOrReply(Client *c, Command *cmd);
+
+/* The CLUSTER subcommands, ASKING, READONLY and READWRITE (conn_cmd.c's
+ * table points at it): "cluster support disabled" unless enabled. */
+void clusterDispatch(Client *c);
+
+/* INFO's "# Cluster" section body. */
+sds clusterInfoSection(sds s);
+
+#endif
