@@ -54,6 +54,9 @@
 #define CLIENT_REPLY_SINK (1u << 22)       /* replies go to c->sink, not RESP bytes */
 #define CLIENT_MASTER (1u << 23)           /* the link to our primary (src/repl) */
 #define CLIENT_SLAVE (1u << 24)            /* a replica of ours (src/repl) */
+/* Bits defined by upper layers (one list, so none is taken twice):
+ * 25-26 server/cluster.h (READONLY, ASKING), 29-30 script/ldb.h (the Lua
+ * debugger's); free: 27, 28, 31. */
 
 /* A block of the reply chain.  Its bytes are refLen bytes at ref (a big
  * string value sent from where it lies: ref points into `pinned`, a string

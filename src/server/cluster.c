@@ -42,8 +42,12 @@
 #include "ds/alloc.h"
 #include "ds/rand.h"
 #include "repl/repl.h"
+#include "script/ldb.h"
 #include "script/script.h"
 #include "server/multi.h"
+
+_Static_assert(((CLIENT_READONLY | CLIENT_ASKING) & (CLIENT_LUA_DEBUG | CLIENT_LUA_DEBUG_SYNC)) == 0,
+               "cluster and debugger client flags overlap");
 
 #define NAMELEN 40
 #define WRITABLE_DELAY_MS 2000

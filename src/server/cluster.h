@@ -15,8 +15,8 @@
 #include "core/command.h"
 
 /* Client flags of cluster mode (c->flags). */
-#define CLIENT_READONLY (1u << 29) /* READONLY: reads served on a replica */
-#define CLIENT_ASKING (1u << 30)   /* ASKING: the next command may use an importing slot */
+#define CLIENT_READONLY (1u << 25) /* READONLY: reads served on a replica */
+#define CLIENT_ASKING (1u << 26)   /* ASKING: the next command may use an importing slot */
 
 /* cluster-enabled, read once at start-up (immutable). */
 extern int clusterEnabled;
