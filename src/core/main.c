@@ -106,6 +106,7 @@ static void registerConfig(void) {
     persistRegisterConfig();
     aofRegisterConfig();
     replRegisterConfig();
+    tlsRegisterConfig();
 }
 
 /* Wires every feature into core, once, before the first client.  Each
@@ -217,6 +218,7 @@ int main(int argc, char **argv) {
     configApplyCpuLists();
     configApplyMemorySettings();
     effectsInitTestSink();
+    if (tlsStartup() == -1) exit(1);
     if (netListen() == -1) exit(1);
     bannerShow();
     eventAddTimer(server.loop, 1, serverCron, NULL);

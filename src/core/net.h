@@ -20,6 +20,8 @@ void netCloseListenersInChild(void);
  * settings and calls this again, as Redis does. */
 int netRebindTcp(const char **err);
 int netRebindUnix(const char **err);
+/* The same for the TLS listener on tls-port (none when it is 0). */
+int netRebindTls(const char **err);
 /* Queue the client for writing before the loop sleeps. */
 void netMarkPendingWrite(Client *c);
 /* Enforce client-output-buffer-limit for the client's class. */
