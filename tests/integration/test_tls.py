@@ -450,3 +450,74 @@ def test_migrate_to_tls_node(start_server, start_oracle, certs, source_kind):
     src2.client().set("n", "w")
     with pytest.raises(redis.ResponseError, match="IOERR"):
         src2.client().migrate("127.0.0.1", dst.tls_port, "n", 0, 1000)
+
+
+def test_session_resumption_matches_redis(start_server, start_oracle, certs):
+    for caching in ("yes", "no"):
+        got = []
+        for start in (start_server, start_oracle):
+            s = tls_server(start, certs, tls_session_caching=caching)
+            row = []
+            for v in (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3):
+                ctx = tlshelp.ssl_context(certs, maxv=v)
+                t = ctx.wrap_socket(socket.create_connection(("127.0.0.1", s.tls_port)), server_hostname="localhost")
+                t.sendall(b"PING\r\n")
+                assert t.recv(100) == b"+PONG\r\n"
+                sess = t.session
+                t.close()
+                # With caching off both refuse a resumption (an internal
+                # error alert, as redis-server 7.0.15 does).
+                try:
+                    t = ctx.wrap_socket(socket.create_connection(("127.0.0.1", s.tls_port)),
+                                        server_hostname="localhost", session=sess)
+                except ssl.SSLError as e:
+                    row.append(e.reason)
+                    continue
+                t.sendall(b"PING\r\n")
+                assert t.recv(100) == b"+PONG\r\n"
+                row.append(t.session_reused)
+                t.close()
+            got.append(row)
+        assert got[0] == got[1], (caching, got)
+        if caching == "yes":
+            assert got[0] == [True, True]
+
+
+def test_sentinel_manages_a_tls_group(start_server, certs, tmp_path):
+    sentinel_bin = shutil.which("redis-sentinel") or "/usr/bin/redis-sentinel"
+    if not os.path.exists(sentinel_bin):
+        pytest.skip("no redis-sentinel")
+    cfg = dict(tls_replication="yes", unixsocket="", args=["--port", "0"], config_file="",
+               repl_diskless_sync_delay=0)
+    p = tls_server(start_server, certs, **cfg)
+    rep = tls_server(start_server, certs, **cfg)
+    rr = tls_client(rep, certs)
+    rr.replicaof("127.0.0.1", p.tls_port)
+    wait_for(lambda: rr.info("replication")["master_link_status"] == "up", 30, "replica up")
+    sport = free_port()
+    conf = tmp_path / "sentinel.conf"
+    conf.write_text("port 0\ntls-port %d\nbind 127.0.0.1\ndir %s\nlogfile %s/sentinel.log\n"
+                    "tls-cert-file %s\ntls-key-file %s\ntls-ca-cert-file %s\ntls-replication yes\n"
+                    "sentinel monitor m 127.0.0.1 %d 1\nsentinel down-after-milliseconds m 3000\n"
+                    "sentinel failover-timeout m 6000\n"
+                    % (sport, tmp_path, tmp_path, certs.crt("server"), certs.key("server"), certs.crt("ca"),
+                       p.tls_port))
+    proc = subprocess.Popen([sentinel_bin, str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    try:
+        sent = redis.Redis(port=sport, ssl=True, ssl_certfile=certs.crt("client"), ssl_keyfile=certs.key("client"),
+                           ssl_ca_certs=certs.crt("ca"), ssl_check_hostname=False, decode_responses=True,
+                           socket_timeout=5)
+        ign = (redis.ConnectionError, redis.TimeoutError, redis.ResponseError)
+        wait_for(lambda: len(sent.execute_command("SENTINEL", "REPLICAS", "m")) == 1, 40, "replica discovered",
+                 ignore=ign)
+        flags = sent.execute_command("SENTINEL", "MASTER", "m")
+        flags = dict(zip(flags[::2], flags[1::2]))["flags"]
+        assert flags == "master"
+        sent.execute_command("SENTINEL", "FAILOVER", "m")
+        wait_for(lambda: tls_client(rep, certs).execute_command("ROLE")[0] == b"master", 60, "promoted",
+                 ignore=ign)
+        wait_for(lambda: tls_client(p, certs).info("replication").get("master_port") == rep.tls_port, 60,
+                 "old primary follows", ignore=ign)
+    finally:
+        proc.kill()
+        proc.wait()
