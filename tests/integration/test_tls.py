@@ -513,7 +513,8 @@ def test_sentinel_manages_a_tls_group(start_server, certs, tmp_path):
         flags = sent.execute_command("SENTINEL", "MASTER", "m")
         flags = dict(zip(flags[::2], flags[1::2]))["flags"]
         assert flags == "master"
-        sent.execute_command("SENTINEL", "FAILOVER", "m")
+        # Until the sentinel has the replica's INFO it answers NOGOODSLAVE.
+        wait_for(lambda: sent.execute_command("SENTINEL", "FAILOVER", "m"), 40, "failover accepted", ignore=ign)
         wait_for(lambda: tls_client(rep, certs).execute_command("ROLE")[0] == b"master", 60, "promoted",
                  ignore=ign)
         wait_for(lambda: tls_client(p, certs).info("replication").get("master_port") == rep.tls_port, 60,
