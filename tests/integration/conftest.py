@@ -353,7 +353,8 @@ TLS_RERUN_MODULES = ("test_blocking", "test_multi", "test_pubsub", "test_bigvalu
 
 def pytest_generate_tests(metafunc):
     if ("transport" in metafunc.fixturenames and metafunc.module.__name__ in TLS_RERUN_MODULES
-            and os.environ.get("CAIRN_TLS_RERUN", "1") != "0" and shutil.which("openssl")):
+            and os.environ.get("CAIRN_TLS_RERUN", "1") != "0" and shutil.which("openssl")
+            and __import__("tlshelp").binary_has_tls(cairn_bin())):
         metafunc.parametrize("transport", ["tcp", "tls"], indirect=True)
 
 

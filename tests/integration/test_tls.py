@@ -27,6 +27,9 @@ pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="no open
 
 @pytest.fixture(scope="module")
 def certs(tmp_path_factory):
+    from conftest import cairn_bin
+    if not tlshelp.binary_has_tls(cairn_bin()):
+        pytest.skip("built with TLS=no")
     return tlshelp.certs(str(tmp_path_factory.mktemp("tls")))
 
 

@@ -68,6 +68,19 @@ def certs(d):
     return Certs(d)
 
 
+_HAS_TLS = {}
+
+
+def binary_has_tls(binary):
+    """Whether binary was built with TLS (`make TLS=no` refuses the
+    directives with "TLS is not supported")."""
+    if binary not in _HAS_TLS:
+        p = subprocess.run([binary, "--port", "0", "--tls-cluster", "yes", "--save", ""], capture_output=True,
+                           timeout=30, cwd="/")
+        _HAS_TLS[binary] = b"TLS is not supported" not in p.stdout + p.stderr
+    return _HAS_TLS[binary]
+
+
 def tls_args(c, **more):
     """Directives for a server with a TLS port (the caller adds tls_port)."""
     cfg = {"tls_cert_file": c.crt("server"), "tls_key_file": c.key("server"),
