@@ -392,15 +392,36 @@ def test_many_half_open_handshakes(start_server, certs):
     assert s.alive()
 
 
-def test_renegotiation_refused_others_served(start_server, certs):
-    # TLS 1.2 client asking to renegotiate: refused (no crash, others fine).
-    s = tls_server(start_server, certs, tls_protocols="TLSv1.2")
-    raw = socket.create_connection(("127.0.0.1", s.tls_port), timeout=5)
-    t = tlshelp.ssl_context(certs, maxv=ssl.TLSVersion.TLSv1_2).wrap_socket(raw, server_hostname="localhost")
-    t.sendall(b"*1\r\n$4\r\nPING\r\n")
-    assert t.recv(100) == b"+PONG\r\n"
-    t.close()
-    assert tlshelp.tls_ping(s.tls_port, tlshelp.ssl_context(certs)) == "PONG"
+def _renegotiate(port, c):
+    """openssl s_client over TLS 1.2: PING, a renegotiation request (R),
+    PING; what it printed that tells the outcome."""
+    p = subprocess.Popen(["openssl", "s_client", "-connect", "127.0.0.1:%d" % port, "-tls1_2", "-CAfile",
+                          c.crt("ca"), "-cert", c.crt("client"), "-key", c.key("client")],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        for line in (b"PING\r\n", b"R\n", b"PING\r\n"):
+            p.stdin.write(line)
+            p.stdin.flush()
+            time.sleep(0.5)
+        p.stdin.close()
+    except BrokenPipeError:  # s_client gave up on the refusal
+        pass
+    try:
+        out = p.communicate(timeout=10)[0]
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out = p.communicate()[0]
+    return [w for w in (b"+PONG", b"RENEGOTIATING", b"no renegotiation") if w in out], out.count(b"+PONG")
+
+
+def test_renegotiation_refused_as_redis(start_server, start_oracle, certs):
+    got = []
+    for start in (start_server, start_oracle):
+        s = tls_server(start, certs)
+        got.append(_renegotiate(s.tls_port, certs))
+        assert tlshelp.tls_ping(s.tls_port, tlshelp.ssl_context(certs)) == "PONG"
+    assert got[0] == got[1]
+    assert got[0][0] == [b"+PONG", b"RENEGOTIATING", b"no renegotiation"]
 
 
 # --- replication and MIGRATE over TLS ---------------------------------------------------
@@ -525,3 +546,31 @@ def test_sentinel_manages_a_tls_group(start_server, certs, tmp_path):
     finally:
         proc.kill()
         proc.wait()
+
+
+IOREDIS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                       "build", "npm", "node_modules", "ioredis")
+IOREDIS_JS = """
+const Redis = require(process.argv[2]);
+const fs = require('fs');
+const d = process.argv[4];
+const r = new Redis({port: parseInt(process.argv[3]), host: '127.0.0.1', maxRetriesPerRequest: 1,
+  tls: {ca: fs.readFileSync(d + '/ca.crt'), cert: fs.readFileSync(d + '/client.crt'),
+        key: fs.readFileSync(d + '/client.key'), checkServerIdentity: () => undefined}});
+(async () => {
+  await r.set('io', 'x'.repeat(200000));
+  const v = await r.get('io');
+  console.log(await r.ping(), v.length);
+  r.disconnect();
+})().catch(e => { console.log('ERR', e.message); process.exit(1); });
+"""
+
+
+def test_ioredis_over_tls(start_server, certs, tmp_path):
+    if not (shutil.which("node") and os.path.isdir(IOREDIS)):
+        pytest.skip("no node or ioredis (scripts/deps.sh test installs them)")
+    s = tls_server(start_server, certs)
+    js = tmp_path / "io.js"
+    js.write_text(IOREDIS_JS)
+    out = subprocess.run(["node", str(js), IOREDIS, str(s.tls_port), certs.dir], capture_output=True, timeout=60)
+    assert out.stdout == b"PONG 200000\n", out
