@@ -358,7 +358,7 @@ def test_client_hello_cut_at_every_offset(start_server, certs):
     hello = tlshelp.client_hello()
     assert len(hello) > 100
     socks = []
-    for cut in range(0, len(hello), 7):
+    for cut in range(0, len(hello)):
         c = socket.create_connection(("127.0.0.1", s.tls_port))
         c.sendall(hello[:cut])
         socks.append(c)
