@@ -452,14 +452,14 @@ static void dispatch(TlsConn *t, int mask) {
             }
             if (t->userMask & EV_WRITABLE) callWrite(t);
         }
-        /* Records OpenSSL holds already decrypted: no epoll event will
-         * come for them. */
-        for (int guard = 0; guard < 1024 && !t->closed && t->state == TLS_READY && t->rproc; guard++) {
-            int before = SSL_pending(t->ssl);
-            if (before <= 0) break;
-            callRead(t);
-            if (!t->closed && t->ssl && SSL_pending(t->ssl) == before) break;
-        }
+    }
+    /* Records OpenSSL holds already decrypted: no epoll event will come
+     * for them. */
+    for (int guard = 0; guard < 1024 && !t->closed && t->state == TLS_READY && t->rproc; guard++) {
+        int before = SSL_pending(t->ssl);
+        if (before <= 0) break;
+        callRead(t);
+        if (!t->closed && t->ssl && SSL_pending(t->ssl) == before) break;
     }
     t->inHandler--;
     if (t->closed && t->inHandler == 0) freeTls(t);
