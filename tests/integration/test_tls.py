@@ -87,6 +87,9 @@ def test_redis_cli_tls(start_server, certs):
     assert cli(s, certs, "SET", "a", "1") == b"OK\n"
     assert cli(s, certs, "GET", "a") == b"1\n"
     assert cli(s, certs, "INCR", "a") == b"2\n"
+    assert cli(s, certs, "--sni", "localhost", "GET", "a") == b"2\n"
+    # Without a client certificate (tls-auth-clients yes) nothing is answered.
+    assert cli(s, certs, "PING", cert=None) == b""
 
 
 def test_large_replies_and_pipelines(start_server, certs):
