@@ -375,7 +375,8 @@ static void acceptOne(Connection *conn, const char *peer) {
         rejectConn(conn, "-" ERR_MAXCLIENTS "\r\n");
         return;
     }
-    if (!isUnix && server.cfg.protectedMode && server.authDefaultNopass && !connIsLoopback(conn)) {
+    int denied = !isUnix && server.cfg.protectedMode && server.authDefaultNopass && !connIsLoopback(conn);
+    if (denied && (conn->flags & CONN_PLAIN)) {
         rejectConn(conn, ERR_DENIED_PROTECTED);
         return;
     }
@@ -388,6 +389,15 @@ static void acceptOne(Connection *conn, const char *peer) {
     if (connLocalAddr(conn, c->laddr, sizeof(c->laddr)) == -1) c->laddr[0] = '\0';
     if (connEventAdd(conn, EV_READABLE, readHandler, c) == -1) {
         clientFree(c);
+        return;
+    }
+    if (denied) {
+        /* A TLS client is refused as Redis refuses it: over TLS, once the
+         * handshake is over (the refusal waits in the reply buffer until
+         * the connection can carry it, then the client is closed). */
+        replyRaw(c, ERR_DENIED_PROTECTED, strlen(ERR_DENIED_PROTECTED));
+        c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+        server.stats.rejectedConns++;
         return;
     }
     if (netClientMemoryHook) netClientMemoryHook(c);

@@ -577,3 +577,30 @@ def test_ioredis_over_tls(start_server, certs, tmp_path):
     js.write_text(IOREDIS_JS)
     out = subprocess.run(["node", str(js), IOREDIS, str(s.tls_port), certs.dir], capture_output=True, timeout=60)
     assert out.stdout == b"PONG 200000\n", out
+
+
+def test_protected_mode_refusal_over_tls_as_redis(start_server, start_oracle, certs):
+    # Not from 127.0.0.1 and no password: refused, over TLS after the handshake.
+    got = []
+    for start in (start_server, start_oracle):
+        s = tls_server(start, certs)
+        raw = socket.socket()
+        raw.bind(("127.0.0.2", 0))
+        raw.settimeout(10)
+        raw.connect(("127.0.0.1", s.tls_port))
+        t = tlshelp.ssl_context(certs).wrap_socket(raw, server_hostname="localhost")
+        t.sendall(b"PING\r\n")
+        data = b""
+        try:
+            while True:
+                chunk = t.recv(4096)
+                if not chunk:
+                    break
+                data += chunk
+        except (ssl.SSLError, OSError):
+            pass
+        t.close()
+        got.append(data)
+        assert s.client().info("stats")["rejected_connections"] == 1
+    assert got[0] == got[1]
+    assert got[0].startswith(b"-DENIED Redis is running in protected mode")
