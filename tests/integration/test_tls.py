@@ -604,3 +604,28 @@ def test_protected_mode_refusal_over_tls_as_redis(start_server, start_oracle, ce
         assert s.client().info("stats")["rejected_connections"] == 1
     assert got[0] == got[1]
     assert got[0].startswith(b"-DENIED Redis is running in protected mode")
+
+
+def test_config_set_tls_port_in_use_as_redis(start_server, start_oracle, certs):
+    res = []
+    for start in (start_server, start_oracle):
+        s = tls_server(start, certs)
+        r = s.client()
+        res.append(_set(r, "tls-port", str(s.port)))  # the plain port: taken
+        assert r.config_get("tls-port") == {"tls-port": str(s.tls_port)}
+        assert tlshelp.tls_ping(s.tls_port, tlshelp.ssl_context(certs)) == "PONG"
+        assert r.config_set("tls-port", 0)
+        with pytest.raises(OSError):
+            socket.create_connection(("127.0.0.1", s.tls_port), timeout=2).close()
+    assert res[0] == res[1], res
+
+
+def test_config_set_ca_changes_who_gets_in(start_server, certs):
+    s = tls_server(start_server, certs)
+    old = tls_client(s, certs)
+    assert old.ping()
+    assert tlshelp.tls_ping(s.tls_port, tlshelp.ssl_context(certs, cert="other")) != "PONG"
+    assert s.client().config_set("tls-ca-cert-file", certs.crt("other_ca"))
+    assert tlshelp.tls_ping(s.tls_port, tlshelp.ssl_context(certs, cert="other")) == "PONG"
+    assert tlshelp.tls_ping(s.tls_port, tlshelp.ssl_context(certs)) != "PONG"
+    assert old.ping()  # accepted before the change: goes on
