@@ -629,3 +629,19 @@ def test_config_set_ca_changes_who_gets_in(start_server, certs):
     assert tlshelp.tls_ping(s.tls_port, tlshelp.ssl_context(certs, cert="other")) == "PONG"
     assert tlshelp.tls_ping(s.tls_port, tlshelp.ssl_context(certs)) != "PONG"
     assert old.ping()  # accepted before the change: goes on
+
+
+@pytest.mark.parametrize("client_cert,up", [("client", True), ("other", False)])
+def test_replica_presents_tls_client_cert_file(start_server, certs, client_cert, up):
+    p = tls_server(start_server, certs, tls_replication="yes")
+    r = tls_server(start_server, certs, tls_replication="yes", tls_client_cert_file=certs.crt(client_cert),
+                   tls_client_key_file=certs.key(client_cert))
+    p.client().set("k", "v")
+    r.client().replicaof("127.0.0.1", p.tls_port)
+    if up:
+        wait_for(lambda: r.client().info("replication")["master_link_status"] == "up", 30, "link up")
+        assert r.client().get("k") == b"v"
+    else:
+        time.sleep(2)
+        assert r.client().info("replication")["master_link_status"] == "down"
+        assert p.client().info("replication")["connected_slaves"] == 0
