@@ -130,8 +130,6 @@ static SSL_CTX *makeCtx(int server, int protocols, const char *cert, const char 
     if (!(protocols & PROTO_TLSV1_3)) opts |= SSL_OP_NO_TLSv1_3;
     if (tlsCfg.preferServerCiphers) opts |= SSL_OP_CIPHER_SERVER_PREFERENCE;
     SSL_CTX_set_options(ctx, (uint64_t)opts);
-    /* TLSv1 and 1.1 only work at the lowest security level in OpenSSL 3. */
-    if (protocols & (PROTO_TLSV1 | PROTO_TLSV1_1)) SSL_CTX_set_security_level(ctx, 0);
     SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
     if (server) {
