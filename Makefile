@@ -23,6 +23,16 @@ else
   LUA_LIBS := -l:liblua5.1-cjson.a -l:liblua5.1-bitop.a -llua5.1
 endif
 LDLIBS += $(LUA_LIBS)
+# TLS with Debian's OpenSSL (libssl-dev), on by default; `make TLS=no`
+# builds without it (the tls-* directives are then refused, as by a Redis
+# whose TLS cannot be configured), in its own build directory.
+TLS ?= yes
+ifeq ($(TLS),yes)
+  CFLAGS_BASE += -DCAIRN_TLS
+  LDLIBS += -lssl -lcrypto
+else
+  BUILD := $(BUILD)-notls
+endif
 # A sanitizer report stops the program (UBSan would otherwise print a line
 # and go on), so undefined behaviour fails the test that reached it.
 ifneq ($(SANITIZE),)
@@ -244,6 +254,6 @@ uninstall: $(DIST)/cairn.conf
 	@echo "kept: $(DESTDIR)$(DATADIR) and $(DESTDIR)$(LOGDIR) (data and logs) and the cairn user, if any"
 
 clean:
-	rm -rf build build-san build-luajit build-luajit-san
+	rm -rf build build-san build-luajit build-luajit-san build-notls
 
 -include $(LIB_OBJ:.o=.d) $(SRV_OBJ:.o=.d)

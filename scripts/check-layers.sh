@@ -40,7 +40,7 @@ OBJ=${2:-$(dirname "$0")/../build/obj/src}
 LAYERS="ds proto db core types script persist repl server"
 COMPOSITION_ROOT=core/main.c
 # The connection layer: the only files that make socket calls.
-CONN_FILES="core/conn.c core/conn.h core/iobatch.c core/iobatch.h"
+CONN_FILES="core/conn.c core/conn.h core/conn_tls.c core/iobatch.c core/iobatch.h"
 # Files that read/write/poll files or pipes (not sockets), and why:
 #   ds/alloc.c          a stats callback parameter named write
 #   core/config.c       /proc/self/oom_score_adj

@@ -123,9 +123,11 @@ static int applyOomScoreAdj(const char **err) {
     *err = "Failed to set current oom_score_adj. Check server logs.";
     return -1;
 }
+#ifndef CAIRN_TLS /* built with TLS: the tls-* rows are core/conn_tls.c's */
 static const ConfigEnum tlsAuthClientsEnum[] = {{"no", 0}, {"yes", 1}, {"optional", 2}, {NULL, 0}};
 
 static int applyTls(const char **err);
+#endif
 /* jemalloc-bg-thread: jemalloc's background purging threads on or off (a
  * refusal is not an error, as in Redis). */
 static int applyJemallocBgThread(const char **err) {
@@ -201,6 +203,7 @@ static ConfigDef coreConfig[] = {
                    .apply = applyOomScoreAdj),
     S("server_cpulist", NULL, CF_IMMUTABLE | CF_EMPTY_NULL, serverCpulist, ""),
     LLV("socket-mark-id", NULL, CF_IMMUTABLE, socketMarkId, 0, UINT_MAX, "0"),
+#ifndef CAIRN_TLS
     RAWE("tls-auth-clients", NULL, 0, tlsAuthClientsEnum, "yes"),
     RAW("tls-ca-cert-dir", NULL, 0, ""),
     RAW("tls-ca-cert-file", NULL, 0, ""),
@@ -221,6 +224,7 @@ static ConfigDef coreConfig[] = {
     RAWI("tls-session-cache-size", NULL, 0, 0, INT_MAX, "20480"),
     RAWI("tls-session-cache-timeout", NULL, 0, 0, INT_MAX, "300"),
     RAWB("tls-session-caching", NULL, 0, "yes"),
+#endif
 };
 
 /* The registry: every registered row, sorted by rank then name once the
@@ -560,6 +564,7 @@ static int rawNormalize(const ConfigDef *d, const char *arg, sds *out, const cha
     return 0;
 }
 
+#ifndef CAIRN_TLS
 /* Whether a directive that turns TLS on (tls-port, tls-replication,
  * tls-cluster) is set: Cairn has no TLS, so like a Redis whose TLS cannot
  * be configured it refuses them (CONFIG SET: applyTls; start-up:
@@ -579,6 +584,8 @@ static int applyTls(const char **err) {
     *err = "Unable to update TLS configuration. Check server logs.";
     return -1;
 }
+
+#endif
 
 /* A directive for a feature Cairn lacks (replication, cluster, TLS, ACL
  * files, client eviction...) accepts only the value that leaves the
@@ -1305,11 +1312,13 @@ void configLoadFromArgs(int argc, char **argv) {
     loadingConfig = 1;
     loadConfigFromString(text);
     loadingConfig = 0;
+#ifndef CAIRN_TLS
     if (tlsWanted()) {
         serverLog(LL_WARNING, "TLS is not supported by Cairn");
         serverLog(LL_WARNING, "Failed to configure TLS. Check logs for more info.");
         exit(1);
     }
+#endif
     logUnsupported();
     sdsFree(text);
     sdsFree(options);

@@ -386,6 +386,7 @@ void listenerCloseInChild(Listener *l) {
 /* --- connecting --- */
 
 int connCheckConnected(Connection *conn) {
+    if (conn->type->checkConnected) return conn->type->checkConnected(conn);
     int err = 0;
     socklen_t len = sizeof(err);
     if (getsockopt(conn->fd, SOL_SOCKET, SO_ERROR, &err, &len) == -1) err = errno;
@@ -395,6 +396,7 @@ int connCheckConnected(Connection *conn) {
 /* --- blocking helpers --- */
 
 int connWait(Connection *conn, int mask, long long ms) {
+    if ((mask & EV_READABLE) && conn->type->pending && conn->type->pending(conn)) return 1;
     struct pollfd p = {.fd = conn->fd, .events = (short)((mask & EV_READABLE ? POLLIN : 0) | (mask & EV_WRITABLE ? POLLOUT : 0))};
     int n = poll(&p, 1, (int)(ms > 1000000 ? 1000000 : ms));
     if (n > 0) return 1;

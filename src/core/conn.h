@@ -89,6 +89,16 @@ typedef struct ConnectionType {
     /* Event registration on the server's loop (core/event.h). */
     int (*eventAdd)(Connection *conn, int mask, FileProc *proc, void *data);
     void (*eventDel)(Connection *conn, int mask);
+    /* Optional (NULL for plain sockets, whose answers come from the fd):
+     * the events registered by eventAdd (EV_READABLE | EV_WRITABLE), which
+     * a type that registers its own handler on the fd keeps apart;
+     * whether bytes already read from the socket wait inside the type
+     * (TLS records OpenSSL has decrypted); and connCheckConnected's answer
+     * for a connection whose connect is more than the socket's (a TLS
+     * handshake). */
+    int (*eventMask)(const Connection *conn);
+    int (*pending)(const Connection *conn);
+    int (*checkConnected)(Connection *conn);
 } ConnectionType;
 
 #define CONN_PLAIN 1u        /* ConnectionType.flags */
@@ -103,6 +113,29 @@ struct Connection {
 
 extern const ConnectionType connTcpType;
 extern const ConnectionType connUnixType;
+
+/* --- TLS (core/conn_tls.c; with `make TLS=no` these say TLS is off) --- */
+
+/* The TLS type (OpenSSL): accepted connections run the server side of a
+ * non-blocking handshake bounded in time before their handler sees any
+ * event; connected ones run the client side before the writable event a
+ * connect waits for.  Not plain: never batched by io_uring.  NULL-safe to
+ * name only when connTlsAvailable(). */
+extern const ConnectionType connTlsType;
+/* 1 when the binary is built with TLS. */
+int connTlsAvailable(void);
+/* The tls-* directives (from main.c's registerConfig). */
+void tlsRegisterConfig(void);
+/* At start-up, after the config is read: builds the TLS contexts when
+ * tls-port, tls-replication or tls-cluster asks for TLS.  0, or -1 after
+ * logging why (the caller exits). */
+int tlsStartup(void);
+/* tls-port (0: none). */
+int tlsPort(void);
+/* The type the replica's link (tls-replication) and MIGRATE (tls-cluster,
+ * as Redis) connect with: connTlsType or connTcpType. */
+const ConnectionType *connTypeForReplication(void);
+const ConnectionType *connTypeForCluster(void);
 
 /* A listener's reply encoder: how its clients' replies become bytes.  RESP
  * (respEncoder) has no sink: the reply API writes RESP2/RESP3 bytes itself
@@ -190,7 +223,10 @@ extern EventLoop *connLoop;
  * connection exists. */
 void connInit(EventLoop *loop);
 /* The events registered for conn (EV_READABLE | EV_WRITABLE). */
-static inline int connEventMask(const Connection *conn) { return eventMask(connLoop, conn->fd); }
+static inline int connEventMask(const Connection *conn) {
+    if (conn->flags & CONN_PLAIN) return eventMask(connLoop, conn->fd);
+    return conn->type->eventMask(conn);
+}
 
 /* --- the rest of the operations --- */
 

@@ -111,6 +111,7 @@ static void registerConfig(void) {
     aofRegisterConfig();
     replRegisterConfig();
     httpRegisterConfig();
+    tlsRegisterConfig();
 }
 
 /* Wires every feature into core, once, before the first client.  Each
@@ -228,6 +229,7 @@ int main(int argc, char **argv) {
     configApplyCpuLists();
     configApplyMemorySettings();
     effectsInitTestSink();
+    if (tlsStartup() == -1) exit(1);
     if (netListen() == -1) exit(1);
     if (httpListen() == -1) exit(1);
     bannerShow();

@@ -59,34 +59,37 @@ static void readBatch(EventLoop *loop, void **data, int n);
  * bytes). */
 static Listener tcpListener = {.name = "tcp", .type = &connTcpType, .proto = &respProtocol, .encoder = &respEncoder};
 static Listener unixListener = {.name = "unix", .type = &connUnixType, .proto = &respProtocol, .encoder = &respEncoder};
+/* TLS on tls-port (every bind address), RESP too. */
+static Listener tlsListener = {.name = "tls", .type = &connTlsType, .proto = &respProtocol, .encoder = &respEncoder};
 
 static void acceptHandler(EventLoop *loop, int fd, void *data, int mask);
 
-/* Bind every bind address into l; returns 0 or -1 (none bound then). */
-static int openTcpListeners(Listener *l, const char **err) {
-    if (server.cfg.port == 0) return 0;
+/* Bind every bind address on port into l; returns 0 or -1 (none bound
+ * then). */
+static int openTcpListeners(Listener *l, int port, const char **err) {
+    if (port == 0) return 0;
     for (int i = 0; i < server.cfg.bindCount; i++) {
         const char *addr = server.cfg.bind[i];
         int optional = addr[0] == '-';
         if (optional) addr++;
-        ConnListenSpec spec = {.addr = addr, .port = server.cfg.port, .backlog = server.cfg.tcpBacklog,
+        ConnListenSpec spec = {.addr = addr, .port = port, .backlog = server.cfg.tcpBacklog,
                                .mark = (unsigned)server.cfg.socketMarkId};
         if (listenerBind(l, &spec) == -1) {
             if (optional || errno == EAFNOSUPPORT || errno == EADDRNOTAVAIL) {
                 if (!optional)
                     serverLog(LL_WARNING, "Could not create server TCP listening socket %s:%d: %s", addr,
-                              server.cfg.port, strerror(errno));
+                              port, strerror(errno));
                 continue;
             }
             serverLog(LL_WARNING, "Warning: Could not create server TCP listening socket %s:%d: %s", addr,
-                      server.cfg.port, strerror(errno));
+                      port, strerror(errno));
             if (err) *err = "Unable to listen on this port";
             listenerClose(l, 0);
             return -1;
         }
     }
     if (l->count == 0 && server.cfg.bindCount > 0) {
-        serverLog(LL_WARNING, "Failed listening on port %d (tcp), aborting.", server.cfg.port);
+        serverLog(LL_WARNING, "Failed listening on port %d (%s), aborting.", port, l->name);
         if (err) *err = "Unable to listen on this port";
         return -1;
     }
@@ -108,10 +111,12 @@ static int openUnix(void) {
 
 int netListen(void) {
     if (connBatchInit() == 0) eventSetReadBatch(server.loop, readHandler, readBatch);
-    if (openTcpListeners(&tcpListener, NULL) < 0) return -1;
+    if (openTcpListeners(&tcpListener, server.cfg.port, NULL) < 0) return -1;
     listenerInstall(&tcpListener, acceptHandler);
+    if (openTcpListeners(&tlsListener, tlsPort(), NULL) < 0) return -1;
+    listenerInstall(&tlsListener, acceptHandler);
     if (openUnix() == -1) return -1;
-    if (tcpListener.count == 0 && unixListener.count == 0) {
+    if (tcpListener.count == 0 && unixListener.count == 0 && tlsListener.count == 0) {
         serverLog(LL_WARNING, "Configured to not listen anywhere, exiting.");
         return -1;
     }
@@ -142,6 +147,7 @@ void netDetachListener(Listener *l) {
 
 void netCloseListeners(void) {
     listenerClose(&tcpListener, 0);
+    listenerClose(&tlsListener, 0);
     listenerClose(&unixListener, 1);
     for (int i = 0; i < NET_MAX_EXTRA_LISTENERS; i++)
         if (extraListeners[i]) listenerClose(extraListeners[i], 0);
@@ -150,6 +156,7 @@ void netCloseListeners(void) {
 void netCloseListenersInChild(void) {
     /* The epoll set is shared with the parent: only the descriptors go. */
     listenerCloseInChild(&tcpListener);
+    listenerCloseInChild(&tlsListener);
     listenerCloseInChild(&unixListener);
     for (int i = 0; i < NET_MAX_EXTRA_LISTENERS; i++)
         if (extraListeners[i]) listenerCloseInChild(extraListeners[i]);
@@ -157,8 +164,15 @@ void netCloseListenersInChild(void) {
 
 int netRebindTcp(const char **err) {
     listenerClose(&tcpListener, 0);
-    if (openTcpListeners(&tcpListener, err) < 0) return -1;
+    if (openTcpListeners(&tcpListener, server.cfg.port, err) < 0) return -1;
     listenerInstall(&tcpListener, acceptHandler);
+    return 0;
+}
+
+int netRebindTls(const char **err) {
+    listenerClose(&tlsListener, 0);
+    if (openTcpListeners(&tlsListener, tlsPort(), err) < 0) return -1;
+    listenerInstall(&tlsListener, acceptHandler);
     return 0;
 }
 
@@ -392,7 +406,8 @@ static void acceptOne(Connection *conn, const char *peer) {
         rejectConn(conn, "-" ERR_MAXCLIENTS "\r\n");
         return;
     }
-    if (!isUnix && server.cfg.protectedMode && server.authDefaultNopass && !connIsLoopback(conn)) {
+    int denied = !isUnix && server.cfg.protectedMode && server.authDefaultNopass && !connIsLoopback(conn);
+    if (denied && (conn->flags & CONN_PLAIN)) {
         rejectConn(conn, ERR_DENIED_PROTECTED);
         return;
     }
@@ -405,6 +420,15 @@ static void acceptOne(Connection *conn, const char *peer) {
     if (connLocalAddr(conn, c->laddr, sizeof(c->laddr)) == -1) c->laddr[0] = '\0';
     if (connEventAdd(conn, EV_READABLE, readHandler, c) == -1) {
         clientFree(c);
+        return;
+    }
+    if (denied) {
+        /* A TLS client is refused as Redis refuses it: over TLS, once the
+         * handshake is over (the refusal waits in the reply buffer until
+         * the connection can carry it, then the client is closed). */
+        replyRaw(c, ERR_DENIED_PROTECTED, strlen(ERR_DENIED_PROTECTED));
+        c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+        server.stats.rejectedConns++;
         return;
     }
     if (netClientMemoryHook) netClientMemoryHook(c);

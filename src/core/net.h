@@ -20,6 +20,8 @@ void netCloseListenersInChild(void);
  * settings and calls this again, as Redis does. */
 int netRebindTcp(const char **err);
 int netRebindUnix(const char **err);
+/* The same for the TLS listener on tls-port (none when it is 0). */
+int netRebindTls(const char **err);
 /* A feature's listener (the HTTP gateway): its bound sockets get the
  * server's accept handler, and it is closed with the server's listeners
  * (in fork children too).  0, or -1 when NET_MAX_EXTRA_LISTENERS are

@@ -217,7 +217,7 @@ int configApplyPort(const char **err) {
 }
 
 int configApplyBind(const char **err) {
-    if (netRebindTcp(err) == 0) return 0;
+    if (netRebindTcp(err) == 0 && netRebindTls(err) == 0) return 0;
     *err = "Failed to bind to specified addresses.";
     return -1;
 }

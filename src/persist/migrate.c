@@ -90,7 +90,7 @@ static MigrateConn *cacheGet(Client *c, const char *host, const char *port, long
         return &cache[i];
     }
     if (cacheCount == MIGRATE_CACHE_MAX) cacheDrop((int)(randNext() % MIGRATE_CACHE_MAX));
-    Connection *conn = connConnectTimeout(&connTcpType, host, port, timeout);
+    Connection *conn = connConnectTimeout(connTypeForCluster(), host, port, timeout);
     if (!conn) {
         sdsFree(name);
         replyError(c, "IOERR error or timeout connecting to the client");

@@ -94,7 +94,7 @@ static void connectToPrimary(void) {
     const char *err = NULL;
     char port[16];
     snprintf(port, sizeof(port), "%d", repl.masterPort);
-    Connection *conn = connConnect(&connTcpType, repl.masterHost, port, server.cfg.bindSourceAddr, &err);
+    Connection *conn = connConnect(connTypeForReplication(), repl.masterHost, port, server.cfg.bindSourceAddr, &err);
     if (!conn) {
         serverLog(LL_WARNING, "Unable to connect to MASTER: %s", err);
         repl.nextConnectMs = server.time.nowMs + 1000;
@@ -139,7 +139,9 @@ static void sendHandshake(void) {
         sdsFree(s);
     }
     char port[16];
-    snprintf(port, sizeof(port), "%d", server.cfg.replicaAnnouncePort ? server.cfg.replicaAnnouncePort : server.cfg.port);
+    /* Over TLS the port a replica announces is its TLS one, as Redis's. */
+    int listening = connTypeForReplication() == &connTlsType && tlsPort() ? tlsPort() : server.cfg.port;
+    snprintf(port, sizeof(port), "%d", server.cfg.replicaAnnouncePort ? server.cfg.replicaAnnouncePort : listening);
     const char *p[3] = {"REPLCONF", "listening-port", port};
     rc |= sendCommand(conn, 3, p);
     if (server.cfg.replicaAnnounceIp) {

@@ -15,6 +15,7 @@ import os
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import tempfile
 import time
@@ -130,10 +131,29 @@ class RawConn:
         self.close()
 
 
+class TlsRawConn(RawConn):
+    """A RawConn over TLS: an abrupt close reads as end of stream."""
+
+    def _fill(self):
+        try:
+            RawConn._fill(self)
+        except (ssl.SSLEOFError, ssl.SSLZeroReturnError):
+            raise EOFError("connection closed")
+
+    def is_closed(self):
+        try:
+            return RawConn.is_closed(self)
+        except (ssl.SSLEOFError, ssl.SSLZeroReturnError):
+            return True
+
+
 class Server:
-    def __init__(self, binary, config, name="server"):
+    def __init__(self, binary, config, name="server", tls_certs=None):
         self.binary = binary
         self.name = name
+        # With certificates (the "tls" transport) the server also listens on
+        # tls_port, and client() and connect() speak TLS to it.
+        self.tls = tls_certs
         self.tmp = tempfile.mkdtemp(prefix="cairn-%s-" % name)
         self.host = "127.0.0.1"
         self.config = dict(config)
@@ -165,6 +185,11 @@ class Server:
                  "--daemonize", "no"]
         if self.unixsocket:
             args += ["--unixsocket", self.unixsocket]
+        if self.tls:
+            self.tls_port = free_port()
+            c = self.tls
+            args += ["--tls-port", str(self.tls_port), "--tls-cert-file", c.crt("server"),
+                     "--tls-key-file", c.key("server"), "--tls-ca-cert-file", c.crt("ca")]
         for k, v in cfg.items():
             args += ["--" + k.replace("_", "-"), str(v)]
         args += list(extra)
@@ -242,7 +267,13 @@ class Server:
     # -- clients ------------------------------------------------------------
     def client(self, **kw):
         kw.setdefault("socket_timeout", IO_TIMEOUT)
-        c = redis.Redis(host=self.host, port=self.port, decode_responses=False, **kw)
+        if self.tls:
+            c = self.tls
+            kw.update(port=self.tls_port, ssl=True, ssl_certfile=c.crt("client"), ssl_keyfile=c.key("client"),
+                      ssl_ca_certs=c.crt("ca"), ssl_check_hostname=False)
+        else:
+            kw["port"] = self.port
+        c = redis.Redis(host=self.host, decode_responses=False, **kw)
         self._clients.append(c)
         return c
 
@@ -260,6 +291,11 @@ class Server:
         if source:
             s.bind((source, 0))
         s.settimeout(timeout)
+        if self.tls:
+            import tlshelp
+            s.connect((host, self.tls_port))
+            s = tlshelp.ssl_context(self.tls).wrap_socket(s, server_hostname="localhost")
+            return TlsRawConn(s, timeout)
         s.connect((host, self.port))
         return RawConn(s, timeout)
 
@@ -285,11 +321,11 @@ class Server:
         return "<Server %s port=%s>" % (self.binary, getattr(self, "port", None))
 
 
-def _factory(request, binary, name):
+def _factory(request, binary, name, tls_certs=None):
     started = []
 
     def start(**config):
-        s = Server(binary, config, name=name)
+        s = Server(binary, config, name=name, tls_certs=tls_certs)
         started.append(s)
         return s
 
@@ -307,9 +343,36 @@ def _factory(request, binary, name):
                     % (s.binary, s.tmp, rep[-8000:]), pytrace=False)
 
 
+# Suites that run twice, over TCP and over TLS (the "transport" parameter):
+# their clients (client(), connect()) reach the server's tls-port, so
+# replies split across TLS records, partial writes, pub/sub, blocking
+# commands, MULTI and scripts are covered on TLS connections too.
+# CAIRN_TLS_RERUN=0 runs them over TCP only.
+TLS_RERUN_MODULES = ("test_blocking", "test_multi", "test_pubsub", "test_bigvalues", "test_scripting")
+
+
+def pytest_generate_tests(metafunc):
+    if ("transport" in metafunc.fixturenames and metafunc.module.__name__ in TLS_RERUN_MODULES
+            and os.environ.get("CAIRN_TLS_RERUN", "1") != "0" and shutil.which("openssl")
+            and __import__("tlshelp").binary_has_tls(cairn_bin())):
+        metafunc.parametrize("transport", ["tcp", "tls"], indirect=True)
+
+
 @pytest.fixture
-def start_server(request):
-    yield from _factory(request, cairn_bin(), "cairn")
+def transport(request):
+    return getattr(request, "param", "tcp")
+
+
+@pytest.fixture(scope="session")
+def tls_certs(tmp_path_factory):
+    import tlshelp
+    return tlshelp.certs(str(tmp_path_factory.mktemp("tls-certs")))
+
+
+@pytest.fixture
+def start_server(request, transport):
+    certs = request.getfixturevalue("tls_certs") if transport == "tls" else None
+    yield from _factory(request, cairn_bin(), "cairn", certs)
 
 
 @pytest.fixture
