@@ -52,7 +52,8 @@ CONN_FILES="core/conn.c core/conn.h core/iobatch.c core/iobatch.h"
 #   repl/primary.c      the diskless sync's pipe, the child's log line
 #   repl/replica.c      the temporary RDB file of a full sync
 #   server/acl.c        the ACL file, /dev/urandom
-FD_IO_FILES="ds/alloc.c core/config.c core/crash.c core/effects.c persist/aof.c persist/aof_rewrite.c persist/persist.c persist/rdb.c repl/primary.c repl/replica.c server/acl.c"
+#   server/sentinel_conf.c  Sentinel mode's config file
+FD_IO_FILES="ds/alloc.c core/config.c core/crash.c core/effects.c persist/aof.c persist/aof_rewrite.c persist/persist.c persist/rdb.c repl/primary.c repl/replica.c server/acl.c server/sentinel_conf.c"
 OUT="${TMPDIR:-/tmp}/check-layers.$$"
 trap 'rm -f "$OUT"' EXIT INT TERM
 
