@@ -538,7 +538,7 @@ static void processHello(const char *hello, size_t len) {
                 break;
             }
         }
-        si = instCreate(SRI_SENTINEL, NULL, ip, port, m);
+        si = instCreate(SRI_SENTINEL, runid, ip, port, m); /* named by run id, as Redis's */
         memcpy(si->runid, runid, 41);
         instAppend(&m->sentinels, &m->nsentinels, si);
         sentinelEvent(LL_NOTICE, "+sentinel", si, "%s", "");

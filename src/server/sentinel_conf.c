@@ -125,7 +125,7 @@ const char *sentinelHandleConfigLine(int argc, sds *argv) {
     } else if (!strcasecmp(k, "known-sentinel") && (argc == 4 || argc == 5)) {
         if (parsePositive(argv[3], &ll) || ll > 65535) return "Wrong hostname or port for sentinel.";
         if (argc == 5 && !hexId(argv[4])) return "Wrong hostname or port for sentinel.";
-        SInst *s = instCreate(SRI_SENTINEL, NULL, argv[2], (int)ll, m);
+        SInst *s = instCreate(SRI_SENTINEL, argc == 5 ? argv[4] : NULL, argv[2], (int)ll, m);
         if (argc == 5) memcpy(s->runid, argv[4], 41);
         m->sentinels = xrealloc(m->sentinels, sizeof(SInst *) * (size_t)(m->nsentinels + 1));
         m->sentinels[m->nsentinels++] = s;
