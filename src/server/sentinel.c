@@ -344,6 +344,7 @@ void instFree(SInst *ri) {
     xfree(ri->authUser);
     xfree(ri->slaveMasterHost);
     xfree(ri->leader);
+    xfree(ri->pendingSwitchIp);
     xfree(ri);
 }
 
@@ -374,6 +375,10 @@ static void instRemoveAt(SInst **arr, int *n, int i) {
     memmove(arr + i, arr + i + 1, sizeof(SInst *) * (size_t)(*n - i - 1));
     (*n)--;
 }
+
+static void resetMasterKeepSentinels(SInst *m);
+static void switchMaster(SInst *m, const char *ip, int port);
+static void sendTransaction(SInst *ri, const char *host, const char *port);
 
 static const char *instTypeName(const SInst *ri) {
     return ri->flags & SRI_MASTER ? "master" : ri->flags & SRI_SLAVE ? "slave" : "sentinel";
@@ -483,6 +488,19 @@ static void infoReply(SInst *ri, RVal *r, void *priv) {
         }
         if (changed) sentinelFlushConfig();
     }
+    /* A replica we know reporting itself a primary (an old primary back
+     * after a failover): made a replica of the current primary. */
+    if ((ri->flags & SRI_SLAVE) && role == SRI_MASTER && !(ri->flags & SRI_PROMOTED) &&
+        !(ri->master->flags & SRI_FAILOVER_IN_PROGRESS) && !(ri->master->flags & (SRI_S_DOWN | SRI_O_DOWN)) &&
+        ri->master->roleReported == SRI_MASTER && ri->master->infoRefresh &&
+        now - ri->roleReportedTime > ri->master->failoverTimeout &&
+        now - ri->reconfSentTime > ri->master->failoverTimeout) {
+        char port[16];
+        snprintf(port, sizeof(port), "%d", ri->master->port);
+        ri->reconfSentTime = now;
+        sentinelEvent(LL_WARNING, "+convert-to-slave", ri, "%s", "");
+        sendTransaction(ri, ri->master->ip, port);
+    }
     if (ri->flags & SRI_SLAVE) {
         if (infoField(info, "master_link_down_since_seconds", v, sizeof(v)))
             ri->masterLinkDownTime = strtoll(v, NULL, 10) * 1000;
@@ -522,10 +540,21 @@ static void processHello(const char *hello, size_t len) {
     unsigned long long mepoch = strtoull(tok[7], NULL, 10);
     SInst *m = masterByName(mname);
     if (!m) return;
-    (void)mip;
-    (void)mport;
-    (void)mepoch;
     if (!strcmp(runid, sentinel.myid)) return;
+    /* A newer configuration of the primary: follow it (a failover of ours
+     * in an older epoch is dropped by the switch). */
+    if (mepoch > m->configEpoch && mport > 0 && mport <= 65535 && (m->port != mport || strcmp(m->ip, mip))) {
+        sentinelEvent(LL_WARNING, "+config-update-from", NULL, "sentinel %s %s %d @ %s %s %d", runid, ip, port,
+                      m->name, m->ip, m->port);
+        m->configEpoch = mepoch;
+        /* switched by the timer: this runs on one of m's links */
+        xfree(m->pendingSwitchIp);
+        m->pendingSwitchIp = xstrdup(mip);
+        m->pendingSwitchPort = mport;
+    } else if (mepoch > m->configEpoch) {
+        m->configEpoch = mepoch;
+        sentinelFlushConfig();
+    }
     SInst *si = sentinelByRunid(m, runid);
     if (!si) {
         /* Same address, other run id: a restarted sentinel. */
@@ -573,15 +602,24 @@ static const char *announceIp(SInst *ri, char *buf, size_t len) {
     return NULL;
 }
 
+/* Where m's primary is now: the promoted replica once the failover
+ * reconfigures the others (as Redis's sentinelGetCurrentMasterAddress),
+ * else m itself. */
+static const SInst *currentMasterAddr(const SInst *m) {
+    if (m->promoted && m->failoverState >= FO_RECONF_SLAVES) return m->promoted;
+    return m;
+}
+
 static void sendHello(SInst *ri) {
     SInst *m = ri->flags & SRI_MASTER ? ri : ri->master;
     char ipbuf[128];
     const char *ip = announceIp(ri, ipbuf, sizeof(ipbuf));
     if (!ip || !ri->cc->connected) return;
     char payload[512];
+    const SInst *cur = currentMasterAddr(m);
     snprintf(payload, sizeof(payload), "%s,%d,%s,%llu,%s,%s,%d,%llu", ip,
              sentinel.announcePort ? sentinel.announcePort : sentinel.port, sentinel.myid, sentinel.currentEpoch,
-             m->name, m->ip, m->port, m->configEpoch);
+             m->name, cur->ip, cur->port, m->configEpoch);
     const char *argv[3] = {"PUBLISH", "__sentinel__:hello", payload};
     linkCommand(ri->cc, ignoreReply, NULL, 3, argv);
     ri->lastHelloSent = mstime();
@@ -720,10 +758,11 @@ static void checkObjectivelyDown(SInst *m, long long now) {
         char port[16], epoch[32];
         snprintf(port, sizeof(port), "%d", m->port);
         snprintf(epoch, sizeof(epoch), "%llu", sentinel.currentEpoch);
+        const char *who = m->failoverState > FO_NONE ? sentinel.myid : "*";
         for (int i = 0; i < m->nsentinels; i++) {
             SInst *s = m->sentinels[i];
             if (!s->cc->connected) continue;
-            const char *a[6] = {"SENTINEL", "is-master-down-by-addr", m->ip, port, epoch, "*"};
+            const char *a[6] = {"SENTINEL", "is-master-down-by-addr", m->ip, port, epoch, who};
             linkCommand(s->cc, isDownReply, NULL, 6, a);
         }
     } else if (!(m->flags & SRI_S_DOWN)) {
@@ -733,6 +772,271 @@ static void checkObjectivelyDown(SInst *m, long long now) {
 
 static void shutdownSentinel(void);
 static volatile sig_atomic_t shutdownAsked;
+static void voteLeader(SInst *m, unsigned long long reqEpoch, const char *runid);
+
+/* ---------------------------------------------------------------------
+ * Failover (Redis's sentinelFailoverStateMachine, same order of events)
+ * ------------------------------------------------------------------- */
+
+static void setFailoverState(SInst *m, int state, const char *event, SInst *about) {
+    m->failoverState = state;
+    m->failoverStateChangeTime = mstime();
+    if (event) sentinelEvent(LL_WARNING, event, about ? about : m, "%s", "");
+}
+
+static void abortFailover(SInst *m, const char *why) {
+    sentinelEvent(LL_WARNING, why, m, "%s", "");
+    m->flags &= ~SRI_FAILOVER_IN_PROGRESS;
+    m->failoverState = FO_NONE;
+    m->failoverStateChangeTime = mstime();
+    if (m->promoted) m->promoted->flags &= ~SRI_PROMOTED;
+    m->promoted = NULL;
+    for (int i = 0; i < m->nslaves; i++) m->slaves[i]->flags &= ~(SRI_RECONF_SENT | SRI_RECONF_DONE);
+}
+
+static void startFailoverIfNeeded(SInst *m, long long now) {
+    if (!(m->flags & SRI_O_DOWN) || (m->flags & SRI_FAILOVER_IN_PROGRESS)) return;
+    if (now - m->failoverStartTime < m->failoverTimeout * 2) return;
+    sentinel.currentEpoch++;
+    m->failoverEpoch = sentinel.currentEpoch;
+    m->flags |= SRI_FAILOVER_IN_PROGRESS;
+    sentinelEvent(LL_WARNING, "+new-epoch", NULL, "%llu", sentinel.currentEpoch);
+    sentinelEvent(LL_WARNING, "+try-failover", m, "%s", "");
+    m->failoverState = FO_WAIT_START;
+    m->failoverStartTime = now + (long long)(randNext() % 1000);
+    m->failoverStateChangeTime = now;
+    m->lastIsDownAsk = 0; /* ask for votes now */
+    sentinelFlushConfig();
+}
+
+/* The run id that has a majority of the votes (and at least the quorum)
+ * in the failover epoch, counting our own vote (given to the most voted,
+ * or to ourselves); NULL when none. */
+static const char *getLeader(SInst *m, unsigned long long epoch) {
+    const char *ids[64];
+    int votes[64], n = 0;
+    int voters = m->nsentinels + 1;
+    for (int i = 0; i < m->nsentinels && n < 63; i++) {
+        SInst *s = m->sentinels[i];
+        if (!s->leader || s->leaderEpoch != epoch) continue;
+        int j;
+        for (j = 0; j < n; j++)
+            if (!strcmp(ids[j], s->leader)) break;
+        if (j == n) {
+            ids[n] = s->leader;
+            votes[n++] = 0;
+        }
+        votes[j]++;
+    }
+    const char *winner = NULL;
+    int best = 0;
+    for (int j = 0; j < n; j++)
+        if (votes[j] > best) best = votes[j], winner = ids[j];
+    voteLeader(m, epoch, winner ? winner : sentinel.myid);
+    const char *mine = m->leader && m->leaderEpoch == epoch ? m->leader : NULL;
+    if (mine) {
+        int j;
+        for (j = 0; j < n; j++)
+            if (!strcmp(ids[j], mine)) break;
+        if (j == n) {
+            ids[n] = mine;
+            votes[n++] = 0;
+        }
+        votes[j]++;
+        if (votes[j] > best) best = votes[j], winner = ids[j];
+    }
+    if (!winner) return NULL;
+    if (best < voters / 2 + 1 || best < m->quorum) return NULL;
+    return winner;
+}
+
+static int slaveCmp(const void *a, const void *b) {
+    const SInst *x = *(SInst *const *)a, *y = *(SInst *const *)b;
+    if (x->slavePriority != y->slavePriority) return x->slavePriority - y->slavePriority;
+    if (x->slaveReplOffset != y->slaveReplOffset) return x->slaveReplOffset > y->slaveReplOffset ? -1 : 1;
+    return strcasecmp(x->runid, y->runid);
+}
+
+static SInst *selectSlave(SInst *m, long long now) {
+    SInst *cand[256];
+    int n = 0;
+    long long maxLinkDown = now - m->sdownSince + m->downAfter * 10;
+    for (int i = 0; i < m->nslaves && n < 256; i++) {
+        SInst *s = m->slaves[i];
+        if (s->flags & (SRI_S_DOWN | SRI_O_DOWN)) continue;
+        if (!s->cc->connected) continue;
+        if (now - s->lastAvail > 5000) continue;
+        if (s->slavePriority == 0) continue;
+        if (!s->infoRefresh || now - s->infoRefresh > 3000) continue;
+        if (s->masterLinkDownTime > maxLinkDown) continue;
+        if (!s->runid[0]) continue;
+        cand[n++] = s;
+    }
+    if (!n) return NULL;
+    qsort(cand, (size_t)n, sizeof(cand[0]), slaveCmp);
+    return cand[0];
+}
+
+static void sendTransaction(SInst *ri, const char *host, const char *port) {
+    const char *multi[1] = {"MULTI"};
+    linkCommand(ri->cc, ignoreReply, NULL, 1, multi);
+    if (host) {
+        const char *a[3] = {"SLAVEOF", host, port};
+        linkCommand(ri->cc, ignoreReply, NULL, 3, a);
+    } else {
+        const char *a[3] = {"SLAVEOF", "NO", "ONE"};
+        linkCommand(ri->cc, ignoreReply, NULL, 3, a);
+    }
+    const char *rw[2] = {"CONFIG", "REWRITE"};
+    linkCommand(ri->cc, ignoreReply, NULL, 2, rw);
+    const char *kill[4] = {"CLIENT", "KILL", "TYPE", "normal"};
+    linkCommand(ri->cc, ignoreReply, NULL, 4, kill);
+    const char *exec[1] = {"EXEC"};
+    linkCommand(ri->cc, ignoreReply, NULL, 1, exec);
+}
+
+/* The primary m now lives at ip:port: its replicas are the old ones (but
+ * the new primary) and the old primary; links restart. */
+static void switchMaster(SInst *m, const char *ip, int port) {
+    char oldIp[128];
+    int oldPort = m->port;
+    snprintf(oldIp, sizeof(oldIp), "%s", m->ip);
+    sentinelEvent(LL_WARNING, "+switch-master", NULL, "%s %s %d %s %d", m->name, oldIp, oldPort, ip, port);
+    char (*addrs)[130] = xcalloc(sizeof(*addrs) * (size_t)(m->nslaves + 1));
+    int *ports = xcalloc(sizeof(int) * (size_t)(m->nslaves + 1));
+    int n = 0;
+    for (int i = 0; i < m->nslaves; i++) {
+        SInst *s = m->slaves[i];
+        if (s->port == port && !strcmp(s->ip, ip)) continue;
+        snprintf(addrs[n], sizeof(addrs[n]), "%s", s->ip);
+        ports[n++] = s->port;
+    }
+    if (!(oldPort == port && !strcmp(oldIp, ip))) {
+        snprintf(addrs[n], sizeof(addrs[n]), "%s", oldIp);
+        ports[n++] = oldPort;
+    }
+    unsigned long long cfgEpoch = m->configEpoch;
+    resetMasterKeepSentinels(m);
+    m->configEpoch = cfgEpoch;
+    xfree(m->ip);
+    m->ip = xstrdup(ip);
+    m->port = port;
+    for (int i = 0; i < n; i++) {
+        SInst *s = instCreate(SRI_SLAVE, NULL, addrs[i], ports[i], m);
+        instAppend(&m->slaves, &m->nslaves, s);
+        sentinelEvent(LL_NOTICE, "+slave", s, "%s", "");
+    }
+    xfree(addrs);
+    xfree(ports);
+    sentinelFlushConfig();
+}
+
+static void failoverStateMachine(SInst *m, long long now) {
+    if (!(m->flags & SRI_FAILOVER_IN_PROGRESS)) return;
+    switch (m->failoverState) {
+    case FO_WAIT_START: {
+        if (now < m->failoverStartTime) return;
+        const char *leader = getLeader(m, m->failoverEpoch);
+        if (!leader || strcmp(leader, sentinel.myid)) {
+            if (now - m->failoverStartTime > (m->failoverTimeout < 10000 ? m->failoverTimeout : 10000)) {
+                abortFailover(m, "-failover-abort-not-elected");
+                m->failoverStartTime = now;
+            }
+            return;
+        }
+        sentinelEvent(LL_WARNING, "+elected-leader", m, "%s", "");
+        setFailoverState(m, FO_SELECT_SLAVE, "+failover-state-select-slave", NULL);
+        break;
+    }
+    case FO_SELECT_SLAVE: {
+        SInst *s = selectSlave(m, now);
+        if (!s) {
+            abortFailover(m, "-failover-abort-no-good-slave");
+            return;
+        }
+        sentinelEvent(LL_WARNING, "+selected-slave", s, "%s", "");
+        s->flags |= SRI_PROMOTED;
+        m->promoted = s;
+        setFailoverState(m, FO_SEND_SLAVEOF_NOONE, "+failover-state-send-slaveof-noone", s);
+        break;
+    }
+    case FO_SEND_SLAVEOF_NOONE: {
+        SInst *s = m->promoted;
+        if (!s->cc->connected) {
+            if (now - m->failoverStateChangeTime > m->failoverTimeout) abortFailover(m, "-failover-abort-slave-timeout");
+            return;
+        }
+        sendTransaction(s, NULL, NULL);
+        setFailoverState(m, FO_WAIT_PROMOTION, "+failover-state-wait-promotion", s);
+        break;
+    }
+    case FO_WAIT_PROMOTION:
+        if (m->promoted->roleReported == SRI_MASTER) {
+            m->configEpoch = m->failoverEpoch;
+            sentinelEvent(LL_WARNING, "+promoted-slave", m->promoted, "%s", "");
+            sentinelFlushConfig();
+            setFailoverState(m, FO_RECONF_SLAVES, "+failover-state-reconf-slaves", NULL);
+        } else if (now - m->failoverStateChangeTime > m->failoverTimeout) {
+            abortFailover(m, "-failover-abort-slave-timeout");
+        }
+        break;
+    case FO_RECONF_SLAVES: {
+        char port[16];
+        snprintf(port, sizeof(port), "%d", m->promoted->port);
+        int inProgress = 0, done = 1;
+        for (int i = 0; i < m->nslaves; i++) {
+            SInst *s = m->slaves[i];
+            if (s == m->promoted) continue;
+            if (s->flags & SRI_RECONF_SENT) inProgress++;
+            if (!(s->flags & SRI_RECONF_DONE)) done = 0;
+        }
+        for (int i = 0; i < m->nslaves && inProgress < m->parallelSyncs; i++) {
+            SInst *s = m->slaves[i];
+            if (s == m->promoted || (s->flags & (SRI_RECONF_SENT | SRI_RECONF_DONE))) continue;
+            if (!s->cc->connected || (s->flags & SRI_S_DOWN)) continue;
+            sendTransaction(s, m->promoted->ip, port);
+            s->flags |= SRI_RECONF_SENT;
+            s->reconfSentTime = now;
+            sentinelEvent(LL_NOTICE, "+slave-reconf-sent", s, "%s", "");
+            inProgress++;
+        }
+        /* a replica reconfigured: its INFO names the new primary, link up */
+        for (int i = 0; i < m->nslaves; i++) {
+            SInst *s = m->slaves[i];
+            if (!(s->flags & SRI_RECONF_SENT)) continue;
+            if (s->slaveMasterHost && !strcmp(s->slaveMasterHost, m->promoted->ip) &&
+                s->slaveMasterPort == m->promoted->port && s->masterLinkUp && s->infoRefresh > s->reconfSentTime) {
+                s->flags = (s->flags & ~SRI_RECONF_SENT) | SRI_RECONF_DONE;
+                sentinelEvent(LL_NOTICE, "+slave-reconf-done", s, "%s", "");
+            } else if (now - s->reconfSentTime > m->failoverTimeout) {
+                s->flags = (s->flags & ~SRI_RECONF_SENT) | SRI_RECONF_DONE;
+            }
+        }
+        /* replicas that are down are left for later (as Redis does) */
+        done = 1;
+        for (int i = 0; i < m->nslaves; i++) {
+            SInst *s = m->slaves[i];
+            if (s == m->promoted || (s->flags & SRI_S_DOWN)) continue;
+            if (!(s->flags & SRI_RECONF_DONE)) done = 0;
+        }
+        if (done || now - m->failoverStateChangeTime > m->failoverTimeout) {
+            sentinelEvent(LL_WARNING, "+failover-end", m, "%s", "");
+            m->failoverState = FO_UPDATE_CONFIG;
+        }
+        break;
+    }
+    case FO_UPDATE_CONFIG: {
+        char ip[128];
+        snprintf(ip, sizeof(ip), "%s", m->promoted->ip);
+        int port = m->promoted->port;
+        m->flags &= ~SRI_FAILOVER_IN_PROGRESS;
+        m->failoverState = FO_NONE;
+        m->promoted = NULL;
+        switchMaster(m, ip, port);
+        break;
+    }
+    }
+}
 
 static long long sentinelTimer(EventLoop *loop, long long id, void *data) {
     long long now = mstime();
@@ -749,7 +1053,17 @@ static long long sentinelTimer(EventLoop *loop, long long id, void *data) {
         periodicInstance(m, now);
         for (int j = 0; j < m->nslaves; j++) periodicInstance(m->slaves[j], now);
         for (int j = 0; j < m->nsentinels; j++) periodicInstance(m->sentinels[j], now);
-        if (!sentinel.tilt) checkObjectivelyDown(m, now);
+        if (m->pendingSwitchIp) {
+            char *ip = m->pendingSwitchIp;
+            m->pendingSwitchIp = NULL;
+            switchMaster(m, ip, m->pendingSwitchPort);
+            xfree(ip);
+        }
+        if (!sentinel.tilt) {
+            checkObjectivelyDown(m, now);
+            startFailoverIfNeeded(m, now);
+            failoverStateMachine(m, now);
+        }
     }
     if (sentinel.tilt) sentinel.tilt = 0;
     return 100;
@@ -990,11 +1304,25 @@ const char *sentinelAddMaster(const char *name, const char *ip, const char *port
     return NULL;
 }
 
+static void resetMaster(SInst *m);
+static void resetMasterKeepSentinels(SInst *m) {
+    SInst **sents = m->sentinels;
+    int n = m->nsentinels;
+    m->sentinels = NULL;
+    m->nsentinels = 0;
+    resetMaster(m);
+    xfree(m->sentinels);
+    m->sentinels = sents;
+    m->nsentinels = n;
+}
+
 static void resetMaster(SInst *m) {
     for (int i = 0; i < m->nslaves; i++) instFree(m->slaves[i]);
     for (int i = 0; i < m->nsentinels; i++) instFree(m->sentinels[i]);
     m->nslaves = m->nsentinels = 0;
     m->flags &= SRI_MASTER;
+    m->failoverState = FO_NONE;
+    m->promoted = NULL;
     linkFree(m->cc);
     linkFree(m->pc);
     m->cc = linkCreate(m, 0);
@@ -1017,6 +1345,8 @@ static void voteLeader(SInst *m, unsigned long long reqEpoch, const char *runid)
         xfree(m->leader);
         m->leader = xstrdup(runid);
         m->leaderEpoch = sentinel.currentEpoch;
+        /* voted for another: no failover of our own for a while */
+        if (strcmp(runid, sentinel.myid)) m->failoverStartTime = mstime() + (long long)(randNext() % 1000);
         sentinelFlushConfig();
         sentinelEvent(LL_WARNING, "+vote-for-leader", m, " %s %llu", runid, m->leaderEpoch);
     }
@@ -1067,9 +1397,10 @@ static void sentinelCommand(SClient *c, int argc, sds *argv) {
             addNullArray(c);
             return;
         }
+        const SInst *cur = currentMasterAddr(m);
         addArray(c, 2);
-        addBulk(c, m->ip);
-        addBulkLL(c, m->port);
+        addBulk(c, cur->ip);
+        addBulkLL(c, cur->port);
     } else if (!strcasecmp(sub, "myid")) {
         ARITY(2, 1);
         addBulk(c, sentinel.myid);

@@ -52,6 +52,21 @@ typedef struct SLink {
 #define SRI_O_DOWN 16
 #define SRI_MASTER_DOWN 32  /* a sentinel said the master is down */
 #define SRI_INFO_PENDING 64 /* an INFO is in flight */
+#define SRI_FAILOVER_IN_PROGRESS 128
+#define SRI_PROMOTED 256
+#define SRI_RECONF_SENT 512
+#define SRI_RECONF_DONE 1024
+
+/* A primary's failover state (Redis's SENTINEL_FAILOVER_STATE_*). */
+enum {
+    FO_NONE,
+    FO_WAIT_START,
+    FO_SELECT_SLAVE,
+    FO_SEND_SLAVEOF_NOONE,
+    FO_WAIT_PROMOTION,
+    FO_RECONF_SLAVES,
+    FO_UPDATE_CONFIG
+};
 
 struct SInst {
     int flags;
@@ -85,6 +100,13 @@ struct SInst {
     SInst **sentinels;
     int nsentinels;
     long long lastIsDownAsk;
+    int failoverState;
+    unsigned long long failoverEpoch;
+    long long failoverStartTime, failoverStateChangeTime, failoverDelayLogged;
+    SInst *promoted;
+    char *pendingSwitchIp;    /* a newer config heard in a hello */
+    int pendingSwitchPort;
+    long long reconfSentTime; /* slaves: SLAVEOF sent */
     /* slaves: from their INFO */
     long long masterLinkDownTime;
     int masterLinkUp;

@@ -35,7 +35,8 @@ class SentinelProc:
     down-after-milliseconds is 3 s, as in test_sentinel.py (a loaded CI
     machine missed 1 s PING deadlines)."""
 
-    def __init__(self, binary, master_port, extra="", args=(), monitor=True, down_after=3000, password=None):
+    def __init__(self, binary, master_port, extra="", args=(), monitor=True, down_after=3000, password=None,
+                 failover_timeout=60000):
         self.password = password
         self.dir = tempfile.mkdtemp(prefix="cairn-sent-")
         self.port = free_port()
@@ -48,7 +49,7 @@ class SentinelProc:
             if monitor:
                 f.write("sentinel monitor %s 127.0.0.1 %d 2\n"
                         "sentinel down-after-milliseconds %s %d\n"
-                        "sentinel failover-timeout %s 60000\n" % (NAME, master_port, NAME, down_after, NAME))
+                        "sentinel failover-timeout %s %d\n" % (NAME, master_port, NAME, down_after, NAME, failover_timeout))
             f.write(extra)
         self.start()
 
@@ -264,3 +265,48 @@ def test_sdown_odown_and_events(start_server, sentinels):
     for s in (a, b):
         wait_for(lambda: pairs(s.cmd("SENTINEL", "MASTER", NAME))["flags"] == "master", 40, "back up")
     assert "+odown master %s" % NAME in a.log() and "-sdown master %s" % NAME in a.log()
+
+
+def test_three_cairn_sentinels_fail_over_once(start_server, sentinels):
+    """Three cairn-sentinels over a Cairn primary + 2 replicas: SIGKILL of
+    the primary gives exactly one failover (one +failover-end in all the
+    logs), every sentinel switches to the promoted replica, the other
+    replica follows it, writes acknowledged by WAIT 1 before the kill are
+    there."""
+    p, reps = group(start_server, 2)
+    sents = [sentinels(CAIRN_SENTINEL, p.port, failover_timeout=6000) for _ in range(3)]
+    for s in sents:
+        wait_for(lambda: len(s.cmd("SENTINEL", "REPLICAS", NAME)) == 2 and
+                 len(s.cmd("SENTINEL", "SENTINELS", NAME)) == 2, 60, "discovery")
+    pc = p.client()
+    acked = []
+    for i in range(50):
+        pc.set("k%d" % i, i)
+        if pc.execute_command("WAIT", 1, 2000) >= 1:
+            acked.append(i)
+    assert acked
+    os.kill(p.pid, signal.SIGKILL)
+    p.proc.wait()
+    try:
+        for s in sents:
+            wait_for(lambda: s.cmd("SENTINEL", "GET-MASTER-ADDR-BY-NAME", NAME)[1] != str(p.port), 90,
+                     "switch-master")
+        addrs = {tuple(s.cmd("SENTINEL", "GET-MASTER-ADDR-BY-NAME", NAME)) for s in sents}
+        assert len(addrs) == 1
+        port = int(addrs.pop()[1])
+        new = next(r for r in reps if r.port == port)
+        other = next(r for r in reps if r is not new)
+        assert new.client().execute_command("ROLE")[0] == b"master"
+        for i in acked:
+            assert new.client().get("k%d" % i) == str(i).encode()
+        wait_for(lambda: other.client().info("replication").get("master_port") == new.port and
+                 other.client().info("replication")["master_link_status"] == "up", 60, "sibling follows")
+        switch = "+switch-master %s 127.0.0.1 %d 127.0.0.1 %d" % (NAME, p.port, port)
+        wait_for(lambda: all(switch in s.log() for s in sents), 30, "every sentinel logs the switch")
+        logs = [s.log() for s in sents]
+        assert sum(l.count("+failover-end ") for l in logs) == 1
+        for s in sents:
+            m = pairs(s.cmd("SENTINEL", "MASTER", NAME))
+            assert int(m["config-epoch"]) >= 1
+    except AssertionError as e:
+        raise AssertionError("%s\n%s" % (e, "\n".join("--- %d:\n%s" % (s.port, s.log()[-4000:]) for s in sents)))
