@@ -310,3 +310,43 @@ def test_three_cairn_sentinels_fail_over_once(start_server, sentinels):
             assert int(m["config-epoch"]) >= 1
     except AssertionError as e:
         raise AssertionError("%s\n%s" % (e, "\n".join("--- %d:\n%s" % (s.port, s.log()[-4000:]) for s in sents)))
+
+
+def test_mixed_group_fails_over_once(start_server, sentinels):
+    """Two cairn-sentinels and one redis-sentinel over a Cairn primary + 2
+    replicas: they find each other, SIGKILL of the primary gives exactly
+    one failover whoever leads it, all three agree on the new primary, and
+    the old primary, restarted, is turned into its replica."""
+    if not os.path.exists(SENTINEL_BIN):
+        pytest.skip("no redis-sentinel")
+    cfg = {"config_file": "", "repl-diskless-sync-delay": "0"}
+    p, reps = group(start_server, 2)
+    sents = [sentinels(CAIRN_SENTINEL, p.port, failover_timeout=6000),
+             sentinels(SENTINEL_BIN, p.port, failover_timeout=6000),
+             sentinels(CAIRN_SENTINEL, p.port, failover_timeout=6000)]
+    for s in sents:
+        wait_for(lambda: len(s.cmd("SENTINEL", "REPLICAS", NAME)) == 2 and
+                 len(s.cmd("SENTINEL", "SENTINELS", NAME)) == 2, 60, "discovery")
+    old_port = p.port
+    os.kill(p.pid, signal.SIGKILL)
+    p.proc.wait()
+    try:
+        for s in sents:
+            wait_for(lambda: s.cmd("SENTINEL", "GET-MASTER-ADDR-BY-NAME", NAME)[1] != str(old_port), 90,
+                     "switch-master")
+        addrs = {tuple(s.cmd("SENTINEL", "GET-MASTER-ADDR-BY-NAME", NAME)) for s in sents}
+        assert len(addrs) == 1
+        port = int(addrs.pop()[1])
+        new = next(r for r in reps if r.port == port)
+        other = next(r for r in reps if r is not new)
+        assert new.client().execute_command("ROLE")[0] == b"master"
+        wait_for(lambda: other.client().info("replication").get("master_port") == new.port and
+                 other.client().info("replication")["master_link_status"] == "up", 60, "sibling follows")
+        switch = "+switch-master %s 127.0.0.1 %d 127.0.0.1 %d" % (NAME, old_port, port)
+        wait_for(lambda: all(switch in s.log() for s in sents), 30, "every sentinel logs the switch")
+        assert sum(s.log().count("+failover-end ") for s in sents) == 1
+        back = start_server(port=old_port, **cfg)
+        wait_for(lambda: back.client().info("replication").get("master_port") == new.port and
+                 back.client().info("replication")["master_link_status"] == "up", 120, "old primary rejoins")
+    except AssertionError as e:
+        raise AssertionError("%s\n%s" % (e, "\n".join("--- %d:\n%s" % (s.port, s.log()[-4000:]) for s in sents)))
