@@ -60,7 +60,8 @@ Sentinel sentinel;
 
 void rvFree(RVal *v) {
     if (!v) return;
-    for (long i = 0; i < v->n; i++) rvFree(v->elem[i]);
+    for (long i = 0; i < v->n; i++)
+        rvFree(v->elem[i]);
     xfree(v->elem);
     xfree(v->str);
     xfree(v);
@@ -211,8 +212,10 @@ static void linkFlush(SLink *l) {
         return;
     }
     if (n > 0) sdsRange(l->wbuf, n, -1);
-    if (sdsLen(l->wbuf)) connEventAdd(l->conn, EV_WRITABLE, linkWritable, l);
-    else if (connEventMask(l->conn) & EV_WRITABLE) connEventDel(l->conn, EV_WRITABLE);
+    if (sdsLen(l->wbuf))
+        connEventAdd(l->conn, EV_WRITABLE, linkWritable, l);
+    else if (connEventMask(l->conn) & EV_WRITABLE)
+        connEventDel(l->conn, EV_WRITABLE);
 }
 
 /* Sends a command (argv of C strings) on l; fn gets its reply (NULL when
@@ -230,8 +233,10 @@ int linkCommand(SLink *l, SReplyFn *fn, void *priv, int argc, const char **argv)
         SReplyCb *cb = xcalloc(sizeof(*cb));
         cb->fn = fn;
         cb->priv = priv;
-        if (l->tail) l->tail->next = cb;
-        else l->head = cb;
+        if (l->tail)
+            l->tail->next = cb;
+        else
+            l->head = cb;
         l->tail = cb;
         l->pending++;
     }
@@ -332,8 +337,10 @@ SInst *instCreate(int flags, const char *name, const char *ip, int port, SInst *
 }
 
 void instFree(SInst *ri) {
-    for (int i = 0; i < ri->nslaves; i++) instFree(ri->slaves[i]);
-    for (int i = 0; i < ri->nsentinels; i++) instFree(ri->sentinels[i]);
+    for (int i = 0; i < ri->nslaves; i++)
+        instFree(ri->slaves[i]);
+    for (int i = 0; i < ri->nsentinels; i++)
+        instFree(ri->sentinels[i]);
     xfree(ri->slaves);
     xfree(ri->sentinels);
     linkFree(ri->cc);
@@ -378,6 +385,7 @@ static void instRemoveAt(SInst **arr, int *n, int i) {
 
 static void resetMasterKeepSentinels(SInst *m);
 static void switchMaster(SInst *m, const char *ip, int port);
+static SInst *selectSlave(SInst *m, long long now);
 static void sendTransaction(SInst *ri, const char *host, const char *port);
 
 static const char *instTypeName(const SInst *ri) {
@@ -397,8 +405,8 @@ static void sentinelEvent(int level, const char *type, SInst *ri, const char *fm
     if (ri) {
         off = (size_t)snprintf(msg, sizeof(msg), "%s %s %s %d", instTypeName(ri), ri->name, ri->ip, ri->port);
         if (ri->master && off < sizeof(msg))
-            off += (size_t)snprintf(msg + off, sizeof(msg) - off, " @ %s %s %d", ri->master->name, ri->master->ip,
-                                    ri->master->port);
+            off += (size_t)snprintf(msg + off, sizeof(msg) - off, " @ %s %s %d", ri->master->name,
+                                    ri->master->ip, ri->master->port);
     }
     if (fmt && off < sizeof(msg)) {
         va_list ap;
@@ -419,7 +427,8 @@ static void pingReply(SInst *ri, RVal *r, void *priv) {
     ri->pingSentAt = 0;
     if (!r) return;
     ri->lastPong = now;
-    if (r->type == '+' || (r->type == '-' && (!strncmp(r->str, "LOADING", 7) || !strncmp(r->str, "MASTERDOWN", 10))))
+    if (r->type == '+' ||
+        (r->type == '-' && (!strncmp(r->str, "LOADING", 7) || !strncmp(r->str, "MASTERDOWN", 10))))
         ri->lastAvail = now;
 }
 
@@ -512,11 +521,14 @@ static void infoReply(SInst *ri, RVal *r, void *priv) {
         }
         if (infoField(info, "master_port", v, sizeof(v))) ri->slaveMasterPort = atoi(v);
         if (infoField(info, "master_link_status", v, sizeof(v))) ri->masterLinkUp = !strcmp(v, "up");
-        if (infoField(info, "slave_priority", v, sizeof(v)) || infoField(info, "replica_priority", v, sizeof(v)))
+        if (infoField(info, "slave_priority", v, sizeof(v)) ||
+            infoField(info, "replica_priority", v, sizeof(v)))
             ri->slavePriority = atoi(v);
         if (infoField(info, "slave_repl_offset", v, sizeof(v))) ri->slaveReplOffset = strtoll(v, NULL, 10);
-        if (infoField(info, "replica_announced", v, sizeof(v))) ri->replicaAnnounced = atoi(v);
-        else ri->replicaAnnounced = 1;
+        if (infoField(info, "replica_announced", v, sizeof(v)))
+            ri->replicaAnnounced = atoi(v);
+        else
+            ri->replicaAnnounced = 1;
     }
 }
 
@@ -531,7 +543,8 @@ static void processHello(const char *hello, size_t len) {
     char *tok[8];
     int n = 0;
     char *save = NULL;
-    for (char *t = strtok_r(buf, ",", &save); t && n < 8; t = strtok_r(NULL, ",", &save)) tok[n++] = t;
+    for (char *t = strtok_r(buf, ",", &save); t && n < 8; t = strtok_r(NULL, ",", &save))
+        tok[n++] = t;
     if (n != 8) return;
     const char *ip = tok[0], *runid = tok[2], *mname = tok[4], *mip = tok[5];
     int port = atoi(tok[1]), mport = atoi(tok[6]);
@@ -544,8 +557,8 @@ static void processHello(const char *hello, size_t len) {
     /* A newer configuration of the primary: follow it (a failover of ours
      * in an older epoch is dropped by the switch). */
     if (mepoch > m->configEpoch && mport > 0 && mport <= 65535 && (m->port != mport || strcmp(m->ip, mip))) {
-        sentinelEvent(LL_WARNING, "+config-update-from", NULL, "sentinel %s %s %d @ %s %s %d", runid, ip, port,
-                      m->name, m->ip, m->port);
+        sentinelEvent(LL_WARNING, "+config-update-from", NULL, "sentinel %s %s %d @ %s %s %d", runid, ip,
+                      port, m->name, m->ip, m->port);
         m->configEpoch = mepoch;
         /* switched by the timer: this runs on one of m's links */
         xfree(m->pendingSwitchIp);
@@ -618,8 +631,8 @@ static void sendHello(SInst *ri) {
     char payload[512];
     const SInst *cur = currentMasterAddr(m);
     snprintf(payload, sizeof(payload), "%s,%d,%s,%llu,%s,%s,%d,%llu", ip,
-             sentinel.announcePort ? sentinel.announcePort : sentinel.port, sentinel.myid, sentinel.currentEpoch,
-             m->name, cur->ip, cur->port, m->configEpoch);
+             sentinel.announcePort ? sentinel.announcePort : sentinel.port, sentinel.myid,
+             sentinel.currentEpoch, m->name, cur->ip, cur->port, m->configEpoch);
     const char *argv[3] = {"PUBLISH", "__sentinel__:hello", payload};
     linkCommand(ri->cc, ignoreReply, NULL, 3, argv);
     ri->lastHelloSent = mstime();
@@ -630,10 +643,13 @@ static void isDownReply(SInst *si, RVal *r, void *priv) {
         r->elem[2]->type != ':' || !r->elem[1]->str)
         return;
     si->lastMasterDownReply = mstime();
-    if (r->elem[0]->ll == 1) si->flags |= SRI_MASTER_DOWN;
-    else si->flags &= ~SRI_MASTER_DOWN;
+    if (r->elem[0]->ll == 1)
+        si->flags |= SRI_MASTER_DOWN;
+    else
+        si->flags &= ~SRI_MASTER_DOWN;
     if (strcmp(r->elem[1]->str, "*")) {
-        if (!si->leader || strcmp(si->leader, r->elem[1]->str) || si->leaderEpoch != (unsigned long long)r->elem[2]->ll) {
+        if (!si->leader || strcmp(si->leader, r->elem[1]->str) ||
+            si->leaderEpoch != (unsigned long long)r->elem[2]->ll) {
             xfree(si->leader);
             si->leader = xstrdup(r->elem[1]->str);
             si->leaderEpoch = (unsigned long long)r->elem[2]->ll;
@@ -682,7 +698,8 @@ static void periodicInstance(SInst *ri, long long now) {
     SLink *cc = ri->cc;
     if (cc->conn && cc->pending < 100) {
         long long infoPeriod = 10000;
-        if ((ri->flags & SRI_SLAVE) && (ri->master->flags & SRI_O_DOWN)) infoPeriod = 1000;
+        if ((ri->flags & SRI_SLAVE) && (ri->master->flags & (SRI_O_DOWN | SRI_FAILOVER_IN_PROGRESS)))
+            infoPeriod = 1000;
         if (!(ri->flags & SRI_SENTINEL) && (!ri->infoRefresh || now - ri->infoRefresh > infoPeriod) &&
             now - ri->lastPingTry >= 0) {
             if (!ri->infoRefresh || now - ri->infoRefresh > infoPeriod) {
@@ -766,7 +783,8 @@ static void checkObjectivelyDown(SInst *m, long long now) {
             linkCommand(s->cc, isDownReply, NULL, 6, a);
         }
     } else if (!(m->flags & SRI_S_DOWN)) {
-        for (int i = 0; i < m->nsentinels; i++) m->sentinels[i]->flags &= ~SRI_MASTER_DOWN;
+        for (int i = 0; i < m->nsentinels; i++)
+            m->sentinels[i]->flags &= ~SRI_MASTER_DOWN;
     }
 }
 
@@ -786,12 +804,13 @@ static void setFailoverState(SInst *m, int state, const char *event, SInst *abou
 
 static void abortFailover(SInst *m, const char *why) {
     sentinelEvent(LL_WARNING, why, m, "%s", "");
-    m->flags &= ~SRI_FAILOVER_IN_PROGRESS;
+    m->flags &= ~(SRI_FAILOVER_IN_PROGRESS | SRI_FORCE_FAILOVER);
     m->failoverState = FO_NONE;
     m->failoverStateChangeTime = mstime();
     if (m->promoted) m->promoted->flags &= ~SRI_PROMOTED;
     m->promoted = NULL;
-    for (int i = 0; i < m->nslaves; i++) m->slaves[i]->flags &= ~(SRI_RECONF_SENT | SRI_RECONF_DONE);
+    for (int i = 0; i < m->nslaves; i++)
+        m->slaves[i]->flags &= ~(SRI_RECONF_SENT | SRI_RECONF_DONE);
 }
 
 static void startFailoverIfNeeded(SInst *m, long long now) {
@@ -860,14 +879,15 @@ static int slaveCmp(const void *a, const void *b) {
 static SInst *selectSlave(SInst *m, long long now) {
     SInst *cand[256];
     int n = 0;
-    long long maxLinkDown = now - m->sdownSince + m->downAfter * 10;
+    long long maxLinkDown = ((m->flags & SRI_S_DOWN) ? now - m->sdownSince : 0) + m->downAfter * 10;
+    long long infoValidity = (m->flags & SRI_S_DOWN) ? 5000 : 30000;
     for (int i = 0; i < m->nslaves && n < 256; i++) {
         SInst *s = m->slaves[i];
         if (s->flags & (SRI_S_DOWN | SRI_O_DOWN)) continue;
         if (!s->cc->connected) continue;
         if (now - s->lastAvail > 5000) continue;
         if (s->slavePriority == 0) continue;
-        if (!s->infoRefresh || now - s->infoRefresh > 3000) continue;
+        if (!s->infoRefresh || now - s->infoRefresh > infoValidity) continue;
         if (s->masterLinkDownTime > maxLinkDown) continue;
         if (!s->runid[0]) continue;
         cand[n++] = s;
@@ -902,7 +922,7 @@ static void switchMaster(SInst *m, const char *ip, int port) {
     int oldPort = m->port;
     snprintf(oldIp, sizeof(oldIp), "%s", m->ip);
     sentinelEvent(LL_WARNING, "+switch-master", NULL, "%s %s %d %s %d", m->name, oldIp, oldPort, ip, port);
-    char (*addrs)[130] = xcalloc(sizeof(*addrs) * (size_t)(m->nslaves + 1));
+    char(*addrs)[130] = xcalloc(sizeof(*addrs) * (size_t)(m->nslaves + 1));
     int *ports = xcalloc(sizeof(int) * (size_t)(m->nslaves + 1));
     int n = 0;
     for (int i = 0; i < m->nslaves; i++) {
@@ -937,7 +957,7 @@ static void failoverStateMachine(SInst *m, long long now) {
     case FO_WAIT_START: {
         if (now < m->failoverStartTime) return;
         const char *leader = getLeader(m, m->failoverEpoch);
-        if (!leader || strcmp(leader, sentinel.myid)) {
+        if ((!leader || strcmp(leader, sentinel.myid)) && !(m->flags & SRI_FORCE_FAILOVER)) {
             if (now - m->failoverStartTime > (m->failoverTimeout < 10000 ? m->failoverTimeout : 10000)) {
                 abortFailover(m, "-failover-abort-not-elected");
                 m->failoverStartTime = now;
@@ -963,7 +983,8 @@ static void failoverStateMachine(SInst *m, long long now) {
     case FO_SEND_SLAVEOF_NOONE: {
         SInst *s = m->promoted;
         if (!s->cc->connected) {
-            if (now - m->failoverStateChangeTime > m->failoverTimeout) abortFailover(m, "-failover-abort-slave-timeout");
+            if (now - m->failoverStateChangeTime > m->failoverTimeout)
+                abortFailover(m, "-failover-abort-slave-timeout");
             return;
         }
         sendTransaction(s, NULL, NULL);
@@ -1005,7 +1026,8 @@ static void failoverStateMachine(SInst *m, long long now) {
             SInst *s = m->slaves[i];
             if (!(s->flags & SRI_RECONF_SENT)) continue;
             if (s->slaveMasterHost && !strcmp(s->slaveMasterHost, m->promoted->ip) &&
-                s->slaveMasterPort == m->promoted->port && s->masterLinkUp && s->infoRefresh > s->reconfSentTime) {
+                s->slaveMasterPort == m->promoted->port && s->masterLinkUp &&
+                s->infoRefresh > s->reconfSentTime) {
                 s->flags = (s->flags & ~SRI_RECONF_SENT) | SRI_RECONF_DONE;
                 sentinelEvent(LL_NOTICE, "+slave-reconf-done", s, "%s", "");
             } else if (now - s->reconfSentTime > m->failoverTimeout) {
@@ -1045,14 +1067,17 @@ static long long sentinelTimer(EventLoop *loop, long long id, void *data) {
     if (sentinel.prevTimer && (now - sentinel.prevTimer < 0 || now - sentinel.prevTimer > 2000)) {
         sentinel.tilt = 1;
         sentinelEvent(LL_WARNING, "+tilt", NULL, "#tilt mode entered");
-        for (int i = 0; i < sentinel.nmasters; i++) sentinel.masters[i]->lastAvail = now;
+        for (int i = 0; i < sentinel.nmasters; i++)
+            sentinel.masters[i]->lastAvail = now;
     }
     sentinel.prevTimer = now;
     for (int i = 0; i < sentinel.nmasters; i++) {
         SInst *m = sentinel.masters[i];
         periodicInstance(m, now);
-        for (int j = 0; j < m->nslaves; j++) periodicInstance(m->slaves[j], now);
-        for (int j = 0; j < m->nsentinels; j++) periodicInstance(m->sentinels[j], now);
+        for (int j = 0; j < m->nslaves; j++)
+            periodicInstance(m->slaves[j], now);
+        for (int j = 0; j < m->nsentinels; j++)
+            periodicInstance(m->sentinels[j], now);
         if (m->pendingSwitchIp) {
             char *ip = m->pendingSwitchIp;
             m->pendingSwitchIp = NULL;
@@ -1086,21 +1111,24 @@ typedef struct SClient {
 } SClient;
 
 static SClient *clients;
-static Listener sentinelListener = {.name = "tcp", .type = &connTcpType, .proto = &respProtocol,
-                                    .encoder = &respEncoder};
+static Listener sentinelListener = {
+    .name = "tcp", .type = &connTcpType, .proto = &respProtocol, .encoder = &respEncoder};
 static EventLoop *loop;
 
 static void sclientWritable(EventLoop *el, int fd, void *data, int mask);
 
 static void sclientFree(SClient *c) {
     SClient **pp = &clients;
-    while (*pp && *pp != c) pp = &(*pp)->next;
+    while (*pp && *pp != c)
+        pp = &(*pp)->next;
     if (*pp) *pp = c->next;
     connClose(c->conn);
     sdsFree(c->qbuf);
     sdsFree(c->obuf);
-    for (int i = 0; i < c->nchannels; i++) sdsFree(c->channels[i]);
-    for (int i = 0; i < c->npatterns; i++) sdsFree(c->patterns[i]);
+    for (int i = 0; i < c->nchannels; i++)
+        sdsFree(c->channels[i]);
+    for (int i = 0; i < c->npatterns; i++)
+        sdsFree(c->patterns[i]);
     xfree(c->channels);
     xfree(c->patterns);
     xfree(c);
@@ -1175,8 +1203,9 @@ static void sentinelPublish(const char *channel, const char *msg) {
 
 static const char *flagsString(const SInst *ri, char *buf, size_t len) {
     snprintf(buf, len, "%s%s%s%s%s", instTypeName(ri), ri->flags & SRI_S_DOWN ? ",s_down" : "",
-             ri->flags & SRI_O_DOWN ? ",o_down" : "", (ri->flags & SRI_SENTINEL) && (ri->flags & SRI_MASTER_DOWN) ?
-             ",master_down" : "", ri->cc->conn && ri->cc->connected ? "" : ",disconnected");
+             ri->flags & SRI_O_DOWN ? ",o_down" : "",
+             (ri->flags & SRI_SENTINEL) && (ri->flags & SRI_MASTER_DOWN) ? ",master_down" : "",
+             ri->cc->conn && ri->cc->connected ? "" : ",disconnected");
     return buf;
 }
 
@@ -1187,45 +1216,81 @@ static void addInstance(SClient *c, SInst *ri) {
     c->obuf = sdsEmpty();
     long fields = 0;
 #define F(k) (addBulk(c, k), fields++)
-    F("name"); addBulk(c, ri->name);
-    F("ip"); addBulk(c, ri->ip);
-    F("port"); addBulkLL(c, ri->port);
-    F("runid"); addBulk(c, ri->runid);
-    F("flags"); addBulk(c, flagsString(ri, fl, sizeof(fl)));
-    F("link-pending-commands"); addBulkLL(c, ri->cc->pending);
-    F("link-refcount"); addBulkLL(c, 1);
-    F("last-ping-sent"); addBulkLL(c, ri->pingSentAt ? now - ri->pingSentAt : 0);
-    F("last-ok-ping-reply"); addBulkLL(c, now - ri->lastAvail);
-    F("last-ping-reply"); addBulkLL(c, now - ri->lastPong);
-    if (ri->flags & SRI_S_DOWN) { F("s-down-time"); addBulkLL(c, now - ri->sdownSince); }
-    if (ri->flags & SRI_O_DOWN) { F("o-down-time"); addBulkLL(c, now - ri->odownSince); }
-    F("down-after-milliseconds"); addBulkLL(c, ri->downAfter);
+    F("name");
+    addBulk(c, ri->name);
+    F("ip");
+    addBulk(c, ri->ip);
+    F("port");
+    addBulkLL(c, ri->port);
+    F("runid");
+    addBulk(c, ri->runid);
+    F("flags");
+    addBulk(c, flagsString(ri, fl, sizeof(fl)));
+    F("link-pending-commands");
+    addBulkLL(c, ri->cc->pending);
+    F("link-refcount");
+    addBulkLL(c, 1);
+    F("last-ping-sent");
+    addBulkLL(c, ri->pingSentAt ? now - ri->pingSentAt : 0);
+    F("last-ok-ping-reply");
+    addBulkLL(c, now - ri->lastAvail);
+    F("last-ping-reply");
+    addBulkLL(c, now - ri->lastPong);
+    if (ri->flags & SRI_S_DOWN) {
+        F("s-down-time");
+        addBulkLL(c, now - ri->sdownSince);
+    }
+    if (ri->flags & SRI_O_DOWN) {
+        F("o-down-time");
+        addBulkLL(c, now - ri->odownSince);
+    }
+    F("down-after-milliseconds");
+    addBulkLL(c, ri->downAfter);
     if (ri->flags & (SRI_MASTER | SRI_SLAVE)) {
-        F("info-refresh"); addBulkLL(c, ri->infoRefresh ? now - ri->infoRefresh : 0);
-        F("role-reported"); addBulk(c, ri->roleReported == SRI_MASTER ? "master" : "slave");
-        F("role-reported-time"); addBulkLL(c, now - ri->roleReportedTime);
+        F("info-refresh");
+        addBulkLL(c, ri->infoRefresh ? now - ri->infoRefresh : 0);
+        F("role-reported");
+        addBulk(c, ri->roleReported == SRI_MASTER ? "master" : "slave");
+        F("role-reported-time");
+        addBulkLL(c, now - ri->roleReportedTime);
     }
     if (ri->flags & SRI_MASTER) {
-        F("config-epoch"); addBulkLL(c, (long long)ri->configEpoch);
-        F("num-slaves"); addBulkLL(c, ri->nslaves);
-        F("num-other-sentinels"); addBulkLL(c, ri->nsentinels);
-        F("quorum"); addBulkLL(c, ri->quorum);
-        F("failover-timeout"); addBulkLL(c, ri->failoverTimeout);
-        F("parallel-syncs"); addBulkLL(c, ri->parallelSyncs);
+        F("config-epoch");
+        addBulkLL(c, (long long)ri->configEpoch);
+        F("num-slaves");
+        addBulkLL(c, ri->nslaves);
+        F("num-other-sentinels");
+        addBulkLL(c, ri->nsentinels);
+        F("quorum");
+        addBulkLL(c, ri->quorum);
+        F("failover-timeout");
+        addBulkLL(c, ri->failoverTimeout);
+        F("parallel-syncs");
+        addBulkLL(c, ri->parallelSyncs);
     }
     if (ri->flags & SRI_SLAVE) {
-        F("master-link-down-time"); addBulkLL(c, ri->masterLinkDownTime);
-        F("master-link-status"); addBulk(c, ri->masterLinkUp ? "ok" : "err");
-        F("master-host"); addBulk(c, ri->slaveMasterHost ? ri->slaveMasterHost : "?");
-        F("master-port"); addBulkLL(c, ri->slaveMasterPort);
-        F("slave-priority"); addBulkLL(c, ri->slavePriority);
-        F("slave-repl-offset"); addBulkLL(c, ri->slaveReplOffset);
-        F("replica-announced"); addBulkLL(c, ri->replicaAnnounced);
+        F("master-link-down-time");
+        addBulkLL(c, ri->masterLinkDownTime);
+        F("master-link-status");
+        addBulk(c, ri->masterLinkUp ? "ok" : "err");
+        F("master-host");
+        addBulk(c, ri->slaveMasterHost ? ri->slaveMasterHost : "?");
+        F("master-port");
+        addBulkLL(c, ri->slaveMasterPort);
+        F("slave-priority");
+        addBulkLL(c, ri->slavePriority);
+        F("slave-repl-offset");
+        addBulkLL(c, ri->slaveReplOffset);
+        F("replica-announced");
+        addBulkLL(c, ri->replicaAnnounced);
     }
     if (ri->flags & SRI_SENTINEL) {
-        F("last-hello-message"); addBulkLL(c, ri->lastHelloRecv ? now - ri->lastHelloRecv : now - ri->createdAt);
-        F("voted-leader"); addBulk(c, ri->leader ? ri->leader : "?");
-        F("voted-leader-epoch"); addBulkLL(c, (long long)ri->leaderEpoch);
+        F("last-hello-message");
+        addBulkLL(c, ri->lastHelloRecv ? now - ri->lastHelloRecv : now - ri->createdAt);
+        F("voted-leader");
+        addBulk(c, ri->leader ? ri->leader : "?");
+        F("voted-leader-epoch");
+        addBulkLL(c, (long long)ri->leaderEpoch);
     }
 #undef F
     sds items = c->obuf;
@@ -1259,8 +1324,10 @@ static const char *sentinelSet(SInst *m, int argc, sds *argv, int *badValue) {
         if (!strcasecmp(opt, "down-after-milliseconds")) {
             if (parseLL(val, &ll) || ll <= 0) return *badValue = i + 2, opt;
             m->downAfter = ll;
-            for (int j = 0; j < m->nslaves; j++) m->slaves[j]->downAfter = ll;
-            for (int j = 0; j < m->nsentinels; j++) m->sentinels[j]->downAfter = ll;
+            for (int j = 0; j < m->nslaves; j++)
+                m->slaves[j]->downAfter = ll;
+            for (int j = 0; j < m->nsentinels; j++)
+                m->sentinels[j]->downAfter = ll;
         } else if (!strcasecmp(opt, "failover-timeout")) {
             if (parseLL(val, &ll) || ll <= 0) return *badValue = i + 2, opt;
             m->failoverTimeout = ll;
@@ -1317,8 +1384,10 @@ static void resetMasterKeepSentinels(SInst *m) {
 }
 
 static void resetMaster(SInst *m) {
-    for (int i = 0; i < m->nslaves; i++) instFree(m->slaves[i]);
-    for (int i = 0; i < m->nsentinels; i++) instFree(m->sentinels[i]);
+    for (int i = 0; i < m->nslaves; i++)
+        instFree(m->slaves[i]);
+    for (int i = 0; i < m->nsentinels; i++)
+        instFree(m->sentinels[i]);
     m->nslaves = m->nsentinels = 0;
     m->flags &= SRI_MASTER;
     m->failoverState = FO_NONE;
@@ -1363,20 +1432,22 @@ static void sentinelCommand(SClient *c, int argc, sds *argv) {
     }
     const char *sub = argv[1];
     SInst *m;
-#define ARITY(n, exact)                                                   \
-    do {                                                                  \
-        if ((exact) ? argc != (n) : argc < (n)) {                         \
-            char nm[64];                                                  \
-            snprintf(nm, sizeof(nm), "sentinel|%s", sub);                 \
-            for (char *q = nm; *q; q++) *q = (char)tolower((unsigned char)*q); \
-            wrongArity(c, nm);                                            \
-            return;                                                       \
-        }                                                                 \
+#define ARITY(n, exact)                                                                                      \
+    do {                                                                                                     \
+        if ((exact) ? argc != (n) : argc < (n)) {                                                            \
+            char nm[64];                                                                                     \
+            snprintf(nm, sizeof(nm), "sentinel|%s", sub);                                                    \
+            for (char *q = nm; *q; q++)                                                                      \
+                *q = (char)tolower((unsigned char)*q);                                                       \
+            wrongArity(c, nm);                                                                               \
+            return;                                                                                          \
+        }                                                                                                    \
     } while (0)
     if (!strcasecmp(sub, "masters")) {
         ARITY(2, 1);
         addArray(c, sentinel.nmasters);
-        for (int i = 0; i < sentinel.nmasters; i++) addInstance(c, sentinel.masters[i]);
+        for (int i = 0; i < sentinel.nmasters; i++)
+            addInstance(c, sentinel.masters[i]);
     } else if (!strcasecmp(sub, "master")) {
         ARITY(3, 1);
         if ((m = masterOrError(c, argv[2]))) addInstance(c, m);
@@ -1384,12 +1455,14 @@ static void sentinelCommand(SClient *c, int argc, sds *argv) {
         ARITY(3, 1);
         if (!(m = masterOrError(c, argv[2]))) return;
         addArray(c, m->nslaves);
-        for (int i = 0; i < m->nslaves; i++) addInstance(c, m->slaves[i]);
+        for (int i = 0; i < m->nslaves; i++)
+            addInstance(c, m->slaves[i]);
     } else if (!strcasecmp(sub, "sentinels")) {
         ARITY(3, 1);
         if (!(m = masterOrError(c, argv[2]))) return;
         addArray(c, m->nsentinels);
-        for (int i = 0; i < m->nsentinels; i++) addInstance(c, m->sentinels[i]);
+        for (int i = 0; i < m->nsentinels; i++)
+            addInstance(c, m->sentinels[i]);
     } else if (!strcasecmp(sub, "get-master-addr-by-name")) {
         ARITY(3, 1);
         m = masterByName(argv[2]);
@@ -1411,16 +1484,22 @@ static void sentinelCommand(SClient *c, int argc, sds *argv) {
         for (int i = 0; i < m->nsentinels; i++)
             if (!(m->sentinels[i]->flags & (SRI_S_DOWN | SRI_O_DOWN))) usable++;
         if (usable < m->quorum)
-            c->obuf = sdsCatPrintf(c->obuf,
-                                   "-NOQUORUM %d usable Sentinels. Not enough available Sentinels to reach the "
-                                   "specified quorum for this master\r\n", usable);
+            c->obuf =
+                sdsCatPrintf(c->obuf,
+                             "-NOQUORUM %d usable Sentinels. Not enough available Sentinels to reach the "
+                             "specified quorum for this master\r\n",
+                             usable);
         else if (usable < voters / 2 + 1)
-            c->obuf = sdsCatPrintf(c->obuf,
-                                   "-NOQUORUM %d usable Sentinels. Not enough available Sentinels to reach the "
-                                   "majority and authorize a failover\r\n", usable);
+            c->obuf =
+                sdsCatPrintf(c->obuf,
+                             "-NOQUORUM %d usable Sentinels. Not enough available Sentinels to reach the "
+                             "majority and authorize a failover\r\n",
+                             usable);
         else
-            c->obuf = sdsCatPrintf(c->obuf, "+OK %d usable Sentinels. Quorum and failover authorization can be "
-                                   "reached\r\n", usable);
+            c->obuf = sdsCatPrintf(c->obuf,
+                                   "+OK %d usable Sentinels. Quorum and failover authorization can be "
+                                   "reached\r\n",
+                                   usable);
     } else if (!strcasecmp(sub, "reset")) {
         ARITY(3, 1);
         int n = 0;
@@ -1463,16 +1542,38 @@ static void sentinelCommand(SClient *c, int argc, sds *argv) {
                 c->obuf = sdsCatPrintf(c->obuf, "-ERR Invalid argument '%s' for SENTINEL SET '%s'\r\n",
                                        argv[3 + bad - 1], opt);
             else
-                c->obuf = sdsCatPrintf(c->obuf, "-ERR Unknown option or number of arguments for SENTINEL SET '%s'\r\n",
-                                       opt);
+                c->obuf = sdsCatPrintf(
+                    c->obuf, "-ERR Unknown option or number of arguments for SENTINEL SET '%s'\r\n", opt);
             return;
         }
         sentinelFlushConfig();
         addStatus(c, "OK");
+    } else if (!strcasecmp(sub, "failover")) {
+        ARITY(3, 1);
+        if (!(m = masterOrError(c, argv[2]))) return;
+        if (m->flags & SRI_FAILOVER_IN_PROGRESS) {
+            addError(c, "INPROG Failover already in progress");
+            return;
+        }
+        if (!selectSlave(m, mstime())) {
+            addError(c, "NOGOODSLAVE No suitable replica to promote");
+            return;
+        }
+        sentinel.currentEpoch++;
+        m->failoverEpoch = sentinel.currentEpoch;
+        m->flags |= SRI_FAILOVER_IN_PROGRESS | SRI_FORCE_FAILOVER;
+        sentinelEvent(LL_WARNING, "+new-epoch", NULL, "%llu", sentinel.currentEpoch);
+        sentinelEvent(LL_WARNING, "+try-failover", m, "%s", "");
+        m->failoverState = FO_WAIT_START;
+        m->failoverStartTime = m->failoverStateChangeTime = mstime();
+        sentinelFlushConfig();
+        addStatus(c, "OK");
     } else if (!strcasecmp(sub, "flushconfig")) {
         ARITY(2, 1);
-        if (sentinelFlushConfig() == 0) addStatus(c, "OK");
-        else c->obuf = sdsCatPrintf(c->obuf, "-ERR Error flushing the config: %s\r\n", strerror(errno));
+        if (sentinelFlushConfig() == 0)
+            addStatus(c, "OK");
+        else
+            c->obuf = sdsCatPrintf(c->obuf, "-ERR Error flushing the config: %s\r\n", strerror(errno));
     } else if (!strcasecmp(sub, "is-master-down-by-addr")) {
         ARITY(6, 1);
         long long port, epoch;
@@ -1482,7 +1583,8 @@ static void sentinelCommand(SClient *c, int argc, sds *argv) {
         }
         SInst *found = NULL;
         for (int i = 0; i < sentinel.nmasters; i++)
-            if (sentinel.masters[i]->port == port && !strcmp(sentinel.masters[i]->ip, argv[2])) found = sentinel.masters[i];
+            if (sentinel.masters[i]->port == port && !strcmp(sentinel.masters[i]->ip, argv[2]))
+                found = sentinel.masters[i];
         int down = found && !sentinel.tilt && (found->flags & SRI_S_DOWN) && (found->flags & SRI_MASTER);
         if (found && down && strcmp(argv[5], "*")) voteLeader(found, (unsigned long long)epoch, argv[5]);
         addArray(c, 3);
@@ -1496,7 +1598,10 @@ static void sentinelCommand(SClient *c, int argc, sds *argv) {
             int n = 0;
             sds out = sdsEmpty();
             char num[32];
-            struct { const char *name; const char *val; } opts[] = {
+            struct {
+                const char *name;
+                const char *val;
+            } opts[] = {
                 {"resolve-hostnames", "no"},
                 {"announce-hostnames", "no"},
                 {"announce-ip", sentinel.announceIp ? sentinel.announceIp : ""},
@@ -1527,7 +1632,8 @@ static void sentinelCommand(SClient *c, int argc, sds *argv) {
                 }
                 sentinel.announcePort = (int)p;
             } else {
-                c->obuf = sdsCatPrintf(c->obuf, "-ERR Invalid argument '%s' to SENTINEL CONFIG SET\r\n", argv[3]);
+                c->obuf =
+                    sdsCatPrintf(c->obuf, "-ERR Invalid argument '%s' to SENTINEL CONFIG SET\r\n", argv[3]);
                 return;
             }
             sentinelFlushConfig();
@@ -1549,14 +1655,15 @@ static void infoCommand(SClient *c, int argc, sds *argv) {
     sds s = sdsEmpty();
     long long now = mstime();
     if (all || !strcasecmp(sec, "server")) {
-        s = sdsCatPrintf(s,
-                         "# Server\r\nredis_version:%s\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\n"
-                         "redis_mode:sentinel\r\narch_bits:%d\r\nmultiplexing_api:epoll\r\nprocess_id:%d\r\n"
-                         "run_id:%s\r\ntcp_port:%d\r\nserver_time_usec:%lld\r\nuptime_in_seconds:%lld\r\n"
-                         "uptime_in_days:%lld\r\nhz:10\r\nconfigured_hz:10\r\nexecutable:%s\r\nconfig_file:%s\r\n",
-                         REDIS_COMPAT_VERSION, (int)(sizeof(long) * 8), (int)getpid(), sentinel.myid, sentinel.port,
-                         ustime(), (now - sentinel.startMs) / 1000, (now - sentinel.startMs) / 86400000,
-                         server.executable ? server.executable : "", sentinel.configFile);
+        s = sdsCatPrintf(
+            s,
+            "# Server\r\nredis_version:%s\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\n"
+            "redis_mode:sentinel\r\narch_bits:%d\r\nmultiplexing_api:epoll\r\nprocess_id:%d\r\n"
+            "run_id:%s\r\ntcp_port:%d\r\nserver_time_usec:%lld\r\nuptime_in_seconds:%lld\r\n"
+            "uptime_in_days:%lld\r\nhz:10\r\nconfigured_hz:10\r\nexecutable:%s\r\nconfig_file:%s\r\n",
+            REDIS_COMPAT_VERSION, (int)(sizeof(long) * 8), (int)getpid(), sentinel.myid, sentinel.port,
+            ustime(), (now - sentinel.startMs) / 1000, (now - sentinel.startMs) / 86400000,
+            server.executable ? server.executable : "", sentinel.configFile);
     }
     if (all || !strcasecmp(sec, "clients")) {
         if (sdsLen(s)) s = sdsCat(s, "\r\n");
@@ -1569,16 +1676,20 @@ static void infoCommand(SClient *c, int argc, sds *argv) {
     }
     if (all || !strcasecmp(sec, "sentinel")) {
         if (sdsLen(s)) s = sdsCat(s, "\r\n");
-        s = sdsCatPrintf(s,
-                         "# Sentinel\r\nsentinel_masters:%d\r\nsentinel_tilt:%d\r\nsentinel_tilt_since_seconds:%d\r\n"
-                         "sentinel_running_scripts:0\r\nsentinel_scripts_queue_length:0\r\n"
-                         "sentinel_simulate_failure_flags:0\r\n",
-                         sentinel.nmasters, sentinel.tilt, -1);
+        s = sdsCatPrintf(
+            s,
+            "# Sentinel\r\nsentinel_masters:%d\r\nsentinel_tilt:%d\r\nsentinel_tilt_since_seconds:%d\r\n"
+            "sentinel_running_scripts:0\r\nsentinel_scripts_queue_length:0\r\n"
+            "sentinel_simulate_failure_flags:0\r\n",
+            sentinel.nmasters, sentinel.tilt, -1);
         for (int i = 0; i < sentinel.nmasters; i++) {
             SInst *m = sentinel.masters[i];
-            s = sdsCatPrintf(s, "master%d:name=%s,status=%s,address=%s:%d,slaves=%d,sentinels=%d\r\n", i, m->name,
-                             m->flags & SRI_O_DOWN ? "odown" : m->flags & SRI_S_DOWN ? "sdown" : "ok", m->ip, m->port,
-                             m->nslaves, m->nsentinels + 1);
+            s = sdsCatPrintf(s, "master%d:name=%s,status=%s,address=%s:%d,slaves=%d,sentinels=%d\r\n", i,
+                             m->name,
+                             m->flags & SRI_O_DOWN   ? "odown"
+                             : m->flags & SRI_S_DOWN ? "sdown"
+                                                     : "ok",
+                             m->ip, m->port, m->nslaves, m->nsentinels + 1);
         }
     }
     addBulkLen(c, s, sdsLen(s));
@@ -1643,7 +1754,8 @@ static void unknownCommand(SClient *c, int argc, sds *argv) {
     sds args = sdsEmpty();
     for (int i = 1; i < argc && sdsLen(args) < 128; i++)
         args = sdsCatPrintf(args, "'%.*s' ", (int)(128 - sdsLen(args)), argv[i]);
-    c->obuf = sdsCatPrintf(c->obuf, "-ERR unknown command '%.128s', with args beginning with: %s\r\n", argv[0], args);
+    c->obuf = sdsCatPrintf(c->obuf, "-ERR unknown command '%.128s', with args beginning with: %s\r\n",
+                           argv[0], args);
     sdsFree(args);
 }
 
@@ -1662,8 +1774,9 @@ static int processCommandOf(SClient *c, int argc, sds *argv) {
         if (argc < 2 || argc > 3) {
             wrongArity(c, "auth");
         } else if (!sentinel.requirepass && argc == 2) {
-            addError(c, "ERR AUTH <password> called without any password configured for the default user. Are you "
-                        "sure your configuration is correct?");
+            addError(
+                c, "ERR AUTH <password> called without any password configured for the default user. Are you "
+                   "sure your configuration is correct?");
         } else if ((argc == 3 && strcmp(argv[1], "default")) ||
                    (sentinel.requirepass ? strcmp(argv[argc - 1], sentinel.requirepass) : 0)) {
             addError(c, "WRONGPASS invalid username-password pair or user is disabled.");
@@ -1696,9 +1809,10 @@ static int processCommandOf(SClient *c, int argc, sds *argv) {
             }
         }
         if (sentinel.requirepass && !c->authed) {
-            addError(c, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
-                        "<proto> AUTH <user> <pass> option can be used to authenticate the client and select the "
-                        "RESP protocol version at the same time");
+            addError(
+                c, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
+                   "<proto> AUTH <user> <pass> option can be used to authenticate the client and select the "
+                   "RESP protocol version at the same time");
             return 0;
         }
         if (proto == 3) {
@@ -1706,13 +1820,20 @@ static int processCommandOf(SClient *c, int argc, sds *argv) {
             return 0;
         }
         addArray(c, 14);
-        addBulk(c, "server"); addBulk(c, "redis");
-        addBulk(c, "version"); addBulk(c, REDIS_COMPAT_VERSION);
-        addBulk(c, "proto"); addLL(c, 2);
-        addBulk(c, "id"); addLL(c, (long long)sentinel.clientsReceived);
-        addBulk(c, "mode"); addBulk(c, "sentinel");
-        addBulk(c, "role"); addBulk(c, "master");
-        addBulk(c, "modules"); addArray(c, 0);
+        addBulk(c, "server");
+        addBulk(c, "redis");
+        addBulk(c, "version");
+        addBulk(c, REDIS_COMPAT_VERSION);
+        addBulk(c, "proto");
+        addLL(c, 2);
+        addBulk(c, "id");
+        addLL(c, (long long)sentinel.clientsReceived);
+        addBulk(c, "mode");
+        addBulk(c, "sentinel");
+        addBulk(c, "role");
+        addBulk(c, "master");
+        addBulk(c, "modules");
+        addArray(c, 0);
         return 0;
     }
     if (sentinel.requirepass && !c->authed) {
@@ -1720,22 +1841,27 @@ static int processCommandOf(SClient *c, int argc, sds *argv) {
         return 0;
     }
     int subscribed = c->nchannels + c->npatterns > 0;
-    if (subscribed && strcasecmp(cmd, "subscribe") && strcasecmp(cmd, "psubscribe") && strcasecmp(cmd, "unsubscribe") &&
-        strcasecmp(cmd, "punsubscribe") && strcasecmp(cmd, "ping") && strcasecmp(cmd, "quit") &&
-        strcasecmp(cmd, "reset")) {
-        c->obuf = sdsCatPrintf(c->obuf,
-                               "-ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET "
-                               "are allowed in this context\r\n", cmd);
+    if (subscribed && strcasecmp(cmd, "subscribe") && strcasecmp(cmd, "psubscribe") &&
+        strcasecmp(cmd, "unsubscribe") && strcasecmp(cmd, "punsubscribe") && strcasecmp(cmd, "ping") &&
+        strcasecmp(cmd, "quit") && strcasecmp(cmd, "reset")) {
+        c->obuf = sdsCatPrintf(
+            c->obuf,
+            "-ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET "
+            "are allowed in this context\r\n",
+            cmd);
         return 0;
     }
     if (!strcasecmp(cmd, "ping")) {
-        if (argc > 2) wrongArity(c, "ping");
+        if (argc > 2)
+            wrongArity(c, "ping");
         else if (subscribed) {
             addArray(c, 2);
             addBulk(c, "pong");
             addBulk(c, argc == 2 ? argv[1] : "");
-        } else if (argc == 2) addBulkLen(c, argv[1], sdsLen(argv[1]));
-        else addStatus(c, "PONG");
+        } else if (argc == 2)
+            addBulkLen(c, argv[1], sdsLen(argv[1]));
+        else
+            addStatus(c, "PONG");
     } else if (!strcasecmp(cmd, "sentinel")) {
         sentinelCommand(c, argc, argv);
     } else if (!strcasecmp(cmd, "info")) {
@@ -1748,14 +1874,18 @@ static int processCommandOf(SClient *c, int argc, sds *argv) {
         addArray(c, 2);
         addBulk(c, "sentinel");
         addArray(c, sentinel.nmasters);
-        for (int i = 0; i < sentinel.nmasters; i++) addBulk(c, sentinel.masters[i]->name);
+        for (int i = 0; i < sentinel.nmasters; i++)
+            addBulk(c, sentinel.masters[i]->name);
     } else if (!strcasecmp(cmd, "subscribe") || !strcasecmp(cmd, "psubscribe")) {
-        if (argc < 2) wrongArity(c, strcasecmp(cmd, "subscribe") ? "psubscribe" : "subscribe");
-        else subscribeCommand(c, argc, argv, !strcasecmp(cmd, "psubscribe"));
+        if (argc < 2)
+            wrongArity(c, strcasecmp(cmd, "subscribe") ? "psubscribe" : "subscribe");
+        else
+            subscribeCommand(c, argc, argv, !strcasecmp(cmd, "psubscribe"));
     } else if (!strcasecmp(cmd, "unsubscribe") || !strcasecmp(cmd, "punsubscribe")) {
         unsubscribeCommand(c, argc, argv, !strcasecmp(cmd, "punsubscribe"));
     } else if (!strcasecmp(cmd, "publish")) {
-        if (argc != 3) wrongArity(c, "publish");
+        if (argc != 3)
+            wrongArity(c, "publish");
         else if (strcmp(argv[1], "__sentinel__:hello"))
             addError(c, "ERR Only HELLO messages are accepted by Sentinel instances.");
         else {
@@ -1763,19 +1893,27 @@ static int processCommandOf(SClient *c, int argc, sds *argv) {
             addLL(c, 1);
         }
     } else if (!strcasecmp(cmd, "client")) {
-        if (argc >= 2 && !strcasecmp(argv[1], "setname") && argc == 3) addStatus(c, "OK");
-        else if (argc >= 2 && !strcasecmp(argv[1], "getname")) addRaw(c, "$-1\r\n");
-        else if (argc >= 2 && !strcasecmp(argv[1], "id")) addLL(c, (long long)sentinel.clientsReceived);
-        else if (argc >= 2) c->obuf = sdsCatPrintf(c->obuf, "-ERR unknown subcommand '%.128s'. Try CLIENT HELP.\r\n", argv[1]);
-        else wrongArity(c, "client");
+        if (argc >= 2 && !strcasecmp(argv[1], "setname") && argc == 3)
+            addStatus(c, "OK");
+        else if (argc >= 2 && !strcasecmp(argv[1], "getname"))
+            addRaw(c, "$-1\r\n");
+        else if (argc >= 2 && !strcasecmp(argv[1], "id"))
+            addLL(c, (long long)sentinel.clientsReceived);
+        else if (argc >= 2)
+            c->obuf =
+                sdsCatPrintf(c->obuf, "-ERR unknown subcommand '%.128s'. Try CLIENT HELP.\r\n", argv[1]);
+        else
+            wrongArity(c, "client");
     } else if (!strcasecmp(cmd, "shutdown")) {
         shutdownSentinel();
     } else if (!strcasecmp(cmd, "quit")) {
         addStatus(c, "OK");
         c->closeAfterReply = 1;
     } else if (!strcasecmp(cmd, "command")) {
-        if (argc == 2 && !strcasecmp(argv[1], "count")) addLL(c, 0);
-        else addArray(c, 0);
+        if (argc == 2 && !strcasecmp(argv[1], "count"))
+            addLL(c, 0);
+        else
+            addArray(c, 0);
     } else {
         unknownCommand(c, argc, argv);
     }
@@ -1843,7 +1981,8 @@ static void sclientReadable(EventLoop *el, int fd, void *data, int mask) {
             }
         }
         if (argc > 0) processCommandOf(c, argc, argv);
-        for (int i = 0; i < argc; i++) sdsFree(argv[i]);
+        for (int i = 0; i < argc; i++)
+            sdsFree(argv[i]);
         xfree(argv);
     }
     sdsRange(c->qbuf, (ssize_t)off, -1);
@@ -1946,12 +2085,13 @@ int sentinelMain(int argc, char **argv) {
     int nb = sentinel.nbind ? sentinel.nbind : 2;
     int bound = 0;
     for (int i = 0; i < nb; i++) {
-        ConnListenSpec spec = {.addr = sentinel.nbind ? sentinel.bind[i] : defBind[i], .port = sentinel.port,
-                               .backlog = 511};
-        if (listenerBind(&sentinelListener, &spec) == 0) bound++;
+        ConnListenSpec spec = {
+            .addr = sentinel.nbind ? sentinel.bind[i] : defBind[i], .port = sentinel.port, .backlog = 511};
+        if (listenerBind(&sentinelListener, &spec) == 0)
+            bound++;
         else if (sentinel.nbind) {
-            serverLog(LL_WARNING, "Warning: Could not create server TCP listening socket %s:%d: %s", spec.addr,
-                      sentinel.port, strerror(errno));
+            serverLog(LL_WARNING, "Warning: Could not create server TCP listening socket %s:%d: %s",
+                      spec.addr, sentinel.port, strerror(errno));
             return 1;
         }
     }
@@ -1960,8 +2100,8 @@ int sentinelMain(int argc, char **argv) {
         return 1;
     }
     listenerInstall(&sentinelListener, acceptHandler);
-    serverLog(LL_NOTICE, "Cairn %s (Redis %s compatible) running in sentinel mode, port %d, pid %d", CAIRN_VERSION,
-              REDIS_COMPAT_VERSION, sentinel.port, (int)getpid());
+    serverLog(LL_NOTICE, "Cairn %s (Redis %s compatible) running in sentinel mode, port %d, pid %d",
+              CAIRN_VERSION, REDIS_COMPAT_VERSION, sentinel.port, (int)getpid());
     sentinelFlushConfig();
     serverLog(LL_WARNING, "Sentinel ID is %s", sentinel.myid);
     for (int i = 0; i < sentinel.nmasters; i++)

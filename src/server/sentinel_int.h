@@ -35,11 +35,11 @@ typedef struct SReplyCb {
 
 typedef struct SLink {
     SInst *ri;
-    Connection *conn;       /* NULL: disconnected */
-    int connected;          /* the connect completed */
-    int pubsub;             /* replies without callbacks are messages */
+    Connection *conn; /* NULL: disconnected */
+    int connected;    /* the connect completed */
+    int pubsub;       /* replies without callbacks are messages */
     sds rbuf, wbuf;
-    SReplyCb *head, *tail;  /* one per command sent, in order */
+    SReplyCb *head, *tail; /* one per command sent, in order */
     int pending;
     long long connectedAt, disconnectedAt;
     long long lastReconnect;
@@ -56,6 +56,7 @@ typedef struct SLink {
 #define SRI_PROMOTED 256
 #define SRI_RECONF_SENT 512
 #define SRI_RECONF_DONE 1024
+#define SRI_FORCE_FAILOVER 2048 /* SENTINEL FAILOVER: no election */
 
 /* A primary's failover state (Redis's SENTINEL_FAILOVER_STATE_*). */
 enum {
@@ -70,24 +71,24 @@ enum {
 
 struct SInst {
     int flags;
-    char *name;             /* master: its name; others "ip:port" */
+    char *name; /* master: its name; others "ip:port" */
     char *ip;
     int port;
-    char runid[41];         /* "" until known */
-    SInst *master;          /* slaves and sentinels: theirs */
-    SLink *cc, *pc;         /* command link; pub/sub link (not sentinels) */
+    char runid[41]; /* "" until known */
+    SInst *master;  /* slaves and sentinels: theirs */
+    SLink *cc, *pc; /* command link; pub/sub link (not sentinels) */
     long long createdAt;
     long long pingSentAt;   /* the pending PING's time, 0: none pending */
     long long lastPingSent; /* the last PING's time */
     long long lastAvail;    /* last valid PING reply */
     long long lastPong;     /* last PING reply of any kind */
     long long lastPingTry;
-    long long infoRefresh;  /* last INFO reply, 0: none yet */
+    long long infoRefresh; /* last INFO reply, 0: none yet */
     long long lastHelloSent;
     long long lastHelloRecv;
     long long sdownSince, odownSince;
     long long roleReportedTime;
-    int roleReported;       /* SRI_MASTER or SRI_SLAVE */
+    int roleReported; /* SRI_MASTER or SRI_SLAVE */
     long long downAfter;
     /* masters */
     int quorum;
@@ -104,7 +105,7 @@ struct SInst {
     unsigned long long failoverEpoch;
     long long failoverStartTime, failoverStateChangeTime, failoverDelayLogged;
     SInst *promoted;
-    char *pendingSwitchIp;    /* a newer config heard in a hello */
+    char *pendingSwitchIp; /* a newer config heard in a hello */
     int pendingSwitchPort;
     long long reconfSentTime; /* slaves: SLAVEOF sent */
     /* slaves: from their INFO */
@@ -126,7 +127,7 @@ typedef struct Sentinel {
     unsigned long long currentEpoch;
     SInst **masters;
     int nmasters;
-    char *configFile;       /* absolute path */
+    char *configFile; /* absolute path */
     int port;
     char *bind[16];
     int nbind;

@@ -350,3 +350,27 @@ def test_mixed_group_fails_over_once(start_server, sentinels):
                  back.client().info("replication")["master_link_status"] == "up", 120, "old primary rejoins")
     except AssertionError as e:
         raise AssertionError("%s\n%s" % (e, "\n".join("--- %d:\n%s" % (s.port, s.log()[-4000:]) for s in sents)))
+
+
+def test_sentinel_failover_command(start_server, sentinels):
+    """SENTINEL FAILOVER on a healthy group: the replica is promoted
+    without an election, every sentinel follows, the old primary is made
+    its replica; the errors are redis-sentinel's."""
+    p, reps = group(start_server, 1)
+    sents = [sentinels(CAIRN_SENTINEL, p.port, failover_timeout=6000) for _ in range(2)]
+    for s in sents:
+        wait_for(lambda: len(s.cmd("SENTINEL", "REPLICAS", NAME)) == 1 and
+                 len(s.cmd("SENTINEL", "SENTINELS", NAME)) == 1, 60, "discovery")
+    assert sents[0].err("SENTINEL", "FAILOVER", "nope") == "No such master with that name"
+    # the replica's INFO must have been seen: wait for a valid refresh
+    wait_for(lambda: sents[0].cmd("SENTINEL", "FAILOVER", NAME) == "OK", 40, "failover accepted")
+    assert sents[0].err("SENTINEL", "FAILOVER", NAME) in (None, "INPROG Failover already in progress")
+    r = reps[0]
+    try:
+        for s in sents:
+            wait_for(lambda: s.cmd("SENTINEL", "GET-MASTER-ADDR-BY-NAME", NAME)[1] == str(r.port), 60, "switch")
+        assert r.client().execute_command("ROLE")[0] == b"master"
+        wait_for(lambda: p.client().info("replication").get("master_port") == r.port and
+                 p.client().info("replication")["master_link_status"] == "up", 90, "old primary follows")
+    except AssertionError as e:
+        raise AssertionError("%s\n%s" % (e, "\n".join("--- %d:\n%s" % (s.port, s.log()[-4000:]) for s in sents)))
