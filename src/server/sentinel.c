@@ -428,8 +428,10 @@ static void pingReply(SInst *ri, RVal *r, void *priv) {
     if (!r) return;
     ri->lastPong = now;
     if (r->type == '+' ||
-        (r->type == '-' && (!strncmp(r->str, "LOADING", 7) || !strncmp(r->str, "MASTERDOWN", 10))))
+        (r->type == '-' && (!strncmp(r->str, "LOADING", 7) || !strncmp(r->str, "MASTERDOWN", 10)))) {
         ri->lastAvail = now;
+        ri->actPing = 0;
+    }
 }
 
 static void ignoreReply(SInst *ri, RVal *r, void *priv) {}
@@ -688,6 +690,7 @@ static void reconnectInstance(SInst *ri, long long now) {
             const char *ping[1] = {"PING"};
             ri->pingSentAt = now;
             ri->lastPingSent = now;
+            if (!ri->actPing) ri->actPing = now;
             linkCommand(l, pingReply, NULL, 1, ping);
         }
     }
@@ -716,6 +719,7 @@ static void periodicInstance(SInst *ri, long long now) {
             const char *a[1] = {"PING"};
             ri->pingSentAt = now;
             ri->lastPingSent = now;
+            if (!ri->actPing) ri->actPing = now;
             linkCommand(cc, pingReply, NULL, 1, a);
         }
         if (now - ri->lastHelloSent > 2000) sendHello(ri);
@@ -728,14 +732,18 @@ static void periodicInstance(SInst *ri, long long now) {
         /* linkFree/Create to drop its callbacks too */
         SLink *n = linkCreate(ri, 0);
         linkFree(cc);
-        ri->cc = n;
+        ri->cc = cc = n;
         ri->flags &= ~SRI_INFO_PENDING;
     }
-    if (cc->conn && ri->pc && ri->pc->conn && now - ri->lastHelloRecv > 0) {
-        /* nothing: the pub/sub link stays while connected */
-    }
     /* subjective down */
-    long long elapsed = now - ri->lastAvail;
+    /* As Redis: how long the oldest PING has gone without a valid reply;
+     * with none pending, how long since the last valid one while the link
+     * is down. */
+    long long elapsed = 0;
+    if (ri->actPing)
+        elapsed = now - ri->actPing;
+    else if (!cc->connected)
+        elapsed = now - ri->lastAvail;
     int down = elapsed > ri->downAfter;
     if ((ri->flags & SRI_MASTER) && ri->roleReported == SRI_SLAVE &&
         now - ri->roleReportedTime > ri->downAfter + 20000)
@@ -1067,8 +1075,10 @@ static long long sentinelTimer(EventLoop *loop, long long id, void *data) {
     if (sentinel.prevTimer && (now - sentinel.prevTimer < 0 || now - sentinel.prevTimer > 2000)) {
         sentinel.tilt = 1;
         sentinelEvent(LL_WARNING, "+tilt", NULL, "#tilt mode entered");
-        for (int i = 0; i < sentinel.nmasters; i++)
+        for (int i = 0; i < sentinel.nmasters; i++) {
             sentinel.masters[i]->lastAvail = now;
+            sentinel.masters[i]->actPing = 0;
+        }
     }
     sentinel.prevTimer = now;
     for (int i = 0; i < sentinel.nmasters; i++) {
@@ -1231,7 +1241,7 @@ static void addInstance(SClient *c, SInst *ri) {
     F("link-refcount");
     addBulkLL(c, 1);
     F("last-ping-sent");
-    addBulkLL(c, ri->pingSentAt ? now - ri->pingSentAt : 0);
+    addBulkLL(c, ri->actPing ? now - ri->actPing : 0);
     F("last-ok-ping-reply");
     addBulkLL(c, now - ri->lastAvail);
     F("last-ping-reply");

@@ -80,6 +80,7 @@ struct SInst {
     long long createdAt;
     long long pingSentAt;   /* the pending PING's time, 0: none pending */
     long long lastPingSent; /* the last PING's time */
+    long long actPing;      /* the oldest PING not validly answered, 0: none */
     long long lastAvail;    /* last valid PING reply */
     long long lastPong;     /* last PING reply of any kind */
     long long lastPingTry;
