@@ -537,6 +537,19 @@ static void infoReply(SInst *ri, RVal *r, void *priv) {
 /* A hello message "ip,port,runid,epoch,mname,mip,mport,mepoch" about a
  * master this sentinel monitors: adds or updates the sender; from
  * another sentinel (not itself). */
+static int parseLL(const char *s, long long *out);
+
+/* A decimal epoch without sign or overflow: 0, or -1. */
+static int parseEpoch(const char *s, unsigned long long *out) {
+    char *end;
+    if (*s < '0' || *s > '9') return -1;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end || errno) return -1;
+    *out = v;
+    return 0;
+}
+
 static void processHello(const char *hello, size_t len) {
     char buf[512];
     if (len >= sizeof(buf)) return;
@@ -545,27 +558,32 @@ static void processHello(const char *hello, size_t len) {
     char *tok[8];
     int n = 0;
     char *save = NULL;
-    for (char *t = strtok_r(buf, ",", &save); t && n < 8; t = strtok_r(NULL, ",", &save))
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (n == 8) return; /* more than 8 fields */
         tok[n++] = t;
+    }
     if (n != 8) return;
     const char *ip = tok[0], *runid = tok[2], *mname = tok[4], *mip = tok[5];
-    int port = atoi(tok[1]), mport = atoi(tok[6]);
-    if (port <= 0 || port > 65535 || strlen(runid) != 40) return;
-    unsigned long long epoch = strtoull(tok[3], NULL, 10);
-    unsigned long long mepoch = strtoull(tok[7], NULL, 10);
+    long long port, mport;
+    unsigned long long epoch, mepoch;
+    /* Malformed fields: the message is ignored, as Redis ignores one whose
+     * token count is wrong. */
+    if (parseLL(tok[1], &port) || port <= 0 || port > 65535 || parseLL(tok[6], &mport) || mport <= 0 ||
+        mport > 65535 || parseEpoch(tok[3], &epoch) || parseEpoch(tok[7], &mepoch) || strlen(runid) != 40)
+        return;
     SInst *m = masterByName(mname);
     if (!m) return;
     if (!strcmp(runid, sentinel.myid)) return;
     /* A newer configuration of the primary: follow it (a failover of ours
      * in an older epoch is dropped by the switch). */
-    if (mepoch > m->configEpoch && mport > 0 && mport <= 65535 && (m->port != mport || strcmp(m->ip, mip))) {
+    if (mepoch > m->configEpoch && (m->port != mport || strcmp(m->ip, mip))) {
         sentinelEvent(LL_WARNING, "+config-update-from", NULL, "sentinel %s %s %d @ %s %s %d", runid, ip,
                       port, m->name, m->ip, m->port);
         m->configEpoch = mepoch;
         /* switched by the timer: this runs on one of m's links */
         xfree(m->pendingSwitchIp);
         m->pendingSwitchIp = xstrdup(mip);
-        m->pendingSwitchPort = mport;
+        m->pendingSwitchPort = (int)mport;
     } else if (mepoch > m->configEpoch) {
         m->configEpoch = mepoch;
         sentinelFlushConfig();
@@ -582,7 +600,7 @@ static void processHello(const char *hello, size_t len) {
                 break;
             }
         }
-        si = instCreate(SRI_SENTINEL, runid, ip, port, m); /* named by run id, as Redis's */
+        si = instCreate(SRI_SENTINEL, runid, ip, (int)port, m); /* named by run id, as Redis's */
         memcpy(si->runid, runid, 41);
         instAppend(&m->sentinels, &m->nsentinels, si);
         sentinelEvent(LL_NOTICE, "+sentinel", si, "%s", "");

@@ -374,3 +374,28 @@ def test_sentinel_failover_command(start_server, sentinels):
                  p.client().info("replication")["master_link_status"] == "up", 90, "old primary follows")
     except AssertionError as e:
         raise AssertionError("%s\n%s" % (e, "\n".join("--- %d:\n%s" % (s.port, s.log()[-4000:]) for s in sents)))
+
+
+def test_malformed_hellos_are_ignored(start_server, sentinels):
+    """Hello messages with a wrong field count, bad ports, overflowing or
+    signed epochs, or a short run id change nothing; a good one adds the
+    sender."""
+    p, reps = group(start_server, 0)
+    cs = sentinels(CAIRN_SENTINEL, p.port)
+    rid = "0123456789abcdef0123456789abcdef01234567"
+    bad = ["", "a,b,c", ",,,,,,,", "127.0.0.1,0,%s,1,%s,127.0.0.1,%d,0" % (rid, NAME, p.port),
+           "127.0.0.1,70000,%s,1,%s,127.0.0.1,%d,0" % (rid, NAME, p.port),
+           "127.0.0.1,5000,%s,99999999999999999999999,%s,127.0.0.1,%d,0" % (rid, NAME, p.port),
+           "127.0.0.1,5000,%s,-1,%s,127.0.0.1,%d,0" % (rid, NAME, p.port),
+           "127.0.0.1,5000,abc,1,%s,127.0.0.1,%d,0" % (NAME, p.port),
+           "127.0.0.1,5000,%s,1,%s,127.0.0.1,x,0" % (rid, NAME),
+           "127.0.0.1,5000,%s,1,%s,127.0.0.1,%d,1,extra" % (rid, NAME, p.port),
+           "x" * 5000]
+    for b in bad:
+        assert cs.cmd("PUBLISH", "__sentinel__:hello", b) == 1
+    assert cs.cmd("SENTINEL", "SENTINELS", NAME) == []
+    assert pairs(cs.cmd("SENTINEL", "MASTER", NAME))["config-epoch"] == "0"
+    assert cs.cmd("PUBLISH", "__sentinel__:hello", "127.0.0.1,5000,%s,3,%s,127.0.0.1,%d,0" % (rid, NAME, p.port)) == 1
+    s = cs.cmd("SENTINEL", "SENTINELS", NAME)
+    assert len(s) == 1 and pairs(s[0])["runid"] == rid
+    assert "sentinel current-epoch 3" in open(cs.conf).read()
