@@ -2,7 +2,8 @@
  * primaries, their replicas and the other sentinels, subjective and
  * objective down, the SENTINEL command family, INFO/ROLE/PING/pub-sub for
  * Sentinel's event channels, and its self-rewriting config file
- * (sentinel_conf.c).  Failover is not part of this slice.
+ * (sentinel_conf.c), and failover: leader election by epoch, replica
+ * selection, promotion and reconfiguration (failoverStateMachine).
  *
  * Model (the names are Redis 7.0's, the protocol on the wire is theirs):
  *   - A SInst is a monitored primary ("master"), one of its replicas

@@ -4,10 +4,10 @@ watching the same Cairn primary.  Replies are compared with
 redis-sentinel's (field lists and formats; ids and times normalized); a
 mixed group discovers itself through hello messages; subjective and
 objective down are reached through SENTINEL is-master-down-by-addr; the
-config file is rewritten keeping comments and read back on restart.
-
-Failover is not part of this slice: the down tests use two cairn-sentinels
-only (no redis-sentinel that would fail over)."""
+config file is rewritten keeping comments and read back on restart;
+failover by three cairn-sentinels and by a mixed group (two
+cairn-sentinels, one redis-sentinel) after SIGKILL of the primary happens
+exactly once, and SENTINEL FAILOVER forces one."""
 import os
 import shutil
 import signal
