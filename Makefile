@@ -53,16 +53,16 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 .PHONY: all run test unit-test unit-bins bench fuzz clean deps test-deps install uninstall man FORCE
-all: $(BUILD)/cairn-server $(BUILD)/cairn-check-aof $(BUILD)/cairn-check-rdb
+all: $(BUILD)/cairn-server $(BUILD)/cairn-check-aof $(BUILD)/cairn-check-rdb $(BUILD)/cairn-sentinel
 
 $(BUILD)/cairn-server: $(LIB_OBJ) $(SRV_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 	@if [ "$(BUILD)" = build-san ]; then mkdir -p build; cp $@ build/cairn-server-san; fi
 
-# cairn-check-aof and cairn-check-rdb are the server binary under other
-# names (main.c looks at argv[0]), so that they check files with the real
+# cairn-check-aof, cairn-check-rdb and cairn-sentinel are the server binary
+# under other names (main.c looks at argv[0]), so that they check files with the real
 # loader; install copies them as files.
-$(BUILD)/cairn-check-aof $(BUILD)/cairn-check-rdb: $(BUILD)/cairn-server
+$(BUILD)/cairn-check-aof $(BUILD)/cairn-check-rdb $(BUILD)/cairn-sentinel: $(BUILD)/cairn-server
 	ln -sf cairn-server $@
 
 # The commit and build id --version and INFO report: the header is
@@ -187,7 +187,7 @@ UNITDIR ?= $(PREFIX)/lib/systemd/system
 SYSCONFDIR := /etc/cairn
 DATADIR := /var/lib/cairn
 LOGDIR := /var/log/cairn
-TOOLS := cairn-server cairn-check-rdb cairn-check-aof
+TOOLS := cairn-server cairn-check-rdb cairn-check-aof cairn-sentinel
 DIST := $(BUILD)/dist
 UNITS := cairn.service cairn@.service
 # LuaJIT's compiler writes machine code, which MemoryDenyWriteExecute forbids.

@@ -40,6 +40,7 @@
 #include "server/pause.h"
 #include "server/process.h"
 #include "server/pubsub.h"
+#include "server/sentinel.h"
 #include "server/shutdown.h"
 #include "server/slowlog.h"
 #include "server/stats.h"
@@ -190,6 +191,9 @@ int main(int argc, char **argv) {
     for (int i = 0; i < argc; i++) server.execArgv[i] = xstrdup(argv[i]);
     registerConfig();
     configInitDefaults();
+    /* cairn-sentinel (or --sentinel): Sentinel mode, a program of its own
+     * that builds none of the data server's state (server/sentinel.h). */
+    if (sentinelModeRequested(argc, argv)) return sentinelMain(argc, argv);
     /* cairn-check-aof and cairn-check-rdb are this binary under another
      * name (as Redis's redis-check-aof / redis-check-rdb), so that files are
      * read by the real loader. */

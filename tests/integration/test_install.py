@@ -22,7 +22,7 @@ import redis
 from conftest import ROOT, START_TIMEOUT, cairn_bin, free_port
 
 PREFIX = "/opt/cairn-test"
-TOOLS = ("cairn-check-rdb", "cairn-check-aof")
+TOOLS = ("cairn-check-rdb", "cairn-check-aof", "cairn-sentinel")
 VERSION_RE = re.compile(
     r"^Cairn server v=(\d+\.\d+\.\d+) \(Redis 7\.0\.15 compatible\) "
     r"sha=([0-9a-f]{8}):([01]) malloc=(\S+) bits=(\d+) build=([0-9a-f]{16})\n$")

@@ -1,0 +1,2142 @@
+/* sentinel.c -- Sentinel mode (issue 40, first slice): monitoring of
+ * primaries, their replicas and the other sentinels, subjective and
+ * objective down, the SENTINEL command family, INFO/ROLE/PING/pub-sub for
+ * Sentinel's event channels, and its self-rewriting config file
+ * (sentinel_conf.c), and failover: leader election by epoch, replica
+ * selection, promotion and reconfiguration (failoverStateMachine).
+ *
+ * Model (the names are Redis 7.0's, the protocol on the wire is theirs):
+ *   - A SInst is a monitored primary ("master"), one of its replicas
+ *     ("slave") or another sentinel watching it.  Each has a command link
+ *     (PING every second, INFO every 10 s, PUBLISH of hello messages every
+ *     2 s); a primary or replica also has a pub/sub link subscribed to
+ *     __sentinel__:hello, where hello messages of other sentinels arrive.
+ *   - A link is a non-blocking Connection (connConnect) with an input
+ *     buffer parsed as RESP replies and a FIFO of callbacks, one per
+ *     command sent; a pub/sub link has no FIFO, every message goes to the
+ *     hello handler.
+ *   - Clients of the sentinel (SClient) speak RESP2; they run only the
+ *     commands Sentinel mode knows, others get redis-sentinel's error.
+ *
+ * Invariants:
+ *   - Every state change that Redis persists (a monitored primary added or
+ *     removed, a setting, a discovered replica or sentinel, an epoch)
+ *     rewrites the config file (sentinelFlushConfig), atomically.
+ *   - Instances are freed only from the timer or a command, never from a
+ *     link callback running on that instance's link (links hold a
+ *     back-pointer; freeing marks links dead and closes them).
+ *   - Times are mstime() milliseconds. */
+#include "server/sentinel.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/conn.h"
+#include "core/errors.h"
+#include "core/event.h"
+#include "core/log.h"
+#include "core/server.h"
+#include "ds/alloc.h"
+#include "ds/glob.h"
+#include "ds/rand.h"
+#include "ds/sds.h"
+#include "ds/util.h"
+#include "proto/resp_parse.h"
+#include "server/sentinel_int.h"
+
+Sentinel sentinel;
+
+/* ---------------------------------------------------------------------
+ * RESP values (replies from instances, requests from clients)
+ * ------------------------------------------------------------------- */
+
+void rvFree(RVal *v) {
+    if (!v) return;
+    for (long i = 0; i < v->n; i++)
+        rvFree(v->elem[i]);
+    xfree(v->elem);
+    xfree(v->str);
+    xfree(v);
+}
+
+/* Parses one RESP2 value from buf[0..len): the bytes it took (> 0) with
+ * *out set, 0 when more bytes are needed, -1 on a protocol error. */
+static long rvParseDepth(const char *buf, size_t len, RVal **out, int depth) {
+    *out = NULL;
+    if (len == 0) return 0;
+    if (depth > 8) return -1;
+    const char *nl = memchr(buf, '\n', len);
+    if (!nl) return len > 65536 ? -1 : 0;
+    size_t lineLen = (size_t)(nl - buf);
+    if (lineLen == 0 || buf[lineLen - 1] != '\r') return -1;
+    size_t body = lineLen - 1; /* without type byte and CR: buf+1 .. buf+body */
+    char type = buf[0];
+    RVal *v = xcalloc(sizeof(*v));
+    v->type = type;
+    size_t used = lineLen + 1;
+    if (type == '+' || type == '-') {
+        v->len = body - 1;
+        v->str = xmalloc(v->len + 1);
+        memcpy(v->str, buf + 1, v->len);
+        v->str[v->len] = '\0';
+        *out = v;
+        return (long)used;
+    }
+    char num[32];
+    if (body - 1 >= sizeof(num) || body < 2) {
+        xfree(v);
+        return -1;
+    }
+    memcpy(num, buf + 1, body - 1);
+    num[body - 1] = '\0';
+    char *end;
+    errno = 0;
+    long long n = strtoll(num, &end, 10);
+    if (*end || errno) {
+        xfree(v);
+        return -1;
+    }
+    if (type == ':') {
+        v->ll = n;
+        *out = v;
+        return (long)used;
+    }
+    if (type == '$') {
+        if (n < 0) {
+            v->ll = -1; /* null bulk: str NULL */
+            *out = v;
+            return (long)used;
+        }
+        if (n > 512 * 1024 * 1024LL) {
+            xfree(v);
+            return -1;
+        }
+        if (len - used < (size_t)n + 2) {
+            xfree(v);
+            return 0;
+        }
+        v->len = (size_t)n;
+        v->str = xmalloc(v->len + 1);
+        memcpy(v->str, buf + used, v->len);
+        v->str[v->len] = '\0';
+        *out = v;
+        return (long)(used + (size_t)n + 2);
+    }
+    if (type == '*') {
+        if (n < 0) {
+            v->ll = -1;
+            *out = v;
+            return (long)used;
+        }
+        if (n > 1024 * 1024) {
+            xfree(v);
+            return -1;
+        }
+        v->elem = xcalloc(sizeof(RVal *) * (size_t)(n ? n : 1));
+        for (long long i = 0; i < n; i++) {
+            RVal *e;
+            long r = rvParseDepth(buf + used, len - used, &e, depth + 1);
+            if (r <= 0) {
+                rvFree(v);
+                return r;
+            }
+            v->elem[v->n++] = e;
+            used += (size_t)r;
+        }
+        *out = v;
+        return (long)used;
+    }
+    xfree(v);
+    return -1;
+}
+
+long rvParse(const char *buf, size_t len, RVal **out) { return rvParseDepth(buf, len, out, 0); }
+
+/* ---------------------------------------------------------------------
+ * Outgoing links
+ * ------------------------------------------------------------------- */
+
+static void linkReadable(EventLoop *loop, int fd, void *data, int mask);
+static void linkWritable(EventLoop *loop, int fd, void *data, int mask);
+
+/* Closes l's connection and drops its pending callbacks (each called with
+ * a NULL reply so that it can account for the loss). */
+static void linkDisconnect(SLink *l) {
+    if (l->conn) connClose(l->conn);
+    l->conn = NULL;
+    l->connected = 0;
+    sdsClear(l->rbuf);
+    sdsClear(l->wbuf);
+    while (l->head) {
+        SReplyCb *cb = l->head;
+        l->head = cb->next;
+        if (cb->fn) cb->fn(l->ri, NULL, cb->priv);
+        xfree(cb);
+    }
+    l->tail = NULL;
+    l->pending = 0;
+    l->disconnectedAt = mstime();
+}
+
+SLink *linkCreate(SInst *ri, int pubsub) {
+    SLink *l = xcalloc(sizeof(*l));
+    l->ri = ri;
+    l->pubsub = pubsub;
+    l->rbuf = sdsEmpty();
+    l->wbuf = sdsEmpty();
+    l->disconnectedAt = mstime();
+    return l;
+}
+
+void linkFree(SLink *l) {
+    if (!l) return;
+    linkDisconnect(l);
+    sdsFree(l->rbuf);
+    sdsFree(l->wbuf);
+    xfree(l);
+}
+
+static void linkFlush(SLink *l) {
+    if (!l->conn || !l->connected || sdsLen(l->wbuf) == 0) return;
+    long n = connWrite(l->conn, l->wbuf, sdsLen(l->wbuf));
+    if (n < 0 && errno != EAGAIN) {
+        linkDisconnect(l);
+        return;
+    }
+    if (n > 0) sdsRange(l->wbuf, n, -1);
+    if (sdsLen(l->wbuf))
+        connEventAdd(l->conn, EV_WRITABLE, linkWritable, l);
+    else if (connEventMask(l->conn) & EV_WRITABLE)
+        connEventDel(l->conn, EV_WRITABLE);
+}
+
+/* Sends a command (argv of C strings) on l; fn gets its reply (NULL when
+ * the link went down first).  0, or -1 when l is not connected. */
+int linkCommand(SLink *l, SReplyFn *fn, void *priv, int argc, const char **argv) {
+    if (!l->conn) return -1;
+    l->wbuf = sdsCatPrintf(l->wbuf, "*%d\r\n", argc);
+    for (int i = 0; i < argc; i++) {
+        size_t n = strlen(argv[i]);
+        l->wbuf = sdsCatPrintf(l->wbuf, "$%zu\r\n", n);
+        l->wbuf = sdsCatLen(l->wbuf, argv[i], n);
+        l->wbuf = sdsCatLen(l->wbuf, "\r\n", 2);
+    }
+    if (!l->pubsub || fn) {
+        SReplyCb *cb = xcalloc(sizeof(*cb));
+        cb->fn = fn;
+        cb->priv = priv;
+        if (l->tail)
+            l->tail->next = cb;
+        else
+            l->head = cb;
+        l->tail = cb;
+        l->pending++;
+    }
+    linkFlush(l);
+    return 0;
+}
+
+static void linkWritable(EventLoop *loop, int fd, void *data, int mask) {
+    SLink *l = data;
+    if (!l->connected) {
+        int err = connCheckConnected(l->conn);
+        if (err) {
+            linkDisconnect(l);
+            return;
+        }
+        l->connected = 1;
+        connEventAdd(l->conn, EV_READABLE, linkReadable, l);
+    }
+    linkFlush(l);
+}
+
+static void linkReadable(EventLoop *loop, int fd, void *data, int mask) {
+    SLink *l = data;
+    char buf[16384];
+    long n = connRead(l->conn, buf, sizeof(buf));
+    if (n == 0 || (n < 0 && errno != EAGAIN)) {
+        linkDisconnect(l);
+        return;
+    }
+    if (n < 0) return;
+    l->rbuf = sdsCatLen(l->rbuf, buf, (size_t)n);
+    size_t off = 0;
+    while (off < sdsLen(l->rbuf)) {
+        RVal *v;
+        long r = rvParse(l->rbuf + off, sdsLen(l->rbuf) - off, &v);
+        if (r == 0) break;
+        if (r < 0) {
+            linkDisconnect(l);
+            return;
+        }
+        off += (size_t)r;
+        SInst *ri = l->ri;
+        if (l->pubsub && !l->head) {
+            sentinelPubsubMessage(ri, v);
+        } else if (l->head) {
+            SReplyCb *cb = l->head;
+            l->head = cb->next;
+            if (!l->head) l->tail = NULL;
+            l->pending--;
+            if (cb->fn) cb->fn(ri, v, cb->priv);
+            xfree(cb);
+        }
+        rvFree(v);
+        if (!l->conn) return; /* a callback closed it */
+    }
+    sdsRange(l->rbuf, (ssize_t)off, -1);
+}
+
+/* Starts connecting l to ri's address (non-blocking). 0 or -1. */
+int linkConnect(SLink *l, const char *ip, int port) {
+    char ps[16];
+    snprintf(ps, sizeof(ps), "%d", port);
+    const char *err = NULL;
+    linkDisconnect(l);
+    l->conn = connConnect(&connTcpType, ip, ps, NULL, &err);
+    if (!l->conn) return -1;
+    l->connectedAt = mstime();
+    connEventAdd(l->conn, EV_WRITABLE, linkWritable, l);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * Instances and events
+ * ------------------------------------------------------------------- */
+
+SInst *instCreate(int flags, const char *name, const char *ip, int port, SInst *master) {
+    SInst *ri = xcalloc(sizeof(*ri));
+    ri->flags = flags;
+    char addr[128];
+    snprintf(addr, sizeof(addr), "%s:%d", ip, port);
+    ri->name = xstrdup(name ? name : addr);
+    ri->ip = xstrdup(ip);
+    ri->port = port;
+    ri->master = master;
+    ri->createdAt = mstime();
+    ri->lastAvail = ri->createdAt;
+    ri->lastPong = ri->createdAt;
+    ri->downAfter = master ? master->downAfter : 30000;
+    ri->quorum = 2;
+    ri->failoverTimeout = 180000;
+    ri->parallelSyncs = 1;
+    ri->slavePriority = 100;
+    ri->roleReported = flags & SRI_SLAVE ? SRI_SLAVE : SRI_MASTER;
+    ri->roleReportedTime = ri->createdAt;
+    ri->cc = linkCreate(ri, 0);
+    if (!(flags & SRI_SENTINEL)) ri->pc = linkCreate(ri, 1);
+    return ri;
+}
+
+void instFree(SInst *ri) {
+    for (int i = 0; i < ri->nslaves; i++)
+        instFree(ri->slaves[i]);
+    for (int i = 0; i < ri->nsentinels; i++)
+        instFree(ri->sentinels[i]);
+    xfree(ri->slaves);
+    xfree(ri->sentinels);
+    linkFree(ri->cc);
+    linkFree(ri->pc);
+    xfree(ri->name);
+    xfree(ri->ip);
+    xfree(ri->authPass);
+    xfree(ri->authUser);
+    xfree(ri->slaveMasterHost);
+    xfree(ri->leader);
+    xfree(ri->pendingSwitchIp);
+    xfree(ri);
+}
+
+SInst *masterByName(const char *name) {
+    for (int i = 0; i < sentinel.nmasters; i++)
+        if (!strcmp(sentinel.masters[i]->name, name)) return sentinel.masters[i];
+    return NULL;
+}
+
+SInst *slaveByAddr(SInst *m, const char *ip, int port) {
+    for (int i = 0; i < m->nslaves; i++)
+        if (m->slaves[i]->port == port && !strcmp(m->slaves[i]->ip, ip)) return m->slaves[i];
+    return NULL;
+}
+
+static SInst *sentinelByRunid(SInst *m, const char *runid) {
+    for (int i = 0; i < m->nsentinels; i++)
+        if (!strcmp(m->sentinels[i]->runid, runid)) return m->sentinels[i];
+    return NULL;
+}
+
+static void instAppend(SInst ***arr, int *n, SInst *ri) {
+    *arr = xrealloc(*arr, sizeof(SInst *) * (size_t)(*n + 1));
+    (*arr)[(*n)++] = ri;
+}
+
+static void instRemoveAt(SInst **arr, int *n, int i) {
+    memmove(arr + i, arr + i + 1, sizeof(SInst *) * (size_t)(*n - i - 1));
+    (*n)--;
+}
+
+static void resetMasterKeepSentinels(SInst *m);
+static void switchMaster(SInst *m, const char *ip, int port);
+static SInst *selectSlave(SInst *m, long long now);
+static void sendTransaction(SInst *ri, const char *host, const char *port);
+
+static const char *instTypeName(const SInst *ri) {
+    return ri->flags & SRI_MASTER ? "master" : ri->flags & SRI_SLAVE ? "slave" : "sentinel";
+}
+
+/* Publishes an event on channel `type` to subscribed clients and logs it,
+ * as Redis's sentinelEvent: with ri (fmt "%@") the message starts with
+ * "<type> <name> <ip> <port>" and, for a non-master, "@ <master> <ip>
+ * <port>" follows; then the rest of fmt. */
+static void sentinelPublish(const char *channel, const char *msg);
+
+static void sentinelEvent(int level, const char *type, SInst *ri, const char *fmt, ...) {
+    char msg[1024];
+    size_t off = 0;
+    msg[0] = '\0';
+    if (ri) {
+        off = (size_t)snprintf(msg, sizeof(msg), "%s %s %s %d", instTypeName(ri), ri->name, ri->ip, ri->port);
+        if (ri->master && off < sizeof(msg))
+            off += (size_t)snprintf(msg + off, sizeof(msg) - off, " @ %s %s %d", ri->master->name,
+                                    ri->master->ip, ri->master->port);
+    }
+    if (fmt && off < sizeof(msg)) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg + off, sizeof(msg) - off, fmt, ap);
+        va_end(ap);
+    }
+    serverLog(level, "%s %s", type, msg);
+    sentinelPublish(type, msg);
+}
+
+/* ---------------------------------------------------------------------
+ * Monitoring: replies from instances
+ * ------------------------------------------------------------------- */
+
+static void pingReply(SInst *ri, RVal *r, void *priv) {
+    long long now = mstime();
+    ri->pingSentAt = 0;
+    if (!r) return;
+    ri->lastPong = now;
+    if (r->type == '+' ||
+        (r->type == '-' && (!strncmp(r->str, "LOADING", 7) || !strncmp(r->str, "MASTERDOWN", 10)))) {
+        ri->lastAvail = now;
+        ri->actPing = 0;
+    }
+}
+
+static void ignoreReply(SInst *ri, RVal *r, void *priv) {}
+
+/* A field of INFO text: the value after "name:" on its own line, copied
+ * into out (cut at outLen - 1).  1 found, 0 not. */
+static int infoField(const char *info, const char *name, char *out, size_t outLen) {
+    size_t nl = strlen(name);
+    const char *p = info;
+    while (p && *p) {
+        if (!strncmp(p, name, nl) && p[nl] == ':') {
+            const char *v = p + nl + 1;
+            size_t n = strcspn(v, "\r\n");
+            if (n >= outLen) n = outLen - 1;
+            memcpy(out, v, n);
+            out[n] = '\0';
+            return 1;
+        }
+        p = strchr(p, '\n');
+        if (p) p++;
+    }
+    return 0;
+}
+
+static void infoReply(SInst *ri, RVal *r, void *priv) {
+    ri->flags &= ~SRI_INFO_PENDING;
+    if (!r || r->type != '$' || !r->str) return;
+    const char *info = r->str;
+    long long now = mstime();
+    ri->infoRefresh = now;
+    char v[256];
+    if (infoField(info, "run_id", v, sizeof(v)) && strlen(v) == 40) {
+        if (ri->runid[0] && strcmp(ri->runid, v)) sentinelEvent(LL_NOTICE, "+reboot", ri, "%s", "");
+        memcpy(ri->runid, v, 41);
+    }
+    int role = 0;
+    if (infoField(info, "role", v, sizeof(v))) role = !strcmp(v, "master") ? SRI_MASTER : SRI_SLAVE;
+    if (role && role != ri->roleReported) {
+        ri->roleReported = role;
+        ri->roleReportedTime = now;
+    }
+    if ((ri->flags & SRI_MASTER) && role == SRI_MASTER) {
+        /* slaveN:ip=...,port=...,state=...,offset=...,lag=... */
+        int changed = 0;
+        for (int i = 0; i < 1024; i++) {
+            char key[32];
+            snprintf(key, sizeof(key), "slave%d", i);
+            if (!infoField(info, key, v, sizeof(v))) break;
+            char ip[64] = "";
+            int port = 0;
+            char *ipp = strstr(v, "ip="), *pp = strstr(v, "port=");
+            if (!ipp || !pp) continue;
+            size_t n = strcspn(ipp + 3, ",");
+            if (n >= sizeof(ip)) continue;
+            memcpy(ip, ipp + 3, n);
+            ip[n] = '\0';
+            port = atoi(pp + 5);
+            if (port <= 0 || !ip[0]) continue;
+            if (!slaveByAddr(ri, ip, port)) {
+                SInst *s = instCreate(SRI_SLAVE, NULL, ip, port, ri);
+                instAppend(&ri->slaves, &ri->nslaves, s);
+                sentinelEvent(LL_NOTICE, "+slave", s, "%s", "");
+                changed = 1;
+            }
+        }
+        if (changed) sentinelFlushConfig();
+    }
+    /* A replica we know reporting itself a primary (an old primary back
+     * after a failover): made a replica of the current primary. */
+    if ((ri->flags & SRI_SLAVE) && role == SRI_MASTER && !(ri->flags & SRI_PROMOTED) &&
+        !(ri->master->flags & SRI_FAILOVER_IN_PROGRESS) && !(ri->master->flags & (SRI_S_DOWN | SRI_O_DOWN)) &&
+        ri->master->roleReported == SRI_MASTER && ri->master->infoRefresh &&
+        now - ri->roleReportedTime > ri->master->failoverTimeout &&
+        now - ri->reconfSentTime > ri->master->failoverTimeout) {
+        char port[16];
+        snprintf(port, sizeof(port), "%d", ri->master->port);
+        ri->reconfSentTime = now;
+        sentinelEvent(LL_WARNING, "+convert-to-slave", ri, "%s", "");
+        sendTransaction(ri, ri->master->ip, port);
+    }
+    if (ri->flags & SRI_SLAVE) {
+        if (infoField(info, "master_link_down_since_seconds", v, sizeof(v)))
+            ri->masterLinkDownTime = strtoll(v, NULL, 10) * 1000;
+        else
+            ri->masterLinkDownTime = 0;
+        if (infoField(info, "master_host", v, sizeof(v))) {
+            xfree(ri->slaveMasterHost);
+            ri->slaveMasterHost = xstrdup(v);
+        }
+        if (infoField(info, "master_port", v, sizeof(v))) ri->slaveMasterPort = atoi(v);
+        if (infoField(info, "master_link_status", v, sizeof(v))) ri->masterLinkUp = !strcmp(v, "up");
+        if (infoField(info, "slave_priority", v, sizeof(v)) ||
+            infoField(info, "replica_priority", v, sizeof(v)))
+            ri->slavePriority = atoi(v);
+        if (infoField(info, "slave_repl_offset", v, sizeof(v))) ri->slaveReplOffset = strtoll(v, NULL, 10);
+        if (infoField(info, "replica_announced", v, sizeof(v)))
+            ri->replicaAnnounced = atoi(v);
+        else
+            ri->replicaAnnounced = 1;
+    }
+}
+
+/* A hello message "ip,port,runid,epoch,mname,mip,mport,mepoch" about a
+ * master this sentinel monitors: adds or updates the sender; from
+ * another sentinel (not itself). */
+static int parseLL(const char *s, long long *out);
+
+/* A decimal epoch without sign or overflow: 0, or -1. */
+static int parseEpoch(const char *s, unsigned long long *out) {
+    char *end;
+    if (*s < '0' || *s > '9') return -1;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end || errno) return -1;
+    *out = v;
+    return 0;
+}
+
+static void processHello(const char *hello, size_t len) {
+    char buf[512];
+    if (len >= sizeof(buf)) return;
+    memcpy(buf, hello, len);
+    buf[len] = '\0';
+    char *tok[8];
+    int n = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (n == 8) return; /* more than 8 fields */
+        tok[n++] = t;
+    }
+    if (n != 8) return;
+    const char *ip = tok[0], *runid = tok[2], *mname = tok[4], *mip = tok[5];
+    long long port, mport;
+    unsigned long long epoch, mepoch;
+    /* Malformed fields: the message is ignored, as Redis ignores one whose
+     * token count is wrong. */
+    if (parseLL(tok[1], &port) || port <= 0 || port > 65535 || parseLL(tok[6], &mport) || mport <= 0 ||
+        mport > 65535 || parseEpoch(tok[3], &epoch) || parseEpoch(tok[7], &mepoch) || strlen(runid) != 40)
+        return;
+    SInst *m = masterByName(mname);
+    if (!m) return;
+    if (!strcmp(runid, sentinel.myid)) return;
+    /* A newer configuration of the primary: follow it (a failover of ours
+     * in an older epoch is dropped by the switch). */
+    if (mepoch > m->configEpoch && (m->port != mport || strcmp(m->ip, mip))) {
+        sentinelEvent(LL_WARNING, "+config-update-from", NULL, "sentinel %s %s %d @ %s %s %d", runid, ip,
+                      port, m->name, m->ip, m->port);
+        m->configEpoch = mepoch;
+        /* switched by the timer: this runs on one of m's links */
+        xfree(m->pendingSwitchIp);
+        m->pendingSwitchIp = xstrdup(mip);
+        m->pendingSwitchPort = (int)mport;
+    } else if (mepoch > m->configEpoch) {
+        m->configEpoch = mepoch;
+        sentinelFlushConfig();
+    }
+    SInst *si = sentinelByRunid(m, runid);
+    if (!si) {
+        /* Same address, other run id: a restarted sentinel. */
+        for (int i = 0; i < m->nsentinels; i++) {
+            SInst *o = m->sentinels[i];
+            if (o->port == port && !strcmp(o->ip, ip)) {
+                sentinelEvent(LL_NOTICE, "-dup-sentinel", o, " #duplicate of %s:%d or %s", ip, port, runid);
+                instFree(o);
+                instRemoveAt(m->sentinels, &m->nsentinels, i);
+                break;
+            }
+        }
+        si = instCreate(SRI_SENTINEL, runid, ip, (int)port, m); /* named by run id, as Redis's */
+        memcpy(si->runid, runid, 41);
+        instAppend(&m->sentinels, &m->nsentinels, si);
+        sentinelEvent(LL_NOTICE, "+sentinel", si, "%s", "");
+        if (epoch > sentinel.currentEpoch) {
+            sentinel.currentEpoch = epoch;
+            sentinelEvent(LL_WARNING, "+new-epoch", NULL, "%llu", epoch);
+        }
+        sentinelFlushConfig();
+    } else if (epoch > sentinel.currentEpoch) {
+        sentinel.currentEpoch = epoch;
+        sentinelFlushConfig();
+        sentinelEvent(LL_WARNING, "+new-epoch", NULL, "%llu", epoch);
+    }
+    si->lastHelloRecv = mstime();
+}
+
+void sentinelPubsubMessage(SInst *ri, RVal *msg) {
+    if (msg->type != '*' || msg->n != 3) return;
+    RVal *kind = msg->elem[0], *payload = msg->elem[2];
+    if (kind->type != '$' || !kind->str || strcmp(kind->str, "message")) return;
+    if (payload->type != '$' || !payload->str) return;
+    processHello(payload->str, payload->len);
+}
+
+static const char *announceIp(SInst *ri, char *buf, size_t len) {
+    if (sentinel.announceIp) return sentinel.announceIp;
+    if (ri->cc->conn && connLocalAddr(ri->cc->conn, buf, len) == 0) {
+        char *colon = strrchr(buf, ':');
+        if (colon) *colon = '\0';
+        return buf;
+    }
+    return NULL;
+}
+
+/* Where m's primary is now: the promoted replica once the failover
+ * reconfigures the others (as Redis's sentinelGetCurrentMasterAddress),
+ * else m itself. */
+static const SInst *currentMasterAddr(const SInst *m) {
+    if (m->promoted && m->failoverState >= FO_RECONF_SLAVES) return m->promoted;
+    return m;
+}
+
+static void sendHello(SInst *ri) {
+    SInst *m = ri->flags & SRI_MASTER ? ri : ri->master;
+    char ipbuf[128];
+    const char *ip = announceIp(ri, ipbuf, sizeof(ipbuf));
+    if (!ip || !ri->cc->connected) return;
+    char payload[512];
+    const SInst *cur = currentMasterAddr(m);
+    snprintf(payload, sizeof(payload), "%s,%d,%s,%llu,%s,%s,%d,%llu", ip,
+             sentinel.announcePort ? sentinel.announcePort : sentinel.port, sentinel.myid,
+             sentinel.currentEpoch, m->name, cur->ip, cur->port, m->configEpoch);
+    const char *argv[3] = {"PUBLISH", "__sentinel__:hello", payload};
+    linkCommand(ri->cc, ignoreReply, NULL, 3, argv);
+    ri->lastHelloSent = mstime();
+}
+
+static void isDownReply(SInst *si, RVal *r, void *priv) {
+    if (!r || r->type != '*' || r->n != 3 || r->elem[0]->type != ':' || r->elem[1]->type != '$' ||
+        r->elem[2]->type != ':' || !r->elem[1]->str)
+        return;
+    si->lastMasterDownReply = mstime();
+    if (r->elem[0]->ll == 1)
+        si->flags |= SRI_MASTER_DOWN;
+    else
+        si->flags &= ~SRI_MASTER_DOWN;
+    if (strcmp(r->elem[1]->str, "*")) {
+        if (!si->leader || strcmp(si->leader, r->elem[1]->str) ||
+            si->leaderEpoch != (unsigned long long)r->elem[2]->ll) {
+            xfree(si->leader);
+            si->leader = xstrdup(r->elem[1]->str);
+            si->leaderEpoch = (unsigned long long)r->elem[2]->ll;
+        }
+    }
+}
+
+/* Connects ri's links when they are down (at most once a second) and
+ * authenticates and names them, as Redis's sentinelReconnectInstance. */
+static void reconnectInstance(SInst *ri, long long now) {
+    SLink *links[2] = {ri->cc, ri->pc};
+    SInst *m = ri->flags & SRI_MASTER ? ri : ri->master;
+    for (int i = 0; i < 2; i++) {
+        SLink *l = links[i];
+        if (!l || l->conn) continue;
+        if (now - l->lastReconnect < 1000) continue;
+        l->lastReconnect = now;
+        if (linkConnect(l, ri->ip, ri->port) != 0) continue;
+        if (!(ri->flags & SRI_SENTINEL) && m->authPass) {
+            if (m->authUser) {
+                const char *a[3] = {"AUTH", m->authUser, m->authPass};
+                linkCommand(l, ignoreReply, NULL, 3, a);
+            } else {
+                const char *a[2] = {"AUTH", m->authPass};
+                linkCommand(l, ignoreReply, NULL, 2, a);
+            }
+        }
+        char cname[64];
+        snprintf(cname, sizeof(cname), "sentinel-%.8s-%s", sentinel.myid, l->pubsub ? "pubsub" : "cmd");
+        const char *sn[3] = {"CLIENT", "SETNAME", cname};
+        linkCommand(l, ignoreReply, NULL, 3, sn);
+        if (l->pubsub) {
+            const char *sub[2] = {"SUBSCRIBE", "__sentinel__:hello"};
+            linkCommand(l, ignoreReply, NULL, 2, sub);
+        } else {
+            const char *ping[1] = {"PING"};
+            ri->pingSentAt = now;
+            ri->lastPingSent = now;
+            if (!ri->actPing) ri->actPing = now;
+            linkCommand(l, pingReply, NULL, 1, ping);
+        }
+    }
+}
+
+static void periodicInstance(SInst *ri, long long now) {
+    reconnectInstance(ri, now);
+    SLink *cc = ri->cc;
+    if (cc->conn && cc->pending < 100) {
+        long long infoPeriod = 10000;
+        if ((ri->flags & SRI_SLAVE) && (ri->master->flags & (SRI_O_DOWN | SRI_FAILOVER_IN_PROGRESS)))
+            infoPeriod = 1000;
+        if (!(ri->flags & SRI_SENTINEL) && (!ri->infoRefresh || now - ri->infoRefresh > infoPeriod) &&
+            now - ri->lastPingTry >= 0) {
+            if (!ri->infoRefresh || now - ri->infoRefresh > infoPeriod) {
+                const char *a[1] = {"INFO"};
+                /* one INFO in flight at a time: refresh is set on reply */
+                if (!(ri->flags & SRI_INFO_PENDING)) {
+                    ri->flags |= SRI_INFO_PENDING;
+                    linkCommand(cc, infoReply, NULL, 1, a);
+                }
+            }
+        }
+        long long pingPeriod = ri->downAfter < 1000 ? ri->downAfter : 1000;
+        if (!ri->pingSentAt && now - ri->lastPingSent > pingPeriod) {
+            const char *a[1] = {"PING"};
+            ri->pingSentAt = now;
+            ri->lastPingSent = now;
+            if (!ri->actPing) ri->actPing = now;
+            linkCommand(cc, pingReply, NULL, 1, a);
+        }
+        if (now - ri->lastHelloSent > 2000) sendHello(ri);
+    }
+    /* A link silent for long with a PING pending is dropped: it reconnects. */
+    if (cc->conn && cc->connected && ri->pingSentAt && now - ri->pingSentAt > ri->downAfter / 2 &&
+        now - cc->connectedAt > ri->downAfter / 2) {
+        cc->lastReconnect = 0;
+        ri->pingSentAt = 0;
+        /* linkFree/Create to drop its callbacks too */
+        SLink *n = linkCreate(ri, 0);
+        linkFree(cc);
+        ri->cc = cc = n;
+        ri->flags &= ~SRI_INFO_PENDING;
+    }
+    /* subjective down */
+    /* As Redis: how long the oldest PING has gone without a valid reply;
+     * with none pending, how long since the last valid one while the link
+     * is down. */
+    long long elapsed = 0;
+    if (ri->actPing)
+        elapsed = now - ri->actPing;
+    else if (!cc->connected)
+        elapsed = now - ri->lastAvail;
+    int down = elapsed > ri->downAfter;
+    if ((ri->flags & SRI_MASTER) && ri->roleReported == SRI_SLAVE &&
+        now - ri->roleReportedTime > ri->downAfter + 20000)
+        down = 1;
+    if (down && !(ri->flags & SRI_S_DOWN)) {
+        ri->flags |= SRI_S_DOWN;
+        ri->sdownSince = now;
+        sentinelEvent(LL_WARNING, "+sdown", ri, "%s", "");
+    } else if (!down && (ri->flags & SRI_S_DOWN)) {
+        ri->flags &= ~SRI_S_DOWN;
+        sentinelEvent(LL_WARNING, "-sdown", ri, "%s", "");
+    }
+}
+
+static void checkObjectivelyDown(SInst *m, long long now) {
+    int votes = 0, odown = 0;
+    if (m->flags & SRI_S_DOWN) {
+        votes = 1;
+        for (int i = 0; i < m->nsentinels; i++) {
+            SInst *s = m->sentinels[i];
+            if (now - s->lastMasterDownReply > 5000) s->flags &= ~SRI_MASTER_DOWN;
+            if (s->flags & SRI_MASTER_DOWN) votes++;
+        }
+        if (votes >= m->quorum) odown = 1;
+    }
+    if (odown && !(m->flags & SRI_O_DOWN)) {
+        m->flags |= SRI_O_DOWN;
+        m->odownSince = now;
+        sentinelEvent(LL_WARNING, "+odown", m, " #quorum %d/%d", votes, m->quorum);
+    } else if (!odown && (m->flags & SRI_O_DOWN)) {
+        m->flags &= ~SRI_O_DOWN;
+        sentinelEvent(LL_WARNING, "-odown", m, "%s", "");
+    }
+    /* Ask the others while we think it is down (once a second). */
+    if ((m->flags & SRI_S_DOWN) && now - m->lastIsDownAsk >= 1000) {
+        m->lastIsDownAsk = now;
+        char port[16], epoch[32];
+        snprintf(port, sizeof(port), "%d", m->port);
+        snprintf(epoch, sizeof(epoch), "%llu", sentinel.currentEpoch);
+        const char *who = m->failoverState > FO_NONE ? sentinel.myid : "*";
+        for (int i = 0; i < m->nsentinels; i++) {
+            SInst *s = m->sentinels[i];
+            if (!s->cc->connected) continue;
+            const char *a[6] = {"SENTINEL", "is-master-down-by-addr", m->ip, port, epoch, who};
+            linkCommand(s->cc, isDownReply, NULL, 6, a);
+        }
+    } else if (!(m->flags & SRI_S_DOWN)) {
+        for (int i = 0; i < m->nsentinels; i++)
+            m->sentinels[i]->flags &= ~SRI_MASTER_DOWN;
+    }
+}
+
+static void shutdownSentinel(void);
+static volatile sig_atomic_t shutdownAsked;
+static void voteLeader(SInst *m, unsigned long long reqEpoch, const char *runid);
+
+/* ---------------------------------------------------------------------
+ * Failover (Redis's sentinelFailoverStateMachine, same order of events)
+ * ------------------------------------------------------------------- */
+
+static void setFailoverState(SInst *m, int state, const char *event, SInst *about) {
+    m->failoverState = state;
+    m->failoverStateChangeTime = mstime();
+    if (event) sentinelEvent(LL_WARNING, event, about ? about : m, "%s", "");
+}
+
+static void abortFailover(SInst *m, const char *why) {
+    sentinelEvent(LL_WARNING, why, m, "%s", "");
+    m->flags &= ~(SRI_FAILOVER_IN_PROGRESS | SRI_FORCE_FAILOVER);
+    m->failoverState = FO_NONE;
+    m->failoverStateChangeTime = mstime();
+    if (m->promoted) m->promoted->flags &= ~SRI_PROMOTED;
+    m->promoted = NULL;
+    for (int i = 0; i < m->nslaves; i++)
+        m->slaves[i]->flags &= ~(SRI_RECONF_SENT | SRI_RECONF_DONE);
+}
+
+static void startFailoverIfNeeded(SInst *m, long long now) {
+    if (!(m->flags & SRI_O_DOWN) || (m->flags & SRI_FAILOVER_IN_PROGRESS)) return;
+    if (now - m->failoverStartTime < m->failoverTimeout * 2) return;
+    sentinel.currentEpoch++;
+    m->failoverEpoch = sentinel.currentEpoch;
+    m->flags |= SRI_FAILOVER_IN_PROGRESS;
+    sentinelEvent(LL_WARNING, "+new-epoch", NULL, "%llu", sentinel.currentEpoch);
+    sentinelEvent(LL_WARNING, "+try-failover", m, "%s", "");
+    m->failoverState = FO_WAIT_START;
+    m->failoverStartTime = now + (long long)(randNext() % 1000);
+    m->failoverStateChangeTime = now;
+    m->lastIsDownAsk = 0; /* ask for votes now */
+    sentinelFlushConfig();
+}
+
+/* The run id that has a majority of the votes (and at least the quorum)
+ * in the failover epoch, counting our own vote (given to the most voted,
+ * or to ourselves); NULL when none. */
+static const char *getLeader(SInst *m, unsigned long long epoch) {
+    const char *ids[64];
+    int votes[64], n = 0;
+    int voters = m->nsentinels + 1;
+    for (int i = 0; i < m->nsentinels && n < 63; i++) {
+        SInst *s = m->sentinels[i];
+        if (!s->leader || s->leaderEpoch != epoch) continue;
+        int j;
+        for (j = 0; j < n; j++)
+            if (!strcmp(ids[j], s->leader)) break;
+        if (j == n) {
+            ids[n] = s->leader;
+            votes[n++] = 0;
+        }
+        votes[j]++;
+    }
+    const char *winner = NULL;
+    int best = 0;
+    for (int j = 0; j < n; j++)
+        if (votes[j] > best) best = votes[j], winner = ids[j];
+    voteLeader(m, epoch, winner ? winner : sentinel.myid);
+    const char *mine = m->leader && m->leaderEpoch == epoch ? m->leader : NULL;
+    if (mine) {
+        int j;
+        for (j = 0; j < n; j++)
+            if (!strcmp(ids[j], mine)) break;
+        if (j == n) {
+            ids[n] = mine;
+            votes[n++] = 0;
+        }
+        votes[j]++;
+        if (votes[j] > best) best = votes[j], winner = ids[j];
+    }
+    if (!winner) return NULL;
+    if (best < voters / 2 + 1 || best < m->quorum) return NULL;
+    return winner;
+}
+
+static int slaveCmp(const void *a, const void *b) {
+    const SInst *x = *(SInst *const *)a, *y = *(SInst *const *)b;
+    if (x->slavePriority != y->slavePriority) return x->slavePriority - y->slavePriority;
+    if (x->slaveReplOffset != y->slaveReplOffset) return x->slaveReplOffset > y->slaveReplOffset ? -1 : 1;
+    return strcasecmp(x->runid, y->runid);
+}
+
+static SInst *selectSlave(SInst *m, long long now) {
+    SInst *cand[256];
+    int n = 0;
+    long long maxLinkDown = ((m->flags & SRI_S_DOWN) ? now - m->sdownSince : 0) + m->downAfter * 10;
+    long long infoValidity = (m->flags & SRI_S_DOWN) ? 5000 : 30000;
+    for (int i = 0; i < m->nslaves && n < 256; i++) {
+        SInst *s = m->slaves[i];
+        if (s->flags & (SRI_S_DOWN | SRI_O_DOWN)) continue;
+        if (!s->cc->connected) continue;
+        if (now - s->lastAvail > 5000) continue;
+        if (s->slavePriority == 0) continue;
+        if (!s->infoRefresh || now - s->infoRefresh > infoValidity) continue;
+        if (s->masterLinkDownTime > maxLinkDown) continue;
+        if (!s->runid[0]) continue;
+        cand[n++] = s;
+    }
+    if (!n) return NULL;
+    qsort(cand, (size_t)n, sizeof(cand[0]), slaveCmp);
+    return cand[0];
+}
+
+static void sendTransaction(SInst *ri, const char *host, const char *port) {
+    const char *multi[1] = {"MULTI"};
+    linkCommand(ri->cc, ignoreReply, NULL, 1, multi);
+    if (host) {
+        const char *a[3] = {"SLAVEOF", host, port};
+        linkCommand(ri->cc, ignoreReply, NULL, 3, a);
+    } else {
+        const char *a[3] = {"SLAVEOF", "NO", "ONE"};
+        linkCommand(ri->cc, ignoreReply, NULL, 3, a);
+    }
+    const char *rw[2] = {"CONFIG", "REWRITE"};
+    linkCommand(ri->cc, ignoreReply, NULL, 2, rw);
+    const char *kill[4] = {"CLIENT", "KILL", "TYPE", "normal"};
+    linkCommand(ri->cc, ignoreReply, NULL, 4, kill);
+    const char *exec[1] = {"EXEC"};
+    linkCommand(ri->cc, ignoreReply, NULL, 1, exec);
+}
+
+/* The primary m now lives at ip:port: its replicas are the old ones (but
+ * the new primary) and the old primary; links restart. */
+static void switchMaster(SInst *m, const char *ip, int port) {
+    char oldIp[128];
+    int oldPort = m->port;
+    snprintf(oldIp, sizeof(oldIp), "%s", m->ip);
+    sentinelEvent(LL_WARNING, "+switch-master", NULL, "%s %s %d %s %d", m->name, oldIp, oldPort, ip, port);
+    char(*addrs)[130] = xcalloc(sizeof(*addrs) * (size_t)(m->nslaves + 1));
+    int *ports = xcalloc(sizeof(int) * (size_t)(m->nslaves + 1));
+    int n = 0;
+    for (int i = 0; i < m->nslaves; i++) {
+        SInst *s = m->slaves[i];
+        if (s->port == port && !strcmp(s->ip, ip)) continue;
+        snprintf(addrs[n], sizeof(addrs[n]), "%s", s->ip);
+        ports[n++] = s->port;
+    }
+    if (!(oldPort == port && !strcmp(oldIp, ip))) {
+        snprintf(addrs[n], sizeof(addrs[n]), "%s", oldIp);
+        ports[n++] = oldPort;
+    }
+    unsigned long long cfgEpoch = m->configEpoch;
+    resetMasterKeepSentinels(m);
+    m->configEpoch = cfgEpoch;
+    xfree(m->ip);
+    m->ip = xstrdup(ip);
+    m->port = port;
+    for (int i = 0; i < n; i++) {
+        SInst *s = instCreate(SRI_SLAVE, NULL, addrs[i], ports[i], m);
+        instAppend(&m->slaves, &m->nslaves, s);
+        sentinelEvent(LL_NOTICE, "+slave", s, "%s", "");
+    }
+    xfree(addrs);
+    xfree(ports);
+    sentinelFlushConfig();
+}
+
+static void failoverStateMachine(SInst *m, long long now) {
+    if (!(m->flags & SRI_FAILOVER_IN_PROGRESS)) return;
+    switch (m->failoverState) {
+    case FO_WAIT_START: {
+        if (now < m->failoverStartTime) return;
+        const char *leader = getLeader(m, m->failoverEpoch);
+        if ((!leader || strcmp(leader, sentinel.myid)) && !(m->flags & SRI_FORCE_FAILOVER)) {
+            if (now - m->failoverStartTime > (m->failoverTimeout < 10000 ? m->failoverTimeout : 10000)) {
+                abortFailover(m, "-failover-abort-not-elected");
+                m->failoverStartTime = now;
+            }
+            return;
+        }
+        sentinelEvent(LL_WARNING, "+elected-leader", m, "%s", "");
+        setFailoverState(m, FO_SELECT_SLAVE, "+failover-state-select-slave", NULL);
+        break;
+    }
+    case FO_SELECT_SLAVE: {
+        SInst *s = selectSlave(m, now);
+        if (!s) {
+            abortFailover(m, "-failover-abort-no-good-slave");
+            return;
+        }
+        sentinelEvent(LL_WARNING, "+selected-slave", s, "%s", "");
+        s->flags |= SRI_PROMOTED;
+        m->promoted = s;
+        setFailoverState(m, FO_SEND_SLAVEOF_NOONE, "+failover-state-send-slaveof-noone", s);
+        break;
+    }
+    case FO_SEND_SLAVEOF_NOONE: {
+        SInst *s = m->promoted;
+        if (!s->cc->connected) {
+            if (now - m->failoverStateChangeTime > m->failoverTimeout)
+                abortFailover(m, "-failover-abort-slave-timeout");
+            return;
+        }
+        sendTransaction(s, NULL, NULL);
+        setFailoverState(m, FO_WAIT_PROMOTION, "+failover-state-wait-promotion", s);
+        break;
+    }
+    case FO_WAIT_PROMOTION:
+        if (m->promoted->roleReported == SRI_MASTER) {
+            m->configEpoch = m->failoverEpoch;
+            sentinelEvent(LL_WARNING, "+promoted-slave", m->promoted, "%s", "");
+            sentinelFlushConfig();
+            setFailoverState(m, FO_RECONF_SLAVES, "+failover-state-reconf-slaves", NULL);
+        } else if (now - m->failoverStateChangeTime > m->failoverTimeout) {
+            abortFailover(m, "-failover-abort-slave-timeout");
+        }
+        break;
+    case FO_RECONF_SLAVES: {
+        char port[16];
+        snprintf(port, sizeof(port), "%d", m->promoted->port);
+        int inProgress = 0, done = 1;
+        for (int i = 0; i < m->nslaves; i++) {
+            SInst *s = m->slaves[i];
+            if (s == m->promoted) continue;
+            if (s->flags & SRI_RECONF_SENT) inProgress++;
+            if (!(s->flags & SRI_RECONF_DONE)) done = 0;
+        }
+        for (int i = 0; i < m->nslaves && inProgress < m->parallelSyncs; i++) {
+            SInst *s = m->slaves[i];
+            if (s == m->promoted || (s->flags & (SRI_RECONF_SENT | SRI_RECONF_DONE))) continue;
+            if (!s->cc->connected || (s->flags & SRI_S_DOWN)) continue;
+            sendTransaction(s, m->promoted->ip, port);
+            s->flags |= SRI_RECONF_SENT;
+            s->reconfSentTime = now;
+            sentinelEvent(LL_NOTICE, "+slave-reconf-sent", s, "%s", "");
+            inProgress++;
+        }
+        /* a replica reconfigured: its INFO names the new primary, link up */
+        for (int i = 0; i < m->nslaves; i++) {
+            SInst *s = m->slaves[i];
+            if (!(s->flags & SRI_RECONF_SENT)) continue;
+            if (s->slaveMasterHost && !strcmp(s->slaveMasterHost, m->promoted->ip) &&
+                s->slaveMasterPort == m->promoted->port && s->masterLinkUp &&
+                s->infoRefresh > s->reconfSentTime) {
+                s->flags = (s->flags & ~SRI_RECONF_SENT) | SRI_RECONF_DONE;
+                sentinelEvent(LL_NOTICE, "+slave-reconf-done", s, "%s", "");
+            } else if (now - s->reconfSentTime > m->failoverTimeout) {
+                s->flags = (s->flags & ~SRI_RECONF_SENT) | SRI_RECONF_DONE;
+            }
+        }
+        /* replicas that are down are left for later (as Redis does) */
+        done = 1;
+        for (int i = 0; i < m->nslaves; i++) {
+            SInst *s = m->slaves[i];
+            if (s == m->promoted || (s->flags & SRI_S_DOWN)) continue;
+            if (!(s->flags & SRI_RECONF_DONE)) done = 0;
+        }
+        if (done || now - m->failoverStateChangeTime > m->failoverTimeout) {
+            sentinelEvent(LL_WARNING, "+failover-end", m, "%s", "");
+            m->failoverState = FO_UPDATE_CONFIG;
+        }
+        break;
+    }
+    case FO_UPDATE_CONFIG: {
+        char ip[128];
+        snprintf(ip, sizeof(ip), "%s", m->promoted->ip);
+        int port = m->promoted->port;
+        m->flags &= ~SRI_FAILOVER_IN_PROGRESS;
+        m->failoverState = FO_NONE;
+        m->promoted = NULL;
+        switchMaster(m, ip, port);
+        break;
+    }
+    }
+}
+
+static long long sentinelTimer(EventLoop *loop, long long id, void *data) {
+    long long now = mstime();
+    if (shutdownAsked) shutdownSentinel();
+    /* TILT: the clock jumped or the process stalled (> 2 s between runs). */
+    if (sentinel.prevTimer && (now - sentinel.prevTimer < 0 || now - sentinel.prevTimer > 2000)) {
+        sentinel.tilt = 1;
+        sentinelEvent(LL_WARNING, "+tilt", NULL, "#tilt mode entered");
+        for (int i = 0; i < sentinel.nmasters; i++) {
+            sentinel.masters[i]->lastAvail = now;
+            sentinel.masters[i]->actPing = 0;
+        }
+    }
+    sentinel.prevTimer = now;
+    for (int i = 0; i < sentinel.nmasters; i++) {
+        SInst *m = sentinel.masters[i];
+        periodicInstance(m, now);
+        for (int j = 0; j < m->nslaves; j++)
+            periodicInstance(m->slaves[j], now);
+        for (int j = 0; j < m->nsentinels; j++)
+            periodicInstance(m->sentinels[j], now);
+        if (m->pendingSwitchIp) {
+            char *ip = m->pendingSwitchIp;
+            m->pendingSwitchIp = NULL;
+            switchMaster(m, ip, m->pendingSwitchPort);
+            xfree(ip);
+        }
+        if (!sentinel.tilt) {
+            checkObjectivelyDown(m, now);
+            startFailoverIfNeeded(m, now);
+            failoverStateMachine(m, now);
+        }
+    }
+    if (sentinel.tilt) sentinel.tilt = 0;
+    return 100;
+}
+
+/* ---------------------------------------------------------------------
+ * Clients
+ * ------------------------------------------------------------------- */
+
+typedef struct SClient {
+    Connection *conn;
+    sds qbuf, obuf;
+    int authed;
+    int closeAfterReply;
+    sds *channels;
+    int nchannels;
+    sds *patterns;
+    int npatterns;
+    struct SClient *next;
+} SClient;
+
+static SClient *clients;
+static Listener sentinelListener = {
+    .name = "tcp", .type = &connTcpType, .proto = &respProtocol, .encoder = &respEncoder};
+static EventLoop *loop;
+
+static void sclientWritable(EventLoop *el, int fd, void *data, int mask);
+
+static void sclientFree(SClient *c) {
+    SClient **pp = &clients;
+    while (*pp && *pp != c)
+        pp = &(*pp)->next;
+    if (*pp) *pp = c->next;
+    connClose(c->conn);
+    sdsFree(c->qbuf);
+    sdsFree(c->obuf);
+    for (int i = 0; i < c->nchannels; i++)
+        sdsFree(c->channels[i]);
+    for (int i = 0; i < c->npatterns; i++)
+        sdsFree(c->patterns[i]);
+    xfree(c->channels);
+    xfree(c->patterns);
+    xfree(c);
+    sentinel.nclients--;
+}
+
+/* Writes what it can of c's output; 0, or -1 when c was freed. */
+static int sclientFlush(SClient *c) {
+    while (sdsLen(c->obuf)) {
+        long n = connWrite(c->conn, c->obuf, sdsLen(c->obuf));
+        if (n < 0 && errno == EAGAIN) break;
+        if (n <= 0) {
+            sclientFree(c);
+            return -1;
+        }
+        sdsRange(c->obuf, n, -1);
+    }
+    if (sdsLen(c->obuf)) {
+        connEventAdd(c->conn, EV_WRITABLE, sclientWritable, c);
+        return 0;
+    }
+    if (connEventMask(c->conn) & EV_WRITABLE) connEventDel(c->conn, EV_WRITABLE);
+    if (c->closeAfterReply) {
+        sclientFree(c);
+        return -1;
+    }
+    return 0;
+}
+
+static void sclientWritable(EventLoop *el, int fd, void *data, int mask) { sclientFlush(data); }
+
+static void addRaw(SClient *c, const char *s) { c->obuf = sdsCat(c->obuf, s); }
+static void addStatus(SClient *c, const char *s) { c->obuf = sdsCatPrintf(c->obuf, "+%s\r\n", s); }
+static void addError(SClient *c, const char *s) { c->obuf = sdsCatPrintf(c->obuf, "-%s\r\n", s); }
+static void addLL(SClient *c, long long v) { c->obuf = sdsCatPrintf(c->obuf, ":%lld\r\n", v); }
+static void addArray(SClient *c, long n) { c->obuf = sdsCatPrintf(c->obuf, "*%ld\r\n", n); }
+static void addNullArray(SClient *c) { addRaw(c, "*-1\r\n"); }
+static void addBulkLen(SClient *c, const char *p, size_t n) {
+    c->obuf = sdsCatPrintf(c->obuf, "$%zu\r\n", n);
+    c->obuf = sdsCatLen(c->obuf, p, n);
+    c->obuf = sdsCatLen(c->obuf, "\r\n", 2);
+}
+static void addBulk(SClient *c, const char *s) { addBulkLen(c, s, strlen(s)); }
+static void addBulkLL(SClient *c, long long v) {
+    char b[32];
+    snprintf(b, sizeof(b), "%lld", v);
+    addBulk(c, b);
+}
+
+static void sentinelPublish(const char *channel, const char *msg) {
+    for (SClient *c = clients; c; c = c->next) {
+        for (int i = 0; i < c->nchannels; i++) {
+            if (strcmp(c->channels[i], channel)) continue;
+            addArray(c, 3);
+            addBulk(c, "message");
+            addBulk(c, channel);
+            addBulk(c, msg);
+        }
+        for (int i = 0; i < c->npatterns; i++) {
+            if (!globMatch(c->patterns[i], sdsLen(c->patterns[i]), channel, strlen(channel), 0)) continue;
+            addArray(c, 4);
+            addBulk(c, "pmessage");
+            addBulk(c, c->patterns[i]);
+            addBulk(c, channel);
+            addBulk(c, msg);
+        }
+    }
+    /* flushed before sleeping (beforeSleep) */
+}
+
+/* --- SENTINEL replies about instances --- */
+
+static const char *flagsString(const SInst *ri, char *buf, size_t len) {
+    snprintf(buf, len, "%s%s%s%s%s", instTypeName(ri), ri->flags & SRI_S_DOWN ? ",s_down" : "",
+             ri->flags & SRI_O_DOWN ? ",o_down" : "",
+             (ri->flags & SRI_SENTINEL) && (ri->flags & SRI_MASTER_DOWN) ? ",master_down" : "",
+             ri->cc->conn && ri->cc->connected ? "" : ",disconnected");
+    return buf;
+}
+
+static void addInstance(SClient *c, SInst *ri) {
+    long long now = mstime();
+    char fl[128];
+    sds body = c->obuf;
+    c->obuf = sdsEmpty();
+    long fields = 0;
+#define F(k) (addBulk(c, k), fields++)
+    F("name");
+    addBulk(c, ri->name);
+    F("ip");
+    addBulk(c, ri->ip);
+    F("port");
+    addBulkLL(c, ri->port);
+    F("runid");
+    addBulk(c, ri->runid);
+    F("flags");
+    addBulk(c, flagsString(ri, fl, sizeof(fl)));
+    F("link-pending-commands");
+    addBulkLL(c, ri->cc->pending);
+    F("link-refcount");
+    addBulkLL(c, 1);
+    F("last-ping-sent");
+    addBulkLL(c, ri->actPing ? now - ri->actPing : 0);
+    F("last-ok-ping-reply");
+    addBulkLL(c, now - ri->lastAvail);
+    F("last-ping-reply");
+    addBulkLL(c, now - ri->lastPong);
+    if (ri->flags & SRI_S_DOWN) {
+        F("s-down-time");
+        addBulkLL(c, now - ri->sdownSince);
+    }
+    if (ri->flags & SRI_O_DOWN) {
+        F("o-down-time");
+        addBulkLL(c, now - ri->odownSince);
+    }
+    F("down-after-milliseconds");
+    addBulkLL(c, ri->downAfter);
+    if (ri->flags & (SRI_MASTER | SRI_SLAVE)) {
+        F("info-refresh");
+        addBulkLL(c, ri->infoRefresh ? now - ri->infoRefresh : 0);
+        F("role-reported");
+        addBulk(c, ri->roleReported == SRI_MASTER ? "master" : "slave");
+        F("role-reported-time");
+        addBulkLL(c, now - ri->roleReportedTime);
+    }
+    if (ri->flags & SRI_MASTER) {
+        F("config-epoch");
+        addBulkLL(c, (long long)ri->configEpoch);
+        F("num-slaves");
+        addBulkLL(c, ri->nslaves);
+        F("num-other-sentinels");
+        addBulkLL(c, ri->nsentinels);
+        F("quorum");
+        addBulkLL(c, ri->quorum);
+        F("failover-timeout");
+        addBulkLL(c, ri->failoverTimeout);
+        F("parallel-syncs");
+        addBulkLL(c, ri->parallelSyncs);
+    }
+    if (ri->flags & SRI_SLAVE) {
+        F("master-link-down-time");
+        addBulkLL(c, ri->masterLinkDownTime);
+        F("master-link-status");
+        addBulk(c, ri->masterLinkUp ? "ok" : "err");
+        F("master-host");
+        addBulk(c, ri->slaveMasterHost ? ri->slaveMasterHost : "?");
+        F("master-port");
+        addBulkLL(c, ri->slaveMasterPort);
+        F("slave-priority");
+        addBulkLL(c, ri->slavePriority);
+        F("slave-repl-offset");
+        addBulkLL(c, ri->slaveReplOffset);
+        F("replica-announced");
+        addBulkLL(c, ri->replicaAnnounced);
+    }
+    if (ri->flags & SRI_SENTINEL) {
+        F("last-hello-message");
+        addBulkLL(c, ri->lastHelloRecv ? now - ri->lastHelloRecv : now - ri->createdAt);
+        F("voted-leader");
+        addBulk(c, ri->leader ? ri->leader : "?");
+        F("voted-leader-epoch");
+        addBulkLL(c, (long long)ri->leaderEpoch);
+    }
+#undef F
+    sds items = c->obuf;
+    c->obuf = sdsCatPrintf(body, "*%ld\r\n", fields * 2);
+    c->obuf = sdsCatSds(c->obuf, items);
+    sdsFree(items);
+}
+
+static SInst *masterOrError(SClient *c, const char *name) {
+    SInst *m = masterByName(name);
+    if (!m) addError(c, "ERR No such master with that name");
+    return m;
+}
+
+static int parseLL(const char *s, long long *out) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (!*s || *end || errno) return -1;
+    *out = v;
+    return 0;
+}
+
+/* SENTINEL SET name option value ... : NULL, or the option that failed. */
+static const char *sentinelSet(SInst *m, int argc, sds *argv, int *badValue) {
+    for (int i = 0; i < argc; i += 2) {
+        const char *opt = argv[i];
+        if (i + 1 >= argc) return opt;
+        const char *val = argv[i + 1];
+        long long ll = 0;
+        if (!strcasecmp(opt, "down-after-milliseconds")) {
+            if (parseLL(val, &ll) || ll <= 0) return *badValue = i + 2, opt;
+            m->downAfter = ll;
+            for (int j = 0; j < m->nslaves; j++)
+                m->slaves[j]->downAfter = ll;
+            for (int j = 0; j < m->nsentinels; j++)
+                m->sentinels[j]->downAfter = ll;
+        } else if (!strcasecmp(opt, "failover-timeout")) {
+            if (parseLL(val, &ll) || ll <= 0) return *badValue = i + 2, opt;
+            m->failoverTimeout = ll;
+        } else if (!strcasecmp(opt, "parallel-syncs")) {
+            if (parseLL(val, &ll) || ll <= 0) return *badValue = i + 2, opt;
+            m->parallelSyncs = (int)ll;
+        } else if (!strcasecmp(opt, "quorum")) {
+            if (parseLL(val, &ll) || ll <= 0) return *badValue = i + 2, opt;
+            m->quorum = (int)ll;
+        } else if (!strcasecmp(opt, "auth-pass")) {
+            xfree(m->authPass);
+            m->authPass = val[0] ? xstrdup(val) : NULL;
+        } else if (!strcasecmp(opt, "auth-user")) {
+            xfree(m->authUser);
+            m->authUser = val[0] ? xstrdup(val) : NULL;
+        } else {
+            return opt;
+        }
+    }
+    return NULL;
+}
+
+static int validName(const char *s) {
+    for (; *s; s++)
+        if (*s <= ' ' || *s == '"' || *s == '\'') return 0;
+    return 1;
+}
+
+/* SENTINEL MONITOR's checks and effect: NULL or the error. */
+const char *sentinelAddMaster(const char *name, const char *ip, const char *portS, const char *quorumS,
+                              SInst **out) {
+    long long port, quorum;
+    if (parseLL(quorumS, &quorum) || quorum <= 0) return "Quorum must be 1 or greater.";
+    if (parseLL(portS, &port) || port <= 0 || port > 65535) return "Invalid port number";
+    if (!validName(name)) return "Invalid master name";
+    if (masterByName(name)) return "Duplicate master name.";
+    SInst *m = instCreate(SRI_MASTER, name, ip, (int)port, NULL);
+    m->quorum = (int)quorum;
+    instAppend(&sentinel.masters, &sentinel.nmasters, m);
+    if (out) *out = m;
+    return NULL;
+}
+
+static void resetMaster(SInst *m);
+static void resetMasterKeepSentinels(SInst *m) {
+    SInst **sents = m->sentinels;
+    int n = m->nsentinels;
+    m->sentinels = NULL;
+    m->nsentinels = 0;
+    resetMaster(m);
+    xfree(m->sentinels);
+    m->sentinels = sents;
+    m->nsentinels = n;
+}
+
+static void resetMaster(SInst *m) {
+    for (int i = 0; i < m->nslaves; i++)
+        instFree(m->slaves[i]);
+    for (int i = 0; i < m->nsentinels; i++)
+        instFree(m->sentinels[i]);
+    m->nslaves = m->nsentinels = 0;
+    m->flags &= SRI_MASTER;
+    m->failoverState = FO_NONE;
+    m->promoted = NULL;
+    linkFree(m->cc);
+    linkFree(m->pc);
+    m->cc = linkCreate(m, 0);
+    m->pc = linkCreate(m, 1);
+    m->runid[0] = '\0';
+    m->infoRefresh = 0;
+    m->lastAvail = m->lastPong = mstime();
+    m->pingSentAt = 0;
+}
+
+/* --- the SENTINEL command --- */
+
+static void voteLeader(SInst *m, unsigned long long reqEpoch, const char *runid) {
+    if (reqEpoch > sentinel.currentEpoch) {
+        sentinel.currentEpoch = reqEpoch;
+        sentinelFlushConfig();
+        sentinelEvent(LL_WARNING, "+new-epoch", NULL, "%llu", reqEpoch);
+    }
+    if (m->leaderEpoch < reqEpoch && sentinel.currentEpoch <= reqEpoch) {
+        xfree(m->leader);
+        m->leader = xstrdup(runid);
+        m->leaderEpoch = sentinel.currentEpoch;
+        /* voted for another: no failover of our own for a while */
+        if (strcmp(runid, sentinel.myid)) m->failoverStartTime = mstime() + (long long)(randNext() % 1000);
+        sentinelFlushConfig();
+        sentinelEvent(LL_WARNING, "+vote-for-leader", m, " %s %llu", runid, m->leaderEpoch);
+    }
+}
+
+static void wrongArity(SClient *c, const char *name) {
+    c->obuf = sdsCatPrintf(c->obuf, "-ERR wrong number of arguments for '%s' command\r\n", name);
+}
+
+static void sentinelCommand(SClient *c, int argc, sds *argv) {
+    if (argc < 2) {
+        wrongArity(c, "sentinel");
+        return;
+    }
+    const char *sub = argv[1];
+    SInst *m;
+#define ARITY(n, exact)                                                                                      \
+    do {                                                                                                     \
+        if ((exact) ? argc != (n) : argc < (n)) {                                                            \
+            char nm[64];                                                                                     \
+            snprintf(nm, sizeof(nm), "sentinel|%s", sub);                                                    \
+            for (char *q = nm; *q; q++)                                                                      \
+                *q = (char)tolower((unsigned char)*q);                                                       \
+            wrongArity(c, nm);                                                                               \
+            return;                                                                                          \
+        }                                                                                                    \
+    } while (0)
+    if (!strcasecmp(sub, "masters")) {
+        ARITY(2, 1);
+        addArray(c, sentinel.nmasters);
+        for (int i = 0; i < sentinel.nmasters; i++)
+            addInstance(c, sentinel.masters[i]);
+    } else if (!strcasecmp(sub, "master")) {
+        ARITY(3, 1);
+        if ((m = masterOrError(c, argv[2]))) addInstance(c, m);
+    } else if (!strcasecmp(sub, "replicas") || !strcasecmp(sub, "slaves")) {
+        ARITY(3, 1);
+        if (!(m = masterOrError(c, argv[2]))) return;
+        addArray(c, m->nslaves);
+        for (int i = 0; i < m->nslaves; i++)
+            addInstance(c, m->slaves[i]);
+    } else if (!strcasecmp(sub, "sentinels")) {
+        ARITY(3, 1);
+        if (!(m = masterOrError(c, argv[2]))) return;
+        addArray(c, m->nsentinels);
+        for (int i = 0; i < m->nsentinels; i++)
+            addInstance(c, m->sentinels[i]);
+    } else if (!strcasecmp(sub, "get-master-addr-by-name")) {
+        ARITY(3, 1);
+        m = masterByName(argv[2]);
+        if (!m) {
+            addNullArray(c);
+            return;
+        }
+        const SInst *cur = currentMasterAddr(m);
+        addArray(c, 2);
+        addBulk(c, cur->ip);
+        addBulkLL(c, cur->port);
+    } else if (!strcasecmp(sub, "myid")) {
+        ARITY(2, 1);
+        addBulk(c, sentinel.myid);
+    } else if (!strcasecmp(sub, "ckquorum")) {
+        ARITY(3, 1);
+        if (!(m = masterOrError(c, argv[2]))) return;
+        int voters = m->nsentinels + 1, usable = 1;
+        for (int i = 0; i < m->nsentinels; i++)
+            if (!(m->sentinels[i]->flags & (SRI_S_DOWN | SRI_O_DOWN))) usable++;
+        if (usable < m->quorum)
+            c->obuf =
+                sdsCatPrintf(c->obuf,
+                             "-NOQUORUM %d usable Sentinels. Not enough available Sentinels to reach the "
+                             "specified quorum for this master\r\n",
+                             usable);
+        else if (usable < voters / 2 + 1)
+            c->obuf =
+                sdsCatPrintf(c->obuf,
+                             "-NOQUORUM %d usable Sentinels. Not enough available Sentinels to reach the "
+                             "majority and authorize a failover\r\n",
+                             usable);
+        else
+            c->obuf = sdsCatPrintf(c->obuf,
+                                   "+OK %d usable Sentinels. Quorum and failover authorization can be "
+                                   "reached\r\n",
+                                   usable);
+    } else if (!strcasecmp(sub, "reset")) {
+        ARITY(3, 1);
+        int n = 0;
+        for (int i = 0; i < sentinel.nmasters; i++) {
+            SInst *mm = sentinel.masters[i];
+            if (!globMatch(argv[2], sdsLen(argv[2]), mm->name, strlen(mm->name), 0)) continue;
+            resetMaster(mm);
+            sentinelEvent(LL_WARNING, "+reset-master", mm, "%s", "");
+            n++;
+        }
+        if (n) sentinelFlushConfig();
+        addLL(c, n);
+    } else if (!strcasecmp(sub, "monitor")) {
+        ARITY(6, 1);
+        const char *err = sentinelAddMaster(argv[2], argv[3], argv[4], argv[5], &m);
+        if (err) {
+            c->obuf = sdsCatPrintf(c->obuf, "-ERR %s\r\n", err);
+            return;
+        }
+        m->downAfter = 30000;
+        sentinelFlushConfig();
+        sentinelEvent(LL_WARNING, "+monitor", m, " quorum %d", m->quorum);
+        addStatus(c, "OK");
+    } else if (!strcasecmp(sub, "remove")) {
+        ARITY(3, 1);
+        if (!(m = masterOrError(c, argv[2]))) return;
+        sentinelEvent(LL_WARNING, "-monitor", m, "%s", "");
+        for (int i = 0; i < sentinel.nmasters; i++)
+            if (sentinel.masters[i] == m) instRemoveAt(sentinel.masters, &sentinel.nmasters, i);
+        instFree(m);
+        sentinelFlushConfig();
+        addStatus(c, "OK");
+    } else if (!strcasecmp(sub, "set")) {
+        ARITY(3, 0);
+        if (!(m = masterOrError(c, argv[2]))) return;
+        int bad = 0;
+        const char *opt = sentinelSet(m, argc - 3, argv + 3, &bad);
+        if (opt) {
+            if (bad)
+                c->obuf = sdsCatPrintf(c->obuf, "-ERR Invalid argument '%s' for SENTINEL SET '%s'\r\n",
+                                       argv[3 + bad - 1], opt);
+            else
+                c->obuf = sdsCatPrintf(
+                    c->obuf, "-ERR Unknown option or number of arguments for SENTINEL SET '%s'\r\n", opt);
+            return;
+        }
+        sentinelFlushConfig();
+        addStatus(c, "OK");
+    } else if (!strcasecmp(sub, "failover")) {
+        ARITY(3, 1);
+        if (!(m = masterOrError(c, argv[2]))) return;
+        if (m->flags & SRI_FAILOVER_IN_PROGRESS) {
+            addError(c, "INPROG Failover already in progress");
+            return;
+        }
+        if (!selectSlave(m, mstime())) {
+            addError(c, "NOGOODSLAVE No suitable replica to promote");
+            return;
+        }
+        sentinel.currentEpoch++;
+        m->failoverEpoch = sentinel.currentEpoch;
+        m->flags |= SRI_FAILOVER_IN_PROGRESS | SRI_FORCE_FAILOVER;
+        sentinelEvent(LL_WARNING, "+new-epoch", NULL, "%llu", sentinel.currentEpoch);
+        sentinelEvent(LL_WARNING, "+try-failover", m, "%s", "");
+        m->failoverState = FO_WAIT_START;
+        m->failoverStartTime = m->failoverStateChangeTime = mstime();
+        sentinelFlushConfig();
+        addStatus(c, "OK");
+    } else if (!strcasecmp(sub, "flushconfig")) {
+        ARITY(2, 1);
+        if (sentinelFlushConfig() == 0)
+            addStatus(c, "OK");
+        else
+            c->obuf = sdsCatPrintf(c->obuf, "-ERR Error flushing the config: %s\r\n", strerror(errno));
+    } else if (!strcasecmp(sub, "is-master-down-by-addr")) {
+        ARITY(6, 1);
+        long long port, epoch;
+        if (parseLL(argv[3], &port) || parseLL(argv[4], &epoch)) {
+            addError(c, "ERR value is not an integer or out of range");
+            return;
+        }
+        SInst *found = NULL;
+        for (int i = 0; i < sentinel.nmasters; i++)
+            if (sentinel.masters[i]->port == port && !strcmp(sentinel.masters[i]->ip, argv[2]))
+                found = sentinel.masters[i];
+        int down = found && !sentinel.tilt && (found->flags & SRI_S_DOWN) && (found->flags & SRI_MASTER);
+        if (found && down && strcmp(argv[5], "*")) voteLeader(found, (unsigned long long)epoch, argv[5]);
+        addArray(c, 3);
+        addLL(c, down);
+        addBulk(c, found && strcmp(argv[5], "*") && found->leader ? found->leader : "*");
+        addLL(c, found && strcmp(argv[5], "*") ? (long long)found->leaderEpoch : 0);
+    } else if (!strcasecmp(sub, "config")) {
+        ARITY(3, 0);
+        if (!strcasecmp(argv[2], "get") && argc == 4) {
+            const char *opt = argv[3];
+            int n = 0;
+            sds out = sdsEmpty();
+            char num[32];
+            struct {
+                const char *name;
+                const char *val;
+            } opts[] = {
+                {"resolve-hostnames", "no"},
+                {"announce-hostnames", "no"},
+                {"announce-ip", sentinel.announceIp ? sentinel.announceIp : ""},
+                {"announce-port", num},
+                {"sentinel-user", ""},
+                {"sentinel-pass", ""},
+                {"deny-scripts-reconfig", "yes"},
+            };
+            snprintf(num, sizeof(num), "%d", sentinel.announcePort);
+            for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+                if (!globMatch(opt, strlen(opt), opts[i].name, strlen(opts[i].name), 1)) continue;
+                out = sdsCatPrintf(out, "$%zu\r\n%s\r\n$%zu\r\n%s\r\n", strlen(opts[i].name), opts[i].name,
+                                   strlen(opts[i].val), opts[i].val);
+                n++;
+            }
+            addArray(c, n * 2);
+            c->obuf = sdsCatSds(c->obuf, out);
+            sdsFree(out);
+        } else if (!strcasecmp(argv[2], "set") && argc == 5) {
+            if (!strcasecmp(argv[3], "announce-ip")) {
+                xfree(sentinel.announceIp);
+                sentinel.announceIp = sdsLen(argv[4]) ? xstrdup(argv[4]) : NULL;
+            } else if (!strcasecmp(argv[3], "announce-port")) {
+                long long p;
+                if (parseLL(argv[4], &p) || p < 0 || p > 65535) {
+                    addError(c, "ERR Invalid value for config set announce-port");
+                    return;
+                }
+                sentinel.announcePort = (int)p;
+            } else {
+                c->obuf =
+                    sdsCatPrintf(c->obuf, "-ERR Invalid argument '%s' to SENTINEL CONFIG SET\r\n", argv[3]);
+                return;
+            }
+            sentinelFlushConfig();
+            addStatus(c, "OK");
+        } else {
+            addError(c, "ERR Only SENTINEL CONFIG GET <option> / SET <option> <value> are supported.");
+        }
+    } else {
+        c->obuf = sdsCatPrintf(c->obuf, "-ERR unknown subcommand '%.128s'. Try SENTINEL HELP.\r\n", sub);
+    }
+#undef ARITY
+}
+
+/* --- the other commands --- */
+
+static void infoCommand(SClient *c, int argc, sds *argv) {
+    const char *sec = argc >= 2 ? argv[1] : "default";
+    int all = !strcasecmp(sec, "all") || !strcasecmp(sec, "default") || !strcasecmp(sec, "everything");
+    sds s = sdsEmpty();
+    long long now = mstime();
+    if (all || !strcasecmp(sec, "server")) {
+        s = sdsCatPrintf(
+            s,
+            "# Server\r\nredis_version:%s\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\n"
+            "redis_mode:sentinel\r\narch_bits:%d\r\nmultiplexing_api:epoll\r\nprocess_id:%d\r\n"
+            "run_id:%s\r\ntcp_port:%d\r\nserver_time_usec:%lld\r\nuptime_in_seconds:%lld\r\n"
+            "uptime_in_days:%lld\r\nhz:10\r\nconfigured_hz:10\r\nexecutable:%s\r\nconfig_file:%s\r\n",
+            REDIS_COMPAT_VERSION, (int)(sizeof(long) * 8), (int)getpid(), sentinel.myid, sentinel.port,
+            ustime(), (now - sentinel.startMs) / 1000, (now - sentinel.startMs) / 86400000,
+            server.executable ? server.executable : "", sentinel.configFile);
+    }
+    if (all || !strcasecmp(sec, "clients")) {
+        if (sdsLen(s)) s = sdsCat(s, "\r\n");
+        s = sdsCatPrintf(s, "# Clients\r\nconnected_clients:%d\r\nmaxclients:10000\r\n", sentinel.nclients);
+    }
+    if (all || !strcasecmp(sec, "stats")) {
+        if (sdsLen(s)) s = sdsCat(s, "\r\n");
+        s = sdsCatPrintf(s, "# Stats\r\ntotal_connections_received:%llu\r\ntotal_commands_processed:%llu\r\n",
+                         sentinel.clientsReceived, sentinel.commandsProcessed);
+    }
+    if (all || !strcasecmp(sec, "sentinel")) {
+        if (sdsLen(s)) s = sdsCat(s, "\r\n");
+        s = sdsCatPrintf(
+            s,
+            "# Sentinel\r\nsentinel_masters:%d\r\nsentinel_tilt:%d\r\nsentinel_tilt_since_seconds:%d\r\n"
+            "sentinel_running_scripts:0\r\nsentinel_scripts_queue_length:0\r\n"
+            "sentinel_simulate_failure_flags:0\r\n",
+            sentinel.nmasters, sentinel.tilt, -1);
+        for (int i = 0; i < sentinel.nmasters; i++) {
+            SInst *m = sentinel.masters[i];
+            s = sdsCatPrintf(s, "master%d:name=%s,status=%s,address=%s:%d,slaves=%d,sentinels=%d\r\n", i,
+                             m->name,
+                             m->flags & SRI_O_DOWN   ? "odown"
+                             : m->flags & SRI_S_DOWN ? "sdown"
+                                                     : "ok",
+                             m->ip, m->port, m->nslaves, m->nsentinels + 1);
+        }
+    }
+    addBulkLen(c, s, sdsLen(s));
+    sdsFree(s);
+}
+
+static void subscribeCommand(SClient *c, int argc, sds *argv, int pattern) {
+    for (int i = 1; i < argc; i++) {
+        sds **arr = pattern ? &c->patterns : &c->channels;
+        int *n = pattern ? &c->npatterns : &c->nchannels;
+        int have = 0;
+        for (int j = 0; j < *n; j++)
+            if (!strcmp((*arr)[j], argv[i])) have = 1;
+        if (!have) {
+            *arr = xrealloc(*arr, sizeof(sds) * (size_t)(*n + 1));
+            (*arr)[(*n)++] = sdsDup(argv[i]);
+        }
+        addArray(c, 3);
+        addBulk(c, pattern ? "psubscribe" : "subscribe");
+        addBulk(c, argv[i]);
+        addLL(c, c->nchannels + c->npatterns);
+    }
+}
+
+static void unsubscribeCommand(SClient *c, int argc, sds *argv, int pattern) {
+    sds **arr = pattern ? &c->patterns : &c->channels;
+    int *n = pattern ? &c->npatterns : &c->nchannels;
+    const char *kind = pattern ? "punsubscribe" : "unsubscribe";
+    if (argc == 1) {
+        if (*n == 0) {
+            addArray(c, 3);
+            addBulk(c, kind);
+            addRaw(c, "$-1\r\n");
+            addLL(c, c->nchannels + c->npatterns);
+        }
+        while (*n) {
+            sds ch = (*arr)[--(*n)];
+            addArray(c, 3);
+            addBulk(c, kind);
+            addBulk(c, ch);
+            addLL(c, c->nchannels + c->npatterns);
+            sdsFree(ch);
+        }
+        return;
+    }
+    for (int i = 1; i < argc; i++) {
+        for (int j = 0; j < *n; j++) {
+            if (strcmp((*arr)[j], argv[i])) continue;
+            sdsFree((*arr)[j]);
+            memmove(*arr + j, *arr + j + 1, sizeof(sds) * (size_t)(*n - j - 1));
+            (*n)--;
+            break;
+        }
+        addArray(c, 3);
+        addBulk(c, kind);
+        addBulk(c, argv[i]);
+        addLL(c, c->nchannels + c->npatterns);
+    }
+}
+
+static void unknownCommand(SClient *c, int argc, sds *argv) {
+    sds args = sdsEmpty();
+    for (int i = 1; i < argc && sdsLen(args) < 128; i++)
+        args = sdsCatPrintf(args, "'%.*s' ", (int)(128 - sdsLen(args)), argv[i]);
+    c->obuf = sdsCatPrintf(c->obuf, "-ERR unknown command '%.128s', with args beginning with: %s\r\n",
+                           argv[0], args);
+    sdsFree(args);
+}
+
+static void shutdownSentinel(void) {
+    serverLog(LL_WARNING, "User requested shutdown...");
+    sentinelFlushConfig();
+    serverLog(LL_WARNING, "Sentinel is now ready to exit, bye bye...");
+    exit(0);
+}
+
+/* Runs one command of c.  0, or -1 when c was freed. */
+static int processCommandOf(SClient *c, int argc, sds *argv) {
+    const char *cmd = argv[0];
+    sentinel.commandsProcessed++;
+    if (!strcasecmp(cmd, "auth")) {
+        if (argc < 2 || argc > 3) {
+            wrongArity(c, "auth");
+        } else if (!sentinel.requirepass && argc == 2) {
+            addError(
+                c, "ERR AUTH <password> called without any password configured for the default user. Are you "
+                   "sure your configuration is correct?");
+        } else if ((argc == 3 && strcmp(argv[1], "default")) ||
+                   (sentinel.requirepass ? strcmp(argv[argc - 1], sentinel.requirepass) : 0)) {
+            addError(c, "WRONGPASS invalid username-password pair or user is disabled.");
+        } else {
+            c->authed = 1;
+            addStatus(c, "OK");
+        }
+        return 0;
+    }
+    if (!strcasecmp(cmd, "hello")) {
+        long long proto = 2;
+        if (argc >= 2 && (parseLL(argv[1], &proto) || proto < 2 || proto > 3)) {
+            addError(c, "NOPROTO unsupported protocol version");
+            return 0;
+        }
+        for (int i = 2; i < argc; i++) {
+            if (!strcasecmp(argv[i], "auth") && i + 2 < argc) {
+                if (strcmp(argv[i + 1], "default") ||
+                    (sentinel.requirepass ? strcmp(argv[i + 2], sentinel.requirepass) : 0)) {
+                    addError(c, "WRONGPASS invalid username-password pair or user is disabled.");
+                    return 0;
+                }
+                c->authed = 1;
+                i += 2;
+            } else if (!strcasecmp(argv[i], "setname") && i + 1 < argc) {
+                i++;
+            } else {
+                c->obuf = sdsCatPrintf(c->obuf, "-ERR Syntax error in HELLO option '%s'\r\n", argv[i]);
+                return 0;
+            }
+        }
+        if (sentinel.requirepass && !c->authed) {
+            addError(
+                c, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
+                   "<proto> AUTH <user> <pass> option can be used to authenticate the client and select the "
+                   "RESP protocol version at the same time");
+            return 0;
+        }
+        if (proto == 3) {
+            addError(c, "NOPROTO unsupported protocol version");
+            return 0;
+        }
+        addArray(c, 14);
+        addBulk(c, "server");
+        addBulk(c, "redis");
+        addBulk(c, "version");
+        addBulk(c, REDIS_COMPAT_VERSION);
+        addBulk(c, "proto");
+        addLL(c, 2);
+        addBulk(c, "id");
+        addLL(c, (long long)sentinel.clientsReceived);
+        addBulk(c, "mode");
+        addBulk(c, "sentinel");
+        addBulk(c, "role");
+        addBulk(c, "master");
+        addBulk(c, "modules");
+        addArray(c, 0);
+        return 0;
+    }
+    if (sentinel.requirepass && !c->authed) {
+        addError(c, "NOAUTH Authentication required.");
+        return 0;
+    }
+    int subscribed = c->nchannels + c->npatterns > 0;
+    if (subscribed && strcasecmp(cmd, "subscribe") && strcasecmp(cmd, "psubscribe") &&
+        strcasecmp(cmd, "unsubscribe") && strcasecmp(cmd, "punsubscribe") && strcasecmp(cmd, "ping") &&
+        strcasecmp(cmd, "quit") && strcasecmp(cmd, "reset")) {
+        c->obuf = sdsCatPrintf(
+            c->obuf,
+            "-ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET "
+            "are allowed in this context\r\n",
+            cmd);
+        return 0;
+    }
+    if (!strcasecmp(cmd, "ping")) {
+        if (argc > 2)
+            wrongArity(c, "ping");
+        else if (subscribed) {
+            addArray(c, 2);
+            addBulk(c, "pong");
+            addBulk(c, argc == 2 ? argv[1] : "");
+        } else if (argc == 2)
+            addBulkLen(c, argv[1], sdsLen(argv[1]));
+        else
+            addStatus(c, "PONG");
+    } else if (!strcasecmp(cmd, "sentinel")) {
+        sentinelCommand(c, argc, argv);
+    } else if (!strcasecmp(cmd, "info")) {
+        infoCommand(c, argc, argv);
+    } else if (!strcasecmp(cmd, "role")) {
+        if (argc != 1) {
+            wrongArity(c, "role");
+            return 0;
+        }
+        addArray(c, 2);
+        addBulk(c, "sentinel");
+        addArray(c, sentinel.nmasters);
+        for (int i = 0; i < sentinel.nmasters; i++)
+            addBulk(c, sentinel.masters[i]->name);
+    } else if (!strcasecmp(cmd, "subscribe") || !strcasecmp(cmd, "psubscribe")) {
+        if (argc < 2)
+            wrongArity(c, strcasecmp(cmd, "subscribe") ? "psubscribe" : "subscribe");
+        else
+            subscribeCommand(c, argc, argv, !strcasecmp(cmd, "psubscribe"));
+    } else if (!strcasecmp(cmd, "unsubscribe") || !strcasecmp(cmd, "punsubscribe")) {
+        unsubscribeCommand(c, argc, argv, !strcasecmp(cmd, "punsubscribe"));
+    } else if (!strcasecmp(cmd, "publish")) {
+        if (argc != 3)
+            wrongArity(c, "publish");
+        else if (strcmp(argv[1], "__sentinel__:hello"))
+            addError(c, "ERR Only HELLO messages are accepted by Sentinel instances.");
+        else {
+            processHello(argv[2], sdsLen(argv[2]));
+            addLL(c, 1);
+        }
+    } else if (!strcasecmp(cmd, "client")) {
+        if (argc >= 2 && !strcasecmp(argv[1], "setname") && argc == 3)
+            addStatus(c, "OK");
+        else if (argc >= 2 && !strcasecmp(argv[1], "getname"))
+            addRaw(c, "$-1\r\n");
+        else if (argc >= 2 && !strcasecmp(argv[1], "id"))
+            addLL(c, (long long)sentinel.clientsReceived);
+        else if (argc >= 2)
+            c->obuf =
+                sdsCatPrintf(c->obuf, "-ERR unknown subcommand '%.128s'. Try CLIENT HELP.\r\n", argv[1]);
+        else
+            wrongArity(c, "client");
+    } else if (!strcasecmp(cmd, "shutdown")) {
+        shutdownSentinel();
+    } else if (!strcasecmp(cmd, "quit")) {
+        addStatus(c, "OK");
+        c->closeAfterReply = 1;
+    } else if (!strcasecmp(cmd, "command")) {
+        if (argc == 2 && !strcasecmp(argv[1], "count"))
+            addLL(c, 0);
+        else
+            addArray(c, 0);
+    } else {
+        unknownCommand(c, argc, argv);
+    }
+    return 0;
+}
+
+/* Splits an inline command line into c->argv form. */
+static sds *inlineArgs(const char *line, size_t len, int *argc) {
+    sds tmp = sdsNewLen(line, len);
+    sds *argv = sdsSplitArgs(tmp, argc);
+    sdsFree(tmp);
+    return argv;
+}
+
+static void sclientReadable(EventLoop *el, int fd, void *data, int mask) {
+    SClient *c = data;
+    char buf[16384];
+    long n = connRead(c->conn, buf, sizeof(buf));
+    if (n == 0 || (n < 0 && errno != EAGAIN)) {
+        sclientFree(c);
+        return;
+    }
+    if (n < 0) return;
+    c->qbuf = sdsCatLen(c->qbuf, buf, (size_t)n);
+    size_t off = 0;
+    while (off < sdsLen(c->qbuf) && !c->closeAfterReply) {
+        const char *p = c->qbuf + off;
+        size_t left = sdsLen(c->qbuf) - off;
+        int argc = 0;
+        sds *argv = NULL;
+        if (p[0] == '*') {
+            RVal *v;
+            long r = rvParse(p, left, &v);
+            if (r == 0) break;
+            if (r < 0 || v->type != '*') {
+                rvFree(v);
+                addError(c, "ERR Protocol error: invalid multibulk length");
+                c->closeAfterReply = 1;
+                break;
+            }
+            off += (size_t)r;
+            argv = xcalloc(sizeof(sds) * (size_t)(v->n ? v->n : 1));
+            for (long i = 0; i < v->n; i++) {
+                RVal *e = v->elem[i];
+                argv[argc++] = e->str ? sdsNewLen(e->str, e->len) : sdsEmpty();
+            }
+            rvFree(v);
+        } else {
+            const char *nl = memchr(p, '\n', left);
+            if (!nl) {
+                if (left > 65536) {
+                    addError(c, "ERR Protocol error: too big inline request");
+                    c->closeAfterReply = 1;
+                }
+                break;
+            }
+            size_t ll = (size_t)(nl - p);
+            off += ll + 1;
+            if (ll && p[ll - 1] == '\r') ll--;
+            argv = inlineArgs(p, ll, &argc);
+            if (!argv) {
+                addError(c, "ERR Protocol error: unbalanced quotes in request");
+                c->closeAfterReply = 1;
+                break;
+            }
+        }
+        if (argc > 0) processCommandOf(c, argc, argv);
+        for (int i = 0; i < argc; i++)
+            sdsFree(argv[i]);
+        xfree(argv);
+    }
+    sdsRange(c->qbuf, (ssize_t)off, -1);
+    sclientFlush(c);
+}
+
+static void acceptHandler(EventLoop *el, int fd, void *data, int mask) {
+    Listener *l = data;
+    for (int i = 0; i < 100; i++) {
+        char peer[128];
+        Connection *conn = connAccept(l, fd, peer, sizeof(peer));
+        if (!conn) return;
+        sentinel.clientsReceived++;
+        if (sentinel.protectedMode && sentinel.nbind == 0 && !sentinel.requirepass && !connIsLoopback(conn)) {
+            connWrite(conn, ERR_DENIED_PROTECTED, strlen(ERR_DENIED_PROTECTED));
+            connClose(conn);
+            continue;
+        }
+        SClient *c = xcalloc(sizeof(*c));
+        c->conn = conn;
+        c->qbuf = sdsEmpty();
+        c->obuf = sdsEmpty();
+        c->next = clients;
+        clients = c;
+        sentinel.nclients++;
+        connSetNoDelay(conn, 1);
+        connEventAdd(conn, EV_READABLE, sclientReadable, c);
+    }
+}
+
+static void beforeSleep(EventLoop *el) {
+    SClient *c = clients;
+    while (c) {
+        SClient *next = c->next;
+        if (sdsLen(c->obuf)) sclientFlush(c);
+        c = next;
+    }
+}
+
+/* SIGTERM/SIGINT: the timer exits (config flushed) on its next run. */
+static void sigtermHandler(int sig) {
+    (void)sig;
+    shutdownAsked = 1;
+}
+
+int sentinelModeRequested(int argc, char **argv) {
+    const char *base = strrchr(argv[0], '/');
+    base = base ? base + 1 : argv[0];
+    size_t bl = strlen(base);
+    if (bl >= 8 && !strcmp(base + bl - 8, "sentinel")) return 1;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--sentinel")) return 1;
+    return 0;
+}
+
+int sentinelMain(int argc, char **argv) {
+    memset(&sentinel, 0, sizeof(sentinel));
+    sentinel.port = 26379;
+    sentinel.startMs = mstime();
+    const char *path = NULL;
+    if (argc >= 2 && argv[1][0] != '-') path = argv[1];
+    if (!path) {
+        fprintf(stderr, "Sentinel needs config file on disk to save state.  Exiting...\n");
+        return 1;
+    }
+    if (sentinelLoadConfig(path, argc, argv) != 0) return 1;
+    if (access(sentinel.configFile, W_OK) != 0) {
+        fprintf(stderr, "Sentinel config file %s is not writable: %s. Exiting...\n", sentinel.configFile,
+                strerror(errno));
+        return 1;
+    }
+    if (server.cfg.daemonize) {
+        if (fork() != 0) exit(0);
+        setsid();
+        int fd = open("/dev/null", O_RDWR);
+        if (fd != -1) {
+            dup2(fd, STDIN_FILENO);
+            dup2(fd, STDOUT_FILENO);
+            dup2(fd, STDERR_FILENO);
+            if (fd > STDERR_FILENO) close(fd);
+        }
+    }
+    if (server.cfg.pidfile && server.cfg.pidfile[0]) {
+        FILE *fp = fopen(server.cfg.pidfile, "w");
+        if (fp) {
+            fprintf(fp, "%d\n", (int)getpid());
+            fclose(fp);
+        }
+    }
+    if (!sentinel.myid[0]) {
+        randHex(sentinel.myid, 40);
+        sentinel.myid[40] = '\0';
+    }
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGTERM, sigtermHandler);
+    signal(SIGINT, sigtermHandler);
+    loop = eventLoopCreate(10000 + 128);
+    connInit(loop);
+    const char *defBind[2] = {"*", "::*"};
+    int nb = sentinel.nbind ? sentinel.nbind : 2;
+    int bound = 0;
+    for (int i = 0; i < nb; i++) {
+        ConnListenSpec spec = {
+            .addr = sentinel.nbind ? sentinel.bind[i] : defBind[i], .port = sentinel.port, .backlog = 511};
+        if (listenerBind(&sentinelListener, &spec) == 0)
+            bound++;
+        else if (sentinel.nbind) {
+            serverLog(LL_WARNING, "Warning: Could not create server TCP listening socket %s:%d: %s",
+                      spec.addr, sentinel.port, strerror(errno));
+            return 1;
+        }
+    }
+    if (!bound) {
+        serverLog(LL_WARNING, "Failed listening on port %d (tcp), aborting.", sentinel.port);
+        return 1;
+    }
+    listenerInstall(&sentinelListener, acceptHandler);
+    serverLog(LL_NOTICE, "Cairn %s (Redis %s compatible) running in sentinel mode, port %d, pid %d",
+              CAIRN_VERSION, REDIS_COMPAT_VERSION, sentinel.port, (int)getpid());
+    sentinelFlushConfig();
+    serverLog(LL_WARNING, "Sentinel ID is %s", sentinel.myid);
+    for (int i = 0; i < sentinel.nmasters; i++)
+        sentinelEvent(LL_WARNING, "+monitor", sentinel.masters[i], " quorum %d", sentinel.masters[i]->quorum);
+    eventAddTimer(loop, 100, sentinelTimer, NULL);
+    eventSetBeforeSleep(loop, beforeSleep);
+    eventLoopRun(loop);
+    return 0;
+}

@@ -1,0 +1,172 @@
+/* sentinel_int.h -- Sentinel mode's shared state, between sentinel.c (links,
+ * monitoring, commands) and sentinel_conf.c (its config file).  Not for
+ * other files: Sentinel mode is separate from the data server. */
+#ifndef CAIRN_SENTINEL_INT_H
+#define CAIRN_SENTINEL_INT_H
+
+#include <stddef.h>
+
+#include "core/conn.h"
+#include "ds/sds.h"
+
+/* A parsed RESP value: type is the RESP2 prefix ('+', '-', ':', '$', '*');
+ * a null bulk or array has ll == -1 and no str/elem. */
+typedef struct RVal {
+    char type;
+    char *str;
+    size_t len;
+    long long ll;
+    struct RVal **elem;
+    long n;
+} RVal;
+
+void rvFree(RVal *v);
+/* One value from buf: bytes taken (> 0), 0 incomplete, -1 error. */
+long rvParse(const char *buf, size_t len, RVal **out);
+
+typedef struct SInst SInst;
+typedef void SReplyFn(SInst *ri, RVal *reply, void *priv);
+
+typedef struct SReplyCb {
+    SReplyFn *fn;
+    void *priv;
+    struct SReplyCb *next;
+} SReplyCb;
+
+typedef struct SLink {
+    SInst *ri;
+    Connection *conn; /* NULL: disconnected */
+    int connected;    /* the connect completed */
+    int pubsub;       /* replies without callbacks are messages */
+    sds rbuf, wbuf;
+    SReplyCb *head, *tail; /* one per command sent, in order */
+    int pending;
+    long long connectedAt, disconnectedAt;
+    long long lastReconnect;
+} SLink;
+
+#define SRI_MASTER 1
+#define SRI_SLAVE 2
+#define SRI_SENTINEL 4
+#define SRI_S_DOWN 8
+#define SRI_O_DOWN 16
+#define SRI_MASTER_DOWN 32  /* a sentinel said the master is down */
+#define SRI_INFO_PENDING 64 /* an INFO is in flight */
+#define SRI_FAILOVER_IN_PROGRESS 128
+#define SRI_PROMOTED 256
+#define SRI_RECONF_SENT 512
+#define SRI_RECONF_DONE 1024
+#define SRI_FORCE_FAILOVER 2048 /* SENTINEL FAILOVER: no election */
+
+/* A primary's failover state (Redis's SENTINEL_FAILOVER_STATE_*). */
+enum {
+    FO_NONE,
+    FO_WAIT_START,
+    FO_SELECT_SLAVE,
+    FO_SEND_SLAVEOF_NOONE,
+    FO_WAIT_PROMOTION,
+    FO_RECONF_SLAVES,
+    FO_UPDATE_CONFIG
+};
+
+struct SInst {
+    int flags;
+    char *name; /* master: its name; others "ip:port" */
+    char *ip;
+    int port;
+    char runid[41]; /* "" until known */
+    SInst *master;  /* slaves and sentinels: theirs */
+    SLink *cc, *pc; /* command link; pub/sub link (not sentinels) */
+    long long createdAt;
+    long long pingSentAt;   /* the pending PING's time, 0: none pending */
+    long long lastPingSent; /* the last PING's time */
+    long long actPing;      /* the oldest PING not validly answered, 0: none */
+    long long lastAvail;    /* last valid PING reply */
+    long long lastPong;     /* last PING reply of any kind */
+    long long lastPingTry;
+    long long infoRefresh; /* last INFO reply, 0: none yet */
+    long long lastHelloSent;
+    long long lastHelloRecv;
+    long long sdownSince, odownSince;
+    long long roleReportedTime;
+    int roleReported; /* SRI_MASTER or SRI_SLAVE */
+    long long downAfter;
+    /* masters */
+    int quorum;
+    long long failoverTimeout;
+    int parallelSyncs;
+    char *authPass, *authUser;
+    unsigned long long configEpoch;
+    SInst **slaves;
+    int nslaves;
+    SInst **sentinels;
+    int nsentinels;
+    long long lastIsDownAsk;
+    int failoverState;
+    unsigned long long failoverEpoch;
+    long long failoverStartTime, failoverStateChangeTime, failoverDelayLogged;
+    SInst *promoted;
+    char *pendingSwitchIp; /* a newer config heard in a hello */
+    int pendingSwitchPort;
+    long long reconfSentTime; /* slaves: SLAVEOF sent */
+    /* slaves: from their INFO */
+    long long masterLinkDownTime;
+    int masterLinkUp;
+    char *slaveMasterHost;
+    int slaveMasterPort;
+    int slavePriority;
+    long long slaveReplOffset;
+    int replicaAnnounced;
+    /* sentinels: vote and master-down replies */
+    char *leader;
+    unsigned long long leaderEpoch;
+    long long lastMasterDownReply;
+};
+
+typedef struct Sentinel {
+    char myid[41];
+    unsigned long long currentEpoch;
+    SInst **masters;
+    int nmasters;
+    char *configFile; /* absolute path */
+    int port;
+    char *bind[16];
+    int nbind;
+    int protectedMode;
+    char *requirepass;
+    char *announceIp;
+    int announcePort;
+    long long startMs;
+    int tilt;
+    long long prevTimer;
+    unsigned long long clientsReceived, commandsProcessed;
+    int nclients;
+} Sentinel;
+
+extern Sentinel sentinel;
+
+SLink *linkCreate(SInst *ri, int pubsub);
+void linkFree(SLink *l);
+int linkConnect(SLink *l, const char *ip, int port);
+int linkCommand(SLink *l, SReplyFn *fn, void *priv, int argc, const char **argv);
+
+/* A hello message or subscription confirmation on ri's pub/sub link. */
+void sentinelPubsubMessage(SInst *ri, RVal *msg);
+
+/* Instances. */
+SInst *instCreate(int flags, const char *name, const char *ip, int port, SInst *master);
+void instFree(SInst *ri);
+SInst *masterByName(const char *name);
+SInst *slaveByAddr(SInst *m, const char *ip, int port);
+
+/* sentinel_conf.c: the config file.  Load: 0, or -1 after printing the
+ * error in Redis's format. */
+int sentinelLoadConfig(const char *path, int argc, char **argv);
+/* Rewrites the config file from the current state (atomically, comments
+ * and other lines kept).  0 or -1 (errno). */
+int sentinelFlushConfig(void);
+/* One `sentinel ...` line's arguments (after the word sentinel), at load:
+ * NULL, or the error text. */
+const char *sentinelHandleConfigLine(int argc, sds *argv);
+
+#endif
