@@ -44,13 +44,23 @@ enum { DOING_START, DOING_TYPE, DOING_EXPIRE, DOING_KEY, DOING_VALUE, DOING_CHEC
 static const char *const doingNames[] = {"start",    "read-type", "read-expire", "read-key",
                                          "read-object-value", "check-sum", "read-len",   "read-aux"};
 
-/* Type names by RDB type byte, as redis-check-rdb 7.0 names them. */
+/* Type names by RDB type byte, as redis-check-rdb 7.0 names them (its
+ * table ends at 18: type 19, a 7.0 stream, is "unknown" there too). */
 static const char *const typeNames[] = {
     "string",      "list-linked",  "set-hashtable", "zset-v1",     "hash-hashtable", "zset-v2",
     "module-pre-release", "module-value", "", "hash-zipmap", "list-ziplist",   "set-intset",
     "zset-ziplist", "hash-ziplist", "quicklist",    "stream",      "hash-listpack",  "zset-listpack",
-    "quicklist-v2", "stream-v2", "set-listpack", "stream-v3", "hash-hashtable-md-pre-ga", "hash-listpack-md-pre-ga",
-    "hash-hashtable-md", "hash-listpack-md"};
+    "quicklist-v2"};
+/* Redis 7.4's hashes with field TTLs (types 22-25), as its check names them. */
+static const char *const fieldTtlTypeNames[] = {"hash-hashtable-md-pre-ga", "hash-listpack-md-pre-ga",
+                                                "hash-hashtable-md", "hash-listpack-md"};
+
+static const char *checkTypeName(int t) {
+    if ((unsigned)t < sizeof(typeNames) / sizeof(typeNames[0])) return typeNames[t];
+    if (t >= RDB_TYPE_HASH_METADATA_PRE_GA && t <= RDB_TYPE_HASH_LISTPACK_EX)
+        return fieldTtlTypeNames[t - RDB_TYPE_HASH_METADATA_PRE_GA];
+    return "unknown";
+}
 
 typedef struct Check {
     const unsigned char *p;
@@ -75,8 +85,7 @@ static int fail(const Check *c, const char *msg) {
     printf("[additional info] While doing: %s\n", doingNames[c->doing]);
     if (c->key) printf("[additional info] Reading key '%s'\n", c->key);
     if (c->keyType != -1)
-        printf("[additional info] Reading type %d (%s)\n", c->keyType,
-               (unsigned)c->keyType < sizeof(typeNames) / sizeof(typeNames[0]) ? typeNames[c->keyType] : "unknown");
+        printf("[additional info] Reading type %d (%s)\n", c->keyType, checkTypeName(c->keyType));
     showCounts(c);
     return 1;
 }

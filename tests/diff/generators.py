@@ -68,9 +68,14 @@ def other_type_cmd(rng):
     return (name, k) + _OTHER_ARGS[name]
 
 
+# TTL / PTTL key member are Cairn's member TTLs (KeyDB's form, issue 39),
+# where Redis 7.0 answers an arity error: test_member_ttl covers them.
+NO_EXTRA_ARG = {b"TTL", b"PTTL"}
+
+
 def mutate_arity(rng, cmd):
     """Drop or add an argument to produce arity / syntax errors."""
-    if len(cmd) > 1 and rng.random() < 0.5:
+    if len(cmd) > 1 and (rng.random() < 0.5 or cmd[0].upper() in NO_EXTRA_ARG):
         return cmd[:-1]
     return cmd + (rng.choice([b"junk", b"1", b"EX"]),)
 
