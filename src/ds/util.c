@@ -3,7 +3,9 @@
  * The integer parsers are hand-written so the acceptance rule is exact and
  * independent of locale and errno.  The floating point parsers defer to
  * strtod/strtold on a NUL-terminated copy (the input need not be
- * terminated) and then apply Redis's extra rejections.  Each behaviour was
+ * terminated) and then apply Redis's extra rejections; short decimals take
+ * an exact fast path first (decimalToDouble / decimalToLongDouble), as do
+ * human-friendly long doubles whose "%.17Lf" text is exact.  Each behaviour was
  * checked against redis-server 7.0.15; see tests/unit/test_util.c. */
 #include "ds/util.h"
 
