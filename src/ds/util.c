@@ -101,15 +101,17 @@ int decimalToDouble(const char *s, size_t len, double *out) {
     uint64_t m = 0;
     size_t start = i;
     while (i < len && s[i] >= '0' && s[i] <= '9') {
+        /* Count from the first nonzero digit, before m grows: counted after,
+         * a 20th digit could wrap m to exactly 0 (2^64) and escape. */
+        if ((m || s[i] != '0') && ++digits > 19) return 0;
         m = m * 10 + (uint64_t)(s[i++] - '0');
-        if (m && ++digits > 19) return 0;
     }
     if (i == start) return 0;
     if (i < len && s[i] == '.') {
         size_t fstart = ++i;
         while (i < len && s[i] >= '0' && s[i] <= '9') {
+            if ((m || s[i] != '0') && ++digits > 19) return 0;
             m = m * 10 + (uint64_t)(s[i++] - '0');
-            if (m && ++digits > 19) return 0;
         }
         frac = i - fstart;
         if (frac == 0) return 0;
@@ -156,15 +158,16 @@ int decimalToLongDouble(const char *s, size_t len, long double *out) {
     uint64_t m = 0;
     size_t start = i;
     while (i < len && s[i] >= '0' && s[i] <= '9') {
+        /* As in decimalToDouble: counted before m grows. */
+        if ((m || s[i] != '0') && ++digits > 19) return 0;
         m = m * 10 + (uint64_t)(s[i++] - '0');
-        if (m && ++digits > 19) return 0;
     }
     if (i == start) return 0;
     if (i < len && s[i] == '.') {
         size_t fstart = ++i;
         while (i < len && s[i] >= '0' && s[i] <= '9') {
+            if ((m || s[i] != '0') && ++digits > 19) return 0;
             m = m * 10 + (uint64_t)(s[i++] - '0');
-            if (m && ++digits > 19) return 0;
         }
         frac = i - fstart;
         if (frac == 0) return 0;

@@ -137,7 +137,7 @@ static void test_decimal_to_double(void **state) {
     }
     static const char *const slow[] = {"", "-", ".5", "5.", "+1", "1e5", "inf", "nan", " 1", "1 ", "1.2.3",
                                        "9007199254740993", "12345678901234567890", "0.00000000000000000000001",
-                                       "0x10"};
+                                       "0x10", "18446744073709551616", "36893488147419103232", "1844674407370955161.6"};
     for (size_t i = 0; i < sizeof(slow) / sizeof(slow[0]); i++) {
         double v = 42;
         assert_false(decimalToDouble(slow[i], strlen(slow[i]), &v));
@@ -456,7 +456,8 @@ static void test_decimal_to_long_double(void **state) {
     }
     static const char *const slow[] = {"", "-", ".5", "5.", "+1", "1e5", "inf", "nan", " 1", "1 ", "1.2.3",
                                        "10000000000000000000", "0.0000000000000000000000000001", "0x10", "--1",
-                                       "1.2345678901234567891"};
+                                       "1.2345678901234567891", "18446744073709551616", "-18446744073709551616.5",
+                                       "36893488147419103232", "1844674407370955161.6"};
     for (size_t i = 0; i < sizeof(slow) / sizeof(slow[0]); i++) {
         long double v = 42;
         assert_false(decimalToLongDouble(slow[i], strlen(slow[i]), &v));
