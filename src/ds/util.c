@@ -3,11 +3,14 @@
  * The integer parsers are hand-written so the acceptance rule is exact and
  * independent of locale and errno.  The floating point parsers defer to
  * strtod/strtold on a NUL-terminated copy (the input need not be
- * terminated) and then apply Redis's extra rejections.  Each behaviour was
+ * terminated) and then apply Redis's extra rejections; short decimals take
+ * an exact fast path first (decimalToDouble / decimalToLongDouble), as do
+ * human-friendly long doubles whose "%.17Lf" text is exact.  Each behaviour was
  * checked against redis-server 7.0.15; see tests/unit/test_util.c. */
 #include "ds/util.h"
 
 #include <errno.h>
+#include <float.h>
 #include <pthread.h>
 #include <sched.h>
 #include <limits.h>
@@ -98,15 +101,17 @@ int decimalToDouble(const char *s, size_t len, double *out) {
     uint64_t m = 0;
     size_t start = i;
     while (i < len && s[i] >= '0' && s[i] <= '9') {
+        /* Count from the first nonzero digit, before m grows: counted after,
+         * a 20th digit could wrap m to exactly 0 (2^64) and escape. */
+        if ((m || s[i] != '0') && ++digits > 19) return 0;
         m = m * 10 + (uint64_t)(s[i++] - '0');
-        if (m && ++digits > 19) return 0;
     }
     if (i == start) return 0;
     if (i < len && s[i] == '.') {
         size_t fstart = ++i;
         while (i < len && s[i] >= '0' && s[i] <= '9') {
+            if ((m || s[i] != '0') && ++digits > 19) return 0;
             m = m * 10 + (uint64_t)(s[i++] - '0');
-            if (m && ++digits > 19) return 0;
         }
         frac = i - fstart;
         if (frac == 0) return 0;
@@ -133,8 +138,52 @@ int stringToDouble(const char *s, size_t len, double *out) {
     return ok;
 }
 
+int decimalToLongDouble(const char *s, size_t len, long double *out) {
+    static const long double pow10[] = {1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,
+                                        1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L,
+                                        1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L};
+#if LDBL_MANT_DIG < 64
+    (void)pow10;
+    (void)s;
+    (void)len;
+    (void)out;
+    return 0; /* m below would not be exact: always strtold */
+#else
+    size_t i = 0, digits = 0, frac = 0;
+    int neg = 0;
+    if (len && s[0] == '-') {
+        neg = 1;
+        i = 1;
+    }
+    uint64_t m = 0;
+    size_t start = i;
+    while (i < len && s[i] >= '0' && s[i] <= '9') {
+        /* As in decimalToDouble: counted before m grows. */
+        if ((m || s[i] != '0') && ++digits > 19) return 0;
+        m = m * 10 + (uint64_t)(s[i++] - '0');
+    }
+    if (i == start) return 0;
+    if (i < len && s[i] == '.') {
+        size_t fstart = ++i;
+        while (i < len && s[i] >= '0' && s[i] <= '9') {
+            if ((m || s[i] != '0') && ++digits > 19) return 0;
+            m = m * 10 + (uint64_t)(s[i++] - '0');
+        }
+        frac = i - fstart;
+        if (frac == 0) return 0;
+    }
+    /* m < 10^19 < 2^64 and 10^frac (5^27 < 2^64) are exact long doubles,
+     * so one division rounds the decimal value correctly, as strtold. */
+    if (i != len || frac >= sizeof(pow10) / sizeof(pow10[0])) return 0;
+    long double v = (long double)m / pow10[frac];
+    *out = neg ? -v : v;
+    return 1;
+#endif
+}
+
 int stringToLongDouble(const char *s, size_t len, long double *out) {
     if (len == 0 || len >= UTIL_MAX_LONG_DOUBLE_CHARS || isSpaceChar(s[0])) return 0;
+    if (decimalToLongDouble(s, len, out)) return 1;
     char stack[128], *end;
     char *buf = terminated(s, len, stack, sizeof(stack));
     errno = 0;
@@ -209,9 +258,48 @@ int doubleToString(char *buf, size_t len, double v) {
     return n;
 }
 
+/* The human-friendly text of v without snprintf when it is exact in
+ * "%.17Lf": |v| < 2^64 and v a multiple of 2^-17, so its decimal expansion
+ * has at most 17 fractional digits (f / 2^17 = f * 5^17 / 10^17) and
+ * "%.17Lf" prints it unrounded.  Returns the length, or -1 (buf untouched
+ * beyond what the caller overwrites) when v is not such a value or len is
+ * below 40 (sign, 20 digits, '.', 17 digits, NUL). */
+static int longDoubleToFixedExact(char *buf, size_t len, long double v) {
+    if (len < 40) return -1;
+    long double a = v < 0 ? -v : v;
+    if (!(a < 18446744073709551616.0L)) return -1; /* 2^64; also NaN */
+    uint64_t ip = (uint64_t)a;
+    long double scaled = (a - (long double)ip) * 131072.0L; /* both exact */
+    uint64_t f = (uint64_t)scaled;
+    if ((long double)f != scaled) return -1;
+    int n = 0;
+    if (v < 0 && (ip | f)) buf[n++] = '-'; /* -0 prints as 0 */
+    n += unsignedLongLongToString(buf + n, len - (size_t)n, ip);
+    if (f) {
+        uint64_t d = f * UINT64_C(762939453125); /* 5^17: < 10^17 */
+        int k = 17;
+        while (d % 10 == 0) { /* the trailing zeros "%.17Lf" would print */
+            d /= 10;
+            k--;
+        }
+        buf[n++] = '.';
+        for (int j = k - 1; j >= 0; j--) {
+            buf[n + j] = (char)('0' + d % 10);
+            d /= 10;
+        }
+        n += k;
+        buf[n] = '\0';
+    }
+    return n;
+}
+
 int longDoubleToString(char *buf, size_t len, long double v, int humanfriendly) {
     if (isnan(v)) return putWord(buf, len, "nan");
     if (isinf(v)) return putWord(buf, len, v > 0 ? "inf" : "-inf");
+    if (humanfriendly) {
+        int fast = longDoubleToFixedExact(buf, len, v);
+        if (fast >= 0) return fast;
+    }
     int n = snprintf(buf, len, humanfriendly ? "%.17Lf" : "%.17Lg", v);
     if (n < 0 || (size_t)n >= len) return 0;
     if (humanfriendly && strchr(buf, '.')) {

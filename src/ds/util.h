@@ -46,6 +46,11 @@ int decimalToDouble(const char *s, size_t len, double *out);
  * trailing whitespace, and NaN.  Infinity IS accepted here; the command
  * rejects an infinite result ("increment would produce NaN or Infinity"). */
 int stringToLongDouble(const char *s, size_t len, long double *out);
+/* The fast case of the above: s is exactly [-]digits[.digits] with at most
+ * 19 significant digits and at most 27 decimals; *out is then what strtold
+ * returns (correctly rounded; "-0" gives -0).  Returns 0, *out unset, for
+ * any other text (the caller falls back to strtold). */
+int decimalToLongDouble(const char *s, size_t len, long double *out);
 
 /* Decimal text of v. */
 int longLongToString(char *dst, size_t dstlen, long long v);
@@ -55,7 +60,9 @@ int unsignedLongLongToString(char *dst, size_t dstlen, unsigned long long v);
 int doubleToString(char *buf, size_t len, double v);
 /* Text of a long double.  humanfriendly (INCRBYFLOAT output): "%.17Lf" with
  * trailing zeros and a trailing '.' removed, never an exponent; otherwise
- * "%.17Lg".  Infinities give "inf"/"-inf"; NaN is returned as "nan". */
+ * "%.17Lg".  Infinities give "inf"/"-inf"; NaN is returned as "nan".
+ * Human-friendly values below 2^64 that are multiples of 2^-17 (integers,
+ * halves, quarters ...) are printed without snprintf, to the same bytes. */
 int longDoubleToString(char *buf, size_t len, long double v, int humanfriendly);
 
 /* Number of decimal digits of v (1 for 0). */

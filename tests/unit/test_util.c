@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -136,7 +137,7 @@ static void test_decimal_to_double(void **state) {
     }
     static const char *const slow[] = {"", "-", ".5", "5.", "+1", "1e5", "inf", "nan", " 1", "1 ", "1.2.3",
                                        "9007199254740993", "12345678901234567890", "0.00000000000000000000001",
-                                       "0x10"};
+                                       "0x10", "18446744073709551616", "36893488147419103232", "1844674407370955161.6"};
     for (size_t i = 0; i < sizeof(slow) / sizeof(slow[0]); i++) {
         double v = 42;
         assert_false(decimalToDouble(slow[i], strlen(slow[i]), &v));
@@ -339,6 +340,158 @@ static void test_long_double_to_string(void **state) {
     assert_string_equal(buf, "0.33333333333333333");
 }
 
+/* The text longDoubleToString gave before its fast path: glibc's
+ * "%.17Lf", trailing zeros and a bare '.' dropped, "-0" read as "0". */
+static int refLongDoubleText(char *buf, size_t len, long double v) {
+    int n = snprintf(buf, len, "%.17Lf", v);
+    if (strchr(buf, '.')) {
+        while (buf[n - 1] == '0') n--;
+        if (buf[n - 1] == '.') n--;
+        buf[n] = '\0';
+    }
+    if (n == 2 && buf[0] == '-' && buf[1] == '0') {
+        buf[0] = '0';
+        buf[1] = '\0';
+        n = 1;
+    }
+    return n;
+}
+
+/* What stringToLongDouble accepted before its fast path: strtold on the
+ * whole text, no leading space, no NaN, no overflow or underflow to 0. */
+static int refStringToLongDouble(const char *s, long double *out) {
+    size_t len = strlen(s);
+    if (len == 0 || len >= UTIL_MAX_LONG_DOUBLE_CHARS || s[0] == ' ' || (s[0] >= '\t' && s[0] <= '\r')) return 0;
+    char *end;
+    errno = 0;
+    long double v = strtold(s, &end);
+    if ((size_t)(end - s) != len || isnan(v) ||
+        (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || v == 0.0L)))
+        return 0;
+    *out = v;
+    return 1;
+}
+
+static unsigned long long xorshift(unsigned long long *x) {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+static void expectSameText(long double v) {
+    char got[UTIL_MAX_LONG_DOUBLE_CHARS], want[UTIL_MAX_LONG_DOUBLE_CHARS];
+    int n = longDoubleToString(got, sizeof(got), v, 1);
+    int w = refLongDoubleText(want, sizeof(want), v);
+    if (n != w || strcmp(got, want) != 0) fail_msg("%La: got \"%s\", want \"%s\"", v, got, want);
+}
+
+/* The snprintf-free path prints exactly what "%.17Lf" did: dyadic values
+ * m / 2^k around the k <= 17 limit, integers around 2^63, 2^64, 10^17 and
+ * 10^19, -0, sums of short decimals (INCRBYFLOAT's results) and random bit
+ * patterns. */
+static void test_long_double_fast_text(void **state) {
+    (void)state;
+    static const long double edge[] = {0.0L, -0.0L, 0.5L, -0.5L, 1.0L, -1.0L, 0x1p-17L, -0x1p-17L, 0x1p-18L,
+                                       0x1.8p-17L, 0x1p63L, 0x1p64L, -0x1p64L, 0x1p64L - 1, 0x1p64L - 0.5L,
+                                       0x1p63L + 0.5L, 1e17L, 1e17L - 1, 1e17L + 1, 1e17L + 0.5L, 1e18L, 1e19L,
+                                       99999999999999999.0L, 999999999999999999.0L, 12345678901234567.5L,
+                                       123456789012345678.25L, 0.1L, 1.1L, 1e-17L, 3e-18L, 1e100L,
+                                       (long double)LLONG_MAX, (long double)LLONG_MIN, (long double)ULLONG_MAX,
+                                       131071.99999237060546875L, -131071.99999237060546875L};
+    for (size_t i = 0; i < sizeof(edge) / sizeof(edge[0]); i++) expectSameText(edge[i]);
+    unsigned long long x = 0x9E3779B97F4A7C15ULL;
+    for (int i = 0; i < 1000000; i++) {
+        unsigned long long r = xorshift(&x);
+        long double v;
+        switch (i % 4) {
+        case 0: { /* m / 2^k, k in 0..19, m of 1..64 bits */
+            unsigned k = (unsigned)(r % 20);
+            unsigned long long m = xorshift(&x) >> (r >> 58);
+            v = ldexpl((long double)m, -(int)k);
+            break;
+        }
+        case 1: { /* an integer near a power of ten or of two */
+            static const long double base[] = {1e15L, 1e16L, 1e17L, 1e18L, 1e19L, 0x1p53L, 0x1p63L, 0x1p64L};
+            v = base[r % 8] + (long double)((long long)(xorshift(&x) % 2001) - 1000);
+            break;
+        }
+        case 2: { /* a sum of short decimals, as INCRBYFLOAT makes */
+            char a[32], b[32];
+            long double p, q;
+            snprintf(a, sizeof(a), "%lld.%llu", (long long)(r % 2000001) - 1000000, xorshift(&x) % 1000);
+            snprintf(b, sizeof(b), "%llu.%llu", xorshift(&x) % 100, xorshift(&x) % 4 * 25);
+            assert_true(stringToLongDouble(a, strlen(a), &p));
+            assert_true(stringToLongDouble(b, strlen(b), &q));
+            v = p + q;
+            break;
+        }
+        default: { /* any finite pattern of moderate magnitude */
+            v = ldexpl((long double)(xorshift(&x) | (1ULL << 63)), (int)(r % 160) - 100);
+            break;
+        }
+        }
+        if (r & (1ULL << 40)) v = -v;
+        expectSameText(v);
+    }
+    /* Too small a buffer for "%.17Lf" still fails (0) as before. */
+    char small[19];
+    assert_int_equal(longDoubleToString(small, sizeof(small), 1.5L, 1), 0);
+    char fits[20];
+    assert_int_equal(longDoubleToString(fits, sizeof(fits), 1.5L, 1), 3);
+    assert_string_equal(fits, "1.5");
+}
+
+/* decimalToLongDouble agrees with strtold wherever it answers, and
+ * stringToLongDouble accepts and rejects exactly what it did before. */
+static void test_decimal_to_long_double(void **state) {
+    (void)state;
+    static const char *const fast[] = {"0", "-0", "1.5", "-1000000000000", "1000000000000", "0.1", "-0.0",
+                                       "123456789012345678", "999999999999999999", "9999999999999999999",
+                                       "0.000000000000000000000000001", "00012.500", "1.234567890123456789"};
+    for (size_t i = 0; i < sizeof(fast) / sizeof(fast[0]); i++) {
+        long double v, w = strtold(fast[i], NULL);
+        assert_true(decimalToLongDouble(fast[i], strlen(fast[i]), &v));
+        assert_true(v == w && signbit(v) == signbit(w));
+    }
+    static const char *const slow[] = {"", "-", ".5", "5.", "+1", "1e5", "inf", "nan", " 1", "1 ", "1.2.3",
+                                       "10000000000000000000", "0.0000000000000000000000000001", "0x10", "--1",
+                                       "1.2345678901234567891", "18446744073709551616", "-18446744073709551616.5",
+                                       "36893488147419103232", "1844674407370955161.6"};
+    for (size_t i = 0; i < sizeof(slow) / sizeof(slow[0]); i++) {
+        long double v = 42;
+        assert_false(decimalToLongDouble(slow[i], strlen(slow[i]), &v));
+        assert_true(v == 42);
+    }
+    unsigned long long x = 0x2545F4914F6CDD1DULL;
+    static const char alphabet[] = "0123456789012345678901234567890123456789.-+e x";
+    for (int i = 0; i < 1000000; i++) {
+        unsigned long long r = xorshift(&x);
+        char buf[48];
+        size_t n = 0;
+        if (i % 2 == 0) { /* [-]digits[.digits], up to 40 characters, leading zeros too */
+            if (r & 1) buf[n++] = '-';
+            size_t id = 1 + (r >> 1) % 22, fd = (r >> 8) % 30;
+            if ((r >> 16) % 4 == 0) fd = 0;
+            for (size_t j = 0; j < id; j++) buf[n++] = (char)('0' + xorshift(&x) % 10);
+            if (fd) {
+                buf[n++] = '.';
+                for (size_t j = 0; j < fd && n < sizeof(buf) - 1; j++) buf[n++] = (char)('0' + xorshift(&x) % 10);
+            }
+        } else { /* short strings over digits, '.', signs, 'e', space */
+            size_t l = (r % 12);
+            for (size_t j = 0; j < l; j++) buf[n++] = alphabet[xorshift(&x) % (sizeof(alphabet) - 1)];
+        }
+        buf[n] = '\0';
+        long double got = 42, want = 42, quick;
+        int g = stringToLongDouble(buf, n, &got), w = refStringToLongDouble(buf, &want);
+        if (g != w || !(got == want && signbit(got) == signbit(want)))
+            fail_msg("\"%s\": got %d %La, want %d %La", buf, g, got, w, want);
+        if (decimalToLongDouble(buf, n, &quick) && !(quick == want && signbit(quick) == signbit(want)))
+            fail_msg("\"%s\": fast %La, strtold %La", buf, quick, want);
+    }
+}
+
 static void test_clocks(void **state) {
     (void)state;
     long long us = ustime(), ms = mstime();
@@ -395,6 +548,8 @@ int main(void) {
         cmocka_unit_test(test_digits10),
         cmocka_unit_test(test_double_to_string),
         cmocka_unit_test(test_long_double_to_string),
+        cmocka_unit_test(test_long_double_fast_text),
+        cmocka_unit_test(test_decimal_to_long_double),
         cmocka_unit_test(test_clocks),
         cmocka_unit_test(test_prefault_range),
     };
