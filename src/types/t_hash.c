@@ -869,10 +869,16 @@ static int hfeIndexDbs;
 static size_t hfeIndexTotal; /* names over all databases */
 static int hfeEverTtl;       /* a TTL layout was ever made (so the hook looks) */
 
+static void hfeKeyModifiedHook(Client *c, Db *db, const char *key, size_t len);
+
 static void hfeIndexAdd(int dbid, const char *key, size_t len) {
     if (!hfeIndex) {
         hfeIndexDbs = server.cfg.databases;
         hfeIndex = xcalloc(sizeof(*hfeIndex) * (size_t)hfeIndexDbs);
+        /* The first hash with field TTLs: from now on a key brought under
+         * a new name (RENAME, MOVE, COPY, RESTORE) is looked at.  Until
+         * then writes do not pay for the hook. */
+        serverAddKeyModifiedHook(hfeKeyModifiedHook);
     }
     if (dbid < 0 || dbid >= hfeIndexDbs) return;
     if (!hfeIndex[dbid]) hfeIndex[dbid] = htabCreate(&hfeIndexType);
@@ -1166,7 +1172,6 @@ static void hfeBeforeSleep(void) {
 }
 
 void hashInit(void) {
-    serverAddKeyModifiedHook(hfeKeyModifiedHook);
     serverAddFlushHook(hfeFlushHook);
     serverAddSwapHook(hfeSwapHook);
     serverAddCronHook(hfeCron);
