@@ -377,11 +377,30 @@ def test_client_hello_cut_at_every_offset(start_server, certs):
     wait_for(lambda: good.info("clients")["connected_clients"] == 1, 30, "cut handshakes freed")
 
 
-def test_many_half_open_handshakes(start_server, certs):
-    s = tls_server(start_server, certs, tls_handshake_timeout=1000)
+HALF_OPEN = 1000
+
+
+@pytest.fixture
+def many_fds():
+    """Raises this process's open-file limit (the servers it starts inherit
+    it) so HALF_OPEN sockets fit on both ends; restores it after."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = HALF_OPEN + 1000
+    if hard != resource.RLIM_INFINITY and hard < want:
+        pytest.skip("open-file hard limit %d < %d" % (hard, want))
+    if soft != resource.RLIM_INFINITY and soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    yield
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_many_half_open_handshakes(many_fds, start_server, certs):
+    # maxclients well above HALF_OPEN: a handshaking connection is a client.
+    s = tls_server(start_server, certs, tls_handshake_timeout=5000, maxclients=HALF_OPEN + 500)
     hello = tlshelp.client_hello()
     socks = []
-    for i in range(250):
+    for i in range(HALF_OPEN):
         c = socket.create_connection(("127.0.0.1", s.tls_port))
         if i % 2:
             c.sendall(hello[: len(hello) // 2])
@@ -391,10 +410,13 @@ def test_many_half_open_handshakes(start_server, certs):
     for _ in range(5):
         assert tlshelp.tls_ping(s.tls_port, tlshelp.ssl_context(certs)) == "PONG"
         assert pc.ping()
-    wait_for(lambda: pc.info("clients")["connected_clients"] <= 1, timeout=20,
+    wait_for(lambda: pc.info("clients")["connected_clients"] <= 1, timeout=25,
              what="half-open handshakes closed")
+    # The server closed every one of them (not only forgot them).
     for c in socks:
+        assert _closed_soon(c, 5)
         c.close()
+    assert tlshelp.tls_ping(s.tls_port, tlshelp.ssl_context(certs)) == "PONG"
     assert s.alive()
 
 
