@@ -8,7 +8,16 @@
 #   - instructions per full handshake (the 50-request run minus an idle one,
 #     over 50);
 #   - requests per second (redis-benchmark --tls -q, not under callgrind;
-#     noisy on a shared machine, and at P1 the client is the bottleneck).
+#     noisy on a shared machine, and at P1 the client is the bottleneck);
+#   - server CPU per new connection with session resumption (TLS 1.2 and
+#     1.3): bench/tls_resume.py opens TLS_RESUME_N connections (default
+#     3000) at TLS_RESUME_RATE per second (default 1000), each resuming a
+#     session and doing one PING, and reads the server's utime+stime from
+#     /proc; TLS_RESUME_ROUNDS rounds (default 3) alternate the servers.
+#     then the same under callgrind: instructions per resumed connection
+#     (a run of 400 connections minus one of 100, over 300), which the
+#     machine's load does not change.  `sh bench/tls.sh resume` runs only
+#     this part.
 # Certificates are made with openssl in a temporary directory.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -60,6 +69,64 @@ run() {
   fi
 }
 
+# resume BIN VERSION: prints tls_resume.py's line for a server started
+# with session caching on (the default).
+# resume BIN VERSION N cg: the server under callgrind; prints its
+# instructions instead.
+resume() {
+  port=$(free_port)
+  out="$D/cg.$$.out"
+  if [ "${4:-}" = cg ]; then
+    valgrind --tool=callgrind --callgrind-out-file="$out" "$1" --port 0 --tls-port "$port" $TLSARGS \
+      --save "" --appendonly no --logfile "$D/log" >/dev/null 2>&1 &
+  else
+    "$1" --port 0 --tls-port "$port" $TLSARGS --save "" --appendonly no --logfile "$D/log" >/dev/null 2>&1 &
+  fi
+  pid=$!
+  i=0
+  until redis-cli $CLI -p "$port" ping >/dev/null 2>&1; do
+    i=$((i + 1)); [ $i -gt 200 ] && { echo "bench/tls: $1 did not start" >&2; kill $pid; return 1; }
+    sleep 0.2
+  done
+  line=$(/usr/bin/python3 bench/tls_resume.py "$port" "$pid" "$D/ca.crt" "${3:-${TLS_RESUME_N:-3000}}" \
+    "${TLS_RESUME_RATE:-1000}" "$2")
+  redis-cli $CLI -p "$port" shutdown nosave >/dev/null 2>&1
+  wait $pid
+  if [ "${4:-}" = cg ]; then
+    grep -E "^(summary|totals):" "$out" | head -1 | awk '{print $2}'
+    rm -f "$out"
+  else
+    echo "$line"
+  fi
+}
+
+resume_section() {
+  echo "== TLS: server CPU per new connection with session resumption (N=${TLS_RESUME_N:-3000}," \
+    "${TLS_RESUME_RATE:-1000}/s; us, resumed, conn/s)"
+  printf "%-8s %-6s %24s %24s %6s\n" version round cairn redis ratio
+  for v in 1.2 1.3; do
+    ct=0; rt=0
+    for round in $(seq "${TLS_RESUME_ROUNDS:-3}"); do
+      c=$(resume "$CAIRN" $v); r=$(resume "$REDIS" $v)
+      printf "%-8s %-6s %24s %24s\n" "TLS$v" "$round" "$c" "$r"
+      ct=$(awk -v a="$ct" -v b="${c%% *}" 'BEGIN { print a + b }')
+      rt=$(awk -v a="$rt" -v b="${r%% *}" 'BEGIN { print a + b }')
+    done
+    awk -v v="TLS$v" -v c="$ct" -v r="$rt" -v n="${TLS_RESUME_ROUNDS:-3}" 'BEGIN {
+      printf "%-8s %-6s %24.1f %24.1f %6.2f\n", v, "mean", c / n, r / n, (r > 0 ? c / r : 0) }'
+  done
+  echo "== TLS: instructions per new connection with session resumption (callgrind, a run of 400" \
+    "connections minus one of 100, over 300)"
+  printf "%-8s %10s %10s %6s\n" version cairn redis ratio
+  for v in 1.2 1.3; do
+    c1=$(resume "$CAIRN" $v 100 cg); c4=$(resume "$CAIRN" $v 400 cg)
+    r1=$(resume "$REDIS" $v 100 cg); r4=$(resume "$REDIS" $v 400 cg)
+    awk -v v="TLS$v" -v c1="$c1" -v c4="$c4" -v r1="$r1" -v r4="$r4" 'BEGIN {
+      a = (c4 - c1) / 300; b = (r4 - r1) / 300; printf "%-8s %10d %10d %6.2f\n", v, a, b, a / b }'
+  done
+}
+[ "${1:-}" = resume ] && { resume_section; exit 0; }
+
 echo "== TLS: instructions per request (callgrind, 50 clients, N=$N, handshakes subtracted)"
 printf "%-10s %10s %10s %6s\n" test cairn redis ratio
 for b in cairn redis; do
@@ -86,3 +153,5 @@ for t in get set; do
     printf "%-10s %10s %10s\n" "$t P$P" "$(run "$CAIRN" "$N" $P $t)" "$(run "$REDIS" "$N" $P $t)"
   done
 done
+
+resume_section

@@ -11,16 +11,19 @@ case "${1:-}" in
   *) echo "usage: sh scripts/deps.sh build|test" >&2; exit 2 ;;
 esac
 
-# BullMQ (npm; the nodejs package brings npm, Debian's own npm package
-# conflicts with it) for tests/integration/test_bullmq.py, into build/npm: run
+# BullMQ and ioredis (npm; the nodejs package brings npm, Debian's own npm
+# package conflicts with it) for tests/integration/test_bullmq.py, and
+# node-redis v4 (as `redis4`: bullmq 6 names redis >= 5 as an optional
+# peer) for test_tls.py, into build/npm: run
 # after the Debian packages; a failure (no network) only skips that test.
 npm_deps() {
   [ "$1" = test ] || return 0
   command -v npm >/dev/null 2>&1 || return 0
-  [ -d build/npm/node_modules/bullmq ] && [ -d build/npm/node_modules/ioredis ] && return 0
+  [ -d build/npm/node_modules/bullmq ] && [ -d build/npm/node_modules/ioredis ] &&
+    [ -d build/npm/node_modules/redis4 ] && return 0
   mkdir -p build/npm && cp tests/integration/bullmq/package.json build/npm/ &&
     (cd build/npm && npm install --no-audit --no-fund --loglevel=error >/dev/null 2>&1) ||
-    echo "deps.sh: npm install of bullmq failed; test_bullmq.py will skip" >&2
+    echo "deps.sh: npm install failed; test_bullmq.py and the node clients in test_tls.py will skip" >&2
   return 0
 }
 

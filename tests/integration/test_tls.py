@@ -377,11 +377,30 @@ def test_client_hello_cut_at_every_offset(start_server, certs):
     wait_for(lambda: good.info("clients")["connected_clients"] == 1, 30, "cut handshakes freed")
 
 
-def test_many_half_open_handshakes(start_server, certs):
-    s = tls_server(start_server, certs, tls_handshake_timeout=1000)
+HALF_OPEN = 1000
+
+
+@pytest.fixture
+def many_fds():
+    """Raises this process's open-file limit (the servers it starts inherit
+    it) so HALF_OPEN sockets fit on both ends; restores it after."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = HALF_OPEN + 1000
+    if hard != resource.RLIM_INFINITY and hard < want:
+        pytest.skip("open-file hard limit %d < %d" % (hard, want))
+    if soft != resource.RLIM_INFINITY and soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    yield
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_many_half_open_handshakes(many_fds, start_server, certs):
+    # maxclients well above HALF_OPEN: a handshaking connection is a client.
+    s = tls_server(start_server, certs, tls_handshake_timeout=5000, maxclients=HALF_OPEN + 500)
     hello = tlshelp.client_hello()
     socks = []
-    for i in range(250):
+    for i in range(HALF_OPEN):
         c = socket.create_connection(("127.0.0.1", s.tls_port))
         if i % 2:
             c.sendall(hello[: len(hello) // 2])
@@ -391,10 +410,13 @@ def test_many_half_open_handshakes(start_server, certs):
     for _ in range(5):
         assert tlshelp.tls_ping(s.tls_port, tlshelp.ssl_context(certs)) == "PONG"
         assert pc.ping()
-    wait_for(lambda: pc.info("clients")["connected_clients"] <= 1, timeout=20,
+    wait_for(lambda: pc.info("clients")["connected_clients"] <= 1, timeout=25,
              what="half-open handshakes closed")
+    # The server closed every one of them (not only forgot them).
     for c in socks:
+        assert _closed_soon(c, 5)
         c.close()
+    assert tlshelp.tls_ping(s.tls_port, tlshelp.ssl_context(certs)) == "PONG"
     assert s.alive()
 
 
@@ -580,6 +602,60 @@ def test_ioredis_over_tls(start_server, certs, tmp_path):
     js.write_text(IOREDIS_JS)
     out = subprocess.run(["node", str(js), IOREDIS, str(s.tls_port), certs.dir], capture_output=True, timeout=60)
     assert out.stdout == b"PONG 200000\n", out
+
+
+NODE_REDIS = os.path.join(os.path.dirname(IOREDIS), "redis4")
+# node-redis v4: SET/GET of a value larger than a TLS record, INCRBY,
+# pub/sub on a duplicate() connection, then a client without a certificate
+# (refused with tls-auth-clients yes).
+NODE_REDIS_JS = """
+const { createClient } = require(process.argv[2]);
+const fs = require('fs');
+const d = process.argv[4];
+const port = parseInt(process.argv[3]);
+const tls = (cert) => Object.assign({host: '127.0.0.1', port, tls: true, servername: 'localhost',
+  ca: fs.readFileSync(d + '/ca.crt'), reconnectStrategy: false},
+  cert ? {cert: fs.readFileSync(d + '/client.crt'), key: fs.readFileSync(d + '/client.key')} : {});
+(async () => {
+  const c = createClient({socket: tls(true)});
+  c.on('error', () => {});
+  await c.connect();
+  const out = [];
+  out.push(await c.set('nr', 'x'.repeat(300000)));
+  out.push((await c.get('nr')).length);
+  out.push(await c.incrBy('nr:n', 7), await c.ping());
+  const sub = c.duplicate();
+  sub.on('error', () => {});
+  await sub.connect();
+  const got = new Promise(res => sub.subscribe('ch', (m, ch) => res(ch + ':' + m)));
+  await new Promise(r => setTimeout(r, 200));
+  out.push(await c.publish('ch', 'hello'));
+  out.push(await got);
+  await sub.quit();
+  await c.quit();
+  // No client certificate: refused (tls-auth-clients yes).
+  const n = createClient({socket: tls(false)});
+  n.on('error', () => {});
+  let refused = false;
+  try { await n.connect(); await n.ping(); } catch (e) { refused = true; }
+  try { await n.disconnect(); } catch (e) {}
+  out.push('refused=' + refused);
+  console.log(out.join(' '));
+})().catch(e => { console.log('ERR', e.message); process.exit(1); });
+"""
+
+
+def test_node_redis_over_tls_as_redis(start_server, start_oracle, certs, tmp_path):
+    if not (shutil.which("node") and os.path.isdir(NODE_REDIS)):
+        pytest.skip("no node or node-redis (scripts/deps.sh test installs them)")
+    js = tmp_path / "nr.js"
+    js.write_text(NODE_REDIS_JS)
+    got = []
+    for start in (start_server, start_oracle):
+        s = tls_server(start, certs)
+        got.append(subprocess.run(["node", str(js), NODE_REDIS, str(s.tls_port), certs.dir], capture_output=True,
+                                  timeout=60))
+    assert got[0].stdout == got[1].stdout == b"OK 300000 7 PONG 1 ch:hello refused=true\n", got
 
 
 def test_protected_mode_refusal_over_tls_as_redis(start_server, start_oracle, certs):
