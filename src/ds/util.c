@@ -89,36 +89,51 @@ static char *terminated(const char *s, size_t len, char *stack, size_t stacklen)
     return buf;
 }
 
-int decimalToDouble(const char *s, size_t len, double *out) {
-    static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-                                   1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-    size_t i = 0, digits = 0, frac = 0;
-    int neg = 0;
+/* The shared grammar of decimalToDouble / decimalToLongDouble: the whole of
+ * s[0..len) is [-]digits[.digits] with at most 19 significant digits; on
+ * success *m holds them all as one integer, *frac how many follow the
+ * point, *neg the sign.  0: not that form (the caller falls back). */
+static int scanDecimal(const char *s, size_t len, int *neg, uint64_t *m, size_t *frac) {
+    size_t i = 0, digits = 0;
+    *neg = 0;
+    *frac = 0;
     if (len && s[0] == '-') {
-        neg = 1;
+        *neg = 1;
         i = 1;
     }
-    uint64_t m = 0;
+    uint64_t v = 0;
     size_t start = i;
     while (i < len && s[i] >= '0' && s[i] <= '9') {
-        /* Count from the first nonzero digit, before m grows: counted after,
-         * a 20th digit could wrap m to exactly 0 (2^64) and escape. */
-        if ((m || s[i] != '0') && ++digits > 19) return 0;
-        m = m * 10 + (uint64_t)(s[i++] - '0');
+        /* Count from the first nonzero digit, before v grows: counted after,
+         * a 20th digit could wrap v to exactly 0 (2^64) and escape. */
+        if ((v || s[i] != '0') && ++digits > 19) return 0;
+        v = v * 10 + (uint64_t)(s[i++] - '0');
     }
     if (i == start) return 0;
     if (i < len && s[i] == '.') {
         size_t fstart = ++i;
         while (i < len && s[i] >= '0' && s[i] <= '9') {
-            if ((m || s[i] != '0') && ++digits > 19) return 0;
-            m = m * 10 + (uint64_t)(s[i++] - '0');
+            if ((v || s[i] != '0') && ++digits > 19) return 0;
+            v = v * 10 + (uint64_t)(s[i++] - '0');
         }
-        frac = i - fstart;
-        if (frac == 0) return 0;
+        *frac = i - fstart;
+        if (*frac == 0) return 0;
     }
+    if (i != len) return 0;
+    *m = v;
+    return 1;
+}
+
+int decimalToDouble(const char *s, size_t len, double *out) {
+    static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                   1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    int neg;
+    uint64_t m;
+    size_t frac;
+    if (!scanDecimal(s, len, &neg, &m, &frac)) return 0;
     /* Both m and 10^frac are exact doubles, so one IEEE division rounds
      * the decimal value correctly: what strtod returns. */
-    if (i != len || m > (UINT64_C(1) << 53) || frac >= sizeof(pow10) / sizeof(pow10[0])) return 0;
+    if (m > (UINT64_C(1) << 53) || frac >= sizeof(pow10) / sizeof(pow10[0])) return 0;
     double v = (double)m / pow10[frac];
     *out = neg ? -v : v;
     return 1;
@@ -149,32 +164,13 @@ int decimalToLongDouble(const char *s, size_t len, long double *out) {
     (void)out;
     return 0; /* m below would not be exact: always strtold */
 #else
-    size_t i = 0, digits = 0, frac = 0;
-    int neg = 0;
-    if (len && s[0] == '-') {
-        neg = 1;
-        i = 1;
-    }
-    uint64_t m = 0;
-    size_t start = i;
-    while (i < len && s[i] >= '0' && s[i] <= '9') {
-        /* As in decimalToDouble: counted before m grows. */
-        if ((m || s[i] != '0') && ++digits > 19) return 0;
-        m = m * 10 + (uint64_t)(s[i++] - '0');
-    }
-    if (i == start) return 0;
-    if (i < len && s[i] == '.') {
-        size_t fstart = ++i;
-        while (i < len && s[i] >= '0' && s[i] <= '9') {
-            if ((m || s[i] != '0') && ++digits > 19) return 0;
-            m = m * 10 + (uint64_t)(s[i++] - '0');
-        }
-        frac = i - fstart;
-        if (frac == 0) return 0;
-    }
+    int neg;
+    uint64_t m;
+    size_t frac;
+    if (!scanDecimal(s, len, &neg, &m, &frac)) return 0;
     /* m < 10^19 < 2^64 and 10^frac (5^27 < 2^64) are exact long doubles,
      * so one division rounds the decimal value correctly, as strtold. */
-    if (i != len || frac >= sizeof(pow10) / sizeof(pow10[0])) return 0;
+    if (frac >= sizeof(pow10) / sizeof(pow10[0])) return 0;
     long double v = (long double)m / pow10[frac];
     *out = neg ? -v : v;
     return 1;
