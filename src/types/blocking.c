@@ -93,7 +93,9 @@ static int serving; /* serveReadyKeys is running */
  * are flushed after the first served client, then after 2, 4, ... up to
  * FLUSH_SLICE_MAX more, so the first reply leaves after one client's work
  * and the writes still go out in batches (one system call each with
- * io_uring).  servedSince counts the clients served since the last flush. */
+ * io_uring).  With appendfsync always each flush fsyncs the AOF first, so
+ * there the slices keep doubling (about log2(n) fsyncs for n clients, not
+ * n / 64).  servedSince counts the clients served since the last flush. */
 #define FLUSH_SLICE_MAX 64
 static int flushEarly;
 static unsigned servedSince, flushSlice = 1;
@@ -465,7 +467,9 @@ static void serveKey(Db *db, const sds key) {
                 serverBeforeReplyWrite();
                 netHandlePendingWrites();
                 servedSince = 0;
-                if (flushSlice < FLUSH_SLICE_MAX) flushSlice *= 2;
+                if (flushSlice < FLUSH_SLICE_MAX || (flushSlice < (1u << 30) &&
+                    server.cfg.appendonly && server.cfg.appendfsync == APPENDFSYNC_ALWAYS))
+                    flushSlice *= 2;
             }
         } else if (kw->count > 1) {
             /* Rotate the head to the tail. */

@@ -20,7 +20,8 @@
  * served before the loop sleeps (a burst of due members), their replies
  * start leaving while the rest are served: the pending writes are flushed
  * (the AOF first, as before any reply) after 1, 2, 4, ... up to 64 served
- * clients.
+ * clients (with appendfsync always the slices keep doubling: fewer
+ * fsyncs).
  *
  * On timeout (checked each timer tick and before sleeping) or CLIENT UNBLOCK
  * TIMEOUT the client gets a null array; CLIENT UNBLOCK ERROR replies

@@ -169,3 +169,30 @@ def test_bulk_score_text(server):
     assert a.call("BZPOPDUE", "q", "0") == b"*3\r\n" + bulk(b"q") + bulk(b"x") + bulk(b"1000")
     assert a.call("BZPOPDUE", "q", "0") == b"*3\r\n" + bulk(b"q") + bulk(b"y") + bulk(b"1000.25")
     a.close()
+
+
+def test_burst_under_appendfsync_always_is_in_the_aof(start_server):
+    """Under appendfsync always a burst's replies leave in slices, each
+    after the AOF is written and fsynced: 300 clients served at once all
+    get their member, first blocked first, and a server killed right after
+    the last reply (SIGKILL, no shutdown) comes back from its AOF with
+    exactly the members nobody popped."""
+    from test_aof import aof_start, kill9
+    srv = aof_start(start_server, appendfsync="always")
+    c = srv.client()
+    n = 300
+    conns = [Conn(srv) for _ in range(n)]
+    for i, x in enumerate(conns):
+        x.send(["BZPOPDUE", "q", "0"], ["TIME"])
+        wait_for(lambda: int(c.info("clients")["blocked_clients"]) == i + 1, what="client %d blocked" % i)
+    due = server_us(c) + 200000 + 500
+    c.zadd("q", {"m%04d" % i: ms_text(due) for i in range(n + 50)})
+    for i, x in enumerate(conns):
+        key, member, score, at = read_pop_and_time(x)
+        assert member == b"m%04d" % i, (i, member)
+        assert at >= score_us(score)
+    kill9(srv)
+    for x in conns:
+        x.close()
+    srv2 = aof_start(start_server, dir=srv.tmp, appendfsync="always")
+    assert srv2.client().zrange("q", 0, -1) == [b"m%04d" % i for i in range(n, n + 50)]
