@@ -143,10 +143,21 @@ int eventMask(EventLoop *l, int fd) {
     return l->events[fd].mask;
 }
 
-static long long addTimer(EventLoop *l, long long us, int usec, TimerProc *proc, void *data) {
+/* Delays are capped far beyond any use (about 73,000 years) so that
+ * now + delay cannot overflow. */
+#define TIMER_MAX_US (LLONG_MAX / 4)
+
+/* The monotonic us a delay of ms (or us, usec set) from now ends at. */
+static long long timerDeadline(long long delay, int usec) {
+    if (delay < 0) delay = 0;
+    if (!usec) delay = delay > TIMER_MAX_US / 1000 ? TIMER_MAX_US : delay * 1000;
+    return monoUs() + (delay > TIMER_MAX_US ? TIMER_MAX_US : delay);
+}
+
+static long long addTimer(EventLoop *l, long long delay, int usec, TimerProc *proc, void *data) {
     Timer *t = xcalloc(sizeof(*t));
     t->id = ++l->nextTimerId;
-    t->whenUs = monoUs() + (us > 0 ? us : 0);
+    t->whenUs = timerDeadline(delay, usec);
     t->usec = usec;
     t->proc = proc;
     t->data = data;
@@ -156,8 +167,7 @@ static long long addTimer(EventLoop *l, long long us, int usec, TimerProc *proc,
 }
 
 long long eventAddTimer(EventLoop *l, long long ms, TimerProc *proc, void *data) {
-    if (ms > LLONG_MAX / 1000) ms = LLONG_MAX / 1000;
-    return addTimer(l, ms * 1000, 0, proc, data);
+    return addTimer(l, ms, 0, proc, data);
 }
 
 long long eventAddTimerUs(EventLoop *l, long long us, TimerProc *proc, void *data) {
@@ -198,7 +208,7 @@ static void runTimers(EventLoop *l) {
         if (t->removed || t->whenUs > now) continue;
         long long next = t->proc(l, t->id, t->data);
         if (next < 0) t->removed = 1;
-        else t->whenUs = monoUs() + (t->usec ? next : (next > LLONG_MAX / 1000 ? LLONG_MAX / 1000 : next) * 1000);
+        else t->whenUs = timerDeadline(next, t->usec);
     }
     Timer **link = &l->timers;
     while (*link) {
