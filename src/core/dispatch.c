@@ -90,6 +90,7 @@ void callCommand(Client *c, Command *cmd) {
      * same clock, as in Redis. */
     if (!prev) {
         dbNowMs = start / 1000;
+        dbNowUs = start;
         /* Also for what it runs (EXEC, scripts); serverBeforeSleep clears
          * it for the lookups made outside commands. */
         dbNoTouch = (int)(c->flags & CLIENT_NO_TOUCH);

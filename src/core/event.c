@@ -1,9 +1,19 @@
-/* event.c -- epoll event loop with millisecond timers.
+/* event.c -- epoll event loop with microsecond timers.
  *
  * File events are indexed by fd in a fixed array of `setsize` slots.
- * Timers are few (the server cron, stats sampling), so they sit in an
- * unsorted list scanned each turn.  A timer callback returns the delay to
- * its next run or -1 to be removed.
+ * Timers are few (the server cron, stats sampling, BZPOPDUE's due timer),
+ * so they sit in an unsorted list scanned each turn.  A timer callback
+ * returns the delay to its next run (ms, or us for a timer added with
+ * eventAddTimerUs) or -1 to be removed.
+ *
+ * Timers keep monotonic microseconds, and the poll sleeps until the
+ * earliest one to the microsecond (epoll_pwait2 with a timespec).  Where
+ * epoll_pwait2 is missing (an older kernel, a seccomp filter, valgrind
+ * 3.19) the loop falls back for good to epoll_wait with the wait rounded
+ * UP to whole ms.  Either way the poll never returns before the timer is
+ * due, so a timer never runs early (runTimers runs only those whose time
+ * has come by the clock; one the poll woke for a hair early waits one more
+ * turn).
  *
  * A read batcher (eventSetReadBatch) sees, after each poll and before any
  * handler runs, the data of every ready fd whose read handler is the one
@@ -12,7 +22,7 @@
  *
  * Idle work (eventSetIdle) runs in bounded steps, only when a poll found
  * nothing ready, so a ready client never waits more than one step.  After
- * a step the next poll may sleep up to IDLE_GAP_MS: a loop that polled
+ * a step the next poll may sleep up to IDLE_GAP_US (1 ms): a loop that polled
  * without blocking until its idle work was done kept its CPU 100% busy,
  * and on a small machine the clients it woke then queued behind each other
  * on the other CPUs (a probe client waited 3-4 ms for a CPU while a 10M-key
@@ -21,6 +31,7 @@
 #include "core/event.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <sys/epoll.h>
 #include <time.h>
@@ -36,7 +47,8 @@ typedef struct FileEvent {
 
 typedef struct Timer {
     long long id;
-    long long whenMs;  /* monotonic ms */
+    long long whenUs;  /* monotonic us */
+    int usec;          /* proc's return value is in us (eventAddTimerUs) */
     TimerProc *proc;
     void *data;
     int removed;
@@ -59,11 +71,14 @@ struct EventLoop {
     int stop;
 };
 
-static long long monoMs(void) {
+static long long monoUs(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
+
+/* 0 until epoll_pwait2 failed as unsupported: then epoll_wait for good. */
+static int noPwait2;
 
 EventLoop *eventLoopCreate(int setsize) {
     EventLoop *l = xcalloc(sizeof(*l));
@@ -128,15 +143,35 @@ int eventMask(EventLoop *l, int fd) {
     return l->events[fd].mask;
 }
 
-long long eventAddTimer(EventLoop *l, long long ms, TimerProc *proc, void *data) {
+/* Delays are capped far beyond any use (about 73,000 years) so that
+ * now + delay cannot overflow. */
+#define TIMER_MAX_US (LLONG_MAX / 4)
+
+/* The monotonic us a delay of ms (or us, usec set) from now ends at. */
+static long long timerDeadline(long long delay, int usec) {
+    if (delay < 0) delay = 0;
+    if (!usec) delay = delay > TIMER_MAX_US / 1000 ? TIMER_MAX_US : delay * 1000;
+    return monoUs() + (delay > TIMER_MAX_US ? TIMER_MAX_US : delay);
+}
+
+static long long addTimer(EventLoop *l, long long delay, int usec, TimerProc *proc, void *data) {
     Timer *t = xcalloc(sizeof(*t));
     t->id = ++l->nextTimerId;
-    t->whenMs = monoMs() + ms;
+    t->whenUs = timerDeadline(delay, usec);
+    t->usec = usec;
     t->proc = proc;
     t->data = data;
     t->next = l->timers;
     l->timers = t;
     return t->id;
+}
+
+long long eventAddTimer(EventLoop *l, long long ms, TimerProc *proc, void *data) {
+    return addTimer(l, ms, 0, proc, data);
+}
+
+long long eventAddTimerUs(EventLoop *l, long long us, TimerProc *proc, void *data) {
+    return addTimer(l, us, 1, proc, data);
 }
 
 void eventSetBeforeSleep(EventLoop *l, BeforeSleepProc *proc) { l->beforeSleep = proc; }
@@ -154,11 +189,13 @@ void eventSetReadBatch(EventLoop *l, FileProc *rproc, ReadBatchProc *proc) {
 
 void eventLoopStop(EventLoop *l) { l->stop = 1; }
 
-static long long msUntilNextTimer(EventLoop *l) {
-    long long now = monoMs(), best = -1;
+/* Microseconds until the earliest timer (0 if one is due), -1 if none. */
+static long long usUntilNextTimer(EventLoop *l) {
+    if (!l->timers) return -1;
+    long long now = monoUs(), best = -1;
     for (Timer *t = l->timers; t; t = t->next) {
         if (t->removed) continue;
-        long long d = t->whenMs - now;
+        long long d = t->whenUs - now;
         if (d < 0) d = 0;
         if (best == -1 || d < best) best = d;
     }
@@ -166,12 +203,12 @@ static long long msUntilNextTimer(EventLoop *l) {
 }
 
 static void runTimers(EventLoop *l) {
-    long long now = monoMs();
+    long long now = monoUs();
     for (Timer *t = l->timers; t; t = t->next) {
-        if (t->removed || t->whenMs > now) continue;
+        if (t->removed || t->whenUs > now) continue;
         long long next = t->proc(l, t->id, t->data);
         if (next < 0) t->removed = 1;
-        else t->whenMs = monoMs() + next;
+        else t->whenUs = timerDeadline(next, t->usec);
     }
     Timer **link = &l->timers;
     while (*link) {
@@ -185,8 +222,22 @@ static void runTimers(EventLoop *l) {
     }
 }
 
-int eventProcessFileEvents(EventLoop *l, long long waitMs) {
-    int n = epoll_wait(l->epfd, l->fired, l->setsize, waitMs > INT32_MAX ? INT32_MAX : (int)waitMs);
+/* One poll of at most waitUs (-1: no limit, 0: do not block).  A wait
+ * that is not whole ms goes to epoll_pwait2; epoll_wait gets it rounded
+ * up, so the poll never ends before waitUs unless an fd is ready. */
+static int pollOnce(EventLoop *l, long long waitUs) {
+    if (waitUs > 0 && waitUs % 1000 && !noPwait2) {
+        struct timespec ts = {.tv_sec = (time_t)(waitUs / 1000000), .tv_nsec = (long)(waitUs % 1000000) * 1000};
+        int n = epoll_pwait2(l->epfd, l->fired, l->setsize, &ts, NULL);
+        if (n >= 0 || (errno != ENOSYS && errno != EPERM)) return n;
+        noPwait2 = 1;
+    }
+    long long ms = waitUs < 0 ? -1 : (waitUs + 999) / 1000;
+    return epoll_wait(l->epfd, l->fired, l->setsize, ms > INT32_MAX ? INT32_MAX : (int)ms);
+}
+
+static int processFileEvents(EventLoop *l, long long waitUs) {
+    int n = pollOnce(l, waitUs);
     if (n < 0) return errno == EINTR ? 0 : -1;
     if (l->batchProc && n > 1) {
         int nb = 0;
@@ -216,7 +267,11 @@ int eventProcessFileEvents(EventLoop *l, long long waitMs) {
     return n;
 }
 
-#define IDLE_GAP_MS 1
+int eventProcessFileEvents(EventLoop *l, long long waitMs) {
+    return processFileEvents(l, waitMs < 0 ? -1 : (waitMs > LLONG_MAX / 1000 ? LLONG_MAX / 1000 : waitMs) * 1000);
+}
+
+#define IDLE_GAP_US 1000
 
 void eventLoopRun(EventLoop *l) {
     l->stop = 0;
@@ -225,10 +280,10 @@ void eventLoopRun(EventLoop *l) {
         if (l->beforeSleep) l->beforeSleep(l);
         if (l->stop) break;
         int idle = l->idle && *l->idlePending;
-        /* Idle work: no wait before a step, at most IDLE_GAP_MS after one. */
-        long long wait = idle && !stepped ? 0 : msUntilNextTimer(l);
-        if (idle && stepped && (wait < 0 || wait > IDLE_GAP_MS)) wait = IDLE_GAP_MS;
-        int n = eventProcessFileEvents(l, wait);
+        /* Idle work: no wait before a step, at most IDLE_GAP_US after one. */
+        long long wait = idle && !stepped ? 0 : usUntilNextTimer(l);
+        if (idle && stepped && (wait < 0 || wait > IDLE_GAP_US)) wait = IDLE_GAP_US;
+        int n = processFileEvents(l, wait);
         if (n < 0) break;
         runTimers(l);
         stepped = idle && n == 0;

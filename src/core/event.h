@@ -1,4 +1,5 @@
-/* event.h -- the epoll event loop: file events and millisecond timers.
+/* event.h -- the epoll event loop: file events and timers (kept and slept
+ * for to the microsecond; never run before their time).
  * Single-threaded; callbacks run on the loop's thread. */
 #ifndef CAIRN_EVENT_H
 #define CAIRN_EVENT_H
@@ -9,7 +10,8 @@
 
 typedef struct EventLoop EventLoop;
 typedef void FileProc(EventLoop *loop, int fd, void *data, int mask);
-/* Returns the ms until it should run again, or -1 to be removed. */
+/* Returns the ms (us for a timer added with eventAddTimerUs) until it
+ * should run again, or -1 to be removed. */
 typedef long long TimerProc(EventLoop *loop, long long id, void *data);
 typedef void BeforeSleepProc(EventLoop *loop);
 /* One bounded step of background work. */
@@ -24,7 +26,9 @@ void eventLoopFree(EventLoop *loop);
 int eventAdd(EventLoop *loop, int fd, int mask, FileProc *proc, void *data);
 void eventDel(EventLoop *loop, int fd, int mask);
 int eventMask(EventLoop *loop, int fd);
+/* Run proc once ms (or us) from now, then as it says.  Returns the id. */
 long long eventAddTimer(EventLoop *loop, long long ms, TimerProc *proc, void *data);
+long long eventAddTimerUs(EventLoop *loop, long long us, TimerProc *proc, void *data);
 void eventSetBeforeSleep(EventLoop *loop, BeforeSleepProc *proc);
 /* Background work for the moments nothing is ready: while *pending is
  * non-zero, whenever a poll found no fd ready the loop runs proc (which

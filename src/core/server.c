@@ -182,6 +182,7 @@ void serverUpdateTime(void) {
     server.time.nowUs = ustime();
     server.time.nowMs = server.time.nowUs / 1000;
     dbNowMs = server.time.nowMs;
+    dbNowUs = server.time.nowUs;
     server.time.lruClock = (unsigned)((server.time.nowMs / 1000) & ((1 << 24) - 1));
     dbLruClock = server.time.lruClock;
 }

@@ -26,6 +26,7 @@ DbHooks dbHooks;
 long long dbMemberTtlKeys;
 unsigned dbLruClock;
 long long dbNowMs;
+long long dbNowUs;
 int dbNoTouch;
 int dbNoLazyExpire;
 int dbIgnoreExpire;

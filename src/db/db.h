@@ -340,6 +340,11 @@ extern unsigned dbLruClock;
 /* The current time in ms used for expiry decisions (cached per command so
  * that a command sees one consistent time, as in Redis). */
 extern long long dbNowMs;
+/* The same moment in us, set with it (due-time queues compare sub-ms
+ * scores with it).  Whoever sets dbNowMs without it leaves it from an
+ * earlier moment: a reader takes dbNowMs * 1000 then (never later than
+ * the real time). */
+extern long long dbNowUs;
 /* Nonzero for the command of a CLIENT NO-TOUCH client (Redis 7.2): its
  * lookups leave the LRU/LFU alone (TOUCH clears it for its own). */
 extern int dbNoTouch;

@@ -247,6 +247,11 @@ static int putWord(char *buf, size_t len, const char *w) {
 }
 
 int doubleToString(char *buf, size_t len, double v) {
+    /* An integer below 2^53 (unix-ms scores, counters): "%.17g" prints
+     * its digits exactly (no exponent below 1e17), so print them without
+     * snprintf, which costs ~3,700 instructions.  -0 keeps "%.17g"'s "-0". */
+    if (v > -9007199254740992.0 && v < 9007199254740992.0 && v == (double)(long long)v && (v != 0 || !signbit(v)))
+        return longLongToString(buf, len, (long long)v);
     if (isnan(v)) return putWord(buf, len, "nan");
     if (isinf(v)) return putWord(buf, len, v > 0 ? "inf" : "-inf");
     int n = snprintf(buf, len, "%.17g", v);

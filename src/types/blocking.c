@@ -11,15 +11,16 @@
  * with its last KeyWaiters (so nothing is left for the db layer to free).  The ready list holds
  * (db, key copy) pairs; kw->ready avoids queueing a key twice.
  *   dueHeap     the KeyWaiters with a wake-up time (signalKeyAsReadyAt), a
- *               binary min-heap on kw->wakeAt; kw->heapPos is its place + 1
- *               (0: not in it).  A KeyWaiters leaves it when signalled or
- *               freed, so it never holds more than the waited-on keys.  One
- *               event-loop timer (generation dueTimerGen) is armed for the
- *               heap's earliest time, at most DUE_TIMER_MAX_MS ahead (it
- *               re-arms itself when it fires early); arming an earlier one
- *               makes the older timer stale, and it removes itself when it
- *               fires.  So stale timers live at most DUE_TIMER_MAX_MS, and
- *               there are at most that many (one per earlier ms).
+ *               binary min-heap on kw->wakeAt (unix us); kw->heapPos is its
+ *               place + 1 (0: not in it).  A KeyWaiters leaves it when
+ *               signalled or freed, so it never holds more than the
+ *               waited-on keys.  One event-loop timer (generation
+ *               dueTimerGen, in us: the loop sleeps to the microsecond) is
+ *               armed for the heap's earliest time, at most
+ *               DUE_TIMER_MAX_US ahead (it re-arms itself when it fires
+ *               early); arming an earlier one makes the older timer stale,
+ *               and it removes itself when it fires.  So stale timers live
+ *               at most DUE_TIMER_MAX_US.
  *
  * Unblocked clients are queued in `resumeList`; before the loop sleeps their
  * pipelined input runs (netProcessInput).  A client freed meanwhile is
@@ -51,7 +52,7 @@ typedef struct KeyWaiters {
     unsigned long count; /* waiters in the FIFO */
     int ready;           /* queued in the ready list */
     Db *db;              /* the database of the key */
-    long long wakeAt;    /* unix ms to signal the key at, 0 = none */
+    long long wakeAt;    /* unix us to signal the key at, 0 = none */
     size_t heapPos;      /* place in dueHeap + 1, 0 = not in it */
 } KeyWaiters;
 
@@ -87,12 +88,24 @@ static ReadyKey *readyKeys;
 static size_t readyCount, readyCap;
 static int serving; /* serveReadyKeys is running */
 
+/* Replies of a large batch of served clients start leaving while the rest
+ * are served (flushEarly, before the loop sleeps only): the pending writes
+ * are flushed after the first served client, then after 2, 4, ... up to
+ * FLUSH_SLICE_MAX more, so the first reply leaves after one client's work
+ * and the writes still go out in batches (one system call each with
+ * io_uring).  With appendfsync always each flush fsyncs the AOF first, so
+ * there the slices keep doubling (about log2(n) fsyncs for n clients, not
+ * n / 64).  servedSince counts the clients served since the last flush. */
+#define FLUSH_SLICE_MAX 64
+static int flushEarly;
+static unsigned servedSince, flushSlice = 1;
+
 static Client **resumeList;
 static size_t resumeCount, resumeCap;
 
 static KeyWaiters **dueHeap;
 static size_t dueCount, dueCap;
-static long long dueTimerWhen = LLONG_MAX; /* unix ms of the live timer */
+static long long dueTimerWhen = LLONG_MAX; /* unix us of the live timer */
 static long long dueTimerGen;              /* the live timer's generation */
 
 static void dueHeapRemove(KeyWaiters *kw);
@@ -365,23 +378,23 @@ static void dueHeapRemove(KeyWaiters *kw) {
 
 static long long dueTimerProc(EventLoop *loop, long long id, void *data);
 
-#define DUE_TIMER_MAX_MS 250
+#define DUE_TIMER_MAX_US 250000
 
-/* The delay to arm for unix ms when, now being now, and sets
+/* The delay (us) to arm for unix us when, now being now, and sets
  * dueTimerWhen to the moment the timer will fire. */
 static long long dueDelay(long long when, long long now) {
     long long delay = when - now;
     if (delay < 0) delay = 0;
-    if (delay > DUE_TIMER_MAX_MS) delay = DUE_TIMER_MAX_MS;
+    if (delay > DUE_TIMER_MAX_US) delay = DUE_TIMER_MAX_US;
     dueTimerWhen = now + delay;
     return delay;
 }
 
-/* Arms the timer for unix ms when, unless the live one fires no later. */
+/* Arms the timer for unix us when, unless the live one fires no later. */
 static void dueArm(long long when) {
     if (when >= dueTimerWhen) return;
-    long long delay = dueDelay(when, mstime());
-    eventAddTimer(server.loop, delay, dueTimerProc, (void *)(intptr_t)++dueTimerGen);
+    long long delay = dueDelay(when, ustime());
+    eventAddTimerUs(server.loop, delay, dueTimerProc, (void *)(intptr_t)++dueTimerGen);
 }
 
 /* Signals every key whose wake-up time has come, then goes on for the
@@ -390,7 +403,7 @@ static void dueArm(long long when) {
 static long long dueTimerProc(EventLoop *loop, long long id, void *data) {
     (void)loop, (void)id;
     if ((intptr_t)data != dueTimerGen) return -1;
-    long long now = mstime();
+    long long now = ustime();
     while (dueCount > 0 && dueHeap[0]->wakeAt <= now) {
         KeyWaiters *kw = dueHeap[0];
         Db *db = kw->db;
@@ -404,10 +417,10 @@ static long long dueTimerProc(EventLoop *loop, long long id, void *data) {
     return dueDelay(dueHeap[0]->wakeAt, now);
 }
 
-void signalKeyAsReadyAt(Db *db, const char *key, size_t len, long long whenMs) {
+void signalKeyAsReadyAt(Db *db, const char *key, size_t len, long long whenUs) {
     KeyWaiters *kw = kwFind(db, key, len);
-    if (!kw || (kw->heapPos && kw->wakeAt <= whenMs)) return;
-    kw->wakeAt = whenMs;
+    if (!kw || (kw->heapPos && kw->wakeAt <= whenUs)) return;
+    kw->wakeAt = whenUs;
     if (!kw->heapPos) {
         if (dueCount == dueCap) {
             dueCap = dueCap ? dueCap * 2 : 16;
@@ -417,7 +430,7 @@ void signalKeyAsReadyAt(Db *db, const char *key, size_t len, long long whenMs) {
         kw->heapPos = dueCount;
     }
     dueSiftUp(kw->heapPos - 1);
-    dueArm(whenMs);
+    dueArm(whenUs);
 }
 
 /* Offer key to the clients blocked on it, in blocking order.  Clients that
@@ -448,6 +461,16 @@ static void serveKey(Db *db, const sds key) {
             /* Its stats and slow-log entry (dispatch.h), argv still set. */
             dispatchBlockedDone(c, ustime() - start, server.stats.totalErrorReplies != errors);
             unblockClient(c);
+            if (flushEarly && ++servedSince >= flushSlice) {
+                /* As before sleeping: the AOF first (appendfsync always
+                 * writes it before any reply), then the replies. */
+                serverBeforeReplyWrite();
+                netHandlePendingWrites();
+                servedSince = 0;
+                if (flushSlice < FLUSH_SLICE_MAX || (flushSlice < (1u << 30) &&
+                    server.cfg.appendonly && server.cfg.appendfsync == APPENDFSYNC_ALWAYS))
+                    flushSlice *= 2;
+            }
         } else if (kw->count > 1) {
             /* Rotate the head to the tail. */
             kw->head = w->next;
@@ -463,11 +486,14 @@ static void serveKey(Db *db, const sds key) {
 static void serveReadyKeys(void) {
     if (serving) return;
     serving = 1;
+    servedSince = 0;
+    flushSlice = 1;
     /* Serving happens after the command (EXEC, a script) whose clock was
      * fixed when it started: a key is served only if it is alive now, so
      * the lookups see the current time (an expired key is deleted, its DEL
      * propagated, and its clients stay blocked). */
-    dbNowMs = mstime();
+    dbNowUs = ustime();
+    dbNowMs = dbNowUs / 1000;
     while (readyCount > 0) {
         ReadyKey *batch = readyKeys;
         size_t n = readyCount;
@@ -528,7 +554,9 @@ static void afterCall(Client *c, Command *cmd, long long usec) {
 }
 
 static void beforeSleep(void) {
+    flushEarly = 1;
     serveReadyKeys();
+    flushEarly = 0;
     checkTimeouts();
     resumeUnblocked();
 }

@@ -16,7 +16,12 @@
  * order they blocked; the callback either serves (replies, changes the
  * data) or declines (the key is missing or of another type, the client stays
  * blocked).  A served client is unblocked: its argv is released and, before
- * the loop sleeps, the commands it pipelined meanwhile run.
+ * the loop sleeps, the commands it pipelined meanwhile run.  When many are
+ * served before the loop sleeps (a burst of due members), their replies
+ * start leaving while the rest are served: the pending writes are flushed
+ * (the AOF first, as before any reply) after 1, 2, 4, ... up to 64 served
+ * clients (with appendfsync always the slices keep doubling: fewer
+ * fsyncs).
  *
  * On timeout (checked each timer tick and before sleeping) or CLIENT UNBLOCK
  * TIMEOUT the client gets a null array; CLIENT UNBLOCK ERROR replies
@@ -66,11 +71,12 @@ void *blockedPriv(const Client *c);
 void signalKeyAsReady(Db *db, const char *key, size_t len);
 
 /* Note that key in db will be able to serve its blocked clients at unix
- * ms whenMs (BZPOPDUE: its earliest member falls due then): a timer
- * signals it at that moment, as signalKeyAsReady would.  Only the earliest
- * time asked for a key is kept, until it is signalled; the request ends
- * with the key's last waiter.  Does nothing when nobody waits on key. */
-void signalKeyAsReadyAt(Db *db, const char *key, size_t len, long long whenMs);
+ * us whenUs (BZPOPDUE: its earliest member falls due then): a timer
+ * signals it at that microsecond (never before), as signalKeyAsReady
+ * would.  Only the earliest time asked for a key is kept, until it is
+ * signalled; the request ends with the key's last waiter.  Does nothing
+ * when nobody waits on key. */
+void signalKeyAsReadyAt(Db *db, const char *key, size_t len, long long whenUs);
 
 /* Parse a blocking timeout in seconds (a float) as Redis 7.0 does and turn
  * it into an absolute deadline in unix ms (0 = wait forever).  Replies the

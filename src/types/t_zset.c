@@ -1463,33 +1463,41 @@ static void bzmpopCommand(Client *c) { zmpopGeneric(c, 2, 1); }
 
 /* Due-time queues: a member's score is the unix time in ms at which it
  * falls due; ZPOPDUE pops the due ones (score <= the command's time,
- * dbNowMs), lowest first, and BZPOPDUE waits for one.  Their effect is
- * ZREM key member ..., so no replica or AOF reader ever reads a clock. */
+ * dbNowUs: a fractional score falls due at its microsecond), lowest
+ * first, and BZPOPDUE waits for one, woken at that microsecond.  Their
+ * effect is ZREM key member ..., so no replica or AOF reader ever reads a
+ * clock.  Scores are compared in long double, where score * 1000 is exact
+ * (64-bit mantissa), so a member is never popped before its time. */
 
-/* How many of o's lowest members are due at unix ms now, at most limit. */
-static unsigned long zsetDueCount(const kvobj *o, long long now, unsigned long limit) {
+/* The command's time in unix us (dueNow: dbNowUs when it is the moment of
+ * dbNowMs, else the start of that ms -- never later than the clock). */
+static long long dueNowUs(void) { return dbNowUs / 1000 == dbNowMs ? dbNowUs : dbNowMs * 1000; }
+
+/* How many of o's lowest members are due at unix us now, at most limit. */
+static unsigned long zsetDueCount(const kvobj *o, long long nowUs, unsigned long limit) {
     ZCur cur;
     unsigned long n = 0;
     if (!zcurSeek(&cur, o, 0)) return 0;
+    long double now = (long double)nowUs;
     while (n < limit && zcurValid(&cur)) {
         ZElem e;
         zcurGet(&cur, &e);
-        if (!(e.score <= (double)now)) break;
+        if (!((long double)e.score * 1000.0L <= now)) break;
         n++;
         zcurNext(&cur);
     }
     return n;
 }
 
-/* The unix ms at which the non-empty o's lowest member falls due (its
- * score rounded up), or 0 for never (a score beyond 2^53 ms, +inf). */
+/* The unix us at which the non-empty o's lowest member falls due (its
+ * score in us, rounded up), or 0 for never (a score beyond 2^53 ms, +inf). */
 static long long zsetDueAt(const kvobj *o) {
     ZCur cur;
     ZElem e;
     zcurSeek(&cur, o, 0);
     zcurGet(&cur, &e);
     if (!(e.score <= 9007199254740992.0)) return 0;
-    double at = ceil(e.score);
+    long double at = ceill((long double)e.score * 1000.0L);
     return at < 1 ? 1 : (long long)at;
 }
 
@@ -1564,7 +1572,7 @@ static void zpopdueCommand(Client *c) {
     int wrong;
     kvobj *o = lookupWriteOrReply(c, c->argv[1], OBJ_ZSET, &wrong);
     if (wrong) return;
-    unsigned long n = o && count > 0 ? zsetDueCount(o, dbNowMs, (unsigned long)count) : 0;
+    unsigned long n = o && count > 0 ? zsetDueCount(o, dueNowUs(), (unsigned long)count) : 0;
     if (n == 0) {
         replyEmptyArray(c);
         return;
@@ -1578,7 +1586,7 @@ static int serveBlockedDue(Client *c, Db *db, const char *key, size_t len) {
     const ZBlock *zb = blockedPriv(c);
     kvobj *o = dbLookupWrite(db, key, len);
     if (!o || kvType(o) != OBJ_ZSET || zsetLength(o) == 0) return 0;
-    unsigned long n = zsetDueCount(o, dbNowMs, zb->mpop ? (unsigned long)zb->count : 1);
+    unsigned long n = zsetDueCount(o, dueNowUs(), zb->mpop ? (unsigned long)zb->count : 1);
     if (n == 0) {
         long long at = zsetDueAt(o);
         if (at) signalKeyAsReadyAt(db, key, len, at);
@@ -1617,7 +1625,7 @@ static void bzpopdueCommand(Client *c) {
         kvobj *o = lookupWriteOrReply(c, keys[i], OBJ_ZSET, &wrong);
         if (wrong) return;
         if (!o) continue;
-        unsigned long n = zsetDueCount(o, dbNowMs, count < 0 ? 1 : (unsigned long)count);
+        unsigned long n = zsetDueCount(o, dueNowUs(), count < 0 ? 1 : (unsigned long)count);
         if (n == 0) continue;
         popDueAndReply(c, c->db, o, keys[i], sdsLen(keys[i]), n, shape, 0);
         return;

@@ -1,8 +1,10 @@
 """Due-time queues (issue 39, part 3): ZPOPDUE and BZPOPDUE, Cairn's own.
 
 Contract, as reply tables below (a member's score is the unix time in ms
-at which it falls due; "now" is the server's clock when the command runs,
-fixed for a whole MULTI or script as Redis fixes it for expiry):
+at which it falls due, a fractional part to the microsecond; "now" is the
+server's clock, in us, when the command runs, fixed for a whole MULTI or
+script as Redis fixes it for expiry; sub-ms wake-ups and the order of a
+burst are in test_native_due_wake.py):
 - ZPOPDUE key: the lowest member if due, replied as ZPOPMIN key ([member,
   score], flat in RESP2 and RESP3); nothing due or no key: an empty array.
 - ZPOPDUE key COUNT n: up to n due members, lowest first, replied as

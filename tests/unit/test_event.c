@@ -1,13 +1,15 @@
-/* test_event.c -- unit tests for the event loop's idle work
- * (src/core/event.c): steps run only when nothing is ready, a ready fd is
- * served before the next step, and the loop sleeps between steps instead
- * of polling without blocking. */
+/* test_event.c -- unit tests for the event loop (src/core/event.c): its
+ * idle work (steps run only when nothing is ready, a ready fd is served
+ * before the next step, and the loop sleeps between steps instead of
+ * polling without blocking), and its timers, which never run before their
+ * time, in us (eventAddTimerUs) or ms. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/event.h"
@@ -95,11 +97,58 @@ static void test_no_steps_once_done(void **state) {
     eventLoopFree(l);
 }
 
+static long long nowUs(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+typedef struct {
+    long long due;   /* monotonic us the next run may not precede */
+    long long every; /* the re-arm delay it returns (us or ms) */
+    int usec;        /* every is in us */
+    int runs, left;  /* runs so far, runs until it stops the loop */
+    int early;       /* runs that came before due */
+} TimerState;
+
+static long long notEarlyTimer(EventLoop *l, long long id, void *data) {
+    (void)id;
+    TimerState *t = data;
+    if (nowUs() < t->due) t->early++;
+    t->runs++;
+    if (--t->left == 0) {
+        eventLoopStop(l);
+        return -1;
+    }
+    t->due = nowUs() + (t->usec ? t->every : t->every * 1000);
+    return t->every;
+}
+
+/* Timers of sub-ms delays (300 us, then re-armed every 700 us) and of ms
+ * run each time, never before their time (the poll sleeps to the us, or
+ * to the next whole ms where epoll_pwait2 is missing). */
+static void test_timers_never_early(void **state) {
+    (void)state;
+    EventLoop *l = eventLoopCreate(64);
+    assert_non_null(l);
+    TimerState us = {.due = nowUs() + 300, .every = 700, .usec = 1, .left = 20};
+    eventAddTimerUs(l, 300, notEarlyTimer, &us);
+    TimerState ms = {.due = nowUs() + 1000, .every = 1, .usec = 0, .left = 1000000};
+    eventAddTimer(l, 1, notEarlyTimer, &ms);
+    eventLoopRun(l);
+    assert_int_equal(us.runs, 20);
+    assert_int_equal(us.early, 0);
+    assert_true(ms.runs >= 1);
+    assert_int_equal(ms.early, 0);
+    eventLoopFree(l);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_idle_steps_sleep_between),
         cmocka_unit_test(test_ready_fd_before_next_step),
         cmocka_unit_test(test_no_steps_once_done),
+        cmocka_unit_test(test_timers_never_early),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

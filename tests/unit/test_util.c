@@ -275,9 +275,22 @@ static void test_double_to_string(void **state) {
     expectDouble(NAN, "nan");
     /* A skiplist-encoded zset replies -0 as "-0" (listpack stores 0). */
     expectDouble(-0.0, "-0");
+    /* Integers below 2^53 take a path of their own: the same text. */
+    expectDouble(0.0, "0");
+    expectDouble(-7, "-7");
+    expectDouble(1796000000123.0, "1796000000123");
+    expectDouble(-1796000000123.0, "-1796000000123");
+    expectDouble(9007199254740991.0, "9007199254740991");
+    expectDouble(9007199254740992.0, "9007199254740992");
+    expectDouble(-9007199254740992.0, "-9007199254740992");
+    expectDouble(1e16, "10000000000000000");
+    expectDouble(1e17, "1e+17");
+    expectDouble(1796000000123.5, "1796000000123.5");
     char small[4];
     assert_int_equal(doubleToString(small, sizeof(small), 1.5), 3);
     assert_int_equal(doubleToString(small, sizeof(small), 1.25), 0);
+    assert_int_equal(doubleToString(small, sizeof(small), 123), 3);
+    assert_int_equal(doubleToString(small, sizeof(small), 1234), 0);
     assert_int_equal(doubleToString(small, sizeof(small), -INFINITY), 0);
 }
 
