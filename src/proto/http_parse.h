@@ -10,6 +10,8 @@
  *   POST /                 body: [<db>/]COMMAND/arg/...[.ext]
  *   PUT  /[<db>/]COMMAND/arg...      the body is one more, last, argument
  *   OPTIONS any            CORS preflight, no command
+ *   GET  /                 with http-console on: the web console's page
+ *                          (after the credentials, as for a command)
  *
  * The command name is taken as sent; arguments are percent-decoded ("%41"
  * is "A", "+" is a space, a '%' not followed by two hex digits stays).
@@ -87,12 +89,13 @@ typedef struct HttpRequest {
     sds ifNoneMatch;     /* the If-None-Match header, NULL */
     sds auth;            /* the Authorization header when Basic, NULL */
     int sse;             /* Accept: text/event-stream */
+    int xhr;             /* X-Requested-With: a script's request (a 401 names no scheme: no browser prompt) */
 } HttpRequest;
 
 enum { HTTP_WS_JSON = 1, HTTP_WS_RAW = 2 };
 
 /* HttpConn.internal: whose reply the gateway is collecting. */
-enum { HTTP_CMD_REQUEST = 0, HTTP_CMD_SELECT = 1, HTTP_CMD_AUTH = 2 };
+enum { HTTP_CMD_REQUEST = 0, HTTP_CMD_SELECT = 1, HTTP_CMD_AUTH = 2, HTTP_CMD_CONSOLE = 3 };
 
 /* Answers the protocol makes itself (HttpHooks.answer). */
 #define HTTP_ANSWER_OPTIONS 200 /* the CORS preflight's empty 200 */
@@ -116,6 +119,7 @@ typedef struct HttpHooks {
     void (*release)(void *gw);
     const int *defaultDb;             /* http-default-db */
     const long long *maxRequestSize;  /* http-max-request-size */
+    const int *console;               /* http-console: GET / is the web console (HTTP_CMD_CONSOLE), NULL: off */
 } HttpHooks;
 
 /* Per-connection state (Client.protoState of an HTTP client). */

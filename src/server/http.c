@@ -66,6 +66,7 @@
 #include "proto/http_parse.h"
 #include "proto/websocket.h"
 #include "server/acl.h"
+#include "server/console.h"
 
 /* --- directives --- */
 
@@ -76,6 +77,7 @@ static int httpDefaultDb;
 static char *httpUser;          /* http-user: the ACL user of requests without credentials, NULL: default */
 static int httpRequestTimeout; /* seconds a request's head may take to arrive, 0: no limit */
 static int httpClients;        /* connected HTTP clients */
+static int httpConsole;        /* http-console: GET / serves the web console */
 
 /* --- the reply tree --- */
 
@@ -683,7 +685,7 @@ static void writeResponse(Client *c, const HttpRequest *r, int status, const cha
                          "Access-Control-Allow-Origin: *\r\n"
                          "Access-Control-Allow-Headers: X-Requested-With, Content-Type, Authorization\r\n",
                          r->http10 ? 0 : 1, status, reason(status));
-    if (status == 401) h = sdsCat(h, "WWW-Authenticate: Basic realm=\"cairn\"\r\n");
+    if (status == 401 && !r->xhr) h = sdsCat(h, "WWW-Authenticate: Basic realm=\"cairn\"\r\n");
     if (ctype && etag) h = sdsCatPrintf(h, "Content-Type: %s\r\nETag: \"%s\"\r\n", ctype, etag);
     h = sdsCatPrintf(h, "Connection: %s\r\n", r->keepAlive ? "Keep-Alive" : "Close");
     if (ctype && !etag) h = sdsCatPrintf(h, "Content-Type: %s\r\n", ctype);
@@ -701,6 +703,13 @@ static void writeWsMessage(Client *c, const HttpConn *st, const sds body) {
     sdsFree(f);
 }
 
+/* The console page's ETag (the MD5 of its bytes), computed once. */
+static char consoleEtag[33];
+
+static int consoleEtagMatches(const sds inm) {
+    return sdsLen(inm) == 34 && inm[0] == '"' && memcmp(inm + 1, consoleEtag, 32) == 0 && inm[33] == '"';
+}
+
 /* The reply tree is whole: answer the request (or, for the gateway's own
  * SELECT, answer only with its error). */
 static void finishReply(HttpConn *st) {
@@ -708,6 +717,14 @@ static void finishReply(HttpConn *st) {
     HttpReply *R = st->gw;
     const HttpRequest *r = &st->req;
     const HNode *top = &R->nodes[0];
+    if (st->internal == HTTP_CMD_CONSOLE) { /* the page, unless the client must authenticate first */
+        int noauth = top->kind == H_ERROR && top->len >= 6 && memcmp(nodeBytes(R, top), "NOAUTH", 6) == 0;
+        replyReset(R);
+        if (noauth) writeResponse(c, r, 401, NULL, NULL, "", 0);
+        else if (r->ifNoneMatch && consoleEtagMatches(r->ifNoneMatch)) writeResponse(c, r, 304, NULL, NULL, "", 0);
+        else writeResponse(c, r, 200, r->mime, consoleEtag, (const char *)consolePage, consolePageLen);
+        return;
+    }
     if (st->internal) {
         if (top->kind != H_ERROR) {
             replyReset(R);
@@ -942,7 +959,8 @@ static ReplySink *httpAttach(Client *c) {
                             .currentDb = hookCurrentDb,
                             .release = hookRelease,
                             .defaultDb = &httpDefaultDb,
-                            .maxRequestSize = &httpMaxRequestSize};
+                            .maxRequestSize = &httpMaxRequestSize,
+                            .console = &httpConsole};
     return &st->sink;
 }
 
@@ -1032,10 +1050,14 @@ static ConfigDef httpConfig[] = {
     CONFIG_STRING("http-user", NULL, CF_HIDDEN | CF_EMPTY_NULL, httpUser, "", .rank = CONFIG_RANK_CAIRN + 25),
     CONFIG_SPECIAL("http-acl", NULL, CF_HIDDEN | CF_MULTI_ARG, "", setHttpAcl, getHttpAcl,
                    .rank = CONFIG_RANK_CAIRN + 26),
+    CONFIG_BOOL("http-console", NULL, CF_HIDDEN, httpConsole, "no", .rank = CONFIG_RANK_CAIRN + 27),
     CONFIG_INT("http-request-timeout", NULL, CF_HIDDEN, httpRequestTimeout, 0, INT_MAX, "10",
                .rank = CONFIG_RANK_CAIRN + 24),
 };
 
 void httpRegisterConfig(void) { configRegister(httpConfig, CONFIG_COUNT_OF(httpConfig)); }
 
-void httpInit(void) { serverAddCronHook(httpCron); }
+void httpInit(void) {
+    md5Hex((const char *)consolePage, consolePageLen, consoleEtag);
+    serverAddCronHook(httpCron);
+}
