@@ -35,6 +35,13 @@
  * credentials runs as the user of the first http-acl rule matching the
  * client's address, else as http-user.
  *
+ * Listeners: http-port on the TCP connection type and http-tls-port on
+ * the TLS one (HTTPS: tls-port's certificates and tls-auth-clients, the
+ * context built on demand by tlsRequireServer), both on every http-bind
+ * address, one protocol and one sink.  With http-console yes, GET / is the
+ * web console's page (server/console.h) after the request's credentials
+ * (a PING checks them: NOAUTH is 401).
+ *
  * Pub/sub items reach the sink's push: a chunked stream (or Server-Sent
  * Events) on HTTP, one message each on a WebSocket, whose replies are
  * messages too (proto/websocket.h).  A head still incomplete after
@@ -71,6 +78,7 @@
 /* --- directives --- */
 
 static int httpPort;
+static int httpTlsPort;        /* http-tls-port: HTTPS, 0: off */
 static char *httpBind;
 static long long httpMaxRequestSize;
 static int httpDefaultDb;
@@ -967,6 +975,9 @@ static ReplySink *httpAttach(Client *c) {
 static const ReplyEncoder httpEncoder = {.name = "http", .sink = &httpSinkType, .attach = httpAttach};
 
 static Listener httpListener = {.name = "http", .type = &connTcpType, .proto = &httpProtocol, .encoder = &httpEncoder};
+/* http-tls-port: the same gateway on the TLS connection type (tls-port's
+ * certificates and tls-auth-clients). */
+static Listener httpsListener = {.name = "https", .type = &connTlsType, .proto = &httpProtocol, .encoder = &httpEncoder};
 
 /* --- slow heads --- */
 
@@ -999,39 +1010,55 @@ static void httpCron(void) {
 
 /* --- listening --- */
 
-int httpListen(void) {
-    if (httpPort == 0) return 0;
+/* Binds l to every http-bind address on port and attaches it.  0, or -1
+ * after logging why (l closed). */
+static int listenOn(Listener *l, int port, const char *what) {
     int count = 0;
     sds *addrs = sdsSplitLen(httpBind ? httpBind : "", httpBind ? (ssize_t)strlen(httpBind) : 0, " ", 1, &count);
     int rc = 0;
     for (int i = 0; i < count; i++) {
         if (sdsLen(addrs[i]) == 0) continue;
-        ConnListenSpec spec = {.addr = addrs[i], .port = httpPort, .backlog = server.cfg.tcpBacklog};
-        if (listenerBind(&httpListener, &spec) == -1) {
-            serverLog(LL_WARNING, "Could not create HTTP listening socket %s:%d: %s", addrs[i], httpPort,
+        ConnListenSpec spec = {.addr = addrs[i], .port = port, .backlog = server.cfg.tcpBacklog};
+        if (listenerBind(l, &spec) == -1) {
+            serverLog(LL_WARNING, "Could not create %s listening socket %s:%d: %s", what, addrs[i], port,
                       strerror(errno));
-            listenerClose(&httpListener, 0);
+            listenerClose(l, 0);
             rc = -1;
             break;
         }
     }
     sdsFreeSplitRes(addrs, count);
-    if (rc == 0 && httpListener.count == 0) {
-        serverLog(LL_WARNING, "http-port %d set but http-bind has no address", httpPort);
+    if (rc == 0 && l->count == 0) {
+        serverLog(LL_WARNING, "%s port %d set but http-bind has no address", what, port);
         rc = -1;
     }
-    if (rc == 0 && netAttachListener(&httpListener) == -1) {
-        listenerClose(&httpListener, 0);
+    if (rc == 0 && netAttachListener(l) == -1) {
+        listenerClose(l, 0);
         rc = -1;
     }
-    if (rc == 0) serverLog(LL_NOTICE, "HTTP gateway listening on port %d (%s)", httpPort, httpBind);
+    if (rc == 0) serverLog(LL_NOTICE, "%s gateway listening on port %d (%s)", what, port, httpBind);
     return rc;
 }
 
-/* CONFIG SET http-port / http-bind: listen again with the new values. */
+int httpListen(void) {
+    if (httpPort && listenOn(&httpListener, httpPort, "HTTP") == -1) return -1;
+    if (httpTlsPort) {
+        if (tlsRequireServer() == -1) {
+            serverLog(LL_WARNING, "http-tls-port %d needs TLS (tls-cert-file, tls-key-file)", httpTlsPort);
+            return -1;
+        }
+        if (listenOn(&httpsListener, httpTlsPort, "HTTPS") == -1) return -1;
+    }
+    return 0;
+}
+
+/* CONFIG SET http-port / http-tls-port / http-bind: listen again with the
+ * new values. */
 static int httpApplyListen(const char **err) {
     netDetachListener(&httpListener);
+    netDetachListener(&httpsListener);
     if (httpListen() == -1) {
+        netDetachListener(&httpListener);
         *err = "Unable to listen on this port";
         return -1;
     }
@@ -1042,6 +1069,8 @@ static ConfigDef httpConfig[] = {
     /* Cairn's own (hidden, so CONFIG GET * lists Redis's names only). */
     CONFIG_INT("http-port", NULL, CF_HIDDEN, httpPort, 0, 65535, "0", .apply = httpApplyListen,
                .rank = CONFIG_RANK_CAIRN + 20),
+    CONFIG_INT("http-tls-port", NULL, CF_HIDDEN, httpTlsPort, 0, 65535, "0", .apply = httpApplyListen,
+               .rank = CONFIG_RANK_CAIRN + 28),
     CONFIG_STRING("http-bind", NULL, CF_HIDDEN, httpBind, "127.0.0.1", .apply = httpApplyListen,
                   .rank = CONFIG_RANK_CAIRN + 21),
     CONFIG_LL("http-max-request-size", NULL, CF_HIDDEN | CF_MEMORY, httpMaxRequestSize, 1024, LLONG_MAX,
