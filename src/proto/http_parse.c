@@ -128,6 +128,7 @@ static const struct {
     {"xml", HTTP_FMT_CUSTOM, "text/xml"},          {"png", HTTP_FMT_CUSTOM, "image/png"},
     {"jpg", HTTP_FMT_CUSTOM, "image/jpeg"},        {"jpeg", HTTP_FMT_CUSTOM, "image/jpeg"},
     {"js", HTTP_FMT_JSON, "application/javascript"}, {"css", HTTP_FMT_CUSTOM, "text/css"},
+    {"msg", HTTP_FMT_MSGPACK, "application/x-msgpack"}, {"msgpack", HTTP_FMT_MSGPACK, "application/x-msgpack"},
 };
 
 /* Picks the format from the extension of uri's last segment; returns the

@@ -16,7 +16,7 @@
  * The command name is taken as sent; arguments are percent-decoded ("%41"
  * is "A", "+" is a space, a '%' not followed by two hex digits stays).
  * A known extension on the last segment (json, js, raw, txt, bin, html,
- * xhtml, xml, png, jpg, jpeg, css) picks the reply format and is removed;
+ * xhtml, xml, png, jpg, jpeg, css, msg, msgpack) picks the reply format and is removed;
  * an unknown one stays part of the argument.  A first segment of digits
  * only (empty too) selects the database for this request; without one the
  * request runs in http-default-db.
@@ -74,6 +74,7 @@ typedef enum {
     HTTP_FMT_JSON,   /* {"VERB": value}; also .js with its own type */
     HTTP_FMT_RAW,    /* the RESP2 bytes */
     HTTP_FMT_CUSTOM, /* a string as is with a MIME type (.txt, .html, ?type=) */
+    HTTP_FMT_MSGPACK, /* .msg, .msgpack: {"VERB": value} in MessagePack */
 } HttpFormat;
 
 /* The request whose command is running: what its answer needs. */

@@ -23,6 +23,8 @@
  *           Beyond 0.1.9: nested arrays are arrays (0.1.9 writes null);
  *           after HELLO 3 a RESP3 map is an object.
  *   raw     the RESP2 bytes of the reply.
+ *   msgpack (.msg, .msgpack) the JSON form's structure in MessagePack
+ *           (renderMsgpack's comment).
  *   custom  (.txt .html .xml .png ... or ?type=) a string as is, a status
  *           "+OK", an error "-ERR ..", an integer in decimal, an array the
  *           concatenation of its strings (?sep= between); nil is 404.
@@ -260,6 +262,7 @@ static void sinkSetDeferred(ReplySink *s, void *handle, ReplyAggregate kind, lon
 }
 
 static sds renderJson(const HttpRequest *r, const HttpReply *R);
+static sds renderMsgpack(const HttpRequest *r, const HttpReply *R);
 static sds rawValue(sds out, const HttpReply *R, size_t i, size_t *next);
 static sds renderCustom(const HttpRequest *r, const HttpReply *R, int *status);
 static void writeResponse(Client *c, const HttpRequest *r, int status, const char *ctype, const char *etag,
@@ -298,6 +301,7 @@ static void sinkPush(ReplySink *s, const PushItem *item) {
     int status = 200;
     if (r->sse || r->format == HTTP_FMT_JSON) body = renderJson(r, R);
     else if (r->format == HTTP_FMT_RAW) body = rawValue(sdsEmpty(), R, 0, &(size_t){0});
+    else if (r->format == HTTP_FMT_MSGPACK) body = renderMsgpack(r, R);
     else body = renderCustom(r, R, &status);
     replyReset(R);
     if (!body) return;
@@ -555,6 +559,147 @@ static void jsonInfo(sds *out, const char *s, size_t len) {
     *out = sdsCatLen(*out, "}", 1);
 }
 
+/* --- MessagePack (.msg, .msgpack) ---
+ * As Webdis's msgpack build writes it (application/x-msgpack): a map of
+ * one pair, the verb to the value; strings in the old "raw" family (fixraw,
+ * raw16, raw32: bytes as they are, no UTF-8 check), integers in their
+ * smallest form, a status [true, text], an error [false, text], nil for
+ * nil; INFO a map of its "key:value" lines and HGETALL a map (nil when its
+ * items are not all strings).  Where Webdis writes nil for an array inside
+ * an array, or breaks the map on INFO's section headers, this writes the
+ * array and skips the headers (the same choices as JSON above). */
+
+static sds mpRaw(sds out, const char *p, size_t len) {
+    unsigned char h[5];
+    size_t n;
+    if (len < 32) h[0] = (unsigned char)(0xa0 | len), n = 1;
+    else if (len < 65536) h[0] = 0xda, h[1] = (unsigned char)(len >> 8), h[2] = (unsigned char)len, n = 3;
+    else {
+        h[0] = 0xdb;
+        for (int i = 0; i < 4; i++) h[1 + i] = (unsigned char)((uint64_t)len >> (24 - 8 * i));
+        n = 5;
+    }
+    out = sdsCatLen(out, (const char *)h, n);
+    return sdsCatLen(out, p, len);
+}
+
+/* A container header: fix form under 16, else 16 or 32 bits (fix, 16, 32
+ * are 0x90/0xdc/0xdd for arrays, 0x80/0xde/0xdf for maps). */
+static sds mpHeader(sds out, int map, uint64_t n) {
+    unsigned char h[5];
+    size_t len;
+    if (n < 16) h[0] = (unsigned char)((map ? 0x80 : 0x90) | n), len = 1;
+    else if (n < 65536) h[0] = map ? 0xde : 0xdc, h[1] = (unsigned char)(n >> 8), h[2] = (unsigned char)n, len = 3;
+    else {
+        h[0] = map ? 0xdf : 0xdd;
+        for (int i = 0; i < 4; i++) h[1 + i] = (unsigned char)(n >> (24 - 8 * i));
+        len = 5;
+    }
+    return sdsCatLen(out, (const char *)h, len);
+}
+
+static sds mpInt(sds out, long long v) {
+    unsigned char h[9];
+    size_t n;
+    uint64_t u = (uint64_t)v;
+    int bytes;
+    if (v >= 0 && v < 128) {
+        h[0] = (unsigned char)v;
+        return sdsCatLen(out, (const char *)h, 1);
+    }
+    if (v < 0 && v >= -32) {
+        h[0] = (unsigned char)(0xe0 | (v & 0x1f));
+        return sdsCatLen(out, (const char *)h, 1);
+    }
+    if (v >= 0) { /* uint 8/16/32/64 */
+        if (v < 256) h[0] = 0xcc, bytes = 1;
+        else if (v < 65536) h[0] = 0xcd, bytes = 2;
+        else if (v <= 0xffffffffLL) h[0] = 0xce, bytes = 4;
+        else h[0] = 0xcf, bytes = 8;
+    } else { /* int 8/16/32/64 */
+        if (v >= -128) h[0] = 0xd0, bytes = 1;
+        else if (v >= -32768) h[0] = 0xd1, bytes = 2;
+        else if (v >= -2147483648LL) h[0] = 0xd2, bytes = 4;
+        else h[0] = 0xd3, bytes = 8;
+    }
+    for (int i = 0; i < bytes; i++) h[1 + i] = (unsigned char)(u >> (8 * (bytes - 1 - i)));
+    n = (size_t)bytes + 1;
+    return sdsCatLen(out, (const char *)h, n);
+}
+
+/* Node i as a MessagePack value; *next gets the node after its subtree. */
+static sds mpValue(sds out, const HttpReply *R, size_t i, size_t *next) {
+    const HNode *nd = &R->nodes[i];
+    *next = i + 1;
+    switch (nd->kind) {
+    case H_STATUS:
+    case H_BULK:
+    case H_RAW:
+        return mpRaw(out, nodeBytes(R, nd), nd->len);
+    case H_INT:
+        return mpInt(out, nd->v);
+    case H_ARRAY:
+    case H_MAP: {
+        out = mpHeader(out, nd->kind == H_MAP, (uint64_t)(nd->kind == H_MAP ? nd->v / 2 : nd->v));
+        size_t j = i + 1;
+        for (long k = 0; k < nd->v; k++) out = mpValue(out, R, j, &j);
+        *next = j;
+        return out;
+    }
+    case H_ATTR:
+        *next = skipNode(R, i);
+        return sdsCatLen(out, "\xc0", 1);
+    default: /* nil, an error inside an array */
+        return sdsCatLen(out, "\xc0", 1);
+    }
+}
+
+static sds mpInfo(sds out, const char *s, size_t len) {
+    size_t pairs = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass) out = mpHeader(out, 1, pairs);
+        const char *p = s, *end = s + len;
+        while (p < end) {
+            const char *cr = memchr(p, '\r', (size_t)(end - p));
+            const char *eol = cr ? cr : end;
+            const char *colon = memchr(p, ':', (size_t)(eol - p));
+            if (colon && p[0] != '#') {
+                if (pass) {
+                    out = mpRaw(out, p, (size_t)(colon - p));
+                    out = mpRaw(out, colon + 1, (size_t)(eol - colon - 1));
+                } else {
+                    pairs++;
+                }
+            }
+            p = eol + 1;
+            if (p < end && *p == '\n') p++;
+        }
+    }
+    return out;
+}
+
+static sds renderMsgpack(const HttpRequest *r, const HttpReply *R) {
+    sds out = mpHeader(sdsEmpty(), 1, 1);
+    out = mpRaw(out, r->verb, sdsLen(r->verb));
+    const HNode *nd = &R->nodes[0];
+    size_t next;
+    if (nd->kind == H_STATUS || nd->kind == H_ERROR) {
+        out = mpHeader(out, 0, 2);
+        out = sdsCatLen(out, nd->kind == H_ERROR ? "\xc2" : "\xc3", 1);
+        return mpRaw(out, nodeBytes(R, nd), nd->len);
+    }
+    if (nd->kind == H_BULK && strcasecmp(r->verb, "INFO") == 0) return mpInfo(out, nodeBytes(R, nd), nd->len);
+    if (nd->kind == H_ARRAY && strcasecmp(r->verb, "HGETALL") == 0) {
+        int strings = nd->v % 2 == 0;
+        for (size_t j = 1; strings && j <= (size_t)nd->v; j++) strings = R->nodes[j].kind == H_BULK;
+        if (!strings) return sdsCatLen(out, "\xc0", 1);
+        out = mpHeader(out, 1, (uint64_t)nd->v / 2);
+        for (size_t j = 1; j <= (size_t)nd->v; j++) out = mpRaw(out, nodeBytes(R, &R->nodes[j]), R->nodes[j].len);
+        return out;
+    }
+    return mpValue(out, R, 0, &next);
+}
+
 static sds renderJson(const HttpRequest *r, const HttpReply *R) {
     /* jsonp wraps a one-off reply; an SSE event is the JSON alone. */
     sds out = sdsEmpty();
@@ -779,6 +924,8 @@ static void finishReply(HttpConn *st) {
     } else if (r->format == HTTP_FMT_RAW) {
         size_t next;
         body = rawValue(sdsEmpty(), R, 0, &next);
+    } else if (r->format == HTTP_FMT_MSGPACK) {
+        body = renderMsgpack(r, R);
     } else {
         body = renderCustom(r, R, &status);
     }
