@@ -243,3 +243,55 @@ def test_console_in_browser(console):
         assert not errors, errors
     finally:
         d.quit()
+
+
+def test_console_login_dialog(console):
+    """The page's own requests without credentials (a password changed
+    under it) get a plain 401 (no browser prompt: X-Requested-With) and open
+    its login form; wrong credentials are refused there, right ones go on
+    every request from then on (pub/sub stream included)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    out = os.path.join(ARTIFACTS, "console")
+    os.makedirs(out, exist_ok=True)
+    c = redis.Redis(port=console.port, password=PASSWORD, socket_timeout=10, decode_responses=True)
+    c.execute_command("ACL", "SETUSER", "ops", "on", ">ops-pw", "allcommands", "allkeys", "allchannels")
+    d = _driver()
+    try:
+        wait = WebDriverWait(d, WAIT, poll_frequency=0.1)
+        d.execute_cdp_cmd("Network.enable", {})
+        d.execute_cdp_cmd("Network.setExtraHTTPHeaders",
+                          {"headers": {"Authorization": basic("default", PASSWORD)}})
+        d.get("http://127.0.0.1:%d/" % console.http)
+        wait.until(lambda d: "user: default" in d.find_element(By.ID, "user").text)
+        # From now on the browser adds nothing: the page has no credentials.
+        d.execute_cdp_cmd("Network.setExtraHTTPHeaders", {"headers": {}})
+        cli = d.find_element(By.ID, "cli-in")
+        cli.send_keys("SET who default" + Keys.ENTER)
+        wait.until(lambda d: d.find_element(By.ID, "login").get_attribute("open") is not None)
+        assert c.get("who") is None
+        d.save_screenshot(os.path.join(out, "6-login.png"))
+        user = d.find_element(By.ID, "login-user")
+        user.clear()
+        user.send_keys("ops")
+        d.find_element(By.ID, "login-pass").send_keys("wrong" + Keys.ENTER)
+        wait.until(lambda d: d.find_element(By.ID, "login-err").text == "wrong user or password")
+        pw = d.find_element(By.ID, "login-pass")
+        pw.clear()
+        pw.send_keys("ops-pw" + Keys.ENTER)
+        wait.until(lambda d: d.find_element(By.ID, "login").get_attribute("open") is None)
+        wait.until(lambda d: "user: ops" in d.find_element(By.ID, "user").text)
+        cli.send_keys("SET who ops" + Keys.ENTER)
+        wait.until(lambda d: c.get("who") == "ops")
+        # The pub/sub stream carries the form's credentials too.
+        d.find_element(By.CSS_SELECTOR, "nav button[data-tab=pubsub]").click()
+        d.find_element(By.ID, "sub-channel").send_keys("alerts" + Keys.ENTER)
+        wait.until(lambda d: d.find_element(By.ID, "sub-state").text == "watching alerts")
+        assert c.publish("alerts", "disk full") == 1
+        wait.until(lambda d: "disk full" in d.find_element(By.ID, "sub-table").text)
+        clients = c.client_list()
+        assert any(cl["user"] == "ops" for cl in clients), clients
+    finally:
+        d.quit()

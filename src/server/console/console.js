@@ -60,7 +60,7 @@ function parseResp(u8) {
 }
 
 class HttpError extends Error {
-  constructor(status) { super('HTTP ' + status); this.status = status; }
+  constructor(status) { super(status === 401 ? 'credentials needed (HTTP 401)' : 'HTTP ' + status); this.status = status; }
 }
 
 /* Runs one command (an array of strings); resolves to its parsed reply.
