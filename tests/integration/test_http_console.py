@@ -203,7 +203,9 @@ def test_console_in_browser(console):
         assert int(d.find_element(By.ID, "v-clients").text) >= 2
         # redis-py's INCR is INCRBY: 50 calls, three percentiles, histogram buckets.
         wait.until(lambda d: "incrby" in d.find_element(By.ID, "lat-table").text)
-        rows = [r.text for r in d.find_elements(By.CSS_SELECTOR, "#lat-table tbody tr")]
+        # Read in one script: the page rebuilds the table every second.
+        rows = d.execute_script("return Array.from(document.querySelectorAll('#lat-table tbody tr'),"
+                                " r => Array.from(r.cells, c => c.textContent).join(' ').trim())")
         incr = [r for r in rows if r.startswith("incrby ")]
         m = incr and re.match(r"incrby (\d+) [\d.]+ [\d.]+ [\d.]+ (\d+:\d+ ?)+$", incr[0])
         assert m, rows
