@@ -269,47 +269,12 @@ static void writeResponse(Client *c, const HttpRequest *r, int status, const cha
                           const char *body, size_t len);
 static void writeWsMessage(Client *c, const HttpConn *st, const sds body);
 
-static void addPushString(HttpReply *R, PushBytes b) {
-    if (b.p) addNode(R, H_BULK, 0, b.p, b.len);
-    else addNode(R, H_NIL, 0, NULL, 0);
-}
-
-/* A pub/sub item (a subscription's confirmation, a message) on an HTTP
- * connection: the first one starts the response (200, chunked: Webdis's
- * stream), each is one chunk rendered as the reply array Redis would send
- * ({"SUBSCRIBE":["message","chan","hello"]}); with Accept:
- * text/event-stream each chunk is a Server-Sent Event "data: <json>".
- * From then on the connection only streams: later input is dropped.  Other
- * items (invalidations, MONITOR lines) have no form here and are dropped. */
-static void sinkPush(ReplySink *s, const PushItem *item) {
-    HttpConn *st = connOf(s);
-    Client *c = st->hooks.owner;
-    HttpReply *R = st->gw;
+/* One item of a stream (pub/sub, MONITOR) on an HTTP connection: the
+ * first starts the response (200, chunked: Webdis's stream, or
+ * Server-Sent Events with Accept: text/event-stream), each is one chunk.
+ * From then on the connection only streams: later input is dropped. */
+static void streamChunk(Client *c, HttpConn *st, const sds body) {
     const HttpRequest *r = &st->req;
-    if (R->n || R->depth) return; /* a reply is being collected */
-    int withPattern = item->kind == PUSH_PMESSAGE;
-    int isMessage = item->kind == PUSH_MESSAGE || item->kind == PUSH_PMESSAGE || item->kind == PUSH_SMESSAGE;
-    if (!isMessage && !pushIsConfirmation(item->kind)) return;
-    const char *kind = pushKindName(item->kind);
-    addNode(R, H_ARRAY, withPattern ? 4 : 3, NULL, 0);
-    addNode(R, H_BULK, 0, kind, strlen(kind));
-    if (withPattern) addPushString(R, item->pattern);
-    addPushString(R, item->channel);
-    if (isMessage) addPushString(R, item->payload);
-    else addNode(R, H_INT, item->count, NULL, 0);
-    sds body;
-    int status = 200;
-    if (r->sse || r->format == HTTP_FMT_JSON) body = renderJson(r, R);
-    else if (r->format == HTTP_FMT_RAW) body = rawValue(sdsEmpty(), R, 0, &(size_t){0});
-    else if (r->format == HTTP_FMT_MSGPACK) body = renderMsgpack(r, R);
-    else body = renderCustom(r, R, &status);
-    replyReset(R);
-    if (!body) return;
-    if (st->ws) { /* a message per item */
-        writeWsMessage(c, st, body);
-        sdsFree(body);
-        return;
-    }
     if (!st->streaming) {
         const char *ctype = r->sse ? "text/event-stream" : r->mime;
         sds h = sdsCatPrintf(sdsEmpty(),
@@ -341,6 +306,58 @@ static void sinkPush(ReplySink *s, const PushItem *item) {
     }
     replyWriteBytes(c, chunk, sdsLen(chunk));
     sdsFree(chunk);
+}
+
+static void addPushString(HttpReply *R, PushBytes b) {
+    if (b.p) addNode(R, H_BULK, 0, b.p, b.len);
+    else addNode(R, H_NIL, 0, NULL, 0);
+}
+
+/* A pub/sub item (a subscription's confirmation, a message) on an HTTP
+ * connection: the first one starts the response (200, chunked: Webdis's
+ * stream), each is one chunk rendered as the reply array Redis would send
+ * ({"SUBSCRIBE":["message","chan","hello"]}); with Accept:
+ * text/event-stream each chunk is a Server-Sent Event "data: <json>".
+ * From then on the connection only streams: later input is dropped.  A
+ * MONITOR line is one more item ({"MONITOR":"<line>"}, "+<line>" in RESP).
+ * Invalidations have no form here and are dropped. */
+static void sinkPush(ReplySink *s, const PushItem *item) {
+    HttpConn *st = connOf(s);
+    Client *c = st->hooks.owner;
+    HttpReply *R = st->gw;
+    const HttpRequest *r = &st->req;
+    if (R->n || R->depth) return; /* a reply is being collected */
+    int withPattern = item->kind == PUSH_PMESSAGE;
+    int isMessage = item->kind == PUSH_MESSAGE || item->kind == PUSH_PMESSAGE || item->kind == PUSH_SMESSAGE;
+    if (item->kind == PUSH_MONITOR) {
+        /* A MONITOR line: a status in RESP (as a RESP monitor gets it), a
+         * string elsewhere ({"MONITOR":"1700000000.000001 [0 ...] \"SET\" ..."}). */
+        addNode(R, r->format == HTTP_FMT_RAW && !r->sse ? H_STATUS : H_BULK, 0, item->payload.p, item->payload.len);
+    } else if (!isMessage && !pushIsConfirmation(item->kind)) {
+        return;
+    } else {
+        const char *kind = pushKindName(item->kind);
+        addNode(R, H_ARRAY, withPattern ? 4 : 3, NULL, 0);
+        addNode(R, H_BULK, 0, kind, strlen(kind));
+        if (withPattern) addPushString(R, item->pattern);
+        addPushString(R, item->channel);
+        if (isMessage) addPushString(R, item->payload);
+        else addNode(R, H_INT, item->count, NULL, 0);
+    }
+    sds body;
+    int status = 200;
+    if (r->sse || r->format == HTTP_FMT_JSON) body = renderJson(r, R);
+    else if (r->format == HTTP_FMT_RAW) body = rawValue(sdsEmpty(), R, 0, &(size_t){0});
+    else if (r->format == HTTP_FMT_MSGPACK) body = renderMsgpack(r, R);
+    else body = renderCustom(r, R, &status);
+    replyReset(R);
+    if (!body) return;
+    if (st->ws) { /* a message per item */
+        writeWsMessage(c, st, body);
+        sdsFree(body);
+        return;
+    }
+    streamChunk(c, st, body);
     sdsFree(body);
 }
 
@@ -919,6 +936,17 @@ static void finishReply(HttpConn *st) {
     }
     int status = 200;
     sds body;
+    if (top->kind == H_STATUS && strcasecmp(r->verb, "MONITOR") == 0) {
+        /* MONITOR's +OK starts a stream its lines follow, as a RESP monitor's. */
+        body = r->sse || r->format == HTTP_FMT_JSON ? renderJson(r, R)
+               : r->format == HTTP_FMT_RAW           ? rawValue(sdsEmpty(), R, 0, &(size_t){0})
+               : r->format == HTTP_FMT_MSGPACK       ? renderMsgpack(r, R)
+                                                     : renderCustom(r, R, &status);
+        replyReset(R);
+        if (body) streamChunk(c, st, body);
+        sdsFree(body);
+        return;
+    }
     if (r->format == HTTP_FMT_JSON) {
         body = renderJson(r, R);
     } else if (r->format == HTTP_FMT_RAW) {
