@@ -67,8 +67,10 @@ class HttpError extends Error {
  * 401 opens the login dialog (and rejects); 403 is an ACL refusal. */
 async function cmd(args) {
   const body = args.map(encodeURIComponent).join('/') + '.raw';
+  const sent = authHeader;
   const res = await fetch('/', {method: 'POST', headers: headers(), body});
-  if (res.status === 401) { askLogin(); throw new HttpError(401); }
+  /* A request sent before a login finished must not reopen the form. */
+  if (res.status === 401) { if (sent === authHeader) askLogin(); throw new HttpError(401); }
   if (res.status === 403) return {t: 'error', v: 'NOPERM this user has no permissions to run this command (HTTP 403)'};
   if (res.status !== 200) throw new HttpError(res.status);
   return parseResp(new Uint8Array(await res.arrayBuffer()));
@@ -535,11 +537,12 @@ async function subscribe(target) {
   watch = {abort};
   $('sub-state').textContent = 'connecting…';
   let res;
+  const sent = authHeader;
   try {
     res = await fetch('/' + verb + '/' + encodeURIComponent(target),
                       {headers: headers({'Accept': 'text/event-stream'}), signal: abort.signal});
   } catch (err) { $('sub-state').textContent = String(err.message); return; }
-  if (res.status === 401) { askLogin(); return; }
+  if (res.status === 401) { if (sent === authHeader) askLogin(); $('sub-state').textContent = 'credentials needed'; return; }
   if (res.status !== 200) { $('sub-state').textContent = 'HTTP ' + res.status; return; }
   const reader = res.body.getReader(), td = new TextDecoder();
   let buf = '';
