@@ -873,7 +873,8 @@ static void writeWsMessage(Client *c, const HttpConn *st, const sds body) {
     sdsFree(f);
 }
 
-/* The console page's ETag (the MD5 of its bytes), computed once. */
+/* The console page's ETag (the MD5 of its bytes), computed on the first
+ * request for the page. */
 static char consoleEtag[33];
 
 static int consoleEtagMatches(const sds inm) {
@@ -890,6 +891,7 @@ static void finishReply(HttpConn *st) {
     if (st->internal == HTTP_CMD_CONSOLE) { /* the page, unless the client must authenticate first */
         int noauth = top->kind == H_ERROR && top->len >= 6 && memcmp(nodeBytes(R, top), "NOAUTH", 6) == 0;
         replyReset(R);
+        if (!consoleEtag[0]) md5Hex((const char *)consolePage, consolePageLen, consoleEtag);
         if (noauth) writeResponse(c, r, 401, NULL, NULL, "", 0);
         else if (r->ifNoneMatch && consoleEtagMatches(r->ifNoneMatch)) writeResponse(c, r, 304, NULL, NULL, "", 0);
         else writeResponse(c, r, 200, r->mime, consoleEtag, (const char *)consolePage, consolePageLen);
@@ -1261,7 +1263,4 @@ static ConfigDef httpConfig[] = {
 
 void httpRegisterConfig(void) { configRegister(httpConfig, CONFIG_COUNT_OF(httpConfig)); }
 
-void httpInit(void) {
-    md5Hex((const char *)consolePage, consolePageLen, consoleEtag);
-    serverAddCronHook(httpCron);
-}
+void httpInit(void) { serverAddCronHook(httpCron); }
