@@ -55,7 +55,17 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 .PHONY: all run test unit-test unit-bins bench fuzz clean deps test-deps install uninstall man FORCE
 all: $(BUILD)/cairn-server $(BUILD)/cairn-check-aof $(BUILD)/cairn-check-rdb $(BUILD)/cairn-sentinel
 
-$(BUILD)/cairn-server: $(LIB_OBJ) $(SRV_OBJ)
+# The web console's page (server/console.h), generated from src/server/console/.
+CONSOLE_C := $(BUILD)/gen/console_gen.c
+CONSOLE_OBJ := $(BUILD)/obj/gen/console_gen.o
+$(CONSOLE_C): scripts/gen_console.sh $(wildcard src/server/console/*)
+	@sh scripts/gen_console.sh $@
+$(CONSOLE_OBJ): $(CONSOLE_C)
+	@mkdir -p $(dir $@)
+	@echo "  CC $<"
+	@$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/cairn-server: $(LIB_OBJ) $(SRV_OBJ) $(CONSOLE_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 	@if [ "$(BUILD)" = build-san ]; then mkdir -p build; cp $@ build/cairn-server-san; fi
 
@@ -163,7 +173,7 @@ fuzz:
 	@mkdir -p build/fuzz/corpus_rdb
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -Isrc -I$(BUILD)-san/gen $(LUA_CFLAGS) -DCAIRN_SANITIZE \
 	  -fsanitize=fuzzer,address,undefined -o build/fuzz/fuzz_rdb tests/fuzz/fuzz_rdb.c \
-	  $(filter-out src/core/main.c,$(LIB_SRC) $(SRV_SRC)) -lm -lpthread -llzf -luring -lxxhash $(LUA_LIBS)
+	  $(filter-out src/core/main.c,$(LIB_SRC) $(SRV_SRC)) $(BUILD)-san/gen/console_gen.c -lm -lpthread -llzf -luring -lxxhash $(LUA_LIBS)
 	./build/fuzz/fuzz_resp -max_total_time=$${FUZZ_SECONDS:-60} build/fuzz/corpus tests/fuzz/corpus
 	./build/fuzz/fuzz_listpack -max_total_time=$${FUZZ_SECONDS:-60} build/fuzz/corpus_listpack tests/fuzz/corpus_listpack
 	@mkdir -p build/fuzz/corpus_http

@@ -3,7 +3,7 @@
 # Usage: sh scripts/deps.sh build|test
 set -u
 BUILD_PKGS="gcc make libc6-dev libjemalloc-dev pkg-config liblzf-dev liburing-dev libssl-dev openssl liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libluajit-5.1-dev libxxhash-dev"
-TEST_PKGS="$BUILD_PKGS python3 python3-pytest python3-pytest-xdist python3-redis python3-xxhash redis-server redis-sentinel redis-tools libcmocka-dev valgrind systemd man-db nodejs webdis python3-websocket"
+TEST_PKGS="$BUILD_PKGS python3 python3-pytest python3-pytest-xdist python3-redis python3-xxhash redis-server redis-sentinel redis-tools libcmocka-dev valgrind systemd man-db nodejs webdis python3-websocket wrk chromium chromium-driver python3-selenium python3-msgpack"
 
 case "${1:-}" in
   build) PKGS=$BUILD_PKGS ;;

@@ -132,6 +132,11 @@ void tlsRegisterConfig(void);
 int tlsStartup(void);
 /* tls-port (0: none). */
 int tlsPort(void);
+/* For a listener on connTlsType other than tls-port's (the HTTP gateway's
+ * http-tls-port): builds the server context from the tls-* directives if
+ * it is not built yet, and keeps it rebuilt by CONFIG SET tls-* from then
+ * on.  0, or -1 after logging why (no TLS in this build, bad files). */
+int tlsRequireServer(void);
 /* The type the replica's link (tls-replication) and MIGRATE (tls-cluster,
  * as Redis) connect with: connTlsType or connTcpType. */
 const ConnectionType *connTypeForReplication(void);

@@ -237,7 +237,11 @@ static int tlsConfigureCtx(void) {
     return 0;
 }
 
-static int tlsWantedByConfig(void) { return tlsCfg.port || tlsCfg.replication || tlsCfg.cluster; }
+/* Set once a listener of another part (the HTTP gateway's http-tls-port)
+ * has asked for the server context (tlsRequireServer). */
+static int tlsOtherUsers;
+
+static int tlsWantedByConfig(void) { return tlsCfg.port || tlsCfg.replication || tlsCfg.cluster || tlsOtherUsers; }
 
 static int applyTlsConf(const char **err) {
     if (tlsWantedByConfig() && tlsConfigure() == -1) {
@@ -303,6 +307,16 @@ int tlsStartup(void) {
 }
 
 int tlsPort(void) { return tlsCfg.port; }
+
+int tlsRequireServer(void) {
+    tlsOtherUsers = 1;
+    if (serverCtx) return 0;
+    if (tlsConfigure() == -1) {
+        serverLog(LL_WARNING, "Failed to configure TLS. Check logs for more info.");
+        return -1;
+    }
+    return 0;
+}
 int connTlsAvailable(void) { return 1; }
 const ConnectionType *connTypeForReplication(void) { return tlsCfg.replication ? &connTlsType : &connTcpType; }
 const ConnectionType *connTypeForCluster(void) { return tlsCfg.cluster ? &connTlsType : &connTcpType; }
@@ -786,6 +800,7 @@ int connTlsAvailable(void) { return 0; }
 void tlsRegisterConfig(void) {}
 int tlsStartup(void) { return 0; }
 int tlsPort(void) { return 0; }
+int tlsRequireServer(void) { return -1; }
 const ConnectionType *connTypeForReplication(void) { return &connTcpType; }
 const ConnectionType *connTypeForCluster(void) { return &connTcpType; }
 

@@ -128,6 +128,7 @@ static const struct {
     {"xml", HTTP_FMT_CUSTOM, "text/xml"},          {"png", HTTP_FMT_CUSTOM, "image/png"},
     {"jpg", HTTP_FMT_CUSTOM, "image/jpeg"},        {"jpeg", HTTP_FMT_CUSTOM, "image/jpeg"},
     {"js", HTTP_FMT_JSON, "application/javascript"}, {"css", HTTP_FMT_CUSTOM, "text/css"},
+    {"msg", HTTP_FMT_MSGPACK, "application/x-msgpack"}, {"msgpack", HTTP_FMT_MSGPACK, "application/x-msgpack"},
 };
 
 /* Picks the format from the extension of uri's last segment; returns the
@@ -193,15 +194,12 @@ static void enqueue(HttpConn *st, sds *argv, int argc, int internal) {
     st->qlen++;
 }
 
-/* Builds the request's commands from uri[0..len) (the path after its
- * first '/', or a POST body) and a PUT body.  Returns 0, or 403 when there
- * is no command. */
-static int buildCommands(HttpConn *st, const char *uri, size_t len, const char *body, size_t blen) {
+/* The request's credentials: with "Authorization: Basic", queues AUTH
+ * user pass (the connection must send them from then on); without, on a
+ * connection that sent some, 401; else the anonymous user's rights (403
+ * when there are none).  Returns 0, or the status to answer with. */
+static int requestAuth(HttpConn *st) {
     HttpRequest *r = &st->req;
-    const char *q = memchr(uri, '?', len);
-    if (q) len = (size_t)(q - uri);
-    len = selectFormat(r, uri, len);
-    if (len == 0 && blen == 0) return 403;
     sds *auth = &r->auth;
     if (*auth) {
         sds cred = base64Decode(*auth + 6, sdsLen(*auth) - 6);
@@ -224,6 +222,20 @@ static int buildCommands(HttpConn *st, const char *uri, size_t len, const char *
     } else if (st->hooks.anonymous && st->hooks.anonymous(st->hooks.owner) == -1) {
         return 403;
     }
+    return 0;
+}
+
+/* Builds the request's commands from uri[0..len) (the path after its
+ * first '/', or a POST body) and a PUT body.  Returns 0, or 403 when there
+ * is no command. */
+static int buildCommands(HttpConn *st, const char *uri, size_t len, const char *body, size_t blen) {
+    HttpRequest *r = &st->req;
+    const char *q = memchr(uri, '?', len);
+    if (q) len = (size_t)(q - uri);
+    len = selectFormat(r, uri, len);
+    if (len == 0 && blen == 0) return 403;
+    int rc = requestAuth(st);
+    if (rc) return rc;
     /* Segments: split on '/'. */
     int nseg = 1;
     for (size_t i = 0; i < len; i++)
@@ -279,6 +291,22 @@ static int buildCommands(HttpConn *st, const char *uri, size_t len, const char *
     }
     sdsFree(dbText);
     enqueue(st, argv, argc, 0);
+    return 0;
+}
+
+/* GET / with http-console on: the credentials as for a command, then a
+ * PING whose reply the gateway answers with the console's page (NOAUTH:
+ * 401, so a browser asks for credentials).  Returns 0, or a status. */
+static int buildConsole(HttpConn *st) {
+    HttpRequest *r = &st->req;
+    int rc = requestAuth(st);
+    if (rc) return rc;
+    r->format = HTTP_FMT_CUSTOM;
+    r->mime = "text/html; charset=utf-8";
+    r->verb = sdsNew("PING");
+    sds *a = xmalloc(sizeof(sds));
+    a[0] = sdsNew("PING");
+    enqueue(st, a, 1, HTTP_CMD_CONSOLE);
     return 0;
 }
 
@@ -577,6 +605,8 @@ static ProtoStatus httpNext(void *state, const char *buf, size_t len, const Prot
         } else if (nlen == 6 && strncasecmp(line, "Accept", 6) == 0) {
             for (size_t i = 0; i + 17 <= vl; i++)
                 if (strncasecmp(v + i, "text/event-stream", 17) == 0) r->sse = 1;
+        } else if (nlen == 16 && strncasecmp(line, "X-Requested-With", 16) == 0) {
+            r->xhr = 1;
         } else if (nlen == 13 && strncasecmp(line, "If-None-Match", 13) == 0) {
             sdsFree(r->ifNoneMatch);
             r->ifNoneMatch = sdsNewLen(v, vl);
@@ -597,7 +627,10 @@ static ProtoStatus httpNext(void *state, const char *buf, size_t len, const Prot
     int status;
     if (wsUpgrade) return wsHandshake(st, method, mlen, target, tlen, connUpgrade && wsVersion13 && !http10,
                                       wsKey, wsKeyLen, len, out);
-    if (mlen == 3 && memcmp(method, "GET", 3) == 0) {
+    if (mlen == 3 && memcmp(method, "GET", 3) == 0 && st->hooks.console && *st->hooks.console &&
+        (tlen == 1 || target[1] == '?')) {
+        status = buildConsole(st);
+    } else if (mlen == 3 && memcmp(method, "GET", 3) == 0) {
         status = buildCommands(st, target + 1, tlen - 1, NULL, 0);
     } else if (mlen == 4 && memcmp(method, "POST", 4) == 0) {
         status = buildCommands(st, body, blen, NULL, 0);

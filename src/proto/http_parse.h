@@ -10,11 +10,13 @@
  *   POST /                 body: [<db>/]COMMAND/arg/...[.ext]
  *   PUT  /[<db>/]COMMAND/arg...      the body is one more, last, argument
  *   OPTIONS any            CORS preflight, no command
+ *   GET  /                 with http-console on: the web console's page
+ *                          (after the credentials, as for a command)
  *
  * The command name is taken as sent; arguments are percent-decoded ("%41"
  * is "A", "+" is a space, a '%' not followed by two hex digits stays).
  * A known extension on the last segment (json, js, raw, txt, bin, html,
- * xhtml, xml, png, jpg, jpeg, css) picks the reply format and is removed;
+ * xhtml, xml, png, jpg, jpeg, css, msg, msgpack) picks the reply format and is removed;
  * an unknown one stays part of the argument.  A first segment of digits
  * only (empty too) selects the database for this request; without one the
  * request runs in http-default-db.
@@ -72,6 +74,7 @@ typedef enum {
     HTTP_FMT_JSON,   /* {"VERB": value}; also .js with its own type */
     HTTP_FMT_RAW,    /* the RESP2 bytes */
     HTTP_FMT_CUSTOM, /* a string as is with a MIME type (.txt, .html, ?type=) */
+    HTTP_FMT_MSGPACK, /* .msg, .msgpack: {"VERB": value} in MessagePack */
 } HttpFormat;
 
 /* The request whose command is running: what its answer needs. */
@@ -87,12 +90,13 @@ typedef struct HttpRequest {
     sds ifNoneMatch;     /* the If-None-Match header, NULL */
     sds auth;            /* the Authorization header when Basic, NULL */
     int sse;             /* Accept: text/event-stream */
+    int xhr;             /* X-Requested-With: a script's request (a 401 names no scheme: no browser prompt) */
 } HttpRequest;
 
 enum { HTTP_WS_JSON = 1, HTTP_WS_RAW = 2 };
 
 /* HttpConn.internal: whose reply the gateway is collecting. */
-enum { HTTP_CMD_REQUEST = 0, HTTP_CMD_SELECT = 1, HTTP_CMD_AUTH = 2 };
+enum { HTTP_CMD_REQUEST = 0, HTTP_CMD_SELECT = 1, HTTP_CMD_AUTH = 2, HTTP_CMD_CONSOLE = 3 };
 
 /* Answers the protocol makes itself (HttpHooks.answer). */
 #define HTTP_ANSWER_OPTIONS 200 /* the CORS preflight's empty 200 */
@@ -116,6 +120,7 @@ typedef struct HttpHooks {
     void (*release)(void *gw);
     const int *defaultDb;             /* http-default-db */
     const long long *maxRequestSize;  /* http-max-request-size */
+    const int *console;               /* http-console: GET / is the web console (HTTP_CMD_CONSOLE), NULL: off */
 } HttpHooks;
 
 /* Per-connection state (Client.protoState of an HTTP client). */

@@ -23,6 +23,8 @@
  *           Beyond 0.1.9: nested arrays are arrays (0.1.9 writes null);
  *           after HELLO 3 a RESP3 map is an object.
  *   raw     the RESP2 bytes of the reply.
+ *   msgpack (.msg, .msgpack) the JSON form's structure in MessagePack
+ *           (renderMsgpack's comment).
  *   custom  (.txt .html .xml .png ... or ?type=) a string as is, a status
  *           "+OK", an error "-ERR ..", an integer in decimal, an array the
  *           concatenation of its strings (?sep= between); nil is 404.
@@ -34,6 +36,13 @@
  * WWW-Authenticate (a browser asks for them).  A request without
  * credentials runs as the user of the first http-acl rule matching the
  * client's address, else as http-user.
+ *
+ * Listeners: http-port on the TCP connection type and http-tls-port on
+ * the TLS one (HTTPS: tls-port's certificates and tls-auth-clients, the
+ * context built on demand by tlsRequireServer), both on every http-bind
+ * address, one protocol and one sink.  With http-console yes, GET / is the
+ * web console's page (server/console.h) after the request's credentials
+ * (a PING checks them: NOAUTH is 401).
  *
  * Pub/sub items reach the sink's push: a chunked stream (or Server-Sent
  * Events) on HTTP, one message each on a WebSocket, whose replies are
@@ -66,16 +75,19 @@
 #include "proto/http_parse.h"
 #include "proto/websocket.h"
 #include "server/acl.h"
+#include "server/console.h"
 
 /* --- directives --- */
 
 static int httpPort;
+static int httpTlsPort;        /* http-tls-port: HTTPS, 0: off */
 static char *httpBind;
 static long long httpMaxRequestSize;
 static int httpDefaultDb;
 static char *httpUser;          /* http-user: the ACL user of requests without credentials, NULL: default */
 static int httpRequestTimeout; /* seconds a request's head may take to arrive, 0: no limit */
 static int httpClients;        /* connected HTTP clients */
+static int httpConsole;        /* http-console: GET / serves the web console */
 
 /* --- the reply tree --- */
 
@@ -250,52 +262,19 @@ static void sinkSetDeferred(ReplySink *s, void *handle, ReplyAggregate kind, lon
 }
 
 static sds renderJson(const HttpRequest *r, const HttpReply *R);
+static sds renderMsgpack(const HttpRequest *r, const HttpReply *R);
 static sds rawValue(sds out, const HttpReply *R, size_t i, size_t *next);
 static sds renderCustom(const HttpRequest *r, const HttpReply *R, int *status);
 static void writeResponse(Client *c, const HttpRequest *r, int status, const char *ctype, const char *etag,
                           const char *body, size_t len);
 static void writeWsMessage(Client *c, const HttpConn *st, const sds body);
 
-static void addPushString(HttpReply *R, PushBytes b) {
-    if (b.p) addNode(R, H_BULK, 0, b.p, b.len);
-    else addNode(R, H_NIL, 0, NULL, 0);
-}
-
-/* A pub/sub item (a subscription's confirmation, a message) on an HTTP
- * connection: the first one starts the response (200, chunked: Webdis's
- * stream), each is one chunk rendered as the reply array Redis would send
- * ({"SUBSCRIBE":["message","chan","hello"]}); with Accept:
- * text/event-stream each chunk is a Server-Sent Event "data: <json>".
- * From then on the connection only streams: later input is dropped.  Other
- * items (invalidations, MONITOR lines) have no form here and are dropped. */
-static void sinkPush(ReplySink *s, const PushItem *item) {
-    HttpConn *st = connOf(s);
-    Client *c = st->hooks.owner;
-    HttpReply *R = st->gw;
+/* One item of a stream (pub/sub, MONITOR) on an HTTP connection: the
+ * first starts the response (200, chunked: Webdis's stream, or
+ * Server-Sent Events with Accept: text/event-stream), each is one chunk.
+ * From then on the connection only streams: later input is dropped. */
+static void streamChunk(Client *c, HttpConn *st, const sds body) {
     const HttpRequest *r = &st->req;
-    if (R->n || R->depth) return; /* a reply is being collected */
-    int withPattern = item->kind == PUSH_PMESSAGE;
-    int isMessage = item->kind == PUSH_MESSAGE || item->kind == PUSH_PMESSAGE || item->kind == PUSH_SMESSAGE;
-    if (!isMessage && !pushIsConfirmation(item->kind)) return;
-    const char *kind = pushKindName(item->kind);
-    addNode(R, H_ARRAY, withPattern ? 4 : 3, NULL, 0);
-    addNode(R, H_BULK, 0, kind, strlen(kind));
-    if (withPattern) addPushString(R, item->pattern);
-    addPushString(R, item->channel);
-    if (isMessage) addPushString(R, item->payload);
-    else addNode(R, H_INT, item->count, NULL, 0);
-    sds body;
-    int status = 200;
-    if (r->sse || r->format == HTTP_FMT_JSON) body = renderJson(r, R);
-    else if (r->format == HTTP_FMT_RAW) body = rawValue(sdsEmpty(), R, 0, &(size_t){0});
-    else body = renderCustom(r, R, &status);
-    replyReset(R);
-    if (!body) return;
-    if (st->ws) { /* a message per item */
-        writeWsMessage(c, st, body);
-        sdsFree(body);
-        return;
-    }
     if (!st->streaming) {
         const char *ctype = r->sse ? "text/event-stream" : r->mime;
         sds h = sdsCatPrintf(sdsEmpty(),
@@ -327,6 +306,58 @@ static void sinkPush(ReplySink *s, const PushItem *item) {
     }
     replyWriteBytes(c, chunk, sdsLen(chunk));
     sdsFree(chunk);
+}
+
+static void addPushString(HttpReply *R, PushBytes b) {
+    if (b.p) addNode(R, H_BULK, 0, b.p, b.len);
+    else addNode(R, H_NIL, 0, NULL, 0);
+}
+
+/* A pub/sub item (a subscription's confirmation, a message) on an HTTP
+ * connection: the first one starts the response (200, chunked: Webdis's
+ * stream), each is one chunk rendered as the reply array Redis would send
+ * ({"SUBSCRIBE":["message","chan","hello"]}); with Accept:
+ * text/event-stream each chunk is a Server-Sent Event "data: <json>".
+ * From then on the connection only streams: later input is dropped.  A
+ * MONITOR line is one more item ({"MONITOR":"<line>"}, "+<line>" in RESP).
+ * Invalidations have no form here and are dropped. */
+static void sinkPush(ReplySink *s, const PushItem *item) {
+    HttpConn *st = connOf(s);
+    Client *c = st->hooks.owner;
+    HttpReply *R = st->gw;
+    const HttpRequest *r = &st->req;
+    if (R->n || R->depth) return; /* a reply is being collected */
+    int withPattern = item->kind == PUSH_PMESSAGE;
+    int isMessage = item->kind == PUSH_MESSAGE || item->kind == PUSH_PMESSAGE || item->kind == PUSH_SMESSAGE;
+    if (item->kind == PUSH_MONITOR) {
+        /* A MONITOR line: a status in RESP (as a RESP monitor gets it), a
+         * string elsewhere ({"MONITOR":"1700000000.000001 [0 ...] \"SET\" ..."}). */
+        addNode(R, r->format == HTTP_FMT_RAW && !r->sse ? H_STATUS : H_BULK, 0, item->payload.p, item->payload.len);
+    } else if (!isMessage && !pushIsConfirmation(item->kind)) {
+        return;
+    } else {
+        const char *kind = pushKindName(item->kind);
+        addNode(R, H_ARRAY, withPattern ? 4 : 3, NULL, 0);
+        addNode(R, H_BULK, 0, kind, strlen(kind));
+        if (withPattern) addPushString(R, item->pattern);
+        addPushString(R, item->channel);
+        if (isMessage) addPushString(R, item->payload);
+        else addNode(R, H_INT, item->count, NULL, 0);
+    }
+    sds body;
+    int status = 200;
+    if (r->sse || r->format == HTTP_FMT_JSON) body = renderJson(r, R);
+    else if (r->format == HTTP_FMT_RAW) body = rawValue(sdsEmpty(), R, 0, &(size_t){0});
+    else if (r->format == HTTP_FMT_MSGPACK) body = renderMsgpack(r, R);
+    else body = renderCustom(r, R, &status);
+    replyReset(R);
+    if (!body) return;
+    if (st->ws) { /* a message per item */
+        writeWsMessage(c, st, body);
+        sdsFree(body);
+        return;
+    }
+    streamChunk(c, st, body);
     sdsFree(body);
 }
 
@@ -545,6 +576,147 @@ static void jsonInfo(sds *out, const char *s, size_t len) {
     *out = sdsCatLen(*out, "}", 1);
 }
 
+/* --- MessagePack (.msg, .msgpack) ---
+ * As Webdis's msgpack build writes it (application/x-msgpack): a map of
+ * one pair, the verb to the value; strings in the old "raw" family (fixraw,
+ * raw16, raw32: bytes as they are, no UTF-8 check), integers in their
+ * smallest form, a status [true, text], an error [false, text], nil for
+ * nil; INFO a map of its "key:value" lines and HGETALL a map (nil when its
+ * items are not all strings).  Where Webdis writes nil for an array inside
+ * an array, or breaks the map on INFO's section headers, this writes the
+ * array and skips the headers (the same choices as JSON above). */
+
+static sds mpRaw(sds out, const char *p, size_t len) {
+    unsigned char h[5];
+    size_t n;
+    if (len < 32) h[0] = (unsigned char)(0xa0 | len), n = 1;
+    else if (len < 65536) h[0] = 0xda, h[1] = (unsigned char)(len >> 8), h[2] = (unsigned char)len, n = 3;
+    else {
+        h[0] = 0xdb;
+        for (int i = 0; i < 4; i++) h[1 + i] = (unsigned char)((uint64_t)len >> (24 - 8 * i));
+        n = 5;
+    }
+    out = sdsCatLen(out, (const char *)h, n);
+    return sdsCatLen(out, p, len);
+}
+
+/* A container header: fix form under 16, else 16 or 32 bits (fix, 16, 32
+ * are 0x90/0xdc/0xdd for arrays, 0x80/0xde/0xdf for maps). */
+static sds mpHeader(sds out, int map, uint64_t n) {
+    unsigned char h[5];
+    size_t len;
+    if (n < 16) h[0] = (unsigned char)((map ? 0x80 : 0x90) | n), len = 1;
+    else if (n < 65536) h[0] = map ? 0xde : 0xdc, h[1] = (unsigned char)(n >> 8), h[2] = (unsigned char)n, len = 3;
+    else {
+        h[0] = map ? 0xdf : 0xdd;
+        for (int i = 0; i < 4; i++) h[1 + i] = (unsigned char)(n >> (24 - 8 * i));
+        len = 5;
+    }
+    return sdsCatLen(out, (const char *)h, len);
+}
+
+static sds mpInt(sds out, long long v) {
+    unsigned char h[9];
+    size_t n;
+    uint64_t u = (uint64_t)v;
+    int bytes;
+    if (v >= 0 && v < 128) {
+        h[0] = (unsigned char)v;
+        return sdsCatLen(out, (const char *)h, 1);
+    }
+    if (v < 0 && v >= -32) {
+        h[0] = (unsigned char)(0xe0 | (v & 0x1f));
+        return sdsCatLen(out, (const char *)h, 1);
+    }
+    if (v >= 0) { /* uint 8/16/32/64 */
+        if (v < 256) h[0] = 0xcc, bytes = 1;
+        else if (v < 65536) h[0] = 0xcd, bytes = 2;
+        else if (v <= 0xffffffffLL) h[0] = 0xce, bytes = 4;
+        else h[0] = 0xcf, bytes = 8;
+    } else { /* int 8/16/32/64 */
+        if (v >= -128) h[0] = 0xd0, bytes = 1;
+        else if (v >= -32768) h[0] = 0xd1, bytes = 2;
+        else if (v >= -2147483648LL) h[0] = 0xd2, bytes = 4;
+        else h[0] = 0xd3, bytes = 8;
+    }
+    for (int i = 0; i < bytes; i++) h[1 + i] = (unsigned char)(u >> (8 * (bytes - 1 - i)));
+    n = (size_t)bytes + 1;
+    return sdsCatLen(out, (const char *)h, n);
+}
+
+/* Node i as a MessagePack value; *next gets the node after its subtree. */
+static sds mpValue(sds out, const HttpReply *R, size_t i, size_t *next) {
+    const HNode *nd = &R->nodes[i];
+    *next = i + 1;
+    switch (nd->kind) {
+    case H_STATUS:
+    case H_BULK:
+    case H_RAW:
+        return mpRaw(out, nodeBytes(R, nd), nd->len);
+    case H_INT:
+        return mpInt(out, nd->v);
+    case H_ARRAY:
+    case H_MAP: {
+        out = mpHeader(out, nd->kind == H_MAP, (uint64_t)(nd->kind == H_MAP ? nd->v / 2 : nd->v));
+        size_t j = i + 1;
+        for (long k = 0; k < nd->v; k++) out = mpValue(out, R, j, &j);
+        *next = j;
+        return out;
+    }
+    case H_ATTR:
+        *next = skipNode(R, i);
+        return sdsCatLen(out, "\xc0", 1);
+    default: /* nil, an error inside an array */
+        return sdsCatLen(out, "\xc0", 1);
+    }
+}
+
+static sds mpInfo(sds out, const char *s, size_t len) {
+    size_t pairs = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass) out = mpHeader(out, 1, pairs);
+        const char *p = s, *end = s + len;
+        while (p < end) {
+            const char *cr = memchr(p, '\r', (size_t)(end - p));
+            const char *eol = cr ? cr : end;
+            const char *colon = memchr(p, ':', (size_t)(eol - p));
+            if (colon && p[0] != '#') {
+                if (pass) {
+                    out = mpRaw(out, p, (size_t)(colon - p));
+                    out = mpRaw(out, colon + 1, (size_t)(eol - colon - 1));
+                } else {
+                    pairs++;
+                }
+            }
+            p = eol + 1;
+            if (p < end && *p == '\n') p++;
+        }
+    }
+    return out;
+}
+
+static sds renderMsgpack(const HttpRequest *r, const HttpReply *R) {
+    sds out = mpHeader(sdsEmpty(), 1, 1);
+    out = mpRaw(out, r->verb, sdsLen(r->verb));
+    const HNode *nd = &R->nodes[0];
+    size_t next;
+    if (nd->kind == H_STATUS || nd->kind == H_ERROR) {
+        out = mpHeader(out, 0, 2);
+        out = sdsCatLen(out, nd->kind == H_ERROR ? "\xc2" : "\xc3", 1);
+        return mpRaw(out, nodeBytes(R, nd), nd->len);
+    }
+    if (nd->kind == H_BULK && strcasecmp(r->verb, "INFO") == 0) return mpInfo(out, nodeBytes(R, nd), nd->len);
+    if (nd->kind == H_ARRAY && strcasecmp(r->verb, "HGETALL") == 0) {
+        int strings = nd->v % 2 == 0;
+        for (size_t j = 1; strings && j <= (size_t)nd->v; j++) strings = R->nodes[j].kind == H_BULK;
+        if (!strings) return sdsCatLen(out, "\xc0", 1);
+        out = mpHeader(out, 1, (uint64_t)nd->v / 2);
+        for (size_t j = 1; j <= (size_t)nd->v; j++) out = mpRaw(out, nodeBytes(R, &R->nodes[j]), R->nodes[j].len);
+        return out;
+    }
+    return mpValue(out, R, 0, &next);
+}
+
 static sds renderJson(const HttpRequest *r, const HttpReply *R) {
     /* jsonp wraps a one-off reply; an SSE event is the JSON alone. */
     sds out = sdsEmpty();
@@ -683,7 +855,7 @@ static void writeResponse(Client *c, const HttpRequest *r, int status, const cha
                          "Access-Control-Allow-Origin: *\r\n"
                          "Access-Control-Allow-Headers: X-Requested-With, Content-Type, Authorization\r\n",
                          r->http10 ? 0 : 1, status, reason(status));
-    if (status == 401) h = sdsCat(h, "WWW-Authenticate: Basic realm=\"cairn\"\r\n");
+    if (status == 401 && !r->xhr) h = sdsCat(h, "WWW-Authenticate: Basic realm=\"cairn\"\r\n");
     if (ctype && etag) h = sdsCatPrintf(h, "Content-Type: %s\r\nETag: \"%s\"\r\n", ctype, etag);
     h = sdsCatPrintf(h, "Connection: %s\r\n", r->keepAlive ? "Keep-Alive" : "Close");
     if (ctype && !etag) h = sdsCatPrintf(h, "Content-Type: %s\r\n", ctype);
@@ -701,6 +873,14 @@ static void writeWsMessage(Client *c, const HttpConn *st, const sds body) {
     sdsFree(f);
 }
 
+/* The console page's ETag (the MD5 of its bytes), computed on the first
+ * request for the page. */
+static char consoleEtag[33];
+
+static int consoleEtagMatches(const sds inm) {
+    return sdsLen(inm) == 34 && inm[0] == '"' && memcmp(inm + 1, consoleEtag, 32) == 0 && inm[33] == '"';
+}
+
 /* The reply tree is whole: answer the request (or, for the gateway's own
  * SELECT, answer only with its error). */
 static void finishReply(HttpConn *st) {
@@ -708,6 +888,15 @@ static void finishReply(HttpConn *st) {
     HttpReply *R = st->gw;
     const HttpRequest *r = &st->req;
     const HNode *top = &R->nodes[0];
+    if (st->internal == HTTP_CMD_CONSOLE) { /* the page, unless the client must authenticate first */
+        int noauth = top->kind == H_ERROR && top->len >= 6 && memcmp(nodeBytes(R, top), "NOAUTH", 6) == 0;
+        replyReset(R);
+        if (!consoleEtag[0]) md5Hex((const char *)consolePage, consolePageLen, consoleEtag);
+        if (noauth) writeResponse(c, r, 401, NULL, NULL, "", 0);
+        else if (r->ifNoneMatch && consoleEtagMatches(r->ifNoneMatch)) writeResponse(c, r, 304, NULL, NULL, "", 0);
+        else writeResponse(c, r, 200, r->mime, consoleEtag, (const char *)consolePage, consolePageLen);
+        return;
+    }
     if (st->internal) {
         if (top->kind != H_ERROR) {
             replyReset(R);
@@ -749,11 +938,24 @@ static void finishReply(HttpConn *st) {
     }
     int status = 200;
     sds body;
+    if (top->kind == H_STATUS && strcasecmp(r->verb, "MONITOR") == 0) {
+        /* MONITOR's +OK starts a stream its lines follow, as a RESP monitor's. */
+        body = r->sse || r->format == HTTP_FMT_JSON ? renderJson(r, R)
+               : r->format == HTTP_FMT_RAW           ? rawValue(sdsEmpty(), R, 0, &(size_t){0})
+               : r->format == HTTP_FMT_MSGPACK       ? renderMsgpack(r, R)
+                                                     : renderCustom(r, R, &status);
+        replyReset(R);
+        if (body) streamChunk(c, st, body);
+        sdsFree(body);
+        return;
+    }
     if (r->format == HTTP_FMT_JSON) {
         body = renderJson(r, R);
     } else if (r->format == HTTP_FMT_RAW) {
         size_t next;
         body = rawValue(sdsEmpty(), R, 0, &next);
+    } else if (r->format == HTTP_FMT_MSGPACK) {
+        body = renderMsgpack(r, R);
     } else {
         body = renderCustom(r, R, &status);
     }
@@ -942,13 +1144,17 @@ static ReplySink *httpAttach(Client *c) {
                             .currentDb = hookCurrentDb,
                             .release = hookRelease,
                             .defaultDb = &httpDefaultDb,
-                            .maxRequestSize = &httpMaxRequestSize};
+                            .maxRequestSize = &httpMaxRequestSize,
+                            .console = &httpConsole};
     return &st->sink;
 }
 
 static const ReplyEncoder httpEncoder = {.name = "http", .sink = &httpSinkType, .attach = httpAttach};
 
 static Listener httpListener = {.name = "http", .type = &connTcpType, .proto = &httpProtocol, .encoder = &httpEncoder};
+/* http-tls-port: the same gateway on the TLS connection type (tls-port's
+ * certificates and tls-auth-clients). */
+static Listener httpsListener = {.name = "https", .type = &connTlsType, .proto = &httpProtocol, .encoder = &httpEncoder};
 
 /* --- slow heads --- */
 
@@ -981,39 +1187,55 @@ static void httpCron(void) {
 
 /* --- listening --- */
 
-int httpListen(void) {
-    if (httpPort == 0) return 0;
+/* Binds l to every http-bind address on port and attaches it.  0, or -1
+ * after logging why (l closed). */
+static int listenOn(Listener *l, int port, const char *what) {
     int count = 0;
     sds *addrs = sdsSplitLen(httpBind ? httpBind : "", httpBind ? (ssize_t)strlen(httpBind) : 0, " ", 1, &count);
     int rc = 0;
     for (int i = 0; i < count; i++) {
         if (sdsLen(addrs[i]) == 0) continue;
-        ConnListenSpec spec = {.addr = addrs[i], .port = httpPort, .backlog = server.cfg.tcpBacklog};
-        if (listenerBind(&httpListener, &spec) == -1) {
-            serverLog(LL_WARNING, "Could not create HTTP listening socket %s:%d: %s", addrs[i], httpPort,
+        ConnListenSpec spec = {.addr = addrs[i], .port = port, .backlog = server.cfg.tcpBacklog};
+        if (listenerBind(l, &spec) == -1) {
+            serverLog(LL_WARNING, "Could not create %s listening socket %s:%d: %s", what, addrs[i], port,
                       strerror(errno));
-            listenerClose(&httpListener, 0);
+            listenerClose(l, 0);
             rc = -1;
             break;
         }
     }
     sdsFreeSplitRes(addrs, count);
-    if (rc == 0 && httpListener.count == 0) {
-        serverLog(LL_WARNING, "http-port %d set but http-bind has no address", httpPort);
+    if (rc == 0 && l->count == 0) {
+        serverLog(LL_WARNING, "%s port %d set but http-bind has no address", what, port);
         rc = -1;
     }
-    if (rc == 0 && netAttachListener(&httpListener) == -1) {
-        listenerClose(&httpListener, 0);
+    if (rc == 0 && netAttachListener(l) == -1) {
+        listenerClose(l, 0);
         rc = -1;
     }
-    if (rc == 0) serverLog(LL_NOTICE, "HTTP gateway listening on port %d (%s)", httpPort, httpBind);
+    if (rc == 0) serverLog(LL_NOTICE, "%s gateway listening on port %d (%s)", what, port, httpBind);
     return rc;
 }
 
-/* CONFIG SET http-port / http-bind: listen again with the new values. */
+int httpListen(void) {
+    if (httpPort && listenOn(&httpListener, httpPort, "HTTP") == -1) return -1;
+    if (httpTlsPort) {
+        if (tlsRequireServer() == -1) {
+            serverLog(LL_WARNING, "http-tls-port %d needs TLS (tls-cert-file, tls-key-file)", httpTlsPort);
+            return -1;
+        }
+        if (listenOn(&httpsListener, httpTlsPort, "HTTPS") == -1) return -1;
+    }
+    return 0;
+}
+
+/* CONFIG SET http-port / http-tls-port / http-bind: listen again with the
+ * new values. */
 static int httpApplyListen(const char **err) {
     netDetachListener(&httpListener);
+    netDetachListener(&httpsListener);
     if (httpListen() == -1) {
+        netDetachListener(&httpListener);
         *err = "Unable to listen on this port";
         return -1;
     }
@@ -1024,6 +1246,8 @@ static ConfigDef httpConfig[] = {
     /* Cairn's own (hidden, so CONFIG GET * lists Redis's names only). */
     CONFIG_INT("http-port", NULL, CF_HIDDEN, httpPort, 0, 65535, "0", .apply = httpApplyListen,
                .rank = CONFIG_RANK_CAIRN + 20),
+    CONFIG_INT("http-tls-port", NULL, CF_HIDDEN, httpTlsPort, 0, 65535, "0", .apply = httpApplyListen,
+               .rank = CONFIG_RANK_CAIRN + 28),
     CONFIG_STRING("http-bind", NULL, CF_HIDDEN, httpBind, "127.0.0.1", .apply = httpApplyListen,
                   .rank = CONFIG_RANK_CAIRN + 21),
     CONFIG_LL("http-max-request-size", NULL, CF_HIDDEN | CF_MEMORY, httpMaxRequestSize, 1024, LLONG_MAX,
@@ -1032,6 +1256,7 @@ static ConfigDef httpConfig[] = {
     CONFIG_STRING("http-user", NULL, CF_HIDDEN | CF_EMPTY_NULL, httpUser, "", .rank = CONFIG_RANK_CAIRN + 25),
     CONFIG_SPECIAL("http-acl", NULL, CF_HIDDEN | CF_MULTI_ARG, "", setHttpAcl, getHttpAcl,
                    .rank = CONFIG_RANK_CAIRN + 26),
+    CONFIG_BOOL("http-console", NULL, CF_HIDDEN, httpConsole, "no", .rank = CONFIG_RANK_CAIRN + 27),
     CONFIG_INT("http-request-timeout", NULL, CF_HIDDEN, httpRequestTimeout, 0, INT_MAX, "10",
                .rank = CONFIG_RANK_CAIRN + 24),
 };

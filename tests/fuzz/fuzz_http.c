@@ -54,10 +54,13 @@ static int currentDb(void *owner) {
     return fakeDb;
 }
 
+static int consoleOn;
+
 static void feed(const uint8_t *data, size_t size, int chunked) {
     HttpConn *st = httpProtocol.create();
+    consoleOn = size ? data[0] & 1 : 0; /* GET / as the console (http-console) or as Webdis's 403 */
     st->hooks = (HttpHooks){.owner = st, .answer = answer, .write = writeBytes, .currentDb = currentDb,
-                            .defaultDb = &defaultDb, .maxRequestSize = &maxRequest};
+                            .defaultDb = &defaultDb, .maxRequestSize = &maxRequest, .console = &consoleOn};
     sds pending = sdsEmpty();
     size_t fed = 0;
     ProtoLimits lim = {512 * 1024 * 1024, 0};
