@@ -2135,6 +2135,16 @@ int sentinelMain(int argc, char **argv) {
     serverLog(LL_WARNING, "Sentinel ID is %s", sentinel.myid);
     for (int i = 0; i < sentinel.nmasters; i++)
         sentinelEvent(LL_WARNING, "+monitor", sentinel.masters[i], " quorum %d", sentinel.masters[i]->quorum);
+    /* --supervised: systemd waits for READY=1 (Type=notify); upstart for
+     * the process to stop itself, as redis-sentinel's. */
+    if (server.cfg.supervised == SUPERVISED_SYSTEMD ||
+        (server.cfg.supervised == SUPERVISED_AUTODETECT && getenv("NOTIFY_SOCKET"))) {
+        connNotifySystemd("STATUS=Ready to accept connections\n");
+        connNotifySystemd("READY=1\n");
+    } else if (server.cfg.supervised == SUPERVISED_UPSTART && getenv("UPSTART_JOB")) {
+        raise(SIGSTOP);
+        unsetenv("UPSTART_JOB");
+    }
     eventAddTimer(loop, 100, sentinelTimer, NULL);
     eventSetBeforeSleep(loop, beforeSleep);
     eventLoopRun(loop);

@@ -194,6 +194,20 @@ static const char *handleLine(int argc, sds *argv) {
         server.cfg.logfile = xstrdup(argv[1]);
     } else if (!strcasecmp(k, "dir")) {
         if (chdir(argv[1]) != 0) return strerror(errno);
+    } else if (!strcasecmp(k, "supervised")) {
+        static const char *modes[] = {"no", "auto", "systemd", "upstart"}; /* SUPERVISED_* order */
+        int i;
+        for (i = 0; i < 4; i++)
+            if (!strcasecmp(argv[1], modes[i])) break;
+        if (i == 4) return "argument(s) must be one of the following: upstart, systemd, auto, no";
+        server.cfg.supervised = i;
+    } else if (!strcasecmp(k, "loglevel")) {
+        static const char *levels[] = {"debug", "verbose", "notice", "warning"}; /* LL_* order */
+        int i;
+        for (i = 0; i < 4; i++)
+            if (!strcasecmp(argv[1], levels[i])) break;
+        if (i == 4) return "argument(s) must be one of the following: debug, verbose, notice, warning";
+        server.cfg.loglevel = i;
     }
     /* Other data-server directives are accepted and have no effect in
      * Sentinel mode (as most of them in Redis's). */
