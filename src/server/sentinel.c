@@ -225,9 +225,10 @@ int linkCommand(SLink *l, SReplyFn *fn, void *priv, int argc, const char **argv)
     if (!l->conn) return -1;
     l->wbuf = sdsCatPrintf(l->wbuf, "*%d\r\n", argc);
     for (int i = 0; i < argc; i++) {
-        size_t n = strlen(argv[i]);
+        const char *a = i == 0 ? sentinelMapCommand(l->ri, argv[0]) : argv[i];
+        size_t n = strlen(a);
         l->wbuf = sdsCatPrintf(l->wbuf, "$%zu\r\n", n);
-        l->wbuf = sdsCatLen(l->wbuf, argv[i], n);
+        l->wbuf = sdsCatLen(l->wbuf, a, n);
         l->wbuf = sdsCatLen(l->wbuf, "\r\n", 2);
     }
     if (!l->pubsub || fn) {
@@ -325,9 +326,9 @@ SInst *instCreate(int flags, const char *name, const char *ip, int port, SInst *
     ri->createdAt = mstime();
     ri->lastAvail = ri->createdAt;
     ri->lastPong = ri->createdAt;
-    ri->downAfter = master ? master->downAfter : 30000;
+    ri->downAfter = master ? master->downAfter : stun.defaultDownAfter;
     ri->quorum = 2;
-    ri->failoverTimeout = 180000;
+    ri->failoverTimeout = stun.defaultFailoverTimeout;
     ri->parallelSyncs = 1;
     ri->slavePriority = 100;
     ri->roleReported = flags & SRI_SLAVE ? SRI_SLAVE : SRI_MASTER;
@@ -353,7 +354,20 @@ void instFree(SInst *ri) {
     xfree(ri->slaveMasterHost);
     xfree(ri->leader);
     xfree(ri->pendingSwitchIp);
+    xfree(ri->notificationScript);
+    xfree(ri->clientReconfigScript);
+    for (int i = 0; i < ri->nrenames * 2; i++)
+        xfree(ri->renames[i]);
+    xfree(ri->renames);
+    sdsFree(ri->info);
     xfree(ri);
+}
+
+const char *sentinelMapCommand(const SInst *ri, const char *cmd) {
+    const SInst *m = ri->master ? ri->master : ri;
+    for (int i = 0; i < m->nrenames; i++)
+        if (!strcasecmp(m->renames[2 * i], cmd)) return m->renames[2 * i + 1];
+    return cmd;
 }
 
 SInst *masterByName(const char *name) {
@@ -399,7 +413,7 @@ static const char *instTypeName(const SInst *ri) {
  * <port>" follows; then the rest of fmt. */
 static void sentinelPublish(const char *channel, const char *msg);
 
-static void sentinelEvent(int level, const char *type, SInst *ri, const char *fmt, ...) {
+void sentinelEvent(int level, const char *type, SInst *ri, const char *fmt, ...) {
     char msg[1024];
     size_t off = 0;
     msg[0] = '\0';
@@ -416,7 +430,12 @@ static void sentinelEvent(int level, const char *type, SInst *ri, const char *fm
         va_end(ap);
     }
     serverLog(level, "%s %s", type, msg);
+    if (level == LL_DEBUG) return; /* logged only, as Redis's */
     sentinelPublish(type, msg);
+    if (level == LL_WARNING && ri) {
+        SInst *m = ri->flags & SRI_MASTER ? ri : ri->master;
+        if (m && m->notificationScript) sentinelScheduleScript(m->notificationScript, type, msg, (const char *)NULL);
+    }
 }
 
 /* ---------------------------------------------------------------------
@@ -433,6 +452,8 @@ static void pingReply(SInst *ri, RVal *r, void *priv) {
         ri->lastAvail = now;
         ri->actPing = 0;
     }
+    if ((ri->flags & SRI_MASTER_REBOOT) && r->type == '+' && !strncmp(r->str, "PONG", 4))
+        ri->flags &= ~SRI_MASTER_REBOOT;
 }
 
 static void ignoreReply(SInst *ri, RVal *r, void *priv) {}
@@ -463,9 +484,17 @@ static void infoReply(SInst *ri, RVal *r, void *priv) {
     const char *info = r->str;
     long long now = mstime();
     ri->infoRefresh = now;
+    sdsFree(ri->info);
+    ri->info = sdsNewLen(r->str, r->len);
     char v[256];
     if (infoField(info, "run_id", v, sizeof(v)) && strlen(v) == 40) {
-        if (ri->runid[0] && strcmp(ri->runid, v)) sentinelEvent(LL_NOTICE, "+reboot", ri, "%s", "");
+        if (ri->runid[0] && strcmp(ri->runid, v)) {
+            sentinelEvent(LL_NOTICE, "+reboot", ri, "%s", "");
+            if ((ri->flags & SRI_MASTER) && ri->rebootDownAfter) {
+                ri->flags |= SRI_MASTER_REBOOT;
+                ri->rebootSince = now;
+            }
+        }
         memcpy(ri->runid, v, 41);
     }
     int role = 0;
@@ -578,7 +607,7 @@ static void processHello(const char *hello, size_t len) {
     /* A newer configuration of the primary: follow it (a failover of ours
      * in an older epoch is dropped by the switch). */
     if (mepoch > m->configEpoch && (m->port != mport || strcmp(m->ip, mip))) {
-        sentinelEvent(LL_WARNING, "+config-update-from", NULL, "sentinel %s %s %d @ %s %s %d", runid, ip,
+        sentinelEvent(LL_WARNING, "+config-update-from", NULL, "sentinel %s %s %lld @ %s %s %d", runid, ip,
                       port, m->name, m->ip, m->port);
         m->configEpoch = mepoch;
         /* switched by the timer: this runs on one of m's links */
@@ -595,7 +624,7 @@ static void processHello(const char *hello, size_t len) {
         for (int i = 0; i < m->nsentinels; i++) {
             SInst *o = m->sentinels[i];
             if (o->port == port && !strcmp(o->ip, ip)) {
-                sentinelEvent(LL_NOTICE, "-dup-sentinel", o, " #duplicate of %s:%d or %s", ip, port, runid);
+                sentinelEvent(LL_NOTICE, "-dup-sentinel", o, " #duplicate of %s:%lld or %s", ip, port, runid);
                 instFree(o);
                 instRemoveAt(m->sentinels, &m->nsentinels, i);
                 break;
@@ -689,12 +718,20 @@ static void reconnectInstance(SInst *ri, long long now) {
         if (now - l->lastReconnect < 1000) continue;
         l->lastReconnect = now;
         if (linkConnect(l, ri->ip, ri->port) != 0) continue;
-        if (!(ri->flags & SRI_SENTINEL) && m->authPass) {
-            if (m->authUser) {
-                const char *a[3] = {"AUTH", m->authUser, m->authPass};
+        /* data nodes: the primary's auth-user/auth-pass; other sentinels:
+         * sentinel-user/sentinel-pass (as Redis's sentinelSendAuthIfNeeded) */
+        const char *user = m->authUser, *pass = m->authPass;
+        if (ri->flags & SRI_SENTINEL) {
+            /* without sentinel-pass, our own requirepass (Redis's compatibility rule) */
+            user = sentinel.sentinelPass ? sentinel.sentinelUser : NULL;
+            pass = sentinel.sentinelPass ? sentinel.sentinelPass : sentinel.requirepass;
+        }
+        if (pass) {
+            if (user) {
+                const char *a[3] = {"AUTH", user, pass};
                 linkCommand(l, ignoreReply, NULL, 3, a);
             } else {
-                const char *a[2] = {"AUTH", m->authPass};
+                const char *a[2] = {"AUTH", pass};
                 linkCommand(l, ignoreReply, NULL, 2, a);
             }
         }
@@ -715,11 +752,13 @@ static void reconnectInstance(SInst *ri, long long now) {
     }
 }
 
-static void periodicInstance(SInst *ri, long long now) {
+/* One instance's timer work: links, PING, INFO and hello; and, unless
+ * act is 0 (TILT), its subjective-down state. */
+static void periodicInstance(SInst *ri, long long now, int act) {
     reconnectInstance(ri, now);
     SLink *cc = ri->cc;
     if (cc->conn && cc->pending < 100) {
-        long long infoPeriod = 10000;
+        long long infoPeriod = stun.infoPeriod;
         if ((ri->flags & SRI_SLAVE) && (ri->master->flags & (SRI_O_DOWN | SRI_FAILOVER_IN_PROGRESS)))
             infoPeriod = 1000;
         if (!(ri->flags & SRI_SENTINEL) && (!ri->infoRefresh || now - ri->infoRefresh > infoPeriod) &&
@@ -733,7 +772,7 @@ static void periodicInstance(SInst *ri, long long now) {
                 }
             }
         }
-        long long pingPeriod = ri->downAfter < 1000 ? ri->downAfter : 1000;
+        long long pingPeriod = ri->downAfter < stun.pingPeriod ? ri->downAfter : stun.pingPeriod;
         if (!ri->pingSentAt && now - ri->lastPingSent > pingPeriod) {
             const char *a[1] = {"PING"};
             ri->pingSentAt = now;
@@ -741,11 +780,11 @@ static void periodicInstance(SInst *ri, long long now) {
             if (!ri->actPing) ri->actPing = now;
             linkCommand(cc, pingReply, NULL, 1, a);
         }
-        if (now - ri->lastHelloSent > 2000) sendHello(ri);
+        if (now - ri->lastHelloSent > stun.publishPeriod) sendHello(ri);
     }
     /* A link silent for long with a PING pending is dropped: it reconnects. */
     if (cc->conn && cc->connected && ri->pingSentAt && now - ri->pingSentAt > ri->downAfter / 2 &&
-        now - cc->connectedAt > ri->downAfter / 2) {
+        now - cc->connectedAt > stun.minLinkReconnectPeriod) {
         cc->lastReconnect = 0;
         ri->pingSentAt = 0;
         /* linkFree/Create to drop its callbacks too */
@@ -754,6 +793,7 @@ static void periodicInstance(SInst *ri, long long now) {
         ri->cc = cc = n;
         ri->flags &= ~SRI_INFO_PENDING;
     }
+    if (!act) return;
     /* subjective down */
     /* As Redis: how long the oldest PING has gone without a valid reply;
      * with none pending, how long since the last valid one while the link
@@ -765,8 +805,10 @@ static void periodicInstance(SInst *ri, long long now) {
         elapsed = now - ri->lastAvail;
     int down = elapsed > ri->downAfter;
     if ((ri->flags & SRI_MASTER) && ri->roleReported == SRI_SLAVE &&
-        now - ri->roleReportedTime > ri->downAfter + 20000)
+        now - ri->roleReportedTime > ri->downAfter + stun.infoPeriod * 2)
         down = 1;
+    /* rebooted and not answering PONG for master-reboot-down-after-period */
+    if ((ri->flags & SRI_MASTER_REBOOT) && now - ri->rebootSince > ri->rebootDownAfter) down = 1;
     if (down && !(ri->flags & SRI_S_DOWN)) {
         ri->flags |= SRI_S_DOWN;
         ri->sdownSince = now;
@@ -783,7 +825,7 @@ static void checkObjectivelyDown(SInst *m, long long now) {
         votes = 1;
         for (int i = 0; i < m->nsentinels; i++) {
             SInst *s = m->sentinels[i];
-            if (now - s->lastMasterDownReply > 5000) s->flags &= ~SRI_MASTER_DOWN;
+            if (now - s->lastMasterDownReply > stun.askPeriod * 5) s->flags &= ~SRI_MASTER_DOWN;
             if (s->flags & SRI_MASTER_DOWN) votes++;
         }
         if (votes >= m->quorum) odown = 1;
@@ -797,7 +839,7 @@ static void checkObjectivelyDown(SInst *m, long long now) {
         sentinelEvent(LL_WARNING, "-odown", m, "%s", "");
     }
     /* Ask the others while we think it is down (once a second). */
-    if ((m->flags & SRI_S_DOWN) && now - m->lastIsDownAsk >= 1000) {
+    if ((m->flags & SRI_S_DOWN) && now - m->lastIsDownAsk >= stun.askPeriod) {
         m->lastIsDownAsk = now;
         char port[16], epoch[32];
         snprintf(port, sizeof(port), "%d", m->port);
@@ -985,13 +1027,16 @@ static void failoverStateMachine(SInst *m, long long now) {
         if (now < m->failoverStartTime) return;
         const char *leader = getLeader(m, m->failoverEpoch);
         if ((!leader || strcmp(leader, sentinel.myid)) && !(m->flags & SRI_FORCE_FAILOVER)) {
-            if (now - m->failoverStartTime > (m->failoverTimeout < 10000 ? m->failoverTimeout : 10000)) {
+            long long electionTimeout =
+                m->failoverTimeout < stun.electionTimeout ? m->failoverTimeout : stun.electionTimeout;
+            if (now - m->failoverStartTime > electionTimeout) {
                 abortFailover(m, "-failover-abort-not-elected");
                 m->failoverStartTime = now;
             }
             return;
         }
         sentinelEvent(LL_WARNING, "+elected-leader", m, "%s", "");
+        sentinelSimFailureMaybeCrash(SIMFAIL_CRASH_AFTER_ELECTION);
         setFailoverState(m, FO_SELECT_SLAVE, "+failover-state-select-slave", NULL);
         break;
     }
@@ -1023,7 +1068,9 @@ static void failoverStateMachine(SInst *m, long long now) {
             m->configEpoch = m->failoverEpoch;
             sentinelEvent(LL_WARNING, "+promoted-slave", m->promoted, "%s", "");
             sentinelFlushConfig();
+            sentinelSimFailureMaybeCrash(SIMFAIL_CRASH_AFTER_PROMOTION);
             setFailoverState(m, FO_RECONF_SLAVES, "+failover-state-reconf-slaves", NULL);
+            sentinelCallReconfScript(m, 1, "start", m->ip, m->port, m->promoted->ip, m->promoted->port);
         } else if (now - m->failoverStateChangeTime > m->failoverTimeout) {
             abortFailover(m, "-failover-abort-slave-timeout");
         }
@@ -1057,8 +1104,10 @@ static void failoverStateMachine(SInst *m, long long now) {
                 s->infoRefresh > s->reconfSentTime) {
                 s->flags = (s->flags & ~SRI_RECONF_SENT) | SRI_RECONF_DONE;
                 sentinelEvent(LL_NOTICE, "+slave-reconf-done", s, "%s", "");
-            } else if (now - s->reconfSentTime > m->failoverTimeout) {
+            } else if (now - s->reconfSentTime > stun.slaveReconfTimeout) {
+                /* as Redis: given up on after slave-reconf-timeout */
                 s->flags = (s->flags & ~SRI_RECONF_SENT) | SRI_RECONF_DONE;
+                sentinelEvent(LL_NOTICE, "-slave-reconf-sent-timeout", s, "%s", "");
             }
         }
         /* replicas that are down are left for later (as Redis does) */
@@ -1090,36 +1139,32 @@ static void failoverStateMachine(SInst *m, long long now) {
 static long long sentinelTimer(EventLoop *loop, long long id, void *data) {
     long long now = mstime();
     if (shutdownAsked) shutdownSentinel();
-    /* TILT: the clock jumped or the process stalled (> 2 s between runs). */
-    if (sentinel.prevTimer && (now - sentinel.prevTimer < 0 || now - sentinel.prevTimer > 2000)) {
-        sentinel.tilt = 1;
-        sentinelEvent(LL_WARNING, "+tilt", NULL, "#tilt mode entered");
-        for (int i = 0; i < sentinel.nmasters; i++) {
-            sentinel.masters[i]->lastAvail = now;
-            sentinel.masters[i]->actPing = 0;
-        }
-    }
-    sentinel.prevTimer = now;
+    /* TILT (sentinel_tilt.c): monitor, but do not act. */
+    int act = !sentinelTiltCheck(now);
     for (int i = 0; i < sentinel.nmasters; i++) {
         SInst *m = sentinel.masters[i];
-        periodicInstance(m, now);
+        periodicInstance(m, now, act);
         for (int j = 0; j < m->nslaves; j++)
-            periodicInstance(m->slaves[j], now);
+            periodicInstance(m->slaves[j], now, act);
         for (int j = 0; j < m->nsentinels; j++)
-            periodicInstance(m->sentinels[j], now);
+            periodicInstance(m->sentinels[j], now, act);
         if (m->pendingSwitchIp) {
             char *ip = m->pendingSwitchIp;
+            char oldIp[128];
+            int oldPort = m->port;
+            snprintf(oldIp, sizeof(oldIp), "%s", m->ip);
             m->pendingSwitchIp = NULL;
             switchMaster(m, ip, m->pendingSwitchPort);
+            sentinelCallReconfScript(m, 0, "start", oldIp, oldPort, m->ip, m->port);
             xfree(ip);
         }
-        if (!sentinel.tilt) {
+        if (act) {
             checkObjectivelyDown(m, now);
             startFailoverIfNeeded(m, now);
             failoverStateMachine(m, now);
         }
     }
-    if (sentinel.tilt) sentinel.tilt = 0;
+    sentinelScriptsTimer();
     return 100;
 }
 
@@ -1259,6 +1304,12 @@ static void addInstance(SClient *c, SInst *ri) {
     addBulkLL(c, ri->cc->pending);
     F("link-refcount");
     addBulkLL(c, 1);
+    if (ri->flags & SRI_FAILOVER_IN_PROGRESS) {
+        static const char *states[] = {"none",           "wait_start",    "select_slave", "send_slaveof_noone",
+                                       "wait_promotion", "reconf_slaves", "update_config"};
+        F("failover-state");
+        addBulk(c, states[ri->failoverState]);
+    }
     F("last-ping-sent");
     addBulkLL(c, ri->actPing ? now - ri->actPing : 0);
     F("last-ok-ping-reply");
@@ -1296,6 +1347,14 @@ static void addInstance(SClient *c, SInst *ri) {
         addBulkLL(c, ri->failoverTimeout);
         F("parallel-syncs");
         addBulkLL(c, ri->parallelSyncs);
+        if (ri->notificationScript) {
+            F("notification-script");
+            addBulk(c, ri->notificationScript);
+        }
+        if (ri->clientReconfigScript) {
+            F("client-reconfig-script");
+            addBulk(c, ri->clientReconfigScript);
+        }
     }
     if (ri->flags & SRI_SLAVE) {
         F("master-link-down-time");
@@ -1343,40 +1402,108 @@ static int parseLL(const char *s, long long *out) {
     return 0;
 }
 
-/* SENTINEL SET name option value ... : NULL, or the option that failed. */
-static const char *sentinelSet(SInst *m, int argc, sds *argv, int *badValue) {
-    for (int i = 0; i < argc; i += 2) {
-        const char *opt = argv[i];
-        if (i + 1 >= argc) return opt;
-        const char *val = argv[i + 1];
+/* SENTINEL SET name option value ...: applies the options in order up to
+ * the first bad one (an event "+set" each, as Redis's); the reply. */
+static void sentinelSet(SClient *c, SInst *m, int argc, sds *argv) {
+    int changes = 0;
+    const char *deny = "ERR Reconfiguration of scripts path is denied for security reasons. Check the "
+                       "deny-scripts-reconfig configuration directive in your Sentinel configuration";
+    for (int j = 3; j < argc; j++) {
+        const char *opt = argv[j];
+        int more = argc - 1 - j, first = j, redacted = 0, bad = 0;
         long long ll = 0;
-        if (!strcasecmp(opt, "down-after-milliseconds")) {
-            if (parseLL(val, &ll) || ll <= 0) return *badValue = i + 2, opt;
-            m->downAfter = ll;
-            for (int j = 0; j < m->nslaves; j++)
-                m->slaves[j]->downAfter = ll;
-            for (int j = 0; j < m->nsentinels; j++)
-                m->sentinels[j]->downAfter = ll;
-        } else if (!strcasecmp(opt, "failover-timeout")) {
-            if (parseLL(val, &ll) || ll <= 0) return *badValue = i + 2, opt;
-            m->failoverTimeout = ll;
-        } else if (!strcasecmp(opt, "parallel-syncs")) {
-            if (parseLL(val, &ll) || ll <= 0) return *badValue = i + 2, opt;
-            m->parallelSyncs = (int)ll;
-        } else if (!strcasecmp(opt, "quorum")) {
-            if (parseLL(val, &ll) || ll <= 0) return *badValue = i + 2, opt;
-            m->quorum = (int)ll;
-        } else if (!strcasecmp(opt, "auth-pass")) {
+        if (!strcasecmp(opt, "down-after-milliseconds") && more > 0) {
+            if (parseLL(argv[++j], &ll) || ll <= 0) bad = j;
+            else {
+                m->downAfter = ll;
+                for (int k = 0; k < m->nslaves; k++)
+                    m->slaves[k]->downAfter = ll;
+                for (int k = 0; k < m->nsentinels; k++)
+                    m->sentinels[k]->downAfter = ll;
+            }
+        } else if (!strcasecmp(opt, "failover-timeout") && more > 0) {
+            if (parseLL(argv[++j], &ll) || ll <= 0) bad = j;
+            else m->failoverTimeout = ll;
+        } else if (!strcasecmp(opt, "parallel-syncs") && more > 0) {
+            if (parseLL(argv[++j], &ll) || ll <= 0 || ll > 0x7fffffff) bad = j;
+            else m->parallelSyncs = (int)ll;
+        } else if (!strcasecmp(opt, "quorum") && more > 0) {
+            if (parseLL(argv[++j], &ll) || ll <= 0 || ll > 0x7fffffff) bad = j;
+            else m->quorum = (int)ll;
+        } else if ((!strcasecmp(opt, "notification-script") || !strcasecmp(opt, "client-reconfig-script")) &&
+                   more > 0) {
+            const char *val = argv[++j];
+            int notif = !strcasecmp(opt, "notification-script");
+            if (sentinel.denyScriptsReconfig) {
+                addError(c, deny);
+                goto seterr;
+            }
+            if (val[0] && access(val, X_OK) == -1) {
+                addError(c, notif ? "ERR Notification script seems non existing or non executable"
+                                  : "ERR Client reconfiguration script seems non existing or non executable");
+                goto seterr;
+            }
+            char **slot = notif ? &m->notificationScript : &m->clientReconfigScript;
+            xfree(*slot);
+            *slot = val[0] ? xstrdup(val) : NULL;
+        } else if (!strcasecmp(opt, "auth-pass") && more > 0) {
+            const char *val = argv[++j];
             xfree(m->authPass);
             m->authPass = val[0] ? xstrdup(val) : NULL;
-        } else if (!strcasecmp(opt, "auth-user")) {
+            redacted = 1;
+        } else if (!strcasecmp(opt, "auth-user") && more > 0) {
+            const char *val = argv[++j];
             xfree(m->authUser);
             m->authUser = val[0] ? xstrdup(val) : NULL;
+        } else if (!strcasecmp(opt, "rename-command") && more > 1) {
+            const char *from = argv[++j], *to = argv[++j];
+            if (!from[0] || !to[0]) {
+                bad = to[0] ? j - 1 : j;
+            } else {
+                for (int k = 0; k < m->nrenames; k++) {
+                    if (strcasecmp(m->renames[2 * k], from)) continue;
+                    xfree(m->renames[2 * k]);
+                    xfree(m->renames[2 * k + 1]);
+                    memmove(m->renames + 2 * k, m->renames + 2 * k + 2,
+                            sizeof(char *) * (size_t)(2 * (m->nrenames - k - 1)));
+                    m->nrenames--;
+                    break;
+                }
+                if (strcasecmp(from, to)) { /* renaming to itself removes the entry */
+                    m->renames = xrealloc(m->renames, sizeof(char *) * (size_t)(2 * (m->nrenames + 1)));
+                    m->renames[2 * m->nrenames] = xstrdup(from);
+                    m->renames[2 * m->nrenames + 1] = xstrdup(to);
+                    m->nrenames++;
+                }
+            }
+        } else if (!strcasecmp(opt, "master-reboot-down-after-period") && more > 0) {
+            if (parseLL(argv[++j], &ll) || ll < 0) bad = j;
+            else m->rebootDownAfter = ll;
         } else {
-            return opt;
+            c->obuf = sdsCatPrintf(c->obuf, "-ERR Unknown option or number of arguments for SENTINEL SET '%s'\r\n",
+                                   opt);
+            goto seterr;
         }
+        if (bad) {
+            c->obuf = sdsCatPrintf(c->obuf, "-ERR Invalid argument '%s' for SENTINEL SET '%s'\r\n", argv[bad], opt);
+            goto seterr;
+        }
+        changes++;
+        if (j - first + 1 == 2)
+            sentinelEvent(LL_WARNING, "+set", m, " %s %s", opt, redacted ? "******" : argv[first + 1]);
+        else if (j - first + 1 == 3)
+            sentinelEvent(LL_WARNING, "+set", m, " %s %s %s", opt, argv[first + 1], argv[first + 2]);
+        else
+            sentinelEvent(LL_WARNING, "+set", m, " %s", opt);
     }
-    return NULL;
+    if (changes && sentinelFlushConfig() != 0) {
+        addError(c, "ERR Failed to save Sentinel new configuration on disk");
+        return;
+    }
+    addStatus(c, "OK");
+    return;
+seterr:
+    if (changes) sentinelFlushConfig();
 }
 
 static int validName(const char *s) {
@@ -1548,7 +1675,7 @@ static void sentinelCommand(SClient *c, int argc, sds *argv) {
             c->obuf = sdsCatPrintf(c->obuf, "-ERR %s\r\n", err);
             return;
         }
-        m->downAfter = 30000;
+        m->downAfter = stun.defaultDownAfter;
         sentinelFlushConfig();
         sentinelEvent(LL_WARNING, "+monitor", m, " quorum %d", m->quorum);
         addStatus(c, "OK");
@@ -1562,21 +1689,9 @@ static void sentinelCommand(SClient *c, int argc, sds *argv) {
         sentinelFlushConfig();
         addStatus(c, "OK");
     } else if (!strcasecmp(sub, "set")) {
-        ARITY(3, 0);
+        ARITY(4, 0);
         if (!(m = masterOrError(c, argv[2]))) return;
-        int bad = 0;
-        const char *opt = sentinelSet(m, argc - 3, argv + 3, &bad);
-        if (opt) {
-            if (bad)
-                c->obuf = sdsCatPrintf(c->obuf, "-ERR Invalid argument '%s' for SENTINEL SET '%s'\r\n",
-                                       argv[3 + bad - 1], opt);
-            else
-                c->obuf = sdsCatPrintf(
-                    c->obuf, "-ERR Unknown option or number of arguments for SENTINEL SET '%s'\r\n", opt);
-            return;
-        }
-        sentinelFlushConfig();
-        addStatus(c, "OK");
+        sentinelSet(c, m, argc, argv);
     } else if (!strcasecmp(sub, "failover")) {
         ARITY(3, 1);
         if (!(m = masterOrError(c, argv[2]))) return;
@@ -1615,11 +1730,56 @@ static void sentinelCommand(SClient *c, int argc, sds *argv) {
             if (sentinel.masters[i]->port == port && !strcmp(sentinel.masters[i]->ip, argv[2]))
                 found = sentinel.masters[i];
         int down = found && !sentinel.tilt && (found->flags & SRI_S_DOWN) && (found->flags & SRI_MASTER);
-        if (found && down && strcmp(argv[5], "*")) voteLeader(found, (unsigned long long)epoch, argv[5]);
+        /* As Redis: a vote request (a run id, not "*") is answered whether
+         * or not the primary looks down here; the vote is the one given in
+         * that epoch (voteLeader keeps the first). */
+        int vote = found && strcmp(argv[5], "*");
+        if (vote) voteLeader(found, (unsigned long long)epoch, argv[5]);
         addArray(c, 3);
         addLL(c, down);
-        addBulk(c, found && strcmp(argv[5], "*") && found->leader ? found->leader : "*");
-        addLL(c, found && strcmp(argv[5], "*") ? (long long)found->leaderEpoch : 0);
+        addBulk(c, vote && found->leader ? found->leader : "*");
+        addLL(c, vote ? (long long)found->leaderEpoch : 0);
+    } else if (!strcasecmp(sub, "pending-scripts")) {
+        ARITY(2, 1);
+        c->obuf = sentinelPendingScriptsReply(c->obuf);
+    } else if (!strcasecmp(sub, "debug")) {
+        ARITY(2, 0);
+        c->obuf = sentinelDebugCommand(c->obuf, argc, argv);
+    } else if (!strcasecmp(sub, "simulate-failure")) {
+        ARITY(3, 0);
+        c->obuf = sentinelSimulateFailureCommand(c->obuf, argc, argv);
+    } else if (!strcasecmp(sub, "info-cache")) {
+        ARITY(3, 0);
+        /* the named primaries that exist, each once, in the order of
+         * SENTINEL MASTERS; per primary its INFO and its replicas' */
+        long long now = mstime();
+        int n = 0;
+        for (int i = 0; i < sentinel.nmasters; i++)
+            for (int k = 2; k < argc; k++)
+                if (!strcmp(argv[k], sentinel.masters[i]->name)) {
+                    n++;
+                    break;
+                }
+        addArray(c, n * 2);
+        for (int i = 0; i < sentinel.nmasters; i++) {
+            SInst *mm = sentinel.masters[i];
+            int named = 0;
+            for (int k = 2; k < argc && !named; k++)
+                named = !strcmp(argv[k], mm->name);
+            if (!named) continue;
+            addBulk(c, mm->name);
+            addArray(c, mm->nslaves + 1);
+            for (int k = -1; k < mm->nslaves; k++) {
+                SInst *ri = k < 0 ? mm : mm->slaves[k];
+                addArray(c, 2);
+                /* as Redis: a replica's age is 0 while the primary has no INFO */
+                addLL(c, mm->infoRefresh ? now - ri->infoRefresh : 0);
+                if (ri->info)
+                    addBulkLen(c, ri->info, sdsLen(ri->info));
+                else
+                    addRaw(c, "$-1\r\n");
+            }
+        }
     } else if (!strcasecmp(sub, "config")) {
         ARITY(3, 0);
         if (!strcasecmp(argv[2], "get") && argc == 4) {
@@ -1635,9 +1795,8 @@ static void sentinelCommand(SClient *c, int argc, sds *argv) {
                 {"announce-hostnames", "no"},
                 {"announce-ip", sentinel.announceIp ? sentinel.announceIp : ""},
                 {"announce-port", num},
-                {"sentinel-user", ""},
-                {"sentinel-pass", ""},
-                {"deny-scripts-reconfig", "yes"},
+                {"sentinel-user", sentinel.sentinelUser ? sentinel.sentinelUser : ""},
+                {"sentinel-pass", sentinel.sentinelPass ? sentinel.sentinelPass : ""},
             };
             snprintf(num, sizeof(num), "%d", sentinel.announcePort);
             for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
@@ -1656,10 +1815,36 @@ static void sentinelCommand(SClient *c, int argc, sds *argv) {
             } else if (!strcasecmp(argv[3], "announce-port")) {
                 long long p;
                 if (parseLL(argv[4], &p) || p < 0 || p > 65535) {
-                    addError(c, "ERR Invalid value for config set announce-port");
+                    c->obuf = sdsCatPrintf(c->obuf,
+                                           "-ERR Invalid value '%s' to SENTINEL CONFIG SET 'announce-port'\r\n",
+                                           argv[4]);
                     return;
                 }
                 sentinel.announcePort = (int)p;
+            } else if (!strcasecmp(argv[3], "resolve-hostnames") || !strcasecmp(argv[3], "announce-hostnames")) {
+                if (strcasecmp(argv[4], "yes") && strcasecmp(argv[4], "no")) {
+                    c->obuf = sdsCatPrintf(c->obuf, "-ERR Invalid value '%s' to SENTINEL CONFIG SET '%s'\r\n",
+                                           argv[4], argv[3]);
+                    return;
+                }
+                /* addresses are IPs only here: "no" is the state, "yes" refused */
+                if (!strcasecmp(argv[4], "yes")) {
+                    c->obuf = sdsCatPrintf(c->obuf, "-ERR '%s yes' is not supported by Cairn's Sentinel\r\n",
+                                           argv[3]);
+                    return;
+                }
+            } else if (!strcasecmp(argv[3], "sentinel-user") || !strcasecmp(argv[3], "sentinel-pass")) {
+                char **slot = !strcasecmp(argv[3], "sentinel-user") ? &sentinel.sentinelUser : &sentinel.sentinelPass;
+                xfree(*slot);
+                *slot = sdsLen(argv[4]) ? xstrdup(argv[4]) : NULL;
+                /* links to other sentinels authenticate anew */
+                for (int i = 0; i < sentinel.nmasters; i++)
+                    for (int k = 0; k < sentinel.masters[i]->nsentinels; k++) {
+                        SInst *si = sentinel.masters[i]->sentinels[k];
+                        SLink *n = linkCreate(si, 0);
+                        linkFree(si->cc);
+                        si->cc = n;
+                    }
             } else {
                 c->obuf =
                     sdsCatPrintf(c->obuf, "-ERR Invalid argument '%s' to SENTINEL CONFIG SET\r\n", argv[3]);
@@ -1707,10 +1892,11 @@ static void infoCommand(SClient *c, int argc, sds *argv) {
         if (sdsLen(s)) s = sdsCat(s, "\r\n");
         s = sdsCatPrintf(
             s,
-            "# Sentinel\r\nsentinel_masters:%d\r\nsentinel_tilt:%d\r\nsentinel_tilt_since_seconds:%d\r\n"
-            "sentinel_running_scripts:0\r\nsentinel_scripts_queue_length:0\r\n"
-            "sentinel_simulate_failure_flags:0\r\n",
-            sentinel.nmasters, sentinel.tilt, -1);
+            "# Sentinel\r\nsentinel_masters:%d\r\nsentinel_tilt:%d\r\nsentinel_tilt_since_seconds:%lld\r\n"
+            "sentinel_running_scripts:%d\r\nsentinel_scripts_queue_length:%d\r\n"
+            "sentinel_simulate_failure_flags:%d\r\n",
+            sentinel.nmasters, sentinel.tilt, sentinel.tilt ? (now - sentinel.tiltStart) / 1000 : -1LL,
+            sentinelScriptsRunning(), sentinelScriptsQueued(), sentinel.simFailure);
         for (int i = 0; i < sentinel.nmasters; i++) {
             SInst *m = sentinel.masters[i];
             s = sdsCatPrintf(s, "master%d:name=%s,status=%s,address=%s:%d,slaves=%d,sentinels=%d\r\n", i,
@@ -2070,6 +2256,8 @@ int sentinelModeRequested(int argc, char **argv) {
 int sentinelMain(int argc, char **argv) {
     memset(&sentinel, 0, sizeof(sentinel));
     sentinel.port = 26379;
+    sentinel.denyScriptsReconfig = 1;
+    sentinelTunablesInit();
     sentinel.startMs = mstime();
     const char *path = NULL;
     if (argc >= 2 && argv[1][0] != '-') path = argv[1];

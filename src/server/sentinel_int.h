@@ -57,6 +57,7 @@ typedef struct SLink {
 #define SRI_RECONF_SENT 512
 #define SRI_RECONF_DONE 1024
 #define SRI_FORCE_FAILOVER 2048 /* SENTINEL FAILOVER: no election */
+#define SRI_MASTER_REBOOT 4096  /* rebooted (new run id), not yet PONGing */
 
 /* A primary's failover state (Redis's SENTINEL_FAILOVER_STATE_*). */
 enum {
@@ -121,6 +122,14 @@ struct SInst {
     char *leader;
     unsigned long long leaderEpoch;
     long long lastMasterDownReply;
+    /* masters: scripts (NULL: none), renamed commands, reboot detection */
+    char *notificationScript, *clientReconfigScript;
+    char **renames; /* pairs: old name, new name */
+    int nrenames;
+    long long rebootDownAfter; /* master-reboot-down-after-period, 0: off */
+    long long rebootSince;     /* SRI_MASTER_REBOOT set at */
+    /* masters and slaves: the last INFO reply (SENTINEL INFO-CACHE) */
+    sds info;
 };
 
 typedef struct Sentinel {
@@ -138,12 +147,66 @@ typedef struct Sentinel {
     int announcePort;
     long long startMs;
     int tilt;
+    long long tiltStart;
     long long prevTimer;
+    int denyScriptsReconfig; /* default 1 */
+    int simFailure;          /* SIMFAIL_* */
+    char *sentinelUser, *sentinelPass; /* AUTH to other sentinels */
     unsigned long long clientsReceived, commandsProcessed;
     int nclients;
 } Sentinel;
 
 extern Sentinel sentinel;
+
+#define SIMFAIL_CRASH_AFTER_ELECTION 1
+#define SIMFAIL_CRASH_AFTER_PROMOTION 2
+
+/* Sentinel's time parameters, in milliseconds (Redis's SENTINEL DEBUG
+ * names; sentinel_tilt.c). */
+typedef struct SentinelTunables {
+    long long infoPeriod, pingPeriod, askPeriod, publishPeriod;
+    long long defaultDownAfter, defaultFailoverTimeout;
+    long long tiltTrigger, tiltPeriod;
+    long long slaveReconfTimeout, minLinkReconnectPeriod, electionTimeout;
+    long long scriptMaxRuntime, scriptRetryDelay;
+} SentinelTunables;
+
+extern SentinelTunables stun;
+
+/* Publishes and logs an event (Redis's sentinelEvent; see sentinel.c);
+ * a WARNING about an instance also runs its master's notification
+ * script. */
+void sentinelEvent(int level, const char *type, SInst *ri, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* sentinel_tilt.c */
+void sentinelTunablesInit(void);
+/* TILT: enters it when the timer ran late or the clock went back (call
+ * once per timer run, with its time); 1 while Sentinel must not act. */
+int sentinelTiltCheck(long long now);
+/* SENTINEL DEBUG [name value ...]: the reply appended to out. */
+sds sentinelDebugCommand(sds out, int argc, sds *argv);
+/* SENTINEL SIMULATE-FAILURE ...: the reply appended to out. */
+sds sentinelSimulateFailureCommand(sds out, int argc, sds *argv);
+/* Exits as Redis does for a simulated crash at the point `flag`. */
+void sentinelSimFailureMaybeCrash(int flag);
+
+/* sentinel_scripts.c: the queue of notification and reconfig scripts. */
+/* Queues path with the NULL-terminated arguments. */
+void sentinelScheduleScript(const char *path, ...);
+/* Starts due scripts, reaps finished ones, kills timed-out ones. */
+void sentinelScriptsTimer(void);
+int sentinelScriptsRunning(void);
+int sentinelScriptsQueued(void);
+/* SENTINEL PENDING-SCRIPTS: the reply appended to out. */
+sds sentinelPendingScriptsReply(sds out);
+/* The client-reconfig-script of m, as Redis's: name, role ("leader" or
+ * "observer"), state, from ip and port, to ip and port. */
+void sentinelCallReconfScript(SInst *m, int leader, const char *state, const char *fromIp, int fromPort,
+                              const char *toIp, int toPort);
+
+/* The name to send for command `cmd` to ri (its master's rename-command). */
+const char *sentinelMapCommand(const SInst *ri, const char *cmd);
 
 SLink *linkCreate(SInst *ri, int pubsub);
 void linkFree(SLink *l);
