@@ -413,22 +413,17 @@ static const char *instTypeName(const SInst *ri) {
  * <port>" follows; then the rest of fmt. */
 static void sentinelPublish(const char *channel, const char *msg);
 
-void sentinelEvent(int level, const char *type, SInst *ri, const char *fmt, ...) {
+static void eventV(int level, const char *type, SInst *ri, int prefix, const char *fmt, va_list ap) {
     char msg[1024];
     size_t off = 0;
     msg[0] = '\0';
-    if (ri) {
+    if (ri && prefix) {
         off = (size_t)snprintf(msg, sizeof(msg), "%s %s %s %d", instTypeName(ri), ri->name, ri->ip, ri->port);
         if (ri->master && off < sizeof(msg))
             off += (size_t)snprintf(msg + off, sizeof(msg) - off, " @ %s %s %d", ri->master->name,
                                     ri->master->ip, ri->master->port);
     }
-    if (fmt && off < sizeof(msg)) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg + off, sizeof(msg) - off, fmt, ap);
-        va_end(ap);
-    }
+    if (fmt && off < sizeof(msg)) vsnprintf(msg + off, sizeof(msg) - off, fmt, ap);
     serverLog(level, "%s %s", type, msg);
     if (level == LL_DEBUG) return; /* logged only, as Redis's */
     sentinelPublish(type, msg);
@@ -436,6 +431,24 @@ void sentinelEvent(int level, const char *type, SInst *ri, const char *fmt, ...)
         SInst *m = ri->flags & SRI_MASTER ? ri : ri->master;
         if (m && m->notificationScript) sentinelScheduleScript(m->notificationScript, type, msg, (const char *)NULL);
     }
+}
+
+void sentinelEvent(int level, const char *type, SInst *ri, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    eventV(level, type, ri, 1, fmt, ap);
+    va_end(ap);
+}
+
+/* As sentinelEvent, but the text is fmt alone: ri only chooses the
+ * notification script (Redis's events whose format has no "%@"). */
+static void sentinelEventAbout(int level, const char *type, SInst *ri, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void sentinelEventAbout(int level, const char *type, SInst *ri, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    eventV(level, type, ri, 0, fmt, ap);
+    va_end(ap);
 }
 
 /* ---------------------------------------------------------------------
@@ -636,13 +649,13 @@ static void processHello(const char *hello, size_t len) {
         sentinelEvent(LL_NOTICE, "+sentinel", si, "%s", "");
         if (epoch > sentinel.currentEpoch) {
             sentinel.currentEpoch = epoch;
-            sentinelEvent(LL_WARNING, "+new-epoch", NULL, "%llu", epoch);
+            sentinelEventAbout(LL_WARNING, "+new-epoch", m, "%llu", epoch);
         }
         sentinelFlushConfig();
     } else if (epoch > sentinel.currentEpoch) {
         sentinel.currentEpoch = epoch;
         sentinelFlushConfig();
-        sentinelEvent(LL_WARNING, "+new-epoch", NULL, "%llu", epoch);
+        sentinelEventAbout(LL_WARNING, "+new-epoch", m, "%llu", epoch);
     }
     si->lastHelloRecv = mstime();
 }
@@ -888,7 +901,7 @@ static void startFailoverIfNeeded(SInst *m, long long now) {
     sentinel.currentEpoch++;
     m->failoverEpoch = sentinel.currentEpoch;
     m->flags |= SRI_FAILOVER_IN_PROGRESS;
-    sentinelEvent(LL_WARNING, "+new-epoch", NULL, "%llu", sentinel.currentEpoch);
+    sentinelEventAbout(LL_WARNING, "+new-epoch", m, "%llu", sentinel.currentEpoch);
     sentinelEvent(LL_WARNING, "+try-failover", m, "%s", "");
     m->failoverState = FO_WAIT_START;
     m->failoverStartTime = now + (long long)(randNext() % 1000);
@@ -990,7 +1003,7 @@ static void switchMaster(SInst *m, const char *ip, int port) {
     char oldIp[128];
     int oldPort = m->port;
     snprintf(oldIp, sizeof(oldIp), "%s", m->ip);
-    sentinelEvent(LL_WARNING, "+switch-master", NULL, "%s %s %d %s %d", m->name, oldIp, oldPort, ip, port);
+    sentinelEventAbout(LL_WARNING, "+switch-master", m, "%s %s %d %s %d", m->name, oldIp, oldPort, ip, port);
     char(*addrs)[130] = xcalloc(sizeof(*addrs) * (size_t)(m->nslaves + 1));
     int *ports = xcalloc(sizeof(int) * (size_t)(m->nslaves + 1));
     int n = 0;
@@ -1564,7 +1577,7 @@ static void voteLeader(SInst *m, unsigned long long reqEpoch, const char *runid)
     if (reqEpoch > sentinel.currentEpoch) {
         sentinel.currentEpoch = reqEpoch;
         sentinelFlushConfig();
-        sentinelEvent(LL_WARNING, "+new-epoch", NULL, "%llu", reqEpoch);
+        sentinelEventAbout(LL_WARNING, "+new-epoch", m, "%llu", reqEpoch);
     }
     if (m->leaderEpoch < reqEpoch && sentinel.currentEpoch <= reqEpoch) {
         xfree(m->leader);
@@ -1706,7 +1719,7 @@ static void sentinelCommand(SClient *c, int argc, sds *argv) {
         sentinel.currentEpoch++;
         m->failoverEpoch = sentinel.currentEpoch;
         m->flags |= SRI_FAILOVER_IN_PROGRESS | SRI_FORCE_FAILOVER;
-        sentinelEvent(LL_WARNING, "+new-epoch", NULL, "%llu", sentinel.currentEpoch);
+        sentinelEventAbout(LL_WARNING, "+new-epoch", m, "%llu", sentinel.currentEpoch);
         sentinelEvent(LL_WARNING, "+try-failover", m, "%s", "");
         m->failoverState = FO_WAIT_START;
         m->failoverStartTime = m->failoverStateChangeTime = mstime();

@@ -11,6 +11,7 @@
  *     same state.
  *   - The new file is written beside the old one, fsync'ed, and renamed
  *     over it: a reader sees the old or the new file, never a mix. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -55,13 +56,36 @@ static int hexId(const char *s) {
     return 1;
 }
 
+/* An instance address from the config, checked as Redis's
+ * createSentinelAddr: the port as atoi in 0..65535, the host an IPv4 or
+ * IPv6 address (hostnames are not resolved).  NULL or the error. */
+static const char *addrError(const char *host, const char *portS, long long *port) {
+    int p = atoi(portS);
+    if (p < 0 || p > 65535) return "Invalid port number.";
+    unsigned char buf[sizeof(struct in6_addr)];
+    if (inet_pton(AF_INET, host, buf) != 1 && inet_pton(AF_INET6, host, buf) != 1)
+        return "Can't resolve instance hostname.";
+    *port = p;
+    return NULL;
+}
+
 const char *sentinelHandleConfigLine(int argc, sds *argv) {
     const char *k = argv[0];
     SInst *m = NULL;
     long long ll;
     unsigned long long ull;
     if (!strcasecmp(k, "monitor") && argc == 5) {
-        return sentinelAddMaster(argv[1], argv[2], argv[3], argv[4], NULL);
+        /* Redis's order: quorum (atoi), then the address, then the name */
+        if (atoi(argv[4]) <= 0) return "Quorum must be 1 or greater.";
+        const char *err = addrError(argv[2], argv[3], &ll);
+        if (err) return err;
+        if (masterByName(argv[1])) return "Duplicate master name.";
+        SInst *nm = NULL;
+        char portS[16], quorumS[16];
+        snprintf(portS, sizeof(portS), "%lld", ll);
+        snprintf(quorumS, sizeof(quorumS), "%d", atoi(argv[4]));
+        err = sentinelAddMaster(argv[1], argv[2], portS, quorumS, &nm);
+        return err;
     } else if (!strcasecmp(k, "myid") && argc == 2) {
         if (!hexId(argv[1])) return "Malformed Sentinel id in myid option.";
         memcpy(sentinel.myid, argv[1], 41);
@@ -114,10 +138,17 @@ const char *sentinelHandleConfigLine(int argc, sds *argv) {
                                       "rename-command",
                                       "master-reboot-down-after-period",
                                       NULL};
+    /* each statement's argument count, checked before the name (Redis
+     * matches name and count together) */
+    static const int perMasterArgc[] = {3, 3, 3, 3, 3, 3, 3, 4, 4, 4, 3, 3, 4, 3};
     int known = 0;
     for (int i = 0; perMaster[i]; i++)
-        if (!strcasecmp(k, perMaster[i])) known = 1;
+        if (!strcasecmp(k, perMaster[i]) &&
+            (argc == perMasterArgc[i] || (!strcasecmp(k, "known-sentinel") && argc == 5)))
+            known = 1;
     if (!known) return "Unrecognized sentinel configuration statement.";
+    /* Redis ignores a known-sentinel without run id, master or not */
+    if (!strcasecmp(k, "known-sentinel") && argc == 4) return NULL;
     m = masterByName(argv[1]);
     if (!m) return "No such master with specified name.";
     if (!strcasecmp(k, "down-after-milliseconds") && argc == 3) {
@@ -127,8 +158,7 @@ const char *sentinelHandleConfigLine(int argc, sds *argv) {
         if (parsePositive(argv[2], &ll)) return "negative or zero time parameter.";
         m->failoverTimeout = ll;
     } else if (!strcasecmp(k, "parallel-syncs") && argc == 3) {
-        if (parsePositive(argv[2], &ll) || ll > 0x7fffffff) return "Invalid parallel-syncs value.";
-        m->parallelSyncs = (int)ll;
+        m->parallelSyncs = atoi(argv[2]); /* as Redis: not checked */
     } else if (!strcasecmp(k, "auth-pass") && argc == 3) {
         xfree(m->authPass);
         m->authPass = xstrdup(argv[2]);
@@ -143,17 +173,20 @@ const char *sentinelHandleConfigLine(int argc, sds *argv) {
         if (parseULL(argv[2], &ull)) return "Unrecognized sentinel configuration statement.";
         m->leaderEpoch = ull;
     } else if ((!strcasecmp(k, "known-slave") || !strcasecmp(k, "known-replica")) && argc == 4) {
-        if (parsePositive(argv[3], &ll) || ll > 65535) return "Wrong hostname or port for replica.";
-        if (!slaveByAddr(m, argv[2], (int)ll)) {
-            SInst *s = instCreate(SRI_SLAVE, NULL, argv[2], (int)ll, m);
-            m->slaves = xrealloc(m->slaves, sizeof(SInst *) * (size_t)(m->nslaves + 1));
-            m->slaves[m->nslaves++] = s;
-        }
-    } else if (!strcasecmp(k, "known-sentinel") && (argc == 4 || argc == 5)) {
-        if (parsePositive(argv[3], &ll) || ll > 65535) return "Wrong hostname or port for sentinel.";
-        if (argc == 5 && !hexId(argv[4])) return "Wrong hostname or port for sentinel.";
-        SInst *s = instCreate(SRI_SENTINEL, argc == 5 ? argv[4] : NULL, argv[2], (int)ll, m);
-        if (argc == 5) memcpy(s->runid, argv[4], 41);
+        /* Redis's checks and texts: port as atoi, an IP address */
+        const char *err = addrError(argv[2], argv[3], &ll);
+        if (err) return err;
+        if (slaveByAddr(m, argv[2], (int)ll)) return "Duplicate hostname and port for replica.";
+        SInst *s = instCreate(SRI_SLAVE, NULL, argv[2], (int)ll, m);
+        m->slaves = xrealloc(m->slaves, sizeof(SInst *) * (size_t)(m->nslaves + 1));
+        m->slaves[m->nslaves++] = s;
+    } else if (!strcasecmp(k, "known-sentinel") && argc == 5) {
+        const char *err = addrError(argv[2], argv[3], &ll);
+        if (err) return err;
+        for (int i = 0; i < m->nsentinels; i++)
+            if (!strcmp(m->sentinels[i]->name, argv[4])) return "Duplicate runid for sentinel.";
+        SInst *s = instCreate(SRI_SENTINEL, argv[4], argv[2], (int)ll, m);
+        snprintf(s->runid, sizeof(s->runid), "%s", argv[4]);
         m->sentinels = xrealloc(m->sentinels, sizeof(SInst *) * (size_t)(m->nsentinels + 1));
         m->sentinels[m->nsentinels++] = s;
     } else if (!strcasecmp(k, "notification-script") && argc == 3) {
@@ -174,10 +207,7 @@ const char *sentinelHandleConfigLine(int argc, sds *argv) {
         m->renames[2 * m->nrenames + 1] = xstrdup(argv[3]);
         m->nrenames++;
     } else if (!strcasecmp(k, "master-reboot-down-after-period") && argc == 3) {
-        char *end;
-        errno = 0;
-        ll = strtoll(argv[2], &end, 10);
-        if (!*argv[2] || *end || errno) return "Unrecognized sentinel configuration statement.";
+        ll = atoi(argv[2]); /* as Redis */
         if (ll < 0) return "negative time parameter.";
         m->rebootDownAfter = ll;
     } else {

@@ -1,0 +1,471 @@
+"""Cairn's built-in Sentinel (issue 40), second part: the user scripts
+(notification-script, client-reconfig-script, their queue, retries and
+time limit, SENTINEL PENDING-SCRIPTS, deny-scripts-reconfig), TILT mode
+entered by a stall (SIGSTOP/SIGCONT of the sentinel, as Redis's own tests
+do), SENTINEL DEBUG / SIMULATE-FAILURE / INFO-CACHE, rename-command, and
+hostile config files (cut at every line and inside lines).
+
+Most tests run the same scenario against cairn-sentinel and Debian's
+redis-sentinel 7.0.15 (parametrized by `binary`), or compare the raw reply
+bytes of both: what is asserted is what redis-sentinel does."""
+import os
+import signal
+import socket
+import stat
+import subprocess
+import time
+
+import pytest
+import redis
+
+from conftest import free_port
+from resphelp import encode, value_end
+from test_cairn_sentinel import (CAIRN_SENTINEL, NAME, SENTINEL_BIN, group, pairs, sentinels,  # noqa: F401
+                                 wait_for)
+
+BINARIES = [pytest.param(CAIRN_SENTINEL, id="cairn"), pytest.param(SENTINEL_BIN, id="redis")]
+
+
+def raw(port, *cmds):
+    """The raw reply bytes of each command, sent one at a time."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    out = []
+    try:
+        buf = b""
+        for c in cmds:
+            s.sendall(encode(*c))
+            while value_end(buf) is None:
+                chunk = s.recv(65536)
+                assert chunk, "connection closed after %r" % (c,)
+                buf += chunk
+            j = value_end(buf)
+            out.append(buf[:j])
+            buf = buf[j:]
+    finally:
+        s.close()
+    return out
+
+
+def script(tmp_path, name, body):
+    p = tmp_path / name
+    p.write_text("#!/bin/sh\n" + body)
+    p.chmod(p.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return str(p)
+
+
+# --- replies compared byte for byte -----------------------------------------
+
+DETERMINISTIC = [
+    ("SENTINEL", "DEBUG"),
+    ("SENTINEL", "DEBUG", "foo", "1"),
+    ("SENTINEL", "DEBUG", "info-period", "0"),
+    ("SENTINEL", "DEBUG", "info-period", "x"),
+    ("SENTINEL", "DEBUG", "info-period"),
+    ("SENTINEL", "DEBUG", "tilt-period", "5000", "ping-period", "1000"),
+    ("SENTINEL", "DEBUG", "info-period", "20000", "foo"),  # applied up to the bad one
+    ("SENTINEL", "DEBUG", "INFO-PERIOD", "99999999999999999999"),
+    ("SENTINEL", "DEBUG"),
+    ("SENTINEL", "SIMULATE-FAILURE"),
+    ("SENTINEL", "SIMULATE-FAILURE", "help"),
+    ("SENTINEL", "SIMULATE-FAILURE", "bad"),
+    ("SENTINEL", "SIMULATE-FAILURE", "crash-after-election", "CRASH-AFTER-PROMOTION"),
+    ("SENTINEL", "SIMULATE-FAILURE", "crash-after-election", "nope"),
+    ("SENTINEL", "PENDING-SCRIPTS"),
+    ("SENTINEL", "PENDING-SCRIPTS", "x"),
+    ("SENTINEL", "INFO-CACHE"),
+    ("SENTINEL", "INFO-CACHE", "nosuch"),
+    ("SENTINEL", "INFO-CACHE", NAME, "nosuch", NAME),
+    ("SENTINEL", "CONFIG", "GET", "*"),
+    ("SENTINEL", "CONFIG", "GET", "deny-scripts-reconfig"),
+    ("SENTINEL", "CONFIG", "SET", "deny-scripts-reconfig", "no"),
+    ("SENTINEL", "CONFIG", "SET", "sentinel-user", "u1"),
+    ("SENTINEL", "CONFIG", "SET", "sentinel-pass", "p1"),
+    ("SENTINEL", "CONFIG", "GET", "sentinel-*"),
+    ("SENTINEL", "CONFIG", "SET", "sentinel-user", ""),
+    ("SENTINEL", "CONFIG", "SET", "sentinel-pass", ""),
+    ("SENTINEL", "CONFIG", "SET", "resolve-hostnames", "maybe"),
+    ("SENTINEL", "CONFIG", "SET", "resolve-hostnames", "no"),
+    ("SENTINEL", "CONFIG", "SET", "announce-port", "99999"),
+    ("SENTINEL", "CONFIG", "GET", "*"),
+    ("SENTINEL", "SET", NAME),
+    ("SENTINEL", "SET", NAME, "notification-script", "/bin/true"),
+    ("SENTINEL", "SET", NAME, "client-reconfig-script", "/bin/true"),
+    ("SENTINEL", "SET", NAME, "quorum", "3", "foo"),
+    ("SENTINEL", "SET", NAME, "rename-command", "CONFIG"),
+    ("SENTINEL", "SET", NAME, "rename-command", "CONFIG", "GUESS"),
+    ("SENTINEL", "SET", NAME, "rename-command", "", "X"),
+    ("SENTINEL", "SET", NAME, "rename-command", "X", ""),
+    ("SENTINEL", "SET", NAME, "master-reboot-down-after-period", "-1"),
+    ("SENTINEL", "SET", NAME, "master-reboot-down-after-period", "0"),
+    ("SENTINEL", "SET", NAME, "parallel-syncs", "0"),
+    ("SENTINEL", "SET", NAME, "auth-pass", "secret", "auth-user", "someone"),
+    ("SENTINEL", "SET", "nosuch", "quorum", "2"),
+]
+
+
+def test_replies_match_redis_sentinel_byte_for_byte(sentinels):
+    """SENTINEL DEBUG, SIMULATE-FAILURE, PENDING-SCRIPTS, INFO-CACHE,
+    CONFIG GET/SET and SET's script, rename and reboot options: the same
+    bytes from cairn-sentinel and redis-sentinel (a primary that is not
+    there, so nothing depends on time)."""
+    dead = free_port()
+    ours = sentinels(CAIRN_SENTINEL, dead)
+    theirs = sentinels(SENTINEL_BIN, dead)
+    a = raw(ours.port, *DETERMINISTIC)
+    b = raw(theirs.port, *DETERMINISTIC)
+    for cmd, x, y in zip(DETERMINISTIC, a, b):
+        assert x == y, cmd
+    # the flags are in INFO: the last SIMULATE-FAILURE reset them, set
+    # crash-after-election (1), then failed on "nope" (as Redis: kept)
+    assert ours.client.info("sentinel")["sentinel_simulate_failure_flags"] == 1
+    assert theirs.client.info("sentinel")["sentinel_simulate_failure_flags"] == 1
+    # SET's accepted options were written to the config, read back at restart
+    for s in (ours, theirs):
+        text = open(s.conf).read()
+        assert "sentinel rename-command %s CONFIG GUESS\n" % NAME in text
+        assert "sentinel auth-user %s someone\n" % NAME in text
+
+
+def test_set_events_and_rename_command_used(start_server, sentinels):
+    """SENTINEL SET publishes +set per option (auth-pass hidden), as
+    redis-sentinel; a renamed command is what the sentinel sends: with
+    CONFIG renamed on the primary, SENTINEL FAILOVER's CONFIG REWRITE goes
+    through under the new name (the transaction would fail otherwise)."""
+    p, reps = group(start_server, 1)
+    got = {}
+    for binary in (CAIRN_SENTINEL, SENTINEL_BIN):
+        s = sentinels(binary, p.port)
+        ps = s.client.pubsub()
+        ps.subscribe("+set")
+        wait_for(lambda: ps.get_message(timeout=0.1) is not None, 10, "subscribed")
+        s.cmd("SENTINEL", "SET", NAME, "quorum", "2", "auth-pass", "pw", "parallel-syncs", "2")
+        s.cmd("SENTINEL", "SET", NAME, "auth-pass", "")
+        msgs = []
+        wait_for(lambda: msgs.extend(m["data"] for m in iter(lambda: ps.get_message(timeout=0.1), None)
+                                     if m["type"] == "message") or len(msgs) >= 4, 10, "+set events")
+        got[binary] = msgs
+        ps.close()
+        s.stop()
+    assert got[CAIRN_SENTINEL] == got[SENTINEL_BIN]
+    assert got[CAIRN_SENTINEL][1] == "master %s 127.0.0.1 %d auth-pass ******" % (NAME, p.port)
+
+
+def test_rename_command_reaches_the_instances(start_oracle, sentinels):
+    """redis-server 7.0.15 primary and replica whose CONFIG is renamed
+    (rename-command in their config; Cairn's data server refuses
+    rename-command): cairn-sentinel with `sentinel rename-command` sends
+    its failover transaction (MULTI, SLAVEOF, CONFIG REWRITE, CLIENT KILL,
+    EXEC) with the renamed CONFIG, so the promoted replica's config file
+    is rewritten."""
+    cfg = {"config_file": "rename-command CONFIG CFG-RENAMED\n", "repl-diskless-sync-delay": "0"}
+    p = start_oracle(**cfg)
+    r = start_oracle(**cfg)
+    r.client().execute_command("REPLICAOF", "127.0.0.1", p.port)
+    wait_for(lambda: r.client().info("replication")["master_link_status"] == "up", 30, "replica up")
+    r.client().execute_command("CFG-RENAMED", "REWRITE")
+    assert "replicaof 127.0.0.1 %d" % p.port in open(os.path.join(r.tmp, "server.conf")).read()
+    s = sentinels(CAIRN_SENTINEL, p.port, extra="sentinel rename-command %s CONFIG CFG-RENAMED\n" % NAME,
+                  failover_timeout=6000)
+    wait_for(lambda: len(s.cmd("SENTINEL", "REPLICAS", NAME)) == 1, 30, "replica seen")
+    wait_for(lambda: s.cmd("SENTINEL", "FAILOVER", NAME) == "OK", 40, "failover accepted")
+    wait_for(lambda: s.cmd("SENTINEL", "GET-MASTER-ADDR-BY-NAME", NAME)[1] == str(r.port), 60, "switched")
+    assert r.client().execute_command("ROLE")[0] == b"master"
+    # the sentinel's own config keeps the rename
+    assert "sentinel rename-command %s CONFIG CFG-RENAMED\n" % NAME in open(s.conf).read()
+    # the EXEC's CONFIG REWRITE ran under the new name: the promoted
+    # replica's config file no longer names a primary
+    conf = open(os.path.join(r.tmp, "server.conf")).read()
+    assert "replicaof" not in conf.lower() and "slaveof" not in conf.lower()
+
+
+# --- scripts -----------------------------------------------------------------
+
+@pytest.mark.parametrize("binary", BINARIES)
+def test_scripts_run_with_their_arguments(binary, start_server, sentinels, tmp_path):
+    """A notification script runs for each WARNING event about the primary
+    with (type, text); the client-reconfig script runs when the leader
+    promotes the replica with (name, leader, start, old ip, old port, new
+    ip, new port).  Same facts for redis-sentinel and cairn-sentinel."""
+    if binary == SENTINEL_BIN and not os.path.exists(SENTINEL_BIN):
+        pytest.skip("no redis-sentinel")
+    log = tmp_path / "calls"
+    notify = script(tmp_path, "notify.sh", 'echo "notify $*" >> %s\n' % log)
+    reconf = script(tmp_path, "reconf.sh", 'echo "reconf $*" >> %s\n' % log)
+    p, reps = group(start_server, 1)
+    s = sentinels(binary, p.port, failover_timeout=6000,
+                  extra="sentinel notification-script %s %s\nsentinel client-reconfig-script %s %s\n"
+                  % (NAME, notify, NAME, reconf))
+    info = s.cmd("SENTINEL", "MASTER", NAME)
+    fields = pairs(info)
+    assert fields["notification-script"] == notify and fields["client-reconfig-script"] == reconf
+    wait_for(lambda: len(s.cmd("SENTINEL", "REPLICAS", NAME)) == 1, 30, "replica seen")
+    wait_for(lambda: s.cmd("SENTINEL", "FAILOVER", NAME) == "OK", 40, "failover accepted")
+    r = reps[0]
+    want_reconf = "reconf %s leader start 127.0.0.1 %d 127.0.0.1 %d" % (NAME, p.port, r.port)
+    want_switch = "notify +switch-master %s 127.0.0.1 %d 127.0.0.1 %d" % (NAME, p.port, r.port)
+
+    def lines():
+        return log.read_text().splitlines() if log.exists() else []
+    wait_for(lambda: want_reconf in lines() and want_switch in lines(), 60, "scripts ran")
+    ls = lines()
+    assert "notify +try-failover master %s 127.0.0.1 %d" % (NAME, p.port) in ls
+    assert "notify +promoted-slave slave 127.0.0.1:%d 127.0.0.1 %d @ %s 127.0.0.1 %d" % (
+        r.port, r.port, NAME, p.port) in ls
+    assert "notify +failover-end master %s 127.0.0.1 %d" % (NAME, p.port) in ls
+    # every job finished (a script that exits 0 leaves the queue)
+    wait_for(lambda: s.cmd("SENTINEL", "PENDING-SCRIPTS") == [], 30, "queue drained")
+
+
+@pytest.mark.parametrize("binary", BINARIES)
+def test_script_retry_timeout_and_pending_scripts(binary, sentinels, tmp_path):
+    """A script exiting 1 is scheduled again after script-retry-delay with
+    retry-num counting; one running past script-max-runtime is killed
+    (-script-timeout, then retried as killed by a signal); one exiting 2
+    is an error (-script-error) and leaves the queue.  PENDING-SCRIPTS
+    shows argv, flags, pid, run-time or run-delay and retry-num."""
+    if binary == SENTINEL_BIN and not os.path.exists(SENTINEL_BIN):
+        pytest.skip("no redis-sentinel")
+    fail1 = script(tmp_path, "fail1.sh", "exit 1\n")
+    slow = script(tmp_path, "slow.sh", "exec sleep 30\n")
+    fail2 = script(tmp_path, "fail2.sh", "exit 2\n")
+    dead = free_port()
+    s = sentinels(binary, dead, extra="sentinel deny-scripts-reconfig no\n")
+    ps = s.client.pubsub()
+    ps.psubscribe("-script-*")
+    wait_for(lambda: ps.get_message(timeout=0.1) is not None, 10, "subscribed")
+    assert s.cmd("SENTINEL", "DEBUG", "script-retry-delay", "600000", "script-max-runtime", "1500") == "OK"
+
+    # exit 1: rescheduled (retry-num 1, a run-delay near script-retry-delay)
+    assert s.cmd("SENTINEL", "SET", NAME, "notification-script", fail1) == "OK"
+
+    def jobs():
+        return [pairs(j) for j in s.cmd("SENTINEL", "PENDING-SCRIPTS")]
+    wait_for(lambda: any(j["flags"] == "scheduled" and j["retry-num"] == "1" for j in jobs()), 20, "retry")
+    j = jobs()[0]
+    assert j["argv"] == [fail1, "+set", "master %s 127.0.0.1 %d notification-script %s" % (NAME, dead, fail1)]
+    assert j["pid"] == "0" and 0 < int(j["run-delay"]) <= 600000 and set(j) == {
+        "argv", "flags", "pid", "run-delay", "retry-num"}
+
+    # a slow one: running (pid, run-time), then killed at the limit
+    assert s.cmd("SENTINEL", "SET", NAME, "notification-script", slow) == "OK"
+    wait_for(lambda: any(j["flags"] == "running" and j["argv"][0] == slow for j in jobs()), 20, "running")
+    run = [j for j in jobs() if j["argv"][0] == slow][0]
+    assert int(run["pid"]) > 0 and set(run) == {"argv", "flags", "pid", "run-time", "retry-num"}
+    msgs = []
+
+    def seen(prefix):
+        msgs.extend((m["channel"], m["data"]) for m in iter(lambda: ps.get_message(timeout=0.1), None)
+                    if m["type"] == "pmessage")
+        return [m for m in msgs if m[0] == prefix]
+    wait_for(lambda: seen("-script-timeout"), 30, "-script-timeout")
+    assert seen("-script-timeout")[0][1] == "%s %s" % (slow, run["pid"])
+    wait_for(lambda: any(j["argv"][0] == slow and j["flags"] == "scheduled" and j["retry-num"] == "1"
+                         for j in jobs()), 20, "killed script rescheduled")
+
+    # exit 2: an error, no retry
+    assert s.cmd("SENTINEL", "SET", NAME, "notification-script", fail2) == "OK"
+    wait_for(lambda: seen("-script-error"), 30, "-script-error")
+    assert ("-script-error", "%s 0 2" % fail2) in seen("-script-error")
+    wait_for(lambda: not any(j["argv"][0] == fail2 for j in jobs()), 20, "fail2 left the queue")
+    assert s.client.info("sentinel")["sentinel_scripts_queue_length"] == len(jobs())
+    ps.close()
+
+
+@pytest.mark.parametrize("binary", BINARIES)
+def test_deny_scripts_reconfig(binary, sentinels, tmp_path):
+    """By default SENTINEL SET cannot change a script path (Redis's error);
+    with `sentinel deny-scripts-reconfig no` it can, the path must be
+    executable, and the rewritten config keeps both."""
+    if binary == SENTINEL_BIN and not os.path.exists(SENTINEL_BIN):
+        pytest.skip("no redis-sentinel")
+    ok = script(tmp_path, "ok.sh", "exit 0\n")
+    s = sentinels(binary, free_port())
+    assert s.err("SENTINEL", "SET", NAME, "notification-script", ok).startswith(
+        "Reconfiguration of scripts path is denied")
+    s.stop()
+    with open(s.conf, "a") as f:
+        f.write("sentinel deny-scripts-reconfig no\n")
+    s.start()
+    assert s.err("SENTINEL", "SET", NAME, "client-reconfig-script", str(tmp_path / "missing")) == \
+        "Client reconfiguration script seems non existing or non executable"
+    assert s.cmd("SENTINEL", "SET", NAME, "client-reconfig-script", ok) == "OK"
+    text = open(s.conf).read()
+    assert "sentinel client-reconfig-script %s %s\n" % (NAME, ok) in text
+    assert "sentinel deny-scripts-reconfig no\n" in text
+    assert s.cmd("SENTINEL", "SET", NAME, "client-reconfig-script", "") == "OK"
+    assert "client-reconfig-script" not in open(s.conf).read()
+
+
+# --- TILT ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("binary", BINARIES)
+def test_tilt_after_a_stall(binary, start_server, sentinels):
+    """A sentinel stopped (SIGSTOP) for longer than tilt-trigger enters
+    TILT when it runs again (+tilt "#tilt mode entered", INFO
+    sentinel_tilt:1): meanwhile it does not call the primary down even
+    when it is, and answers IS-MASTER-DOWN-BY-ADDR with 0; after
+    tilt-period (shortened with SENTINEL DEBUG) it leaves TILT (-tilt) and
+    acts again (+sdown)."""
+    if binary == SENTINEL_BIN and not os.path.exists(SENTINEL_BIN):
+        pytest.skip("no redis-sentinel")
+    p, reps = group(start_server, 0)
+    s = sentinels(binary, p.port, down_after=1000)
+    wait_for(lambda: pairs(s.cmd("SENTINEL", "MASTER", NAME))["role-reported"] == "master" and
+             pairs(s.cmd("SENTINEL", "MASTER", NAME))["info-refresh"] != "0", 30, "primary seen")
+    assert s.cmd("SENTINEL", "DEBUG", "tilt-period", "4000") == "OK"
+    watcher = redis.Redis(port=s.port, socket_timeout=30, decode_responses=True)
+    ps = watcher.pubsub()
+    ps.psubscribe("*tilt", "+sdown")
+    wait_for(lambda: ps.get_message(timeout=0.1) is not None, 10, "subscribed")
+    os.kill(s.proc.pid, signal.SIGSTOP)
+    try:
+        time.sleep(3.0)  # > tilt-trigger (2 s): a stall, not a timing assertion
+        p.proc.send_signal(signal.SIGSTOP)  # the primary stops answering too
+    finally:
+        os.kill(s.proc.pid, signal.SIGCONT)
+    events = []
+
+    def got(ch):
+        events.extend((m["channel"], m["data"]) for m in iter(lambda: ps.get_message(timeout=0.1), None)
+                      if m["type"] == "pmessage")
+        return [e for e in events if e[0] == ch]
+    try:
+        wait_for(lambda: got("+tilt"), 20, "+tilt")
+        assert got("+tilt")[0][1] == "#tilt mode entered"
+        info = s.client.info("sentinel")
+        assert info["sentinel_tilt"] in (0, 1)
+        if info["sentinel_tilt"] == 1:
+            assert info["sentinel_tilt_since_seconds"] >= 0
+            down = s.cmd("SENTINEL", "IS-MASTER-DOWN-BY-ADDR", "127.0.0.1", p.port, 0, "*")
+            assert down[0] == 0
+        # no +sdown before -tilt, although the primary is stopped
+        wait_for(lambda: got("-tilt"), 30, "-tilt")
+        order = [e[0] for e in events]
+        assert "+sdown" not in order[:order.index("-tilt")]
+        assert got("-tilt")[0][1] == "#tilt mode exited"
+        wait_for(lambda: got("+sdown"), 30, "+sdown after TILT")
+        assert s.client.info("sentinel")["sentinel_tilt"] == 0
+    finally:
+        p.proc.send_signal(signal.SIGCONT)
+        ps.close()
+
+
+# --- SIMULATE-FAILURE ----------------------------------------------------------
+
+@pytest.mark.parametrize("binary", BINARIES)
+def test_simulate_failure_crash_after_election(binary, start_server, sentinels):
+    """SENTINEL SIMULATE-FAILURE crash-after-election: the sentinel exits
+    with status 99 right after it wins the election of a failover."""
+    if binary == SENTINEL_BIN and not os.path.exists(SENTINEL_BIN):
+        pytest.skip("no redis-sentinel")
+    p, reps = group(start_server, 1)
+    s = sentinels(binary, p.port, down_after=1000)
+    s.cmd("SENTINEL", "SET", NAME, "quorum", "1")
+    wait_for(lambda: len(s.cmd("SENTINEL", "REPLICAS", NAME)) == 1, 30, "replica seen")
+    assert s.cmd("SENTINEL", "SIMULATE-FAILURE", "crash-after-election") == "OK"
+    p.proc.kill()
+    p.proc.wait()
+    deadline = time.monotonic() + 60
+    while s.proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert s.proc.returncode == 99, s.log()[-3000:]
+    assert "+elected-leader" in s.log() and "Sentinel CRASH because of SENTINEL simulate-failure" in s.log()
+    # the replica was not promoted: the crash came before
+    assert reps[0].client().execute_command("ROLE")[0] == b"slave"
+
+
+# --- INFO-CACHE ------------------------------------------------------------------
+
+def test_info_cache(start_server, sentinels):
+    """SENTINEL INFO-CACHE: per named primary, its last INFO and each
+    replica's, with their ages; the same shape as redis-sentinel's."""
+    p, reps = group(start_server, 1)
+    shapes = {}
+    for binary in (CAIRN_SENTINEL, SENTINEL_BIN):
+        s = sentinels(binary, p.port)
+        wait_for(lambda: len(s.cmd("SENTINEL", "REPLICAS", NAME)) == 1 and
+                 all(e[1] for e in s.cmd("SENTINEL", "INFO-CACHE", NAME)[1]), 30, "INFO cached")
+        reply = s.cmd("SENTINEL", "INFO-CACHE", NAME)
+        assert reply[0] == NAME and len(reply) == 2
+        entries = reply[1]
+        assert len(entries) == 2
+        for age, text in entries:
+            assert isinstance(age, int) and age >= 0
+            assert "# Replication" in text
+        assert "role:master" in entries[0][1] and "role:slave" in entries[1][1]
+        assert "run_id:%s" % p.client().info("server")["run_id"] in entries[0][1]
+        shapes[binary] = [len(reply), [len(e) for e in entries]]
+        s.stop()
+    assert shapes[CAIRN_SENTINEL] == shapes[SENTINEL_BIN]
+
+
+# --- hostile config files --------------------------------------------------------------
+
+def start_outcome(binary, conf, port):
+    """'up' when the sentinel answered PING, else ('exit', status, the
+    FATAL message lines); the process is always gone after."""
+    proc = subprocess.Popen([binary, conf, "--port", str(port)], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, cwd=os.path.dirname(conf))
+    try:
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                out = proc.stdout.read().decode(errors="replace").splitlines()
+                i = [k for k, l in enumerate(out) if "FATAL CONFIG FILE ERROR" in l]
+                return ("exit", proc.returncode, out[i[0]:i[0] + 4] if i else out[-3:])
+            try:
+                if redis.Redis(port=port, socket_timeout=1).ping():
+                    return "up"
+            except (redis.ConnectionError, redis.TimeoutError):
+                pass
+            time.sleep(0.05)
+        return "hung"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        proc.stdout.close()
+
+
+def test_truncated_config_is_refused_as_redis_does(sentinels, tmp_path):
+    """A sentinel config written by a running sentinel (monitor, settings,
+    known replica and sentinel, epochs), cut at every line end and in the
+    middle of every line: cairn-sentinel starts or refuses it exactly when
+    redis-sentinel does, with the same FATAL CONFIG FILE ERROR lines
+    (status 1), and never crashes."""
+    dead = free_port()
+    s = sentinels(CAIRN_SENTINEL, dead, extra="")
+    s.cmd("SENTINEL", "SET", NAME, "parallel-syncs", "2", "auth-pass", "pw", "auth-user", "u")
+    s.cmd("SENTINEL", "CONFIG", "SET", "announce-port", "26999")
+    s.stop()
+    text = open(s.conf).read()
+    text += ("sentinel known-replica %s 127.0.0.1 %d\n"
+             "sentinel known-sentinel %s 127.0.0.1 %d %s\n" % (NAME, free_port(), NAME, free_port(), "b" * 40))
+    text += "sentinel rename-command %s CONFIG CFG\nsentinel master-reboot-down-after-period %s 5000\n" % (NAME, NAME)
+    lines = text.splitlines(keepends=True)
+    cuts = set()
+    # cut from the first sentinel line on (the lines before are the data
+    # server's directives: port, dir, logfile)
+    first = next(k for k, l in enumerate(lines) if l.startswith("sentinel "))
+    off = sum(len(l) for l in lines[:first])
+    for l in lines[first:]:
+        cuts.add(off + len(l) // 2)
+        off += len(l)
+        cuts.add(off - 1)  # the line without its newline
+        cuts.add(off)
+    port = free_port()
+    mismatches = []
+    for cut in sorted(cuts):
+        body = text[:cut]
+        results = []
+        for binary in (CAIRN_SENTINEL, SENTINEL_BIN):
+            conf = tmp_path / ("c-%s.conf" % os.path.basename(binary))
+            conf.write_text(body)
+            r = start_outcome(binary, str(conf), port)
+            assert r != "hung", (binary, cut)
+            if r != "up":
+                assert r[1] in (1,), (binary, cut, r)  # an exit status, never a signal
+            results.append(r)
+        if results[0] != results[1]:
+            mismatches.append((cut, repr(text[max(0, cut - 40):cut]), results))
+    assert not mismatches, mismatches[:5]
