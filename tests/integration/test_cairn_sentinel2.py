@@ -469,3 +469,123 @@ def test_truncated_config_is_refused_as_redis_does(sentinels, tmp_path):
         if results[0] != results[1]:
             mismatches.append((cut, repr(text[max(0, cut - 40):cut]), results))
     assert not mismatches, mismatches[:5]
+
+
+# --- partition: no failover without a majority ---------------------------------------
+
+@pytest.mark.parametrize("binary", BINARIES)
+def test_isolated_sentinel_does_not_fail_over(binary, start_server, sentinels):
+    """Three sentinels, quorum 1.  The two others are cut off (SIGSTOP: the
+    isolated one's links stay open and get no reply, as across a
+    partition), then the primary is killed: the isolated sentinel reaches
+    +odown alone (quorum 1) and tries, but gets no majority of votes
+    (-failover-abort-not-elected): the replica is never promoted.  When
+    the others come back, exactly one failover happens.  The isolated
+    sentinel is cairn-sentinel or redis-sentinel (same facts), the others
+    cairn-sentinels."""
+    if binary == SENTINEL_BIN and not os.path.exists(SENTINEL_BIN):
+        pytest.skip("no redis-sentinel")
+    p, reps = group(start_server, 1)
+    alone = sentinels(binary, p.port, down_after=1000, failover_timeout=3000)
+    others = [sentinels(CAIRN_SENTINEL, p.port, down_after=1000, failover_timeout=3000) for _ in range(2)]
+    sents = [alone] + others
+    for s in sents:
+        s.cmd("SENTINEL", "SET", NAME, "quorum", "1")
+    for s in sents:
+        wait_for(lambda: len(s.cmd("SENTINEL", "REPLICAS", NAME)) == 1 and
+                 len(s.cmd("SENTINEL", "SENTINELS", NAME)) == 2, 60, "discovery")
+    for s in others:
+        os.kill(s.proc.pid, signal.SIGSTOP)
+    try:
+        os.kill(p.pid, signal.SIGKILL)
+        p.proc.wait()
+        wait_for(lambda: "-failover-abort-not-elected" in alone.log(), 60, "election lost")
+        log = alone.log()
+        assert "+odown" in log and "+try-failover" in log
+        assert "+elected-leader" not in log and "+selected-slave" not in log
+        assert reps[0].client().execute_command("ROLE")[0] == b"slave"
+        assert alone.cmd("SENTINEL", "GET-MASTER-ADDR-BY-NAME", NAME)[1] == str(p.port)
+    finally:
+        for s in others:
+            os.kill(s.proc.pid, signal.SIGCONT)
+    try:
+        for s in sents:
+            wait_for(lambda: s.cmd("SENTINEL", "GET-MASTER-ADDR-BY-NAME", NAME)[1] == str(reps[0].port), 90,
+                     "failover once the majority is back")
+        switch = "+switch-master %s 127.0.0.1 %d 127.0.0.1 %d" % (NAME, p.port, reps[0].port)
+        wait_for(lambda: all(switch in s.log() for s in sents), 30, "every sentinel logs the switch")
+        assert sum(s.log().count("+failover-end ") for s in sents) == 1
+    except AssertionError as e:
+        raise AssertionError("%s\n%s" % (e, "\n".join("--- %d:\n%s" % (s.port, s.log()[-3000:]) for s in sents)))
+
+
+# --- redis-py's Sentinel client under write load -----------------------------------------
+
+def test_redis_py_sentinel_client_across_a_failover(start_server, sentinels):
+    """redis-py's Sentinel (master_for/slave_for) over three cairn-sentinels
+    and a Cairn primary with two replicas: a writer keeps writing through
+    master_for (SET then WAIT 1) while the primary is SIGKILLed; the
+    client finds the new primary by itself, writing resumes, and every
+    write WAIT acknowledged before, during and after the failover is on
+    the new primary; slave_for reads from a replica of the new primary."""
+    import threading
+    from redis.sentinel import Sentinel
+
+    p, reps = group(start_server, 2)
+    sents = [sentinels(CAIRN_SENTINEL, p.port, failover_timeout=6000) for _ in range(3)]
+    for s in sents:
+        wait_for(lambda: len(s.cmd("SENTINEL", "REPLICAS", NAME)) == 2 and
+                 len(s.cmd("SENTINEL", "SENTINELS", NAME)) == 2, 60, "discovery")
+    client = Sentinel([("127.0.0.1", s.port) for s in sents], socket_timeout=2)
+    master = client.master_for(NAME, socket_timeout=2)
+    assert master.ping()
+    acked, errors = [], []
+    stop = threading.Event()
+    state = {"i": 0, "after_kill": 0}
+    killed = threading.Event()
+
+    def writer():
+        while not stop.is_set():
+            i = state["i"]
+            try:
+                master.set("w%d" % i, i)
+                if master.execute_command("WAIT", 1, 1000) >= 1:
+                    acked.append(i)
+                    if killed.is_set():
+                        state["after_kill"] += 1
+                state["i"] = i + 1
+            except (redis.ConnectionError, redis.TimeoutError, redis.ReadOnlyError) as e:
+                errors.append(type(e).__name__)
+                time.sleep(0.05)
+            except redis.ResponseError as e:  # e.g. a replica's READONLY under another name
+                errors.append(str(e)[:40])
+                time.sleep(0.05)
+    t = threading.Thread(target=writer, daemon=True)
+    t.start()
+    try:
+        wait_for(lambda: len(acked) >= 200, 60, "writes before the kill")
+        os.kill(p.pid, signal.SIGKILL)
+        p.proc.wait()
+        killed.set()
+        wait_for(lambda: state["after_kill"] >= 200, 120, "writes on the new primary")
+    finally:
+        stop.set()
+        t.join(30)
+    assert not t.is_alive()
+    host, port = client.discover_master(NAME)
+    assert port != p.port and port in [r.port for r in reps]
+    new = next(r for r in reps if r.port == port)
+    nc = new.client()
+    values = nc.mget(["w%d" % i for i in acked])
+    missing = [i for i, v in zip(acked, values) if v != str(i).encode()]
+    assert not missing, "%d of %d acknowledged writes lost: %s" % (len(missing), len(acked), missing[:10])
+    assert errors, "the writer never saw the primary go away"
+    # slave_for: a replica of the new primary, reads the last write
+    other = next(r for r in reps if r is not new)
+    wait_for(lambda: other.client().info("replication").get("master_port") == new.port and
+             other.client().info("replication")["master_link_status"] == "up", 60, "sibling follows")
+    wait_for(lambda: ("127.0.0.1", other.port) in client.discover_slaves(NAME), 60, "replica listed")
+    last = acked[-1]
+    replica = client.slave_for(NAME, socket_timeout=2)
+    wait_for(lambda: replica.get("w%d" % last) == str(last).encode(), 30, "replica read")
+    assert replica.execute_command("ROLE")[0] == b"slave"
