@@ -1189,6 +1189,12 @@ typedef struct SClient {
     Connection *conn;
     sds qbuf, obuf;
     int authed;
+    int resp;   /* 2 or 3 (HELLO) */
+    sds name;   /* CLIENT SETNAME, NULL: none */
+    unsigned long long id;
+    long long ctime, lastInteraction; /* ms */
+    char addr[128], laddr[128];
+    char lastCmd[48];
     int closeAfterReply;
     sds *channels;
     int nchannels;
@@ -1212,6 +1218,7 @@ static void sclientFree(SClient *c) {
     connClose(c->conn);
     sdsFree(c->qbuf);
     sdsFree(c->obuf);
+    sdsFree(c->name);
     for (int i = 0; i < c->nchannels; i++)
         sdsFree(c->channels[i]);
     for (int i = 0; i < c->npatterns; i++)
@@ -1252,7 +1259,14 @@ static void addStatus(SClient *c, const char *s) { c->obuf = sdsCatPrintf(c->obu
 static void addError(SClient *c, const char *s) { c->obuf = sdsCatPrintf(c->obuf, "-%s\r\n", s); }
 static void addLL(SClient *c, long long v) { c->obuf = sdsCatPrintf(c->obuf, ":%lld\r\n", v); }
 static void addArray(SClient *c, long n) { c->obuf = sdsCatPrintf(c->obuf, "*%ld\r\n", n); }
-static void addNullArray(SClient *c) { addRaw(c, "*-1\r\n"); }
+static void addNullArray(SClient *c) { addRaw(c, c->resp == 3 ? "_\r\n" : "*-1\r\n"); }
+static void addNull(SClient *c) { addRaw(c, c->resp == 3 ? "_\r\n" : "$-1\r\n"); }
+/* A map of n pairs: RESP3's map, RESP2's flat array of 2n. */
+static void addMap(SClient *c, long n) {
+    c->obuf = sdsCatPrintf(c->obuf, c->resp == 3 ? "%%%ld\r\n" : "*%ld\r\n", c->resp == 3 ? n : 2 * n);
+}
+/* A pub/sub message or (un)subscribe confirmation: RESP3's push. */
+static void addPush(SClient *c, long n) { c->obuf = sdsCatPrintf(c->obuf, "%c%ld\r\n", c->resp == 3 ? '>' : '*', n); }
 static void addBulkLen(SClient *c, const char *p, size_t n) {
     c->obuf = sdsCatPrintf(c->obuf, "$%zu\r\n", n);
     c->obuf = sdsCatLen(c->obuf, p, n);
@@ -1269,14 +1283,14 @@ static void sentinelPublish(const char *channel, const char *msg) {
     for (SClient *c = clients; c; c = c->next) {
         for (int i = 0; i < c->nchannels; i++) {
             if (strcmp(c->channels[i], channel)) continue;
-            addArray(c, 3);
+            addPush(c, 3);
             addBulk(c, "message");
             addBulk(c, channel);
             addBulk(c, msg);
         }
         for (int i = 0; i < c->npatterns; i++) {
             if (!globMatch(c->patterns[i], sdsLen(c->patterns[i]), channel, strlen(channel), 0)) continue;
-            addArray(c, 4);
+            addPush(c, 4);
             addBulk(c, "pmessage");
             addBulk(c, c->patterns[i]);
             addBulk(c, channel);
@@ -1395,7 +1409,7 @@ static void addInstance(SClient *c, SInst *ri) {
     }
 #undef F
     sds items = c->obuf;
-    c->obuf = sdsCatPrintf(body, "*%ld\r\n", fields * 2);
+    c->obuf = sdsCatPrintf(body, c->resp == 3 ? "%%%ld\r\n" : "*%ld\r\n", c->resp == 3 ? fields : fields * 2);
     c->obuf = sdsCatSds(c->obuf, items);
     sdsFree(items);
 }
@@ -1754,10 +1768,10 @@ static void sentinelCommand(SClient *c, int argc, sds *argv) {
         addLL(c, vote ? (long long)found->leaderEpoch : 0);
     } else if (!strcasecmp(sub, "pending-scripts")) {
         ARITY(2, 1);
-        c->obuf = sentinelPendingScriptsReply(c->obuf);
+        c->obuf = sentinelPendingScriptsReply(c->obuf, c->resp);
     } else if (!strcasecmp(sub, "debug")) {
         ARITY(2, 0);
-        c->obuf = sentinelDebugCommand(c->obuf, argc, argv);
+        c->obuf = sentinelDebugCommand(c->obuf, c->resp, argc, argv);
     } else if (!strcasecmp(sub, "simulate-failure")) {
         ARITY(3, 0);
         c->obuf = sentinelSimulateFailureCommand(c->obuf, argc, argv);
@@ -1790,7 +1804,7 @@ static void sentinelCommand(SClient *c, int argc, sds *argv) {
                 if (ri->info)
                     addBulkLen(c, ri->info, sdsLen(ri->info));
                 else
-                    addRaw(c, "$-1\r\n");
+                    addNull(c);
             }
         }
     } else if (!strcasecmp(sub, "config")) {
@@ -1818,7 +1832,7 @@ static void sentinelCommand(SClient *c, int argc, sds *argv) {
                                    strlen(opts[i].val), opts[i].val);
                 n++;
             }
-            addArray(c, n * 2);
+            addMap(c, n);
             c->obuf = sdsCatSds(c->obuf, out);
             sdsFree(out);
         } else if (!strcasecmp(argv[2], "set") && argc == 5) {
@@ -1935,7 +1949,7 @@ static void subscribeCommand(SClient *c, int argc, sds *argv, int pattern) {
             *arr = xrealloc(*arr, sizeof(sds) * (size_t)(*n + 1));
             (*arr)[(*n)++] = sdsDup(argv[i]);
         }
-        addArray(c, 3);
+        addPush(c, 3);
         addBulk(c, pattern ? "psubscribe" : "subscribe");
         addBulk(c, argv[i]);
         addLL(c, c->nchannels + c->npatterns);
@@ -1948,14 +1962,14 @@ static void unsubscribeCommand(SClient *c, int argc, sds *argv, int pattern) {
     const char *kind = pattern ? "punsubscribe" : "unsubscribe";
     if (argc == 1) {
         if (*n == 0) {
-            addArray(c, 3);
+            addPush(c, 3);
             addBulk(c, kind);
-            addRaw(c, "$-1\r\n");
+            addNull(c);
             addLL(c, c->nchannels + c->npatterns);
         }
         while (*n) {
             sds ch = (*arr)[--(*n)];
-            addArray(c, 3);
+            addPush(c, 3);
             addBulk(c, kind);
             addBulk(c, ch);
             addLL(c, c->nchannels + c->npatterns);
@@ -1971,7 +1985,7 @@ static void unsubscribeCommand(SClient *c, int argc, sds *argv, int pattern) {
             (*n)--;
             break;
         }
-        addArray(c, 3);
+        addPush(c, 3);
         addBulk(c, kind);
         addBulk(c, argv[i]);
         addLL(c, c->nchannels + c->npatterns);
@@ -1994,10 +2008,220 @@ static void shutdownSentinel(void) {
     exit(0);
 }
 
+/* CLIENT SETNAME / HELLO SETNAME: 0, or -1 after Redis's error (a name
+ * has no spaces, newlines or other special characters; "" clears it). */
+static int setClientName(SClient *c, const char *name) {
+    for (const char *p = name; *p; p++)
+        if (*p < '!' || *p > '~') {
+            addError(c, "ERR Client names cannot contain spaces, newlines or special characters.");
+            return -1;
+        }
+    sdsFree(c->name);
+    c->name = name[0] ? sdsNew(name) : NULL;
+    return 0;
+}
+
+/* One CLIENT LIST / CLIENT INFO line (Redis's fields; the memory ones are
+ * this sentinel's buffers). */
+static sds clientLine(sds out, SClient *c, long long now) {
+    char flags[8];
+    int nf = 0;
+    if (c->nchannels + c->npatterns) flags[nf++] = 'P';
+    if (c->closeAfterReply) flags[nf++] = 'c';
+    if (!nf) flags[nf++] = 'N';
+    flags[nf] = '\0';
+    return sdsCatPrintf(out,
+                        "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=0 sub=%d psub=%d "
+                        "ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=16384 rbp=16384 "
+                        "obl=%zu oll=0 omem=0 tot-mem=%zu events=r cmd=%s user=default redir=-1 resp=%d\n",
+                        c->id, c->addr, c->laddr, connFd(c->conn), c->name ? c->name : "", (now - c->ctime) / 1000,
+                        (now - c->lastInteraction) / 1000, flags, c->nchannels, c->npatterns, sdsLen(c->qbuf),
+                        sdsAvail(c->qbuf), sdsLen(c->obuf), sdsCap(c->qbuf) + sdsCap(c->obuf) + sizeof(*c), c->lastCmd[0] ? c->lastCmd : "NULL",
+                        c->resp);
+}
+
+/* CLIENT KILL's filter (Redis 7.0's options). */
+typedef struct KillFilter {
+    unsigned long long id;
+    int type; /* -1 any, 0 normal, 1 pubsub, 2 master/replica: none here */
+    const char *addr, *laddr;
+    int skipme;
+} KillFilter;
+
+/* The CLIENT type named s: 0 normal, 1 pubsub, 2 master or replica (a
+ * sentinel has none of those), -1 unknown. */
+static int clientTypeByName(const char *s) {
+    if (!strcasecmp(s, "normal")) return 0;
+    if (!strcasecmp(s, "pubsub")) return 1;
+    if (!strcasecmp(s, "master") || !strcasecmp(s, "replica") || !strcasecmp(s, "slave")) return 2;
+    return -1;
+}
+
+static int clientTypeOf(const SClient *c) { return c->nchannels + c->npatterns ? 1 : 0; }
+
+/* CLIENT ID|GETNAME|SETNAME|INFO|LIST|KILL: 0, or -1 when c was freed. */
+static int clientCommand(SClient *c, int argc, sds *argv) {
+    if (argc < 2) {
+        wrongArity(c, "client");
+        return 0;
+    }
+    const char *sub = argv[1];
+    long long now = mstime();
+    if (!strcasecmp(sub, "id") && argc == 2) {
+        addLL(c, (long long)c->id);
+    } else if (!strcasecmp(sub, "getname") && argc == 2) {
+        if (c->name)
+            addBulkLen(c, c->name, sdsLen(c->name));
+        else
+            addNull(c);
+    } else if (!strcasecmp(sub, "setname") && argc == 3) {
+        if (setClientName(c, argv[2]) == 0) addStatus(c, "OK");
+    } else if (!strcasecmp(sub, "info") && argc == 2) {
+        sds line = clientLine(sdsEmpty(), c, now);
+        addBulkLen(c, line, sdsLen(line));
+        sdsFree(line);
+    } else if (!strcasecmp(sub, "list")) {
+        int type = -1;
+        unsigned long long *ids = NULL;
+        long nids = 0;
+        if (argc == 4 && !strcasecmp(argv[2], "type")) {
+            if ((type = clientTypeByName(argv[3])) < 0) {
+                c->obuf = sdsCatPrintf(c->obuf, "-ERR Unknown client type '%s'\r\n", argv[3]);
+                return 0;
+            }
+        } else if (argc > 3 && !strcasecmp(argv[2], "id")) {
+            ids = xmalloc(sizeof(*ids) * (size_t)(argc - 3));
+            for (int i = 3; i < argc; i++) {
+                long long v;
+                if (parseLL(argv[i], &v) || v <= 0) {
+                    xfree(ids);
+                    addError(c, "ERR Invalid client ID");
+                    return 0;
+                }
+                ids[nids++] = (unsigned long long)v;
+            }
+        } else if (argc != 2) {
+            addError(c, "ERR syntax error");
+            return 0;
+        }
+        sds out = sdsEmpty();
+        for (SClient *o = clients; o; o = o->next) {
+            if (type >= 0 && clientTypeOf(o) != type) continue;
+            if (ids) {
+                int hit = 0;
+                for (long i = 0; i < nids && !hit; i++)
+                    hit = ids[i] == o->id;
+                if (!hit) continue;
+            }
+            out = clientLine(out, o, now);
+        }
+        xfree(ids);
+        addBulkLen(c, out, sdsLen(out));
+        sdsFree(out);
+    } else if (!strcasecmp(sub, "kill") && argc >= 3) {
+        KillFilter f = {.type = -1, .skipme = 1};
+        int oldForm = argc == 3;
+        if (oldForm) {
+            f.addr = argv[2];
+            f.skipme = 0;
+        } else if (argc % 2) {
+            addError(c, "ERR syntax error");
+            return 0;
+        } else {
+            for (int i = 2; i < argc; i += 2) {
+                const char *o = argv[i], *v = argv[i + 1];
+                long long ll;
+                if (!strcasecmp(o, "id")) {
+                    if (parseLL(v, &ll) || ll <= 0) {
+                        addError(c, "ERR client-id should be greater than 0");
+                        return 0;
+                    }
+                    f.id = (unsigned long long)ll;
+                } else if (!strcasecmp(o, "type")) {
+                    if ((f.type = clientTypeByName(v)) < 0) {
+                        c->obuf = sdsCatPrintf(c->obuf, "-ERR Unknown client type '%s'\r\n", v);
+                        return 0;
+                    }
+                } else if (!strcasecmp(o, "addr")) {
+                    f.addr = v;
+                } else if (!strcasecmp(o, "laddr")) {
+                    f.laddr = v;
+                } else if (!strcasecmp(o, "user")) {
+                    if (strcmp(v, "default")) {
+                        c->obuf = sdsCatPrintf(c->obuf, "-ERR No such user '%s'\r\n", v);
+                        return 0;
+                    }
+                } else if (!strcasecmp(o, "skipme")) {
+                    if (!strcasecmp(v, "yes"))
+                        f.skipme = 1;
+                    else if (!strcasecmp(v, "no"))
+                        f.skipme = 0;
+                    else {
+                        addError(c, "ERR syntax error");
+                        return 0;
+                    }
+                } else {
+                    addError(c, "ERR syntax error");
+                    return 0;
+                }
+            }
+        }
+        long killed = 0;
+        int self = 0;
+        SClient *o = clients;
+        while (o) {
+            SClient *next = o->next;
+            int match = (!f.id || o->id == f.id) && (f.type < 0 || clientTypeOf(o) == f.type) &&
+                        (!f.addr || !strcmp(o->addr, f.addr)) && (!f.laddr || !strcmp(o->laddr, f.laddr)) &&
+                        !(f.skipme && o == c);
+            if (match) {
+                killed++;
+                if (o == c)
+                    self = 1;
+                else
+                    sclientFree(o);
+            }
+            o = next;
+        }
+        if (oldForm) {
+            if (killed)
+                addStatus(c, "OK");
+            else
+                addError(c, "ERR No such client");
+        } else {
+            addLL(c, killed);
+        }
+        if (self) c->closeAfterReply = 1;
+    } else if (!strcasecmp(sub, "id") || !strcasecmp(sub, "getname") || !strcasecmp(sub, "setname") ||
+               !strcasecmp(sub, "info") || !strcasecmp(sub, "kill")) {
+        char nm[32];
+        snprintf(nm, sizeof(nm), "client|%s", sub);
+        for (char *q = nm; *q; q++)
+            *q = (char)tolower((unsigned char)*q);
+        wrongArity(c, nm);
+    } else {
+        /* the subcommands not built in Sentinel mode (tracking, pause, ...)
+         * answer as unknown ones */
+        c->obuf = sdsCatPrintf(c->obuf, "-ERR unknown subcommand '%.128s'. Try CLIENT HELP.\r\n", sub);
+    }
+    return 0;
+}
+
 /* Runs one command of c.  0, or -1 when c was freed. */
 static int processCommandOf(SClient *c, int argc, sds *argv) {
     const char *cmd = argv[0];
     sentinel.commandsProcessed++;
+    c->lastInteraction = mstime();
+    snprintf(c->lastCmd, sizeof(c->lastCmd), "%s", cmd);
+    for (char *q = c->lastCmd; *q; q++)
+        *q = (char)tolower((unsigned char)*q);
+    if (argc >= 2 && (!strcasecmp(cmd, "sentinel") || !strcasecmp(cmd, "client") || !strcasecmp(cmd, "command") ||
+                      !strcasecmp(cmd, "acl"))) {
+        size_t l = strlen(c->lastCmd);
+        snprintf(c->lastCmd + l, sizeof(c->lastCmd) - l, "|%s", argv[1]);
+        for (char *q = c->lastCmd + l; *q; q++)
+            *q = (char)tolower((unsigned char)*q);
+    }
     if (!strcasecmp(cmd, "auth")) {
         if (argc < 2 || argc > 3) {
             wrongArity(c, "auth");
@@ -2015,26 +2239,36 @@ static int processCommandOf(SClient *c, int argc, sds *argv) {
         return 0;
     }
     if (!strcasecmp(cmd, "hello")) {
-        long long proto = 2;
-        if (argc >= 2 && (parseLL(argv[1], &proto) || proto < 2 || proto > 3)) {
+        long long proto = 0;
+        const char *setname = NULL;
+        if (argc >= 2 && parseLL(argv[1], &proto)) {
+            addError(c, "ERR Protocol version is not an integer or out of range");
+            return 0;
+        }
+        if (argc >= 2 && (proto < 2 || proto > 3)) {
             addError(c, "NOPROTO unsupported protocol version");
             return 0;
         }
+        int wantAuth = 0, authOk = 0;
         for (int i = 2; i < argc; i++) {
             if (!strcasecmp(argv[i], "auth") && i + 2 < argc) {
-                if (strcmp(argv[i + 1], "default") ||
-                    (sentinel.requirepass ? strcmp(argv[i + 2], sentinel.requirepass) : 0)) {
-                    addError(c, "WRONGPASS invalid username-password pair or user is disabled.");
-                    return 0;
-                }
-                c->authed = 1;
+                wantAuth = 1;
+                authOk = !strcmp(argv[i + 1], "default") &&
+                         (sentinel.requirepass ? !strcmp(argv[i + 2], sentinel.requirepass) : 1);
                 i += 2;
             } else if (!strcasecmp(argv[i], "setname") && i + 1 < argc) {
-                i++;
+                setname = argv[++i];
             } else {
                 c->obuf = sdsCatPrintf(c->obuf, "-ERR Syntax error in HELLO option '%s'\r\n", argv[i]);
                 return 0;
             }
+        }
+        if (wantAuth) {
+            if (!authOk) {
+                addError(c, "WRONGPASS invalid username-password pair or user is disabled.");
+                return 0;
+            }
+            c->authed = 1;
         }
         if (sentinel.requirepass && !c->authed) {
             addError(
@@ -2043,23 +2277,20 @@ static int processCommandOf(SClient *c, int argc, sds *argv) {
                    "RESP protocol version at the same time");
             return 0;
         }
-        if (proto == 3) {
-            addError(c, "NOPROTO unsupported protocol version");
-            return 0;
-        }
-        addArray(c, 14);
+        if (setname && setClientName(c, setname) != 0) return 0;
+        if (proto) c->resp = (int)proto;
+        /* Sentinel mode's HELLO has no "role" (Redis: 6 fields) */
+        addMap(c, 6);
         addBulk(c, "server");
         addBulk(c, "redis");
         addBulk(c, "version");
         addBulk(c, REDIS_COMPAT_VERSION);
         addBulk(c, "proto");
-        addLL(c, 2);
+        addLL(c, c->resp);
         addBulk(c, "id");
-        addLL(c, (long long)sentinel.clientsReceived);
+        addLL(c, (long long)c->id);
         addBulk(c, "mode");
         addBulk(c, "sentinel");
-        addBulk(c, "role");
-        addBulk(c, "master");
         addBulk(c, "modules");
         addArray(c, 0);
         return 0;
@@ -2068,7 +2299,8 @@ static int processCommandOf(SClient *c, int argc, sds *argv) {
         addError(c, "NOAUTH Authentication required.");
         return 0;
     }
-    int subscribed = c->nchannels + c->npatterns > 0;
+    /* RESP2 only: a subscribed RESP3 client runs any command (Redis) */
+    int subscribed = c->nchannels + c->npatterns > 0 && c->resp == 2;
     if (subscribed && strcasecmp(cmd, "subscribe") && strcasecmp(cmd, "psubscribe") &&
         strcasecmp(cmd, "unsubscribe") && strcasecmp(cmd, "punsubscribe") && strcasecmp(cmd, "ping") &&
         strcasecmp(cmd, "quit") && strcasecmp(cmd, "reset")) {
@@ -2121,17 +2353,7 @@ static int processCommandOf(SClient *c, int argc, sds *argv) {
             addLL(c, 1);
         }
     } else if (!strcasecmp(cmd, "client")) {
-        if (argc >= 2 && !strcasecmp(argv[1], "setname") && argc == 3)
-            addStatus(c, "OK");
-        else if (argc >= 2 && !strcasecmp(argv[1], "getname"))
-            addRaw(c, "$-1\r\n");
-        else if (argc >= 2 && !strcasecmp(argv[1], "id"))
-            addLL(c, (long long)sentinel.clientsReceived);
-        else if (argc >= 2)
-            c->obuf =
-                sdsCatPrintf(c->obuf, "-ERR unknown subcommand '%.128s'. Try CLIENT HELP.\r\n", argv[1]);
-        else
-            wrongArity(c, "client");
+        if (clientCommand(c, argc, argv) < 0) return -1;
     } else if (!strcasecmp(cmd, "shutdown")) {
         shutdownSentinel();
     } else if (!strcasecmp(cmd, "quit")) {
@@ -2233,6 +2455,11 @@ static void acceptHandler(EventLoop *el, int fd, void *data, int mask) {
         c->conn = conn;
         c->qbuf = sdsEmpty();
         c->obuf = sdsEmpty();
+        c->resp = 2;
+        c->id = sentinel.clientsReceived;
+        c->ctime = c->lastInteraction = mstime();
+        snprintf(c->addr, sizeof(c->addr), "%s", peer);
+        if (connLocalAddr(conn, c->laddr, sizeof(c->laddr)) != 0) c->laddr[0] = '\0';
         c->next = clients;
         clients = c;
         sentinel.nclients++;

@@ -184,8 +184,8 @@ void sentinelTunablesInit(void);
 /* TILT: enters it when the timer ran late or the clock went back (call
  * once per timer run, with its time); 1 while Sentinel must not act. */
 int sentinelTiltCheck(long long now);
-/* SENTINEL DEBUG [name value ...]: the reply appended to out. */
-sds sentinelDebugCommand(sds out, int argc, sds *argv);
+/* SENTINEL DEBUG [name value ...]: the reply (RESP resp) appended to out. */
+sds sentinelDebugCommand(sds out, int resp, int argc, sds *argv);
 /* SENTINEL SIMULATE-FAILURE ...: the reply appended to out. */
 sds sentinelSimulateFailureCommand(sds out, int argc, sds *argv);
 /* Exits as Redis does for a simulated crash at the point `flag`. */
@@ -198,8 +198,8 @@ void sentinelScheduleScript(const char *path, ...);
 void sentinelScriptsTimer(void);
 int sentinelScriptsRunning(void);
 int sentinelScriptsQueued(void);
-/* SENTINEL PENDING-SCRIPTS: the reply appended to out. */
-sds sentinelPendingScriptsReply(sds out);
+/* SENTINEL PENDING-SCRIPTS: the reply (RESP resp) appended to out. */
+sds sentinelPendingScriptsReply(sds out, int resp);
 /* The client-reconfig-script of m, as Redis's: name, role ("leader" or
  * "observer"), state, from ip and port, to ip and port. */
 void sentinelCallReconfScript(SInst *m, int leader, const char *state, const char *fromIp, int fromPort,

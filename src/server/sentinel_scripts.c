@@ -192,14 +192,14 @@ static sds bulkLL(sds out, long long v) {
     return bulk(out, b);
 }
 
-sds sentinelPendingScriptsReply(sds out) {
+sds sentinelPendingScriptsReply(sds out, int resp) {
     long long now = mstime();
     out = sdsCatPrintf(out, "*%d\r\n", queued);
     for (SJob *j = head; j; j = j->next) {
         int n = 0;
         while (j->argv[n])
             n++;
-        out = sdsCat(out, "*10\r\n");
+        out = sdsCat(out, resp == 3 ? "%5\r\n" : "*10\r\n");
         out = bulk(out, "argv");
         out = sdsCatPrintf(out, "*%d\r\n", n);
         for (int i = 0; i < n; i++)

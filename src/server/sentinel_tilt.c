@@ -77,9 +77,9 @@ static const struct {
 };
 #define NPARAMS (int)(sizeof(params) / sizeof(params[0]))
 
-sds sentinelDebugCommand(sds out, int argc, sds *argv) {
+sds sentinelDebugCommand(sds out, int resp, int argc, sds *argv) {
     if (argc == 2) {
-        out = sdsCatPrintf(out, "*%d\r\n", NPARAMS * 2);
+        out = resp == 3 ? sdsCatPrintf(out, "%%%d\r\n", NPARAMS) : sdsCatPrintf(out, "*%d\r\n", NPARAMS * 2);
         for (int i = 0; i < NPARAMS; i++) {
             char b[32];
             snprintf(b, sizeof(b), "%lld", *params[i].v);
