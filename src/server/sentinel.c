@@ -1,9 +1,8 @@
-/* sentinel.c -- Sentinel mode (issue 40, first slice): monitoring of
- * primaries, their replicas and the other sentinels, subjective and
- * objective down, the SENTINEL command family, INFO/ROLE/PING/pub-sub for
- * Sentinel's event channels, and its self-rewriting config file
- * (sentinel_conf.c), and failover: leader election by epoch, replica
- * selection, promotion and reconfiguration (failoverStateMachine).
+/* sentinel.c -- Sentinel mode (issue 40): monitoring of primaries, their
+ * replicas and the other sentinels (links, PING, INFO, hello messages),
+ * subjective and objective down, events, and failover: leader election by
+ * epoch, replica selection, promotion and reconfiguration
+ * (failoverStateMachine); the program's entry (sentinelMain).
  *
  * Model (the names are Redis 7.0's, the protocol on the wire is theirs):
  *   - A SInst is a monitored primary ("master"), one of its replicas
@@ -15,8 +14,10 @@
  *     buffer parsed as RESP replies and a FIFO of callbacks, one per
  *     command sent; a pub/sub link has no FIFO, every message goes to the
  *     hello handler.
- *   - Clients of the sentinel (SClient) speak RESP2; they run only the
- *     commands Sentinel mode knows, others get redis-sentinel's error.
+ *   - Clients of the sentinel and the commands they run live in
+ *     sentinel_client.c; user scripts in sentinel_scripts.c; TILT, the
+ *     time parameters (SENTINEL DEBUG) and failure simulation in
+ *     sentinel_tilt.c; the config file in sentinel_conf.c.
  *
  * Invariants:
  *   - Every state change that Redis persists (a monitored primary added or
@@ -393,17 +394,16 @@ static void instAppend(SInst ***arr, int *n, SInst *ri) {
     (*arr)[(*n)++] = ri;
 }
 
-static void instRemoveAt(SInst **arr, int *n, int i) {
+void sentinelInstRemoveAt(SInst **arr, int *n, int i) {
     memmove(arr + i, arr + i + 1, sizeof(SInst *) * (size_t)(*n - i - 1));
     (*n)--;
 }
 
-static void resetMasterKeepSentinels(SInst *m);
 static void switchMaster(SInst *m, const char *ip, int port);
-static SInst *selectSlave(SInst *m, long long now);
+SInst *sentinelSelectSlave(SInst *m, long long now);
 static void sendTransaction(SInst *ri, const char *host, const char *port);
 
-static const char *instTypeName(const SInst *ri) {
+const char *sentinelInstTypeName(const SInst *ri) {
     return ri->flags & SRI_MASTER ? "master" : ri->flags & SRI_SLAVE ? "slave" : "sentinel";
 }
 
@@ -411,14 +411,13 @@ static const char *instTypeName(const SInst *ri) {
  * as Redis's sentinelEvent: with ri (fmt "%@") the message starts with
  * "<type> <name> <ip> <port>" and, for a non-master, "@ <master> <ip>
  * <port>" follows; then the rest of fmt. */
-static void sentinelPublish(const char *channel, const char *msg);
 
 static void eventV(int level, const char *type, SInst *ri, int prefix, const char *fmt, va_list ap) {
     char msg[1024];
     size_t off = 0;
     msg[0] = '\0';
     if (ri && prefix) {
-        off = (size_t)snprintf(msg, sizeof(msg), "%s %s %s %d", instTypeName(ri), ri->name, ri->ip, ri->port);
+        off = (size_t)snprintf(msg, sizeof(msg), "%s %s %s %d", sentinelInstTypeName(ri), ri->name, ri->ip, ri->port);
         if (ri->master && off < sizeof(msg))
             off += (size_t)snprintf(msg + off, sizeof(msg) - off, " @ %s %s %d", ri->master->name,
                                     ri->master->ip, ri->master->port);
@@ -442,9 +441,7 @@ void sentinelEvent(int level, const char *type, SInst *ri, const char *fmt, ...)
 
 /* As sentinelEvent, but the text is fmt alone: ri only chooses the
  * notification script (Redis's events whose format has no "%@"). */
-static void sentinelEventAbout(int level, const char *type, SInst *ri, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void sentinelEventAbout(int level, const char *type, SInst *ri, const char *fmt, ...) {
+void sentinelEventAbout(int level, const char *type, SInst *ri, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     eventV(level, type, ri, 0, fmt, ap);
@@ -580,7 +577,6 @@ static void infoReply(SInst *ri, RVal *r, void *priv) {
 /* A hello message "ip,port,runid,epoch,mname,mip,mport,mepoch" about a
  * master this sentinel monitors: adds or updates the sender; from
  * another sentinel (not itself). */
-static int parseLL(const char *s, long long *out);
 
 /* A decimal epoch without sign or overflow: 0, or -1. */
 static int parseEpoch(const char *s, unsigned long long *out) {
@@ -593,7 +589,7 @@ static int parseEpoch(const char *s, unsigned long long *out) {
     return 0;
 }
 
-static void processHello(const char *hello, size_t len) {
+void sentinelProcessHello(const char *hello, size_t len) {
     char buf[512];
     if (len >= sizeof(buf)) return;
     memcpy(buf, hello, len);
@@ -611,7 +607,7 @@ static void processHello(const char *hello, size_t len) {
     unsigned long long epoch, mepoch;
     /* Malformed fields: the message is ignored, as Redis ignores one whose
      * token count is wrong. */
-    if (parseLL(tok[1], &port) || port <= 0 || port > 65535 || parseLL(tok[6], &mport) || mport <= 0 ||
+    if (sentinelParseLL(tok[1], &port) || port <= 0 || port > 65535 || sentinelParseLL(tok[6], &mport) || mport <= 0 ||
         mport > 65535 || parseEpoch(tok[3], &epoch) || parseEpoch(tok[7], &mepoch) || strlen(runid) != 40)
         return;
     SInst *m = masterByName(mname);
@@ -639,7 +635,7 @@ static void processHello(const char *hello, size_t len) {
             if (o->port == port && !strcmp(o->ip, ip)) {
                 sentinelEvent(LL_NOTICE, "-dup-sentinel", o, " #duplicate of %s:%lld or %s", ip, port, runid);
                 instFree(o);
-                instRemoveAt(m->sentinels, &m->nsentinels, i);
+                sentinelInstRemoveAt(m->sentinels, &m->nsentinels, i);
                 break;
             }
         }
@@ -665,7 +661,7 @@ void sentinelPubsubMessage(SInst *ri, RVal *msg) {
     RVal *kind = msg->elem[0], *payload = msg->elem[2];
     if (kind->type != '$' || !kind->str || strcmp(kind->str, "message")) return;
     if (payload->type != '$' || !payload->str) return;
-    processHello(payload->str, payload->len);
+    sentinelProcessHello(payload->str, payload->len);
 }
 
 static const char *announceIp(SInst *ri, char *buf, size_t len) {
@@ -681,7 +677,7 @@ static const char *announceIp(SInst *ri, char *buf, size_t len) {
 /* Where m's primary is now: the promoted replica once the failover
  * reconfigures the others (as Redis's sentinelGetCurrentMasterAddress),
  * else m itself. */
-static const SInst *currentMasterAddr(const SInst *m) {
+const SInst *sentinelCurrentMasterAddr(const SInst *m) {
     if (m->promoted && m->failoverState >= FO_RECONF_SLAVES) return m->promoted;
     return m;
 }
@@ -692,7 +688,7 @@ static void sendHello(SInst *ri) {
     const char *ip = announceIp(ri, ipbuf, sizeof(ipbuf));
     if (!ip || !ri->cc->connected) return;
     char payload[512];
-    const SInst *cur = currentMasterAddr(m);
+    const SInst *cur = sentinelCurrentMasterAddr(m);
     snprintf(payload, sizeof(payload), "%s,%d,%s,%llu,%s,%s,%d,%llu", ip,
              sentinel.announcePort ? sentinel.announcePort : sentinel.port, sentinel.myid,
              sentinel.currentEpoch, m->name, cur->ip, cur->port, m->configEpoch);
@@ -870,9 +866,7 @@ static void checkObjectivelyDown(SInst *m, long long now) {
     }
 }
 
-static void shutdownSentinel(void);
 static volatile sig_atomic_t shutdownAsked;
-static void voteLeader(SInst *m, unsigned long long reqEpoch, const char *runid);
 
 /* ---------------------------------------------------------------------
  * Failover (Redis's sentinelFailoverStateMachine, same order of events)
@@ -933,7 +927,7 @@ static const char *getLeader(SInst *m, unsigned long long epoch) {
     int best = 0;
     for (int j = 0; j < n; j++)
         if (votes[j] > best) best = votes[j], winner = ids[j];
-    voteLeader(m, epoch, winner ? winner : sentinel.myid);
+    sentinelVoteLeader(m, epoch, winner ? winner : sentinel.myid);
     const char *mine = m->leader && m->leaderEpoch == epoch ? m->leader : NULL;
     if (mine) {
         int j;
@@ -958,7 +952,7 @@ static int slaveCmp(const void *a, const void *b) {
     return strcasecmp(x->runid, y->runid);
 }
 
-static SInst *selectSlave(SInst *m, long long now) {
+SInst *sentinelSelectSlave(SInst *m, long long now) {
     SInst *cand[256];
     int n = 0;
     long long maxLinkDown = ((m->flags & SRI_S_DOWN) ? now - m->sdownSince : 0) + m->downAfter * 10;
@@ -1018,7 +1012,7 @@ static void switchMaster(SInst *m, const char *ip, int port) {
         ports[n++] = oldPort;
     }
     unsigned long long cfgEpoch = m->configEpoch;
-    resetMasterKeepSentinels(m);
+    sentinelResetMasterKeepSentinels(m);
     m->configEpoch = cfgEpoch;
     xfree(m->ip);
     m->ip = xstrdup(ip);
@@ -1054,7 +1048,7 @@ static void failoverStateMachine(SInst *m, long long now) {
         break;
     }
     case FO_SELECT_SLAVE: {
-        SInst *s = selectSlave(m, now);
+        SInst *s = sentinelSelectSlave(m, now);
         if (!s) {
             abortFailover(m, "-failover-abort-no-good-slave");
             return;
@@ -1151,7 +1145,7 @@ static void failoverStateMachine(SInst *m, long long now) {
 
 static long long sentinelTimer(EventLoop *loop, long long id, void *data) {
     long long now = mstime();
-    if (shutdownAsked) shutdownSentinel();
+    if (shutdownAsked) sentinelShutdown();
     /* TILT (sentinel_tilt.c): monitor, but do not act. */
     int act = !sentinelTiltCheck(now);
     for (int i = 0; i < sentinel.nmasters; i++) {
@@ -1181,356 +1175,13 @@ static long long sentinelTimer(EventLoop *loop, long long id, void *data) {
     return 100;
 }
 
-/* ---------------------------------------------------------------------
- * Clients
- * ------------------------------------------------------------------- */
-
-typedef struct SClient {
-    Connection *conn;
-    sds qbuf, obuf;
-    int authed;
-    int resp;   /* 2 or 3 (HELLO) */
-    sds name;   /* CLIENT SETNAME, NULL: none */
-    unsigned long long id;
-    long long ctime, lastInteraction; /* ms */
-    char addr[128], laddr[128];
-    char lastCmd[48];
-    int closeAfterReply;
-    sds *channels;
-    int nchannels;
-    sds *patterns;
-    int npatterns;
-    struct SClient *next;
-} SClient;
-
-static SClient *clients;
-static Listener sentinelListener = {
-    .name = "tcp", .type = &connTcpType, .proto = &respProtocol, .encoder = &respEncoder};
-static EventLoop *loop;
-
-static void sclientWritable(EventLoop *el, int fd, void *data, int mask);
-
-static void sclientFree(SClient *c) {
-    SClient **pp = &clients;
-    while (*pp && *pp != c)
-        pp = &(*pp)->next;
-    if (*pp) *pp = c->next;
-    connClose(c->conn);
-    sdsFree(c->qbuf);
-    sdsFree(c->obuf);
-    sdsFree(c->name);
-    for (int i = 0; i < c->nchannels; i++)
-        sdsFree(c->channels[i]);
-    for (int i = 0; i < c->npatterns; i++)
-        sdsFree(c->patterns[i]);
-    xfree(c->channels);
-    xfree(c->patterns);
-    xfree(c);
-    sentinel.nclients--;
-}
-
-/* Writes what it can of c's output; 0, or -1 when c was freed. */
-static int sclientFlush(SClient *c) {
-    while (sdsLen(c->obuf)) {
-        long n = connWrite(c->conn, c->obuf, sdsLen(c->obuf));
-        if (n < 0 && errno == EAGAIN) break;
-        if (n <= 0) {
-            sclientFree(c);
-            return -1;
-        }
-        sdsRange(c->obuf, n, -1);
-    }
-    if (sdsLen(c->obuf)) {
-        connEventAdd(c->conn, EV_WRITABLE, sclientWritable, c);
-        return 0;
-    }
-    if (connEventMask(c->conn) & EV_WRITABLE) connEventDel(c->conn, EV_WRITABLE);
-    if (c->closeAfterReply) {
-        sclientFree(c);
-        return -1;
-    }
-    return 0;
-}
-
-static void sclientWritable(EventLoop *el, int fd, void *data, int mask) { sclientFlush(data); }
-
-static void addRaw(SClient *c, const char *s) { c->obuf = sdsCat(c->obuf, s); }
-static void addStatus(SClient *c, const char *s) { c->obuf = sdsCatPrintf(c->obuf, "+%s\r\n", s); }
-static void addError(SClient *c, const char *s) { c->obuf = sdsCatPrintf(c->obuf, "-%s\r\n", s); }
-static void addLL(SClient *c, long long v) { c->obuf = sdsCatPrintf(c->obuf, ":%lld\r\n", v); }
-static void addArray(SClient *c, long n) { c->obuf = sdsCatPrintf(c->obuf, "*%ld\r\n", n); }
-static void addNullArray(SClient *c) { addRaw(c, c->resp == 3 ? "_\r\n" : "*-1\r\n"); }
-static void addNull(SClient *c) { addRaw(c, c->resp == 3 ? "_\r\n" : "$-1\r\n"); }
-/* A map of n pairs: RESP3's map, RESP2's flat array of 2n. */
-static void addMap(SClient *c, long n) {
-    c->obuf = sdsCatPrintf(c->obuf, c->resp == 3 ? "%%%ld\r\n" : "*%ld\r\n", c->resp == 3 ? n : 2 * n);
-}
-/* A pub/sub message or (un)subscribe confirmation: RESP3's push. */
-static void addPush(SClient *c, long n) { c->obuf = sdsCatPrintf(c->obuf, "%c%ld\r\n", c->resp == 3 ? '>' : '*', n); }
-static void addBulkLen(SClient *c, const char *p, size_t n) {
-    c->obuf = sdsCatPrintf(c->obuf, "$%zu\r\n", n);
-    c->obuf = sdsCatLen(c->obuf, p, n);
-    c->obuf = sdsCatLen(c->obuf, "\r\n", 2);
-}
-static void addBulk(SClient *c, const char *s) { addBulkLen(c, s, strlen(s)); }
-static void addBulkLL(SClient *c, long long v) {
-    char b[32];
-    snprintf(b, sizeof(b), "%lld", v);
-    addBulk(c, b);
-}
-
-static void sentinelPublish(const char *channel, const char *msg) {
-    for (SClient *c = clients; c; c = c->next) {
-        for (int i = 0; i < c->nchannels; i++) {
-            if (strcmp(c->channels[i], channel)) continue;
-            addPush(c, 3);
-            addBulk(c, "message");
-            addBulk(c, channel);
-            addBulk(c, msg);
-        }
-        for (int i = 0; i < c->npatterns; i++) {
-            if (!globMatch(c->patterns[i], sdsLen(c->patterns[i]), channel, strlen(channel), 0)) continue;
-            addPush(c, 4);
-            addBulk(c, "pmessage");
-            addBulk(c, c->patterns[i]);
-            addBulk(c, channel);
-            addBulk(c, msg);
-        }
-    }
-    /* flushed before sleeping (beforeSleep) */
-}
-
-/* --- SENTINEL replies about instances --- */
-
-static const char *flagsString(const SInst *ri, char *buf, size_t len) {
-    snprintf(buf, len, "%s%s%s%s%s", instTypeName(ri), ri->flags & SRI_S_DOWN ? ",s_down" : "",
-             ri->flags & SRI_O_DOWN ? ",o_down" : "",
-             (ri->flags & SRI_SENTINEL) && (ri->flags & SRI_MASTER_DOWN) ? ",master_down" : "",
-             ri->cc->conn && ri->cc->connected ? "" : ",disconnected");
-    return buf;
-}
-
-static void addInstance(SClient *c, SInst *ri) {
-    long long now = mstime();
-    char fl[128];
-    sds body = c->obuf;
-    c->obuf = sdsEmpty();
-    long fields = 0;
-#define F(k) (addBulk(c, k), fields++)
-    F("name");
-    addBulk(c, ri->name);
-    F("ip");
-    addBulk(c, ri->ip);
-    F("port");
-    addBulkLL(c, ri->port);
-    F("runid");
-    addBulk(c, ri->runid);
-    F("flags");
-    addBulk(c, flagsString(ri, fl, sizeof(fl)));
-    F("link-pending-commands");
-    addBulkLL(c, ri->cc->pending);
-    F("link-refcount");
-    addBulkLL(c, 1);
-    if (ri->flags & SRI_FAILOVER_IN_PROGRESS) {
-        static const char *states[] = {"none",           "wait_start",    "select_slave", "send_slaveof_noone",
-                                       "wait_promotion", "reconf_slaves", "update_config"};
-        F("failover-state");
-        addBulk(c, states[ri->failoverState]);
-    }
-    F("last-ping-sent");
-    addBulkLL(c, ri->actPing ? now - ri->actPing : 0);
-    F("last-ok-ping-reply");
-    addBulkLL(c, now - ri->lastAvail);
-    F("last-ping-reply");
-    addBulkLL(c, now - ri->lastPong);
-    if (ri->flags & SRI_S_DOWN) {
-        F("s-down-time");
-        addBulkLL(c, now - ri->sdownSince);
-    }
-    if (ri->flags & SRI_O_DOWN) {
-        F("o-down-time");
-        addBulkLL(c, now - ri->odownSince);
-    }
-    F("down-after-milliseconds");
-    addBulkLL(c, ri->downAfter);
-    if (ri->flags & (SRI_MASTER | SRI_SLAVE)) {
-        F("info-refresh");
-        addBulkLL(c, ri->infoRefresh ? now - ri->infoRefresh : 0);
-        F("role-reported");
-        addBulk(c, ri->roleReported == SRI_MASTER ? "master" : "slave");
-        F("role-reported-time");
-        addBulkLL(c, now - ri->roleReportedTime);
-    }
-    if (ri->flags & SRI_MASTER) {
-        F("config-epoch");
-        addBulkLL(c, (long long)ri->configEpoch);
-        F("num-slaves");
-        addBulkLL(c, ri->nslaves);
-        F("num-other-sentinels");
-        addBulkLL(c, ri->nsentinels);
-        F("quorum");
-        addBulkLL(c, ri->quorum);
-        F("failover-timeout");
-        addBulkLL(c, ri->failoverTimeout);
-        F("parallel-syncs");
-        addBulkLL(c, ri->parallelSyncs);
-        if (ri->notificationScript) {
-            F("notification-script");
-            addBulk(c, ri->notificationScript);
-        }
-        if (ri->clientReconfigScript) {
-            F("client-reconfig-script");
-            addBulk(c, ri->clientReconfigScript);
-        }
-    }
-    if (ri->flags & SRI_SLAVE) {
-        F("master-link-down-time");
-        addBulkLL(c, ri->masterLinkDownTime);
-        F("master-link-status");
-        addBulk(c, ri->masterLinkUp ? "ok" : "err");
-        F("master-host");
-        addBulk(c, ri->slaveMasterHost ? ri->slaveMasterHost : "?");
-        F("master-port");
-        addBulkLL(c, ri->slaveMasterPort);
-        F("slave-priority");
-        addBulkLL(c, ri->slavePriority);
-        F("slave-repl-offset");
-        addBulkLL(c, ri->slaveReplOffset);
-        F("replica-announced");
-        addBulkLL(c, ri->replicaAnnounced);
-    }
-    if (ri->flags & SRI_SENTINEL) {
-        F("last-hello-message");
-        addBulkLL(c, ri->lastHelloRecv ? now - ri->lastHelloRecv : now - ri->createdAt);
-        F("voted-leader");
-        addBulk(c, ri->leader ? ri->leader : "?");
-        F("voted-leader-epoch");
-        addBulkLL(c, (long long)ri->leaderEpoch);
-    }
-#undef F
-    sds items = c->obuf;
-    c->obuf = sdsCatPrintf(body, c->resp == 3 ? "%%%ld\r\n" : "*%ld\r\n", c->resp == 3 ? fields : fields * 2);
-    c->obuf = sdsCatSds(c->obuf, items);
-    sdsFree(items);
-}
-
-static SInst *masterOrError(SClient *c, const char *name) {
-    SInst *m = masterByName(name);
-    if (!m) addError(c, "ERR No such master with that name");
-    return m;
-}
-
-static int parseLL(const char *s, long long *out) {
+int sentinelParseLL(const char *s, long long *out) {
     char *end;
     errno = 0;
     long long v = strtoll(s, &end, 10);
     if (!*s || *end || errno) return -1;
     *out = v;
     return 0;
-}
-
-/* SENTINEL SET name option value ...: applies the options in order up to
- * the first bad one (an event "+set" each, as Redis's); the reply. */
-static void sentinelSet(SClient *c, SInst *m, int argc, sds *argv) {
-    int changes = 0;
-    const char *deny = "ERR Reconfiguration of scripts path is denied for security reasons. Check the "
-                       "deny-scripts-reconfig configuration directive in your Sentinel configuration";
-    for (int j = 3; j < argc; j++) {
-        const char *opt = argv[j];
-        int more = argc - 1 - j, first = j, redacted = 0, bad = 0;
-        long long ll = 0;
-        if (!strcasecmp(opt, "down-after-milliseconds") && more > 0) {
-            if (parseLL(argv[++j], &ll) || ll <= 0) bad = j;
-            else {
-                m->downAfter = ll;
-                for (int k = 0; k < m->nslaves; k++)
-                    m->slaves[k]->downAfter = ll;
-                for (int k = 0; k < m->nsentinels; k++)
-                    m->sentinels[k]->downAfter = ll;
-            }
-        } else if (!strcasecmp(opt, "failover-timeout") && more > 0) {
-            if (parseLL(argv[++j], &ll) || ll <= 0) bad = j;
-            else m->failoverTimeout = ll;
-        } else if (!strcasecmp(opt, "parallel-syncs") && more > 0) {
-            if (parseLL(argv[++j], &ll) || ll <= 0 || ll > 0x7fffffff) bad = j;
-            else m->parallelSyncs = (int)ll;
-        } else if (!strcasecmp(opt, "quorum") && more > 0) {
-            if (parseLL(argv[++j], &ll) || ll <= 0 || ll > 0x7fffffff) bad = j;
-            else m->quorum = (int)ll;
-        } else if ((!strcasecmp(opt, "notification-script") || !strcasecmp(opt, "client-reconfig-script")) &&
-                   more > 0) {
-            const char *val = argv[++j];
-            int notif = !strcasecmp(opt, "notification-script");
-            if (sentinel.denyScriptsReconfig) {
-                addError(c, deny);
-                goto seterr;
-            }
-            if (val[0] && access(val, X_OK) == -1) {
-                addError(c, notif ? "ERR Notification script seems non existing or non executable"
-                                  : "ERR Client reconfiguration script seems non existing or non executable");
-                goto seterr;
-            }
-            char **slot = notif ? &m->notificationScript : &m->clientReconfigScript;
-            xfree(*slot);
-            *slot = val[0] ? xstrdup(val) : NULL;
-        } else if (!strcasecmp(opt, "auth-pass") && more > 0) {
-            const char *val = argv[++j];
-            xfree(m->authPass);
-            m->authPass = val[0] ? xstrdup(val) : NULL;
-            redacted = 1;
-        } else if (!strcasecmp(opt, "auth-user") && more > 0) {
-            const char *val = argv[++j];
-            xfree(m->authUser);
-            m->authUser = val[0] ? xstrdup(val) : NULL;
-        } else if (!strcasecmp(opt, "rename-command") && more > 1) {
-            const char *from = argv[++j], *to = argv[++j];
-            if (!from[0] || !to[0]) {
-                bad = to[0] ? j - 1 : j;
-            } else {
-                for (int k = 0; k < m->nrenames; k++) {
-                    if (strcasecmp(m->renames[2 * k], from)) continue;
-                    xfree(m->renames[2 * k]);
-                    xfree(m->renames[2 * k + 1]);
-                    memmove(m->renames + 2 * k, m->renames + 2 * k + 2,
-                            sizeof(char *) * (size_t)(2 * (m->nrenames - k - 1)));
-                    m->nrenames--;
-                    break;
-                }
-                if (strcasecmp(from, to)) { /* renaming to itself removes the entry */
-                    m->renames = xrealloc(m->renames, sizeof(char *) * (size_t)(2 * (m->nrenames + 1)));
-                    m->renames[2 * m->nrenames] = xstrdup(from);
-                    m->renames[2 * m->nrenames + 1] = xstrdup(to);
-                    m->nrenames++;
-                }
-            }
-        } else if (!strcasecmp(opt, "master-reboot-down-after-period") && more > 0) {
-            if (parseLL(argv[++j], &ll) || ll < 0) bad = j;
-            else m->rebootDownAfter = ll;
-        } else {
-            c->obuf = sdsCatPrintf(c->obuf, "-ERR Unknown option or number of arguments for SENTINEL SET '%s'\r\n",
-                                   opt);
-            goto seterr;
-        }
-        if (bad) {
-            c->obuf = sdsCatPrintf(c->obuf, "-ERR Invalid argument '%s' for SENTINEL SET '%s'\r\n", argv[bad], opt);
-            goto seterr;
-        }
-        changes++;
-        if (j - first + 1 == 2)
-            sentinelEvent(LL_WARNING, "+set", m, " %s %s", opt, redacted ? "******" : argv[first + 1]);
-        else if (j - first + 1 == 3)
-            sentinelEvent(LL_WARNING, "+set", m, " %s %s %s", opt, argv[first + 1], argv[first + 2]);
-        else
-            sentinelEvent(LL_WARNING, "+set", m, " %s", opt);
-    }
-    if (changes && sentinelFlushConfig() != 0) {
-        addError(c, "ERR Failed to save Sentinel new configuration on disk");
-        return;
-    }
-    addStatus(c, "OK");
-    return;
-seterr:
-    if (changes) sentinelFlushConfig();
 }
 
 static int validName(const char *s) {
@@ -1543,8 +1194,8 @@ static int validName(const char *s) {
 const char *sentinelAddMaster(const char *name, const char *ip, const char *portS, const char *quorumS,
                               SInst **out) {
     long long port, quorum;
-    if (parseLL(quorumS, &quorum) || quorum <= 0) return "Quorum must be 1 or greater.";
-    if (parseLL(portS, &port) || port <= 0 || port > 65535) return "Invalid port number";
+    if (sentinelParseLL(quorumS, &quorum) || quorum <= 0) return "Quorum must be 1 or greater.";
+    if (sentinelParseLL(portS, &port) || port <= 0 || port > 65535) return "Invalid port number";
     if (!validName(name)) return "Invalid master name";
     if (masterByName(name)) return "Duplicate master name.";
     SInst *m = instCreate(SRI_MASTER, name, ip, (int)port, NULL);
@@ -1554,19 +1205,18 @@ const char *sentinelAddMaster(const char *name, const char *ip, const char *port
     return NULL;
 }
 
-static void resetMaster(SInst *m);
-static void resetMasterKeepSentinels(SInst *m) {
+void sentinelResetMasterKeepSentinels(SInst *m) {
     SInst **sents = m->sentinels;
     int n = m->nsentinels;
     m->sentinels = NULL;
     m->nsentinels = 0;
-    resetMaster(m);
+    sentinelResetMaster(m);
     xfree(m->sentinels);
     m->sentinels = sents;
     m->nsentinels = n;
 }
 
-static void resetMaster(SInst *m) {
+void sentinelResetMaster(SInst *m) {
     for (int i = 0; i < m->nslaves; i++)
         instFree(m->slaves[i]);
     for (int i = 0; i < m->nsentinels; i++)
@@ -1587,7 +1237,7 @@ static void resetMaster(SInst *m) {
 
 /* --- the SENTINEL command --- */
 
-static void voteLeader(SInst *m, unsigned long long reqEpoch, const char *runid) {
+void sentinelVoteLeader(SInst *m, unsigned long long reqEpoch, const char *runid) {
     if (reqEpoch > sentinel.currentEpoch) {
         sentinel.currentEpoch = reqEpoch;
         sentinelFlushConfig();
@@ -1604,877 +1254,11 @@ static void voteLeader(SInst *m, unsigned long long reqEpoch, const char *runid)
     }
 }
 
-static void wrongArity(SClient *c, const char *name) {
-    c->obuf = sdsCatPrintf(c->obuf, "-ERR wrong number of arguments for '%s' command\r\n", name);
-}
-
-static void sentinelCommand(SClient *c, int argc, sds *argv) {
-    if (argc < 2) {
-        wrongArity(c, "sentinel");
-        return;
-    }
-    const char *sub = argv[1];
-    SInst *m;
-#define ARITY(n, exact)                                                                                      \
-    do {                                                                                                     \
-        if ((exact) ? argc != (n) : argc < (n)) {                                                            \
-            char nm[64];                                                                                     \
-            snprintf(nm, sizeof(nm), "sentinel|%s", sub);                                                    \
-            for (char *q = nm; *q; q++)                                                                      \
-                *q = (char)tolower((unsigned char)*q);                                                       \
-            wrongArity(c, nm);                                                                               \
-            return;                                                                                          \
-        }                                                                                                    \
-    } while (0)
-    if (!strcasecmp(sub, "masters")) {
-        ARITY(2, 1);
-        addArray(c, sentinel.nmasters);
-        for (int i = 0; i < sentinel.nmasters; i++)
-            addInstance(c, sentinel.masters[i]);
-    } else if (!strcasecmp(sub, "master")) {
-        ARITY(3, 1);
-        if ((m = masterOrError(c, argv[2]))) addInstance(c, m);
-    } else if (!strcasecmp(sub, "replicas") || !strcasecmp(sub, "slaves")) {
-        ARITY(3, 1);
-        if (!(m = masterOrError(c, argv[2]))) return;
-        addArray(c, m->nslaves);
-        for (int i = 0; i < m->nslaves; i++)
-            addInstance(c, m->slaves[i]);
-    } else if (!strcasecmp(sub, "sentinels")) {
-        ARITY(3, 1);
-        if (!(m = masterOrError(c, argv[2]))) return;
-        addArray(c, m->nsentinels);
-        for (int i = 0; i < m->nsentinels; i++)
-            addInstance(c, m->sentinels[i]);
-    } else if (!strcasecmp(sub, "get-master-addr-by-name")) {
-        ARITY(3, 1);
-        m = masterByName(argv[2]);
-        if (!m) {
-            addNullArray(c);
-            return;
-        }
-        const SInst *cur = currentMasterAddr(m);
-        addArray(c, 2);
-        addBulk(c, cur->ip);
-        addBulkLL(c, cur->port);
-    } else if (!strcasecmp(sub, "myid")) {
-        ARITY(2, 1);
-        addBulk(c, sentinel.myid);
-    } else if (!strcasecmp(sub, "ckquorum")) {
-        ARITY(3, 1);
-        if (!(m = masterOrError(c, argv[2]))) return;
-        int voters = m->nsentinels + 1, usable = 1;
-        for (int i = 0; i < m->nsentinels; i++)
-            if (!(m->sentinels[i]->flags & (SRI_S_DOWN | SRI_O_DOWN))) usable++;
-        if (usable < m->quorum)
-            c->obuf =
-                sdsCatPrintf(c->obuf,
-                             "-NOQUORUM %d usable Sentinels. Not enough available Sentinels to reach the "
-                             "specified quorum for this master\r\n",
-                             usable);
-        else if (usable < voters / 2 + 1)
-            c->obuf =
-                sdsCatPrintf(c->obuf,
-                             "-NOQUORUM %d usable Sentinels. Not enough available Sentinels to reach the "
-                             "majority and authorize a failover\r\n",
-                             usable);
-        else
-            c->obuf = sdsCatPrintf(c->obuf,
-                                   "+OK %d usable Sentinels. Quorum and failover authorization can be "
-                                   "reached\r\n",
-                                   usable);
-    } else if (!strcasecmp(sub, "reset")) {
-        ARITY(3, 1);
-        int n = 0;
-        for (int i = 0; i < sentinel.nmasters; i++) {
-            SInst *mm = sentinel.masters[i];
-            if (!globMatch(argv[2], sdsLen(argv[2]), mm->name, strlen(mm->name), 0)) continue;
-            resetMaster(mm);
-            sentinelEvent(LL_WARNING, "+reset-master", mm, "%s", "");
-            n++;
-        }
-        if (n) sentinelFlushConfig();
-        addLL(c, n);
-    } else if (!strcasecmp(sub, "monitor")) {
-        ARITY(6, 1);
-        const char *err = sentinelAddMaster(argv[2], argv[3], argv[4], argv[5], &m);
-        if (err) {
-            c->obuf = sdsCatPrintf(c->obuf, "-ERR %s\r\n", err);
-            return;
-        }
-        m->downAfter = stun.defaultDownAfter;
-        sentinelFlushConfig();
-        sentinelEvent(LL_WARNING, "+monitor", m, " quorum %d", m->quorum);
-        addStatus(c, "OK");
-    } else if (!strcasecmp(sub, "remove")) {
-        ARITY(3, 1);
-        if (!(m = masterOrError(c, argv[2]))) return;
-        sentinelEvent(LL_WARNING, "-monitor", m, "%s", "");
-        for (int i = 0; i < sentinel.nmasters; i++)
-            if (sentinel.masters[i] == m) instRemoveAt(sentinel.masters, &sentinel.nmasters, i);
-        instFree(m);
-        sentinelFlushConfig();
-        addStatus(c, "OK");
-    } else if (!strcasecmp(sub, "set")) {
-        ARITY(4, 0);
-        if (!(m = masterOrError(c, argv[2]))) return;
-        sentinelSet(c, m, argc, argv);
-    } else if (!strcasecmp(sub, "failover")) {
-        ARITY(3, 1);
-        if (!(m = masterOrError(c, argv[2]))) return;
-        if (m->flags & SRI_FAILOVER_IN_PROGRESS) {
-            addError(c, "INPROG Failover already in progress");
-            return;
-        }
-        if (!selectSlave(m, mstime())) {
-            addError(c, "NOGOODSLAVE No suitable replica to promote");
-            return;
-        }
-        sentinel.currentEpoch++;
-        m->failoverEpoch = sentinel.currentEpoch;
-        m->flags |= SRI_FAILOVER_IN_PROGRESS | SRI_FORCE_FAILOVER;
-        sentinelEventAbout(LL_WARNING, "+new-epoch", m, "%llu", sentinel.currentEpoch);
-        sentinelEvent(LL_WARNING, "+try-failover", m, "%s", "");
-        m->failoverState = FO_WAIT_START;
-        m->failoverStartTime = m->failoverStateChangeTime = mstime();
-        sentinelFlushConfig();
-        addStatus(c, "OK");
-    } else if (!strcasecmp(sub, "flushconfig")) {
-        ARITY(2, 1);
-        if (sentinelFlushConfig() == 0)
-            addStatus(c, "OK");
-        else
-            c->obuf = sdsCatPrintf(c->obuf, "-ERR Error flushing the config: %s\r\n", strerror(errno));
-    } else if (!strcasecmp(sub, "is-master-down-by-addr")) {
-        ARITY(6, 1);
-        long long port, epoch;
-        if (parseLL(argv[3], &port) || parseLL(argv[4], &epoch)) {
-            addError(c, "ERR value is not an integer or out of range");
-            return;
-        }
-        SInst *found = NULL;
-        for (int i = 0; i < sentinel.nmasters; i++)
-            if (sentinel.masters[i]->port == port && !strcmp(sentinel.masters[i]->ip, argv[2]))
-                found = sentinel.masters[i];
-        int down = found && !sentinel.tilt && (found->flags & SRI_S_DOWN) && (found->flags & SRI_MASTER);
-        /* As Redis: a vote request (a run id, not "*") is answered whether
-         * or not the primary looks down here; the vote is the one given in
-         * that epoch (voteLeader keeps the first). */
-        int vote = found && strcmp(argv[5], "*");
-        if (vote) voteLeader(found, (unsigned long long)epoch, argv[5]);
-        addArray(c, 3);
-        addLL(c, down);
-        addBulk(c, vote && found->leader ? found->leader : "*");
-        addLL(c, vote ? (long long)found->leaderEpoch : 0);
-    } else if (!strcasecmp(sub, "pending-scripts")) {
-        ARITY(2, 1);
-        c->obuf = sentinelPendingScriptsReply(c->obuf, c->resp);
-    } else if (!strcasecmp(sub, "debug")) {
-        ARITY(2, 0);
-        c->obuf = sentinelDebugCommand(c->obuf, c->resp, argc, argv);
-    } else if (!strcasecmp(sub, "simulate-failure")) {
-        ARITY(3, 0);
-        c->obuf = sentinelSimulateFailureCommand(c->obuf, argc, argv);
-    } else if (!strcasecmp(sub, "info-cache")) {
-        ARITY(3, 0);
-        /* the named primaries that exist, each once, in the order of
-         * SENTINEL MASTERS; per primary its INFO and its replicas' */
-        long long now = mstime();
-        int n = 0;
-        for (int i = 0; i < sentinel.nmasters; i++)
-            for (int k = 2; k < argc; k++)
-                if (!strcmp(argv[k], sentinel.masters[i]->name)) {
-                    n++;
-                    break;
-                }
-        addArray(c, n * 2);
-        for (int i = 0; i < sentinel.nmasters; i++) {
-            SInst *mm = sentinel.masters[i];
-            int named = 0;
-            for (int k = 2; k < argc && !named; k++)
-                named = !strcmp(argv[k], mm->name);
-            if (!named) continue;
-            addBulk(c, mm->name);
-            addArray(c, mm->nslaves + 1);
-            for (int k = -1; k < mm->nslaves; k++) {
-                SInst *ri = k < 0 ? mm : mm->slaves[k];
-                addArray(c, 2);
-                /* as Redis: a replica's age is 0 while the primary has no INFO */
-                addLL(c, mm->infoRefresh ? now - ri->infoRefresh : 0);
-                if (ri->info)
-                    addBulkLen(c, ri->info, sdsLen(ri->info));
-                else
-                    addNull(c);
-            }
-        }
-    } else if (!strcasecmp(sub, "config")) {
-        ARITY(3, 0);
-        if (!strcasecmp(argv[2], "get") && argc == 4) {
-            const char *opt = argv[3];
-            int n = 0;
-            sds out = sdsEmpty();
-            char num[32];
-            struct {
-                const char *name;
-                const char *val;
-            } opts[] = {
-                {"resolve-hostnames", "no"},
-                {"announce-hostnames", "no"},
-                {"announce-ip", sentinel.announceIp ? sentinel.announceIp : ""},
-                {"announce-port", num},
-                {"sentinel-user", sentinel.sentinelUser ? sentinel.sentinelUser : ""},
-                {"sentinel-pass", sentinel.sentinelPass ? sentinel.sentinelPass : ""},
-            };
-            snprintf(num, sizeof(num), "%d", sentinel.announcePort);
-            for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
-                if (!globMatch(opt, strlen(opt), opts[i].name, strlen(opts[i].name), 1)) continue;
-                out = sdsCatPrintf(out, "$%zu\r\n%s\r\n$%zu\r\n%s\r\n", strlen(opts[i].name), opts[i].name,
-                                   strlen(opts[i].val), opts[i].val);
-                n++;
-            }
-            addMap(c, n);
-            c->obuf = sdsCatSds(c->obuf, out);
-            sdsFree(out);
-        } else if (!strcasecmp(argv[2], "set") && argc == 5) {
-            if (!strcasecmp(argv[3], "announce-ip")) {
-                xfree(sentinel.announceIp);
-                sentinel.announceIp = sdsLen(argv[4]) ? xstrdup(argv[4]) : NULL;
-            } else if (!strcasecmp(argv[3], "announce-port")) {
-                long long p;
-                if (parseLL(argv[4], &p) || p < 0 || p > 65535) {
-                    c->obuf = sdsCatPrintf(c->obuf,
-                                           "-ERR Invalid value '%s' to SENTINEL CONFIG SET 'announce-port'\r\n",
-                                           argv[4]);
-                    return;
-                }
-                sentinel.announcePort = (int)p;
-            } else if (!strcasecmp(argv[3], "resolve-hostnames") || !strcasecmp(argv[3], "announce-hostnames")) {
-                if (strcasecmp(argv[4], "yes") && strcasecmp(argv[4], "no")) {
-                    c->obuf = sdsCatPrintf(c->obuf, "-ERR Invalid value '%s' to SENTINEL CONFIG SET '%s'\r\n",
-                                           argv[4], argv[3]);
-                    return;
-                }
-                /* addresses are IPs only here: "no" is the state, "yes" refused */
-                if (!strcasecmp(argv[4], "yes")) {
-                    c->obuf = sdsCatPrintf(c->obuf, "-ERR '%s yes' is not supported by Cairn's Sentinel\r\n",
-                                           argv[3]);
-                    return;
-                }
-            } else if (!strcasecmp(argv[3], "sentinel-user") || !strcasecmp(argv[3], "sentinel-pass")) {
-                char **slot = !strcasecmp(argv[3], "sentinel-user") ? &sentinel.sentinelUser : &sentinel.sentinelPass;
-                xfree(*slot);
-                *slot = sdsLen(argv[4]) ? xstrdup(argv[4]) : NULL;
-                /* links to other sentinels authenticate anew */
-                for (int i = 0; i < sentinel.nmasters; i++)
-                    for (int k = 0; k < sentinel.masters[i]->nsentinels; k++) {
-                        SInst *si = sentinel.masters[i]->sentinels[k];
-                        SLink *n = linkCreate(si, 0);
-                        linkFree(si->cc);
-                        si->cc = n;
-                    }
-            } else {
-                c->obuf =
-                    sdsCatPrintf(c->obuf, "-ERR Invalid argument '%s' to SENTINEL CONFIG SET\r\n", argv[3]);
-                return;
-            }
-            sentinelFlushConfig();
-            addStatus(c, "OK");
-        } else {
-            addError(c, "ERR Only SENTINEL CONFIG GET <option> / SET <option> <value> are supported.");
-        }
-    } else {
-        c->obuf = sdsCatPrintf(c->obuf, "-ERR unknown subcommand '%.128s'. Try SENTINEL HELP.\r\n", sub);
-    }
-#undef ARITY
-}
-
-/* --- the other commands --- */
-
-static void infoCommand(SClient *c, int argc, sds *argv) {
-    const char *sec = argc >= 2 ? argv[1] : "default";
-    int all = !strcasecmp(sec, "all") || !strcasecmp(sec, "default") || !strcasecmp(sec, "everything");
-    sds s = sdsEmpty();
-    long long now = mstime();
-    if (all || !strcasecmp(sec, "server")) {
-        s = sdsCatPrintf(
-            s,
-            "# Server\r\nredis_version:%s\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\n"
-            "redis_mode:sentinel\r\narch_bits:%d\r\nmultiplexing_api:epoll\r\nprocess_id:%d\r\n"
-            "run_id:%s\r\ntcp_port:%d\r\nserver_time_usec:%lld\r\nuptime_in_seconds:%lld\r\n"
-            "uptime_in_days:%lld\r\nhz:10\r\nconfigured_hz:10\r\nexecutable:%s\r\nconfig_file:%s\r\n",
-            REDIS_COMPAT_VERSION, (int)(sizeof(long) * 8), (int)getpid(), sentinel.myid, sentinel.port,
-            ustime(), (now - sentinel.startMs) / 1000, (now - sentinel.startMs) / 86400000,
-            server.executable ? server.executable : "", sentinel.configFile);
-    }
-    if (all || !strcasecmp(sec, "clients")) {
-        if (sdsLen(s)) s = sdsCat(s, "\r\n");
-        s = sdsCatPrintf(s, "# Clients\r\nconnected_clients:%d\r\nmaxclients:10000\r\n", sentinel.nclients);
-    }
-    if (all || !strcasecmp(sec, "stats")) {
-        if (sdsLen(s)) s = sdsCat(s, "\r\n");
-        s = sdsCatPrintf(s, "# Stats\r\ntotal_connections_received:%llu\r\ntotal_commands_processed:%llu\r\n",
-                         sentinel.clientsReceived, sentinel.commandsProcessed);
-    }
-    if (all || !strcasecmp(sec, "sentinel")) {
-        if (sdsLen(s)) s = sdsCat(s, "\r\n");
-        s = sdsCatPrintf(
-            s,
-            "# Sentinel\r\nsentinel_masters:%d\r\nsentinel_tilt:%d\r\nsentinel_tilt_since_seconds:%lld\r\n"
-            "sentinel_running_scripts:%d\r\nsentinel_scripts_queue_length:%d\r\n"
-            "sentinel_simulate_failure_flags:%d\r\n",
-            sentinel.nmasters, sentinel.tilt, sentinel.tilt ? (now - sentinel.tiltStart) / 1000 : -1LL,
-            sentinelScriptsRunning(), sentinelScriptsQueued(), sentinel.simFailure);
-        for (int i = 0; i < sentinel.nmasters; i++) {
-            SInst *m = sentinel.masters[i];
-            s = sdsCatPrintf(s, "master%d:name=%s,status=%s,address=%s:%d,slaves=%d,sentinels=%d\r\n", i,
-                             m->name,
-                             m->flags & SRI_O_DOWN   ? "odown"
-                             : m->flags & SRI_S_DOWN ? "sdown"
-                                                     : "ok",
-                             m->ip, m->port, m->nslaves, m->nsentinels + 1);
-        }
-    }
-    addBulkLen(c, s, sdsLen(s));
-    sdsFree(s);
-}
-
-static void subscribeCommand(SClient *c, int argc, sds *argv, int pattern) {
-    for (int i = 1; i < argc; i++) {
-        sds **arr = pattern ? &c->patterns : &c->channels;
-        int *n = pattern ? &c->npatterns : &c->nchannels;
-        int have = 0;
-        for (int j = 0; j < *n; j++)
-            if (!strcmp((*arr)[j], argv[i])) have = 1;
-        if (!have) {
-            *arr = xrealloc(*arr, sizeof(sds) * (size_t)(*n + 1));
-            (*arr)[(*n)++] = sdsDup(argv[i]);
-        }
-        addPush(c, 3);
-        addBulk(c, pattern ? "psubscribe" : "subscribe");
-        addBulk(c, argv[i]);
-        addLL(c, c->nchannels + c->npatterns);
-    }
-}
-
-static void unsubscribeCommand(SClient *c, int argc, sds *argv, int pattern) {
-    sds **arr = pattern ? &c->patterns : &c->channels;
-    int *n = pattern ? &c->npatterns : &c->nchannels;
-    const char *kind = pattern ? "punsubscribe" : "unsubscribe";
-    if (argc == 1) {
-        if (*n == 0) {
-            addPush(c, 3);
-            addBulk(c, kind);
-            addNull(c);
-            addLL(c, c->nchannels + c->npatterns);
-        }
-        while (*n) {
-            sds ch = (*arr)[--(*n)];
-            addPush(c, 3);
-            addBulk(c, kind);
-            addBulk(c, ch);
-            addLL(c, c->nchannels + c->npatterns);
-            sdsFree(ch);
-        }
-        return;
-    }
-    for (int i = 1; i < argc; i++) {
-        for (int j = 0; j < *n; j++) {
-            if (strcmp((*arr)[j], argv[i])) continue;
-            sdsFree((*arr)[j]);
-            memmove(*arr + j, *arr + j + 1, sizeof(sds) * (size_t)(*n - j - 1));
-            (*n)--;
-            break;
-        }
-        addPush(c, 3);
-        addBulk(c, kind);
-        addBulk(c, argv[i]);
-        addLL(c, c->nchannels + c->npatterns);
-    }
-}
-
-static void unknownCommand(SClient *c, int argc, sds *argv) {
-    sds args = sdsEmpty();
-    for (int i = 1; i < argc && sdsLen(args) < 128; i++)
-        args = sdsCatPrintf(args, "'%.*s' ", (int)(128 - sdsLen(args)), argv[i]);
-    c->obuf = sdsCatPrintf(c->obuf, "-ERR unknown command '%.128s', with args beginning with: %s\r\n",
-                           argv[0], args);
-    sdsFree(args);
-}
-
-static void shutdownSentinel(void) {
+void sentinelShutdown(void) {
     serverLog(LL_WARNING, "User requested shutdown...");
     sentinelFlushConfig();
     serverLog(LL_WARNING, "Sentinel is now ready to exit, bye bye...");
     exit(0);
-}
-
-/* CLIENT SETNAME / HELLO SETNAME: 0, or -1 after Redis's error (a name
- * has no spaces, newlines or other special characters; "" clears it). */
-static int setClientName(SClient *c, const char *name) {
-    for (const char *p = name; *p; p++)
-        if (*p < '!' || *p > '~') {
-            addError(c, "ERR Client names cannot contain spaces, newlines or special characters.");
-            return -1;
-        }
-    sdsFree(c->name);
-    c->name = name[0] ? sdsNew(name) : NULL;
-    return 0;
-}
-
-/* One CLIENT LIST / CLIENT INFO line (Redis's fields; the memory ones are
- * this sentinel's buffers). */
-static sds clientLine(sds out, SClient *c, long long now) {
-    char flags[8];
-    int nf = 0;
-    if (c->nchannels + c->npatterns) flags[nf++] = 'P';
-    if (c->closeAfterReply) flags[nf++] = 'c';
-    if (!nf) flags[nf++] = 'N';
-    flags[nf] = '\0';
-    return sdsCatPrintf(out,
-                        "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=0 sub=%d psub=%d "
-                        "ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=16384 rbp=16384 "
-                        "obl=%zu oll=0 omem=0 tot-mem=%zu events=r cmd=%s user=default redir=-1 resp=%d\n",
-                        c->id, c->addr, c->laddr, connFd(c->conn), c->name ? c->name : "", (now - c->ctime) / 1000,
-                        (now - c->lastInteraction) / 1000, flags, c->nchannels, c->npatterns, sdsLen(c->qbuf),
-                        sdsAvail(c->qbuf), sdsLen(c->obuf), sdsCap(c->qbuf) + sdsCap(c->obuf) + sizeof(*c), c->lastCmd[0] ? c->lastCmd : "NULL",
-                        c->resp);
-}
-
-/* CLIENT KILL's filter (Redis 7.0's options). */
-typedef struct KillFilter {
-    unsigned long long id;
-    int type; /* -1 any, 0 normal, 1 pubsub, 2 master/replica: none here */
-    const char *addr, *laddr;
-    int skipme;
-} KillFilter;
-
-/* The CLIENT type named s: 0 normal, 1 pubsub, 2 master or replica (a
- * sentinel has none of those), -1 unknown. */
-static int clientTypeByName(const char *s) {
-    if (!strcasecmp(s, "normal")) return 0;
-    if (!strcasecmp(s, "pubsub")) return 1;
-    if (!strcasecmp(s, "master") || !strcasecmp(s, "replica") || !strcasecmp(s, "slave")) return 2;
-    return -1;
-}
-
-static int clientTypeOf(const SClient *c) { return c->nchannels + c->npatterns ? 1 : 0; }
-
-/* CLIENT ID|GETNAME|SETNAME|INFO|LIST|KILL: 0, or -1 when c was freed. */
-static int clientCommand(SClient *c, int argc, sds *argv) {
-    if (argc < 2) {
-        wrongArity(c, "client");
-        return 0;
-    }
-    const char *sub = argv[1];
-    long long now = mstime();
-    if (!strcasecmp(sub, "id") && argc == 2) {
-        addLL(c, (long long)c->id);
-    } else if (!strcasecmp(sub, "getname") && argc == 2) {
-        if (c->name)
-            addBulkLen(c, c->name, sdsLen(c->name));
-        else
-            addNull(c);
-    } else if (!strcasecmp(sub, "setname") && argc == 3) {
-        if (setClientName(c, argv[2]) == 0) addStatus(c, "OK");
-    } else if (!strcasecmp(sub, "info") && argc == 2) {
-        sds line = clientLine(sdsEmpty(), c, now);
-        addBulkLen(c, line, sdsLen(line));
-        sdsFree(line);
-    } else if (!strcasecmp(sub, "list")) {
-        int type = -1;
-        unsigned long long *ids = NULL;
-        long nids = 0;
-        if (argc == 4 && !strcasecmp(argv[2], "type")) {
-            if ((type = clientTypeByName(argv[3])) < 0) {
-                c->obuf = sdsCatPrintf(c->obuf, "-ERR Unknown client type '%s'\r\n", argv[3]);
-                return 0;
-            }
-        } else if (argc > 3 && !strcasecmp(argv[2], "id")) {
-            ids = xmalloc(sizeof(*ids) * (size_t)(argc - 3));
-            for (int i = 3; i < argc; i++) {
-                long long v;
-                if (parseLL(argv[i], &v) || v <= 0) {
-                    xfree(ids);
-                    addError(c, "ERR Invalid client ID");
-                    return 0;
-                }
-                ids[nids++] = (unsigned long long)v;
-            }
-        } else if (argc != 2) {
-            addError(c, "ERR syntax error");
-            return 0;
-        }
-        sds out = sdsEmpty();
-        for (SClient *o = clients; o; o = o->next) {
-            if (type >= 0 && clientTypeOf(o) != type) continue;
-            if (ids) {
-                int hit = 0;
-                for (long i = 0; i < nids && !hit; i++)
-                    hit = ids[i] == o->id;
-                if (!hit) continue;
-            }
-            out = clientLine(out, o, now);
-        }
-        xfree(ids);
-        addBulkLen(c, out, sdsLen(out));
-        sdsFree(out);
-    } else if (!strcasecmp(sub, "kill") && argc >= 3) {
-        KillFilter f = {.type = -1, .skipme = 1};
-        int oldForm = argc == 3;
-        if (oldForm) {
-            f.addr = argv[2];
-            f.skipme = 0;
-        } else if (argc % 2) {
-            addError(c, "ERR syntax error");
-            return 0;
-        } else {
-            for (int i = 2; i < argc; i += 2) {
-                const char *o = argv[i], *v = argv[i + 1];
-                long long ll;
-                if (!strcasecmp(o, "id")) {
-                    if (parseLL(v, &ll) || ll <= 0) {
-                        addError(c, "ERR client-id should be greater than 0");
-                        return 0;
-                    }
-                    f.id = (unsigned long long)ll;
-                } else if (!strcasecmp(o, "type")) {
-                    if ((f.type = clientTypeByName(v)) < 0) {
-                        c->obuf = sdsCatPrintf(c->obuf, "-ERR Unknown client type '%s'\r\n", v);
-                        return 0;
-                    }
-                } else if (!strcasecmp(o, "addr")) {
-                    f.addr = v;
-                } else if (!strcasecmp(o, "laddr")) {
-                    f.laddr = v;
-                } else if (!strcasecmp(o, "user")) {
-                    if (strcmp(v, "default")) {
-                        c->obuf = sdsCatPrintf(c->obuf, "-ERR No such user '%s'\r\n", v);
-                        return 0;
-                    }
-                } else if (!strcasecmp(o, "skipme")) {
-                    if (!strcasecmp(v, "yes"))
-                        f.skipme = 1;
-                    else if (!strcasecmp(v, "no"))
-                        f.skipme = 0;
-                    else {
-                        addError(c, "ERR syntax error");
-                        return 0;
-                    }
-                } else {
-                    addError(c, "ERR syntax error");
-                    return 0;
-                }
-            }
-        }
-        long killed = 0;
-        int self = 0;
-        SClient *o = clients;
-        while (o) {
-            SClient *next = o->next;
-            int match = (!f.id || o->id == f.id) && (f.type < 0 || clientTypeOf(o) == f.type) &&
-                        (!f.addr || !strcmp(o->addr, f.addr)) && (!f.laddr || !strcmp(o->laddr, f.laddr)) &&
-                        !(f.skipme && o == c);
-            if (match) {
-                killed++;
-                if (o == c)
-                    self = 1;
-                else
-                    sclientFree(o);
-            }
-            o = next;
-        }
-        if (oldForm) {
-            if (killed)
-                addStatus(c, "OK");
-            else
-                addError(c, "ERR No such client");
-        } else {
-            addLL(c, killed);
-        }
-        if (self) c->closeAfterReply = 1;
-    } else if (!strcasecmp(sub, "id") || !strcasecmp(sub, "getname") || !strcasecmp(sub, "setname") ||
-               !strcasecmp(sub, "info") || !strcasecmp(sub, "kill")) {
-        char nm[32];
-        snprintf(nm, sizeof(nm), "client|%s", sub);
-        for (char *q = nm; *q; q++)
-            *q = (char)tolower((unsigned char)*q);
-        wrongArity(c, nm);
-    } else {
-        /* the subcommands not built in Sentinel mode (tracking, pause, ...)
-         * answer as unknown ones */
-        c->obuf = sdsCatPrintf(c->obuf, "-ERR unknown subcommand '%.128s'. Try CLIENT HELP.\r\n", sub);
-    }
-    return 0;
-}
-
-/* Runs one command of c.  0, or -1 when c was freed. */
-static int processCommandOf(SClient *c, int argc, sds *argv) {
-    const char *cmd = argv[0];
-    sentinel.commandsProcessed++;
-    c->lastInteraction = mstime();
-    snprintf(c->lastCmd, sizeof(c->lastCmd), "%s", cmd);
-    for (char *q = c->lastCmd; *q; q++)
-        *q = (char)tolower((unsigned char)*q);
-    if (argc >= 2 && (!strcasecmp(cmd, "sentinel") || !strcasecmp(cmd, "client") || !strcasecmp(cmd, "command") ||
-                      !strcasecmp(cmd, "acl"))) {
-        size_t l = strlen(c->lastCmd);
-        snprintf(c->lastCmd + l, sizeof(c->lastCmd) - l, "|%s", argv[1]);
-        for (char *q = c->lastCmd + l; *q; q++)
-            *q = (char)tolower((unsigned char)*q);
-    }
-    if (!strcasecmp(cmd, "auth")) {
-        if (argc < 2 || argc > 3) {
-            wrongArity(c, "auth");
-        } else if (!sentinel.requirepass && argc == 2) {
-            addError(
-                c, "ERR AUTH <password> called without any password configured for the default user. Are you "
-                   "sure your configuration is correct?");
-        } else if ((argc == 3 && strcmp(argv[1], "default")) ||
-                   (sentinel.requirepass ? strcmp(argv[argc - 1], sentinel.requirepass) : 0)) {
-            addError(c, "WRONGPASS invalid username-password pair or user is disabled.");
-        } else {
-            c->authed = 1;
-            addStatus(c, "OK");
-        }
-        return 0;
-    }
-    if (!strcasecmp(cmd, "hello")) {
-        long long proto = 0;
-        const char *setname = NULL;
-        if (argc >= 2 && parseLL(argv[1], &proto)) {
-            addError(c, "ERR Protocol version is not an integer or out of range");
-            return 0;
-        }
-        if (argc >= 2 && (proto < 2 || proto > 3)) {
-            addError(c, "NOPROTO unsupported protocol version");
-            return 0;
-        }
-        int wantAuth = 0, authOk = 0;
-        for (int i = 2; i < argc; i++) {
-            if (!strcasecmp(argv[i], "auth") && i + 2 < argc) {
-                wantAuth = 1;
-                authOk = !strcmp(argv[i + 1], "default") &&
-                         (sentinel.requirepass ? !strcmp(argv[i + 2], sentinel.requirepass) : 1);
-                i += 2;
-            } else if (!strcasecmp(argv[i], "setname") && i + 1 < argc) {
-                setname = argv[++i];
-            } else {
-                c->obuf = sdsCatPrintf(c->obuf, "-ERR Syntax error in HELLO option '%s'\r\n", argv[i]);
-                return 0;
-            }
-        }
-        if (wantAuth) {
-            if (!authOk) {
-                addError(c, "WRONGPASS invalid username-password pair or user is disabled.");
-                return 0;
-            }
-            c->authed = 1;
-        }
-        if (sentinel.requirepass && !c->authed) {
-            addError(
-                c, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
-                   "<proto> AUTH <user> <pass> option can be used to authenticate the client and select the "
-                   "RESP protocol version at the same time");
-            return 0;
-        }
-        if (setname && setClientName(c, setname) != 0) return 0;
-        if (proto) c->resp = (int)proto;
-        /* Sentinel mode's HELLO has no "role" (Redis: 6 fields) */
-        addMap(c, 6);
-        addBulk(c, "server");
-        addBulk(c, "redis");
-        addBulk(c, "version");
-        addBulk(c, REDIS_COMPAT_VERSION);
-        addBulk(c, "proto");
-        addLL(c, c->resp);
-        addBulk(c, "id");
-        addLL(c, (long long)c->id);
-        addBulk(c, "mode");
-        addBulk(c, "sentinel");
-        addBulk(c, "modules");
-        addArray(c, 0);
-        return 0;
-    }
-    if (sentinel.requirepass && !c->authed) {
-        addError(c, "NOAUTH Authentication required.");
-        return 0;
-    }
-    /* RESP2 only: a subscribed RESP3 client runs any command (Redis) */
-    int subscribed = c->nchannels + c->npatterns > 0 && c->resp == 2;
-    if (subscribed && strcasecmp(cmd, "subscribe") && strcasecmp(cmd, "psubscribe") &&
-        strcasecmp(cmd, "unsubscribe") && strcasecmp(cmd, "punsubscribe") && strcasecmp(cmd, "ping") &&
-        strcasecmp(cmd, "quit") && strcasecmp(cmd, "reset")) {
-        c->obuf = sdsCatPrintf(
-            c->obuf,
-            "-ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET "
-            "are allowed in this context\r\n",
-            cmd);
-        return 0;
-    }
-    if (!strcasecmp(cmd, "ping")) {
-        if (argc > 2)
-            wrongArity(c, "ping");
-        else if (subscribed) {
-            addArray(c, 2);
-            addBulk(c, "pong");
-            addBulk(c, argc == 2 ? argv[1] : "");
-        } else if (argc == 2)
-            addBulkLen(c, argv[1], sdsLen(argv[1]));
-        else
-            addStatus(c, "PONG");
-    } else if (!strcasecmp(cmd, "sentinel")) {
-        sentinelCommand(c, argc, argv);
-    } else if (!strcasecmp(cmd, "info")) {
-        infoCommand(c, argc, argv);
-    } else if (!strcasecmp(cmd, "role")) {
-        if (argc != 1) {
-            wrongArity(c, "role");
-            return 0;
-        }
-        addArray(c, 2);
-        addBulk(c, "sentinel");
-        addArray(c, sentinel.nmasters);
-        for (int i = 0; i < sentinel.nmasters; i++)
-            addBulk(c, sentinel.masters[i]->name);
-    } else if (!strcasecmp(cmd, "subscribe") || !strcasecmp(cmd, "psubscribe")) {
-        if (argc < 2)
-            wrongArity(c, strcasecmp(cmd, "subscribe") ? "psubscribe" : "subscribe");
-        else
-            subscribeCommand(c, argc, argv, !strcasecmp(cmd, "psubscribe"));
-    } else if (!strcasecmp(cmd, "unsubscribe") || !strcasecmp(cmd, "punsubscribe")) {
-        unsubscribeCommand(c, argc, argv, !strcasecmp(cmd, "punsubscribe"));
-    } else if (!strcasecmp(cmd, "publish")) {
-        if (argc != 3)
-            wrongArity(c, "publish");
-        else if (strcmp(argv[1], "__sentinel__:hello"))
-            addError(c, "ERR Only HELLO messages are accepted by Sentinel instances.");
-        else {
-            processHello(argv[2], sdsLen(argv[2]));
-            addLL(c, 1);
-        }
-    } else if (!strcasecmp(cmd, "client")) {
-        if (clientCommand(c, argc, argv) < 0) return -1;
-    } else if (!strcasecmp(cmd, "shutdown")) {
-        shutdownSentinel();
-    } else if (!strcasecmp(cmd, "quit")) {
-        addStatus(c, "OK");
-        c->closeAfterReply = 1;
-    } else if (!strcasecmp(cmd, "command")) {
-        if (argc == 2 && !strcasecmp(argv[1], "count"))
-            addLL(c, 0);
-        else
-            addArray(c, 0);
-    } else {
-        unknownCommand(c, argc, argv);
-    }
-    return 0;
-}
-
-/* Splits an inline command line into c->argv form. */
-static sds *inlineArgs(const char *line, size_t len, int *argc) {
-    sds tmp = sdsNewLen(line, len);
-    sds *argv = sdsSplitArgs(tmp, argc);
-    sdsFree(tmp);
-    return argv;
-}
-
-static void sclientReadable(EventLoop *el, int fd, void *data, int mask) {
-    SClient *c = data;
-    char buf[16384];
-    long n = connRead(c->conn, buf, sizeof(buf));
-    if (n == 0 || (n < 0 && errno != EAGAIN)) {
-        sclientFree(c);
-        return;
-    }
-    if (n < 0) return;
-    c->qbuf = sdsCatLen(c->qbuf, buf, (size_t)n);
-    size_t off = 0;
-    while (off < sdsLen(c->qbuf) && !c->closeAfterReply) {
-        const char *p = c->qbuf + off;
-        size_t left = sdsLen(c->qbuf) - off;
-        int argc = 0;
-        sds *argv = NULL;
-        if (p[0] == '*') {
-            RVal *v;
-            long r = rvParse(p, left, &v);
-            if (r == 0) break;
-            if (r < 0 || v->type != '*') {
-                rvFree(v);
-                addError(c, "ERR Protocol error: invalid multibulk length");
-                c->closeAfterReply = 1;
-                break;
-            }
-            off += (size_t)r;
-            argv = xcalloc(sizeof(sds) * (size_t)(v->n ? v->n : 1));
-            for (long i = 0; i < v->n; i++) {
-                RVal *e = v->elem[i];
-                argv[argc++] = e->str ? sdsNewLen(e->str, e->len) : sdsEmpty();
-            }
-            rvFree(v);
-        } else {
-            const char *nl = memchr(p, '\n', left);
-            if (!nl) {
-                if (left > 65536) {
-                    addError(c, "ERR Protocol error: too big inline request");
-                    c->closeAfterReply = 1;
-                }
-                break;
-            }
-            size_t ll = (size_t)(nl - p);
-            off += ll + 1;
-            if (ll && p[ll - 1] == '\r') ll--;
-            argv = inlineArgs(p, ll, &argc);
-            if (!argv) {
-                addError(c, "ERR Protocol error: unbalanced quotes in request");
-                c->closeAfterReply = 1;
-                break;
-            }
-        }
-        if (argc > 0) processCommandOf(c, argc, argv);
-        for (int i = 0; i < argc; i++)
-            sdsFree(argv[i]);
-        xfree(argv);
-    }
-    sdsRange(c->qbuf, (ssize_t)off, -1);
-    sclientFlush(c);
-}
-
-static void acceptHandler(EventLoop *el, int fd, void *data, int mask) {
-    Listener *l = data;
-    for (int i = 0; i < 100; i++) {
-        char peer[128];
-        Connection *conn = connAccept(l, fd, peer, sizeof(peer));
-        if (!conn) return;
-        sentinel.clientsReceived++;
-        if (sentinel.protectedMode && sentinel.nbind == 0 && !sentinel.requirepass && !connIsLoopback(conn)) {
-            connWrite(conn, ERR_DENIED_PROTECTED, strlen(ERR_DENIED_PROTECTED));
-            connClose(conn);
-            continue;
-        }
-        SClient *c = xcalloc(sizeof(*c));
-        c->conn = conn;
-        c->qbuf = sdsEmpty();
-        c->obuf = sdsEmpty();
-        c->resp = 2;
-        c->id = sentinel.clientsReceived;
-        c->ctime = c->lastInteraction = mstime();
-        snprintf(c->addr, sizeof(c->addr), "%s", peer);
-        if (connLocalAddr(conn, c->laddr, sizeof(c->laddr)) != 0) c->laddr[0] = '\0';
-        c->next = clients;
-        clients = c;
-        sentinel.nclients++;
-        connSetNoDelay(conn, 1);
-        connEventAdd(conn, EV_READABLE, sclientReadable, c);
-    }
-}
-
-static void beforeSleep(EventLoop *el) {
-    SClient *c = clients;
-    while (c) {
-        SClient *next = c->next;
-        if (sdsLen(c->obuf)) sclientFlush(c);
-        c = next;
-    }
 }
 
 /* SIGTERM/SIGINT: the timer exits (config flushed) on its next run. */
@@ -2536,27 +1320,9 @@ int sentinelMain(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     signal(SIGTERM, sigtermHandler);
     signal(SIGINT, sigtermHandler);
-    loop = eventLoopCreate(10000 + 128);
+    EventLoop *loop = eventLoopCreate(10000 + 128);
     connInit(loop);
-    const char *defBind[2] = {"*", "::*"};
-    int nb = sentinel.nbind ? sentinel.nbind : 2;
-    int bound = 0;
-    for (int i = 0; i < nb; i++) {
-        ConnListenSpec spec = {
-            .addr = sentinel.nbind ? sentinel.bind[i] : defBind[i], .port = sentinel.port, .backlog = 511};
-        if (listenerBind(&sentinelListener, &spec) == 0)
-            bound++;
-        else if (sentinel.nbind) {
-            serverLog(LL_WARNING, "Warning: Could not create server TCP listening socket %s:%d: %s",
-                      spec.addr, sentinel.port, strerror(errno));
-            return 1;
-        }
-    }
-    if (!bound) {
-        serverLog(LL_WARNING, "Failed listening on port %d (tcp), aborting.", sentinel.port);
-        return 1;
-    }
-    listenerInstall(&sentinelListener, acceptHandler);
+    if (sentinelListen() != 0) return 1;
     serverLog(LL_NOTICE, "Cairn %s (Redis %s compatible) running in sentinel mode, port %d, pid %d",
               CAIRN_VERSION, REDIS_COMPAT_VERSION, sentinel.port, (int)getpid());
     sentinelFlushConfig();
@@ -2574,7 +1340,7 @@ int sentinelMain(int argc, char **argv) {
         unsetenv("UPSTART_JOB");
     }
     eventAddTimer(loop, 100, sentinelTimer, NULL);
-    eventSetBeforeSleep(loop, beforeSleep);
+    eventSetBeforeSleep(loop, sentinelBeforeSleep);
     eventLoopRun(loop);
     return 0;
 }

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "core/conn.h"
+#include "core/event.h"
 #include "ds/sds.h"
 
 /* A parsed RESP value: type is the RESP2 prefix ('+', '-', ':', '$', '*');
@@ -179,6 +180,11 @@ extern SentinelTunables stun;
 void sentinelEvent(int level, const char *type, SInst *ri, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* As sentinelEvent, but the text is fmt alone: ri only chooses the
+ * notification script (Redis's events whose format has no "%@"). */
+void sentinelEventAbout(int level, const char *type, SInst *ri, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* sentinel_tilt.c */
 void sentinelTunablesInit(void);
 /* TILT: enters it when the timer ran late or the clock went back (call
@@ -204,6 +210,38 @@ sds sentinelPendingScriptsReply(sds out, int resp);
  * "observer"), state, from ip and port, to ip and port. */
 void sentinelCallReconfScript(SInst *m, int leader, const char *state, const char *fromIp, int fromPort,
                               const char *toIp, int toPort);
+
+/* sentinel.c, for the commands (sentinel_client.c). */
+int sentinelParseLL(const char *s, long long *out); /* 0, or -1: not an integer */
+const char *sentinelInstTypeName(const SInst *ri);   /* "master", "slave", "sentinel" */
+void sentinelInstRemoveAt(SInst **arr, int *n, int i);
+/* Forgets m's replicas and sentinels (or its replicas only) and
+ * reconnects (SENTINEL RESET, a switch). */
+void sentinelResetMaster(SInst *m);
+void sentinelResetMasterKeepSentinels(SInst *m);
+/* Votes for runid as m's failover leader in reqEpoch when not voted yet. */
+void sentinelVoteLeader(SInst *m, unsigned long long reqEpoch, const char *runid);
+/* Flushes the config and exits 0 (SHUTDOWN, SIGTERM). */
+void sentinelShutdown(void);
+/* The replica a failover of m would promote now, NULL if none. */
+SInst *sentinelSelectSlave(SInst *m, long long now);
+/* Where m's primary is now (the promoted replica late in a failover). */
+const SInst *sentinelCurrentMasterAddr(const SInst *m);
+/* A hello message (PUBLISH __sentinel__:hello from a client, or the
+ * pub/sub link). */
+void sentinelProcessHello(const char *hello, size_t len);
+/* SENTINEL MONITOR's checks and effect: NULL or the error. */
+const char *sentinelAddMaster(const char *name, const char *ip, const char *portS, const char *quorumS,
+                              SInst **out);
+
+/* sentinel_client.c: clients of the sentinel (RESP2/RESP3, the commands
+ * Sentinel mode has). */
+/* Sends an event to the clients subscribed to its channel. */
+void sentinelPublish(const char *channel, const char *msg);
+/* Binds the listeners (bind/port) and accepts clients: 0, or -1 logged. */
+int sentinelListen(void);
+/* Flushes the clients' output (the loop's before-sleep hook). */
+void sentinelBeforeSleep(EventLoop *el);
 
 /* The name to send for command `cmd` to ri (its master's rename-command). */
 const char *sentinelMapCommand(const SInst *ri, const char *cmd);
