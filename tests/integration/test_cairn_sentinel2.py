@@ -589,3 +589,87 @@ def test_redis_py_sentinel_client_across_a_failover(start_server, sentinels):
     replica = client.slave_for(NAME, socket_timeout=2)
     wait_for(lambda: replica.get("w%d" % last) == str(last).encode(), 30, "replica read")
     assert replica.execute_command("ROLE")[0] == b"slave"
+
+
+# --- HELLO, RESP3, CLIENT -------------------------------------------------------------
+
+PROTOCOL = [
+    ("HELLO",),
+    ("HELLO", "x"),
+    ("HELLO", "4"),
+    ("HELLO", "3", "SETNAME", "a b"),
+    ("HELLO", "2", "AUTH", "default", "nopass-here"),
+    ("HELLO", "2", "FOO"),
+    ("CLIENT", "GETNAME"),
+    ("CLIENT", "SETNAME", "x y"),
+    ("CLIENT", "SETNAME", "foo"),
+    ("CLIENT", "GETNAME"),
+    ("CLIENT", "ID", "x"),
+    ("CLIENT", "FOO"),
+    ("CLIENT",),
+    ("CLIENT", "LIST", "TYPE", "x"),
+    ("CLIENT", "LIST", "ID", "x"),
+    ("CLIENT", "KILL", "1.2.3.4:5"),
+    ("CLIENT", "KILL", "ID", "0"),
+    ("CLIENT", "KILL", "ID", "999999", "SKIPME", "no"),
+    ("CLIENT", "KILL", "USER", "bob"),
+    ("CLIENT", "KILL", "ADDR", "1.2.3.4:5", "SKIPME", "maybe"),
+    ("CLIENT", "KILL", "ADDR"),
+    ("CLIENT", "KILL", "TYPE", "pubsub"),
+    ("HELLO", "3", "SETNAME", "bar"),
+    ("CLIENT", "GETNAME"),
+    ("SENTINEL", "GET-MASTER-ADDR-BY-NAME", "nosuch"),
+    ("SENTINEL", "DEBUG"),
+    ("SENTINEL", "CONFIG", "GET", "announce-*"),
+    ("SENTINEL", "PENDING-SCRIPTS"),
+    ("SENTINEL", "INFO-CACHE", NAME),
+    ("SENTINEL", "MYID"),
+    ("SUBSCRIBE", "a", "b"),
+    ("PING",),
+    ("ROLE",),
+    ("UNSUBSCRIBE",),
+    ("PSUBSCRIBE", "x*"),
+    ("PUNSUBSCRIBE", "x*"),
+    ("HELLO", "2"),
+    ("SUBSCRIBE", "a"),
+    ("PING", "hi"),
+    ("ROLE",),
+]
+
+
+def normalized(b):
+    import re
+    b = re.sub(rb"\$40\r\n[0-9a-f]{40}\r\n", b"$40\r\n<id>\r\n", b)
+    return re.sub(rb"(\$2\r\nid\r\n):\d+\r\n", rb"\1:<n>\r\n", b)
+
+
+def test_hello_resp3_and_client_match_redis_sentinel(sentinels):
+    """HELLO (its 6 fields, RESP3 switch, SETNAME, AUTH, errors), RESP3
+    replies (maps, nulls, pushes; a subscribed RESP3 client runs ROLE) and
+    CLIENT GETNAME/SETNAME/ID/LIST/KILL errors and counts: the same bytes
+    as redis-sentinel (ids and the run id normalized)."""
+    dead = free_port()
+    ours = sentinels(CAIRN_SENTINEL, dead)
+    theirs = sentinels(SENTINEL_BIN, dead)
+    a = raw(ours.port, *PROTOCOL)
+    b = raw(theirs.port, *PROTOCOL)
+    for cmd, x, y in zip(PROTOCOL, a, b):
+        assert normalized(x) == normalized(y), cmd
+    # CLIENT INFO / LIST: the same fields in the same order
+    la = ours.cmd("CLIENT", "INFO").split()
+    lb = theirs.cmd("CLIENT", "INFO").split()
+    assert [f.split("=")[0] for f in la] == [f.split("=")[0] for f in lb]
+    assert "cmd=client|info" in la and "resp=2" in la
+    ours.cmd("CLIENT", "SETNAME", "me")
+    me = [l for l in ours.cmd("CLIENT", "LIST").splitlines() if "name=me " in l]
+    assert len(me) == 1 and "id=%d " % ours.cmd("CLIENT", "ID") in me[0]
+    # CLIENT KILL of another client: that connection is closed
+    other = socket.create_connection(("127.0.0.1", ours.port), timeout=10)
+    other.sendall(encode("CLIENT", "ID"))
+    got = b""
+    while not got.endswith(b"\r\n"):
+        got += other.recv(100)
+    vid = int(got[1:-2])
+    assert ours.cmd("CLIENT", "KILL", "ID", vid) == 1
+    assert other.recv(100) == b""  # closed by the sentinel
+    other.close()
