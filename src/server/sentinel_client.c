@@ -1065,7 +1065,7 @@ static int processCommandOf(SClient *c, int argc, sds *argv) {
             c->obuf,
             "-ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET "
             "are allowed in this context\r\n",
-            cmd);
+            c->lastCmd); /* Redis names the command in lower case (and CLIENT's as client|sub) */
         return 0;
     }
     if (!strcasecmp(cmd, "ping")) {

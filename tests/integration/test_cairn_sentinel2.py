@@ -624,7 +624,7 @@ PROTOCOL = [
     ("SENTINEL", "PENDING-SCRIPTS"),
     ("SENTINEL", "INFO-CACHE", NAME),
     ("SENTINEL", "MYID"),
-    ("SUBSCRIBE", "a", "b"),
+    ("SUBSCRIBE", "a"),  # one channel: UNSUBSCRIBE's order over several is Redis's hash order
     ("PING",),
     ("ROLE",),
     ("UNSUBSCRIBE",),
