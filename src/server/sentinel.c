@@ -1172,6 +1172,7 @@ static long long sentinelTimer(EventLoop *loop, long long id, void *data) {
         }
     }
     sentinelScriptsTimer();
+    sentinelStatsSample(now);
     return 100;
 }
 

@@ -77,6 +77,8 @@ static void sclientFree(SClient *c) {
 static int sclientFlush(SClient *c) {
     while (sdsLen(c->obuf)) {
         long n = connWrite(c->conn, c->obuf, sdsLen(c->obuf));
+        sstats.writes++;
+        if (n > 0) sstats.netOutput += n;
         if (n < 0 && errno == EAGAIN) break;
         if (n <= 0) {
             sclientFree(c);
@@ -655,51 +657,48 @@ static void sentinelCommand(SClient *c, int argc, sds *argv) {
 /* --- the other commands --- */
 
 static void infoCommand(SClient *c, int argc, sds *argv) {
-    const char *sec = argc >= 2 ? argv[1] : "default";
-    int all = !strcasecmp(sec, "all") || !strcasecmp(sec, "default") || !strcasecmp(sec, "everything");
-    sds s = sdsEmpty();
-    long long now = mstime();
-    if (all || !strcasecmp(sec, "server")) {
-        s = sdsCatPrintf(
-            s,
-            "# Server\r\nredis_version:%s\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\n"
-            "redis_mode:sentinel\r\narch_bits:%d\r\nmultiplexing_api:epoll\r\nprocess_id:%d\r\n"
-            "run_id:%s\r\ntcp_port:%d\r\nserver_time_usec:%lld\r\nuptime_in_seconds:%lld\r\n"
-            "uptime_in_days:%lld\r\nhz:10\r\nconfigured_hz:10\r\nexecutable:%s\r\nconfig_file:%s\r\n",
-            REDIS_COMPAT_VERSION, (int)(sizeof(long) * 8), (int)getpid(), sentinel.myid, sentinel.port,
-            ustime(), (now - sentinel.startMs) / 1000, (now - sentinel.startMs) / 86400000,
-            server.executable ? server.executable : "", sentinel.configFile);
-    }
-    if (all || !strcasecmp(sec, "clients")) {
-        if (sdsLen(s)) s = sdsCat(s, "\r\n");
-        s = sdsCatPrintf(s, "# Clients\r\nconnected_clients:%d\r\nmaxclients:10000\r\n", sentinel.nclients);
-    }
-    if (all || !strcasecmp(sec, "stats")) {
-        if (sdsLen(s)) s = sdsCat(s, "\r\n");
-        s = sdsCatPrintf(s, "# Stats\r\ntotal_connections_received:%llu\r\ntotal_commands_processed:%llu\r\n",
-                         sentinel.clientsReceived, sentinel.commandsProcessed);
-    }
-    if (all || !strcasecmp(sec, "sentinel")) {
-        if (sdsLen(s)) s = sdsCat(s, "\r\n");
-        s = sdsCatPrintf(
-            s,
-            "# Sentinel\r\nsentinel_masters:%d\r\nsentinel_tilt:%d\r\nsentinel_tilt_since_seconds:%lld\r\n"
-            "sentinel_running_scripts:%d\r\nsentinel_scripts_queue_length:%d\r\n"
-            "sentinel_simulate_failure_flags:%d\r\n",
-            sentinel.nmasters, sentinel.tilt, sentinel.tilt ? (now - sentinel.tiltStart) / 1000 : -1LL,
-            sentinelScriptsRunning(), sentinelScriptsQueued(), sentinel.simFailure);
-        for (int i = 0; i < sentinel.nmasters; i++) {
-            SInst *m = sentinel.masters[i];
-            s = sdsCatPrintf(s, "master%d:name=%s,status=%s,address=%s:%d,slaves=%d,sentinels=%d\r\n", i,
-                             m->name,
-                             m->flags & SRI_O_DOWN   ? "odown"
-                             : m->flags & SRI_S_DOWN ? "sdown"
-                                                     : "ok",
-                             m->ip, m->port, m->nslaves, m->nsentinels + 1);
-        }
-    }
+    sds s = sentinelInfo(argc, argv);
     addBulkLen(c, s, sdsLen(s));
     sdsFree(s);
+}
+
+size_t sentinelClientsMaxInput(void) {
+    size_t m = 0;
+    for (SClient *c = clients; c; c = c->next)
+        if (sdsCap(c->qbuf) > m) m = sdsCap(c->qbuf);
+    return m;
+}
+
+size_t sentinelClientsMaxOutput(void) {
+    size_t m = 0;
+    for (SClient *c = clients; c; c = c->next)
+        if (sdsLen(c->obuf) > m) m = sdsLen(c->obuf);
+    return m;
+}
+
+/* Distinct names across clients (a small number: a quadratic scan). */
+static int distinctNames(int pattern) {
+    int n = 0;
+    for (SClient *c = clients; c; c = c->next) {
+        sds *arr = pattern ? c->patterns : c->channels;
+        int cnt = pattern ? c->npatterns : c->nchannels;
+        for (int i = 0; i < cnt; i++) {
+            int seen = 0;
+            for (SClient *o = clients; o != c && !seen; o = o->next) {
+                sds *oa = pattern ? o->patterns : o->channels;
+                int on = pattern ? o->npatterns : o->nchannels;
+                for (int k = 0; k < on && !seen; k++)
+                    seen = !strcmp(oa[k], arr[i]);
+            }
+            if (!seen) n++;
+        }
+    }
+    return n;
+}
+
+void sentinelPubsubCounts(int *channels, int *patterns) {
+    *channels = distinctNames(0);
+    *patterns = distinctNames(1);
 }
 
 static void subscribeCommand(SClient *c, int argc, sds *argv, int pattern) {
@@ -1056,6 +1055,17 @@ static int processCommandOf(SClient *c, int argc, sds *argv) {
         addError(c, "NOAUTH Authentication required.");
         return 0;
     }
+    /* unknown commands first (Redis checks the name before the context) */
+    static const char *known[] = {"ping",    "sentinel", "info",  "role",     "subscribe", "psubscribe",
+                                  "unsubscribe", "punsubscribe", "publish", "client", "shutdown", "quit",
+                                  NULL}; /* COMMAND and ACL are not built in Sentinel mode yet */
+    int isKnown = 0;
+    for (int i = 0; known[i] && !isKnown; i++)
+        isKnown = !strcasecmp(cmd, known[i]);
+    if (!isKnown) {
+        unknownCommand(c, argc, argv);
+        return 0;
+    }
     /* RESP2 only: a subscribed RESP3 client runs any command (Redis) */
     int subscribed = c->nchannels + c->npatterns > 0 && c->resp == 2;
     if (subscribed && strcasecmp(cmd, "subscribe") && strcasecmp(cmd, "psubscribe") &&
@@ -1116,11 +1126,6 @@ static int processCommandOf(SClient *c, int argc, sds *argv) {
     } else if (!strcasecmp(cmd, "quit")) {
         addStatus(c, "OK");
         c->closeAfterReply = 1;
-    } else if (!strcasecmp(cmd, "command")) {
-        if (argc == 2 && !strcasecmp(argv[1], "count"))
-            addLL(c, 0);
-        else
-            addArray(c, 0);
     } else {
         unknownCommand(c, argc, argv);
     }
@@ -1139,6 +1144,8 @@ static void sclientReadable(EventLoop *el, int fd, void *data, int mask) {
     SClient *c = data;
     char buf[16384];
     long n = connRead(c->conn, buf, sizeof(buf));
+    sstats.reads++;
+    if (n > 0) sstats.netInput += n;
     if (n == 0 || (n < 0 && errno != EAGAIN)) {
         sclientFree(c);
         return;
@@ -1187,7 +1194,11 @@ static void sclientReadable(EventLoop *el, int fd, void *data, int mask) {
                 break;
             }
         }
-        if (argc > 0) processCommandOf(c, argc, argv);
+        if (argc > 0) {
+            size_t before = sdsLen(c->obuf);
+            processCommandOf(c, argc, argv);
+            if (sdsLen(c->obuf) > before && c->obuf[before] == '-') sstats.errorReplies++;
+        }
         for (int i = 0; i < argc; i++)
             sdsFree(argv[i]);
         xfree(argv);
@@ -1204,6 +1215,7 @@ static void acceptHandler(EventLoop *el, int fd, void *data, int mask) {
         if (!conn) return;
         sentinel.clientsReceived++;
         if (sentinel.protectedMode && sentinel.nbind == 0 && !sentinel.requirepass && !connIsLoopback(conn)) {
+            sstats.rejected++;
             connWrite(conn, ERR_DENIED_PROTECTED, strlen(ERR_DENIED_PROTECTED));
             connClose(conn);
             continue;

@@ -272,6 +272,11 @@ static const char *handleLine(int argc, sds *argv) {
         if (i == 4) return "argument(s) must be one of the following: debug, verbose, notice, warning";
         server.cfg.loglevel = i;
     }
+    /* Directives that would change who may connect or how, which this
+     * Sentinel does not apply: refused, not silently ignored. */
+    static const char *refused[] = {"user", "aclfile", "tls-port", "unixsocket", "rename-command", NULL};
+    for (int i = 0; refused[i]; i++)
+        if (!strcasecmp(k, refused[i])) return "This directive is not supported in Sentinel mode by Cairn.";
     /* Other data-server directives are accepted and have no effect in
      * Sentinel mode (as most of them in Redis's). */
     return NULL;

@@ -243,6 +243,23 @@ int sentinelListen(void);
 /* Flushes the clients' output (the loop's before-sleep hook). */
 void sentinelBeforeSleep(EventLoop *el);
 
+/* Counters of the client layer (INFO stats; sentinel_info.c). */
+typedef struct SentinelStats {
+    long long netInput, netOutput; /* bytes read from / written to clients */
+    long long reads, writes;       /* read and write calls */
+    long long rejected;            /* connections refused (protected mode) */
+    long long errorReplies;
+} SentinelStats;
+extern SentinelStats sstats;
+/* sentinel_info.c: INFO [section ...]'s text; a sample for the rates. */
+sds sentinelInfo(int argc, sds *argv);
+void sentinelStatsSample(long long now);
+/* sentinel_client.c, for INFO: the largest client input and output
+ * buffers, and the channels and patterns subscribed (distinct). */
+size_t sentinelClientsMaxInput(void);
+size_t sentinelClientsMaxOutput(void);
+void sentinelPubsubCounts(int *channels, int *patterns);
+
 /* The name to send for command `cmd` to ri (its master's rename-command). */
 const char *sentinelMapCommand(const SInst *ri, const char *cmd);
 

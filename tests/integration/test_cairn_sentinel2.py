@@ -673,3 +673,36 @@ def test_hello_resp3_and_client_match_redis_sentinel(sentinels):
     assert ours.cmd("CLIENT", "KILL", "ID", vid) == 1
     assert other.recv(100) == b""  # closed by the sentinel
     other.close()
+
+
+# --- INFO ----------------------------------------------------------------------------
+
+def info_shape(text):
+    """Section headers and field names, in order (values vary)."""
+    return [l if l.startswith("#") else l.split(":")[0] for l in text.split("\r\n") if l]
+
+
+@pytest.mark.parametrize("args", [(), ("default",), ("all",), ("everything",), ("server",), ("clients",),
+                                  ("stats",), ("cpu",), ("sentinel",), ("cpu", "server"), ("nosuch",),
+                                  ("SENTINEL", "clients")])
+def test_info_sections_match_redis_sentinel(args, sentinels):
+    """INFO in Sentinel mode: the same sections, fields and order as
+    redis-sentinel's for each request; counters that mean something here
+    move (commands, connections, bytes, errors)."""
+    dead = free_port()
+    ours = sentinels(CAIRN_SENTINEL, dead)
+    theirs = sentinels(SENTINEL_BIN, dead)
+    a = raw(ours.port, ("INFO",) + args)[0]
+    b = raw(theirs.port, ("INFO",) + args)[0]
+    ta = a.split(b"\r\n", 1)[1].decode()
+    tb = b.split(b"\r\n", 1)[1].decode()
+    assert info_shape(ta) == info_shape(tb)
+    if args == ("stats",):
+        before = ours.client.info("stats")
+        with pytest.raises(redis.ResponseError):
+            ours.cmd("NOSUCHCOMMAND")
+        after = ours.client.info("stats")
+        assert after["total_error_replies"] == before["total_error_replies"] + 1
+        assert after["total_commands_processed"] > before["total_commands_processed"]
+        assert after["total_net_input_bytes"] > before["total_net_input_bytes"]
+        assert after["total_net_output_bytes"] > before["total_net_output_bytes"]
