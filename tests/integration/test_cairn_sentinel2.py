@@ -706,3 +706,61 @@ def test_info_sections_match_redis_sentinel(args, sentinels):
         assert after["total_commands_processed"] > before["total_commands_processed"]
         assert after["total_net_input_bytes"] > before["total_net_input_bytes"]
         assert after["total_net_output_bytes"] > before["total_net_output_bytes"]
+
+
+# --- the reverse mixed group: redis-sentinels in the majority, redis-server nodes ---------
+
+def test_redis_majority_group_over_redis_servers(start_oracle, sentinels):
+    """Two redis-sentinels and one cairn-sentinel over redis-server 7.0.15
+    (a primary, two replicas), under SET + WAIT 1 writes: they find each
+    other, SIGKILL of the primary gives exactly one failover (whoever
+    leads it), the three agree, every acknowledged write is on the new
+    primary, the other replica follows, and the old primary, restarted,
+    becomes a replica of the new one."""
+    if not os.path.exists(SENTINEL_BIN):
+        pytest.skip("no redis-sentinel")
+    cfg = {"config_file": "", "repl-diskless-sync-delay": "0"}
+    p = start_oracle(**cfg)
+    reps = [start_oracle(**cfg) for _ in range(2)]
+    for r in reps:
+        r.client().execute_command("REPLICAOF", "127.0.0.1", p.port)
+    for r in reps:
+        wait_for(lambda: r.client().info("replication")["master_link_status"] == "up", 30, "replica up")
+    sents = [sentinels(SENTINEL_BIN, p.port, failover_timeout=6000),
+             sentinels(CAIRN_SENTINEL, p.port, failover_timeout=6000),
+             sentinels(SENTINEL_BIN, p.port, failover_timeout=6000)]
+    for s in sents:
+        wait_for(lambda: len(s.cmd("SENTINEL", "REPLICAS", NAME)) == 2 and
+                 len(s.cmd("SENTINEL", "SENTINELS", NAME)) == 2, 60, "discovery")
+    pc = p.client()
+    acked = []
+    for i in range(200):
+        pc.set("k%d" % i, i)
+        if pc.execute_command("WAIT", 1, 2000) >= 1:
+            acked.append(i)
+    assert acked
+    old_port = p.port
+    os.kill(p.pid, signal.SIGKILL)
+    p.proc.wait()
+    try:
+        for s in sents:
+            wait_for(lambda: s.cmd("SENTINEL", "GET-MASTER-ADDR-BY-NAME", NAME)[1] != str(old_port), 90,
+                     "switch-master")
+        addrs = {tuple(s.cmd("SENTINEL", "GET-MASTER-ADDR-BY-NAME", NAME)) for s in sents}
+        assert len(addrs) == 1
+        port = int(addrs.pop()[1])
+        new = next(r for r in reps if r.port == port)
+        other = next(r for r in reps if r is not new)
+        assert new.client().execute_command("ROLE")[0] == b"master"
+        vals = new.client().mget(["k%d" % i for i in acked])
+        assert all(v == str(i).encode() for i, v in zip(acked, vals))
+        wait_for(lambda: other.client().info("replication").get("master_port") == new.port and
+                 other.client().info("replication")["master_link_status"] == "up", 60, "sibling follows")
+        switch = "+switch-master %s 127.0.0.1 %d 127.0.0.1 %d" % (NAME, old_port, port)
+        wait_for(lambda: all(switch in s.log() for s in sents), 30, "every sentinel logs the switch")
+        assert sum(s.log().count("+failover-end ") for s in sents) == 1
+        back = start_oracle(port=old_port, **cfg)
+        wait_for(lambda: back.client().info("replication").get("master_port") == new.port and
+                 back.client().info("replication")["master_link_status"] == "up", 120, "old primary rejoins")
+    except AssertionError as e:
+        raise AssertionError("%s\n%s" % (e, "\n".join("--- %d:\n%s" % (s.port, s.log()[-4000:]) for s in sents)))
