@@ -1196,7 +1196,7 @@ const char *sentinelAddMaster(const char *name, const char *ip, const char *port
                               SInst **out) {
     long long port, quorum;
     if (sentinelParseLL(quorumS, &quorum) || quorum <= 0) return "Quorum must be 1 or greater.";
-    if (sentinelParseLL(portS, &port) || port <= 0 || port > 65535) return "Invalid port number";
+    if (sentinelParseLL(portS, &port) || port < 0 || port > 65535) return "Invalid port number.";
     if (!validName(name)) return "Invalid master name";
     if (masterByName(name)) return "Duplicate master name.";
     SInst *m = instCreate(SRI_MASTER, name, ip, (int)port, NULL);

@@ -10,6 +10,7 @@
  *     freed only by itself (closeAfterReply), a write error, or CLIENT KILL
  *     from another client (never while its own handler runs).
  *   - Maps and pushes follow the client's protocol (addMap, addPush). */
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -463,6 +464,31 @@ static void sentinelCommand(SClient *c, int argc, sds *argv) {
         addLL(c, n);
     } else if (!strcasecmp(sub, "monitor")) {
         ARITY(6, 1);
+        /* Redis's checks, in its order: quorum and port are integers,
+         * quorum >= 1, the address an IP (hostnames are not resolved),
+         * then the port's range and the name */
+        long long quorum, port;
+        unsigned char abuf[16];
+        if (sentinelParseLL(argv[5], &quorum) || quorum < -2147483648LL || quorum > 2147483647LL) {
+            addError(c, "ERR Invalid quorum");
+            return;
+        }
+        if (sentinelParseLL(argv[4], &port) || port < -2147483648LL || port > 2147483647LL) {
+            addError(c, "ERR Invalid port");
+            return;
+        }
+        if (quorum <= 0) {
+            addError(c, "ERR Quorum must be 1 or greater.");
+            return;
+        }
+        if (inet_pton(AF_INET, argv[3], abuf) != 1 && inet_pton(AF_INET6, argv[3], abuf) != 1) {
+            addError(c, "ERR Invalid IP address or hostname specified");
+            return;
+        }
+        if (port < 0 || port > 65535) {
+            addError(c, "ERR Invalid port number.");
+            return;
+        }
         const char *err = sentinelAddMaster(argv[2], argv[3], argv[4], argv[5], &m);
         if (err) {
             c->obuf = sdsCatPrintf(c->obuf, "-ERR %s\r\n", err);

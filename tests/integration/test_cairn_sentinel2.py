@@ -100,6 +100,16 @@ DETERMINISTIC = [
     ("SENTINEL", "SET", NAME, "parallel-syncs", "0"),
     ("SENTINEL", "SET", NAME, "auth-pass", "secret", "auth-user", "someone"),
     ("SENTINEL", "SET", "nosuch", "quorum", "2"),
+    ("SENTINEL", "MONITOR", "a", "localhost", "6379", "2"),
+    ("SENTINEL", "MONITOR", "a", "127.0.0.1", "x", "2"),
+    ("SENTINEL", "MONITOR", "a", "127.0.0.1", "6379", "x"),
+    ("SENTINEL", "MONITOR", "a", "127.0.0.1", "6379", "0"),
+    ("SENTINEL", "MONITOR", "a", "127.0.0.1", "99999", "2"),
+    ("SENTINEL", "MONITOR", "a", "127.0.0.1", "-1", "2"),
+    ("SENTINEL", "MONITOR", "a", "::1", "0", "2"),
+    ("SENTINEL", "MONITOR", NAME, "127.0.0.1", "6379", "2"),
+    ("SENTINEL", "REMOVE", "a"),
+    ("SENTINEL", "REMOVE", "a"),
 ]
 
 
