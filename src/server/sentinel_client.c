@@ -149,11 +149,31 @@ void sentinelPublish(const char *channel, const char *msg) {
 
 /* --- SENTINEL replies about instances --- */
 
+/* The flags field of SENTINEL MASTER/REPLICAS/SENTINELS, in Redis's
+ * order. */
 static const char *flagsString(const SInst *ri, char *buf, size_t len) {
-    snprintf(buf, len, "%s%s%s%s%s", sentinelInstTypeName(ri), ri->flags & SRI_S_DOWN ? ",s_down" : "",
-             ri->flags & SRI_O_DOWN ? ",o_down" : "",
-             (ri->flags & SRI_SENTINEL) && (ri->flags & SRI_MASTER_DOWN) ? ",master_down" : "",
-             ri->cc->conn && ri->cc->connected ? "" : ",disconnected");
+    static const struct {
+        int flag;
+        const char *name;
+    } names[] = {{SRI_S_DOWN, "s_down"},
+                 {SRI_O_DOWN, "o_down"},
+                 {SRI_MASTER, "master"},
+                 {SRI_SLAVE, "slave"},
+                 {SRI_SENTINEL, "sentinel"},
+                 {-1, "disconnected"},
+                 {SRI_MASTER_DOWN, "master_down"},
+                 {SRI_FAILOVER_IN_PROGRESS, "failover_in_progress"},
+                 {SRI_PROMOTED, "promoted"},
+                 {SRI_RECONF_SENT, "reconf_sent"},
+                 {SRI_RECONF_DONE, "reconf_done"},
+                 {SRI_FORCE_FAILOVER, "force_failover"}};
+    size_t off = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        int on = names[i].flag == -1 ? !(ri->cc->conn && ri->cc->connected) : (ri->flags & names[i].flag) != 0;
+        if (!on || off >= len) continue;
+        off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? "," : "", names[i].name);
+    }
     return buf;
 }
 

@@ -774,3 +774,14 @@ def test_redis_majority_group_over_redis_servers(start_oracle, sentinels):
                  back.client().info("replication")["master_link_status"] == "up", 120, "old primary rejoins")
     except AssertionError as e:
         raise AssertionError("%s\n%s" % (e, "\n".join("--- %d:\n%s" % (s.port, s.log()[-4000:]) for s in sents)))
+
+
+def test_flags_order_of_a_down_primary(sentinels):
+    """A primary that is not there: the flags field reads the same as
+    redis-sentinel's, in Redis's order (s_down,master,disconnected)."""
+    dead = free_port()
+    both = [sentinels(CAIRN_SENTINEL, dead, down_after=500), sentinels(SENTINEL_BIN, dead, down_after=500)]
+    for s in both:
+        wait_for(lambda: "s_down" in pairs(s.cmd("SENTINEL", "MASTER", NAME))["flags"], 30, "s_down")
+    flags = [pairs(s.cmd("SENTINEL", "MASTER", NAME))["flags"] for s in both]
+    assert flags[0] == flags[1] == "s_down,master,disconnected"
