@@ -424,11 +424,13 @@ def start_outcome(binary, conf, port):
                 i = [k for k, l in enumerate(out) if "FATAL CONFIG FILE ERROR" in l]
                 return ("exit", proc.returncode, out[i[0]:i[0] + 4] if i else out[-3:])
             try:
-                if redis.Redis(port=port, socket_timeout=1).ping():
-                    return "up"
-            except (redis.ConnectionError, redis.TimeoutError):
+                with socket.create_connection(("127.0.0.1", port), timeout=1) as probe:
+                    probe.sendall(b"PING\r\n")
+                    if probe.recv(16).startswith(b"+PONG"):
+                        return "up"
+            except OSError:
                 pass
-            time.sleep(0.05)
+            time.sleep(0.005)
         return "hung"
     finally:
         if proc.poll() is None:
@@ -785,3 +787,52 @@ def test_flags_order_of_a_down_primary(sentinels):
         wait_for(lambda: "s_down" in pairs(s.cmd("SENTINEL", "MASTER", NAME))["flags"], 30, "s_down")
     flags = [pairs(s.cmd("SENTINEL", "MASTER", NAME))["flags"] for s in both]
     assert flags[0] == flags[1] == "s_down,master,disconnected"
+
+
+def test_config_cut_at_every_byte_never_crashes(sentinels, tmp_path):
+    """The same written config cut at every byte of its sentinel lines:
+    cairn-sentinel either starts or exits with status 1 after a FATAL
+    CONFIG FILE ERROR; never a signal, never a hang."""
+    dead = free_port()
+    s = sentinels(CAIRN_SENTINEL, dead)
+    s.cmd("SENTINEL", "SET", NAME, "auth-pass", "pw", "auth-user", "u", "rename-command", "CONFIG", "CFG")
+    s.stop()
+    text = open(s.conf).read()
+    text += "sentinel known-replica %s 127.0.0.1 %d\nsentinel known-sentinel %s 127.0.0.1 %d %s\n" % (
+        NAME, free_port(), NAME, free_port(), "c" * 40)
+    first = text.index("\nsentinel ") + 1
+    port = free_port()
+    conf = tmp_path / "cut.conf"
+    outcomes = {"up": 0, "refused": 0}
+    for cut in range(first, len(text) + 1):
+        conf.write_text(text[:cut])
+        r = start_outcome(CAIRN_SENTINEL, str(conf), port)
+        assert r != "hung", cut
+        if r == "up":
+            outcomes["up"] += 1
+        else:
+            assert r[1] == 1 and any("FATAL CONFIG FILE ERROR" in l for l in r[2]), (cut, r)
+            outcomes["refused"] += 1
+    assert outcomes["up"] and outcomes["refused"]
+
+
+@pytest.mark.parametrize("garbage", [
+    b"*-5\r\n", b"*99999999999\r\n", b"*2\r\n$-7\r\n", b"$5\r\nhello\r\n", b"*1\r\n:5\r\n",
+    b"*1\r\n$99999999999\r\n", b"\x00\xff\r\n", b"\"unbalanced\r\n", b"*3\r\n$8\r\nSENTINEL\r\n$3\r\nSET\r\n",
+    b"*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n$1\r\na\r\n"])
+def test_protocol_garbage_leaves_the_sentinel_up(garbage, sentinels):
+    """Malformed requests on the sentinel's port: an error or a closed
+    connection for that client, the sentinel keeps serving others."""
+    s = sentinels(CAIRN_SENTINEL, free_port())
+    c = socket.create_connection(("127.0.0.1", s.port), timeout=5)
+    try:
+        c.sendall(garbage)
+        c.settimeout(1)
+        try:
+            c.recv(4096)
+        except (socket.timeout, ConnectionError):
+            pass
+    finally:
+        c.close()
+    assert s.client.ping() is True
+    assert s.proc.poll() is None
