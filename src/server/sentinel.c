@@ -315,13 +315,24 @@ int linkConnect(SLink *l, const char *ip, int port) {
  * Instances and events
  * ------------------------------------------------------------------- */
 
-SInst *instCreate(int flags, const char *name, const char *ip, int port, SInst *master) {
+int sentinelResolve(const char *host, char *ip, size_t len) {
+    return connResolveHost(host, !sentinel.resolveHostnames, ip, len);
+}
+
+const char *sentinelAnnounceHost(const SInst *ri) { return sentinel.announceHostnames ? ri->host : ri->ip; }
+
+SInst *instCreate(int flags, const char *name, const char *host, int port, SInst *master) {
+    char ip[64];
+    if (port < 0 || port > 65535 || sentinelResolve(host, ip, sizeof(ip)) != 0) return NULL;
     SInst *ri = xcalloc(sizeof(*ri));
     ri->flags = flags;
-    char addr[128];
-    snprintf(addr, sizeof(addr), "%s:%d", ip, port);
-    ri->name = xstrdup(name ? name : addr);
+    ri->host = xstrdup(host);
     ri->ip = xstrdup(ip);
+    char addr[160];
+    /* a replica is named by its announced address, IPv6 in brackets */
+    const char *ann = sentinelAnnounceHost(ri);
+    snprintf(addr, sizeof(addr), strchr(ann, ':') ? "[%s]:%d" : "%s:%d", ann, port);
+    ri->name = xstrdup(name ? name : addr);
     ri->port = port;
     ri->master = master;
     ri->createdAt = mstime();
@@ -350,6 +361,7 @@ void instFree(SInst *ri) {
     linkFree(ri->pc);
     xfree(ri->name);
     xfree(ri->ip);
+    xfree(ri->host);
     xfree(ri->authPass);
     xfree(ri->authUser);
     xfree(ri->slaveMasterHost);
@@ -417,10 +429,11 @@ static void eventV(int level, const char *type, SInst *ri, int prefix, const cha
     size_t off = 0;
     msg[0] = '\0';
     if (ri && prefix) {
-        off = (size_t)snprintf(msg, sizeof(msg), "%s %s %s %d", sentinelInstTypeName(ri), ri->name, ri->ip, ri->port);
+        off = (size_t)snprintf(msg, sizeof(msg), "%s %s %s %d", sentinelInstTypeName(ri), ri->name,
+                               sentinelAnnounceHost(ri), ri->port);
         if (ri->master && off < sizeof(msg))
             off += (size_t)snprintf(msg + off, sizeof(msg) - off, " @ %s %s %d", ri->master->name,
-                                    ri->master->ip, ri->master->port);
+                                    sentinelAnnounceHost(ri->master), ri->master->port);
     }
     if (fmt && off < sizeof(msg)) vsnprintf(msg + off, sizeof(msg) - off, fmt, ap);
     serverLog(level, "%s %s", type, msg);
@@ -530,8 +543,11 @@ static void infoReply(SInst *ri, RVal *r, void *priv) {
             ip[n] = '\0';
             port = atoi(pp + 5);
             if (port <= 0 || !ip[0]) continue;
-            if (!slaveByAddr(ri, ip, port)) {
+            char rip[64];
+            if (sentinelResolve(ip, rip, sizeof(rip)) != 0) continue;
+            if (!slaveByAddr(ri, rip, port)) {
                 SInst *s = instCreate(SRI_SLAVE, NULL, ip, port, ri);
+                if (!s) continue;
                 instAppend(&ri->slaves, &ri->nslaves, s);
                 sentinelEvent(LL_NOTICE, "+slave", s, "%s", "");
                 changed = 1;
@@ -550,7 +566,7 @@ static void infoReply(SInst *ri, RVal *r, void *priv) {
         snprintf(port, sizeof(port), "%d", ri->master->port);
         ri->reconfSentTime = now;
         sentinelEvent(LL_WARNING, "+convert-to-slave", ri, "%s", "");
-        sendTransaction(ri, ri->master->ip, port);
+        sendTransaction(ri, sentinelAnnounceHost(ri->master), port);
     }
     if (ri->flags & SRI_SLAVE) {
         if (infoField(info, "master_link_down_since_seconds", v, sizeof(v)))
@@ -615,9 +631,13 @@ void sentinelProcessHello(const char *hello, size_t len) {
     if (!strcmp(runid, sentinel.myid)) return;
     /* A newer configuration of the primary: follow it (a failover of ours
      * in an older epoch is dropped by the switch). */
-    if (mepoch > m->configEpoch && (m->port != mport || strcmp(m->ip, mip))) {
+    char mipResolved[64], ipResolved[64];
+    if (sentinelResolve(mip, mipResolved, sizeof(mipResolved)) != 0 ||
+        sentinelResolve(ip, ipResolved, sizeof(ipResolved)) != 0)
+        return; /* as Redis: an address it cannot resolve is not used */
+    if (mepoch > m->configEpoch && (m->port != mport || strcmp(m->ip, mipResolved))) {
         sentinelEvent(LL_WARNING, "+config-update-from", NULL, "sentinel %s %s %lld @ %s %s %d", runid, ip,
-                      port, m->name, m->ip, m->port);
+                      port, m->name, sentinelAnnounceHost(m), m->port);
         m->configEpoch = mepoch;
         /* switched by the timer: this runs on one of m's links */
         xfree(m->pendingSwitchIp);
@@ -632,7 +652,7 @@ void sentinelProcessHello(const char *hello, size_t len) {
         /* Same address, other run id: a restarted sentinel. */
         for (int i = 0; i < m->nsentinels; i++) {
             SInst *o = m->sentinels[i];
-            if (o->port == port && !strcmp(o->ip, ip)) {
+            if (o->port == port && !strcmp(o->ip, ipResolved)) {
                 sentinelEvent(LL_NOTICE, "-dup-sentinel", o, " #duplicate of %s:%lld or %s", ip, port, runid);
                 instFree(o);
                 sentinelInstRemoveAt(m->sentinels, &m->nsentinels, i);
@@ -640,6 +660,7 @@ void sentinelProcessHello(const char *hello, size_t len) {
             }
         }
         si = instCreate(SRI_SENTINEL, runid, ip, (int)port, m); /* named by run id, as Redis's */
+        if (!si) return;
         memcpy(si->runid, runid, 41);
         instAppend(&m->sentinels, &m->nsentinels, si);
         sentinelEvent(LL_NOTICE, "+sentinel", si, "%s", "");
@@ -691,7 +712,7 @@ static void sendHello(SInst *ri) {
     const SInst *cur = sentinelCurrentMasterAddr(m);
     snprintf(payload, sizeof(payload), "%s,%d,%s,%llu,%s,%s,%d,%llu", ip,
              sentinel.announcePort ? sentinel.announcePort : sentinel.port, sentinel.myid,
-             sentinel.currentEpoch, m->name, cur->ip, cur->port, m->configEpoch);
+             sentinel.currentEpoch, m->name, sentinelAnnounceHost(cur), cur->port, m->configEpoch);
     const char *argv[3] = {"PUBLISH", "__sentinel__:hello", payload};
     linkCommand(ri->cc, ignoreReply, NULL, 3, argv);
     ri->lastHelloSent = mstime();
@@ -857,7 +878,7 @@ static void checkObjectivelyDown(SInst *m, long long now) {
         for (int i = 0; i < m->nsentinels; i++) {
             SInst *s = m->sentinels[i];
             if (!s->cc->connected) continue;
-            const char *a[6] = {"SENTINEL", "is-master-down-by-addr", m->ip, port, epoch, who};
+            const char *a[6] = {"SENTINEL", "is-master-down-by-addr", sentinelAnnounceHost(m), port, epoch, who};
             linkCommand(s->cc, isDownReply, NULL, 6, a);
         }
     } else if (!(m->flags & SRI_S_DOWN)) {
@@ -994,31 +1015,38 @@ static void sendTransaction(SInst *ri, const char *host, const char *port) {
 /* The primary m now lives at ip:port: its replicas are the old ones (but
  * the new primary) and the old primary; links restart. */
 static void switchMaster(SInst *m, const char *ip, int port) {
-    char oldIp[128];
+    char oldHost[256], oldShown[256], newIp[64];
     int oldPort = m->port;
-    snprintf(oldIp, sizeof(oldIp), "%s", m->ip);
-    sentinelEventAbout(LL_WARNING, "+switch-master", m, "%s %s %d %s %d", m->name, oldIp, oldPort, ip, port);
-    char(*addrs)[130] = xcalloc(sizeof(*addrs) * (size_t)(m->nslaves + 1));
+    if (sentinelResolve(ip, newIp, sizeof(newIp)) != 0) return;
+    snprintf(oldHost, sizeof(oldHost), "%s", m->host);
+    snprintf(oldShown, sizeof(oldShown), "%s", sentinelAnnounceHost(m));
+    int sameAddr = oldPort == port && !strcmp(m->ip, newIp);
+    char(*addrs)[256] = xcalloc(sizeof(*addrs) * (size_t)(m->nslaves + 1));
     int *ports = xcalloc(sizeof(int) * (size_t)(m->nslaves + 1));
     int n = 0;
     for (int i = 0; i < m->nslaves; i++) {
         SInst *s = m->slaves[i];
-        if (s->port == port && !strcmp(s->ip, ip)) continue;
-        snprintf(addrs[n], sizeof(addrs[n]), "%s", s->ip);
+        if (s->port == port && !strcmp(s->ip, newIp)) continue;
+        snprintf(addrs[n], sizeof(addrs[n]), "%s", s->host);
         ports[n++] = s->port;
     }
-    if (!(oldPort == port && !strcmp(oldIp, ip))) {
-        snprintf(addrs[n], sizeof(addrs[n]), "%s", oldIp);
+    if (!sameAddr) {
+        snprintf(addrs[n], sizeof(addrs[n]), "%s", oldHost);
         ports[n++] = oldPort;
     }
     unsigned long long cfgEpoch = m->configEpoch;
     sentinelResetMasterKeepSentinels(m);
     m->configEpoch = cfgEpoch;
     xfree(m->ip);
-    m->ip = xstrdup(ip);
+    xfree(m->host);
+    m->ip = xstrdup(newIp);
+    m->host = xstrdup(ip);
+    sentinelEventAbout(LL_WARNING, "+switch-master", m, "%s %s %d %s %d", m->name, oldShown, oldPort,
+                       sentinelAnnounceHost(m), port);
     m->port = port;
     for (int i = 0; i < n; i++) {
         SInst *s = instCreate(SRI_SLAVE, NULL, addrs[i], ports[i], m);
+        if (!s) continue;
         instAppend(&m->slaves, &m->nslaves, s);
         sentinelEvent(LL_NOTICE, "+slave", s, "%s", "");
     }
@@ -1077,7 +1105,8 @@ static void failoverStateMachine(SInst *m, long long now) {
             sentinelFlushConfig();
             sentinelSimFailureMaybeCrash(SIMFAIL_CRASH_AFTER_PROMOTION);
             setFailoverState(m, FO_RECONF_SLAVES, "+failover-state-reconf-slaves", NULL);
-            sentinelCallReconfScript(m, 1, "start", m->ip, m->port, m->promoted->ip, m->promoted->port);
+            sentinelCallReconfScript(m, 1, "start", sentinelAnnounceHost(m), m->port,
+                                     sentinelAnnounceHost(m->promoted), m->promoted->port);
         } else if (now - m->failoverStateChangeTime > m->failoverTimeout) {
             abortFailover(m, "-failover-abort-slave-timeout");
         }
@@ -1096,7 +1125,7 @@ static void failoverStateMachine(SInst *m, long long now) {
             SInst *s = m->slaves[i];
             if (s == m->promoted || (s->flags & (SRI_RECONF_SENT | SRI_RECONF_DONE))) continue;
             if (!s->cc->connected || (s->flags & SRI_S_DOWN)) continue;
-            sendTransaction(s, m->promoted->ip, port);
+            sendTransaction(s, sentinelAnnounceHost(m->promoted), port);
             s->flags |= SRI_RECONF_SENT;
             s->reconfSentTime = now;
             sentinelEvent(LL_NOTICE, "+slave-reconf-sent", s, "%s", "");
@@ -1106,7 +1135,8 @@ static void failoverStateMachine(SInst *m, long long now) {
         for (int i = 0; i < m->nslaves; i++) {
             SInst *s = m->slaves[i];
             if (!(s->flags & SRI_RECONF_SENT)) continue;
-            if (s->slaveMasterHost && !strcmp(s->slaveMasterHost, m->promoted->ip) &&
+            if (s->slaveMasterHost &&
+                (!strcmp(s->slaveMasterHost, m->promoted->ip) || !strcmp(s->slaveMasterHost, m->promoted->host)) &&
                 s->slaveMasterPort == m->promoted->port && s->masterLinkUp &&
                 s->infoRefresh > s->reconfSentTime) {
                 s->flags = (s->flags & ~SRI_RECONF_SENT) | SRI_RECONF_DONE;
@@ -1132,7 +1162,7 @@ static void failoverStateMachine(SInst *m, long long now) {
     }
     case FO_UPDATE_CONFIG: {
         char ip[128];
-        snprintf(ip, sizeof(ip), "%s", m->promoted->ip);
+        snprintf(ip, sizeof(ip), "%s", m->promoted->host);
         int port = m->promoted->port;
         m->flags &= ~SRI_FAILOVER_IN_PROGRESS;
         m->failoverState = FO_NONE;
@@ -1159,10 +1189,10 @@ static long long sentinelTimer(EventLoop *loop, long long id, void *data) {
             char *ip = m->pendingSwitchIp;
             char oldIp[128];
             int oldPort = m->port;
-            snprintf(oldIp, sizeof(oldIp), "%s", m->ip);
+            snprintf(oldIp, sizeof(oldIp), "%s", sentinelAnnounceHost(m));
             m->pendingSwitchIp = NULL;
             switchMaster(m, ip, m->pendingSwitchPort);
-            sentinelCallReconfScript(m, 0, "start", oldIp, oldPort, m->ip, m->port);
+            sentinelCallReconfScript(m, 0, "start", oldIp, oldPort, sentinelAnnounceHost(m), m->port);
             xfree(ip);
         }
         if (act) {
@@ -1200,6 +1230,7 @@ const char *sentinelAddMaster(const char *name, const char *ip, const char *port
     if (!validName(name)) return "Invalid master name";
     if (masterByName(name)) return "Duplicate master name.";
     SInst *m = instCreate(SRI_MASTER, name, ip, (int)port, NULL);
+    if (!m) return "Can't resolve instance hostname.";
     m->quorum = (int)quorum;
     instAppend(&sentinel.masters, &sentinel.nmasters, m);
     if (out) *out = m;

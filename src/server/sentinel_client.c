@@ -187,7 +187,7 @@ static void addInstance(SClient *c, SInst *ri) {
     F("name");
     addBulk(c, ri->name);
     F("ip");
-    addBulk(c, ri->ip);
+    addBulk(c, sentinelAnnounceHost(ri));
     F("port");
     addBulkLL(c, ri->port);
     F("runid");
@@ -442,7 +442,7 @@ static void sentinelCommand(SClient *c, int argc, sds *argv) {
         }
         const SInst *cur = sentinelCurrentMasterAddr(m);
         addArray(c, 2);
-        addBulk(c, cur->ip);
+        addBulk(c, sentinelAnnounceHost(cur));
         addBulkLL(c, cur->port);
     } else if (!strcasecmp(sub, "myid")) {
         ARITY(2, 1);
@@ -501,7 +501,9 @@ static void sentinelCommand(SClient *c, int argc, sds *argv) {
             addError(c, "ERR Quorum must be 1 or greater.");
             return;
         }
-        if (inet_pton(AF_INET, argv[3], abuf) != 1 && inet_pton(AF_INET6, argv[3], abuf) != 1) {
+        char rip[64];
+        (void)abuf;
+        if (sentinelResolve(argv[3], rip, sizeof(rip)) != 0) {
             addError(c, "ERR Invalid IP address or hostname specified");
             return;
         }
@@ -565,8 +567,10 @@ static void sentinelCommand(SClient *c, int argc, sds *argv) {
             return;
         }
         SInst *found = NULL;
+        char askIp[64] = "";
+        if (sentinelResolve(argv[2], askIp, sizeof(askIp)) != 0) askIp[0] = '\0';
         for (int i = 0; i < sentinel.nmasters; i++)
-            if (sentinel.masters[i]->port == port && !strcmp(sentinel.masters[i]->ip, argv[2]))
+            if (sentinel.masters[i]->port == port && askIp[0] && !strcmp(sentinel.masters[i]->ip, askIp))
                 found = sentinel.masters[i];
         int down = found && !sentinel.tilt && (found->flags & SRI_S_DOWN) && (found->flags & SRI_MASTER);
         /* As Redis: a vote request (a run id, not "*") is answered whether
@@ -630,8 +634,8 @@ static void sentinelCommand(SClient *c, int argc, sds *argv) {
                 const char *name;
                 const char *val;
             } opts[] = {
-                {"resolve-hostnames", "no"},
-                {"announce-hostnames", "no"},
+                {"resolve-hostnames", sentinel.resolveHostnames ? "yes" : "no"},
+                {"announce-hostnames", sentinel.announceHostnames ? "yes" : "no"},
                 {"announce-ip", sentinel.announceIp ? sentinel.announceIp : ""},
                 {"announce-port", num},
                 {"sentinel-user", sentinel.sentinelUser ? sentinel.sentinelUser : ""},
@@ -666,12 +670,11 @@ static void sentinelCommand(SClient *c, int argc, sds *argv) {
                                            argv[4], argv[3]);
                     return;
                 }
-                /* addresses are IPs only here: "no" is the state, "yes" refused */
-                if (!strcasecmp(argv[4], "yes")) {
-                    c->obuf = sdsCatPrintf(c->obuf, "-ERR '%s yes' is not supported by Cairn's Sentinel\r\n",
-                                           argv[3]);
-                    return;
-                }
+                int yes = !strcasecmp(argv[4], "yes");
+                if (!strcasecmp(argv[3], "resolve-hostnames"))
+                    sentinel.resolveHostnames = yes;
+                else
+                    sentinel.announceHostnames = yes;
             } else if (!strcasecmp(argv[3], "sentinel-user") || !strcasecmp(argv[3], "sentinel-pass")) {
                 char **slot = !strcasecmp(argv[3], "sentinel-user") ? &sentinel.sentinelUser : &sentinel.sentinelPass;
                 xfree(*slot);

@@ -62,9 +62,8 @@ static int hexId(const char *s) {
 static const char *addrError(const char *host, const char *portS, long long *port) {
     int p = atoi(portS);
     if (p < 0 || p > 65535) return "Invalid port number.";
-    unsigned char buf[sizeof(struct in6_addr)];
-    if (inet_pton(AF_INET, host, buf) != 1 && inet_pton(AF_INET6, host, buf) != 1)
-        return "Can't resolve instance hostname.";
+    char ip[64];
+    if (sentinelResolve(host, ip, sizeof(ip)) != 0) return "Can't resolve instance hostname.";
     *port = p;
     return NULL;
 }
@@ -117,9 +116,10 @@ const char *sentinelHandleConfigLine(int argc, sds *argv) {
             return !strcasecmp(k, "resolve-hostnames")
                        ? "Please specify yes or no for the resolve-hostnames option."
                        : "Please specify yes or no for the announce-hostnames option.";
-        /* Instances are addressed by IP only: "no" (the default) is what
-         * this Sentinel does; "yes" is refused rather than ignored. */
-        if (yes) return "Hostnames (resolve-hostnames/announce-hostnames yes) are not supported by Cairn's Sentinel.";
+        if (!strcasecmp(k, "resolve-hostnames"))
+            sentinel.resolveHostnames = yes;
+        else
+            sentinel.announceHostnames = yes;
         return NULL;
     }
     if (argc < 2) return "Unrecognized sentinel configuration statement.";
@@ -176,7 +176,9 @@ const char *sentinelHandleConfigLine(int argc, sds *argv) {
         /* Redis's checks and texts: port as atoi, an IP address */
         const char *err = addrError(argv[2], argv[3], &ll);
         if (err) return err;
-        if (slaveByAddr(m, argv[2], (int)ll)) return "Duplicate hostname and port for replica.";
+        char rip[64];
+        sentinelResolve(argv[2], rip, sizeof(rip));
+        if (slaveByAddr(m, rip, (int)ll)) return "Duplicate hostname and port for replica.";
         SInst *s = instCreate(SRI_SLAVE, NULL, argv[2], (int)ll, m);
         m->slaves = xrealloc(m->slaves, sizeof(SInst *) * (size_t)(m->nslaves + 1));
         m->slaves[m->nslaves++] = s;
@@ -311,26 +313,50 @@ int sentinelLoadConfig(const char *path, int argc, char **argv) {
     int nlines;
     sds *lines = sdsSplitLen(text, (ssize_t)sdsLen(text), "\n", 1, &nlines);
     sdsFree(text);
+    /* As Redis: the data-server directives in file order; then the
+     * `sentinel` statements in three passes: the global ones (myid,
+     * epochs, announce-*, hostnames, sentinel-user/pass, scripts policy),
+     * the monitors, the rest; an error names its own line. */
+    static const char *pre[] = {"announce-ip",   "announce-port", "deny-scripts-reconfig", "sentinel-user",
+                                "sentinel-pass", "current-epoch", "myid",                  "resolve-hostnames",
+                                "announce-hostnames", NULL};
     int rc = 0;
-    for (int i = 0; i < nlines && rc == 0; i++) {
-        sds line = sdsTrim(lines[i], " \t\r\n");
-        lines[i] = line;
-        if (!line[0] || line[0] == '#') continue;
-        int largc;
-        sds *largv = sdsSplitArgs(line, &largc);
-        if (!largv) {
-            fatalConfig(i + 1, line, "Unbalanced quotes in configuration line");
-            rc = -1;
-            continue;
-        }
-        if (largc > 0) {
-            const char *err = handleLine(largc, largv);
-            if (err) {
-                fatalConfig(i + 1, line, err);
-                rc = -1;
+    for (int phase = 0; phase < 4 && rc == 0; phase++) {
+        for (int i = 0; i < nlines && rc == 0; i++) {
+            if (phase == 0) lines[i] = sdsTrim(lines[i], " \t\r\n");
+            sds line = lines[i];
+            if (!line[0] || line[0] == '#') continue;
+            int largc;
+            sds *largv = sdsSplitArgs(line, &largc);
+            if (!largv) {
+                if (phase == 0) {
+                    fatalConfig(i + 1, line, "Unbalanced quotes in configuration line");
+                    rc = -1;
+                }
+                continue;
             }
+            int isSentinel = largc > 0 && !strcasecmp(largv[0], "sentinel");
+            int linePhase = 0;
+            if (isSentinel) {
+                if (largc == 1) {
+                    linePhase = -1; /* a bare `sentinel`: ignored, as by Redis */
+                } else if (!strcasecmp(largv[1], "monitor")) {
+                    linePhase = 2;
+                } else {
+                    linePhase = 3;
+                    for (int k = 0; pre[k]; k++)
+                        if (!strcasecmp(largv[1], pre[k])) linePhase = 1;
+                }
+            }
+            if (largc > 0 && linePhase == phase) {
+                const char *err = isSentinel ? sentinelHandleConfigLine(largc - 1, largv + 1) : handleLine(largc, largv);
+                if (err) {
+                    fatalConfig(i + 1, line, err);
+                    rc = -1;
+                }
+            }
+            sdsFreeSplitRes(largv, largc);
         }
-        sdsFreeSplitRes(largv, largc);
     }
     sdsFreeSplitRes(lines, nlines);
     return rc;
@@ -365,6 +391,8 @@ int sentinelFlushConfig(void) {
     out = sdsCat(out, "# Generated by CONFIG REWRITE\n");
     out = sdsCatPrintf(out, "sentinel myid %s\n", sentinel.myid);
     if (!sentinel.denyScriptsReconfig) out = sdsCat(out, "sentinel deny-scripts-reconfig no\n");
+    if (sentinel.resolveHostnames) out = sdsCat(out, "sentinel resolve-hostnames yes\n");
+    if (sentinel.announceHostnames) out = sdsCat(out, "sentinel announce-hostnames yes\n");
     if (sentinel.announceIp) {
         out = sdsCat(out, "sentinel announce-ip ");
         out = catValue(out, sentinel.announceIp);
@@ -373,7 +401,8 @@ int sentinelFlushConfig(void) {
     if (sentinel.announcePort) out = sdsCatPrintf(out, "sentinel announce-port %d\n", sentinel.announcePort);
     for (int i = 0; i < sentinel.nmasters; i++) {
         SInst *m = sentinel.masters[i];
-        out = sdsCatPrintf(out, "sentinel monitor %s %s %d %d\n", m->name, m->ip, m->port, m->quorum);
+        out = sdsCatPrintf(out, "sentinel monitor %s %s %d %d\n", m->name, sentinelAnnounceHost(m), m->port,
+                           m->quorum);
         if (m->downAfter != 30000)
             out = sdsCatPrintf(out, "sentinel down-after-milliseconds %s %lld\n", m->name, m->downAfter);
         if (m->failoverTimeout != 180000)
@@ -406,13 +435,14 @@ int sentinelFlushConfig(void) {
         out = sdsCatPrintf(out, "sentinel config-epoch %s %llu\n", m->name, m->configEpoch);
         out = sdsCatPrintf(out, "sentinel leader-epoch %s %llu\n", m->name, m->leaderEpoch);
         for (int j = 0; j < m->nslaves; j++)
-            out = sdsCatPrintf(out, "sentinel known-replica %s %s %d\n", m->name, m->slaves[j]->ip,
+            out = sdsCatPrintf(out, "sentinel known-replica %s %s %d\n", m->name, sentinelAnnounceHost(m->slaves[j]),
                                m->slaves[j]->port);
         for (int j = 0; j < m->nsentinels; j++) {
             SInst *s = m->sentinels[j];
             if (!s->runid[0]) continue;
             out =
-                sdsCatPrintf(out, "sentinel known-sentinel %s %s %d %s\n", m->name, s->ip, s->port, s->runid);
+                sdsCatPrintf(out, "sentinel known-sentinel %s %s %d %s\n", m->name, sentinelAnnounceHost(s), s->port,
+                             s->runid);
         }
         for (int j = 0; j < m->nrenames; j++) {
             out = sdsCatPrintf(out, "sentinel rename-command %s ", m->name);

@@ -159,7 +159,7 @@ static sds sectionSentinel(sds s, long long now) {
                          m->flags & SRI_O_DOWN   ? "odown"
                          : m->flags & SRI_S_DOWN ? "sdown"
                                                  : "ok",
-                         m->ip, m->port, m->nslaves, m->nsentinels + 1);
+                         sentinelAnnounceHost(m), m->port, m->nslaves, m->nsentinels + 1);
     }
     return s;
 }

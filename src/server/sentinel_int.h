@@ -74,7 +74,8 @@ enum {
 struct SInst {
     int flags;
     char *name; /* master: its name; others "ip:port" */
-    char *ip;
+    char *host; /* the address as configured or announced (a hostname with resolve-hostnames) */
+    char *ip;   /* host resolved: what links connect to and addresses compare by */
     int port;
     char runid[41]; /* "" until known */
     SInst *master;  /* slaves and sentinels: theirs */
@@ -153,6 +154,7 @@ typedef struct Sentinel {
     int denyScriptsReconfig; /* default 1 */
     int simFailure;          /* SIMFAIL_* */
     char *sentinelUser, *sentinelPass; /* AUTH to other sentinels */
+    int resolveHostnames, announceHostnames;
     unsigned long long clientsReceived, commandsProcessed;
     int nclients;
 } Sentinel;
@@ -272,7 +274,14 @@ int linkCommand(SLink *l, SReplyFn *fn, void *priv, int argc, const char **argv)
 void sentinelPubsubMessage(SInst *ri, RVal *msg);
 
 /* Instances. */
-SInst *instCreate(int flags, const char *name, const char *ip, int port, SInst *master);
+/* A new instance at host:port (resolved as resolve-hostnames says), NULL
+ * when the host does not resolve or the port is out of 0..65535. */
+SInst *instCreate(int flags, const char *name, const char *host, int port, SInst *master);
+/* host as an IP in ip (resolve-hostnames: a hostname too): 0, or -1. */
+int sentinelResolve(const char *host, char *ip, size_t len);
+/* The address to show for ri: its host with announce-hostnames, its IP
+ * otherwise (Redis's announceSentinelAddr). */
+const char *sentinelAnnounceHost(const SInst *ri);
 void instFree(SInst *ri);
 SInst *masterByName(const char *name);
 SInst *slaveByAddr(SInst *m, const char *ip, int port);

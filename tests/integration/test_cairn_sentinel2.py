@@ -216,12 +216,13 @@ def test_scripts_run_with_their_arguments(binary, start_server, sentinels, tmp_p
 
     def lines():
         return log.read_text().splitlines() if log.exists() else []
-    wait_for(lambda: want_reconf in lines() and want_switch in lines(), 60, "scripts ran")
-    ls = lines()
-    assert "notify +try-failover master %s 127.0.0.1 %d" % (NAME, p.port) in ls
-    assert "notify +promoted-slave slave 127.0.0.1:%d 127.0.0.1 %d @ %s 127.0.0.1 %d" % (
-        r.port, r.port, NAME, p.port) in ls
-    assert "notify +failover-end master %s 127.0.0.1 %d" % (NAME, p.port) in ls
+    want = [want_reconf, want_switch,
+            "notify +try-failover master %s 127.0.0.1 %d" % (NAME, p.port),
+            "notify +promoted-slave slave 127.0.0.1:%d 127.0.0.1 %d @ %s 127.0.0.1 %d" % (
+                r.port, r.port, NAME, p.port),
+            "notify +failover-end master %s 127.0.0.1 %d" % (NAME, p.port)]
+    # scripts run concurrently: wait for all of them, in any order
+    wait_for(lambda: all(w in lines() for w in want), 60, "scripts ran")
     # every job finished (a script that exits 0 leaves the queue)
     wait_for(lambda: s.cmd("SENTINEL", "PENDING-SCRIPTS") == [], 30, "queue drained")
 
@@ -836,3 +837,41 @@ def test_protocol_garbage_leaves_the_sentinel_up(garbage, sentinels):
         c.close()
     assert s.client.ping() is True
     assert s.proc.poll() is None
+
+
+# --- hostnames ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("binary", BINARIES)
+def test_resolve_and_announce_hostnames(binary, start_server, sentinels):
+    """`sentinel resolve-hostnames yes` (written after the monitor line:
+    applied first, as Redis applies it) lets a primary be named
+    "localhost"; with announce-hostnames yes the sentinel shows and writes
+    that name (SENTINEL MASTER, GET-MASTER-ADDR-BY-NAME, events, the
+    rewritten config), with no it shows the IP; without resolve-hostnames
+    a hostname is refused with Redis's errors.  Same facts for both."""
+    if binary == SENTINEL_BIN and not os.path.exists(SENTINEL_BIN):
+        pytest.skip("no redis-sentinel")
+    p, reps = group(start_server, 1)
+    s = sentinels(binary, p.port, monitor=False,
+                  extra="sentinel monitor %s localhost %d 2\nsentinel resolve-hostnames yes\n"
+                        "sentinel announce-hostnames yes\n" % (NAME, p.port))
+    wait_for(lambda: pairs(s.cmd("SENTINEL", "MASTER", NAME))["role-reported"] == "master" and
+             len(s.cmd("SENTINEL", "REPLICAS", NAME)) == 1, 30, "primary and replica seen")
+    m = pairs(s.cmd("SENTINEL", "MASTER", NAME))
+    assert m["ip"] == "localhost" and "disconnected" not in m["flags"]
+    assert s.cmd("SENTINEL", "GET-MASTER-ADDR-BY-NAME", NAME) == ["localhost", str(p.port)]
+    assert "sentinel monitor %s localhost %d 2" % (NAME, p.port) in open(s.conf).read()
+    assert s.cmd("SENTINEL", "CONFIG", "GET", "resolve-hostnames") == ["resolve-hostnames", "yes"]
+    # announce-hostnames no: the resolved IP is shown and written
+    assert s.cmd("SENTINEL", "CONFIG", "SET", "announce-hostnames", "no") == "OK"
+    assert pairs(s.cmd("SENTINEL", "MASTER", NAME))["ip"] == "127.0.0.1"
+    assert s.cmd("SENTINEL", "GET-MASTER-ADDR-BY-NAME", NAME) == ["127.0.0.1", str(p.port)]
+    # without resolve-hostnames: refused
+    assert s.cmd("SENTINEL", "CONFIG", "SET", "resolve-hostnames", "no") == "OK"
+    assert s.err("SENTINEL", "MONITOR", "other", "localhost", p.port, 2) == \
+        "Invalid IP address or hostname specified"
+    assert s.cmd("SENTINEL", "CONFIG", "SET", "resolve-hostnames", "yes") == "OK"
+    assert s.err("SENTINEL", "MONITOR", "other", "no-such-host.invalid", p.port, 2) == \
+        "Invalid IP address or hostname specified"
+    assert s.cmd("SENTINEL", "MONITOR", "other", "localhost", p.port, 2) == "OK"
+    assert pairs(s.cmd("SENTINEL", "MASTER", "other"))["ip"] == "127.0.0.1"
