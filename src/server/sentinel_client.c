@@ -1107,7 +1107,7 @@ static int processCommandOf(SClient *c, int argc, sds *argv) {
     /* unknown commands first (Redis checks the name before the context) */
     static const char *known[] = {"ping",    "sentinel", "info",  "role",     "subscribe", "psubscribe",
                                   "unsubscribe", "punsubscribe", "publish", "client", "shutdown", "quit",
-                                  NULL}; /* COMMAND and ACL are not built in Sentinel mode yet */
+                                  "command", NULL}; /* ACL is not built in Sentinel mode yet */
     int isKnown = 0;
     for (int i = 0; known[i] && !isKnown; i++)
         isKnown = !strcasecmp(cmd, known[i]);
@@ -1170,6 +1170,8 @@ static int processCommandOf(SClient *c, int argc, sds *argv) {
         }
     } else if (!strcasecmp(cmd, "client")) {
         if (clientCommand(c, argc, argv) < 0) return -1;
+    } else if (!strcasecmp(cmd, "command")) {
+        c->obuf = sentinelCommandCommand(c->obuf, c->resp, argc, argv);
     } else if (!strcasecmp(cmd, "shutdown")) {
         sentinelShutdown();
     } else if (!strcasecmp(cmd, "quit")) {

@@ -262,6 +262,22 @@ size_t sentinelClientsMaxInput(void);
 size_t sentinelClientsMaxOutput(void);
 void sentinelPubsubCounts(int *channels, int *patterns);
 
+/* sentinel_command_data.c (generated): Sentinel mode's command table for
+ * COMMAND (sentinel_command.c). */
+typedef struct SentinelCommandInfo {
+    const char *name;   /* full name: "ping", "sentinel|masters" */
+    int arity;
+    const char *categories; /* ACL categories without '@', space-separated */
+    int isSub;
+    const char *info2, *info3; /* COMMAND INFO entry, RESP2 / RESP3 */
+    const char *docs2, *docs3; /* COMMAND DOCS value, RESP2 / RESP3 */
+} SentinelCommandInfo;
+extern const SentinelCommandInfo sentinelCommandTable[];
+extern const int sentinelCommandCount;
+/* COMMAND [COUNT|LIST|INFO|DOCS|GETKEYS|GETKEYSANDFLAGS ...]: the reply
+ * (RESP resp) appended to out. */
+sds sentinelCommandCommand(sds out, int resp, int argc, sds *argv);
+
 /* The name to send for command `cmd` to ri (its master's rename-command). */
 const char *sentinelMapCommand(const SInst *ri, const char *cmd);
 

@@ -19,7 +19,7 @@ import pytest
 import redis
 
 from conftest import free_port
-from resphelp import encode, value_end
+from resphelp import encode, parse_one, value_end
 from test_cairn_sentinel import (CAIRN_SENTINEL, NAME, SENTINEL_BIN, group, pairs, sentinels,  # noqa: F401
                                  wait_for)
 
@@ -875,3 +875,47 @@ def test_resolve_and_announce_hostnames(binary, start_server, sentinels):
         "Invalid IP address or hostname specified"
     assert s.cmd("SENTINEL", "MONITOR", "other", "localhost", p.port, 2) == "OK"
     assert pairs(s.cmd("SENTINEL", "MASTER", "other"))["ip"] == "127.0.0.1"
+
+
+# --- COMMAND -------------------------------------------------------------------------
+
+PLAIN = ["ping", "info", "role", "subscribe", "psubscribe", "unsubscribe", "punsubscribe", "publish", "auth",
+         "hello", "shutdown", "sentinel|myid", "sentinel|masters", "client|kill", "command|docs"]
+
+
+def test_command_matches_redis_sentinel(sentinels):
+    """COMMAND in Sentinel mode, from redis-sentinel's own table limited to
+    what this Sentinel runs (no ACL, no *|HELP, CLIENT's id/getname/
+    setname/info/list/kill): per command the same INFO and DOCS bytes
+    (RESP2 and RESP3), the same errors; LIST is a subset of
+    redis-sentinel's and COUNT counts it."""
+    dead = free_port()
+    ours = sentinels(CAIRN_SENTINEL, dead)
+    theirs = sentinels(SENTINEL_BIN, dead)
+    cmds = []
+    for name in PLAIN:
+        cmds += [("COMMAND", "INFO", name), ("COMMAND", "DOCS", name)]
+    cmds += [("COMMAND", "GETKEYS", "ping", "a"), ("COMMAND", "GETKEYS", "foo", "a"),
+             ("COMMAND", "GETKEYS", "sentinel", "masters", "x"), ("COMMAND", "GETKEYS", "sentinel", "x"),
+             ("COMMAND", "GETKEYSANDFLAGS", "role", "x"), ("COMMAND", "GETKEYS", "ping"),
+             ("COMMAND", "INFO", "nosuch", "ping"), ("COMMAND", "LIST", "FILTERBY", "MODULE", "x"),
+             ("COMMAND", "LIST", "FILTERBY", "ACLCAT", "nosuch"), ("COMMAND", "LIST", "FILTERBY", "foo", "x"),
+             ("COMMAND", "LIST", "x"), ("COMMAND", "DOCS", "nosuch"), ("COMMAND", "COUNT", "x"),
+             ("COMMAND", "FOO")]
+    for proto in ("2", "3"):
+        a = raw(ours.port, ("HELLO", proto), *cmds)[1:]
+        b = raw(theirs.port, ("HELLO", proto), *cmds)[1:]
+        for cmd, x, y in zip(cmds, a, b):
+            assert x == y, (proto, cmd)
+    def q(s, *args):
+        t, v = parse_one(raw(s.port, args)[0])
+        return [e[1] for e in v] if t == b"*" else v
+    mine = q(ours, "COMMAND", "LIST")
+    full = q(theirs, "COMMAND", "LIST")
+    assert set(mine) <= set(full) and b"acl" not in mine and b"sentinel|help" not in mine
+    assert q(ours, "COMMAND", "COUNT") == len([n for n in mine if b"|" not in n]) == len(q(ours, "COMMAND"))
+    for cat in ("admin", "pubsub", "connection"):
+        got = set(q(ours, "COMMAND", "LIST", "FILTERBY", "ACLCAT", cat))
+        assert got == set(q(theirs, "COMMAND", "LIST", "FILTERBY", "ACLCAT", cat)) & set(mine)
+    assert set(q(ours, "COMMAND", "LIST", "FILTERBY", "PATTERN", "p*")) == \
+        set(q(theirs, "COMMAND", "LIST", "FILTERBY", "PATTERN", "p*"))
