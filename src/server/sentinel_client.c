@@ -112,6 +112,20 @@ static void addNull(SClient *c) { addRaw(c, c->resp == 3 ? "_\r\n" : "$-1\r\n");
 static void addMap(SClient *c, long n) {
     c->obuf = sdsCatPrintf(c->obuf, c->resp == 3 ? "%%%ld\r\n" : "*%ld\r\n", c->resp == 3 ? n : 2 * n);
 }
+/* CMD HELP: the usage line, lines, and HELP itself, as status replies
+ * (the shape of Redis's help replies; the text is Cairn's). */
+static void addHelp(SClient *c, const char *cmd, const char **lines) {
+    long n = 0;
+    while (lines[n])
+        n++;
+    addArray(c, n + 3);
+    c->obuf = sdsCatPrintf(c->obuf, "+%s <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n", cmd);
+    for (long i = 0; i < n; i++)
+        addStatus(c, lines[i]);
+    addStatus(c, "HELP");
+    addStatus(c, "    Prints this help.");
+}
+
 /* A pub/sub message or (un)subscribe confirmation: RESP3's push. */
 static void addPush(SClient *c, long n) { c->obuf = sdsCatPrintf(c->obuf, "%c%ld\r\n", c->resp == 3 ? '>' : '*', n); }
 static void addBulkLen(SClient *c, const char *p, size_t n) {
@@ -402,6 +416,58 @@ static void sentinelCommand(SClient *c, int argc, sds *argv) {
     }
     const char *sub = argv[1];
     SInst *m;
+    if (argc > 2 && !strcasecmp(sub, "help")) {
+        wrongArity(c, "sentinel|help");
+        return;
+    }
+    if (argc == 2 && !strcasecmp(sub, "help")) {
+        static const char *help[] = {
+            "CKQUORUM <master-name>",
+            "    Whether enough sentinels are reachable to reach the quorum and authorize a failover.",
+            "CONFIG SET <param> <value>",
+            "    Set a global setting (announce-*, resolve-hostnames, sentinel-user, sentinel-pass).",
+            "CONFIG GET <pattern>",
+            "    The global settings whose names match <pattern>.",
+            "DEBUG [<param> <value> ...]",
+            "    The time parameters in milliseconds, or set some of them.",
+            "GET-MASTER-ADDR-BY-NAME <master-name>",
+            "    The address of the current primary of <master-name>.",
+            "FAILOVER <master-name>",
+            "    Fail over now, without asking the other sentinels.",
+            "FLUSHCONFIG",
+            "    Rewrite the configuration file with the current state.",
+            "INFO-CACHE <master-name> [<master-name> ...]",
+            "    The last INFO replies of the primaries and their replicas, with their ages.",
+            "IS-MASTER-DOWN-BY-ADDR <ip> <port> <current-epoch> <runid>",
+            "    Whether the primary at <ip>:<port> looks down here; with a run id, a vote request.",
+            "MASTER <master-name>",
+            "    The state of a monitored primary.",
+            "MASTERS",
+            "    The state of every monitored primary.",
+            "MONITOR <name> <ip> <port> <quorum>",
+            "    Start monitoring a primary.",
+            "MYID",
+            "    This sentinel's id.",
+            "PENDING-SCRIPTS",
+            "    The notification and reconfiguration scripts queued or running.",
+            "REMOVE <master-name>",
+            "    Stop monitoring a primary.",
+            "REPLICAS <master-name>",
+            "    The state of the replicas of a primary.",
+            "RESET <pattern>",
+            "    Forget the replicas and sentinels of the primaries whose names match <pattern>.",
+            "SENTINELS <master-name>",
+            "    The state of the other sentinels watching a primary.",
+            "SLAVES <master-name>",
+            "    The same as REPLICAS.",
+            "SET <master-name> <option> <value> [<option> <value> ...]",
+            "    Change settings of a monitored primary.",
+            "SIMULATE-FAILURE [CRASH-AFTER-ELECTION] [CRASH-AFTER-PROMOTION] [HELP]",
+            "    Make this sentinel exit at a point of its next failover.",
+            NULL};
+        addHelp(c, "SENTINEL", help);
+        return;
+    }
 #define ARITY(n, exact)                                                                                      \
     do {                                                                                                     \
         if ((exact) ? argc != (n) : argc < (n)) {                                                            \
@@ -872,6 +938,32 @@ static int clientCommand(SClient *c, int argc, sds *argv) {
     }
     const char *sub = argv[1];
     long long now = mstime();
+    if (!strcasecmp(sub, "help") && argc == 2) {
+        static const char *help[] = {
+            "GETNAME",
+            "    The name of this connection.",
+            "ID",
+            "    The id of this connection.",
+            "INFO",
+            "    One CLIENT LIST line about this connection.",
+            "KILL <ip:port>",
+            "    Close the connection from <ip:port>.",
+            "KILL <filter> <value> [<filter> <value> ...]",
+            "    Close every connection matching all the filters:",
+            "    * ID <client-id>",
+            "    * ADDR <ip:port> (remote end)",
+            "    * LADDR <ip:port> (local end)",
+            "    * TYPE NORMAL|MASTER|REPLICA|PUBSUB",
+            "    * USER <username>",
+            "    * SKIPME YES|NO (whether to spare this connection; default YES)",
+            "LIST [TYPE NORMAL|MASTER|REPLICA|PUBSUB | ID <client-id> [<client-id> ...]]",
+            "    One line per connection, optionally filtered.",
+            "SETNAME <name>",
+            "    Name this connection (an empty name clears it).",
+            NULL};
+        addHelp(c, "CLIENT", help);
+        return 0;
+    }
     if (!strcasecmp(sub, "id") && argc == 2) {
         addLL(c, (long long)c->id);
     } else if (!strcasecmp(sub, "getname") && argc == 2) {
@@ -998,7 +1090,7 @@ static int clientCommand(SClient *c, int argc, sds *argv) {
         }
         if (self) c->closeAfterReply = 1;
     } else if (!strcasecmp(sub, "id") || !strcasecmp(sub, "getname") || !strcasecmp(sub, "setname") ||
-               !strcasecmp(sub, "info") || !strcasecmp(sub, "kill")) {
+               !strcasecmp(sub, "info") || !strcasecmp(sub, "kill") || !strcasecmp(sub, "help")) {
         char nm[32];
         snprintf(nm, sizeof(nm), "client|%s", sub);
         for (char *q = nm; *q; q++)
@@ -1171,7 +1263,27 @@ static int processCommandOf(SClient *c, int argc, sds *argv) {
     } else if (!strcasecmp(cmd, "client")) {
         if (clientCommand(c, argc, argv) < 0) return -1;
     } else if (!strcasecmp(cmd, "command")) {
-        c->obuf = sentinelCommandCommand(c->obuf, c->resp, argc, argv);
+        if (argc == 2 && !strcasecmp(argv[1], "help")) {
+            static const char *help[] = {
+                "(no subcommand)",
+                "    Every command's details.",
+                "COUNT",
+                "    The number of commands.",
+                "DOCS [<command-name> ...]",
+                "    The documentation of the commands named, or of all.",
+                "GETKEYS <full-command>",
+                "    The key names in a command line (Sentinel's commands have none).",
+                "GETKEYSANDFLAGS <full-command>",
+                "    The key names and their flags in a command line.",
+                "INFO [<command-name> ...]",
+                "    The details of the commands named, or of all.",
+                "LIST [FILTERBY (MODULE <module-name>|ACLCAT <category>|PATTERN <pattern>)]",
+                "    The command names, optionally filtered.",
+                NULL};
+            addHelp(c, "COMMAND", help);
+        } else {
+            c->obuf = sentinelCommandCommand(c->obuf, c->resp, argc, argv);
+        }
     } else if (!strcasecmp(cmd, "shutdown")) {
         sentinelShutdown();
     } else if (!strcasecmp(cmd, "quit")) {

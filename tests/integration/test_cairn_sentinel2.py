@@ -885,10 +885,12 @@ PLAIN = ["ping", "info", "role", "subscribe", "psubscribe", "unsubscribe", "puns
 
 def test_command_matches_redis_sentinel(sentinels):
     """COMMAND in Sentinel mode, from redis-sentinel's own table limited to
-    what this Sentinel runs (no ACL, no *|HELP, CLIENT's id/getname/
-    setname/info/list/kill): per command the same INFO and DOCS bytes
-    (RESP2 and RESP3), the same errors; LIST is a subset of
-    redis-sentinel's and COUNT counts it."""
+    what this Sentinel runs (no ACL; CLIENT's id/getname/setname/info/
+    list/kill/help): per command the same INFO and DOCS bytes (RESP2 and
+    RESP3), the same errors; LIST is a subset of redis-sentinel's and
+    COUNT counts it.  SENTINEL/CLIENT/COMMAND HELP have Redis's shape (a
+    usage line, pairs of lines, HELP last) and list every subcommand that
+    COMMAND lists."""
     dead = free_port()
     ours = sentinels(CAIRN_SENTINEL, dead)
     theirs = sentinels(SENTINEL_BIN, dead)
@@ -912,10 +914,18 @@ def test_command_matches_redis_sentinel(sentinels):
         return [e[1] for e in v] if t == b"*" else v
     mine = q(ours, "COMMAND", "LIST")
     full = q(theirs, "COMMAND", "LIST")
-    assert set(mine) <= set(full) and b"acl" not in mine and b"sentinel|help" not in mine
+    assert set(mine) <= set(full) and b"acl" not in mine and b"sentinel|help" in mine
     assert q(ours, "COMMAND", "COUNT") == len([n for n in mine if b"|" not in n]) == len(q(ours, "COMMAND"))
     for cat in ("admin", "pubsub", "connection"):
         got = set(q(ours, "COMMAND", "LIST", "FILTERBY", "ACLCAT", cat))
         assert got == set(q(theirs, "COMMAND", "LIST", "FILTERBY", "ACLCAT", cat)) & set(mine)
     assert set(q(ours, "COMMAND", "LIST", "FILTERBY", "PATTERN", "p*")) == \
         set(q(theirs, "COMMAND", "LIST", "FILTERBY", "PATTERN", "p*"))
+    for container in ("SENTINEL", "CLIENT", "COMMAND"):
+        help_ = [e.decode() for e in q(ours, container, "HELP")]
+        assert help_[0] == "%s <subcommand> [<arg> [value] [opt] ...]. Subcommands are:" % container
+        assert help_[-2:] == ["HELP", "    Prints this help."] and len(help_) % 2 == 1
+        named = {l.split()[0].lower() for l in help_[1:] if not l.startswith(" ") and not l.startswith("(")}
+        subs = {n.split(b"|")[1].decode() for n in mine if n.startswith(container.lower().encode() + b"|")}
+        assert named == subs, container
+        assert raw(ours.port, (container, "HELP", "x")) == raw(theirs.port, (container, "HELP", "x"))
