@@ -41,6 +41,8 @@ typedef struct SClient {
     long long ctime, lastInteraction; /* ms */
     char addr[128], laddr[128];
     char lastCmd[48];
+    int replyOff, skipNext, skipThis; /* CLIENT REPLY OFF / SKIP */
+    int noEvict;                      /* CLIENT NO-EVICT (shown in CLIENT LIST) */
     int closeAfterReply;
     sds *channels;
     int nchannels;
@@ -142,6 +144,7 @@ static void addBulkLL(SClient *c, long long v) {
 
 void sentinelPublish(const char *channel, const char *msg) {
     for (SClient *c = clients; c; c = c->next) {
+        if (c->replyOff) continue; /* CLIENT REPLY OFF drops pushes too, as Redis */
         for (int i = 0; i < c->nchannels; i++) {
             if (strcmp(c->channels[i], channel)) continue;
             addPush(c, 3);
@@ -899,6 +902,7 @@ static sds clientLine(sds out, SClient *c, long long now) {
     int nf = 0;
     if (c->nchannels + c->npatterns) flags[nf++] = 'P';
     if (c->closeAfterReply) flags[nf++] = 'c';
+    if (c->noEvict) flags[nf++] = 'e';
     if (!nf) flags[nf++] = 'N';
     flags[nf] = '\0';
     return sdsCatPrintf(out,
@@ -960,6 +964,16 @@ static int clientCommand(SClient *c, int argc, sds *argv) {
             "    One line per connection, optionally filtered.",
             "SETNAME <name>",
             "    Name this connection (an empty name clears it).",
+            "NO-EVICT ON|OFF",
+            "    Mark this connection as one not to evict, or not (shown as flag e).",
+            "REPLY ON|OFF|SKIP",
+            "    Send replies, stop sending them, or skip the reply to the next command.",
+            "GETREDIR",
+            "    Where invalidations go: -1, tracking is not used by a sentinel.",
+            "TRACKINGINFO",
+            "    This connection's tracking state (always off in Sentinel mode).",
+            "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+            "    Unblock a blocked client: none ever is in Sentinel mode (0).",
             NULL};
         addHelp(c, "CLIENT", help);
         return 0;
@@ -1089,8 +1103,54 @@ static int clientCommand(SClient *c, int argc, sds *argv) {
             addLL(c, killed);
         }
         if (self) c->closeAfterReply = 1;
+    } else if (!strcasecmp(sub, "reply") && argc == 3) {
+        if (!strcasecmp(argv[2], "on")) {
+            c->replyOff = 0;
+            addStatus(c, "OK");
+        } else if (!strcasecmp(argv[2], "off")) {
+            c->replyOff = 1;
+        } else if (!strcasecmp(argv[2], "skip")) {
+            if (!c->replyOff) c->skipNext = c->skipThis = 1;
+        } else {
+            addError(c, "ERR syntax error");
+        }
+    } else if (!strcasecmp(sub, "no-evict") && argc == 3) {
+        if (!strcasecmp(argv[2], "on") || !strcasecmp(argv[2], "off")) {
+            c->noEvict = !strcasecmp(argv[2], "on");
+            addStatus(c, "OK");
+        } else {
+            addError(c, "ERR syntax error");
+        }
+    } else if (!strcasecmp(sub, "getredir") && argc == 2) {
+        addLL(c, -1); /* no tracking in Sentinel mode */
+    } else if (!strcasecmp(sub, "trackinginfo") && argc == 2) {
+        addMap(c, 3);
+        addBulk(c, "flags");
+        c->obuf = sdsCatPrintf(c->obuf, "%c1\r\n", c->resp == 3 ? '~' : '*');
+        addBulk(c, "off");
+        addBulk(c, "redirect");
+        addLL(c, -1);
+        addBulk(c, "prefixes");
+        addArray(c, 0);
+    } else if (!strcasecmp(sub, "unblock") && (argc == 3 || argc == 4)) {
+        long long id;
+        if (sentinelParseLL(argv[2], &id)) {
+            addError(c, "ERR value is not an integer or out of range");
+        } else if (argc == 4 && strcasecmp(argv[3], "timeout") && strcasecmp(argv[3], "error")) {
+            addError(c, "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+        } else {
+            addLL(c, 0); /* no client is ever blocked in Sentinel mode */
+        }
+    } else if (!strcasecmp(sub, "unblock") && argc > 4) {
+        /* Redis's generic answer for the extra argument */
+        c->obuf = sdsCatPrintf(c->obuf,
+                               "-ERR unknown subcommand or wrong number of arguments for '%.128s'. Try CLIENT "
+                               "HELP.\r\n",
+                               sub);
     } else if (!strcasecmp(sub, "id") || !strcasecmp(sub, "getname") || !strcasecmp(sub, "setname") ||
-               !strcasecmp(sub, "info") || !strcasecmp(sub, "kill") || !strcasecmp(sub, "help")) {
+               !strcasecmp(sub, "info") || !strcasecmp(sub, "kill") || !strcasecmp(sub, "help") ||
+               !strcasecmp(sub, "reply") || !strcasecmp(sub, "no-evict") || !strcasecmp(sub, "getredir") ||
+               !strcasecmp(sub, "trackinginfo") || !strcasecmp(sub, "unblock")) {
         char nm[32];
         snprintf(nm, sizeof(nm), "client|%s", sub);
         for (char *q = nm; *q; q++)
@@ -1359,8 +1419,11 @@ static void sclientReadable(EventLoop *el, int fd, void *data, int mask) {
         }
         if (argc > 0) {
             size_t before = sdsLen(c->obuf);
+            c->skipThis = c->skipNext;
+            c->skipNext = 0;
             processCommandOf(c, argc, argv);
             if (sdsLen(c->obuf) > before && c->obuf[before] == '-') sstats.errorReplies++;
+            if (c->replyOff || c->skipThis) sdsSetLen(c->obuf, before); /* CLIENT REPLY OFF|SKIP */
         }
         for (int i = 0; i < argc; i++)
             sdsFree(argv[i]);

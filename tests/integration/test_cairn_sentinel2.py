@@ -929,3 +929,43 @@ def test_command_matches_redis_sentinel(sentinels):
         subs = {n.split(b"|")[1].decode() for n in mine if n.startswith(container.lower().encode() + b"|")}
         assert named == subs, container
         assert raw(ours.port, (container, "HELP", "x")) == raw(theirs.port, (container, "HELP", "x"))
+
+
+def pipelined(port, cmds, settle=0.5):
+    """All the reply bytes to cmds sent at once (some send none)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    try:
+        s.sendall(b"".join(encode(*c) for c in cmds) + encode("PING", "end"))
+        buf = b""
+        deadline = time.monotonic() + 10
+        while not buf.endswith(b"$3\r\nend\r\n") and time.monotonic() < deadline:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            buf += chunk
+        return buf
+    finally:
+        s.close()
+
+
+def test_client_reply_no_evict_and_tracking_info_match_redis_sentinel(sentinels):
+    """CLIENT REPLY ON/OFF/SKIP (replies dropped, pub/sub pushes too),
+    NO-EVICT, GETREDIR, TRACKINGINFO, UNBLOCK: the same bytes as
+    redis-sentinel, in RESP2 and RESP3."""
+    dead = free_port()
+    ours = sentinels(CAIRN_SENTINEL, dead)
+    theirs = sentinels(SENTINEL_BIN, dead)
+    cmds = [("CLIENT", "GETREDIR"), ("CLIENT", "TRACKINGINFO"), ("CLIENT", "NO-EVICT", "on"),
+            ("CLIENT", "NO-EVICT", "maybe"), ("CLIENT", "NO-EVICT", "off"), ("CLIENT", "UNBLOCK", "5"),
+            ("CLIENT", "UNBLOCK", "x"), ("CLIENT", "UNBLOCK", "5", "TIMEOUT"), ("CLIENT", "UNBLOCK", "5", "foo"),
+            ("CLIENT", "UNBLOCK", "5", "error", "x"), ("CLIENT", "REPLY", "maybe"), ("CLIENT", "REPLY", "SKIP"),
+            ("PING",), ("PING", "a"), ("CLIENT", "REPLY", "OFF"), ("PING",), ("SENTINEL", "MYID"),
+            ("CLIENT", "REPLY", "SKIP"), ("CLIENT", "REPLY", "ON"), ("PING", "b"), ("CLIENT", "REPLY"),
+            ("CLIENT", "GETREDIR", "x")]
+    for proto in ("2", "3"):
+        seq = [("HELLO", proto)] + cmds
+        a = normalized(pipelined(ours.port, seq))
+        b = normalized(pipelined(theirs.port, seq))
+        assert a == b, proto
+    assert ours.cmd("CLIENT", "NO-EVICT", "on") == "OK"
+    assert " flags=e " in ours.cmd("CLIENT", "INFO")
