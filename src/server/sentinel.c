@@ -1203,6 +1203,7 @@ static long long sentinelTimer(EventLoop *loop, long long id, void *data) {
     }
     sentinelScriptsTimer();
     sentinelStatsSample(now);
+    sentinelClientsResume();
     return 100;
 }
 

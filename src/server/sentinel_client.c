@@ -52,6 +52,10 @@ typedef struct SClient {
 } SClient;
 
 static SClient *clients;
+/* CLIENT PAUSE: until pauseUntil (ms), every command (ALL) or PUBLISH
+ * (WRITE, as redis-sentinel) waits in its client's input. */
+static long long pauseUntil;
+static int pauseAll;
 static Listener sentinelListener = {
     .name = "tcp", .type = &connTcpType, .proto = &respProtocol, .encoder = &respEncoder};
 
@@ -968,6 +972,10 @@ static int clientCommand(SClient *c, int argc, sds *argv) {
             "    Mark this connection as one not to evict, or not (shown as flag e).",
             "REPLY ON|OFF|SKIP",
             "    Send replies, stop sending them, or skip the reply to the next command.",
+            "PAUSE <timeout> [WRITE|ALL]",
+            "    Hold every command (ALL) or PUBLISH (WRITE) of every client for <timeout> ms.",
+            "UNPAUSE",
+            "    End the current CLIENT PAUSE and run the held commands.",
             "GETREDIR",
             "    Where invalidations go: -1, tracking is not used by a sentinel.",
             "TRACKINGINFO",
@@ -1121,6 +1129,32 @@ static int clientCommand(SClient *c, int argc, sds *argv) {
         } else {
             addError(c, "ERR syntax error");
         }
+    } else if (!strcasecmp(sub, "pause") && (argc == 3 || argc == 4)) {
+        long long ms;
+        if (sentinelParseLL(argv[2], &ms)) {
+            addError(c, "ERR timeout is not an integer or out of range");
+        } else if (ms < 0) {
+            addError(c, "ERR timeout is negative");
+        } else if (argc == 4 && strcasecmp(argv[3], "write") && strcasecmp(argv[3], "all")) {
+            addError(c, "ERR CLIENT PAUSE mode must be WRITE or ALL");
+        } else {
+            int all = argc == 3 || !strcasecmp(argv[3], "all");
+            long long until = now + ms;
+            /* as Redis: while a pause lasts, the later end and the stricter
+             * mode win */
+            int active = pauseUntil && now < pauseUntil;
+            pauseAll = active ? (pauseAll || all) : all;
+            pauseUntil = active && pauseUntil > until ? pauseUntil : until;
+            addStatus(c, "OK");
+        }
+    } else if (!strcasecmp(sub, "pause") && argc > 4) {
+        c->obuf = sdsCatPrintf(c->obuf,
+                               "-ERR unknown subcommand or wrong number of arguments for '%.128s'. Try CLIENT "
+                               "HELP.\r\n",
+                               sub);
+    } else if (!strcasecmp(sub, "unpause") && argc == 2) {
+        if (pauseUntil) pauseUntil = now; /* the timer resumes the waiting clients */
+        addStatus(c, "OK");
     } else if (!strcasecmp(sub, "getredir") && argc == 2) {
         addLL(c, -1); /* no tracking in Sentinel mode */
     } else if (!strcasecmp(sub, "trackinginfo") && argc == 2) {
@@ -1150,7 +1184,8 @@ static int clientCommand(SClient *c, int argc, sds *argv) {
     } else if (!strcasecmp(sub, "id") || !strcasecmp(sub, "getname") || !strcasecmp(sub, "setname") ||
                !strcasecmp(sub, "info") || !strcasecmp(sub, "kill") || !strcasecmp(sub, "help") ||
                !strcasecmp(sub, "reply") || !strcasecmp(sub, "no-evict") || !strcasecmp(sub, "getredir") ||
-               !strcasecmp(sub, "trackinginfo") || !strcasecmp(sub, "unblock")) {
+               !strcasecmp(sub, "trackinginfo") || !strcasecmp(sub, "unblock") || !strcasecmp(sub, "pause") ||
+               !strcasecmp(sub, "unpause")) {
         char nm[32];
         snprintf(nm, sizeof(nm), "client|%s", sub);
         for (char *q = nm; *q; q++)
@@ -1363,6 +1398,18 @@ static sds *inlineArgs(const char *line, size_t len, int *argc) {
     return argv;
 }
 
+
+static int pausedFor(const char *cmd) {
+    if (!pauseUntil) return 0;
+    if (mstime() >= pauseUntil) {
+        pauseUntil = 0;
+        return 0;
+    }
+    return pauseAll || !strcasecmp(cmd, "publish");
+}
+
+static void processInput(SClient *c);
+
 static void sclientReadable(EventLoop *el, int fd, void *data, int mask) {
     SClient *c = data;
     char buf[16384];
@@ -1375,8 +1422,26 @@ static void sclientReadable(EventLoop *el, int fd, void *data, int mask) {
     }
     if (n < 0) return;
     c->qbuf = sdsCatLen(c->qbuf, buf, (size_t)n);
+    processInput(c);
+}
+
+void sentinelClientsResume(void) {
+    if (!pauseUntil || mstime() < pauseUntil) return;
+    pauseUntil = 0;
+    SClient *c = clients;
+    while (c) {
+        SClient *next = c->next;
+        if (sdsLen(c->qbuf)) processInput(c);
+        c = next;
+    }
+}
+
+/* Runs the complete commands in c's input (up to one that must wait for
+ * CLIENT PAUSE), then writes the replies; c may be freed. */
+static void processInput(SClient *c) {
     size_t off = 0;
     while (off < sdsLen(c->qbuf) && !c->closeAfterReply) {
+        size_t cmdStart = off;
         const char *p = c->qbuf + off;
         size_t left = sdsLen(c->qbuf) - off;
         int argc = 0;
@@ -1416,6 +1481,14 @@ static void sclientReadable(EventLoop *el, int fd, void *data, int mask) {
                 c->closeAfterReply = 1;
                 break;
             }
+        }
+        if (argc > 0 && pausedFor(argv[0])) {
+            /* left in the input: run when the pause ends */
+            off = cmdStart;
+            for (int i = 0; i < argc; i++)
+                sdsFree(argv[i]);
+            xfree(argv);
+            break;
         }
         if (argc > 0) {
             size_t before = sdsLen(c->obuf);

@@ -242,6 +242,8 @@ const char *sentinelAddMaster(const char *name, const char *ip, const char *port
 void sentinelPublish(const char *channel, const char *msg);
 /* Binds the listeners (bind/port) and accepts clients: 0, or -1 logged. */
 int sentinelListen(void);
+/* Runs the commands held by a CLIENT PAUSE that has ended (timer). */
+void sentinelClientsResume(void);
 /* Flushes the clients' output (the loop's before-sleep hook). */
 void sentinelBeforeSleep(EventLoop *el);
 

@@ -969,3 +969,32 @@ def test_client_reply_no_evict_and_tracking_info_match_redis_sentinel(sentinels)
         assert a == b, proto
     assert ours.cmd("CLIENT", "NO-EVICT", "on") == "OK"
     assert " flags=e " in ours.cmd("CLIENT", "INFO")
+
+
+@pytest.mark.parametrize("binary", BINARIES)
+def test_client_pause_holds_commands_until_unpause(binary, sentinels):
+    """CLIENT PAUSE WRITE holds PUBLISH (not SENTINEL MYID) of every client
+    until CLIENT UNPAUSE, then runs it; the errors are redis-sentinel's.
+    Same facts for both sentinels."""
+    if binary == SENTINEL_BIN and not os.path.exists(SENTINEL_BIN):
+        pytest.skip("no redis-sentinel")
+    s = sentinels(binary, free_port())
+    a = socket.create_connection(("127.0.0.1", s.port), timeout=10)
+    b = socket.create_connection(("127.0.0.1", s.port), timeout=10)
+    try:
+        a.sendall(encode("CLIENT", "PAUSE", "60000", "WRITE"))
+        assert a.recv(100) == b"+OK\r\n"
+        b.sendall(encode("PUBLISH", "__sentinel__:hello", "x"))
+        time.sleep(0.2)
+        a.sendall(encode("SENTINEL", "MYID"))  # not held
+        assert a.recv(100).startswith(b"$40\r\n")
+        b.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            b.recv(100)  # PUBLISH still held
+        b.setblocking(True)
+        a.sendall(encode("CLIENT", "UNPAUSE"))
+        assert a.recv(100) == b"+OK\r\n"
+        assert b.recv(100) == b":1\r\n"  # run after the pause
+    finally:
+        a.close()
+        b.close()
