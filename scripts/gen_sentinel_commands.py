@@ -3,7 +3,7 @@
 table (COMMAND, COMMAND INFO/COUNT/LIST/DOCS/GETKEYS), taken from Debian's
 redis-sentinel 7.0.15 as scripts/gen_commands.py takes the data server's
 from redis-server.  Only the commands and subcommands Cairn's Sentinel
-runs are kept (no ACL; CLIENT without tracking and caching), in redis-sentinel's order.  For each (sub)command the file holds
+runs are kept (no ACL; all of CLIENT's), in redis-sentinel's order.  For each (sub)command the file holds
 its full name, arity, ACL categories and the RESP2 and RESP3 bytes of its
 COMMAND INFO entry and COMMAND DOCS value, subcommands filtered.
 
@@ -24,7 +24,7 @@ KEEP = {
     "client": lambda sub: sub in ("client|id", "client|getname", "client|setname", "client|info", "client|list",
                                   "client|kill", "client|help", "client|reply", "client|no-evict",
                                   "client|getredir", "client|trackinginfo", "client|unblock", "client|pause",
-                                  "client|unpause"),
+                                  "client|unpause", "client|tracking", "client|caching"),
     "command": lambda sub: sub in ("command|count", "command|list", "command|info", "command|docs",
                                    "command|getkeys", "command|getkeysandflags", "command|help"),
 }

@@ -43,6 +43,13 @@ typedef struct SClient {
     char lastCmd[48];
     int replyOff, skipNext, skipThis; /* CLIENT REPLY OFF / SKIP */
     int noEvict;                      /* CLIENT NO-EVICT (shown in CLIENT LIST) */
+    /* CLIENT TRACKING: the state only (a sentinel has no keys, so nothing
+     * is ever invalidated) */
+    int tracking;
+    unsigned trk; /* TRK_* */
+    unsigned long long redirect;
+    sds *prefixes; /* sorted, as Redis's radix tree lists them */
+    int nprefixes;
     int closeAfterReply;
     sds *channels;
     int nchannels;
@@ -52,6 +59,12 @@ typedef struct SClient {
 } SClient;
 
 static SClient *clients;
+
+#define TRK_BCAST 1u
+#define TRK_OPTIN 2u
+#define TRK_OPTOUT 4u
+#define TRK_NOLOOP 8u
+#define TRK_CACHING 16u /* CLIENT CACHING, for the next command */
 /* CLIENT PAUSE: until pauseUntil (ms), every command (ALL) or PUBLISH
  * (WRITE, as redis-sentinel) waits in its client's input. */
 static long long pauseUntil;
@@ -70,6 +83,9 @@ static void sclientFree(SClient *c) {
     sdsFree(c->qbuf);
     sdsFree(c->obuf);
     sdsFree(c->name);
+    for (int i = 0; i < c->nprefixes; i++)
+        sdsFree(c->prefixes[i]);
+    xfree(c->prefixes);
     for (int i = 0; i < c->nchannels; i++)
         sdsFree(c->channels[i]);
     for (int i = 0; i < c->npatterns; i++)
@@ -938,6 +954,149 @@ static int clientTypeByName(const char *s) {
 
 static int clientTypeOf(const SClient *c) { return c->nchannels + c->npatterns ? 1 : 0; }
 
+static SClient *clientById(unsigned long long id) {
+    for (SClient *o = clients; o; o = o->next)
+        if (o->id == id) return o;
+    return NULL;
+}
+
+static void trackingOff(SClient *c) {
+    for (int i = 0; i < c->nprefixes; i++)
+        sdsFree(c->prefixes[i]);
+    xfree(c->prefixes);
+    c->prefixes = NULL;
+    c->nprefixes = 0;
+    c->tracking = 0;
+    c->trk = 0;
+    c->redirect = 0;
+}
+
+static int prefixesOverlap(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b);
+    return memcmp(a, b, la < lb ? la : lb) == 0;
+}
+
+static void addPrefix(SClient *c, const char *p) {
+    int i = 0;
+    while (i < c->nprefixes && strcmp(c->prefixes[i], p) < 0)
+        i++;
+    if (i < c->nprefixes && !strcmp(c->prefixes[i], p)) return;
+    c->prefixes = xrealloc(c->prefixes, sizeof(sds) * (size_t)(c->nprefixes + 1));
+    memmove(c->prefixes + i + 1, c->prefixes + i, sizeof(sds) * (size_t)(c->nprefixes - i));
+    c->prefixes[i] = sdsNew(p);
+    c->nprefixes++;
+}
+
+/* CLIENT TRACKING ON|OFF [REDIRECT id] [BCAST] [PREFIX p ...] [OPTIN]
+ * [OPTOUT] [NOLOOP]: Redis 7.0's checks, in its order and texts. */
+static void clientTracking(SClient *c, int argc, sds *argv) {
+    long long redirect = 0;
+    unsigned opts = 0;
+    int npfx = 0;
+    const char **pfx = xcalloc(sizeof(char *) * (size_t)argc);
+    for (int j = 3; j < argc; j++) {
+        int more = argc - 1 - j;
+        const char *a = argv[j];
+        if (!strcasecmp(a, "redirect") && more) {
+            j++;
+            if (redirect != 0) {
+                addError(c, "ERR A client can only redirect to a single other client");
+                goto done;
+            }
+            if (sentinelParseLL(argv[j], &redirect)) {
+                addError(c, "ERR value is not an integer or out of range");
+                goto done;
+            }
+            if (redirect <= 0 || !clientById((unsigned long long)redirect)) {
+                addError(c, "ERR The client ID you want redirect to does not exist");
+                goto done;
+            }
+        } else if (!strcasecmp(a, "bcast")) {
+            opts |= TRK_BCAST;
+        } else if (!strcasecmp(a, "optin")) {
+            opts |= TRK_OPTIN;
+        } else if (!strcasecmp(a, "optout")) {
+            opts |= TRK_OPTOUT;
+        } else if (!strcasecmp(a, "noloop")) {
+            opts |= TRK_NOLOOP;
+        } else if (!strcasecmp(a, "prefix") && more) {
+            pfx[npfx++] = argv[++j];
+        } else {
+            addError(c, "ERR syntax error");
+            goto done;
+        }
+    }
+    if (!strcasecmp(argv[2], "on")) {
+        if (!(opts & TRK_BCAST) && npfx) {
+            addError(c, "ERR PREFIX option requires BCAST mode to be enabled");
+            goto done;
+        }
+        if (c->tracking && !!(c->trk & TRK_BCAST) != !!(opts & TRK_BCAST)) {
+            addError(c, "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and "
+                        "then re-enabling it with a different mode.");
+            goto done;
+        }
+        if ((opts & TRK_BCAST) && (opts & (TRK_OPTIN | TRK_OPTOUT))) {
+            addError(c, "ERR OPTIN and OPTOUT are not compatible with BCAST");
+            goto done;
+        }
+        if ((opts & TRK_OPTIN) && (opts & TRK_OPTOUT)) {
+            addError(c, "ERR You can't specify both OPTIN mode and OPTOUT mode");
+            goto done;
+        }
+        if (((opts & TRK_OPTIN) && (c->trk & TRK_OPTOUT)) || ((opts & TRK_OPTOUT) && (c->trk & TRK_OPTIN))) {
+            addError(c, "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and "
+                        "then re-enabling it with a different mode.");
+            goto done;
+        }
+        if (opts & TRK_BCAST) {
+            /* Redis's check, with its quirk: an overlap between two given
+             * prefixes found past the first one replies the error, still
+             * enables tracking and replies OK as well */
+            int proceed = 1;
+            for (int i = 0; i < npfx && proceed == 1; i++) {
+                for (int k = 0; k < c->nprefixes; k++)
+                    if (prefixesOverlap(c->prefixes[k], pfx[i])) {
+                        c->obuf = sdsCatPrintf(c->obuf,
+                                               "-ERR Prefix '%s' overlaps with an existing prefix '%s'. Prefixes "
+                                               "for a single client must not overlap.\r\n",
+                                               pfx[i], c->prefixes[k]);
+                        goto done;
+                    }
+                for (int k = i + 1; k < npfx; k++)
+                    if (prefixesOverlap(pfx[i], pfx[k])) {
+                        c->obuf = sdsCatPrintf(c->obuf,
+                                               "-ERR Prefix '%s' overlaps with another provided prefix '%s'. "
+                                               "Prefixes for a single client must not overlap.\r\n",
+                                               pfx[i], pfx[k]);
+                        if (i == 0) goto done;
+                        proceed = 2;
+                        break;
+                    }
+            }
+            c->tracking = 1;
+            c->trk = (c->trk & TRK_CACHING) | TRK_BCAST | (opts & TRK_NOLOOP);
+            c->redirect = (unsigned long long)redirect;
+            if (npfx == 0) addPrefix(c, "");
+            for (int i = 0; i < npfx; i++)
+                addPrefix(c, pfx[i]);
+            addStatus(c, "OK"); /* after the error too, as Redis 7.0 (two replies) */
+            goto done;
+        }
+        c->tracking = 1;
+        c->trk = (c->trk & TRK_CACHING) | (opts & (TRK_OPTIN | TRK_OPTOUT | TRK_NOLOOP));
+        c->redirect = (unsigned long long)redirect;
+    } else if (!strcasecmp(argv[2], "off")) {
+        trackingOff(c);
+    } else {
+        addError(c, "ERR syntax error");
+        goto done;
+    }
+    addStatus(c, "OK");
+done:
+    xfree(pfx);
+}
+
 /* CLIENT ID|GETNAME|SETNAME|INFO|LIST|KILL: 0, or -1 when c was freed. */
 static int clientCommand(SClient *c, int argc, sds *argv) {
     if (argc < 2) {
@@ -976,10 +1135,14 @@ static int clientCommand(SClient *c, int argc, sds *argv) {
             "    Hold every command (ALL) or PUBLISH (WRITE) of every client for <timeout> ms.",
             "UNPAUSE",
             "    End the current CLIENT PAUSE and run the held commands.",
+            "TRACKING ON|OFF [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]] [OPTIN] [OPTOUT] [NOLOOP]",
+            "    Turn client-side caching tracking on or off (a sentinel has no keys to invalidate).",
+            "CACHING YES|NO",
+            "    In OPTIN/OPTOUT tracking, whether the next command's keys are tracked.",
             "GETREDIR",
-            "    Where invalidations go: -1, tracking is not used by a sentinel.",
+            "    The id of the client receiving this connection's invalidations (0: none, -1: not tracking).",
             "TRACKINGINFO",
-            "    This connection's tracking state (always off in Sentinel mode).",
+            "    This connection's tracking mode, redirection and prefixes.",
             "UNBLOCK <clientid> [TIMEOUT|ERROR]",
             "    Unblock a blocked client: none ever is in Sentinel mode (0).",
             NULL};
@@ -1155,17 +1318,49 @@ static int clientCommand(SClient *c, int argc, sds *argv) {
     } else if (!strcasecmp(sub, "unpause") && argc == 2) {
         if (pauseUntil) pauseUntil = now; /* the timer resumes the waiting clients */
         addStatus(c, "OK");
+    } else if (!strcasecmp(sub, "tracking") && argc >= 3) {
+        clientTracking(c, argc, argv);
+    } else if (!strcasecmp(sub, "caching") && argc == 3) {
+        if (!c->tracking) {
+            addError(c, "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or "
+                        "OPTOUT mode enabled");
+        } else if (!strcasecmp(argv[2], "yes") && !(c->trk & TRK_OPTIN)) {
+            addError(c, "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.");
+        } else if (!strcasecmp(argv[2], "no") && !(c->trk & TRK_OPTOUT)) {
+            addError(c, "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.");
+        } else if (strcasecmp(argv[2], "yes") && strcasecmp(argv[2], "no")) {
+            addError(c, "ERR syntax error");
+        } else {
+            c->trk |= TRK_CACHING;
+            addStatus(c, "OK");
+        }
     } else if (!strcasecmp(sub, "getredir") && argc == 2) {
-        addLL(c, -1); /* no tracking in Sentinel mode */
+        addLL(c, c->tracking ? (long long)c->redirect : -1);
     } else if (!strcasecmp(sub, "trackinginfo") && argc == 2) {
+        static const struct {
+            unsigned bit;
+            const char *name;
+        } names[] = {{TRK_BCAST, "bcast"}, {TRK_OPTIN, "optin"}, {TRK_OPTOUT, "optout"}, {TRK_NOLOOP, "noloop"}};
+        const char *fl[8];
+        int nf = 0;
+        fl[nf++] = c->tracking ? "on" : "off";
+        for (size_t i = 0; c->tracking && i < sizeof(names) / sizeof(names[0]); i++) {
+            if (!(c->trk & names[i].bit)) continue;
+            fl[nf++] = names[i].name;
+            if ((c->trk & TRK_CACHING) && names[i].bit == TRK_OPTIN) fl[nf++] = "caching-yes";
+            if ((c->trk & TRK_CACHING) && names[i].bit == TRK_OPTOUT) fl[nf++] = "caching-no";
+        }
         addMap(c, 3);
         addBulk(c, "flags");
-        c->obuf = sdsCatPrintf(c->obuf, "%c1\r\n", c->resp == 3 ? '~' : '*');
-        addBulk(c, "off");
+        c->obuf = sdsCatPrintf(c->obuf, "%c%d\r\n", c->resp == 3 ? '~' : '*', nf);
+        for (int i = 0; i < nf; i++)
+            addBulk(c, fl[i]);
         addBulk(c, "redirect");
-        addLL(c, -1);
+        addLL(c, c->tracking ? (long long)c->redirect : -1);
         addBulk(c, "prefixes");
-        addArray(c, 0);
+        addArray(c, c->nprefixes);
+        for (int i = 0; i < c->nprefixes; i++)
+            addBulk(c, c->prefixes[i]);
     } else if (!strcasecmp(sub, "unblock") && (argc == 3 || argc == 4)) {
         long long id;
         if (sentinelParseLL(argv[2], &id)) {
@@ -1185,7 +1380,7 @@ static int clientCommand(SClient *c, int argc, sds *argv) {
                !strcasecmp(sub, "info") || !strcasecmp(sub, "kill") || !strcasecmp(sub, "help") ||
                !strcasecmp(sub, "reply") || !strcasecmp(sub, "no-evict") || !strcasecmp(sub, "getredir") ||
                !strcasecmp(sub, "trackinginfo") || !strcasecmp(sub, "unblock") || !strcasecmp(sub, "pause") ||
-               !strcasecmp(sub, "unpause")) {
+               !strcasecmp(sub, "unpause") || !strcasecmp(sub, "tracking") || !strcasecmp(sub, "caching")) {
         char nm[32];
         snprintf(nm, sizeof(nm), "client|%s", sub);
         for (char *q = nm; *q; q++)
@@ -1497,6 +1692,9 @@ static void processInput(SClient *c) {
             processCommandOf(c, argc, argv);
             if (sdsLen(c->obuf) > before && c->obuf[before] == '-') sstats.errorReplies++;
             if (c->replyOff || c->skipThis) sdsSetLen(c->obuf, before); /* CLIENT REPLY OFF|SKIP */
+            /* CLIENT CACHING applies to the next command only (CLIENT's own
+             * subcommands do not use it up) */
+            if ((c->trk & TRK_CACHING) && strcasecmp(argv[0], "client")) c->trk &= ~TRK_CACHING;
         }
         for (int i = 0; i < argc; i++)
             sdsFree(argv[i]);

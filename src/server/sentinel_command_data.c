@@ -5,6 +5,278 @@
 #include "server/sentinel_int.h"
 
 const SentinelCommandInfo sentinelCommandTable[] = {
+    {"unsubscribe", -1, "pubsub slow", 0,
+     "*10\r\n$11\r\nunsubscribe\r\n:-1\r\n*4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n"
+        ":0\r\n*2\r\n+@pubsub\r\n+@slow\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$11\r\nunsubscribe\r\n:-1\r\n~4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n"
+        ":0\r\n~2\r\n+@pubsub\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$56\r\nStop listening for messages posted to the given channels\r\n$5\r\nsin"
+        "ce\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$70\r\nO(N) where N is the "
+        "number of clients already subscribed to a channel.\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$"
+        "7\r\nchannel\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n*2\r\n+optional\r\n+multiple\r\n",
+     "%5\r\n$7\r\nsummary\r\n$56\r\nStop listening for messages posted to the given channels\r\n$5\r\nsinc"
+        "e\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$70\r\nO(N) where N is the n"
+        "umber of clients already subscribed to a channel.\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$7"
+        "\r\nchannel\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n"},
+    {"publish", 3, "pubsub fast", 0,
+     "*10\r\n$7\r\npublish\r\n:3\r\n*4\r\n+pubsub\r\n+loading\r\n+stale\r\n+fast\r\n:0\r\n:0\r\n:0\r\n*2\r"
+        "\n+@pubsub\r\n+@fast\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$7\r\npublish\r\n:3\r\n~4\r\n+pubsub\r\n+loading\r\n+stale\r\n+fast\r\n:0\r\n:0\r\n:0\r\n~2\r"
+        "\n+@pubsub\r\n+@fast\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$27\r\nPost a message to a channel\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngr"
+        "oup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$141\r\nO(N+M) where N is the number of clients subscrib"
+        "ed to the receiving channel and M is the total number of subscribed patterns (by any client).\r\n$9"
+        "\r\narguments\r\n*2\r\n*4\r\n$4\r\nname\r\n$7\r\nchannel\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4\r\n$4\r"
+        "\nname\r\n$7\r\nmessage\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+     "%5\r\n$7\r\nsummary\r\n$27\r\nPost a message to a channel\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngro"
+        "up\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$141\r\nO(N+M) where N is the number of clients subscribe"
+        "d to the receiving channel and M is the total number of subscribed patterns (by any client).\r\n$9\r"
+        "\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$7\r\nchannel\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\n"
+        "name\r\n$7\r\nmessage\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
+    {"role", 1, "admin fast dangerous", 0,
+     "*10\r\n$4\r\nrole\r\n:1\r\n*4\r\n+noscript\r\n+loading\r\n+stale\r\n+fast\r\n:0\r\n:0\r\n:0\r\n*3\r"
+        "\n+@admin\r\n+@fast\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$4\r\nrole\r\n:1\r\n~4\r\n+noscript\r\n+loading\r\n+stale\r\n+fast\r\n:0\r\n:0\r\n:0\r\n~3\r"
+        "\n+@admin\r\n+@fast\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*8\r\n$7\r\nsummary\r\n$61\r\nReturn the role of the instance in the context of replication\r\n$5\r"
+        "\nsince\r\n$6\r\n2.8.12\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+     "%4\r\n$7\r\nsummary\r\n$61\r\nReturn the role of the instance in the context of replication\r\n$5\r"
+        "\nsince\r\n$6\r\n2.8.12\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
+    {"psubscribe", -2, "pubsub slow", 0,
+     "*10\r\n$10\r\npsubscribe\r\n:-2\r\n*4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:"
+        "0\r\n*2\r\n+@pubsub\r\n+@slow\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$10\r\npsubscribe\r\n:-2\r\n~4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:"
+        "0\r\n~2\r\n+@pubsub\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$69\r\nListen for messages published to channels matching the given patterns"
+        "\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$75\r\nO(N) wh"
+        "ere N is the number of patterns the client is already subscribed to.\r\n$9\r\narguments\r\n*1\r\n*8"
+        "\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n$9"
+        "\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n",
+     "%5\r\n$7\r\nsummary\r\n$69\r\nListen for messages published to channels matching the given patterns"
+        "\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$75\r\nO(N) wh"
+        "ere N is the number of patterns the client is already subscribed to.\r\n$9\r\narguments\r\n*1\r\n%4"
+        "\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n$9"
+        "\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n"},
+    {"auth", -2, "fast connection", 0,
+     "*10\r\n$4\r\nauth\r\n:-2\r\n*6\r\n+noscript\r\n+loading\r\n+stale\r\n+fast\r\n+no_auth\r\n+allow_bus"
+        "y\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@fast\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$4\r\nauth\r\n:-2\r\n~6\r\n+noscript\r\n+loading\r\n+stale\r\n+fast\r\n+no_auth\r\n+allow_bus"
+        "y\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@fast\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
+     "*12\r\n$7\r\nsummary\r\n$26\r\nAuthenticate to the server\r\n$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngro"
+        "up\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$60\r\nO(N) where N is the number of passwords defin"
+        "ed for the user\r\n$7\r\nhistory\r\n*1\r\n*2\r\n$5\r\n6.0.0\r\n$40\r\nAdded ACL style (username and "
+        "password).\r\n$9\r\narguments\r\n*2\r\n*8\r\n$4\r\nname\r\n$8\r\nusername\r\n$4\r\ntype\r\n$6\r\nstr"
+        "ing\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\nflags\r\n*1\r\n+optional\r\n*4\r\n$4\r\nname\r\n$8\r\npas"
+        "sword\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+     "%6\r\n$7\r\nsummary\r\n$26\r\nAuthenticate to the server\r\n$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngrou"
+        "p\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$60\r\nO(N) where N is the number of passwords define"
+        "d for the user\r\n$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n6.0.0\r\n$40\r\nAdded ACL style (username and p"
+        "assword).\r\n$9\r\narguments\r\n*2\r\n%4\r\n$4\r\nname\r\n$8\r\nusername\r\n$4\r\ntype\r\n$6\r\nstri"
+        "ng\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%2\r\n$4\r\nname\r\n$8\r\npass"
+        "word\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
+    {"command", -1, "slow connection", 0,
+     "*10\r\n$7\r\ncommand\r\n:-1\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@conne"
+        "ction\r\n*1\r\n$29\r\nnondeterministic_output_order\r\n*0\r\n*7\r\n*10\r\n$13\r\ncommand|count\r\n:2"
+        "\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n"
+        "*10\r\n$12\r\ncommand|list\r\n:-2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+"
+        "@connection\r\n*1\r\n$29\r\nnondeterministic_output_order\r\n*0\r\n*0\r\n*10\r\n$23\r\ncommand|getke"
+        "ysandflags\r\n:-4\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*"
+        "0\r\n*0\r\n*0\r\n*10\r\n$12\r\ncommand|docs\r\n:-2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n"
+        "*2\r\n+@slow\r\n+@connection\r\n*1\r\n$29\r\nnondeterministic_output_order\r\n*0\r\n*0\r\n*10\r\n$12"
+        "\r\ncommand|help\r\n:2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection"
+        "\r\n*0\r\n*0\r\n*0\r\n*10\r\n$15\r\ncommand|getkeys\r\n:-4\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
+        "\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$12\r\ncommand|info\r\n:-2\r\n*2\r"
+        "\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*1\r\n$29\r\nnondeterminis"
+        "tic_output_order\r\n*0\r\n*0\r\n",
+     "*10\r\n$7\r\ncommand\r\n:-1\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@conne"
+        "ction\r\n~1\r\n$29\r\nnondeterministic_output_order\r\n~0\r\n*7\r\n*10\r\n$13\r\ncommand|count\r\n:2"
+        "\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n"
+        "*10\r\n$12\r\ncommand|list\r\n:-2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+"
+        "@connection\r\n~1\r\n$29\r\nnondeterministic_output_order\r\n~0\r\n~0\r\n*10\r\n$23\r\ncommand|getke"
+        "ysandflags\r\n:-4\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~"
+        "0\r\n~0\r\n~0\r\n*10\r\n$12\r\ncommand|docs\r\n:-2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n"
+        "~2\r\n+@slow\r\n+@connection\r\n~1\r\n$29\r\nnondeterministic_output_order\r\n~0\r\n~0\r\n*10\r\n$12"
+        "\r\ncommand|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection"
+        "\r\n~0\r\n~0\r\n~0\r\n*10\r\n$15\r\ncommand|getkeys\r\n:-4\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
+        "\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$12\r\ncommand|info\r\n:-2\r\n~2\r"
+        "\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~1\r\n$29\r\nnondeterminis"
+        "tic_output_order\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$34\r\nGet array of Redis command details\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n"
+        "$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$50\r\nO(N) where N is the total number of Redis"
+        " commands\r\n$11\r\nsubcommands\r\n*14\r\n$12\r\ncommand|list\r\n*10\r\n$7\r\nsummary\r\n$35\r\nGet "
+        "an array of Redis command names\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10"
+        "\r\ncomplexity\r\n$50\r\nO(N) where N is the total number of Redis commands\r\n$9\r\narguments\r\n*1"
+        "\r\n*10\r\n$4\r\nname\r\n$8\r\nfilterby\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\ntoken\r\n$8\r\nFILTERB"
+        "Y\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*3\r\n*6\r\n$4\r\nname\r\n$11\r\nmodule-na"
+        "me\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nMODULE\r\n*6\r\n$4\r\nname\r\n$8\r\ncategor"
+        "y\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nACLCAT\r\n*6\r\n$4\r\nname\r\n$7\r\npattern"
+        "\r\n$4\r\ntype\r\n$7\r\npattern\r\n$5\r\ntoken\r\n$7\r\nPATTERN\r\n$23\r\ncommand|getkeysandflags\r"
+        "\n*8\r\n$7\r\nsummary\r\n$56\r\nExtract keys and access flags given a full Redis command\r\n$5\r\nsi"
+        "nce\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$54\r\nO(N) where N is the"
+        " number of arguments to the command\r\n$12\r\ncommand|docs\r\n*10\r\n$7\r\nsummary\r\n$49\r\nGet arr"
+        "ay of specific Redis command documentation\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\nser"
+        "ver\r\n$10\r\ncomplexity\r\n$49\r\nO(N) where N is the number of commands to look up\r\n$9\r\nargume"
+        "nts\r\n*1\r\n*6\r\n$4\r\nname\r\n$12\r\ncommand-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r"
+        "\n*2\r\n+optional\r\n+multiple\r\n$12\r\ncommand|help\r\n*8\r\n$7\r\nsummary\r\n$49\r\nShow helpful "
+        "text about the different subcommands\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r"
+        "\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$15\r\ncommand|getkeys\r\n*8\r\n$7\r\nsummary\r\n$39\r\nExtract"
+        " keys given a full Redis command\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$1"
+        "0\r\ncomplexity\r\n$54\r\nO(N) where N is the number of arguments to the command\r\n$12\r\ncommand|i"
+        "nfo\r\n*12\r\n$7\r\nsummary\r\n$78\r\nGet array of specific Redis command details, or all when no ar"
+        "gument is given.\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity"
+        "\r\n$49\r\nO(N) where N is the number of commands to look up\r\n$7\r\nhistory\r\n*1\r\n*2\r\n$5\r\n7"
+        ".0.0\r\n$66\r\nAllowed to be called with no argument to get info on all commands.\r\n$9\r\narguments"
+        "\r\n*1\r\n*6\r\n$4\r\nname\r\n$12\r\ncommand-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n*2"
+        "\r\n+optional\r\n+multiple\r\n$13\r\ncommand|count\r\n*8\r\n$7\r\nsummary\r\n$34\r\nGet total number"
+        " of Redis commands\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexit"
+        "y\r\n$4\r\nO(1)\r\n",
+     "%5\r\n$7\r\nsummary\r\n$34\r\nGet array of Redis command details\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$"
+        "5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$50\r\nO(N) where N is the total number of Redis "
+        "commands\r\n$11\r\nsubcommands\r\n%7\r\n$12\r\ncommand|list\r\n%5\r\n$7\r\nsummary\r\n$35\r\nGet an "
+        "array of Redis command names\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\n"
+        "complexity\r\n$50\r\nO(N) where N is the total number of Redis commands\r\n$9\r\narguments\r\n*1\r\n"
+        "%5\r\n$4\r\nname\r\n$8\r\nfilterby\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\ntoken\r\n$8\r\nFILTERBY\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$11\r\nmodule-name\r"
+        "\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nMODULE\r\n%3\r\n$4\r\nname\r\n$8\r\ncategory\r"
+        "\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nACLCAT\r\n%3\r\n$4\r\nname\r\n$7\r\npattern\r\n"
+        "$4\r\ntype\r\n$7\r\npattern\r\n$5\r\ntoken\r\n$7\r\nPATTERN\r\n$23\r\ncommand|getkeysandflags\r\n%4"
+        "\r\n$7\r\nsummary\r\n$56\r\nExtract keys and access flags given a full Redis command\r\n$5\r\nsince"
+        "\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$54\r\nO(N) where N is the nu"
+        "mber of arguments to the command\r\n$12\r\ncommand|docs\r\n%5\r\n$7\r\nsummary\r\n$49\r\nGet array o"
+        "f specific Redis command documentation\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\nserver"
+        "\r\n$10\r\ncomplexity\r\n$49\r\nO(N) where N is the number of commands to look up\r\n$9\r\narguments"
+        "\r\n*1\r\n%3\r\n$4\r\nname\r\n$12\r\ncommand-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~2"
+        "\r\n+optional\r\n+multiple\r\n$12\r\ncommand|help\r\n%4\r\n$7\r\nsummary\r\n$49\r\nShow helpful text"
+        " about the different subcommands\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10"
+        "\r\ncomplexity\r\n$4\r\nO(1)\r\n$15\r\ncommand|getkeys\r\n%4\r\n$7\r\nsummary\r\n$39\r\nExtract keys"
+        " given a full Redis command\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\n"
+        "complexity\r\n$54\r\nO(N) where N is the number of arguments to the command\r\n$12\r\ncommand|info\r"
+        "\n%6\r\n$7\r\nsummary\r\n$78\r\nGet array of specific Redis command details, or all when no argument"
+        " is given.\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$49"
+        "\r\nO(N) where N is the number of commands to look up\r\n$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n7.0.0\r"
+        "\n$66\r\nAllowed to be called with no argument to get info on all commands.\r\n$9\r\narguments\r\n*1"
+        "\r\n%3\r\n$4\r\nname\r\n$12\r\ncommand-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~2\r\n+o"
+        "ptional\r\n+multiple\r\n$13\r\ncommand|count\r\n%4\r\n$7\r\nsummary\r\n$34\r\nGet total number of Re"
+        "dis commands\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$"
+        "4\r\nO(1)\r\n"},
+    {"command|count", 2, "slow connection", 1,
+     "*10\r\n$13\r\ncommand|count\r\n:2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+"
+        "@connection\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$13\r\ncommand|count\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+"
+        "@connection\r\n~0\r\n~0\r\n~0\r\n",
+     "*8\r\n$7\r\nsummary\r\n$34\r\nGet total number of Redis commands\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$"
+        "5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+     "%4\r\n$7\r\nsummary\r\n$34\r\nGet total number of Redis commands\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$"
+        "5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
+    {"command|list", -2, "slow connection", 1,
+     "*10\r\n$12\r\ncommand|list\r\n:-2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+"
+        "@connection\r\n*1\r\n$29\r\nnondeterministic_output_order\r\n*0\r\n*0\r\n",
+     "*10\r\n$12\r\ncommand|list\r\n:-2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+"
+        "@connection\r\n~1\r\n$29\r\nnondeterministic_output_order\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$35\r\nGet an array of Redis command names\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n"
+        "$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$50\r\nO(N) where N is the total number of Redis"
+        " commands\r\n$9\r\narguments\r\n*1\r\n*10\r\n$4\r\nname\r\n$8\r\nfilterby\r\n$4\r\ntype\r\n$5\r\none"
+        "of\r\n$5\r\ntoken\r\n$8\r\nFILTERBY\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*3\r\n*6"
+        "\r\n$4\r\nname\r\n$11\r\nmodule-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nMODULE\r"
+        "\n*6\r\n$4\r\nname\r\n$8\r\ncategory\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nACLCAT\r"
+        "\n*6\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n$5\r\ntoken\r\n$7\r\nPATTERN\r"
+        "\n",
+     "%5\r\n$7\r\nsummary\r\n$35\r\nGet an array of Redis command names\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$"
+        "5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$50\r\nO(N) where N is the total number of Redis "
+        "commands\r\n$9\r\narguments\r\n*1\r\n%5\r\n$4\r\nname\r\n$8\r\nfilterby\r\n$4\r\ntype\r\n$5\r\noneof"
+        "\r\n$5\r\ntoken\r\n$8\r\nFILTERBY\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*3\r\n%3\r"
+        "\n$4\r\nname\r\n$11\r\nmodule-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nMODULE\r\n%"
+        "3\r\n$4\r\nname\r\n$8\r\ncategory\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nACLCAT\r\n%3"
+        "\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n$5\r\ntoken\r\n$7\r\nPATTERN\r\n"},
+    {"command|getkeysandflags", -4, "slow connection", 1,
+     "*10\r\n$23\r\ncommand|getkeysandflags\r\n:-4\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n"
+        "+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$23\r\ncommand|getkeysandflags\r\n:-4\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n"
+        "+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
+     "*8\r\n$7\r\nsummary\r\n$56\r\nExtract keys and access flags given a full Redis command\r\n$5\r\nsinc"
+        "e\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$54\r\nO(N) where N is the n"
+        "umber of arguments to the command\r\n",
+     "%4\r\n$7\r\nsummary\r\n$56\r\nExtract keys and access flags given a full Redis command\r\n$5\r\nsinc"
+        "e\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$54\r\nO(N) where N is the n"
+        "umber of arguments to the command\r\n"},
+    {"command|docs", -2, "slow connection", 1,
+     "*10\r\n$12\r\ncommand|docs\r\n:-2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+"
+        "@connection\r\n*1\r\n$29\r\nnondeterministic_output_order\r\n*0\r\n*0\r\n",
+     "*10\r\n$12\r\ncommand|docs\r\n:-2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+"
+        "@connection\r\n~1\r\n$29\r\nnondeterministic_output_order\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$49\r\nGet array of specific Redis command documentation\r\n$5\r\nsince\r\n$"
+        "5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$49\r\nO(N) where N is the number "
+        "of commands to look up\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$12\r\ncommand-name\r\n$4\r\n"
+        "type\r\n$6\r\nstring\r\n$5\r\nflags\r\n*2\r\n+optional\r\n+multiple\r\n",
+     "%5\r\n$7\r\nsummary\r\n$49\r\nGet array of specific Redis command documentation\r\n$5\r\nsince\r\n$5"
+        "\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$49\r\nO(N) where N is the number o"
+        "f commands to look up\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$12\r\ncommand-name\r\n$4\r\nt"
+        "ype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n"},
+    {"command|help", 2, "slow connection", 1,
+     "*10\r\n$12\r\ncommand|help\r\n:2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@"
+        "connection\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$12\r\ncommand|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@"
+        "connection\r\n~0\r\n~0\r\n~0\r\n",
+     "*8\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5"
+        "\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+     "%4\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5"
+        "\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
+    {"command|getkeys", -4, "slow connection", 1,
+     "*10\r\n$15\r\ncommand|getkeys\r\n:-4\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r"
+        "\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$15\r\ncommand|getkeys\r\n:-4\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r"
+        "\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
+     "*8\r\n$7\r\nsummary\r\n$39\r\nExtract keys given a full Redis command\r\n$5\r\nsince\r\n$6\r\n2.8.13"
+        "\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$54\r\nO(N) where N is the number of argumen"
+        "ts to the command\r\n",
+     "%4\r\n$7\r\nsummary\r\n$39\r\nExtract keys given a full Redis command\r\n$5\r\nsince\r\n$6\r\n2.8.13"
+        "\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$54\r\nO(N) where N is the number of argumen"
+        "ts to the command\r\n"},
+    {"command|info", -2, "slow connection", 1,
+     "*10\r\n$12\r\ncommand|info\r\n:-2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+"
+        "@connection\r\n*1\r\n$29\r\nnondeterministic_output_order\r\n*0\r\n*0\r\n",
+     "*10\r\n$12\r\ncommand|info\r\n:-2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+"
+        "@connection\r\n~1\r\n$29\r\nnondeterministic_output_order\r\n~0\r\n~0\r\n",
+     "*12\r\n$7\r\nsummary\r\n$78\r\nGet array of specific Redis command details, or all when no argument "
+        "is given.\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$49"
+        "\r\nO(N) where N is the number of commands to look up\r\n$7\r\nhistory\r\n*1\r\n*2\r\n$5\r\n7.0.0\r"
+        "\n$66\r\nAllowed to be called with no argument to get info on all commands.\r\n$9\r\narguments\r\n*1"
+        "\r\n*6\r\n$4\r\nname\r\n$12\r\ncommand-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n*2\r\n+o"
+        "ptional\r\n+multiple\r\n",
+     "%6\r\n$7\r\nsummary\r\n$78\r\nGet array of specific Redis command details, or all when no argument i"
+        "s given.\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$49\r"
+        "\nO(N) where N is the number of commands to look up\r\n$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n7.0.0\r\n$"
+        "66\r\nAllowed to be called with no argument to get info on all commands.\r\n$9\r\narguments\r\n*1\r"
+        "\n%3\r\n$4\r\nname\r\n$12\r\ncommand-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~2\r\n+opt"
+        "ional\r\n+multiple\r\n"},
+    {"punsubscribe", -1, "pubsub slow", 0,
+     "*10\r\n$12\r\npunsubscribe\r\n:-1\r\n*4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
+        "\n:0\r\n*2\r\n+@pubsub\r\n+@slow\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$12\r\npunsubscribe\r\n:-1\r\n~4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
+        "\n:0\r\n~2\r\n+@pubsub\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$74\r\nStop listening for messages posted to channels matching the given pat"
+        "terns\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$153\r\nO"
+        "(N+M) where N is the number of patterns the client is already subscribed and M is the number of tota"
+        "l patterns subscribed in the system (by any client).\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r"
+        "\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n$5\r\nflags\r\n*2\r\n+optional\r\n+multiple\r\n",
+     "%5\r\n$7\r\nsummary\r\n$74\r\nStop listening for messages posted to channels matching the given patt"
+        "erns\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$153\r\nO("
+        "N+M) where N is the number of patterns the client is already subscribed and M is the number of total"
+        " patterns subscribed in the system (by any client).\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n"
+        "$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n"},
+    {"subscribe", -2, "pubsub slow", 0,
+     "*10\r\n$9\r\nsubscribe\r\n:-2\r\n*4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0"
+        "\r\n*2\r\n+@pubsub\r\n+@slow\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$9\r\nsubscribe\r\n:-2\r\n~4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0"
+        "\r\n~2\r\n+@pubsub\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$51\r\nListen for messages published to the given channels\r\n$5\r\nsince\r"
+        "\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$55\r\nO(N) where N is the numb"
+        "er of channels to subscribe to.\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$7\r\nchannel\r\n$4"
+        "\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n",
+     "%5\r\n$7\r\nsummary\r\n$51\r\nListen for messages published to the given channels\r\n$5\r\nsince\r\n"
+        "$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$55\r\nO(N) where N is the number"
+        " of channels to subscribe to.\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$7\r\nchannel\r\n$4\r"
+        "\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n"},
     {"shutdown", -1, "admin slow dangerous", 0,
      "*10\r\n$8\r\nshutdown\r\n:-1\r\n*6\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n+no_multi\r\n+all"
         "ow_busy\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
@@ -36,851 +308,403 @@ const SentinelCommandInfo sentinelCommandTable[] = {
         "\n$5\r\nFORCE\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%5\r\n$4\r\nname\r"
         "\n$5\r\nabort\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nABORT\r\n$5\r\nsince\r\n$5"
         "\r\n7.0.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"},
-    {"subscribe", -2, "pubsub slow", 0,
-     "*10\r\n$9\r\nsubscribe\r\n:-2\r\n*4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0"
-        "\r\n*2\r\n+@pubsub\r\n+@slow\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$9\r\nsubscribe\r\n:-2\r\n~4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0"
-        "\r\n~2\r\n+@pubsub\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$51\r\nListen for messages published to the given channels\r\n$5\r\nsince\r"
-        "\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$55\r\nO(N) where N is the numb"
-        "er of channels to subscribe to.\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$7\r\nchannel\r\n$4"
-        "\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n",
-     "%5\r\n$7\r\nsummary\r\n$51\r\nListen for messages published to the given channels\r\n$5\r\nsince\r\n"
-        "$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$55\r\nO(N) where N is the number"
-        " of channels to subscribe to.\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$7\r\nchannel\r\n$4\r"
-        "\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n"},
-    {"unsubscribe", -1, "pubsub slow", 0,
-     "*10\r\n$11\r\nunsubscribe\r\n:-1\r\n*4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n"
-        ":0\r\n*2\r\n+@pubsub\r\n+@slow\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$11\r\nunsubscribe\r\n:-1\r\n~4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n"
-        ":0\r\n~2\r\n+@pubsub\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$56\r\nStop listening for messages posted to the given channels\r\n$5\r\nsin"
-        "ce\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$70\r\nO(N) where N is the "
-        "number of clients already subscribed to a channel.\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$"
-        "7\r\nchannel\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n*2\r\n+optional\r\n+multiple\r\n",
-     "%5\r\n$7\r\nsummary\r\n$56\r\nStop listening for messages posted to the given channels\r\n$5\r\nsinc"
-        "e\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$70\r\nO(N) where N is the n"
-        "umber of clients already subscribed to a channel.\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$7"
-        "\r\nchannel\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n"},
-    {"hello", -1, "fast connection", 0,
-     "*10\r\n$5\r\nhello\r\n:-1\r\n*6\r\n+noscript\r\n+loading\r\n+stale\r\n+fast\r\n+no_auth\r\n+allow_bu"
-        "sy\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@fast\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$5\r\nhello\r\n:-1\r\n~6\r\n+noscript\r\n+loading\r\n+stale\r\n+fast\r\n+no_auth\r\n+allow_bu"
-        "sy\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@fast\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
-     "*12\r\n$7\r\nsummary\r\n$20\r\nHandshake with Redis\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n"
-        "$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$7\r\nhistory\r\n*1\r\n*2\r\n$5\r\n6.2.0\r\n"
-        "$109\r\n`protover` made optional; when called without arguments the command reports the current conn"
-        "ection's context.\r\n$9\r\narguments\r\n*1\r\n*8\r\n$4\r\nname\r\n$9\r\narguments\r\n$4\r\ntype\r\n$"
-        "5\r\nblock\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*3\r\n*4\r\n$4\r\nname\r\n$8\r\np"
-        "rotover\r\n$4\r\ntype\r\n$7\r\ninteger\r\n*10\r\n$4\r\nname\r\n$17\r\nusername_password\r\n$4\r\ntyp"
-        "e\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$4\r\nAUTH\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$9\r\narguments\r"
-        "\n*2\r\n*4\r\n$4\r\nname\r\n$8\r\nusername\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4\r\n$4\r\nname\r\n$8\r"
-        "\npassword\r\n$4\r\ntype\r\n$6\r\nstring\r\n*8\r\n$4\r\nname\r\n$10\r\nclientname\r\n$4\r\ntype\r\n$"
-        "6\r\nstring\r\n$5\r\ntoken\r\n$7\r\nSETNAME\r\n$5\r\nflags\r\n*1\r\n+optional\r\n",
-     "%6\r\n$7\r\nsummary\r\n$20\r\nHandshake with Redis\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$"
-        "10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n6.2.0\r\n$"
-        "109\r\n`protover` made optional; when called without arguments the command reports the current conne"
-        "ction's context.\r\n$9\r\narguments\r\n*1\r\n%4\r\n$4\r\nname\r\n$9\r\narguments\r\n$4\r\ntype\r\n$5"
-        "\r\nblock\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*3\r\n%2\r\n$4\r\nname\r\n$8\r\npr"
-        "otover\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%5\r\n$4\r\nname\r\n$17\r\nusername_password\r\n$4\r\ntype"
-        "\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$4\r\nAUTH\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r"
-        "\n*2\r\n%2\r\n$4\r\nname\r\n$8\r\nusername\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$8\r"
-        "\npassword\r\n$4\r\ntype\r\n$6\r\nstring\r\n%4\r\n$4\r\nname\r\n$10\r\nclientname\r\n$4\r\ntype\r\n$"
-        "6\r\nstring\r\n$5\r\ntoken\r\n$7\r\nSETNAME\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"},
-    {"role", 1, "admin fast dangerous", 0,
-     "*10\r\n$4\r\nrole\r\n:1\r\n*4\r\n+noscript\r\n+loading\r\n+stale\r\n+fast\r\n:0\r\n:0\r\n:0\r\n*3\r"
-        "\n+@admin\r\n+@fast\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$4\r\nrole\r\n:1\r\n~4\r\n+noscript\r\n+loading\r\n+stale\r\n+fast\r\n:0\r\n:0\r\n:0\r\n~3\r"
-        "\n+@admin\r\n+@fast\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
-     "*8\r\n$7\r\nsummary\r\n$61\r\nReturn the role of the instance in the context of replication\r\n$5\r"
-        "\nsince\r\n$6\r\n2.8.12\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
-     "%4\r\n$7\r\nsummary\r\n$61\r\nReturn the role of the instance in the context of replication\r\n$5\r"
-        "\nsince\r\n$6\r\n2.8.12\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
-    {"auth", -2, "fast connection", 0,
-     "*10\r\n$4\r\nauth\r\n:-2\r\n*6\r\n+noscript\r\n+loading\r\n+stale\r\n+fast\r\n+no_auth\r\n+allow_bus"
-        "y\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@fast\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$4\r\nauth\r\n:-2\r\n~6\r\n+noscript\r\n+loading\r\n+stale\r\n+fast\r\n+no_auth\r\n+allow_bus"
-        "y\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@fast\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
-     "*12\r\n$7\r\nsummary\r\n$26\r\nAuthenticate to the server\r\n$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngro"
-        "up\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$60\r\nO(N) where N is the number of passwords defin"
-        "ed for the user\r\n$7\r\nhistory\r\n*1\r\n*2\r\n$5\r\n6.0.0\r\n$40\r\nAdded ACL style (username and "
-        "password).\r\n$9\r\narguments\r\n*2\r\n*8\r\n$4\r\nname\r\n$8\r\nusername\r\n$4\r\ntype\r\n$6\r\nstr"
-        "ing\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\nflags\r\n*1\r\n+optional\r\n*4\r\n$4\r\nname\r\n$8\r\npas"
-        "sword\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
-     "%6\r\n$7\r\nsummary\r\n$26\r\nAuthenticate to the server\r\n$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngrou"
-        "p\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$60\r\nO(N) where N is the number of passwords define"
-        "d for the user\r\n$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n6.0.0\r\n$40\r\nAdded ACL style (username and p"
-        "assword).\r\n$9\r\narguments\r\n*2\r\n%4\r\n$4\r\nname\r\n$8\r\nusername\r\n$4\r\ntype\r\n$6\r\nstri"
-        "ng\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%2\r\n$4\r\nname\r\n$8\r\npass"
-        "word\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
-    {"punsubscribe", -1, "pubsub slow", 0,
-     "*10\r\n$12\r\npunsubscribe\r\n:-1\r\n*4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
-        "\n:0\r\n*2\r\n+@pubsub\r\n+@slow\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$12\r\npunsubscribe\r\n:-1\r\n~4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
-        "\n:0\r\n~2\r\n+@pubsub\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$74\r\nStop listening for messages posted to channels matching the given pat"
-        "terns\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$153\r\nO"
-        "(N+M) where N is the number of patterns the client is already subscribed and M is the number of tota"
-        "l patterns subscribed in the system (by any client).\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r"
-        "\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n$5\r\nflags\r\n*2\r\n+optional\r\n+multiple\r\n",
-     "%5\r\n$7\r\nsummary\r\n$74\r\nStop listening for messages posted to channels matching the given patt"
-        "erns\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$153\r\nO("
-        "N+M) where N is the number of patterns the client is already subscribed and M is the number of total"
-        " patterns subscribed in the system (by any client).\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n"
-        "$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n"},
-    {"psubscribe", -2, "pubsub slow", 0,
-     "*10\r\n$10\r\npsubscribe\r\n:-2\r\n*4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:"
-        "0\r\n*2\r\n+@pubsub\r\n+@slow\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$10\r\npsubscribe\r\n:-2\r\n~4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:"
-        "0\r\n~2\r\n+@pubsub\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$69\r\nListen for messages published to channels matching the given patterns"
-        "\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$75\r\nO(N) wh"
-        "ere N is the number of patterns the client is already subscribed to.\r\n$9\r\narguments\r\n*1\r\n*8"
-        "\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n$9"
-        "\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n",
-     "%5\r\n$7\r\nsummary\r\n$69\r\nListen for messages published to channels matching the given patterns"
-        "\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$75\r\nO(N) wh"
-        "ere N is the number of patterns the client is already subscribed to.\r\n$9\r\narguments\r\n*1\r\n%4"
-        "\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n$9"
-        "\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n"},
-    {"sentinel", -2, "admin slow dangerous", 0,
-     "*10\r\n$8\r\nsentinel\r\n:-2\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dange"
-        "rous\r\n*0\r\n*0\r\n*21\r\n*10\r\n$15\r\nsentinel|master\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n"
-        "*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$17\r\nsentinel|replicas\r\n:3\r"
-        "\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10"
-        "\r\n$16\r\nsentinel|masters\r\n:2\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@"
-        "dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$17\r\nsentinel|failover\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n"
-        ":0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$14\r\nsentinel|debug\r\n:-"
-        "2\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*"
-        "10\r\n$15\r\nsentinel|config\r\n:-3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n"
-        "+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$20\r\nsentinel|flushconfig\r\n:2\r\n*1\r\n+admin\r\n:0\r\n:"
-        "0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$17\r\nsentinel|ckquor"
-        "um\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n"
-        "*0\r\n*10\r\n$13\r\nsentinel|myid\r\n:2\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow"
-        "\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$14\r\nsentinel|reset\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0"
-        "\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$16\r\nsentinel|monitor"
-        "\r\n:6\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0"
-        "\r\n*10\r\n$15\r\nsentinel|slaves\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow"
-        "\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$25\r\nsentinel|simulate-failure\r\n:-3\r\n*1\r\n+admin"
-        "\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$18\r\nsent"
-        "inel|sentinels\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n"
-        "*0\r\n*0\r\n*0\r\n*10\r\n$19\r\nsentinel|info-cache\r\n:-3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r"
-        "\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$15\r\nsentinel|remove\r\n:3\r\n*1\r"
-        "\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$32"
-        "\r\nsentinel|get-master-addr-by-name\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@s"
-        "low\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$24\r\nsentinel|pending-scripts\r\n:2\r\n*1\r\n+admin"
-        "\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$12\r\nsent"
-        "inel|set\r\n:-5\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r"
-        "\n*0\r\n*0\r\n*10\r\n$31\r\nsentinel|is-master-down-by-addr\r\n:6\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0"
-        "\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$13\r\nsentinel|help\r\n:2\r"
-        "\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*1\r\n+@slow\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$8\r\nsentinel\r\n:-2\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dange"
-        "rous\r\n~0\r\n~0\r\n*21\r\n*10\r\n$15\r\nsentinel|master\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n"
-        "~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$17\r\nsentinel|replicas\r\n:3\r"
-        "\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10"
-        "\r\n$16\r\nsentinel|masters\r\n:2\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@"
-        "dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$17\r\nsentinel|failover\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n"
-        ":0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$14\r\nsentinel|debug\r\n:-"
-        "2\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*"
-        "10\r\n$15\r\nsentinel|config\r\n:-3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n"
-        "+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$20\r\nsentinel|flushconfig\r\n:2\r\n~1\r\n+admin\r\n:0\r\n:"
-        "0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$17\r\nsentinel|ckquor"
-        "um\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n"
-        "~0\r\n*10\r\n$13\r\nsentinel|myid\r\n:2\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow"
-        "\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$14\r\nsentinel|reset\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0"
-        "\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$16\r\nsentinel|monitor"
-        "\r\n:6\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0"
-        "\r\n*10\r\n$15\r\nsentinel|slaves\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow"
-        "\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$25\r\nsentinel|simulate-failure\r\n:-3\r\n~1\r\n+admin"
-        "\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$18\r\nsent"
-        "inel|sentinels\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n"
-        "~0\r\n~0\r\n~0\r\n*10\r\n$19\r\nsentinel|info-cache\r\n:-3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r"
-        "\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$15\r\nsentinel|remove\r\n:3\r\n~1\r"
-        "\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$32"
-        "\r\nsentinel|get-master-addr-by-name\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@s"
-        "low\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$24\r\nsentinel|pending-scripts\r\n:2\r\n~1\r\n+admin"
-        "\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$12\r\nsent"
-        "inel|set\r\n:-5\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r"
-        "\n~0\r\n~0\r\n*10\r\n$31\r\nsentinel|is-master-down-by-addr\r\n:6\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0"
-        "\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$13\r\nsentinel|help\r\n:2\r"
-        "\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$33\r\nA container for Sentinel commands\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5"
-        "\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$22\r\nDepends on subcommand.\r\n$11\r\nsubcomma"
-        "nds\r\n*42\r\n$15\r\nsentinel|master\r\n*10\r\n$7\r\nsummary\r\n$27\r\nShows the state of a master\r"
-        "\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"
-        "$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$17"
-        "\r\nsentinel|replicas\r\n*10\r\n$7\r\nsummary\r\n$27\r\nList the monitored replicas\r\n$5\r\nsince\r"
-        "\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$38\r\nO(N) where N is the nu"
-        "mber of replicas\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r"
-        "\n$6\r\nstring\r\n$16\r\nsentinel|masters\r\n*8\r\n$7\r\nsummary\r\n$26\r\nList the monitored master"
-        "s\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$37\r\nO(N)"
-        " where N is the number of masters\r\n$17\r\nsentinel|failover\r\n*8\r\n$7\r\nsummary\r\n$16\r\nForce"
-        " a failover\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$9\r\narguments\r\n*1"
-        "\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$14\r\nsentinel|debug\r"
-        "\n*10\r\n$7\r\nsummary\r\n$50\r\nList or update the current configurable parameters\r\n$5\r\nsince\r"
-        "\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$53\r\nO(N) where N is the nu"
-        "mber of configurable parameters\r\n$9\r\narguments\r\n*1\r\n*8\r\n$4\r\nname\r\n$15\r\nparameter_val"
-        "ue\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n$9\r\narguments\r\n*2\r\n*4\r\n"
-        "$4\r\nname\r\n$9\r\nparameter\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4"
-        "\r\ntype\r\n$6\r\nstring\r\n$15\r\nsentinel|config\r\n*10\r\n$7\r\nsummary\r\n$18\r\nConfigure Senti"
-        "nel\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1"
-        ")\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$10\r\nset_or_get\r\n$4\r\ntype\r\n$5\r\noneof\r\n"
-        "$9\r\narguments\r\n*2\r\n*10\r\n$4\r\nname\r\n$15\r\nset_param_value\r\n$4\r\ntype\r\n$5\r\nblock\r"
-        "\n$5\r\ntoken\r\n$3\r\nSET\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4\r"
-        "\nname\r\n$9\r\nparameter\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\n"
-        "type\r\n$6\r\nstring\r\n*8\r\n$4\r\nname\r\n$9\r\nparameter\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nt"
-        "oken\r\n$3\r\nGET\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n$20\r\nsentinel|flushconfig\r\n*8\r\n$7\r\nsu"
-        "mmary\r\n$26\r\nRewrite configuration file\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsen"
-        "tinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$17\r\nsentinel|ckquorum\r\n*8\r\n$7\r\nsummary\r\n$27\r"
-        "\nCheck for a Sentinel quorum\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$9\r"
-        "\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$13\r\n"
-        "sentinel|myid\r\n*8\r\n$7\r\nsummary\r\n$28\r\nGet the Sentinel instance ID\r\n$5\r\nsince\r\n$5\r\n"
-        "6.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$14\r\nsentinel|reset\r"
-        "\n*10\r\n$7\r\nsummary\r\n$29\r\nReset masters by name pattern\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r"
-        "\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$47\r\nO(N) where N is the number of monitored mas"
-        "ters\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r"
-        "\n$16\r\nsentinel|monitor\r\n*10\r\n$7\r\nsummary\r\n$16\r\nStart monitoring\r\n$5\r\nsince\r\n$5\r"
-        "\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*4"
-        "\r\n*4\r\n$4\r\nname\r\n$4\r\nname\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4\r\n$4\r\nname\r\n$2\r\nip\r\n"
-        "$4\r\ntype\r\n$6\r\nstring\r\n*4\r\n$4\r\nname\r\n$4\r\nport\r\n$4\r\ntype\r\n$7\r\ninteger\r\n*4\r"
-        "\n$4\r\nname\r\n$6\r\nquorum\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$15\r\nsentinel|slaves\r\n*16\r\n$7\r"
-        "\nsummary\r\n$25\r\nList the monitored slaves\r\n$5\r\nsince\r\n$5\r\n2.8.0\r\n$5\r\ngroup\r\n$8\r\n"
-        "sentinel\r\n$10\r\ncomplexity\r\n$36\r\nO(N) where N is the number of slaves\r\n$9\r\ndoc_flags\r\n*"
-        "1\r\n+deprecated\r\n$16\r\ndeprecated_since\r\n$5\r\n5.0.0\r\n$11\r\nreplaced_by\r\n$19\r\n`SENTINEL"
-        " REPLICAS`\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r"
-        "\nstring\r\n$25\r\nsentinel|simulate-failure\r\n*8\r\n$7\r\nsummary\r\n$27\r\nSimulate failover scen"
-        "arios\r\n$5\r\nsince\r\n$5\r\n3.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$9\r\narguments\r\n*1\r\n*8"
-        "\r\n$4\r\nname\r\n$4\r\nmode\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n*2\r\n+optional\r\n+mult"
-        "iple\r\n$9\r\narguments\r\n*3\r\n*4\r\n$4\r\nname\r\n$20\r\ncrash-after-election\r\n$4\r\ntype\r\n$1"
-        "0\r\npure-token\r\n*4\r\n$4\r\nname\r\n$21\r\ncrash-after-promotion\r\n$4\r\ntype\r\n$10\r\npure-tok"
-        "en\r\n*4\r\n$4\r\nname\r\n$4\r\nhelp\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$18\r\nsentinel|sentinels"
-        "\r\n*10\r\n$7\r\nsummary\r\n$27\r\nList the Sentinel instances\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r"
-        "\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$39\r\nO(N) where N is the number of Sentinels\r\n"
-        "$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$19"
-        "\r\nsentinel|info-cache\r\n*10\r\n$7\r\nsummary\r\n$52\r\nGet cached INFO from the instances in the "
-        "deployment\r\n$5\r\nsince\r\n$5\r\n3.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$3"
-        "9\r\nO(N) where N is the number of instances\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$8\r\nn"
-        "odename\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n$15\r\nsentinel|remove\r"
-        "\n*10\r\n$7\r\nsummary\r\n$15\r\nStop monitoring\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8"
-        "\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11"
-        "\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$32\r\nsentinel|get-master-addr-by-name\r\n*10\r\n$"
-        "7\r\nsummary\r\n$32\r\nGet port and address of a master\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup"
-        "\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r"
-        "\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$24\r\nsentinel|pending-scripts\r\n*6\r\n$7\r"
-        "\nsummary\r\n$37\r\nGet information about pending scripts\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngro"
-        "up\r\n$8\r\nsentinel\r\n$12\r\nsentinel|set\r\n*10\r\n$7\r\nsummary\r\n$46\r\nChange the configurati"
-        "on of a monitored master\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\nco"
-        "mplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\nt"
-        "ype\r\n$6\r\nstring\r\n*8\r\n$4\r\nname\r\n$12\r\noption_value\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r"
-        "\nflags\r\n*1\r\n+multiple\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4\r\nname\r\n$6\r\noption\r\n$4\r\ntyp"
-        "e\r\n$6\r\nstring\r\n*4\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\nstring\r\n$31\r\nsentine"
-        "l|is-master-down-by-addr\r\n*10\r\n$7\r\nsummary\r\n$25\r\nCheck if a master is down\r\n$5\r\nsince"
-        "\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\nargumen"
-        "ts\r\n*4\r\n*4\r\n$4\r\nname\r\n$2\r\nip\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4\r\n$4\r\nname\r\n$4\r\n"
-        "port\r\n$4\r\ntype\r\n$7\r\ninteger\r\n*4\r\n$4\r\nname\r\n$13\r\ncurrent-epoch\r\n$4\r\ntype\r\n$7"
-        "\r\ninteger\r\n*4\r\n$4\r\nname\r\n$5\r\nrunid\r\n$4\r\ntype\r\n$6\r\nstring\r\n$13\r\nsentinel|help"
-        "\r\n*8\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r"
-        "\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
-     "%5\r\n$7\r\nsummary\r\n$33\r\nA container for Sentinel commands\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5"
-        "\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$22\r\nDepends on subcommand.\r\n$11\r\nsubcomma"
-        "nds\r\n%21\r\n$15\r\nsentinel|master\r\n%5\r\n$7\r\nsummary\r\n$27\r\nShows the state of a master\r"
-        "\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"
-        "$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$17"
-        "\r\nsentinel|replicas\r\n%5\r\n$7\r\nsummary\r\n$27\r\nList the monitored replicas\r\n$5\r\nsince\r"
-        "\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$38\r\nO(N) where N is the nu"
-        "mber of replicas\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r"
-        "\n$6\r\nstring\r\n$16\r\nsentinel|masters\r\n%4\r\n$7\r\nsummary\r\n$26\r\nList the monitored master"
-        "s\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$37\r\nO(N)"
-        " where N is the number of masters\r\n$17\r\nsentinel|failover\r\n%4\r\n$7\r\nsummary\r\n$16\r\nForce"
-        " a failover\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$9\r\narguments\r\n*1"
-        "\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$14\r\nsentinel|debug\r"
-        "\n%5\r\n$7\r\nsummary\r\n$50\r\nList or update the current configurable parameters\r\n$5\r\nsince\r"
-        "\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$53\r\nO(N) where N is the nu"
-        "mber of configurable parameters\r\n$9\r\narguments\r\n*1\r\n%4\r\n$4\r\nname\r\n$15\r\nparameter_val"
-        "ue\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n$9\r\narguments\r\n*2\r\n%2\r\n"
-        "$4\r\nname\r\n$9\r\nparameter\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4"
-        "\r\ntype\r\n$6\r\nstring\r\n$15\r\nsentinel|config\r\n%5\r\n$7\r\nsummary\r\n$18\r\nConfigure Sentin"
-        "el\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)"
-        "\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$10\r\nset_or_get\r\n$4\r\ntype\r\n$5\r\noneof\r\n$"
-        "9\r\narguments\r\n*2\r\n%5\r\n$4\r\nname\r\n$15\r\nset_param_value\r\n$4\r\ntype\r\n$5\r\nblock\r\n$"
-        "5\r\ntoken\r\n$3\r\nSET\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nna"
-        "me\r\n$9\r\nparameter\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype"
-        "\r\n$6\r\nstring\r\n%4\r\n$4\r\nname\r\n$9\r\nparameter\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken"
-        "\r\n$3\r\nGET\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n$20\r\nsentinel|flushconfig\r\n%4\r\n$7\r\nsummar"
-        "y\r\n$26\r\nRewrite configuration file\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentine"
-        "l\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$17\r\nsentinel|ckquorum\r\n%4\r\n$7\r\nsummary\r\n$27\r\nCh"
-        "eck for a Sentinel quorum\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$9\r\nar"
-        "guments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$13\r\nsent"
-        "inel|myid\r\n%4\r\n$7\r\nsummary\r\n$28\r\nGet the Sentinel instance ID\r\n$5\r\nsince\r\n$5\r\n6.2."
-        "0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$14\r\nsentinel|reset\r\n%5"
-        "\r\n$7\r\nsummary\r\n$29\r\nReset masters by name pattern\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngro"
-        "up\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$47\r\nO(N) where N is the number of monitored masters"
-        "\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n$16"
-        "\r\nsentinel|monitor\r\n%5\r\n$7\r\nsummary\r\n$16\r\nStart monitoring\r\n$5\r\nsince\r\n$5\r\n2.8.4"
-        "\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*4\r\n%2"
-        "\r\n$4\r\nname\r\n$4\r\nname\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$2\r\nip\r\n$4\r\n"
-        "type\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$4\r\nport\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r"
-        "\nname\r\n$6\r\nquorum\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$15\r\nsentinel|slaves\r\n%8\r\n$7\r\nsumma"
-        "ry\r\n$25\r\nList the monitored slaves\r\n$5\r\nsince\r\n$5\r\n2.8.0\r\n$5\r\ngroup\r\n$8\r\nsentine"
-        "l\r\n$10\r\ncomplexity\r\n$36\r\nO(N) where N is the number of slaves\r\n$9\r\ndoc_flags\r\n~1\r\n+d"
-        "eprecated\r\n$16\r\ndeprecated_since\r\n$5\r\n5.0.0\r\n$11\r\nreplaced_by\r\n$19\r\n`SENTINEL REPLIC"
-        "AS`\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring"
-        "\r\n$25\r\nsentinel|simulate-failure\r\n%4\r\n$7\r\nsummary\r\n$27\r\nSimulate failover scenarios\r"
-        "\n$5\r\nsince\r\n$5\r\n3.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$9\r\narguments\r\n*1\r\n%4\r\n$4\r"
-        "\nname\r\n$4\r\nmode\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n"
-        "$9\r\narguments\r\n*3\r\n%2\r\n$4\r\nname\r\n$20\r\ncrash-after-election\r\n$4\r\ntype\r\n$10\r\npur"
-        "e-token\r\n%2\r\n$4\r\nname\r\n$21\r\ncrash-after-promotion\r\n$4\r\ntype\r\n$10\r\npure-token\r\n%2"
-        "\r\n$4\r\nname\r\n$4\r\nhelp\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$18\r\nsentinel|sentinels\r\n%5\r"
-        "\n$7\r\nsummary\r\n$27\r\nList the Sentinel instances\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r"
-        "\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$39\r\nO(N) where N is the number of Sentinels\r\n$9\r\narg"
-        "uments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$19\r\nsenti"
-        "nel|info-cache\r\n%5\r\n$7\r\nsummary\r\n$52\r\nGet cached INFO from the instances in the deployment"
-        "\r\n$5\r\nsince\r\n$5\r\n3.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$39\r\nO(N) "
-        "where N is the number of instances\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$8\r\nnodename\r"
-        "\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n$15\r\nsentinel|remove\r\n%5\r\n$7"
-        "\r\nsummary\r\n$15\r\nStop monitoring\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel"
-        "\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-na"
-        "me\r\n$4\r\ntype\r\n$6\r\nstring\r\n$32\r\nsentinel|get-master-addr-by-name\r\n%5\r\n$7\r\nsummary\r"
-        "\n$32\r\nGet port and address of a master\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsent"
-        "inel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nmaste"
-        "r-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$24\r\nsentinel|pending-scripts\r\n%3\r\n$7\r\nsummary\r\n$3"
-        "7\r\nGet information about pending scripts\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsen"
-        "tinel\r\n$12\r\nsentinel|set\r\n%5\r\n$7\r\nsummary\r\n$46\r\nChange the configuration of a monitore"
-        "d master\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r"
-        "\nO(1)\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstr"
-        "ing\r\n%4\r\n$4\r\nname\r\n$12\r\noption_value\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n"
-        "+multiple\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$6\r\noption\r\n$4\r\ntype\r\n$6\r\nstring"
-        "\r\n%2\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\nstring\r\n$31\r\nsentinel|is-master-down-"
-        "by-addr\r\n%5\r\n$7\r\nsummary\r\n$25\r\nCheck if a master is down\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n"
-        "$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*4\r\n%2\r\n$"
-        "4\r\nname\r\n$2\r\nip\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$4\r\nport\r\n$4\r\ntype"
-        "\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n$13\r\ncurrent-epoch\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r"
-        "\n$4\r\nname\r\n$5\r\nrunid\r\n$4\r\ntype\r\n$6\r\nstring\r\n$13\r\nsentinel|help\r\n%4\r\n$7\r\nsum"
-        "mary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5"
-        "\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
-    {"sentinel|master", 3, "admin slow dangerous", 1,
-     "*10\r\n$15\r\nsentinel|master\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n"
-        "+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$15\r\nsentinel|master\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n"
-        "+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$27\r\nShows the state of a master\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngr"
-        "oup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nnam"
-        "e\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
-     "%5\r\n$7\r\nsummary\r\n$27\r\nShows the state of a master\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngro"
-        "up\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname"
-        "\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
-    {"sentinel|replicas", 3, "admin slow dangerous", 1,
-     "*10\r\n$17\r\nsentinel|replicas\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r"
-        "\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$17\r\nsentinel|replicas\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r"
-        "\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$27\r\nList the monitored replicas\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngr"
-        "oup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$38\r\nO(N) where N is the number of replicas\r\n$9\r"
-        "\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
-     "%5\r\n$7\r\nsummary\r\n$27\r\nList the monitored replicas\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngro"
-        "up\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$38\r\nO(N) where N is the number of replicas\r\n$9\r\n"
-        "arguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
-    {"sentinel|masters", 2, "admin slow dangerous", 1,
-     "*10\r\n$16\r\nsentinel|masters\r\n:2\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r"
-        "\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$16\r\nsentinel|masters\r\n:2\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r"
-        "\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
-     "*8\r\n$7\r\nsummary\r\n$26\r\nList the monitored masters\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngrou"
-        "p\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$37\r\nO(N) where N is the number of masters\r\n",
-     "%4\r\n$7\r\nsummary\r\n$26\r\nList the monitored masters\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngrou"
-        "p\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$37\r\nO(N) where N is the number of masters\r\n"},
-    {"sentinel|failover", 3, "admin slow dangerous", 1,
-     "*10\r\n$17\r\nsentinel|failover\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r"
-        "\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$17\r\nsentinel|failover\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r"
-        "\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
-     "*8\r\n$7\r\nsummary\r\n$16\r\nForce a failover\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r"
-        "\nsentinel\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r"
-        "\nstring\r\n",
-     "%4\r\n$7\r\nsummary\r\n$16\r\nForce a failover\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r"
-        "\nsentinel\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r"
-        "\nstring\r\n"},
-    {"sentinel|debug", -2, "admin slow dangerous", 1,
-     "*10\r\n$14\r\nsentinel|debug\r\n:-2\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n"
-        "+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$14\r\nsentinel|debug\r\n:-2\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n"
-        "+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$50\r\nList or update the current configurable parameters\r\n$5\r\nsince\r\n"
-        "$5\r\n7.0.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$53\r\nO(N) where N is the numb"
-        "er of configurable parameters\r\n$9\r\narguments\r\n*1\r\n*8\r\n$4\r\nname\r\n$15\r\nparameter_value"
-        "\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4"
-        "\r\nname\r\n$9\r\nparameter\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r"
-        "\ntype\r\n$6\r\nstring\r\n",
-     "%5\r\n$7\r\nsummary\r\n$50\r\nList or update the current configurable parameters\r\n$5\r\nsince\r\n$"
-        "5\r\n7.0.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$53\r\nO(N) where N is the numbe"
-        "r of configurable parameters\r\n$9\r\narguments\r\n*1\r\n%4\r\n$4\r\nname\r\n$15\r\nparameter_value"
-        "\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4"
-        "\r\nname\r\n$9\r\nparameter\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r"
-        "\ntype\r\n$6\r\nstring\r\n"},
-    {"sentinel|config", -3, "admin slow dangerous", 1,
-     "*10\r\n$15\r\nsentinel|config\r\n:-3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r"
-        "\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$15\r\nsentinel|config\r\n:-3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r"
-        "\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$18\r\nConfigure Sentinel\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$8"
-        "\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$10"
-        "\r\nset_or_get\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n*10\r\n$4\r\nname\r\n$15\r\n"
-        "set_param_value\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$3\r\nSET\r\n$5\r\nflags\r\n*1\r\n+mu"
-        "ltiple\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4\r\nname\r\n$9\r\nparameter\r\n$4\r\ntype\r\n$6\r\nstring"
-        "\r\n*4\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\nstring\r\n*8\r\n$4\r\nname\r\n$9\r\nparam"
-        "eter\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$3\r\nGET\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n",
-     "%5\r\n$7\r\nsummary\r\n$18\r\nConfigure Sentinel\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$8"
-        "\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$10"
-        "\r\nset_or_get\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%5\r\n$4\r\nname\r\n$15\r\ns"
-        "et_param_value\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$3\r\nSET\r\n$5\r\nflags\r\n~1\r\n+mul"
-        "tiple\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$9\r\nparameter\r\n$4\r\ntype\r\n$6\r\nstring"
-        "\r\n%2\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\nstring\r\n%4\r\n$4\r\nname\r\n$9\r\nparam"
-        "eter\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$3\r\nGET\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n"},
-    {"sentinel|flushconfig", 2, "admin slow dangerous", 1,
-     "*10\r\n$20\r\nsentinel|flushconfig\r\n:2\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slo"
-        "w\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$20\r\nsentinel|flushconfig\r\n:2\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slo"
-        "w\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
-     "*8\r\n$7\r\nsummary\r\n$26\r\nRewrite configuration file\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngrou"
-        "p\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
-     "%4\r\n$7\r\nsummary\r\n$26\r\nRewrite configuration file\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngrou"
-        "p\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
-    {"sentinel|ckquorum", 3, "admin slow dangerous", 1,
-     "*10\r\n$17\r\nsentinel|ckquorum\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r"
-        "\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$17\r\nsentinel|ckquorum\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r"
-        "\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
-     "*8\r\n$7\r\nsummary\r\n$27\r\nCheck for a Sentinel quorum\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngro"
-        "up\r\n$8\r\nsentinel\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntyp"
-        "e\r\n$6\r\nstring\r\n",
-     "%4\r\n$7\r\nsummary\r\n$27\r\nCheck for a Sentinel quorum\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngro"
-        "up\r\n$8\r\nsentinel\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntyp"
-        "e\r\n$6\r\nstring\r\n"},
-    {"sentinel|myid", 2, "admin slow dangerous", 1,
-     "*10\r\n$13\r\nsentinel|myid\r\n:2\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@"
-        "dangerous\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$13\r\nsentinel|myid\r\n:2\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@"
-        "dangerous\r\n~0\r\n~0\r\n~0\r\n",
-     "*8\r\n$7\r\nsummary\r\n$28\r\nGet the Sentinel instance ID\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngr"
-        "oup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
-     "%4\r\n$7\r\nsummary\r\n$28\r\nGet the Sentinel instance ID\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngr"
-        "oup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
-    {"sentinel|reset", 3, "admin slow dangerous", 1,
-     "*10\r\n$14\r\nsentinel|reset\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+"
-        "@dangerous\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$14\r\nsentinel|reset\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+"
-        "@dangerous\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$29\r\nReset masters by name pattern\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\n"
-        "group\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$47\r\nO(N) where N is the number of monitored maste"
-        "rs\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n",
-     "%5\r\n$7\r\nsummary\r\n$29\r\nReset masters by name pattern\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ng"
-        "roup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$47\r\nO(N) where N is the number of monitored master"
-        "s\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n"},
-    {"sentinel|monitor", 6, "admin slow dangerous", 1,
-     "*10\r\n$16\r\nsentinel|monitor\r\n:6\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r"
-        "\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$16\r\nsentinel|monitor\r\n:6\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r"
-        "\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$16\r\nStart monitoring\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r"
-        "\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*4\r\n*4\r\n$4\r\nname\r\n$4\r\n"
-        "name\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4\r\n$4\r\nname\r\n$2\r\nip\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
-        "*4\r\n$4\r\nname\r\n$4\r\nport\r\n$4\r\ntype\r\n$7\r\ninteger\r\n*4\r\n$4\r\nname\r\n$6\r\nquorum\r"
-        "\n$4\r\ntype\r\n$7\r\ninteger\r\n",
-     "%5\r\n$7\r\nsummary\r\n$16\r\nStart monitoring\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r"
-        "\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*4\r\n%2\r\n$4\r\nname\r\n$4\r\n"
-        "name\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$2\r\nip\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
-        "%2\r\n$4\r\nname\r\n$4\r\nport\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n$6\r\nquorum\r"
-        "\n$4\r\ntype\r\n$7\r\ninteger\r\n"},
-    {"sentinel|slaves", 3, "admin slow dangerous", 1,
-     "*10\r\n$15\r\nsentinel|slaves\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n"
-        "+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$15\r\nsentinel|slaves\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n"
-        "+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
-     "*16\r\n$7\r\nsummary\r\n$25\r\nList the monitored slaves\r\n$5\r\nsince\r\n$5\r\n2.8.0\r\n$5\r\ngrou"
-        "p\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$36\r\nO(N) where N is the number of slaves\r\n$9\r\ndoc"
-        "_flags\r\n*1\r\n+deprecated\r\n$16\r\ndeprecated_since\r\n$5\r\n5.0.0\r\n$11\r\nreplaced_by\r\n$19\r"
-        "\n`SENTINEL REPLICAS`\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\nty"
-        "pe\r\n$6\r\nstring\r\n",
-     "%8\r\n$7\r\nsummary\r\n$25\r\nList the monitored slaves\r\n$5\r\nsince\r\n$5\r\n2.8.0\r\n$5\r\ngroup"
-        "\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$36\r\nO(N) where N is the number of slaves\r\n$9\r\ndoc_"
-        "flags\r\n~1\r\n+deprecated\r\n$16\r\ndeprecated_since\r\n$5\r\n5.0.0\r\n$11\r\nreplaced_by\r\n$19\r"
-        "\n`SENTINEL REPLICAS`\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\nty"
-        "pe\r\n$6\r\nstring\r\n"},
-    {"sentinel|simulate-failure", -3, "admin slow dangerous", 1,
-     "*10\r\n$25\r\nsentinel|simulate-failure\r\n:-3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r"
-        "\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$25\r\nsentinel|simulate-failure\r\n:-3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r"
-        "\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
-     "*8\r\n$7\r\nsummary\r\n$27\r\nSimulate failover scenarios\r\n$5\r\nsince\r\n$5\r\n3.2.0\r\n$5\r\ngro"
-        "up\r\n$8\r\nsentinel\r\n$9\r\narguments\r\n*1\r\n*8\r\n$4\r\nname\r\n$4\r\nmode\r\n$4\r\ntype\r\n$5"
-        "\r\noneof\r\n$5\r\nflags\r\n*2\r\n+optional\r\n+multiple\r\n$9\r\narguments\r\n*3\r\n*4\r\n$4\r\nnam"
-        "e\r\n$20\r\ncrash-after-election\r\n$4\r\ntype\r\n$10\r\npure-token\r\n*4\r\n$4\r\nname\r\n$21\r\ncr"
-        "ash-after-promotion\r\n$4\r\ntype\r\n$10\r\npure-token\r\n*4\r\n$4\r\nname\r\n$4\r\nhelp\r\n$4\r\nty"
-        "pe\r\n$10\r\npure-token\r\n",
-     "%4\r\n$7\r\nsummary\r\n$27\r\nSimulate failover scenarios\r\n$5\r\nsince\r\n$5\r\n3.2.0\r\n$5\r\ngro"
-        "up\r\n$8\r\nsentinel\r\n$9\r\narguments\r\n*1\r\n%4\r\n$4\r\nname\r\n$4\r\nmode\r\n$4\r\ntype\r\n$5"
-        "\r\noneof\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n$9\r\narguments\r\n*3\r\n%2\r\n$4\r\nnam"
-        "e\r\n$20\r\ncrash-after-election\r\n$4\r\ntype\r\n$10\r\npure-token\r\n%2\r\n$4\r\nname\r\n$21\r\ncr"
-        "ash-after-promotion\r\n$4\r\ntype\r\n$10\r\npure-token\r\n%2\r\n$4\r\nname\r\n$4\r\nhelp\r\n$4\r\nty"
-        "pe\r\n$10\r\npure-token\r\n"},
-    {"sentinel|sentinels", 3, "admin slow dangerous", 1,
-     "*10\r\n$18\r\nsentinel|sentinels\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow"
-        "\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$18\r\nsentinel|sentinels\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow"
-        "\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$27\r\nList the Sentinel instances\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngr"
-        "oup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$39\r\nO(N) where N is the number of Sentinels\r\n$9\r"
-        "\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
-     "%5\r\n$7\r\nsummary\r\n$27\r\nList the Sentinel instances\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngro"
-        "up\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$39\r\nO(N) where N is the number of Sentinels\r\n$9\r"
-        "\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
-    {"sentinel|info-cache", -3, "admin slow dangerous", 1,
-     "*10\r\n$19\r\nsentinel|info-cache\r\n:-3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slo"
-        "w\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$19\r\nsentinel|info-cache\r\n:-3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slo"
-        "w\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$52\r\nGet cached INFO from the instances in the deployment\r\n$5\r\nsince\r"
-        "\n$5\r\n3.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$39\r\nO(N) where N is the nu"
-        "mber of instances\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$8\r\nnodename\r\n$4\r\ntype\r\n$6"
-        "\r\nstring\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n",
-     "%5\r\n$7\r\nsummary\r\n$52\r\nGet cached INFO from the instances in the deployment\r\n$5\r\nsince\r"
-        "\n$5\r\n3.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$39\r\nO(N) where N is the nu"
-        "mber of instances\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$8\r\nnodename\r\n$4\r\ntype\r\n$6"
-        "\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n"},
-    {"sentinel|remove", 3, "admin slow dangerous", 1,
-     "*10\r\n$15\r\nsentinel|remove\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n"
-        "+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$15\r\nsentinel|remove\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n"
-        "+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$15\r\nStop monitoring\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r"
-        "\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11\r"
-        "\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
-     "%5\r\n$7\r\nsummary\r\n$15\r\nStop monitoring\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\n"
-        "sentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nm"
-        "aster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
-    {"sentinel|get-master-addr-by-name", 3, "admin slow dangerous", 1,
-     "*10\r\n$32\r\nsentinel|get-master-addr-by-name\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@ad"
-        "min\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$32\r\nsentinel|get-master-addr-by-name\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@ad"
-        "min\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$32\r\nGet port and address of a master\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5"
-        "\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4"
-        "\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
-     "%5\r\n$7\r\nsummary\r\n$32\r\nGet port and address of a master\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r"
-        "\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r"
-        "\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
-    {"sentinel|pending-scripts", 2, "admin slow dangerous", 1,
-     "*10\r\n$24\r\nsentinel|pending-scripts\r\n:2\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+"
-        "@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$24\r\nsentinel|pending-scripts\r\n:2\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+"
-        "@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
-     "*6\r\n$7\r\nsummary\r\n$37\r\nGet information about pending scripts\r\n$5\r\nsince\r\n$5\r\n2.8.4\r"
-        "\n$5\r\ngroup\r\n$8\r\nsentinel\r\n",
-     "%3\r\n$7\r\nsummary\r\n$37\r\nGet information about pending scripts\r\n$5\r\nsince\r\n$5\r\n2.8.4\r"
-        "\n$5\r\ngroup\r\n$8\r\nsentinel\r\n"},
-    {"sentinel|set", -5, "admin slow dangerous", 1,
-     "*10\r\n$12\r\nsentinel|set\r\n:-5\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@"
-        "dangerous\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$12\r\nsentinel|set\r\n:-5\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@"
-        "dangerous\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$46\r\nChange the configuration of a monitored master\r\n$5\r\nsince\r\n$5\r"
-        "\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*2"
-        "\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n*8\r\n$4\r\nname\r\n$12"
-        "\r\noption_value\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n$9\r\narguments\r"
-        "\n*2\r\n*4\r\n$4\r\nname\r\n$6\r\noption\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4\r\n$4\r\nname\r\n$5\r\n"
-        "value\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
-     "%5\r\n$7\r\nsummary\r\n$46\r\nChange the configuration of a monitored master\r\n$5\r\nsince\r\n$5\r"
-        "\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*2"
-        "\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n%4\r\n$4\r\nname\r\n$12"
-        "\r\noption_value\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n$9\r\narguments\r"
-        "\n*2\r\n%2\r\n$4\r\nname\r\n$6\r\noption\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$5\r\n"
-        "value\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
-    {"sentinel|is-master-down-by-addr", 6, "admin slow dangerous", 1,
-     "*10\r\n$31\r\nsentinel|is-master-down-by-addr\r\n:6\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@adm"
-        "in\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$31\r\nsentinel|is-master-down-by-addr\r\n:6\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@adm"
-        "in\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$25\r\nCheck if a master is down\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngrou"
-        "p\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*4\r\n*4\r\n$4\r\nname"
-        "\r\n$2\r\nip\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4\r\n$4\r\nname\r\n$4\r\nport\r\n$4\r\ntype\r\n$7\r\n"
-        "integer\r\n*4\r\n$4\r\nname\r\n$13\r\ncurrent-epoch\r\n$4\r\ntype\r\n$7\r\ninteger\r\n*4\r\n$4\r\nna"
-        "me\r\n$5\r\nrunid\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
-     "%5\r\n$7\r\nsummary\r\n$25\r\nCheck if a master is down\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup"
-        "\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*4\r\n%2\r\n$4\r\nname\r"
-        "\n$2\r\nip\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$4\r\nport\r\n$4\r\ntype\r\n$7\r\nin"
-        "teger\r\n%2\r\n$4\r\nname\r\n$13\r\ncurrent-epoch\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname"
-        "\r\n$5\r\nrunid\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
-    {"sentinel|help", 2, "slow", 1,
-     "*10\r\n$13\r\nsentinel|help\r\n:2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*1\r\n+@slow\r\n*"
-        "0\r\n*0\r\n*0\r\n",
-     "*10\r\n$13\r\nsentinel|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~"
-        "0\r\n~0\r\n~0\r\n",
-     "*8\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5"
-        "\r\n6.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
-     "%4\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5"
-        "\r\n6.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
-    {"info", -1, "slow dangerous", 0,
-     "*10\r\n$4\r\ninfo\r\n:-1\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@dangerou"
-        "s\r\n*3\r\n$23\r\nnondeterministic_output\r\n$25\r\nrequest_policy:all_shards\r\n$23\r\nresponse_pol"
-        "icy:special\r\n*0\r\n*0\r\n",
-     "*10\r\n$4\r\ninfo\r\n:-1\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@dangerou"
-        "s\r\n~3\r\n$23\r\nnondeterministic_output\r\n$25\r\nrequest_policy:all_shards\r\n$23\r\nresponse_pol"
-        "icy:special\r\n~0\r\n~0\r\n",
-     "*12\r\n$7\r\nsummary\r\n$47\r\nGet information and statistics about the server\r\n$5\r\nsince\r\n$5"
-        "\r\n1.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$7\r\nhistory\r\n*1\r"
-        "\n*2\r\n$5\r\n7.0.0\r\n$52\r\nAdded support for taking multiple section arguments.\r\n$9\r\nargument"
-        "s\r\n*1\r\n*6\r\n$4\r\nname\r\n$7\r\nsection\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n*2\r\n+"
-        "optional\r\n+multiple\r\n",
-     "%6\r\n$7\r\nsummary\r\n$47\r\nGet information and statistics about the server\r\n$5\r\nsince\r\n$5\r"
-        "\n1.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$7\r\nhistory\r\n~1\r\n"
-        "*2\r\n$5\r\n7.0.0\r\n$52\r\nAdded support for taking multiple section arguments.\r\n$9\r\narguments"
-        "\r\n*1\r\n%3\r\n$4\r\nname\r\n$7\r\nsection\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~2\r\n+o"
-        "ptional\r\n+multiple\r\n"},
     {"client", -2, "slow", 0,
-     "*10\r\n$6\r\nclient\r\n:-2\r\n*0\r\n:0\r\n:0\r\n:0\r\n*1\r\n+@slow\r\n*0\r\n*0\r\n*14\r\n*10\r\n$15"
-        "\r\nclient|getredir\r\n:2\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow"
-        "\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$14\r\nclient|getname\r\n:2\r\n*3\r\n+noscript\r\n+load"
-        "ing\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$12\r\nc"
-        "lient|reply\r\n:3\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@co"
-        "nnection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$11\r\nclient|help\r\n:2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:"
-        "0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$11\r\nclient|kill\r\n:-3\r\n*4"
-        "\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dang"
-        "erous\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$14\r\nclient|unpause\r\n:2\r\n*4\r\n+admin\r\n+no"
-        "script\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connec"
-        "tion\r\n*0\r\n*0\r\n*0\r\n*10\r\n$9\r\nclient|id\r\n:2\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:"
-        "0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$11\r\nclient|list\r\n:-2"
-        "\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*4\r\n+@admin\r\n+@slow\r\n"
-        "+@dangerous\r\n+@connection\r\n*1\r\n$23\r\nnondeterministic_output\r\n*0\r\n*0\r\n*10\r\n$14\r\ncli"
-        "ent|unblock\r\n:-3\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*4\r\n+@a"
-        "dmin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$12\r\nclient|pause\r\n:-3"
-        "\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*4\r\n+@admin\r\n+@slow\r\n"
-        "+@dangerous\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$15\r\nclient|no-evict\r\n:3\r\n*4\r\n+admin"
-        "\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+"
-        "@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$11\r\nclient|info\r\n:2\r\n*3\r\n+noscript\r\n+loading\r\n+"
-        "stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*1\r\n$23\r\nnondeterministic_output\r\n*"
-        "0\r\n*0\r\n*10\r\n$19\r\nclient|trackinginfo\r\n:2\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r"
-        "\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$14\r\nclient|setname\r\n:3\r"
+     "*10\r\n$6\r\nclient\r\n:-2\r\n*0\r\n:0\r\n:0\r\n:0\r\n*1\r\n+@slow\r\n*0\r\n*0\r\n*16\r\n*10\r\n$11"
+        "\r\nclient|list\r\n:-2\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*4\r"
+        "\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n*1\r\n$23\r\nnondeterministic_output\r\n*0\r\n"
+        "*0\r\n*10\r\n$14\r\nclient|setname\r\n:3\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0"
+        "\r\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$14\r\nclient|caching\r\n:3\r\n*3\r\n+n"
+        "oscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r"
+        "\n*10\r\n$14\r\nclient|unblock\r\n:-3\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0"
+        "\r\n:0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$9\r\nc"
+        "lient|id\r\n:2\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@conne"
+        "ction\r\n*0\r\n*0\r\n*0\r\n*10\r\n$11\r\nclient|help\r\n:2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
+        "\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$19\r\nclient|trackinginfo\r\n:2\r"
+        "\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*"
+        "0\r\n*0\r\n*10\r\n$14\r\nclient|unpause\r\n:2\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n"
+        ":0\r\n:0\r\n:0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r"
+        "\n$12\r\nclient|reply\r\n:3\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@sl"
+        "ow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$15\r\nclient|getredir\r\n:2\r\n*3\r\n+noscript\r\n+l"
+        "oading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$11\r"
+        "\nclient|kill\r\n:-3\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*4\r\n+"
+        "@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$12\r\nclient|pause\r\n:"
+        "-3\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*4\r\n+@admin\r\n+@slow\r"
+        "\n+@dangerous\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$15\r\nclient|no-evict\r\n:3\r\n*4\r\n+adm"
+        "in\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dangerous\r"
+        "\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$11\r\nclient|info\r\n:2\r\n*3\r\n+noscript\r\n+loading\r"
+        "\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*1\r\n$23\r\nnondeterministic_output\r"
+        "\n*0\r\n*0\r\n*10\r\n$14\r\nclient|getname\r\n:2\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:"
+        "0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$15\r\nclient|tracking\r\n:-3\r"
         "\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*"
         "0\r\n*0\r\n",
-     "*10\r\n$6\r\nclient\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n~0\r\n*14\r\n*10\r\n$15"
-        "\r\nclient|getredir\r\n:2\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow"
-        "\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$14\r\nclient|getname\r\n:2\r\n~3\r\n+noscript\r\n+load"
-        "ing\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$12\r\nc"
-        "lient|reply\r\n:3\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@co"
-        "nnection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$11\r\nclient|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:"
-        "0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$11\r\nclient|kill\r\n:-3\r\n~4"
-        "\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dang"
-        "erous\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$14\r\nclient|unpause\r\n:2\r\n~4\r\n+admin\r\n+no"
-        "script\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connec"
-        "tion\r\n~0\r\n~0\r\n~0\r\n*10\r\n$9\r\nclient|id\r\n:2\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:"
-        "0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$11\r\nclient|list\r\n:-2"
-        "\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~4\r\n+@admin\r\n+@slow\r\n"
-        "+@dangerous\r\n+@connection\r\n~1\r\n$23\r\nnondeterministic_output\r\n~0\r\n~0\r\n*10\r\n$14\r\ncli"
-        "ent|unblock\r\n:-3\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~4\r\n+@a"
-        "dmin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$12\r\nclient|pause\r\n:-3"
-        "\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~4\r\n+@admin\r\n+@slow\r\n"
-        "+@dangerous\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$15\r\nclient|no-evict\r\n:3\r\n~4\r\n+admin"
-        "\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+"
-        "@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$11\r\nclient|info\r\n:2\r\n~3\r\n+noscript\r\n+loading\r\n+"
-        "stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~1\r\n$23\r\nnondeterministic_output\r\n~"
-        "0\r\n~0\r\n*10\r\n$19\r\nclient|trackinginfo\r\n:2\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r"
-        "\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$14\r\nclient|setname\r\n:3\r"
+     "*10\r\n$6\r\nclient\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n~0\r\n*16\r\n*10\r\n$11"
+        "\r\nclient|list\r\n:-2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~4\r"
+        "\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n~1\r\n$23\r\nnondeterministic_output\r\n~0\r\n"
+        "~0\r\n*10\r\n$14\r\nclient|setname\r\n:3\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0"
+        "\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$14\r\nclient|caching\r\n:3\r\n~3\r\n+n"
+        "oscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r"
+        "\n*10\r\n$14\r\nclient|unblock\r\n:-3\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0"
+        "\r\n:0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$9\r\nc"
+        "lient|id\r\n:2\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@conne"
+        "ction\r\n~0\r\n~0\r\n~0\r\n*10\r\n$11\r\nclient|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
+        "\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$19\r\nclient|trackinginfo\r\n:2\r"
+        "\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~"
+        "0\r\n~0\r\n*10\r\n$14\r\nclient|unpause\r\n:2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n"
+        ":0\r\n:0\r\n:0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r"
+        "\n$12\r\nclient|reply\r\n:3\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@sl"
+        "ow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$15\r\nclient|getredir\r\n:2\r\n~3\r\n+noscript\r\n+l"
+        "oading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$11\r"
+        "\nclient|kill\r\n:-3\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~4\r\n+"
+        "@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$12\r\nclient|pause\r\n:"
+        "-3\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~4\r\n+@admin\r\n+@slow\r"
+        "\n+@dangerous\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$15\r\nclient|no-evict\r\n:3\r\n~4\r\n+adm"
+        "in\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r"
+        "\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$11\r\nclient|info\r\n:2\r\n~3\r\n+noscript\r\n+loading\r"
+        "\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~1\r\n$23\r\nnondeterministic_output\r"
+        "\n~0\r\n~0\r\n*10\r\n$14\r\nclient|getname\r\n:2\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:"
+        "0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$15\r\nclient|tracking\r\n:-3\r"
         "\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~"
         "0\r\n~0\r\n",
      "*10\r\n$7\r\nsummary\r\n$42\r\nA container for client connection commands\r\n$5\r\nsince\r\n$5\r\n2."
         "4.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$22\r\nDepends on subcommand.\r\n$11"
-        "\r\nsubcommands\r\n*28\r\n$15\r\nclient|getredir\r\n*8\r\n$7\r\nsummary\r\n$55\r\nGet tracking notif"
-        "ications redirection client ID if any\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$10\r\nconnect"
-        "ion\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$14\r\nclient|getname\r\n*8\r\n$7\r\nsummary\r\n$31\r\nGet"
-        " the current connection name\r\n$5\r\nsince\r\n$5\r\n2.6.9\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$1"
-        "0\r\ncomplexity\r\n$4\r\nO(1)\r\n$12\r\nclient|reply\r\n*10\r\n$7\r\nsummary\r\n$48\r\nInstruct the "
-        "server whether to reply to commands\r\n$5\r\nsince\r\n$5\r\n3.2.0\r\n$5\r\ngroup\r\n$10\r\nconnectio"
-        "n\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$11\r\non_off_s"
-        "kip\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*3\r\n*6\r\n$4\r\nname\r\n$2\r\non\r\n$4\r\nt"
-        "ype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nON\r\n*6\r\n$4\r\nname\r\n$3\r\noff\r\n$4\r\ntype\r"
-        "\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nOFF\r\n*6\r\n$4\r\nname\r\n$4\r\nskip\r\n$4\r\ntype\r\n$"
-        "10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\nSKIP\r\n$11\r\nclient|help\r\n*8\r\n$7\r\nsummary\r\n$49\r"
-        "\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n"
-        "$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$11\r\nclient|kill\r\n*12\r\n$7\r\nsummary\r"
-        "\n$31\r\nKill the connection of a client\r\n$5\r\nsince\r\n$5\r\n2.4.0\r\n$5\r\ngroup\r\n$10\r\nconn"
-        "ection\r\n$10\r\ncomplexity\r\n$48\r\nO(N) where N is the number of client connections\r\n$7\r\nhist"
-        "ory\r\n*5\r\n*2\r\n$6\r\n2.8.12\r\n$24\r\nAdded new filter format.\r\n*2\r\n$6\r\n2.8.12\r\n$12\r\n`"
-        "ID` option.\r\n*2\r\n$5\r\n3.2.0\r\n$41\r\nAdded `master` type in for `TYPE` option.\r\n*2\r\n$5\r\n"
-        "5.0.0\r\n$91\r\nReplaced `slave` `TYPE` with `replica`. `slave` still supported for backward compati"
-        "bility.\r\n*2\r\n$5\r\n6.2.0\r\n$15\r\n`LADDR` option.\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname"
-        "\r\n$6\r\nfilter\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n*6\r\n$4\r\nname\r\n$7\r\n"
-        "ip:port\r\n$4\r\ntype\r\n$6\r\nstring\r\n$16\r\ndeprecated_since\r\n$6\r\n2.8.12\r\n*8\r\n$4\r\nname"
-        "\r\n$10\r\nnew-format\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n$9\r\nargume"
-        "nts\r\n*6\r\n*10\r\n$4\r\nname\r\n$9\r\nclient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$"
-        "2\r\nID\r\n$5\r\nsince\r\n$6\r\n2.8.12\r\n$5\r\nflags\r\n*1\r\n+optional\r\n*12\r\n$4\r\nname\r\n$26"
-        "\r\nnormal_master_slave_pubsub\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\ntoken\r\n$4\r\nTYPE\r\n$5\r\nsi"
-        "nce\r\n$6\r\n2.8.12\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*5\r\n*6\r\n$4\r\nname\r"
-        "\n$6\r\nnormal\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nNORMAL\r\n*8\r\n$4\r\nname"
-        "\r\n$6\r\nmaster\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nMASTER\r\n$5\r\nsince\r"
-        "\n$5\r\n3.2.0\r\n*6\r\n$4\r\nname\r\n$5\r\nslave\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r"
-        "\n$5\r\nSLAVE\r\n*8\r\n$4\r\nname\r\n$7\r\nreplica\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken"
-        "\r\n$7\r\nREPLICA\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n*6\r\n$4\r\nname\r\n$6\r\npubsub\r\n$4\r\ntype\r"
-        "\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nPUBSUB\r\n*8\r\n$4\r\nname\r\n$8\r\nusername\r\n$4\r\nty"
-        "pe\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$4\r\nUSER\r\n$5\r\nflags\r\n*1\r\n+optional\r\n*8\r\n$4\r\nnam"
-        "e\r\n$7\r\nip:port\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$4\r\nADDR\r\n$5\r\nflags\r\n*1\r"
-        "\n+optional\r\n*10\r\n$4\r\nname\r\n$7\r\nip:port\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$5"
-        "\r\nLADDR\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n*1\r\n+optional\r\n*8\r\n$4\r\nname\r\n$6"
-        "\r\nyes/no\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nSKIPME\r\n$5\r\nflags\r\n*1\r\n+opt"
-        "ional\r\n$14\r\nclient|unpause\r\n*8\r\n$7\r\nsummary\r\n$45\r\nResume processing of clients that we"
-        "re paused\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n"
-        "$44\r\nO(N) Where N is the number of paused clients\r\n$9\r\nclient|id\r\n*8\r\n$7\r\nsummary\r\n$48"
-        "\r\nReturns the client ID for the current connection\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r"
-        "\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$11\r\nclient|list\r\n*12\r\n$7\r\nsummary"
-        "\r\n$34\r\nGet the list of client connections\r\n$5\r\nsince\r\n$5\r\n2.4.0\r\n$5\r\ngroup\r\n$10\r"
-        "\nconnection\r\n$10\r\ncomplexity\r\n$48\r\nO(N) where N is the number of client connections\r\n$7\r"
-        "\nhistory\r\n*6\r\n*2\r\n$6\r\n2.8.12\r\n$31\r\nAdded unique client `id` field.\r\n*2\r\n$5\r\n5.0.0"
-        "\r\n$29\r\nAdded optional `TYPE` filter.\r\n*2\r\n$5\r\n6.0.0\r\n$19\r\nAdded `user` field.\r\n*2\r"
-        "\n$5\r\n6.2.0\r\n$85\r\nAdded `argv-mem`, `tot-mem`, `laddr` and `redir` fields and the optional `ID"
-        "` filter.\r\n*2\r\n$5\r\n7.0.0\r\n$50\r\nAdded `resp`, `multi-mem`, `rbs` and `rbp` fields.\r\n*2\r"
-        "\n$5\r\n7.0.3\r\n$19\r\nAdded `ssub` field.\r\n$9\r\narguments\r\n*2\r\n*12\r\n$4\r\nname\r\n$28\r\n"
-        "normal_master_replica_pubsub\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\ntoken\r\n$4\r\nTYPE\r\n$5\r\nsinc"
-        "e\r\n$5\r\n5.0.0\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*4\r\n*6\r\n$4\r\nname\r\n$"
-        "6\r\nnormal\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nNORMAL\r\n*6\r\n$4\r\nname\r"
-        "\n$6\r\nmaster\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nMASTER\r\n*6\r\n$4\r\nname"
-        "\r\n$7\r\nreplica\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nREPLICA\r\n*6\r\n$4\r\n"
-        "name\r\n$6\r\npubsub\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nPUBSUB\r\n*12\r\n$4"
-        "\r\nname\r\n$2\r\nid\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$2\r\nID\r\n$5\r\nsince\r\n$5\r"
-        "\n6.2.0\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$9\r\nclie"
-        "nt-id\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n$14\r\nclient|unblock\r\n*"
-        "10\r\n$7\r\nsummary\r\n$74\r\nUnblock a client blocked in a blocking command from a different connec"
-        "tion\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$52\r"
-        "\nO(log N) where N is the number of client connections\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4\r\nname"
-        "\r\n$9\r\nclient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r\n*8\r\n$4\r\nname\r\n$13\r\ntimeout_error\r\n$4"
-        "\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n*6\r\n$4\r\nna"
-        "me\r\n$7\r\ntimeout\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nTIMEOUT\r\n*6\r\n$4\r"
-        "\nname\r\n$5\r\nerror\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nERROR\r\n$12\r\ncli"
-        "ent|pause\r\n*12\r\n$7\r\nsummary\r\n$51\r\nStop processing commands from clients for some time\r\n$"
-        "5\r\nsince\r\n$6\r\n2.9.50\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r"
-        "\n$7\r\nhistory\r\n*1\r\n*2\r\n$5\r\n6.2.0\r\n$61\r\n`CLIENT PAUSE WRITE` mode added along with the "
-        "`mode` option.\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4\r\nname\r\n$7\r\ntimeout\r\n$4\r\ntype\r\n$7\r\n"
-        "integer\r\n*10\r\n$4\r\nname\r\n$4\r\nmode\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nsince\r\n$5\r\n6.2."
-        "0\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n*6\r\n$4\r\nname\r\n$5\r\nwrite\r\n$"
-        "4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nWRITE\r\n*6\r\n$4\r\nname\r\n$3\r\nall\r\n$4"
-        "\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nALL\r\n$15\r\nclient|no-evict\r\n*10\r\n$7\r\n"
-        "summary\r\n$51\r\nSet client eviction mode for the current connection\r\n$5\r\nsince\r\n$5\r\n7.0.0"
-        "\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n"
-        "*6\r\n$4\r\nname\r\n$7\r\nenabled\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n*6\r\n$4"
-        "\r\nname\r\n$2\r\non\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nON\r\n*6\r\n$4\r\nna"
-        "me\r\n$3\r\noff\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nOFF\r\n$11\r\nclient|info"
-        "\r\n*8\r\n$7\r\nsummary\r\n$56\r\nReturns information about the current client connection.\r\n$5\r\n"
-        "since\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$19\r"
-        "\nclient|trackinginfo\r\n*8\r\n$7\r\nsummary\r\n$87\r\nReturn information about server assisted clie"
-        "nt side caching for the current connection\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nco"
-        "nnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$14\r\nclient|setname\r\n*10\r\n$7\r\nsummary\r\n$31"
-        "\r\nSet the current connection name\r\n$5\r\nsince\r\n$5\r\n2.6.9\r\n$5\r\ngroup\r\n$10\r\nconnectio"
-        "n\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$15\r\nconnecti"
-        "on-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+        "\r\nsubcommands\r\n*32\r\n$11\r\nclient|list\r\n*12\r\n$7\r\nsummary\r\n$34\r\nGet the list of clien"
+        "t connections\r\n$5\r\nsince\r\n$5\r\n2.4.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity"
+        "\r\n$48\r\nO(N) where N is the number of client connections\r\n$7\r\nhistory\r\n*6\r\n*2\r\n$6\r\n2."
+        "8.12\r\n$31\r\nAdded unique client `id` field.\r\n*2\r\n$5\r\n5.0.0\r\n$29\r\nAdded optional `TYPE` "
+        "filter.\r\n*2\r\n$5\r\n6.0.0\r\n$19\r\nAdded `user` field.\r\n*2\r\n$5\r\n6.2.0\r\n$85\r\nAdded `arg"
+        "v-mem`, `tot-mem`, `laddr` and `redir` fields and the optional `ID` filter.\r\n*2\r\n$5\r\n7.0.0\r\n"
+        "$50\r\nAdded `resp`, `multi-mem`, `rbs` and `rbp` fields.\r\n*2\r\n$5\r\n7.0.3\r\n$19\r\nAdded `ssub"
+        "` field.\r\n$9\r\narguments\r\n*2\r\n*12\r\n$4\r\nname\r\n$28\r\nnormal_master_replica_pubsub\r\n$4"
+        "\r\ntype\r\n$5\r\noneof\r\n$5\r\ntoken\r\n$4\r\nTYPE\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\nflags\r"
+        "\n*1\r\n+optional\r\n$9\r\narguments\r\n*4\r\n*6\r\n$4\r\nname\r\n$6\r\nnormal\r\n$4\r\ntype\r\n$10"
+        "\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nNORMAL\r\n*6\r\n$4\r\nname\r\n$6\r\nmaster\r\n$4\r\ntype\r\n$"
+        "10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nMASTER\r\n*6\r\n$4\r\nname\r\n$7\r\nreplica\r\n$4\r\ntype\r"
+        "\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nREPLICA\r\n*6\r\n$4\r\nname\r\n$6\r\npubsub\r\n$4\r\ntyp"
+        "e\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nPUBSUB\r\n*12\r\n$4\r\nname\r\n$2\r\nid\r\n$4\r\ntype"
+        "\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$2\r\nID\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n*1\r\n+op"
+        "tional\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$9\r\nclient-id\r\n$4\r\ntype\r\n$7\r\nintege"
+        "r\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n$14\r\nclient|setname\r\n*10\r\n$7\r\nsummary\r\n$31\r\nSet t"
+        "he current connection name\r\n$5\r\nsince\r\n$5\r\n2.6.9\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10"
+        "\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$15\r\nconnection-name"
+        "\r\n$4\r\ntype\r\n$6\r\nstring\r\n$14\r\nclient|caching\r\n*10\r\n$7\r\nsummary\r\n$66\r\nInstruct t"
+        "he server about tracking or not keys in the next request\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngrou"
+        "p\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nna"
+        "me\r\n$4\r\nmode\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n*6\r\n$4\r\nname\r\n$3\r\n"
+        "yes\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nYES\r\n*6\r\n$4\r\nname\r\n$2\r\nno\r"
+        "\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nNO\r\n$14\r\nclient|unblock\r\n*10\r\n$7\r"
+        "\nsummary\r\n$74\r\nUnblock a client blocked in a blocking command from a different connection\r\n$5"
+        "\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$52\r\nO(log N)"
+        " where N is the number of client connections\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4\r\nname\r\n$9\r\nc"
+        "lient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r\n*8\r\n$4\r\nname\r\n$13\r\ntimeout_error\r\n$4\r\ntype\r"
+        "\n$5\r\noneof\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n*6\r\n$4\r\nname\r\n$7\r"
+        "\ntimeout\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nTIMEOUT\r\n*6\r\n$4\r\nname\r\n"
+        "$5\r\nerror\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nERROR\r\n$9\r\nclient|id\r\n*"
+        "8\r\n$7\r\nsummary\r\n$48\r\nReturns the client ID for the current connection\r\n$5\r\nsince\r\n$5\r"
+        "\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$11\r\nclient|help"
+        "\r\n*8\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r"
+        "\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$19\r\nclien"
+        "t|trackinginfo\r\n*8\r\n$7\r\nsummary\r\n$87\r\nReturn information about server assisted client side"
+        " caching for the current connection\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnectio"
+        "n\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$14\r\nclient|unpause\r\n*8\r\n$7\r\nsummary\r\n$45\r\nResum"
+        "e processing of clients that were paused\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nconn"
+        "ection\r\n$10\r\ncomplexity\r\n$44\r\nO(N) Where N is the number of paused clients\r\n$12\r\nclient|"
+        "reply\r\n*10\r\n$7\r\nsummary\r\n$48\r\nInstruct the server whether to reply to commands\r\n$5\r\nsi"
+        "nce\r\n$5\r\n3.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\na"
+        "rguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$11\r\non_off_skip\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\nargum"
+        "ents\r\n*3\r\n*6\r\n$4\r\nname\r\n$2\r\non\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r"
+        "\nON\r\n*6\r\n$4\r\nname\r\n$3\r\noff\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nOFF"
+        "\r\n*6\r\n$4\r\nname\r\n$4\r\nskip\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\nSKIP\r"
+        "\n$15\r\nclient|getredir\r\n*8\r\n$7\r\nsummary\r\n$55\r\nGet tracking notifications redirection cli"
+        "ent ID if any\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity"
+        "\r\n$4\r\nO(1)\r\n$11\r\nclient|kill\r\n*12\r\n$7\r\nsummary\r\n$31\r\nKill the connection of a clie"
+        "nt\r\n$5\r\nsince\r\n$5\r\n2.4.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$48\r\n"
+        "O(N) where N is the number of client connections\r\n$7\r\nhistory\r\n*5\r\n*2\r\n$6\r\n2.8.12\r\n$24"
+        "\r\nAdded new filter format.\r\n*2\r\n$6\r\n2.8.12\r\n$12\r\n`ID` option.\r\n*2\r\n$5\r\n3.2.0\r\n$4"
+        "1\r\nAdded `master` type in for `TYPE` option.\r\n*2\r\n$5\r\n5.0.0\r\n$91\r\nReplaced `slave` `TYPE"
+        "` with `replica`. `slave` still supported for backward compatibility.\r\n*2\r\n$5\r\n6.2.0\r\n$15\r"
+        "\n`LADDR` option.\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$6\r\nfilter\r\n$4\r\ntype\r\n$5\r"
+        "\noneof\r\n$9\r\narguments\r\n*2\r\n*6\r\n$4\r\nname\r\n$7\r\nip:port\r\n$4\r\ntype\r\n$6\r\nstring"
+        "\r\n$16\r\ndeprecated_since\r\n$6\r\n2.8.12\r\n*8\r\n$4\r\nname\r\n$10\r\nnew-format\r\n$4\r\ntype\r"
+        "\n$5\r\noneof\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n$9\r\narguments\r\n*6\r\n*10\r\n$4\r\nname\r\n$9"
+        "\r\nclient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$2\r\nID\r\n$5\r\nsince\r\n$6\r\n2.8."
+        "12\r\n$5\r\nflags\r\n*1\r\n+optional\r\n*12\r\n$4\r\nname\r\n$26\r\nnormal_master_slave_pubsub\r\n$4"
+        "\r\ntype\r\n$5\r\noneof\r\n$5\r\ntoken\r\n$4\r\nTYPE\r\n$5\r\nsince\r\n$6\r\n2.8.12\r\n$5\r\nflags\r"
+        "\n*1\r\n+optional\r\n$9\r\narguments\r\n*5\r\n*6\r\n$4\r\nname\r\n$6\r\nnormal\r\n$4\r\ntype\r\n$10"
+        "\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nNORMAL\r\n*8\r\n$4\r\nname\r\n$6\r\nmaster\r\n$4\r\ntype\r\n$"
+        "10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nMASTER\r\n$5\r\nsince\r\n$5\r\n3.2.0\r\n*6\r\n$4\r\nname\r"
+        "\n$5\r\nslave\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nSLAVE\r\n*8\r\n$4\r\nname\r"
+        "\n$7\r\nreplica\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nREPLICA\r\n$5\r\nsince\r"
+        "\n$5\r\n5.0.0\r\n*6\r\n$4\r\nname\r\n$6\r\npubsub\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken"
+        "\r\n$6\r\nPUBSUB\r\n*8\r\n$4\r\nname\r\n$8\r\nusername\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken"
+        "\r\n$4\r\nUSER\r\n$5\r\nflags\r\n*1\r\n+optional\r\n*8\r\n$4\r\nname\r\n$7\r\nip:port\r\n$4\r\ntype"
+        "\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$4\r\nADDR\r\n$5\r\nflags\r\n*1\r\n+optional\r\n*10\r\n$4\r\nname"
+        "\r\n$7\r\nip:port\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$5\r\nLADDR\r\n$5\r\nsince\r\n$5\r"
+        "\n6.2.0\r\n$5\r\nflags\r\n*1\r\n+optional\r\n*8\r\n$4\r\nname\r\n$6\r\nyes/no\r\n$4\r\ntype\r\n$6\r"
+        "\nstring\r\n$5\r\ntoken\r\n$6\r\nSKIPME\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$12\r\nclient|pause\r\n"
+        "*12\r\n$7\r\nsummary\r\n$51\r\nStop processing commands from clients for some time\r\n$5\r\nsince\r"
+        "\n$6\r\n2.9.50\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$7\r\nhisto"
+        "ry\r\n*1\r\n*2\r\n$5\r\n6.2.0\r\n$61\r\n`CLIENT PAUSE WRITE` mode added along with the `mode` option"
+        ".\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4\r\nname\r\n$7\r\ntimeout\r\n$4\r\ntype\r\n$7\r\ninteger\r\n*1"
+        "0\r\n$4\r\nname\r\n$4\r\nmode\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\nfl"
+        "ags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n*6\r\n$4\r\nname\r\n$5\r\nwrite\r\n$4\r\ntype\r\n"
+        "$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nWRITE\r\n*6\r\n$4\r\nname\r\n$3\r\nall\r\n$4\r\ntype\r\n$1"
+        "0\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nALL\r\n$15\r\nclient|no-evict\r\n*10\r\n$7\r\nsummary\r\n$51"
+        "\r\nSet client eviction mode for the current connection\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup"
+        "\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nnam"
+        "e\r\n$7\r\nenabled\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n*6\r\n$4\r\nname\r\n$2\r"
+        "\non\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nON\r\n*6\r\n$4\r\nname\r\n$3\r\noff"
+        "\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nOFF\r\n$11\r\nclient|info\r\n*8\r\n$7\r"
+        "\nsummary\r\n$56\r\nReturns information about the current client connection.\r\n$5\r\nsince\r\n$5\r"
+        "\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$14\r\nclient|getn"
+        "ame\r\n*8\r\n$7\r\nsummary\r\n$31\r\nGet the current connection name\r\n$5\r\nsince\r\n$5\r\n2.6.9\r"
+        "\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$15\r\nclient|tracking\r\n*"
+        "10\r\n$7\r\nsummary\r\n$61\r\nEnable or disable server assisted client side caching support\r\n$5\r"
+        "\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$55\r\nO(1). Some"
+        " options may introduce additional complexity.\r\n$9\r\narguments\r\n*7\r\n*6\r\n$4\r\nname\r\n$6\r\n"
+        "status\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n*6\r\n$4\r\nname\r\n$2\r\non\r\n$4\r"
+        "\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nON\r\n*6\r\n$4\r\nname\r\n$3\r\noff\r\n$4\r\ntyp"
+        "e\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nOFF\r\n*8\r\n$4\r\nname\r\n$9\r\nclient-id\r\n$4\r\nt"
+        "ype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$8\r\nREDIRECT\r\n$5\r\nflags\r\n*1\r\n+optional\r\n*8\r\n$4"
+        "\r\nname\r\n$6\r\nprefix\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nPREFIX\r\n$5\r\nflags"
+        "\r\n*3\r\n+optional\r\n+multiple\r\n+multiple_token\r\n*8\r\n$4\r\nname\r\n$5\r\nbcast\r\n$4\r\ntype"
+        "\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nBCAST\r\n$5\r\nflags\r\n*1\r\n+optional\r\n*8\r\n$4\r"
+        "\nname\r\n$5\r\noptin\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nOPTIN\r\n$5\r\nflag"
+        "s\r\n*1\r\n+optional\r\n*8\r\n$4\r\nname\r\n$6\r\noptout\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r"
+        "\ntoken\r\n$6\r\nOPTOUT\r\n$5\r\nflags\r\n*1\r\n+optional\r\n*8\r\n$4\r\nname\r\n$6\r\nnoloop\r\n$4"
+        "\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nNOLOOP\r\n$5\r\nflags\r\n*1\r\n+optional\r\n",
      "%5\r\n$7\r\nsummary\r\n$42\r\nA container for client connection commands\r\n$5\r\nsince\r\n$5\r\n2.4"
         ".0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$22\r\nDepends on subcommand.\r\n$11"
-        "\r\nsubcommands\r\n%14\r\n$15\r\nclient|getredir\r\n%4\r\n$7\r\nsummary\r\n$55\r\nGet tracking notif"
-        "ications redirection client ID if any\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$10\r\nconnect"
-        "ion\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$14\r\nclient|getname\r\n%4\r\n$7\r\nsummary\r\n$31\r\nGet"
-        " the current connection name\r\n$5\r\nsince\r\n$5\r\n2.6.9\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$1"
-        "0\r\ncomplexity\r\n$4\r\nO(1)\r\n$12\r\nclient|reply\r\n%5\r\n$7\r\nsummary\r\n$48\r\nInstruct the s"
-        "erver whether to reply to commands\r\n$5\r\nsince\r\n$5\r\n3.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection"
-        "\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$11\r\non_off_sk"
-        "ip\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$2\r\non\r\n$4\r\nty"
-        "pe\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nON\r\n%3\r\n$4\r\nname\r\n$3\r\noff\r\n$4\r\ntype\r"
-        "\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nOFF\r\n%3\r\n$4\r\nname\r\n$4\r\nskip\r\n$4\r\ntype\r\n$"
-        "10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\nSKIP\r\n$11\r\nclient|help\r\n%4\r\n$7\r\nsummary\r\n$49\r"
-        "\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n"
-        "$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$11\r\nclient|kill\r\n%6\r\n$7\r\nsummary\r"
-        "\n$31\r\nKill the connection of a client\r\n$5\r\nsince\r\n$5\r\n2.4.0\r\n$5\r\ngroup\r\n$10\r\nconn"
-        "ection\r\n$10\r\ncomplexity\r\n$48\r\nO(N) where N is the number of client connections\r\n$7\r\nhist"
-        "ory\r\n~5\r\n*2\r\n$6\r\n2.8.12\r\n$24\r\nAdded new filter format.\r\n*2\r\n$6\r\n2.8.12\r\n$12\r\n`"
-        "ID` option.\r\n*2\r\n$5\r\n3.2.0\r\n$41\r\nAdded `master` type in for `TYPE` option.\r\n*2\r\n$5\r\n"
-        "5.0.0\r\n$91\r\nReplaced `slave` `TYPE` with `replica`. `slave` still supported for backward compati"
-        "bility.\r\n*2\r\n$5\r\n6.2.0\r\n$15\r\n`LADDR` option.\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname"
-        "\r\n$6\r\nfilter\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$7\r\n"
-        "ip:port\r\n$4\r\ntype\r\n$6\r\nstring\r\n$16\r\ndeprecated_since\r\n$6\r\n2.8.12\r\n%4\r\n$4\r\nname"
-        "\r\n$10\r\nnew-format\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n$9\r\nargume"
-        "nts\r\n*6\r\n%5\r\n$4\r\nname\r\n$9\r\nclient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$2"
-        "\r\nID\r\n$5\r\nsince\r\n$6\r\n2.8.12\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%6\r\n$4\r\nname\r\n$26\r"
-        "\nnormal_master_slave_pubsub\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\ntoken\r\n$4\r\nTYPE\r\n$5\r\nsinc"
-        "e\r\n$6\r\n2.8.12\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*5\r\n%3\r\n$4\r\nname\r\n"
-        "$6\r\nnormal\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nNORMAL\r\n%4\r\n$4\r\nname\r"
-        "\n$6\r\nmaster\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nMASTER\r\n$5\r\nsince\r\n$"
-        "5\r\n3.2.0\r\n%3\r\n$4\r\nname\r\n$5\r\nslave\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$"
-        "5\r\nSLAVE\r\n%4\r\n$4\r\nname\r\n$7\r\nreplica\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r"
-        "\n$7\r\nREPLICA\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n%3\r\n$4\r\nname\r\n$6\r\npubsub\r\n$4\r\ntype\r\n$"
-        "10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nPUBSUB\r\n%4\r\n$4\r\nname\r\n$8\r\nusername\r\n$4\r\ntype"
-        "\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$4\r\nUSER\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname"
-        "\r\n$7\r\nip:port\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$4\r\nADDR\r\n$5\r\nflags\r\n~1\r"
-        "\n+optional\r\n%5\r\n$4\r\nname\r\n$7\r\nip:port\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$5"
-        "\r\nLADDR\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$6"
-        "\r\nyes/no\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nSKIPME\r\n$5\r\nflags\r\n~1\r\n+opt"
-        "ional\r\n$14\r\nclient|unpause\r\n%4\r\n$7\r\nsummary\r\n$45\r\nResume processing of clients that we"
-        "re paused\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n"
-        "$44\r\nO(N) Where N is the number of paused clients\r\n$9\r\nclient|id\r\n%4\r\n$7\r\nsummary\r\n$48"
-        "\r\nReturns the client ID for the current connection\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r"
-        "\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$11\r\nclient|list\r\n%6\r\n$7\r\nsummary"
-        "\r\n$34\r\nGet the list of client connections\r\n$5\r\nsince\r\n$5\r\n2.4.0\r\n$5\r\ngroup\r\n$10\r"
-        "\nconnection\r\n$10\r\ncomplexity\r\n$48\r\nO(N) where N is the number of client connections\r\n$7\r"
-        "\nhistory\r\n~6\r\n*2\r\n$6\r\n2.8.12\r\n$31\r\nAdded unique client `id` field.\r\n*2\r\n$5\r\n5.0.0"
-        "\r\n$29\r\nAdded optional `TYPE` filter.\r\n*2\r\n$5\r\n6.0.0\r\n$19\r\nAdded `user` field.\r\n*2\r"
-        "\n$5\r\n6.2.0\r\n$85\r\nAdded `argv-mem`, `tot-mem`, `laddr` and `redir` fields and the optional `ID"
-        "` filter.\r\n*2\r\n$5\r\n7.0.0\r\n$50\r\nAdded `resp`, `multi-mem`, `rbs` and `rbp` fields.\r\n*2\r"
-        "\n$5\r\n7.0.3\r\n$19\r\nAdded `ssub` field.\r\n$9\r\narguments\r\n*2\r\n%6\r\n$4\r\nname\r\n$28\r\nn"
-        "ormal_master_replica_pubsub\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\ntoken\r\n$4\r\nTYPE\r\n$5\r\nsince"
-        "\r\n$5\r\n5.0.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*4\r\n%3\r\n$4\r\nname\r\n$6"
-        "\r\nnormal\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nNORMAL\r\n%3\r\n$4\r\nname\r\n"
-        "$6\r\nmaster\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nMASTER\r\n%3\r\n$4\r\nname\r"
-        "\n$7\r\nreplica\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nREPLICA\r\n%3\r\n$4\r\nna"
-        "me\r\n$6\r\npubsub\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nPUBSUB\r\n%6\r\n$4\r\n"
-        "name\r\n$2\r\nid\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$2\r\nID\r\n$5\r\nsince\r\n$5\r\n6.2"
-        ".0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$9\r\nclient-id"
-        "\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n$14\r\nclient|unblock\r\n%5\r\n"
-        "$7\r\nsummary\r\n$74\r\nUnblock a client blocked in a blocking command from a different connection\r"
-        "\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$52\r\nO(lo"
-        "g N) where N is the number of client connections\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$9"
-        "\r\nclient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n$13\r\ntimeout_error\r\n$4\r\nty"
-        "pe\r\n$5\r\noneof\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n"
-        "$7\r\ntimeout\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nTIMEOUT\r\n%3\r\n$4\r\nname"
-        "\r\n$5\r\nerror\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nERROR\r\n$12\r\nclient|pa"
-        "use\r\n%6\r\n$7\r\nsummary\r\n$51\r\nStop processing commands from clients for some time\r\n$5\r\nsi"
-        "nce\r\n$6\r\n2.9.50\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$7\r\n"
-        "history\r\n~1\r\n*2\r\n$5\r\n6.2.0\r\n$61\r\n`CLIENT PAUSE WRITE` mode added along with the `mode` o"
-        "ption.\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$7\r\ntimeout\r\n$4\r\ntype\r\n$7\r\ninteger"
-        "\r\n%5\r\n$4\r\nname\r\n$4\r\nmode\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5"
-        "\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$5\r\nwrite\r\n$4\r\nty"
-        "pe\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nWRITE\r\n%3\r\n$4\r\nname\r\n$3\r\nall\r\n$4\r\ntype"
-        "\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nALL\r\n$15\r\nclient|no-evict\r\n%5\r\n$7\r\nsummary\r"
-        "\n$51\r\nSet client eviction mode for the current connection\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\n"
-        "group\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r"
-        "\nname\r\n$7\r\nenabled\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r"
-        "\n$2\r\non\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nON\r\n%3\r\n$4\r\nname\r\n$3\r"
-        "\noff\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nOFF\r\n$11\r\nclient|info\r\n%4\r\n"
-        "$7\r\nsummary\r\n$56\r\nReturns information about the current client connection.\r\n$5\r\nsince\r\n$"
-        "5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$19\r\nclient|t"
-        "rackinginfo\r\n%4\r\n$7\r\nsummary\r\n$87\r\nReturn information about server assisted client side ca"
-        "ching for the current connection\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r"
-        "\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$14\r\nclient|setname\r\n%5\r\n$7\r\nsummary\r\n$31\r\nSet the "
-        "current connection name\r\n$5\r\nsince\r\n$5\r\n2.6.9\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\n"
-        "complexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$15\r\nconnection-name\r\n$"
-        "4\r\ntype\r\n$6\r\nstring\r\n"},
-    {"client|getredir", 2, "slow connection", 1,
-     "*10\r\n$15\r\nclient|getredir\r\n:2\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2"
+        "\r\nsubcommands\r\n%16\r\n$11\r\nclient|list\r\n%6\r\n$7\r\nsummary\r\n$34\r\nGet the list of client"
+        " connections\r\n$5\r\nsince\r\n$5\r\n2.4.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity"
+        "\r\n$48\r\nO(N) where N is the number of client connections\r\n$7\r\nhistory\r\n~6\r\n*2\r\n$6\r\n2."
+        "8.12\r\n$31\r\nAdded unique client `id` field.\r\n*2\r\n$5\r\n5.0.0\r\n$29\r\nAdded optional `TYPE` "
+        "filter.\r\n*2\r\n$5\r\n6.0.0\r\n$19\r\nAdded `user` field.\r\n*2\r\n$5\r\n6.2.0\r\n$85\r\nAdded `arg"
+        "v-mem`, `tot-mem`, `laddr` and `redir` fields and the optional `ID` filter.\r\n*2\r\n$5\r\n7.0.0\r\n"
+        "$50\r\nAdded `resp`, `multi-mem`, `rbs` and `rbp` fields.\r\n*2\r\n$5\r\n7.0.3\r\n$19\r\nAdded `ssub"
+        "` field.\r\n$9\r\narguments\r\n*2\r\n%6\r\n$4\r\nname\r\n$28\r\nnormal_master_replica_pubsub\r\n$4\r"
+        "\ntype\r\n$5\r\noneof\r\n$5\r\ntoken\r\n$4\r\nTYPE\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\nflags\r\n~"
+        "1\r\n+optional\r\n$9\r\narguments\r\n*4\r\n%3\r\n$4\r\nname\r\n$6\r\nnormal\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$6\r\nNORMAL\r\n%3\r\n$4\r\nname\r\n$6\r\nmaster\r\n$4\r\ntype\r\n$10\r"
+        "\npure-token\r\n$5\r\ntoken\r\n$6\r\nMASTER\r\n%3\r\n$4\r\nname\r\n$7\r\nreplica\r\n$4\r\ntype\r\n$1"
+        "0\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nREPLICA\r\n%3\r\n$4\r\nname\r\n$6\r\npubsub\r\n$4\r\ntype\r"
+        "\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nPUBSUB\r\n%6\r\n$4\r\nname\r\n$2\r\nid\r\n$4\r\ntype\r\n"
+        "$5\r\nblock\r\n$5\r\ntoken\r\n$2\r\nID\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n~1\r\n+option"
+        "al\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$9\r\nclient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r"
+        "\n$5\r\nflags\r\n~1\r\n+multiple\r\n$14\r\nclient|setname\r\n%5\r\n$7\r\nsummary\r\n$31\r\nSet the c"
+        "urrent connection name\r\n$5\r\nsince\r\n$5\r\n2.6.9\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\nc"
+        "omplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$15\r\nconnection-name\r\n$4"
+        "\r\ntype\r\n$6\r\nstring\r\n$14\r\nclient|caching\r\n%5\r\n$7\r\nsummary\r\n$66\r\nInstruct the serv"
+        "er about tracking or not keys in the next request\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$1"
+        "0\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$"
+        "4\r\nmode\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nyes\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nYES\r\n%3\r\n$4\r\nname\r\n$2\r\nno\r\n$4\r"
+        "\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nNO\r\n$14\r\nclient|unblock\r\n%5\r\n$7\r\nsumma"
+        "ry\r\n$74\r\nUnblock a client blocked in a blocking command from a different connection\r\n$5\r\nsin"
+        "ce\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$52\r\nO(log N) where "
+        "N is the number of client connections\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$9\r\nclient-i"
+        "d\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n$13\r\ntimeout_error\r\n$4\r\ntype\r\n$5\r\n"
+        "oneof\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$7\r\ntimeou"
+        "t\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nTIMEOUT\r\n%3\r\n$4\r\nname\r\n$5\r\ner"
+        "ror\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nERROR\r\n$9\r\nclient|id\r\n%4\r\n$7"
+        "\r\nsummary\r\n$48\r\nReturns the client ID for the current connection\r\n$5\r\nsince\r\n$5\r\n5.0.0"
+        "\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$11\r\nclient|help\r\n%4"
+        "\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5\r"
+        "\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$19\r\nclient|trac"
+        "kinginfo\r\n%4\r\n$7\r\nsummary\r\n$87\r\nReturn information about server assisted client side cachi"
+        "ng for the current connection\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$"
+        "10\r\ncomplexity\r\n$4\r\nO(1)\r\n$14\r\nclient|unpause\r\n%4\r\n$7\r\nsummary\r\n$45\r\nResume proc"
+        "essing of clients that were paused\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection"
+        "\r\n$10\r\ncomplexity\r\n$44\r\nO(N) Where N is the number of paused clients\r\n$12\r\nclient|reply"
+        "\r\n%5\r\n$7\r\nsummary\r\n$48\r\nInstruct the server whether to reply to commands\r\n$5\r\nsince\r"
+        "\n$5\r\n3.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\nargume"
+        "nts\r\n*1\r\n%3\r\n$4\r\nname\r\n$11\r\non_off_skip\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments"
+        "\r\n*3\r\n%3\r\n$4\r\nname\r\n$2\r\non\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nON"
+        "\r\n%3\r\n$4\r\nname\r\n$3\r\noff\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nOFF\r\n"
+        "%3\r\n$4\r\nname\r\n$4\r\nskip\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\nSKIP\r\n$1"
+        "5\r\nclient|getredir\r\n%4\r\n$7\r\nsummary\r\n$55\r\nGet tracking notifications redirection client "
+        "ID if any\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n"
+        "$4\r\nO(1)\r\n$11\r\nclient|kill\r\n%6\r\n$7\r\nsummary\r\n$31\r\nKill the connection of a client\r"
+        "\n$5\r\nsince\r\n$5\r\n2.4.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$48\r\nO(N)"
+        " where N is the number of client connections\r\n$7\r\nhistory\r\n~5\r\n*2\r\n$6\r\n2.8.12\r\n$24\r\n"
+        "Added new filter format.\r\n*2\r\n$6\r\n2.8.12\r\n$12\r\n`ID` option.\r\n*2\r\n$5\r\n3.2.0\r\n$41\r"
+        "\nAdded `master` type in for `TYPE` option.\r\n*2\r\n$5\r\n5.0.0\r\n$91\r\nReplaced `slave` `TYPE` w"
+        "ith `replica`. `slave` still supported for backward compatibility.\r\n*2\r\n$5\r\n6.2.0\r\n$15\r\n`L"
+        "ADDR` option.\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$6\r\nfilter\r\n$4\r\ntype\r\n$5\r\non"
+        "eof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$7\r\nip:port\r\n$4\r\ntype\r\n$6\r\nstring\r\n$"
+        "16\r\ndeprecated_since\r\n$6\r\n2.8.12\r\n%4\r\n$4\r\nname\r\n$10\r\nnew-format\r\n$4\r\ntype\r\n$5"
+        "\r\noneof\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n$9\r\narguments\r\n*6\r\n%5\r\n$4\r\nname\r\n$9\r\ncl"
+        "ient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$2\r\nID\r\n$5\r\nsince\r\n$6\r\n2.8.12\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n%6\r\n$4\r\nname\r\n$26\r\nnormal_master_slave_pubsub\r\n$4\r\ntyp"
+        "e\r\n$5\r\noneof\r\n$5\r\ntoken\r\n$4\r\nTYPE\r\n$5\r\nsince\r\n$6\r\n2.8.12\r\n$5\r\nflags\r\n~1\r"
+        "\n+optional\r\n$9\r\narguments\r\n*5\r\n%3\r\n$4\r\nname\r\n$6\r\nnormal\r\n$4\r\ntype\r\n$10\r\npur"
+        "e-token\r\n$5\r\ntoken\r\n$6\r\nNORMAL\r\n%4\r\n$4\r\nname\r\n$6\r\nmaster\r\n$4\r\ntype\r\n$10\r\np"
+        "ure-token\r\n$5\r\ntoken\r\n$6\r\nMASTER\r\n$5\r\nsince\r\n$5\r\n3.2.0\r\n%3\r\n$4\r\nname\r\n$5\r\n"
+        "slave\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nSLAVE\r\n%4\r\n$4\r\nname\r\n$7\r\n"
+        "replica\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nREPLICA\r\n$5\r\nsince\r\n$5\r\n5"
+        ".0.0\r\n%3\r\n$4\r\nname\r\n$6\r\npubsub\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\n"
+        "PUBSUB\r\n%4\r\n$4\r\nname\r\n$8\r\nusername\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$4\r\nU"
+        "SER\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$7\r\nip:port\r\n$4\r\ntype\r\n$6\r\nst"
+        "ring\r\n$5\r\ntoken\r\n$4\r\nADDR\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%5\r\n$4\r\nname\r\n$7\r\nip:"
+        "port\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$5\r\nLADDR\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5"
+        "\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$6\r\nyes/no\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5"
+        "\r\ntoken\r\n$6\r\nSKIPME\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$12\r\nclient|pause\r\n%6\r\n$7\r\nsu"
+        "mmary\r\n$51\r\nStop processing commands from clients for some time\r\n$5\r\nsince\r\n$6\r\n2.9.50\r"
+        "\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$7\r\nhistory\r\n~1\r\n*2\r"
+        "\n$5\r\n6.2.0\r\n$61\r\n`CLIENT PAUSE WRITE` mode added along with the `mode` option.\r\n$9\r\nargum"
+        "ents\r\n*2\r\n%2\r\n$4\r\nname\r\n$7\r\ntimeout\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%5\r\n$4\r\nname\r"
+        "\n$4\r\nmode\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n~1\r\n+opt"
+        "ional\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$5\r\nwrite\r\n$4\r\ntype\r\n$10\r\npure-token"
+        "\r\n$5\r\ntoken\r\n$5\r\nWRITE\r\n%3\r\n$4\r\nname\r\n$3\r\nall\r\n$4\r\ntype\r\n$10\r\npure-token\r"
+        "\n$5\r\ntoken\r\n$3\r\nALL\r\n$15\r\nclient|no-evict\r\n%5\r\n$7\r\nsummary\r\n$51\r\nSet client evi"
+        "ction mode for the current connection\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$10\r\nconnect"
+        "ion\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$7\r\nenabled"
+        "\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$2\r\non\r\n$4\r\ntype"
+        "\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nON\r\n%3\r\n$4\r\nname\r\n$3\r\noff\r\n$4\r\ntype\r\n$"
+        "10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nOFF\r\n$11\r\nclient|info\r\n%4\r\n$7\r\nsummary\r\n$56\r\n"
+        "Returns information about the current client connection.\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngrou"
+        "p\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$14\r\nclient|getname\r\n%4\r\n$7\r\nsu"
+        "mmary\r\n$31\r\nGet the current connection name\r\n$5\r\nsince\r\n$5\r\n2.6.9\r\n$5\r\ngroup\r\n$10"
+        "\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$15\r\nclient|tracking\r\n%5\r\n$7\r\nsummary\r"
+        "\n$61\r\nEnable or disable server assisted client side caching support\r\n$5\r\nsince\r\n$5\r\n6.0.0"
+        "\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$55\r\nO(1). Some options may introduce"
+        " additional complexity.\r\n$9\r\narguments\r\n*7\r\n%3\r\n$4\r\nname\r\n$6\r\nstatus\r\n$4\r\ntype\r"
+        "\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$2\r\non\r\n$4\r\ntype\r\n$10\r\npure-"
+        "token\r\n$5\r\ntoken\r\n$2\r\nON\r\n%3\r\n$4\r\nname\r\n$3\r\noff\r\n$4\r\ntype\r\n$10\r\npure-token"
+        "\r\n$5\r\ntoken\r\n$3\r\nOFF\r\n%4\r\n$4\r\nname\r\n$9\r\nclient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r"
+        "\n$5\r\ntoken\r\n$8\r\nREDIRECT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$6\r\nprefi"
+        "x\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nPREFIX\r\n$5\r\nflags\r\n~3\r\n+optional\r\n"
+        "+multiple\r\n+multiple_token\r\n%4\r\n$4\r\nname\r\n$5\r\nbcast\r\n$4\r\ntype\r\n$10\r\npure-token\r"
+        "\n$5\r\ntoken\r\n$5\r\nBCAST\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$5\r\noptin\r"
+        "\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nOPTIN\r\n$5\r\nflags\r\n~1\r\n+optional\r"
+        "\n%4\r\n$4\r\nname\r\n$6\r\noptout\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nOPTOUT"
+        "\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$6\r\nnoloop\r\n$4\r\ntype\r\n$10\r\npure-"
+        "token\r\n$5\r\ntoken\r\n$6\r\nNOLOOP\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"},
+    {"client|list", -2, "admin slow dangerous connection", 1,
+     "*10\r\n$11\r\nclient|list\r\n:-2\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:"
+        "0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n*1\r\n$23\r\nnondeterministic_output"
+        "\r\n*0\r\n*0\r\n",
+     "*10\r\n$11\r\nclient|list\r\n:-2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:"
+        "0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n~1\r\n$23\r\nnondeterministic_output"
+        "\r\n~0\r\n~0\r\n",
+     "*12\r\n$7\r\nsummary\r\n$34\r\nGet the list of client connections\r\n$5\r\nsince\r\n$5\r\n2.4.0\r\n$"
+        "5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$48\r\nO(N) where N is the number of client "
+        "connections\r\n$7\r\nhistory\r\n*6\r\n*2\r\n$6\r\n2.8.12\r\n$31\r\nAdded unique client `id` field.\r"
+        "\n*2\r\n$5\r\n5.0.0\r\n$29\r\nAdded optional `TYPE` filter.\r\n*2\r\n$5\r\n6.0.0\r\n$19\r\nAdded `us"
+        "er` field.\r\n*2\r\n$5\r\n6.2.0\r\n$85\r\nAdded `argv-mem`, `tot-mem`, `laddr` and `redir` fields an"
+        "d the optional `ID` filter.\r\n*2\r\n$5\r\n7.0.0\r\n$50\r\nAdded `resp`, `multi-mem`, `rbs` and `rbp"
+        "` fields.\r\n*2\r\n$5\r\n7.0.3\r\n$19\r\nAdded `ssub` field.\r\n$9\r\narguments\r\n*2\r\n*12\r\n$4\r"
+        "\nname\r\n$28\r\nnormal_master_replica_pubsub\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\ntoken\r\n$4\r\nT"
+        "YPE\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*4\r\n*6\r"
+        "\n$4\r\nname\r\n$6\r\nnormal\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nNORMAL\r\n*6"
+        "\r\n$4\r\nname\r\n$6\r\nmaster\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nMASTER\r\n"
+        "*6\r\n$4\r\nname\r\n$7\r\nreplica\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nREPLICA"
+        "\r\n*6\r\n$4\r\nname\r\n$6\r\npubsub\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nPUBS"
+        "UB\r\n*12\r\n$4\r\nname\r\n$2\r\nid\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$2\r\nID\r\n$5\r"
+        "\nsince\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nnam"
+        "e\r\n$9\r\nclient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n",
+     "%6\r\n$7\r\nsummary\r\n$34\r\nGet the list of client connections\r\n$5\r\nsince\r\n$5\r\n2.4.0\r\n$5"
+        "\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$48\r\nO(N) where N is the number of client c"
+        "onnections\r\n$7\r\nhistory\r\n~6\r\n*2\r\n$6\r\n2.8.12\r\n$31\r\nAdded unique client `id` field.\r"
+        "\n*2\r\n$5\r\n5.0.0\r\n$29\r\nAdded optional `TYPE` filter.\r\n*2\r\n$5\r\n6.0.0\r\n$19\r\nAdded `us"
+        "er` field.\r\n*2\r\n$5\r\n6.2.0\r\n$85\r\nAdded `argv-mem`, `tot-mem`, `laddr` and `redir` fields an"
+        "d the optional `ID` filter.\r\n*2\r\n$5\r\n7.0.0\r\n$50\r\nAdded `resp`, `multi-mem`, `rbs` and `rbp"
+        "` fields.\r\n*2\r\n$5\r\n7.0.3\r\n$19\r\nAdded `ssub` field.\r\n$9\r\narguments\r\n*2\r\n%6\r\n$4\r"
+        "\nname\r\n$28\r\nnormal_master_replica_pubsub\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\ntoken\r\n$4\r\nT"
+        "YPE\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*4\r\n%3\r"
+        "\n$4\r\nname\r\n$6\r\nnormal\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nNORMAL\r\n%3"
+        "\r\n$4\r\nname\r\n$6\r\nmaster\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nMASTER\r\n"
+        "%3\r\n$4\r\nname\r\n$7\r\nreplica\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nREPLICA"
+        "\r\n%3\r\n$4\r\nname\r\n$6\r\npubsub\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nPUBS"
+        "UB\r\n%6\r\n$4\r\nname\r\n$2\r\nid\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$2\r\nID\r\n$5\r\n"
+        "since\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname"
+        "\r\n$9\r\nclient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n"},
+    {"client|setname", 3, "slow connection", 1,
+     "*10\r\n$14\r\nclient|setname\r\n:3\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2"
         "\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$15\r\nclient|getredir\r\n:2\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2"
+     "*10\r\n$14\r\nclient|setname\r\n:3\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2"
         "\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
-     "*8\r\n$7\r\nsummary\r\n$55\r\nGet tracking notifications redirection client ID if any\r\n$5\r\nsince"
-        "\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
-     "%4\r\n$7\r\nsummary\r\n$55\r\nGet tracking notifications redirection client ID if any\r\n$5\r\nsince"
-        "\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
-    {"client|getname", 2, "slow connection", 1,
-     "*10\r\n$14\r\nclient|getname\r\n:2\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2"
+     "*10\r\n$7\r\nsummary\r\n$31\r\nSet the current connection name\r\n$5\r\nsince\r\n$5\r\n2.6.9\r\n$5\r"
+        "\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4"
+        "\r\nname\r\n$15\r\nconnection-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+     "%5\r\n$7\r\nsummary\r\n$31\r\nSet the current connection name\r\n$5\r\nsince\r\n$5\r\n2.6.9\r\n$5\r"
+        "\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4"
+        "\r\nname\r\n$15\r\nconnection-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
+    {"client|caching", 3, "slow connection", 1,
+     "*10\r\n$14\r\nclient|caching\r\n:3\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2"
         "\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$14\r\nclient|getname\r\n:2\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2"
+     "*10\r\n$14\r\nclient|caching\r\n:3\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2"
         "\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
-     "*8\r\n$7\r\nsummary\r\n$31\r\nGet the current connection name\r\n$5\r\nsince\r\n$5\r\n2.6.9\r\n$5\r"
-        "\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
-     "%4\r\n$7\r\nsummary\r\n$31\r\nGet the current connection name\r\n$5\r\nsince\r\n$5\r\n2.6.9\r\n$5\r"
-        "\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
+     "*10\r\n$7\r\nsummary\r\n$66\r\nInstruct the server about tracking or not keys in the next request\r"
+        "\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)"
+        "\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$4\r\nmode\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\nar"
+        "guments\r\n*2\r\n*6\r\n$4\r\nname\r\n$3\r\nyes\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n"
+        "$3\r\nYES\r\n*6\r\n$4\r\nname\r\n$2\r\nno\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r"
+        "\nNO\r\n",
+     "%5\r\n$7\r\nsummary\r\n$66\r\nInstruct the server about tracking or not keys in the next request\r\n"
+        "$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r"
+        "\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$4\r\nmode\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\nargu"
+        "ments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nyes\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3"
+        "\r\nYES\r\n%3\r\n$4\r\nname\r\n$2\r\nno\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nN"
+        "O\r\n"},
+    {"client|unblock", -3, "admin slow dangerous connection", 1,
+     "*10\r\n$14\r\nclient|unblock\r\n:-3\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
+        "\n:0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$14\r\nclient|unblock\r\n:-3\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
+        "\n:0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$74\r\nUnblock a client blocked in a blocking command from a different conne"
+        "ction\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$52"
+        "\r\nO(log N) where N is the number of client connections\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4\r\nnam"
+        "e\r\n$9\r\nclient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r\n*8\r\n$4\r\nname\r\n$13\r\ntimeout_error\r\n$"
+        "4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n*6\r\n$4\r\nn"
+        "ame\r\n$7\r\ntimeout\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nTIMEOUT\r\n*6\r\n$4"
+        "\r\nname\r\n$5\r\nerror\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nERROR\r\n",
+     "%5\r\n$7\r\nsummary\r\n$74\r\nUnblock a client blocked in a blocking command from a different connec"
+        "tion\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$52\r"
+        "\nO(log N) where N is the number of client connections\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname"
+        "\r\n$9\r\nclient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n$13\r\ntimeout_error\r\n$4"
+        "\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nna"
+        "me\r\n$7\r\ntimeout\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nTIMEOUT\r\n%3\r\n$4\r"
+        "\nname\r\n$5\r\nerror\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nERROR\r\n"},
+    {"client|id", 2, "slow connection", 1,
+     "*10\r\n$9\r\nclient|id\r\n:2\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@s"
+        "low\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$9\r\nclient|id\r\n:2\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@s"
+        "low\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
+     "*8\r\n$7\r\nsummary\r\n$48\r\nReturns the client ID for the current connection\r\n$5\r\nsince\r\n$5"
+        "\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+     "%4\r\n$7\r\nsummary\r\n$48\r\nReturns the client ID for the current connection\r\n$5\r\nsince\r\n$5"
+        "\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
+    {"client|help", 2, "slow connection", 1,
+     "*10\r\n$11\r\nclient|help\r\n:2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@c"
+        "onnection\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$11\r\nclient|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@c"
+        "onnection\r\n~0\r\n~0\r\n~0\r\n",
+     "*8\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5"
+        "\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+     "%4\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5"
+        "\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
+    {"client|trackinginfo", 2, "slow connection", 1,
+     "*10\r\n$19\r\nclient|trackinginfo\r\n:2\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r"
+        "\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$19\r\nclient|trackinginfo\r\n:2\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r"
+        "\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
+     "*8\r\n$7\r\nsummary\r\n$87\r\nReturn information about server assisted client side caching for the c"
+        "urrent connection\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomple"
+        "xity\r\n$4\r\nO(1)\r\n",
+     "%4\r\n$7\r\nsummary\r\n$87\r\nReturn information about server assisted client side caching for the c"
+        "urrent connection\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomple"
+        "xity\r\n$4\r\nO(1)\r\n"},
+    {"client|unpause", 2, "admin slow dangerous connection", 1,
+     "*10\r\n$14\r\nclient|unpause\r\n:2\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
+        "\n:0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$14\r\nclient|unpause\r\n:2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
+        "\n:0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
+     "*8\r\n$7\r\nsummary\r\n$45\r\nResume processing of clients that were paused\r\n$5\r\nsince\r\n$5\r\n"
+        "6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$44\r\nO(N) Where N is the number "
+        "of paused clients\r\n",
+     "%4\r\n$7\r\nsummary\r\n$45\r\nResume processing of clients that were paused\r\n$5\r\nsince\r\n$5\r\n"
+        "6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$44\r\nO(N) Where N is the number "
+        "of paused clients\r\n"},
     {"client|reply", 3, "slow connection", 1,
      "*10\r\n$12\r\nclient|reply\r\n:3\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r"
         "\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
@@ -898,15 +722,15 @@ const SentinelCommandInfo sentinelCommandTable[] = {
         "*3\r\n%3\r\n$4\r\nname\r\n$2\r\non\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nON\r\n"
         "%3\r\n$4\r\nname\r\n$3\r\noff\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nOFF\r\n%3\r"
         "\n$4\r\nname\r\n$4\r\nskip\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\nSKIP\r\n"},
-    {"client|help", 2, "slow connection", 1,
-     "*10\r\n$11\r\nclient|help\r\n:2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@c"
-        "onnection\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$11\r\nclient|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@c"
-        "onnection\r\n~0\r\n~0\r\n~0\r\n",
-     "*8\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5"
-        "\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
-     "%4\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5"
-        "\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
+    {"client|getredir", 2, "slow connection", 1,
+     "*10\r\n$15\r\nclient|getredir\r\n:2\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2"
+        "\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$15\r\nclient|getredir\r\n:2\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2"
+        "\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
+     "*8\r\n$7\r\nsummary\r\n$55\r\nGet tracking notifications redirection client ID if any\r\n$5\r\nsince"
+        "\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+     "%4\r\n$7\r\nsummary\r\n$55\r\nGet tracking notifications redirection client ID if any\r\n$5\r\nsince"
+        "\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
     {"client|kill", -3, "admin slow dangerous connection", 1,
      "*10\r\n$11\r\nclient|kill\r\n:-3\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:"
         "0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
@@ -962,84 +786,6 @@ const SentinelCommandInfo sentinelCommandTable[] = {
         "\r\n$5\r\ntoken\r\n$5\r\nLADDR\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4"
         "\r\n$4\r\nname\r\n$6\r\nyes/no\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nSKIPME\r\n$5\r"
         "\nflags\r\n~1\r\n+optional\r\n"},
-    {"client|unpause", 2, "admin slow dangerous connection", 1,
-     "*10\r\n$14\r\nclient|unpause\r\n:2\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
-        "\n:0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$14\r\nclient|unpause\r\n:2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
-        "\n:0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
-     "*8\r\n$7\r\nsummary\r\n$45\r\nResume processing of clients that were paused\r\n$5\r\nsince\r\n$5\r\n"
-        "6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$44\r\nO(N) Where N is the number "
-        "of paused clients\r\n",
-     "%4\r\n$7\r\nsummary\r\n$45\r\nResume processing of clients that were paused\r\n$5\r\nsince\r\n$5\r\n"
-        "6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$44\r\nO(N) Where N is the number "
-        "of paused clients\r\n"},
-    {"client|id", 2, "slow connection", 1,
-     "*10\r\n$9\r\nclient|id\r\n:2\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@s"
-        "low\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$9\r\nclient|id\r\n:2\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@s"
-        "low\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
-     "*8\r\n$7\r\nsummary\r\n$48\r\nReturns the client ID for the current connection\r\n$5\r\nsince\r\n$5"
-        "\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
-     "%4\r\n$7\r\nsummary\r\n$48\r\nReturns the client ID for the current connection\r\n$5\r\nsince\r\n$5"
-        "\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
-    {"client|list", -2, "admin slow dangerous connection", 1,
-     "*10\r\n$11\r\nclient|list\r\n:-2\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:"
-        "0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n*1\r\n$23\r\nnondeterministic_output"
-        "\r\n*0\r\n*0\r\n",
-     "*10\r\n$11\r\nclient|list\r\n:-2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:"
-        "0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n~1\r\n$23\r\nnondeterministic_output"
-        "\r\n~0\r\n~0\r\n",
-     "*12\r\n$7\r\nsummary\r\n$34\r\nGet the list of client connections\r\n$5\r\nsince\r\n$5\r\n2.4.0\r\n$"
-        "5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$48\r\nO(N) where N is the number of client "
-        "connections\r\n$7\r\nhistory\r\n*6\r\n*2\r\n$6\r\n2.8.12\r\n$31\r\nAdded unique client `id` field.\r"
-        "\n*2\r\n$5\r\n5.0.0\r\n$29\r\nAdded optional `TYPE` filter.\r\n*2\r\n$5\r\n6.0.0\r\n$19\r\nAdded `us"
-        "er` field.\r\n*2\r\n$5\r\n6.2.0\r\n$85\r\nAdded `argv-mem`, `tot-mem`, `laddr` and `redir` fields an"
-        "d the optional `ID` filter.\r\n*2\r\n$5\r\n7.0.0\r\n$50\r\nAdded `resp`, `multi-mem`, `rbs` and `rbp"
-        "` fields.\r\n*2\r\n$5\r\n7.0.3\r\n$19\r\nAdded `ssub` field.\r\n$9\r\narguments\r\n*2\r\n*12\r\n$4\r"
-        "\nname\r\n$28\r\nnormal_master_replica_pubsub\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\ntoken\r\n$4\r\nT"
-        "YPE\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*4\r\n*6\r"
-        "\n$4\r\nname\r\n$6\r\nnormal\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nNORMAL\r\n*6"
-        "\r\n$4\r\nname\r\n$6\r\nmaster\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nMASTER\r\n"
-        "*6\r\n$4\r\nname\r\n$7\r\nreplica\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nREPLICA"
-        "\r\n*6\r\n$4\r\nname\r\n$6\r\npubsub\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nPUBS"
-        "UB\r\n*12\r\n$4\r\nname\r\n$2\r\nid\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$2\r\nID\r\n$5\r"
-        "\nsince\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nnam"
-        "e\r\n$9\r\nclient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n",
-     "%6\r\n$7\r\nsummary\r\n$34\r\nGet the list of client connections\r\n$5\r\nsince\r\n$5\r\n2.4.0\r\n$5"
-        "\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$48\r\nO(N) where N is the number of client c"
-        "onnections\r\n$7\r\nhistory\r\n~6\r\n*2\r\n$6\r\n2.8.12\r\n$31\r\nAdded unique client `id` field.\r"
-        "\n*2\r\n$5\r\n5.0.0\r\n$29\r\nAdded optional `TYPE` filter.\r\n*2\r\n$5\r\n6.0.0\r\n$19\r\nAdded `us"
-        "er` field.\r\n*2\r\n$5\r\n6.2.0\r\n$85\r\nAdded `argv-mem`, `tot-mem`, `laddr` and `redir` fields an"
-        "d the optional `ID` filter.\r\n*2\r\n$5\r\n7.0.0\r\n$50\r\nAdded `resp`, `multi-mem`, `rbs` and `rbp"
-        "` fields.\r\n*2\r\n$5\r\n7.0.3\r\n$19\r\nAdded `ssub` field.\r\n$9\r\narguments\r\n*2\r\n%6\r\n$4\r"
-        "\nname\r\n$28\r\nnormal_master_replica_pubsub\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\ntoken\r\n$4\r\nT"
-        "YPE\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*4\r\n%3\r"
-        "\n$4\r\nname\r\n$6\r\nnormal\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nNORMAL\r\n%3"
-        "\r\n$4\r\nname\r\n$6\r\nmaster\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nMASTER\r\n"
-        "%3\r\n$4\r\nname\r\n$7\r\nreplica\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nREPLICA"
-        "\r\n%3\r\n$4\r\nname\r\n$6\r\npubsub\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nPUBS"
-        "UB\r\n%6\r\n$4\r\nname\r\n$2\r\nid\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$2\r\nID\r\n$5\r\n"
-        "since\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname"
-        "\r\n$9\r\nclient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n"},
-    {"client|unblock", -3, "admin slow dangerous connection", 1,
-     "*10\r\n$14\r\nclient|unblock\r\n:-3\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
-        "\n:0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$14\r\nclient|unblock\r\n:-3\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
-        "\n:0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$74\r\nUnblock a client blocked in a blocking command from a different conne"
-        "ction\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$52"
-        "\r\nO(log N) where N is the number of client connections\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4\r\nnam"
-        "e\r\n$9\r\nclient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r\n*8\r\n$4\r\nname\r\n$13\r\ntimeout_error\r\n$"
-        "4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n*6\r\n$4\r\nn"
-        "ame\r\n$7\r\ntimeout\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nTIMEOUT\r\n*6\r\n$4"
-        "\r\nname\r\n$5\r\nerror\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nERROR\r\n",
-     "%5\r\n$7\r\nsummary\r\n$74\r\nUnblock a client blocked in a blocking command from a different connec"
-        "tion\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$52\r"
-        "\nO(log N) where N is the number of client connections\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname"
-        "\r\n$9\r\nclient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n$13\r\ntimeout_error\r\n$4"
-        "\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nna"
-        "me\r\n$7\r\ntimeout\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nTIMEOUT\r\n%3\r\n$4\r"
-        "\nname\r\n$5\r\nerror\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nERROR\r\n"},
     {"client|pause", -3, "admin slow dangerous connection", 1,
      "*10\r\n$12\r\nclient|pause\r\n:-3\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n"
         ":0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
@@ -1085,28 +831,566 @@ const SentinelCommandInfo sentinelCommandTable[] = {
         "e\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
      "%4\r\n$7\r\nsummary\r\n$56\r\nReturns information about the current client connection.\r\n$5\r\nsinc"
         "e\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
-    {"client|trackinginfo", 2, "slow connection", 1,
-     "*10\r\n$19\r\nclient|trackinginfo\r\n:2\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r"
-        "\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$19\r\nclient|trackinginfo\r\n:2\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r"
-        "\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
-     "*8\r\n$7\r\nsummary\r\n$87\r\nReturn information about server assisted client side caching for the c"
-        "urrent connection\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomple"
-        "xity\r\n$4\r\nO(1)\r\n",
-     "%4\r\n$7\r\nsummary\r\n$87\r\nReturn information about server assisted client side caching for the c"
-        "urrent connection\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomple"
-        "xity\r\n$4\r\nO(1)\r\n"},
-    {"client|setname", 3, "slow connection", 1,
-     "*10\r\n$14\r\nclient|setname\r\n:3\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2"
+    {"client|getname", 2, "slow connection", 1,
+     "*10\r\n$14\r\nclient|getname\r\n:2\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2"
         "\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$14\r\nclient|setname\r\n:3\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2"
+     "*10\r\n$14\r\nclient|getname\r\n:2\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2"
         "\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$31\r\nSet the current connection name\r\n$5\r\nsince\r\n$5\r\n2.6.9\r\n$5\r"
-        "\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4"
-        "\r\nname\r\n$15\r\nconnection-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
-     "%5\r\n$7\r\nsummary\r\n$31\r\nSet the current connection name\r\n$5\r\nsince\r\n$5\r\n2.6.9\r\n$5\r"
-        "\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4"
-        "\r\nname\r\n$15\r\nconnection-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
+     "*8\r\n$7\r\nsummary\r\n$31\r\nGet the current connection name\r\n$5\r\nsince\r\n$5\r\n2.6.9\r\n$5\r"
+        "\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+     "%4\r\n$7\r\nsummary\r\n$31\r\nGet the current connection name\r\n$5\r\nsince\r\n$5\r\n2.6.9\r\n$5\r"
+        "\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
+    {"client|tracking", -3, "slow connection", 1,
+     "*10\r\n$15\r\nclient|tracking\r\n:-3\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*"
+        "2\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$15\r\nclient|tracking\r\n:-3\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~"
+        "2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$61\r\nEnable or disable server assisted client side caching support\r\n$5\r"
+        "\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$55\r\nO(1). Some"
+        " options may introduce additional complexity.\r\n$9\r\narguments\r\n*7\r\n*6\r\n$4\r\nname\r\n$6\r\n"
+        "status\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n*6\r\n$4\r\nname\r\n$2\r\non\r\n$4\r"
+        "\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nON\r\n*6\r\n$4\r\nname\r\n$3\r\noff\r\n$4\r\ntyp"
+        "e\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nOFF\r\n*8\r\n$4\r\nname\r\n$9\r\nclient-id\r\n$4\r\nt"
+        "ype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$8\r\nREDIRECT\r\n$5\r\nflags\r\n*1\r\n+optional\r\n*8\r\n$4"
+        "\r\nname\r\n$6\r\nprefix\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nPREFIX\r\n$5\r\nflags"
+        "\r\n*3\r\n+optional\r\n+multiple\r\n+multiple_token\r\n*8\r\n$4\r\nname\r\n$5\r\nbcast\r\n$4\r\ntype"
+        "\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nBCAST\r\n$5\r\nflags\r\n*1\r\n+optional\r\n*8\r\n$4\r"
+        "\nname\r\n$5\r\noptin\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nOPTIN\r\n$5\r\nflag"
+        "s\r\n*1\r\n+optional\r\n*8\r\n$4\r\nname\r\n$6\r\noptout\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r"
+        "\ntoken\r\n$6\r\nOPTOUT\r\n$5\r\nflags\r\n*1\r\n+optional\r\n*8\r\n$4\r\nname\r\n$6\r\nnoloop\r\n$4"
+        "\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nNOLOOP\r\n$5\r\nflags\r\n*1\r\n+optional\r\n",
+     "%5\r\n$7\r\nsummary\r\n$61\r\nEnable or disable server assisted client side caching support\r\n$5\r"
+        "\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$55\r\nO(1). Some"
+        " options may introduce additional complexity.\r\n$9\r\narguments\r\n*7\r\n%3\r\n$4\r\nname\r\n$6\r\n"
+        "status\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$2\r\non\r\n$4\r"
+        "\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nON\r\n%3\r\n$4\r\nname\r\n$3\r\noff\r\n$4\r\ntyp"
+        "e\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nOFF\r\n%4\r\n$4\r\nname\r\n$9\r\nclient-id\r\n$4\r\nt"
+        "ype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$8\r\nREDIRECT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4"
+        "\r\nname\r\n$6\r\nprefix\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nPREFIX\r\n$5\r\nflags"
+        "\r\n~3\r\n+optional\r\n+multiple\r\n+multiple_token\r\n%4\r\n$4\r\nname\r\n$5\r\nbcast\r\n$4\r\ntype"
+        "\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nBCAST\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r"
+        "\nname\r\n$5\r\noptin\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nOPTIN\r\n$5\r\nflag"
+        "s\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$6\r\noptout\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r"
+        "\ntoken\r\n$6\r\nOPTOUT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$6\r\nnoloop\r\n$4"
+        "\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nNOLOOP\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"},
+    {"sentinel", -2, "admin slow dangerous", 0,
+     "*10\r\n$8\r\nsentinel\r\n:-2\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dange"
+        "rous\r\n*0\r\n*0\r\n*21\r\n*10\r\n$16\r\nsentinel|monitor\r\n:6\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r"
+        "\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$15\r\nsentinel|master\r\n:3\r"
+        "\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10"
+        "\r\n$20\r\nsentinel|flushconfig\r\n:2\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r"
+        "\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$19\r\nsentinel|info-cache\r\n:-3\r\n*1\r\n+admin\r\n:0\r"
+        "\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$24\r\nsentinel|pen"
+        "ding-scripts\r\n:2\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0"
+        "\r\n*0\r\n*0\r\n*10\r\n$32\r\nsentinel|get-master-addr-by-name\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n"
+        ":0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$15\r\nsentinel|remove\r\n:"
+        "3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*"
+        "10\r\n$31\r\nsentinel|is-master-down-by-addr\r\n:6\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admi"
+        "n\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$17\r\nsentinel|failover\r\n:3\r\n*1\r\n+admi"
+        "n\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$13\r\nsen"
+        "tinel|myid\r\n:2\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r"
+        "\n*0\r\n*0\r\n*10\r\n$17\r\nsentinel|replicas\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@adm"
+        "in\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$12\r\nsentinel|set\r\n:-5\r\n*1\r\n+admin\r"
+        "\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$15\r\nsentin"
+        "el|config\r\n:-3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r"
+        "\n*0\r\n*0\r\n*10\r\n$14\r\nsentinel|reset\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin"
+        "\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$16\r\nsentinel|masters\r\n:2\r\n*1\r\n+admin"
+        "\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$18\r\nsent"
+        "inel|sentinels\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n"
+        "*0\r\n*0\r\n*0\r\n*10\r\n$25\r\nsentinel|simulate-failure\r\n:-3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r"
+        "\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$14\r\nsentinel|debug\r\n:-2\r"
+        "\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10"
+        "\r\n$13\r\nsentinel|help\r\n:2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*1\r\n+@slow\r\n*0\r"
+        "\n*0\r\n*0\r\n*10\r\n$17\r\nsentinel|ckquorum\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@adm"
+        "in\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$15\r\nsentinel|slaves\r\n:3\r\n*1\r\n+admin"
+        "\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$8\r\nsentinel\r\n:-2\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dange"
+        "rous\r\n~0\r\n~0\r\n*21\r\n*10\r\n$16\r\nsentinel|monitor\r\n:6\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r"
+        "\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$15\r\nsentinel|master\r\n:3\r"
+        "\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10"
+        "\r\n$20\r\nsentinel|flushconfig\r\n:2\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r"
+        "\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$19\r\nsentinel|info-cache\r\n:-3\r\n~1\r\n+admin\r\n:0\r"
+        "\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$24\r\nsentinel|pen"
+        "ding-scripts\r\n:2\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0"
+        "\r\n~0\r\n~0\r\n*10\r\n$32\r\nsentinel|get-master-addr-by-name\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n"
+        ":0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$15\r\nsentinel|remove\r\n:"
+        "3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*"
+        "10\r\n$31\r\nsentinel|is-master-down-by-addr\r\n:6\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admi"
+        "n\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$17\r\nsentinel|failover\r\n:3\r\n~1\r\n+admi"
+        "n\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$13\r\nsen"
+        "tinel|myid\r\n:2\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r"
+        "\n~0\r\n~0\r\n*10\r\n$17\r\nsentinel|replicas\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@adm"
+        "in\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$12\r\nsentinel|set\r\n:-5\r\n~1\r\n+admin\r"
+        "\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$15\r\nsentin"
+        "el|config\r\n:-3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r"
+        "\n~0\r\n~0\r\n*10\r\n$14\r\nsentinel|reset\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin"
+        "\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$16\r\nsentinel|masters\r\n:2\r\n~1\r\n+admin"
+        "\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$18\r\nsent"
+        "inel|sentinels\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n"
+        "~0\r\n~0\r\n~0\r\n*10\r\n$25\r\nsentinel|simulate-failure\r\n:-3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r"
+        "\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$14\r\nsentinel|debug\r\n:-2\r"
+        "\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10"
+        "\r\n$13\r\nsentinel|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r"
+        "\n~0\r\n~0\r\n*10\r\n$17\r\nsentinel|ckquorum\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@adm"
+        "in\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$15\r\nsentinel|slaves\r\n:3\r\n~1\r\n+admin"
+        "\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$33\r\nA container for Sentinel commands\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5"
+        "\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$22\r\nDepends on subcommand.\r\n$11\r\nsubcomma"
+        "nds\r\n*42\r\n$16\r\nsentinel|monitor\r\n*10\r\n$7\r\nsummary\r\n$16\r\nStart monitoring\r\n$5\r\nsi"
+        "nce\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\nargu"
+        "ments\r\n*4\r\n*4\r\n$4\r\nname\r\n$4\r\nname\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4\r\n$4\r\nname\r\n$"
+        "2\r\nip\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4\r\n$4\r\nname\r\n$4\r\nport\r\n$4\r\ntype\r\n$7\r\ninteg"
+        "er\r\n*4\r\n$4\r\nname\r\n$6\r\nquorum\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$15\r\nsentinel|master\r\n*"
+        "10\r\n$7\r\nsummary\r\n$27\r\nShows the state of a master\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngro"
+        "up\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname"
+        "\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$20\r\nsentinel|flushconfig\r\n*8\r\n$7\r\ns"
+        "ummary\r\n$26\r\nRewrite configuration file\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nse"
+        "ntinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$19\r\nsentinel|info-cache\r\n*10\r\n$7\r\nsummary\r\n$"
+        "52\r\nGet cached INFO from the instances in the deployment\r\n$5\r\nsince\r\n$5\r\n3.2.0\r\n$5\r\ngr"
+        "oup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$39\r\nO(N) where N is the number of instances\r\n$9\r"
+        "\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$8\r\nnodename\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags"
+        "\r\n*1\r\n+multiple\r\n$24\r\nsentinel|pending-scripts\r\n*6\r\n$7\r\nsummary\r\n$37\r\nGet informat"
+        "ion about pending scripts\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$32\r\ns"
+        "entinel|get-master-addr-by-name\r\n*10\r\n$7\r\nsummary\r\n$32\r\nGet port and address of a master\r"
+        "\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"
+        "$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$15"
+        "\r\nsentinel|remove\r\n*10\r\n$7\r\nsummary\r\n$15\r\nStop monitoring\r\n$5\r\nsince\r\n$5\r\n2.8.4"
+        "\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*4"
+        "\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$31\r\nsentinel|is-master-down"
+        "-by-addr\r\n*10\r\n$7\r\nsummary\r\n$25\r\nCheck if a master is down\r\n$5\r\nsince\r\n$5\r\n2.8.4\r"
+        "\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*4\r\n*4\r"
+        "\n$4\r\nname\r\n$2\r\nip\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4\r\n$4\r\nname\r\n$4\r\nport\r\n$4\r\nty"
+        "pe\r\n$7\r\ninteger\r\n*4\r\n$4\r\nname\r\n$13\r\ncurrent-epoch\r\n$4\r\ntype\r\n$7\r\ninteger\r\n*4"
+        "\r\n$4\r\nname\r\n$5\r\nrunid\r\n$4\r\ntype\r\n$6\r\nstring\r\n$17\r\nsentinel|failover\r\n*8\r\n$7"
+        "\r\nsummary\r\n$16\r\nForce a failover\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentine"
+        "l\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r"
+        "\n$13\r\nsentinel|myid\r\n*8\r\n$7\r\nsummary\r\n$28\r\nGet the Sentinel instance ID\r\n$5\r\nsince"
+        "\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$17\r\nsentin"
+        "el|replicas\r\n*10\r\n$7\r\nsummary\r\n$27\r\nList the monitored replicas\r\n$5\r\nsince\r\n$5\r\n5."
+        "0.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$38\r\nO(N) where N is the number of re"
+        "plicas\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstr"
+        "ing\r\n$12\r\nsentinel|set\r\n*10\r\n$7\r\nsummary\r\n$46\r\nChange the configuration of a monitored"
+        " master\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r"
+        "\nO(1)\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstr"
+        "ing\r\n*8\r\n$4\r\nname\r\n$12\r\noption_value\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n*1\r\n"
+        "+multiple\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4\r\nname\r\n$6\r\noption\r\n$4\r\ntype\r\n$6\r\nstring"
+        "\r\n*4\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\nstring\r\n$15\r\nsentinel|config\r\n*10\r"
+        "\n$7\r\nsummary\r\n$18\r\nConfigure Sentinel\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$8\r\ns"
+        "entinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$10\r\nse"
+        "t_or_get\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n*10\r\n$4\r\nname\r\n$15\r\nset_pa"
+        "ram_value\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$3\r\nSET\r\n$5\r\nflags\r\n*1\r\n+multiple"
+        "\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4\r\nname\r\n$9\r\nparameter\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4"
+        "\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\nstring\r\n*8\r\n$4\r\nname\r\n$9\r\nparameter\r"
+        "\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$3\r\nGET\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n$14\r"
+        "\nsentinel|reset\r\n*10\r\n$7\r\nsummary\r\n$29\r\nReset masters by name pattern\r\n$5\r\nsince\r\n$"
+        "5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$47\r\nO(N) where N is the numbe"
+        "r of monitored masters\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r"
+        "\n$7\r\npattern\r\n$16\r\nsentinel|masters\r\n*8\r\n$7\r\nsummary\r\n$26\r\nList the monitored maste"
+        "rs\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$37\r\nO(N"
+        ") where N is the number of masters\r\n$18\r\nsentinel|sentinels\r\n*10\r\n$7\r\nsummary\r\n$27\r\nLi"
+        "st the Sentinel instances\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\nc"
+        "omplexity\r\n$39\r\nO(N) where N is the number of Sentinels\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\n"
+        "name\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$25\r\nsentinel|simulate-failure\r\n*8\r"
+        "\n$7\r\nsummary\r\n$27\r\nSimulate failover scenarios\r\n$5\r\nsince\r\n$5\r\n3.2.0\r\n$5\r\ngroup\r"
+        "\n$8\r\nsentinel\r\n$9\r\narguments\r\n*1\r\n*8\r\n$4\r\nname\r\n$4\r\nmode\r\n$4\r\ntype\r\n$5\r\no"
+        "neof\r\n$5\r\nflags\r\n*2\r\n+optional\r\n+multiple\r\n$9\r\narguments\r\n*3\r\n*4\r\n$4\r\nname\r\n"
+        "$20\r\ncrash-after-election\r\n$4\r\ntype\r\n$10\r\npure-token\r\n*4\r\n$4\r\nname\r\n$21\r\ncrash-a"
+        "fter-promotion\r\n$4\r\ntype\r\n$10\r\npure-token\r\n*4\r\n$4\r\nname\r\n$4\r\nhelp\r\n$4\r\ntype\r"
+        "\n$10\r\npure-token\r\n$14\r\nsentinel|debug\r\n*10\r\n$7\r\nsummary\r\n$50\r\nList or update the cu"
+        "rrent configurable parameters\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10"
+        "\r\ncomplexity\r\n$53\r\nO(N) where N is the number of configurable parameters\r\n$9\r\narguments\r"
+        "\n*1\r\n*8\r\n$4\r\nname\r\n$15\r\nparameter_value\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n*1"
+        "\r\n+multiple\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4\r\nname\r\n$9\r\nparameter\r\n$4\r\ntype\r\n$6\r"
+        "\nstring\r\n*4\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\nstring\r\n$13\r\nsentinel|help\r"
+        "\n*8\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n"
+        "$5\r\n6.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$17\r\nsentinel|c"
+        "kquorum\r\n*8\r\n$7\r\nsummary\r\n$27\r\nCheck for a Sentinel quorum\r\n$5\r\nsince\r\n$5\r\n2.8.4\r"
+        "\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r"
+        "\n$4\r\ntype\r\n$6\r\nstring\r\n$15\r\nsentinel|slaves\r\n*16\r\n$7\r\nsummary\r\n$25\r\nList the mo"
+        "nitored slaves\r\n$5\r\nsince\r\n$5\r\n2.8.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r"
+        "\n$36\r\nO(N) where N is the number of slaves\r\n$9\r\ndoc_flags\r\n*1\r\n+deprecated\r\n$16\r\ndepr"
+        "ecated_since\r\n$5\r\n5.0.0\r\n$11\r\nreplaced_by\r\n$19\r\n`SENTINEL REPLICAS`\r\n$9\r\narguments\r"
+        "\n*1\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+     "%5\r\n$7\r\nsummary\r\n$33\r\nA container for Sentinel commands\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5"
+        "\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$22\r\nDepends on subcommand.\r\n$11\r\nsubcomma"
+        "nds\r\n%21\r\n$16\r\nsentinel|monitor\r\n%5\r\n$7\r\nsummary\r\n$16\r\nStart monitoring\r\n$5\r\nsin"
+        "ce\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\nargum"
+        "ents\r\n*4\r\n%2\r\n$4\r\nname\r\n$4\r\nname\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$2"
+        "\r\nip\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$4\r\nport\r\n$4\r\ntype\r\n$7\r\nintege"
+        "r\r\n%2\r\n$4\r\nname\r\n$6\r\nquorum\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$15\r\nsentinel|master\r\n%5"
+        "\r\n$7\r\nsummary\r\n$27\r\nShows the state of a master\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup"
+        "\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r"
+        "\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$20\r\nsentinel|flushconfig\r\n%4\r\n$7\r\nsum"
+        "mary\r\n$26\r\nRewrite configuration file\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsent"
+        "inel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$19\r\nsentinel|info-cache\r\n%5\r\n$7\r\nsummary\r\n$52"
+        "\r\nGet cached INFO from the instances in the deployment\r\n$5\r\nsince\r\n$5\r\n3.2.0\r\n$5\r\ngrou"
+        "p\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$39\r\nO(N) where N is the number of instances\r\n$9\r\n"
+        "arguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$8\r\nnodename\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r"
+        "\n~1\r\n+multiple\r\n$24\r\nsentinel|pending-scripts\r\n%3\r\n$7\r\nsummary\r\n$37\r\nGet informatio"
+        "n about pending scripts\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$32\r\nsen"
+        "tinel|get-master-addr-by-name\r\n%5\r\n$7\r\nsummary\r\n$32\r\nGet port and address of a master\r\n$"
+        "5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9"
+        "\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$15\r"
+        "\nsentinel|remove\r\n%5\r\n$7\r\nsummary\r\n$15\r\nStop monitoring\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n"
+        "$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%2\r\n$"
+        "4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$31\r\nsentinel|is-master-down-by-a"
+        "ddr\r\n%5\r\n$7\r\nsummary\r\n$25\r\nCheck if a master is down\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r"
+        "\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*4\r\n%2\r\n$4\r"
+        "\nname\r\n$2\r\nip\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$4\r\nport\r\n$4\r\ntype\r\n"
+        "$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n$13\r\ncurrent-epoch\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4"
+        "\r\nname\r\n$5\r\nrunid\r\n$4\r\ntype\r\n$6\r\nstring\r\n$17\r\nsentinel|failover\r\n%4\r\n$7\r\nsum"
+        "mary\r\n$16\r\nForce a failover\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$9"
+        "\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$13\r"
+        "\nsentinel|myid\r\n%4\r\n$7\r\nsummary\r\n$28\r\nGet the Sentinel instance ID\r\n$5\r\nsince\r\n$5\r"
+        "\n6.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$17\r\nsentinel|repli"
+        "cas\r\n%5\r\n$7\r\nsummary\r\n$27\r\nList the monitored replicas\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5"
+        "\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$38\r\nO(N) where N is the number of replicas\r"
+        "\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$"
+        "12\r\nsentinel|set\r\n%5\r\n$7\r\nsummary\r\n$46\r\nChange the configuration of a monitored master\r"
+        "\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"
+        "$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n%4"
+        "\r\n$4\r\nname\r\n$12\r\noption_value\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n+multiple"
+        "\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$6\r\noption\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r"
+        "\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\nstring\r\n$15\r\nsentinel|config\r\n%5\r\n$7\r\ns"
+        "ummary\r\n$18\r\nConfigure Sentinel\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r"
+        "\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$10\r\nset_or_get"
+        "\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%5\r\n$4\r\nname\r\n$15\r\nset_param_value"
+        "\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$3\r\nSET\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n$9\r"
+        "\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$9\r\nparameter\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r"
+        "\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\nstring\r\n%4\r\n$4\r\nname\r\n$9\r\nparameter\r\n$4\r\n"
+        "type\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$3\r\nGET\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n$14\r\nsentine"
+        "l|reset\r\n%5\r\n$7\r\nsummary\r\n$29\r\nReset masters by name pattern\r\n$5\r\nsince\r\n$5\r\n2.8.4"
+        "\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$47\r\nO(N) where N is the number of monit"
+        "ored masters\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npa"
+        "ttern\r\n$16\r\nsentinel|masters\r\n%4\r\n$7\r\nsummary\r\n$26\r\nList the monitored masters\r\n$5\r"
+        "\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$37\r\nO(N) where N "
+        "is the number of masters\r\n$18\r\nsentinel|sentinels\r\n%5\r\n$7\r\nsummary\r\n$27\r\nList the Sent"
+        "inel instances\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r"
+        "\n$39\r\nO(N) where N is the number of Sentinels\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11"
+        "\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$25\r\nsentinel|simulate-failure\r\n%4\r\n$7\r\nsum"
+        "mary\r\n$27\r\nSimulate failover scenarios\r\n$5\r\nsince\r\n$5\r\n3.2.0\r\n$5\r\ngroup\r\n$8\r\nsen"
+        "tinel\r\n$9\r\narguments\r\n*1\r\n%4\r\n$4\r\nname\r\n$4\r\nmode\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5"
+        "\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n$9\r\narguments\r\n*3\r\n%2\r\n$4\r\nname\r\n$20\r\ncra"
+        "sh-after-election\r\n$4\r\ntype\r\n$10\r\npure-token\r\n%2\r\n$4\r\nname\r\n$21\r\ncrash-after-promo"
+        "tion\r\n$4\r\ntype\r\n$10\r\npure-token\r\n%2\r\n$4\r\nname\r\n$4\r\nhelp\r\n$4\r\ntype\r\n$10\r\npu"
+        "re-token\r\n$14\r\nsentinel|debug\r\n%5\r\n$7\r\nsummary\r\n$50\r\nList or update the current config"
+        "urable parameters\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexit"
+        "y\r\n$53\r\nO(N) where N is the number of configurable parameters\r\n$9\r\narguments\r\n*1\r\n%4\r\n"
+        "$4\r\nname\r\n$15\r\nparameter_value\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n+multiple"
+        "\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$9\r\nparameter\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2"
+        "\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\nstring\r\n$13\r\nsentinel|help\r\n%4\r\n$7\r\ns"
+        "ummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n"
+        "$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$17\r\nsentinel|ckquorum\r\n%4\r"
+        "\n$7\r\nsummary\r\n$27\r\nCheck for a Sentinel quorum\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r"
+        "\n$8\r\nsentinel\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r"
+        "\n$6\r\nstring\r\n$15\r\nsentinel|slaves\r\n%8\r\n$7\r\nsummary\r\n$25\r\nList the monitored slaves"
+        "\r\n$5\r\nsince\r\n$5\r\n2.8.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$36\r\nO(N) "
+        "where N is the number of slaves\r\n$9\r\ndoc_flags\r\n~1\r\n+deprecated\r\n$16\r\ndeprecated_since\r"
+        "\n$5\r\n5.0.0\r\n$11\r\nreplaced_by\r\n$19\r\n`SENTINEL REPLICAS`\r\n$9\r\narguments\r\n*1\r\n%2\r\n"
+        "$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
+    {"sentinel|monitor", 6, "admin slow dangerous", 1,
+     "*10\r\n$16\r\nsentinel|monitor\r\n:6\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r"
+        "\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$16\r\nsentinel|monitor\r\n:6\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r"
+        "\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$16\r\nStart monitoring\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r"
+        "\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*4\r\n*4\r\n$4\r\nname\r\n$4\r\n"
+        "name\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4\r\n$4\r\nname\r\n$2\r\nip\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "*4\r\n$4\r\nname\r\n$4\r\nport\r\n$4\r\ntype\r\n$7\r\ninteger\r\n*4\r\n$4\r\nname\r\n$6\r\nquorum\r"
+        "\n$4\r\ntype\r\n$7\r\ninteger\r\n",
+     "%5\r\n$7\r\nsummary\r\n$16\r\nStart monitoring\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r"
+        "\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*4\r\n%2\r\n$4\r\nname\r\n$4\r\n"
+        "name\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$2\r\nip\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "%2\r\n$4\r\nname\r\n$4\r\nport\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n$6\r\nquorum\r"
+        "\n$4\r\ntype\r\n$7\r\ninteger\r\n"},
+    {"sentinel|master", 3, "admin slow dangerous", 1,
+     "*10\r\n$15\r\nsentinel|master\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n"
+        "+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$15\r\nsentinel|master\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n"
+        "+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$27\r\nShows the state of a master\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngr"
+        "oup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nnam"
+        "e\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+     "%5\r\n$7\r\nsummary\r\n$27\r\nShows the state of a master\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngro"
+        "up\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname"
+        "\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
+    {"sentinel|flushconfig", 2, "admin slow dangerous", 1,
+     "*10\r\n$20\r\nsentinel|flushconfig\r\n:2\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slo"
+        "w\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$20\r\nsentinel|flushconfig\r\n:2\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slo"
+        "w\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*8\r\n$7\r\nsummary\r\n$26\r\nRewrite configuration file\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngrou"
+        "p\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+     "%4\r\n$7\r\nsummary\r\n$26\r\nRewrite configuration file\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngrou"
+        "p\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
+    {"sentinel|info-cache", -3, "admin slow dangerous", 1,
+     "*10\r\n$19\r\nsentinel|info-cache\r\n:-3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slo"
+        "w\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$19\r\nsentinel|info-cache\r\n:-3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slo"
+        "w\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$52\r\nGet cached INFO from the instances in the deployment\r\n$5\r\nsince\r"
+        "\n$5\r\n3.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$39\r\nO(N) where N is the nu"
+        "mber of instances\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$8\r\nnodename\r\n$4\r\ntype\r\n$6"
+        "\r\nstring\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n",
+     "%5\r\n$7\r\nsummary\r\n$52\r\nGet cached INFO from the instances in the deployment\r\n$5\r\nsince\r"
+        "\n$5\r\n3.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$39\r\nO(N) where N is the nu"
+        "mber of instances\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$8\r\nnodename\r\n$4\r\ntype\r\n$6"
+        "\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n"},
+    {"sentinel|pending-scripts", 2, "admin slow dangerous", 1,
+     "*10\r\n$24\r\nsentinel|pending-scripts\r\n:2\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+"
+        "@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$24\r\nsentinel|pending-scripts\r\n:2\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+"
+        "@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*6\r\n$7\r\nsummary\r\n$37\r\nGet information about pending scripts\r\n$5\r\nsince\r\n$5\r\n2.8.4\r"
+        "\n$5\r\ngroup\r\n$8\r\nsentinel\r\n",
+     "%3\r\n$7\r\nsummary\r\n$37\r\nGet information about pending scripts\r\n$5\r\nsince\r\n$5\r\n2.8.4\r"
+        "\n$5\r\ngroup\r\n$8\r\nsentinel\r\n"},
+    {"sentinel|get-master-addr-by-name", 3, "admin slow dangerous", 1,
+     "*10\r\n$32\r\nsentinel|get-master-addr-by-name\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@ad"
+        "min\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$32\r\nsentinel|get-master-addr-by-name\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@ad"
+        "min\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$32\r\nGet port and address of a master\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5"
+        "\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4"
+        "\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+     "%5\r\n$7\r\nsummary\r\n$32\r\nGet port and address of a master\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r"
+        "\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r"
+        "\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
+    {"sentinel|remove", 3, "admin slow dangerous", 1,
+     "*10\r\n$15\r\nsentinel|remove\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n"
+        "+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$15\r\nsentinel|remove\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n"
+        "+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$15\r\nStop monitoring\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r"
+        "\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11\r"
+        "\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+     "%5\r\n$7\r\nsummary\r\n$15\r\nStop monitoring\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\n"
+        "sentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nm"
+        "aster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
+    {"sentinel|is-master-down-by-addr", 6, "admin slow dangerous", 1,
+     "*10\r\n$31\r\nsentinel|is-master-down-by-addr\r\n:6\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@adm"
+        "in\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$31\r\nsentinel|is-master-down-by-addr\r\n:6\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@adm"
+        "in\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$25\r\nCheck if a master is down\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngrou"
+        "p\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*4\r\n*4\r\n$4\r\nname"
+        "\r\n$2\r\nip\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4\r\n$4\r\nname\r\n$4\r\nport\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n*4\r\n$4\r\nname\r\n$13\r\ncurrent-epoch\r\n$4\r\ntype\r\n$7\r\ninteger\r\n*4\r\n$4\r\nna"
+        "me\r\n$5\r\nrunid\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+     "%5\r\n$7\r\nsummary\r\n$25\r\nCheck if a master is down\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup"
+        "\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*4\r\n%2\r\n$4\r\nname\r"
+        "\n$2\r\nip\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$4\r\nport\r\n$4\r\ntype\r\n$7\r\nin"
+        "teger\r\n%2\r\n$4\r\nname\r\n$13\r\ncurrent-epoch\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname"
+        "\r\n$5\r\nrunid\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
+    {"sentinel|failover", 3, "admin slow dangerous", 1,
+     "*10\r\n$17\r\nsentinel|failover\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r"
+        "\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$17\r\nsentinel|failover\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r"
+        "\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*8\r\n$7\r\nsummary\r\n$16\r\nForce a failover\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r"
+        "\nsentinel\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r"
+        "\nstring\r\n",
+     "%4\r\n$7\r\nsummary\r\n$16\r\nForce a failover\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r"
+        "\nsentinel\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r"
+        "\nstring\r\n"},
+    {"sentinel|myid", 2, "admin slow dangerous", 1,
+     "*10\r\n$13\r\nsentinel|myid\r\n:2\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@"
+        "dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$13\r\nsentinel|myid\r\n:2\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@"
+        "dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*8\r\n$7\r\nsummary\r\n$28\r\nGet the Sentinel instance ID\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngr"
+        "oup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+     "%4\r\n$7\r\nsummary\r\n$28\r\nGet the Sentinel instance ID\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngr"
+        "oup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
+    {"sentinel|replicas", 3, "admin slow dangerous", 1,
+     "*10\r\n$17\r\nsentinel|replicas\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r"
+        "\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$17\r\nsentinel|replicas\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r"
+        "\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$27\r\nList the monitored replicas\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngr"
+        "oup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$38\r\nO(N) where N is the number of replicas\r\n$9\r"
+        "\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+     "%5\r\n$7\r\nsummary\r\n$27\r\nList the monitored replicas\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngro"
+        "up\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$38\r\nO(N) where N is the number of replicas\r\n$9\r\n"
+        "arguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
+    {"sentinel|set", -5, "admin slow dangerous", 1,
+     "*10\r\n$12\r\nsentinel|set\r\n:-5\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@"
+        "dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$12\r\nsentinel|set\r\n:-5\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@"
+        "dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$46\r\nChange the configuration of a monitored master\r\n$5\r\nsince\r\n$5\r"
+        "\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*2"
+        "\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n*8\r\n$4\r\nname\r\n$12"
+        "\r\noption_value\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n$9\r\narguments\r"
+        "\n*2\r\n*4\r\n$4\r\nname\r\n$6\r\noption\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4\r\n$4\r\nname\r\n$5\r\n"
+        "value\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+     "%5\r\n$7\r\nsummary\r\n$46\r\nChange the configuration of a monitored master\r\n$5\r\nsince\r\n$5\r"
+        "\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*2"
+        "\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n%4\r\n$4\r\nname\r\n$12"
+        "\r\noption_value\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n$9\r\narguments\r"
+        "\n*2\r\n%2\r\n$4\r\nname\r\n$6\r\noption\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$5\r\n"
+        "value\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
+    {"sentinel|config", -3, "admin slow dangerous", 1,
+     "*10\r\n$15\r\nsentinel|config\r\n:-3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r"
+        "\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$15\r\nsentinel|config\r\n:-3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r"
+        "\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$18\r\nConfigure Sentinel\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$8"
+        "\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$10"
+        "\r\nset_or_get\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n*10\r\n$4\r\nname\r\n$15\r\n"
+        "set_param_value\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$3\r\nSET\r\n$5\r\nflags\r\n*1\r\n+mu"
+        "ltiple\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4\r\nname\r\n$9\r\nparameter\r\n$4\r\ntype\r\n$6\r\nstring"
+        "\r\n*4\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\nstring\r\n*8\r\n$4\r\nname\r\n$9\r\nparam"
+        "eter\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$3\r\nGET\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n",
+     "%5\r\n$7\r\nsummary\r\n$18\r\nConfigure Sentinel\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$8"
+        "\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$10"
+        "\r\nset_or_get\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%5\r\n$4\r\nname\r\n$15\r\ns"
+        "et_param_value\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$3\r\nSET\r\n$5\r\nflags\r\n~1\r\n+mul"
+        "tiple\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$9\r\nparameter\r\n$4\r\ntype\r\n$6\r\nstring"
+        "\r\n%2\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\nstring\r\n%4\r\n$4\r\nname\r\n$9\r\nparam"
+        "eter\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$3\r\nGET\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n"},
+    {"sentinel|reset", 3, "admin slow dangerous", 1,
+     "*10\r\n$14\r\nsentinel|reset\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+"
+        "@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$14\r\nsentinel|reset\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+"
+        "@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$29\r\nReset masters by name pattern\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\n"
+        "group\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$47\r\nO(N) where N is the number of monitored maste"
+        "rs\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n",
+     "%5\r\n$7\r\nsummary\r\n$29\r\nReset masters by name pattern\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ng"
+        "roup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$47\r\nO(N) where N is the number of monitored master"
+        "s\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n"},
+    {"sentinel|masters", 2, "admin slow dangerous", 1,
+     "*10\r\n$16\r\nsentinel|masters\r\n:2\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r"
+        "\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$16\r\nsentinel|masters\r\n:2\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r"
+        "\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*8\r\n$7\r\nsummary\r\n$26\r\nList the monitored masters\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngrou"
+        "p\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$37\r\nO(N) where N is the number of masters\r\n",
+     "%4\r\n$7\r\nsummary\r\n$26\r\nList the monitored masters\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngrou"
+        "p\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$37\r\nO(N) where N is the number of masters\r\n"},
+    {"sentinel|sentinels", 3, "admin slow dangerous", 1,
+     "*10\r\n$18\r\nsentinel|sentinels\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow"
+        "\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$18\r\nsentinel|sentinels\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow"
+        "\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$27\r\nList the Sentinel instances\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngr"
+        "oup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$39\r\nO(N) where N is the number of Sentinels\r\n$9\r"
+        "\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+     "%5\r\n$7\r\nsummary\r\n$27\r\nList the Sentinel instances\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngro"
+        "up\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$39\r\nO(N) where N is the number of Sentinels\r\n$9\r"
+        "\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
+    {"sentinel|simulate-failure", -3, "admin slow dangerous", 1,
+     "*10\r\n$25\r\nsentinel|simulate-failure\r\n:-3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r"
+        "\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$25\r\nsentinel|simulate-failure\r\n:-3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r"
+        "\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*8\r\n$7\r\nsummary\r\n$27\r\nSimulate failover scenarios\r\n$5\r\nsince\r\n$5\r\n3.2.0\r\n$5\r\ngro"
+        "up\r\n$8\r\nsentinel\r\n$9\r\narguments\r\n*1\r\n*8\r\n$4\r\nname\r\n$4\r\nmode\r\n$4\r\ntype\r\n$5"
+        "\r\noneof\r\n$5\r\nflags\r\n*2\r\n+optional\r\n+multiple\r\n$9\r\narguments\r\n*3\r\n*4\r\n$4\r\nnam"
+        "e\r\n$20\r\ncrash-after-election\r\n$4\r\ntype\r\n$10\r\npure-token\r\n*4\r\n$4\r\nname\r\n$21\r\ncr"
+        "ash-after-promotion\r\n$4\r\ntype\r\n$10\r\npure-token\r\n*4\r\n$4\r\nname\r\n$4\r\nhelp\r\n$4\r\nty"
+        "pe\r\n$10\r\npure-token\r\n",
+     "%4\r\n$7\r\nsummary\r\n$27\r\nSimulate failover scenarios\r\n$5\r\nsince\r\n$5\r\n3.2.0\r\n$5\r\ngro"
+        "up\r\n$8\r\nsentinel\r\n$9\r\narguments\r\n*1\r\n%4\r\n$4\r\nname\r\n$4\r\nmode\r\n$4\r\ntype\r\n$5"
+        "\r\noneof\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n$9\r\narguments\r\n*3\r\n%2\r\n$4\r\nnam"
+        "e\r\n$20\r\ncrash-after-election\r\n$4\r\ntype\r\n$10\r\npure-token\r\n%2\r\n$4\r\nname\r\n$21\r\ncr"
+        "ash-after-promotion\r\n$4\r\ntype\r\n$10\r\npure-token\r\n%2\r\n$4\r\nname\r\n$4\r\nhelp\r\n$4\r\nty"
+        "pe\r\n$10\r\npure-token\r\n"},
+    {"sentinel|debug", -2, "admin slow dangerous", 1,
+     "*10\r\n$14\r\nsentinel|debug\r\n:-2\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n"
+        "+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$14\r\nsentinel|debug\r\n:-2\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n"
+        "+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$50\r\nList or update the current configurable parameters\r\n$5\r\nsince\r\n"
+        "$5\r\n7.0.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$53\r\nO(N) where N is the numb"
+        "er of configurable parameters\r\n$9\r\narguments\r\n*1\r\n*8\r\n$4\r\nname\r\n$15\r\nparameter_value"
+        "\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4"
+        "\r\nname\r\n$9\r\nparameter\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r"
+        "\ntype\r\n$6\r\nstring\r\n",
+     "%5\r\n$7\r\nsummary\r\n$50\r\nList or update the current configurable parameters\r\n$5\r\nsince\r\n$"
+        "5\r\n7.0.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$53\r\nO(N) where N is the numbe"
+        "r of configurable parameters\r\n$9\r\narguments\r\n*1\r\n%4\r\n$4\r\nname\r\n$15\r\nparameter_value"
+        "\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4"
+        "\r\nname\r\n$9\r\nparameter\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r"
+        "\ntype\r\n$6\r\nstring\r\n"},
+    {"sentinel|help", 2, "slow", 1,
+     "*10\r\n$13\r\nsentinel|help\r\n:2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*1\r\n+@slow\r\n*"
+        "0\r\n*0\r\n*0\r\n",
+     "*10\r\n$13\r\nsentinel|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~"
+        "0\r\n~0\r\n~0\r\n",
+     "*8\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5"
+        "\r\n6.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+     "%4\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5"
+        "\r\n6.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
+    {"sentinel|ckquorum", 3, "admin slow dangerous", 1,
+     "*10\r\n$17\r\nsentinel|ckquorum\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r"
+        "\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$17\r\nsentinel|ckquorum\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r"
+        "\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*8\r\n$7\r\nsummary\r\n$27\r\nCheck for a Sentinel quorum\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngro"
+        "up\r\n$8\r\nsentinel\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntyp"
+        "e\r\n$6\r\nstring\r\n",
+     "%4\r\n$7\r\nsummary\r\n$27\r\nCheck for a Sentinel quorum\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngro"
+        "up\r\n$8\r\nsentinel\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntyp"
+        "e\r\n$6\r\nstring\r\n"},
+    {"sentinel|slaves", 3, "admin slow dangerous", 1,
+     "*10\r\n$15\r\nsentinel|slaves\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n"
+        "+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$15\r\nsentinel|slaves\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n"
+        "+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*16\r\n$7\r\nsummary\r\n$25\r\nList the monitored slaves\r\n$5\r\nsince\r\n$5\r\n2.8.0\r\n$5\r\ngrou"
+        "p\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$36\r\nO(N) where N is the number of slaves\r\n$9\r\ndoc"
+        "_flags\r\n*1\r\n+deprecated\r\n$16\r\ndeprecated_since\r\n$5\r\n5.0.0\r\n$11\r\nreplaced_by\r\n$19\r"
+        "\n`SENTINEL REPLICAS`\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\nty"
+        "pe\r\n$6\r\nstring\r\n",
+     "%8\r\n$7\r\nsummary\r\n$25\r\nList the monitored slaves\r\n$5\r\nsince\r\n$5\r\n2.8.0\r\n$5\r\ngroup"
+        "\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$36\r\nO(N) where N is the number of slaves\r\n$9\r\ndoc_"
+        "flags\r\n~1\r\n+deprecated\r\n$16\r\ndeprecated_since\r\n$5\r\n5.0.0\r\n$11\r\nreplaced_by\r\n$19\r"
+        "\n`SENTINEL REPLICAS`\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\nty"
+        "pe\r\n$6\r\nstring\r\n"},
+    {"hello", -1, "fast connection", 0,
+     "*10\r\n$5\r\nhello\r\n:-1\r\n*6\r\n+noscript\r\n+loading\r\n+stale\r\n+fast\r\n+no_auth\r\n+allow_bu"
+        "sy\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@fast\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$5\r\nhello\r\n:-1\r\n~6\r\n+noscript\r\n+loading\r\n+stale\r\n+fast\r\n+no_auth\r\n+allow_bu"
+        "sy\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@fast\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
+     "*12\r\n$7\r\nsummary\r\n$20\r\nHandshake with Redis\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n"
+        "$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$7\r\nhistory\r\n*1\r\n*2\r\n$5\r\n6.2.0\r\n"
+        "$109\r\n`protover` made optional; when called without arguments the command reports the current conn"
+        "ection's context.\r\n$9\r\narguments\r\n*1\r\n*8\r\n$4\r\nname\r\n$9\r\narguments\r\n$4\r\ntype\r\n$"
+        "5\r\nblock\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*3\r\n*4\r\n$4\r\nname\r\n$8\r\np"
+        "rotover\r\n$4\r\ntype\r\n$7\r\ninteger\r\n*10\r\n$4\r\nname\r\n$17\r\nusername_password\r\n$4\r\ntyp"
+        "e\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$4\r\nAUTH\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$9\r\narguments\r"
+        "\n*2\r\n*4\r\n$4\r\nname\r\n$8\r\nusername\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4\r\n$4\r\nname\r\n$8\r"
+        "\npassword\r\n$4\r\ntype\r\n$6\r\nstring\r\n*8\r\n$4\r\nname\r\n$10\r\nclientname\r\n$4\r\ntype\r\n$"
+        "6\r\nstring\r\n$5\r\ntoken\r\n$7\r\nSETNAME\r\n$5\r\nflags\r\n*1\r\n+optional\r\n",
+     "%6\r\n$7\r\nsummary\r\n$20\r\nHandshake with Redis\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$"
+        "10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n6.2.0\r\n$"
+        "109\r\n`protover` made optional; when called without arguments the command reports the current conne"
+        "ction's context.\r\n$9\r\narguments\r\n*1\r\n%4\r\n$4\r\nname\r\n$9\r\narguments\r\n$4\r\ntype\r\n$5"
+        "\r\nblock\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*3\r\n%2\r\n$4\r\nname\r\n$8\r\npr"
+        "otover\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%5\r\n$4\r\nname\r\n$17\r\nusername_password\r\n$4\r\ntype"
+        "\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$4\r\nAUTH\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r"
+        "\n*2\r\n%2\r\n$4\r\nname\r\n$8\r\nusername\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$8\r"
+        "\npassword\r\n$4\r\ntype\r\n$6\r\nstring\r\n%4\r\n$4\r\nname\r\n$10\r\nclientname\r\n$4\r\ntype\r\n$"
+        "6\r\nstring\r\n$5\r\ntoken\r\n$7\r\nSETNAME\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"},
+    {"info", -1, "slow dangerous", 0,
+     "*10\r\n$4\r\ninfo\r\n:-1\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@dangerou"
+        "s\r\n*3\r\n$23\r\nnondeterministic_output\r\n$25\r\nrequest_policy:all_shards\r\n$23\r\nresponse_pol"
+        "icy:special\r\n*0\r\n*0\r\n",
+     "*10\r\n$4\r\ninfo\r\n:-1\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@dangerou"
+        "s\r\n~3\r\n$23\r\nnondeterministic_output\r\n$25\r\nrequest_policy:all_shards\r\n$23\r\nresponse_pol"
+        "icy:special\r\n~0\r\n~0\r\n",
+     "*12\r\n$7\r\nsummary\r\n$47\r\nGet information and statistics about the server\r\n$5\r\nsince\r\n$5"
+        "\r\n1.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$7\r\nhistory\r\n*1\r"
+        "\n*2\r\n$5\r\n7.0.0\r\n$52\r\nAdded support for taking multiple section arguments.\r\n$9\r\nargument"
+        "s\r\n*1\r\n*6\r\n$4\r\nname\r\n$7\r\nsection\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n*2\r\n+"
+        "optional\r\n+multiple\r\n",
+     "%6\r\n$7\r\nsummary\r\n$47\r\nGet information and statistics about the server\r\n$5\r\nsince\r\n$5\r"
+        "\n1.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$7\r\nhistory\r\n~1\r\n"
+        "*2\r\n$5\r\n7.0.0\r\n$52\r\nAdded support for taking multiple section arguments.\r\n$9\r\narguments"
+        "\r\n*1\r\n%3\r\n$4\r\nname\r\n$7\r\nsection\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~2\r\n+o"
+        "ptional\r\n+multiple\r\n"},
     {"ping", -1, "fast connection", 0,
      "*10\r\n$4\r\nping\r\n:-1\r\n*1\r\n+fast\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@fast\r\n+@connection\r\n*2\r\n$"
         "25\r\nrequest_policy:all_shards\r\n$29\r\nresponse_policy:all_succeeded\r\n*0\r\n*0\r\n",
@@ -1118,196 +1402,6 @@ const SentinelCommandInfo sentinelCommandTable[] = {
      "%5\r\n$7\r\nsummary\r\n$15\r\nPing the server\r\n$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$10\r"
         "\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$7\r"
         "\nmessage\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"},
-    {"command", -1, "slow connection", 0,
-     "*10\r\n$7\r\ncommand\r\n:-1\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@conne"
-        "ction\r\n*1\r\n$29\r\nnondeterministic_output_order\r\n*0\r\n*7\r\n*10\r\n$23\r\ncommand|getkeysandf"
-        "lags\r\n:-4\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*"
-        "0\r\n*0\r\n*10\r\n$12\r\ncommand|list\r\n:-2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n"
-        "+@slow\r\n+@connection\r\n*1\r\n$29\r\nnondeterministic_output_order\r\n*0\r\n*0\r\n*10\r\n$12\r\nco"
-        "mmand|docs\r\n:-2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*"
-        "1\r\n$29\r\nnondeterministic_output_order\r\n*0\r\n*0\r\n*10\r\n$15\r\ncommand|getkeys\r\n:-4\r\n*2"
-        "\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r"
-        "\n$12\r\ncommand|info\r\n:-2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@conn"
-        "ection\r\n*1\r\n$29\r\nnondeterministic_output_order\r\n*0\r\n*0\r\n*10\r\n$12\r\ncommand|help\r\n:2"
-        "\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n"
-        "*10\r\n$13\r\ncommand|count\r\n:2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+"
-        "@connection\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$7\r\ncommand\r\n:-1\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@conne"
-        "ction\r\n~1\r\n$29\r\nnondeterministic_output_order\r\n~0\r\n*7\r\n*10\r\n$23\r\ncommand|getkeysandf"
-        "lags\r\n:-4\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~"
-        "0\r\n~0\r\n*10\r\n$12\r\ncommand|list\r\n:-2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n"
-        "+@slow\r\n+@connection\r\n~1\r\n$29\r\nnondeterministic_output_order\r\n~0\r\n~0\r\n*10\r\n$12\r\nco"
-        "mmand|docs\r\n:-2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~"
-        "1\r\n$29\r\nnondeterministic_output_order\r\n~0\r\n~0\r\n*10\r\n$15\r\ncommand|getkeys\r\n:-4\r\n~2"
-        "\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r"
-        "\n$12\r\ncommand|info\r\n:-2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@conn"
-        "ection\r\n~1\r\n$29\r\nnondeterministic_output_order\r\n~0\r\n~0\r\n*10\r\n$12\r\ncommand|help\r\n:2"
-        "\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n"
-        "*10\r\n$13\r\ncommand|count\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+"
-        "@connection\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$34\r\nGet array of Redis command details\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n"
-        "$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$50\r\nO(N) where N is the total number of Redis"
-        " commands\r\n$11\r\nsubcommands\r\n*14\r\n$23\r\ncommand|getkeysandflags\r\n*8\r\n$7\r\nsummary\r\n$"
-        "56\r\nExtract keys and access flags given a full Redis command\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r"
-        "\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$54\r\nO(N) where N is the number of arguments to th"
-        "e command\r\n$12\r\ncommand|list\r\n*10\r\n$7\r\nsummary\r\n$35\r\nGet an array of Redis command nam"
-        "es\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$50\r\nO(N) "
-        "where N is the total number of Redis commands\r\n$9\r\narguments\r\n*1\r\n*10\r\n$4\r\nname\r\n$8\r"
-        "\nfilterby\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\ntoken\r\n$8\r\nFILTERBY\r\n$5\r\nflags\r\n*1\r\n+op"
-        "tional\r\n$9\r\narguments\r\n*3\r\n*6\r\n$4\r\nname\r\n$11\r\nmodule-name\r\n$4\r\ntype\r\n$6\r\nstr"
-        "ing\r\n$5\r\ntoken\r\n$6\r\nMODULE\r\n*6\r\n$4\r\nname\r\n$8\r\ncategory\r\n$4\r\ntype\r\n$6\r\nstri"
-        "ng\r\n$5\r\ntoken\r\n$6\r\nACLCAT\r\n*6\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npatter"
-        "n\r\n$5\r\ntoken\r\n$7\r\nPATTERN\r\n$12\r\ncommand|docs\r\n*10\r\n$7\r\nsummary\r\n$49\r\nGet array"
-        " of specific Redis command documentation\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\nserve"
-        "r\r\n$10\r\ncomplexity\r\n$49\r\nO(N) where N is the number of commands to look up\r\n$9\r\nargument"
-        "s\r\n*1\r\n*6\r\n$4\r\nname\r\n$12\r\ncommand-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n*"
-        "2\r\n+optional\r\n+multiple\r\n$15\r\ncommand|getkeys\r\n*8\r\n$7\r\nsummary\r\n$39\r\nExtract keys "
-        "given a full Redis command\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\nc"
-        "omplexity\r\n$54\r\nO(N) where N is the number of arguments to the command\r\n$12\r\ncommand|info\r"
-        "\n*12\r\n$7\r\nsummary\r\n$78\r\nGet array of specific Redis command details, or all when no argumen"
-        "t is given.\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4"
-        "9\r\nO(N) where N is the number of commands to look up\r\n$7\r\nhistory\r\n*1\r\n*2\r\n$5\r\n7.0.0\r"
-        "\n$66\r\nAllowed to be called with no argument to get info on all commands.\r\n$9\r\narguments\r\n*1"
-        "\r\n*6\r\n$4\r\nname\r\n$12\r\ncommand-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n*2\r\n+o"
-        "ptional\r\n+multiple\r\n$12\r\ncommand|help\r\n*8\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about"
-        " the different subcommands\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\nco"
-        "mplexity\r\n$4\r\nO(1)\r\n$13\r\ncommand|count\r\n*8\r\n$7\r\nsummary\r\n$34\r\nGet total number of "
-        "Redis commands\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r"
-        "\n$4\r\nO(1)\r\n",
-     "%5\r\n$7\r\nsummary\r\n$34\r\nGet array of Redis command details\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$"
-        "5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$50\r\nO(N) where N is the total number of Redis "
-        "commands\r\n$11\r\nsubcommands\r\n%7\r\n$23\r\ncommand|getkeysandflags\r\n%4\r\n$7\r\nsummary\r\n$56"
-        "\r\nExtract keys and access flags given a full Redis command\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\n"
-        "group\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$54\r\nO(N) where N is the number of arguments to the "
-        "command\r\n$12\r\ncommand|list\r\n%5\r\n$7\r\nsummary\r\n$35\r\nGet an array of Redis command names"
-        "\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$50\r\nO(N) wh"
-        "ere N is the total number of Redis commands\r\n$9\r\narguments\r\n*1\r\n%5\r\n$4\r\nname\r\n$8\r\nfi"
-        "lterby\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\ntoken\r\n$8\r\nFILTERBY\r\n$5\r\nflags\r\n~1\r\n+option"
-        "al\r\n$9\r\narguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$11\r\nmodule-name\r\n$4\r\ntype\r\n$6\r\nstring"
-        "\r\n$5\r\ntoken\r\n$6\r\nMODULE\r\n%3\r\n$4\r\nname\r\n$8\r\ncategory\r\n$4\r\ntype\r\n$6\r\nstring"
-        "\r\n$5\r\ntoken\r\n$6\r\nACLCAT\r\n%3\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern"
-        "\r\n$5\r\ntoken\r\n$7\r\nPATTERN\r\n$12\r\ncommand|docs\r\n%5\r\n$7\r\nsummary\r\n$49\r\nGet array o"
-        "f specific Redis command documentation\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\nserver"
-        "\r\n$10\r\ncomplexity\r\n$49\r\nO(N) where N is the number of commands to look up\r\n$9\r\narguments"
-        "\r\n*1\r\n%3\r\n$4\r\nname\r\n$12\r\ncommand-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~2"
-        "\r\n+optional\r\n+multiple\r\n$15\r\ncommand|getkeys\r\n%4\r\n$7\r\nsummary\r\n$39\r\nExtract keys g"
-        "iven a full Redis command\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\nco"
-        "mplexity\r\n$54\r\nO(N) where N is the number of arguments to the command\r\n$12\r\ncommand|info\r\n"
-        "%6\r\n$7\r\nsummary\r\n$78\r\nGet array of specific Redis command details, or all when no argument i"
-        "s given.\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$49\r"
-        "\nO(N) where N is the number of commands to look up\r\n$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n7.0.0\r\n$"
-        "66\r\nAllowed to be called with no argument to get info on all commands.\r\n$9\r\narguments\r\n*1\r"
-        "\n%3\r\n$4\r\nname\r\n$12\r\ncommand-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~2\r\n+opt"
-        "ional\r\n+multiple\r\n$12\r\ncommand|help\r\n%4\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about t"
-        "he different subcommands\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomp"
-        "lexity\r\n$4\r\nO(1)\r\n$13\r\ncommand|count\r\n%4\r\n$7\r\nsummary\r\n$34\r\nGet total number of Re"
-        "dis commands\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$"
-        "4\r\nO(1)\r\n"},
-    {"command|getkeysandflags", -4, "slow connection", 1,
-     "*10\r\n$23\r\ncommand|getkeysandflags\r\n:-4\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n"
-        "+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$23\r\ncommand|getkeysandflags\r\n:-4\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n"
-        "+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
-     "*8\r\n$7\r\nsummary\r\n$56\r\nExtract keys and access flags given a full Redis command\r\n$5\r\nsinc"
-        "e\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$54\r\nO(N) where N is the n"
-        "umber of arguments to the command\r\n",
-     "%4\r\n$7\r\nsummary\r\n$56\r\nExtract keys and access flags given a full Redis command\r\n$5\r\nsinc"
-        "e\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$54\r\nO(N) where N is the n"
-        "umber of arguments to the command\r\n"},
-    {"command|list", -2, "slow connection", 1,
-     "*10\r\n$12\r\ncommand|list\r\n:-2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+"
-        "@connection\r\n*1\r\n$29\r\nnondeterministic_output_order\r\n*0\r\n*0\r\n",
-     "*10\r\n$12\r\ncommand|list\r\n:-2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+"
-        "@connection\r\n~1\r\n$29\r\nnondeterministic_output_order\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$35\r\nGet an array of Redis command names\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n"
-        "$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$50\r\nO(N) where N is the total number of Redis"
-        " commands\r\n$9\r\narguments\r\n*1\r\n*10\r\n$4\r\nname\r\n$8\r\nfilterby\r\n$4\r\ntype\r\n$5\r\none"
-        "of\r\n$5\r\ntoken\r\n$8\r\nFILTERBY\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*3\r\n*6"
-        "\r\n$4\r\nname\r\n$11\r\nmodule-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nMODULE\r"
-        "\n*6\r\n$4\r\nname\r\n$8\r\ncategory\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nACLCAT\r"
-        "\n*6\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n$5\r\ntoken\r\n$7\r\nPATTERN\r"
-        "\n",
-     "%5\r\n$7\r\nsummary\r\n$35\r\nGet an array of Redis command names\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$"
-        "5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$50\r\nO(N) where N is the total number of Redis "
-        "commands\r\n$9\r\narguments\r\n*1\r\n%5\r\n$4\r\nname\r\n$8\r\nfilterby\r\n$4\r\ntype\r\n$5\r\noneof"
-        "\r\n$5\r\ntoken\r\n$8\r\nFILTERBY\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*3\r\n%3\r"
-        "\n$4\r\nname\r\n$11\r\nmodule-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nMODULE\r\n%"
-        "3\r\n$4\r\nname\r\n$8\r\ncategory\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nACLCAT\r\n%3"
-        "\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n$5\r\ntoken\r\n$7\r\nPATTERN\r\n"},
-    {"command|docs", -2, "slow connection", 1,
-     "*10\r\n$12\r\ncommand|docs\r\n:-2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+"
-        "@connection\r\n*1\r\n$29\r\nnondeterministic_output_order\r\n*0\r\n*0\r\n",
-     "*10\r\n$12\r\ncommand|docs\r\n:-2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+"
-        "@connection\r\n~1\r\n$29\r\nnondeterministic_output_order\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$49\r\nGet array of specific Redis command documentation\r\n$5\r\nsince\r\n$"
-        "5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$49\r\nO(N) where N is the number "
-        "of commands to look up\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$12\r\ncommand-name\r\n$4\r\n"
-        "type\r\n$6\r\nstring\r\n$5\r\nflags\r\n*2\r\n+optional\r\n+multiple\r\n",
-     "%5\r\n$7\r\nsummary\r\n$49\r\nGet array of specific Redis command documentation\r\n$5\r\nsince\r\n$5"
-        "\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$49\r\nO(N) where N is the number o"
-        "f commands to look up\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$12\r\ncommand-name\r\n$4\r\nt"
-        "ype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n"},
-    {"command|getkeys", -4, "slow connection", 1,
-     "*10\r\n$15\r\ncommand|getkeys\r\n:-4\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r"
-        "\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$15\r\ncommand|getkeys\r\n:-4\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r"
-        "\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
-     "*8\r\n$7\r\nsummary\r\n$39\r\nExtract keys given a full Redis command\r\n$5\r\nsince\r\n$6\r\n2.8.13"
-        "\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$54\r\nO(N) where N is the number of argumen"
-        "ts to the command\r\n",
-     "%4\r\n$7\r\nsummary\r\n$39\r\nExtract keys given a full Redis command\r\n$5\r\nsince\r\n$6\r\n2.8.13"
-        "\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$54\r\nO(N) where N is the number of argumen"
-        "ts to the command\r\n"},
-    {"command|info", -2, "slow connection", 1,
-     "*10\r\n$12\r\ncommand|info\r\n:-2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+"
-        "@connection\r\n*1\r\n$29\r\nnondeterministic_output_order\r\n*0\r\n*0\r\n",
-     "*10\r\n$12\r\ncommand|info\r\n:-2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+"
-        "@connection\r\n~1\r\n$29\r\nnondeterministic_output_order\r\n~0\r\n~0\r\n",
-     "*12\r\n$7\r\nsummary\r\n$78\r\nGet array of specific Redis command details, or all when no argument "
-        "is given.\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$49"
-        "\r\nO(N) where N is the number of commands to look up\r\n$7\r\nhistory\r\n*1\r\n*2\r\n$5\r\n7.0.0\r"
-        "\n$66\r\nAllowed to be called with no argument to get info on all commands.\r\n$9\r\narguments\r\n*1"
-        "\r\n*6\r\n$4\r\nname\r\n$12\r\ncommand-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n*2\r\n+o"
-        "ptional\r\n+multiple\r\n",
-     "%6\r\n$7\r\nsummary\r\n$78\r\nGet array of specific Redis command details, or all when no argument i"
-        "s given.\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$49\r"
-        "\nO(N) where N is the number of commands to look up\r\n$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n7.0.0\r\n$"
-        "66\r\nAllowed to be called with no argument to get info on all commands.\r\n$9\r\narguments\r\n*1\r"
-        "\n%3\r\n$4\r\nname\r\n$12\r\ncommand-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~2\r\n+opt"
-        "ional\r\n+multiple\r\n"},
-    {"command|help", 2, "slow connection", 1,
-     "*10\r\n$12\r\ncommand|help\r\n:2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@"
-        "connection\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$12\r\ncommand|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@"
-        "connection\r\n~0\r\n~0\r\n~0\r\n",
-     "*8\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5"
-        "\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
-     "%4\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5"
-        "\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
-    {"command|count", 2, "slow connection", 1,
-     "*10\r\n$13\r\ncommand|count\r\n:2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+"
-        "@connection\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$13\r\ncommand|count\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+"
-        "@connection\r\n~0\r\n~0\r\n~0\r\n",
-     "*8\r\n$7\r\nsummary\r\n$34\r\nGet total number of Redis commands\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$"
-        "5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
-     "%4\r\n$7\r\nsummary\r\n$34\r\nGet total number of Redis commands\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$"
-        "5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
-    {"publish", 3, "pubsub fast", 0,
-     "*10\r\n$7\r\npublish\r\n:3\r\n*4\r\n+pubsub\r\n+loading\r\n+stale\r\n+fast\r\n:0\r\n:0\r\n:0\r\n*2\r"
-        "\n+@pubsub\r\n+@fast\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$7\r\npublish\r\n:3\r\n~4\r\n+pubsub\r\n+loading\r\n+stale\r\n+fast\r\n:0\r\n:0\r\n:0\r\n~2\r"
-        "\n+@pubsub\r\n+@fast\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$27\r\nPost a message to a channel\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngr"
-        "oup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$141\r\nO(N+M) where N is the number of clients subscrib"
-        "ed to the receiving channel and M is the total number of subscribed patterns (by any client).\r\n$9"
-        "\r\narguments\r\n*2\r\n*4\r\n$4\r\nname\r\n$7\r\nchannel\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4\r\n$4\r"
-        "\nname\r\n$7\r\nmessage\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
-     "%5\r\n$7\r\nsummary\r\n$27\r\nPost a message to a channel\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngro"
-        "up\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$141\r\nO(N+M) where N is the number of clients subscribe"
-        "d to the receiving channel and M is the total number of subscribed patterns (by any client).\r\n$9\r"
-        "\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$7\r\nchannel\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\n"
-        "name\r\n$7\r\nmessage\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
 };
 
 const int sentinelCommandCount = sizeof(sentinelCommandTable) / sizeof(sentinelCommandTable[0]);

@@ -998,3 +998,33 @@ def test_client_pause_holds_commands_until_unpause(binary, sentinels):
     finally:
         a.close()
         b.close()
+
+
+def test_client_tracking_state_matches_redis_sentinel(sentinels):
+    """CLIENT TRACKING/CACHING/TRACKINGINFO/GETREDIR in Sentinel mode: the
+    options' checks, errors and the state shown are redis-sentinel's (a
+    sentinel has no keys, so nothing is ever invalidated)."""
+    dead = free_port()
+    ours = sentinels(CAIRN_SENTINEL, dead)
+    theirs = sentinels(SENTINEL_BIN, dead)
+    cmds = [("CLIENT", "TRACKING", "on"), ("CLIENT", "TRACKINGINFO"), ("CLIENT", "GETREDIR"),
+            ("CLIENT", "TRACKING", "on", "BCAST"), ("CLIENT", "TRACKING", "off"),
+            ("CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "b", "PREFIX", "a"), ("CLIENT", "TRACKINGINFO"),
+            ("CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "ab"),
+            ("CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "c", "PREFIX", "d", "PREFIX", "dd"),
+            ("CLIENT", "TRACKINGINFO"), ("CLIENT", "TRACKING", "on", "OPTIN"), ("CLIENT", "TRACKING", "off"),
+            ("CLIENT", "TRACKING", "on", "OPTIN"), ("CLIENT", "CACHING", "yes"), ("CLIENT", "CACHING", "no"),
+            ("CLIENT", "TRACKINGINFO"), ("PING",), ("CLIENT", "TRACKINGINFO"),
+            ("CLIENT", "TRACKING", "on", "OPTOUT"), ("CLIENT", "TRACKING", "off"), ("CLIENT", "CACHING", "yes"),
+            ("CLIENT", "CACHING", "maybe"), ("CLIENT", "TRACKING", "on", "REDIRECT", "99999"),
+            ("CLIENT", "TRACKING", "on", "REDIRECT", "x"), ("CLIENT", "TRACKING", "maybe"),
+            ("CLIENT", "TRACKING", "on", "OPTIN", "OPTOUT"), ("CLIENT", "TRACKING", "on", "PREFIX", "a"),
+            ("CLIENT", "TRACKING", "on", "BCAST", "OPTIN"), ("CLIENT", "TRACKING", "on", "foo"),
+            ("CLIENT", "TRACKING", "on", "NOLOOP"), ("CLIENT", "TRACKINGINFO"), ("CLIENT", "TRACKING"),
+            ("CLIENT", "CACHING")]
+    for proto in ("2", "3"):
+        seq = [("HELLO", proto)] + cmds
+        a = raw(ours.port, *seq)[1:]
+        b = raw(theirs.port, *seq)[1:]
+        for cmd, x, y in zip(cmds, a, b):
+            assert x == y, (proto, cmd)
