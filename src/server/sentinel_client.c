@@ -10,7 +10,6 @@
  *     freed only by itself (closeAfterReply), a write error, or CLIENT KILL
  *     from another client (never while its own handler runs).
  *   - Maps and pushes follow the client's protocol (addMap, addPush). */
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -577,7 +576,6 @@ static void sentinelCommand(SClient *c, int argc, sds *argv) {
          * quorum >= 1, the address an IP (hostnames are not resolved),
          * then the port's range and the name */
         long long quorum, port;
-        unsigned char abuf[16];
         if (sentinelParseLL(argv[5], &quorum) || quorum < -2147483648LL || quorum > 2147483647LL) {
             addError(c, "ERR Invalid quorum");
             return;
@@ -591,7 +589,6 @@ static void sentinelCommand(SClient *c, int argc, sds *argv) {
             return;
         }
         char rip[64];
-        (void)abuf;
         if (sentinelResolve(argv[3], rip, sizeof(rip)) != 0) {
             addError(c, "ERR Invalid IP address or hostname specified");
             return;

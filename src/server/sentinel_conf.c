@@ -11,7 +11,6 @@
  *     same state.
  *   - The new file is written beside the old one, fsync'ed, and renamed
  *     over it: a reader sees the old or the new file, never a mix. */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
