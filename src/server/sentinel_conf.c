@@ -1,7 +1,9 @@
 /* sentinel_conf.c -- Sentinel mode's config file: reading it at start
  * (the data server's directives Sentinel mode uses, and `sentinel ...`
- * lines with Redis 7.0's names and error texts) and rewriting it after
- * every state change.
+ * lines with Redis 7.0's names, checks and error texts, applied as Redis
+ * applies them: the data-server directives in file order, then the global
+ * `sentinel` statements, the monitors, and the per-primary rest) and
+ * rewriting it after every state change.
  *
  * Invariants:
  *   - The rewrite keeps every line that is not a `sentinel` line (comments
