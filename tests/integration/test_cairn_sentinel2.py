@@ -1028,3 +1028,41 @@ def test_client_tracking_state_matches_redis_sentinel(sentinels):
         b = raw(theirs.port, *seq)[1:]
         for cmd, x, y in zip(cmds, a, b):
             assert x == y, (proto, cmd)
+
+
+# --- sentinels that require a password ------------------------------------------------
+
+def test_sentinels_with_requirepass_authenticate_to_each_other(start_server, sentinels):
+    """Three sentinels that all require a password (requirepass pw): a
+    cairn-sentinel and a redis-sentinel with `sentinel sentinel-pass pw`,
+    and a cairn-sentinel with none (it falls back to its own requirepass,
+    as Redis does).  Objective down needs the others' answers to
+    IS-MASTER-DOWN-BY-ADDR, which only authenticated links get: with
+    quorum 3, all three reach +odown after the primary is killed, and one
+    failover happens."""
+    if not os.path.exists(SENTINEL_BIN):
+        pytest.skip("no redis-sentinel")
+    p, reps = group(start_server, 1)
+    auth = "requirepass pw\nsentinel sentinel-pass pw\n"
+    sents = [sentinels(CAIRN_SENTINEL, p.port, extra=auth, password="pw", down_after=1000, failover_timeout=6000),
+             sentinels(SENTINEL_BIN, p.port, extra=auth, password="pw", down_after=1000, failover_timeout=6000),
+             sentinels(CAIRN_SENTINEL, p.port, extra="requirepass pw\n", password="pw", down_after=1000,
+                       failover_timeout=6000)]
+    for s in sents:
+        s.cmd("SENTINEL", "SET", NAME, "quorum", "3")
+    for s in sents:
+        wait_for(lambda: len(s.cmd("SENTINEL", "SENTINELS", NAME)) == 2 and
+                 len(s.cmd("SENTINEL", "REPLICAS", NAME)) == 1, 60, "discovery")
+    assert "sentinel sentinel-pass pw" in open(sents[0].conf).read()
+    os.kill(p.pid, signal.SIGKILL)
+    p.proc.wait()
+    try:
+        for s in sents:
+            wait_for(lambda: "+odown master %s 127.0.0.1 %d #quorum 3/3" % (NAME, p.port) in s.log(), 60,
+                     "odown with every sentinel's answer")
+        for s in sents:
+            wait_for(lambda: s.cmd("SENTINEL", "GET-MASTER-ADDR-BY-NAME", NAME)[1] == str(reps[0].port), 90,
+                     "switch")
+        assert sum(s.log().count("+failover-end ") for s in sents) == 1
+    except AssertionError as e:
+        raise AssertionError("%s\n%s" % (e, "\n".join("--- %d:\n%s" % (s.port, s.log()[-3000:]) for s in sents)))
