@@ -186,7 +186,9 @@ fuzz:
 # $(PREFIX)/bin (cairn-check-rdb and cairn-check-aof too when built), the
 # man page, the systemd units into $(PREFIX)/lib/systemd/system (a path
 # systemd searches), /etc/cairn/cairn.conf (never over an existing one),
-# and the data and log directories.  Run as root without DESTDIR, it also
+# /etc/cairn/sentinel/sentinel.conf for cairn-sentinel.service (the same;
+# its directory is the sentinel's to write: it rewrites that file), and
+# the data and log directories.  Run as root without DESTDIR, it also
 # creates the `cairn` system user that owns them.  `make uninstall` removes
 # the same files, and the config only while it is the one installed; the
 # data and log directories and the user stay.
@@ -199,7 +201,7 @@ DATADIR := /var/lib/cairn
 LOGDIR := /var/log/cairn
 TOOLS := cairn-server cairn-check-rdb cairn-check-aof cairn-sentinel
 DIST := $(BUILD)/dist
-UNITS := cairn.service cairn@.service
+UNITS := cairn.service cairn@.service cairn-sentinel.service
 # LuaJIT's compiler writes machine code, which MemoryDenyWriteExecute forbids.
 UNIT_SED := -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
 ifeq ($(LUA),luajit)
@@ -248,9 +250,16 @@ install: $(BUILD)/cairn-server $(DIST)/cairn-server.1 $(DIST)/cairn.conf
 	  install -m 640 $(DIST)/cairn.conf $(DESTDIR)$(SYSCONFDIR)/cairn.conf || exit 1; \
 	  if [ -z "$(DESTDIR)" ] && getent group cairn >/dev/null; then chgrp cairn $(SYSCONFDIR)/cairn.conf; fi; \
 	fi
+	install -d -m 750 $(DESTDIR)$(SYSCONFDIR)/sentinel
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/sentinel/sentinel.conf ]; then \
+	  echo "keeping the existing $(DESTDIR)$(SYSCONFDIR)/sentinel/sentinel.conf"; \
+	else \
+	  echo "install dist/sentinel.conf $(DESTDIR)$(SYSCONFDIR)/sentinel/sentinel.conf"; \
+	  install -m 640 dist/sentinel.conf $(DESTDIR)$(SYSCONFDIR)/sentinel/sentinel.conf || exit 1; \
+	fi
 	install -d -m 750 $(DESTDIR)$(DATADIR) $(DESTDIR)$(LOGDIR)
 	@if [ -z "$(DESTDIR)" ] && getent passwd cairn >/dev/null; then \
-	  chown cairn:cairn $(DATADIR) $(LOGDIR); fi
+	  chown cairn:cairn $(DATADIR) $(LOGDIR) $(SYSCONFDIR)/sentinel $(SYSCONFDIR)/sentinel/sentinel.conf; fi
 
 uninstall: $(DIST)/cairn.conf
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(TOOLS)) $(DESTDIR)$(MANDIR)/cairn-server.1 \
@@ -260,6 +269,12 @@ uninstall: $(DIST)/cairn.conf
 	  rmdir $(DESTDIR)$(SYSCONFDIR) 2>/dev/null || true; \
 	elif [ -e $(DESTDIR)$(SYSCONFDIR)/cairn.conf ]; then \
 	  echo "keeping $(DESTDIR)$(SYSCONFDIR)/cairn.conf (changed since install)"; \
+	fi
+	@if cmp -s dist/sentinel.conf $(DESTDIR)$(SYSCONFDIR)/sentinel/sentinel.conf; then \
+	  echo "rm -f $(DESTDIR)$(SYSCONFDIR)/sentinel/sentinel.conf"; rm -f $(DESTDIR)$(SYSCONFDIR)/sentinel/sentinel.conf; \
+	  rmdir $(DESTDIR)$(SYSCONFDIR)/sentinel $(DESTDIR)$(SYSCONFDIR) 2>/dev/null || true; \
+	elif [ -e $(DESTDIR)$(SYSCONFDIR)/sentinel/sentinel.conf ]; then \
+	  echo "keeping $(DESTDIR)$(SYSCONFDIR)/sentinel/sentinel.conf (changed since install: Sentinel rewrites it)"; \
 	fi
 	@echo "kept: $(DESTDIR)$(DATADIR) and $(DESTDIR)$(LOGDIR) (data and logs) and the cairn user, if any"
 

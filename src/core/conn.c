@@ -488,3 +488,20 @@ void connNotifySystemd(const char *msg) {
     sendto(fd, msg, strlen(msg), 0, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len));
     close(fd);
 }
+
+int connResolveHost(const char *host, int ipOnly, char *out, size_t outLen) {
+    unsigned char buf[sizeof(struct in6_addr)];
+    if (inet_pton(AF_INET, host, buf) == 1) return inet_ntop(AF_INET, buf, out, (socklen_t)outLen) ? 0 : -1;
+    if (inet_pton(AF_INET6, host, buf) == 1) return inet_ntop(AF_INET6, buf, out, (socklen_t)outLen) ? 0 : -1;
+    if (ipOnly) return -1;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res;
+    if (getaddrinfo(host, NULL, &hints, &res) != 0) return -1;
+    int rc = -1;
+    if (res->ai_family == AF_INET)
+        rc = inet_ntop(AF_INET, &((struct sockaddr_in *)res->ai_addr)->sin_addr, out, (socklen_t)outLen) ? 0 : -1;
+    else if (res->ai_family == AF_INET6)
+        rc = inet_ntop(AF_INET6, &((struct sockaddr_in6 *)res->ai_addr)->sin6_addr, out, (socklen_t)outLen) ? 0
+                                                                                                          : -1;
+    freeaddrinfo(res);
+    return rc;
+}

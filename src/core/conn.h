@@ -286,4 +286,9 @@ void connSetBlocking(Connection *conn, int on, int sendTimeoutSec);
  * (nothing when it is not set). */
 void connNotifySystemd(const char *msg);
 
+/* host as a numeric address in out (at most outLen bytes, 46 suffice):
+ * an IPv4/IPv6 literal as is (normalized), else, unless ipOnly, the first
+ * address the resolver gives (a blocking lookup).  0, or -1. */
+int connResolveHost(const char *host, int ipOnly, char *out, size_t outLen);
+
 #endif

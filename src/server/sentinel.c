@@ -1,9 +1,8 @@
-/* sentinel.c -- Sentinel mode (issue 40, first slice): monitoring of
- * primaries, their replicas and the other sentinels, subjective and
- * objective down, the SENTINEL command family, INFO/ROLE/PING/pub-sub for
- * Sentinel's event channels, and its self-rewriting config file
- * (sentinel_conf.c), and failover: leader election by epoch, replica
- * selection, promotion and reconfiguration (failoverStateMachine).
+/* sentinel.c -- Sentinel mode (issue 40): monitoring of primaries, their
+ * replicas and the other sentinels (links, PING, INFO, hello messages),
+ * subjective and objective down, events, and failover: leader election by
+ * epoch, replica selection, promotion and reconfiguration
+ * (failoverStateMachine); the program's entry (sentinelMain).
  *
  * Model (the names are Redis 7.0's, the protocol on the wire is theirs):
  *   - A SInst is a monitored primary ("master"), one of its replicas
@@ -15,8 +14,10 @@
  *     buffer parsed as RESP replies and a FIFO of callbacks, one per
  *     command sent; a pub/sub link has no FIFO, every message goes to the
  *     hello handler.
- *   - Clients of the sentinel (SClient) speak RESP2; they run only the
- *     commands Sentinel mode knows, others get redis-sentinel's error.
+ *   - Clients of the sentinel and the commands they run live in
+ *     sentinel_client.c; user scripts in sentinel_scripts.c; TILT, the
+ *     time parameters (SENTINEL DEBUG) and failure simulation in
+ *     sentinel_tilt.c; the config file in sentinel_conf.c.
  *
  * Invariants:
  *   - Every state change that Redis persists (a monitored primary added or
@@ -225,9 +226,10 @@ int linkCommand(SLink *l, SReplyFn *fn, void *priv, int argc, const char **argv)
     if (!l->conn) return -1;
     l->wbuf = sdsCatPrintf(l->wbuf, "*%d\r\n", argc);
     for (int i = 0; i < argc; i++) {
-        size_t n = strlen(argv[i]);
+        const char *a = i == 0 ? sentinelMapCommand(l->ri, argv[0]) : argv[i];
+        size_t n = strlen(a);
         l->wbuf = sdsCatPrintf(l->wbuf, "$%zu\r\n", n);
-        l->wbuf = sdsCatLen(l->wbuf, argv[i], n);
+        l->wbuf = sdsCatLen(l->wbuf, a, n);
         l->wbuf = sdsCatLen(l->wbuf, "\r\n", 2);
     }
     if (!l->pubsub || fn) {
@@ -313,21 +315,32 @@ int linkConnect(SLink *l, const char *ip, int port) {
  * Instances and events
  * ------------------------------------------------------------------- */
 
-SInst *instCreate(int flags, const char *name, const char *ip, int port, SInst *master) {
+int sentinelResolve(const char *host, char *ip, size_t len) {
+    return connResolveHost(host, !sentinel.resolveHostnames, ip, len);
+}
+
+const char *sentinelAnnounceHost(const SInst *ri) { return sentinel.announceHostnames ? ri->host : ri->ip; }
+
+SInst *instCreate(int flags, const char *name, const char *host, int port, SInst *master) {
+    char ip[64];
+    if (port < 0 || port > 65535 || sentinelResolve(host, ip, sizeof(ip)) != 0) return NULL;
     SInst *ri = xcalloc(sizeof(*ri));
     ri->flags = flags;
-    char addr[128];
-    snprintf(addr, sizeof(addr), "%s:%d", ip, port);
-    ri->name = xstrdup(name ? name : addr);
+    ri->host = xstrdup(host);
     ri->ip = xstrdup(ip);
+    char addr[160];
+    /* a replica is named by its announced address, IPv6 in brackets */
+    const char *ann = sentinelAnnounceHost(ri);
+    snprintf(addr, sizeof(addr), strchr(ann, ':') ? "[%s]:%d" : "%s:%d", ann, port);
+    ri->name = xstrdup(name ? name : addr);
     ri->port = port;
     ri->master = master;
     ri->createdAt = mstime();
     ri->lastAvail = ri->createdAt;
     ri->lastPong = ri->createdAt;
-    ri->downAfter = master ? master->downAfter : 30000;
+    ri->downAfter = master ? master->downAfter : stun.defaultDownAfter;
     ri->quorum = 2;
-    ri->failoverTimeout = 180000;
+    ri->failoverTimeout = stun.defaultFailoverTimeout;
     ri->parallelSyncs = 1;
     ri->slavePriority = 100;
     ri->roleReported = flags & SRI_SLAVE ? SRI_SLAVE : SRI_MASTER;
@@ -348,12 +361,26 @@ void instFree(SInst *ri) {
     linkFree(ri->pc);
     xfree(ri->name);
     xfree(ri->ip);
+    xfree(ri->host);
     xfree(ri->authPass);
     xfree(ri->authUser);
     xfree(ri->slaveMasterHost);
     xfree(ri->leader);
     xfree(ri->pendingSwitchIp);
+    xfree(ri->notificationScript);
+    xfree(ri->clientReconfigScript);
+    for (int i = 0; i < ri->nrenames * 2; i++)
+        xfree(ri->renames[i]);
+    xfree(ri->renames);
+    sdsFree(ri->info);
     xfree(ri);
+}
+
+const char *sentinelMapCommand(const SInst *ri, const char *cmd) {
+    const SInst *m = ri->master ? ri->master : ri;
+    for (int i = 0; i < m->nrenames; i++)
+        if (!strcasecmp(m->renames[2 * i], cmd)) return m->renames[2 * i + 1];
+    return cmd;
 }
 
 SInst *masterByName(const char *name) {
@@ -379,17 +406,16 @@ static void instAppend(SInst ***arr, int *n, SInst *ri) {
     (*arr)[(*n)++] = ri;
 }
 
-static void instRemoveAt(SInst **arr, int *n, int i) {
+void sentinelInstRemoveAt(SInst **arr, int *n, int i) {
     memmove(arr + i, arr + i + 1, sizeof(SInst *) * (size_t)(*n - i - 1));
     (*n)--;
 }
 
-static void resetMasterKeepSentinels(SInst *m);
 static void switchMaster(SInst *m, const char *ip, int port);
-static SInst *selectSlave(SInst *m, long long now);
+SInst *sentinelSelectSlave(SInst *m, long long now);
 static void sendTransaction(SInst *ri, const char *host, const char *port);
 
-static const char *instTypeName(const SInst *ri) {
+const char *sentinelInstTypeName(const SInst *ri) {
     return ri->flags & SRI_MASTER ? "master" : ri->flags & SRI_SLAVE ? "slave" : "sentinel";
 }
 
@@ -397,26 +423,42 @@ static const char *instTypeName(const SInst *ri) {
  * as Redis's sentinelEvent: with ri (fmt "%@") the message starts with
  * "<type> <name> <ip> <port>" and, for a non-master, "@ <master> <ip>
  * <port>" follows; then the rest of fmt. */
-static void sentinelPublish(const char *channel, const char *msg);
 
-static void sentinelEvent(int level, const char *type, SInst *ri, const char *fmt, ...) {
+static void eventV(int level, const char *type, SInst *ri, int prefix, const char *fmt, va_list ap) {
     char msg[1024];
     size_t off = 0;
     msg[0] = '\0';
-    if (ri) {
-        off = (size_t)snprintf(msg, sizeof(msg), "%s %s %s %d", instTypeName(ri), ri->name, ri->ip, ri->port);
+    if (ri && prefix) {
+        off = (size_t)snprintf(msg, sizeof(msg), "%s %s %s %d", sentinelInstTypeName(ri), ri->name,
+                               sentinelAnnounceHost(ri), ri->port);
         if (ri->master && off < sizeof(msg))
             off += (size_t)snprintf(msg + off, sizeof(msg) - off, " @ %s %s %d", ri->master->name,
-                                    ri->master->ip, ri->master->port);
+                                    sentinelAnnounceHost(ri->master), ri->master->port);
     }
-    if (fmt && off < sizeof(msg)) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg + off, sizeof(msg) - off, fmt, ap);
-        va_end(ap);
-    }
+    if (fmt && off < sizeof(msg)) vsnprintf(msg + off, sizeof(msg) - off, fmt, ap);
     serverLog(level, "%s %s", type, msg);
+    if (level == LL_DEBUG) return; /* logged only, as Redis's */
     sentinelPublish(type, msg);
+    if (level == LL_WARNING && ri) {
+        SInst *m = ri->flags & SRI_MASTER ? ri : ri->master;
+        if (m && m->notificationScript) sentinelScheduleScript(m->notificationScript, type, msg, (const char *)NULL);
+    }
+}
+
+void sentinelEvent(int level, const char *type, SInst *ri, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    eventV(level, type, ri, 1, fmt, ap);
+    va_end(ap);
+}
+
+/* As sentinelEvent, but the text is fmt alone: ri only chooses the
+ * notification script (Redis's events whose format has no "%@"). */
+void sentinelEventAbout(int level, const char *type, SInst *ri, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    eventV(level, type, ri, 0, fmt, ap);
+    va_end(ap);
 }
 
 /* ---------------------------------------------------------------------
@@ -433,6 +475,8 @@ static void pingReply(SInst *ri, RVal *r, void *priv) {
         ri->lastAvail = now;
         ri->actPing = 0;
     }
+    if ((ri->flags & SRI_MASTER_REBOOT) && r->type == '+' && !strncmp(r->str, "PONG", 4))
+        ri->flags &= ~SRI_MASTER_REBOOT;
 }
 
 static void ignoreReply(SInst *ri, RVal *r, void *priv) {}
@@ -463,9 +507,17 @@ static void infoReply(SInst *ri, RVal *r, void *priv) {
     const char *info = r->str;
     long long now = mstime();
     ri->infoRefresh = now;
+    sdsFree(ri->info);
+    ri->info = sdsNewLen(r->str, r->len);
     char v[256];
     if (infoField(info, "run_id", v, sizeof(v)) && strlen(v) == 40) {
-        if (ri->runid[0] && strcmp(ri->runid, v)) sentinelEvent(LL_NOTICE, "+reboot", ri, "%s", "");
+        if (ri->runid[0] && strcmp(ri->runid, v)) {
+            sentinelEvent(LL_NOTICE, "+reboot", ri, "%s", "");
+            if ((ri->flags & SRI_MASTER) && ri->rebootDownAfter) {
+                ri->flags |= SRI_MASTER_REBOOT;
+                ri->rebootSince = now;
+            }
+        }
         memcpy(ri->runid, v, 41);
     }
     int role = 0;
@@ -491,8 +543,11 @@ static void infoReply(SInst *ri, RVal *r, void *priv) {
             ip[n] = '\0';
             port = atoi(pp + 5);
             if (port <= 0 || !ip[0]) continue;
-            if (!slaveByAddr(ri, ip, port)) {
+            char rip[64];
+            if (sentinelResolve(ip, rip, sizeof(rip)) != 0) continue;
+            if (!slaveByAddr(ri, rip, port)) {
                 SInst *s = instCreate(SRI_SLAVE, NULL, ip, port, ri);
+                if (!s) continue;
                 instAppend(&ri->slaves, &ri->nslaves, s);
                 sentinelEvent(LL_NOTICE, "+slave", s, "%s", "");
                 changed = 1;
@@ -511,7 +566,7 @@ static void infoReply(SInst *ri, RVal *r, void *priv) {
         snprintf(port, sizeof(port), "%d", ri->master->port);
         ri->reconfSentTime = now;
         sentinelEvent(LL_WARNING, "+convert-to-slave", ri, "%s", "");
-        sendTransaction(ri, ri->master->ip, port);
+        sendTransaction(ri, sentinelAnnounceHost(ri->master), port);
     }
     if (ri->flags & SRI_SLAVE) {
         if (infoField(info, "master_link_down_since_seconds", v, sizeof(v)))
@@ -538,7 +593,6 @@ static void infoReply(SInst *ri, RVal *r, void *priv) {
 /* A hello message "ip,port,runid,epoch,mname,mip,mport,mepoch" about a
  * master this sentinel monitors: adds or updates the sender; from
  * another sentinel (not itself). */
-static int parseLL(const char *s, long long *out);
 
 /* A decimal epoch without sign or overflow: 0, or -1. */
 static int parseEpoch(const char *s, unsigned long long *out) {
@@ -551,7 +605,7 @@ static int parseEpoch(const char *s, unsigned long long *out) {
     return 0;
 }
 
-static void processHello(const char *hello, size_t len) {
+void sentinelProcessHello(const char *hello, size_t len) {
     char buf[512];
     if (len >= sizeof(buf)) return;
     memcpy(buf, hello, len);
@@ -569,7 +623,7 @@ static void processHello(const char *hello, size_t len) {
     unsigned long long epoch, mepoch;
     /* Malformed fields: the message is ignored, as Redis ignores one whose
      * token count is wrong. */
-    if (parseLL(tok[1], &port) || port <= 0 || port > 65535 || parseLL(tok[6], &mport) || mport <= 0 ||
+    if (sentinelParseLL(tok[1], &port) || port <= 0 || port > 65535 || sentinelParseLL(tok[6], &mport) || mport <= 0 ||
         mport > 65535 || parseEpoch(tok[3], &epoch) || parseEpoch(tok[7], &mepoch) || strlen(runid) != 40)
         return;
     SInst *m = masterByName(mname);
@@ -577,9 +631,13 @@ static void processHello(const char *hello, size_t len) {
     if (!strcmp(runid, sentinel.myid)) return;
     /* A newer configuration of the primary: follow it (a failover of ours
      * in an older epoch is dropped by the switch). */
-    if (mepoch > m->configEpoch && (m->port != mport || strcmp(m->ip, mip))) {
-        sentinelEvent(LL_WARNING, "+config-update-from", NULL, "sentinel %s %s %d @ %s %s %d", runid, ip,
-                      port, m->name, m->ip, m->port);
+    char mipResolved[64], ipResolved[64];
+    if (sentinelResolve(mip, mipResolved, sizeof(mipResolved)) != 0 ||
+        sentinelResolve(ip, ipResolved, sizeof(ipResolved)) != 0)
+        return; /* as Redis: an address it cannot resolve is not used */
+    if (mepoch > m->configEpoch && (m->port != mport || strcmp(m->ip, mipResolved))) {
+        sentinelEvent(LL_WARNING, "+config-update-from", NULL, "sentinel %s %s %lld @ %s %s %d", runid, ip,
+                      port, m->name, sentinelAnnounceHost(m), m->port);
         m->configEpoch = mepoch;
         /* switched by the timer: this runs on one of m's links */
         xfree(m->pendingSwitchIp);
@@ -594,26 +652,27 @@ static void processHello(const char *hello, size_t len) {
         /* Same address, other run id: a restarted sentinel. */
         for (int i = 0; i < m->nsentinels; i++) {
             SInst *o = m->sentinels[i];
-            if (o->port == port && !strcmp(o->ip, ip)) {
-                sentinelEvent(LL_NOTICE, "-dup-sentinel", o, " #duplicate of %s:%d or %s", ip, port, runid);
+            if (o->port == port && !strcmp(o->ip, ipResolved)) {
+                sentinelEvent(LL_NOTICE, "-dup-sentinel", o, " #duplicate of %s:%lld or %s", ip, port, runid);
                 instFree(o);
-                instRemoveAt(m->sentinels, &m->nsentinels, i);
+                sentinelInstRemoveAt(m->sentinels, &m->nsentinels, i);
                 break;
             }
         }
         si = instCreate(SRI_SENTINEL, runid, ip, (int)port, m); /* named by run id, as Redis's */
+        if (!si) return;
         memcpy(si->runid, runid, 41);
         instAppend(&m->sentinels, &m->nsentinels, si);
         sentinelEvent(LL_NOTICE, "+sentinel", si, "%s", "");
         if (epoch > sentinel.currentEpoch) {
             sentinel.currentEpoch = epoch;
-            sentinelEvent(LL_WARNING, "+new-epoch", NULL, "%llu", epoch);
+            sentinelEventAbout(LL_WARNING, "+new-epoch", m, "%llu", epoch);
         }
         sentinelFlushConfig();
     } else if (epoch > sentinel.currentEpoch) {
         sentinel.currentEpoch = epoch;
         sentinelFlushConfig();
-        sentinelEvent(LL_WARNING, "+new-epoch", NULL, "%llu", epoch);
+        sentinelEventAbout(LL_WARNING, "+new-epoch", m, "%llu", epoch);
     }
     si->lastHelloRecv = mstime();
 }
@@ -623,7 +682,7 @@ void sentinelPubsubMessage(SInst *ri, RVal *msg) {
     RVal *kind = msg->elem[0], *payload = msg->elem[2];
     if (kind->type != '$' || !kind->str || strcmp(kind->str, "message")) return;
     if (payload->type != '$' || !payload->str) return;
-    processHello(payload->str, payload->len);
+    sentinelProcessHello(payload->str, payload->len);
 }
 
 static const char *announceIp(SInst *ri, char *buf, size_t len) {
@@ -639,7 +698,7 @@ static const char *announceIp(SInst *ri, char *buf, size_t len) {
 /* Where m's primary is now: the promoted replica once the failover
  * reconfigures the others (as Redis's sentinelGetCurrentMasterAddress),
  * else m itself. */
-static const SInst *currentMasterAddr(const SInst *m) {
+const SInst *sentinelCurrentMasterAddr(const SInst *m) {
     if (m->promoted && m->failoverState >= FO_RECONF_SLAVES) return m->promoted;
     return m;
 }
@@ -650,10 +709,10 @@ static void sendHello(SInst *ri) {
     const char *ip = announceIp(ri, ipbuf, sizeof(ipbuf));
     if (!ip || !ri->cc->connected) return;
     char payload[512];
-    const SInst *cur = currentMasterAddr(m);
+    const SInst *cur = sentinelCurrentMasterAddr(m);
     snprintf(payload, sizeof(payload), "%s,%d,%s,%llu,%s,%s,%d,%llu", ip,
              sentinel.announcePort ? sentinel.announcePort : sentinel.port, sentinel.myid,
-             sentinel.currentEpoch, m->name, cur->ip, cur->port, m->configEpoch);
+             sentinel.currentEpoch, m->name, sentinelAnnounceHost(cur), cur->port, m->configEpoch);
     const char *argv[3] = {"PUBLISH", "__sentinel__:hello", payload};
     linkCommand(ri->cc, ignoreReply, NULL, 3, argv);
     ri->lastHelloSent = mstime();
@@ -689,12 +748,20 @@ static void reconnectInstance(SInst *ri, long long now) {
         if (now - l->lastReconnect < 1000) continue;
         l->lastReconnect = now;
         if (linkConnect(l, ri->ip, ri->port) != 0) continue;
-        if (!(ri->flags & SRI_SENTINEL) && m->authPass) {
-            if (m->authUser) {
-                const char *a[3] = {"AUTH", m->authUser, m->authPass};
+        /* data nodes: the primary's auth-user/auth-pass; other sentinels:
+         * sentinel-user/sentinel-pass (as Redis's sentinelSendAuthIfNeeded) */
+        const char *user = m->authUser, *pass = m->authPass;
+        if (ri->flags & SRI_SENTINEL) {
+            /* without sentinel-pass, our own requirepass (Redis's compatibility rule) */
+            user = sentinel.sentinelPass ? sentinel.sentinelUser : NULL;
+            pass = sentinel.sentinelPass ? sentinel.sentinelPass : sentinel.requirepass;
+        }
+        if (pass) {
+            if (user) {
+                const char *a[3] = {"AUTH", user, pass};
                 linkCommand(l, ignoreReply, NULL, 3, a);
             } else {
-                const char *a[2] = {"AUTH", m->authPass};
+                const char *a[2] = {"AUTH", pass};
                 linkCommand(l, ignoreReply, NULL, 2, a);
             }
         }
@@ -715,11 +782,13 @@ static void reconnectInstance(SInst *ri, long long now) {
     }
 }
 
-static void periodicInstance(SInst *ri, long long now) {
+/* One instance's timer work: links, PING, INFO and hello; and, unless
+ * act is 0 (TILT), its subjective-down state. */
+static void periodicInstance(SInst *ri, long long now, int act) {
     reconnectInstance(ri, now);
     SLink *cc = ri->cc;
     if (cc->conn && cc->pending < 100) {
-        long long infoPeriod = 10000;
+        long long infoPeriod = stun.infoPeriod;
         if ((ri->flags & SRI_SLAVE) && (ri->master->flags & (SRI_O_DOWN | SRI_FAILOVER_IN_PROGRESS)))
             infoPeriod = 1000;
         if (!(ri->flags & SRI_SENTINEL) && (!ri->infoRefresh || now - ri->infoRefresh > infoPeriod) &&
@@ -733,7 +802,7 @@ static void periodicInstance(SInst *ri, long long now) {
                 }
             }
         }
-        long long pingPeriod = ri->downAfter < 1000 ? ri->downAfter : 1000;
+        long long pingPeriod = ri->downAfter < stun.pingPeriod ? ri->downAfter : stun.pingPeriod;
         if (!ri->pingSentAt && now - ri->lastPingSent > pingPeriod) {
             const char *a[1] = {"PING"};
             ri->pingSentAt = now;
@@ -741,11 +810,11 @@ static void periodicInstance(SInst *ri, long long now) {
             if (!ri->actPing) ri->actPing = now;
             linkCommand(cc, pingReply, NULL, 1, a);
         }
-        if (now - ri->lastHelloSent > 2000) sendHello(ri);
+        if (now - ri->lastHelloSent > stun.publishPeriod) sendHello(ri);
     }
     /* A link silent for long with a PING pending is dropped: it reconnects. */
     if (cc->conn && cc->connected && ri->pingSentAt && now - ri->pingSentAt > ri->downAfter / 2 &&
-        now - cc->connectedAt > ri->downAfter / 2) {
+        now - cc->connectedAt > stun.minLinkReconnectPeriod) {
         cc->lastReconnect = 0;
         ri->pingSentAt = 0;
         /* linkFree/Create to drop its callbacks too */
@@ -754,6 +823,7 @@ static void periodicInstance(SInst *ri, long long now) {
         ri->cc = cc = n;
         ri->flags &= ~SRI_INFO_PENDING;
     }
+    if (!act) return;
     /* subjective down */
     /* As Redis: how long the oldest PING has gone without a valid reply;
      * with none pending, how long since the last valid one while the link
@@ -765,8 +835,10 @@ static void periodicInstance(SInst *ri, long long now) {
         elapsed = now - ri->lastAvail;
     int down = elapsed > ri->downAfter;
     if ((ri->flags & SRI_MASTER) && ri->roleReported == SRI_SLAVE &&
-        now - ri->roleReportedTime > ri->downAfter + 20000)
+        now - ri->roleReportedTime > ri->downAfter + stun.infoPeriod * 2)
         down = 1;
+    /* rebooted and not answering PONG for master-reboot-down-after-period */
+    if ((ri->flags & SRI_MASTER_REBOOT) && now - ri->rebootSince > ri->rebootDownAfter) down = 1;
     if (down && !(ri->flags & SRI_S_DOWN)) {
         ri->flags |= SRI_S_DOWN;
         ri->sdownSince = now;
@@ -783,7 +855,7 @@ static void checkObjectivelyDown(SInst *m, long long now) {
         votes = 1;
         for (int i = 0; i < m->nsentinels; i++) {
             SInst *s = m->sentinels[i];
-            if (now - s->lastMasterDownReply > 5000) s->flags &= ~SRI_MASTER_DOWN;
+            if (now - s->lastMasterDownReply > stun.askPeriod * 5) s->flags &= ~SRI_MASTER_DOWN;
             if (s->flags & SRI_MASTER_DOWN) votes++;
         }
         if (votes >= m->quorum) odown = 1;
@@ -797,7 +869,7 @@ static void checkObjectivelyDown(SInst *m, long long now) {
         sentinelEvent(LL_WARNING, "-odown", m, "%s", "");
     }
     /* Ask the others while we think it is down (once a second). */
-    if ((m->flags & SRI_S_DOWN) && now - m->lastIsDownAsk >= 1000) {
+    if ((m->flags & SRI_S_DOWN) && now - m->lastIsDownAsk >= stun.askPeriod) {
         m->lastIsDownAsk = now;
         char port[16], epoch[32];
         snprintf(port, sizeof(port), "%d", m->port);
@@ -806,7 +878,7 @@ static void checkObjectivelyDown(SInst *m, long long now) {
         for (int i = 0; i < m->nsentinels; i++) {
             SInst *s = m->sentinels[i];
             if (!s->cc->connected) continue;
-            const char *a[6] = {"SENTINEL", "is-master-down-by-addr", m->ip, port, epoch, who};
+            const char *a[6] = {"SENTINEL", "is-master-down-by-addr", sentinelAnnounceHost(m), port, epoch, who};
             linkCommand(s->cc, isDownReply, NULL, 6, a);
         }
     } else if (!(m->flags & SRI_S_DOWN)) {
@@ -815,9 +887,7 @@ static void checkObjectivelyDown(SInst *m, long long now) {
     }
 }
 
-static void shutdownSentinel(void);
 static volatile sig_atomic_t shutdownAsked;
-static void voteLeader(SInst *m, unsigned long long reqEpoch, const char *runid);
 
 /* ---------------------------------------------------------------------
  * Failover (Redis's sentinelFailoverStateMachine, same order of events)
@@ -846,7 +916,7 @@ static void startFailoverIfNeeded(SInst *m, long long now) {
     sentinel.currentEpoch++;
     m->failoverEpoch = sentinel.currentEpoch;
     m->flags |= SRI_FAILOVER_IN_PROGRESS;
-    sentinelEvent(LL_WARNING, "+new-epoch", NULL, "%llu", sentinel.currentEpoch);
+    sentinelEventAbout(LL_WARNING, "+new-epoch", m, "%llu", sentinel.currentEpoch);
     sentinelEvent(LL_WARNING, "+try-failover", m, "%s", "");
     m->failoverState = FO_WAIT_START;
     m->failoverStartTime = now + (long long)(randNext() % 1000);
@@ -878,7 +948,7 @@ static const char *getLeader(SInst *m, unsigned long long epoch) {
     int best = 0;
     for (int j = 0; j < n; j++)
         if (votes[j] > best) best = votes[j], winner = ids[j];
-    voteLeader(m, epoch, winner ? winner : sentinel.myid);
+    sentinelVoteLeader(m, epoch, winner ? winner : sentinel.myid);
     const char *mine = m->leader && m->leaderEpoch == epoch ? m->leader : NULL;
     if (mine) {
         int j;
@@ -903,7 +973,7 @@ static int slaveCmp(const void *a, const void *b) {
     return strcasecmp(x->runid, y->runid);
 }
 
-static SInst *selectSlave(SInst *m, long long now) {
+SInst *sentinelSelectSlave(SInst *m, long long now) {
     SInst *cand[256];
     int n = 0;
     long long maxLinkDown = ((m->flags & SRI_S_DOWN) ? now - m->sdownSince : 0) + m->downAfter * 10;
@@ -945,31 +1015,38 @@ static void sendTransaction(SInst *ri, const char *host, const char *port) {
 /* The primary m now lives at ip:port: its replicas are the old ones (but
  * the new primary) and the old primary; links restart. */
 static void switchMaster(SInst *m, const char *ip, int port) {
-    char oldIp[128];
+    char oldHost[256], oldShown[256], newIp[64];
     int oldPort = m->port;
-    snprintf(oldIp, sizeof(oldIp), "%s", m->ip);
-    sentinelEvent(LL_WARNING, "+switch-master", NULL, "%s %s %d %s %d", m->name, oldIp, oldPort, ip, port);
-    char(*addrs)[130] = xcalloc(sizeof(*addrs) * (size_t)(m->nslaves + 1));
+    if (sentinelResolve(ip, newIp, sizeof(newIp)) != 0) return;
+    snprintf(oldHost, sizeof(oldHost), "%s", m->host);
+    snprintf(oldShown, sizeof(oldShown), "%s", sentinelAnnounceHost(m));
+    int sameAddr = oldPort == port && !strcmp(m->ip, newIp);
+    char(*addrs)[256] = xcalloc(sizeof(*addrs) * (size_t)(m->nslaves + 1));
     int *ports = xcalloc(sizeof(int) * (size_t)(m->nslaves + 1));
     int n = 0;
     for (int i = 0; i < m->nslaves; i++) {
         SInst *s = m->slaves[i];
-        if (s->port == port && !strcmp(s->ip, ip)) continue;
-        snprintf(addrs[n], sizeof(addrs[n]), "%s", s->ip);
+        if (s->port == port && !strcmp(s->ip, newIp)) continue;
+        snprintf(addrs[n], sizeof(addrs[n]), "%s", s->host);
         ports[n++] = s->port;
     }
-    if (!(oldPort == port && !strcmp(oldIp, ip))) {
-        snprintf(addrs[n], sizeof(addrs[n]), "%s", oldIp);
+    if (!sameAddr) {
+        snprintf(addrs[n], sizeof(addrs[n]), "%s", oldHost);
         ports[n++] = oldPort;
     }
     unsigned long long cfgEpoch = m->configEpoch;
-    resetMasterKeepSentinels(m);
+    sentinelResetMasterKeepSentinels(m);
     m->configEpoch = cfgEpoch;
     xfree(m->ip);
-    m->ip = xstrdup(ip);
+    xfree(m->host);
+    m->ip = xstrdup(newIp);
+    m->host = xstrdup(ip);
+    sentinelEventAbout(LL_WARNING, "+switch-master", m, "%s %s %d %s %d", m->name, oldShown, oldPort,
+                       sentinelAnnounceHost(m), port);
     m->port = port;
     for (int i = 0; i < n; i++) {
         SInst *s = instCreate(SRI_SLAVE, NULL, addrs[i], ports[i], m);
+        if (!s) continue;
         instAppend(&m->slaves, &m->nslaves, s);
         sentinelEvent(LL_NOTICE, "+slave", s, "%s", "");
     }
@@ -985,18 +1062,21 @@ static void failoverStateMachine(SInst *m, long long now) {
         if (now < m->failoverStartTime) return;
         const char *leader = getLeader(m, m->failoverEpoch);
         if ((!leader || strcmp(leader, sentinel.myid)) && !(m->flags & SRI_FORCE_FAILOVER)) {
-            if (now - m->failoverStartTime > (m->failoverTimeout < 10000 ? m->failoverTimeout : 10000)) {
+            long long electionTimeout =
+                m->failoverTimeout < stun.electionTimeout ? m->failoverTimeout : stun.electionTimeout;
+            if (now - m->failoverStartTime > electionTimeout) {
                 abortFailover(m, "-failover-abort-not-elected");
                 m->failoverStartTime = now;
             }
             return;
         }
         sentinelEvent(LL_WARNING, "+elected-leader", m, "%s", "");
+        sentinelSimFailureMaybeCrash(SIMFAIL_CRASH_AFTER_ELECTION);
         setFailoverState(m, FO_SELECT_SLAVE, "+failover-state-select-slave", NULL);
         break;
     }
     case FO_SELECT_SLAVE: {
-        SInst *s = selectSlave(m, now);
+        SInst *s = sentinelSelectSlave(m, now);
         if (!s) {
             abortFailover(m, "-failover-abort-no-good-slave");
             return;
@@ -1023,7 +1103,10 @@ static void failoverStateMachine(SInst *m, long long now) {
             m->configEpoch = m->failoverEpoch;
             sentinelEvent(LL_WARNING, "+promoted-slave", m->promoted, "%s", "");
             sentinelFlushConfig();
+            sentinelSimFailureMaybeCrash(SIMFAIL_CRASH_AFTER_PROMOTION);
             setFailoverState(m, FO_RECONF_SLAVES, "+failover-state-reconf-slaves", NULL);
+            sentinelCallReconfScript(m, 1, "start", sentinelAnnounceHost(m), m->port,
+                                     sentinelAnnounceHost(m->promoted), m->promoted->port);
         } else if (now - m->failoverStateChangeTime > m->failoverTimeout) {
             abortFailover(m, "-failover-abort-slave-timeout");
         }
@@ -1042,7 +1125,7 @@ static void failoverStateMachine(SInst *m, long long now) {
             SInst *s = m->slaves[i];
             if (s == m->promoted || (s->flags & (SRI_RECONF_SENT | SRI_RECONF_DONE))) continue;
             if (!s->cc->connected || (s->flags & SRI_S_DOWN)) continue;
-            sendTransaction(s, m->promoted->ip, port);
+            sendTransaction(s, sentinelAnnounceHost(m->promoted), port);
             s->flags |= SRI_RECONF_SENT;
             s->reconfSentTime = now;
             sentinelEvent(LL_NOTICE, "+slave-reconf-sent", s, "%s", "");
@@ -1052,13 +1135,16 @@ static void failoverStateMachine(SInst *m, long long now) {
         for (int i = 0; i < m->nslaves; i++) {
             SInst *s = m->slaves[i];
             if (!(s->flags & SRI_RECONF_SENT)) continue;
-            if (s->slaveMasterHost && !strcmp(s->slaveMasterHost, m->promoted->ip) &&
+            if (s->slaveMasterHost &&
+                (!strcmp(s->slaveMasterHost, m->promoted->ip) || !strcmp(s->slaveMasterHost, m->promoted->host)) &&
                 s->slaveMasterPort == m->promoted->port && s->masterLinkUp &&
                 s->infoRefresh > s->reconfSentTime) {
                 s->flags = (s->flags & ~SRI_RECONF_SENT) | SRI_RECONF_DONE;
                 sentinelEvent(LL_NOTICE, "+slave-reconf-done", s, "%s", "");
-            } else if (now - s->reconfSentTime > m->failoverTimeout) {
+            } else if (now - s->reconfSentTime > stun.slaveReconfTimeout) {
+                /* as Redis: given up on after slave-reconf-timeout */
                 s->flags = (s->flags & ~SRI_RECONF_SENT) | SRI_RECONF_DONE;
+                sentinelEvent(LL_NOTICE, "-slave-reconf-sent-timeout", s, "%s", "");
             }
         }
         /* replicas that are down are left for later (as Redis does) */
@@ -1076,7 +1162,7 @@ static void failoverStateMachine(SInst *m, long long now) {
     }
     case FO_UPDATE_CONFIG: {
         char ip[128];
-        snprintf(ip, sizeof(ip), "%s", m->promoted->ip);
+        snprintf(ip, sizeof(ip), "%s", m->promoted->host);
         int port = m->promoted->port;
         m->flags &= ~SRI_FAILOVER_IN_PROGRESS;
         m->failoverState = FO_NONE;
@@ -1089,294 +1175,45 @@ static void failoverStateMachine(SInst *m, long long now) {
 
 static long long sentinelTimer(EventLoop *loop, long long id, void *data) {
     long long now = mstime();
-    if (shutdownAsked) shutdownSentinel();
-    /* TILT: the clock jumped or the process stalled (> 2 s between runs). */
-    if (sentinel.prevTimer && (now - sentinel.prevTimer < 0 || now - sentinel.prevTimer > 2000)) {
-        sentinel.tilt = 1;
-        sentinelEvent(LL_WARNING, "+tilt", NULL, "#tilt mode entered");
-        for (int i = 0; i < sentinel.nmasters; i++) {
-            sentinel.masters[i]->lastAvail = now;
-            sentinel.masters[i]->actPing = 0;
-        }
-    }
-    sentinel.prevTimer = now;
+    if (shutdownAsked) sentinelShutdown();
+    /* TILT (sentinel_tilt.c): monitor, but do not act. */
+    int act = !sentinelTiltCheck(now);
     for (int i = 0; i < sentinel.nmasters; i++) {
         SInst *m = sentinel.masters[i];
-        periodicInstance(m, now);
+        periodicInstance(m, now, act);
         for (int j = 0; j < m->nslaves; j++)
-            periodicInstance(m->slaves[j], now);
+            periodicInstance(m->slaves[j], now, act);
         for (int j = 0; j < m->nsentinels; j++)
-            periodicInstance(m->sentinels[j], now);
+            periodicInstance(m->sentinels[j], now, act);
         if (m->pendingSwitchIp) {
             char *ip = m->pendingSwitchIp;
+            char oldIp[128];
+            int oldPort = m->port;
+            snprintf(oldIp, sizeof(oldIp), "%s", sentinelAnnounceHost(m));
             m->pendingSwitchIp = NULL;
             switchMaster(m, ip, m->pendingSwitchPort);
+            sentinelCallReconfScript(m, 0, "start", oldIp, oldPort, sentinelAnnounceHost(m), m->port);
             xfree(ip);
         }
-        if (!sentinel.tilt) {
+        if (act) {
             checkObjectivelyDown(m, now);
             startFailoverIfNeeded(m, now);
             failoverStateMachine(m, now);
         }
     }
-    if (sentinel.tilt) sentinel.tilt = 0;
+    sentinelScriptsTimer();
+    sentinelStatsSample(now);
+    sentinelClientsResume();
     return 100;
 }
 
-/* ---------------------------------------------------------------------
- * Clients
- * ------------------------------------------------------------------- */
-
-typedef struct SClient {
-    Connection *conn;
-    sds qbuf, obuf;
-    int authed;
-    int closeAfterReply;
-    sds *channels;
-    int nchannels;
-    sds *patterns;
-    int npatterns;
-    struct SClient *next;
-} SClient;
-
-static SClient *clients;
-static Listener sentinelListener = {
-    .name = "tcp", .type = &connTcpType, .proto = &respProtocol, .encoder = &respEncoder};
-static EventLoop *loop;
-
-static void sclientWritable(EventLoop *el, int fd, void *data, int mask);
-
-static void sclientFree(SClient *c) {
-    SClient **pp = &clients;
-    while (*pp && *pp != c)
-        pp = &(*pp)->next;
-    if (*pp) *pp = c->next;
-    connClose(c->conn);
-    sdsFree(c->qbuf);
-    sdsFree(c->obuf);
-    for (int i = 0; i < c->nchannels; i++)
-        sdsFree(c->channels[i]);
-    for (int i = 0; i < c->npatterns; i++)
-        sdsFree(c->patterns[i]);
-    xfree(c->channels);
-    xfree(c->patterns);
-    xfree(c);
-    sentinel.nclients--;
-}
-
-/* Writes what it can of c's output; 0, or -1 when c was freed. */
-static int sclientFlush(SClient *c) {
-    while (sdsLen(c->obuf)) {
-        long n = connWrite(c->conn, c->obuf, sdsLen(c->obuf));
-        if (n < 0 && errno == EAGAIN) break;
-        if (n <= 0) {
-            sclientFree(c);
-            return -1;
-        }
-        sdsRange(c->obuf, n, -1);
-    }
-    if (sdsLen(c->obuf)) {
-        connEventAdd(c->conn, EV_WRITABLE, sclientWritable, c);
-        return 0;
-    }
-    if (connEventMask(c->conn) & EV_WRITABLE) connEventDel(c->conn, EV_WRITABLE);
-    if (c->closeAfterReply) {
-        sclientFree(c);
-        return -1;
-    }
-    return 0;
-}
-
-static void sclientWritable(EventLoop *el, int fd, void *data, int mask) { sclientFlush(data); }
-
-static void addRaw(SClient *c, const char *s) { c->obuf = sdsCat(c->obuf, s); }
-static void addStatus(SClient *c, const char *s) { c->obuf = sdsCatPrintf(c->obuf, "+%s\r\n", s); }
-static void addError(SClient *c, const char *s) { c->obuf = sdsCatPrintf(c->obuf, "-%s\r\n", s); }
-static void addLL(SClient *c, long long v) { c->obuf = sdsCatPrintf(c->obuf, ":%lld\r\n", v); }
-static void addArray(SClient *c, long n) { c->obuf = sdsCatPrintf(c->obuf, "*%ld\r\n", n); }
-static void addNullArray(SClient *c) { addRaw(c, "*-1\r\n"); }
-static void addBulkLen(SClient *c, const char *p, size_t n) {
-    c->obuf = sdsCatPrintf(c->obuf, "$%zu\r\n", n);
-    c->obuf = sdsCatLen(c->obuf, p, n);
-    c->obuf = sdsCatLen(c->obuf, "\r\n", 2);
-}
-static void addBulk(SClient *c, const char *s) { addBulkLen(c, s, strlen(s)); }
-static void addBulkLL(SClient *c, long long v) {
-    char b[32];
-    snprintf(b, sizeof(b), "%lld", v);
-    addBulk(c, b);
-}
-
-static void sentinelPublish(const char *channel, const char *msg) {
-    for (SClient *c = clients; c; c = c->next) {
-        for (int i = 0; i < c->nchannels; i++) {
-            if (strcmp(c->channels[i], channel)) continue;
-            addArray(c, 3);
-            addBulk(c, "message");
-            addBulk(c, channel);
-            addBulk(c, msg);
-        }
-        for (int i = 0; i < c->npatterns; i++) {
-            if (!globMatch(c->patterns[i], sdsLen(c->patterns[i]), channel, strlen(channel), 0)) continue;
-            addArray(c, 4);
-            addBulk(c, "pmessage");
-            addBulk(c, c->patterns[i]);
-            addBulk(c, channel);
-            addBulk(c, msg);
-        }
-    }
-    /* flushed before sleeping (beforeSleep) */
-}
-
-/* --- SENTINEL replies about instances --- */
-
-static const char *flagsString(const SInst *ri, char *buf, size_t len) {
-    snprintf(buf, len, "%s%s%s%s%s", instTypeName(ri), ri->flags & SRI_S_DOWN ? ",s_down" : "",
-             ri->flags & SRI_O_DOWN ? ",o_down" : "",
-             (ri->flags & SRI_SENTINEL) && (ri->flags & SRI_MASTER_DOWN) ? ",master_down" : "",
-             ri->cc->conn && ri->cc->connected ? "" : ",disconnected");
-    return buf;
-}
-
-static void addInstance(SClient *c, SInst *ri) {
-    long long now = mstime();
-    char fl[128];
-    sds body = c->obuf;
-    c->obuf = sdsEmpty();
-    long fields = 0;
-#define F(k) (addBulk(c, k), fields++)
-    F("name");
-    addBulk(c, ri->name);
-    F("ip");
-    addBulk(c, ri->ip);
-    F("port");
-    addBulkLL(c, ri->port);
-    F("runid");
-    addBulk(c, ri->runid);
-    F("flags");
-    addBulk(c, flagsString(ri, fl, sizeof(fl)));
-    F("link-pending-commands");
-    addBulkLL(c, ri->cc->pending);
-    F("link-refcount");
-    addBulkLL(c, 1);
-    F("last-ping-sent");
-    addBulkLL(c, ri->actPing ? now - ri->actPing : 0);
-    F("last-ok-ping-reply");
-    addBulkLL(c, now - ri->lastAvail);
-    F("last-ping-reply");
-    addBulkLL(c, now - ri->lastPong);
-    if (ri->flags & SRI_S_DOWN) {
-        F("s-down-time");
-        addBulkLL(c, now - ri->sdownSince);
-    }
-    if (ri->flags & SRI_O_DOWN) {
-        F("o-down-time");
-        addBulkLL(c, now - ri->odownSince);
-    }
-    F("down-after-milliseconds");
-    addBulkLL(c, ri->downAfter);
-    if (ri->flags & (SRI_MASTER | SRI_SLAVE)) {
-        F("info-refresh");
-        addBulkLL(c, ri->infoRefresh ? now - ri->infoRefresh : 0);
-        F("role-reported");
-        addBulk(c, ri->roleReported == SRI_MASTER ? "master" : "slave");
-        F("role-reported-time");
-        addBulkLL(c, now - ri->roleReportedTime);
-    }
-    if (ri->flags & SRI_MASTER) {
-        F("config-epoch");
-        addBulkLL(c, (long long)ri->configEpoch);
-        F("num-slaves");
-        addBulkLL(c, ri->nslaves);
-        F("num-other-sentinels");
-        addBulkLL(c, ri->nsentinels);
-        F("quorum");
-        addBulkLL(c, ri->quorum);
-        F("failover-timeout");
-        addBulkLL(c, ri->failoverTimeout);
-        F("parallel-syncs");
-        addBulkLL(c, ri->parallelSyncs);
-    }
-    if (ri->flags & SRI_SLAVE) {
-        F("master-link-down-time");
-        addBulkLL(c, ri->masterLinkDownTime);
-        F("master-link-status");
-        addBulk(c, ri->masterLinkUp ? "ok" : "err");
-        F("master-host");
-        addBulk(c, ri->slaveMasterHost ? ri->slaveMasterHost : "?");
-        F("master-port");
-        addBulkLL(c, ri->slaveMasterPort);
-        F("slave-priority");
-        addBulkLL(c, ri->slavePriority);
-        F("slave-repl-offset");
-        addBulkLL(c, ri->slaveReplOffset);
-        F("replica-announced");
-        addBulkLL(c, ri->replicaAnnounced);
-    }
-    if (ri->flags & SRI_SENTINEL) {
-        F("last-hello-message");
-        addBulkLL(c, ri->lastHelloRecv ? now - ri->lastHelloRecv : now - ri->createdAt);
-        F("voted-leader");
-        addBulk(c, ri->leader ? ri->leader : "?");
-        F("voted-leader-epoch");
-        addBulkLL(c, (long long)ri->leaderEpoch);
-    }
-#undef F
-    sds items = c->obuf;
-    c->obuf = sdsCatPrintf(body, "*%ld\r\n", fields * 2);
-    c->obuf = sdsCatSds(c->obuf, items);
-    sdsFree(items);
-}
-
-static SInst *masterOrError(SClient *c, const char *name) {
-    SInst *m = masterByName(name);
-    if (!m) addError(c, "ERR No such master with that name");
-    return m;
-}
-
-static int parseLL(const char *s, long long *out) {
+int sentinelParseLL(const char *s, long long *out) {
     char *end;
     errno = 0;
     long long v = strtoll(s, &end, 10);
     if (!*s || *end || errno) return -1;
     *out = v;
     return 0;
-}
-
-/* SENTINEL SET name option value ... : NULL, or the option that failed. */
-static const char *sentinelSet(SInst *m, int argc, sds *argv, int *badValue) {
-    for (int i = 0; i < argc; i += 2) {
-        const char *opt = argv[i];
-        if (i + 1 >= argc) return opt;
-        const char *val = argv[i + 1];
-        long long ll = 0;
-        if (!strcasecmp(opt, "down-after-milliseconds")) {
-            if (parseLL(val, &ll) || ll <= 0) return *badValue = i + 2, opt;
-            m->downAfter = ll;
-            for (int j = 0; j < m->nslaves; j++)
-                m->slaves[j]->downAfter = ll;
-            for (int j = 0; j < m->nsentinels; j++)
-                m->sentinels[j]->downAfter = ll;
-        } else if (!strcasecmp(opt, "failover-timeout")) {
-            if (parseLL(val, &ll) || ll <= 0) return *badValue = i + 2, opt;
-            m->failoverTimeout = ll;
-        } else if (!strcasecmp(opt, "parallel-syncs")) {
-            if (parseLL(val, &ll) || ll <= 0) return *badValue = i + 2, opt;
-            m->parallelSyncs = (int)ll;
-        } else if (!strcasecmp(opt, "quorum")) {
-            if (parseLL(val, &ll) || ll <= 0) return *badValue = i + 2, opt;
-            m->quorum = (int)ll;
-        } else if (!strcasecmp(opt, "auth-pass")) {
-            xfree(m->authPass);
-            m->authPass = val[0] ? xstrdup(val) : NULL;
-        } else if (!strcasecmp(opt, "auth-user")) {
-            xfree(m->authUser);
-            m->authUser = val[0] ? xstrdup(val) : NULL;
-        } else {
-            return opt;
-        }
-    }
-    return NULL;
 }
 
 static int validName(const char *s) {
@@ -1389,30 +1226,30 @@ static int validName(const char *s) {
 const char *sentinelAddMaster(const char *name, const char *ip, const char *portS, const char *quorumS,
                               SInst **out) {
     long long port, quorum;
-    if (parseLL(quorumS, &quorum) || quorum <= 0) return "Quorum must be 1 or greater.";
-    if (parseLL(portS, &port) || port <= 0 || port > 65535) return "Invalid port number";
+    if (sentinelParseLL(quorumS, &quorum) || quorum <= 0) return "Quorum must be 1 or greater.";
+    if (sentinelParseLL(portS, &port) || port < 0 || port > 65535) return "Invalid port number.";
     if (!validName(name)) return "Invalid master name";
     if (masterByName(name)) return "Duplicate master name.";
     SInst *m = instCreate(SRI_MASTER, name, ip, (int)port, NULL);
+    if (!m) return "Can't resolve instance hostname.";
     m->quorum = (int)quorum;
     instAppend(&sentinel.masters, &sentinel.nmasters, m);
     if (out) *out = m;
     return NULL;
 }
 
-static void resetMaster(SInst *m);
-static void resetMasterKeepSentinels(SInst *m) {
+void sentinelResetMasterKeepSentinels(SInst *m) {
     SInst **sents = m->sentinels;
     int n = m->nsentinels;
     m->sentinels = NULL;
     m->nsentinels = 0;
-    resetMaster(m);
+    sentinelResetMaster(m);
     xfree(m->sentinels);
     m->sentinels = sents;
     m->nsentinels = n;
 }
 
-static void resetMaster(SInst *m) {
+void sentinelResetMaster(SInst *m) {
     for (int i = 0; i < m->nslaves; i++)
         instFree(m->slaves[i]);
     for (int i = 0; i < m->nsentinels; i++)
@@ -1433,11 +1270,11 @@ static void resetMaster(SInst *m) {
 
 /* --- the SENTINEL command --- */
 
-static void voteLeader(SInst *m, unsigned long long reqEpoch, const char *runid) {
+void sentinelVoteLeader(SInst *m, unsigned long long reqEpoch, const char *runid) {
     if (reqEpoch > sentinel.currentEpoch) {
         sentinel.currentEpoch = reqEpoch;
         sentinelFlushConfig();
-        sentinelEvent(LL_WARNING, "+new-epoch", NULL, "%llu", reqEpoch);
+        sentinelEventAbout(LL_WARNING, "+new-epoch", m, "%llu", reqEpoch);
     }
     if (m->leaderEpoch < reqEpoch && sentinel.currentEpoch <= reqEpoch) {
         xfree(m->leader);
@@ -1450,605 +1287,11 @@ static void voteLeader(SInst *m, unsigned long long reqEpoch, const char *runid)
     }
 }
 
-static void wrongArity(SClient *c, const char *name) {
-    c->obuf = sdsCatPrintf(c->obuf, "-ERR wrong number of arguments for '%s' command\r\n", name);
-}
-
-static void sentinelCommand(SClient *c, int argc, sds *argv) {
-    if (argc < 2) {
-        wrongArity(c, "sentinel");
-        return;
-    }
-    const char *sub = argv[1];
-    SInst *m;
-#define ARITY(n, exact)                                                                                      \
-    do {                                                                                                     \
-        if ((exact) ? argc != (n) : argc < (n)) {                                                            \
-            char nm[64];                                                                                     \
-            snprintf(nm, sizeof(nm), "sentinel|%s", sub);                                                    \
-            for (char *q = nm; *q; q++)                                                                      \
-                *q = (char)tolower((unsigned char)*q);                                                       \
-            wrongArity(c, nm);                                                                               \
-            return;                                                                                          \
-        }                                                                                                    \
-    } while (0)
-    if (!strcasecmp(sub, "masters")) {
-        ARITY(2, 1);
-        addArray(c, sentinel.nmasters);
-        for (int i = 0; i < sentinel.nmasters; i++)
-            addInstance(c, sentinel.masters[i]);
-    } else if (!strcasecmp(sub, "master")) {
-        ARITY(3, 1);
-        if ((m = masterOrError(c, argv[2]))) addInstance(c, m);
-    } else if (!strcasecmp(sub, "replicas") || !strcasecmp(sub, "slaves")) {
-        ARITY(3, 1);
-        if (!(m = masterOrError(c, argv[2]))) return;
-        addArray(c, m->nslaves);
-        for (int i = 0; i < m->nslaves; i++)
-            addInstance(c, m->slaves[i]);
-    } else if (!strcasecmp(sub, "sentinels")) {
-        ARITY(3, 1);
-        if (!(m = masterOrError(c, argv[2]))) return;
-        addArray(c, m->nsentinels);
-        for (int i = 0; i < m->nsentinels; i++)
-            addInstance(c, m->sentinels[i]);
-    } else if (!strcasecmp(sub, "get-master-addr-by-name")) {
-        ARITY(3, 1);
-        m = masterByName(argv[2]);
-        if (!m) {
-            addNullArray(c);
-            return;
-        }
-        const SInst *cur = currentMasterAddr(m);
-        addArray(c, 2);
-        addBulk(c, cur->ip);
-        addBulkLL(c, cur->port);
-    } else if (!strcasecmp(sub, "myid")) {
-        ARITY(2, 1);
-        addBulk(c, sentinel.myid);
-    } else if (!strcasecmp(sub, "ckquorum")) {
-        ARITY(3, 1);
-        if (!(m = masterOrError(c, argv[2]))) return;
-        int voters = m->nsentinels + 1, usable = 1;
-        for (int i = 0; i < m->nsentinels; i++)
-            if (!(m->sentinels[i]->flags & (SRI_S_DOWN | SRI_O_DOWN))) usable++;
-        if (usable < m->quorum)
-            c->obuf =
-                sdsCatPrintf(c->obuf,
-                             "-NOQUORUM %d usable Sentinels. Not enough available Sentinels to reach the "
-                             "specified quorum for this master\r\n",
-                             usable);
-        else if (usable < voters / 2 + 1)
-            c->obuf =
-                sdsCatPrintf(c->obuf,
-                             "-NOQUORUM %d usable Sentinels. Not enough available Sentinels to reach the "
-                             "majority and authorize a failover\r\n",
-                             usable);
-        else
-            c->obuf = sdsCatPrintf(c->obuf,
-                                   "+OK %d usable Sentinels. Quorum and failover authorization can be "
-                                   "reached\r\n",
-                                   usable);
-    } else if (!strcasecmp(sub, "reset")) {
-        ARITY(3, 1);
-        int n = 0;
-        for (int i = 0; i < sentinel.nmasters; i++) {
-            SInst *mm = sentinel.masters[i];
-            if (!globMatch(argv[2], sdsLen(argv[2]), mm->name, strlen(mm->name), 0)) continue;
-            resetMaster(mm);
-            sentinelEvent(LL_WARNING, "+reset-master", mm, "%s", "");
-            n++;
-        }
-        if (n) sentinelFlushConfig();
-        addLL(c, n);
-    } else if (!strcasecmp(sub, "monitor")) {
-        ARITY(6, 1);
-        const char *err = sentinelAddMaster(argv[2], argv[3], argv[4], argv[5], &m);
-        if (err) {
-            c->obuf = sdsCatPrintf(c->obuf, "-ERR %s\r\n", err);
-            return;
-        }
-        m->downAfter = 30000;
-        sentinelFlushConfig();
-        sentinelEvent(LL_WARNING, "+monitor", m, " quorum %d", m->quorum);
-        addStatus(c, "OK");
-    } else if (!strcasecmp(sub, "remove")) {
-        ARITY(3, 1);
-        if (!(m = masterOrError(c, argv[2]))) return;
-        sentinelEvent(LL_WARNING, "-monitor", m, "%s", "");
-        for (int i = 0; i < sentinel.nmasters; i++)
-            if (sentinel.masters[i] == m) instRemoveAt(sentinel.masters, &sentinel.nmasters, i);
-        instFree(m);
-        sentinelFlushConfig();
-        addStatus(c, "OK");
-    } else if (!strcasecmp(sub, "set")) {
-        ARITY(3, 0);
-        if (!(m = masterOrError(c, argv[2]))) return;
-        int bad = 0;
-        const char *opt = sentinelSet(m, argc - 3, argv + 3, &bad);
-        if (opt) {
-            if (bad)
-                c->obuf = sdsCatPrintf(c->obuf, "-ERR Invalid argument '%s' for SENTINEL SET '%s'\r\n",
-                                       argv[3 + bad - 1], opt);
-            else
-                c->obuf = sdsCatPrintf(
-                    c->obuf, "-ERR Unknown option or number of arguments for SENTINEL SET '%s'\r\n", opt);
-            return;
-        }
-        sentinelFlushConfig();
-        addStatus(c, "OK");
-    } else if (!strcasecmp(sub, "failover")) {
-        ARITY(3, 1);
-        if (!(m = masterOrError(c, argv[2]))) return;
-        if (m->flags & SRI_FAILOVER_IN_PROGRESS) {
-            addError(c, "INPROG Failover already in progress");
-            return;
-        }
-        if (!selectSlave(m, mstime())) {
-            addError(c, "NOGOODSLAVE No suitable replica to promote");
-            return;
-        }
-        sentinel.currentEpoch++;
-        m->failoverEpoch = sentinel.currentEpoch;
-        m->flags |= SRI_FAILOVER_IN_PROGRESS | SRI_FORCE_FAILOVER;
-        sentinelEvent(LL_WARNING, "+new-epoch", NULL, "%llu", sentinel.currentEpoch);
-        sentinelEvent(LL_WARNING, "+try-failover", m, "%s", "");
-        m->failoverState = FO_WAIT_START;
-        m->failoverStartTime = m->failoverStateChangeTime = mstime();
-        sentinelFlushConfig();
-        addStatus(c, "OK");
-    } else if (!strcasecmp(sub, "flushconfig")) {
-        ARITY(2, 1);
-        if (sentinelFlushConfig() == 0)
-            addStatus(c, "OK");
-        else
-            c->obuf = sdsCatPrintf(c->obuf, "-ERR Error flushing the config: %s\r\n", strerror(errno));
-    } else if (!strcasecmp(sub, "is-master-down-by-addr")) {
-        ARITY(6, 1);
-        long long port, epoch;
-        if (parseLL(argv[3], &port) || parseLL(argv[4], &epoch)) {
-            addError(c, "ERR value is not an integer or out of range");
-            return;
-        }
-        SInst *found = NULL;
-        for (int i = 0; i < sentinel.nmasters; i++)
-            if (sentinel.masters[i]->port == port && !strcmp(sentinel.masters[i]->ip, argv[2]))
-                found = sentinel.masters[i];
-        int down = found && !sentinel.tilt && (found->flags & SRI_S_DOWN) && (found->flags & SRI_MASTER);
-        if (found && down && strcmp(argv[5], "*")) voteLeader(found, (unsigned long long)epoch, argv[5]);
-        addArray(c, 3);
-        addLL(c, down);
-        addBulk(c, found && strcmp(argv[5], "*") && found->leader ? found->leader : "*");
-        addLL(c, found && strcmp(argv[5], "*") ? (long long)found->leaderEpoch : 0);
-    } else if (!strcasecmp(sub, "config")) {
-        ARITY(3, 0);
-        if (!strcasecmp(argv[2], "get") && argc == 4) {
-            const char *opt = argv[3];
-            int n = 0;
-            sds out = sdsEmpty();
-            char num[32];
-            struct {
-                const char *name;
-                const char *val;
-            } opts[] = {
-                {"resolve-hostnames", "no"},
-                {"announce-hostnames", "no"},
-                {"announce-ip", sentinel.announceIp ? sentinel.announceIp : ""},
-                {"announce-port", num},
-                {"sentinel-user", ""},
-                {"sentinel-pass", ""},
-                {"deny-scripts-reconfig", "yes"},
-            };
-            snprintf(num, sizeof(num), "%d", sentinel.announcePort);
-            for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
-                if (!globMatch(opt, strlen(opt), opts[i].name, strlen(opts[i].name), 1)) continue;
-                out = sdsCatPrintf(out, "$%zu\r\n%s\r\n$%zu\r\n%s\r\n", strlen(opts[i].name), opts[i].name,
-                                   strlen(opts[i].val), opts[i].val);
-                n++;
-            }
-            addArray(c, n * 2);
-            c->obuf = sdsCatSds(c->obuf, out);
-            sdsFree(out);
-        } else if (!strcasecmp(argv[2], "set") && argc == 5) {
-            if (!strcasecmp(argv[3], "announce-ip")) {
-                xfree(sentinel.announceIp);
-                sentinel.announceIp = sdsLen(argv[4]) ? xstrdup(argv[4]) : NULL;
-            } else if (!strcasecmp(argv[3], "announce-port")) {
-                long long p;
-                if (parseLL(argv[4], &p) || p < 0 || p > 65535) {
-                    addError(c, "ERR Invalid value for config set announce-port");
-                    return;
-                }
-                sentinel.announcePort = (int)p;
-            } else {
-                c->obuf =
-                    sdsCatPrintf(c->obuf, "-ERR Invalid argument '%s' to SENTINEL CONFIG SET\r\n", argv[3]);
-                return;
-            }
-            sentinelFlushConfig();
-            addStatus(c, "OK");
-        } else {
-            addError(c, "ERR Only SENTINEL CONFIG GET <option> / SET <option> <value> are supported.");
-        }
-    } else {
-        c->obuf = sdsCatPrintf(c->obuf, "-ERR unknown subcommand '%.128s'. Try SENTINEL HELP.\r\n", sub);
-    }
-#undef ARITY
-}
-
-/* --- the other commands --- */
-
-static void infoCommand(SClient *c, int argc, sds *argv) {
-    const char *sec = argc >= 2 ? argv[1] : "default";
-    int all = !strcasecmp(sec, "all") || !strcasecmp(sec, "default") || !strcasecmp(sec, "everything");
-    sds s = sdsEmpty();
-    long long now = mstime();
-    if (all || !strcasecmp(sec, "server")) {
-        s = sdsCatPrintf(
-            s,
-            "# Server\r\nredis_version:%s\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\n"
-            "redis_mode:sentinel\r\narch_bits:%d\r\nmultiplexing_api:epoll\r\nprocess_id:%d\r\n"
-            "run_id:%s\r\ntcp_port:%d\r\nserver_time_usec:%lld\r\nuptime_in_seconds:%lld\r\n"
-            "uptime_in_days:%lld\r\nhz:10\r\nconfigured_hz:10\r\nexecutable:%s\r\nconfig_file:%s\r\n",
-            REDIS_COMPAT_VERSION, (int)(sizeof(long) * 8), (int)getpid(), sentinel.myid, sentinel.port,
-            ustime(), (now - sentinel.startMs) / 1000, (now - sentinel.startMs) / 86400000,
-            server.executable ? server.executable : "", sentinel.configFile);
-    }
-    if (all || !strcasecmp(sec, "clients")) {
-        if (sdsLen(s)) s = sdsCat(s, "\r\n");
-        s = sdsCatPrintf(s, "# Clients\r\nconnected_clients:%d\r\nmaxclients:10000\r\n", sentinel.nclients);
-    }
-    if (all || !strcasecmp(sec, "stats")) {
-        if (sdsLen(s)) s = sdsCat(s, "\r\n");
-        s = sdsCatPrintf(s, "# Stats\r\ntotal_connections_received:%llu\r\ntotal_commands_processed:%llu\r\n",
-                         sentinel.clientsReceived, sentinel.commandsProcessed);
-    }
-    if (all || !strcasecmp(sec, "sentinel")) {
-        if (sdsLen(s)) s = sdsCat(s, "\r\n");
-        s = sdsCatPrintf(
-            s,
-            "# Sentinel\r\nsentinel_masters:%d\r\nsentinel_tilt:%d\r\nsentinel_tilt_since_seconds:%d\r\n"
-            "sentinel_running_scripts:0\r\nsentinel_scripts_queue_length:0\r\n"
-            "sentinel_simulate_failure_flags:0\r\n",
-            sentinel.nmasters, sentinel.tilt, -1);
-        for (int i = 0; i < sentinel.nmasters; i++) {
-            SInst *m = sentinel.masters[i];
-            s = sdsCatPrintf(s, "master%d:name=%s,status=%s,address=%s:%d,slaves=%d,sentinels=%d\r\n", i,
-                             m->name,
-                             m->flags & SRI_O_DOWN   ? "odown"
-                             : m->flags & SRI_S_DOWN ? "sdown"
-                                                     : "ok",
-                             m->ip, m->port, m->nslaves, m->nsentinels + 1);
-        }
-    }
-    addBulkLen(c, s, sdsLen(s));
-    sdsFree(s);
-}
-
-static void subscribeCommand(SClient *c, int argc, sds *argv, int pattern) {
-    for (int i = 1; i < argc; i++) {
-        sds **arr = pattern ? &c->patterns : &c->channels;
-        int *n = pattern ? &c->npatterns : &c->nchannels;
-        int have = 0;
-        for (int j = 0; j < *n; j++)
-            if (!strcmp((*arr)[j], argv[i])) have = 1;
-        if (!have) {
-            *arr = xrealloc(*arr, sizeof(sds) * (size_t)(*n + 1));
-            (*arr)[(*n)++] = sdsDup(argv[i]);
-        }
-        addArray(c, 3);
-        addBulk(c, pattern ? "psubscribe" : "subscribe");
-        addBulk(c, argv[i]);
-        addLL(c, c->nchannels + c->npatterns);
-    }
-}
-
-static void unsubscribeCommand(SClient *c, int argc, sds *argv, int pattern) {
-    sds **arr = pattern ? &c->patterns : &c->channels;
-    int *n = pattern ? &c->npatterns : &c->nchannels;
-    const char *kind = pattern ? "punsubscribe" : "unsubscribe";
-    if (argc == 1) {
-        if (*n == 0) {
-            addArray(c, 3);
-            addBulk(c, kind);
-            addRaw(c, "$-1\r\n");
-            addLL(c, c->nchannels + c->npatterns);
-        }
-        while (*n) {
-            sds ch = (*arr)[--(*n)];
-            addArray(c, 3);
-            addBulk(c, kind);
-            addBulk(c, ch);
-            addLL(c, c->nchannels + c->npatterns);
-            sdsFree(ch);
-        }
-        return;
-    }
-    for (int i = 1; i < argc; i++) {
-        for (int j = 0; j < *n; j++) {
-            if (strcmp((*arr)[j], argv[i])) continue;
-            sdsFree((*arr)[j]);
-            memmove(*arr + j, *arr + j + 1, sizeof(sds) * (size_t)(*n - j - 1));
-            (*n)--;
-            break;
-        }
-        addArray(c, 3);
-        addBulk(c, kind);
-        addBulk(c, argv[i]);
-        addLL(c, c->nchannels + c->npatterns);
-    }
-}
-
-static void unknownCommand(SClient *c, int argc, sds *argv) {
-    sds args = sdsEmpty();
-    for (int i = 1; i < argc && sdsLen(args) < 128; i++)
-        args = sdsCatPrintf(args, "'%.*s' ", (int)(128 - sdsLen(args)), argv[i]);
-    c->obuf = sdsCatPrintf(c->obuf, "-ERR unknown command '%.128s', with args beginning with: %s\r\n",
-                           argv[0], args);
-    sdsFree(args);
-}
-
-static void shutdownSentinel(void) {
+void sentinelShutdown(void) {
     serverLog(LL_WARNING, "User requested shutdown...");
     sentinelFlushConfig();
     serverLog(LL_WARNING, "Sentinel is now ready to exit, bye bye...");
     exit(0);
-}
-
-/* Runs one command of c.  0, or -1 when c was freed. */
-static int processCommandOf(SClient *c, int argc, sds *argv) {
-    const char *cmd = argv[0];
-    sentinel.commandsProcessed++;
-    if (!strcasecmp(cmd, "auth")) {
-        if (argc < 2 || argc > 3) {
-            wrongArity(c, "auth");
-        } else if (!sentinel.requirepass && argc == 2) {
-            addError(
-                c, "ERR AUTH <password> called without any password configured for the default user. Are you "
-                   "sure your configuration is correct?");
-        } else if ((argc == 3 && strcmp(argv[1], "default")) ||
-                   (sentinel.requirepass ? strcmp(argv[argc - 1], sentinel.requirepass) : 0)) {
-            addError(c, "WRONGPASS invalid username-password pair or user is disabled.");
-        } else {
-            c->authed = 1;
-            addStatus(c, "OK");
-        }
-        return 0;
-    }
-    if (!strcasecmp(cmd, "hello")) {
-        long long proto = 2;
-        if (argc >= 2 && (parseLL(argv[1], &proto) || proto < 2 || proto > 3)) {
-            addError(c, "NOPROTO unsupported protocol version");
-            return 0;
-        }
-        for (int i = 2; i < argc; i++) {
-            if (!strcasecmp(argv[i], "auth") && i + 2 < argc) {
-                if (strcmp(argv[i + 1], "default") ||
-                    (sentinel.requirepass ? strcmp(argv[i + 2], sentinel.requirepass) : 0)) {
-                    addError(c, "WRONGPASS invalid username-password pair or user is disabled.");
-                    return 0;
-                }
-                c->authed = 1;
-                i += 2;
-            } else if (!strcasecmp(argv[i], "setname") && i + 1 < argc) {
-                i++;
-            } else {
-                c->obuf = sdsCatPrintf(c->obuf, "-ERR Syntax error in HELLO option '%s'\r\n", argv[i]);
-                return 0;
-            }
-        }
-        if (sentinel.requirepass && !c->authed) {
-            addError(
-                c, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
-                   "<proto> AUTH <user> <pass> option can be used to authenticate the client and select the "
-                   "RESP protocol version at the same time");
-            return 0;
-        }
-        if (proto == 3) {
-            addError(c, "NOPROTO unsupported protocol version");
-            return 0;
-        }
-        addArray(c, 14);
-        addBulk(c, "server");
-        addBulk(c, "redis");
-        addBulk(c, "version");
-        addBulk(c, REDIS_COMPAT_VERSION);
-        addBulk(c, "proto");
-        addLL(c, 2);
-        addBulk(c, "id");
-        addLL(c, (long long)sentinel.clientsReceived);
-        addBulk(c, "mode");
-        addBulk(c, "sentinel");
-        addBulk(c, "role");
-        addBulk(c, "master");
-        addBulk(c, "modules");
-        addArray(c, 0);
-        return 0;
-    }
-    if (sentinel.requirepass && !c->authed) {
-        addError(c, "NOAUTH Authentication required.");
-        return 0;
-    }
-    int subscribed = c->nchannels + c->npatterns > 0;
-    if (subscribed && strcasecmp(cmd, "subscribe") && strcasecmp(cmd, "psubscribe") &&
-        strcasecmp(cmd, "unsubscribe") && strcasecmp(cmd, "punsubscribe") && strcasecmp(cmd, "ping") &&
-        strcasecmp(cmd, "quit") && strcasecmp(cmd, "reset")) {
-        c->obuf = sdsCatPrintf(
-            c->obuf,
-            "-ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET "
-            "are allowed in this context\r\n",
-            cmd);
-        return 0;
-    }
-    if (!strcasecmp(cmd, "ping")) {
-        if (argc > 2)
-            wrongArity(c, "ping");
-        else if (subscribed) {
-            addArray(c, 2);
-            addBulk(c, "pong");
-            addBulk(c, argc == 2 ? argv[1] : "");
-        } else if (argc == 2)
-            addBulkLen(c, argv[1], sdsLen(argv[1]));
-        else
-            addStatus(c, "PONG");
-    } else if (!strcasecmp(cmd, "sentinel")) {
-        sentinelCommand(c, argc, argv);
-    } else if (!strcasecmp(cmd, "info")) {
-        infoCommand(c, argc, argv);
-    } else if (!strcasecmp(cmd, "role")) {
-        if (argc != 1) {
-            wrongArity(c, "role");
-            return 0;
-        }
-        addArray(c, 2);
-        addBulk(c, "sentinel");
-        addArray(c, sentinel.nmasters);
-        for (int i = 0; i < sentinel.nmasters; i++)
-            addBulk(c, sentinel.masters[i]->name);
-    } else if (!strcasecmp(cmd, "subscribe") || !strcasecmp(cmd, "psubscribe")) {
-        if (argc < 2)
-            wrongArity(c, strcasecmp(cmd, "subscribe") ? "psubscribe" : "subscribe");
-        else
-            subscribeCommand(c, argc, argv, !strcasecmp(cmd, "psubscribe"));
-    } else if (!strcasecmp(cmd, "unsubscribe") || !strcasecmp(cmd, "punsubscribe")) {
-        unsubscribeCommand(c, argc, argv, !strcasecmp(cmd, "punsubscribe"));
-    } else if (!strcasecmp(cmd, "publish")) {
-        if (argc != 3)
-            wrongArity(c, "publish");
-        else if (strcmp(argv[1], "__sentinel__:hello"))
-            addError(c, "ERR Only HELLO messages are accepted by Sentinel instances.");
-        else {
-            processHello(argv[2], sdsLen(argv[2]));
-            addLL(c, 1);
-        }
-    } else if (!strcasecmp(cmd, "client")) {
-        if (argc >= 2 && !strcasecmp(argv[1], "setname") && argc == 3)
-            addStatus(c, "OK");
-        else if (argc >= 2 && !strcasecmp(argv[1], "getname"))
-            addRaw(c, "$-1\r\n");
-        else if (argc >= 2 && !strcasecmp(argv[1], "id"))
-            addLL(c, (long long)sentinel.clientsReceived);
-        else if (argc >= 2)
-            c->obuf =
-                sdsCatPrintf(c->obuf, "-ERR unknown subcommand '%.128s'. Try CLIENT HELP.\r\n", argv[1]);
-        else
-            wrongArity(c, "client");
-    } else if (!strcasecmp(cmd, "shutdown")) {
-        shutdownSentinel();
-    } else if (!strcasecmp(cmd, "quit")) {
-        addStatus(c, "OK");
-        c->closeAfterReply = 1;
-    } else if (!strcasecmp(cmd, "command")) {
-        if (argc == 2 && !strcasecmp(argv[1], "count"))
-            addLL(c, 0);
-        else
-            addArray(c, 0);
-    } else {
-        unknownCommand(c, argc, argv);
-    }
-    return 0;
-}
-
-/* Splits an inline command line into c->argv form. */
-static sds *inlineArgs(const char *line, size_t len, int *argc) {
-    sds tmp = sdsNewLen(line, len);
-    sds *argv = sdsSplitArgs(tmp, argc);
-    sdsFree(tmp);
-    return argv;
-}
-
-static void sclientReadable(EventLoop *el, int fd, void *data, int mask) {
-    SClient *c = data;
-    char buf[16384];
-    long n = connRead(c->conn, buf, sizeof(buf));
-    if (n == 0 || (n < 0 && errno != EAGAIN)) {
-        sclientFree(c);
-        return;
-    }
-    if (n < 0) return;
-    c->qbuf = sdsCatLen(c->qbuf, buf, (size_t)n);
-    size_t off = 0;
-    while (off < sdsLen(c->qbuf) && !c->closeAfterReply) {
-        const char *p = c->qbuf + off;
-        size_t left = sdsLen(c->qbuf) - off;
-        int argc = 0;
-        sds *argv = NULL;
-        if (p[0] == '*') {
-            RVal *v;
-            long r = rvParse(p, left, &v);
-            if (r == 0) break;
-            if (r < 0 || v->type != '*') {
-                rvFree(v);
-                addError(c, "ERR Protocol error: invalid multibulk length");
-                c->closeAfterReply = 1;
-                break;
-            }
-            off += (size_t)r;
-            argv = xcalloc(sizeof(sds) * (size_t)(v->n ? v->n : 1));
-            for (long i = 0; i < v->n; i++) {
-                RVal *e = v->elem[i];
-                argv[argc++] = e->str ? sdsNewLen(e->str, e->len) : sdsEmpty();
-            }
-            rvFree(v);
-        } else {
-            const char *nl = memchr(p, '\n', left);
-            if (!nl) {
-                if (left > 65536) {
-                    addError(c, "ERR Protocol error: too big inline request");
-                    c->closeAfterReply = 1;
-                }
-                break;
-            }
-            size_t ll = (size_t)(nl - p);
-            off += ll + 1;
-            if (ll && p[ll - 1] == '\r') ll--;
-            argv = inlineArgs(p, ll, &argc);
-            if (!argv) {
-                addError(c, "ERR Protocol error: unbalanced quotes in request");
-                c->closeAfterReply = 1;
-                break;
-            }
-        }
-        if (argc > 0) processCommandOf(c, argc, argv);
-        for (int i = 0; i < argc; i++)
-            sdsFree(argv[i]);
-        xfree(argv);
-    }
-    sdsRange(c->qbuf, (ssize_t)off, -1);
-    sclientFlush(c);
-}
-
-static void acceptHandler(EventLoop *el, int fd, void *data, int mask) {
-    Listener *l = data;
-    for (int i = 0; i < 100; i++) {
-        char peer[128];
-        Connection *conn = connAccept(l, fd, peer, sizeof(peer));
-        if (!conn) return;
-        sentinel.clientsReceived++;
-        if (sentinel.protectedMode && sentinel.nbind == 0 && !sentinel.requirepass && !connIsLoopback(conn)) {
-            connWrite(conn, ERR_DENIED_PROTECTED, strlen(ERR_DENIED_PROTECTED));
-            connClose(conn);
-            continue;
-        }
-        SClient *c = xcalloc(sizeof(*c));
-        c->conn = conn;
-        c->qbuf = sdsEmpty();
-        c->obuf = sdsEmpty();
-        c->next = clients;
-        clients = c;
-        sentinel.nclients++;
-        connSetNoDelay(conn, 1);
-        connEventAdd(conn, EV_READABLE, sclientReadable, c);
-    }
-}
-
-static void beforeSleep(EventLoop *el) {
-    SClient *c = clients;
-    while (c) {
-        SClient *next = c->next;
-        if (sdsLen(c->obuf)) sclientFlush(c);
-        c = next;
-    }
 }
 
 /* SIGTERM/SIGINT: the timer exits (config flushed) on its next run. */
@@ -2070,6 +1313,8 @@ int sentinelModeRequested(int argc, char **argv) {
 int sentinelMain(int argc, char **argv) {
     memset(&sentinel, 0, sizeof(sentinel));
     sentinel.port = 26379;
+    sentinel.denyScriptsReconfig = 1;
+    sentinelTunablesInit();
     sentinel.startMs = mstime();
     const char *path = NULL;
     if (argc >= 2 && argv[1][0] != '-') path = argv[1];
@@ -2108,35 +1353,27 @@ int sentinelMain(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     signal(SIGTERM, sigtermHandler);
     signal(SIGINT, sigtermHandler);
-    loop = eventLoopCreate(10000 + 128);
+    EventLoop *loop = eventLoopCreate(10000 + 128);
     connInit(loop);
-    const char *defBind[2] = {"*", "::*"};
-    int nb = sentinel.nbind ? sentinel.nbind : 2;
-    int bound = 0;
-    for (int i = 0; i < nb; i++) {
-        ConnListenSpec spec = {
-            .addr = sentinel.nbind ? sentinel.bind[i] : defBind[i], .port = sentinel.port, .backlog = 511};
-        if (listenerBind(&sentinelListener, &spec) == 0)
-            bound++;
-        else if (sentinel.nbind) {
-            serverLog(LL_WARNING, "Warning: Could not create server TCP listening socket %s:%d: %s",
-                      spec.addr, sentinel.port, strerror(errno));
-            return 1;
-        }
-    }
-    if (!bound) {
-        serverLog(LL_WARNING, "Failed listening on port %d (tcp), aborting.", sentinel.port);
-        return 1;
-    }
-    listenerInstall(&sentinelListener, acceptHandler);
+    if (sentinelListen() != 0) return 1;
     serverLog(LL_NOTICE, "Cairn %s (Redis %s compatible) running in sentinel mode, port %d, pid %d",
               CAIRN_VERSION, REDIS_COMPAT_VERSION, sentinel.port, (int)getpid());
     sentinelFlushConfig();
     serverLog(LL_WARNING, "Sentinel ID is %s", sentinel.myid);
     for (int i = 0; i < sentinel.nmasters; i++)
         sentinelEvent(LL_WARNING, "+monitor", sentinel.masters[i], " quorum %d", sentinel.masters[i]->quorum);
+    /* --supervised: systemd waits for READY=1 (Type=notify); upstart for
+     * the process to stop itself, as redis-sentinel's. */
+    if (server.cfg.supervised == SUPERVISED_SYSTEMD ||
+        (server.cfg.supervised == SUPERVISED_AUTODETECT && getenv("NOTIFY_SOCKET"))) {
+        connNotifySystemd("STATUS=Ready to accept connections\n");
+        connNotifySystemd("READY=1\n");
+    } else if (server.cfg.supervised == SUPERVISED_UPSTART && getenv("UPSTART_JOB")) {
+        raise(SIGSTOP);
+        unsetenv("UPSTART_JOB");
+    }
     eventAddTimer(loop, 100, sentinelTimer, NULL);
-    eventSetBeforeSleep(loop, beforeSleep);
+    eventSetBeforeSleep(loop, sentinelBeforeSleep);
     eventLoopRun(loop);
     return 0;
 }

@@ -1,7 +1,9 @@
 /* sentinel_conf.c -- Sentinel mode's config file: reading it at start
  * (the data server's directives Sentinel mode uses, and `sentinel ...`
- * lines with Redis 7.0's names and error texts) and rewriting it after
- * every state change.
+ * lines with Redis 7.0's names, checks and error texts, applied as Redis
+ * applies them: the data-server directives in file order, then the global
+ * `sentinel` statements, the monitors, and the per-primary rest) and
+ * rewriting it after every state change.
  *
  * Invariants:
  *   - The rewrite keeps every line that is not a `sentinel` line (comments
@@ -55,13 +57,35 @@ static int hexId(const char *s) {
     return 1;
 }
 
+/* An instance address from the config, checked as Redis's
+ * createSentinelAddr: the port as atoi in 0..65535, the host an IPv4 or
+ * IPv6 address (hostnames are not resolved).  NULL or the error. */
+static const char *addrError(const char *host, const char *portS, long long *port) {
+    int p = atoi(portS);
+    if (p < 0 || p > 65535) return "Invalid port number.";
+    char ip[64];
+    if (sentinelResolve(host, ip, sizeof(ip)) != 0) return "Can't resolve instance hostname.";
+    *port = p;
+    return NULL;
+}
+
 const char *sentinelHandleConfigLine(int argc, sds *argv) {
     const char *k = argv[0];
     SInst *m = NULL;
     long long ll;
     unsigned long long ull;
     if (!strcasecmp(k, "monitor") && argc == 5) {
-        return sentinelAddMaster(argv[1], argv[2], argv[3], argv[4], NULL);
+        /* Redis's order: quorum (atoi), then the address, then the name */
+        if (atoi(argv[4]) <= 0) return "Quorum must be 1 or greater.";
+        const char *err = addrError(argv[2], argv[3], &ll);
+        if (err) return err;
+        if (masterByName(argv[1])) return "Duplicate master name.";
+        SInst *nm = NULL;
+        char portS[16], quorumS[16];
+        snprintf(portS, sizeof(portS), "%lld", ll);
+        snprintf(quorumS, sizeof(quorumS), "%d", atoi(argv[4]));
+        err = sentinelAddMaster(argv[1], argv[2], portS, quorumS, &nm);
+        return err;
     } else if (!strcasecmp(k, "myid") && argc == 2) {
         if (!hexId(argv[1])) return "Malformed Sentinel id in myid option.";
         memcpy(sentinel.myid, argv[1], 41);
@@ -77,11 +101,27 @@ const char *sentinelHandleConfigLine(int argc, sds *argv) {
     } else if (!strcasecmp(k, "announce-port") && argc == 2) {
         sentinel.announcePort = atoi(argv[1]);
         return NULL;
-    } else if ((!strcasecmp(k, "deny-scripts-reconfig") || !strcasecmp(k, "resolve-hostnames") ||
-                !strcasecmp(k, "announce-hostnames") || !strcasecmp(k, "sentinel-user") ||
-                !strcasecmp(k, "sentinel-pass")) &&
-               argc == 2) {
-        return NULL; /* accepted; not used by this slice */
+    } else if (!strcasecmp(k, "deny-scripts-reconfig") && argc == 2) {
+        int yes = !strcasecmp(argv[1], "yes"), no = !strcasecmp(argv[1], "no");
+        if (!yes && !no) return "Please specify yes or no for the deny-scripts-reconfig options.";
+        sentinel.denyScriptsReconfig = yes;
+        return NULL;
+    } else if ((!strcasecmp(k, "sentinel-user") || !strcasecmp(k, "sentinel-pass")) && argc == 2) {
+        char **slot = !strcasecmp(k, "sentinel-user") ? &sentinel.sentinelUser : &sentinel.sentinelPass;
+        xfree(*slot);
+        *slot = sdsLen(argv[1]) ? xstrdup(argv[1]) : NULL;
+        return NULL;
+    } else if ((!strcasecmp(k, "resolve-hostnames") || !strcasecmp(k, "announce-hostnames")) && argc == 2) {
+        int yes = !strcasecmp(argv[1], "yes"), no = !strcasecmp(argv[1], "no");
+        if (!yes && !no)
+            return !strcasecmp(k, "resolve-hostnames")
+                       ? "Please specify yes or no for the resolve-hostnames option."
+                       : "Please specify yes or no for the announce-hostnames option.";
+        if (!strcasecmp(k, "resolve-hostnames"))
+            sentinel.resolveHostnames = yes;
+        else
+            sentinel.announceHostnames = yes;
+        return NULL;
     }
     if (argc < 2) return "Unrecognized sentinel configuration statement.";
     static const char *perMaster[] = {"down-after-milliseconds",
@@ -99,10 +139,17 @@ const char *sentinelHandleConfigLine(int argc, sds *argv) {
                                       "rename-command",
                                       "master-reboot-down-after-period",
                                       NULL};
+    /* each statement's argument count, checked before the name (Redis
+     * matches name and count together) */
+    static const int perMasterArgc[] = {3, 3, 3, 3, 3, 3, 3, 4, 4, 4, 3, 3, 4, 3};
     int known = 0;
     for (int i = 0; perMaster[i]; i++)
-        if (!strcasecmp(k, perMaster[i])) known = 1;
+        if (!strcasecmp(k, perMaster[i]) &&
+            (argc == perMasterArgc[i] || (!strcasecmp(k, "known-sentinel") && argc == 5)))
+            known = 1;
     if (!known) return "Unrecognized sentinel configuration statement.";
+    /* Redis ignores a known-sentinel without run id, master or not */
+    if (!strcasecmp(k, "known-sentinel") && argc == 4) return NULL;
     m = masterByName(argv[1]);
     if (!m) return "No such master with specified name.";
     if (!strcasecmp(k, "down-after-milliseconds") && argc == 3) {
@@ -112,7 +159,7 @@ const char *sentinelHandleConfigLine(int argc, sds *argv) {
         if (parsePositive(argv[2], &ll)) return "negative or zero time parameter.";
         m->failoverTimeout = ll;
     } else if (!strcasecmp(k, "parallel-syncs") && argc == 3) {
-        m->parallelSyncs = atoi(argv[2]);
+        m->parallelSyncs = atoi(argv[2]); /* as Redis: not checked */
     } else if (!strcasecmp(k, "auth-pass") && argc == 3) {
         xfree(m->authPass);
         m->authPass = xstrdup(argv[2]);
@@ -127,26 +174,45 @@ const char *sentinelHandleConfigLine(int argc, sds *argv) {
         if (parseULL(argv[2], &ull)) return "Unrecognized sentinel configuration statement.";
         m->leaderEpoch = ull;
     } else if ((!strcasecmp(k, "known-slave") || !strcasecmp(k, "known-replica")) && argc == 4) {
-        if (parsePositive(argv[3], &ll) || ll > 65535) return "Wrong hostname or port for replica.";
-        if (!slaveByAddr(m, argv[2], (int)ll)) {
-            SInst *s = instCreate(SRI_SLAVE, NULL, argv[2], (int)ll, m);
-            m->slaves = xrealloc(m->slaves, sizeof(SInst *) * (size_t)(m->nslaves + 1));
-            m->slaves[m->nslaves++] = s;
-        }
-    } else if (!strcasecmp(k, "known-sentinel") && (argc == 4 || argc == 5)) {
-        if (parsePositive(argv[3], &ll) || ll > 65535) return "Wrong hostname or port for sentinel.";
-        if (argc == 5 && !hexId(argv[4])) return "Wrong hostname or port for sentinel.";
-        SInst *s = instCreate(SRI_SENTINEL, argc == 5 ? argv[4] : NULL, argv[2], (int)ll, m);
-        if (argc == 5) memcpy(s->runid, argv[4], 41);
+        /* Redis's checks and texts: port as atoi, an IP address */
+        const char *err = addrError(argv[2], argv[3], &ll);
+        if (err) return err;
+        char rip[64];
+        sentinelResolve(argv[2], rip, sizeof(rip));
+        if (slaveByAddr(m, rip, (int)ll)) return "Duplicate hostname and port for replica.";
+        SInst *s = instCreate(SRI_SLAVE, NULL, argv[2], (int)ll, m);
+        m->slaves = xrealloc(m->slaves, sizeof(SInst *) * (size_t)(m->nslaves + 1));
+        m->slaves[m->nslaves++] = s;
+    } else if (!strcasecmp(k, "known-sentinel") && argc == 5) {
+        const char *err = addrError(argv[2], argv[3], &ll);
+        if (err) return err;
+        for (int i = 0; i < m->nsentinels; i++)
+            if (!strcmp(m->sentinels[i]->name, argv[4])) return "Duplicate runid for sentinel.";
+        SInst *s = instCreate(SRI_SENTINEL, argv[4], argv[2], (int)ll, m);
+        snprintf(s->runid, sizeof(s->runid), "%s", argv[4]);
         m->sentinels = xrealloc(m->sentinels, sizeof(SInst *) * (size_t)(m->nsentinels + 1));
         m->sentinels[m->nsentinels++] = s;
-    } else if ((!strcasecmp(k, "notification-script") || !strcasecmp(k, "client-reconfig-script")) &&
-               argc == 3) {
-        /* accepted; scripts are not run by this slice */
+    } else if (!strcasecmp(k, "notification-script") && argc == 3) {
+        if (access(argv[2], X_OK) == -1) return "Notification script seems non existing or non executable.";
+        xfree(m->notificationScript);
+        m->notificationScript = xstrdup(argv[2]);
+    } else if (!strcasecmp(k, "client-reconfig-script") && argc == 3) {
+        if (access(argv[2], X_OK) == -1)
+            return "Client reconfiguration script seems non existing or non executable.";
+        xfree(m->clientReconfigScript);
+        m->clientReconfigScript = xstrdup(argv[2]);
     } else if (!strcasecmp(k, "rename-command") && argc == 4) {
-        /* accepted; not applied by this slice */
+        for (int i = 0; i < m->nrenames; i++)
+            if (!strcasecmp(m->renames[2 * i], argv[2]))
+                return "Same command renamed multiple times with rename-command.";
+        m->renames = xrealloc(m->renames, sizeof(char *) * (size_t)(2 * (m->nrenames + 1)));
+        m->renames[2 * m->nrenames] = xstrdup(argv[2]);
+        m->renames[2 * m->nrenames + 1] = xstrdup(argv[3]);
+        m->nrenames++;
     } else if (!strcasecmp(k, "master-reboot-down-after-period") && argc == 3) {
-        /* accepted; not used by this slice */
+        ll = atoi(argv[2]); /* as Redis */
+        if (ll < 0) return "negative time parameter.";
+        m->rebootDownAfter = ll;
     } else {
         return "Unrecognized sentinel configuration statement.";
     }
@@ -194,7 +260,26 @@ static const char *handleLine(int argc, sds *argv) {
         server.cfg.logfile = xstrdup(argv[1]);
     } else if (!strcasecmp(k, "dir")) {
         if (chdir(argv[1]) != 0) return strerror(errno);
+    } else if (!strcasecmp(k, "supervised")) {
+        static const char *modes[] = {"no", "auto", "systemd", "upstart"}; /* SUPERVISED_* order */
+        int i;
+        for (i = 0; i < 4; i++)
+            if (!strcasecmp(argv[1], modes[i])) break;
+        if (i == 4) return "argument(s) must be one of the following: upstart, systemd, auto, no";
+        server.cfg.supervised = i;
+    } else if (!strcasecmp(k, "loglevel")) {
+        static const char *levels[] = {"debug", "verbose", "notice", "warning"}; /* LL_* order */
+        int i;
+        for (i = 0; i < 4; i++)
+            if (!strcasecmp(argv[1], levels[i])) break;
+        if (i == 4) return "argument(s) must be one of the following: debug, verbose, notice, warning";
+        server.cfg.loglevel = i;
     }
+    /* Directives that would change who may connect or how, which this
+     * Sentinel does not apply: refused, not silently ignored. */
+    static const char *refused[] = {"user", "aclfile", "tls-port", "unixsocket", "rename-command", NULL};
+    for (int i = 0; refused[i]; i++)
+        if (!strcasecmp(k, refused[i])) return "This directive is not supported in Sentinel mode by Cairn.";
     /* Other data-server directives are accepted and have no effect in
      * Sentinel mode (as most of them in Redis's). */
     return NULL;
@@ -229,26 +314,50 @@ int sentinelLoadConfig(const char *path, int argc, char **argv) {
     int nlines;
     sds *lines = sdsSplitLen(text, (ssize_t)sdsLen(text), "\n", 1, &nlines);
     sdsFree(text);
+    /* As Redis: the data-server directives in file order; then the
+     * `sentinel` statements in three passes: the global ones (myid,
+     * epochs, announce-*, hostnames, sentinel-user/pass, scripts policy),
+     * the monitors, the rest; an error names its own line. */
+    static const char *pre[] = {"announce-ip",   "announce-port", "deny-scripts-reconfig", "sentinel-user",
+                                "sentinel-pass", "current-epoch", "myid",                  "resolve-hostnames",
+                                "announce-hostnames", NULL};
     int rc = 0;
-    for (int i = 0; i < nlines && rc == 0; i++) {
-        sds line = sdsTrim(lines[i], " \t\r\n");
-        lines[i] = line;
-        if (!line[0] || line[0] == '#') continue;
-        int largc;
-        sds *largv = sdsSplitArgs(line, &largc);
-        if (!largv) {
-            fatalConfig(i + 1, line, "Unbalanced quotes in configuration line");
-            rc = -1;
-            continue;
-        }
-        if (largc > 0) {
-            const char *err = handleLine(largc, largv);
-            if (err) {
-                fatalConfig(i + 1, line, err);
-                rc = -1;
+    for (int phase = 0; phase < 4 && rc == 0; phase++) {
+        for (int i = 0; i < nlines && rc == 0; i++) {
+            if (phase == 0) lines[i] = sdsTrim(lines[i], " \t\r\n");
+            sds line = lines[i];
+            if (!line[0] || line[0] == '#') continue;
+            int largc;
+            sds *largv = sdsSplitArgs(line, &largc);
+            if (!largv) {
+                if (phase == 0) {
+                    fatalConfig(i + 1, line, "Unbalanced quotes in configuration line");
+                    rc = -1;
+                }
+                continue;
             }
+            int isSentinel = largc > 0 && !strcasecmp(largv[0], "sentinel");
+            int linePhase = 0;
+            if (isSentinel) {
+                if (largc == 1) {
+                    linePhase = -1; /* a bare `sentinel`: ignored, as by Redis */
+                } else if (!strcasecmp(largv[1], "monitor")) {
+                    linePhase = 2;
+                } else {
+                    linePhase = 3;
+                    for (int k = 0; pre[k]; k++)
+                        if (!strcasecmp(largv[1], pre[k])) linePhase = 1;
+                }
+            }
+            if (largc > 0 && linePhase == phase) {
+                const char *err = isSentinel ? sentinelHandleConfigLine(largc - 1, largv + 1) : handleLine(largc, largv);
+                if (err) {
+                    fatalConfig(i + 1, line, err);
+                    rc = -1;
+                }
+            }
+            sdsFreeSplitRes(largv, largc);
         }
-        sdsFreeSplitRes(largv, largc);
     }
     sdsFreeSplitRes(lines, nlines);
     return rc;
@@ -282,6 +391,9 @@ int sentinelFlushConfig(void) {
     if (sdsLen(out)) out = sdsCat(out, "\n");
     out = sdsCat(out, "# Generated by CONFIG REWRITE\n");
     out = sdsCatPrintf(out, "sentinel myid %s\n", sentinel.myid);
+    if (!sentinel.denyScriptsReconfig) out = sdsCat(out, "sentinel deny-scripts-reconfig no\n");
+    if (sentinel.resolveHostnames) out = sdsCat(out, "sentinel resolve-hostnames yes\n");
+    if (sentinel.announceHostnames) out = sdsCat(out, "sentinel announce-hostnames yes\n");
     if (sentinel.announceIp) {
         out = sdsCat(out, "sentinel announce-ip ");
         out = catValue(out, sentinel.announceIp);
@@ -290,13 +402,24 @@ int sentinelFlushConfig(void) {
     if (sentinel.announcePort) out = sdsCatPrintf(out, "sentinel announce-port %d\n", sentinel.announcePort);
     for (int i = 0; i < sentinel.nmasters; i++) {
         SInst *m = sentinel.masters[i];
-        out = sdsCatPrintf(out, "sentinel monitor %s %s %d %d\n", m->name, m->ip, m->port, m->quorum);
+        out = sdsCatPrintf(out, "sentinel monitor %s %s %d %d\n", m->name, sentinelAnnounceHost(m), m->port,
+                           m->quorum);
         if (m->downAfter != 30000)
             out = sdsCatPrintf(out, "sentinel down-after-milliseconds %s %lld\n", m->name, m->downAfter);
         if (m->failoverTimeout != 180000)
             out = sdsCatPrintf(out, "sentinel failover-timeout %s %lld\n", m->name, m->failoverTimeout);
         if (m->parallelSyncs != 1)
             out = sdsCatPrintf(out, "sentinel parallel-syncs %s %d\n", m->name, m->parallelSyncs);
+        if (m->notificationScript) {
+            out = sdsCatPrintf(out, "sentinel notification-script %s ", m->name);
+            out = catValue(out, m->notificationScript);
+            out = sdsCat(out, "\n");
+        }
+        if (m->clientReconfigScript) {
+            out = sdsCatPrintf(out, "sentinel client-reconfig-script %s ", m->name);
+            out = catValue(out, m->clientReconfigScript);
+            out = sdsCat(out, "\n");
+        }
         if (m->authPass) {
             out = sdsCatPrintf(out, "sentinel auth-pass %s ", m->name);
             out = catValue(out, m->authPass);
@@ -307,19 +430,40 @@ int sentinelFlushConfig(void) {
             out = catValue(out, m->authUser);
             out = sdsCat(out, "\n");
         }
+        if (m->rebootDownAfter)
+            out = sdsCatPrintf(out, "sentinel master-reboot-down-after-period %s %lld\n", m->name,
+                               m->rebootDownAfter);
         out = sdsCatPrintf(out, "sentinel config-epoch %s %llu\n", m->name, m->configEpoch);
         out = sdsCatPrintf(out, "sentinel leader-epoch %s %llu\n", m->name, m->leaderEpoch);
         for (int j = 0; j < m->nslaves; j++)
-            out = sdsCatPrintf(out, "sentinel known-replica %s %s %d\n", m->name, m->slaves[j]->ip,
+            out = sdsCatPrintf(out, "sentinel known-replica %s %s %d\n", m->name, sentinelAnnounceHost(m->slaves[j]),
                                m->slaves[j]->port);
         for (int j = 0; j < m->nsentinels; j++) {
             SInst *s = m->sentinels[j];
             if (!s->runid[0]) continue;
             out =
-                sdsCatPrintf(out, "sentinel known-sentinel %s %s %d %s\n", m->name, s->ip, s->port, s->runid);
+                sdsCatPrintf(out, "sentinel known-sentinel %s %s %d %s\n", m->name, sentinelAnnounceHost(s), s->port,
+                             s->runid);
+        }
+        for (int j = 0; j < m->nrenames; j++) {
+            out = sdsCatPrintf(out, "sentinel rename-command %s ", m->name);
+            out = catValue(out, m->renames[2 * j]);
+            out = sdsCat(out, " ");
+            out = catValue(out, m->renames[2 * j + 1]);
+            out = sdsCat(out, "\n");
         }
     }
     out = sdsCatPrintf(out, "sentinel current-epoch %llu\n", sentinel.currentEpoch);
+    if (sentinel.sentinelUser) {
+        out = sdsCat(out, "sentinel sentinel-user ");
+        out = catValue(out, sentinel.sentinelUser);
+        out = sdsCat(out, "\n");
+    }
+    if (sentinel.sentinelPass) {
+        out = sdsCat(out, "sentinel sentinel-pass ");
+        out = catValue(out, sentinel.sentinelPass);
+        out = sdsCat(out, "\n");
+    }
 
     char tmp[PATH_MAX + 32];
     snprintf(tmp, sizeof(tmp), "%s.tmp-%d", sentinel.configFile, (int)getpid());

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "core/conn.h"
+#include "core/event.h"
 #include "ds/sds.h"
 
 /* A parsed RESP value: type is the RESP2 prefix ('+', '-', ':', '$', '*');
@@ -57,6 +58,7 @@ typedef struct SLink {
 #define SRI_RECONF_SENT 512
 #define SRI_RECONF_DONE 1024
 #define SRI_FORCE_FAILOVER 2048 /* SENTINEL FAILOVER: no election */
+#define SRI_MASTER_REBOOT 4096  /* rebooted (new run id), not yet PONGing */
 
 /* A primary's failover state (Redis's SENTINEL_FAILOVER_STATE_*). */
 enum {
@@ -72,7 +74,8 @@ enum {
 struct SInst {
     int flags;
     char *name; /* master: its name; others "ip:port" */
-    char *ip;
+    char *host; /* the address as configured or announced (a hostname with resolve-hostnames) */
+    char *ip;   /* host resolved: what links connect to and addresses compare by */
     int port;
     char runid[41]; /* "" until known */
     SInst *master;  /* slaves and sentinels: theirs */
@@ -121,6 +124,14 @@ struct SInst {
     char *leader;
     unsigned long long leaderEpoch;
     long long lastMasterDownReply;
+    /* masters: scripts (NULL: none), renamed commands, reboot detection */
+    char *notificationScript, *clientReconfigScript;
+    char **renames; /* pairs: old name, new name */
+    int nrenames;
+    long long rebootDownAfter; /* master-reboot-down-after-period, 0: off */
+    long long rebootSince;     /* SRI_MASTER_REBOOT set at */
+    /* masters and slaves: the last INFO reply (SENTINEL INFO-CACHE) */
+    sds info;
 };
 
 typedef struct Sentinel {
@@ -138,12 +149,139 @@ typedef struct Sentinel {
     int announcePort;
     long long startMs;
     int tilt;
+    long long tiltStart;
     long long prevTimer;
+    int denyScriptsReconfig; /* default 1 */
+    int simFailure;          /* SIMFAIL_* */
+    char *sentinelUser, *sentinelPass; /* AUTH to other sentinels */
+    int resolveHostnames, announceHostnames;
     unsigned long long clientsReceived, commandsProcessed;
     int nclients;
 } Sentinel;
 
 extern Sentinel sentinel;
+
+#define SIMFAIL_CRASH_AFTER_ELECTION 1
+#define SIMFAIL_CRASH_AFTER_PROMOTION 2
+
+/* Sentinel's time parameters, in milliseconds (Redis's SENTINEL DEBUG
+ * names; sentinel_tilt.c). */
+typedef struct SentinelTunables {
+    long long infoPeriod, pingPeriod, askPeriod, publishPeriod;
+    long long defaultDownAfter, defaultFailoverTimeout;
+    long long tiltTrigger, tiltPeriod;
+    long long slaveReconfTimeout, minLinkReconnectPeriod, electionTimeout;
+    long long scriptMaxRuntime, scriptRetryDelay;
+} SentinelTunables;
+
+extern SentinelTunables stun;
+
+/* Publishes and logs an event (Redis's sentinelEvent; see sentinel.c);
+ * a WARNING about an instance also runs its master's notification
+ * script. */
+void sentinelEvent(int level, const char *type, SInst *ri, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* As sentinelEvent, but the text is fmt alone: ri only chooses the
+ * notification script (Redis's events whose format has no "%@"). */
+void sentinelEventAbout(int level, const char *type, SInst *ri, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* sentinel_tilt.c */
+void sentinelTunablesInit(void);
+/* TILT: enters it when the timer ran late or the clock went back (call
+ * once per timer run, with its time); 1 while Sentinel must not act. */
+int sentinelTiltCheck(long long now);
+/* SENTINEL DEBUG [name value ...]: the reply (RESP resp) appended to out. */
+sds sentinelDebugCommand(sds out, int resp, int argc, sds *argv);
+/* SENTINEL SIMULATE-FAILURE ...: the reply appended to out. */
+sds sentinelSimulateFailureCommand(sds out, int argc, sds *argv);
+/* Exits as Redis does for a simulated crash at the point `flag`. */
+void sentinelSimFailureMaybeCrash(int flag);
+
+/* sentinel_scripts.c: the queue of notification and reconfig scripts. */
+/* Queues path with the NULL-terminated arguments. */
+void sentinelScheduleScript(const char *path, ...);
+/* Starts due scripts, reaps finished ones, kills timed-out ones. */
+void sentinelScriptsTimer(void);
+int sentinelScriptsRunning(void);
+int sentinelScriptsQueued(void);
+/* SENTINEL PENDING-SCRIPTS: the reply (RESP resp) appended to out. */
+sds sentinelPendingScriptsReply(sds out, int resp);
+/* The client-reconfig-script of m, as Redis's: name, role ("leader" or
+ * "observer"), state, from ip and port, to ip and port. */
+void sentinelCallReconfScript(SInst *m, int leader, const char *state, const char *fromIp, int fromPort,
+                              const char *toIp, int toPort);
+
+/* sentinel.c, for the commands (sentinel_client.c). */
+int sentinelParseLL(const char *s, long long *out); /* 0, or -1: not an integer */
+const char *sentinelInstTypeName(const SInst *ri);   /* "master", "slave", "sentinel" */
+void sentinelInstRemoveAt(SInst **arr, int *n, int i);
+/* Forgets m's replicas and sentinels (or its replicas only) and
+ * reconnects (SENTINEL RESET, a switch). */
+void sentinelResetMaster(SInst *m);
+void sentinelResetMasterKeepSentinels(SInst *m);
+/* Votes for runid as m's failover leader in reqEpoch when not voted yet. */
+void sentinelVoteLeader(SInst *m, unsigned long long reqEpoch, const char *runid);
+/* Flushes the config and exits 0 (SHUTDOWN, SIGTERM). */
+void sentinelShutdown(void);
+/* The replica a failover of m would promote now, NULL if none. */
+SInst *sentinelSelectSlave(SInst *m, long long now);
+/* Where m's primary is now (the promoted replica late in a failover). */
+const SInst *sentinelCurrentMasterAddr(const SInst *m);
+/* A hello message (PUBLISH __sentinel__:hello from a client, or the
+ * pub/sub link). */
+void sentinelProcessHello(const char *hello, size_t len);
+/* SENTINEL MONITOR's checks and effect: NULL or the error. */
+const char *sentinelAddMaster(const char *name, const char *ip, const char *portS, const char *quorumS,
+                              SInst **out);
+
+/* sentinel_client.c: clients of the sentinel (RESP2/RESP3, the commands
+ * Sentinel mode has). */
+/* Sends an event to the clients subscribed to its channel. */
+void sentinelPublish(const char *channel, const char *msg);
+/* Binds the listeners (bind/port) and accepts clients: 0, or -1 logged. */
+int sentinelListen(void);
+/* Runs the commands held by a CLIENT PAUSE that has ended (timer). */
+void sentinelClientsResume(void);
+/* Flushes the clients' output (the loop's before-sleep hook). */
+void sentinelBeforeSleep(EventLoop *el);
+
+/* Counters of the client layer (INFO stats; sentinel_info.c). */
+typedef struct SentinelStats {
+    long long netInput, netOutput; /* bytes read from / written to clients */
+    long long reads, writes;       /* read and write calls */
+    long long rejected;            /* connections refused (protected mode) */
+    long long errorReplies;
+} SentinelStats;
+extern SentinelStats sstats;
+/* sentinel_info.c: INFO [section ...]'s text; a sample for the rates. */
+sds sentinelInfo(int argc, sds *argv);
+void sentinelStatsSample(long long now);
+/* sentinel_client.c, for INFO: the largest client input and output
+ * buffers, and the channels and patterns subscribed (distinct). */
+size_t sentinelClientsMaxInput(void);
+size_t sentinelClientsMaxOutput(void);
+void sentinelPubsubCounts(int *channels, int *patterns);
+
+/* sentinel_command_data.c (generated): Sentinel mode's command table for
+ * COMMAND (sentinel_command.c). */
+typedef struct SentinelCommandInfo {
+    const char *name;   /* full name: "ping", "sentinel|masters" */
+    int arity;
+    const char *categories; /* ACL categories without '@', space-separated */
+    int isSub;
+    const char *info2, *info3; /* COMMAND INFO entry, RESP2 / RESP3 */
+    const char *docs2, *docs3; /* COMMAND DOCS value, RESP2 / RESP3 */
+} SentinelCommandInfo;
+extern const SentinelCommandInfo sentinelCommandTable[];
+extern const int sentinelCommandCount;
+/* COMMAND [COUNT|LIST|INFO|DOCS|GETKEYS|GETKEYSANDFLAGS ...]: the reply
+ * (RESP resp) appended to out. */
+sds sentinelCommandCommand(sds out, int resp, int argc, sds *argv);
+
+/* The name to send for command `cmd` to ri (its master's rename-command). */
+const char *sentinelMapCommand(const SInst *ri, const char *cmd);
 
 SLink *linkCreate(SInst *ri, int pubsub);
 void linkFree(SLink *l);
@@ -154,7 +292,14 @@ int linkCommand(SLink *l, SReplyFn *fn, void *priv, int argc, const char **argv)
 void sentinelPubsubMessage(SInst *ri, RVal *msg);
 
 /* Instances. */
-SInst *instCreate(int flags, const char *name, const char *ip, int port, SInst *master);
+/* A new instance at host:port (resolved as resolve-hostnames says), NULL
+ * when the host does not resolve or the port is out of 0..65535. */
+SInst *instCreate(int flags, const char *name, const char *host, int port, SInst *master);
+/* host as an IP in ip (resolve-hostnames: a hostname too): 0, or -1. */
+int sentinelResolve(const char *host, char *ip, size_t len);
+/* The address to show for ri: its host with announce-hostnames, its IP
+ * otherwise (Redis's announceSentinelAddr). */
+const char *sentinelAnnounceHost(const SInst *ri);
 void instFree(SInst *ri);
 SInst *masterByName(const char *name);
 SInst *slaveByAddr(SInst *m, const char *ip, int port);

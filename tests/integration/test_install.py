@@ -64,7 +64,9 @@ def expected_files():
         "opt/cairn-test/share/man/man1/cairn-server.1": 0o644,
         "opt/cairn-test/lib/systemd/system/cairn.service": 0o644,
         "opt/cairn-test/lib/systemd/system/cairn@.service": 0o644,
+        "opt/cairn-test/lib/systemd/system/cairn-sentinel.service": 0o644,
         "etc/cairn/cairn.conf": 0o640,
+        "etc/cairn/sentinel/sentinel.conf": 0o640,
     }
     for t in TOOLS:  # installed once they are built
         if os.path.exists(os.path.join(ROOT, "build", t)):
@@ -88,6 +90,7 @@ def test_install_file_list_and_modes(installed):
     assert t["var/lib/cairn"] == ("d", 0o750)
     assert t["var/log/cairn"] == ("d", 0o750)
     assert t["etc/cairn"] == ("d", 0o755)
+    assert t["etc/cairn/sentinel"] == ("d", 0o750)
 
 
 def test_installed_binary_is_the_build(installed):
@@ -127,6 +130,72 @@ def test_units(installed, name, conf):
         assert want in lines, want
 
 
+def test_sentinel_unit(installed):
+    """cairn-sentinel.service: cairn-sentinel on the installed sentinel.conf,
+    hardened as cairn.service, with only the sentinel's own config
+    directory (which it rewrites), log directory and run directory
+    writable, and a run directory of its own (systemd removes a unit's
+    RuntimeDirectory when it stops, so sharing cairn's would break it)."""
+    text = unit_text(installed, "cairn-sentinel.service")
+    assert "@" + "BINDIR@" not in text and "@" + "SYSCONFDIR@" not in text
+    lines = set(text.splitlines())
+    assert ("ExecStart=%s/bin/cairn-sentinel /etc/cairn/sentinel/sentinel.conf --supervised systemd "
+            "--daemonize no" % PREFIX) in lines
+    for want in ("Type=notify", "User=cairn", "Group=cairn", "Restart=always", "LimitNOFILE=65535",
+                 "ProtectSystem=strict", "ProtectHome=true", "PrivateTmp=true", "NoNewPrivileges=true",
+                 "RuntimeDirectory=cairn-sentinel", "ReadWritePaths=-/etc/cairn/sentinel",
+                 "ReadWritePaths=-/var/log/cairn", "ReadWritePaths=-/run/cairn-sentinel",
+                 "MemoryDenyWriteExecute=true", "ExecPaths=%s/bin/cairn-sentinel /usr/lib /lib" % PREFIX):
+        assert want in lines, want
+    rw = sorted(l for l in lines if l.startswith("ReadWritePaths="))
+    assert rw == ["ReadWritePaths=-/etc/cairn/sentinel", "ReadWritePaths=-/run/cairn-sentinel",
+                  "ReadWritePaths=-/var/log/cairn"]
+    conf = open(os.path.join(installed, "etc/cairn/sentinel/sentinel.conf")).read().splitlines()
+    assert "pidfile /run/cairn-sentinel/cairn-sentinel.pid" in conf
+    assert "logfile /var/log/cairn/cairn-sentinel.log" in conf
+
+
+def test_installed_sentinel_runs_as_the_unit_runs_it(installed, tmp_path):
+    """The installed cairn-sentinel on (a copy of) the installed sentinel.conf,
+    with the unit's arguments: it tells systemd READY=1 once it listens,
+    answers as a sentinel, and rewrites its config in place keeping the
+    comments."""
+    binary = os.path.join(installed, PREFIX[1:], "bin/cairn-sentinel")
+    with open(os.path.join(installed, "etc/cairn/sentinel/sentinel.conf")) as f:
+        text = f.read()
+    conf = tmp_path / "sentinel.conf"
+    log = tmp_path / "sentinel.log"
+    pidfile = tmp_path / "sentinel.pid"
+    conf.write_text(text.replace("/run/cairn-sentinel/cairn-sentinel.pid", str(pidfile))
+                    .replace("/var/log/cairn/cairn-sentinel.log", str(log)))
+    sock_path = str(tmp_path / "notify.sock")
+    notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    notify.bind(sock_path)
+    port = free_port()
+    proc = subprocess.Popen([binary, str(conf), "--port", str(port), "--supervised", "systemd",
+                             "--daemonize", "no"], env=dict(os.environ, NOTIFY_SOCKET=sock_path),
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        msgs = wait_ready(notify, proc)
+        assert "READY=1" in msgs
+        r = redis.Redis(port=port, socket_timeout=10)
+        assert r.ping()
+        assert r.execute_command("ROLE") == [b"sentinel", []]
+        assert pidfile.read_text() == "%d\n" % proc.pid
+        after = conf.read_text()
+        # comments kept, state appended
+        assert "# sentinel monitor mymaster 127.0.0.1 6379 2" in after
+        assert re.search(r"^sentinel myid [0-9a-f]{40}$", after, re.M)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+        assert "Sentinel ID is" in log.read_text()
+    finally:
+        notify.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def verify_copy(installed, name, tmp):
     """The installed unit, with its binary path moved into DESTDIR (the only
     path systemd-analyze verify requires to exist)."""
@@ -137,7 +206,7 @@ def verify_copy(installed, name, tmp):
     return p
 
 
-@pytest.mark.parametrize("name", ["cairn.service", "cairn@.service"])
+@pytest.mark.parametrize("name", ["cairn.service", "cairn@.service", "cairn-sentinel.service"])
 def test_systemd_analyze_verify(installed, name, tmp_path):
     tool = shutil.which("systemd-analyze")
     if not tool:
@@ -158,7 +227,8 @@ def exposure(tool, unit, cwd):
 
 
 @pytest.mark.parametrize("name,theirs", [("cairn.service", "redis-server.service"),
-                                         ("cairn@.service", "redis-server@.service")])
+                                         ("cairn@.service", "redis-server@.service"),
+                                         ("cairn-sentinel.service", "redis-sentinel.service")])
 def test_units_sandboxed_as_debians_redis(installed, name, theirs, tmp_path):
     """systemd's own exposure score of each unit is no worse than that of
     Debian's redis-server unit (when that is installed)."""
@@ -302,15 +372,24 @@ def test_changed_config_survives_install_and_uninstall():
         logf = os.path.join(d, "var/log/cairn/cairn-server.log")
         with open(logf, "w") as f:
             f.write("log\n")
+        # as the sentinel rewrites its file when it starts
+        sconf = os.path.join(d, "etc/cairn/sentinel/sentinel.conf")
+        with open(sconf, "a") as f:
+            f.write("sentinel myid %s\n" % ("a" * 40))
+        with open(sconf) as f:
+            smine = f.read()
         r = make("install", DESTDIR=d, PREFIX=PREFIX)
-        assert "keeping the existing" in r.stdout
+        assert "keeping the existing %s/etc/cairn/cairn.conf" % d in r.stdout
+        assert "keeping the existing %s/etc/cairn/sentinel/sentinel.conf" % d in r.stdout
         with open(conf) as f:
             assert f.read() == mine
         make("uninstall", DESTDIR=d, PREFIX=PREFIX)
-        assert set(files_only(tree(d))) == {"etc/cairn/cairn.conf", "var/lib/cairn/dump.rdb",
-                                            "var/log/cairn/cairn-server.log"}
+        assert set(files_only(tree(d))) == {"etc/cairn/cairn.conf", "etc/cairn/sentinel/sentinel.conf",
+                                            "var/lib/cairn/dump.rdb", "var/log/cairn/cairn-server.log"}
         with open(conf) as f:
             assert f.read() == mine
+        with open(sconf) as f:
+            assert f.read() == smine
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
