@@ -1591,8 +1591,12 @@ static void indexCommands(void) {
                   ACL_MAX_IDS);
         exit(1);
     }
-    byId = xcalloc(sizeof(Command *) * idCount);
-    keyPlans = xcalloc(sizeof(KeyPlan) * idCount);
+    /* Room for every id a bitmap holds: commands added later (modules)
+     * take the next ids. */
+    xfree(byId);
+    xfree(keyPlans);
+    byId = xcalloc(sizeof(Command *) * ACL_MAX_IDS);
+    keyPlans = xcalloc(sizeof(KeyPlan) * ACL_MAX_IDS);
     unsigned cursor = 0;
     for (Command *cmd; (cmd = commandIterate(&cursor));) {
         byId[cmd->id] = cmd;
@@ -1693,6 +1697,12 @@ static void loadConfiguredUsers(void) {
         }
         sdsFreeSplitRes(merged, mc);
     }
+}
+
+void aclCommandsChanged(void) {
+    if (!byId) return; /* before aclInit: it indexes them */
+    indexCommands();
+    for (int i = 0; i < userCount; i++) userChanged(users[i]);
 }
 
 void aclInit(void) {

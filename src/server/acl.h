@@ -27,6 +27,9 @@ extern int aclDefaultUnrestricted;
  * of the config file or the aclfile; exits with Redis's message when they
  * are invalid or both are given.  Wires the script and config hooks. */
 void aclInit(void);
+/* Commands were added or removed at run time (a module's): re-index them
+ * (ids below 1024, the caller checks). */
+void aclCommandsChanged(void);
 
 int aclRefuseCommandSlow(Client *c, Command *cmd);
 /* processCommand's check: 0 when c's user may run cmd with c->argv, else

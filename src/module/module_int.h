@@ -1,0 +1,104 @@
+/* module_int.h -- what the files of src/module share: the module registry,
+ * the context a module's code runs with, module strings and the API table.
+ *
+ * Invariants:
+ *  - RedisModuleCtx's first member is the pointer to moduleGetApi (the
+ *    module's inline RedisModule_Init reads it there);
+ *  - a RedisModuleString is a ModString: an sds and a reference count; a
+ *    string handed in as a command argument borrows the client's sds until
+ *    the command returns, when a retained one takes a copy;
+ *  - a context with auto memory frees, when the command returns, every
+ *    string, call reply and key it created that the module did not free. */
+#ifndef CAIRN_MODULE_INT_H
+#define CAIRN_MODULE_INT_H
+
+#include <stddef.h>
+
+#include "core/client.h"
+#include "core/command.h"
+#include "ds/sds.h"
+
+#define REDISMODULE_CORE 1
+#include "module/redismodule.h"
+
+typedef struct Module Module;
+
+/* One command a module created. */
+typedef struct ModuleCommand {
+    Command cmd; /* first: c->cmd points here while it runs */
+    CommandSpec spec;
+    KeySpec keySpec; /* the legacy first/last/step range as a key spec */
+    Module *module;
+    RedisModuleCmdFunc func;
+} ModuleCommand;
+
+struct Module {
+    char *name;
+    int ver, apiver;
+    void *handle;
+    char *path;
+    sds *args; /* as given to OnLoad (MODULE LIST) */
+    int nargs;
+    ModuleCommand **cmds;
+    int ncmds;
+    int onload; /* inside RedisModule_OnLoad: commands may be created */
+    Module *next;
+};
+
+struct RedisModuleString {
+    sds s;
+    int refcount;
+    int borrowed; /* s belongs to a client's argv */
+};
+
+typedef struct AutoEntry {
+    int kind; /* AM_STRING, AM_REPLY, AM_KEY */
+    void *ptr;
+} AutoEntry;
+enum { AM_STRING = 1, AM_REPLY, AM_KEY };
+
+#define CTX_AUTO_MEMORY (1 << 0)
+#define CTX_POSTPONED_MAX 64
+
+typedef struct PoolBlock PoolBlock;
+
+struct RedisModuleCtx {
+    void *getapifuncptr; /* must be first */
+    Module *module;
+    Client *client;
+    int flags;
+    AutoEntry *am;
+    int amCount, amCap;
+    PoolBlock *pool;
+    void *postponed[CTX_POSTPONED_MAX]; /* open postponed-length replies, newest last */
+    int postponedKind[CTX_POSTPONED_MAX];
+    int postponedCount;
+};
+
+int moduleGetApi(const char *name, void **out);
+void moduleCtxInit(RedisModuleCtx *ctx, Module *m, Client *c);
+/* Frees what auto memory tracks and the pool; the ctx may not be used. */
+void moduleCtxDone(RedisModuleCtx *ctx);
+void moduleAutoAdd(RedisModuleCtx *ctx, int kind, void *ptr);
+void moduleAutoForget(RedisModuleCtx *ctx, void *ptr);
+
+/* A string owning a copy of p[0..len). */
+RedisModuleString *modStringNew(RedisModuleCtx *ctx, const char *p, size_t len);
+/* A string taking ownership of s. */
+RedisModuleString *modStringTake(RedisModuleCtx *ctx, sds s);
+void modStringRelease(RedisModuleString *str);
+
+/* The API table rows of module_call.c / module_key.c. */
+typedef struct ApiEntry {
+    const char *name;
+    void *fn;
+} ApiEntry;
+extern const ApiEntry moduleCallApi[];
+extern const ApiEntry moduleKeyApi[];
+
+/* Frees a call reply tree (module_call.c). */
+void moduleFreeCallReplyTree(RedisModuleCallReply *r);
+/* Closes a key (module_key.c). */
+void moduleCloseKey(RedisModuleKey *k);
+
+#endif

@@ -1,0 +1,188 @@
+/* module_key.c -- the low-level key API of modules (RedisModule_OpenKey
+ * and what works on an open key), for the string type in this slice:
+ * KeyType/ValueLength answer for every type.
+ *
+ * A RedisModuleKey names a key of a database; the entry is looked up
+ * again for each operation (dbFind), since a write may move it.  As in
+ * Redis 7.0: opening for reading a key that is absent gives NULL; the key
+ * API changes the dataset without propagating (the module replicates);
+ * closing a key opened for writing signals it modified (WATCH,
+ * tracking). */
+#include <string.h>
+
+#include "core/server.h"
+#include "db/db.h"
+#include "db/object.h"
+#include "ds/alloc.h"
+#include "ds/util.h"
+#include "module/module_int.h"
+#include "types/hash.h"
+#include "types/list.h"
+#include "types/set.h"
+#include "types/zset.h"
+
+#define STRING_MAX (512ULL * 1024 * 1024)
+
+struct RedisModuleKey {
+    RedisModuleCtx *ctx;
+    Db *db;
+    sds key;
+    int mode;
+};
+
+static kvobj *keyValue(RedisModuleKey *k) {
+    kvobj *o = dbFind(k->db, k->key, sdsLen(k->key));
+    if (o && kvIsExpired(o)) return NULL;
+    return o;
+}
+
+static RedisModuleKey *RM_OpenKey(RedisModuleCtx *ctx, RedisModuleString *keyname, int mode) {
+    Client *c = ctx->client;
+    Db *db = c ? c->db : server.db;
+    kvobj *o;
+    if (mode & REDISMODULE_WRITE)
+        o = dbLookupWrite(db, keyname->s, sdsLen(keyname->s));
+    else
+        o = dbLookupRead(db, keyname->s, sdsLen(keyname->s),
+                         (mode & REDISMODULE_OPEN_KEY_NOTOUCH) ? LOOKUP_NOTOUCH : LOOKUP_NONE);
+    if (!o && !(mode & REDISMODULE_WRITE)) return NULL;
+    RedisModuleKey *k = xmalloc(sizeof(*k));
+    k->ctx = ctx;
+    k->db = db;
+    k->key = sdsDup(keyname->s);
+    k->mode = mode;
+    moduleAutoAdd(ctx, AM_KEY, k);
+    return k;
+}
+
+void moduleCloseKey(RedisModuleKey *k) {
+    if (!k) return;
+    if (k->mode & REDISMODULE_WRITE) signalModifiedKey(k->ctx->client, k->db, k->key, sdsLen(k->key));
+    sdsFree(k->key);
+    xfree(k);
+}
+
+static void RM_CloseKey(RedisModuleKey *k) {
+    if (!k) return;
+    moduleAutoForget(k->ctx, k);
+    moduleCloseKey(k);
+}
+
+static int RM_KeyExists(RedisModuleCtx *ctx, RedisModuleString *keyname) {
+    Db *db = ctx->client ? ctx->client->db : server.db;
+    return dbLookupRead(db, keyname->s, sdsLen(keyname->s), LOOKUP_NOTOUCH) != NULL;
+}
+
+static int RM_KeyType(RedisModuleKey *k) {
+    kvobj *o = k ? keyValue(k) : NULL;
+    if (!o) return REDISMODULE_KEYTYPE_EMPTY;
+    switch (kvType(o)) {
+    case OBJ_STRING: return REDISMODULE_KEYTYPE_STRING;
+    case OBJ_LIST: return REDISMODULE_KEYTYPE_LIST;
+    case OBJ_SET: return REDISMODULE_KEYTYPE_SET;
+    case OBJ_ZSET: return REDISMODULE_KEYTYPE_ZSET;
+    case OBJ_HASH: return REDISMODULE_KEYTYPE_HASH;
+    case OBJ_STREAM: return REDISMODULE_KEYTYPE_STREAM;
+    default: return REDISMODULE_KEYTYPE_EMPTY;
+    }
+}
+
+static size_t RM_ValueLength(RedisModuleKey *k) {
+    kvobj *o = k ? keyValue(k) : NULL;
+    if (!o) return 0;
+    switch (kvType(o)) {
+    case OBJ_STRING: return kvStringLen(o);
+    case OBJ_LIST: return listLength(o);
+    case OBJ_SET: return setValueLength(o);
+    case OBJ_ZSET: return zsetLength(o);
+    case OBJ_HASH: return hashValueLength(o);
+    default: return 0;
+    }
+}
+
+static int RM_DeleteKey(RedisModuleKey *k) {
+    if (!(k->mode & REDISMODULE_WRITE)) return REDISMODULE_ERR;
+    if (keyValue(k)) dbDelete(k->db, k->key, sdsLen(k->key));
+    return REDISMODULE_OK;
+}
+
+static int RM_UnlinkKey(RedisModuleKey *k) {
+    if (!(k->mode & REDISMODULE_WRITE)) return REDISMODULE_ERR;
+    if (keyValue(k)) {
+        kvobj *o = dbUnlink(k->db, k->key, sdsLen(k->key));
+        if (o) kvFree(o);
+    }
+    return REDISMODULE_OK;
+}
+
+/* The value replaces whatever the key held, without its TTL (SET). */
+static int RM_StringSet(RedisModuleKey *k, RedisModuleString *str) {
+    if (!(k->mode & REDISMODULE_WRITE)) return REDISMODULE_ERR;
+    dbSetKey(k->db, kvCreateString(k->key, sdsLen(k->key), str->s, sdsLen(str->s)), 0);
+    return REDISMODULE_OK;
+}
+
+static char emptyDma[1];
+
+/* The string's bytes, writable in place with REDISMODULE_WRITE (the
+ * pointer is good until the next operation on the key). */
+static char *RM_StringDMA(RedisModuleKey *k, size_t *len, int mode) {
+    if ((mode & REDISMODULE_WRITE) && !(k->mode & REDISMODULE_WRITE)) return NULL;
+    kvobj *o = keyValue(k);
+    if (!o) {
+        *len = 0;
+        emptyDma[0] = '\0';
+        return emptyDma;
+    }
+    if (kvType(o) != OBJ_STRING) return NULL;
+    sds s = dbUnshareString(k->db, &o);
+    kvSetPtr(o, s);
+    *len = sdsLen(s);
+    return s;
+}
+
+static int RM_StringTruncate(RedisModuleKey *k, size_t newlen) {
+    if (!(k->mode & REDISMODULE_WRITE)) return REDISMODULE_ERR;
+    kvobj *o = keyValue(k);
+    if (o && kvType(o) != OBJ_STRING) return REDISMODULE_ERR;
+    if (newlen > STRING_MAX) return REDISMODULE_ERR;
+    if (!o) {
+        if (newlen == 0) return REDISMODULE_OK;
+        dbAdd(k->db, kvCreateRawString(k->key, sdsLen(k->key), sdsNewLen(NULL, newlen)));
+        return REDISMODULE_OK;
+    }
+    sds s = dbUnshareString(k->db, &o);
+    size_t cur = sdsLen(s);
+    if (newlen > cur) {
+        s = sdsGrowZero(s, newlen);
+    } else if (newlen < cur) {
+        sdsSetLen(s, newlen);
+        if (sdsAvail(s) > newlen) s = sdsRemoveFreeSpace(s);
+    }
+    kvSetPtr(o, s);
+    return REDISMODULE_OK;
+}
+
+static mstime_t RM_GetExpire(RedisModuleKey *k) {
+    kvobj *o = keyValue(k);
+    if (!o || !kvHasExpire(o)) return REDISMODULE_NO_EXPIRE;
+    long long left = kvExpire(o) - mstime();
+    return left >= 0 ? left : 0;
+}
+
+static int RM_SetExpire(RedisModuleKey *k, mstime_t expire) {
+    if (!(k->mode & REDISMODULE_WRITE) || (expire < 0 && expire != REDISMODULE_NO_EXPIRE)) return REDISMODULE_ERR;
+    kvobj *o = keyValue(k);
+    if (!o) return REDISMODULE_ERR;
+    if (expire != REDISMODULE_NO_EXPIRE)
+        dbSetExpire(k->db, &o, mstime() + expire);
+    else
+        dbRemoveExpire(k->db, &o);
+    return REDISMODULE_OK;
+}
+
+#define API(fn) {"RedisModule_" #fn, (void *)(uintptr_t)RM_##fn}
+const ApiEntry moduleKeyApi[] = {API(KeyExists),  API(OpenKey),     API(CloseKey),       API(KeyType),
+                                 API(ValueLength), API(DeleteKey),  API(UnlinkKey),      API(StringSet),
+                                 API(StringDMA),  API(StringTruncate), API(GetExpire),   API(SetExpire),
+                                 {NULL, NULL}};

@@ -1,0 +1,288 @@
+"""Loadable modules (issue 41): the test modules of tests/modules, built
+against Cairn's own src/module/redismodule.h by `make modules`, loaded
+into Cairn and into redis-server 7.0.15 with the same directives; the same
+commands must give the same bytes, in RESP2 and RESP3.
+
+Also: MODULE LOAD/LOADEX/LIST/UNLOAD and their errors, the loadmodule
+directive (a failing one stops the start-up, as Redis), module commands in
+COMMAND INFO/DOCS/LIST and INFO modules, propagation of module writes to
+the AOF (Replicate, ReplicateVerbatim, Call with "!")."""
+import os
+import subprocess
+
+import pytest
+
+from resphelp import encode, read_values
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+MODDIR = os.path.join(ROOT, "build", "modules")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def built_modules():
+    subprocess.run(["make", "-s", "modules"], cwd=ROOT, check=True, timeout=300)
+
+
+def mod(name):
+    return os.path.join(MODDIR, name + ".so")
+
+
+def loaded(start, *mods, **cfg):
+    """A server with enable-module-command yes and the modules loaded by
+    loadmodule lines (each mods item: name or (name, args...))."""
+    lines = ["enable-module-command yes"]
+    for m in mods:
+        if isinstance(m, str):
+            m = (m,)
+        lines.append("loadmodule %s %s" % (mod(m[0]), " ".join(m[1:])))
+    return start(config_file="\n".join(lines) + "\n", **cfg)
+
+
+def raw(srv, cmds, resp=2):
+    """The raw reply bytes of each command, on one connection."""
+    with srv.connect() as c:
+        if resp == 3:
+            c.send(encode("HELLO", "3"))
+            read_values(c, 1)
+        out = []
+        for cmd in cmds:
+            c.send(encode(*cmd))
+            out.append(read_values(c, 1))
+        return out
+
+
+def same(server, oracle, cmds, resp=2):
+    a = raw(server, cmds, resp)
+    b = raw(oracle, cmds, resp)
+    for cmd, x, y in zip(cmds, a, b):
+        assert x == y, "%r: cairn %r, redis %r" % (cmd, x, y)
+    return a
+
+
+REPLY_CMDS = [
+    ("rep.ll", "5"), ("rep.ll", "-9223372036854775808"), ("rep.ll", "x"),
+    ("rep.simple", "hello"), ("rep.error", "nope"), ("rep.error", "ERR x y"), ("rep.error", "MYCODE z"),
+    ("rep.null",), ("rep.nullarray",), ("rep.emptyarray",),
+    ("rep.double", "1.5"), ("rep.double", "inf"), ("rep.double", "-0.1"), ("rep.double", "1e300"),
+    ("rep.longdouble", "1.5"), ("rep.longdouble", "3.0"), ("rep.longdouble", "0.1"),
+    ("rep.bool", "1"), ("rep.bool", "0"), ("rep.bignum", "123456789012345678901234567890"),
+    ("rep.verbatim", "some text"), ("rep.string", "a\x00b"), ("rep.cstring", "c"), ("rep.emptystring",),
+    ("rep.array", "0"), ("rep.array", "5"), ("rep.array", "2000"), ("rep.map",), ("rep.set",), ("rep.attr",),
+    ("rep.nested",), ("rep.arity",), ("rep.arity", "1", "2"), ("rep.arity", "x"), ("rep.args",),
+    ("rep.strings",), ("rep.mem",), ("rep.ctx",), ("rep.retained",), ("rep.retain", "kept"), ("rep.retained",),
+    ("REP.LL", "7"),
+]
+
+
+@pytest.mark.parametrize("resp", [2, 3])
+def test_replies_match_redis(start_server, start_oracle, resp):
+    s = loaded(start_server, ("replies", "a", "b"))
+    o = loaded(start_oracle, ("replies", "a", "b"))
+    got = same(s, o, REPLY_CMDS, resp)
+    # and they are what the module says (not two identical wrong answers)
+    assert got[0] == b":5\r\n"
+    assert got[5] == b"-ERR x y\r\n"
+    assert got[4] == b"-nope\r\n"
+
+
+CALL_CMDS = [
+    ("call.run", "-", "ping"), ("call.run", "-", "set", "k", "v"), ("call.run", "-", "get", "k"),
+    ("call.run", "-", "nosuch"), ("call.run", "E", "nosuch", "a", "b"), ("call.run", "-", "set", "x"),
+    ("call.run", "E", "set", "x"), ("call.run", "E", "config", "nosub"), ("call.run", "E", "config"),
+    ("call.run", "WE", "set", "x", "1"), ("call.run", "W", "set", "x", "1"), ("call.run", "WE", "get", "k"),
+    ("call.run", "SE", "shutdown"), ("call.run", "S", "shutdown"),
+    ("call.run", "-", "lpush", "k", "x"), ("call.run", "E", "lpush", "k", "x"),
+    ("call.run", "-", "rpush", "l", "a", "b", "c"), ("call.run", "-", "lrange", "l", "0", "-1"),
+    ("call.run", "-", "hset", "h", "f1", "v1", "f2", "v2"), ("call.run", "-", "hgetall", "h"),
+    ("call.run", "3", "hgetall", "h"), ("call.run", "0", "hgetall", "h"),
+    ("call.run", "-", "zadd", "z", "1.5", "m"), ("call.run", "-", "zscore", "z", "m"),
+    ("call.run", "3", "zscore", "z", "m"), ("call.run", "0", "zscore", "z", "m"),
+    ("call.run", "-", "sadd", "s", "a"), ("call.run", "3", "smembers", "s"),
+    ("call.run", "-", "get", "nosuchkey"), ("call.run", "3", "get", "nosuchkey"),
+    ("call.walk", "-", "hgetall", "h"), ("call.walk", "3", "hgetall", "h"), ("call.walk", "3", "zscore", "z", "m"),
+    ("call.walk", "-", "lrange", "l", "0", "-1"), ("call.walk", "3", "smembers", "s"),
+    ("call.walk", "-", "get", "nosuchkey"), ("call.walk", "-", "incr", "k"),
+    ("call.proto", "-", "lrange", "l", "0", "-1"), ("call.proto", "3", "hgetall", "h"),
+    ("call.proto", "-", "get", "nosuchkey"), ("call.proto", "3", "get", "nosuchkey"),
+    ("call.proto", "3", "zscore", "z", "m"), ("call.proto", "-", "incr", "k"), ("call.proto", "-", "ping"),
+    ("call.setget", "a", "b"), ("call.get", "a"), ("call.set", "a", "c"), ("call.get", "a"),
+    ("call.repl", "r", "v"), ("call.run", "-", "get", "r"), ("call.run", "-", "get", "counter"),
+    ("call.verbatim", "w", "z"), ("call.run", "-", "get", "w"),
+]
+
+
+@pytest.mark.parametrize("resp", [2, 3])
+def test_call_matches_redis(start_server, start_oracle, resp):
+    s = loaded(start_server, "call")
+    o = loaded(start_oracle, "call")
+    got = same(s, o, CALL_CMDS, resp)
+    assert got[0] == b"+PONG\r\n"
+    assert b"errno=ENOENT" in got[3]
+
+
+KEY_CMDS = [
+    ("key.get", "k"), ("key.len", "k"), ("key.type", "k"), ("key.exists", "k"), ("key.ttl", "k"),
+    ("key.set", "k", "hello"), ("key.get", "k"), ("key.len", "k"), ("key.type", "k"), ("key.exists", "k"),
+    ("key.append", "k", " world"), ("key.get", "k"), ("key.dmaupper", "k"), ("key.get", "k"), ("get", "k"),
+    ("key.truncate", "k", "3"), ("key.get", "k"), ("key.truncate", "k", "6"), ("key.get", "k"),
+    ("key.truncate", "k", "600000000"),
+    ("set", "n", "12345"), ("key.append", "n", "6"), ("get", "n"), ("key.dmaupper", "n"), ("key.len", "n"),
+    ("key.append", "new", "abc"), ("get", "new"), ("key.truncate", "new2", "0"), ("exists", "new2"),
+    ("key.truncate", "new3", "2"), ("strlen", "new3"),
+    ("rpush", "l", "a", "b"), ("key.type", "l"), ("key.len", "l"), ("key.get", "l"), ("key.append", "l", "x"),
+    ("key.dmaupper", "l"), ("hset", "h", "f", "v"), ("key.type", "h"), ("key.len", "h"),
+    ("sadd", "s", "a", "b", "c"), ("key.type", "s"), ("key.len", "s"), ("zadd", "z", "1", "a"), ("key.type", "z"),
+    ("key.len", "z"), ("xadd", "st", "1-1", "f", "v"), ("key.type", "st"),
+    ("key.expire", "k", "100000"), ("key.ttl", "k"), ("key.set", "k", "x"), ("ttl", "k"),
+    ("key.expire", "k", "100000"), ("key.expire", "k", "-1"), ("ttl", "k"), ("key.expire", "nokey", "100"),
+    ("key.del", "k"), ("key.del", "k"), ("exists", "k"), ("key.unlink", "n"), ("exists", "n"),
+    ("key.set", "l", "over"), ("type", "l"), ("get", "l"),
+    ("set", "big", "x" * 100), ("key.dmaupper", "big"), ("get", "big"),
+]
+
+
+@pytest.mark.parametrize("resp", [2, 3])
+def test_key_api_matches_redis(start_server, start_oracle, resp):
+    s = loaded(start_server, "keys")
+    o = loaded(start_oracle, "keys")
+    got = same(s, o, KEY_CMDS, resp)
+    assert got[6] in (b"$5\r\nhello\r\n",)
+
+
+def test_module_commands_metadata(start_server, start_oracle):
+    s = loaded(start_server, "replies", "keys")
+    o = loaded(start_oracle, "replies", "keys")
+    same(s, o, [
+        ("command", "info", "rep.ll", "key.set", "key.get", "rep.arity", "rep.retain"),
+        ("command", "docs", "rep.ll"), ("command", "docs", "key.get"),
+        ("command", "getkeys", "key.set", "a", "b"), ("command", "getkeys", "rep.ll", "1"),
+        ("command", "list", "filterby", "module", "nosuch"),
+    ])
+    # Redis 7.0 gives module commands no ACL category
+    for srv in (s, o):
+        assert b"key.get" not in srv.client().execute_command("ACL", "CAT", "read")
+    # the list of a module's commands, in any order
+    for name, n in (("keys", 12), ("replies", 26)):
+        a = sorted(plain(s).execute_command("COMMAND", "LIST", "FILTERBY", "MODULE", name))
+        b = sorted(plain(o).execute_command("COMMAND", "LIST", "FILTERBY", "MODULE", name))
+        assert a == b and len(a) == n
+    # COMMAND COUNT: the modules' commands on top of the server's own
+    for srv in (s, o):
+        r = plain(srv)
+        before = r.execute_command("COMMAND", "COUNT")
+        assert r.execute_command("MODULE", "UNLOAD", "keys") == b"OK"
+        assert r.execute_command("COMMAND", "COUNT") == before - 12
+
+
+def plain(srv):
+    """A client that returns replies unparsed (no redis-py callbacks)."""
+    r = srv.client()
+    r.response_callbacks.clear()
+    return r
+
+
+def _modules_sorted(r):
+    return sorted((m[b"name"], m[b"ver"], m[b"path"], tuple(m[b"args"])) for m in
+                  (dict(zip(x[::2], x[1::2])) for x in r.execute_command("MODULE", "LIST")))
+
+
+def test_module_list_info_and_unload(start_server, start_oracle):
+    for start in (start_server, start_oracle):
+        srv = loaded(start, ("replies", "x", "y"), "keys")
+        r = plain(srv)
+        assert _modules_sorted(r) == [(b"keys", 1, mod("keys").encode(), ()),
+                                      (b"replies", 3, mod("replies").encode(), (b"x", b"y"))]
+        info = raw(srv, [("INFO", "modules")])[0].decode()
+        assert "module:name=replies,ver=3,api=1,filters=0,usedby=[],using=[],options=[]" in info
+        hello = r.execute_command("HELLO", "2")
+        hello = dict(zip(hello[::2], hello[1::2]))
+        assert len(hello[b"modules"]) == 2
+        assert r.execute_command("MODULE", "UNLOAD", "replies") == b"OK"
+        with pytest.raises(Exception, match="no such module with that name"):
+            r.execute_command("MODULE", "UNLOAD", "replies")
+        with pytest.raises(Exception, match="unknown command"):
+            r.execute_command("rep.ll", "1")
+        assert r.execute_command("COMMAND", "INFO", "rep.ll") == [None]
+        assert _modules_sorted(r) == [(b"keys", 1, mod("keys").encode(), ())]
+        # load it again, by MODULE LOAD, with arguments
+        assert r.execute_command("MODULE", "LOAD", mod("replies"), "p", "q") == b"OK"
+        assert r.execute_command("rep.args") == [b"p", b"q"]
+        # a second load of the same module: its Init refuses the busy name
+        with pytest.raises(Exception, match="Error loading the extension"):
+            r.execute_command("MODULE", "LOAD", mod("replies"))
+        assert r.execute_command("MODULE", "UNLOAD", "replies") == b"OK"
+        assert r.execute_command("MODULE", "LOADEX", mod("replies"), "ARGS", "1", "2") == b"OK"
+        assert r.execute_command("rep.args") == [b"1", b"2"]
+        assert r.execute_command("PING") == b"PONG"
+
+
+def test_module_load_errors_leave_server_unchanged(start_server, start_oracle, tmp_path):
+    notmod = tmp_path / "not_a_module.so"
+    notmod.write_bytes(b"this is not an ELF file")
+    nosym = os.path.join(ROOT, "build", "modules", "nosym.so")
+    src = tmp_path / "nosym.c"
+    src.write_text("int not_onload(void) { return 0; }\n")
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", nosym, str(src)], check=True, timeout=60)
+    results = []
+    for start in (start_server, start_oracle):
+        srv = start(enable_module_command="yes")
+        r = plain(srv)
+        before = r.execute_command("COMMAND", "COUNT")
+        out = []
+        for args in (("LOAD", "/nonexistent/x.so"), ("LOAD", str(notmod)), ("LOAD", nosym),
+                     ("LOAD", mod("replies"), "fail"), ("LOADEX", mod("replies"), "BOGUS"),
+                     ("LOADEX", mod("replies"), "CONFIG", "a"), ("LOADEX", mod("replies"), "CONFIG", "a", "b")):
+            with pytest.raises(Exception) as e:
+                r.execute_command("MODULE", *args)
+            out.append(str(e.value))
+        assert r.execute_command("COMMAND", "COUNT") == before
+        assert r.execute_command("MODULE", "LIST") == []
+        with pytest.raises(Exception, match="unknown command"):
+            r.execute_command("rep.ll", "1")
+        results.append(out)
+    assert results[0] == results[1]
+    assert all(x == "Error loading the extension. Please check the server logs." for x in results[0])
+
+
+def test_module_command_refused_by_default(start_server):
+    srv = start_server()
+    r = plain(srv)
+    with pytest.raises(Exception, match="MODULE command not allowed"):
+        r.execute_command("MODULE", "LOAD", mod("replies"))
+    assert r.execute_command("MODULE", "LIST") == []
+
+
+def test_loadmodule_failure_stops_startup(start_server, tmp_path):
+    with pytest.raises(RuntimeError):
+        start_server(config_file="loadmodule /nonexistent/mod.so\n")
+
+
+def test_loadmodule_survives_config_rewrite(start_server):
+    srv = loaded(start_server, ("replies", "a1"))
+    r = srv.client()
+    assert r.execute_command("CONFIG", "REWRITE") == b"OK"
+    text = open(os.path.join(srv.tmp, "server.conf")).read()
+    assert "loadmodule %s a1" % mod("replies") in text
+
+
+def _aof_text(srv):
+    d = os.path.join(srv.tmp, "appendonlydir")
+    incr = [f for f in os.listdir(d) if ".incr." in f]
+    assert len(incr) == 1
+    with open(os.path.join(d, incr[0]), "rb") as f:
+        return f.read()
+
+
+def test_module_writes_propagate_as_redis(start_server, start_oracle):
+    """What reaches the AOF: Call with "!", Replicate (two: MULTI/EXEC),
+    ReplicateVerbatim; a module command itself never propagates as sent."""
+    cmds = [("call.set", "a", "1"), ("call.run", "-", "set", "quiet", "1"), ("call.repl", "r", "v"),
+            ("call.verbatim", "w", "z"), ("key.set", "ks", "v")]
+    texts = []
+    for start in (start_server, start_oracle):
+        srv = loaded(start, "call", "keys", appendonly="yes", appendfsync="always")
+        raw(srv, cmds)
+        texts.append(_aof_text(srv))
+    assert texts[0] == texts[1]
+    assert b"quiet" not in texts[0]
+    assert b"MULTI" in texts[0]

@@ -1,0 +1,175 @@
+/* keys.c -- test module: the low-level key API on strings.
+ *
+ *   key.set k v | key.get k | key.type k | key.len k | key.del k |
+ *   key.unlink k | key.append k v (Truncate + DMA) | key.truncate k n |
+ *   key.dmaupper k (DMA write in place) | key.expire k ms | key.ttl k |
+ *   key.exists k
+ * Writes replicate verbatim, as a module would. */
+#include <string.h>
+
+#include "redismodule.h"
+
+static int cmdSet(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    if (argc != 3) return RedisModule_WrongArity(ctx);
+    RedisModuleKey *k = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_WRITE);
+    RedisModule_StringSet(k, argv[2]);
+    RedisModule_CloseKey(k);
+    RedisModule_ReplicateVerbatim(ctx);
+    return RedisModule_ReplyWithSimpleString(ctx, "OK");
+}
+
+static int cmdGet(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    if (argc != 2) return RedisModule_WrongArity(ctx);
+    RedisModuleKey *k = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ);
+    if (!k) return RedisModule_ReplyWithNull(ctx);
+    if (RedisModule_KeyType(k) != REDISMODULE_KEYTYPE_STRING) {
+        RedisModule_CloseKey(k);
+        return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+    }
+    size_t len;
+    char *p = RedisModule_StringDMA(k, &len, REDISMODULE_READ);
+    RedisModule_ReplyWithStringBuffer(ctx, p, len);
+    RedisModule_CloseKey(k);
+    return REDISMODULE_OK;
+}
+
+static int cmdType(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    if (argc != 2) return RedisModule_WrongArity(ctx);
+    RedisModule_AutoMemory(ctx);
+    RedisModuleKey *k = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
+    return RedisModule_ReplyWithLongLong(ctx, RedisModule_KeyType(k));
+}
+
+static int cmdLen(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    if (argc != 2) return RedisModule_WrongArity(ctx);
+    RedisModule_AutoMemory(ctx);
+    RedisModuleKey *k = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ);
+    return RedisModule_ReplyWithLongLong(ctx, k ? (long long)RedisModule_ValueLength(k) : -1);
+}
+
+static int cmdDel(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    if (argc != 2) return RedisModule_WrongArity(ctx);
+    RedisModuleKey *k = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_WRITE);
+    int existed = RedisModule_KeyType(k) != REDISMODULE_KEYTYPE_EMPTY;
+    RedisModule_DeleteKey(k);
+    int after = RedisModule_KeyType(k);
+    RedisModule_CloseKey(k);
+    RedisModule_ReplicateVerbatim(ctx);
+    RedisModule_ReplyWithArray(ctx, 2);
+    RedisModule_ReplyWithLongLong(ctx, existed);
+    return RedisModule_ReplyWithLongLong(ctx, after);
+}
+
+static int cmdUnlink(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    if (argc != 2) return RedisModule_WrongArity(ctx);
+    RedisModuleKey *k = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_WRITE);
+    int rc = RedisModule_UnlinkKey(k);
+    RedisModule_CloseKey(k);
+    /* read-only key: refused */
+    RedisModuleKey *r = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ);
+    int rc2 = r ? RedisModule_UnlinkKey(r) : -1;
+    if (r) RedisModule_CloseKey(r);
+    RedisModule_ReplicateVerbatim(ctx);
+    RedisModule_ReplyWithArray(ctx, 2);
+    RedisModule_ReplyWithLongLong(ctx, rc);
+    return RedisModule_ReplyWithLongLong(ctx, rc2);
+}
+
+static int cmdAppend(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    if (argc != 3) return RedisModule_WrongArity(ctx);
+    RedisModuleKey *k = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_WRITE);
+    int t = RedisModule_KeyType(k);
+    if (t != REDISMODULE_KEYTYPE_STRING && t != REDISMODULE_KEYTYPE_EMPTY) {
+        RedisModule_CloseKey(k);
+        return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+    }
+    size_t cur = RedisModule_ValueLength(k), add;
+    const char *p = RedisModule_StringPtrLen(argv[2], &add);
+    if (RedisModule_StringTruncate(k, cur + add) != REDISMODULE_OK) {
+        RedisModule_CloseKey(k);
+        return RedisModule_ReplyWithError(ctx, "ERR truncate failed");
+    }
+    size_t len;
+    char *d = RedisModule_StringDMA(k, &len, REDISMODULE_WRITE);
+    memcpy(d + cur, p, add);
+    RedisModule_CloseKey(k);
+    RedisModule_ReplicateVerbatim(ctx);
+    return RedisModule_ReplyWithLongLong(ctx, (long long)len);
+}
+
+static int cmdTruncate(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    long long n;
+    if (argc != 3 || RedisModule_StringToLongLong(argv[2], &n) != REDISMODULE_OK || n < 0)
+        return RedisModule_WrongArity(ctx);
+    RedisModuleKey *k = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_WRITE);
+    int rc = RedisModule_StringTruncate(k, (size_t)n);
+    RedisModule_CloseKey(k);
+    RedisModule_ReplicateVerbatim(ctx);
+    return RedisModule_ReplyWithLongLong(ctx, rc);
+}
+
+static int cmdDmaUpper(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    if (argc != 2) return RedisModule_WrongArity(ctx);
+    RedisModuleKey *k = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_WRITE);
+    size_t len;
+    char *d = RedisModule_StringDMA(k, &len, REDISMODULE_WRITE);
+    if (!d) {
+        RedisModule_CloseKey(k);
+        return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+    }
+    for (size_t i = 0; i < len; i++)
+        if (d[i] >= 'a' && d[i] <= 'z') d[i] = (char)(d[i] - 32);
+    RedisModule_CloseKey(k);
+    RedisModule_ReplicateVerbatim(ctx);
+    return RedisModule_ReplyWithLongLong(ctx, (long long)len);
+}
+
+static int cmdExpire(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    long long ms;
+    if (argc != 3 || RedisModule_StringToLongLong(argv[2], &ms) != REDISMODULE_OK)
+        return RedisModule_WrongArity(ctx);
+    RedisModuleKey *k = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_WRITE);
+    int rc = RedisModule_SetExpire(k, ms);
+    RedisModule_CloseKey(k);
+    return RedisModule_ReplyWithLongLong(ctx, rc);
+}
+
+/* -1 (no expire) or whether the TTL is within (0, 1000000] ms */
+static int cmdTtl(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    if (argc != 2) return RedisModule_WrongArity(ctx);
+    RedisModuleKey *k = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ);
+    if (!k) return RedisModule_ReplyWithLongLong(ctx, -2);
+    mstime_t t = RedisModule_GetExpire(k);
+    RedisModule_CloseKey(k);
+    return RedisModule_ReplyWithLongLong(ctx, t == REDISMODULE_NO_EXPIRE ? -1 : (t > 0 && t <= 1000000));
+}
+
+static int cmdExists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    if (argc != 2) return RedisModule_WrongArity(ctx);
+    return RedisModule_ReplyWithLongLong(ctx, RedisModule_KeyExists(ctx, argv[1]));
+}
+
+int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    (void)argv, (void)argc;
+    if (RedisModule_Init(ctx, "keys", 1, REDISMODULE_APIVER_1) == REDISMODULE_ERR) return REDISMODULE_ERR;
+    struct {
+        const char *name;
+        RedisModuleCmdFunc fn;
+        const char *flags;
+    } cmds[] = {{"key.set", cmdSet, "write deny-oom fast"},
+                {"key.get", cmdGet, "readonly fast"},
+                {"key.type", cmdType, "readonly"},
+                {"key.len", cmdLen, "readonly"},
+                {"key.del", cmdDel, "write"},
+                {"key.unlink", cmdUnlink, "write"},
+                {"key.append", cmdAppend, "write deny-oom"},
+                {"key.truncate", cmdTruncate, "write"},
+                {"key.dmaupper", cmdDmaUpper, "write"},
+                {"key.expire", cmdExpire, "write"},
+                {"key.ttl", cmdTtl, "readonly"},
+                {"key.exists", cmdExists, "readonly"}};
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+        if (RedisModule_CreateCommand(ctx, cmds[i].name, cmds[i].fn, cmds[i].flags, 1, 1, 1) == REDISMODULE_ERR)
+            return REDISMODULE_ERR;
+    return REDISMODULE_OK;
+}
