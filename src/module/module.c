@@ -749,6 +749,7 @@ int moduleGetApi(const char *name, void **out) {
     void *fn = apiLookup(coreApi, name);
     if (!fn) fn = apiLookup(moduleCallApi, name);
     if (!fn) fn = apiLookup(moduleKeyApi, name);
+    if (!fn) fn = apiLookup(moduleTypeApi, name);
     if (!fn) return REDISMODULE_ERR;
     *out = fn;
     return REDISMODULE_OK;
@@ -797,6 +798,7 @@ int moduleLoad(const char *path, sds *args, int nargs) {
     xfree(argv);
     if (rc != REDISMODULE_OK || !m->name) {
         moduleRemoveCommands(m);
+        moduleDropTypes(m);
         dlclose(handle);
         serverLog(LL_WARNING, "Module %s initialization failed. Module not loaded", path);
         moduleFree(m);
@@ -817,6 +819,10 @@ static int moduleUnload(const char *name, const char **err) {
     Module *m = moduleFind(name);
     if (!m) {
         *err = "no such module with that name";
+        return -1;
+    }
+    if (moduleHasTypes(m)) {
+        *err = "the module exports one or more module-side data types, can't unload";
         return -1;
     }
     OnLoadFn onunload = (OnLoadFn)(uintptr_t)dlsym(m->handle, "RedisModule_OnUnload");
@@ -977,6 +983,7 @@ static const ConfigLineKind loadmoduleLineKind = {"loadmodule", parseLoadmoduleL
 void moduleRegisterConfig(void) { configRegisterLineKind(&loadmoduleLineKind); }
 
 void moduleInit(void) {
+    moduleTypesInit();
     infoSetModulesSection(moduleInfoSection);
     infoSetHelloModules(moduleListCommand);
 }

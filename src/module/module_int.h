@@ -95,6 +95,18 @@ typedef struct ApiEntry {
 } ApiEntry;
 extern const ApiEntry moduleCallApi[];
 extern const ApiEntry moduleKeyApi[];
+extern const ApiEntry moduleTypeApi[];
+
+/* module_type.c: data types and their values. */
+struct kvobj;
+struct Db;
+void moduleTypesInit(void);
+int moduleHasTypes(const Module *m);
+void moduleDropTypes(Module *m);
+RedisModuleType *moduleValueType(const struct kvobj *o);
+void *moduleValuePtr(const struct kvobj *o);
+void moduleSetValue(struct Db *db, const char *key, size_t keylen, RedisModuleType *t, void *value);
+void *moduleReplaceValue(struct kvobj *o, void *value);
 
 /* Frees a call reply tree (module_call.c). */
 void moduleFreeCallReplyTree(RedisModuleCallReply *r);

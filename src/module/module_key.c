@@ -83,6 +83,7 @@ static int RM_KeyType(RedisModuleKey *k) {
     case OBJ_ZSET: return REDISMODULE_KEYTYPE_ZSET;
     case OBJ_HASH: return REDISMODULE_KEYTYPE_HASH;
     case OBJ_STREAM: return REDISMODULE_KEYTYPE_STREAM;
+    case OBJ_MODULE: return REDISMODULE_KEYTYPE_MODULE;
     default: return REDISMODULE_KEYTYPE_EMPTY;
     }
 }
@@ -181,8 +182,36 @@ static int RM_SetExpire(RedisModuleKey *k, mstime_t expire) {
     return REDISMODULE_OK;
 }
 
+/* ---- module data types ---- */
+
+static int RM_ModuleTypeSetValue(RedisModuleKey *k, RedisModuleType *mt, void *value) {
+    if (!(k->mode & REDISMODULE_WRITE)) return REDISMODULE_ERR;
+    moduleSetValue(k->db, k->key, sdsLen(k->key), mt, value);
+    return REDISMODULE_OK;
+}
+
+static RedisModuleType *RM_ModuleTypeGetType(RedisModuleKey *k) {
+    kvobj *o = k ? keyValue(k) : NULL;
+    return o && kvType(o) == OBJ_MODULE ? moduleValueType(o) : NULL;
+}
+
+static void *RM_ModuleTypeGetValue(RedisModuleKey *k) {
+    kvobj *o = k ? keyValue(k) : NULL;
+    return o && kvType(o) == OBJ_MODULE ? moduleValuePtr(o) : NULL;
+}
+
+static int RM_ModuleTypeReplaceValue(RedisModuleKey *k, RedisModuleType *mt, void *new_value, void **old_value) {
+    kvobj *o = keyValue(k);
+    if (!(k->mode & REDISMODULE_WRITE) || !o || kvType(o) != OBJ_MODULE || moduleValueType(o) != mt)
+        return REDISMODULE_ERR;
+    void *old = moduleReplaceValue(o, new_value);
+    if (old_value) *old_value = old;
+    return REDISMODULE_OK;
+}
+
 #define API(fn) {"RedisModule_" #fn, (void *)(uintptr_t)RM_##fn}
 const ApiEntry moduleKeyApi[] = {API(KeyExists),  API(OpenKey),     API(CloseKey),       API(KeyType),
                                  API(ValueLength), API(DeleteKey),  API(UnlinkKey),      API(StringSet),
                                  API(StringDMA),  API(StringTruncate), API(GetExpire),   API(SetExpire),
-                                 {NULL, NULL}};
+                                 API(ModuleTypeSetValue), API(ModuleTypeGetType), API(ModuleTypeGetValue),
+                                 API(ModuleTypeReplaceValue), {NULL, NULL}};

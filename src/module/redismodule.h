@@ -468,6 +468,35 @@ REDISMODULE_FN(int, StringTruncate, (RedisModuleKey *key, size_t newlen));
 REDISMODULE_FN(mstime_t, GetExpire, (RedisModuleKey *key));
 REDISMODULE_FN(int, SetExpire, (RedisModuleKey *key, mstime_t expire));
 
+/* module data types, RDB I/O, digest */
+REDISMODULE_FN(RedisModuleType *, CreateDataType,
+               (RedisModuleCtx *ctx, const char *name, int encver, void *typemethods));
+REDISMODULE_FN(int, ModuleTypeSetValue, (RedisModuleKey *key, RedisModuleType *mt, void *value));
+REDISMODULE_FN(int, ModuleTypeReplaceValue,
+               (RedisModuleKey *key, RedisModuleType *mt, void *new_value, void **old_value));
+REDISMODULE_FN(RedisModuleType *, ModuleTypeGetType, (RedisModuleKey *key));
+REDISMODULE_FN(void *, ModuleTypeGetValue, (RedisModuleKey *key));
+REDISMODULE_FN(int, IsIOError, (RedisModuleIO *io));
+REDISMODULE_FN(void, SaveUnsigned, (RedisModuleIO *io, uint64_t value));
+REDISMODULE_FN(uint64_t, LoadUnsigned, (RedisModuleIO *io));
+REDISMODULE_FN(void, SaveSigned, (RedisModuleIO *io, int64_t value));
+REDISMODULE_FN(int64_t, LoadSigned, (RedisModuleIO *io));
+REDISMODULE_FN(void, SaveString, (RedisModuleIO *io, RedisModuleString *s));
+REDISMODULE_FN(void, SaveStringBuffer, (RedisModuleIO *io, const char *str, size_t len));
+REDISMODULE_FN(RedisModuleString *, LoadString, (RedisModuleIO *io));
+REDISMODULE_FN(char *, LoadStringBuffer, (RedisModuleIO *io, size_t *lenptr));
+REDISMODULE_FN(void, SaveDouble, (RedisModuleIO *io, double value));
+REDISMODULE_FN(double, LoadDouble, (RedisModuleIO *io));
+REDISMODULE_FN(void, SaveFloat, (RedisModuleIO *io, float value));
+REDISMODULE_FN(float, LoadFloat, (RedisModuleIO *io));
+REDISMODULE_FN(void, SaveLongDouble, (RedisModuleIO *io, long double value));
+REDISMODULE_FN(long double, LoadLongDouble, (RedisModuleIO *io));
+REDISMODULE_FN(RedisModuleCtx *, GetContextFromIO, (RedisModuleIO *io));
+REDISMODULE_FN(const RedisModuleString *, GetKeyNameFromIO, (RedisModuleIO *io));
+REDISMODULE_FN(void, DigestAddStringBuffer, (RedisModuleDigest *md, const char *ele, size_t len));
+REDISMODULE_FN(void, DigestAddLongLong, (RedisModuleDigest *md, long long ele));
+REDISMODULE_FN(void, DigestEndSequence, (RedisModuleDigest *md));
+
 /* Fills every pointer above through the server's lookup function (the
  * first member of ctx), then registers the module.  Returns
  * REDISMODULE_ERR when a module of that name is already loaded. */
@@ -573,6 +602,31 @@ static int RedisModule_Init(RedisModuleCtx *ctx, const char *name, int ver, int 
     REDISMODULE_GET_API(StringTruncate);
     REDISMODULE_GET_API(GetExpire);
     REDISMODULE_GET_API(SetExpire);
+    REDISMODULE_GET_API(CreateDataType);
+    REDISMODULE_GET_API(ModuleTypeSetValue);
+    REDISMODULE_GET_API(ModuleTypeReplaceValue);
+    REDISMODULE_GET_API(ModuleTypeGetType);
+    REDISMODULE_GET_API(ModuleTypeGetValue);
+    REDISMODULE_GET_API(IsIOError);
+    REDISMODULE_GET_API(SaveUnsigned);
+    REDISMODULE_GET_API(LoadUnsigned);
+    REDISMODULE_GET_API(SaveSigned);
+    REDISMODULE_GET_API(LoadSigned);
+    REDISMODULE_GET_API(SaveString);
+    REDISMODULE_GET_API(SaveStringBuffer);
+    REDISMODULE_GET_API(LoadString);
+    REDISMODULE_GET_API(LoadStringBuffer);
+    REDISMODULE_GET_API(SaveDouble);
+    REDISMODULE_GET_API(LoadDouble);
+    REDISMODULE_GET_API(SaveFloat);
+    REDISMODULE_GET_API(LoadFloat);
+    REDISMODULE_GET_API(SaveLongDouble);
+    REDISMODULE_GET_API(LoadLongDouble);
+    REDISMODULE_GET_API(GetContextFromIO);
+    REDISMODULE_GET_API(GetKeyNameFromIO);
+    REDISMODULE_GET_API(DigestAddStringBuffer);
+    REDISMODULE_GET_API(DigestAddLongLong);
+    REDISMODULE_GET_API(DigestEndSequence);
     if (RedisModule_IsModuleNameBusy && RedisModule_IsModuleNameBusy(name)) return REDISMODULE_ERR;
     RedisModule_SetModuleAttribs(ctx, name, ver, apiver);
     return REDISMODULE_OK;

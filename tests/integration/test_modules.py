@@ -8,7 +8,9 @@ directive (a failing one stops the start-up, as Redis), module commands in
 COMMAND INFO/DOCS/LIST and INFO modules, propagation of module writes to
 the AOF (Replicate, ReplicateVerbatim, Call with "!")."""
 import os
+import shutil
 import subprocess
+import tempfile
 
 import pytest
 
@@ -286,3 +288,93 @@ def test_module_writes_propagate_as_redis(start_server, start_oracle):
     assert texts[0] == texts[1]
     assert b"quiet" not in texts[0]
     assert b"MULTI" in texts[0]
+
+
+DT_CMDS = [
+    ("dt.get", "a"), ("dt.set", "a", "alpha", "42", "1.25"), ("dt.get", "a"), ("type", "a"), ("dt.type", "a"),
+    ("dt.push", "a", "1", "-2", "9223372036854775807"), ("dt.get", "a"), ("dt.push", "b", "7"), ("dt.get", "b"),
+    ("get", "a"), ("lpush", "a", "x"), ("set", "s", "str"), ("dt.get", "s"), ("dt.push", "s", "1"), ("dt.type", "s"),
+    ("object", "encoding", "a"), ("exists", "a"), ("dt.replace", "a", "beta"), ("dt.get", "a"),
+    ("dt.replace", "s", "x"), ("copy", "b", "c"), ("dt.get", "c"), ("dt.push", "c", "8"), ("dt.get", "b"),
+    ("debug", "digest-value", "a", "b", "c"), ("debug", "digest"), ("scan", "0", "type", "testdtype"),
+    ("del", "c"), ("dt.get", "c"), ("expire", "b", "1000"), ("dt.set", "b", "again", "1", "2"), ("ttl", "b"),
+    ("module", "unload", "datatype"),
+]
+
+
+@pytest.mark.parametrize("resp", [2, 3])
+def test_datatype_matches_redis(start_server, start_oracle, resp):
+    s = loaded(start_server, "datatype", enable_debug_command="yes")
+    o = loaded(start_oracle, "datatype", enable_debug_command="yes")
+    got = same(s, o, DT_CMDS, resp)
+    assert got[3] == b"+testdtype\r\n"
+    assert b"exports one or more module-side data types" in got[-1]
+
+
+def _fill_dt(srv):
+    r = plain(srv)
+    r.execute_command("dt.set", "k1", "one", "1", "0.5")
+    r.execute_command("dt.push", "k1", *range(100))
+    r.execute_command("dt.set", "k2", "x" * 500, "-7", "1e300")
+    r.execute_command("dt.push", "k3", "5")
+    r.execute_command("pexpire", "k3", "100000000")
+    r.execute_command("set", "plain", "v")
+    r.execute_command("select", "3")
+    r.execute_command("dt.set", "k4", "db3", "3", "3")
+    return r
+
+
+def _dump_dt(srv):
+    r = plain(srv)
+    out = []
+    for db in (0, 3):
+        r.execute_command("select", db)
+        for k in ("k1", "k2", "k3", "k4", "plain"):
+            t = r.execute_command("type", k)
+            out.append((db, k, t, r.execute_command("dt.get", k) if t == b"testdtype" else r.execute_command("get", k)
+                        if t == b"string" else None))
+    r.execute_command("select", 0)
+    out.append(r.execute_command("debug", "digest"))
+    return out
+
+
+@pytest.mark.parametrize("direction", ["cairn-to-redis", "redis-to-cairn"])
+def test_datatype_rdb_interchange(start_server, start_oracle, direction):
+    first, second = (start_server, start_oracle) if direction == "cairn-to-redis" else (start_oracle, start_server)
+    a = loaded(first, "datatype", enable_debug_command="yes")
+    _fill_dt(a)
+    expected = _dump_dt(a)
+    assert plain(a).execute_command("SAVE") == b"OK"
+    rdb = os.path.join(a.tmp, "dump.rdb")
+    with open(rdb, "rb") as f:
+        data = f.read()
+    assert b"testdtype" not in data  # the type is stored by its 64-bit id, not its name
+    # the second server starts on a copy of the file
+    d = tempfile.mkdtemp(prefix="cairn-dt-")
+    shutil.copy(rdb, os.path.join(d, "dump.rdb"))
+    b = loaded(second, "datatype", enable_debug_command="yes", args=["--dir", d])
+    assert _dump_dt(b) == expected
+    assert expected[0][2] == b"testdtype"
+
+
+def test_datatype_rdb_without_module_fails(start_server, start_oracle):
+    a = loaded(start_server, "datatype")
+    _fill_dt(a)
+    assert plain(a).execute_command("SAVE") == b"OK"
+    d = tempfile.mkdtemp(prefix="cairn-dt-")
+    shutil.copy(os.path.join(a.tmp, "dump.rdb"), os.path.join(d, "dump.rdb"))
+    with pytest.raises(RuntimeError):
+        start_server(args=["--dir", d])
+
+
+def test_datatype_debug_reload_and_restore(start_server):
+    s = loaded(start_server, "datatype", enable_debug_command="yes")
+    r = _fill_dt(s)
+    r.execute_command("select", 0)
+    before = _dump_dt(s)
+    assert r.execute_command("DEBUG", "RELOAD") == b"OK"
+    assert _dump_dt(s) == before
+    payload = r.execute_command("DUMP", "k1")
+    assert r.execute_command("RESTORE", "k9", "0", payload) == b"OK"
+    assert r.execute_command("dt.get", "k9") == r.execute_command("dt.get", "k1")
+    assert r.execute_command("MEMORY", "USAGE", "k1") > 800
