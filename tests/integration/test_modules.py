@@ -296,7 +296,7 @@ DT_CMDS = [
     ("get", "a"), ("lpush", "a", "x"), ("set", "s", "str"), ("dt.get", "s"), ("dt.push", "s", "1"), ("dt.type", "s"),
     ("object", "encoding", "a"), ("exists", "a"), ("dt.replace", "a", "beta"), ("dt.get", "a"),
     ("dt.replace", "s", "x"), ("copy", "b", "c"), ("dt.get", "c"), ("dt.push", "c", "8"), ("dt.get", "b"),
-    ("debug", "digest-value", "a", "b", "c"), ("debug", "digest"), ("scan", "0", "type", "testdtype"),
+    ("debug", "digest-value", "a", "b", "c"), ("debug", "digest"),
     ("del", "c"), ("dt.get", "c"), ("expire", "b", "1000"), ("dt.set", "b", "again", "1", "2"), ("ttl", "b"),
     ("module", "unload", "datatype"),
 ]
@@ -309,6 +309,8 @@ def test_datatype_matches_redis(start_server, start_oracle, resp):
     got = same(s, o, DT_CMDS, resp)
     assert got[3] == b"+testdtype\r\n"
     assert b"exports one or more module-side data types" in got[-1]
+    keys = [sorted(plain(x).execute_command("SCAN", "0", "TYPE", "testdtype")[1]) for x in (s, o)]
+    assert keys[0] == keys[1] == [b"a", b"b"]
 
 
 def _fill_dt(srv):
