@@ -342,7 +342,7 @@ static const ReplySinkType treeSinkType = {
 static Client *idleFake;
 
 /* argv from the format; NULL on a bad format (errno EINVAL). */
-static sds *buildArgv(const char *cmdname, const char *fmt, va_list ap, int *argcOut, int *flagsOut) {
+sds *moduleBuildArgv(const char *cmdname, const char *fmt, va_list ap, int *argcOut, int *flagsOut) {
     int cap = 8, argc = 0, flags = 0;
     sds *argv = xmalloc(sizeof(sds) * (size_t)cap);
     argv[argc++] = sdsNew(cmdname);
@@ -423,7 +423,7 @@ static RedisModuleCallReply *RM_Call(RedisModuleCtx *ctx, const char *cmdname, c
     int argc = 0, flags = 0;
     va_list ap;
     va_start(ap, fmt);
-    sds *argv = buildArgv(cmdname, fmt, ap, &argc, &flags);
+    sds *argv = moduleBuildArgv(cmdname, fmt, ap, &argc, &flags);
     va_end(ap);
     if (!argv) return NULL;
     Client *caller = ctx->client;
@@ -749,7 +749,7 @@ static int RM_Replicate(RedisModuleCtx *ctx, const char *cmdname, const char *fm
     int argc = 0, flags = 0;
     va_list ap;
     va_start(ap, fmt);
-    sds *argv = buildArgv(cmdname, fmt, ap, &argc, &flags);
+    sds *argv = moduleBuildArgv(cmdname, fmt, ap, &argc, &flags);
     va_end(ap);
     if (!argv) return REDISMODULE_ERR;
     Command *cmd = commandLookupArgv(argc, argv);

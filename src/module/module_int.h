@@ -12,6 +12,7 @@
 #ifndef CAIRN_MODULE_INT_H
 #define CAIRN_MODULE_INT_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 #include "core/client.h"
@@ -108,6 +109,10 @@ void *moduleValuePtr(const struct kvobj *o);
 void moduleSetValue(struct Db *db, const char *key, size_t keylen, RedisModuleType *t, void *value);
 void *moduleReplaceValue(struct kvobj *o, void *value);
 
+/* The argv of a Call/Replicate/EmitAOF format (c s b l v, and flag
+ * characters, returned in *flagsOut); NULL with errno EINVAL for an
+ * unknown format character.  The caller frees each sds and the array. */
+sds *moduleBuildArgv(const char *cmdname, const char *fmt, va_list ap, int *argcOut, int *flagsOut);
 /* Frees a call reply tree (module_call.c). */
 void moduleFreeCallReplyTree(RedisModuleCallReply *r);
 /* Closes a key (module_key.c). */

@@ -16,6 +16,7 @@
  * created a type cannot be unloaded (Redis's rule); saves run on the main
  * thread once a type exists (rdbSaveSingleThreaded). */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,9 @@
 #include "ds/alloc.h"
 #include "ds/sha1.h"
 #include "module/module_int.h"
+#include "persist/aof.h"
 #include "persist/rdb.h"
+#include "proto/resp_write.h"
 
 #define OPCODE_EOF 0
 #define OPCODE_SINT 1 /* defined by the format, written by no 7.0 API */
@@ -52,6 +55,7 @@ typedef struct ModuleValue {
 } ModuleValue;
 
 struct RedisModuleIO {
+    sds *aof; /* an AOF rewrite: EmitAOF appends here */
     struct RdbWriter *w;
     struct RdbReader *r;
     RedisModuleType *type;
@@ -431,6 +435,46 @@ static RedisModuleCtx *RM_GetContextFromIO(RedisModuleIO *io) {
 
 static const RedisModuleString *RM_GetKeyNameFromIO(RedisModuleIO *io) { return io->key; }
 
+/* ---- AOF rewrite ---- */
+
+static void RM_EmitAOF(RedisModuleIO *io, const char *cmdname, const char *fmt, ...) {
+    if (!io->aof) return;
+    int argc = 0, flags = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    sds *argv = moduleBuildArgv(cmdname, fmt, ap, &argc, &flags);
+    va_end(ap);
+    if (!argv) {
+        serverLog(LL_WARNING, "Fatal: AOF method for module data type '%s' tried to emit command '%s' with wrong "
+                  "format", io->type->name, cmdname);
+        io->error = 1;
+        return;
+    }
+    *io->aof = respCatCommand(*io->aof, argc, argv);
+    for (int i = 0; i < argc; i++) sdsFree(argv[i]);
+    xfree(argv);
+}
+
+static int valueAofRewrite(sds *buf, const kvobj *o) {
+    ModuleValue *mv = kvPtr(o);
+    if (!mv->type->m.aof_rewrite) {
+        serverLog(LL_WARNING, "The module type %s does not support the AOF rewrite of its values", mv->type->name);
+        return -1;
+    }
+    RedisModuleIO io;
+    memset(&io, 0, sizeof(io));
+    io.aof = buf;
+    io.type = mv->type;
+    io.key = modStringNew(NULL, kvKey(o), kvKeyLen(o));
+    mv->type->m.aof_rewrite(&io, io.key, mv->value);
+    if (io.ctx) {
+        moduleCtxDone(io.ctx);
+        xfree(io.ctx);
+    }
+    modStringRelease(io.key);
+    return io.error ? -1 : 0;
+}
+
 /* ---- the key API for module values ---- */
 
 /* What module_key.c needs: the value of an OBJ_MODULE entry. */
@@ -470,6 +514,7 @@ void moduleTypesInit(void) {
     objectRegisterType(OBJ_MODULE, &ops);
     objectRegisterPersistence(OBJ_MODULE, valueDigest, valueRdbType, valueRdbSave, valueRdbLoad);
     kvModuleTypeName = valueTypeName;
+    aofRewriteModuleValue = valueAofRewrite;
 }
 
 #define API(fn) {"RedisModule_" #fn, (void *)(uintptr_t)RM_##fn}
@@ -479,4 +524,4 @@ const ApiEntry moduleTypeApi[] = {
     API(LoadStringBuffer), API(SaveDouble),        API(LoadDouble),          API(SaveFloat),
     API(LoadFloat),       API(SaveLongDouble),     API(LoadLongDouble),      API(IsIOError),
     API(GetContextFromIO), API(GetKeyNameFromIO),  API(DigestAddStringBuffer), API(DigestAddLongLong),
-    API(DigestEndSequence), {NULL, NULL}};
+    API(DigestEndSequence), API(EmitAOF), {NULL, NULL}};

@@ -496,6 +496,7 @@ REDISMODULE_FN(const RedisModuleString *, GetKeyNameFromIO, (RedisModuleIO *io))
 REDISMODULE_FN(void, DigestAddStringBuffer, (RedisModuleDigest *md, const char *ele, size_t len));
 REDISMODULE_FN(void, DigestAddLongLong, (RedisModuleDigest *md, long long ele));
 REDISMODULE_FN(void, DigestEndSequence, (RedisModuleDigest *md));
+REDISMODULE_FN(void, EmitAOF, (RedisModuleIO *io, const char *cmdname, const char *fmt, ...));
 
 /* Fills every pointer above through the server's lookup function (the
  * first member of ctx), then registers the module.  Returns
@@ -627,6 +628,7 @@ static int RedisModule_Init(RedisModuleCtx *ctx, const char *name, int ver, int 
     REDISMODULE_GET_API(DigestAddStringBuffer);
     REDISMODULE_GET_API(DigestAddLongLong);
     REDISMODULE_GET_API(DigestEndSequence);
+    REDISMODULE_GET_API(EmitAOF);
     if (RedisModule_IsModuleNameBusy && RedisModule_IsModuleNameBusy(name)) return REDISMODULE_ERR;
     RedisModule_SetModuleAttribs(ctx, name, ver, apiver);
     return REDISMODULE_OK;

@@ -79,6 +79,21 @@ static void dtSave(RedisModuleIO *io, void *p) {
     RedisModule_FreeString(NULL, tag);
 }
 
+/* The commands that rebuild the value (d's text through %.17g). */
+static void dtRewrite(RedisModuleIO *aof, RedisModuleString *key, void *p) {
+    Val *v = p;
+    char d[64];
+    snprintf(d, sizeof(d), "%.17g", v->d);
+    RedisModule_EmitAOF(aof, "dt.set", "sclc", key, v->name, v->n, d);
+    if (v->nints) {
+        RedisModuleString **ints = RedisModule_Alloc(sizeof(*ints) * v->nints);
+        for (size_t i = 0; i < v->nints; i++) ints[i] = RedisModule_CreateStringFromLongLong(NULL, v->ints[i]);
+        RedisModule_EmitAOF(aof, "dt.push", "sv", key, ints, v->nints);
+        for (size_t i = 0; i < v->nints; i++) RedisModule_FreeString(NULL, ints[i]);
+        RedisModule_Free(ints);
+    }
+}
+
 static void dtDigest(RedisModuleDigest *md, void *p) {
     Val *v = p;
     RedisModule_DigestAddStringBuffer(md, v->name, strlen(v->name));
@@ -198,6 +213,7 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
     RedisModuleTypeMethods tm = {.version = REDISMODULE_TYPE_METHOD_VERSION,
                                  .rdb_load = dtLoad,
                                  .rdb_save = dtSave,
+                                 .aof_rewrite = dtRewrite,
                                  .mem_usage = dtMem,
                                  .digest = dtDigest,
                                  .free = valFree,
