@@ -46,6 +46,8 @@ static Command *table[TABLE_SLOTS];
 static Command *ordered[TABLE_SLOTS]; /* registration order, for iteration */
 static unsigned count;
 static unsigned nextId;
+static unsigned freeIds[TABLE_SLOTS]; /* ids of removed commands, reused first */
+static unsigned freeIdCount;
 
 /* --- key results --- */
 
@@ -360,12 +362,21 @@ int commandAdd(Command *cmd, const CommandSpec *spec) {
     cmd->getKeys = NULL;
     cmd->parent = NULL;
     cmd->subcommands = NULL;
-    cmd->id = nextId++;
+    cmd->id = commandNewId();
     insert(cmd);
     return 0;
 }
 
+int commandHasFreeId(void) { return freeIdCount > 0; }
+
+unsigned commandNewId(void) { return freeIdCount ? freeIds[--freeIdCount] : nextId++; }
+
+void commandFreeId(unsigned id) {
+    if (freeIdCount < TABLE_SLOTS) freeIds[freeIdCount++] = id;
+}
+
 void commandRemove(Command *cmd) {
+    commandFreeId(cmd->id);
     unsigned j = 0;
     for (unsigned i = 0; i < count; i++)
         if (ordered[i] != cmd) ordered[j++] = ordered[i];

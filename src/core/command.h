@@ -235,8 +235,13 @@ void commandTableInit(void);
  * cmd->proc set, spec its row (both kept by pointer until commandRemove).
  * Returns -1 when the name is taken or the table is full, else 0. */
 int commandAdd(Command *cmd, const CommandSpec *spec);
-/* Remove a command commandAdd added (its id is not reused). */
+/* Remove a command commandAdd added; its id is reused by a later one. */
 void commandRemove(Command *cmd);
+/* An id for a command made at run time (a removed one's first), and the
+ * release of one (a subcommand's, whose parent goes). */
+unsigned commandNewId(void);
+int commandHasFreeId(void);
+void commandFreeId(unsigned id);
 /* Find by name (case-insensitive), NULL if unknown. */
 Command *commandLookup(const char *name, size_t len);
 /* Find a subcommand of a container by name, NULL if unknown. */
@@ -249,7 +254,8 @@ Command *commandLookupArgv(int argc, char **argv);
 /* Iterate all top-level commands: returns NULL at the end. */
 Command *commandIterate(unsigned *cursor);
 unsigned commandCount(void);
-/* Ids handed out (commands and subcommands): every id is below it. */
+/* Ids handed out (commands and subcommands): every id is below it (some
+ * may be free: removed commands'). */
 unsigned commandIdCount(void);
 /* The command's table row by full name ("config|get"), NULL if none. */
 const CommandSpec *commandSpecFind(const char *fullname);

@@ -36,6 +36,7 @@
 #include "module/module_int.h"
 #include "server/acl.h"
 #include "server/cluster.h"
+#include "server/stats.h"
 #include "server/info.h"
 
 #define ERR_MODULE_LOAD "ERR Error loading the extension. Please check the server logs."
@@ -652,7 +653,7 @@ static int RM_CreateCommand(RedisModuleCtx *ctx, const char *name, RedisModuleCm
     size_t len = strlen(name);
     if (len == 0 || strchr(name, '|') || strchr(name, ' ')) return REDISMODULE_ERR;
     if (commandLookup(name, len)) return REDISMODULE_ERR;
-    if (commandIdCount() >= COMMAND_MAX_IDS) {
+    if (commandIdCount() >= COMMAND_MAX_IDS && !commandHasFreeId()) {
         serverLog(LL_WARNING, "Module %s: no command id left for '%s'", m->name ? m->name : "?", name);
         return REDISMODULE_ERR;
     }
@@ -708,6 +709,8 @@ static RedisModuleCommand *RM_GetCommand(RedisModuleCtx *ctx, const char *name) 
 static void moduleRemoveCommands(Module *m) {
     for (int i = 0; i < m->ncmds; i++) {
         ModuleCommand *mc = m->cmds[i];
+        aclCommandRemoved(mc->cmd.id);
+        statsForgetCommand(mc->cmd.id);
         commandRemove(&mc->cmd);
         xfree((char *)mc->spec.fullname);
         xfree(mc);

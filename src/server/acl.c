@@ -1699,6 +1699,16 @@ static void loadConfiguredUsers(void) {
     }
 }
 
+void aclCommandRemoved(unsigned id) {
+    for (int i = 0; i < userCount; i++) {
+        for (int j = 0; j < users[i]->nsels; j++) {
+            Selector *s = users[i]->sels[j];
+            s->bits[id / 64] &= ~(1ULL << (id % 64)); /* SEL_ALLCOMMANDS stays */
+            resetFirstArgsFor(s, id);
+        }
+    }
+}
+
 void aclCommandsChanged(void) {
     if (!byId) return; /* before aclInit: it indexes them */
     indexCommands();

@@ -30,6 +30,10 @@ void aclInit(void);
 /* Commands were added or removed at run time (a module's): re-index them
  * (ids below 1024, the caller checks). */
 void aclCommandsChanged(void);
+/* A command went: its id's permission (and first arguments) is cleared in
+ * every selector, so that a command given the id later starts denied
+ * (allowed only by +@all's flag, as a new command on Redis). */
+void aclCommandRemoved(unsigned id);
 
 int aclRefuseCommandSlow(Client *c, Command *cmd);
 /* processCommand's check: 0 when c's user may run cmd with c->argv, else

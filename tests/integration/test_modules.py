@@ -406,3 +406,28 @@ def test_datatype_aof_rewrite_without_preamble(start_server, start_oracle, which
     a.stop()
     b = loaded(start, "datatype", **dict(cfg, args=["--dir", d]))
     assert _dump_dt(b) == expected
+
+
+def test_load_use_unload_100_times(start_server):
+    """Each module loaded, used and unloaded 100 times: the server stays
+    up, its command table and MODULE LIST come back to what they were
+    (under the sanitizer build, CAIRN_BIN=build/cairn-server-san, the exit
+    report also shows no leak)."""
+    srv = start_server(enable_module_command="yes")
+    r = plain(srv)
+    count = r.execute_command("COMMAND", "COUNT")
+    for i in range(100):
+        assert r.execute_command("MODULE", "LOAD", mod("replies"), "arg%d" % i) == b"OK"
+        assert r.execute_command("MODULE", "LOAD", mod("call")) == b"OK"
+        assert r.execute_command("MODULE", "LOAD", mod("keys")) == b"OK"
+        assert r.execute_command("rep.args") == [b"arg%d" % i]
+        assert r.execute_command("rep.strings")[-1] == 1
+        r.execute_command("rep.retain", "x%d" % i)
+        assert r.execute_command("call.setget", "k", "v%d" % i) == b"v%d" % i
+        assert r.execute_command("call.proto", "3", "hgetall", "nohash") == b"%0\r\n"
+        assert r.execute_command("key.append", "s", "ab") == 2 * (i + 1)
+        for name in ("replies", "calls", "keys"):
+            assert r.execute_command("MODULE", "UNLOAD", name) == b"OK"
+        assert r.execute_command("COMMAND", "COUNT") == count
+    assert r.execute_command("MODULE", "LIST") == []
+    assert r.execute_command("STRLEN", "s") == 200
