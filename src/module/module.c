@@ -11,7 +11,8 @@
  * the server is as before.  A module's commands are Command rows added
  * to the command table at run time (commandAdd) with a CommandSpec built
  * here; their proc is moduleCommandProc, which finds the module command
- * from c->cmd (ModuleCommand embeds its Command first).
+ * by c->cmd's id (byId).  A module's container command has subcommands
+ * in an array reserved whole (their Commands never move).
  *
  * Every API function the header declares is in the table `api` (here and
  * in module_call.c / module_key.c); GetApi answers REDISMODULE_ERR for
@@ -561,10 +562,13 @@ static int RM_ReplyWithLongDouble(RedisModuleCtx *ctx, long double d) {
 /* commands                                                            */
 /* ------------------------------------------------------------------ */
 
+/* The module command of each command id (top-level or subcommand). */
+static ModuleCommand *byId[COMMAND_MAX_IDS];
+
 /* Runs a module command: its argv as module strings, a context freed
  * after (auto memory, pool, postponed replies left open). */
 static void moduleCommandProc(Client *c) {
-    ModuleCommand *mc = (ModuleCommand *)c->cmd;
+    ModuleCommand *mc = byId[c->cmd->id];
     RedisModuleCtx ctx;
     moduleCtxInit(&ctx, mc->module, c);
     int argc = c->argc;
@@ -642,29 +646,21 @@ static int parseCommandFlags(const char *s, uint64_t *flags, uint64_t *acl, int 
     return rc;
 }
 
-static int RM_CreateCommand(RedisModuleCtx *ctx, const char *name, RedisModuleCmdFunc cmdfunc, const char *strflags,
-                            int firstkey, int lastkey, int keystep) {
-    Module *m = ctx->module;
-    if (!m || !m->onload) return REDISMODULE_ERR;
+/* Fills mc's row: name (lower case) and the flags string's meaning, the
+ * legacy first/last/step range as Redis 7.0 turns it into one key spec. */
+static int fillCommand(ModuleCommand *mc, Module *m, const char *fullname, RedisModuleCmdFunc cmdfunc,
+                       const char *strflags, int firstkey, int lastkey, int keystep) {
     uint64_t flags, acl;
     int noCluster;
-    if (parseCommandFlags(strflags, &flags, &acl, &noCluster) == -1) return REDISMODULE_ERR;
-    if (noCluster && clusterEnabled) return REDISMODULE_ERR;
-    size_t len = strlen(name);
-    if (len == 0 || strchr(name, '|') || strchr(name, ' ')) return REDISMODULE_ERR;
-    if (commandLookup(name, len)) return REDISMODULE_ERR;
-    if (commandIdCount() >= COMMAND_MAX_IDS && !commandHasFreeId()) {
-        serverLog(LL_WARNING, "Module %s: no command id left for '%s'", m->name ? m->name : "?", name);
-        return REDISMODULE_ERR;
-    }
-    ModuleCommand *mc = xcalloc(sizeof(*mc));
-    char *lower = xstrdup(name);
+    if (parseCommandFlags(strflags, &flags, &acl, &noCluster) == -1) return -1;
+    if (noCluster && clusterEnabled) return -1;
+    char *lower = xstrdup(fullname);
     for (char *p = lower; *p; p++)
         if (*p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
     mc->module = m;
     mc->func = cmdfunc;
     mc->spec.fullname = lower;
-    mc->spec.arity = -1;
+    mc->spec.arity = cmdfunc ? -1 : -2;
     mc->spec.flags = flags;
     mc->spec.acl = acl;
     mc->spec.firstKey = firstkey;
@@ -673,7 +669,6 @@ static int RM_CreateCommand(RedisModuleCtx *ctx, const char *name, RedisModuleCm
     mc->spec.module = m->name;
     mc->spec.group = "module";
     if (firstkey > 0) {
-        /* Redis 7.0: the legacy range becomes one key spec */
         mc->keySpec.flags = KS_RW | KS_ACCESS | KS_UPDATE;
         mc->keySpec.bsType = KSB_INDEX;
         mc->keySpec.bsIndex = firstkey;
@@ -684,34 +679,118 @@ static int RM_CreateCommand(RedisModuleCtx *ctx, const char *name, RedisModuleCm
         mc->spec.keySpecs = &mc->keySpec;
         mc->spec.keySpecCount = 1;
     }
-    mc->cmd.name = lower;
-    mc->cmd.proc = moduleCommandProc;
-    if (commandAdd(&mc->cmd, &mc->spec) == -1) {
-        xfree(lower);
+    return 0;
+}
+
+static int RM_CreateCommand(RedisModuleCtx *ctx, const char *name, RedisModuleCmdFunc cmdfunc, const char *strflags,
+                            int firstkey, int lastkey, int keystep) {
+    Module *m = ctx->module;
+    if (!m || !m->onload) return REDISMODULE_ERR;
+    size_t len = strlen(name);
+    if (len == 0 || strchr(name, '|') || strchr(name, ' ')) return REDISMODULE_ERR;
+    if (commandLookup(name, len)) return REDISMODULE_ERR;
+    if (commandIdCount() >= COMMAND_MAX_IDS && !commandHasFreeId()) {
+        serverLog(LL_WARNING, "Module %s: no command id left for '%s'", m->name ? m->name : "?", name);
+        return REDISMODULE_ERR;
+    }
+    ModuleCommand *mc = xcalloc(sizeof(*mc));
+    if (fillCommand(mc, m, name, cmdfunc, strflags, firstkey, lastkey, keystep) == -1) {
         xfree(mc);
         return REDISMODULE_ERR;
     }
+    mc->self = &mc->cmd;
+    mc->cmd.name = mc->spec.fullname;
+    mc->cmd.proc = cmdfunc ? moduleCommandProc : NULL;
+    if (commandAdd(&mc->cmd, &mc->spec) == -1) {
+        xfree((char *)mc->spec.fullname);
+        xfree(mc);
+        return REDISMODULE_ERR;
+    }
+    byId[mc->cmd.id] = mc;
     m->cmds = xrealloc(m->cmds, sizeof(ModuleCommand *) * (size_t)(m->ncmds + 1));
     m->cmds[m->ncmds++] = mc;
     aclCommandsChanged();
     return REDISMODULE_OK;
 }
 
-/* A command of this module, by name (Redis: only the module's own). */
+#define MODULE_SUBCOMMANDS_MAX 64
+
+/* A subcommand of a container the module created (its cmdfunc NULL);
+ * one level only, as Redis.  The parent's subcommand array is reserved
+ * whole at the first one, so that its Commands never move. */
+static int RM_CreateSubcommand(RedisModuleCommand *parentHandle, const char *name, RedisModuleCmdFunc cmdfunc,
+                               const char *strflags, int firstkey, int lastkey, int keystep) {
+    ModuleCommand *parent = (ModuleCommand *)parentHandle;
+    if (!parent || !parent->module->onload || parent->parent || parent->func) return REDISMODULE_ERR;
+    size_t len = strlen(name);
+    if (len == 0 || strchr(name, '|') || strchr(name, ' ')) return REDISMODULE_ERR;
+    Command *pc = parent->self;
+    if (commandLookupSub(pc, name, len)) return REDISMODULE_ERR;
+    if (parent->nsubs == MODULE_SUBCOMMANDS_MAX) return REDISMODULE_ERR;
+    if (commandIdCount() >= COMMAND_MAX_IDS && !commandHasFreeId()) return REDISMODULE_ERR;
+    ModuleCommand *mc = xcalloc(sizeof(*mc));
+    sds full = sdsCatPrintf(sdsEmpty(), "%s|%s", pc->name, name);
+    int rc = fillCommand(mc, parent->module, full, cmdfunc, strflags, firstkey, lastkey, keystep);
+    sdsFree(full);
+    if (rc == -1) {
+        xfree(mc);
+        return REDISMODULE_ERR;
+    }
+    if (!parent->subs) {
+        parent->subs = xcalloc(sizeof(Command) * (MODULE_SUBCOMMANDS_MAX + 1));
+        parent->subMc = xcalloc(sizeof(ModuleCommand *) * MODULE_SUBCOMMANDS_MAX);
+        pc->subcommands = parent->subs;
+    }
+    Command *sub = &parent->subs[parent->nsubs];
+    mc->spec.arity = -2; /* the container's name and the subcommand's */
+    mc->self = sub;
+    mc->parent = parent;
+    sub->name = strchr(mc->spec.fullname, '|') + 1;
+    sub->proc = moduleCommandProc;
+    sub->flags = mc->spec.flags;
+    sub->spec = &mc->spec;
+    sub->arity = mc->spec.arity;
+    sub->parent = pc;
+    sub->fullname = (char *)mc->spec.fullname;
+    sub->nameLen = strlen(sub->name);
+    sub->id = commandNewId();
+    byId[sub->id] = mc;
+    parent->subMc[parent->nsubs++] = mc;
+    aclCommandsChanged();
+    return REDISMODULE_OK;
+}
+
+/* A command of this module, by name, "cmd" or "cmd|sub" (Redis: only the
+ * module's own). */
 static RedisModuleCommand *RM_GetCommand(RedisModuleCtx *ctx, const char *name) {
-    Command *cmd = commandLookup(name, strlen(name));
-    if (!cmd || cmd->proc != moduleCommandProc) return NULL;
-    ModuleCommand *mc = (ModuleCommand *)cmd;
-    if (mc->module != ctx->module) return NULL;
+    Command *cmd = commandLookupFullName(name, strlen(name));
+    ModuleCommand *mc = cmd && cmd->id < COMMAND_MAX_IDS ? byId[cmd->id] : NULL;
+    if (!mc || mc->self != cmd || mc->module != ctx->module) return NULL;
     return (RedisModuleCommand *)mc;
+}
+
+static void forgetId(unsigned id) {
+    aclCommandRemoved(id);
+    statsForgetCommand(id);
+    byId[id] = NULL;
 }
 
 static void moduleRemoveCommands(Module *m) {
     for (int i = 0; i < m->ncmds; i++) {
         ModuleCommand *mc = m->cmds[i];
-        aclCommandRemoved(mc->cmd.id);
-        statsForgetCommand(mc->cmd.id);
+        for (int j = 0; j < mc->nsubs; j++) {
+            ModuleCommand *sub = mc->subMc[j];
+            forgetId(sub->self->id);
+            commandFreeId(sub->self->id);
+            moduleFreeCommandInfo(sub);
+            xfree((char *)sub->spec.fullname);
+            xfree(sub);
+        }
+        forgetId(mc->cmd.id);
         commandRemove(&mc->cmd);
+        moduleFreeCommandInfo(mc);
+        xfree(mc->subs);
+        xfree(mc->subMc);
         xfree((char *)mc->spec.fullname);
         xfree(mc);
     }
@@ -727,7 +806,7 @@ static void moduleRemoveCommands(Module *m) {
 
 #define API(fn) {"RedisModule_" #fn, (void *)(uintptr_t)RM_##fn}
 static const ApiEntry coreApi[] = {
-    API(SetModuleAttribs), API(IsModuleNameBusy), API(CreateCommand), API(GetCommand), API(WrongArity),
+    API(SetModuleAttribs), API(IsModuleNameBusy), API(CreateCommand), API(GetCommand), API(CreateSubcommand), API(WrongArity),
     API(GetSelectedDb), API(SelectDb), API(GetClientId), API(GetContextFlags), API(AutoMemory), API(Milliseconds),
     API(Log), API(LogIOError), API(Alloc), API(TryAlloc), API(Calloc), API(Realloc), API(Free), API(Strdup),
     API(PoolAlloc), API(MallocSize), API(CreateString), API(CreateStringFromLongLong), API(CreateStringFromULongLong),
@@ -753,6 +832,7 @@ int moduleGetApi(const char *name, void **out) {
     if (!fn) fn = apiLookup(moduleCallApi, name);
     if (!fn) fn = apiLookup(moduleKeyApi, name);
     if (!fn) fn = apiLookup(moduleTypeApi, name);
+    if (!fn) fn = apiLookup(moduleCmdInfoApi, name);
     if (!fn) return REDISMODULE_ERR;
     *out = fn;
     return REDISMODULE_OK;

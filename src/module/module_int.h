@@ -26,12 +26,21 @@ typedef struct Module Module;
 
 /* One command a module created. */
 typedef struct ModuleCommand {
-    Command cmd; /* first: c->cmd points here while it runs */
+    Command cmd;   /* a top-level command's row in the table */
+    Command *self; /* &cmd, or a subcommand's entry in its parent's subs */
     CommandSpec spec;
     KeySpec keySpec; /* the legacy first/last/step range as a key spec */
     Module *module;
-    RedisModuleCmdFunc func;
+    RedisModuleCmdFunc func; /* NULL: a container of subcommands */
+    struct ModuleCommand *parent;
+    Command *subs; /* a container's subcommands (MODULE_SUBCOMMANDS_MAX + 1) */
+    struct ModuleCommand **subMc;
+    int nsubs;
+    void *info; /* what SetCommandInfo allocated (module_cmdinfo.c) */
 } ModuleCommand;
+
+/* SetCommandInfo's allocations of mc go. */
+void moduleFreeCommandInfo(ModuleCommand *mc);
 
 struct Module {
     char *name;
@@ -97,6 +106,7 @@ typedef struct ApiEntry {
 extern const ApiEntry moduleCallApi[];
 extern const ApiEntry moduleKeyApi[];
 extern const ApiEntry moduleTypeApi[];
+extern const ApiEntry moduleCmdInfoApi[];
 
 /* module_type.c: data types and their values. */
 struct kvobj;

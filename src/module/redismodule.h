@@ -361,6 +361,9 @@ REDISMODULE_FN(int, IsModuleNameBusy, (const char *name));
 REDISMODULE_FN(int, CreateCommand, (RedisModuleCtx *ctx, const char *name, RedisModuleCmdFunc cmdfunc,
                                     const char *strflags, int firstkey, int lastkey, int keystep));
 REDISMODULE_FN(RedisModuleCommand *, GetCommand, (RedisModuleCtx *ctx, const char *name));
+REDISMODULE_FN(int, CreateSubcommand, (RedisModuleCommand *parent, const char *name, RedisModuleCmdFunc cmdfunc,
+                                       const char *strflags, int firstkey, int lastkey, int keystep));
+REDISMODULE_FN(int, SetCommandInfo, (RedisModuleCommand *command, const RedisModuleCommandInfo *info));
 REDISMODULE_FN(int, WrongArity, (RedisModuleCtx *ctx));
 REDISMODULE_FN(int, GetSelectedDb, (RedisModuleCtx *ctx));
 REDISMODULE_FN(int, SelectDb, (RedisModuleCtx *ctx, int newid));
@@ -512,6 +515,8 @@ static int RedisModule_Init(RedisModuleCtx *ctx, const char *name, int ver, int 
     REDISMODULE_GET_API(IsModuleNameBusy);
     REDISMODULE_GET_API(CreateCommand);
     REDISMODULE_GET_API(GetCommand);
+    REDISMODULE_GET_API(CreateSubcommand);
+    REDISMODULE_GET_API(SetCommandInfo);
     REDISMODULE_GET_API(WrongArity);
     REDISMODULE_GET_API(GetSelectedDb);
     REDISMODULE_GET_API(SelectDb);

@@ -431,3 +431,40 @@ def test_load_use_unload_100_times(start_server):
         assert r.execute_command("COMMAND", "COUNT") == count
     assert r.execute_command("MODULE", "LIST") == []
     assert r.execute_command("STRLEN", "s") == 200
+
+
+CMDINFO_CMDS = [
+    ("command", "info", "ci.plain", "ci.keyword", "ci.container|get", "ci.container|set"),
+    ("command", "docs", "ci.plain"), ("command", "docs", "ci.keyword"), ("command", "docs", "ci.container|set"),
+    ("command", "getkeys", "ci.plain", "k", "v"), ("command", "getkeys", "ci.keyword", "KEYS", "2", "a", "b"),
+    ("command", "getkeys", "ci.container", "get", "k"), ("command", "getkeysandflags", "ci.keyword", "x", "KEYS", "1", "a"),
+    ("ci.plain", "k"), ("ci.plain", "k", "v", "w"), ("ci.keyword", "x", "KEYS", "1", "a"),
+    ("ci.container",), ("ci.container", "get", "k"), ("ci.container", "get"), ("ci.container", "nosuch"),
+    ("ci.container", "set", "k", "v"), ("ci.container", "set", "k"), ("CI.CONTAINER", "GET", "k"),
+]
+
+
+@pytest.mark.parametrize("resp", [2, 3])
+def test_command_info_matches_redis(start_server, start_oracle, resp):
+    s = loaded(start_server, "cmdinfo")
+    o = loaded(start_oracle, "cmdinfo")
+    got = same(s, o, CMDINFO_CMDS, resp)
+    assert got[12] == b":3\r\n"
+    # a container's subcommands come in the order of Redis's dict (by hash):
+    # compared as sets
+    for sub in ("info", "docs"):
+        a, b = (plain(x).execute_command("COMMAND", sub, "ci.container") for x in (s, o))
+        if sub == "info":
+            a, b = a[0], b[0]
+            assert a[:9] == b[:9] and sorted(map(repr, a[9])) == sorted(map(repr, b[9]))
+        else:
+            da, db = dict(zip(a[1][::2], a[1][1::2])), dict(zip(b[1][::2], b[1][1::2]))
+            sa, sb = da.pop(b"subcommands"), db.pop(b"subcommands")
+            assert da == db
+            assert dict(zip(sa[::2], map(repr, sa[1::2]))) == dict(zip(sb[::2], map(repr, sb[1::2])))
+    for srv in (s, o):
+        r = plain(srv)
+        assert sorted(r.execute_command("COMMAND", "LIST", "FILTERBY", "MODULE", "cmdinfo")) == \
+            [b"ci.container", b"ci.container|get", b"ci.container|set", b"ci.keyword", b"ci.plain"]
+        assert r.execute_command("MODULE", "UNLOAD", "cmdinfo") == b"OK"
+        assert r.execute_command("COMMAND", "INFO", "ci.container") == [None]
