@@ -37,6 +37,7 @@
 #include "module/module_int.h"
 #include "server/acl.h"
 #include "server/cluster.h"
+#include "server/multi.h"
 #include "server/stats.h"
 #include "server/info.h"
 
@@ -775,9 +776,19 @@ static void forgetId(unsigned id) {
     byId[id] = NULL;
 }
 
+/* No client keeps a pointer to a command that goes: its last command is
+ * forgotten (CLIENT LIST), a transaction that queued it fails at EXEC. */
+static void forgetInClients(const Command *cmd) {
+    for (Client *c = server.net.clients; c; c = c->nextClient) {
+        if (c->lastcmd == cmd || (c->lastcmd && c->lastcmd->parent == cmd)) c->lastcmd = NULL;
+        if (c->flags & CLIENT_MULTI) multiForgetCommand(c, cmd);
+    }
+}
+
 static void moduleRemoveCommands(Module *m) {
     for (int i = 0; i < m->ncmds; i++) {
         ModuleCommand *mc = m->cmds[i];
+        forgetInClients(&mc->cmd);
         for (int j = 0; j < mc->nsubs; j++) {
             ModuleCommand *sub = mc->subMc[j];
             forgetId(sub->self->id);

@@ -468,3 +468,24 @@ def test_command_info_matches_redis(start_server, start_oracle, resp):
             [b"ci.container", b"ci.container|get", b"ci.container|set", b"ci.keyword", b"ci.plain"]
         assert r.execute_command("MODULE", "UNLOAD", "cmdinfo") == b"OK"
         assert r.execute_command("COMMAND", "INFO", "ci.container") == [None]
+
+
+def test_unload_forgets_clients_last_command_and_queued(start_server, start_oracle):
+    """After MODULE UNLOAD, CLIENT LIST of a client whose last command was
+    the module's, and EXEC of a transaction that queued one, are safe:
+    CLIENT LIST shows no freed name; EXEC fails (Cairn: EXECABORT, since
+    the command is gone)."""
+    srv = loaded(start_server, "replies")
+    a, b = plain(srv), plain(srv)
+    assert a.execute_command("rep.ll", "1") == 1
+    conn = srv.connect()
+    conn.send(encode("MULTI"))
+    assert read_values(conn, 1) == b"+OK\r\n"
+    conn.send(encode("rep.ll", "2"))
+    assert read_values(conn, 1) == b"+QUEUED\r\n"
+    assert b.execute_command("MODULE", "UNLOAD", "replies") == b"OK"
+    assert b"rep.ll" not in b.execute_command("CLIENT", "LIST")
+    conn.send(encode("EXEC"))
+    assert read_values(conn, 1).startswith(b"-EXECABORT")
+    assert a.execute_command("PING") == b"PONG"
+    conn.close()
