@@ -73,6 +73,13 @@ REPLY_CMDS = [
     ("rep.nested",), ("rep.arity",), ("rep.arity", "1", "2"), ("rep.arity", "x"), ("rep.args",),
     ("rep.strings",), ("rep.mem",), ("rep.ctx",), ("rep.retained",), ("rep.retain", "kept"), ("rep.retained",),
     ("REP.LL", "7"),
+    # from scripts: the reply reaches Lua through the script's reply sink
+    ("eval", "return redis.call('rep.array','3')", "0"), ("eval", "return redis.call('rep.nested')", "0"),
+    ("eval", "redis.setresp(3); return redis.call('rep.map')", "0"),
+    ("eval", "redis.setresp(3); return redis.call('rep.double', '2.5')", "0"),
+    ("eval", "return redis.pcall('rep.error','ERR boom')", "0"), ("eval", "return redis.call('rep.arity','x')", "0"),
+    ("eval", "return redis.call('rep.longdouble','0.5')", "0"),
+    ("multi",), ("rep.ll", "1"), ("rep.map",), ("exec",),
 ]
 
 
