@@ -93,7 +93,7 @@ static const struct {
 
 /* Check results, ordered as Redis picks which denial to report. */
 enum { ACL_OK = 0, DENIED_CMD, DENIED_KEY, DENIED_AUTH, DENIED_CHANNEL };
-enum { CTX_TOPLEVEL, CTX_MULTI, CTX_LUA };
+enum { CTX_TOPLEVEL, CTX_MULTI, CTX_LUA, CTX_MODULE };
 
 /* Why a rule was refused (Redis's errno codes, by their texts). */
 enum { RULE_OK = 0, RULE_UNKNOWN, RULE_SYNTAX, RULE_KEYS_AFTER_ALL, RULE_CHANNELS_AFTER_ALL, RULE_NO_SUCH_PASS,
@@ -1159,6 +1159,21 @@ int aclRefuseQueuedOrReply(Client *c, Command *cmd, int argc, sds *argv) {
     return -1;
 }
 
+const char *aclModuleCheck(Client *caller, Command *cmd, int argc, sds *argv) {
+    if (!caller || unchecked(caller)) return NULL;
+    AclUser *u = aclClientUser(caller);
+    if (u->unrestricted) return NULL;
+    int pos = 0;
+    int rc = userCheck(u, cmd, argc, argv, &pos);
+    if (rc == ACL_OK) return NULL;
+    logAdd(caller, caller, rc, CTX_MODULE, argc, argv, cmd, pos, u->name, sdsLen(u->name));
+    if (rc == DENIED_CMD) return "ERR acl verification failed, can't run this command or subcommand.";
+    if (rc == DENIED_KEY)
+        return "ERR acl verification failed, can't access at least one of the keys mentioned in the command "
+               "arguments.";
+    return "ERR acl verification failed, can't publish to the channel mentioned in the command.";
+}
+
 /* The script layer's hook: may the script's caller run cmd? */
 static const char *scriptCheck(Client *caller, Command *cmd, int argc, sds *argv) {
     if (!caller || unchecked(caller)) return NULL;
@@ -1927,7 +1942,7 @@ static void aclLogCommand(Client *c) {
     if (count > logLen) count = logLen;
     replyArrayLen(c, count);
     long long now = serverNowMs();
-    static const char *ctxNames[] = {"toplevel", "multi", "lua"};
+    static const char *ctxNames[] = {"toplevel", "multi", "lua", "module"};
     LogEntry *e = logHead;
     for (long i = 0; i < count && e; i++, e = e->next) {
         replyMapLen(c, 7);

@@ -47,6 +47,10 @@ static inline int aclRefuseCommandOrReply(Client *c, Command *cmd) {
  * logging it (context multi) and replying Redis's "ACLs rules changed"
  * error as the command's reply. */
 int aclRefuseQueuedOrReply(Client *c, Command *cmd, int argc, sds *argv);
+/* RedisModule_Call with "C": NULL when the calling client's user may run
+ * cmd with argv, else Redis's error text after logging the denial in ACL
+ * LOG (context "module"). */
+const char *aclModuleCheck(Client *caller, Command *cmd, int argc, sds *argv);
 
 /* AUTH and HELLO AUTH: 0 and c authenticated as user, else -1 after
  * logging the failure (the caller replies WRONGPASS). */

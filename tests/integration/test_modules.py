@@ -496,3 +496,24 @@ def test_unload_forgets_clients_last_command_and_queued(start_server, start_orac
     assert read_values(conn, 1).startswith(b"-EXECABORT")
     assert a.execute_command("PING") == b"PONG"
     conn.close()
+
+
+def test_call_as_user_acl(start_server, start_oracle):
+    """Call with "C" checks the calling user's permissions (Redis's "acl
+    verification failed" with "E", errno EACCES without; logged in ACL LOG
+    with context module); without "C" the call runs unchecked."""
+    outs = []
+    for start in (start_server, start_oracle):
+        srv = loaded(start, "call")
+        r = plain(srv)
+        assert r.execute_command("ACL", "SETUSER", "lim", "on", "nopass", "+call.run", "+get", "~k*") == b"OK"
+        outs.append(raw(srv, [("AUTH", "lim", "x"), ("call.run", "CE", "set", "k1", "v"),
+                              ("call.run", "C", "set", "k1", "v"), ("call.run", "CE", "get", "other"),
+                              ("call.run", "CE", "get", "k1"), ("call.run", "E", "set", "other", "v"),
+                              ("call.run", "-", "get", "other")]))
+        log = r.execute_command("ACL", "LOG")
+        outs[-1].append([(e[1], e[3], e[5], e[7]) for e in log])
+    assert outs[0] == outs[1]
+    assert outs[0][-1] == [(1, b"key", b"module", b"other"), (2, b"command", b"module", b"set")]
+    assert outs[0][1].startswith(b"-ERR acl verification failed")
+    assert outs[0][2] == b"-ERR errno=EACCES\r\n"
