@@ -260,7 +260,12 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
         RedisModule_RetainString(ctx, argv[i]);
         loadArgs[loadArgc++] = argv[i];
     }
-    if (argc == 1 && !strcmp(RedisModule_StringPtrLen(argv[0], NULL), "fail")) return REDISMODULE_ERR;
+    if (argc == 1 && !strcmp(RedisModule_StringPtrLen(argv[0], NULL), "fail")) {
+        /* a failed init: what it kept is its own to free */
+        for (int i = 0; i < loadArgc; i++) RedisModule_FreeString(NULL, loadArgs[i]);
+        loadArgc = 0;
+        return REDISMODULE_ERR;
+    }
     struct {
         const char *name;
         RedisModuleCmdFunc fn;
