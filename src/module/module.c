@@ -65,11 +65,16 @@ struct PoolBlock {
     char data[];
 };
 
+/* The postponed arrays are used only up to postponedCount: not cleared. */
 void moduleCtxInit(RedisModuleCtx *ctx, Module *m, Client *c) {
-    memset(ctx, 0, sizeof(*ctx));
     ctx->getapifuncptr = (void *)(uintptr_t)moduleGetApi;
     ctx->module = m;
     ctx->client = c;
+    ctx->flags = 0;
+    ctx->am = NULL;
+    ctx->amCount = ctx->amCap = 0;
+    ctx->pool = NULL;
+    ctx->postponedCount = 0;
 }
 
 void moduleAutoAdd(RedisModuleCtx *ctx, int kind, void *ptr) {
@@ -123,8 +128,25 @@ void moduleCtxDone(RedisModuleCtx *ctx) {
 /* module strings                                                      */
 /* ------------------------------------------------------------------ */
 
+/* Freed string handles kept for reuse (a command's argv wraps each
+ * argument in one): allocation is most of what wrapping costs. */
+#define STRING_CACHE_MAX 64
+static RedisModuleString *stringCache[STRING_CACHE_MAX];
+static int stringCacheCount;
+
+static RedisModuleString *stringHandleNew(void) {
+    return stringCacheCount ? stringCache[--stringCacheCount] : xmalloc(sizeof(RedisModuleString));
+}
+
+static void stringHandleFree(RedisModuleString *str) {
+    if (stringCacheCount < STRING_CACHE_MAX)
+        stringCache[stringCacheCount++] = str;
+    else
+        xfree(str);
+}
+
 RedisModuleString *modStringTake(RedisModuleCtx *ctx, sds s) {
-    RedisModuleString *str = xmalloc(sizeof(*str));
+    RedisModuleString *str = stringHandleNew();
     str->s = s;
     str->refcount = 1;
     str->borrowed = 0;
@@ -139,7 +161,7 @@ RedisModuleString *modStringNew(RedisModuleCtx *ctx, const char *p, size_t len) 
 void modStringRelease(RedisModuleString *str) {
     if (!str || --str->refcount > 0) return;
     if (!str->borrowed) sdsFree(str->s);
-    xfree(str);
+    stringHandleFree(str);
 }
 
 static RedisModuleString *RM_CreateString(RedisModuleCtx *ctx, const char *ptr, size_t len) {
@@ -576,7 +598,7 @@ static void moduleCommandProc(Client *c) {
     RedisModuleString *small[16];
     RedisModuleString **argv = argc <= 16 ? small : xmalloc(sizeof(*argv) * (size_t)argc);
     for (int i = 0; i < argc; i++) {
-        argv[i] = xmalloc(sizeof(RedisModuleString));
+        argv[i] = stringHandleNew();
         argv[i]->s = c->argv[i];
         argv[i]->refcount = 1;
         argv[i]->borrowed = 1;

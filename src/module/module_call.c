@@ -710,7 +710,10 @@ static void replyNode(Client *c, const RedisModuleCallReply *r) {
 static int RM_ReplyWithCallReply(RedisModuleCtx *ctx, RedisModuleCallReply *reply) {
     Client *c = ctx->client;
     if (!c) return REDISMODULE_OK;
-    if (reply->type == REDISMODULE_REPLY_ERROR || (c->flags & CLIENT_REPLY_SINK)) {
+    /* Strings, integers and errors have the same bytes in both protocols:
+     * replied directly, without building the proto. */
+    int leaf = !reply->attribute && (reply->type == REDISMODULE_REPLY_STRING || reply->type == REDISMODULE_REPLY_INTEGER);
+    if (leaf || reply->type == REDISMODULE_REPLY_ERROR || (c->flags & CLIENT_REPLY_SINK)) {
         replyNode(c, reply);
         return REDISMODULE_OK;
     }
