@@ -484,8 +484,11 @@ static RedisModuleCallReply *RM_Call(RedisModuleCtx *ctx, const char *cmdname, c
     fake->flags |= CLIENT_PROTECTED;
     if (caller) fake->db = caller->db;
     fake->user = NULL; /* runs unchecked, as Redis's module client */
-    TreeSink sink;
-    memset(&sink, 0, sizeof(sink));
+    TreeSink sink; /* its stack is used up to depth: not cleared */
+    sink.root = NULL;
+    sink.pendingAttr = NULL;
+    sink.depth = 0;
+    sink.overflow = 0;
     sink.base.type = &treeSinkType;
     sink.resp = resp;
     sink.client = fake;
