@@ -514,7 +514,14 @@ static RedisModuleCallReply *RM_Call(RedisModuleCtx *ctx, const char *cmdname, c
     fake->argc = 0;
     fake->user = NULL;
     if (caller && fake->db != caller->db) fake->db = caller->db;
-    if (!idleFake) idleFake = fake;
+    /* Each call runs on a client as new (Redis makes one per call): one the
+     * command left with state (MULTI, WATCH, subscriptions, tracking, a
+     * name, a reply mode) is freed, not reused. */
+    int dirty = (fake->flags & (CLIENT_MULTI | CLIENT_DIRTY_CAS | CLIENT_DIRTY_EXEC | CLIENT_PUBSUB |
+                                CLIENT_TRACKING | CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP_NEXT | CLIENT_NO_EVICT |
+                                CLIENT_NO_TOUCH | CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) ||
+                fake->multiState || fake->watchState || fake->pubsubState || fake->trackingState || fake->name;
+    if (!idleFake && !dirty) idleFake = fake;
     else clientFree(fake);
     while (sink.depth > 0) { /* an unfinished aggregate: close what came */
         Open *o = &sink.stack[--sink.depth];

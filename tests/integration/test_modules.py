@@ -117,6 +117,11 @@ CALL_CMDS = [
     ("call.setget", "a", "b"), ("call.get", "a"), ("call.set", "a", "c"), ("call.get", "a"),
     ("call.repl", "r", "v"), ("call.run", "-", "get", "r"), ("call.run", "-", "get", "counter"),
     ("call.verbatim", "w", "z"), ("call.run", "-", "get", "w"),
+    # a blocking command does not block inside a call
+    ("call.run", "-", "blpop", "nolist", "0"), ("call.run", "3", "blpop", "nolist", "0"),
+    ("call.run", "-", "rpush", "bl", "x"), ("call.run", "-", "blpop", "bl", "0"),
+    ("call.run", "-", "multi"), ("call.run", "-", "exec"), ("call.run", "-", "eval", "return redis.call('get','w')", "0"),
+    ("call.run", "E", "eval", "return redis.call('nosuch')", "0"), ("call.run", "-", "call.get", "w"),
 ]
 
 
