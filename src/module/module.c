@@ -866,6 +866,7 @@ int moduleGetApi(const char *name, void **out) {
     if (!fn) fn = apiLookup(moduleKeyApi, name);
     if (!fn) fn = apiLookup(moduleTypeApi, name);
     if (!fn) fn = apiLookup(moduleCmdInfoApi, name);
+    if (!fn) fn = apiLookup(moduleMiscApi, name);
     if (!fn) return REDISMODULE_ERR;
     *out = fn;
     return REDISMODULE_OK;

@@ -535,6 +535,15 @@ static RedisModuleCallReply *RM_Call(RedisModuleCtx *ctx, const char *cmdname, c
     return r;
 }
 
+RedisModuleCallReply *moduleCallCommand(RedisModuleCtx *ctx, const char *cmd, const char *arg) {
+    RedisModuleCallReply *r = RM_Call(ctx, cmd, "cE", arg);
+    if (r) {
+        moduleAutoForget(ctx, r);
+        r->ctx = NULL;
+    }
+    return r ? r : nodeNew(REDISMODULE_REPLY_NULL, 2);
+}
+
 /* ---- call reply accessors ---- */
 
 static int RM_CallReplyType(RedisModuleCallReply *r) { return r ? r->type : REDISMODULE_REPLY_UNKNOWN; }
@@ -577,6 +586,12 @@ static size_t RM_CallReplyLength(RedisModuleCallReply *r) {
     case REDISMODULE_REPLY_ATTRIBUTE: return r->len;
     default: return 0;
     }
+}
+
+const char *moduleCallReplyString(RedisModuleCallReply *r, size_t *len) {
+    if (!r || r->type != REDISMODULE_REPLY_STRING) return NULL;
+    *len = sdsLen(r->str);
+    return r->str;
 }
 
 static RedisModuleCallReply *RM_CallReplyArrayElement(RedisModuleCallReply *r, size_t idx) {

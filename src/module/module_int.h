@@ -52,6 +52,7 @@ struct Module {
     ModuleCommand **cmds;
     int ncmds;
     int onload; /* inside RedisModule_OnLoad: commands may be created */
+    int options; /* SetModuleOptions */
     Module *next;
 };
 
@@ -107,6 +108,7 @@ extern const ApiEntry moduleCallApi[];
 extern const ApiEntry moduleKeyApi[];
 extern const ApiEntry moduleTypeApi[];
 extern const ApiEntry moduleCmdInfoApi[];
+extern const ApiEntry moduleMiscApi[];
 
 /* module_type.c: data types and their values. */
 struct kvobj;
@@ -123,6 +125,11 @@ void *moduleReplaceValue(struct kvobj *o, void *value);
  * characters, returned in *flagsOut); NULL with errno EINVAL for an
  * unknown format character.  The caller frees each sds and the array. */
 sds *moduleBuildArgv(const char *cmdname, const char *fmt, va_list ap, int *argcOut, int *flagsOut);
+/* RedisModule_Call(ctx, cmd, "c", arg) for the server's own use; the
+ * reply (never NULL) is the caller's to free (moduleFreeCallReplyTree). */
+RedisModuleCallReply *moduleCallCommand(RedisModuleCtx *ctx, const char *cmd, const char *arg);
+/* A string or status reply's bytes, else NULL. */
+const char *moduleCallReplyString(RedisModuleCallReply *r, size_t *len);
 /* Frees a call reply tree (module_call.c). */
 void moduleFreeCallReplyTree(RedisModuleCallReply *r);
 /* Closes a key (module_key.c). */

@@ -28,6 +28,7 @@ struct RedisModuleKey {
     Db *db;
     sds key;
     int mode;
+    RedisModuleString *name; /* GetKeyNameFromModuleKey, made when asked */
 };
 
 static kvobj *keyValue(RedisModuleKey *k) {
@@ -51,13 +52,16 @@ static RedisModuleKey *RM_OpenKey(RedisModuleCtx *ctx, RedisModuleString *keynam
     k->db = db;
     k->key = sdsDup(keyname->s);
     k->mode = mode;
+    k->name = NULL;
     moduleAutoAdd(ctx, AM_KEY, k);
     return k;
 }
 
 void moduleCloseKey(RedisModuleKey *k) {
     if (!k) return;
-    if (k->mode & REDISMODULE_WRITE) signalModifiedKey(k->ctx->client, k->db, k->key, sdsLen(k->key));
+    int implicit = !k->ctx->module || !(k->ctx->module->options & REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED);
+    if ((k->mode & REDISMODULE_WRITE) && implicit) signalModifiedKey(k->ctx->client, k->db, k->key, sdsLen(k->key));
+    if (k->name) modStringRelease(k->name);
     sdsFree(k->key);
     xfree(k);
 }
@@ -209,9 +213,18 @@ static int RM_ModuleTypeReplaceValue(RedisModuleKey *k, RedisModuleType *mt, voi
     return REDISMODULE_OK;
 }
 
+static const RedisModuleString *RM_GetKeyNameFromModuleKey(RedisModuleKey *k) {
+    if (!k) return NULL;
+    if (!k->name) k->name = modStringNew(NULL, k->key, sdsLen(k->key));
+    return k->name;
+}
+
+static int RM_GetDbIdFromModuleKey(RedisModuleKey *k) { return k ? k->db->id : -1; }
+
 #define API(fn) {"RedisModule_" #fn, (void *)(uintptr_t)RM_##fn}
 const ApiEntry moduleKeyApi[] = {API(KeyExists),  API(OpenKey),     API(CloseKey),       API(KeyType),
                                  API(ValueLength), API(DeleteKey),  API(UnlinkKey),      API(StringSet),
                                  API(StringDMA),  API(StringTruncate), API(GetExpire),   API(SetExpire),
                                  API(ModuleTypeSetValue), API(ModuleTypeGetType), API(ModuleTypeGetValue),
-                                 API(ModuleTypeReplaceValue), {NULL, NULL}};
+                                 API(ModuleTypeReplaceValue), API(GetKeyNameFromModuleKey), API(GetDbIdFromModuleKey),
+                                 {NULL, NULL}};

@@ -126,6 +126,7 @@
 #define REDISMODULE_NOTIFY_KEY_MISS (1 << 11)
 #define REDISMODULE_NOTIFY_LOADED (1 << 12)
 #define REDISMODULE_NOTIFY_MODULE (1 << 13)
+#define REDISMODULE_NOTIFY_NEW (1 << 14)
 
 #define REDISMODULE_ERRORMSG_WRONGTYPE "WRONGTYPE Operation against a key holding the wrong kind of value"
 
@@ -134,10 +135,17 @@
 
 #define REDISMODULE_NOT_USED(V) ((void)V)
 
+#define REDISMODULE_NODE_ID_LEN 40
+
 #define REDISMODULE_LOGLEVEL_DEBUG "debug"
 #define REDISMODULE_LOGLEVEL_VERBOSE "verbose"
 #define REDISMODULE_LOGLEVEL_NOTICE "notice"
 #define REDISMODULE_LOGLEVEL_WARNING "warning"
+
+/* SetModuleOptions */
+#define REDISMODULE_OPTIONS_HANDLE_IO_ERRORS (1 << 0)
+#define REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED (1 << 1)
+#define REDISMODULE_OPTIONS_HANDLE_REPL_ASYNC_LOAD (1 << 2)
 
 #define REDISMODULE_AUX_BEFORE_RDB (1 << 0)
 #define REDISMODULE_AUX_AFTER_RDB (1 << 1)
@@ -370,6 +378,18 @@ REDISMODULE_FN(int, SelectDb, (RedisModuleCtx *ctx, int newid));
 REDISMODULE_FN(unsigned long long, GetClientId, (RedisModuleCtx *ctx));
 REDISMODULE_FN(int, GetContextFlags, (RedisModuleCtx *ctx));
 REDISMODULE_FN(void, AutoMemory, (RedisModuleCtx *ctx));
+REDISMODULE_FN(void, SetModuleOptions, (RedisModuleCtx *ctx, int options));
+REDISMODULE_FN(int, GetServerVersion, (void));
+REDISMODULE_FN(int, GetTypeMethodVersion, (void));
+REDISMODULE_FN(int, GetContextFlagsAll, (void));
+REDISMODULE_FN(int, GetKeyspaceNotificationFlagsAll, (void));
+REDISMODULE_FN(int, NotifyKeyspaceEvent, (RedisModuleCtx *ctx, int type, const char *event, RedisModuleString *key));
+REDISMODULE_FN(int, GetNotifyKeyspaceEvents, (void));
+REDISMODULE_FN(int, SignalModifiedKey, (RedisModuleCtx *ctx, RedisModuleString *keyname));
+REDISMODULE_FN(unsigned long long, DbSize, (RedisModuleCtx *ctx));
+REDISMODULE_FN(RedisModuleString *, RandomKey, (RedisModuleCtx *ctx));
+REDISMODULE_FN(const char *, GetMyClusterID, (void));
+REDISMODULE_FN(size_t, GetClusterSize, (void));
 REDISMODULE_FN(long long, Milliseconds, (void));
 REDISMODULE_FN(void, Log, (RedisModuleCtx *ctx, const char *level, const char *fmt, ...)) REDISMODULE_ATTR_PRINTF(3, 4);
 REDISMODULE_FN(void, LogIOError, (RedisModuleIO *io, const char *levelstr, const char *fmt, ...))
@@ -469,6 +489,8 @@ REDISMODULE_FN(int, StringSet, (RedisModuleKey *key, RedisModuleString *str));
 REDISMODULE_FN(char *, StringDMA, (RedisModuleKey *key, size_t *len, int mode));
 REDISMODULE_FN(int, StringTruncate, (RedisModuleKey *key, size_t newlen));
 REDISMODULE_FN(mstime_t, GetExpire, (RedisModuleKey *key));
+REDISMODULE_FN(const RedisModuleString *, GetKeyNameFromModuleKey, (RedisModuleKey *key));
+REDISMODULE_FN(int, GetDbIdFromModuleKey, (RedisModuleKey *key));
 REDISMODULE_FN(int, SetExpire, (RedisModuleKey *key, mstime_t expire));
 
 /* module data types, RDB I/O, digest */
@@ -523,6 +545,20 @@ static int RedisModule_Init(RedisModuleCtx *ctx, const char *name, int ver, int 
     REDISMODULE_GET_API(GetClientId);
     REDISMODULE_GET_API(GetContextFlags);
     REDISMODULE_GET_API(AutoMemory);
+    REDISMODULE_GET_API(SetModuleOptions);
+    REDISMODULE_GET_API(GetServerVersion);
+    REDISMODULE_GET_API(GetTypeMethodVersion);
+    REDISMODULE_GET_API(GetContextFlagsAll);
+    REDISMODULE_GET_API(GetKeyspaceNotificationFlagsAll);
+    REDISMODULE_GET_API(NotifyKeyspaceEvent);
+    REDISMODULE_GET_API(GetNotifyKeyspaceEvents);
+    REDISMODULE_GET_API(SignalModifiedKey);
+    REDISMODULE_GET_API(DbSize);
+    REDISMODULE_GET_API(RandomKey);
+    REDISMODULE_GET_API(GetMyClusterID);
+    REDISMODULE_GET_API(GetClusterSize);
+    REDISMODULE_GET_API(GetKeyNameFromModuleKey);
+    REDISMODULE_GET_API(GetDbIdFromModuleKey);
     REDISMODULE_GET_API(Milliseconds);
     REDISMODULE_GET_API(Log);
     REDISMODULE_GET_API(LogIOError);

@@ -522,3 +522,34 @@ def test_call_as_user_acl(start_server, start_oracle):
     assert outs[0][-1] == [(1, b"key", b"module", b"other"), (2, b"command", b"module", b"set")]
     assert outs[0][1].startswith(b"-ERR acl verification failed")
     assert outs[0][2] == b"-ERR errno=EACCES\r\n"
+
+
+def test_misc_matches_redis(start_server, start_oracle):
+    cmds = [("misc.info",), ("misc.dbsize",), ("misc.randomkey",), ("set", "only", "1"), ("misc.randomkey",),
+            ("misc.dbsize",), ("misc.keyname", "only"), ("select", "5"), ("misc.keyname", "x"), ("misc.dbsize",),
+            ("select", "0"), ("config", "set", "notify-keyspace-events", "KEA"), ("misc.info",)]
+    s = loaded(start_server, "misc")
+    o = loaded(start_oracle, "misc")
+    got = same(s, o, cmds)
+    assert got[0].startswith(b"*7\r\n:458767\r\n:4\r\n")
+    for srv in (s, o):
+        # the module's notification reaches subscribers
+        sub = srv.connect()
+        sub.send(encode("SUBSCRIBE", "__keyspace@0__:only"))
+        read_values(sub, 1)
+        assert raw(srv, [("misc.notify", "only")]) == [b":0\r\n"]
+        assert read_values(sub, 1) == encode("message", "__keyspace@0__:only", "misc").replace(b"*3", b"*3", 1)
+        sub.close()
+        # SignalModifiedKey fails a WATCH; with NO_IMPLICIT_SIGNAL_MODIFIED
+        # closing a key opened for writing does not
+        with srv.connect() as c:
+            for step, watch_breaker in (("signal", "misc.signal"), ("touch", "misc.touch")):
+                c.send(encode("WATCH", "only"))
+                assert read_values(c, 1) == b"+OK\r\n"
+                assert raw(srv, [(watch_breaker, "only")])[0] in (b":0\r\n", b"+OK\r\n")
+                c.send(encode("MULTI") + encode("GET", "only") + encode("EXEC"))
+                out = read_values(c, 3)
+                if step == "signal":
+                    assert out.endswith(b"*-1\r\n")
+                else:
+                    assert out.endswith(b"*1\r\n$1\r\n1\r\n")
