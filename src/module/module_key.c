@@ -8,12 +8,15 @@
  * API changes the dataset without propagating (the module replicates);
  * closing a key opened for writing signals it modified (WATCH,
  * tracking). */
+#include <errno.h>
 #include <string.h>
 
 #include "core/server.h"
 #include "db/db.h"
 #include "db/object.h"
 #include "ds/alloc.h"
+#include "ds/listpack.h"
+#include "ds/quicklist.h"
 #include "ds/util.h"
 #include "module/module_int.h"
 #include "types/hash.h"
@@ -186,6 +189,164 @@ static int RM_SetExpire(RedisModuleKey *k, mstime_t expire) {
     return REDISMODULE_OK;
 }
 
+/* ---- lists (Redis 7.0: no notification, no dirty; errno says why a
+ * call failed: EINVAL, ENOTSUP not a list, EBADF not opened for it, EDOM
+ * index out of range) ---- */
+
+static int listCheck(RedisModuleKey *k, int needWrite, int mayBeEmpty, kvobj **out) {
+    if (!k) {
+        errno = EINVAL;
+        return -1;
+    }
+    kvobj *o = keyValue(k);
+    if ((o && kvType(o) != OBJ_LIST) || (!o && !mayBeEmpty)) {
+        errno = ENOTSUP;
+        return -1;
+    }
+    if (!(k->mode & (needWrite ? REDISMODULE_WRITE : REDISMODULE_READ))) {
+        errno = EBADF;
+        return -1;
+    }
+    *out = o;
+    return 0;
+}
+
+/* The list at k, opened in lr (created empty when absent). */
+static Quicklist *listAt(RedisModuleKey *k, kvobj *o, ListRef *lr) {
+    if (!o) {
+        o = kvCreatePtr(k->key, sdsLen(k->key), OBJ_LIST, OBJ_ENC_LISTPACK, lpNew(0));
+        dbAdd(k->db, o);
+    }
+    return listOpen(lr, o);
+}
+
+/* Closes lr after a removal; the key goes when the list is empty. */
+static void listDone(RedisModuleKey *k, ListRef *lr, int shrunk) {
+    unsigned long left = quicklistCount(lr->ql);
+    listClose(lr, shrunk);
+    if (shrunk && left == 0) dbDelete(k->db, k->key, sdsLen(k->key));
+}
+
+static RedisModuleString *entryString(RedisModuleCtx *ctx, const QlEntry *e) {
+    if (e->str) return modStringNew(ctx, (const char *)e->str, e->len);
+    return modStringTake(ctx, sdsFromLongLong(e->ival));
+}
+
+static int RM_ListPush(RedisModuleKey *k, int where, RedisModuleString *ele) {
+    kvobj *o;
+    if (!ele) {
+        errno = EINVAL;
+        return REDISMODULE_ERR;
+    }
+    if (listCheck(k, 1, 1, &o) < 0) return REDISMODULE_ERR;
+    /* any other `where` is the tail, as Redis 7.0 reads it */
+    ListRef lr;
+    Quicklist *ql = listAt(k, o, &lr);
+    quicklistPush(ql, ele->s, sdsLen(ele->s), where == REDISMODULE_LIST_HEAD ? QL_HEAD : QL_TAIL);
+    listDone(k, &lr, 0);
+    return REDISMODULE_OK;
+}
+
+static RedisModuleString *RM_ListPop(RedisModuleKey *k, int where) {
+    kvobj *o;
+    if (!k || (where != REDISMODULE_LIST_HEAD && where != REDISMODULE_LIST_TAIL)) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (listCheck(k, 1, 0, &o) < 0) return NULL;
+    ListRef lr;
+    Quicklist *ql = listOpen(&lr, o);
+    int w = where == REDISMODULE_LIST_HEAD ? QL_HEAD : QL_TAIL;
+    QlEntry e;
+    quicklistPeek(ql, w, &e);
+    RedisModuleString *s = entryString(k->ctx, &e);
+    quicklistDelEnd(ql, w);
+    listDone(k, &lr, 1);
+    return s;
+}
+
+static RedisModuleString *RM_ListGet(RedisModuleKey *k, long index) {
+    kvobj *o;
+    if (listCheck(k, 0, 0, &o) < 0) return NULL;
+    ListRef lr;
+    Quicklist *ql = listOpen(&lr, o);
+    QlEntry e;
+    RedisModuleString *s = NULL;
+    if (quicklistIndex(ql, index, &e))
+        s = entryString(k->ctx, &e);
+    else
+        errno = EDOM;
+    listClose(&lr, 0);
+    return s;
+}
+
+static int RM_ListSet(RedisModuleKey *k, long index, RedisModuleString *value) {
+    kvobj *o;
+    if (!value) {
+        errno = EINVAL;
+        return REDISMODULE_ERR;
+    }
+    if (listCheck(k, 1, 0, &o) < 0) return REDISMODULE_ERR;
+    ListRef lr;
+    Quicklist *ql = listOpen(&lr, o);
+    int ok = quicklistReplaceAtIndex(ql, index, value->s, sdsLen(value->s));
+    listClose(&lr, 0);
+    if (!ok) {
+        errno = EDOM;
+        return REDISMODULE_ERR;
+    }
+    return REDISMODULE_OK;
+}
+
+/* The new element gets index `index` (0: the head, -1 or the length: the
+ * tail; negative counts from the tail after the insert). */
+static int RM_ListInsert(RedisModuleKey *k, long index, RedisModuleString *value) {
+    kvobj *o;
+    if (!value) {
+        errno = EINVAL;
+        return REDISMODULE_ERR;
+    }
+    if (listCheck(k, 1, 1, &o) < 0) return REDISMODULE_ERR;
+    long len = o ? (long)listLength(o) : 0;
+    if (index == 0 || (!o && index == -1)) return RM_ListPush(k, REDISMODULE_LIST_HEAD, value);
+    if (index == len || index == -1) return RM_ListPush(k, REDISMODULE_LIST_TAIL, value);
+    if (index < 0) index += len + 1; /* the position after insertion */
+    if (!o || index < 0 || index > len) {
+        errno = EDOM;
+        return REDISMODULE_ERR;
+    }
+    ListRef lr;
+    Quicklist *ql = listOpen(&lr, o);
+    QuicklistIter *it = quicklistIterAt(ql, index, QL_HEAD);
+    QlEntry e;
+    if (!it || !quicklistNext(it, &e)) {
+        if (it) quicklistIterRelease(it);
+        listClose(&lr, 0);
+        errno = EDOM;
+        return REDISMODULE_ERR;
+    }
+    quicklistInsertBefore(it, &e, value->s, sdsLen(value->s));
+    quicklistIterRelease(it);
+    listClose(&lr, 0);
+    return REDISMODULE_OK;
+}
+
+static int RM_ListDelete(RedisModuleKey *k, long index) {
+    kvobj *o;
+    if (listCheck(k, 1, 0, &o) < 0) return REDISMODULE_ERR;
+    ListRef lr;
+    Quicklist *ql = listOpen(&lr, o);
+    QlEntry e;
+    if (!quicklistIndex(ql, index, &e)) {
+        listClose(&lr, 0);
+        errno = EDOM;
+        return REDISMODULE_ERR;
+    }
+    quicklistDelRange(ql, index, 1);
+    listDone(k, &lr, 1);
+    return REDISMODULE_OK;
+}
+
 /* ---- module data types ---- */
 
 static int RM_ModuleTypeSetValue(RedisModuleKey *k, RedisModuleType *mt, void *value) {
@@ -227,4 +388,5 @@ const ApiEntry moduleKeyApi[] = {API(KeyExists),  API(OpenKey),     API(CloseKey
                                  API(StringDMA),  API(StringTruncate), API(GetExpire),   API(SetExpire),
                                  API(ModuleTypeSetValue), API(ModuleTypeGetType), API(ModuleTypeGetValue),
                                  API(ModuleTypeReplaceValue), API(GetKeyNameFromModuleKey), API(GetDbIdFromModuleKey),
+                                 API(ListPush), API(ListPop), API(ListGet), API(ListSet), API(ListInsert), API(ListDelete),
                                  {NULL, NULL}};

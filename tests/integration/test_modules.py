@@ -152,6 +152,21 @@ KEY_CMDS = [
     ("key.del", "k"), ("key.del", "k"), ("exists", "k"), ("key.unlink", "n"), ("exists", "n"),
     ("key.set", "l", "over"), ("type", "l"), ("get", "l"),
     ("set", "big", "x" * 100), ("key.dmaupper", "big"), ("get", "big"),
+    # lists
+    ("key.lpush", "L", "tail", "a", "b", "c"), ("key.lpush", "L", "head", "z", "12345"), ("lrange", "L", "0", "-1"),
+    ("key.lpush", "L", "sideways", "x"), ("key.lpush", "big", "tail", "x"), ("key.lpush", "nolist", "ro", "x"),
+    ("key.lpush", "L", "ro", "x"), ("key.lget", "L", "0"), ("key.lget", "L", "-1"), ("key.lget", "L", "1"),
+    ("key.lget", "L", "99"), ("key.lget", "L", "-99"), ("key.lget", "nolist", "0"), ("key.lget", "big", "0"),
+    ("key.lset", "L", "2", "B"), ("key.lset", "L", "-1", "C"), ("key.lset", "L", "5", "x"), ("lrange", "L", "0", "-1"),
+    ("key.linsert", "L", "0", "first"), ("key.linsert", "L", "-1", "last"), ("key.linsert", "L", "2", "mid"),
+    ("key.linsert", "L", "-2", "m2"), ("key.linsert", "L", "100", "x"), ("key.linsert", "L", "-100", "x"),
+    ("lrange", "L", "0", "-1"), ("key.linsert", "new", "0", "x"), ("key.linsert", "new2", "-1", "y"),
+    ("key.linsert", "new3", "1", "y"), ("lrange", "new", "0", "-1"), ("lrange", "new2", "0", "-1"),
+    ("exists", "new3"), ("key.ldel", "L", "1"), ("key.ldel", "L", "-1"), ("key.ldel", "L", "50"),
+    ("lrange", "L", "0", "-1"), ("key.lpop", "L", "head"), ("key.lpop", "L", "tail"), ("key.lpop", "nolist", "head"),
+    ("key.lpop", "big", "head"), ("key.lpop", "new", "head"), ("exists", "new"), ("key.ldel", "new2", "0"),
+    ("exists", "new2"), ("key.lpush", "N", "tail", *[str(i) for i in range(300)]), ("key.lget", "N", "150"),
+    ("key.ldel", "N", "150"), ("llen", "N"), ("key.lget", "N", "150"), ("object", "encoding", "N"),
 ]
 
 

@@ -5,9 +5,69 @@
  *   key.dmaupper k (DMA write in place) | key.expire k ms | key.ttl k |
  *   key.exists k
  * Writes replicate verbatim, as a module would. */
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "redismodule.h"
+
+static int replyErrno(RedisModuleCtx *ctx) {
+    const char *n = errno == EINVAL ? "EINVAL" : errno == ENOTSUP ? "ENOTSUP" : errno == EBADF ? "EBADF"
+                  : errno == EDOM ? "EDOM" : "other";
+    char buf[64];
+    snprintf(buf, sizeof(buf), "ERR errno=%s", n);
+    return RedisModule_ReplyWithError(ctx, buf);
+}
+
+/* key.lpush k head|tail v [v ...] (mode: "r" opens read-only) */
+static int cmdLPush(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    if (argc < 4) return RedisModule_WrongArity(ctx);
+    RedisModule_AutoMemory(ctx);
+    const char *w = RedisModule_StringPtrLen(argv[2], NULL);
+    int where = !strcmp(w, "head") ? REDISMODULE_LIST_HEAD : !strcmp(w, "tail") ? REDISMODULE_LIST_TAIL : 7;
+    int mode = !strcmp(w, "ro") ? REDISMODULE_READ : REDISMODULE_WRITE;
+    if (mode == REDISMODULE_READ) where = REDISMODULE_LIST_HEAD;
+    RedisModuleKey *k = RedisModule_OpenKey(ctx, argv[1], mode);
+    if (!k) return RedisModule_ReplyWithNull(ctx);
+    for (int i = 3; i < argc; i++)
+        if (RedisModule_ListPush(k, where, argv[i]) != REDISMODULE_OK) return replyErrno(ctx);
+    RedisModule_ReplicateVerbatim(ctx);
+    return RedisModule_ReplyWithLongLong(ctx, (long long)RedisModule_ValueLength(k));
+}
+
+/* key.lpop k head|tail */
+static int cmdLPop(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    if (argc != 3) return RedisModule_WrongArity(ctx);
+    RedisModule_AutoMemory(ctx);
+    const char *w = RedisModule_StringPtrLen(argv[2], NULL);
+    RedisModuleKey *k = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_WRITE);
+    RedisModuleString *s = RedisModule_ListPop(k, !strcmp(w, "head") ? REDISMODULE_LIST_HEAD : REDISMODULE_LIST_TAIL);
+    if (!s) return replyErrno(ctx);
+    RedisModule_ReplicateVerbatim(ctx);
+    return RedisModule_ReplyWithString(ctx, s);
+}
+
+/* key.lget k idx | key.lset k idx v | key.linsert k idx v | key.ldel k idx */
+static int cmdLIndexOp(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    long long idx;
+    if (argc < 3 || RedisModule_StringToLongLong(argv[2], &idx) != REDISMODULE_OK) return RedisModule_WrongArity(ctx);
+    RedisModule_AutoMemory(ctx);
+    const char *op = RedisModule_StringPtrLen(argv[0], NULL);
+    RedisModuleKey *k = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
+    if (!strcasecmp(op, "key.lget")) {
+        RedisModuleString *s = RedisModule_ListGet(k, (long)idx);
+        return s ? RedisModule_ReplyWithString(ctx, s) : replyErrno(ctx);
+    }
+    int rc;
+    if (!strcasecmp(op, "key.ldel")) rc = RedisModule_ListDelete(k, (long)idx);
+    else if (argc != 4) return RedisModule_WrongArity(ctx);
+    else if (!strcasecmp(op, "key.lset")) rc = RedisModule_ListSet(k, (long)idx, argv[3]);
+    else rc = RedisModule_ListInsert(k, (long)idx, argv[3]);
+    if (rc != REDISMODULE_OK) return replyErrno(ctx);
+    RedisModule_ReplicateVerbatim(ctx);
+    return RedisModule_ReplyWithLongLong(ctx, (long long)RedisModule_ValueLength(k));
+}
 
 static int cmdSet(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     if (argc != 3) return RedisModule_WrongArity(ctx);
@@ -167,7 +227,13 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
                 {"key.dmaupper", cmdDmaUpper, "write"},
                 {"key.expire", cmdExpire, "write"},
                 {"key.ttl", cmdTtl, "readonly"},
-                {"key.exists", cmdExists, "readonly"}};
+                {"key.exists", cmdExists, "readonly"},
+                {"key.lpush", cmdLPush, "write deny-oom"},
+                {"key.lpop", cmdLPop, "write"},
+                {"key.lget", cmdLIndexOp, "readonly"},
+                {"key.lset", cmdLIndexOp, "write"},
+                {"key.linsert", cmdLIndexOp, "write"},
+                {"key.ldel", cmdLIndexOp, "write"}};
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
         if (RedisModule_CreateCommand(ctx, cmds[i].name, cmds[i].fn, cmds[i].flags, 1, 1, 1) == REDISMODULE_ERR)
             return REDISMODULE_ERR;
