@@ -248,7 +248,7 @@ def test_module_list_info_and_unload(start_server, start_oracle):
 def test_module_load_errors_leave_server_unchanged(start_server, start_oracle, tmp_path):
     notmod = tmp_path / "not_a_module.so"
     notmod.write_bytes(b"this is not an ELF file")
-    nosym = os.path.join(ROOT, "build", "modules", "nosym.so")
+    nosym = str(tmp_path / "nosym.so")
     src = tmp_path / "nosym.c"
     src.write_text("int not_onload(void) { return 0; }\n")
     subprocess.run(["cc", "-shared", "-fPIC", "-o", nosym, str(src)], check=True, timeout=60)
