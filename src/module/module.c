@@ -1081,15 +1081,17 @@ static const char *parseLoadmoduleLine(sds *argv, int argc, int linenum, const c
     return NULL;
 }
 
-/* CONFIG REWRITE keeps one line per loaded module, with its arguments
- * as they were given at start-up. */
+/* CONFIG REWRITE writes one line per loaded module (however it was
+ * loaded), with its path and arguments, as Redis 7.0. */
 static sds *loadmoduleLines(int *count) {
     *count = 0;
-    if (queuedCount == 0) return NULL;
-    sds *lines = xmalloc(sizeof(sds) * (size_t)queuedCount);
-    for (int i = 0; i < queuedCount; i++) {
-        sds l = sdsCatSds(sdsNew("loadmodule "), queued[i].path);
-        for (int j = 0; j < queued[i].argc; j++) l = sdsCatSds(sdsCat(l, " "), queued[i].argv[j]);
+    int n = 0;
+    for (Module *m = modules; m; m = m->next) n++;
+    if (n == 0) return NULL;
+    sds *lines = xmalloc(sizeof(sds) * (size_t)n);
+    for (Module *m = modules; m; m = m->next) {
+        sds l = sdsCat(sdsNew("loadmodule "), m->path);
+        for (int j = 0; j < m->nargs; j++) l = sdsCatSds(sdsCat(l, " "), m->args[j]);
         lines[(*count)++] = l;
     }
     return lines;

@@ -286,12 +286,18 @@ def test_loadmodule_failure_stops_startup(start_server, tmp_path):
         start_server(config_file="loadmodule /nonexistent/mod.so\n")
 
 
-def test_loadmodule_survives_config_rewrite(start_server):
-    srv = loaded(start_server, ("replies", "a1"))
-    r = srv.client()
+@pytest.mark.parametrize("which", ["cairn", "redis"])
+def test_loadmodule_lines_of_config_rewrite(start_server, start_oracle, which):
+    """CONFIG REWRITE writes a loadmodule line per module loaded at that
+    moment (start-up or MODULE LOAD), with its arguments; an unloaded one
+    has none."""
+    srv = loaded(start_server if which == "cairn" else start_oracle, ("replies", "a1"), "misc")
+    r = plain(srv)
+    assert r.execute_command("MODULE", "UNLOAD", "misc") == b"OK"
+    assert r.execute_command("MODULE", "LOAD", mod("keys"), "k1", "k2") == b"OK"
     assert r.execute_command("CONFIG", "REWRITE") == b"OK"
-    text = open(os.path.join(srv.tmp, "server.conf")).read()
-    assert "loadmodule %s a1" % mod("replies") in text
+    lines = [l for l in open(os.path.join(srv.tmp, "server.conf")).read().splitlines() if l.startswith("loadmodule")]
+    assert sorted(lines) == sorted(["loadmodule %s a1" % mod("replies"), "loadmodule %s k1 k2" % mod("keys")])
 
 
 def _aof_text(srv):
