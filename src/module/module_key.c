@@ -9,6 +9,7 @@
  * closing a key opened for writing signals it modified (WATCH,
  * tracking). */
 #include <errno.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include "core/server.h"
@@ -347,6 +348,97 @@ static int RM_ListDelete(RedisModuleKey *k, long index) {
     return REDISMODULE_OK;
 }
 
+/* ---- hashes (Redis 7.0: no notification, no dirty) ---- */
+
+#define HASH_DELETE_MARK ((RedisModuleString *)(long)1)
+
+/* HashSet(key, flags, field, value, ..., NULL): value REDISMODULE_HASH_DELETE
+ * deletes the field; NX/XX condition each set.  Returns the fields updated
+ * or deleted (with COUNT_ALL also those inserted); 0 with errno ENOTSUP (not
+ * a hash), EBADF (not opened for writing), ENOENT (nothing counted). */
+static int RM_HashSet(RedisModuleKey *k, int flags, ...) {
+    kvobj *o = keyValue(k);
+    if (o && kvType(o) != OBJ_HASH) {
+        errno = ENOTSUP;
+        return 0;
+    }
+    if (!(k->mode & REDISMODULE_WRITE)) {
+        errno = EBADF;
+        return 0;
+    }
+    int count = 0;
+    va_list ap;
+    va_start(ap, flags);
+    for (;;) {
+        sds field;
+        if (flags & REDISMODULE_HASH_CFIELDS) {
+            const char *cf = va_arg(ap, const char *);
+            if (!cf) break;
+            field = sdsNew(cf);
+        } else {
+            RedisModuleString *fs = va_arg(ap, RedisModuleString *);
+            if (!fs) break;
+            field = sdsDup(fs->s);
+        }
+        RedisModuleString *value = va_arg(ap, RedisModuleString *);
+        o = keyValue(k);
+        int exists = 0;
+        if (o) {
+            sds cur = hashValueGetField(o, field, sdsLen(field));
+            exists = cur != NULL;
+            sdsFree(cur);
+        }
+        if (((flags & REDISMODULE_HASH_XX) && !exists) || ((flags & REDISMODULE_HASH_NX) && exists)) {
+            sdsFree(field);
+            continue;
+        }
+        if (value == HASH_DELETE_MARK) {
+            count += hashModuleDelete(k->db, k->key, field);
+        } else if (value) {
+            int created = hashModuleSet(k->db, k->key, field, value->s);
+            count += created ? ((flags & REDISMODULE_HASH_COUNT_ALL) != 0) : 1;
+        }
+        sdsFree(field);
+    }
+    va_end(ap);
+    if (count == 0) errno = ENOENT;
+    return count;
+}
+
+/* HashGet(key, flags, field, &value, ..., NULL): each value a new string
+ * or NULL; with EXISTS, an int set to whether the field exists. */
+static int RM_HashGet(RedisModuleKey *k, int flags, ...) {
+    kvobj *o = keyValue(k);
+    if (o && kvType(o) != OBJ_HASH) return REDISMODULE_ERR;
+    va_list ap;
+    va_start(ap, flags);
+    for (;;) {
+        const char *fp;
+        size_t flen;
+        if (flags & REDISMODULE_HASH_CFIELDS) {
+            fp = va_arg(ap, const char *);
+            if (!fp) break;
+            flen = strlen(fp);
+        } else {
+            RedisModuleString *fs = va_arg(ap, RedisModuleString *);
+            if (!fs) break;
+            fp = fs->s;
+            flen = sdsLen(fs->s);
+        }
+        sds v = o ? hashValueGetField(o, fp, flen) : NULL;
+        if (flags & REDISMODULE_HASH_EXISTS) {
+            int *existsp = va_arg(ap, int *);
+            *existsp = v != NULL;
+            sdsFree(v);
+        } else {
+            RedisModuleString **vp = va_arg(ap, RedisModuleString **);
+            *vp = v ? modStringTake(k->ctx, v) : NULL;
+        }
+    }
+    va_end(ap);
+    return REDISMODULE_OK;
+}
+
 /* ---- module data types ---- */
 
 static int RM_ModuleTypeSetValue(RedisModuleKey *k, RedisModuleType *mt, void *value) {
@@ -389,4 +481,5 @@ const ApiEntry moduleKeyApi[] = {API(KeyExists),  API(OpenKey),     API(CloseKey
                                  API(ModuleTypeSetValue), API(ModuleTypeGetType), API(ModuleTypeGetValue),
                                  API(ModuleTypeReplaceValue), API(GetKeyNameFromModuleKey), API(GetDbIdFromModuleKey),
                                  API(ListPush), API(ListPop), API(ListGet), API(ListSet), API(ListInsert), API(ListDelete),
+                                 API(HashSet), API(HashGet),
                                  {NULL, NULL}};

@@ -92,6 +92,8 @@
 #define REDISMODULE_HASH_CFIELDS (1 << 2)
 #define REDISMODULE_HASH_EXISTS (1 << 3)
 #define REDISMODULE_HASH_COUNT_ALL (1 << 4)
+/* HashSet: this value deletes the field */
+#define REDISMODULE_HASH_DELETE ((RedisModuleString *)(long)1)
 
 /* GetContextFlags bits */
 #define REDISMODULE_CTX_FLAGS_LUA (1 << 0)
@@ -495,6 +497,8 @@ REDISMODULE_FN(RedisModuleString *, ListGet, (RedisModuleKey *key, long index));
 REDISMODULE_FN(int, ListSet, (RedisModuleKey *key, long index, RedisModuleString *value));
 REDISMODULE_FN(int, ListInsert, (RedisModuleKey *key, long index, RedisModuleString *value));
 REDISMODULE_FN(int, ListDelete, (RedisModuleKey *key, long index));
+REDISMODULE_FN(int, HashSet, (RedisModuleKey *key, int flags, ...));
+REDISMODULE_FN(int, HashGet, (RedisModuleKey *key, int flags, ...));
 REDISMODULE_FN(const RedisModuleString *, GetKeyNameFromModuleKey, (RedisModuleKey *key));
 REDISMODULE_FN(int, GetDbIdFromModuleKey, (RedisModuleKey *key));
 REDISMODULE_FN(int, SetExpire, (RedisModuleKey *key, mstime_t expire));
@@ -655,6 +659,8 @@ static int RedisModule_Init(RedisModuleCtx *ctx, const char *name, int ver, int 
     REDISMODULE_GET_API(ListSet);
     REDISMODULE_GET_API(ListInsert);
     REDISMODULE_GET_API(ListDelete);
+    REDISMODULE_GET_API(HashSet);
+    REDISMODULE_GET_API(HashGet);
     REDISMODULE_GET_API(SetExpire);
     REDISMODULE_GET_API(CreateDataType);
     REDISMODULE_GET_API(ModuleTypeSetValue);

@@ -14,7 +14,7 @@
 
 static int replyErrno(RedisModuleCtx *ctx) {
     const char *n = errno == EINVAL ? "EINVAL" : errno == ENOTSUP ? "ENOTSUP" : errno == EBADF ? "EBADF"
-                  : errno == EDOM ? "EDOM" : "other";
+                  : errno == EDOM ? "EDOM" : errno == ENOENT ? "ENOENT" : "other";
     char buf[64];
     snprintf(buf, sizeof(buf), "ERR errno=%s", n);
     return RedisModule_ReplyWithError(ctx, buf);
@@ -209,6 +209,82 @@ static int cmdExists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     return RedisModule_ReplyWithLongLong(ctx, RedisModule_KeyExists(ctx, argv[1]));
 }
 
+static int hashFlags(RedisModuleString *s) {
+    const char *p = RedisModule_StringPtrLen(s, NULL);
+    int f = 0;
+    for (; *p; p++) {
+        if (*p == 'n') f |= REDISMODULE_HASH_NX;
+        if (*p == 'x') f |= REDISMODULE_HASH_XX;
+        if (*p == 'a') f |= REDISMODULE_HASH_COUNT_ALL;
+        if (*p == 'c') f |= REDISMODULE_HASH_CFIELDS;
+        if (*p == 'e') f |= REDISMODULE_HASH_EXISTS;
+    }
+    return f;
+}
+
+static RedisModuleString *hashValue(RedisModuleString *v) {
+    return !strcmp(RedisModule_StringPtrLen(v, NULL), "__DEL__") ? REDISMODULE_HASH_DELETE : v;
+}
+
+/* key.hset k flags f v [f2 v2] (one HashSet call; a value __DEL__ deletes) */
+static int cmdHSet(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    if (argc != 5 && argc != 7) return RedisModule_WrongArity(ctx);
+    RedisModule_AutoMemory(ctx);
+    int flags = hashFlags(argv[2]);
+    RedisModuleKey *k = RedisModule_OpenKey(ctx, argv[1], !strcmp(RedisModule_StringPtrLen(argv[2], NULL), "ro")
+                                                              ? REDISMODULE_READ
+                                                              : REDISMODULE_WRITE);
+    if (!k) return RedisModule_ReplyWithNull(ctx);
+    errno = 0;
+    int n;
+    if (flags & REDISMODULE_HASH_CFIELDS) {
+        const char *f1 = RedisModule_StringPtrLen(argv[3], NULL);
+        n = argc == 5 ? RedisModule_HashSet(k, flags, f1, hashValue(argv[4]), NULL)
+                      : RedisModule_HashSet(k, flags, f1, hashValue(argv[4]), RedisModule_StringPtrLen(argv[5], NULL),
+                                            hashValue(argv[6]), NULL);
+    } else {
+        n = argc == 5 ? RedisModule_HashSet(k, flags, argv[3], hashValue(argv[4]), NULL)
+                      : RedisModule_HashSet(k, flags, argv[3], hashValue(argv[4]), argv[5], hashValue(argv[6]), NULL);
+    }
+    if (n == 0) return replyErrno(ctx);
+    RedisModule_ReplicateVerbatim(ctx);
+    return RedisModule_ReplyWithLongLong(ctx, n);
+}
+
+/* key.hget k flags f [f2]: the values (or, with e, the exists flags) */
+static int cmdHGet(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    if (argc != 4 && argc != 5) return RedisModule_WrongArity(ctx);
+    RedisModule_AutoMemory(ctx);
+    int flags = hashFlags(argv[2]);
+    RedisModuleKey *k = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ);
+    if (!k) return RedisModule_ReplyWithNull(ctx);
+    RedisModuleString *v1 = NULL, *v2 = NULL;
+    int e1 = -1, e2 = -1, rc;
+    void *p1 = (flags & REDISMODULE_HASH_EXISTS) ? (void *)&e1 : (void *)&v1;
+    void *p2 = (flags & REDISMODULE_HASH_EXISTS) ? (void *)&e2 : (void *)&v2;
+    if (flags & REDISMODULE_HASH_CFIELDS)
+        rc = argc == 4 ? RedisModule_HashGet(k, flags, RedisModule_StringPtrLen(argv[3], NULL), p1, NULL)
+                       : RedisModule_HashGet(k, flags, RedisModule_StringPtrLen(argv[3], NULL), p1,
+                                             RedisModule_StringPtrLen(argv[4], NULL), p2, NULL);
+    else
+        rc = argc == 4 ? RedisModule_HashGet(k, flags, argv[3], p1, NULL)
+                       : RedisModule_HashGet(k, flags, argv[3], p1, argv[4], p2, NULL);
+    if (rc != REDISMODULE_OK) return RedisModule_ReplyWithError(ctx, "ERR HashGet failed");
+    RedisModule_ReplyWithArray(ctx, argc - 3);
+    if (flags & REDISMODULE_HASH_EXISTS) {
+        RedisModule_ReplyWithLongLong(ctx, e1);
+        if (argc == 5) RedisModule_ReplyWithLongLong(ctx, e2);
+    } else {
+        if (v1) RedisModule_ReplyWithString(ctx, v1);
+        else RedisModule_ReplyWithNull(ctx);
+        if (argc == 5) {
+            if (v2) RedisModule_ReplyWithString(ctx, v2);
+            else RedisModule_ReplyWithNull(ctx);
+        }
+    }
+    return REDISMODULE_OK;
+}
+
 int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     (void)argv, (void)argc;
     if (RedisModule_Init(ctx, "keys", 1, REDISMODULE_APIVER_1) == REDISMODULE_ERR) return REDISMODULE_ERR;
@@ -233,7 +309,9 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
                 {"key.lget", cmdLIndexOp, "readonly"},
                 {"key.lset", cmdLIndexOp, "write"},
                 {"key.linsert", cmdLIndexOp, "write"},
-                {"key.ldel", cmdLIndexOp, "write"}};
+                {"key.ldel", cmdLIndexOp, "write"},
+                {"key.hset", cmdHSet, "write deny-oom"},
+                {"key.hget", cmdHGet, "readonly"}};
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
         if (RedisModule_CreateCommand(ctx, cmds[i].name, cmds[i].fn, cmds[i].flags, 1, 1, 1) == REDISMODULE_ERR)
             return REDISMODULE_ERR;
