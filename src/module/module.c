@@ -916,6 +916,7 @@ int moduleLoad(const char *path, sds *args, int nargs) {
     if (rc != REDISMODULE_OK || !m->name) {
         moduleRemoveCommands(m);
         moduleDropTypes(m);
+        moduleDropTimers(m);
         dlclose(handle);
         serverLog(LL_WARNING, "Module %s initialization failed. Module not loaded", path);
         moduleFree(m);
@@ -942,6 +943,10 @@ static int moduleUnload(const char *name, const char **err) {
         *err = "the module exports one or more module-side data types, can't unload";
         return -1;
     }
+    if (moduleHasTimers(m)) {
+        *err = "the module holds timer that is not fired. Please stop the timer or wait until it fires.";
+        return -1;
+    }
     OnLoadFn onunload = (OnLoadFn)(uintptr_t)dlsym(m->handle, "RedisModule_OnUnload");
     if (onunload) {
         RedisModuleCtx ctx;
@@ -956,6 +961,7 @@ static int moduleUnload(const char *name, const char **err) {
         }
     }
     moduleRemoveCommands(m);
+    moduleDropTimers(m);
     for (Module **pp = &modules; *pp; pp = &(*pp)->next) {
         if (*pp == m) {
             *pp = m->next;

@@ -41,6 +41,9 @@ typedef struct ModuleCommand {
 
 /* SetCommandInfo's allocations of mc go. */
 void moduleFreeCommandInfo(ModuleCommand *mc);
+/* A module's timers go (unload: no callback into unloaded code). */
+void moduleDropTimers(Module *m);
+int moduleHasTimers(const Module *m);
 
 struct Module {
     char *name;

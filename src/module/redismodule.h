@@ -297,6 +297,8 @@ typedef struct RedisModuleDefragCtx RedisModuleDefragCtx;
 typedef struct RedisModuleKeyOptCtx RedisModuleKeyOptCtx;
 
 typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+typedef uint64_t RedisModuleTimerID;
+typedef void (*RedisModuleTimerProc)(RedisModuleCtx *ctx, void *data);
 
 /* data type callbacks (RedisModuleTypeMethods) */
 typedef void *(*RedisModuleTypeLoadFunc)(RedisModuleIO *rdb, int encver);
@@ -392,6 +394,10 @@ REDISMODULE_FN(unsigned long long, DbSize, (RedisModuleCtx *ctx));
 REDISMODULE_FN(RedisModuleString *, RandomKey, (RedisModuleCtx *ctx));
 REDISMODULE_FN(const char *, GetMyClusterID, (void));
 REDISMODULE_FN(size_t, GetClusterSize, (void));
+REDISMODULE_FN(RedisModuleTimerID, CreateTimer,
+               (RedisModuleCtx *ctx, mstime_t period, RedisModuleTimerProc callback, void *data));
+REDISMODULE_FN(int, StopTimer, (RedisModuleCtx *ctx, RedisModuleTimerID id, void **data));
+REDISMODULE_FN(int, GetTimerInfo, (RedisModuleCtx *ctx, RedisModuleTimerID id, uint64_t *remaining, void **data));
 REDISMODULE_FN(long long, Milliseconds, (void));
 REDISMODULE_FN(void, Log, (RedisModuleCtx *ctx, const char *level, const char *fmt, ...)) REDISMODULE_ATTR_PRINTF(3, 4);
 REDISMODULE_FN(void, LogIOError, (RedisModuleIO *io, const char *levelstr, const char *fmt, ...))
@@ -567,6 +573,9 @@ static int RedisModule_Init(RedisModuleCtx *ctx, const char *name, int ver, int 
     REDISMODULE_GET_API(RandomKey);
     REDISMODULE_GET_API(GetMyClusterID);
     REDISMODULE_GET_API(GetClusterSize);
+    REDISMODULE_GET_API(CreateTimer);
+    REDISMODULE_GET_API(StopTimer);
+    REDISMODULE_GET_API(GetTimerInfo);
     REDISMODULE_GET_API(GetKeyNameFromModuleKey);
     REDISMODULE_GET_API(GetDbIdFromModuleKey);
     REDISMODULE_GET_API(Milliseconds);

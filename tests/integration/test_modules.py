@@ -585,3 +585,33 @@ def test_misc_matches_redis(start_server, start_oracle):
                     assert out.endswith(b"*-1\r\n")
                 else:
                     assert out.endswith(b"*1\r\n$1\r\n1\r\n")
+
+
+@pytest.mark.parametrize("which", ["cairn", "redis"])
+def test_timers(start_server, start_oracle, which):
+    """A timer fires its callback (a SET through Call with "!", propagated
+    to the AOF); a stopped timer never fires; GetTimerInfo / StopTimer of
+    a timer gone answer ERR."""
+    from waithelp import wait_for
+    srv = loaded(start_server if which == "cairn" else start_oracle, "timer", appendonly="yes")
+    r = plain(srv)
+    assert r.execute_command("tm.set", "fired", "yes", "20") == 1
+    assert r.execute_command("tm.setid", "never", "x", "100000") == 0
+    assert r.execute_command("tm.info", "0") == [0, 1]
+    assert r.execute_command("tm.stop", "0") == 0
+    assert r.execute_command("tm.info", "0") == [1, -1]
+    assert r.execute_command("tm.stop", "0") == 1
+    assert r.execute_command("tm.setid", "soon", "s", "10") == 1
+    wait_for(lambda: r.execute_command("GET", "fired") == b"yes" and r.execute_command("GET", "soon") == b"s",
+             what="the timers fired")
+    assert r.execute_command("tm.info", "1") == [1, -1]
+    assert r.execute_command("GET", "never") is None
+    assert r.execute_command("tm.setid", "later", "x", "100000") == 2
+    with pytest.raises(Exception, match="the module holds timer that is not fired"):
+        r.execute_command("MODULE", "UNLOAD", "timer")
+    assert r.execute_command("tm.stop", "2") == 0
+    assert r.execute_command("MODULE", "UNLOAD", "timer") == b"OK"
+    d = os.path.join(srv.tmp, "appendonlydir")
+    incr = [f for f in os.listdir(d) if ".incr." in f]
+    with open(os.path.join(d, incr[0]), "rb") as f:
+        assert b"fired" in f.read()
