@@ -439,6 +439,64 @@ static int RM_HashGet(RedisModuleKey *k, int flags, ...) {
     return REDISMODULE_OK;
 }
 
+/* ---- sorted sets (add, increment, remove, score; Redis 7.0: no event,
+ * no dirty) ---- */
+
+static int zsetInFlags(int f) {
+    int in = 0;
+    if (f & REDISMODULE_ZADD_XX) in |= ZADD_IN_XX;
+    if (f & REDISMODULE_ZADD_NX) in |= ZADD_IN_NX;
+    if (f & REDISMODULE_ZADD_GT) in |= ZADD_IN_GT;
+    if (f & REDISMODULE_ZADD_LT) in |= ZADD_IN_LT;
+    return in;
+}
+
+static int zsetOutFlags(int out) {
+    int f = 0;
+    if (out & ZADD_OUT_ADDED) f |= REDISMODULE_ZADD_ADDED;
+    if (out & ZADD_OUT_UPDATED) f |= REDISMODULE_ZADD_UPDATED;
+    if (out & ZADD_OUT_NOP) f |= REDISMODULE_ZADD_NOP;
+    return f;
+}
+
+static int zsetWrite(RedisModuleKey *k, double score, RedisModuleString *ele, int *flagsptr, int incr,
+                     double *newscore) {
+    if (!(k->mode & REDISMODULE_WRITE)) return REDISMODULE_ERR;
+    kvobj *o = keyValue(k);
+    if (o && kvType(o) != OBJ_ZSET) return REDISMODULE_ERR;
+    int in = (flagsptr ? zsetInFlags(*flagsptr) : 0) | (incr ? ZADD_IN_INCR : 0), out = 0;
+    if (!zsetModuleAdd(k->db, k->key, score, ele->s, in, &out, newscore)) {
+        if (flagsptr) *flagsptr = 0;
+        return REDISMODULE_ERR;
+    }
+    if (flagsptr) *flagsptr = zsetOutFlags(out);
+    return REDISMODULE_OK;
+}
+
+static int RM_ZsetAdd(RedisModuleKey *k, double score, RedisModuleString *ele, int *flagsptr) {
+    return zsetWrite(k, score, ele, flagsptr, 0, NULL);
+}
+
+static int RM_ZsetIncrby(RedisModuleKey *k, double score, RedisModuleString *ele, int *flagsptr, double *newscore) {
+    return zsetWrite(k, score, ele, flagsptr, 1, newscore);
+}
+
+static int RM_ZsetRem(RedisModuleKey *k, RedisModuleString *ele, int *deleted) {
+    if (!(k->mode & REDISMODULE_WRITE)) return REDISMODULE_ERR;
+    kvobj *o = keyValue(k);
+    if (o && kvType(o) != OBJ_ZSET) return REDISMODULE_ERR;
+    int gone = o && zsetValueRemove(o, (const unsigned char *)ele->s, sdsLen(ele->s));
+    if (gone && zsetLength(o) == 0) dbDelete(k->db, k->key, sdsLen(k->key));
+    if (deleted) *deleted = gone;
+    return REDISMODULE_OK;
+}
+
+static int RM_ZsetScore(RedisModuleKey *k, RedisModuleString *ele, double *score) {
+    kvobj *o = keyValue(k);
+    if (!o || kvType(o) != OBJ_ZSET) return REDISMODULE_ERR;
+    return zsetGetScore(o, (const unsigned char *)ele->s, sdsLen(ele->s), score) ? REDISMODULE_OK : REDISMODULE_ERR;
+}
+
 /* ---- module data types ---- */
 
 static int RM_ModuleTypeSetValue(RedisModuleKey *k, RedisModuleType *mt, void *value) {
@@ -481,5 +539,5 @@ const ApiEntry moduleKeyApi[] = {API(KeyExists),  API(OpenKey),     API(CloseKey
                                  API(ModuleTypeSetValue), API(ModuleTypeGetType), API(ModuleTypeGetValue),
                                  API(ModuleTypeReplaceValue), API(GetKeyNameFromModuleKey), API(GetDbIdFromModuleKey),
                                  API(ListPush), API(ListPop), API(ListGet), API(ListSet), API(ListInsert), API(ListDelete),
-                                 API(HashSet), API(HashGet),
+                                 API(HashSet), API(HashGet), API(ZsetAdd), API(ZsetIncrby), API(ZsetRem), API(ZsetScore),
                                  {NULL, NULL}};

@@ -505,6 +505,11 @@ REDISMODULE_FN(int, ListInsert, (RedisModuleKey *key, long index, RedisModuleStr
 REDISMODULE_FN(int, ListDelete, (RedisModuleKey *key, long index));
 REDISMODULE_FN(int, HashSet, (RedisModuleKey *key, int flags, ...));
 REDISMODULE_FN(int, HashGet, (RedisModuleKey *key, int flags, ...));
+REDISMODULE_FN(int, ZsetAdd, (RedisModuleKey *key, double score, RedisModuleString *ele, int *flagsptr));
+REDISMODULE_FN(int, ZsetIncrby,
+               (RedisModuleKey *key, double score, RedisModuleString *ele, int *flagsptr, double *newscore));
+REDISMODULE_FN(int, ZsetScore, (RedisModuleKey *key, RedisModuleString *ele, double *score));
+REDISMODULE_FN(int, ZsetRem, (RedisModuleKey *key, RedisModuleString *ele, int *deleted));
 REDISMODULE_FN(const RedisModuleString *, GetKeyNameFromModuleKey, (RedisModuleKey *key));
 REDISMODULE_FN(int, GetDbIdFromModuleKey, (RedisModuleKey *key));
 REDISMODULE_FN(int, SetExpire, (RedisModuleKey *key, mstime_t expire));
@@ -670,6 +675,10 @@ static int RedisModule_Init(RedisModuleCtx *ctx, const char *name, int ver, int 
     REDISMODULE_GET_API(ListDelete);
     REDISMODULE_GET_API(HashSet);
     REDISMODULE_GET_API(HashGet);
+    REDISMODULE_GET_API(ZsetAdd);
+    REDISMODULE_GET_API(ZsetIncrby);
+    REDISMODULE_GET_API(ZsetScore);
+    REDISMODULE_GET_API(ZsetRem);
     REDISMODULE_GET_API(SetExpire);
     REDISMODULE_GET_API(CreateDataType);
     REDISMODULE_GET_API(ModuleTypeSetValue);

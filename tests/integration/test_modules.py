@@ -178,6 +178,18 @@ KEY_CMDS = [
     ("key.hset", "L", "-", "f", "v"), ("key.hset", "H", "ro", "f", "v"), ("key.hset", "H2", "-", "f", "__DEL__"),
     ("exists", "H2"), ("key.hset", "H3", "-", "only", "v"), ("key.hset", "H3", "-", "only", "__DEL__"), ("exists", "H3"),
     ("key.hset", "H4", "-", "big", "x" * 100), ("object", "encoding", "H4"), ("key.hget", "H4", "-", "big"),
+    # sorted sets
+    ("key.zadd", "Z", "-", "1.5", "a"), ("key.zadd", "Z", "-", "2", "b"), ("key.zadd", "Z", "-", "1.5", "a"),
+    ("key.zadd", "Z", "-", "3", "a"), ("key.zadd", "Z", "n", "9", "a"), ("key.zadd", "Z", "x", "9", "c"),
+    ("key.zadd", "Z", "g", "1", "a"), ("key.zadd", "Z", "g", "5", "a"), ("key.zadd", "Z", "l", "4", "a"),
+    ("key.zadd", "Z", "-", "nan", "a"), ("zrange", "Z", "0", "-1", "withscores"), ("key.zincr", "Z", "-", "2.5", "b"),
+    ("key.zincr", "Z", "-", "1", "new"), ("key.zincr", "Z", "x", "1", "nope"), ("key.zadd", "Z", "-", "inf", "i"),
+    ("key.zincr", "Z", "-", "-inf", "i"), ("zrange", "Z", "0", "-1", "withscores"), ("key.zscore", "Z", "b"),
+    ("key.zscore", "Z", "zz"), ("key.zscore", "noz", "a"), ("key.zscore", "L", "a"), ("key.zrem", "Z", "b"),
+    ("key.zrem", "Z", "b"), ("key.zrem", "noz", "a"), ("key.zrem", "L", "a"), ("key.zadd", "L", "-", "1", "a"),
+    ("key.zadd", "Z2", "x", "1", "a"), ("key.zadd", "Z3", "-", "1", "only"), ("key.zrem", "Z3", "only"),
+    ("exists", "Z3"), ("key.zadd", "Z4", "-", "1", "m" * 100), ("object", "encoding", "Z4"),
+    ("key.zincr", "Z4", "-", "1", "m" * 100), ("zscore", "Z4", "m" * 100),
 ]
 
 
@@ -187,6 +199,9 @@ def test_key_api_matches_redis(start_server, start_oracle, resp):
     o = loaded(start_oracle, "keys")
     got = same(s, o, KEY_CMDS, resp)
     assert got[6] in (b"$5\r\nhello\r\n",)
+    # ZsetAdd with XX on a missing key: Redis 7.0.15 leaves an empty sorted
+    # set behind (EXISTS 1, a key no command can make); Cairn does not.
+    assert plain(s).execute_command("EXISTS", "Z2") == 0
 
 
 def test_module_commands_metadata(start_server, start_oracle):
@@ -202,7 +217,7 @@ def test_module_commands_metadata(start_server, start_oracle):
     for srv in (s, o):
         assert b"key.get" not in srv.client().execute_command("ACL", "CAT", "read")
     # the list of a module's commands, in any order
-    for name, n in (("keys", 20), ("replies", 26)):
+    for name, n in (("keys", 24), ("replies", 26)):
         a = sorted(plain(s).execute_command("COMMAND", "LIST", "FILTERBY", "MODULE", name))
         b = sorted(plain(o).execute_command("COMMAND", "LIST", "FILTERBY", "MODULE", name))
         assert a == b and len(a) == n
@@ -211,7 +226,7 @@ def test_module_commands_metadata(start_server, start_oracle):
         r = plain(srv)
         before = r.execute_command("COMMAND", "COUNT")
         assert r.execute_command("MODULE", "UNLOAD", "keys") == b"OK"
-        assert r.execute_command("COMMAND", "COUNT") == before - 20
+        assert r.execute_command("COMMAND", "COUNT") == before - 24
 
 
 def plain(srv):

@@ -285,6 +285,64 @@ static int cmdHGet(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     return REDISMODULE_OK;
 }
 
+static int zflags(RedisModuleString *s) {
+    const char *p = RedisModule_StringPtrLen(s, NULL);
+    int f = 0;
+    for (; *p; p++) {
+        if (*p == 'x') f |= REDISMODULE_ZADD_XX;
+        if (*p == 'n') f |= REDISMODULE_ZADD_NX;
+        if (*p == 'g') f |= REDISMODULE_ZADD_GT;
+        if (*p == 'l') f |= REDISMODULE_ZADD_LT;
+    }
+    return f;
+}
+
+/* key.zadd k flags score member | key.zincr k flags incr member:
+ * [rc, out flags(, new score)] */
+static int cmdZAdd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    double score, newscore = 0;
+    if (argc != 5 || RedisModule_StringToDouble(argv[3], &score) != REDISMODULE_OK) {
+        const char *t = RedisModule_StringPtrLen(argv[argc > 3 ? 3 : 0], NULL);
+        if (argc != 5 || strcmp(t, "nan")) return RedisModule_WrongArity(ctx);
+        score = 0.0 / 0.0;
+    }
+    RedisModule_AutoMemory(ctx);
+    int incr = !strcasecmp(RedisModule_StringPtrLen(argv[0], NULL), "key.zincr");
+    RedisModuleKey *k = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_WRITE);
+    int flags = zflags(argv[2]);
+    int rc = incr ? RedisModule_ZsetIncrby(k, score, argv[4], &flags, &newscore)
+                  : RedisModule_ZsetAdd(k, score, argv[4], &flags);
+    if (rc == REDISMODULE_OK) RedisModule_ReplicateVerbatim(ctx);
+    RedisModule_ReplyWithArray(ctx, incr ? 3 : 2);
+    RedisModule_ReplyWithLongLong(ctx, rc);
+    RedisModule_ReplyWithLongLong(ctx, flags);
+    if (incr) RedisModule_ReplyWithDouble(ctx, newscore);
+    return REDISMODULE_OK;
+}
+
+static int cmdZRem(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    if (argc != 3) return RedisModule_WrongArity(ctx);
+    RedisModule_AutoMemory(ctx);
+    RedisModuleKey *k = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_WRITE);
+    int deleted = -1;
+    int rc = RedisModule_ZsetRem(k, argv[2], &deleted);
+    RedisModule_ReplicateVerbatim(ctx);
+    RedisModule_ReplyWithArray(ctx, 2);
+    RedisModule_ReplyWithLongLong(ctx, rc);
+    return RedisModule_ReplyWithLongLong(ctx, deleted);
+}
+
+static int cmdZScore(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    if (argc != 3) return RedisModule_WrongArity(ctx);
+    RedisModule_AutoMemory(ctx);
+    RedisModuleKey *k = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ);
+    double score = 0;
+    int rc = k ? RedisModule_ZsetScore(k, argv[2], &score) : -1;
+    RedisModule_ReplyWithArray(ctx, 2);
+    RedisModule_ReplyWithLongLong(ctx, rc);
+    return RedisModule_ReplyWithDouble(ctx, score);
+}
+
 int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     (void)argv, (void)argc;
     if (RedisModule_Init(ctx, "keys", 1, REDISMODULE_APIVER_1) == REDISMODULE_ERR) return REDISMODULE_ERR;
@@ -311,7 +369,11 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
                 {"key.linsert", cmdLIndexOp, "write"},
                 {"key.ldel", cmdLIndexOp, "write"},
                 {"key.hset", cmdHSet, "write deny-oom"},
-                {"key.hget", cmdHGet, "readonly"}};
+                {"key.hget", cmdHGet, "readonly"},
+                {"key.zadd", cmdZAdd, "write deny-oom"},
+                {"key.zincr", cmdZAdd, "write deny-oom"},
+                {"key.zrem", cmdZRem, "write"},
+                {"key.zscore", cmdZScore, "readonly"}};
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
         if (RedisModule_CreateCommand(ctx, cmds[i].name, cmds[i].fn, cmds[i].flags, 1, 1, 1) == REDISMODULE_ERR)
             return REDISMODULE_ERR;
