@@ -46,13 +46,13 @@ endif
 CFLAGS += $(CFLAGS_BASE)
 
 LIB_SRC := $(wildcard src/ds/*.c src/proto/*.c)
-SRV_SRC := $(wildcard src/core/*.c src/db/*.c src/types/*.c src/server/*.c src/script/*.c src/persist/*.c src/repl/*.c)
+SRV_SRC := $(wildcard src/core/*.c src/db/*.c src/types/*.c src/server/*.c src/script/*.c src/persist/*.c src/repl/*.c src/module/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 SRV_OBJ := $(SRV_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all run test unit-test unit-bins bench fuzz clean deps test-deps install uninstall man FORCE
+.PHONY: all run test unit-test unit-bins bench fuzz clean deps test-deps install uninstall man modules FORCE
 all: $(BUILD)/cairn-server $(BUILD)/cairn-check-aof $(BUILD)/cairn-check-rdb $(BUILD)/cairn-sentinel
 
 # The web console's page (server/console.h), generated from src/server/console/.
@@ -134,6 +134,16 @@ $(BUILD)/tests/test_db_slots: tests/unit/test_db_slots.c $(DB_TEST_OBJ) $(LIB_OB
 
 unit-bins: $(UNIT_BIN)
 
+# Test modules (tests/modules/*.c), shared libraries built against Cairn's
+# own src/module/redismodule.h; tests/integration/test_modules.py loads
+# them into Cairn and into redis-server 7.0.15.
+MODULE_SRC := $(wildcard tests/modules/*.c)
+MODULE_SO := $(MODULE_SRC:tests/modules/%.c=build/modules/%.so)
+modules: $(MODULE_SO)
+build/modules/%.so: tests/modules/%.c src/module/redismodule.h
+	@mkdir -p build/modules
+	$(CC) -std=c11 -D_GNU_SOURCE -g -O2 -fPIC -shared -Wall -Wextra -Werror -Isrc/module -o $@ $<
+
 unit-test: $(UNIT_BIN)
 	@for t in $(UNIT_BIN); do echo "== $$t"; $$t || exit 1; done
 
@@ -149,6 +159,7 @@ run: deps
 
 test: test-deps
 	$(MAKE) all
+	$(MAKE) modules
 	$(MAKE) LUA=luajit all
 	$(MAKE) $(UNIT_BIN)
 	$(MAKE) SANITIZE=address,undefined OPT=-O1 all unit-bins

@@ -202,6 +202,14 @@ SCENARIOS = {
     # request acks a random one (redis-benchmark -r 20000: about 63% are
     # still pending, the rest answer 0), from redis-benchmark only.
     "xack": ("streampel", 0, ["XACK", "xpel", "g", "__rand_int__-1"]),
+    # Issue 41: a module command doing SET/GET through RedisModule_Call and
+    # through the key API (tests/modules/call.c, keys.c; `make modules`),
+    # with BENCH_CG_SERVER_ARGS="--loadmodule build/modules/call.so
+    # --loadmodule build/modules/keys.so" so that both servers load them.
+    "modcall_set": (None, 0, ["call.set", "key:__rand_int__", "xxx"]),
+    "modcall_get": (None, 0, ["call.get", "key:__rand_int__"]),
+    "modkey_set": (None, 0, ["key.set", "key:__rand_int__", "xxx"]),
+    "modkey_get": (None, 0, ["key.get", "key:__rand_int__"]),
     # The seed scripts (issue 6), loaded once and run with EVALSHA.
     "evalsha_cleanup": ("cleanup", 0, None),
     "evalsha_ratelimit": ("ratelimit", 0, None),

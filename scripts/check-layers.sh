@@ -4,7 +4,7 @@
 #
 # Cairn's layers, lowest first (docs/architecture.md draws them):
 #
-#   ds  <-  proto  <-  db  <-  core  <-  types  <-  script  <-  persist  <-  repl  <-  server
+#   ds  <-  proto  <-  db  <-  core  <-  types  <-  script  <-  persist  <-  repl  <-  server  <-  module
 #
 # A file in one folder may include headers of its own folder and of the
 # folders before it, never of a folder after it.  Where a lower layer must
@@ -37,7 +37,7 @@
 set -u
 SRC=${1:-$(dirname "$0")/../src}
 OBJ=${2:-$(dirname "$0")/../build/obj/src}
-LAYERS="ds proto db core types script persist repl server"
+LAYERS="ds proto db core types script persist repl server module"
 COMPOSITION_ROOT=core/main.c
 # The connection layer: the only files that make socket calls.
 CONN_FILES="core/conn.c core/conn.h core/conn_tls.c core/iobatch.c core/iobatch.h"

@@ -213,6 +213,7 @@ void *replyDeferredLen(Client *c);
 void replySetDeferredArrayLen(Client *c, void *node, long n);
 void replySetDeferredMapLen(Client *c, void *node, long n);
 void replySetDeferredSetLen(Client *c, void *node, long n);
+void replySetDeferredAttributeLen(Client *c, void *node, long n);
 
 /* --- Argument helpers: parse or reply the error and return -1. --- */
 int getLongLongOrReply(Client *c, const sds s, long long *out, const char *msg);

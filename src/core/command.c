@@ -31,7 +31,7 @@ extern Command connCommands[], stringCommands[], bitmapCommands[], keyCommands[]
     hashCommands[], setCommands[], zsetCommands[], sortCommands[], multiCommands[], pubsubCommands[],
     monitorCommands[], slowlogCommands[], latencyCommands[], scriptCommands[], functionCommands[], hllCommands[],
     geoCommands[], persistCommands[], replCommands[], migrateCommands[], aclCommands[], streamCommands[],
-    lolwutCommands[], memoryCommands[], memberTtlCommands[];
+    lolwutCommands[], memoryCommands[], memberTtlCommands[], moduleCommands[];
 
 static Command *families[] = {connCommands,    stringCommands,  bitmapCommands,  keyCommands,     expireCommands,
                               configCommands,  infoCommands,    clientCommands,  commandCommands, debugCommands,
@@ -39,13 +39,15 @@ static Command *families[] = {connCommands,    stringCommands,  bitmapCommands, 
                               multiCommands,   pubsubCommands,  monitorCommands, slowlogCommands, latencyCommands,
                               scriptCommands,  functionCommands, hllCommands,     geoCommands,
                               persistCommands, replCommands, migrateCommands, aclCommands, streamCommands,
-                              lolwutCommands, memoryCommands, memberTtlCommands};
+                              lolwutCommands, memoryCommands, memberTtlCommands, moduleCommands};
 
 #define TABLE_SLOTS 1024
 static Command *table[TABLE_SLOTS];
 static Command *ordered[TABLE_SLOTS]; /* registration order, for iteration */
 static unsigned count;
 static unsigned nextId;
+static unsigned freeIds[TABLE_SLOTS]; /* ids of removed commands, reused first */
+static unsigned freeIdCount;
 
 /* --- key results --- */
 
@@ -345,6 +347,47 @@ void commandTableInit(void) {
     for (size_t i = 0; i < commandSpecCount; i++)
         if (!bound[i]) tableBroken("no handler for the row", commandSpecs[i].fullname);
     xfree(bound);
+}
+
+/* --- commands added at run time --- */
+
+int commandAdd(Command *cmd, const CommandSpec *spec) {
+    size_t len = strlen(cmd->name);
+    if (commandLookup(cmd->name, len) || count >= TABLE_SLOTS / 2) return -1;
+    cmd->spec = spec;
+    cmd->fullname = (char *)spec->fullname;
+    cmd->nameLen = len;
+    cmd->arity = spec->arity;
+    cmd->flags |= spec->flags;
+    cmd->getKeys = NULL;
+    cmd->parent = NULL;
+    cmd->subcommands = NULL;
+    cmd->id = commandNewId();
+    insert(cmd);
+    return 0;
+}
+
+int commandHasFreeId(void) { return freeIdCount > 0; }
+
+unsigned commandNewId(void) { return freeIdCount ? freeIds[--freeIdCount] : nextId++; }
+
+void commandFreeId(unsigned id) {
+    if (freeIdCount < TABLE_SLOTS) freeIds[freeIdCount++] = id;
+}
+
+void commandRemove(Command *cmd) {
+    commandFreeId(cmd->id);
+    unsigned j = 0;
+    for (unsigned i = 0; i < count; i++)
+        if (ordered[i] != cmd) ordered[j++] = ordered[i];
+    count = j;
+    /* open addressing: rebuild the slots without it */
+    memset(table, 0, sizeof(table));
+    for (unsigned i = 0; i < count; i++) {
+        unsigned s = slotFor(ordered[i]->name, strlen(ordered[i]->name));
+        while (table[s]) s = (s + 1) & (TABLE_SLOTS - 1);
+        table[s] = ordered[i];
+    }
 }
 
 /* --- lookup --- */

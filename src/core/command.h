@@ -164,6 +164,7 @@ typedef struct CommandSpec {
     int historyCount;
     const CommandArg *args;
     int argCount;
+    const char *module;     /* a module's command: the module's name, else NULL */
 } CommandSpec;
 
 extern const CommandSpec commandSpecs[]; /* sorted by fullname (strcmp) */
@@ -230,6 +231,17 @@ static inline int commandNameIs(const Command *cmd, const char *s, size_t len) {
 
 /* Register the built-in families and build the lookup table. */
 void commandTableInit(void);
+/* Add a top-level command made at run time (a module's): cmd->name and
+ * cmd->proc set, spec its row (both kept by pointer until commandRemove).
+ * Returns -1 when the name is taken or the table is full, else 0. */
+int commandAdd(Command *cmd, const CommandSpec *spec);
+/* Remove a command commandAdd added; its id is reused by a later one. */
+void commandRemove(Command *cmd);
+/* An id for a command made at run time (a removed one's first), and the
+ * release of one (a subcommand's, whose parent goes). */
+unsigned commandNewId(void);
+int commandHasFreeId(void);
+void commandFreeId(unsigned id);
 /* Find by name (case-insensitive), NULL if unknown. */
 Command *commandLookup(const char *name, size_t len);
 /* Find a subcommand of a container by name, NULL if unknown. */
@@ -242,7 +254,8 @@ Command *commandLookupArgv(int argc, char **argv);
 /* Iterate all top-level commands: returns NULL at the end. */
 Command *commandIterate(unsigned *cursor);
 unsigned commandCount(void);
-/* Ids handed out (commands and subcommands): every id is below it. */
+/* Ids handed out (commands and subcommands): every id is below it (some
+ * may be free: removed commands'). */
 unsigned commandIdCount(void);
 /* The command's table row by full name ("config|get"), NULL if none. */
 const CommandSpec *commandSpecFind(const char *fullname);

@@ -243,7 +243,6 @@ static const struct {
     const char *refusal;  /* the config error */
 } specialDirectives[] = {
     {"rename-command", 3, 3, "rename-command is not supported by Cairn: the command would stay reachable"},
-    {"loadmodule", 2, INT_MAX, "Modules are not supported by Cairn"},
     {"sentinel", 2, INT_MAX, "sentinel directive while not in sentinel mode"},
 };
 static char *configFile;          /* absolute path of the loaded file, or NULL */

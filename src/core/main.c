@@ -53,6 +53,7 @@
 #include "types/set.h"
 #include "types/stream.h"
 #include "types/zset.h"
+#include "module/module.h"
 
 /* --- process set-up --- */
 
@@ -113,6 +114,7 @@ static void registerConfig(void) {
     replRegisterConfig();
     httpRegisterConfig();
     tlsRegisterConfig();
+    moduleRegisterConfig();
 }
 
 /* Wires every feature into core, once, before the first client.  Each
@@ -158,6 +160,7 @@ static void initFeatures(void) {
     replInit();
     shutdownInit();
     httpInit();
+    moduleInit();
     serverAddCronHook(statsCron);
     serverAddResetStatsHook(statsReset);
     dispatchAddAfterCall(statsRecordLatency);
@@ -243,6 +246,8 @@ int main(int argc, char **argv) {
     writePidFile();
     statsInit();
     serverLog(LL_NOTICE, "Server initialized");
+    /* Modules before the data: a module's types must exist to load it. */
+    moduleLoadQueued();
     persistInit();
     ldbInit();
     replStart();

@@ -581,6 +581,7 @@ static void setDeferred(Client *c, void *node, ReplyAggregate kind, long n) {
 void replySetDeferredArrayLen(Client *c, void *node, long n) { setDeferred(c, node, REPLY_ARRAY, n); }
 void replySetDeferredMapLen(Client *c, void *node, long n) { setDeferred(c, node, REPLY_MAP, n); }
 void replySetDeferredSetLen(Client *c, void *node, long n) { setDeferred(c, node, REPLY_SET, n); }
+void replySetDeferredAttributeLen(Client *c, void *node, long n) { setDeferred(c, node, REPLY_ATTRIBUTE, n); }
 
 /* --- argument helpers --- */
 

@@ -281,6 +281,13 @@ const char *typeName(int type) {
     }
 }
 
+const char *(*kvModuleTypeName)(const kvobj *o);
+
+const char *kvTypeName(const kvobj *o) {
+    if (kvType(o) == OBJ_MODULE && kvModuleTypeName) return kvModuleTypeName(o);
+    return typeName(kvType(o));
+}
+
 const char *encodingName(int encoding) {
     switch (encoding) {
     case OBJ_ENC_RAW: return "raw";

@@ -41,7 +41,7 @@
 #include "ds/sds.h"
 
 /* Types as Redis numbers them (TYPE replies use typeName()). */
-enum { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HASH = 4, OBJ_STREAM = 6 };
+enum { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HASH = 4, OBJ_MODULE = 5, OBJ_STREAM = 6 };
 
 /* Encodings as Redis numbers them (OBJECT ENCODING uses encodingName()). */
 enum {
@@ -243,6 +243,10 @@ unsigned kvLru(const kvobj *o);
 void kvSetLru(kvobj *o, unsigned v);
 
 const char *typeName(int type);          /* "string", "list", ... */
+/* TYPE's answer for o: typeName, or a module value's type name. */
+const char *kvTypeName(const kvobj *o);
+/* The name of a module value's type (src/module installs it). */
+extern const char *(*kvModuleTypeName)(const kvobj *o);
 const char *encodingName(int encoding);  /* "raw", "int", "listpack", ... */
 
 /* The operations on one type's values, one struct per type.  String values

@@ -92,4 +92,11 @@ int aofCheckMain(int argc, char **argv);
  * file).  Called once from main.c, before the defaults are applied. */
 void aofRegisterConfig(void);
 
+/* An AOF rewrite without the RDB preamble writes a module value (type
+ * OBJ_MODULE) as the commands this hook appends to buf in RESP (the
+ * module type's aof_rewrite callback): installed by src/module.  Returns
+ * -1 when the type cannot be rewritten (the rewrite fails, as Redis's).
+ * NULL: such values are not written. */
+extern int (*aofRewriteModuleValue)(sds *buf, const kvobj *o);
+
 #endif

@@ -24,6 +24,7 @@
 #include "ds/rdbcodec.h"
 #include "ds/stream.h"
 #include "ds/util.h"
+#include "persist/aof.h"
 #include "persist/aof_int.h"
 #include "persist/persist.h"
 #include "proto/resp_write.h"
@@ -245,8 +246,13 @@ static void writeStream(Writer *w, const kvobj *o) {
     }
 }
 
+int (*aofRewriteModuleValue)(sds *buf, const kvobj *o);
+
 static void writeKey(Writer *w, const kvobj *o) {
     switch (kvType(o)) {
+    case OBJ_MODULE:
+        if (aofRewriteModuleValue && aofRewriteModuleValue(&w->buf, o) == -1) w->failed = 1;
+        break;
     case OBJ_STRING: {
         char tmp[32];
         size_t len;

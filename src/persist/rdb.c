@@ -1576,6 +1576,7 @@ static int objectTypeOfRdb(int rdbType) {
     case RDB_TYPE_HASH_LISTPACK_EX: return OBJ_HASH;
     case RDB_TYPE_STREAM_LISTPACKS:
     case RDB_TYPE_STREAM_LISTPACKS_2: return OBJ_STREAM;
+    case RDB_TYPE_MODULE_2: return OBJ_MODULE;
     default: return -1;
     }
 }
@@ -2034,6 +2035,28 @@ int rdbLoadBuffer(const unsigned char *p, size_t len, int merge, RdbLoadInfo *in
 /* ------------------------------------------------------------------------ */
 /* Registration                                                               */
 /* ------------------------------------------------------------------------ */
+
+/* --- the primitives an upper layer's values use (rdb.h) --- */
+
+int rdbSaveSingleThreaded;
+
+void rdbPutLen(RdbWriter *w, uint64_t v) { rwLen(w, v); }
+void rdbPutString(RdbWriter *w, const void *p, size_t len) { rwString(w, p, len); }
+void rdbPutBytes(RdbWriter *w, const void *p, size_t len) { w->buf = sdsCatLen(w->buf, p, len); }
+
+int rdbGetLen(RdbReader *r, uint64_t *v) { return r->why ? -1 : rrLen(r, v); }
+int rdbGetString(RdbReader *r, sds *out) { return r->why ? -1 : rrString(r, out); }
+int rdbGetBytes(RdbReader *r, void *out, size_t len) {
+    if (r->why) return -1;
+    if (rrLeft(r) < len) return rrFail(r, WHY_EOF);
+    memcpy(out, r->p + r->pos, len);
+    r->pos += len;
+    return 0;
+}
+int rdbGetFail(RdbReader *r, const char *why) { return rrFail(r, why); }
+kvobj *rdbNewEntryPtr(RdbReader *r, const char *key, size_t keylen, int type, int enc, void *ptr) {
+    return newEntryPtr(r, key, keylen, type, enc, ptr);
+}
 
 void rdbRegisterTypes(void) {
     objectRegisterPersistence(OBJ_STRING, digestString, stringRdbType, stringRdbSave, stringRdbLoad);

@@ -40,6 +40,30 @@
  * the RDB types it reads, objectTypeOfRdb in rdb.c) and its digest in
  * digest.c. */
 void rdbRegisterTypes(void);
+
+/* --- values whose body an upper layer writes and reads (a module's data
+ * type, src/module): Redis's RDB_TYPE_MODULE_2, the RDB primitives. --- */
+#define RDB_TYPE_MODULE_2 7
+struct RdbWriter;
+struct RdbReader;
+/* The writer: a length (Redis's length encoding), a string (compressed
+ * under rdbcompression as any string), raw bytes. */
+void rdbPutLen(struct RdbWriter *w, uint64_t v);
+void rdbPutString(struct RdbWriter *w, const void *p, size_t len);
+void rdbPutBytes(struct RdbWriter *w, const void *p, size_t len);
+/* The reader: each 0, or -1 with the reader's error set (then every
+ * later call fails too). */
+int rdbGetLen(struct RdbReader *r, uint64_t *v);
+int rdbGetString(struct RdbReader *r, sds *out);
+int rdbGetBytes(struct RdbReader *r, void *out, size_t len);
+/* Sets the reader's error (the first one wins); returns -1. */
+int rdbGetFail(struct RdbReader *r, const char *why);
+/* The entry for key holding ptr (type, encoding), with the expire of the
+ * record being read if it has one. */
+kvobj *rdbNewEntryPtr(struct RdbReader *r, const char *key, size_t keylen, int type, int enc, void *ptr);
+/* Saves run on the main thread only (a module's callbacks are not
+ * thread-safe): set once a module creates a data type. */
+extern int rdbSaveSingleThreaded;
 #define RDB_PAYLOAD_TRAILER 10 /* DUMP payload: version (2) + CRC-64 (8) */
 
 /* A DUMP payload of o's value (caller owns it). */

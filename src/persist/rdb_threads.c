@@ -38,6 +38,7 @@
 #include "core/server.h"
 #include "ds/alloc.h"
 #include "ds/crc64.h"
+#include "persist/rdb.h"
 #include "persist/rdb_int.h"
 
 #define RDB_THREADS_MIN_KEYS 128 /* a smaller database is written on one thread */
@@ -92,7 +93,10 @@ int rdbThreadCount(int configured, int autoMax) {
     return cpus > autoMax ? autoMax : (int)cpus;
 }
 
-int rdbSaveThreadCount(void) { return rdbThreadCount(server.cfg.rdbSaveThreads, RDB_SAVE_THREADS_AUTO_MAX); }
+int rdbSaveThreadCount(void) {
+    if (rdbSaveSingleThreaded) return 1;
+    return rdbThreadCount(server.cfg.rdbSaveThreads, RDB_SAVE_THREADS_AUTO_MAX);
+}
 
 /* A worker's sink: gives its buffer to the saving thread and waits until
  * that one has written it; then the buffer is empty again.  -1 once the

@@ -93,7 +93,7 @@ static const struct {
 
 /* Check results, ordered as Redis picks which denial to report. */
 enum { ACL_OK = 0, DENIED_CMD, DENIED_KEY, DENIED_AUTH, DENIED_CHANNEL };
-enum { CTX_TOPLEVEL, CTX_MULTI, CTX_LUA };
+enum { CTX_TOPLEVEL, CTX_MULTI, CTX_LUA, CTX_MODULE };
 
 /* Why a rule was refused (Redis's errno codes, by their texts). */
 enum { RULE_OK = 0, RULE_UNKNOWN, RULE_SYNTAX, RULE_KEYS_AFTER_ALL, RULE_CHANNELS_AFTER_ALL, RULE_NO_SUCH_PASS,
@@ -1159,6 +1159,21 @@ int aclRefuseQueuedOrReply(Client *c, Command *cmd, int argc, sds *argv) {
     return -1;
 }
 
+const char *aclModuleCheck(Client *caller, Command *cmd, int argc, sds *argv) {
+    if (!caller || unchecked(caller)) return NULL;
+    AclUser *u = aclClientUser(caller);
+    if (u->unrestricted) return NULL;
+    int pos = 0;
+    int rc = userCheck(u, cmd, argc, argv, &pos);
+    if (rc == ACL_OK) return NULL;
+    logAdd(caller, caller, rc, CTX_MODULE, argc, argv, cmd, pos, u->name, sdsLen(u->name));
+    if (rc == DENIED_CMD) return "ERR acl verification failed, can't run this command or subcommand.";
+    if (rc == DENIED_KEY)
+        return "ERR acl verification failed, can't access at least one of the keys mentioned in the command "
+               "arguments.";
+    return "ERR acl verification failed, can't publish to the channel mentioned in the command.";
+}
+
 /* The script layer's hook: may the script's caller run cmd? */
 static const char *scriptCheck(Client *caller, Command *cmd, int argc, sds *argv) {
     if (!caller || unchecked(caller)) return NULL;
@@ -1591,8 +1606,12 @@ static void indexCommands(void) {
                   ACL_MAX_IDS);
         exit(1);
     }
-    byId = xcalloc(sizeof(Command *) * idCount);
-    keyPlans = xcalloc(sizeof(KeyPlan) * idCount);
+    /* Room for every id a bitmap holds: commands added later (modules)
+     * take the next ids. */
+    xfree(byId);
+    xfree(keyPlans);
+    byId = xcalloc(sizeof(Command *) * ACL_MAX_IDS);
+    keyPlans = xcalloc(sizeof(KeyPlan) * ACL_MAX_IDS);
     unsigned cursor = 0;
     for (Command *cmd; (cmd = commandIterate(&cursor));) {
         byId[cmd->id] = cmd;
@@ -1693,6 +1712,22 @@ static void loadConfiguredUsers(void) {
         }
         sdsFreeSplitRes(merged, mc);
     }
+}
+
+void aclCommandRemoved(unsigned id) {
+    for (int i = 0; i < userCount; i++) {
+        for (int j = 0; j < users[i]->nsels; j++) {
+            Selector *s = users[i]->sels[j];
+            s->bits[id / 64] &= ~(1ULL << (id % 64)); /* SEL_ALLCOMMANDS stays */
+            resetFirstArgsFor(s, id);
+        }
+    }
+}
+
+void aclCommandsChanged(void) {
+    if (!byId) return; /* before aclInit: it indexes them */
+    indexCommands();
+    for (int i = 0; i < userCount; i++) userChanged(users[i]);
 }
 
 void aclInit(void) {
@@ -1907,7 +1942,7 @@ static void aclLogCommand(Client *c) {
     if (count > logLen) count = logLen;
     replyArrayLen(c, count);
     long long now = serverNowMs();
-    static const char *ctxNames[] = {"toplevel", "multi", "lua"};
+    static const char *ctxNames[] = {"toplevel", "multi", "lua", "module"};
     LogEntry *e = logHead;
     for (long i = 0; i < count && e; i++, e = e->next) {
         replyMapLen(c, 7);

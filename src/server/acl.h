@@ -27,6 +27,13 @@ extern int aclDefaultUnrestricted;
  * of the config file or the aclfile; exits with Redis's message when they
  * are invalid or both are given.  Wires the script and config hooks. */
 void aclInit(void);
+/* Commands were added or removed at run time (a module's): re-index them
+ * (ids below 1024, the caller checks). */
+void aclCommandsChanged(void);
+/* A command went: its id's permission (and first arguments) is cleared in
+ * every selector, so that a command given the id later starts denied
+ * (allowed only by +@all's flag, as a new command on Redis). */
+void aclCommandRemoved(unsigned id);
 
 int aclRefuseCommandSlow(Client *c, Command *cmd);
 /* processCommand's check: 0 when c's user may run cmd with c->argv, else
@@ -40,6 +47,10 @@ static inline int aclRefuseCommandOrReply(Client *c, Command *cmd) {
  * logging it (context multi) and replying Redis's "ACLs rules changed"
  * error as the command's reply. */
 int aclRefuseQueuedOrReply(Client *c, Command *cmd, int argc, sds *argv);
+/* RedisModule_Call with "C": NULL when the calling client's user may run
+ * cmd with argv, else Redis's error text after logging the denial in ACL
+ * LOG (context "module"). */
+const char *aclModuleCheck(Client *caller, Command *cmd, int argc, sds *argv);
 
 /* AUTH and HELLO AUTH: 0 and c authenticated as user, else -1 after
  * logging the failure (the caller replies WRONGPASS). */

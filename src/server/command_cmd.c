@@ -234,12 +234,14 @@ static void replyCommandDocs(Client *c, const Command *cmd) {
     /* Fields a command does not have are left out, as Redis does. */
     long n = (spec->summary != NULL) + (spec->since != NULL) + (spec->group != NULL) +
              (spec->complexity != NULL) + (spec->docFlags != 0) + (spec->deprecatedSince != NULL) +
-             (spec->replacedBy != NULL) + (spec->historyCount > 0) + (spec->argCount > 0) + (nsub > 0);
+             (spec->replacedBy != NULL) + (spec->historyCount > 0) + (spec->argCount > 0) + (nsub > 0) +
+             (spec->module != NULL);
     replyMapLen(c, n);
     if (spec->summary) replyBulkField(c, "summary", spec->summary);
     if (spec->since) replyBulkField(c, "since", spec->since);
     if (spec->group) replyBulkField(c, "group", spec->group);
     if (spec->complexity) replyBulkField(c, "complexity", spec->complexity);
+    if (spec->module) replyBulkField(c, "module", spec->module);
     if (spec->docFlags) {
         replyBulkCString(c, "doc_flags");
         replyBitNames(c, spec->docFlags, docFlagNames, 2);
@@ -298,7 +300,7 @@ enum { FILTER_NONE, FILTER_MODULE, FILTER_ACLCAT, FILTER_PATTERN };
 static int listFilterMatches(const Command *cmd, int type, const sds arg) {
     const char *name = commandName(cmd);
     switch (type) {
-    case FILTER_MODULE: return 0; /* no module commands */
+    case FILTER_MODULE: return cmd->spec->module && strcasecmp(cmd->spec->module, arg) == 0;
     case FILTER_ACLCAT:
         for (size_t i = 0; i < ACL_NAME_COUNT; i++)
             if (((cmd->spec->acl >> i) & 1) && strcasecmp(aclNames[i], arg) == 0) return 1;

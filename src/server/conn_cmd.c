@@ -6,9 +6,8 @@
  * Also the commands of features Cairn does not have, answered as Redis
  * 7.0.15 answers them with the feature off, so that they exist in COMMAND,
  * in ACL rules (+readonly) and in scripts: CLUSTER (every subcommand),
- * READONLY, READWRITE and ASKING (cluster support disabled), and MODULE
- * (no module is ever loaded: LIST is empty, LOAD/LOADEX fail as a library
- * that cannot be opened fails). */
+ * READONLY, READWRITE and ASKING (cluster support disabled).  MODULE is
+ * src/module's; HELLO's "modules" field is its list (infoSetHelloModules). */
 #include <string.h>
 #include <strings.h>
 
@@ -18,6 +17,7 @@
 #include "script/script.h"
 #include "server/cluster.h"
 #include "server/acl.h"
+#include "server/info.h"
 #include "server/shutdown.h"
 #include "ds/util.h"
 
@@ -68,6 +68,9 @@ static void authCommand(Client *c) {
     }
     replyOk(c);
 }
+
+/* HELLO's "modules" field: the module layer's list, installed at start-up. */
+static void (*helloModules)(Client *c);
 
 static void helloCommand(Client *c) {
     long long ver = 0;
@@ -127,8 +130,13 @@ static void helloCommand(Client *c) {
     replyBulkCString(c, "role");
     replyBulkCString(c, "master");
     replyBulkCString(c, "modules");
-    replyArrayLen(c, 0);
+    if (helloModules)
+        helloModules(c);
+    else
+        replyArrayLen(c, 0);
 }
+
+void infoSetHelloModules(void (*fn)(Client *c)) { helloModules = fn; }
 
 static void quitCommand(Client *c) {
     replyOk(c);
@@ -146,59 +154,9 @@ static void resetCommand(Client *c) {
     replyStatus(c, "RESET");
 }
 
-/* --- cluster and module commands without the feature --- */
+/* --- cluster commands without the feature --- */
 
 
-#define ERR_MODULE_LOAD "ERR Error loading the extension. Please check the server logs."
-
-static void moduleListCommand(Client *c) { replyArrayLen(c, 0); }
-
-static void moduleLoadFailed(Client *c, const char *path) {
-    serverLog(LL_WARNING, "Module %s failed to load: Modules are not supported by Cairn", path);
-    replyError(c, ERR_MODULE_LOAD);
-}
-
-static void moduleLoadCommand(Client *c) { moduleLoadFailed(c, c->argv[2]); }
-
-/* MODULE LOADEX <path> [CONFIG name value ...] [ARGS ...]: the syntax is
- * checked (and logged) as Redis checks it before the library is opened. */
-static void moduleLoadexCommand(Client *c) {
-    for (int i = 3; i < c->argc; i++) {
-        if (!strcasecmp(c->argv[i], "config")) {
-            if (i + 2 >= c->argc) {
-                serverLog(LL_NOTICE, "CONFIG specified without name value pair");
-                replyError(c, ERR_MODULE_LOAD);
-                return;
-            }
-            i += 2;
-        } else if (!strcasecmp(c->argv[i], "args")) {
-            break;
-        } else {
-            serverLog(LL_NOTICE, "Syntax Error from arguments to loadex around %s.", c->argv[i]);
-            replyError(c, ERR_MODULE_LOAD);
-            return;
-        }
-    }
-    moduleLoadFailed(c, c->argv[2]);
-}
-
-static void moduleUnloadCommand(Client *c) {
-    replyError(c, "ERR Error unloading module: no such module with that name");
-}
-
-static void moduleHelpCommand(Client *c) {
-    static const char *help[] = {
-        "LIST",
-        "    Return a list of loaded modules.",
-        "LOAD <path> [<arg> ...]",
-        "    Load a module library from <path>, passing to it any optional arguments.",
-        "LOADEX <path> [[CONFIG NAME VALUE] [CONFIG NAME VALUE]] [ARGS ...]",
-        "    Load a module library from <path>, while passing it module configurations and optional arguments.",
-        "UNLOAD <name>",
-        "    Unload a module.",
-        NULL};
-    replyHelp(c, help);
-}
 
 static Command clusterSubcommands[] = {
     {.name = "addslots", .proc = clusterDispatch},
@@ -230,18 +188,10 @@ static Command clusterSubcommands[] = {
     {.name = "slots", .proc = clusterDispatch},
     {0}};
 
-static Command moduleSubcommands[] = {
-    {.name = "help", .proc = moduleHelpCommand},
-    {.name = "list", .proc = moduleListCommand},
-    {.name = "load", .proc = moduleLoadCommand},
-    {.name = "loadex", .proc = moduleLoadexCommand},
-    {.name = "unload", .proc = moduleUnloadCommand},
-    {0}};
 
 Command connCommands[] = {
     {.name = "asking", .proc = clusterDispatch},
     {.name = "cluster", .subcommands = clusterSubcommands},
-    {.name = "module", .subcommands = moduleSubcommands},
     {.name = "readonly", .proc = clusterDispatch},
     {.name = "readwrite", .proc = clusterDispatch},
     {.name = "ping", .proc = pingCommand},

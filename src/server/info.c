@@ -31,6 +31,7 @@
 #include "persist/rdb.h"
 #include "repl/repl.h"
 #include "server/cluster.h"
+#include "server/info.h"
 #include "server/maxmemory.h"
 #include "server/pubsub.h"
 #include "server/tracking.h"
@@ -310,9 +311,11 @@ static sds infoCpu(sds s) {
     return catTimeval(s, "used_cpu_user_main_thread", thread.ru_utime);
 }
 
-/* --- Modules, Cluster: Cairn has neither --- */
+/* --- Modules (src/module fills it), Cluster --- */
 
-static sds infoModules(sds s) { return s; }
+static InfoSectionProc *modulesSection;
+static sds infoModules(sds s) { return modulesSection ? modulesSection(s) : s; }
+void infoSetModulesSection(sds (*fn)(sds s)) { modulesSection = fn; }
 
 static sds infoCluster(sds s) { return clusterInfoSection(s); }
 

@@ -323,6 +323,17 @@ static void discardTransaction(Client *c) {
 
 static void clientGone(Client *c) { discardTransaction(c); }
 
+void multiForgetCommand(Client *c, const Command *cmd) {
+    MultiState *ms = c->multiState;
+    if (!ms) return;
+    for (int i = 0; i < ms->count; i++) {
+        if (ms->cmds[i].cmd == cmd || (ms->cmds[i].cmd && ms->cmds[i].cmd->parent == cmd)) {
+            ms->cmds[i].cmd = NULL;
+            c->flags |= CLIENT_DIRTY_EXEC;
+        }
+    }
+}
+
 void multiDiscard(Client *c) { discardTransaction(c); }
 
 /* --- dispatch integration --- */

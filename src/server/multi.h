@@ -42,6 +42,9 @@ Command *multiQueuedAt(const Client *c, int i, int *argc, sds **argv);
 /* Leaves the transaction: the queue is dropped, WATCHes too (cluster
  * mode's refused EXEC answers with the redirection, not EXECABORT). */
 void multiDiscard(Client *c);
+/* A command goes (a module's, unloaded): a transaction that queued it
+ * fails at EXEC (EXECABORT) instead of running a command that is gone. */
+void multiForgetCommand(Client *c, const Command *cmd);
 
 
 #endif

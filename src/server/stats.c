@@ -142,6 +142,13 @@ void statsRecordUnblockedLatency(struct Client *c, Command *cmd, long long usec)
     if (latencyTracking) recordLatency(cmd, usec);
 }
 
+void statsForgetCommand(unsigned id) {
+    if (id < histCap && histograms[id]) {
+        xfree(histograms[id]);
+        histograms[id] = NULL;
+    }
+}
+
 static void recordLatency(Command *cmd, long long usec) {
     if (cmd->id >= histCap) {
         unsigned ncap = histCap ? histCap : 64;

@@ -38,6 +38,9 @@ void statsRecordUnblockedLatency(struct Client *c, Command *cmd, long long usec)
 /* Appends "latency_percentiles_usec_<fullname>:p50=..,p99=..,p99.9=..\r\n"
  * when cmd has samples; returns the (possibly moved) string. */
 sds statsCatLatencyLine(sds s, const Command *cmd) SDS_MUST_USE;
+/* A command went (a module's): its latency histogram goes with it, so
+ * that a command given its id later starts empty. */
+void statsForgetCommand(unsigned id);
 
 /* LATENCY HISTOGRAM: whether cmd has recorded runs, and its entry (a map
  * of "calls" and "histogram_usec", the cumulative distribution as Redis

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 
+#include "db/db.h"
 #include "db/object.h"
 #include "ds/sds.h"
 
@@ -14,6 +15,13 @@ extern const ObjectType hashObjectType;
 
 /* The value of field f as a new sds (caller owns), NULL when absent. */
 sds hashValueGetField(kvobj *o, const char *f, size_t flen);
+
+/* The module key API (src/module): sets field f of the hash at key
+ * (created when absent; the caller checked the type), 1 when the field is
+ * new; deletes field f, 1 when it was there (the key goes with its last
+ * field).  Neither notifies, signals nor counts a change. */
+int hashModuleSet(Db *db, const sds key, const sds f, const sds v);
+int hashModuleDelete(Db *db, const sds key, const sds f);
 
 /* Number of fields. */
 unsigned long hashValueLength(const kvobj *o);

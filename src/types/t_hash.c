@@ -1215,6 +1215,31 @@ static void hsetGeneric(Client *c, int replyCount) {
 static void hsetCommand(Client *c) { hsetGeneric(c, 1); }
 static void hmsetCommand(Client *c) { hsetGeneric(c, 0); }
 
+/* The module key API's field write (hash.h): no event, no dirty, no
+ * signal (the module layer's caller states them). */
+int hashModuleSet(Db *db, const sds key, const sds f, const sds v) {
+    kvobj *o = dbFind(db, key, sdsLen(key));
+    if (!o) o = hashCreate(db, key, 0);
+    HashWrite w = hashWriteBegin(db, o);
+    sds args[2] = {f, v};
+    hashTryConversion(&w, args, 0, 1);
+    int created = hashSet(&w, f, sdsLen(f), v, sdsLen(v));
+    hashSettle(&w);
+    return created;
+}
+
+int hashModuleDelete(Db *db, const sds key, const sds f) {
+    kvobj *o = dbFind(db, key, sdsLen(key));
+    if (!o) return 0;
+    HashWrite w = hashWriteBegin(db, o);
+    int deleted = hashDelete(&w, f, sdsLen(f));
+    if (hashLength(w.o) == 0)
+        dbDelete(db, key, sdsLen(key));
+    else if (deleted)
+        hashSettle(&w);
+    return deleted;
+}
+
 /* HSETNX key field value */
 static void hsetnxCommand(Client *c) {
     kvobj *o = hashLookupWriteOrCreate(c, c->argv[1]);

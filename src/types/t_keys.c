@@ -147,7 +147,7 @@ static void touchCommand(Client *c) {
 
 static void typeCommand(Client *c) {
     kvobj *o = dbLookupRead(c->db, c->argv[1], sdsLen(c->argv[1]), LOOKUP_NOTOUCH);
-    replyStatus(c, o ? typeName(kvType(o)) : "none");
+    replyStatus(c, o ? kvTypeName(o) : "none");
 }
 
 static void dbsizeCommand(Client *c) { replyLongLong(c, (long long)dbSize(c->db)); }
@@ -224,7 +224,7 @@ static void scanCommand(Client *c) {
             /* Redis looks the key up to learn its type: a counted read. */
             if (expired) dbStats.keyspaceMisses++;
             else dbStats.keyspaceHits++;
-            if (!expired && strcasecmp(type, typeName(kvType(o))) != 0) continue;
+            if (!expired && strcasecmp(type, kvTypeName(o)) != 0) continue;
         }
         if (expired) {
             expireEntry(db, o);

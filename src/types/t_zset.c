@@ -411,15 +411,7 @@ static unsigned char *zsetToListpack(Zset *z) {
     return lp;
 }
 
-#define ZADD_IN_INCR (1 << 0)
-#define ZADD_IN_NX (1 << 1)
-#define ZADD_IN_XX (1 << 2)
-#define ZADD_IN_GT (1 << 3)
-#define ZADD_IN_LT (1 << 4)
-#define ZADD_OUT_NOP (1 << 0)
-#define ZADD_OUT_NAN (1 << 1)
-#define ZADD_OUT_ADDED (1 << 2)
-#define ZADD_OUT_UPDATED (1 << 3)
+/* ZADD_IN_* / ZADD_OUT_*: zset.h */
 
 /* Adds or updates member m with score (ZADD semantics; see the flags).
  * Returns 0 (and ZADD_OUT_NAN) when the result would be NaN. */
@@ -493,6 +485,7 @@ static int zsetRemove(kvobj *o, const unsigned char *m, size_t len) {
 
 int zsetValueRemove(kvobj *o, const unsigned char *m, size_t len) { return zsetRemove(o, m, len); }
 
+
 /* Deletes 0-based ranks start..end (valid, inclusive). */
 static unsigned long zsetDeleteRanks(kvobj *o, unsigned long start, unsigned long end) {
     if (isListpack(o)) {
@@ -508,6 +501,25 @@ static kvobj *zsetCreateKey(const sds key, size_t firstLen) {
     if (maxListpackEntries() == 0 || firstLen > maxListpackValue())
         return kvCreatePtr(key, sdsLen(key), OBJ_ZSET, OBJ_ENC_SKIPLIST, zsetCreate());
     return kvCreatePtr(key, sdsLen(key), OBJ_ZSET, OBJ_ENC_LISTPACK, lpNew(0));
+}
+
+/* The module key API's ZsetAdd/ZsetIncrby (zset.h): ZADD's semantics on
+ * the sorted set at key (created when absent and dropped again when
+ * nothing was added), without event, signal or dirty. */
+int zsetModuleAdd(Db *db, const sds key, double score, const sds m, int in, int *out, double *newscore) {
+    *out = 0;
+    if (isnan(score)) return 0;
+    kvobj *o = dbFind(db, key, sdsLen(key));
+    int created = 0;
+    if (!o) {
+        o = zsetCreateKey(key, sdsLen(m));
+        dbAdd(db, o);
+        o = dbFind(db, key, sdsLen(key));
+        created = 1;
+    }
+    int ok = zsetAdd(o, score, (const unsigned char *)m, sdsLen(m), in, out, newscore);
+    if (created && zsetLength(o) == 0) dbDelete(db, key, sdsLen(key));
+    return ok;
 }
 
 /* --- ranges --- */

@@ -28,6 +28,22 @@ void zsetForEachByRank(const kvobj *o, long start, long end, int reverse, ZsetVi
 /* Removes member m from a sorted-set value in place (the entry does not
  * move); 1 if it was there.  The caller deletes the key when it empties. */
 int zsetValueRemove(kvobj *o, const unsigned char *m, size_t len);
+/* For the module key API (src/module): ZADD's semantics for one member of
+ * the sorted set at key in db (created when absent, removed again when it
+ * stayed empty); in: ZADD_IN_* flags, *out: ZADD_OUT_*; *newscore (may be
+ * NULL) the member's score after.  0 when the score is or would become
+ * NaN.  No event, signal or dirty. */
+#define ZADD_IN_INCR (1 << 0)
+#define ZADD_IN_NX (1 << 1)
+#define ZADD_IN_XX (1 << 2)
+#define ZADD_IN_GT (1 << 3)
+#define ZADD_IN_LT (1 << 4)
+#define ZADD_OUT_NOP (1 << 0)
+#define ZADD_OUT_NAN (1 << 1)
+#define ZADD_OUT_ADDED (1 << 2)
+#define ZADD_OUT_UPDATED (1 << 3)
+struct Db;
+int zsetModuleAdd(struct Db *db, const sds key, double score, const sds m, int in, int *out, double *newscore);
 int zsetGetScore(const kvobj *o, const unsigned char *m, size_t len, double *score);
 
 /* For each range r in turn (ranges[2r] <= score < ranges[2r+1]), visit its

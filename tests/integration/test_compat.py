@@ -724,7 +724,6 @@ def test_tracking_table_max_keys_evicts_with_invalidation(server):
 
 REFUSED_LINES = [
     ("rename-command FLUSHALL ''", "rename-command is not supported by Cairn"),
-    ("loadmodule /nonexistent.so", "Modules are not supported by Cairn"),
     ("sentinel monitor m 127.0.0.1 6379 2", "sentinel directive while not in sentinel mode"),
 ]
 

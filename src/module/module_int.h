@@ -1,0 +1,141 @@
+/* module_int.h -- what the files of src/module share: the module registry,
+ * the context a module's code runs with, module strings and the API table.
+ *
+ * Invariants:
+ *  - RedisModuleCtx's first member is the pointer to moduleGetApi (the
+ *    module's inline RedisModule_Init reads it there);
+ *  - a RedisModuleString is a ModString: an sds and a reference count; a
+ *    string handed in as a command argument borrows the client's sds until
+ *    the command returns, when a retained one takes a copy;
+ *  - a context with auto memory frees, when the command returns, every
+ *    string, call reply and key it created that the module did not free. */
+#ifndef CAIRN_MODULE_INT_H
+#define CAIRN_MODULE_INT_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#include "core/client.h"
+#include "core/command.h"
+#include "ds/sds.h"
+
+#define REDISMODULE_CORE 1
+#include "module/redismodule.h"
+
+typedef struct Module Module;
+
+/* One command a module created. */
+typedef struct ModuleCommand {
+    Command cmd;   /* a top-level command's row in the table */
+    Command *self; /* &cmd, or a subcommand's entry in its parent's subs */
+    CommandSpec spec;
+    KeySpec keySpec; /* the legacy first/last/step range as a key spec */
+    Module *module;
+    RedisModuleCmdFunc func; /* NULL: a container of subcommands */
+    struct ModuleCommand *parent;
+    Command *subs; /* a container's subcommands (MODULE_SUBCOMMANDS_MAX + 1) */
+    struct ModuleCommand **subMc;
+    int nsubs;
+    void *info; /* what SetCommandInfo allocated (module_cmdinfo.c) */
+} ModuleCommand;
+
+/* SetCommandInfo's allocations of mc go. */
+void moduleFreeCommandInfo(ModuleCommand *mc);
+/* A module's timers go (unload: no callback into unloaded code). */
+void moduleDropTimers(Module *m);
+int moduleHasTimers(const Module *m);
+
+struct Module {
+    char *name;
+    int ver, apiver;
+    void *handle;
+    char *path;
+    sds *args; /* as given to OnLoad (MODULE LIST) */
+    int nargs;
+    ModuleCommand **cmds;
+    int ncmds;
+    int onload; /* inside RedisModule_OnLoad: commands may be created */
+    int options; /* SetModuleOptions */
+    Module *next;
+};
+
+struct RedisModuleString {
+    sds s;
+    int refcount;
+    int borrowed; /* s belongs to a client's argv */
+};
+
+typedef struct AutoEntry {
+    int kind; /* AM_STRING, AM_REPLY, AM_KEY */
+    void *ptr;
+} AutoEntry;
+enum { AM_STRING = 1, AM_REPLY, AM_KEY };
+
+#define CTX_AUTO_MEMORY (1 << 0)
+#define CTX_POSTPONED_MAX 64
+
+typedef struct PoolBlock PoolBlock;
+
+struct RedisModuleCtx {
+    void *getapifuncptr; /* must be first */
+    Module *module;
+    Client *client;
+    int flags;
+    AutoEntry *am;
+    int amCount, amCap;
+    PoolBlock *pool;
+    void *postponed[CTX_POSTPONED_MAX]; /* open postponed-length replies, newest last */
+    int postponedKind[CTX_POSTPONED_MAX];
+    int postponedCount;
+};
+
+int moduleGetApi(const char *name, void **out);
+void moduleCtxInit(RedisModuleCtx *ctx, Module *m, Client *c);
+/* Frees what auto memory tracks and the pool; the ctx may not be used. */
+void moduleCtxDone(RedisModuleCtx *ctx);
+void moduleAutoAdd(RedisModuleCtx *ctx, int kind, void *ptr);
+void moduleAutoForget(RedisModuleCtx *ctx, void *ptr);
+
+/* A string owning a copy of p[0..len). */
+RedisModuleString *modStringNew(RedisModuleCtx *ctx, const char *p, size_t len);
+/* A string taking ownership of s. */
+RedisModuleString *modStringTake(RedisModuleCtx *ctx, sds s);
+void modStringRelease(RedisModuleString *str);
+
+/* The API table rows of module_call.c / module_key.c. */
+typedef struct ApiEntry {
+    const char *name;
+    void *fn;
+} ApiEntry;
+extern const ApiEntry moduleCallApi[];
+extern const ApiEntry moduleKeyApi[];
+extern const ApiEntry moduleTypeApi[];
+extern const ApiEntry moduleCmdInfoApi[];
+extern const ApiEntry moduleMiscApi[];
+
+/* module_type.c: data types and their values. */
+struct kvobj;
+struct Db;
+void moduleTypesInit(void);
+int moduleHasTypes(const Module *m);
+void moduleDropTypes(Module *m);
+RedisModuleType *moduleValueType(const struct kvobj *o);
+void *moduleValuePtr(const struct kvobj *o);
+void moduleSetValue(struct Db *db, const char *key, size_t keylen, RedisModuleType *t, void *value);
+void *moduleReplaceValue(struct kvobj *o, void *value);
+
+/* The argv of a Call/Replicate/EmitAOF format (c s b l v, and flag
+ * characters, returned in *flagsOut); NULL with errno EINVAL for an
+ * unknown format character.  The caller frees each sds and the array. */
+sds *moduleBuildArgv(const char *cmdname, const char *fmt, va_list ap, int *argcOut, int *flagsOut);
+/* RedisModule_Call(ctx, cmd, "c", arg) for the server's own use; the
+ * reply (never NULL) is the caller's to free (moduleFreeCallReplyTree). */
+RedisModuleCallReply *moduleCallCommand(RedisModuleCtx *ctx, const char *cmd, const char *arg);
+/* A string or status reply's bytes, else NULL. */
+const char *moduleCallReplyString(RedisModuleCallReply *r, size_t *len);
+/* Frees a call reply tree (module_call.c). */
+void moduleFreeCallReplyTree(RedisModuleCallReply *r);
+/* Closes a key (module_key.c). */
+void moduleCloseKey(RedisModuleKey *k);
+
+#endif

@@ -1,0 +1,715 @@
+/* redismodule.h -- Cairn's header for loadable modules: the Redis 7.0
+ * module API, binary-compatible.
+ *
+ * A module is a shared library exporting
+ *     int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+ * The server calls it with a context whose first member is a pointer to
+ * the lookup function `int GetApi(const char *name, void *funcptr)`.  The
+ * inline RedisModule_Init below reads that pointer, asks for every API
+ * function by its name ("RedisModule_" + name) and stores it in the
+ * module's own function pointer of that name, then registers the module
+ * (RedisModule_SetModuleAttribs).  A function the server does not export
+ * stays NULL in the module: calling it crashes the module, which is why
+ * Cairn exports every function this header declares.
+ *
+ * Invariants shared with Redis 7.0.15 (so that a module compiled against
+ * either header loads into either server): the constants' values, the
+ * order of the fields of every public struct (RedisModuleTypeMethods,
+ * RedisModuleCommandInfo and the structs it points to, RedisModuleEvent),
+ * and each function's signature.  The handle types (RedisModuleCtx,
+ * RedisModuleString, RedisModuleKey, RedisModuleCallReply, RedisModuleIO,
+ * RedisModuleType...) are opaque pointers.
+ *
+ * Written for Cairn from the public module API reference; the server side
+ * is src/module/module.c. */
+#ifndef REDISMODULE_H
+#define REDISMODULE_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/types.h>
+
+/* ---- constants (the same values as Redis 7.0's) ---- */
+
+#define REDISMODULE_OK 0
+#define REDISMODULE_ERR 1
+#define REDISMODULE_APIVER_1 1
+#define REDISMODULE_TYPE_METHOD_VERSION 4
+
+/* OpenKey modes */
+#define REDISMODULE_READ (1 << 0)
+#define REDISMODULE_WRITE (1 << 1)
+#define REDISMODULE_OPEN_KEY_NOTOUCH (1 << 16)
+
+#define REDISMODULE_LIST_HEAD 0
+#define REDISMODULE_LIST_TAIL 1
+
+/* KeyType answers */
+#define REDISMODULE_KEYTYPE_EMPTY 0
+#define REDISMODULE_KEYTYPE_STRING 1
+#define REDISMODULE_KEYTYPE_LIST 2
+#define REDISMODULE_KEYTYPE_HASH 3
+#define REDISMODULE_KEYTYPE_SET 4
+#define REDISMODULE_KEYTYPE_ZSET 5
+#define REDISMODULE_KEYTYPE_MODULE 6
+#define REDISMODULE_KEYTYPE_STREAM 7
+
+/* CallReplyType answers */
+#define REDISMODULE_REPLY_UNKNOWN -1
+#define REDISMODULE_REPLY_STRING 0
+#define REDISMODULE_REPLY_ERROR 1
+#define REDISMODULE_REPLY_INTEGER 2
+#define REDISMODULE_REPLY_ARRAY 3
+#define REDISMODULE_REPLY_NULL 4
+#define REDISMODULE_REPLY_MAP 5
+#define REDISMODULE_REPLY_SET 6
+#define REDISMODULE_REPLY_BOOL 7
+#define REDISMODULE_REPLY_DOUBLE 8
+#define REDISMODULE_REPLY_BIG_NUMBER 9
+#define REDISMODULE_REPLY_VERBATIM_STRING 10
+#define REDISMODULE_REPLY_ATTRIBUTE 11
+
+/* ReplyWithArray/Map/Set/Attribute: the length is given later */
+#define REDISMODULE_POSTPONED_ARRAY_LEN -1
+#define REDISMODULE_POSTPONED_LEN -1
+
+#define REDISMODULE_NO_EXPIRE -1
+
+/* sorted-set API flags */
+#define REDISMODULE_ZADD_XX (1 << 0)
+#define REDISMODULE_ZADD_NX (1 << 1)
+#define REDISMODULE_ZADD_ADDED (1 << 2)
+#define REDISMODULE_ZADD_UPDATED (1 << 3)
+#define REDISMODULE_ZADD_NOP (1 << 4)
+#define REDISMODULE_ZADD_GT (1 << 5)
+#define REDISMODULE_ZADD_LT (1 << 6)
+
+/* hash API flags */
+#define REDISMODULE_HASH_NONE 0
+#define REDISMODULE_HASH_NX (1 << 0)
+#define REDISMODULE_HASH_XX (1 << 1)
+#define REDISMODULE_HASH_CFIELDS (1 << 2)
+#define REDISMODULE_HASH_EXISTS (1 << 3)
+#define REDISMODULE_HASH_COUNT_ALL (1 << 4)
+/* HashSet: this value deletes the field */
+#define REDISMODULE_HASH_DELETE ((RedisModuleString *)(long)1)
+
+/* GetContextFlags bits */
+#define REDISMODULE_CTX_FLAGS_LUA (1 << 0)
+#define REDISMODULE_CTX_FLAGS_MULTI (1 << 1)
+#define REDISMODULE_CTX_FLAGS_MASTER (1 << 2)
+#define REDISMODULE_CTX_FLAGS_SLAVE (1 << 3)
+#define REDISMODULE_CTX_FLAGS_READONLY (1 << 4)
+#define REDISMODULE_CTX_FLAGS_CLUSTER (1 << 5)
+#define REDISMODULE_CTX_FLAGS_AOF (1 << 6)
+#define REDISMODULE_CTX_FLAGS_RDB (1 << 7)
+#define REDISMODULE_CTX_FLAGS_MAXMEMORY (1 << 8)
+#define REDISMODULE_CTX_FLAGS_EVICT (1 << 9)
+#define REDISMODULE_CTX_FLAGS_OOM (1 << 10)
+#define REDISMODULE_CTX_FLAGS_OOM_WARNING (1 << 11)
+#define REDISMODULE_CTX_FLAGS_REPLICATED (1 << 12)
+#define REDISMODULE_CTX_FLAGS_LOADING (1 << 13)
+#define REDISMODULE_CTX_FLAGS_DENY_BLOCKING (1 << 21)
+#define REDISMODULE_CTX_FLAGS_RESP3 (1 << 22)
+
+/* keyspace notification classes (NOTIFY_* of the server) */
+#define REDISMODULE_NOTIFY_KEYSPACE (1 << 0)
+#define REDISMODULE_NOTIFY_KEYEVENT (1 << 1)
+#define REDISMODULE_NOTIFY_GENERIC (1 << 2)
+#define REDISMODULE_NOTIFY_STRING (1 << 3)
+#define REDISMODULE_NOTIFY_LIST (1 << 4)
+#define REDISMODULE_NOTIFY_SET (1 << 5)
+#define REDISMODULE_NOTIFY_HASH (1 << 6)
+#define REDISMODULE_NOTIFY_ZSET (1 << 7)
+#define REDISMODULE_NOTIFY_EXPIRED (1 << 8)
+#define REDISMODULE_NOTIFY_EVICTED (1 << 9)
+#define REDISMODULE_NOTIFY_STREAM (1 << 10)
+#define REDISMODULE_NOTIFY_KEY_MISS (1 << 11)
+#define REDISMODULE_NOTIFY_LOADED (1 << 12)
+#define REDISMODULE_NOTIFY_MODULE (1 << 13)
+#define REDISMODULE_NOTIFY_NEW (1 << 14)
+
+#define REDISMODULE_ERRORMSG_WRONGTYPE "WRONGTYPE Operation against a key holding the wrong kind of value"
+
+#define REDISMODULE_POSITIVE_INFINITE (1.0 / 0.0)
+#define REDISMODULE_NEGATIVE_INFINITE (-1.0 / 0.0)
+
+#define REDISMODULE_NOT_USED(V) ((void)V)
+
+#define REDISMODULE_NODE_ID_LEN 40
+
+#define REDISMODULE_LOGLEVEL_DEBUG "debug"
+#define REDISMODULE_LOGLEVEL_VERBOSE "verbose"
+#define REDISMODULE_LOGLEVEL_NOTICE "notice"
+#define REDISMODULE_LOGLEVEL_WARNING "warning"
+
+/* SetModuleOptions */
+#define REDISMODULE_OPTIONS_HANDLE_IO_ERRORS (1 << 0)
+#define REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED (1 << 1)
+#define REDISMODULE_OPTIONS_HANDLE_REPL_ASYNC_LOAD (1 << 2)
+
+#define REDISMODULE_AUX_BEFORE_RDB (1 << 0)
+#define REDISMODULE_AUX_AFTER_RDB (1 << 1)
+
+/* ---- command metadata (SetCommandInfo), Redis 7.0's layout ---- */
+
+typedef enum {
+    REDISMODULE_ARG_TYPE_STRING,
+    REDISMODULE_ARG_TYPE_INTEGER,
+    REDISMODULE_ARG_TYPE_DOUBLE,
+    REDISMODULE_ARG_TYPE_KEY,
+    REDISMODULE_ARG_TYPE_PATTERN,
+    REDISMODULE_ARG_TYPE_UNIX_TIME,
+    REDISMODULE_ARG_TYPE_PURE_TOKEN,
+    REDISMODULE_ARG_TYPE_ONEOF,
+    REDISMODULE_ARG_TYPE_BLOCK
+} RedisModuleCommandArgType;
+
+#define REDISMODULE_CMD_ARG_NONE (0)
+#define REDISMODULE_CMD_ARG_OPTIONAL (1 << 0)
+#define REDISMODULE_CMD_ARG_MULTIPLE (1 << 1)
+#define REDISMODULE_CMD_ARG_MULTIPLE_TOKEN (1 << 2)
+
+typedef enum {
+    REDISMODULE_KSPEC_BS_INVALID = 0, /* zero: the field left out of a literal */
+    REDISMODULE_KSPEC_BS_UNKNOWN,
+    REDISMODULE_KSPEC_BS_INDEX,
+    REDISMODULE_KSPEC_BS_KEYWORD
+} RedisModuleKeySpecBeginSearchType;
+
+typedef enum {
+    REDISMODULE_KSPEC_FK_OMITTED = 0, /* zero: the field left out of a literal */
+    REDISMODULE_KSPEC_FK_UNKNOWN,
+    REDISMODULE_KSPEC_FK_RANGE,
+    REDISMODULE_KSPEC_FK_KEYNUM
+} RedisModuleKeySpecFindKeysType;
+
+#define REDISMODULE_CMD_KEY_RO (1ULL << 0)
+#define REDISMODULE_CMD_KEY_RW (1ULL << 1)
+#define REDISMODULE_CMD_KEY_OW (1ULL << 2)
+#define REDISMODULE_CMD_KEY_RM (1ULL << 3)
+#define REDISMODULE_CMD_KEY_ACCESS (1ULL << 4)
+#define REDISMODULE_CMD_KEY_UPDATE (1ULL << 5)
+#define REDISMODULE_CMD_KEY_INSERT (1ULL << 6)
+#define REDISMODULE_CMD_KEY_DELETE (1ULL << 7)
+#define REDISMODULE_CMD_KEY_NOT_KEY (1ULL << 8)
+#define REDISMODULE_CMD_KEY_INCOMPLETE (1ULL << 9)
+#define REDISMODULE_CMD_KEY_VARIABLE_FLAGS (1ULL << 10)
+
+typedef struct RedisModuleCommandArg {
+    const char *name;
+    RedisModuleCommandArgType type;
+    int key_spec_index; /* ARG_TYPE_KEY: its key spec, else -1 */
+    const char *token;
+    const char *summary;
+    const char *since;
+    int flags; /* REDISMODULE_CMD_ARG_* */
+    const char *deprecated_since;
+    struct RedisModuleCommandArg *subargs; /* ONEOF/BLOCK: zero-terminated */
+} RedisModuleCommandArg;
+
+typedef struct {
+    const char *since;
+    const char *changes;
+} RedisModuleCommandHistoryEntry;
+
+typedef struct {
+    const char *notes;
+    uint64_t flags; /* REDISMODULE_CMD_KEY_* */
+    RedisModuleKeySpecBeginSearchType begin_search_type;
+    union {
+        struct {
+            int pos; /* argv index of the first key */
+        } index;
+        struct {
+            const char *keyword; /* keys follow this argument */
+            int startfrom;       /* searched from here (negative: from the end, backwards) */
+        } keyword;
+    } bs;
+    RedisModuleKeySpecFindKeysType find_keys_type;
+    union {
+        struct {
+            int lastkey; /* relative to the start; negative: from the end */
+            int keystep;
+            int limit;
+        } range;
+        struct {
+            int keynumidx; /* relative to the start */
+            int firstkey;  /* relative to the start */
+            int keystep;
+        } keynum;
+    } fk;
+} RedisModuleCommandKeySpec;
+
+/* Sizes of the array elements the module was compiled with: the server
+ * walks the arrays with these strides. */
+typedef struct {
+    int version;
+    size_t sizeof_historyentry;
+    size_t sizeof_keyspec;
+    size_t sizeof_arg;
+} RedisModuleCommandInfoVersion;
+
+static const RedisModuleCommandInfoVersion RedisModule_CurrentCommandInfoVersion = {
+    .version = 1,
+    .sizeof_historyentry = sizeof(RedisModuleCommandHistoryEntry),
+    .sizeof_keyspec = sizeof(RedisModuleCommandKeySpec),
+    .sizeof_arg = sizeof(RedisModuleCommandArg)};
+
+#define REDISMODULE_COMMAND_INFO_VERSION (&RedisModule_CurrentCommandInfoVersion)
+
+typedef struct {
+    const RedisModuleCommandInfoVersion *version; /* REDISMODULE_COMMAND_INFO_VERSION */
+    const char *summary;
+    const char *complexity;
+    const char *since;
+    RedisModuleCommandHistoryEntry *history; /* zero-terminated */
+    const char *tips;                        /* space-separated */
+    int arity;                               /* -N: at least N */
+    RedisModuleCommandKeySpec *key_specs;    /* zero-terminated */
+    RedisModuleCommandArg *args;             /* zero-terminated */
+} RedisModuleCommandInfo;
+
+/* ---- server events (identifiers only in this slice) ---- */
+
+typedef struct RedisModuleEvent {
+    uint64_t id;      /* REDISMODULE_EVENT_* */
+    uint64_t dataver; /* version of the struct passed as data */
+} RedisModuleEvent;
+
+/* ---- opaque handles ---- */
+
+typedef long long mstime_t;
+typedef long long ustime_t;
+
+typedef struct RedisModuleCtx RedisModuleCtx;
+typedef struct RedisModuleCommand RedisModuleCommand;
+typedef struct RedisModuleKey RedisModuleKey;
+typedef struct RedisModuleString RedisModuleString;
+typedef struct RedisModuleCallReply RedisModuleCallReply;
+typedef struct RedisModuleIO RedisModuleIO;
+typedef struct RedisModuleType RedisModuleType;
+typedef struct RedisModuleDigest RedisModuleDigest;
+typedef struct RedisModuleBlockedClient RedisModuleBlockedClient;
+typedef struct RedisModuleInfoCtx RedisModuleInfoCtx;
+typedef struct RedisModuleDefragCtx RedisModuleDefragCtx;
+typedef struct RedisModuleKeyOptCtx RedisModuleKeyOptCtx;
+
+typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+typedef uint64_t RedisModuleTimerID;
+typedef void (*RedisModuleTimerProc)(RedisModuleCtx *ctx, void *data);
+
+/* data type callbacks (RedisModuleTypeMethods) */
+typedef void *(*RedisModuleTypeLoadFunc)(RedisModuleIO *rdb, int encver);
+typedef void (*RedisModuleTypeSaveFunc)(RedisModuleIO *rdb, void *value);
+typedef int (*RedisModuleTypeAuxLoadFunc)(RedisModuleIO *rdb, int encver, int when);
+typedef void (*RedisModuleTypeAuxSaveFunc)(RedisModuleIO *rdb, int when);
+typedef void (*RedisModuleTypeRewriteFunc)(RedisModuleIO *aof, RedisModuleString *key, void *value);
+typedef size_t (*RedisModuleTypeMemUsageFunc)(const void *value);
+typedef size_t (*RedisModuleTypeMemUsageFunc2)(RedisModuleKeyOptCtx *ctx, const void *value, size_t sample_size);
+typedef void (*RedisModuleTypeDigestFunc)(RedisModuleDigest *digest, void *value);
+typedef void (*RedisModuleTypeFreeFunc)(void *value);
+typedef size_t (*RedisModuleTypeFreeEffortFunc)(RedisModuleString *key, const void *value);
+typedef size_t (*RedisModuleTypeFreeEffortFunc2)(RedisModuleKeyOptCtx *ctx, const void *value);
+typedef void (*RedisModuleTypeUnlinkFunc)(RedisModuleString *key, const void *value);
+typedef void (*RedisModuleTypeUnlinkFunc2)(RedisModuleKeyOptCtx *ctx, const void *value);
+typedef void *(*RedisModuleTypeCopyFunc)(RedisModuleString *fromkey, RedisModuleString *tokey, const void *value);
+typedef void *(*RedisModuleTypeCopyFunc2)(RedisModuleKeyOptCtx *ctx, const void *value);
+typedef int (*RedisModuleTypeDefragFunc)(RedisModuleDefragCtx *ctx, RedisModuleString *key, void **value);
+
+/* Field order is the ABI (version 4 = Redis 7.0). */
+typedef struct RedisModuleTypeMethods {
+    uint64_t version;
+    RedisModuleTypeLoadFunc rdb_load;
+    RedisModuleTypeSaveFunc rdb_save;
+    RedisModuleTypeRewriteFunc aof_rewrite;
+    RedisModuleTypeMemUsageFunc mem_usage;
+    RedisModuleTypeDigestFunc digest;
+    RedisModuleTypeFreeFunc free;
+    RedisModuleTypeAuxLoadFunc aux_load;
+    RedisModuleTypeAuxSaveFunc aux_save;
+    int aux_save_triggers;
+    RedisModuleTypeFreeEffortFunc free_effort;
+    RedisModuleTypeUnlinkFunc unlink;
+    RedisModuleTypeCopyFunc copy;
+    RedisModuleTypeDefragFunc defrag;
+    RedisModuleTypeMemUsageFunc2 mem_usage2;
+    RedisModuleTypeFreeEffortFunc2 free_effort2;
+    RedisModuleTypeUnlinkFunc2 unlink2;
+    RedisModuleTypeCopyFunc2 copy2;
+} RedisModuleTypeMethods;
+
+/* ---- the API, as function pointers the module fills at init ---- */
+
+#ifndef REDISMODULE_CORE
+
+#if defined(__GNUC__) && !(defined(__clang__) && defined(__cplusplus))
+#define REDISMODULE_ATTR_COMMON __attribute__((__common__))
+#else
+#define REDISMODULE_ATTR_COMMON
+#endif
+#ifdef __GNUC__
+#define REDISMODULE_ATTR_PRINTF(idx, cnt) __attribute__((format(printf, idx, cnt)))
+#else
+#define REDISMODULE_ATTR_PRINTF(idx, cnt)
+#endif
+/* Each pointer is a tentative ("common") definition, so every file of a
+ * module may include this header. */
+#ifndef REDISMODULE_API
+#define REDISMODULE_API
+#endif
+#ifndef REDISMODULE_ATTR
+#define REDISMODULE_ATTR REDISMODULE_ATTR_COMMON
+#endif
+
+/* Declares pointer RedisModule_<name>. */
+#define REDISMODULE_FN(ret, name, args) REDISMODULE_API ret(*RedisModule_##name) args REDISMODULE_ATTR
+
+/* module, commands */
+REDISMODULE_FN(int, GetApi, (const char *, void *));
+REDISMODULE_FN(void, SetModuleAttribs, (RedisModuleCtx *ctx, const char *name, int ver, int apiver));
+REDISMODULE_FN(int, IsModuleNameBusy, (const char *name));
+REDISMODULE_FN(int, CreateCommand, (RedisModuleCtx *ctx, const char *name, RedisModuleCmdFunc cmdfunc,
+                                    const char *strflags, int firstkey, int lastkey, int keystep));
+REDISMODULE_FN(RedisModuleCommand *, GetCommand, (RedisModuleCtx *ctx, const char *name));
+REDISMODULE_FN(int, CreateSubcommand, (RedisModuleCommand *parent, const char *name, RedisModuleCmdFunc cmdfunc,
+                                       const char *strflags, int firstkey, int lastkey, int keystep));
+REDISMODULE_FN(int, SetCommandInfo, (RedisModuleCommand *command, const RedisModuleCommandInfo *info));
+REDISMODULE_FN(int, WrongArity, (RedisModuleCtx *ctx));
+REDISMODULE_FN(int, GetSelectedDb, (RedisModuleCtx *ctx));
+REDISMODULE_FN(int, SelectDb, (RedisModuleCtx *ctx, int newid));
+REDISMODULE_FN(unsigned long long, GetClientId, (RedisModuleCtx *ctx));
+REDISMODULE_FN(int, GetContextFlags, (RedisModuleCtx *ctx));
+REDISMODULE_FN(void, AutoMemory, (RedisModuleCtx *ctx));
+REDISMODULE_FN(void, SetModuleOptions, (RedisModuleCtx *ctx, int options));
+REDISMODULE_FN(int, GetServerVersion, (void));
+REDISMODULE_FN(int, GetTypeMethodVersion, (void));
+REDISMODULE_FN(int, GetContextFlagsAll, (void));
+REDISMODULE_FN(int, GetKeyspaceNotificationFlagsAll, (void));
+REDISMODULE_FN(int, NotifyKeyspaceEvent, (RedisModuleCtx *ctx, int type, const char *event, RedisModuleString *key));
+REDISMODULE_FN(int, GetNotifyKeyspaceEvents, (void));
+REDISMODULE_FN(int, SignalModifiedKey, (RedisModuleCtx *ctx, RedisModuleString *keyname));
+REDISMODULE_FN(unsigned long long, DbSize, (RedisModuleCtx *ctx));
+REDISMODULE_FN(RedisModuleString *, RandomKey, (RedisModuleCtx *ctx));
+REDISMODULE_FN(const char *, GetMyClusterID, (void));
+REDISMODULE_FN(size_t, GetClusterSize, (void));
+REDISMODULE_FN(RedisModuleTimerID, CreateTimer,
+               (RedisModuleCtx *ctx, mstime_t period, RedisModuleTimerProc callback, void *data));
+REDISMODULE_FN(int, StopTimer, (RedisModuleCtx *ctx, RedisModuleTimerID id, void **data));
+REDISMODULE_FN(int, GetTimerInfo, (RedisModuleCtx *ctx, RedisModuleTimerID id, uint64_t *remaining, void **data));
+REDISMODULE_FN(long long, Milliseconds, (void));
+REDISMODULE_FN(void, Log, (RedisModuleCtx *ctx, const char *level, const char *fmt, ...)) REDISMODULE_ATTR_PRINTF(3, 4);
+REDISMODULE_FN(void, LogIOError, (RedisModuleIO *io, const char *levelstr, const char *fmt, ...))
+    REDISMODULE_ATTR_PRINTF(3, 4);
+REDISMODULE_FN(int, Replicate, (RedisModuleCtx *ctx, const char *cmdname, const char *fmt, ...));
+REDISMODULE_FN(int, ReplicateVerbatim, (RedisModuleCtx *ctx));
+
+/* memory */
+REDISMODULE_FN(void *, Alloc, (size_t bytes));
+REDISMODULE_FN(void *, TryAlloc, (size_t bytes));
+REDISMODULE_FN(void *, Calloc, (size_t nmemb, size_t size));
+REDISMODULE_FN(void *, Realloc, (void *ptr, size_t bytes));
+REDISMODULE_FN(void, Free, (void *ptr));
+REDISMODULE_FN(char *, Strdup, (const char *str));
+REDISMODULE_FN(void *, PoolAlloc, (RedisModuleCtx *ctx, size_t bytes));
+REDISMODULE_FN(size_t, MallocSize, (void *ptr));
+
+/* strings */
+REDISMODULE_FN(RedisModuleString *, CreateString, (RedisModuleCtx *ctx, const char *ptr, size_t len));
+REDISMODULE_FN(RedisModuleString *, CreateStringFromLongLong, (RedisModuleCtx *ctx, long long ll));
+REDISMODULE_FN(RedisModuleString *, CreateStringFromULongLong, (RedisModuleCtx *ctx, unsigned long long ull));
+REDISMODULE_FN(RedisModuleString *, CreateStringFromDouble, (RedisModuleCtx *ctx, double d));
+REDISMODULE_FN(RedisModuleString *, CreateStringFromLongDouble,
+               (RedisModuleCtx *ctx, long double ld, int humanfriendly));
+REDISMODULE_FN(RedisModuleString *, CreateStringFromString, (RedisModuleCtx *ctx, const RedisModuleString *str));
+REDISMODULE_FN(RedisModuleString *, CreateStringPrintf, (RedisModuleCtx *ctx, const char *fmt, ...))
+    REDISMODULE_ATTR_PRINTF(2, 3);
+REDISMODULE_FN(void, FreeString, (RedisModuleCtx *ctx, RedisModuleString *str));
+REDISMODULE_FN(void, RetainString, (RedisModuleCtx *ctx, RedisModuleString *str));
+REDISMODULE_FN(RedisModuleString *, HoldString, (RedisModuleCtx *ctx, RedisModuleString *str));
+REDISMODULE_FN(const char *, StringPtrLen, (const RedisModuleString *str, size_t *len));
+REDISMODULE_FN(int, StringToLongLong, (const RedisModuleString *str, long long *ll));
+REDISMODULE_FN(int, StringToULongLong, (const RedisModuleString *str, unsigned long long *ull));
+REDISMODULE_FN(int, StringToDouble, (const RedisModuleString *str, double *d));
+REDISMODULE_FN(int, StringToLongDouble, (const RedisModuleString *str, long double *d));
+REDISMODULE_FN(int, StringCompare, (RedisModuleString *a, RedisModuleString *b));
+REDISMODULE_FN(int, StringAppendBuffer, (RedisModuleCtx *ctx, RedisModuleString *str, const char *buf, size_t len));
+REDISMODULE_FN(void, TrimStringAllocation, (RedisModuleString *str));
+
+/* replies */
+REDISMODULE_FN(int, ReplyWithLongLong, (RedisModuleCtx *ctx, long long ll));
+REDISMODULE_FN(int, ReplyWithError, (RedisModuleCtx *ctx, const char *err));
+REDISMODULE_FN(int, ReplyWithSimpleString, (RedisModuleCtx *ctx, const char *msg));
+REDISMODULE_FN(int, ReplyWithArray, (RedisModuleCtx *ctx, long len));
+REDISMODULE_FN(int, ReplyWithMap, (RedisModuleCtx *ctx, long len));
+REDISMODULE_FN(int, ReplyWithSet, (RedisModuleCtx *ctx, long len));
+REDISMODULE_FN(int, ReplyWithAttribute, (RedisModuleCtx *ctx, long len));
+REDISMODULE_FN(int, ReplyWithNullArray, (RedisModuleCtx *ctx));
+REDISMODULE_FN(int, ReplyWithEmptyArray, (RedisModuleCtx *ctx));
+REDISMODULE_FN(void, ReplySetArrayLength, (RedisModuleCtx *ctx, long len));
+REDISMODULE_FN(void, ReplySetMapLength, (RedisModuleCtx *ctx, long len));
+REDISMODULE_FN(void, ReplySetSetLength, (RedisModuleCtx *ctx, long len));
+REDISMODULE_FN(void, ReplySetAttributeLength, (RedisModuleCtx *ctx, long len));
+REDISMODULE_FN(int, ReplyWithStringBuffer, (RedisModuleCtx *ctx, const char *buf, size_t len));
+REDISMODULE_FN(int, ReplyWithCString, (RedisModuleCtx *ctx, const char *buf));
+REDISMODULE_FN(int, ReplyWithString, (RedisModuleCtx *ctx, RedisModuleString *str));
+REDISMODULE_FN(int, ReplyWithEmptyString, (RedisModuleCtx *ctx));
+REDISMODULE_FN(int, ReplyWithVerbatimString, (RedisModuleCtx *ctx, const char *buf, size_t len));
+REDISMODULE_FN(int, ReplyWithVerbatimStringType, (RedisModuleCtx *ctx, const char *buf, size_t len, const char *ext));
+REDISMODULE_FN(int, ReplyWithNull, (RedisModuleCtx *ctx));
+REDISMODULE_FN(int, ReplyWithBool, (RedisModuleCtx *ctx, int b));
+REDISMODULE_FN(int, ReplyWithDouble, (RedisModuleCtx *ctx, double d));
+REDISMODULE_FN(int, ReplyWithBigNumber, (RedisModuleCtx *ctx, const char *bignum, size_t len));
+REDISMODULE_FN(int, ReplyWithLongDouble, (RedisModuleCtx *ctx, long double d));
+REDISMODULE_FN(int, ReplyWithCallReply, (RedisModuleCtx *ctx, RedisModuleCallReply *reply));
+
+/* RedisModule_Call and its replies */
+REDISMODULE_FN(RedisModuleCallReply *, Call, (RedisModuleCtx *ctx, const char *cmdname, const char *fmt, ...));
+REDISMODULE_FN(const char *, CallReplyProto, (RedisModuleCallReply *reply, size_t *len));
+REDISMODULE_FN(void, FreeCallReply, (RedisModuleCallReply *reply));
+REDISMODULE_FN(int, CallReplyType, (RedisModuleCallReply *reply));
+REDISMODULE_FN(long long, CallReplyInteger, (RedisModuleCallReply *reply));
+REDISMODULE_FN(double, CallReplyDouble, (RedisModuleCallReply *reply));
+REDISMODULE_FN(int, CallReplyBool, (RedisModuleCallReply *reply));
+REDISMODULE_FN(const char *, CallReplyBigNumber, (RedisModuleCallReply *reply, size_t *len));
+REDISMODULE_FN(const char *, CallReplyVerbatim, (RedisModuleCallReply *reply, size_t *len, const char **format));
+REDISMODULE_FN(RedisModuleCallReply *, CallReplySetElement, (RedisModuleCallReply *reply, size_t idx));
+REDISMODULE_FN(int, CallReplyMapElement,
+               (RedisModuleCallReply *reply, size_t idx, RedisModuleCallReply **key, RedisModuleCallReply **val));
+REDISMODULE_FN(int, CallReplyAttributeElement,
+               (RedisModuleCallReply *reply, size_t idx, RedisModuleCallReply **key, RedisModuleCallReply **val));
+REDISMODULE_FN(RedisModuleCallReply *, CallReplyAttribute, (RedisModuleCallReply *reply));
+REDISMODULE_FN(size_t, CallReplyLength, (RedisModuleCallReply *reply));
+REDISMODULE_FN(RedisModuleCallReply *, CallReplyArrayElement, (RedisModuleCallReply *reply, size_t idx));
+REDISMODULE_FN(const char *, CallReplyStringPtr, (RedisModuleCallReply *reply, size_t *len));
+REDISMODULE_FN(RedisModuleString *, CreateStringFromCallReply, (RedisModuleCallReply *reply));
+
+/* the key API */
+REDISMODULE_FN(int, KeyExists, (RedisModuleCtx *ctx, RedisModuleString *keyname));
+REDISMODULE_FN(RedisModuleKey *, OpenKey, (RedisModuleCtx *ctx, RedisModuleString *keyname, int mode));
+REDISMODULE_FN(void, CloseKey, (RedisModuleKey *kp));
+REDISMODULE_FN(int, KeyType, (RedisModuleKey *kp));
+REDISMODULE_FN(size_t, ValueLength, (RedisModuleKey *kp));
+REDISMODULE_FN(int, DeleteKey, (RedisModuleKey *key));
+REDISMODULE_FN(int, UnlinkKey, (RedisModuleKey *key));
+REDISMODULE_FN(int, StringSet, (RedisModuleKey *key, RedisModuleString *str));
+REDISMODULE_FN(char *, StringDMA, (RedisModuleKey *key, size_t *len, int mode));
+REDISMODULE_FN(int, StringTruncate, (RedisModuleKey *key, size_t newlen));
+REDISMODULE_FN(mstime_t, GetExpire, (RedisModuleKey *key));
+REDISMODULE_FN(int, ListPush, (RedisModuleKey *kp, int where, RedisModuleString *ele));
+REDISMODULE_FN(RedisModuleString *, ListPop, (RedisModuleKey *key, int where));
+REDISMODULE_FN(RedisModuleString *, ListGet, (RedisModuleKey *key, long index));
+REDISMODULE_FN(int, ListSet, (RedisModuleKey *key, long index, RedisModuleString *value));
+REDISMODULE_FN(int, ListInsert, (RedisModuleKey *key, long index, RedisModuleString *value));
+REDISMODULE_FN(int, ListDelete, (RedisModuleKey *key, long index));
+REDISMODULE_FN(int, HashSet, (RedisModuleKey *key, int flags, ...));
+REDISMODULE_FN(int, HashGet, (RedisModuleKey *key, int flags, ...));
+REDISMODULE_FN(int, ZsetAdd, (RedisModuleKey *key, double score, RedisModuleString *ele, int *flagsptr));
+REDISMODULE_FN(int, ZsetIncrby,
+               (RedisModuleKey *key, double score, RedisModuleString *ele, int *flagsptr, double *newscore));
+REDISMODULE_FN(int, ZsetScore, (RedisModuleKey *key, RedisModuleString *ele, double *score));
+REDISMODULE_FN(int, ZsetRem, (RedisModuleKey *key, RedisModuleString *ele, int *deleted));
+REDISMODULE_FN(const RedisModuleString *, GetKeyNameFromModuleKey, (RedisModuleKey *key));
+REDISMODULE_FN(int, GetDbIdFromModuleKey, (RedisModuleKey *key));
+REDISMODULE_FN(int, SetExpire, (RedisModuleKey *key, mstime_t expire));
+
+/* module data types, RDB I/O, digest */
+REDISMODULE_FN(RedisModuleType *, CreateDataType,
+               (RedisModuleCtx *ctx, const char *name, int encver, void *typemethods));
+REDISMODULE_FN(int, ModuleTypeSetValue, (RedisModuleKey *key, RedisModuleType *mt, void *value));
+REDISMODULE_FN(int, ModuleTypeReplaceValue,
+               (RedisModuleKey *key, RedisModuleType *mt, void *new_value, void **old_value));
+REDISMODULE_FN(RedisModuleType *, ModuleTypeGetType, (RedisModuleKey *key));
+REDISMODULE_FN(void *, ModuleTypeGetValue, (RedisModuleKey *key));
+REDISMODULE_FN(int, IsIOError, (RedisModuleIO *io));
+REDISMODULE_FN(void, SaveUnsigned, (RedisModuleIO *io, uint64_t value));
+REDISMODULE_FN(uint64_t, LoadUnsigned, (RedisModuleIO *io));
+REDISMODULE_FN(void, SaveSigned, (RedisModuleIO *io, int64_t value));
+REDISMODULE_FN(int64_t, LoadSigned, (RedisModuleIO *io));
+REDISMODULE_FN(void, SaveString, (RedisModuleIO *io, RedisModuleString *s));
+REDISMODULE_FN(void, SaveStringBuffer, (RedisModuleIO *io, const char *str, size_t len));
+REDISMODULE_FN(RedisModuleString *, LoadString, (RedisModuleIO *io));
+REDISMODULE_FN(char *, LoadStringBuffer, (RedisModuleIO *io, size_t *lenptr));
+REDISMODULE_FN(void, SaveDouble, (RedisModuleIO *io, double value));
+REDISMODULE_FN(double, LoadDouble, (RedisModuleIO *io));
+REDISMODULE_FN(void, SaveFloat, (RedisModuleIO *io, float value));
+REDISMODULE_FN(float, LoadFloat, (RedisModuleIO *io));
+REDISMODULE_FN(void, SaveLongDouble, (RedisModuleIO *io, long double value));
+REDISMODULE_FN(long double, LoadLongDouble, (RedisModuleIO *io));
+REDISMODULE_FN(RedisModuleCtx *, GetContextFromIO, (RedisModuleIO *io));
+REDISMODULE_FN(const RedisModuleString *, GetKeyNameFromIO, (RedisModuleIO *io));
+REDISMODULE_FN(void, DigestAddStringBuffer, (RedisModuleDigest *md, const char *ele, size_t len));
+REDISMODULE_FN(void, DigestAddLongLong, (RedisModuleDigest *md, long long ele));
+REDISMODULE_FN(void, DigestEndSequence, (RedisModuleDigest *md));
+REDISMODULE_FN(void, EmitAOF, (RedisModuleIO *io, const char *cmdname, const char *fmt, ...));
+
+/* Fills every pointer above through the server's lookup function (the
+ * first member of ctx), then registers the module.  Returns
+ * REDISMODULE_ERR when a module of that name is already loaded. */
+#define REDISMODULE_GET_API(name) RedisModule_GetApi("RedisModule_" #name, ((void **)&RedisModule_##name))
+
+static int RedisModule_Init(RedisModuleCtx *ctx, const char *name, int ver, int apiver)
+    __attribute__((unused));
+static int RedisModule_Init(RedisModuleCtx *ctx, const char *name, int ver, int apiver) {
+    void *getapi = ((void **)ctx)[0];
+    RedisModule_GetApi = (int (*)(const char *, void *))(unsigned long)getapi;
+    REDISMODULE_GET_API(SetModuleAttribs);
+    REDISMODULE_GET_API(IsModuleNameBusy);
+    REDISMODULE_GET_API(CreateCommand);
+    REDISMODULE_GET_API(GetCommand);
+    REDISMODULE_GET_API(CreateSubcommand);
+    REDISMODULE_GET_API(SetCommandInfo);
+    REDISMODULE_GET_API(WrongArity);
+    REDISMODULE_GET_API(GetSelectedDb);
+    REDISMODULE_GET_API(SelectDb);
+    REDISMODULE_GET_API(GetClientId);
+    REDISMODULE_GET_API(GetContextFlags);
+    REDISMODULE_GET_API(AutoMemory);
+    REDISMODULE_GET_API(SetModuleOptions);
+    REDISMODULE_GET_API(GetServerVersion);
+    REDISMODULE_GET_API(GetTypeMethodVersion);
+    REDISMODULE_GET_API(GetContextFlagsAll);
+    REDISMODULE_GET_API(GetKeyspaceNotificationFlagsAll);
+    REDISMODULE_GET_API(NotifyKeyspaceEvent);
+    REDISMODULE_GET_API(GetNotifyKeyspaceEvents);
+    REDISMODULE_GET_API(SignalModifiedKey);
+    REDISMODULE_GET_API(DbSize);
+    REDISMODULE_GET_API(RandomKey);
+    REDISMODULE_GET_API(GetMyClusterID);
+    REDISMODULE_GET_API(GetClusterSize);
+    REDISMODULE_GET_API(CreateTimer);
+    REDISMODULE_GET_API(StopTimer);
+    REDISMODULE_GET_API(GetTimerInfo);
+    REDISMODULE_GET_API(GetKeyNameFromModuleKey);
+    REDISMODULE_GET_API(GetDbIdFromModuleKey);
+    REDISMODULE_GET_API(Milliseconds);
+    REDISMODULE_GET_API(Log);
+    REDISMODULE_GET_API(LogIOError);
+    REDISMODULE_GET_API(Replicate);
+    REDISMODULE_GET_API(ReplicateVerbatim);
+    REDISMODULE_GET_API(Alloc);
+    REDISMODULE_GET_API(TryAlloc);
+    REDISMODULE_GET_API(Calloc);
+    REDISMODULE_GET_API(Realloc);
+    REDISMODULE_GET_API(Free);
+    REDISMODULE_GET_API(Strdup);
+    REDISMODULE_GET_API(PoolAlloc);
+    REDISMODULE_GET_API(MallocSize);
+    REDISMODULE_GET_API(CreateString);
+    REDISMODULE_GET_API(CreateStringFromLongLong);
+    REDISMODULE_GET_API(CreateStringFromULongLong);
+    REDISMODULE_GET_API(CreateStringFromDouble);
+    REDISMODULE_GET_API(CreateStringFromLongDouble);
+    REDISMODULE_GET_API(CreateStringFromString);
+    REDISMODULE_GET_API(CreateStringPrintf);
+    REDISMODULE_GET_API(FreeString);
+    REDISMODULE_GET_API(RetainString);
+    REDISMODULE_GET_API(HoldString);
+    REDISMODULE_GET_API(StringPtrLen);
+    REDISMODULE_GET_API(StringToLongLong);
+    REDISMODULE_GET_API(StringToULongLong);
+    REDISMODULE_GET_API(StringToDouble);
+    REDISMODULE_GET_API(StringToLongDouble);
+    REDISMODULE_GET_API(StringCompare);
+    REDISMODULE_GET_API(StringAppendBuffer);
+    REDISMODULE_GET_API(TrimStringAllocation);
+    REDISMODULE_GET_API(ReplyWithLongLong);
+    REDISMODULE_GET_API(ReplyWithError);
+    REDISMODULE_GET_API(ReplyWithSimpleString);
+    REDISMODULE_GET_API(ReplyWithArray);
+    REDISMODULE_GET_API(ReplyWithMap);
+    REDISMODULE_GET_API(ReplyWithSet);
+    REDISMODULE_GET_API(ReplyWithAttribute);
+    REDISMODULE_GET_API(ReplyWithNullArray);
+    REDISMODULE_GET_API(ReplyWithEmptyArray);
+    REDISMODULE_GET_API(ReplySetArrayLength);
+    REDISMODULE_GET_API(ReplySetMapLength);
+    REDISMODULE_GET_API(ReplySetSetLength);
+    REDISMODULE_GET_API(ReplySetAttributeLength);
+    REDISMODULE_GET_API(ReplyWithStringBuffer);
+    REDISMODULE_GET_API(ReplyWithCString);
+    REDISMODULE_GET_API(ReplyWithString);
+    REDISMODULE_GET_API(ReplyWithEmptyString);
+    REDISMODULE_GET_API(ReplyWithVerbatimString);
+    REDISMODULE_GET_API(ReplyWithVerbatimStringType);
+    REDISMODULE_GET_API(ReplyWithNull);
+    REDISMODULE_GET_API(ReplyWithBool);
+    REDISMODULE_GET_API(ReplyWithDouble);
+    REDISMODULE_GET_API(ReplyWithBigNumber);
+    REDISMODULE_GET_API(ReplyWithLongDouble);
+    REDISMODULE_GET_API(ReplyWithCallReply);
+    REDISMODULE_GET_API(Call);
+    REDISMODULE_GET_API(CallReplyProto);
+    REDISMODULE_GET_API(FreeCallReply);
+    REDISMODULE_GET_API(CallReplyType);
+    REDISMODULE_GET_API(CallReplyInteger);
+    REDISMODULE_GET_API(CallReplyDouble);
+    REDISMODULE_GET_API(CallReplyBool);
+    REDISMODULE_GET_API(CallReplyBigNumber);
+    REDISMODULE_GET_API(CallReplyVerbatim);
+    REDISMODULE_GET_API(CallReplySetElement);
+    REDISMODULE_GET_API(CallReplyMapElement);
+    REDISMODULE_GET_API(CallReplyAttributeElement);
+    REDISMODULE_GET_API(CallReplyAttribute);
+    REDISMODULE_GET_API(CallReplyLength);
+    REDISMODULE_GET_API(CallReplyArrayElement);
+    REDISMODULE_GET_API(CallReplyStringPtr);
+    REDISMODULE_GET_API(CreateStringFromCallReply);
+    REDISMODULE_GET_API(KeyExists);
+    REDISMODULE_GET_API(OpenKey);
+    REDISMODULE_GET_API(CloseKey);
+    REDISMODULE_GET_API(KeyType);
+    REDISMODULE_GET_API(ValueLength);
+    REDISMODULE_GET_API(DeleteKey);
+    REDISMODULE_GET_API(UnlinkKey);
+    REDISMODULE_GET_API(StringSet);
+    REDISMODULE_GET_API(StringDMA);
+    REDISMODULE_GET_API(StringTruncate);
+    REDISMODULE_GET_API(GetExpire);
+    REDISMODULE_GET_API(ListPush);
+    REDISMODULE_GET_API(ListPop);
+    REDISMODULE_GET_API(ListGet);
+    REDISMODULE_GET_API(ListSet);
+    REDISMODULE_GET_API(ListInsert);
+    REDISMODULE_GET_API(ListDelete);
+    REDISMODULE_GET_API(HashSet);
+    REDISMODULE_GET_API(HashGet);
+    REDISMODULE_GET_API(ZsetAdd);
+    REDISMODULE_GET_API(ZsetIncrby);
+    REDISMODULE_GET_API(ZsetScore);
+    REDISMODULE_GET_API(ZsetRem);
+    REDISMODULE_GET_API(SetExpire);
+    REDISMODULE_GET_API(CreateDataType);
+    REDISMODULE_GET_API(ModuleTypeSetValue);
+    REDISMODULE_GET_API(ModuleTypeReplaceValue);
+    REDISMODULE_GET_API(ModuleTypeGetType);
+    REDISMODULE_GET_API(ModuleTypeGetValue);
+    REDISMODULE_GET_API(IsIOError);
+    REDISMODULE_GET_API(SaveUnsigned);
+    REDISMODULE_GET_API(LoadUnsigned);
+    REDISMODULE_GET_API(SaveSigned);
+    REDISMODULE_GET_API(LoadSigned);
+    REDISMODULE_GET_API(SaveString);
+    REDISMODULE_GET_API(SaveStringBuffer);
+    REDISMODULE_GET_API(LoadString);
+    REDISMODULE_GET_API(LoadStringBuffer);
+    REDISMODULE_GET_API(SaveDouble);
+    REDISMODULE_GET_API(LoadDouble);
+    REDISMODULE_GET_API(SaveFloat);
+    REDISMODULE_GET_API(LoadFloat);
+    REDISMODULE_GET_API(SaveLongDouble);
+    REDISMODULE_GET_API(LoadLongDouble);
+    REDISMODULE_GET_API(GetContextFromIO);
+    REDISMODULE_GET_API(GetKeyNameFromIO);
+    REDISMODULE_GET_API(DigestAddStringBuffer);
+    REDISMODULE_GET_API(DigestAddLongLong);
+    REDISMODULE_GET_API(DigestEndSequence);
+    REDISMODULE_GET_API(EmitAOF);
+    if (RedisModule_IsModuleNameBusy && RedisModule_IsModuleNameBusy(name)) return REDISMODULE_ERR;
+    RedisModule_SetModuleAttribs(ctx, name, ver, apiver);
+    return REDISMODULE_OK;
+}
+
+#endif /* !REDISMODULE_CORE */
+#endif /* REDISMODULE_H */

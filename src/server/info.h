@@ -1,0 +1,17 @@
+/* info.h -- what upper layers plug into INFO (server/info.c) and HELLO
+ * (server/conn_cmd.c). */
+#ifndef CAIRN_INFO_H
+#define CAIRN_INFO_H
+
+#include "core/client.h"
+#include "ds/sds.h"
+
+/* The body of INFO's "Modules" section (appends to s, returns it): the
+ * module layer installs it at start-up; without it the section is empty. */
+void infoSetModulesSection(sds (*fn)(sds s));
+
+/* HELLO's "modules" field (server/conn_cmd.c): the module layer's list,
+ * as MODULE LIST replies it; without it an empty array. */
+void infoSetHelloModules(void (*fn)(Client *c));
+
+#endif
