@@ -149,16 +149,22 @@ static void enqueue(LazyJob *j) {
 
 /* About one unit per allocation the value is made of.  Compact encodings
  * are a single block; a quicklist is one block per node of about 8 KB; the
- * other encodings hold one small block per element. */
-static size_t freeEffort(const kvobj *o) {
-    if (kvType(o) == OBJ_STRING) return 1;
+ * other encodings hold one small block per element.  *bytes gets the
+ * value's size (objectValueSize: the hash, set and sorted set estimate it
+ * from a sample, so this stays O(1) for them), computed once. */
+static size_t freeEffort(const kvobj *o, size_t *bytes) {
+    *bytes = 0;
+    if (kvType(o) == OBJ_STRING) {
+        if (kvEncoding(o) == OBJ_ENC_RAW) *bytes = objectValueSize(o);
+        return 1;
+    }
     switch (kvEncoding(o)) {
     case OBJ_ENC_LISTPACK:
     case OBJ_ENC_INTSET:
     case OBJ_ENC_ZIPLIST:
-    case OBJ_ENC_ZIPMAP: return 1;
-    case OBJ_ENC_QUICKLIST: return objectValueSize(o) / 8192 + 1;
-    default: return objectValueSize(o) / 64 + 1;
+    case OBJ_ENC_ZIPMAP: return 1; /* never worth a purge: size not needed */
+    case OBJ_ENC_QUICKLIST: *bytes = objectValueSize(o); return *bytes / 8192 + 1;
+    default: *bytes = objectValueSize(o); return *bytes / 64 + 1;
     }
 }
 
@@ -187,23 +193,24 @@ void lazyfreeCron(long long nowMs) {
  * a purge. */
 #define PURGE_BYTES (8u << 20)
 
-static int worthPurge(const kvobj *o, size_t effort) {
+static int worthPurge(const kvobj *o, size_t effort, size_t bytes) {
     if (effort <= LAZYFREE_THRESHOLD && !(kvType(o) == OBJ_STRING && kvEncoding(o) == OBJ_ENC_RAW)) return 0;
-    return objectValueSize(o) >= PURGE_BYTES;
+    return bytes >= PURGE_BYTES;
 }
 
 void lazyfreeFreeNow(kvobj *o) {
     if (!o) return;
-    int purge = worthPurge(o, freeEffort(o));
+    size_t bytes, effort = freeEffort(o, &bytes);
+    int purge = worthPurge(o, effort, bytes);
     kvFree(o);
     if (purge) lazyfreePurge();
 }
 
 void lazyfreeEntry(kvobj *o) {
     if (!o) return;
-    size_t effort = freeEffort(o);
+    size_t bytes, effort = freeEffort(o, &bytes);
     if (effort <= LAZYFREE_THRESHOLD) {
-        int purge = worthPurge(o, effort);
+        int purge = worthPurge(o, effort, bytes);
         kvFree(o);
         if (purge) lazyfreePurge();
         return;
@@ -211,7 +218,7 @@ void lazyfreeEntry(kvobj *o) {
     LazyJob *j = xcalloc(sizeof(*j));
     j->entry = o;
     j->objects = 1;
-    j->purge = worthPurge(o, effort);
+    j->purge = worthPurge(o, effort, bytes);
     enqueue(j);
 }
 
