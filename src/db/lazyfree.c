@@ -40,6 +40,16 @@ static int busy;                                         /* under lock: a job ru
 static int started;
 static atomic_size_t pending;
 static atomic_size_t freed;
+/* Jobs queued since the thread was last woken (under lock), and whether
+ * lazyfreeKick has a wake to give.  Waking the thread from inside a command
+ * handed it the CPU there: on a busy machine the scheduler preempted the
+ * main thread for the woken one, and the command (a FLUSHALL ASYNC, a SET
+ * whose table asked for a bigger bucket array) took milliseconds. */
+static int unwoken;
+static atomic_int kickWanted;
+/* More jobs than this waiting un-woken: wake at once (the queue must not
+ * grow unbounded while no event loop iteration ends, as in a long load). */
+#define WAKE_BATCH 64
 
 /* The bucket array prepared for a growing key table (lazyfreeTakeTable):
  * PREP_PENDING while the thread allocates and touches it, PREP_READY once
@@ -143,7 +153,23 @@ static void enqueue(LazyJob *j) {
     if (tail) tail->next = j;
     else head = j;
     tail = j;
-    pthread_cond_signal(&wake);
+    if (++unwoken >= WAKE_BATCH) {
+        unwoken = 0;
+        pthread_cond_signal(&wake);
+    } else {
+        atomic_store_explicit(&kickWanted, 1, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+void lazyfreeKick(void) {
+    if (!atomic_load_explicit(&kickWanted, memory_order_relaxed)) return;
+    atomic_store_explicit(&kickWanted, 0, memory_order_relaxed);
+    pthread_mutex_lock(&lock);
+    if (unwoken) {
+        unwoken = 0;
+        pthread_cond_signal(&wake);
+    }
     pthread_mutex_unlock(&lock);
 }
 
@@ -285,6 +311,7 @@ void lazyfreeResetStats(void) { atomic_store(&freed, 0); }
 
 void lazyfreeWaitIdle(void) {
     if (!started) return;
+    lazyfreeKick();
     pthread_mutex_lock(&lock);
     while (head || busy) pthread_cond_wait(&idle, &lock);
     pthread_mutex_unlock(&lock);
