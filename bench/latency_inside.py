@@ -122,7 +122,10 @@ def stats(r):
 
 
 def run_one(binary, sname, scen, args):
-    s = bench.Srv(binary, sname, extra=["--enable-debug-command", "local"])
+    extra = ["--enable-debug-command", "local"]
+    if binary == bench.A_BIN:  # BENCH_A_ARGS: directives for CAIRN_BIN only (an experiment's knob)
+        extra += os.environ.get("BENCH_A_ARGS", "").split()
+    s = bench.Srv(binary, sname, extra=extra)
     r = redis.Redis(port=s.port)
     res = {"server": sname, "scenario": scen}
     try:
