@@ -8,7 +8,9 @@
  * asks for a purge (xmallocPurge: freed pages back to the system) gets it
  * once the queue has drained, so a burst of requests purges once.  `pending` counts the objects
  * (entries) queued and not yet freed; `freed` the objects freed so far.
- * Both are atomics so INFO can read them without the lock. */
+ * Both are atomics so INFO can read them without the lock.  A job queued
+ * does not wake the thread by itself: the main thread wakes it after its
+ * replies are written (lazyfreeKick), or at once past WAKE_BATCH jobs. */
 #include "db/lazyfree.h"
 
 #include <pthread.h>
