@@ -12,8 +12,12 @@ done
 # The persistence figures (SAVE/load per dataset shape, BGSAVE fork and
 # copy-on-write) are bench/persist.py: `sh bench/run.sh persist`, and after
 # the others in `all`.
+# Tail latency measured by the servers themselves (INFO latencystats,
+# LATENCY HISTOGRAM, SLOWLOG) and big values by CPU per request are
+# bench/latency_inside.py: `sh bench/run.sh inside [stalls|big] [--keys N ...]`.
 case "${1:-all}" in
   persist|saveload|fork) exec "$PY" bench/persist.py "$1" ;;
+  inside) shift; exec "$PY" bench/latency_inside.py "$@" ;;
   all) "$PY" bench/bench.py all; exec "$PY" bench/persist.py persist ;;
   *) exec "$PY" bench/bench.py "${1:-all}" ;;
 esac

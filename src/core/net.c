@@ -50,6 +50,9 @@ static void readHandler(EventLoop *loop, int fd, void *data, int mask);
 static void writeHandler(EventLoop *loop, int fd, void *data, int mask);
 
 void (*netClientMemoryHook)(Client *c);
+/* The next client netClientsCron visits (NULL: start again at the head).
+ * clientFree moves it past a client it unlinks. */
+static Client *cronCursor;
 static void readBatch(EventLoop *loop, void **data, int n);
 
 /* --- listeners --- */
@@ -326,6 +329,7 @@ void clientFree(Client *c) {
         else server.net.clients = c->nextClient;
         if (c->nextClient) c->nextClient->prevClient = c->prevClient;
         else clientsTail = c->prevClient;
+        if (cronCursor == c) cronCursor = c->nextClient;
         server.net.numClients--;
     }
     unlinkPendingWrite(c);
@@ -882,32 +886,56 @@ static void resizeReplyBuffer(Client *c, long long now) {
     c->bufSize = xmallocSize(buf);
 }
 
+/* Clients visited per cron tick at least (all of them when fewer). */
+#define CLIENTS_CRON_MIN_VISITS 16
+
+/* One client's periodic checks: the idle timeout, the query buffer's
+ * shrink, the protocol's idle trim, the reply buffer's resize, the memory
+ * re-measure and the output soft limit's seconds.  May free c. */
+static void clientCronVisit(Client *c, long long now) {
+    if (server.cfg.timeout &&
+        !(c->flags & (CLIENT_BLOCKED | CLIENT_PUBSUB | CLIENT_MONITOR | CLIENT_MASTER | CLIENT_SLAVE)) &&
+        (now - c->lastInteraction) / 1000 > server.cfg.timeout) {
+        serverLog(LL_VERBOSE, "Closing idle client");
+        clientFree(c);
+        return;
+    }
+    if (sdsLen(c->querybuf) == 0 && sdsAllocSize(c->querybuf) > 2 * READ_CHUNK && c->qbPeak < 4096) {
+        sdsFree(c->querybuf);
+        c->querybuf = sdsEmpty();
+    } else {
+        c->qbPeak = sdsLen(c->querybuf);
+    }
+    /* An idle client gives back what its protocol keeps for reuse, so
+     * many idle connections cost no more than before pooling. */
+    if (now - c->lastInteraction >= IDLE_TRIM_MS) c->proto->trim(c->protoState);
+    resizeReplyBuffer(c, now);
+    if (netClientMemoryHook) netClientMemoryHook(c);
+    /* The soft output limit's seconds run out without more output:
+     * checked here too, as Redis's cron does. */
+    if (c->obufSoftLimitReachedTime) netCheckOutputLimits(c);
+}
+
+/* Called hz times a second: visits a share of the clients, resuming where
+ * the previous tick stopped, so a tick's time does not grow with the number
+ * of connections (walking 1,000 idle clients every tick took ~0.3 ms).
+ * Each tick visits ceil(clients / hz) of them, CLIENTS_CRON_MIN_VISITS at
+ * least, so every client is visited at least once a second (hz ticks), as
+ * in Redis: the timeout and the soft limit count whole seconds, and the
+ * buffers' shrinks and the peak reset only need to come eventually.
+ * Clients connected during a pass are appended at the tail and visited in
+ * the same pass. */
 void netClientsCron(void) {
     long long now = server.time.nowMs;
-    for (Client *c = server.net.clients; c;) {
-        Client *next = c->nextClient;
-        if (server.cfg.timeout &&
-            !(c->flags & (CLIENT_BLOCKED | CLIENT_PUBSUB | CLIENT_MONITOR | CLIENT_MASTER | CLIENT_SLAVE)) &&
-            (now - c->lastInteraction) / 1000 > server.cfg.timeout) {
-            serverLog(LL_VERBOSE, "Closing idle client");
-            clientFree(c);
-            c = next;
-            continue;
-        }
-        if (sdsLen(c->querybuf) == 0 && sdsAllocSize(c->querybuf) > 2 * READ_CHUNK && c->qbPeak < 4096) {
-            sdsFree(c->querybuf);
-            c->querybuf = sdsEmpty();
-        } else {
-            c->qbPeak = sdsLen(c->querybuf);
-        }
-        /* An idle client gives back what its protocol keeps for reuse, so
-         * many idle connections cost no more than before pooling. */
-        if (now - c->lastInteraction >= IDLE_TRIM_MS) c->proto->trim(c->protoState);
-        resizeReplyBuffer(c, now);
-        if (netClientMemoryHook) netClientMemoryHook(c);
-        /* The soft output limit's seconds run out without more output:
-         * checked here too, as Redis's cron does. */
-        if (c->obufSoftLimitReachedTime) netCheckOutputLimits(c);
-        c = next;
+    unsigned long hz = server.cfg.hz > 0 ? (unsigned long)server.cfg.hz : 10;
+    unsigned long visits = (server.net.numClients + hz - 1) / hz;
+    if (visits < CLIENTS_CRON_MIN_VISITS) visits = CLIENTS_CRON_MIN_VISITS;
+    if (visits > server.net.numClients) visits = server.net.numClients;
+    while (visits--) {
+        if (!cronCursor) cronCursor = server.net.clients;
+        Client *c = cronCursor;
+        if (!c) break;
+        cronCursor = c->nextClient; /* before the visit: it may free c */
+        clientCronVisit(c, now);
     }
 }

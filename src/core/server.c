@@ -301,6 +301,7 @@ long long serverCron(EventLoop *loop, long long id, void *data) {
         dbActiveExpireCycle(server.db, server.cfg.databases, 25000 / (server.cfg.hz ? server.cfg.hz : 10), 0);
     if (server.cfg.activeRehashing && !server.forkChildActive) dbTimerMaintenance(server.db, server.cfg.databases);
     lazyfreeCron(monotonicUs() / 1000);
+    lazyfreeKick();
     netClientsCron();
     for (int i = 0; i < cronHookCount; i++) cronHooks[i]();
     return 1000 / (server.cfg.hz > 0 ? server.cfg.hz : 10);
@@ -328,5 +329,6 @@ void serverBeforeSleep(EventLoop *loop) {
     for (int i = 0; i < sleepHookCount; i++) sleepHooks[i]();
     netHandlePendingWrites();
     netFreeClosingClients();
+    lazyfreeKick(); /* after the replies: see lazyfree.h */
 }
 

@@ -8,7 +8,9 @@
  * asks for a purge (xmallocPurge: freed pages back to the system) gets it
  * once the queue has drained, so a burst of requests purges once.  `pending` counts the objects
  * (entries) queued and not yet freed; `freed` the objects freed so far.
- * Both are atomics so INFO can read them without the lock. */
+ * Both are atomics so INFO can read them without the lock.  A job queued
+ * does not wake the thread by itself: the main thread wakes it after its
+ * replies are written (lazyfreeKick), or at once past WAKE_BATCH jobs. */
 #include "db/lazyfree.h"
 
 #include <pthread.h>
@@ -17,6 +19,8 @@
 
 #include "ds/alloc.h"
 #include "ds/htab.h"
+#include "ds/omap.h"
+#include "ds/stream.h"
 #include "ds/util.h"
 
 typedef struct LazyJob {
@@ -40,6 +44,16 @@ static int busy;                                         /* under lock: a job ru
 static int started;
 static atomic_size_t pending;
 static atomic_size_t freed;
+/* Jobs queued since the thread was last woken (under lock), and whether
+ * lazyfreeKick has a wake to give.  Waking the thread from inside a command
+ * handed it the CPU there: on a busy machine the scheduler preempted the
+ * main thread for the woken one, and the command (a FLUSHALL ASYNC, a SET
+ * whose table asked for a bigger bucket array) took milliseconds. */
+static int unwoken;
+static atomic_int kickWanted;
+/* More jobs than this waiting un-woken: wake at once (the queue must not
+ * grow unbounded while no event loop iteration ends, as in a long load). */
+#define WAKE_BATCH 64
 
 /* The bucket array prepared for a growing key table (lazyfreeTakeTable):
  * PREP_PENDING while the thread allocates and touches it, PREP_READY once
@@ -143,22 +157,59 @@ static void enqueue(LazyJob *j) {
     if (tail) tail->next = j;
     else head = j;
     tail = j;
-    pthread_cond_signal(&wake);
+    if (++unwoken >= WAKE_BATCH) {
+        unwoken = 0;
+        pthread_cond_signal(&wake);
+    } else {
+        atomic_store_explicit(&kickWanted, 1, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+void lazyfreeKick(void) {
+    if (!atomic_load_explicit(&kickWanted, memory_order_relaxed)) return;
+    atomic_store_explicit(&kickWanted, 0, memory_order_relaxed);
+    pthread_mutex_lock(&lock);
+    if (unwoken) {
+        unwoken = 0;
+        pthread_cond_signal(&wake);
+    }
     pthread_mutex_unlock(&lock);
 }
 
 /* About one unit per allocation the value is made of.  Compact encodings
  * are a single block; a quicklist is one block per node of about 8 KB; the
- * other encodings hold one small block per element. */
-static size_t freeEffort(const kvobj *o) {
-    if (kvType(o) == OBJ_STRING) return 1;
+ * other encodings hold one small block per element.  *bytes gets the
+ * value's size (objectValueSize: the hash, set and sorted set estimate it
+ * from a sample, so this stays O(1) for them), computed once. */
+static size_t freeEffort(const kvobj *o, size_t *bytes) {
+    *bytes = 0;
+    if (kvType(o) == OBJ_STRING) {
+        if (kvEncoding(o) == OBJ_ENC_RAW) *bytes = objectValueSize(o);
+        return 1;
+    }
     switch (kvEncoding(o)) {
     case OBJ_ENC_LISTPACK:
     case OBJ_ENC_INTSET:
     case OBJ_ENC_ZIPLIST:
-    case OBJ_ENC_ZIPMAP: return 1;
-    case OBJ_ENC_QUICKLIST: return objectValueSize(o) / 8192 + 1;
-    default: return objectValueSize(o) / 64 + 1;
+    case OBJ_ENC_ZIPMAP: return 1; /* never worth a purge: size not needed */
+    case OBJ_ENC_QUICKLIST: *bytes = objectValueSize(o); return *bytes / 8192 + 1;
+    case OBJ_ENC_STREAM: {
+        /* Its nodes, and each group's PEL and consumers, from their
+         * counts: streamBytes walks every node (UNLINK of 1M entries took
+         * ~0.7 ms sizing it).  A node is taken as 4 KB, the default
+         * stream-node-max-bytes, for the purge's threshold. */
+        const Stream *st = kvPtr(o);
+        size_t nodes = omapSize(st->nodes), small = 0;
+        if (st->groups)
+            for (OmapNode *g = omapFirst(st->groups); g; g = omapNext(g)) {
+                const StreamCG *cg = omapValue(g);
+                small += omapSize(cg->pel) + omapSize(cg->consumers);
+            }
+        *bytes = nodes * 4096 + small * 64;
+        return nodes + small + 1;
+    }
+    default: *bytes = objectValueSize(o); return *bytes / 64 + 1;
     }
 }
 
@@ -187,23 +238,24 @@ void lazyfreeCron(long long nowMs) {
  * a purge. */
 #define PURGE_BYTES (8u << 20)
 
-static int worthPurge(const kvobj *o, size_t effort) {
+static int worthPurge(const kvobj *o, size_t effort, size_t bytes) {
     if (effort <= LAZYFREE_THRESHOLD && !(kvType(o) == OBJ_STRING && kvEncoding(o) == OBJ_ENC_RAW)) return 0;
-    return objectValueSize(o) >= PURGE_BYTES;
+    return bytes >= PURGE_BYTES;
 }
 
 void lazyfreeFreeNow(kvobj *o) {
     if (!o) return;
-    int purge = worthPurge(o, freeEffort(o));
+    size_t bytes, effort = freeEffort(o, &bytes);
+    int purge = worthPurge(o, effort, bytes);
     kvFree(o);
     if (purge) lazyfreePurge();
 }
 
 void lazyfreeEntry(kvobj *o) {
     if (!o) return;
-    size_t effort = freeEffort(o);
+    size_t bytes, effort = freeEffort(o, &bytes);
     if (effort <= LAZYFREE_THRESHOLD) {
-        int purge = worthPurge(o, effort);
+        int purge = worthPurge(o, effort, bytes);
         kvFree(o);
         if (purge) lazyfreePurge();
         return;
@@ -211,7 +263,7 @@ void lazyfreeEntry(kvobj *o) {
     LazyJob *j = xcalloc(sizeof(*j));
     j->entry = o;
     j->objects = 1;
-    j->purge = worthPurge(o, effort);
+    j->purge = worthPurge(o, effort, bytes);
     enqueue(j);
 }
 
@@ -278,6 +330,7 @@ void lazyfreeResetStats(void) { atomic_store(&freed, 0); }
 
 void lazyfreeWaitIdle(void) {
     if (!started) return;
+    lazyfreeKick();
     pthread_mutex_lock(&lock);
     while (head || busy) pthread_cond_wait(&idle, &lock);
     pthread_mutex_unlock(&lock);

@@ -56,6 +56,13 @@ void **lazyfreeTakeTable(size_t slots);
  * unclaimed for that long (the timer's clean-up). */
 void lazyfreeDropTable(int now, long long olderThanMs);
 
+/* Jobs queued from a command do not wake the thread there (waking it
+ * could hand it the main thread's CPU mid-command); this wakes it if jobs
+ * wait.  Called after each event loop iteration's replies are written and
+ * from the timer; WAKE_BATCH jobs queued un-woken wake it at once, and
+ * lazyfreeWaitIdle wakes it first.  One relaxed load when nothing waits. */
+void lazyfreeKick(void);
+
 /* INFO memory: objects queued and not yet freed, and freed so far. */
 size_t lazyfreePendingObjects(void);
 size_t lazyfreedObjects(void);

@@ -661,7 +661,11 @@ static size_t zsetValueMemUsage(const void *ptr, int encoding, size_t samples) {
     return total;
 }
 
-static size_t zsetValueSize(const void *ptr, int encoding) { return zsetValueMemUsage(ptr, encoding, 0); }
+/* An estimate from 16 nodes, as the hash and the set make theirs: walking
+ * all the nodes (a cache miss and an allocator lookup each) took ~1 ms per
+ * 100,000 members, in the UNLINK that hands the set to the lazy-free
+ * thread. */
+static size_t zsetValueSize(const void *ptr, int encoding) { return zsetValueMemUsage(ptr, encoding, 16); }
 
 const ObjectType zsetObjectType = {
     .free = zsetValueFree, .dup = zsetValueDup, .size = zsetValueSize, .memUsage = zsetValueMemUsage};
