@@ -615,6 +615,54 @@ static void hashTryConversion(HashWrite *w, sds *argv, int start, int end) {
     if (!lpSafeToAdd(kvPtr(w->o), sum)) hashConvert(w);
 }
 
+/* Listpackex order, as Redis 7.4+ keeps it (HGETALL, HSCAN and DUMP show
+ * it): the triples with an expire first, by expire ascending, then those
+ * without one in the order they got there.  A triple with expire `when`
+ * goes before the first triple whose expire is none or >= when (so it
+ * precedes equal expires); one without an expire goes at the tail.  f and
+ * v must not lie inside lp. */
+static unsigned char *lpexInsertOrdered(unsigned char *lp, const void *f, size_t flen, const void *v, size_t vlen,
+                                        long long when) {
+    unsigned char *at = NULL;
+    if (when) {
+        for (unsigned char *p = lpFirst(lp); p;) {
+            unsigned char *tp = lpNext(lp, lpNext(lp, p));
+            long long t = lpInt(tp);
+            if (t == 0 || t >= when) {
+                at = p;
+                break;
+            }
+            p = lpNext(lp, tp);
+        }
+    }
+    if (!at) {
+        LpItem items[3] = {{f, flen, 0}, {v, vlen, 0}, {NULL, 0, when}};
+        return lpAppendItems(lp, items, 3);
+    }
+    char buf[UTIL_LONG_STR_SIZE];
+    int tl = longLongToString(buf, sizeof(buf), when);
+    unsigned char *np;
+    lp = lpInsert(lp, (const unsigned char *)buf, (size_t)tl, at, LP_BEFORE, &np);
+    lp = lpInsert(lp, v, vlen, np, LP_BEFORE, &np);
+    return lpInsert(lp, f, flen, np, LP_BEFORE, NULL);
+}
+
+/* Gives the triple at fp expire `when` (0: none) and moves it where the
+ * order above puts it (Redis moves it even when the expire is unchanged). */
+static unsigned char *lpexMove(unsigned char *lp, unsigned char *fp, long long when) {
+    HashStr f, v;
+    lpStr(fp, &f);
+    lpStr(lpNext(lp, fp), &v);
+    unsigned char stackBuf[256], *copy = f.len + v.len <= sizeof(stackBuf) ? stackBuf : xmalloc(f.len + v.len);
+    memcpy(copy, f.p, f.len);
+    memcpy(copy + f.len, v.p, v.len);
+    size_t flen = f.len, vlen = v.len;
+    lp = lpDeleteRangeWithEntry(lp, &fp, 3);
+    lp = lpexInsertOrdered(lp, copy, flen, copy + flen, vlen, when);
+    if (copy != stackBuf) xfree(copy);
+    return lp;
+}
+
 /* Stores field = value.  Returns 1 when the field is new, 0 when updated.
  * Converts the encoding as described at the top of the file. */
 /* hashSet for the TTL layouts: an update keeps the field's expire when
@@ -627,7 +675,8 @@ static int hashSetTtlLayout(HashWrite *w, const void *f, size_t flen, const void
             unsigned char *vp = lpNext(lp, fp);
             lp = lpReplace(lp, &vp, v, vlen);
             unsigned char *tp = lpNext(lp, vp);
-            if (!keepTtl && lpInt(tp) != 0) lp = lpReplace(lp, &tp, (const unsigned char *)"0", 1);
+            /* A dropped expire sends the field to the tail, as in Redis. */
+            if (!keepTtl && lpInt(tp) != 0) lp = lpexMove(lp, lpPrev(lp, vp), 0);
         } else {
             LpItem items[3] = {{f, flen, 0}, {v, vlen, 0}, {NULL, 0, 0}};
             lp = lpAppendItems(lp, items, 3);
@@ -963,11 +1012,7 @@ static void hashSetFieldTtl(HashWrite *w, const void *f, size_t flen, long long 
     if (kvEncoding(w->o) == OBJ_ENC_LISTPACK_EX) {
         unsigned char *lp = kvPtr(w->o), *p = lpexFind(lp, f, flen);
         if (!p) return;
-        p = lpNext(lp, lpNext(lp, p));
-        char buf[UTIL_LONG_STR_SIZE];
-        int len = longLongToString(buf, sizeof(buf), when);
-        lp = lpReplace(lp, &p, (unsigned char *)buf, (size_t)len);
-        kvSetPtr(w->o, lp);
+        kvSetPtr(w->o, lpexMove(lp, p, when));
         return;
     }
     HashTtlTable *t = kvPtr(w->o);
@@ -1179,6 +1224,23 @@ void hashInit(void) {
 }
 
 long long hashExpiredFieldCount(void) { return hfeExpiredFields; }
+
+int hashFieldTtlEverUsed(void) { return hfeEverTtl; }
+
+size_t hashDbSubexpiry(int dbid) {
+    if (!hfeIndex || dbid < 0 || dbid >= hfeIndexDbs || !hfeIndex[dbid]) return 0;
+    Htab *ix = hfeIndex[dbid];
+    Db *db = &server.db[dbid];
+    size_t n = 0;
+    HtabIter it;
+    htabIterInit(&it, ix);
+    for (HfeName *name; (name = htabIterNext(&it));) {
+        kvobj *o = dbFind(db, name->key, name->len);
+        n += o && kvType(o) == OBJ_HASH && hashValueHasTtl(o);
+    }
+    htabIterRelease(&it);
+    return n;
+}
 
 /* Lazy expiry of the fields argv[first], argv[first+step], ... up to
  * argv[last] of a TTL-layout hash, before a command reads them.  With
@@ -1729,9 +1791,12 @@ static long parseFieldsOrReply(Client *c, int at, const char *notPositive) {
 }
 
 /* Sets (or deletes, for a time already past) the expire of one field:
- * HFE_NO_FIELD / HFE_NOT_MET / HFE_SET / HFE_DELETED.  A field already
- * expired is deleted lazily first (*lazy counts it) and so is absent.
- * A deletion is an HDEL effect. */
+ * HFE_NO_FIELD / HFE_NOT_MET / HFE_SET / HFE_DELETED.  As in Redis 8, a
+ * field expired but not yet deleted is still there for these commands: its
+ * old expire is what NX/XX/GT/LT compare with, and a new expire in the
+ * future revives it.  A deletion is an HDEL effect and counts as an
+ * expired field (INFO expired_subkeys), as in Redis.  (*lazy is kept for
+ * the callers; nothing is expired lazily here.) */
 /* Whether the NX / XX / GT / LT condition lets expire `when` replace
  * `prev` (0: none, an infinite TTL). */
 static int expireCondMet(int cond, long long prev, long long when) {
@@ -1745,46 +1810,36 @@ static int expireCondMet(int cond, long long prev, long long when) {
 /* hashFieldExpire on a TTL hashtable: one lookup per field (HEXPIRE on a
  * million fields). */
 static int htFieldExpire(HashWrite *w, const sds f, long long when, int cond, long *lazy) {
+    (void)lazy;
     HashTtlTable *t = kvPtr(w->o);
     size_t flen = sdsLen(f);
     HashField *e = htabFind(&t->h, f, flen);
     if (!e) return HFE_NO_FIELD;
     long long prev = hfExpire(e);
-    int expired = fieldExpired(prev);
-    if (expired && dbNoLazyExpire) return HFE_NO_FIELD;
-    if (!expired) {
-        if (!expireCondMet(cond, prev, when)) return HFE_NOT_MET;
-        if (when > dbNowMs || dbNoLazyExpire) {
-            htSetTtl(t, e, when);
-            return HFE_SET;
-        }
+    if (!expireCondMet(cond, prev, when)) return HFE_NOT_MET;
+    if (when > dbNowMs || dbNoLazyExpire) {
+        htSetTtl(t, e, when);
+        return HFE_SET;
     }
     effectFieldDeleted(w->db->id, kvKey(w->o), kvKeyLen(w->o), f, flen);
     if (prev) heapRemove(t, e);
     htabUnlink(&t->h, f, flen);
     xfree(e);
-    if (expired) {
-        hfeExpiredFields++;
-        (*lazy)++;
-        return HFE_NO_FIELD;
-    }
+    hfeExpiredFields++;
     return HFE_DELETED;
 }
 
 static int hashFieldExpire(HashWrite *w, const sds f, long long when, int cond, long *lazy) {
     if (kvEncoding(w->o) == OBJ_ENC_HT && htIsTtl(kvPtr(w->o))) return htFieldExpire(w, f, when, cond, lazy);
     size_t flen = sdsLen(f);
-    if (hashLazyExpire(w, f, flen)) {
-        (*lazy)++;
-        return HFE_NO_FIELD;
-    }
     HashStr v;
     long long prev;
-    if (!hashGetTtl(w->o, f, flen, &v, &prev) || fieldExpired(prev)) return HFE_NO_FIELD;
+    if (!hashGetTtl(w->o, f, flen, &v, &prev)) return HFE_NO_FIELD;
     if (!expireCondMet(cond, prev, when)) return HFE_NOT_MET;
     if (when <= dbNowMs && !dbNoLazyExpire) {
         effectFieldDeleted(w->db->id, kvKey(w->o), kvKeyLen(w->o), f, flen);
         hashDelete(w, f, flen);
+        hfeExpiredFields++;
         return HFE_DELETED;
     }
     hashEnableTtl(w);
@@ -2278,7 +2333,20 @@ void hashValueForEachWithTtl(const kvobj *o, HashFieldVisit *fn, void *priv) {
 
 void hashIndexKey(int dbid, const char *key, size_t len) { hfeIndexAdd(dbid, key, len); }
 
+static int hashLoadAddTtlAt(int *enc, void **ptr, const void *f, size_t flen, const void *v, size_t vlen, long long when,
+                            int ordered);
+
 int hashLoadAddTtl(int *enc, void **ptr, const void *f, size_t flen, const void *v, size_t vlen, long long when) {
+    return hashLoadAddTtlAt(enc, ptr, f, flen, v, vlen, when, 1);
+}
+
+int hashLoadAddTtlKeepOrder(int *enc, void **ptr, const void *f, size_t flen, const void *v, size_t vlen,
+                            long long when) {
+    return hashLoadAddTtlAt(enc, ptr, f, flen, v, vlen, when, 0);
+}
+
+static int hashLoadAddTtlAt(int *enc, void **ptr, const void *f, size_t flen, const void *v, size_t vlen, long long when,
+                            int ordered) {
     hfeEverTtl = 1;
     if (*enc == OBJ_ENC_LISTPACK) {
         unsigned char *lp = *ptr, *ex = lpNew(lpBytes(lp) + lpLength(lp) + 8);
@@ -2312,10 +2380,12 @@ int hashLoadAddTtl(int *enc, void **ptr, const void *f, size_t flen, const void 
             lpFree(lp);
             *enc = OBJ_ENC_HT;
         } else {
-            char buf[UTIL_LONG_STR_SIZE];
-            int len = longLongToString(buf, sizeof(buf), when);
-            LpItem items[3] = {{f, flen, 0}, {v, vlen, 0}, {(unsigned char *)buf, (size_t)len, 0}};
-            *ptr = lpAppendItems(lp, items, 3);
+            if (ordered) {
+                *ptr = lpexInsertOrdered(lp, f, flen, v, vlen, when);
+            } else {
+                LpItem items[3] = {{f, flen, 0}, {v, vlen, 0}, {NULL, 0, when}};
+                *ptr = lpAppendItems(lp, items, 3);
+            }
             return 1;
         }
     }
