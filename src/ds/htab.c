@@ -533,3 +533,16 @@ unsigned htabSample(Htab *h, void **out, unsigned count) {
     }
     return n;
 }
+
+void htabReplaceEach(Htab *h, void *(*fn)(void *priv, void *entry), void *priv) {
+    for (int t = 0; t < 2; t++) {
+        for (size_t i = 0; i < h->size[t]; i++) {
+            void **link = &h->table[t][i];
+            while (*link) {
+                void *e = fn(priv, *link);
+                *link = e;
+                link = (void **)e; /* the entry's first member is its chain link */
+            }
+        }
+    }
+}
