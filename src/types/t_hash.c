@@ -1959,6 +1959,13 @@ static void hexpireGeneric(Client *c, long long unitMs, int relative) {
     eff[ne++] = EA_STR("FIELDS");
     int countAt = ne++;
     for (int j = at + 1; j < c->argc; j++) {
+        /* On a big TTL table the lookups are cache misses: start those of
+         * the fields a few ahead (slot 8 ahead, entry 4 ahead). */
+        if (n >= 64 && kvEncoding(w.o) == OBJ_ENC_HT && htIsTtl(kvPtr(w.o))) {
+            Htab *ht = kvPtr(w.o);
+            if (j + 8 < c->argc) htabPrefetch(ht, c->argv[j + 8], sdsLen(c->argv[j + 8]), 0);
+            if (j + 4 < c->argc) htabPrefetch(ht, c->argv[j + 4], sdsLen(c->argv[j + 4]), 1);
+        }
         int r = hashFieldExpire(&w, c->argv[j], when, cond, &lazy);
         replyLongLong(c, r);
         if (r == HFE_SET) {

@@ -917,7 +917,7 @@ static void test_sample(void **state) {
     htabRelease(h, freeEntry, NULL);
 }
 
-/* ---- htabReplaceEach ------------------------------------------------------ */
+/* ---- htabReplaceEach, htabPrefetch ------------------------------------------ */
 
 /* Replaces every entry by a grown copy (a new allocation: the pointer
  * changes), counting the calls. */
@@ -941,7 +941,14 @@ static void test_replace_each_keeps_every_key(void **state) {
         htabReplaceEach(h, growCopy, &calls);
         assert_int_equal(calls, (long)n);
         assert_int_equal(htabSize(h), n);
+        Htab *empty = htabCreate(&goodType);
+        htabPrefetch(empty, "r1", 2, 1); /* no buckets: nothing to fetch */
+        htabRelease(empty, freeEntry, NULL);
         for (long i = 0; i < 20000; i++) {
+            char k[32];
+            int kl = snprintf(k, sizeof(k), "r%ld", i);
+            htabPrefetch(h, k, (size_t)kl, i & 1); /* a hint only: lookups unchanged */
+            htabPrefetch(h, "missing", 7, 1);
             TestEntry *e = findf(h, "r%ld", i);
             assert_non_null(e);
             assert_int_equal(e->len, (uint32_t)snprintf(NULL, 0, "r%ld", i));
