@@ -116,7 +116,8 @@ hexpire h 200 gt fields 1 f1
 hexpire h 50 gt fields 1 f1
 hexpire h 50 lt fields 1 f1
 hexpire h 50 lt fields 1 f3
-hexpire h 50 gt fields 1 f3
+hexpire h 60 gt fields 1 f3
+hexpire h 40 gt fields 1 f3
 hexpire h 50 gt lt fields 1 f3
 hexpire h abc fields 1 f1
 hexpire h -1 fields 1 f1
