@@ -8,7 +8,15 @@
   2. the active expiry of the 1M fields: wall time and server CPU per
      field, while redis-benchmark sends PINGs one at a time
      (-c 1 -P 1) and reports their latency; the same PING run before the
-     expiry is the baseline (this machine's own noise).
+     expiry is the baseline (this machine's own noise);
+  3. measured inside the server, over the commands a second client runs
+     during the expiry (GET, SET, HSET, HGET, HLEN, LPUSH, ZADD, PING on
+     other keys and on the expiring hash): SLOWLOG with
+     slowlog-log-slower-than 1000 (every command that ran 1 ms or more),
+     LATENCY HISTOGRAM's slowest bucket per command and INFO
+     latencystats' p99.9, and the latency monitor's events
+     (latency-monitor-threshold 1: every expire-cycle of 1 ms or more).
+     The target: no entry in SLOWLOG, no expire-cycle event.
 
 Usage: python3 bench/hash_field_expiry.py [N]   (CAIRN_BIN as bench/run.sh)
 """
@@ -77,14 +85,31 @@ def main():
         for i in range(0, n, 10000):
             r.execute_command("HPEXPIREAT", "big", at, "FIELDS", 10000, *["f%d" % j for j in range(i, i + 10000)])
         assert r.hlen("big") == n + 1 and time.time() * 1000 < at - 1000, "set the expires too late"
+        for k, v in (("slowlog-log-slower-than", 1000), ("latency-monitor-threshold", 1),
+                     ("latency-tracking", "yes")):
+            r.config_set(k, v)
         while time.time() * 1000 < at - 200:
             time.sleep(0.01)
+        r.slowlog_reset()
+        r.execute_command("LATENCY", "RESET")
+        r.config_resetstat()
         c0, t0 = cpu(), time.time()
         lat = subprocess.Popen(["redis-benchmark", "-p", str(port), "-t", "ping_mbulk", "-c", "1", "-P", "1", "-n",
                                 "30000", "--csv"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         probe = redis.Redis(port=port)
-        while probe.hlen("big") > 1:
-            time.sleep(0.01)
+        ops = 0
+        while True:
+            # the second client's mix, one command at a time
+            probe.set("s%d" % (ops % 1000), "x")
+            probe.get("s%d" % (ops % 1000))
+            probe.hset("small", "f%d" % (ops % 100), ops)
+            probe.hget("small", "f%d" % (ops % 100))
+            probe.lpush("l", ops)
+            probe.zadd("z", {"m%d" % (ops % 1000): ops})
+            probe.ping()
+            ops += 7
+            if probe.hlen("big") <= 1:
+                break
         done = time.time()
         c1 = cpu()
         out = lat.communicate()[0]
@@ -94,6 +119,31 @@ def main():
         if rows:
             print("PING latency meanwhile: p99 %.3f ms, max %.3f ms" % (float(rows[0]["p99_latency_ms"]),
                                                                      float(rows[0]["max_latency_ms"])))
+        # Inside the server: what ran 1 ms or more during the expiry.
+        slow = r.slowlog_get(128)
+        events = r.execute_command("LATENCY", "LATEST")
+        history = r.execute_command("LATENCY", "HISTORY", "expire-cycle")
+        print("commands run by the second client during the expiry: %d" % (ops + 1))
+        print("SLOWLOG entries (>= 1 ms): %d%s" % (len(slow), "" if not slow else ", slowest %d us (%s)" % max(
+            (e["duration"], e["command"]) for e in slow)))
+        print("latency monitor events (>= 1 ms): %s" % (
+            ", ".join("%s max %d ms" % (e[0].decode(), e[3]) for e in events) or "none"))
+        if history:
+            print("expire-cycle events (ms): %s" % [h[1] for h in history])
+        hist = r.execute_command("LATENCY", "HISTOGRAM", "get", "set", "hset", "hget", "hlen", "lpush", "zadd",
+                                 "ping")
+        tops = []
+        for name, body in zip(hist[0::2], hist[1::2]):
+            fields = dict(zip(body[0::2], body[1::2]))
+            buckets = fields.get(b"histogram_usec", [])
+            top = max(buckets[0::2]) if buckets else 0
+            tops.append("%s %d calls, slowest bucket <= %d us" % (name.decode(), fields.get(b"calls", 0), top))
+        print("LATENCY HISTOGRAM: " + "; ".join(tops))
+        stats = r.info("latencystats")
+        print("INFO latencystats p99.9: " + ", ".join(
+            "%s %.3f us" % (k[len("latency_percentiles_usec_"):], v["p99.9"]) for k, v in sorted(stats.items())
+            if k[len("latency_percentiles_usec_"):] in ("get", "set", "hset", "hget", "hlen", "lpush", "zadd",
+                                                        "ping")))
         print("fields left:", r.hgetall("big"))
     finally:
         srv.terminate()

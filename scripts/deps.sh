@@ -27,6 +27,16 @@ npm_deps() {
   return 0
 }
 
+# Redis 8 and Valkey 9 from Debian sid (verified .debs extracted into
+# build/oracles, run with sid's own loader; nothing installed) for
+# tests/integration/test_newer_oracles.py; a failure only skips those tests.
+newer_oracles() {
+  [ "$1" = test ] || return 0
+  sh scripts/newer_oracles.sh --quiet ||
+    echo "deps.sh: scripts/newer_oracles.sh failed; test_newer_oracles.py will skip" >&2
+  return 0
+}
+
 missing=""
 for p in $PKGS; do
   if ! dpkg -s "$p" >/dev/null 2>&1 || \
@@ -36,6 +46,7 @@ for p in $PKGS; do
 done
 if [ -z "$missing" ]; then
   npm_deps "$1"
+  newer_oracles "$1"
   exit 0
 fi
 
@@ -53,3 +64,4 @@ apt-get update -q || exit 1
 # shellcheck disable=SC2086
 apt-get install -y -q --no-install-recommends $missing || exit 1
 npm_deps "$1"
+newer_oracles "$1"

@@ -191,8 +191,8 @@ EXTENSIONS = {
                                    {"name": "ifdne-digest", "type": "string", "token": "IFDNE"}]}]},
     },
     "delifeq": {
-        "info": ["delifeq", 3, ["write"], 1, 1, 1,
-                 ["write", "string", "slow"], [], [_spec1(["RM", "access", "delete"])], []],
+        "info": ["delifeq", 3, ["write", "fast"], 1, 1, 1,
+                 ["write", "string", "fast"], [], [_spec1(["RM", "delete"])], []],
         "docs": {"summary": "Delete key if value matches string.", "since": "9.0.0", "group": "string",
                  "complexity": "O(1)",
                  "arguments": [{"name": "key", "type": "key", "key_spec_index": 0},
@@ -366,7 +366,7 @@ for _name, _arg, _type, _what in (("hexpire", "seconds", "integer", "relative ti
                                    "an absolute Unix timestamp (seconds)"),
                                   ("hpexpireat", "unix-time-milliseconds", "unix-time",
                                    "an absolute Unix timestamp (milliseconds)")):
-    EXTENSIONS[_name] = _hfe_entry(_name, -6, ["write", "denyoom", "fast"], ["write", "hash", "fast"],
+    EXTENSIONS[_name] = _hfe_entry(_name, -6, ["write", "fast"], ["write", "hash", "fast"],
                                    ["RW", "update"], "Set expiry for hash field using " + _what, "7.4.0", _HFE_N,
                                    [{"name": _arg, "type": _type}, _HFE_COND, _hfe_fields_arg()])
 for _name, _summary in (("httl", "Returns the TTL in seconds of a hash field."),
@@ -375,6 +375,8 @@ for _name, _summary in (("httl", "Returns the TTL in seconds of a hash field."),
                         ("hpexpiretime", "Returns the expiration time of a hash field as a Unix timestamp, in msec.")):
     EXTENSIONS[_name] = _hfe_entry(_name, -5, ["readonly", "fast"], ["read", "hash", "fast"], ["RO", "access"],
                                    _summary, "7.4.0", _HFE_N, [_hfe_fields_arg()])
+    if _name in ("httl", "hpttl"):  # Redis 8.0 marks the relative ones (checked against it)
+        EXTENSIONS[_name]["info"][7] = ["nondeterministic_output"]
 EXTENSIONS["hpersist"] = _hfe_entry("hpersist", -5, ["write", "fast"], ["write", "hash", "fast"], ["RW", "update"],
                                     "Removes the expiration time for each specified field", "7.4.0", _HFE_N,
                                     [_hfe_fields_arg()])
@@ -387,6 +389,8 @@ EXTENSIONS["hgetex"] = _hfe_entry(
     "Get the value of one or more fields of a given hash key, and optionally set their expiration.", "8.0.0",
     _HFE_N, [{"name": "expiration", "type": "oneof", "flags": ["optional"], "arguments": _HFE_TIMES + [
         {"name": "persist", "type": "pure-token", "token": "PERSIST"}]}, _hfe_fields_arg()])
+_hgetex_spec = EXTENSIONS["hgetex"]["info"][8][0]
+EXTENSIONS["hgetex"]["info"][8][0] = ("map", [("notes", "RW and UPDATE because it changes the TTL")] + _hgetex_spec[1])
 EXTENSIONS["hsetex"] = _hfe_entry(
     "hsetex", -6, ["write", "denyoom", "fast"], ["write", "hash", "fast"], ["RW", "update"],
     "Set the value of one or more fields of a given hash key, and optionally set their expiration.", "8.0.0",

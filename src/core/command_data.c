@@ -594,7 +594,7 @@ static const CommandArg A_delex[] = {
     {.name = "condition", .type = ARG_ONEOF, .keySpecIndex = -1, .flags = ARGF_OPTIONAL, .subargs = A_delex_1, .subargCount = 4},
 };
 static const KeySpec K_delifeq[] = {
-    {.flags = KS_RM | KS_ACCESS | KS_DELETE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+    {.flags = KS_RM | KS_DELETE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
 };
 static const CommandArg A_delifeq[] = {
     {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
@@ -1260,7 +1260,7 @@ static const CommandArg A_hgetdel[] = {
     {.name = "fields", .type = ARG_BLOCK, .keySpecIndex = -1, .token = "FIELDS", .subargs = A_hgetdel_1, .subargCount = 2},
 };
 static const KeySpec K_hgetex[] = {
-    {.flags = KS_RW | KS_ACCESS | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
+    {.notes = "RW and UPDATE because it changes the TTL", .flags = KS_RW | KS_ACCESS | KS_UPDATE, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
 };
 static const CommandArg A_hgetex_1[] = {
     {.name = "seconds", .type = ARG_INTEGER, .keySpecIndex = -1, .token = "EX"},
@@ -1396,6 +1396,7 @@ static const CommandArg A_hpttl[] = {
     {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
     {.name = "fields", .type = ARG_BLOCK, .keySpecIndex = -1, .token = "FIELDS", .subargs = A_hpttl_1, .subargCount = 2},
 };
+static const char *const T_hpttl[] = {"nondeterministic_output", NULL};
 static const KeySpec K_hrandfield[] = {
     {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
 };
@@ -1486,6 +1487,7 @@ static const CommandArg A_httl[] = {
     {.name = "key", .type = ARG_KEY, .keySpecIndex = 0},
     {.name = "fields", .type = ARG_BLOCK, .keySpecIndex = -1, .token = "FIELDS", .subargs = A_httl_1, .subargCount = 2},
 };
+static const char *const T_httl[] = {"nondeterministic_output", NULL};
 static const KeySpec K_hvals[] = {
     {.flags = KS_RO | KS_ACCESS, .bsType = KSB_INDEX, .bsIndex = 1, .fkType = KSF_RANGE, .fk = {0, 1, 0}},
 };
@@ -4269,8 +4271,8 @@ const CommandSpec commandSpecs[] = {
      .args = A_delex, .argCount = 2},
     {.fullname = "delifeq",
      .arity = 3,
-     .flags = CMD_WRITE,
-     .acl = ACL_WRITE | ACL_STRING | ACL_SLOW,
+     .flags = CMD_WRITE | CMD_FAST,
+     .acl = ACL_WRITE | ACL_STRING | ACL_FAST,
      .firstKey = 1, .lastKey = 1, .keyStep = 1,
      .keySpecs = K_delifeq, .keySpecCount = 1,
      .summary = "Delete key if value matches string.",
@@ -4834,7 +4836,7 @@ const CommandSpec commandSpecs[] = {
      .args = A_hexists, .argCount = 2},
     {.fullname = "hexpire",
      .arity = -6,
-     .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
+     .flags = CMD_WRITE | CMD_FAST,
      .acl = ACL_WRITE | ACL_HASH | ACL_FAST,
      .firstKey = 1, .lastKey = 1, .keyStep = 1,
      .keySpecs = K_hexpire, .keySpecCount = 1,
@@ -4845,7 +4847,7 @@ const CommandSpec commandSpecs[] = {
      .args = A_hexpire, .argCount = 4},
     {.fullname = "hexpireat",
      .arity = -6,
-     .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
+     .flags = CMD_WRITE | CMD_FAST,
      .acl = ACL_WRITE | ACL_HASH | ACL_FAST,
      .firstKey = 1, .lastKey = 1, .keyStep = 1,
      .keySpecs = K_hexpireat, .keySpecCount = 1,
@@ -4993,7 +4995,7 @@ const CommandSpec commandSpecs[] = {
      .args = A_hpersist, .argCount = 2},
     {.fullname = "hpexpire",
      .arity = -6,
-     .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
+     .flags = CMD_WRITE | CMD_FAST,
      .acl = ACL_WRITE | ACL_HASH | ACL_FAST,
      .firstKey = 1, .lastKey = 1, .keyStep = 1,
      .keySpecs = K_hpexpire, .keySpecCount = 1,
@@ -5004,7 +5006,7 @@ const CommandSpec commandSpecs[] = {
      .args = A_hpexpire, .argCount = 4},
     {.fullname = "hpexpireat",
      .arity = -6,
-     .flags = CMD_WRITE | CMD_DENYOOM | CMD_FAST,
+     .flags = CMD_WRITE | CMD_FAST,
      .acl = ACL_WRITE | ACL_HASH | ACL_FAST,
      .firstKey = 1, .lastKey = 1, .keyStep = 1,
      .keySpecs = K_hpexpireat, .keySpecCount = 1,
@@ -5029,6 +5031,7 @@ const CommandSpec commandSpecs[] = {
      .flags = CMD_READONLY | CMD_FAST,
      .acl = ACL_READ | ACL_HASH | ACL_FAST,
      .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .tips = T_hpttl,
      .keySpecs = K_hpttl, .keySpecCount = 1,
      .summary = "Returns the TTL in milliseconds of a hash field.",
      .since = "7.4.0",
@@ -5109,6 +5112,7 @@ const CommandSpec commandSpecs[] = {
      .flags = CMD_READONLY | CMD_FAST,
      .acl = ACL_READ | ACL_HASH | ACL_FAST,
      .firstKey = 1, .lastKey = 1, .keyStep = 1,
+     .tips = T_httl,
      .keySpecs = K_httl, .keySpecCount = 1,
      .summary = "Returns the TTL in seconds of a hash field.",
      .since = "7.4.0",

@@ -533,3 +533,30 @@ unsigned htabSample(Htab *h, void **out, unsigned count) {
     }
     return n;
 }
+
+void htabReplaceEach(Htab *h, void *(*fn)(void *priv, void *entry), void *priv) {
+    for (int t = 0; t < 2; t++) {
+        for (size_t i = 0; i < h->size[t]; i++) {
+            /* The entries are scattered: fetch a later bucket's first entry
+             * while this one is handled (one cache miss each otherwise). */
+            if (i + 16 < h->size[t] && h->table[t][i + 16]) __builtin_prefetch(h->table[t][i + 16]);
+            void **link = &h->table[t][i];
+            while (*link) {
+                void *e = fn(priv, *link);
+                *link = e;
+                link = (void **)e; /* the entry's first member is its chain link */
+            }
+        }
+    }
+}
+
+void htabPrefetch(const Htab *h, const void *key, size_t len, int entryToo) {
+    if (htabSize(h) == 0) return;
+    uint64_t hash = h->type->hashKey(key, len);
+    for (int t = 0; t < 2; t++) {
+        if (h->size[t] == 0) continue;
+        void **slot = &h->table[t][bucketOf(hash, h->size[t])];
+        if (entryToo && *slot) __builtin_prefetch(*slot);
+        else __builtin_prefetch(slot);
+    }
+}

@@ -167,6 +167,16 @@ void htabIterInit(HtabIter *it, Htab *h);
 /* The next entry, or NULL when done. */
 void *htabIterNext(HtabIter *it);
 void htabIterRelease(HtabIter *it);
+/* Calls fn for every entry, in bucket order; fn returns the entry to keep
+ * in its place: the same one, or one with the same key and chain link that
+ * replaces it (e.g. grown with realloc).  No rehash step runs; fn must not
+ * add or remove entries.  O(buckets + entries). */
+void htabReplaceEach(Htab *h, void *(*fn)(void *priv, void *entry), void *priv);
+/* A hint before a lookup of key: fetches its bucket slot (entryToo: the
+ * first entry the slot holds, once the slot itself is in cache) into the
+ * cache.  Changes nothing; a lookup loop over many keys of a big table
+ * calls it a few keys ahead to overlap the cache misses. */
+void htabPrefetch(const Htab *h, const void *key, size_t len, int entryToo);
 
 /* A table walked in pieces, several threads at once, each its own range
  * of buckets: htabArrayBuckets(h, t) is the size of bucket array t (array 1

@@ -240,13 +240,27 @@ static void hashTtlFieldSave(void *priv, const unsigned char *f, size_t flen, co
     rwMaybeFlush(hs->w);
 }
 
+/* A listpackex (the compact TTL layout) is written as Redis 8 writes it,
+ * RDB_TYPE_HASH_LISTPACK_EX: the minimum expire (8 bytes), then the listpack of field, value, expire triples as it
+ * is (Cairn keeps Redis's order: by expire, fields without one last), so
+ * DUMP payloads equal Redis 8's.  Redis writes the minimum its expiry index
+ * registered, which lags behind HPERSIST/HDEL until its next active pass;
+ * Cairn writes the exact one, which loads the same.  A listpackex whose
+ * fields have no expire left is written as a plain hash (version 10). */
 static int hashRdbType(const kvobj *o) {
-    if (hashValueHasTtl(o)) return RDB_TYPE_HASH_METADATA;
+    if (hashValueHasTtl(o)) return kvEncoding(o) == OBJ_ENC_LISTPACK_EX ? RDB_TYPE_HASH_LISTPACK_EX : RDB_TYPE_HASH_METADATA;
     return kvEncoding(o) == OBJ_ENC_LISTPACK ? RDB_TYPE_HASH_LISTPACK : RDB_TYPE_HASH;
 }
 
 static void hashRdbSave(RdbWriter *w, const kvobj *o) {
     if (kvEncoding(o) == OBJ_ENC_LISTPACK) {
+        rwString(w, kvPtr(o), lpBytes(kvPtr(o)));
+        return;
+    }
+    if (kvEncoding(o) == OBJ_ENC_LISTPACK_EX && hashValueHasTtl(o)) {
+        HashTtlSave hs = {w, 0};
+        hashValueForEachTtl(o, hashMinTtl, &hs);
+        rwLe(w, (uint64_t)hs.min, 8);
         rwString(w, kvPtr(o), lpBytes(kvPtr(o)));
         return;
     }
@@ -1242,7 +1256,7 @@ static int loadHashListpackEx(RdbReader *r, Build *b, int rdbType) {
             break;
         }
         if (when && when < r->fieldsExpiredBefore) continue; /* expired: dropped */
-        int ok = hashLoadAddTtl(&b->enc, &b->ptr, fs, fl, vs, vl, when);
+        int ok = hashLoadAddTtlKeepOrder(&b->enc, &b->ptr, fs, fl, vs, vl, when);
         if (!ok && !b->shallow) rc = rrCorrupt(r, "Hash listpack integrity check failed.");
         b->added += ok;
     }

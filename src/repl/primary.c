@@ -710,7 +710,8 @@ void waitaofCommand(Client *c) {
     long numlocal, numreplicas;
     long long timeout;
     if (getRangeLongOrReply(c, c->argv[1], 0, 1, &numlocal, NULL) < 0) return;
-    if (getPositiveLongOrReply(c, c->argv[2], &numreplicas, NULL) < 0) return;
+    /* Redis gives the range text for a non-integer too (checked against 8.0). */
+    if (getPositiveLongOrReply(c, c->argv[2], &numreplicas, "ERR value is out of range, must be positive") < 0) return;
     if (getLongLongOrReply(c, c->argv[3], &timeout, "timeout is not an integer or out of range") < 0) return;
     if (timeout < 0) {
         replyError(c, "ERR timeout is negative");

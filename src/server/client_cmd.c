@@ -255,8 +255,12 @@ static int parseKillFilterOrReply(Client *c, KillFilter *f) {
             }
         } else if (argIs(opt, "maxage")) {
             long long age;
-            if (!stringToLongLong(val, sdsLen(val), &age) || age <= 0) {
-                replyErrorSyntax(c);
+            if (!stringToLongLong(val, sdsLen(val), &age)) {
+                replyError(c, "ERR maxage is not an integer or out of range");
+                return -1;
+            }
+            if (age <= 0) {
+                replyError(c, "ERR maxage should be greater than 0");
                 return -1;
             }
             f->maxAge = age;

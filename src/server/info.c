@@ -35,6 +35,7 @@
 #include "server/maxmemory.h"
 #include "server/pubsub.h"
 #include "server/tracking.h"
+#include "types/hash.h"
 #include "server/stats.h"
 
 typedef sds InfoSectionProc(sds s);
@@ -224,6 +225,11 @@ static sds infoPersistence(sds s) { return persistInfoSection(s); }
 
 static sds infoStats(sds s) {
     const ServerStats *st = &server.stats;
+    /* Redis 8's expired_subkeys (hash fields deleted by expiry), shown once
+     * a field TTL was used: until then the layout stays Redis 7.0's. */
+    char subkeys[64] = "";
+    if (hashFieldTtlEverUsed())
+        snprintf(subkeys, sizeof(subkeys), "expired_subkeys:%lld\r\n", hashExpiredFieldCount());
     return sdsCatPrintf(s,
                         "total_connections_received:%lld\r\n"
                         "total_commands_processed:%lld\r\n"
@@ -240,6 +246,7 @@ static sds infoStats(sds s) {
                         "sync_full:%lld\r\n"
                         "sync_partial_ok:%lld\r\n"
                         "sync_partial_err:%lld\r\n"
+                        "%s"
                         "expired_keys:%lld\r\n"
                         "expired_stale_perc:%.2f\r\n"
                         "expired_time_cap_reached_count:%lld\r\n"
@@ -277,7 +284,7 @@ static sds infoStats(sds s) {
                         "reply_buffer_expands:%lld\r\n",
                         st->numConnections, st->numCommands, statsInstantaneousOps(), st->netInputBytes,
                         st->netOutputBytes, statsInstantaneousInputKbps(), statsInstantaneousOutputKbps(),
-                        st->rejectedConns, replStatSyncs(0), replStatSyncs(1), replStatSyncs(2), dbStats.expiredKeys, dbStats.expiredStalePerc * 100,
+                        st->rejectedConns, replStatSyncs(0), replStatSyncs(1), replStatSyncs(2), subkeys, dbStats.expiredKeys, dbStats.expiredStalePerc * 100,
                         dbStats.expiredTimeCapReached, dbStats.expireCycleCpuUs / 1000, st->evictedKeys,
                         st->evictedClients, maxmemoryExceededTotalMs(), maxmemoryExceededCurrentMs(), dbStats.keyspaceHits, dbStats.keyspaceMisses,
                         pubsubChannelCount(), pubsubPatternCount(), pubsubShardChannelCount(),
@@ -379,7 +386,10 @@ static sds infoKeyspace(sds s) {
         Db *db = &server.db[i];
         size_t keys = dbSize(db), expires = dbExpiresCount(db);
         if (keys == 0 && expires == 0) continue;
-        s = sdsCatPrintf(s, "db%d:keys=%zu,expires=%zu,avg_ttl=%lld\r\n", i, keys, expires, dbAvgTtl(db));
+        s = sdsCatPrintf(s, "db%d:keys=%zu,expires=%zu,avg_ttl=%lld", i, keys, expires, dbAvgTtl(db));
+        /* Redis 8's subexpiry (hashes with field TTLs), once they were used. */
+        if (hashFieldTtlEverUsed()) s = sdsCatPrintf(s, ",subexpiry=%zu", hashDbSubexpiry(i));
+        s = sdsCat(s, "\r\n");
     }
     return s;
 }

@@ -71,6 +71,11 @@ int hashLoadAdd(int *enc, void **ptr, const void *f, size_t flen, const void *v,
  * (listpackex, or a hashtable with expires) at the first call; when is the
  * field's expire (unix ms, 0: none). */
 int hashLoadAddTtl(int *enc, void **ptr, const void *f, size_t flen, const void *v, size_t vlen, long long when);
+/* hashLoadAddTtl keeps the listpackex order Redis gives fields it adds
+ * one by one (RDB_TYPE_HASH_METADATA); this variant appends, keeping the
+ * order of a listpack Redis wrote (RDB_TYPE_HASH_LISTPACK_EX). */
+int hashLoadAddTtlKeepOrder(int *enc, void **ptr, const void *f, size_t flen, const void *v, size_t vlen,
+                            long long when);
 void hashLoadFree(int enc, void *ptr);
 
 /* Registers the hash encoding directives (CONFIG GET/SET/REWRITE, the config
@@ -90,5 +95,12 @@ void hashExpireMember(Client *c, kvobj *o, const sds f, long long when);
 void hashMemberTtlReply(Client *c, kvobj *o, const sds f, int ms);
 /* Fields deleted by expiry since start-up (lazily or actively). */
 long long hashExpiredFieldCount(void);
+/* Whether a hash ever had a field TTL in this process: INFO then shows
+ * Redis 8's expired_subkeys and subexpiry (a Redis 7.0 workload keeps
+ * Redis 7.0's INFO layout). */
+int hashFieldTtlEverUsed(void);
+/* Hashes of database dbid that have a field with a TTL (INFO keyspace's
+ * subexpiry); walks the index of such hashes. */
+size_t hashDbSubexpiry(int dbid);
 
 #endif

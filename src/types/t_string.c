@@ -538,8 +538,9 @@ static int delexCondition(const sds a) {
 
 /* DELEX key [IFEQ v|IFNE v|IFDEQ digest|IFDNE digest] (Redis 8.4).
  * Without a condition: DEL of one key, any type.  With one: 0 for a
- * missing key (before the condition is even read, as in Redis), "ERR
- * WRONGTYPE ..." for a key that is not a string, the condition error, else 1 when the
+ * missing key (before the condition is even read, as in Redis), "ERR Key
+ * should be of string type ..." for a key that is not a string, the
+ * condition error, else 1 when the
  * condition held and the key was deleted, 0 when not.  Arity (2 or 4
  * arguments) is checked first.  Effect: DEL key. */
 static void delexCommand(Client *c) {
@@ -555,9 +556,8 @@ static void delexCommand(Client *c) {
     }
     if (c->argc == 4) {
         if (kvType(o) != OBJ_STRING) {
-            /* Redis 8.4 sends WRONGTYPE's text as a plain error, so it
-             * arrives with an ERR prefix (its test matches "*ERR*"). */
-            replyError(c, "ERR " ERR_WRONGTYPE);
+            /* Redis 8.4's text (before the condition is read). */
+            replyError(c, "ERR Key should be of string type if conditions are specified");
             return;
         }
         int cond = delexCondition(c->argv[2]);

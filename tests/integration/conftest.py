@@ -390,3 +390,44 @@ def start_oracle(request):
 @pytest.fixture
 def oracle(start_oracle):
     return start_oracle()
+
+
+# -- newer oracles: Redis 8 and Valkey 9 from Debian sid ---------------------
+# scripts/newer_oracles.sh (run by `make test` through scripts/deps.sh test)
+# extracts them into build/oracles/<kind>/ with wrappers that use sid's own
+# loader; nothing is installed on the machine.
+NEWER_ORACLES = {"redis8": "redis-server", "valkey9": "valkey-server"}
+
+
+def newer_oracle_bin(kind):
+    """Path of the wrapper for `kind` ('redis8' or 'valkey9'), fetching it
+    (scripts/newer_oracles.sh, idempotent) if it is not there yet; None when
+    it cannot be had (no network, no dpkg-deb)."""
+    w = os.path.join(ROOT, "build", "oracles", kind, NEWER_ORACLES[kind])
+    if not os.access(w, os.X_OK):
+        subprocess.run(["sh", os.path.join(ROOT, "scripts", "newer_oracles.sh"), "--quiet", kind],
+                       stdin=subprocess.DEVNULL, timeout=900)
+    return w if os.access(w, os.X_OK) else None
+
+
+@pytest.fixture
+def start_newer_oracle(request):
+    """Factory: start_newer_oracle(kind='redis8'|'valkey9', **directives)
+    -> Server running Redis 8.0 / Valkey 9.1 from Debian sid."""
+    started = {}
+
+    def start(kind="redis8", **config):
+        if kind not in NEWER_ORACLES:
+            raise ValueError("unknown newer oracle %r" % kind)
+        if kind not in started:
+            b = newer_oracle_bin(kind)
+            if b is None:
+                pytest.skip("%s unavailable: scripts/newer_oracles.sh could not fetch it" % kind)
+            gen = _factory(request, b, kind)
+            started[kind] = (gen, next(gen))
+        return started[kind][1](**config)
+
+    yield start
+    for gen, _ in started.values():
+        for _ in gen:
+            pass

@@ -917,6 +917,48 @@ static void test_sample(void **state) {
     htabRelease(h, freeEntry, NULL);
 }
 
+/* ---- htabReplaceEach, htabPrefetch ------------------------------------------ */
+
+/* Replaces every entry by a grown copy (a new allocation: the pointer
+ * changes), counting the calls. */
+static void *growCopy(void *priv, void *entry) {
+    TestEntry *e = entry, *n = xmalloc(sizeof(*n) + e->len + 1 + 12);
+    memcpy(n, e, sizeof(*e) + e->len + 1);
+    xfree(e);
+    ++*(long *)priv;
+    return n;
+}
+
+static void test_replace_each_keeps_every_key(void **state) {
+    (void)state;
+    for (int poor = 0; poor < 2; poor++) {
+        Htab *h = htabCreate(poor ? &poorType : &goodType);
+        addRange(h, "r%ld", 0, 20000);
+        /* mid-growth too: entries in both arrays are replaced */
+        while (!htabIsRehashing(h)) htabAdd(h, newEntry("x%ld", (long)htabSize(h)));
+        size_t n = htabSize(h);
+        long calls = 0;
+        htabReplaceEach(h, growCopy, &calls);
+        assert_int_equal(calls, (long)n);
+        assert_int_equal(htabSize(h), n);
+        Htab *empty = htabCreate(&goodType);
+        htabPrefetch(empty, "r1", 2, 1); /* no buckets: nothing to fetch */
+        htabRelease(empty, freeEntry, NULL);
+        for (long i = 0; i < 20000; i++) {
+            char k[32];
+            int kl = snprintf(k, sizeof(k), "r%ld", i);
+            htabPrefetch(h, k, (size_t)kl, i & 1); /* a hint only: lookups unchanged */
+            htabPrefetch(h, "missing", 7, 1);
+            TestEntry *e = findf(h, "r%ld", i);
+            assert_non_null(e);
+            assert_int_equal(e->len, (uint32_t)snprintf(NULL, 0, "r%ld", i));
+        }
+        long freed = 0;
+        htabRelease(h, freeEntry, &freed);
+        assert_int_equal(freed, (long)n);
+    }
+}
+
 /* ---- memory ------------------------------------------------------------- */
 
 static void test_release_frees_buckets(void **state) {
@@ -955,6 +997,7 @@ int main(void) {
         cmocka_unit_test_setup(test_random_uniform_despite_chains, setup),
         cmocka_unit_test_setup(test_random_during_rehash_and_default_source, setup),
         cmocka_unit_test_setup(test_sample, setup),
+        cmocka_unit_test_setup(test_replace_each_keeps_every_key, setup),
         cmocka_unit_test_setup(test_release_frees_buckets, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
