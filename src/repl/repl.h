@@ -103,6 +103,12 @@ int replReplicaAcks(long long *offset, ReplReplicaAck *out, int max);
  * sleeps). */
 void replRequestAcks(void);
 
+/* REPLICAOF host port and REPLICAOF NO ONE as cluster mode drives them
+ * (CLUSTER REPLICATE, a failover): the replica (re)connects to host:port,
+ * or becomes a primary with a new replication history. */
+void replicaSetPrimary(const char *host, int port);
+void replicaUnsetPrimary(void);
+
 extern Command replCommands[];
 
 /* Registers the replication directives (CONFIG GET/SET/REWRITE, the config

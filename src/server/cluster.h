@@ -40,6 +40,11 @@ int clusterRefuseOrReply(Client *c, Command *cmd);
  * table points at it): "cluster support disabled" unless enabled. */
 void clusterDispatch(Client *c);
 
+/* PUBLISH (shard 0) and SPUBLISH (shard 1) in cluster mode: the message
+ * goes on the cluster bus to every node, or to the nodes of myself's
+ * shard, instead of the replication stream (Redis 7.0). */
+void clusterPropagatePublish(const char *ch, size_t clen, const char *msg, size_t mlen, int shard);
+
 /* INFO's "# Cluster" section body. */
 sds clusterInfoSection(sds s);
 

@@ -43,6 +43,7 @@
 #include "ds/glob.h"
 #include "ds/htab.h"
 #include "ds/siphash.h"
+#include "server/cluster.h"
 
 enum { KIND_CHANNEL, KIND_PATTERN, KIND_SHARD, KIND_COUNT };
 
@@ -272,6 +273,10 @@ long pubsubPublish(const char *channel, size_t clen, const char *msg, size_t mle
     return publishKind(KIND_CHANNEL, channel, clen, msg, mlen);
 }
 
+long pubsubPublishShard(const char *channel, size_t clen, const char *msg, size_t mlen) {
+    return publishKind(KIND_SHARD, channel, clen, msg, mlen);
+}
+
 size_t pubsubChannelCount(void) { return htabSize(&targets[KIND_CHANNEL]); }
 size_t pubsubPatternCount(void) { return htabSize(&targets[KIND_PATTERN]); }
 size_t pubsubShardChannelCount(void) { return htabSize(&targets[KIND_SHARD]); }
@@ -360,13 +365,15 @@ static void sunsubscribeCommand(Client *c) { unsubscribeGeneric(c, KIND_SHARD); 
 
 /* PUBLISH and SPUBLISH reach replicas (not the AOF) as sent. */
 static void publishCommand(Client *c) {
-    effectsForce(EFFECT_REPL);
+    if (clusterEnabled) clusterPropagatePublish(c->argv[1], sdsLen(c->argv[1]), c->argv[2], sdsLen(c->argv[2]), 0);
+    else effectsForce(EFFECT_REPL);
     replyLongLong(c,
                   publishKind(KIND_CHANNEL, c->argv[1], sdsLen(c->argv[1]), c->argv[2], sdsLen(c->argv[2])));
 }
 
 static void spublishCommand(Client *c) {
-    effectsForce(EFFECT_REPL);
+    if (clusterEnabled) clusterPropagatePublish(c->argv[1], sdsLen(c->argv[1]), c->argv[2], sdsLen(c->argv[2]), 1);
+    else effectsForce(EFFECT_REPL);
     replyLongLong(c, publishKind(KIND_SHARD, c->argv[1], sdsLen(c->argv[1]), c->argv[2], sdsLen(c->argv[2])));
 }
 

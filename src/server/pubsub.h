@@ -19,6 +19,8 @@ void pubsubInit(void);
 int pubsubRefuseInContextOrReply(Client *c, Command *cmd);
 
 long pubsubPublish(const char *channel, size_t clen, const char *msg, size_t mlen);
+/* The same for a shard channel (SPUBLISH's local delivery). */
+long pubsubPublishShard(const char *channel, size_t clen, const char *msg, size_t mlen);
 
 /* INFO stats: channels with subscribers, distinct patterns, shard channels. */
 size_t pubsubChannelCount(void);
