@@ -1210,7 +1210,7 @@ static void clusterCommand(Client *c) {
         ClusterNode *n = nodeLookup(c->argv[2], sdsLen(c->argv[2]));
         if (!n) replyUnknownNode(c, c->argv[2]);
         else if (n == myself) replyError(c, "ERR Can't replicate myself");
-        else if (!nodeIsMaster(n)) replyError(c, "ERR I can only replicate a master, not a replica.");
+        else if (n->flags & NODE_SLAVE) replyError(c, "ERR I can only replicate a master, not a replica.");
         else if (nodeIsMaster(myself) && (myself->numSlots != 0 || dbSize(&server.db[0]) != 0))
             replyError(c, "ERR To set a master the node must be empty and without assigned slots.");
         else {
@@ -1221,20 +1221,22 @@ static void clusterCommand(Client *c) {
     } else if (!strcasecmp(sub, "meet")) {
         long long port, cport = 0;
         char *end;
+        errno = 0;
         port = strtoll(c->argv[3], &end, 10);
-        if (!*c->argv[3] || *end || port < 0 || port > 65535) {
+        if (!*c->argv[3] || *end || errno == ERANGE) {
             replyErrorFormat(c, "ERR Invalid TCP base port specified: %s", c->argv[3]);
             return;
         }
         cport = port + 10000;
         if (c->argc > 4) {
+            errno = 0;
             cport = strtoll(c->argv[4], &end, 10);
-            if (!*c->argv[4] || *end || cport < 0 || cport > 65535) {
+            if (!*c->argv[4] || *end || errno == ERANGE) {
                 replyErrorFormat(c, "ERR Invalid TCP bus port specified: %s", c->argv[4]);
                 return;
             }
         }
-        if (busMeet(c->argv[2], (int)port, (int)cport) == -1)
+        if (busMeet(c->argv[2], port, cport) == -1)
             replyErrorFormat(c, "ERR Invalid node address specified: %s:%s", c->argv[2], c->argv[3]);
         else
             replyOk(c);

@@ -1292,7 +1292,7 @@ void busBeforeSleep(void) {
     if (cs.todoState) updateState();
 }
 
-int busMeet(const char *ip, int port, int cport) {
+int busMeet(const char *ip, long long port, long long cport) {
     unsigned char buf[16];
     char norm[IPLEN];
     int v6 = strchr(ip, ':') != NULL;
@@ -1308,8 +1308,8 @@ int busMeet(const char *ip, int port, int cport) {
     ClusterNode *n = nodeCreate(NULL, NODE_HANDSHAKE | NODE_MEET);
     sdsFree(n->ip);
     n->ip = sdsNew(norm);
-    n->port = port;
-    n->cport = cport;
+    n->port = (int)port;
+    n->cport = (int)cport;
     nodeAppend(n);
     todo(1);
     return 0;

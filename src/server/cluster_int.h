@@ -133,7 +133,7 @@ void busCron(void);
 /* Before the loop sleeps: the deferred config save and state update. */
 void busBeforeSleep(void);
 /* CLUSTER MEET ip port cport: 0, or -1 (the address is invalid). */
-int busMeet(const char *ip, int port, int cport);
+int busMeet(const char *ip, long long port, long long cport);
 /* nodeDelete's part: frees n's links and the failure reports about it
  * and by it. */
 void busNodeForget(ClusterNode *n);
