@@ -1052,6 +1052,13 @@ static void resetCommand(Client *c) {
         replyError(c, "ERR CLUSTER RESET can't be called with master nodes containing keys");
         return;
     }
+    if (!nodeIsMaster(myself)) {
+        /* A replica stops replicating and drops its copy of the data. */
+        replicaUnsetPrimary();
+        signalFlushedDb(-1);
+        dbEmpty(&server.db[0]);
+    }
+    busResetManualFailover();
     memset(cs.migrating, 0, sizeof(cs.migrating));
     memset(cs.importing, 0, sizeof(cs.importing));
     myself->flags = (myself->flags & ~NODE_SLAVE) | NODE_MASTER;
@@ -1267,4 +1274,10 @@ void clusterDispatch(Client *c) {
     }
 }
 
-sds clusterInfoSection(sds s) { return sdsCatPrintf(s, "cluster_enabled:%d\r\n", clusterEnabled ? 1 : 0); }
+sds clusterInfoSection(sds s) {
+    s = sdsCatPrintf(s, "cluster_enabled:%d\r\n", clusterEnabled ? 1 : 0);
+    /* Cairn's own line, shown only once a bus message was refused (so
+     * the section stays Redis's otherwise). */
+    if (clusterEnabled && busRejected()) s = sdsCatPrintf(s, "cluster_bus_messages_rejected:%lld\r\n", busRejected());
+    return s;
+}

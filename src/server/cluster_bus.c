@@ -49,6 +49,7 @@
 
 #include "core/conn.h"
 #include "core/log.h"
+#include "core/net.h"
 #include "core/server.h"
 #include "ds/alloc.h"
 #include "ds/rand.h"
@@ -645,7 +646,8 @@ static void updateAddressIfNeeded(ClusterNode *n, ClusterLink *l, const unsigned
     todo(1);
 }
 
-static void processGossip(ClusterNode *sender, const unsigned char *m) {
+/* The gossip section of a PING/PONG/MEET that arrived on l. */
+static void processGossip(ClusterLink *l, ClusterNode *sender, const unsigned char *m) {
     unsigned count = get16(m + H_COUNT);
     long long t = now();
     for (unsigned i = 0; i < count; i++) {
@@ -670,7 +672,9 @@ static void processGossip(ClusterNode *sender, const unsigned char *m) {
                 long long pong = (long long)get32(g + 44) * 1000;
                 if (pong <= t + 500 && pong > n->pongReceived) n->pongReceived = pong;
             }
+            /* (never the link this message is being read from) */
             if ((n->flags & (NODE_FAIL | NODE_PFAIL)) && !(flags & NODE_NOADDR) && !(flags & (NODE_FAIL | NODE_PFAIL)) &&
+                n->link != l && n->inLink != l &&
                 (strcasecmp(n->ip, ip) || n->port != (int)get16(g + 94) || n->cport != (int)get16(g + 96))) {
                 if (n->link) linkFree(n->link);
                 sdsFree(n->ip);
@@ -786,7 +790,7 @@ static int processMessage(ClusterLink *l, const unsigned char *m, size_t len) {
             nodeAppend(n);
             todo(1);
         }
-        if (!sender && type == MSG_MEET) processGossip(NULL, m);
+        if (!sender && type == MSG_MEET) processGossip(l, NULL, m);
         sendPing(l, MSG_PONG);
     }
 
@@ -879,7 +883,7 @@ static int processMessage(ClusterLink *l, const unsigned char *m, size_t len) {
         }
         if (nodeIsMaster(sender) && nodeIsMaster(myself) && senderCfg == myself->configEpoch)
             handleEpochCollision(sender);
-        processGossip(sender, m);
+        processGossip(l, sender, m);
         processExtensions(sender, m, len);
     } else if (type == MSG_FAIL) {
         if (!sender) return 1;
@@ -1144,7 +1148,8 @@ static void handleManualFailover(void) {
     if (cs.mfCanStart || nodeIsMaster(myself) || cs.mfMasterOffset == -1) return;
     long long off = 0;
     myReplOffset(&off);
-    if (off == cs.mfMasterOffset) {
+    /* (at least: a primary may still send a replication PING while paused) */
+    if (off >= cs.mfMasterOffset) {
         cs.mfCanStart = 1;
         serverLog(LL_WARNING, "All master replication stream processed, manual failover can start.");
     }
@@ -1191,6 +1196,13 @@ void busInit(void) {
     }
     if (busListener.count == 0) {
         serverLog(LL_WARNING, "Failed listening on port %d (cluster), aborting.", cport);
+        exit(1);
+    }
+    /* Attached so that fork children and the shutdown close it with the
+     * server's listeners; the bus's accept handler then replaces the
+     * server's on its sockets. */
+    if (netAttachListener(&busListener) == -1) {
+        serverLog(LL_WARNING, "Could not attach the cluster bus listener");
         exit(1);
     }
     listenerInstall(&busListener, busAccept);
@@ -1345,6 +1357,8 @@ void busLinksReply(Client *c) {
         if (cs.nodes[i]->inLink) replyLink(c, cs.nodes[i]->inLink);
     }
 }
+
+long long busRejected(void) { return cs.rejected; }
 
 sds busInfoStats(sds s) {
     long long sent = 0, recv = 0;

@@ -143,6 +143,9 @@ void busBlacklistAdd(const char *name);
 int busFailureReports(ClusterNode *n);
 /* CLUSTER LINKS's reply. */
 void busLinksReply(Client *c);
+/* Bus messages refused as malformed so far (INFO cluster shows it once
+ * not 0). */
+long long busRejected(void);
 /* CLUSTER INFO's message statistics lines. */
 sds busInfoStats(sds s);
 /* CLUSTER REPLICATE: myself becomes a replica of n. */

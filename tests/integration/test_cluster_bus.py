@@ -483,6 +483,8 @@ def test_hostile_bus_input(start_server, start_oracle):
     assert pong[:4] == b"RCmb" and struct.unpack(">H", pong[12:14])[0] == 1
     assert n.alive()
     assert cl(n).ping()
+    # counted (a Cairn line of INFO cluster, shown once not 0)
+    assert cl(n).info("cluster")["cluster_bus_messages_rejected"] >= 10
     assert cl(n).info("memory")["used_memory"] < before + 4 * 1024 * 1024
     assert len(nodes_of(n)) == 3
     wait_consistent(nodes)
