@@ -503,3 +503,80 @@ def test_meet_errors_as_redis(start_server, start_oracle):
             except redis.ResponseError as e:
                 outs.append(str(e))
         assert outs[0] == outs[1], (args, outs)
+
+
+def config_epochs(n):
+    out = {}
+    for line in cl(n).execute_command("CLUSTER", "NODES").decode().splitlines():
+        f = line.split()
+        if "master" in f[2]:
+            out[f[0]] = int(f[6])
+    return out
+
+
+def test_epoch_collisions_resolve_and_announced_names(start_server, start_oracle):
+    """Masters meeting with one configEpoch (0, no SET-CONFIG-EPOCH) end
+    with distinct epochs, Cairn and Redis nodes alike; an announced
+    hostname and client port travel in the bus messages."""
+    nodes = make(start_server, start_oracle, "crcc")
+    cl(nodes[0]).config_set("cluster-announce-hostname", "cairn-a")
+    cl(nodes[2]).config_set("cluster-announce-port", "1234")
+    for i, n in enumerate(nodes):
+        lo, hi = i * 4096, i * 4096 + 4095
+        assert cl(n).execute_command("CLUSTER", "ADDSLOTSRANGE", lo, hi) == b"OK"
+    for n in nodes[1:]:
+        assert cl(n).execute_command("CLUSTER", "MEET", "127.0.0.1", nodes[0].port, nodes[0].cport) == b"OK"
+    wait_consistent(nodes)
+    wait_for(lambda: all(len(set(config_epochs(n).values())) == 4 for n in nodes), timeout=30,
+             what="distinct config epochs", step=0.2)
+    assert len({tuple(sorted(config_epochs(n).items())) for n in nodes}) == 1
+    for n in nodes[1:]:
+        line = nodes_of(n)[myid(nodes[0])]
+        assert line[3].endswith(",cairn-a"), line
+        assert nodes_of(n)[myid(nodes[2])][3].startswith("127.0.0.1:1234@%d" % nodes[2].cport)
+    # CLUSTER SLOTS names the hostname as Redis does
+    slots = cl(nodes[1]).execute_command("CLUSTER", "SLOTS")
+    first = next(s for s in slots if s[0] == 0)
+    assert first[2][3] == [b"hostname", b"cairn-a"]
+
+
+def test_add_node_del_node_and_reset(start_server, start_oracle):
+    """--cluster add-node (a master, then a replica with
+    --cluster-master-id), --cluster del-node, and CLUSTER RESET of a
+    replica."""
+    nodes = make(start_server, start_oracle, "ccr")
+    create(nodes)
+    extra = make(start_server, start_oracle, "cr")
+    rc, out = cli("--cluster", "add-node", addr(extra[0]), addr(nodes[0]))
+    assert rc == 0, out
+    rc, out = cli("--cluster", "add-node", addr(extra[1]), addr(nodes[2]), "--cluster-slave",
+                  "--cluster-master-id", myid(nodes[0]))
+    assert rc == 0, out
+    everyone = nodes + extra
+    wait_consistent(everyone)
+    check(nodes[1])
+    assert nodes_of(nodes[1])[myid(extra[1])][1] == myid(nodes[0])
+    assert "master" in nodes_of(nodes[2])[myid(extra[0])][0]
+    # del-node of the empty master: forgotten by every node, and it shuts down
+    gone = myid(extra[0])
+    rc, out = cli("--cluster", "del-node", addr(nodes[0]), gone)
+    assert rc == 0, out
+    rest = nodes + [extra[1]]
+    wait_for(lambda: all(gone not in nodes_of(n) for n in rest), timeout=20, what="the node forgotten")
+    time.sleep(2 * TIMEOUT_MS / 1000)  # gossip does not bring it back
+    assert all(gone not in nodes_of(n) for n in rest)
+    wait_consistent(rest)
+    check(nodes[0])
+    # CLUSTER RESET on the Redis replica, then the same on a Cairn replica
+    rep = extra[1]
+    assert cl(rep).execute_command("CLUSTER", "RESET") == b"OK"
+    assert len(nodes_of(rep)) == 1
+    for n in nodes:
+        assert cl(n).execute_command("CLUSTER", "FORGET", myid(rep)) == b"OK"
+    cairn_rep = make(start_server, start_oracle, "c")[0]
+    add_replica(nodes, cairn_rep, nodes[1])
+    wait_for(lambda: cl(cairn_rep).dbsize() == cl(nodes[1]).dbsize(), timeout=20, what="synced")
+    assert cl(cairn_rep).execute_command("CLUSTER", "RESET", "SOFT") == b"OK"
+    info = cl(cairn_rep).info("replication")
+    assert info["role"] == "master" and cl(cairn_rep).dbsize() == 0
+    assert len(nodes_of(cairn_rep)) == 1 and "master" in nodes_of(cairn_rep)[myid(cairn_rep)][0]
