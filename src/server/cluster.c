@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "core/conn.h"
 #include "core/dispatch.h"
 #include "core/event.h"
 #include "core/log.h"
@@ -123,7 +124,7 @@ static ConfigDef clusterConfig[] = {
     CONFIG_SPECIAL("cluster-announce-hostname", NULL, 0, "", setAnnounceHostname, getAnnounceHostname),
     CONFIG_STRING("cluster-announce-ip", NULL, CF_EMPTY_NULL, clAnnounceIp, "", .apply = applyAnnounceIp),
     CONFIG_INT("cluster-announce-port", NULL, 0, announcePort, 0, 65535, "0", .apply = applyAnnouncePorts),
-    CONFIG_INT("cluster-announce-tls-port", NULL, 0, clAnnounceTlsPort, 0, 65535, "0"),
+    CONFIG_INT("cluster-announce-tls-port", NULL, 0, clAnnounceTlsPort, 0, 65535, "0", .apply = applyAnnouncePorts),
     CONFIG_STRING("cluster-config-file", NULL, CF_IMMUTABLE, configFile, "nodes.conf"),
     CONFIG_BOOL("cluster-enabled", NULL, CF_IMMUTABLE, clusterEnabled, "no"),
     {.name = "cluster-link-sendbuf-limit", .type = CT_ULL, .flags = CF_MEMORY, .var = &clLinkSendbufLimit,
@@ -188,15 +189,35 @@ ClusterNode *nodeMaster(const ClusterNode *n) {
     return n->masterName[0] ? nodeLookup(n->masterName, NAMELEN) : NULL;
 }
 
-/* The ports myself announces (cluster-announce-*, else its own). */
-static void myPorts(int *port, int *cport) {
-    *port = announcePort ? announcePort : server.cfg.port;
-    *cport = announceBusPort ? announceBusPort : clPort ? clPort : server.cfg.port + 10000;
+/* 1 when the bus and the ports it announces are TLS's (tls-cluster). */
+static int tlsCluster(void) { return connTlsAvailable() && connTypeForCluster() == &connTlsType; }
+
+/* The ports myself announces, as Redis 7.0 derives them: the client port
+ * is the TLS port with tls-cluster (the plaintext one then goes as pport),
+ * the bus port that + 10000 unless cluster-port says; cluster-announce-*
+ * override them. */
+void clusterMyPorts(int *port, int *pport, int *cport) {
+    int tls = tlsCluster(), base = tls ? tlsPort() : server.cfg.port;
+    *port = base;
+    *pport = tls ? server.cfg.port : 0;
+    *cport = clPort ? clPort : base + 10000;
+    if (tls && clAnnounceTlsPort) {
+        *port = clAnnounceTlsPort;
+        *pport = announcePort;
+    } else if (announcePort) {
+        *port = announcePort;
+    }
+    if (announceBusPort) *cport = announceBusPort;
+}
+
+int clusterClientPort(const ClusterNode *n, const Client *c) {
+    int usePport = c && c->conn && c->conn->type != &connTlsType && tlsCluster();
+    return usePport && n->pport ? n->pport : n->port;
 }
 
 static int applyAnnouncePorts(const char **err) {
     (void)err;
-    if (clusterEnabled && cs.nodes) myPorts(&myself->port, &myself->cport);
+    if (clusterEnabled && cs.nodes) clusterMyPorts(&myself->port, &myself->pport, &myself->cport);
     return 0;
 }
 
@@ -277,8 +298,8 @@ static sds catSlotRanges(sds s, const ClusterNode *n) {
 
 /* One node's line, without the newline; withMarks adds myself's
  * migrating/importing marks (nodes.conf and CLUSTER NODES do). */
-sds nodeDescription(sds s, const ClusterNode *n, int withMarks) {
-    s = sdsCatPrintf(s, "%s %s:%d@%d", n->name, n->ip, n->port, n->cport);
+sds nodeDescription(sds s, const ClusterNode *n, int withMarks, const Client *c) {
+    s = sdsCatPrintf(s, "%s %s:%d@%d", n->name, n->ip, c ? clusterClientPort(n, c) : n->port, n->cport);
     if (sdsLen(n->hostname)) s = sdsCatPrintf(s, ",%s", n->hostname);
     s = sdsCat(s, " ");
     s = catFlags(s, n);
@@ -297,7 +318,7 @@ sds nodeDescription(sds s, const ClusterNode *n, int withMarks) {
 static sds nodesText(void) {
     sds s = sdsEmpty();
     for (int i = 0; i < cs.count; i++) {
-        s = nodeDescription(s, cs.nodes[i], 1);
+        s = nodeDescription(s, cs.nodes[i], 1, NULL);
         s = sdsCat(s, "\n");
     }
     return s;
@@ -524,7 +545,7 @@ void clusterInitEarly(void) {
 
 void clusterInit(void) {
     if (!clusterEnabled) return;
-    if (server.cfg.port > 55535 && clPort == 0) {
+    if ((tlsCluster() ? tlsPort() : server.cfg.port) > 55535 && clPort == 0) {
         serverLog(LL_WARNING, "Redis port number too high. Cluster communication port is 10,000 port numbers "
                               "higher than your Redis port. Your Redis port number must be 55535 or less.");
         exit(1);
@@ -559,7 +580,7 @@ void clusterInit(void) {
     } else {
         serverLog(LL_NOTICE, "Node configuration loaded, I'm %.40s", myself->name);
     }
-    myPorts(&myself->port, &myself->cport);
+    clusterMyPorts(&myself->port, &myself->pport, &myself->cport);
     sdsFree(myself->ip);
     myself->ip = sdsNew(clAnnounceIp ? clAnnounceIp : "");
     if (clAnnounceHostname) {
@@ -694,7 +715,7 @@ int clusterRefuseOrReply(Client *c, Command *cmd) {
     case REDIR_DOWN_UNBOUND: err = sdsNew("CLUSTERDOWN Hash slot not served"); break;
     default:
         err = sdsCatPrintf(sdsEmpty(), "%s %d %s:%d", code == REDIR_ASK ? "ASK" : "MOVED", slot, endpointOf(n),
-                           n->port);
+                           clusterClientPort(n, c));
         break;
     }
     if (isExec) {
@@ -907,7 +928,7 @@ static sds infoText(void) {
 static void replySlotsNode(Client *c, const ClusterNode *n) {
     replyArrayLen(c, 4);
     replyBulkCString(c, endpointOf(n));
-    replyLongLong(c, n->port);
+    replyLongLong(c, clusterClientPort(n, c));
     replyBulk(c, n->name, NAMELEN);
     int extra = (preferredEndpoint != 0) + (preferredEndpoint != 1 && sdsLen(n->hostname) != 0);
     replyMapLen(c, extra);
@@ -965,7 +986,7 @@ static void replyShardNode(Client *c, const ClusterNode *n) {
     replyBulkCString(c, "id");
     replyBulk(c, n->name, NAMELEN);
     replyBulkCString(c, "port");
-    replyLongLong(c, n->port);
+    replyLongLong(c, clusterClientPort(n, c));
     replyBulkCString(c, "ip");
     replyBulkCString(c, n->ip);
     replyBulkCString(c, "endpoint");
@@ -1121,7 +1142,7 @@ static void clusterCommand(Client *c) {
     } else if (!strcasecmp(sub, "nodes")) {
         sds s = sdsEmpty();
         for (int i = 0; i < cs.count; i++) {
-            s = nodeDescription(s, cs.nodes[i], 1);
+            s = nodeDescription(s, cs.nodes[i], 1, c);
             s = sdsCat(s, "\n");
         }
         replyVerbatim(c, s, sdsLen(s), "txt");
@@ -1181,7 +1202,7 @@ static void clusterCommand(Client *c) {
         int nr = replicasOf(n, reps);
         replyArrayLen(c, nr);
         for (int i = 0; i < nr; i++) {
-            sds s = nodeDescription(sdsEmpty(), reps[i], 0);
+            sds s = nodeDescription(sdsEmpty(), reps[i], 0, c);
             replyBulkSds(c, s);
         }
         xfree(reps);

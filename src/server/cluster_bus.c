@@ -1181,7 +1181,10 @@ const char *busManualFailover(int force, int takeover) {
 /* ---- start, cron, commands ---------------------------------------------- */
 
 void busInit(void) {
-    int cport = clPort ? clPort : server.cfg.port + 10000;
+    /* cluster-port, else the client port (tls-port with tls-cluster) +
+     * 10000, as Redis 7.0. */
+    int tls = connTlsAvailable() && connTypeForCluster() == &connTlsType;
+    int cport = clPort ? clPort : (tls ? tlsPort() : server.cfg.port) + 10000;
     busListener.type = connTypeForCluster();
     for (int i = 0; i < server.cfg.bindCount; i++) {
         const char *addr = server.cfg.bind[i];
@@ -1230,6 +1233,8 @@ static void connectNode(ClusterNode *n) {
 void busCron(void) {
     static unsigned iteration;
     long long t = now();
+    /* tls-cluster and the announce directives may change at run time. */
+    clusterMyPorts(&myself->port, &myself->pport, &myself->cport);
     long long handshakeTimeout = clNodeTimeout > 1000 ? clNodeTimeout : 1000;
     iteration++;
     for (int i = 1; i < cs.count; i++) {

@@ -122,7 +122,14 @@ int saveConfig(void);
 void updateState(void);
 void todoSaveAndState(void);
 int replicasOf(const ClusterNode *m, ClusterNode **out);
-sds nodeDescription(sds s, const ClusterNode *n, int withMarks);
+/* A node's CLUSTER NODES / nodes.conf line; c (NULL for nodes.conf) is
+ * the client it is for, whose transport picks the port shown. */
+sds nodeDescription(sds s, const ClusterNode *n, int withMarks, const Client *c);
+/* The ports myself announces (client, plaintext client, bus). */
+void clusterMyPorts(int *port, int *pport, int *cport);
+/* n's client port for c: the plaintext one (pport) for a plain client of
+ * a TLS cluster, as Redis 7.0. */
+int clusterClientPort(const ClusterNode *n, const Client *c);
 
 /* cluster_bus.c */
 /* Binds the bus listener (cluster-port, else port + 10000); exits as

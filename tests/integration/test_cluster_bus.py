@@ -20,7 +20,7 @@ import pytest
 import redis
 from redis.cluster import RedisCluster
 
-from conftest import free_port
+from conftest import cairn_bin, free_port
 from waithelp import poll, wait_for
 
 CLI = shutil.which("redis-cli")
@@ -580,3 +580,46 @@ def test_add_node_del_node_and_reset(start_server, start_oracle):
     info = cl(cairn_rep).info("replication")
     assert info["role"] == "master" and cl(cairn_rep).dbsize() == 0
     assert len(nodes_of(cairn_rep)) == 1 and "master" in nodes_of(cairn_rep)[myid(cairn_rep)][0]
+
+
+@pytest.mark.parametrize("kinds", ["ccc", "ccr"])
+def test_tls_cluster_bus(start_server, start_oracle, tls_certs, kinds):
+    """tls-cluster yes: the bus runs over TLS (the connection layer's TLS
+    type), with a redis-server node too; the announced client port is the
+    TLS port, a plaintext client is sent to the plaintext one (pport)."""
+    import tlshelp
+    if not tlshelp.binary_has_tls(cairn_bin()):
+        pytest.skip("Cairn built without TLS")
+    nodes = []
+    for k in kinds:
+        tport = free_port()
+        n = node(start_server if k == "c" else start_oracle,
+                 **tlshelp.tls_args(tls_certs, tls_port=str(tport), tls_cluster="yes"))
+        n.tport = tport
+        nodes.append(n)
+    for i, n in enumerate(nodes):
+        lo, hi = i * 5462, min(i * 5462 + 5461, 16383)
+        assert cl(n).execute_command("CLUSTER", "ADDSLOTSRANGE", lo, hi) == b"OK"
+        assert cl(n).execute_command("CLUSTER", "SET-CONFIG-EPOCH", i + 1) == b"OK"
+    for n in nodes[1:]:
+        assert cl(n).execute_command("CLUSTER", "MEET", "127.0.0.1", nodes[0].tport, nodes[0].cport) == b"OK"
+    wait_consistent(nodes)
+    for n in nodes:
+        view = nodes_of(n)
+        for m in nodes:
+            # plaintext clients see the plaintext port
+            assert view[myid(m)][3].startswith("127.0.0.1:%d@%d" % (m.port, m.cport)), view[myid(m)]
+        # every link is TLS: a plaintext bus message is not understood
+        assert b"RCmb" not in (bus_send(n, header(0, 2256), read=True) or b"")
+    for m in nodes[1:]:
+        slot = 5462 * nodes.index(m)
+        key = next(k for k in ("t%d" % i for i in range(100000)) if key_slot(k) == slot)
+        with pytest.raises(redis.ResponseError, match="MOVED %d 127.0.0.1:%d$" % (slot, m.port)):
+            cl(nodes[0]).get(key)
+    cnode = nodes[0]
+    tc = redis.Redis(host="127.0.0.1", port=cnode.tport, ssl=True, ssl_certfile=tls_certs.crt("client"),
+                     ssl_keyfile=tls_certs.key("client"), ssl_ca_certs=tls_certs.crt("ca"), ssl_check_hostname=False)
+    key = next(k for k in ("t%d" % i for i in range(100000)) if key_slot(k) == 5462)
+    with pytest.raises(redis.ResponseError, match="MOVED 5462 127.0.0.1:%d$" % nodes[1].tport):
+        tc.get(key)
+    tc.close()
