@@ -935,7 +935,8 @@ static void linkReadable(EventLoop *loop, int fd, void *data, int mask) {
     (void)fd;
     (void)mask;
     ClusterLink *l = data;
-    for (;;) {
+    /* Bounded: a peer that never stops sending does not hold the loop. */
+    for (int reads = 0; reads < 64; reads++) {
         size_t want;
         uint32_t totlen = 0;
         if (l->rlen < 8) {
@@ -1178,6 +1179,57 @@ const char *busManualFailover(int force, int takeover) {
     return NULL;
 }
 
+/* Replicas of m not in FAIL. */
+static int okReplicas(const ClusterNode *m) {
+    int k = 0;
+    for (int i = 0; i < cs.count; i++) {
+        const ClusterNode *r = cs.nodes[i];
+        if ((r->flags & NODE_SLAVE) && !nodeFailed(r) && !memcmp(r->masterName, m->name, NAMELEN)) k++;
+    }
+    return k;
+}
+
+/* Replica migration: a master with slots and no working replica (that
+ * had one once: MIGRATE_TO) for 5 s gets a replica from the master with
+ * the most replicas, beyond cluster-migration-barrier; of its replicas
+ * the one with the smallest name moves. */
+static void handleReplicaMigration(void) {
+    long long t = now();
+    ClusterNode *mine = nodeMaster(myself), *target = NULL, *candidate = myself;
+    int maxReplicas = 0, orphaned = 0;
+    for (int i = 0; i < cs.count; i++) {
+        ClusterNode *m = cs.nodes[i];
+        if (!nodeIsMaster(m) || nodeFailed(m)) continue;
+        int ok = okReplicas(m);
+        if (ok > 0) m->flags |= NODE_MIGRATE_TO;
+        if (ok == 0 && m->numSlots > 0 && (m->flags & NODE_MIGRATE_TO)) {
+            orphaned++;
+            if (!m->orphanedTime) m->orphanedTime = t;
+            if (!target) target = m;
+        } else {
+            m->orphanedTime = 0;
+        }
+        if (ok > maxReplicas) maxReplicas = ok;
+    }
+    if (nodeIsMaster(myself) || !mine || !orphaned || !clAllowReplicaMigration || !cs.ok) return;
+    int mineOk = okReplicas(mine);
+    if (mineOk != maxReplicas || maxReplicas < 2 || mineOk <= clMigrationBarrier) return;
+    for (int i = 0; i < cs.count; i++) {
+        ClusterNode *m = cs.nodes[i];
+        if (!nodeIsMaster(m) || nodeFailed(m) || okReplicas(m) != maxReplicas) continue;
+        for (int k = 0; k < cs.count; k++) {
+            ClusterNode *r = cs.nodes[k];
+            if ((r->flags & NODE_SLAVE) && !nodeFailed(r) && !memcmp(r->masterName, m->name, NAMELEN) &&
+                memcmp(r->name, candidate->name, NAMELEN) < 0)
+                candidate = r;
+        }
+    }
+    if (target && candidate == myself && t - target->orphanedTime > 5000) {
+        serverLog(LL_WARNING, "Migrating to orphaned master %.40s", target->name);
+        busSetMyMaster(target);
+    }
+}
+
 /* ---- start, cron, commands ---------------------------------------------- */
 
 void busInit(void) {
@@ -1233,8 +1285,13 @@ static void connectNode(ClusterNode *n) {
 void busCron(void) {
     static unsigned iteration;
     long long t = now();
-    /* tls-cluster and the announce directives may change at run time. */
+    /* tls-cluster, the announce directives and cluster-replica-no-failover
+     * may change at run time. */
     clusterMyPorts(&myself->port, &myself->pport, &myself->cport);
+    int oldFlags = myself->flags;
+    if (clReplicaNoFailover) myself->flags |= NODE_NOFAILOVER;
+    else myself->flags &= ~NODE_NOFAILOVER;
+    if (myself->flags != oldFlags) todo(1);
     long long handshakeTimeout = clNodeTimeout > 1000 ? clNodeTimeout : 1000;
     iteration++;
     for (int i = 1; i < cs.count; i++) {
@@ -1247,11 +1304,14 @@ void busCron(void) {
         }
         if (!n->link && sdsLen(n->ip) && n->cport) connectNode(n);
     }
-    /* The send buffer limit. */
+    /* The send buffer limit; inbound links that never said who they are
+     * (a node says it in its first PING after the handshake) close. */
     for (ClusterLink *l = links, *next; l; l = next) {
         next = l->next;
         if (clLinkSendbufLimit && sdsLen(l->sndbuf) > clLinkSendbufLimit) {
             cs.linksLimitExceeded++;
+            linkFree(l);
+        } else if (l->inbound && !l->node && t - l->ctime > 2 * handshakeTimeout) {
             linkFree(l);
         }
     }
@@ -1294,6 +1354,7 @@ void busCron(void) {
         handleManualFailover();
         handleReplicaFailover();
     }
+    handleReplicaMigration();
     if (updateNeeded) cs.todoState = 1;
 }
 

@@ -623,3 +623,56 @@ def test_tls_cluster_bus(start_server, start_oracle, tls_certs, kinds):
     with pytest.raises(redis.ResponseError, match="MOVED 5462 127.0.0.1:%d$" % nodes[1].tport):
         tc.get(key)
     tc.close()
+
+
+def test_replica_migration_to_an_orphaned_master(start_server, start_oracle):
+    """A master whose only replica dies gets one of the replicas of the
+    master that has two (cluster-migration-barrier 1)."""
+    nodes = make(start_server, start_oracle, "ccc")
+    create(nodes)
+    a, b = nodes[0], nodes[1]
+    r1, r2, r3 = make(start_server, start_oracle, "ccr")
+    add_replica(nodes, r1, a)
+    add_replica(nodes + [r1], r2, a)
+    add_replica(nodes + [r1, r2], r3, b)
+    r3id = myid(r3)
+    r3.proc.send_signal(signal.SIGKILL)
+    r3.proc.wait(timeout=10)
+    ids = {myid(r1), myid(r2)}
+
+
+    def migrated():
+        v = nodes_of(nodes[2])
+        return "fail" in v[r3id][0] and any(v[i][1] == myid(b) for i in ids)
+    wait_for(migrated, timeout=40, what="a replica to migrate", step=0.2, ignore=(redis.RedisError,))
+    v = nodes_of(nodes[2])
+    moved = next(i for i in ids if v[i][1] == myid(b))
+    assert moved == min(ids)  # the smallest name moves
+    mover = r1 if myid(r1) == moved else r2
+    wait_for(lambda: cl(mover).info("replication").get("master_port") == b.port, timeout=20,
+             what="the migrated replica to replicate its new master")
+
+
+def test_partition_minority_goes_down_and_heals(start_server, start_oracle):
+    """Two of three masters stopped (SIGSTOP): the third, alone, declares
+    the cluster down after the node timeout (-CLUSTERDOWN for its own
+    slots); when they resume, the cluster is ok again."""
+    nodes = make(start_server, start_oracle, "ccr")
+    create(nodes)
+    alone = nodes[0]
+    key = next(k for k in ("p%d" % i for i in range(1000)) if key_slot(k) <= 5460)
+    cl(alone).set(key, "v")
+    for n in nodes[1:]:
+        n.proc.send_signal(signal.SIGSTOP)
+    try:
+        wait_for(lambda: b"cluster_state:fail" in cl(alone).execute_command("CLUSTER", "INFO"), timeout=30,
+                 what="the minority to go down", step=0.2)
+        with pytest.raises(redis.ResponseError, match="CLUSTERDOWN The cluster is down"):
+            cl(alone).set(key, "w")
+    finally:
+        for n in nodes[1:]:
+            n.proc.send_signal(signal.SIGCONT)
+    wait_consistent(nodes)
+    assert cl(alone).get(key) == b"v"
+    cl(alone).set(key, "w")
+    check(nodes[2])
