@@ -703,3 +703,36 @@ def test_partition_minority_goes_down_and_heals(start_server, start_oracle):
     assert cl(alone).get(key) == b"v"
     cl(alone).set(key, "w")
     check(nodes[2])
+
+
+IOREDIS_JS = r"""
+const Redis = require('ioredis');
+const c = new Redis.Cluster([{host: '127.0.0.1', port: +process.argv[1]}]);
+(async () => {
+  for (let i = 0; i < 500; i++) await c.set('io:' + i, String(i));
+  let ok = 0;
+  for (let i = 0; i < 500; i++) if (await c.get('io:' + i) === String(i)) ok++;
+  const nodes = c.nodes('master').length;
+  console.log(JSON.stringify({ok, nodes}));
+  c.disconnect();
+})().catch(e => { console.error(e); process.exit(1); });
+"""
+
+
+@pytest.mark.parametrize("kinds", ["ccc", "crc"])
+def test_ioredis_cluster_client(start_server, start_oracle, kinds):
+    """ioredis's Cluster client (npm, installed by scripts/deps.sh test)
+    discovers the topology and follows MOVED."""
+    import json
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    mods = os.path.join(root, "build", "npm", "node_modules")
+    node_bin = shutil.which("node") or shutil.which("nodejs")
+    if not node_bin or not os.path.isdir(os.path.join(mods, "ioredis")):
+        pytest.skip("node or ioredis missing (run: sh scripts/deps.sh test)")
+    nodes = make(start_server, start_oracle, kinds)
+    create(nodes)
+    p = subprocess.run([node_bin, "-e", IOREDIS_JS, str(nodes[1].port)], capture_output=True, text=True,
+                       timeout=60, env=dict(os.environ, NODE_PATH=mods))
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout.strip().splitlines()[-1]) == {"ok": 500, "nodes": 3}
+    assert sum(cl(n).dbsize() for n in nodes) == 500 and all(cl(n).dbsize() > 100 for n in nodes)
