@@ -997,7 +997,7 @@ static void replyShardNode(Client *c, const ClusterNode *n) {
     }
     replyBulkCString(c, "role");
     replyBulkCString(c, nodeIsMaster(n) ? "master" : "replica");
-    long long off = 0;
+    long long off = n->replOffset > 0 ? n->replOffset : 0; /* as the bus last said */
     if (n == myself) replReplicaAcks(&off, NULL, 0);
     replyBulkCString(c, "replication-offset");
     replyLongLong(c, off);

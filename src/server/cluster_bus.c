@@ -921,7 +921,7 @@ static int processMessage(ClusterLink *l, const unsigned char *m, size_t len) {
         const unsigned char *u = m + HDR_LEN;
         ClusterNode *n = nodeLookup((const char *)u + 8, NAMELEN);
         unsigned long long epoch = get64(u);
-        if (!n || n->configEpoch >= epoch) return 1;
+        if (!n || n == myself || n->configEpoch >= epoch) return 1;
         if (!nodeIsMaster(n)) setNodeAsMaster(n);
         n->configEpoch = epoch;
         updateSlotsConfigWith(n, epoch, u + 8 + NAMELEN);

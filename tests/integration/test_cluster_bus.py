@@ -736,3 +736,36 @@ def test_ioredis_cluster_client(start_server, start_oracle, kinds):
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout.strip().splitlines()[-1]) == {"ok": 500, "nodes": 3}
     assert sum(cl(n).dbsize() for n in nodes) == 500 and all(cl(n).dbsize() > 100 for n in nodes)
+
+
+def test_shards_and_replicas_views(start_server, start_oracle):
+    """CLUSTER SHARDS, SLOTS and REPLICAS of a cluster with a replica agree
+    between a Cairn and a Redis node (ids, roles, offsets moving)."""
+    nodes = make(start_server, start_oracle, "crc")
+    rep = make(start_server, start_oracle, "c")[0]
+    create(nodes)
+    add_replica(nodes, rep, nodes[1])
+    for k in [k for k in ("sh%d" % i for i in range(300)) if 5461 <= key_slot(k) <= 10922]:
+        cl(nodes[1]).set(k, 1)
+    assert cl(nodes[1]).execute_command("WAIT", 1, 5000) == 1
+
+    def shard_view(n):
+        out = []
+        for sh in cl(n).execute_command("CLUSTER", "SHARDS"):
+            d = dict(zip(sh[::2], sh[1::2]))
+            members = sorted((dict(zip(m[::2], m[1::2]))[b"id"], dict(zip(m[::2], m[1::2]))[b"role"],
+                              dict(zip(m[::2], m[1::2]))[b"health"]) for m in d[b"nodes"])
+            out.append((d[b"slots"], members))
+        return sorted(out)
+    wait_for(lambda: shard_view(nodes[0]) == shard_view(nodes[1]) == shard_view(rep), timeout=20,
+             what="the same SHARDS everywhere", step=0.2)
+    view = shard_view(nodes[0])
+    assert sum(len(m) for _, m in view) == 4
+    assert all(h == b"online" for _, m in view for _, _, h in m)
+    rid = myid(rep).encode()
+    for n in (nodes[0], nodes[1], nodes[2]):
+        reps = cl(n).execute_command("CLUSTER", "REPLICAS", myid(nodes[1]))
+        assert len(reps) == 1 and reps[0].split()[0] == rid
+        slots = cl(n).execute_command("CLUSTER", "SLOTS")
+        rng = next(s for s in slots if s[2][2] == myid(nodes[1]).encode())
+        assert [x[2] for x in rng[3:]] == [rid]
