@@ -769,3 +769,70 @@ def test_shards_and_replicas_views(start_server, start_oracle):
         slots = cl(n).execute_command("CLUSTER", "SLOTS")
         rng = next(s for s in slots if s[2][2] == myid(nodes[1]).encode())
         assert [x[2] for x in rng[3:]] == [rid]
+
+
+def build_partition_shim(out_dir):
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.skip("no C compiler to build the partition shim")
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "partition_shim.c")
+    so = os.path.join(str(out_dir), "partition_shim.so")
+    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", so, src, "-ldl"], check=True)
+    return so
+
+
+@pytest.mark.parametrize("kinds", ["ccc", "crr"])
+def test_bus_partition_minority_down_majority_fails_over_heals(start_server, start_oracle, tmp_path,
+                                                               monkeypatch, kinds):
+    """A Cairn primary cut off the bus (partition_shim.c; clients still
+    reach it): after the node timeout it answers -CLUSTERDOWN, the
+    majority side elects its replica, and when the partition ends the old
+    primary rejoins as a replica of the new one; acknowledged writes are
+    kept."""
+    if "san" in os.path.basename(cairn_bin()):
+        pytest.skip("LD_PRELOAD with the sanitizer build")
+    shim = build_partition_shim(tmp_path)
+    ctl = str(tmp_path / "cut")
+    cports = [free_port() for _ in range(4)]
+    b = node(start_server if kinds[1] == "c" else start_oracle, cluster_port=str(cports[1]))
+    c = node(start_server if kinds[2] == "c" else start_oracle, cluster_port=str(cports[2]))
+    ra = node(start_server, cluster_port=str(cports[3]))
+    monkeypatch.setenv("LD_PRELOAD", shim)
+    monkeypatch.setenv("CAIRN_PARTITION_CTL", ctl)
+    monkeypatch.setenv("CAIRN_PARTITION_PORTS", ",".join(map(str, cports)))
+    try:
+        a = node(start_server, cluster_port=str(cports[0]))
+    finally:
+        for v in ("LD_PRELOAD", "CAIRN_PARTITION_CTL", "CAIRN_PARTITION_PORTS"):
+            monkeypatch.delenv(v)
+    nodes = [a, b, c]
+    create(nodes)
+    add_replica(nodes, ra, a)
+    keys = [k for k in ("pt%d" % i for i in range(2000)) if key_slot(k) <= 5460]
+    for k in keys:
+        cl(a).set(k, k)
+    assert cl(a).execute_command("WAIT", 1, 5000) == 1
+    aid, raid = myid(a), myid(ra)
+    open(ctl, "w").close()  # the partition starts
+    try:
+        wait_for(lambda: b"cluster_state:fail" in cl(a).execute_command("CLUSTER", "INFO"), timeout=30,
+                 what="the isolated primary to go down", step=0.2)
+        with pytest.raises(redis.ResponseError, match="CLUSTERDOWN"):
+            cl(a).set(keys[0], "lost")
+
+        def elected():
+            v = nodes_of(b)
+            return "master" in v[raid][0] and v[raid][2].startswith("0-5460") and "fail" in v[aid][0]
+        wait_for(elected, timeout=40, what="the majority to fail over", step=0.2, ignore=(redis.RedisError,))
+        cl(ra).set(keys[1], "new")
+    finally:
+        os.unlink(ctl)  # the partition ends
+    wait_for(lambda: nodes_of(a)[aid][1] == raid and nodes_of(b)[aid][1] == raid, timeout=40,
+             what="the old primary to follow the new one", step=0.2, ignore=(redis.RedisError, KeyError))
+    wait_consistent(nodes + [ra])
+    rc = cluster_client(b)
+    assert rc.get(keys[1]) == b"new"
+    assert all(rc.get(k) == k.encode() for k in keys[2:])
+    assert rc.get(keys[0]) == keys[0].encode()  # the refused write did not happen
+    wait_for(lambda: cl(a).info("replication").get("master_link_status") == "up", timeout=30,
+             what="the old primary to replicate")
