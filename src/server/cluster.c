@@ -610,6 +610,13 @@ static void askingReset(Client *c, Command *cmd, long long usec) {
         c->flags &= ~CLIENT_ASKING;
 }
 
+/* SPUBLISH, SSUBSCRIBE, SUNSUBSCRIBE: their shard channels (NOT_KEY
+ * specs) route by slot like keys, as Redis 7.0 routes them. */
+static int isShardPubsub(const Command *cmd) {
+    return (cmd->flags & CMD_PUBSUB) && cmd->name[0] == 's' &&
+           (!strcmp(cmd->name, "spublish") || !strcmp(cmd->name, "ssubscribe") || !strcmp(cmd->name, "sunsubscribe"));
+}
+
 enum { REDIR_NONE, REDIR_CROSSSLOT, REDIR_UNSTABLE, REDIR_ASK, REDIR_MOVED, REDIR_DOWN_STATE,
        REDIR_DOWN_RO_STATE, REDIR_DOWN_UNBOUND };
 
@@ -618,7 +625,7 @@ enum { REDIR_NONE, REDIR_CROSSSLOT, REDIR_UNSTABLE, REDIR_ASK, REDIR_MOVED, REDI
  * myself when it runs here. */
 static ClusterNode *nodeForCommand(Client *c, Command *top, int topArgc, sds *topArgv, int *slotOut, int *code) {
     ClusterNode *n = NULL;
-    int slot = -1, migrating = 0, importing = 0, multipleKeys = 0, missing = 0, isExec = 0;
+    int slot = -1, migrating = 0, importing = 0, multipleKeys = 0, missing = 0, isExec = 0, shard = 0;
     uint64_t flags = top->flags;
     *code = REDIR_NONE;
     if (!strcmp(top->name, "exec")) {
@@ -639,6 +646,12 @@ static ClusterNode *nodeForCommand(Client *c, Command *top, int topArgc, sds *to
         KeyResult kr;
         keyResultInit(&kr);
         int nkeys = commandKeys(cmd, argc, argv, &kr);
+        int shardCmd = isShardPubsub(cmd);
+        if (shardCmd) {
+            shard = 1;
+            for (int i = 1; i < (strcmp(cmd->name, "spublish") ? argc : 2); i++) keyResultAdd(&kr, i, 0);
+            nkeys = kr.count;
+        }
         for (int i = 0; i < nkeys; i++) {
             const char *key = argv[kr.keys[i].pos];
             size_t len = sdsLen(argv[kr.keys[i].pos]);
@@ -661,7 +674,7 @@ static ClusterNode *nodeForCommand(Client *c, Command *top, int topArgc, sds *to
             } else {
                 multipleKeys = 1;
             }
-            if ((migrating || importing) && !dbFind(&server.db[0], key, len)) missing++;
+            if ((migrating || importing) && !shardCmd && !dbFind(&server.db[0], key, len)) missing++;
         }
         keyResultFree(&kr);
         if (!isExec && !strcmp(cmd->name, "migrate") && (migrating || importing)) {
@@ -672,11 +685,15 @@ static ClusterNode *nodeForCommand(Client *c, Command *top, int topArgc, sds *to
     *slotOut = slot;
     if (n == NULL) return myself;
     if (!cs.ok) {
-        if (!allowReadsWhenDown) {
+        if (shard) {
+            if (!clAllowPubsubshardWhenDown) {
+                *code = REDIR_DOWN_STATE;
+                return NULL;
+            }
+        } else if (!allowReadsWhenDown) {
             *code = REDIR_DOWN_STATE;
             return NULL;
-        }
-        if (flags & CMD_WRITE) {
+        } else if (flags & CMD_WRITE) {
             *code = REDIR_DOWN_RO_STATE;
             return NULL;
         }
@@ -692,7 +709,7 @@ static ClusterNode *nodeForCommand(Client *c, Command *top, int topArgc, sds *to
         }
         return myself;
     }
-    if ((c->flags & CLIENT_READONLY) && !(flags & CMD_WRITE) && (myself->flags & NODE_SLAVE) &&
+    if (((c->flags & CLIENT_READONLY) || shard) && !(flags & CMD_WRITE) && (myself->flags & NODE_SLAVE) &&
         nodeMaster(myself) == n)
         return myself;
     if (n != myself) *code = REDIR_MOVED;
@@ -702,7 +719,7 @@ static ClusterNode *nodeForCommand(Client *c, Command *top, int topArgc, sds *to
 int clusterRefuseOrReply(Client *c, Command *cmd) {
     if (c->flags & (CLIENT_MASTER | CLIENT_FAKE)) return 0;
     int isExec = !strcmp(cmd->name, "exec");
-    if (!isExec && !(cmd->flags & CMD_MOVABLE_KEYS) && !commandHasKeys(cmd)) return 0;
+    if (!isExec && !(cmd->flags & CMD_MOVABLE_KEYS) && !commandHasKeys(cmd) && !isShardPubsub(cmd)) return 0;
     int slot = -1, code;
     ClusterNode *n = nodeForCommand(c, cmd, c->argc, c->argv, &slot, &code);
     if (n == myself) return 0;

@@ -836,3 +836,54 @@ def test_bus_partition_minority_down_majority_fails_over_heals(start_server, sta
     assert rc.get(keys[0]) == keys[0].encode()  # the refused write did not happen
     wait_for(lambda: cl(a).info("replication").get("master_link_status") == "up", timeout=30,
              what="the old primary to replicate")
+
+
+def test_shard_channels_route_by_slot(start_server, start_oracle):
+    """SPUBLISH / SSUBSCRIBE of a shard channel served elsewhere answer
+    MOVED on a Cairn node as on a Redis node; a replica serves SSUBSCRIBE
+    for its master's slots; cluster-allow-pubsubshard-when-down."""
+    nodes = make(start_server, start_oracle, "crc")
+    rep = make(start_server, start_oracle, "c")[0]
+    create(nodes)
+    add_replica(nodes, rep, nodes[1])
+    chan = next(c for c in ("sc%d" % i for i in range(10000)) if 5461 <= key_slot(c) <= 10922)
+    errs = []
+    for n in (nodes[0], nodes[2]):
+        try:
+            cl(n).execute_command("SPUBLISH", chan, "x")
+        except redis.ResponseError as e:
+            errs.append(str(e))
+    assert errs == ["MOVED %d 127.0.0.1:%d" % (key_slot(chan), nodes[1].port)] * 2
+    sk = socket.create_connection(("127.0.0.1", nodes[0].port), timeout=10)
+    sk.sendall(b"SSUBSCRIBE %s\r\n" % chan.encode())
+    assert read_until(sk, b"-MOVED %d" % key_slot(chan))
+    sk.close()
+    sk = socket.create_connection(("127.0.0.1", rep.port), timeout=10)
+    sk.sendall(b"SSUBSCRIBE %s\r\n" % chan.encode())
+    assert read_until(sk, b"ssubscribe")
+    sk.close()
+
+
+def test_shard_channels_single_node_as_redis(start_server, start_oracle):
+    """Differential: SPUBLISH on an unserved slot, then with the cluster
+    down, with cluster-allow-pubsubshard-when-down yes and no."""
+    pair = [node(start_server), node(start_oracle)]
+
+    def both(*args):
+        outs = []
+        for n in pair:
+            try:
+                outs.append(cl(n).execute_command(*args))
+            except redis.ResponseError as e:
+                outs.append("ERR:" + str(e))
+        assert outs[0] == outs[1], (args, outs)
+        return outs[0]
+    assert both("SPUBLISH", "x", "y") == "ERR:CLUSTERDOWN Hash slot not served"
+    assert both("PUBLISH", "x", "y") == 0
+    both("CLUSTER", "ADDSLOTS", key_slot("x"))
+    # the state is fail (slots uncovered)
+    assert b"cluster_state:fail" in cl(pair[0]).execute_command("CLUSTER", "INFO")
+    assert both("SPUBLISH", "x", "y") == 0
+    both("CONFIG", "SET", "cluster-allow-pubsubshard-when-down", "no")
+    assert both("SPUBLISH", "x", "y") == "ERR:CLUSTERDOWN The cluster is down"
+    assert both("SPUBLISH", "other", "y").startswith("ERR:CLUSTERDOWN")
