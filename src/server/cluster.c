@@ -47,6 +47,7 @@
 #include "script/ldb.h"
 #include "script/script.h"
 #include "server/multi.h"
+#include "server/pubsub.h"
 
 _Static_assert(((CLIENT_READONLY | CLIENT_ASKING) & (CLIENT_LUA_DEBUG | CLIENT_LUA_DEBUG_SYNC)) == 0,
                "cluster and debugger client flags overlap");
@@ -229,6 +230,9 @@ void slotAdd(ClusterNode *n, int slot) {
 void slotDel(int slot) {
     ClusterNode *n = cs.slots[slot];
     if (!n) return;
+    /* A slot of myself's shard goes: its shard channels' subscribers too. */
+    if (n == myself || (n->name[0] && !memcmp(myself->masterName, n->name, NAMELEN)))
+        pubsubShardDropSlot((unsigned)slot);
     n->numSlots--;
     cs.slots[slot] = NULL;
 }

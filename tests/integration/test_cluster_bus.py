@@ -862,6 +862,25 @@ def test_shard_channels_route_by_slot(start_server, start_oracle):
     sk.sendall(b"SSUBSCRIBE %s\r\n" % chan.encode())
     assert read_until(sk, b"ssubscribe")
     sk.close()
+    # a slot that leaves a node's shard unsubscribes its shard channels'
+    # subscribers there (Redis 7.0), on a Cairn owner, its Cairn replica and
+    # a Redis owner alike
+    subs = []
+    for owner, watcher in ((nodes[1], rep), (nodes[1], nodes[1]), (nodes[0], nodes[0])):
+        lo, hi = {nodes[0].port: (0, 5460), nodes[1].port: (5461, 10922)}[owner.port]
+        used = {key_slot(x[1]) for x in subs} | {key_slot(chan)}
+        ch = next(c for c in ("mv%d" % i for i in range(10000)) if lo <= key_slot(c) <= hi and key_slot(c) not in used)
+        sk = socket.create_connection(("127.0.0.1", watcher.port), timeout=10)
+        sk.sendall(b"SSUBSCRIBE %s\r\n" % ch.encode())
+        assert read_until(sk, b"ssubscribe")
+        subs.append((sk, ch, owner))
+    for sk, ch, owner in subs:
+        for n in nodes:
+            assert cl(n).execute_command("CLUSTER", "SETSLOT", key_slot(ch), "NODE", myid(nodes[2])) == b"OK"
+    for sk, ch, owner in subs:
+        assert read_until(sk, b"sunsubscribe"), ch
+        sk.close()
+    wait_consistent(nodes + [rep])
 
 
 def test_shard_channels_single_node_as_redis(start_server, start_oracle):
