@@ -738,6 +738,10 @@ static int processMessage(ClusterLink *l, const unsigned char *m, size_t len) {
     if (type >= BUS_MSG_TYPES) return 1;
     const char *senderName = (const char *)m + H_SENDER;
     ClusterNode *sender = (l->node && !(l->node->flags & NODE_HANDSHAKE)) ? l->node : nodeLookup(senderName, NAMELEN);
+    /* A message in my own name (a MEET to my own address, or a forgery)
+     * says nothing about any node. */
+    int fromMyName = sender == myself;
+    if (fromMyName) sender = NULL;
     if (sender && l->inbound && !l->node) {
         if (sender->inLink && sender->inLink != l) linkFree(sender->inLink);
         sender->inLink = l;
@@ -778,7 +782,7 @@ static int processMessage(ClusterLink *l, const unsigned char *m, size_t len) {
                 }
             }
         }
-        if (!sender && type == MSG_MEET) {
+        if (!sender && !fromMyName && type == MSG_MEET) {
             ClusterNode *n = nodeCreate(NULL, NODE_HANDSHAKE);
             char ip[IPLEN];
             senderIp(l, m, ip);
@@ -804,7 +808,7 @@ static int processMessage(ClusterLink *l, const unsigned char *m, size_t len) {
                     nodeDelete(ln);
                     return 0;
                 }
-                if (!validName(senderName, NAMELEN)) {
+                if (!validName(senderName, NAMELEN) || fromMyName) {
                     nodeDelete(ln);
                     return 0;
                 }

@@ -505,6 +505,15 @@ def test_hostile_bus_input(start_server, start_oracle):
     bus_send(n, header(7, 2256 + 2096))                        # UPDATE about an unknown node, unknown sender
     bus_send(n, header(99, 2256))                              # unknown type
     bus_send(n, header(2, 2256, sender=b"z" * 40) + b"x" * 10) # MEET with trailing bytes
+    # messages in the node's own name change nothing (no node, no epoch)
+    me = myid(n).encode()
+    forged = bytearray(header(2, 2256, sender=me))
+    struct.pack_into(">QQ", forged, 16, 10 ** 12, 10 ** 12)
+    bus_send(n, bytes(forged))
+    forged[12:14] = b"\x00\x00"  # as a PING
+    bus_send(n, bytes(forged))
+    info = cl(n).execute_command("CLUSTER", "INFO")
+    assert b"cluster_current_epoch:3" in info and b"cluster_my_epoch:1" in info, info
     # a PING from an unknown sender is answered with a PONG, and nothing else changes
     pong = bus_send(n, header(0, 2256), read=True)
     assert pong[:4] == b"RCmb" and struct.unpack(">H", pong[12:14])[0] == 1
