@@ -1094,7 +1094,7 @@ static void handleReplicaFailover(void) {
     if (nodeIsMaster(myself) || !master || (!nodeFailed(master) && !manual) || (clReplicaNoFailover && !manual) ||
         master->numSlots == 0)
         return;
-    long long age = master->dataReceived ? t - master->dataReceived : 0;
+    long long age = replicaDataAgeMs();
     if (age > clNodeTimeout) age -= clNodeTimeout;
     if (clReplicaValidityFactor && age > 1000 + clNodeTimeout * clReplicaValidityFactor && !manual) return;
     if (t - cs.failoverAuthTime > retry) {
