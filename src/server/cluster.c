@@ -1,6 +1,7 @@
-/* cluster.c -- Redis Cluster mode, first slice (issue 36): the node's
- * state, nodes.conf, the CLUSTER commands of one node and the key-slot
- * check of every command.
+/* cluster.c -- Redis Cluster mode (issue 36): the node's state,
+ * nodes.conf, the CLUSTER commands and the key-slot check of every
+ * command.  The bus (other nodes, failure detection, failover) is
+ * cluster_bus.c's; the types both use are in cluster_int.h.
  *
  * Invariants:
  *  - cs.nodes[0] is myself; every node has a 40-hex-digit unique name;
