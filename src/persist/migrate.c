@@ -246,8 +246,11 @@ try_again:;
         keys[live++] = keys[j];
         sds payload = rdbDumpValue(o);
         char ttlText[UTIL_LONG_STR_SIZE];
-        const char *restore[5] = {"RESTORE", keys[j], ttlText, payload, "REPLACE"};
-        size_t lens[5] = {7, sdsLen(keys[j]), (size_t)longLongToString(ttlText, sizeof(ttlText), ttl),
+        /* In cluster mode RESTORE-ASKING, as Redis: the target may be
+         * importing the slot. */
+        const char *verb = dbSlotsOn() ? "RESTORE-ASKING" : "RESTORE";
+        const char *restore[5] = {verb, keys[j], ttlText, payload, "REPLACE"};
+        size_t lens[5] = {strlen(verb), sdsLen(keys[j]), (size_t)longLongToString(ttlText, sizeof(ttlText), ttl),
                           sdsLen(payload), 7};
         out = respCatCommandLen(out, a.replace ? 5 : 4, restore, lens);
         sdsFree(payload);

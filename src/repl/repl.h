@@ -103,6 +103,17 @@ int replReplicaAcks(long long *offset, ReplReplicaAck *out, int max);
  * sleeps). */
 void replRequestAcks(void);
 
+/* REPLICAOF host port and REPLICAOF NO ONE as cluster mode drives them
+ * (CLUSTER REPLICATE, a failover): the replica (re)connects to host:port,
+ * or becomes a primary with a new replication history. */
+void replicaSetPrimary(const char *host, int port);
+void replicaUnsetPrimary(void);
+/* A replica's data age (a cluster replica's failover eligibility, as
+ * Redis 7.0 measures it): ms since its primary's link last carried data
+ * while it is up, else since the link went down (since the epoch when it
+ * was never up after REPLICAOF). */
+long long replicaDataAgeMs(void);
+
 extern Command replCommands[];
 
 /* Registers the replication directives (CONFIG GET/SET/REWRITE, the config

@@ -950,6 +950,12 @@ void replicaSetPrimary(const char *host, int port) {
     connectToPrimary();
 }
 
+long long replicaDataAgeMs(void) {
+    long long now = server.time.nowMs;
+    if (repl.link == LINK_CONNECTED && repl.master) return now - repl.master->lastInteraction;
+    return now - repl.linkDownSinceMs; /* never up since REPLICAOF: the whole clock */
+}
+
 void replicaUnsetPrimary(void) {
     if (repl.master) {
         Client *m = repl.master;

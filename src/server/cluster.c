@@ -1,6 +1,7 @@
-/* cluster.c -- Redis Cluster mode, first slice (issue 36): the node's
- * state, nodes.conf, the CLUSTER commands of one node and the key-slot
- * check of every command.
+/* cluster.c -- Redis Cluster mode (issue 36): the node's state,
+ * nodes.conf, the CLUSTER commands and the key-slot check of every
+ * command.  The bus (other nodes, failure detection, failover) is
+ * cluster_bus.c's; the types both use are in cluster_int.h.
  *
  * Invariants:
  *  - cs.nodes[0] is myself; every node has a 40-hex-digit unique name;
@@ -22,6 +23,7 @@
  * Keys and slots: db.h's slot index (dbUseSlots) counts, lists and drops a
  * slot's keys; only database 0 is used (SELECT refuses others). */
 #include "server/cluster.h"
+#include "server/cluster_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +36,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "core/conn.h"
 #include "core/dispatch.h"
 #include "core/event.h"
 #include "core/log.h"
@@ -45,25 +48,12 @@
 #include "script/ldb.h"
 #include "script/script.h"
 #include "server/multi.h"
+#include "server/pubsub.h"
 
 _Static_assert(((CLIENT_READONLY | CLIENT_ASKING) & (CLIENT_LUA_DEBUG | CLIENT_LUA_DEBUG_SYNC)) == 0,
                "cluster and debugger client flags overlap");
 
-#define NAMELEN 40
-#define WRITABLE_DELAY_MS 2000
-#define MIN_REJOIN_DELAY_MS 500
-#define MAX_REJOIN_DELAY_MS 5000
-
-/* Node flags, as nodes.conf and CLUSTER NODES name them. */
-#define NODE_MYSELF (1 << 0)
-#define NODE_MASTER (1 << 1)
-#define NODE_SLAVE (1 << 2)
-#define NODE_PFAIL (1 << 3)
-#define NODE_FAIL (1 << 4)
-#define NODE_HANDSHAKE (1 << 5)
-#define NODE_NOADDR (1 << 6)
-#define NODE_NOFAILOVER (1 << 7)
-
+/* Node flags as nodes.conf and CLUSTER NODES name them, in their order. */
 static const struct {
     int flag;
     const char *name;
@@ -71,46 +61,24 @@ static const struct {
                  {NODE_PFAIL, "fail?"},         {NODE_FAIL, "fail"},     {NODE_HANDSHAKE, "handshake"},
                  {NODE_NOADDR, "noaddr"},       {NODE_NOFAILOVER, "nofailover"}};
 
-typedef struct ClusterNode {
-    char name[NAMELEN + 1];
-    int flags;
-    sds ip;          /* "" until known */
-    sds hostname;    /* "" when none */
-    int port, cport; /* client and bus ports */
-    unsigned long long configEpoch;
-    char masterName[NAMELEN + 1]; /* "" when a master or unknown */
-    int numSlots;
-} ClusterNode;
-
-typedef struct ClusterState {
-    ClusterNode **nodes;
-    int count;
-    ClusterNode *slots[DB_SLOTS];
-    ClusterNode *migrating[DB_SLOTS];
-    ClusterNode *importing[DB_SLOTS];
-    unsigned long long currentEpoch, lastVoteEpoch;
-    int ok;         /* cluster_state:ok */
-    int size;       /* masters serving slots, as last computed */
-    int todoState;  /* recompute the state before sleeping */
-    int lockFd;     /* holds the flock on the config file */
-} ClusterState;
-
-static ClusterState cs = {.lockFd = -1, .size = 1};
-#define myself (cs.nodes[0])
+ClusterState cs = {.lockFd = -1, .size = 1, .mfMasterOffset = -1};
 
 int clusterEnabled;
 
 /* ---- directives ------------------------------------------------------ */
 
 static char *configFile;
-static int clusterPort;
-static long long nodeTimeout;
-static char *announceIp, *announceHostname;
-static int announcePort, announceTlsPort, announceBusPort;
+int clPort;
+long long clNodeTimeout;
+char *clAnnounceIp, *clAnnounceHostname;
+static int announcePort, announceBusPort;
+int clAnnounceTlsPort;
 static int preferredEndpoint; /* 0 ip, 1 hostname, 2 unknown-endpoint */
-static int replicaValidityFactor, migrationBarrier, allowReplicaMigration, requireFullCoverage;
-static int replicaNoFailover, allowReadsWhenDown, allowPubsubshardWhenDown;
-static unsigned long long linkSendbufLimit;
+int clReplicaValidityFactor, clMigrationBarrier, clAllowReplicaMigration;
+static int requireFullCoverage;
+int clReplicaNoFailover, clAllowPubsubshardWhenDown;
+static int allowReadsWhenDown;
+unsigned long long clLinkSendbufLimit;
 
 static const ConfigEnum endpointEnum[] = {{"ip", 0}, {"hostname", 1}, {"unknown-endpoint", 2}, {NULL, 0}};
 
@@ -125,17 +93,17 @@ static int setAnnounceHostname(ConfigDef *d, sds *argv, int argc, const char **e
             return -1;
         }
     }
-    configSetString(&announceHostname, argv[0]);
+    configSetString(&clAnnounceHostname, argv[0]);
     if (clusterEnabled && cs.nodes) {
         sdsFree(myself->hostname);
-        myself->hostname = sdsNew(announceHostname);
+        myself->hostname = sdsNew(clAnnounceHostname);
     }
     return 0;
 }
 
 static sds getAnnounceHostname(const ConfigDef *d) {
     (void)d;
-    return sdsNew(announceHostname ? announceHostname : "");
+    return sdsNew(clAnnounceHostname ? clAnnounceHostname : "");
 }
 
 /* cluster-announce-ip: the address myself shows (CLUSTER NODES/SLOTS). */
@@ -143,7 +111,7 @@ static int applyAnnounceIp(const char **err) {
     (void)err;
     if (clusterEnabled && cs.nodes) {
         sdsFree(myself->ip);
-        myself->ip = sdsNew(announceIp ? announceIp : "");
+        myself->ip = sdsNew(clAnnounceIp ? clAnnounceIp : "");
     }
     return 0;
 }
@@ -151,24 +119,24 @@ static int applyAnnounceIp(const char **err) {
 static int applyAnnouncePorts(const char **err);
 
 static ConfigDef clusterConfig[] = {
-    CONFIG_BOOL("cluster-allow-pubsubshard-when-down", NULL, 0, allowPubsubshardWhenDown, "yes"),
+    CONFIG_BOOL("cluster-allow-pubsubshard-when-down", NULL, 0, clAllowPubsubshardWhenDown, "yes"),
     CONFIG_BOOL("cluster-allow-reads-when-down", NULL, 0, allowReadsWhenDown, "no"),
-    CONFIG_BOOL("cluster-allow-replica-migration", NULL, 0, allowReplicaMigration, "yes"),
+    CONFIG_BOOL("cluster-allow-replica-migration", NULL, 0, clAllowReplicaMigration, "yes"),
     CONFIG_INT("cluster-announce-bus-port", NULL, 0, announceBusPort, 0, 65535, "0", .apply = applyAnnouncePorts),
     CONFIG_SPECIAL("cluster-announce-hostname", NULL, 0, "", setAnnounceHostname, getAnnounceHostname),
-    CONFIG_STRING("cluster-announce-ip", NULL, CF_EMPTY_NULL, announceIp, "", .apply = applyAnnounceIp),
+    CONFIG_STRING("cluster-announce-ip", NULL, CF_EMPTY_NULL, clAnnounceIp, "", .apply = applyAnnounceIp),
     CONFIG_INT("cluster-announce-port", NULL, 0, announcePort, 0, 65535, "0", .apply = applyAnnouncePorts),
-    CONFIG_INT("cluster-announce-tls-port", NULL, 0, announceTlsPort, 0, 65535, "0"),
+    CONFIG_INT("cluster-announce-tls-port", NULL, 0, clAnnounceTlsPort, 0, 65535, "0", .apply = applyAnnouncePorts),
     CONFIG_STRING("cluster-config-file", NULL, CF_IMMUTABLE, configFile, "nodes.conf"),
     CONFIG_BOOL("cluster-enabled", NULL, CF_IMMUTABLE, clusterEnabled, "no"),
-    {.name = "cluster-link-sendbuf-limit", .type = CT_ULL, .flags = CF_MEMORY, .var = &linkSendbufLimit,
+    {.name = "cluster-link-sendbuf-limit", .type = CT_ULL, .flags = CF_MEMORY, .var = &clLinkSendbufLimit,
      .min = 0, .max = LLONG_MAX, .deflt = "0"},
-    CONFIG_INT("cluster-migration-barrier", NULL, 0, migrationBarrier, 0, INT_MAX, "1"),
-    CONFIG_LL("cluster-node-timeout", NULL, 0, nodeTimeout, 0, LLONG_MAX, "15000"),
-    CONFIG_INT("cluster-port", NULL, CF_IMMUTABLE, clusterPort, 0, 65535, "0"),
+    CONFIG_INT("cluster-migration-barrier", NULL, 0, clMigrationBarrier, 0, INT_MAX, "1"),
+    CONFIG_LL("cluster-node-timeout", NULL, 0, clNodeTimeout, 0, LLONG_MAX, "15000"),
+    CONFIG_INT("cluster-port", NULL, CF_IMMUTABLE, clPort, 0, 65535, "0"),
     CONFIG_ENUM("cluster-preferred-endpoint-type", NULL, 0, preferredEndpoint, endpointEnum, "ip"),
-    CONFIG_BOOL("cluster-replica-no-failover", "cluster-slave-no-failover", 0, replicaNoFailover, "no"),
-    CONFIG_INT("cluster-replica-validity-factor", "cluster-slave-validity-factor", 0, replicaValidityFactor, 0,
+    CONFIG_BOOL("cluster-replica-no-failover", "cluster-slave-no-failover", 0, clReplicaNoFailover, "no"),
+    CONFIG_INT("cluster-replica-validity-factor", "cluster-slave-validity-factor", 0, clReplicaValidityFactor, 0,
                INT_MAX, "10"),
     CONFIG_BOOL("cluster-require-full-coverage", NULL, 0, requireFullCoverage, "yes"),
 };
@@ -177,7 +145,7 @@ void clusterRegisterConfig(void) { configRegister(clusterConfig, CONFIG_COUNT_OF
 
 /* ---- nodes ----------------------------------------------------------- */
 
-static ClusterNode *nodeCreate(const char *name, int flags) {
+ClusterNode *nodeCreate(const char *name, int flags) {
     ClusterNode *n = xcalloc(sizeof(*n));
     if (name) {
         memcpy(n->name, name, NAMELEN);
@@ -187,71 +155,97 @@ static ClusterNode *nodeCreate(const char *name, int flags) {
     n->flags = flags;
     n->ip = sdsEmpty();
     n->hostname = sdsEmpty();
+    n->ctime = serverNowMs();
+    n->replOffset = -1;
     return n;
 }
 
-static void nodeFree(ClusterNode *n) {
+void nodeFree(ClusterNode *n) {
     sdsFree(n->ip);
     sdsFree(n->hostname);
     xfree(n);
 }
 
-static void nodeAppend(ClusterNode *n) {
+void nodeAppend(ClusterNode *n) {
     cs.nodes = xrealloc(cs.nodes, sizeof(*cs.nodes) * (size_t)(cs.count + 1));
     cs.nodes[cs.count++] = n;
 }
 
-static int validName(const char *s, size_t len) {
+int validName(const char *s, size_t len) {
     if (len != NAMELEN) return 0;
     for (size_t i = 0; i < len; i++)
         if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return 0;
     return 1;
 }
 
-static ClusterNode *nodeLookup(const char *s, size_t len) {
+ClusterNode *nodeLookup(const char *s, size_t len) {
     if (!validName(s, len)) return NULL;
     for (int i = 0; i < cs.count; i++)
         if (!memcmp(cs.nodes[i]->name, s, NAMELEN)) return cs.nodes[i];
     return NULL;
 }
 
-static int nodeIsMaster(const ClusterNode *n) { return (n->flags & NODE_MASTER) != 0; }
+int nodeIsMaster(const ClusterNode *n) { return (n->flags & NODE_MASTER) != 0; }
 
-static ClusterNode *nodeMaster(const ClusterNode *n) {
+ClusterNode *nodeMaster(const ClusterNode *n) {
     return n->masterName[0] ? nodeLookup(n->masterName, NAMELEN) : NULL;
 }
 
-/* The ports myself announces (cluster-announce-*, else its own). */
-static void myPorts(int *port, int *cport) {
-    *port = announcePort ? announcePort : server.cfg.port;
-    *cport = announceBusPort ? announceBusPort : clusterPort ? clusterPort : server.cfg.port + 10000;
+/* 1 when the bus and the ports it announces are TLS's (tls-cluster). */
+static int tlsCluster(void) { return connTlsAvailable() && connTypeForCluster() == &connTlsType; }
+
+/* The ports myself announces, as Redis 7.0 derives them: the client port
+ * is the TLS port with tls-cluster (the plaintext one then goes as pport),
+ * the bus port that + 10000 unless cluster-port says; cluster-announce-*
+ * override them. */
+void clusterMyPorts(int *port, int *pport, int *cport) {
+    int tls = tlsCluster(), base = tls ? tlsPort() : server.cfg.port;
+    *port = base;
+    *pport = tls ? server.cfg.port : 0;
+    *cport = clPort ? clPort : base + 10000;
+    if (tls && clAnnounceTlsPort) {
+        *port = clAnnounceTlsPort;
+        *pport = announcePort;
+    } else if (announcePort) {
+        *port = announcePort;
+    }
+    if (announceBusPort) *cport = announceBusPort;
+}
+
+int clusterClientPort(const ClusterNode *n, const Client *c) {
+    int usePport = c && c->conn && c->conn->type != &connTlsType && tlsCluster();
+    return usePport && n->pport ? n->pport : n->port;
 }
 
 static int applyAnnouncePorts(const char **err) {
     (void)err;
-    if (clusterEnabled && cs.nodes) myPorts(&myself->port, &myself->cport);
+    if (clusterEnabled && cs.nodes) clusterMyPorts(&myself->port, &myself->pport, &myself->cport);
     return 0;
 }
 
-static void slotAdd(ClusterNode *n, int slot) {
+void slotAdd(ClusterNode *n, int slot) {
     cs.slots[slot] = n;
     n->numSlots++;
 }
 
-static void slotDel(int slot) {
+void slotDel(int slot) {
     ClusterNode *n = cs.slots[slot];
     if (!n) return;
+    /* A slot of myself's shard goes: its shard channels' subscribers too. */
+    if (n == myself || (n->name[0] && !memcmp(myself->masterName, n->name, NAMELEN)))
+        pubsubShardDropSlot((unsigned)slot);
     n->numSlots--;
     cs.slots[slot] = NULL;
 }
 
-static void nodeDelSlots(ClusterNode *n) {
+void nodeDelSlots(ClusterNode *n) {
     for (int s = 0; s < (int)DB_SLOTS; s++)
         if (cs.slots[s] == n) slotDel(s);
 }
 
 /* Removes a node other than myself (its slots and marks go too). */
-static void nodeDelete(ClusterNode *n) {
+void nodeDelete(ClusterNode *n) {
+    busNodeForget(n);
     for (int s = 0; s < (int)DB_SLOTS; s++) {
         if (cs.migrating[s] == n) cs.migrating[s] = NULL;
         if (cs.importing[s] == n) cs.importing[s] = NULL;
@@ -275,7 +269,7 @@ static unsigned long long maxEpoch(void) {
 }
 
 /* Redis's bump without consensus: 0 when myself took a new epoch. */
-static int bumpEpoch(void) {
+int bumpEpoch(void) {
     unsigned long long m = maxEpoch();
     if (myself->configEpoch == 0 || myself->configEpoch != m) {
         cs.currentEpoch++;
@@ -309,13 +303,13 @@ static sds catSlotRanges(sds s, const ClusterNode *n) {
 
 /* One node's line, without the newline; withMarks adds myself's
  * migrating/importing marks (nodes.conf and CLUSTER NODES do). */
-static sds nodeDescription(sds s, const ClusterNode *n, int withMarks) {
-    s = sdsCatPrintf(s, "%s %s:%d@%d", n->name, n->ip, n->port, n->cport);
+sds nodeDescription(sds s, const ClusterNode *n, int withMarks, const Client *c) {
+    s = sdsCatPrintf(s, "%s %s:%d@%d", n->name, n->ip, c ? clusterClientPort(n, c) : n->port, n->cport);
     if (sdsLen(n->hostname)) s = sdsCatPrintf(s, ",%s", n->hostname);
     s = sdsCat(s, " ");
     s = catFlags(s, n);
-    s = sdsCatPrintf(s, " %s 0 0 %llu %s", n->masterName[0] ? n->masterName : "-", n->configEpoch,
-                     n == myself ? "connected" : "disconnected");
+    s = sdsCatPrintf(s, " %s %lld %lld %llu %s", n->masterName[0] ? n->masterName : "-", n->pingSent,
+                     n->pongReceived, n->configEpoch, n == myself || n->link ? "connected" : "disconnected");
     s = catSlotRanges(s, n);
     if (withMarks && n == myself) {
         for (int j = 0; j < (int)DB_SLOTS; j++) {
@@ -329,7 +323,7 @@ static sds nodeDescription(sds s, const ClusterNode *n, int withMarks) {
 static sds nodesText(void) {
     sds s = sdsEmpty();
     for (int i = 0; i < cs.count; i++) {
-        s = nodeDescription(s, cs.nodes[i], 1);
+        s = nodeDescription(s, cs.nodes[i], 1, NULL);
         s = sdsCat(s, "\n");
     }
     return s;
@@ -340,7 +334,7 @@ static sds nodesText(void) {
 /* Writes the config file: a temporary file beside it, fsync'd, locked,
  * renamed over it (the lock moves to the new file).  0, or -1 with errno
  * (the old file and lock stay). */
-static int saveConfig(void) {
+int saveConfig(void) {
     sds text = nodesText();
     text = sdsCatPrintf(text, "vars currentEpoch %llu lastVoteEpoch %llu\n", cs.currentEpoch, cs.lastVoteEpoch);
     char tmp[PATH_MAX];
@@ -501,7 +495,7 @@ static const char *scriptClusterCheck(Client *caller, Command *cmd, int argc, sd
 
 /* ---- state ----------------------------------------------------------- */
 
-static void updateState(void) {
+void updateState(void) {
     static long long firstCall, minorityTime;
     long long now = serverNowMs();
     cs.todoState = 0;
@@ -530,7 +524,7 @@ static void updateState(void) {
         minorityTime = now;
     }
     if (ok != cs.ok) {
-        long long rejoin = nodeTimeout;
+        long long rejoin = clNodeTimeout;
         if (rejoin > MAX_REJOIN_DELAY_MS) rejoin = MAX_REJOIN_DELAY_MS;
         if (rejoin < MIN_REJOIN_DELAY_MS) rejoin = MIN_REJOIN_DELAY_MS;
         if (ok && nodeIsMaster(myself) && now - minorityTime < rejoin) return;
@@ -543,9 +537,12 @@ static long long clusterCron(EventLoop *loop, long long id, void *data) {
     (void)loop;
     (void)id;
     (void)data;
+    busCron();
     if (cs.todoState || !cs.ok) updateState();
     return 100;
 }
+
+static void clusterBeforeSleep(void) { busBeforeSleep(); }
 
 void clusterInitEarly(void) {
     if (clusterEnabled) dbUseSlots();
@@ -553,7 +550,7 @@ void clusterInitEarly(void) {
 
 void clusterInit(void) {
     if (!clusterEnabled) return;
-    if (server.cfg.port > 55535 && clusterPort == 0) {
+    if ((tlsCluster() ? tlsPort() : server.cfg.port) > 55535 && clPort == 0) {
         serverLog(LL_WARNING, "Redis port number too high. Cluster communication port is 10,000 port numbers "
                               "higher than your Redis port. Your Redis port number must be 55535 or less.");
         exit(1);
@@ -588,15 +585,17 @@ void clusterInit(void) {
     } else {
         serverLog(LL_NOTICE, "Node configuration loaded, I'm %.40s", myself->name);
     }
-    myPorts(&myself->port, &myself->cport);
+    clusterMyPorts(&myself->port, &myself->pport, &myself->cport);
     sdsFree(myself->ip);
-    myself->ip = sdsNew(announceIp ? announceIp : "");
-    if (announceHostname) {
+    myself->ip = sdsNew(clAnnounceIp ? clAnnounceIp : "");
+    if (clAnnounceHostname) {
         sdsFree(myself->hostname);
-        myself->hostname = sdsNew(announceHostname);
+        myself->hostname = sdsNew(clAnnounceHostname);
     }
     saveConfigOrDie();
+    busInit();
     eventAddTimer(server.loop, 100, clusterCron, NULL);
+    serverAddBeforeSleepHook(clusterBeforeSleep);
     dispatchAddAfterCall(askingReset); /* only in cluster mode: nothing per command otherwise */
     scriptSetClusterCheck(scriptClusterCheck);
 }
@@ -616,6 +615,13 @@ static void askingReset(Client *c, Command *cmd, long long usec) {
         c->flags &= ~CLIENT_ASKING;
 }
 
+/* SPUBLISH, SSUBSCRIBE, SUNSUBSCRIBE: their shard channels (NOT_KEY
+ * specs) route by slot like keys, as Redis 7.0 routes them. */
+static int isShardPubsub(const Command *cmd) {
+    return (cmd->flags & CMD_PUBSUB) && cmd->name[0] == 's' &&
+           (!strcmp(cmd->name, "spublish") || !strcmp(cmd->name, "ssubscribe") || !strcmp(cmd->name, "sunsubscribe"));
+}
+
 enum { REDIR_NONE, REDIR_CROSSSLOT, REDIR_UNSTABLE, REDIR_ASK, REDIR_MOVED, REDIR_DOWN_STATE,
        REDIR_DOWN_RO_STATE, REDIR_DOWN_UNBOUND };
 
@@ -624,7 +630,7 @@ enum { REDIR_NONE, REDIR_CROSSSLOT, REDIR_UNSTABLE, REDIR_ASK, REDIR_MOVED, REDI
  * myself when it runs here. */
 static ClusterNode *nodeForCommand(Client *c, Command *top, int topArgc, sds *topArgv, int *slotOut, int *code) {
     ClusterNode *n = NULL;
-    int slot = -1, migrating = 0, importing = 0, multipleKeys = 0, missing = 0, isExec = 0;
+    int slot = -1, migrating = 0, importing = 0, multipleKeys = 0, missing = 0, isExec = 0, shard = 0;
     uint64_t flags = top->flags;
     *code = REDIR_NONE;
     if (!strcmp(top->name, "exec")) {
@@ -645,6 +651,12 @@ static ClusterNode *nodeForCommand(Client *c, Command *top, int topArgc, sds *to
         KeyResult kr;
         keyResultInit(&kr);
         int nkeys = commandKeys(cmd, argc, argv, &kr);
+        int shardCmd = isShardPubsub(cmd);
+        if (shardCmd) {
+            shard = 1;
+            for (int i = 1; i < (strcmp(cmd->name, "spublish") ? argc : 2); i++) keyResultAdd(&kr, i, 0);
+            nkeys = kr.count;
+        }
         for (int i = 0; i < nkeys; i++) {
             const char *key = argv[kr.keys[i].pos];
             size_t len = sdsLen(argv[kr.keys[i].pos]);
@@ -667,7 +679,7 @@ static ClusterNode *nodeForCommand(Client *c, Command *top, int topArgc, sds *to
             } else {
                 multipleKeys = 1;
             }
-            if ((migrating || importing) && !dbFind(&server.db[0], key, len)) missing++;
+            if ((migrating || importing) && !shardCmd && !dbFind(&server.db[0], key, len)) missing++;
         }
         keyResultFree(&kr);
         if (!isExec && !strcmp(cmd->name, "migrate") && (migrating || importing)) {
@@ -678,11 +690,15 @@ static ClusterNode *nodeForCommand(Client *c, Command *top, int topArgc, sds *to
     *slotOut = slot;
     if (n == NULL) return myself;
     if (!cs.ok) {
-        if (!allowReadsWhenDown) {
+        if (shard) {
+            if (!clAllowPubsubshardWhenDown) {
+                *code = REDIR_DOWN_STATE;
+                return NULL;
+            }
+        } else if (!allowReadsWhenDown) {
             *code = REDIR_DOWN_STATE;
             return NULL;
-        }
-        if (flags & CMD_WRITE) {
+        } else if (flags & CMD_WRITE) {
             *code = REDIR_DOWN_RO_STATE;
             return NULL;
         }
@@ -698,7 +714,7 @@ static ClusterNode *nodeForCommand(Client *c, Command *top, int topArgc, sds *to
         }
         return myself;
     }
-    if ((c->flags & CLIENT_READONLY) && !(flags & CMD_WRITE) && (myself->flags & NODE_SLAVE) &&
+    if (((c->flags & CLIENT_READONLY) || shard) && !(flags & CMD_WRITE) && (myself->flags & NODE_SLAVE) &&
         nodeMaster(myself) == n)
         return myself;
     if (n != myself) *code = REDIR_MOVED;
@@ -708,7 +724,7 @@ static ClusterNode *nodeForCommand(Client *c, Command *top, int topArgc, sds *to
 int clusterRefuseOrReply(Client *c, Command *cmd) {
     if (c->flags & (CLIENT_MASTER | CLIENT_FAKE)) return 0;
     int isExec = !strcmp(cmd->name, "exec");
-    if (!isExec && !(cmd->flags & CMD_MOVABLE_KEYS) && !commandHasKeys(cmd)) return 0;
+    if (!isExec && !(cmd->flags & CMD_MOVABLE_KEYS) && !commandHasKeys(cmd) && !isShardPubsub(cmd)) return 0;
     int slot = -1, code;
     ClusterNode *n = nodeForCommand(c, cmd, c->argc, c->argv, &slot, &code);
     if (n == myself) return 0;
@@ -721,7 +737,7 @@ int clusterRefuseOrReply(Client *c, Command *cmd) {
     case REDIR_DOWN_UNBOUND: err = sdsNew("CLUSTERDOWN Hash slot not served"); break;
     default:
         err = sdsCatPrintf(sdsEmpty(), "%s %d %s:%d", code == REDIR_ASK ? "ASK" : "MOVED", slot, endpointOf(n),
-                           n->port);
+                           clusterClientPort(n, c));
         break;
     }
     if (isExec) {
@@ -765,7 +781,7 @@ static int getSlotOrReply(Client *c, const char *arg) {
 
 static void replyUnknownNode(Client *c, const char *name) { replyErrorFormat(c, "ERR Unknown node %s", name); }
 
-static void todoSaveAndState(void) {
+void todoSaveAndState(void) {
     cs.todoState = 1;
     if (saveConfig() == -1) serverLog(LL_WARNING, "Could not save the cluster config: %s", strerror(errno));
     updateState();
@@ -921,21 +937,20 @@ static sds infoText(void) {
     }
     ClusterNode *m = nodeIsMaster(myself) ? myself : nodeMaster(myself);
     unsigned long long myEpoch = m ? m->configEpoch : 0;
-    return sdsCatPrintf(sdsEmpty(),
+    sds s = sdsCatPrintf(sdsEmpty(),
                         "cluster_state:%s\r\ncluster_slots_assigned:%d\r\ncluster_slots_ok:%d\r\n"
                         "cluster_slots_pfail:%d\r\ncluster_slots_fail:%d\r\ncluster_known_nodes:%d\r\n"
-                        "cluster_size:%d\r\ncluster_current_epoch:%llu\r\ncluster_my_epoch:%llu\r\n"
-                        "cluster_stats_messages_sent:0\r\ncluster_stats_messages_received:0\r\n"
-                        "total_cluster_links_buffer_limit_exceeded:0\r\n",
+                        "cluster_size:%d\r\ncluster_current_epoch:%llu\r\ncluster_my_epoch:%llu\r\n",
                         cs.ok ? "ok" : "fail", assigned, okSlots, pfail, fail, cs.count, cs.size, cs.currentEpoch,
                         myEpoch);
+    return busInfoStats(s);
 }
 
 /* One node of CLUSTER SLOTS: endpoint, port, id, the other endpoints. */
 static void replySlotsNode(Client *c, const ClusterNode *n) {
     replyArrayLen(c, 4);
     replyBulkCString(c, endpointOf(n));
-    replyLongLong(c, n->port);
+    replyLongLong(c, clusterClientPort(n, c));
     replyBulk(c, n->name, NAMELEN);
     int extra = (preferredEndpoint != 0) + (preferredEndpoint != 1 && sdsLen(n->hostname) != 0);
     replyMapLen(c, extra);
@@ -949,7 +964,7 @@ static void replySlotsNode(Client *c, const ClusterNode *n) {
     }
 }
 
-static int replicasOf(const ClusterNode *m, ClusterNode **out) {
+int replicasOf(const ClusterNode *m, ClusterNode **out) {
     int k = 0;
     for (int i = 0; i < cs.count; i++) {
         ClusterNode *r = cs.nodes[i];
@@ -993,7 +1008,7 @@ static void replyShardNode(Client *c, const ClusterNode *n) {
     replyBulkCString(c, "id");
     replyBulk(c, n->name, NAMELEN);
     replyBulkCString(c, "port");
-    replyLongLong(c, n->port);
+    replyLongLong(c, clusterClientPort(n, c));
     replyBulkCString(c, "ip");
     replyBulkCString(c, n->ip);
     replyBulkCString(c, "endpoint");
@@ -1004,7 +1019,7 @@ static void replyShardNode(Client *c, const ClusterNode *n) {
     }
     replyBulkCString(c, "role");
     replyBulkCString(c, nodeIsMaster(n) ? "master" : "replica");
-    long long off = 0;
+    long long off = n->replOffset > 0 ? n->replOffset : 0; /* as the bus last said */
     if (n == myself) replReplicaAcks(&off, NULL, 0);
     replyBulkCString(c, "replication-offset");
     replyLongLong(c, off);
@@ -1080,6 +1095,13 @@ static void resetCommand(Client *c) {
         replyError(c, "ERR CLUSTER RESET can't be called with master nodes containing keys");
         return;
     }
+    if (!nodeIsMaster(myself)) {
+        /* A replica stops replicating and drops its copy of the data. */
+        replicaUnsetPrimary();
+        signalFlushedDb(-1);
+        dbEmpty(&server.db[0]);
+    }
+    busResetManualFailover();
     memset(cs.migrating, 0, sizeof(cs.migrating));
     memset(cs.importing, 0, sizeof(cs.importing));
     myself->flags = (myself->flags & ~NODE_SLAVE) | NODE_MASTER;
@@ -1142,7 +1164,7 @@ static void clusterCommand(Client *c) {
     } else if (!strcasecmp(sub, "nodes")) {
         sds s = sdsEmpty();
         for (int i = 0; i < cs.count; i++) {
-            s = nodeDescription(s, cs.nodes[i], 1);
+            s = nodeDescription(s, cs.nodes[i], 1, c);
             s = sdsCat(s, "\n");
         }
         replyVerbatim(c, s, sdsLen(s), "txt");
@@ -1183,10 +1205,11 @@ static void clusterCommand(Client *c) {
         replyStatus(c, s);
         sdsFree(s);
     } else if (!strcasecmp(sub, "count-failure-reports")) {
-        if (!nodeLookup(c->argv[2], sdsLen(c->argv[2]))) replyUnknownNode(c, c->argv[2]);
-        else replyLongLong(c, 0);
+        ClusterNode *n = nodeLookup(c->argv[2], sdsLen(c->argv[2]));
+        if (!n) replyUnknownNode(c, c->argv[2]);
+        else replyLongLong(c, busFailureReports(n));
     } else if (!strcasecmp(sub, "links")) {
-        replyArrayLen(c, 0);
+        busLinksReply(c);
     } else if (!strcasecmp(sub, "replicas") || !strcasecmp(sub, "slaves")) {
         ClusterNode *n = nodeLookup(c->argv[2], sdsLen(c->argv[2]));
         if (!n) {
@@ -1201,7 +1224,7 @@ static void clusterCommand(Client *c) {
         int nr = replicasOf(n, reps);
         replyArrayLen(c, nr);
         for (int i = 0; i < nr; i++) {
-            sds s = nodeDescription(sdsEmpty(), reps[i], 0);
+            sds s = nodeDescription(sdsEmpty(), reps[i], 0, c);
             replyBulkSds(c, s);
         }
         xfree(reps);
@@ -1214,6 +1237,7 @@ static void clusterCommand(Client *c) {
         } else if ((myself->flags & NODE_SLAVE) && nodeMaster(myself) == n) {
             replyError(c, "ERR Can't forget my master!");
         } else {
+            busBlacklistAdd(n->name);
             nodeDelete(n);
             todoSaveAndState();
             replyOk(c);
@@ -1226,30 +1250,46 @@ static void clusterCommand(Client *c) {
         } else if (nodeIsMaster(myself)) {
             replyError(c, "ERR You should send CLUSTER FAILOVER to a replica");
         } else {
-            replyError(c, "ERR CLUSTER FAILOVER needs the cluster bus, which Cairn does not have yet");
+            int force = c->argc == 3 && !strcasecmp(c->argv[2], "force");
+            int takeover = c->argc == 3 && !strcasecmp(c->argv[2], "takeover");
+            const char *err = busManualFailover(force, takeover);
+            if (err) replyError(c, err);
+            else replyOk(c);
         }
     } else if (!strcasecmp(sub, "replicate")) {
         ClusterNode *n = nodeLookup(c->argv[2], sdsLen(c->argv[2]));
         if (!n) replyUnknownNode(c, c->argv[2]);
         else if (n == myself) replyError(c, "ERR Can't replicate myself");
-        else if (!nodeIsMaster(n)) replyError(c, "ERR I can only replicate a master, not a replica.");
-        else replyError(c, "ERR CLUSTER REPLICATE needs the cluster bus, which Cairn does not have yet");
+        else if (n->flags & NODE_SLAVE) replyError(c, "ERR I can only replicate a master, not a replica.");
+        else if (nodeIsMaster(myself) && (myself->numSlots != 0 || dbSize(&server.db[0]) != 0))
+            replyError(c, "ERR To set a master the node must be empty and without assigned slots.");
+        else {
+            busSetMyMaster(n);
+            todoSaveAndState();
+            replyOk(c);
+        }
     } else if (!strcasecmp(sub, "meet")) {
-        long long port, cport;
+        long long port, cport = 0;
         char *end;
+        errno = 0;
         port = strtoll(c->argv[3], &end, 10);
-        if (!*c->argv[3] || *end || port < 0 || port > 65535) {
+        if (!*c->argv[3] || *end || errno == ERANGE) {
             replyErrorFormat(c, "ERR Invalid TCP base port specified: %s", c->argv[3]);
             return;
         }
+        cport = port + 10000;
         if (c->argc > 4) {
+            errno = 0;
             cport = strtoll(c->argv[4], &end, 10);
-            if (!*c->argv[4] || *end || cport < 0 || cport > 65535) {
+            if (!*c->argv[4] || *end || errno == ERANGE) {
                 replyErrorFormat(c, "ERR Invalid TCP bus port specified: %s", c->argv[4]);
                 return;
             }
         }
-        replyError(c, "ERR CLUSTER MEET needs the cluster bus, which Cairn does not have yet");
+        if (busMeet(c->argv[2], port, cport) == -1)
+            replyErrorFormat(c, "ERR Invalid node address specified: %s:%s", c->argv[2], c->argv[3]);
+        else
+            replyOk(c);
     } else {
         /* CLUSTER HELP */
         static const char *help[] = {"MYID", "    Return the node id.", NULL};
@@ -1277,4 +1317,10 @@ void clusterDispatch(Client *c) {
     }
 }
 
-sds clusterInfoSection(sds s) { return sdsCatPrintf(s, "cluster_enabled:%d\r\n", clusterEnabled ? 1 : 0); }
+sds clusterInfoSection(sds s) {
+    s = sdsCatPrintf(s, "cluster_enabled:%d\r\n", clusterEnabled ? 1 : 0);
+    /* Cairn's own line, shown only once a bus message was refused (so
+     * the section stays Redis's otherwise). */
+    if (clusterEnabled && busRejected()) s = sdsCatPrintf(s, "cluster_bus_messages_rejected:%lld\r\n", busRejected());
+    return s;
+}

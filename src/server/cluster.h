@@ -1,9 +1,9 @@
-/* cluster.h -- Redis Cluster mode (issue 36), first slice: one node's
- * cluster state (identity, epochs, slot ownership, migrating/importing
- * marks, the nodes its nodes.conf names), its cluster-* directives, the
- * CLUSTER / ASKING / READONLY / READWRITE commands and the key-slot check
- * of every command (-MOVED, -ASK, -CROSSSLOT, -TRYAGAIN, -CLUSTERDOWN).
- * There is no cluster bus yet: other nodes are known only from nodes.conf.
+/* cluster.h -- Redis Cluster mode (issue 36): the node's cluster state
+ * (identity, epochs, slot ownership, migrating/importing marks, the other
+ * nodes), its cluster-* directives, the CLUSTER / ASKING / READONLY /
+ * READWRITE commands, the key-slot check of every command (-MOVED, -ASK,
+ * -CROSSSLOT, -TRYAGAIN, -CLUSTERDOWN), and the cluster bus
+ * (cluster_bus.c: Redis 7.0's node-to-node protocol).
  *
  * With cluster-enabled no (the default) nothing here runs: clusterEnabled
  * is 0, the check in processCommand is one test of it, the commands answer
@@ -39,6 +39,11 @@ int clusterRefuseOrReply(Client *c, Command *cmd);
 /* The CLUSTER subcommands, ASKING, READONLY and READWRITE (conn_cmd.c's
  * table points at it): "cluster support disabled" unless enabled. */
 void clusterDispatch(Client *c);
+
+/* PUBLISH (shard 0) and SPUBLISH (shard 1) in cluster mode: the message
+ * goes on the cluster bus to every node, or to the nodes of myself's
+ * shard, instead of the replication stream (Redis 7.0). */
+void clusterPropagatePublish(const char *ch, size_t clen, const char *msg, size_t mlen, int shard);
 
 /* INFO's "# Cluster" section body. */
 sds clusterInfoSection(sds s);

@@ -39,10 +39,12 @@
 #include "core/net.h"
 #include "core/push.h"
 #include "core/server.h"
+#include "db/db.h"
 #include "ds/alloc.h"
 #include "ds/glob.h"
 #include "ds/htab.h"
 #include "ds/siphash.h"
+#include "server/cluster.h"
 
 enum { KIND_CHANNEL, KIND_PATTERN, KIND_SHARD, KIND_COUNT };
 
@@ -272,6 +274,43 @@ long pubsubPublish(const char *channel, size_t clen, const char *msg, size_t mle
     return publishKind(KIND_CHANNEL, channel, clen, msg, mlen);
 }
 
+long pubsubPublishShard(const char *channel, size_t clen, const char *msg, size_t mlen) {
+    return publishKind(KIND_SHARD, channel, clen, msg, mlen);
+}
+
+void pubsubShardDropSlot(unsigned slot) {
+    if (htabSize(&targets[KIND_SHARD]) == 0) return;
+    Target **drop = NULL;
+    size_t n = 0, cap = 0;
+    HtabIter it;
+    htabIterInit(&it, &targets[KIND_SHARD]);
+    Target *t;
+    while ((t = htabIterNext(&it)) != NULL) {
+        if (dbKeySlot(t->name, t->len) != slot) continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 8;
+            drop = xrealloc(drop, cap * sizeof(*drop));
+        }
+        drop[n++] = t;
+    }
+    htabIterRelease(&it);
+    for (size_t i = 0; i < n; i++) {
+        t = drop[i];
+        for (size_t k = t->count; k-- > 0;) {
+            Sub *sub = t->subs[k];
+            Client *c = sub->c;
+            int last = t->count == 1;
+            /* Confirmed first: the name lives in the Target, which goes
+             * with its last subscriber. */
+            replyConfirm(c, kindPush[KIND_SHARD].unsub, t->name, t->len, confirmCount(c, KIND_SHARD) - 1);
+            unsubscribeSub(c, KIND_SHARD, sub);
+            releaseIfIdle(c);
+            if (last) break;
+        }
+    }
+    xfree(drop);
+}
+
 size_t pubsubChannelCount(void) { return htabSize(&targets[KIND_CHANNEL]); }
 size_t pubsubPatternCount(void) { return htabSize(&targets[KIND_PATTERN]); }
 size_t pubsubShardChannelCount(void) { return htabSize(&targets[KIND_SHARD]); }
@@ -360,13 +399,15 @@ static void sunsubscribeCommand(Client *c) { unsubscribeGeneric(c, KIND_SHARD); 
 
 /* PUBLISH and SPUBLISH reach replicas (not the AOF) as sent. */
 static void publishCommand(Client *c) {
-    effectsForce(EFFECT_REPL);
+    if (clusterEnabled) clusterPropagatePublish(c->argv[1], sdsLen(c->argv[1]), c->argv[2], sdsLen(c->argv[2]), 0);
+    else effectsForce(EFFECT_REPL);
     replyLongLong(c,
                   publishKind(KIND_CHANNEL, c->argv[1], sdsLen(c->argv[1]), c->argv[2], sdsLen(c->argv[2])));
 }
 
 static void spublishCommand(Client *c) {
-    effectsForce(EFFECT_REPL);
+    if (clusterEnabled) clusterPropagatePublish(c->argv[1], sdsLen(c->argv[1]), c->argv[2], sdsLen(c->argv[2]), 1);
+    else effectsForce(EFFECT_REPL);
     replyLongLong(c, publishKind(KIND_SHARD, c->argv[1], sdsLen(c->argv[1]), c->argv[2], sdsLen(c->argv[2])));
 }
 

@@ -19,6 +19,12 @@ void pubsubInit(void);
 int pubsubRefuseInContextOrReply(Client *c, Command *cmd);
 
 long pubsubPublish(const char *channel, size_t clen, const char *msg, size_t mlen);
+/* The same for a shard channel (SPUBLISH's local delivery). */
+long pubsubPublishShard(const char *channel, size_t clen, const char *msg, size_t mlen);
+/* Cluster mode, a slot leaving myself's shard: every client subscribed
+ * to a shard channel of that slot is unsubscribed from it, with the
+ * sunsubscribe confirmation, as Redis 7.0 does. */
+void pubsubShardDropSlot(unsigned slot);
 
 /* INFO stats: channels with subscribers, distinct patterns, shard channels. */
 size_t pubsubChannelCount(void);
