@@ -18,6 +18,10 @@ and SETs of existing keys (redis-benchmark's __rand_int__ over the same
 
 Usage: bench/cluster_hot_slot.py [NEW_BIN [BASE_BIN]]
   defaults build/cairn-server and /work/wt/cairn-base2 (main at 17bf6a2).
+       bench/cluster_hot_slot.py memory [BIN...]
+  bytes per key (used_memory after DEBUG POPULATE N minus before, once the
+  rehash is done) standalone and in cluster mode, N = 1000000, 750000 and
+  100000 (BENCH_HS_MEM_N: a comma-separated list).
 Environment: BENCH_HS_N (requests per callgrind phase, 20000),
 BENCH_HS_RPS_N (per throughput run, 200000), BENCH_HS_ROUNDS (3),
 BENCH_HS_CG=0 to skip callgrind.  Nothing is asserted: it prints tables."""
@@ -194,7 +198,53 @@ def throughput(binary, cluster, n, rounds):
         s.stop()
 
 
+def info_field(srv, section, field):
+    with socket.create_connection(("127.0.0.1", srv.port), timeout=600) as sk:
+        sk.sendall(resp(("INFO", section)))
+        got = b""
+        while True:
+            chunk = sk.recv(1 << 16)
+            if not chunk:
+                break
+            got += chunk
+            head, sep, body = got.partition(b"\r\n")
+            if sep and len(body) >= int(head[1:]) + 2:
+                break
+    for line in body.decode().splitlines():
+        k, _, v = line.partition(":")
+        if k == field:
+            return v
+    raise KeyError(field)
+
+
+def memory(binaries):
+    counts = [int(x) for x in os.environ.get("BENCH_HS_MEM_N", "1000000,750000,100000").split(",")]
+    print("== bytes per key after DEBUG POPULATE N (used_memory after minus before)")
+    print("%-28s %9s %10s %10s %7s" % ("binary", "N", "standalone", "cluster", "diff"))
+    for binary in binaries:
+        for n in counts:
+            per = []
+            for cluster in (False, True):
+                s = Server(binary, cluster)
+                try:
+                    before = int(info_field(s, "memory", "used_memory"))
+                    assert s.cmd("DEBUG", "POPULATE", str(n), "key") == b"+OK"
+                    deadline = time.monotonic() + 60  # until no key table is rehashing
+                    while time.monotonic() < deadline:
+                        a = int(info_field(s, "memory", "used_memory"))
+                        time.sleep(0.5)
+                        if int(info_field(s, "memory", "used_memory")) == a:
+                            break
+                    per.append((int(info_field(s, "memory", "used_memory")) - before) / n)
+                finally:
+                    s.stop()
+            print("%-28s %9d %10.2f %10.2f %+7.2f" % (binary[-28:], n, per[0], per[1], per[1] - per[0]))
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "memory":
+        memory(sys.argv[2:] or ["build/cairn-server", "/work/wt/cairn-base2"])
+        return
     new = sys.argv[1] if len(sys.argv) > 1 else "build/cairn-server"
     base = sys.argv[2] if len(sys.argv) > 2 else "/work/wt/cairn-base2"
     n = int(os.environ.get("BENCH_HS_N", 20000))
