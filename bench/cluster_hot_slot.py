@@ -9,11 +9,11 @@ as a BullMQ queue's) and 100,000 spread keys ("k:%012d"), then sent GETs
 and SETs of existing keys (redis-benchmark's __rand_int__ over the same
 100,000 numbers) of one family at a time:
 
-  - instructions per request under callgrind (one connection, -P 16):
-    run k runs the first k
-    phases (GET hot, GET spread, SET hot, SET spread), so phase k costs
-    (run k - run k-1 - idle instructions over the phase's wall time) / N,
-    the idle rate from a run that loads and then sleeps;
+  - instructions per request under callgrind (one connection, -P 16),
+    counted inside processCommand only (the command's own work: lookup,
+    change, reply; not the socket I/O nor the timers, whose share depends
+    on wall time), each phase (GET hot, GET spread, SET hot, SET spread)
+    between a zero and a dump of the counters (callgrind_control);
   - requests per second without callgrind (redis-benchmark -P 16, the
     median of BENCH_HS_ROUNDS rounds).
 
@@ -174,43 +174,45 @@ def run_phase(port, n, op, fam, clients=50):
     return float("nan")
 
 
-def callgrind_run(binary, cluster, phases, n, sleep=0.0):
-    out = os.path.join(tempfile.mkdtemp(prefix="cairn-hotslot-cg-"), "cg.out")
-    s = Server(binary, cluster, ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out + ".%p"])
-    try:
-        s.load()
-        t0 = time.monotonic()
-        for op, fam in phases:
-            # one connection: every read takes 16 requests whatever the
-            # server's speed, so the I/O share per request is the same in
-            # every run (with 50, a slower server reads more per call)
-            run_phase(s.port, n, op, fam, clients=1)
-        if sleep:
-            time.sleep(sleep)
-        wall = time.monotonic() - t0
-    finally:
-        s.stop()
-    total = 0
-    d = os.path.dirname(out)
-    for fn in os.listdir(d):
-        with open(os.path.join(d, fn)) as f:
-            for line in f:
-                if line.startswith("summary:") or line.startswith("totals:"):
-                    total += int(line.split()[1])
-                    break
-    shutil.rmtree(d, ignore_errors=True)
-    return total, wall
+def callgrind_totals(path):
+    with open(path) as f:
+        for line in f:
+            if line.startswith("summary:") or line.startswith("totals:"):
+                return int(line.split()[1])
+    return 0
 
 
 def instructions(binary, cluster, n):
-    runs = [callgrind_run(binary, cluster, PHASES[:k + 1], n) for k in range(len(PHASES))]
-    idle_i, idle_w = callgrind_run(binary, cluster, [], n, sleep=runs[-1][1])
-    load_i, load_w = callgrind_run(binary, cluster, [], n, sleep=0.01)
-    rate = max(0.0, (idle_i - load_i) / max(idle_w - load_w, 1e-3))
-    per, prev_i, prev_w = [], load_i, load_w
-    for i, w in runs:
-        per.append((i - prev_i - rate * (w - prev_w)) / n)
-        prev_i, prev_w = i, w
+    """Instructions per request of each phase, counted only inside
+    processCommand (--toggle-collect): the command's own work, without the
+    I/O, the timers or the idle loop, whose share depends on wall time.
+    One server: loaded, settled, then per phase the counters are zeroed
+    (callgrind_control -z) and dumped (-d) around it."""
+    d = tempfile.mkdtemp(prefix="cairn-hotslot-cg-")
+    out = os.path.join(d, "cg.out")
+    s = Server(binary, cluster, ["valgrind", "--tool=callgrind", "--toggle-collect=processCommand",
+                                 "--callgrind-out-file=" + out + ".%p"])
+    pid = s.proc.pid
+    assert isinstance(pid, int) and pid > 0  # callgrind_control without a pid acts on every callgrind
+    per = []
+    try:
+        s.load()
+        for op, fam in PHASES:
+            subprocess.run(["callgrind_control", "-z", str(pid)], check=True, capture_output=True, timeout=120)
+            before = set(os.listdir(d))
+            # one connection: the same batches whatever the server's speed
+            run_phase(s.port, n, op, fam, clients=1)
+            subprocess.run(["callgrind_control", "-d", str(pid)], check=True, capture_output=True, timeout=120)
+            deadline = time.monotonic() + 120
+            while not set(os.listdir(d)) - before and time.monotonic() < deadline:
+                time.sleep(0.1)
+            dump = sorted(set(os.listdir(d)) - before)
+            assert len(dump) == 1, dump
+            time.sleep(0.5)  # written whole
+            per.append(callgrind_totals(os.path.join(d, dump[0])) / n)
+    finally:
+        s.stop()
+        shutil.rmtree(d, ignore_errors=True)
     return per
 
 
@@ -288,7 +290,7 @@ def main():
                 rows.append((name, "cluster" if cluster else "standalone", op, fam, i, r))
                 print("%-5s %-10s %-4s %-6s %8.0f instr/req %10.0f req/s" % rows[-1], file=sys.stderr)
     print("\n== hot slot vs spread: %d keys under {q} + %d spread; GET/SET of existing keys, "
-          "-P 16 (instructions: callgrind, -c 1, N=%d; req/s: -c 50, median of %d runs of %d)" %
+          "-P 16 (instructions inside processCommand: callgrind, -c 1, N=%d; req/s: -c 50, median of %d runs of %d)" %
           (KEYS, KEYS, n, rounds, rps_n))
     print("%-5s %-10s %-4s %8s %8s %7s %10s %10s %7s" %
           ("bin", "mode", "op", "ins hot", "ins spr", "hot/spr", "rps hot", "rps spr", "hot/spr"))

@@ -12,7 +12,8 @@
  * Both structures (Db.ks) are this file's alone: the rest of the server
  * reaches the keys as a whole through the keyspace API (db.h: dbSize,
  * DbIter, dbScan, the walk units, random keys, dbEmpty/dbEmptyAsync,
- * dbSwap), each a thin wrapper over the one key table today. */
+ * dbSwap), each a thin wrapper over the one key table, or in cluster mode
+ * a walk or draw over the slot tables (below: hash slots). */
 #include "db/db.h"
 #include "db/lazyfree.h"
 

@@ -2,7 +2,9 @@
  *
  * Invariants:
  *  - a Db's key table (db->ks.keys) holds every key of that database
- *    exactly once;
+ *    exactly once; in cluster mode (dbUseSlots) each key is instead in
+ *    the table of its hash slot (db->ks.slots, made at the first key),
+ *    and db->ks.keys stays empty;
  *  - an entry carries KV_HAS_EXPIRE iff it sits in the TTL index
  *    (db->ks.ttl) at its stored position;
  *  - the key table and the TTL index are db.c's alone: everything else
