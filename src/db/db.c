@@ -12,7 +12,8 @@
  * Both structures (Db.ks) are this file's alone: the rest of the server
  * reaches the keys as a whole through the keyspace API (db.h: dbSize,
  * DbIter, dbScan, the walk units, random keys, dbEmpty/dbEmptyAsync,
- * dbSwap), each a thin wrapper over the one key table today. */
+ * dbSwap), each a thin wrapper over the one key table, or in cluster mode
+ * a walk or draw over the slot tables (below: hash slots). */
 #include "db/db.h"
 #include "db/lazyfree.h"
 
@@ -79,14 +80,30 @@ static const HtabType keyTableType = {hashKey, entryKey, keyTableGrowAllowed, ke
                                       keyTableAllocTable};
 
 /* --- hash slots (cluster mode) ---
- * With dbUseSlots, every key table hashes a key to its hash slot in the top
- * DB_SLOT_BITS bits and 50 bits of its SipHash below: the table maps hashes
- * to buckets in order (multiply-shift), so a slot's keys sit in one run of
- * buckets and htabVisitHashRange reaches them without a walk of the other
- * slots' keys, at no memory per key.  (The cost: the keys of one slot
- * share about 1/16384 of the buckets, so a slot holding a large share of
- * all keys makes long chains.) */
-#define DB_SLOT_SHIFT (64 - DB_SLOT_BITS)
+ * With dbUseSlots, a database keeps one key table per hash slot
+ * (DbSlotTables, made at its first key, freed when it is emptied by
+ * dbEmpty / dbEmptyAsync), each an
+ * ordinary Htab of the same type as the single table, so a slot's table
+ * is sized for that slot's keys: a slot holding most keys (a BullMQ queue
+ * under one hash tag) has chains as short as a spread keyspace's.  (The
+ * earlier layout kept one table and put the slot in the hash's top bits:
+ * a slot then had 1/16384 of the buckets whatever its share of the keys,
+ * and a hot slot, or a node owning a third of the slots, had chains that
+ * many times longer.)  Key counts per group of slots (two levels) draw a
+ * slot in proportion to its keys (RANDOMKEY, eviction's sampling) and
+ * find the next slot holding keys (SCAN, walks) in at most 80 reads; a
+ * bitmap marks the slot tables that are rehashing, for the timer. */
+typedef struct DbSlotTables {
+    Htab tab[DB_SLOTS];                /* slot s's keys */
+    uint64_t mid[DB_SLOTS >> 5];       /* keys of each group of 32 slots */
+    uint64_t top[DB_SLOTS >> 10];      /* keys of each group of 1024 slots */
+    uint64_t rehashing[DB_SLOTS / 64]; /* bit s: tab[s] may be rehashing */
+    unsigned shrinkNext;               /* next slot the timer checks for a shrink */
+    int frozen;                        /* dbWalkFreeze depth */
+    size_t *walkFirst;                 /* while frozen: first walk unit of each slot, [DB_SLOTS] = total */
+} DbSlotTables;
+
+static int slotsOn;
 
 unsigned dbKeySlot(const char *key, size_t len) {
     const char *open = memchr(key, '{', len);
@@ -98,33 +115,90 @@ unsigned dbKeySlot(const char *key, size_t len) {
     return crc16(key, len) & (DB_SLOTS - 1);
 }
 
-static uint64_t slotHashKey(const void *key, size_t len) {
-    return ((uint64_t)dbKeySlot(key, len) << DB_SLOT_SHIFT) | (siphash(key, len, dbHashSeed) >> DB_SLOT_BITS);
+void dbUseSlots(void) { slotsOn = 1; }
+
+int dbSlotsOn(void) { return slotsOn; }
+
+/* The table holding (or that would hold) key: the database's one table, or
+ * its slot's. */
+static inline Htab *tableOf(Db *db, const char *key, size_t len) {
+    if (__builtin_expect(db->ks.slots == NULL, 1)) return &db->ks.keys;
+    return &db->ks.slots->tab[dbKeySlot(key, len)];
 }
 
-static const HtabType slotKeyTableType = {slotHashKey, entryKey, keyTableGrowAllowed, keyTableFreeTable,
-                                          keyTableAllocTable};
-/* The type of every key table made from now on. */
-static const HtabType *keyType = &keyTableType;
+/* The table to add key to: in cluster mode the slot tables are made at
+ * the database's first key. */
+static DbSlotTables *slotTablesMake(Db *db);
+static inline Htab *tableForAdd(Db *db, const char *key, size_t len) {
+    if (__builtin_expect(!slotsOn, 1)) return &db->ks.keys;
+    if (!db->ks.slots) slotTablesMake(db);
+    return &db->ks.slots->tab[dbKeySlot(key, len)];
+}
 
-void dbUseSlots(void) { keyType = &slotKeyTableType; }
+/* Key counts by groups of slots: mid[g] of slots [32 g, 32 g + 32),
+ * top[t] of slots [1024 t, 1024 t + 1024); a slot's own count is its
+ * table's size.  An update is two adds; a draw or a search reads at most
+ * 16 + 32 + 32 counts. */
+#define MID_SHIFT 5
+#define TOP_SHIFT 10
 
-int dbSlotsOn(void) { return keyType == &slotKeyTableType; }
+static inline void countAdd(DbSlotTables *st, unsigned slot, int64_t d) {
+    st->mid[slot >> MID_SHIFT] += (uint64_t)d;
+    st->top[slot >> TOP_SHIFT] += (uint64_t)d;
+}
+
+/* The slot holding key number r (r < the keys of all slots) in slot
+ * order. */
+static unsigned slotOfKeyNumber(const DbSlotTables *st, uint64_t r) {
+    unsigned t = 0, g, s;
+    while (t + 1 < DB_SLOTS >> TOP_SHIFT && r >= st->top[t]) r -= st->top[t++];
+    g = t << (TOP_SHIFT - MID_SHIFT);
+    while (g + 1 < (DB_SLOTS >> MID_SHIFT) && r >= st->mid[g]) r -= st->mid[g++];
+    s = g << MID_SHIFT;
+    while (s + 1 < DB_SLOTS && r >= htabSize(&st->tab[s])) r -= htabSize(&st->tab[s++]);
+    return s;
+}
+
+/* The first slot >= slot holding keys, or DB_SLOTS. */
+static unsigned slotNextFull(const DbSlotTables *st, size_t total, unsigned slot) {
+    (void)total;
+    while (slot < DB_SLOTS) {
+        if (htabSize(&st->tab[slot])) return slot;
+        slot++;
+        if (slot & ((1u << MID_SHIFT) - 1)) continue;
+        /* At a group's start: skip empty groups, then empty top groups. */
+        while (slot < DB_SLOTS && st->mid[slot >> MID_SHIFT] == 0) {
+            slot += 1u << MID_SHIFT;
+            if (!(slot & ((1u << TOP_SHIFT) - 1)))
+                while (slot < DB_SLOTS && st->top[slot >> TOP_SHIFT] == 0) slot += 1u << TOP_SHIFT;
+        }
+    }
+    return DB_SLOTS;
+}
+
+static void markRehashing(DbSlotTables *st, unsigned slot) {
+    st->rehashing[slot / 64] |= 1ull << (slot % 64);
+    dbRehashPending = 1; /* the idle loop finishes it */
+}
+
+/* A key was added to (d = 1) or removed from (d = -1) table h. */
+static inline void slotCounted(Db *db, Htab *h, int d) {
+    DbSlotTables *st = db->ks.slots;
+    if (__builtin_expect(st == NULL, 1) || h == &db->ks.keys) return;
+    unsigned slot = (unsigned)(h - st->tab);
+    db->ks.slotKeys += (size_t)(int64_t)d;
+    countAdd(st, slot, d);
+    if (d > 0 && htabIsRehashing(h)) markRehashing(st, slot);
+}
 
 void dbSlotVisit(Db *db, unsigned slot, void (*fn)(void *priv, void *entry), void *priv) {
-    uint64_t from = (uint64_t)slot << DB_SLOT_SHIFT;
-    htabVisitHashRange(&db->ks.keys, from, from + ((1ull << DB_SLOT_SHIFT) - 1), fn, priv);
-}
-
-static void countCb(void *priv, void *entry) {
-    (void)entry;
-    (*(size_t *)priv)++;
+    if (!db->ks.slots || slot >= DB_SLOTS) return;
+    htabVisitHashRange(&db->ks.slots->tab[slot], 0, UINT64_MAX, fn, priv);
 }
 
 size_t dbSlotCount(Db *db, unsigned slot) {
-    size_t n = 0;
-    dbSlotVisit(db, slot, countCb, &n);
-    return n;
+    if (!db->ks.slots || slot >= DB_SLOTS) return 0;
+    return htabSize(&db->ks.slots->tab[slot]);
 }
 
 typedef struct SlotDrop {
@@ -147,10 +221,18 @@ long long dbSlotDrop(Db *db, unsigned slot) {
 Db *dbCreateAll(int count) {
     Db *dbs = xcalloc(sizeof(Db) * (size_t)count);
     for (int i = 0; i < count; i++) {
-        htabInit(&dbs[i].ks.keys, keyType);
+        htabInit(&dbs[i].ks.keys, &keyTableType);
         dbs[i].id = i;
     }
     return dbs;
+}
+
+static DbSlotTables *slotTablesMake(Db *db) {
+    DbSlotTables *st = xcalloc(sizeof(*st));
+    for (unsigned s = 0; s < DB_SLOTS; s++) htabInit(&st->tab[s], &keyTableType);
+    db->ks.slots = st;
+    db->ks.slotKeys = 0;
+    return st;
 }
 
 static void freeEntryCb(void *entry, void *priv) {
@@ -158,9 +240,19 @@ static void freeEntryCb(void *entry, void *priv) {
     kvFree(entry);
 }
 
+/* Frees the slot tables and their entries (freeEntry NULL: not the
+ * entries). */
+static void slotTablesFree(DbSlotTables *st, void (*freeEntry)(void *entry, void *priv)) {
+    if (!st) return;
+    for (unsigned s = 0; s < DB_SLOTS; s++) htabClear(&st->tab[s], freeEntry, NULL);
+    xfree(st->walkFirst);
+    xfree(st);
+}
+
 void dbFreeAll(Db *dbs, int count) {
     for (int i = 0; i < count; i++) {
         htabClear(&dbs[i].ks.keys, freeEntryCb, NULL);
+        slotTablesFree(dbs[i].ks.slots, freeEntryCb);
         cvFree(&dbs[i].ks.ttl);
     }
     xfree(dbs);
@@ -219,7 +311,7 @@ static kvobj *relayout(const kvobj *o, int withExpire) {
 
 /* Point the table slot that holds `old` at `fresh` (same key). */
 static void swapInTable(Db *db, kvobj *old, kvobj *fresh) {
-    void **link = htabFindLink(&db->ks.keys, kvKey(old), kvKeyLen(old));
+    void **link = htabFindLink(tableOf(db, kvKey(old), kvKeyLen(old)), kvKey(old), kvKeyLen(old));
     fresh->next = old->next;
     *link = fresh;
 }
@@ -234,7 +326,7 @@ static kvobj *moveEntry(Db *db, kvobj *old, kvobj *fresh) {
 }
 
 kvobj *dbResizeEntry(Db *db, kvobj *o, size_t size) {
-    void **link = htabFindLink(&db->ks.keys, kvKey(o), kvKeyLen(o));
+    void **link = htabFindLink(tableOf(db, kvKey(o), kvKeyLen(o)), kvKey(o), kvKeyLen(o));
     kvobj *n = xrealloc(o, size); /* keeps `next` */
     *link = n;
     if (kvHasExpire(n)) cvSet(&db->ks.ttl, ttlPos(n), n);
@@ -349,18 +441,18 @@ void dbVerifyAll(Db *dbs, int count) {
         Db *db = &dbs[i];
         sds *bad = NULL;
         size_t nbad = 0;
-        HtabIter it;
+        DbIter it;
         kvobj *o;
         const char *why;
-        htabIterInit(&it, &db->ks.keys);
-        while ((o = htabIterNext(&it)) != NULL) { /* in place: nothing moves */
+        dbIterInit(&it, db);
+        while ((o = dbIterNext(&it)) != NULL) { /* in place: nothing moves */
             if (dbVerify(o, &why) == 0) continue;
             bad = xrealloc(bad, sizeof(*bad) * (nbad + 1));
             bad[nbad++] = sdsNewLen(kvKey(o), kvKeyLen(o));
         }
-        htabIterRelease(&it);
+        dbIterRelease(&it);
         for (size_t j = 0; j < nbad; j++) {
-            kvobj *e = htabFind(&db->ks.keys, bad[j], sdsLen(bad[j]));
+            kvobj *e = dbFind(db, bad[j], sdsLen(bad[j]));
             if (e) dbVerifyOrDrop(db, e);
             sdsFree(bad[j]);
         }
@@ -383,7 +475,7 @@ static int lazyDeleteAllowed(int flags) {
 }
 
 static kvobj *lookup(Db *db, const char *key, size_t len, int flags) {
-    kvobj *o = htabFind(&db->ks.keys, key, len);
+    kvobj *o = htabFind(tableOf(db, key, len), key, len);
     if (o && kvIsExpired(o) && !dbIgnoreExpire) {
         if (lazyDeleteAllowed(flags)) deleteExpired(db, o);
         o = NULL;
@@ -408,21 +500,25 @@ kvobj *dbLookupRead(Db *db, const char *key, size_t len, int flags) {
 
 kvobj *dbLookupWrite(Db *db, const char *key, size_t len) { return lookup(db, key, len, LOOKUP_WRITE_); }
 
-kvobj *dbFind(Db *db, const char *key, size_t len) { return htabFind(&db->ks.keys, key, len); }
+kvobj *dbFind(Db *db, const char *key, size_t len) { return htabFind(tableOf(db, key, len), key, len); }
 
 /* --- changes --- */
 
 void dbAdd(Db *db, kvobj *o) {
-    htabAdd(&db->ks.keys, o);
-    if (htabIsRehashing(&db->ks.keys)) dbRehashPending = 1; /* the idle loop finishes it */
+    Htab *h = tableForAdd(db, kvKey(o), kvKeyLen(o));
+    htabAdd(h, o);
+    slotCounted(db, h, 1);
+    if (htabIsRehashing(h)) dbRehashPending = 1; /* the idle loop finishes it */
     if (kvHasExpire(o)) ttlAdd(db, o);
     if (dbHooks.keyAdded) dbHooks.keyAdded(db, kvKey(o), kvKeyLen(o));
 }
 
 kvobj *dbAddUnique(Db *db, kvobj *o) {
-    kvobj *had = htabAddUnique(&db->ks.keys, o);
+    Htab *h = tableForAdd(db, kvKey(o), kvKeyLen(o));
+    kvobj *had = htabAddUnique(h, o);
     if (had) return had;
-    if (htabIsRehashing(&db->ks.keys)) dbRehashPending = 1;
+    slotCounted(db, h, 1);
+    if (htabIsRehashing(h)) dbRehashPending = 1;
     if (kvHasExpire(o)) ttlAdd(db, o);
     if (dbHooks.keyAdded) dbHooks.keyAdded(db, kvKey(o), kvKeyLen(o));
     return NULL;
@@ -461,11 +557,12 @@ static kvobj *replaceAt(Db *db, void **link, kvobj *old, kvobj *fresh, int keepT
 }
 
 kvobj *dbReplace(Db *db, kvobj *old, kvobj *fresh, int keepTtl) {
-    return replaceAt(db, htabFindLink(&db->ks.keys, kvKey(old), kvKeyLen(old)), old, fresh, keepTtl);
+    return replaceAt(db, htabFindLink(tableOf(db, kvKey(old), kvKeyLen(old)), kvKey(old), kvKeyLen(old)), old, fresh,
+                     keepTtl);
 }
 
 kvobj *dbSetKey(Db *db, kvobj *fresh, int keepTtl) {
-    void **link = htabFindLink(&db->ks.keys, kvKey(fresh), kvKeyLen(fresh));
+    void **link = htabFindLink(tableOf(db, kvKey(fresh), kvKeyLen(fresh)), kvKey(fresh), kvKeyLen(fresh));
     /* An expired key is deleted as expired first (its DEL propagates
      * before the write), as Redis's lookup before a set does. */
     if (link && kvIsExpired(*link) && !dbIgnoreExpire && lazyDeleteAllowed(LOOKUP_WRITE_)) {
@@ -478,7 +575,9 @@ kvobj *dbSetKey(Db *db, kvobj *fresh, int keepTtl) {
 }
 
 kvobj *dbUnlink(Db *db, const char *key, size_t len) {
-    kvobj *o = htabUnlink(&db->ks.keys, key, len);
+    Htab *h = tableOf(db, key, len);
+    kvobj *o = htabUnlink(h, key, len);
+    if (o) slotCounted(db, h, -1);
     if (o && kvHasExpire(o)) ttlRemove(db, o);
     if (o && dbMemberTtlKeys) dbHooks.memberKeyGone(db, kvKey(o), kvKeyLen(o));
     return o;
@@ -494,8 +593,11 @@ int dbDelete(Db *db, const char *key, size_t len) {
 long long dbEmpty(Db *db) {
     if (dbMemberTtlKeys) dbHooks.memberEmptied(db);
     lazyfreeDropTable(1, 0);
-    long long n = (long long)htabSize(&db->ks.keys);
+    long long n = (long long)dbSize(db);
     htabClear(&db->ks.keys, freeEntryCb, NULL);
+    slotTablesFree(db->ks.slots, freeEntryCb);
+    db->ks.slots = NULL;
+    db->ks.slotKeys = 0;
     cvFree(&db->ks.ttl);
     db->ks.avgTtl = 0;
     return n;
@@ -504,19 +606,28 @@ long long dbEmpty(Db *db) {
 long long dbEmptyAsync(Db *db) {
     if (dbMemberTtlKeys) dbHooks.memberEmptied(db);
     lazyfreeDropTable(0, 0);
-    long long n = (long long)htabSize(&db->ks.keys);
+    long long n = (long long)dbSize(db);
     if (n == 0) {
         /* Nothing worth a hand-off: drop the (possibly large) bucket arrays
          * and TTL array here. */
         htabClear(&db->ks.keys, NULL, NULL);
+        slotTablesFree(db->ks.slots, NULL);
         cvFree(&db->ks.ttl);
+    } else if (db->ks.slots) {
+        DbSlotTables *st = db->ks.slots;
+        xfree(st->walkFirst);
+        st->walkFirst = NULL;
+        for (unsigned s = 0; s < DB_SLOTS; s++) st->tab[s].pauseRehash = 0;
+        lazyfreeTables(st->tab, DB_SLOTS, (size_t)n, st, db->ks.ttl);
     } else {
         Htab *old = xmalloc(sizeof(*old));
         *old = db->ks.keys;
         old->pauseRehash = 0;
-        htabInit(&db->ks.keys, keyType);
+        htabInit(&db->ks.keys, &keyTableType);
         lazyfreeTable(old, db->ks.ttl);
     }
+    db->ks.slots = NULL;
+    db->ks.slotKeys = 0;
     memset(&db->ks.ttl, 0, sizeof(db->ks.ttl));
     db->ks.avgTtl = 0;
     return n;
@@ -532,45 +643,172 @@ void dbSwap(Db *a, Db *b) {
 /* --- the keyspace API: sizes, walks, scan, sampling (db.h) --- */
 
 void dbIndexBytes(const Db *db, size_t *mainBytes, size_t *expiresBytes) {
-    *mainBytes = htabBuckets(&db->ks.keys) * sizeof(void *);
+    size_t buckets = htabBuckets(&db->ks.keys), extra = 0;
+    if (db->ks.slots) {
+        for (unsigned s = 0; s < DB_SLOTS; s++) buckets += htabBuckets(&db->ks.slots->tab[s]);
+        extra = sizeof(DbSlotTables);
+    }
+    *mainBytes = buckets * sizeof(void *) + extra;
     *expiresBytes = cvBytes(&db->ks.ttl);
 }
 
-const Htab *dbKeyTable(const Db *db) { return &db->ks.keys; }
+size_t dbKeyTables(const Db *db) { return db->ks.slots ? DB_SLOTS : 1; }
 
-void dbExpand(Db *db, size_t keys) { htabExpand(&db->ks.keys, keys); }
+const Htab *dbKeyTable(const Db *db, size_t i) {
+    return db->ks.slots ? &db->ks.slots->tab[i < DB_SLOTS ? i : 0] : &db->ks.keys;
+}
 
-void dbIterInit(DbIter *it, Db *db) { htabIterInit(&it->it, &db->ks.keys); }
+void dbExpand(Db *db, size_t keys) {
+    if (!slotsOn) htabExpand(&db->ks.keys, keys);
+}
 
-kvobj *dbIterNext(DbIter *it) { return htabIterNext(&it->it); }
+void dbIterInit(DbIter *it, Db *db) {
+    it->db = db;
+    it->slot = 0;
+    if (!db->ks.slots) {
+        it->state = 0;
+        htabIterInit(&it->it, &db->ks.keys);
+        return;
+    }
+    it->state = 1;
+    it->slot = slotNextFull(db->ks.slots, db->ks.slotKeys, 0);
+    if (it->slot == DB_SLOTS) it->slot = 0;
+    htabIterInit(&it->it, &db->ks.slots->tab[it->slot]);
+}
+
+kvobj *dbIterNext(DbIter *it) {
+    for (;;) {
+        kvobj *o = htabIterNext(&it->it);
+        if (o || it->state != 1) return o;
+        /* This slot's table is done: on to the next one holding keys (a
+         * key added meanwhile to a slot passed over may be missed). */
+        DbSlotTables *st = it->db->ks.slots;
+        unsigned next = slotNextFull(st, it->db->ks.slotKeys, it->slot + 1);
+        if (next == DB_SLOTS) {
+            it->state = 2;
+            return NULL;
+        }
+        htabIterRelease(&it->it);
+        it->slot = next;
+        htabIterInit(&it->it, &st->tab[next]);
+    }
+}
 
 void dbIterRelease(DbIter *it) { htabIterRelease(&it->it); }
 
+#define SCAN_INNER_LIMIT (1ull << 48) /* htabScan's cursors are below it */
+
 uint64_t dbScan(Db *db, uint64_t cursor, void (*fn)(void *priv, void *entry), void *priv) {
-    return htabScan(&db->ks.keys, cursor, fn, priv);
+    DbSlotTables *st = db->ks.slots;
+    if (!st) return slotsOn && cursor ? 0 : htabScan(&db->ks.keys, cursor, fn, priv);
+    unsigned slot = (unsigned)(cursor & (DB_SLOTS - 1));
+    uint64_t inner = cursor >> DB_SLOT_BITS;
+    if (inner >= SCAN_INNER_LIMIT) return 0;
+    unsigned at = slotNextFull(st, db->ks.slotKeys, slot);
+    if (at != slot) inner = 0; /* the slot emptied: its next one from the start */
+    if (at == DB_SLOTS) return 0;
+    inner = htabScan(&st->tab[at], inner, fn, priv);
+    if (inner) return (inner << DB_SLOT_BITS) | at;
+    at = slotNextFull(st, db->ks.slotKeys, at + 1);
+    return at == DB_SLOTS ? 0 : at; /* at >= 1 here: never 0 */
 }
 
-void dbWalkFreeze(Db *db) { htabPauseRehash(&db->ks.keys); }
+/* Slot walk units of one table: the buckets of array 0, then those of
+ * array 1 (while rehashing): the order of a safe iterator. */
+static size_t tableUnits(const Htab *h) { return htabArrayBuckets(h, 0) + htabArrayBuckets(h, 1); }
 
-void dbWalkThaw(Db *db) { htabResumeRehash(&db->ks.keys); }
-
-/* Units are the buckets of array 0, then those of array 1 (while
- * rehashing): the order of a safe iterator. */
-size_t dbWalkUnits(const Db *db) {
-    return htabArrayBuckets(&db->ks.keys, 0) + htabArrayBuckets(&db->ks.keys, 1);
-}
-
-size_t dbWalkVisit(const Db *db, size_t from, size_t to, void (*fn)(void *priv, void *entry), void *priv) {
-    const Htab *h = &db->ks.keys;
+static size_t tableVisit(const Htab *h, size_t from, size_t to, void (*fn)(void *priv, void *entry), void *priv) {
     size_t first = htabArrayBuckets(h, 0), n = 0;
     if (from < first) n += htabVisitBuckets(h, 0, from, to < first ? to : first, fn, priv);
     if (to > first) n += htabVisitBuckets(h, 1, (from > first ? from : first) - first, to - first, fn, priv);
     return n;
 }
 
-kvobj *dbRandomKey(Db *db) { return htabRandom(&db->ks.keys); }
+void dbWalkFreeze(Db *db) {
+    DbSlotTables *st = db->ks.slots;
+    if (!st) {
+        htabPauseRehash(&db->ks.keys);
+        return;
+    }
+    for (unsigned s = 0; s < DB_SLOTS; s++) htabPauseRehash(&st->tab[s]);
+    if (st->frozen++) return;
+    /* The units of every slot, fixed while frozen: where each slot's start. */
+    st->walkFirst = xmalloc(sizeof(size_t) * (DB_SLOTS + 1));
+    size_t at = 0;
+    for (unsigned s = 0; s < DB_SLOTS; s++) {
+        st->walkFirst[s] = at;
+        at += tableUnits(&st->tab[s]);
+    }
+    st->walkFirst[DB_SLOTS] = at;
+}
 
-unsigned dbSampleKeys(Db *db, void **out, unsigned count) { return htabSample(&db->ks.keys, out, count); }
+void dbWalkThaw(Db *db) {
+    DbSlotTables *st = db->ks.slots;
+    if (!st) {
+        htabResumeRehash(&db->ks.keys);
+        return;
+    }
+    for (unsigned s = 0; s < DB_SLOTS; s++) htabResumeRehash(&st->tab[s]);
+    if (--st->frozen) return;
+    xfree(st->walkFirst);
+    st->walkFirst = NULL;
+}
+
+size_t dbWalkUnits(const Db *db) {
+    const DbSlotTables *st = db->ks.slots;
+    if (!st) return tableUnits(&db->ks.keys);
+    if (st->walkFirst) return st->walkFirst[DB_SLOTS];
+    size_t n = 0;
+    for (unsigned s = 0; s < DB_SLOTS; s++) n += tableUnits(&st->tab[s]);
+    return n;
+}
+
+size_t dbWalkVisit(const Db *db, size_t from, size_t to, void (*fn)(void *priv, void *entry), void *priv) {
+    const DbSlotTables *st = db->ks.slots;
+    if (!st) return tableVisit(&db->ks.keys, from, to, fn, priv);
+    if (!st->walkFirst || from >= to) return 0; /* units exist only while frozen */
+    const size_t *first = st->walkFirst;
+    /* The last slot starting at or before `from`, by bisection. */
+    unsigned lo = 0, hi = DB_SLOTS; /* first[lo] <= from < first[hi] unless from >= total */
+    if (from >= first[DB_SLOTS]) return 0;
+    while (hi - lo > 1) {
+        unsigned mid = (lo + hi) / 2;
+        if (first[mid] <= from) lo = mid;
+        else hi = mid;
+    }
+    size_t n = 0;
+    for (unsigned s = lo; s < DB_SLOTS && first[s] < to; s++) {
+        size_t a = from > first[s] ? from - first[s] : 0, b = to - first[s];
+        size_t units = first[s + 1] - first[s];
+        if (b > units) b = units;
+        if (a < b) n += tableVisit(&st->tab[s], a, b, fn, priv);
+    }
+    return n;
+}
+
+kvobj *dbRandomKey(Db *db) {
+    DbSlotTables *st = db->ks.slots;
+    if (!st) return htabRandom(&db->ks.keys);
+    if (!db->ks.slotKeys) return NULL;
+    return htabRandom(&st->tab[slotOfKeyNumber(st, randBounded(db->ks.slotKeys))]);
+}
+
+unsigned dbSampleKeys(Db *db, void **out, unsigned count) {
+    DbSlotTables *st = db->ks.slots;
+    if (!st) return htabSample(&db->ks.keys, out, count);
+    if (!db->ks.slotKeys || count == 0) return 0;
+    /* A slot drawn in proportion to its keys, then the slots after it
+     * (wrapping) while fewer than count keys were found. */
+    unsigned start = slotOfKeyNumber(st, randBounded(db->ks.slotKeys)), slot = start, n = 0;
+    for (;;) {
+        n += htabSample(&st->tab[slot], out + n, count - n);
+        if (n >= count) break;
+        slot = slotNextFull(st, db->ks.slotKeys, slot + 1);
+        if (slot == DB_SLOTS) slot = slotNextFull(st, db->ks.slotKeys, 0);
+        if (slot == start) break;
+    }
+    return n;
+}
 
 kvobj *dbRandomVolatile(Db *db) {
     uint32_t n = db->ks.ttl.count;
@@ -704,10 +942,50 @@ void dbActiveExpireCycle(Db *dbs, int count, long long budgetUs, int fast) {
     cycleDone(start);
 }
 
+/* Rehashes the slot tables marked rehashing for about `us` microseconds
+ * in all (each bounded by htabRehashMicros), unmarking those done.
+ * Returns 1 if some table still has rehash work. */
+static int slotTablesRehash(DbSlotTables *st, long long us) {
+    long long start = ustime(), left = us;
+    int more = 0;
+    for (unsigned w = 0; w < DB_SLOTS / 64; w++) {
+        uint64_t bits = st->rehashing[w];
+        while (bits) {
+            unsigned slot = w * 64 + (unsigned)__builtin_ctzll(bits);
+            bits &= bits - 1;
+            Htab *h = &st->tab[slot];
+            if (htabIsRehashing(h) && h->pauseRehash == 0 && left > 0) {
+                htabRehashMicros(h, left);
+                left = us - (ustime() - start);
+            }
+            if (htabIsRehashing(h)) more = 1;
+            else st->rehashing[w] &= ~(1ull << (slot % 64));
+        }
+    }
+    return more;
+}
+
+/* Slot tables the timer checks per call for a shrink (all of them every
+ * DB_SLOTS / SHRINK_CHECKS calls: 1.6 s at hz 10). */
+#define SHRINK_CHECKS 1024
+
+static int slotTablesMaintain(DbSlotTables *st) {
+    for (unsigned i = 0; i < SHRINK_CHECKS; i++) {
+        unsigned slot = st->shrinkNext++ % DB_SLOTS;
+        Htab *h = &st->tab[slot];
+        if (htabIsRehashing(h) || h->pauseRehash > 0) continue;
+        if (htabSize(h) == 0 && htabBuckets(h) > 0) htabClear(h, NULL, NULL); /* an emptied slot: no array */
+        else if (htabShrinkIfNeeded(h)) markRehashing(st, slot);
+    }
+    st->shrinkNext %= DB_SLOTS;
+    return slotTablesRehash(st, 1000);
+}
+
 void dbTimerMaintenance(Db *dbs, int count) {
     int rehashing = 0;
     for (int i = 0; i < count; i++) {
         Db *db = &dbs[i];
+        if (db->ks.slots && !db->ks.slots->frozen) rehashing |= slotTablesMaintain(db->ks.slots);
         if (htabIsRehashing(&db->ks.keys)) htabRehashMicros(&db->ks.keys, 1000);
         else htabShrinkIfNeeded(&db->ks.keys);
         rehashing |= htabIsRehashing(&db->ks.keys);
@@ -721,6 +999,15 @@ void dbRehashIdle(Db *dbs, int count, long long us) {
     long long start = ustime(), left = us;
     int more = 0;
     for (int i = 0; i < count; i++) {
+        DbSlotTables *st = dbs[i].ks.slots;
+        if (st && !st->frozen) {
+            if (left > 0) {
+                more |= slotTablesRehash(st, left);
+                left = us - (ustime() - start);
+            } else {
+                for (unsigned w = 0; w < DB_SLOTS / 64 && !more; w++) more = st->rehashing[w] != 0;
+            }
+        }
         Htab *h = &dbs[i].ks.keys;
         if (!htabIsRehashing(h) || h->pauseRehash > 0) continue;
         if (left > 0) {

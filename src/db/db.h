@@ -2,7 +2,9 @@
  *
  * Invariants:
  *  - a Db's key table (db->ks.keys) holds every key of that database
- *    exactly once;
+ *    exactly once; in cluster mode (dbUseSlots) each key is instead in
+ *    the table of its hash slot (db->ks.slots, made at the first key),
+ *    and db->ks.keys stays empty;
  *  - an entry carries KV_HAS_EXPIRE iff it sits in the TTL index
  *    (db->ks.ttl) at its stored position;
  *  - the key table and the TTL index are db.c's alone: everything else
@@ -51,10 +53,15 @@ extern const DbConfig *dbConfig;
  * keyspace API below (size, walks, scan, sampling, bulk drop), so that the
  * table can later be split (by hash slot, for Cluster) without touching
  * them; scripts/check-layers.sh fails on a use of `ks` outside db.c/db.h. */
+struct DbSlotTables;
 typedef struct DbKeyspace {
-    Htab keys;              /* kvobj entries keyed by their key bytes */
+    Htab keys;              /* kvobj entries keyed by their key bytes (no slots) */
     ChunkVec ttl;           /* TTL index: every entry with an expire (ttl.count) */
     long long avgTtl;       /* running estimate for INFO keyspace (ms) */
+    /* Cluster mode (dbUseSlots): one key table per hash slot, made at the
+     * database's first key (then `keys` stays empty); NULL otherwise. */
+    struct DbSlotTables *slots;
+    size_t slotKeys;        /* keys in the slot tables (dbSize) */
 } DbKeyspace;
 
 typedef struct Db {
@@ -130,7 +137,9 @@ kvobj *dbUnlink(Db *db, const char *key, size_t len);
 
 /* Number of keys (DBSIZE, INFO), counting logically expired ones not yet
  * deleted. */
-static inline size_t dbSize(const Db *db) { return htabSize(&db->ks.keys); }
+static inline size_t dbSize(const Db *db) {
+    return __builtin_expect(db->ks.slots == NULL, 1) ? htabSize(&db->ks.keys) : db->ks.slotKeys;
+}
 /* Number of keys with an expire (INFO "expires", RDB RESIZEDB). */
 static inline size_t dbExpiresCount(const Db *db) { return db->ks.ttl.count; }
 /* The running estimate of the keys' mean TTL in ms (INFO "avg_ttl"). */
@@ -138,17 +147,22 @@ static inline long long dbAvgTtl(const Db *db) { return db->ks.avgTtl; }
 /* Bytes of the indexes, beyond the entries (MEMORY STATS): *mainBytes of
  * the key table's bucket arrays, *expiresBytes of the TTL index. */
 void dbIndexBytes(const Db *db, size_t *mainBytes, size_t *expiresBytes);
-/* The key table itself, read only, for DEBUG HTSTATS's report of its shape
- * (sizes, chains) and nothing else: counts, walks and lookups go through
- * the functions of this API. */
-const Htab *dbKeyTable(const Db *db);
+/* The key tables themselves, read only, for DEBUG HTSTATS's report of
+ * their shape (sizes, chains) and nothing else: counts, walks and lookups
+ * go through the functions of this API.  dbKeyTables is how many there
+ * are (1, or DB_SLOTS in cluster mode once the database had a key);
+ * dbKeyTable(db, i) is table i < dbKeyTables(db). */
+size_t dbKeyTables(const Db *db);
+const Htab *dbKeyTable(const Db *db, size_t i);
 /* A hint that the database is about to hold `keys` keys (an RDB's
  * RESIZEDB): the table is sized for them at once instead of growing step
- * by step. */
+ * by step (no effect in cluster mode: the split by slot is not known). */
 void dbExpand(Db *db, size_t keys);
 
 /* Walks every key once (KEYS, DEBUG DIGEST, an RDB save, an AOF rewrite).
- * The walk is safe: the table does not rehash meanwhile, so each key
+ * The walk is safe: a table does not rehash while it is walked (in
+ * cluster mode the slot tables are walked one after the other, in slot
+ * order), so each key
  * present throughout is returned exactly once; the caller may delete or
  * replace (dbReplace, dbVerifyOrDrop...) the key last returned and add
  * keys (which may or may not be returned), never delete another.  Keys
@@ -156,7 +170,10 @@ void dbExpand(Db *db, size_t keys);
  * touch.  Always call dbIterRelease, even after dbIterNext gave NULL.
  * The fields are private. */
 typedef struct DbIter {
-    HtabIter it;
+    HtabIter it;    /* over the table being walked */
+    Db *db;
+    unsigned slot;  /* cluster mode: the slot of that table */
+    int state;      /* 0: one table; 1: slot tables; 2: slot tables, done */
 } DbIter;
 void dbIterInit(DbIter *it, Db *db);
 /* The next key, or NULL when done. */
@@ -169,8 +186,10 @@ void dbIterRelease(DbIter *it);
  * from the first call to the last is returned at least once -- exactly
  * once today, whatever the table does between calls (grow, shrink,
  * rehash); a key added or deleted meanwhile may or may not be.  The
- * cursor is opaque (below 2^48; one of 2^48 or more ends the walk at
- * once).  fn may delete the key it is given, nothing else; keys come as
+ * cursor is opaque: below 2^48 (one of 2^48 or more ends the walk at
+ * once); in cluster mode below 2^62 (ends at once from 2^62), the low
+ * DB_SLOT_BITS bits the slot whose table is being scanned, the bits above
+ * that table's own cursor.  fn may delete the key it is given, nothing else; keys come as
  * they are (no lazy expiry, no check, no touch). */
 uint64_t dbScan(Db *db, uint64_t cursor, void (*fn)(void *priv, void *entry), void *priv);
 
@@ -178,7 +197,8 @@ uint64_t dbScan(Db *db, uint64_t cursor, void (*fn)(void *priv, void *entry), vo
  * threads): the keys are spread over dbWalkUnits(db) units, and
  * dbWalkVisit calls fn(priv, entry) on each key of units [from, to) and
  * returns how many it visited.  Units in ascending order give the keys in
- * the order dbIterNext does.  Read only: between dbWalkFreeze and
+ * the order dbIterNext does (in cluster mode the units are the buckets of
+ * every slot table, slot after slot).  Read only: between dbWalkFreeze and
  * dbWalkThaw (which nest) the table does not rehash, and the caller keeps
  * the database unchanged; visits of disjoint ranges may then run on
  * different threads at once. */
@@ -189,9 +209,13 @@ size_t dbWalkVisit(const Db *db, size_t from, size_t to, void (*fn)(void *priv, 
 
 /* Random keys, for RANDOMKEY, eviction and expiry; each NULL / 0 when
  * there is none:
- *  dbRandomKey       a key, nearly uniformly (ds/htab.h htabRandom);
+ *  dbRandomKey       a key, nearly uniformly (ds/htab.h htabRandom; in
+ *                    cluster mode a slot is drawn with a chance
+ *                    proportional to its keys, then a key of its table);
  *  dbSampleKeys      up to count distinct keys near a random spot into
- *                    out[] (eviction's sampling; htabSample);
+ *                    out[] (eviction's sampling; htabSample; in cluster
+ *                    mode from a slot drawn as above, then the next slots
+ *                    holding keys while fewer than count were found);
  *  dbRandomVolatile  a key with an expire, uniformly. */
 kvobj *dbRandomKey(Db *db);
 unsigned dbSampleKeys(Db *db, void **out, unsigned count);
@@ -211,13 +235,15 @@ void dbSwap(Db *a, Db *b);
  * its hash tag -- the bytes between its first '{' and the first '}' after
  * it, when not empty -- or else of the whole key, modulo DB_SLOTS.
  * dbUseSlots, called once before dbCreateAll (cluster-enabled), has every
- * key table know the slots at no memory per key: then dbSlotVisit hands
- * fn(priv, entry) each key of one slot (fn may delete the key it is given,
- * nothing else; keys come as they are, as dbIterNext's) in time
- * proportional to that slot's keys, dbSlotCount counts them (expired ones
- * not yet deleted included) and dbSlotDrop deletes them (no hooks run: the
- * caller notifies and propagates) and returns how many.  Without
- * dbUseSlots nothing changes and the three must not be called. */
+ * database keep one key table per slot (made at its first key): then
+ * dbSlotVisit hands fn(priv, entry) each key of one slot (fn may delete
+ * the key it is given, nothing else; keys come as they are, as
+ * dbIterNext's) in time proportional to that slot's keys, dbSlotCount
+ * counts them in O(1) (expired ones not yet deleted included) and
+ * dbSlotDrop deletes them (no hooks run: the caller notifies and
+ * propagates) and returns how many.  A slot >= DB_SLOTS holds no key.
+ * Without dbUseSlots nothing changes (one table per database) and the
+ * three must not be called. */
 #define DB_SLOT_BITS 14
 #define DB_SLOTS (1u << DB_SLOT_BITS)
 unsigned dbKeySlot(const char *key, size_t len);

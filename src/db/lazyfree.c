@@ -30,6 +30,9 @@ typedef struct LazyJob {
     size_t prepare; /* > 0: prepare a bucket array of this many slots */
     Htab *keys;     /* a detached table with its entries, or NULL */
     ChunkVec ttl;   /* the TTL index that went with keys (may be empty) */
+    Htab *tabs;     /* detached slot tables with their entries, or NULL */
+    size_t ntabs;   /* how many at tabs */
+    void *tabsBlock; /* the allocation holding them, freed after */
     size_t objects; /* entries this job frees (for the counters) */
     int purge;      /* then return freed pages to the system */
     int purgeBig;   /* return the big arena's freed pages (xmallocPurgeBig) */
@@ -101,6 +104,8 @@ static void runJob(LazyJob *j) {
     xfree(j->block);
     if (j->prepare) prepareTable(j->prepare);
     if (j->keys) htabRelease(j->keys, freeEntryCb, NULL);
+    for (size_t i = 0; i < j->ntabs; i++) htabClear(&j->tabs[i], freeEntryCb, NULL);
+    xfree(j->tabsBlock);
     cvFree(&j->ttl);
     if (j->purgeBig) xmallocPurgeBig();
 }
@@ -318,6 +323,17 @@ void lazyfreeTable(Htab *keys, ChunkVec ttl) {
     j->keys = keys;
     j->ttl = ttl;
     j->objects = keys ? htabSize(keys) : 0;
+    j->purge = 1;
+    enqueue(j);
+}
+
+void lazyfreeTables(Htab *tabs, size_t n, size_t objects, void *block, ChunkVec ttl) {
+    LazyJob *j = xcalloc(sizeof(*j));
+    j->tabs = tabs;
+    j->ntabs = n;
+    j->tabsBlock = block;
+    j->ttl = ttl;
+    j->objects = objects;
     j->purge = 1;
     enqueue(j);
 }

@@ -40,6 +40,11 @@ void lazyfreeCron(long long nowMs);
  * this way: db.h dbEmptyAsync.) */
 void lazyfreeTable(Htab *keys, ChunkVec ttl);
 
+/* lazyfreeTable for the n tables at tabs (a database's slot tables, in
+ * cluster mode) holding `objects` entries in all, then the allocation
+ * `block` holding them (may be NULL), and the TTL index.  Takes ownership. */
+void lazyfreeTables(Htab *tabs, size_t n, size_t objects, void *block, ChunkVec ttl);
+
 /* Free one plain allocation (a key table's old bucket array) on the
  * thread.  Takes ownership.  It counts as no object in the counters. */
 void lazyfreeBlock(void *block);

@@ -654,21 +654,33 @@ static void debugMallctlStr(Client *c) {
 
 /* One bucket array's statistics in Redis's layout ("table size", chain
  * length distribution...); t 1 is the rehash target. */
-static sds htabStatsText(sds s, const Htab *h, int t) {
+/* Array t's statistics of table `one`, or (one NULL) summed over the
+ * database's key tables (one, or one per hash slot in cluster mode: sizes,
+ * elements and chains added up). */
+static size_t statsTables(const Db *db, const Htab *one) { return one ? 1 : dbKeyTables(db); }
+static const Htab *statsTable(const Db *db, const Htab *one, size_t k) { return one ? one : dbKeyTable(db, k); }
+
+static sds htabStatsText(sds s, const Db *db, const Htab *one, int t) {
     enum { MAXLEN = 50 };
     unsigned long clvector[MAXLEN] = {0};
-    size_t size = h->size[t], used = h->used[t], slots = 0, maxchain = 0, totchain = 0;
+    size_t size = 0, used = 0, slots = 0, maxchain = 0, totchain = 0;
     s = sdsCatPrintf(s, "Hash table %d stats (%s):\n", t, t == 0 ? "main hash table" : "rehashing target");
-    if (used == 0 || !h->table[t]) return sdsCat(s, "No stats available for empty dictionaries\n");
-    for (size_t i = 0; i < size; i++) {
-        size_t len = 0;
-        for (void *e = h->table[t][i]; e; e = *(void **)e) len++; /* each entry's first member links */
-        clvector[len < MAXLEN ? len : MAXLEN - 1]++;
-        if (!len) continue;
-        slots++;
-        totchain += len;
-        if (len > maxchain) maxchain = len;
+    for (size_t k = 0; k < statsTables(db, one); k++) {
+        const Htab *h = statsTable(db, one, k);
+        if (!h->table[t]) continue;
+        size += h->size[t];
+        used += h->used[t];
+        for (size_t i = 0; i < h->size[t]; i++) {
+            size_t len = 0;
+            for (void *e = h->table[t][i]; e; e = *(void **)e) len++; /* each entry's first member links */
+            clvector[len < MAXLEN ? len : MAXLEN - 1]++;
+            if (!len) continue;
+            slots++;
+            totchain += len;
+            if (len > maxchain) maxchain = len;
+        }
     }
+    if (used == 0) return sdsCat(s, "No stats available for empty dictionaries\n");
     s = sdsCatPrintf(s,
                      " table size: %zu\n number of elements: %zu\n different slots: %zu\n max chain length: %zu\n"
                      " avg chain length (counted): %.02f\n avg chain length (computed): %.02f\n"
@@ -680,9 +692,11 @@ static sds htabStatsText(sds s, const Htab *h, int t) {
     return s;
 }
 
-static sds htabStats(sds s, const Htab *h) {
-    s = htabStatsText(s, h, 0);
-    if (h->table[1]) s = htabStatsText(s, h, 1);
+static sds htabStats(sds s, const Db *db, const Htab *one) {
+    s = htabStatsText(s, db, one, 0);
+    int rehashing = 0;
+    for (size_t k = 0; k < statsTables(db, one) && !rehashing; k++) rehashing = statsTable(db, one, k)->table[1] != NULL;
+    if (rehashing) s = htabStatsText(s, db, one, 1);
     return s;
 }
 
@@ -698,7 +712,7 @@ static void debugHtstats(Client *c) {
     }
     Db *db = &server.db[dbid];
     sds s = sdsCat(sdsEmpty(), "[Dictionary HT]\n");
-    s = htabStats(s, dbKeyTable(db));
+    s = htabStats(s, db, NULL);
     s = sdsCat(s, "[Expires HT]\n");
     if (dbExpiresCount(db) == 0)
         s = sdsCat(s, "Hash table 0 stats (main hash table):\nNo stats available for empty dictionaries\n");
@@ -725,7 +739,7 @@ static void debugHtstatsKey(Client *c) {
         replyError(c, "ERR The value stored at the specified key is not represented using an hash table");
         return;
     }
-    sds s = htabStats(sdsEmpty(), h);
+    sds s = htabStats(sdsEmpty(), NULL, h);
     replyVerbatim(c, s, sdsLen(s), "txt");
     sdsFree(s);
 }

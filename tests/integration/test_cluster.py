@@ -424,3 +424,200 @@ def test_disabled_by_default(server):
     assert raw(server, "SELECT", "1") == b"+OK\r\n"
     assert b"cluster_enabled:0" in raw(server, "INFO", "cluster")
     assert not os.path.exists(os.path.join(server.tmp, "nodes.conf"))
+
+
+# --- the keyspace's slot layout: one key table per slot (db.c) ---
+
+def slot_server(start_server, **extra):
+    """A cluster node serving every slot, DEBUG enabled."""
+    s = start_server(**dict(CLUSTER, enable_debug_command="yes", **extra))
+    s.client().execute_command("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+    wait_ok(s)
+    return s
+
+
+def load(r, keys, value=b"v", px=None):
+    p = r.pipeline(transaction=False)
+    for i, k in enumerate(keys):
+        if px:
+            p.set(k, value, px=px)
+        else:
+            p.set(k, value)
+        if i % 2000 == 1999:
+            p.execute()
+    p.execute()
+
+
+def htstats_max_chain(r):
+    text = r.execute_command("DEBUG", "HTSTATS", "0")
+    text = text.decode() if isinstance(text, bytes) else str(text)
+    chains = [int(line.split(":")[1]) for line in text.splitlines() if "max chain length" in line]
+    assert chains, text
+    return max(chains)
+
+
+def test_slots_hot_slot_count_and_chains(start_server, start_oracle):
+    """100,000 keys under one hash tag: COUNTKEYSINSLOT / GETKEYSINSLOT as
+    Redis's, and the chains of the key tables stay short (one table per
+    slot, sized for its keys; the earlier single table gave the slot
+    1/16384 of its buckets: chains of thousands)."""
+    s = slot_server(start_server)
+    o = start_oracle(**CLUSTER)
+    o.client().execute_command("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+    wait_ok(o)
+    hot = [b"{bull:q}:%d" % i for i in range(100000)]
+    spread = [b"k%d" % i for i in range(2000)]
+    for srv in (s, o):
+        load(srv.client(), hot + spread)
+    rs, ro = s.client(), o.client()
+    tag = key_slot(b"bull:q")
+    want = 100000 + sum(1 for k in spread if key_slot(k) == tag)
+    assert rs.execute_command("CLUSTER", "COUNTKEYSINSLOT", tag) == want
+    assert ro.execute_command("CLUSTER", "COUNTKEYSINSLOT", tag) == want
+    got = rs.execute_command("CLUSTER", "GETKEYSINSLOT", tag, 10)
+    assert len(got) == 10 and all(key_slot(k) == tag for k in got)
+    assert rs.dbsize() == ro.dbsize() == 102000
+    assert htstats_max_chain(rs) <= 16
+    assert rs.get(b"{bull:q}:99999") == b"v" and rs.get(b"{bull:q}:100000") is None
+
+
+def test_slots_scan_complete_across_resizes(start_server):
+    """SCAN over the slot tables: every key present for the whole scan is
+    returned, while tables grow (keys added between calls) and shrink
+    (most of the hot slot deleted, the timer shrinking its table)."""
+    s = slot_server(start_server, hz="100")
+    r = s.client()
+    base = [b"{h}%d" % i for i in range(20000)] + [b"s%d" % i for i in range(20000)]
+    load(r, base)
+    seen, cursor, calls, extra = set(), 0, 0, 0
+    while True:
+        cursor, keys = r.scan(cursor, count=50)
+        seen.update(keys)
+        calls += 1
+        if calls % 3 == 0 and extra < 30000:  # grow the tables under the scan
+            load(r, [b"{h}x%d" % i for i in range(extra, extra + 500)] + [b"sx%d" % i for i in range(extra, extra + 500)])
+            extra += 500
+        if cursor == 0:
+            break
+        assert calls < 100000
+    assert set(base) <= seen
+    # shrink: most of the hot slot goes; the timer shrinks its table
+    doomed = [b"{h}%d" % i for i in range(20000) if i % 10] + [b"{h}x%d" % i for i in range(extra)]
+    for i in range(0, len(doomed), 1000):
+        r.delete(*doomed[i:i + 1000])
+    kept = set(base) - set(doomed) | {b"sx%d" % i for i in range(extra)}
+    seen, cursor = set(), 0
+    while True:
+        cursor, keys = r.scan(cursor, count=20)
+        seen.update(keys)
+        if cursor == 0:
+            break
+    assert seen == kept
+    assert r.dbsize() == len(kept)
+
+
+def test_slots_randomkey_fair_across_slots(start_server):
+    """Half the keys in one slot, half spread over the slots: RANDOMKEY
+    picks the hot slot about half the time and reaches many slots."""
+    s = slot_server(start_server)
+    r = s.client()
+    load(r, [b"{h}%d" % i for i in range(5000)] + [b"s%d" % i for i in range(5000)])
+    p = r.pipeline(transaction=False)
+    for _ in range(3000):
+        p.randomkey()
+    got = p.execute()
+    hot = sum(1 for k in got if k.startswith(b"{h}"))
+    assert 3000 * 0.35 < hot < 3000 * 0.65, hot
+    assert len({key_slot(k) for k in got if not k.startswith(b"{h}")}) > 1000
+
+
+def test_slots_flushall_async_and_swapdb(start_server, start_oracle):
+    s = slot_server(start_server)
+    r = s.client()
+    load(r, [b"{h}%d" % i for i in range(30000)] + [b"s%d" % i for i in range(30000)])
+    tag = key_slot(b"h")
+    assert r.execute_command("CLUSTER", "COUNTKEYSINSLOT", tag) >= 30000
+    assert r.execute_command("FLUSHALL", "ASYNC") in (True, b"OK")
+    assert r.dbsize() == 0
+    assert r.execute_command("CLUSTER", "COUNTKEYSINSLOT", tag) == 0
+    assert r.scan(0) == (0, []) and r.randomkey() is None
+    r.set(b"{h}1", b"x")
+    assert r.execute_command("CLUSTER", "COUNTKEYSINSLOT", tag) == 1 and r.dbsize() == 1
+    assert r.get(b"{h}1") == b"x"
+    wait_for(lambda: s.client().info("memory")["lazyfree_pending_objects"] == 0, timeout=20, what="lazy free")
+    # SWAPDB is refused in cluster mode, as by Redis
+    o = start_oracle(**CLUSTER)
+    both(s, o, "SWAPDB", "0", "1")
+    both(s, o, "SWAPDB", "0", "0")
+
+
+def test_slots_rdb_reload_equal(start_server):
+    """DEBUG RELOAD (the save threads walking the slot tables) and a
+    restart from the RDB give back the same keyspace: digest, per-slot
+    counts, TTLs."""
+    s = slot_server(start_server, rdb_save_threads="4")
+    r = s.client()
+    load(r, [b"{h}%d" % i for i in range(20000)] + [b"s%d" % i for i in range(20000)])
+    load(r, [b"{t}%d" % i for i in range(3000)] + [b"e%d" % i for i in range(3000)], px=3600000)
+    r.rpush(b"{h}list", *[b"x%d" % i for i in range(200)])
+    digest = r.execute_command("DEBUG", "DIGEST")
+    slots = [key_slot(b"h"), key_slot(b"t"), key_slot(b"s1"), key_slot(b"e5"), 0, 16383]
+    counts = [r.execute_command("CLUSTER", "COUNTKEYSINSLOT", x) for x in slots]
+    expires = r.info("keyspace")["db0"]["expires"]
+    assert expires == 6000
+    assert r.execute_command("DEBUG", "RELOAD") in (True, b"OK")
+    assert r.execute_command("DEBUG", "DIGEST") == digest
+    assert [r.execute_command("CLUSTER", "COUNTKEYSINSLOT", x) for x in slots] == counts
+    assert r.info("keyspace")["db0"]["expires"] == expires
+    assert r.save()
+    restart(s, **dict(CLUSTER, enable_debug_command="yes", rdb_save_threads="1"))
+    r = s.client()
+    wait_ok(s)
+    assert r.execute_command("DEBUG", "DIGEST") == digest
+    assert [r.execute_command("CLUSTER", "COUNTKEYSINSLOT", x) for x in slots] == counts
+    assert 0 < r.pttl(b"{t}7") <= 3600000 and r.lrange(b"{h}list", 0, 1) == [b"x0", b"x1"]
+
+
+@pytest.mark.parametrize("policy", ["allkeys-lru", "volatile-ttl"])
+def test_slots_eviction_many_slots(start_server, policy):
+    """maxmemory in cluster mode: eviction picks keys from the hot slot and
+    from many other slots (the sampling is fair across slot tables)."""
+    s = slot_server(start_server)
+    r = s.client()
+    hot = [b"{h}%d" % i for i in range(10000)]
+    spread = [b"s%d" % i for i in range(10000)]
+    # interleaved, so that neither family holds all the nearest TTLs
+    load(r, [k for pair_ in zip(hot, spread) for k in pair_], value=b"x" * 100,
+         px=3600000 if policy == "volatile-ttl" else None)
+    used = r.info("memory")["used_memory"]
+    r.config_set("maxmemory-policy", policy)
+    r.config_set("maxmemory", str(used - 1000000))  # about 1 MB over: several thousand keys go
+    r.set(b"trigger", b"1")  # a write evicts
+    wait_for(lambda: s.client().info("memory")["used_memory"] <= used - 1000000, timeout=20, what="eviction")
+    left = set()
+    cursor = 0
+    while True:
+        cursor, keys = r.scan(cursor, count=1000)
+        left.update(keys)
+        if cursor == 0:
+            break
+    gone_hot = [k for k in hot if k not in left]
+    gone_spread = [k for k in spread if k not in left]
+    # (evicted_keys may count a few more: SCAN's replies used memory too)
+    assert r.info("stats")["evicted_keys"] >= len(gone_hot) + len(gone_spread) > 1000
+    assert gone_hot and gone_spread
+    assert len({key_slot(k) for k in gone_spread}) > 200
+
+
+def test_slots_active_expiry_reaches_every_slot(start_server):
+    """Keys with a TTL in the hot slot and spread over thousands of slots,
+    never touched again: the active expiry cycle deletes them all."""
+    s = slot_server(start_server, hz="100")
+    r = s.client()
+    keys = [b"{h}%d" % i for i in range(5000)] + [b"s%d" % i for i in range(15000)]
+    load(r, keys, px=50)
+    r.set(b"stay", b"1")
+    wait_for(lambda: s.client().dbsize() == 1, timeout=30, what="active expiry of 20,000 keys")
+    assert r.info("stats")["expired_keys"] == 20000
+    assert r.execute_command("CLUSTER", "COUNTKEYSINSLOT", key_slot(b"h")) == 0
+    assert r.get(b"stay") == b"1"

@@ -729,7 +729,7 @@ static void test_keyspace_api(void **state) {
     char key[32];
     size_t n = 0, volatileKeys = 0;
     /* Add keys until past 1000 and a rehash is under way. */
-    while (n < 1000 || !htabIsRehashing(dbKeyTable(db))) {
+    while (n < 1000 || !htabIsRehashing(dbKeyTable(db, 0))) {
         int len = snprintf(key, sizeof(key), "key:%zu", n);
         if (n % 3 == 0) {
             dbAdd(db, kvCreateIntExpire(key, (size_t)len, (long long)n, 1000 + (long long)n));
@@ -755,7 +755,7 @@ static void test_keyspace_api(void **state) {
 
     dbWalkFreeze(db);
     size_t units = dbWalkUnits(db), visited = 0;
-    assert_true(units > htabArrayBuckets(dbKeyTable(db), 0)); /* both arrays */
+    assert_true(units > htabArrayBuckets(dbKeyTable(db, 0), 0)); /* both arrays */
     for (size_t from = 0; from < units; from += 7)
         visited += dbWalkVisit(db, from, from + 7 < units ? from + 7 : units, collect, &b);
     dbWalkThaw(db);
