@@ -171,8 +171,10 @@ def test_create_check_and_client(start_server, start_oracle, kinds):
         assert "cluster_known_nodes:3" in info and "cluster_size:3" in info
         assert "cluster_stats_messages_ping_received:" in info and "cluster_stats_messages_pong_sent:" in info
         if n.binary.endswith("cairn-server"):
+            # an outbound and an inbound link per other node (an inbound
+            # one appears when the peer's cron connects: wait for it)
+            wait_for(lambda: len(cl(n).execute_command("CLUSTER", "LINKS")) == 4, 30, "both links to each node")
             links = cl(n).execute_command("CLUSTER", "LINKS")
-            # an outbound and an inbound link per other node
             assert len(links) == 4, links
             ids = {myid(x) for x in nodes if x is not n}
             assert {dict(zip(l[::2], l[1::2]))[b"node"].decode() for l in links} == ids
