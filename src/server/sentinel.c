@@ -1272,8 +1272,15 @@ void sentinelResetMaster(SInst *m) {
     m->pc = linkCreate(m, 1);
     m->runid[0] = '\0';
     m->infoRefresh = 0;
-    m->lastAvail = m->lastPong = mstime();
+    /* As Redis: the down timer starts over from the reset (a PING left
+     * unanswered by the old address would make the new one +sdown at
+     * once), and the role is master from now on. */
+    long long now = mstime();
+    m->lastAvail = m->lastPong = now;
+    m->actPing = now;
     m->pingSentAt = 0;
+    m->roleReported = SRI_MASTER;
+    m->roleReportedTime = now;
 }
 
 /* --- the SENTINEL command --- */
