@@ -1057,6 +1057,19 @@ void configInitDefaults(void) {
     }
 }
 
+int configSetDirective(const char *name, sds *argv, int argc, const char **err) {
+    ConfigDef *d = lookupConfig(name, NULL);
+    if (!d) {
+        *err = "Bad directive or wrong number of arguments";
+        return -1;
+    }
+    if (argc != 1 && !(d->flags & CF_MULTI_ARG)) {
+        *err = "wrong number of arguments";
+        return -1;
+    }
+    return configSetArgs(d, argv, argc, err);
+}
+
 const char *configFilePath(void) {
     return configFile;
 }

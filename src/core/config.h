@@ -345,6 +345,12 @@ void configInitDefaults(void);
 void configLoadFromArgs(int argc, char **argv);
 /* Path of the config file loaded, NULL if none (CONFIG REWRITE, INFO). */
 const char *configFilePath(void);
+/* Sentinel mode's use of a registered directive (it reads its own config
+ * file): sets the directive named name from argv (its arguments, the name
+ * excluded) as a config file line would (main.c applied the defaults
+ * before Sentinel mode starts).  0, or
+ * -1 with *err set (also for a name nobody registered). */
+int configSetDirective(const char *name, sds *argv, int argc, const char **err);
 
 /* Implemented by the server: re-open the listeners after CONFIG SET
  * changed port / bind in server.cfg.  Returns 0, or -1 with *err set to

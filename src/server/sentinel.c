@@ -304,7 +304,9 @@ int linkConnect(SLink *l, const char *ip, int port) {
     snprintf(ps, sizeof(ps), "%d", port);
     const char *err = NULL;
     linkDisconnect(l);
-    l->conn = connConnect(&connTcpType, ip, ps, NULL, &err);
+    /* tls-replication: every link (monitored servers, other sentinels)
+     * is TLS, as Redis's */
+    l->conn = connConnect(connTypeForReplication(), ip, ps, NULL, &err);
     if (!l->conn) return -1;
     l->connectedAt = mstime();
     connEventAdd(l->conn, EV_WRITABLE, linkWritable, l);
@@ -703,6 +705,12 @@ const SInst *sentinelCurrentMasterAddr(const SInst *m) {
     return m;
 }
 
+/* The port other sentinels reach this one at: tls-port when the links are
+ * TLS (tls-replication), else port (Redis's rule). */
+static int sentinelAnnouncedPort(void) {
+    return connTypeForReplication() == &connTcpType ? sentinel.port : tlsPort();
+}
+
 static void sendHello(SInst *ri) {
     SInst *m = ri->flags & SRI_MASTER ? ri : ri->master;
     char ipbuf[128];
@@ -711,7 +719,7 @@ static void sendHello(SInst *ri) {
     char payload[512];
     const SInst *cur = sentinelCurrentMasterAddr(m);
     snprintf(payload, sizeof(payload), "%s,%d,%s,%llu,%s,%s,%d,%llu", ip,
-             sentinel.announcePort ? sentinel.announcePort : sentinel.port, sentinel.myid,
+             sentinel.announcePort ? sentinel.announcePort : sentinelAnnouncedPort(), sentinel.myid,
              sentinel.currentEpoch, m->name, sentinelAnnounceHost(cur), cur->port, m->configEpoch);
     const char *argv[3] = {"PUBLISH", "__sentinel__:hello", payload};
     linkCommand(ri->cc, ignoreReply, NULL, 3, argv);
@@ -1264,8 +1272,15 @@ void sentinelResetMaster(SInst *m) {
     m->pc = linkCreate(m, 1);
     m->runid[0] = '\0';
     m->infoRefresh = 0;
-    m->lastAvail = m->lastPong = mstime();
+    /* As Redis: the down timer starts over from the reset (a PING left
+     * unanswered by the old address would make the new one +sdown at
+     * once), and the role is master from now on. */
+    long long now = mstime();
+    m->lastAvail = m->lastPong = now;
+    m->actPing = now;
     m->pingSentAt = 0;
+    m->roleReported = SRI_MASTER;
+    m->roleReportedTime = now;
 }
 
 /* --- the SENTINEL command --- */
@@ -1355,6 +1370,7 @@ int sentinelMain(int argc, char **argv) {
     signal(SIGINT, sigtermHandler);
     EventLoop *loop = eventLoopCreate(10000 + 128);
     connInit(loop);
+    if (tlsStartup() != 0) return 1;
     if (sentinelListen() != 0) return 1;
     serverLog(LL_NOTICE, "Cairn %s (Redis %s compatible) running in sentinel mode, port %d, pid %d",
               CAIRN_VERSION, REDIS_COMPAT_VERSION, sentinel.port, (int)getpid());

@@ -1741,25 +1741,42 @@ void sentinelBeforeSleep(EventLoop *el) {
 }
 
 
-int sentinelListen(void) {
+/* Binds l on every bind address (default: all IPv4 and IPv6) at port and
+ * installs it.  0, or 1 after logging Redis's message. */
+static int listenOn(Listener *l, int port, const char *kind) {
     const char *defBind[2] = {"*", "::*"};
     int nb = sentinel.nbind ? sentinel.nbind : 2;
     int bound = 0;
     for (int i = 0; i < nb; i++) {
-        ConnListenSpec spec = {
-            .addr = sentinel.nbind ? sentinel.bind[i] : defBind[i], .port = sentinel.port, .backlog = 511};
-        if (listenerBind(&sentinelListener, &spec) == 0)
+        ConnListenSpec spec = {.addr = sentinel.nbind ? sentinel.bind[i] : defBind[i], .port = port, .backlog = 511};
+        if (listenerBind(l, &spec) == 0)
             bound++;
         else if (sentinel.nbind) {
-            serverLog(LL_WARNING, "Warning: Could not create server TCP listening socket %s:%d: %s",
-                      spec.addr, sentinel.port, strerror(errno));
+            serverLog(LL_WARNING, "Warning: Could not create server %s listening socket %s:%d: %s",
+                      !strcmp(kind, "tls") ? "TLS" : "TCP", spec.addr, port, strerror(errno));
             return 1;
         }
     }
     if (!bound) {
-        serverLog(LL_WARNING, "Failed listening on port %d (tcp), aborting.", sentinel.port);
+        serverLog(LL_WARNING, "Failed listening on port %d (%s), aborting.", port, kind);
         return 1;
     }
-    listenerInstall(&sentinelListener, acceptHandler);
+    listenerInstall(l, acceptHandler);
+    return 0;
+}
+
+int sentinelListen(void) {
+    /* port 0: no plain port (a tls-port only sentinel) */
+    if (sentinel.port && listenOn(&sentinelListener, sentinel.port, "tcp") != 0) return 1;
+    if (tlsPort()) {
+        static Listener tlsListener = {
+            .name = "tls", .proto = &respProtocol, .encoder = &respEncoder};
+        tlsListener.type = &connTlsType;
+        if (listenOn(&tlsListener, tlsPort(), "tls") != 0) return 1;
+    }
+    if (!sentinel.port && !tlsPort()) {
+        serverLog(LL_WARNING, "Configured to not listen anywhere, exiting.");
+        return 1;
+    }
     return 0;
 }

@@ -22,6 +22,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "core/config.h"
 #include "core/log.h"
 #include "core/server.h"
 #include "ds/alloc.h"
@@ -235,9 +236,11 @@ static const char *handleLine(int argc, sds *argv) {
     }
     if (argc < 2) return "wrong number of arguments";
     if (!strcasecmp(k, "port")) {
-        long long p;
-        if (parsePositive(argv[1], &p) || p > 65535) return "argument couldn't be parsed into an integer";
-        sentinel.port = (int)p;
+        long long p = 0;
+        /* 0: no plain TCP port (a tls-port only sentinel), as Redis's */
+        if ((strcmp(argv[1], "0") && parsePositive(argv[1], &p)) || p > 65535)
+            return "argument couldn't be parsed into an integer";
+        sentinel.port = strcmp(argv[1], "0") ? (int)p : 0;
     } else if (!strcasecmp(k, "bind")) {
         for (int i = 0; i < sentinel.nbind; i++)
             xfree(sentinel.bind[i]);
@@ -252,6 +255,13 @@ static const char *handleLine(int argc, sds *argv) {
     } else if (!strcasecmp(k, "requirepass")) {
         xfree(sentinel.requirepass);
         sentinel.requirepass = sdsLen(argv[1]) ? xstrdup(argv[1]) : NULL;
+    } else if (!strncasecmp(k, "tls-", 4)) {
+        /* the tls-* directives are the data server's (core/conn_tls.c):
+         * the TLS listener (tls-port), and links to the monitored servers
+         * and other sentinels over TLS (tls-replication), as Redis's */
+        const char *err = NULL;
+        if (configSetDirective(k, argv + 1, argc - 1, &err) != 0) return err;
+        return NULL;
     } else if (!strcasecmp(k, "daemonize")) {
         server.cfg.daemonize = !strcasecmp(argv[1], "yes");
     } else if (!strcasecmp(k, "pidfile")) {
@@ -277,7 +287,7 @@ static const char *handleLine(int argc, sds *argv) {
     }
     /* Directives that would change who may connect or how, which this
      * Sentinel does not apply: refused, not silently ignored. */
-    static const char *refused[] = {"user", "aclfile", "tls-port", "unixsocket", "rename-command", NULL};
+    static const char *refused[] = {"user", "aclfile", "unixsocket", "rename-command", NULL};
     for (int i = 0; refused[i]; i++)
         if (!strcasecmp(k, refused[i])) return "This directive is not supported in Sentinel mode by Cairn.";
     /* Other data-server directives are accepted and have no effect in
