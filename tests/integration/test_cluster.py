@@ -158,6 +158,16 @@ def test_single_node_replies(start_server, start_oracle):
     both(s, o, "CLUSTER", "NODES")
 
 
+def test_cluster_help_text(start_server, start_oracle):
+    """CLUSTER HELP's lines are redis-server 7.0.15's, byte for byte."""
+    s, o = pair(start_server, start_oracle)
+    got = both(s, o, "CLUSTER", "HELP")
+    assert got.startswith(b"*56\r\n+CLUSTER <subcommand>") and b"+SHARDS\r\n" in got
+    both(s, o, "cluster", "help")
+    both(s, o, "CLUSTER", "HELP", "x")
+    both(s, o, "CLUSTER", "NOSUCH")
+
+
 def test_keys_and_slot_checks(start_server, start_oracle):
     s, o = pair(start_server, start_oracle)
     both(s, o, "SET", "foo", "bar")  # CLUSTERDOWN Hash slot not served
