@@ -1004,11 +1004,22 @@ static void slotsCommand(Client *c) {
 
 static void replyShardNode(Client *c, const ClusterNode *n) {
     int hasHost = sdsLen(n->hostname) != 0;
-    replyMapLen(c, 7 + hasHost);
+    /* With tls-cluster the node's port is its TLS one: "port" is then the
+     * plaintext port (left out when it has none) and "tls-port" the TLS
+     * one, whatever the client's transport, as Redis 7.0. */
+    int tls = tlsCluster();
+    int plain = tls ? n->pport : n->port, tlsp = tls ? n->port : 0;
+    replyMapLen(c, 6 + (plain != 0) + (tlsp != 0) + hasHost);
     replyBulkCString(c, "id");
     replyBulk(c, n->name, NAMELEN);
-    replyBulkCString(c, "port");
-    replyLongLong(c, clusterClientPort(n, c));
+    if (plain) {
+        replyBulkCString(c, "port");
+        replyLongLong(c, plain);
+    }
+    if (tlsp) {
+        replyBulkCString(c, "tls-port");
+        replyLongLong(c, tlsp);
+    }
     replyBulkCString(c, "ip");
     replyBulkCString(c, n->ip);
     replyBulkCString(c, "endpoint");
