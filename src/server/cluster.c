@@ -331,10 +331,10 @@ static sds nodesText(void) {
 
 /* ---- the config file ------------------------------------------------- */
 
-/* Writes the config file: a temporary file beside it, fsync'd, locked,
- * renamed over it (the lock moves to the new file).  0, or -1 with errno
- * (the old file and lock stay). */
-int saveConfig(void) {
+/* Writes the config file: a temporary file beside it, locked, fsync'd
+ * when sync is set, renamed over it (the lock moves to the new file).
+ * 0, or -1 with errno (the old file and lock stay). */
+static int writeConfig(int sync) {
     sds text = nodesText();
     text = sdsCatPrintf(text, "vars currentEpoch %llu lastVoteEpoch %llu\n", cs.currentEpoch, cs.lastVoteEpoch);
     char tmp[PATH_MAX];
@@ -352,7 +352,7 @@ int saveConfig(void) {
         }
         off += (size_t)w;
     }
-    if (fsync(fd) == -1 || rename(tmp, configFile) == -1) goto fail;
+    if ((sync && fsync(fd) == -1) || rename(tmp, configFile) == -1) goto fail;
     if (cs.lockFd != -1) close(cs.lockFd);
     cs.lockFd = fd;
     rc = 0;
@@ -365,6 +365,30 @@ fail:
 done:
     sdsFree(text);
     return rc;
+}
+
+/* The epochs last written with an fsync: what a node must not forget
+ * across a power loss (its votes and config epoch).  Slot moves and gossip
+ * are written without one, as Redis 7.0 does (a restarted node learns them
+ * again from its peers); an fsync per CLUSTER SETSLOT made a reshard wait
+ * on the disk for every slot. */
+static unsigned long long syncedEpochs[3];
+static int syncedOnce;
+
+int saveConfig(void) {
+    unsigned long long now[3] = {cs.currentEpoch, cs.lastVoteEpoch, myself ? myself->configEpoch : 0};
+    int sync = !syncedOnce || memcmp(now, syncedEpochs, sizeof(now)) != 0;
+    int rc = writeConfig(sync);
+    if (rc == 0 && sync) {
+        memcpy(syncedEpochs, now, sizeof(now));
+        syncedOnce = 1;
+    }
+    return rc;
+}
+
+int saveConfigSync(void) {
+    syncedOnce = 0;
+    return saveConfig();
 }
 
 static void saveConfigOrDie(void) {
@@ -1189,7 +1213,7 @@ static void clusterCommand(Client *c) {
         replyVerbatim(c, s, sdsLen(s), "txt");
         sdsFree(s);
     } else if (!strcasecmp(sub, "saveconfig")) {
-        if (saveConfig() == -1) replyErrorFormat(c, "ERR error saving the cluster node config: %s", strerror(errno));
+        if (saveConfigSync() == -1) replyErrorFormat(c, "ERR error saving the cluster node config: %s", strerror(errno));
         else replyOk(c);
     } else if (!strcasecmp(sub, "reset")) {
         resetCommand(c);
