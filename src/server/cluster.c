@@ -331,15 +331,21 @@ static sds nodesText(void) {
 
 /* ---- the config file ------------------------------------------------- */
 
-/* Writes the config file: a temporary file beside it, locked, fsync'd
- * when sync is set, renamed over it (the lock moves to the new file).
- * 0, or -1 with errno (the old file and lock stay). */
+/* Writes the config file atomically: the text goes into "<file>.spare",
+ * locked, fsync'd when sync is set, which is then renamed over the file
+ * (the lock moves to the new file).  The replaced file is not freed: it
+ * keeps a name across the rename (a hard link) and becomes the next
+ * ".spare", rewritten in place.  Freeing and allocating the file's blocks
+ * on every save made each CLUSTER SETSLOT wait for the device on a
+ * filesystem mounted with `discard` (ext4 sends the discard when the last
+ * link of a file goes).  0, or -1 with errno (the old file and lock stay). */
 static int writeConfig(int sync) {
     sds text = nodesText();
     text = sdsCatPrintf(text, "vars currentEpoch %llu lastVoteEpoch %llu\n", cs.currentEpoch, cs.lastVoteEpoch);
-    char tmp[PATH_MAX];
+    char spare[PATH_MAX], tmp[PATH_MAX];
+    snprintf(spare, sizeof(spare), "%s.spare", configFile);
     snprintf(tmp, sizeof(tmp), "%s.tmp-%d", configFile, (int)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int fd = open(spare, O_WRONLY | O_CREAT, 0644);
     int rc = -1, saved = 0;
     if (fd == -1) goto done;
     if (flock(fd, LOCK_EX | LOCK_NB) == -1) goto fail;
@@ -352,7 +358,15 @@ static int writeConfig(int sync) {
         }
         off += (size_t)w;
     }
-    if ((sync && fsync(fd) == -1) || rename(tmp, configFile) == -1) goto fail;
+    if (ftruncate(fd, (off_t)len) == -1) goto fail;
+    if (sync && fsync(fd) == -1) goto fail;
+    unlink(tmp); /* left by a crash between link and rename */
+    int kept = link(configFile, tmp) == 0;
+    if (rename(spare, configFile) == -1) {
+        if (kept) unlink(tmp);
+        goto fail;
+    }
+    if (kept && rename(tmp, spare) == -1) unlink(tmp);
     if (cs.lockFd != -1) close(cs.lockFd);
     cs.lockFd = fd;
     rc = 0;
@@ -360,7 +374,7 @@ static int writeConfig(int sync) {
 fail:
     saved = errno;
     close(fd);
-    unlink(tmp);
+    unlink(spare);
     errno = saved;
 done:
     sdsFree(text);

@@ -325,6 +325,8 @@ def test_nodes_conf_persists_and_locks(start_server, tmp_path):
     assert b"cluster_slots_assigned:200" in info
     assert open(path).read() == text
     assert [f for f in os.listdir(s.tmp) if ".tmp-" in f] == []  # written via rename, nothing left
+    # besides it, at most the previous version, kept to be rewritten next time
+    assert {f for f in os.listdir(s.tmp) if f.startswith("nodes.conf")} <= {"nodes.conf", "nodes.conf.spare"}
     # a corrupted file stops start-up, as Redis's does
     s.stop()
     with open(path, "w") as f:
