@@ -15,7 +15,11 @@ done
 # Tail latency measured by the servers themselves (INFO latencystats,
 # LATENCY HISTOGRAM, SLOWLOG) and big values by CPU per request are
 # bench/latency_inside.py: `sh bench/run.sh inside [stalls|big] [--keys N ...]`.
+# The cluster figures (3-primary GET/SET instructions under callgrind,
+# reshard wall time, memory per key) are bench/cluster.py:
+# `sh bench/run.sh cluster [instructions|migrate|memory|all]`; not in `all`.
 case "${1:-all}" in
+  cluster) shift; exec "$PY" bench/cluster.py "$@" ;;
   persist|saveload|fork) exec "$PY" bench/persist.py "$1" ;;
   inside) shift; exec "$PY" bench/latency_inside.py "$@" ;;
   all) "$PY" bench/bench.py all; exec "$PY" bench/persist.py persist ;;

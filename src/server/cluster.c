@@ -331,15 +331,21 @@ static sds nodesText(void) {
 
 /* ---- the config file ------------------------------------------------- */
 
-/* Writes the config file: a temporary file beside it, fsync'd, locked,
- * renamed over it (the lock moves to the new file).  0, or -1 with errno
- * (the old file and lock stay). */
-int saveConfig(void) {
+/* Writes the config file atomically: the text goes into "<file>.spare",
+ * locked, fsync'd when sync is set, which is then renamed over the file
+ * (the lock moves to the new file).  The replaced file is not freed: it
+ * keeps a name across the rename (a hard link) and becomes the next
+ * ".spare", rewritten in place.  Freeing and allocating the file's blocks
+ * on every save made each CLUSTER SETSLOT wait for the device on a
+ * filesystem mounted with `discard` (ext4 sends the discard when the last
+ * link of a file goes).  0, or -1 with errno (the old file and lock stay). */
+static int writeConfig(int sync) {
     sds text = nodesText();
     text = sdsCatPrintf(text, "vars currentEpoch %llu lastVoteEpoch %llu\n", cs.currentEpoch, cs.lastVoteEpoch);
-    char tmp[PATH_MAX];
+    char spare[PATH_MAX], tmp[PATH_MAX];
+    snprintf(spare, sizeof(spare), "%s.spare", configFile);
     snprintf(tmp, sizeof(tmp), "%s.tmp-%d", configFile, (int)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int fd = open(spare, O_WRONLY | O_CREAT, 0644);
     int rc = -1, saved = 0;
     if (fd == -1) goto done;
     if (flock(fd, LOCK_EX | LOCK_NB) == -1) goto fail;
@@ -352,7 +358,15 @@ int saveConfig(void) {
         }
         off += (size_t)w;
     }
-    if (fsync(fd) == -1 || rename(tmp, configFile) == -1) goto fail;
+    if (ftruncate(fd, (off_t)len) == -1) goto fail;
+    if (sync && fsync(fd) == -1) goto fail;
+    unlink(tmp); /* left by a crash between link and rename */
+    int kept = link(configFile, tmp) == 0;
+    if (rename(spare, configFile) == -1) {
+        if (kept) unlink(tmp);
+        goto fail;
+    }
+    if (kept && rename(tmp, spare) == -1) unlink(tmp);
     if (cs.lockFd != -1) close(cs.lockFd);
     cs.lockFd = fd;
     rc = 0;
@@ -360,11 +374,35 @@ int saveConfig(void) {
 fail:
     saved = errno;
     close(fd);
-    unlink(tmp);
+    unlink(spare);
     errno = saved;
 done:
     sdsFree(text);
     return rc;
+}
+
+/* The epochs last written with an fsync: what a node must not forget
+ * across a power loss (its votes and config epoch).  Slot moves and gossip
+ * are written without one, as Redis 7.0 does (a restarted node learns them
+ * again from its peers); an fsync per CLUSTER SETSLOT made a reshard wait
+ * on the disk for every slot. */
+static unsigned long long syncedEpochs[3];
+static int syncedOnce;
+
+int saveConfig(void) {
+    unsigned long long now[3] = {cs.currentEpoch, cs.lastVoteEpoch, myself ? myself->configEpoch : 0};
+    int sync = !syncedOnce || memcmp(now, syncedEpochs, sizeof(now)) != 0;
+    int rc = writeConfig(sync);
+    if (rc == 0 && sync) {
+        memcpy(syncedEpochs, now, sizeof(now));
+        syncedOnce = 1;
+    }
+    return rc;
+}
+
+int saveConfigSync(void) {
+    syncedOnce = 0;
+    return saveConfig();
 }
 
 static void saveConfigOrDie(void) {
@@ -1004,11 +1042,22 @@ static void slotsCommand(Client *c) {
 
 static void replyShardNode(Client *c, const ClusterNode *n) {
     int hasHost = sdsLen(n->hostname) != 0;
-    replyMapLen(c, 7 + hasHost);
+    /* With tls-cluster the node's port is its TLS one: "port" is then the
+     * plaintext port (left out when it has none) and "tls-port" the TLS
+     * one, whatever the client's transport, as Redis 7.0. */
+    int tls = tlsCluster();
+    int plain = tls ? n->pport : n->port, tlsp = tls ? n->port : 0;
+    replyMapLen(c, 6 + (plain != 0) + (tlsp != 0) + hasHost);
     replyBulkCString(c, "id");
     replyBulk(c, n->name, NAMELEN);
-    replyBulkCString(c, "port");
-    replyLongLong(c, clusterClientPort(n, c));
+    if (plain) {
+        replyBulkCString(c, "port");
+        replyLongLong(c, plain);
+    }
+    if (tlsp) {
+        replyBulkCString(c, "tls-port");
+        replyLongLong(c, tlsp);
+    }
     replyBulkCString(c, "ip");
     replyBulkCString(c, n->ip);
     replyBulkCString(c, "endpoint");
@@ -1178,7 +1227,7 @@ static void clusterCommand(Client *c) {
         replyVerbatim(c, s, sdsLen(s), "txt");
         sdsFree(s);
     } else if (!strcasecmp(sub, "saveconfig")) {
-        if (saveConfig() == -1) replyErrorFormat(c, "ERR error saving the cluster node config: %s", strerror(errno));
+        if (saveConfigSync() == -1) replyErrorFormat(c, "ERR error saving the cluster node config: %s", strerror(errno));
         else replyOk(c);
     } else if (!strcasecmp(sub, "reset")) {
         resetCommand(c);
@@ -1292,7 +1341,63 @@ static void clusterCommand(Client *c) {
             replyOk(c);
     } else {
         /* CLUSTER HELP */
-        static const char *help[] = {"MYID", "    Return the node id.", NULL};
+        /* The text redis-server 7.0.15 answers, line for line (checked by
+         * test_cluster.py against the oracle). */
+        static const char *help[] = {
+            "ADDSLOTS <slot> [<slot> ...]",
+            "    Assign slots to current node.",
+            "ADDSLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...]",
+            "    Assign slots which are between <start-slot> and <end-slot> to current node.",
+            "BUMPEPOCH",
+            "    Advance the cluster config epoch.",
+            "COUNT-FAILURE-REPORTS <node-id>",
+            "    Return number of failure reports for <node-id>.",
+            "COUNTKEYSINSLOT <slot>",
+            "    Return the number of keys in <slot>.",
+            "DELSLOTS <slot> [<slot> ...]",
+            "    Delete slots information from current node.",
+            "DELSLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...]",
+            "    Delete slots information which are between <start-slot> and <end-slot> from current node.",
+            "FAILOVER [FORCE|TAKEOVER]",
+            "    Promote current replica node to being a master.",
+            "FORGET <node-id>",
+            "    Remove a node from the cluster.",
+            "GETKEYSINSLOT <slot> <count>",
+            "    Return key names stored by current node in a slot.",
+            "FLUSHSLOTS",
+            "    Delete current node own slots information.",
+            "INFO",
+            "    Return information about the cluster.",
+            "KEYSLOT <key>",
+            "    Return the hash slot for <key>.",
+            "MEET <ip> <port> [<bus-port>]",
+            "    Connect nodes into a working cluster.",
+            "MYID",
+            "    Return the node id.",
+            "NODES",
+            "    Return cluster configuration seen by node. Output format:",
+            "    <id> <ip:port> <flags> <master> <pings> <pongs> <epoch> <link> <slot> ...",
+            "REPLICATE <node-id>",
+            "    Configure current node as replica to <node-id>.",
+            "RESET [HARD|SOFT]",
+            "    Reset current node (default: soft).",
+            "SET-CONFIG-EPOCH <epoch>",
+            "    Set config epoch of current node.",
+            "SETSLOT <slot> (IMPORTING <node-id>|MIGRATING <node-id>|STABLE|NODE <node-id>)",
+            "    Set slot state.",
+            "REPLICAS <node-id>",
+            "    Return <node-id> replicas.",
+            "SAVECONFIG",
+            "    Force saving cluster configuration on disk.",
+            "SLOTS",
+            "    Return information about slots range mappings. Each range is made of:",
+            "    start, end, master and replicas IP addresses, ports and ids",
+            "SHARDS",
+            "    Return information about slot range mappings and the nodes associated with them.",
+            "LINKS",
+            "    Return information about all network links between this node and its peers.",
+            "    Output format is an array where each array element is a map containing attributes of a link",
+            NULL};
         replyHelp(c, help);
     }
 }

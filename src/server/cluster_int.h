@@ -118,7 +118,11 @@ void nodeDelSlots(ClusterNode *n);
 /* Removes a node other than myself: its slots, marks, links, reports. */
 void nodeDelete(ClusterNode *n);
 int bumpEpoch(void);
+/* Writes nodes.conf atomically (temporary file, rename); fsync'd only
+ * when an epoch changed since the last fsync'd write.  0 or -1 (errno). */
 int saveConfig(void);
+/* saveConfig with an fsync whatever changed (CLUSTER SAVECONFIG). */
+int saveConfigSync(void);
 void updateState(void);
 void todoSaveAndState(void);
 int replicasOf(const ClusterNode *m, ClusterNode **out);

@@ -8,8 +8,9 @@ import socket
 import subprocess
 
 import pytest
+import redis
 
-from conftest import cairn_bin
+from conftest import cairn_bin, free_port
 from waithelp import wait_for
 
 CLUSTER = {"cluster_enabled": "yes", "cluster_node_timeout": "500"}
@@ -158,6 +159,51 @@ def test_single_node_replies(start_server, start_oracle):
     both(s, o, "CLUSTER", "NODES")
 
 
+def test_cluster_help_text(start_server, start_oracle):
+    """CLUSTER HELP's lines are redis-server 7.0.15's, byte for byte."""
+    s, o = pair(start_server, start_oracle)
+    got = both(s, o, "CLUSTER", "HELP")
+    assert got.startswith(b"*56\r\n+CLUSTER <subcommand>") and b"+SHARDS\r\n" in got
+    both(s, o, "cluster", "help")
+    both(s, o, "CLUSTER", "HELP", "x")
+    both(s, o, "CLUSTER", "NOSUCH")
+
+
+@pytest.mark.parametrize("tls_cluster", ["yes", "no"])
+def test_shards_tls_port(start_server, start_oracle, tls_certs, tls_cluster):
+    """With a TLS port, CLUSTER SHARDS shows "tls-port" (and "port" the
+    plaintext one) when tls-cluster is on, and only "port" when it is
+    off, to plaintext and TLS clients alike, as redis-server 7.0.15."""
+    import tlshelp
+    if not tlshelp.binary_has_tls(cairn_bin()):
+        pytest.skip("Cairn built without TLS")
+    replies = []
+    for start in (start_server, start_oracle):
+        tport = free_port()
+        srv = start(**dict(CLUSTER, **tlshelp.tls_args(tls_certs, tls_port=str(tport), tls_cluster=tls_cluster)))
+        assert raw(srv, "CLUSTER", "ADDSLOTSRANGE", "0", "99") == b"+OK\r\n"
+        myid = srv.client().execute_command("CLUSTER", "MYID")
+        got = raw(srv, "CLUSTER", "SHARDS")
+        if tls_cluster == "yes":
+            assert b"$8\r\ntls-port\r\n:%d\r\n" % tport in got, got
+            assert b"$4\r\nport\r\n:%d\r\n" % srv.port in got, got
+        else:
+            assert b"tls-port" not in got
+        tc = redis.Redis(host="127.0.0.1", port=tport, ssl=True, ssl_certfile=tls_certs.crt("client"),
+                         ssl_keyfile=tls_certs.key("client"), ssl_ca_certs=tls_certs.crt("ca"),
+                         ssl_check_hostname=False)
+        shards = tc.execute_command("CLUSTER", "SHARDS")
+        tc.close()
+        fields = shards[0][3][0]
+        names = fields[0::2]
+        assert (b"tls-port" in names) == (tls_cluster == "yes")
+        for port, name in ((tport + 10000, b"TCPORT"), (tport, b"TPORT"), (srv.port + 10000, b"CPORT"),
+                           (srv.port, b"PORT")):
+            got = got.replace(b":%d\r\n" % port, b":" + name + b"\r\n")
+        replies.append((got.replace(myid, b"MYID"), names))
+    assert replies[0] == replies[1]
+
+
 def test_keys_and_slot_checks(start_server, start_oracle):
     s, o = pair(start_server, start_oracle)
     both(s, o, "SET", "foo", "bar")  # CLUSTERDOWN Hash slot not served
@@ -279,6 +325,8 @@ def test_nodes_conf_persists_and_locks(start_server, tmp_path):
     assert b"cluster_slots_assigned:200" in info
     assert open(path).read() == text
     assert [f for f in os.listdir(s.tmp) if ".tmp-" in f] == []  # written via rename, nothing left
+    # besides it, at most the previous version, kept to be rewritten next time
+    assert {f for f in os.listdir(s.tmp) if f.startswith("nodes.conf")} <= {"nodes.conf", "nodes.conf.spare"}
     # a corrupted file stops start-up, as Redis's does
     s.stop()
     with open(path, "w") as f:

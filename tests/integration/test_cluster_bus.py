@@ -917,3 +917,54 @@ def test_shard_channels_single_node_as_redis(start_server, start_oracle):
     both("CONFIG", "SET", "cluster-allow-pubsubshard-when-down", "no")
     assert both("SPUBLISH", "x", "y") == "ERR:CLUSTERDOWN The cluster is down"
     assert both("SPUBLISH", "other", "y").startswith("ERR:CLUSTERDOWN")
+
+
+def links_to(n, node_id):
+    """n's CLUSTER LINKS entries for node_id, as dicts."""
+    out = []
+    for l in cl(n).execute_command("CLUSTER", "LINKS"):
+        d = dict(zip(l[0::2], l[1::2])) if isinstance(l, list) else l
+        d = {(k.decode() if isinstance(k, bytes) else k): v for k, v in d.items()}
+        if (d["node"].decode() if isinstance(d["node"], bytes) else d["node"]) == node_id:
+            out.append(d)
+    return out
+
+
+def limit_exceeded(n):
+    info = cl(n).execute_command("CLUSTER", "INFO").decode()
+    return int(info.split("total_cluster_links_buffer_limit_exceeded:")[1].split()[0])
+
+
+@pytest.mark.parametrize("kinds", ["ccc", "rcc"])
+def test_link_sendbuf_limit_frees_the_link(start_server, start_oracle, kinds):
+    """cluster-link-sendbuf-limit: a link whose send buffer grew past it
+    (its peer stopped, PUBLISH filling the buffer) is freed by the cron
+    and counted in CLUSTER INFO's total_cluster_links_buffer_limit_exceeded,
+    on a Cairn node as on a redis-server one (nodes[0]); with no limit
+    the buffer grows and nothing is counted."""
+    nodes = make(start_server, start_oracle, kinds, cluster_node_timeout="60000")
+    create(nodes)
+    a, b = nodes[0], nodes[1]
+    bid = myid(b)
+    assert cl(a).config_get("cluster-link-sendbuf-limit") == {"cluster-link-sendbuf-limit": "0"}
+    assert limit_exceeded(a) == 0
+    payload = b"x" * 100000
+    b.proc.send_signal(signal.SIGSTOP)
+    try:
+        def grown():
+            for _ in range(20):
+                cl(a).publish("fill", payload)
+            return max([int(l["send-buffer-used"]) for l in links_to(a, bid)] + [0]) > 4000000
+        wait_for(grown, timeout=60, what="the send buffer to the stopped node to grow", step=0.05)
+        time.sleep(0.3)  # cron runs (every 100 ms) with no limit: nothing freed
+        assert limit_exceeded(a) == 0
+        big = max(int(l["send-buffer-used"]) for l in links_to(a, bid))
+        assert cl(a).config_set("cluster-link-sendbuf-limit", "1mb")
+        assert cl(a).config_get("cluster-link-sendbuf-limit") == {"cluster-link-sendbuf-limit": "1048576"}
+        wait_for(lambda: limit_exceeded(a) >= 1, timeout=10, what="the link over the limit to be freed")
+        assert all(int(l["send-buffer-used"]) < big for l in links_to(a, bid))
+        assert cl(a).config_set("cluster-link-sendbuf-limit", "0")
+    finally:
+        b.proc.send_signal(signal.SIGCONT)
+    wait_consistent(nodes)
+    assert cl(a).publish("fill", "small") == 0
