@@ -867,6 +867,7 @@ int moduleGetApi(const char *name, void **out) {
     if (!fn) fn = apiLookup(moduleTypeApi, name);
     if (!fn) fn = apiLookup(moduleCmdInfoApi, name);
     if (!fn) fn = apiLookup(moduleMiscApi, name);
+    if (!fn) fn = apiLookup(moduleEventsApi, name);
     if (!fn) return REDISMODULE_ERR;
     *out = fn;
     return REDISMODULE_OK;
@@ -917,6 +918,7 @@ int moduleLoad(const char *path, sds *args, int nargs) {
         moduleRemoveCommands(m);
         moduleDropTypes(m);
         moduleDropTimers(m);
+        moduleDropSubscriptions(m);
         dlclose(handle);
         serverLog(LL_WARNING, "Module %s initialization failed. Module not loaded", path);
         moduleFree(m);
@@ -929,6 +931,7 @@ int moduleLoad(const char *path, sds *args, int nargs) {
     while (*tail) tail = &(*tail)->next;
     *tail = m;
     serverLog(LL_NOTICE, "Module '%s' loaded from %s", m->name, path);
+    moduleFireModuleChange(m, 0);
     return 0;
 }
 
@@ -962,6 +965,7 @@ static int moduleUnload(const char *name, const char **err) {
     }
     moduleRemoveCommands(m);
     moduleDropTimers(m);
+    moduleDropSubscriptions(m);
     for (Module **pp = &modules; *pp; pp = &(*pp)->next) {
         if (*pp == m) {
             *pp = m->next;
@@ -970,6 +974,7 @@ static int moduleUnload(const char *name, const char **err) {
     }
     if (dlclose(m->handle) == -1) serverLog(LL_WARNING, "Error when trying to close the %s module: %s", m->name, dlerror());
     serverLog(LL_NOTICE, "Module %s unloaded", m->name);
+    moduleFireModuleChange(m, 1);
     moduleFree(m);
     return 0;
 }

@@ -112,6 +112,12 @@ extern const ApiEntry moduleKeyApi[];
 extern const ApiEntry moduleTypeApi[];
 extern const ApiEntry moduleCmdInfoApi[];
 extern const ApiEntry moduleMiscApi[];
+extern const ApiEntry moduleEventsApi[];
+
+/* module_events.c: a module's subscriptions go (init failure, unload);
+ * MODULE_CHANGE's subscribers hear of a load or unload. */
+void moduleDropSubscriptions(Module *m);
+void moduleFireModuleChange(Module *m, int unloaded);
 
 /* module_type.c: data types and their values. */
 struct kvobj;

@@ -278,6 +278,99 @@ typedef struct RedisModuleEvent {
     uint64_t dataver; /* version of the struct passed as data */
 } RedisModuleEvent;
 
+#define REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED 0
+#define REDISMODULE_EVENT_PERSISTENCE 1
+#define REDISMODULE_EVENT_FLUSHDB 2
+#define REDISMODULE_EVENT_LOADING 3
+#define REDISMODULE_EVENT_CLIENT_CHANGE 4
+#define REDISMODULE_EVENT_SHUTDOWN 5
+#define REDISMODULE_EVENT_REPLICA_CHANGE 6
+#define REDISMODULE_EVENT_MASTER_LINK_CHANGE 7
+#define REDISMODULE_EVENT_CRON_LOOP 8
+#define REDISMODULE_EVENT_MODULE_CHANGE 9
+#define REDISMODULE_EVENT_LOADING_PROGRESS 10
+#define REDISMODULE_EVENT_SWAPDB 11
+#define REDISMODULE_EVENT_REPL_BACKUP 12 /* deprecated */
+#define REDISMODULE_EVENT_FORK_CHILD 13
+#define REDISMODULE_EVENT_REPL_ASYNC_LOAD 14
+#define REDISMODULE_EVENT_EVENTLOOP 15
+#define REDISMODULE_EVENT_CONFIG 16
+#define _REDISMODULE_EVENT_NEXT 17
+
+static const RedisModuleEvent RedisModuleEvent_ReplicationRoleChanged = {REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED, 1},
+                              RedisModuleEvent_Persistence = {REDISMODULE_EVENT_PERSISTENCE, 1},
+                              RedisModuleEvent_FlushDB = {REDISMODULE_EVENT_FLUSHDB, 1},
+                              RedisModuleEvent_Loading = {REDISMODULE_EVENT_LOADING, 1},
+                              RedisModuleEvent_ClientChange = {REDISMODULE_EVENT_CLIENT_CHANGE, 1},
+                              RedisModuleEvent_Shutdown = {REDISMODULE_EVENT_SHUTDOWN, 1},
+                              RedisModuleEvent_ReplicaChange = {REDISMODULE_EVENT_REPLICA_CHANGE, 1},
+                              RedisModuleEvent_CronLoop = {REDISMODULE_EVENT_CRON_LOOP, 1},
+                              RedisModuleEvent_MasterLinkChange = {REDISMODULE_EVENT_MASTER_LINK_CHANGE, 1},
+                              RedisModuleEvent_ModuleChange = {REDISMODULE_EVENT_MODULE_CHANGE, 1},
+                              RedisModuleEvent_LoadingProgress = {REDISMODULE_EVENT_LOADING_PROGRESS, 1},
+                              RedisModuleEvent_SwapDB = {REDISMODULE_EVENT_SWAPDB, 1},
+                              RedisModuleEvent_ForkChild = {REDISMODULE_EVENT_FORK_CHILD, 1},
+                              RedisModuleEvent_ReplAsyncLoad = {REDISMODULE_EVENT_REPL_ASYNC_LOAD, 1},
+                              RedisModuleEvent_EventLoop = {REDISMODULE_EVENT_EVENTLOOP, 1},
+                              RedisModuleEvent_Config = {REDISMODULE_EVENT_CONFIG, 1};
+
+/* subevents */
+#define REDISMODULE_SUBEVENT_FLUSHDB_START 0
+#define REDISMODULE_SUBEVENT_FLUSHDB_END 1
+#define REDISMODULE_SUBEVENT_CLIENT_CHANGE_CONNECTED 0
+#define REDISMODULE_SUBEVENT_CLIENT_CHANGE_DISCONNECTED 1
+#define REDISMODULE_SUBEVENT_MODULE_LOADED 0
+#define REDISMODULE_SUBEVENT_MODULE_UNLOADED 1
+
+/* the data of the events (version 1 of each) */
+#define REDISMODULE_CLIENTINFO_VERSION 1
+typedef struct RedisModuleClientInfo {
+    uint64_t version;
+    uint64_t flags;
+    uint64_t id;
+    char addr[46];
+    uint16_t port;
+    uint16_t db;
+} RedisModuleClientInfoV1;
+#define RedisModuleClientInfo RedisModuleClientInfoV1
+#define REDISMODULE_CLIENTINFO_FLAG_SSL (1 << 0)
+#define REDISMODULE_CLIENTINFO_FLAG_PUBSUB (1 << 1)
+#define REDISMODULE_CLIENTINFO_FLAG_BLOCKED (1 << 2)
+#define REDISMODULE_CLIENTINFO_FLAG_TRACKING (1 << 3)
+#define REDISMODULE_CLIENTINFO_FLAG_UNIXSOCKET (1 << 4)
+#define REDISMODULE_CLIENTINFO_FLAG_MULTI (1 << 5)
+
+#define REDISMODULE_FLUSHINFO_VERSION 1
+typedef struct RedisModuleFlushInfo {
+    uint64_t version;
+    int32_t sync;  /* 1: synchronous flush */
+    int32_t dbnum; /* -1: FLUSHALL */
+} RedisModuleFlushInfoV1;
+#define RedisModuleFlushInfo RedisModuleFlushInfoV1
+
+#define REDISMODULE_MODULE_CHANGE_VERSION 1
+typedef struct RedisModuleModuleChange {
+    uint64_t version;
+    const char *module_name;
+    int32_t module_version;
+} RedisModuleModuleChangeV1;
+#define RedisModuleModuleChange RedisModuleModuleChangeV1
+
+#define REDISMODULE_CRON_LOOP_VERSION 1
+typedef struct RedisModuleCronLoopInfo {
+    uint64_t version;
+    int32_t hz;
+} RedisModuleCronLoopV1;
+#define RedisModuleCronLoop RedisModuleCronLoopV1
+
+#define REDISMODULE_SWAPDBINFO_VERSION 1
+typedef struct RedisModuleSwapDbInfo {
+    uint64_t version;
+    int32_t dbnum_first;
+    int32_t dbnum_second;
+} RedisModuleSwapDbInfoV1;
+#define RedisModuleSwapDbInfo RedisModuleSwapDbInfoV1
+
 /* ---- opaque handles ---- */
 
 typedef long long mstime_t;
@@ -288,6 +381,8 @@ typedef struct RedisModuleCommand RedisModuleCommand;
 typedef struct RedisModuleKey RedisModuleKey;
 typedef struct RedisModuleString RedisModuleString;
 typedef struct RedisModuleCallReply RedisModuleCallReply;
+typedef int (*RedisModuleNotificationFunc)(RedisModuleCtx *ctx, int type, const char *event, RedisModuleString *key);
+typedef void (*RedisModuleEventCallback)(RedisModuleCtx *ctx, RedisModuleEvent eid, uint64_t subevent, void *data);
 typedef struct RedisModuleIO RedisModuleIO;
 typedef struct RedisModuleType RedisModuleType;
 typedef struct RedisModuleDigest RedisModuleDigest;
@@ -389,6 +484,9 @@ REDISMODULE_FN(int, GetContextFlagsAll, (void));
 REDISMODULE_FN(int, GetKeyspaceNotificationFlagsAll, (void));
 REDISMODULE_FN(int, NotifyKeyspaceEvent, (RedisModuleCtx *ctx, int type, const char *event, RedisModuleString *key));
 REDISMODULE_FN(int, GetNotifyKeyspaceEvents, (void));
+REDISMODULE_FN(int, SubscribeToKeyspaceEvents, (RedisModuleCtx *ctx, int types, RedisModuleNotificationFunc cb));
+REDISMODULE_FN(int, SubscribeToServerEvent, (RedisModuleCtx *ctx, RedisModuleEvent event, RedisModuleEventCallback cb));
+REDISMODULE_FN(int, IsSubEventSupported, (RedisModuleEvent event, uint64_t subevent));
 REDISMODULE_FN(int, SignalModifiedKey, (RedisModuleCtx *ctx, RedisModuleString *keyname));
 REDISMODULE_FN(unsigned long long, DbSize, (RedisModuleCtx *ctx));
 REDISMODULE_FN(RedisModuleString *, RandomKey, (RedisModuleCtx *ctx));
@@ -573,6 +671,9 @@ static int RedisModule_Init(RedisModuleCtx *ctx, const char *name, int ver, int 
     REDISMODULE_GET_API(GetKeyspaceNotificationFlagsAll);
     REDISMODULE_GET_API(NotifyKeyspaceEvent);
     REDISMODULE_GET_API(GetNotifyKeyspaceEvents);
+    REDISMODULE_GET_API(SubscribeToKeyspaceEvents);
+    REDISMODULE_GET_API(SubscribeToServerEvent);
+    REDISMODULE_GET_API(IsSubEventSupported);
     REDISMODULE_GET_API(SignalModifiedKey);
     REDISMODULE_GET_API(DbSize);
     REDISMODULE_GET_API(RandomKey);
