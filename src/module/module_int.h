@@ -56,6 +56,7 @@ struct Module {
     int ncmds;
     int onload; /* inside RedisModule_OnLoad: commands may be created */
     int options; /* SetModuleOptions */
+    int configsLoaded; /* LoadConfigs was called */
     Module *next;
 };
 
@@ -113,6 +114,16 @@ extern const ApiEntry moduleTypeApi[];
 extern const ApiEntry moduleCmdInfoApi[];
 extern const ApiEntry moduleMiscApi[];
 extern const ApiEntry moduleEventsApi[];
+extern const ApiEntry moduleConfigApi[];
+
+/* module_config.c: a module's configs; the values queued for modules not
+ * yet loaded (config file lines, MODULE LOADEX's CONFIG pairs). */
+int moduleHasConfigs(const Module *m);
+void moduleDropConfigs(Module *m);
+void moduleQueueConfig(const char *name, const char *value);
+int moduleQueuedConfigCount(void);
+void moduleClearQueuedConfigs(void);
+void moduleConfigInit(void);
 
 /* module_events.c: a module's subscriptions go (init failure, unload);
  * MODULE_CHANGE's subscribers hear of a load or unload. */

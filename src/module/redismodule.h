@@ -381,6 +381,27 @@ typedef struct RedisModuleCommand RedisModuleCommand;
 typedef struct RedisModuleKey RedisModuleKey;
 typedef struct RedisModuleString RedisModuleString;
 typedef struct RedisModuleCallReply RedisModuleCallReply;
+
+/* module configs */
+#define REDISMODULE_CONFIG_DEFAULT 0
+#define REDISMODULE_CONFIG_IMMUTABLE (1ULL << 0)
+#define REDISMODULE_CONFIG_SENSITIVE (1ULL << 1)
+#define REDISMODULE_CONFIG_HIDDEN (1ULL << 4)
+#define REDISMODULE_CONFIG_PROTECTED (1ULL << 5)
+#define REDISMODULE_CONFIG_DENY_LOADING (1ULL << 6)
+#define REDISMODULE_CONFIG_MEMORY (1ULL << 7)
+#define REDISMODULE_CONFIG_BITFLAGS (1ULL << 8)
+typedef RedisModuleString *(*RedisModuleConfigGetStringFunc)(const char *name, void *privdata);
+typedef long long (*RedisModuleConfigGetNumericFunc)(const char *name, void *privdata);
+typedef int (*RedisModuleConfigGetBoolFunc)(const char *name, void *privdata);
+typedef int (*RedisModuleConfigGetEnumFunc)(const char *name, void *privdata);
+typedef int (*RedisModuleConfigSetStringFunc)(const char *name, RedisModuleString *val, void *privdata,
+                                              RedisModuleString **err);
+typedef int (*RedisModuleConfigSetNumericFunc)(const char *name, long long val, void *privdata,
+                                               RedisModuleString **err);
+typedef int (*RedisModuleConfigSetBoolFunc)(const char *name, int val, void *privdata, RedisModuleString **err);
+typedef int (*RedisModuleConfigSetEnumFunc)(const char *name, int val, void *privdata, RedisModuleString **err);
+typedef int (*RedisModuleConfigApplyFunc)(RedisModuleCtx *ctx, void *privdata, RedisModuleString **err);
 typedef int (*RedisModuleNotificationFunc)(RedisModuleCtx *ctx, int type, const char *event, RedisModuleString *key);
 typedef void (*RedisModuleEventCallback)(RedisModuleCtx *ctx, RedisModuleEvent eid, uint64_t subevent, void *data);
 typedef struct RedisModuleIO RedisModuleIO;
@@ -487,6 +508,24 @@ REDISMODULE_FN(int, GetNotifyKeyspaceEvents, (void));
 REDISMODULE_FN(int, SubscribeToKeyspaceEvents, (RedisModuleCtx *ctx, int types, RedisModuleNotificationFunc cb));
 REDISMODULE_FN(int, SubscribeToServerEvent, (RedisModuleCtx *ctx, RedisModuleEvent event, RedisModuleEventCallback cb));
 REDISMODULE_FN(int, IsSubEventSupported, (RedisModuleEvent event, uint64_t subevent));
+REDISMODULE_FN(int, RegisterStringConfig,
+               (RedisModuleCtx *ctx, const char *name, const char *default_val, unsigned int flags,
+                RedisModuleConfigGetStringFunc getfn, RedisModuleConfigSetStringFunc setfn,
+                RedisModuleConfigApplyFunc applyfn, void *privdata));
+REDISMODULE_FN(int, RegisterBoolConfig,
+               (RedisModuleCtx *ctx, const char *name, int default_val, unsigned int flags,
+                RedisModuleConfigGetBoolFunc getfn, RedisModuleConfigSetBoolFunc setfn,
+                RedisModuleConfigApplyFunc applyfn, void *privdata));
+REDISMODULE_FN(int, RegisterEnumConfig,
+               (RedisModuleCtx *ctx, const char *name, int default_val, unsigned int flags,
+                const char **enum_values, const int *int_values, int num_enum_vals,
+                RedisModuleConfigGetEnumFunc getfn, RedisModuleConfigSetEnumFunc setfn,
+                RedisModuleConfigApplyFunc applyfn, void *privdata));
+REDISMODULE_FN(int, RegisterNumericConfig,
+               (RedisModuleCtx *ctx, const char *name, long long default_val, unsigned int flags, long long min,
+                long long max, RedisModuleConfigGetNumericFunc getfn, RedisModuleConfigSetNumericFunc setfn,
+                RedisModuleConfigApplyFunc applyfn, void *privdata));
+REDISMODULE_FN(int, LoadConfigs, (RedisModuleCtx *ctx));
 REDISMODULE_FN(int, SignalModifiedKey, (RedisModuleCtx *ctx, RedisModuleString *keyname));
 REDISMODULE_FN(unsigned long long, DbSize, (RedisModuleCtx *ctx));
 REDISMODULE_FN(RedisModuleString *, RandomKey, (RedisModuleCtx *ctx));
@@ -674,6 +713,11 @@ static int RedisModule_Init(RedisModuleCtx *ctx, const char *name, int ver, int 
     REDISMODULE_GET_API(SubscribeToKeyspaceEvents);
     REDISMODULE_GET_API(SubscribeToServerEvent);
     REDISMODULE_GET_API(IsSubEventSupported);
+    REDISMODULE_GET_API(RegisterStringConfig);
+    REDISMODULE_GET_API(RegisterBoolConfig);
+    REDISMODULE_GET_API(RegisterEnumConfig);
+    REDISMODULE_GET_API(RegisterNumericConfig);
+    REDISMODULE_GET_API(LoadConfigs);
     REDISMODULE_GET_API(SignalModifiedKey);
     REDISMODULE_GET_API(DbSize);
     REDISMODULE_GET_API(RandomKey);

@@ -114,3 +114,88 @@ def test_client_and_cron_events(start_server, start_oracle):
             assert read_values(c, 1) == b"+PONG\r\n"
         r.execute_command("PING")
         assert not any(x.startswith(b"client:") for x in r.execute_command("ev.log"))
+
+
+# ---- module configs (tests/modules/config.c) ----
+
+CFG_CMDS = [("cfg.onload",), ("cfg.applies",), ("cfg.values",),
+            ("CONFIG", "SET", "cfg.num", "20", "cfg.flag", "no"), ("cfg.applies",), ("cfg.values",),
+            ("CONFIG", "SET", "cfg.num", "2000"), ("CONFIG", "SET", "cfg.num", "abc"),
+            ("CONFIG", "SET", "cfg.mem", "2mb"), ("CONFIG", "SET", "cfg.mem", "2gb"),
+            ("CONFIG", "SET", "cfg.mode", "THREE"), ("CONFIG", "SET", "cfg.mode", "four"),
+            ("CONFIG", "SET", "cfg.bits", "b c"), ("CONFIG", "GET", "cfg.bits"), ("CONFIG", "SET", "cfg.bits", "a d"),
+            ("CONFIG", "SET", "cfg.str", "bad"), ("CONFIG", "SET", "cfg.str", "world"),
+            ("CONFIG", "SET", "cfg.flag", "maybe"), ("CONFIG", "SET", "cfg.frozen", "yes"),
+            ("CONFIG", "SET", "cfg.num", "666"), ("CONFIG", "GET", "cfg.num"), ("cfg.applies",), ("cfg.values",),
+            ("CONFIG", "SET", "cfg.nosuch", "1"), ("CONFIG", "GET", "cfg.mode"), ("CONFIG", "GET", "cfg.mem")]
+
+
+def cfg_map(srv, pattern="cfg.*"):
+    r = plain(srv)
+    v = r.execute_command("CONFIG", "GET", pattern)
+    return dict(zip(v[::2], v[1::2]))
+
+
+def test_module_configs_config_get_set(start_server, start_oracle):
+    """Each kind's CONFIG GET/SET (bounds, units, enum names in any case,
+    bit flags, the module's own refusal, immutable), the apply callback
+    once per (function, privdata) per CONFIG SET and again on the rollback
+    of a refused apply (whose error names the short name, as Redis)."""
+    srv = loaded(start_server, "config")
+    ora = loaded(start_oracle, "config")
+    assert cfg_map(srv) == cfg_map(ora)
+    out = same(srv, ora, CFG_CMDS)
+    # dup and bad name refused (EALREADY for the dup); a default outside
+    # the bounds accepted, as Redis 7.0 does
+    assert out[0] == b"*4\r\n:1\r\n:1\r\n:1\r\n:0\r\n"
+    assert b"666 refused" in out[19]
+    assert cfg_map(srv) == cfg_map(ora)
+    assert cfg_map(srv)[b"cfg.mem"] == b"2097152"
+
+
+def test_module_configs_from_file_loadex_rewrite(start_server, start_oracle):
+    """Values from config file lines (before or after loadmodule), MODULE
+    LOADEX's CONFIG pairs, CONFIG REWRITE writing the changed ones; a name
+    no module takes, or a module that never calls LoadConfigs, fails the
+    start-up / the LOADEX (and leaves no module loaded); UNLOAD takes the
+    configs away."""
+    got = []
+    for start in (start_server, start_oracle):
+        conf = "enable-module-command yes\ncfg.num 42\nloadmodule %s\ncfg.str \"from file\"\ncfg.bits b\n" % mod("config")
+        srv = start(config_file=conf)
+        r = plain(srv)
+        vals = r.execute_command("cfg.values")
+        applies = r.execute_command("cfg.applies")
+        assert r.execute_command("CONFIG", "SET", "cfg.mode", "one") == b"OK"
+        assert r.execute_command("CONFIG", "REWRITE") == b"OK"
+        lines = sorted(l for l in open(os.path.join(srv.tmp, "server.conf")).read().splitlines()
+                       if l.startswith("cfg."))
+        assert r.execute_command("MODULE", "UNLOAD", "cfg") == b"OK"
+        gone = cfg_map(srv)
+        ex = [r.execute_command("MODULE", "LOADEX", mod("config"), "CONFIG", "cfg.num", "7", "CONFIG", "cfg.mode",
+                                "three", "ARGS"), r.execute_command("cfg.values")]
+        r.execute_command("MODULE", "UNLOAD", "cfg")
+        errs = []
+        for args in (("CONFIG", "cfg.nosuch", "1"), ("CONFIG", "cfg.num", "5000"), ("ARGS", "noload"),
+                     ("CONFIG", "cfg.num")):
+            try:
+                r.execute_command("MODULE", "LOADEX", mod("config"), *args)
+                errs.append(None)
+            except Exception as e:
+                errs.append(str(e))
+        mods = r.execute_command("MODULE", "LIST")
+        got.append((vals, applies, lines, gone, ex, errs, mods))
+    assert got[0] == got[1]
+    vals, applies, lines, gone, ex, errs, mods = got[0]
+    assert vals[0] == b"from file" and vals[4] == 42 and vals[3] == 2
+    assert "cfg.num 42" in lines and "cfg.mode one" in lines
+    assert gone == {} and ex[1][2] == 3 and ex[1][4] == 7
+    assert all(e and "Error loading the extension" in e for e in errs) and mods == []
+
+
+@pytest.mark.parametrize("conf", ["cfg.nosuch 1\nloadmodule %s\n", "loadmodule %s noload\n",
+                                  "loadmodule %s\ncfg.num 5000\n"])
+def test_module_config_errors_stop_startup(start_server, start_oracle, conf):
+    for start in (start_server, start_oracle):
+        with pytest.raises(RuntimeError):
+            start(config_file="enable-module-command yes\n" + conf % mod("config"))
