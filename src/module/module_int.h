@@ -152,6 +152,18 @@ RedisModuleCallReply *moduleCallCommand(RedisModuleCtx *ctx, const char *cmd, co
 const char *moduleCallReplyString(RedisModuleCallReply *r, size_t *len);
 /* Frees a call reply tree (module_call.c). */
 void moduleFreeCallReplyTree(RedisModuleCallReply *r);
+/* An open key (module_key.c). */
+struct RedisModuleKey {
+    RedisModuleCtx *ctx;
+    struct Db *db;
+    sds key;
+    int mode;
+    RedisModuleString *name; /* GetKeyNameFromModuleKey, made when asked */
+    void *zrange;            /* module_zrange.c: the sorted-set range being walked */
+};
+/* Ends a key's sorted-set range walk (module_zrange.c). */
+void moduleZsetRangeFree(RedisModuleKey *k);
+extern const ApiEntry moduleZrangeApi[];
 /* Closes a key (module_key.c). */
 void moduleCloseKey(RedisModuleKey *k);
 

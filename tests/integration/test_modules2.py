@@ -199,3 +199,39 @@ def test_module_config_errors_stop_startup(start_server, start_oracle, conf):
     for start in (start_server, start_oracle):
         with pytest.raises(RuntimeError):
             start(config_file="enable-module-command yes\n" + conf % mod("config"))
+
+
+# ---- sorted-set range iterators (tests/modules/zrange.c) ----
+
+def test_zset_range_iterators(start_server, start_oracle):
+    """Score ranges (inclusive, exclusive, infinite, empty, inverted) and
+    lex ranges ([ ( - +, invalid) walked from the first member with Next
+    and from the last with Prev, listpack and skiplist encodings; a
+    missing key, a wrong type: REDISMODULE_ERR."""
+    srv = loaded(start_server, "zrange")
+    ora = loaded(start_oracle, "zrange")
+    setup = [("ZADD", "z", "1", "a", "2", "b", "2", "c", "3", "d", "5", "e"),
+             ("ZADD", "l", "0", "a", "0", "b", "0", "bb", "0", "c", "0", "d"),
+             ("SET", "s", "x")]
+    big = ["ZADD", "big"]
+    for i in range(300):
+        big += [str(i % 50), "m%03d" % i]
+    setup.append(tuple(big))
+    cmds = list(setup)
+    for key in ("z", "big"):
+        for (mn, mx, mnx, mxx) in (("-inf", "inf", 0, 0), ("2", "3", 0, 0), ("2", "3", 1, 0), ("2", "3", 0, 1),
+                                   ("2", "2", 1, 1), ("4", "4.5", 0, 0), ("5", "1", 0, 0), ("1", "5", 1, 1),
+                                   ("10", "20", 0, 0), ("-inf", "2", 0, 0)):
+            for last in ("0", "1"):
+                cmds.append(("zr.score", key, mn, mx, str(mnx), str(mxx), last))
+    for (mn, mx) in (("-", "+"), ("[b", "[c"), ("(b", "(c"), ("[bb", "+"), ("-", "(b"), ("+", "-"), ("[e", "[z"),
+                     ("b", "c"), ("[b", "c"), ("(c", "[b")):
+        for last in ("0", "1"):
+            cmds.append(("zr.lex", "l", mn, mx, last))
+    for last in ("0", "1"):
+        cmds += [("zr.score", "nokey", "0", "1", "0", "0", last), ("zr.score", "s", "0", "1", "0", "0", last),
+                 ("zr.lex", "nokey", "-", "+", last), ("zr.lex", "s", "-", "+", last)]
+    out = same(srv, ora, cmds)
+    assert out[len(setup)].startswith(b"*14\r\n:0\r\n:0\r\n$1\r\na\r\n")
+    for resp3 in (3,):
+        same(srv, ora, cmds[len(setup):len(setup) + 6], resp=resp3)
