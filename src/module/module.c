@@ -870,6 +870,7 @@ int moduleGetApi(const char *name, void **out) {
     if (!fn) fn = apiLookup(moduleEventsApi, name);
     if (!fn) fn = apiLookup(moduleConfigApi, name);
     if (!fn) fn = apiLookup(moduleZrangeApi, name);
+    if (!fn) fn = apiLookup(moduleScanApi, name);
     if (!fn) return REDISMODULE_ERR;
     *out = fn;
     return REDISMODULE_OK;

@@ -164,6 +164,7 @@ struct RedisModuleKey {
 /* Ends a key's sorted-set range walk (module_zrange.c). */
 void moduleZsetRangeFree(RedisModuleKey *k);
 extern const ApiEntry moduleZrangeApi[];
+extern const ApiEntry moduleScanApi[];
 /* Closes a key (module_key.c). */
 void moduleCloseKey(RedisModuleKey *k);
 

@@ -381,6 +381,11 @@ typedef struct RedisModuleCommand RedisModuleCommand;
 typedef struct RedisModuleKey RedisModuleKey;
 typedef struct RedisModuleString RedisModuleString;
 typedef struct RedisModuleCallReply RedisModuleCallReply;
+typedef struct RedisModuleScanCursor RedisModuleScanCursor;
+typedef void (*RedisModuleScanCB)(RedisModuleCtx *ctx, RedisModuleString *keyname, RedisModuleKey *key,
+                                  void *privdata);
+typedef void (*RedisModuleScanKeyCB)(RedisModuleKey *key, RedisModuleString *field, RedisModuleString *value,
+                                     void *privdata);
 
 /* module configs */
 #define REDISMODULE_CONFIG_DEFAULT 0
@@ -656,6 +661,12 @@ REDISMODULE_FN(RedisModuleString *, ZsetRangeCurrentElement, (RedisModuleKey *ke
 REDISMODULE_FN(int, ZsetRangeNext, (RedisModuleKey *key));
 REDISMODULE_FN(int, ZsetRangePrev, (RedisModuleKey *key));
 REDISMODULE_FN(int, ZsetRangeEndReached, (RedisModuleKey *key));
+REDISMODULE_FN(RedisModuleScanCursor *, ScanCursorCreate, (void));
+REDISMODULE_FN(void, ScanCursorRestart, (RedisModuleScanCursor *cursor));
+REDISMODULE_FN(void, ScanCursorDestroy, (RedisModuleScanCursor *cursor));
+REDISMODULE_FN(int, Scan, (RedisModuleCtx *ctx, RedisModuleScanCursor *cursor, RedisModuleScanCB fn, void *privdata));
+REDISMODULE_FN(int, ScanKey,
+               (RedisModuleKey *key, RedisModuleScanCursor *cursor, RedisModuleScanKeyCB fn, void *privdata));
 REDISMODULE_FN(const RedisModuleString *, GetKeyNameFromModuleKey, (RedisModuleKey *key));
 REDISMODULE_FN(int, GetDbIdFromModuleKey, (RedisModuleKey *key));
 REDISMODULE_FN(int, SetExpire, (RedisModuleKey *key, mstime_t expire));
@@ -842,6 +853,11 @@ static int RedisModule_Init(RedisModuleCtx *ctx, const char *name, int ver, int 
     REDISMODULE_GET_API(ZsetRangeNext);
     REDISMODULE_GET_API(ZsetRangePrev);
     REDISMODULE_GET_API(ZsetRangeEndReached);
+    REDISMODULE_GET_API(ScanCursorCreate);
+    REDISMODULE_GET_API(ScanCursorRestart);
+    REDISMODULE_GET_API(ScanCursorDestroy);
+    REDISMODULE_GET_API(Scan);
+    REDISMODULE_GET_API(ScanKey);
     REDISMODULE_GET_API(SetExpire);
     REDISMODULE_GET_API(CreateDataType);
     REDISMODULE_GET_API(ModuleTypeSetValue);

@@ -235,3 +235,42 @@ def test_zset_range_iterators(start_server, start_oracle):
     assert out[len(setup)].startswith(b"*14\r\n:0\r\n:0\r\n$1\r\na\r\n")
     for resp3 in (3,):
         same(srv, ora, cmds[len(setup):len(setup) + 6], resp=resp3)
+
+
+# ---- scan API (tests/modules/scan.c) ----
+
+def _pairs(flat):
+    return sorted(zip(flat[::2], flat[1::2]), key=lambda p: p[0])
+
+
+def test_scan_api(start_server, start_oracle):
+    """Scan sees every key once (with its type through the key handed in),
+    a finished cursor answers 0, Restart walks again; ScanKey gives a
+    hash's fields and values, a set's members (value NULL), a sorted set's
+    members and scores (as Redis formats them), small and large encodings;
+    a missing key or a string: 0 with EINVAL.  The order of the elements is
+    the table's, so they are compared sorted."""
+    got = []
+    for start in (start_server, start_oracle):
+        srv = loaded(start, "scan")
+        r = plain(srv)
+        r.execute_command("HSET", "h", "f1", "v1", "f2", "v2")
+        r.execute_command("SADD", "s", "a", "b", "3")
+        r.execute_command("ZADD", "z", "1.5", "x", "0.1", "y", "-3", "w", "1e20", "big")
+        r.execute_command("SET", "str", "v")
+        for i in range(200):
+            r.execute_command("HSET", "bh", "f%d" % i, "v%d" % i)
+            r.execute_command("SADD", "bs", "m%d" % i)
+            r.execute_command("ZADD", "bz", str(i / 4), "m%d" % i)
+            r.execute_command("SET", "k%d" % i, "x")
+        keys = r.execute_command("scan.keys")
+        res = [sorted(keys[:-2]), keys[-2:]]
+        for k in ("h", "s", "z", "bh", "bs", "bz"):
+            res.append(_pairs(r.execute_command("scan.key", k)))
+        for k in ("nokey", "str", "h"):
+            res.append(r.execute_command("scan.keyerr", k))
+        got.append(res)
+    assert got[0] == got[1]
+    assert len(got[0][0]) == 207 and got[0][1] == [0, 207]
+    assert (b"y", b"0.10000000000000001") in got[0][4]
+    assert got[0][-3:] == [[0, 1], [0, 1], [0, 0]]
