@@ -871,6 +871,7 @@ int moduleGetApi(const char *name, void **out) {
     if (!fn) fn = apiLookup(moduleConfigApi, name);
     if (!fn) fn = apiLookup(moduleZrangeApi, name);
     if (!fn) fn = apiLookup(moduleScanApi, name);
+    if (!fn) fn = apiLookup(moduleInfoApi, name);
     if (!fn) return REDISMODULE_ERR;
     *out = fn;
     return REDISMODULE_OK;
@@ -1144,7 +1145,10 @@ void moduleInit(void) {
     moduleTypesInit();
     infoSetModulesSection(moduleInfoSection);
     infoSetHelloModules(moduleListCommand);
+    moduleInfoInit();
 }
+
+Module *moduleList(void) { return modules; }
 
 void moduleLoadQueued(void) {
     for (int i = 0; i < queuedCount; i++) {

@@ -57,6 +57,7 @@ struct Module {
     int onload; /* inside RedisModule_OnLoad: commands may be created */
     int options; /* SetModuleOptions */
     int configsLoaded; /* LoadConfigs was called */
+    void *infoFunc;    /* RegisterInfoFunc's callback, or NULL */
     Module *next;
 };
 
@@ -165,6 +166,11 @@ struct RedisModuleKey {
 void moduleZsetRangeFree(RedisModuleKey *k);
 extern const ApiEntry moduleZrangeApi[];
 extern const ApiEntry moduleScanApi[];
+extern const ApiEntry moduleInfoApi[];
+/* module_info.c: INFO's module sections. */
+void moduleInfoInit(void);
+/* The loaded modules, oldest first. */
+Module *moduleList(void);
 /* Closes a key (module_key.c). */
 void moduleCloseKey(RedisModuleKey *k);
 

@@ -274,3 +274,34 @@ def test_scan_api(start_server, start_oracle):
     assert len(got[0][0]) == 207 and got[0][1] == [0, 207]
     assert (b"y", b"0.10000000000000001") in got[0][4]
     assert got[0][-3:] == [[0, 1], [0, 1], [0, 0]]
+
+
+# ---- info API (tests/modules/info.c) ----
+
+def _module_part(text):
+    """The module's sections of an INFO text (from its first header)."""
+    i = text.find(b"# infotest")
+    return text[i:] if i >= 0 else b""
+
+
+def test_info_sections(start_server, start_oracle):
+    """INFO everything / modules add the module's sections (fields of each
+    kind, dict fields, one left open); a module's or a section's name asks
+    for its sections alone; "all" and the default have none; a field of a
+    section not asked for is left out."""
+    got = []
+    for start in (start_server, start_oracle):
+        srv = loaded(start, "info")
+        res = []
+        for args in (("everything",), ("modules",), ("infotest",), ("infotest_stats",), ("INFOTEST_EXTRA", "nosuch"),
+                     ("infotest_stats", "infotest_extra"), ("all",), (), ("server", "infotest_extra")):
+            out = raw(srv, [("INFO",) + args])[0]
+            pure = args and args[0].lower().startswith("infotest")
+            res.append(out if pure else _module_part(out))
+        res.append(raw(srv, [("it.calls",)])[0])
+        got.append(res)
+    for a, b in zip(got[0], got[1]):
+        assert a == b
+    assert b"infotest_dict:x=1,y=two,z=2.5\r\n" in got[0][0] and b"infotest_ratio:0.10000000000000001" in got[0][0]
+    assert got[0][6] == b"" and got[0][7] == b""
+    assert got[0][3].startswith(b"$") and b"# infotest_stats\r\n" in got[0][3] and b"infotest_last" not in got[0][3]
