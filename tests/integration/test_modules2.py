@@ -305,3 +305,33 @@ def test_info_sections(start_server, start_oracle):
     assert b"infotest_dict:x=1,y=two,z=2.5\r\n" in got[0][0] and b"infotest_ratio:0.10000000000000001" in got[0][0]
     assert got[0][6] == b"" and got[0][7] == b""
     assert got[0][3].startswith(b"$") and b"# infotest_stats\r\n" in got[0][3] and b"infotest_last" not in got[0][3]
+
+
+def test_load_use_unload_100_times_slice2(start_server):
+    """The modules of this slice loaded, used and unloaded 100 times: their
+    subscriptions, configs, ranges, cursors and info function go with them
+    (the server stays up, no config is left, events after an unload reach
+    no unloaded code; under CAIRN_BIN=build/cairn-server-san the exit
+    report shows no leak)."""
+    srv = start_server(enable_module_command="yes")
+    r = plain(srv)
+    r.execute_command("ZADD", "z", "1", "a", "2", "b")
+    r.execute_command("HSET", "h", "f", "v")
+    for i in range(100):
+        for m in ("events", "config", "zrange", "scan", "info"):
+            assert r.execute_command("MODULE", "LOAD", mod(m)) == b"OK"
+        r.execute_command("SET", "trig:%d" % i, "x")
+        assert any(x.startswith(b"ks:") for x in r.execute_command("ev.log"))
+        assert r.execute_command("CONFIG", "SET", "cfg.str", "v%d" % i) == b"OK"
+        assert r.execute_command("zr.score", "z", "-inf", "inf", "0", "0", "0")[2] == b"a"
+        assert len(r.execute_command("scan.key", "h")) == 2
+        assert b"infotest_word:hello" in r.execute_command("INFO", "infotest")
+        r.execute_command("FLUSHDB")
+        r.execute_command("ZADD", "z", "1", "a", "2", "b")
+        r.execute_command("HSET", "h", "f", "v")
+        for name in ("events", "cfg", "zrange", "scan", "infotest"):
+            assert r.execute_command("MODULE", "UNLOAD", name) == b"OK"
+        assert r.execute_command("CONFIG", "GET", "cfg.*") == []
+    r.execute_command("SET", "after", "1")
+    r.execute_command("FLUSHALL")
+    assert r.execute_command("MODULE", "LIST") == []
