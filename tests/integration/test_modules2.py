@@ -116,6 +116,20 @@ def test_client_and_cron_events(start_server, start_oracle):
         assert not any(x.startswith(b"client:") for x in r.execute_command("ev.log"))
 
 
+def test_shutdown_event(start_server, start_oracle):
+    """SHUTDOWN (and SIGTERM) fire the Shutdown event before the exit."""
+    for start in (start_server, start_oracle):
+        for how in ("command", "signal"):
+            srv = loaded(start, "events")
+            if how == "command":
+                with srv.connect() as c:
+                    c.send(encode("SHUTDOWN", "NOSAVE"))
+                srv.proc.wait(timeout=15)
+            else:
+                srv.stop()
+            assert "events module: shutdown event seen" in srv.log
+
+
 # ---- module configs (tests/modules/config.c) ----
 
 CFG_CMDS = [("cfg.onload",), ("cfg.applies",), ("cfg.values",),

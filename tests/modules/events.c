@@ -11,7 +11,8 @@
  *   client:<sub>:<has port>
  * The first subscriber, on "set" of a key starting "trig:", INCRs
  * "counter" through Call with "!" (the INCR's events reach ks2 but not
- * itself).  CronLoop events are counted, not logged.
+ * itself).  CronLoop events are counted, not logged; Shutdown writes
+ * "events module: shutdown event seen" to the server's log.
  *
  *   ev.log           the log (then cleared)
  *   ev.cron          1 when a CronLoop event with hz > 0 came
@@ -83,6 +84,11 @@ static void onClient(RedisModuleCtx *ctx, RedisModuleEvent e, uint64_t sub, void
     logf_("client:%d:%d:%d", (int)sub, ci->port != 0, ci->id > 0);
 }
 
+static void onShutdown(RedisModuleCtx *ctx, RedisModuleEvent e, uint64_t sub, void *data) {
+    (void)e, (void)sub, (void)data;
+    RedisModule_Log(ctx, "warning", "events module: shutdown event seen");
+}
+
 static void onCron(RedisModuleCtx *ctx, RedisModuleEvent e, uint64_t sub, void *data) {
     (void)ctx, (void)e, (void)sub;
     RedisModuleCronLoop *cl = data;
@@ -140,6 +146,7 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
         RedisModule_SubscribeToServerEvent(ctx, RedisModuleEvent_ModuleChange, onModule) != REDISMODULE_OK ||
         RedisModule_SubscribeToServerEvent(ctx, RedisModuleEvent_ClientChange, onClient) != REDISMODULE_OK ||
         RedisModule_SubscribeToServerEvent(ctx, RedisModuleEvent_CronLoop, onCron) != REDISMODULE_OK ||
+        RedisModule_SubscribeToServerEvent(ctx, RedisModuleEvent_Shutdown, onShutdown) != REDISMODULE_OK ||
         RedisModule_SubscribeToServerEvent(ctx, past, onCron) != REDISMODULE_ERR)
         return REDISMODULE_ERR;
     if (RedisModule_CreateCommand(ctx, "ev.log", cmdLog, "readonly", 0, 0, 0) == REDISMODULE_ERR ||
