@@ -4,7 +4,8 @@
  *       first member with Next, or with last=1 from its last with Prev)
  *   zr.lex key min max last                 the same for a lex range
  * Reply: [rc of the start, end reached at once, member, score, ...,
- *         Next/Prev after the end, CurrentElement after the end is NULL]
+ *         Next/Prev after the end, CurrentElement after the end is NULL
+ *         (it is not: both servers keep the last member)]
  * (min/max "inf"/"-inf" allowed for scores). */
 #include <string.h>
 
@@ -28,7 +29,9 @@ static int walk(RedisModuleCtx *ctx, RedisModuleKey *k, int rc, int last) {
         }
     }
     RedisModule_ReplyWithLongLong(ctx, last ? RedisModule_ZsetRangePrev(k) : RedisModule_ZsetRangeNext(k));
-    RedisModule_ReplyWithLongLong(ctx, RedisModule_ZsetRangeCurrentElement(k, NULL) == NULL);
+    RedisModuleString *after = RedisModule_ZsetRangeCurrentElement(k, NULL);
+    RedisModule_ReplyWithLongLong(ctx, after == NULL);
+    if (after) RedisModule_FreeString(ctx, after);
     RedisModule_ZsetRangeStop(k);
     RedisModule_ReplySetArrayLength(ctx, n + 2);
     RedisModule_CloseKey(k);
