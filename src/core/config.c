@@ -1478,6 +1478,14 @@ void configSetCommand(Client *c) {
         }
     }
     if (failed == -1) {
+        if (serverEventHook) { /* a module subscribed: the names set, as Redis gives them */
+            const char **names = xmalloc(sizeof(char *) * (size_t)(n ? n : 1));
+            for (int i = 0; i < n; i++) /* the alias when the alias was given */
+                names[i] = defs[i]->alias && !strcasecmp(c->argv[2 + 2 * i], defs[i]->alias) ? defs[i]->alias
+                                                                                              : defs[i]->name;
+            serverFireEvent(SERVER_EVENT_CONFIG, 0, (void *)names, n, 0);
+            xfree(names);
+        }
         replyOk(c);
         goto cleanup;
     }

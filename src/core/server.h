@@ -131,6 +131,7 @@ enum {
     SERVER_EVENT_SHUTDOWN = 5,
     SERVER_EVENT_CRON_LOOP = 8,
     SERVER_EVENT_SWAPDB = 11,
+    SERVER_EVENT_CONFIG = 16, /* p: the names set (const char **), a: their count */
 };
 typedef void ServerEventHook(int event, int sub, void *p, long a, long b);
 extern ServerEventHook *serverEventHook;

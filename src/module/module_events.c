@@ -132,6 +132,7 @@ static int subeventCount(uint64_t id) {
     case REDISMODULE_EVENT_FLUSHDB:
     case REDISMODULE_EVENT_CLIENT_CHANGE:
     case REDISMODULE_EVENT_MODULE_CHANGE: return 2;
+    case REDISMODULE_EVENT_CONFIG: return 1;
     case REDISMODULE_EVENT_SHUTDOWN:
     case REDISMODULE_EVENT_CRON_LOOP:
     case REDISMODULE_EVENT_SWAPDB: return 0;
@@ -205,6 +206,11 @@ static void serverEvent(int event, int sub, void *p, long a, long b) {
         break;
     }
     case SERVER_EVENT_SHUTDOWN: fire(REDISMODULE_EVENT_SHUTDOWN, 0, NULL, 0, NULL); break;
+    case SERVER_EVENT_CONFIG: {
+        RedisModuleConfigChange cc = {REDISMODULE_CONFIGCHANGE_VERSION, (uint32_t)a, (const char **)p};
+        fire(REDISMODULE_EVENT_CONFIG, REDISMODULE_SUBEVENT_CONFIG_CHANGE, &cc, 0, NULL);
+        break;
+    }
     case SERVER_EVENT_CLIENT_CHANGE: {
         Client *c = p;
         RedisModuleClientInfo ci;

@@ -363,6 +363,15 @@ typedef struct RedisModuleCronLoopInfo {
 } RedisModuleCronLoopV1;
 #define RedisModuleCronLoop RedisModuleCronLoopV1
 
+#define REDISMODULE_SUBEVENT_CONFIG_CHANGE 0
+#define REDISMODULE_CONFIGCHANGE_VERSION 1
+typedef struct RedisModuleConfigChange {
+    uint64_t version;
+    uint32_t num_changes;
+    const char **config_names;
+} RedisModuleConfigChangeV1;
+#define RedisModuleConfigChange RedisModuleConfigChangeV1
+
 #define REDISMODULE_SWAPDBINFO_VERSION 1
 typedef struct RedisModuleSwapDbInfo {
     uint64_t version;

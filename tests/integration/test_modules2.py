@@ -78,13 +78,16 @@ def test_flush_swap_module_events(start_server, start_oracle):
             ("ev.log",), ("SELECT", "2"), ("FLUSHDB", "ASYNC"), ("ev.log",), ("SWAPDB", "0", "1"),
             ("SWAPDB", "2", "2"), ("ev.log",), ("MODULE", "LOAD", mod("misc")), ("MODULE", "UNLOAD", "misc"),
             ("ev.log",), ("ev.unsub", "flushdb"), ("ev.unsub", "flushdb"), ("ev.unsub", "module"),
-            ("MODULE", "LOAD", mod("misc")), ("ev.log",), ("ev.supported",)]
+            ("MODULE", "LOAD", mod("misc")), ("ev.log",), ("ev.supported",),
+            ("CONFIG", "SET", "maxmemory-samples", "7", "HASH-MAX-ZIPLIST-ENTRIES", "100"), ("ev.log",),
+            ("CONFIG", "SET", "maxmemory-samples", "-1"), ("CONFIG", "SET", "maxmemory-samples", "7"), ("ev.log",)]
     out = same(srv, ora, cmds)
     assert out[3] == b"*2\r\n+flush:0:0:1:1:v1:e2\r\n+flush:1:0:1:0:v1:e2\r\n"
     assert out[9] == b"*2\r\n+flush:0:2:0:0:v1:e2\r\n+flush:1:2:0:0:v1:e2\r\n"
     assert out[12] == b"*2\r\n+swap:0:0:1\r\n+swap:0:2:2\r\n"
     assert out[15] == b"*2\r\n+mod:0:misc:1\r\n+mod:1:misc:1\r\n"
     assert out[20] == b"*0\r\n"
+    assert out[23].startswith(b"*1\r\n+config:0:2:maxmemory-samples:")
     # After unsubscribing, a flush is not seen.  (Not compared with Redis:
     # redis-server 7.0.15 crashes on the next FLUSHALL after a module
     # unsubscribed from FlushDB with a NULL callback.)

@@ -9,6 +9,7 @@
  *   swap:<first>:<second>
  *   mod:<sub>:<name>:<ver>
  *   client:<sub>:<has port>
+ *   config:<sub>:<count>:<name>...        (CONFIG SET)
  * The first subscriber, on "set" of a key starting "trig:", INCRs
  * "counter" through Call with "!" (the INCR's events reach ks2 but not
  * itself).  CronLoop events are counted, not logged; Shutdown writes
@@ -84,6 +85,16 @@ static void onClient(RedisModuleCtx *ctx, RedisModuleEvent e, uint64_t sub, void
     logf_("client:%d:%d:%d", (int)sub, ci->port != 0, ci->id > 0);
 }
 
+static void onConfig(RedisModuleCtx *ctx, RedisModuleEvent e, uint64_t sub, void *data) {
+    (void)ctx, (void)e;
+    RedisModuleConfigChange *cc = data;
+    char buf[400];
+    int n = snprintf(buf, sizeof(buf), "config:%d:%u", (int)sub, cc->num_changes);
+    for (uint32_t i = 0; i < cc->num_changes && n < (int)sizeof(buf) - 1; i++)
+        n += snprintf(buf + n, sizeof(buf) - (size_t)n, ":%s", cc->config_names[i]);
+    logf_("%s", buf);
+}
+
 static void onShutdown(RedisModuleCtx *ctx, RedisModuleEvent e, uint64_t sub, void *data) {
     (void)e, (void)sub, (void)data;
     RedisModule_Log(ctx, "warning", "events module: shutdown event seen");
@@ -147,6 +158,7 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
         RedisModule_SubscribeToServerEvent(ctx, RedisModuleEvent_ClientChange, onClient) != REDISMODULE_OK ||
         RedisModule_SubscribeToServerEvent(ctx, RedisModuleEvent_CronLoop, onCron) != REDISMODULE_OK ||
         RedisModule_SubscribeToServerEvent(ctx, RedisModuleEvent_Shutdown, onShutdown) != REDISMODULE_OK ||
+        RedisModule_SubscribeToServerEvent(ctx, RedisModuleEvent_Config, onConfig) != REDISMODULE_OK ||
         RedisModule_SubscribeToServerEvent(ctx, past, onCron) != REDISMODULE_ERR)
         return REDISMODULE_ERR;
     if (RedisModule_CreateCommand(ctx, "ev.log", cmdLog, "readonly", 0, 0, 0) == REDISMODULE_ERR ||
