@@ -111,6 +111,8 @@ void moduleCtxDone(RedisModuleCtx *ctx) {
                 moduleFreeCallReplyTree(e->ptr);
             } else if (pass == 1 && e->kind == AM_STRING) {
                 modStringRelease(e->ptr);
+            } else if (pass == 1 && e->kind == AM_INFO) {
+                moduleFreeServerInfo(e->ptr);
             }
         }
     }

@@ -1,7 +1,9 @@
 /* module_info.c -- the info API: RegisterInfoFunc, InfoAddSection,
  * InfoBeginDictField, InfoEndDictField, InfoAddFieldString,
  * InfoAddFieldCString, InfoAddFieldDouble, InfoAddFieldLongLong,
- * InfoAddFieldULongLong.
+ * InfoAddFieldULongLong; and GetServerInfo, FreeServerInfo and the
+ * ServerInfoGetField* readers (INFO's "name:value" lines of the sections
+ * asked for, the default ones without a section).
  *
  * INFO everything / INFO modules call every module's info function; INFO
  * <name> calls them when name is no built-in section, and keeps the
@@ -19,6 +21,7 @@
 #include <strings.h>
 
 #include "ds/alloc.h"
+#include "ds/util.h"
 #include "module/module_int.h"
 #include "server/info.h"
 
@@ -121,6 +124,107 @@ static int RM_InfoAddFieldULongLong(RedisModuleInfoCtx *ic, const char *field, u
     return addField(ic, field, buf, (size_t)n);
 }
 
+/* ---- GetServerInfo: INFO's fields for a module ---- */
+
+struct RedisModuleServerInfoData {
+    sds *keys, *vals;
+    int n;
+};
+
+void moduleFreeServerInfo(void *p) {
+    RedisModuleServerInfoData *d = p;
+    for (int i = 0; i < d->n; i++) {
+        sdsFree(d->keys[i]);
+        sdsFree(d->vals[i]);
+    }
+    xfree(d->keys);
+    xfree(d->vals);
+    xfree(d);
+}
+
+/* The fields of INFO [section] ("name:value" lines; headers and blank
+ * lines skipped), tracked by ctx's auto memory when it has it. */
+static RedisModuleServerInfoData *RM_GetServerInfo(RedisModuleCtx *ctx, const char *section) {
+    char *arg = (char *)section;
+    sds text = infoText(section ? 1 : 0, section ? &arg : NULL);
+    RedisModuleServerInfoData *d = xcalloc(sizeof(*d));
+    int cap = 0;
+    const char *p = text, *end = text + sdsLen(text);
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *le = nl ? nl : end;
+        size_t len = (size_t)(le - p);
+        if (len && p[len - 1] == '\r') len--;
+        const char *colon = len && p[0] != '#' ? memchr(p, ':', len) : NULL;
+        if (colon) {
+            if (d->n == cap) {
+                cap = cap ? cap * 2 : 64;
+                d->keys = xrealloc(d->keys, sizeof(sds) * (size_t)cap);
+                d->vals = xrealloc(d->vals, sizeof(sds) * (size_t)cap);
+            }
+            d->keys[d->n] = sdsNewLen(p, (size_t)(colon - p));
+            d->vals[d->n] = sdsNewLen(colon + 1, len - (size_t)(colon - p) - 1);
+            d->n++;
+        }
+        p = nl ? nl + 1 : end;
+    }
+    sdsFree(text);
+    if (ctx) moduleAutoAdd(ctx, AM_INFO, d);
+    return d;
+}
+
+static void RM_FreeServerInfo(RedisModuleCtx *ctx, RedisModuleServerInfoData *data) {
+    if (!data) return;
+    if (ctx) moduleAutoForget(ctx, data);
+    moduleFreeServerInfo(data);
+}
+
+static sds infoValue(RedisModuleServerInfoData *d, const char *field) {
+    for (int i = 0; i < d->n; i++)
+        if (!strcmp(d->keys[i], field)) return d->vals[i];
+    return NULL;
+}
+
+static RedisModuleString *RM_ServerInfoGetField(RedisModuleCtx *ctx, RedisModuleServerInfoData *data,
+                                                const char *field) {
+    sds v = infoValue(data, field);
+    return v ? modStringNew(ctx, v, sdsLen(v)) : NULL;
+}
+
+static const char *RM_ServerInfoGetFieldC(RedisModuleServerInfoData *data, const char *field) {
+    return infoValue(data, field);
+}
+
+static long long RM_ServerInfoGetFieldSigned(RedisModuleServerInfoData *data, const char *field, int *out_err) {
+    sds v = infoValue(data, field);
+    long long ll = 0;
+    int ok = v && stringToLongLong(v, sdsLen(v), &ll);
+    if (out_err) *out_err = !ok;
+    return ok ? ll : 0;
+}
+
+static unsigned long long RM_ServerInfoGetFieldUnsigned(RedisModuleServerInfoData *data, const char *field,
+                                                        int *out_err) {
+    sds v = infoValue(data, field);
+    unsigned long long ull = 0;
+    int ok = v && sdsLen(v) > 0 && sdsLen(v) <= 20;
+    for (size_t i = 0; ok && i < sdsLen(v); i++) {
+        unsigned d = (unsigned)(v[i] - '0');
+        if (d > 9 || ull > (~0ULL - d) / 10) ok = 0;
+        else ull = ull * 10 + d;
+    }
+    if (out_err) *out_err = !ok;
+    return ok ? ull : 0;
+}
+
+static double RM_ServerInfoGetFieldDouble(RedisModuleServerInfoData *data, const char *field, int *out_err) {
+    sds v = infoValue(data, field);
+    double dv = 0;
+    int ok = v && stringToDouble(v, sdsLen(v), &dv);
+    if (out_err) *out_err = !ok;
+    return ok ? dv : 0;
+}
+
 static sds moduleSections(sds s, char **names, int nnames, int *first) {
     for (Module *m = moduleList(); m; m = m->next) {
         if (!m->infoFunc) continue;
@@ -138,4 +242,6 @@ void moduleInfoInit(void) { infoSetModuleSectionsHook(moduleSections); }
 const ApiEntry moduleInfoApi[] = {API(RegisterInfoFunc),     API(InfoAddSection),     API(InfoBeginDictField),
                                   API(InfoEndDictField),     API(InfoAddFieldString), API(InfoAddFieldCString),
                                   API(InfoAddFieldDouble),   API(InfoAddFieldLongLong), API(InfoAddFieldULongLong),
-                                  {NULL, NULL}};
+                                  API(GetServerInfo),        API(FreeServerInfo),     API(ServerInfoGetField),
+                                  API(ServerInfoGetFieldC),  API(ServerInfoGetFieldSigned),
+                                  API(ServerInfoGetFieldUnsigned), API(ServerInfoGetFieldDouble), {NULL, NULL}};

@@ -71,7 +71,7 @@ typedef struct AutoEntry {
     int kind; /* AM_STRING, AM_REPLY, AM_KEY */
     void *ptr;
 } AutoEntry;
-enum { AM_STRING = 1, AM_REPLY, AM_KEY };
+enum { AM_STRING = 1, AM_REPLY, AM_KEY, AM_INFO };
 
 #define CTX_AUTO_MEMORY (1 << 0)
 #define CTX_POSTPONED_MAX 64
@@ -169,6 +169,8 @@ extern const ApiEntry moduleScanApi[];
 extern const ApiEntry moduleInfoApi[];
 /* module_info.c: INFO's module sections. */
 void moduleInfoInit(void);
+/* Frees a GetServerInfo result. */
+void moduleFreeServerInfo(void *d);
 /* The loaded modules, oldest first. */
 Module *moduleList(void);
 /* Closes a key (module_key.c). */

@@ -391,6 +391,7 @@ typedef struct RedisModuleKey RedisModuleKey;
 typedef struct RedisModuleString RedisModuleString;
 typedef struct RedisModuleCallReply RedisModuleCallReply;
 typedef struct RedisModuleInfoCtx RedisModuleInfoCtx;
+typedef struct RedisModuleServerInfoData RedisModuleServerInfoData;
 typedef void (*RedisModuleInfoFunc)(RedisModuleInfoCtx *ctx, int for_crash_report);
 typedef struct RedisModuleScanCursor RedisModuleScanCursor;
 typedef void (*RedisModuleScanCB)(RedisModuleCtx *ctx, RedisModuleString *keyname, RedisModuleKey *key,
@@ -681,6 +682,15 @@ REDISMODULE_FN(int, InfoAddFieldCString, (RedisModuleInfoCtx *ctx, const char *f
 REDISMODULE_FN(int, InfoAddFieldDouble, (RedisModuleInfoCtx *ctx, const char *field, double value));
 REDISMODULE_FN(int, InfoAddFieldLongLong, (RedisModuleInfoCtx *ctx, const char *field, long long value));
 REDISMODULE_FN(int, InfoAddFieldULongLong, (RedisModuleInfoCtx *ctx, const char *field, unsigned long long value));
+REDISMODULE_FN(RedisModuleServerInfoData *, GetServerInfo, (RedisModuleCtx *ctx, const char *section));
+REDISMODULE_FN(void, FreeServerInfo, (RedisModuleCtx *ctx, RedisModuleServerInfoData *data));
+REDISMODULE_FN(RedisModuleString *, ServerInfoGetField,
+               (RedisModuleCtx *ctx, RedisModuleServerInfoData *data, const char *field));
+REDISMODULE_FN(const char *, ServerInfoGetFieldC, (RedisModuleServerInfoData *data, const char *field));
+REDISMODULE_FN(long long, ServerInfoGetFieldSigned, (RedisModuleServerInfoData *data, const char *field, int *out_err));
+REDISMODULE_FN(unsigned long long, ServerInfoGetFieldUnsigned,
+               (RedisModuleServerInfoData *data, const char *field, int *out_err));
+REDISMODULE_FN(double, ServerInfoGetFieldDouble, (RedisModuleServerInfoData *data, const char *field, int *out_err));
 REDISMODULE_FN(RedisModuleScanCursor *, ScanCursorCreate, (void));
 REDISMODULE_FN(void, ScanCursorRestart, (RedisModuleScanCursor *cursor));
 REDISMODULE_FN(void, ScanCursorDestroy, (RedisModuleScanCursor *cursor));
@@ -882,6 +892,13 @@ static int RedisModule_Init(RedisModuleCtx *ctx, const char *name, int ver, int 
     REDISMODULE_GET_API(InfoAddFieldDouble);
     REDISMODULE_GET_API(InfoAddFieldLongLong);
     REDISMODULE_GET_API(InfoAddFieldULongLong);
+    REDISMODULE_GET_API(GetServerInfo);
+    REDISMODULE_GET_API(FreeServerInfo);
+    REDISMODULE_GET_API(ServerInfoGetField);
+    REDISMODULE_GET_API(ServerInfoGetFieldC);
+    REDISMODULE_GET_API(ServerInfoGetFieldSigned);
+    REDISMODULE_GET_API(ServerInfoGetFieldUnsigned);
+    REDISMODULE_GET_API(ServerInfoGetFieldDouble);
     REDISMODULE_GET_API(ScanCursorCreate);
     REDISMODULE_GET_API(ScanCursorRestart);
     REDISMODULE_GET_API(ScanCursorDestroy);

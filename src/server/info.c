@@ -464,6 +464,8 @@ static sds infoGenerate(int argc, char **argv) {
     return s;
 }
 
+sds infoText(int argc, char **argv) { return infoGenerate(argc, argv); }
+
 static void infoCommand(Client *c) {
     sds s = infoGenerate(c->argc - 1, c->argv + 1);
     replyVerbatim(c, s, sdsLen(s), "txt");

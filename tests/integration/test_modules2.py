@@ -352,3 +352,19 @@ def test_load_use_unload_100_times_slice2(start_server):
     r.execute_command("SET", "after", "1")
     r.execute_command("FLUSHALL")
     assert r.execute_command("MODULE", "LIST") == []
+
+
+def test_get_server_info(start_server, start_oracle):
+    """GetServerInfo of a section, of the default (NULL) and of a module's
+    section; the readers on a string, signed, unsigned and double field,
+    a missing field; freed explicitly or by auto memory."""
+    cmds = [("it.get", "server", "redis_version"), ("it.get", "-", "role"), ("it.get", "replication", "role"),
+            ("it.get", "replication", "connected_slaves"), ("it.get", "memory", "maxmemory"),
+            ("it.get", "keyspace", "db0"), ("it.get", "server", "nosuch"), ("it.get", "infotest_stats", "infotest_neg"),
+            ("it.get", "infotest_stats", "infotest_big"), ("it.get", "infotest_stats", "infotest_ratio"),
+            ("it.get", "everything", "infotest_word", "auto"), ("it.get", "clients", "maxclients", "auto")]
+    srv = loaded(start_server, "info")
+    ora = loaded(start_oracle, "info")
+    out = same(srv, ora, cmds)
+    assert out[0].startswith(b"*8\r\n+7.0.15\r\n") or out[0].startswith(b"*8\r\n$6\r\n7.0.15")
+    assert b"-42" in out[7]
