@@ -337,6 +337,26 @@ static void sortRegistry(void) {
     xfree(names);
 }
 
+int configRegisterDynamic(ConfigDef *d) {
+    if (lookupConfig(d->name, NULL)) return -1;
+    registerRows(d, 1);
+    qsort(registry, registryCount, sizeof(ConfigDef *), compareRows);
+    registrySorted = 1;
+    return 0;
+}
+
+void configUnregister(ConfigDef *d) {
+    for (size_t i = 0; i < registryCount; i++) {
+        if (registry[i] != d) continue;
+        memmove(registry + i, registry + i + 1, sizeof(ConfigDef *) * (registryCount - i - 1));
+        registryCount--;
+        return;
+    }
+}
+
+static const char *(*dottedLineHandler)(sds *argv, int argc);
+void configSetDottedLineHandler(const char *(*fn)(sds *argv, int argc)) { dottedLineHandler = fn; }
+
 int configIsLoading(void) { return loadingConfig; }
 
 char *configErrorBuffer(size_t *size) {
@@ -1182,6 +1202,7 @@ static const char *applyLine(sds *argv, int argc) {
         return specialDirectives[i].refusal;
     }
     ConfigDef *d = lookupConfig(argv[0], NULL);
+    if (!d && dottedLineHandler && strchr(argv[0], '.')) return dottedLineHandler(argv, argc);
     if (!d) {
         /* Names Redis 7.0 still accepts in a file, with one argument, and
          * ignores (its encodings and script replication changed). */
@@ -1417,6 +1438,7 @@ void configSetCommand(Client *c) {
     char *changed = xcalloc((size_t)n);
     const char *err = NULL;
     int failed = -1, set = 0;
+    const char *applyFailName = NULL;
 
     /* Check every name before changing anything. */
     for (int i = 0; i < n && failed == -1; i++) {
@@ -1449,6 +1471,16 @@ void configSetCommand(Client *c) {
     }
     /* Run each distinct apply hook of a changed value once. */
     for (int i = 0; i < n && failed == -1; i++) {
+        if (defs[i]->applyDef && changed[i]) {
+            int seen = 0;
+            for (int j = 0; j < i && !seen; j++)
+                seen = changed[j] && defs[j]->applyDef == defs[i]->applyDef && defs[j]->applyKey == defs[i]->applyKey;
+            if (!seen && defs[i]->applyDef(defs[i], &err) == -1) {
+                failed = i;
+                applyFailName = defs[i]->applyName;
+            }
+            continue;
+        }
         if (!defs[i]->apply || !changed[i]) continue;
         int seen = 0;
         for (int j = 0; j < i && !seen; j++) seen = changed[j] && defs[j]->apply == defs[i]->apply;
@@ -1459,6 +1491,14 @@ void configSetCommand(Client *c) {
         }
     }
     if (failed == -1) {
+        if (serverEventHook) { /* a module subscribed: the names set, as Redis gives them */
+            const char **names = xmalloc(sizeof(char *) * (size_t)(n ? n : 1));
+            for (int i = 0; i < n; i++) /* the alias when the alias was given */
+                names[i] = defs[i]->alias && !strcasecmp(c->argv[2 + 2 * i], defs[i]->alias) ? defs[i]->alias
+                                                                                              : defs[i]->name;
+            serverFireEvent(SERVER_EVENT_CONFIG, 0, (void *)names, n, 0);
+            xfree(names);
+        }
         replyOk(c);
         goto cleanup;
     }
@@ -1467,18 +1507,23 @@ void configSetCommand(Client *c) {
     for (int i = 0; i < set; i++) {
         const char *ignored;
         setFromText(defs[i], old[i], &ignored);
-        hooked |= defs[i]->apply != NULL && changed[i];
+        hooked |= (defs[i]->apply != NULL || defs[i]->applyDef != NULL) && changed[i];
     }
     if (hooked) {
         for (int i = 0; i < set; i++) {
             const char *ignored;
             if (defs[i]->apply && changed[i]) defs[i]->apply(&ignored);
+            if (!defs[i]->applyDef || !changed[i]) continue;
+            int seen = 0;
+            for (int j = 0; j < i && !seen; j++)
+                seen = changed[j] && defs[j]->applyDef == defs[i]->applyDef && defs[j]->applyKey == defs[i]->applyKey;
+            if (!seen) defs[i]->applyDef(defs[i], &ignored);
         }
     }
     /* Redis names a value it could not set or apply by the directive's
      * name (the alias when one was given) in lower case; a refused name
      * as it was given. */
-    sds named = sdsNew(c->argv[2 + 2 * failed]);
+    sds named = sdsNew(applyFailName ? applyFailName : c->argv[2 + 2 * failed]);
     if (namesOk) sdsToLower(named);
     replyErrorFormat(c, "ERR CONFIG SET failed (possibly related to argument '%s') - %s", named, err);
     sdsFree(named);

@@ -233,6 +233,11 @@ struct ConfigDef {
     ConfigRewriteFn *rewrite; /* several lines, or NULL */
     ConfigApplyFn *apply;     /* run after CONFIG SET changed it, or NULL */
     int rank;                 /* CONFIG_RANK_* (see above) */
+    /* Instead of apply: run once per distinct (applyDef, applyKey) of the
+     * changed values, given the first such row (module configs). */
+    int (*applyDef)(ConfigDef *d, const char **err);
+    const void *applyKey;
+    const char *applyName; /* applyDef failed: the name CONFIG SET's error gives */
     /* The engine's run-time state (leave unset). */
     sds raw;                  /* CT_RAW: current text */
     sds defaultValue;         /* the default as CONFIG GET shows it (REWRITE) */
@@ -258,6 +263,14 @@ struct ConfigDef {
 /* Add a feature's directives (the rows stay the feature's; the engine
  * keeps pointers).  A name or alias registered twice aborts start-up. */
 void configRegister(ConfigDef *defs, size_t n);
+/* Run-time registration (module configs): a row added after start-up,
+ * with its defaultValue set by the caller; -1 when the name is taken.
+ * configUnregister takes it out (the caller frees it). */
+int configRegisterDynamic(ConfigDef *d);
+void configUnregister(ConfigDef *d);
+/* The handler of a config file line whose unknown name has a dot (a
+ * module's config, `module.name value`): NULL or the error text. */
+void configSetDottedLineHandler(const char *(*fn)(sds *argv, int argc));
 /* Whether a config file or `--name value` arguments are being read (a
  * setter may treat a file's repeated lines differently from CONFIG SET). */
 int configIsLoading(void);

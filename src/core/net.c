@@ -236,6 +236,7 @@ Client *clientCreate(Connection *conn) {
     else server.net.clients = c;
     clientsTail = c;
     server.net.numClients++;
+    serverFireEvent(SERVER_EVENT_CLIENT_CHANGE, 0, c, 0, 0);
     return c;
 }
 
@@ -317,6 +318,7 @@ void clientFree(Client *c) {
         clientFreeAsync(c);
         return;
     }
+    if (!(c->flags & CLIENT_FAKE)) serverFireEvent(SERVER_EVENT_CLIENT_CHANGE, 1, c, 0, 0);
     for (int i = 0; i < clientFreeHookCount; i++) clientFreeHooks[i](c);
     if (c->flags & CLIENT_CLOSE_ASAP) server.net.closingClients--;
     if (c->flags & CLIENT_READ_BATCHED) server.net.batchedReads--;

@@ -65,7 +65,14 @@ void signalDeletedKey(Db *db, const char *key, size_t len) {
 
 void serverSetKeyspaceEventSink(KeyspaceEventSink *fn) { keyspaceEventSink = fn; }
 
+static ModuleKeyspaceHook *moduleKeyspaceHook;
+ServerEventHook *serverEventHook;
+
+void serverSetModuleKeyspaceHook(ModuleKeyspaceHook *fn) { moduleKeyspaceHook = fn; }
+void serverSetEventHook(ServerEventHook *fn) { serverEventHook = fn; }
+
 void notifyKeyspaceEvent(int type, const char *event, const char *key, size_t keylen, int dbid) {
+    if (moduleKeyspaceHook) moduleKeyspaceHook(type, event, key, keylen, dbid);
     int flags = server.cfg.notifyFlags;
     if (!(flags & type) || !(flags & (NOTIFY_KEYSPACE | NOTIFY_KEYEVENT)) || !keyspaceEventSink) return;
     keyspaceEventSink(event, key, keylen, dbid);
@@ -296,6 +303,7 @@ long long serverCron(EventLoop *loop, long long id, void *data) {
     serverUpdateTime();
     if (server.pauseCron) return 1000 / (server.cfg.hz > 0 ? server.cfg.hz : 10); /* DEBUG PAUSE-CRON */
     server.time.cronLoops++;
+    serverFireEvent(SERVER_EVENT_CRON_LOOP, 0, NULL, server.cfg.hz, 0);
     if (server.time.cronLoops % (server.cfg.hz > 0 ? server.cfg.hz : 10) == 0) crashCron(); /* about once a second */
     if (server.activeExpireEnabled && !server.expiryPaused && !server.isReplica)
         dbActiveExpireCycle(server.db, server.cfg.databases, 25000 / (server.cfg.hz ? server.cfg.hz : 10), 0);

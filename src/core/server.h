@@ -115,6 +115,31 @@ void signalDeletedKey(Db *db, const char *key, size_t len);
 typedef void KeyspaceEventSink(const char *event, const char *key, size_t keylen, int dbid);
 void serverSetKeyspaceEventSink(KeyspaceEventSink *fn);
 void notifyKeyspaceEvent(int type, const char *event, const char *key, size_t keylen, int dbid);
+/* The module layer's keyspace subscribers see every event, whatever
+ * notify-keyspace-events says (Redis's rule): its hook runs first. */
+typedef void ModuleKeyspaceHook(int type, const char *event, const char *key, size_t keylen, int dbid);
+void serverSetModuleKeyspaceHook(ModuleKeyspaceHook *fn);
+
+/* Server events for the module layer (RedisModule_SubscribeToServerEvent).
+ * The ids and subevents are Redis 7.0's REDISMODULE_EVENT_* numbers; p, a
+ * and b are the event's data (a Client * for CLIENT_CHANGE, the flushed
+ * database and the sync flag for FLUSHDB, the two databases for SWAPDB,
+ * hz for CRON_LOOP).  Nothing runs until the module layer sets its hook. */
+enum {
+    SERVER_EVENT_FLUSHDB = 2,
+    SERVER_EVENT_CLIENT_CHANGE = 4,
+    SERVER_EVENT_SHUTDOWN = 5,
+    SERVER_EVENT_CRON_LOOP = 8,
+    SERVER_EVENT_SWAPDB = 11,
+    SERVER_EVENT_CONFIG = 16, /* p: the names set (const char **), a: their count */
+};
+typedef void ServerEventHook(int event, int sub, void *p, long a, long b);
+extern ServerEventHook *serverEventHook;
+void serverSetEventHook(ServerEventHook *fn);
+#define serverFireEvent(ev, sub, p, a, b)                       \
+    do {                                                        \
+        if (serverEventHook) serverEventHook(ev, sub, p, a, b); \
+    } while (0)
 
 /* Whole-database events, for WATCH and clients blocked on keys.  A flush
  * is signalled before the data goes (dbid, or -1 for FLUSHALL); a swap

@@ -111,6 +111,8 @@ void moduleCtxDone(RedisModuleCtx *ctx) {
                 moduleFreeCallReplyTree(e->ptr);
             } else if (pass == 1 && e->kind == AM_STRING) {
                 modStringRelease(e->ptr);
+            } else if (pass == 1 && e->kind == AM_INFO) {
+                moduleFreeServerInfo(e->ptr);
             }
         }
     }
@@ -867,6 +869,11 @@ int moduleGetApi(const char *name, void **out) {
     if (!fn) fn = apiLookup(moduleTypeApi, name);
     if (!fn) fn = apiLookup(moduleCmdInfoApi, name);
     if (!fn) fn = apiLookup(moduleMiscApi, name);
+    if (!fn) fn = apiLookup(moduleEventsApi, name);
+    if (!fn) fn = apiLookup(moduleConfigApi, name);
+    if (!fn) fn = apiLookup(moduleZrangeApi, name);
+    if (!fn) fn = apiLookup(moduleScanApi, name);
+    if (!fn) fn = apiLookup(moduleInfoApi, name);
     if (!fn) return REDISMODULE_ERR;
     *out = fn;
     return REDISMODULE_OK;
@@ -913,10 +920,17 @@ int moduleLoad(const char *path, sds *args, int nargs) {
     moduleCtxDone(&ctx);
     for (int i = 0; i < nargs; i++) modStringRelease(argv[i]);
     xfree(argv);
+    if (rc == REDISMODULE_OK && m->name && moduleHasConfigs(m) && !m->configsLoaded) {
+        serverLog(LL_WARNING, "Module Configurations were not set, likely a missing LoadConfigs call. Unloading the "
+                              "module.");
+        rc = REDISMODULE_ERR;
+    }
     if (rc != REDISMODULE_OK || !m->name) {
+        moduleDropConfigs(m);
         moduleRemoveCommands(m);
         moduleDropTypes(m);
         moduleDropTimers(m);
+        moduleDropSubscriptions(m);
         dlclose(handle);
         serverLog(LL_WARNING, "Module %s initialization failed. Module not loaded", path);
         moduleFree(m);
@@ -929,6 +943,7 @@ int moduleLoad(const char *path, sds *args, int nargs) {
     while (*tail) tail = &(*tail)->next;
     *tail = m;
     serverLog(LL_NOTICE, "Module '%s' loaded from %s", m->name, path);
+    moduleFireModuleChange(m, 0);
     return 0;
 }
 
@@ -962,6 +977,8 @@ static int moduleUnload(const char *name, const char **err) {
     }
     moduleRemoveCommands(m);
     moduleDropTimers(m);
+    moduleDropSubscriptions(m);
+    moduleDropConfigs(m);
     for (Module **pp = &modules; *pp; pp = &(*pp)->next) {
         if (*pp == m) {
             *pp = m->next;
@@ -970,6 +987,7 @@ static int moduleUnload(const char *name, const char **err) {
     }
     if (dlclose(m->handle) == -1) serverLog(LL_WARNING, "Error when trying to close the %s module: %s", m->name, dlerror());
     serverLog(LL_NOTICE, "Module %s unloaded", m->name);
+    moduleFireModuleChange(m, 1);
     moduleFree(m);
     return 0;
 }
@@ -1003,35 +1021,50 @@ static void moduleLoadCommand(Client *c) {
         replyError(c, ERR_MODULE_LOAD);
 }
 
-/* MODULE LOADEX <path> [CONFIG name value ...] [ARGS ...].  Module
- * configs are not part of this slice: a CONFIG pair names a config no
- * module registers, which Redis refuses (the load fails). */
+/* MODULE LOADEX <path> [CONFIG name value ...] [ARGS ...]: the CONFIG
+ * values are queued for the module's LoadConfigs; one it does not take
+ * fails the load (the module is unloaded again), as in Redis 7.0. */
 static void moduleLoadexCommand(Client *c) {
     int argsAt = c->argc;
+    moduleClearQueuedConfigs();
     for (int i = 3; i < c->argc; i++) {
         if (!strcasecmp(c->argv[i], "config")) {
             if (i + 2 >= c->argc) {
                 serverLog(LL_NOTICE, "CONFIG specified without name value pair");
+                moduleClearQueuedConfigs();
                 replyError(c, ERR_MODULE_LOAD);
                 return;
             }
-            serverLog(LL_WARNING, "Module Configuration detected without loadmodule directive or no ApplyConfig call: "
-                      "aborting");
-            replyError(c, ERR_MODULE_LOAD);
-            return;
+            moduleQueueConfig(c->argv[i + 1], c->argv[i + 2]);
+            i += 2;
         } else if (!strcasecmp(c->argv[i], "args")) {
             argsAt = i + 1;
             break;
         } else {
             serverLog(LL_NOTICE, "Syntax Error from arguments to loadex around %s.", c->argv[i]);
+            moduleClearQueuedConfigs();
             replyError(c, ERR_MODULE_LOAD);
             return;
         }
     }
-    if (moduleLoad(c->argv[2], c->argv + argsAt, c->argc - argsAt) == 0)
-        replyOk(c);
-    else
+    Module *before = modules;
+    while (before && before->next) before = before->next;
+    if (moduleLoad(c->argv[2], c->argv + argsAt, c->argc - argsAt) == -1) {
+        moduleClearQueuedConfigs();
         replyError(c, ERR_MODULE_LOAD);
+        return;
+    }
+    if (moduleQueuedConfigCount() > 0) {
+        serverLog(LL_WARNING, "Module Configuration detected without loadmodule directive or no ApplyConfig call: "
+                              "aborting");
+        moduleClearQueuedConfigs();
+        Module *m = before ? before->next : modules;
+        const char *err;
+        if (m) moduleUnload(m->name, &err);
+        replyError(c, ERR_MODULE_LOAD);
+        return;
+    }
+    replyOk(c);
 }
 
 static void moduleUnloadCommand(Client *c) {
@@ -1105,13 +1138,19 @@ static sds *loadmoduleLines(int *count) {
 
 static const ConfigLineKind loadmoduleLineKind = {"loadmodule", parseLoadmoduleLine, loadmoduleLines};
 
-void moduleRegisterConfig(void) { configRegisterLineKind(&loadmoduleLineKind); }
+void moduleRegisterConfig(void) {
+    configRegisterLineKind(&loadmoduleLineKind);
+    moduleConfigInit();
+}
 
 void moduleInit(void) {
     moduleTypesInit();
     infoSetModulesSection(moduleInfoSection);
     infoSetHelloModules(moduleListCommand);
+    moduleInfoInit();
 }
+
+Module *moduleList(void) { return modules; }
 
 void moduleLoadQueued(void) {
     for (int i = 0; i < queuedCount; i++) {
@@ -1119,5 +1158,10 @@ void moduleLoadQueued(void) {
             serverLog(LL_WARNING, "Can't load module from %s: server aborting", queued[i].path);
             exit(1);
         }
+    }
+    if (moduleQueuedConfigCount() > 0) {
+        serverLog(LL_WARNING, "Module Configuration detected without loadmodule directive or no ApplyConfig call: "
+                              "aborting");
+        exit(1);
     }
 }

@@ -56,6 +56,8 @@ struct Module {
     int ncmds;
     int onload; /* inside RedisModule_OnLoad: commands may be created */
     int options; /* SetModuleOptions */
+    int configsLoaded; /* LoadConfigs was called */
+    void *infoFunc;    /* RegisterInfoFunc's callback, or NULL */
     Module *next;
 };
 
@@ -69,7 +71,7 @@ typedef struct AutoEntry {
     int kind; /* AM_STRING, AM_REPLY, AM_KEY */
     void *ptr;
 } AutoEntry;
-enum { AM_STRING = 1, AM_REPLY, AM_KEY };
+enum { AM_STRING = 1, AM_REPLY, AM_KEY, AM_INFO };
 
 #define CTX_AUTO_MEMORY (1 << 0)
 #define CTX_POSTPONED_MAX 64
@@ -112,6 +114,22 @@ extern const ApiEntry moduleKeyApi[];
 extern const ApiEntry moduleTypeApi[];
 extern const ApiEntry moduleCmdInfoApi[];
 extern const ApiEntry moduleMiscApi[];
+extern const ApiEntry moduleEventsApi[];
+extern const ApiEntry moduleConfigApi[];
+
+/* module_config.c: a module's configs; the values queued for modules not
+ * yet loaded (config file lines, MODULE LOADEX's CONFIG pairs). */
+int moduleHasConfigs(const Module *m);
+void moduleDropConfigs(Module *m);
+void moduleQueueConfig(const char *name, const char *value);
+int moduleQueuedConfigCount(void);
+void moduleClearQueuedConfigs(void);
+void moduleConfigInit(void);
+
+/* module_events.c: a module's subscriptions go (init failure, unload);
+ * MODULE_CHANGE's subscribers hear of a load or unload. */
+void moduleDropSubscriptions(Module *m);
+void moduleFireModuleChange(Module *m, int unloaded);
 
 /* module_type.c: data types and their values. */
 struct kvobj;
@@ -135,6 +153,26 @@ RedisModuleCallReply *moduleCallCommand(RedisModuleCtx *ctx, const char *cmd, co
 const char *moduleCallReplyString(RedisModuleCallReply *r, size_t *len);
 /* Frees a call reply tree (module_call.c). */
 void moduleFreeCallReplyTree(RedisModuleCallReply *r);
+/* An open key (module_key.c). */
+struct RedisModuleKey {
+    RedisModuleCtx *ctx;
+    struct Db *db;
+    sds key;
+    int mode;
+    RedisModuleString *name; /* GetKeyNameFromModuleKey, made when asked */
+    void *zrange;            /* module_zrange.c: the sorted-set range being walked */
+};
+/* Ends a key's sorted-set range walk (module_zrange.c). */
+void moduleZsetRangeFree(RedisModuleKey *k);
+extern const ApiEntry moduleZrangeApi[];
+extern const ApiEntry moduleScanApi[];
+extern const ApiEntry moduleInfoApi[];
+/* module_info.c: INFO's module sections. */
+void moduleInfoInit(void);
+/* Frees a GetServerInfo result. */
+void moduleFreeServerInfo(void *d);
+/* The loaded modules, oldest first. */
+Module *moduleList(void);
 /* Closes a key (module_key.c). */
 void moduleCloseKey(RedisModuleKey *k);
 

@@ -27,13 +27,6 @@
 
 #define STRING_MAX (512ULL * 1024 * 1024)
 
-struct RedisModuleKey {
-    RedisModuleCtx *ctx;
-    Db *db;
-    sds key;
-    int mode;
-    RedisModuleString *name; /* GetKeyNameFromModuleKey, made when asked */
-};
 
 static kvobj *keyValue(RedisModuleKey *k) {
     kvobj *o = dbFind(k->db, k->key, sdsLen(k->key));
@@ -57,6 +50,7 @@ static RedisModuleKey *RM_OpenKey(RedisModuleCtx *ctx, RedisModuleString *keynam
     k->key = sdsDup(keyname->s);
     k->mode = mode;
     k->name = NULL;
+    k->zrange = NULL;
     moduleAutoAdd(ctx, AM_KEY, k);
     return k;
 }
@@ -66,6 +60,7 @@ void moduleCloseKey(RedisModuleKey *k) {
     int implicit = !k->ctx->module || !(k->ctx->module->options & REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED);
     if ((k->mode & REDISMODULE_WRITE) && implicit) signalModifiedKey(k->ctx->client, k->db, k->key, sdsLen(k->key));
     if (k->name) modStringRelease(k->name);
+    moduleZsetRangeFree(k);
     sdsFree(k->key);
     xfree(k);
 }

@@ -278,6 +278,108 @@ typedef struct RedisModuleEvent {
     uint64_t dataver; /* version of the struct passed as data */
 } RedisModuleEvent;
 
+#define REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED 0
+#define REDISMODULE_EVENT_PERSISTENCE 1
+#define REDISMODULE_EVENT_FLUSHDB 2
+#define REDISMODULE_EVENT_LOADING 3
+#define REDISMODULE_EVENT_CLIENT_CHANGE 4
+#define REDISMODULE_EVENT_SHUTDOWN 5
+#define REDISMODULE_EVENT_REPLICA_CHANGE 6
+#define REDISMODULE_EVENT_MASTER_LINK_CHANGE 7
+#define REDISMODULE_EVENT_CRON_LOOP 8
+#define REDISMODULE_EVENT_MODULE_CHANGE 9
+#define REDISMODULE_EVENT_LOADING_PROGRESS 10
+#define REDISMODULE_EVENT_SWAPDB 11
+#define REDISMODULE_EVENT_REPL_BACKUP 12 /* deprecated */
+#define REDISMODULE_EVENT_FORK_CHILD 13
+#define REDISMODULE_EVENT_REPL_ASYNC_LOAD 14
+#define REDISMODULE_EVENT_EVENTLOOP 15
+#define REDISMODULE_EVENT_CONFIG 16
+#define _REDISMODULE_EVENT_NEXT 17
+
+static const RedisModuleEvent RedisModuleEvent_ReplicationRoleChanged = {REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED, 1},
+                              RedisModuleEvent_Persistence = {REDISMODULE_EVENT_PERSISTENCE, 1},
+                              RedisModuleEvent_FlushDB = {REDISMODULE_EVENT_FLUSHDB, 1},
+                              RedisModuleEvent_Loading = {REDISMODULE_EVENT_LOADING, 1},
+                              RedisModuleEvent_ClientChange = {REDISMODULE_EVENT_CLIENT_CHANGE, 1},
+                              RedisModuleEvent_Shutdown = {REDISMODULE_EVENT_SHUTDOWN, 1},
+                              RedisModuleEvent_ReplicaChange = {REDISMODULE_EVENT_REPLICA_CHANGE, 1},
+                              RedisModuleEvent_CronLoop = {REDISMODULE_EVENT_CRON_LOOP, 1},
+                              RedisModuleEvent_MasterLinkChange = {REDISMODULE_EVENT_MASTER_LINK_CHANGE, 1},
+                              RedisModuleEvent_ModuleChange = {REDISMODULE_EVENT_MODULE_CHANGE, 1},
+                              RedisModuleEvent_LoadingProgress = {REDISMODULE_EVENT_LOADING_PROGRESS, 1},
+                              RedisModuleEvent_SwapDB = {REDISMODULE_EVENT_SWAPDB, 1},
+                              RedisModuleEvent_ForkChild = {REDISMODULE_EVENT_FORK_CHILD, 1},
+                              RedisModuleEvent_ReplAsyncLoad = {REDISMODULE_EVENT_REPL_ASYNC_LOAD, 1},
+                              RedisModuleEvent_EventLoop = {REDISMODULE_EVENT_EVENTLOOP, 1},
+                              RedisModuleEvent_Config = {REDISMODULE_EVENT_CONFIG, 1};
+
+/* subevents */
+#define REDISMODULE_SUBEVENT_FLUSHDB_START 0
+#define REDISMODULE_SUBEVENT_FLUSHDB_END 1
+#define REDISMODULE_SUBEVENT_CLIENT_CHANGE_CONNECTED 0
+#define REDISMODULE_SUBEVENT_CLIENT_CHANGE_DISCONNECTED 1
+#define REDISMODULE_SUBEVENT_MODULE_LOADED 0
+#define REDISMODULE_SUBEVENT_MODULE_UNLOADED 1
+
+/* the data of the events (version 1 of each) */
+#define REDISMODULE_CLIENTINFO_VERSION 1
+typedef struct RedisModuleClientInfo {
+    uint64_t version;
+    uint64_t flags;
+    uint64_t id;
+    char addr[46];
+    uint16_t port;
+    uint16_t db;
+} RedisModuleClientInfoV1;
+#define RedisModuleClientInfo RedisModuleClientInfoV1
+#define REDISMODULE_CLIENTINFO_FLAG_SSL (1 << 0)
+#define REDISMODULE_CLIENTINFO_FLAG_PUBSUB (1 << 1)
+#define REDISMODULE_CLIENTINFO_FLAG_BLOCKED (1 << 2)
+#define REDISMODULE_CLIENTINFO_FLAG_TRACKING (1 << 3)
+#define REDISMODULE_CLIENTINFO_FLAG_UNIXSOCKET (1 << 4)
+#define REDISMODULE_CLIENTINFO_FLAG_MULTI (1 << 5)
+
+#define REDISMODULE_FLUSHINFO_VERSION 1
+typedef struct RedisModuleFlushInfo {
+    uint64_t version;
+    int32_t sync;  /* 1: synchronous flush */
+    int32_t dbnum; /* -1: FLUSHALL */
+} RedisModuleFlushInfoV1;
+#define RedisModuleFlushInfo RedisModuleFlushInfoV1
+
+#define REDISMODULE_MODULE_CHANGE_VERSION 1
+typedef struct RedisModuleModuleChange {
+    uint64_t version;
+    const char *module_name;
+    int32_t module_version;
+} RedisModuleModuleChangeV1;
+#define RedisModuleModuleChange RedisModuleModuleChangeV1
+
+#define REDISMODULE_CRON_LOOP_VERSION 1
+typedef struct RedisModuleCronLoopInfo {
+    uint64_t version;
+    int32_t hz;
+} RedisModuleCronLoopV1;
+#define RedisModuleCronLoop RedisModuleCronLoopV1
+
+#define REDISMODULE_SUBEVENT_CONFIG_CHANGE 0
+#define REDISMODULE_CONFIGCHANGE_VERSION 1
+typedef struct RedisModuleConfigChange {
+    uint64_t version;
+    uint32_t num_changes;
+    const char **config_names;
+} RedisModuleConfigChangeV1;
+#define RedisModuleConfigChange RedisModuleConfigChangeV1
+
+#define REDISMODULE_SWAPDBINFO_VERSION 1
+typedef struct RedisModuleSwapDbInfo {
+    uint64_t version;
+    int32_t dbnum_first;
+    int32_t dbnum_second;
+} RedisModuleSwapDbInfoV1;
+#define RedisModuleSwapDbInfo RedisModuleSwapDbInfoV1
+
 /* ---- opaque handles ---- */
 
 typedef long long mstime_t;
@@ -288,6 +390,37 @@ typedef struct RedisModuleCommand RedisModuleCommand;
 typedef struct RedisModuleKey RedisModuleKey;
 typedef struct RedisModuleString RedisModuleString;
 typedef struct RedisModuleCallReply RedisModuleCallReply;
+typedef struct RedisModuleInfoCtx RedisModuleInfoCtx;
+typedef struct RedisModuleServerInfoData RedisModuleServerInfoData;
+typedef void (*RedisModuleInfoFunc)(RedisModuleInfoCtx *ctx, int for_crash_report);
+typedef struct RedisModuleScanCursor RedisModuleScanCursor;
+typedef void (*RedisModuleScanCB)(RedisModuleCtx *ctx, RedisModuleString *keyname, RedisModuleKey *key,
+                                  void *privdata);
+typedef void (*RedisModuleScanKeyCB)(RedisModuleKey *key, RedisModuleString *field, RedisModuleString *value,
+                                     void *privdata);
+
+/* module configs */
+#define REDISMODULE_CONFIG_DEFAULT 0
+#define REDISMODULE_CONFIG_IMMUTABLE (1ULL << 0)
+#define REDISMODULE_CONFIG_SENSITIVE (1ULL << 1)
+#define REDISMODULE_CONFIG_HIDDEN (1ULL << 4)
+#define REDISMODULE_CONFIG_PROTECTED (1ULL << 5)
+#define REDISMODULE_CONFIG_DENY_LOADING (1ULL << 6)
+#define REDISMODULE_CONFIG_MEMORY (1ULL << 7)
+#define REDISMODULE_CONFIG_BITFLAGS (1ULL << 8)
+typedef RedisModuleString *(*RedisModuleConfigGetStringFunc)(const char *name, void *privdata);
+typedef long long (*RedisModuleConfigGetNumericFunc)(const char *name, void *privdata);
+typedef int (*RedisModuleConfigGetBoolFunc)(const char *name, void *privdata);
+typedef int (*RedisModuleConfigGetEnumFunc)(const char *name, void *privdata);
+typedef int (*RedisModuleConfigSetStringFunc)(const char *name, RedisModuleString *val, void *privdata,
+                                              RedisModuleString **err);
+typedef int (*RedisModuleConfigSetNumericFunc)(const char *name, long long val, void *privdata,
+                                               RedisModuleString **err);
+typedef int (*RedisModuleConfigSetBoolFunc)(const char *name, int val, void *privdata, RedisModuleString **err);
+typedef int (*RedisModuleConfigSetEnumFunc)(const char *name, int val, void *privdata, RedisModuleString **err);
+typedef int (*RedisModuleConfigApplyFunc)(RedisModuleCtx *ctx, void *privdata, RedisModuleString **err);
+typedef int (*RedisModuleNotificationFunc)(RedisModuleCtx *ctx, int type, const char *event, RedisModuleString *key);
+typedef void (*RedisModuleEventCallback)(RedisModuleCtx *ctx, RedisModuleEvent eid, uint64_t subevent, void *data);
 typedef struct RedisModuleIO RedisModuleIO;
 typedef struct RedisModuleType RedisModuleType;
 typedef struct RedisModuleDigest RedisModuleDigest;
@@ -389,6 +522,27 @@ REDISMODULE_FN(int, GetContextFlagsAll, (void));
 REDISMODULE_FN(int, GetKeyspaceNotificationFlagsAll, (void));
 REDISMODULE_FN(int, NotifyKeyspaceEvent, (RedisModuleCtx *ctx, int type, const char *event, RedisModuleString *key));
 REDISMODULE_FN(int, GetNotifyKeyspaceEvents, (void));
+REDISMODULE_FN(int, SubscribeToKeyspaceEvents, (RedisModuleCtx *ctx, int types, RedisModuleNotificationFunc cb));
+REDISMODULE_FN(int, SubscribeToServerEvent, (RedisModuleCtx *ctx, RedisModuleEvent event, RedisModuleEventCallback cb));
+REDISMODULE_FN(int, IsSubEventSupported, (RedisModuleEvent event, uint64_t subevent));
+REDISMODULE_FN(int, RegisterStringConfig,
+               (RedisModuleCtx *ctx, const char *name, const char *default_val, unsigned int flags,
+                RedisModuleConfigGetStringFunc getfn, RedisModuleConfigSetStringFunc setfn,
+                RedisModuleConfigApplyFunc applyfn, void *privdata));
+REDISMODULE_FN(int, RegisterBoolConfig,
+               (RedisModuleCtx *ctx, const char *name, int default_val, unsigned int flags,
+                RedisModuleConfigGetBoolFunc getfn, RedisModuleConfigSetBoolFunc setfn,
+                RedisModuleConfigApplyFunc applyfn, void *privdata));
+REDISMODULE_FN(int, RegisterEnumConfig,
+               (RedisModuleCtx *ctx, const char *name, int default_val, unsigned int flags,
+                const char **enum_values, const int *int_values, int num_enum_vals,
+                RedisModuleConfigGetEnumFunc getfn, RedisModuleConfigSetEnumFunc setfn,
+                RedisModuleConfigApplyFunc applyfn, void *privdata));
+REDISMODULE_FN(int, RegisterNumericConfig,
+               (RedisModuleCtx *ctx, const char *name, long long default_val, unsigned int flags, long long min,
+                long long max, RedisModuleConfigGetNumericFunc getfn, RedisModuleConfigSetNumericFunc setfn,
+                RedisModuleConfigApplyFunc applyfn, void *privdata));
+REDISMODULE_FN(int, LoadConfigs, (RedisModuleCtx *ctx));
 REDISMODULE_FN(int, SignalModifiedKey, (RedisModuleCtx *ctx, RedisModuleString *keyname));
 REDISMODULE_FN(unsigned long long, DbSize, (RedisModuleCtx *ctx));
 REDISMODULE_FN(RedisModuleString *, RandomKey, (RedisModuleCtx *ctx));
@@ -510,6 +664,39 @@ REDISMODULE_FN(int, ZsetIncrby,
                (RedisModuleKey *key, double score, RedisModuleString *ele, int *flagsptr, double *newscore));
 REDISMODULE_FN(int, ZsetScore, (RedisModuleKey *key, RedisModuleString *ele, double *score));
 REDISMODULE_FN(int, ZsetRem, (RedisModuleKey *key, RedisModuleString *ele, int *deleted));
+REDISMODULE_FN(void, ZsetRangeStop, (RedisModuleKey *key));
+REDISMODULE_FN(int, ZsetFirstInScoreRange, (RedisModuleKey *key, double min, double max, int minex, int maxex));
+REDISMODULE_FN(int, ZsetLastInScoreRange, (RedisModuleKey *key, double min, double max, int minex, int maxex));
+REDISMODULE_FN(int, ZsetFirstInLexRange, (RedisModuleKey *key, RedisModuleString *min, RedisModuleString *max));
+REDISMODULE_FN(int, ZsetLastInLexRange, (RedisModuleKey *key, RedisModuleString *min, RedisModuleString *max));
+REDISMODULE_FN(RedisModuleString *, ZsetRangeCurrentElement, (RedisModuleKey *key, double *score));
+REDISMODULE_FN(int, ZsetRangeNext, (RedisModuleKey *key));
+REDISMODULE_FN(int, ZsetRangePrev, (RedisModuleKey *key));
+REDISMODULE_FN(int, ZsetRangeEndReached, (RedisModuleKey *key));
+REDISMODULE_FN(int, RegisterInfoFunc, (RedisModuleCtx *ctx, RedisModuleInfoFunc cb));
+REDISMODULE_FN(int, InfoAddSection, (RedisModuleInfoCtx *ctx, const char *name));
+REDISMODULE_FN(int, InfoBeginDictField, (RedisModuleInfoCtx *ctx, const char *name));
+REDISMODULE_FN(int, InfoEndDictField, (RedisModuleInfoCtx *ctx));
+REDISMODULE_FN(int, InfoAddFieldString, (RedisModuleInfoCtx *ctx, const char *field, RedisModuleString *value));
+REDISMODULE_FN(int, InfoAddFieldCString, (RedisModuleInfoCtx *ctx, const char *field, const char *value));
+REDISMODULE_FN(int, InfoAddFieldDouble, (RedisModuleInfoCtx *ctx, const char *field, double value));
+REDISMODULE_FN(int, InfoAddFieldLongLong, (RedisModuleInfoCtx *ctx, const char *field, long long value));
+REDISMODULE_FN(int, InfoAddFieldULongLong, (RedisModuleInfoCtx *ctx, const char *field, unsigned long long value));
+REDISMODULE_FN(RedisModuleServerInfoData *, GetServerInfo, (RedisModuleCtx *ctx, const char *section));
+REDISMODULE_FN(void, FreeServerInfo, (RedisModuleCtx *ctx, RedisModuleServerInfoData *data));
+REDISMODULE_FN(RedisModuleString *, ServerInfoGetField,
+               (RedisModuleCtx *ctx, RedisModuleServerInfoData *data, const char *field));
+REDISMODULE_FN(const char *, ServerInfoGetFieldC, (RedisModuleServerInfoData *data, const char *field));
+REDISMODULE_FN(long long, ServerInfoGetFieldSigned, (RedisModuleServerInfoData *data, const char *field, int *out_err));
+REDISMODULE_FN(unsigned long long, ServerInfoGetFieldUnsigned,
+               (RedisModuleServerInfoData *data, const char *field, int *out_err));
+REDISMODULE_FN(double, ServerInfoGetFieldDouble, (RedisModuleServerInfoData *data, const char *field, int *out_err));
+REDISMODULE_FN(RedisModuleScanCursor *, ScanCursorCreate, (void));
+REDISMODULE_FN(void, ScanCursorRestart, (RedisModuleScanCursor *cursor));
+REDISMODULE_FN(void, ScanCursorDestroy, (RedisModuleScanCursor *cursor));
+REDISMODULE_FN(int, Scan, (RedisModuleCtx *ctx, RedisModuleScanCursor *cursor, RedisModuleScanCB fn, void *privdata));
+REDISMODULE_FN(int, ScanKey,
+               (RedisModuleKey *key, RedisModuleScanCursor *cursor, RedisModuleScanKeyCB fn, void *privdata));
 REDISMODULE_FN(const RedisModuleString *, GetKeyNameFromModuleKey, (RedisModuleKey *key));
 REDISMODULE_FN(int, GetDbIdFromModuleKey, (RedisModuleKey *key));
 REDISMODULE_FN(int, SetExpire, (RedisModuleKey *key, mstime_t expire));
@@ -573,6 +760,14 @@ static int RedisModule_Init(RedisModuleCtx *ctx, const char *name, int ver, int 
     REDISMODULE_GET_API(GetKeyspaceNotificationFlagsAll);
     REDISMODULE_GET_API(NotifyKeyspaceEvent);
     REDISMODULE_GET_API(GetNotifyKeyspaceEvents);
+    REDISMODULE_GET_API(SubscribeToKeyspaceEvents);
+    REDISMODULE_GET_API(SubscribeToServerEvent);
+    REDISMODULE_GET_API(IsSubEventSupported);
+    REDISMODULE_GET_API(RegisterStringConfig);
+    REDISMODULE_GET_API(RegisterBoolConfig);
+    REDISMODULE_GET_API(RegisterEnumConfig);
+    REDISMODULE_GET_API(RegisterNumericConfig);
+    REDISMODULE_GET_API(LoadConfigs);
     REDISMODULE_GET_API(SignalModifiedKey);
     REDISMODULE_GET_API(DbSize);
     REDISMODULE_GET_API(RandomKey);
@@ -679,6 +874,36 @@ static int RedisModule_Init(RedisModuleCtx *ctx, const char *name, int ver, int 
     REDISMODULE_GET_API(ZsetIncrby);
     REDISMODULE_GET_API(ZsetScore);
     REDISMODULE_GET_API(ZsetRem);
+    REDISMODULE_GET_API(ZsetRangeStop);
+    REDISMODULE_GET_API(ZsetFirstInScoreRange);
+    REDISMODULE_GET_API(ZsetLastInScoreRange);
+    REDISMODULE_GET_API(ZsetFirstInLexRange);
+    REDISMODULE_GET_API(ZsetLastInLexRange);
+    REDISMODULE_GET_API(ZsetRangeCurrentElement);
+    REDISMODULE_GET_API(ZsetRangeNext);
+    REDISMODULE_GET_API(ZsetRangePrev);
+    REDISMODULE_GET_API(ZsetRangeEndReached);
+    REDISMODULE_GET_API(RegisterInfoFunc);
+    REDISMODULE_GET_API(InfoAddSection);
+    REDISMODULE_GET_API(InfoBeginDictField);
+    REDISMODULE_GET_API(InfoEndDictField);
+    REDISMODULE_GET_API(InfoAddFieldString);
+    REDISMODULE_GET_API(InfoAddFieldCString);
+    REDISMODULE_GET_API(InfoAddFieldDouble);
+    REDISMODULE_GET_API(InfoAddFieldLongLong);
+    REDISMODULE_GET_API(InfoAddFieldULongLong);
+    REDISMODULE_GET_API(GetServerInfo);
+    REDISMODULE_GET_API(FreeServerInfo);
+    REDISMODULE_GET_API(ServerInfoGetField);
+    REDISMODULE_GET_API(ServerInfoGetFieldC);
+    REDISMODULE_GET_API(ServerInfoGetFieldSigned);
+    REDISMODULE_GET_API(ServerInfoGetFieldUnsigned);
+    REDISMODULE_GET_API(ServerInfoGetFieldDouble);
+    REDISMODULE_GET_API(ScanCursorCreate);
+    REDISMODULE_GET_API(ScanCursorRestart);
+    REDISMODULE_GET_API(ScanCursorDestroy);
+    REDISMODULE_GET_API(Scan);
+    REDISMODULE_GET_API(ScanKey);
     REDISMODULE_GET_API(SetExpire);
     REDISMODULE_GET_API(CreateDataType);
     REDISMODULE_GET_API(ModuleTypeSetValue);

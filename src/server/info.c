@@ -5,7 +5,9 @@
  * persistence jobs, Lua, modules, cluster) show the values an idle Redis
  * without them shows.  Sections are chosen as Redis does:
  *   - no argument or "default": the default sections;
- *   - "all": every section ("everything" too; Cairn has no module sections);
+ *   - "all": every built-in section; "everything" and "modules" add the
+ *     sections modules register (RedisModule_RegisterInfoFunc), which a
+ *     module's or section's name also selects;
  *   - otherwise the named sections (case-insensitive), unknown names ignored.
  * The output keeps the fixed section order whatever the argument order,
  * and each line ends in CRLF, with an empty line between sections. */
@@ -323,6 +325,8 @@ static sds infoCpu(sds s) {
 static InfoSectionProc *modulesSection;
 static sds infoModules(sds s) { return modulesSection ? modulesSection(s) : s; }
 void infoSetModulesSection(sds (*fn)(sds s)) { modulesSection = fn; }
+static sds (*moduleSectionsHook)(sds s, char **names, int nnames, int *first);
+void infoSetModuleSectionsHook(sds (*fn)(sds s, char **names, int nnames, int *first)) { moduleSectionsHook = fn; }
 
 static sds infoCluster(sds s) { return clusterInfoSection(s); }
 
@@ -452,8 +456,25 @@ static sds infoGenerate(int argc, char **argv) {
         s = sdsCatPrintf(s, "# %s\r\n", sections[i].title);
         s = sections[i].proc(s);
     }
+    /* Module sections: with "everything" or "modules" all of them, else
+     * those the names no built-in section took (Redis's rule; "all" and
+     * the default have none). */
+    if (moduleSectionsHook && argc > 0) {
+        int every = 0, n = 0;
+        char **names = xmalloc(sizeof(char *) * (size_t)argc);
+        for (int a = 0; a < argc; a++) {
+            if (argIs(argv[a], "everything") || argIs(argv[a], "modules")) every = 1;
+            int known = argIs(argv[a], "all") || argIs(argv[a], "default") || argIs(argv[a], "everything");
+            for (size_t i = 0; i < SECTION_COUNT && !known; i++) known = argIs(argv[a], sections[i].name);
+            if (!known) names[n++] = argv[a];
+        }
+        if (every || n) s = moduleSectionsHook(s, names, every ? -1 : n, &first);
+        xfree(names);
+    }
     return s;
 }
+
+sds infoText(int argc, char **argv) { return infoGenerate(argc, argv); }
 
 static void infoCommand(Client *c) {
     sds s = infoGenerate(c->argc - 1, c->argv + 1);

@@ -117,6 +117,7 @@ static int finishShutdown(void) {
         return -1;
     }
     netHandlePendingWrites(); /* best effort: what the replicas still have to receive */
+    serverFireEvent(SERVER_EVENT_SHUTDOWN, 0, NULL, 0, 0);
     serverShutdown(0);
 }
 

@@ -420,6 +420,7 @@ static void swapdbCommand(Client *c) {
         dbSwap(&server.db[a], &server.db[b]);
         signalSwappedDb((int)a, (int)b);
     }
+    serverFireEvent(SERVER_EVENT_SWAPDB, 0, NULL, a, b);
     serverIncrDirty(1);
     replyOk(c);
 }
@@ -448,8 +449,10 @@ static long long emptyDb(Db *db, int async) {
 static void flushdbCommand(Client *c) {
     int async = getFlushModeOrReply(c);
     if (async == -1) return;
+    serverFireEvent(SERVER_EVENT_FLUSHDB, 0, NULL, c->db->id, !async);
     signalFlushedDb(c->db->id);
     serverIncrDirty(emptyDb(c->db, async));
+    serverFireEvent(SERVER_EVENT_FLUSHDB, 1, NULL, c->db->id, !async);
     effectsForce(EFFECT_ALL); /* propagated even when the database was empty */
     replyOk(c);
 }
@@ -458,8 +461,10 @@ static void flushallCommand(Client *c) {
     int async = getFlushModeOrReply(c);
     if (async == -1) return;
     long long removed = 0;
+    serverFireEvent(SERVER_EVENT_FLUSHDB, 0, NULL, -1, !async);
     signalFlushedDb(-1);
     for (int i = 0; i < server.cfg.databases; i++) removed += emptyDb(&server.db[i], async);
+    serverFireEvent(SERVER_EVENT_FLUSHDB, 1, NULL, -1, !async);
     /* Redis 7.0.15 counts the keys removed only (rdb_changes_since_last_save)
      * and propagates FLUSHALL even when that is 0 or the save point hook's
      * save zeroed the counter. */
