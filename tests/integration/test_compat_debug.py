@@ -81,15 +81,35 @@ CRASHES = {
 }
 
 
+def _oracle_died_in_its_memory_test(srv, code):
+    """redis-server 7.0.15's fast memory test on crash walks every mapped
+    region and itself takes SIGSEGV now and then (a region unmapped under it
+    between /proc/self/maps and the test: seen once in a full run, the log
+    ending in 'Preparing to test memory region ...').  That is the oracle's
+    flake, not the behaviour compared here."""
+    return (code == -signal.SIGSEGV and "Preparing to test memory region" in srv.log
+            and "Fast memory test PASSED" not in srv.log)
+
+
 @pytest.mark.parametrize("sub", sorted(CRASHES))
 def test_debug_crash_reports_and_exit_status(start_server, start_oracle, sub):
     rc, text = CRASHES[sub]
-    for srv in both(start_server, start_oracle, **DBG):
+    for i, srv in enumerate(both(start_server, start_oracle, **DBG)):
         if not jemalloc(srv):
             pytest.skip("sanitizer build: its runtime reports these crashes")
         s = send_raw(srv, "DEBUG", sub)
-        assert wait_exit(srv) == rc, (srv, srv.log[-3000:])
+        code = wait_exit(srv)
         s.close()
+        # The oracle (second) gets up to two more tries if its own memory
+        # test crashed; Cairn (first) gets none.
+        for _ in range(2):
+            if i == 0 or rc == -signal.SIGSEGV or not _oracle_died_in_its_memory_test(srv, code):
+                break
+            srv = start_oracle(**DBG)
+            s = send_raw(srv, "DEBUG", sub)
+            code = wait_exit(srv)
+            s.close()
+        assert code == rc, (srv, srv.log[-3000:])
         log = srv.log
         assert "=== REDIS BUG REPORT START: Cut & paste starting from here ===" in log
         assert text in log
