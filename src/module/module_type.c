@@ -25,9 +25,9 @@
 #include "db/db.h"
 #include "db/object.h"
 #include "ds/alloc.h"
-#include "ds/sha1.h"
 #include "module/module_int.h"
 #include "persist/aof.h"
+#include "persist/digest.h"
 #include "persist/rdb.h"
 #include "proto/resp_write.h"
 
@@ -198,23 +198,6 @@ static size_t valueSize(const void *ptr, int encoding) {
 static const char *valueTypeName(const kvobj *o) { return ((ModuleValue *)kvPtr(o))->type->name; }
 
 /* ---- digest ---- */
-
-static void xorDigest(unsigned char d[20], const void *p, size_t len) {
-    Sha1 s;
-    unsigned char h[20];
-    sha1Init(&s);
-    sha1Update(&s, p, len);
-    sha1Final(&s, h);
-    for (int i = 0; i < 20; i++) d[i] ^= h[i];
-}
-
-static void mixDigest(unsigned char d[20], const void *p, size_t len) {
-    xorDigest(d, p, len);
-    Sha1 s;
-    sha1Init(&s);
-    sha1Update(&s, d, 20);
-    sha1Final(&s, d);
-}
 
 /* As Redis: the module's sequences, xor-ed into the key's digest. */
 static void valueDigest(const kvobj *o, unsigned char d[20]) {

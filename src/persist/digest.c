@@ -29,7 +29,7 @@
 #include "types/set.h"
 #include "types/zset.h"
 
-static void xorDigest(unsigned char d[20], const void *p, size_t len) {
+void xorDigest(unsigned char d[20], const void *p, size_t len) {
     Sha1 s;
     unsigned char h[20];
     sha1Init(&s);
@@ -38,7 +38,7 @@ static void xorDigest(unsigned char d[20], const void *p, size_t len) {
     for (int i = 0; i < 20; i++) d[i] ^= h[i];
 }
 
-static void mixDigest(unsigned char d[20], const void *p, size_t len) {
+void mixDigest(unsigned char d[20], const void *p, size_t len) {
     xorDigest(d, p, len);
     Sha1 s;
     sha1Init(&s);

@@ -9,6 +9,11 @@
 /* Folds o's value (type, elements, expire flag) into d, which the caller
  * zeroes (DIGEST-VALUE) or has mixed with the key name (DIGEST). */
 void digestValue(const kvobj *o, unsigned char d[20]);
+/* Redis's two digest steps: xor SHA-1(p) into d; and that followed by
+ * d = SHA-1(d) (an ordered sequence).  Module data types' digests use
+ * them too. */
+void xorDigest(unsigned char d[20], const void *p, size_t len);
+void mixDigest(unsigned char d[20], const void *p, size_t len);
 /* The digest of every database: 20 zero bytes when all are empty. */
 void digestDataset(unsigned char out[20]);
 
