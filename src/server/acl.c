@@ -180,6 +180,9 @@ typedef struct KeyPlan {
     } spec[PLAN_SPECS];
 } KeyPlan;
 static KeyPlan *keyPlans; /* per id */
+static const AclClientHooks *clientHooks; /* NULL: core's clients only */
+
+void aclSetClientHooks(const AclClientHooks *hooks) { clientHooks = hooks; }
 static Command *execCommandEntry; /* EXEC, for the log's client info */
 
 /* ------------------------------------------------------------------------ */
@@ -1066,7 +1069,8 @@ static void logAdd(Client *c, Client *real, int reason, int context, int argc, s
     else if (reason == DENIED_AUTH && argc > 0) e->object = sdsDup(argv[0]);
     else e->object = sdsEmpty();
     (void)c;
-    e->cinfo = clientInfoString(sdsEmpty(), real);
+    e->cinfo = clientHooks && clientHooks->info ? clientHooks->info(sdsEmpty(), real)
+                                                : clientInfoString(sdsEmpty(), real);
     int scanned = 0;
     for (LogEntry *o = logHead; o && scanned < 10; o = o->next, scanned++) {
         long long delta = e->ctime - o->ctime;
@@ -1290,6 +1294,7 @@ static void killClientsOf(AclUser *u, Client *current) {
         if (o == current) o->flags |= CLIENT_CLOSE_AFTER_REPLY;
         else clientFreeAsync(o);
     }
+    if (clientHooks && clientHooks->killUser) clientHooks->killUser(u, current);
 }
 
 /* Subscriptions a user's new rules no longer allow (the channels of all
@@ -2130,6 +2135,8 @@ static const char *parseUserLine(sds *argv, int argc, int linenum, const char *l
 /* `user` lines: read by parseUserLine, written by CONFIG REWRITE from the
  * users of the moment (configUserLines). */
 static const ConfigLineKind userLineKind = {"user", parseUserLine, configUserLines};
+
+const ConfigLineKind *aclUserLineKind(void) { return &userLineKind; }
 
 void aclRegisterConfig(void) {
     configRegister(aclConfig, CONFIG_COUNT_OF(aclConfig));
