@@ -22,6 +22,7 @@
  *   - A bridge's argv is borrowed from the sentinel client only while
  *     acl.c runs (cleared after), and its replies never stay in it. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -63,13 +64,60 @@ static CommandProc *aclProc(const char *name) {
     return NULL;
 }
 
+/* A row's COMMAND DOCS group ("server", "pubsub"...), into buf. */
+static const char *rowGroup(const SentinelCommandInfo *row, char *buf, size_t len) {
+    const char *p = strstr(row->docs2, "$5\r\ngroup\r\n$");
+    buf[0] = '\0';
+    if (!p) return buf;
+    p += strlen("$5\r\ngroup\r\n$");
+    size_t n = (size_t)strtoul(p, NULL, 10);
+    p = strstr(p, "\r\n");
+    if (p && n < len) {
+        memcpy(buf, p + 2, n);
+        buf[n] = '\0';
+    }
+    return buf;
+}
+
+/* Redis's command id order, which ACL LIST's single-command rules follow:
+ * by group, then name (its generated table's order); a container's
+ * subcommands right after it, by name. */
+static int rowBefore(int a, int b) {
+    const SentinelCommandInfo *x = &sentinelCommandTable[a], *y = &sentinelCommandTable[b];
+    if (!x->isSub) {
+        char ga[32], gb[32];
+        int c = strcmp(rowGroup(x, ga, sizeof(ga)), rowGroup(y, gb, sizeof(gb)));
+        if (c) return c < 0;
+    }
+    return strcmp(x->name, y->name) < 0;
+}
+
+/* Sorts the row indices idx[0..n) by rowBefore (insertion sort: a few
+ * dozen rows, once). */
+static void sortRows(int *idx, int n) {
+    for (int i = 1; i < n; i++) {
+        int v = idx[i], j = i;
+        while (j > 0 && rowBefore(v, idx[j - 1])) {
+            idx[j] = idx[j - 1];
+            j--;
+        }
+        idx[j] = v;
+    }
+}
+
 /* Registers Sentinel's table as core's commands (see the header). */
 static void registerCommands(void) {
     int n = sentinelCommandCount;
     specs = xcalloc(sizeof(CommandSpec) * (size_t)n);
     tops = xcalloc(sizeof(Command) * (size_t)n);
+    int *order = xmalloc(sizeof(int) * (size_t)n), *subOrder = xmalloc(sizeof(int) * (size_t)n);
+    int norder = 0;
+    for (int i = 0; i < n; i++)
+        if (!sentinelCommandTable[i].isSub) order[norder++] = i;
+    sortRows(order, norder);
     int ntops = 0;
-    for (int i = 0; i < n;) {
+    for (int o = 0; o < norder; o++) {
+        int i = order[o];
         const SentinelCommandInfo *row = &sentinelCommandTable[i];
         CommandSpec *spec = &specs[i];
         spec->fullname = row->name;
@@ -81,15 +129,15 @@ static void registerCommands(void) {
         int nsubs = 0;
         while (i + 1 + nsubs < n && sentinelCommandTable[i + 1 + nsubs].isSub)
             nsubs++;
-        if (commandAdd(top, spec) != 0) {
-            i += 1 + nsubs;
-            continue;
-        }
+        if (commandAdd(top, spec) != 0) continue;
         if (nsubs) {
             Command *subs = xcalloc(sizeof(Command) * (size_t)(nsubs + 1));
+            for (int k = 0; k < nsubs; k++)
+                subOrder[k] = i + 1 + k;
+            sortRows(subOrder, nsubs);
             for (int k = 0; k < nsubs; k++) {
-                const SentinelCommandInfo *srow = &sentinelCommandTable[i + 1 + k];
-                CommandSpec *sspec = &specs[i + 1 + k];
+                const SentinelCommandInfo *srow = &sentinelCommandTable[subOrder[k]];
+                CommandSpec *sspec = &specs[subOrder[k]];
                 Command *sub = &subs[k];
                 const char *bar = strchr(srow->name, '|');
                 sspec->fullname = srow->name;
@@ -108,8 +156,9 @@ static void registerCommands(void) {
             }
             top->subcommands = subs;
         }
-        i += 1 + nsubs;
     }
+    xfree(order);
+    xfree(subOrder);
 }
 
 static const AclClientHooks hooks = {sentinelClientInfoOf, sentinelClientsCloseUser};

@@ -1457,7 +1457,7 @@ static int processCommandOf(SClient *c, int argc, sds *argv) {
         if (sentinelAclAuthRequired(c->acl)) {
             addError(
                 c, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
-                   "<proto> AUTH <user> <pass> option can be used to authenticate the client and select the "
+                   "AUTH <user> <pass> option can be used to authenticate the client and select the "
                    "RESP protocol version at the same time");
             return 0;
         }
