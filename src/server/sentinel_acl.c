@@ -171,6 +171,11 @@ void sentinelAclInit(void) {
 
 struct Client *sentinelAclClientCreate(void) {
     Client *c = clientCreateFake();
+    /* its replies are small and moved out at once: the smallest buffer
+     * (longer ones go to reply blocks) */
+    c->buf = xrealloc(c->buf, CLIENT_REPLY_BUF_MIN);
+    c->bufSize = xmallocSize(c->buf);
+    c->bufPeak = 0;
     aclResetClientUser(c);
     return c;
 }
@@ -245,6 +250,8 @@ int sentinelAclAuthRequired(const struct Client *c) { return server.authDefaultR
 int sentinelAclDefaultNopass(void) { return aclDefaultNopass(); }
 
 const char *sentinelAclUserName(const struct Client *c) { return aclClientUserName(c); }
+
+struct AclUser *sentinelAclUserByName(const char *name, size_t len) { return aclUserByName(name, len); }
 
 int sentinelAclHasUser(const struct Client *c, const struct AclUser *u) { return aclClientUser(c) == u; }
 

@@ -938,6 +938,7 @@ typedef struct KillFilter {
     unsigned long long id;
     int type; /* -1 any, 0 normal, 1 pubsub, 2 master/replica: none here */
     const char *addr, *laddr;
+    const struct AclUser *user; /* NULL: any */
     int skipme;
 } KillFilter;
 
@@ -1227,7 +1228,8 @@ static int clientCommand(SClient *c, int argc, sds *argv) {
                 } else if (!strcasecmp(o, "laddr")) {
                     f.laddr = v;
                 } else if (!strcasecmp(o, "user")) {
-                    if (strcmp(v, "default")) {
+                    f.user = sentinelAclUserByName(v, sdsLen(argv[i + 1]));
+                    if (!f.user) {
                         c->obuf = sdsCatPrintf(c->obuf, "-ERR No such user '%s'\r\n", v);
                         return 0;
                     }
@@ -1253,7 +1255,7 @@ static int clientCommand(SClient *c, int argc, sds *argv) {
             SClient *next = o->next;
             int match = (!f.id || o->id == f.id) && (f.type < 0 || clientTypeOf(o) == f.type) &&
                         (!f.addr || !strcmp(o->addr, f.addr)) && (!f.laddr || !strcmp(o->laddr, f.laddr)) &&
-                        !(f.skipme && o == c);
+                        (!f.user || sentinelAclHasUser(o->acl, f.user)) && !(f.skipme && o == c);
             if (match) {
                 killed++;
                 if (o == c)

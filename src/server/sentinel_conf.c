@@ -303,6 +303,17 @@ static const char *handleLine(int argc, sds *argv, int linenum, const char *line
     return NULL;
 }
 
+/* The rest of fp's bytes; closes fp. */
+static sds readAll(FILE *fp) {
+    sds text = sdsEmpty();
+    char buf[8192];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), fp)) > 0)
+        text = sdsCatLen(text, buf, n);
+    fclose(fp);
+    return text;
+}
+
 int sentinelLoadConfig(const char *path, int argc, char **argv) {
     char abs[PATH_MAX];
     if (!realpath(path, abs)) {
@@ -315,12 +326,7 @@ int sentinelLoadConfig(const char *path, int argc, char **argv) {
         fprintf(stderr, "Fatal error, can't open config file '%s': %s\n", path, strerror(errno));
         return -1;
     }
-    sds text = sdsEmpty();
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof(buf), fp)) > 0)
-        text = sdsCatLen(text, buf, n);
-    fclose(fp);
+    sds text = readAll(fp);
     /* Command-line options after the file: "--name value ..." lines. */
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--sentinel")) continue;
@@ -397,12 +403,7 @@ int sentinelFlushConfig(void) {
     FILE *fp = fopen(sentinel.configFile, "r");
     if (fp) {
         /* whole lines, however long (a user's line with many passwords) */
-        sds text = sdsEmpty();
-        char buf[8192];
-        size_t n;
-        while ((n = fread(buf, 1, sizeof(buf), fp)) > 0)
-            text = sdsCatLen(text, buf, n);
-        fclose(fp);
+        sds text = readAll(fp);
         for (size_t off = 0; off < sdsLen(text);) {
             const char *line = text + off;
             const char *nl = memchr(line, '\n', sdsLen(text) - off);

@@ -307,6 +307,8 @@ int sentinelAclAuthRequired(const struct Client *c);
 int sentinelAclDefaultNopass(void);
 const char *sentinelAclUserName(const struct Client *c);
 int sentinelAclHasUser(const struct Client *c, const struct AclUser *u);
+/* The user named name, NULL if none (CLIENT KILL USER). */
+struct AclUser *sentinelAclUserByName(const char *name, size_t len);
 /* c back to the default user, unauthenticated (its user was removed). */
 void sentinelAclDeauth(struct Client *c);
 /* ACL <subcommand> ...: the reply (RESP resp) appended to out. */

@@ -6,22 +6,24 @@ other with sentinel-user/sentinel-pass as ACL users through a failover.
 
 cairn-sentinel and Debian's redis-sentinel 7.0.15 start from the same
 config; their reply bytes are compared (only times, client ids and
-addresses normalized, and the order of ACL CAT <category>, which is
-redis-sentinel's hash table order)."""
+addresses normalized, and two orders that vary between runs of
+redis-sentinel itself: ACL CAT <category>'s members and the single-command
+rules of ACL LIST / GETUSER).  redis-sentinel 7.0.15 crashes (SIGSEGV) on
+an aclfile line with an unclosed selector parenthesis; that case is not
+compared."""
 import os
 import re
 import signal
 import socket
 import subprocess
-import tempfile
 
 import pytest
-import redis
 
 from conftest import free_port
-from resphelp import encode, parse_one, value_end
+from resphelp import encode, parse_one
 from test_cairn_sentinel import (CAIRN_SENTINEL, NAME, SENTINEL_BIN, group, sentinels,  # noqa: F401
                                  wait_for)
+from test_cairn_sentinel2 import raw
 
 USERS = ("user alice on >apass +@all -sentinel|masters\n"
          "user bob on nopass +ping +acl|whoami\n"
@@ -32,27 +34,6 @@ USERS = ("user alice on >apass +@all -sentinel|masters\n"
 def need_oracle():
     if not os.path.exists(SENTINEL_BIN):
         pytest.skip("no redis-sentinel (Debian's redis-sentinel package; scripts/deps.sh installs it)")
-
-
-def raw(port, *cmds, host="127.0.0.1"):
-    """The raw reply bytes of each command, sent one at a time on one
-    connection."""
-    s = socket.create_connection((host, port), timeout=10)
-    out = []
-    try:
-        buf = b""
-        for c in cmds:
-            s.sendall(encode(*c))
-            while value_end(buf) is None:
-                chunk = s.recv(65536)
-                assert chunk, "connection closed after %r" % (c,)
-                buf += chunk
-            j = value_end(buf)
-            out.append(buf[:j])
-            buf = buf[j:]
-    finally:
-        s.close()
-    return out
 
 
 def pair(sentinels, extra=USERS, password=None):
@@ -186,6 +167,15 @@ def test_auth_hello_and_requirepass(sentinels):
         assert raw(s.port, ("AUTH", "pw"), ("ACL", "DELUSER", "bob"))[1] == b":1\r\n"
         assert c.recv(100) == b""  # closed
         c.close()
+        # CLIENT KILL USER
+        c = socket.create_connection(("127.0.0.1", s.port), timeout=10)
+        c.sendall(encode("AUTH", "admin", "adm"))
+        assert c.recv(100) == b"+OK\r\n"
+        assert raw(s.port, ("AUTH", "pw"), ("CLIENT", "KILL", "USER", "nosuch"), ("CLIENT", "KILL", "USER", "admin"),
+                   ("CLIENT", "KILL", "USER", "admin"))[1:] == \
+            [b"-ERR No such user 'nosuch'\r\n", b":1\r\n", b":0\r\n"]
+        assert c.recv(100) == b""
+        c.close()
         assert raw(s.port, ("AUTH", "pw"), ("ACL", "SETUSER", "alice", "off"), ("AUTH", "alice", "apass"))[2] == \
             b"-WRONGPASS invalid username-password pair or user is disabled.\r\n"
 
@@ -278,8 +268,11 @@ def test_malformed_users_refused_as_redis_does(body, tmp_path):
     outs = []
     for binary in (CAIRN_SENTINEL, SENTINEL_BIN):
         conf = d / ("s-%d.conf" % len(outs))
-        conf.write_text("port %d\n%s" % (free_port(), body.format(dir=d)))
-        r = subprocess.run([binary, str(conf)], capture_output=True, timeout=20, cwd=str(d))
+        for _ in range(3):  # a free port taken meanwhile by another test: another one
+            conf.write_text("port %d\n%s" % (free_port(), body.format(dir=d)))
+            r = subprocess.run([binary, str(conf)], capture_output=True, timeout=20, cwd=str(d))
+            if b"Address already in use" not in r.stdout + r.stderr:
+                break
         assert r.returncode != 0
         lines = []
         for l in (r.stdout + r.stderr).decode().splitlines():
@@ -331,11 +324,13 @@ def test_protected_mode_with_acl_users(sentinels):
 
 
 def test_sentinels_authenticate_with_sentinel_user(start_server, sentinels):
-    """Three sentinels (two cairn, one redis) whose default user is off:
+    """Three sentinels (two cairn, one redis) whose default user has a
+    password the others do not know:
     they reach each other only as the ACL user `sent` (sentinel-user /
     sentinel-pass).  With quorum 3, objective down needs every sentinel's
-    IS-MASTER-DOWN-BY-ADDR answer; one failover happens, and no sentinel
-    logged a failed AUTH."""
+    IS-MASTER-DOWN-BY-ADDR answer (without sentinel-user it never comes:
+    checked by hand); one failover happens, and no sentinel logged a
+    failed AUTH."""
     need_oracle()
     p, reps = group(start_server, 1)
     conf = ("user default on >other ~* &* +@all\nuser sent on >sp allchannels +@all\n"
@@ -355,11 +350,12 @@ def test_sentinels_authenticate_with_sentinel_user(start_server, sentinels):
     p.proc.wait()
     try:
         for s in sents:
-            wait_for(lambda: "+odown master %s 127.0.0.1 %d #quorum 3/3" % (NAME, p.port) in s.log(), 60,
-                     "odown with every sentinel's answer")
-        for s in sents:
             wait_for(lambda: s.cmd("SENTINEL", "GET-MASTER-ADDR-BY-NAME", NAME)[1] == str(reps[0].port), 90,
                      "switch")
+        # the leader counted every sentinel's answer (a sentinel that gets
+        # the new config first may never reach objective down itself)
+        odown = "+odown master %s 127.0.0.1 %d #quorum 3/3" % (NAME, p.port)
+        assert any(odown in s.log() for s in sents)
         assert sum(s.log().count("+failover-end ") for s in sents) == 1
         for s in sents:
             log = log_entries(s.port, "other")
