@@ -1338,6 +1338,8 @@ static void killPubsubClientsIfNeeded(const AclUser *newu, AclUser *orig, Client
             if (o == current) o->flags |= CLIENT_CLOSE_AFTER_REPLY;
             else clientFreeAsync(o);
         }
+        if (clientHooks && clientHooks->killSubscribers)
+            clientHooks->killSubscribers(orig, subscriptionDenied, &upcoming, current);
     }
     xfree(upcoming.chans);
 }

@@ -77,12 +77,17 @@ extern Command aclCommands[];
 
 /* Clients that are not core's (Sentinel mode's, server/sentinel_acl.c,
  * which runs the ACL over fake Clients standing for its own): ACL LOG's
- * client-info of one, and closing the clients of a user that DELUSER or
- * ACL LOAD removed (after the current command's reply for current), as
- * done for core's clients.  NULL members: nothing more than core's. */
+ * client-info of one; closing the clients of a user that DELUSER or ACL
+ * LOAD removed; and, after SETUSER took channels from u, closing u's
+ * clients with a subscription `denied` (called with arg) answers 1 for;
+ * the current client after its reply, as done for core's clients.  NULL
+ * members: nothing more than core's. */
 typedef struct AclClientHooks {
     sds (*info)(sds out, const Client *c);
     void (*killUser)(struct AclUser *u, Client *current);
+    void (*killSubscribers)(const struct AclUser *u, int (*denied)(const char *name, size_t len, int isPattern,
+                                                                  void *arg),
+                            void *arg, Client *current);
 } AclClientHooks;
 void aclSetClientHooks(const AclClientHooks *hooks);
 

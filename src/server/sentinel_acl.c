@@ -161,7 +161,7 @@ static void registerCommands(void) {
     xfree(subOrder);
 }
 
-static const AclClientHooks hooks = {sentinelClientInfoOf, sentinelClientsCloseUser};
+static const AclClientHooks hooks = {sentinelClientInfoOf, sentinelClientsCloseUser, sentinelClientsCloseSubscribers};
 
 void sentinelAclInit(void) {
     registerCommands();

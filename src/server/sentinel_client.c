@@ -1761,6 +1761,27 @@ void sentinelClientsCloseUser(struct AclUser *u, struct Client *current) {
     }
 }
 
+void sentinelClientsCloseSubscribers(const struct AclUser *u,
+                                     int (*denied)(const char *name, size_t len, int isPattern, void *arg), void *arg,
+                                     struct Client *current) {
+    SClient *c = clients;
+    while (c) {
+        SClient *next = c->next;
+        int drop = 0;
+        if (sentinelAclHasUser(c->acl, u)) {
+            for (int i = 0; i < c->nchannels && !drop; i++)
+                drop = denied(c->channels[i], sdsLen(c->channels[i]), 0, arg);
+            for (int i = 0; i < c->npatterns && !drop; i++)
+                drop = denied(c->patterns[i], sdsLen(c->patterns[i]), 1, arg);
+        }
+        if (drop) {
+            if (c->acl == current) c->closeAfterReply = 1;
+            else sclientFree(c);
+        }
+        c = next;
+    }
+}
+
 void sentinelBeforeSleep(EventLoop *el) {
     SClient *c = clients;
     while (c) {

@@ -325,6 +325,10 @@ sds *sentinelAclUserLines(int *count);
  * removed user (current: after its reply). */
 sds sentinelClientInfoOf(sds out, const struct Client *c);
 void sentinelClientsCloseUser(struct AclUser *u, struct Client *current);
+/* ... and of u's clients with a subscription denied() answers 1 for. */
+void sentinelClientsCloseSubscribers(const struct AclUser *u,
+                                     int (*denied)(const char *name, size_t len, int isPattern, void *arg), void *arg,
+                                     struct Client *current);
 
 /* The name to send for command `cmd` to ri (its master's rename-command). */
 const char *sentinelMapCommand(const SInst *ri, const char *cmd);

@@ -362,3 +362,25 @@ def test_sentinels_authenticate_with_sentinel_user(start_server, sentinels):
             assert [e for e in log if e["reason"] == b"auth"] == [], log
     except AssertionError as e:
         raise AssertionError("%s\n%s" % (e, "\n".join("--- %d:\n%s" % (s.port, s.log()[-3000:]) for s in sents)))
+
+
+def test_setuser_taking_channels_closes_subscribers(sentinels):
+    """ACL SETUSER that takes from a user a channel one of its clients is
+    subscribed to closes that client; one that only adds channels does
+    not (as redis-sentinel)."""
+    ours, theirs = pair(sentinels)
+    for s in (ours, theirs):
+        c = socket.create_connection(("127.0.0.1", s.port), timeout=10)
+        c.sendall(encode("AUTH", "sub", "s") + encode("SUBSCRIBE", "news1"))
+        got = b""
+        while got.count(b"\r\n") < 5:
+            chunk = c.recv(4096)
+            assert chunk
+            got += chunk
+        assert got.startswith(b"+OK\r\n*3\r\n$9\r\nsubscribe\r\n$5\r\nnews1\r\n:1\r\n"), got
+        assert raw(s.port, ("ACL", "SETUSER", "sub", "&more*"))[0] == b"+OK\r\n"
+        c.sendall(encode("PING"))
+        assert c.recv(100) == b"*2\r\n$4\r\npong\r\n$0\r\n\r\n"  # still there
+        assert raw(s.port, ("ACL", "SETUSER", "sub", "resetchannels", "&more*"))[0] == b"+OK\r\n"
+        assert c.recv(100) == b""  # closed
+        c.close()
