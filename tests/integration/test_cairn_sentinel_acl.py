@@ -384,3 +384,32 @@ def test_setuser_taking_channels_closes_subscribers(sentinels):
         assert raw(s.port, ("ACL", "SETUSER", "sub", "resetchannels", "&more*"))[0] == b"+OK\r\n"
         assert c.recv(100) == b""  # closed
         c.close()
+
+
+def test_acl_load_of_an_aclfile_cut_at_every_byte(sentinels, tmp_path):
+    """Hostile aclfile contents: the file cut at every byte and loaded with
+    ACL LOAD gives redis-sentinel's reply (OK, or its error naming the
+    line) and then its users; the sentinel stays up."""
+    need_oracle()
+    text = ("user alice on >apass ~k* &ch* +@all -sentinel|masters -client|kill\n"
+            "user bob on nopass resetchannels -@all +ping +acl|whoami +sentinel|get-master-addr-by-name\n"
+            "user default on nopass ~* &* +@all\n")
+    files = [str(tmp_path / "ours.acl"), str(tmp_path / "theirs.acl")]
+    for f in files:
+        with open(f, "w") as fh:
+            fh.write(text)
+    dead = free_port()
+    ours = sentinels(CAIRN_SENTINEL, dead, extra="aclfile %s\n" % files[0])
+    theirs = sentinels(SENTINEL_BIN, dead, extra="aclfile %s\n" % files[1])
+    data = text.encode()
+    for cut in range(len(data) + 1):
+        replies = []
+        for s, f in ((ours, files[0]), (theirs, files[1])):
+            with open(f, "wb") as fh:
+                fh.write(data[:cut])
+            r = raw(s.port, ("ACL", "LOAD"), ("ACL", "LIST"))
+            replies.append([norm_rules(x.replace(f.encode(), b"F")) for x in r])
+        assert replies[0] == replies[1], (cut, data[:cut])
+    # (a cut `user default on` left the default user without password nor
+    # nopass: from then on both answer NOAUTH, as compared above)
+    assert ours.proc.poll() is None and raw(ours.port, ("PING",)) == raw(theirs.port, ("PING",))
