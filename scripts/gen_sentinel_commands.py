@@ -3,7 +3,7 @@
 table (COMMAND, COMMAND INFO/COUNT/LIST/DOCS/GETKEYS), taken from Debian's
 redis-sentinel 7.0.15 as scripts/gen_commands.py takes the data server's
 from redis-server.  Only the commands and subcommands Cairn's Sentinel
-runs are kept (no ACL; all of CLIENT's), in redis-sentinel's order.  For each (sub)command the file holds
+runs are kept (all of ACL's; the CLIENT subcommands it has), in redis-sentinel's order.  For each (sub)command the file holds
 its full name, arity, ACL categories and the RESP2 and RESP3 bytes of its
 COMMAND INFO entry and COMMAND DOCS value, subcommands filtered.
 
@@ -20,6 +20,7 @@ OUT = os.path.join(ROOT, "src", "server", "sentinel_command_data.c")
 KEEP = {
     "ping": None, "info": None, "role": None, "subscribe": None, "psubscribe": None, "unsubscribe": None,
     "punsubscribe": None, "publish": None, "auth": None, "hello": None, "shutdown": None,
+    "acl": lambda sub: True,
     "sentinel": lambda sub: True,
     "client": lambda sub: sub in ("client|id", "client|getname", "client|setname", "client|info", "client|list",
                                   "client|kill", "client|help", "client|reply", "client|no-evict",

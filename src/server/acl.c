@@ -1,5 +1,5 @@
-/* acl.c -- users, their rules, the permission check, ACL LOG and the ACL
- * command (Redis 7.0.15's ACL).
+/* acl.c -- users, their rules, the permission check and the ACL command
+ * (Redis 7.0.15's ACL; ACL LOG's entries are acl_log.c's).
  *
  * Users live in `users`, an array sorted by name (bytes, shorter first on
  * a common prefix: the order ACL USERS/LIST print).  The default user is
@@ -18,6 +18,7 @@
  * does (the categories that fit best, then single commands), so the same
  * permissions print the same rules. */
 #include "server/acl.h"
+#include "server/acl_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,7 +39,6 @@
 #include "ds/sha256.h"
 #include "ds/util.h"
 #include "script/script.h"
-#include "server/client_cmd.h"
 #include "server/pubsub.h"
 
 /* requirepass (the default user's password: every byte kept, NULL when
@@ -48,7 +48,7 @@
 static sds requirepass;
 static char *aclfile;
 static int aclPubsubDefault;
-static long long acllogMaxLen;
+long long acllogMaxLen;
 
 /* A config file's `user` line: argv[0] is the name, then its rules; where
  * it was read (line number in its file, the line's text) for the errors
@@ -91,9 +91,6 @@ static const struct {
 #define PERM_W 2
 #define PERM_ALL 3
 
-/* Check results, ordered as Redis picks which denial to report. */
-enum { ACL_OK = 0, DENIED_CMD, DENIED_KEY, DENIED_AUTH, DENIED_CHANNEL };
-enum { CTX_TOPLEVEL, CTX_MULTI, CTX_LUA, CTX_MODULE };
 
 /* Why a rule was refused (Redis's errno codes, by their texts). */
 enum { RULE_OK = 0, RULE_UNKNOWN, RULE_SYNTAX, RULE_KEYS_AFTER_ALL, RULE_CHANNELS_AFTER_ALL, RULE_NO_SUCH_PASS,
@@ -138,20 +135,10 @@ typedef struct AclUser {
     const GlobSet *quickKeys;
 } AclUser;
 
-typedef struct LogEntry {
-    long long count;
-    int reason, context;
-    sds object, username, cinfo;
-    long long ctime;       /* last update, ms (7.0 shows no entry id or creation time) */
-    struct LogEntry *next, *prev;
-} LogEntry;
-
 int aclDefaultUnrestricted = 1;
 static AclUser **users;
 static int userCount;
 static AclUser *defaultUser;
-static LogEntry *logHead, *logTail;
-static long logLen;
 static unsigned idCount;        /* command ids in use */
 static Command **byId;          /* the command of each id */
 /* Channel arguments: which commands publish or subscribe. */
@@ -180,6 +167,9 @@ typedef struct KeyPlan {
     } spec[PLAN_SPECS];
 } KeyPlan;
 static KeyPlan *keyPlans; /* per id */
+const AclClientHooks *aclClientHooks; /* NULL: core's clients only */
+
+void aclSetClientHooks(const AclClientHooks *hooks) { aclClientHooks = hooks; }
 static Command *execCommandEntry; /* EXEC, for the log's client info */
 
 /* ------------------------------------------------------------------------ */
@@ -1004,92 +994,6 @@ static int userCheck(const AclUser *u, Command *cmd, int argc, sds *argv, int *e
 }
 
 /* ------------------------------------------------------------------------ */
-/* ACL LOG                                                                   */
-/* ------------------------------------------------------------------------ */
-
-static void logEntryFree(LogEntry *e) {
-    sdsFree(e->object);
-    sdsFree(e->username);
-    sdsFree(e->cinfo);
-    xfree(e);
-}
-
-static void logUnlink(LogEntry *e) {
-    if (e->prev) e->prev->next = e->next;
-    else logHead = e->next;
-    if (e->next) e->next->prev = e->prev;
-    else logTail = e->prev;
-    e->next = e->prev = NULL;
-    logLen--;
-}
-
-static void logPushHead(LogEntry *e) {
-    e->prev = NULL;
-    e->next = logHead;
-    if (logHead) logHead->prev = e;
-    else logTail = e;
-    logHead = e;
-    logLen++;
-}
-
-static void logReset(void) {
-    while (logHead) {
-        LogEntry *e = logHead;
-        logUnlink(e);
-        logEntryFree(e);
-    }
-}
-
-static void logTrim(void) {
-    while (logLen > 0 && logLen > acllogMaxLen) {
-        LogEntry *e = logTail;
-        logUnlink(e);
-        logEntryFree(e);
-    }
-}
-
-static int sameSds(const sds a, const sds b) { return sdsLen(a) == sdsLen(b) && !memcmp(a, b, sdsLen(a)); }
-
-/* Records a denial.  object NULL: the command's full name, the argument
- * at argpos (key, channel) or argv[0] (auth).  The client info is the real
- * client's (a script's caller). */
-static void logAdd(Client *c, Client *real, int reason, int context, int argc, sds *argv, Command *cmd, int argpos,
-                   const char *username, size_t ulen) {
-    LogEntry *e = xcalloc(sizeof(*e));
-    e->count = 1;
-    e->reason = reason;
-    e->context = context;
-    e->username = sdsNewLen(username, ulen);
-    e->ctime = serverNowMs();
-    if (reason == DENIED_CMD) e->object = sdsNew(cmd->fullname);
-    else if ((reason == DENIED_KEY || reason == DENIED_CHANNEL) && argpos < argc) e->object = sdsDup(argv[argpos]);
-    else if (reason == DENIED_AUTH && argc > 0) e->object = sdsDup(argv[0]);
-    else e->object = sdsEmpty();
-    (void)c;
-    e->cinfo = clientInfoString(sdsEmpty(), real);
-    int scanned = 0;
-    for (LogEntry *o = logHead; o && scanned < 10; o = o->next, scanned++) {
-        long long delta = e->ctime - o->ctime;
-        if (o->reason == e->reason && o->context == e->context && (delta < 0 ? -delta : delta) <= 60000 &&
-            sameSds(o->object, e->object) && sameSds(o->username, e->username)) {
-            logUnlink(o);
-            logPushHead(o);
-            sdsFree(o->cinfo);
-            o->cinfo = e->cinfo;
-            e->cinfo = NULL;
-            o->ctime = e->ctime;
-            o->count++;
-            sdsFree(e->object);
-            sdsFree(e->username);
-            xfree(e);
-            return;
-        }
-    }
-    logPushHead(e);
-    logTrim();
-}
-
-/* ------------------------------------------------------------------------ */
 /* Enforcement                                                               */
 /* ------------------------------------------------------------------------ */
 
@@ -1107,8 +1011,8 @@ __attribute__((noinline)) static int refuseCommandFull(Client *c, Command *cmd) 
     int rc = userCheck(u, cmd, c->argc, c->argv, &pos);
     if (rc == ACL_OK) return 0;
     c->lastcmd = cmd; /* the log's client info names the refused command, as Redis's */
-    logAdd(c, c, rc, (c->flags & CLIENT_MULTI) ? CTX_MULTI : CTX_TOPLEVEL, c->argc, c->argv, cmd, pos, u->name,
-           sdsLen(u->name));
+    aclLogAdd(c, c, rc, (c->flags & CLIENT_MULTI) ? CTX_MULTI : CTX_TOPLEVEL, c->argc, c->argv, cmd, pos, u->name,
+              sdsLen(u->name));
     if (rc == DENIED_CMD) {
         sds err = sdsCatPrintf(sdsEmpty(), "NOPERM this user has no permissions to run the '%s' command",
                                cmd->fullname);
@@ -1148,7 +1052,7 @@ int aclRefuseQueuedOrReply(Client *c, Command *cmd, int argc, sds *argv) {
     int pos = 0;
     int rc = userCheck(u, cmd, argc, argv, &pos);
     if (rc == ACL_OK) return 0;
-    logAdd(c, c, rc, CTX_MULTI, argc, argv, cmd, pos, u->name, sdsLen(u->name));
+    aclLogAdd(c, c, rc, CTX_MULTI, argc, argv, cmd, pos, u->name, sdsLen(u->name));
     const char *why = rc == DENIED_CMD   ? "no permission to execute the command or subcommand"
                       : rc == DENIED_KEY ? "no permission to touch the specified keys"
                                          : "no permission to access one of the channels used as arguments";
@@ -1166,7 +1070,7 @@ const char *aclModuleCheck(Client *caller, Command *cmd, int argc, sds *argv) {
     int pos = 0;
     int rc = userCheck(u, cmd, argc, argv, &pos);
     if (rc == ACL_OK) return NULL;
-    logAdd(caller, caller, rc, CTX_MODULE, argc, argv, cmd, pos, u->name, sdsLen(u->name));
+    aclLogAdd(caller, caller, rc, CTX_MODULE, argc, argv, cmd, pos, u->name, sdsLen(u->name));
     if (rc == DENIED_CMD) return "ERR acl verification failed, can't run this command or subcommand.";
     if (rc == DENIED_KEY)
         return "ERR acl verification failed, can't access at least one of the keys mentioned in the command "
@@ -1185,7 +1089,7 @@ static const char *scriptCheck(Client *caller, Command *cmd, int argc, sds *argv
     /* Inside EXEC the log shows the client running EXEC, as Redis's. */
     Command *running = caller->cmd;
     if (caller->flags & CLIENT_MULTI) caller->cmd = execCommandEntry;
-    logAdd(caller, caller, rc, CTX_LUA, argc, argv, cmd, pos, u->name, sdsLen(u->name));
+    aclLogAdd(caller, caller, rc, CTX_LUA, argc, argv, cmd, pos, u->name, sdsLen(u->name));
     caller->cmd = running;
     if (rc == DENIED_CMD) return "ERR The user executing the script can't run this command or subcommand";
     if (rc == DENIED_KEY)
@@ -1251,8 +1155,8 @@ int aclAuthenticate(Client *c, const sds user, const sds pass) {
         c->user = u == defaultUser ? NULL : u;
         return 0;
     }
-    logAdd(c, c, DENIED_AUTH, (c->flags & CLIENT_MULTI) ? CTX_MULTI : CTX_TOPLEVEL, c->argc, c->argv, NULL, 0,
-           user, sdsLen(user));
+    aclLogAdd(c, c, DENIED_AUTH, (c->flags & CLIENT_MULTI) ? CTX_MULTI : CTX_TOPLEVEL, c->argc, c->argv, NULL, 0,
+              user, sdsLen(user));
     return -1;
 }
 
@@ -1290,6 +1194,7 @@ static void killClientsOf(AclUser *u, Client *current) {
         if (o == current) o->flags |= CLIENT_CLOSE_AFTER_REPLY;
         else clientFreeAsync(o);
     }
+    if (aclClientHooks && aclClientHooks->killUser) aclClientHooks->killUser(u, current);
 }
 
 /* Subscriptions a user's new rules no longer allow (the channels of all
@@ -1322,7 +1227,7 @@ static void killPubsubClientsIfNeeded(const AclUser *newu, AclUser *orig, Client
         if (s->flags & SEL_ALLCHANNELS) superset = 0; /* had every channel, has not now */
         for (int j = 0; j < s->nchans && superset; j++) {
             int found = 0;
-            for (int k = 0; k < upcoming.n && !found; k++) found = sameSds(upcoming.chans[k], s->chans[j]);
+            for (int k = 0; k < upcoming.n && !found; k++) found = aclSameSds(upcoming.chans[k], s->chans[j]);
             superset = found;
         }
     }
@@ -1333,6 +1238,8 @@ static void killPubsubClientsIfNeeded(const AclUser *newu, AclUser *orig, Client
             if (o == current) o->flags |= CLIENT_CLOSE_AFTER_REPLY;
             else clientFreeAsync(o);
         }
+        if (aclClientHooks && aclClientHooks->killSubscribers)
+            aclClientHooks->killSubscribers(orig, subscriptionDenied, &upcoming, current);
     }
     xfree(upcoming.chans);
 }
@@ -1913,56 +1820,6 @@ static void aclGenpassCommand(Client *c) {
     replyBulk(c, out, chars);
 }
 
-static const char *reasonName(int r) {
-    switch (r) {
-    case DENIED_CMD: return "command";
-    case DENIED_KEY: return "key";
-    case DENIED_CHANNEL: return "channel";
-    case DENIED_AUTH: return "auth";
-    default: return "unknown";
-    }
-}
-
-static void aclLogCommand(Client *c) {
-    if (c->argc > 3) {
-        replyErrorFormat(c, "ERR unknown subcommand or wrong number of arguments for '%.128s'. Try ACL HELP.",
-                         c->argv[1]);
-        return;
-    }
-    long count = 10;
-    if (c->argc == 3) {
-        if (argIs(c->argv[2], "reset")) {
-            logReset();
-            replyOk(c);
-            return;
-        }
-        if (getLongOrReply(c, c->argv[2], &count, NULL) == -1) return;
-        if (count < 0) count = 0;
-    }
-    if (count > logLen) count = logLen;
-    replyArrayLen(c, count);
-    long long now = serverNowMs();
-    static const char *ctxNames[] = {"toplevel", "multi", "lua", "module"};
-    LogEntry *e = logHead;
-    for (long i = 0; i < count && e; i++, e = e->next) {
-        replyMapLen(c, 7);
-        replyBulkCString(c, "count");
-        replyLongLong(c, e->count);
-        replyBulkCString(c, "reason");
-        replyBulkCString(c, reasonName(e->reason));
-        replyBulkCString(c, "context");
-        replyBulkCString(c, ctxNames[e->context]);
-        replyBulkCString(c, "object");
-        replyBulkSds(c, e->object);
-        replyBulkCString(c, "username");
-        replyBulkSds(c, e->username);
-        replyBulkCString(c, "age-seconds");
-        replyDouble(c, (double)(now - e->ctime) / 1000);
-        replyBulkCString(c, "client-info");
-        replyBulkSds(c, e->cinfo);
-    }
-}
-
 static void aclDryrunCommand(Client *c) {
     AclUser *u = aclUserByName(c->argv[2], sdsLen(c->argv[2]));
     if (!u) {
@@ -2130,6 +1987,8 @@ static const char *parseUserLine(sds *argv, int argc, int linenum, const char *l
 /* `user` lines: read by parseUserLine, written by CONFIG REWRITE from the
  * users of the moment (configUserLines). */
 static const ConfigLineKind userLineKind = {"user", parseUserLine, configUserLines};
+
+const ConfigLineKind *aclUserLineKind(void) { return &userLineKind; }
 
 void aclRegisterConfig(void) {
     configRegister(aclConfig, CONFIG_COUNT_OF(aclConfig));

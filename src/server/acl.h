@@ -16,6 +16,7 @@
 #define CAIRN_ACL_H
 
 #include "core/client.h"
+#include "core/config.h"
 
 struct AclUser;
 
@@ -73,6 +74,26 @@ struct AclUser *aclUserByName(const char *name, size_t len);
 struct AclUser *aclClientUser(const Client *c);
 
 extern Command aclCommands[];
+
+/* Clients that are not core's (Sentinel mode's, server/sentinel_acl.c,
+ * which runs the ACL over fake Clients standing for its own): ACL LOG's
+ * client-info of one; closing the clients of a user that DELUSER or ACL
+ * LOAD removed; and, after SETUSER took channels from u, closing u's
+ * clients with a subscription `denied` (called with arg) answers 1 for;
+ * the current client after its reply, as done for core's clients.  NULL
+ * members: nothing more than core's. */
+typedef struct AclClientHooks {
+    sds (*info)(sds out, const Client *c);
+    void (*killUser)(struct AclUser *u, Client *current);
+    void (*killSubscribers)(const struct AclUser *u, int (*denied)(const char *name, size_t len, int isPattern,
+                                                                  void *arg),
+                            void *arg, Client *current);
+} AclClientHooks;
+void aclSetClientHooks(const AclClientHooks *hooks);
+
+/* The `user` config lines (parse one; the lines a rewrite writes), for
+ * Sentinel mode, which reads and rewrites its config file itself. */
+const ConfigLineKind *aclUserLineKind(void);
 
 /* Registers the ACL's directives (CONFIG GET/SET/REWRITE, the config
  * file).  Called once from main.c, before the defaults are applied. */

@@ -1338,6 +1338,7 @@ int sentinelMain(int argc, char **argv) {
         return 1;
     }
     if (sentinelLoadConfig(path, argc, argv) != 0) return 1;
+    sentinelAclInit();
     if (access(sentinel.configFile, W_OK) != 0) {
         fprintf(stderr, "Sentinel config file %s is not writable: %s. Exiting...\n", sentinel.configFile,
                 strerror(errno));

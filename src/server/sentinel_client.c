@@ -33,7 +33,7 @@
 typedef struct SClient {
     Connection *conn;
     sds qbuf, obuf;
-    int authed;
+    struct Client *acl; /* its user and authentication (sentinel_acl.c) */
     int resp;   /* 2 or 3 (HELLO) */
     sds name;   /* CLIENT SETNAME, NULL: none */
     unsigned long long id;
@@ -79,6 +79,7 @@ static void sclientFree(SClient *c) {
         pp = &(*pp)->next;
     if (*pp) *pp = c->next;
     connClose(c->conn);
+    sentinelAclClientFree(c->acl);
     sdsFree(c->qbuf);
     sdsFree(c->obuf);
     sdsFree(c->name);
@@ -925,11 +926,11 @@ static sds clientLine(sds out, SClient *c, long long now) {
     return sdsCatPrintf(out,
                         "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=0 sub=%d psub=%d "
                         "ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=16384 rbp=16384 "
-                        "obl=%zu oll=0 omem=0 tot-mem=%zu events=r cmd=%s user=default redir=-1 resp=%d\n",
+                        "obl=%zu oll=0 omem=0 tot-mem=%zu events=r cmd=%s user=%s redir=-1 resp=%d\n",
                         c->id, c->addr, c->laddr, connFd(c->conn), c->name ? c->name : "", (now - c->ctime) / 1000,
                         (now - c->lastInteraction) / 1000, flags, c->nchannels, c->npatterns, sdsLen(c->qbuf),
                         sdsAvail(c->qbuf), sdsLen(c->obuf), sdsCap(c->qbuf) + sdsCap(c->obuf) + sizeof(*c), c->lastCmd[0] ? c->lastCmd : "NULL",
-                        c->resp);
+                        sentinelAclUserName(c->acl), c->resp);
 }
 
 /* CLIENT KILL's filter (Redis 7.0's options). */
@@ -937,6 +938,7 @@ typedef struct KillFilter {
     unsigned long long id;
     int type; /* -1 any, 0 normal, 1 pubsub, 2 master/replica: none here */
     const char *addr, *laddr;
+    const struct AclUser *user; /* NULL: any */
     int skipme;
 } KillFilter;
 
@@ -1226,7 +1228,8 @@ static int clientCommand(SClient *c, int argc, sds *argv) {
                 } else if (!strcasecmp(o, "laddr")) {
                     f.laddr = v;
                 } else if (!strcasecmp(o, "user")) {
-                    if (strcmp(v, "default")) {
+                    f.user = sentinelAclUserByName(v, sdsLen(argv[i + 1]));
+                    if (!f.user) {
                         c->obuf = sdsCatPrintf(c->obuf, "-ERR No such user '%s'\r\n", v);
                         return 0;
                     }
@@ -1252,7 +1255,7 @@ static int clientCommand(SClient *c, int argc, sds *argv) {
             SClient *next = o->next;
             int match = (!f.id || o->id == f.id) && (f.type < 0 || clientTypeOf(o) == f.type) &&
                         (!f.addr || !strcmp(o->addr, f.addr)) && (!f.laddr || !strcmp(o->laddr, f.laddr)) &&
-                        !(f.skipme && o == c);
+                        (!f.user || sentinelAclHasUser(o->acl, f.user)) && !(f.skipme && o == c);
             if (match) {
                 killed++;
                 if (o == c)
@@ -1407,18 +1410,21 @@ static int processCommandOf(SClient *c, int argc, sds *argv) {
             *q = (char)tolower((unsigned char)*q);
     }
     if (!strcasecmp(cmd, "auth")) {
-        if (argc < 2 || argc > 3) {
+        if (argc < 2) {
             wrongArity(c, "auth");
-        } else if (!sentinel.requirepass && argc == 2) {
+        } else if (argc > 3) {
+            addError(c, "ERR syntax error");
+        } else if (sentinelAclDefaultNopass() && argc == 2) {
             addError(
                 c, "ERR AUTH <password> called without any password configured for the default user. Are you "
                    "sure your configuration is correct?");
-        } else if ((argc == 3 && strcmp(argv[1], "default")) ||
-                   (sentinel.requirepass ? strcmp(argv[argc - 1], sentinel.requirepass) : 0)) {
-            addError(c, "WRONGPASS invalid username-password pair or user is disabled.");
         } else {
-            c->authed = 1;
-            addStatus(c, "OK");
+            sds user = argc == 3 ? argv[1] : sdsNew("default");
+            if (sentinelAclAuth(c->acl, argc, argv, user, argv[argc - 1]) != 0)
+                addError(c, "WRONGPASS invalid username-password pair or user is disabled.");
+            else
+                addStatus(c, "OK");
+            if (argc == 2) sdsFree(user);
         }
         return 0;
     }
@@ -1433,12 +1439,11 @@ static int processCommandOf(SClient *c, int argc, sds *argv) {
             addError(c, "NOPROTO unsupported protocol version");
             return 0;
         }
-        int wantAuth = 0, authOk = 0;
+        sds authUser = NULL, authPass = NULL;
         for (int i = 2; i < argc; i++) {
             if (!strcasecmp(argv[i], "auth") && i + 2 < argc) {
-                wantAuth = 1;
-                authOk = !strcmp(argv[i + 1], "default") &&
-                         (sentinel.requirepass ? !strcmp(argv[i + 2], sentinel.requirepass) : 1);
+                authUser = argv[i + 1];
+                authPass = argv[i + 2];
                 i += 2;
             } else if (!strcasecmp(argv[i], "setname") && i + 1 < argc) {
                 setname = argv[++i];
@@ -1447,17 +1452,14 @@ static int processCommandOf(SClient *c, int argc, sds *argv) {
                 return 0;
             }
         }
-        if (wantAuth) {
-            if (!authOk) {
-                addError(c, "WRONGPASS invalid username-password pair or user is disabled.");
-                return 0;
-            }
-            c->authed = 1;
+        if (authUser && sentinelAclAuth(c->acl, argc, argv, authUser, authPass) != 0) {
+            addError(c, "WRONGPASS invalid username-password pair or user is disabled.");
+            return 0;
         }
-        if (sentinel.requirepass && !c->authed) {
+        if (sentinelAclAuthRequired(c->acl)) {
             addError(
                 c, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
-                   "<proto> AUTH <user> <pass> option can be used to authenticate the client and select the "
+                   "AUTH <user> <pass> option can be used to authenticate the client and select the "
                    "RESP protocol version at the same time");
             return 0;
         }
@@ -1479,14 +1481,14 @@ static int processCommandOf(SClient *c, int argc, sds *argv) {
         addArray(c, 0);
         return 0;
     }
-    if (sentinel.requirepass && !c->authed) {
+    if (sentinelAclAuthRequired(c->acl)) {
         addError(c, "NOAUTH Authentication required.");
         return 0;
     }
     /* unknown commands first (Redis checks the name before the context) */
     static const char *known[] = {"ping",    "sentinel", "info",  "role",     "subscribe", "psubscribe",
                                   "unsubscribe", "punsubscribe", "publish", "client", "shutdown", "quit",
-                                  "command", NULL}; /* ACL is not built in Sentinel mode yet */
+                                  "command", "acl", NULL};
     int isKnown = 0;
     for (int i = 0; known[i] && !isKnown; i++)
         isKnown = !strcasecmp(cmd, known[i]);
@@ -1494,6 +1496,8 @@ static int processCommandOf(SClient *c, int argc, sds *argv) {
         unknownCommand(c, argc, argv);
         return 0;
     }
+    /* the user's permissions (Redis checks them before the context) */
+    if (strcasecmp(cmd, "quit") && sentinelAclCheck(c->acl, c->resp, argc, argv, &c->obuf) != 0) return 0;
     /* RESP2 only: a subscribed RESP3 client runs any command (Redis) */
     int subscribed = c->nchannels + c->npatterns > 0 && c->resp == 2;
     if (subscribed && strcasecmp(cmd, "subscribe") && strcasecmp(cmd, "psubscribe") &&
@@ -1571,6 +1575,8 @@ static int processCommandOf(SClient *c, int argc, sds *argv) {
         } else {
             c->obuf = sentinelCommandCommand(c->obuf, c->resp, argc, argv);
         }
+    } else if (!strcasecmp(cmd, "acl")) {
+        c->obuf = sentinelAclCommand(c->acl, c->resp, argc, argv, c->obuf);
     } else if (!strcasecmp(cmd, "shutdown")) {
         sentinelShutdown();
     } else if (!strcasecmp(cmd, "quit")) {
@@ -1708,7 +1714,7 @@ static void acceptHandler(EventLoop *el, int fd, void *data, int mask) {
         Connection *conn = connAccept(l, fd, peer, sizeof(peer));
         if (!conn) return;
         sentinel.clientsReceived++;
-        if (sentinel.protectedMode && sentinel.nbind == 0 && !sentinel.requirepass && !connIsLoopback(conn)) {
+        if (sentinel.protectedMode && sentinel.nbind == 0 && sentinelAclDefaultNopass() && !connIsLoopback(conn)) {
             sstats.rejected++;
             connWrite(conn, ERR_DENIED_PROTECTED, strlen(ERR_DENIED_PROTECTED));
             connClose(conn);
@@ -1716,6 +1722,7 @@ static void acceptHandler(EventLoop *el, int fd, void *data, int mask) {
         }
         SClient *c = xcalloc(sizeof(*c));
         c->conn = conn;
+        c->acl = sentinelAclClientCreate();
         c->qbuf = sdsEmpty();
         c->obuf = sdsEmpty();
         c->resp = 2;
@@ -1728,6 +1735,50 @@ static void acceptHandler(EventLoop *el, int fd, void *data, int mask) {
         sentinel.nclients++;
         connSetNoDelay(conn, 1);
         connEventAdd(conn, EV_READABLE, sclientReadable, c);
+    }
+}
+
+sds sentinelClientInfoOf(sds out, const struct Client *ac) {
+    for (SClient *c = clients; c; c = c->next) {
+        if (c->acl != ac) continue;
+        out = clientLine(out, c, mstime());
+        if (sdsLen(out) && out[sdsLen(out) - 1] == '\n') sdsSetLen(out, sdsLen(out) - 1);
+        return out;
+    }
+    return out;
+}
+
+void sentinelClientsCloseUser(struct AclUser *u, struct Client *current) {
+    SClient *c = clients;
+    while (c) {
+        SClient *next = c->next;
+        if (sentinelAclHasUser(c->acl, u)) {
+            sentinelAclDeauth(c->acl);
+            if (c->acl == current) c->closeAfterReply = 1;
+            else sclientFree(c);
+        }
+        c = next;
+    }
+}
+
+void sentinelClientsCloseSubscribers(const struct AclUser *u,
+                                     int (*denied)(const char *name, size_t len, int isPattern, void *arg), void *arg,
+                                     struct Client *current) {
+    SClient *c = clients;
+    while (c) {
+        SClient *next = c->next;
+        int drop = 0;
+        if (sentinelAclHasUser(c->acl, u)) {
+            for (int i = 0; i < c->nchannels && !drop; i++)
+                drop = denied(c->channels[i], sdsLen(c->channels[i]), 0, arg);
+            for (int i = 0; i < c->npatterns && !drop; i++)
+                drop = denied(c->patterns[i], sdsLen(c->patterns[i]), 1, arg);
+        }
+        if (drop) {
+            if (c->acl == current) c->closeAfterReply = 1;
+            else sclientFree(c);
+        }
+        c = next;
     }
 }
 

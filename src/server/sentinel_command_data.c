@@ -5,34 +5,6 @@
 #include "server/sentinel_int.h"
 
 const SentinelCommandInfo sentinelCommandTable[] = {
-    {"unsubscribe", -1, "pubsub slow", 0,
-     "*10\r\n$11\r\nunsubscribe\r\n:-1\r\n*4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n"
-        ":0\r\n*2\r\n+@pubsub\r\n+@slow\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$11\r\nunsubscribe\r\n:-1\r\n~4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n"
-        ":0\r\n~2\r\n+@pubsub\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$56\r\nStop listening for messages posted to the given channels\r\n$5\r\nsin"
-        "ce\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$70\r\nO(N) where N is the "
-        "number of clients already subscribed to a channel.\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$"
-        "7\r\nchannel\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n*2\r\n+optional\r\n+multiple\r\n",
-     "%5\r\n$7\r\nsummary\r\n$56\r\nStop listening for messages posted to the given channels\r\n$5\r\nsinc"
-        "e\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$70\r\nO(N) where N is the n"
-        "umber of clients already subscribed to a channel.\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$7"
-        "\r\nchannel\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n"},
-    {"publish", 3, "pubsub fast", 0,
-     "*10\r\n$7\r\npublish\r\n:3\r\n*4\r\n+pubsub\r\n+loading\r\n+stale\r\n+fast\r\n:0\r\n:0\r\n:0\r\n*2\r"
-        "\n+@pubsub\r\n+@fast\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$7\r\npublish\r\n:3\r\n~4\r\n+pubsub\r\n+loading\r\n+stale\r\n+fast\r\n:0\r\n:0\r\n:0\r\n~2\r"
-        "\n+@pubsub\r\n+@fast\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$27\r\nPost a message to a channel\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngr"
-        "oup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$141\r\nO(N+M) where N is the number of clients subscrib"
-        "ed to the receiving channel and M is the total number of subscribed patterns (by any client).\r\n$9"
-        "\r\narguments\r\n*2\r\n*4\r\n$4\r\nname\r\n$7\r\nchannel\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4\r\n$4\r"
-        "\nname\r\n$7\r\nmessage\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
-     "%5\r\n$7\r\nsummary\r\n$27\r\nPost a message to a channel\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngro"
-        "up\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$141\r\nO(N+M) where N is the number of clients subscribe"
-        "d to the receiving channel and M is the total number of subscribed patterns (by any client).\r\n$9\r"
-        "\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$7\r\nchannel\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\n"
-        "name\r\n$7\r\nmessage\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
     {"role", 1, "admin fast dangerous", 0,
      "*10\r\n$4\r\nrole\r\n:1\r\n*4\r\n+noscript\r\n+loading\r\n+stale\r\n+fast\r\n:0\r\n:0\r\n:0\r\n*3\r"
         "\n+@admin\r\n+@fast\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
@@ -57,108 +29,102 @@ const SentinelCommandInfo sentinelCommandTable[] = {
         "ere N is the number of patterns the client is already subscribed to.\r\n$9\r\narguments\r\n*1\r\n%4"
         "\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n$9"
         "\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n"},
-    {"auth", -2, "fast connection", 0,
-     "*10\r\n$4\r\nauth\r\n:-2\r\n*6\r\n+noscript\r\n+loading\r\n+stale\r\n+fast\r\n+no_auth\r\n+allow_bus"
-        "y\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@fast\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$4\r\nauth\r\n:-2\r\n~6\r\n+noscript\r\n+loading\r\n+stale\r\n+fast\r\n+no_auth\r\n+allow_bus"
-        "y\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@fast\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
-     "*12\r\n$7\r\nsummary\r\n$26\r\nAuthenticate to the server\r\n$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngro"
-        "up\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$60\r\nO(N) where N is the number of passwords defin"
-        "ed for the user\r\n$7\r\nhistory\r\n*1\r\n*2\r\n$5\r\n6.0.0\r\n$40\r\nAdded ACL style (username and "
-        "password).\r\n$9\r\narguments\r\n*2\r\n*8\r\n$4\r\nname\r\n$8\r\nusername\r\n$4\r\ntype\r\n$6\r\nstr"
-        "ing\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\nflags\r\n*1\r\n+optional\r\n*4\r\n$4\r\nname\r\n$8\r\npas"
-        "sword\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
-     "%6\r\n$7\r\nsummary\r\n$26\r\nAuthenticate to the server\r\n$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngrou"
-        "p\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$60\r\nO(N) where N is the number of passwords define"
-        "d for the user\r\n$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n6.0.0\r\n$40\r\nAdded ACL style (username and p"
-        "assword).\r\n$9\r\narguments\r\n*2\r\n%4\r\n$4\r\nname\r\n$8\r\nusername\r\n$4\r\ntype\r\n$6\r\nstri"
-        "ng\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%2\r\n$4\r\nname\r\n$8\r\npass"
-        "word\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
     {"command", -1, "slow connection", 0,
      "*10\r\n$7\r\ncommand\r\n:-1\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@conne"
-        "ction\r\n*1\r\n$29\r\nnondeterministic_output_order\r\n*0\r\n*7\r\n*10\r\n$13\r\ncommand|count\r\n:2"
-        "\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n"
-        "*10\r\n$12\r\ncommand|list\r\n:-2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+"
-        "@connection\r\n*1\r\n$29\r\nnondeterministic_output_order\r\n*0\r\n*0\r\n*10\r\n$23\r\ncommand|getke"
-        "ysandflags\r\n:-4\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*"
-        "0\r\n*0\r\n*0\r\n*10\r\n$12\r\ncommand|docs\r\n:-2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n"
-        "*2\r\n+@slow\r\n+@connection\r\n*1\r\n$29\r\nnondeterministic_output_order\r\n*0\r\n*0\r\n*10\r\n$12"
-        "\r\ncommand|help\r\n:2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection"
-        "\r\n*0\r\n*0\r\n*0\r\n*10\r\n$15\r\ncommand|getkeys\r\n:-4\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
-        "\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$12\r\ncommand|info\r\n:-2\r\n*2\r"
-        "\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*1\r\n$29\r\nnondeterminis"
-        "tic_output_order\r\n*0\r\n*0\r\n",
+        "ction\r\n*1\r\n$29\r\nnondeterministic_output_order\r\n*0\r\n*7\r\n*10\r\n$15\r\ncommand|getkeys\r\n"
+        ":-4\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0"
+        "\r\n*10\r\n$13\r\ncommand|count\r\n:2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow"
+        "\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$12\r\ncommand|help\r\n:2\r\n*2\r\n+loading\r\n+stale\r"
+        "\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$12\r\ncommand|list\r\n"
+        ":-2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*1\r\n$29\r\nno"
+        "ndeterministic_output_order\r\n*0\r\n*0\r\n*10\r\n$23\r\ncommand|getkeysandflags\r\n:-4\r\n*2\r\n+lo"
+        "ading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$12\r"
+        "\ncommand|docs\r\n:-2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection"
+        "\r\n*1\r\n$29\r\nnondeterministic_output_order\r\n*0\r\n*0\r\n*10\r\n$12\r\ncommand|info\r\n:-2\r\n*"
+        "2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*1\r\n$29\r\nnondetermi"
+        "nistic_output_order\r\n*0\r\n*0\r\n",
      "*10\r\n$7\r\ncommand\r\n:-1\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@conne"
-        "ction\r\n~1\r\n$29\r\nnondeterministic_output_order\r\n~0\r\n*7\r\n*10\r\n$13\r\ncommand|count\r\n:2"
-        "\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n"
-        "*10\r\n$12\r\ncommand|list\r\n:-2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+"
-        "@connection\r\n~1\r\n$29\r\nnondeterministic_output_order\r\n~0\r\n~0\r\n*10\r\n$23\r\ncommand|getke"
-        "ysandflags\r\n:-4\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~"
-        "0\r\n~0\r\n~0\r\n*10\r\n$12\r\ncommand|docs\r\n:-2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n"
-        "~2\r\n+@slow\r\n+@connection\r\n~1\r\n$29\r\nnondeterministic_output_order\r\n~0\r\n~0\r\n*10\r\n$12"
-        "\r\ncommand|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection"
-        "\r\n~0\r\n~0\r\n~0\r\n*10\r\n$15\r\ncommand|getkeys\r\n:-4\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
-        "\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$12\r\ncommand|info\r\n:-2\r\n~2\r"
-        "\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~1\r\n$29\r\nnondeterminis"
-        "tic_output_order\r\n~0\r\n~0\r\n",
+        "ction\r\n~1\r\n$29\r\nnondeterministic_output_order\r\n~0\r\n*7\r\n*10\r\n$15\r\ncommand|getkeys\r\n"
+        ":-4\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0"
+        "\r\n*10\r\n$13\r\ncommand|count\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow"
+        "\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$12\r\ncommand|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r"
+        "\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$12\r\ncommand|list\r\n"
+        ":-2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~1\r\n$29\r\nno"
+        "ndeterministic_output_order\r\n~0\r\n~0\r\n*10\r\n$23\r\ncommand|getkeysandflags\r\n:-4\r\n~2\r\n+lo"
+        "ading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$12\r"
+        "\ncommand|docs\r\n:-2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection"
+        "\r\n~1\r\n$29\r\nnondeterministic_output_order\r\n~0\r\n~0\r\n*10\r\n$12\r\ncommand|info\r\n:-2\r\n~"
+        "2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~1\r\n$29\r\nnondetermi"
+        "nistic_output_order\r\n~0\r\n~0\r\n",
      "*10\r\n$7\r\nsummary\r\n$34\r\nGet array of Redis command details\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n"
         "$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$50\r\nO(N) where N is the total number of Redis"
-        " commands\r\n$11\r\nsubcommands\r\n*14\r\n$12\r\ncommand|list\r\n*10\r\n$7\r\nsummary\r\n$35\r\nGet "
-        "an array of Redis command names\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10"
-        "\r\ncomplexity\r\n$50\r\nO(N) where N is the total number of Redis commands\r\n$9\r\narguments\r\n*1"
-        "\r\n*10\r\n$4\r\nname\r\n$8\r\nfilterby\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\ntoken\r\n$8\r\nFILTERB"
-        "Y\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*3\r\n*6\r\n$4\r\nname\r\n$11\r\nmodule-na"
-        "me\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nMODULE\r\n*6\r\n$4\r\nname\r\n$8\r\ncategor"
-        "y\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nACLCAT\r\n*6\r\n$4\r\nname\r\n$7\r\npattern"
-        "\r\n$4\r\ntype\r\n$7\r\npattern\r\n$5\r\ntoken\r\n$7\r\nPATTERN\r\n$23\r\ncommand|getkeysandflags\r"
-        "\n*8\r\n$7\r\nsummary\r\n$56\r\nExtract keys and access flags given a full Redis command\r\n$5\r\nsi"
-        "nce\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$54\r\nO(N) where N is the"
-        " number of arguments to the command\r\n$12\r\ncommand|docs\r\n*10\r\n$7\r\nsummary\r\n$49\r\nGet arr"
-        "ay of specific Redis command documentation\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\nser"
-        "ver\r\n$10\r\ncomplexity\r\n$49\r\nO(N) where N is the number of commands to look up\r\n$9\r\nargume"
-        "nts\r\n*1\r\n*6\r\n$4\r\nname\r\n$12\r\ncommand-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r"
-        "\n*2\r\n+optional\r\n+multiple\r\n$12\r\ncommand|help\r\n*8\r\n$7\r\nsummary\r\n$49\r\nShow helpful "
-        "text about the different subcommands\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r"
-        "\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$15\r\ncommand|getkeys\r\n*8\r\n$7\r\nsummary\r\n$39\r\nExtract"
-        " keys given a full Redis command\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$1"
-        "0\r\ncomplexity\r\n$54\r\nO(N) where N is the number of arguments to the command\r\n$12\r\ncommand|i"
-        "nfo\r\n*12\r\n$7\r\nsummary\r\n$78\r\nGet array of specific Redis command details, or all when no ar"
-        "gument is given.\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity"
-        "\r\n$49\r\nO(N) where N is the number of commands to look up\r\n$7\r\nhistory\r\n*1\r\n*2\r\n$5\r\n7"
-        ".0.0\r\n$66\r\nAllowed to be called with no argument to get info on all commands.\r\n$9\r\narguments"
-        "\r\n*1\r\n*6\r\n$4\r\nname\r\n$12\r\ncommand-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n*2"
-        "\r\n+optional\r\n+multiple\r\n$13\r\ncommand|count\r\n*8\r\n$7\r\nsummary\r\n$34\r\nGet total number"
-        " of Redis commands\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexit"
-        "y\r\n$4\r\nO(1)\r\n",
+        " commands\r\n$11\r\nsubcommands\r\n*14\r\n$13\r\ncommand|count\r\n*8\r\n$7\r\nsummary\r\n$34\r\nGet "
+        "total number of Redis commands\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10"
+        "\r\ncomplexity\r\n$4\r\nO(1)\r\n$15\r\ncommand|getkeys\r\n*8\r\n$7\r\nsummary\r\n$39\r\nExtract keys"
+        " given a full Redis command\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\n"
+        "complexity\r\n$54\r\nO(N) where N is the number of arguments to the command\r\n$12\r\ncommand|help\r"
+        "\n*8\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n"
+        "$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$12\r\ncommand|list"
+        "\r\n*10\r\n$7\r\nsummary\r\n$35\r\nGet an array of Redis command names\r\n$5\r\nsince\r\n$5\r\n7.0.0"
+        "\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$50\r\nO(N) where N is the total number of R"
+        "edis commands\r\n$9\r\narguments\r\n*1\r\n*10\r\n$4\r\nname\r\n$8\r\nfilterby\r\n$4\r\ntype\r\n$5\r"
+        "\noneof\r\n$5\r\ntoken\r\n$8\r\nFILTERBY\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*3"
+        "\r\n*6\r\n$4\r\nname\r\n$11\r\nmodule-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nMOD"
+        "ULE\r\n*6\r\n$4\r\nname\r\n$8\r\ncategory\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nACLC"
+        "AT\r\n*6\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n$5\r\ntoken\r\n$7\r\nPATTE"
+        "RN\r\n$23\r\ncommand|getkeysandflags\r\n*8\r\n$7\r\nsummary\r\n$56\r\nExtract keys and access flags "
+        "given a full Redis command\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\nco"
+        "mplexity\r\n$54\r\nO(N) where N is the number of arguments to the command\r\n$12\r\ncommand|docs\r\n"
+        "*10\r\n$7\r\nsummary\r\n$49\r\nGet array of specific Redis command documentation\r\n$5\r\nsince\r\n$"
+        "5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$49\r\nO(N) where N is the number "
+        "of commands to look up\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$12\r\ncommand-name\r\n$4\r\n"
+        "type\r\n$6\r\nstring\r\n$5\r\nflags\r\n*2\r\n+optional\r\n+multiple\r\n$12\r\ncommand|info\r\n*12\r"
+        "\n$7\r\nsummary\r\n$78\r\nGet array of specific Redis command details, or all when no argument is gi"
+        "ven.\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$49\r\nO("
+        "N) where N is the number of commands to look up\r\n$7\r\nhistory\r\n*1\r\n*2\r\n$5\r\n7.0.0\r\n$66\r"
+        "\nAllowed to be called with no argument to get info on all commands.\r\n$9\r\narguments\r\n*1\r\n*6"
+        "\r\n$4\r\nname\r\n$12\r\ncommand-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n*2\r\n+optiona"
+        "l\r\n+multiple\r\n",
      "%5\r\n$7\r\nsummary\r\n$34\r\nGet array of Redis command details\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$"
         "5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$50\r\nO(N) where N is the total number of Redis "
-        "commands\r\n$11\r\nsubcommands\r\n%7\r\n$12\r\ncommand|list\r\n%5\r\n$7\r\nsummary\r\n$35\r\nGet an "
-        "array of Redis command names\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\n"
-        "complexity\r\n$50\r\nO(N) where N is the total number of Redis commands\r\n$9\r\narguments\r\n*1\r\n"
-        "%5\r\n$4\r\nname\r\n$8\r\nfilterby\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\ntoken\r\n$8\r\nFILTERBY\r\n"
-        "$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$11\r\nmodule-name\r"
-        "\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nMODULE\r\n%3\r\n$4\r\nname\r\n$8\r\ncategory\r"
-        "\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nACLCAT\r\n%3\r\n$4\r\nname\r\n$7\r\npattern\r\n"
-        "$4\r\ntype\r\n$7\r\npattern\r\n$5\r\ntoken\r\n$7\r\nPATTERN\r\n$23\r\ncommand|getkeysandflags\r\n%4"
-        "\r\n$7\r\nsummary\r\n$56\r\nExtract keys and access flags given a full Redis command\r\n$5\r\nsince"
-        "\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$54\r\nO(N) where N is the nu"
-        "mber of arguments to the command\r\n$12\r\ncommand|docs\r\n%5\r\n$7\r\nsummary\r\n$49\r\nGet array o"
-        "f specific Redis command documentation\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\nserver"
-        "\r\n$10\r\ncomplexity\r\n$49\r\nO(N) where N is the number of commands to look up\r\n$9\r\narguments"
-        "\r\n*1\r\n%3\r\n$4\r\nname\r\n$12\r\ncommand-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~2"
-        "\r\n+optional\r\n+multiple\r\n$12\r\ncommand|help\r\n%4\r\n$7\r\nsummary\r\n$49\r\nShow helpful text"
-        " about the different subcommands\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10"
-        "\r\ncomplexity\r\n$4\r\nO(1)\r\n$15\r\ncommand|getkeys\r\n%4\r\n$7\r\nsummary\r\n$39\r\nExtract keys"
-        " given a full Redis command\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\n"
-        "complexity\r\n$54\r\nO(N) where N is the number of arguments to the command\r\n$12\r\ncommand|info\r"
-        "\n%6\r\n$7\r\nsummary\r\n$78\r\nGet array of specific Redis command details, or all when no argument"
-        " is given.\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$49"
-        "\r\nO(N) where N is the number of commands to look up\r\n$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n7.0.0\r"
-        "\n$66\r\nAllowed to be called with no argument to get info on all commands.\r\n$9\r\narguments\r\n*1"
-        "\r\n%3\r\n$4\r\nname\r\n$12\r\ncommand-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~2\r\n+o"
-        "ptional\r\n+multiple\r\n$13\r\ncommand|count\r\n%4\r\n$7\r\nsummary\r\n$34\r\nGet total number of Re"
-        "dis commands\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$"
-        "4\r\nO(1)\r\n"},
+        "commands\r\n$11\r\nsubcommands\r\n%7\r\n$13\r\ncommand|count\r\n%4\r\n$7\r\nsummary\r\n$34\r\nGet to"
+        "tal number of Redis commands\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r"
+        "\ncomplexity\r\n$4\r\nO(1)\r\n$15\r\ncommand|getkeys\r\n%4\r\n$7\r\nsummary\r\n$39\r\nExtract keys g"
+        "iven a full Redis command\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\nco"
+        "mplexity\r\n$54\r\nO(N) where N is the number of arguments to the command\r\n$12\r\ncommand|help\r\n"
+        "%4\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5"
+        "\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$12\r\ncommand|list\r"
+        "\n%5\r\n$7\r\nsummary\r\n$35\r\nGet an array of Redis command names\r\n$5\r\nsince\r\n$5\r\n7.0.0\r"
+        "\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$50\r\nO(N) where N is the total number of Red"
+        "is commands\r\n$9\r\narguments\r\n*1\r\n%5\r\n$4\r\nname\r\n$8\r\nfilterby\r\n$4\r\ntype\r\n$5\r\non"
+        "eof\r\n$5\r\ntoken\r\n$8\r\nFILTERBY\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*3\r\n%"
+        "3\r\n$4\r\nname\r\n$11\r\nmodule-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nMODULE\r"
+        "\n%3\r\n$4\r\nname\r\n$8\r\ncategory\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nACLCAT\r"
+        "\n%3\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n$5\r\ntoken\r\n$7\r\nPATTERN\r"
+        "\n$23\r\ncommand|getkeysandflags\r\n%4\r\n$7\r\nsummary\r\n$56\r\nExtract keys and access flags give"
+        "n a full Redis command\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomple"
+        "xity\r\n$54\r\nO(N) where N is the number of arguments to the command\r\n$12\r\ncommand|docs\r\n%5\r"
+        "\n$7\r\nsummary\r\n$49\r\nGet array of specific Redis command documentation\r\n$5\r\nsince\r\n$5\r\n"
+        "7.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$49\r\nO(N) where N is the number of co"
+        "mmands to look up\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$12\r\ncommand-name\r\n$4\r\ntype"
+        "\r\n$6\r\nstring\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n$12\r\ncommand|info\r\n%6\r\n$7\r"
+        "\nsummary\r\n$78\r\nGet array of specific Redis command details, or all when no argument is given.\r"
+        "\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$49\r\nO(N) whe"
+        "re N is the number of commands to look up\r\n$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n7.0.0\r\n$66\r\nAllo"
+        "wed to be called with no argument to get info on all commands.\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4"
+        "\r\nname\r\n$12\r\ncommand-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+"
+        "multiple\r\n"},
+    {"command|getkeys", -4, "slow connection", 1,
+     "*10\r\n$15\r\ncommand|getkeys\r\n:-4\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r"
+        "\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$15\r\ncommand|getkeys\r\n:-4\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r"
+        "\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
+     "*8\r\n$7\r\nsummary\r\n$39\r\nExtract keys given a full Redis command\r\n$5\r\nsince\r\n$6\r\n2.8.13"
+        "\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$54\r\nO(N) where N is the number of argumen"
+        "ts to the command\r\n",
+     "%4\r\n$7\r\nsummary\r\n$39\r\nExtract keys given a full Redis command\r\n$5\r\nsince\r\n$6\r\n2.8.13"
+        "\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$54\r\nO(N) where N is the number of argumen"
+        "ts to the command\r\n"},
     {"command|count", 2, "slow connection", 1,
      "*10\r\n$13\r\ncommand|count\r\n:2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+"
         "@connection\r\n*0\r\n*0\r\n*0\r\n",
@@ -168,6 +134,15 @@ const SentinelCommandInfo sentinelCommandTable[] = {
         "5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
      "%4\r\n$7\r\nsummary\r\n$34\r\nGet total number of Redis commands\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$"
         "5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
+    {"command|help", 2, "slow connection", 1,
+     "*10\r\n$12\r\ncommand|help\r\n:2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@"
+        "connection\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$12\r\ncommand|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@"
+        "connection\r\n~0\r\n~0\r\n~0\r\n",
+     "*8\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5"
+        "\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+     "%4\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5"
+        "\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
     {"command|list", -2, "slow connection", 1,
      "*10\r\n$12\r\ncommand|list\r\n:-2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+"
         "@connection\r\n*1\r\n$29\r\nnondeterministic_output_order\r\n*0\r\n*0\r\n",
@@ -212,26 +187,6 @@ const SentinelCommandInfo sentinelCommandTable[] = {
         "\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$49\r\nO(N) where N is the number o"
         "f commands to look up\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$12\r\ncommand-name\r\n$4\r\nt"
         "ype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n"},
-    {"command|help", 2, "slow connection", 1,
-     "*10\r\n$12\r\ncommand|help\r\n:2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@"
-        "connection\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$12\r\ncommand|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@"
-        "connection\r\n~0\r\n~0\r\n~0\r\n",
-     "*8\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5"
-        "\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
-     "%4\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5"
-        "\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
-    {"command|getkeys", -4, "slow connection", 1,
-     "*10\r\n$15\r\ncommand|getkeys\r\n:-4\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r"
-        "\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$15\r\ncommand|getkeys\r\n:-4\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r"
-        "\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
-     "*8\r\n$7\r\nsummary\r\n$39\r\nExtract keys given a full Redis command\r\n$5\r\nsince\r\n$6\r\n2.8.13"
-        "\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$54\r\nO(N) where N is the number of argumen"
-        "ts to the command\r\n",
-     "%4\r\n$7\r\nsummary\r\n$39\r\nExtract keys given a full Redis command\r\n$5\r\nsince\r\n$6\r\n2.8.13"
-        "\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$54\r\nO(N) where N is the number of argumen"
-        "ts to the command\r\n"},
     {"command|info", -2, "slow connection", 1,
      "*10\r\n$12\r\ncommand|info\r\n:-2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+"
         "@connection\r\n*1\r\n$29\r\nnondeterministic_output_order\r\n*0\r\n*0\r\n",
@@ -249,34 +204,34 @@ const SentinelCommandInfo sentinelCommandTable[] = {
         "66\r\nAllowed to be called with no argument to get info on all commands.\r\n$9\r\narguments\r\n*1\r"
         "\n%3\r\n$4\r\nname\r\n$12\r\ncommand-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~2\r\n+opt"
         "ional\r\n+multiple\r\n"},
-    {"punsubscribe", -1, "pubsub slow", 0,
-     "*10\r\n$12\r\npunsubscribe\r\n:-1\r\n*4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
-        "\n:0\r\n*2\r\n+@pubsub\r\n+@slow\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$12\r\npunsubscribe\r\n:-1\r\n~4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
-        "\n:0\r\n~2\r\n+@pubsub\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$74\r\nStop listening for messages posted to channels matching the given pat"
-        "terns\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$153\r\nO"
-        "(N+M) where N is the number of patterns the client is already subscribed and M is the number of tota"
-        "l patterns subscribed in the system (by any client).\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r"
-        "\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n$5\r\nflags\r\n*2\r\n+optional\r\n+multiple\r\n",
-     "%5\r\n$7\r\nsummary\r\n$74\r\nStop listening for messages posted to channels matching the given patt"
-        "erns\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$153\r\nO("
-        "N+M) where N is the number of patterns the client is already subscribed and M is the number of total"
-        " patterns subscribed in the system (by any client).\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n"
-        "$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n"},
-    {"subscribe", -2, "pubsub slow", 0,
-     "*10\r\n$9\r\nsubscribe\r\n:-2\r\n*4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0"
-        "\r\n*2\r\n+@pubsub\r\n+@slow\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$9\r\nsubscribe\r\n:-2\r\n~4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0"
-        "\r\n~2\r\n+@pubsub\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$51\r\nListen for messages published to the given channels\r\n$5\r\nsince\r"
-        "\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$55\r\nO(N) where N is the numb"
-        "er of channels to subscribe to.\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$7\r\nchannel\r\n$4"
-        "\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n",
-     "%5\r\n$7\r\nsummary\r\n$51\r\nListen for messages published to the given channels\r\n$5\r\nsince\r\n"
-        "$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$55\r\nO(N) where N is the number"
-        " of channels to subscribe to.\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$7\r\nchannel\r\n$4\r"
-        "\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n"},
+    {"ping", -1, "fast connection", 0,
+     "*10\r\n$4\r\nping\r\n:-1\r\n*1\r\n+fast\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@fast\r\n+@connection\r\n*2\r\n$"
+        "25\r\nrequest_policy:all_shards\r\n$29\r\nresponse_policy:all_succeeded\r\n*0\r\n*0\r\n",
+     "*10\r\n$4\r\nping\r\n:-1\r\n~1\r\n+fast\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@fast\r\n+@connection\r\n~2\r\n$"
+        "25\r\nrequest_policy:all_shards\r\n$29\r\nresponse_policy:all_succeeded\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$15\r\nPing the server\r\n$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$10\r"
+        "\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$7\r"
+        "\nmessage\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n*1\r\n+optional\r\n",
+     "%5\r\n$7\r\nsummary\r\n$15\r\nPing the server\r\n$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$10\r"
+        "\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$7\r"
+        "\nmessage\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"},
+    {"auth", -2, "fast connection", 0,
+     "*10\r\n$4\r\nauth\r\n:-2\r\n*6\r\n+noscript\r\n+loading\r\n+stale\r\n+fast\r\n+no_auth\r\n+allow_bus"
+        "y\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@fast\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$4\r\nauth\r\n:-2\r\n~6\r\n+noscript\r\n+loading\r\n+stale\r\n+fast\r\n+no_auth\r\n+allow_bus"
+        "y\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@fast\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
+     "*12\r\n$7\r\nsummary\r\n$26\r\nAuthenticate to the server\r\n$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngro"
+        "up\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$60\r\nO(N) where N is the number of passwords defin"
+        "ed for the user\r\n$7\r\nhistory\r\n*1\r\n*2\r\n$5\r\n6.0.0\r\n$40\r\nAdded ACL style (username and "
+        "password).\r\n$9\r\narguments\r\n*2\r\n*8\r\n$4\r\nname\r\n$8\r\nusername\r\n$4\r\ntype\r\n$6\r\nstr"
+        "ing\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\nflags\r\n*1\r\n+optional\r\n*4\r\n$4\r\nname\r\n$8\r\npas"
+        "sword\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+     "%6\r\n$7\r\nsummary\r\n$26\r\nAuthenticate to the server\r\n$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngrou"
+        "p\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$60\r\nO(N) where N is the number of passwords define"
+        "d for the user\r\n$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n6.0.0\r\n$40\r\nAdded ACL style (username and p"
+        "assword).\r\n$9\r\narguments\r\n*2\r\n%4\r\n$4\r\nname\r\n$8\r\nusername\r\n$4\r\ntype\r\n$6\r\nstri"
+        "ng\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%2\r\n$4\r\nname\r\n$8\r\npass"
+        "word\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
     {"shutdown", -1, "admin slow dangerous", 0,
      "*10\r\n$8\r\nshutdown\r\n:-1\r\n*6\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n+no_multi\r\n+all"
         "ow_busy\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
@@ -309,315 +264,276 @@ const SentinelCommandInfo sentinelCommandTable[] = {
         "\n$5\r\nabort\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nABORT\r\n$5\r\nsince\r\n$5"
         "\r\n7.0.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"},
     {"client", -2, "slow", 0,
-     "*10\r\n$6\r\nclient\r\n:-2\r\n*0\r\n:0\r\n:0\r\n:0\r\n*1\r\n+@slow\r\n*0\r\n*0\r\n*16\r\n*10\r\n$11"
-        "\r\nclient|list\r\n:-2\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*4\r"
-        "\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n*1\r\n$23\r\nnondeterministic_output\r\n*0\r\n"
-        "*0\r\n*10\r\n$14\r\nclient|setname\r\n:3\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0"
-        "\r\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$14\r\nclient|caching\r\n:3\r\n*3\r\n+n"
-        "oscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r"
-        "\n*10\r\n$14\r\nclient|unblock\r\n:-3\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0"
-        "\r\n:0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$9\r\nc"
-        "lient|id\r\n:2\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@conne"
-        "ction\r\n*0\r\n*0\r\n*0\r\n*10\r\n$11\r\nclient|help\r\n:2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
-        "\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$19\r\nclient|trackinginfo\r\n:2\r"
-        "\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*"
-        "0\r\n*0\r\n*10\r\n$14\r\nclient|unpause\r\n:2\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n"
-        ":0\r\n:0\r\n:0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r"
-        "\n$12\r\nclient|reply\r\n:3\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@sl"
-        "ow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$15\r\nclient|getredir\r\n:2\r\n*3\r\n+noscript\r\n+l"
+     "*10\r\n$6\r\nclient\r\n:-2\r\n*0\r\n:0\r\n:0\r\n:0\r\n*1\r\n+@slow\r\n*0\r\n*0\r\n*16\r\n*10\r\n$14"
+        "\r\nclient|setname\r\n:3\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow"
+        "\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$12\r\nclient|pause\r\n:-3\r\n*4\r\n+admin\r\n+noscript"
+        "\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r"
+        "\n*0\r\n*0\r\n*0\r\n*10\r\n$14\r\nclient|caching\r\n:3\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:"
+        "0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$19\r\nclient|trackinginfo"
+        "\r\n:2\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r"
+        "\n*0\r\n*0\r\n*0\r\n*10\r\n$11\r\nclient|kill\r\n:-3\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+st"
+        "ale\r\n:0\r\n:0\r\n:0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n*0\r\n*0\r\n*0\r"
+        "\n*10\r\n$15\r\nclient|tracking\r\n:-3\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r"
+        "\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$15\r\nclient|no-evict\r\n:3\r\n*4\r\n+ad"
+        "min\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dangerous\r"
+        "\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$14\r\nclient|unpause\r\n:2\r\n*4\r\n+admin\r\n+noscript"
+        "\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r"
+        "\n*0\r\n*0\r\n*0\r\n*10\r\n$11\r\nclient|help\r\n:2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r"
+        "\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$9\r\nclient|id\r\n:2\r\n*3\r\n+noscript"
+        "\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r"
+        "\n$15\r\nclient|getredir\r\n:2\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+"
+        "@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$14\r\nclient|unblock\r\n:-3\r\n*4\r\n+admin\r\n+n"
+        "oscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@conne"
+        "ction\r\n*0\r\n*0\r\n*0\r\n*10\r\n$11\r\nclient|list\r\n:-2\r\n*4\r\n+admin\r\n+noscript\r\n+loading"
+        "\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n*1\r\n$23"
+        "\r\nnondeterministic_output\r\n*0\r\n*0\r\n*10\r\n$12\r\nclient|reply\r\n:3\r\n*3\r\n+noscript\r\n+l"
         "oading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$11\r"
-        "\nclient|kill\r\n:-3\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*4\r\n+"
-        "@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$12\r\nclient|pause\r\n:"
-        "-3\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*4\r\n+@admin\r\n+@slow\r"
-        "\n+@dangerous\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$15\r\nclient|no-evict\r\n:3\r\n*4\r\n+adm"
-        "in\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dangerous\r"
-        "\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$11\r\nclient|info\r\n:2\r\n*3\r\n+noscript\r\n+loading\r"
-        "\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*1\r\n$23\r\nnondeterministic_output\r"
-        "\n*0\r\n*0\r\n*10\r\n$14\r\nclient|getname\r\n:2\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:"
-        "0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n*10\r\n$15\r\nclient|tracking\r\n:-3\r"
-        "\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*"
-        "0\r\n*0\r\n",
-     "*10\r\n$6\r\nclient\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n~0\r\n*16\r\n*10\r\n$11"
-        "\r\nclient|list\r\n:-2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~4\r"
-        "\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n~1\r\n$23\r\nnondeterministic_output\r\n~0\r\n"
-        "~0\r\n*10\r\n$14\r\nclient|setname\r\n:3\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0"
-        "\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$14\r\nclient|caching\r\n:3\r\n~3\r\n+n"
-        "oscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r"
-        "\n*10\r\n$14\r\nclient|unblock\r\n:-3\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0"
-        "\r\n:0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$9\r\nc"
-        "lient|id\r\n:2\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@conne"
-        "ction\r\n~0\r\n~0\r\n~0\r\n*10\r\n$11\r\nclient|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
-        "\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$19\r\nclient|trackinginfo\r\n:2\r"
-        "\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~"
-        "0\r\n~0\r\n*10\r\n$14\r\nclient|unpause\r\n:2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n"
-        ":0\r\n:0\r\n:0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r"
-        "\n$12\r\nclient|reply\r\n:3\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@sl"
-        "ow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$15\r\nclient|getredir\r\n:2\r\n~3\r\n+noscript\r\n+l"
+        "\nclient|info\r\n:2\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@"
+        "connection\r\n*1\r\n$23\r\nnondeterministic_output\r\n*0\r\n*0\r\n*10\r\n$14\r\nclient|getname\r\n:2"
+        "\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@connection\r\n*0\r"
+        "\n*0\r\n*0\r\n",
+     "*10\r\n$6\r\nclient\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n~0\r\n*16\r\n*10\r\n$14"
+        "\r\nclient|setname\r\n:3\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow"
+        "\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$12\r\nclient|pause\r\n:-3\r\n~4\r\n+admin\r\n+noscript"
+        "\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r"
+        "\n~0\r\n~0\r\n~0\r\n*10\r\n$14\r\nclient|caching\r\n:3\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:"
+        "0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$19\r\nclient|trackinginfo"
+        "\r\n:2\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r"
+        "\n~0\r\n~0\r\n~0\r\n*10\r\n$11\r\nclient|kill\r\n:-3\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+st"
+        "ale\r\n:0\r\n:0\r\n:0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n~0\r\n~0\r\n~0\r"
+        "\n*10\r\n$15\r\nclient|tracking\r\n:-3\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r"
+        "\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$15\r\nclient|no-evict\r\n:3\r\n~4\r\n+ad"
+        "min\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r"
+        "\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$14\r\nclient|unpause\r\n:2\r\n~4\r\n+admin\r\n+noscript"
+        "\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r"
+        "\n~0\r\n~0\r\n~0\r\n*10\r\n$11\r\nclient|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r"
+        "\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$9\r\nclient|id\r\n:2\r\n~3\r\n+noscript"
+        "\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r"
+        "\n$15\r\nclient|getredir\r\n:2\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+"
+        "@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$14\r\nclient|unblock\r\n:-3\r\n~4\r\n+admin\r\n+n"
+        "oscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@conne"
+        "ction\r\n~0\r\n~0\r\n~0\r\n*10\r\n$11\r\nclient|list\r\n:-2\r\n~4\r\n+admin\r\n+noscript\r\n+loading"
+        "\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n~1\r\n$23"
+        "\r\nnondeterministic_output\r\n~0\r\n~0\r\n*10\r\n$12\r\nclient|reply\r\n:3\r\n~3\r\n+noscript\r\n+l"
         "oading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$11\r"
-        "\nclient|kill\r\n:-3\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~4\r\n+"
-        "@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$12\r\nclient|pause\r\n:"
-        "-3\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~4\r\n+@admin\r\n+@slow\r"
-        "\n+@dangerous\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$15\r\nclient|no-evict\r\n:3\r\n~4\r\n+adm"
-        "in\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r"
-        "\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$11\r\nclient|info\r\n:2\r\n~3\r\n+noscript\r\n+loading\r"
-        "\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~1\r\n$23\r\nnondeterministic_output\r"
-        "\n~0\r\n~0\r\n*10\r\n$14\r\nclient|getname\r\n:2\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:"
-        "0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$15\r\nclient|tracking\r\n:-3\r"
-        "\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r\n~"
-        "0\r\n~0\r\n",
+        "\nclient|info\r\n:2\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@"
+        "connection\r\n~1\r\n$23\r\nnondeterministic_output\r\n~0\r\n~0\r\n*10\r\n$14\r\nclient|getname\r\n:2"
+        "\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@connection\r\n~0\r"
+        "\n~0\r\n~0\r\n",
      "*10\r\n$7\r\nsummary\r\n$42\r\nA container for client connection commands\r\n$5\r\nsince\r\n$5\r\n2."
         "4.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$22\r\nDepends on subcommand.\r\n$11"
-        "\r\nsubcommands\r\n*32\r\n$11\r\nclient|list\r\n*12\r\n$7\r\nsummary\r\n$34\r\nGet the list of clien"
-        "t connections\r\n$5\r\nsince\r\n$5\r\n2.4.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity"
-        "\r\n$48\r\nO(N) where N is the number of client connections\r\n$7\r\nhistory\r\n*6\r\n*2\r\n$6\r\n2."
-        "8.12\r\n$31\r\nAdded unique client `id` field.\r\n*2\r\n$5\r\n5.0.0\r\n$29\r\nAdded optional `TYPE` "
-        "filter.\r\n*2\r\n$5\r\n6.0.0\r\n$19\r\nAdded `user` field.\r\n*2\r\n$5\r\n6.2.0\r\n$85\r\nAdded `arg"
-        "v-mem`, `tot-mem`, `laddr` and `redir` fields and the optional `ID` filter.\r\n*2\r\n$5\r\n7.0.0\r\n"
-        "$50\r\nAdded `resp`, `multi-mem`, `rbs` and `rbp` fields.\r\n*2\r\n$5\r\n7.0.3\r\n$19\r\nAdded `ssub"
-        "` field.\r\n$9\r\narguments\r\n*2\r\n*12\r\n$4\r\nname\r\n$28\r\nnormal_master_replica_pubsub\r\n$4"
-        "\r\ntype\r\n$5\r\noneof\r\n$5\r\ntoken\r\n$4\r\nTYPE\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\nflags\r"
-        "\n*1\r\n+optional\r\n$9\r\narguments\r\n*4\r\n*6\r\n$4\r\nname\r\n$6\r\nnormal\r\n$4\r\ntype\r\n$10"
-        "\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nNORMAL\r\n*6\r\n$4\r\nname\r\n$6\r\nmaster\r\n$4\r\ntype\r\n$"
-        "10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nMASTER\r\n*6\r\n$4\r\nname\r\n$7\r\nreplica\r\n$4\r\ntype\r"
-        "\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nREPLICA\r\n*6\r\n$4\r\nname\r\n$6\r\npubsub\r\n$4\r\ntyp"
-        "e\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nPUBSUB\r\n*12\r\n$4\r\nname\r\n$2\r\nid\r\n$4\r\ntype"
-        "\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$2\r\nID\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n*1\r\n+op"
-        "tional\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$9\r\nclient-id\r\n$4\r\ntype\r\n$7\r\nintege"
-        "r\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n$14\r\nclient|setname\r\n*10\r\n$7\r\nsummary\r\n$31\r\nSet t"
-        "he current connection name\r\n$5\r\nsince\r\n$5\r\n2.6.9\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10"
-        "\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$15\r\nconnection-name"
-        "\r\n$4\r\ntype\r\n$6\r\nstring\r\n$14\r\nclient|caching\r\n*10\r\n$7\r\nsummary\r\n$66\r\nInstruct t"
-        "he server about tracking or not keys in the next request\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngrou"
-        "p\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nna"
-        "me\r\n$4\r\nmode\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n*6\r\n$4\r\nname\r\n$3\r\n"
-        "yes\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nYES\r\n*6\r\n$4\r\nname\r\n$2\r\nno\r"
-        "\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nNO\r\n$14\r\nclient|unblock\r\n*10\r\n$7\r"
-        "\nsummary\r\n$74\r\nUnblock a client blocked in a blocking command from a different connection\r\n$5"
-        "\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$52\r\nO(log N)"
-        " where N is the number of client connections\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4\r\nname\r\n$9\r\nc"
-        "lient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r\n*8\r\n$4\r\nname\r\n$13\r\ntimeout_error\r\n$4\r\ntype\r"
-        "\n$5\r\noneof\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n*6\r\n$4\r\nname\r\n$7\r"
-        "\ntimeout\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nTIMEOUT\r\n*6\r\n$4\r\nname\r\n"
-        "$5\r\nerror\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nERROR\r\n$9\r\nclient|id\r\n*"
-        "8\r\n$7\r\nsummary\r\n$48\r\nReturns the client ID for the current connection\r\n$5\r\nsince\r\n$5\r"
-        "\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$11\r\nclient|help"
-        "\r\n*8\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r"
-        "\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$19\r\nclien"
-        "t|trackinginfo\r\n*8\r\n$7\r\nsummary\r\n$87\r\nReturn information about server assisted client side"
-        " caching for the current connection\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnectio"
-        "n\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$14\r\nclient|unpause\r\n*8\r\n$7\r\nsummary\r\n$45\r\nResum"
-        "e processing of clients that were paused\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nconn"
-        "ection\r\n$10\r\ncomplexity\r\n$44\r\nO(N) Where N is the number of paused clients\r\n$12\r\nclient|"
-        "reply\r\n*10\r\n$7\r\nsummary\r\n$48\r\nInstruct the server whether to reply to commands\r\n$5\r\nsi"
-        "nce\r\n$5\r\n3.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\na"
-        "rguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$11\r\non_off_skip\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\nargum"
-        "ents\r\n*3\r\n*6\r\n$4\r\nname\r\n$2\r\non\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r"
+        "\r\nsubcommands\r\n*32\r\n$14\r\nclient|setname\r\n*10\r\n$7\r\nsummary\r\n$31\r\nSet the current co"
+        "nnection name\r\n$5\r\nsince\r\n$5\r\n2.6.9\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity"
+        "\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$15\r\nconnection-name\r\n$4\r\ntype"
+        "\r\n$6\r\nstring\r\n$12\r\nclient|pause\r\n*12\r\n$7\r\nsummary\r\n$51\r\nStop processing commands f"
+        "rom clients for some time\r\n$5\r\nsince\r\n$6\r\n2.9.50\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10"
+        "\r\ncomplexity\r\n$4\r\nO(1)\r\n$7\r\nhistory\r\n*1\r\n*2\r\n$5\r\n6.2.0\r\n$61\r\n`CLIENT PAUSE WRI"
+        "TE` mode added along with the `mode` option.\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4\r\nname\r\n$7\r\nt"
+        "imeout\r\n$4\r\ntype\r\n$7\r\ninteger\r\n*10\r\n$4\r\nname\r\n$4\r\nmode\r\n$4\r\ntype\r\n$5\r\noneo"
+        "f\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n*6\r\n"
+        "$4\r\nname\r\n$5\r\nwrite\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nWRITE\r\n*6\r\n"
+        "$4\r\nname\r\n$3\r\nall\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nALL\r\n$14\r\ncli"
+        "ent|caching\r\n*10\r\n$7\r\nsummary\r\n$66\r\nInstruct the server about tracking or not keys in the "
+        "next request\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity"
+        "\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$4\r\nmode\r\n$4\r\ntype\r\n$5\r\none"
+        "of\r\n$9\r\narguments\r\n*2\r\n*6\r\n$4\r\nname\r\n$3\r\nyes\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$"
+        "5\r\ntoken\r\n$3\r\nYES\r\n*6\r\n$4\r\nname\r\n$2\r\nno\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\n"
+        "token\r\n$2\r\nNO\r\n$19\r\nclient|trackinginfo\r\n*8\r\n$7\r\nsummary\r\n$87\r\nReturn information "
+        "about server assisted client side caching for the current connection\r\n$5\r\nsince\r\n$5\r\n6.2.0\r"
+        "\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$11\r\nclient|kill\r\n*12\r"
+        "\n$7\r\nsummary\r\n$31\r\nKill the connection of a client\r\n$5\r\nsince\r\n$5\r\n2.4.0\r\n$5\r\ngro"
+        "up\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$48\r\nO(N) where N is the number of client connecti"
+        "ons\r\n$7\r\nhistory\r\n*5\r\n*2\r\n$6\r\n2.8.12\r\n$24\r\nAdded new filter format.\r\n*2\r\n$6\r\n2"
+        ".8.12\r\n$12\r\n`ID` option.\r\n*2\r\n$5\r\n3.2.0\r\n$41\r\nAdded `master` type in for `TYPE` option"
+        ".\r\n*2\r\n$5\r\n5.0.0\r\n$91\r\nReplaced `slave` `TYPE` with `replica`. `slave` still supported for"
+        " backward compatibility.\r\n*2\r\n$5\r\n6.2.0\r\n$15\r\n`LADDR` option.\r\n$9\r\narguments\r\n*1\r\n"
+        "*6\r\n$4\r\nname\r\n$6\r\nfilter\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n*6\r\n$4\r"
+        "\nname\r\n$7\r\nip:port\r\n$4\r\ntype\r\n$6\r\nstring\r\n$16\r\ndeprecated_since\r\n$6\r\n2.8.12\r\n"
+        "*8\r\n$4\r\nname\r\n$10\r\nnew-format\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n*1\r\n+multiple"
+        "\r\n$9\r\narguments\r\n*6\r\n*10\r\n$4\r\nname\r\n$9\r\nclient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "$5\r\ntoken\r\n$2\r\nID\r\n$5\r\nsince\r\n$6\r\n2.8.12\r\n$5\r\nflags\r\n*1\r\n+optional\r\n*12\r\n$"
+        "4\r\nname\r\n$26\r\nnormal_master_slave_pubsub\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\ntoken\r\n$4\r\n"
+        "TYPE\r\n$5\r\nsince\r\n$6\r\n2.8.12\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*5\r\n*6"
+        "\r\n$4\r\nname\r\n$6\r\nnormal\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nNORMAL\r\n"
+        "*8\r\n$4\r\nname\r\n$6\r\nmaster\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nMASTER\r"
+        "\n$5\r\nsince\r\n$5\r\n3.2.0\r\n*6\r\n$4\r\nname\r\n$5\r\nslave\r\n$4\r\ntype\r\n$10\r\npure-token\r"
+        "\n$5\r\ntoken\r\n$5\r\nSLAVE\r\n*8\r\n$4\r\nname\r\n$7\r\nreplica\r\n$4\r\ntype\r\n$10\r\npure-token"
+        "\r\n$5\r\ntoken\r\n$7\r\nREPLICA\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n*6\r\n$4\r\nname\r\n$6\r\npubsub\r"
+        "\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nPUBSUB\r\n*8\r\n$4\r\nname\r\n$8\r\nuserna"
+        "me\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$4\r\nUSER\r\n$5\r\nflags\r\n*1\r\n+optional\r\n*"
+        "8\r\n$4\r\nname\r\n$7\r\nip:port\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$4\r\nADDR\r\n$5\r"
+        "\nflags\r\n*1\r\n+optional\r\n*10\r\n$4\r\nname\r\n$7\r\nip:port\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5"
+        "\r\ntoken\r\n$5\r\nLADDR\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n*1\r\n+optional\r\n*8\r\n$4"
+        "\r\nname\r\n$6\r\nyes/no\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nSKIPME\r\n$5\r\nflags"
+        "\r\n*1\r\n+optional\r\n$15\r\nclient|tracking\r\n*10\r\n$7\r\nsummary\r\n$61\r\nEnable or disable se"
+        "rver assisted client side caching support\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$10\r\ncon"
+        "nection\r\n$10\r\ncomplexity\r\n$55\r\nO(1). Some options may introduce additional complexity.\r\n$9"
+        "\r\narguments\r\n*7\r\n*6\r\n$4\r\nname\r\n$6\r\nstatus\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\nargume"
+        "nts\r\n*2\r\n*6\r\n$4\r\nname\r\n$2\r\non\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r"
         "\nON\r\n*6\r\n$4\r\nname\r\n$3\r\noff\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nOFF"
-        "\r\n*6\r\n$4\r\nname\r\n$4\r\nskip\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\nSKIP\r"
-        "\n$15\r\nclient|getredir\r\n*8\r\n$7\r\nsummary\r\n$55\r\nGet tracking notifications redirection cli"
-        "ent ID if any\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity"
-        "\r\n$4\r\nO(1)\r\n$11\r\nclient|kill\r\n*12\r\n$7\r\nsummary\r\n$31\r\nKill the connection of a clie"
-        "nt\r\n$5\r\nsince\r\n$5\r\n2.4.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$48\r\n"
-        "O(N) where N is the number of client connections\r\n$7\r\nhistory\r\n*5\r\n*2\r\n$6\r\n2.8.12\r\n$24"
-        "\r\nAdded new filter format.\r\n*2\r\n$6\r\n2.8.12\r\n$12\r\n`ID` option.\r\n*2\r\n$5\r\n3.2.0\r\n$4"
-        "1\r\nAdded `master` type in for `TYPE` option.\r\n*2\r\n$5\r\n5.0.0\r\n$91\r\nReplaced `slave` `TYPE"
-        "` with `replica`. `slave` still supported for backward compatibility.\r\n*2\r\n$5\r\n6.2.0\r\n$15\r"
-        "\n`LADDR` option.\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$6\r\nfilter\r\n$4\r\ntype\r\n$5\r"
-        "\noneof\r\n$9\r\narguments\r\n*2\r\n*6\r\n$4\r\nname\r\n$7\r\nip:port\r\n$4\r\ntype\r\n$6\r\nstring"
-        "\r\n$16\r\ndeprecated_since\r\n$6\r\n2.8.12\r\n*8\r\n$4\r\nname\r\n$10\r\nnew-format\r\n$4\r\ntype\r"
-        "\n$5\r\noneof\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n$9\r\narguments\r\n*6\r\n*10\r\n$4\r\nname\r\n$9"
-        "\r\nclient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$2\r\nID\r\n$5\r\nsince\r\n$6\r\n2.8."
-        "12\r\n$5\r\nflags\r\n*1\r\n+optional\r\n*12\r\n$4\r\nname\r\n$26\r\nnormal_master_slave_pubsub\r\n$4"
-        "\r\ntype\r\n$5\r\noneof\r\n$5\r\ntoken\r\n$4\r\nTYPE\r\n$5\r\nsince\r\n$6\r\n2.8.12\r\n$5\r\nflags\r"
-        "\n*1\r\n+optional\r\n$9\r\narguments\r\n*5\r\n*6\r\n$4\r\nname\r\n$6\r\nnormal\r\n$4\r\ntype\r\n$10"
-        "\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nNORMAL\r\n*8\r\n$4\r\nname\r\n$6\r\nmaster\r\n$4\r\ntype\r\n$"
-        "10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nMASTER\r\n$5\r\nsince\r\n$5\r\n3.2.0\r\n*6\r\n$4\r\nname\r"
-        "\n$5\r\nslave\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nSLAVE\r\n*8\r\n$4\r\nname\r"
-        "\n$7\r\nreplica\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nREPLICA\r\n$5\r\nsince\r"
-        "\n$5\r\n5.0.0\r\n*6\r\n$4\r\nname\r\n$6\r\npubsub\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken"
-        "\r\n$6\r\nPUBSUB\r\n*8\r\n$4\r\nname\r\n$8\r\nusername\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken"
-        "\r\n$4\r\nUSER\r\n$5\r\nflags\r\n*1\r\n+optional\r\n*8\r\n$4\r\nname\r\n$7\r\nip:port\r\n$4\r\ntype"
-        "\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$4\r\nADDR\r\n$5\r\nflags\r\n*1\r\n+optional\r\n*10\r\n$4\r\nname"
-        "\r\n$7\r\nip:port\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$5\r\nLADDR\r\n$5\r\nsince\r\n$5\r"
-        "\n6.2.0\r\n$5\r\nflags\r\n*1\r\n+optional\r\n*8\r\n$4\r\nname\r\n$6\r\nyes/no\r\n$4\r\ntype\r\n$6\r"
-        "\nstring\r\n$5\r\ntoken\r\n$6\r\nSKIPME\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$12\r\nclient|pause\r\n"
-        "*12\r\n$7\r\nsummary\r\n$51\r\nStop processing commands from clients for some time\r\n$5\r\nsince\r"
-        "\n$6\r\n2.9.50\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$7\r\nhisto"
-        "ry\r\n*1\r\n*2\r\n$5\r\n6.2.0\r\n$61\r\n`CLIENT PAUSE WRITE` mode added along with the `mode` option"
-        ".\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4\r\nname\r\n$7\r\ntimeout\r\n$4\r\ntype\r\n$7\r\ninteger\r\n*1"
-        "0\r\n$4\r\nname\r\n$4\r\nmode\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\nfl"
-        "ags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n*6\r\n$4\r\nname\r\n$5\r\nwrite\r\n$4\r\ntype\r\n"
-        "$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nWRITE\r\n*6\r\n$4\r\nname\r\n$3\r\nall\r\n$4\r\ntype\r\n$1"
-        "0\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nALL\r\n$15\r\nclient|no-evict\r\n*10\r\n$7\r\nsummary\r\n$51"
-        "\r\nSet client eviction mode for the current connection\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup"
-        "\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nnam"
-        "e\r\n$7\r\nenabled\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n*6\r\n$4\r\nname\r\n$2\r"
+        "\r\n*8\r\n$4\r\nname\r\n$9\r\nclient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$8\r\nREDIR"
+        "ECT\r\n$5\r\nflags\r\n*1\r\n+optional\r\n*8\r\n$4\r\nname\r\n$6\r\nprefix\r\n$4\r\ntype\r\n$6\r\nstr"
+        "ing\r\n$5\r\ntoken\r\n$6\r\nPREFIX\r\n$5\r\nflags\r\n*3\r\n+optional\r\n+multiple\r\n+multiple_token"
+        "\r\n*8\r\n$4\r\nname\r\n$5\r\nbcast\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nBCAST"
+        "\r\n$5\r\nflags\r\n*1\r\n+optional\r\n*8\r\n$4\r\nname\r\n$5\r\noptin\r\n$4\r\ntype\r\n$10\r\npure-t"
+        "oken\r\n$5\r\ntoken\r\n$5\r\nOPTIN\r\n$5\r\nflags\r\n*1\r\n+optional\r\n*8\r\n$4\r\nname\r\n$6\r\nop"
+        "tout\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nOPTOUT\r\n$5\r\nflags\r\n*1\r\n+opti"
+        "onal\r\n*8\r\n$4\r\nname\r\n$6\r\nnoloop\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\n"
+        "NOLOOP\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$15\r\nclient|no-evict\r\n*10\r\n$7\r\nsummary\r\n$51\r"
+        "\nSet client eviction mode for the current connection\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r"
+        "\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname"
+        "\r\n$7\r\nenabled\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n*6\r\n$4\r\nname\r\n$2\r"
         "\non\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nON\r\n*6\r\n$4\r\nname\r\n$3\r\noff"
-        "\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nOFF\r\n$11\r\nclient|info\r\n*8\r\n$7\r"
-        "\nsummary\r\n$56\r\nReturns information about the current client connection.\r\n$5\r\nsince\r\n$5\r"
-        "\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$14\r\nclient|getn"
-        "ame\r\n*8\r\n$7\r\nsummary\r\n$31\r\nGet the current connection name\r\n$5\r\nsince\r\n$5\r\n2.6.9\r"
-        "\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$15\r\nclient|tracking\r\n*"
-        "10\r\n$7\r\nsummary\r\n$61\r\nEnable or disable server assisted client side caching support\r\n$5\r"
-        "\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$55\r\nO(1). Some"
-        " options may introduce additional complexity.\r\n$9\r\narguments\r\n*7\r\n*6\r\n$4\r\nname\r\n$6\r\n"
-        "status\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n*6\r\n$4\r\nname\r\n$2\r\non\r\n$4\r"
-        "\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nON\r\n*6\r\n$4\r\nname\r\n$3\r\noff\r\n$4\r\ntyp"
-        "e\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nOFF\r\n*8\r\n$4\r\nname\r\n$9\r\nclient-id\r\n$4\r\nt"
-        "ype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$8\r\nREDIRECT\r\n$5\r\nflags\r\n*1\r\n+optional\r\n*8\r\n$4"
-        "\r\nname\r\n$6\r\nprefix\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nPREFIX\r\n$5\r\nflags"
-        "\r\n*3\r\n+optional\r\n+multiple\r\n+multiple_token\r\n*8\r\n$4\r\nname\r\n$5\r\nbcast\r\n$4\r\ntype"
-        "\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nBCAST\r\n$5\r\nflags\r\n*1\r\n+optional\r\n*8\r\n$4\r"
-        "\nname\r\n$5\r\noptin\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nOPTIN\r\n$5\r\nflag"
-        "s\r\n*1\r\n+optional\r\n*8\r\n$4\r\nname\r\n$6\r\noptout\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r"
-        "\ntoken\r\n$6\r\nOPTOUT\r\n$5\r\nflags\r\n*1\r\n+optional\r\n*8\r\n$4\r\nname\r\n$6\r\nnoloop\r\n$4"
-        "\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nNOLOOP\r\n$5\r\nflags\r\n*1\r\n+optional\r\n",
+        "\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nOFF\r\n$14\r\nclient|unpause\r\n*8\r\n$7"
+        "\r\nsummary\r\n$45\r\nResume processing of clients that were paused\r\n$5\r\nsince\r\n$5\r\n6.2.0\r"
+        "\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$44\r\nO(N) Where N is the number of paus"
+        "ed clients\r\n$11\r\nclient|help\r\n*8\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the differ"
+        "ent subcommands\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexi"
+        "ty\r\n$4\r\nO(1)\r\n$9\r\nclient|id\r\n*8\r\n$7\r\nsummary\r\n$48\r\nReturns the client ID for the c"
+        "urrent connection\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomple"
+        "xity\r\n$4\r\nO(1)\r\n$15\r\nclient|getredir\r\n*8\r\n$7\r\nsummary\r\n$55\r\nGet tracking notificat"
+        "ions redirection client ID if any\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection"
+        "\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$14\r\nclient|unblock\r\n*10\r\n$7\r\nsummary\r\n$74\r\nUnblo"
+        "ck a client blocked in a blocking command from a different connection\r\n$5\r\nsince\r\n$5\r\n5.0.0"
+        "\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$52\r\nO(log N) where N is the number o"
+        "f client connections\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4\r\nname\r\n$9\r\nclient-id\r\n$4\r\ntype\r"
+        "\n$7\r\ninteger\r\n*8\r\n$4\r\nname\r\n$13\r\ntimeout_error\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nfl"
+        "ags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n*6\r\n$4\r\nname\r\n$7\r\ntimeout\r\n$4\r\ntype\r"
+        "\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nTIMEOUT\r\n*6\r\n$4\r\nname\r\n$5\r\nerror\r\n$4\r\ntype"
+        "\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nERROR\r\n$11\r\nclient|list\r\n*12\r\n$7\r\nsummary\r"
+        "\n$34\r\nGet the list of client connections\r\n$5\r\nsince\r\n$5\r\n2.4.0\r\n$5\r\ngroup\r\n$10\r\nc"
+        "onnection\r\n$10\r\ncomplexity\r\n$48\r\nO(N) where N is the number of client connections\r\n$7\r\nh"
+        "istory\r\n*6\r\n*2\r\n$6\r\n2.8.12\r\n$31\r\nAdded unique client `id` field.\r\n*2\r\n$5\r\n5.0.0\r"
+        "\n$29\r\nAdded optional `TYPE` filter.\r\n*2\r\n$5\r\n6.0.0\r\n$19\r\nAdded `user` field.\r\n*2\r\n$"
+        "5\r\n6.2.0\r\n$85\r\nAdded `argv-mem`, `tot-mem`, `laddr` and `redir` fields and the optional `ID` f"
+        "ilter.\r\n*2\r\n$5\r\n7.0.0\r\n$50\r\nAdded `resp`, `multi-mem`, `rbs` and `rbp` fields.\r\n*2\r\n$5"
+        "\r\n7.0.3\r\n$19\r\nAdded `ssub` field.\r\n$9\r\narguments\r\n*2\r\n*12\r\n$4\r\nname\r\n$28\r\nnorm"
+        "al_master_replica_pubsub\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\ntoken\r\n$4\r\nTYPE\r\n$5\r\nsince\r"
+        "\n$5\r\n5.0.0\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*4\r\n*6\r\n$4\r\nname\r\n$6\r"
+        "\nnormal\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nNORMAL\r\n*6\r\n$4\r\nname\r\n$6"
+        "\r\nmaster\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nMASTER\r\n*6\r\n$4\r\nname\r\n"
+        "$7\r\nreplica\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nREPLICA\r\n*6\r\n$4\r\nname"
+        "\r\n$6\r\npubsub\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nPUBSUB\r\n*12\r\n$4\r\nn"
+        "ame\r\n$2\r\nid\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$2\r\nID\r\n$5\r\nsince\r\n$5\r\n6.2."
+        "0\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$9\r\nclient-id"
+        "\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n$12\r\nclient|reply\r\n*10\r\n$"
+        "7\r\nsummary\r\n$48\r\nInstruct the server whether to reply to commands\r\n$5\r\nsince\r\n$5\r\n3.2."
+        "0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r"
+        "\n*6\r\n$4\r\nname\r\n$11\r\non_off_skip\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*3\r\n*6"
+        "\r\n$4\r\nname\r\n$2\r\non\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nON\r\n*6\r\n$4"
+        "\r\nname\r\n$3\r\noff\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nOFF\r\n*6\r\n$4\r\n"
+        "name\r\n$4\r\nskip\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\nSKIP\r\n$11\r\nclient|"
+        "info\r\n*8\r\n$7\r\nsummary\r\n$56\r\nReturns information about the current client connection.\r\n$5"
+        "\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$"
+        "14\r\nclient|getname\r\n*8\r\n$7\r\nsummary\r\n$31\r\nGet the current connection name\r\n$5\r\nsince"
+        "\r\n$5\r\n2.6.9\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
      "%5\r\n$7\r\nsummary\r\n$42\r\nA container for client connection commands\r\n$5\r\nsince\r\n$5\r\n2.4"
         ".0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$22\r\nDepends on subcommand.\r\n$11"
-        "\r\nsubcommands\r\n%16\r\n$11\r\nclient|list\r\n%6\r\n$7\r\nsummary\r\n$34\r\nGet the list of client"
-        " connections\r\n$5\r\nsince\r\n$5\r\n2.4.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity"
-        "\r\n$48\r\nO(N) where N is the number of client connections\r\n$7\r\nhistory\r\n~6\r\n*2\r\n$6\r\n2."
-        "8.12\r\n$31\r\nAdded unique client `id` field.\r\n*2\r\n$5\r\n5.0.0\r\n$29\r\nAdded optional `TYPE` "
-        "filter.\r\n*2\r\n$5\r\n6.0.0\r\n$19\r\nAdded `user` field.\r\n*2\r\n$5\r\n6.2.0\r\n$85\r\nAdded `arg"
-        "v-mem`, `tot-mem`, `laddr` and `redir` fields and the optional `ID` filter.\r\n*2\r\n$5\r\n7.0.0\r\n"
-        "$50\r\nAdded `resp`, `multi-mem`, `rbs` and `rbp` fields.\r\n*2\r\n$5\r\n7.0.3\r\n$19\r\nAdded `ssub"
-        "` field.\r\n$9\r\narguments\r\n*2\r\n%6\r\n$4\r\nname\r\n$28\r\nnormal_master_replica_pubsub\r\n$4\r"
-        "\ntype\r\n$5\r\noneof\r\n$5\r\ntoken\r\n$4\r\nTYPE\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\nflags\r\n~"
-        "1\r\n+optional\r\n$9\r\narguments\r\n*4\r\n%3\r\n$4\r\nname\r\n$6\r\nnormal\r\n$4\r\ntype\r\n$10\r\n"
-        "pure-token\r\n$5\r\ntoken\r\n$6\r\nNORMAL\r\n%3\r\n$4\r\nname\r\n$6\r\nmaster\r\n$4\r\ntype\r\n$10\r"
-        "\npure-token\r\n$5\r\ntoken\r\n$6\r\nMASTER\r\n%3\r\n$4\r\nname\r\n$7\r\nreplica\r\n$4\r\ntype\r\n$1"
-        "0\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nREPLICA\r\n%3\r\n$4\r\nname\r\n$6\r\npubsub\r\n$4\r\ntype\r"
-        "\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nPUBSUB\r\n%6\r\n$4\r\nname\r\n$2\r\nid\r\n$4\r\ntype\r\n"
-        "$5\r\nblock\r\n$5\r\ntoken\r\n$2\r\nID\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n~1\r\n+option"
-        "al\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$9\r\nclient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r"
-        "\n$5\r\nflags\r\n~1\r\n+multiple\r\n$14\r\nclient|setname\r\n%5\r\n$7\r\nsummary\r\n$31\r\nSet the c"
-        "urrent connection name\r\n$5\r\nsince\r\n$5\r\n2.6.9\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\nc"
-        "omplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$15\r\nconnection-name\r\n$4"
-        "\r\ntype\r\n$6\r\nstring\r\n$14\r\nclient|caching\r\n%5\r\n$7\r\nsummary\r\n$66\r\nInstruct the serv"
-        "er about tracking or not keys in the next request\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$1"
+        "\r\nsubcommands\r\n%16\r\n$14\r\nclient|setname\r\n%5\r\n$7\r\nsummary\r\n$31\r\nSet the current con"
+        "nection name\r\n$5\r\nsince\r\n$5\r\n2.6.9\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity"
+        "\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$15\r\nconnection-name\r\n$4\r\ntype"
+        "\r\n$6\r\nstring\r\n$12\r\nclient|pause\r\n%6\r\n$7\r\nsummary\r\n$51\r\nStop processing commands fr"
+        "om clients for some time\r\n$5\r\nsince\r\n$6\r\n2.9.50\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r"
+        "\ncomplexity\r\n$4\r\nO(1)\r\n$7\r\nhistory\r\n~1\r\n*2\r\n$5\r\n6.2.0\r\n$61\r\n`CLIENT PAUSE WRITE"
+        "` mode added along with the `mode` option.\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$7\r\ntim"
+        "eout\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%5\r\n$4\r\nname\r\n$4\r\nmode\r\n$4\r\ntype\r\n$5\r\noneof\r"
+        "\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4"
+        "\r\nname\r\n$5\r\nwrite\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nWRITE\r\n%3\r\n$4"
+        "\r\nname\r\n$3\r\nall\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nALL\r\n$14\r\nclien"
+        "t|caching\r\n%5\r\n$7\r\nsummary\r\n$66\r\nInstruct the server about tracking or not keys in the nex"
+        "t request\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n"
+        "$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$4\r\nmode\r\n$4\r\ntype\r\n$5\r\noneof\r"
+        "\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nyes\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r"
+        "\ntoken\r\n$3\r\nYES\r\n%3\r\n$4\r\nname\r\n$2\r\nno\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntok"
+        "en\r\n$2\r\nNO\r\n$19\r\nclient|trackinginfo\r\n%4\r\n$7\r\nsummary\r\n$87\r\nReturn information abo"
+        "ut server assisted client side caching for the current connection\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$"
+        "5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$11\r\nclient|kill\r\n%6\r\n$7"
+        "\r\nsummary\r\n$31\r\nKill the connection of a client\r\n$5\r\nsince\r\n$5\r\n2.4.0\r\n$5\r\ngroup\r"
+        "\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$48\r\nO(N) where N is the number of client connections"
+        "\r\n$7\r\nhistory\r\n~5\r\n*2\r\n$6\r\n2.8.12\r\n$24\r\nAdded new filter format.\r\n*2\r\n$6\r\n2.8."
+        "12\r\n$12\r\n`ID` option.\r\n*2\r\n$5\r\n3.2.0\r\n$41\r\nAdded `master` type in for `TYPE` option.\r"
+        "\n*2\r\n$5\r\n5.0.0\r\n$91\r\nReplaced `slave` `TYPE` with `replica`. `slave` still supported for ba"
+        "ckward compatibility.\r\n*2\r\n$5\r\n6.2.0\r\n$15\r\n`LADDR` option.\r\n$9\r\narguments\r\n*1\r\n%3"
+        "\r\n$4\r\nname\r\n$6\r\nfilter\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\n"
+        "name\r\n$7\r\nip:port\r\n$4\r\ntype\r\n$6\r\nstring\r\n$16\r\ndeprecated_since\r\n$6\r\n2.8.12\r\n%4"
+        "\r\n$4\r\nname\r\n$10\r\nnew-format\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n~1\r\n+multiple\r"
+        "\n$9\r\narguments\r\n*6\r\n%5\r\n$4\r\nname\r\n$9\r\nclient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5"
+        "\r\ntoken\r\n$2\r\nID\r\n$5\r\nsince\r\n$6\r\n2.8.12\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%6\r\n$4\r"
+        "\nname\r\n$26\r\nnormal_master_slave_pubsub\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\ntoken\r\n$4\r\nTYP"
+        "E\r\n$5\r\nsince\r\n$6\r\n2.8.12\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*5\r\n%3\r"
+        "\n$4\r\nname\r\n$6\r\nnormal\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nNORMAL\r\n%4"
+        "\r\n$4\r\nname\r\n$6\r\nmaster\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nMASTER\r\n"
+        "$5\r\nsince\r\n$5\r\n3.2.0\r\n%3\r\n$4\r\nname\r\n$5\r\nslave\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$5\r\nSLAVE\r\n%4\r\n$4\r\nname\r\n$7\r\nreplica\r\n$4\r\ntype\r\n$10\r\npure-token\r"
+        "\n$5\r\ntoken\r\n$7\r\nREPLICA\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n%3\r\n$4\r\nname\r\n$6\r\npubsub\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nPUBSUB\r\n%4\r\n$4\r\nname\r\n$8\r\nusername"
+        "\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$4\r\nUSER\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4"
+        "\r\n$4\r\nname\r\n$7\r\nip:port\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$4\r\nADDR\r\n$5\r\n"
+        "flags\r\n~1\r\n+optional\r\n%5\r\n$4\r\nname\r\n$7\r\nip:port\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r"
+        "\ntoken\r\n$5\r\nLADDR\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r"
+        "\nname\r\n$6\r\nyes/no\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nSKIPME\r\n$5\r\nflags\r"
+        "\n~1\r\n+optional\r\n$15\r\nclient|tracking\r\n%5\r\n$7\r\nsummary\r\n$61\r\nEnable or disable serve"
+        "r assisted client side caching support\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$10\r\nconnec"
+        "tion\r\n$10\r\ncomplexity\r\n$55\r\nO(1). Some options may introduce additional complexity.\r\n$9\r"
+        "\narguments\r\n*7\r\n%3\r\n$4\r\nname\r\n$6\r\nstatus\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\nargument"
+        "s\r\n*2\r\n%3\r\n$4\r\nname\r\n$2\r\non\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nO"
+        "N\r\n%3\r\n$4\r\nname\r\n$3\r\noff\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nOFF\r"
+        "\n%4\r\n$4\r\nname\r\n$9\r\nclient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$8\r\nREDIREC"
+        "T\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$6\r\nprefix\r\n$4\r\ntype\r\n$6\r\nstrin"
+        "g\r\n$5\r\ntoken\r\n$6\r\nPREFIX\r\n$5\r\nflags\r\n~3\r\n+optional\r\n+multiple\r\n+multiple_token\r"
+        "\n%4\r\n$4\r\nname\r\n$5\r\nbcast\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nBCAST\r"
+        "\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$5\r\noptin\r\n$4\r\ntype\r\n$10\r\npure-tok"
+        "en\r\n$5\r\ntoken\r\n$5\r\nOPTIN\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$6\r\nopto"
+        "ut\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nOPTOUT\r\n$5\r\nflags\r\n~1\r\n+option"
+        "al\r\n%4\r\n$4\r\nname\r\n$6\r\nnoloop\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nNO"
+        "LOOP\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$15\r\nclient|no-evict\r\n%5\r\n$7\r\nsummary\r\n$51\r\nSe"
+        "t client eviction mode for the current connection\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$1"
         "0\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$"
-        "4\r\nmode\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nyes\r\n"
-        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nYES\r\n%3\r\n$4\r\nname\r\n$2\r\nno\r\n$4\r"
-        "\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nNO\r\n$14\r\nclient|unblock\r\n%5\r\n$7\r\nsumma"
-        "ry\r\n$74\r\nUnblock a client blocked in a blocking command from a different connection\r\n$5\r\nsin"
-        "ce\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$52\r\nO(log N) where "
-        "N is the number of client connections\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$9\r\nclient-i"
-        "d\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n$13\r\ntimeout_error\r\n$4\r\ntype\r\n$5\r\n"
-        "oneof\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$7\r\ntimeou"
-        "t\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nTIMEOUT\r\n%3\r\n$4\r\nname\r\n$5\r\ner"
-        "ror\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nERROR\r\n$9\r\nclient|id\r\n%4\r\n$7"
-        "\r\nsummary\r\n$48\r\nReturns the client ID for the current connection\r\n$5\r\nsince\r\n$5\r\n5.0.0"
-        "\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$11\r\nclient|help\r\n%4"
-        "\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5\r"
-        "\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$19\r\nclient|trac"
-        "kinginfo\r\n%4\r\n$7\r\nsummary\r\n$87\r\nReturn information about server assisted client side cachi"
-        "ng for the current connection\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$"
-        "10\r\ncomplexity\r\n$4\r\nO(1)\r\n$14\r\nclient|unpause\r\n%4\r\n$7\r\nsummary\r\n$45\r\nResume proc"
-        "essing of clients that were paused\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection"
-        "\r\n$10\r\ncomplexity\r\n$44\r\nO(N) Where N is the number of paused clients\r\n$12\r\nclient|reply"
-        "\r\n%5\r\n$7\r\nsummary\r\n$48\r\nInstruct the server whether to reply to commands\r\n$5\r\nsince\r"
-        "\n$5\r\n3.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\nargume"
-        "nts\r\n*1\r\n%3\r\n$4\r\nname\r\n$11\r\non_off_skip\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments"
-        "\r\n*3\r\n%3\r\n$4\r\nname\r\n$2\r\non\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nON"
-        "\r\n%3\r\n$4\r\nname\r\n$3\r\noff\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nOFF\r\n"
-        "%3\r\n$4\r\nname\r\n$4\r\nskip\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\nSKIP\r\n$1"
-        "5\r\nclient|getredir\r\n%4\r\n$7\r\nsummary\r\n$55\r\nGet tracking notifications redirection client "
-        "ID if any\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n"
-        "$4\r\nO(1)\r\n$11\r\nclient|kill\r\n%6\r\n$7\r\nsummary\r\n$31\r\nKill the connection of a client\r"
-        "\n$5\r\nsince\r\n$5\r\n2.4.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$48\r\nO(N)"
-        " where N is the number of client connections\r\n$7\r\nhistory\r\n~5\r\n*2\r\n$6\r\n2.8.12\r\n$24\r\n"
-        "Added new filter format.\r\n*2\r\n$6\r\n2.8.12\r\n$12\r\n`ID` option.\r\n*2\r\n$5\r\n3.2.0\r\n$41\r"
-        "\nAdded `master` type in for `TYPE` option.\r\n*2\r\n$5\r\n5.0.0\r\n$91\r\nReplaced `slave` `TYPE` w"
-        "ith `replica`. `slave` still supported for backward compatibility.\r\n*2\r\n$5\r\n6.2.0\r\n$15\r\n`L"
-        "ADDR` option.\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$6\r\nfilter\r\n$4\r\ntype\r\n$5\r\non"
-        "eof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$7\r\nip:port\r\n$4\r\ntype\r\n$6\r\nstring\r\n$"
-        "16\r\ndeprecated_since\r\n$6\r\n2.8.12\r\n%4\r\n$4\r\nname\r\n$10\r\nnew-format\r\n$4\r\ntype\r\n$5"
-        "\r\noneof\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n$9\r\narguments\r\n*6\r\n%5\r\n$4\r\nname\r\n$9\r\ncl"
-        "ient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$2\r\nID\r\n$5\r\nsince\r\n$6\r\n2.8.12\r\n"
-        "$5\r\nflags\r\n~1\r\n+optional\r\n%6\r\n$4\r\nname\r\n$26\r\nnormal_master_slave_pubsub\r\n$4\r\ntyp"
-        "e\r\n$5\r\noneof\r\n$5\r\ntoken\r\n$4\r\nTYPE\r\n$5\r\nsince\r\n$6\r\n2.8.12\r\n$5\r\nflags\r\n~1\r"
-        "\n+optional\r\n$9\r\narguments\r\n*5\r\n%3\r\n$4\r\nname\r\n$6\r\nnormal\r\n$4\r\ntype\r\n$10\r\npur"
-        "e-token\r\n$5\r\ntoken\r\n$6\r\nNORMAL\r\n%4\r\n$4\r\nname\r\n$6\r\nmaster\r\n$4\r\ntype\r\n$10\r\np"
-        "ure-token\r\n$5\r\ntoken\r\n$6\r\nMASTER\r\n$5\r\nsince\r\n$5\r\n3.2.0\r\n%3\r\n$4\r\nname\r\n$5\r\n"
-        "slave\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nSLAVE\r\n%4\r\n$4\r\nname\r\n$7\r\n"
-        "replica\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nREPLICA\r\n$5\r\nsince\r\n$5\r\n5"
-        ".0.0\r\n%3\r\n$4\r\nname\r\n$6\r\npubsub\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\n"
-        "PUBSUB\r\n%4\r\n$4\r\nname\r\n$8\r\nusername\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$4\r\nU"
-        "SER\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$7\r\nip:port\r\n$4\r\ntype\r\n$6\r\nst"
-        "ring\r\n$5\r\ntoken\r\n$4\r\nADDR\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%5\r\n$4\r\nname\r\n$7\r\nip:"
-        "port\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$5\r\nLADDR\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5"
-        "\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$6\r\nyes/no\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5"
-        "\r\ntoken\r\n$6\r\nSKIPME\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$12\r\nclient|pause\r\n%6\r\n$7\r\nsu"
-        "mmary\r\n$51\r\nStop processing commands from clients for some time\r\n$5\r\nsince\r\n$6\r\n2.9.50\r"
-        "\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$7\r\nhistory\r\n~1\r\n*2\r"
-        "\n$5\r\n6.2.0\r\n$61\r\n`CLIENT PAUSE WRITE` mode added along with the `mode` option.\r\n$9\r\nargum"
-        "ents\r\n*2\r\n%2\r\n$4\r\nname\r\n$7\r\ntimeout\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%5\r\n$4\r\nname\r"
-        "\n$4\r\nmode\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n~1\r\n+opt"
-        "ional\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$5\r\nwrite\r\n$4\r\ntype\r\n$10\r\npure-token"
-        "\r\n$5\r\ntoken\r\n$5\r\nWRITE\r\n%3\r\n$4\r\nname\r\n$3\r\nall\r\n$4\r\ntype\r\n$10\r\npure-token\r"
-        "\n$5\r\ntoken\r\n$3\r\nALL\r\n$15\r\nclient|no-evict\r\n%5\r\n$7\r\nsummary\r\n$51\r\nSet client evi"
-        "ction mode for the current connection\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$10\r\nconnect"
-        "ion\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$7\r\nenabled"
-        "\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$2\r\non\r\n$4\r\ntype"
-        "\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nON\r\n%3\r\n$4\r\nname\r\n$3\r\noff\r\n$4\r\ntype\r\n$"
-        "10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nOFF\r\n$11\r\nclient|info\r\n%4\r\n$7\r\nsummary\r\n$56\r\n"
-        "Returns information about the current client connection.\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngrou"
-        "p\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$14\r\nclient|getname\r\n%4\r\n$7\r\nsu"
-        "mmary\r\n$31\r\nGet the current connection name\r\n$5\r\nsince\r\n$5\r\n2.6.9\r\n$5\r\ngroup\r\n$10"
-        "\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$15\r\nclient|tracking\r\n%5\r\n$7\r\nsummary\r"
-        "\n$61\r\nEnable or disable server assisted client side caching support\r\n$5\r\nsince\r\n$5\r\n6.0.0"
-        "\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$55\r\nO(1). Some options may introduce"
-        " additional complexity.\r\n$9\r\narguments\r\n*7\r\n%3\r\n$4\r\nname\r\n$6\r\nstatus\r\n$4\r\ntype\r"
-        "\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$2\r\non\r\n$4\r\ntype\r\n$10\r\npure-"
-        "token\r\n$5\r\ntoken\r\n$2\r\nON\r\n%3\r\n$4\r\nname\r\n$3\r\noff\r\n$4\r\ntype\r\n$10\r\npure-token"
-        "\r\n$5\r\ntoken\r\n$3\r\nOFF\r\n%4\r\n$4\r\nname\r\n$9\r\nclient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r"
-        "\n$5\r\ntoken\r\n$8\r\nREDIRECT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$6\r\nprefi"
-        "x\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nPREFIX\r\n$5\r\nflags\r\n~3\r\n+optional\r\n"
-        "+multiple\r\n+multiple_token\r\n%4\r\n$4\r\nname\r\n$5\r\nbcast\r\n$4\r\ntype\r\n$10\r\npure-token\r"
-        "\n$5\r\ntoken\r\n$5\r\nBCAST\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$5\r\noptin\r"
-        "\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nOPTIN\r\n$5\r\nflags\r\n~1\r\n+optional\r"
-        "\n%4\r\n$4\r\nname\r\n$6\r\noptout\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nOPTOUT"
-        "\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$6\r\nnoloop\r\n$4\r\ntype\r\n$10\r\npure-"
-        "token\r\n$5\r\ntoken\r\n$6\r\nNOLOOP\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"},
-    {"client|list", -2, "admin slow dangerous connection", 1,
-     "*10\r\n$11\r\nclient|list\r\n:-2\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:"
-        "0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n*1\r\n$23\r\nnondeterministic_output"
-        "\r\n*0\r\n*0\r\n",
-     "*10\r\n$11\r\nclient|list\r\n:-2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:"
-        "0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n~1\r\n$23\r\nnondeterministic_output"
-        "\r\n~0\r\n~0\r\n",
-     "*12\r\n$7\r\nsummary\r\n$34\r\nGet the list of client connections\r\n$5\r\nsince\r\n$5\r\n2.4.0\r\n$"
-        "5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$48\r\nO(N) where N is the number of client "
-        "connections\r\n$7\r\nhistory\r\n*6\r\n*2\r\n$6\r\n2.8.12\r\n$31\r\nAdded unique client `id` field.\r"
-        "\n*2\r\n$5\r\n5.0.0\r\n$29\r\nAdded optional `TYPE` filter.\r\n*2\r\n$5\r\n6.0.0\r\n$19\r\nAdded `us"
-        "er` field.\r\n*2\r\n$5\r\n6.2.0\r\n$85\r\nAdded `argv-mem`, `tot-mem`, `laddr` and `redir` fields an"
-        "d the optional `ID` filter.\r\n*2\r\n$5\r\n7.0.0\r\n$50\r\nAdded `resp`, `multi-mem`, `rbs` and `rbp"
-        "` fields.\r\n*2\r\n$5\r\n7.0.3\r\n$19\r\nAdded `ssub` field.\r\n$9\r\narguments\r\n*2\r\n*12\r\n$4\r"
-        "\nname\r\n$28\r\nnormal_master_replica_pubsub\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\ntoken\r\n$4\r\nT"
-        "YPE\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*4\r\n*6\r"
-        "\n$4\r\nname\r\n$6\r\nnormal\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nNORMAL\r\n*6"
-        "\r\n$4\r\nname\r\n$6\r\nmaster\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nMASTER\r\n"
-        "*6\r\n$4\r\nname\r\n$7\r\nreplica\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nREPLICA"
-        "\r\n*6\r\n$4\r\nname\r\n$6\r\npubsub\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nPUBS"
-        "UB\r\n*12\r\n$4\r\nname\r\n$2\r\nid\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$2\r\nID\r\n$5\r"
-        "\nsince\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nnam"
-        "e\r\n$9\r\nclient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n",
-     "%6\r\n$7\r\nsummary\r\n$34\r\nGet the list of client connections\r\n$5\r\nsince\r\n$5\r\n2.4.0\r\n$5"
-        "\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$48\r\nO(N) where N is the number of client c"
-        "onnections\r\n$7\r\nhistory\r\n~6\r\n*2\r\n$6\r\n2.8.12\r\n$31\r\nAdded unique client `id` field.\r"
-        "\n*2\r\n$5\r\n5.0.0\r\n$29\r\nAdded optional `TYPE` filter.\r\n*2\r\n$5\r\n6.0.0\r\n$19\r\nAdded `us"
-        "er` field.\r\n*2\r\n$5\r\n6.2.0\r\n$85\r\nAdded `argv-mem`, `tot-mem`, `laddr` and `redir` fields an"
-        "d the optional `ID` filter.\r\n*2\r\n$5\r\n7.0.0\r\n$50\r\nAdded `resp`, `multi-mem`, `rbs` and `rbp"
-        "` fields.\r\n*2\r\n$5\r\n7.0.3\r\n$19\r\nAdded `ssub` field.\r\n$9\r\narguments\r\n*2\r\n%6\r\n$4\r"
-        "\nname\r\n$28\r\nnormal_master_replica_pubsub\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\ntoken\r\n$4\r\nT"
-        "YPE\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*4\r\n%3\r"
-        "\n$4\r\nname\r\n$6\r\nnormal\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nNORMAL\r\n%3"
-        "\r\n$4\r\nname\r\n$6\r\nmaster\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nMASTER\r\n"
-        "%3\r\n$4\r\nname\r\n$7\r\nreplica\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nREPLICA"
-        "\r\n%3\r\n$4\r\nname\r\n$6\r\npubsub\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nPUBS"
-        "UB\r\n%6\r\n$4\r\nname\r\n$2\r\nid\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$2\r\nID\r\n$5\r\n"
-        "since\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname"
-        "\r\n$9\r\nclient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n"},
+        "7\r\nenabled\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$2\r\non\r"
+        "\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nON\r\n%3\r\n$4\r\nname\r\n$3\r\noff\r\n$4"
+        "\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nOFF\r\n$14\r\nclient|unpause\r\n%4\r\n$7\r\nsu"
+        "mmary\r\n$45\r\nResume processing of clients that were paused\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r"
+        "\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$44\r\nO(N) Where N is the number of paused cli"
+        "ents\r\n$11\r\nclient|help\r\n%4\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different su"
+        "bcommands\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n"
+        "$4\r\nO(1)\r\n$9\r\nclient|id\r\n%4\r\n$7\r\nsummary\r\n$48\r\nReturns the client ID for the current"
+        " connection\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r"
+        "\n$4\r\nO(1)\r\n$15\r\nclient|getredir\r\n%4\r\n$7\r\nsummary\r\n$55\r\nGet tracking notifications r"
+        "edirection client ID if any\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10"
+        "\r\ncomplexity\r\n$4\r\nO(1)\r\n$14\r\nclient|unblock\r\n%5\r\n$7\r\nsummary\r\n$74\r\nUnblock a cli"
+        "ent blocked in a blocking command from a different connection\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r"
+        "\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$52\r\nO(log N) where N is the number of client"
+        " connections\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$9\r\nclient-id\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n%4\r\n$4\r\nname\r\n$13\r\ntimeout_error\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n~"
+        "1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$7\r\ntimeout\r\n$4\r\ntype\r\n$10\r"
+        "\npure-token\r\n$5\r\ntoken\r\n$7\r\nTIMEOUT\r\n%3\r\n$4\r\nname\r\n$5\r\nerror\r\n$4\r\ntype\r\n$10"
+        "\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nERROR\r\n$11\r\nclient|list\r\n%6\r\n$7\r\nsummary\r\n$34\r\n"
+        "Get the list of client connections\r\n$5\r\nsince\r\n$5\r\n2.4.0\r\n$5\r\ngroup\r\n$10\r\nconnection"
+        "\r\n$10\r\ncomplexity\r\n$48\r\nO(N) where N is the number of client connections\r\n$7\r\nhistory\r"
+        "\n~6\r\n*2\r\n$6\r\n2.8.12\r\n$31\r\nAdded unique client `id` field.\r\n*2\r\n$5\r\n5.0.0\r\n$29\r\n"
+        "Added optional `TYPE` filter.\r\n*2\r\n$5\r\n6.0.0\r\n$19\r\nAdded `user` field.\r\n*2\r\n$5\r\n6.2."
+        "0\r\n$85\r\nAdded `argv-mem`, `tot-mem`, `laddr` and `redir` fields and the optional `ID` filter.\r"
+        "\n*2\r\n$5\r\n7.0.0\r\n$50\r\nAdded `resp`, `multi-mem`, `rbs` and `rbp` fields.\r\n*2\r\n$5\r\n7.0."
+        "3\r\n$19\r\nAdded `ssub` field.\r\n$9\r\narguments\r\n*2\r\n%6\r\n$4\r\nname\r\n$28\r\nnormal_master"
+        "_replica_pubsub\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\ntoken\r\n$4\r\nTYPE\r\n$5\r\nsince\r\n$5\r\n5."
+        "0.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*4\r\n%3\r\n$4\r\nname\r\n$6\r\nnormal\r"
+        "\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nNORMAL\r\n%3\r\n$4\r\nname\r\n$6\r\nmaster"
+        "\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nMASTER\r\n%3\r\n$4\r\nname\r\n$7\r\nrepl"
+        "ica\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nREPLICA\r\n%3\r\n$4\r\nname\r\n$6\r\n"
+        "pubsub\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nPUBSUB\r\n%6\r\n$4\r\nname\r\n$2\r"
+        "\nid\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$2\r\nID\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\n"
+        "flags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$9\r\nclient-id\r\n$4\r\nty"
+        "pe\r\n$7\r\ninteger\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n$12\r\nclient|reply\r\n%5\r\n$7\r\nsummary"
+        "\r\n$48\r\nInstruct the server whether to reply to commands\r\n$5\r\nsince\r\n$5\r\n3.2.0\r\n$5\r\ng"
+        "roup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r"
+        "\nname\r\n$11\r\non_off_skip\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*3\r\n%3\r\n$4\r\nna"
+        "me\r\n$2\r\non\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nON\r\n%3\r\n$4\r\nname\r\n"
+        "$3\r\noff\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nOFF\r\n%3\r\n$4\r\nname\r\n$4\r"
+        "\nskip\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\nSKIP\r\n$11\r\nclient|info\r\n%4\r"
+        "\n$7\r\nsummary\r\n$56\r\nReturns information about the current client connection.\r\n$5\r\nsince\r"
+        "\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$14\r\nclien"
+        "t|getname\r\n%4\r\n$7\r\nsummary\r\n$31\r\nGet the current connection name\r\n$5\r\nsince\r\n$5\r\n2"
+        ".6.9\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
     {"client|setname", 3, "slow connection", 1,
      "*10\r\n$14\r\nclient|setname\r\n:3\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2"
         "\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
@@ -629,6 +545,27 @@ const SentinelCommandInfo sentinelCommandTable[] = {
      "%5\r\n$7\r\nsummary\r\n$31\r\nSet the current connection name\r\n$5\r\nsince\r\n$5\r\n2.6.9\r\n$5\r"
         "\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4"
         "\r\nname\r\n$15\r\nconnection-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
+    {"client|pause", -3, "admin slow dangerous connection", 1,
+     "*10\r\n$12\r\nclient|pause\r\n:-3\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n"
+        ":0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$12\r\nclient|pause\r\n:-3\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n"
+        ":0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
+     "*12\r\n$7\r\nsummary\r\n$51\r\nStop processing commands from clients for some time\r\n$5\r\nsince\r"
+        "\n$6\r\n2.9.50\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$7\r\nhisto"
+        "ry\r\n*1\r\n*2\r\n$5\r\n6.2.0\r\n$61\r\n`CLIENT PAUSE WRITE` mode added along with the `mode` option"
+        ".\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4\r\nname\r\n$7\r\ntimeout\r\n$4\r\ntype\r\n$7\r\ninteger\r\n*1"
+        "0\r\n$4\r\nname\r\n$4\r\nmode\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\nfl"
+        "ags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n*6\r\n$4\r\nname\r\n$5\r\nwrite\r\n$4\r\ntype\r\n"
+        "$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nWRITE\r\n*6\r\n$4\r\nname\r\n$3\r\nall\r\n$4\r\ntype\r\n$1"
+        "0\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nALL\r\n",
+     "%6\r\n$7\r\nsummary\r\n$51\r\nStop processing commands from clients for some time\r\n$5\r\nsince\r\n"
+        "$6\r\n2.9.50\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$7\r\nhistory"
+        "\r\n~1\r\n*2\r\n$5\r\n6.2.0\r\n$61\r\n`CLIENT PAUSE WRITE` mode added along with the `mode` option."
+        "\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$7\r\ntimeout\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%5"
+        "\r\n$4\r\nname\r\n$4\r\nmode\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\nfla"
+        "gs\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$5\r\nwrite\r\n$4\r\ntype\r\n$"
+        "10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nWRITE\r\n%3\r\n$4\r\nname\r\n$3\r\nall\r\n$4\r\ntype\r\n$10"
+        "\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nALL\r\n"},
     {"client|caching", 3, "slow connection", 1,
      "*10\r\n$14\r\nclient|caching\r\n:3\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2"
         "\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
@@ -646,43 +583,6 @@ const SentinelCommandInfo sentinelCommandTable[] = {
         "ments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nyes\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3"
         "\r\nYES\r\n%3\r\n$4\r\nname\r\n$2\r\nno\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nN"
         "O\r\n"},
-    {"client|unblock", -3, "admin slow dangerous connection", 1,
-     "*10\r\n$14\r\nclient|unblock\r\n:-3\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
-        "\n:0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$14\r\nclient|unblock\r\n:-3\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
-        "\n:0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$74\r\nUnblock a client blocked in a blocking command from a different conne"
-        "ction\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$52"
-        "\r\nO(log N) where N is the number of client connections\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4\r\nnam"
-        "e\r\n$9\r\nclient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r\n*8\r\n$4\r\nname\r\n$13\r\ntimeout_error\r\n$"
-        "4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n*6\r\n$4\r\nn"
-        "ame\r\n$7\r\ntimeout\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nTIMEOUT\r\n*6\r\n$4"
-        "\r\nname\r\n$5\r\nerror\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nERROR\r\n",
-     "%5\r\n$7\r\nsummary\r\n$74\r\nUnblock a client blocked in a blocking command from a different connec"
-        "tion\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$52\r"
-        "\nO(log N) where N is the number of client connections\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname"
-        "\r\n$9\r\nclient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n$13\r\ntimeout_error\r\n$4"
-        "\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nna"
-        "me\r\n$7\r\ntimeout\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nTIMEOUT\r\n%3\r\n$4\r"
-        "\nname\r\n$5\r\nerror\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nERROR\r\n"},
-    {"client|id", 2, "slow connection", 1,
-     "*10\r\n$9\r\nclient|id\r\n:2\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@s"
-        "low\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$9\r\nclient|id\r\n:2\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@s"
-        "low\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
-     "*8\r\n$7\r\nsummary\r\n$48\r\nReturns the client ID for the current connection\r\n$5\r\nsince\r\n$5"
-        "\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
-     "%4\r\n$7\r\nsummary\r\n$48\r\nReturns the client ID for the current connection\r\n$5\r\nsince\r\n$5"
-        "\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
-    {"client|help", 2, "slow connection", 1,
-     "*10\r\n$11\r\nclient|help\r\n:2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@c"
-        "onnection\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$11\r\nclient|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@c"
-        "onnection\r\n~0\r\n~0\r\n~0\r\n",
-     "*8\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5"
-        "\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
-     "%4\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5"
-        "\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
     {"client|trackinginfo", 2, "slow connection", 1,
      "*10\r\n$19\r\nclient|trackinginfo\r\n:2\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r"
         "\n*2\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
@@ -694,43 +594,6 @@ const SentinelCommandInfo sentinelCommandTable[] = {
      "%4\r\n$7\r\nsummary\r\n$87\r\nReturn information about server assisted client side caching for the c"
         "urrent connection\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomple"
         "xity\r\n$4\r\nO(1)\r\n"},
-    {"client|unpause", 2, "admin slow dangerous connection", 1,
-     "*10\r\n$14\r\nclient|unpause\r\n:2\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
-        "\n:0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$14\r\nclient|unpause\r\n:2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
-        "\n:0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
-     "*8\r\n$7\r\nsummary\r\n$45\r\nResume processing of clients that were paused\r\n$5\r\nsince\r\n$5\r\n"
-        "6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$44\r\nO(N) Where N is the number "
-        "of paused clients\r\n",
-     "%4\r\n$7\r\nsummary\r\n$45\r\nResume processing of clients that were paused\r\n$5\r\nsince\r\n$5\r\n"
-        "6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$44\r\nO(N) Where N is the number "
-        "of paused clients\r\n"},
-    {"client|reply", 3, "slow connection", 1,
-     "*10\r\n$12\r\nclient|reply\r\n:3\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r"
-        "\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$12\r\nclient|reply\r\n:3\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r"
-        "\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$48\r\nInstruct the server whether to reply to commands\r\n$5\r\nsince\r\n$5"
-        "\r\n3.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments"
-        "\r\n*1\r\n*6\r\n$4\r\nname\r\n$11\r\non_off_skip\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n"
-        "*3\r\n*6\r\n$4\r\nname\r\n$2\r\non\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nON\r\n"
-        "*6\r\n$4\r\nname\r\n$3\r\noff\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nOFF\r\n*6\r"
-        "\n$4\r\nname\r\n$4\r\nskip\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\nSKIP\r\n",
-     "%5\r\n$7\r\nsummary\r\n$48\r\nInstruct the server whether to reply to commands\r\n$5\r\nsince\r\n$5"
-        "\r\n3.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments"
-        "\r\n*1\r\n%3\r\n$4\r\nname\r\n$11\r\non_off_skip\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n"
-        "*3\r\n%3\r\n$4\r\nname\r\n$2\r\non\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nON\r\n"
-        "%3\r\n$4\r\nname\r\n$3\r\noff\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nOFF\r\n%3\r"
-        "\n$4\r\nname\r\n$4\r\nskip\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\nSKIP\r\n"},
-    {"client|getredir", 2, "slow connection", 1,
-     "*10\r\n$15\r\nclient|getredir\r\n:2\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2"
-        "\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$15\r\nclient|getredir\r\n:2\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2"
-        "\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
-     "*8\r\n$7\r\nsummary\r\n$55\r\nGet tracking notifications redirection client ID if any\r\n$5\r\nsince"
-        "\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
-     "%4\r\n$7\r\nsummary\r\n$55\r\nGet tracking notifications redirection client ID if any\r\n$5\r\nsince"
-        "\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
     {"client|kill", -3, "admin slow dangerous connection", 1,
      "*10\r\n$11\r\nclient|kill\r\n:-3\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:"
         "0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
@@ -786,60 +649,6 @@ const SentinelCommandInfo sentinelCommandTable[] = {
         "\r\n$5\r\ntoken\r\n$5\r\nLADDR\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4"
         "\r\n$4\r\nname\r\n$6\r\nyes/no\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nSKIPME\r\n$5\r"
         "\nflags\r\n~1\r\n+optional\r\n"},
-    {"client|pause", -3, "admin slow dangerous connection", 1,
-     "*10\r\n$12\r\nclient|pause\r\n:-3\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n"
-        ":0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$12\r\nclient|pause\r\n:-3\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n"
-        ":0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
-     "*12\r\n$7\r\nsummary\r\n$51\r\nStop processing commands from clients for some time\r\n$5\r\nsince\r"
-        "\n$6\r\n2.9.50\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$7\r\nhisto"
-        "ry\r\n*1\r\n*2\r\n$5\r\n6.2.0\r\n$61\r\n`CLIENT PAUSE WRITE` mode added along with the `mode` option"
-        ".\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4\r\nname\r\n$7\r\ntimeout\r\n$4\r\ntype\r\n$7\r\ninteger\r\n*1"
-        "0\r\n$4\r\nname\r\n$4\r\nmode\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\nfl"
-        "ags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n*6\r\n$4\r\nname\r\n$5\r\nwrite\r\n$4\r\ntype\r\n"
-        "$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nWRITE\r\n*6\r\n$4\r\nname\r\n$3\r\nall\r\n$4\r\ntype\r\n$1"
-        "0\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nALL\r\n",
-     "%6\r\n$7\r\nsummary\r\n$51\r\nStop processing commands from clients for some time\r\n$5\r\nsince\r\n"
-        "$6\r\n2.9.50\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$7\r\nhistory"
-        "\r\n~1\r\n*2\r\n$5\r\n6.2.0\r\n$61\r\n`CLIENT PAUSE WRITE` mode added along with the `mode` option."
-        "\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$7\r\ntimeout\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%5"
-        "\r\n$4\r\nname\r\n$4\r\nmode\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\nfla"
-        "gs\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$5\r\nwrite\r\n$4\r\ntype\r\n$"
-        "10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nWRITE\r\n%3\r\n$4\r\nname\r\n$3\r\nall\r\n$4\r\ntype\r\n$10"
-        "\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nALL\r\n"},
-    {"client|no-evict", 3, "admin slow dangerous connection", 1,
-     "*10\r\n$15\r\nclient|no-evict\r\n:3\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
-        "\n:0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$15\r\nclient|no-evict\r\n:3\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
-        "\n:0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$51\r\nSet client eviction mode for the current connection\r\n$5\r\nsince\r"
-        "\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\nargume"
-        "nts\r\n*1\r\n*6\r\n$4\r\nname\r\n$7\r\nenabled\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2"
-        "\r\n*6\r\n$4\r\nname\r\n$2\r\non\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nON\r\n*6"
-        "\r\n$4\r\nname\r\n$3\r\noff\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nOFF\r\n",
-     "%5\r\n$7\r\nsummary\r\n$51\r\nSet client eviction mode for the current connection\r\n$5\r\nsince\r\n"
-        "$5\r\n7.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\nargument"
-        "s\r\n*1\r\n%3\r\n$4\r\nname\r\n$7\r\nenabled\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r"
-        "\n%3\r\n$4\r\nname\r\n$2\r\non\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nON\r\n%3\r"
-        "\n$4\r\nname\r\n$3\r\noff\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nOFF\r\n"},
-    {"client|info", 2, "slow connection", 1,
-     "*10\r\n$11\r\nclient|info\r\n:2\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n"
-        "+@slow\r\n+@connection\r\n*1\r\n$23\r\nnondeterministic_output\r\n*0\r\n*0\r\n",
-     "*10\r\n$11\r\nclient|info\r\n:2\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n"
-        "+@slow\r\n+@connection\r\n~1\r\n$23\r\nnondeterministic_output\r\n~0\r\n~0\r\n",
-     "*8\r\n$7\r\nsummary\r\n$56\r\nReturns information about the current client connection.\r\n$5\r\nsinc"
-        "e\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
-     "%4\r\n$7\r\nsummary\r\n$56\r\nReturns information about the current client connection.\r\n$5\r\nsinc"
-        "e\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
-    {"client|getname", 2, "slow connection", 1,
-     "*10\r\n$14\r\nclient|getname\r\n:2\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2"
-        "\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$14\r\nclient|getname\r\n:2\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2"
-        "\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
-     "*8\r\n$7\r\nsummary\r\n$31\r\nGet the current connection name\r\n$5\r\nsince\r\n$5\r\n2.6.9\r\n$5\r"
-        "\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
-     "%4\r\n$7\r\nsummary\r\n$31\r\nGet the current connection name\r\n$5\r\nsince\r\n$5\r\n2.6.9\r\n$5\r"
-        "\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
     {"client|tracking", -3, "slow connection", 1,
      "*10\r\n$15\r\nclient|tracking\r\n:-3\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*"
         "2\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
@@ -873,66 +682,535 @@ const SentinelCommandInfo sentinelCommandTable[] = {
         "s\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$6\r\noptout\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r"
         "\ntoken\r\n$6\r\nOPTOUT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$6\r\nnoloop\r\n$4"
         "\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nNOLOOP\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"},
+    {"client|no-evict", 3, "admin slow dangerous connection", 1,
+     "*10\r\n$15\r\nclient|no-evict\r\n:3\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
+        "\n:0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$15\r\nclient|no-evict\r\n:3\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
+        "\n:0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$51\r\nSet client eviction mode for the current connection\r\n$5\r\nsince\r"
+        "\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\nargume"
+        "nts\r\n*1\r\n*6\r\n$4\r\nname\r\n$7\r\nenabled\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2"
+        "\r\n*6\r\n$4\r\nname\r\n$2\r\non\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nON\r\n*6"
+        "\r\n$4\r\nname\r\n$3\r\noff\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nOFF\r\n",
+     "%5\r\n$7\r\nsummary\r\n$51\r\nSet client eviction mode for the current connection\r\n$5\r\nsince\r\n"
+        "$5\r\n7.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\nargument"
+        "s\r\n*1\r\n%3\r\n$4\r\nname\r\n$7\r\nenabled\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r"
+        "\n%3\r\n$4\r\nname\r\n$2\r\non\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nON\r\n%3\r"
+        "\n$4\r\nname\r\n$3\r\noff\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nOFF\r\n"},
+    {"client|unpause", 2, "admin slow dangerous connection", 1,
+     "*10\r\n$14\r\nclient|unpause\r\n:2\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
+        "\n:0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$14\r\nclient|unpause\r\n:2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
+        "\n:0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
+     "*8\r\n$7\r\nsummary\r\n$45\r\nResume processing of clients that were paused\r\n$5\r\nsince\r\n$5\r\n"
+        "6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$44\r\nO(N) Where N is the number "
+        "of paused clients\r\n",
+     "%4\r\n$7\r\nsummary\r\n$45\r\nResume processing of clients that were paused\r\n$5\r\nsince\r\n$5\r\n"
+        "6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$44\r\nO(N) Where N is the number "
+        "of paused clients\r\n"},
+    {"client|help", 2, "slow connection", 1,
+     "*10\r\n$11\r\nclient|help\r\n:2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@slow\r\n+@c"
+        "onnection\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$11\r\nclient|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n+@c"
+        "onnection\r\n~0\r\n~0\r\n~0\r\n",
+     "*8\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5"
+        "\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+     "%4\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5"
+        "\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
+    {"client|id", 2, "slow connection", 1,
+     "*10\r\n$9\r\nclient|id\r\n:2\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@s"
+        "low\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$9\r\nclient|id\r\n:2\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@s"
+        "low\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
+     "*8\r\n$7\r\nsummary\r\n$48\r\nReturns the client ID for the current connection\r\n$5\r\nsince\r\n$5"
+        "\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+     "%4\r\n$7\r\nsummary\r\n$48\r\nReturns the client ID for the current connection\r\n$5\r\nsince\r\n$5"
+        "\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
+    {"client|getredir", 2, "slow connection", 1,
+     "*10\r\n$15\r\nclient|getredir\r\n:2\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2"
+        "\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$15\r\nclient|getredir\r\n:2\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2"
+        "\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
+     "*8\r\n$7\r\nsummary\r\n$55\r\nGet tracking notifications redirection client ID if any\r\n$5\r\nsince"
+        "\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+     "%4\r\n$7\r\nsummary\r\n$55\r\nGet tracking notifications redirection client ID if any\r\n$5\r\nsince"
+        "\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
+    {"client|unblock", -3, "admin slow dangerous connection", 1,
+     "*10\r\n$14\r\nclient|unblock\r\n:-3\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
+        "\n:0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$14\r\nclient|unblock\r\n:-3\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
+        "\n:0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$74\r\nUnblock a client blocked in a blocking command from a different conne"
+        "ction\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$52"
+        "\r\nO(log N) where N is the number of client connections\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4\r\nnam"
+        "e\r\n$9\r\nclient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r\n*8\r\n$4\r\nname\r\n$13\r\ntimeout_error\r\n$"
+        "4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n*6\r\n$4\r\nn"
+        "ame\r\n$7\r\ntimeout\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nTIMEOUT\r\n*6\r\n$4"
+        "\r\nname\r\n$5\r\nerror\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nERROR\r\n",
+     "%5\r\n$7\r\nsummary\r\n$74\r\nUnblock a client blocked in a blocking command from a different connec"
+        "tion\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$52\r"
+        "\nO(log N) where N is the number of client connections\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname"
+        "\r\n$9\r\nclient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n$13\r\ntimeout_error\r\n$4"
+        "\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nna"
+        "me\r\n$7\r\ntimeout\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nTIMEOUT\r\n%3\r\n$4\r"
+        "\nname\r\n$5\r\nerror\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nERROR\r\n"},
+    {"client|list", -2, "admin slow dangerous connection", 1,
+     "*10\r\n$11\r\nclient|list\r\n:-2\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:"
+        "0\r\n*4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n*1\r\n$23\r\nnondeterministic_output"
+        "\r\n*0\r\n*0\r\n",
+     "*10\r\n$11\r\nclient|list\r\n:-2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:"
+        "0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n~1\r\n$23\r\nnondeterministic_output"
+        "\r\n~0\r\n~0\r\n",
+     "*12\r\n$7\r\nsummary\r\n$34\r\nGet the list of client connections\r\n$5\r\nsince\r\n$5\r\n2.4.0\r\n$"
+        "5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$48\r\nO(N) where N is the number of client "
+        "connections\r\n$7\r\nhistory\r\n*6\r\n*2\r\n$6\r\n2.8.12\r\n$31\r\nAdded unique client `id` field.\r"
+        "\n*2\r\n$5\r\n5.0.0\r\n$29\r\nAdded optional `TYPE` filter.\r\n*2\r\n$5\r\n6.0.0\r\n$19\r\nAdded `us"
+        "er` field.\r\n*2\r\n$5\r\n6.2.0\r\n$85\r\nAdded `argv-mem`, `tot-mem`, `laddr` and `redir` fields an"
+        "d the optional `ID` filter.\r\n*2\r\n$5\r\n7.0.0\r\n$50\r\nAdded `resp`, `multi-mem`, `rbs` and `rbp"
+        "` fields.\r\n*2\r\n$5\r\n7.0.3\r\n$19\r\nAdded `ssub` field.\r\n$9\r\narguments\r\n*2\r\n*12\r\n$4\r"
+        "\nname\r\n$28\r\nnormal_master_replica_pubsub\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\ntoken\r\n$4\r\nT"
+        "YPE\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*4\r\n*6\r"
+        "\n$4\r\nname\r\n$6\r\nnormal\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nNORMAL\r\n*6"
+        "\r\n$4\r\nname\r\n$6\r\nmaster\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nMASTER\r\n"
+        "*6\r\n$4\r\nname\r\n$7\r\nreplica\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nREPLICA"
+        "\r\n*6\r\n$4\r\nname\r\n$6\r\npubsub\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nPUBS"
+        "UB\r\n*12\r\n$4\r\nname\r\n$2\r\nid\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$2\r\nID\r\n$5\r"
+        "\nsince\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nnam"
+        "e\r\n$9\r\nclient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n",
+     "%6\r\n$7\r\nsummary\r\n$34\r\nGet the list of client connections\r\n$5\r\nsince\r\n$5\r\n2.4.0\r\n$5"
+        "\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$48\r\nO(N) where N is the number of client c"
+        "onnections\r\n$7\r\nhistory\r\n~6\r\n*2\r\n$6\r\n2.8.12\r\n$31\r\nAdded unique client `id` field.\r"
+        "\n*2\r\n$5\r\n5.0.0\r\n$29\r\nAdded optional `TYPE` filter.\r\n*2\r\n$5\r\n6.0.0\r\n$19\r\nAdded `us"
+        "er` field.\r\n*2\r\n$5\r\n6.2.0\r\n$85\r\nAdded `argv-mem`, `tot-mem`, `laddr` and `redir` fields an"
+        "d the optional `ID` filter.\r\n*2\r\n$5\r\n7.0.0\r\n$50\r\nAdded `resp`, `multi-mem`, `rbs` and `rbp"
+        "` fields.\r\n*2\r\n$5\r\n7.0.3\r\n$19\r\nAdded `ssub` field.\r\n$9\r\narguments\r\n*2\r\n%6\r\n$4\r"
+        "\nname\r\n$28\r\nnormal_master_replica_pubsub\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\ntoken\r\n$4\r\nT"
+        "YPE\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*4\r\n%3\r"
+        "\n$4\r\nname\r\n$6\r\nnormal\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nNORMAL\r\n%3"
+        "\r\n$4\r\nname\r\n$6\r\nmaster\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nMASTER\r\n"
+        "%3\r\n$4\r\nname\r\n$7\r\nreplica\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nREPLICA"
+        "\r\n%3\r\n$4\r\nname\r\n$6\r\npubsub\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nPUBS"
+        "UB\r\n%6\r\n$4\r\nname\r\n$2\r\nid\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$2\r\nID\r\n$5\r\n"
+        "since\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname"
+        "\r\n$9\r\nclient-id\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n"},
+    {"client|reply", 3, "slow connection", 1,
+     "*10\r\n$12\r\nclient|reply\r\n:3\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r"
+        "\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$12\r\nclient|reply\r\n:3\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r"
+        "\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$48\r\nInstruct the server whether to reply to commands\r\n$5\r\nsince\r\n$5"
+        "\r\n3.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments"
+        "\r\n*1\r\n*6\r\n$4\r\nname\r\n$11\r\non_off_skip\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n"
+        "*3\r\n*6\r\n$4\r\nname\r\n$2\r\non\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nON\r\n"
+        "*6\r\n$4\r\nname\r\n$3\r\noff\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nOFF\r\n*6\r"
+        "\n$4\r\nname\r\n$4\r\nskip\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\nSKIP\r\n",
+     "%5\r\n$7\r\nsummary\r\n$48\r\nInstruct the server whether to reply to commands\r\n$5\r\nsince\r\n$5"
+        "\r\n3.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments"
+        "\r\n*1\r\n%3\r\n$4\r\nname\r\n$11\r\non_off_skip\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n"
+        "*3\r\n%3\r\n$4\r\nname\r\n$2\r\non\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nON\r\n"
+        "%3\r\n$4\r\nname\r\n$3\r\noff\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nOFF\r\n%3\r"
+        "\n$4\r\nname\r\n$4\r\nskip\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\nSKIP\r\n"},
+    {"client|info", 2, "slow connection", 1,
+     "*10\r\n$11\r\nclient|info\r\n:2\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2\r\n"
+        "+@slow\r\n+@connection\r\n*1\r\n$23\r\nnondeterministic_output\r\n*0\r\n*0\r\n",
+     "*10\r\n$11\r\nclient|info\r\n:2\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n"
+        "+@slow\r\n+@connection\r\n~1\r\n$23\r\nnondeterministic_output\r\n~0\r\n~0\r\n",
+     "*8\r\n$7\r\nsummary\r\n$56\r\nReturns information about the current client connection.\r\n$5\r\nsinc"
+        "e\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+     "%4\r\n$7\r\nsummary\r\n$56\r\nReturns information about the current client connection.\r\n$5\r\nsinc"
+        "e\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
+    {"client|getname", 2, "slow connection", 1,
+     "*10\r\n$14\r\nclient|getname\r\n:2\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*2"
+        "\r\n+@slow\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$14\r\nclient|getname\r\n:2\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2"
+        "\r\n+@slow\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
+     "*8\r\n$7\r\nsummary\r\n$31\r\nGet the current connection name\r\n$5\r\nsince\r\n$5\r\n2.6.9\r\n$5\r"
+        "\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+     "%4\r\n$7\r\nsummary\r\n$31\r\nGet the current connection name\r\n$5\r\nsince\r\n$5\r\n2.6.9\r\n$5\r"
+        "\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
+    {"subscribe", -2, "pubsub slow", 0,
+     "*10\r\n$9\r\nsubscribe\r\n:-2\r\n*4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0"
+        "\r\n*2\r\n+@pubsub\r\n+@slow\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$9\r\nsubscribe\r\n:-2\r\n~4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0"
+        "\r\n~2\r\n+@pubsub\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$51\r\nListen for messages published to the given channels\r\n$5\r\nsince\r"
+        "\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$55\r\nO(N) where N is the numb"
+        "er of channels to subscribe to.\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$7\r\nchannel\r\n$4"
+        "\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n",
+     "%5\r\n$7\r\nsummary\r\n$51\r\nListen for messages published to the given channels\r\n$5\r\nsince\r\n"
+        "$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$55\r\nO(N) where N is the number"
+        " of channels to subscribe to.\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$7\r\nchannel\r\n$4\r"
+        "\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n"},
+    {"acl", -2, "slow", 0,
+     "*10\r\n$3\r\nacl\r\n:-2\r\n*0\r\n:0\r\n:0\r\n:0\r\n*1\r\n+@slow\r\n*0\r\n*0\r\n*13\r\n*10\r\n$8\r\na"
+        "cl|load\r\n:2\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin"
+        "\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$10\r\nacl|dryrun\r\n:-4\r\n*4\r\n+admin\r\n+n"
+        "oscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*"
+        "0\r\n*0\r\n*10\r\n$11\r\nacl|deluser\r\n:-3\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0"
+        "\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$11\r\nacl|getuse"
+        "r\r\n:3\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@s"
+        "low\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$11\r\nacl|setuser\r\n:-3\r\n*4\r\n+admin\r\n+noscrip"
+        "t\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*"
+        "0\r\n*10\r\n$9\r\nacl|users\r\n:2\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n"
+        ":0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$11\r\nacl|genpass\r\n:-2\r"
+        "\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*1\r\n+@slow\r\n*0\r\n*0\r\n*0\r\n*10\r"
+        "\n$8\r\nacl|help\r\n:2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*1\r\n+@slow\r\n*0\r\n*0\r\n"
+        "*0\r\n*10\r\n$10\r\nacl|whoami\r\n:2\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*"
+        "1\r\n+@slow\r\n*0\r\n*0\r\n*0\r\n*10\r\n$7\r\nacl|cat\r\n:-2\r\n*3\r\n+noscript\r\n+loading\r\n+stal"
+        "e\r\n:0\r\n:0\r\n:0\r\n*1\r\n+@slow\r\n*0\r\n*0\r\n*0\r\n*10\r\n$8\r\nacl|list\r\n:2\r\n*4\r\n+admin"
+        "\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*"
+        "0\r\n*0\r\n*0\r\n*10\r\n$8\r\nacl|save\r\n:2\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:"
+        "0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$7\r\nacl|log\r"
+        "\n:-2\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slo"
+        "w\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$3\r\nacl\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n~0\r\n*13\r\n*10\r\n$8\r\na"
+        "cl|load\r\n:2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin"
+        "\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$10\r\nacl|dryrun\r\n:-4\r\n~4\r\n+admin\r\n+n"
+        "oscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~"
+        "0\r\n~0\r\n*10\r\n$11\r\nacl|deluser\r\n:-3\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0"
+        "\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$11\r\nacl|getuse"
+        "r\r\n:3\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@s"
+        "low\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$11\r\nacl|setuser\r\n:-3\r\n~4\r\n+admin\r\n+noscrip"
+        "t\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~"
+        "0\r\n*10\r\n$9\r\nacl|users\r\n:2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n"
+        ":0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$11\r\nacl|genpass\r\n:-2\r"
+        "\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n*10\r"
+        "\n$8\r\nacl|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n~0\r\n"
+        "~0\r\n*10\r\n$10\r\nacl|whoami\r\n:2\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~"
+        "1\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n*10\r\n$7\r\nacl|cat\r\n:-2\r\n~3\r\n+noscript\r\n+loading\r\n+stal"
+        "e\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n*10\r\n$8\r\nacl|list\r\n:2\r\n~4\r\n+admin"
+        "\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~"
+        "0\r\n~0\r\n~0\r\n*10\r\n$8\r\nacl|save\r\n:2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:"
+        "0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$7\r\nacl|log\r"
+        "\n:-2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slo"
+        "w\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$45\r\nA container for Access List Control commands \r\n$5\r\nsince\r\n$5\r"
+        "\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$22\r\nDepends on subcommand.\r\n$11"
+        "\r\nsubcommands\r\n*26\r\n$8\r\nacl|load\r\n*8\r\n$7\r\nsummary\r\n$44\r\nReload the ACLs from the c"
+        "onfigured ACL file\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity"
+        "\r\n$48\r\nO(N). Where N is the number of configured users.\r\n$10\r\nacl|dryrun\r\n*10\r\n$7\r\nsum"
+        "mary\r\n$85\r\nReturns whether the user can execute the given command without executing the command."
+        "\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$5\r\nO(1).\r"
+        "\n$9\r\narguments\r\n*3\r\n*4\r\n$4\r\nname\r\n$8\r\nusername\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4\r"
+        "\n$4\r\nname\r\n$7\r\ncommand\r\n$4\r\ntype\r\n$6\r\nstring\r\n*6\r\n$4\r\nname\r\n$3\r\narg\r\n$4\r"
+        "\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n*2\r\n+optional\r\n+multiple\r\n$11\r\nacl|deluser\r\n*10\r"
+        "\n$7\r\nsummary\r\n$55\r\nRemove the specified ACL users and the associated rules\r\n$5\r\nsince\r\n"
+        "$5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$49\r\nO(1) amortized time consid"
+        "ering the typical user.\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$8\r\nusername\r\n$4\r\ntype"
+        "\r\n$6\r\nstring\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n$11\r\nacl|getuser\r\n*12\r\n$7\r\nsummary\r\n"
+        "$37\r\nGet the rules for a specific ACL user\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\ns"
+        "erver\r\n$10\r\ncomplexity\r\n$85\r\nO(N). Where N is the number of password, command and pattern ru"
+        "les that the user has.\r\n$7\r\nhistory\r\n*2\r\n*2\r\n$5\r\n6.2.0\r\n$31\r\nAdded Pub/Sub channel p"
+        "atterns.\r\n*2\r\n$5\r\n7.0.0\r\n$108\r\nAdded selectors and changed the format of key and channel p"
+        "atterns from a list to their rule representation.\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$8"
+        "\r\nusername\r\n$4\r\ntype\r\n$6\r\nstring\r\n$11\r\nacl|setuser\r\n*12\r\n$7\r\nsummary\r\n$50\r\nM"
+        "odify or create the rules for a specific ACL user\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$6"
+        "\r\nserver\r\n$10\r\ncomplexity\r\n$46\r\nO(N). Where N is the number of rules provided.\r\n$7\r\nhi"
+        "story\r\n*2\r\n*2\r\n$5\r\n6.2.0\r\n$31\r\nAdded Pub/Sub channel patterns.\r\n*2\r\n$5\r\n7.0.0\r\n$"
+        "42\r\nAdded selectors and key based permissions.\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4\r\nname\r\n$8"
+        "\r\nusername\r\n$4\r\ntype\r\n$6\r\nstring\r\n*6\r\n$4\r\nname\r\n$4\r\nrule\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n$5\r\nflags\r\n*2\r\n+optional\r\n+multiple\r\n$9\r\nacl|users\r\n*8\r\n$7\r\nsummary\r\n$"
+        "49\r\nList the username of all the configured ACL rules\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup"
+        "\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$48\r\nO(N). Where N is the number of configured users.\r\n"
+        "$11\r\nacl|genpass\r\n*10\r\n$7\r\nsummary\r\n$60\r\nGenerate a pseudorandom secure password to use "
+        "for ACL users\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$"
+        "4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$4\r\nbits\r\n$4\r\ntype\r\n$7\r\ninteger"
+        "\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$8\r\nacl|help\r\n*8\r\n$7\r\nsummary\r\n$49\r\nShow helpful t"
+        "ext about the different subcommands\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n"
+        "$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$10\r\nacl|whoami\r\n*8\r\n$7\r\nsummary\r\n$64\r\nReturn the nam"
+        "e of the user associated to the current connection\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$"
+        "6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$7\r\nacl|cat\r\n*10\r\n$7\r\nsummary\r\n$57\r\nLi"
+        "st the ACL categories or the commands inside a category\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup"
+        "\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$55\r\nO(1) since the categories and commands are a fixed s"
+        "et.\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$12\r\ncategoryname\r\n$4\r\ntype\r\n$6\r\nstrin"
+        "g\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$8\r\nacl|list\r\n*8\r\n$7\r\nsummary\r\n$52\r\nList the curr"
+        "ent ACL rules in ACL config file format\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver"
+        "\r\n$10\r\ncomplexity\r\n$48\r\nO(N). Where N is the number of configured users.\r\n$8\r\nacl|save\r"
+        "\n*8\r\n$7\r\nsummary\r\n$53\r\nSave the current ACL rules in the configured ACL file\r\n$5\r\nsince"
+        "\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$48\r\nO(N). Where N is the n"
+        "umber of configured users.\r\n$7\r\nacl|log\r\n*10\r\n$7\r\nsummary\r\n$50\r\nList latest events den"
+        "ied because of ACLs in place\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\n"
+        "complexity\r\n$46\r\nO(N) with N being the number of entries shown.\r\n$9\r\narguments\r\n*1\r\n*8\r"
+        "\n$4\r\nname\r\n$9\r\noperation\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$9"
+        "\r\narguments\r\n*2\r\n*4\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n*6\r\n$4\r"
+        "\nname\r\n$5\r\nreset\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nRESET\r\n",
+     "%5\r\n$7\r\nsummary\r\n$45\r\nA container for Access List Control commands \r\n$5\r\nsince\r\n$5\r\n"
+        "6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$22\r\nDepends on subcommand.\r\n$11\r"
+        "\nsubcommands\r\n%13\r\n$8\r\nacl|load\r\n%4\r\n$7\r\nsummary\r\n$44\r\nReload the ACLs from the con"
+        "figured ACL file\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r"
+        "\n$48\r\nO(N). Where N is the number of configured users.\r\n$10\r\nacl|dryrun\r\n%5\r\n$7\r\nsummar"
+        "y\r\n$85\r\nReturns whether the user can execute the given command without executing the command.\r"
+        "\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$5\r\nO(1).\r\n$"
+        "9\r\narguments\r\n*3\r\n%2\r\n$4\r\nname\r\n$8\r\nusername\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4"
+        "\r\nname\r\n$7\r\ncommand\r\n$4\r\ntype\r\n$6\r\nstring\r\n%3\r\n$4\r\nname\r\n$3\r\narg\r\n$4\r\nty"
+        "pe\r\n$6\r\nstring\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n$11\r\nacl|deluser\r\n%5\r\n$7"
+        "\r\nsummary\r\n$55\r\nRemove the specified ACL users and the associated rules\r\n$5\r\nsince\r\n$5\r"
+        "\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$49\r\nO(1) amortized time considerin"
+        "g the typical user.\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$8\r\nusername\r\n$4\r\ntype\r\n"
+        "$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n$11\r\nacl|getuser\r\n%6\r\n$7\r\nsummary\r\n$37\r"
+        "\nGet the rules for a specific ACL user\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver"
+        "\r\n$10\r\ncomplexity\r\n$85\r\nO(N). Where N is the number of password, command and pattern rules t"
+        "hat the user has.\r\n$7\r\nhistory\r\n~2\r\n*2\r\n$5\r\n6.2.0\r\n$31\r\nAdded Pub/Sub channel patter"
+        "ns.\r\n*2\r\n$5\r\n7.0.0\r\n$108\r\nAdded selectors and changed the format of key and channel patter"
+        "ns from a list to their rule representation.\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$8\r\nu"
+        "sername\r\n$4\r\ntype\r\n$6\r\nstring\r\n$11\r\nacl|setuser\r\n%6\r\n$7\r\nsummary\r\n$50\r\nModify "
+        "or create the rules for a specific ACL user\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nse"
+        "rver\r\n$10\r\ncomplexity\r\n$46\r\nO(N). Where N is the number of rules provided.\r\n$7\r\nhistory"
+        "\r\n~2\r\n*2\r\n$5\r\n6.2.0\r\n$31\r\nAdded Pub/Sub channel patterns.\r\n*2\r\n$5\r\n7.0.0\r\n$42\r"
+        "\nAdded selectors and key based permissions.\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$8\r\nu"
+        "sername\r\n$4\r\ntype\r\n$6\r\nstring\r\n%3\r\n$4\r\nname\r\n$4\r\nrule\r\n$4\r\ntype\r\n$6\r\nstrin"
+        "g\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n$9\r\nacl|users\r\n%4\r\n$7\r\nsummary\r\n$49\r"
+        "\nList the username of all the configured ACL rules\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n"
+        "$6\r\nserver\r\n$10\r\ncomplexity\r\n$48\r\nO(N). Where N is the number of configured users.\r\n$11"
+        "\r\nacl|genpass\r\n%5\r\n$7\r\nsummary\r\n$60\r\nGenerate a pseudorandom secure password to use for "
+        "ACL users\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r"
+        "\nO(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$4\r\nbits\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n$8\r\nacl|help\r\n%4\r\n$7\r\nsummary\r\n$49\r\nShow helpful text "
+        "about the different subcommands\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10"
+        "\r\ncomplexity\r\n$4\r\nO(1)\r\n$10\r\nacl|whoami\r\n%4\r\n$7\r\nsummary\r\n$64\r\nReturn the name o"
+        "f the user associated to the current connection\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r"
+        "\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$7\r\nacl|cat\r\n%5\r\n$7\r\nsummary\r\n$57\r\nList t"
+        "he ACL categories or the commands inside a category\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n"
+        "$6\r\nserver\r\n$10\r\ncomplexity\r\n$55\r\nO(1) since the categories and commands are a fixed set."
+        "\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$12\r\ncategoryname\r\n$4\r\ntype\r\n$6\r\nstring\r"
+        "\n$5\r\nflags\r\n~1\r\n+optional\r\n$8\r\nacl|list\r\n%4\r\n$7\r\nsummary\r\n$52\r\nList the current"
+        " ACL rules in ACL config file format\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r"
+        "\n$10\r\ncomplexity\r\n$48\r\nO(N). Where N is the number of configured users.\r\n$8\r\nacl|save\r\n"
+        "%4\r\n$7\r\nsummary\r\n$53\r\nSave the current ACL rules in the configured ACL file\r\n$5\r\nsince\r"
+        "\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$48\r\nO(N). Where N is the num"
+        "ber of configured users.\r\n$7\r\nacl|log\r\n%5\r\n$7\r\nsummary\r\n$50\r\nList latest events denied"
+        " because of ACLs in place\r\n$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncom"
+        "plexity\r\n$46\r\nO(N) with N being the number of entries shown.\r\n$9\r\narguments\r\n*1\r\n%4\r\n$"
+        "4\r\nname\r\n$9\r\noperation\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r"
+        "\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%3\r\n$4\r\nn"
+        "ame\r\n$5\r\nreset\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nRESET\r\n"},
+    {"acl|load", 2, "admin slow dangerous", 1,
+     "*10\r\n$8\r\nacl|load\r\n:2\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n"
+        "*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$8\r\nacl|load\r\n:2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n"
+        "~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*8\r\n$7\r\nsummary\r\n$44\r\nReload the ACLs from the configured ACL file\r\n$5\r\nsince\r\n$5\r\n6"
+        ".0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$48\r\nO(N). Where N is the number of co"
+        "nfigured users.\r\n",
+     "%4\r\n$7\r\nsummary\r\n$44\r\nReload the ACLs from the configured ACL file\r\n$5\r\nsince\r\n$5\r\n6"
+        ".0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$48\r\nO(N). Where N is the number of co"
+        "nfigured users.\r\n"},
+    {"acl|dryrun", -4, "admin slow dangerous", 1,
+     "*10\r\n$10\r\nacl|dryrun\r\n:-4\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0"
+        "\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$10\r\nacl|dryrun\r\n:-4\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0"
+        "\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$85\r\nReturns whether the user can execute the given command without execut"
+        "ing the command.\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r"
+        "\n$5\r\nO(1).\r\n$9\r\narguments\r\n*3\r\n*4\r\n$4\r\nname\r\n$8\r\nusername\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n*4\r\n$4\r\nname\r\n$7\r\ncommand\r\n$4\r\ntype\r\n$6\r\nstring\r\n*6\r\n$4\r\nname\r\n$3"
+        "\r\narg\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n*2\r\n+optional\r\n+multiple\r\n",
+     "%5\r\n$7\r\nsummary\r\n$85\r\nReturns whether the user can execute the given command without executi"
+        "ng the command.\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r"
+        "\n$5\r\nO(1).\r\n$9\r\narguments\r\n*3\r\n%2\r\n$4\r\nname\r\n$8\r\nusername\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n%2\r\n$4\r\nname\r\n$7\r\ncommand\r\n$4\r\ntype\r\n$6\r\nstring\r\n%3\r\n$4\r\nname\r\n$3"
+        "\r\narg\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n"},
+    {"acl|deluser", -3, "admin slow dangerous", 1,
+     "*10\r\n$11\r\nacl|deluser\r\n:-3\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:"
+        "0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$11\r\nacl|deluser\r\n:-3\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:"
+        "0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$55\r\nRemove the specified ACL users and the associated rules\r\n$5\r\nsinc"
+        "e\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$49\r\nO(1) amortized time c"
+        "onsidering the typical user.\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$8\r\nusername\r\n$4\r"
+        "\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n",
+     "%5\r\n$7\r\nsummary\r\n$55\r\nRemove the specified ACL users and the associated rules\r\n$5\r\nsince"
+        "\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$49\r\nO(1) amortized time co"
+        "nsidering the typical user.\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$8\r\nusername\r\n$4\r\n"
+        "type\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n"},
+    {"acl|getuser", 3, "admin slow dangerous", 1,
+     "*10\r\n$11\r\nacl|getuser\r\n:3\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0"
+        "\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$11\r\nacl|getuser\r\n:3\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0"
+        "\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*12\r\n$7\r\nsummary\r\n$37\r\nGet the rules for a specific ACL user\r\n$5\r\nsince\r\n$5\r\n6.0.0\r"
+        "\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$85\r\nO(N). Where N is the number of password"
+        ", command and pattern rules that the user has.\r\n$7\r\nhistory\r\n*2\r\n*2\r\n$5\r\n6.2.0\r\n$31\r"
+        "\nAdded Pub/Sub channel patterns.\r\n*2\r\n$5\r\n7.0.0\r\n$108\r\nAdded selectors and changed the fo"
+        "rmat of key and channel patterns from a list to their rule representation.\r\n$9\r\narguments\r\n*1"
+        "\r\n*4\r\n$4\r\nname\r\n$8\r\nusername\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+     "%6\r\n$7\r\nsummary\r\n$37\r\nGet the rules for a specific ACL user\r\n$5\r\nsince\r\n$5\r\n6.0.0\r"
+        "\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$85\r\nO(N). Where N is the number of password"
+        ", command and pattern rules that the user has.\r\n$7\r\nhistory\r\n~2\r\n*2\r\n$5\r\n6.2.0\r\n$31\r"
+        "\nAdded Pub/Sub channel patterns.\r\n*2\r\n$5\r\n7.0.0\r\n$108\r\nAdded selectors and changed the fo"
+        "rmat of key and channel patterns from a list to their rule representation.\r\n$9\r\narguments\r\n*1"
+        "\r\n%2\r\n$4\r\nname\r\n$8\r\nusername\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
+    {"acl|setuser", -3, "admin slow dangerous", 1,
+     "*10\r\n$11\r\nacl|setuser\r\n:-3\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:"
+        "0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$11\r\nacl|setuser\r\n:-3\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:"
+        "0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*12\r\n$7\r\nsummary\r\n$50\r\nModify or create the rules for a specific ACL user\r\n$5\r\nsince\r\n"
+        "$5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$46\r\nO(N). Where N is the numbe"
+        "r of rules provided.\r\n$7\r\nhistory\r\n*2\r\n*2\r\n$5\r\n6.2.0\r\n$31\r\nAdded Pub/Sub channel pat"
+        "terns.\r\n*2\r\n$5\r\n7.0.0\r\n$42\r\nAdded selectors and key based permissions.\r\n$9\r\narguments"
+        "\r\n*2\r\n*4\r\n$4\r\nname\r\n$8\r\nusername\r\n$4\r\ntype\r\n$6\r\nstring\r\n*6\r\n$4\r\nname\r\n$4"
+        "\r\nrule\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n*2\r\n+optional\r\n+multiple\r\n",
+     "%6\r\n$7\r\nsummary\r\n$50\r\nModify or create the rules for a specific ACL user\r\n$5\r\nsince\r\n$"
+        "5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$46\r\nO(N). Where N is the number"
+        " of rules provided.\r\n$7\r\nhistory\r\n~2\r\n*2\r\n$5\r\n6.2.0\r\n$31\r\nAdded Pub/Sub channel patt"
+        "erns.\r\n*2\r\n$5\r\n7.0.0\r\n$42\r\nAdded selectors and key based permissions.\r\n$9\r\narguments\r"
+        "\n*2\r\n%2\r\n$4\r\nname\r\n$8\r\nusername\r\n$4\r\ntype\r\n$6\r\nstring\r\n%3\r\n$4\r\nname\r\n$4\r"
+        "\nrule\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n"},
+    {"acl|users", 2, "admin slow dangerous", 1,
+     "*10\r\n$9\r\nacl|users\r\n:2\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r"
+        "\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$9\r\nacl|users\r\n:2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r"
+        "\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*8\r\n$7\r\nsummary\r\n$49\r\nList the username of all the configured ACL rules\r\n$5\r\nsince\r\n$5"
+        "\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$48\r\nO(N). Where N is the number "
+        "of configured users.\r\n",
+     "%4\r\n$7\r\nsummary\r\n$49\r\nList the username of all the configured ACL rules\r\n$5\r\nsince\r\n$5"
+        "\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$48\r\nO(N). Where N is the number "
+        "of configured users.\r\n"},
+    {"acl|genpass", -2, "slow", 1,
+     "*10\r\n$11\r\nacl|genpass\r\n:-2\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*1\r"
+        "\n+@slow\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$11\r\nacl|genpass\r\n:-2\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r"
+        "\n+@slow\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$60\r\nGenerate a pseudorandom secure password to use for ACL users\r\n$5\r"
+        "\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\nar"
+        "guments\r\n*1\r\n*6\r\n$4\r\nname\r\n$4\r\nbits\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\nflags\r\n*1"
+        "\r\n+optional\r\n",
+     "%5\r\n$7\r\nsummary\r\n$60\r\nGenerate a pseudorandom secure password to use for ACL users\r\n$5\r\n"
+        "since\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\nargu"
+        "ments\r\n*1\r\n%3\r\n$4\r\nname\r\n$4\r\nbits\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\nflags\r\n~1\r"
+        "\n+optional\r\n"},
+    {"acl|help", 2, "slow", 1,
+     "*10\r\n$8\r\nacl|help\r\n:2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*1\r\n+@slow\r\n*0\r\n*"
+        "0\r\n*0\r\n",
+     "*10\r\n$8\r\nacl|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n~"
+        "0\r\n~0\r\n",
+     "*8\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5"
+        "\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+     "%4\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5"
+        "\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
+    {"acl|whoami", 2, "slow", 1,
+     "*10\r\n$10\r\nacl|whoami\r\n:2\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*1\r\n+"
+        "@slow\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$10\r\nacl|whoami\r\n:2\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+"
+        "@slow\r\n~0\r\n~0\r\n~0\r\n",
+     "*8\r\n$7\r\nsummary\r\n$64\r\nReturn the name of the user associated to the current connection\r\n$5"
+        "\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+     "%4\r\n$7\r\nsummary\r\n$64\r\nReturn the name of the user associated to the current connection\r\n$5"
+        "\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
+    {"acl|cat", -2, "slow", 1,
+     "*10\r\n$7\r\nacl|cat\r\n:-2\r\n*3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*1\r\n+@sl"
+        "ow\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$7\r\nacl|cat\r\n:-2\r\n~3\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@sl"
+        "ow\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$57\r\nList the ACL categories or the commands inside a category\r\n$5\r\nsi"
+        "nce\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$55\r\nO(1) since the cate"
+        "gories and commands are a fixed set.\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$12\r\ncategory"
+        "name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n*1\r\n+optional\r\n",
+     "%5\r\n$7\r\nsummary\r\n$57\r\nList the ACL categories or the commands inside a category\r\n$5\r\nsin"
+        "ce\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$55\r\nO(1) since the categ"
+        "ories and commands are a fixed set.\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$12\r\ncategoryn"
+        "ame\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"},
+    {"acl|list", 2, "admin slow dangerous", 1,
+     "*10\r\n$8\r\nacl|list\r\n:2\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n"
+        "*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$8\r\nacl|list\r\n:2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n"
+        "~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*8\r\n$7\r\nsummary\r\n$52\r\nList the current ACL rules in ACL config file format\r\n$5\r\nsince\r"
+        "\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$48\r\nO(N). Where N is the num"
+        "ber of configured users.\r\n",
+     "%4\r\n$7\r\nsummary\r\n$52\r\nList the current ACL rules in ACL config file format\r\n$5\r\nsince\r"
+        "\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$48\r\nO(N). Where N is the num"
+        "ber of configured users.\r\n"},
+    {"acl|save", 2, "admin slow dangerous", 1,
+     "*10\r\n$8\r\nacl|save\r\n:2\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n"
+        "*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$8\r\nacl|save\r\n:2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n"
+        "~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*8\r\n$7\r\nsummary\r\n$53\r\nSave the current ACL rules in the configured ACL file\r\n$5\r\nsince\r"
+        "\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$48\r\nO(N). Where N is the num"
+        "ber of configured users.\r\n",
+     "%4\r\n$7\r\nsummary\r\n$53\r\nSave the current ACL rules in the configured ACL file\r\n$5\r\nsince\r"
+        "\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$48\r\nO(N). Where N is the num"
+        "ber of configured users.\r\n"},
+    {"acl|log", -2, "admin slow dangerous", 1,
+     "*10\r\n$7\r\nacl|log\r\n:-2\r\n*4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n"
+        "*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$7\r\nacl|log\r\n:-2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n"
+        "~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$50\r\nList latest events denied because of ACLs in place\r\n$5\r\nsince\r\n"
+        "$5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$46\r\nO(N) with N being the numb"
+        "er of entries shown.\r\n$9\r\narguments\r\n*1\r\n*8\r\n$4\r\nname\r\n$9\r\noperation\r\n$4\r\ntype\r"
+        "\n$5\r\noneof\r\n$5\r\nflags\r\n*1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4\r\nname\r\n$5\r"
+        "\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n*6\r\n$4\r\nname\r\n$5\r\nreset\r\n$4\r\ntype\r\n$10\r\npu"
+        "re-token\r\n$5\r\ntoken\r\n$5\r\nRESET\r\n",
+     "%5\r\n$7\r\nsummary\r\n$50\r\nList latest events denied because of ACLs in place\r\n$5\r\nsince\r\n$"
+        "5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$46\r\nO(N) with N being the numbe"
+        "r of entries shown.\r\n$9\r\narguments\r\n*1\r\n%4\r\n$4\r\nname\r\n$9\r\noperation\r\n$4\r\ntype\r"
+        "\n$5\r\noneof\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$5\r"
+        "\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%3\r\n$4\r\nname\r\n$5\r\nreset\r\n$4\r\ntype\r\n$10\r\npu"
+        "re-token\r\n$5\r\ntoken\r\n$5\r\nRESET\r\n"},
     {"sentinel", -2, "admin slow dangerous", 0,
      "*10\r\n$8\r\nsentinel\r\n:-2\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dange"
         "rous\r\n*0\r\n*0\r\n*21\r\n*10\r\n$16\r\nsentinel|monitor\r\n:6\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r"
-        "\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$15\r\nsentinel|master\r\n:3\r"
+        "\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$17\r\nsentinel|ckquorum\r\n:3"
+        "\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*1"
+        "0\r\n$17\r\nsentinel|failover\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n"
+        "+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$14\r\nsentinel|debug\r\n:-2\r\n*1\r\n+admin\r\n:0\r\n:0\r\n"
+        ":0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$13\r\nsentinel|myid\r\n:2"
+        "\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*1"
+        "0\r\n$13\r\nsentinel|help\r\n:2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*1\r\n+@slow\r\n*0"
+        "\r\n*0\r\n*0\r\n*10\r\n$15\r\nsentinel|remove\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@adm"
+        "in\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$15\r\nsentinel|master\r\n:3\r\n*1\r\n+admin"
+        "\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$17\r\nsent"
+        "inel|replicas\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*"
+        "0\r\n*0\r\n*0\r\n*10\r\n$15\r\nsentinel|config\r\n:-3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@a"
+        "dmin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$19\r\nsentinel|info-cache\r\n:-3\r\n*1\r"
+        "\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$16"
+        "\r\nsentinel|masters\r\n:2\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangero"
+        "us\r\n*0\r\n*0\r\n*0\r\n*10\r\n$15\r\nsentinel|slaves\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3"
+        "\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$20\r\nsentinel|flushconfig\r\n:2\r"
         "\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10"
-        "\r\n$20\r\nsentinel|flushconfig\r\n:2\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r"
-        "\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$19\r\nsentinel|info-cache\r\n:-3\r\n*1\r\n+admin\r\n:0\r"
-        "\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$24\r\nsentinel|pen"
-        "ding-scripts\r\n:2\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0"
-        "\r\n*0\r\n*0\r\n*10\r\n$32\r\nsentinel|get-master-addr-by-name\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n"
-        ":0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$15\r\nsentinel|remove\r\n:"
-        "3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*"
-        "10\r\n$31\r\nsentinel|is-master-down-by-addr\r\n:6\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admi"
-        "n\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$17\r\nsentinel|failover\r\n:3\r\n*1\r\n+admi"
-        "n\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$13\r\nsen"
-        "tinel|myid\r\n:2\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r"
-        "\n*0\r\n*0\r\n*10\r\n$17\r\nsentinel|replicas\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@adm"
-        "in\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$12\r\nsentinel|set\r\n:-5\r\n*1\r\n+admin\r"
-        "\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$15\r\nsentin"
-        "el|config\r\n:-3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r"
-        "\n*0\r\n*0\r\n*10\r\n$14\r\nsentinel|reset\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin"
-        "\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$16\r\nsentinel|masters\r\n:2\r\n*1\r\n+admin"
-        "\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$18\r\nsent"
-        "inel|sentinels\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n"
-        "*0\r\n*0\r\n*0\r\n*10\r\n$25\r\nsentinel|simulate-failure\r\n:-3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r"
-        "\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$14\r\nsentinel|debug\r\n:-2\r"
+        "\r\n$32\r\nsentinel|get-master-addr-by-name\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin"
+        "\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$31\r\nsentinel|is-master-down-by-addr\r\n:6\r"
         "\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10"
-        "\r\n$13\r\nsentinel|help\r\n:2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*1\r\n+@slow\r\n*0\r"
-        "\n*0\r\n*0\r\n*10\r\n$17\r\nsentinel|ckquorum\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@adm"
-        "in\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$15\r\nsentinel|slaves\r\n:3\r\n*1\r\n+admin"
+        "\r\n$12\r\nsentinel|set\r\n:-5\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dan"
+        "gerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$18\r\nsentinel|sentinels\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0"
+        "\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$25\r\nsentinel|simulate-fail"
+        "ure\r\n:-3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r"
+        "\n*0\r\n*10\r\n$24\r\nsentinel|pending-scripts\r\n:2\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@ad"
+        "min\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n*10\r\n$14\r\nsentinel|reset\r\n:3\r\n*1\r\n+admin"
         "\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
      "*10\r\n$8\r\nsentinel\r\n:-2\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dange"
         "rous\r\n~0\r\n~0\r\n*21\r\n*10\r\n$16\r\nsentinel|monitor\r\n:6\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r"
-        "\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$15\r\nsentinel|master\r\n:3\r"
+        "\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$17\r\nsentinel|ckquorum\r\n:3"
+        "\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*1"
+        "0\r\n$17\r\nsentinel|failover\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n"
+        "+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$14\r\nsentinel|debug\r\n:-2\r\n~1\r\n+admin\r\n:0\r\n:0\r\n"
+        ":0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$13\r\nsentinel|myid\r\n:2"
+        "\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*1"
+        "0\r\n$13\r\nsentinel|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0"
+        "\r\n~0\r\n~0\r\n*10\r\n$15\r\nsentinel|remove\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@adm"
+        "in\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$15\r\nsentinel|master\r\n:3\r\n~1\r\n+admin"
+        "\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$17\r\nsent"
+        "inel|replicas\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~"
+        "0\r\n~0\r\n~0\r\n*10\r\n$15\r\nsentinel|config\r\n:-3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@a"
+        "dmin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$19\r\nsentinel|info-cache\r\n:-3\r\n~1\r"
+        "\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$16"
+        "\r\nsentinel|masters\r\n:2\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangero"
+        "us\r\n~0\r\n~0\r\n~0\r\n*10\r\n$15\r\nsentinel|slaves\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3"
+        "\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$20\r\nsentinel|flushconfig\r\n:2\r"
         "\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10"
-        "\r\n$20\r\nsentinel|flushconfig\r\n:2\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r"
-        "\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$19\r\nsentinel|info-cache\r\n:-3\r\n~1\r\n+admin\r\n:0\r"
-        "\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$24\r\nsentinel|pen"
-        "ding-scripts\r\n:2\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0"
-        "\r\n~0\r\n~0\r\n*10\r\n$32\r\nsentinel|get-master-addr-by-name\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n"
-        ":0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$15\r\nsentinel|remove\r\n:"
-        "3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*"
-        "10\r\n$31\r\nsentinel|is-master-down-by-addr\r\n:6\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admi"
-        "n\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$17\r\nsentinel|failover\r\n:3\r\n~1\r\n+admi"
-        "n\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$13\r\nsen"
-        "tinel|myid\r\n:2\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r"
-        "\n~0\r\n~0\r\n*10\r\n$17\r\nsentinel|replicas\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@adm"
-        "in\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$12\r\nsentinel|set\r\n:-5\r\n~1\r\n+admin\r"
-        "\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$15\r\nsentin"
-        "el|config\r\n:-3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r"
-        "\n~0\r\n~0\r\n*10\r\n$14\r\nsentinel|reset\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin"
-        "\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$16\r\nsentinel|masters\r\n:2\r\n~1\r\n+admin"
-        "\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$18\r\nsent"
-        "inel|sentinels\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n"
-        "~0\r\n~0\r\n~0\r\n*10\r\n$25\r\nsentinel|simulate-failure\r\n:-3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r"
-        "\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$14\r\nsentinel|debug\r\n:-2\r"
+        "\r\n$32\r\nsentinel|get-master-addr-by-name\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin"
+        "\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$31\r\nsentinel|is-master-down-by-addr\r\n:6\r"
         "\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10"
-        "\r\n$13\r\nsentinel|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r"
-        "\n~0\r\n~0\r\n*10\r\n$17\r\nsentinel|ckquorum\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@adm"
-        "in\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$15\r\nsentinel|slaves\r\n:3\r\n~1\r\n+admin"
+        "\r\n$12\r\nsentinel|set\r\n:-5\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dan"
+        "gerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$18\r\nsentinel|sentinels\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0"
+        "\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$25\r\nsentinel|simulate-fail"
+        "ure\r\n:-3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r"
+        "\n~0\r\n*10\r\n$24\r\nsentinel|pending-scripts\r\n:2\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@ad"
+        "min\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$14\r\nsentinel|reset\r\n:3\r\n~1\r\n+admin"
         "\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
      "*10\r\n$7\r\nsummary\r\n$33\r\nA container for Sentinel commands\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5"
         "\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$22\r\nDepends on subcommand.\r\n$11\r\nsubcomma"
@@ -940,154 +1218,154 @@ const SentinelCommandInfo sentinelCommandTable[] = {
         "nce\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\nargu"
         "ments\r\n*4\r\n*4\r\n$4\r\nname\r\n$4\r\nname\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4\r\n$4\r\nname\r\n$"
         "2\r\nip\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4\r\n$4\r\nname\r\n$4\r\nport\r\n$4\r\ntype\r\n$7\r\ninteg"
-        "er\r\n*4\r\n$4\r\nname\r\n$6\r\nquorum\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$15\r\nsentinel|master\r\n*"
-        "10\r\n$7\r\nsummary\r\n$27\r\nShows the state of a master\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngro"
-        "up\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname"
-        "\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$20\r\nsentinel|flushconfig\r\n*8\r\n$7\r\ns"
-        "ummary\r\n$26\r\nRewrite configuration file\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nse"
-        "ntinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$19\r\nsentinel|info-cache\r\n*10\r\n$7\r\nsummary\r\n$"
-        "52\r\nGet cached INFO from the instances in the deployment\r\n$5\r\nsince\r\n$5\r\n3.2.0\r\n$5\r\ngr"
-        "oup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$39\r\nO(N) where N is the number of instances\r\n$9\r"
-        "\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$8\r\nnodename\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags"
-        "\r\n*1\r\n+multiple\r\n$24\r\nsentinel|pending-scripts\r\n*6\r\n$7\r\nsummary\r\n$37\r\nGet informat"
-        "ion about pending scripts\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$32\r\ns"
-        "entinel|get-master-addr-by-name\r\n*10\r\n$7\r\nsummary\r\n$32\r\nGet port and address of a master\r"
-        "\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"
-        "$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$15"
-        "\r\nsentinel|remove\r\n*10\r\n$7\r\nsummary\r\n$15\r\nStop monitoring\r\n$5\r\nsince\r\n$5\r\n2.8.4"
-        "\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*4"
-        "\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$31\r\nsentinel|is-master-down"
-        "-by-addr\r\n*10\r\n$7\r\nsummary\r\n$25\r\nCheck if a master is down\r\n$5\r\nsince\r\n$5\r\n2.8.4\r"
-        "\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*4\r\n*4\r"
-        "\n$4\r\nname\r\n$2\r\nip\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4\r\n$4\r\nname\r\n$4\r\nport\r\n$4\r\nty"
-        "pe\r\n$7\r\ninteger\r\n*4\r\n$4\r\nname\r\n$13\r\ncurrent-epoch\r\n$4\r\ntype\r\n$7\r\ninteger\r\n*4"
-        "\r\n$4\r\nname\r\n$5\r\nrunid\r\n$4\r\ntype\r\n$6\r\nstring\r\n$17\r\nsentinel|failover\r\n*8\r\n$7"
-        "\r\nsummary\r\n$16\r\nForce a failover\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentine"
-        "l\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r"
-        "\n$13\r\nsentinel|myid\r\n*8\r\n$7\r\nsummary\r\n$28\r\nGet the Sentinel instance ID\r\n$5\r\nsince"
-        "\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$17\r\nsentin"
-        "el|replicas\r\n*10\r\n$7\r\nsummary\r\n$27\r\nList the monitored replicas\r\n$5\r\nsince\r\n$5\r\n5."
-        "0.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$38\r\nO(N) where N is the number of re"
-        "plicas\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstr"
-        "ing\r\n$12\r\nsentinel|set\r\n*10\r\n$7\r\nsummary\r\n$46\r\nChange the configuration of a monitored"
-        " master\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r"
-        "\nO(1)\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstr"
-        "ing\r\n*8\r\n$4\r\nname\r\n$12\r\noption_value\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n*1\r\n"
-        "+multiple\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4\r\nname\r\n$6\r\noption\r\n$4\r\ntype\r\n$6\r\nstring"
-        "\r\n*4\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\nstring\r\n$15\r\nsentinel|config\r\n*10\r"
-        "\n$7\r\nsummary\r\n$18\r\nConfigure Sentinel\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$8\r\ns"
-        "entinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$10\r\nse"
-        "t_or_get\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n*10\r\n$4\r\nname\r\n$15\r\nset_pa"
-        "ram_value\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$3\r\nSET\r\n$5\r\nflags\r\n*1\r\n+multiple"
-        "\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4\r\nname\r\n$9\r\nparameter\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4"
-        "\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\nstring\r\n*8\r\n$4\r\nname\r\n$9\r\nparameter\r"
-        "\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$3\r\nGET\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n$14\r"
-        "\nsentinel|reset\r\n*10\r\n$7\r\nsummary\r\n$29\r\nReset masters by name pattern\r\n$5\r\nsince\r\n$"
-        "5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$47\r\nO(N) where N is the numbe"
-        "r of monitored masters\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r"
-        "\n$7\r\npattern\r\n$16\r\nsentinel|masters\r\n*8\r\n$7\r\nsummary\r\n$26\r\nList the monitored maste"
-        "rs\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$37\r\nO(N"
-        ") where N is the number of masters\r\n$18\r\nsentinel|sentinels\r\n*10\r\n$7\r\nsummary\r\n$27\r\nLi"
-        "st the Sentinel instances\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\nc"
-        "omplexity\r\n$39\r\nO(N) where N is the number of Sentinels\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\n"
-        "name\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$25\r\nsentinel|simulate-failure\r\n*8\r"
-        "\n$7\r\nsummary\r\n$27\r\nSimulate failover scenarios\r\n$5\r\nsince\r\n$5\r\n3.2.0\r\n$5\r\ngroup\r"
-        "\n$8\r\nsentinel\r\n$9\r\narguments\r\n*1\r\n*8\r\n$4\r\nname\r\n$4\r\nmode\r\n$4\r\ntype\r\n$5\r\no"
-        "neof\r\n$5\r\nflags\r\n*2\r\n+optional\r\n+multiple\r\n$9\r\narguments\r\n*3\r\n*4\r\n$4\r\nname\r\n"
-        "$20\r\ncrash-after-election\r\n$4\r\ntype\r\n$10\r\npure-token\r\n*4\r\n$4\r\nname\r\n$21\r\ncrash-a"
-        "fter-promotion\r\n$4\r\ntype\r\n$10\r\npure-token\r\n*4\r\n$4\r\nname\r\n$4\r\nhelp\r\n$4\r\ntype\r"
-        "\n$10\r\npure-token\r\n$14\r\nsentinel|debug\r\n*10\r\n$7\r\nsummary\r\n$50\r\nList or update the cu"
-        "rrent configurable parameters\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10"
-        "\r\ncomplexity\r\n$53\r\nO(N) where N is the number of configurable parameters\r\n$9\r\narguments\r"
-        "\n*1\r\n*8\r\n$4\r\nname\r\n$15\r\nparameter_value\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n*1"
-        "\r\n+multiple\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4\r\nname\r\n$9\r\nparameter\r\n$4\r\ntype\r\n$6\r"
-        "\nstring\r\n*4\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\nstring\r\n$13\r\nsentinel|help\r"
-        "\n*8\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n"
-        "$5\r\n6.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$17\r\nsentinel|c"
-        "kquorum\r\n*8\r\n$7\r\nsummary\r\n$27\r\nCheck for a Sentinel quorum\r\n$5\r\nsince\r\n$5\r\n2.8.4\r"
-        "\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r"
-        "\n$4\r\ntype\r\n$6\r\nstring\r\n$15\r\nsentinel|slaves\r\n*16\r\n$7\r\nsummary\r\n$25\r\nList the mo"
-        "nitored slaves\r\n$5\r\nsince\r\n$5\r\n2.8.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r"
-        "\n$36\r\nO(N) where N is the number of slaves\r\n$9\r\ndoc_flags\r\n*1\r\n+deprecated\r\n$16\r\ndepr"
-        "ecated_since\r\n$5\r\n5.0.0\r\n$11\r\nreplaced_by\r\n$19\r\n`SENTINEL REPLICAS`\r\n$9\r\narguments\r"
-        "\n*1\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+        "er\r\n*4\r\n$4\r\nname\r\n$6\r\nquorum\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$17\r\nsentinel|ckquorum\r"
+        "\n*8\r\n$7\r\nsummary\r\n$27\r\nCheck for a Sentinel quorum\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ng"
+        "roup\r\n$8\r\nsentinel\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\nt"
+        "ype\r\n$6\r\nstring\r\n$17\r\nsentinel|failover\r\n*8\r\n$7\r\nsummary\r\n$16\r\nForce a failover\r"
+        "\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r"
+        "\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$14\r\nsentinel|debug\r\n*10\r\n$7\r\n"
+        "summary\r\n$50\r\nList or update the current configurable parameters\r\n$5\r\nsince\r\n$5\r\n7.0.0\r"
+        "\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$53\r\nO(N) where N is the number of configu"
+        "rable parameters\r\n$9\r\narguments\r\n*1\r\n*8\r\n$4\r\nname\r\n$15\r\nparameter_value\r\n$4\r\ntyp"
+        "e\r\n$5\r\nblock\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4\r\nname\r\n$"
+        "9\r\nparameter\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6"
+        "\r\nstring\r\n$13\r\nsentinel|myid\r\n*8\r\n$7\r\nsummary\r\n$28\r\nGet the Sentinel instance ID\r\n"
+        "$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$1"
+        "3\r\nsentinel|help\r\n*8\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommand"
+        "s\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)"
+        "\r\n$15\r\nsentinel|remove\r\n*10\r\n$7\r\nsummary\r\n$15\r\nStop monitoring\r\n$5\r\nsince\r\n$5\r"
+        "\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1"
+        "\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$15\r\nsentinel|master\r"
+        "\n*10\r\n$7\r\nsummary\r\n$27\r\nShows the state of a master\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\n"
+        "group\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nn"
+        "ame\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$17\r\nsentinel|replicas\r\n*10\r\n$7\r\n"
+        "summary\r\n$27\r\nList the monitored replicas\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$8\r\n"
+        "sentinel\r\n$10\r\ncomplexity\r\n$38\r\nO(N) where N is the number of replicas\r\n$9\r\narguments\r"
+        "\n*1\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$15\r\nsentinel|conf"
+        "ig\r\n*10\r\n$7\r\nsummary\r\n$18\r\nConfigure Sentinel\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup"
+        "\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r"
+        "\n$10\r\nset_or_get\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n*10\r\n$4\r\nname\r\n$1"
+        "5\r\nset_param_value\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$3\r\nSET\r\n$5\r\nflags\r\n*1\r"
+        "\n+multiple\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4\r\nname\r\n$9\r\nparameter\r\n$4\r\ntype\r\n$6\r\ns"
+        "tring\r\n*4\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\nstring\r\n*8\r\n$4\r\nname\r\n$9\r\n"
+        "parameter\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$3\r\nGET\r\n$5\r\nflags\r\n*1\r\n+multipl"
+        "e\r\n$19\r\nsentinel|info-cache\r\n*10\r\n$7\r\nsummary\r\n$52\r\nGet cached INFO from the instances"
+        " in the deployment\r\n$5\r\nsince\r\n$5\r\n3.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexi"
+        "ty\r\n$39\r\nO(N) where N is the number of instances\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r"
+        "\n$8\r\nnodename\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n$16\r\nsentinel|"
+        "masters\r\n*8\r\n$7\r\nsummary\r\n$26\r\nList the monitored masters\r\n$5\r\nsince\r\n$5\r\n2.8.4\r"
+        "\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$37\r\nO(N) where N is the number of masters"
+        "\r\n$15\r\nsentinel|slaves\r\n*16\r\n$7\r\nsummary\r\n$25\r\nList the monitored slaves\r\n$5\r\nsinc"
+        "e\r\n$5\r\n2.8.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$36\r\nO(N) where N is the"
+        " number of slaves\r\n$9\r\ndoc_flags\r\n*1\r\n+deprecated\r\n$16\r\ndeprecated_since\r\n$5\r\n5.0.0"
+        "\r\n$11\r\nreplaced_by\r\n$19\r\n`SENTINEL REPLICAS`\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r"
+        "\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$20\r\nsentinel|flushconfig\r\n*8\r\n$7\r\nsum"
+        "mary\r\n$26\r\nRewrite configuration file\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsent"
+        "inel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$32\r\nsentinel|get-master-addr-by-name\r\n*10\r\n$7\r\ns"
+        "ummary\r\n$32\r\nGet port and address of a master\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8"
+        "\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11"
+        "\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$31\r\nsentinel|is-master-down-by-addr\r\n*10\r\n$7"
+        "\r\nsummary\r\n$25\r\nCheck if a master is down\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r"
+        "\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*4\r\n*4\r\n$4\r\nname\r\n$2\r\n"
+        "ip\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4\r\n$4\r\nname\r\n$4\r\nport\r\n$4\r\ntype\r\n$7\r\ninteger\r"
+        "\n*4\r\n$4\r\nname\r\n$13\r\ncurrent-epoch\r\n$4\r\ntype\r\n$7\r\ninteger\r\n*4\r\n$4\r\nname\r\n$5"
+        "\r\nrunid\r\n$4\r\ntype\r\n$6\r\nstring\r\n$12\r\nsentinel|set\r\n*10\r\n$7\r\nsummary\r\n$46\r\nCha"
+        "nge the configuration of a monitored master\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nse"
+        "ntinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4\r\nname\r\n$11\r\nmas"
+        "ter-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n*8\r\n$4\r\nname\r\n$12\r\noption_value\r\n$4\r\ntype\r\n$"
+        "5\r\nblock\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4\r\nname\r\n$6\r\no"
+        "ption\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\nstring"
+        "\r\n$18\r\nsentinel|sentinels\r\n*10\r\n$7\r\nsummary\r\n$27\r\nList the Sentinel instances\r\n$5\r"
+        "\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$39\r\nO(N) where N "
+        "is the number of Sentinels\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4"
+        "\r\ntype\r\n$6\r\nstring\r\n$25\r\nsentinel|simulate-failure\r\n*8\r\n$7\r\nsummary\r\n$27\r\nSimula"
+        "te failover scenarios\r\n$5\r\nsince\r\n$5\r\n3.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$9\r\nargume"
+        "nts\r\n*1\r\n*8\r\n$4\r\nname\r\n$4\r\nmode\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n*2\r\n+op"
+        "tional\r\n+multiple\r\n$9\r\narguments\r\n*3\r\n*4\r\n$4\r\nname\r\n$20\r\ncrash-after-election\r\n$"
+        "4\r\ntype\r\n$10\r\npure-token\r\n*4\r\n$4\r\nname\r\n$21\r\ncrash-after-promotion\r\n$4\r\ntype\r\n"
+        "$10\r\npure-token\r\n*4\r\n$4\r\nname\r\n$4\r\nhelp\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$24\r\nsen"
+        "tinel|pending-scripts\r\n*6\r\n$7\r\nsummary\r\n$37\r\nGet information about pending scripts\r\n$5\r"
+        "\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$14\r\nsentinel|reset\r\n*10\r\n$7\r\nsum"
+        "mary\r\n$29\r\nReset masters by name pattern\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\ns"
+        "entinel\r\n$10\r\ncomplexity\r\n$47\r\nO(N) where N is the number of monitored masters\r\n$9\r\nargu"
+        "ments\r\n*1\r\n*4\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n",
      "%5\r\n$7\r\nsummary\r\n$33\r\nA container for Sentinel commands\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5"
         "\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$22\r\nDepends on subcommand.\r\n$11\r\nsubcomma"
         "nds\r\n%21\r\n$16\r\nsentinel|monitor\r\n%5\r\n$7\r\nsummary\r\n$16\r\nStart monitoring\r\n$5\r\nsin"
         "ce\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\nargum"
         "ents\r\n*4\r\n%2\r\n$4\r\nname\r\n$4\r\nname\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$2"
         "\r\nip\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$4\r\nport\r\n$4\r\ntype\r\n$7\r\nintege"
-        "r\r\n%2\r\n$4\r\nname\r\n$6\r\nquorum\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$15\r\nsentinel|master\r\n%5"
-        "\r\n$7\r\nsummary\r\n$27\r\nShows the state of a master\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup"
-        "\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r"
-        "\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$20\r\nsentinel|flushconfig\r\n%4\r\n$7\r\nsum"
-        "mary\r\n$26\r\nRewrite configuration file\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsent"
-        "inel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$19\r\nsentinel|info-cache\r\n%5\r\n$7\r\nsummary\r\n$52"
-        "\r\nGet cached INFO from the instances in the deployment\r\n$5\r\nsince\r\n$5\r\n3.2.0\r\n$5\r\ngrou"
-        "p\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$39\r\nO(N) where N is the number of instances\r\n$9\r\n"
-        "arguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$8\r\nnodename\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r"
-        "\n~1\r\n+multiple\r\n$24\r\nsentinel|pending-scripts\r\n%3\r\n$7\r\nsummary\r\n$37\r\nGet informatio"
-        "n about pending scripts\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$32\r\nsen"
-        "tinel|get-master-addr-by-name\r\n%5\r\n$7\r\nsummary\r\n$32\r\nGet port and address of a master\r\n$"
-        "5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9"
-        "\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$15\r"
-        "\nsentinel|remove\r\n%5\r\n$7\r\nsummary\r\n$15\r\nStop monitoring\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n"
-        "$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%2\r\n$"
-        "4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$31\r\nsentinel|is-master-down-by-a"
-        "ddr\r\n%5\r\n$7\r\nsummary\r\n$25\r\nCheck if a master is down\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r"
-        "\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*4\r\n%2\r\n$4\r"
-        "\nname\r\n$2\r\nip\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$4\r\nport\r\n$4\r\ntype\r\n"
-        "$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n$13\r\ncurrent-epoch\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4"
-        "\r\nname\r\n$5\r\nrunid\r\n$4\r\ntype\r\n$6\r\nstring\r\n$17\r\nsentinel|failover\r\n%4\r\n$7\r\nsum"
-        "mary\r\n$16\r\nForce a failover\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$9"
-        "\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$13\r"
-        "\nsentinel|myid\r\n%4\r\n$7\r\nsummary\r\n$28\r\nGet the Sentinel instance ID\r\n$5\r\nsince\r\n$5\r"
-        "\n6.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$17\r\nsentinel|repli"
-        "cas\r\n%5\r\n$7\r\nsummary\r\n$27\r\nList the monitored replicas\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5"
-        "\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$38\r\nO(N) where N is the number of replicas\r"
-        "\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$"
-        "12\r\nsentinel|set\r\n%5\r\n$7\r\nsummary\r\n$46\r\nChange the configuration of a monitored master\r"
-        "\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"
-        "$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n%4"
-        "\r\n$4\r\nname\r\n$12\r\noption_value\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n+multiple"
-        "\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$6\r\noption\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r"
-        "\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\nstring\r\n$15\r\nsentinel|config\r\n%5\r\n$7\r\ns"
-        "ummary\r\n$18\r\nConfigure Sentinel\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r"
-        "\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$10\r\nset_or_get"
-        "\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%5\r\n$4\r\nname\r\n$15\r\nset_param_value"
-        "\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$3\r\nSET\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n$9\r"
-        "\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$9\r\nparameter\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r"
-        "\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\nstring\r\n%4\r\n$4\r\nname\r\n$9\r\nparameter\r\n$4\r\n"
-        "type\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$3\r\nGET\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n$14\r\nsentine"
-        "l|reset\r\n%5\r\n$7\r\nsummary\r\n$29\r\nReset masters by name pattern\r\n$5\r\nsince\r\n$5\r\n2.8.4"
-        "\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$47\r\nO(N) where N is the number of monit"
-        "ored masters\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npa"
-        "ttern\r\n$16\r\nsentinel|masters\r\n%4\r\n$7\r\nsummary\r\n$26\r\nList the monitored masters\r\n$5\r"
-        "\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$37\r\nO(N) where N "
-        "is the number of masters\r\n$18\r\nsentinel|sentinels\r\n%5\r\n$7\r\nsummary\r\n$27\r\nList the Sent"
-        "inel instances\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r"
-        "\n$39\r\nO(N) where N is the number of Sentinels\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11"
-        "\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$25\r\nsentinel|simulate-failure\r\n%4\r\n$7\r\nsum"
-        "mary\r\n$27\r\nSimulate failover scenarios\r\n$5\r\nsince\r\n$5\r\n3.2.0\r\n$5\r\ngroup\r\n$8\r\nsen"
-        "tinel\r\n$9\r\narguments\r\n*1\r\n%4\r\n$4\r\nname\r\n$4\r\nmode\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5"
-        "\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n$9\r\narguments\r\n*3\r\n%2\r\n$4\r\nname\r\n$20\r\ncra"
-        "sh-after-election\r\n$4\r\ntype\r\n$10\r\npure-token\r\n%2\r\n$4\r\nname\r\n$21\r\ncrash-after-promo"
-        "tion\r\n$4\r\ntype\r\n$10\r\npure-token\r\n%2\r\n$4\r\nname\r\n$4\r\nhelp\r\n$4\r\ntype\r\n$10\r\npu"
-        "re-token\r\n$14\r\nsentinel|debug\r\n%5\r\n$7\r\nsummary\r\n$50\r\nList or update the current config"
-        "urable parameters\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexit"
-        "y\r\n$53\r\nO(N) where N is the number of configurable parameters\r\n$9\r\narguments\r\n*1\r\n%4\r\n"
-        "$4\r\nname\r\n$15\r\nparameter_value\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n+multiple"
-        "\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$9\r\nparameter\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2"
-        "\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\nstring\r\n$13\r\nsentinel|help\r\n%4\r\n$7\r\ns"
-        "ummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n"
-        "$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$17\r\nsentinel|ckquorum\r\n%4\r"
-        "\n$7\r\nsummary\r\n$27\r\nCheck for a Sentinel quorum\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r"
-        "\n$8\r\nsentinel\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r"
-        "\n$6\r\nstring\r\n$15\r\nsentinel|slaves\r\n%8\r\n$7\r\nsummary\r\n$25\r\nList the monitored slaves"
-        "\r\n$5\r\nsince\r\n$5\r\n2.8.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$36\r\nO(N) "
-        "where N is the number of slaves\r\n$9\r\ndoc_flags\r\n~1\r\n+deprecated\r\n$16\r\ndeprecated_since\r"
-        "\n$5\r\n5.0.0\r\n$11\r\nreplaced_by\r\n$19\r\n`SENTINEL REPLICAS`\r\n$9\r\narguments\r\n*1\r\n%2\r\n"
-        "$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
+        "r\r\n%2\r\n$4\r\nname\r\n$6\r\nquorum\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$17\r\nsentinel|ckquorum\r\n"
+        "%4\r\n$7\r\nsummary\r\n$27\r\nCheck for a Sentinel quorum\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngro"
+        "up\r\n$8\r\nsentinel\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntyp"
+        "e\r\n$6\r\nstring\r\n$17\r\nsentinel|failover\r\n%4\r\n$7\r\nsummary\r\n$16\r\nForce a failover\r\n$"
+        "5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nn"
+        "ame\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$14\r\nsentinel|debug\r\n%5\r\n$7\r\nsumm"
+        "ary\r\n$50\r\nList or update the current configurable parameters\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5"
+        "\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$53\r\nO(N) where N is the number of configurabl"
+        "e parameters\r\n$9\r\narguments\r\n*1\r\n%4\r\n$4\r\nname\r\n$15\r\nparameter_value\r\n$4\r\ntype\r"
+        "\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$9\r"
+        "\nparameter\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n$13\r\nsentinel|myid\r\n%4\r\n$7\r\nsummary\r\n$28\r\nGet the Sentinel instance ID\r\n$5\r"
+        "\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$13\r"
+        "\nsentinel|help\r\n%4\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r"
+        "\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"
+        "$15\r\nsentinel|remove\r\n%5\r\n$7\r\nsummary\r\n$15\r\nStop monitoring\r\n$5\r\nsince\r\n$5\r\n2.8."
+        "4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%2"
+        "\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$15\r\nsentinel|master\r\n%5\r"
+        "\n$7\r\nsummary\r\n$27\r\nShows the state of a master\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r"
+        "\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n"
+        "$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$17\r\nsentinel|replicas\r\n%5\r\n$7\r\nsummary"
+        "\r\n$27\r\nList the monitored replicas\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$8\r\nsentine"
+        "l\r\n$10\r\ncomplexity\r\n$38\r\nO(N) where N is the number of replicas\r\n$9\r\narguments\r\n*1\r\n"
+        "%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$15\r\nsentinel|config\r\n%5"
+        "\r\n$7\r\nsummary\r\n$18\r\nConfigure Sentinel\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$8\r"
+        "\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$10\r"
+        "\nset_or_get\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%5\r\n$4\r\nname\r\n$15\r\nset"
+        "_param_value\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$3\r\nSET\r\n$5\r\nflags\r\n~1\r\n+multi"
+        "ple\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$9\r\nparameter\r\n$4\r\ntype\r\n$6\r\nstring\r"
+        "\n%2\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\nstring\r\n%4\r\n$4\r\nname\r\n$9\r\nparamet"
+        "er\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$3\r\nGET\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n$1"
+        "9\r\nsentinel|info-cache\r\n%5\r\n$7\r\nsummary\r\n$52\r\nGet cached INFO from the instances in the "
+        "deployment\r\n$5\r\nsince\r\n$5\r\n3.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$3"
+        "9\r\nO(N) where N is the number of instances\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$8\r\nn"
+        "odename\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n$16\r\nsentinel|masters\r"
+        "\n%4\r\n$7\r\nsummary\r\n$26\r\nList the monitored masters\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngr"
+        "oup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$37\r\nO(N) where N is the number of masters\r\n$15\r"
+        "\nsentinel|slaves\r\n%8\r\n$7\r\nsummary\r\n$25\r\nList the monitored slaves\r\n$5\r\nsince\r\n$5\r"
+        "\n2.8.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$36\r\nO(N) where N is the number o"
+        "f slaves\r\n$9\r\ndoc_flags\r\n~1\r\n+deprecated\r\n$16\r\ndeprecated_since\r\n$5\r\n5.0.0\r\n$11\r"
+        "\nreplaced_by\r\n$19\r\n`SENTINEL REPLICAS`\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nm"
+        "aster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n$20\r\nsentinel|flushconfig\r\n%4\r\n$7\r\nsummary\r\n$2"
+        "6\r\nRewrite configuration file\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$1"
+        "0\r\ncomplexity\r\n$4\r\nO(1)\r\n$32\r\nsentinel|get-master-addr-by-name\r\n%5\r\n$7\r\nsummary\r\n$"
+        "32\r\nGet port and address of a master\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentine"
+        "l\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-n"
+        "ame\r\n$4\r\ntype\r\n$6\r\nstring\r\n$31\r\nsentinel|is-master-down-by-addr\r\n%5\r\n$7\r\nsummary\r"
+        "\n$25\r\nCheck if a master is down\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r"
+        "\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*4\r\n%2\r\n$4\r\nname\r\n$2\r\nip\r\n$4\r\n"
+        "type\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$4\r\nport\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r"
+        "\nname\r\n$13\r\ncurrent-epoch\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n$5\r\nrunid\r\n"
+        "$4\r\ntype\r\n$6\r\nstring\r\n$12\r\nsentinel|set\r\n%5\r\n$7\r\nsummary\r\n$46\r\nChange the config"
+        "uration of a monitored master\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10"
+        "\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$"
+        "4\r\ntype\r\n$6\r\nstring\r\n%4\r\n$4\r\nname\r\n$12\r\noption_value\r\n$4\r\ntype\r\n$5\r\nblock\r"
+        "\n$5\r\nflags\r\n~1\r\n+multiple\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$6\r\noption\r\n$4"
+        "\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\nstring\r\n$18\r\n"
+        "sentinel|sentinels\r\n%5\r\n$7\r\nsummary\r\n$27\r\nList the Sentinel instances\r\n$5\r\nsince\r\n$5"
+        "\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$39\r\nO(N) where N is the number"
+        " of Sentinels\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6"
+        "\r\nstring\r\n$25\r\nsentinel|simulate-failure\r\n%4\r\n$7\r\nsummary\r\n$27\r\nSimulate failover sc"
+        "enarios\r\n$5\r\nsince\r\n$5\r\n3.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$9\r\narguments\r\n*1\r\n%"
+        "4\r\n$4\r\nname\r\n$4\r\nmode\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+mul"
+        "tiple\r\n$9\r\narguments\r\n*3\r\n%2\r\n$4\r\nname\r\n$20\r\ncrash-after-election\r\n$4\r\ntype\r\n$"
+        "10\r\npure-token\r\n%2\r\n$4\r\nname\r\n$21\r\ncrash-after-promotion\r\n$4\r\ntype\r\n$10\r\npure-to"
+        "ken\r\n%2\r\n$4\r\nname\r\n$4\r\nhelp\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$24\r\nsentinel|pending-"
+        "scripts\r\n%3\r\n$7\r\nsummary\r\n$37\r\nGet information about pending scripts\r\n$5\r\nsince\r\n$5"
+        "\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$14\r\nsentinel|reset\r\n%5\r\n$7\r\nsummary\r\n$29\r"
+        "\nReset masters by name pattern\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$1"
+        "0\r\ncomplexity\r\n$47\r\nO(N) where N is the number of monitored masters\r\n$9\r\narguments\r\n*1\r"
+        "\n%2\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n"},
     {"sentinel|monitor", 6, "admin slow dangerous", 1,
      "*10\r\n$16\r\nsentinel|monitor\r\n:6\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r"
         "\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
@@ -1103,85 +1381,17 @@ const SentinelCommandInfo sentinelCommandTable[] = {
         "name\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$2\r\nip\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
         "%2\r\n$4\r\nname\r\n$4\r\nport\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n$6\r\nquorum\r"
         "\n$4\r\ntype\r\n$7\r\ninteger\r\n"},
-    {"sentinel|master", 3, "admin slow dangerous", 1,
-     "*10\r\n$15\r\nsentinel|master\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n"
-        "+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$15\r\nsentinel|master\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n"
-        "+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$27\r\nShows the state of a master\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngr"
-        "oup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nnam"
-        "e\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
-     "%5\r\n$7\r\nsummary\r\n$27\r\nShows the state of a master\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngro"
-        "up\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname"
-        "\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
-    {"sentinel|flushconfig", 2, "admin slow dangerous", 1,
-     "*10\r\n$20\r\nsentinel|flushconfig\r\n:2\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slo"
-        "w\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$20\r\nsentinel|flushconfig\r\n:2\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slo"
-        "w\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
-     "*8\r\n$7\r\nsummary\r\n$26\r\nRewrite configuration file\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngrou"
-        "p\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
-     "%4\r\n$7\r\nsummary\r\n$26\r\nRewrite configuration file\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngrou"
-        "p\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
-    {"sentinel|info-cache", -3, "admin slow dangerous", 1,
-     "*10\r\n$19\r\nsentinel|info-cache\r\n:-3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slo"
-        "w\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$19\r\nsentinel|info-cache\r\n:-3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slo"
-        "w\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$52\r\nGet cached INFO from the instances in the deployment\r\n$5\r\nsince\r"
-        "\n$5\r\n3.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$39\r\nO(N) where N is the nu"
-        "mber of instances\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$8\r\nnodename\r\n$4\r\ntype\r\n$6"
-        "\r\nstring\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n",
-     "%5\r\n$7\r\nsummary\r\n$52\r\nGet cached INFO from the instances in the deployment\r\n$5\r\nsince\r"
-        "\n$5\r\n3.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$39\r\nO(N) where N is the nu"
-        "mber of instances\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$8\r\nnodename\r\n$4\r\ntype\r\n$6"
-        "\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n"},
-    {"sentinel|pending-scripts", 2, "admin slow dangerous", 1,
-     "*10\r\n$24\r\nsentinel|pending-scripts\r\n:2\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+"
-        "@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$24\r\nsentinel|pending-scripts\r\n:2\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+"
-        "@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
-     "*6\r\n$7\r\nsummary\r\n$37\r\nGet information about pending scripts\r\n$5\r\nsince\r\n$5\r\n2.8.4\r"
-        "\n$5\r\ngroup\r\n$8\r\nsentinel\r\n",
-     "%3\r\n$7\r\nsummary\r\n$37\r\nGet information about pending scripts\r\n$5\r\nsince\r\n$5\r\n2.8.4\r"
-        "\n$5\r\ngroup\r\n$8\r\nsentinel\r\n"},
-    {"sentinel|get-master-addr-by-name", 3, "admin slow dangerous", 1,
-     "*10\r\n$32\r\nsentinel|get-master-addr-by-name\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@ad"
-        "min\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$32\r\nsentinel|get-master-addr-by-name\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@ad"
-        "min\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$32\r\nGet port and address of a master\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5"
-        "\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4"
-        "\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
-     "%5\r\n$7\r\nsummary\r\n$32\r\nGet port and address of a master\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r"
-        "\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r"
-        "\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
-    {"sentinel|remove", 3, "admin slow dangerous", 1,
-     "*10\r\n$15\r\nsentinel|remove\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n"
-        "+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$15\r\nsentinel|remove\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n"
-        "+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$15\r\nStop monitoring\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r"
-        "\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11\r"
-        "\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
-     "%5\r\n$7\r\nsummary\r\n$15\r\nStop monitoring\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\n"
-        "sentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nm"
-        "aster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
-    {"sentinel|is-master-down-by-addr", 6, "admin slow dangerous", 1,
-     "*10\r\n$31\r\nsentinel|is-master-down-by-addr\r\n:6\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@adm"
-        "in\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$31\r\nsentinel|is-master-down-by-addr\r\n:6\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@adm"
-        "in\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$25\r\nCheck if a master is down\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngrou"
-        "p\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*4\r\n*4\r\n$4\r\nname"
-        "\r\n$2\r\nip\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4\r\n$4\r\nname\r\n$4\r\nport\r\n$4\r\ntype\r\n$7\r\n"
-        "integer\r\n*4\r\n$4\r\nname\r\n$13\r\ncurrent-epoch\r\n$4\r\ntype\r\n$7\r\ninteger\r\n*4\r\n$4\r\nna"
-        "me\r\n$5\r\nrunid\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
-     "%5\r\n$7\r\nsummary\r\n$25\r\nCheck if a master is down\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup"
-        "\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*4\r\n%2\r\n$4\r\nname\r"
-        "\n$2\r\nip\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$4\r\nport\r\n$4\r\ntype\r\n$7\r\nin"
-        "teger\r\n%2\r\n$4\r\nname\r\n$13\r\ncurrent-epoch\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname"
-        "\r\n$5\r\nrunid\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
+    {"sentinel|ckquorum", 3, "admin slow dangerous", 1,
+     "*10\r\n$17\r\nsentinel|ckquorum\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r"
+        "\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$17\r\nsentinel|ckquorum\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r"
+        "\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*8\r\n$7\r\nsummary\r\n$27\r\nCheck for a Sentinel quorum\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngro"
+        "up\r\n$8\r\nsentinel\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntyp"
+        "e\r\n$6\r\nstring\r\n",
+     "%4\r\n$7\r\nsummary\r\n$27\r\nCheck for a Sentinel quorum\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngro"
+        "up\r\n$8\r\nsentinel\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntyp"
+        "e\r\n$6\r\nstring\r\n"},
     {"sentinel|failover", 3, "admin slow dangerous", 1,
      "*10\r\n$17\r\nsentinel|failover\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r"
         "\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
@@ -1193,6 +1403,23 @@ const SentinelCommandInfo sentinelCommandTable[] = {
      "%4\r\n$7\r\nsummary\r\n$16\r\nForce a failover\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r"
         "\nsentinel\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r"
         "\nstring\r\n"},
+    {"sentinel|debug", -2, "admin slow dangerous", 1,
+     "*10\r\n$14\r\nsentinel|debug\r\n:-2\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n"
+        "+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$14\r\nsentinel|debug\r\n:-2\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n"
+        "+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$50\r\nList or update the current configurable parameters\r\n$5\r\nsince\r\n"
+        "$5\r\n7.0.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$53\r\nO(N) where N is the numb"
+        "er of configurable parameters\r\n$9\r\narguments\r\n*1\r\n*8\r\n$4\r\nname\r\n$15\r\nparameter_value"
+        "\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4"
+        "\r\nname\r\n$9\r\nparameter\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r"
+        "\ntype\r\n$6\r\nstring\r\n",
+     "%5\r\n$7\r\nsummary\r\n$50\r\nList or update the current configurable parameters\r\n$5\r\nsince\r\n$"
+        "5\r\n7.0.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$53\r\nO(N) where N is the numbe"
+        "r of configurable parameters\r\n$9\r\narguments\r\n*1\r\n%4\r\n$4\r\nname\r\n$15\r\nparameter_value"
+        "\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4"
+        "\r\nname\r\n$9\r\nparameter\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r"
+        "\ntype\r\n$6\r\nstring\r\n"},
     {"sentinel|myid", 2, "admin slow dangerous", 1,
      "*10\r\n$13\r\nsentinel|myid\r\n:2\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@"
         "dangerous\r\n*0\r\n*0\r\n*0\r\n",
@@ -1202,6 +1429,37 @@ const SentinelCommandInfo sentinelCommandTable[] = {
         "oup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
      "%4\r\n$7\r\nsummary\r\n$28\r\nGet the Sentinel instance ID\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngr"
         "oup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
+    {"sentinel|help", 2, "slow", 1,
+     "*10\r\n$13\r\nsentinel|help\r\n:2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*1\r\n+@slow\r\n*"
+        "0\r\n*0\r\n*0\r\n",
+     "*10\r\n$13\r\nsentinel|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~"
+        "0\r\n~0\r\n~0\r\n",
+     "*8\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5"
+        "\r\n6.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+     "%4\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5"
+        "\r\n6.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
+    {"sentinel|remove", 3, "admin slow dangerous", 1,
+     "*10\r\n$15\r\nsentinel|remove\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n"
+        "+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$15\r\nsentinel|remove\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n"
+        "+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$15\r\nStop monitoring\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r"
+        "\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11\r"
+        "\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+     "%5\r\n$7\r\nsummary\r\n$15\r\nStop monitoring\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup\r\n$8\r\n"
+        "sentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nm"
+        "aster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
+    {"sentinel|master", 3, "admin slow dangerous", 1,
+     "*10\r\n$15\r\nsentinel|master\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n"
+        "+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$15\r\nsentinel|master\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n"
+        "+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$27\r\nShows the state of a master\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngr"
+        "oup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nnam"
+        "e\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+     "%5\r\n$7\r\nsummary\r\n$27\r\nShows the state of a master\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngro"
+        "up\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname"
+        "\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
     {"sentinel|replicas", 3, "admin slow dangerous", 1,
      "*10\r\n$17\r\nsentinel|replicas\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r"
         "\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
@@ -1213,23 +1471,6 @@ const SentinelCommandInfo sentinelCommandTable[] = {
      "%5\r\n$7\r\nsummary\r\n$27\r\nList the monitored replicas\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngro"
         "up\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$38\r\nO(N) where N is the number of replicas\r\n$9\r\n"
         "arguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
-    {"sentinel|set", -5, "admin slow dangerous", 1,
-     "*10\r\n$12\r\nsentinel|set\r\n:-5\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@"
-        "dangerous\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$12\r\nsentinel|set\r\n:-5\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@"
-        "dangerous\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$46\r\nChange the configuration of a monitored master\r\n$5\r\nsince\r\n$5\r"
-        "\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*2"
-        "\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n*8\r\n$4\r\nname\r\n$12"
-        "\r\noption_value\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n$9\r\narguments\r"
-        "\n*2\r\n*4\r\n$4\r\nname\r\n$6\r\noption\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4\r\n$4\r\nname\r\n$5\r\n"
-        "value\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
-     "%5\r\n$7\r\nsummary\r\n$46\r\nChange the configuration of a monitored master\r\n$5\r\nsince\r\n$5\r"
-        "\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*2"
-        "\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n%4\r\n$4\r\nname\r\n$12"
-        "\r\noption_value\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n$9\r\narguments\r"
-        "\n*2\r\n%2\r\n$4\r\nname\r\n$6\r\noption\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$5\r\n"
-        "value\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
     {"sentinel|config", -3, "admin slow dangerous", 1,
      "*10\r\n$15\r\nsentinel|config\r\n:-3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r"
         "\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
@@ -1249,17 +1490,19 @@ const SentinelCommandInfo sentinelCommandTable[] = {
         "tiple\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$9\r\nparameter\r\n$4\r\ntype\r\n$6\r\nstring"
         "\r\n%2\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\nstring\r\n%4\r\n$4\r\nname\r\n$9\r\nparam"
         "eter\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$3\r\nGET\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n"},
-    {"sentinel|reset", 3, "admin slow dangerous", 1,
-     "*10\r\n$14\r\nsentinel|reset\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+"
-        "@dangerous\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$14\r\nsentinel|reset\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+"
-        "@dangerous\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$29\r\nReset masters by name pattern\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\n"
-        "group\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$47\r\nO(N) where N is the number of monitored maste"
-        "rs\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n",
-     "%5\r\n$7\r\nsummary\r\n$29\r\nReset masters by name pattern\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ng"
-        "roup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$47\r\nO(N) where N is the number of monitored master"
-        "s\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n"},
+    {"sentinel|info-cache", -3, "admin slow dangerous", 1,
+     "*10\r\n$19\r\nsentinel|info-cache\r\n:-3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slo"
+        "w\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$19\r\nsentinel|info-cache\r\n:-3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slo"
+        "w\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$52\r\nGet cached INFO from the instances in the deployment\r\n$5\r\nsince\r"
+        "\n$5\r\n3.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$39\r\nO(N) where N is the nu"
+        "mber of instances\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$8\r\nnodename\r\n$4\r\ntype\r\n$6"
+        "\r\nstring\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n",
+     "%5\r\n$7\r\nsummary\r\n$52\r\nGet cached INFO from the instances in the deployment\r\n$5\r\nsince\r"
+        "\n$5\r\n3.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$39\r\nO(N) where N is the nu"
+        "mber of instances\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$8\r\nnodename\r\n$4\r\ntype\r\n$6"
+        "\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n"},
     {"sentinel|masters", 2, "admin slow dangerous", 1,
      "*10\r\n$16\r\nsentinel|masters\r\n:2\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r"
         "\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
@@ -1269,6 +1512,73 @@ const SentinelCommandInfo sentinelCommandTable[] = {
         "p\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$37\r\nO(N) where N is the number of masters\r\n",
      "%4\r\n$7\r\nsummary\r\n$26\r\nList the monitored masters\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngrou"
         "p\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$37\r\nO(N) where N is the number of masters\r\n"},
+    {"sentinel|slaves", 3, "admin slow dangerous", 1,
+     "*10\r\n$15\r\nsentinel|slaves\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n"
+        "+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$15\r\nsentinel|slaves\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n"
+        "+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*16\r\n$7\r\nsummary\r\n$25\r\nList the monitored slaves\r\n$5\r\nsince\r\n$5\r\n2.8.0\r\n$5\r\ngrou"
+        "p\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$36\r\nO(N) where N is the number of slaves\r\n$9\r\ndoc"
+        "_flags\r\n*1\r\n+deprecated\r\n$16\r\ndeprecated_since\r\n$5\r\n5.0.0\r\n$11\r\nreplaced_by\r\n$19\r"
+        "\n`SENTINEL REPLICAS`\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\nty"
+        "pe\r\n$6\r\nstring\r\n",
+     "%8\r\n$7\r\nsummary\r\n$25\r\nList the monitored slaves\r\n$5\r\nsince\r\n$5\r\n2.8.0\r\n$5\r\ngroup"
+        "\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$36\r\nO(N) where N is the number of slaves\r\n$9\r\ndoc_"
+        "flags\r\n~1\r\n+deprecated\r\n$16\r\ndeprecated_since\r\n$5\r\n5.0.0\r\n$11\r\nreplaced_by\r\n$19\r"
+        "\n`SENTINEL REPLICAS`\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\nty"
+        "pe\r\n$6\r\nstring\r\n"},
+    {"sentinel|flushconfig", 2, "admin slow dangerous", 1,
+     "*10\r\n$20\r\nsentinel|flushconfig\r\n:2\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slo"
+        "w\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$20\r\nsentinel|flushconfig\r\n:2\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slo"
+        "w\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*8\r\n$7\r\nsummary\r\n$26\r\nRewrite configuration file\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngrou"
+        "p\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+     "%4\r\n$7\r\nsummary\r\n$26\r\nRewrite configuration file\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngrou"
+        "p\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
+    {"sentinel|get-master-addr-by-name", 3, "admin slow dangerous", 1,
+     "*10\r\n$32\r\nsentinel|get-master-addr-by-name\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@ad"
+        "min\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$32\r\nsentinel|get-master-addr-by-name\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@ad"
+        "min\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$32\r\nGet port and address of a master\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5"
+        "\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4"
+        "\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+     "%5\r\n$7\r\nsummary\r\n$32\r\nGet port and address of a master\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r"
+        "\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r"
+        "\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
+    {"sentinel|is-master-down-by-addr", 6, "admin slow dangerous", 1,
+     "*10\r\n$31\r\nsentinel|is-master-down-by-addr\r\n:6\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@adm"
+        "in\r\n+@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$31\r\nsentinel|is-master-down-by-addr\r\n:6\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@adm"
+        "in\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$25\r\nCheck if a master is down\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngrou"
+        "p\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*4\r\n*4\r\n$4\r\nname"
+        "\r\n$2\r\nip\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4\r\n$4\r\nname\r\n$4\r\nport\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n*4\r\n$4\r\nname\r\n$13\r\ncurrent-epoch\r\n$4\r\ntype\r\n$7\r\ninteger\r\n*4\r\n$4\r\nna"
+        "me\r\n$5\r\nrunid\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+     "%5\r\n$7\r\nsummary\r\n$25\r\nCheck if a master is down\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngroup"
+        "\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*4\r\n%2\r\n$4\r\nname\r"
+        "\n$2\r\nip\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$4\r\nport\r\n$4\r\ntype\r\n$7\r\nin"
+        "teger\r\n%2\r\n$4\r\nname\r\n$13\r\ncurrent-epoch\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname"
+        "\r\n$5\r\nrunid\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
+    {"sentinel|set", -5, "admin slow dangerous", 1,
+     "*10\r\n$12\r\nsentinel|set\r\n:-5\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+@"
+        "dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$12\r\nsentinel|set\r\n:-5\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@"
+        "dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$46\r\nChange the configuration of a monitored master\r\n$5\r\nsince\r\n$5\r"
+        "\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*2"
+        "\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n*8\r\n$4\r\nname\r\n$12"
+        "\r\noption_value\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n$9\r\narguments\r"
+        "\n*2\r\n*4\r\n$4\r\nname\r\n$6\r\noption\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4\r\n$4\r\nname\r\n$5\r\n"
+        "value\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+     "%5\r\n$7\r\nsummary\r\n$46\r\nChange the configuration of a monitored master\r\n$5\r\nsince\r\n$5\r"
+        "\n2.8.4\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*2"
+        "\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntype\r\n$6\r\nstring\r\n%4\r\n$4\r\nname\r\n$12"
+        "\r\noption_value\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n$9\r\narguments\r"
+        "\n*2\r\n%2\r\n$4\r\nname\r\n$6\r\noption\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$5\r\n"
+        "value\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
     {"sentinel|sentinels", 3, "admin slow dangerous", 1,
      "*10\r\n$18\r\nsentinel|sentinels\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow"
         "\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
@@ -1297,58 +1607,69 @@ const SentinelCommandInfo sentinelCommandTable[] = {
         "e\r\n$20\r\ncrash-after-election\r\n$4\r\ntype\r\n$10\r\npure-token\r\n%2\r\n$4\r\nname\r\n$21\r\ncr"
         "ash-after-promotion\r\n$4\r\ntype\r\n$10\r\npure-token\r\n%2\r\n$4\r\nname\r\n$4\r\nhelp\r\n$4\r\nty"
         "pe\r\n$10\r\npure-token\r\n"},
-    {"sentinel|debug", -2, "admin slow dangerous", 1,
-     "*10\r\n$14\r\nsentinel|debug\r\n:-2\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n"
-        "+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$14\r\nsentinel|debug\r\n:-2\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n"
-        "+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$50\r\nList or update the current configurable parameters\r\n$5\r\nsince\r\n"
-        "$5\r\n7.0.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$53\r\nO(N) where N is the numb"
-        "er of configurable parameters\r\n$9\r\narguments\r\n*1\r\n*8\r\n$4\r\nname\r\n$15\r\nparameter_value"
-        "\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n*1\r\n+multiple\r\n$9\r\narguments\r\n*2\r\n*4\r\n$4"
-        "\r\nname\r\n$9\r\nparameter\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r"
-        "\ntype\r\n$6\r\nstring\r\n",
-     "%5\r\n$7\r\nsummary\r\n$50\r\nList or update the current configurable parameters\r\n$5\r\nsince\r\n$"
-        "5\r\n7.0.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$53\r\nO(N) where N is the numbe"
-        "r of configurable parameters\r\n$9\r\narguments\r\n*1\r\n%4\r\n$4\r\nname\r\n$15\r\nparameter_value"
-        "\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4"
-        "\r\nname\r\n$9\r\nparameter\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r"
-        "\ntype\r\n$6\r\nstring\r\n"},
-    {"sentinel|help", 2, "slow", 1,
-     "*10\r\n$13\r\nsentinel|help\r\n:2\r\n*2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n*1\r\n+@slow\r\n*"
-        "0\r\n*0\r\n*0\r\n",
-     "*10\r\n$13\r\nsentinel|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~"
-        "0\r\n~0\r\n~0\r\n",
-     "*8\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5"
-        "\r\n6.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
-     "%4\r\n$7\r\nsummary\r\n$49\r\nShow helpful text about the different subcommands\r\n$5\r\nsince\r\n$5"
-        "\r\n6.2.0\r\n$5\r\ngroup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"},
-    {"sentinel|ckquorum", 3, "admin slow dangerous", 1,
-     "*10\r\n$17\r\nsentinel|ckquorum\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r"
-        "\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$17\r\nsentinel|ckquorum\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r"
-        "\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
-     "*8\r\n$7\r\nsummary\r\n$27\r\nCheck for a Sentinel quorum\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngro"
-        "up\r\n$8\r\nsentinel\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntyp"
-        "e\r\n$6\r\nstring\r\n",
-     "%4\r\n$7\r\nsummary\r\n$27\r\nCheck for a Sentinel quorum\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ngro"
-        "up\r\n$8\r\nsentinel\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\ntyp"
-        "e\r\n$6\r\nstring\r\n"},
-    {"sentinel|slaves", 3, "admin slow dangerous", 1,
-     "*10\r\n$15\r\nsentinel|slaves\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n"
-        "+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
-     "*10\r\n$15\r\nsentinel|slaves\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n"
-        "+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
-     "*16\r\n$7\r\nsummary\r\n$25\r\nList the monitored slaves\r\n$5\r\nsince\r\n$5\r\n2.8.0\r\n$5\r\ngrou"
-        "p\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$36\r\nO(N) where N is the number of slaves\r\n$9\r\ndoc"
-        "_flags\r\n*1\r\n+deprecated\r\n$16\r\ndeprecated_since\r\n$5\r\n5.0.0\r\n$11\r\nreplaced_by\r\n$19\r"
-        "\n`SENTINEL REPLICAS`\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\nty"
-        "pe\r\n$6\r\nstring\r\n",
-     "%8\r\n$7\r\nsummary\r\n$25\r\nList the monitored slaves\r\n$5\r\nsince\r\n$5\r\n2.8.0\r\n$5\r\ngroup"
-        "\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$36\r\nO(N) where N is the number of slaves\r\n$9\r\ndoc_"
-        "flags\r\n~1\r\n+deprecated\r\n$16\r\ndeprecated_since\r\n$5\r\n5.0.0\r\n$11\r\nreplaced_by\r\n$19\r"
-        "\n`SENTINEL REPLICAS`\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$11\r\nmaster-name\r\n$4\r\nty"
-        "pe\r\n$6\r\nstring\r\n"},
+    {"sentinel|pending-scripts", 2, "admin slow dangerous", 1,
+     "*10\r\n$24\r\nsentinel|pending-scripts\r\n:2\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+"
+        "@slow\r\n+@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$24\r\nsentinel|pending-scripts\r\n:2\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+"
+        "@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*6\r\n$7\r\nsummary\r\n$37\r\nGet information about pending scripts\r\n$5\r\nsince\r\n$5\r\n2.8.4\r"
+        "\n$5\r\ngroup\r\n$8\r\nsentinel\r\n",
+     "%3\r\n$7\r\nsummary\r\n$37\r\nGet information about pending scripts\r\n$5\r\nsince\r\n$5\r\n2.8.4\r"
+        "\n$5\r\ngroup\r\n$8\r\nsentinel\r\n"},
+    {"sentinel|reset", 3, "admin slow dangerous", 1,
+     "*10\r\n$14\r\nsentinel|reset\r\n:3\r\n*1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n*3\r\n+@admin\r\n+@slow\r\n+"
+        "@dangerous\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$14\r\nsentinel|reset\r\n:3\r\n~1\r\n+admin\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+"
+        "@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$29\r\nReset masters by name pattern\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\n"
+        "group\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$47\r\nO(N) where N is the number of monitored maste"
+        "rs\r\n$9\r\narguments\r\n*1\r\n*4\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n",
+     "%5\r\n$7\r\nsummary\r\n$29\r\nReset masters by name pattern\r\n$5\r\nsince\r\n$5\r\n2.8.4\r\n$5\r\ng"
+        "roup\r\n$8\r\nsentinel\r\n$10\r\ncomplexity\r\n$47\r\nO(N) where N is the number of monitored master"
+        "s\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n"},
+    {"unsubscribe", -1, "pubsub slow", 0,
+     "*10\r\n$11\r\nunsubscribe\r\n:-1\r\n*4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n"
+        ":0\r\n*2\r\n+@pubsub\r\n+@slow\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$11\r\nunsubscribe\r\n:-1\r\n~4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n"
+        ":0\r\n~2\r\n+@pubsub\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$56\r\nStop listening for messages posted to the given channels\r\n$5\r\nsin"
+        "ce\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$70\r\nO(N) where N is the "
+        "number of clients already subscribed to a channel.\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$"
+        "7\r\nchannel\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n*2\r\n+optional\r\n+multiple\r\n",
+     "%5\r\n$7\r\nsummary\r\n$56\r\nStop listening for messages posted to the given channels\r\n$5\r\nsinc"
+        "e\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$70\r\nO(N) where N is the n"
+        "umber of clients already subscribed to a channel.\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$7"
+        "\r\nchannel\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n"},
+    {"publish", 3, "pubsub fast", 0,
+     "*10\r\n$7\r\npublish\r\n:3\r\n*4\r\n+pubsub\r\n+loading\r\n+stale\r\n+fast\r\n:0\r\n:0\r\n:0\r\n*2\r"
+        "\n+@pubsub\r\n+@fast\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$7\r\npublish\r\n:3\r\n~4\r\n+pubsub\r\n+loading\r\n+stale\r\n+fast\r\n:0\r\n:0\r\n:0\r\n~2\r"
+        "\n+@pubsub\r\n+@fast\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$27\r\nPost a message to a channel\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngr"
+        "oup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$141\r\nO(N+M) where N is the number of clients subscrib"
+        "ed to the receiving channel and M is the total number of subscribed patterns (by any client).\r\n$9"
+        "\r\narguments\r\n*2\r\n*4\r\n$4\r\nname\r\n$7\r\nchannel\r\n$4\r\ntype\r\n$6\r\nstring\r\n*4\r\n$4\r"
+        "\nname\r\n$7\r\nmessage\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+     "%5\r\n$7\r\nsummary\r\n$27\r\nPost a message to a channel\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngro"
+        "up\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$141\r\nO(N+M) where N is the number of clients subscribe"
+        "d to the receiving channel and M is the total number of subscribed patterns (by any client).\r\n$9\r"
+        "\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$7\r\nchannel\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\n"
+        "name\r\n$7\r\nmessage\r\n$4\r\ntype\r\n$6\r\nstring\r\n"},
+    {"punsubscribe", -1, "pubsub slow", 0,
+     "*10\r\n$12\r\npunsubscribe\r\n:-1\r\n*4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
+        "\n:0\r\n*2\r\n+@pubsub\r\n+@slow\r\n*0\r\n*0\r\n*0\r\n",
+     "*10\r\n$12\r\npunsubscribe\r\n:-1\r\n~4\r\n+pubsub\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r"
+        "\n:0\r\n~2\r\n+@pubsub\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n",
+     "*10\r\n$7\r\nsummary\r\n$74\r\nStop listening for messages posted to channels matching the given pat"
+        "terns\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$153\r\nO"
+        "(N+M) where N is the number of patterns the client is already subscribed and M is the number of tota"
+        "l patterns subscribed in the system (by any client).\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r"
+        "\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n$5\r\nflags\r\n*2\r\n+optional\r\n+multiple\r\n",
+     "%5\r\n$7\r\nsummary\r\n$74\r\nStop listening for messages posted to channels matching the given patt"
+        "erns\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$153\r\nO("
+        "N+M) where N is the number of patterns the client is already subscribed and M is the number of total"
+        " patterns subscribed in the system (by any client).\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n"
+        "$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n"},
     {"hello", -1, "fast connection", 0,
      "*10\r\n$5\r\nhello\r\n:-1\r\n*6\r\n+noscript\r\n+loading\r\n+stale\r\n+fast\r\n+no_auth\r\n+allow_bu"
         "sy\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@fast\r\n+@connection\r\n*0\r\n*0\r\n*0\r\n",
@@ -1391,17 +1712,6 @@ const SentinelCommandInfo sentinelCommandTable[] = {
         "*2\r\n$5\r\n7.0.0\r\n$52\r\nAdded support for taking multiple section arguments.\r\n$9\r\narguments"
         "\r\n*1\r\n%3\r\n$4\r\nname\r\n$7\r\nsection\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~2\r\n+o"
         "ptional\r\n+multiple\r\n"},
-    {"ping", -1, "fast connection", 0,
-     "*10\r\n$4\r\nping\r\n:-1\r\n*1\r\n+fast\r\n:0\r\n:0\r\n:0\r\n*2\r\n+@fast\r\n+@connection\r\n*2\r\n$"
-        "25\r\nrequest_policy:all_shards\r\n$29\r\nresponse_policy:all_succeeded\r\n*0\r\n*0\r\n",
-     "*10\r\n$4\r\nping\r\n:-1\r\n~1\r\n+fast\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@fast\r\n+@connection\r\n~2\r\n$"
-        "25\r\nrequest_policy:all_shards\r\n$29\r\nresponse_policy:all_succeeded\r\n~0\r\n~0\r\n",
-     "*10\r\n$7\r\nsummary\r\n$15\r\nPing the server\r\n$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$10\r"
-        "\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n*6\r\n$4\r\nname\r\n$7\r"
-        "\nmessage\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n*1\r\n+optional\r\n",
-     "%5\r\n$7\r\nsummary\r\n$15\r\nPing the server\r\n$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$10\r"
-        "\nconnection\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$7\r"
-        "\nmessage\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"},
 };
 
 const int sentinelCommandCount = sizeof(sentinelCommandTable) / sizeof(sentinelCommandTable[0]);

@@ -227,9 +227,20 @@ static void fatalConfig(int lineno, const char *line, const char *err) {
     fprintf(stderr, "%s\n", err);
 }
 
-/* One directive (argv[0] its name): NULL or the error. */
-static const char *handleLine(int argc, sds *argv) {
+/* One directive (argv[0] its name) read at line linenum: NULL or the
+ * error. */
+static const char *handleLine(int argc, sds *argv, int linenum, const char *line) {
     const char *k = argv[0];
+    /* the ACL's: user lines, aclfile, requirepass (the default user's
+     * password; also what links to other sentinels send without
+     * sentinel-pass), acllog-max-len, acl-pubsub-default */
+    int aclLine = 0;
+    const char *aclErr = sentinelAclConfigLine(argc, argv, linenum, line, &aclLine);
+    if (aclLine && !aclErr && !strcasecmp(k, "requirepass")) {
+        xfree(sentinel.requirepass);
+        sentinel.requirepass = sdsLen(argv[1]) ? xstrdup(argv[1]) : NULL;
+    }
+    if (aclLine) return aclErr;
     if (!strcasecmp(k, "sentinel")) {
         if (argc < 2) return "wrong number of arguments";
         return sentinelHandleConfigLine(argc - 1, argv + 1);
@@ -252,9 +263,6 @@ static const char *handleLine(int argc, sds *argv) {
     } else if (!strcasecmp(k, "protected-mode")) {
         if (strcasecmp(argv[1], "yes") && strcasecmp(argv[1], "no")) return "argument must be 'yes' or 'no'";
         sentinel.protectedMode = !strcasecmp(argv[1], "yes");
-    } else if (!strcasecmp(k, "requirepass")) {
-        xfree(sentinel.requirepass);
-        sentinel.requirepass = sdsLen(argv[1]) ? xstrdup(argv[1]) : NULL;
     } else if (!strncasecmp(k, "tls-", 4)) {
         /* the tls-* directives are the data server's (core/conn_tls.c):
          * the TLS listener (tls-port), and links to the monitored servers
@@ -287,12 +295,23 @@ static const char *handleLine(int argc, sds *argv) {
     }
     /* Directives that would change who may connect or how, which this
      * Sentinel does not apply: refused, not silently ignored. */
-    static const char *refused[] = {"user", "aclfile", "unixsocket", "rename-command", NULL};
+    static const char *refused[] = {"unixsocket", "rename-command", NULL};
     for (int i = 0; refused[i]; i++)
         if (!strcasecmp(k, refused[i])) return "This directive is not supported in Sentinel mode by Cairn.";
     /* Other data-server directives are accepted and have no effect in
      * Sentinel mode (as most of them in Redis's). */
     return NULL;
+}
+
+/* The rest of fp's bytes; closes fp. */
+static sds readAll(FILE *fp) {
+    sds text = sdsEmpty();
+    char buf[8192];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), fp)) > 0)
+        text = sdsCatLen(text, buf, n);
+    fclose(fp);
+    return text;
 }
 
 int sentinelLoadConfig(const char *path, int argc, char **argv) {
@@ -307,12 +326,7 @@ int sentinelLoadConfig(const char *path, int argc, char **argv) {
         fprintf(stderr, "Fatal error, can't open config file '%s': %s\n", path, strerror(errno));
         return -1;
     }
-    sds text = sdsEmpty();
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof(buf), fp)) > 0)
-        text = sdsCatLen(text, buf, n);
-    fclose(fp);
+    sds text = readAll(fp);
     /* Command-line options after the file: "--name value ..." lines. */
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--sentinel")) continue;
@@ -360,7 +374,8 @@ int sentinelLoadConfig(const char *path, int argc, char **argv) {
                 }
             }
             if (largc > 0 && linePhase == phase) {
-                const char *err = isSentinel ? sentinelHandleConfigLine(largc - 1, largv + 1) : handleLine(largc, largv);
+                const char *err = isSentinel ? sentinelHandleConfigLine(largc - 1, largv + 1)
+                                              : handleLine(largc, largv, i + 1, line);
                 if (err) {
                     fatalConfig(i + 1, line, err);
                     rc = -1;
@@ -381,25 +396,42 @@ static sds catValue(sds s, const char *v) {
 
 int sentinelFlushConfig(void) {
     sds out = sdsEmpty();
+    /* The users' lines of the moment take the places of the file's `user`
+     * lines, in order; the rest go after the marker (as Redis's rewrite). */
+    int nusers = 0, usedUsers = 0;
+    sds *users = sentinelAclUserLines(&nusers);
     FILE *fp = fopen(sentinel.configFile, "r");
     if (fp) {
-        char line[8192];
-        while (fgets(line, sizeof(line), fp)) {
+        /* whole lines, however long (a user's line with many passwords) */
+        sds text = readAll(fp);
+        for (size_t off = 0; off < sdsLen(text);) {
+            const char *line = text + off;
+            const char *nl = memchr(line, '\n', sdsLen(text) - off);
+            size_t len = nl ? (size_t)(nl - line) : sdsLen(text) - off;
+            off += len + (nl ? 1 : 0);
             const char *p = line;
             while (*p == ' ' || *p == '\t')
                 p++;
-            if (!strncasecmp(p, "sentinel", 8) && (p[8] == ' ' || p[8] == '\t')) continue;
-            if (!strncmp(p, "# Generated by CONFIG REWRITE", 29)) continue;
-            out = sdsCat(out, line);
-            if (!strchr(line, '\n')) out = sdsCat(out, "\n");
+            size_t rest = len - (size_t)(p - line);
+            if (rest > 8 && !strncasecmp(p, "sentinel", 8) && (p[8] == ' ' || p[8] == '\t')) continue;
+            if (rest >= 29 && !strncmp(p, "# Generated by CONFIG REWRITE", 29)) continue;
+            if (rest > 4 && !strncasecmp(p, "user", 4) && (p[4] == ' ' || p[4] == '\t')) {
+                if (usedUsers < nusers) out = sdsCatPrintf(out, "%s\n", users[usedUsers++]);
+                continue;
+            }
+            out = sdsCatLen(out, line, len);
+            out = sdsCat(out, "\n");
         }
-        fclose(fp);
+        sdsFree(text);
     }
     /* no trailing blank lines before the marker */
     while (sdsLen(out) >= 2 && out[sdsLen(out) - 1] == '\n' && out[sdsLen(out) - 2] == '\n')
         sdsIncrLen(out, -1);
     if (sdsLen(out)) out = sdsCat(out, "\n");
     out = sdsCat(out, "# Generated by CONFIG REWRITE\n");
+    for (; usedUsers < nusers; usedUsers++)
+        out = sdsCatPrintf(out, "%s\n", users[usedUsers]);
+    if (users) sdsFreeSplitRes(users, nusers);
     out = sdsCatPrintf(out, "sentinel myid %s\n", sentinel.myid);
     if (!sentinel.denyScriptsReconfig) out = sdsCat(out, "sentinel deny-scripts-reconfig no\n");
     if (sentinel.resolveHostnames) out = sdsCat(out, "sentinel resolve-hostnames yes\n");

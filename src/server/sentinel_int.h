@@ -280,6 +280,56 @@ extern const int sentinelCommandCount;
  * (RESP resp) appended to out. */
 sds sentinelCommandCommand(sds out, int resp, int argc, sds *argv);
 
+/* sentinel_acl.c: Sentinel mode's ACL (acl.c over Sentinel's command
+ * table; each client runs as a user through its bridge, a fake core
+ * Client). */
+struct Client;
+struct AclUser;
+/* Registers the command table with core and loads the users (the config's
+ * `user` lines or aclfile, requirepass); exits with Redis's message when
+ * they are invalid.  Once, after the config file is read. */
+void sentinelAclInit(void);
+/* A new client's bridge: the default user, authenticated unless it has a
+ * password. */
+struct Client *sentinelAclClientCreate(void);
+void sentinelAclClientFree(struct Client *c);
+/* Whether c's user may run argv (a known command): 0, or -1 after logging
+ * the denial in ACL LOG and appending the NOPERM error to *out.  A command
+ * whose subcommand is unknown or whose argc breaks its arity is allowed
+ * here: its handler replies the error, as Redis's checks come first. */
+int sentinelAclCheck(struct Client *c, int resp, int argc, sds *argv, sds *out);
+/* AUTH / HELLO AUTH as user with pass: 0 (c now runs as user), or -1 after
+ * logging the failure (argv: the command, for the log). */
+int sentinelAclAuth(struct Client *c, int argc, sds *argv, const sds user, const sds pass);
+/* Whether c must authenticate before running commands (NOAUTH). */
+int sentinelAclAuthRequired(const struct Client *c);
+/* Whether the default user needs no password (AUTH <pass>, protected mode). */
+int sentinelAclDefaultNopass(void);
+const char *sentinelAclUserName(const struct Client *c);
+int sentinelAclHasUser(const struct Client *c, const struct AclUser *u);
+/* The user named name, NULL if none (CLIENT KILL USER). */
+struct AclUser *sentinelAclUserByName(const char *name, size_t len);
+/* c back to the default user, unauthenticated (its user was removed). */
+void sentinelAclDeauth(struct Client *c);
+/* ACL <subcommand> ...: the reply (RESP resp) appended to out. */
+sds sentinelAclCommand(struct Client *c, int resp, int argc, sds *argv, sds out);
+/* A config line that is the ACL's (user, aclfile, requirepass,
+ * acllog-max-len, acl-pubsub-default): *handled 1 and NULL or the error;
+ * else *handled 0. */
+const char *sentinelAclConfigLine(int argc, sds *argv, int linenum, const char *line, int *handled);
+/* The `user` lines a rewrite writes (none with an aclfile): an array the
+ * caller frees with sdsFreeSplitRes, NULL when none. */
+sds *sentinelAclUserLines(int *count);
+/* sentinel_client.c, for the ACL: ACL LOG's client-info of the client
+ * whose bridge is c (CLIENT LIST's line), and closing the clients of a
+ * removed user (current: after its reply). */
+sds sentinelClientInfoOf(sds out, const struct Client *c);
+void sentinelClientsCloseUser(struct AclUser *u, struct Client *current);
+/* ... and of u's clients with a subscription denied() answers 1 for. */
+void sentinelClientsCloseSubscribers(const struct AclUser *u,
+                                     int (*denied)(const char *name, size_t len, int isPattern, void *arg), void *arg,
+                                     struct Client *current);
+
 /* The name to send for command `cmd` to ri (its master's rename-command). */
 const char *sentinelMapCommand(const SInst *ri, const char *cmd);
 
