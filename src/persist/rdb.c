@@ -1844,8 +1844,10 @@ static int loadRecord(RdbReader *r, RdbStream *s) {
     }
     case RDB_OPCODE_AUX: return loadAux(r, info, s->dbs);
     case RDB_OPCODE_MODULE_AUX:
-        s->streaming = 0; /* a module's aux_load cannot be run twice: a short record is final */
+        /* Streamed and short, the record is read again once whole: the
+         * module's aux_load then runs again (the last run's state stays). */
         if (rdbModuleAuxLoad) return rdbModuleAuxLoad(r);
+        s->streaming = 0;
         return rrFail(r, "module data in the file, and no modules");
     case RDB_OPCODE_FUNCTION_PRE_GA: s->streaming = 0; return rrFail(r, "pre-release function format not supported");
     case RDB_OPCODE_FUNCTION2:

@@ -276,3 +276,21 @@ def test_unload_refused_and_exports(start_server, start_oracle):
     for start in (start_server, start_oracle):
         srv = loaded(start, "moddata")
         assert b"exports one or more module-side data types" in raw(srv, [("module", "unload", "moddata")])[0]
+
+
+@pytest.mark.parametrize("pair", ["cairn-cairn", "redis-cairn", "cairn-redis"])
+@pytest.mark.parametrize("diskless", ["no", "yes"])
+def test_aux_data_reaches_replica(start_server, start_oracle, pair, diskless):
+    """A full sync carries the aux records (the snapshot the primary sends,
+    on disk or streamed), between Cairn and redis-server either way."""
+    starts = {"cairn": start_server, "redis": start_oracle}
+    p_name, r_name = pair.split("-")
+    p = loaded(starts[p_name], ("moddata", "aux", "2"), repl_diskless_sync=diskless)
+    _fill(p)
+    rep = loaded(starts[r_name], ("moddata", "aux", "2"), repl_diskless_load="swapdb" if diskless == "yes" else "disabled")
+    rr = plain(rep)
+    rr.execute_command("replicaof", "127.0.0.1", str(p.port))
+    wait_for(lambda: b"master_link_status:up" in rr.execute_command("INFO", "replication"), what="replica synced")
+    got = rr.execute_command("mdt.aux.get")
+    assert got[:2] == [b"before-data", b"after\x00data"]
+    assert rr.execute_command("mdt.get", "k1") == b"one"
