@@ -211,7 +211,8 @@ KEYOPT_CMDS = [
     ("mdt.set", "e", "exp"), ("pexpire", "e", "1"), ("debug", "sleep", "0.01"), ("get", "e"), ("mdt.counters",),
     ("mdt.effort", "1"), ("mdt.set", "u", "x"), ("unlink", "u"), ("mdt.counters",),
     ("memory", "usage", "b", "samples", "7"), ("mdt.counters",), ("memory", "usage", "b", "samples", "0"),
-    ("mdt.counters",), ("mdt.tostring", "b"), ("mdt.defrag",), ("flushall",), ("mdt.counters",),
+    ("mdt.counters",), ("mdt.tostring", "b"), ("mdt.defrag",), ("select", "5"), ("mdt.set", "d5", "x"),
+    ("dump", "d5"), ("mdt.counters",), ("select", "0"), ("flushall",), ("mdt.counters",),
 ]
 
 
