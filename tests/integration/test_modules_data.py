@@ -308,3 +308,24 @@ def test_stream_iterator_delete_goes_on(start_server):
     assert ids == [b"10-%d" % i for i in range(21) if i % 3]
     assert r.execute_command("xlen", "s") == 14
     assert [e[0] for e in r.execute_command("stream.range", "s", "-", "-", "rev")] == ids[::-1]
+
+
+@pytest.mark.parametrize("which", ["cairn", "redis"])
+def test_check_rdb_reads_past_module_data(start_server, start_oracle, which):
+    """cairn-check-rdb, which loads no module, reads past module values and
+    aux records by their opcodes and prints what redis-check-rdb prints."""
+    from test_check_rdb import REDIS_CHECK, check
+    if not REDIS_CHECK:
+        pytest.skip("no redis-check-rdb (scripts/deps.sh installs redis-tools)")
+    a = loaded(start_server if which == "cairn" else start_oracle, ("moddata", "aux", "2"))
+    r = _fill(a)
+    r.execute_command("set", "plain", "v")
+    r.execute_command("pexpire", "k1", "100000000")
+    assert r.execute_command("SAVE") == b"OK"
+    p = os.path.join(a.tmp, "dump.rdb")
+    rc, out = check(p)
+    assert rc == 0, out
+    rp = subprocess.run([REDIS_CHECK, p], capture_output=True, text=True, errors="replace", timeout=60)
+    assert rp.returncode == 0
+    assert out == rp.stdout  # the same file: byte for byte
+    assert "3 keys read" in out and "1 expires" in out
