@@ -182,13 +182,14 @@ void lazyfreeKick(void) {
     pthread_mutex_unlock(&lock);
 }
 
-/* About one unit per allocation the value is made of.  Compact encodings
- * are a single block; a quicklist is one block per node of about 8 KB; the
+size_t (*lazyfreeModuleEffort)(const kvobj *o);
+
+/* About one unit per allocation the value is made of (a module value's:
+ * its type's free effort, lazyfreeModuleEffort, 0 taken as the most).
+ * Compact encodings are a single block; a quicklist is one block per node of about 8 KB; the
  * other encodings hold one small block per element.  *bytes gets the
  * value's size (objectValueSize: the hash, set and sorted set estimate it
  * from a sample, so this stays O(1) for them), computed once. */
-size_t (*lazyfreeModuleEffort)(const kvobj *o);
-
 static size_t freeEffort(const kvobj *o, size_t *bytes) {
     *bytes = 0;
     if (kvType(o) == OBJ_MODULE) {
