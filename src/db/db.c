@@ -552,6 +552,7 @@ static kvobj *replaceAt(Db *db, void **link, kvobj *old, kvobj *fresh, int keepT
     fresh->next = old->next;
     *link = fresh;
     if (dbMemberTtlKeys) dbHooks.memberKeyGone(db, kvKey(old), kvKeyLen(old));
+    if (dbModuleUnlinkHook && kvType(old) == OBJ_MODULE) dbModuleUnlinkHook(db, old);
     kvFree(old);
     return fresh;
 }
@@ -574,12 +575,15 @@ kvobj *dbSetKey(Db *db, kvobj *fresh, int keepTtl) {
     return fresh;
 }
 
+void (*dbModuleUnlinkHook)(Db *db, const kvobj *o);
+
 kvobj *dbUnlink(Db *db, const char *key, size_t len) {
     Htab *h = tableOf(db, key, len);
     kvobj *o = htabUnlink(h, key, len);
     if (o) slotCounted(db, h, -1);
     if (o && kvHasExpire(o)) ttlRemove(db, o);
     if (o && dbMemberTtlKeys) dbHooks.memberKeyGone(db, kvKey(o), kvKeyLen(o));
+    if (o && dbModuleUnlinkHook && kvType(o) == OBJ_MODULE) dbModuleUnlinkHook(db, o);
     return o;
 }
 

@@ -354,6 +354,10 @@ typedef struct DbHooks {
  * types/t_member_ttl.c): while 0 the lookups pay one load and a branch. */
 extern long long dbMemberTtlKeys;
 extern DbHooks dbHooks;
+/* A module data type's value leaves its key (deleted, unlinked, renamed or
+ * moved away, overwritten): src/module installs it once a type has an
+ * unlink or free-effort callback; o is still whole when it is called. */
+extern void (*dbModuleUnlinkHook)(Db *db, const kvobj *o);
 
 /* Access bits for a new entry: the LRU clock, or the initial LFU counter
  * with the current time when an LFU maxmemory-policy is set. */

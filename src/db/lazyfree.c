@@ -182,13 +182,20 @@ void lazyfreeKick(void) {
     pthread_mutex_unlock(&lock);
 }
 
-/* About one unit per allocation the value is made of.  Compact encodings
- * are a single block; a quicklist is one block per node of about 8 KB; the
+size_t (*lazyfreeModuleEffort)(const kvobj *o);
+
+/* About one unit per allocation the value is made of (a module value's:
+ * its type's free effort, lazyfreeModuleEffort, 0 taken as the most).
+ * Compact encodings are a single block; a quicklist is one block per node of about 8 KB; the
  * other encodings hold one small block per element.  *bytes gets the
  * value's size (objectValueSize: the hash, set and sorted set estimate it
  * from a sample, so this stays O(1) for them), computed once. */
 static size_t freeEffort(const kvobj *o, size_t *bytes) {
     *bytes = 0;
+    if (kvType(o) == OBJ_MODULE) {
+        size_t e = lazyfreeModuleEffort ? lazyfreeModuleEffort(o) : 1;
+        return e == 0 ? SIZE_MAX : e;
+    }
     if (kvType(o) == OBJ_STRING) {
         if (kvEncoding(o) == OBJ_ENC_RAW) *bytes = objectValueSize(o);
         return 1;
@@ -250,6 +257,10 @@ static int worthPurge(const kvobj *o, size_t effort, size_t bytes) {
 
 void lazyfreeFreeNow(kvobj *o) {
     if (!o) return;
+    if (kvType(o) == OBJ_MODULE) { /* a synchronous free: its effort is not asked (Redis) */
+        kvFree(o);
+        return;
+    }
     size_t bytes, effort = freeEffort(o, &bytes);
     int purge = worthPurge(o, effort, bytes);
     kvFree(o);

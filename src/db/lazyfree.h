@@ -22,6 +22,11 @@
  * Strings and small values are freed now, large ones on the thread. */
 void lazyfreeEntry(kvobj *o);
 
+/* A module data type's free effort (src/module installs it): its
+ * free_effort callback's answer, 1 without one (Redis: 0 means "free it on
+ * the thread").  DEL's synchronous free does not ask. */
+extern size_t (*lazyfreeModuleEffort)(const kvobj *o);
+
 /* Free an entry now (DEL); a big one also asks for lazyfreePurge. */
 void lazyfreeFreeNow(kvobj *o);
 

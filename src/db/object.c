@@ -314,8 +314,11 @@ void *objectDupValue(const kvobj *o) {
     return ops->dup(kvPtr(o), kvEncoding(o));
 }
 
+size_t (*objectModuleMemUsage)(const kvobj *o, size_t samples);
+
 size_t objectMemoryUsage(const kvobj *o, size_t samples) {
     size_t bytes = xmallocSize((void *)o);
+    if (kvType(o) == OBJ_MODULE && objectModuleMemUsage) return bytes + objectModuleMemUsage(o, samples);
     const ObjectType *ops = typeOps[kvType(o)];
     if (!ops || !hasValuePointer(o)) return bytes;
     if (ops->memUsage) return bytes + ops->memUsage(kvPtr(o), kvEncoding(o), samples);

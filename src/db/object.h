@@ -304,5 +304,8 @@ size_t objectValueSize(const kvobj *o);
 /* MEMORY USAGE: bytes of the entry's block and of its value outside it,
  * big collections estimated from `samples` elements (0: all). */
 size_t objectMemoryUsage(const kvobj *o, size_t samples);
+/* MEMORY USAGE of a module data type's value (src/module installs it: the
+ * type's mem_usage2 or mem_usage callback, given the entry for its key). */
+extern size_t (*objectModuleMemUsage)(const kvobj *o, size_t samples);
 
 #endif

@@ -113,6 +113,8 @@ void moduleCtxDone(RedisModuleCtx *ctx) {
                 modStringRelease(e->ptr);
             } else if (pass == 1 && e->kind == AM_INFO) {
                 moduleFreeServerInfo(e->ptr);
+            } else if (pass == 1 && e->kind == AM_DICT) {
+                moduleDictFree(e->ptr);
             }
         }
     }
@@ -874,6 +876,8 @@ int moduleGetApi(const char *name, void **out) {
     if (!fn) fn = apiLookup(moduleZrangeApi, name);
     if (!fn) fn = apiLookup(moduleScanApi, name);
     if (!fn) fn = apiLookup(moduleInfoApi, name);
+    if (!fn) fn = apiLookup(moduleDictApi, name);
+    if (!fn) fn = apiLookup(moduleStreamApi, name);
     if (!fn) return REDISMODULE_ERR;
     *out = fn;
     return REDISMODULE_OK;

@@ -71,7 +71,7 @@ typedef struct AutoEntry {
     int kind; /* AM_STRING, AM_REPLY, AM_KEY */
     void *ptr;
 } AutoEntry;
-enum { AM_STRING = 1, AM_REPLY, AM_KEY, AM_INFO };
+enum { AM_STRING = 1, AM_REPLY, AM_KEY, AM_INFO, AM_DICT };
 
 #define CTX_AUTO_MEMORY (1 << 0)
 #define CTX_POSTPONED_MAX 64
@@ -161,12 +161,19 @@ struct RedisModuleKey {
     int mode;
     RedisModuleString *name; /* GetKeyNameFromModuleKey, made when asked */
     void *zrange;            /* module_zrange.c: the sorted-set range being walked */
+    void *stream;            /* module_stream.c: the stream iterator, or NULL */
 };
 /* Ends a key's sorted-set range walk (module_zrange.c). */
 void moduleZsetRangeFree(RedisModuleKey *k);
 extern const ApiEntry moduleZrangeApi[];
 extern const ApiEntry moduleScanApi[];
 extern const ApiEntry moduleInfoApi[];
+/* module_dict.c / module_stream.c: dictionaries, the stream key API. */
+extern const ApiEntry moduleDictApi[];
+extern const ApiEntry moduleStreamApi[];
+void moduleDictFree(RedisModuleDict *d);
+/* Ends a key's stream iteration (CloseKey). */
+void moduleStreamIterFree(RedisModuleKey *k);
 /* module_info.c: INFO's module sections. */
 void moduleInfoInit(void);
 /* Frees a GetServerInfo result. */

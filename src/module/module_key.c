@@ -23,6 +23,7 @@
 #include "types/hash.h"
 #include "types/list.h"
 #include "types/set.h"
+#include "types/stream.h"
 #include "types/zset.h"
 
 #define STRING_MAX (512ULL * 1024 * 1024)
@@ -51,6 +52,7 @@ static RedisModuleKey *RM_OpenKey(RedisModuleCtx *ctx, RedisModuleString *keynam
     k->mode = mode;
     k->name = NULL;
     k->zrange = NULL;
+    k->stream = NULL;
     moduleAutoAdd(ctx, AM_KEY, k);
     return k;
 }
@@ -61,6 +63,7 @@ void moduleCloseKey(RedisModuleKey *k) {
     if ((k->mode & REDISMODULE_WRITE) && implicit) signalModifiedKey(k->ctx->client, k->db, k->key, sdsLen(k->key));
     if (k->name) modStringRelease(k->name);
     moduleZsetRangeFree(k);
+    moduleStreamIterFree(k);
     sdsFree(k->key);
     xfree(k);
 }
@@ -100,6 +103,7 @@ static size_t RM_ValueLength(RedisModuleKey *k) {
     case OBJ_SET: return setValueLength(o);
     case OBJ_ZSET: return zsetLength(o);
     case OBJ_HASH: return hashValueLength(o);
+    case OBJ_STREAM: return (size_t)((const Stream *)kvPtr(o))->length;
     default: return 0;
     }
 }

@@ -15,6 +15,7 @@
  * OnLoad, its name is unique among loaded types, and a module that has
  * created a type cannot be unloaded (Redis's rule); saves run on the main
  * thread once a type exists (rdbSaveSingleThreaded). */
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,6 +31,9 @@
 #include "persist/digest.h"
 #include "persist/rdb.h"
 #include "proto/resp_write.h"
+#include "core/server.h"
+#include "db/lazyfree.h"
+#include "types/keys.h"
 
 #define OPCODE_EOF 0
 #define OPCODE_SINT 1 /* defined by the format, written by no 7.0 API */
@@ -52,7 +56,14 @@ struct RedisModuleType {
 typedef struct ModuleValue {
     RedisModuleType *type;
     void *value;
+    int dbid; /* the database it was last unlinked from (free effort), -1 */
 } ModuleValue;
+
+/* What mem_usage2, free_effort2, unlink2 and copy2 are given. */
+struct RedisModuleKeyOptCtx {
+    RedisModuleString *from, *to;
+    int fromDb, toDb;
+};
 
 struct RedisModuleIO {
     sds *aof; /* an AOF rewrite: EmitAOF appends here */
@@ -62,6 +73,7 @@ struct RedisModuleIO {
     int error;
     RedisModuleCtx *ctx; /* GetContextFromIO, made when asked */
     RedisModuleString *key;
+    int dbid; /* GetDbIdFromIO: -1 outside a snapshot */
 };
 
 struct RedisModuleDigest {
@@ -102,6 +114,8 @@ int moduleHasTypes(const Module *m) {
         if (t->module == m) return 1;
     return 0;
 }
+
+static void valueUnlinked(Db *db, const kvobj *o);
 
 static RedisModuleType *RM_CreateDataType(RedisModuleCtx *ctx, const char *name, int encver,
                                           void *typemethods_ptr) {
@@ -149,6 +163,7 @@ static RedisModuleType *RM_CreateDataType(RedisModuleCtx *ctx, const char *name,
     t->next = types;
     types = t;
     rdbSaveSingleThreaded = 1;
+    dbModuleUnlinkHook = valueUnlinked;
     return t;
 }
 
@@ -186,6 +201,7 @@ static void *valueDup(const void *ptr, int encoding) {
     ModuleValue *nv = xmalloc(sizeof(*nv));
     nv->type = mv->type;
     nv->value = copy;
+    nv->dbid = -1;
     return nv;
 }
 
@@ -234,6 +250,8 @@ static void valueRdbSave(struct RdbWriter *w, const kvobj *o) {
     memset(&io, 0, sizeof(io));
     io.w = w;
     io.type = mv->type;
+    io.dbid = rdbModuleDbId;
+    io.key = modStringNew(NULL, kvKey(o), kvKeyLen(o));
     rdbPutLen(w, mv->type->id);
     mv->type->m.rdb_save(&io, mv->value);
     rdbPutLen(w, OPCODE_EOF);
@@ -241,6 +259,7 @@ static void valueRdbSave(struct RdbWriter *w, const kvobj *o) {
         moduleCtxDone(io.ctx);
         xfree(io.ctx);
     }
+    modStringRelease(io.key);
 }
 
 static kvobj *valueRdbLoad(struct RdbReader *r, int rdbType, const char *key, size_t keylen, int *empty) {
@@ -263,6 +282,7 @@ static kvobj *valueRdbLoad(struct RdbReader *r, int rdbType, const char *key, si
     memset(&io, 0, sizeof(io));
     io.r = r;
     io.type = t;
+    io.dbid = rdbModuleDbId;
     io.key = modStringNew(NULL, key, keylen);
     void *value = t->m.rdb_load ? t->m.rdb_load(&io, (int)(id & 1023)) : NULL;
     uint64_t eof = 1;
@@ -286,6 +306,7 @@ static kvobj *valueRdbLoad(struct RdbReader *r, int rdbType, const char *key, si
     ModuleValue *mv = xmalloc(sizeof(*mv));
     mv->type = t;
     mv->value = value;
+    mv->dbid = -1;
     return rdbNewEntryPtr(r, key, keylen, OBJ_MODULE, OBJ_ENC_RAW, mv);
 }
 
@@ -418,6 +439,8 @@ static RedisModuleCtx *RM_GetContextFromIO(RedisModuleIO *io) {
 
 static const RedisModuleString *RM_GetKeyNameFromIO(RedisModuleIO *io) { return io->key; }
 
+static int RM_GetDbIdFromIO(RedisModuleIO *io) { return io->dbid; }
+
 /* ---- AOF rewrite ---- */
 
 static void RM_EmitAOF(RedisModuleIO *io, const char *cmdname, const char *fmt, ...) {
@@ -448,6 +471,7 @@ static int valueAofRewrite(sds *buf, const kvobj *o) {
     memset(&io, 0, sizeof(io));
     io.aof = buf;
     io.type = mv->type;
+    io.dbid = -1;
     io.key = modStringNew(NULL, kvKey(o), kvKeyLen(o));
     mv->type->m.aof_rewrite(&io, io.key, mv->value);
     if (io.ctx) {
@@ -470,6 +494,7 @@ void moduleSetValue(Db *db, const char *key, size_t keylen, RedisModuleType *t, 
     ModuleValue *mv = xmalloc(sizeof(*mv));
     mv->type = t;
     mv->value = value;
+    mv->dbid = db->id;
     dbSetKey(db, kvCreatePtr(key, keylen, OBJ_MODULE, OBJ_ENC_RAW, mv), 0);
 }
 
@@ -480,6 +505,267 @@ void *moduleReplaceValue(kvobj *o, void *value) {
     mv->value = value;
     return old;
 }
+
+/* ---- the key-option callbacks: unlink, free effort, memory, copy ---- */
+
+static const RedisModuleString *RM_GetKeyNameFromOptCtx(RedisModuleKeyOptCtx *ctx) { return ctx->from; }
+static const RedisModuleString *RM_GetToKeyNameFromOptCtx(RedisModuleKeyOptCtx *ctx) { return ctx->to; }
+static int RM_GetDbIdFromOptCtx(RedisModuleKeyOptCtx *ctx) { return ctx->fromDb; }
+static int RM_GetToDbIdFromOptCtx(RedisModuleKeyOptCtx *ctx) { return ctx->toDb; }
+
+/* dbUnlink / an overwrite: the value leaves its key (Redis calls unlink2,
+ * else unlink, before the value is freed, now or on the lazy-free
+ * thread).  The database is kept for the free effort asked next. */
+static void valueUnlinked(Db *db, const kvobj *o) {
+    ModuleValue *mv = kvPtr(o);
+    RedisModuleType *t = mv->type;
+    mv->dbid = db->id;
+    if (!t->m.unlink2 && !t->m.unlink) return;
+    RedisModuleString *key = modStringNew(NULL, kvKey(o), kvKeyLen(o));
+    if (t->m.unlink2) {
+        RedisModuleKeyOptCtx oc = {key, NULL, db->id, -1};
+        t->m.unlink2(&oc, mv->value);
+    } else {
+        t->m.unlink(key, mv->value);
+    }
+    modStringRelease(key);
+}
+
+/* The lazy-free decision (UNLINK, lazyfree-lazy-*): free_effort2, else
+ * free_effort, else 1 (freed at once); lazyfree.c takes 0 as "on the
+ * thread", as Redis. */
+static size_t valueFreeEffort(const kvobj *o) {
+    ModuleValue *mv = kvPtr(o);
+    RedisModuleType *t = mv->type;
+    if (!t->m.free_effort2 && !t->m.free_effort) return 1;
+    RedisModuleString *key = modStringNew(NULL, kvKey(o), kvKeyLen(o));
+    size_t e;
+    if (t->m.free_effort2) {
+        RedisModuleKeyOptCtx oc = {key, NULL, mv->dbid, -1};
+        e = t->m.free_effort2(&oc, mv->value);
+    } else {
+        e = t->m.free_effort(key, mv->value);
+    }
+    modStringRelease(key);
+    return e;
+}
+
+/* MEMORY USAGE: mem_usage2 with the sample count (SAMPLES 0: all, given as
+ * LLONG_MAX as Redis does), else mem_usage, else 0. */
+static size_t valueMemUsage(const kvobj *o, size_t samples) {
+    ModuleValue *mv = kvPtr(o);
+    RedisModuleType *t = mv->type;
+    if (t->m.mem_usage2) {
+        RedisModuleString *key = modStringNew(NULL, kvKey(o), kvKeyLen(o));
+        int db = server.net.current && server.net.current->db ? server.net.current->db->id : 0;
+        RedisModuleKeyOptCtx oc = {key, NULL, db, -1};
+        size_t n = t->m.mem_usage2(&oc, mv->value, samples ? samples : (size_t)LLONG_MAX);
+        modStringRelease(key);
+        return n;
+    }
+    return t->m.mem_usage ? t->m.mem_usage(mv->value) : 0;
+}
+
+/* COPY: copy2 (with both keys and databases), else copy; Redis's errors
+ * when the type has neither or the copy fails. */
+static kvobj *valueCopy(Client *c, const kvobj *o, Db *src, Db *dst, const char *newkey, size_t len) {
+    ModuleValue *mv = kvPtr(o);
+    RedisModuleType *t = mv->type;
+    if (!t->m.copy && !t->m.copy2) {
+        replyError(c, "ERR not supported for this module key");
+        return NULL;
+    }
+    RedisModuleString *from = modStringNew(NULL, kvKey(o), kvKeyLen(o));
+    RedisModuleString *to = modStringNew(NULL, newkey, len);
+    void *nv;
+    if (t->m.copy2) {
+        RedisModuleKeyOptCtx oc = {from, to, src->id, dst->id};
+        nv = t->m.copy2(&oc, mv->value);
+    } else {
+        nv = t->m.copy(from, to, mv->value);
+    }
+    modStringRelease(from);
+    modStringRelease(to);
+    if (!nv) {
+        replyError(c, "ERR module key failed to copy");
+        return NULL;
+    }
+    ModuleValue *n = xmalloc(sizeof(*n));
+    n->type = t;
+    n->value = nv;
+    n->dbid = dst->id;
+    return kvHasExpire(o) ? kvCreatePtrExpire(newkey, len, OBJ_MODULE, OBJ_ENC_RAW, n, kvExpire(o))
+                          : kvCreatePtr(newkey, len, OBJ_MODULE, OBJ_ENC_RAW, n);
+}
+
+/* ---- aux data (RDB_OPCODE_MODULE_AUX), as Redis 7.0 writes it: the
+ * opcode, the type's id, UINT opcode and `when`, what aux_save wrote, the
+ * EOF opcode ---- */
+
+#define RDB_OPCODE_MODULE_AUX_BYTE 247
+
+static void auxSaveType(struct RdbWriter *w, RedisModuleType *t, int when) {
+    unsigned char op = RDB_OPCODE_MODULE_AUX_BYTE;
+    rdbPutBytes(w, &op, 1);
+    rdbPutLen(w, t->id);
+    rdbPutLen(w, OPCODE_UINT);
+    rdbPutLen(w, (uint64_t)when);
+    RedisModuleIO io;
+    memset(&io, 0, sizeof(io));
+    io.w = w;
+    io.type = t;
+    io.dbid = -1;
+    t->m.aux_save(&io, when);
+    rdbPutLen(w, OPCODE_EOF);
+    if (io.ctx) {
+        moduleCtxDone(io.ctx);
+        xfree(io.ctx);
+    }
+}
+
+/* The types in the order they were created. */
+static void auxSaveFrom(struct RdbWriter *w, RedisModuleType *t, int when) {
+    if (!t) return;
+    auxSaveFrom(w, t->next, when);
+    if (t->m.aux_save && (t->m.aux_save_triggers & when)) auxSaveType(w, t, when);
+}
+
+static void auxSave(struct RdbWriter *w, int when) { auxSaveFrom(w, types, when); }
+
+static int auxFail(struct RdbReader *r, const char *fmt, const char *name) {
+    static char why[256];
+    snprintf(why, sizeof(why), fmt, name);
+    serverLog(LL_WARNING, "%s", why);
+    return rdbGetFail(r, why);
+}
+
+static int auxLoad(struct RdbReader *r) {
+    uint64_t id, whenOp, when;
+    if (rdbGetLen(r, &id) < 0 || rdbGetLen(r, &whenOp) < 0 || rdbGetLen(r, &when) < 0) return -1;
+    if (whenOp != OPCODE_UINT) return rdbGetFail(r, "bad when_opcode");
+    char name[10];
+    nameOfId(id, name);
+    RedisModuleType *t = typeById(id);
+    if (!t) return auxFail(r, "The RDB file contains AUX module data I can't load: no matching module '%s'", name);
+    if (!t->m.aux_load)
+        return auxFail(r, "The RDB file contains module AUX data, but the module '%s' doesn't seem to support it.",
+                       name);
+    RedisModuleIO io;
+    memset(&io, 0, sizeof(io));
+    io.r = r;
+    io.type = t;
+    io.dbid = -1;
+    int rc = t->m.aux_load(&io, (int)(id & 1023), (int)when);
+    if (io.ctx) {
+        moduleCtxDone(io.ctx);
+        xfree(io.ctx);
+    }
+    if (rc != REDISMODULE_OK || io.error)
+        return auxFail(r,
+                       "The RDB file contains module AUX data for the module type '%s', that the responsible module "
+                       "is not able to load. Check for modules log above for additional clues.",
+                       name);
+    uint64_t eof;
+    if (rdbGetLen(r, &eof) < 0 || eof != OPCODE_EOF)
+        return auxFail(r,
+                       "The RDB file contains module AUX data for the module '%s' that is not terminated by the "
+                       "proper module value EOF marker",
+                       name);
+    return 0;
+}
+
+/* ---- values as strings (the RDB form of rdb_save, no id, no EOF) ---- */
+
+static RedisModuleString *RM_SaveDataTypeToString(RedisModuleCtx *ctx, void *data, const RedisModuleType *mt) {
+    RedisModuleIO io;
+    memset(&io, 0, sizeof(io));
+    io.w = rdbBufferWriter();
+    io.type = (RedisModuleType *)mt;
+    io.dbid = -1;
+    mt->m.rdb_save(&io, data);
+    if (io.ctx) {
+        moduleCtxDone(io.ctx);
+        xfree(io.ctx);
+    }
+    sds b = rdbBufferWriterDone(io.w);
+    if (io.error) {
+        sdsFree(b);
+        return NULL;
+    }
+    return modStringTake(ctx, b);
+}
+
+/* What rdb_load makes of the string (encver given to it); a read past the
+ * end marks the IO in error, which a module with HANDLE_IO_ERRORS sees. */
+static void *RM_LoadDataTypeFromStringEncver(const RedisModuleString *str, const RedisModuleType *mt, int encver) {
+    RedisModuleIO io;
+    memset(&io, 0, sizeof(io));
+    io.r = rdbBufferReader(str->s, sdsLen(str->s));
+    io.type = (RedisModuleType *)mt;
+    io.dbid = -1;
+    void *ret = mt->m.rdb_load(&io, encver);
+    if (io.ctx) {
+        moduleCtxDone(io.ctx);
+        xfree(io.ctx);
+    }
+    rdbBufferReaderFree(io.r);
+    return ret;
+}
+
+static void *RM_LoadDataTypeFromString(const RedisModuleString *str, const RedisModuleType *mt) {
+    return RM_LoadDataTypeFromStringEncver(str, mt, 0);
+}
+
+/* ---- defrag: Cairn has no active defragmentation (activedefrag is
+ * refused), so no defrag context is ever made and the type's defrag
+ * callback and RegisterDefragFunc's function are never called, as in a
+ * Redis whose defrag never runs.  The functions answer as Redis's do,
+ * and for a NULL context as if nothing were to be moved. ---- */
+
+struct RedisModuleDefragCtx {
+    unsigned long *cursor;
+    RedisModuleString *key;
+    int dbid;
+};
+
+static int RM_RegisterDefragFunc(RedisModuleCtx *ctx, RedisModuleDefragFunc func) {
+    (void)func;
+    return ctx && ctx->module ? REDISMODULE_OK : REDISMODULE_ERR;
+}
+
+static int RM_DefragShouldStop(RedisModuleDefragCtx *ctx) {
+    (void)ctx;
+    return 0;
+}
+
+static int RM_DefragCursorSet(RedisModuleDefragCtx *ctx, unsigned long cursor) {
+    if (!ctx || !ctx->cursor) return REDISMODULE_ERR;
+    *ctx->cursor = cursor;
+    return REDISMODULE_OK;
+}
+
+static int RM_DefragCursorGet(RedisModuleDefragCtx *ctx, unsigned long *cursor) {
+    if (!ctx || !ctx->cursor) return REDISMODULE_ERR;
+    *cursor = *ctx->cursor;
+    return REDISMODULE_OK;
+}
+
+/* NULL: the allocation was not moved (the caller keeps using ptr). */
+static void *RM_DefragAlloc(RedisModuleDefragCtx *ctx, void *ptr) {
+    (void)ctx, (void)ptr;
+    return NULL;
+}
+
+static RedisModuleString *RM_DefragRedisModuleString(RedisModuleDefragCtx *ctx, RedisModuleString *str) {
+    (void)ctx, (void)str;
+    return NULL;
+}
+
+static const RedisModuleString *RM_GetKeyNameFromDefragCtx(RedisModuleDefragCtx *ctx) {
+    return ctx ? ctx->key : NULL;
+}
+
+static int RM_GetDbIdFromDefragCtx(RedisModuleDefragCtx *ctx) { return ctx ? ctx->dbid : -1; }
 
 /* ---- start-up ---- */
 
@@ -498,6 +784,11 @@ void moduleTypesInit(void) {
     objectRegisterPersistence(OBJ_MODULE, valueDigest, valueRdbType, valueRdbSave, valueRdbLoad);
     kvModuleTypeName = valueTypeName;
     aofRewriteModuleValue = valueAofRewrite;
+    lazyfreeModuleEffort = valueFreeEffort;
+    objectModuleMemUsage = valueMemUsage;
+    keysModuleCopy = valueCopy;
+    rdbModuleAuxSave = auxSave;
+    rdbModuleAuxLoad = auxLoad;
 }
 
 #define API(fn) {"RedisModule_" #fn, (void *)(uintptr_t)RM_##fn}
@@ -507,4 +798,10 @@ const ApiEntry moduleTypeApi[] = {
     API(LoadStringBuffer), API(SaveDouble),        API(LoadDouble),          API(SaveFloat),
     API(LoadFloat),       API(SaveLongDouble),     API(LoadLongDouble),      API(IsIOError),
     API(GetContextFromIO), API(GetKeyNameFromIO),  API(DigestAddStringBuffer), API(DigestAddLongLong),
-    API(DigestEndSequence), API(EmitAOF), {NULL, NULL}};
+    API(DigestEndSequence), API(EmitAOF),
+    /* options, aux data, values as strings, defrag (module_type.c's second part) */
+    API(GetDbIdFromIO), API(GetKeyNameFromOptCtx), API(GetToKeyNameFromOptCtx), API(GetDbIdFromOptCtx),
+    API(GetToDbIdFromOptCtx), API(SaveDataTypeToString), API(LoadDataTypeFromString),
+    API(LoadDataTypeFromStringEncver), API(RegisterDefragFunc), API(DefragShouldStop), API(DefragCursorSet),
+    API(DefragCursorGet), API(DefragAlloc), API(DefragRedisModuleString), API(GetKeyNameFromDefragCtx),
+    API(GetDbIdFromDefragCtx), {NULL, NULL}};

@@ -473,6 +473,24 @@ typedef struct RedisModuleTypeMethods {
     RedisModuleTypeCopyFunc2 copy2;
 } RedisModuleTypeMethods;
 
+/* ---- dictionaries, streams, data-type options and defrag (module_dict.c,
+ * module_stream.c, module_type.c) ---- */
+
+typedef struct RedisModuleDict RedisModuleDict;
+typedef struct RedisModuleDictIter RedisModuleDictIter;
+
+#define REDISMODULE_STREAM_ADD_AUTOID (1 << 0)
+#define REDISMODULE_STREAM_ITERATOR_EXCLUSIVE (1 << 0)
+#define REDISMODULE_STREAM_ITERATOR_REVERSE (1 << 1)
+#define REDISMODULE_STREAM_TRIM_APPROX (1 << 0)
+
+typedef struct RedisModuleStreamID {
+    uint64_t ms;
+    uint64_t seq;
+} RedisModuleStreamID;
+
+typedef int (*RedisModuleDefragFunc)(RedisModuleDefragCtx *ctx);
+
 /* ---- the API, as function pointers the module fills at init ---- */
 
 #ifndef REDISMODULE_CORE
@@ -736,6 +754,111 @@ REDISMODULE_FN(void, EmitAOF, (RedisModuleIO *io, const char *cmdname, const cha
  * REDISMODULE_ERR when a module of that name is already loaded. */
 #define REDISMODULE_GET_API(name) RedisModule_GetApi("RedisModule_" #name, ((void **)&RedisModule_##name))
 
+/* dictionaries, streams, data-type options and defrag: their pointers,
+ * and the part of RedisModule_Init that fills them */
+REDISMODULE_FN(RedisModuleDict *, CreateDict, (RedisModuleCtx *ctx));
+REDISMODULE_FN(void, FreeDict, (RedisModuleCtx *ctx, RedisModuleDict *d));
+REDISMODULE_FN(uint64_t, DictSize, (RedisModuleDict *d));
+REDISMODULE_FN(int, DictSetC, (RedisModuleDict *d, void *key, size_t keylen, void *ptr));
+REDISMODULE_FN(int, DictReplaceC, (RedisModuleDict *d, void *key, size_t keylen, void *ptr));
+REDISMODULE_FN(int, DictSet, (RedisModuleDict *d, RedisModuleString *key, void *ptr));
+REDISMODULE_FN(int, DictReplace, (RedisModuleDict *d, RedisModuleString *key, void *ptr));
+REDISMODULE_FN(void *, DictGetC, (RedisModuleDict *d, void *key, size_t keylen, int *nokey));
+REDISMODULE_FN(void *, DictGet, (RedisModuleDict *d, RedisModuleString *key, int *nokey));
+REDISMODULE_FN(int, DictDelC, (RedisModuleDict *d, void *key, size_t keylen, void *oldval));
+REDISMODULE_FN(int, DictDel, (RedisModuleDict *d, RedisModuleString *key, void *oldval));
+REDISMODULE_FN(RedisModuleDictIter *, DictIteratorStartC, (RedisModuleDict *d, const char *op, void *key, size_t keylen));
+REDISMODULE_FN(RedisModuleDictIter *, DictIteratorStart, (RedisModuleDict *d, const char *op, RedisModuleString *key));
+REDISMODULE_FN(void, DictIteratorStop, (RedisModuleDictIter *di));
+REDISMODULE_FN(int, DictIteratorReseekC, (RedisModuleDictIter *di, const char *op, void *key, size_t keylen));
+REDISMODULE_FN(int, DictIteratorReseek, (RedisModuleDictIter *di, const char *op, RedisModuleString *key));
+REDISMODULE_FN(void *, DictNextC, (RedisModuleDictIter *di, size_t *keylen, void **dataptr));
+REDISMODULE_FN(void *, DictPrevC, (RedisModuleDictIter *di, size_t *keylen, void **dataptr));
+REDISMODULE_FN(RedisModuleString *, DictNext, (RedisModuleCtx *ctx, RedisModuleDictIter *di, void **dataptr));
+REDISMODULE_FN(RedisModuleString *, DictPrev, (RedisModuleCtx *ctx, RedisModuleDictIter *di, void **dataptr));
+REDISMODULE_FN(int, DictCompareC, (RedisModuleDictIter *di, const char *op, void *key, size_t keylen));
+REDISMODULE_FN(int, DictCompare, (RedisModuleDictIter *di, const char *op, RedisModuleString *key));
+REDISMODULE_FN(int, StreamAdd, (RedisModuleKey *key, int flags, RedisModuleStreamID *id, RedisModuleString **argv,
+                                int64_t numfields));
+REDISMODULE_FN(int, StreamDelete, (RedisModuleKey *key, RedisModuleStreamID *id));
+REDISMODULE_FN(int, StreamIteratorStart, (RedisModuleKey *key, int flags, RedisModuleStreamID *startid,
+                                          RedisModuleStreamID *endid));
+REDISMODULE_FN(int, StreamIteratorStop, (RedisModuleKey *key));
+REDISMODULE_FN(int, StreamIteratorNextID, (RedisModuleKey *key, RedisModuleStreamID *id, long *numfields));
+REDISMODULE_FN(int, StreamIteratorNextField, (RedisModuleKey *key, RedisModuleString **field_ptr,
+                                              RedisModuleString **value_ptr));
+REDISMODULE_FN(int, StreamIteratorDelete, (RedisModuleKey *key));
+REDISMODULE_FN(long long, StreamTrimByLength, (RedisModuleKey *key, int flags, long long length));
+REDISMODULE_FN(long long, StreamTrimByID, (RedisModuleKey *key, int flags, RedisModuleStreamID *id));
+REDISMODULE_FN(RedisModuleString *, SaveDataTypeToString, (RedisModuleCtx *ctx, void *data, const RedisModuleType *mt));
+REDISMODULE_FN(void *, LoadDataTypeFromString, (const RedisModuleString *str, const RedisModuleType *mt));
+REDISMODULE_FN(void *, LoadDataTypeFromStringEncver, (const RedisModuleString *str, const RedisModuleType *mt,
+                                                      int encver));
+REDISMODULE_FN(int, GetDbIdFromIO, (RedisModuleIO *io));
+REDISMODULE_FN(const RedisModuleString *, GetKeyNameFromOptCtx, (RedisModuleKeyOptCtx *ctx));
+REDISMODULE_FN(const RedisModuleString *, GetToKeyNameFromOptCtx, (RedisModuleKeyOptCtx *ctx));
+REDISMODULE_FN(int, GetDbIdFromOptCtx, (RedisModuleKeyOptCtx *ctx));
+REDISMODULE_FN(int, GetToDbIdFromOptCtx, (RedisModuleKeyOptCtx *ctx));
+REDISMODULE_FN(int, RegisterDefragFunc, (RedisModuleCtx *ctx, RedisModuleDefragFunc func));
+REDISMODULE_FN(int, DefragShouldStop, (RedisModuleDefragCtx *ctx));
+REDISMODULE_FN(int, DefragCursorSet, (RedisModuleDefragCtx *ctx, unsigned long cursor));
+REDISMODULE_FN(int, DefragCursorGet, (RedisModuleDefragCtx *ctx, unsigned long *cursor));
+REDISMODULE_FN(void *, DefragAlloc, (RedisModuleDefragCtx *ctx, void *ptr));
+REDISMODULE_FN(RedisModuleString *, DefragRedisModuleString, (RedisModuleDefragCtx *ctx, RedisModuleString *str));
+REDISMODULE_FN(const RedisModuleString *, GetKeyNameFromDefragCtx, (RedisModuleDefragCtx *ctx));
+REDISMODULE_FN(int, GetDbIdFromDefragCtx, (RedisModuleDefragCtx *ctx));
+
+static void RedisModule_InitDataApi_(void) __attribute__((unused));
+static void RedisModule_InitDataApi_(void) {
+    REDISMODULE_GET_API(CreateDict);
+    REDISMODULE_GET_API(FreeDict);
+    REDISMODULE_GET_API(DictSize);
+    REDISMODULE_GET_API(DictSetC);
+    REDISMODULE_GET_API(DictReplaceC);
+    REDISMODULE_GET_API(DictSet);
+    REDISMODULE_GET_API(DictReplace);
+    REDISMODULE_GET_API(DictGetC);
+    REDISMODULE_GET_API(DictGet);
+    REDISMODULE_GET_API(DictDelC);
+    REDISMODULE_GET_API(DictDel);
+    REDISMODULE_GET_API(DictIteratorStartC);
+    REDISMODULE_GET_API(DictIteratorStart);
+    REDISMODULE_GET_API(DictIteratorStop);
+    REDISMODULE_GET_API(DictIteratorReseekC);
+    REDISMODULE_GET_API(DictIteratorReseek);
+    REDISMODULE_GET_API(DictNextC);
+    REDISMODULE_GET_API(DictPrevC);
+    REDISMODULE_GET_API(DictNext);
+    REDISMODULE_GET_API(DictPrev);
+    REDISMODULE_GET_API(DictCompareC);
+    REDISMODULE_GET_API(DictCompare);
+    REDISMODULE_GET_API(StreamAdd);
+    REDISMODULE_GET_API(StreamDelete);
+    REDISMODULE_GET_API(StreamIteratorStart);
+    REDISMODULE_GET_API(StreamIteratorStop);
+    REDISMODULE_GET_API(StreamIteratorNextID);
+    REDISMODULE_GET_API(StreamIteratorNextField);
+    REDISMODULE_GET_API(StreamIteratorDelete);
+    REDISMODULE_GET_API(StreamTrimByLength);
+    REDISMODULE_GET_API(StreamTrimByID);
+    REDISMODULE_GET_API(SaveDataTypeToString);
+    REDISMODULE_GET_API(LoadDataTypeFromString);
+    REDISMODULE_GET_API(LoadDataTypeFromStringEncver);
+    REDISMODULE_GET_API(GetDbIdFromIO);
+    REDISMODULE_GET_API(GetKeyNameFromOptCtx);
+    REDISMODULE_GET_API(GetToKeyNameFromOptCtx);
+    REDISMODULE_GET_API(GetDbIdFromOptCtx);
+    REDISMODULE_GET_API(GetToDbIdFromOptCtx);
+    REDISMODULE_GET_API(RegisterDefragFunc);
+    REDISMODULE_GET_API(DefragShouldStop);
+    REDISMODULE_GET_API(DefragCursorSet);
+    REDISMODULE_GET_API(DefragCursorGet);
+    REDISMODULE_GET_API(DefragAlloc);
+    REDISMODULE_GET_API(DefragRedisModuleString);
+    REDISMODULE_GET_API(GetKeyNameFromDefragCtx);
+    REDISMODULE_GET_API(GetDbIdFromDefragCtx);
+}
+
 static int RedisModule_Init(RedisModuleCtx *ctx, const char *name, int ver, int apiver)
     __attribute__((unused));
 static int RedisModule_Init(RedisModuleCtx *ctx, const char *name, int ver, int apiver) {
@@ -931,6 +1054,7 @@ static int RedisModule_Init(RedisModuleCtx *ctx, const char *name, int ver, int 
     REDISMODULE_GET_API(DigestAddLongLong);
     REDISMODULE_GET_API(DigestEndSequence);
     REDISMODULE_GET_API(EmitAOF);
+    RedisModule_InitDataApi_();
     if (RedisModule_IsModuleNameBusy && RedisModule_IsModuleNameBusy(name)) return REDISMODULE_ERR;
     RedisModule_SetModuleAttribs(ctx, name, ver, apiver);
     return REDISMODULE_OK;

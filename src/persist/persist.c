@@ -490,7 +490,9 @@ static void dumpCommand(Client *c) {
         replyNull(c);
         return;
     }
+    rdbModuleDbId = c->db->id; /* a module value's GetDbIdFromIO, as Redis */
     sds payload = rdbDumpValue(o);
+    rdbModuleDbId = -1;
     replyBulkSds(c, payload);
     sdsFree(payload);
 }
@@ -574,7 +576,9 @@ static void restoreCommand(Client *c) {
         deep = 0;
     long long ttl = a.ttl;
     if (ttl && !a.absttl) ttl += serverNowMs();
+    rdbModuleDbId = c->db->id;
     kvobj *o = rdbRestoreValue(key, sdsLen(key), p, len, deep, ttl != 0, ttl); /* built with its expire */
+    rdbModuleDbId = -1;
     if (!o) {
         replyError(c, "ERR Bad data format");
         return;

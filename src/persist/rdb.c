@@ -490,6 +490,7 @@ static int rwSnapshot(RdbWriter *w, int aofBase) {
         rwAuxInt(w, "repl-offset", ri.offset);
     }
     rwAuxInt(w, "aof-base", aofBase);
+    if (rdbModuleAuxSave && !(saveExclude & RDB_EXCLUDE_DATA)) rdbModuleAuxSave(w, 1);
     if (!(saveExclude & RDB_EXCLUDE_FUNCTIONS)) w->buf = functionsRdbAppend(w->buf, w->compress);
     int lru = policyIsLru(), lfu = policyIsLfu(), threads = rdbSaveThreadCount();
     for (int j = 0; j < server.cfg.databases && !(saveExclude & RDB_EXCLUDE_DATA); j++) {
@@ -501,10 +502,13 @@ static int rwSnapshot(RdbWriter *w, int aofBase) {
         rwByte(w, RDB_OPCODE_RESIZEDB);
         rwLen(w, size);
         rwLen(w, dbExpiresCount(db));
+        rdbModuleDbId = j;
         int rc = threads > 1 ? rdbSaveDbThreaded(w, db, lru, lfu, threads) : 1;
         if (rc == 1) rc = rwDbKeys(w, db, lru, lfu); /* one thread, or none could start */
+        rdbModuleDbId = -1;
         if (rc < 0) return -1;
     }
+    if (rdbModuleAuxSave && !(saveExclude & RDB_EXCLUDE_DATA)) rdbModuleAuxSave(w, 2);
     if (!(saveExclude & RDB_EXCLUDE_DATA)) {
         /* Member TTLs (types/member_ttl.h): an AUX field after the keys,
          * which Redis 7.0's loader skips as unknown. */
@@ -1730,7 +1734,9 @@ static int loadKey(RdbReader *r, RdbStream *s, int type) {
     r->withExpire = s->expire != -1; /* the entry is built with it */
     r->expire = s->expire;
     r->fieldsExpiredBefore = server.isReplica ? 0 : s->now;
+    rdbModuleDbId = db->id;
     kvobj *o = loadValue(r, type, key, keylen, &empty);
+    rdbModuleDbId = -1;
     r->withExpire = 0;
     r->fieldsExpiredBefore = 0;
     if (!o && !empty) {
@@ -1837,7 +1843,12 @@ static int loadRecord(RdbReader *r, RdbStream *s) {
         return 0;
     }
     case RDB_OPCODE_AUX: return loadAux(r, info, s->dbs);
-    case RDB_OPCODE_MODULE_AUX: s->streaming = 0; return rrFail(r, "module data in the file, and no modules");
+    case RDB_OPCODE_MODULE_AUX:
+        /* Streamed and short, the record is read again once whole: the
+         * module's aux_load then runs again (the last run's state stays). */
+        if (rdbModuleAuxLoad) return rdbModuleAuxLoad(r);
+        s->streaming = 0;
+        return rrFail(r, "module data in the file, and no modules");
     case RDB_OPCODE_FUNCTION_PRE_GA: s->streaming = 0; return rrFail(r, "pre-release function format not supported");
     case RDB_OPCODE_FUNCTION2:
         if (s->deferFunctions) {
@@ -2080,3 +2091,34 @@ void rdbRegisterTypes(void) {
     objectRegisterPersistence(OBJ_HASH, digestHash, hashRdbType, hashRdbSave, hashRdbLoad);
     objectRegisterPersistence(OBJ_STREAM, digestStream, streamRdbType, streamRdbSave, streamRdbLoad);
 }
+
+/* ------------------------------------------------------------------------ */
+/* Module hooks and in-memory writer/reader (rdb.h)                          */
+/* ------------------------------------------------------------------------ */
+
+void (*rdbModuleAuxSave)(struct RdbWriter *w, int when);
+int (*rdbModuleAuxLoad)(struct RdbReader *r);
+int rdbModuleDbId = -1;
+
+struct RdbWriter *rdbBufferWriter(void) {
+    RdbWriter *w = xcalloc(sizeof(*w));
+    w->buf = sdsEmpty();
+    w->fd = -1;
+    w->compress = server.cfg.rdbcompression;
+    return w;
+}
+
+sds rdbBufferWriterDone(struct RdbWriter *w) {
+    sds b = w->buf;
+    xfree(w);
+    return b;
+}
+
+struct RdbReader *rdbBufferReader(const void *p, size_t len) {
+    RdbReader *r = xcalloc(sizeof(*r));
+    r->p = p;
+    r->len = len;
+    return r;
+}
+
+void rdbBufferReaderFree(struct RdbReader *r) { xfree(r); }

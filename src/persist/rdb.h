@@ -64,6 +64,25 @@ kvobj *rdbNewEntryPtr(struct RdbReader *r, const char *key, size_t keylen, int t
 /* Saves run on the main thread only (a module's callbacks are not
  * thread-safe): set once a module creates a data type. */
 extern int rdbSaveSingleThreaded;
+/* Module aux data (Redis's RDB_OPCODE_MODULE_AUX records), installed by
+ * src/module: rdbModuleAuxSave writes the records of the types whose
+ * aux_save_triggers hold `when` (1: before the keys, 2: after them);
+ * rdbModuleAuxLoad reads one record after its opcode (0, or -1 with the
+ * reader's error set).  Without them a snapshot has no such record and a
+ * file with one fails to load. */
+extern void (*rdbModuleAuxSave)(struct RdbWriter *w, int when);
+extern int (*rdbModuleAuxLoad)(struct RdbReader *r);
+/* The database of the key whose module value is being saved or loaded in
+ * a snapshot, -1 otherwise (RedisModule_GetDbIdFromIO). */
+extern int rdbModuleDbId;
+/* An in-memory writer and reader of RDB primitives (a module's
+ * SaveDataTypeToString / LoadDataTypeFromString).  Done returns the
+ * bytes written and frees the writer; the reader reads p[0..len), which
+ * must outlive it. */
+struct RdbWriter *rdbBufferWriter(void);
+sds rdbBufferWriterDone(struct RdbWriter *w);
+struct RdbReader *rdbBufferReader(const void *p, size_t len);
+void rdbBufferReaderFree(struct RdbReader *r);
 #define RDB_PAYLOAD_TRAILER 10 /* DUMP payload: version (2) + CRC-64 (8) */
 
 /* A DUMP payload of o's value (caller owns it). */

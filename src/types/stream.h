@@ -14,4 +14,8 @@ extern const ObjectType streamObjectType;
  * file).  Called once from main.c, before the defaults are applied. */
 void streamRegisterConfig(void);
 
+/* stream-node-max-bytes and stream-node-max-entries (for streamAppend and
+ * Redis's approximate-trim limit, outside XADD: the module API). */
+void streamNodeLimits(size_t *maxBytes, long long *maxEntries);
+
 #endif

@@ -23,6 +23,7 @@
 #include "ds/alloc.h"
 #include "ds/glob.h"
 #include "ds/util.h"
+#include "types/keys.h"
 #include "types/member_ttl.h"
 #include "types/scan.h"
 
@@ -333,6 +334,8 @@ static void moveCommand(Client *c) {
     replyLongLong(c, 1);
 }
 
+kvobj *(*keysModuleCopy)(Client *c, const kvobj *o, Db *src, Db *dst, const char *newkey, size_t len);
+
 /* COPY source destination [DB destination-db] [REPLACE] */
 static void copyCommand(Client *c) {
     sds key = c->argv[1], newkey = c->argv[2];
@@ -361,18 +364,21 @@ static void copyCommand(Client *c) {
         replyLongLong(c, 0);
         return;
     }
-    if (dbLookupWrite(dst, newkey, sdsLen(newkey))) {
-        if (!replace) {
-            replyLongLong(c, 0);
-            return;
-        }
-        freeServerDel(dbUnlink(dst, newkey, sdsLen(newkey)));
+    int had = dbLookupWrite(dst, newkey, sdsLen(newkey)) != NULL;
+    if (had && !replace) {
+        replyLongLong(c, 0);
+        return;
     }
-    kvobj *n = entryWithKey(o, newkey, sdsLen(newkey), 1);
-    if (!n) {
+    /* The copy first, then the destination goes (Redis's order: a module
+     * value that fails to copy leaves it). */
+    kvobj *n;
+    if (kvType(o) == OBJ_MODULE && keysModuleCopy) {
+        if (!(n = keysModuleCopy(c, o, src, dst, newkey, sdsLen(newkey)))) return;
+    } else if (!(n = entryWithKey(o, newkey, sdsLen(newkey), 1))) {
         replyError(c, "ERR copying this type of value is not supported yet");
         return;
     }
+    if (had) freeServerDel(dbUnlink(dst, newkey, sdsLen(newkey)));
     dbAdd(dst, n); /* n has o's expire */
     if (dbMemberTtlKeys) memberTtlCopy(src, key, dst, newkey);
 

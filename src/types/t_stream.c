@@ -1791,3 +1791,8 @@ static ConfigDef streamConfig[] = {
 };
 
 void streamRegisterConfig(void) { configRegister(streamConfig, CONFIG_COUNT_OF(streamConfig)); }
+
+void streamNodeLimits(size_t *maxBytes, long long *maxEntries) {
+    *maxBytes = (size_t)streamNodeMaxBytes;
+    *maxEntries = streamNodeMaxEntries;
+}
