@@ -243,13 +243,18 @@ def test_disconnect_while_blocked(start_server, start_oracle):
     def run(srv):
         out = []
         c = srv.connect()
-        for args in (("blk.park",), ("blk.pop", "k", "0"), ("blk.waitkey", "k2", "0"), ("blk.thread", "100", "v")):
+        for args in (("blk.park",), ("blk.pop", "k", "0"), ("blk.waitkey", "k2", "0"), ("blk.thread", "100", "v"),
+                     ("blk.threadreply", "100")):
             a = srv.connect()
             a.send(encode(*args))
             wait_blocked(srv, 1)
             a.close()
             wait_blocked(srv, 0)
         out.append(wait_stats(srv, lambda v: v[0] >= 2 and v[1] >= 2))
+        deadline = time.time() + WAIT   # the replying thread is done (its INCR)
+        while cmd(c, "GET", "blk:n") != b"$1\r\n1\r\n" and time.time() < deadline:
+            time.sleep(0.01)
+        out.append(cmd(c, "GET", "blk:n"))
         out.append(cmd(c, "RPUSH", "k", "1"))                    # nobody waits any more
         out.append(cmd(c, "blk.unblockkeys"))                     # the waitkey handle is gone
         out.append(info_field(srv, "clients", "blocked_clients"))
