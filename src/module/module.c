@@ -428,9 +428,13 @@ static int RM_ReplyWithError(RedisModuleCtx *ctx, const char *err) {
     msg[0] = '-';
     memcpy(msg + 1, err, len + 1);
     /* A thread-safe context may run off the main thread: INFO errorstats
-     * are the main thread's (its errors are not counted). */
-    if (ctx->blkFlags & CTX_BLK_THREAD_SAFE) replyErrorLenNoStats(ctx->client, msg, len + 1);
-    else replyErrorLen(ctx->client, msg, len + 1);
+     * are the main thread's (its errors are counted when delivered). */
+    if (ctx->blkFlags & CTX_BLK_THREAD_SAFE) {
+        replyErrorLenNoStats(ctx->client, msg, len + 1);
+        moduleBlockNoteError(ctx, err, len); /* counted when delivered */
+    } else {
+        replyErrorLen(ctx->client, msg, len + 1);
+    }
     xfree(msg);
     return REDISMODULE_OK;
 }

@@ -70,6 +70,8 @@ struct RedisModuleBlockedClient {
     void (*disconnectCb)(RedisModuleCtx *, RedisModuleBlockedClient *);
     void *privdata;
     Client *replyClient; /* thread-safe contexts' replies */
+    sds *errors;         /* the errors among them, counted on delivery */
+    int nerrors;
     int onKeys;
     _Atomic int unblocked; /* UnblockClient queued it */
     int served;            /* a key served it (on keys) */
@@ -241,6 +243,22 @@ static void moveReplies(Client *dst, Client *src) {
 static void deliver(RedisModuleBlockedClient *bc, Client *c) {
     if (!bc->onKeys && bc->replyCb) runCallback(bc, bc->replyCb, CTX_BLK_REPLY, c, NULL);
     moveReplies(c, bc->replyClient);
+    pthread_mutex_lock(&queueLock);
+    for (int i = 0; i < bc->nerrors; i++) {
+        replyCountError(bc->errors[i], sdsLen(bc->errors[i]));
+        sdsFree(bc->errors[i]);
+    }
+    bc->nerrors = 0;
+    pthread_mutex_unlock(&queueLock);
+}
+
+void moduleBlockNoteError(RedisModuleCtx *ctx, const char *err, size_t len) {
+    RedisModuleBlockedClient *bc = ctx->blocked;
+    if (!bc) return; /* no client to get it: nothing replied */
+    pthread_mutex_lock(&queueLock);
+    bc->errors = xrealloc(bc->errors, sizeof(sds) * (size_t)(bc->nerrors + 1));
+    bc->errors[bc->nerrors++] = sdsNewLen(err, len);
+    pthread_mutex_unlock(&queueLock);
 }
 
 /* The end of a bc: its private data, its reply client, itself. */
@@ -254,6 +272,8 @@ static void bcFinish(RedisModuleBlockedClient *bc, int gone) {
         moduleCtxDone(&ctx);
     }
     clientFree(bc->replyClient);
+    for (int i = 0; i < bc->nerrors; i++) sdsFree(bc->errors[i]);
+    xfree(bc->errors);
     if (bc->prevLive) bc->prevLive->nextLive = bc->nextLive;
     else liveList = bc->nextLive;
     if (bc->nextLive) bc->nextLive->prevLive = bc->prevLive;

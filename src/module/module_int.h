@@ -188,6 +188,9 @@ void moduleBlockInit(void);
 void moduleBlockStart(void);
 /* Blocked-client handles of m not yet freed (MODULE UNLOAD refuses). */
 int moduleBlockedCount(const Module *m);
+/* A thread-safe context replied an error: counted (errorstats, the
+ * command's failure) when its blocked client gets the reply. */
+void moduleBlockNoteError(RedisModuleCtx *ctx, const char *err, size_t len);
 void moduleAssertGilSlow(const char *fn);
 /* 1 on the main thread (always) and on a module thread between
  * ThreadSafeContextLock and Unlock. */

@@ -354,3 +354,17 @@ def test_measured_background_time_counts(start_server, start_oracle):
             fields = dict(p.split("=") for p in line.split(","))
             assert fields["calls"] == "1" and int(fields["usec"]) >= 20000, line
             assert b"blk.measure" in cmd(c, "SLOWLOG", "GET")
+
+
+def test_thread_errors_counted(start_server, start_oracle):
+    """Errors a thread-safe context replies count in INFO errorstats and
+    fail the command, once the blocked client gets them (as in Redis)."""
+    def run(srv):
+        with srv.connect() as c:
+            out = [cmd(c, "CONFIG", "RESETSTAT"), cmd(c, "blk.threaderr"), cmd(c, "blk.threaderr")]
+        out.append(info_field(srv, "errorstats", "errorstat_THREADERR"))
+        out.append(info_field(srv, "errorstats", "errorstat_plain"))
+        out.append(info_field(srv, "stats", "total_error_replies"))
+        out.append(cmdstats(srv, "blk.threaderr"))
+        return out
+    both(start_server, start_oracle, run)

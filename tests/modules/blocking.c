@@ -272,6 +272,27 @@ static void *threadReplyMain(void *arg) {
     return NULL;
 }
 
+static void *threadErrMain(void *arg) {
+    Job *j = arg;
+    RedisModuleCtx *ts = RedisModule_GetThreadSafeContext(j->bc);
+    RedisModule_ReplyWithArray(ts, 2);
+    RedisModule_ReplyWithError(ts, "THREADERR from a thread");
+    RedisModule_ReplyWithError(ts, "plain error");
+    RedisModule_FreeThreadSafeContext(ts);
+    RedisModule_UnblockClient(j->bc, NULL);
+    RedisModule_Free(j);
+    return NULL;
+}
+
+/* blk.threaderr: a thread replies an array of two errors. */
+static int cmdThreadErr(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    (void)argv, (void)argc;
+    Job *j = RedisModule_Alloc(sizeof(*j));
+    j->bc = RedisModule_BlockClient(ctx, NULL, NULL, NULL, 0);
+    startThread(threadErrMain, j);
+    return REDISMODULE_OK;
+}
+
 static int cmdThreadReply(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     long long ms;
     if (argc != 2 || RedisModule_StringToLongLong(argv[1], &ms) != REDISMODULE_OK)
@@ -494,6 +515,7 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
         {"blk.unblockkeys", cmdUnblockKeys, "readonly", 0, 0, 0},
         {"blk.thread", cmdThread, "readonly", 0, 0, 0},
         {"blk.threadreply", cmdThreadReply, "write", 0, 0, 0},
+        {"blk.threaderr", cmdThreadErr, "readonly", 0, 0, 0},
         {"blk.measure", cmdMeasure, "readonly", 0, 0, 0},
         {"blk.park", cmdPark, "readonly", 0, 0, 0},
         {"blk.release", cmdRelease, "readonly", 0, 0, 0},
