@@ -334,7 +334,10 @@ def test_api_without_gil_is_caught(start_server):
     stops with the reason in its log (Cairn's check; Redis has none)."""
     srv = loaded(start_server)
     with srv.connect() as c:
-        assert cmd(c, "blk.nogil") == b"+started\r\n"
+        try:  # the thread may stop the server before the reply leaves
+            assert cmd(c, "blk.nogil") == b"+started\r\n"
+        except (EOFError, ConnectionError):
+            pass
     deadline = time.time() + WAIT
     while srv.proc.poll() is None and time.time() < deadline:
         time.sleep(0.02)
