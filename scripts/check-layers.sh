@@ -54,7 +54,8 @@ CONN_FILES="core/conn.c core/conn.h core/conn_tls.c core/iobatch.c core/iobatch.
 #   server/acl.c        the ACL file, /dev/urandom
 #   server/cluster.c    the cluster config file (nodes.conf)
 #   server/sentinel_conf.c  Sentinel mode's config file
-FD_IO_FILES="ds/alloc.c core/config.c core/crash.c core/effects.c persist/aof.c persist/aof_rewrite.c persist/persist.c persist/rdb.c repl/primary.c repl/replica.c server/acl.c server/cluster.c server/sentinel_conf.c"
+#   module/module_block.c   the modules' wake-up pipe (UnblockClient from threads)
+FD_IO_FILES="module/module_block.c ds/alloc.c core/config.c core/crash.c core/effects.c persist/aof.c persist/aof_rewrite.c persist/persist.c persist/rdb.c repl/primary.c repl/replica.c server/acl.c server/cluster.c server/sentinel_conf.c"
 OUT="${TMPDIR:-/tmp}/check-layers.$$"
 trap 'rm -f "$OUT"' EXIT INT TERM
 

@@ -166,6 +166,10 @@ void replyError(Client *c, const char *err);
  * of a command it called). */
 void replyErrorLenNoStats(Client *c, const char *err, size_t len);
 void replyErrorLen(Client *c, const char *err, size_t len);
+/* Counts an error (the final text, "CODE message") in INFO errorstats and
+ * total_error_replies without replying it: one replied earlier where it
+ * could not be counted (a module thread's). */
+void replyCountError(const char *err, size_t len);
 void replyErrorFormat(Client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void replyErrorArity(Client *c);          /* wrong number of arguments for '<cmd>' command */
 void replyErrorSyntax(Client *c);         /* ERR syntax error */

@@ -14,6 +14,10 @@ typedef void FileProc(EventLoop *loop, int fd, void *data, int mask);
  * should run again, or -1 to be removed. */
 typedef long long TimerProc(EventLoop *loop, long long id, void *data);
 typedef void BeforeSleepProc(EventLoop *loop);
+/* Called by eventLoopRun with awake 0 just before each poll and with
+ * awake 1 just after it, before any handler (the module GIL: released
+ * while the loop sleeps).  Not around eventProcessFileEvents's polls. */
+typedef void SleepGateProc(EventLoop *loop, int awake);
 /* One bounded step of background work. */
 typedef void IdleProc(EventLoop *loop);
 /* Gets the data of n (> 1) ready fds, each once, in poll order. */
@@ -30,6 +34,7 @@ int eventMask(EventLoop *loop, int fd);
 long long eventAddTimer(EventLoop *loop, long long ms, TimerProc *proc, void *data);
 long long eventAddTimerUs(EventLoop *loop, long long us, TimerProc *proc, void *data);
 void eventSetBeforeSleep(EventLoop *loop, BeforeSleepProc *proc);
+void eventSetSleepGate(EventLoop *loop, SleepGateProc *proc);
 /* Background work for the moments nothing is ready: while *pending is
  * non-zero, whenever a poll found no fd ready the loop runs proc (which
  * updates *pending), and the poll after a step sleeps at most a

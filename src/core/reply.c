@@ -200,6 +200,8 @@ static void countError(const char *err, size_t len) {
     e->count++;
 }
 
+void replyCountError(const char *err, size_t len) { countError(err, len); }
+
 /* True when the text starts with an error code word (all capitals). */
 static int hasErrorCode(const char *err, size_t len) {
     size_t i = 0;

@@ -75,6 +75,11 @@ void moduleCtxInit(RedisModuleCtx *ctx, Module *m, Client *c) {
     ctx->amCount = ctx->amCap = 0;
     ctx->pool = NULL;
     ctx->postponedCount = 0;
+    ctx->blocked = NULL;
+    ctx->blockedPriv = NULL;
+    ctx->readyKey = NULL;
+    ctx->blkFlags = 0;
+    ctx->yieldAt = 0;
 }
 
 void moduleAutoAdd(RedisModuleCtx *ctx, int kind, void *ptr) {
@@ -362,6 +367,8 @@ static int RM_GetContextFlags(RedisModuleCtx *ctx) {
     if (c) {
         if (c->flags & CLIENT_LUA) flags |= REDISMODULE_CTX_FLAGS_LUA;
         if (c->flags & CLIENT_MULTI) flags |= REDISMODULE_CTX_FLAGS_MULTI;
+        /* Redis's CLIENT_DENY_BLOCKING: the script client, EXEC */
+        if (c->flags & (CLIENT_LUA | CLIENT_MULTI)) flags |= REDISMODULE_CTX_FLAGS_DENY_BLOCKING;
         if (c->flags & CLIENT_MASTER) flags |= REDISMODULE_CTX_FLAGS_REPLICATED;
         if (c->resp == 3) flags |= REDISMODULE_CTX_FLAGS_RESP3;
     }
@@ -422,7 +429,14 @@ static int RM_ReplyWithError(RedisModuleCtx *ctx, const char *err) {
     char *msg = xmalloc(len + 2);
     msg[0] = '-';
     memcpy(msg + 1, err, len + 1);
-    replyErrorLen(ctx->client, msg, len + 1);
+    /* A thread-safe context may run off the main thread: INFO errorstats
+     * are the main thread's (its errors are counted when delivered). */
+    if (ctx->blkFlags & CTX_BLK_THREAD_SAFE) {
+        replyErrorLenNoStats(ctx->client, msg, len + 1);
+        moduleBlockNoteError(ctx, err, len); /* counted when delivered */
+    } else {
+        replyErrorLen(ctx->client, msg, len + 1);
+    }
     xfree(msg);
     return REDISMODULE_OK;
 }
@@ -878,6 +892,7 @@ int moduleGetApi(const char *name, void **out) {
     if (!fn) fn = apiLookup(moduleInfoApi, name);
     if (!fn) fn = apiLookup(moduleDictApi, name);
     if (!fn) fn = apiLookup(moduleStreamApi, name);
+    if (!fn) fn = apiLookup(moduleBlockApi, name);
     if (!fn) return REDISMODULE_ERR;
     *out = fn;
     return REDISMODULE_OK;
@@ -915,6 +930,7 @@ int moduleLoad(const char *path, sds *args, int nargs) {
     m->handle = handle;
     m->path = xstrdup(path);
     m->onload = 1;
+    moduleBlockStart(); /* a thread it starts may want the GIL */
     RedisModuleCtx ctx;
     moduleCtxInit(&ctx, m, NULL);
     RedisModuleString **argv = xmalloc(sizeof(*argv) * (size_t)(nargs ? nargs : 1));
@@ -960,6 +976,10 @@ static int moduleUnload(const char *name, const char **err) {
     }
     if (moduleHasTypes(m)) {
         *err = "the module exports one or more module-side data types, can't unload";
+        return -1;
+    }
+    if (moduleBlockedCount(m) > 0) {
+        *err = "the module has blocked clients. Please wait them unblocked and try again";
         return -1;
     }
     if (moduleHasTimers(m)) {
@@ -1152,6 +1172,7 @@ void moduleInit(void) {
     infoSetModulesSection(moduleInfoSection);
     infoSetHelloModules(moduleListCommand);
     moduleInfoInit();
+    moduleBlockInit();
 }
 
 Module *moduleList(void) { return modules; }

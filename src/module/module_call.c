@@ -420,6 +420,7 @@ static RedisModuleCallReply *refuse(RedisModuleCtx *ctx, int flags, int resp, in
 }
 
 static RedisModuleCallReply *RM_Call(RedisModuleCtx *ctx, const char *cmdname, const char *fmt, ...) {
+    moduleAssertGil("RedisModule_Call");
     int argc = 0, flags = 0;
     va_list ap;
     va_start(ap, fmt);

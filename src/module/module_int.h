@@ -89,7 +89,18 @@ struct RedisModuleCtx {
     void *postponed[CTX_POSTPONED_MAX]; /* open postponed-length replies, newest last */
     int postponedKind[CTX_POSTPONED_MAX];
     int postponedCount;
+    /* module_block.c: the blocked client of a reply/timeout/free callback
+     * or of a thread-safe context, its private data and ready key, the
+     * CTX_BLK_* flags, and the next time RedisModule_Yield acts (us). */
+    struct RedisModuleBlockedClient *blocked;
+    void *blockedPriv;
+    RedisModuleString *readyKey;
+    int blkFlags;
+    long long yieldAt;
 };
+#define CTX_BLK_REPLY (1 << 0)
+#define CTX_BLK_TIMEOUT (1 << 1)
+#define CTX_BLK_THREAD_SAFE (1 << 2)
 
 int moduleGetApi(const char *name, void **out);
 void moduleCtxInit(RedisModuleCtx *ctx, Module *m, Client *c);
@@ -174,6 +185,26 @@ extern const ApiEntry moduleStreamApi[];
 void moduleDictFree(RedisModuleDict *d);
 /* Ends a key's stream iteration (CloseKey). */
 void moduleStreamIterFree(RedisModuleKey *k);
+/* module_block.c: blocked clients, thread-safe contexts and the GIL,
+ * Yield.  moduleBlockInit runs at start-up (main thread); moduleAssertGil
+ * aborts the server when the calling thread is neither the main thread
+ * nor holding the GIL (fn names the API function). */
+extern const ApiEntry moduleBlockApi[];
+void moduleBlockInit(void);
+/* The wake-up pipe joins the event loop (idempotent; at each load). */
+void moduleBlockStart(void);
+/* Blocked-client handles of m not yet freed (MODULE UNLOAD refuses). */
+int moduleBlockedCount(const Module *m);
+/* A thread-safe context replied an error: counted (errorstats, the
+ * command's failure) when its blocked client gets the reply. */
+void moduleBlockNoteError(RedisModuleCtx *ctx, const char *err, size_t len);
+void moduleAssertGilSlow(const char *fn);
+/* 1 on the main thread (always) and on a module thread between
+ * ThreadSafeContextLock and Unlock. */
+extern _Thread_local int moduleGilHeld;
+static inline void moduleAssertGil(const char *fn) {
+    if (!moduleGilHeld) moduleAssertGilSlow(fn);
+}
 /* module_info.c: INFO's module sections. */
 void moduleInfoInit(void);
 /* Frees a GetServerInfo result. */

@@ -36,6 +36,7 @@ static kvobj *keyValue(RedisModuleKey *k) {
 }
 
 static RedisModuleKey *RM_OpenKey(RedisModuleCtx *ctx, RedisModuleString *keyname, int mode) {
+    moduleAssertGil("RedisModule_OpenKey");
     Client *c = ctx->client;
     Db *db = c ? c->db : server.db;
     kvobj *o;

@@ -113,6 +113,10 @@
 #define REDISMODULE_CTX_FLAGS_DENY_BLOCKING (1 << 21)
 #define REDISMODULE_CTX_FLAGS_RESP3 (1 << 22)
 
+/* RedisModule_Yield flags */
+#define REDISMODULE_YIELD_FLAG_NONE (1 << 0)
+#define REDISMODULE_YIELD_FLAG_CLIENTS (1 << 1)
+
 /* keyspace notification classes (NOTIFY_* of the server) */
 #define REDISMODULE_NOTIFY_KEYSPACE (1 << 0)
 #define REDISMODULE_NOTIFY_KEYEVENT (1 << 1)
@@ -432,6 +436,7 @@ typedef struct RedisModuleKeyOptCtx RedisModuleKeyOptCtx;
 typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 typedef uint64_t RedisModuleTimerID;
 typedef void (*RedisModuleTimerProc)(RedisModuleCtx *ctx, void *data);
+typedef void (*RedisModuleDisconnectFunc)(RedisModuleCtx *ctx, RedisModuleBlockedClient *bc);
 
 /* data type callbacks (RedisModuleTypeMethods) */
 typedef void *(*RedisModuleTypeLoadFunc)(RedisModuleIO *rdb, int encver);
@@ -749,6 +754,35 @@ REDISMODULE_FN(void, DigestAddLongLong, (RedisModuleDigest *md, long long ele));
 REDISMODULE_FN(void, DigestEndSequence, (RedisModuleDigest *md));
 REDISMODULE_FN(void, EmitAOF, (RedisModuleIO *io, const char *cmdname, const char *fmt, ...));
 
+/* blocked clients, thread-safe contexts, the GIL, Yield (module_block.c) */
+REDISMODULE_FN(RedisModuleBlockedClient *, BlockClient,
+               (RedisModuleCtx *ctx, RedisModuleCmdFunc reply_callback, RedisModuleCmdFunc timeout_callback,
+                void (*free_privdata)(RedisModuleCtx *, void *), long long timeout_ms));
+REDISMODULE_FN(RedisModuleBlockedClient *, BlockClientOnKeys,
+               (RedisModuleCtx *ctx, RedisModuleCmdFunc reply_callback, RedisModuleCmdFunc timeout_callback,
+                void (*free_privdata)(RedisModuleCtx *, void *), long long timeout_ms, RedisModuleString **keys,
+                int numkeys, void *privdata));
+REDISMODULE_FN(void, SignalKeyAsReady, (RedisModuleCtx *ctx, RedisModuleString *key));
+REDISMODULE_FN(RedisModuleString *, GetBlockedClientReadyKey, (RedisModuleCtx *ctx));
+REDISMODULE_FN(int, UnblockClient, (RedisModuleBlockedClient *bc, void *privdata));
+REDISMODULE_FN(int, IsBlockedReplyRequest, (RedisModuleCtx *ctx));
+REDISMODULE_FN(int, IsBlockedTimeoutRequest, (RedisModuleCtx *ctx));
+REDISMODULE_FN(void *, GetBlockedClientPrivateData, (RedisModuleCtx *ctx));
+REDISMODULE_FN(RedisModuleBlockedClient *, GetBlockedClientHandle, (RedisModuleCtx *ctx));
+REDISMODULE_FN(int, AbortBlock, (RedisModuleBlockedClient *bc));
+REDISMODULE_FN(int, BlockedClientMeasureTimeStart, (RedisModuleBlockedClient *bc));
+REDISMODULE_FN(int, BlockedClientMeasureTimeEnd, (RedisModuleBlockedClient *bc));
+REDISMODULE_FN(int, BlockedClientDisconnected, (RedisModuleCtx *ctx));
+REDISMODULE_FN(void, SetDisconnectCallback, (RedisModuleBlockedClient *bc, RedisModuleDisconnectFunc callback));
+REDISMODULE_FN(RedisModuleCtx *, GetThreadSafeContext, (RedisModuleBlockedClient *bc));
+REDISMODULE_FN(RedisModuleCtx *, GetDetachedThreadSafeContext, (RedisModuleCtx *ctx));
+REDISMODULE_FN(void, FreeThreadSafeContext, (RedisModuleCtx *ctx));
+REDISMODULE_FN(void, ThreadSafeContextLock, (RedisModuleCtx *ctx));
+REDISMODULE_FN(int, ThreadSafeContextTryLock, (RedisModuleCtx *ctx));
+REDISMODULE_FN(void, ThreadSafeContextUnlock, (RedisModuleCtx *ctx));
+REDISMODULE_FN(void, Yield, (RedisModuleCtx *ctx, int flags, const char *busy_reply));
+REDISMODULE_FN(int, AvoidReplicaTraffic, (void));
+
 /* Fills every pointer above through the server's lookup function (the
  * first member of ctx), then registers the module.  Returns
  * REDISMODULE_ERR when a module of that name is already loaded. */
@@ -1055,6 +1089,28 @@ static int RedisModule_Init(RedisModuleCtx *ctx, const char *name, int ver, int 
     REDISMODULE_GET_API(DigestEndSequence);
     REDISMODULE_GET_API(EmitAOF);
     RedisModule_InitDataApi_();
+    REDISMODULE_GET_API(BlockClient);
+    REDISMODULE_GET_API(BlockClientOnKeys);
+    REDISMODULE_GET_API(SignalKeyAsReady);
+    REDISMODULE_GET_API(GetBlockedClientReadyKey);
+    REDISMODULE_GET_API(UnblockClient);
+    REDISMODULE_GET_API(IsBlockedReplyRequest);
+    REDISMODULE_GET_API(IsBlockedTimeoutRequest);
+    REDISMODULE_GET_API(GetBlockedClientPrivateData);
+    REDISMODULE_GET_API(GetBlockedClientHandle);
+    REDISMODULE_GET_API(AbortBlock);
+    REDISMODULE_GET_API(BlockedClientMeasureTimeStart);
+    REDISMODULE_GET_API(BlockedClientMeasureTimeEnd);
+    REDISMODULE_GET_API(BlockedClientDisconnected);
+    REDISMODULE_GET_API(SetDisconnectCallback);
+    REDISMODULE_GET_API(GetThreadSafeContext);
+    REDISMODULE_GET_API(GetDetachedThreadSafeContext);
+    REDISMODULE_GET_API(FreeThreadSafeContext);
+    REDISMODULE_GET_API(ThreadSafeContextLock);
+    REDISMODULE_GET_API(ThreadSafeContextTryLock);
+    REDISMODULE_GET_API(ThreadSafeContextUnlock);
+    REDISMODULE_GET_API(Yield);
+    REDISMODULE_GET_API(AvoidReplicaTraffic);
     if (RedisModule_IsModuleNameBusy && RedisModule_IsModuleNameBusy(name)) return REDISMODULE_ERR;
     RedisModule_SetModuleAttribs(ctx, name, ver, apiver);
     return REDISMODULE_OK;

@@ -1700,8 +1700,12 @@ void luaEngineRun(lua_State *L, ScriptRun *run, int nargs) {
 /* ------------------------------------------------------------------ */
 /* BUSY and KILL. */
 
+static const char *moduleBusyErr; /* scriptSetModuleBusy */
+
+void scriptSetModuleBusy(const char *err) { moduleBusyErr = err; }
+
 const char *scriptBusyError(void) {
-    if (!currentRun || !currentRun->timedOut) return NULL;
+    if (!currentRun || !currentRun->timedOut) return moduleBusyErr;
     return currentRun->isFunction ? ERR_BUSY_FUNCTION : ERR_BUSY_EVAL;
 }
 

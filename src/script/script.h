@@ -37,6 +37,10 @@ Client *scriptCaller(void);
 /* A script or function has run past busy-reply-threshold and the server
  * answers other clients BUSY: the error they get, else NULL. */
 const char *scriptBusyError(void);
+/* A module command yielding with REDISMODULE_YIELD_FLAG_CLIENTS sets the
+ * BUSY error other clients get while it processes events (NULL: none);
+ * scriptBusyError answers it when no script is past its threshold. */
+void scriptSetModuleBusy(const char *err);
 /* SCRIPT KILL (isEval) / FUNCTION KILL: replies OK, NOTBUSY, UNKILLABLE or
  * BUSY as Redis does. */
 void scriptKill(Client *c, int isEval);

@@ -72,6 +72,8 @@ typedef struct BlockState {
     Waiter *waiters;            /* numWaiters of them */
     struct BlockState *prev, *next; /* all blocked clients */
     Client *c;
+    BlockTimeoutFn *onTimeout;  /* replies on timeout instead of a null array */
+    int noClientUnblock;        /* CLIENT UNBLOCK leaves it blocked */
 } BlockState;
 
 typedef struct ReadyKey {
@@ -235,10 +237,26 @@ static void unblockClient(Client *c) {
     resumeList[resumeCount++] = c;
 }
 
-static void replyTimedOut(Client *c) { replyNullArray(c); }
+static void replyTimedOut(Client *c) {
+    BlockState *bs = c->blockState;
+    if (bs && bs->onTimeout) bs->onTimeout(c);
+    else replyNullArray(c);
+}
+
+void blockSetTimeoutHandler(Client *c, BlockTimeoutFn *fn, int clientUnblock) {
+    BlockState *bs = c->blockState;
+    if (!bs) return;
+    bs->onTimeout = fn;
+    bs->noClientUnblock = !clientUnblock;
+}
+
+void blockingUnblockReplied(Client *c) {
+    if (c->blockState) unblockClient(c);
+}
 
 int blockingUnblockClient(Client *c, int error) {
     if (!(c->flags & CLIENT_BLOCKED) || !c->blockState) return 0;
+    if (((BlockState *)c->blockState)->noClientUnblock) return 0;
     if (error) replyError(c, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
     else replyTimedOut(c);
     unblockClient(c);

@@ -63,6 +63,16 @@ typedef int BlockServeFn(Client *c, Db *db, const char *key, size_t len);
  * client is unblocked.  Keys are copied. */
 void blockForKeys(Client *c, sds *keys, int numKeys, long long deadlineMs, BlockServeFn *serve, void *priv,
                   void (*privFree)(void *));
+/* A blocked client's own timeout reply (module blocked clients: their
+ * timeout callback), used on timeout and CLIENT UNBLOCK TIMEOUT instead of
+ * the null array; with clientUnblock 0, CLIENT UNBLOCK leaves c blocked
+ * (answers 0).  Set right after blockForKeys. */
+typedef void BlockTimeoutFn(Client *c);
+void blockSetTimeoutHandler(Client *c, BlockTimeoutFn *fn, int clientUnblock);
+/* c got its reply from elsewhere (a module's UnblockClient): unblock it,
+ * release its state (privFree runs) and run what it pipelined. */
+void blockingUnblockReplied(Client *c);
+
 /* The priv pointer given to blockForKeys, NULL when c is not blocked. */
 void *blockedPriv(const Client *c);
 

@@ -1,8 +1,10 @@
 /* test_event.c -- unit tests for the event loop (src/core/event.c): its
  * idle work (steps run only when nothing is ready, a ready fd is served
  * before the next step, and the loop sleeps between steps instead of
- * polling without blocking), and its timers, which never run before their
- * time, in us (eventAddTimerUs) or ms. */
+ * polling without blocking), its timers, which never run before their
+ * time, in us (eventAddTimerUs) or ms, and the sleep gate (the module
+ * GIL): released before each poll of the loop and taken back after it,
+ * before any handler, never around eventProcessFileEvents. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -143,12 +145,53 @@ static void test_timers_never_early(void **state) {
     eventLoopFree(l);
 }
 
+/* The sleep gate: 0 then 1 around each poll of eventLoopRun; a handler
+ * always runs with the gate taken (awake); eventProcessFileEvents's polls
+ * do not call it. */
+static int gateState = 1, gateCalls, handlerSawAsleep;
+
+static void gate(EventLoop *l, int awake) {
+    (void)l;
+    assert_int_equal(gateState, !awake); /* strictly alternating */
+    gateState = awake;
+    gateCalls++;
+}
+
+static void gateRead(EventLoop *l, int fd, void *data, int mask) {
+    (void)data, (void)mask;
+    char b;
+    assert_int_equal(read(fd, &b, 1), 1);
+    if (!gateState) handlerSawAsleep = 1;
+    eventLoopStop(l);
+}
+
+static void test_sleep_gate(void **state) {
+    (void)state;
+    EventLoop *l = eventLoopCreate(64);
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    assert_int_equal(eventAdd(l, p[0], EV_READABLE, gateRead, NULL), 0);
+    eventSetSleepGate(l, gate);
+    assert_int_equal(write(p[1], "x", 1), 1);
+    eventProcessFileEvents(l, 0); /* no gate here */
+    assert_int_equal(gateCalls, 0);
+    assert_int_equal(write(p[1], "y", 1), 1);
+    eventLoopRun(l);
+    assert_int_equal(gateCalls, 2);
+    assert_int_equal(gateState, 1);
+    assert_int_equal(handlerSawAsleep, 0);
+    close(p[0]);
+    close(p[1]);
+    eventLoopFree(l);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_idle_steps_sleep_between),
         cmocka_unit_test(test_ready_fd_before_next_step),
         cmocka_unit_test(test_no_steps_once_done),
         cmocka_unit_test(test_timers_never_early),
+        cmocka_unit_test(test_sleep_gate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
