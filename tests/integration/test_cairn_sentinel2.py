@@ -466,19 +466,36 @@ def test_truncated_config_is_refused_as_redis_does(sentinels, tmp_path):
         off += len(l)
         cuts.add(off - 1)  # the line without its newline
         cuts.add(off)
-    port = free_port()
     mismatches = []
-    for cut in sorted(cuts):
-        body = text[:cut]
-        results = []
-        for binary in (CAIRN_SENTINEL, SENTINEL_BIN):
-            conf = tmp_path / ("c-%s.conf" % os.path.basename(binary))
-            conf.write_text(body)
-            r = start_outcome(binary, str(conf), port)
+
+    def run_cuts(worker, some):
+        """Both sentinels on each cut, one process at a time on this
+        worker's port and files."""
+        port = free_port()
+        out = []
+        for cut in some:
+            body = text[:cut]
+            results = []
+            for binary in (CAIRN_SENTINEL, SENTINEL_BIN):
+                conf = tmp_path / ("c%d-%s.conf" % (worker, os.path.basename(binary)))
+                conf.write_text(body)
+                results.append(start_outcome(binary, str(conf), port))
+            out.append((cut, results))
+        return out
+
+    # the cuts spread over a few workers (test_config_cut_at_every_byte_never_crashes)
+    from concurrent.futures import ThreadPoolExecutor
+    cuts = sorted(cuts)
+    workers = 4
+    with ThreadPoolExecutor(workers) as pool:
+        done = sorted(r for rs in pool.map(run_cuts, range(workers), [cuts[w::workers] for w in range(workers)])
+                      for r in rs)
+    assert [c for c, _ in done] == cuts
+    for cut, results in done:
+        for binary, r in zip((CAIRN_SENTINEL, SENTINEL_BIN), results):
             assert r != "hung", (binary, cut)
             if r != "up":
                 assert r[1] in (1,), (binary, cut, r)  # an exit status, never a signal
-            results.append(r)
         if results[0] != results[1]:
             mismatches.append((cut, repr(text[max(0, cut - 40):cut]), results))
     assert not mismatches, mismatches[:5]

@@ -24,11 +24,13 @@ pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="no open
 
 
 @pytest.fixture(scope="module")
-def certs(tmp_path_factory):
+def certs(tls_certs):
+    """The session's certificates (conftest's tls_certs: made once per
+    test process, not once more for this module)."""
     from conftest import cairn_bin
     if not tlshelp.binary_has_tls(cairn_bin()):
         pytest.skip("built with TLS=no")
-    return tlshelp.certs(str(tmp_path_factory.mktemp("tls")))
+    return tls_certs
 
 
 def tls_kwargs(c):
