@@ -558,12 +558,20 @@ static void infoReply(SInst *ri, RVal *r, void *priv) {
         if (changed) sentinelFlushConfig();
     }
     /* A replica we know reporting itself a primary (an old primary back
-     * after a failover): made a replica of the current primary. */
-    if ((ri->flags & SRI_SLAVE) && role == SRI_MASTER && !(ri->flags & SRI_PROMOTED) &&
+     * after a failover): made a replica of the current primary, as
+     * Redis's rule has it: not in TILT, the primary looking sane (up,
+     * reporting itself a primary, its INFO fresher than two periods),
+     * and the replica neither down in nor reporting itself a primary for
+     * less than four publish periods (8 s by default; not the failover
+     * timeout, 3 minutes by default).  SLAVEOF goes at most once per that
+     * wait. */
+    long long convertWait = stun.publishPeriod * 4;
+    if ((ri->flags & SRI_SLAVE) && role == SRI_MASTER && !(ri->flags & SRI_PROMOTED) && !sentinel.tilt &&
         !(ri->master->flags & SRI_FAILOVER_IN_PROGRESS) && !(ri->master->flags & (SRI_S_DOWN | SRI_O_DOWN)) &&
         ri->master->roleReported == SRI_MASTER && ri->master->infoRefresh &&
-        now - ri->roleReportedTime > ri->master->failoverTimeout &&
-        now - ri->reconfSentTime > ri->master->failoverTimeout) {
+        now - ri->master->infoRefresh < stun.infoPeriod * 2 &&
+        (!ri->sdownSince || now - ri->sdownSince > convertWait) && now - ri->roleReportedTime > convertWait &&
+        now - ri->reconfSentTime > convertWait) {
         char port[16];
         snprintf(port, sizeof(port), "%d", ri->master->port);
         ri->reconfSentTime = now;
