@@ -561,10 +561,10 @@ static void infoReply(SInst *ri, RVal *r, void *priv) {
      * after a failover): made a replica of the current primary, as
      * Redis's rule has it: not in TILT, the primary looking sane (up,
      * reporting itself a primary, its INFO fresher than two periods),
-     * and the replica neither down in nor reporting itself a primary for
-     * less than four publish periods (8 s by default; not the failover
-     * timeout, 3 minutes by default).  SLAVEOF goes at most once per that
-     * wait. */
+     * the replica not down within the last four publish periods and
+     * reporting itself a primary for longer than that (8 s by default;
+     * not the failover timeout, 3 minutes by default).  SLAVEOF goes at
+     * most once per that wait. */
     long long convertWait = stun.publishPeriod * 4;
     if ((ri->flags & SRI_SLAVE) && role == SRI_MASTER && !(ri->flags & SRI_PROMOTED) && !sentinel.tilt &&
         !(ri->master->flags & SRI_FAILOVER_IN_PROGRESS) && !(ri->master->flags & (SRI_S_DOWN | SRI_O_DOWN)) &&
