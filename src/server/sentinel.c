@@ -1092,10 +1092,9 @@ static void failoverStateMachine(SInst *m, long long now) {
         if ((!leader || strcmp(leader, sentinel.myid)) && !(m->flags & SRI_FORCE_FAILOVER)) {
             long long electionTimeout =
                 m->failoverTimeout < stun.electionTimeout ? m->failoverTimeout : stun.electionTimeout;
-            if (now - m->failoverStartTime > electionTimeout) {
-                abortFailover(m, "-failover-abort-not-elected");
-                m->failoverStartTime = now;
-            }
+            /* the next attempt waits twice the failover timeout from this
+             * one's start (not from the abort), as Redis's */
+            if (now - m->failoverStartTime > electionTimeout) abortFailover(m, "-failover-abort-not-elected");
             return;
         }
         sentinelEvent(LL_WARNING, "+elected-leader", m, "%s", "");
