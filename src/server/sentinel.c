@@ -558,12 +558,20 @@ static void infoReply(SInst *ri, RVal *r, void *priv) {
         if (changed) sentinelFlushConfig();
     }
     /* A replica we know reporting itself a primary (an old primary back
-     * after a failover): made a replica of the current primary. */
-    if ((ri->flags & SRI_SLAVE) && role == SRI_MASTER && !(ri->flags & SRI_PROMOTED) &&
+     * after a failover): made a replica of the current primary, as
+     * Redis's rule has it: not in TILT, the primary looking sane (up,
+     * reporting itself a primary, its INFO fresher than two periods),
+     * the replica not down within the last four publish periods and
+     * reporting itself a primary for longer than that (8 s by default;
+     * not the failover timeout, 3 minutes by default).  SLAVEOF goes at
+     * most once per that wait. */
+    long long convertWait = stun.publishPeriod * 4;
+    if ((ri->flags & SRI_SLAVE) && role == SRI_MASTER && !(ri->flags & SRI_PROMOTED) && !sentinel.tilt &&
         !(ri->master->flags & SRI_FAILOVER_IN_PROGRESS) && !(ri->master->flags & (SRI_S_DOWN | SRI_O_DOWN)) &&
         ri->master->roleReported == SRI_MASTER && ri->master->infoRefresh &&
-        now - ri->roleReportedTime > ri->master->failoverTimeout &&
-        now - ri->reconfSentTime > ri->master->failoverTimeout) {
+        now - ri->master->infoRefresh < stun.infoPeriod * 2 &&
+        (!ri->sdownSince || now - ri->sdownSince > convertWait) && now - ri->roleReportedTime > convertWait &&
+        now - ri->reconfSentTime > convertWait) {
         char port[16];
         snprintf(port, sizeof(port), "%d", ri->master->port);
         ri->reconfSentTime = now;
@@ -637,16 +645,28 @@ void sentinelProcessHello(const char *hello, size_t len) {
     if (sentinelResolve(mip, mipResolved, sizeof(mipResolved)) != 0 ||
         sentinelResolve(ip, ipResolved, sizeof(ipResolved)) != 0)
         return; /* as Redis: an address it cannot resolve is not used */
-    if (mepoch > m->configEpoch && (m->port != mport || strcmp(m->ip, mipResolved))) {
+    /* The switch is made by the timer (this runs on one of m's links),
+     * and m's config epoch changes with its address there, never before:
+     * a hello or a config file pairing the new epoch with the old address
+     * would make the sentinels that read it take the epoch without the
+     * switch, and then ignore every correct hello of that epoch. */
+    int otherAddr = m->port != mport || strcmp(m->ip, mipResolved);
+    unsigned long long known = m->configEpoch;
+    if (m->pendingSwitchIp && m->pendingSwitchEpoch > known) known = m->pendingSwitchEpoch;
+    if (otherAddr && mepoch > known) {
         sentinelEvent(LL_WARNING, "+config-update-from", NULL, "sentinel %s %s %lld @ %s %s %d", runid, ip,
                       port, m->name, sentinelAnnounceHost(m), m->port);
-        m->configEpoch = mepoch;
-        /* switched by the timer: this runs on one of m's links */
         xfree(m->pendingSwitchIp);
         m->pendingSwitchIp = xstrdup(mip);
         m->pendingSwitchPort = (int)mport;
-    } else if (mepoch > m->configEpoch) {
+        m->pendingSwitchEpoch = mepoch;
+    } else if (!otherAddr && mepoch > m->configEpoch) {
         m->configEpoch = mepoch;
+        /* a newer config naming the address we have: no switch pending */
+        if (m->pendingSwitchIp && mepoch >= m->pendingSwitchEpoch) {
+            xfree(m->pendingSwitchIp);
+            m->pendingSwitchIp = NULL;
+        }
         sentinelFlushConfig();
     }
     SInst *si = sentinelByRunid(m, runid);
@@ -1072,10 +1092,9 @@ static void failoverStateMachine(SInst *m, long long now) {
         if ((!leader || strcmp(leader, sentinel.myid)) && !(m->flags & SRI_FORCE_FAILOVER)) {
             long long electionTimeout =
                 m->failoverTimeout < stun.electionTimeout ? m->failoverTimeout : stun.electionTimeout;
-            if (now - m->failoverStartTime > electionTimeout) {
-                abortFailover(m, "-failover-abort-not-elected");
-                m->failoverStartTime = now;
-            }
+            /* the next attempt waits twice the failover timeout from this
+             * one's start (not from the abort), as Redis's */
+            if (now - m->failoverStartTime > electionTimeout) abortFailover(m, "-failover-abort-not-elected");
             return;
         }
         sentinelEvent(LL_WARNING, "+elected-leader", m, "%s", "");
@@ -1188,21 +1207,28 @@ static long long sentinelTimer(EventLoop *loop, long long id, void *data) {
     int act = !sentinelTiltCheck(now);
     for (int i = 0; i < sentinel.nmasters; i++) {
         SInst *m = sentinel.masters[i];
-        periodicInstance(m, now, act);
-        for (int j = 0; j < m->nslaves; j++)
-            periodicInstance(m->slaves[j], now, act);
-        for (int j = 0; j < m->nsentinels; j++)
-            periodicInstance(m->sentinels[j], now, act);
+        /* A switch heard in a hello first: the hellos sent below name
+         * the new address with the new epoch. */
         if (m->pendingSwitchIp) {
             char *ip = m->pendingSwitchIp;
             char oldIp[128];
             int oldPort = m->port;
             snprintf(oldIp, sizeof(oldIp), "%s", sentinelAnnounceHost(m));
             m->pendingSwitchIp = NULL;
-            switchMaster(m, ip, m->pendingSwitchPort);
-            sentinelCallReconfScript(m, 0, "start", oldIp, oldPort, sentinelAnnounceHost(m), m->port);
+            char resolved[64];
+            /* (an address that no longer resolves: no switch, no epoch) */
+            if (sentinelResolve(ip, resolved, sizeof(resolved)) == 0) {
+                if (m->pendingSwitchEpoch > m->configEpoch) m->configEpoch = m->pendingSwitchEpoch;
+                switchMaster(m, ip, m->pendingSwitchPort);
+                sentinelCallReconfScript(m, 0, "start", oldIp, oldPort, sentinelAnnounceHost(m), m->port);
+            }
             xfree(ip);
         }
+        periodicInstance(m, now, act);
+        for (int j = 0; j < m->nslaves; j++)
+            periodicInstance(m->slaves[j], now, act);
+        for (int j = 0; j < m->nsentinels; j++)
+            periodicInstance(m->sentinels[j], now, act);
         if (act) {
             checkObjectivelyDown(m, now);
             startFailoverIfNeeded(m, now);

@@ -866,8 +866,14 @@ static void unsubscribeCommand(SClient *c, int argc, sds *argv, int pattern) {
             addNull(c);
             addLL(c, c->nchannels + c->npatterns);
         }
-        while (*n) {
-            sds ch = (*arr)[--(*n)];
+        /* In subscription order: redis-sentinel 7.0's order for patterns
+         * (a list); for channels it uses its dict's order under a hash
+         * seed drawn at start, different in every process, so no order
+         * can match it and this one is kept. */
+        int total = *n;
+        for (int i = 0; i < total; i++) {
+            sds ch = (*arr)[i];
+            (*n)--;
             addPush(c, 3);
             addBulk(c, kind);
             addBulk(c, ch);

@@ -444,7 +444,12 @@ int sentinelFlushConfig(void) {
     if (sentinel.announcePort) out = sdsCatPrintf(out, "sentinel announce-port %d\n", sentinel.announcePort);
     for (int i = 0; i < sentinel.nmasters; i++) {
         SInst *m = sentinel.masters[i];
-        out = sdsCatPrintf(out, "sentinel monitor %s %s %d %d\n", m->name, sentinelAnnounceHost(m), m->port,
+        /* Late in a failover the promoted replica is the primary (as in
+         * the hellos, with the new config epoch) and the old primary a
+         * replica, as Redis writes it: a restart never reads the new epoch
+         * beside the old address. */
+        const SInst *cur = sentinelCurrentMasterAddr(m);
+        out = sdsCatPrintf(out, "sentinel monitor %s %s %d %d\n", m->name, sentinelAnnounceHost(cur), cur->port,
                            m->quorum);
         if (m->downAfter != 30000)
             out = sdsCatPrintf(out, "sentinel down-after-milliseconds %s %lld\n", m->name, m->downAfter);
@@ -477,9 +482,10 @@ int sentinelFlushConfig(void) {
                                m->rebootDownAfter);
         out = sdsCatPrintf(out, "sentinel config-epoch %s %llu\n", m->name, m->configEpoch);
         out = sdsCatPrintf(out, "sentinel leader-epoch %s %llu\n", m->name, m->leaderEpoch);
-        for (int j = 0; j < m->nslaves; j++)
-            out = sdsCatPrintf(out, "sentinel known-replica %s %s %d\n", m->name, sentinelAnnounceHost(m->slaves[j]),
-                               m->slaves[j]->port);
+        for (int j = 0; j < m->nslaves; j++) {
+            const SInst *r = m->slaves[j] == cur ? m : m->slaves[j];
+            out = sdsCatPrintf(out, "sentinel known-replica %s %s %d\n", m->name, sentinelAnnounceHost(r), r->port);
+        }
         for (int j = 0; j < m->nsentinels; j++) {
             SInst *s = m->sentinels[j];
             if (!s->runid[0]) continue;

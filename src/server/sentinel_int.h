@@ -111,6 +111,7 @@ struct SInst {
     SInst *promoted;
     char *pendingSwitchIp; /* a newer config heard in a hello */
     int pendingSwitchPort;
+    unsigned long long pendingSwitchEpoch; /* its config epoch: configEpoch takes it at the switch */
     long long reconfSentTime; /* slaves: SLAVEOF sent */
     /* slaves: from their INFO */
     long long masterLinkDownTime;

@@ -20,8 +20,8 @@ import redis
 
 from conftest import free_port
 from resphelp import encode, parse_one, value_end
-from test_cairn_sentinel import (CAIRN_SENTINEL, NAME, SENTINEL_BIN, group, pairs, sentinels,  # noqa: F401
-                                 wait_for)
+from test_cairn_sentinel import (CAIRN_SENTINEL, NAME, SENTINEL_BIN, group, pairs, quicken,  # noqa: F401
+                                 sentinels, wait_for)
 
 BINARIES = [pytest.param(CAIRN_SENTINEL, id="cairn"), pytest.param(SENTINEL_BIN, id="redis")]
 
@@ -466,19 +466,36 @@ def test_truncated_config_is_refused_as_redis_does(sentinels, tmp_path):
         off += len(l)
         cuts.add(off - 1)  # the line without its newline
         cuts.add(off)
-    port = free_port()
     mismatches = []
-    for cut in sorted(cuts):
-        body = text[:cut]
-        results = []
-        for binary in (CAIRN_SENTINEL, SENTINEL_BIN):
-            conf = tmp_path / ("c-%s.conf" % os.path.basename(binary))
-            conf.write_text(body)
-            r = start_outcome(binary, str(conf), port)
+
+    def run_cuts(worker, some):
+        """Both sentinels on each cut, one process at a time on this
+        worker's port and files."""
+        port = free_port()
+        out = []
+        for cut in some:
+            body = text[:cut]
+            results = []
+            for binary in (CAIRN_SENTINEL, SENTINEL_BIN):
+                conf = tmp_path / ("c%d-%s.conf" % (worker, os.path.basename(binary)))
+                conf.write_text(body)
+                results.append(start_outcome(binary, str(conf), port))
+            out.append((cut, results))
+        return out
+
+    # the cuts spread over a few workers (test_config_cut_at_every_byte_never_crashes)
+    from concurrent.futures import ThreadPoolExecutor
+    cuts = sorted(cuts)
+    workers = 4
+    with ThreadPoolExecutor(workers) as pool:
+        done = sorted(r for rs in pool.map(run_cuts, range(workers), [cuts[w::workers] for w in range(workers)])
+                      for r in rs)
+    assert [c for c, _ in done] == cuts
+    for cut, results in done:
+        for binary, r in zip((CAIRN_SENTINEL, SENTINEL_BIN), results):
             assert r != "hung", (binary, cut)
             if r != "up":
                 assert r[1] in (1,), (binary, cut, r)  # an exit status, never a signal
-            results.append(r)
         if results[0] != results[1]:
             mismatches.append((cut, repr(text[max(0, cut - 40):cut]), results))
     assert not mismatches, mismatches[:5]
@@ -742,6 +759,7 @@ def test_redis_majority_group_over_redis_servers(start_oracle, sentinels):
     sents = [sentinels(SENTINEL_BIN, p.port, failover_timeout=6000),
              sentinels(CAIRN_SENTINEL, p.port, failover_timeout=6000),
              sentinels(SENTINEL_BIN, p.port, failover_timeout=6000)]
+    quicken(*sents)
     for s in sents:
         wait_for(lambda: len(s.cmd("SENTINEL", "REPLICAS", NAME)) == 2 and
                  len(s.cmd("SENTINEL", "SENTINELS", NAME)) == 2, 60, "discovery")
@@ -802,12 +820,30 @@ def test_config_cut_at_every_byte_never_crashes(sentinels, tmp_path):
     text += "sentinel known-replica %s 127.0.0.1 %d\nsentinel known-sentinel %s 127.0.0.1 %d %s\n" % (
         NAME, free_port(), NAME, free_port(), "c" * 40)
     first = text.index("\nsentinel ") + 1
-    port = free_port()
-    conf = tmp_path / "cut.conf"
     outcomes = {"up": 0, "refused": 0}
-    for cut in range(first, len(text) + 1):
-        conf.write_text(text[:cut])
-        r = start_outcome(CAIRN_SENTINEL, str(conf), port)
+
+    def run_cuts(worker, cuts):
+        """Each cut in its own sentinel process, one after the other on
+        this worker's port and file."""
+        port = free_port()
+        conf = tmp_path / ("cut-%d.conf" % worker)
+        out = []
+        for cut in cuts:
+            conf.write_text(text[:cut])
+            out.append((cut, start_outcome(CAIRN_SENTINEL, str(conf), port)))
+        return out
+
+    # Every byte, as before, the cuts spread over a few workers (each a
+    # sentinel process at a time): the processes mostly wait to start or
+    # exit, so this takes a fraction of the time of one after another.
+    from concurrent.futures import ThreadPoolExecutor
+    cuts = list(range(first, len(text) + 1))
+    workers = 6
+    with ThreadPoolExecutor(workers) as pool:
+        results = [r for rs in pool.map(run_cuts, range(workers), [cuts[w::workers] for w in range(workers)])
+                   for r in rs]
+    assert sorted(c for c, _ in results) == cuts
+    for cut, r in results:
         assert r != "hung", cut
         if r == "up":
             outcomes["up"] += 1
