@@ -107,7 +107,7 @@ static void checkCounts(const Htab *h) {
     size_t n[2] = {0, 0};
     for (int t = 0; t < 2; t++)
         for (size_t i = 0; i < h->size[t]; i++)
-            for (void *e = h->table[t][i]; e; e = *(void **)e) n[t]++;
+            for (void *e = h->table[t][i]; e; e = htabLinkGet((void *const *)e)) n[t]++;
     assert_int_equal(n[0], h->used[0]);
     assert_int_equal(n[1], h->used[1]);
 }
