@@ -285,13 +285,7 @@ static void ttlShrinkIfNeeded(Db *db) { cvShrink(&db->ks.ttl); }
 
 /* fresh takes old's place in its chain: old's chain link into fresh's link
  * word, keeping fresh's own type and key-length bytes (object.h). */
-static void copyLink(kvobj *fresh, const kvobj *old) {
-    uint64_t f, o;
-    memcpy(&f, fresh, 8);
-    memcpy(&o, old, 8);
-    f = (f & ~HTAB_LINK_MASK) | (o & HTAB_LINK_MASK);
-    memcpy(fresh, &f, 8);
-}
+static void copyLink(kvobj *fresh, const kvobj *old) { memcpy(fresh->link, old->link, sizeof(fresh->link)); }
 
 /* A copy of o with or without the expire area; the value is moved, not
  * copied (the old shell must be freed with kvFreeShell). */

@@ -12,7 +12,8 @@
  *     one contiguous range, and a bucket of one size overlaps the buckets
  *     of another that cover the same range.  Chains are NULL-terminated
  *     through the low 48 bits of each entry's first word; the 16 bits
- *     above are the entry's and are never written here.
+ *     above are the entry's and are never written here.  A bucket slot
+ *     holds a plain pointer (high 16 bits 0), so it may be read directly.
  *   - No entry changes array while pauseRehash > 0.
  *
  * Sizes grow by 1.5x rather than 2x: the bucket array costs 8 to 12 bytes
@@ -298,8 +299,12 @@ static inline __attribute__((always_inline)) void **findLinkIn(Htab *h, int t, u
     if (h->size[t] == 0) return NULL;
     size_t slot = bucketOf(hash, h->size[t]);
     void **link = &h->table[t][slot];
-    for (void *e; (e = htabLinkGet(link)) != NULL; link = (void **)e)
+    void *e = *link; /* a bucket slot holds a plain pointer */
+    while (e) {
         if (entryHasKey(h, e, key, len)) return link;
+        link = (void **)e;
+        e = htabLinkGet(link);
+    }
     return NULL;
 }
 

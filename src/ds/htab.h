@@ -36,6 +36,10 @@
 
 struct Htab;
 
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__ || UINTPTR_MAX != 0xffffffffffffffffULL
+#error "htab link words keep 48-bit addresses in their low 6 bytes: little-endian 64-bit targets only"
+#endif
+
 #define HTAB_LINK_MASK ((uint64_t)0xFFFFFFFFFFFFULL) /* the address bits of a link word */
 
 /* The entry a link (a bucket slot or an entry's link word) points at. */
@@ -46,12 +50,11 @@ static inline void *htabLinkGet(void *const *link) {
 }
 
 /* Points a link at p, keeping the 16 high bits of the word (an entry's
- * own; 0 in a bucket slot).  p must have its top 16 bits clear. */
+ * own; always 0 in a bucket slot): a store of the low 6 bytes only, no
+ * read (little-endian).  p must have its top 16 bits clear. */
 static inline void htabLinkSet(void **link, void *p) {
-    uint64_t v;
-    memcpy(&v, link, sizeof(v));
-    v = (v & ~HTAB_LINK_MASK) | (uint64_t)(uintptr_t)p;
-    memcpy(link, &v, sizeof(v));
+    uint64_t v = (uint64_t)(uintptr_t)p;
+    memcpy(link, &v, 6);
 }
 
 /* Aborts: an entry address wider than 48 bits (never on 64-bit Linux). */
