@@ -283,6 +283,10 @@ static void ttlShrinkIfNeeded(Db *db) { cvShrink(&db->ks.ttl); }
 
 /* --- entry moves --- */
 
+/* fresh takes old's place in its chain: old's chain link into fresh's link
+ * word, keeping fresh's own type and key-length bytes (object.h). */
+static void copyLink(kvobj *fresh, const kvobj *old) { memcpy(fresh->link, old->link, sizeof(fresh->link)); }
+
 /* A copy of o with or without the expire area; the value is moved, not
  * copied (the old shell must be freed with kvFreeShell). */
 static kvobj *relayout(const kvobj *o, int withExpire) {
@@ -312,8 +316,8 @@ static kvobj *relayout(const kvobj *o, int withExpire) {
 /* Point the table slot that holds `old` at `fresh` (same key). */
 static void swapInTable(Db *db, kvobj *old, kvobj *fresh) {
     void **link = htabFindLink(tableOf(db, kvKey(old), kvKeyLen(old)), kvKey(old), kvKeyLen(old));
-    fresh->next = old->next;
-    *link = fresh;
+    copyLink(fresh, old);
+    htabLinkSet(link, fresh);
 }
 
 /* fresh (built by kvCloneShell from old) takes old's place in the table
@@ -327,8 +331,8 @@ static kvobj *moveEntry(Db *db, kvobj *old, kvobj *fresh) {
 
 kvobj *dbResizeEntry(Db *db, kvobj *o, size_t size) {
     void **link = htabFindLink(tableOf(db, kvKey(o), kvKeyLen(o)), kvKey(o), kvKeyLen(o));
-    kvobj *n = xrealloc(o, size); /* keeps `next` */
-    *link = n;
+    kvobj *n = xrealloc(o, size); /* keeps the link */
+    htabLinkSet(link, n);
     if (kvHasExpire(n)) cvSet(&db->ks.ttl, ttlPos(n), n);
     return n;
 }
@@ -525,7 +529,7 @@ kvobj *dbAddUnique(Db *db, kvobj *o) {
 }
 
 /* Replace old by fresh where `link` points at old (a bucket slot or the
- * previous entry's next field, from htabFindLink). */
+ * previous entry's link word, from htabFindLink). */
 static kvobj *replaceAt(Db *db, void **link, kvobj *old, kvobj *fresh, int keepTtl) {
     int oldExp = kvHasExpire(old);
     /* Callers that keep a TTL build fresh with old's expire (object.h
@@ -549,8 +553,8 @@ static kvobj *replaceAt(Db *db, void **link, kvobj *old, kvobj *fresh, int keepT
     } else if (oldExp) {
         ttlRemove(db, old);
     }
-    fresh->next = old->next;
-    *link = fresh;
+    copyLink(fresh, old);
+    htabLinkSet(link, fresh);
     if (dbMemberTtlKeys) dbHooks.memberKeyGone(db, kvKey(old), kvKeyLen(old));
     if (dbModuleUnlinkHook && kvType(old) == OBJ_MODULE) dbModuleUnlinkHook(db, old);
     kvFree(old);
@@ -566,11 +570,12 @@ kvobj *dbSetKey(Db *db, kvobj *fresh, int keepTtl) {
     void **link = htabFindLink(tableOf(db, kvKey(fresh), kvKeyLen(fresh)), kvKey(fresh), kvKeyLen(fresh));
     /* An expired key is deleted as expired first (its DEL propagates
      * before the write), as Redis's lookup before a set does. */
-    if (link && kvIsExpired(*link) && !dbIgnoreExpire && lazyDeleteAllowed(LOOKUP_WRITE_)) {
-        deleteExpired(db, *link);
+    kvobj *old = link ? htabLinkGet(link) : NULL;
+    if (old && kvIsExpired(old) && !dbIgnoreExpire && lazyDeleteAllowed(LOOKUP_WRITE_)) {
+        deleteExpired(db, old);
         link = NULL;
     }
-    if (link) return replaceAt(db, link, *link, fresh, keepTtl);
+    if (link) return replaceAt(db, link, old, fresh, keepTtl);
     dbAdd(db, fresh);
     return fresh;
 }

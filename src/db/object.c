@@ -77,7 +77,7 @@ static inline __attribute__((always_inline)) kvobj *kvAlloc(const char *key, siz
     size_t expBytes = withExpire ? 12 : 0;
     size_t size = sizeof(kvobj) + expBytes + (longKey ? 4 : 0) + keylen + valueArea(enc, vlen);
     kvobj *o = xmalloc(size);
-    o->next = NULL;
+    memset(o->link, 0, sizeof(o->link));
     o->typeenc = (uint8_t)((type & 7) | ((enc & 15) << 3) | (withExpire ? KV_EXPIRE_FLAG : 0));
     kvSetLru(o, dbInitialLru());
     o->keylen8 = longKey ? 255 : (uint8_t)keylen;

@@ -4,7 +4,7 @@
  * and TTL-index position, the key bytes and -- for short strings -- the value
  * bytes inline.  Layout (packed, no padding):
  *
- *   next (8) | typeenc (1) | lru (3) | keylen8 (1)
+ *   link (6) | typeenc (1) | keylen8 (1) | lru (3)
  *   [expire int64 (8) | ttlpos uint32 (4)]     if KV_HAS_EXPIRE
  *   [keylen uint32 (4)]                         if keylen8 == 255
  *   [value: int64 (8)]                          if encoding is INT
@@ -13,11 +13,15 @@
  *   [vlen uint8 (1) | value bytes]              if encoding is EMBSTR
  *   [listpack bytes]                            if encoding is LISTPACK_INLINE
  *
- * 1M keys of 12 bytes with 10-byte values fit the 48-byte jemalloc class
- * with or without a TTL.  A collection with a 13-byte key name fits the
- * 32-byte class: user-space pointers on 64-bit Linux (x86-64, arm64) have
- * their top 16 bits clear, so the value pointer is stored in 6 bytes
- * (kvSetPtr checks it).  Because the size depends on the value, replacing
+ * The link and the two bytes after it are one 8-byte word, the key table's
+ * link word (ds/htab.h): the chain link in its low 48 bits, and typeenc and
+ * keylen8 in the 16 bits above, which the table never changes; so every
+ * write of a key-table link goes through htabLinkSet, never a plain store.
+ * The header is 11 bytes.  1M keys of 12 bytes with 10-byte values fit the
+ * 48-byte jemalloc class with or without a TTL.  A collection with a 15-byte
+ * key name fits the 32-byte class: user-space pointers on 64-bit Linux
+ * (x86-64, arm64) have their top 16 bits clear, so the value pointer is
+ * stored in 6 bytes (kvSetPtr checks it), as is the chain link.  Because the size depends on the value, replacing
  * a string value or adding/removing an expire may reallocate the entry:
  * such operations live in db.c and hand back the new pointer.  Only the key
  * table and the TTL index point at entries; everything else holds key
@@ -78,10 +82,12 @@ enum {
 #define OBJ_SHARED_INTEGERS 10000
 
 typedef struct __attribute__((packed)) kvobj {
-    struct kvobj *next;  /* key-table chain; must stay first (htab) */
+    uint8_t link[6];     /* key-table chain link, the low 48 bits of the htab
+                          * link word that ends with the next two bytes;
+                          * must stay first (htab; htabLinkGet/Set) */
     uint8_t typeenc;     /* type:3 (low) | encoding:4 | has-expire:1 (high) */
-    uint8_t lru[3];      /* LRU clock (s) or LFU time:16|counter:8 */
     uint8_t keylen8;     /* key length, 255 => uint32 length stored */
+    uint8_t lru[3];      /* LRU clock (s) or LFU time:16|counter:8 */
     unsigned char data[];
 } kvobj;
 

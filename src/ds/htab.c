@@ -11,7 +11,9 @@
  *     mapping is monotone, so each bucket of any size holds the hashes of
  *     one contiguous range, and a bucket of one size overlaps the buckets
  *     of another that cover the same range.  Chains are NULL-terminated
- *     through each entry's first word.
+ *     through the low 48 bits of each entry's first word; the 16 bits
+ *     above are the entry's and are never written here.  A bucket slot
+ *     holds a plain pointer (high 16 bits 0), so it may be read directly.
  *   - No entry changes array while pauseRehash > 0.
  *
  * Sizes grow by 1.5x rather than 2x: the bucket array costs 8 to 12 bytes
@@ -30,6 +32,8 @@
 #include "ds/htab.h"
 
 #include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -50,8 +54,10 @@ static uint64_t xorshiftState;
 
 #define HTAB_ITER_PREFETCH 8 /* buckets */
 
-static inline void *nextOf(const void *entry) { return *(void *const *)entry; }
-static inline void **linkOf(void *entry) { return (void **)entry; }
+/* An entry's link word (htab.h): the next entry in its low 48 bits, the
+ * entry's own bits above, which no write here changes. */
+static inline void *nextOf(const void *entry) { return htabLinkGet((void *const *)entry); }
+static inline void setNextOf(void *entry, void *next) { htabLinkSet((void **)entry, next); }
 
 static uint64_t entryHash(const Htab *h, const void *entry) {
     const void *key;
@@ -235,7 +241,7 @@ static size_t rehashSome(Htab *h, size_t n) {
         while (e) {
             void *next = nextOf(e);
             size_t slot = bucketOf(entryHash(h, e), size1);
-            *linkOf(e) = h->table[1][slot];
+            setNextOf(e, h->table[1][slot]);
             h->table[1][slot] = e;
             h->used[0]--;
             h->used[1]++;
@@ -293,9 +299,11 @@ static inline __attribute__((always_inline)) void **findLinkIn(Htab *h, int t, u
     if (h->size[t] == 0) return NULL;
     size_t slot = bucketOf(hash, h->size[t]);
     void **link = &h->table[t][slot];
-    while (*link) {
-        if (entryHasKey(h, *link, key, len)) return link;
-        link = linkOf(*link);
+    void *e = *link; /* a bucket slot holds a plain pointer */
+    while (e) {
+        if (entryHasKey(h, e, key, len)) return link;
+        link = (void **)e;
+        e = htabLinkGet(link);
     }
     return NULL;
 }
@@ -323,7 +331,7 @@ void **htabFindLink(Htab *h, const void *key, size_t len) {
 
 void *htabFind(Htab *h, const void *key, size_t len) {
     void **link = htabFindLink(h, key, len);
-    return link ? *link : NULL;
+    return link ? htabLinkGet(link) : NULL;
 }
 
 void htabAdd(Htab *h, void *entry) {
@@ -331,7 +339,8 @@ void htabAdd(Htab *h, void *entry) {
     growIfNeeded(h);
     int t = htabIsRehashing(h) ? 1 : 0;
     size_t slot = bucketOf(entryHash(h, entry), h->size[t]);
-    *linkOf(entry) = h->table[t][slot];
+    if ((uintptr_t)entry >> 48) htabEntryTooWide(entry);
+    setNextOf(entry, h->table[t][slot]);
     h->table[t][slot] = entry;
     h->used[t]++;
 }
@@ -345,13 +354,14 @@ void *htabAddUnique(Htab *h, void *entry) {
     if (htabSize(h)) {
         for (int t = 0; t < 2; t++) {
             void **link = findLinkIn(h, t, hash, key, len);
-            if (link) return *link;
+            if (link) return htabLinkGet(link);
         }
     }
     growIfNeeded(h);
     int t = htabIsRehashing(h) ? 1 : 0;
     size_t slot = bucketOf(hash, h->size[t]);
-    *linkOf(entry) = h->table[t][slot];
+    if ((uintptr_t)entry >> 48) htabEntryTooWide(entry);
+    setNextOf(entry, h->table[t][slot]);
     h->table[t][slot] = entry;
     h->used[t]++;
     return NULL;
@@ -362,9 +372,9 @@ void *htabUnlink(Htab *h, const void *key, size_t len) {
     rehashOnAccess(h);
     void **link = findLink(h, key, len, &t);
     if (!link) return NULL;
-    void *e = *link;
-    *link = nextOf(e);
-    *linkOf(e) = NULL;
+    void *e = htabLinkGet(link);
+    htabLinkSet(link, nextOf(e));
+    setNextOf(e, NULL);
     h->used[t]--;
     return e;
 }
@@ -541,10 +551,10 @@ void htabReplaceEach(Htab *h, void *(*fn)(void *priv, void *entry), void *priv) 
              * while this one is handled (one cache miss each otherwise). */
             if (i + 16 < h->size[t] && h->table[t][i + 16]) __builtin_prefetch(h->table[t][i + 16]);
             void **link = &h->table[t][i];
-            while (*link) {
-                void *e = fn(priv, *link);
-                *link = e;
-                link = (void **)e; /* the entry's first member is its chain link */
+            for (void *old; (old = htabLinkGet(link)) != NULL;) {
+                void *e = fn(priv, old);
+                htabLinkSet(link, e);
+                link = (void **)e; /* the entry's first word is its chain link */
             }
         }
     }
@@ -559,4 +569,9 @@ void htabPrefetch(const Htab *h, const void *key, size_t len, int entryToo) {
         if (entryToo && *slot) __builtin_prefetch(*slot);
         else __builtin_prefetch(slot);
     }
+}
+
+void htabEntryTooWide(const void *entry) {
+    fprintf(stderr, "htab: entry address %p does not fit a 48-bit link\n", entry);
+    abort();
 }

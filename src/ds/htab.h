@@ -2,8 +2,12 @@
  *
  * This is the keyspace table.  It owns only its bucket arrays (8 bytes per
  * slot); the entries belong to the caller.  Every entry is a caller struct
- * whose FIRST member is `void *next`, the chain link the table threads
- * through.  The table never stores hashes: it asks HtabType for an entry's key
+ * whose FIRST 8 bytes are its link word, the chain link the table threads
+ * through: the next entry's address in the low 48 bits (user-space
+ * addresses on 64-bit Linux fit; htabAdd checks), and 16 bits above that
+ * belong to the entry -- the table never changes them, so an entry type may
+ * keep data there (hash fields keep their lengths).  Read and write links
+ * only with htabLinkGet / htabLinkSet.  The table never stores hashes: it asks HtabType for an entry's key
  * bytes and hashes them again when it moves the entry to a new table.
  *
  * Bucket arrays may have any size: an entry's bucket is its hash scaled to
@@ -28,8 +32,33 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct Htab;
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__ || UINTPTR_MAX != 0xffffffffffffffffULL
+#error "htab link words keep 48-bit addresses in their low 6 bytes: little-endian 64-bit targets only"
+#endif
+
+#define HTAB_LINK_MASK ((uint64_t)0xFFFFFFFFFFFFULL) /* the address bits of a link word */
+
+/* The entry a link (a bucket slot or an entry's link word) points at. */
+static inline void *htabLinkGet(void *const *link) {
+    uint64_t v;
+    memcpy(&v, link, sizeof(v));
+    return (void *)(uintptr_t)(v & HTAB_LINK_MASK);
+}
+
+/* Points a link at p, keeping the 16 high bits of the word (an entry's
+ * own; always 0 in a bucket slot): a store of the low 6 bytes only, no
+ * read (little-endian).  p must have its top 16 bits clear. */
+static inline void htabLinkSet(void **link, void *p) {
+    uint64_t v = (uint64_t)(uintptr_t)p;
+    memcpy(link, &v, 6);
+}
+
+/* Aborts: an entry address wider than 48 bits (never on 64-bit Linux). */
+void htabEntryTooWide(const void *entry) __attribute__((noreturn));
 
 typedef struct HtabType {
     /* Hash of a lookup key. */
@@ -95,13 +124,15 @@ void *htabFind(Htab *h, const void *key, size_t len);
  * NULL if absent.  It stays valid only until the next call on this table
  * other than htabSize / htabBuckets.
  *
- * To replace the entry by another block holding the same key, store the new
- * pointer through the link: `*link = newEntry`.  The new entry must carry
- * the old entry's `next`:
+ * The entry is htabLinkGet(link).  To replace the entry by another block
+ * holding the same key, store the new pointer through the link:
+ * `htabLinkSet(link, newEntry)` (a plain `*link = newEntry` is right only
+ * in a table whose entries keep nothing in their link word's high bits,
+ * such as the key table).  The new entry must carry the old entry's next:
  *   - after `newEntry = xrealloc(old, n)` it already does (realloc copied
- *     it), so just store *link = newEntry -- do not read `old` again;
- *   - for a freshly built entry, copy old->next into it first, then store
- *     *link and free the old entry. */
+ *     it), so just store the link -- do not read `old` again;
+ *   - for a freshly built entry, copy htabLinkGet(old) into its link word
+ *     first (htabLinkSet), then store the link and free the old entry. */
 void **htabFindLink(Htab *h, const void *key, size_t len);
 /* Inserts an entry whose key is absent (the caller checked).  The table
  * borrows the entry; it writes only its `next` field.  May start growing. */

@@ -672,7 +672,7 @@ static sds htabStatsText(sds s, const Db *db, const Htab *one, int t) {
         used += h->used[t];
         for (size_t i = 0; i < h->size[t]; i++) {
             size_t len = 0;
-            for (void *e = h->table[t][i]; e; e = *(void **)e) len++; /* each entry's first member links */
+            for (void *e = h->table[t][i]; e; e = htabLinkGet((void *const *)e)) len++; /* each entry's first word links */
             clvector[len < MAXLEN ? len : MAXLEN - 1]++;
             if (!len) continue;
             slots++;

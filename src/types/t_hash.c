@@ -68,10 +68,18 @@ static long long hashMaxListpackValue;
 /* Hashtable entries                                                          */
 /* ------------------------------------------------------------------------ */
 
+/* An entry is one block: its link word (htab.h: the chain link in the low
+ * 48 bits), then the field and value bytes.  The link word's two high bytes
+ * hold the lengths when both are below 255 (a 14-byte field with a 10-byte
+ * value: 8 + 24 = 32 bytes, one jemalloc class below the 48 that two
+ * varints cost); otherwise both bytes are 255 and varint lengths precede
+ * the field. */
 typedef struct HashField {
-    struct HashField *next; /* Htab chain link; must stay first */
-    unsigned char data[];   /* varint flen, varint vlen, field, value */
+    uint64_t link;        /* Htab link word; must stay first */
+    unsigned char data[]; /* [varint flen, varint vlen,] field, value */
 } HashField;
+
+#define HF_LONG 255 /* length byte: lengths are varints in data */
 
 static size_t varintSize(size_t v) {
     size_t n = 1;
@@ -102,19 +110,46 @@ static const unsigned char *varintGet(const unsigned char *p, size_t *v) {
     return p;
 }
 
+/* The link word's high bytes (little-endian: bytes 6 and 7). */
+static inline unsigned char *hfLenBytes(const HashField *e) { return (unsigned char *)e + 6; }
+
 /* Field bytes of an entry; sets the lengths.  The value follows the field. */
 static const unsigned char *hfField(const HashField *e, size_t *flen, size_t *vlen) {
+    const unsigned char *b = hfLenBytes(e);
+    if (b[0] != HF_LONG) {
+        *flen = b[0];
+        *vlen = b[1];
+        return e->data;
+    }
     const unsigned char *p = varintGet(e->data, flen);
     return varintGet(p, vlen);
 }
 
+/* Bytes of the varint lengths in data (0 when they fit the link word). */
+static size_t hfHdrSize(size_t flen, size_t vlen) {
+    return flen < HF_LONG && vlen < HF_LONG ? 0 : varintSize(flen) + varintSize(vlen);
+}
+
 static size_t hfAllocSize(size_t flen, size_t vlen) {
-    return sizeof(HashField) + varintSize(flen) + varintSize(vlen) + flen + vlen;
+    return sizeof(HashField) + hfHdrSize(flen, vlen) + flen + vlen;
+}
+
+/* Writes the lengths (not the link bits) of an entry; returns where its
+ * field goes. */
+static unsigned char *hfPutLengths(HashField *e, size_t flen, size_t vlen) {
+    unsigned char *b = hfLenBytes(e);
+    if (flen < HF_LONG && vlen < HF_LONG) {
+        b[0] = (unsigned char)flen;
+        b[1] = (unsigned char)vlen;
+        return e->data;
+    }
+    b[0] = b[1] = HF_LONG;
+    return varintPut(varintPut(e->data, flen), vlen);
 }
 
 /* Writes the lengths, field and value into an entry of hfAllocSize bytes. */
 static void hfFill(HashField *e, const void *f, size_t flen, const void *v, size_t vlen) {
-    unsigned char *p = varintPut(varintPut(e->data, flen), vlen);
+    unsigned char *p = hfPutLengths(e, flen, vlen);
     memcpy(p, f, flen);
     memcpy(p + flen, v, vlen);
 }
@@ -750,11 +785,11 @@ static int hashSetTtlLayout(HashWrite *w, const void *f, size_t flen, const void
         htabAdd(&t->h, hfCreateTail(f, flen, v, vlen, HF_TAIL));
         return 1;
     }
-    HashField *old = *link, *e = hfCreateTail(f, flen, v, vlen, HF_TAIL);
+    HashField *old = htabLinkGet(link), *e = hfCreateTail(f, flen, v, vlen, HF_TAIL);
     long long when = hfExpire(old);
     if (when && !keepTtl) heapRemove(t, old);
-    e->next = old->next;
-    *link = e;
+    htabLinkSet((void **)e, htabLinkGet((void **)old));
+    htabLinkSet(link, e);
     if (when && keepTtl) {
         hfSetExpireRaw(e, when);
         heapPlace(t, hfPos(old), (HeapSlot){when, e});
@@ -801,19 +836,20 @@ static int hashSetKeep(HashWrite *w, const void *f, size_t flen, const void *v, 
         htabAdd(h, hfCreate(f, flen, v, vlen));
         return 1;
     }
-    /* Same key, new value: rebuild the entry in place (realloc keeps next). */
-    HashField *e = *link;
+    /* Same key, new value: rebuild the entry in place (realloc keeps the
+     * link word). */
+    HashField *e = htabLinkGet(link);
     size_t oldF, oldV;
     const unsigned char *fp = hfField(e, &oldF, &oldV);
     size_t hdr = (size_t)(fp - e->data);
-    size_t newHdr = varintSize(flen) + varintSize(vlen);
+    size_t newHdr = hfHdrSize(flen, vlen);
     size_t need = hfAllocSize(flen, vlen);
     if (need > sizeof(HashField) + hdr + oldF + oldV) e = xrealloc(e, need);
     if (newHdr != hdr) memmove(e->data + newHdr, e->data + hdr, flen);
-    varintPut(varintPut(e->data, flen), vlen);
+    hfPutLengths(e, flen, vlen);
     memcpy(e->data + newHdr + flen, v, vlen);
     if (need < sizeof(HashField) + hdr + oldF + oldV) e = xrealloc(e, need);
-    *link = e;
+    htabLinkSet(link, e);
     return 0;
 }
 

@@ -9,7 +9,9 @@
  *              members;
  *   hashtable  an Htab of SetMember entries: one allocation per member
  *              holding the chain link, the length and the bytes.  No sds, no
- *              value: a member costs 12 + len bytes plus its bucket slot.
+ *              value: a member shorter than 65535 bytes costs 8 + len bytes
+ *              (its length rides in the link word's high bits) plus its
+ *              bucket slot.
  * Conversion is one-way (intset -> hashtable) and happens exactly where
  * Redis converts: adding a non-integer, or a successful integer add that
  * takes the count over the limit.  New sets start as intset when their first
@@ -63,28 +65,48 @@ static long long setMaxIntsetEntries;
 
 /* --- hashtable members --- */
 
-typedef struct __attribute__((packed)) SetMember {
-    void *next;              /* Htab chain link; must stay first */
-    uint32_t len;            /* member length */
-    unsigned char bytes[];   /* member bytes */
+/* A member entry: its link word (htab.h; the chain link in the low 48
+ * bits, the length in the high 16 when below SM_LONG), then, for a longer
+ * member, its length as a uint32, then the bytes. */
+typedef struct SetMember {
+    uint64_t link;         /* Htab link word; must stay first */
+    unsigned char data[];  /* [uint32 len,] member bytes */
 } SetMember;
+
+#define SM_LONG 0xFFFF
+
+static inline size_t memberLen(const SetMember *m) {
+    size_t l = (size_t)(m->link >> 48);
+    if (l != SM_LONG) return l;
+    uint32_t v;
+    memcpy(&v, m->data, 4);
+    return v;
+}
+
+static inline const unsigned char *memberBytes(const SetMember *m) {
+    return (m->link >> 48) != SM_LONG ? m->data : m->data + 4;
+}
 
 static uint64_t memberHash(const void *key, size_t len) { return siphash(key, len, dbHashSeed); }
 
 static void memberKey(const void *entry, const void **key, size_t *len) {
     const SetMember *m = entry;
-    *key = m->bytes;
-    *len = m->len;
+    *key = memberBytes(m);
+    *len = memberLen(m);
 }
 
 static const HtabType setHtabType = {memberHash, memberKey, NULL, NULL, NULL};
 
-/* A new member entry (caller owns it). */
+/* A new member entry (caller owns it; not linked). */
 static SetMember *memberCreate(const char *s, size_t len) {
-    SetMember *m = xmalloc(sizeof(SetMember) + len);
-    m->next = NULL;
-    m->len = (uint32_t)len;
-    memcpy(m->bytes, s, len);
+    int isLong = len >= SM_LONG;
+    SetMember *m = xmalloc(sizeof(SetMember) + (isLong ? 4 : 0) + len);
+    m->link = (uint64_t)(isLong ? SM_LONG : len) << 48;
+    if (isLong) {
+        uint32_t v = (uint32_t)len;
+        memcpy(m->data, &v, 4);
+    }
+    memcpy(m->data + (isLong ? 4 : 0), s, len);
     return m;
 }
 
@@ -140,8 +162,8 @@ static void elemFromInt(SetElem *e, long long v) {
 }
 
 static void elemFromMember(SetElem *e, const SetMember *m) {
-    e->str = (const char *)m->bytes;
-    e->len = m->len;
+    e->str = (const char *)memberBytes(m);
+    e->len = memberLen(m);
     e->isInt = 0;
 }
 
@@ -337,7 +359,7 @@ static void *setValueDup(const void *ptr, int encoding) {
     HtabIter it;
     htabIterInit(&it, src);
     SetMember *m;
-    while ((m = htabIterNext(&it)) != NULL) htabAdd(h, memberCreate((const char *)m->bytes, m->len));
+    while ((m = htabIterNext(&it)) != NULL) htabAdd(h, memberCreate((const char *)memberBytes(m), memberLen(m)));
     htabIterRelease(&it);
     return h;
 }
@@ -1040,8 +1062,8 @@ static void sscanCommand(Client *c) {
     long n = 0;
     for (size_t i = 0; i < b.count; i++) {
         SetMember *m = b.items[i];
-        if (pat && !globMatch(pat, sdsLen(pat), (const char *)m->bytes, m->len, 0)) continue;
-        replyBulk(c, m->bytes, m->len);
+        if (pat && !globMatch(pat, sdsLen(pat), (const char *)memberBytes(m), memberLen(m), 0)) continue;
+        replyBulk(c, memberBytes(m), memberLen(m));
         n++;
     }
     replySetDeferredArrayLen(c, lenNode, n);

@@ -115,7 +115,7 @@ static size_t maxChain(const Db *db) {
         for (int t = 0; t < 2; t++)
             for (size_t i = 0; h->table[t] && i < h->size[t]; i++) {
                 size_t len = 0;
-                for (void *e = h->table[t][i]; e; e = *(void **)e) len++;
+                for (void *e = h->table[t][i]; e; e = htabLinkGet((void *const *)e)) len++;
                 if (len > longest) longest = len;
             }
     }

@@ -107,7 +107,7 @@ static void checkCounts(const Htab *h) {
     size_t n[2] = {0, 0};
     for (int t = 0; t < 2; t++)
         for (size_t i = 0; i < h->size[t]; i++)
-            for (void *e = h->table[t][i]; e; e = *(void **)e) n[t]++;
+            for (void *e = h->table[t][i]; e; e = htabLinkGet((void *const *)e)) n[t]++;
     assert_int_equal(n[0], h->used[0]);
     assert_int_equal(n[1], h->used[1]);
 }
@@ -814,6 +814,85 @@ static void test_findlink_replace(void **state) {
     htabRelease(h, freeEntry, NULL);
 }
 
+/* Entries may keep data in their link word's 16 high bits (hash fields keep
+ * their lengths there): no table operation -- adds, a rehash, unlinks,
+ * replacement through a link, htabReplaceEach, iteration -- changes them,
+ * and lookups still follow the chains. */
+static uint16_t tagOf(const TestEntry *e) {
+    uint64_t v;
+    memcpy(&v, e, sizeof(v));
+    return (uint16_t)(v >> 48);
+}
+
+static void setTag(TestEntry *e, uint16_t tag) {
+    uint64_t v;
+    memcpy(&v, e, sizeof(v));
+    v = (v & HTAB_LINK_MASK) | (uint64_t)tag << 48;
+    memcpy(e, &v, sizeof(v));
+}
+
+static uint16_t tagFor(long i) { return (uint16_t)(0x8001 + i * 7919); } /* never 0 */
+
+static void *regrowTagged(void *priv, void *entry) {
+    (void)priv;
+    return xrealloc(entry, sizeof(TestEntry) + 100); /* realloc keeps the word */
+}
+
+static void test_link_high_bits_kept(void **state) {
+    (void)state;
+    for (int poor = 0; poor < 2; poor++) {
+        const long n = 6000;
+        Htab *h = htabCreate(poor ? &poorType : &goodType);
+        for (long i = 0; i < n; i++) {
+            TestEntry *e = newEntry("t%ld", i);
+            setTag(e, tagFor(i));
+            htabAdd(h, e);
+        }
+        assert_true(htabIsRehashing(h) || htabSize(h) == (size_t)n);
+        for (long i = 0; i < n; i += 3) { /* unlink a third */
+            char k[32];
+            int kl = snprintf(k, sizeof(k), "t%ld", i);
+            TestEntry *e = htabUnlink(h, k, (size_t)kl);
+            assert_non_null(e);
+            assert_int_equal(tagOf(e), tagFor(i));
+            assert_null(htabLinkGet((void *const *)e));
+            xfree(e);
+        }
+        for (long i = 1; i < n; i += 3) { /* replace a third by fresh copies */
+            char k[32];
+            int kl = snprintf(k, sizeof(k), "t%ld", i);
+            void **link = htabFindLink(h, k, (size_t)kl);
+            assert_non_null(link);
+            TestEntry *old = htabLinkGet(link), *copy = newEntry("t%ld", i);
+            setTag(copy, tagFor(i));
+            htabLinkSet((void **)copy, htabLinkGet((void *const *)old));
+            htabLinkSet(link, copy);
+            xfree(old);
+        }
+        htabReplaceEach(h, regrowTagged, NULL);
+        finishRehash(h);
+        long seen = 0;
+        HtabIter it;
+        htabIterInit(&it, h);
+        for (TestEntry *e; (e = htabIterNext(&it)) != NULL; seen++) {
+            long i = strtol(e->key + 1, NULL, 10);
+            assert_int_equal(tagOf(e), tagFor(i));
+        }
+        htabIterRelease(&it);
+        assert_int_equal(seen, n - n / 3);
+        for (long i = 0; i < n; i++) {
+            TestEntry *e = findf(h, "t%ld", i);
+            if (i % 3 == 0) {
+                assert_null(e);
+            } else {
+                assert_non_null(e);
+                assert_int_equal(tagOf(e), tagFor(i));
+            }
+        }
+        htabRelease(h, freeEntry, NULL);
+    }
+}
+
 /* ---- random access ------------------------------------------------------ */
 
 static int isMember(Htab *h, TestEntry *e) { return e && htabFind(h, e->key, e->len) == e; }
@@ -993,6 +1072,7 @@ int main(void) {
         cmocka_unit_test_setup(test_safe_iterator_delete_current, setup),
         cmocka_unit_test_setup(test_safe_iterator_adds_trigger_growth, setup),
         cmocka_unit_test_setup(test_findlink_replace, setup),
+        cmocka_unit_test_setup(test_link_high_bits_kept, setup),
         cmocka_unit_test_setup(test_random_covers_small_table, setup),
         cmocka_unit_test_setup(test_random_uniform_despite_chains, setup),
         cmocka_unit_test_setup(test_random_during_rehash_and_default_source, setup),

@@ -28,7 +28,7 @@
 #include "ds/listpack.h"
 #include "ds/sds.h"
 
-#define HEADER 13 /* next 8 | typeenc 1 | lru 3 | keylen8 1 */
+#define HEADER 11 /* link 6 | typeenc 1 | keylen8 1 | lru 3 */
 
 static void assertEntrySize(kvobj *o, size_t expected) {
     assert_int_equal(xmallocSize(o), xmallocGoodSize(expected));
@@ -83,9 +83,57 @@ static int teardown(void **state) {
 static void test_header_layout(void **state) {
     (void)state;
     assert_int_equal(sizeof(kvobj), HEADER);
-    assert_int_equal(offsetof(kvobj, typeenc), 8);
-    assert_int_equal(offsetof(kvobj, lru), 9);
-    assert_int_equal(offsetof(kvobj, keylen8), 12);
+    assert_int_equal(offsetof(kvobj, typeenc), 6); /* the link word's high bytes (htab.h) */
+    assert_int_equal(offsetof(kvobj, keylen8), 7);
+    assert_int_equal(offsetof(kvobj, lru), 8);
+}
+
+/* The key table keeps an entry's type and key-length bytes, which share the
+ * 8-byte link word with its chain link, through adds, replacements, moves
+ * and deletes of the entries chained with it. */
+static void test_link_word_keeps_header(void **state) {
+    Db *db = *state;
+    char key[32];
+    for (int i = 0; i < 3000; i++) {
+        int n = snprintf(key, sizeof(key), "k%d", i);
+        kvobj *o = i % 3 == 0 ? kvCreateInt(key, (size_t)n, i) : kvCreateString(key, (size_t)n, "some value", 10);
+        dbAdd(db, o);
+    }
+    for (int i = 0; i < 3000; i += 2) { /* replace half (relinks next to the others) */
+        int n = snprintf(key, sizeof(key), "k%d", i);
+        kvobj *o = kvCreateRawString(key, (size_t)n, sdsNew("a raw string value that is long enough to be raw"));
+        dbSetKey(db, o, 0);
+        if (i % 4 == 0) {
+            kvobj *e = dbLookupRead(db, key, (size_t)n, 0);
+            assert_non_null(e);
+            dbSetExpire(db, &e, 1LL << 50); /* moves the entry */
+        }
+    }
+    for (int i = 1; i < 3000; i += 6) { /* delete some */
+        int n = snprintf(key, sizeof(key), "k%d", i);
+        assert_true(dbDelete(db, key, (size_t)n));
+    }
+    for (int i = 0; i < 3000; i++) {
+        int n = snprintf(key, sizeof(key), "k%d", i);
+        kvobj *o = dbLookupRead(db, key, (size_t)n, 0);
+        if (i % 6 == 1) {
+            assert_null(o);
+            continue;
+        }
+        assert_non_null(o);
+        assertKey(o, key, (size_t)n);
+        assert_int_equal(kvType(o), OBJ_STRING);
+        if (i % 2 == 0) {
+            assert_int_equal(kvEncoding(o), OBJ_ENC_RAW);
+            assert_int_equal(kvHasExpire(o), i % 4 == 0);
+            assertString(o, "a raw string value that is long enough to be raw");
+        } else if (i % 3 == 0) {
+            assert_int_equal(kvEncoding(o), OBJ_ENC_INT);
+            assert_int_equal(kvInt(o), i);
+        } else {
+            assertString(o, "some value");
+        }
+    }
 }
 
 /* DESIGN's target: a 12-byte key with a 10-byte value is 36 bytes (48-byte
@@ -806,7 +854,7 @@ int main(void) {
         T(test_expire_gain_and_loss), T(test_expired_lookup),       T(test_replace_keepttl),
         T(test_unshare_string),       T(test_inline_moves),         T(test_clone_shell),
         T(test_swap_and_empty),       T(test_create_with_expire),   T(test_create_kinds_with_expire),
-        T(test_keyspace_api),
+        T(test_keyspace_api),         T(test_link_word_keeps_header),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
