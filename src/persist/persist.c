@@ -35,6 +35,7 @@
 #include "ds/util.h"
 #include "persist/aof.h"
 #include "persist/rdb.h"
+#include "persist/rdb_int.h"
 #include "script/function.h"
 #include "script/script.h"
 
@@ -160,7 +161,12 @@ void persistChildInfoOpen(void) {
 
 void persistChildInfoInChild(const char *what) {
     configApplyOomScoreAdj(CONFIG_OOM_BGCHILD);
-    configSetCpuAffinity(strcmp(what, "RDB") ? server.cfg.aofRewriteCpulist : server.cfg.bgsaveCpulist);
+    const char *cpulist = strcmp(what, "RDB") ? server.cfg.aofRewriteCpulist : server.cfg.bgsaveCpulist;
+    configSetCpuAffinity(cpulist);
+    /* Pinned to its own CPUs the child may use them all; otherwise the
+     * parent's main thread keeps one. */
+    rdbSaveLeaveOneCpu = cpulist == NULL || cpulist[0] == '\0';
+    serverLog(LL_NOTICE, "%s child: %d serializing thread(s)", what, rdbSaveThreadCount());
     if (state.infoPipe[0] != -1) close(state.infoPipe[0]);
     state.infoPipe[0] = -1;
     child.what = what;

@@ -64,6 +64,11 @@ kvobj *rdbNewEntryPtr(struct RdbReader *r, const char *key, size_t keylen, int t
 /* Saves run on the main thread only (a module's callbacks are not
  * thread-safe): set once a module creates a data type. */
 extern int rdbSaveSingleThreaded;
+/* Set in a fork child whose CPUs it shares with the parent (no
+ * bgsave_cpulist / aof_rewrite_cpulist): rdb-save-threads 0 then picks one
+ * CPU fewer than it finds, so the save leaves the serving main thread a
+ * CPU of its own. */
+extern int rdbSaveLeaveOneCpu;
 #define RDB_PAYLOAD_TRAILER 10 /* DUMP payload: version (2) + CRC-64 (8) */
 
 /* A DUMP payload of o's value (caller owns it). */
