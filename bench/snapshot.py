@@ -22,6 +22,8 @@ indicative: repeat with BENCH_SNAP_ROUNDS.
   BENCH_SNAP_KEYS=5000000 sh bench/run.sh snapshot
   BENCH_CAIRN_ARGS="--rdb-save-threads 2" sh bench/run.sh snapshot
   BASE_BIN=/path/to/older/cairn-server sh bench/run.sh snapshot   (three servers)
+  BENCH_CAIRN_ARGS="--cairn-snapshot inline" BASE_BIN=build/cairn-server \
+    BENCH_BASE_ARGS="--cairn-snapshot fork" sh bench/run.sh snapshot  (no fork / fork / Redis)
 """
 import os
 import re
@@ -41,6 +43,7 @@ ROUNDS = int(os.environ.get("BENCH_SNAP_ROUNDS", "1"))
 CAIRN_ARGS = os.environ.get("BENCH_CAIRN_ARGS", "").split()
 # "base" is a second Cairn binary (BASE_BIN), e.g. the one before a change.
 BASE = os.environ.get("BASE_BIN", "")
+BASE_ARGS = os.environ.get("BENCH_BASE_ARGS", "").split()
 SERVERS = os.environ.get("BENCH_SNAP_SERVERS", "cairn,base,redis" if BASE else "cairn,redis").split(",")
 SAMPLE_S = 0.02
 VALUE = "v" * 100
@@ -257,7 +260,7 @@ def main():
         res = {}
         for r in range(ROUNDS):
             for name in SERVERS:
-                binary, extra = {"cairn": (CAIRN, CAIRN_ARGS), "base": (BASE, CAIRN_ARGS)}.get(name, (REDIS, []))
+                binary, extra = {"cairn": (CAIRN, CAIRN_ARGS), "base": (BASE, BASE_ARGS)}.get(name, (REDIS, []))
                 x = run_one(name, binary, extra, fill)
                 res.setdefault(name, []).append(x)
                 print("%-8s %5d %9.1f %9.1f %10.2fx %8.2f %11.0f %6s" % (name, r + 1, x["base_mb"], x["peak_mb"],
