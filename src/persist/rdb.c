@@ -514,7 +514,7 @@ static int rwSnapshotTail(RdbWriter *w) {
     return rwFlush(w);
 }
 
-void rdbSnapshotHead(RdbWriter *w) { rwSnapshotHead(w, 0); }
+void rdbSnapshotHead(RdbWriter *w, int aofBase) { rwSnapshotHead(w, aofBase); }
 void rdbSnapshotDbHead(RdbWriter *w, int j, uint64_t size, uint64_t expires) { rwDbHead(w, j, size, expires); }
 int rdbSnapshotTail(RdbWriter *w) { return rwSnapshotTail(w); }
 int rdbWriterMaybeFlush(RdbWriter *w) { return rwMaybeFlush(w); }

@@ -87,10 +87,10 @@ int rdbWriterPutChecked(RdbWriter *w, const char *p, size_t n, uint64_t crc);
 
 /* The pieces of a snapshot, for a writer that interleaves them with other
  * work (persist/snapshot.c), in this order: the head (magic, AUX fields,
- * functions); per database its head (SELECTDB, and RESIZEDB when size >
+ * functions; aofBase: the AOF base's AUX field set); per database its head (SELECTDB, and RESIZEDB when size >
  * 0) and its keys (rdbKeyBytes); the tail (EOF, CRC-64, flushed: 0 or
  * -1).  The bytes are rwSnapshot's for the same keys in the same order. */
-void rdbSnapshotHead(RdbWriter *w);
+void rdbSnapshotHead(RdbWriter *w, int aofBase);
 void rdbSnapshotDbHead(RdbWriter *w, int j, uint64_t size, uint64_t expires);
 int rdbSnapshotTail(RdbWriter *w);
 /* Flushes w's buffer when it passed its flush size (rdbWriterMaybeFlush)

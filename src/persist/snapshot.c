@@ -99,6 +99,8 @@ static struct {
     unsigned long gen; /* the save's number: a slice timer of an older one stops */
     long long lastSliceEndUs;
     SnapshotDoneFn *finished;
+    char *target;            /* renamed to this when complete; NULL: left as tmp */
+    int cancelOnFlushall;    /* a BGSAVE (Redis kills its child); not an AOF base */
 } snap = {.fd = -1};
 
 int snapshotInlineActive(void) { return snap.active; }
@@ -214,6 +216,8 @@ static void cleanup(void) {
     snap.w.buf = NULL;
     if (snap.fd >= 0) close(snap.fd);
     snap.fd = -1;
+    xfree(snap.target);
+    snap.target = NULL;
     snap.active = 0;
     dbSnapshotActive = 0;
     dispatchBeforeWrite = NULL;
@@ -231,7 +235,7 @@ void snapshotInlineAbort(void) {
 static void beforeWrite(Client *c, Command *cmd) {
     if (!snap.active || !(cmd->flags & CMD_WRITE)) return;
     const char *name = cmd->name;
-    if (!strcmp(name, "flushall")) {
+    if (!strcmp(name, "flushall") && snap.cancelOnFlushall) {
         serverLog(LL_NOTICE, "FLUSHALL: the background save (inline) is cancelled");
         snapshotInlineAbort();
         return;
@@ -263,18 +267,19 @@ static int finish(void) {
     if (rc == 0 && fsync(snap.fd) < 0) rc = -1, e = errno;
     if (close(snap.fd) < 0 && rc == 0) rc = -1, e = errno;
     snap.fd = -1;
-    if (rc == 0 && rename(snap.tmp, server.cfg.dbfilename) < 0) {
-        e = errno;
-        char cwd[1024];
-        serverLog(LL_WARNING, "Error moving temp DB file %s on the final destination %s (in server root dir %s): %s",
-                  snap.tmp, server.cfg.dbfilename, getcwd(cwd, sizeof(cwd)) ? cwd : "unknown", strerror(e));
-        return -1;
-    }
     if (rc < 0) {
         serverLog(LL_WARNING, "Write error saving DB on disk: %s", strerror(e));
         return -1;
     }
-    rdbFsyncDirOf(server.cfg.dbfilename);
+    if (!snap.target) return 0;
+    if (rename(snap.tmp, snap.target) < 0) {
+        e = errno;
+        char cwd[1024];
+        serverLog(LL_WARNING, "Error moving temp DB file %s on the final destination %s (in server root dir %s): %s",
+                  snap.tmp, snap.target, getcwd(cwd, sizeof(cwd)) ? cwd : "unknown", strerror(e));
+        return -1;
+    }
+    rdbFsyncDirOf(snap.target);
     return 0;
 }
 
@@ -330,8 +335,14 @@ int snapshotInlineUsable(void) {
 }
 
 int snapshotInlineStart(SnapshotDoneFn *done) {
-    if (snap.active) return -1;
-    snprintf(snap.tmp, sizeof(snap.tmp), "temp-%d.rdb", (int)getpid());
+    char tmp[64];
+    snprintf(tmp, sizeof(tmp), "temp-%d.rdb", (int)getpid());
+    return snapshotInlineStartFile(tmp, server.cfg.dbfilename, 0, done);
+}
+
+int snapshotInlineStartFile(const char *tmp, const char *target, int aofBase, SnapshotDoneFn *done) {
+    if (snap.active || strlen(tmp) >= sizeof(snap.tmp)) return -1;
+    memcpy(snap.tmp, tmp, strlen(tmp) + 1);
     int fd = open(snap.tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) {
         int e = errno;
@@ -345,7 +356,12 @@ int snapshotInlineStart(SnapshotDoneFn *done) {
     snap.fd = fd;
     snap.w = (RdbWriter){.buf = sdsEmpty(), .fd = fd, .compress = server.cfg.rdbcompression,
                          .checksum = server.cfg.rdbchecksum,
-                         .syncEvery = server.cfg.rdbSaveIncrementalFsync ? SNAPSHOT_FSYNC_BYTES : 0};
+                         .syncEvery = (aofBase ? server.cfg.aofRewriteIncrementalFsync
+                                               : server.cfg.rdbSaveIncrementalFsync)
+                                          ? SNAPSHOT_FSYNC_BYTES
+                                          : 0};
+    snap.target = target ? xstrdup(target) : NULL;
+    snap.cancelOnFlushall = !aofBase;
     snap.done = xcalloc((size_t)n * sizeof(Htab));
     for (int j = 0; j < n; j++) htabInit(&snap.done[j], &doneType);
     snap.complete = xcalloc((size_t)n);
@@ -359,7 +375,7 @@ int snapshotInlineStart(SnapshotDoneFn *done) {
         snap.frozen[j] = 1;
     }
     rdbSaveMetaPolicy(&snap.lru, &snap.lfu);
-    rdbSnapshotHead(&snap.w);
+    rdbSnapshotHead(&snap.w, aofBase);
     snap.selected = -1;
     snap.db = 0;
     snap.cursor = 0;

@@ -5,7 +5,8 @@
  * Invariants: at most one runs; while it runs dbSnapshotActive is set and
  * core/dispatch.h's dispatchBeforeWrite points into it, both cleared when
  * it ends; it writes temp-<pid>.rdb and renames it over dbfilename only
- * once complete and fsynced. */
+ * once complete and fsynced (or, for an AOF rewrite's base, leaves the
+ * complete file to aof.c). */
 #ifndef CAIRN_SNAPSHOT_H
 #define CAIRN_SNAPSHOT_H
 
@@ -26,6 +27,11 @@ int snapshotInlineUsable(void);
  * slices from the event loop.  0, or -1 (logged; errno set) when the file
  * cannot be opened. */
 int snapshotInlineStart(SnapshotDoneFn *done);
+/* The same written to tmp, renamed to target once complete (NULL: left
+ * as tmp for the caller, the AOF rewrite's base); aofBase sets the RDB's
+ * aof-base AUX field, and FLUSHALL then does not cancel it (Redis kills
+ * only an RDB child) but writes what is left first. */
+int snapshotInlineStartFile(const char *tmp, const char *target, int aofBase, SnapshotDoneFn *done);
 int snapshotInlineActive(void);
 /* Stops a running save (shutdown, FLUSHALL) and removes its temporary
  * file; done gets -1. */

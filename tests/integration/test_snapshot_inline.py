@@ -253,3 +253,42 @@ def test_directive(start_server):
     assert "Background saving started (in process, no fork)" in s.log
     assert r.info("persistence")["rdb_last_bgsave_status"] == "ok"
     assert r.lastsave()
+
+
+def rewriting(r):
+    i = r.info("persistence")
+    return i["aof_rewrite_in_progress"] == 1 or i["aof_rewrite_scheduled"] == 1
+
+
+def test_aof_rewrite_base_in_process(start_server):
+    # The rewrite's RDB preamble written without a fork: the base is the
+    # dataset of the rewrite's start and the new INCR file has every write
+    # since, so loading both gives today's dataset exactly (a base holding
+    # later writes would apply them twice).  FLUSHALL does not cancel it.
+    s = start_server(appendonly="yes", **{"aof-use-rdb-preamble": "yes"}, **INLINE)
+    r = raw_client(s)
+    fill(r, n=1000, dbs=(0, 1, 2))
+    r.config_set("rdb-key-save-delay", 100)
+    assert r.execute_command("BGREWRITEAOF")
+    rnd, rounds = random.Random(7), 0
+    while rewriting(r):
+        mutate(r, rnd, n=1000)
+        rounds += 1
+    assert rounds >= 1
+    assert r.info("persistence")["aof_last_bgrewrite_status"] == "ok"
+    assert "Background append only file rewriting started (in process, no fork)" in s.log
+    want = r.execute_command("DEBUG", "DIGEST")
+    assert r.execute_command("DEBUG", "LOADAOF") == b"OK"
+    assert r.execute_command("DEBUG", "DIGEST") == want
+
+    assert r.execute_command("BGREWRITEAOF")
+    assert rewriting(r)
+    r.flushall()
+    r.set("after", "flush")
+    wait_for(lambda: not rewriting(r), timeout=60)
+    r.config_set("rdb-key-save-delay", 0)
+    assert r.info("persistence")["aof_last_bgrewrite_status"] == "ok"
+    want = r.execute_command("DEBUG", "DIGEST")
+    assert r.execute_command("DEBUG", "LOADAOF") == b"OK"
+    assert r.execute_command("DEBUG", "DIGEST") == want
+    assert r.keys("*") == [b"after"]
