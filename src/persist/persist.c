@@ -351,6 +351,10 @@ static void bgsaveKill(void) {
  * file. */
 static void syncChildKill(void) {
     if (state.syncChildPid < 0 || state.syncChildKilled) return;
+    if (state.syncChildPid == getpid()) { /* written in process: replication's callback reaps it */
+        snapshotInlineAbort();
+        return;
+    }
     kill(state.syncChildPid, SIGUSR1);
     state.syncChildKilled = 1;
     char tmp[64];

@@ -451,7 +451,12 @@ void rdbKeysSaved(RdbWriter *w, long long n) {
      * 1025, 2049, ... (a multiple of 1024 keys before it), as Redis checks
      * its progress. */
     for (long long i = 0; i < n; i++) {
-        if (server.cfg.rdbKeySaveDelay) keyDelay(server.cfg.rdbKeySaveDelay);
+        /* A delayed save (a test's) streams what it wrote before each
+         * pause, as Redis's does, whatever the thread count. */
+        if (server.cfg.rdbKeySaveDelay) {
+            rwFlush(w); /* a failure is sticky: the save's next flush reports it */
+            keyDelay(server.cfg.rdbKeySaveDelay);
+        }
         w->keysDone++;
         if (saveProgress && (w->keysDone & 1023) == 1) saveProgress(w->keysDone);
     }

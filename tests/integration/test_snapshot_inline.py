@@ -292,3 +292,30 @@ def test_aof_rewrite_base_in_process(start_server):
     assert r.execute_command("DEBUG", "LOADAOF") == b"OK"
     assert r.execute_command("DEBUG", "DIGEST") == want
     assert r.keys("*") == [b"after"]
+
+
+@pytest.mark.parametrize("replica_kind", ["cairn", "redis"])
+def test_disk_full_sync_in_process(start_server, start_oracle, replica_kind):
+    # repl-diskless-sync no: the sync's file is written without a fork
+    # while the primary takes writes; the replica (Cairn, or
+    # redis-server 7.0.15) loads it and applies the stream from the
+    # snapshot's offset, so it ends with the primary's digest.
+    p_srv = start_server(**{"repl-diskless-sync": "no"}, **INLINE)
+    p = raw_client(p_srv)
+    fill(p, n=1000, dbs=(0, 1, 2))
+    p.config_set("rdb-key-save-delay", 100)
+    s_srv = (start_server if replica_kind == "cairn" else start_oracle)(**DBG)
+    s = s_srv.client()
+    s.execute_command("REPLICAOF", p_srv.host, p_srv.port)
+    wait_for(lambda: in_progress(p), timeout=30)
+    rnd, rounds = random.Random(11), 0
+    while in_progress(p):
+        mutate(p, rnd, n=1000)
+        rounds += 1
+    assert rounds >= 1
+    p.config_set("rdb-key-save-delay", 0)
+    assert "Background saving started (in process, no fork)" in p_srv.log
+    wait_for(lambda: s.info("replication").get("master_link_status") == "up", timeout=60)
+    wait_for(lambda: s.info("replication")["slave_repl_offset"] == p.info("replication")["master_repl_offset"],
+             timeout=60)
+    assert s.execute_command("DEBUG", "DIGEST") == p.execute_command("DEBUG", "DIGEST")
