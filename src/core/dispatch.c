@@ -23,6 +23,7 @@ static DispatchBeforeCall *beforeCall;
 static DispatchProcessor *processor;
 
 void dispatchSetBeforeCall(DispatchBeforeCall *fn) { beforeCall = fn; }
+DispatchBeforeCall *dispatchBeforeWrite;
 
 void dispatchAddAfterCall(DispatchAfterCall *fn) {
     afterCalls = xrealloc(afterCalls, sizeof(*afterCalls) * (size_t)(afterCallCount + 1));
@@ -96,6 +97,7 @@ void callCommand(Client *c, Command *cmd) {
         dbNoTouch = (int)(c->flags & CLIENT_NO_TOUCH);
     }
     if ((cmd->flags & CMD_MONITOR_FIRST) && beforeCall) beforeCall(c, cmd);
+    if (__builtin_expect(dispatchBeforeWrite != NULL, 0) && (cmd->flags & CMD_WRITE)) dispatchBeforeWrite(c, cmd);
     cmd->proc(c);
     long long duration = ustime() - start;
     server.net.current = prev;

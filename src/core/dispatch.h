@@ -38,6 +38,10 @@ typedef void DispatchAfterCall(Client *c, Command *cmd, long long usec);
 /* Run before commands flagged CMD_MONITOR_FIRST (MONITOR's feed).  One. */
 typedef void DispatchBeforeCall(Client *c, Command *cmd);
 void dispatchSetBeforeCall(DispatchBeforeCall *fn);
+/* Run before every command flagged CMD_WRITE while set (an in-process
+ * snapshot, persist/snapshot.c: it writes the keys the command names
+ * before they change); NULL otherwise, then a write pays one branch. */
+extern DispatchBeforeCall *dispatchBeforeWrite;
 void dispatchAddAfterCall(DispatchAfterCall *fn);
 
 /* The errors counted so far fail no running command: a script's call

@@ -25,6 +25,7 @@
 
 DbHooks dbHooks;
 long long dbMemberTtlKeys;
+int dbSnapshotActive;
 unsigned dbLruClock;
 long long dbNowMs;
 long long dbNowUs;
@@ -583,6 +584,7 @@ kvobj *dbSetKey(Db *db, kvobj *fresh, int keepTtl) {
 void (*dbModuleUnlinkHook)(Db *db, const kvobj *o);
 
 kvobj *dbUnlink(Db *db, const char *key, size_t len) {
+    if (__builtin_expect(dbSnapshotActive != 0, 0)) dbHooks.snapshotKeyGone(db, key, len);
     Htab *h = tableOf(db, key, len);
     kvobj *o = htabUnlink(h, key, len);
     if (o) slotCounted(db, h, -1);
@@ -600,6 +602,7 @@ int dbDelete(Db *db, const char *key, size_t len) {
 }
 
 long long dbEmpty(Db *db) {
+    if (dbSnapshotActive) dbHooks.snapshotDbGone(db);
     if (dbMemberTtlKeys) dbHooks.memberEmptied(db);
     lazyfreeDropTable(1, 0);
     long long n = (long long)dbSize(db);
@@ -613,6 +616,7 @@ long long dbEmpty(Db *db) {
 }
 
 long long dbEmptyAsync(Db *db) {
+    if (dbSnapshotActive) dbHooks.snapshotDbGone(db);
     if (dbMemberTtlKeys) dbHooks.memberEmptied(db);
     lazyfreeDropTable(0, 0);
     long long n = (long long)dbSize(db);
@@ -643,6 +647,7 @@ long long dbEmptyAsync(Db *db) {
 }
 
 void dbSwap(Db *a, Db *b) {
+    if (dbSnapshotActive) dbHooks.snapshotDbGone(a), dbHooks.snapshotDbGone(b);
     if (dbMemberTtlKeys) dbHooks.memberSwapped(a, b);
     DbKeyspace t = a->ks;
     a->ks = b->ks;
@@ -761,6 +766,11 @@ void dbWalkThaw(Db *db) {
     if (--st->frozen) return;
     xfree(st->walkFirst);
     st->walkFirst = NULL;
+}
+
+size_t dbWalkUnitOf(const Db *db, const char *key, size_t len) {
+    if (db->ks.slots || slotsOn) return SIZE_MAX;
+    return htabUnitOf(&db->ks.keys, key, len);
 }
 
 size_t dbWalkUnits(const Db *db) {

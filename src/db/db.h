@@ -347,12 +347,29 @@ typedef struct DbHooks {
     void (*memberKeyGone)(Db *db, const char *key, size_t len);
     void (*memberEmptied)(Db *db);
     void (*memberSwapped)(Db *a, Db *b);
+    /* An in-process snapshot (persist/snapshot.c), called only while
+     * dbSnapshotActive is nonzero, BEFORE the change, so the snapshot can
+     * first write what it has not written yet:
+     *  snapshotKeyGone: the key is about to leave the table (deleted,
+     *                   expired, evicted, unlinked, moved);
+     *  snapshotDbGone:  every key of db is about to go, or db's contents
+     *                   are about to be swapped with another's. */
+    void (*snapshotKeyGone)(Db *db, const char *key, size_t len);
+    void (*snapshotDbGone)(Db *db);
 } DbHooks;
 #define DB_MEMBER_DELETE 1
 #define DB_MEMBER_VIEW 2
 /* Keys holding members with a TTL, over every database (maintained by
  * types/t_member_ttl.c): while 0 the lookups pay one load and a branch. */
 extern long long dbMemberTtlKeys;
+/* Nonzero while an in-process snapshot runs (set by persist/snapshot.c):
+ * the deletions pay one load and a branch otherwise. */
+extern int dbSnapshotActive;
+/* The walk unit (dbWalkUnits' numbering) holding key, or where it would be
+ * added now; stable while the table's rehashing is paused (dbWalkFreeze)
+ * and no resize starts.  Without hash-slot tables only (SIZE_MAX with
+ * them). */
+size_t dbWalkUnitOf(const Db *db, const char *key, size_t len);
 extern DbHooks dbHooks;
 /* A module data type's value leaves its key (deleted, unlinked, renamed or
  * moved away, overwritten): src/module installs it once a type has an

@@ -334,6 +334,13 @@ void *htabFind(Htab *h, const void *key, size_t len) {
     return link ? htabLinkGet(link) : NULL;
 }
 
+size_t htabUnitOf(const Htab *h, const void *key, size_t len) {
+    uint64_t hash = h->type->hashKey(key, len);
+    if (h->size[0] && findLinkIn((Htab *)h, 0, hash, key, len)) return bucketOf(hash, h->size[0]);
+    if (htabIsRehashing(h)) return h->size[0] + bucketOf(hash, h->size[1]);
+    return h->size[0] ? bucketOf(hash, h->size[0]) : 0;
+}
+
 void htabAdd(Htab *h, void *entry) {
     rehashOnAccessSteps(h, HTAB_ADD_STEPS);
     growIfNeeded(h);

@@ -134,6 +134,10 @@ void *htabFind(Htab *h, const void *key, size_t len);
  *   - for a freshly built entry, copy htabLinkGet(old) into its link word
  *     first (htabLinkSet), then store the link and free the old entry. */
 void **htabFindLink(Htab *h, const void *key, size_t len);
+/* Where key is, or would be added now, as a walk unit: its bucket in
+ * array 0, or size[0] + its bucket in array 1 (htabVisitBuckets' order).
+ * Stable while rehashing is paused and no resize starts.  Moves nothing. */
+size_t htabUnitOf(const Htab *h, const void *key, size_t len);
 /* Inserts an entry whose key is absent (the caller checked).  The table
  * borrows the entry; it writes only its `next` field.  May start growing. */
 void htabAdd(Htab *h, void *entry);

@@ -54,6 +54,7 @@
 #include "persist/aof_int.h"
 #include "persist/persist.h"
 #include "persist/rdb.h"
+#include "persist/snapshot.h"
 #include "script/function.h"
 
 enum { AOF_OFF = 0, AOF_ON, AOF_WAIT_REWRITE };
@@ -86,6 +87,7 @@ static struct {
     int restartPending;         /* aofRestartAfterSync failed: retried by the timer */
     /* The rewrite child. */
     pid_t childPid;
+    int inlineRewrite; /* the base is written in process (snapshot.h); childPid is ours */
     long long childStartSec;
     int scheduled;              /* aof_rewrite_scheduled */
     long long lastRewriteTimeSec;
@@ -597,7 +599,12 @@ static void removeChildTemp(pid_t pid) {
     unlink(tmp);
 }
 
-/* Starts a rewrite.  Returns 0 (child forked) or -1 (logged). */
+static void rewriteDone(pid_t pid, int st);
+static void inlineRewriteDone(int ok, int unused);
+
+/* Starts a rewrite.  Returns 0 (child forked, or the base being written
+ * in process under cairn-snapshot inline with the RDB preamble) or -1
+ * (logged). */
 static int rewriteBackground(void) {
     if (childActive()) return -1;
     if (dirCreateIfMissing(server.cfg.appenddirname) < 0) {
@@ -615,6 +622,21 @@ static int rewriteBackground(void) {
         return -1;
     }
     if (aof.fd >= 0) fsync(aof.fd);
+    if (server.cfg.aofUseRdbPreamble && snapshotMethod == SNAPSHOT_INLINE && snapshotInlineUsable()) {
+        char tmp[64];
+        snprintf(tmp, sizeof(tmp), "temp-rewriteaof-bg-%d.aof", (int)getpid());
+        if (snapshotInlineStartFile(tmp, NULL, 1, inlineRewriteDone) < 0) {
+            aof.lastRewriteOk = 0;
+            return -1;
+        }
+        serverLog(LL_NOTICE, "Background append only file rewriting started (in process, no fork)");
+        aof.inlineRewrite = 1;
+        aof.childPid = getpid();
+        aof.childStartSec = (long long)time(NULL);
+        aof.scheduled = 0;
+        aof.rewrites++;
+        return 0;
+    }
     persistChildInfoOpen();
     long long start = ustime();
     pid_t pid = fork();
@@ -738,8 +760,28 @@ static void rewriteDone(pid_t pid, int st) {
     }
 }
 
+/* The end of an in-process rewrite: as its child's exit (ok 1: status 0,
+ * 0: status 1), or, cancelled (-1), as killChild's. */
+static void inlineRewriteDone(int ok, int unused) {
+    (void)unused;
+    pid_t pid = aof.childPid;
+    aof.inlineRewrite = 0;
+    if (ok >= 0) {
+        rewriteDone(pid, ok == 1 ? 0 : 1 << 8); /* wait statuses of exit(0), exit(1) */
+        return;
+    }
+    removeChildTemp(pid);
+    aof.childPid = -1;
+    aof.lastRewriteTimeSec = (long long)time(NULL) - aof.childStartSec;
+}
+
 static void killChild(void) {
     if (aof.childPid < 0) return;
+    if (aof.inlineRewrite) {
+        serverLog(LL_NOTICE, "Stopping the running AOF rewrite (in process)");
+        snapshotInlineAbort();
+        return;
+    }
     serverLog(LL_NOTICE, "Killing running AOF rewrite child: %ld", (long)aof.childPid);
     kill(aof.childPid, SIGUSR1);
     int st;
@@ -778,7 +820,7 @@ void aofRestartAfterSync(void);
 static void aofCron(void) {
     long long now = (long long)time(NULL);
     if (aof.restartPending && !childActive()) aofRestartAfterSync();
-    if (aof.childPid >= 0) {
+    if (aof.childPid >= 0 && !aof.inlineRewrite) {
         int st;
         pid_t pid = waitpid(aof.childPid, &st, WNOHANG);
         if (pid == aof.childPid) rewriteDone(pid, st);

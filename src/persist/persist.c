@@ -35,6 +35,8 @@
 #include "ds/util.h"
 #include "persist/aof.h"
 #include "persist/rdb.h"
+#include "persist/rdb_int.h"
+#include "persist/snapshot.h"
 #include "script/function.h"
 #include "script/script.h"
 
@@ -42,6 +44,7 @@
 
 static struct {
     pid_t childPid;             /* -1: no save child */
+    int inlineSave;             /* a BGSAVE written in process (snapshot.c) runs */
     pid_t syncChildPid;         /* a replication full sync's save child, -1: none */
     int syncChildDisk;          /* ... writing dbfilename (else the replicas' sockets) */
     int syncChildKilled;        /* ... killed on purpose (not a failed save) */
@@ -160,7 +163,12 @@ void persistChildInfoOpen(void) {
 
 void persistChildInfoInChild(const char *what) {
     configApplyOomScoreAdj(CONFIG_OOM_BGCHILD);
-    configSetCpuAffinity(strcmp(what, "RDB") ? server.cfg.aofRewriteCpulist : server.cfg.bgsaveCpulist);
+    const char *cpulist = strcmp(what, "RDB") ? server.cfg.aofRewriteCpulist : server.cfg.bgsaveCpulist;
+    configSetCpuAffinity(cpulist);
+    /* Pinned to its own CPUs the child may use them all; otherwise the
+     * parent's main thread keeps one. */
+    rdbSaveLeaveOneCpu = cpulist == NULL || cpulist[0] == '\0';
+    serverLog(LL_NOTICE, "%s child: %d serializing thread(s)", what, rdbSaveThreadCount());
     if (state.infoPipe[0] != -1) close(state.infoPipe[0]);
     state.infoPipe[0] = -1;
     child.what = what;
@@ -237,10 +245,45 @@ static void bgsaveChild(void) {
     _exit(rc == 0 ? 0 : 1);
 }
 
-/* Forks the save child.  Returns 0 (child started) or -1. */
+/* The end of an inline save (snapshot.h): recorded as a child's. */
+static void inlineSaveDone(int ok, int unused) {
+    (void)unused;
+    state.inlineSave = 0;
+    if (ok == 1) {
+        serverLog(LL_NOTICE, "DB saved on disk");
+        serverLog(LL_NOTICE, "Background saving terminated with success");
+        server.dirty -= state.dirtyBeforeBgsave;
+        if (server.dirty < 0) server.dirty = 0;
+        server.lastSaveUnix = nowUnix();
+        state.lastBgsaveOk = 1;
+    } else if (ok == 0) {
+        serverLog(LL_WARNING, "Background saving error");
+        state.lastBgsaveOk = 0, persistRefusalHint = 1;
+    }
+    state.lastBgsaveTimeSec = (serverNowMs() - state.childStartMs) / 1000;
+    childInfoReset();
+}
+
+/* Starts the save: in process under `cairn-snapshot inline` when the
+ * dataset allows (snapshotInlineUsable), else by forking the save child.
+ * Returns 0 (started) or -1. */
 static int bgsaveStart(void) {
     state.dirtyBeforeBgsave = server.dirty;
     state.lastBgsaveTry = nowUnix();
+    if (snapshotMethod == SNAPSHOT_INLINE && snapshotInlineUsable()) {
+        if (snapshotInlineStart(inlineSaveDone) < 0) {
+            state.lastBgsaveOk = 0, persistRefusalHint = 1;
+            return -1;
+        }
+        serverLog(LL_NOTICE, "Background saving started (in process, no fork)");
+        childInfoReset();
+        state.keysTotal = totalKeys();
+        state.inlineSave = 1;
+        state.childStartMs = serverNowMs();
+        state.saves++;
+        noteForkChild();
+        return 0;
+    }
     persistChildInfoOpen();
     long long start = ustime();
     pid_t pid = fork();
@@ -289,6 +332,7 @@ static void bgsaveDone(pid_t pid, int st) {
 /* Kills a running save child and removes its temporary file (shutdown,
  * FLUSHALL). */
 static void bgsaveKill(void) {
+    if (state.inlineSave) snapshotInlineAbort(); /* its temporary file goes too */
     if (state.childPid < 0) return;
     kill(state.childPid, SIGUSR1);
     int st;
@@ -307,6 +351,10 @@ static void bgsaveKill(void) {
  * file. */
 static void syncChildKill(void) {
     if (state.syncChildPid < 0 || state.syncChildKilled) return;
+    if (state.syncChildPid == getpid()) { /* written in process: replication's callback reaps it */
+        snapshotInlineAbort();
+        return;
+    }
     kill(state.syncChildPid, SIGUSR1);
     state.syncChildKilled = 1;
     char tmp[64];
@@ -379,7 +427,7 @@ static void persistCron(void) {
 int persistPrepareShutdown(int flags) {
     /* Saving a half-loaded dataset would overwrite the file it comes from. */
     if (state.loading) flags = (flags & ~SHUTDOWN_SAVE) | SHUTDOWN_NOSAVE;
-    if (state.childPid >= 0) {
+    if (state.childPid >= 0 || state.inlineSave) {
         serverLog(LL_WARNING, "There is a child saving an .rdb. Killing it!");
         bgsaveKill();
     } else if (state.syncChildPid >= 0) {
@@ -438,7 +486,7 @@ int persistDebugReload(int flags) {
 /* FLUSHALL: a running save would write the old data; with save points the
  * empty dataset is saved at once, as Redis does (not counted in rdb_saves). */
 static void afterFlushAll(void) {
-    if (state.childPid >= 0) bgsaveKill();
+    if (state.childPid >= 0 || state.inlineSave) bgsaveKill();
     syncChildKill(); /* as Redis: its replicas resync */
     if (savePointsConfigured()) saveForeground();
 }
@@ -836,7 +884,7 @@ long long persistLatestForkUsec(void) { return state.latestForkUsec; }
 pid_t persistBgsaveChildPid(void) { return state.childPid; }
 
 int persistChildType(void) {
-    if (state.childPid >= 0 || state.syncChildPid >= 0) return PERSIST_CHILD_RDB;
+    if (state.childPid >= 0 || state.syncChildPid >= 0 || state.inlineSave) return PERSIST_CHILD_RDB;
     return aofChildPid() >= 0 ? PERSIST_CHILD_AOF : PERSIST_CHILD_NONE;
 }
 
@@ -1043,6 +1091,7 @@ static sds *rewriteSave(const ConfigDef *d, int *count) {
     return out;
 }
 
+static const ConfigEnum snapshotMethodEnum[] = {{"fork", SNAPSHOT_FORK}, {"inline", SNAPSHOT_INLINE}, {NULL, 0}};
 static const ConfigEnum sanitizePayloadEnum[] = {{"no", 0}, {"yes", 1}, {"clients", 2}, {NULL, 0}};
 
 /* The RDB snapshot's directives (the AOF's are in aof.c).  The values stay
@@ -1071,6 +1120,10 @@ static ConfigDef persistConfig[] = {
                .rank = CONFIG_RANK_CAIRN + 1),
     CONFIG_INT("loading-process-events-interval-bytes", NULL, CF_HIDDEN, server.cfg.loadingProcessEventsIntervalBytes,
                1024, INT_MAX, "2097152", .rank = CONFIG_RANK_CAIRN + 2),
+    /* How BGSAVE writes its snapshot: a forked child, or the main thread
+     * between commands with no fork (snapshot.h). */
+    CONFIG_ENUM("cairn-snapshot", NULL, CF_HIDDEN, snapshotMethod, snapshotMethodEnum, "fork",
+                .rank = CONFIG_RANK_CAIRN + 3),
 };
 
 void persistRegisterConfig(void) { configRegister(persistConfig, CONFIG_COUNT_OF(persistConfig)); }

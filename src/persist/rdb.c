@@ -451,7 +451,12 @@ void rdbKeysSaved(RdbWriter *w, long long n) {
      * 1025, 2049, ... (a multiple of 1024 keys before it), as Redis checks
      * its progress. */
     for (long long i = 0; i < n; i++) {
-        if (server.cfg.rdbKeySaveDelay) keyDelay(server.cfg.rdbKeySaveDelay);
+        /* A delayed save (a test's) streams what it wrote before each
+         * pause, as Redis's does, whatever the thread count. */
+        if (server.cfg.rdbKeySaveDelay) {
+            rwFlush(w); /* a failure is sticky: the save's next flush reports it */
+            keyDelay(server.cfg.rdbKeySaveDelay);
+        }
         w->keysDone++;
         if (saveProgress && (w->keysDone & 1023) == 1) saveProgress(w->keysDone);
     }
@@ -475,8 +480,8 @@ static int rwDbKeys(RdbWriter *w, Db *db, int lru, int lfu) {
 /* RDB_EXCLUDE_* of the snapshot being written (rdbSaveFdFiltered). */
 static int saveExclude;
 
-/* Writes the snapshot body to w.  Returns 0 or -1 on a write error. */
-static int rwSnapshot(RdbWriter *w, int aofBase) {
+/* The snapshot's opening: magic, AUX fields, functions. */
+static void rwSnapshotHead(RdbWriter *w, int aofBase) {
     /* Version 10 (Redis 7.0 loads it) unless a hash may hold field TTLs. */
     w->buf = sdsCat(w->buf, hashAnyFieldTtl() ? "REDIS0012" : "REDIS0010");
     rwAuxStr(w, "redis-ver", REDIS_COMPAT_VERSION);
@@ -492,16 +497,45 @@ static int rwSnapshot(RdbWriter *w, int aofBase) {
     rwAuxInt(w, "aof-base", aofBase);
     if (rdbModuleAuxSave && !(saveExclude & RDB_EXCLUDE_DATA)) rdbModuleAuxSave(w, 1);
     if (!(saveExclude & RDB_EXCLUDE_FUNCTIONS)) w->buf = functionsRdbAppend(w->buf, w->compress);
+}
+
+/* A database's opening: SELECTDB, RESIZEDB. */
+static void rwDbHead(RdbWriter *w, int j, uint64_t size, uint64_t expires) {
+    rwByte(w, RDB_OPCODE_SELECTDB);
+    rwLen(w, (uint64_t)j);
+    if (size == 0) return;
+    rwByte(w, RDB_OPCODE_RESIZEDB);
+    rwLen(w, size);
+    rwLen(w, expires);
+}
+
+/* The snapshot's end: EOF and the CRC-64, flushed.  0 or -1. */
+static int rwSnapshotTail(RdbWriter *w) {
+    rwByte(w, RDB_OPCODE_EOF);
+    if (rwFlush(w) < 0) return -1;
+    /* The CRC covers everything up to here; it is written unchecksummed. */
+    uint64_t crc = w->checksum ? w->crc : 0;
+    w->checksum = 0;
+    rwLe(w, crc, 8);
+    return rwFlush(w);
+}
+
+void rdbSnapshotHead(RdbWriter *w, int aofBase) { rwSnapshotHead(w, aofBase); }
+void rdbSnapshotDbHead(RdbWriter *w, int j, uint64_t size, uint64_t expires) { rwDbHead(w, j, size, expires); }
+int rdbSnapshotTail(RdbWriter *w) { return rwSnapshotTail(w); }
+int rdbWriterMaybeFlush(RdbWriter *w) { return rwMaybeFlush(w); }
+int rdbWriterFlush(RdbWriter *w) { return rwFlush(w); }
+void rdbSaveMetaPolicy(int *lru, int *lfu) { *lru = policyIsLru(), *lfu = policyIsLfu(); }
+
+/* Writes the snapshot body to w.  Returns 0 or -1 on a write error. */
+static int rwSnapshot(RdbWriter *w, int aofBase) {
+    rwSnapshotHead(w, aofBase);
     int lru = policyIsLru(), lfu = policyIsLfu(), threads = rdbSaveThreadCount();
     for (int j = 0; j < server.cfg.databases && !(saveExclude & RDB_EXCLUDE_DATA); j++) {
         Db *db = &server.db[j];
         size_t size = dbSize(db);
         if (size == 0) continue;
-        rwByte(w, RDB_OPCODE_SELECTDB);
-        rwLen(w, (uint64_t)j);
-        rwByte(w, RDB_OPCODE_RESIZEDB);
-        rwLen(w, size);
-        rwLen(w, dbExpiresCount(db));
+        rwDbHead(w, j, size, dbExpiresCount(db));
         rdbModuleDbId = j;
         int rc = threads > 1 ? rdbSaveDbThreaded(w, db, lru, lfu, threads) : 1;
         if (rc == 1) rc = rwDbKeys(w, db, lru, lfu); /* one thread, or none could start */
@@ -520,16 +554,12 @@ static int rwSnapshot(RdbWriter *w, int aofBase) {
             sdsFree(mt);
         }
     }
-    rwByte(w, RDB_OPCODE_EOF);
-    if (rwFlush(w) < 0) return -1;
-    /* The CRC covers everything up to here; it is written unchecksummed. */
-    uint64_t crc = w->checksum ? w->crc : 0;
-    w->checksum = 0;
-    rwLe(w, crc, 8);
-    return rwFlush(w);
+    return rwSnapshotTail(w);
 }
 
 /* fsync of the directory holding path, so a rename is durable. */
+static int fsyncDirOf(const char *path);
+int rdbFsyncDirOf(const char *path) { return fsyncDirOf(path); }
 static int fsyncDirOf(const char *path) {
     char *copy = xstrdup(path);
     int fd = open(dirname(copy), O_RDONLY);

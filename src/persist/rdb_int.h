@@ -85,6 +85,23 @@ void rdbKeysSaved(RdbWriter *w, long long n);
  * holds.  0, or -1 (sticky). */
 int rdbWriterPutChecked(RdbWriter *w, const char *p, size_t n, uint64_t crc);
 
+/* The pieces of a snapshot, for a writer that interleaves them with other
+ * work (persist/snapshot.c), in this order: the head (magic, AUX fields,
+ * functions; aofBase: the AOF base's AUX field set); per database its head (SELECTDB, and RESIZEDB when size >
+ * 0) and its keys (rdbKeyBytes); the tail (EOF, CRC-64, flushed: 0 or
+ * -1).  The bytes are rwSnapshot's for the same keys in the same order. */
+void rdbSnapshotHead(RdbWriter *w, int aofBase);
+void rdbSnapshotDbHead(RdbWriter *w, int j, uint64_t size, uint64_t expires);
+int rdbSnapshotTail(RdbWriter *w);
+/* Flushes w's buffer when it passed its flush size (rdbWriterMaybeFlush)
+ * or at once (rdbWriterFlush).  0, or -1 after a failed write (sticky). */
+int rdbWriterMaybeFlush(RdbWriter *w);
+int rdbWriterFlush(RdbWriter *w);
+/* Whether keys carry IDLE (LRU policy) or FREQ (LFU policy) records. */
+void rdbSaveMetaPolicy(int *lru, int *lfu);
+/* fsync of the directory holding path (a rename made durable); 0 or -1. */
+int rdbFsyncDirOf(const char *path);
+
 /* A thread count directive's value: `configured` when above 0, else one
  * per online CPU in the process's affinity, at most autoMax (1 with one
  * CPU). */

@@ -37,6 +37,7 @@
 #include "persist/aof.h"
 #include "persist/persist.h"
 #include "persist/rdb.h"
+#include "persist/snapshot.h"
 #include "proto/resp_write.h"
 #include "repl/repl.h"
 #include "repl/repl_int.h"
@@ -52,6 +53,7 @@
 /* The full sync in progress. */
 static struct {
     pid_t pid;         /* -1: none */
+    int inlineSave;    /* a disk sync's file written in process (snapshot.h): pid is ours */
     int disk;
     int srcFd;         /* the pipe (diskless) or, once saved, the file */
     int sending;       /* disk: the file is being sent */
@@ -491,6 +493,19 @@ static void childSetup(pid_t parent, const sigset_t *oldMask) {
     if (getppid() != parent) raise(SIGUSR1); /* it died before the prctl */
 }
 
+static void diskSaved(int ok);
+static void jobFinish(int ok);
+
+/* The end of a disk sync's in-process save: as the child's reaping. */
+static void syncInlineDone(int ok, int unused) {
+    (void)unused;
+    job.inlineSave = 0;
+    job.pid = -1;
+    persistSyncChildDone(ok);
+    if (ok < 0) jobFinish(0);
+    else diskSaved(ok == 1);
+}
+
 static void startSync(int disk, int exclude) {
     int pfd[2] = {-1, -1};
     if (!disk && pipe(pfd) == -1) {
@@ -508,6 +523,35 @@ static void startSync(int disk, int exclude) {
         job.members[job.n++] = c;
     }
     repl.selDb = -1; /* the stream after the RDB starts with a SELECT */
+    if (disk && snapshotMethod == SNAPSHOT_INLINE && snapshotInlineUsable()) {
+        if (snapshotInlineStart(syncInlineDone) < 0) {
+            for (int i = 0; i < job.n; i++) clientFreeAsync(job.members[i]);
+            xfree(job.members);
+            job.members = NULL;
+            job.n = 0;
+            return;
+        }
+        job.inlineSave = 1;
+        persistSyncChildStarted(getpid(), disk);
+        job.pid = getpid();
+        job.offset = repl.offset;
+        job.disk = disk;
+        job.sending = job.throttled = 0;
+        for (int i = 0; i < job.n; i++) {
+            Client *c = job.members[i];
+            Replica *r = c->replState;
+            r->state = RSTATE_WAIT_BGSAVE_END;
+            replReplicaSetPosition(r, repl.offset + 1);
+            if (!r->preSync) {
+                char line[96];
+                int n = snprintf(line, sizeof(line), "+FULLRESYNC %s %lld\r\n", repl.replid, job.offset);
+                replyRaw(c, line, (size_t)n);
+            }
+        }
+        serverLog(LL_NOTICE, "Starting BGSAVE for SYNC with target: disk");
+        serverLog(LL_NOTICE, "Background saving started (in process, no fork)");
+        return;
+    }
     persistChildInfoOpen();
     long long start = ustime();
     pid_t parent = getpid();
@@ -844,7 +888,7 @@ void primaryBeforeSleep(void) {
 
 void primaryCron(int everySecond) {
     /* A disk sync's child, or a diskless one whose replicas all left. */
-    if (job.pid != -1 && (job.disk ? !job.sending : job.srcFd == -1)) {
+    if (job.pid != -1 && !job.inlineSave && (job.disk ? !job.sending : job.srcFd == -1)) {
         int st;
         pid_t p = waitpid(job.pid, &st, WNOHANG);
         if (p == job.pid) {
@@ -934,7 +978,10 @@ void primaryClientFreed(Client *c) {
              * one at once; a disk one unless save points want the file
              * (Redis 7.0). */
             if (!job.disk) cancelDiskless();
-            else if (!job.sending && !(server.cfg.saveParams && server.cfg.saveParams[0])) kill(job.pid, SIGUSR1);
+            else if (!job.sending && !(server.cfg.saveParams && server.cfg.saveParams[0])) {
+                if (job.inlineSave) snapshotInlineAbort();
+                else kill(job.pid, SIGUSR1);
+            }
         }
         if (repl.nreplicas == 0) repl.noReplicasSinceMs = server.time.nowMs;
         primaryRefreshGoodReplicas();

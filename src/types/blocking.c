@@ -472,6 +472,8 @@ static void serveKey(Db *db, const sds key) {
         Client *running = server.net.current;
         server.net.current = c;
         long long errors = server.stats.totalErrorReplies, start = ustime();
+        /* An in-process snapshot writes the keys the command names first. */
+        if (__builtin_expect(dispatchBeforeWrite != NULL, 0) && c->lastcmd) dispatchBeforeWrite(c, c->lastcmd);
         int served = bs->serve(c, db, key, sdsLen(key));
         server.net.current = running;
         effectsRelease();

@@ -229,3 +229,48 @@ def test_write_error_fails_threaded_save(start_server, monkeypatch, shim, tmp_pa
     os.unlink(flag)
     assert r.save()
     assert r.dbsize() == 20002
+
+
+def child_threads(s, what="RDB"):
+    """The serializing thread counts fork children logged so far."""
+    import re
+    return [int(n) for n in re.findall(r"%s child: (\d+) serializing thread" % what, s.log)]
+
+
+def auto_threads(cpus):
+    """rdb-save-threads 0 in a process with `cpus` CPUs: one per CPU, at
+    most 4, 1 with a single CPU."""
+    return 1 if cpus < 2 else min(cpus, 4)
+
+
+def test_fork_child_leaves_the_main_thread_a_cpu(start_server):
+    # Issue 42: a BGSAVE child under rdb-save-threads 0 runs one thread
+    # fewer than the CPUs it may use, so the parent's main thread keeps
+    # one; pinned by bgsave_cpulist to CPUs of its own it uses them all;
+    # an explicit count is taken as given.
+    cpus = sorted(os.sched_getaffinity(0))
+    s = start_server(args=["--bgsave_cpulist", str(cpus[0])])
+    r = raw_client(s)
+    fill(r, seed=2)
+    assert r.execute_command("BGSAVE") == b"Background saving started"
+    wait_bgsave_done(r)
+    assert r.info("persistence")["rdb_last_bgsave_status"] == "ok"
+    assert child_threads(s) == [1]  # one CPU of its own: no worker
+
+    s = start_server(**{"appendonly": "yes", "aof-use-rdb-preamble": "yes"})
+    r = raw_client(s)
+    fill(r, seed=4)
+    n = auto_threads(len(cpus))
+    assert r.execute_command("BGSAVE") == b"Background saving started"
+    wait_bgsave_done(r)
+    assert r.info("persistence")["rdb_last_bgsave_status"] == "ok"
+    assert child_threads(s) == [n - 1 if n > 1 else 1]
+    assert r.execute_command("BGREWRITEAOF")
+    assert wait_for(lambda: r.info("persistence")["aof_rewrite_in_progress"] == 0
+                    and r.info("persistence")["aof_rewrite_scheduled"] == 0, timeout=60)
+    assert r.info("persistence")["aof_last_bgrewrite_status"] == "ok"
+    assert child_threads(s, "AOF rewrite")[-1] == (n - 1 if n > 1 else 1)
+    r.config_set("rdb-save-threads", 3)
+    assert r.execute_command("BGSAVE") == b"Background saving started"
+    wait_bgsave_done(r)
+    assert child_threads(s)[-1] == 3

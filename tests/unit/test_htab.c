@@ -1049,6 +1049,58 @@ static void test_release_frees_buckets(void **state) {
     assert_int_equal(xmallocUsed(), before);
 }
 
+/* htabUnitOf: every entry is visited in the unit it names, before,
+ * during (paused) and after a rehash; an absent key's unit is where
+ * htabAdd puts it (array 1 while rehashing). */
+typedef struct UnitCheck {
+    size_t unit;
+    long seen;
+    const Htab *h;
+} UnitCheck;
+
+static void unitVisit(void *priv, void *entry) {
+    UnitCheck *u = priv;
+    const TestEntry *e = entry;
+    assert_int_equal(htabUnitOf(u->h, e->key, e->len), u->unit);
+    u->seen++;
+}
+
+static void checkUnits(Htab *h) {
+    UnitCheck u = {.h = h};
+    size_t units = htabArrayBuckets(h, 0) + htabArrayBuckets(h, 1);
+    for (u.unit = 0; u.unit < units; u.unit++) {
+        int t = u.unit < htabArrayBuckets(h, 0) ? 0 : 1;
+        size_t b = t ? u.unit - htabArrayBuckets(h, 0) : u.unit;
+        htabVisitBuckets(h, t, b, b + 1, unitVisit, &u);
+    }
+    assert_int_equal(u.seen, (long)htabSize(h));
+}
+
+static void test_unit_of(void **state) {
+    (void)state;
+    Htab *h = htabCreate(&goodType);
+    for (long i = 0; i < 1000; i++) htabAdd(h, newEntry("k%ld", i));
+    checkUnits(h);
+    /* Grow until a rehash is under way, then pause it. */
+    long n = 1000;
+    while (!htabIsRehashing(h)) htabAdd(h, newEntry("k%ld", n++));
+    htabPauseRehash(h);
+    checkUnits(h);
+    for (long i = 0; i < 50; i++) {
+        TestEntry *e = newEntry("new%ld", i);
+        size_t want = htabUnitOf(h, e->key, e->len);
+        assert_true(want >= htabArrayBuckets(h, 0)); /* absent: array 1 */
+        htabAdd(h, e);
+        assert_int_equal(htabUnitOf(h, e->key, e->len), want);
+    }
+    checkUnits(h);
+    htabResumeRehash(h);
+    while (htabRehashStep(h, 100)) {
+    }
+    checkUnits(h);
+    htabRelease(h, freeEntry, NULL);
+}
+
 int main(void) {
     xmallocRegisterThread(); /* as the server's main() does first */
     const struct CMUnitTest tests[] = {
@@ -1079,6 +1131,7 @@ int main(void) {
         cmocka_unit_test_setup(test_sample, setup),
         cmocka_unit_test_setup(test_replace_each_keeps_every_key, setup),
         cmocka_unit_test_setup(test_release_frees_buckets, setup),
+        cmocka_unit_test_setup(test_unit_of, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

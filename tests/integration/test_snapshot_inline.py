@@ -1,0 +1,321 @@
+"""BGSAVE without a fork (`cairn-snapshot inline`, Cairn's own directive,
+issue 42): the main thread writes the snapshot between commands, and a
+change to a key not written yet writes that key first.  The file is the
+dataset of the save's first moment -- DEBUG DIGEST of the file loaded (by
+Cairn and by redis-server 7.0.15) equals the digest taken when BGSAVE
+started -- under writes of every type, MULTI/EXEC and scripts, keys created,
+deleted, renamed, moved and copied to other databases, FLUSHDB and SWAPDB,
+expiry; FLUSHALL cancels it as it kills Redis's child; a save cut short
+(SHUTDOWN NOSAVE, kill -9) or failing (ENOSPC) leaves the old dump.rdb.
+
+The saves are slowed by rdb-key-save-delay so that writes certainly land
+while they run: each write round starts only after INFO said the save is
+still in progress."""
+import os
+import random
+import signal
+import time
+
+import pytest
+import redis
+
+from rdbhelp import populate
+from test_rdb import raw_client, start_with_file, wait_for, wait_bgsave_done
+from test_rdb_faults import shim, started_with_shim, status, no_temp_files  # noqa: F401 (fixture)
+
+INLINE = {"cairn-snapshot": "inline", "enable-debug-command": "yes"}
+DBG = {"enable-debug-command": "yes"}
+
+
+def in_progress(r):
+    return r.info("persistence")["rdb_bgsave_in_progress"] == 1
+
+
+def dump_path(s):
+    return os.path.join(s.tmp, "dump.rdb")
+
+
+def fill(r, n=1500, dbs=(0, 1, 2)):
+    """n keys of each type in each database of dbs."""
+    for db in dbs:
+        r.execute_command("SELECT", db)
+        p = r.pipeline(transaction=False)
+        for i in range(n):
+            p.set("s:%d" % i, "value-%d-" % i * 3)
+            p.hset("h:%d" % i, mapping={"a": i, "b": "x" * (i % 50)})
+            p.rpush("l:%d" % i, "a", i, "c")
+            p.sadd("t:%d" % i, i, i + 1, "m")
+            p.zadd("z:%d" % i, {"a": i, "b": -i})
+            if i % 10 == 0:
+                p.xadd("x:%d" % i, {"f": i})
+            if i % 7 == 0:
+                p.pexpire("s:%d" % i, 10 ** 9)
+        p.execute()
+    r.execute_command("SELECT", 0)
+
+
+def mutate(r, rnd, n=1500):
+    """One round of writes of every kind over random keys of databases 0-2."""
+    p = r.pipeline(transaction=False)
+    for _ in range(40):
+        i = rnd.randrange(n)
+        p.set("s:%d" % i, "new")
+        p.append("s:%d" % rnd.randrange(n), "tail")
+        p.hset("h:%d" % rnd.randrange(n), "a", "changed")
+        p.hdel("h:%d" % rnd.randrange(n), "b")
+        p.lpush("l:%d" % rnd.randrange(n), "pushed")
+        p.rpop("l:%d" % rnd.randrange(n))
+        p.sadd("t:%d" % rnd.randrange(n), "added")
+        p.srem("t:%d" % rnd.randrange(n), "m")
+        p.zadd("z:%d" % rnd.randrange(n), {"a": 1e6})
+        p.zrem("z:%d" % rnd.randrange(n), "b")
+        p.xadd("x:%d" % (rnd.randrange(n // 10) * 10), {"g": 1})
+        p.delete("h:%d" % rnd.randrange(n))
+        p.unlink("z:%d" % rnd.randrange(n))
+        p.expire("t:%d" % rnd.randrange(n), 10 ** 6)
+        p.persist("s:%d" % (rnd.randrange(n // 7) * 7))
+        p.set("created:%d" % rnd.randrange(10 ** 6), "new key")
+        p.rename("l:%d" % rnd.randrange(n), "renamed:%d" % rnd.randrange(10 ** 6))
+        p.execute_command("MOVE", "s:%d" % rnd.randrange(n), 1)
+        p.execute_command("COPY", "h:%d" % rnd.randrange(n), "h:%d" % rnd.randrange(n), "DB", 2, "REPLACE")
+        p.lmove("l:%d" % rnd.randrange(n), "l:%d" % rnd.randrange(n), "LEFT", "RIGHT")
+        p.execute_command("SELECT", 1)
+        p.set("s:%d" % rnd.randrange(n), "db1")
+        p.delete("z:%d" % rnd.randrange(n))
+        p.execute_command("SELECT", 0)
+    # Transactions and scripts, a script writing a key it did not declare.
+    p.execute(raise_on_error=False)  # RENAME of a key gone, LMOVE of a wrong type, ...
+    t = r.pipeline(transaction=True)
+    t.set("s:%d" % rnd.randrange(n), "multi")
+    t.incr("counter")
+    t.delete("t:%d" % rnd.randrange(n))
+    t.execute()
+    r.eval("redis.call('set', ARGV[1], 'lua'); redis.call('del', ARGV[2]); return 1", 0,
+           "s:%d" % rnd.randrange(n), "h:%d" % rnd.randrange(n))
+
+
+def slow_bgsave(r, delay=100):
+    r.config_set("rdb-key-save-delay", delay)
+    assert r.execute_command("BGSAVE") == b"Background saving started"
+    assert in_progress(r)
+
+
+def finish(r):
+    wait_bgsave_done(r)
+    r.config_set("rdb-key-save-delay", 0)
+
+
+def test_point_in_time_under_writes_of_every_type(start_server, start_oracle):
+    s = start_server(**INLINE)
+    r = raw_client(s)
+    populate(r, seed=5, dbs=(0, 3))
+    fill(r)
+    want = r.execute_command("DEBUG", "DIGEST")
+    slow_bgsave(r)
+    rnd, rounds = random.Random(42), 0
+    while in_progress(r):
+        mutate(r, rnd)
+        rounds += 1
+    finish(r)
+    assert rounds >= 1
+    assert status(r) == "ok"
+    assert "Background saving started (in process, no fork)" in s.log
+    assert r.execute_command("DEBUG", "DIGEST") != want  # the writes changed the dataset
+    for start in (start_server, start_oracle):
+        o, _ = start_with_file(start, dump_path(s), **DBG)
+        assert o.client().execute_command("DEBUG", "DIGEST") == want
+
+
+def test_flushdb_and_swapdb_during_the_save(start_server):
+    s = start_server(**INLINE)
+    r = raw_client(s)
+    fill(r, n=800, dbs=(0, 1, 2, 5))
+    want = r.execute_command("DEBUG", "DIGEST")
+    slow_bgsave(r)
+    r.execute_command("SWAPDB", 1, 5)
+    r.execute_command("SELECT", 2)
+    r.execute_command("FLUSHDB")
+    r.execute_command("SELECT", 0)
+    r.set("s:1", "after")
+    assert in_progress(r)
+    finish(r)
+    assert status(r) == "ok"
+    o, _ = start_with_file(start_server, dump_path(s), **DBG)
+    assert o.client().execute_command("DEBUG", "DIGEST") == want
+
+
+def test_keys_expired_or_deleted_during_the_save_are_in_the_file(start_server):
+    # Keys already expired at the start (active expiry off) are in the
+    # snapshot, as in a fork's; deleted during the save by lazy expiry or by
+    # the active cycle, they are written first.  rdbcompression off: their
+    # values are found in the file as they are.
+    s = start_server(rdbcompression="no", **INLINE)
+    r = raw_client(s)
+    fill(r, n=1500, dbs=(0,))
+    r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 0)
+    for i in range(40):
+        r.set("exp:%06d" % i, "expired-value-%06d" % i, px=1)
+    time.sleep(0.05)  # past their 1 ms (not looked at: that would delete them)
+    slow_bgsave(r)
+    for i in range(20):
+        assert r.get("exp:%06d" % i) is None  # lazy expiry deletes it
+    r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", 1)
+    wait_for(lambda: r.exists(*["exp:%06d" % i for i in range(40)]) == 0 or not in_progress(r))
+    assert in_progress(r)
+    finish(r)
+    assert status(r) == "ok"
+    data = open(dump_path(s), "rb").read()
+    for i in range(40):
+        assert b"expired-value-%06d" % i in data, i
+
+
+def test_flushall_cancels_the_save(start_server):
+    s = start_server(**INLINE)
+    r = raw_client(s)
+    r.set("old", "1")
+    assert r.save() == b"OK"
+    good = open(dump_path(s), "rb").read()
+    fill(r, n=500, dbs=(0,))
+    slow_bgsave(r)
+    r.flushall()
+    assert not in_progress(r)
+    assert status(r) == "ok"  # cancelled, not failed
+    assert open(dump_path(s), "rb").read() == good
+    assert no_temp_files(s.tmp)
+    r.set("new", "2")
+    assert r.execute_command("BGSAVE") == b"Background saving started"
+    finish(r)
+    o, _ = start_with_file(start_server, dump_path(s), **DBG)
+    assert o.client().keys("*") == [b"new"]
+
+
+@pytest.mark.parametrize("how", ["shutdown", "kill9"])
+def test_save_cut_short_leaves_the_old_file(start_server, how):
+    s = start_server(**INLINE)
+    r = raw_client(s)
+    r.set("old", "1")
+    assert r.save() == b"OK"
+    good = open(dump_path(s), "rb").read()
+    fill(r, n=500, dbs=(0,))
+    slow_bgsave(r, delay=1000)
+    if how == "shutdown":
+        try:
+            r.shutdown(nosave=True)  # redis-py swallows the closed connection
+        except redis.ConnectionError:
+            pass
+        s.proc.wait(timeout=30)
+        assert "There is a child saving an .rdb. Killing it!" in s.log
+        assert no_temp_files(s.tmp)
+    else:
+        os.kill(s.pid, signal.SIGKILL)
+        s.proc.wait(timeout=30)
+    assert open(dump_path(s), "rb").read() == good
+
+
+def test_write_error_fails_the_save(start_server, monkeypatch, shim, tmp_path):  # noqa: F811
+    s, r, flag, good = started_with_shim(start_server, monkeypatch, shim, tmp_path, CAIRN_FAULT_WRITE="ENOSPC")
+    r.config_set("cairn-snapshot", "inline")
+    p = r.pipeline(transaction=False)
+    for i in range(20000):
+        p.set("k%d" % i, ("value %d " % i) * 20)
+    p.execute()
+    open(flag, "w").close()
+    assert r.execute_command("BGSAVE") == b"Background saving started"
+    wait_bgsave_done(r)
+    assert status(r) == "err"
+    assert "Write error saving DB on disk" in s.log and "Background saving error" in s.log
+    assert open(dump_path(s), "rb").read() == good
+    assert no_temp_files(s.tmp)
+    with pytest.raises(redis.ResponseError, match="^MISCONF"):
+        r.set("x", "1")
+    os.unlink(flag)
+    assert r.execute_command("BGSAVE") == b"Background saving started"
+    wait_bgsave_done(r)
+    assert status(r) == "ok"
+    assert r.set("x", "1")
+
+
+def test_directive(start_server):
+    s = start_server(**DBG)
+    r = raw_client(s)
+    assert r.config_get("cairn-snapshot") == {"cairn-snapshot": "fork"}
+    assert r.config_get("*").get("cairn-snapshot") is None  # Redis's names only
+    with pytest.raises(redis.ResponseError):
+        r.config_set("cairn-snapshot", "both")
+    r.set("a", "1")
+    assert r.execute_command("BGSAVE") == b"Background saving started"
+    wait_bgsave_done(r)
+    assert "Background saving started by pid" in s.log
+    assert "in process, no fork" not in s.log
+    r.config_set("cairn-snapshot", "inline")
+    assert r.execute_command("BGSAVE") == b"Background saving started"
+    wait_bgsave_done(r)
+    assert "Background saving started (in process, no fork)" in s.log
+    assert r.info("persistence")["rdb_last_bgsave_status"] == "ok"
+    assert r.lastsave()
+
+
+def rewriting(r):
+    i = r.info("persistence")
+    return i["aof_rewrite_in_progress"] == 1 or i["aof_rewrite_scheduled"] == 1
+
+
+def test_aof_rewrite_base_in_process(start_server):
+    # The rewrite's RDB preamble written without a fork: the base is the
+    # dataset of the rewrite's start and the new INCR file has every write
+    # since, so loading both gives today's dataset exactly (a base holding
+    # later writes would apply them twice).  FLUSHALL does not cancel it.
+    s = start_server(appendonly="yes", **{"aof-use-rdb-preamble": "yes"}, **INLINE)
+    r = raw_client(s)
+    fill(r, n=1000, dbs=(0, 1, 2))
+    r.config_set("rdb-key-save-delay", 100)
+    assert r.execute_command("BGREWRITEAOF")
+    rnd, rounds = random.Random(7), 0
+    while rewriting(r):
+        mutate(r, rnd, n=1000)
+        rounds += 1
+    assert rounds >= 1
+    assert r.info("persistence")["aof_last_bgrewrite_status"] == "ok"
+    assert "Background append only file rewriting started (in process, no fork)" in s.log
+    want = r.execute_command("DEBUG", "DIGEST")
+    assert r.execute_command("DEBUG", "LOADAOF") == b"OK"
+    assert r.execute_command("DEBUG", "DIGEST") == want
+
+    assert r.execute_command("BGREWRITEAOF")
+    assert rewriting(r)
+    r.flushall()
+    r.set("after", "flush")
+    wait_for(lambda: not rewriting(r), timeout=60)
+    r.config_set("rdb-key-save-delay", 0)
+    assert r.info("persistence")["aof_last_bgrewrite_status"] == "ok"
+    want = r.execute_command("DEBUG", "DIGEST")
+    assert r.execute_command("DEBUG", "LOADAOF") == b"OK"
+    assert r.execute_command("DEBUG", "DIGEST") == want
+    assert r.keys("*") == [b"after"]
+
+
+@pytest.mark.parametrize("replica_kind", ["cairn", "redis"])
+def test_disk_full_sync_in_process(start_server, start_oracle, replica_kind):
+    # repl-diskless-sync no: the sync's file is written without a fork
+    # while the primary takes writes; the replica (Cairn, or
+    # redis-server 7.0.15) loads it and applies the stream from the
+    # snapshot's offset, so it ends with the primary's digest.
+    p_srv = start_server(**{"repl-diskless-sync": "no"}, **INLINE)
+    p = raw_client(p_srv)
+    fill(p, n=1000, dbs=(0, 1, 2))
+    p.config_set("rdb-key-save-delay", 100)
+    s_srv = (start_server if replica_kind == "cairn" else start_oracle)(**DBG)
+    s = s_srv.client()
+    s.execute_command("REPLICAOF", p_srv.host, p_srv.port)
+    wait_for(lambda: in_progress(p), timeout=30)
+    rnd, rounds = random.Random(11), 0
+    while in_progress(p):
+        mutate(p, rnd, n=1000)
+        rounds += 1
+    assert rounds >= 1
+    p.config_set("rdb-key-save-delay", 0)
+    assert "Background saving started (in process, no fork)" in p_srv.log
+    wait_for(lambda: s.info("replication").get("master_link_status") == "up", timeout=60)
+    wait_for(lambda: s.info("replication")["slave_repl_offset"] == p.info("replication")["master_repl_offset"],
+             timeout=60)
+    assert s.execute_command("DEBUG", "DIGEST") == p.execute_command("DEBUG", "DIGEST")
