@@ -163,12 +163,7 @@ void persistChildInfoOpen(void) {
 
 void persistChildInfoInChild(const char *what) {
     configApplyOomScoreAdj(CONFIG_OOM_BGCHILD);
-    const char *cpulist = strcmp(what, "RDB") ? server.cfg.aofRewriteCpulist : server.cfg.bgsaveCpulist;
-    configSetCpuAffinity(cpulist);
-    /* Pinned to its own CPUs the child may use them all; otherwise the
-     * parent's main thread keeps one. */
-    rdbSaveLeaveOneCpu = cpulist == NULL || cpulist[0] == '\0';
-    serverLog(LL_NOTICE, "%s child: %d serializing thread(s)", what, rdbSaveThreadCount());
+    configSetCpuAffinity(strcmp(what, "RDB") ? server.cfg.aofRewriteCpulist : server.cfg.bgsaveCpulist);
     if (state.infoPipe[0] != -1) close(state.infoPipe[0]);
     state.infoPipe[0] = -1;
     child.what = what;

@@ -83,11 +83,6 @@ struct RdbWriter *rdbBufferWriter(void);
 sds rdbBufferWriterDone(struct RdbWriter *w);
 struct RdbReader *rdbBufferReader(const void *p, size_t len);
 void rdbBufferReaderFree(struct RdbReader *r);
-/* Set in a fork child whose CPUs it shares with the parent (no
- * bgsave_cpulist / aof_rewrite_cpulist): rdb-save-threads 0 then picks one
- * CPU fewer than it finds, so the save leaves the serving main thread a
- * CPU of its own. */
-extern int rdbSaveLeaveOneCpu;
 #define RDB_PAYLOAD_TRAILER 10 /* DUMP payload: version (2) + CRC-64 (8) */
 
 /* A DUMP payload of o's value (caller owns it). */

@@ -93,16 +93,9 @@ int rdbThreadCount(int configured, int autoMax) {
     return cpus > autoMax ? autoMax : (int)cpus;
 }
 
-int rdbSaveLeaveOneCpu;
-
 int rdbSaveThreadCount(void) {
     if (rdbSaveSingleThreaded) return 1;
-    int n = rdbThreadCount(server.cfg.rdbSaveThreads, RDB_SAVE_THREADS_AUTO_MAX);
-    /* A fork child shares the CPUs with the parent's main thread, which
-     * keeps serving (and, under overwrites, copying pages): the automatic
-     * count leaves it one CPU (on 2 CPUs the saving thread works alone). */
-    if (rdbSaveLeaveOneCpu && server.cfg.rdbSaveThreads <= 0 && n > 1) n--;
-    return n;
+    return rdbThreadCount(server.cfg.rdbSaveThreads, RDB_SAVE_THREADS_AUTO_MAX);
 }
 
 /* A worker's sink: gives its buffer to the saving thread and waits until
