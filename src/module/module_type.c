@@ -215,12 +215,14 @@ static const char *valueTypeName(const kvobj *o) { return ((ModuleValue *)kvPtr(
 
 /* ---- digest ---- */
 
-/* As Redis: the module's sequences, xor-ed into the key's digest. */
+/* As Redis: the module's sequences, xor-ed into the key's digest; a type
+ * without a digest callback adds nothing (not even the hash of zeros). */
 static void valueDigest(const kvobj *o, unsigned char d[20]) {
     ModuleValue *mv = kvPtr(o);
+    if (!mv->type->m.digest) return;
     RedisModuleDigest md;
     memset(&md, 0, sizeof(md));
-    if (mv->type->m.digest) mv->type->m.digest(&md, mv->value);
+    mv->type->m.digest(&md, mv->value);
     xorDigest(d, md.x, 20);
 }
 

@@ -329,3 +329,19 @@ def test_check_rdb_reads_past_module_data(start_server, start_oracle, which):
     assert rp.returncode == 0
     assert out == rp.stdout  # the same file: byte for byte
     assert "3 keys read" in out and "1 expires" in out
+
+
+def test_digest_of_a_type_without_digest_callback(start_server, start_oracle):
+    """moddatat1 has no digest callback: its value adds nothing to the key's
+    digest (Redis xors the module's sequences only when the callback exists),
+    so DEBUG DIGEST and DIGEST-VALUE are the same bytes on both servers."""
+    got = []
+    for start in (start_server, start_oracle):
+        srv = loaded(start, "moddata", enable_debug_command="yes")
+        r = _fill(srv, aux=False)
+        r.execute_command("SET", "plain", "v")
+        r.execute_command("mdt.set", "k3", "three")
+        r.execute_command("PEXPIRE", "k3", "100000000")
+        got.append([r.execute_command("DEBUG", "DIGEST"),
+                    r.execute_command("DEBUG", "DIGEST-VALUE", "k1", "k3", "plain", "missing")])
+    assert got[0] == got[1]
