@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -282,6 +283,7 @@ static void linkReadable(EventLoop *loop, int fd, void *data, int mask) {
         }
         off += (size_t)r;
         SInst *ri = l->ri;
+        if (l->pubsub) l->lastActivity = mstime();
         if (l->pubsub && !l->head) {
             sentinelPubsubMessage(ri, v);
         } else if (l->head) {
@@ -308,7 +310,7 @@ int linkConnect(SLink *l, const char *ip, int port) {
      * is TLS, as Redis's */
     l->conn = connConnect(connTypeForReplication(), ip, ps, NULL, &err);
     if (!l->conn) return -1;
-    l->connectedAt = mstime();
+    l->connectedAt = l->lastActivity = mstime();
     connEventAdd(l->conn, EV_WRITABLE, linkWritable, l);
     return 0;
 }
@@ -347,6 +349,7 @@ SInst *instCreate(int flags, const char *name, const char *host, int port, SInst
     ri->slavePriority = 100;
     ri->roleReported = flags & SRI_SLAVE ? SRI_SLAVE : SRI_MASTER;
     ri->roleReportedTime = ri->createdAt;
+    ri->slaveConfChangeTime = ri->createdAt;
     ri->cc = linkCreate(ri, 0);
     if (!(flags & SRI_SENTINEL)) ri->pc = linkCreate(ri, 1);
     return ri;
@@ -415,7 +418,7 @@ void sentinelInstRemoveAt(SInst **arr, int *n, int i) {
 
 static void switchMaster(SInst *m, const char *ip, int port);
 SInst *sentinelSelectSlave(SInst *m, long long now);
-static void sendTransaction(SInst *ri, const char *host, const char *port);
+static int sendTransaction(SInst *ri, const char *host, const char *port);
 
 const char *sentinelInstTypeName(const SInst *ri) {
     return ri->flags & SRI_MASTER ? "master" : ri->flags & SRI_SLAVE ? "slave" : "sentinel";
@@ -503,6 +506,29 @@ static int infoField(const char *info, const char *name, char *out, size_t outLe
     return 0;
 }
 
+/* Redis's sentinelMasterLooksSane: m is up, reports itself a primary,
+ * and its INFO is fresher than two INFO periods. */
+static int masterLooksSane(const SInst *m, long long now) {
+    return (m->flags & SRI_MASTER) && m->roleReported == SRI_MASTER && !(m->flags & (SRI_S_DOWN | SRI_O_DOWN)) &&
+           m->infoRefresh && now - m->infoRefresh < stun.infoPeriod * 2;
+}
+
+/* 1 when ri has not been subjectively or objectively down within the
+ * last ms milliseconds (or never). */
+static int noDownFor(const SInst *ri, long long ms, long long now) {
+    long long last = ri->sdownSince > ri->odownSince ? ri->sdownSince : ri->odownSince;
+    return !last || now - last > ms;
+}
+
+/* 1 when the replica ri reports (INFO master_host/master_port) the
+ * address of m: its port, and a host that is m's or resolves to m's ip. */
+static int slaveReplicatesFrom(const SInst *ri, const SInst *m) {
+    if (ri->slaveMasterPort != m->port || !ri->slaveMasterHost) return 0;
+    if (!strcasecmp(ri->slaveMasterHost, m->ip) || !strcasecmp(ri->slaveMasterHost, m->host)) return 1;
+    char ip[64];
+    return sentinelResolve(ri->slaveMasterHost, ip, sizeof(ip)) == 0 && !strcasecmp(ip, m->ip);
+}
+
 static void infoReply(SInst *ri, RVal *r, void *priv) {
     ri->flags &= ~SRI_INFO_PENDING;
     if (!r || r->type != '$' || !r->str) return;
@@ -527,6 +553,7 @@ static void infoReply(SInst *ri, RVal *r, void *priv) {
     if (role && role != ri->roleReported) {
         ri->roleReported = role;
         ri->roleReportedTime = now;
+        if (role == SRI_SLAVE) ri->slaveConfChangeTime = now;
     }
     if ((ri->flags & SRI_MASTER) && role == SRI_MASTER) {
         /* slaveN:ip=...,port=...,state=...,offset=...,lag=... */
@@ -575,7 +602,7 @@ static void infoReply(SInst *ri, RVal *r, void *priv) {
         char port[16];
         snprintf(port, sizeof(port), "%d", ri->master->port);
         ri->reconfSentTime = now;
-        sentinelEvent(LL_WARNING, "+convert-to-slave", ri, "%s", "");
+        sentinelEvent(LL_NOTICE, "+convert-to-slave", ri, "%s", "");
         sendTransaction(ri, sentinelAnnounceHost(ri->master), port);
     }
     if (ri->flags & SRI_SLAVE) {
@@ -583,11 +610,16 @@ static void infoReply(SInst *ri, RVal *r, void *priv) {
             ri->masterLinkDownTime = strtoll(v, NULL, 10) * 1000;
         else
             ri->masterLinkDownTime = 0;
-        if (infoField(info, "master_host", v, sizeof(v))) {
+        if (infoField(info, "master_host", v, sizeof(v)) &&
+            (!ri->slaveMasterHost || strcasecmp(ri->slaveMasterHost, v))) {
             xfree(ri->slaveMasterHost);
             ri->slaveMasterHost = xstrdup(v);
+            ri->slaveConfChangeTime = now;
         }
-        if (infoField(info, "master_port", v, sizeof(v))) ri->slaveMasterPort = atoi(v);
+        if (infoField(info, "master_port", v, sizeof(v)) && atoi(v) != ri->slaveMasterPort) {
+            ri->slaveMasterPort = atoi(v);
+            ri->slaveConfChangeTime = now;
+        }
         if (infoField(info, "master_link_status", v, sizeof(v))) ri->masterLinkUp = !strcmp(v, "up");
         if (infoField(info, "slave_priority", v, sizeof(v)) ||
             infoField(info, "replica_priority", v, sizeof(v)))
@@ -597,6 +629,23 @@ static void infoReply(SInst *ri, RVal *r, void *priv) {
             ri->replicaAnnounced = atoi(v);
         else
             ri->replicaAnnounced = 1;
+    }
+    /* A replica replicating from another address than its group's
+     * primary (pointed elsewhere by hand, or left behind by a failover it
+     * missed): made a replica of the right one (+fix-slave-config), as
+     * Redis's rule has it: not in TILT, the primary looking sane, the
+     * replica not down within the failover timeout and its reported
+     * primary unchanged for longer than that.  A promoted replica reports
+     * itself a primary, so it never gets here. */
+    if ((ri->flags & SRI_SLAVE) && role == SRI_SLAVE && !sentinel.tilt && ri->slaveMasterHost &&
+        !slaveReplicatesFrom(ri, ri->master)) {
+        long long wait = ri->master->failoverTimeout;
+        if (masterLooksSane(ri->master, now) && noDownFor(ri, wait, now) && now - ri->slaveConfChangeTime > wait) {
+            char port[16];
+            snprintf(port, sizeof(port), "%d", ri->master->port);
+            if (sendTransaction(ri, sentinelAnnounceHost(ri->master), port) == 0)
+                sentinelEvent(LL_NOTICE, "+fix-slave-config", ri, "%s", "");
+        }
     }
 }
 
@@ -840,9 +889,16 @@ static void periodicInstance(SInst *ri, long long now, int act) {
         }
         if (now - ri->lastHelloSent > stun.publishPeriod) sendHello(ri);
     }
-    /* A link silent for long with a PING pending is dropped: it reconnects. */
-    if (cc->conn && cc->connected && ri->pingSentAt && now - ri->pingSentAt > ri->downAfter / 2 &&
-        now - cc->connectedAt > stun.minLinkReconnectPeriod) {
+    if (!act) return;
+    /* Links that look connected but are not working are closed, to be
+     * reconnected (Redis's rules, outside TILT): the command link when a
+     * PING has gone unanswered, and no reply of any kind came, for half
+     * down-after-milliseconds; the pub/sub link when nothing (no hello,
+     * ours included: we publish one every publish period) arrived on it
+     * for three publish periods.  Either only once connected for longer
+     * than min-link-reconnect-period. */
+    if (cc->conn && cc->connected && now - cc->connectedAt > stun.minLinkReconnectPeriod && ri->actPing &&
+        now - ri->actPing > ri->downAfter / 2 && now - ri->lastPong > ri->downAfter / 2) {
         cc->lastReconnect = 0;
         ri->pingSentAt = 0;
         /* linkFree/Create to drop its callbacks too */
@@ -851,7 +907,12 @@ static void periodicInstance(SInst *ri, long long now, int act) {
         ri->cc = cc = n;
         ri->flags &= ~SRI_INFO_PENDING;
     }
-    if (!act) return;
+    SLink *pc = ri->pc;
+    if (pc && pc->conn && now - pc->connectedAt > stun.minLinkReconnectPeriod &&
+        now - pc->lastActivity > stun.publishPeriod * 3) {
+        linkDisconnect(pc);
+        pc->lastReconnect = 0;
+    }
     /* subjective down */
     /* As Redis: how long the oldest PING has gone without a valid reply;
      * with none pending, how long since the last valid one while the link
@@ -940,7 +1001,19 @@ static void abortFailover(SInst *m, const char *why) {
 
 static void startFailoverIfNeeded(SInst *m, long long now) {
     if (!(m->flags & SRI_O_DOWN) || (m->flags & SRI_FAILOVER_IN_PROGRESS)) return;
-    if (now - m->failoverStartTime < m->failoverTimeout * 2) return;
+    if (now - m->failoverStartTime < m->failoverTimeout * 2) {
+        /* said once per attempt, as Redis: when the next may start */
+        if (m->failoverDelayLogged != m->failoverStartTime) {
+            time_t at = (time_t)((m->failoverStartTime + m->failoverTimeout * 2) / 1000);
+            char when[32];
+            struct tm tm;
+            localtime_r(&at, &tm);
+            strftime(when, sizeof(when), "%a %b %e %H:%M:%S %Y", &tm);
+            m->failoverDelayLogged = m->failoverStartTime;
+            serverLog(LL_WARNING, "Next failover delay: I will not start a failover before %s", when);
+        }
+        return;
+    }
     sentinel.currentEpoch++;
     m->failoverEpoch = sentinel.currentEpoch;
     m->flags |= SRI_FAILOVER_IN_PROGRESS;
@@ -1022,9 +1095,9 @@ SInst *sentinelSelectSlave(SInst *m, long long now) {
     return cand[0];
 }
 
-static void sendTransaction(SInst *ri, const char *host, const char *port) {
+static int sendTransaction(SInst *ri, const char *host, const char *port) {
     const char *multi[1] = {"MULTI"};
-    linkCommand(ri->cc, ignoreReply, NULL, 1, multi);
+    if (linkCommand(ri->cc, ignoreReply, NULL, 1, multi) != 0) return -1;
     if (host) {
         const char *a[3] = {"SLAVEOF", host, port};
         linkCommand(ri->cc, ignoreReply, NULL, 3, a);
@@ -1038,6 +1111,7 @@ static void sendTransaction(SInst *ri, const char *host, const char *port) {
     linkCommand(ri->cc, ignoreReply, NULL, 4, kill);
     const char *exec[1] = {"EXEC"};
     linkCommand(ri->cc, ignoreReply, NULL, 1, exec);
+    return 0;
 }
 
 /* The primary m now lives at ip:port: its replicas are the old ones (but

@@ -44,6 +44,7 @@ typedef struct SLink {
     int pending;
     long long connectedAt, disconnectedAt;
     long long lastReconnect;
+    long long lastActivity; /* pub/sub links: connect, or the last reply or message read */
 } SLink;
 
 #define SRI_MASTER 1
@@ -113,6 +114,7 @@ struct SInst {
     int pendingSwitchPort;
     unsigned long long pendingSwitchEpoch; /* its config epoch: configEpoch takes it at the switch */
     long long reconfSentTime; /* slaves: SLAVEOF sent */
+    long long slaveConfChangeTime; /* slaves: created, turned replica, or its reported primary changed */
     /* slaves: from their INFO */
     long long masterLinkDownTime;
     int masterLinkUp;

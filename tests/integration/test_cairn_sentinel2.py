@@ -9,6 +9,7 @@ Most tests run the same scenario against cairn-sentinel and Debian's
 redis-sentinel 7.0.15 (parametrized by `binary`), or compare the raw reply
 bytes of both: what is asserted is what redis-sentinel does."""
 import os
+import re
 import signal
 import socket
 import stat
@@ -533,6 +534,11 @@ def test_isolated_sentinel_does_not_fail_over(binary, start_server, sentinels):
         log = alone.log()
         assert "+odown" in log and "+try-failover" in log
         assert "+elected-leader" not in log and "+selected-slave" not in log
+        # still +odown within twice the failover timeout of the attempt:
+        # said once, as a WARNING, with the date of the next attempt
+        delay = "Next failover delay: I will not start a failover before "
+        wait_for(lambda: delay in alone.log(), 30, "next failover delay logged")
+        assert re.search(r" # %s\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}\n" % delay, alone.log())
         assert reps[0].client().execute_command("ROLE")[0] == b"slave"
         assert alone.cmd("SENTINEL", "GET-MASTER-ADDR-BY-NAME", NAME)[1] == str(p.port)
     finally:
