@@ -105,15 +105,47 @@ typedef struct DbSlotTables {
 
 static int slotsOn;
 
-unsigned dbKeySlot(const char *key, size_t len) {
-    const char *open = memchr(key, '{', len);
+/* The last key whose slot was computed, by content (a key's slot is a
+ * function of its bytes alone, so the entry is never stale): a command's
+ * key is hashed once, by the cluster's slot check, and each table lookup
+ * of the same key (argv's copy, or the stored key's) finds it here for
+ * one length test and a memcmp instead of the CRC.  Keys longer than
+ * SLOT_CACHE_MAX are not kept.  Per thread, in case a thread other than
+ * the main one ever computes a slot.  len SIZE_MAX: empty. */
+#define SLOT_CACHE_MAX 64
+static _Thread_local struct {
+    size_t len;
+    unsigned slot;
+    char key[SLOT_CACHE_MAX];
+} slotCache = {SIZE_MAX, 0, {0}};
+
+static unsigned slotCompute(const char *key, size_t len) {
+    const char *from = key, *open = memchr(key, '{', len);
+    size_t n = len;
     if (open) {
         size_t at = (size_t)(open - key) + 1;
         const char *close = memchr(key + at, '}', len - at);
-        if (close && close > key + at) return crc16(key + at, (size_t)(close - key - at)) & (DB_SLOTS - 1);
+        if (close && close > key + at) {
+            from = key + at;
+            n = (size_t)(close - from);
+        }
     }
-    return crc16(key, len) & (DB_SLOTS - 1);
+    unsigned slot = crc16(from, n) & (DB_SLOTS - 1);
+    if (len <= SLOT_CACHE_MAX) {
+        memcpy(slotCache.key, key, len);
+        slotCache.len = len;
+        slotCache.slot = slot;
+    }
+    return slot;
 }
+
+/* dbKeySlot through the one-entry cache. */
+static inline unsigned slotOf(const char *key, size_t len) {
+    if (len == slotCache.len && memcmp(key, slotCache.key, len) == 0) return slotCache.slot;
+    return slotCompute(key, len);
+}
+
+unsigned dbKeySlot(const char *key, size_t len) { return slotOf(key, len); }
 
 void dbUseSlots(void) { slotsOn = 1; }
 
@@ -123,7 +155,7 @@ int dbSlotsOn(void) { return slotsOn; }
  * its slot's. */
 static inline Htab *tableOf(Db *db, const char *key, size_t len) {
     if (__builtin_expect(db->ks.slots == NULL, 1)) return &db->ks.keys;
-    return &db->ks.slots->tab[dbKeySlot(key, len)];
+    return &db->ks.slots->tab[slotOf(key, len)];
 }
 
 /* The table to add key to: in cluster mode the slot tables are made at
@@ -132,7 +164,7 @@ static DbSlotTables *slotTablesMake(Db *db);
 static inline Htab *tableForAdd(Db *db, const char *key, size_t len) {
     if (__builtin_expect(!slotsOn, 1)) return &db->ks.keys;
     if (!db->ks.slots) slotTablesMake(db);
-    return &db->ks.slots->tab[dbKeySlot(key, len)];
+    return &db->ks.slots->tab[slotOf(key, len)];
 }
 
 /* Key counts by groups of slots: mid[g] of slots [32 g, 32 g + 32),
