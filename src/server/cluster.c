@@ -294,12 +294,28 @@ static sds catFlags(sds s, const ClusterNode *n) {
     return any ? s : sdsCat(s, "noflags");
 }
 
+static int slotBit(const ClusterNode *n, int j) { return (n->slotBits[j >> 3] >> (j & 7)) & 1; }
+
+/* n's slots as " a-b c ..." ranges, from its bitmap: whole bytes of
+ * slots not its own, or all its own, are passed 8 at a time. */
 static sds catSlotRanges(sds s, const ClusterNode *n) {
-    for (int j = 0; j < (int)DB_SLOTS; j++) {
-        if (cs.slots[j] != n) continue;
-        int start = j;
-        while (j + 1 < (int)DB_SLOTS && cs.slots[j + 1] == n) j++;
-        s = start == j ? sdsCatPrintf(s, " %d", start) : sdsCatPrintf(s, " %d-%d", start, j);
+    if (n->numSlots == 0) return s;
+    for (int j = 0; j < (int)DB_SLOTS;) {
+        if (!(j & 7) && n->slotBits[j >> 3] == 0) {
+            j += 8;
+            continue;
+        }
+        if (!slotBit(n, j)) {
+            j++;
+            continue;
+        }
+        int start = j++;
+        while (j < (int)DB_SLOTS) {
+            if (!(j & 7) && n->slotBits[j >> 3] == 0xff) j += 8;
+            else if (slotBit(n, j)) j++;
+            else break;
+        }
+        s = start == j - 1 ? sdsCatPrintf(s, " %d", start) : sdsCatPrintf(s, " %d-%d", start, j - 1);
     }
     return s;
 }
@@ -679,7 +695,7 @@ static inline void findCommands(void) {
  * find-keys range of one key, not NOT_KEY nor INCOMPLETE), else 0.  Such a
  * command's keys are that argument alone, by spec or by its fallback
  * finder (SET's, BITFIELD's: the same position). */
-static int singleKeyPos(const Command *cmd, int argc) {
+static inline int singleKeyPos(const Command *cmd, int argc) {
     const CommandSpec *spec = cmd->spec;
     if (spec->keySpecCount != 1) return 0;
     const KeySpec *ks = &spec->keySpecs[0];
@@ -694,7 +710,7 @@ static int singleKeyPos(const Command *cmd, int argc) {
  * answer myself.  0: ask nodeForCommand.  The slot computed here stays in
  * the keyspace's slot cache (db.h dbKeySlot), so the command's table
  * lookups of that key do not hash it again. */
-static int servedHereFast(const Command *cmd, int argc, sds *argv) {
+static inline int servedHereFast(const Command *cmd, int argc, sds *argv) {
     int pos = singleKeyPos(cmd, argc);
     if (!pos || !cs.ok) return 0;
     unsigned slot = dbKeySlot(argv[pos], sdsLen(argv[pos]));
@@ -800,8 +816,8 @@ static ClusterNode *nodeForCommand(Client *c, Command *top, int topArgc, sds *to
     return n;
 }
 
-int clusterRefuseOrReply(Client *c, Command *cmd) {
-    if (c->flags & (CLIENT_MASTER | CLIENT_FAKE)) return 0;
+/* clusterRefuseOrReply past the fast path: the general check. */
+static __attribute__((noinline)) int refuseOrReplySlow(Client *c, Command *cmd) {
     findCommands();
     int isExec = cmd == execCmd;
     if (!isExec && servedHereFast(cmd, c->argc, c->argv)) return 0;
@@ -831,6 +847,13 @@ int clusterRefuseOrReply(Client *c, Command *cmd) {
     }
     sdsFree(err);
     return -1;
+}
+
+int clusterRefuseOrReply(Client *c, Command *cmd) {
+    if (c->flags & (CLIENT_MASTER | CLIENT_FAKE)) return 0;
+    /* (execCmd NULL: not looked up yet, the slow path does it) */
+    if (__builtin_expect(execCmd != NULL, 1) && cmd != execCmd && servedHereFast(cmd, c->argc, c->argv)) return 0;
+    return refuseOrReplySlow(c, cmd);
 }
 
 /* A script's call (script/script.h ScriptClusterCheck): Redis 7.0 checks
