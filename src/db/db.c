@@ -106,15 +106,67 @@ typedef struct DbSlotTables {
 
 static int slotsOn;
 
-unsigned dbKeySlot(const char *key, size_t len) {
-    const char *open = memchr(key, '{', len);
+/* The last key whose slot was computed, by content (a key's slot is a
+ * function of its bytes alone, so the entry is never stale): a command's
+ * key is hashed once, by the cluster's slot check, and each table lookup
+ * of the same key (argv's copy, or the stored key's) finds it here for
+ * one length test and a memcmp instead of the CRC.  Keys longer than
+ * SLOT_CACHE_MAX are not kept.  Per thread, in case a thread other than
+ * the main one ever computes a slot.  len SIZE_MAX: empty. */
+#define SLOT_CACHE_MAX 64
+static _Thread_local struct {
+    size_t len;
+    unsigned slot;
+    char key[SLOT_CACHE_MAX];
+} slotCache = {SIZE_MAX, 0, {0}};
+
+static unsigned slotCompute(const char *key, size_t len) {
+    const char *from = key, *open = memchr(key, '{', len);
+    size_t n = len;
     if (open) {
         size_t at = (size_t)(open - key) + 1;
         const char *close = memchr(key + at, '}', len - at);
-        if (close && close > key + at) return crc16(key + at, (size_t)(close - key - at)) & (DB_SLOTS - 1);
+        if (close && close > key + at) {
+            from = key + at;
+            n = (size_t)(close - from);
+        }
     }
-    return crc16(key, len) & (DB_SLOTS - 1);
+    unsigned slot = crc16(from, n) & (DB_SLOTS - 1);
+    if (len <= SLOT_CACHE_MAX) {
+        memcpy(slotCache.key, key, len);
+        slotCache.len = len;
+        slotCache.slot = slot;
+    }
+    return slot;
 }
+
+/* a[0..len) == b[0..len), len <= SLOT_CACHE_MAX: 8-byte words (the last
+ * one overlapping), without a call -- this runs on every table lookup of
+ * cluster mode. */
+static inline int shortKeyEq(const char *a, const char *b, size_t len) {
+    uint64_t x, y;
+    if (len >= 8) {
+        for (size_t i = 0; i + 8 < len; i += 8) {
+            memcpy(&x, a + i, 8);
+            memcpy(&y, b + i, 8);
+            if (x != y) return 0;
+        }
+        memcpy(&x, a + len - 8, 8);
+        memcpy(&y, b + len - 8, 8);
+        return x == y;
+    }
+    for (size_t i = 0; i < len; i++)
+        if (a[i] != b[i]) return 0;
+    return 1;
+}
+
+/* dbKeySlot through the one-entry cache. */
+static inline unsigned slotOf(const char *key, size_t len) {
+    if (len == slotCache.len && shortKeyEq(key, slotCache.key, len)) return slotCache.slot;
+    return slotCompute(key, len);
+}
+
+unsigned dbKeySlot(const char *key, size_t len) { return slotOf(key, len); }
 
 void dbUseSlots(void) { slotsOn = 1; }
 
@@ -124,7 +176,7 @@ int dbSlotsOn(void) { return slotsOn; }
  * its slot's. */
 static inline Htab *tableOf(Db *db, const char *key, size_t len) {
     if (__builtin_expect(db->ks.slots == NULL, 1)) return &db->ks.keys;
-    return &db->ks.slots->tab[dbKeySlot(key, len)];
+    return &db->ks.slots->tab[slotOf(key, len)];
 }
 
 /* The table to add key to: in cluster mode the slot tables are made at
@@ -133,7 +185,7 @@ static DbSlotTables *slotTablesMake(Db *db);
 static inline Htab *tableForAdd(Db *db, const char *key, size_t len) {
     if (__builtin_expect(!slotsOn, 1)) return &db->ks.keys;
     if (!db->ks.slots) slotTablesMake(db);
-    return &db->ks.slots->tab[dbKeySlot(key, len)];
+    return &db->ks.slots->tab[slotOf(key, len)];
 }
 
 /* Key counts by groups of slots: mid[g] of slots [32 g, 32 g + 32),
@@ -182,6 +234,13 @@ static void markRehashing(DbSlotTables *st, unsigned slot) {
     dbRehashPending = 1; /* the idle loop finishes it */
 }
 
+/* A slot table whose old array has at most this many buckets finishes a
+ * rehash as soon as it starts (at most a few thousand instructions, once):
+ * thousands of small tables otherwise sit with both arrays until the
+ * timer reaches them -- after 1M keys spread over 16384 slots, 3 bytes a
+ * key more than once they settle. */
+#define SLOT_REHASH_AT_ONCE 512
+
 /* A key was added to (d = 1) or removed from (d = -1) table h. */
 static inline void slotCounted(Db *db, Htab *h, int d) {
     DbSlotTables *st = db->ks.slots;
@@ -189,7 +248,12 @@ static inline void slotCounted(Db *db, Htab *h, int d) {
     unsigned slot = (unsigned)(h - st->tab);
     db->ks.slotKeys += (size_t)(int64_t)d;
     countAdd(st, slot, d);
-    if (d > 0 && htabIsRehashing(h)) markRehashing(st, slot);
+    if (d > 0 && htabIsRehashing(h)) {
+        if (h->size[0] <= SLOT_REHASH_AT_ONCE && h->pauseRehash == 0 && !st->frozen)
+            while (htabRehashStep(h, SLOT_REHASH_AT_ONCE)) {
+            }
+        if (htabIsRehashing(h)) markRehashing(st, slot);
+    }
 }
 
 void dbSlotVisit(Db *db, unsigned slot, void (*fn)(void *priv, void *entry), void *priv) {

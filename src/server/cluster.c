@@ -224,7 +224,9 @@ static int applyAnnouncePorts(const char **err) {
 }
 
 void slotAdd(ClusterNode *n, int slot) {
+    if (cs.slots[slot]) slotDel(slot);
     cs.slots[slot] = n;
+    n->slotBits[slot >> 3] |= (unsigned char)(1u << (slot & 7));
     n->numSlots++;
 }
 
@@ -235,6 +237,7 @@ void slotDel(int slot) {
     if (n == myself || (n->name[0] && !memcmp(myself->masterName, n->name, NAMELEN)))
         pubsubShardDropSlot((unsigned)slot);
     n->numSlots--;
+    n->slotBits[slot >> 3] &= (unsigned char)~(1u << (slot & 7));
     cs.slots[slot] = NULL;
 }
 
@@ -291,12 +294,28 @@ static sds catFlags(sds s, const ClusterNode *n) {
     return any ? s : sdsCat(s, "noflags");
 }
 
+static int slotBit(const ClusterNode *n, int j) { return (n->slotBits[j >> 3] >> (j & 7)) & 1; }
+
+/* n's slots as " a-b c ..." ranges, from its bitmap: whole bytes of
+ * slots not its own, or all its own, are passed 8 at a time. */
 static sds catSlotRanges(sds s, const ClusterNode *n) {
-    for (int j = 0; j < (int)DB_SLOTS; j++) {
-        if (cs.slots[j] != n) continue;
-        int start = j;
-        while (j + 1 < (int)DB_SLOTS && cs.slots[j + 1] == n) j++;
-        s = start == j ? sdsCatPrintf(s, " %d", start) : sdsCatPrintf(s, " %d-%d", start, j);
+    if (n->numSlots == 0) return s;
+    for (int j = 0; j < (int)DB_SLOTS;) {
+        if (!(j & 7) && n->slotBits[j >> 3] == 0) {
+            j += 8;
+            continue;
+        }
+        if (!slotBit(n, j)) {
+            j++;
+            continue;
+        }
+        int start = j++;
+        while (j < (int)DB_SLOTS) {
+            if (!(j & 7) && n->slotBits[j >> 3] == 0xff) j += 8;
+            else if (slotBit(n, j)) j++;
+            else break;
+        }
+        s = start == j - 1 ? sdsCatPrintf(s, " %d", start) : sdsCatPrintf(s, " %d-%d", start, j - 1);
     }
     return s;
 }
@@ -660,6 +679,44 @@ static int isShardPubsub(const Command *cmd) {
            (!strcmp(cmd->name, "spublish") || !strcmp(cmd->name, "ssubscribe") || !strcmp(cmd->name, "sunsubscribe"));
 }
 
+/* EXEC and MIGRATE, found at the first check (the command table is
+ * built after clusterInit): the check tells them apart by pointer, not by
+ * name. */
+static Command *execCmd, *migrateCmd;
+
+static inline void findCommands(void) {
+    if (__builtin_expect(execCmd != NULL, 1)) return;
+    execCmd = commandLookup("exec", 4);
+    migrateCmd = commandLookup("migrate", 7);
+}
+
+/* The position of cmd's one key when its key specs say it takes exactly
+ * one at a fixed index (GET, SET, LPUSH...: one spec, begin-search index,
+ * find-keys range of one key, not NOT_KEY nor INCOMPLETE), else 0.  Such a
+ * command's keys are that argument alone, by spec or by its fallback
+ * finder (SET's, BITFIELD's: the same position). */
+static inline int singleKeyPos(const Command *cmd, int argc) {
+    const CommandSpec *spec = cmd->spec;
+    if (spec->keySpecCount != 1) return 0;
+    const KeySpec *ks = &spec->keySpecs[0];
+    if (ks->bsType != KSB_INDEX || ks->fkType != KSF_RANGE || ks->fk[0] != 0 ||
+        (ks->flags & (KS_NOT_KEY | KS_INCOMPLETE)) || ks->bsIndex <= 0 || ks->bsIndex >= argc)
+        return 0;
+    return ks->bsIndex;
+}
+
+/* 1 when cmd (not EXEC) on argv surely runs here: its one key's slot is
+ * ours, not migrating, and the cluster is up -- nodeForCommand would
+ * answer myself.  0: ask nodeForCommand.  The slot computed here stays in
+ * the keyspace's slot cache (db.h dbKeySlot), so the command's table
+ * lookups of that key do not hash it again. */
+static inline int servedHereFast(const Command *cmd, int argc, sds *argv) {
+    int pos = singleKeyPos(cmd, argc);
+    if (!pos || !cs.ok) return 0;
+    unsigned slot = dbKeySlot(argv[pos], sdsLen(argv[pos]));
+    return cs.slots[slot] == myself && !cs.migrating[slot];
+}
+
 enum { REDIR_NONE, REDIR_CROSSSLOT, REDIR_UNSTABLE, REDIR_ASK, REDIR_MOVED, REDIR_DOWN_STATE,
        REDIR_DOWN_RO_STATE, REDIR_DOWN_UNBOUND };
 
@@ -671,7 +728,7 @@ static ClusterNode *nodeForCommand(Client *c, Command *top, int topArgc, sds *to
     int slot = -1, migrating = 0, importing = 0, multipleKeys = 0, missing = 0, isExec = 0, shard = 0;
     uint64_t flags = top->flags;
     *code = REDIR_NONE;
-    if (!strcmp(top->name, "exec")) {
+    if (top == execCmd) {
         if (!(c->flags & CLIENT_MULTI)) return myself;
         isExec = 1;
         flags = multiQueuedFlags(c);
@@ -720,7 +777,7 @@ static ClusterNode *nodeForCommand(Client *c, Command *top, int topArgc, sds *to
             if ((migrating || importing) && !shardCmd && !dbFind(&server.db[0], key, len)) missing++;
         }
         keyResultFree(&kr);
-        if (!isExec && !strcmp(cmd->name, "migrate") && (migrating || importing)) {
+        if (!isExec && cmd == migrateCmd && (migrating || importing)) {
             *slotOut = slot;
             return myself;
         }
@@ -759,9 +816,11 @@ static ClusterNode *nodeForCommand(Client *c, Command *top, int topArgc, sds *to
     return n;
 }
 
-int clusterRefuseOrReply(Client *c, Command *cmd) {
-    if (c->flags & (CLIENT_MASTER | CLIENT_FAKE)) return 0;
-    int isExec = !strcmp(cmd->name, "exec");
+/* clusterRefuseOrReply past the fast path: the general check. */
+static __attribute__((noinline)) int refuseOrReplySlow(Client *c, Command *cmd) {
+    findCommands();
+    int isExec = cmd == execCmd;
+    if (!isExec && servedHereFast(cmd, c->argc, c->argv)) return 0;
     if (!isExec && !(cmd->flags & CMD_MOVABLE_KEYS) && !commandHasKeys(cmd) && !isShardPubsub(cmd)) return 0;
     int slot = -1, code;
     ClusterNode *n = nodeForCommand(c, cmd, c->argc, c->argv, &slot, &code);
@@ -790,12 +849,21 @@ int clusterRefuseOrReply(Client *c, Command *cmd) {
     return -1;
 }
 
+int clusterRefuseOrReply(Client *c, Command *cmd) {
+    if (c->flags & (CLIENT_MASTER | CLIENT_FAKE)) return 0;
+    /* (execCmd NULL: not looked up yet, the slow path does it) */
+    if (__builtin_expect(execCmd != NULL, 1) && cmd != execCmd && servedHereFast(cmd, c->argc, c->argv)) return 0;
+    return refuseOrReplySlow(c, cmd);
+}
+
 /* A script's call (script/script.h ScriptClusterCheck): Redis 7.0 checks
  * that its keys are served here and the cluster is up (the caller's
  * ASKING and READONLY count); calls for our primary or the AOF are not
  * checked. */
 static const char *scriptClusterCheck(Client *caller, Command *cmd, int argc, sds *argv) {
     if (!caller || (caller->flags & (CLIENT_MASTER | CLIENT_FAKE))) return NULL;
+    findCommands();
+    if (cmd != execCmd && servedHereFast(cmd, argc, argv)) return NULL;
     int slot = -1, code;
     if (nodeForCommand(caller, cmd, argc, argv, &slot, &code) == myself) return NULL;
     if (code == REDIR_DOWN_RO_STATE)

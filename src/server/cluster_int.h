@@ -56,6 +56,10 @@ typedef struct ClusterNode {
     unsigned long long configEpoch;
     char masterName[NAMELEN + 1]; /* "" when a master or unknown */
     int numSlots;
+    /* Bit s (bit s&7 of byte s>>3, the bus's order) set exactly when
+     * cs.slots[s] is this node (slotAdd/slotDel keep it): a PING's slot
+     * bitmap is a copy of it, and a received one is compared with it. */
+    unsigned char slotBits[DB_SLOTS / 8];
     /* The bus's view (ms timestamps, 0: never). */
     long long ctime, pingSent, pongReceived, dataReceived, failTime, votedTime;
     long long replOffset, replOffsetTime, orphanedTime;

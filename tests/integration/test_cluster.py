@@ -669,3 +669,52 @@ def test_slots_active_expiry_reaches_every_slot(start_server):
     assert r.info("stats")["expired_keys"] == 20000
     assert r.execute_command("CLUSTER", "COUNTKEYSINSLOT", key_slot(b"h")) == 0
     assert r.get(b"stay") == b"1"
+
+
+def test_slot_computed_once_keys_in_their_slots(start_server):
+    """The slot check hashes a one-key command's key once and the keyspace
+    reuses it (db.c's slot cache, by content): every key must still land
+    in, and be found in, its own slot's table whatever path hashed a key
+    before it -- plain commands on keys of one length in different slots,
+    MULTI/EXEC, scripts (declared and undeclared keys of several slots),
+    hash-tagged multi-key commands, RENAME/COPY to a key of the same
+    length, and a CROSSSLOT refusal that leaves nothing behind."""
+    s = slot_server(start_server)
+    r = s.client()
+    keys = [b"key:%06d" % i for i in range(400)]  # one length, ~400 slots
+    for k in keys:
+        assert r.set(k, k) is True
+    for k in keys:
+        assert r.get(k) == k
+        assert r.append(k, b"+") == len(k) + 1
+    p = r.pipeline(transaction=True)
+    for k in (b"{tx}:aaaa", b"{tx}:bbbb", b"{tx}:cccc"):
+        p.set(k, k).get(k).incr(k + b":n")
+    out = p.execute()
+    assert out[1::3] == [b"{tx}:aaaa", b"{tx}:bbbb", b"{tx}:cccc"] and out[2::3] == [1, 1, 1]
+    # a script touching keys of many slots (undeclared: 7.0 allows it)
+    assert r.eval("for i=1,#ARGV do redis.call('set', ARGV[i], 'lua') end return redis.call('get', ARGV[1])",
+                  0, *[b"lua:%06d" % i for i in range(200)]) == b"lua"
+    assert r.eval("return redis.call('get', KEYS[1])", 1, b"key:000007") == b"key:000007+"
+    assert r.mset({b"{mt}:1": b"a", b"{mt}:2": b"b"}) is True
+    assert r.mget(b"{mt}:1", b"{mt}:2", b"{mt}:3") == [b"a", b"b", None]
+    assert r.set(b"{rn}:aaaa", b"rn") is True
+    assert r.rename(b"{rn}:aaaa", b"{rn}:bbbb") is True
+    assert r.copy(b"{rn}:bbbb", b"{rn}:cccc") is True
+    with pytest.raises(redis.ResponseError, match="CROSSSLOT"):
+        r.rename(b"key:000001", b"key:999999")
+    with pytest.raises(redis.ResponseError, match="CROSSSLOT"):
+        r.execute_command("MSET", b"key:000003", b"x", b"key:000004", b"y")
+    assert r.get(b"key:000003") == b"key:000003+" and r.get(b"key:000004") == b"key:000004+"
+    # every key is in its own slot's table: counted there, listed there
+    present = set(r.keys(b"*"))
+    assert len(present) == 400 + 2 + 6 + 200 + 2  # keys, {rn}, {tx} keys and counters, lua:*, {mt}
+    slots = {}
+    for k in present:
+        slots.setdefault(key_slot(k), set()).add(k)
+    for slot, ks in slots.items():
+        assert r.execute_command("CLUSTER", "COUNTKEYSINSLOT", slot) == len(ks)
+        assert set(r.execute_command("CLUSTER", "GETKEYSINSLOT", slot, len(ks) + 1)) == ks
+    for k in present:
+        assert r.exists(k) == 1
+    assert r.get(b"{rn}:cccc") == b"rn" and r.get(b"{rn}:aaaa") is None and r.get(b"key:000001") == b"key:000001+"

@@ -230,13 +230,23 @@ def test_replicas_and_readonly(start_server, start_oracle, kinds):
 
 
 def add_replica(nodes, rep, master):
-    cl(rep).execute_command("CLUSTER", "MEET", "127.0.0.1", nodes[0].port, nodes[0].cport)
-    wait_for(lambda: "master" in nodes_of(rep).get(myid(master), ({""},))[0], timeout=20,
-             what="the new node to learn the master")
-    assert cl(rep).execute_command("CLUSTER", "REPLICATE", myid(master)) == b"OK"
-    wait_for(lambda: (cl(rep).info("replication").get("master_link_status") == "up"), timeout=30,
-             what="replica link up")
-    wait_consistent(nodes + [rep])
+    add_replicas(nodes, [(rep, master)])
+
+
+def add_replicas(nodes, pairs):
+    """Each (rep, master) of pairs: rep meets the cluster, replicates
+    master, its link is up; all of them at once (each step waits for every
+    new node), then every node agrees."""
+    for rep, _ in pairs:
+        cl(rep).execute_command("CLUSTER", "MEET", "127.0.0.1", nodes[0].port, nodes[0].cport)
+    for rep, master in pairs:
+        wait_for(lambda: "master" in nodes_of(rep).get(myid(master), ({""},))[0], timeout=20,
+                 what="the new node to learn the master")
+        assert cl(rep).execute_command("CLUSTER", "REPLICATE", myid(master)) == b"OK"
+    for rep, _ in pairs:
+        wait_for(lambda: (cl(rep).info("replication").get("master_link_status") == "up"), timeout=30,
+                 what="replica link up")
+    wait_consistent(nodes + [rep for rep, _ in pairs])
 
 
 @pytest.mark.parametrize("kinds", ["cccc", "crrr", "rccc"])
@@ -670,9 +680,7 @@ def test_replica_migration_to_an_orphaned_master(start_server, start_oracle):
     create(nodes)
     a, b = nodes[0], nodes[1]
     r1, r2, r3 = make(start_server, start_oracle, "ccr")
-    add_replica(nodes, r1, a)
-    add_replica(nodes + [r1], r2, a)
-    add_replica(nodes + [r1, r2], r3, b)
+    add_replicas(nodes, [(r1, a), (r2, a), (r3, b)])
     r3id = myid(r3)
     r3.proc.send_signal(signal.SIGKILL)
     r3.proc.wait(timeout=10)

@@ -115,6 +115,42 @@ def test_replies_and_errors_like_redis(start_server, start_oracle):
         assert t.get("a") == b"1" and 0 < t.ttl("e") <= 1000
 
 
+def test_many_keys_with_target_errors_like_redis(start_server, start_oracle):
+    """MIGRATE KEYS of 3000 keys whose replies span many reads of the
+    source (the replies are read in blocks): the target already holds
+    every 500th key (BUSYKEY without REPLACE), so error replies sit among
+    the +OKs -- the first error is the reply, and, as in Redis, the keys
+    the target accepted (before and after an error) go from the source
+    and the refused ones stay; then a REPLACE moves the rest.  Cairn and
+    redis-server as sources, each to its own Redis target, must agree."""
+    tgts = [start_oracle(), start_oracle()]
+    c, o = start_server().client(), start_oracle().client()
+    keys = ["k:%05d" % i for i in range(3000)]
+    busy = keys[::500]
+    for r in (c, o):
+        p = r.pipeline(transaction=False)
+        for k in keys:
+            p.set(k, k * 3)
+        p.execute()
+    for t in tgts:
+        for k in busy:
+            t.client().set(k, "old")
+    got = both([
+        ("MIGRATE", "H", "P", "", 0, 5000, "KEYS", *keys),
+        ("DBSIZE",),
+        ("EXISTS", *busy),
+        ("MIGRATE", "H", "P", "", 0, 5000, "REPLACE", "KEYS", *keys),
+        ("DBSIZE",),
+    ], c, o, [(t.host, t.port) for t in tgts])
+    assert got[0][0] == "err" and "BUSYKEY" in got[0][1], got[0]
+    assert got[1] == ("ok", len(busy)) and got[2] == ("ok", len(busy))
+    assert got[3] == ("ok", b"OK") and got[4] == ("ok", 0)
+    for t in tgts:
+        tc = t.client()
+        assert tc.dbsize() == 3000
+        assert tc.mget(keys) == [(k * 3).encode() for k in keys]
+
+
 def test_silent_target_times_out(start_server, start_oracle):
     lsock = socket.socket()
     lsock.bind(("127.0.0.1", 0))

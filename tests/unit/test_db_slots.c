@@ -1,5 +1,6 @@
 /* test_db_slots.c -- unit tests for the keyspace's hash slots (src/db/db.c,
- * cluster mode): dbKeySlot's CRC-16 and hash tags, and with dbUseSlots the
+ * cluster mode): dbKeySlot's CRC-16 and hash tags (through its one-key
+ * cache: never a stale answer), and with dbUseSlots the
  * per-slot visit, count and drop, through growth, rehashing and deletes,
  * against a count kept here; keys of other slots are never touched.  Then
  * the keyspace API over the slot tables: a hot slot's chains as short as a
@@ -35,6 +36,50 @@ static void test_crc16_and_tags(void **state) {
     assert_int_equal(dbKeySlot("foo{bar}{zap}", 13), dbKeySlot("bar", 3));
     assert_int_equal(dbKeySlot("{a", 2), crc16("{a", 2) & 16383);
     assert_int_equal(dbKeySlot("", 0), 0);
+}
+
+/* The reference: the slot of key[0..len) computed here, hash tag and
+ * all, with no cache. */
+static unsigned refSlot(const char *key, size_t len) {
+    const char *open = memchr(key, '{', len);
+    if (open) {
+        const char *close = memchr(open + 1, '}', len - (size_t)(open + 1 - key));
+        if (close && close > open + 1) return crc16(open + 1, (size_t)(close - open - 1)) & 16383;
+    }
+    return crc16(key, len) & 16383;
+}
+
+/* dbKeySlot remembers the last key it hashed (by content): the answer
+ * must be the key's own whatever came before -- the same key again from
+ * another buffer, a key of the same length differing in one byte (first,
+ * middle, last), its hash-tagged variants, the empty key, keys at and
+ * past the cache's 64 bytes, and a buffer rewritten in place between
+ * calls (a freed argv reused for another key). */
+static void test_slot_cache_never_stale(void **state) {
+    (void)state;
+    char a[200] = {0}, b[200] = {0};
+    for (size_t len = 0; len < sizeof(a); len += (len < 70 ? 1 : 37)) {
+        for (size_t i = 0; i < len; i++) a[i] = (char)('a' + (i * 7 + len) % 26);
+        memcpy(b, a, len);
+        assert_int_equal(dbKeySlot(a, len), refSlot(a, len));
+        assert_int_equal(dbKeySlot(b, len), refSlot(a, len)); /* same bytes, other buffer */
+        size_t at[3] = {0, len / 2, len ? len - 1 : 0};
+        for (int k = 0; k < 3 && len; k++) {
+            b[at[k]] ^= 1;
+            assert_int_equal(dbKeySlot(b, len), refSlot(b, len));
+            assert_int_equal(dbKeySlot(a, len), refSlot(a, len));
+            b[at[k]] ^= 1;
+        }
+        /* rewritten in place: same pointer, same length, other key */
+        for (size_t i = 0; i < len; i++) a[i] = (char)(a[i] == 'z' ? 'a' : a[i] + 1);
+        assert_int_equal(dbKeySlot(a, len), refSlot(a, len));
+        assert_int_equal(dbKeySlot("", 0), 0);
+    }
+    const char *keys[] = {"{user1000}.following", "{user1000}.followers", "user1000", "foo{}{bar}", "foo{bar}{zap}",
+                          "{bar", "bar", "{a", "a{b}c", "a{c}b"};
+    for (int round = 0; round < 3; round++)
+        for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++)
+            assert_int_equal(dbKeySlot(keys[i], strlen(keys[i])), refSlot(keys[i], strlen(keys[i])));
 }
 
 static void countCb(void *priv, void *entry) {
@@ -317,6 +362,7 @@ int main(void) {
     xmallocRegisterThread();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_crc16_and_tags),
+        cmocka_unit_test(test_slot_cache_never_stale),
         cmocka_unit_test(test_slot_visit_count_drop),
         cmocka_unit_test(test_hot_slot_short_chains),
         cmocka_unit_test(test_iter_scan_walk),
