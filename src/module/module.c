@@ -608,7 +608,9 @@ static void moduleCommandProc(Client *c) {
     /* A module command never propagates as sent (Redis 7.0): what it
      * replicates it states (Replicate, ReplicateVerbatim, Call with "!"). */
     if (effectsOn) effectsPrevent();
+    moduleFilterEnterCall(mc->module);
     mc->func(&ctx, argv, argc);
+    moduleFilterLeaveCall();
     /* A postponed length never set: Redis leaves the reply broken; Cairn
      * closes it empty so that the connection stays usable. */
     while (ctx.postponedCount > 0) {
@@ -874,6 +876,7 @@ int moduleGetApi(const char *name, void **out) {
     if (!fn) fn = apiLookup(moduleZrangeApi, name);
     if (!fn) fn = apiLookup(moduleScanApi, name);
     if (!fn) fn = apiLookup(moduleInfoApi, name);
+    if (!fn) fn = apiLookup(moduleFilterApi, name);
     if (!fn) return REDISMODULE_ERR;
     *out = fn;
     return REDISMODULE_OK;
@@ -931,6 +934,7 @@ int moduleLoad(const char *path, sds *args, int nargs) {
         moduleDropTypes(m);
         moduleDropTimers(m);
         moduleDropSubscriptions(m);
+        moduleDropFilters(m);
         dlclose(handle);
         serverLog(LL_WARNING, "Module %s initialization failed. Module not loaded", path);
         moduleFree(m);
@@ -978,6 +982,7 @@ static int moduleUnload(const char *name, const char **err) {
     moduleRemoveCommands(m);
     moduleDropTimers(m);
     moduleDropSubscriptions(m);
+    moduleDropFilters(m);
     moduleDropConfigs(m);
     for (Module **pp = &modules; *pp; pp = &(*pp)->next) {
         if (*pp == m) {

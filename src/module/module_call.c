@@ -426,6 +426,18 @@ static RedisModuleCallReply *RM_Call(RedisModuleCtx *ctx, const char *cmdname, c
     sds *argv = moduleBuildArgv(cmdname, fmt, ap, &argc, &flags);
     va_end(ap);
     if (!argv) return NULL;
+    if (__builtin_expect(dispatchCommandFilter != NULL, 0)) {
+        sds *nv = moduleFilterArgv(ctx->module, argv, &argc);
+        if (nv) {
+            xfree(argv);
+            argv = nv;
+        }
+        if (argc == 0) {
+            xfree(argv);
+            errno = EINVAL;
+            return NULL;
+        }
+    }
     Client *caller = ctx->client;
     int resp = (flags & CALL_RESP3) ? 3 : ((flags & CALL_RESP_AUTO) && caller) ? caller->resp : 2;
     /* The existence and arity checks give processCommand's errors. */

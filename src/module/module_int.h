@@ -176,4 +176,14 @@ Module *moduleList(void);
 /* Closes a key (module_key.c). */
 void moduleCloseKey(RedisModuleKey *k);
 
+/* module_filter.c: command filters.  A module command's run is inside its
+ * module's call (NOSELF filters skip what it runs); moduleFilterArgv runs
+ * the filters on a Call's argv (core/dispatch.h's contract). */
+extern const ApiEntry moduleFilterApi[];
+void moduleFilterEnterCall(Module *m);
+void moduleFilterLeaveCall(void);
+sds *moduleFilterArgv(Module *caller, sds *argv, int *argc);
+void moduleDropFilters(Module *m);
+int moduleHasFilters(const Module *m);
+
 #endif

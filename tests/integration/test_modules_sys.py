@@ -1,0 +1,77 @@
+"""Loadable modules (issue 41): command filters, RedisModule_Fork, the ACL
+and authentication API and the server events of persistence, loading,
+replication and fork children (tests/modules/filter.c, fork.c, acl.c,
+sysevents.c), loaded into Cairn and into redis-server 7.0.15; the same
+commands must give the same bytes."""
+import os
+import subprocess
+
+import pytest
+
+from test_modules import ROOT, loaded, mod, raw
+from waithelp import wait_for
+
+
+@pytest.fixture(scope="module", autouse=True)
+def built_modules():
+    subprocess.run(["make", "-s", "modules"], cwd=ROOT, check=True, timeout=300)
+
+
+def same(server, oracle, cmds, resp=2):
+    a = raw(server, cmds, resp)
+    b = raw(oracle, cmds, resp)
+    for cmd, x, y in zip(cmds, a, b):
+        assert x == y, "%r: cairn %r, redis %r" % (cmd, x, y)
+    return a
+
+
+def test_command_filters(start_server, start_oracle):
+    """Arguments deleted, inserted, replaced and retained by a filter, on
+    client commands, inside MULTI, in a script's redis.call and in a
+    module's Call; the NOSELF filter skips the module's own Call; a filter
+    deleting every argument leaves nothing to run; out-of-range positions;
+    unregistering."""
+    srv = loaded(start_server, "filter")
+    ora = loaded(start_oracle, "filter")
+    cmds = [("RPUSH", "l", "a", "@delme", "b"), ("LRANGE", "l", "0", "-1"),
+            ("RPUSH", "l2", "x", "@insertbefore", "y", "@insertafter", "z"), ("LRANGE", "l2", "0", "-1"),
+            ("SET", "k", "@replaceme"), ("GET", "k"), ("RPUSH", "l3", "@count", "a", "b"),
+            ("LRANGE", "l3", "0", "-1"), ("RPUSH", "l4", "@retain", "kept-value", "v"),
+            ("LRANGE", "l4", "0", "-1"), ("filter.retained",),
+            ("MULTI",), ("RPUSH", "m", "@delme", "1", "@insertafter"), ("EXEC",), ("LRANGE", "m", "0", "-1"),
+            ("EVAL", "return redis.call('rpush', KEYS[1], '@delme', 'a', '@replaceme')", "1", "s"),
+            ("LRANGE", "s", "0", "-1"),
+            ("EVAL", "return redis.pcall('set', KEYS[1], '@noself')", "1", "ns"), ("GET", "ns"),
+            ("SET", "n1", "@noself"), ("GET", "n1"),
+            ("filter.call", "SET", "n2", "%noself"), ("GET", "n2"),
+            ("filter.call", "RPUSH", "c", "@delme", "q", "@insertbefore"), ("LRANGE", "c", "0", "-1"),
+            ("filter.call", "EVAL", "return redis.call('set', KEYS[1], ARGV[1])", "1", "n3", "%noself"),
+            ("GET", "n3"),
+            ("filter.badpos",), ("PING",), ("filter.badpos", "show"),
+            ("filter.unregister",), ("filter.unregister",), ("RPUSH", "u", "@delme"), ("LRANGE", "u", "0", "-1"),
+            ("SET", "n4", "@noself"), ("GET", "n4")]
+    out = same(srv, ora, cmds)
+    assert out[1] == b"*2\r\n$1\r\na\r\n$1\r\nb\r\n"
+    assert out[10] == b"$10\r\nkept-value\r\n"
+    assert out[20] == b"$10\r\n--noself--\r\n" and out[22] == b"$7\r\n@noself\r\n"
+
+
+def test_filters_go_with_module(start_server, start_oracle):
+    for start in (start_server, start_oracle):
+        srv = loaded(start)
+        cmds = [("MODULE", "LOAD", mod("filter")), ("SET", "a", "@replaceme"), ("GET", "a"),
+                ("MODULE", "UNLOAD", "filter"), ("SET", "a", "@replaceme"), ("GET", "a")]
+        out = raw(srv, cmds)
+        assert out[2] == b"$12\r\n--replaced--\r\n" and out[5] == b"$10\r\n@replaceme\r\n"
+
+
+def test_filter_deleting_every_argument(start_server):
+    """Nothing is left to run: an unknown-command error (Redis reads the
+    freed first argument there, so its text is not compared), and the
+    server goes on."""
+    srv = loaded(start_server, "filter")
+    out = raw(srv, [("GET", "@dropall"), ("EVAL", "return redis.pcall('get', '@dropall')", "0"),
+                    ("filter.call", "GET", "%dropall"), ("PING",)])
+    assert out[0].startswith(b"-ERR unknown command")
+    assert out[1].startswith(b"-ERR Please specify at least one argument")
+    assert out[2] == b"-ERR call failed\r\n" and out[3] == b"+PONG\r\n"
