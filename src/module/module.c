@@ -877,6 +877,7 @@ int moduleGetApi(const char *name, void **out) {
     if (!fn) fn = apiLookup(moduleScanApi, name);
     if (!fn) fn = apiLookup(moduleInfoApi, name);
     if (!fn) fn = apiLookup(moduleFilterApi, name);
+    if (!fn) fn = apiLookup(moduleForkApi, name);
     if (!fn) return REDISMODULE_ERR;
     *out = fn;
     return REDISMODULE_OK;

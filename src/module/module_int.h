@@ -185,5 +185,8 @@ void moduleFilterLeaveCall(void);
 sds *moduleFilterArgv(Module *caller, sds *argv, int *argc);
 void moduleDropFilters(Module *m);
 int moduleHasFilters(const Module *m);
+/* module_fork.c, module_acl.c */
+extern const ApiEntry moduleForkApi[];
+extern const ApiEntry moduleAclApi[];
 
 #endif

@@ -70,7 +70,10 @@ static struct {
     long long keysTotal;        /* current_save_keys_total (at fork) */
     size_t lastCowSize;         /* rdb_last_cow_size: the last RDB child's peak */
     size_t lastAofCowSize;      /* aof_last_cow_size: the last rewrite child's peak */
-} state = {.childPid = -1, .syncChildPid = -1, .lastBgsaveOk = 1, .lastBgsaveTimeSec = -1, .infoPipe = {-1, -1}};
+    pid_t moduleChildPid;       /* RedisModule_Fork's child, -1: none */
+    void (*moduleChildDone)(int exitcode, int bysignal);
+    size_t lastModuleCowSize;   /* module_fork_last_cow_size */
+} state = {.childPid = -1, .syncChildPid = -1, .moduleChildPid = -1, .lastBgsaveOk = 1, .lastBgsaveTimeSec = -1, .infoPipe = {-1, -1}};
 
 static void noteForkChild(void);
 
@@ -187,7 +190,9 @@ static void childInfoReceive(void) {
     while (read(state.infoPipe[0], &m, sizeof(m)) == (ssize_t)sizeof(m)) {
         if (m.cow > state.cowPeak) state.cowPeak = m.cow;
         if (m.final) {
-            if (persistChildType() == PERSIST_CHILD_AOF) state.lastAofCowSize = state.cowPeak;
+            int kind = persistChildType();
+            if (kind == PERSIST_CHILD_AOF) state.lastAofCowSize = state.cowPeak;
+            else if (kind == PERSIST_CHILD_MODULE) state.lastModuleCowSize = state.cowPeak;
             else state.lastCowSize = state.cowPeak;
         } else {
             state.cowSize = m.cow;
@@ -314,6 +319,73 @@ static void syncChildKill(void) {
     unlink(tmp);
 }
 
+/* --- RedisModule_Fork's child --- */
+
+/* The module child ended with wait status st: its done handler is told
+ * the exit code (-1 when killed) and the signal, as Redis tells it; a
+ * child exiting with 255 counts as killed by SIGUSR1 (Redis's no-error
+ * exit code). */
+static void moduleChildReaped(int st) {
+    int exitcode = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    int bysignal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+    if (exitcode == 255) exitcode = 1, bysignal = SIGUSR1;
+    persistChildEnded();
+    state.moduleChildPid = -1;
+    void (*done)(int, int) = state.moduleChildDone;
+    state.moduleChildDone = NULL;
+    noteForkChild();
+    serverFireEvent(SERVER_EVENT_FORK_CHILD, 1, NULL, 0, 0);
+    if (done) done(exitcode, bysignal);
+}
+
+pid_t persistModuleFork(void (*done)(int exitcode, int bysignal)) {
+    if (persistChildActive()) {
+        errno = EEXIST;
+        return -1;
+    }
+    persistChildInfoOpen();
+    long long start = ustime();
+    pid_t pid = fork();
+    if (pid == 0) {
+        netCloseListenersInChild();
+        persistChildInfoInChild("Module fork");
+        return 0;
+    }
+    persistChildForked(pid);
+    if (pid < 0) {
+        serverLog(LL_WARNING, "Can't fork for module: %s", strerror(errno));
+        return -1;
+    }
+    persistNoteFork(ustime() - start);
+    state.moduleChildPid = pid;
+    state.moduleChildDone = done;
+    noteForkChild();
+    serverLog(LL_VERBOSE, "Module fork started pid: %ld ", (long)pid);
+    serverFireEvent(SERVER_EVENT_FORK_CHILD, 0, NULL, 0, 0);
+    return pid;
+}
+
+int persistModuleKillChild(pid_t pid) {
+    if (state.moduleChildPid < 0 || pid != state.moduleChildPid) return -1;
+    kill(pid, SIGUSR1);
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    persistChildEnded();
+    state.moduleChildPid = -1;
+    state.moduleChildDone = NULL;
+    noteForkChild();
+    serverFireEvent(SERVER_EVENT_FORK_CHILD, 1, NULL, 0, 0);
+    return 0;
+}
+
+void persistModuleChildHeartbeat(void) { persistChildProgress(0); }
+
+void persistModuleChildExit(int code) {
+    persistChildInfoFinal();
+    _exit(code);
+}
+
 /* Parses the `save` directive ("<seconds> <changes> ..."): returns the
  * number of pairs stored in secs/changes (at most max). */
 static int saveParams(long long *secs, long long *changes, int max) {
@@ -353,6 +425,12 @@ static void noteForkChild(void) {
 static void persistCron(void) {
     noteForkChild();
     childInfoReceive(); /* any child's reports (BGSAVE, a sync's save, a rewrite) */
+    if (state.moduleChildPid >= 0) {
+        int st;
+        pid_t pid = waitpid(state.moduleChildPid, &st, WNOHANG);
+        if (pid == state.moduleChildPid) moduleChildReaped(st);
+        return;
+    }
     if (state.childPid >= 0) {
         int st;
         pid_t pid = waitpid(state.childPid, &st, WNOHANG);
@@ -385,6 +463,10 @@ int persistPrepareShutdown(int flags) {
     } else if (state.syncChildPid >= 0) {
         serverLog(LL_WARNING, "There is a child saving an .rdb. Killing it!");
         syncChildKill();
+    }
+    if (state.moduleChildPid >= 0) {
+        serverLog(LL_WARNING, "There is a module fork child. Killing it!");
+        persistModuleKillChild(state.moduleChildPid);
     }
     if (aofPrepareShutdown(flags & SHUTDOWN_FORCE) < 0) return -1;
     if ((savePointsConfigured() && !(flags & SHUTDOWN_NOSAVE)) || (flags & SHUTDOWN_SAVE)) {
@@ -833,6 +915,7 @@ pid_t persistBgsaveChildPid(void) { return state.childPid; }
 
 int persistChildType(void) {
     if (state.childPid >= 0 || state.syncChildPid >= 0) return PERSIST_CHILD_RDB;
+    if (state.moduleChildPid >= 0) return PERSIST_CHILD_MODULE;
     return aofChildPid() >= 0 ? PERSIST_CHILD_AOF : PERSIST_CHILD_NONE;
 }
 
@@ -904,8 +987,8 @@ sds persistInfoSection(sds s) {
                         state.keysTotal, server.dirty, rdbChild, server.lastSaveUnix, state.lastBgsaveOk ? "ok" : "err",
                         state.lastBgsaveTimeSec, cur, state.saves, state.lastCowSize, state.loadKeysExpired, state.loadKeysLoaded);
     s = aofInfoMain(s);
-    s = sdsCat(s, "module_fork_in_progress:0\r\n"
-                  "module_fork_last_cow_size:0\r\n");
+    s = sdsCatPrintf(s, "module_fork_in_progress:%d\r\nmodule_fork_last_cow_size:%zu\r\n", state.moduleChildPid >= 0,
+                     state.lastModuleCowSize);
     s = aofInfoEnabled(s);
     return loadingInfo(s);
 }

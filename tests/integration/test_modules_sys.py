@@ -75,3 +75,59 @@ def test_filter_deleting_every_argument(start_server):
     assert out[0].startswith(b"-ERR unknown command")
     assert out[1].startswith(b"-ERR Please specify at least one argument")
     assert out[2] == b"-ERR call failed\r\n" and out[3] == b"+PONG\r\n"
+
+
+def info_field(srv, section, name):
+    with srv.connect() as c:
+        from resphelp import encode, read_values
+        c.send(encode("INFO", section))
+        text = read_values(c, 1).decode()
+    for line in text.split("\r\n"):
+        if line.startswith(name + ":"):
+            return line.split(":", 1)[1]
+    raise AssertionError("no %s in INFO %s" % (name, section))
+
+
+def test_module_fork(start_server, start_oracle, tmp_path):
+    """A module's child writes a file and exits with a code: the done
+    handler gets the code (and signal 0) from the timer that reaps it;
+    while a child runs, another Fork fails with EEXIST and BGSAVE answers
+    Redis's "Another child" error; KillForkChild kills it without calling
+    the handler; a BGSAVE's child makes Fork fail too; INFO persistence's
+    module_fork_in_progress."""
+    for name, start in (("cairn", start_server), ("redis", start_oracle)):
+        srv = loaded(start, "fork")
+        path = str(tmp_path / (name + ".out"))
+        r = raw(srv, [("fork.start", path, "3", "0")])
+        assert r == [b"+OK\r\n"]
+        wait_for(lambda: raw(srv, [("fork.running",)]) == [b":0\r\n"], what="the done handler")
+        assert raw(srv, [("fork.done",)]) == [b"*3\r\n:1\r\n:3\r\n:0\r\n"]
+        assert open(path).read() == "child 3"
+        assert info_field(srv, "persistence", "module_fork_in_progress") == "0"
+        out = raw(srv, [("fork.start", path + "2", "0", "20000"), ("fork.start", path + "3", "0", "0"),
+                        ("BGSAVE",), ("SAVE",), ("BGREWRITEAOF",)])
+        assert out[0] == b"+OK\r\n" and out[1] == b"-ERR fork: EEXIST\r\n"
+        assert out[2] == (b"-ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE "
+                          b"SCHEDULE in order to schedule a BGSAVE whenever possible.\r\n")
+        assert out[3] == b"+OK\r\n"
+        assert out[4] == b"+Background append only file rewriting scheduled\r\n", (name, out[4])
+        assert info_field(srv, "persistence", "module_fork_in_progress") == "1"
+        assert raw(srv, [("fork.kill", "1"), ("fork.kill",), ("fork.kill",)]) == [b"+ERR\r\n", b"+OK\r\n",
+                                                                               b"+ERR\r\n"]
+        assert info_field(srv, "persistence", "module_fork_in_progress") == "0"
+        assert raw(srv, [("fork.done",)]) == [b"*3\r\n:1\r\n:3\r\n:0\r\n"]
+        # the scheduled rewrite runs once the child slot is free
+        wait_for(lambda: info_field(srv, "persistence", "aof_rewrite_scheduled") == "0" and
+                 info_field(srv, "persistence", "aof_rewrite_in_progress") == "0", what="the rewrite")
+        # a BGSAVE's child: Fork fails
+        raw(srv, [("CONFIG", "SET", "rdb-key-save-delay", "1000000"), ("SET", "a", "1"), ("SET", "b", "2")])
+        assert raw(srv, [("BGSAVE",), ("fork.start", path + "4", "0", "0")]) == [
+            b"+Background saving started\r\n", b"-ERR fork: EEXIST\r\n"]
+        raw(srv, [("CONFIG", "SET", "rdb-key-save-delay", "0")])
+        # a child killed by a signal: the handler gets -1 and the signal
+        # (exit code 255 counts as SIGUSR1, Redis's no-error exit)
+        wait_for(lambda: info_field(srv, "persistence", "rdb_bgsave_in_progress") == "0", timeout=30,
+                 what="the BGSAVE")
+        assert raw(srv, [("fork.start", path + "5", "255", "0")]) == [b"+OK\r\n"]
+        wait_for(lambda: raw(srv, [("fork.running",)]) == [b":0\r\n"], what="the done handler")
+        assert raw(srv, [("fork.done",)]) == [b"*3\r\n:2\r\n:1\r\n:10\r\n"]
