@@ -633,6 +633,7 @@ static void moduleCommandProc(Client *c) {
         modStringRelease(s);
     }
     if (argv != small) xfree(argv);
+    moduleApplyRedactions(c);
 }
 
 /* Redis 7.0's command flags string: 0 ok, -1 an unknown flag. */
@@ -878,6 +879,7 @@ int moduleGetApi(const char *name, void **out) {
     if (!fn) fn = apiLookup(moduleInfoApi, name);
     if (!fn) fn = apiLookup(moduleFilterApi, name);
     if (!fn) fn = apiLookup(moduleForkApi, name);
+    if (!fn) fn = apiLookup(moduleAclApi, name);
     if (!fn) return REDISMODULE_ERR;
     *out = fn;
     return REDISMODULE_OK;
@@ -936,6 +938,7 @@ int moduleLoad(const char *path, sds *args, int nargs) {
         moduleDropTimers(m);
         moduleDropSubscriptions(m);
         moduleDropFilters(m);
+        moduleAclDropModule(m);
         dlclose(handle);
         serverLog(LL_WARNING, "Module %s initialization failed. Module not loaded", path);
         moduleFree(m);
@@ -984,6 +987,7 @@ static int moduleUnload(const char *name, const char **err) {
     moduleDropTimers(m);
     moduleDropSubscriptions(m);
     moduleDropFilters(m);
+    moduleAclDropModule(m);
     moduleDropConfigs(m);
     for (Module **pp = &modules; *pp; pp = &(*pp)->next) {
         if (*pp == m) {

@@ -88,8 +88,10 @@ static void sweep(void) {
         }
     }
     serverSetModuleKeyspaceHook(ksSubs ? keyspaceHook : NULL);
-    serverSetEventHook(evSubs ? serverEvent : NULL);
+    serverSetEventHook(evSubs || moduleAclHasCallbacks() ? serverEvent : NULL);
 }
+
+void moduleEventsHookRefresh(void) { serverSetEventHook(evSubs || moduleAclHasCallbacks() ? serverEvent : NULL); }
 
 static void keyspaceHook(int type, const char *event, const char *key, size_t keylen, int dbid) {
     type &= ~(NOTIFY_KEYSPACE | NOTIFY_KEYEVENT);
@@ -188,6 +190,7 @@ static void fire(uint64_t id, uint64_t sub, void *data, int dbid, Module *skip) 
 }
 
 static void serverEvent(int event, int sub, void *p, long a, long b) {
+    if (event == SERVER_EVENT_CLIENT_CHANGE && sub == 1) moduleAclClientGone(p);
     if (!evSubs) return;
     switch (event) {
     case SERVER_EVENT_FLUSHDB: {

@@ -188,5 +188,15 @@ int moduleHasFilters(const Module *m);
 /* module_fork.c, module_acl.c */
 extern const ApiEntry moduleForkApi[];
 extern const ApiEntry moduleAclApi[];
+/* module_acl.c: authentication callbacks (a client's user changed or the
+ * client went), a module's callbacks dropped, pending redactions of c's
+ * arguments applied once its module command returned. */
+int moduleAclHasCallbacks(void);
+void moduleAclClientGone(Client *c);
+void moduleAclDropModule(Module *m);
+void moduleApplyRedactions(Client *c);
+/* module_events.c: the core event hook set or cleared as subscribers and
+ * authentication callbacks come and go. */
+void moduleEventsHookRefresh(void);
 
 #endif

@@ -566,6 +566,9 @@ typedef struct RedisModuleLoadingProgressInfo {
     REDISMODULE_FN(RedisModuleUser *, CreateModuleUser, (const char *name));                                       \
     REDISMODULE_FN(int, FreeModuleUser, (RedisModuleUser * user));                                                 \
     REDISMODULE_FN(int, SetModuleUserACL, (RedisModuleUser * user, const char *acl));                              \
+    REDISMODULE_FN(int, SetModuleUserACLString,                                                                    \
+                   (RedisModuleCtx * ctx, RedisModuleUser * user, const char *acl, RedisModuleString **error));   \
+    REDISMODULE_FN(RedisModuleString *, GetModuleUserACLString, (RedisModuleUser * user));                         \
     REDISMODULE_FN(RedisModuleString *, GetCurrentUserName, (RedisModuleCtx * ctx));                               \
     REDISMODULE_FN(RedisModuleUser *, GetModuleUserFromUserName, (RedisModuleString * name));                      \
     REDISMODULE_FN(int, ACLCheckCommandPermissions, (RedisModuleUser * user, RedisModuleString **argv, int argc)); \
@@ -600,6 +603,8 @@ typedef struct RedisModuleLoadingProgressInfo {
         REDISMODULE_GET_API(CreateModuleUser);           \
         REDISMODULE_GET_API(FreeModuleUser);             \
         REDISMODULE_GET_API(SetModuleUserACL);           \
+        REDISMODULE_GET_API(SetModuleUserACLString);     \
+        REDISMODULE_GET_API(GetModuleUserACLString);     \
         REDISMODULE_GET_API(GetCurrentUserName);         \
         REDISMODULE_GET_API(GetModuleUserFromUserName);  \
         REDISMODULE_GET_API(ACLCheckCommandPermissions); \
