@@ -140,6 +140,14 @@ enum {
     SERVER_EVENT_SWAPDB = 11,
     SERVER_EVENT_CONFIG = 16, /* p: the names set (const char **), a: their count */
 };
+/* ROLE_CHANGED's p: the replication state after the change. */
+typedef struct ServerReplInfo {
+    int master;           /* 1: now a primary */
+    const char *host;     /* the primary's, "" when none */
+    int port;
+    const char *replid1, *replid2;
+    long long offset1, offset2;
+} ServerReplInfo;
 typedef void ServerEventHook(int event, int sub, void *p, long a, long b);
 extern ServerEventHook *serverEventHook;
 void serverSetEventHook(ServerEventHook *fn);

@@ -84,7 +84,12 @@ static long long nowUnix(void) { return (long long)time(NULL); }
 /* SAVE and the shutdown save: the snapshot in the foreground.  Returns 0
  * or -1. */
 static int saveForeground(void) {
-    if (rdbSaveFile(server.cfg.dbfilename) < 0) return -1;
+    serverFireEvent(SERVER_EVENT_PERSISTENCE, 2, NULL, 0, 0); /* SYNC_RDB_START */
+    if (rdbSaveFile(server.cfg.dbfilename) < 0) {
+        serverFireEvent(SERVER_EVENT_PERSISTENCE, 4, NULL, 0, 0); /* FAILED */
+        return -1;
+    }
+    serverFireEvent(SERVER_EVENT_PERSISTENCE, 3, NULL, 0, 0); /* ENDED */
     serverLog(LL_NOTICE, "DB saved on disk");
     server.dirty = 0;
     server.lastSaveUnix = nowUnix();
@@ -222,19 +227,27 @@ void persistChildForked(pid_t pid) {
     state.infoPipe[1] = -1;
     childInfoReset();
     state.keysTotal = totalKeys();
+    serverFireEvent(SERVER_EVENT_FORK_CHILD, 0, NULL, 0, 0); /* born */
 }
+
+/* Every child's end fires ForkChild died here, but the module child's,
+ * whose done handler runs first (Redis's order). */
+static int childDiedLater;
 
 void persistChildEnded(void) {
     childInfoReceive();
     pipeClose();
     childInfoReset();
+    if (!childDiedLater) serverFireEvent(SERVER_EVENT_FORK_CHILD, 1, NULL, 0, 0);
 }
 
 /* The save child: no listeners, no timers; write, report and go. */
 static void bgsaveChild(void) {
     netCloseListenersInChild();
     persistChildInfoInChild("RDB");
+    serverFireEvent(SERVER_EVENT_PERSISTENCE, 0, NULL, 0, 0); /* RDB_START, in the child as on Redis */
     int rc = rdbSaveFile(server.cfg.dbfilename);
+    serverFireEvent(SERVER_EVENT_PERSISTENCE, rc == 0 ? 3 : 4, NULL, 0, 0);
     if (rc == 0) {
         serverLog(LL_NOTICE, "DB saved on disk");
         persistChildInfoFinal();
@@ -329,13 +342,15 @@ static void moduleChildReaped(int st) {
     int exitcode = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     int bysignal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
     if (exitcode == 255) exitcode = 1, bysignal = SIGUSR1;
+    childDiedLater = 1;
     persistChildEnded();
+    childDiedLater = 0;
     state.moduleChildPid = -1;
     void (*done)(int, int) = state.moduleChildDone;
     state.moduleChildDone = NULL;
     noteForkChild();
-    serverFireEvent(SERVER_EVENT_FORK_CHILD, 1, NULL, 0, 0);
     if (done) done(exitcode, bysignal);
+    serverFireEvent(SERVER_EVENT_FORK_CHILD, 1, NULL, 0, 0);
 }
 
 pid_t persistModuleFork(void (*done)(int exitcode, int bysignal)) {
@@ -361,7 +376,6 @@ pid_t persistModuleFork(void (*done)(int exitcode, int bysignal)) {
     state.moduleChildDone = done;
     noteForkChild();
     serverLog(LL_VERBOSE, "Module fork started pid: %ld ", (long)pid);
-    serverFireEvent(SERVER_EVENT_FORK_CHILD, 0, NULL, 0, 0);
     return pid;
 }
 
@@ -375,7 +389,6 @@ int persistModuleKillChild(pid_t pid) {
     state.moduleChildPid = -1;
     state.moduleChildDone = NULL;
     noteForkChild();
-    serverFireEvent(SERVER_EVENT_FORK_CHILD, 1, NULL, 0, 0);
     return 0;
 }
 
@@ -498,13 +511,17 @@ int persistDebugReload(int flags) {
     if (state.loading) return -2; /* no load inside the load */
     if (!(flags & PERSIST_RELOAD_NOSAVE) && saveForeground() < 0) return -1;
     if (!(flags & PERSIST_RELOAD_NOFLUSH)) {
+        serverFireEvent(SERVER_EVENT_FLUSHDB, 0, NULL, -1, 1); /* Redis's emptyData fires them */
         signalFlushedDb(-1);
         for (int j = 0; j < server.cfg.databases; j++) dbEmpty(&server.db[j]);
         functionsRdbFlush();
+        serverFireEvent(SERVER_EVENT_FLUSHDB, 1, NULL, -1, 1);
     }
     RdbLoadInfo info;
     sds err = NULL;
+    serverFireEvent(SERVER_EVENT_LOADING, 0, NULL, 0, 0); /* RDB_START */
     int rc = rdbLoadFile(server.cfg.dbfilename, flags & PERSIST_RELOAD_MERGE, &info, &err);
+    serverFireEvent(SERVER_EVENT_LOADING, rc == 0 ? 3 : 4, NULL, 0, 0);
     if (rc != 0) {
         /* A missing or empty file is an error here, as in Redis. */
         serverLog(LL_WARNING, "%s", err ? err : "Failed loading the RDB file: missing or empty");
@@ -774,6 +791,7 @@ int persistLoadForSync(const char *filename, const unsigned char *buf, size_t le
     state.loadingTick = tick;
     state.loadingTickMs = server.time.nowMs;
     int rc;
+    serverFireEvent(SERVER_EVENT_LOADING, 2, NULL, 0, 0); /* REPL_START */
     if (filename) {
         rc = rdbLoadFile(filename, 0, info, err);
     } else {
@@ -782,6 +800,7 @@ int persistLoadForSync(const char *filename, const unsigned char *buf, size_t le
     }
     state.loadingTick = NULL;
     persistLoadingEnd();
+    serverFireEvent(SERVER_EVENT_LOADING, rc == 0 ? 3 : 4, NULL, 0, 0);
     if (rc == 0) {
         state.loadKeysLoaded = info->keysLoaded;
         state.loadKeysExpired = info->keysExpired;
@@ -791,6 +810,7 @@ int persistLoadForSync(const char *filename, const unsigned char *buf, size_t le
 
 void persistSyncLoadBegin(int async, void (*tick)(void)) {
     persistLoadingBegin();
+    if (!async) serverFireEvent(SERVER_EVENT_LOADING, 2, NULL, 0, 0); /* REPL_START */
     if (async) {
         state.loading = 0;
         state.asyncLoading = 1;
@@ -805,8 +825,10 @@ void persistSyncLoadProgress(const RdbLoadInfo *info, size_t loaded, size_t tota
 
 void persistSyncLoadEnd(const RdbLoadInfo *info, int ok) {
     state.loadingTick = NULL;
+    int async = state.asyncLoading;
     state.asyncLoading = 0;
     persistLoadingEnd();
+    if (!async) serverFireEvent(SERVER_EVENT_LOADING, ok ? 3 : 4, NULL, 0, 0);
     if (ok) {
         state.loadKeysLoaded = info->keysLoaded;
         state.loadKeysExpired = info->keysExpired;
@@ -1019,9 +1041,11 @@ void persistInit(void) {
     state.loadingStartUnix = nowUnix();
     state.loadingLastLogMs = serverNowMs();
     rdbSetProgressHooks(NULL, loadingProgress);
+    serverFireEvent(SERVER_EVENT_LOADING, 0, NULL, 0, 0); /* RDB_START */
     int rc = rdbLoadFile(server.cfg.dbfilename, 0, &info, &err);
     rdbSetProgressHooks(NULL, NULL);
     state.loading = persistLoadingNow = 0;
+    serverFireEvent(SERVER_EVENT_LOADING, rc == 0 ? 3 : 4, NULL, 0, 0);
     if (rc < 0) {
         /* Redis's lines: a short read is announced first; a value that
          * fails its integrity check is followed by the termination line

@@ -245,3 +245,76 @@ def test_module_acl_api(start_server, start_oracle):
     for x, y in zip(a, b):
         assert x == y, "cairn %r, redis %r" % (x, y)
     assert len(a) == len(b)
+
+
+def _sev_log(srv):
+    import redis  # noqa: F401
+    from test_modules import plain
+    return [x.decode() for x in plain(srv).execute_command("sev.log")]
+
+
+def _events_run(srv):
+    from test_modules import plain
+    r = plain(srv)
+    out = []
+    _sev_log(srv)
+    r.execute_command("SET", "a", "1")
+    r.execute_command("SAVE")
+    out.append(("SAVE", _sev_log(srv)))
+    r.execute_command("BGSAVE")
+    wait_for(lambda: info_field(srv, "persistence", "rdb_bgsave_in_progress") == "0", what="the BGSAVE")
+    wait_for(lambda: out.append(("BGSAVE", _sev_log(srv))) or out[-1][1], what="the BGSAVE events")
+    r.execute_command("DEBUG", "RELOAD")
+    out.append(("DEBUG RELOAD", _sev_log(srv)))
+    r.execute_command("SELECT", "5")
+    r.execute_command("SET", "outer", "1")
+    out.append(("nested", _sev_log(srv)))
+    out.append(("supported", r.execute_command("sev.supported")))
+    return out
+
+
+def test_persistence_loading_fork_events(start_server, start_oracle):
+    """SAVE's sync-RDB start and end, BGSAVE's child born and died (its
+    own start and end fire in the child), DEBUG RELOAD's save, flush and
+    load; a firing nested in another's callback has its own client; what
+    IsSubEventSupported answers for every event and subevent."""
+    a = _events_run(loaded(start_server, "sysevents", enable_debug_command="yes"))
+    b = _events_run(loaded(start_oracle, "sysevents", enable_debug_command="yes"))
+    assert a == b
+    assert a[0] == ("SAVE", ["persist:2", "persist:3"])
+    assert a[3] == ("nested", ["outer:db5"])
+
+
+def test_replication_events(start_server, start_oracle):
+    """REPLICAOF on a second server: the replica's role change (with the
+    primary's host and port), its full sync's flush and load, its link up;
+    the primary's sync child and its replica online; REPLICAOF NO ONE: the
+    link down and the role change; the primary sees its replica offline."""
+    def run(start):
+        cfg = dict(enable_debug_command="yes", repl_diskless_sync_delay="0")
+        p = loaded(start, "sysevents", **cfg)
+        r = loaded(start, "sysevents", **cfg)
+        for s in (p, r):
+            _sev_log(s)
+        port = str(p.port)
+        norm = lambda log: [x.replace(":" + port + ":", ":PORT:") for x in log]  # noqa: E731
+        out = []
+        from test_modules import plain
+        plain(r).execute_command("REPLICAOF", "127.0.0.1", p.port)
+        wait_for(lambda: info_field(r, "replication", "master_link_status") == "up", timeout=30, what="the sync")
+        wait_for(lambda: info_field(p, "persistence", "rdb_bgsave_in_progress") == "0", what="the sync child")
+        out.append(("replica after sync", norm(_sev_log(r))))
+        wait_for(lambda: out.append(("primary after sync", _sev_log(p))) or "fork:1" in out[-1][1] or
+                 "fork:1" in sum((x[1] for x in out if x[0] == "primary after sync"), []), what="the child's end")
+        prim = sum((x[1] for x in out if x[0] == "primary after sync"), [])
+        out = [x for x in out if x[0] != "primary after sync"] + [("primary after sync", prim)]
+        plain(r).execute_command("REPLICAOF", "NO", "ONE")
+        out.append(("replica after NO ONE", norm(_sev_log(r))))
+        got = []
+        wait_for(lambda: got.extend(_sev_log(p)) or "replica:1" in got, what="the replica offline")
+        out.append(("primary after NO ONE", got))
+        return out
+    a = run(start_server)
+    b = run(start_oracle)
+    assert a == b
+    assert a[0][1][0].startswith("role:1:0:127.0.0.1:PORT")
