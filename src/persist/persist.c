@@ -168,7 +168,10 @@ void persistChildInfoOpen(void) {
 
 void persistChildInfoInChild(const char *what) {
     configApplyOomScoreAdj(CONFIG_OOM_BGCHILD);
-    configSetCpuAffinity(strcmp(what, "RDB") ? server.cfg.aofRewriteCpulist : server.cfg.bgsaveCpulist);
+    /* A module's child keeps the parent's CPUs, as Redis's. */
+    configSetCpuAffinity(!strcmp(what, "RDB")             ? server.cfg.bgsaveCpulist
+                         : !strcmp(what, "AOF rewrite") ? server.cfg.aofRewriteCpulist
+                                                          : NULL);
     if (state.infoPipe[0] != -1) close(state.infoPipe[0]);
     state.infoPipe[0] = -1;
     child.what = what;

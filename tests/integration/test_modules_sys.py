@@ -318,3 +318,44 @@ def test_replication_events(start_server, start_oracle):
     b = run(start_oracle)
     assert a == b
     assert a[0][1][0].startswith("role:1:0:127.0.0.1:PORT")
+
+
+@pytest.fixture
+def start_tls_pair(request, tls_certs):
+    """Cairn and redis-server started with the tls-* directives (clients
+    reach their tls-port with the client certificate)."""
+    import shutil
+    import tlshelp
+    from conftest import ORACLE_BIN, _factory, cairn_bin
+    if not tlshelp.binary_has_tls(cairn_bin()):
+        pytest.skip("this Cairn build has no TLS (make TLS=no)")
+    gens = [_factory(request, cairn_bin(), "cairn", tls_certs),
+            _factory(request, shutil.which(ORACLE_BIN) or ORACLE_BIN, "oracle", tls_certs)]
+    starts = [next(g) for g in gens]
+    yield starts
+    for g in gens:
+        for _ in g:
+            pass
+
+
+def test_client_certificate(start_tls_pair, tls_certs):
+    """GetClientCertificate: the PEM of the certificate the TLS client
+    presented, the same bytes on both servers (the client's certificate
+    file); null on a plain TCP connection."""
+    outs = []
+    for start in start_tls_pair:
+        srv = loaded(start, "acl")
+        with srv.connect() as c:
+            from resphelp import encode, read_values
+            c.send(encode("macl.cert"))
+            tls_reply = read_values(c, 1)
+        import socket
+        s = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+        s.sendall(encode("macl.cert"))
+        plain_reply = s.recv(100)
+        s.close()
+        outs.append((tls_reply, plain_reply))
+    assert outs[0] == outs[1]
+    pem = open(tls_certs.crt("client"), "rb").read()
+    assert outs[0][0].split(b"\r\n", 1)[1].startswith(b"-----BEGIN CERTIFICATE-----")
+    assert b"BEGIN CERTIFICATE" in pem and outs[0][1] == b"$-1\r\n"
