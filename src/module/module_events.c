@@ -22,9 +22,10 @@
  * (SAVE and the other foreground saves: sync RDB start, ended, failed; a
  * BGSAVE's start and end fire in its child, as on Redis), Loading (the
  * start-up RDB load, DEBUG RELOAD, a replica's sync load: start, ended,
- * failed), ForkChild (born and died, for every background child).  Not
- * fired: LoadingProgress, ReplBackup (deprecated), ReplAsyncLoad, EventLoop,
- * the AOF's Persistence and Loading subevents.  The data given is the
+ * failed), LoadingProgress (RDB loads with the loading progress hook),
+ * ForkChild (born and died, for every background child).  Not fired:
+ * ReplBackup (deprecated), ReplAsyncLoad, EventLoop, the AOF's
+ * Persistence, Loading and LoadingProgress subevents.  The data given is the
  * version 1 struct of Redis 7.0's header.
  *
  * Each firing nested in another's callback gets its own fake client (see

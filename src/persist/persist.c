@@ -737,12 +737,27 @@ static int loadingPerc100(void) {
  * loop once so clients are answered (LOADING for most commands, see
  * persistRefuseWhileLoadingOrReply).  Timers do not run; a SIGTERM or
  * SIGINT received meanwhile ends the process here without saving. */
+/* The modules' LoadingProgress event: as Redis, once
+ * loading-process-events-interval-bytes were loaded, at most hz times a
+ * second, progress in 1024ths of the file (-1 when its size is unknown). */
+static void loadingProgressEvent(size_t loaded, size_t total) {
+    static long long nextUs;
+    long long interval = server.cfg.loadingProcessEventsIntervalBytes;
+    if (!serverEventHook || interval <= 0 || loaded < (size_t)interval) return;
+    long long now = ustime();
+    if (now < nextUs) return;
+    long progress = total ? (long)(((unsigned long long)loaded << 10) / total) : -1;
+    serverFireEvent(SERVER_EVENT_LOADING_PROGRESS, 0, NULL, progress, 0); /* RDB */
+    nextUs = now + 1000000 / (server.cfg.hz > 0 ? server.cfg.hz : 10);
+}
+
 static void loadingProgress(const RdbLoadInfo *info, size_t loaded, size_t total) {
     state.loadingLoadedBytes = loaded;
     state.loadingTotalBytes = total;
     state.loadingRdbUsedMem = info->rdbUsedMem;
     state.loadingKeys = info->keysLoaded + info->keysExpired;
     serverUpdateTime();
+    loadingProgressEvent(loaded, total);
     if (state.loadingLogProgress && server.time.nowMs - state.loadingLastLogMs >= LOADING_LOG_EVERY_MS) {
         int p = loadingPerc100();
         serverLog(LL_NOTICE, "Loading RDB: %d.%02d%% (%zu of %zu bytes, %lld keys so far)", p / 100, p % 100, loaded,

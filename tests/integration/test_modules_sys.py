@@ -359,3 +359,29 @@ def test_client_certificate(start_tls_pair, tls_certs):
     pem = open(tls_certs.crt("client"), "rb").read()
     assert outs[0][0].split(b"\r\n", 1)[1].startswith(b"-----BEGIN CERTIFICATE-----")
     assert b"BEGIN CERTIFICATE" in pem and outs[0][1] == b"$-1\r\n"
+
+
+def test_loading_progress_event(start_server, start_oracle):
+    """A start-up load of a few megabytes, slowed down (key-load-delay):
+    Loading start, LoadingProgress (RDB, progress within 0..1024, hz) a
+    few times (how many depends on the clock, so not compared), Loading
+    ended; the same on Redis."""
+    logs = []
+    for start in (start_server, start_oracle):
+        srv = loaded(start, "sysevents", enable_debug_command="yes", loading_process_events_interval_bytes="1024",
+                     key_load_delay="30")
+        from test_modules import plain
+        r = plain(srv)
+        r.execute_command("DEBUG", "POPULATE", "20000", "key", "100")
+        r.execute_command("SAVE")
+        srv.stop()
+        # the same config file (its loadmodule line) and port again
+        srv.config.update(config_file=open(os.path.join(srv.tmp, "server.conf")).read(), port=srv.port)
+        srv._start()
+        wait_for(lambda: info_field(srv, "persistence", "loading") == "0", timeout=60, what="the load",
+                 ignore=(ConnectionError, OSError))
+        logs.append(_sev_log(srv))
+    for log in logs:
+        progress = [x for x in log if x.startswith("progress:")]
+        assert progress and all(x == "progress:0:ok" for x in progress), log
+        assert [x for x in log if not x.startswith("progress:")] == ["loading:0", "loading:3"], log

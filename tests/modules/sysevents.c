@@ -9,6 +9,7 @@
  *   link:<sub>                          MasterLinkChange
  *   fork:<sub>                          ForkChild
  *   flush:<sub>:<dbnum>:<sync>          FlushDB
+ *   progress:<sub>:ok                   LoadingProgress (data in range)
  *   outer:db<n>                         the nesting check below
  *
  *   sev.supported   IsSubEventSupported(id, sub) for id 0..17, sub 0..6
@@ -52,6 +53,11 @@ static void onEvent(RedisModuleCtx *ctx, RedisModuleEvent e, uint64_t sub, void 
     case REDISMODULE_EVENT_REPLICA_CHANGE: add("replica:%d", (int)sub); break;
     case REDISMODULE_EVENT_MASTER_LINK_CHANGE: add("link:%d", (int)sub); break;
     case REDISMODULE_EVENT_FORK_CHILD: add("fork:%d", (int)sub); break;
+    case REDISMODULE_EVENT_LOADING_PROGRESS: {
+        RedisModuleLoadingProgress *lp = data;
+        add("progress:%d:%s", (int)sub, lp->progress >= 0 && lp->progress <= 1024 && lp->hz > 0 ? "ok" : "bad");
+        break;
+    }
     case REDISMODULE_EVENT_FLUSHDB: {
         RedisModuleFlushInfo *fi = data;
         add("flush:%d:%d:%d", (int)sub, (int)fi->dbnum, (int)fi->sync);
@@ -105,7 +111,7 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
     RedisModuleEvent evs[] = {RedisModuleEvent_ReplicationRoleChanged, RedisModuleEvent_Persistence,
                               RedisModuleEvent_Loading, RedisModuleEvent_ReplicaChange,
                               RedisModuleEvent_MasterLinkChange, RedisModuleEvent_ForkChild,
-                              RedisModuleEvent_FlushDB};
+                              RedisModuleEvent_FlushDB, RedisModuleEvent_LoadingProgress};
     for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
         if (RedisModule_SubscribeToServerEvent(ctx, evs[i], onEvent) == REDISMODULE_ERR) return REDISMODULE_ERR;
     if (RedisModule_SubscribeToKeyspaceEvents(ctx, REDISMODULE_NOTIFY_STRING, onOuter) == REDISMODULE_ERR ||
