@@ -99,6 +99,7 @@ void moduleAutoForget(RedisModuleCtx *ctx, void *ptr) {
 }
 
 void moduleCtxDone(RedisModuleCtx *ctx) {
+    moduleAclCtxDone(ctx);
     /* Auto memory: keys first (a key may refer to strings), then replies
      * and strings. */
     for (int pass = 0; pass < 2; pass++) {

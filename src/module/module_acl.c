@@ -4,7 +4,7 @@
  * ACLCheckCommandPermissions / KeyPermissions / ChannelPermissions,
  * ACLAddLogEntry, AuthenticateClientWithUser / WithACLUser,
  * DeauthenticateAndCloseClient, RedactClientCommandArgument,
- * GetClientCertificate and GetClientUserNameById.
+ * GetClientCertificate, GetClientUserNameById and SetContextUser.
  *
  * The rules and checks are server/acl.c's (this file holds no ACL logic).
  * A RedisModuleUser wraps an AclUser: one the module created (freed with
@@ -287,6 +287,41 @@ static RedisModuleString *RM_GetClientUserNameById(RedisModuleCtx *ctx, uint64_t
     return modStringNew(ctx, name, strlen(name));
 }
 
+/* SetContextUser: the contexts with a user, a short table (contexts live
+ * for one callback; moduleCtxDone drops the entry). */
+#define CTX_USERS_MAX 64
+static struct {
+    RedisModuleCtx *ctx;
+    struct AclUser *user;
+} ctxUsers[CTX_USERS_MAX];
+static int nctxUsers;
+
+struct AclUser *moduleCtxUser(RedisModuleCtx *ctx) {
+    for (int i = 0; i < nctxUsers; i++)
+        if (ctxUsers[i].ctx == ctx) return ctxUsers[i].user;
+    return NULL;
+}
+
+void moduleAclCtxDone(RedisModuleCtx *ctx) {
+    for (int i = 0; i < nctxUsers; i++) {
+        if (ctxUsers[i].ctx == ctx) {
+            ctxUsers[i] = ctxUsers[--nctxUsers];
+            return;
+        }
+    }
+}
+
+/* Calls with "C" on ctx are checked with user's permissions (NULL: the
+ * context client's again). */
+static void RM_SetContextUser(RedisModuleCtx *ctx, const RedisModuleUser *u) {
+    if (!ctx) return;
+    moduleAclCtxDone(ctx);
+    if (!u || nctxUsers == CTX_USERS_MAX) return;
+    ctxUsers[nctxUsers].ctx = ctx;
+    ctxUsers[nctxUsers].user = u->user;
+    nctxUsers++;
+}
+
 #define API(fn) {"RedisModule_" #fn, (void *)(uintptr_t)RM_##fn}
 const ApiEntry moduleAclApi[] = {
     API(CreateModuleUser), API(FreeModuleUser), API(SetModuleUserACL), API(SetModuleUserACLString),
@@ -294,4 +329,4 @@ const ApiEntry moduleAclApi[] = {
     API(ACLCheckCommandPermissions), API(ACLCheckKeyPermissions), API(ACLCheckChannelPermissions),
     API(ACLAddLogEntry), API(AuthenticateClientWithUser), API(AuthenticateClientWithACLUser),
     API(DeauthenticateAndCloseClient), API(RedactClientCommandArgument), API(GetClientCertificate),
-    API(GetClientUserNameById), {NULL, NULL}};
+    API(GetClientUserNameById), API(SetContextUser), {NULL, NULL}};

@@ -484,8 +484,8 @@ static RedisModuleCallReply *RM_Call(RedisModuleCtx *ctx, const char *cmdname, c
         freeArgv(argv, argc);
         return refuse(ctx, flags, resp, ENOSPC, sdsNew(ERR_OOM));
     }
-    if ((flags & CALL_RUN_AS_USER) && caller) {
-        const char *denied = aclModuleCheck(caller, cmd, argc, argv);
+    if ((flags & CALL_RUN_AS_USER) && (caller || moduleCtxUser(ctx))) {
+        const char *denied = aclModuleCheckAs(caller, moduleCtxUser(ctx), cmd, argc, argv);
         if (denied) {
             freeArgv(argv, argc);
             return refuse(ctx, flags, resp, EACCES, sdsNew(denied));

@@ -195,6 +195,9 @@ int moduleAclHasCallbacks(void);
 void moduleAclClientGone(Client *c);
 void moduleAclDropModule(Module *m);
 void moduleApplyRedactions(Client *c);
+/* SetContextUser's user of ctx (NULL: none); forgotten when ctx is done. */
+struct AclUser *moduleCtxUser(RedisModuleCtx *ctx);
+void moduleAclCtxDone(RedisModuleCtx *ctx);
 /* module_events.c: the core event hook set or cleared as subscribers and
  * authentication callbacks come and go. */
 void moduleEventsHookRefresh(void);

@@ -586,7 +586,8 @@ typedef struct RedisModuleLoadingProgressInfo {
     REDISMODULE_FN(int, DeauthenticateAndCloseClient, (RedisModuleCtx * ctx, uint64_t client_id));                 \
     REDISMODULE_FN(int, RedactClientCommandArgument, (RedisModuleCtx * ctx, int pos));                             \
     REDISMODULE_FN(RedisModuleString *, GetClientCertificate, (RedisModuleCtx * ctx, uint64_t id));                \
-    REDISMODULE_FN(RedisModuleString *, GetClientUserNameById, (RedisModuleCtx * ctx, uint64_t id))
+    REDISMODULE_FN(RedisModuleString *, GetClientUserNameById, (RedisModuleCtx * ctx, uint64_t id));              \
+    REDISMODULE_FN(void, SetContextUser, (RedisModuleCtx * ctx, const RedisModuleUser *user))
 #define REDISMODULE_SYS_GET_APIS()                       \
     do {                                                 \
         REDISMODULE_GET_API(RegisterCommandFilter);      \
@@ -617,6 +618,7 @@ typedef struct RedisModuleLoadingProgressInfo {
         REDISMODULE_GET_API(RedactClientCommandArgument); \
         REDISMODULE_GET_API(GetClientCertificate);       \
         REDISMODULE_GET_API(GetClientUserNameById);      \
+        REDISMODULE_GET_API(SetContextUser);             \
     } while (0)
 #endif
 

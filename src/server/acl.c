@@ -1161,13 +1161,21 @@ int aclRefuseQueuedOrReply(Client *c, Command *cmd, int argc, sds *argv) {
 }
 
 const char *aclModuleCheck(Client *caller, Command *cmd, int argc, sds *argv) {
-    if (!caller || unchecked(caller)) return NULL;
-    AclUser *u = aclClientUser(caller);
+    return aclModuleCheckAs(caller, NULL, cmd, argc, argv);
+}
+
+const char *aclModuleCheckAs(Client *caller, AclUser *as, Command *cmd, int argc, sds *argv) {
+    if (!as && (!caller || unchecked(caller))) return NULL;
+    AclUser *u = as ? as : aclClientUser(caller);
     if (u->unrestricted) return NULL;
     int pos = 0;
     int rc = userCheck(u, cmd, argc, argv, &pos);
     if (rc == ACL_OK) return NULL;
-    logAdd(caller, caller, rc, CTX_MODULE, argc, argv, cmd, pos, u->name, sdsLen(u->name));
+    /* The entry names the calling client's user, as Redis's does. */
+    if (caller) {
+        const AclUser *lu = aclClientUser(caller);
+        logAdd(caller, caller, rc, CTX_MODULE, argc, argv, cmd, pos, lu->name, sdsLen(lu->name));
+    }
     if (rc == DENIED_CMD) return "ERR acl verification failed, can't run this command or subcommand.";
     if (rc == DENIED_KEY)
         return "ERR acl verification failed, can't access at least one of the keys mentioned in the command "

@@ -51,6 +51,11 @@ int aclRefuseQueuedOrReply(Client *c, Command *cmd, int argc, sds *argv);
  * cmd with argv, else Redis's error text after logging the denial in ACL
  * LOG (context "module"). */
 const char *aclModuleCheck(Client *caller, Command *cmd, int argc, sds *argv);
+/* The same with the permissions of user `as` (RedisModule_SetContextUser;
+ * NULL: the caller's); the log entry still names the caller's user, and
+ * there is none without a caller. */
+struct AclUser;
+const char *aclModuleCheckAs(Client *caller, struct AclUser *as, Command *cmd, int argc, sds *argv);
 
 /* AUTH and HELLO AUTH: 0 and c authenticated as user, else -1 after
  * logging the failure (the caller replies WRONGPASS). */

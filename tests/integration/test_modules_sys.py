@@ -174,6 +174,11 @@ def _acl_run(srv):
     for args in [("GET", "k1"), ("SET", "k1", "v"), ("SET", "s1", "v"), ("GET", "s1")]:
         q(c1, "macl.checkcmd", "module", *args)
     q(c1, "ACL", "LOG", "RESET")
+    # SetContextUser: Call with "C" checked with that user's permissions
+    q(c1, "macl.set", "-set")
+    for args in [("module", "GET", "k1"), ("module", "SET", "k1", "v"), ("module", "GET", "zz"),
+                 ("limited", "GET", "a1"), ("limited", "GET", "b1"), ("default", "SET", "k9", "v")]:
+        q(c1, "macl.callas", *args)
     for reason, obj in [("0", "who"), ("1", "somecmd"), ("2", "somekey"), ("3", "somechan"), ("2", "somekey")]:
         q(c1, "macl.log", "module", reason, obj)
     q(c1, "macl.log", "limited", "2", "k")

@@ -26,7 +26,8 @@
  *   macl.log who reason object      ACLAddLogEntry (reason 0..3)
  *   macl.redact pos...        RedactClientCommandArgument each: 0/1
  *   macl.cert                 GetClientCertificate of the caller (null
- *                             without TLS) */
+ *                             without TLS)
+ *   macl.callas who cmd arg...  SetContextUser(who), then Call with "CE" */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,6 +233,22 @@ static int cmdRedact(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     return REDISMODULE_OK;
 }
 
+static int cmdCallAs(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    if (argc < 3) return RedisModule_WrongArity(ctx);
+    int tmp;
+    RedisModuleUser *u = who(argv[1], &tmp);
+    if (!u) return RedisModule_ReplyWithError(ctx, "ERR no such user");
+    RedisModule_SetContextUser(ctx, u);
+    RedisModuleCallReply *r = RedisModule_Call(ctx, RedisModule_StringPtrLen(argv[2], NULL), "CEv", argv + 3,
+                                               (size_t)(argc - 3));
+    RedisModule_SetContextUser(ctx, NULL);
+    if (tmp) RedisModule_FreeModuleUser(u);
+    if (!r) return errnoReply(ctx);
+    RedisModule_ReplyWithCallReply(ctx, r);
+    RedisModule_FreeCallReply(r);
+    return REDISMODULE_OK;
+}
+
 static int cmdCert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     (void)argv, (void)argc;
     RedisModuleString *s = RedisModule_GetClientCertificate(ctx, RedisModule_GetClientId(ctx));
@@ -256,7 +273,7 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
                 {"macl.nameof", cmdNameOf, ""},       {"macl.checkcmd", cmdCheckCmd, ""},
                 {"macl.checkkey", cmdCheckKey, ""},   {"macl.checkchan", cmdCheckChan, ""},
                 {"macl.log", cmdLog, ""},             {"macl.redact", cmdRedact, ""},
-                {"macl.cert", cmdCert, ""}};
+                {"macl.cert", cmdCert, ""},           {"macl.callas", cmdCallAs, ""}};
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
         if (RedisModule_CreateCommand(ctx, cmds[i].name, cmds[i].fn, cmds[i].flags, 0, 0, 0) == REDISMODULE_ERR)
             return REDISMODULE_ERR;
