@@ -63,6 +63,7 @@ struct EventLoop {
     Timer *timers;
     long long nextTimerId;
     BeforeSleepProc *beforeSleep;
+    BeforeSleepProc *afterSleep; /* eventLoopRun's, once each poll returned */
     IdleProc *idle;           /* background step, or NULL */
     const int *idlePending;   /* non-zero: idle has work */
     FileProc *batchRproc;     /* read handler whose fds go to batchProc */
@@ -175,6 +176,7 @@ long long eventAddTimerUs(EventLoop *l, long long us, TimerProc *proc, void *dat
 }
 
 void eventSetBeforeSleep(EventLoop *l, BeforeSleepProc *proc) { l->beforeSleep = proc; }
+void eventSetAfterSleep(EventLoop *l, BeforeSleepProc *proc) { l->afterSleep = proc; }
 
 void eventSetIdle(EventLoop *l, IdleProc *proc, const int *pending) {
     l->idle = proc;
@@ -236,8 +238,9 @@ static int pollOnce(EventLoop *l, long long waitUs) {
     return epoll_wait(l->epfd, l->fired, l->setsize, ms > INT32_MAX ? INT32_MAX : (int)ms);
 }
 
-static int processFileEvents(EventLoop *l, long long waitUs) {
+static int processFileEvents(EventLoop *l, long long waitUs, int callAfterSleep) {
     int n = pollOnce(l, waitUs);
+    if (callAfterSleep && l->afterSleep) l->afterSleep(l);
     if (n < 0) return errno == EINTR ? 0 : -1;
     if (l->batchProc && n > 1) {
         int nb = 0;
@@ -268,7 +271,7 @@ static int processFileEvents(EventLoop *l, long long waitUs) {
 }
 
 int eventProcessFileEvents(EventLoop *l, long long waitMs) {
-    return processFileEvents(l, waitMs < 0 ? -1 : (waitMs > LLONG_MAX / 1000 ? LLONG_MAX / 1000 : waitMs) * 1000);
+    return processFileEvents(l, waitMs < 0 ? -1 : (waitMs > LLONG_MAX / 1000 ? LLONG_MAX / 1000 : waitMs) * 1000, 0);
 }
 
 #define IDLE_GAP_US 1000
@@ -283,7 +286,7 @@ void eventLoopRun(EventLoop *l) {
         /* Idle work: no wait before a step, at most IDLE_GAP_US after one. */
         long long wait = idle && !stepped ? 0 : usUntilNextTimer(l);
         if (idle && stepped && (wait < 0 || wait > IDLE_GAP_US)) wait = IDLE_GAP_US;
-        int n = processFileEvents(l, wait);
+        int n = processFileEvents(l, wait, 1);
         if (n < 0) break;
         runTimers(l);
         stepped = idle && n == 0;

@@ -133,6 +133,7 @@ enum {
     SERVER_EVENT_MASTER_LINK = 7,   /* sub: 0 up, 1 down */
     SERVER_EVENT_LOADING_PROGRESS = 10, /* sub: 0 RDB, 1 AOF; a: progress 0..1024 */
     SERVER_EVENT_FORK_CHILD = 13,   /* sub: 0 born, 1 died */
+    SERVER_EVENT_EVENTLOOP = 15,    /* sub: 0 before sleep, 1 after sleep */
     SERVER_EVENT_FLUSHDB = 2,
     SERVER_EVENT_CLIENT_CHANGE = 4,
     SERVER_EVENT_SHUTDOWN = 5,

@@ -23,8 +23,10 @@
  * BGSAVE's start and end fire in its child, as on Redis), Loading (the
  * start-up RDB load, DEBUG RELOAD, a replica's sync load: start, ended,
  * failed), LoadingProgress (RDB loads with the loading progress hook),
+ * EventLoop (before sleep: serverBeforeSleep; after sleep: the loop's
+ * after-sleep proc, set only while a module listens),
  * ForkChild (born and died, for every background child).  Not fired:
- * ReplBackup (deprecated), ReplAsyncLoad, EventLoop, the AOF's
+ * ReplBackup (deprecated), ReplAsyncLoad, the AOF's
  * Persistence, Loading and LoadingProgress subevents.  The data given is the
  * version 1 struct of Redis 7.0's header.
  *
@@ -39,6 +41,7 @@
 #include <string.h>
 
 #include "core/effects.h"
+#include "core/event.h"
 #include "core/server.h"
 #include "ds/alloc.h"
 #include "module/module_int.h"
@@ -91,6 +94,7 @@ static void fakeClientRelease(Client *c) {
 
 static void keyspaceHook(int type, const char *event, const char *key, size_t keylen, int dbid);
 static void serverEvent(int event, int sub, void *p, long a, long b);
+static void refreshAfterSleep(void);
 
 /* Unlinks what was removed during walks, once none is under way; the
  * core hooks are set only while there are subscribers (nothing on the
@@ -117,6 +121,19 @@ static void sweep(void) {
     }
     serverSetModuleKeyspaceHook(ksSubs ? keyspaceHook : NULL);
     serverSetEventHook(evSubs || moduleAclHasCallbacks() ? serverEvent : NULL);
+    refreshAfterSleep();
+}
+
+static void afterSleep(EventLoop *loop) {
+    (void)loop;
+    serverFireEvent(SERVER_EVENT_EVENTLOOP, 1, NULL, 0, 0);
+}
+
+/* The loop calls afterSleep only while a module listens to EventLoop. */
+static void refreshAfterSleep(void) {
+    int any = 0;
+    for (EvSub *s = evSubs; s && !any; s = s->next) any = s->cb && s->id == REDISMODULE_EVENT_EVENTLOOP;
+    eventSetAfterSleep(server.loop, any ? afterSleep : NULL);
 }
 
 void moduleEventsHookRefresh(void) { serverSetEventHook(evSubs || moduleAclHasCallbacks() ? serverEvent : NULL); }
@@ -200,6 +217,7 @@ static int RM_SubscribeToServerEvent(RedisModuleCtx *ctx, RedisModuleEvent event
     while (*tail) tail = &(*tail)->next;
     *tail = s;
     serverSetEventHook(serverEvent);
+    refreshAfterSleep();
     return REDISMODULE_OK;
 }
 
@@ -248,6 +266,7 @@ static void serverEvent(int event, int sub, void *p, long a, long b) {
     case SERVER_EVENT_REPLICA_CHANGE: fire(REDISMODULE_EVENT_REPLICA_CHANGE, (uint64_t)sub, NULL, 0, NULL); break;
     case SERVER_EVENT_MASTER_LINK: fire(REDISMODULE_EVENT_MASTER_LINK_CHANGE, (uint64_t)sub, NULL, 0, NULL); break;
     case SERVER_EVENT_FORK_CHILD: fire(REDISMODULE_EVENT_FORK_CHILD, (uint64_t)sub, NULL, 0, NULL); break;
+    case SERVER_EVENT_EVENTLOOP: fire(REDISMODULE_EVENT_EVENTLOOP, (uint64_t)sub, NULL, 0, NULL); break;
     case SERVER_EVENT_LOADING_PROGRESS: {
         RedisModuleLoadingProgress lp = {REDISMODULE_LOADING_PROGRESS_VERSION, (int32_t)server.cfg.hz, (int32_t)a};
         fire(REDISMODULE_EVENT_LOADING_PROGRESS, (uint64_t)sub, &lp, 0, NULL);

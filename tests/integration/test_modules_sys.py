@@ -275,6 +275,7 @@ def _events_run(srv):
     r.execute_command("SET", "outer", "1")
     out.append(("nested", _sev_log(srv)))
     out.append(("supported", r.execute_command("sev.supported")))
+    out.append(("eventloop", r.execute_command("sev.loop")))
     return out
 
 
@@ -288,6 +289,7 @@ def test_persistence_loading_fork_events(start_server, start_oracle):
     assert a == b
     assert a[0] == ("SAVE", ["persist:2", "persist:3"])
     assert a[3] == ("nested", ["outer:db5"])
+    assert a[5] == ("eventloop", [1, 1])
 
 
 def test_replication_events(start_server, start_oracle):

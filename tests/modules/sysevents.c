@@ -13,6 +13,8 @@
  *   outer:db<n>                         the nesting check below
  *
  *   sev.supported   IsSubEventSupported(id, sub) for id 0..17, sub 0..6
+ *   sev.loop        whether EventLoop before-sleep and after-sleep events
+ *                   came (2 integers)
  *
  * Nesting: on "set" of key "outer" the first keyspace subscriber SETs
  * "inner" through Call; the second subscriber, on "set" of "inner",
@@ -67,6 +69,20 @@ static void onEvent(RedisModuleCtx *ctx, RedisModuleEvent e, uint64_t sub, void 
     }
 }
 
+static long long loopCounts[2];
+
+static void onLoop(RedisModuleCtx *ctx, RedisModuleEvent e, uint64_t sub, void *data) {
+    (void)ctx, (void)e, (void)data;
+    if (sub < 2) loopCounts[sub]++;
+}
+
+static int cmdLoop(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    (void)argv, (void)argc;
+    RedisModule_ReplyWithArray(ctx, 2);
+    RedisModule_ReplyWithLongLong(ctx, loopCounts[0] > 0);
+    return RedisModule_ReplyWithLongLong(ctx, loopCounts[1] > 0);
+}
+
 static int onOuter(RedisModuleCtx *ctx, int type, const char *event, RedisModuleString *key) {
     (void)type;
     if (strcmp(event, "set") || strcmp(RedisModule_StringPtrLen(key, NULL), "outer")) return REDISMODULE_OK;
@@ -114,11 +130,14 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
                               RedisModuleEvent_FlushDB, RedisModuleEvent_LoadingProgress};
     for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
         if (RedisModule_SubscribeToServerEvent(ctx, evs[i], onEvent) == REDISMODULE_ERR) return REDISMODULE_ERR;
+    if (RedisModule_SubscribeToServerEvent(ctx, RedisModuleEvent_EventLoop, onLoop) == REDISMODULE_ERR)
+        return REDISMODULE_ERR;
     if (RedisModule_SubscribeToKeyspaceEvents(ctx, REDISMODULE_NOTIFY_STRING, onOuter) == REDISMODULE_ERR ||
         RedisModule_SubscribeToKeyspaceEvents(ctx, REDISMODULE_NOTIFY_STRING, onInner) == REDISMODULE_ERR)
         return REDISMODULE_ERR;
     if (RedisModule_CreateCommand(ctx, "sev.log", cmdLog, "", 0, 0, 0) == REDISMODULE_ERR ||
-        RedisModule_CreateCommand(ctx, "sev.supported", cmdSupported, "", 0, 0, 0) == REDISMODULE_ERR)
+        RedisModule_CreateCommand(ctx, "sev.supported", cmdSupported, "", 0, 0, 0) == REDISMODULE_ERR ||
+        RedisModule_CreateCommand(ctx, "sev.loop", cmdLoop, "", 0, 0, 0) == REDISMODULE_ERR)
         return REDISMODULE_ERR;
     return REDISMODULE_OK;
 }
