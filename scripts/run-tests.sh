@@ -135,7 +135,7 @@ elif [ -x "$SAN_BIN" ]; then
       tests/integration/test_compat_scripts.py tests/integration/test_compat_persist.py \
       tests/integration/test_compat_memory.py tests/integration/test_compat_config.py \
       tests/integration/test_compat_debug.py tests/integration/test_compat_repl.py tests/integration/test_modules.py \
-      tests/integration/test_modules_block.py \
+      tests/integration/test_modules_block.py tests/integration/test_modules_sys.py \
       tests/diff
   # The command fuzzer: random commands from the server's own COMMAND table
   # for a bounded time; one pass or one failure (it prints the seed).

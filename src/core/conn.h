@@ -124,6 +124,9 @@ extern const ConnectionType connUnixType;
 extern const ConnectionType connTlsType;
 /* 1 when the binary is built with TLS. */
 int connTlsAvailable(void);
+/* The certificate the peer of a TLS connection presented, PEM-encoded (a
+ * new sds), or NULL: not a TLS connection, or no certificate. */
+sds connTlsPeerCertPem(Connection *c);
 /* The tls-* directives (from main.c's registerConfig). */
 void tlsRegisterConfig(void);
 /* At start-up, after the config is read: builds the TLS contexts when

@@ -793,7 +793,30 @@ const ConnectionType connTlsType = {
     .checkConnected = tlsCheckConnected,
 };
 
+sds connTlsPeerCertPem(Connection *c) {
+    if (!c || c->type != &connTlsType) return NULL;
+    TlsConn *t = (TlsConn *)c;
+    if (!t->ssl) return NULL;
+    X509 *cert = SSL_get_peer_certificate(t->ssl);
+    if (!cert) return NULL;
+    sds out = NULL;
+    BIO *bio = BIO_new(BIO_s_mem());
+    if (bio && PEM_write_bio_X509(bio, cert)) {
+        char *p;
+        long n = BIO_get_mem_data(bio, &p);
+        if (n > 0) out = sdsNewLen(p, (size_t)n);
+    }
+    if (bio) BIO_free(bio);
+    X509_free(cert);
+    return out;
+}
+
 #else /* !CAIRN_TLS: TLS is off; config.c refuses the directives. */
+
+sds connTlsPeerCertPem(Connection *c) {
+    (void)c;
+    return NULL;
+}
 
 const ConnectionType connTlsType = {.name = "tls"};
 int connTlsAvailable(void) { return 0; }

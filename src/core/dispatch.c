@@ -32,7 +32,38 @@ void dispatchAddAfterCall(DispatchAfterCall *fn) {
 
 void dispatchSetProcessor(DispatchProcessor *fn) { processor = fn; }
 
-void dispatchCommand(Client *c) { processor(c); }
+DispatchCommandFilter *dispatchCommandFilter;
+
+void dispatchSetCommandFilter(DispatchCommandFilter *fn) { dispatchCommandFilter = fn; }
+
+/* Runs the filters on c's argv; the old array goes back to the protocol
+ * (its strings moved or freed by the filter). */
+static __attribute__((noinline)) void filterClientArgv(Client *c) {
+    int argc = c->argc;
+    sds *nv = dispatchCommandFilter(c->argv, &argc, NULL);
+    if (!nv) return;
+    sds *old = c->argv;
+    int oldc = c->argc;
+    for (int i = 0; i < oldc; i++) old[i] = NULL;
+    if (c->proto) c->proto->recycle(c->protoState, old, oldc);
+    else xfree(old);
+    c->argv = nv;
+    c->argc = argc;
+    size_t bytes = 0;
+    for (int i = 0; i < argc; i++) bytes += sdsLen(nv[i]);
+    c->argvBytes = bytes;
+}
+
+void dispatchCommand(Client *c) {
+    if (__builtin_expect(dispatchCommandFilter != NULL, 0)) {
+        filterClientArgv(c);
+        if (c->argc == 0) { /* a filter deleted every argument: nothing to run */
+            replyError(c, "ERR unknown command '', with args beginning with: ");
+            return;
+        }
+    }
+    processor(c);
+}
 
 /* The transaction layer sees every refused command: a refusal inside MULTI
  * dooms the transaction, and a refused EXEC answers EXECABORT (the hook

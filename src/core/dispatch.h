@@ -58,4 +58,18 @@ void dispatchForgetErrors(void);
 void dispatchBlockedDone(Client *c, long long usec, int failed);
 void dispatchAddUnblockHook(DispatchAfterCall *fn);
 
+/* Command filters (the module layer's RedisModule_RegisterCommandFilter):
+ * while one is installed, every command a client sends passes through it
+ * before the lookup, once (dispatchCommand; not again when CLIENT PAUSE
+ * re-processes it), as do a script's redis.call and a module's Call.  It
+ * gets an argv of argc sds and returns NULL when nothing changed (argv
+ * untouched), else a new array (xmalloc) owning its strings, *argc set to
+ * its length (possibly 0): then every string of the old array was moved
+ * into it or freed, and the caller frees only the old array itself.
+ * caller: the module whose Call this is (NOSELF filters skip it), or NULL.
+ * Unset (NULL) when no filter is registered: the cost is one branch. */
+typedef sds *DispatchCommandFilter(sds *argv, int *argc, void *caller);
+extern DispatchCommandFilter *dispatchCommandFilter;
+void dispatchSetCommandFilter(DispatchCommandFilter *fn);
+
 #endif

@@ -64,6 +64,7 @@ struct EventLoop {
     long long nextTimerId;
     BeforeSleepProc *beforeSleep;
     SleepGateProc *sleepGate; /* around the main loop's poll, or NULL */
+    BeforeSleepProc *afterSleep; /* eventLoopRun's, once each poll returned */
     IdleProc *idle;           /* background step, or NULL */
     const int *idlePending;   /* non-zero: idle has work */
     FileProc *batchRproc;     /* read handler whose fds go to batchProc */
@@ -177,6 +178,7 @@ long long eventAddTimerUs(EventLoop *l, long long us, TimerProc *proc, void *dat
 
 void eventSetBeforeSleep(EventLoop *l, BeforeSleepProc *proc) { l->beforeSleep = proc; }
 void eventSetSleepGate(EventLoop *l, SleepGateProc *proc) { l->sleepGate = proc; }
+void eventSetAfterSleep(EventLoop *l, BeforeSleepProc *proc) { l->afterSleep = proc; }
 
 void eventSetIdle(EventLoop *l, IdleProc *proc, const int *pending) {
     l->idle = proc;
@@ -247,6 +249,7 @@ static int processFileEvents(EventLoop *l, long long waitUs, int gated) {
     } else {
         n = pollOnce(l, waitUs);
     }
+    if (gated && l->afterSleep) l->afterSleep(l);
     if (n < 0) return errno == EINTR ? 0 : -1;
     if (l->batchProc && n > 1) {
         int nb = 0;

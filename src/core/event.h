@@ -35,6 +35,10 @@ long long eventAddTimer(EventLoop *loop, long long ms, TimerProc *proc, void *da
 long long eventAddTimerUs(EventLoop *loop, long long us, TimerProc *proc, void *data);
 void eventSetBeforeSleep(EventLoop *loop, BeforeSleepProc *proc);
 void eventSetSleepGate(EventLoop *loop, SleepGateProc *proc);
+/* Called by eventLoopRun each time its poll returned, before the ready
+ * events are handled (the module layer's EventLoop after-sleep event; NULL
+ * when no module listens). */
+void eventSetAfterSleep(EventLoop *loop, BeforeSleepProc *proc);
 /* Background work for the moments nothing is ready: while *pending is
  * non-zero, whenever a poll found no fd ready the loop runs proc (which
  * updates *pending), and the poll after a step sleeps at most a

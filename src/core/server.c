@@ -348,6 +348,7 @@ void serverBeforeSleep(EventLoop *loop) {
     if (server.activeExpireEnabled && !server.expiryPaused && !server.isReplica)
         dbActiveExpireCycle(server.db, server.cfg.databases, 1000, 1);
     for (int i = 0; i < sleepHookCount; i++) sleepHooks[i]();
+    serverFireEvent(SERVER_EVENT_EVENTLOOP, 0, NULL, 0, 0); /* before sleep */
     netHandlePendingWrites();
     netFreeClosingClients();
     lazyfreeKick(); /* after the replies: see lazyfree.h */

@@ -126,6 +126,14 @@ void serverSetModuleKeyspaceHook(ModuleKeyspaceHook *fn);
  * database and the sync flag for FLUSHDB, the two databases for SWAPDB,
  * hz for CRON_LOOP).  Nothing runs until the module layer sets its hook. */
 enum {
+    SERVER_EVENT_ROLE_CHANGED = 0,  /* sub: 0 now a master, 1 now a replica */
+    SERVER_EVENT_PERSISTENCE = 1,   /* sub: REDISMODULE_SUBEVENT_PERSISTENCE_* */
+    SERVER_EVENT_LOADING = 3,       /* sub: REDISMODULE_SUBEVENT_LOADING_* */
+    SERVER_EVENT_REPLICA_CHANGE = 6, /* sub: 0 online, 1 offline */
+    SERVER_EVENT_MASTER_LINK = 7,   /* sub: 0 up, 1 down */
+    SERVER_EVENT_LOADING_PROGRESS = 10, /* sub: 0 RDB, 1 AOF; a: progress 0..1024 */
+    SERVER_EVENT_FORK_CHILD = 13,   /* sub: 0 born, 1 died */
+    SERVER_EVENT_EVENTLOOP = 15,    /* sub: 0 before sleep, 1 after sleep */
     SERVER_EVENT_FLUSHDB = 2,
     SERVER_EVENT_CLIENT_CHANGE = 4,
     SERVER_EVENT_SHUTDOWN = 5,
@@ -133,6 +141,14 @@ enum {
     SERVER_EVENT_SWAPDB = 11,
     SERVER_EVENT_CONFIG = 16, /* p: the names set (const char **), a: their count */
 };
+/* ROLE_CHANGED's p: the replication state after the change. */
+typedef struct ServerReplInfo {
+    int master;           /* 1: now a primary */
+    const char *host;     /* the primary's, "" when none */
+    int port;
+    const char *replid1, *replid2;
+    long long offset1, offset2;
+} ServerReplInfo;
 typedef void ServerEventHook(int event, int sub, void *p, long a, long b);
 extern ServerEventHook *serverEventHook;
 void serverSetEventHook(ServerEventHook *fn);

@@ -104,6 +104,7 @@ void moduleAutoForget(RedisModuleCtx *ctx, void *ptr) {
 }
 
 void moduleCtxDone(RedisModuleCtx *ctx) {
+    moduleAclCtxDone(ctx);
     /* Auto memory: keys first (a key may refer to strings), then replies
      * and strings. */
     for (int pass = 0; pass < 2; pass++) {
@@ -624,7 +625,9 @@ static void moduleCommandProc(Client *c) {
     /* A module command never propagates as sent (Redis 7.0): what it
      * replicates it states (Replicate, ReplicateVerbatim, Call with "!"). */
     if (effectsOn) effectsPrevent();
+    moduleFilterEnterCall(mc->module);
     mc->func(&ctx, argv, argc);
+    moduleFilterLeaveCall();
     /* A postponed length never set: Redis leaves the reply broken; Cairn
      * closes it empty so that the connection stays usable. */
     while (ctx.postponedCount > 0) {
@@ -647,6 +650,7 @@ static void moduleCommandProc(Client *c) {
         modStringRelease(s);
     }
     if (argv != small) xfree(argv);
+    moduleApplyRedactions(c);
 }
 
 /* Redis 7.0's command flags string: 0 ok, -1 an unknown flag. */
@@ -893,6 +897,9 @@ int moduleGetApi(const char *name, void **out) {
     if (!fn) fn = apiLookup(moduleDictApi, name);
     if (!fn) fn = apiLookup(moduleStreamApi, name);
     if (!fn) fn = apiLookup(moduleBlockApi, name);
+    if (!fn) fn = apiLookup(moduleFilterApi, name);
+    if (!fn) fn = apiLookup(moduleForkApi, name);
+    if (!fn) fn = apiLookup(moduleAclApi, name);
     if (!fn) return REDISMODULE_ERR;
     *out = fn;
     return REDISMODULE_OK;
@@ -951,6 +958,8 @@ int moduleLoad(const char *path, sds *args, int nargs) {
         moduleDropTypes(m);
         moduleDropTimers(m);
         moduleDropSubscriptions(m);
+        moduleDropFilters(m);
+        moduleAclDropModule(m);
         dlclose(handle);
         serverLog(LL_WARNING, "Module %s initialization failed. Module not loaded", path);
         moduleFree(m);
@@ -1002,6 +1011,8 @@ static int moduleUnload(const char *name, const char **err) {
     moduleRemoveCommands(m);
     moduleDropTimers(m);
     moduleDropSubscriptions(m);
+    moduleDropFilters(m);
+    moduleAclDropModule(m);
     moduleDropConfigs(m);
     for (Module **pp = &modules; *pp; pp = &(*pp)->next) {
         if (*pp == m) {

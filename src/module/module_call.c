@@ -427,6 +427,18 @@ static RedisModuleCallReply *RM_Call(RedisModuleCtx *ctx, const char *cmdname, c
     sds *argv = moduleBuildArgv(cmdname, fmt, ap, &argc, &flags);
     va_end(ap);
     if (!argv) return NULL;
+    if (__builtin_expect(dispatchCommandFilter != NULL, 0)) {
+        sds *nv = moduleFilterArgv(ctx->module, argv, &argc);
+        if (nv) {
+            xfree(argv);
+            argv = nv;
+        }
+        if (argc == 0) {
+            xfree(argv);
+            errno = EINVAL;
+            return NULL;
+        }
+    }
     Client *caller = ctx->client;
     int resp = (flags & CALL_RESP3) ? 3 : ((flags & CALL_RESP_AUTO) && caller) ? caller->resp : 2;
     /* The existence and arity checks give processCommand's errors. */
@@ -473,8 +485,8 @@ static RedisModuleCallReply *RM_Call(RedisModuleCtx *ctx, const char *cmdname, c
         freeArgv(argv, argc);
         return refuse(ctx, flags, resp, ENOSPC, sdsNew(ERR_OOM));
     }
-    if ((flags & CALL_RUN_AS_USER) && caller) {
-        const char *denied = aclModuleCheck(caller, cmd, argc, argv);
+    if ((flags & CALL_RUN_AS_USER) && (caller || moduleCtxUser(ctx))) {
+        const char *denied = aclModuleCheckAs(caller, moduleCtxUser(ctx), cmd, argc, argv);
         if (denied) {
             freeArgv(argv, argc);
             return refuse(ctx, flags, resp, EACCES, sdsNew(denied));

@@ -13,10 +13,25 @@
  *
  * Server events: one callback per (module, event); subscribing again
  * replaces it, a NULL callback unsubscribes.  Every 7.0 event can be
- * subscribed to; the ones Cairn fires are FlushDB (start and end, for
- * FLUSHDB and FLUSHALL), ClientChange, Shutdown, CronLoop, ModuleChange and
- * SwapDB (IsSubEventSupported answers for these).  The data given is the
+ * subscribed to; IsSubEventSupported answers as Redis 7.0 does (by its
+ * subevent counts).  Cairn fires: FlushDB (start and end, for FLUSHDB,
+ * FLUSHALL, DEBUG RELOAD and a replica's full sync), ClientChange,
+ * Shutdown, CronLoop, ModuleChange, SwapDB, Config, ReplicationRoleChanged
+ * (REPLICAOF), MasterLinkChange (a replica's link up and down),
+ * ReplicaChange (a replica online, an online replica gone), Persistence
+ * (SAVE and the other foreground saves: sync RDB start, ended, failed; a
+ * BGSAVE's start and end fire in its child, as on Redis), Loading (the
+ * start-up RDB load, DEBUG RELOAD, a replica's sync load: start, ended,
+ * failed), LoadingProgress (RDB loads with the loading progress hook),
+ * EventLoop (before sleep: serverBeforeSleep; after sleep: the loop's
+ * after-sleep proc, set only while a module listens),
+ * ForkChild (born and died, for every background child).  Not fired:
+ * ReplBackup (deprecated), ReplAsyncLoad, the AOF's
+ * Persistence, Loading and LoadingProgress subevents.  The data given is the
  * version 1 struct of Redis 7.0's header.
+ *
+ * Each firing nested in another's callback gets its own fake client (see
+ * fakeClientAcquire).
  *
  * Invariants: a module's subscriptions go with it (init failure, unload),
  * so no callback points into unloaded code; callbacks may subscribe or
@@ -26,6 +41,7 @@
 #include <string.h>
 
 #include "core/effects.h"
+#include "core/event.h"
 #include "core/server.h"
 #include "ds/alloc.h"
 #include "module/module_int.h"
@@ -49,20 +65,36 @@ typedef struct EvSub {
 static KsSub *ksSubs;
 static EvSub *evSubs;
 static int walking; /* nesting depth of walks over either list */
-static Client *eventClient;
+/* The callbacks' fake clients, one per nesting level: an event fired
+ * while a callback runs (its Call deletes a key, flushes, saves) gets its
+ * own client, so that the outer callback's selected database and state
+ * are not changed under it.  Levels past EVENT_CLIENTS_KEPT get a client
+ * made and freed for the one firing. */
+#define EVENT_CLIENTS_KEPT 8
+static Client *eventClients[EVENT_CLIENTS_KEPT];
+static int eventDepth;
 
-static Client *fakeClient(int dbid) {
-    if (!eventClient) {
-        eventClient = clientCreateFake();
-        eventClient->flags |= CLIENT_REPLY_SINK;
-        eventClient->sink = NULL;
+static Client *fakeClientAcquire(int dbid) {
+    Client *c = eventDepth < EVENT_CLIENTS_KEPT ? eventClients[eventDepth] : NULL;
+    if (!c) {
+        c = clientCreateFake();
+        c->flags |= CLIENT_REPLY_SINK;
+        c->sink = NULL;
+        if (eventDepth < EVENT_CLIENTS_KEPT) eventClients[eventDepth] = c;
     }
-    if (dbid >= 0 && dbid < server.cfg.databases) clientSelectDb(eventClient, dbid);
-    return eventClient;
+    eventDepth++;
+    if (dbid >= 0 && dbid < server.cfg.databases) clientSelectDb(c, dbid);
+    return c;
+}
+
+static void fakeClientRelease(Client *c) {
+    eventDepth--;
+    if (eventDepth >= EVENT_CLIENTS_KEPT) clientFree(c);
 }
 
 static void keyspaceHook(int type, const char *event, const char *key, size_t keylen, int dbid);
 static void serverEvent(int event, int sub, void *p, long a, long b);
+static void refreshAfterSleep(void);
 
 /* Unlinks what was removed during walks, once none is under way; the
  * core hooks are set only while there are subscribers (nothing on the
@@ -88,16 +120,30 @@ static void sweep(void) {
         }
     }
     serverSetModuleKeyspaceHook(ksSubs ? keyspaceHook : NULL);
-    serverSetEventHook(evSubs ? serverEvent : NULL);
+    serverSetEventHook(evSubs || moduleAclHasCallbacks() ? serverEvent : NULL);
+    refreshAfterSleep();
 }
+
+static void afterSleep(EventLoop *loop) {
+    (void)loop;
+    serverFireEvent(SERVER_EVENT_EVENTLOOP, 1, NULL, 0, 0);
+}
+
+/* The loop calls afterSleep only while a module listens to EventLoop. */
+static void refreshAfterSleep(void) {
+    int any = 0;
+    for (EvSub *s = evSubs; s && !any; s = s->next) any = s->cb && s->id == REDISMODULE_EVENT_EVENTLOOP;
+    eventSetAfterSleep(server.loop, any ? afterSleep : NULL);
+}
+
+void moduleEventsHookRefresh(void) { serverSetEventHook(evSubs || moduleAclHasCallbacks() ? serverEvent : NULL); }
 
 static void keyspaceHook(int type, const char *event, const char *key, size_t keylen, int dbid) {
     type &= ~(NOTIFY_KEYSPACE | NOTIFY_KEYEVENT);
     walking++;
     for (KsSub *s = ksSubs; s; s = s->next) {
         if (s->dead || s->active || !(s->mask & type)) continue;
-        Client *c = fakeClient(dbid);
-        Db *saved = c->db;
+        Client *c = fakeClientAcquire(dbid);
         RedisModuleCtx ctx;
         moduleCtxInit(&ctx, s->module, c);
         RedisModuleString *k = modStringNew(NULL, key, keylen);
@@ -106,7 +152,7 @@ static void keyspaceHook(int type, const char *event, const char *key, size_t ke
         s->active = 0;
         modStringRelease(k);
         moduleCtxDone(&ctx);
-        clientSelectDb(c, saved->id);
+        fakeClientRelease(c);
     }
     walking--;
     sweep();
@@ -126,24 +172,30 @@ static int RM_SubscribeToKeyspaceEvents(RedisModuleCtx *ctx, int types, RedisMod
     return REDISMODULE_OK;
 }
 
-/* The events Cairn fires and their subevent counts (0: none). */
+/* Redis 7.0's subevent counts per event (its _NEXT values): a subevent
+ * is supported when below it, so the events without subevents answer 0
+ * for every one, as on Redis. */
 static int subeventCount(uint64_t id) {
     switch (id) {
+    case REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED:
     case REDISMODULE_EVENT_FLUSHDB:
     case REDISMODULE_EVENT_CLIENT_CHANGE:
-    case REDISMODULE_EVENT_MODULE_CHANGE: return 2;
+    case REDISMODULE_EVENT_REPLICA_CHANGE:
+    case REDISMODULE_EVENT_MASTER_LINK_CHANGE:
+    case REDISMODULE_EVENT_MODULE_CHANGE:
+    case REDISMODULE_EVENT_LOADING_PROGRESS:
+    case REDISMODULE_EVENT_FORK_CHILD:
+    case REDISMODULE_EVENT_EVENTLOOP: return 2;
+    case REDISMODULE_EVENT_PERSISTENCE: return 6;
+    case REDISMODULE_EVENT_LOADING: return 5;
+    case REDISMODULE_EVENT_REPL_ASYNC_LOAD: return 3;
     case REDISMODULE_EVENT_CONFIG: return 1;
-    case REDISMODULE_EVENT_SHUTDOWN:
-    case REDISMODULE_EVENT_CRON_LOOP:
-    case REDISMODULE_EVENT_SWAPDB: return 0;
-    default: return -1;
+    default: return 0; /* Shutdown, CronLoop, SwapDB, ReplBackup (deprecated), unknown ids */
     }
 }
 
 static int RM_IsSubEventSupported(RedisModuleEvent event, uint64_t subevent) {
-    int n = subeventCount(event.id);
-    if (n < 0) return 0;
-    return n == 0 ? subevent == 0 : subevent < (uint64_t)n;
+    return subevent < (uint64_t)subeventCount(event.id);
 }
 
 static int RM_SubscribeToServerEvent(RedisModuleCtx *ctx, RedisModuleEvent event, RedisModuleEventCallback cb) {
@@ -165,6 +217,7 @@ static int RM_SubscribeToServerEvent(RedisModuleCtx *ctx, RedisModuleEvent event
     while (*tail) tail = &(*tail)->next;
     *tail = s;
     serverSetEventHook(serverEvent);
+    refreshAfterSleep();
     return REDISMODULE_OK;
 }
 
@@ -175,19 +228,21 @@ static void fire(uint64_t id, uint64_t sub, void *data, int dbid, Module *skip) 
     walking++;
     for (EvSub *s = evSubs; s; s = s->next) {
         if (!s->cb || s->id != id || s->module == skip) continue;
-        Client *c = fakeClient(dbid);
+        Client *c = fakeClientAcquire(dbid);
         RedisModuleCtx ctx;
         moduleCtxInit(&ctx, s->module, c);
         effectsHold();
         s->cb(&ctx, ev, sub, data);
         moduleCtxDone(&ctx);
         effectsRelease();
+        fakeClientRelease(c);
     }
     walking--;
     sweep();
 }
 
 static void serverEvent(int event, int sub, void *p, long a, long b) {
+    if (event == SERVER_EVENT_CLIENT_CHANGE && sub == 1) moduleAclClientGone(p);
     if (!evSubs) return;
     switch (event) {
     case SERVER_EVENT_FLUSHDB: {
@@ -206,6 +261,32 @@ static void serverEvent(int event, int sub, void *p, long a, long b) {
         break;
     }
     case SERVER_EVENT_SHUTDOWN: fire(REDISMODULE_EVENT_SHUTDOWN, 0, NULL, 0, NULL); break;
+    case SERVER_EVENT_PERSISTENCE: fire(REDISMODULE_EVENT_PERSISTENCE, (uint64_t)sub, NULL, 0, NULL); break;
+    case SERVER_EVENT_LOADING: fire(REDISMODULE_EVENT_LOADING, (uint64_t)sub, NULL, 0, NULL); break;
+    case SERVER_EVENT_REPLICA_CHANGE: fire(REDISMODULE_EVENT_REPLICA_CHANGE, (uint64_t)sub, NULL, 0, NULL); break;
+    case SERVER_EVENT_MASTER_LINK: fire(REDISMODULE_EVENT_MASTER_LINK_CHANGE, (uint64_t)sub, NULL, 0, NULL); break;
+    case SERVER_EVENT_FORK_CHILD: fire(REDISMODULE_EVENT_FORK_CHILD, (uint64_t)sub, NULL, 0, NULL); break;
+    case SERVER_EVENT_EVENTLOOP: fire(REDISMODULE_EVENT_EVENTLOOP, (uint64_t)sub, NULL, 0, NULL); break;
+    case SERVER_EVENT_LOADING_PROGRESS: {
+        RedisModuleLoadingProgress lp = {REDISMODULE_LOADING_PROGRESS_VERSION, (int32_t)server.cfg.hz, (int32_t)a};
+        fire(REDISMODULE_EVENT_LOADING_PROGRESS, (uint64_t)sub, &lp, 0, NULL);
+        break;
+    }
+    case SERVER_EVENT_ROLE_CHANGED: {
+        const ServerReplInfo *r = p;
+        RedisModuleReplicationInfo ri;
+        memset(&ri, 0, sizeof(ri));
+        ri.version = REDISMODULE_REPLICATIONINFO_VERSION;
+        ri.master = r->master;
+        ri.masterhost = (char *)(uintptr_t)r->host;
+        ri.masterport = r->port;
+        ri.replid1 = (char *)(uintptr_t)r->replid1;
+        ri.replid2 = (char *)(uintptr_t)r->replid2;
+        ri.repl1_offset = (uint64_t)r->offset1;
+        ri.repl2_offset = (uint64_t)r->offset2;
+        fire(REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED, (uint64_t)sub, &ri, 0, NULL);
+        break;
+    }
     case SERVER_EVENT_CONFIG: {
         RedisModuleConfigChange cc = {REDISMODULE_CONFIGCHANGE_VERSION, (uint32_t)a, (const char **)p};
         fire(REDISMODULE_EVENT_CONFIG, REDISMODULE_SUBEVENT_CONFIG_CHANGE, &cc, 0, NULL);

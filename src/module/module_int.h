@@ -214,4 +214,30 @@ Module *moduleList(void);
 /* Closes a key (module_key.c). */
 void moduleCloseKey(RedisModuleKey *k);
 
+/* module_filter.c: command filters.  A module command's run is inside its
+ * module's call (NOSELF filters skip what it runs); moduleFilterArgv runs
+ * the filters on a Call's argv (core/dispatch.h's contract). */
+extern const ApiEntry moduleFilterApi[];
+void moduleFilterEnterCall(Module *m);
+void moduleFilterLeaveCall(void);
+sds *moduleFilterArgv(Module *caller, sds *argv, int *argc);
+void moduleDropFilters(Module *m);
+int moduleHasFilters(const Module *m);
+/* module_fork.c, module_acl.c */
+extern const ApiEntry moduleForkApi[];
+extern const ApiEntry moduleAclApi[];
+/* module_acl.c: authentication callbacks (a client's user changed or the
+ * client went), a module's callbacks dropped, pending redactions of c's
+ * arguments applied once its module command returned. */
+int moduleAclHasCallbacks(void);
+void moduleAclClientGone(Client *c);
+void moduleAclDropModule(Module *m);
+void moduleApplyRedactions(Client *c);
+/* SetContextUser's user of ctx (NULL: none); forgotten when ctx is done. */
+struct AclUser *moduleCtxUser(RedisModuleCtx *ctx);
+void moduleAclCtxDone(RedisModuleCtx *ctx);
+/* module_events.c: the core event hook set or cleared as subscribers and
+ * authentication callbacks come and go. */
+void moduleEventsHookRefresh(void);
+
 #endif

@@ -496,6 +496,155 @@ typedef struct RedisModuleStreamID {
 
 typedef int (*RedisModuleDefragFunc)(RedisModuleDefragCtx *ctx);
 
+/* ---- command filters, fork, ACL, more server events (module_filter.c,
+ * module_fork.c, module_acl.c, module_events.c) ---- */
+
+#define REDISMODULE_CMDFILTER_NOSELF (1 << 0)
+typedef struct RedisModuleCommandFilterCtx RedisModuleCommandFilterCtx;
+typedef struct RedisModuleCommandFilter RedisModuleCommandFilter;
+typedef void (*RedisModuleCommandFilterFunc)(RedisModuleCommandFilterCtx *filter);
+
+typedef void (*RedisModuleForkDoneHandler)(int exitcode, int bysignal, void *user_data);
+
+typedef struct RedisModuleUser RedisModuleUser;
+typedef void (*RedisModuleUserChangedFunc)(uint64_t client_id, void *privdata);
+typedef enum {
+    REDISMODULE_ACL_LOG_AUTH = 0,
+    REDISMODULE_ACL_LOG_CMD,
+    REDISMODULE_ACL_LOG_KEY,
+    REDISMODULE_ACL_LOG_CHANNEL
+} RedisModuleACLLogEntryReason;
+#define REDISMODULE_CMD_CHANNEL_PATTERN (1ULL << 0)
+#define REDISMODULE_CMD_CHANNEL_PUBLISH (1ULL << 1)
+#define REDISMODULE_CMD_CHANNEL_SUBSCRIBE (1ULL << 2)
+#define REDISMODULE_CMD_CHANNEL_UNSUBSCRIBE (1ULL << 3)
+
+#define REDISMODULE_SUBEVENT_REPLROLECHANGED_NOW_MASTER 0
+#define REDISMODULE_SUBEVENT_REPLROLECHANGED_NOW_REPLICA 1
+#define REDISMODULE_SUBEVENT_PERSISTENCE_RDB_START 0
+#define REDISMODULE_SUBEVENT_PERSISTENCE_AOF_START 1
+#define REDISMODULE_SUBEVENT_PERSISTENCE_SYNC_RDB_START 2
+#define REDISMODULE_SUBEVENT_PERSISTENCE_ENDED 3
+#define REDISMODULE_SUBEVENT_PERSISTENCE_FAILED 4
+#define REDISMODULE_SUBEVENT_PERSISTENCE_SYNC_AOF_START 5
+#define REDISMODULE_SUBEVENT_LOADING_RDB_START 0
+#define REDISMODULE_SUBEVENT_LOADING_AOF_START 1
+#define REDISMODULE_SUBEVENT_LOADING_REPL_START 2
+#define REDISMODULE_SUBEVENT_LOADING_ENDED 3
+#define REDISMODULE_SUBEVENT_LOADING_FAILED 4
+#define REDISMODULE_SUBEVENT_REPLICA_CHANGE_ONLINE 0
+#define REDISMODULE_SUBEVENT_REPLICA_CHANGE_OFFLINE 1
+#define REDISMODULE_SUBEVENT_MASTER_LINK_UP 0
+#define REDISMODULE_SUBEVENT_MASTER_LINK_DOWN 1
+#define REDISMODULE_SUBEVENT_LOADING_PROGRESS_RDB 0
+#define REDISMODULE_SUBEVENT_LOADING_PROGRESS_AOF 1
+#define REDISMODULE_SUBEVENT_REPL_BACKUP_CREATE 0
+#define REDISMODULE_SUBEVENT_REPL_BACKUP_RESTORE 1
+#define REDISMODULE_SUBEVENT_REPL_BACKUP_DISCARD 2
+#define REDISMODULE_SUBEVENT_FORK_CHILD_BORN 0
+#define REDISMODULE_SUBEVENT_FORK_CHILD_DIED 1
+#define REDISMODULE_SUBEVENT_REPL_ASYNC_LOAD_STARTED 0
+#define REDISMODULE_SUBEVENT_REPL_ASYNC_LOAD_ABORTED 1
+#define REDISMODULE_SUBEVENT_REPL_ASYNC_LOAD_COMPLETED 2
+#define REDISMODULE_SUBEVENT_EVENTLOOP_BEFORE_SLEEP 0
+#define REDISMODULE_SUBEVENT_EVENTLOOP_AFTER_SLEEP 1
+
+#define REDISMODULE_REPLICATIONINFO_VERSION 1
+typedef struct RedisModuleReplicationInfo {
+    uint64_t version;
+    int master; /* 1: now a master */
+    char *masterhost;
+    int masterport;
+    char *replid1;
+    char *replid2;
+    uint64_t repl1_offset;
+    uint64_t repl2_offset;
+} RedisModuleReplicationInfoV1;
+#define RedisModuleReplicationInfo RedisModuleReplicationInfoV1
+
+#define REDISMODULE_LOADING_PROGRESS_VERSION 1
+typedef struct RedisModuleLoadingProgressInfo {
+    uint64_t version;
+    int32_t hz;
+    int32_t progress; /* 0..1024, -1 unknown */
+} RedisModuleLoadingProgressV1;
+#define RedisModuleLoadingProgress RedisModuleLoadingProgressV1
+
+#ifndef REDISMODULE_CORE
+/* (the common-definition macros are set below; these pointers are
+ * declared with REDISMODULE_FN once it exists) */
+#define REDISMODULE_SYS_DECLS                                                                                        \
+    REDISMODULE_FN(RedisModuleCommandFilter *, RegisterCommandFilter,                                              \
+                   (RedisModuleCtx * ctx, RedisModuleCommandFilterFunc cb, int flags));                            \
+    REDISMODULE_FN(int, UnregisterCommandFilter, (RedisModuleCtx * ctx, RedisModuleCommandFilter * filter));       \
+    REDISMODULE_FN(int, CommandFilterArgsCount, (RedisModuleCommandFilterCtx * fctx));                             \
+    REDISMODULE_FN(RedisModuleString *, CommandFilterArgGet, (RedisModuleCommandFilterCtx * fctx, int pos));       \
+    REDISMODULE_FN(int, CommandFilterArgInsert, (RedisModuleCommandFilterCtx * fctx, int pos, RedisModuleString *arg)); \
+    REDISMODULE_FN(int, CommandFilterArgReplace, (RedisModuleCommandFilterCtx * fctx, int pos, RedisModuleString *arg)); \
+    REDISMODULE_FN(int, CommandFilterArgDelete, (RedisModuleCommandFilterCtx * fctx, int pos));                    \
+    REDISMODULE_FN(int, Fork, (RedisModuleForkDoneHandler cb, void *user_data));                                   \
+    REDISMODULE_FN(void, SendChildHeartbeat, (double progress));                                                   \
+    REDISMODULE_FN(int, ExitFromChild, (int retcode));                                                             \
+    REDISMODULE_FN(int, KillForkChild, (int child_pid));                                                           \
+    REDISMODULE_FN(RedisModuleUser *, CreateModuleUser, (const char *name));                                       \
+    REDISMODULE_FN(int, FreeModuleUser, (RedisModuleUser * user));                                                 \
+    REDISMODULE_FN(int, SetModuleUserACL, (RedisModuleUser * user, const char *acl));                              \
+    REDISMODULE_FN(int, SetModuleUserACLString,                                                                    \
+                   (RedisModuleCtx * ctx, RedisModuleUser * user, const char *acl, RedisModuleString **error));   \
+    REDISMODULE_FN(RedisModuleString *, GetModuleUserACLString, (RedisModuleUser * user));                         \
+    REDISMODULE_FN(RedisModuleString *, GetCurrentUserName, (RedisModuleCtx * ctx));                               \
+    REDISMODULE_FN(RedisModuleUser *, GetModuleUserFromUserName, (RedisModuleString * name));                      \
+    REDISMODULE_FN(int, ACLCheckCommandPermissions, (RedisModuleUser * user, RedisModuleString **argv, int argc)); \
+    REDISMODULE_FN(int, ACLCheckKeyPermissions, (RedisModuleUser * user, RedisModuleString *key, int flags));      \
+    REDISMODULE_FN(int, ACLCheckChannelPermissions, (RedisModuleUser * user, RedisModuleString *ch, int literal)); \
+    REDISMODULE_FN(void, ACLAddLogEntry,                                                                           \
+                   (RedisModuleCtx * ctx, RedisModuleUser *user, RedisModuleString *object,                       \
+                    RedisModuleACLLogEntryReason reason));                                                         \
+    REDISMODULE_FN(int, AuthenticateClientWithUser,                                                                \
+                   (RedisModuleCtx * ctx, RedisModuleUser * user, RedisModuleUserChangedFunc callback,            \
+                    void *privdata, uint64_t *client_id));                                                         \
+    REDISMODULE_FN(int, AuthenticateClientWithACLUser,                                                             \
+                   (RedisModuleCtx * ctx, const char *name, size_t len, RedisModuleUserChangedFunc callback,      \
+                    void *privdata, uint64_t *client_id));                                                         \
+    REDISMODULE_FN(int, DeauthenticateAndCloseClient, (RedisModuleCtx * ctx, uint64_t client_id));                 \
+    REDISMODULE_FN(int, RedactClientCommandArgument, (RedisModuleCtx * ctx, int pos));                             \
+    REDISMODULE_FN(RedisModuleString *, GetClientCertificate, (RedisModuleCtx * ctx, uint64_t id));                \
+    REDISMODULE_FN(RedisModuleString *, GetClientUserNameById, (RedisModuleCtx * ctx, uint64_t id));              \
+    REDISMODULE_FN(void, SetContextUser, (RedisModuleCtx * ctx, const RedisModuleUser *user))
+#define REDISMODULE_SYS_GET_APIS()                       \
+    do {                                                 \
+        REDISMODULE_GET_API(RegisterCommandFilter);      \
+        REDISMODULE_GET_API(UnregisterCommandFilter);    \
+        REDISMODULE_GET_API(CommandFilterArgsCount);     \
+        REDISMODULE_GET_API(CommandFilterArgGet);        \
+        REDISMODULE_GET_API(CommandFilterArgInsert);     \
+        REDISMODULE_GET_API(CommandFilterArgReplace);    \
+        REDISMODULE_GET_API(CommandFilterArgDelete);     \
+        REDISMODULE_GET_API(Fork);                       \
+        REDISMODULE_GET_API(SendChildHeartbeat);         \
+        REDISMODULE_GET_API(ExitFromChild);              \
+        REDISMODULE_GET_API(KillForkChild);              \
+        REDISMODULE_GET_API(CreateModuleUser);           \
+        REDISMODULE_GET_API(FreeModuleUser);             \
+        REDISMODULE_GET_API(SetModuleUserACL);           \
+        REDISMODULE_GET_API(SetModuleUserACLString);     \
+        REDISMODULE_GET_API(GetModuleUserACLString);     \
+        REDISMODULE_GET_API(GetCurrentUserName);         \
+        REDISMODULE_GET_API(GetModuleUserFromUserName);  \
+        REDISMODULE_GET_API(ACLCheckCommandPermissions); \
+        REDISMODULE_GET_API(ACLCheckKeyPermissions);     \
+        REDISMODULE_GET_API(ACLCheckChannelPermissions); \
+        REDISMODULE_GET_API(ACLAddLogEntry);             \
+        REDISMODULE_GET_API(AuthenticateClientWithUser); \
+        REDISMODULE_GET_API(AuthenticateClientWithACLUser); \
+        REDISMODULE_GET_API(DeauthenticateAndCloseClient); \
+        REDISMODULE_GET_API(RedactClientCommandArgument); \
+        REDISMODULE_GET_API(GetClientCertificate);       \
+        REDISMODULE_GET_API(GetClientUserNameById);      \
+        REDISMODULE_GET_API(SetContextUser);             \
+    } while (0)
+#endif
+
 /* ---- the API, as function pointers the module fills at init ---- */
 
 #ifndef REDISMODULE_CORE
@@ -521,6 +670,9 @@ typedef int (*RedisModuleDefragFunc)(RedisModuleDefragCtx *ctx);
 
 /* Declares pointer RedisModule_<name>. */
 #define REDISMODULE_FN(ret, name, args) REDISMODULE_API ret(*RedisModule_##name) args REDISMODULE_ATTR
+
+/* command filters, fork, ACL (the block above) */
+REDISMODULE_SYS_DECLS;
 
 /* module, commands */
 REDISMODULE_FN(int, GetApi, (const char *, void *));
@@ -1111,6 +1263,7 @@ static int RedisModule_Init(RedisModuleCtx *ctx, const char *name, int ver, int 
     REDISMODULE_GET_API(ThreadSafeContextUnlock);
     REDISMODULE_GET_API(Yield);
     REDISMODULE_GET_API(AvoidReplicaTraffic);
+    REDISMODULE_SYS_GET_APIS();
     if (RedisModule_IsModuleNameBusy && RedisModule_IsModuleNameBusy(name)) return REDISMODULE_ERR;
     RedisModule_SetModuleAttribs(ctx, name, ver, apiver);
     return REDISMODULE_OK;

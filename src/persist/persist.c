@@ -73,7 +73,10 @@ static struct {
     long long keysTotal;        /* current_save_keys_total (at fork) */
     size_t lastCowSize;         /* rdb_last_cow_size: the last RDB child's peak */
     size_t lastAofCowSize;      /* aof_last_cow_size: the last rewrite child's peak */
-} state = {.childPid = -1, .syncChildPid = -1, .lastBgsaveOk = 1, .lastBgsaveTimeSec = -1, .infoPipe = {-1, -1}};
+    pid_t moduleChildPid;       /* RedisModule_Fork's child, -1: none */
+    void (*moduleChildDone)(int exitcode, int bysignal);
+    size_t lastModuleCowSize;   /* module_fork_last_cow_size */
+} state = {.childPid = -1, .syncChildPid = -1, .moduleChildPid = -1, .lastBgsaveOk = 1, .lastBgsaveTimeSec = -1, .infoPipe = {-1, -1}};
 
 static void noteForkChild(void);
 
@@ -84,7 +87,12 @@ static long long nowUnix(void) { return (long long)time(NULL); }
 /* SAVE and the shutdown save: the snapshot in the foreground.  Returns 0
  * or -1. */
 static int saveForeground(void) {
-    if (rdbSaveFile(server.cfg.dbfilename) < 0) return -1;
+    serverFireEvent(SERVER_EVENT_PERSISTENCE, 2, NULL, 0, 0); /* SYNC_RDB_START */
+    if (rdbSaveFile(server.cfg.dbfilename) < 0) {
+        serverFireEvent(SERVER_EVENT_PERSISTENCE, 4, NULL, 0, 0); /* FAILED */
+        return -1;
+    }
+    serverFireEvent(SERVER_EVENT_PERSISTENCE, 3, NULL, 0, 0); /* ENDED */
     serverLog(LL_NOTICE, "DB saved on disk");
     server.dirty = 0;
     server.lastSaveUnix = nowUnix();
@@ -163,7 +171,10 @@ void persistChildInfoOpen(void) {
 
 void persistChildInfoInChild(const char *what) {
     configApplyOomScoreAdj(CONFIG_OOM_BGCHILD);
-    configSetCpuAffinity(strcmp(what, "RDB") ? server.cfg.aofRewriteCpulist : server.cfg.bgsaveCpulist);
+    /* A module's child keeps the parent's CPUs, as Redis's. */
+    configSetCpuAffinity(!strcmp(what, "RDB")             ? server.cfg.bgsaveCpulist
+                         : !strcmp(what, "AOF rewrite") ? server.cfg.aofRewriteCpulist
+                                                          : NULL);
     if (state.infoPipe[0] != -1) close(state.infoPipe[0]);
     state.infoPipe[0] = -1;
     child.what = what;
@@ -190,7 +201,9 @@ static void childInfoReceive(void) {
     while (read(state.infoPipe[0], &m, sizeof(m)) == (ssize_t)sizeof(m)) {
         if (m.cow > state.cowPeak) state.cowPeak = m.cow;
         if (m.final) {
-            if (persistChildType() == PERSIST_CHILD_AOF) state.lastAofCowSize = state.cowPeak;
+            int kind = persistChildType();
+            if (kind == PERSIST_CHILD_AOF) state.lastAofCowSize = state.cowPeak;
+            else if (kind == PERSIST_CHILD_MODULE) state.lastModuleCowSize = state.cowPeak;
             else state.lastCowSize = state.cowPeak;
         } else {
             state.cowSize = m.cow;
@@ -220,19 +233,27 @@ void persistChildForked(pid_t pid) {
     state.infoPipe[1] = -1;
     childInfoReset();
     state.keysTotal = totalKeys();
+    serverFireEvent(SERVER_EVENT_FORK_CHILD, 0, NULL, 0, 0); /* born */
 }
+
+/* Every child's end fires ForkChild died here, but the module child's,
+ * whose done handler runs first (Redis's order). */
+static int childDiedLater;
 
 void persistChildEnded(void) {
     childInfoReceive();
     pipeClose();
     childInfoReset();
+    if (!childDiedLater) serverFireEvent(SERVER_EVENT_FORK_CHILD, 1, NULL, 0, 0);
 }
 
 /* The save child: no listeners, no timers; write, report and go. */
 static void bgsaveChild(void) {
     netCloseListenersInChild();
     persistChildInfoInChild("RDB");
+    serverFireEvent(SERVER_EVENT_PERSISTENCE, 0, NULL, 0, 0); /* RDB_START, in the child as on Redis */
     int rc = rdbSaveFile(server.cfg.dbfilename);
+    serverFireEvent(SERVER_EVENT_PERSISTENCE, rc == 0 ? 3 : 4, NULL, 0, 0);
     if (rc == 0) {
         serverLog(LL_NOTICE, "DB saved on disk");
         persistChildInfoFinal();
@@ -357,6 +378,73 @@ static void syncChildKill(void) {
     unlink(tmp);
 }
 
+/* --- RedisModule_Fork's child --- */
+
+/* The module child ended with wait status st: its done handler is told
+ * the exit code (-1 when killed) and the signal, as Redis tells it; a
+ * child exiting with 255 counts as killed by SIGUSR1 (Redis's no-error
+ * exit code). */
+static void moduleChildReaped(int st) {
+    int exitcode = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    int bysignal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+    if (exitcode == 255) exitcode = 1, bysignal = SIGUSR1;
+    childDiedLater = 1;
+    persistChildEnded();
+    childDiedLater = 0;
+    state.moduleChildPid = -1;
+    void (*done)(int, int) = state.moduleChildDone;
+    state.moduleChildDone = NULL;
+    noteForkChild();
+    if (done) done(exitcode, bysignal);
+    serverFireEvent(SERVER_EVENT_FORK_CHILD, 1, NULL, 0, 0);
+}
+
+pid_t persistModuleFork(void (*done)(int exitcode, int bysignal)) {
+    if (persistChildActive()) {
+        errno = EEXIST;
+        return -1;
+    }
+    persistChildInfoOpen();
+    long long start = ustime();
+    pid_t pid = fork();
+    if (pid == 0) {
+        netCloseListenersInChild();
+        persistChildInfoInChild("Module fork");
+        return 0;
+    }
+    persistChildForked(pid);
+    if (pid < 0) {
+        serverLog(LL_WARNING, "Can't fork for module: %s", strerror(errno));
+        return -1;
+    }
+    persistNoteFork(ustime() - start);
+    state.moduleChildPid = pid;
+    state.moduleChildDone = done;
+    noteForkChild();
+    serverLog(LL_VERBOSE, "Module fork started pid: %ld ", (long)pid);
+    return pid;
+}
+
+int persistModuleKillChild(pid_t pid) {
+    if (state.moduleChildPid < 0 || pid != state.moduleChildPid) return -1;
+    kill(pid, SIGUSR1);
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    persistChildEnded();
+    state.moduleChildPid = -1;
+    state.moduleChildDone = NULL;
+    noteForkChild();
+    return 0;
+}
+
+void persistModuleChildHeartbeat(void) { persistChildProgress(0); }
+
+void persistModuleChildExit(int code) {
+    persistChildInfoFinal();
+    _exit(code);
+}
+
 /* Parses the `save` directive ("<seconds> <changes> ..."): returns the
  * number of pairs stored in secs/changes (at most max). */
 static int saveParams(long long *secs, long long *changes, int max) {
@@ -396,6 +484,12 @@ static void noteForkChild(void) {
 static void persistCron(void) {
     noteForkChild();
     childInfoReceive(); /* any child's reports (BGSAVE, a sync's save, a rewrite) */
+    if (state.moduleChildPid >= 0) {
+        int st;
+        pid_t pid = waitpid(state.moduleChildPid, &st, WNOHANG);
+        if (pid == state.moduleChildPid) moduleChildReaped(st);
+        return;
+    }
     if (state.childPid >= 0) {
         int st;
         pid_t pid = waitpid(state.childPid, &st, WNOHANG);
@@ -429,6 +523,10 @@ int persistPrepareShutdown(int flags) {
         serverLog(LL_WARNING, "There is a child saving an .rdb. Killing it!");
         syncChildKill();
     }
+    if (state.moduleChildPid >= 0) {
+        serverLog(LL_WARNING, "There is a module fork child. Killing it!");
+        persistModuleKillChild(state.moduleChildPid);
+    }
     if (aofPrepareShutdown(flags & SHUTDOWN_FORCE) < 0) return -1;
     if ((savePointsConfigured() && !(flags & SHUTDOWN_NOSAVE)) || (flags & SHUTDOWN_SAVE)) {
         serverLog(LL_NOTICE, "Saving the final RDB snapshot before exiting.");
@@ -459,13 +557,17 @@ int persistDebugReload(int flags) {
     if (state.loading) return -2; /* no load inside the load */
     if (!(flags & PERSIST_RELOAD_NOSAVE) && saveForeground() < 0) return -1;
     if (!(flags & PERSIST_RELOAD_NOFLUSH)) {
+        serverFireEvent(SERVER_EVENT_FLUSHDB, 0, NULL, -1, 1); /* Redis's emptyData fires them */
         signalFlushedDb(-1);
         for (int j = 0; j < server.cfg.databases; j++) dbEmpty(&server.db[j]);
         functionsRdbFlush();
+        serverFireEvent(SERVER_EVENT_FLUSHDB, 1, NULL, -1, 1);
     }
     RdbLoadInfo info;
     sds err = NULL;
+    serverFireEvent(SERVER_EVENT_LOADING, 0, NULL, 0, 0); /* RDB_START */
     int rc = rdbLoadFile(server.cfg.dbfilename, flags & PERSIST_RELOAD_MERGE, &info, &err);
+    serverFireEvent(SERVER_EVENT_LOADING, rc == 0 ? 3 : 4, NULL, 0, 0);
     if (rc != 0) {
         /* A missing or empty file is an error here, as in Redis. */
         serverLog(LL_WARNING, "%s", err ? err : "Failed loading the RDB file: missing or empty");
@@ -682,12 +784,27 @@ static int loadingPerc100(void) {
  * loop once so clients are answered (LOADING for most commands, see
  * persistRefuseWhileLoadingOrReply).  Timers do not run; a SIGTERM or
  * SIGINT received meanwhile ends the process here without saving. */
+/* The modules' LoadingProgress event: as Redis, once
+ * loading-process-events-interval-bytes were loaded, at most hz times a
+ * second, progress in 1024ths of the file (-1 when its size is unknown). */
+static void loadingProgressEvent(size_t loaded, size_t total) {
+    static long long nextUs;
+    long long interval = server.cfg.loadingProcessEventsIntervalBytes;
+    if (!serverEventHook || interval <= 0 || loaded < (size_t)interval) return;
+    long long now = ustime();
+    if (now < nextUs) return;
+    long progress = total ? (long)(((unsigned long long)loaded << 10) / total) : -1;
+    serverFireEvent(SERVER_EVENT_LOADING_PROGRESS, 0, NULL, progress, 0); /* RDB */
+    nextUs = now + 1000000 / (server.cfg.hz > 0 ? server.cfg.hz : 10);
+}
+
 static void loadingProgress(const RdbLoadInfo *info, size_t loaded, size_t total) {
     state.loadingLoadedBytes = loaded;
     state.loadingTotalBytes = total;
     state.loadingRdbUsedMem = info->rdbUsedMem;
     state.loadingKeys = info->keysLoaded + info->keysExpired;
     serverUpdateTime();
+    loadingProgressEvent(loaded, total);
     if (state.loadingLogProgress && server.time.nowMs - state.loadingLastLogMs >= LOADING_LOG_EVERY_MS) {
         int p = loadingPerc100();
         serverLog(LL_NOTICE, "Loading RDB: %d.%02d%% (%zu of %zu bytes, %lld keys so far)", p / 100, p % 100, loaded,
@@ -739,6 +856,7 @@ int persistLoadForSync(const char *filename, const unsigned char *buf, size_t le
     state.loadingTick = tick;
     state.loadingTickMs = server.time.nowMs;
     int rc;
+    serverFireEvent(SERVER_EVENT_LOADING, 2, NULL, 0, 0); /* REPL_START */
     if (filename) {
         rc = rdbLoadFile(filename, 0, info, err);
     } else {
@@ -747,6 +865,7 @@ int persistLoadForSync(const char *filename, const unsigned char *buf, size_t le
     }
     state.loadingTick = NULL;
     persistLoadingEnd();
+    serverFireEvent(SERVER_EVENT_LOADING, rc == 0 ? 3 : 4, NULL, 0, 0);
     if (rc == 0) {
         state.loadKeysLoaded = info->keysLoaded;
         state.loadKeysExpired = info->keysExpired;
@@ -756,6 +875,7 @@ int persistLoadForSync(const char *filename, const unsigned char *buf, size_t le
 
 void persistSyncLoadBegin(int async, void (*tick)(void)) {
     persistLoadingBegin();
+    if (!async) serverFireEvent(SERVER_EVENT_LOADING, 2, NULL, 0, 0); /* REPL_START */
     if (async) {
         state.loading = 0;
         state.asyncLoading = 1;
@@ -770,8 +890,10 @@ void persistSyncLoadProgress(const RdbLoadInfo *info, size_t loaded, size_t tota
 
 void persistSyncLoadEnd(const RdbLoadInfo *info, int ok) {
     state.loadingTick = NULL;
+    int async = state.asyncLoading;
     state.asyncLoading = 0;
     persistLoadingEnd();
+    if (!async) serverFireEvent(SERVER_EVENT_LOADING, ok ? 3 : 4, NULL, 0, 0);
     if (ok) {
         state.loadKeysLoaded = info->keysLoaded;
         state.loadKeysExpired = info->keysExpired;
@@ -880,6 +1002,7 @@ pid_t persistBgsaveChildPid(void) { return state.childPid; }
 
 int persistChildType(void) {
     if (state.childPid >= 0 || state.syncChildPid >= 0 || state.inlineSave) return PERSIST_CHILD_RDB;
+    if (state.moduleChildPid >= 0) return PERSIST_CHILD_MODULE;
     return aofChildPid() >= 0 ? PERSIST_CHILD_AOF : PERSIST_CHILD_NONE;
 }
 
@@ -951,8 +1074,8 @@ sds persistInfoSection(sds s) {
                         state.keysTotal, server.dirty, rdbChild, server.lastSaveUnix, state.lastBgsaveOk ? "ok" : "err",
                         state.lastBgsaveTimeSec, cur, state.saves, state.lastCowSize, state.loadKeysExpired, state.loadKeysLoaded);
     s = aofInfoMain(s);
-    s = sdsCat(s, "module_fork_in_progress:0\r\n"
-                  "module_fork_last_cow_size:0\r\n");
+    s = sdsCatPrintf(s, "module_fork_in_progress:%d\r\nmodule_fork_last_cow_size:%zu\r\n", state.moduleChildPid >= 0,
+                     state.lastModuleCowSize);
     s = aofInfoEnabled(s);
     return loadingInfo(s);
 }
@@ -983,9 +1106,11 @@ void persistInit(void) {
     state.loadingStartUnix = nowUnix();
     state.loadingLastLogMs = serverNowMs();
     rdbSetProgressHooks(NULL, loadingProgress);
+    serverFireEvent(SERVER_EVENT_LOADING, 0, NULL, 0, 0); /* RDB_START */
     int rc = rdbLoadFile(server.cfg.dbfilename, 0, &info, &err);
     rdbSetProgressHooks(NULL, NULL);
     state.loading = persistLoadingNow = 0;
+    serverFireEvent(SERVER_EVENT_LOADING, rc == 0 ? 3 : 4, NULL, 0, 0);
     if (rc < 0) {
         /* Redis's lines: a short read is announced first; a value that
          * fails its integrity check is followed by the termination line

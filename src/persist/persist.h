@@ -110,7 +110,7 @@ pid_t persistBgsaveChildPid(void);
  * "already in progress", INFO shows rdb_bgsave_in_progress:1), AOF a
  * rewrite (BGSAVE waits or is scheduled, BGREWRITEAOF is scheduled after
  * any other).  SCRIPT DEBUG's forked sessions do not count, as in Redis. */
-enum { PERSIST_CHILD_NONE = 0, PERSIST_CHILD_RDB, PERSIST_CHILD_AOF };
+enum { PERSIST_CHILD_NONE = 0, PERSIST_CHILD_RDB, PERSIST_CHILD_AOF, PERSIST_CHILD_MODULE };
 int persistChildType(void);
 static inline int persistChildActive(void) { return persistChildType() != PERSIST_CHILD_NONE; }
 /* A replication full sync forked pid to write the RDB (to dbfilename when
@@ -143,6 +143,23 @@ void persistChildInfoFinal(void);
 void persistChildForked(pid_t pid);
 void persistChildEnded(void);
 size_t persistAofLastCowSize(void);
+/* RedisModule_Fork's child (the module layer): one background child at a
+ * time with the others (PERSIST_CHILD_MODULE; BGSAVE then answers
+ * "Another child process is active", a rewrite is scheduled).
+ *   persistModuleFork        forks: the pid in the parent, 0 in the child,
+ *                            -1 with errno (EEXIST while another child
+ *                            runs); done is called from the timer that
+ *                            reaps children (exit code, signal);
+ *   persistModuleKillChild   parent: kills (SIGUSR1) and reaps the module
+ *                            child pid, done not called; -1 when pid is
+ *                            not the module child;
+ *   persistModuleChildHeartbeat  child: a copy-on-write report;
+ *   persistModuleChildExit   child: the final report, then _exit(code).
+ * INFO shows module_fork_in_progress and module_fork_last_cow_size. */
+pid_t persistModuleFork(void (*done)(int exitcode, int bysignal));
+int persistModuleKillChild(pid_t pid);
+void persistModuleChildHeartbeat(void);
+void persistModuleChildExit(int code);
 /* A fork took us microseconds (INFO latest_fork_usec, total_forks). */
 void persistNoteFork(long long us);
 

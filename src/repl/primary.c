@@ -136,6 +136,7 @@ static int tryPartial(Client *c, const char *id, const sds offArg) {
     r->state = RSTATE_ONLINE;
     r->ackMs = server.time.nowMs;
     addReplica(c);
+    serverFireEvent(SERVER_EVENT_REPLICA_CHANGE, 0, NULL, 0, 0); /* online */
     char line[64];
     int n = (r->capa & CAPA_PSYNC2) ? snprintf(line, sizeof(line), "+CONTINUE %s\r\n", repl.replid)
                                     : snprintf(line, sizeof(line), "+CONTINUE\r\n");
@@ -380,6 +381,7 @@ static void jobFinish(int ok) {
         r->state = RSTATE_ONLINE;
         r->ackMs = server.time.nowMs;
         r->onlineOnAck = !job.disk;
+        serverFireEvent(SERVER_EVENT_REPLICA_CHANGE, 0, NULL, 0, 0); /* online */
         if (job.disk) {
             replReplicaPump(c);
             serverLog(LL_NOTICE, "Synchronization with replica %s succeeded", RNAME(c));
@@ -432,7 +434,6 @@ static void pump(void) {
         while (waitpid(job.pid, &st, 0) < 0 && errno == EINTR) {
         }
         int ok = n == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
-        persistSyncChildDone(ok ? 1 : WIFSIGNALED(st) && WTERMSIG(st) == SIGUSR1 ? -1 : 0);
         if (ok) {
             serverLog(LL_WARNING, "Diskless rdb transfer, done reading from pipe, %d replicas still up.", job.n);
             serverLog(LL_NOTICE, "Background RDB transfer terminated with success");
@@ -441,7 +442,10 @@ static void pump(void) {
         } else {
             serverLog(LL_WARNING, "Background transfer error");
         }
+        /* The replicas go online before the child's end is recorded (the
+         * modules' ReplicaChange then ForkChild died, Redis's order). */
         jobFinish(ok);
+        persistSyncChildDone(ok ? 1 : WIFSIGNALED(st) && WTERMSIG(st) == SIGUSR1 ? -1 : 0);
         return;
     }
 }
@@ -973,6 +977,7 @@ void primaryClientFreed(Client *c) {
         }
         int wasMember = jobRemove(c);
         serverLog(LL_WARNING, "Connection with replica %s lost.", RNAME(c));
+        if (r->state == RSTATE_ONLINE) serverFireEvent(SERVER_EVENT_REPLICA_CHANGE, 1, NULL, 0, 0); /* offline */
         if (wasMember && job.n == 0 && job.pid != -1) {
             /* No one needs the RDB the child writes any more: a diskless
              * one at once; a disk one unless save points want the file

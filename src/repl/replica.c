@@ -176,6 +176,14 @@ static void sendPsync(void) {
 
 static void masterReadable(EventLoop *loop, int fd, void *data, int mask);
 
+/* The module layer's ReplicationRoleChanged event (its data: the state
+ * after the change, as Redis gives it). */
+static void fireRoleChanged(int nowReplica) {
+    ServerReplInfo ri = {!nowReplica, repl.masterHost ? repl.masterHost : "", repl.masterPort, repl.replid,
+                         repl.replid2, repl.offset, repl.secondOffset};
+    serverFireEvent(SERVER_EVENT_ROLE_CHANGED, nowReplica, &ri, 0, 0);
+}
+
 /* Our offset is the stream applied: the backlog exists from here on. */
 static void becomeConnected(Connection *conn, int dbid) {
     connEventDel(conn, EV_READABLE | EV_WRITABLE);
@@ -194,8 +202,11 @@ static void becomeConnected(Connection *conn, int dbid) {
     if (sdsLen(repl.rbuf)) {
         c->querybuf = sdsCatLen(c->querybuf, repl.rbuf, sdsLen(repl.rbuf));
         sdsClear(repl.rbuf);
+        serverFireEvent(SERVER_EVENT_MASTER_LINK, 0, NULL, 0, 0); /* up */
         masterReadable(server.loop, connFd(conn), c, 0);
+        return;
     }
+    serverFireEvent(SERVER_EVENT_MASTER_LINK, 0, NULL, 0, 0); /* up */
 }
 
 /* Apply every complete command in the primary's buffer. */
@@ -388,12 +399,14 @@ void replicaSendAck(void) {
 
 static void emptyData(void) {
     replicaKeysForget();
+    serverFireEvent(SERVER_EVENT_FLUSHDB, 0, NULL, -1, !server.cfg.replicaLazyFlush);
     signalFlushedDb(-1);
     for (int j = 0; j < server.cfg.databases; j++) {
         if (server.cfg.replicaLazyFlush) dbEmptyAsync(&server.db[j]);
         else dbEmpty(&server.db[j]);
     }
     functionsRdbFlush();
+    serverFireEvent(SERVER_EVENT_FLUSHDB, 1, NULL, -1, !server.cfg.replicaLazyFlush);
 }
 
 /* While the RDB loads, a newline to the primary each second tells it
@@ -927,6 +940,7 @@ void replicaSetPrimary(const char *host, int port) {
         repl.master = NULL;
         repl.haveCached = 1;
         repl.cachedDb = m->db->id;
+        serverFireEvent(SERVER_EVENT_MASTER_LINK, 1, NULL, 0, 0); /* down */
         clientFree(m);
     }
     cancelLink();
@@ -944,6 +958,7 @@ void replicaSetPrimary(const char *host, int port) {
         repl.cachedDb = repl.selDb == -1 ? 0 : repl.selDb;
     }
     replSetReplicaMode(1);
+    fireRoleChanged(1);
     repl.link = LINK_CONNECT;
     repl.linkDownSinceMs = 0;
     repl.nextConnectMs = 0;
@@ -960,6 +975,10 @@ void replicaUnsetPrimary(void) {
     if (repl.master) {
         Client *m = repl.master;
         repl.master = NULL;
+        /* Redis 7.0 tells the modules twice here: once for leaving the
+         * primary, once for the link it drops. */
+        serverFireEvent(SERVER_EVENT_MASTER_LINK, 1, NULL, 0, 0); /* down */
+        serverFireEvent(SERVER_EVENT_MASTER_LINK, 1, NULL, 0, 0);
         clientFree(m);
     }
     cancelLink();
@@ -977,6 +996,7 @@ void replicaUnsetPrimary(void) {
     repl.selDb = -1;
     replSetReplicaMode(0);
     repl.noReplicasSinceMs = server.time.nowMs;
+    fireRoleChanged(0);
 }
 
 static sds clientDesc(Client *c) {
@@ -1023,6 +1043,7 @@ void replicaofCommand(Client *c) {
 void replicaClientFreed(Client *c) {
     if (c != repl.master) return;
     repl.master = NULL;
+    serverFireEvent(SERVER_EVENT_MASTER_LINK, 1, NULL, 0, 0); /* down */
     if (!server.isReplica) return;
     /* Keep our position: the next PSYNC continues from it. */
     repl.haveCached = 1;

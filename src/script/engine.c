@@ -1058,6 +1058,23 @@ static int redisCallGeneric(lua_State *L, int raise) {
      * with thousands of them (unpack) still has room for its reply. */
     lua_pop(L, argc);
     if (__builtin_expect(ldbLogCalls, 0)) ldbLogCommand(argc, argv);
+    /* Module command filters see a script's commands too (Redis's
+     * scriptCall), after the debugger logged them. */
+    if (__builtin_expect(dispatchCommandFilter != NULL, 0)) {
+        int nargc = argc;
+        sds *nv = dispatchCommandFilter(argv, &nargc, NULL);
+        if (nv) {
+            if (argv != small) xfree(argv);
+            argv = nv;
+            argc = nargc;
+        }
+        if (argc == 0) {
+            xfree(argv);
+            pushErrorTable(L, "ERR Please specify at least one argument for this redis lib call",
+                           strlen("ERR Please specify at least one argument for this redis lib call"));
+            return raise ? lua_error(L) : 1;
+        }
+    }
     Command *cmd = commandLookupArgv(argc, argv);
     err = checkScriptCommand(run, cmd, argc, argv);
     if (err) {

@@ -171,6 +171,7 @@ const AclClientHooks *aclClientHooks; /* NULL: core's clients only */
 
 void aclSetClientHooks(const AclClientHooks *hooks) { aclClientHooks = hooks; }
 static Command *execCommandEntry; /* EXEC, for the log's client info */
+static AclUserChangedHook *userChangedHook; /* the module layer's (auth callbacks) */
 
 /* ------------------------------------------------------------------------ */
 /* Selectors                                                                 */
@@ -1064,13 +1065,21 @@ int aclRefuseQueuedOrReply(Client *c, Command *cmd, int argc, sds *argv) {
 }
 
 const char *aclModuleCheck(Client *caller, Command *cmd, int argc, sds *argv) {
-    if (!caller || unchecked(caller)) return NULL;
-    AclUser *u = aclClientUser(caller);
+    return aclModuleCheckAs(caller, NULL, cmd, argc, argv);
+}
+
+const char *aclModuleCheckAs(Client *caller, AclUser *as, Command *cmd, int argc, sds *argv) {
+    if (!as && (!caller || unchecked(caller))) return NULL;
+    AclUser *u = as ? as : aclClientUser(caller);
     if (u->unrestricted) return NULL;
     int pos = 0;
     int rc = userCheck(u, cmd, argc, argv, &pos);
     if (rc == ACL_OK) return NULL;
-    aclLogAdd(caller, caller, rc, CTX_MODULE, argc, argv, cmd, pos, u->name, sdsLen(u->name));
+    /* The entry names the calling client's user, as Redis's does. */
+    if (caller) {
+        const AclUser *lu = aclClientUser(caller);
+        aclLogAdd(caller, caller, rc, CTX_MODULE, argc, argv, cmd, pos, lu->name, sdsLen(lu->name));
+    }
     if (rc == DENIED_CMD) return "ERR acl verification failed, can't run this command or subcommand.";
     if (rc == DENIED_KEY)
         return "ERR acl verification failed, can't access at least one of the keys mentioned in the command "
@@ -1151,6 +1160,7 @@ static int credentialsValid(const AclUser *u, const sds pass) {
 int aclAuthenticate(Client *c, const sds user, const sds pass) {
     AclUser *u = aclUserByName(user, sdsLen(user));
     if (credentialsValid(u, pass)) {
+        if (userChangedHook) userChangedHook(c);
         c->authenticated = 1;
         c->user = u == defaultUser ? NULL : u;
         return 0;
@@ -1993,4 +2003,85 @@ const ConfigLineKind *aclUserLineKind(void) { return &userLineKind; }
 void aclRegisterConfig(void) {
     configRegister(aclConfig, CONFIG_COUNT_OF(aclConfig));
     configRegisterLineKind(&userLineKind);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The module layer's access (RedisModule_*ModuleUser, ACLCheck*,            */
+/* AuthenticateClientWith*, ACLAddLogEntry)                                  */
+/* ------------------------------------------------------------------------ */
+
+void aclSetUserChangedHook(AclUserChangedHook *fn) { userChangedHook = fn; }
+
+AclUser *aclModuleUserCreate(const char *name, size_t len) { return userCreateUnlinked(name, len); }
+
+void aclModuleUserFree(AclUser *u) {
+    if (!u) return;
+    for (Client *o = server.net.clients; o; o = o->nextClient)
+        if (o->user == u && userChangedHook) userChangedHook(o);
+    killClientsOf(u, server.net.current);
+    userFree(u);
+}
+
+int aclModuleUserSetRule(AclUser *u, const char *op, size_t len) { return userSet(u, op, len) == RULE_OK ? 0 : -1; }
+
+sds aclModuleUserSetRules(AclUser *u, const char *rules) {
+    int argc = 0;
+    sds *argv = sdsSplitArgs(rules, &argc);
+    if (!argv) return NULL; /* unbalanced quotes: no rules, as Redis's split gives */
+    sds err = setUserFromArgs(u, u->name, sdsLen(u->name), argv, argc, server.net.current);
+    sdsFreeSplitRes(argv, argc);
+    return err;
+}
+
+sds aclUserDescribe(const AclUser *u) { return describeUser(u); }
+
+const char *aclUserName(const AclUser *u) { return u->name; }
+
+int aclUserIsOff(const AclUser *u) { return (u->flags & USER_OFF) != 0; }
+
+int aclUserMayRun(AclUser *u, Command *cmd, int argc, sds *argv) {
+    int pos = 0;
+    return userCheck(u, cmd, argc, argv, &pos) == ACL_OK;
+}
+
+int aclUserMayAccessKey(AclUser *u, const char *key, size_t len, int read, int write) {
+    unsigned need = (read ? PERM_R : 0) | (write ? PERM_W : 0);
+    for (int i = 0; i < u->nsels; i++) {
+        Selector *s = u->sels[i];
+        if ((s->flags & SEL_ALLKEYS) || keyAllowed(s, key, len, need)) return 1;
+    }
+    return 0;
+}
+
+int aclUserMayAccessChannel(AclUser *u, const char *ch, size_t len, int isPattern) {
+    for (int i = 0; i < u->nsels; i++) {
+        Selector *s = u->sels[i];
+        if ((s->flags & SEL_ALLCHANNELS) || channelAllowed(s->chans, s->nchans, ch, len, isPattern)) return 1;
+    }
+    return 0;
+}
+
+void aclModuleLogAdd(Client *c, const AclUser *u, const char *object, size_t len, int reason) {
+    static const int reasons[] = {DENIED_AUTH, DENIED_CMD, DENIED_KEY, DENIED_CHANNEL};
+    if (!c || reason < 0 || reason > 3) return;
+    sds obj = sdsNewLen(object, len);
+    Command fake;
+    memset(&fake, 0, sizeof(fake));
+    fake.fullname = obj;
+    aclLogAdd(c, c, reasons[reason], CTX_MODULE, 1, &obj, &fake, 0, u->name, sdsLen(u->name));
+    sdsFree(obj);
+}
+
+void aclClientSetUser(Client *c, AclUser *u) {
+    if (userChangedHook) userChangedHook(c);
+    c->user = u == defaultUser ? NULL : u;
+    c->authenticated = 1;
+}
+
+void aclRevokeClient(Client *c) {
+    if (userChangedHook) userChangedHook(c);
+    c->user = NULL;
+    c->authenticated = 0;
+    if (c == server.net.current) c->flags |= CLIENT_CLOSE_AFTER_REPLY;
+    else clientFreeAsync(c);
 }

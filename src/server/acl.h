@@ -52,6 +52,11 @@ int aclRefuseQueuedOrReply(Client *c, Command *cmd, int argc, sds *argv);
  * cmd with argv, else Redis's error text after logging the denial in ACL
  * LOG (context "module"). */
 const char *aclModuleCheck(Client *caller, Command *cmd, int argc, sds *argv);
+/* The same with the permissions of user `as` (RedisModule_SetContextUser;
+ * NULL: the caller's); the log entry still names the caller's user, and
+ * there is none without a caller. */
+struct AclUser;
+const char *aclModuleCheckAs(Client *caller, struct AclUser *as, Command *cmd, int argc, sds *argv);
 
 /* AUTH and HELLO AUTH: 0 and c authenticated as user, else -1 after
  * logging the failure (the caller replies WRONGPASS). */
@@ -94,6 +99,43 @@ void aclSetClientHooks(const AclClientHooks *hooks);
 /* The `user` config lines (parse one; the lines a rewrite writes), for
  * Sentinel mode, which reads and rewrites its config file itself. */
 const ConfigLineKind *aclUserLineKind(void);
+
+/* The module layer's access (src/module/module_acl.c).  Module users are
+ * not in the user list (ACL LIST does not show them).
+ *   aclModuleUserCreate     an unlinked user: off, no permissions;
+ *   aclModuleUserFree       frees it; its clients are closed (the current
+ *                           one after its reply), as Redis does;
+ *   aclModuleUserSetRule    one rule (an ACL SETUSER word): 0 or -1;
+ *   aclModuleUserSetRules   the rules of a string (words, quoted as on a
+ *                           config line; unbalanced quotes: no rules):
+ *                           NULL, or the error ACL SETUSER would give
+ *                           (nothing changed then);
+ *   aclUserDescribe         the rules as ACL LIST shows them (an sds);
+ *   aclUserMayRun / MayAccessKey / MayAccessChannel: the checks, with
+ *                           every selector (1 allowed);
+ *   aclModuleLogAdd         an ACL LOG entry in context "module" for
+ *                           client c: reason 0 auth, 1 command, 2 key,
+ *                           3 channel, object as given;
+ *   aclClientSetUser        c runs as u from now on (authenticated);
+ *   aclRevokeClient         c goes back to the default user,
+ *                           unauthenticated, and is closed.
+ * The user-changed hook is called with a client before its user changes
+ * (AUTH, HELLO AUTH, the two above, its module user freed). */
+typedef void AclUserChangedHook(Client *c);
+void aclSetUserChangedHook(AclUserChangedHook *fn);
+struct AclUser *aclModuleUserCreate(const char *name, size_t len);
+void aclModuleUserFree(struct AclUser *u);
+int aclModuleUserSetRule(struct AclUser *u, const char *op, size_t len);
+sds aclModuleUserSetRules(struct AclUser *u, const char *rules);
+sds aclUserDescribe(const struct AclUser *u);
+const char *aclUserName(const struct AclUser *u);
+int aclUserIsOff(const struct AclUser *u);
+int aclUserMayRun(struct AclUser *u, Command *cmd, int argc, sds *argv);
+int aclUserMayAccessKey(struct AclUser *u, const char *key, size_t len, int read, int write);
+int aclUserMayAccessChannel(struct AclUser *u, const char *ch, size_t len, int isPattern);
+void aclModuleLogAdd(Client *c, const struct AclUser *u, const char *object, size_t len, int reason);
+void aclClientSetUser(Client *c, struct AclUser *u);
+void aclRevokeClient(Client *c);
 
 /* Registers the ACL's directives (CONFIG GET/SET/REWRITE, the config
  * file).  Called once from main.c, before the defaults are applied. */
