@@ -914,6 +914,8 @@ REDISMODULE_FN(int, GetClientInfoById, (void *ci, uint64_t id));
 REDISMODULE_FN(RedisModuleString *, GetClientNameById, (RedisModuleCtx *ctx, uint64_t id));
 REDISMODULE_FN(int, SetClientNameById, (uint64_t id, RedisModuleString *name));
 REDISMODULE_FN(const char *, GetCurrentCommandName, (RedisModuleCtx *ctx));
+REDISMODULE_FN(const RedisModuleString *, GetKeyNameFromDigest, (RedisModuleDigest *dig));
+REDISMODULE_FN(int, GetDbIdFromDigest, (RedisModuleDigest *dig));
 
 static void RedisModule_InitMisc2Api_(void) __attribute__((unused));
 static void RedisModule_InitMisc2Api_(void) {
@@ -934,6 +936,8 @@ static void RedisModule_InitMisc2Api_(void) {
     REDISMODULE_GET_API(GetClientNameById);
     REDISMODULE_GET_API(SetClientNameById);
     REDISMODULE_GET_API(GetCurrentCommandName);
+    REDISMODULE_GET_API(GetKeyNameFromDigest);
+    REDISMODULE_GET_API(GetDbIdFromDigest);
 }
 
 static int RedisModule_Init(RedisModuleCtx *ctx, const char *name, int ver, int apiver)

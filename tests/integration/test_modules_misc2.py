@@ -191,3 +191,15 @@ def test_clients_by_id(start_server, start_oracle):
         assert r2.execute_command("client", "getname") == b"renamed"
         info = r1.execute_command("cli.info", str(id2))
         assert info[:4] == [0, 1, 0, 1] and info[4] == b"127.0.0.1" and info[5] == 1
+
+
+def test_digest_key_name_and_db(start_server, start_oracle):
+    cmds = [
+        ("dig.set", "dk", "5"), ("select", "4"), ("dig.set", "other", "7"),
+        ("debug", "digest-value", "other"), ("dig.last",),
+        ("select", "0"), ("debug", "digest-value", "dk"), ("dig.last",),
+        ("debug", "digest"), ("flushall",), ("debug", "digest"),
+    ]
+    dbg = {"enable-debug-command": "yes"}
+    a = same(loaded(start_server, "misc2", **dbg), loaded(start_oracle, "misc2", **dbg), cmds)
+    assert a[4] == b"*2\r\n$5\r\nother\r\n:4\r\n" and a[7] == b"*2\r\n$2\r\ndk\r\n:0\r\n"

@@ -20,7 +20,11 @@
  *                             exist: "nokey", as Redis gives NULL for it)
  *   cli.info self|ID [ver]    [ret, flags, id is ID, addr, port > 0, db]
  *   cli.getname self|ID | cli.setname self|ID name
- *   cmd.name                  GetCurrentCommandName */
+ *   cmd.name                  GetCurrentCommandName
+ *   dig.set K n               a value of type m2digtype holding n; its digest
+ *                             mixes GetKeyNameFromDigest, GetDbIdFromDigest
+ *                             and n, and remembers the key and database
+ *   dig.last                  [key, db] of the last digest callback */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,9 +265,65 @@ static int cmdCliSetName(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
     return replyErrno(ctx, errno);
 }
 
+static RedisModuleType *digType;
+static char lastKey[64];
+static long long lastDb = -100;
+
+static void *digLoad(RedisModuleIO *io, int encver) {
+    (void)encver;
+    long long *v = RedisModule_Alloc(sizeof(long long));
+    *v = (long long)RedisModule_LoadSigned(io);
+    return v;
+}
+
+static void digSave(RedisModuleIO *io, void *value) { RedisModule_SaveSigned(io, *(long long *)value); }
+
+static void digFree(void *value) { RedisModule_Free(value); }
+
+static void digDigest(RedisModuleDigest *md, void *value) {
+    const RedisModuleString *key = RedisModule_GetKeyNameFromDigest(md);
+    size_t len = 0;
+    const char *p = key ? RedisModule_StringPtrLen(key, &len) : "";
+    if (len >= sizeof(lastKey)) len = sizeof(lastKey) - 1;
+    memcpy(lastKey, p, len);
+    lastKey[len] = '\0';
+    lastDb = RedisModule_GetDbIdFromDigest(md);
+    RedisModule_DigestAddStringBuffer(md, p, len);
+    RedisModule_DigestAddLongLong(md, lastDb);
+    RedisModule_DigestAddLongLong(md, *(long long *)value);
+    RedisModule_DigestEndSequence(md);
+}
+
+static int cmdDigSet(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    if (argc != 3) return RedisModule_WrongArity(ctx);
+    long long n;
+    if (RedisModule_StringToLongLong(argv[2], &n) != REDISMODULE_OK)
+        return RedisModule_ReplyWithError(ctx, "ERR bad number");
+    RedisModuleKey *k = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
+    long long *v = RedisModule_Alloc(sizeof(long long));
+    *v = n;
+    if (RedisModule_ModuleTypeSetValue(k, digType, v) != REDISMODULE_OK) RedisModule_Free(v);
+    RedisModule_CloseKey(k);
+    return RedisModule_ReplyWithSimpleString(ctx, "OK");
+}
+
+static int cmdDigLast(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    (void)argv, (void)argc;
+    RedisModule_ReplyWithArray(ctx, 2);
+    RedisModule_ReplyWithCString(ctx, lastKey);
+    return RedisModule_ReplyWithLongLong(ctx, lastDb);
+}
+
 int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     (void)argv, (void)argc;
     if (RedisModule_Init(ctx, "misc2", 1, REDISMODULE_APIVER_1) == REDISMODULE_ERR) return REDISMODULE_ERR;
+    RedisModuleTypeMethods tm = {.version = REDISMODULE_TYPE_METHOD_VERSION,
+                                 .rdb_load = digLoad,
+                                 .rdb_save = digSave,
+                                 .free = digFree,
+                                 .digest = digDigest};
+    digType = RedisModule_CreateDataType(ctx, "m2digtype", 0, &tm);
+    if (!digType) return REDISMODULE_ERR;
     struct {
         const char *name;
         RedisModuleCmdFunc fn;
@@ -286,6 +346,8 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
         {"cli.getname", cmdCliGetName, "", 0, 0, 0},
         {"cli.setname", cmdCliSetName, "", 0, 0, 0},
         {"cmd.name", cmdName, "", 0, 0, 0},
+        {"dig.set", cmdDigSet, "write", 1, 1, 1},
+        {"dig.last", cmdDigLast, "", 0, 0, 0},
     };
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
         if (RedisModule_CreateCommand(ctx, cmds[i].name, cmds[i].fn, cmds[i].flags, cmds[i].first, cmds[i].last,
