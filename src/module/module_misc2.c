@@ -2,7 +2,7 @@
  * family (a command's keys found by calling it with a position request),
  * the keys of any command (GetCommandKeys), stream IDs as strings, a key's
  * absolute expire and its LRU/LFU bits, clients by id (info, name) and the
- * name of the command running.
+ * name of the command running, ResetDataset.
  *
  * Position requests: a command created with the "getkeys-api" flag gets
  * moduleGetKeysViaApi as its key finder (module.c), which COMMAND GETKEYS,
@@ -23,6 +23,7 @@
 #include "db/db.h"
 #include "db/object.h"
 #include "module/module_int.h"
+#include "persist/aof.h"
 
 /* The key-spec flag bits Redis 7.0 defines (RO .. VARIABLE_FLAGS); Cairn's
  * KS_* bits are the same. */
@@ -338,6 +339,31 @@ static const char *RM_GetCurrentCommandName(RedisModuleCtx *ctx) {
     return ctx->client->cmd->fullname;
 }
 
+/* ---- ResetDataset ---- */
+
+/* FLUSHALL's work without its reply and propagation (Redis 7.0's
+ * flushAllDataAndResetRDB): every database emptied (async: by the lazy-free
+ * thread), the flush events and signals, the dirty count, a save child
+ * stopped and the empty dataset saved when save points are set.  With
+ * restartAof and the AOF on, the AOF starts again from a rewrite of the
+ * empty dataset. */
+static void RM_ResetDataset(int restartAof, int async) {
+    moduleAssertGil("RedisModule_ResetDataset");
+    long long removed = 0;
+    serverFireEvent(SERVER_EVENT_FLUSHDB, 0, NULL, -1, !async);
+    signalFlushedDb(-1);
+    for (int i = 0; i < server.cfg.databases; i++) {
+        Db *db = &server.db[i];
+        long long n = async ? dbEmptyAsync(db) : dbEmpty(db);
+        if (n && !async) xmallocPurge();
+        removed += n;
+    }
+    serverFireEvent(SERVER_EVENT_FLUSHDB, 1, NULL, -1, !async);
+    serverIncrDirty(removed);
+    signalFlushAllDone();
+    if (restartAof) aofRestartAfterSync();
+}
+
 #define API(n) {"RedisModule_" #n, (void *)(uintptr_t)RM_##n}
 const ApiEntry moduleMisc2Api[] = {API(IsKeysPositionRequest),
                                    API(KeyAtPos),
@@ -356,4 +382,5 @@ const ApiEntry moduleMisc2Api[] = {API(IsKeysPositionRequest),
                                    API(GetClientNameById),
                                    API(SetClientNameById),
                                    API(GetCurrentCommandName),
+                                   API(ResetDataset),
                                    {NULL, NULL}};

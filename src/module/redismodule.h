@@ -894,7 +894,8 @@ static void RedisModule_InitDataApi_(void) {
 }
 
 /* the getkeys-api family, stream IDs as strings, absolute expire and
- * LRU/LFU of a key, clients by id, the current command (module_misc2.c):
+ * LRU/LFU of a key, clients by id, the current command, digest key and
+ * database, ResetDataset (module_misc2.c; the digest pair module_type.c):
  * their pointers, and the part of RedisModule_Init that fills them */
 REDISMODULE_FN(int, IsKeysPositionRequest, (RedisModuleCtx *ctx));
 REDISMODULE_FN(void, KeyAtPos, (RedisModuleCtx *ctx, int pos));
@@ -916,6 +917,7 @@ REDISMODULE_FN(int, SetClientNameById, (uint64_t id, RedisModuleString *name));
 REDISMODULE_FN(const char *, GetCurrentCommandName, (RedisModuleCtx *ctx));
 REDISMODULE_FN(const RedisModuleString *, GetKeyNameFromDigest, (RedisModuleDigest *dig));
 REDISMODULE_FN(int, GetDbIdFromDigest, (RedisModuleDigest *dig));
+REDISMODULE_FN(void, ResetDataset, (int restart_aof, int async));
 
 static void RedisModule_InitMisc2Api_(void) __attribute__((unused));
 static void RedisModule_InitMisc2Api_(void) {
@@ -938,6 +940,7 @@ static void RedisModule_InitMisc2Api_(void) {
     REDISMODULE_GET_API(GetCurrentCommandName);
     REDISMODULE_GET_API(GetKeyNameFromDigest);
     REDISMODULE_GET_API(GetDbIdFromDigest);
+    REDISMODULE_GET_API(ResetDataset);
 }
 
 static int RedisModule_Init(RedisModuleCtx *ctx, const char *name, int ver, int apiver)

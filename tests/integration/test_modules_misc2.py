@@ -9,6 +9,7 @@ import subprocess
 import pytest
 
 from test_modules import ROOT, loaded, plain, raw
+from waithelp import wait_for
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -203,3 +204,40 @@ def test_digest_key_name_and_db(start_server, start_oracle):
     dbg = {"enable-debug-command": "yes"}
     a = same(loaded(start_server, "misc2", **dbg), loaded(start_oracle, "misc2", **dbg), cmds)
     assert a[4] == b"*2\r\n$5\r\nother\r\n:4\r\n" and a[7] == b"*2\r\n$2\r\ndk\r\n:0\r\n"
+
+
+@pytest.mark.parametrize("async_", ["0", "1"])
+def test_reset_dataset(start_server, start_oracle, async_):
+    cmds = [
+        ("set", "a", "1"), ("select", "3"), ("set", "b", "2"), ("dbsize",),
+        ("reset.data", "0", async_), ("dbsize",), ("select", "0"), ("dbsize",),
+        ("set", "c", "3"), ("keys", "*"),
+    ]
+    a = same(loaded(start_server, "misc2"), loaded(start_oracle, "misc2"), cmds)
+    assert a[5] == b":0\r\n" and a[9] == b"*1\r\n$1\r\nc\r\n"
+
+
+def _rewrite_done(srv):
+    r = plain(srv)
+    wait_for(lambda: b"aof_rewrite_in_progress:0" in r.execute_command("info", "persistence")
+             and b"aof_rewrite_scheduled:0" in r.execute_command("info", "persistence"),
+             what="the AOF rewrite to end")
+
+
+def test_reset_dataset_restarts_aof(start_server, start_oracle):
+    """With restart_aof the AOF is rewritten from the empty dataset: after a
+    reload only what was written after the reset is there; without it the
+    AOF still holds the old writes."""
+    cfg = {"appendonly": "yes", "enable-debug-command": "yes"}
+    srv = loaded(start_server, "misc2", **cfg)
+    orc = loaded(start_oracle, "misc2", **cfg)
+    out = []
+    for cmds in ([("set", "old", "1"), ("reset.data", "1", "0"), ("set", "new", "2")],
+                 [("debug", "loadaof"), ("keys", "*"),
+                  ("set", "old2", "1"), ("reset.data", "0", "0"), ("set", "new2", "2"), ("dbsize",)],
+                 [("debug", "loadaof"), ("dbsize",), ("exists", "old2", "new", "new2")]):
+        for s in (srv, orc):
+            _rewrite_done(s)
+        out += same(srv, orc, cmds)
+    assert out[4] == b"*1\r\n$3\r\nnew\r\n"
+    assert out[8] == b":1\r\n" and out[10] == b":3\r\n" and out[11] == b":3\r\n"

@@ -24,7 +24,8 @@
  *   dig.set K n               a value of type m2digtype holding n; its digest
  *                             mixes GetKeyNameFromDigest, GetDbIdFromDigest
  *                             and n, and remembers the key and database
- *   dig.last                  [key, db] of the last digest callback */
+ *   dig.last                  [key, db] of the last digest callback
+ *   reset.data restart_aof async   ResetDataset */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -314,6 +315,15 @@ static int cmdDigLast(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     return RedisModule_ReplyWithLongLong(ctx, lastDb);
 }
 
+static int cmdReset(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    long long restart = 0, async = 0;
+    if (argc != 3 || RedisModule_StringToLongLong(argv[1], &restart) != REDISMODULE_OK ||
+        RedisModule_StringToLongLong(argv[2], &async) != REDISMODULE_OK)
+        return RedisModule_WrongArity(ctx);
+    RedisModule_ResetDataset((int)restart, (int)async);
+    return RedisModule_ReplyWithSimpleString(ctx, "OK");
+}
+
 int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     (void)argv, (void)argc;
     if (RedisModule_Init(ctx, "misc2", 1, REDISMODULE_APIVER_1) == REDISMODULE_ERR) return REDISMODULE_ERR;
@@ -348,6 +358,7 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
         {"cmd.name", cmdName, "", 0, 0, 0},
         {"dig.set", cmdDigSet, "write", 1, 1, 1},
         {"dig.last", cmdDigLast, "", 0, 0, 0},
+        {"reset.data", cmdReset, "write", 0, 0, 0},
     };
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
         if (RedisModule_CreateCommand(ctx, cmds[i].name, cmds[i].fn, cmds[i].flags, cmds[i].first, cmds[i].last,
