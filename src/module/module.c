@@ -654,9 +654,11 @@ static void moduleCommandProc(Client *c) {
 }
 
 /* Redis 7.0's command flags string: 0 ok, -1 an unknown flag. */
-static int parseCommandFlags(const char *s, uint64_t *flags, uint64_t *acl, int *noCluster, int *getkeysApi) {
+static int parseCommandFlags(const char *s, uint64_t *flags, uint64_t *acl, int *noCluster, int *getkeysApi,
+                             int *getchannelsApi) {
     *flags = CMD_MODULE;
     *getkeysApi = 0;
+    *getchannelsApi = 0;
     *acl = 0;
     *noCluster = 0;
     if (!s) return 0;
@@ -681,6 +683,7 @@ static int parseCommandFlags(const char *s, uint64_t *flags, uint64_t *acl, int 
         else if (!strcasecmp(t, "no-auth")) *flags |= CMD_NO_AUTH;
         else if (!strcasecmp(t, "may-replicate")) *flags |= CMD_MAY_REPLICATE;
         else if (!strcasecmp(t, "getkeys-api")) *flags |= CMD_MOVABLE_KEYS, *getkeysApi = 1;
+        else if (!strcasecmp(t, "getchannels-api")) *getchannelsApi = 1;
         else if (!strcasecmp(t, "no-cluster")) *noCluster = 1;
         else if (!strcasecmp(t, "no-mandatory-keys")) *flags |= CMD_NO_MANDATORY_KEYS;
         else if (!strcasecmp(t, "allow-busy")) *flags |= CMD_ALLOW_BUSY;
@@ -698,7 +701,7 @@ static int fillCommand(ModuleCommand *mc, Module *m, const char *fullname, Redis
                        const char *strflags, int firstkey, int lastkey, int keystep) {
     uint64_t flags, acl;
     int noCluster;
-    if (parseCommandFlags(strflags, &flags, &acl, &noCluster, &mc->getkeysApi) == -1) return -1;
+    if (parseCommandFlags(strflags, &flags, &acl, &noCluster, &mc->getkeysApi, &mc->getchannelsApi) == -1) return -1;
     if (noCluster && clusterEnabled) return -1;
     char *lower = xstrdup(fullname);
     for (char *p = lower; *p; p++)
@@ -756,6 +759,7 @@ static int RM_CreateCommand(RedisModuleCtx *ctx, const char *name, RedisModuleCm
     }
     byId[mc->cmd.id] = mc;
     if (mc->getkeysApi) mc->cmd.getKeys = moduleGetKeysViaApi;
+    if (mc->getchannelsApi) aclModuleChannels = moduleGetChannelsViaApi;
     m->cmds = xrealloc(m->cmds, sizeof(ModuleCommand *) * (size_t)(m->ncmds + 1));
     m->cmds[m->ncmds++] = mc;
     aclCommandsChanged();
@@ -805,6 +809,7 @@ static int RM_CreateSubcommand(RedisModuleCommand *parentHandle, const char *nam
     sub->id = commandNewId();
     byId[sub->id] = mc;
     if (mc->getkeysApi) sub->getKeys = moduleGetKeysViaApi;
+    if (mc->getchannelsApi) aclModuleChannels = moduleGetChannelsViaApi;
     parent->subMc[parent->nsubs++] = mc;
     aclCommandsChanged();
     return REDISMODULE_OK;

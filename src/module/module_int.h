@@ -38,6 +38,7 @@ typedef struct ModuleCommand {
     int nsubs;
     void *info; /* what SetCommandInfo allocated (module_cmdinfo.c) */
     int getkeysApi; /* the "getkeys-api" flag: its keys come from calling it */
+    int getchannelsApi; /* "getchannels-api": its channels (ACL) likewise */
 } ModuleCommand;
 
 /* SetCommandInfo's allocations of mc go. */
@@ -219,6 +220,10 @@ Module *moduleList(void);
 extern const ApiEntry moduleMisc2Api[];
 ModuleCommand *moduleCommandOf(const Command *cmd);
 int moduleGetKeysViaApi(int argc, char **argv, KeyResult *out);
+/* The channels of a "getchannels-api" command, from calling it with a
+ * channel position request (server/acl.h's aclModuleChannels); -1 for
+ * another command. */
+int moduleGetChannelsViaApi(Command *cmd, int argc, char **argv, KeyResult *out);
 /* Closes a key (module_key.c). */
 void moduleCloseKey(RedisModuleKey *k);
 

@@ -11,7 +11,9 @@
  * replies go nowhere) and copies of the arguments; while it runs, posCtx
  * names that context and posOut the result KeyAtPos appends to.  Requests
  * nest (the module may ask GetCommandKeys inside one): the previous pair
- * is restored after.  Only the main thread runs them. */
+ * is restored after.  Only the main thread runs them.  A command created
+ * with "getchannels-api" is asked the same way (posChannels set) for its
+ * channels when an ACL check needs them (server/acl.c's hook). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,6 +26,7 @@
 #include "db/object.h"
 #include "module/module_int.h"
 #include "persist/aof.h"
+#include "server/acl.h"
 
 /* The key-spec flag bits Redis 7.0 defines (RO .. VARIABLE_FLAGS); Cairn's
  * KS_* bits are the same. */
@@ -36,10 +39,12 @@
 static RedisModuleCtx *posCtx;
 static KeyResult *posOut;
 static int posArgc;
+static int posChannels; /* 1: a channel position request */
 
-int moduleGetKeysViaApi(int argc, char **argv, KeyResult *out) {
-    ModuleCommand *mc = moduleCommandOf(commandLookupArgv(argc, argv));
-    if (!mc || !mc->func || argc < 1) return 0;
+/* Calls mc's function with a position request context for argc/argv;
+ * what KeyAtPos or ChannelAtPosWithFlags (as channels says) report is
+ * appended to out.  Returns how many were. */
+static int positionRequest(ModuleCommand *mc, int channels, int argc, char **argv, KeyResult *out) {
     int start = out->count;
     RedisModuleCtx ctx;
     moduleCtxInit(&ctx, mc->module, NULL);
@@ -47,26 +52,50 @@ int moduleGetKeysViaApi(int argc, char **argv, KeyResult *out) {
     for (int i = 0; i < argc; i++) margv[i] = modStringNew(NULL, argv[i], sdsLen(argv[i]));
     RedisModuleCtx *prevCtx = posCtx;
     KeyResult *prevOut = posOut;
-    int prevArgc = posArgc;
+    int prevArgc = posArgc, prevChannels = posChannels;
     posCtx = &ctx;
     posOut = out;
     posArgc = argc;
+    posChannels = channels;
     mc->func(&ctx, margv, argc);
     posCtx = prevCtx;
     posOut = prevOut;
     posArgc = prevArgc;
+    posChannels = prevChannels;
     moduleCtxDone(&ctx);
     for (int i = 0; i < argc; i++) modStringRelease(margv[i]);
     xfree(margv);
     return out->count - start;
 }
 
-static int RM_IsKeysPositionRequest(RedisModuleCtx *ctx) { return ctx && ctx == posCtx; }
+int moduleGetKeysViaApi(int argc, char **argv, KeyResult *out) {
+    ModuleCommand *mc = moduleCommandOf(commandLookupArgv(argc, argv));
+    if (!mc || !mc->func || !mc->getkeysApi || argc < 1) return 0;
+    return positionRequest(mc, 0, argc, argv, out);
+}
 
-/* Outside a position request, nothing.  A position outside the argument
- * list (Redis would read past it) is dropped. */
+int moduleGetChannelsViaApi(Command *cmd, int argc, char **argv, KeyResult *out) {
+    ModuleCommand *mc = moduleCommandOf(cmd);
+    if (!mc || !mc->func || !mc->getchannelsApi || argc < 1) return -1;
+    return positionRequest(mc, 1, argc, argv, out);
+}
+
+static int RM_IsKeysPositionRequest(RedisModuleCtx *ctx) { return ctx && ctx == posCtx && !posChannels; }
+
+static int RM_IsChannelsPositionRequest(RedisModuleCtx *ctx) { return ctx && ctx == posCtx && posChannels; }
+
+/* Outside a channel position request, nothing; flags are the
+ * REDISMODULE_CMD_CHANNEL_* bits (0..3).  A position outside the argument
+ * list is dropped. */
+static void RM_ChannelAtPosWithFlags(RedisModuleCtx *ctx, int pos, int flags) {
+    if (!ctx || ctx != posCtx || !posChannels || pos <= 0 || pos >= posArgc) return;
+    keyResultAdd(posOut, pos, (uint32_t)flags & 15u);
+}
+
+/* Outside a key position request, nothing.  A position outside the
+ * argument list (Redis would read past it) is dropped. */
 static void RM_KeyAtPosWithFlags(RedisModuleCtx *ctx, int pos, int flags) {
-    if (!ctx || ctx != posCtx || pos <= 0 || pos >= posArgc) return;
+    if (!ctx || ctx != posCtx || posChannels || pos <= 0 || pos >= posArgc) return;
     keyResultAdd(posOut, pos, (uint32_t)flags & KEY_FLAGS_MASK);
 }
 
@@ -366,6 +395,8 @@ static void RM_ResetDataset(int restartAof, int async) {
 
 #define API(n) {"RedisModule_" #n, (void *)(uintptr_t)RM_##n}
 const ApiEntry moduleMisc2Api[] = {API(IsKeysPositionRequest),
+                                   API(IsChannelsPositionRequest),
+                                   API(ChannelAtPosWithFlags),
                                    API(KeyAtPos),
                                    API(KeyAtPosWithFlags),
                                    API(GetCommandKeys),

@@ -893,11 +893,17 @@ static void RedisModule_InitDataApi_(void) {
     REDISMODULE_GET_API(GetDbIdFromDefragCtx);
 }
 
-/* the getkeys-api family, stream IDs as strings, absolute expire and
+/* the getkeys-api and getchannels-api families, stream IDs as strings, absolute expire and
  * LRU/LFU of a key, clients by id, the current command, digest key and
  * database, ResetDataset (module_misc2.c; the digest pair module_type.c):
  * their pointers, and the part of RedisModule_Init that fills them */
+#define REDISMODULE_CMD_CHANNEL_PATTERN (1 << 0)
+#define REDISMODULE_CMD_CHANNEL_PUBLISH (1 << 1)
+#define REDISMODULE_CMD_CHANNEL_SUBSCRIBE (1 << 2)
+#define REDISMODULE_CMD_CHANNEL_UNSUBSCRIBE (1 << 3)
 REDISMODULE_FN(int, IsKeysPositionRequest, (RedisModuleCtx *ctx));
+REDISMODULE_FN(int, IsChannelsPositionRequest, (RedisModuleCtx *ctx));
+REDISMODULE_FN(void, ChannelAtPosWithFlags, (RedisModuleCtx *ctx, int pos, int flags));
 REDISMODULE_FN(void, KeyAtPos, (RedisModuleCtx *ctx, int pos));
 REDISMODULE_FN(void, KeyAtPosWithFlags, (RedisModuleCtx *ctx, int pos, int flags));
 REDISMODULE_FN(int *, GetCommandKeys, (RedisModuleCtx *ctx, RedisModuleString **argv, int argc, int *num_keys));
@@ -922,6 +928,8 @@ REDISMODULE_FN(void, ResetDataset, (int restart_aof, int async));
 static void RedisModule_InitMisc2Api_(void) __attribute__((unused));
 static void RedisModule_InitMisc2Api_(void) {
     REDISMODULE_GET_API(IsKeysPositionRequest);
+    REDISMODULE_GET_API(IsChannelsPositionRequest);
+    REDISMODULE_GET_API(ChannelAtPosWithFlags);
     REDISMODULE_GET_API(KeyAtPos);
     REDISMODULE_GET_API(KeyAtPosWithFlags);
     REDISMODULE_GET_API(GetCommandKeys);

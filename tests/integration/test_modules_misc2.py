@@ -241,3 +241,27 @@ def test_reset_dataset_restarts_aof(start_server, start_oracle):
         out += same(srv, orc, cmds)
     assert out[4] == b"*1\r\n$3\r\nnew\r\n"
     assert out[8] == b":1\r\n" and out[10] == b":3\r\n" and out[11] == b":3\r\n"
+
+
+def test_getchannels_api_acl(start_server, start_oracle):
+    cmds = [
+        ("ch.pub", "any"),
+        ("ACL", "SETUSER", "u", "on", ">p", "~*", "&news*", "&lit?", "+@all"),
+        ("AUTH", "u", "p"),
+        ("ch.pub", "news1"), ("ch.pub", "sports"), ("ch.pub", "news1", "sports"),
+        ("ch.sub", "news2"), ("ch.sub", "other"),
+        ("ch.psub", "news*"), ("ch.psub", "news1*"), ("ch.psub", "lit?"), ("ch.psub", "lit1"),
+        ("ch.unsub", "other"), ("ch.pub",),
+        ("ACL", "DRYRUN", "u", "ch.pub", "x"), ("ACL", "DRYRUN", "u", "ch.pub", "news"),
+        ("gk.keys", "key", "k"),
+    ]
+    srv = loaded(start_server, "misc2")
+    orc = loaded(start_oracle, "misc2")
+    a = same(srv, orc, cmds)
+    assert a[4].startswith(b"-NOPERM") and a[3] == b"*2\r\n:0\r\n:0\r\n"
+    # the denials logged: reason and object (the channel) agree
+    logs = []
+    for s in (srv, orc):
+        entries = [dict(zip(e[::2], e[1::2])) for e in plain(s).execute_command("ACL", "LOG")]
+        logs.append([(e[b"reason"], e[b"object"]) for e in entries])
+    assert logs[0] == logs[1] and (b"channel", b"sports") in logs[0]

@@ -25,7 +25,13 @@
  *                             mixes GetKeyNameFromDigest, GetDbIdFromDigest
  *                             and n, and remembers the key and database
  *   dig.last                  [key, db] of the last digest callback
- *   reset.data restart_aof async   ResetDataset */
+ *   reset.data restart_aof async   ResetDataset
+ *   ch.pub C.. | ch.sub C.. | ch.psub P.. | ch.unsub C..
+ *                             getchannels-api: in a channel position request
+ *                             each argument is a channel with the publish /
+ *                             subscribe / pattern-subscribe / unsubscribe
+ *                             flags; else [IsChannelsPositionRequest,
+ *                             IsKeysPositionRequest] */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -324,6 +330,31 @@ static int cmdReset(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     return RedisModule_ReplyWithSimpleString(ctx, "OK");
 }
 
+static int channelsCmd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, int flags) {
+    (void)argv;
+    if (RedisModule_IsChannelsPositionRequest(ctx)) {
+        for (int i = 1; i < argc; i++) RedisModule_ChannelAtPosWithFlags(ctx, i, flags);
+        RedisModule_KeyAtPos(ctx, 1); /* not a key request: ignored */
+        return REDISMODULE_OK;
+    }
+    RedisModule_ReplyWithArray(ctx, 2);
+    RedisModule_ReplyWithLongLong(ctx, RedisModule_IsChannelsPositionRequest(ctx));
+    return RedisModule_ReplyWithLongLong(ctx, RedisModule_IsKeysPositionRequest(ctx));
+}
+
+static int cmdChPub(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    return channelsCmd(ctx, argv, argc, REDISMODULE_CMD_CHANNEL_PUBLISH);
+}
+static int cmdChSub(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    return channelsCmd(ctx, argv, argc, REDISMODULE_CMD_CHANNEL_SUBSCRIBE);
+}
+static int cmdChPsub(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    return channelsCmd(ctx, argv, argc, REDISMODULE_CMD_CHANNEL_SUBSCRIBE | REDISMODULE_CMD_CHANNEL_PATTERN);
+}
+static int cmdChUnsub(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    return channelsCmd(ctx, argv, argc, REDISMODULE_CMD_CHANNEL_UNSUBSCRIBE);
+}
+
 int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     (void)argv, (void)argc;
     if (RedisModule_Init(ctx, "misc2", 1, REDISMODULE_APIVER_1) == REDISMODULE_ERR) return REDISMODULE_ERR;
@@ -359,6 +390,10 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
         {"dig.set", cmdDigSet, "write", 1, 1, 1},
         {"dig.last", cmdDigLast, "", 0, 0, 0},
         {"reset.data", cmdReset, "write", 0, 0, 0},
+        {"ch.pub", cmdChPub, "getchannels-api", 0, 0, 0},
+        {"ch.sub", cmdChSub, "getchannels-api", 0, 0, 0},
+        {"ch.psub", cmdChPsub, "getchannels-api", 0, 0, 0},
+        {"ch.unsub", cmdChUnsub, "getchannels-api", 0, 0, 0},
     };
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
         if (RedisModule_CreateCommand(ctx, cmds[i].name, cmds[i].fn, cmds[i].flags, cmds[i].first, cmds[i].last,
