@@ -265,3 +265,22 @@ def test_getchannels_api_acl(start_server, start_oracle):
         entries = [dict(zip(e[::2], e[1::2])) for e in plain(s).execute_command("ACL", "LOG")]
         logs.append([(e[b"reason"], e[b"object"]) for e in entries])
     assert logs[0] == logs[1] and (b"channel", b"sports") in logs[0]
+
+
+def test_getkeys_api_cluster_slots(start_server, start_oracle):
+    """Cluster routing asks a getkeys-api command for its keys: keys of two
+    slots give CROSSSLOT, as Redis."""
+    cfg = {"cluster-enabled": "yes", "cluster-node-timeout": "500"}
+    srv = loaded(start_server, "misc2", **cfg)
+    orc = loaded(start_oracle, "misc2", **cfg)
+    for s in (srv, orc):
+        r = plain(s)
+        r.execute_command("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+        wait_for(lambda: b"cluster_state:ok" in r.execute_command("CLUSTER", "INFO"), what="cluster_state:ok")
+    cmds = [
+        ("gk.keys", "key", "a", "key", "b"), ("gk.keys", "key", "a", "ro", "a"),
+        ("gk.keys", "key", "{t}1", "ro", "{t}2"), ("gk.keys", "x"),
+        ("gk.sub", "get", "key", "a", "key", "b"), ("gk.legacy", "a", "b"),
+    ]
+    a = same(srv, orc, cmds)
+    assert a[0].startswith(b"-CROSSSLOT") and a[1] == b":0\r\n"
