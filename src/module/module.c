@@ -682,8 +682,10 @@ static int parseCommandFlags(const char *s, uint64_t *flags, uint64_t *acl, int 
         else if (!strcasecmp(t, "fast")) *flags |= CMD_FAST;
         else if (!strcasecmp(t, "no-auth")) *flags |= CMD_NO_AUTH;
         else if (!strcasecmp(t, "may-replicate")) *flags |= CMD_MAY_REPLICATE;
-        else if (!strcasecmp(t, "getkeys-api")) *flags |= CMD_MOVABLE_KEYS, *getkeysApi = 1;
-        else if (!strcasecmp(t, "getchannels-api")) *getchannelsApi = 1;
+        else if (!strcasecmp(t, "getkeys-api")) {
+            *flags |= CMD_MOVABLE_KEYS;
+            *getkeysApi = 1;
+        } else if (!strcasecmp(t, "getchannels-api")) *getchannelsApi = 1;
         else if (!strcasecmp(t, "no-cluster")) *noCluster = 1;
         else if (!strcasecmp(t, "no-mandatory-keys")) *flags |= CMD_NO_MANDATORY_KEYS;
         else if (!strcasecmp(t, "allow-busy")) *flags |= CMD_ALLOW_BUSY;
@@ -701,7 +703,8 @@ static int fillCommand(ModuleCommand *mc, Module *m, const char *fullname, Redis
                        const char *strflags, int firstkey, int lastkey, int keystep) {
     uint64_t flags, acl;
     int noCluster;
-    if (parseCommandFlags(strflags, &flags, &acl, &noCluster, &mc->getkeysApi, &mc->getchannelsApi) == -1) return -1;
+    if (parseCommandFlags(strflags, &flags, &acl, &noCluster, &mc->getkeysApi, &mc->getchannelsApi) == -1)
+        return -1;
     if (noCluster && clusterEnabled) return -1;
     char *lower = xstrdup(fullname);
     for (char *p = lower; *p; p++)
