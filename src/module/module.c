@@ -607,6 +607,10 @@ static int RM_ReplyWithLongDouble(RedisModuleCtx *ctx, long double d) {
 /* The module command of each command id (top-level or subcommand). */
 static ModuleCommand *byId[COMMAND_MAX_IDS];
 
+ModuleCommand *moduleCommandOf(const Command *cmd) {
+    return cmd && (cmd->flags & CMD_MODULE) && cmd->id < COMMAND_MAX_IDS ? byId[cmd->id] : NULL;
+}
+
 /* Runs a module command: its argv as module strings, a context freed
  * after (auto memory, pool, postponed replies left open). */
 static void moduleCommandProc(Client *c) {
@@ -654,8 +658,11 @@ static void moduleCommandProc(Client *c) {
 }
 
 /* Redis 7.0's command flags string: 0 ok, -1 an unknown flag. */
-static int parseCommandFlags(const char *s, uint64_t *flags, uint64_t *acl, int *noCluster) {
+static int parseCommandFlags(const char *s, uint64_t *flags, uint64_t *acl, int *noCluster, int *getkeysApi,
+                             int *getchannelsApi) {
     *flags = CMD_MODULE;
+    *getkeysApi = 0;
+    *getchannelsApi = 0;
     *acl = 0;
     *noCluster = 0;
     if (!s) return 0;
@@ -679,7 +686,10 @@ static int parseCommandFlags(const char *s, uint64_t *flags, uint64_t *acl, int 
         else if (!strcasecmp(t, "fast")) *flags |= CMD_FAST;
         else if (!strcasecmp(t, "no-auth")) *flags |= CMD_NO_AUTH;
         else if (!strcasecmp(t, "may-replicate")) *flags |= CMD_MAY_REPLICATE;
-        else if (!strcasecmp(t, "getkeys-api")) *flags |= CMD_MOVABLE_KEYS;
+        else if (!strcasecmp(t, "getkeys-api")) {
+            *flags |= CMD_MOVABLE_KEYS;
+            *getkeysApi = 1;
+        } else if (!strcasecmp(t, "getchannels-api")) *getchannelsApi = 1;
         else if (!strcasecmp(t, "no-cluster")) *noCluster = 1;
         else if (!strcasecmp(t, "no-mandatory-keys")) *flags |= CMD_NO_MANDATORY_KEYS;
         else if (!strcasecmp(t, "allow-busy")) *flags |= CMD_ALLOW_BUSY;
@@ -697,7 +707,8 @@ static int fillCommand(ModuleCommand *mc, Module *m, const char *fullname, Redis
                        const char *strflags, int firstkey, int lastkey, int keystep) {
     uint64_t flags, acl;
     int noCluster;
-    if (parseCommandFlags(strflags, &flags, &acl, &noCluster) == -1) return -1;
+    if (parseCommandFlags(strflags, &flags, &acl, &noCluster, &mc->getkeysApi, &mc->getchannelsApi) == -1)
+        return -1;
     if (noCluster && clusterEnabled) return -1;
     char *lower = xstrdup(fullname);
     for (char *p = lower; *p; p++)
@@ -714,7 +725,9 @@ static int fillCommand(ModuleCommand *mc, Module *m, const char *fullname, Redis
     mc->spec.module = m->name;
     mc->spec.group = "module";
     if (firstkey > 0) {
-        mc->keySpec.flags = KS_RW | KS_ACCESS | KS_UPDATE;
+        /* With "getkeys-api" the flags are the callback's (Redis 7.0
+         * marks the spec so, and its keys come from the callback). */
+        mc->keySpec.flags = KS_RW | KS_ACCESS | KS_UPDATE | (mc->getkeysApi ? KS_VARIABLE_FLAGS : 0);
         mc->keySpec.bsType = KSB_INDEX;
         mc->keySpec.bsIndex = firstkey;
         mc->keySpec.fkType = KSF_RANGE;
@@ -752,6 +765,8 @@ static int RM_CreateCommand(RedisModuleCtx *ctx, const char *name, RedisModuleCm
         return REDISMODULE_ERR;
     }
     byId[mc->cmd.id] = mc;
+    if (mc->getkeysApi) mc->cmd.getKeys = moduleGetKeysViaApi;
+    if (mc->getchannelsApi) aclModuleChannels = moduleGetChannelsViaApi;
     m->cmds = xrealloc(m->cmds, sizeof(ModuleCommand *) * (size_t)(m->ncmds + 1));
     m->cmds[m->ncmds++] = mc;
     aclCommandsChanged();
@@ -800,6 +815,8 @@ static int RM_CreateSubcommand(RedisModuleCommand *parentHandle, const char *nam
     sub->nameLen = strlen(sub->name);
     sub->id = commandNewId();
     byId[sub->id] = mc;
+    if (mc->getkeysApi) sub->getKeys = moduleGetKeysViaApi;
+    if (mc->getchannelsApi) aclModuleChannels = moduleGetChannelsViaApi;
     parent->subMc[parent->nsubs++] = mc;
     aclCommandsChanged();
     return REDISMODULE_OK;
@@ -889,6 +906,7 @@ int moduleGetApi(const char *name, void **out) {
     if (!fn) fn = apiLookup(moduleTypeApi, name);
     if (!fn) fn = apiLookup(moduleCmdInfoApi, name);
     if (!fn) fn = apiLookup(moduleMiscApi, name);
+    if (!fn) fn = apiLookup(moduleMisc2Api, name);
     if (!fn) fn = apiLookup(moduleEventsApi, name);
     if (!fn) fn = apiLookup(moduleConfigApi, name);
     if (!fn) fn = apiLookup(moduleZrangeApi, name);

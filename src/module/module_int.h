@@ -37,6 +37,8 @@ typedef struct ModuleCommand {
     struct ModuleCommand **subMc;
     int nsubs;
     void *info; /* what SetCommandInfo allocated (module_cmdinfo.c) */
+    int getkeysApi; /* the "getkeys-api" flag: its keys come from calling it */
+    int getchannelsApi; /* "getchannels-api": its channels (ACL) likewise */
 } ModuleCommand;
 
 /* SetCommandInfo's allocations of mc go. */
@@ -211,6 +213,17 @@ void moduleInfoInit(void);
 void moduleFreeServerInfo(void *d);
 /* The loaded modules, oldest first. */
 Module *moduleList(void);
+/* module_misc2.c: the getkeys-api family and other small parts.  The
+ * module command of a command row (NULL for a server command); the key
+ * finder of a "getkeys-api" command, which calls it with a position
+ * request context (a GetKeysProc). */
+extern const ApiEntry moduleMisc2Api[];
+ModuleCommand *moduleCommandOf(const Command *cmd);
+int moduleGetKeysViaApi(int argc, char **argv, KeyResult *out);
+/* The channels of a "getchannels-api" command, from calling it with a
+ * channel position request (server/acl.h's aclModuleChannels); -1 for
+ * another command. */
+int moduleGetChannelsViaApi(Command *cmd, int argc, char **argv, KeyResult *out);
 /* Closes a key (module_key.c). */
 void moduleCloseKey(RedisModuleKey *k);
 

@@ -79,6 +79,8 @@ struct RedisModuleIO {
 struct RedisModuleDigest {
     unsigned char o[20]; /* the sequence being mixed */
     unsigned char x[20]; /* xor of the ended sequences */
+    RedisModuleString *key; /* the value's key name (GetKeyNameFromDigest) */
+    int dbid;               /* its database (GetDbIdFromDigest) */
 };
 
 static RedisModuleType *types;
@@ -222,9 +224,17 @@ static void valueDigest(const kvobj *o, unsigned char d[20]) {
     if (!mv->type->m.digest) return;
     RedisModuleDigest md;
     memset(&md, 0, sizeof(md));
+    md.key = modStringNew(NULL, kvKey(o), kvKeyLen(o));
+    md.dbid = digestDbId;
     mv->type->m.digest(&md, mv->value);
+    modStringRelease(md.key);
     xorDigest(d, md.x, 20);
 }
+
+/* The key and database of the value being digested (valid during the
+ * digest callback only). */
+static const RedisModuleString *RM_GetKeyNameFromDigest(RedisModuleDigest *md) { return md->key; }
+static int RM_GetDbIdFromDigest(RedisModuleDigest *md) { return md->dbid; }
 
 static void RM_DigestAddStringBuffer(RedisModuleDigest *md, const char *ele, size_t len) { mixDigest(md->o, ele, len); }
 
@@ -800,7 +810,7 @@ const ApiEntry moduleTypeApi[] = {
     API(LoadStringBuffer), API(SaveDouble),        API(LoadDouble),          API(SaveFloat),
     API(LoadFloat),       API(SaveLongDouble),     API(LoadLongDouble),      API(IsIOError),
     API(GetContextFromIO), API(GetKeyNameFromIO),  API(DigestAddStringBuffer), API(DigestAddLongLong),
-    API(DigestEndSequence), API(EmitAOF),
+    API(DigestEndSequence), API(GetKeyNameFromDigest), API(GetDbIdFromDigest), API(EmitAOF),
     /* options, aux data, values as strings, defrag (module_type.c's second part) */
     API(GetDbIdFromIO), API(GetKeyNameFromOptCtx), API(GetToKeyNameFromOptCtx), API(GetDbIdFromOptCtx),
     API(GetToDbIdFromOptCtx), API(SaveDataTypeToString), API(LoadDataTypeFromString),

@@ -1045,6 +1045,64 @@ static void RedisModule_InitDataApi_(void) {
     REDISMODULE_GET_API(GetDbIdFromDefragCtx);
 }
 
+/* the getkeys-api and getchannels-api families, stream IDs as strings, absolute expire and
+ * LRU/LFU of a key, clients by id, the current command, digest key and
+ * database, ResetDataset (module_misc2.c; the digest pair module_type.c):
+ * their pointers, and the part of RedisModule_Init that fills them */
+#define REDISMODULE_CMD_CHANNEL_PATTERN (1 << 0)
+#define REDISMODULE_CMD_CHANNEL_PUBLISH (1 << 1)
+#define REDISMODULE_CMD_CHANNEL_SUBSCRIBE (1 << 2)
+#define REDISMODULE_CMD_CHANNEL_UNSUBSCRIBE (1 << 3)
+REDISMODULE_FN(int, IsKeysPositionRequest, (RedisModuleCtx *ctx));
+REDISMODULE_FN(int, IsChannelsPositionRequest, (RedisModuleCtx *ctx));
+REDISMODULE_FN(void, ChannelAtPosWithFlags, (RedisModuleCtx *ctx, int pos, int flags));
+REDISMODULE_FN(void, KeyAtPos, (RedisModuleCtx *ctx, int pos));
+REDISMODULE_FN(void, KeyAtPosWithFlags, (RedisModuleCtx *ctx, int pos, int flags));
+REDISMODULE_FN(int *, GetCommandKeys, (RedisModuleCtx *ctx, RedisModuleString **argv, int argc, int *num_keys));
+REDISMODULE_FN(int *, GetCommandKeysWithFlags,
+               (RedisModuleCtx *ctx, RedisModuleString **argv, int argc, int *num_keys, int **out_flags));
+REDISMODULE_FN(RedisModuleString *, CreateStringFromStreamID, (RedisModuleCtx *ctx, const RedisModuleStreamID *id));
+REDISMODULE_FN(int, StringToStreamID, (const RedisModuleString *str, RedisModuleStreamID *id));
+REDISMODULE_FN(mstime_t, GetAbsExpire, (RedisModuleKey *key));
+REDISMODULE_FN(int, SetAbsExpire, (RedisModuleKey *key, mstime_t expire));
+REDISMODULE_FN(int, GetLRU, (RedisModuleKey *key, mstime_t *lru_idle));
+REDISMODULE_FN(int, SetLRU, (RedisModuleKey *key, mstime_t lru_idle));
+REDISMODULE_FN(int, GetLFU, (RedisModuleKey *key, long long *lfu_freq));
+REDISMODULE_FN(int, SetLFU, (RedisModuleKey *key, long long lfu_freq));
+REDISMODULE_FN(int, GetClientInfoById, (void *ci, uint64_t id));
+REDISMODULE_FN(RedisModuleString *, GetClientNameById, (RedisModuleCtx *ctx, uint64_t id));
+REDISMODULE_FN(int, SetClientNameById, (uint64_t id, RedisModuleString *name));
+REDISMODULE_FN(const char *, GetCurrentCommandName, (RedisModuleCtx *ctx));
+REDISMODULE_FN(const RedisModuleString *, GetKeyNameFromDigest, (RedisModuleDigest *dig));
+REDISMODULE_FN(int, GetDbIdFromDigest, (RedisModuleDigest *dig));
+REDISMODULE_FN(void, ResetDataset, (int restart_aof, int async));
+
+static void RedisModule_InitMisc2Api_(void) __attribute__((unused));
+static void RedisModule_InitMisc2Api_(void) {
+    REDISMODULE_GET_API(IsKeysPositionRequest);
+    REDISMODULE_GET_API(IsChannelsPositionRequest);
+    REDISMODULE_GET_API(ChannelAtPosWithFlags);
+    REDISMODULE_GET_API(KeyAtPos);
+    REDISMODULE_GET_API(KeyAtPosWithFlags);
+    REDISMODULE_GET_API(GetCommandKeys);
+    REDISMODULE_GET_API(GetCommandKeysWithFlags);
+    REDISMODULE_GET_API(CreateStringFromStreamID);
+    REDISMODULE_GET_API(StringToStreamID);
+    REDISMODULE_GET_API(GetAbsExpire);
+    REDISMODULE_GET_API(SetAbsExpire);
+    REDISMODULE_GET_API(GetLRU);
+    REDISMODULE_GET_API(SetLRU);
+    REDISMODULE_GET_API(GetLFU);
+    REDISMODULE_GET_API(SetLFU);
+    REDISMODULE_GET_API(GetClientInfoById);
+    REDISMODULE_GET_API(GetClientNameById);
+    REDISMODULE_GET_API(SetClientNameById);
+    REDISMODULE_GET_API(GetCurrentCommandName);
+    REDISMODULE_GET_API(GetKeyNameFromDigest);
+    REDISMODULE_GET_API(GetDbIdFromDigest);
+    REDISMODULE_GET_API(ResetDataset);
+}
+
 static int RedisModule_Init(RedisModuleCtx *ctx, const char *name, int ver, int apiver)
     __attribute__((unused));
 static int RedisModule_Init(RedisModuleCtx *ctx, const char *name, int ver, int apiver) {
@@ -1241,6 +1299,7 @@ static int RedisModule_Init(RedisModuleCtx *ctx, const char *name, int ver, int 
     REDISMODULE_GET_API(DigestEndSequence);
     REDISMODULE_GET_API(EmitAOF);
     RedisModule_InitDataApi_();
+    RedisModule_InitMisc2Api_();
     REDISMODULE_GET_API(BlockClient);
     REDISMODULE_GET_API(BlockClientOnKeys);
     REDISMODULE_GET_API(SignalKeyAsReady);

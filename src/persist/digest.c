@@ -134,6 +134,8 @@ void digestValue(const kvobj *o, unsigned char d[20]) {
     if (kvHasExpire(o)) xorDigest(d, "!!expire!!", 10);
 }
 
+int digestDbId;
+
 void digestDataset(unsigned char out[20]) {
     memset(out, 0, 20);
     dbVerifyAll(server.db, server.cfg.databases); /* values loaded unverified */
@@ -141,6 +143,7 @@ void digestDataset(unsigned char out[20]) {
         Db *db = &server.db[j];
         if (dbSize(db) == 0) continue;
         mixUint32(out, (uint32_t)j);
+        digestDbId = j;
         DbIter it;
         dbIterInit(&it, db);
         kvobj *o;

@@ -16,6 +16,10 @@ void xorDigest(unsigned char d[20], const void *p, size_t len);
 void mixDigest(unsigned char d[20], const void *p, size_t len);
 /* The digest of every database: 20 zero bytes when all are empty. */
 void digestDataset(unsigned char out[20]);
+/* The database of the value being digested (a module type's digest
+ * callback asks for it): digestDataset sets it per database, DEBUG
+ * DIGEST-VALUE to the client's. */
+extern int digestDbId;
 
 /* Each type's elements (ObjectType.digest): what digestValue folds in
  * between the type number and the expire flag. */

@@ -892,6 +892,8 @@ static void quickTableBuild(AclUser *u) {
         const Command *cmd = byId[id];
         const KeyPlan *kp = &keyPlans[id];
         if (!cmd || !(getBit(s, id) || (cmd->flags & CMD_NO_AUTH)) || kp->chan != CHAN_NONE) continue;
+        /* a module's channels are known by calling it (moduleChannelsCheck) */
+        if ((cmd->flags & CMD_MODULE) && aclModuleChannels && !(s->flags & SEL_ALLCHANNELS)) continue;
         if (kp->kind == PLAN_NONE || (kp->quickPos && (s->flags & SEL_ALLKEYS)))
             t[id] = QUICK_ALLOW;
         else if (kp->quickPos && kp->quickPos < QUICK_POS) /* 63 with R|W would read as QUICK_ALLOW */
@@ -927,6 +929,27 @@ static int fixedKeysCheck(Selector *s, const KeyPlan *kp, int argc, sds *argv, i
     return 1;
 }
 
+int (*aclModuleChannels)(Command *cmd, int argc, sds *argv, KeyResult *out);
+
+/* A getchannels-api module command's publish and subscribe channels
+ * against s: ACL_OK, or DENIED_CHANNEL with the argv index in *errpos. */
+static int moduleChannelsCheck(Selector *s, Command *cmd, int argc, sds *argv, int *errpos) {
+    KeyResult ch;
+    keyResultInit(&ch);
+    int n = aclModuleChannels(cmd, argc, argv, &ch), rc = ACL_OK;
+    for (int j = 0; j < n && rc == ACL_OK; j++) {
+        uint32_t f = ch.keys[j].flags;
+        int pos = ch.keys[j].pos;
+        if (!(f & ((1u << 1) | (1u << 2))) || pos <= 0 || pos >= argc) continue;
+        if (!channelAllowed(s->chans, s->nchans, argv[pos], sdsLen(argv[pos]), (int)(f & 1u))) {
+            *errpos = pos;
+            rc = DENIED_CHANNEL;
+        }
+    }
+    keyResultFree(&ch);
+    return rc;
+}
+
 static int selectorCheck(Selector *s, Command *cmd, int argc, sds *argv, int *errpos, KeyCache *kc) {
     if (!(s->flags & SEL_ALLCOMMANDS) && !(cmd->flags & CMD_NO_AUTH) && !getBit(s, cmd->id)) {
         sds *fa = s->firstArgs ? s->firstArgs[cmd->id] : NULL;
@@ -955,6 +978,10 @@ static int selectorCheck(Selector *s, Command *cmd, int argc, sds *argv, int *er
                 return DENIED_KEY;
             }
         }
+    }
+    if ((cmd->flags & CMD_MODULE) && aclModuleChannels && !(s->flags & SEL_ALLCHANNELS)) {
+        int rc = moduleChannelsCheck(s, cmd, argc, argv, errpos);
+        if (rc != ACL_OK) return rc;
     }
     int kind = kp->chan;
     if (!(s->flags & SEL_ALLCHANNELS) && kind != CHAN_NONE) {

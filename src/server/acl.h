@@ -36,6 +36,13 @@ void aclCommandsChanged(void);
  * (allowed only by +@all's flag, as a new command on Redis). */
 void aclCommandRemoved(unsigned id);
 
+/* The channels of a module command created with "getchannels-api"
+ * (installed by src/module): appends each channel's argv index and flags
+ * (bit 0 pattern, 1 publish, 2 subscribe, 3 unsubscribe, as the module
+ * API's REDISMODULE_CMD_CHANNEL_*) to out; -1 when cmd has no such API.
+ * The check applies to publish and subscribe channels, as Redis 7.0. */
+extern int (*aclModuleChannels)(Command *cmd, int argc, sds *argv, KeyResult *out);
+
 int aclRefuseCommandSlow(Client *c, Command *cmd);
 /* processCommand's check: 0 when c's user may run cmd with c->argv, else
  * -1 after logging the denial in ACL LOG and refusing the command. */

@@ -277,6 +277,7 @@ static void debugDigest(Client *c) {
  * key), without its key name; no expiry applies. */
 static void debugDigestValue(Client *c) {
     replyArrayLen(c, c->argc - 2);
+    digestDbId = c->db->id;
     for (int j = 2; j < c->argc; j++) {
         unsigned char d[20] = {0};
         kvobj *o = dbFind(c->db, c->argv[j], sdsLen(c->argv[j]));
