@@ -1049,10 +1049,6 @@ static void RedisModule_InitDataApi_(void) {
  * LRU/LFU of a key, clients by id, the current command, digest key and
  * database, ResetDataset (module_misc2.c; the digest pair module_type.c):
  * their pointers, and the part of RedisModule_Init that fills them */
-#define REDISMODULE_CMD_CHANNEL_PATTERN (1 << 0)
-#define REDISMODULE_CMD_CHANNEL_PUBLISH (1 << 1)
-#define REDISMODULE_CMD_CHANNEL_SUBSCRIBE (1 << 2)
-#define REDISMODULE_CMD_CHANNEL_UNSUBSCRIBE (1 << 3)
 REDISMODULE_FN(int, IsKeysPositionRequest, (RedisModuleCtx *ctx));
 REDISMODULE_FN(int, IsChannelsPositionRequest, (RedisModuleCtx *ctx));
 REDISMODULE_FN(void, ChannelAtPosWithFlags, (RedisModuleCtx *ctx, int pos, int flags));
