@@ -893,6 +893,7 @@ int moduleGetApi(const char *name, void **out) {
     if (!fn) fn = apiLookup(moduleDictApi, name);
     if (!fn) fn = apiLookup(moduleStreamApi, name);
     if (!fn) fn = apiLookup(moduleBlockApi, name);
+    if (!fn) fn = apiLookup(moduleMisc3Api, name);
     if (!fn) return REDISMODULE_ERR;
     *out = fn;
     return REDISMODULE_OK;
@@ -931,6 +932,7 @@ int moduleLoad(const char *path, sds *args, int nargs) {
     m->path = xstrdup(path);
     m->onload = 1;
     moduleBlockStart(); /* a thread it starts may want the GIL */
+    moduleMisc3Start();
     RedisModuleCtx ctx;
     moduleCtxInit(&ctx, m, NULL);
     RedisModuleString **argv = xmalloc(sizeof(*argv) * (size_t)(nargs ? nargs : 1));
@@ -951,6 +953,7 @@ int moduleLoad(const char *path, sds *args, int nargs) {
         moduleDropTypes(m);
         moduleDropTimers(m);
         moduleDropSubscriptions(m);
+        moduleDropSharedApis(m);
         dlclose(handle);
         serverLog(LL_WARNING, "Module %s initialization failed. Module not loaded", path);
         moduleFree(m);
@@ -978,6 +981,10 @@ static int moduleUnload(const char *name, const char **err) {
         *err = "the module exports one or more module-side data types, can't unload";
         return -1;
     }
+    if (moduleSharedApiInUse(m)) {
+        *err = "the module exports APIs used by other modules. Please unload them first and try again";
+        return -1;
+    }
     if (moduleBlockedCount(m) > 0) {
         *err = "the module has blocked clients. Please wait them unblocked and try again";
         return -1;
@@ -1003,6 +1010,7 @@ static int moduleUnload(const char *name, const char **err) {
     moduleDropTimers(m);
     moduleDropSubscriptions(m);
     moduleDropConfigs(m);
+    moduleDropSharedApis(m);
     for (Module **pp = &modules; *pp; pp = &(*pp)->next) {
         if (*pp == m) {
             *pp = m->next;

@@ -214,4 +214,15 @@ Module *moduleList(void);
 /* Closes a key (module_key.c). */
 void moduleCloseKey(RedisModuleKey *k);
 
+/* module_misc3.c: the event loop, shared APIs and the rest of its table;
+ * the one-shot pipe joins the loop (idempotent; at each load); whether
+ * another module uses m's shared APIs (MODULE UNLOAD refuses); m's
+ * exports and uses go (unload, init failure). */
+extern const ApiEntry moduleMisc3Api[];
+void moduleMisc3Start(void);
+int moduleSharedApiInUse(const Module *m);
+void moduleDropSharedApis(Module *m);
+/* module_dict.c: bytes a dictionary uses (MallocSizeDict). */
+size_t moduleDictMemory(const RedisModuleDict *d);
+
 #endif

@@ -1,0 +1,117 @@
+"""Module API, tests/modules/misc3.c and misc3user.c (issue 41): the event
+loop (a pipe's read end watched while a thread writes; one-shots queued
+from a thread), shared APIs between modules and MODULE UNLOAD's refusal
+while one is used, random bytes, memory sizes and ratio, the monotonic
+clock, LatencyAddSample, PublishMessage(Shard) and RedisModule_Assert.
+Each module is loaded into Cairn and into redis-server 7.0.15; the same
+commands must give the same bytes."""
+import subprocess
+
+import pytest
+
+from resphelp import encode, read_values
+from waithelp import wait_for
+from test_modules import ROOT, loaded, mod, plain, same
+
+
+@pytest.fixture(scope="module", autouse=True)
+def built_modules():
+    subprocess.run(["make", "-s", "modules"], cwd=ROOT, check=True, timeout=300)
+
+
+def _both(start_server, start_oracle, *mods, **cfg):
+    return loaded(start_server, *mods, **cfg), loaded(start_oracle, *mods, **cfg)
+
+
+@pytest.mark.parametrize("resp", [2, 3])
+def test_deterministic_replies_match_redis(start_server, start_oracle, resp):
+    s, o = _both(start_server, start_oracle, "misc3")
+    same(s, o, [("m3.errs",), ("m3.rand", "1"), ("m3.rand", "33"), ("m3.rand", "4096"), ("m3.rand", "0"),
+                ("m3.ratio",), ("m3.sizes",), ("m3.mono",), ("m3.export", "misc3.add"),
+                ("m3.export", "other"), ("m3.export", "other"), ("m3.publish", "ch", "m"),
+                ("m3.spublish", "ch", "m"), ("m3.latency", "ev", "5")], resp)
+
+
+def test_event_loop_pipe_and_oneshot(start_server, start_oracle):
+    for srv in _both(start_server, start_oracle, "misc3"):
+        r = plain(srv)
+        for i in range(5):
+            assert r.execute_command("m3.pipe", "p%d" % i, "via-pipe-%d" % i) == b"OK"
+            assert r.execute_command("m3.oneshot", "o%d" % i, "via-oneshot-%d" % i) == b"OK"
+        for i in range(5):
+            wait_for(lambda: r.get("p%d" % i) == b"via-pipe-%d" % i, timeout=10, what="pipe callback %d" % i)
+            wait_for(lambda: r.get("o%d" % i) == b"via-oneshot-%d" % i, timeout=10, what="one-shot %d" % i)
+        assert r.execute_command("PING") == b"PONG"
+
+
+def test_memory_ratio_with_maxmemory(start_server, start_oracle):
+    for srv in _both(start_server, start_oracle, "misc3", maxmemory="100mb"):
+        r = plain(srv)
+        ratio = float(r.execute_command("m3.ratio"))
+        used = int(srv.client().info("memory")["used_memory"])
+        assert 0 < ratio <= used / (100 * 1024 * 1024) * 1.01
+        r.config_set("maxmemory", "0")
+        assert float(r.execute_command("m3.ratio")) == 0
+
+
+def test_publish_reaches_subscribers(start_server, start_oracle):
+    got = []
+    for srv in _both(start_server, start_oracle, "misc3"):
+        r = plain(srv)
+        with srv.connect() as sub:
+            sub.send(encode("SUBSCRIBE", "ch") + encode("SSUBSCRIBE", "sch"))
+            acks = read_values(sub, 2)
+            assert r.execute_command("m3.publish", "ch", "hello") == 1
+            assert r.execute_command("m3.spublish", "sch", "shard") == 1
+            assert r.execute_command("m3.publish", "nobody", "x") == 0
+            got.append((acks, read_values(sub, 2)))
+    assert got[0] == got[1]
+    assert got[0][1] == encode("message", "ch", "hello") + encode("smessage", "sch", "shard")
+
+
+def test_latency_sample_shows_in_latency_latest(start_server, start_oracle):
+    out = []
+    for srv in _both(start_server, start_oracle, "misc3", **{"latency-monitor-threshold": "100"}):
+        r = plain(srv)
+        r.execute_command("m3.latency", "mod-below", "99")
+        r.execute_command("m3.latency", "mod-ev", "150")
+        r.execute_command("m3.latency", "mod-ev", "120")
+        latest = r.execute_command("LATENCY", "LATEST")
+        out.append(sorted((e[0], e[2], e[3]) for e in latest if e[0].startswith(b"mod-")))
+        hist = r.execute_command("LATENCY", "HISTORY", "mod-below")
+        assert hist == []
+    # two samples in one second: the larger is kept, as Redis
+    assert out[0] == out[1] == [(b"mod-ev", 150, 150)]
+
+
+def test_shared_api_and_unload_refusal(start_server, start_oracle):
+    texts = []
+    for srv in _both(start_server, start_oracle, "misc3", "misc3user"):
+        r = plain(srv)
+        assert r.execute_command("m3u.get", "nosuch") == 0
+        # looked up but not found: no dependency
+        assert r.execute_command("MODULE", "UNLOAD", "misc3") == b"OK"
+        assert r.execute_command("m3u.add", "2", "3") is None
+        r.execute_command("MODULE", "LOAD", mod("misc3"))
+        assert r.execute_command("m3u.add", "2", "40") == 42
+        with pytest.raises(Exception) as e:
+            r.execute_command("MODULE", "UNLOAD", "misc3")
+        texts.append(str(e.value))
+        assert r.execute_command("m3u.add", "1", "1") == 2
+        assert r.execute_command("MODULE", "UNLOAD", "misc3user") == b"OK"
+        assert r.execute_command("MODULE", "UNLOAD", "misc3") == b"OK"
+        # the export left with its module: loading it again exports anew
+        r.execute_command("MODULE", "LOAD", mod("misc3"))
+        assert r.execute_command("m3.export", "misc3.add") == 0
+    assert texts[0] == texts[1]
+    assert "exports APIs used by other modules" in texts[0]
+
+
+def test_assert_logs_and_aborts(start_server, start_oracle):
+    for srv in _both(start_server, start_oracle, "misc3"):
+        with srv.connect() as c:
+            c.send(b"*1\r\n$9\r\nm3.assert\r\n")
+            wait_for(lambda: not srv.alive(), timeout=20, what="server aborts")
+        log = srv.log
+        assert "=== ASSERTION FAILED ===" in log
+        assert "'argc == 100' is not true" in log
