@@ -1,7 +1,8 @@
 /* module_misc3.c -- more small parts of the module API: the event loop
  * (file events and one-shot calls from any thread), APIs modules share
  * with each other, random bytes, memory sizes and ratio, the monotonic
- * clock, latency samples, publishing and RedisModule__Assert.
+ * clock, latency samples, publishing, RedisModule__Assert, and the
+ * cluster API's node list, node info and module flags.
  *
  * Invariants:
  *  - loopFds[fd] is the module callbacks of fd while a module watches it
@@ -28,6 +29,7 @@
 #include "ds/util.h"
 #include "module/module_int.h"
 #include "server/cluster.h"
+#include "server/cluster_int.h"
 #include "server/latency.h"
 #include "server/maxmemory.h"
 #include "server/pubsub.h"
@@ -330,6 +332,76 @@ static int RM_PublishMessageShard(RedisModuleCtx *ctx, RedisModuleString *channe
 /* RedisModule_Assert's failure: the crash report, then abort. */
 static void RM__Assert(const char *estr, const char *file, int line) { serverAssertFailedAt(estr, file, line); }
 
+/* ---- cluster nodes ---- */
+
+/* Without cluster mode NULL; else the ids (REDISMODULE_NODE_ID_LEN bytes
+ * each, no terminator) of the nodes known but those in handshake or
+ * without an address, NULL-terminated; *numnodes their count. */
+static char **RM_GetClusterNodesList(RedisModuleCtx *ctx, size_t *numnodes) {
+    (void)ctx;
+    if (!clusterEnabled) return NULL;
+    char **ids = xmalloc(sizeof(*ids) * ((size_t)cs.count + 1));
+    size_t j = 0;
+    for (int i = 0; i < cs.count; i++) {
+        ClusterNode *n = cs.nodes[i];
+        if (n->flags & (NODE_NOADDR | NODE_HANDSHAKE)) continue;
+        ids[j] = xmalloc(REDISMODULE_NODE_ID_LEN);
+        memcpy(ids[j], n->name, REDISMODULE_NODE_ID_LEN);
+        j++;
+    }
+    ids[j] = NULL;
+    if (numnodes) *numnodes = j;
+    return ids;
+}
+
+static void RM_FreeClusterNodesList(char **ids) {
+    if (!ids) return;
+    for (size_t j = 0; ids[j]; j++) xfree(ids[j]);
+    xfree(ids);
+}
+
+/* The node's ip (NUL-terminated, at most 46 bytes), its master's id (40
+ * bytes; zeros when a master or unknown), client port and
+ * REDISMODULE_NODE_* flags; each output may be NULL.  ERR without cluster
+ * mode, for an unknown id, a node in handshake or without an address.
+ * The id's first 40 bytes are used (ids of GetClusterNodesList have no
+ * terminator). */
+static int RM_GetClusterNodeInfo(RedisModuleCtx *ctx, const char *id, char *ip, char *master_id, int *port,
+                                 int *flags) {
+    (void)ctx;
+    if (!clusterEnabled || !id || strnlen(id, REDISMODULE_NODE_ID_LEN) != REDISMODULE_NODE_ID_LEN)
+        return REDISMODULE_ERR;
+    ClusterNode *n = nodeLookup(id, REDISMODULE_NODE_ID_LEN);
+    if (!n || (n->flags & (NODE_NOADDR | NODE_HANDSHAKE))) return REDISMODULE_ERR;
+    if (ip) {
+        strncpy(ip, n->ip, 46);
+        ip[45] = '\0';
+    }
+    if (master_id) {
+        if ((n->flags & NODE_SLAVE) && n->masterName[0]) memcpy(master_id, n->masterName, REDISMODULE_NODE_ID_LEN);
+        else memset(master_id, 0, REDISMODULE_NODE_ID_LEN);
+    }
+    if (port) *port = n->port;
+    if (flags) {
+        int f = 0;
+        if (n->flags & NODE_MYSELF) f |= REDISMODULE_NODE_MYSELF;
+        if (n->flags & NODE_MASTER) f |= REDISMODULE_NODE_MASTER;
+        if (n->flags & NODE_SLAVE) f |= REDISMODULE_NODE_SLAVE;
+        if (n->flags & NODE_PFAIL) f |= REDISMODULE_NODE_PFAIL;
+        if (n->flags & NODE_FAIL) f |= REDISMODULE_NODE_FAIL;
+        if (n->flags & NODE_NOFAILOVER) f |= REDISMODULE_NODE_NOFAILOVER;
+        *flags = f;
+    }
+    return REDISMODULE_OK;
+}
+
+/* Adds (never removes) NO_FAILOVER and NO_REDIRECTION (cluster.h). */
+static void RM_SetClusterFlags(RedisModuleCtx *ctx, uint64_t flags) {
+    (void)ctx;
+    if (flags & REDISMODULE_CLUSTER_FLAG_NO_FAILOVER) clusterModuleFlags |= CLUSTER_MODULE_NO_FAILOVER;
+    if (flags & REDISMODULE_CLUSTER_FLAG_NO_REDIRECTION) clusterModuleFlags |= CLUSTER_MODULE_NO_REDIRECTION;
+}
+
 #define API(n) {"RedisModule_" #n, (void *)RM_##n}
 const ApiEntry moduleMisc3Api[] = {API(EventLoopAdd),
                                    API(EventLoopDel),
@@ -347,4 +419,8 @@ const ApiEntry moduleMisc3Api[] = {API(EventLoopAdd),
                                    API(PublishMessage),
                                    API(PublishMessageShard),
                                    {"RedisModule__Assert", (void *)RM__Assert},
+                                   API(GetClusterNodesList),
+                                   API(FreeClusterNodesList),
+                                   API(GetClusterNodeInfo),
+                                   API(SetClusterFlags),
                                    {NULL, NULL}};

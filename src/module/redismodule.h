@@ -498,6 +498,16 @@ typedef int (*RedisModuleDefragFunc)(RedisModuleDefragCtx *ctx);
 
 /* ---- the API, as function pointers the module fills at init ---- */
 
+/* module_misc3.c: cluster node flags and SetClusterFlags's bits */
+#define REDISMODULE_NODE_MYSELF (1 << 0)
+#define REDISMODULE_NODE_MASTER (1 << 1)
+#define REDISMODULE_NODE_SLAVE (1 << 2)
+#define REDISMODULE_NODE_PFAIL (1 << 3)
+#define REDISMODULE_NODE_FAIL (1 << 4)
+#define REDISMODULE_NODE_NOFAILOVER (1 << 5)
+#define REDISMODULE_CLUSTER_FLAG_NONE 0
+#define REDISMODULE_CLUSTER_FLAG_NO_FAILOVER (1 << 1)
+#define REDISMODULE_CLUSTER_FLAG_NO_REDIRECTION (1 << 2)
 /* module_misc3.c: the event loop's masks and callbacks */
 #define REDISMODULE_EVENTLOOP_READABLE 1
 #define REDISMODULE_EVENTLOOP_WRITABLE 2
@@ -918,6 +928,11 @@ REDISMODULE_FN(int, PublishMessage, (RedisModuleCtx *ctx, RedisModuleString *cha
 REDISMODULE_FN(int, PublishMessageShard, (RedisModuleCtx *ctx, RedisModuleString *channel,
                                           RedisModuleString *message));
 REDISMODULE_FN(void, _Assert, (const char *estr, const char *file, int line));
+REDISMODULE_FN(char **, GetClusterNodesList, (RedisModuleCtx *ctx, size_t *numnodes));
+REDISMODULE_FN(void, FreeClusterNodesList, (char **ids));
+REDISMODULE_FN(int, GetClusterNodeInfo, (RedisModuleCtx *ctx, const char *id, char *ip, char *master_id, int *port,
+                                         int *flags));
+REDISMODULE_FN(void, SetClusterFlags, (RedisModuleCtx *ctx, uint64_t flags));
 #define RedisModule_Assert(_e) ((_e) ? (void)0 : (RedisModule__Assert(#_e, __FILE__, __LINE__), __builtin_unreachable()))
 
 static void RedisModule_InitMisc3Api_(void) __attribute__((unused));
@@ -938,6 +953,10 @@ static void RedisModule_InitMisc3Api_(void) {
     REDISMODULE_GET_API(PublishMessage);
     REDISMODULE_GET_API(PublishMessageShard);
     REDISMODULE_GET_API(_Assert);
+    REDISMODULE_GET_API(GetClusterNodesList);
+    REDISMODULE_GET_API(FreeClusterNodesList);
+    REDISMODULE_GET_API(GetClusterNodeInfo);
+    REDISMODULE_GET_API(SetClusterFlags);
 }
 
 static int RedisModule_Init(RedisModuleCtx *ctx, const char *name, int ver, int apiver)

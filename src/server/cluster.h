@@ -21,6 +21,15 @@
 /* cluster-enabled, read once at start-up (immutable). */
 extern int clusterEnabled;
 
+/* RedisModule_SetClusterFlags's bits (set, never cleared, as Redis): this
+ * replica starts no failover of its own (automatic or manual, from the
+ * cron); keys of every slot are served here (no -MOVED/-ASK/-CLUSTERDOWN)
+ * and a slot taken over by another node neither drops its keys here nor
+ * turns this master into a replica. */
+#define CLUSTER_MODULE_NO_FAILOVER (1 << 1)
+#define CLUSTER_MODULE_NO_REDIRECTION (1 << 2)
+extern int clusterModuleFlags;
+
 /* main.c's wiring: the directives (registerConfig); after the config is
  * read and before the databases exist, clusterInitEarly has the keyspace
  * index keys by slot; after they exist, clusterInit loads or creates

@@ -536,7 +536,8 @@ static void updateSlotsConfigWith(ClusterNode *sender, unsigned long long sender
         if (cs.slots[j] == sender || cs.importing[j]) continue;
         if (cs.slots[j] == NULL || cs.slots[j]->configEpoch < senderEpoch) {
             if (cs.slots[j] == myself && dbSlotCount(&server.db[0], (unsigned)j) && ndirty < 64) dirty[ndirty++] = j;
-            else if (cs.slots[j] == myself && dbSlotCount(&server.db[0], (unsigned)j))
+            else if (cs.slots[j] == myself && dbSlotCount(&server.db[0], (unsigned)j) &&
+                     !(clusterModuleFlags & CLUSTER_MODULE_NO_REDIRECTION))
                 dbSlotDrop(&server.db[0], (unsigned)j);
             if (cs.slots[j] == cur) {
                 newMaster = sender;
@@ -548,6 +549,7 @@ static void updateSlotsConfigWith(ClusterNode *sender, unsigned long long sender
             todo(1);
         }
     }
+    if (clusterModuleFlags & CLUSTER_MODULE_NO_REDIRECTION) return;
     if (newMaster && cur->numSlots == 0 && (clAllowReplicaMigration || senderSlots == ownLost)) {
         serverLog(LL_WARNING, "Configuration change detected. Reconfiguring myself as a replica of %.40s",
                   sender->name);
@@ -1356,7 +1358,7 @@ void busCron(void) {
     if (cs.mfEnd && nodeIsMaster(myself) && t > cs.mfEnd) resetManualFailover();
     if (!nodeIsMaster(myself)) {
         handleManualFailover();
-        handleReplicaFailover();
+        if (!(clusterModuleFlags & CLUSTER_MODULE_NO_FAILOVER)) handleReplicaFailover();
     }
     handleReplicaMigration();
     if (updateNeeded) cs.todoState = 1;

@@ -11,6 +11,7 @@ import pytest
 
 from resphelp import encode, read_values
 from waithelp import wait_for
+from test_cluster import wait_ok
 from test_modules import ROOT, loaded, mod, plain, same
 
 
@@ -115,3 +116,49 @@ def test_assert_logs_and_aborts(start_server, start_oracle):
         log = srv.log
         assert "=== ASSERTION FAILED ===" in log
         assert "'argc == 100' is not true" in log
+
+
+def test_cluster_api_without_cluster(start_server, start_oracle):
+    s, o = _both(start_server, start_oracle, "misc3")
+    same(s, o, [("m3.nodes",), ("m3.clusterflags", "6"), ("GET", "k")])
+    # (redis-server 7.0.15 dereferences its absent cluster state here: not asked)
+    assert raw_err(s, "m3.nodeinfo", "a" * 40) == "no such node"
+
+
+def raw_err(srv, *cmd):
+    with pytest.raises(Exception) as e:
+        plain(srv).execute_command(*cmd)
+    return str(e.value)
+
+
+def test_cluster_api_single_node(start_server, start_oracle):
+    s, o = _both(start_server, start_oracle, "misc3", cluster_enabled="yes")
+    out = []
+    for srv in (s, o):
+        r = plain(srv)
+        me = r.execute_command("CLUSTER", "MYID")
+        assert r.execute_command("m3.nodes") == [me]
+        ip, master, port, flags = r.execute_command("m3.nodeinfo", me)
+        assert master == b"\0" * 40 and port == srv.port and flags == 3  # MYSELF|MASTER
+        out.append((ip, master, flags))
+        assert raw_err(srv, "m3.nodeinfo", "b" * 40) == "no such node"
+        assert raw_err(srv, "m3.nodeinfo", "short") == "no such node"
+    assert out[0] == out[1]
+    # no slot served: CLUSTERDOWN, until NO_REDIRECTION; then every key is served here
+    got = same(s, o, [("SET", "foo", "1"), ("GET", "foo"), ("m3.clusterflags", "4"), ("SET", "foo", "1"),
+                      ("GET", "foo"), ("MSET", "a", "1", "b", "2"), ("MGET", "a", "b", "foo")])
+    assert got[0] == b"-CLUSTERDOWN Hash slot not served\r\n" and got[4] == b"$1\r\n1\r\n"
+
+
+def test_cluster_api_moved_until_no_redirection(start_server, start_oracle):
+    """Slots 0-8000 served: 'b' (3300) is, 'a' (15495) answers CLUSTERDOWN
+    Hash slot not served, and so does an MGET of both; with
+    NO_REDIRECTION both are served here."""
+    s, o = _both(start_server, start_oracle, "misc3", cluster_enabled="yes", cluster_require_full_coverage="no")
+    for srv in (s, o):
+        plain(srv).execute_command("CLUSTER", "ADDSLOTSRANGE", "0", "8000")
+        wait_ok(srv)
+    got = same(s, o, [("SET", "a", "1"), ("SET", "b", "2"), ("MGET", "a", "b"), ("m3.clusterflags", "4"),
+                      ("SET", "a", "1"), ("MGET", "a", "b")])
+    assert got[0].startswith(b"-CLUSTERDOWN") and got[1] == b"+OK\r\n" and got[2] == got[0]
+    assert got[5] == b"*2\r\n$1\r\n1\r\n$1\r\n2\r\n"

@@ -15,7 +15,10 @@
  *   m3.mono              the monotonic clock does not go back (1)
  *   m3.latency ev ms     LatencyAddSample
  *   m3.publish ch msg | m3.spublish ch msg   the receivers
- *   m3.assert            RedisModule_Assert(0): the server aborts */
+ *   m3.assert            RedisModule_Assert(0): the server aborts
+ *   m3.nodes             GetClusterNodesList's ids (nil without cluster)
+ *   m3.nodeinfo id       [ip, master id (40 bytes), port, flags] or ERR
+ *   m3.clusterflags n    SetClusterFlags(n) */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -221,6 +224,41 @@ static int cmdAssert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     return RedisModule_ReplyWithSimpleString(ctx, "unreachable");
 }
 
+static int cmdNodes(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    (void)argv, (void)argc;
+    size_t n = 12345;
+    char **ids = RedisModule_GetClusterNodesList(ctx, &n);
+    if (!ids) return RedisModule_ReplyWithNull(ctx);
+    RedisModule_ReplyWithArray(ctx, (long)n);
+    for (size_t i = 0; i < n; i++) RedisModule_ReplyWithStringBuffer(ctx, ids[i], REDISMODULE_NODE_ID_LEN);
+    RedisModule_FreeClusterNodesList(ids);
+    return REDISMODULE_OK;
+}
+
+static int cmdNodeInfo(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    if (argc != 2) return RedisModule_WrongArity(ctx);
+    char ip[46], master[REDISMODULE_NODE_ID_LEN];
+    int port = -1, flags = -1;
+    memset(ip, 'x', sizeof(ip));
+    memset(master, 'x', sizeof(master));
+    if (RedisModule_GetClusterNodeInfo(ctx, RedisModule_StringPtrLen(argv[1], NULL), ip, master, &port, &flags) !=
+        REDISMODULE_OK)
+        return RedisModule_ReplyWithError(ctx, "ERR no such node");
+    RedisModule_ReplyWithArray(ctx, 4);
+    RedisModule_ReplyWithStringBuffer(ctx, ip, strnlen(ip, sizeof(ip)));
+    RedisModule_ReplyWithStringBuffer(ctx, master, sizeof(master));
+    RedisModule_ReplyWithLongLong(ctx, port);
+    return RedisModule_ReplyWithLongLong(ctx, flags);
+}
+
+static int cmdClusterFlags(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    long long f;
+    if (argc != 2 || RedisModule_StringToLongLong(argv[1], &f) != REDISMODULE_OK)
+        return RedisModule_ReplyWithError(ctx, "ERR flags");
+    RedisModule_SetClusterFlags(ctx, (uint64_t)f);
+    return RedisModule_ReplyWithSimpleString(ctx, "OK");
+}
+
 int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     (void)argv, (void)argc;
     if (RedisModule_Init(ctx, "misc3", 1, REDISMODULE_APIVER_1) == REDISMODULE_ERR) return REDISMODULE_ERR;
@@ -235,7 +273,9 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
                 {"m3.rand", cmdRand, ""},            {"m3.ratio", cmdRatio, ""},
                 {"m3.sizes", cmdSizes, ""},          {"m3.mono", cmdMono, ""},
                 {"m3.latency", cmdLatency, ""},      {"m3.publish", cmdPublish, "pubsub"},
-                {"m3.spublish", cmdSPublish, "pubsub"}, {"m3.assert", cmdAssert, ""}};
+                {"m3.spublish", cmdSPublish, "pubsub"}, {"m3.assert", cmdAssert, ""},
+                {"m3.nodes", cmdNodes, ""},          {"m3.nodeinfo", cmdNodeInfo, ""},
+                {"m3.clusterflags", cmdClusterFlags, ""}};
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
         if (RedisModule_CreateCommand(ctx, cmds[i].name, cmds[i].fn, cmds[i].flags, 0, 0, 0) == REDISMODULE_ERR)
             return REDISMODULE_ERR;
