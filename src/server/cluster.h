@@ -22,8 +22,8 @@
 extern int clusterEnabled;
 
 /* RedisModule_SetClusterFlags's bits (set, never cleared, as Redis): this
- * replica starts no failover of its own (automatic or manual, from the
- * cron); keys of every slot are served here (no -MOVED/-ASK/-CLUSTERDOWN)
+ * replica starts no automatic failover (CLUSTER FAILOVER still works, as
+ * on redis-server 7.0.15); keys of every slot are served here (no -MOVED/-ASK/-CLUSTERDOWN)
  * and a slot taken over by another node neither drops its keys here nor
  * turns this master into a replica. */
 #define CLUSTER_MODULE_NO_FAILOVER (1 << 1)

@@ -1358,7 +1358,9 @@ void busCron(void) {
     if (cs.mfEnd && nodeIsMaster(myself) && t > cs.mfEnd) resetManualFailover();
     if (!nodeIsMaster(myself)) {
         handleManualFailover();
-        if (!(clusterModuleFlags & CLUSTER_MODULE_NO_FAILOVER)) handleReplicaFailover();
+        /* a module's NO_FAILOVER stops automatic failovers; a manual one
+         * still runs (redis-server 7.0.15 does the same) */
+        if (!(clusterModuleFlags & CLUSTER_MODULE_NO_FAILOVER) || cs.mfEnd) handleReplicaFailover();
     }
     handleReplicaMigration();
     if (updateNeeded) cs.todoState = 1;

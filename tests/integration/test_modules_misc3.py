@@ -5,7 +5,11 @@ while one is used, random bytes, memory sizes and ratio, the monotonic
 clock, LatencyAddSample, PublishMessage(Shard) and RedisModule_Assert.
 Each module is loaded into Cairn and into redis-server 7.0.15; the same
 commands must give the same bytes."""
+import signal
 import subprocess
+import time
+
+import redis
 
 import pytest
 
@@ -162,3 +166,50 @@ def test_cluster_api_moved_until_no_redirection(start_server, start_oracle):
                       ("SET", "a", "1"), ("MGET", "a", "b")])
     assert got[0].startswith(b"-CLUSTERDOWN") and got[1] == b"+OK\r\n" and got[2] == got[0]
     assert got[5] == b"*2\r\n$1\r\n1\r\n$1\r\n2\r\n"
+
+
+@pytest.mark.parametrize("kind", ["c", "r"])
+def test_no_failover_flag_stops_automatic_failover(start_server, start_oracle, kind):
+    """3 primaries and a replica of the first, misc3 loaded on each (all
+    Cairn, or all redis-server): the module API sees the four nodes and the
+    replica's master.  With SetClusterFlags(NO_FAILOVER) on the replica a
+    CLUSTER FAILOVER still swaps the roles (as redis-server 7.0.15); with it
+    on the old primary, now the replica, killing the new primary leaves it
+    a replica: no election starts while the others see the primary failed
+    (waited for: four times the longest election delay of a rank-0
+    replica)."""
+    from test_cluster_bus import add_replica, cl, create, make, myid, nodes_of
+    cfg = {"config_file": "enable-module-command yes\nloadmodule %s\n" % mod("misc3")}
+    nodes = make(start_server, start_oracle, kind * 3, **cfg)
+    rep = make(start_server, start_oracle, kind, **cfg)[0]
+    create(nodes)
+    add_replica(nodes, rep, nodes[0])
+    r = plain(rep)
+    ids = sorted(r.execute_command("m3.nodes"))
+    assert ids == sorted(myid(n).encode() for n in nodes + [rep])
+    ip, master, port, flags = r.execute_command("m3.nodeinfo", myid(rep))
+    assert master == myid(nodes[0]).encode() and port == rep.port and flags == 1 | 4  # MYSELF|SLAVE
+    assert r.execute_command("m3.nodeinfo", myid(nodes[1]))[3] == 2  # MASTER
+    assert r.execute_command("m3.clusterflags", "2") == b"OK"
+    assert cl(rep).execute_command("CLUSTER", "FAILOVER") == b"OK"
+
+    def swapped():
+        v = nodes_of(nodes[1])
+        return "master" in v[myid(rep)][0] and "slave" in v[myid(nodes[0])][0]
+    wait_for(swapped, timeout=30, what="the roles to swap", step=0.2, ignore=(redis.RedisError,))
+    old = nodes[0]
+    wait_for(lambda: cl(old).info("replication").get("master_link_status") == "up", timeout=30,
+             what="the old primary to replicate the new one")
+    assert plain(old).execute_command("m3.clusterflags", "2") == b"OK"
+    rid = myid(rep)
+    rep.proc.send_signal(signal.SIGKILL)
+    rep.proc.wait(timeout=10)
+    try:
+        wait_for(lambda: "fail" in nodes_of(old)[rid][0] and "fail" in nodes_of(nodes[1])[rid][0],
+                 timeout=30, what="the primary seen failed", step=0.2, ignore=(redis.RedisError,))
+    except AssertionError:
+        print(nodes_of(old), nodes_of(nodes[1]))
+        raise
+    time.sleep(4.0)
+    assert "slave" in nodes_of(old)[myid(old)][0]
+    assert "slave" in nodes_of(nodes[1])[myid(old)][0]
