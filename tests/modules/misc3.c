@@ -54,10 +54,21 @@ static void pipeReadable(int fd, void *data, int mask) {
     RedisModule_Free(j);
 }
 
+/* The writer thread owns its copy of the bytes and of the write end: the
+ * read callback may free the job and close the pipe as soon as the bytes
+ * arrive, before write() has returned here. */
+typedef struct Write {
+    int fd;
+    size_t len;
+    char buf[];
+} Write;
+
 static void *writer(void *arg) {
-    Job *j = arg;
-    ssize_t n = write(j->fds[1], j->val, j->vlen);
+    Write *w = arg;
+    ssize_t n = write(w->fd, w->buf, w->len);
     (void)n;
+    close(w->fd);
+    free(w);
     return NULL;
 }
 
@@ -80,8 +91,12 @@ static int cmdPipe(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     if (pipe(j->fds) == -1) return RedisModule_ReplyWithError(ctx, "ERR pipe");
     if (RedisModule_EventLoopAdd(j->fds[0], REDISMODULE_EVENTLOOP_READABLE, pipeReadable, j) != REDISMODULE_OK)
         return RedisModule_ReplyWithError(ctx, "ERR add");
+    Write *w = malloc(sizeof(*w) + j->vlen);
+    w->fd = dup(j->fds[1]);
+    w->len = j->vlen;
+    memcpy(w->buf, j->val, j->vlen);
     pthread_t t;
-    if (pthread_create(&t, NULL, writer, j) != 0) return RedisModule_ReplyWithError(ctx, "ERR thread");
+    if (pthread_create(&t, NULL, writer, w) != 0) return RedisModule_ReplyWithError(ctx, "ERR thread");
     pthread_detach(t);
     return RedisModule_ReplyWithSimpleString(ctx, "OK");
 }
