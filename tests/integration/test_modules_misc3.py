@@ -213,3 +213,25 @@ def test_no_failover_flag_stops_automatic_failover(start_server, start_oracle, k
     time.sleep(4.0)
     assert "slave" in nodes_of(old)[myid(old)][0]
     assert "slave" in nodes_of(nodes[1])[myid(old)][0]
+
+
+def test_load_use_unload_100_times(start_server):
+    """misc3 and misc3user loaded, used (shared API, a watched pipe, a
+    one-shot) and unloaded 100 times: the server stays up, its command
+    table and MODULE LIST come back (the sanitizer build's exit report:
+    no leak)."""
+    srv = start_server(enable_module_command="yes")
+    r = plain(srv)
+    count = r.execute_command("COMMAND", "COUNT")
+    for i in range(100):
+        assert r.execute_command("MODULE", "LOAD", mod("misc3")) == b"OK"
+        assert r.execute_command("MODULE", "LOAD", mod("misc3user")) == b"OK"
+        assert r.execute_command("m3u.add", str(i), "1") == i + 1
+        assert r.execute_command("m3.pipe", "p", "v%d" % i) == b"OK"
+        assert r.execute_command("m3.oneshot", "o", "v%d" % i) == b"OK"
+        wait_for(lambda: r.get("p") == r.get("o") == b"v%d" % i, timeout=10, what="callbacks %d" % i)
+        assert r.execute_command("m3.sizes") == [1, 1, 1]
+        for name in ("misc3user", "misc3"):
+            assert r.execute_command("MODULE", "UNLOAD", name) == b"OK"
+        assert r.execute_command("COMMAND", "COUNT") == count
+    assert r.execute_command("MODULE", "LIST") == []
