@@ -221,7 +221,8 @@ void moduleCloseKey(RedisModuleKey *k);
 extern const ApiEntry moduleMisc3Api[];
 void moduleMisc3Start(void);
 int moduleSharedApiInUse(const Module *m);
-void moduleDropSharedApis(Module *m);
+void moduleDropSharedApis(Module *m); /* and its cluster message receivers */
+void moduleDropReceivers(Module *m);
 /* module_dict.c: bytes a dictionary uses (MallocSizeDict). */
 size_t moduleDictMemory(const RedisModuleDict *d);
 

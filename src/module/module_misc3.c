@@ -245,6 +245,7 @@ int moduleSharedApiInUse(const Module *m) {
 }
 
 void moduleDropSharedApis(Module *m) {
+    moduleDropReceivers(m);
     for (SharedApi **pp = &sharedApis; *pp;) {
         SharedApi *a = *pp;
         if (a->owner == m) {
@@ -402,6 +403,97 @@ static void RM_SetClusterFlags(RedisModuleCtx *ctx, uint64_t flags) {
     if (flags & REDISMODULE_CLUSTER_FLAG_NO_REDIRECTION) clusterModuleFlags |= CLUSTER_MODULE_NO_REDIRECTION;
 }
 
+/* ---- cluster messages ---- */
+
+/* One receiver per (module id, type); the module id is Redis's encoding of
+ * the module's name as a data type name (0 unless 9 characters of the
+ * type-name set), so modules of other names share id 0, as on Redis. */
+typedef struct Receiver {
+    uint64_t moduleId;
+    uint8_t type;
+    Module *module;
+    RedisModuleClusterMessageReceiver func;
+    struct Receiver *next;
+} Receiver;
+
+static Receiver *receivers;
+
+static uint64_t moduleNameId(const char *name) {
+    static const char set[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    if (!name || strlen(name) != 9) return 0;
+    uint64_t id = 0;
+    for (int i = 0; i < 9; i++) {
+        const char *p = strchr(set, name[i]);
+        if (!p) return 0;
+        id = (id << 6) | (uint64_t)(p - set);
+    }
+    return id << 10;
+}
+
+static void clusterMessageArrived(const char *sender, uint64_t moduleId, uint8_t type, const unsigned char *payload,
+                                  uint32_t len) {
+    for (Receiver *r = receivers; r; r = r->next) {
+        if (r->moduleId != moduleId || r->type != type) continue;
+        RedisModuleCtx ctx;
+        moduleCtxInit(&ctx, r->module, NULL);
+        r->func(&ctx, sender, type, payload, len);
+        moduleCtxDone(&ctx);
+        return;
+    }
+}
+
+/* Without cluster mode nothing; else callback (NULL: none) gets the
+ * module's messages of type from other nodes. */
+static void RM_RegisterClusterMessageReceiver(RedisModuleCtx *ctx, uint8_t type,
+                                              RedisModuleClusterMessageReceiver callback) {
+    if (!clusterEnabled || !ctx || !ctx->module) return;
+    uint64_t id = moduleNameId(ctx->module->name);
+    for (Receiver **pp = &receivers; *pp; pp = &(*pp)->next) {
+        Receiver *r = *pp;
+        if (r->moduleId != id || r->type != type) continue;
+        if (callback) {
+            r->func = callback;
+            r->module = ctx->module;
+        } else {
+            *pp = r->next;
+            xfree(r);
+        }
+        return;
+    }
+    if (!callback) return;
+    Receiver *r = xmalloc(sizeof(*r));
+    r->moduleId = id;
+    r->type = type;
+    r->module = ctx->module;
+    r->func = callback;
+    r->next = receivers;
+    receivers = r;
+    clusterSetModuleMessageHook(clusterMessageArrived);
+}
+
+/* ERR without cluster mode, or for an unknown or unlinked target; target
+ * NULL: every node. */
+static int RM_SendClusterMessage(RedisModuleCtx *ctx, const char *target_id, uint8_t type, const char *msg,
+                                 uint32_t len) {
+    if (!clusterEnabled || !ctx || !ctx->module) return REDISMODULE_ERR;
+    return clusterSendModuleMessage(target_id, moduleNameId(ctx->module->name), type, (const unsigned char *)msg,
+                                    len) == 0
+               ? REDISMODULE_OK
+               : REDISMODULE_ERR;
+}
+
+void moduleDropReceivers(Module *m) {
+    for (Receiver **pp = &receivers; *pp;) {
+        Receiver *r = *pp;
+        if (r->module == m) {
+            *pp = r->next;
+            xfree(r);
+        } else {
+            pp = &r->next;
+        }
+    }
+}
+
 #define API(n) {"RedisModule_" #n, (void *)RM_##n}
 const ApiEntry moduleMisc3Api[] = {API(EventLoopAdd),
                                    API(EventLoopDel),
@@ -423,4 +515,6 @@ const ApiEntry moduleMisc3Api[] = {API(EventLoopAdd),
                                    API(FreeClusterNodesList),
                                    API(GetClusterNodeInfo),
                                    API(SetClusterFlags),
+                                   API(RegisterClusterMessageReceiver),
+                                   API(SendClusterMessage),
                                    {NULL, NULL}};

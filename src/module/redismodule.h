@@ -513,6 +513,8 @@ typedef int (*RedisModuleDefragFunc)(RedisModuleDefragCtx *ctx);
 #define REDISMODULE_EVENTLOOP_WRITABLE 2
 typedef void (*RedisModuleEventLoopFunc)(int fd, void *user_data, int mask);
 typedef void (*RedisModuleEventLoopOneShotFunc)(void *user_data);
+typedef void (*RedisModuleClusterMessageReceiver)(RedisModuleCtx *ctx, const char *sender_id, uint8_t type,
+                                                  const unsigned char *payload, uint32_t len);
 
 #ifndef REDISMODULE_CORE
 
@@ -933,6 +935,10 @@ REDISMODULE_FN(void, FreeClusterNodesList, (char **ids));
 REDISMODULE_FN(int, GetClusterNodeInfo, (RedisModuleCtx *ctx, const char *id, char *ip, char *master_id, int *port,
                                          int *flags));
 REDISMODULE_FN(void, SetClusterFlags, (RedisModuleCtx *ctx, uint64_t flags));
+REDISMODULE_FN(void, RegisterClusterMessageReceiver, (RedisModuleCtx *ctx, uint8_t type,
+                                                      RedisModuleClusterMessageReceiver callback));
+REDISMODULE_FN(int, SendClusterMessage, (RedisModuleCtx *ctx, const char *target_id, uint8_t type, const char *msg,
+                                         uint32_t len));
 #define RedisModule_Assert(_e) ((_e) ? (void)0 : (RedisModule__Assert(#_e, __FILE__, __LINE__), __builtin_unreachable()))
 
 static void RedisModule_InitMisc3Api_(void) __attribute__((unused));
@@ -957,6 +963,8 @@ static void RedisModule_InitMisc3Api_(void) {
     REDISMODULE_GET_API(FreeClusterNodesList);
     REDISMODULE_GET_API(GetClusterNodeInfo);
     REDISMODULE_GET_API(SetClusterFlags);
+    REDISMODULE_GET_API(RegisterClusterMessageReceiver);
+    REDISMODULE_GET_API(SendClusterMessage);
 }
 
 static int RedisModule_Init(RedisModuleCtx *ctx, const char *name, int ver, int apiver)

@@ -235,3 +235,46 @@ def test_load_use_unload_100_times(start_server):
             assert r.execute_command("MODULE", "UNLOAD", name) == b"OK"
         assert r.execute_command("COMMAND", "COUNT") == count
     assert r.execute_command("MODULE", "LIST") == []
+
+
+def test_cluster_messages_without_cluster(start_server, start_oracle):
+    s, o = _both(start_server, start_oracle, "misc3")
+    same(s, o, [("m3.msgrecv", "5"), ("m3.msgsend", "*", "5", "x"), ("m3.msgsend", "a" * 40, "5", "x")])
+
+
+@pytest.mark.parametrize("kinds", ["cc", "cr", "rc"])
+def test_cluster_messages_between_two_nodes(start_server, start_oracle, kinds):
+    """Two nodes (Cairn and/or redis-server) met on the bus, misc3 on each:
+    a message to one node by id and one to every node arrive at the other
+    node's receiver of that type, with the sender's id and the payload
+    (binary, and empty); an unknown target or one without a link is ERR;
+    a type with no receiver is dropped."""
+    from test_cluster_bus import cl, make, myid, nodes_of
+    cfg = {"config_file": "enable-module-command yes\nloadmodule %s\n" % mod("misc3")}
+    a, b = make(start_server, start_oracle, kinds, **cfg)
+    cl(a).execute_command("CLUSTER", "MEET", "127.0.0.1", b.port, b.cport)
+
+    def linked():
+        return all(len(nodes_of(n)) == 2 and not any("handshake" in v[0] or "noaddr" in v[0]
+                                                     for v in nodes_of(n).values())
+                   for n in (a, b))
+    wait_for(linked, timeout=30, what="the nodes to meet", step=0.2, ignore=(redis.RedisError,))
+    ida, idb = myid(a), myid(b)
+    for n in (a, b):
+        assert plain(n).execute_command("m3.msgrecv", "7") == b"OK"
+        assert plain(n).execute_command("m3.msgrecv", "0") == b"OK"
+        # no slot is served: NO_REDIRECTION lets the test read the keys
+        assert plain(n).execute_command("m3.clusterflags", "4") == b"OK"
+    ra, rb = plain(a), plain(b)
+    # the link from a to b may come up a moment after the meeting
+    wait_for(lambda: ra.execute_command("m3.msgsend", idb, "7", b"bin\x00\xffary") == 1, timeout=10,
+             what="a link to b")
+    wait_for(lambda: rb.get("msg:7") == ida.encode() + b":bin\x00\xffary", timeout=10, what="a's message at b")
+    wait_for(lambda: rb.execute_command("m3.msgsend", "*", "0", "") == 1, timeout=10, what="a link to a")
+    wait_for(lambda: ra.get("msg:0") == idb.encode() + b":", timeout=10, what="b's broadcast at a")
+    assert ra.execute_command("m3.msgsend", "f" * 40, "7", "x") == 0
+    assert ra.execute_command("m3.msgsend", "short", "7", "x") == 0
+    assert ra.execute_command("m3.msgsend", idb, "9", "nobody") == 1
+    assert ra.execute_command("m3.msgsend", idb, "7", "last") == 1
+    wait_for(lambda: rb.get("msg:7") == ida.encode() + b":last", timeout=10, what="the last message")
+    assert rb.get("msg:9") is None

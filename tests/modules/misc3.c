@@ -18,7 +18,11 @@
  *   m3.assert            RedisModule_Assert(0): the server aborts
  *   m3.nodes             GetClusterNodesList's ids (nil without cluster)
  *   m3.nodeinfo id       [ip, master id (40 bytes), port, flags] or ERR
- *   m3.clusterflags n    SetClusterFlags(n) */
+ *   m3.clusterflags n    SetClusterFlags(n)
+ *   m3.msgrecv type      a receiver of type: sets msg:<type> to
+ *                        "<sender id>:<payload>"
+ *   m3.msgsend id|* type payload   SendClusterMessage (* to every node):
+ *                        1 ok, 0 err */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -274,6 +278,38 @@ static int cmdClusterFlags(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
     return RedisModule_ReplyWithSimpleString(ctx, "OK");
 }
 
+static void msgReceived(RedisModuleCtx *ctx, const char *sender, uint8_t type, const unsigned char *payload,
+                        uint32_t len) {
+    (void)ctx;
+    char key[16], *val = RedisModule_Alloc(REDISMODULE_NODE_ID_LEN + 1 + len + 1);
+    snprintf(key, sizeof(key), "msg:%u", (unsigned)type);
+    memcpy(val, sender, REDISMODULE_NODE_ID_LEN);
+    val[REDISMODULE_NODE_ID_LEN] = ':';
+    if (len) memcpy(val + REDISMODULE_NODE_ID_LEN + 1, payload, len);
+    setKey(key, val, REDISMODULE_NODE_ID_LEN + 1 + len);
+    RedisModule_Free(val);
+}
+
+static int cmdMsgRecv(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    long long t;
+    if (argc != 2 || RedisModule_StringToLongLong(argv[1], &t) != REDISMODULE_OK || t < 0 || t > 255)
+        return RedisModule_ReplyWithError(ctx, "ERR type");
+    RedisModule_RegisterClusterMessageReceiver(ctx, (uint8_t)t, msgReceived);
+    return RedisModule_ReplyWithSimpleString(ctx, "OK");
+}
+
+static int cmdMsgSend(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+    long long t;
+    if (argc != 4 || RedisModule_StringToLongLong(argv[2], &t) != REDISMODULE_OK || t < 0 || t > 255)
+        return RedisModule_ReplyWithError(ctx, "ERR type");
+    const char *target = RedisModule_StringPtrLen(argv[1], NULL);
+    size_t len;
+    const char *payload = RedisModule_StringPtrLen(argv[3], &len);
+    int rc = RedisModule_SendClusterMessage(ctx, strcmp(target, "*") ? target : NULL, (uint8_t)t, payload,
+                                            (uint32_t)len);
+    return RedisModule_ReplyWithLongLong(ctx, rc == REDISMODULE_OK);
+}
+
 int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
     (void)argv, (void)argc;
     if (RedisModule_Init(ctx, "misc3", 1, REDISMODULE_APIVER_1) == REDISMODULE_ERR) return REDISMODULE_ERR;
@@ -290,7 +326,8 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
                 {"m3.latency", cmdLatency, ""},      {"m3.publish", cmdPublish, "pubsub"},
                 {"m3.spublish", cmdSPublish, "pubsub"}, {"m3.assert", cmdAssert, ""},
                 {"m3.nodes", cmdNodes, ""},          {"m3.nodeinfo", cmdNodeInfo, ""},
-                {"m3.clusterflags", cmdClusterFlags, ""}};
+                {"m3.clusterflags", cmdClusterFlags, ""}, {"m3.msgrecv", cmdMsgRecv, ""},
+                {"m3.msgsend", cmdMsgSend, ""}};
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
         if (RedisModule_CreateCommand(ctx, cmds[i].name, cmds[i].fn, cmds[i].flags, 0, 0, 0) == REDISMODULE_ERR)
             return REDISMODULE_ERR;
