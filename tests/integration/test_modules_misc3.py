@@ -250,7 +250,7 @@ def test_cluster_messages_between_two_nodes(start_server, start_oracle, kinds):
     (binary, and empty); an unknown target or one without a link is ERR;
     a type with no receiver is dropped."""
     from test_cluster_bus import cl, make, myid, nodes_of
-    cfg = {"config_file": "enable-module-command yes\nloadmodule %s\n" % mod("misc3")}
+    cfg = {"config_file": "enable-module-command yes\nloadmodule %s\nloadmodule %s\n" % (mod("misc3"), mod("misc3user"))}
     a, b = make(start_server, start_oracle, kinds, **cfg)
     cl(a).execute_command("CLUSTER", "MEET", "127.0.0.1", b.port, b.cport)
 
@@ -278,3 +278,11 @@ def test_cluster_messages_between_two_nodes(start_server, start_oracle, kinds):
     assert ra.execute_command("m3.msgsend", idb, "7", "last") == 1
     wait_for(lambda: rb.get("msg:7") == ida.encode() + b":last", timeout=10, what="the last message")
     assert rb.get("msg:9") is None
+    # misc3user's 9-character name gives a non-zero module id: its messages
+    # reach only its own receiver (misc3's of the same type hears nothing)
+    assert rb.execute_command("m3u.msgrecv", "7") == b"OK"
+    assert ra.execute_command("m3u.msgsend", idb, "7", "from-user") == 1
+    wait_for(lambda: rb.get("umsg:7") == ida.encode() + b":from-user", timeout=10, what="misc3user's message")
+    assert ra.execute_command("m3.msgsend", idb, "7", "after") == 1
+    wait_for(lambda: rb.get("msg:7") == ida.encode() + b":after", timeout=10, what="misc3's next message")
+    assert rb.get("umsg:7") == ida.encode() + b":from-user"
