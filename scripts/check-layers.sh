@@ -55,7 +55,8 @@ CONN_FILES="core/conn.c core/conn.h core/conn_tls.c core/iobatch.c core/iobatch.
 #   server/cluster.c    the cluster config file (nodes.conf)
 #   server/sentinel_conf.c  Sentinel mode's config file
 #   module/module_block.c   the modules' wake-up pipe (UnblockClient from threads)
-FD_IO_FILES="module/module_block.c ds/alloc.c core/config.c core/crash.c core/effects.c persist/aof.c persist/aof_rewrite.c persist/persist.c persist/rdb.c repl/primary.c repl/replica.c server/acl.c server/cluster.c server/sentinel_conf.c"
+#   module/module_misc3.c   the modules' one-shot pipe (EventLoopAddOneShot from threads)
+FD_IO_FILES="module/module_block.c module/module_misc3.c ds/alloc.c core/config.c core/crash.c core/effects.c persist/aof.c persist/aof_rewrite.c persist/persist.c persist/rdb.c repl/primary.c repl/replica.c server/acl.c server/cluster.c server/sentinel_conf.c"
 OUT="${TMPDIR:-/tmp}/check-layers.$$"
 trap 'rm -f "$OUT"' EXIT INT TERM
 

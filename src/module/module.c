@@ -918,6 +918,7 @@ int moduleGetApi(const char *name, void **out) {
     if (!fn) fn = apiLookup(moduleFilterApi, name);
     if (!fn) fn = apiLookup(moduleForkApi, name);
     if (!fn) fn = apiLookup(moduleAclApi, name);
+    if (!fn) fn = apiLookup(moduleMisc3Api, name);
     if (!fn) return REDISMODULE_ERR;
     *out = fn;
     return REDISMODULE_OK;
@@ -956,6 +957,7 @@ int moduleLoad(const char *path, sds *args, int nargs) {
     m->path = xstrdup(path);
     m->onload = 1;
     moduleBlockStart(); /* a thread it starts may want the GIL */
+    moduleMisc3Start();
     RedisModuleCtx ctx;
     moduleCtxInit(&ctx, m, NULL);
     RedisModuleString **argv = xmalloc(sizeof(*argv) * (size_t)(nargs ? nargs : 1));
@@ -978,6 +980,7 @@ int moduleLoad(const char *path, sds *args, int nargs) {
         moduleDropSubscriptions(m);
         moduleDropFilters(m);
         moduleAclDropModule(m);
+        moduleDropSharedApis(m);
         dlclose(handle);
         serverLog(LL_WARNING, "Module %s initialization failed. Module not loaded", path);
         moduleFree(m);
@@ -1003,6 +1006,10 @@ static int moduleUnload(const char *name, const char **err) {
     }
     if (moduleHasTypes(m)) {
         *err = "the module exports one or more module-side data types, can't unload";
+        return -1;
+    }
+    if (moduleSharedApiInUse(m)) {
+        *err = "the module exports APIs used by other modules. Please unload them first and try again";
         return -1;
     }
     if (moduleBlockedCount(m) > 0) {
@@ -1032,6 +1039,7 @@ static int moduleUnload(const char *name, const char **err) {
     moduleDropFilters(m);
     moduleAclDropModule(m);
     moduleDropConfigs(m);
+    moduleDropSharedApis(m);
     for (Module **pp = &modules; *pp; pp = &(*pp)->next) {
         if (*pp == m) {
             *pp = m->next;

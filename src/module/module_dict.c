@@ -290,3 +290,5 @@ const ApiEntry moduleDictApi[] = {
     API(DictIteratorStart), API(DictIteratorStop),   API(DictIteratorReseekC), API(DictIteratorReseek),
     API(DictNextC),         API(DictPrevC),          API(DictNext),         API(DictPrev),
     API(DictCompareC),      API(DictCompare),        {NULL, NULL}};
+
+size_t moduleDictMemory(const RedisModuleDict *d) { return d ? sizeof(*d) + omapBytes(d->map) : 0; }

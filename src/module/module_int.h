@@ -252,5 +252,16 @@ void moduleAclCtxDone(RedisModuleCtx *ctx);
 /* module_events.c: the core event hook set or cleared as subscribers and
  * authentication callbacks come and go. */
 void moduleEventsHookRefresh(void);
+/* module_misc3.c: the event loop, shared APIs and the rest of its table;
+ * the one-shot pipe joins the loop (idempotent; at each load); whether
+ * another module uses m's shared APIs (MODULE UNLOAD refuses); m's
+ * exports and uses go (unload, init failure). */
+extern const ApiEntry moduleMisc3Api[];
+void moduleMisc3Start(void);
+int moduleSharedApiInUse(const Module *m);
+void moduleDropSharedApis(Module *m); /* and its cluster message receivers */
+void moduleDropReceivers(Module *m);
+/* module_dict.c: bytes a dictionary uses (MallocSizeDict). */
+size_t moduleDictMemory(const RedisModuleDict *d);
 
 #endif

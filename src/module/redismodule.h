@@ -647,6 +647,24 @@ typedef struct RedisModuleLoadingProgressInfo {
 
 /* ---- the API, as function pointers the module fills at init ---- */
 
+/* module_misc3.c: cluster node flags and SetClusterFlags's bits */
+#define REDISMODULE_NODE_MYSELF (1 << 0)
+#define REDISMODULE_NODE_MASTER (1 << 1)
+#define REDISMODULE_NODE_SLAVE (1 << 2)
+#define REDISMODULE_NODE_PFAIL (1 << 3)
+#define REDISMODULE_NODE_FAIL (1 << 4)
+#define REDISMODULE_NODE_NOFAILOVER (1 << 5)
+#define REDISMODULE_CLUSTER_FLAG_NONE 0
+#define REDISMODULE_CLUSTER_FLAG_NO_FAILOVER (1 << 1)
+#define REDISMODULE_CLUSTER_FLAG_NO_REDIRECTION (1 << 2)
+/* module_misc3.c: the event loop's masks and callbacks */
+#define REDISMODULE_EVENTLOOP_READABLE 1
+#define REDISMODULE_EVENTLOOP_WRITABLE 2
+typedef void (*RedisModuleEventLoopFunc)(int fd, void *user_data, int mask);
+typedef void (*RedisModuleEventLoopOneShotFunc)(void *user_data);
+typedef void (*RedisModuleClusterMessageReceiver)(RedisModuleCtx *ctx, const char *sender_id, uint8_t type,
+                                                  const unsigned char *payload, uint32_t len);
+
 #ifndef REDISMODULE_CORE
 
 #if defined(__GNUC__) && !(defined(__clang__) && defined(__cplusplus))
@@ -1099,6 +1117,62 @@ static void RedisModule_InitMisc2Api_(void) {
     REDISMODULE_GET_API(ResetDataset);
 }
 
+/* module_misc3.c: the event loop, shared APIs, random bytes, memory
+ * sizes, the monotonic clock, latency samples, publishing and asserts */
+REDISMODULE_FN(int, EventLoopAdd, (int fd, int mask, RedisModuleEventLoopFunc func, void *user_data));
+REDISMODULE_FN(int, EventLoopDel, (int fd, int mask));
+REDISMODULE_FN(int, EventLoopAddOneShot, (RedisModuleEventLoopOneShotFunc func, void *user_data));
+REDISMODULE_FN(int, ExportSharedAPI, (RedisModuleCtx *ctx, const char *apiname, void *func));
+REDISMODULE_FN(void *, GetSharedAPI, (RedisModuleCtx *ctx, const char *apiname));
+REDISMODULE_FN(void, GetRandomBytes, (unsigned char *dst, size_t len));
+REDISMODULE_FN(void, GetRandomHexChars, (char *dst, size_t len));
+REDISMODULE_FN(float, GetUsedMemoryRatio, (void));
+REDISMODULE_FN(size_t, MallocUsableSize, (void *ptr));
+REDISMODULE_FN(size_t, MallocSizeString, (RedisModuleString *str));
+REDISMODULE_FN(size_t, MallocSizeDict, (RedisModuleDict *dict));
+REDISMODULE_FN(uint64_t, MonotonicMicroseconds, (void));
+REDISMODULE_FN(void, LatencyAddSample, (const char *event, mstime_t latency));
+REDISMODULE_FN(int, PublishMessage, (RedisModuleCtx *ctx, RedisModuleString *channel, RedisModuleString *message));
+REDISMODULE_FN(int, PublishMessageShard, (RedisModuleCtx *ctx, RedisModuleString *channel,
+                                          RedisModuleString *message));
+REDISMODULE_FN(void, _Assert, (const char *estr, const char *file, int line));
+REDISMODULE_FN(char **, GetClusterNodesList, (RedisModuleCtx *ctx, size_t *numnodes));
+REDISMODULE_FN(void, FreeClusterNodesList, (char **ids));
+REDISMODULE_FN(int, GetClusterNodeInfo, (RedisModuleCtx *ctx, const char *id, char *ip, char *master_id, int *port,
+                                         int *flags));
+REDISMODULE_FN(void, SetClusterFlags, (RedisModuleCtx *ctx, uint64_t flags));
+REDISMODULE_FN(void, RegisterClusterMessageReceiver, (RedisModuleCtx *ctx, uint8_t type,
+                                                      RedisModuleClusterMessageReceiver callback));
+REDISMODULE_FN(int, SendClusterMessage, (RedisModuleCtx *ctx, const char *target_id, uint8_t type, const char *msg,
+                                         uint32_t len));
+#define RedisModule_Assert(_e) ((_e) ? (void)0 : (RedisModule__Assert(#_e, __FILE__, __LINE__), __builtin_unreachable()))
+
+static void RedisModule_InitMisc3Api_(void) __attribute__((unused));
+static void RedisModule_InitMisc3Api_(void) {
+    REDISMODULE_GET_API(EventLoopAdd);
+    REDISMODULE_GET_API(EventLoopDel);
+    REDISMODULE_GET_API(EventLoopAddOneShot);
+    REDISMODULE_GET_API(ExportSharedAPI);
+    REDISMODULE_GET_API(GetSharedAPI);
+    REDISMODULE_GET_API(GetRandomBytes);
+    REDISMODULE_GET_API(GetRandomHexChars);
+    REDISMODULE_GET_API(GetUsedMemoryRatio);
+    REDISMODULE_GET_API(MallocUsableSize);
+    REDISMODULE_GET_API(MallocSizeString);
+    REDISMODULE_GET_API(MallocSizeDict);
+    REDISMODULE_GET_API(MonotonicMicroseconds);
+    REDISMODULE_GET_API(LatencyAddSample);
+    REDISMODULE_GET_API(PublishMessage);
+    REDISMODULE_GET_API(PublishMessageShard);
+    REDISMODULE_GET_API(_Assert);
+    REDISMODULE_GET_API(GetClusterNodesList);
+    REDISMODULE_GET_API(FreeClusterNodesList);
+    REDISMODULE_GET_API(GetClusterNodeInfo);
+    REDISMODULE_GET_API(SetClusterFlags);
+    REDISMODULE_GET_API(RegisterClusterMessageReceiver);
+    REDISMODULE_GET_API(SendClusterMessage);
+}
+
 static int RedisModule_Init(RedisModuleCtx *ctx, const char *name, int ver, int apiver)
     __attribute__((unused));
 static int RedisModule_Init(RedisModuleCtx *ctx, const char *name, int ver, int apiver) {
@@ -1296,6 +1370,7 @@ static int RedisModule_Init(RedisModuleCtx *ctx, const char *name, int ver, int 
     REDISMODULE_GET_API(EmitAOF);
     RedisModule_InitDataApi_();
     RedisModule_InitMisc2Api_();
+    RedisModule_InitMisc3Api_();
     REDISMODULE_GET_API(BlockClient);
     REDISMODULE_GET_API(BlockClientOnKeys);
     REDISMODULE_GET_API(SignalKeyAsReady);

@@ -64,6 +64,7 @@ static const struct {
 ClusterState cs = {.lockFd = -1, .size = 1, .mfMasterOffset = -1};
 
 int clusterEnabled;
+int clusterModuleFlags;
 
 /* ---- directives ------------------------------------------------------ */
 
@@ -728,6 +729,7 @@ static ClusterNode *nodeForCommand(Client *c, Command *top, int topArgc, sds *to
     int slot = -1, migrating = 0, importing = 0, multipleKeys = 0, missing = 0, isExec = 0, shard = 0;
     uint64_t flags = top->flags;
     *code = REDIR_NONE;
+    if (clusterModuleFlags & CLUSTER_MODULE_NO_REDIRECTION) return myself;
     if (top == execCmd) {
         if (!(c->flags & CLIENT_MULTI)) return myself;
         isExec = 1;

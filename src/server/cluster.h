@@ -21,6 +21,28 @@
 /* cluster-enabled, read once at start-up (immutable). */
 extern int clusterEnabled;
 
+/* RedisModule_SetClusterFlags's bits (set, never cleared, as Redis): this
+ * replica starts no automatic failover (CLUSTER FAILOVER still works, as
+ * on redis-server 7.0.15); keys of every slot are served here (no -MOVED/-ASK/-CLUSTERDOWN)
+ * and a slot taken over by another node neither drops its keys here nor
+ * turns this master into a replica. */
+#define CLUSTER_MODULE_NO_FAILOVER (1 << 1)
+#define CLUSTER_MODULE_NO_REDIRECTION (1 << 2)
+extern int clusterModuleFlags;
+
+/* MODULE bus messages (Redis 7.0's type 9: module id, 8 bytes as the
+ * sender's memory holds it; payload length, 4 bytes big-endian; type, one
+ * byte; the payload).  Sent to the node named target (a 40-character id,
+ * NUL-terminated) or, target NULL, to every node with a link: 0, or -1
+ * without cluster mode, for an unknown or unlinked target or a payload
+ * over the bus's limit.  The hook (the module layer's) gets each one a
+ * known node sends. */
+typedef void ClusterModuleMessageHook(const char *sender, uint64_t moduleId, uint8_t type,
+                                      const unsigned char *payload, uint32_t len);
+int clusterSendModuleMessage(const char *target, uint64_t moduleId, uint8_t type, const unsigned char *payload,
+                             uint32_t len);
+void clusterSetModuleMessageHook(ClusterModuleMessageHook *hook);
+
 /* main.c's wiring: the directives (registerConfig); after the config is
  * read and before the databases exist, clusterInitEarly has the keyspace
  * index keys by slot; after they exist, clusterInit loads or creates

@@ -387,6 +387,30 @@ void clusterPropagatePublish(const char *ch, size_t clen, const char *msg, size_
     xfree(m);
 }
 
+static ClusterModuleMessageHook *moduleMessageHook;
+
+void clusterSetModuleMessageHook(ClusterModuleMessageHook *hook) { moduleMessageHook = hook; }
+
+int clusterSendModuleMessage(const char *target, uint64_t moduleId, uint8_t type, const unsigned char *payload,
+                             uint32_t len) {
+    if (!clusterEnabled || len > MAX_MSG - HDR_LEN - 13) return -1;
+    ClusterNode *to = NULL;
+    if (target) {
+        to = strlen(target) == NAMELEN ? nodeLookup(target, NAMELEN) : NULL;
+        if (!to || !to->link) return -1;
+    }
+    size_t total = HDR_LEN + 13 + (size_t)len;
+    unsigned char *m = msgNew(MSG_MODULE, total);
+    memcpy(m + HDR_LEN, &moduleId, 8);
+    put32(m + HDR_LEN + 8, len);
+    m[HDR_LEN + 12] = type;
+    if (len) memcpy(m + HDR_LEN + 13, payload, len);
+    if (to) linkSend(to->link, m, total);
+    else broadcast(m, total);
+    xfree(m);
+    return 0;
+}
+
 /* ---- failure reports ---------------------------------------------------- */
 
 static void reportsPrune(ClusterNode *n) {
@@ -532,7 +556,8 @@ static void updateSlotsConfigWith(ClusterNode *sender, unsigned long long sender
         if (cs.slots[j] == sender || cs.importing[j]) continue;
         if (cs.slots[j] == NULL || cs.slots[j]->configEpoch < senderEpoch) {
             if (cs.slots[j] == myself && dbSlotCount(&server.db[0], (unsigned)j) && ndirty < 64) dirty[ndirty++] = j;
-            else if (cs.slots[j] == myself && dbSlotCount(&server.db[0], (unsigned)j))
+            else if (cs.slots[j] == myself && dbSlotCount(&server.db[0], (unsigned)j) &&
+                     !(clusterModuleFlags & CLUSTER_MODULE_NO_REDIRECTION))
                 dbSlotDrop(&server.db[0], (unsigned)j);
             if (cs.slots[j] == cur) {
                 newMaster = sender;
@@ -544,6 +569,7 @@ static void updateSlotsConfigWith(ClusterNode *sender, unsigned long long sender
             todo(1);
         }
     }
+    if (clusterModuleFlags & CLUSTER_MODULE_NO_REDIRECTION) return;
     if (newMaster && cur->numSlots == 0 && (clAllowReplicaMigration || senderSlots == ownLost)) {
         serverLog(LL_WARNING, "Configuration change detected. Reconfiguring myself as a replica of %.40s",
                   sender->name);
@@ -902,6 +928,12 @@ static int processMessage(ClusterLink *l, const unsigned char *m, size_t len) {
         const char *ch = (const char *)m + HDR_LEN + 8;
         if (type == MSG_PUBLISH) pubsubPublish(ch, clen, ch + clen, mlen);
         else pubsubPublishShard(ch, clen, ch + clen, mlen);
+    } else if (type == MSG_MODULE) {
+        if (!sender) return 1; /* only known nodes reach the modules */
+        uint64_t id;
+        memcpy(&id, m + HDR_LEN, 8);
+        if (moduleMessageHook)
+            moduleMessageHook(sender->name, id, m[HDR_LEN + 12], m + HDR_LEN + 13, get32(m + HDR_LEN + 8));
     } else if (type == MSG_AUTH_REQUEST) {
         if (!sender) return 1;
         sendFailoverAuthIfNeeded(sender, m);
@@ -1354,7 +1386,9 @@ void busCron(void) {
     if (cs.mfEnd && nodeIsMaster(myself) && t > cs.mfEnd) resetManualFailover();
     if (!nodeIsMaster(myself)) {
         handleManualFailover();
-        handleReplicaFailover();
+        /* a module's NO_FAILOVER stops automatic failovers; a manual one
+         * still runs (redis-server 7.0.15 does the same) */
+        if (!(clusterModuleFlags & CLUSTER_MODULE_NO_FAILOVER) || cs.mfEnd) handleReplicaFailover();
     }
     handleReplicaMigration();
     if (updateNeeded) cs.todoState = 1;
