@@ -67,6 +67,7 @@ void serverSetKeyspaceEventSink(KeyspaceEventSink *fn) { keyspaceEventSink = fn;
 
 static ModuleKeyspaceHook *moduleKeyspaceHook;
 ServerEventHook *serverEventHook;
+ServerDisklessLoadCheck *serverDisklessLoadCheck;
 
 void serverSetModuleKeyspaceHook(ModuleKeyspaceHook *fn) { moduleKeyspaceHook = fn; }
 void serverSetEventHook(ServerEventHook *fn) { serverEventHook = fn; }

@@ -133,6 +133,7 @@ enum {
     SERVER_EVENT_MASTER_LINK = 7,   /* sub: 0 up, 1 down */
     SERVER_EVENT_LOADING_PROGRESS = 10, /* sub: 0 RDB, 1 AOF; a: progress 0..1024 */
     SERVER_EVENT_FORK_CHILD = 13,   /* sub: 0 born, 1 died */
+    SERVER_EVENT_REPL_ASYNC_LOAD = 14, /* sub: 0 started, 1 aborted, 2 completed */
     SERVER_EVENT_EVENTLOOP = 15,    /* sub: 0 before sleep, 1 after sleep */
     SERVER_EVENT_FLUSHDB = 2,
     SERVER_EVENT_CLIENT_CHANGE = 4,
@@ -152,6 +153,12 @@ typedef struct ServerReplInfo {
 typedef void ServerEventHook(int event, int sub, void *p, long a, long b);
 extern ServerEventHook *serverEventHook;
 void serverSetEventHook(ServerEventHook *fn);
+/* The module layer's say on a replica's diskless load (Redis's
+ * useDisklessLoad): returns 0 (and logs why) when a loaded module cannot
+ * take it (a data type not handling read errors; with swapdb, a module not
+ * declaring async-load awareness), 1 otherwise.  NULL: no module layer. */
+typedef int ServerDisklessLoadCheck(int swapdb);
+extern ServerDisklessLoadCheck *serverDisklessLoadCheck;
 #define serverFireEvent(ev, sub, p, a, b)                       \
     do {                                                        \
         if (serverEventHook) serverEventHook(ev, sub, p, a, b); \

@@ -1204,7 +1204,28 @@ void moduleRegisterConfig(void) {
     moduleConfigInit();
 }
 
+/* Redis 7.0's conditions for a replica's diskless load: every module with a
+ * data type handles read errors (REDISMODULE_OPTIONS_HANDLE_IO_ERRORS);
+ * with swapdb, every module also declares it copes with async loading
+ * (REDISMODULE_OPTIONS_HANDLE_REPL_ASYNC_LOAD).  Otherwise the load goes
+ * through a file, with Redis's log line. */
+static int disklessLoadCheck(int swapdb) {
+    for (Module *m = modules; m; m = m->next)
+        if (moduleHasTypes(m) && !(m->options & REDISMODULE_OPTIONS_HANDLE_IO_ERRORS)) {
+            serverLog(LL_WARNING, "Skipping diskless-load because there are modules that don't handle read errors.");
+            return 0;
+        }
+    if (!swapdb) return 1;
+    for (Module *m = modules; m; m = m->next)
+        if (!(m->options & REDISMODULE_OPTIONS_HANDLE_REPL_ASYNC_LOAD)) {
+            serverLog(LL_WARNING, "Skipping diskless-load because there are modules that are not aware of async replication.");
+            return 0;
+        }
+    return 1;
+}
+
 void moduleInit(void) {
+    serverDisklessLoadCheck = disklessLoadCheck;
     moduleTypesInit();
     infoSetModulesSection(moduleInfoSection);
     infoSetHelloModules(moduleListCommand);

@@ -266,6 +266,7 @@ static void serverEvent(int event, int sub, void *p, long a, long b) {
     case SERVER_EVENT_REPLICA_CHANGE: fire(REDISMODULE_EVENT_REPLICA_CHANGE, (uint64_t)sub, NULL, 0, NULL); break;
     case SERVER_EVENT_MASTER_LINK: fire(REDISMODULE_EVENT_MASTER_LINK_CHANGE, (uint64_t)sub, NULL, 0, NULL); break;
     case SERVER_EVENT_FORK_CHILD: fire(REDISMODULE_EVENT_FORK_CHILD, (uint64_t)sub, NULL, 0, NULL); break;
+    case SERVER_EVENT_REPL_ASYNC_LOAD: fire(REDISMODULE_EVENT_REPL_ASYNC_LOAD, (uint64_t)sub, NULL, 0, NULL); break;
     case SERVER_EVENT_EVENTLOOP: fire(REDISMODULE_EVENT_EVENTLOOP, (uint64_t)sub, NULL, 0, NULL); break;
     case SERVER_EVENT_LOADING_PROGRESS: {
         RedisModuleLoadingProgress lp = {REDISMODULE_LOADING_PROGRESS_VERSION, (int32_t)server.cfg.hz, (int32_t)a};

@@ -565,6 +565,9 @@ static int createBaseNow(void) {
     sds path = aofPath(name);
     char tmp[64];
     snprintf(tmp, sizeof(tmp), "temp-rewriteaof-%d.aof", (int)getpid());
+    /* The modules' Persistence SYNC_AOF_START, then ENDED or FAILED once
+     * the file is in place: Redis's one foreground AOF write. */
+    serverFireEvent(SERVER_EVENT_PERSISTENCE, 5, NULL, 0, 0);
     int rc = writeBase(tmp);
     if (rc == 0 && rename(tmp, path) < 0) {
         serverLog(LL_WARNING, "Error trying to rename the temporary AOF file %s into %s: %s", tmp, name,
@@ -572,6 +575,7 @@ static int createBaseNow(void) {
         rc = -1;
     }
     if (rc < 0) unlink(tmp);
+    serverFireEvent(SERVER_EVENT_PERSISTENCE, rc == 0 ? 3 : 4, NULL, 0, 0);
     if (rc == 0) {
         aofManifestMarkIncrAsHistory(m, 0);
         rc = manifestPersist(m);
@@ -644,11 +648,17 @@ static int rewriteBackground(void) {
         char tmp[64];
         snprintf(tmp, sizeof(tmp), "temp-rewriteaof-bg-%d.aof", (int)getpid());
         persistChildInfoInChild("AOF rewrite");
+        /* The modules' Persistence AOF_START, ENDED or FAILED: in the
+         * child, as on Redis (7.0 writes an AOF base nowhere else, so its
+         * SYNC_AOF_START never fires). */
+        serverFireEvent(SERVER_EVENT_PERSISTENCE, 1, NULL, 0, 0);
         if (writeBase(tmp) == 0) {
+            serverFireEvent(SERVER_EVENT_PERSISTENCE, 3, NULL, 0, 0);
             serverLog(LL_NOTICE, "Successfully created the temporary AOF base file %s", tmp);
             persistChildInfoFinal();
             _exit(0);
         }
+        serverFireEvent(SERVER_EVENT_PERSISTENCE, 4, NULL, 0, 0);
         _exit(1);
     }
     persistChildForked(pid);
@@ -848,7 +858,10 @@ static void aofCron(void) {
 /* Loading                                                                  */
 /* ------------------------------------------------------------------------ */
 
-/* Loads every file of m, logging as Redis 7.0 does.  Returns AOF_LOAD_OK,
+/* Loads every file of m, logging as Redis 7.0 does, in the loading state
+ * (persistLoadingBegin) with the modules' Loading AOF_START then ENDED (or
+ * FAILED before exiting), as Redis's startLoading/stopLoading, unless
+ * every file is empty.  Returns AOF_LOAD_OK,
  * AOF_LOAD_EMPTY (nothing in any file) or exits.  *totalSize: the files'
  * bytes after the load; *baseSize: the base file's (Redis's
  * aof_rewrite_base_size after a restart, INFO aof_base_size). */
@@ -868,19 +881,31 @@ static int loadManifestFiles(AofManifest *m, long long *totalSize, long long *ba
         sdsFree(path);
     }
     if (*totalSize == 0) return AOF_LOAD_EMPTY;
+    /* Loading from here (Redis's startLoading): the modules' Loading
+     * AOF_START, and ENDED or FAILED at the end. */
+    persistLoadingBegin();
+    serverFireEvent(SERVER_EVENT_LOADING, 1, NULL, 0, 0);
     effectsSuppress(1);
+    size_t done = 0;
     for (int i = 0; i < files; i++) {
         AofInfo *f = m->hasBase ? (i == 0 ? &m->base : &m->incr[i - 1]) : &m->incr[i];
         sds path = aofPath(f->name);
         int last = i == files - 1;
         long long t = ustime();
+        aofLoadSetProgressSpan(done, (size_t)*totalSize);
+        long long before = fileSize(path);
         int rc = aofLoadFile(path, f->name, server.cfg.aofLoadTruncated);
+        if (before > 0) done += (size_t)before;
         if (rc == AOF_LOAD_OK || (rc == AOF_LOAD_TRUNCATED && last))
             serverLog(LL_NOTICE, "DB loaded from %s file %s: %.3f seconds", f->type == 'b' ? "base" : "incr",
                       f->name, (double)(ustime() - t) / 1000000);
         else if (rc == AOF_LOAD_TRUNCATED)
             serverLog(LL_WARNING, "Fatal error: the truncated file is not the last file");
-        if (rc == AOF_LOAD_FAILED || rc == AOF_LOAD_NOT_EXIST || (rc == AOF_LOAD_TRUNCATED && !last)) exit(1);
+        if (rc == AOF_LOAD_FAILED || rc == AOF_LOAD_NOT_EXIST || (rc == AOF_LOAD_TRUNCATED && !last)) {
+            persistLoadingEnd();
+            serverFireEvent(SERVER_EVENT_LOADING, 4, NULL, 0, 0); /* FAILED, then Redis exits too */
+            exit(1);
+        }
         sdsFree(path);
     }
     /* A trimmed file is shorter now. */
@@ -894,7 +919,10 @@ static int loadManifestFiles(AofManifest *m, long long *totalSize, long long *ba
         sdsFree(path);
     }
     effectsSuppress(0);
+    aofLoadSetProgressSpan(0, 0);
     server.dirty = 0;
+    persistLoadingEnd();
+    serverFireEvent(SERVER_EVENT_LOADING, 3, NULL, 0, 0); /* ENDED */
     return AOF_LOAD_OK;
 }
 
@@ -990,10 +1018,8 @@ void aofInitAtStartup(void) {
     long long total = 0;
     if (aof.manifest && (aof.manifest->hasBase || aof.manifest->incrCount)) {
         long long start = ustime();
-        persistLoadingBegin();
         long long baseSize;
         int rc = loadManifestFiles(aof.manifest, &total, &baseSize);
-        persistLoadingEnd();
         serverLog(LL_NOTICE, "DB loaded from append only file: %.3f seconds", (double)(ustime() - start) / 1000000);
         if (rc == AOF_LOAD_OK) {
             aof.currentSize = total;
@@ -1008,9 +1034,11 @@ void aofInitAtStartup(void) {
 
 void aofDebugLoad(void) {
     if (aof.state == AOF_ON) flushAndSync();
+    serverFireEvent(SERVER_EVENT_FLUSHDB, 0, NULL, -1, 1); /* Redis's emptyData fires them */
     signalFlushedDb(-1);
     for (int j = 0; j < server.cfg.databases; j++) dbEmpty(&server.db[j]);
     functionsRdbFlush();
+    serverFireEvent(SERVER_EVENT_FLUSHDB, 1, NULL, -1, 1);
     /* The manifest is read again from disk (it may have been edited), its
      * history removed, an old single file upgraded, as at start-up. */
     AofManifest *m = manifestLoad(1);
@@ -1024,9 +1052,7 @@ void aofDebugLoad(void) {
     /* Other clients get -LOADING meanwhile (also while a slow script of
      * the file runs), as at start-up. */
     long long total, baseSize;
-    persistLoadingBegin();
     int rc = loadManifestFiles(m, &total, &baseSize);
-    persistLoadingEnd();
     if (rc == AOF_LOAD_OK) {
         aof.currentSize = total;
         aof.baseSize = baseSize;

@@ -85,6 +85,11 @@ int aofParse(const unsigned char *p, size_t len, size_t pos, AofCmdFn *cmd, AofA
  * AOF_LOAD_FAILED. */
 enum { AOF_LOAD_OK = 0, AOF_LOAD_EMPTY, AOF_LOAD_NOT_EXIST, AOF_LOAD_FAILED, AOF_LOAD_TRUNCATED };
 int aofLoadFile(const char *path, const char *name, int loadTruncated);
+/* The modules' LoadingProgress AOF events of the next aofLoadFile calls:
+ * done bytes of the load precede the file, of total in all (0, 0: the
+ * file alone).  As Redis's loop, the event is offered (throttled) before
+ * the first command and after every 1024th. */
+void aofLoadSetProgressSpan(size_t done, size_t total);
 
 /* Writes the dataset as commands (the base with aof-use-rdb-preamble no)
  * to path, fsynced.  Returns 0 or -1 (logged). */

@@ -368,7 +368,22 @@ typedef struct LoadCtx {
     const char *why; /* what stopped the load (logged with its offset) */
     int whyLogged;   /* Redis's line for it is already in the log */
     char whyBuf[128];
+    size_t commands; /* run so far: the AOF LoadingProgress event every 1024 */
 } LoadCtx;
+
+static size_t spanDone, spanTotal;
+
+void aofLoadSetProgressSpan(size_t done, size_t total) {
+    spanDone = done;
+    spanTotal = total;
+}
+
+/* The AOF LoadingProgress event, pos bytes into this file of len. */
+static void aofProgressEvent(size_t pos, size_t len) {
+    if (!persistLoading()) return;
+    if (spanTotal) persistLoadingProgressEvent(spanDone + pos, spanTotal, 1);
+    else persistLoadingProgressEvent(pos, len, 1);
+}
 
 /* Redis's line for an error the loading client is sent (the load goes
  * on): "after" names the command Redis names (EXEC for one of a
@@ -451,6 +466,7 @@ static void logBadOffset(const char *name, size_t off, const char *why) {
 
 static int loadCommand(void *priv, int argc, sds *argv, size_t start, size_t end) {
     LoadCtx *ctx = priv;
+    if (++ctx->commands % 1024 == 0) aofProgressEvent(end, ctx->len);
     if (persistLoading() && end >= ctx->nextReport) {
         persistLoadingProgress(end, ctx->len);
         ctx->nextReport = end + (size_t)server.cfg.loadingProcessEventsIntervalBytes;
@@ -589,6 +605,7 @@ int aofLoadFile(const char *path, const char *name, int loadTruncated) {
         if (oldStyle) serverLog(LL_NOTICE, "Reading the remaining AOF tail...");
     }
     LoadCtx ctx = {.name = name, .len = len, .nextReport = pos};
+    aofProgressEvent(pos, len);
     ctx.c = clientCreateFake();
     int saved = dbNoLazyExpire;
     dbNoLazyExpire = 1;

@@ -553,6 +553,8 @@ int persistRemoveSyncFile(const char *why) {
 
 /* --- DEBUG RELOAD --- */
 
+static void reloadProgress(const RdbLoadInfo *info, size_t loaded, size_t total);
+
 int persistDebugReload(int flags) {
     if (state.loading) return -2; /* no load inside the load */
     if (!(flags & PERSIST_RELOAD_NOSAVE) && saveForeground() < 0) return -1;
@@ -566,7 +568,9 @@ int persistDebugReload(int flags) {
     RdbLoadInfo info;
     sds err = NULL;
     serverFireEvent(SERVER_EVENT_LOADING, 0, NULL, 0, 0); /* RDB_START */
+    if (serverEventHook) rdbSetProgressHooks(NULL, reloadProgress);
     int rc = rdbLoadFile(server.cfg.dbfilename, flags & PERSIST_RELOAD_MERGE, &info, &err);
+    rdbSetProgressHooks(NULL, NULL);
     serverFireEvent(SERVER_EVENT_LOADING, rc == 0 ? 3 : 4, NULL, 0, 0);
     if (rc != 0) {
         /* A missing or empty file is an error here, as in Redis. */
@@ -787,15 +791,28 @@ static int loadingPerc100(void) {
 /* The modules' LoadingProgress event: as Redis, once
  * loading-process-events-interval-bytes were loaded, at most hz times a
  * second, progress in 1024ths of the file (-1 when its size is unknown). */
-static void loadingProgressEvent(size_t loaded, size_t total) {
-    static long long nextUs;
-    long long interval = server.cfg.loadingProcessEventsIntervalBytes;
-    if (!serverEventHook || interval <= 0 || loaded < (size_t)interval) return;
+void persistLoadingProgressEvent(size_t loaded, size_t total, int aof) {
+    static long long nextUs; /* one throttle for RDB and AOF, as Redis's */
+    if (!serverEventHook) return;
     long long now = ustime();
     if (now < nextUs) return;
+    if (total && loaded > total) loaded = total;
     long progress = total ? (long)(((unsigned long long)loaded << 10) / total) : -1;
-    serverFireEvent(SERVER_EVENT_LOADING_PROGRESS, 0, NULL, progress, 0); /* RDB */
+    serverFireEvent(SERVER_EVENT_LOADING_PROGRESS, aof ? 1 : 0, NULL, progress, 0);
     nextUs = now + 1000000 / (server.cfg.hz > 0 ? server.cfg.hz : 10);
+}
+
+static void loadingProgressEvent(size_t loaded, size_t total) {
+    long long interval = server.cfg.loadingProcessEventsIntervalBytes;
+    if (!serverEventHook || interval <= 0 || loaded < (size_t)interval) return;
+    persistLoadingProgressEvent(loaded, total, 0); /* RDB */
+}
+
+/* DEBUG RELOAD's load: only the modules' LoadingProgress event (Redis's
+ * rdbLoad fires it there too). */
+static void reloadProgress(const RdbLoadInfo *info, size_t loaded, size_t total) {
+    (void)info;
+    loadingProgressEvent(loaded, total);
 }
 
 static void loadingProgress(const RdbLoadInfo *info, size_t loaded, size_t total) {
@@ -875,7 +892,7 @@ int persistLoadForSync(const char *filename, const unsigned char *buf, size_t le
 
 void persistSyncLoadBegin(int async, void (*tick)(void)) {
     persistLoadingBegin();
-    if (!async) serverFireEvent(SERVER_EVENT_LOADING, 2, NULL, 0, 0); /* REPL_START */
+    serverFireEvent(SERVER_EVENT_LOADING, 2, NULL, 0, 0); /* REPL_START, async or not as on Redis */
     if (async) {
         state.loading = 0;
         state.asyncLoading = 1;
@@ -890,10 +907,8 @@ void persistSyncLoadProgress(const RdbLoadInfo *info, size_t loaded, size_t tota
 
 void persistSyncLoadEnd(const RdbLoadInfo *info, int ok) {
     state.loadingTick = NULL;
-    int async = state.asyncLoading;
     state.asyncLoading = 0;
     persistLoadingEnd();
-    if (!async) serverFireEvent(SERVER_EVENT_LOADING, ok ? 3 : 4, NULL, 0, 0);
     if (ok) {
         state.loadKeysLoaded = info->keysLoaded;
         state.loadKeysExpired = info->keysExpired;

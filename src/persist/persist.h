@@ -82,6 +82,10 @@ int persistLoading(void);
  * loading-process-events-interval-bytes. */
 void persistLoadingBegin(void);
 void persistLoadingProgress(size_t loaded, size_t total);
+/* The modules' LoadingProgress event (subevent AOF when aof, else RDB),
+ * at most hz times a second (one throttle for both, as Redis), progress in
+ * 1024ths of total (-1 when total is 0). */
+void persistLoadingProgressEvent(size_t loaded, size_t total, int aof);
 void persistLoadingEnd(void);
 /* A replica's full sync: loads the primary's RDB from filename, or from
  * buf[0..len) when filename is NULL, with loading:1 and the loading_*
@@ -98,7 +102,10 @@ int persistLoadForSync(const char *filename, const unsigned char *buf, size_t le
  * loading:1 and -LOADING as above, or with async (a swapdb load beside the
  * old data) async_loading:1: clients keep using the old data and only
  * commands flagged no-async-loading get -LOADING.  tick as in
- * persistLoadForSync.  End: ok records the rdb_last_load_keys_* figures. */
+ * persistLoadForSync.  End: ok records the rdb_last_load_keys_* figures.
+ * The modules' Loading event: Begin fires REPL_START (async or not, as
+ * Redis); the caller fires ENDED or FAILED once the outcome is final (a
+ * swapdb load: after the swap and its ReplAsyncLoad event). */
 void persistSyncLoadBegin(int async, void (*tick)(void));
 void persistSyncLoadProgress(const RdbLoadInfo *info, size_t loaded, size_t total);
 void persistSyncLoadEnd(const RdbLoadInfo *info, int ok);

@@ -416,13 +416,17 @@ static void loadKeepAlive(void) {
 }
 
 /* repl-diskless-load: the RDB goes to memory and is parsed from there
- * (never to disk) with swapdb, or with on-empty-db when we hold no key. */
+ * (never to disk) with swapdb, or with on-empty-db when we hold no key,
+ * when the loaded modules allow it. */
 static int useDisklessLoad(void) {
-    if (server.cfg.replDisklessLoad == DISKLESS_LOAD_SWAPDB) return 1;
-    if (server.cfg.replDisklessLoad != DISKLESS_LOAD_ON_EMPTY_DB) return 0;
-    for (int j = 0; j < server.cfg.databases; j++)
-        if (dbSize(&server.db[j])) return 0;
-    return 1;
+    int swap = server.cfg.replDisklessLoad == DISKLESS_LOAD_SWAPDB;
+    if (!swap) {
+        if (server.cfg.replDisklessLoad != DISKLESS_LOAD_ON_EMPTY_DB) return 0;
+        for (int j = 0; j < server.cfg.databases; j++)
+            if (dbSize(&server.db[j])) return 0;
+    }
+    /* Loaded modules may forbid it (Redis's conditions, module layer). */
+    return !serverDisklessLoadCheck || serverDisklessLoadCheck(swap);
 }
 
 /* The function libraries as an RDB holding only them (swapdb keeps the
@@ -558,6 +562,8 @@ static void disklessLoad(void) {
     Db *temp = NULL;
     if (swap) {
         temp = dbCreateAll(server.cfg.databases);
+        /* Redis fires it for every swapdb load, async or not. */
+        serverFireEvent(SERVER_EVENT_REPL_ASYNC_LOAD, 0, NULL, 0, 0); /* STARTED */
     } else {
         serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: Flushing old data");
         /* Our replicas must sync again: our history just changed. */
@@ -650,12 +656,14 @@ static void disklessLoad(void) {
     }
     rdbStreamFree(st);
     if (!ok) {
+        serverFireEvent(SERVER_EVENT_LOADING, 4, NULL, 0, 0); /* FAILED */
         if (err) serverLog(LL_WARNING, "%s", err);
         serverLog(LL_WARNING, "Failed trying to load the MASTER synchronization DB from socket: %s",
                   lost ? lost : "the RDB is corrupt");
         sdsFree(err);
         sdsFree(oldFunctions);
         if (swap) {
+            serverFireEvent(SERVER_EVENT_REPL_ASYNC_LOAD, 1, NULL, 0, 0); /* ABORTED */
             dropTempDbs(temp);
             serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: Discarding temporary DB in background");
         } else {
@@ -678,9 +686,11 @@ static void disklessLoad(void) {
         serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: Swapping active DB with loaded DB");
         signalFlushedDb(-1);
         for (int j = 0; j < server.cfg.databases; j++) dbSwap(&server.db[j], &temp[j]);
+        serverFireEvent(SERVER_EVENT_REPL_ASYNC_LOAD, 2, NULL, 0, 0); /* COMPLETED */
         dropTempDbs(temp);
         serverLog(LL_NOTICE, "MASTER <-> REPLICA sync: Discarding old DB in background");
     }
+    serverFireEvent(SERVER_EVENT_LOADING, 3, NULL, 0, 0); /* ENDED, after the swap as on Redis */
     syncSucceeded(conn, &info);
 }
 

@@ -392,3 +392,137 @@ def test_loading_progress_event(start_server, start_oracle):
         progress = [x for x in log if x.startswith("progress:")]
         assert progress and all(x == "progress:0:ok" for x in progress), log
         assert [x for x in log if not x.startswith("progress:")] == ["loading:0", "loading:3"], log
+
+
+def _child_persist(srv):
+    """The Persistence events the module wrote to the server's log (those
+    of fork children included), in order."""
+    import re
+    return re.findall(r"sev-event (persist:\d)", srv.log)
+
+
+def _restart(srv):
+    srv.stop()
+    # the same config file (its loadmodule line) and port again
+    srv.config.update(config_file=open(os.path.join(srv.tmp, "server.conf")).read(), port=srv.port)
+    srv._start()
+    wait_for(lambda: info_field(srv, "persistence", "loading") == "0", timeout=60, what="the load",
+             ignore=(ConnectionError, OSError))
+
+
+def _aof_events_run(start):
+    from test_modules import plain
+    srv = loaded(start, "sysevents", enable_debug_command="yes", appendonly="yes")
+    r = plain(srv)
+    out = [("start-up", _sev_log(srv), _child_persist(srv))]
+    r.execute_command("SET", "a", "1")
+    r.execute_command("BGREWRITEAOF")
+    wait_for(lambda: info_field(srv, "persistence", "aof_rewrite_in_progress") == "0" and
+             info_field(srv, "persistence", "aof_rewrite_scheduled") == "0", what="the rewrite")
+    got = []
+    wait_for(lambda: got.extend(_sev_log(srv)) or "fork:1" in got, what="the rewrite child's end")
+    wait_for(lambda: len(_child_persist(srv)) >= 4, what="the child's log lines")
+    out.append(("BGREWRITEAOF", got, _child_persist(srv)))
+    r.execute_command("SET", "b", "2")
+    r.execute_command("DEBUG", "LOADAOF")
+    out.append(("DEBUG LOADAOF", _sev_log(srv)))
+    _restart(srv)
+    out.append(("restart", _sev_log(srv)))
+    assert plain(srv).execute_command("MGET", "a", "b") == [b"1", b"2"]
+    return out
+
+
+def test_aof_persistence_loading_events(start_server, start_oracle):
+    """The AOF's events: start-up with no AOF writes the base in the
+    foreground (Persistence SYNC_AOF_START, ENDED); BGREWRITEAOF's child
+    fires AOF_START and ENDED in the child (seen in the server's log) while
+    the parent sees the child born and died; DEBUG LOADAOF flushes (FlushDB
+    start and end) and loads (Loading AOF_START, LoadingProgress AOF before
+    the first command, ENDED); a restart loads the AOF the same way.  Cairn
+    and redis-server give the same sequences."""
+    a = _aof_events_run(start_server)
+    b = _aof_events_run(start_oracle)
+    assert a == b
+    assert a[0] == ("start-up", ["persist:5", "persist:3"], ["persist:5", "persist:3"])
+    assert a[1] == ("BGREWRITEAOF", ["fork:0", "fork:1"],
+                    ["persist:5", "persist:3", "persist:1", "persist:3"])
+    assert a[2] == ("DEBUG LOADAOF", ["flush:0:-1:1", "flush:1:-1:1", "loading:1", "progress:1:ok", "loading:3"])
+    assert a[3] == ("restart", ["loading:1", "progress:1:ok", "loading:3"])
+
+
+def test_aof_loading_progress_throttled(start_server, start_oracle):
+    """A start-up load of an AOF of commands (no RDB base), slowed down
+    (key-load-delay does not apply to commands, so many of them): Loading
+    AOF_START, LoadingProgress AOF events within 0..1024 (how many depends
+    on the clock, so not compared; at least the one before the first
+    command), ENDED; the same on Redis."""
+    logs = []
+    for start in (start_server, start_oracle):
+        srv = loaded(start, "sysevents", enable_debug_command="yes", appendonly="yes",
+                     aof_use_rdb_preamble="no")
+        from test_modules import plain
+        r = plain(srv)
+        p = r.pipeline(transaction=False)
+        for i in range(5000):
+            p.execute_command("SET", "k%d" % i, "v")
+        p.execute()
+        _sev_log(srv)
+        _restart(srv)
+        assert plain(srv).execute_command("DBSIZE") == 5000
+        logs.append(_sev_log(srv))
+    for log in logs:
+        progress = [x for x in log if x.startswith("progress:")]
+        assert progress and all(x == "progress:1:ok" for x in progress), log
+        assert log[1] == "progress:1:ok", log
+        assert [x for x in log if not x.startswith("progress:")] == ["loading:1", "loading:3"], log
+
+
+def test_debug_reload_loading_progress(start_server, start_oracle):
+    """DEBUG RELOAD of a few megabytes with a small
+    loading-process-events-interval-bytes: LoadingProgress RDB events
+    between Loading RDB_START and ENDED, as Redis's rdbLoad fires them
+    (their number depends on the clock: at least one, not compared)."""
+    logs = []
+    for start in (start_server, start_oracle):
+        srv = loaded(start, "sysevents", enable_debug_command="yes", loading_process_events_interval_bytes="1024")
+        from test_modules import plain
+        r = plain(srv)
+        r.execute_command("DEBUG", "POPULATE", "20000", "key", "100")
+        _sev_log(srv)
+        r.execute_command("DEBUG", "RELOAD")
+        logs.append(_sev_log(srv))
+    for log in logs:
+        progress = [x for x in log if x.startswith("progress:")]
+        assert progress and all(x == "progress:0:ok" for x in progress), log
+        rest = [x for x in log if not x.startswith("progress:")]
+        assert rest == ["persist:2", "persist:3", "flush:0:-1:1", "flush:1:-1:1", "loading:0", "loading:3"], log
+        assert log.index(progress[0]) > log.index("loading:0")
+
+
+def _swapdb_sync(start, modargs):
+    from test_modules import plain
+    p = loaded(start, "sysevents", repl_diskless_sync_delay="0")
+    r = loaded(start, ("sysevents",) + modargs, repl_diskless_load="swapdb")
+    plain(p).execute_command("SET", "k", "v")
+    _sev_log(r)
+    plain(r).execute_command("REPLICAOF", "127.0.0.1", p.port)
+    wait_for(lambda: info_field(r, "replication", "master_link_status") == "up", timeout=30, what="the sync")
+    assert plain(r).execute_command("GET", "k") == b"v"
+    log = [x for x in _sev_log(r) if not x.startswith("role:")]
+    skipped = "Skipping diskless-load because there are modules that are not aware of async replication." in r.log
+    return log, skipped
+
+
+def test_repl_async_load_events(start_server, start_oracle):
+    """A replica with repl-diskless-load swapdb: with every module
+    declaring REDISMODULE_OPTIONS_HANDLE_REPL_ASYNC_LOAD the sync loads
+    from the socket into databases aside: ReplAsyncLoad STARTED, Loading
+    REPL_START, ReplAsyncLoad COMPLETED (after the swap), Loading ENDED,
+    the link up; with a module not declaring it, the load goes through a
+    file (Redis's log line) and only Loading fires.  Cairn and redis-server
+    give the same sequences."""
+    a = [_swapdb_sync(start_server, ("async",)), _swapdb_sync(start_server, ())]
+    b = [_swapdb_sync(start_oracle, ("async",)), _swapdb_sync(start_oracle, ())]
+    assert a == b
+    assert a[0] == (["async:0", "loading:2", "async:2", "loading:3", "link:0"], False)
+    assert a[1][1] is True and not any(x.startswith("async:") for x in a[1][0])

@@ -10,7 +10,16 @@
  *   fork:<sub>                          ForkChild
  *   flush:<sub>:<dbnum>:<sync>          FlushDB
  *   progress:<sub>:ok                   LoadingProgress (data in range)
+ *   async:<sub>                         ReplAsyncLoad
  *   outer:db<n>                         the nesting check below
+ *
+ * Persistence events are also written to the server's log ("sev-event
+ * persist:<sub>"): those of a fork child (BGSAVE, BGREWRITEAOF) fire
+ * there, where the log above cannot be read.
+ *
+ * Loaded with the argument "async" it declares
+ * REDISMODULE_OPTIONS_HANDLE_REPL_ASYNC_LOAD (a swapdb replica may then
+ * load diskless).
  *
  *   sev.supported   IsSubEventSupported(id, sub) for id 0..17, sub 0..6
  *   sev.loop        whether EventLoop before-sleep and after-sleep events
@@ -42,7 +51,6 @@ static void add(const char *fmt, ...) {
 }
 
 static void onEvent(RedisModuleCtx *ctx, RedisModuleEvent e, uint64_t sub, void *data) {
-    (void)ctx;
     switch (e.id) {
     case REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED: {
         RedisModuleReplicationInfo *ri = data;
@@ -50,7 +58,11 @@ static void onEvent(RedisModuleCtx *ctx, RedisModuleEvent e, uint64_t sub, void 
             ri->master ? 0 : ri->masterport, (int)ri->version);
         break;
     }
-    case REDISMODULE_EVENT_PERSISTENCE: add("persist:%d", (int)sub); break;
+    case REDISMODULE_EVENT_PERSISTENCE:
+        add("persist:%d", (int)sub);
+        RedisModule_Log(ctx, "warning", "sev-event persist:%d", (int)sub);
+        break;
+    case REDISMODULE_EVENT_REPL_ASYNC_LOAD: add("async:%d", (int)sub); break;
     case REDISMODULE_EVENT_LOADING: add("loading:%d", (int)sub); break;
     case REDISMODULE_EVENT_REPLICA_CHANGE: add("replica:%d", (int)sub); break;
     case REDISMODULE_EVENT_MASTER_LINK_CHANGE: add("link:%d", (int)sub); break;
@@ -122,12 +134,14 @@ static int cmdSupported(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 }
 
 int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
-    (void)argv, (void)argc;
     if (RedisModule_Init(ctx, "sysevents", 1, REDISMODULE_APIVER_1) == REDISMODULE_ERR) return REDISMODULE_ERR;
+    if (argc == 1 && !strcmp(RedisModule_StringPtrLen(argv[0], NULL), "async"))
+        RedisModule_SetModuleOptions(ctx, REDISMODULE_OPTIONS_HANDLE_REPL_ASYNC_LOAD);
     RedisModuleEvent evs[] = {RedisModuleEvent_ReplicationRoleChanged, RedisModuleEvent_Persistence,
                               RedisModuleEvent_Loading, RedisModuleEvent_ReplicaChange,
                               RedisModuleEvent_MasterLinkChange, RedisModuleEvent_ForkChild,
-                              RedisModuleEvent_FlushDB, RedisModuleEvent_LoadingProgress};
+                              RedisModuleEvent_FlushDB, RedisModuleEvent_LoadingProgress,
+                              RedisModuleEvent_ReplAsyncLoad};
     for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
         if (RedisModule_SubscribeToServerEvent(ctx, evs[i], onEvent) == REDISMODULE_ERR) return REDISMODULE_ERR;
     if (RedisModule_SubscribeToServerEvent(ctx, RedisModuleEvent_EventLoop, onLoop) == REDISMODULE_ERR)
