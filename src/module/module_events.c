@@ -19,16 +19,19 @@
  * Shutdown, CronLoop, ModuleChange, SwapDB, Config, ReplicationRoleChanged
  * (REPLICAOF), MasterLinkChange (a replica's link up and down),
  * ReplicaChange (a replica online, an online replica gone), Persistence
- * (SAVE and the other foreground saves: sync RDB start, ended, failed; a
- * BGSAVE's start and end fire in its child, as on Redis), Loading (the
- * start-up RDB load, DEBUG RELOAD, a replica's sync load: start, ended,
- * failed), LoadingProgress (RDB loads with the loading progress hook),
- * EventLoop (before sleep: serverBeforeSleep; after sleep: the loop's
- * after-sleep proc, set only while a module listens),
+ * (SAVE and the other foreground saves: sync RDB start, ended, failed; the
+ * start-up AOF base: sync AOF start; a BGSAVE's or BGREWRITEAOF's start
+ * and end fire in its child, as on Redis), Loading (the start-up RDB or
+ * AOF load, DEBUG RELOAD, DEBUG LOADAOF, a replica's sync load, async or
+ * not: start, ended, failed), LoadingProgress (RDB loads, DEBUG RELOAD
+ * included, every loading-process-events-interval-bytes; AOF loads before
+ * the first command of a file and after every 1024th; at most hz a
+ * second), ReplAsyncLoad (a replica's swapdb diskless load: started,
+ * aborted, completed), EventLoop (before sleep: serverBeforeSleep; after
+ * sleep: the loop's after-sleep proc, set only while a module listens),
  * ForkChild (born and died, for every background child).  Not fired:
- * ReplBackup (deprecated), ReplAsyncLoad, the AOF's
- * Persistence, Loading and LoadingProgress subevents.  The data given is the
- * version 1 struct of Redis 7.0's header.
+ * ReplBackup (deprecated; Redis 7.0 never fires it).  The data given is
+ * the version 1 struct of Redis 7.0's header.
  *
  * Each firing nested in another's callback gets its own fake client (see
  * fakeClientAcquire).

@@ -526,3 +526,33 @@ def test_repl_async_load_events(start_server, start_oracle):
     assert a == b
     assert a[0] == (["async:0", "loading:2", "async:2", "loading:3", "link:0"], False)
     assert a[1][1] is True and not any(x.startswith("async:") for x in a[1][0])
+
+
+def _swapdb_abort(start):
+    from test_modules import plain
+    p = loaded(start, "sysevents", repl_diskless_sync_delay="0", rdb_key_save_delay="20000",
+               enable_debug_command="yes")
+    r = loaded(start, ("sysevents", "async"), repl_diskless_load="swapdb")
+    plain(p).execute_command("DEBUG", "POPULATE", "100", "key", "65536")
+    _sev_log(r)
+    plain(r).execute_command("REPLICAOF", "127.0.0.1", p.port)
+    # the replica is parsing the stream (20 ms a key on the primary's side;
+    # values larger than what Redis's child buffers)
+    wait_for(lambda: "MASTER <-> REPLICA sync: Loading DB in memory" in r.log, timeout=30, what="the load")
+    p.proc.kill()  # the stream cut off
+    p.proc.wait()
+    got = []
+    wait_for(lambda: got.extend(_sev_log(r)) or "async:1" in got, timeout=30, what="the aborted load")
+    assert plain(r).execute_command("DBSIZE") == 0
+    return [x for x in got if not x.startswith("role:")]
+
+
+def test_repl_async_load_aborted(start_server, start_oracle):
+    """A swapdb diskless load cut off (the primary killed while the RDB
+    still streams): Loading FAILED, then ReplAsyncLoad ABORTED (the
+    temporary databases dropped, the replica's data as it was).  The same
+    on Redis."""
+    a = _swapdb_abort(start_server)
+    b = _swapdb_abort(start_oracle)
+    assert a == b
+    assert a == ["async:0", "loading:2", "loading:4", "async:1"]
