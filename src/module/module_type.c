@@ -483,7 +483,7 @@ static int valueAofRewrite(sds *buf, const kvobj *o) {
     memset(&io, 0, sizeof(io));
     io.aof = buf;
     io.type = mv->type;
-    io.dbid = -1;
+    io.dbid = rdbModuleDbId; /* the rewrite's database (aof_rewrite.c sets it) */
     io.key = modStringNew(NULL, kvKey(o), kvKeyLen(o));
     mv->type->m.aof_rewrite(&io, io.key, mv->value);
     if (io.ctx) {

@@ -27,6 +27,7 @@
 #include "persist/aof.h"
 #include "persist/aof_int.h"
 #include "persist/persist.h"
+#include "persist/rdb.h"
 #include "proto/resp_write.h"
 #include "script/function.h"
 #include "types/hash.h"
@@ -338,6 +339,7 @@ int aofWriteCommandsBase(const char *path) {
         if (dbSize(db) == 0) continue;
         command(&w, 2, "SELECT");
         bulkNum(&w, j);
+        rdbModuleDbId = j; /* a module value's GetDbIdFromIO */
         DbIter it;
         dbIterInit(&it, db);
         kvobj *o;
@@ -359,6 +361,7 @@ int aofWriteCommandsBase(const char *path) {
         }
         dbIterRelease(&it);
     }
+    rdbModuleDbId = -1;
     flushBuf(&w);
     sdsFree(w.buf);
     int err = w.failed;

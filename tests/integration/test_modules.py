@@ -462,6 +462,10 @@ def test_datatype_aof_rewrite_without_preamble(start_server, start_oracle, which
     with open(os.path.join(d, "appendonlydir", base[0]), "rb") as f:
         text = f.read()
     assert b"dt.set" in text and b"dt.push" in text
+    # GetDbIdFromIO in the aof_rewrite callback names each key's database
+    import re
+    seen = sorted(set(re.findall(r"dt rewrite (k\d) db=(-?\d+)", a.log)))
+    assert seen == [("k1", "0"), ("k2", "0"), ("k3", "0"), ("k4", "3")], seen
     a.stop()
     b = loaded(start, "datatype", **dict(cfg, args=["--dir", d]))
     assert _dump_dt(b) == expected

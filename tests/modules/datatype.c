@@ -82,6 +82,9 @@ static void dtSave(RedisModuleIO *io, void *p) {
 /* The commands that rebuild the value (d's text through %.17g). */
 static void dtRewrite(RedisModuleIO *aof, RedisModuleString *key, void *p) {
     Val *v = p;
+    /* the key's database, as GetDbIdFromIO tells it, in the server log */
+    RedisModule_LogIOError(aof, "warning", "dt rewrite %s db=%d", RedisModule_StringPtrLen(key, NULL),
+                           RedisModule_GetDbIdFromIO(aof));
     char d[64];
     snprintf(d, sizeof(d), "%.17g", v->d);
     RedisModule_EmitAOF(aof, "dt.set", "sclc", key, v->name, v->n, d);
