@@ -27,6 +27,7 @@
 #include "module/module_int.h"
 #include "persist/aof.h"
 #include "server/acl.h"
+#include "types/stream.h"
 
 /* The key-spec flag bits Redis 7.0 defines (RO .. VARIABLE_FLAGS); Cairn's
  * KS_* bits are the same. */
@@ -177,39 +178,13 @@ static RedisModuleString *RM_CreateStringFromStreamID(RedisModuleCtx *ctx, const
     return modStringNew(ctx, buf, (size_t)n);
 }
 
-/* Redis's string2ull: a strict integer first, else strtoull's rules
- * (leading blanks and a sign allowed, the whole string consumed). */
-static int parseULL(const char *s, unsigned long long *v) {
-    long long ll;
-    if (stringToLongLong(s, strlen(s), &ll)) {
-        if (ll < 0) return 0;
-        *v = (unsigned long long)ll;
-        return 1;
-    }
-    errno = 0;
-    char *end = NULL;
-    *v = strtoull(s, &end, 10);
-    return !(errno == EINVAL || errno == ERANGE || !(*s != '\0' && *end == '\0'));
-}
-
 /* As XRANGE reads an ID: "-" (0-0), "+" (the largest), "ms" (seq 0) or
  * "ms-seq"; at most 127 bytes. */
 static int RM_StringToStreamID(const RedisModuleString *str, RedisModuleStreamID *id) {
-    char buf[128];
-    size_t len = sdsLen(str->s);
-    if (len > 127) return REDISMODULE_ERR;
-    memcpy(buf, str->s, len);
-    buf[len] = '\0';
-    if ((buf[0] == '-' || buf[0] == '+') && buf[1] == '\0') {
-        id->ms = id->seq = buf[0] == '-' ? 0 : UINT64_MAX;
-        return REDISMODULE_OK;
-    }
-    unsigned long long ms, seq = 0;
-    char *dash = strchr(buf, '-');
-    if (dash) *dash = '\0';
-    if (!parseULL(buf, &ms) || (dash && !parseULL(dash + 1, &seq))) return REDISMODULE_ERR;
-    id->ms = ms;
-    id->seq = seq;
+    StreamID sid;
+    if (!str || streamParseRangeID(str->s, &sid) < 0) return REDISMODULE_ERR;
+    id->ms = sid.ms;
+    id->seq = sid.seq;
     return REDISMODULE_OK;
 }
 

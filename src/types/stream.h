@@ -18,4 +18,9 @@ void streamRegisterConfig(void);
  * Redis's approximate-trim limit, outside XADD: the module API). */
 void streamNodeLimits(size_t *maxBytes, long long *maxEntries);
 
+/* An ID as XRANGE reads it: "-" (0-0), "+" (the largest), "ms" (seq 0) or
+ * "ms-seq", each part Redis's string2ull; at most 127 bytes.  0, or -1
+ * when arg is not one (nothing replied; the module API's StringToStreamID). */
+int streamParseRangeID(const sds arg, StreamID *id);
+
 #endif

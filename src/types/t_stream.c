@@ -185,6 +185,8 @@ invalid:
     return -1;
 }
 
+int streamParseRangeID(const sds arg, StreamID *id) { return parseIDGeneric(NULL, arg, id, 0, 0, NULL); }
+
 static int parseIDOrReply(Client *c, const sds arg, StreamID *id, uint64_t missingSeq) {
     return parseIDGeneric(c, arg, id, missingSeq, 0, NULL);
 }
