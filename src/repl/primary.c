@@ -510,6 +510,27 @@ static void syncInlineDone(int ok, int unused) {
     else diskSaved(ok == 1);
 }
 
+/* The sync's save started (pid: its child, or this process for an
+ * in-process save): every member now waits for its end, at the sync's
+ * offset, and is told +FULLRESYNC unless its handshake already was. */
+static void jobStarted(pid_t pid, int disk) {
+    job.pid = pid;
+    job.offset = repl.offset;
+    job.disk = disk;
+    job.sending = job.throttled = 0;
+    for (int i = 0; i < job.n; i++) {
+        Client *c = job.members[i];
+        Replica *r = c->replState;
+        r->state = RSTATE_WAIT_BGSAVE_END;
+        replReplicaSetPosition(r, repl.offset + 1);
+        if (!r->preSync) {
+            char line[96];
+            int n = snprintf(line, sizeof(line), "+FULLRESYNC %s %lld\r\n", repl.replid, job.offset);
+            replyRaw(c, line, (size_t)n);
+        }
+    }
+}
+
 static void startSync(int disk, int exclude) {
     int pfd[2] = {-1, -1};
     if (!disk && pipe(pfd) == -1) {
@@ -537,21 +558,7 @@ static void startSync(int disk, int exclude) {
         }
         job.inlineSave = 1;
         persistSyncChildStarted(getpid(), disk);
-        job.pid = getpid();
-        job.offset = repl.offset;
-        job.disk = disk;
-        job.sending = job.throttled = 0;
-        for (int i = 0; i < job.n; i++) {
-            Client *c = job.members[i];
-            Replica *r = c->replState;
-            r->state = RSTATE_WAIT_BGSAVE_END;
-            replReplicaSetPosition(r, repl.offset + 1);
-            if (!r->preSync) {
-                char line[96];
-                int n = snprintf(line, sizeof(line), "+FULLRESYNC %s %lld\r\n", repl.replid, job.offset);
-                replyRaw(c, line, (size_t)n);
-            }
-        }
+        jobStarted(getpid(), disk);
         serverLog(LL_NOTICE, "Starting BGSAVE for SYNC with target: disk");
         serverLog(LL_NOTICE, "Background saving started (in process, no fork)");
         return;
@@ -596,21 +603,7 @@ static void startSync(int disk, int exclude) {
     }
     persistNoteFork(ustime() - start); /* INFO's total_forks counts it, as Redis */
     persistSyncChildStarted(pid, disk);   /* the one child, for BGSAVE, BGREWRITEAOF and INFO */
-    job.pid = pid;
-    job.offset = repl.offset;
-    job.disk = disk;
-    job.sending = job.throttled = 0;
-    for (int i = 0; i < job.n; i++) {
-        Client *c = job.members[i];
-        Replica *r = c->replState;
-        r->state = RSTATE_WAIT_BGSAVE_END;
-        replReplicaSetPosition(r, repl.offset + 1);
-        if (!r->preSync) {
-            char line[96];
-            int n = snprintf(line, sizeof(line), "+FULLRESYNC %s %lld\r\n", repl.replid, job.offset);
-            replyRaw(c, line, (size_t)n);
-        }
-    }
+    jobStarted(pid, disk);
     if (disk) {
         serverLog(LL_NOTICE, "Starting BGSAVE for SYNC with target: disk");
         serverLog(LL_NOTICE, "Background saving started by pid %d", (int)pid);
