@@ -9,20 +9,7 @@ import pytest
 
 from resphelp import encode, read_values
 from waithelp import wait_for
-from test_modules import ROOT, loaded, mod, plain, raw
-
-
-@pytest.fixture(scope="module", autouse=True)
-def built_modules():
-    subprocess.run(["make", "-s", "modules"], cwd=ROOT, check=True, timeout=300)
-
-
-def same(server, oracle, cmds, resp=2):
-    a = raw(server, cmds, resp)
-    b = raw(oracle, cmds, resp)
-    for cmd, x, y in zip(cmds, a, b):
-        assert x == y, "%r: cairn %r, redis %r" % (cmd, x, y)
-    return a
+from test_modules import ROOT, built_modules, loaded, mod, plain, raw, same  # noqa: F401 (built_modules: the autouse fixture)
 
 
 def drain(srv):

@@ -22,15 +22,11 @@ import time
 import pytest
 
 from resphelp import encode, read_values
+from test_modules import built_modules  # noqa: F401 (the autouse fixture: make modules)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 MODDIR = os.path.join(ROOT, "build", "modules")
 WAIT = 10.0  # bound of every wait for a state
-
-
-@pytest.fixture(scope="module", autouse=True)
-def built_modules():
-    subprocess.run(["make", "-s", "modules"], cwd=ROOT, check=True, timeout=300)
 
 
 def loaded(start, **cfg):

@@ -8,21 +8,8 @@ import subprocess
 
 import pytest
 
-from test_modules import ROOT, loaded, plain, raw
+from test_modules import ROOT, built_modules, loaded, plain, raw, same  # noqa: F401 (built_modules: the autouse fixture)
 from waithelp import wait_for
-
-
-@pytest.fixture(scope="module", autouse=True)
-def built_modules():
-    subprocess.run(["make", "-s", "modules"], cwd=ROOT, check=True, timeout=300)
-
-
-def same(server, oracle, cmds, resp=2):
-    a = raw(server, cmds, resp)
-    b = raw(oracle, cmds, resp)
-    for cmd, x, y in zip(cmds, a, b):
-        assert x == y, "%r: cairn %r, redis %r" % (cmd, x, y)
-    return a
 
 
 GETKEYS_CMDS = [

@@ -16,12 +16,7 @@ import pytest
 from resphelp import encode, read_values
 from waithelp import wait_for
 from test_cluster import wait_ok
-from test_modules import ROOT, loaded, mod, plain, same
-
-
-@pytest.fixture(scope="module", autouse=True)
-def built_modules():
-    subprocess.run(["make", "-s", "modules"], cwd=ROOT, check=True, timeout=300)
+from test_modules import ROOT, built_modules, loaded, mod, plain, same  # noqa: F401 (built_modules: the autouse fixture)
 
 
 def _both(start_server, start_oracle, *mods, **cfg):
