@@ -125,6 +125,12 @@ void *xreallocBig(void *ptr, size_t size) {
     return p;
 }
 
+/* Counts big allocations and big frees alike: either starts the quiet
+ * period over.  Counting only allocations missed a value freed after the
+ * purge (a 12 MB value overwritten more than 250 ms after it was set stayed
+ * resident for good: the big arena never purges by itself). */
+void xmallocBigFreed(void) { atomic_fetch_add_explicit(&bigAllocs, 1, memory_order_relaxed); }
+
 int xmallocBigQuiet(long long nowMs, long long quietMs) {
     static unsigned long seen, purged;
     static long long since;
@@ -206,6 +212,8 @@ void xmallocStatsReport(void (*write)(void *ctx, const char *text), void *ctx) {
 void xmallocPurge(void) { malloc_trim(0); }
 
 void *xreallocBig(void *ptr, size_t size) { return xrealloc(ptr, size); }
+
+void xmallocBigFreed(void) {}
 
 int xmallocBigQuiet(long long nowMs, long long quietMs) {
     (void)nowMs, (void)quietMs;

@@ -55,6 +55,11 @@ void *xreallocBig(void *ptr, size_t size);
  * pages back (xmallocPurgeBig, from a background thread).  nowMs is any
  * monotonic clock in milliseconds. */
 int xmallocBigQuiet(long long nowMs, long long quietMs);
+/* A block of XMALLOC_BIG_MIN bytes or more was freed (sdsFree says so):
+ * it may have been the big arena's, so xmallocBigQuiet starts counting
+ * quiet time again and answers 1 once more after it.  Any thread. */
+#define XMALLOC_BIG_MIN (4u << 20)
+void xmallocBigFreed(void);
 /* Purge the big arena's freed pages (xmallocPurge purges it too). */
 void xmallocPurgeBig(void);
 /* Return the calling thread's cached free blocks to their arenas (cheap):

@@ -154,8 +154,17 @@ sds sdsEmptyCap(size_t cap) { return allocate(cap, 0); }
 
 sds sdsDup(const sds s) { return sdsNewLen(s, sdsLen(s)); }
 
+/* Every free of a string's block.  A big string's pages may sit in the big
+ * arena, which only a purge returns: tell the allocator, so its quiet-time
+ * purge comes again (a value freed after the last purge would otherwise
+ * stay resident). */
+static void freeBlock(sds s) {
+    if (typeOf(s) >= SDS_TYPE_32 && sdsCap(s) >= XMALLOC_BIG_MIN) xmallocBigFreed();
+    xfree(sdsAllocPtr(s));
+}
+
 void sdsFree(sds s) {
-    if (s) xfree(sdsAllocPtr(s));
+    if (s) freeBlock(s);
 }
 
 /* The flags byte: type in bits 0-1, SDS_ORPHAN, the pin count from bit 3.
@@ -181,7 +190,7 @@ void sdsUnpin(sds s) {
     unsigned char f = __atomic_load_n(p, __ATOMIC_ACQUIRE);
     do {
         if ((f >> 3) == 1 && (f & SDS_ORPHAN)) { /* the last pin of a string nobody owns */
-            xfree(sdsAllocPtr(s));
+            freeBlock(s);
             return;
         }
     } while (!__atomic_compare_exchange_n(p, &f, (unsigned char)(f - SDS_PIN_ONE), 0, __ATOMIC_ACQ_REL,
@@ -194,7 +203,7 @@ void sdsDisown(sds s) {
     unsigned char f = __atomic_load_n(p, __ATOMIC_ACQUIRE);
     do {
         if ((f >> 3) == 0) {
-            xfree(sdsAllocPtr(s));
+            freeBlock(s);
             return;
         }
     } while (!__atomic_compare_exchange_n(p, &f, (unsigned char)(f | SDS_ORPHAN), 0, __ATOMIC_ACQ_REL,
