@@ -776,7 +776,7 @@ def test_shards_and_replicas_views(start_server, start_oracle):
                               dict(zip(m[::2], m[1::2]))[b"health"]) for m in d[b"nodes"])
             out.append((d[b"slots"], members))
         return sorted(out)
-    wait_for(lambda: shard_view(nodes[0]) == shard_view(nodes[1]) == shard_view(rep), timeout=20,
+    wait_for(lambda: shard_view(nodes[0]) == shard_view(nodes[1]) == shard_view(rep), timeout=60,
              what="the same SHARDS everywhere", step=0.2)
     view = shard_view(nodes[0])
     assert sum(len(m) for _, m in view) == 4
