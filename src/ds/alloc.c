@@ -206,6 +206,11 @@ void malloc_stats_print(void (*write_cb)(void *, const char *), void *cbopaque, 
 
 void xmallocStatsReport(void (*write)(void *ctx, const char *text), void *ctx) {
     malloc_stats_print(write, ctx, NULL);
+    /* The slab allocator's blocks are not jemalloc's (slab.h). */
+    char line[160];
+    snprintf(line, sizeof(line), "--- Cairn key-entry slabs: %zu bytes held in slabs of %zu, %zu bytes in slots in use\n",
+             slabActiveBytes(), SLAB_BYTES, slabUsedBytes());
+    write(ctx, line);
 }
 
 #else /* counting wrapper for sanitizer / libc builds */
