@@ -58,7 +58,7 @@ typedef struct Slab {
 #define SLOT0 ((sizeof(Slab) + 15) & ~(size_t)15)
 #define COMMIT_STEP ((size_t)1 << 20)
 
-static const uint32_t classSize[SLAB_CLASSES] = {24, 40, 56, 72, 88, 104, 120};
+static const uint32_t classSize[SLAB_CLASSES] = {8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128};
 
 _Atomic uintptr_t slabRangeBase;
 _Atomic size_t slabRangeBytes;
