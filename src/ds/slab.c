@@ -1,4 +1,4 @@
-/* slab.c -- the slab allocator for the size classes jemalloc lacks (see
+/* slab.c -- the slab allocator for blocks of up to 128 bytes in 8-byte steps (see
  * slab.h for the contract and the invariants).
  *
  * Layout: one reserved range [slabRangeBase, + slabRangeBytes), PROT_NONE
