@@ -140,7 +140,7 @@ static void test_link_word_keeps_header(void **state) {
 }
 
 /* DESIGN's target: a 12-byte key with a 10-byte value is 34 bytes (the
- * slab allocator's 40-byte class), and 46 (jemalloc's 48) with an expire. */
+ * slab allocator's 40-byte class), and 46 (48) with an expire. */
 static void test_embstr_sizes(void **state) {
     Db *db = *state;
     kvobj *o = kvCreateString("key:00000001", 12, "value:0001", 10);
