@@ -366,7 +366,7 @@ static kvobj *relayout(const kvobj *o, int withExpire) {
         if (kvHasInlineValue(o)) body += kvInlineSize(o);
     }
     size_t newHead = sizeof(kvobj) + (withExpire ? 12 : 0);
-    kvobj *n = xmalloc(newHead + body);
+    kvobj *n = kvAllocBlock(newHead + body);
     memcpy(n, o, sizeof(kvobj));
     if (withExpire) {
         n->typeenc |= KV_EXPIRE_FLAG;
@@ -396,7 +396,7 @@ static kvobj *moveEntry(Db *db, kvobj *old, kvobj *fresh) {
 
 kvobj *dbResizeEntry(Db *db, kvobj *o, size_t size) {
     void **link = htabFindLink(tableOf(db, kvKey(o), kvKeyLen(o)), kvKey(o), kvKeyLen(o));
-    kvobj *n = xrealloc(o, size); /* keeps the link */
+    kvobj *n = kvRealloc(o, size); /* keeps the link */
     htabLinkSet(link, n);
     if (kvHasExpire(n)) cvSet(&db->ks.ttl, ttlPos(n), n);
     return n;

@@ -236,6 +236,12 @@ size_t kvPointerShellSize(const kvobj *o);
 void kvFree(kvobj *o);
 /* Frees only the entry shell, not the value pointer. */
 void kvFreeShell(kvobj *o);
+/* Entry blocks come from the slab allocator (ds/slab.h), not xmalloc:
+ * a block for a new entry that db.c lays out itself, and an entry's block
+ * resized (realloc's contract: contents kept, it may move).  Free either
+ * with kvFree / kvFreeShell, never xfree; xmallocSize gives their size. */
+void *kvAllocBlock(size_t size);
+kvobj *kvRealloc(kvobj *o, size_t size);
 
 /* String value access.  kvStringBytes gives a view of a string value (buf
  * must hold 21 bytes, used for int encoding).  kvStringLen is its length. */

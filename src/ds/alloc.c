@@ -3,6 +3,8 @@
  * threads release memory too. */
 #include "ds/alloc.h"
 
+#include "ds/slab.h"
+
 #include <limits.h>
 #include <malloc.h>
 #include <stdatomic.h>
@@ -84,6 +86,9 @@ size_t xmallocUsed(void) {
     if (n > MAX_THREADS) n = MAX_THREADS;
     int64_t total = 0;
     for (int i = 0; i < n; i++) total += (int64_t)(*threads[i].allocated - *threads[i].deallocated);
+    /* The slab allocator's slabs are jemalloc-free mappings: its slots in
+     * use count as the blocks they are (slab.h). */
+    total += (int64_t)slabUsedBytes();
     return total > 0 ? (size_t)total : 0;
 }
 
@@ -177,6 +182,7 @@ static int dirtyLeft(void) {
 }
 
 void xmallocPurge(void) {
+    slabPurge();
     purgeArena(ARENAS_ALL);
     if (!dirtyLeft()) return;
     /* Cut short by a background purge (alloc.h).  Stopping the background
@@ -194,22 +200,31 @@ void xmallocStats(size_t *allocated, size_t *active, size_t *resident) {
     refreshStats();
     size_t v;
     size_t sz = sizeof(v);
-    *allocated = mallctl("stats.allocated", &v, &sz, NULL, 0) == 0 ? v : xmallocUsed();
+    size_t slabUsed = slabUsedBytes(), slabHeld = slabActiveBytes();
+    *allocated = mallctl("stats.allocated", &v, &sz, NULL, 0) == 0 ? v + slabUsed : xmallocUsed();
     sz = sizeof(v);
-    *active = mallctl("stats.active", &v, &sz, NULL, 0) == 0 ? v : *allocated;
+    *active = mallctl("stats.active", &v, &sz, NULL, 0) == 0 ? v + slabHeld : *allocated;
     sz = sizeof(v);
-    *resident = mallctl("stats.resident", &v, &sz, NULL, 0) == 0 ? v : xmallocRss();
+    *resident = mallctl("stats.resident", &v, &sz, NULL, 0) == 0 ? v + slabHeld : xmallocRss();
 }
 
 void malloc_stats_print(void (*write_cb)(void *, const char *), void *cbopaque, const char *opts);
 
 void xmallocStatsReport(void (*write)(void *ctx, const char *text), void *ctx) {
     malloc_stats_print(write, ctx, NULL);
+    /* The slab allocator's blocks are not jemalloc's (slab.h). */
+    char line[160];
+    snprintf(line, sizeof(line), "--- Cairn key-entry slabs: %zu bytes held in slabs of %zu, %zu bytes in slots in use\n",
+             slabActiveBytes(), SLAB_BYTES, slabUsedBytes());
+    write(ctx, line);
 }
 
 #else /* counting wrapper for sanitizer / libc builds */
 
-void xmallocPurge(void) { malloc_trim(0); }
+void xmallocPurge(void) {
+    slabPurge();
+    malloc_trim(0);
+}
 
 void *xreallocBig(void *ptr, size_t size) { return xrealloc(ptr, size); }
 
@@ -272,7 +287,7 @@ void xfree(void *ptr) {
     free(ptr);
 }
 
-size_t xmallocUsed(void) { return atomic_load_explicit(&usedMemory, memory_order_relaxed); }
+size_t xmallocUsed(void) { return atomic_load_explicit(&usedMemory, memory_order_relaxed) + slabUsedBytes(); }
 
 #endif
 
@@ -283,7 +298,10 @@ char *xstrdup(const char *s) {
     return p;
 }
 
-size_t xmallocSize(void *ptr) { return ptr ? malloc_usable_size(ptr) : 0; }
+size_t xmallocSize(void *ptr) {
+    if (slabOwns(ptr)) return slabSlotSize(ptr);
+    return ptr ? malloc_usable_size(ptr) : 0;
+}
 
 size_t xmallocRss(void) {
     FILE *f = fopen("/proc/self/statm", "r");

@@ -22,12 +22,14 @@ char *xstrdup(const char *s);
  * main(), the lazy-free thread when it starts.  It must live as long
  * as the process: its counters are read in place. */
 void xmallocRegisterThread(void);
-/* Bytes really reserved for a block returned by this module. */
+/* Bytes really reserved for a block returned by this module, or the slot
+ * size of a block from the slab allocator (ds/slab.h). */
 size_t xmallocSize(void *ptr);
 /* Bytes a request of `size` would really reserve (its size class); without
  * jemalloc, size itself. */
 size_t xmallocGoodSize(size_t size);
-/* Bytes currently reserved through this module (all threads). */
+/* Bytes currently reserved through this module (all threads), plus the
+ * slab allocator's slots in use. */
 size_t xmallocUsed(void);
 /* Process resident set size in bytes, read from /proc (0 if unknown). */
 size_t xmallocRss(void);

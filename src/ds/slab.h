@@ -1,0 +1,120 @@
+/* slab.h -- small blocks in 8-byte-step size classes.
+ *
+ * Debian's jemalloc spaces its small size classes 16 bytes apart (8, 16,
+ * 32, 48, 64, 80, ..., 128), so a 34-byte key-table entry costs 48.  This
+ * allocator serves every size up to 128 bytes from slabs of its own, in
+ * classes 8 bytes apart (8, 16, 24, ..., 128): the ones jemalloc lacks, and
+ * the ones it has too, because one test (size <= 128) is cheaper on every
+ * allocation than picking out the odd classes, and its paths are no longer
+ * than jemalloc's (SET's instructions stay as they were).  Bigger blocks go
+ * to xmalloc.  It is meant for blocks of which there are millions
+ * (key-table entries: db/object.c); a block from slabAlloc is freed with slabFree,
+ * resized with slabRealloc, and its size is xmallocSize's (alloc.c asks
+ * slabOwns).  Never pass one to xfree or xrealloc.
+ *
+ * Invariants:
+ *  - All slabs live in one range of address space reserved on the first
+ *    slab allocation (PROT_NONE, made writable as slabs are first used), so whether a block
+ *    is a slab slot is one comparison (slabOwns), whatever its size or its
+ *    owner's layout.  When the range is used up or could not be reserved,
+ *    slabAlloc falls back to xmalloc: callers never need to know.
+ *  - A slab is SLAB_BYTES long and aligned to SLAB_BYTES; its header (class,
+ *    slot size, use count, free list, list links) is at its start, so a
+ *    slot's header is its address with the low bits cleared.  Free slots
+ *    are threaded through their first 8 bytes; slots never used yet are
+ *    taken from the slab's unused tail (so a new slab's pages are touched
+ *    as they fill).
+ *  - Per class, the slabs with a free slot form a list; a slab whose last
+ *    slot is freed is handed back to the system (madvise(MADV_DONTNEED)
+ *    on its pages; its address range is reused by the next new slab),
+ *    except that one empty slab per class is kept for reuse (slabPurge
+ *    hands those back too: MEMORY PURGE, after a flush).
+ *  - Any thread may allocate and free: one spinlock guards the allocator
+ *    (held for a few dozen instructions; a waiter yields after a short
+ *    spin).  Fork handlers take it around fork().
+ *  - used_memory: slabUsedBytes() is the bytes of slots in use (the slot
+ *    size, as jemalloc counts a block's class), which alloc.c adds to
+ *    xmallocUsed; slabActiveBytes() counts the slabs held (empty slots
+ *    included), the allocator's "active" and "resident".
+ *  - Sanitizer builds poison free slots and unused tails (AddressSanitizer's
+ *    manual poisoning), so a use after slabFree is reported as it is for
+ *    malloc'd memory; a second slabFree of a slot aborts. */
+#ifndef CAIRN_SLAB_H
+#define CAIRN_SLAB_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ds/alloc.h"
+
+#define SLAB_BYTES ((size_t)16384)
+#define SLAB_CLASSES 16
+#define SLAB_MAX_SIZE 128
+
+/* The reserved range (0 and 0 until the first slab allocation reserves it,
+ * or when it could not be): for slabOwns only.  Atomic because any thread
+ * may ask while the first allocation sets them (relaxed loads: plain
+ * loads on x86-64 and arm64). */
+extern _Atomic uintptr_t slabRangeBase;
+extern _Atomic size_t slabRangeBytes;
+
+/* Whether p is a slab slot (any address may be asked; NULL is not one). */
+static inline int slabOwns(const void *p) {
+    size_t bytes = atomic_load_explicit(&slabRangeBytes, memory_order_acquire);
+    return (uintptr_t)p - atomic_load_explicit(&slabRangeBase, memory_order_relaxed) < bytes;
+}
+
+/* Whether a request of `size` bytes is one for a slab class: 1 to 128. */
+static inline int slabServes(size_t size) { return size - 1 < SLAB_MAX_SIZE; }
+
+/* The slab class of a request of `size` bytes (slot size 8 * (class + 1)),
+ * or -1 for sizes that go to xmalloc (0, more than 128). */
+static inline int slabClassOf(size_t size) { return slabServes(size) ? (int)((size - 1) >> 3) : -1; }
+
+/* Bytes slabAlloc(size) really reserves: the slot size for a slab class
+ * (while the range has room), else xmallocGoodSize's. */
+size_t slabGoodSize(size_t size);
+
+/* A free slot of class c, or NULL when no slab can be had (the range is
+ * used up). */
+void *slabAllocClass(int c);
+/* Frees a slot (slabOwns(p) must hold). */
+void slabFreeSlot(void *p);
+/* The slot size of slot p (slabOwns(p) must hold). */
+size_t slabSlotSize(const void *p);
+
+/* A block of at least `size` bytes: a slot when size has a slab class and
+ * one is free, else xmalloc's.  Never NULL (out of memory aborts, as
+ * xmalloc does). */
+static inline void *slabAlloc(size_t size) {
+    if (slabServes(size)) {
+        void *p = slabAllocClass((int)((size - 1) >> 3));
+        if (p) return p;
+    }
+    return xmalloc(size);
+}
+
+/* Frees a block from slabAlloc / slabRealloc (NULL: nothing). */
+static inline void slabFree(void *p) {
+    if (slabOwns(p)) slabFreeSlot(p);
+    else xfree(p);
+}
+
+/* Resizes a block from slabAlloc (realloc's contract: the first
+ * min(old, size) bytes are kept; the block may move).  A block ends up
+ * where slabAlloc would put a new one of `size`; it stays in place when its
+ * slot already has that class. */
+void *slabRealloc(void *p, size_t size);
+
+/* Bytes of slots in use, and bytes of the slabs held (all threads). */
+size_t slabUsedBytes(void);
+size_t slabActiveBytes(void);
+/* Hands back the empty slabs kept for reuse (one per class at most). */
+void slabPurge(void);
+
+/* For tests: the slot size of class c, and the number of slabs held. */
+size_t slabClassSize(int c);
+size_t slabCount(void);
+
+#endif

@@ -1,0 +1,319 @@
+/* test_slab.c -- the slab allocator for the 8-byte-step size classes
+ * (ds/slab.h): which sizes it serves, that slots are distinct and keep
+ * their bytes, that emptied slabs go back to the system (used memory and
+ * RSS), resizing across classes and to and from xmalloc, frees from other
+ * threads while the main thread allocates, and fork while another thread
+ * holds the lock. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ds/alloc.h"
+#include "ds/slab.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
+/* Each block is filled with a pattern derived from its index, so a slot
+ * handed out twice or overwritten by a neighbour is caught. */
+static void fill(unsigned char *p, size_t n, uint32_t seed) {
+    for (size_t i = 0; i < n; i++) p[i] = (unsigned char)(seed * 31u + i);
+}
+
+static int intact(const unsigned char *p, size_t n, uint32_t seed) {
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != (unsigned char)(seed * 31u + i)) return 0;
+    return 1;
+}
+
+static void test_classes(void **state) {
+    (void)state;
+    assert_int_equal(slabGoodSize(34), 40); /* reserves the range: this machine can */
+    assert_true(slabRangeBytes > 0);
+    assert_int_equal(slabGoodSize(32), 32);
+    assert_int_equal(slabGoodSize(128), 128);
+    assert_int_equal(slabGoodSize(200), xmallocGoodSize(200));
+    for (size_t size = 0; size <= 300; size++) {
+        int c = slabClassOf(size);
+        size_t rounded = (size + 7) & ~(size_t)7;
+        if (size == 0 || size > SLAB_MAX_SIZE) {
+            assert_int_equal(c, -1);
+        } else {
+            assert_true(c >= 0 && c < SLAB_CLASSES);
+            assert_int_equal(slabClassSize(c), rounded);
+        }
+    }
+    assert_int_equal(slabClassSize(-1), 0);
+    assert_int_equal(slabClassSize(SLAB_CLASSES), 0);
+}
+
+/* Bigger sizes are not slab slots; NULL is not one. */
+static void test_other_sizes_use_xmalloc(void **state) {
+    (void)state;
+    static const size_t sizes[] = {0, 129, 136, 200, 5000};
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        void *p = slabAlloc(sizes[i]);
+        assert_false(slabOwns(p));
+        assert_true(xmallocSize(p) >= sizes[i]);
+        memset(p, 0x5a, sizes[i]);
+        slabFree(p);
+    }
+    assert_false(slabOwns(NULL));
+    slabFree(NULL);
+}
+
+#define N 20000
+
+/* Many blocks of one class: distinct, their bytes kept, counted at the
+ * slot size; all freed, used bytes return and the slabs go (one kept). */
+static void test_alloc_free_accounting(void **state) {
+    (void)state;
+    slabPurge();
+    unsigned char **v = malloc(N * sizeof(*v));
+    size_t used0 = slabUsedBytes(), slabs0 = slabCount(), x0 = xmallocUsed();
+    for (uint32_t i = 0; i < N; i++) {
+        v[i] = slabAlloc(34);
+        assert_true(slabOwns(v[i]));
+        assert_int_equal(xmallocSize(v[i]), 40);
+        fill(v[i], 34, i);
+    }
+    assert_int_equal(slabUsedBytes(), used0 + (size_t)N * 40);
+    assert_int_equal(xmallocUsed(), x0 + (size_t)N * 40);
+    assert_true(slabCount() >= slabs0 + (size_t)N * 40 / SLAB_BYTES);
+    assert_true(slabActiveBytes() >= (size_t)N * 40);
+    for (uint32_t i = 0; i < N; i++) assert_true(intact(v[i], 34, i));
+    /* Free every other block, then refill: the freed slots are reused. */
+    size_t slabsFull = slabCount();
+    for (uint32_t i = 0; i < N; i += 2) slabFree(v[i]);
+    assert_int_equal(slabUsedBytes(), used0 + (size_t)N / 2 * 40);
+    for (uint32_t i = 0; i < N; i += 2) {
+        v[i] = slabAlloc(40);
+        fill(v[i], 40, i);
+    }
+    assert_int_equal(slabCount(), slabsFull);
+    for (uint32_t i = 0; i < N; i++) assert_true(intact(v[i], 34, i));
+    for (uint32_t i = 0; i < N; i++) slabFree(v[i]);
+    assert_int_equal(slabUsedBytes(), used0);
+    assert_int_equal(xmallocUsed(), x0);
+    assert_true(slabCount() <= slabs0 + 1); /* the spare */
+    slabPurge();
+    assert_int_equal(slabCount(), 0);
+    assert_int_equal(slabActiveBytes(), 0);
+    free(v);
+}
+
+/* A freed slot is the next one handed out (its slab is the class's
+ * first), and a slab emptied while another empty one is kept goes back. */
+static void test_reuse_and_slab_return(void **state) {
+    (void)state;
+    slabPurge();
+    size_t per = (SLAB_BYTES - 64) / 56; /* at least the slots of one slab */
+    size_t n = per * 4;
+    void **v = malloc(n * sizeof(*v));
+    for (size_t i = 0; i < n; i++) v[i] = slabAlloc(56);
+    void *p = v[n / 2];
+    slabFree(p);
+    void *q = slabAlloc(50);
+    assert_ptr_equal(p, q);
+    v[n / 2] = q;
+    size_t held = slabCount();
+    assert_true(held >= 4);
+    for (size_t i = 0; i < n; i++) slabFree(v[i]);
+    assert_int_equal(slabCount(), 1); /* one empty slab kept */
+    slabPurge();
+    assert_int_equal(slabCount(), 0);
+    free(v);
+}
+
+/* Freed slabs give their pages back: RSS falls by about what they held. */
+static void test_rss_returns(void **state) {
+    (void)state;
+    slabPurge();
+    size_t n = (64u << 20) / 24; /* 64 MB of 24-byte slots */
+    void **v = malloc(n * sizeof(*v));
+    for (size_t i = 0; i < n; i++) {
+        v[i] = slabAlloc(20);
+        memset(v[i], 1, 20);
+    }
+    size_t full = xmallocRss();
+    for (size_t i = 0; i < n; i++) slabFree(v[i]);
+    slabPurge();
+    size_t after = xmallocRss();
+    free(v);
+    assert_true(full > after);
+    assert_true(full - after > (48u << 20));
+}
+
+/* slabRealloc: within a class in place; across classes, to xmalloc and
+ * back, the bytes are kept. */
+static void test_resize(void **state) {
+    (void)state;
+    unsigned char *p = slabRealloc(NULL, 34);
+    assert_true(slabOwns(p));
+    fill(p, 34, 7);
+    assert_ptr_equal(slabRealloc(p, 36), p); /* same 40-byte class */
+    p = slabRealloc(p, 50);                  /* 56 */
+    assert_true(slabOwns(p));
+    assert_int_equal(xmallocSize(p), 56);
+    assert_true(intact(p, 34, 7));
+    fill(p, 50, 8);
+    p = slabRealloc(p, 100); /* 104 */
+    assert_int_equal(xmallocSize(p), 104);
+    assert_true(intact(p, 50, 8));
+    fill(p, 100, 9);
+    p = slabRealloc(p, 300); /* to xmalloc */
+    assert_false(slabOwns(p));
+    assert_true(intact(p, 100, 9));
+    fill(p, 300, 10);
+    p = slabRealloc(p, 200); /* still xmalloc's */
+    assert_false(slabOwns(p));
+    assert_true(intact(p, 200, 10));
+    p = slabRealloc(p, 20); /* back to a slab */
+    assert_true(slabOwns(p));
+    assert_int_equal(xmallocSize(p), 24);
+    assert_true(intact(p, 20, 10));
+    slabFree(p);
+}
+
+/* Sanitizer builds: a free slot and a slab's unused tail are poisoned
+ * (a use after slabFree is reported), a handed-out slot is not. */
+static void test_poisoning(void **state) {
+    (void)state;
+#if defined(__SANITIZE_ADDRESS__)
+    unsigned char *p = slabAlloc(40);
+    assert_int_equal(__asan_region_is_poisoned(p, 40), 0);
+    assert_true(__asan_address_is_poisoned(p + 40) || slabSlotSize(p) > 40); /* the next slot: never used */
+    slabFree(p);
+    for (int i = 0; i < 40; i += 8) assert_true(__asan_address_is_poisoned(p + i));
+    unsigned char *q = slabAlloc(40);
+    assert_ptr_equal(p, q);
+    assert_int_equal(__asan_region_is_poisoned(q, 40), 0);
+    slabFree(q);
+#else
+    skip(); /* poisoning exists only in the sanitizer build */
+#endif
+}
+
+/* --- other threads --- */
+
+#define XN 200000
+
+typedef struct {
+    unsigned char **v;
+    size_t from, to;
+    size_t damaged; /* blocks found overwritten (cmocka asserts only on the main thread) */
+} Range;
+
+static void *freeRange(void *arg) {
+    Range *r = arg;
+    for (size_t i = r->from; i < r->to; i++) {
+        if (!intact(r->v[i], 34, (uint32_t)i)) r->damaged++;
+        slabFree(r->v[i]);
+    }
+    return NULL;
+}
+
+/* The lazy-free case: another thread frees entries while the main thread
+ * allocates and frees its own; nothing is handed out twice, and the bytes
+ * and the used count come out exact. */
+static void test_cross_thread_frees(void **state) {
+    (void)state;
+    slabPurge();
+    size_t used0 = slabUsedBytes();
+    unsigned char **v = malloc(XN * sizeof(*v));
+    for (uint32_t i = 0; i < XN; i++) {
+        v[i] = slabAlloc(34);
+        fill(v[i], 34, i);
+    }
+    Range r = {v, 0, XN, 0};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, freeRange, &r), 0);
+    unsigned char **mine = malloc(XN * sizeof(*mine));
+    for (uint32_t i = 0; i < XN; i++) {
+        mine[i] = slabAlloc(i % 2 ? 34 : 18);
+        fill(mine[i], 18, i ^ 0x55u);
+        if (i % 3 == 0) {
+            slabFree(mine[i]);
+            mine[i] = NULL;
+        }
+    }
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_int_equal(r.damaged, 0);
+    size_t live = 0;
+    for (uint32_t i = 0; i < XN; i++) {
+        if (!mine[i]) continue;
+        assert_true(intact(mine[i], 18, i ^ 0x55u));
+        live += i % 2 ? 40 : 24;
+    }
+    assert_int_equal(slabUsedBytes(), used0 + live);
+    for (uint32_t i = 0; i < XN; i++) slabFree(mine[i]);
+    assert_int_equal(slabUsedBytes(), used0);
+    slabPurge();
+    assert_int_equal(slabCount(), 0);
+    free(v);
+    free(mine);
+}
+
+static volatile int stopChurn;
+
+static void *churn(void *arg) {
+    (void)arg;
+    void *ring[64] = {0};
+    for (unsigned i = 0; !stopChurn; i++) {
+        unsigned k = i % 64;
+        slabFree(ring[k]);
+        ring[k] = slabAlloc(24 + (i % 7) * 16);
+    }
+    for (unsigned k = 0; k < 64; k++) slabFree(ring[k]);
+    return NULL;
+}
+
+/* fork() while another thread is allocating: the child's allocator is
+ * usable (the lock is not left held), and it exits within its alarm. */
+static void test_fork_while_busy(void **state) {
+    (void)state;
+    pthread_t t;
+    stopChurn = 0;
+    assert_int_equal(pthread_create(&t, NULL, churn, NULL), 0);
+    for (int round = 0; round < 20; round++) {
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            alarm(10);
+            for (int i = 0; i < 1000; i++) slabFree(slabAlloc(40));
+            _exit(0);
+        }
+        int status = 0;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+    }
+    stopChurn = 1;
+    assert_int_equal(pthread_join(t, NULL), 0);
+}
+
+int main(void) {
+    xmallocRegisterThread();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_classes),
+        cmocka_unit_test(test_other_sizes_use_xmalloc),
+        cmocka_unit_test(test_alloc_free_accounting),
+        cmocka_unit_test(test_reuse_and_slab_return),
+        cmocka_unit_test(test_rss_returns),
+        cmocka_unit_test(test_resize),
+        cmocka_unit_test(test_poisoning),
+        cmocka_unit_test(test_cross_thread_frees),
+        cmocka_unit_test(test_fork_while_busy),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
