@@ -538,7 +538,9 @@ static void packCollect(void *priv, void *entry) {
     int t = kvType(o), enc = kvRawEncoding(o);
     if (t != OBJ_HASH && t != OBJ_ZSET && t != OBJ_SET) return;
     if (enc != OBJ_ENC_LISTPACK && enc != OBJ_ENC_LISTPACK_INLINE && enc != OBJ_ENC_INTSET) return;
-    if (b->n < PACK_BATCH && idleSeconds(o) >= b->idle) b->e[b->n++] = o;
+    /* The LRU clock counts whole seconds: more than `idle` of them means
+     * at least `idle` seconds really passed. */
+    if (b->n < PACK_BATCH && idleSeconds(o) > b->idle) b->e[b->n++] = o;
 }
 
 /* Advances the pass for about `us` microseconds; 1 while it is not done. */
