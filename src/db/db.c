@@ -42,7 +42,7 @@ DbStats dbStats;
 uint8_t dbHashSeed[16];
 int dbRehashPending;
 
-static const DbConfig defaultConfig = {MAXMEMORY_NO_EVICTION, 10, 1, 0};
+static const DbConfig defaultConfig = {MAXMEMORY_NO_EVICTION, 10, 1, 5};
 const DbConfig *dbConfig = &defaultConfig;
 
 static uint64_t hashKey(const void *key, size_t len) { return siphash(key, len, dbHashSeed); }
@@ -507,8 +507,9 @@ static size_t packEntry(Db *db, kvobj *o) {
     return now - after;
 }
 
-/* Seconds since o's last access, from its LRU clock or, under an LFU
- * policy, its LFU minutes (as OBJECT IDLETIME reads them). */
+/* Seconds o has surely been idle: from its LRU clock as OBJECT IDLETIME
+ * reads it or, under an LFU policy, from its LFU minutes (whole minutes
+ * only).  Compared with ">": the clocks count whole units. */
 static long long idleSeconds(const kvobj *o);
 
 /* The pass: a cursor over each database's keys, in dbScan order. */
@@ -625,7 +626,7 @@ static long long idleSeconds(const kvobj *o) {
     if (lfuActive()) {
         unsigned ldt = kvLru(o) >> 8, now = lfuMinutes();
         unsigned elapsed = now >= ldt ? now - ldt : 65535 - ldt + now;
-        return (long long)elapsed * 60;
+        return elapsed ? (long long)(elapsed - 1) * 60 : 0; /* whole minutes surely passed */
     }
     unsigned max = (1u << 24) - 1, now = dbLruClock & max, lru = kvLru(o) & max;
     return now >= lru ? (long long)(now - lru) : (long long)now + (max - lru);

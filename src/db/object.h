@@ -12,6 +12,7 @@
  *   key bytes
  *   [vlen uint8 (1) | value bytes]              if encoding is EMBSTR
  *   [listpack bytes]                            if encoding is LISTPACK_INLINE
+ *   [packed bytes (ds/pack.h)]                  if encoding is PACKED_* (3-5)
  *
  * The link and the two bytes after it are one 8-byte word, the key table's
  * link word (ds/htab.h): the chain link in its low 48 bits, and typeenc and

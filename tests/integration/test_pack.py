@@ -195,12 +195,13 @@ def test_memory_usage_and_idletime(start_server):
 
 
 def test_directive_takes_effect(start_server):
-    s = start_server(**DBG)
+    assert start_server().client().config_get("cairn-pack-idle-seconds") == {"cairn-pack-idle-seconds": "5"}
+    s = start_server(**DBG, **{"cairn-pack-idle-seconds": 0})
     r = s.client()
     assert r.config_get("cairn-pack-idle-seconds") == {"cairn-pack-idle-seconds": "0"}
     assert r.config_get("*").get("cairn-pack-idle-seconds") is None  # Redis's names only
     fill(r)
-    time.sleep(1.5)
+    time.sleep(2.5)  # a second of idleness would do with 1
     assert stats(r)["cairn_packs"] == 0 and stats(r)["cairn_pack_passes"] == 0
     r.config_set("cairn-pack-idle-seconds", 1)
     wait_packed(r, 10)
