@@ -238,6 +238,18 @@ def test_rdb_both_ways(start_server, start_oracle):
     assert r.info("persistence")["rdb_last_bgsave_status"] == "ok"
     s3, _ = start_with_file(start_server, path, **DBG)
     assert s3.client().execute_command("DEBUG", "DIGEST") == want
+    # The save threads and the inline snapshot serialize from copies as well.
+    for cfg in ({"rdb-save-threads": 2}, {"cairn-snapshot": "inline"}):
+        for k, v in cfg.items():
+            r.config_set(k, v)
+        wait_passes(r, 2)
+        os.unlink(path)
+        r.bgsave()
+        assert waithelp.poll(lambda: r.info("persistence")["rdb_bgsave_in_progress"] == 0, timeout=30.0)
+        assert r.info("persistence")["rdb_last_bgsave_status"] == "ok"
+        assert stats(r)["cairn_unpacks"] == 0
+        s4, _ = start_with_file(start_server, path, **DBG)
+        assert s4.client().execute_command("DEBUG", "DIGEST") == want, cfg
 
 
 def test_aof_rewrite_replayed_by_redis(start_server, start_oracle):
