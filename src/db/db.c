@@ -438,6 +438,27 @@ static void packCorrupt(const kvobj *o) {
     abort();
 }
 
+/* The pass: a cursor over each database's keys, in dbScan order. */
+static struct {
+    int active, db;
+    uint64_t cursor;
+    long long endMs;       /* when the last pass ended */
+    long long seenPacked;  /* packed entries met by this pass */
+    size_t freed;          /* bytes freed by this pass */
+    long long pending;     /* candidates not idle yet, or packed, this pass */
+    long long cpuUs;       /* time this pass has taken so far */
+    long long floorMs;     /* the next pass starts no sooner (10x the last's time) */
+    int backoff;           /* passes in a row that found nothing to do */
+} pass;
+
+/* Between passes: the idle time, doubled after each pass that found
+ * nothing to pack nor about to become packable (a keyspace of strings
+ * only), up to a minute, back to the idle time when a value is unpacked;
+ * and at least 10 times the last pass's own time, so that scanning a big
+ * keyspace takes at most a tenth of a CPU whatever the setting. */
+#define PACK_BACKOFF_MAX 7
+#define PACK_BACKOFF_CAP_MS 60000
+
 kvobj *dbUnpackedCopy(const kvobj *o) {
     const unsigned char *p = kvPackedBytes(o);
     size_t len = packLength(p, SIZE_MAX);
@@ -466,6 +487,7 @@ kvobj *dbUnpackedCopy(const kvobj *o) {
 
 kvobj *dbUnpack(Db *db, kvobj *o) {
     dbPackStats.unpacks++;
+    pass.backoff = 0; /* something to pack again once idle */
     return moveEntry(db, o, dbUnpackedCopy(o));
 }
 
@@ -512,14 +534,6 @@ static size_t packEntry(Db *db, kvobj *o) {
  * only).  Compared with ">": the clocks count whole units. */
 static long long idleSeconds(const kvobj *o);
 
-/* The pass: a cursor over each database's keys, in dbScan order. */
-static struct {
-    int active, db;
-    uint64_t cursor;
-    long long endMs;       /* when the last pass ended */
-    long long seenPacked;  /* packed entries met by this pass */
-    size_t freed;          /* bytes freed by this pass */
-} pass;
 
 #define PACK_BATCH 64
 
@@ -541,10 +555,21 @@ static void packCollect(void *priv, void *entry) {
     if (enc != OBJ_ENC_LISTPACK && enc != OBJ_ENC_LISTPACK_INLINE && enc != OBJ_ENC_INTSET) return;
     /* The LRU clock counts whole seconds: more than `idle` of them means
      * at least `idle` seconds really passed. */
-    if (b->n < PACK_BATCH && idleSeconds(o) > b->idle) b->e[b->n++] = o;
+    if (idleSeconds(o) <= b->idle) pass.pending++;
+    else if (b->n < PACK_BATCH) b->e[b->n++] = o;
 }
 
-/* Advances the pass for about `us` microseconds; 1 while it is not done. */
+static size_t tableUnits(const Htab *h);
+static size_t tableVisit(const Htab *h, size_t from, size_t to, void (*fn)(void *priv, void *entry), void *priv);
+
+/* Buckets a step of the pass reads (one table): the batch holds their
+ * candidates unless chains are very long (the rest wait for a later pass). */
+#define PACK_STEP_BUCKETS 16
+
+/* Advances the pass for about `us` microseconds; 1 while it is not done.
+ * One key table is walked by bucket (walk units: no key hashed, as dbScan
+ * would; a resize between steps may make the pass skip or see again a few
+ * keys, which only delays or repeats a check); slot tables by dbScan. */
 static int packSteps(Db *dbs, int count, long long us) {
     int idle = dbConfig->packIdleSeconds;
     if (idle <= 0 || dbMemberTtlKeys != 0) {
@@ -552,18 +577,28 @@ static int packSteps(Db *dbs, int count, long long us) {
         return 0;
     }
     if (!pass.active) {
-        if (dbNowMs - pass.endMs < (long long)idle * 1000) return 0;
+        long long wait = (long long)idle * 1000 << pass.backoff, cap = (long long)idle * 1000;
+        if (cap < PACK_BACKOFF_CAP_MS) cap = PACK_BACKOFF_CAP_MS;
+        if (wait > cap) wait = cap;
+        if (wait < pass.floorMs) wait = pass.floorMs;
+        if (dbNowMs - pass.endMs < wait) return 0;
         pass.active = 1;
         pass.db = 0;
         pass.cursor = 0;
         pass.seenPacked = 0;
         pass.freed = 0;
+        pass.pending = 0;
+        pass.cpuUs = 0;
     }
     long long start = ustime();
     for (int steps = 0;; steps++) {
         if (pass.db >= count) {
             pass.active = 0;
             pass.endMs = dbNowMs;
+            pass.cpuUs += ustime() - start;
+            pass.floorMs = pass.cpuUs / 100; /* 10x, in ms */
+            if (pass.pending) pass.backoff = 0;
+            else if (pass.backoff < PACK_BACKOFF_MAX) pass.backoff++;
             dbPackStats.packedKeys = pass.seenPacked;
             dbPackStats.passes++;
             if (pass.freed >= (8u << 20)) lazyfreePurge(); /* the freed pages back, from the thread */
@@ -576,17 +611,29 @@ static int packSteps(Db *dbs, int count, long long us) {
             continue;
         }
         PackBatch b = {.n = 0, .idle = idle};
-        pass.cursor = dbScan(db, pass.cursor, packCollect, &b);
+        if (!db->ks.slots) {
+            size_t units = tableUnits(&db->ks.keys), to = (size_t)pass.cursor + PACK_STEP_BUCKETS;
+            if (pass.cursor < units) tableVisit(&db->ks.keys, (size_t)pass.cursor, to < units ? to : units, packCollect, &b);
+            pass.cursor = to >= units ? 0 : to;
+        } else {
+            pass.cursor = dbScan(db, pass.cursor, packCollect, &b);
+        }
         for (int i = 0; i < b.n; i++) {
             size_t freed = packEntry(db, b.e[i]);
             pass.freed += freed;
-            if (freed) pass.seenPacked++;
+            if (freed) pass.seenPacked++, pass.pending++;
         }
         if (pass.cursor == 0) {
             pass.db++;
             continue;
         }
-        if ((steps & 7) == 7 && ustime() - start >= us) return 1;
+        if ((steps & 7) == 7) {
+            long long spent = ustime() - start;
+            if (spent >= us) {
+                pass.cpuUs += spent;
+                return 1;
+            }
+        }
     }
 }
 
