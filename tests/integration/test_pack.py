@@ -14,6 +14,7 @@ was packed counts one unpack, so a test can tell which keys were packed
 without disturbing the others (INFO, DEBUG DIGEST and SAVE read packed
 values through a rebuilt copy and unpack nothing)."""
 import glob
+import random
 import os
 import shutil
 import subprocess
@@ -316,3 +317,49 @@ def test_watch_and_events_untouched(start_server):
         if m:
             got.append(m)
     assert got == []  # neither packing nor unpacking notifies
+
+
+def random_command(rnd, key):
+    kind = key.split(":")[0]
+    f = "f%d" % rnd.randrange(12)
+    m = rnd.choice([rnd.randrange(-50, 50), rnd.randrange(1 << 40), "m%d" % rnd.randrange(12)])
+    n = rnd.randrange(-3, 15)
+    if kind == "h":
+        return rnd.choice([["HSET", key, f, rnd.choice([n, "v%d" % n, "", "x" * n if n > 0 else "y"])],
+                           ["HGET", key, f], ["HDEL", key, f], ["HLEN", key], ["HGETALL", key],
+                           ["HINCRBY", key, "cnt", n], ["HEXISTS", key, f], ["HMGET", key, f, "f1"],
+                           ["HSETNX", key, f, "nx"], ["HKEYS", key], ["HSTRLEN", key, f]])
+    if kind == "z":
+        return rnd.choice([["ZADD", key, rnd.choice([n, n / 4, "inf"]), str(m)], ["ZREM", key, str(m)],
+                           ["ZSCORE", key, str(m)], ["ZRANGE", key, 0, -1, "WITHSCORES"], ["ZCARD", key],
+                           ["ZINCRBY", key, n, str(m)], ["ZRANK", key, str(m)], ["ZPOPMAX", key],
+                           ["ZRANGEBYSCORE", key, n, "+inf"], ["ZCOUNT", key, "-inf", n]])
+    return rnd.choice([["SADD", key, m], ["SREM", key, m], ["SISMEMBER", key, m], ["SCARD", key],
+                       ["SADD", key, n, n + 1, n + 2], ["SMISMEMBER", key, n, m], ["SINTERCARD", 1, key]])
+
+
+def test_random_commands_on_packed_keys(start_server, start_oracle):
+    """Random reads and writes on keys that are packed between rounds: every
+    reply as Redis's, then the digests."""
+    s, so = start_server(**PACK), start_oracle(**DBG)
+    r, rr, orr = s.client(), raw(s.client()), raw(so.client())
+    rnd = random.Random(4242)
+    keys = ["%s:%d" % (k, i) for k in ("h", "z", "s") for i in range(20)]
+    for k in keys:  # a start: one element each
+        c = {"h": ["HSET", k, "f0", "v"], "z": ["ZADD", k, 1, "m1"], "s": ["SADD", k, 1]}[k[0]]
+        assert rr.execute_command(*c) == orr.execute_command(*c)
+    for rnd_no in range(4):
+        packs = stats(r)["cairn_packs"]
+        assert waithelp.poll(lambda: stats(r)["cairn_packs"] >= packs + 10, timeout=30.0)
+        for _ in range(300):
+            c = random_command(rnd, rnd.choice(keys))
+            try:
+                want = orr.execute_command(*c)
+            except redis.ResponseError as e:
+                want = "ERR %s" % e
+            try:
+                got = rr.execute_command(*c)
+            except redis.ResponseError as e:
+                got = "ERR %s" % e
+            assert got == want, (rnd_no, c)
+        assert r.execute_command("DEBUG", "DIGEST") == orr.execute_command("DEBUG", "DIGEST")
