@@ -363,3 +363,48 @@ def test_random_commands_on_packed_keys(start_server, start_oracle):
                 got = "ERR %s" % e
             assert got == want, (rnd_no, c)
         assert r.execute_command("DEBUG", "DIGEST") == orr.execute_command("DEBUG", "DIGEST")
+
+
+def test_packed_keys_deleted_moved_expired_evicted(start_server, start_oracle):
+    """Packed keys leave or move by every path -- DEL, UNLINK, expiry,
+    SWAPDB, MOVE, RENAME, DEBUG RELOAD, FLUSHALL ASYNC, eviction -- as
+    Redis's keys do (digest after each step)."""
+    s, so = start_server(**PACK), start_oracle(**DBG)
+    r, o = s.client(), so.client()
+    packable = fill(r, o)
+    for c in (r, o):
+        c.pexpire("h:bench", 2500)
+        c.pexpire("z:bench", 2500)
+    wait_packed(r, len(packable))
+    u0 = stats(r)["cairn_unpacks"]
+    # Expiry removes them (active cycle), packed or not.
+    assert waithelp.poll(lambda: r.exists("h:bench", "z:bench") == 0 and o.exists("h:bench", "z:bench") == 0,
+                         timeout=20.0)
+    steps = [["DEL", "h:ints"], ["UNLINK", "s:neg"], ["SWAPDB", 0, 3], ["MOVE", "h:prefix", 5],
+             ["RENAME", "s:limit", "s:renamed"], ["SELECT", 3], ["UNLINK", "z:limit"], ["SELECT", 0]]
+    for c in steps:
+        wait_passes(r, 1)
+        assert r.execute_command(*c) == o.execute_command(*c), c
+        assert r.execute_command("DEBUG", "DIGEST") == o.execute_command("DEBUG", "DIGEST"), c
+    assert stats(r)["cairn_unpacks"] > u0
+    wait_passes(r, 2)
+    want = o.execute_command("DEBUG", "DIGEST")
+    r.execute_command("DEBUG", "RELOAD")
+    assert r.execute_command("DEBUG", "DIGEST") == want
+    wait_packed(r, 5)
+    assert r.execute_command("FLUSHALL", "ASYNC")
+    assert r.dbsize() == 0
+    # Eviction picks packed keys too.
+    p = r.pipeline(transaction=False)
+    for i in range(3000):
+        p.hset("ev:%d" % i, mapping={"field:%d" % f: "value:%d" % (i + f) for f in range(10)})
+    p.execute()
+    wait_packed(r, 2000)
+    used = r.info("memory")["used_memory"]
+    r.config_set("maxmemory-policy", "allkeys-lru")
+    r.config_set("maxmemory", used - 100000)
+    for i in range(200):
+        r.set("big:%d" % i, "x" * 1000)
+    assert r.info("stats")["evicted_keys"] > 0
+    r.config_set("maxmemory", 0)
+    assert r.ping()
