@@ -408,3 +408,23 @@ def test_packed_keys_deleted_moved_expired_evicted(start_server, start_oracle):
     assert r.info("stats")["evicted_keys"] > 0
     r.config_set("maxmemory", 0)
     assert r.ping()
+
+
+def test_cluster_mode_slot_tables(start_server, start_oracle):
+    """With cluster-enabled (a key table per hash slot, walked by dbScan):
+    packed keys read and save as Redis's."""
+    from test_cluster import CLUSTER, wait_ok
+    s, so = start_server(**CLUSTER, **PACK), start_oracle(**CLUSTER, **DBG)
+    for srv in (s, so):
+        srv.client().execute_command("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+    wait_ok(s)
+    wait_ok(so)
+    r, o, rr, orr = s.client(), so.client(), raw(s.client()), raw(so.client())
+    cmds, packable = shapes()
+    for c in cmds:
+        assert rr.execute_command(*c) == orr.execute_command(*c)
+    wait_packed(r, len(packable))
+    assert r.execute_command("DEBUG", "DIGEST") == o.execute_command("DEBUG", "DIGEST")
+    for k in packable:
+        assert read_all(rr, k) == read_all(orr, k), k
+    assert stats(r)["cairn_unpacks"] >= len(packable)
