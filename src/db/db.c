@@ -438,7 +438,7 @@ static void packCorrupt(const kvobj *o) {
     abort();
 }
 
-/* The pass: a cursor over each database's keys, in dbScan order. */
+/* The pass: a cursor over each database's keys (buckets, or dbScan with slot tables). */
 static struct {
     int active, db;
     uint64_t cursor;
