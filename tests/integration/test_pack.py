@@ -223,7 +223,13 @@ def test_rdb_both_ways(start_server, start_oracle):
     s = start_server(**PACK)
     r, o = s.client(), start_oracle(**DBG).client()
     fill(r, o)
-    wait_packed(r, 20)
+    for c in (r, o):  # enough keys for the save threads (a small database is written on one)
+        p = c.pipeline(transaction=False)
+        for i in range(400):
+            p.hset("more:h:%d" % i, mapping={"field:%d" % f: "value:%d" % (i * 7 + f) for f in range(8)})
+            p.sadd("more:s:%d" % i, *range(i, i + 12))
+        p.execute()
+    wait_packed(r, 820)
     want = o.execute_command("DEBUG", "DIGEST")
     assert r.execute_command("DEBUG", "DIGEST") == want
     assert r.save()
