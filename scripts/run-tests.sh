@@ -129,7 +129,7 @@ elif [ -x "$SAN_BIN" ]; then
       tests/integration/test_functions.py tests/integration/test_script_resp_matrix.py tests/integration/test_keys.py \
       tests/integration/test_client.py tests/integration/test_hll.py \
       tests/integration/test_geo.py tests/integration/test_security.py tests/integration/test_aof.py \
-      tests/integration/test_dump.py tests/integration/test_dump_sanitize.py \
+      tests/integration/test_dump.py tests/integration/test_dump_sanitize.py tests/integration/test_pack.py \
       tests/integration/test_rdb_faults.py tests/integration/test_rdb_threads.py tests/integration/test_streams.py \
       tests/integration/test_entry_expire_once.py tests/integration/test_compat_blocking.py \
       tests/integration/test_compat_scripts.py tests/integration/test_compat_persist.py \

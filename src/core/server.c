@@ -322,6 +322,9 @@ long long serverCron(EventLoop *loop, long long id, void *data) {
     if (server.activeExpireEnabled && !server.expiryPaused && !server.isReplica)
         dbActiveExpireCycle(server.db, server.cfg.databases, 25000 / (server.cfg.hz ? server.cfg.hz : 10), 0);
     if (server.cfg.activeRehashing && !server.forkChildActive) dbTimerMaintenance(server.db, server.cfg.databases);
+    /* Packing idle small collections (db.h): not while a fork child shares
+     * the pages, nor under an inline snapshot. */
+    dbPackCron(server.db, server.cfg.databases, !server.forkChildActive && !dbSnapshotActive, 1000);
     lazyfreeCron(monotonicUs() / 1000);
     lazyfreeKick();
     netClientsCron();

@@ -18,10 +18,16 @@
 #include "db/lazyfree.h"
 
 #include "ds/alloc.h"
+#include "ds/intset.h"
+#include "ds/listpack.h"
+#include "ds/pack.h"
 #include "ds/rand.h"
 #include "ds/crc16.h"
 #include "ds/siphash.h"
 #include "ds/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
 
 DbHooks dbHooks;
 long long dbMemberTtlKeys;
@@ -36,7 +42,7 @@ DbStats dbStats;
 uint8_t dbHashSeed[16];
 int dbRehashPending;
 
-static const DbConfig defaultConfig = {MAXMEMORY_NO_EVICTION, 10, 1};
+static const DbConfig defaultConfig = {MAXMEMORY_NO_EVICTION, 10, 1, 5};
 const DbConfig *dbConfig = &defaultConfig;
 
 static uint64_t hashKey(const void *key, size_t len) { return siphash(key, len, dbHashSeed); }
@@ -364,6 +370,7 @@ static kvobj *relayout(const kvobj *o, int withExpire) {
     } else {
         body = kvKeyLenSize(o) + kvSlotSizeFor(kvRawEncoding(o)) + keylen;
         if (kvHasInlineValue(o)) body += kvInlineSize(o);
+        else if (kvPacked(o)) body += packLength(kvPackedBytes(o), SIZE_MAX);
     }
     size_t newHead = sizeof(kvobj) + (withExpire ? 12 : 0);
     kvobj *n = kvAllocBlock(newHead + body);
@@ -414,6 +421,228 @@ kvobj *dbSetValuePtr(Db *db, kvobj *o, int encoding, void *ptr) {
     return moveEntry(db, o, n);
 }
 
+/* --- packed idle collections (db.h, ds/pack.h) --- */
+
+DbPackStats dbPackStats;
+
+static int packAllowedHere = 1; /* dbPackCron's `allowed`, for the idle steps */
+
+/* Listpack elements per role: field/value and member/score pairs. */
+static unsigned packStride(const kvobj *o) { return kvType(o) == OBJ_SET ? 1 : 2; }
+
+static void packCorrupt(const kvobj *o) __attribute__((noreturn));
+static void packCorrupt(const kvobj *o) {
+    /* The bytes were checked by decoding them when they were written: only
+     * memory corruption gets here. */
+    fprintf(stderr, "cairn: packed value of key '%.*s' does not decode\n", (int)kvKeyLen(o), kvKey(o));
+    abort();
+}
+
+/* The pass: a cursor over each database's keys (buckets, or dbScan with slot tables). */
+static struct {
+    int active, db;
+    uint64_t cursor;
+    long long endMs;       /* when the last pass ended */
+    long long seenPacked;  /* packed entries met by this pass */
+    size_t freed;          /* bytes freed by this pass */
+    long long pending;     /* candidates not idle yet, or packed, this pass */
+    long long cpuUs;       /* time this pass has taken so far */
+    long long floorMs;     /* the next pass starts no sooner (10x the last's time) */
+    int backoff;           /* passes in a row that found nothing to do */
+} pass;
+
+/* Between passes: the idle time, doubled after each pass that found
+ * nothing to pack nor about to become packable (a keyspace of strings
+ * only), up to a minute, back to the idle time when a value is unpacked;
+ * and at least 10 times the last pass's own time, so that scanning a big
+ * keyspace takes at most a tenth of a CPU whatever the setting. */
+#define PACK_BACKOFF_MAX 7
+#define PACK_BACKOFF_CAP_MS 60000
+
+kvobj *dbUnpackedCopy(const kvobj *o) {
+    const unsigned char *p = kvPackedBytes(o);
+    size_t len = packLength(p, SIZE_MAX);
+    kvobj *n;
+    if (kvRawEncoding(o) == OBJ_ENC_PACKED_IS) {
+        size_t bytes;
+        unsigned char *is = unpackIntset(p, len, &bytes);
+        if (!is) packCorrupt(o);
+        n = kvCloneShell(o, OBJ_ENC_INTSET, 0);
+        kvSetPtr(n, is);
+        return n;
+    }
+    unsigned char *lp = unpackListpack(p, len, packStride(o));
+    if (!lp) packCorrupt(o);
+    if (kvRawEncoding(o) == OBJ_ENC_PACKED_LPI) {
+        size_t b = lpBytes(lp);
+        n = kvCloneShell(o, OBJ_ENC_LISTPACK_INLINE, b);
+        memcpy(kvPtr(n), lp, b);
+        lpFree(lp);
+    } else {
+        n = kvCloneShell(o, OBJ_ENC_LISTPACK, 0);
+        kvSetPtr(n, lp);
+    }
+    return n;
+}
+
+kvobj *dbUnpack(Db *db, kvobj *o) {
+    dbPackStats.unpacks++;
+    pass.backoff = 0; /* something to pack again once idle */
+    return moveEntry(db, o, dbUnpackedCopy(o));
+}
+
+/* Largest packed form built (a stack buffer). */
+#define PACK_BUF 4096
+
+/* Packs o if it is a small collection whose packed form takes a smaller
+ * allocation than its entry and value do now; returns the bytes freed. */
+static size_t packEntry(Db *db, kvobj *o) {
+    int type = kvType(o), enc = kvRawEncoding(o), penc;
+    if (type != OBJ_HASH && type != OBJ_ZSET && type != OBJ_SET) return 0;
+    const unsigned char *v = kvPtr(o);
+    size_t vbytes, own = 0;
+    if (enc == OBJ_ENC_LISTPACK_INLINE) {
+        penc = OBJ_ENC_PACKED_LPI;
+        vbytes = lpBytes(v);
+    } else if (enc == OBJ_ENC_LISTPACK) {
+        penc = OBJ_ENC_PACKED_LP;
+        vbytes = lpBytes(v);
+        own = xmallocSize((void *)v);
+    } else if (enc == OBJ_ENC_INTSET && type == OBJ_SET) {
+        penc = OBJ_ENC_PACKED_IS;
+        vbytes = intsetBlobLen((const intset *)v);
+        own = xmallocSize((void *)v);
+    } else {
+        return 0;
+    }
+    unsigned char buf[PACK_BUF];
+    size_t cap = vbytes < sizeof(buf) ? vbytes : sizeof(buf);
+    size_t n = penc == OBJ_ENC_PACKED_IS ? packIntset(v, vbytes, buf, cap) : packListpack(v, packStride(o), buf, cap);
+    if (!n) return 0;
+    size_t now = xmallocSize(o) + own, after = xmallocGoodSize(kvInlineShellSize(o) + n);
+    if (after >= now) return 0;
+    kvobj *fresh = kvCloneShell(o, penc, n);
+    memcpy((unsigned char *)kvPackedBytes(fresh), buf, n);
+    if (own) objectTypeOps(type)->free((void *)v, kvEncoding(o));
+    moveEntry(db, o, fresh);
+    dbPackStats.packs++;
+    return now - after;
+}
+
+/* Seconds o has surely been idle: from its LRU clock as OBJECT IDLETIME
+ * reads it or, under an LFU policy, from its LFU minutes (whole minutes
+ * only).  Compared with ">": the clocks count whole units. */
+static long long idleSeconds(const kvobj *o);
+
+
+#define PACK_BATCH 64
+
+typedef struct PackBatch {
+    kvobj *e[PACK_BATCH];
+    int n;
+    long long idle;
+} PackBatch;
+
+static void packCollect(void *priv, void *entry) {
+    PackBatch *b = priv;
+    kvobj *o = entry;
+    if (kvPacked(o)) {
+        pass.seenPacked++;
+        return;
+    }
+    int t = kvType(o), enc = kvRawEncoding(o);
+    if (t != OBJ_HASH && t != OBJ_ZSET && t != OBJ_SET) return;
+    if (enc != OBJ_ENC_LISTPACK && enc != OBJ_ENC_LISTPACK_INLINE && enc != OBJ_ENC_INTSET) return;
+    /* The LRU clock counts whole seconds: more than `idle` of them means
+     * at least `idle` seconds really passed. */
+    if (idleSeconds(o) <= b->idle) pass.pending++;
+    else if (b->n < PACK_BATCH) b->e[b->n++] = o;
+}
+
+static size_t tableUnits(const Htab *h);
+static size_t tableVisit(const Htab *h, size_t from, size_t to, void (*fn)(void *priv, void *entry), void *priv);
+
+/* Buckets a step of the pass reads (one table): the batch holds their
+ * candidates unless chains are very long (the rest wait for a later pass). */
+#define PACK_STEP_BUCKETS 16
+
+/* Advances the pass for about `us` microseconds; 1 while it is not done.
+ * One key table is walked by bucket (walk units: no key hashed, as dbScan
+ * would; a resize between steps may make the pass skip or see again a few
+ * keys, which only delays or repeats a check); slot tables by dbScan. */
+static int packSteps(Db *dbs, int count, long long us) {
+    int idle = dbConfig->packIdleSeconds;
+    if (idle <= 0 || dbMemberTtlKeys != 0) {
+        pass.active = 0;
+        return 0;
+    }
+    if (!pass.active) {
+        long long wait = (long long)idle * 1000 << pass.backoff, cap = (long long)idle * 1000;
+        if (cap < PACK_BACKOFF_CAP_MS) cap = PACK_BACKOFF_CAP_MS;
+        if (wait > cap) wait = cap;
+        if (wait < pass.floorMs) wait = pass.floorMs;
+        if (dbNowMs - pass.endMs < wait) return 0;
+        pass.active = 1;
+        pass.db = 0;
+        pass.cursor = 0;
+        pass.seenPacked = 0;
+        pass.freed = 0;
+        pass.pending = 0;
+        pass.cpuUs = 0;
+    }
+    long long start = ustime();
+    for (int steps = 0;; steps++) {
+        if (pass.db >= count) {
+            pass.active = 0;
+            pass.endMs = dbNowMs;
+            pass.cpuUs += ustime() - start;
+            pass.floorMs = pass.cpuUs / 100; /* 10x, in ms */
+            if (pass.pending) pass.backoff = 0;
+            else if (pass.backoff < PACK_BACKOFF_MAX) pass.backoff++;
+            dbPackStats.packedKeys = pass.seenPacked;
+            dbPackStats.passes++;
+            if (pass.freed >= (8u << 20)) lazyfreePurge(); /* the freed pages back, from the thread */
+            return 0;
+        }
+        Db *db = &dbs[pass.db];
+        if (dbSize(db) == 0 || (db->ks.slots && db->ks.slots->frozen)) {
+            pass.db++;
+            pass.cursor = 0;
+            continue;
+        }
+        PackBatch b = {.n = 0, .idle = idle};
+        if (!db->ks.slots) {
+            size_t units = tableUnits(&db->ks.keys), to = (size_t)pass.cursor + PACK_STEP_BUCKETS;
+            if (pass.cursor < units) tableVisit(&db->ks.keys, (size_t)pass.cursor, to < units ? to : units, packCollect, &b);
+            pass.cursor = to >= units ? 0 : to;
+        } else {
+            pass.cursor = dbScan(db, pass.cursor, packCollect, &b);
+        }
+        for (int i = 0; i < b.n; i++) {
+            size_t freed = packEntry(db, b.e[i]);
+            pass.freed += freed;
+            if (freed) pass.seenPacked++, pass.pending++;
+        }
+        if (pass.cursor == 0) {
+            pass.db++;
+            continue;
+        }
+        if ((steps & 7) == 7) {
+            long long spent = ustime() - start;
+            if (spent >= us) {
+                pass.cpuUs += spent;
+                return 1;
+            }
+        }
+    }
+}
+
+void dbPackCron(Db *dbs, int count, int allowed, long long us) {
+    packAllowedHere = allowed;
+    if (!allowed) return;
+    if (packSteps(dbs, count, us)) dbRehashPending = 1;
+}
+
 int kvIsExpired(const kvobj *o) {
     if (!kvHasExpire(o)) return 0;
     return kvExpire(o) < dbNowMs;
@@ -438,6 +667,16 @@ unsigned dbLfuDecayed(const kvobj *o) {
     unsigned elapsed = now >= ldt ? now - ldt : 65535 - ldt + now;
     unsigned periods = dbConfig->lfuDecayTime ? elapsed / (unsigned)dbConfig->lfuDecayTime : 0;
     return periods > counter ? 0 : counter - periods;
+}
+
+static long long idleSeconds(const kvobj *o) {
+    if (lfuActive()) {
+        unsigned ldt = kvLru(o) >> 8, now = lfuMinutes();
+        unsigned elapsed = now >= ldt ? now - ldt : 65535 - ldt + now;
+        return elapsed ? (long long)(elapsed - 1) * 60 : 0; /* whole minutes surely passed */
+    }
+    unsigned max = (1u << 24) - 1, now = dbLruClock & max, lru = kvLru(o) & max;
+    return now >= lru ? (long long)(now - lru) : (long long)now + (max - lru);
 }
 
 /* Logarithmic increment: the higher the counter, the less likely a hit
@@ -549,7 +788,7 @@ static kvobj *lookup(Db *db, const char *key, size_t len, int flags) {
         if (lazyDeleteAllowed(flags)) deleteExpired(db, o);
         o = NULL;
     }
-    if (__builtin_expect(o && kvUnverified(o), 0)) o = dbVerifyOrDrop(db, o);
+    if (__builtin_expect(o && kvSpecial(o), 0)) o = kvPacked(o) ? dbUnpack(db, o) : dbVerifyOrDrop(db, o);
     if (__builtin_expect(dbMemberTtlKeys != 0, 0) && o && !dbIgnoreExpire)
         o = dbHooks.memberDue(db, o, lazyDeleteAllowed(flags) ? DB_MEMBER_DELETE
                                      : (flags & LOOKUP_WRITE_) ? 0 : DB_MEMBER_VIEW);
@@ -569,7 +808,11 @@ kvobj *dbLookupRead(Db *db, const char *key, size_t len, int flags) {
 
 kvobj *dbLookupWrite(Db *db, const char *key, size_t len) { return lookup(db, key, len, LOOKUP_WRITE_); }
 
-kvobj *dbFind(Db *db, const char *key, size_t len) { return htabFind(tableOf(db, key, len), key, len); }
+kvobj *dbFind(Db *db, const char *key, size_t len) {
+    kvobj *o = htabFind(tableOf(db, key, len), key, len);
+    if (__builtin_expect(o && kvPacked(o), 0)) o = dbUnpack(db, o);
+    return o;
+}
 
 /* --- changes --- */
 
@@ -1098,6 +1341,11 @@ void dbRehashIdle(Db *dbs, int count, long long us) {
             left = us - (ustime() - start);
         }
         more |= htabIsRehashing(h);
+    }
+    /* The packing pass shares the idle steps (dbPackCron). */
+    if (packAllowedHere && !dbSnapshotActive && pass.active) {
+        left = us - (ustime() - start);
+        more |= packSteps(dbs, count, left > 50 ? left : 50);
     }
     dbRehashPending = more;
 }

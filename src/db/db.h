@@ -45,6 +45,7 @@ typedef struct DbConfig {
     int maxmemoryPolicy;    /* maxmemory-policy: LRU clock or LFU counter */
     int lfuLogFactor;       /* lfu-log-factor */
     int lfuDecayTime;       /* lfu-decay-time, minutes */
+    int packIdleSeconds;    /* cairn-pack-idle-seconds: 0 = never pack */
 } DbConfig;
 extern const DbConfig *dbConfig;
 
@@ -86,8 +87,39 @@ void dbFreeAll(Db *dbs, int count);
 kvobj *dbLookupRead(Db *db, const char *key, size_t len, int flags);
 /* Write lookup: no hit/miss stats.  NULL when absent. */
 kvobj *dbLookupWrite(Db *db, const char *key, size_t len);
-/* Raw lookup: no expiry handling at all (SCAN, DEBUG, internals). */
+/* Raw lookup: no expiry handling at all (SCAN, DEBUG, internals).  Like
+ * the lookups above it rebuilds a packed value first (below), so the entry
+ * may move: never call it for a key other than the last one a DbIter
+ * returned while the walk goes on. */
 kvobj *dbFind(Db *db, const char *key, size_t len);
+
+/* Packed idle collections (ds/pack.h; docs/architecture.md "Packed idle
+ * collections").  A small hash, sorted set or set listpack, or an intset,
+ * idle for cairn-pack-idle-seconds, is kept in its entry in the packed
+ * form (object.h kvPacked: encodings 3-5, reported as listpack/intset).
+ * Every lookup and dbFind rebuilds the exact listpack/intset bytes first
+ * (dbUnpack: the entry moves; expire, TTL position and access bits kept;
+ * no notification, no WATCH, no dirty), so commands never see the packed
+ * form.  Walks (DbIter, dbWalkVisit, dbScan) return entries as they are:
+ * a serializer of a packed entry (RDB, AOF rewrite, DEBUG DIGEST) works
+ * on dbUnpackedCopy, which changes nothing and may run on a save thread.
+ * dbUnpack: o (packed) rebuilt in place in the table; returns the entry.
+ * dbUnpackedCopy: a new free-standing entry (kvFree) with o's key, access
+ * bits, expire and the rebuilt value; o unchanged.
+ * dbPackCron: the timer's step of the background pass (about `us`
+ * microseconds), which packs the entries idle long enough; `allowed` 0
+ * (a fork child exists, an inline snapshot runs) pauses it.  Sets
+ * dbRehashPending while a pass is unfinished, so that the idle loop's
+ * dbRehashIdle also advances it. */
+kvobj *dbUnpack(Db *db, kvobj *o);
+kvobj *dbUnpackedCopy(const kvobj *o);
+void dbPackCron(Db *dbs, int count, int allowed, long long us);
+typedef struct DbPackStats {
+    long long packs, unpacks; /* entries packed / rebuilt since start */
+    long long packedKeys;     /* entries found packed by the last whole pass */
+    long long passes;         /* whole passes done */
+} DbPackStats;
+extern DbPackStats dbPackStats;
 /* True when the entry's expire has passed (the key is logically gone). */
 int kvIsExpired(const kvobj *o);
 

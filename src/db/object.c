@@ -64,7 +64,7 @@ const ObjectType *objectTypeOps(int type) { return typeOps[type & 7]; }
  * and bytes, an inline listpack's room, or the slot. */
 static size_t valueArea(int enc, size_t vlen) {
     if (enc == OBJ_ENC_EMBSTR) return 1 + vlen;
-    if (enc == OBJ_ENC_LISTPACK_INLINE) return vlen;
+    if (enc == OBJ_ENC_LISTPACK_INLINE || (unsigned)(enc - 3) < 3) return vlen; /* inline or packed */
     return kvSlotSizeFor(enc);
 }
 
@@ -103,6 +103,11 @@ static inline __attribute__((always_inline)) kvobj *kvAlloc(const char *key, siz
 
 void kvPointerTooWide(const void *p) {
     fprintf(stderr, "cairn: value pointer %p does not fit 48 bits\n", p);
+    abort();
+}
+
+void kvPackedPtr(const kvobj *o) {
+    fprintf(stderr, "cairn: kvPtr on entry %p whose value is packed (not unpacked first)\n", (const void *)o);
     abort();
 }
 
@@ -213,10 +218,10 @@ kvobj *kvCreateRawStringExpire(const char *key, size_t keylen, sds takes, long l
     return createPtr(key, keylen, OBJ_STRING, OBJ_ENC_RAW, takes, 1, when);
 }
 
-/* Inline values (int, embstr, inline listpack) go with the entry. */
+/* Inline values (int, embstr, inline listpack, packed) go with the entry. */
 static int hasValuePointer(const kvobj *o) {
     int enc = kvRawEncoding(o);
-    return enc != OBJ_ENC_INT && enc != OBJ_ENC_EMBSTR && enc != OBJ_ENC_LISTPACK_INLINE;
+    return enc != OBJ_ENC_INT && enc != OBJ_ENC_EMBSTR && enc != OBJ_ENC_LISTPACK_INLINE && !kvPacked(o);
 }
 
 static void freeValue(kvobj *o) {

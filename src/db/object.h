@@ -12,6 +12,7 @@
  *   key bytes
  *   [vlen uint8 (1) | value bytes]              if encoding is EMBSTR
  *   [listpack bytes]                            if encoding is LISTPACK_INLINE
+ *   [packed bytes (ds/pack.h)]                  if encoding is PACKED_* (3-5)
  *
  * The link and the two bytes after it are one 8-byte word, the key table's
  * link word (ds/htab.h): the chain link in its low 48 bits, and typeenc and
@@ -52,9 +53,9 @@ enum {
     OBJ_ENC_RAW = 0,        /* string: ptr is an sds */
     OBJ_ENC_INT = 1,        /* string: int64 inline */
     OBJ_ENC_HT = 2,
-    OBJ_ENC_ZIPMAP = 3,
-    OBJ_ENC_LINKEDLIST = 4,
-    OBJ_ENC_ZIPLIST = 5,
+    OBJ_ENC_ZIPMAP = 3,     /* never an in-memory encoding in Redis 7.0: */
+    OBJ_ENC_LINKEDLIST = 4, /* Cairn stores its packed forms under these */
+    OBJ_ENC_ZIPLIST = 5,    /* three numbers (below) */
     OBJ_ENC_INTSET = 6,
     OBJ_ENC_SKIPLIST = 7,
     OBJ_ENC_EMBSTR = 8,     /* string: bytes inline, at most OBJ_EMBSTR_MAX */
@@ -78,6 +79,13 @@ enum {
                                    * QUICKLIST */
 };
 
+/* Internal: an idle small collection kept in the packed form (ds/pack.h)
+ * after the key in its entry, until its first access rebuilds the value
+ * (db.c).  Which encoding the rebuilt value has: */
+#define OBJ_ENC_PACKED_LP OBJ_ENC_ZIPMAP       /* a listpack behind a pointer */
+#define OBJ_ENC_PACKED_LPI OBJ_ENC_LINKEDLIST  /* an inline listpack (a hash) */
+#define OBJ_ENC_PACKED_IS OBJ_ENC_ZIPLIST      /* an intset (a set) */
+
 #define OBJ_EMBSTR_MAX 44   /* longest string Redis reports as embstr */
 #define OBJ_SHARED_INTEGERS 10000
 
@@ -98,13 +106,20 @@ static inline int kvType(const kvobj *o) { return o->typeenc & 7; }
 static inline int kvRawEncoding(const kvobj *o) { return (o->typeenc >> 3) & 15; }
 /* The encoding as Redis reports it. */
 static inline int kvEncoding(const kvobj *o) {
-    static const uint8_t reported[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+    static const uint8_t reported[16] = {0, 1, 2, OBJ_ENC_LISTPACK, OBJ_ENC_LISTPACK, OBJ_ENC_INTSET, 6, 7, 8, 9, 10, 11,
                                          OBJ_ENC_LISTPACK, OBJ_ENC_LISTPACK, 14, OBJ_ENC_QUICKLIST};
     return reported[kvRawEncoding(o)];
 }
 /* A value whose deep check was deferred at load (see db.h dbVerify):
  * encoding 13 or 15, the only ones with bits 0, 2 and 3 set. */
 static inline int kvUnverified(const kvobj *o) { return (kvRawEncoding(o) & 13) == 13; }
+/* A value kept packed (encodings 3, 4, 5): its bytes are not a listpack or
+ * intset; only db.c reads them (db.h: every lookup and dbFind rebuilds the
+ * value first; serializers use dbUnpackedCopy). */
+static inline int kvPacked(const kvobj *o) { return (unsigned)(kvRawEncoding(o) - 3) < 3; }
+/* Unverified or packed: the lookups' one rare-path test (bits 3, 4, 5, 13
+ * and 15 of the mask). */
+static inline int kvSpecial(const kvobj *o) { return (0xA038u >> kvRawEncoding(o)) & 1; }
 /* The encoding OBJECT ENCODING and DEBUG OBJECT report: Redis 7.0's name,
  * so a list kept as a bare listpack still answers quicklist. */
 static inline int kvReportedEncoding(const kvobj *o) {
@@ -116,7 +131,9 @@ static inline int kvHasExpire(const kvobj *o) { return (o->typeenc & KV_EXPIRE_F
  * 6 for a pointer, 0 for an inline string or listpack (its bytes follow
  * the key). */
 static inline size_t kvSlotSizeFor(int enc) {
-    return enc == OBJ_ENC_EMBSTR || enc == OBJ_ENC_LISTPACK_INLINE ? 0 : enc == OBJ_ENC_INT ? 8 : 6;
+    return enc == OBJ_ENC_EMBSTR || enc == OBJ_ENC_LISTPACK_INLINE || (unsigned)(enc - 3) < 3 ? 0
+           : enc == OBJ_ENC_INT                                                             ? 8
+                                                                                            : 6;
 }
 
 /* Change the encoding of a pointer-valued entry in place (listpack ->
@@ -149,11 +166,21 @@ static inline const char *kvKey(const kvobj *o) {
 
 /* The value of a pointer encoding (raw sds, list, hash, ...), or where an
  * inline listpack starts inside the entry. */
+void kvPackedPtr(const kvobj *o) __attribute__((noreturn));
 static inline void *kvPtr(const kvobj *o) {
+#ifdef CAIRN_SANITIZE
+    if (kvPacked(o)) kvPackedPtr(o); /* a path that forgot to unpack (db.h) */
+#endif
     if (kvHasInlineValue(o)) return (void *)(kvKey(o) + kvKeyLen(o));
     uint64_t v = 0;
     memcpy(&v, o->data + kvValueOffset(o), 6);
     return (void *)(uintptr_t)v;
+}
+
+/* Where a packed value's bytes start (ds/pack.h; packLength gives their
+ * size). */
+static inline const unsigned char *kvPackedBytes(const kvobj *o) {
+    return (const unsigned char *)kvKey(o) + kvKeyLen(o);
 }
 
 /* Offset of an inline value from the start of the entry. */

@@ -250,6 +250,12 @@ static void writeStream(Writer *w, const kvobj *o) {
 int (*aofRewriteModuleValue)(sds *buf, const kvobj *o);
 
 static void writeKey(Writer *w, const kvobj *o) {
+    if (kvPacked(o)) { /* from a rebuilt copy: the walk's table stays as it is (db.h) */
+        kvobj *copy = dbUnpackedCopy(o);
+        writeKey(w, copy);
+        kvFree(copy);
+        return;
+    }
     switch (kvType(o)) {
     case OBJ_MODULE:
         if (aofRewriteModuleValue && aofRewriteModuleValue(&w->buf, o) == -1) w->failed = 1;

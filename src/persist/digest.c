@@ -128,6 +128,12 @@ void digestStream(const kvobj *o, unsigned char d[20]) {
 }
 
 void digestValue(const kvobj *o, unsigned char d[20]) {
+    if (kvPacked(o)) { /* a walk's entry: from a rebuilt copy (db.h) */
+        kvobj *copy = dbUnpackedCopy(o);
+        digestValue(copy, d);
+        kvFree(copy);
+        return;
+    }
     mixUint32(d, (uint32_t)kvType(o));
     const ObjectType *ops = objectTypeOps(kvType(o));
     if (ops && ops->digest) ops->digest(o, d);

@@ -340,6 +340,12 @@ static void streamRdbSave(RdbWriter *w, const kvobj *o) {
 }
 
 sds rdbDumpValue(const kvobj *o) {
+    if (kvPacked(o)) { /* callers look the key up first; a rebuilt copy anyway */
+        kvobj *copy = dbUnpackedCopy(o);
+        sds out = rdbDumpValue(copy);
+        kvFree(copy);
+        return out;
+    }
     RdbWriter w = {.buf = sdsEmpty(), .fd = -1, .compress = server.cfg.rdbcompression};
     const ObjectType *ops = objectTypeOps(kvType(o));
     rwByte(&w, (unsigned char)ops->rdbType(o));
@@ -353,6 +359,12 @@ sds rdbDumpValue(const kvobj *o) {
 }
 
 size_t rdbSerializedLength(const kvobj *o) {
+    if (kvPacked(o)) {
+        kvobj *copy = dbUnpackedCopy(o);
+        size_t n = rdbSerializedLength(copy);
+        kvFree(copy);
+        return n;
+    }
     RdbWriter w = {.buf = sdsEmpty(), .fd = -1, .compress = server.cfg.rdbcompression};
     objectTypeOps(kvType(o))->rdbSave(&w, o);
     size_t n = sdsLen(w.buf);
@@ -426,6 +438,12 @@ static void keyDelay(int usec) {
 }
 
 void rdbKeyBytes(RdbWriter *w, const kvobj *o, int lru, int lfu) {
+    if (__builtin_expect(kvPacked(o), 0)) { /* from a rebuilt copy: the table stays as it is (db.h) */
+        kvobj *copy = dbUnpackedCopy(o);
+        rdbKeyBytes(w, copy, lru, lfu);
+        kvFree(copy);
+        return;
+    }
     long long when = kvExpire(o);
     if (when != -1) {
         rwByte(w, RDB_OPCODE_EXPIRETIME_MS);

@@ -216,6 +216,9 @@ static sds infoMemory(sds s) {
                      (long long)rss - (long long)used, maxmemoryNotCounted(), m.replBacklog, m.replBuffers,
                      m.clientsReplicas, m.clientsNormal, m.aofBuffer, xmallocLibrary(), lazyfreePendingObjects(),
                      lazyfreedObjects());
+    /* Cairn's own: packed idle collections (db.h). */
+    s = sdsCatPrintf(s, "cairn_packed_keys:%lld\r\ncairn_packs:%lld\r\ncairn_unpacks:%lld\r\ncairn_pack_passes:%lld\r\n",
+                     dbPackStats.packedKeys, dbPackStats.packs, dbPackStats.unpacks, dbPackStats.passes);
     return s;
 }
 

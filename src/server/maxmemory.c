@@ -644,6 +644,9 @@ static ConfigDef maxmemoryConfig[] = {
                .rank = CONFIG_RANK_MEMORY + 4),
     CONFIG_INT("lfu-decay-time", NULL, 0, server.cfg.keyspace.lfuDecayTime, 0, INT_MAX, "1",
                .rank = CONFIG_RANK_MEMORY + 5),
+    /* Cairn's own: small collections idle this long are packed (db.h). */
+    CONFIG_INT("cairn-pack-idle-seconds", NULL, CF_HIDDEN, server.cfg.keyspace.packIdleSeconds, 0, INT_MAX, "5",
+               .rank = CONFIG_RANK_CAIRN + 40),
     CONFIG_SPECIAL("maxmemory-clients", NULL, 0, "0", setMaxmemoryClients, getMaxmemoryClients),
 };
 

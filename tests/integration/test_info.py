@@ -13,7 +13,8 @@ from resphelp import encode as cmd
 
 # Fields whose presence depends on what ran (per-command or per-error lines)
 # or that only Cairn prints.
-VARIABLE = re.compile(r"^(cmdstat_|latency_percentiles_usec_|errorstat_|db\d+$|cairn_version$|cairn_lua_engine$)")
+VARIABLE = re.compile(r"^(cmdstat_|latency_percentiles_usec_|errorstat_|db\d+$|cairn_version$|cairn_lua_engine$"
+                      r"|cairn_packed_keys$|cairn_packs$|cairn_unpacks$|cairn_pack_passes$)")
 
 
 def info_raw(server, *sections):
