@@ -519,7 +519,7 @@ static size_t packEntry(Db *db, kvobj *o) {
     size_t cap = vbytes < sizeof(buf) ? vbytes : sizeof(buf);
     size_t n = penc == OBJ_ENC_PACKED_IS ? packIntset(v, vbytes, buf, cap) : packListpack(v, packStride(o), buf, cap);
     if (!n) return 0;
-    size_t now = xmallocSize(o) + own, after = xmallocGoodSize(kvInlineShellSize(o) + n);
+    size_t now = xmallocSize(o) + own, after = kvGoodSize(kvInlineShellSize(o) + n);
     if (after >= now) return 0;
     kvobj *fresh = kvCloneShell(o, penc, n);
     memcpy((unsigned char *)kvPackedBytes(fresh), buf, n);

@@ -242,6 +242,8 @@ void *kvAllocBlock(size_t size) { return slabAlloc(size); }
 
 kvobj *kvRealloc(kvobj *o, size_t size) { return slabRealloc(o, size); }
 
+size_t kvGoodSize(size_t size) { return slabGoodSize(size); }
+
 const char *kvStringBytes(const kvobj *o, char *buf, size_t *len) {
     switch (kvEncoding(o)) {
     case OBJ_ENC_INT:

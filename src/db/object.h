@@ -269,6 +269,9 @@ void kvFreeShell(kvobj *o);
  * with kvFree / kvFreeShell, never xfree; xmallocSize gives their size. */
 void *kvAllocBlock(size_t size);
 kvobj *kvRealloc(kvobj *o, size_t size);
+/* Bytes an entry block of `size` really takes (a slab slot's size, or
+ * jemalloc's class above the slabs): for choosing between layouts. */
+size_t kvGoodSize(size_t size);
 
 /* String value access.  kvStringBytes gives a view of a string value (buf
  * must hold 21 bytes, used for int encoding).  kvStringLen is its length. */

@@ -673,9 +673,9 @@ static void hashSettle(HashWrite *w) {
     size_t n = lpBytes(lp);
     if (n == w->lpBytesBefore) return; /* same size: settled by the last write */
     size_t shell = kvInlineShellSize(o);
-    size_t inlineCost = xmallocGoodSize(shell + n);
+    size_t inlineCost = kvGoodSize(shell + n); /* entries: slab slots up to 128 bytes */
     int inl = n <= HASH_INLINE_MAX &&
-              inlineCost <= xmallocGoodSize(kvPointerShellSize(o)) + xmallocGoodSize(n);
+              inlineCost <= kvGoodSize(kvPointerShellSize(o)) + xmallocGoodSize(n);
     if (kvHasInlineValue(o)) {
         if (!inl) {
             unsigned char *heap = xmalloc(n);
