@@ -472,11 +472,14 @@ static int savePointsConfigured(void) {
 
 /* Timer: reap the child; start a save when a save point is due or one was
  * scheduled. */
-/* While a child shares the parent's pages, tables neither resize (unless
+/* While a forked child shares the parent's pages, tables neither resize (unless
  * far past full, htab's force ratio) nor rehash in the timer: either would
  * write all over memory and copy it page by page, as Redis avoids too. */
 static void noteForkChild(void) {
-    int active = persistChildActive();
+    /* An in-process save (snapshot.c) shares nothing: tables resize as
+     * usual (its `done` sets must grow), the key tables' rehashing being
+     * paused by the walk itself. */
+    int active = persistChildActive() && !snapshotInlineActive();
     server.forkChildActive = active;
     htabSetResizeAllowed(!active);
 }
