@@ -53,6 +53,7 @@
 #include "core/server.h"
 #include "db/db.h"
 #include "ds/alloc.h"
+#include "ds/crc64.h"
 #include "ds/htab.h"
 #include "ds/siphash.h"
 #include "ds/util.h"
@@ -62,9 +63,13 @@
 
 int snapshotMethod = SNAPSHOT_FORK;
 
-#define SLICE_MIN_US 200
-#define SLICE_MAX_US 2000
+#define SLICE_MIN_US 100
+#define SLICE_BUSY_MAX_US 1000
+#define SLICE_BUSY_SHARE 3
+#define SLICE_IDLE_US 2000
 #define SLICE_UNITS 64 /* units between clock reads */
+#define STREAM_FLUSH_BYTES (64 * 1024) /* a stream's bytes go out in pieces of about this */
+#define STREAM_BUSY_RETRY_US 1000      /* a busy consumer is asked again after this */
 #define SNAPSHOT_FSYNC_BYTES (4 * 1024 * 1024) /* rdb-save-incremental-fsync's step, as rdb.c's */
 
 /* A key of `done`: written ahead of the walk, or created after the start. */
@@ -98,9 +103,13 @@ static struct {
     size_t *sizes, *expires; /* per database, at the start */
     unsigned long gen; /* the save's number: a slice timer of an older one stops */
     long long lastSliceEndUs;
+    long long lastCommands; /* server.stats.numCommands at the last slice */
     SnapshotDoneFn *finished;
     char *target;            /* renamed to this when complete; NULL: left as tmp */
     int cancelOnFlushall;    /* a BGSAVE (Redis kills its child); not an AOF base */
+    int streaming;           /* to out, not to fd */
+    SnapshotStream out;
+    int draining;            /* the tail: out takes everything, busy or not */
 } snap = {.fd = -1};
 
 int snapshotInlineActive(void) { return snap.active; }
@@ -150,7 +159,8 @@ typedef struct Visit {
 static void visitKey(void *priv, void *entry) {
     const Visit *v = priv;
     const kvobj *o = entry;
-    if (htabFind(&snap.done[v->j], kvKey(o), kvKeyLen(o))) return;
+    Htab *done = &snap.done[v->j];
+    if (htabSize(done) && htabFind(done, kvKey(o), kvKeyLen(o))) return;
     writeKey(v->j, o);
 }
 
@@ -227,7 +237,7 @@ static void cleanup(void) {
 void snapshotInlineAbort(void) {
     if (!snap.active) return;
     cleanup();
-    unlink(snap.tmp);
+    if (snap.tmp[0]) unlink(snap.tmp);
     SnapshotDoneFn *fn = snap.finished;
     if (fn) fn(-1, 0);
 }
@@ -263,6 +273,10 @@ static void beforeWrite(Client *c, Command *cmd) {
 
 /* The end: EOF, CRC, fsync, rename.  0, or -1 (logged). */
 static int finish(void) {
+    if (snap.streaming) {
+        snap.draining = 1;
+        return rdbSnapshotTail(&snap.w);
+    }
     int rc = rdbSnapshotTail(&snap.w), e = snap.w.err;
     if (rc == 0 && fsync(snap.fd) < 0) rc = -1, e = errno;
     if (close(snap.fd) < 0 && rc == 0) rc = -1, e = errno;
@@ -288,19 +302,32 @@ static void end(int ok) {
     char tmp[sizeof(snap.tmp)];
     memcpy(tmp, snap.tmp, sizeof(tmp));
     cleanup();
-    if (!ok) unlink(tmp);
+    if (!ok && tmp[0]) unlink(tmp);
     if (fn) fn(ok ? 1 : 0, 0);
 }
 
-/* One slice: walk units for about as long as the loop spent elsewhere
- * since the last one (between SLICE_MIN_US and SLICE_MAX_US), so a busy
- * server keeps about half its time for clients. */
+/* The slice's budget.  Busy (commands ran since the last slice): a
+ * third of the time the loop spent elsewhere, so clients keep about three
+ * quarters of the main thread, between SLICE_MIN_US and SLICE_BUSY_MAX_US
+ * (a client that arrives waits at most that).  Idle (no command since):
+ * SLICE_IDLE_US, the loop then polls again at once. */
+static long long sliceBudget(long long start) {
+    long long commands = server.stats.numCommands;
+    int busy = commands != snap.lastCommands;
+    snap.lastCommands = commands;
+    if (!busy) return SLICE_IDLE_US;
+    long long budget = (start - snap.lastSliceEndUs) / SLICE_BUSY_SHARE;
+    if (budget < SLICE_MIN_US) budget = SLICE_MIN_US;
+    if (budget > SLICE_BUSY_MAX_US) budget = SLICE_BUSY_MAX_US;
+    return budget;
+}
+
+/* One slice: walk units for sliceBudget's time. */
 static long long sliceTimer(EventLoop *loop, long long id, void *data) {
     (void)loop, (void)id;
     if (!snap.active || (unsigned long)(uintptr_t)data != snap.gen) return -1;
-    long long start = ustime(), budget = start - snap.lastSliceEndUs;
-    if (budget < SLICE_MIN_US) budget = SLICE_MIN_US;
-    if (budget > SLICE_MAX_US) budget = SLICE_MAX_US;
+    if (snap.streaming && snap.out.busy()) return STREAM_BUSY_RETRY_US;
+    long long start = ustime(), budget = sliceBudget(start);
     while (snap.db < server.cfg.databases && !snap.w.failed) {
         Db *db = &server.db[snap.db];
         size_t units = dbWalkUnits(db);
@@ -317,6 +344,7 @@ static long long sliceTimer(EventLoop *loop, long long id, void *data) {
         snap.cursor = to;
         if (ustime() - start >= budget) break;
     }
+    if (snap.streaming && snap.db < server.cfg.databases) rdbWriterFlush(&snap.w); /* the slice's bytes go out now */
     if (snap.w.failed) {
         serverLog(LL_WARNING, "Write error saving DB on disk: %s", strerror(snap.w.err));
         end(0);
@@ -340,28 +368,21 @@ int snapshotInlineStart(SnapshotDoneFn *done) {
     return snapshotInlineStartFile(tmp, server.cfg.dbfilename, 0, done);
 }
 
-int snapshotInlineStartFile(const char *tmp, const char *target, int aofBase, SnapshotDoneFn *done) {
-    if (snap.active || strlen(tmp) >= sizeof(snap.tmp)) return -1;
-    memcpy(snap.tmp, tmp, strlen(tmp) + 1);
-    int fd = open(snap.tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-        int e = errno;
-        char cwd[1024];
-        serverLog(LL_WARNING, "Failed opening the temp RDB file %s (in server root dir %s) for saving: %s", snap.tmp,
-                  getcwd(cwd, sizeof(cwd)) ? cwd : "unknown", strerror(e));
-        errno = e;
-        return -1;
-    }
+/* A stream's writer sink: the buffer to the consumer unless it is busy
+ * (then kept, and the CRC folded only once it goes). */
+static int streamSink(RdbWriter *w) {
+    size_t n = sdsLen(w->buf);
+    if (n == 0) return 0;
+    if (!snap.draining && snap.out.busy()) return 0;
+    if (w->checksum) w->crc = crc64(w->crc, w->buf, n);
+    snap.out.put(w->buf, n);
+    sdsClear(w->buf);
+    return 0;
+}
+
+/* Starts the save into w (its fd or sink set by the caller). */
+static void begin(int aofBase, SnapshotDoneFn *done) {
     int n = server.cfg.databases;
-    snap.fd = fd;
-    snap.w = (RdbWriter){.buf = sdsEmpty(), .fd = fd, .compress = server.cfg.rdbcompression,
-                         .checksum = server.cfg.rdbchecksum,
-                         .syncEvery = (aofBase ? server.cfg.aofRewriteIncrementalFsync
-                                               : server.cfg.rdbSaveIncrementalFsync)
-                                          ? SNAPSHOT_FSYNC_BYTES
-                                          : 0};
-    snap.target = target ? xstrdup(target) : NULL;
-    snap.cancelOnFlushall = !aofBase;
     snap.done = xcalloc((size_t)n * sizeof(Htab));
     for (int j = 0; j < n; j++) htabInit(&snap.done[j], &doneType);
     snap.complete = xcalloc((size_t)n);
@@ -387,6 +408,47 @@ int snapshotInlineStartFile(const char *tmp, const char *target, int aofBase, Sn
     dbSnapshotActive = 1;
     dispatchBeforeWrite = beforeWrite;
     snap.lastSliceEndUs = ustime();
+    snap.lastCommands = server.stats.numCommands;
     eventAddTimerUs(server.loop, 0, sliceTimer, (void *)(uintptr_t)snap.gen);
+}
+
+int snapshotInlineStartFile(const char *tmp, const char *target, int aofBase, SnapshotDoneFn *done) {
+    if (snap.active || strlen(tmp) >= sizeof(snap.tmp)) return -1;
+    memcpy(snap.tmp, tmp, strlen(tmp) + 1);
+    int fd = open(snap.tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        int e = errno;
+        char cwd[1024];
+        serverLog(LL_WARNING, "Failed opening the temp RDB file %s (in server root dir %s) for saving: %s", snap.tmp,
+                  getcwd(cwd, sizeof(cwd)) ? cwd : "unknown", strerror(e));
+        errno = e;
+        return -1;
+    }
+    snap.fd = fd;
+    snap.w = (RdbWriter){.buf = sdsEmpty(), .fd = fd, .compress = server.cfg.rdbcompression,
+                         .checksum = server.cfg.rdbchecksum,
+                         .syncEvery = (aofBase ? server.cfg.aofRewriteIncrementalFsync
+                                               : server.cfg.rdbSaveIncrementalFsync)
+                                          ? SNAPSHOT_FSYNC_BYTES
+                                          : 0};
+    snap.target = target ? xstrdup(target) : NULL;
+    snap.cancelOnFlushall = !aofBase;
+    snap.streaming = snap.draining = 0;
+    begin(aofBase, done);
+    return 0;
+}
+
+int snapshotInlineStartStream(const SnapshotStream *out, SnapshotDoneFn *done) {
+    if (snap.active) return -1;
+    snap.tmp[0] = '\0'; /* no file */
+    snap.fd = -1;
+    snap.w = (RdbWriter){.buf = sdsEmpty(), .fd = -1, .compress = server.cfg.rdbcompression,
+                         .checksum = server.cfg.rdbchecksum, .flushAt = STREAM_FLUSH_BYTES, .sink = streamSink};
+    snap.target = NULL;
+    snap.cancelOnFlushall = 1;
+    snap.streaming = 1;
+    snap.draining = 0;
+    snap.out = *out;
+    begin(0, done);
     return 0;
 }

@@ -6,9 +6,12 @@
  * core/dispatch.h's dispatchBeforeWrite points into it, both cleared when
  * it ends; it writes temp-<pid>.rdb and renames it over dbfilename only
  * once complete and fsynced (or, for an AOF rewrite's base, leaves the
- * complete file to aof.c). */
+ * complete file to aof.c), or streams it to a consumer (a diskless full
+ * sync) that is never handed more while it says it is busy. */
 #ifndef CAIRN_SNAPSHOT_H
 #define CAIRN_SNAPSHOT_H
+
+#include <stddef.h>
 
 /* cairn-snapshot: how BGSAVE writes its snapshot. */
 #define SNAPSHOT_FORK 0
@@ -32,6 +35,18 @@ int snapshotInlineStart(SnapshotDoneFn *done);
  * aof-base AUX field, and FLUSHALL then does not cancel it (Redis kills
  * only an RDB child) but writes what is left first. */
 int snapshotInlineStartFile(const char *tmp, const char *target, int aofBase, SnapshotDoneFn *done);
+/* A stream's consumer (a diskless full sync's replicas): put takes n
+ * bytes of the RDB, in order; busy answers 1 while the consumer holds
+ * enough unsent -- the walk then waits (keys a write command names still
+ * go ahead of it, kept in the save's buffer until busy answers 0). */
+typedef struct SnapshotStream {
+    void (*put)(const char *p, size_t n);
+    int (*busy)(void);
+} SnapshotStream;
+/* The same written to out instead of a file: no temporary file, nothing
+ * renamed; FLUSHALL cancels it (done gets -1).  0 (it cannot fail to
+ * start). */
+int snapshotInlineStartStream(const SnapshotStream *out, SnapshotDoneFn *done);
 int snapshotInlineActive(void);
 /* Stops a running save (shutdown, FLUSHALL) and removes its temporary
  * file; done gets -1. */

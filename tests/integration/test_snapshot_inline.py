@@ -319,3 +319,200 @@ def test_disk_full_sync_in_process(start_server, start_oracle, replica_kind):
     wait_for(lambda: s.info("replication")["slave_repl_offset"] == p.info("replication")["master_repl_offset"],
              timeout=60)
     assert s.execute_command("DEBUG", "DIGEST") == p.execute_command("DEBUG", "DIGEST")
+
+
+# --- diskless full sync written in process ----------------------------------
+
+DISKLESS = {"repl-diskless-sync": "yes", "repl-diskless-sync-delay": "0"}
+
+
+def transferring(p):
+    """A diskless sync's save runs (INFO shows it as an RDB child)."""
+    return in_progress(p)
+
+
+@pytest.mark.parametrize("replica_kind", ["cairn", "redis"])
+def test_diskless_full_sync_in_process(start_server, start_oracle, replica_kind):
+    # repl-diskless-sync yes: the RDB goes from the main thread straight
+    # into the replica's socket after the $EOF line while the primary takes
+    # writes of every kind; the replica (Cairn, or redis-server 7.0.15)
+    # loads it and applies the stream from the snapshot's offset, so it
+    # ends with the primary's digest.  Writes that are not idempotent
+    # (APPEND, LPUSH, RPOP, INCR, ...) applied by both the RDB and the
+    # stream would leave a different digest.
+    p_srv = start_server(**DISKLESS, **INLINE)
+    p = raw_client(p_srv)
+    fill(p, n=1000, dbs=(0, 1, 2))
+    p.config_set("rdb-key-save-delay", 100)
+    s_srv = (start_server if replica_kind == "cairn" else start_oracle)(**DBG)
+    s = s_srv.client()
+    s.execute_command("REPLICAOF", p_srv.host, p_srv.port)
+    wait_for(lambda: transferring(p), timeout=30)
+    rnd, rounds = random.Random(13), 0
+    while transferring(p):
+        mutate(p, rnd, n=1000)
+        rounds += 1
+    assert rounds >= 1
+    p.config_set("rdb-key-save-delay", 0)
+    assert "Background RDB transfer started (in process, no fork)" in p_srv.log
+    assert "Background RDB transfer started by pid" not in p_srv.log
+    wait_for(lambda: s.info("replication").get("master_link_status") == "up", timeout=60)
+    wait_for(lambda: s.info("replication")["slave_repl_offset"] == p.info("replication")["master_repl_offset"],
+             timeout=60)
+    assert s.execute_command("DEBUG", "DIGEST") == p.execute_command("DEBUG", "DIGEST")
+    assert p.info("persistence")["rdb_last_bgsave_status"] == "ok"
+
+
+class StreamReader:
+    """A fake replica asking for a full sync and reading the diskless RDB
+    ("$EOF:<mark>\\r\\n" ... <mark>) in a thread; read=False reads nothing."""
+
+    def __init__(self, srv, read=True):
+        import threading
+        self.c = srv.connect()
+        self.c.send(b"REPLCONF capa eof capa psync2\r\n")
+        self.c.expect(b"+OK\r\n")
+        self.c.send(b"PSYNC ? -1\r\n")
+        self.rdb, self.error = None, None
+        self.t = threading.Thread(target=self._run, daemon=True) if read else None
+        if self.t:
+            self.t.start()
+
+    def _run(self):
+        try:
+            c = self.c
+            c.sock.settimeout(60)
+            line = c.recv_until(b"\r\n").lstrip(b"\n")  # newlines while the sync waits to start
+            assert line.startswith(b"+FULLRESYNC"), line
+            head = c.recv_until(b"\r\n").lstrip(b"\n")
+            assert head.startswith(b"$EOF:") and len(head) == 47, head
+            mark = head[5:45]
+            parts, tail = [c.buf], c.buf[-40:]
+            c.buf = b""
+            while not tail.endswith(mark):
+                chunk = c.sock.recv(1 << 20)
+                if not chunk:
+                    raise EOFError("closed before the mark")
+                parts.append(chunk)
+                tail = (tail + chunk)[-40:]
+            self.rdb = b"".join(parts)[:-40]
+        except Exception as e:  # reported by join()
+            self.error = e
+
+    def join(self):
+        self.t.join(timeout=120)
+        assert not self.t.is_alive(), "the RDB did not end"
+        assert self.error is None, self.error
+        return self.rdb
+
+
+def test_diskless_stream_is_the_dataset_of_its_start(start_server, start_oracle, tmp_path):
+    # The bytes a replica gets are the dataset of the sync's first moment:
+    # loaded by Cairn and by redis-server 7.0.15 they give the digest taken
+    # just before, whatever was written while they were being sent.
+    p_srv = start_server(**DISKLESS, **INLINE)
+    p = raw_client(p_srv)
+    populate(p, seed=9, dbs=(0, 4))
+    fill(p, n=1000, dbs=(0, 1, 2))
+    want = p.execute_command("DEBUG", "DIGEST")
+    p.config_set("rdb-key-save-delay", 100)
+    rd = StreamReader(p_srv)
+    wait_for(lambda: transferring(p), timeout=30)
+    rnd, rounds = random.Random(17), 0
+    while transferring(p):
+        mutate(p, rnd, n=1000)
+        rounds += 1
+    assert rounds >= 1
+    rdb = rd.join()
+    p.config_set("rdb-key-save-delay", 0)
+    assert p.execute_command("DEBUG", "DIGEST") != want
+    path = str(tmp_path / "stream.rdb")
+    with open(path, "wb") as f:
+        f.write(rdb)
+    for start in (start_server, start_oracle):
+        o, _ = start_with_file(start, path, **DBG)
+        assert o.client().execute_command("DEBUG", "DIGEST") == want
+    rd.c.close()
+
+
+def test_diskless_replica_dropping_midway(start_server):
+    # Two replicas in one sync; one goes midway: the other still gets the
+    # whole RDB and ends in sync.  Then the last one of a sync goes: the
+    # save stops (not a failed save), and the next replica syncs anew.
+    p_srv = start_server(**{**DISKLESS, "repl-diskless-sync-delay": "5",
+                            "repl-diskless-sync-max-replicas": "2"}, **INLINE)
+    p = raw_client(p_srv)
+    fill(p, n=1000, dbs=(0, 1))
+    p.config_set("rdb-key-save-delay", 200)
+    gone = StreamReader(p_srv, read=False)
+    s_srv = start_server(**DBG)
+    s = s_srv.client()
+    s.execute_command("REPLICAOF", p_srv.host, p_srv.port)
+    wait_for(lambda: transferring(p), timeout=30)
+    assert p.info("replication")["connected_slaves"] == 2
+    assert p_srv.log.count("Background RDB transfer started (in process, no fork)") == 1
+    gone.c.close()
+    wait_for(lambda: p.info("replication")["connected_slaves"] == 1, timeout=30)
+    assert transferring(p)
+    rnd = random.Random(19)
+    while transferring(p):
+        mutate(p, rnd, n=1000)
+    p.config_set("rdb-key-save-delay", 0)
+    wait_for(lambda: s.info("replication").get("master_link_status") == "up", timeout=60)
+    wait_for(lambda: s.info("replication")["slave_repl_offset"] == p.info("replication")["master_repl_offset"],
+             timeout=60)
+    assert s.execute_command("DEBUG", "DIGEST") == p.execute_command("DEBUG", "DIGEST")
+
+    # The last replica of a sync goes.
+    s.execute_command("REPLICAOF", "NO", "ONE")
+    wait_for(lambda: p.info("replication")["connected_slaves"] == 0, timeout=30)
+    p.config_set("repl-diskless-sync-delay", 0)
+    p.config_set("rdb-key-save-delay", 1000)
+    last = StreamReader(p_srv, read=False)
+    wait_for(lambda: transferring(p), timeout=30)
+    last.c.close()
+    wait_for(lambda: "last replica dropped, stopping the in-process save" in p_srv.log, timeout=30)
+    wait_for(lambda: not transferring(p), timeout=30)
+    assert p.info("persistence")["rdb_last_bgsave_status"] == "ok"
+    assert p.info("replication")["connected_slaves"] == 0
+    assert no_temp_files(p_srv.tmp)
+    p.config_set("rdb-key-save-delay", 0)
+    p.set("after", "drop")
+    s.execute_command("REPLICAOF", p_srv.host, p_srv.port)
+    wait_for(lambda: s.info("replication").get("master_link_status") == "up", timeout=60)
+    wait_for(lambda: s.info("replication")["slave_repl_offset"] == p.info("replication")["master_repl_offset"],
+             timeout=60)
+    assert s.execute_command("DEBUG", "DIGEST") == p.execute_command("DEBUG", "DIGEST")
+
+
+def replica_omem(p):
+    for c in p.client_list():
+        if "S" in c["flags"]:
+            return int(c["omem"])
+    return None
+
+
+def test_diskless_back_pressure_and_stalled_replica(start_server):
+    # A replica that reads nothing: the walk waits while it holds 8 MB
+    # unsent, so the primary's output to it stays bounded (a fork's pipe
+    # is read at the same rule) -- writes keep being served meanwhile --
+    # and after repl-timeout it is dropped, which stops the save.
+    p_srv = start_server(**DISKLESS, **{"repl-timeout": "3"}, **INLINE)
+    p = raw_client(p_srv)
+    blob = os.urandom(256 * 1024)  # incompressible: 40 MB of RDB
+    for i in range(160):
+        p.set("big%d" % i, blob[i:] + blob[:i])
+    stalled = StreamReader(p_srv, read=False)
+    wait_for(lambda: transferring(p), timeout=30)
+    peak = 0
+    while transferring(p):
+        p.set("big%d" % random.randrange(160), "changed")  # served while the walk waits
+        om = replica_omem(p)
+        if om is not None:
+            peak = max(peak, om)
+        time.sleep(0.05)
+    assert 0 < peak < 24 * 1024 * 1024, peak
+    assert "Disconnecting timedout replica (full sync)" in p_srv.log
+    assert "last replica dropped, stopping the in-process save" in p_srv.log
+    assert p.info("persistence")["rdb_last_bgsave_status"] == "ok"
+    stalled.c.close()
