@@ -110,6 +110,7 @@ static struct {
     int streaming;           /* to out, not to fd */
     SnapshotStream out;
     int draining;            /* the tail: out takes everything, busy or not */
+    const SnapshotFormat *fmt; /* NULL: the RDB */
 } snap = {.fd = -1};
 
 int snapshotInlineActive(void) { return snap.active; }
@@ -121,7 +122,8 @@ static void freeDone(void *e, void *priv) {
 
 static void selectDb(int j) {
     if (snap.selected == j) return;
-    rdbSnapshotDbHead(&snap.w, j, 0, 0);
+    if (snap.fmt) snap.fmt->dbHead(&snap.w.buf, j);
+    else rdbSnapshotDbHead(&snap.w, j, 0, 0);
     snap.selected = j;
 }
 
@@ -131,7 +133,8 @@ static int visited(int j, size_t unit) {
 
 static void writeKey(int j, const kvobj *o) {
     selectDb(j);
-    rdbKeyBytes(&snap.w, o, snap.lru, snap.lfu);
+    if (!snap.fmt) rdbKeyBytes(&snap.w, o, snap.lru, snap.lfu);
+    else if (snap.fmt->key(&snap.w.buf, o, j) < 0 && !snap.w.failed) snap.w.failed = 1, snap.w.err = EINVAL;
     rdbKeysSaved(&snap.w, 1);
     rdbWriterMaybeFlush(&snap.w); /* a failure is sticky: the next slice ends the save */
 }
@@ -178,7 +181,8 @@ static void nextDb(void) {
         snap.db++;
     }
     if (snap.db >= server.cfg.databases) return;
-    rdbSnapshotDbHead(&snap.w, snap.db, snap.sizes[snap.db], snap.expires[snap.db]);
+    if (snap.fmt) snap.fmt->dbHead(&snap.w.buf, snap.db);
+    else rdbSnapshotDbHead(&snap.w, snap.db, snap.sizes[snap.db], snap.expires[snap.db]);
     snap.selected = snap.db;
     snap.cursor = 0;
 }
@@ -271,18 +275,23 @@ static void beforeWrite(Client *c, Command *cmd) {
     }
 }
 
+static void writeErrorLog(int e) {
+    if (snap.fmt) serverLog(LL_WARNING, "Write error writing append only file on disk: %s", strerror(e));
+    else serverLog(LL_WARNING, "Write error saving DB on disk: %s", strerror(e));
+}
+
 /* The end: EOF, CRC, fsync, rename.  0, or -1 (logged). */
 static int finish(void) {
     if (snap.streaming) {
         snap.draining = 1;
         return rdbSnapshotTail(&snap.w);
     }
-    int rc = rdbSnapshotTail(&snap.w), e = snap.w.err;
+    int rc = snap.fmt ? rdbWriterFlush(&snap.w) : rdbSnapshotTail(&snap.w), e = snap.w.err;
     if (rc == 0 && fsync(snap.fd) < 0) rc = -1, e = errno;
     if (close(snap.fd) < 0 && rc == 0) rc = -1, e = errno;
     snap.fd = -1;
     if (rc < 0) {
-        serverLog(LL_WARNING, "Write error saving DB on disk: %s", strerror(e));
+        writeErrorLog(e);
         return -1;
     }
     if (!snap.target) return 0;
@@ -346,7 +355,7 @@ static long long sliceTimer(EventLoop *loop, long long id, void *data) {
     }
     if (snap.streaming && snap.db < server.cfg.databases) rdbWriterFlush(&snap.w); /* the slice's bytes go out now */
     if (snap.w.failed) {
-        serverLog(LL_WARNING, "Write error saving DB on disk: %s", strerror(snap.w.err));
+        writeErrorLog(snap.w.err);
         end(0);
         return -1;
     }
@@ -396,7 +405,8 @@ static void begin(int aofBase, SnapshotDoneFn *done) {
         snap.frozen[j] = 1;
     }
     rdbSaveMetaPolicy(&snap.lru, &snap.lfu);
-    rdbSnapshotHead(&snap.w, aofBase);
+    if (snap.fmt) snap.fmt->head(&snap.w.buf);
+    else rdbSnapshotHead(&snap.w, aofBase);
     snap.selected = -1;
     snap.db = 0;
     snap.cursor = 0;
@@ -412,7 +422,8 @@ static void begin(int aofBase, SnapshotDoneFn *done) {
     eventAddTimerUs(server.loop, 0, sliceTimer, (void *)(uintptr_t)snap.gen);
 }
 
-int snapshotInlineStartFile(const char *tmp, const char *target, int aofBase, SnapshotDoneFn *done) {
+static int startFile(const char *tmp, const char *target, int aofBase, const SnapshotFormat *fmt,
+                     SnapshotDoneFn *done) {
     if (snap.active || strlen(tmp) >= sizeof(snap.tmp)) return -1;
     memcpy(snap.tmp, tmp, strlen(tmp) + 1);
     int fd = open(snap.tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -426,7 +437,7 @@ int snapshotInlineStartFile(const char *tmp, const char *target, int aofBase, Sn
     }
     snap.fd = fd;
     snap.w = (RdbWriter){.buf = sdsEmpty(), .fd = fd, .compress = server.cfg.rdbcompression,
-                         .checksum = server.cfg.rdbchecksum,
+                         .checksum = fmt ? 0 : server.cfg.rdbchecksum,
                          .syncEvery = (aofBase ? server.cfg.aofRewriteIncrementalFsync
                                                : server.cfg.rdbSaveIncrementalFsync)
                                           ? SNAPSHOT_FSYNC_BYTES
@@ -434,8 +445,17 @@ int snapshotInlineStartFile(const char *tmp, const char *target, int aofBase, Sn
     snap.target = target ? xstrdup(target) : NULL;
     snap.cancelOnFlushall = !aofBase;
     snap.streaming = snap.draining = 0;
+    snap.fmt = fmt;
     begin(aofBase, done);
     return 0;
+}
+
+int snapshotInlineStartFile(const char *tmp, const char *target, int aofBase, SnapshotDoneFn *done) {
+    return startFile(tmp, target, aofBase, NULL, done);
+}
+
+int snapshotInlineStartCommands(const char *tmp, const SnapshotFormat *fmt, SnapshotDoneFn *done) {
+    return startFile(tmp, NULL, 1, fmt, done);
 }
 
 int snapshotInlineStartStream(const SnapshotStream *out, SnapshotDoneFn *done) {
@@ -448,6 +468,7 @@ int snapshotInlineStartStream(const SnapshotStream *out, SnapshotDoneFn *done) {
     snap.cancelOnFlushall = 1;
     snap.streaming = 1;
     snap.draining = 0;
+    snap.fmt = NULL;
     snap.out = *out;
     begin(0, done);
     return 0;

@@ -47,6 +47,18 @@ typedef struct SnapshotStream {
  * renamed; FLUSHALL cancels it (done gets -1).  0 (it cannot fail to
  * start). */
 int snapshotInlineStartStream(const SnapshotStream *out, SnapshotDoneFn *done);
+/* Another encoding of the same walk (the AOF rewrite's command form, or
+ * NULL for the RDB): head once, dbHead before a database's keys and
+ * before a key written ahead of the walk in another database than the
+ * last, key per key (0, or -1: the save fails).  No trailer, no CRC. */
+struct kvobj;
+typedef struct SnapshotFormat {
+    void (*head)(char **buf);
+    void (*dbHead)(char **buf, int db);
+    int (*key)(char **buf, const struct kvobj *o, int db);
+} SnapshotFormat;
+/* snapshotInlineStartFile for an AOF base (no rename) in fmt. */
+int snapshotInlineStartCommands(const char *tmp, const SnapshotFormat *fmt, SnapshotDoneFn *done);
 int snapshotInlineActive(void);
 /* Stops a running save (shutdown, FLUSHALL) and removes its temporary
  * file; done gets -1. */

@@ -260,12 +260,21 @@ def rewriting(r):
     return i["aof_rewrite_in_progress"] == 1 or i["aof_rewrite_scheduled"] == 1
 
 
-def test_aof_rewrite_base_in_process(start_server):
-    # The rewrite's RDB preamble written without a fork: the base is the
-    # dataset of the rewrite's start and the new INCR file has every write
-    # since, so loading both gives today's dataset exactly (a base holding
-    # later writes would apply them twice).  FLUSHALL does not cancel it.
-    s = start_server(appendonly="yes", **{"aof-use-rdb-preamble": "yes"}, **INLINE)
+def base_file(s):
+    d = os.path.join(s.tmp, "appendonlydir")
+    names = [n for n in os.listdir(d) if ".base." in n]
+    assert len(names) == 1, names
+    return open(os.path.join(d, names[0]), "rb").read()
+
+
+@pytest.mark.parametrize("preamble", ["yes", "no"])
+def test_aof_rewrite_base_in_process(start_server, preamble):
+    # The rewrite's base -- RDB preamble or command form -- written without
+    # a fork: the base is the dataset of the rewrite's start and the new
+    # INCR file has every write since, so loading both gives today's
+    # dataset exactly (a base holding later writes would apply them twice).
+    # FLUSHALL does not cancel it.
+    s = start_server(appendonly="yes", **{"aof-use-rdb-preamble": preamble}, **INLINE)
     r = raw_client(s)
     fill(r, n=1000, dbs=(0, 1, 2))
     r.config_set("rdb-key-save-delay", 100)
@@ -277,6 +286,8 @@ def test_aof_rewrite_base_in_process(start_server):
     assert rounds >= 1
     assert r.info("persistence")["aof_last_bgrewrite_status"] == "ok"
     assert "Background append only file rewriting started (in process, no fork)" in s.log
+    assert "Background append only file rewriting started by pid" not in s.log
+    assert base_file(s).startswith(b"REDIS" if preamble == "yes" else b"*")
     want = r.execute_command("DEBUG", "DIGEST")
     assert r.execute_command("DEBUG", "LOADAOF") == b"OK"
     assert r.execute_command("DEBUG", "DIGEST") == want
