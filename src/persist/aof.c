@@ -781,6 +781,7 @@ static void inlineRewriteDone(int ok, int unused) {
     (void)unused;
     pid_t pid = aof.childPid;
     aof.inlineRewrite = 0;
+    if (ok == 1) persistInlineSaveCompleted(1);
     if (ok >= 0) {
         rewriteDone(pid, ok == 1 ? 0 : 1 << 8); /* wait statuses of exit(0), exit(1) */
         return;

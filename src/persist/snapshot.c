@@ -111,7 +111,24 @@ static struct {
     SnapshotStream out;
     int draining;            /* the tail: out takes everything, busy or not */
     const SnapshotFormat *fmt; /* NULL: the RDB */
+    size_t doneBytes;        /* the done sets' entries */
+    size_t peak;             /* the most extra() was */
+    long long total;         /* keys at the start */
 } snap = {.fd = -1};
+
+static size_t lastPeak; /* the peak of the last save that completed */
+
+/* What the save holds beyond the dataset: the done sets and its buffer. */
+static size_t extra(void) {
+    size_t n = snap.doneBytes + (snap.w.buf ? sdsAllocSize(snap.w.buf) : 0);
+    for (int j = 0; j < server.cfg.databases; j++) n += htabBuckets(&snap.done[j]) * sizeof(void *);
+    return n;
+}
+
+static void notePeak(void) {
+    size_t n = extra();
+    if (n > snap.peak) snap.peak = n;
+}
 
 int snapshotInlineActive(void) { return snap.active; }
 
@@ -150,6 +167,7 @@ static void captureKey(Db *db, const char *key, size_t len) {
     kvobj *o = dbFind(db, key, len);
     if (o) writeKey(j, o);
     Done *d = xmalloc(sizeof(*d) + len);
+    snap.doneBytes += sizeof(*d) + len;
     d->len = len;
     memcpy(d->key, key, len);
     htabAdd(done, d);
@@ -308,6 +326,7 @@ static int finish(void) {
 
 static void end(int ok) {
     SnapshotDoneFn *fn = snap.finished;
+    if (ok) lastPeak = snap.peak;
     char tmp[sizeof(snap.tmp)];
     memcpy(tmp, snap.tmp, sizeof(tmp));
     cleanup();
@@ -353,6 +372,7 @@ static long long sliceTimer(EventLoop *loop, long long id, void *data) {
         snap.cursor = to;
         if (ustime() - start >= budget) break;
     }
+    notePeak();
     if (snap.streaming && snap.db < server.cfg.databases) rdbWriterFlush(&snap.w); /* the slice's bytes go out now */
     if (snap.w.failed) {
         writeErrorLog(snap.w.err);
@@ -404,6 +424,9 @@ static void begin(int aofBase, SnapshotDoneFn *done) {
         dbWalkFreeze(&server.db[j]);
         snap.frozen[j] = 1;
     }
+    snap.doneBytes = snap.peak = 0;
+    snap.total = 0;
+    for (int j = 0; j < n; j++) snap.total += (long long)snap.sizes[j];
     rdbSaveMetaPolicy(&snap.lru, &snap.lfu);
     if (snap.fmt) snap.fmt->head(&snap.w.buf);
     else rdbSnapshotHead(&snap.w, aofBase);
@@ -473,3 +496,18 @@ int snapshotInlineStartStream(const SnapshotStream *out, SnapshotDoneFn *done) {
     begin(0, done);
     return 0;
 }
+
+void snapshotInlineStats(long long *keys, long long *total, size_t *now, size_t *peak) {
+    if (!snap.active) {
+        *keys = *total = 0;
+        *now = *peak = 0;
+        return;
+    }
+    notePeak();
+    *keys = snap.w.keysDone;
+    *total = snap.total;
+    *now = extra();
+    *peak = snap.peak;
+}
+
+size_t snapshotInlineLastPeak(void) { return lastPeak; }

@@ -60,6 +60,14 @@ typedef struct SnapshotFormat {
 /* snapshotInlineStartFile for an AOF base (no rename) in fmt. */
 int snapshotInlineStartCommands(const char *tmp, const SnapshotFormat *fmt, SnapshotDoneFn *done);
 int snapshotInlineActive(void);
+/* The running save's figures for INFO (zeros when none runs): keys written
+ * so far (ahead of the walk included), keys at its start, and the memory
+ * it holds beyond the dataset -- the `done` names and its write buffer --
+ * now and at its peak (what stands for copy-on-write here). */
+void snapshotInlineStats(long long *keys, long long *total, size_t *now, size_t *peak);
+/* The peak of the last save that completed (rdb_last_cow_size /
+ * aof_last_cow_size of an in-process save). */
+size_t snapshotInlineLastPeak(void);
 /* Stops a running save (shutdown, FLUSHALL) and removes its temporary
  * file; done gets -1. */
 void snapshotInlineAbort(void);

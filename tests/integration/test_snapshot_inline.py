@@ -527,3 +527,36 @@ def test_diskless_back_pressure_and_stalled_replica(start_server):
     assert "last replica dropped, stopping the in-process save" in p_srv.log
     assert p.info("persistence")["rdb_last_bgsave_status"] == "ok"
     stalled.c.close()
+
+
+def test_info_progress_and_cost_of_an_inline_save(start_server):
+    # current_save_keys_processed counts the keys written so far (ahead of
+    # the walk included), current_save_keys_total the keys at the start;
+    # the "copy" fields report what the save holds beyond the dataset (the
+    # names of keys written ahead, its buffer), rdb_last_cow_size its peak.
+    s = start_server(**INLINE)
+    r = raw_client(s)
+    fill(r, n=1000, dbs=(0,))
+    total = r.dbsize()
+    slow_bgsave(r, delay=500)
+    seen = []
+    rnd = random.Random(23)
+    while in_progress(r):
+        i = r.info("persistence")
+        if i["rdb_bgsave_in_progress"] == 1:
+            seen.append((i["current_save_keys_processed"], i["current_save_keys_total"], i["current_cow_size"]))
+        p = r.pipeline(transaction=False)
+        for _ in range(10):
+            p.set("s:%d" % rnd.randrange(1000), "ahead")
+        p.execute()
+        time.sleep(0.02)
+    finish(r)
+    assert len(seen) >= 2
+    assert all(t == total for _, t, _ in seen)
+    keys = [k for k, _, _ in seen]
+    assert keys == sorted(keys) and keys[-1] > keys[0] and keys[-1] <= total
+    assert max(c for _, _, c in seen) > 0
+    i = r.info("persistence")
+    assert i["rdb_last_bgsave_status"] == "ok"
+    assert i["rdb_last_cow_size"] > 0
+    assert i["current_save_keys_processed"] == 0
