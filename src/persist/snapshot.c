@@ -35,7 +35,18 @@
  *
  * The file is temp-<pid>.rdb until it is complete, fsynced and renamed,
  * so a save that fails or is cut short (SHUTDOWN, kill -9) leaves the old
- * dump.rdb as it was. */
+ * dump.rdb as it was.
+ *
+ * The same walk also writes an AOF base in command form (a SnapshotFormat
+ * instead of the RDB's records), or streams the RDB to a consumer (a
+ * diskless full sync): the writer's sink hands the buffer on unless the
+ * consumer is busy, in which case slices wait and bytes of keys written
+ * ahead stay in the buffer (their CRC is folded when they go).
+ *
+ * Slices: every loop turn (a 0 us timer); their length follows the load
+ * (sliceBudget).  Tables resize as usual meanwhile (persist's
+ * noteForkChild only stops that for a real child): the key tables'
+ * rehashing stays paused by dbWalkFreeze, and the done sets must grow. */
 #include "persist/snapshot.h"
 
 #include <errno.h>

@@ -13,7 +13,11 @@
  * dbfilename; the parent then sends it as "$<len>\r\n<bytes>" and the
  * held stream right after.  The parent
  * reads the pipe or the file only while every replica of the sync has
- * less than PUMP_HIGH bytes of output queued, so memory stays bounded. */
+ * less than PUMP_HIGH bytes of output queued, so memory stays bounded.
+ * Under `cairn-snapshot inline` there is no child: the disk sync's file,
+ * or the diskless sync's RDB (into the members' output, the walk pausing
+ * at the same PUMP_HIGH), is written by the main thread between commands
+ * (persist/snapshot.h); job.pid is then our own pid, never signalled. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
