@@ -121,6 +121,7 @@ static struct {
     int streaming;           /* to out, not to fd */
     SnapshotStream out;
     int draining;            /* the tail: out takes everything, busy or not */
+    size_t sent;             /* a stream's buffer bytes out already */
     const SnapshotFormat *fmt; /* NULL: the RDB */
     size_t doneBytes;        /* the done sets' entries */
     size_t peak;             /* the most extra() was */
@@ -382,15 +383,18 @@ static long long sliceTimer(EventLoop *loop, long long id, void *data) {
         dbWalkVisit(db, snap.cursor, to, visitKey, &v);
         snap.cursor = to;
         if (ustime() - start >= budget) break;
+        if (snap.streaming && snap.out.busy()) break; /* what is written waits in the buffer */
     }
     notePeak();
-    if (snap.streaming && snap.db < server.cfg.databases) rdbWriterFlush(&snap.w); /* the slice's bytes go out now */
+    if (snap.streaming) rdbWriterFlush(&snap.w); /* the slice's bytes go out now, as far as taken */
     if (snap.w.failed) {
         writeErrorLog(snap.w.err);
         end(0);
         return -1;
     }
     if (snap.db >= server.cfg.databases) {
+        /* A stream's tail goes once the consumer took the rest. */
+        if (snap.streaming && (snap.out.busy() || sdsLen(snap.w.buf) > 0)) return STREAM_BUSY_RETRY_US;
         end(finish() == 0);
         return -1;
     }
@@ -408,15 +412,20 @@ int snapshotInlineStart(SnapshotDoneFn *done) {
     return snapshotInlineStartFile(tmp, server.cfg.dbfilename, 0, done);
 }
 
-/* A stream's writer sink: the buffer to the consumer unless it is busy
- * (then kept, and the CRC folded only once it goes). */
+/* A stream's writer sink: the buffer to the consumer, a piece at a time,
+ * while it is not busy (or the tail is being written); what it does not
+ * take stays, from snap.sent on, and its CRC is folded as it goes. */
 static int streamSink(RdbWriter *w) {
     size_t n = sdsLen(w->buf);
-    if (n == 0) return 0;
-    if (!snap.draining && snap.out.busy()) return 0;
-    if (w->checksum) w->crc = crc64(w->crc, w->buf, n);
-    snap.out.put(w->buf, n);
+    while (snap.sent < n) {
+        if (!snap.draining && snap.out.busy()) return 0;
+        size_t k = n - snap.sent < STREAM_FLUSH_BYTES ? n - snap.sent : STREAM_FLUSH_BYTES;
+        if (w->checksum) w->crc = crc64(w->crc, w->buf + snap.sent, k);
+        snap.out.put(w->buf + snap.sent, k);
+        snap.sent += k;
+    }
     sdsClear(w->buf);
+    snap.sent = 0;
     return 0;
 }
 
@@ -502,6 +511,7 @@ int snapshotInlineStartStream(const SnapshotStream *out, SnapshotDoneFn *done) {
     snap.cancelOnFlushall = 1;
     snap.streaming = 1;
     snap.draining = 0;
+    snap.sent = 0;
     snap.fmt = NULL;
     snap.out = *out;
     begin(0, done);
