@@ -122,6 +122,7 @@ static struct {
     SnapshotStream out;
     int draining;            /* the tail: out takes everything, busy or not */
     size_t sent;             /* a stream's buffer bytes out already */
+    int openFailed;          /* the file could not be opened (logged): the first slice fails the save */
     const SnapshotFormat *fmt; /* NULL: the RDB */
     size_t doneBytes;        /* the done sets' entries */
     size_t peak;             /* the most extra() was */
@@ -164,7 +165,7 @@ static void writeKey(int j, const kvobj *o) {
     selectDb(j);
     if (!snap.fmt) rdbKeyBytes(&snap.w, o, snap.lru, snap.lfu);
     else if (snap.fmt->key(&snap.w.buf, o, j) < 0 && !snap.w.failed) snap.w.failed = 1, snap.w.err = EINVAL;
-    rdbKeysSaved(&snap.w, 1);
+    snap.w.keysDone++; /* rdb-key-save-delay: the slices pace the walk instead (sliceTimer) */
     rdbWriterMaybeFlush(&snap.w); /* a failure is sticky: the next slice ends the save */
 }
 
@@ -368,6 +369,11 @@ static long long sliceTimer(EventLoop *loop, long long id, void *data) {
     if (!snap.active || (unsigned long)(uintptr_t)data != snap.gen) return -1;
     if (snap.streaming && snap.out.busy()) return STREAM_BUSY_RETRY_US;
     long long start = ustime(), budget = sliceBudget(start);
+    /* A save slowed by rdb-key-save-delay (tests) pauses that long after
+     * each walk unit that wrote a key, between slices rather than asleep,
+     * so the server keeps answering as it does beside a slowed child. */
+    long long delay = server.cfg.rdbKeySaveDelay > 0 ? server.cfg.rdbKeySaveDelay : 0;
+    int paused = 0;
     while (snap.db < server.cfg.databases && !snap.w.failed) {
         Db *db = &server.db[snap.db];
         size_t units = dbWalkUnits(db);
@@ -378,27 +384,34 @@ static long long sliceTimer(EventLoop *loop, long long id, void *data) {
             nextDb();
             continue;
         }
-        size_t to = snap.cursor + SLICE_UNITS < units ? snap.cursor + SLICE_UNITS : units;
+        size_t step = delay ? 1 : SLICE_UNITS;
+        size_t to = snap.cursor + step < units ? snap.cursor + step : units;
         Visit v = {snap.db};
+        long long keys = snap.w.keysDone;
         dbWalkVisit(db, snap.cursor, to, visitKey, &v);
         snap.cursor = to;
+        if (delay && snap.w.keysDone > keys) {
+            paused = 1;
+            break;
+        }
         if (ustime() - start >= budget) break;
         if (snap.streaming && snap.out.busy()) break; /* what is written waits in the buffer */
     }
     notePeak();
-    if (snap.streaming) rdbWriterFlush(&snap.w); /* the slice's bytes go out now, as far as taken */
+    if (snap.streaming || paused) rdbWriterFlush(&snap.w); /* the slice's bytes go out now, as far as taken */
     if (snap.w.failed) {
-        writeErrorLog(snap.w.err);
+        if (!snap.openFailed) writeErrorLog(snap.w.err);
         end(0);
         return -1;
     }
+    snap.lastSliceEndUs = ustime();
+    if (paused) return delay; /* the last key's pause too, before the end */
     if (snap.db >= server.cfg.databases) {
         /* A stream's tail goes once the consumer took the rest. */
         if (snap.streaming && (snap.out.busy() || sdsLen(snap.w.buf) > 0)) return STREAM_BUSY_RETRY_US;
         end(finish() == 0);
         return -1;
     }
-    snap.lastSliceEndUs = ustime();
     return 0;
 }
 
@@ -469,18 +482,21 @@ static int startFile(const char *tmp, const char *target, int aofBase, const Sna
                      SnapshotDoneFn *done) {
     if (snap.active || strlen(tmp) >= sizeof(snap.tmp)) return -1;
     memcpy(snap.tmp, tmp, strlen(tmp) + 1);
-    int fd = open(snap.tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    /* A file that cannot be opened fails the save, not its start: as a
+     * child's save, BGSAVE answers "started" and the save then fails
+     * (rdb_last_bgsave_status:err, "Background saving error"). */
+    int fd = open(snap.tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644), e = errno;
     if (fd < 0) {
-        int e = errno;
         char cwd[1024];
         serverLog(LL_WARNING, "Failed opening the temp RDB file %s (in server root dir %s) for saving: %s", snap.tmp,
                   getcwd(cwd, sizeof(cwd)) ? cwd : "unknown", strerror(e));
-        errno = e;
-        return -1;
+        snap.tmp[0] = '\0'; /* nothing to remove */
     }
     snap.fd = fd;
+    snap.openFailed = fd < 0;
     snap.w = (RdbWriter){.buf = sdsEmpty(), .fd = fd, .compress = server.cfg.rdbcompression,
                          .checksum = fmt ? 0 : server.cfg.rdbchecksum,
+                         .failed = fd < 0, .err = fd < 0 ? e : 0,
                          .syncEvery = (aofBase ? server.cfg.aofRewriteIncrementalFsync
                                                : server.cfg.rdbSaveIncrementalFsync)
                                           ? SNAPSHOT_FSYNC_BYTES
@@ -512,6 +528,7 @@ int snapshotInlineStartStream(const SnapshotStream *out, SnapshotDoneFn *done) {
     snap.streaming = 1;
     snap.draining = 0;
     snap.sent = 0;
+    snap.openFailed = 0;
     snap.fmt = NULL;
     snap.out = *out;
     begin(0, done);

@@ -27,8 +27,9 @@ typedef void SnapshotDoneFn(int ok, int unused);
  * commands), or a module data type. */
 int snapshotInlineUsable(void);
 /* Opens the temporary file and writes the head; the rest follows in
- * slices from the event loop.  0, or -1 (logged; errno set) when the file
- * cannot be opened. */
+ * slices from the event loop.  0, or -1 when a save already runs.  A file
+ * that cannot be opened is logged at once and fails the save in its
+ * first slice (done gets 0), as a child's failed save would. */
 int snapshotInlineStart(SnapshotDoneFn *done);
 /* The same written to tmp, renamed to target once complete (NULL: left
  * as tmp for the caller, the AOF rewrite's base); aofBase sets the RDB's

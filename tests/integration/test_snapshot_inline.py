@@ -560,3 +560,28 @@ def test_info_progress_and_cost_of_an_inline_save(start_server):
     assert i["rdb_last_bgsave_status"] == "ok"
     assert i["rdb_last_cow_size"] > 0
     assert i["current_save_keys_processed"] == 0
+
+
+def test_unopenable_file_fails_the_save_not_its_start(start_server, tmp_path):
+    # As a child's save: BGSAVE answers "started", then the save fails
+    # (Redis's lines, rdb_last_bgsave_status:err, MISCONF) and a later one
+    # succeeds once the directory is back.
+    s = start_server(save="3600 1", **{"enable-protected-configs": "yes"}, **INLINE)
+    r = raw_client(s)
+    r.set("a", "1")
+    d = tmp_path / "data"
+    d.mkdir()
+    r.config_set("dir", str(d))
+    d.rmdir()
+    assert r.execute_command("BGSAVE") == b"Background saving started"
+    wait_bgsave_done(r)
+    assert status(r) == "err"
+    assert "Failed opening the temp RDB file" in s.log and "Background saving error" in s.log
+    assert "Write error saving DB on disk" not in s.log
+    with pytest.raises(redis.ResponseError, match="^MISCONF"):
+        r.set("x", "1")
+    r.config_set("dir", str(tmp_path))
+    assert r.execute_command("BGSAVE") == b"Background saving started"
+    wait_bgsave_done(r)
+    assert status(r) == "ok"
+    assert (tmp_path / "dump.rdb").exists()
