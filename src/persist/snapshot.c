@@ -488,8 +488,11 @@ static int startFile(const char *tmp, const char *target, int aofBase, const Sna
     int fd = open(snap.tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644), e = errno;
     if (fd < 0) {
         char cwd[1024];
-        serverLog(LL_WARNING, "Failed opening the temp RDB file %s (in server root dir %s) for saving: %s", snap.tmp,
-                  getcwd(cwd, sizeof(cwd)) ? cwd : "unknown", strerror(e));
+        if (aofBase) /* an AOF base, either form: the rewrite's line */
+            serverLog(LL_WARNING, "Opening the temp file for AOF rewrite in rewriteAppendOnlyFile(): %s", strerror(e));
+        else
+            serverLog(LL_WARNING, "Failed opening the temp RDB file %s (in server root dir %s) for saving: %s",
+                      snap.tmp, getcwd(cwd, sizeof(cwd)) ? cwd : "unknown", strerror(e));
         snap.tmp[0] = '\0'; /* nothing to remove */
     }
     snap.fd = fd;
