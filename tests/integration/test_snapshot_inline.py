@@ -585,3 +585,29 @@ def test_unopenable_file_fails_the_save_not_its_start(start_server, tmp_path):
     wait_bgsave_done(r)
     assert status(r) == "ok"
     assert (tmp_path / "dump.rdb").exists()
+
+
+@pytest.mark.parametrize("diskless", ["yes", "no"])
+def test_flushall_stops_a_sync_in_process(start_server, diskless):
+    # FLUSHALL stops the sync's save as it kills Redis's child: the
+    # replica is dropped (not a failed save, no temporary file left), syncs
+    # again and ends with the primary's dataset.
+    p_srv = start_server(**{"repl-diskless-sync": diskless, "repl-diskless-sync-delay": "0"}, **INLINE)
+    p = raw_client(p_srv)
+    fill(p, n=1000, dbs=(0,))
+    p.config_set("rdb-key-save-delay", 1000)
+    s_srv = start_server(**DBG)
+    s = s_srv.client()
+    s.execute_command("REPLICAOF", p_srv.host, p_srv.port)
+    wait_for(lambda: transferring(p), timeout=30)
+    p.flushall()
+    p.config_set("rdb-key-save-delay", 0)
+    p.set("after", "flush")
+    wait_for(lambda: s.info("replication").get("master_link_status") == "up", timeout=60)
+    wait_for(lambda: s.info("replication")["slave_repl_offset"] == p.info("replication")["master_repl_offset"],
+             timeout=60)
+    assert s.keys("*") == [b"after"]
+    assert s.execute_command("DEBUG", "DIGEST") == p.execute_command("DEBUG", "DIGEST")
+    assert p.info("persistence")["rdb_last_bgsave_status"] == "ok"
+    assert no_temp_files(p_srv.tmp)
+    assert p_srv.log.count("(in process, no fork)") >= 2  # the stopped sync and the next one
