@@ -14,6 +14,11 @@ Issue 42 ("Snapshots without a second copy").  For each server:
      still running (INFO persistence);
   5. writes per second during the save: the servers' own commandstats
      (calls of set/hset/zadd/lset) across the save, over its wall time.
+With BENCH_SNAP_SYNC=diskless or disk, step 3 is a full sync to a replica
+instead of BGSAVE (a second server of the same binary and arguments, started
+empty, REPLICAOF the first with repl-diskless-sync yes / no and no delay):
+the primary's PSS and its children's, and its writes per second, from the
+REPLICAOF until its save (for diskless: the transfer) ends.
 Both servers run under the same conditions, one after the other, in the
 same run; print the ratio Cairn / Redis.  Figures on a shared machine are
 indicative: repeat with BENCH_SNAP_ROUNDS.
@@ -22,6 +27,7 @@ indicative: repeat with BENCH_SNAP_ROUNDS.
   BENCH_SNAP_KEYS=5000000 sh bench/run.sh snapshot
   BENCH_CAIRN_ARGS="--rdb-save-threads 2" sh bench/run.sh snapshot
   BASE_BIN=/path/to/older/cairn-server sh bench/run.sh snapshot   (three servers)
+  BENCH_SNAP_SYNC=diskless sh bench/run.sh snapshot      (a full sync instead of BGSAVE)
   BENCH_CAIRN_ARGS="--cairn-snapshot inline" BASE_BIN=build/cairn-server \
     BENCH_BASE_ARGS="--cairn-snapshot fork" sh bench/run.sh snapshot  (no fork / fork / Redis)
 """
@@ -45,6 +51,7 @@ CAIRN_ARGS = os.environ.get("BENCH_CAIRN_ARGS", "").split()
 BASE = os.environ.get("BASE_BIN", "")
 BASE_ARGS = os.environ.get("BENCH_BASE_ARGS", "").split()
 SERVERS = os.environ.get("BENCH_SNAP_SERVERS", "cairn,base,redis" if BASE else "cairn,redis").split(",")
+SYNC = os.environ.get("BENCH_SNAP_SYNC", "")  # "", "disk" or "diskless"
 SAMPLE_S = 0.02
 VALUE = "v" * 100
 TYPES = ("s", "h", "z", "l")
@@ -194,6 +201,7 @@ def write_calls(conn):
 def run_one(name, binary, extra, fill_path):
     d = tempfile.mkdtemp(prefix="cairn-bench-snap-")
     port = free_port()
+    replica = None
     args = [binary, "--port", str(port), "--dir", d, "--save", "", "--appendonly", "no",
             "--logfile", os.path.join(d, "log")] + extra
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -218,7 +226,34 @@ def run_one(name, binary, extra, fill_path):
         time.sleep(1.0)  # the writers connected and at full rate
         calls0 = write_calls(conn)
         t0 = time.time()
-        conn.cmd("BGSAVE")
+        if SYNC:
+            conn.cmd("CONFIG", "SET", "repl-diskless-sync", "yes" if SYNC == "diskless" else "no")
+            conn.cmd("CONFIG", "SET", "repl-diskless-sync-delay", "0")
+            rport = free_port()
+            rdir = os.path.join(d, "replica")
+            os.mkdir(rdir)
+            replica = subprocess.Popen([binary, "--port", str(rport), "--dir", rdir, "--save", "", "--appendonly",
+                                        "no", "--logfile", os.path.join(rdir, "log")] + extra,
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            rdeadline = time.time() + 60
+            while True:
+                try:
+                    rconn = Conn(rport)
+                    rconn.cmd("PING")
+                    break
+                except OSError:
+                    if time.time() > rdeadline:
+                        raise
+                    time.sleep(0.05)
+            t0 = time.time()
+            rconn.cmd("REPLICAOF", "127.0.0.1", port)
+            while (info(conn, "persistence").get("rdb_bgsave_in_progress") != "1" and
+                   info(rconn, "replication").get("master_link_status") != "up"):
+                if time.time() - t0 > 60:
+                    raise RuntimeError("sync did not start")
+                time.sleep(0.005)
+        else:
+            conn.cmd("BGSAVE")
         peak = base
         while True:
             peak = max(peak, tree_pss_kb(proc.pid))
@@ -234,9 +269,21 @@ def run_one(name, binary, extra, fill_path):
         for p in ws:
             p.wait(timeout=30)
         ok = info(conn, "persistence").get("rdb_last_bgsave_status")
+        if SYNC:
+            rdeadline = time.time() + 600
+            while info(rconn, "replication").get("master_link_status") != "up":
+                if time.time() > rdeadline:
+                    raise RuntimeError("replica did not come up")
+                time.sleep(0.1)
+            ok = "%s,up" % ok
+            replica.terminate()
+            replica.wait(timeout=60)
         return {"server": name, "keys": nkeys, "base_mb": base / 1024.0, "peak_mb": peak / 1024.0,
                 "ratio": peak / float(base), "save_s": dt, "writes_s": (calls1 - calls0) / dt, "status": ok}
     finally:
+        if replica and replica.poll() is None:
+            replica.kill()
+            replica.wait()
         try:
             subprocess.run(["redis-cli", "-p", str(port), "SHUTDOWN", "NOSAVE"], capture_output=True, timeout=30)
         except Exception:
@@ -254,7 +301,8 @@ def main():
     try:
         fill = os.path.join(tmp, "fill.resp")
         gen(fill)
-        print("snapshot under overwrites: %d keys (strings, hashes, zsets, lists), %d writers" % (KEYS, CLIENTS))
+        print("%s under overwrites: %d keys (strings, hashes, zsets, lists), %d writers" % (
+            "full sync (%s)" % SYNC if SYNC else "snapshot", KEYS, CLIENTS))
         print("%-8s %5s %9s %9s %11s %8s %11s %6s" % ("server", "round", "base_MB", "peak_MB", "peak/base",
                                                       "save_s", "writes/s", "status"))
         res = {}

@@ -606,8 +606,9 @@ static void removeChildTemp(pid_t pid) {
 static void rewriteDone(pid_t pid, int st);
 static void inlineRewriteDone(int ok, int unused);
 
-/* Starts a rewrite.  Returns 0 (child forked, or the base being written
- * in process under cairn-snapshot inline with the RDB preamble) or -1
+/* Starts a rewrite.  Returns 0 (child forked, or the base -- RDB preamble
+ * or command form -- being written in process under cairn-snapshot
+ * inline) or -1
  * (logged). */
 static int rewriteBackground(void) {
     if (childActive()) return -1;
@@ -626,10 +627,14 @@ static int rewriteBackground(void) {
         return -1;
     }
     if (aof.fd >= 0) fsync(aof.fd);
-    if (server.cfg.aofUseRdbPreamble && snapshotMethod == SNAPSHOT_INLINE && snapshotInlineUsable()) {
+    if (snapshotMethod == SNAPSHOT_INLINE && snapshotInlineUsable()) {
+        static const SnapshotFormat commands = {.head = aofCommandsHead, .dbHead = aofCommandsSelect,
+                                                .key = aofCommandsKey};
         char tmp[64];
         snprintf(tmp, sizeof(tmp), "temp-rewriteaof-bg-%d.aof", (int)getpid());
-        if (snapshotInlineStartFile(tmp, NULL, 1, inlineRewriteDone) < 0) {
+        int rc = server.cfg.aofUseRdbPreamble ? snapshotInlineStartFile(tmp, NULL, 1, inlineRewriteDone)
+                                              : snapshotInlineStartCommands(tmp, &commands, inlineRewriteDone);
+        if (rc < 0) {
             aof.lastRewriteOk = 0;
             return -1;
         }
@@ -776,6 +781,7 @@ static void inlineRewriteDone(int ok, int unused) {
     (void)unused;
     pid_t pid = aof.childPid;
     aof.inlineRewrite = 0;
+    if (ok == 1) persistInlineSaveCompleted(1);
     if (ok >= 0) {
         rewriteDone(pid, ok == 1 ? 0 : 1 << 8); /* wait statuses of exit(0), exit(1) */
         return;

@@ -94,5 +94,13 @@ void aofLoadSetProgressSpan(size_t done, size_t total);
 /* Writes the dataset as commands (the base with aof-use-rdb-preamble no)
  * to path, fsynced.  Returns 0 or -1 (logged). */
 int aofWriteCommandsBase(const char *path);
+/* The same base's pieces appended to *buf, for a rewrite written in
+ * process (snapshot.h's SnapshotFormat): the head (#TS when enabled,
+ * FUNCTION LOAD per library), a database's SELECT, and one key's commands
+ * (a value that fails dbVerify is logged and left out, as the child does;
+ * -1 only for a module value that cannot be written). */
+void aofCommandsHead(sds *buf);
+void aofCommandsSelect(sds *buf, int db);
+int aofCommandsKey(sds *buf, const struct kvobj *o, int db);
 
 #endif

@@ -54,7 +54,7 @@ typedef struct Writer {
 } Writer;
 
 static void flushBuf(Writer *w) {
-    if (w->failed || sdsLen(w->buf) == 0) return;
+    if (w->fd < 0 || w->failed || sdsLen(w->buf) == 0) return; /* fd -1: the caller's buffer keeps it all */
     size_t off = 0, len = sdsLen(w->buf);
     while (off < len) {
         ssize_t n = write(w->fd, w->buf + off, len - off);
@@ -328,6 +328,32 @@ static void writeFunctions(Writer *w) {
         sdsFree(code);
     }
     sdsFree(recs);
+}
+
+void aofCommandsHead(sds *buf) {
+    Writer w = {.fd = -1, .buf = *buf};
+    if (server.cfg.aofTimestampEnabled) w.buf = sdsCatPrintf(w.buf, "#TS:%lld\r\n", (long long)time(NULL));
+    writeFunctions(&w);
+    *buf = w.buf;
+}
+
+void aofCommandsSelect(sds *buf, int db) {
+    Writer w = {.fd = -1, .buf = *buf};
+    command(&w, 2, "SELECT");
+    bulkNum(&w, db);
+    *buf = w.buf;
+}
+
+int aofCommandsKey(sds *buf, const kvobj *o, int db) {
+    const char *why;
+    if (dbVerify((kvobj *)o, &why) < 0) {
+        serverLog(LL_WARNING, "AOF rewrite: skipping key '%.*s' (DB %d): %s", (int)kvKeyLen(o), kvKey(o), db, why);
+        return 0;
+    }
+    Writer w = {.fd = -1, .buf = *buf};
+    writeKey(&w, o);
+    *buf = w.buf;
+    return w.failed ? -1 : 0;
 }
 
 int aofWriteCommandsBase(const char *path) {

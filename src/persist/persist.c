@@ -272,6 +272,7 @@ static void inlineSaveDone(int ok, int unused) {
         if (server.dirty < 0) server.dirty = 0;
         server.lastSaveUnix = nowUnix();
         state.lastBgsaveOk = 1;
+        persistInlineSaveCompleted(0);
     } else if (ok == 0) {
         serverLog(LL_WARNING, "Background saving error");
         state.lastBgsaveOk = 0, persistRefusalHint = 1;
@@ -472,11 +473,14 @@ static int savePointsConfigured(void) {
 
 /* Timer: reap the child; start a save when a save point is due or one was
  * scheduled. */
-/* While a child shares the parent's pages, tables neither resize (unless
+/* While a forked child shares the parent's pages, tables neither resize (unless
  * far past full, htab's force ratio) nor rehash in the timer: either would
  * write all over memory and copy it page by page, as Redis avoids too. */
 static void noteForkChild(void) {
-    int active = persistChildActive();
+    /* An in-process save (snapshot.c) shares nothing: tables resize as
+     * usual (its `done` sets must grow), the key tables' rehashing being
+     * paused by the walk itself. */
+    int active = persistChildActive() && !snapshotInlineActive();
     server.forkChildActive = active;
     htabSetResizeAllowed(!active);
 }
@@ -1035,6 +1039,7 @@ void persistSyncChildStarted(pid_t pid, int disk) {
 
 void persistSyncChildDone(int ok) {
     if (state.syncChildPid < 0) return;
+    if (ok > 0 && state.syncChildPid == getpid()) persistInlineSaveCompleted(0); /* written in process */
     if (ok <= 0 && state.syncChildDisk) {
         char tmp[64];
         snprintf(tmp, sizeof(tmp), "temp-%d.rdb", (int)state.syncChildPid);
@@ -1061,11 +1066,22 @@ void persistNoteFork(long long us) {
 long long persistTotalForks(void) { return state.totalForks; }
 size_t persistAofLastCowSize(void) { return state.lastAofCowSize; }
 
+void persistInlineSaveCompleted(int aof) {
+    if (aof) state.lastAofCowSize = snapshotInlineLastPeak();
+    else state.lastCowSize = snapshotInlineLastPeak();
+}
+
 sds persistInfoSection(sds s) {
     int rdbChild = persistChildType() == PERSIST_CHILD_RDB;
     long long cur = rdbChild ? (serverNowMs() - state.childStartMs) / 1000 : -1;
     long long cowAge = state.cowUpdatedMs ? (serverNowMs() - state.cowUpdatedMs) / 1000 : 0;
-    double forkPerc = state.keysTotal ? (double)state.keysProcessed / (double)state.keysTotal * 100 : 0;
+    long long keysProcessed = state.keysProcessed, keysTotal = state.keysTotal;
+    size_t cowPeak = state.cowPeak, cowSize = state.cowSize;
+    if (snapshotInlineActive()) { /* in process: keys written, and the save's own memory for the copy */
+        snapshotInlineStats(&keysProcessed, &keysTotal, &cowSize, &cowPeak);
+        cowAge = 0;
+    }
+    double forkPerc = keysTotal ? (double)keysProcessed / (double)keysTotal * 100 : 0;
     s = sdsCatPrintf(s,
                         "loading:%d\r\n"
                         "async_loading:%d\r\n"
@@ -1085,8 +1101,8 @@ sds persistInfoSection(sds s) {
                         "rdb_last_cow_size:%zu\r\n"
                         "rdb_last_load_keys_expired:%lld\r\n"
                         "rdb_last_load_keys_loaded:%lld\r\n",
-                        state.loading, state.asyncLoading, state.cowPeak, state.cowSize, cowAge, forkPerc, state.keysProcessed,
-                        state.keysTotal, server.dirty, rdbChild, server.lastSaveUnix, state.lastBgsaveOk ? "ok" : "err",
+                        state.loading, state.asyncLoading, cowPeak, cowSize, cowAge, forkPerc, keysProcessed,
+                        keysTotal, server.dirty, rdbChild, server.lastSaveUnix, state.lastBgsaveOk ? "ok" : "err",
                         state.lastBgsaveTimeSec, cur, state.saves, state.lastCowSize, state.loadKeysExpired, state.loadKeysLoaded);
     s = aofInfoMain(s);
     s = sdsCatPrintf(s, "module_fork_in_progress:%d\r\nmodule_fork_last_cow_size:%zu\r\n", state.moduleChildPid >= 0,

@@ -150,6 +150,9 @@ void persistChildInfoFinal(void);
 void persistChildForked(pid_t pid);
 void persistChildEnded(void);
 size_t persistAofLastCowSize(void);
+/* An in-process save (snapshot.h) completed: its peak extra memory becomes
+ * rdb_last_cow_size (aof 0) or aof_last_cow_size (aof 1). */
+void persistInlineSaveCompleted(int aof);
 /* RedisModule_Fork's child (the module layer): one background child at a
  * time with the others (PERSIST_CHILD_MODULE; BGSAVE then answers
  * "Another child process is active", a rewrite is scheduled).

@@ -35,7 +35,18 @@
  *
  * The file is temp-<pid>.rdb until it is complete, fsynced and renamed,
  * so a save that fails or is cut short (SHUTDOWN, kill -9) leaves the old
- * dump.rdb as it was. */
+ * dump.rdb as it was.
+ *
+ * The same walk also writes an AOF base in command form (a SnapshotFormat
+ * instead of the RDB's records), or streams the RDB to a consumer (a
+ * diskless full sync): the writer's sink hands the buffer on unless the
+ * consumer is busy, in which case slices wait and bytes of keys written
+ * ahead stay in the buffer (their CRC is folded when they go).
+ *
+ * Slices: every loop turn (a 0 us timer); their length follows the load
+ * (sliceBudget).  Tables resize as usual meanwhile (persist's
+ * noteForkChild only stops that for a real child): the key tables'
+ * rehashing stays paused by dbWalkFreeze, and the done sets must grow. */
 #include "persist/snapshot.h"
 
 #include <errno.h>
@@ -53,6 +64,7 @@
 #include "core/server.h"
 #include "db/db.h"
 #include "ds/alloc.h"
+#include "ds/crc64.h"
 #include "ds/htab.h"
 #include "ds/siphash.h"
 #include "ds/util.h"
@@ -62,9 +74,13 @@
 
 int snapshotMethod = SNAPSHOT_FORK;
 
-#define SLICE_MIN_US 200
-#define SLICE_MAX_US 2000
+#define SLICE_MIN_US 100
+#define SLICE_BUSY_MAX_US 1000
+#define SLICE_BUSY_SHARE 3
+#define SLICE_IDLE_US 2000
 #define SLICE_UNITS 64 /* units between clock reads */
+#define STREAM_FLUSH_BYTES (64 * 1024) /* a stream's bytes go out in pieces of about this */
+#define STREAM_BUSY_RETRY_US 1000      /* a busy consumer is asked again after this */
 #define SNAPSHOT_FSYNC_BYTES (4 * 1024 * 1024) /* rdb-save-incremental-fsync's step, as rdb.c's */
 
 /* A key of `done`: written ahead of the walk, or created after the start. */
@@ -98,10 +114,34 @@ static struct {
     size_t *sizes, *expires; /* per database, at the start */
     unsigned long gen; /* the save's number: a slice timer of an older one stops */
     long long lastSliceEndUs;
+    long long lastCommands; /* server.stats.numCommands at the last slice */
     SnapshotDoneFn *finished;
     char *target;            /* renamed to this when complete; NULL: left as tmp */
     int cancelOnFlushall;    /* a BGSAVE (Redis kills its child); not an AOF base */
+    int streaming;           /* to out, not to fd */
+    SnapshotStream out;
+    int draining;            /* the tail: out takes everything, busy or not */
+    size_t sent;             /* a stream's buffer bytes out already */
+    int openFailed;          /* the file could not be opened (logged): the first slice fails the save */
+    const SnapshotFormat *fmt; /* NULL: the RDB */
+    size_t doneBytes;        /* the done sets' entries */
+    size_t peak;             /* the most extra() was */
+    long long total;         /* keys at the start */
 } snap = {.fd = -1};
+
+static size_t lastPeak; /* the peak of the last save that completed */
+
+/* What the save holds beyond the dataset: the done sets and its buffer. */
+static size_t extra(void) {
+    size_t n = snap.doneBytes + (snap.w.buf ? sdsAllocSize(snap.w.buf) : 0);
+    for (int j = 0; j < server.cfg.databases; j++) n += htabBuckets(&snap.done[j]) * sizeof(void *);
+    return n;
+}
+
+static void notePeak(void) {
+    size_t n = extra();
+    if (n > snap.peak) snap.peak = n;
+}
 
 int snapshotInlineActive(void) { return snap.active; }
 
@@ -112,7 +152,8 @@ static void freeDone(void *e, void *priv) {
 
 static void selectDb(int j) {
     if (snap.selected == j) return;
-    rdbSnapshotDbHead(&snap.w, j, 0, 0);
+    if (snap.fmt) snap.fmt->dbHead(&snap.w.buf, j);
+    else rdbSnapshotDbHead(&snap.w, j, 0, 0);
     snap.selected = j;
 }
 
@@ -122,8 +163,9 @@ static int visited(int j, size_t unit) {
 
 static void writeKey(int j, const kvobj *o) {
     selectDb(j);
-    rdbKeyBytes(&snap.w, o, snap.lru, snap.lfu);
-    rdbKeysSaved(&snap.w, 1);
+    if (!snap.fmt) rdbKeyBytes(&snap.w, o, snap.lru, snap.lfu);
+    else if (snap.fmt->key(&snap.w.buf, o, j) < 0 && !snap.w.failed) snap.w.failed = 1, snap.w.err = EINVAL;
+    snap.w.keysDone++; /* rdb-key-save-delay: the slices pace the walk instead (sliceTimer) */
     rdbWriterMaybeFlush(&snap.w); /* a failure is sticky: the next slice ends the save */
 }
 
@@ -138,6 +180,7 @@ static void captureKey(Db *db, const char *key, size_t len) {
     kvobj *o = dbFind(db, key, len);
     if (o) writeKey(j, o);
     Done *d = xmalloc(sizeof(*d) + len);
+    snap.doneBytes += sizeof(*d) + len;
     d->len = len;
     memcpy(d->key, key, len);
     htabAdd(done, d);
@@ -150,7 +193,8 @@ typedef struct Visit {
 static void visitKey(void *priv, void *entry) {
     const Visit *v = priv;
     const kvobj *o = entry;
-    if (htabFind(&snap.done[v->j], kvKey(o), kvKeyLen(o))) return;
+    Htab *done = &snap.done[v->j];
+    if (htabSize(done) && htabFind(done, kvKey(o), kvKeyLen(o))) return;
     writeKey(v->j, o);
 }
 
@@ -168,7 +212,8 @@ static void nextDb(void) {
         snap.db++;
     }
     if (snap.db >= server.cfg.databases) return;
-    rdbSnapshotDbHead(&snap.w, snap.db, snap.sizes[snap.db], snap.expires[snap.db]);
+    if (snap.fmt) snap.fmt->dbHead(&snap.w.buf, snap.db);
+    else rdbSnapshotDbHead(&snap.w, snap.db, snap.sizes[snap.db], snap.expires[snap.db]);
     snap.selected = snap.db;
     snap.cursor = 0;
 }
@@ -227,7 +272,7 @@ static void cleanup(void) {
 void snapshotInlineAbort(void) {
     if (!snap.active) return;
     cleanup();
-    unlink(snap.tmp);
+    if (snap.tmp[0]) unlink(snap.tmp);
     SnapshotDoneFn *fn = snap.finished;
     if (fn) fn(-1, 0);
 }
@@ -261,14 +306,23 @@ static void beforeWrite(Client *c, Command *cmd) {
     }
 }
 
+static void writeErrorLog(int e) {
+    if (snap.fmt) serverLog(LL_WARNING, "Write error writing append only file on disk: %s", strerror(e));
+    else serverLog(LL_WARNING, "Write error saving DB on disk: %s", strerror(e));
+}
+
 /* The end: EOF, CRC, fsync, rename.  0, or -1 (logged). */
 static int finish(void) {
-    int rc = rdbSnapshotTail(&snap.w), e = snap.w.err;
+    if (snap.streaming) {
+        snap.draining = 1;
+        return rdbSnapshotTail(&snap.w);
+    }
+    int rc = snap.fmt ? rdbWriterFlush(&snap.w) : rdbSnapshotTail(&snap.w), e = snap.w.err;
     if (rc == 0 && fsync(snap.fd) < 0) rc = -1, e = errno;
     if (close(snap.fd) < 0 && rc == 0) rc = -1, e = errno;
     snap.fd = -1;
     if (rc < 0) {
-        serverLog(LL_WARNING, "Write error saving DB on disk: %s", strerror(e));
+        writeErrorLog(e);
         return -1;
     }
     if (!snap.target) return 0;
@@ -285,22 +339,41 @@ static int finish(void) {
 
 static void end(int ok) {
     SnapshotDoneFn *fn = snap.finished;
+    if (ok) lastPeak = snap.peak;
     char tmp[sizeof(snap.tmp)];
     memcpy(tmp, snap.tmp, sizeof(tmp));
     cleanup();
-    if (!ok) unlink(tmp);
+    if (!ok && tmp[0]) unlink(tmp);
     if (fn) fn(ok ? 1 : 0, 0);
 }
 
-/* One slice: walk units for about as long as the loop spent elsewhere
- * since the last one (between SLICE_MIN_US and SLICE_MAX_US), so a busy
- * server keeps about half its time for clients. */
+/* The slice's budget.  Busy (commands ran since the last slice): a
+ * third of the time the loop spent elsewhere, so clients keep about three
+ * quarters of the main thread, between SLICE_MIN_US and SLICE_BUSY_MAX_US
+ * (a client that arrives waits at most that).  Idle (no command since):
+ * SLICE_IDLE_US, the loop then polls again at once. */
+static long long sliceBudget(long long start) {
+    long long commands = server.stats.numCommands;
+    int busy = commands != snap.lastCommands;
+    snap.lastCommands = commands;
+    if (!busy) return SLICE_IDLE_US;
+    long long budget = (start - snap.lastSliceEndUs) / SLICE_BUSY_SHARE;
+    if (budget < SLICE_MIN_US) budget = SLICE_MIN_US;
+    if (budget > SLICE_BUSY_MAX_US) budget = SLICE_BUSY_MAX_US;
+    return budget;
+}
+
+/* One slice: walk units for sliceBudget's time. */
 static long long sliceTimer(EventLoop *loop, long long id, void *data) {
     (void)loop, (void)id;
     if (!snap.active || (unsigned long)(uintptr_t)data != snap.gen) return -1;
-    long long start = ustime(), budget = start - snap.lastSliceEndUs;
-    if (budget < SLICE_MIN_US) budget = SLICE_MIN_US;
-    if (budget > SLICE_MAX_US) budget = SLICE_MAX_US;
+    if (snap.streaming && snap.out.busy()) return STREAM_BUSY_RETRY_US;
+    long long start = ustime(), budget = sliceBudget(start);
+    /* A save slowed by rdb-key-save-delay (tests) pauses that long after
+     * each walk unit that wrote a key, between slices rather than asleep,
+     * so the server keeps answering as it does beside a slowed child. */
+    long long delay = server.cfg.rdbKeySaveDelay > 0 ? server.cfg.rdbKeySaveDelay : 0;
+    int paused = 0;
     while (snap.db < server.cfg.databases && !snap.w.failed) {
         Db *db = &server.db[snap.db];
         size_t units = dbWalkUnits(db);
@@ -311,22 +384,34 @@ static long long sliceTimer(EventLoop *loop, long long id, void *data) {
             nextDb();
             continue;
         }
-        size_t to = snap.cursor + SLICE_UNITS < units ? snap.cursor + SLICE_UNITS : units;
+        size_t step = delay ? 1 : SLICE_UNITS;
+        size_t to = snap.cursor + step < units ? snap.cursor + step : units;
         Visit v = {snap.db};
+        long long keys = snap.w.keysDone;
         dbWalkVisit(db, snap.cursor, to, visitKey, &v);
         snap.cursor = to;
+        if (delay && snap.w.keysDone > keys) {
+            paused = 1;
+            break;
+        }
         if (ustime() - start >= budget) break;
+        if (snap.streaming && snap.out.busy()) break; /* what is written waits in the buffer */
     }
+    notePeak();
+    if (snap.streaming || paused) rdbWriterFlush(&snap.w); /* the slice's bytes go out now, as far as taken */
     if (snap.w.failed) {
-        serverLog(LL_WARNING, "Write error saving DB on disk: %s", strerror(snap.w.err));
+        if (!snap.openFailed) writeErrorLog(snap.w.err);
         end(0);
         return -1;
     }
+    snap.lastSliceEndUs = ustime();
+    if (paused) return delay; /* the last key's pause too, before the end */
     if (snap.db >= server.cfg.databases) {
+        /* A stream's tail goes once the consumer took the rest. */
+        if (snap.streaming && (snap.out.busy() || sdsLen(snap.w.buf) > 0)) return STREAM_BUSY_RETRY_US;
         end(finish() == 0);
         return -1;
     }
-    snap.lastSliceEndUs = ustime();
     return 0;
 }
 
@@ -340,28 +425,26 @@ int snapshotInlineStart(SnapshotDoneFn *done) {
     return snapshotInlineStartFile(tmp, server.cfg.dbfilename, 0, done);
 }
 
-int snapshotInlineStartFile(const char *tmp, const char *target, int aofBase, SnapshotDoneFn *done) {
-    if (snap.active || strlen(tmp) >= sizeof(snap.tmp)) return -1;
-    memcpy(snap.tmp, tmp, strlen(tmp) + 1);
-    int fd = open(snap.tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-        int e = errno;
-        char cwd[1024];
-        serverLog(LL_WARNING, "Failed opening the temp RDB file %s (in server root dir %s) for saving: %s", snap.tmp,
-                  getcwd(cwd, sizeof(cwd)) ? cwd : "unknown", strerror(e));
-        errno = e;
-        return -1;
+/* A stream's writer sink: the buffer to the consumer, a piece at a time,
+ * while it is not busy (or the tail is being written); what it does not
+ * take stays, from snap.sent on, and its CRC is folded as it goes. */
+static int streamSink(RdbWriter *w) {
+    size_t n = sdsLen(w->buf);
+    while (snap.sent < n) {
+        if (!snap.draining && snap.out.busy()) return 0;
+        size_t k = n - snap.sent < STREAM_FLUSH_BYTES ? n - snap.sent : STREAM_FLUSH_BYTES;
+        if (w->checksum) w->crc = crc64(w->crc, w->buf + snap.sent, k);
+        snap.out.put(w->buf + snap.sent, k);
+        snap.sent += k;
     }
+    sdsClear(w->buf);
+    snap.sent = 0;
+    return 0;
+}
+
+/* Starts the save into w (its fd or sink set by the caller). */
+static void begin(int aofBase, SnapshotDoneFn *done) {
     int n = server.cfg.databases;
-    snap.fd = fd;
-    snap.w = (RdbWriter){.buf = sdsEmpty(), .fd = fd, .compress = server.cfg.rdbcompression,
-                         .checksum = server.cfg.rdbchecksum,
-                         .syncEvery = (aofBase ? server.cfg.aofRewriteIncrementalFsync
-                                               : server.cfg.rdbSaveIncrementalFsync)
-                                          ? SNAPSHOT_FSYNC_BYTES
-                                          : 0};
-    snap.target = target ? xstrdup(target) : NULL;
-    snap.cancelOnFlushall = !aofBase;
     snap.done = xcalloc((size_t)n * sizeof(Htab));
     for (int j = 0; j < n; j++) htabInit(&snap.done[j], &doneType);
     snap.complete = xcalloc((size_t)n);
@@ -374,8 +457,12 @@ int snapshotInlineStartFile(const char *tmp, const char *target, int aofBase, Sn
         dbWalkFreeze(&server.db[j]);
         snap.frozen[j] = 1;
     }
+    snap.doneBytes = snap.peak = 0;
+    snap.total = 0;
+    for (int j = 0; j < n; j++) snap.total += (long long)snap.sizes[j];
     rdbSaveMetaPolicy(&snap.lru, &snap.lfu);
-    rdbSnapshotHead(&snap.w, aofBase);
+    if (snap.fmt) snap.fmt->head(&snap.w.buf);
+    else rdbSnapshotHead(&snap.w, aofBase);
     snap.selected = -1;
     snap.db = 0;
     snap.cursor = 0;
@@ -387,6 +474,81 @@ int snapshotInlineStartFile(const char *tmp, const char *target, int aofBase, Sn
     dbSnapshotActive = 1;
     dispatchBeforeWrite = beforeWrite;
     snap.lastSliceEndUs = ustime();
+    snap.lastCommands = server.stats.numCommands;
     eventAddTimerUs(server.loop, 0, sliceTimer, (void *)(uintptr_t)snap.gen);
+}
+
+static int startFile(const char *tmp, const char *target, int aofBase, const SnapshotFormat *fmt,
+                     SnapshotDoneFn *done) {
+    if (snap.active || strlen(tmp) >= sizeof(snap.tmp)) return -1;
+    memcpy(snap.tmp, tmp, strlen(tmp) + 1);
+    /* A file that cannot be opened fails the save, not its start: as a
+     * child's save, BGSAVE answers "started" and the save then fails
+     * (rdb_last_bgsave_status:err, "Background saving error"). */
+    int fd = open(snap.tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644), e = errno;
+    if (fd < 0) {
+        char cwd[1024];
+        if (aofBase) /* an AOF base, either form: the rewrite's line */
+            serverLog(LL_WARNING, "Opening the temp file for AOF rewrite in rewriteAppendOnlyFile(): %s", strerror(e));
+        else
+            serverLog(LL_WARNING, "Failed opening the temp RDB file %s (in server root dir %s) for saving: %s",
+                      snap.tmp, getcwd(cwd, sizeof(cwd)) ? cwd : "unknown", strerror(e));
+        snap.tmp[0] = '\0'; /* nothing to remove */
+    }
+    snap.fd = fd;
+    snap.openFailed = fd < 0;
+    snap.w = (RdbWriter){.buf = sdsEmpty(), .fd = fd, .compress = server.cfg.rdbcompression,
+                         .checksum = fmt ? 0 : server.cfg.rdbchecksum,
+                         .failed = fd < 0, .err = fd < 0 ? e : 0,
+                         .syncEvery = (aofBase ? server.cfg.aofRewriteIncrementalFsync
+                                               : server.cfg.rdbSaveIncrementalFsync)
+                                          ? SNAPSHOT_FSYNC_BYTES
+                                          : 0};
+    snap.target = target ? xstrdup(target) : NULL;
+    snap.cancelOnFlushall = !aofBase;
+    snap.streaming = snap.draining = 0;
+    snap.fmt = fmt;
+    begin(aofBase, done);
     return 0;
 }
+
+int snapshotInlineStartFile(const char *tmp, const char *target, int aofBase, SnapshotDoneFn *done) {
+    return startFile(tmp, target, aofBase, NULL, done);
+}
+
+int snapshotInlineStartCommands(const char *tmp, const SnapshotFormat *fmt, SnapshotDoneFn *done) {
+    return startFile(tmp, NULL, 1, fmt, done);
+}
+
+int snapshotInlineStartStream(const SnapshotStream *out, SnapshotDoneFn *done) {
+    if (snap.active) return -1;
+    snap.tmp[0] = '\0'; /* no file */
+    snap.fd = -1;
+    snap.w = (RdbWriter){.buf = sdsEmpty(), .fd = -1, .compress = server.cfg.rdbcompression,
+                         .checksum = server.cfg.rdbchecksum, .flushAt = STREAM_FLUSH_BYTES, .sink = streamSink};
+    snap.target = NULL;
+    snap.cancelOnFlushall = 1;
+    snap.streaming = 1;
+    snap.draining = 0;
+    snap.sent = 0;
+    snap.openFailed = 0;
+    snap.fmt = NULL;
+    snap.out = *out;
+    begin(0, done);
+    return 0;
+}
+
+void snapshotInlineStats(long long *keys, long long *total, size_t *now, size_t *peak) {
+    if (!snap.active) {
+        *keys = *total = 0;
+        *now = *peak = 0;
+        return;
+    }
+    notePeak();
+    *keys = snap.w.keysDone;
+    *total = snap.total;
+    *now = extra();
+    *peak = snap.peak;
+}
+
+size_t snapshotInlineLastPeak(void) { return lastPeak; }

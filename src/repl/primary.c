@@ -13,7 +13,11 @@
  * dbfilename; the parent then sends it as "$<len>\r\n<bytes>" and the
  * held stream right after.  The parent
  * reads the pipe or the file only while every replica of the sync has
- * less than PUMP_HIGH bytes of output queued, so memory stays bounded. */
+ * less than PUMP_HIGH bytes of output queued, so memory stays bounded.
+ * Under `cairn-snapshot inline` there is no child: the disk sync's file,
+ * or the diskless sync's RDB (into the members' output, the walk pausing
+ * at the same PUMP_HIGH), is written by the main thread between commands
+ * (persist/snapshot.h); job.pid is then our own pid, never signalled. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -336,6 +340,11 @@ static void closeSource(void);
 /* The last replica of a diskless sync left: the child is killed (the timer
  * reaps it), as Redis does. */
 static void cancelDiskless(void) {
+    if (job.inlineSave) {
+        serverLog(LL_WARNING, "Diskless rdb transfer, last replica dropped, stopping the in-process save.");
+        snapshotInlineAbort(); /* syncStreamDone ends the job */
+        return;
+    }
     if (job.pid != -1 && job.srcFd != -1) {
         serverLog(LL_WARNING, "Diskless rdb transfer, last replica dropped, killing fork child.");
         kill(job.pid, SIGUSR1);
@@ -531,6 +540,54 @@ static void jobStarted(pid_t pid, int disk) {
     }
 }
 
+/* --- a diskless sync written in process (snapshot.h's stream) --- */
+
+static void streamPut(const char *p, size_t n) {
+    for (int i = 0; i < job.n; i++) replyRaw(job.members[i], p, n);
+}
+
+static int streamBusy(void) { return !membersBelowHigh(); }
+
+/* The end of a diskless sync's in-process save: the mark follows the RDB
+ * (jobFinish), as when the child's pipe ends. */
+static void syncStreamDone(int ok, int unused) {
+    (void)unused;
+    job.inlineSave = 0;
+    job.pid = -1;
+    if (ok > 0) {
+        serverLog(LL_NOTICE, "Diskless rdb transfer, done writing in process, %d replicas still up.", job.n);
+        serverLog(LL_NOTICE, "Background RDB transfer terminated with success");
+    } else if (ok < 0) {
+        serverLog(LL_WARNING, "Background transfer cancelled");
+    } else {
+        serverLog(LL_WARNING, "Background transfer error");
+    }
+    jobFinish(ok > 0);
+    persistSyncChildDone(ok);
+}
+
+/* Starts a diskless sync whose RDB the main thread writes between
+ * commands straight into the members' output, after the $EOF head.  0, or
+ * -1 when the dataset needs a fork (snapshotInlineUsable). */
+static int startStream(void) {
+    static const SnapshotStream out = {.put = streamPut, .busy = streamBusy};
+    if (snapshotMethod != SNAPSHOT_INLINE || !snapshotInlineUsable()) return -1;
+    /* The RDB's head (its repl-offset) and the members' +FULLRESYNC are
+     * both this moment's; the head reaches them only after the $EOF line. */
+    if (snapshotInlineStartStream(&out, syncStreamDone) < 0) return -1;
+    job.inlineSave = 1;
+    persistSyncChildStarted(getpid(), 0);
+    jobStarted(getpid(), 0);
+    serverLog(LL_NOTICE, "Starting BGSAVE for SYNC with target: replicas sockets");
+    serverLog(LL_NOTICE, "Background RDB transfer started (in process, no fork)");
+    randHex(job.mark, 40);
+    job.mark[40] = '\0';
+    char head[64];
+    int n = snprintf(head, sizeof(head), "$EOF:%s\r\n", job.mark);
+    for (int i = 0; i < job.n; i++) replyRaw(job.members[i], head, (size_t)n);
+    return 0;
+}
+
 static void startSync(int disk, int exclude) {
     int pfd[2] = {-1, -1};
     if (!disk && pipe(pfd) == -1) {
@@ -548,6 +605,7 @@ static void startSync(int disk, int exclude) {
         job.members[job.n++] = c;
     }
     repl.selDb = -1; /* the stream after the RDB starts with a SELECT */
+    if (!disk && !exclude && startStream() == 0) return;
     if (disk && snapshotMethod == SNAPSHOT_INLINE && snapshotInlineUsable()) {
         if (snapshotInlineStart(syncInlineDone) < 0) {
             for (int i = 0; i < job.n; i++) clientFreeAsync(job.members[i]);

@@ -260,12 +260,21 @@ def rewriting(r):
     return i["aof_rewrite_in_progress"] == 1 or i["aof_rewrite_scheduled"] == 1
 
 
-def test_aof_rewrite_base_in_process(start_server):
-    # The rewrite's RDB preamble written without a fork: the base is the
-    # dataset of the rewrite's start and the new INCR file has every write
-    # since, so loading both gives today's dataset exactly (a base holding
-    # later writes would apply them twice).  FLUSHALL does not cancel it.
-    s = start_server(appendonly="yes", **{"aof-use-rdb-preamble": "yes"}, **INLINE)
+def base_file(s):
+    d = os.path.join(s.tmp, "appendonlydir")
+    names = [n for n in os.listdir(d) if ".base." in n]
+    assert len(names) == 1, names
+    return open(os.path.join(d, names[0]), "rb").read()
+
+
+@pytest.mark.parametrize("preamble", ["yes", "no"])
+def test_aof_rewrite_base_in_process(start_server, preamble):
+    # The rewrite's base -- RDB preamble or command form -- written without
+    # a fork: the base is the dataset of the rewrite's start and the new
+    # INCR file has every write since, so loading both gives today's
+    # dataset exactly (a base holding later writes would apply them twice).
+    # FLUSHALL does not cancel it.
+    s = start_server(appendonly="yes", **{"aof-use-rdb-preamble": preamble}, **INLINE)
     r = raw_client(s)
     fill(r, n=1000, dbs=(0, 1, 2))
     r.config_set("rdb-key-save-delay", 100)
@@ -277,6 +286,8 @@ def test_aof_rewrite_base_in_process(start_server):
     assert rounds >= 1
     assert r.info("persistence")["aof_last_bgrewrite_status"] == "ok"
     assert "Background append only file rewriting started (in process, no fork)" in s.log
+    assert "Background append only file rewriting started by pid" not in s.log
+    assert base_file(s).startswith(b"REDIS" if preamble == "yes" else b"*")
     want = r.execute_command("DEBUG", "DIGEST")
     assert r.execute_command("DEBUG", "LOADAOF") == b"OK"
     assert r.execute_command("DEBUG", "DIGEST") == want
@@ -319,3 +330,284 @@ def test_disk_full_sync_in_process(start_server, start_oracle, replica_kind):
     wait_for(lambda: s.info("replication")["slave_repl_offset"] == p.info("replication")["master_repl_offset"],
              timeout=60)
     assert s.execute_command("DEBUG", "DIGEST") == p.execute_command("DEBUG", "DIGEST")
+
+
+# --- diskless full sync written in process ----------------------------------
+
+DISKLESS = {"repl-diskless-sync": "yes", "repl-diskless-sync-delay": "0"}
+
+
+def transferring(p):
+    """A diskless sync's save runs (INFO shows it as an RDB child)."""
+    return in_progress(p)
+
+
+@pytest.mark.parametrize("replica_kind", ["cairn", "redis"])
+def test_diskless_full_sync_in_process(start_server, start_oracle, replica_kind):
+    # repl-diskless-sync yes: the RDB goes from the main thread straight
+    # into the replica's socket after the $EOF line while the primary takes
+    # writes of every kind; the replica (Cairn, or redis-server 7.0.15)
+    # loads it and applies the stream from the snapshot's offset, so it
+    # ends with the primary's digest.  Writes that are not idempotent
+    # (APPEND, LPUSH, RPOP, INCR, ...) applied by both the RDB and the
+    # stream would leave a different digest.
+    p_srv = start_server(**DISKLESS, **INLINE)
+    p = raw_client(p_srv)
+    fill(p, n=1000, dbs=(0, 1, 2))
+    p.config_set("rdb-key-save-delay", 100)
+    s_srv = (start_server if replica_kind == "cairn" else start_oracle)(**DBG)
+    s = s_srv.client()
+    s.execute_command("REPLICAOF", p_srv.host, p_srv.port)
+    wait_for(lambda: transferring(p), timeout=30)
+    rnd, rounds = random.Random(13), 0
+    while transferring(p):
+        mutate(p, rnd, n=1000)
+        rounds += 1
+    assert rounds >= 1
+    p.config_set("rdb-key-save-delay", 0)
+    assert "Background RDB transfer started (in process, no fork)" in p_srv.log
+    assert "Background RDB transfer started by pid" not in p_srv.log
+    wait_for(lambda: s.info("replication").get("master_link_status") == "up", timeout=60)
+    wait_for(lambda: s.info("replication")["slave_repl_offset"] == p.info("replication")["master_repl_offset"],
+             timeout=60)
+    assert s.execute_command("DEBUG", "DIGEST") == p.execute_command("DEBUG", "DIGEST")
+    assert p.info("persistence")["rdb_last_bgsave_status"] == "ok"
+
+
+class StreamReader:
+    """A fake replica asking for a full sync and reading the diskless RDB
+    ("$EOF:<mark>\\r\\n" ... <mark>) in a thread; read=False reads nothing."""
+
+    def __init__(self, srv, read=True):
+        import threading
+        self.c = srv.connect()
+        self.c.send(b"REPLCONF capa eof capa psync2\r\n")
+        self.c.expect(b"+OK\r\n")
+        self.c.send(b"PSYNC ? -1\r\n")
+        self.rdb, self.error = None, None
+        self.t = threading.Thread(target=self._run, daemon=True) if read else None
+        if self.t:
+            self.t.start()
+
+    def _run(self):
+        try:
+            c = self.c
+            c.sock.settimeout(60)
+            line = c.recv_until(b"\r\n").lstrip(b"\n")  # newlines while the sync waits to start
+            assert line.startswith(b"+FULLRESYNC"), line
+            head = c.recv_until(b"\r\n").lstrip(b"\n")
+            assert head.startswith(b"$EOF:") and len(head) == 47, head
+            mark = head[5:45]
+            parts, tail = [c.buf], c.buf[-40:]
+            c.buf = b""
+            while not tail.endswith(mark):
+                chunk = c.sock.recv(1 << 20)
+                if not chunk:
+                    raise EOFError("closed before the mark")
+                parts.append(chunk)
+                tail = (tail + chunk)[-40:]
+            self.rdb = b"".join(parts)[:-40]
+        except Exception as e:  # reported by join()
+            self.error = e
+
+    def join(self):
+        self.t.join(timeout=120)
+        assert not self.t.is_alive(), "the RDB did not end"
+        assert self.error is None, self.error
+        return self.rdb
+
+
+def test_diskless_stream_is_the_dataset_of_its_start(start_server, start_oracle, tmp_path):
+    # The bytes a replica gets are the dataset of the sync's first moment:
+    # loaded by Cairn and by redis-server 7.0.15 they give the digest taken
+    # just before, whatever was written while they were being sent.
+    p_srv = start_server(**DISKLESS, **INLINE)
+    p = raw_client(p_srv)
+    populate(p, seed=9, dbs=(0, 4))
+    fill(p, n=1000, dbs=(0, 1, 2))
+    want = p.execute_command("DEBUG", "DIGEST")
+    p.config_set("rdb-key-save-delay", 100)
+    rd = StreamReader(p_srv)
+    wait_for(lambda: transferring(p), timeout=30)
+    rnd, rounds = random.Random(17), 0
+    while transferring(p):
+        mutate(p, rnd, n=1000)
+        rounds += 1
+    assert rounds >= 1
+    rdb = rd.join()
+    p.config_set("rdb-key-save-delay", 0)
+    assert p.execute_command("DEBUG", "DIGEST") != want
+    path = str(tmp_path / "stream.rdb")
+    with open(path, "wb") as f:
+        f.write(rdb)
+    for start in (start_server, start_oracle):
+        o, _ = start_with_file(start, path, **DBG)
+        assert o.client().execute_command("DEBUG", "DIGEST") == want
+    rd.c.close()
+
+
+def test_diskless_replica_dropping_midway(start_server):
+    # Two replicas in one sync; one goes midway: the other still gets the
+    # whole RDB and ends in sync.  Then the last one of a sync goes: the
+    # save stops (not a failed save), and the next replica syncs anew.
+    p_srv = start_server(**{**DISKLESS, "repl-diskless-sync-delay": "5",
+                            "repl-diskless-sync-max-replicas": "2"}, **INLINE)
+    p = raw_client(p_srv)
+    fill(p, n=1000, dbs=(0, 1))
+    p.config_set("rdb-key-save-delay", 200)
+    gone = StreamReader(p_srv, read=False)
+    s_srv = start_server(**DBG)
+    s = s_srv.client()
+    s.execute_command("REPLICAOF", p_srv.host, p_srv.port)
+    wait_for(lambda: transferring(p), timeout=30)
+    assert p.info("replication")["connected_slaves"] == 2
+    assert p_srv.log.count("Background RDB transfer started (in process, no fork)") == 1
+    gone.c.close()
+    wait_for(lambda: p.info("replication")["connected_slaves"] == 1, timeout=30)
+    assert transferring(p)
+    rnd = random.Random(19)
+    while transferring(p):
+        mutate(p, rnd, n=1000)
+    p.config_set("rdb-key-save-delay", 0)
+    wait_for(lambda: s.info("replication").get("master_link_status") == "up", timeout=60)
+    wait_for(lambda: s.info("replication")["slave_repl_offset"] == p.info("replication")["master_repl_offset"],
+             timeout=60)
+    assert s.execute_command("DEBUG", "DIGEST") == p.execute_command("DEBUG", "DIGEST")
+
+    # The last replica of a sync goes.
+    s.execute_command("REPLICAOF", "NO", "ONE")
+    wait_for(lambda: p.info("replication")["connected_slaves"] == 0, timeout=30)
+    p.config_set("repl-diskless-sync-delay", 0)
+    p.config_set("rdb-key-save-delay", 1000)
+    last = StreamReader(p_srv, read=False)
+    wait_for(lambda: transferring(p), timeout=30)
+    last.c.close()
+    wait_for(lambda: "last replica dropped, stopping the in-process save" in p_srv.log, timeout=30)
+    wait_for(lambda: not transferring(p), timeout=30)
+    assert p.info("persistence")["rdb_last_bgsave_status"] == "ok"
+    assert p.info("replication")["connected_slaves"] == 0
+    assert no_temp_files(p_srv.tmp)
+    p.config_set("rdb-key-save-delay", 0)
+    p.set("after", "drop")
+    s.execute_command("REPLICAOF", p_srv.host, p_srv.port)
+    wait_for(lambda: s.info("replication").get("master_link_status") == "up", timeout=60)
+    wait_for(lambda: s.info("replication")["slave_repl_offset"] == p.info("replication")["master_repl_offset"],
+             timeout=60)
+    assert s.execute_command("DEBUG", "DIGEST") == p.execute_command("DEBUG", "DIGEST")
+
+
+def replica_omem(p):
+    for c in p.client_list():
+        if "S" in c["flags"]:
+            return int(c["omem"])
+    return None
+
+
+def test_diskless_back_pressure_and_stalled_replica(start_server):
+    # A replica that reads nothing: the walk waits while it holds 8 MB
+    # unsent, so the primary's output to it stays bounded (a fork's pipe
+    # is read at the same rule) -- writes keep being served meanwhile --
+    # and after repl-timeout it is dropped, which stops the save.
+    p_srv = start_server(**DISKLESS, **{"repl-timeout": "3"}, **INLINE)
+    p = raw_client(p_srv)
+    blob = os.urandom(1024 * 1024)  # incompressible: 40 MB of RDB, values of 1 MB
+    for i in range(40):
+        p.set("big%d" % i, blob[i:] + blob[:i])
+    stalled = StreamReader(p_srv, read=False)
+    wait_for(lambda: transferring(p), timeout=30)
+    peak = 0
+    while transferring(p):
+        p.set("big%d" % random.randrange(40), "changed")  # served while the walk waits
+        om = replica_omem(p)
+        if om is not None:
+            peak = max(peak, om)
+        time.sleep(0.05)
+    assert 0 < peak < 12 * 1024 * 1024, peak  # 8 MB and a piece, never the whole RDB
+    assert "Disconnecting timedout replica (full sync)" in p_srv.log
+    assert "last replica dropped, stopping the in-process save" in p_srv.log
+    assert p.info("persistence")["rdb_last_bgsave_status"] == "ok"
+    stalled.c.close()
+
+
+def test_info_progress_and_cost_of_an_inline_save(start_server):
+    # current_save_keys_processed counts the keys written so far (ahead of
+    # the walk included), current_save_keys_total the keys at the start;
+    # the "copy" fields report what the save holds beyond the dataset (the
+    # names of keys written ahead, its buffer), rdb_last_cow_size its peak.
+    s = start_server(**INLINE)
+    r = raw_client(s)
+    fill(r, n=1000, dbs=(0,))
+    total = r.dbsize()
+    slow_bgsave(r, delay=500)
+    seen = []
+    rnd = random.Random(23)
+    while in_progress(r):
+        i = r.info("persistence")
+        if i["rdb_bgsave_in_progress"] == 1:
+            seen.append((i["current_save_keys_processed"], i["current_save_keys_total"], i["current_cow_size"]))
+        p = r.pipeline(transaction=False)
+        for _ in range(10):
+            p.set("s:%d" % rnd.randrange(1000), "ahead")
+        p.execute()
+        time.sleep(0.02)
+    finish(r)
+    assert len(seen) >= 2
+    assert all(t == total for _, t, _ in seen)
+    keys = [k for k, _, _ in seen]
+    assert keys == sorted(keys) and keys[-1] > keys[0] and keys[-1] <= total
+    assert max(c for _, _, c in seen) > 0
+    i = r.info("persistence")
+    assert i["rdb_last_bgsave_status"] == "ok"
+    assert i["rdb_last_cow_size"] > 0
+    assert i["current_save_keys_processed"] == 0
+
+
+def test_unopenable_file_fails_the_save_not_its_start(start_server, tmp_path):
+    # As a child's save: BGSAVE answers "started", then the save fails
+    # (Redis's lines, rdb_last_bgsave_status:err, MISCONF) and a later one
+    # succeeds once the directory is back.
+    s = start_server(save="3600 1", **{"enable-protected-configs": "yes"}, **INLINE)
+    r = raw_client(s)
+    r.set("a", "1")
+    d = tmp_path / "data"
+    d.mkdir()
+    r.config_set("dir", str(d))
+    d.rmdir()
+    assert r.execute_command("BGSAVE") == b"Background saving started"
+    wait_bgsave_done(r)
+    assert status(r) == "err"
+    assert "Failed opening the temp RDB file" in s.log and "Background saving error" in s.log
+    assert "Write error saving DB on disk" not in s.log
+    with pytest.raises(redis.ResponseError, match="^MISCONF"):
+        r.set("x", "1")
+    r.config_set("dir", str(tmp_path))
+    assert r.execute_command("BGSAVE") == b"Background saving started"
+    wait_bgsave_done(r)
+    assert status(r) == "ok"
+    assert (tmp_path / "dump.rdb").exists()
+
+
+@pytest.mark.parametrize("diskless", ["yes", "no"])
+def test_flushall_stops_a_sync_in_process(start_server, diskless):
+    # FLUSHALL stops the sync's save as it kills Redis's child: the
+    # replica is dropped (not a failed save, no temporary file left), syncs
+    # again and ends with the primary's dataset.
+    p_srv = start_server(**{"repl-diskless-sync": diskless, "repl-diskless-sync-delay": "0"}, **INLINE)
+    p = raw_client(p_srv)
+    fill(p, n=1000, dbs=(0,))
+    p.config_set("rdb-key-save-delay", 1000)
+    s_srv = start_server(**DBG)
+    s = s_srv.client()
+    s.execute_command("REPLICAOF", p_srv.host, p_srv.port)
+    wait_for(lambda: transferring(p), timeout=30)
+    p.flushall()
+    p.config_set("rdb-key-save-delay", 0)
+    p.set("after", "flush")
+    wait_for(lambda: s.info("replication").get("master_link_status") == "up", timeout=60)
+    wait_for(lambda: s.info("replication")["slave_repl_offset"] == p.info("replication")["master_repl_offset"],
+             timeout=60)
+    assert s.keys("*") == [b"after"]
+    assert s.execute_command("DEBUG", "DIGEST") == p.execute_command("DEBUG", "DIGEST")
+    assert p.info("persistence")["rdb_last_bgsave_status"] == "ok"
+    assert no_temp_files(p_srv.tmp)
+    assert p_srv.log.count("(in process, no fork)") >= 2  # the stopped sync and the next one
