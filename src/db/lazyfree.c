@@ -20,6 +20,7 @@
 #include "ds/alloc.h"
 #include "ds/htab.h"
 #include "ds/omap.h"
+#include "ds/slab.h"
 #include "ds/stream.h"
 #include "ds/util.h"
 
@@ -34,6 +35,7 @@ typedef struct LazyJob {
     size_t ntabs;   /* how many at tabs */
     void *tabsBlock; /* the allocation holding them, freed after */
     size_t objects; /* entries this job frees (for the counters) */
+    int slabs;      /* make the slab allocator's next slabs resident (slabPrefault) */
     int purge;      /* then return freed pages to the system */
     int purgeBig;   /* return the big arena's freed pages (xmallocPurgeBig) */
 } LazyJob;
@@ -100,6 +102,7 @@ static void freeEntryCb(void *entry, void *priv) {
 }
 
 static void runJob(LazyJob *j) {
+    if (j->slabs) slabPrefault();
     if (j->entry) kvFree(j->entry);
     xfree(j->block);
     if (j->prepare) prepareTable(j->prepare);
@@ -239,7 +242,25 @@ void lazyfreePurge(void) {
  * one cron period (deleting one purges at once, below). */
 #define BIG_QUIET_MS 250
 
+/* slabPrefaultHook: a new slab found too little resident memory ahead
+ * (slab.h).  Any thread; queued like any job, so it runs after the frees
+ * queued before it and wakes with them (lazyfreeKick). */
+static void askSlabPrefault(void) {
+    LazyJob *j = xcalloc(sizeof(*j));
+    j->slabs = 1;
+    enqueue(j);
+}
+
+/* The slabs' resident bytes ahead go back after this long without a new
+ * slab (slabPrefaultIdle). */
+#define SLAB_QUIET_MS 1000
+
 void lazyfreeCron(long long nowMs) {
+    /* The hook is set here, on the main thread's first timer tick, so a
+     * process that never runs the timer (a tool, a unit test) does not
+     * start the thread for it. */
+    if (!slabPrefaultHook) slabPrefaultHook = askSlabPrefault;
+    slabPrefaultIdle(nowMs, SLAB_QUIET_MS);
     if (!xmallocBigQuiet(nowMs, BIG_QUIET_MS)) return;
     LazyJob *j = xcalloc(sizeof(*j));
     j->purgeBig = 1;

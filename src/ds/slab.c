@@ -21,6 +21,10 @@
 
 #include "ds/alloc.h"
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14; older kernels refuse it (EINVAL) */
+#endif
+
 #if defined(__SANITIZE_ADDRESS__)
 #define SLAB_ASAN 1
 #elif defined(__has_feature)
@@ -73,6 +77,27 @@ static size_t nFree;
 static size_t nSlabs;               /* slabs held */
 static _Atomic size_t usedBytes;    /* written under the lock, read anywhere */
 static _Atomic size_t activeBytes;
+
+/* Prefaulting (slabPrefault): [top, ready) is made resident ahead of use,
+ * `ahead` bytes past `top` are wanted (AHEAD_MIN..AHEAD_MAX, doubled when
+ * a new slab finds no resident memory while a request is out, once per
+ * request), and `asked` is set from a request until slabPrefault has run
+ * (2: it has doubled `ahead`).  `fresh`
+ * counts slabs taken from `top`; slabPrefaultIdle compares it across calls.
+ * All under `spin`, except the counters read by slabPrefaultStats. */
+#define AHEAD_MIN ((size_t)256 << 10)
+#define AHEAD_MAX ((size_t)4 << 20)
+static size_t ready;
+static size_t ahead = AHEAD_MIN;
+static int asked;
+static size_t fresh;
+static size_t freshSeen;
+static long long quietSinceMs = -1;
+static _Atomic size_t pfBytes;  /* bytes made resident by slabPrefault */
+static _Atomic size_t pfMisses; /* slabs from `top` that were not resident */
+static _Atomic size_t pfAhead;  /* ready - top, as last set */
+static _Atomic size_t pfTrims;  /* idle give-backs */
+void (*slabPrefaultHook)(void);
 
 static inline void cpuRelax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -183,7 +208,7 @@ static void fail(const char *what) {
 
 /* A new slab of class c on its class's list, or NULL when the range is
  * used up.  Called with the lock held. */
-static Slab *newSlab(int c) {
+static Slab *newSlab(int c, int *wantPrefault) {
     char *mem;
     if (!reserved) slabReserve();
     if (nFree) {
@@ -198,6 +223,23 @@ static Slab *newSlab(int c) {
         }
         mem = (char *)slabRangeBase + top;
         top += SLAB_BYTES;
+        fresh++;
+        if (top > ready) {
+            /* This slab's pages fault as it fills: the prefaulter is
+             * behind (or was never asked): want more ahead. */
+            atomic_store_explicit(&pfMisses, atomic_load_explicit(&pfMisses, memory_order_relaxed) + 1,
+                                  memory_order_relaxed);
+            if (asked == 1 && ahead < AHEAD_MAX) {
+                ahead *= 2;
+                asked = 2; /* once per request: it may simply not have run yet */
+            }
+            ready = top;
+        }
+        atomic_store_explicit(&pfAhead, ready - top, memory_order_relaxed);
+        if (!asked && slabPrefaultHook && ready - top < ahead / 2) {
+            asked = 1;
+            *wantPrefault = 1;
+        }
     }
     Slab *s = (Slab *)mem;
     uint32_t size = classSize[c];
@@ -226,11 +268,26 @@ static void releaseSlab(Slab *s) {
     unlock();
 }
 
+/* A new slab's allocation, out of line: asks for prefaulting after the
+ * lock is dropped (the hook queues a job). */
+static __attribute__((noinline)) Slab *newSlabAsking(int c) {
+    int want = 0;
+    Slab *s = newSlab(c, &want);
+    if (want) {
+        unlock();
+        slabPrefaultHook();
+        lock();
+        s = partial[c]; /* another thread may have filled it meanwhile */
+        if (!s) s = newSlab(c, &want);
+    }
+    return s;
+}
+
 NO_ASAN void *slabAllocClass(int c) {
     lock();
     Slab *s = partial[c];
     if (__builtin_expect(!s, 0)) {
-        s = newSlab(c);
+        s = newSlabAsking(c);
         if (!s) {
             unlock();
             return NULL;
@@ -312,6 +369,85 @@ void slabPurge(void) {
         unlock();
         if (s) releaseSlab(s);
     }
+}
+
+/* Makes one page writable-and-resident without changing what it holds:
+ * an atomic add of 0 (another thread may be writing that page's slots). */
+NO_ASAN static void touchPages(char *p, size_t len, size_t page) {
+    for (size_t i = 0; i < len; i += page) __atomic_fetch_add((uint64_t *)(p + i), 0, __ATOMIC_RELAXED);
+}
+
+void slabPrefault(void) {
+    lock();
+    if (!reserved || !slabRangeBytes) {
+        asked = 0;
+        unlock();
+        return;
+    }
+    size_t from = ready > top ? ready : top;
+    size_t to = top + ahead;
+    if (to > slabRangeBytes) to = slabRangeBytes;
+    size_t have = committed;
+    unlock();
+    if (to > from) {
+        char *base = (char *)slabRangeBase;
+        size_t commitTo = have;
+        if (to > have) { /* what newSlab would do, a step at a time; idempotent if it races */
+            commitTo = (to + COMMIT_STEP - 1) & ~(COMMIT_STEP - 1);
+            if (commitTo > slabRangeBytes) commitTo = slabRangeBytes;
+            if (mprotect(base + have, commitTo - have, PROT_READ | PROT_WRITE) != 0) commitTo = have;
+            if (to > commitTo) to = commitTo;
+        }
+        /* Only faults pages in: safe while another thread writes slots
+         * in the range (a slab handed out meanwhile). */
+        if (to > from && madvise(base + from, to - from, MADV_POPULATE_WRITE) != 0)
+            touchPages(base + from, to - from, (size_t)sysconf(_SC_PAGESIZE));
+        lock();
+        if (commitTo > committed) committed = commitTo;
+        if (to > ready) {
+            atomic_store_explicit(&pfBytes, atomic_load_explicit(&pfBytes, memory_order_relaxed) + (to - from),
+                                  memory_order_relaxed);
+            ready = to;
+        }
+        atomic_store_explicit(&pfAhead, ready > top ? ready - top : 0, memory_order_relaxed);
+        asked = 0;
+        unlock();
+        return;
+    }
+    lock();
+    asked = 0;
+    unlock();
+}
+
+int slabPrefaultIdle(long long nowMs, long long quietMs) {
+    int gave = 0;
+    lock();
+    if (fresh != freshSeen || asked) {
+        freshSeen = fresh;
+        quietSinceMs = nowMs;
+    } else if (quietSinceMs < 0) {
+        quietSinceMs = nowMs;
+    } else if (ready > top && nowMs - quietSinceMs >= quietMs) {
+        /* Under the lock: no slab can be handed out of the range while
+         * its pages go (the main thread's timer calls this, so no
+         * command waits; other threads' allocations wait a few us). */
+        (void)madvise((char *)slabRangeBase + top, ready - top, MADV_DONTNEED);
+        ready = top;
+        ahead = AHEAD_MIN;
+        atomic_store_explicit(&pfAhead, 0, memory_order_relaxed);
+        atomic_store_explicit(&pfTrims, atomic_load_explicit(&pfTrims, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+        gave = 1;
+    }
+    unlock();
+    return gave;
+}
+
+void slabPrefaultStats(size_t *prefaulted, size_t *misses, size_t *aheadBytes, size_t *trims) {
+    *prefaulted = atomic_load_explicit(&pfBytes, memory_order_relaxed);
+    *misses = atomic_load_explicit(&pfMisses, memory_order_relaxed);
+    *aheadBytes = atomic_load_explicit(&pfAhead, memory_order_relaxed);
+    *trims = atomic_load_explicit(&pfTrims, memory_order_relaxed);
 }
 
 size_t slabUsedBytes(void) { return atomic_load_explicit(&usedBytes, memory_order_relaxed); }

@@ -113,6 +113,32 @@ size_t slabActiveBytes(void);
 /* Hands back the empty slabs kept for reuse (one per class at most). */
 void slabPurge(void);
 
+/* Prefaulting.  A new slab's pages would fault one by one as its slots are
+ * first used (~5-25 us each on a VM), about every 100 new keys: inside the
+ * SETs of a load.  So the allocator keeps the range just past the slabs
+ * handed out resident ahead of need, made so on another thread:
+ *  - when fewer than half of the bytes wanted ahead are resident, a new
+ *    slab calls slabPrefaultHook (set by the lazy-free thread's owner;
+ *    NULL: no prefaulting), without the lock held, once until
+ *    slabPrefault has run: it queues a job that calls slabPrefault and
+ *    must not wait for it;
+ *  - slabPrefault (that job, on any thread but without the lock) makes
+ *    the wanted bytes ahead writable and resident (MADV_POPULATE_WRITE,
+ *    else one atomic add of 0 per page: the contents are never changed,
+ *    so a slab handed out meanwhile is safe).  The bytes wanted ahead
+ *    start at 256 KB and double, up to 4 MB, each time a new slab still
+ *    finds its pages not resident (the fill outruns the prefaulter);
+ *  - slabPrefaultIdle (the main thread's timer) gives the resident bytes
+ *    ahead back (MADV_DONTNEED) once no slab has been taken for quietMs,
+ *    and the bytes wanted return to 256 KB: an idle server holds nothing
+ *    ahead, a filling one at most 4 MB.  Returns 1 when it gave back. */
+extern void (*slabPrefaultHook)(void);
+void slabPrefault(void);
+int slabPrefaultIdle(long long nowMs, long long quietMs);
+/* Bytes made resident ahead so far, new slabs whose pages were not
+ * resident ("misses"), resident bytes ahead now, idle give-backs. */
+void slabPrefaultStats(size_t *prefaulted, size_t *misses, size_t *aheadBytes, size_t *trims);
+
 /* For tests: the slot size of class c, and the number of slabs held. */
 size_t slabClassSize(int c);
 size_t slabCount(void);

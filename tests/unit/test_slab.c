@@ -3,7 +3,8 @@
  * their bytes, that emptied slabs go back to the system (used memory and
  * RSS), resizing across classes and to and from xmalloc, frees from other
  * threads while the main thread allocates, and fork while another thread
- * holds the lock. */
+ * holds the lock; prefaulting the slabs ahead of need and giving that
+ * memory back when idle. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -12,6 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -302,9 +304,73 @@ static void test_fork_while_busy(void **state) {
     assert_int_equal(pthread_join(t, NULL), 0);
 }
 
+
+/* Prefaulting (slab.h): the hook is asked for once a new slab leaves too
+ * little resident memory ahead; slabPrefault (here run at once by the
+ * hook) makes the bytes past the newest slab resident without changing a
+ * slot; later slabs then find their pages resident (no more misses); an
+ * idle allocator gives them back (mincore shows them gone). */
+static int hookCalls;
+static void syncHook(void) {
+    hookCalls++;
+    slabPrefault();
+}
+
+static int residentPages(const char *p, size_t len) {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), n = len / page, in = 0;
+    unsigned char *vec = malloc(n);
+    assert_int_equal(mincore((void *)p, len, vec), 0);
+    for (size_t i = 0; i < n; i++) in += vec[i] & 1;
+    free(vec);
+    return (int)in;
+}
+
+static void test_prefault(void **state) {
+    (void)state;
+    size_t pf0, miss0, ahead, trims0, pf, miss, trims;
+    slabPrefaultStats(&pf0, &miss0, &ahead, &trims0);
+    slabPrefaultHook = syncHook;
+    size_t cap = (256u << 20) / 40, n = 0, extra = 0;
+    void **v = malloc(cap * sizeof(*v));
+    char *high = NULL;
+    /* Until the hook ran and 2 MB more were taken (any slabs handed back
+     * by earlier tests are reused first, below the range prefaulted). */
+    while (n < cap && (hookCalls == 0 || extra < (2u << 20) / 40)) {
+        v[n] = slabAlloc(40);
+        fill(v[n], 40, (uint32_t)n);
+        char *slab = (char *)((uintptr_t)v[n] & ~(uintptr_t)(SLAB_BYTES - 1));
+        if (slab > high) high = slab;
+        if (hookCalls) extra++;
+        n++;
+    }
+    assert_true(hookCalls > 0);
+    slabPrefaultStats(&pf, &miss, &ahead, &trims);
+    assert_true(pf > pf0);
+    assert_true(ahead >= SLAB_BYTES && ahead <= (4u << 20));
+    /* One miss at most: the slab that found nothing ready and asked. */
+    assert_true(miss - miss0 <= 1);
+    /* The bytes ahead of the newest slab are resident. */
+    assert_int_equal(residentPages(high + SLAB_BYTES, ahead), (int)(ahead / (size_t)sysconf(_SC_PAGESIZE)));
+    for (size_t i = 0; i < n; i++) assert_true(intact(v[i], 40, (uint32_t)i));
+    /* Idle: nothing given back before quietMs, everything after. */
+    assert_int_equal(slabPrefaultIdle(10000, 1000), 0);
+    assert_int_equal(slabPrefaultIdle(10500, 1000), 0);
+    assert_int_equal(slabPrefaultIdle(11500, 1000), 1);
+    slabPrefaultStats(&pf, &miss, &ahead, &trims);
+    assert_int_equal(ahead, 0);
+    assert_int_equal(trims, trims0 + 1);
+    assert_int_equal(residentPages(high + SLAB_BYTES, 256u << 10), 0);
+    for (size_t i = 0; i < n; i++) assert_true(intact(v[i], 40, (uint32_t)i));
+    slabPrefaultHook = NULL;
+    for (size_t i = 0; i < n; i++) slabFree(v[i]);
+    slabPurge();
+    free(v);
+}
+
 int main(void) {
     xmallocRegisterThread();
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_prefault),
         cmocka_unit_test(test_classes),
         cmocka_unit_test(test_other_sizes_use_xmalloc),
         cmocka_unit_test(test_alloc_free_accounting),
