@@ -36,6 +36,8 @@ typedef struct LazyJob {
     void *tabsBlock; /* the allocation holding them, freed after */
     size_t objects; /* entries this job frees (for the counters) */
     int slabs;      /* make the slab allocator's next slabs resident (slabPrefault) */
+    void *populate; /* prefaultLater's range, or NULL */
+    size_t populateLen;
     int purge;      /* then return freed pages to the system */
     int purgeBig;   /* return the big arena's freed pages (xmallocPurgeBig) */
 } LazyJob;
@@ -103,6 +105,7 @@ static void freeEntryCb(void *entry, void *priv) {
 
 static void runJob(LazyJob *j) {
     if (j->slabs) slabPrefault();
+    if (j->populate) prefaultPopulate(j->populate, j->populateLen);
     if (j->entry) kvFree(j->entry);
     xfree(j->block);
     if (j->prepare) prepareTable(j->prepare);
@@ -251,6 +254,14 @@ static void askSlabPrefault(void) {
     enqueue(j);
 }
 
+/* prefaultLaterHook: the same, for a range (a TTL index chunk). */
+static void askPopulate(void *p, size_t len) {
+    LazyJob *j = xcalloc(sizeof(*j));
+    j->populate = p;
+    j->populateLen = len;
+    enqueue(j);
+}
+
 /* The slabs' resident bytes ahead go back after this long without a new
  * slab (slabPrefaultIdle). */
 #define SLAB_QUIET_MS 1000
@@ -260,6 +271,7 @@ void lazyfreeCron(long long nowMs) {
      * process that never runs the timer (a tool, a unit test) does not
      * start the thread for it. */
     if (!slabPrefaultHook) slabPrefaultHook = askSlabPrefault;
+    if (!prefaultLaterHook) prefaultLaterHook = askPopulate;
     slabPrefaultIdle(nowMs, SLAB_QUIET_MS);
     if (!xmallocBigQuiet(nowMs, BIG_QUIET_MS)) return;
     LazyJob *j = xcalloc(sizeof(*j));

@@ -107,3 +107,28 @@ def test_idle_server_gives_the_prefaulted_memory_back(cairn):
     assert r.dbsize() == 90000
     assert r.get("key:%09d" % 89999) == b"xxxxxxxxxx"
     assert slab_line(r)["ahead"] <= 4 << 20
+
+
+def test_keys_with_a_ttl_do_not_fault_on_the_main_thread(cairn):
+    """With a TTL each key also takes a slot in the TTL index, whose 32 KB
+    chunks (ds/chunkvec) are made resident on the other thread past their
+    first page (prefaultLater): the main thread faults on few of the slab
+    and chunk pages (without either: 16,024 faults for 1M keys)."""
+    srv, r = cairn
+    p = r.pipeline(transaction=False)
+    for i in range(2000):
+        p.set("ttl:%09d" % i, "xxxxxxxxxx", ex=100000)
+    assert all(p.execute())
+    time.sleep(0.3)
+    before = slab_line(r)
+    f0 = main_faults(srv.pid)
+    for start in range(2000, 2000 + KEYS, 2000):
+        for i in range(start, start + 2000):
+            p.set("ttl:%09d" % i, "xxxxxxxxxx", ex=100000)
+        assert all(p.execute())
+        time.sleep(0.002)
+    faults = main_faults(srv.pid) - f0
+    after = slab_line(r)
+    pages = (after["held"] - before["held"] + KEYS * 8) // PAGE
+    assert faults < pages // 3, (faults, pages, before, after)
+    assert r.info("keyspace")["db0"]["expires"] == KEYS + 2000
