@@ -7,6 +7,7 @@
  * the stack of address ranges whose slabs were handed back (`freeIdx`,
  * slab numbers, in a separate mapping: a handed-back slab's own pages are
  * not resident, and writing a list link into them would make one so).
+ * Past `top`, [top, ready) is resident ahead of need (slabPrefault).
  * Everything below is guarded by `spin`. */
 #include "ds/slab.h"
 
@@ -87,6 +88,7 @@ static _Atomic size_t activeBytes;
  * All under `spin`, except the counters read by slabPrefaultStats. */
 #define AHEAD_MIN ((size_t)256 << 10)
 #define AHEAD_MAX ((size_t)4 << 20)
+#define TRIM_STEP ((size_t)1 << 20)
 static size_t ready;
 static size_t ahead = AHEAD_MIN;
 static int asked;
@@ -429,15 +431,20 @@ int slabPrefaultIdle(long long nowMs, long long quietMs) {
         quietSinceMs = nowMs;
     } else if (ready > top && nowMs - quietSinceMs >= quietMs) {
         /* Under the lock: no slab can be handed out of the range while
-         * its pages go (the main thread's timer calls this, so no
-         * command waits; other threads' allocations wait a few us). */
-        (void)madvise((char *)slabRangeBase + top, ready - top, MADV_DONTNEED);
-        ready = top;
-        ahead = AHEAD_MIN;
-        atomic_store_explicit(&pfAhead, 0, memory_order_relaxed);
-        atomic_store_explicit(&pfTrims, atomic_load_explicit(&pfTrims, memory_order_relaxed) + 1,
-                              memory_order_relaxed);
-        gave = 1;
+         * its pages go.  At most TRIM_STEP per call, from the far end, so
+         * the timer tick (and a command arriving meanwhile, or another
+         * thread's allocation waiting for the lock) waits some tens of us
+         * at most; 4 MB take 4 ticks. */
+        size_t n = ready - top < TRIM_STEP ? ready - top : TRIM_STEP;
+        ready -= n;
+        (void)madvise((char *)slabRangeBase + ready, n, MADV_DONTNEED);
+        atomic_store_explicit(&pfAhead, ready - top, memory_order_relaxed);
+        if (ready == top) {
+            ahead = AHEAD_MIN;
+            atomic_store_explicit(&pfTrims, atomic_load_explicit(&pfTrims, memory_order_relaxed) + 1,
+                                  memory_order_relaxed);
+            gave = 1;
+        }
     }
     unlock();
     return gave;

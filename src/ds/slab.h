@@ -23,7 +23,7 @@
  *    slot's header is its address with the low bits cleared.  Free slots
  *    are threaded through their first 8 bytes; slots never used yet are
  *    taken from the slab's unused tail (so a new slab's pages are touched
- *    as they fill).
+ *    as they fill, unless prefaulting made them resident: below).
  *  - Per class, the slabs with a free slot form a list; a slab whose last
  *    slot is freed is handed back to the system (madvise(MADV_DONTNEED)
  *    on its pages; its address range is reused by the next new slab),
@@ -129,9 +129,10 @@ void slabPurge(void);
  *    start at 256 KB and double, up to 4 MB, each time a new slab still
  *    finds its pages not resident (the fill outruns the prefaulter);
  *  - slabPrefaultIdle (the main thread's timer) gives the resident bytes
- *    ahead back (MADV_DONTNEED) once no slab has been taken for quietMs,
- *    and the bytes wanted return to 256 KB: an idle server holds nothing
- *    ahead, a filling one at most 4 MB.  Returns 1 when it gave back. */
+ *    ahead back (MADV_DONTNEED, 1 MB per call) once no slab has been
+ *    taken for quietMs, and the bytes wanted return to 256 KB: an idle
+ *    server holds nothing ahead, a filling one at most 4 MB.  Returns 1
+ *    when the last of them went. */
 extern void (*slabPrefaultHook)(void);
 void slabPrefault(void);
 int slabPrefaultIdle(long long nowMs, long long quietMs);

@@ -355,7 +355,8 @@ static void test_prefault(void **state) {
     /* Idle: nothing given back before quietMs, everything after. */
     assert_int_equal(slabPrefaultIdle(10000, 1000), 0);
     assert_int_equal(slabPrefaultIdle(10500, 1000), 0);
-    assert_int_equal(slabPrefaultIdle(11500, 1000), 1);
+    int calls = 0;
+    while (!slabPrefaultIdle(11500 + calls, 1000)) assert_true(++calls < 4); /* 1 MB per call */
     slabPrefaultStats(&pf, &miss, &ahead, &trims);
     assert_int_equal(ahead, 0);
     assert_int_equal(trims, trims0 + 1);
