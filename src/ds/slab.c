@@ -95,9 +95,16 @@ static int asked;
 static size_t fresh;
 static size_t freshSeen;
 static long long quietSinceMs = -1;
+/* Handed-back slabs are reused first (freeIdx), and their pages were given
+ * back: the top `reuseReady` entries of freeIdx are made resident again
+ * ahead of reuse (releaseSlab inserts below them, so they stay on top);
+ * `pushGen` counts releases (slabPrefault's snapshot is stale if one came
+ * while it ran). */
+static size_t reuseReady;
+static size_t pushGen;
+#define REUSE_MAX (AHEAD_MAX / SLAB_BYTES)
 static _Atomic size_t pfBytes;  /* bytes made resident by slabPrefault */
 static _Atomic size_t pfMisses; /* slabs from `top` that were not resident */
-static _Atomic size_t pfAhead;  /* ready - top, as last set */
 static _Atomic size_t pfTrims;  /* idle give-backs */
 void (*slabPrefaultHook)(void);
 
@@ -215,6 +222,21 @@ static Slab *newSlab(int c, int *wantPrefault) {
     if (!reserved) slabReserve();
     if (nFree) {
         mem = (char *)slabRangeBase + (size_t)freeIdx[--nFree] * SLAB_BYTES;
+        fresh++;
+        if (reuseReady) {
+            reuseReady--;
+        } else {
+            atomic_store_explicit(&pfMisses, atomic_load_explicit(&pfMisses, memory_order_relaxed) + 1,
+                                  memory_order_relaxed);
+            if (asked == 1 && ahead < AHEAD_MAX) {
+                ahead *= 2;
+                asked = 2;
+            }
+        }
+        if (!asked && slabPrefaultHook && reuseReady * SLAB_BYTES < ahead / 2 && nFree > reuseReady) {
+            asked = 1;
+            *wantPrefault = 1;
+        }
     } else {
         if (top + SLAB_BYTES > slabRangeBytes) return NULL;
         if (top + SLAB_BYTES > committed) {
@@ -237,7 +259,6 @@ static Slab *newSlab(int c, int *wantPrefault) {
             }
             ready = top;
         }
-        atomic_store_explicit(&pfAhead, ready - top, memory_order_relaxed);
         if (!asked && slabPrefaultHook && ready - top < ahead / 2) {
             asked = 1;
             *wantPrefault = 1;
@@ -265,8 +286,14 @@ static void releaseSlab(Slab *s) {
     /* The header too: the next user of the range rewrites it.  An error
      * only leaves the pages resident. */
     (void)madvise(s, SLAB_BYTES, MADV_DONTNEED);
+    uint32_t idx = (uint32_t)(((uintptr_t)s - slabRangeBase) / SLAB_BYTES);
     lock();
-    freeIdx[nFree++] = (uint32_t)(((uintptr_t)s - slabRangeBase) / SLAB_BYTES);
+    /* Below the resident entries on top (at most REUSE_MAX of them). */
+    size_t at = nFree - reuseReady;
+    memmove(&freeIdx[at + 1], &freeIdx[at], reuseReady * sizeof(*freeIdx));
+    freeIdx[at] = idx;
+    nFree++;
+    pushGen++;
     unlock();
 }
 
@@ -379,6 +406,29 @@ NO_ASAN static void touchPages(char *p, size_t len, size_t page) {
     for (size_t i = 0; i < len; i += page) __atomic_fetch_add((uint64_t *)(p + i), 0, __ATOMIC_RELAXED);
 }
 
+/* slabPrefault's part for handed-back slabs: makes the freeIdx entries
+ * just below the resident ones resident, up to `ahead` bytes in all.
+ * Called with the lock held; returns with it held. */
+static void prefaultReuse(void) {
+    size_t want = ahead / SLAB_BYTES;
+    if (want > REUSE_MAX) want = REUSE_MAX;
+    if (reuseReady >= want || nFree <= reuseReady) return;
+    size_t k = want < nFree ? want : nFree; /* the top k entries */
+    size_t bottom = nFree - k, n = k - reuseReady, gen = pushGen;
+    uint32_t batch[REUSE_MAX];
+    memcpy(batch, &freeIdx[bottom], n * sizeof(*batch));
+    unlock();
+    /* Populating never changes a byte: a slab popped (and used) meanwhile
+     * is safe.  One released again meanwhile may stay resident while free
+     * (pushGen changed: not counted as ready; reused first anyway). */
+    for (size_t i = 0; i < n; i++)
+        (void)madvise((char *)slabRangeBase + (size_t)batch[i] * SLAB_BYTES, SLAB_BYTES, MADV_POPULATE_WRITE);
+    lock();
+    atomic_store_explicit(&pfBytes, atomic_load_explicit(&pfBytes, memory_order_relaxed) + n * SLAB_BYTES,
+                          memory_order_relaxed);
+    if (pushGen == gen) reuseReady = nFree > bottom ? nFree - bottom : 0;
+}
+
 void slabPrefault(void) {
     lock();
     if (!reserved || !slabRangeBytes) {
@@ -386,6 +436,7 @@ void slabPrefault(void) {
         unlock();
         return;
     }
+    prefaultReuse();
     size_t from = ready > top ? ready : top;
     size_t to = top + ahead;
     if (to > slabRangeBytes) to = slabRangeBytes;
@@ -411,7 +462,6 @@ void slabPrefault(void) {
                                   memory_order_relaxed);
             ready = to;
         }
-        atomic_store_explicit(&pfAhead, ready > top ? ready - top : 0, memory_order_relaxed);
         asked = 0;
         unlock();
         return;
@@ -429,6 +479,17 @@ int slabPrefaultIdle(long long nowMs, long long quietMs) {
         quietSinceMs = nowMs;
     } else if (quietSinceMs < 0) {
         quietSinceMs = nowMs;
+    } else if (reuseReady && nowMs - quietSinceMs >= quietMs) {
+        /* The resident handed-back slabs on top, a few per call. */
+        for (int i = 0; i < 16 && reuseReady; i++, reuseReady--)
+            (void)madvise((char *)slabRangeBase + (size_t)freeIdx[nFree - reuseReady] * SLAB_BYTES, SLAB_BYTES,
+                          MADV_DONTNEED);
+        if (!reuseReady && ready == top) {
+            ahead = AHEAD_MIN;
+            atomic_store_explicit(&pfTrims, atomic_load_explicit(&pfTrims, memory_order_relaxed) + 1,
+                                  memory_order_relaxed);
+            gave = 1;
+        }
     } else if (ready > top && nowMs - quietSinceMs >= quietMs) {
         /* Under the lock: no slab can be handed out of the range while
          * its pages go.  At most TRIM_STEP per call, from the far end, so
@@ -438,7 +499,6 @@ int slabPrefaultIdle(long long nowMs, long long quietMs) {
         size_t n = ready - top < TRIM_STEP ? ready - top : TRIM_STEP;
         ready -= n;
         (void)madvise((char *)slabRangeBase + ready, n, MADV_DONTNEED);
-        atomic_store_explicit(&pfAhead, ready - top, memory_order_relaxed);
         if (ready == top) {
             ahead = AHEAD_MIN;
             atomic_store_explicit(&pfTrims, atomic_load_explicit(&pfTrims, memory_order_relaxed) + 1,
@@ -453,7 +513,9 @@ int slabPrefaultIdle(long long nowMs, long long quietMs) {
 void slabPrefaultStats(size_t *prefaulted, size_t *misses, size_t *aheadBytes, size_t *trims) {
     *prefaulted = atomic_load_explicit(&pfBytes, memory_order_relaxed);
     *misses = atomic_load_explicit(&pfMisses, memory_order_relaxed);
-    *aheadBytes = atomic_load_explicit(&pfAhead, memory_order_relaxed);
+    lock();
+    *aheadBytes = (ready > top ? ready - top : 0) + reuseReady * SLAB_BYTES;
+    unlock();
     *trims = atomic_load_explicit(&pfTrims, memory_order_relaxed);
 }
 

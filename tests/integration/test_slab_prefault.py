@@ -132,3 +132,26 @@ def test_keys_with_a_ttl_do_not_fault_on_the_main_thread(cairn):
     pages = (after["held"] - before["held"] + KEYS * 8) // PAGE
     assert faults < pages // 3, (faults, pages, before, after)
     assert r.info("keyspace")["db0"]["expires"] == KEYS + 2000
+
+
+def test_refill_after_flush_does_not_fault_on_the_main_thread(cairn):
+    """FLUSHALL hands every slab back (its pages go to the system, its
+    address range to the stack of reusable ones); the keys added next
+    reuse those slabs, which are made resident again ahead of reuse."""
+    srv, r = cairn
+    fill(r, 0, KEYS)
+    held = slab_line(r)["held"]
+    assert r.flushall()
+    assert slab_line(r)["held"] < held // 10
+    fill(r, 0, 2000)
+    time.sleep(0.3)
+    before = slab_line(r)
+    f0 = main_faults(srv.pid)
+    fill(r, 2000, KEYS)
+    faults = main_faults(srv.pid) - f0
+    after = slab_line(r)
+    slab_pages = (after["held"] - before["held"]) // PAGE
+    assert slab_pages >= KEYS * 40 // PAGE, (before, after)
+    assert after["misses"] - before["misses"] <= 8, (before, after)
+    assert faults < slab_pages // 3, (faults, slab_pages, before, after)
+    assert r.dbsize() == KEYS + 2000

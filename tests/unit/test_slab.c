@@ -368,10 +368,48 @@ static void test_prefault(void **state) {
     free(v);
 }
 
+/* Handed-back slabs are reused first and their pages were given back: the
+ * next ones to be reused are made resident ahead too (one miss, the slab
+ * that asked), their slots are sound, and idle gives them back. */
+static void test_prefault_reuse(void **state) {
+    (void)state;
+    size_t per = (SLAB_BYTES - 64) / 40, n = per * 60;
+    void **v = malloc(n * sizeof(*v));
+    for (size_t i = 0; i < n; i++) v[i] = slabAlloc(40);
+    for (size_t i = 0; i < n; i++) slabFree(v[i]);
+    slabPurge(); /* all 60 handed back */
+    size_t pf0, miss0, ahead, trims0, pf, miss, trims;
+    slabPrefaultStats(&pf0, &miss0, &ahead, &trims0);
+    slabPrefaultHook = syncHook;
+    hookCalls = 0;
+    size_t m = per * 40; /* 40 of the 60 reused */
+    for (size_t i = 0; i < m; i++) {
+        v[i] = slabAlloc(40);
+        fill(v[i], 40, (uint32_t)i);
+    }
+    slabPrefaultStats(&pf, &miss, &ahead, &trims);
+    assert_true(hookCalls >= 2);
+    assert_true(pf > pf0);
+    assert_true(miss - miss0 <= 1);
+    assert_true(ahead > 0 && ahead <= (4u << 20));
+    for (size_t i = 0; i < m; i++) assert_true(intact(v[i], 40, (uint32_t)i));
+    int calls = 0;
+    while (!slabPrefaultIdle(100000 + 2000 * (calls > 0) + calls, 1000)) assert_true(++calls < 64);
+    slabPrefaultStats(&pf, &miss, &ahead, &trims);
+    assert_int_equal(ahead, 0);
+    assert_int_equal(trims, trims0 + 1);
+    for (size_t i = 0; i < m; i++) assert_true(intact(v[i], 40, (uint32_t)i));
+    slabPrefaultHook = NULL;
+    for (size_t i = 0; i < m; i++) slabFree(v[i]);
+    slabPurge();
+    free(v);
+}
+
 int main(void) {
     xmallocRegisterThread();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_prefault),
+        cmocka_unit_test(test_prefault_reuse),
         cmocka_unit_test(test_classes),
         cmocka_unit_test(test_other_sizes_use_xmalloc),
         cmocka_unit_test(test_alloc_free_accounting),
