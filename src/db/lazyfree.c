@@ -119,6 +119,7 @@ static void runJob(LazyJob *j) {
 static void *lazyfreeMain(void *arg) {
     (void)arg;
     xmallocRegisterThread(); /* its frees must count in used_memory */
+    slabThreadMayWait();     /* it frees millions of entries: may wait for the slabs' lock */
     int wantPurge = 0;       /* a job asked for a purge: done when the queue empties */
     pthread_mutex_lock(&lock);
     for (;;) {

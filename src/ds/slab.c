@@ -132,6 +132,39 @@ static inline void lock(void) {
 
 static inline void unlock(void) { atomic_store_explicit(&spin, 0, memory_order_release); }
 
+/* Threads that wait for a busy lock (slabThreadMayWait: the lazy-free
+ * thread).  Any other thread -- the main thread above all -- gives up
+ * after a spin: the holder is then most likely preempted (on a busy
+ * machine, while the lazy-free thread frees millions of entries), and
+ * waiting for it cost SETs 2.5-11 ms during FLUSHALL ASYNC of 2M keys.
+ * Instead its allocation goes to xmalloc and its free is deferred. */
+static _Thread_local int mayWait;
+#define GIVE_UP_SPINS 200
+
+void slabThreadMayWait(void) { mayWait = 1; }
+
+/* The lock, or 0 when it stayed busy past the spin (never for a thread
+ * that may wait). */
+static inline int lockOrGiveUp(void) {
+    if (__builtin_expect(!atomic_exchange_explicit(&spin, 1, memory_order_acquire), 1)) return 1;
+    if (mayWait) {
+        lockSlow();
+        return 1;
+    }
+    for (unsigned i = 0; i < GIVE_UP_SPINS; i++) {
+        cpuRelax();
+        if (!atomic_load_explicit(&spin, memory_order_relaxed) &&
+            !atomic_exchange_explicit(&spin, 1, memory_order_acquire))
+            return 1;
+    }
+    return 0;
+}
+
+/* Slots whose free gave up on the lock: a stack through their first word
+ * (pushed without the lock; taken whole by slabDrainDeferred). */
+static _Atomic(void *) deferred;
+static _Atomic size_t nDeferred; /* pushed so far, for tests */
+
 static void forkPrepare(void) { lock(); }
 static void forkParent(void) { unlock(); }
 static void forkChild(void) { unlock(); }
@@ -297,6 +330,9 @@ static void releaseSlab(Slab *s) {
     unlock();
 }
 
+/* newSlabAsking's answer when it gave up on the lock (not held then). */
+#define GAVE_UP ((Slab *)1)
+
 /* A new slab's allocation, out of line: asks for prefaulting after the
  * lock is dropped (the hook queues a job). */
 static __attribute__((noinline)) Slab *newSlabAsking(int c) {
@@ -305,7 +341,7 @@ static __attribute__((noinline)) Slab *newSlabAsking(int c) {
     if (want) {
         unlock();
         slabPrefaultHook();
-        lock();
+        if (!lockOrGiveUp()) return GAVE_UP;
         s = partial[c]; /* another thread may have filled it meanwhile */
         if (!s) s = newSlab(c, &want);
     }
@@ -313,11 +349,12 @@ static __attribute__((noinline)) Slab *newSlabAsking(int c) {
 }
 
 NO_ASAN void *slabAllocClass(int c) {
-    lock();
+    if (__builtin_expect(!lockOrGiveUp(), 0)) return NULL; /* slabAlloc: xmalloc's */
     Slab *s = partial[c];
     if (__builtin_expect(!s, 0)) {
         s = newSlabAsking(c);
-        if (!s) {
+        if (!s || s == GAVE_UP) {
+            if (s) return NULL; /* the lock is not held */
             unlock();
             return NULL;
         }
@@ -338,13 +375,11 @@ NO_ASAN void *slabAllocClass(int c) {
     return p;
 }
 
-NO_ASAN void slabFreeSlot(void *p) {
+/* Frees slot p with the lock held; returns its slab when that is to be
+ * handed back (after the unlock). */
+NO_ASAN static Slab *freeLocked(void *p) {
     Slab *s = slabOf(p);
     Slab *release = NULL;
-#ifdef SLAB_ASAN
-    if (__asan_address_is_poisoned(p)) fail("slabFree of a free slot");
-#endif
-    lock();
     POISON(p, s->size);
     *(void **)p = s->free;
     s->free = p;
@@ -362,9 +397,62 @@ NO_ASAN void slabFreeSlot(void *p) {
             release = s;
         }
     }
+    return release;
+}
+
+NO_ASAN void slabFreeSlot(void *p) {
+#ifdef SLAB_ASAN
+    if (__asan_address_is_poisoned(p)) fail("slabFree of a free slot");
+#endif
+    if (__builtin_expect(!lockOrGiveUp(), 0)) {
+        /* The slot is still in use for the allocator (counted, unpoisoned)
+         * until slabDrainDeferred frees it. */
+        void *head = atomic_load_explicit(&deferred, memory_order_relaxed);
+        do {
+            *(void **)p = head;
+        } while (!atomic_compare_exchange_weak_explicit(&deferred, &head, p, memory_order_release,
+                                                        memory_order_relaxed));
+        atomic_fetch_add_explicit(&nDeferred, 1, memory_order_relaxed);
+        return;
+    }
+    Slab *release = freeLocked(p);
     unlock();
     if (release) releaseSlab(release);
 }
+
+NO_ASAN size_t slabDrainDeferred(size_t most) {
+    if (!atomic_load_explicit(&deferred, memory_order_relaxed)) return 0;
+    if (!lockOrGiveUp()) return 0;
+    void *p = atomic_exchange_explicit(&deferred, NULL, memory_order_acquire);
+    size_t n = 0, nrel = 0;
+    Slab *rel[64];
+    while (p && n < most && nrel < 64) {
+        void *next = *(void **)p;
+        Slab *r = freeLocked(p);
+        if (r) rel[nrel++] = r;
+        p = next;
+        n++;
+    }
+    unlock();
+    /* What is left goes back on the stack for the next call. */
+    while (p) {
+        void *next = *(void **)p, *head = atomic_load_explicit(&deferred, memory_order_relaxed);
+        do {
+            *(void **)p = head;
+        } while (!atomic_compare_exchange_weak_explicit(&deferred, &head, p, memory_order_release,
+                                                        memory_order_relaxed));
+        p = next;
+    }
+    for (size_t i = 0; i < nrel; i++) releaseSlab(rel[i]);
+    return n;
+}
+
+void slabTestHoldLock(int hold) {
+    if (hold) lock();
+    else unlock();
+}
+
+size_t slabDeferredFrees(void) { return atomic_load_explicit(&nDeferred, memory_order_relaxed); }
 
 size_t slabSlotSize(const void *p) { return slabOf(p)->size; }
 
@@ -473,7 +561,8 @@ void slabPrefault(void) {
 
 int slabPrefaultIdle(long long nowMs, long long quietMs) {
     int gave = 0;
-    lock();
+    slabDrainDeferred(4096);
+    if (!lockOrGiveUp()) return 0;
     if (fresh != freshSeen || asked) {
         freshSeen = fresh;
         quietSinceMs = nowMs;

@@ -30,8 +30,9 @@
  *    except that one empty slab per class is kept for reuse (slabPurge
  *    hands those back too: MEMORY PURGE, after a flush).
  *  - Any thread may allocate and free: one spinlock guards the allocator
- *    (held for a few dozen instructions; a waiter yields after a short
- *    spin).  Fork handlers take it around fork().
+ *    (held for a few dozen instructions; the lazy-free thread yields after
+ *    a short spin, any other thread gives up: below).  Fork handlers take
+ *    it around fork().
  *  - used_memory: slabUsedBytes() is the bytes of slots in use (the slot
  *    size, as jemalloc counts a block's class), which alloc.c adds to
  *    xmallocUsed; slabActiveBytes() counts the slabs held (empty slots
@@ -139,6 +140,20 @@ int slabPrefaultIdle(long long nowMs, long long quietMs);
 /* Bytes made resident ahead so far, new slabs whose pages were not
  * resident ("misses"), resident bytes ahead now, idle give-backs. */
 void slabPrefaultStats(size_t *prefaulted, size_t *misses, size_t *aheadBytes, size_t *trims);
+
+/* Waiting for the lock.  Only a thread that called slabThreadMayWait (the
+ * lazy-free thread) waits for a busy lock; any other gives up after a
+ * short spin, since the holder is then most likely preempted: its
+ * slabAllocClass returns NULL (slabAlloc falls back to xmalloc), its
+ * slabFreeSlot defers the free to a lock-free stack, which
+ * slabDrainDeferred (the main thread's timer, via slabPrefaultIdle; a
+ * waiting thread may call it too) frees, at most `most` per call.
+ * Returns the slots freed; slabDeferredFrees counts the deferrals. */
+void slabThreadMayWait(void);
+size_t slabDrainDeferred(size_t most);
+size_t slabDeferredFrees(void);
+/* For tests: take (1) or release (0) the lock, as a holder would. */
+void slabTestHoldLock(int hold);
 
 /* For tests: the slot size of class c, and the number of slabs held. */
 size_t slabClassSize(int c);
