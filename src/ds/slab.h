@@ -124,7 +124,8 @@ void slabPurge(void);
  *    slabPrefault has run: it queues a job that calls slabPrefault and
  *    must not wait for it;
  *  - slabPrefault (that job, on any thread but without the lock) makes
- *    the wanted bytes ahead writable and resident (MADV_POPULATE_WRITE,
+ *    the wanted bytes ahead writable and resident, past the newest slab
+ *    and in the handed-back slabs to be reused next (MADV_POPULATE_WRITE,
  *    else one atomic add of 0 per page: the contents are never changed,
  *    so a slab handed out meanwhile is safe).  The bytes wanted ahead
  *    start at 256 KB and double, up to 4 MB, each time a new slab still
@@ -132,8 +133,9 @@ void slabPurge(void);
  *  - slabPrefaultIdle (the main thread's timer) gives the resident bytes
  *    ahead back (MADV_DONTNEED, 1 MB per call) once no slab has been
  *    taken for quietMs, and the bytes wanted return to 256 KB: an idle
- *    server holds nothing ahead, a filling one at most 4 MB.  Returns 1
- *    when the last of them went. */
+ *    server holds nothing ahead, a filling one at most 4 MB (and as much
+ *    in handed-back slabs about to be reused).  Returns 1 when the last
+ *    of them went; it also drains the deferred frees (below). */
 extern void (*slabPrefaultHook)(void);
 void slabPrefault(void);
 int slabPrefaultIdle(long long nowMs, long long quietMs);
