@@ -5,7 +5,8 @@ Usage: latency_inside.py [stalls|big|all] [--keys N] [--expire N]
                          [--big N] [--only a,b] [--json PATH]
 
 stalls: for each scenario, Cairn (CAIRN_BIN) and Redis (ORACLE_BIN), one
-after the other in the same run, each on a fresh server:
+after the other in the same run, each on a fresh server (and a third,
+BENCH_BASE_BIN named BENCH_BASE_NAME, when set: a build to compare with):
 
   load        N keys SET by 16 clients (redis-benchmark -c 16 -P 10)
   load_ttl    the same with EX 100000
@@ -46,6 +47,10 @@ import bench  # noqa: E402  (Srv, Probe, pct, the binaries and names)
 
 import redis  # noqa: E402
 
+# BENCH_BASE_BIN: a third server (another Cairn build, say the one before a
+# change) run after the two in each scenario, named BENCH_BASE_NAME.
+BASE_BIN = os.environ.get("BENCH_BASE_BIN", "")
+BASE_NAME = os.environ.get("BENCH_BASE_NAME", "base")
 SCENARIOS = ["load", "load_ttl", "expire", "del_hash", "unlink_hash", "del_zset", "unlink_zset",
              "flushall", "flushall_async", "bgsave"]
 LOAD_KEYS = 100000
@@ -82,6 +87,17 @@ def fill(port, n, ttl=False, clients=16, prefix="key"):
     t0 = time.monotonic()
     rb(port, *cmd)
     return time.monotonic() - t0
+
+
+def main_faults(pid):
+    """Minor page faults of a process's main thread so far (field 10 of
+    /proc/PID/task/PID/stat): each first touch of a fresh page inside a
+    command costs it ~5-25 us on these VMs."""
+    try:
+        with open("/proc/%d/task/%d/stat" % (pid, pid)) as f:
+            return int(f.read().rsplit(")", 1)[1].split()[7])
+    except (OSError, IndexError, ValueError):
+        return 0
 
 
 def expires(r):
@@ -165,6 +181,7 @@ def run_one(binary, sname, scen, args):
         probe.start()
         load = Load(s.port)
         pre0, wait0 = bench.preemptions(s.pid), bench.runqueue_wait_ns(s.pid)
+        flt0 = main_faults(s.pid)
         time.sleep(0.5)
         t0 = time.monotonic()
         # --- the measured event
@@ -198,6 +215,7 @@ def run_one(binary, sname, scen, args):
         time.sleep(1.0)  # what the event left behind (lazy frees, rehash)
         load.stop()
         res["preempt"] = bench.preemptions(s.pid) - pre0
+        res["minflt"] = main_faults(s.pid) - flt0
         res["wait_ms"] = (bench.runqueue_wait_ns(s.pid) - wait0) / 1e6
         times = probe.finish()
         res.update(stats(r))
@@ -210,12 +228,12 @@ def run_one(binary, sname, scen, args):
 
 def fmt_row(res):
     st, gt, sl = res.get("set", {}), res.get("get", {}), res["slow"]
-    return "%-15s %-6s %9s %7.2f | %6.1f %7.1f %8d | %6.1f %7.1f %8d | %5d %-30s | %7.2f %7.2f | %6d %7.0f" % (
+    return "%-15s %-6s %9s %7.2f | %6.1f %7.1f %8d | %6.1f %7.1f %8d | %5d %-30s | %7.2f %7.2f | %6d %7.0f %7d" % (
         res["scenario"], res["server"], str(res.get("size", "")) + ("!" if res.get("late") else ""), res.get("event_s", float("nan")),
         st.get("p99", float("nan")), st.get("p99.9", float("nan")), st.get("max_bucket", 0),
         gt.get("p99", float("nan")), gt.get("p99.9", float("nan")), gt.get("max_bucket", 0),
         sl["count"], ",".join("%s:%d" % kv for kv in sorted(sl["names"].items()))[:30],
-        res["probe_p999_ms"], res["probe_max_ms"], res["preempt"], res["wait_ms"])
+        res["probe_p999_ms"], res["probe_max_ms"], res["preempt"], res["wait_ms"], res.get("minflt", 0))
 
 
 def stalls(args, results):
@@ -224,28 +242,37 @@ def stalls(args, results):
         args.keys, args.expire, args.big, " ".join(open("/proc/loadavg").read().split()[:3])))
     print("(us: p99, p99.9 from INFO latencystats; max: LATENCY HISTOGRAM's highest bucket; slow: SLOWLOG\n"
           " entries over 1 ms; probe: a client GET every 1 ms, its p99.9 and max in ms; preempt: times the\n"
-          " kernel took the CPU from the server's main thread; wait ms: its time runnable but not running)")
-    print("%-15s %-6s %9s %7s | %6s %7s %8s | %6s %7s %8s | %5s %-30s | %7s %7s | %6s %7s" % (
+          " kernel took the CPU from the server's main thread; wait ms: its time runnable but not running;\n"
+          " minflt: the main thread's minor page faults in the measured window)")
+    print("%-15s %-6s %9s %7s | %6s %7s %8s | %6s %7s %8s | %5s %-30s | %7s %7s | %6s %7s %7s" % (
         "scenario", "server", "size", "event s", "SET99", "SET99.9", "SETmax", "GET99", "GET99.9", "GETmax",
-        "slow", "slow commands", "probe99", "probemx", "preempt", "wait ms"))
+        "slow", "slow commands", "probe99", "probemx", "preempt", "wait ms", "minflt"))
     only = args.only.split(",") if args.only else SCENARIOS
     for scen in SCENARIOS:
         if scen not in only:
             continue
         pair = []
-        for binary, sname in ((bench.A_BIN, bench.A_NAME), (bench.B_BIN, bench.B_NAME)):
+        servers = [(bench.A_BIN, bench.A_NAME), (bench.B_BIN, bench.B_NAME)]
+        if BASE_BIN:  # a third server, after the two (not in the ratio line)
+            servers.append((BASE_BIN, BASE_NAME))
+        for binary, sname in servers:
             res = run_one(binary, sname, scen, args)
             pair.append(res)
             results.append(res)
             print(fmt_row(res))
             sys.stdout.flush()
-        a, b = pair
+        a, b = pair[:2]
         rs = bench.ratio(a["set"]["p99.9"], b["set"]["p99.9"]) if "set" in a and "set" in b else float("nan")
         rg = bench.ratio(a["get"]["p99.9"], b["get"]["p99.9"]) if "get" in a and "get" in b else float("nan")
         wa = "; ".join("%dus %s" % w for w in a["slow"]["worst"][:2])
         wb = "; ".join("%dus %s" % w for w in b["slow"]["worst"][:2])
         print("%-15s ratio %s/%s p99.9 SET %.2f GET %.2f   worst %s: %s | %s: %s" % (
             "", bench.A_NAME, bench.B_NAME, rs, rg, bench.A_NAME, wa or "-", bench.B_NAME, wb or "-"))
+        if len(pair) > 2:
+            c = pair[2]
+            print("%-15s ratio %s/%s p99.9 SET %.2f GET %.2f" % (
+                "", BASE_NAME, bench.B_NAME, bench.ratio(c["set"]["p99.9"], b["set"]["p99.9"]) if "set" in c and "set" in b else float("nan"),
+                bench.ratio(c["get"]["p99.9"], b["get"]["p99.9"]) if "get" in c and "get" in b else float("nan")))
         sys.stdout.flush()
 
 

@@ -20,6 +20,7 @@
 #include "ds/alloc.h"
 #include "ds/htab.h"
 #include "ds/omap.h"
+#include "ds/slab.h"
 #include "ds/stream.h"
 #include "ds/util.h"
 
@@ -34,6 +35,9 @@ typedef struct LazyJob {
     size_t ntabs;   /* how many at tabs */
     void *tabsBlock; /* the allocation holding them, freed after */
     size_t objects; /* entries this job frees (for the counters) */
+    int slabs;      /* make the slab allocator's next slabs resident (slabPrefault) */
+    void *populate; /* prefaultLater's range, or NULL */
+    size_t populateLen;
     int purge;      /* then return freed pages to the system */
     int purgeBig;   /* return the big arena's freed pages (xmallocPurgeBig) */
 } LazyJob;
@@ -100,6 +104,8 @@ static void freeEntryCb(void *entry, void *priv) {
 }
 
 static void runJob(LazyJob *j) {
+    if (j->slabs) slabPrefault();
+    if (j->populate) prefaultPopulate(j->populate, j->populateLen);
     if (j->entry) kvFree(j->entry);
     xfree(j->block);
     if (j->prepare) prepareTable(j->prepare);
@@ -113,6 +119,7 @@ static void runJob(LazyJob *j) {
 static void *lazyfreeMain(void *arg) {
     (void)arg;
     xmallocRegisterThread(); /* its frees must count in used_memory */
+    slabThreadMayWait();     /* it frees millions of entries: may wait for the slabs' lock */
     int wantPurge = 0;       /* a job asked for a purge: done when the queue empties */
     pthread_mutex_lock(&lock);
     for (;;) {
@@ -239,7 +246,34 @@ void lazyfreePurge(void) {
  * one cron period (deleting one purges at once, below). */
 #define BIG_QUIET_MS 250
 
+/* slabPrefaultHook: a new slab found too little resident memory ahead
+ * (slab.h).  Any thread; queued like any job, so it runs after the frees
+ * queued before it and wakes with them (lazyfreeKick). */
+static void askSlabPrefault(void) {
+    LazyJob *j = xcalloc(sizeof(*j));
+    j->slabs = 1;
+    enqueue(j);
+}
+
+/* prefaultLaterHook: the same, for a range (a TTL index chunk). */
+static void askPopulate(void *p, size_t len) {
+    LazyJob *j = xcalloc(sizeof(*j));
+    j->populate = p;
+    j->populateLen = len;
+    enqueue(j);
+}
+
+/* The slabs' resident bytes ahead go back after this long without a new
+ * slab (slabPrefaultIdle). */
+#define SLAB_QUIET_MS 1000
+
 void lazyfreeCron(long long nowMs) {
+    /* The hook is set here, on the main thread's first timer tick, so a
+     * process that never runs the timer (a tool, a unit test) does not
+     * start the thread for it. */
+    if (!slabPrefaultHook) slabPrefaultHook = askSlabPrefault;
+    if (!prefaultLaterHook) prefaultLaterHook = askPopulate;
+    slabPrefaultIdle(nowMs, SLAB_QUIET_MS);
     if (!xmallocBigQuiet(nowMs, BIG_QUIET_MS)) return;
     LazyJob *j = xcalloc(sizeof(*j));
     j->purgeBig = 1;

@@ -26,6 +26,19 @@ static __attribute__((noreturn)) void oom(size_t size) {
 
 void xmallocOom(size_t size) { oom(size); }
 
+/* MEMORY MALLOC-STATS' last line: the slab allocator's blocks are not
+ * jemalloc's (slab.h), with its prefaulting counters. */
+static void slabStatsLine(void (*write)(void *ctx, const char *text), void *ctx) {
+    char line[320];
+    size_t pf, miss, ahead, trims;
+    slabPrefaultStats(&pf, &miss, &ahead, &trims);
+    snprintf(line, sizeof(line),
+             "--- Cairn key-entry slabs: %zu bytes held in slabs of %zu, %zu bytes in slots in use; "
+             "prefaulted %zu bytes, %zu resident ahead, %zu slabs not prefaulted, %zu idle give-backs\n",
+             slabActiveBytes(), SLAB_BYTES, slabUsedBytes(), pf, ahead, miss, trims);
+    write(ctx, line);
+}
+
 #ifdef CAIRN_JEMALLOC
 /* jemalloc reads this at start-up.  A background thread returns freed pages
  * to the OS on jemalloc's decay schedule, as Redis's jemalloc-bg-thread
@@ -212,11 +225,7 @@ void malloc_stats_print(void (*write_cb)(void *, const char *), void *cbopaque, 
 
 void xmallocStatsReport(void (*write)(void *ctx, const char *text), void *ctx) {
     malloc_stats_print(write, ctx, NULL);
-    /* The slab allocator's blocks are not jemalloc's (slab.h). */
-    char line[160];
-    snprintf(line, sizeof(line), "--- Cairn key-entry slabs: %zu bytes held in slabs of %zu, %zu bytes in slots in use\n",
-             slabActiveBytes(), SLAB_BYTES, slabUsedBytes());
-    write(ctx, line);
+    slabStatsLine(write, ctx);
 }
 
 #else /* counting wrapper for sanitizer / libc builds */
@@ -245,7 +254,8 @@ void xmallocStats(size_t *allocated, size_t *active, size_t *resident) {
 }
 
 void xmallocStatsReport(void (*write)(void *ctx, const char *text), void *ctx) {
-    write(ctx, "Stats not supported for the current allocator");
+    write(ctx, "Stats not supported for the current allocator\n");
+    slabStatsLine(write, ctx);
 }
 
 static _Atomic size_t usedMemory;

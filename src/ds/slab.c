@@ -7,6 +7,7 @@
  * the stack of address ranges whose slabs were handed back (`freeIdx`,
  * slab numbers, in a separate mapping: a handed-back slab's own pages are
  * not resident, and writing a list link into them would make one so).
+ * Past `top`, [top, ready) is resident ahead of need (slabPrefault).
  * Everything below is guarded by `spin`. */
 #include "ds/slab.h"
 
@@ -20,6 +21,10 @@
 #include <unistd.h>
 
 #include "ds/alloc.h"
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14; older kernels refuse it (EINVAL) */
+#endif
 
 #if defined(__SANITIZE_ADDRESS__)
 #define SLAB_ASAN 1
@@ -74,6 +79,35 @@ static size_t nSlabs;               /* slabs held */
 static _Atomic size_t usedBytes;    /* written under the lock, read anywhere */
 static _Atomic size_t activeBytes;
 
+/* Prefaulting (slabPrefault): [top, ready) is made resident ahead of use,
+ * `ahead` bytes past `top` are wanted (AHEAD_MIN..AHEAD_MAX, doubled when
+ * a new slab finds no resident memory while a request is out, once per
+ * request), and `asked` is set from a request until slabPrefault has run
+ * (2: it has doubled `ahead`).  `fresh`
+ * counts slabs taken from `top`; slabPrefaultIdle compares it across calls.
+ * All under `spin`, except the counters read by slabPrefaultStats. */
+#define AHEAD_MIN ((size_t)256 << 10)
+#define AHEAD_MAX ((size_t)4 << 20)
+#define TRIM_STEP ((size_t)1 << 20)
+static size_t ready;
+static size_t ahead = AHEAD_MIN;
+static int asked;
+static size_t fresh;
+static size_t freshSeen;
+static long long quietSinceMs = -1;
+/* Handed-back slabs are reused first (freeIdx), and their pages were given
+ * back: the top `reuseReady` entries of freeIdx are made resident again
+ * ahead of reuse (releaseSlab inserts below them, so they stay on top);
+ * `pushGen` counts releases (slabPrefault's snapshot is stale if one came
+ * while it ran). */
+static size_t reuseReady;
+static size_t pushGen;
+#define REUSE_MAX (AHEAD_MAX / SLAB_BYTES)
+static _Atomic size_t pfBytes;  /* bytes made resident by slabPrefault */
+static _Atomic size_t pfMisses; /* slabs from `top` that were not resident */
+static _Atomic size_t pfTrims;  /* idle give-backs */
+void (*slabPrefaultHook)(void);
+
 static inline void cpuRelax(void) {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
@@ -97,6 +131,39 @@ static inline void lock(void) {
 }
 
 static inline void unlock(void) { atomic_store_explicit(&spin, 0, memory_order_release); }
+
+/* Threads that wait for a busy lock (slabThreadMayWait: the lazy-free
+ * thread).  Any other thread -- the main thread above all -- gives up
+ * after a spin: the holder is then most likely preempted (on a busy
+ * machine, while the lazy-free thread frees millions of entries), and
+ * waiting for it cost SETs 2.5-11 ms during FLUSHALL ASYNC of 2M keys.
+ * Instead its allocation goes to xmalloc and its free is deferred. */
+static _Thread_local int mayWait;
+#define GIVE_UP_SPINS 200
+
+void slabThreadMayWait(void) { mayWait = 1; }
+
+/* The lock, or 0 when it stayed busy past the spin (never for a thread
+ * that may wait). */
+static inline int lockOrGiveUp(void) {
+    if (__builtin_expect(!atomic_exchange_explicit(&spin, 1, memory_order_acquire), 1)) return 1;
+    if (mayWait) {
+        lockSlow();
+        return 1;
+    }
+    for (unsigned i = 0; i < GIVE_UP_SPINS; i++) {
+        cpuRelax();
+        if (!atomic_load_explicit(&spin, memory_order_relaxed) &&
+            !atomic_exchange_explicit(&spin, 1, memory_order_acquire))
+            return 1;
+    }
+    return 0;
+}
+
+/* Slots whose free gave up on the lock: a stack through their first word
+ * (pushed without the lock; taken whole by slabDrainDeferred). */
+static _Atomic(void *) deferred;
+static _Atomic size_t nDeferred; /* pushed so far, for tests */
 
 static void forkPrepare(void) { lock(); }
 static void forkParent(void) { unlock(); }
@@ -183,11 +250,26 @@ static void fail(const char *what) {
 
 /* A new slab of class c on its class's list, or NULL when the range is
  * used up.  Called with the lock held. */
-static Slab *newSlab(int c) {
+static Slab *newSlab(int c, int *wantPrefault) {
     char *mem;
     if (!reserved) slabReserve();
     if (nFree) {
         mem = (char *)slabRangeBase + (size_t)freeIdx[--nFree] * SLAB_BYTES;
+        fresh++;
+        if (reuseReady) {
+            reuseReady--;
+        } else {
+            atomic_store_explicit(&pfMisses, atomic_load_explicit(&pfMisses, memory_order_relaxed) + 1,
+                                  memory_order_relaxed);
+            if (asked == 1 && ahead < AHEAD_MAX) {
+                ahead *= 2;
+                asked = 2;
+            }
+        }
+        if (!asked && slabPrefaultHook && reuseReady * SLAB_BYTES < ahead / 2 && nFree > reuseReady) {
+            asked = 1;
+            *wantPrefault = 1;
+        }
     } else {
         if (top + SLAB_BYTES > slabRangeBytes) return NULL;
         if (top + SLAB_BYTES > committed) {
@@ -198,6 +280,22 @@ static Slab *newSlab(int c) {
         }
         mem = (char *)slabRangeBase + top;
         top += SLAB_BYTES;
+        fresh++;
+        if (top > ready) {
+            /* This slab's pages fault as it fills: the prefaulter is
+             * behind (or was never asked): want more ahead. */
+            atomic_store_explicit(&pfMisses, atomic_load_explicit(&pfMisses, memory_order_relaxed) + 1,
+                                  memory_order_relaxed);
+            if (asked == 1 && ahead < AHEAD_MAX) {
+                ahead *= 2;
+                asked = 2; /* once per request: it may simply not have run yet */
+            }
+            ready = top;
+        }
+        if (!asked && slabPrefaultHook && ready - top < ahead / 2) {
+            asked = 1;
+            *wantPrefault = 1;
+        }
     }
     Slab *s = (Slab *)mem;
     uint32_t size = classSize[c];
@@ -221,17 +319,42 @@ static void releaseSlab(Slab *s) {
     /* The header too: the next user of the range rewrites it.  An error
      * only leaves the pages resident. */
     (void)madvise(s, SLAB_BYTES, MADV_DONTNEED);
+    uint32_t idx = (uint32_t)(((uintptr_t)s - slabRangeBase) / SLAB_BYTES);
     lock();
-    freeIdx[nFree++] = (uint32_t)(((uintptr_t)s - slabRangeBase) / SLAB_BYTES);
+    /* Below the resident entries on top (at most REUSE_MAX of them). */
+    size_t at = nFree - reuseReady;
+    memmove(&freeIdx[at + 1], &freeIdx[at], reuseReady * sizeof(*freeIdx));
+    freeIdx[at] = idx;
+    nFree++;
+    pushGen++;
     unlock();
 }
 
+/* newSlabAsking's answer when it gave up on the lock (not held then). */
+#define GAVE_UP ((Slab *)1)
+
+/* A new slab's allocation, out of line: asks for prefaulting after the
+ * lock is dropped (the hook queues a job). */
+static __attribute__((noinline)) Slab *newSlabAsking(int c) {
+    int want = 0;
+    Slab *s = newSlab(c, &want);
+    if (want) {
+        unlock();
+        slabPrefaultHook();
+        if (!lockOrGiveUp()) return GAVE_UP;
+        s = partial[c]; /* another thread may have filled it meanwhile */
+        if (!s) s = newSlab(c, &want);
+    }
+    return s;
+}
+
 NO_ASAN void *slabAllocClass(int c) {
-    lock();
+    if (__builtin_expect(!lockOrGiveUp(), 0)) return NULL; /* slabAlloc: xmalloc's */
     Slab *s = partial[c];
     if (__builtin_expect(!s, 0)) {
-        s = newSlab(c);
-        if (!s) {
+        s = newSlabAsking(c);
+        if (!s || s == GAVE_UP) {
+            if (s) return NULL; /* the lock is not held */
             unlock();
             return NULL;
         }
@@ -252,13 +375,11 @@ NO_ASAN void *slabAllocClass(int c) {
     return p;
 }
 
-NO_ASAN void slabFreeSlot(void *p) {
+/* Frees slot p with the lock held; returns its slab when that is to be
+ * handed back (after the unlock). */
+NO_ASAN static Slab *freeLocked(void *p) {
     Slab *s = slabOf(p);
     Slab *release = NULL;
-#ifdef SLAB_ASAN
-    if (__asan_address_is_poisoned(p)) fail("slabFree of a free slot");
-#endif
-    lock();
     POISON(p, s->size);
     *(void **)p = s->free;
     s->free = p;
@@ -276,9 +397,62 @@ NO_ASAN void slabFreeSlot(void *p) {
             release = s;
         }
     }
+    return release;
+}
+
+NO_ASAN void slabFreeSlot(void *p) {
+#ifdef SLAB_ASAN
+    if (__asan_address_is_poisoned(p)) fail("slabFree of a free slot");
+#endif
+    if (__builtin_expect(!lockOrGiveUp(), 0)) {
+        /* The slot is still in use for the allocator (counted, unpoisoned)
+         * until slabDrainDeferred frees it. */
+        void *head = atomic_load_explicit(&deferred, memory_order_relaxed);
+        do {
+            *(void **)p = head;
+        } while (!atomic_compare_exchange_weak_explicit(&deferred, &head, p, memory_order_release,
+                                                        memory_order_relaxed));
+        atomic_fetch_add_explicit(&nDeferred, 1, memory_order_relaxed);
+        return;
+    }
+    Slab *release = freeLocked(p);
     unlock();
     if (release) releaseSlab(release);
 }
+
+NO_ASAN size_t slabDrainDeferred(size_t most) {
+    if (!atomic_load_explicit(&deferred, memory_order_relaxed)) return 0;
+    if (!lockOrGiveUp()) return 0;
+    void *p = atomic_exchange_explicit(&deferred, NULL, memory_order_acquire);
+    size_t n = 0, nrel = 0;
+    Slab *rel[64];
+    while (p && n < most && nrel < 64) {
+        void *next = *(void **)p;
+        Slab *r = freeLocked(p);
+        if (r) rel[nrel++] = r;
+        p = next;
+        n++;
+    }
+    unlock();
+    /* What is left goes back on the stack for the next call. */
+    while (p) {
+        void *next = *(void **)p, *head = atomic_load_explicit(&deferred, memory_order_relaxed);
+        do {
+            *(void **)p = head;
+        } while (!atomic_compare_exchange_weak_explicit(&deferred, &head, p, memory_order_release,
+                                                        memory_order_relaxed));
+        p = next;
+    }
+    for (size_t i = 0; i < nrel; i++) releaseSlab(rel[i]);
+    return n;
+}
+
+void slabTestHoldLock(int hold) {
+    if (hold) lock();
+    else unlock();
+}
+
+size_t slabDeferredFrees(void) { return atomic_load_explicit(&nDeferred, memory_order_relaxed); }
 
 size_t slabSlotSize(const void *p) { return slabOf(p)->size; }
 
@@ -312,6 +486,126 @@ void slabPurge(void) {
         unlock();
         if (s) releaseSlab(s);
     }
+}
+
+/* Makes one page writable-and-resident without changing what it holds:
+ * an atomic add of 0 (another thread may be writing that page's slots). */
+NO_ASAN static void touchPages(char *p, size_t len, size_t page) {
+    for (size_t i = 0; i < len; i += page) __atomic_fetch_add((uint64_t *)(p + i), 0, __ATOMIC_RELAXED);
+}
+
+/* slabPrefault's part for handed-back slabs: makes the freeIdx entries
+ * just below the resident ones resident, up to `ahead` bytes in all.
+ * Called with the lock held; returns with it held. */
+static void prefaultReuse(void) {
+    size_t want = ahead / SLAB_BYTES;
+    if (want > REUSE_MAX) want = REUSE_MAX;
+    if (reuseReady >= want || nFree <= reuseReady) return;
+    size_t k = want < nFree ? want : nFree; /* the top k entries */
+    size_t bottom = nFree - k, n = k - reuseReady, gen = pushGen;
+    uint32_t batch[REUSE_MAX];
+    memcpy(batch, &freeIdx[bottom], n * sizeof(*batch));
+    unlock();
+    /* Populating never changes a byte: a slab popped (and used) meanwhile
+     * is safe.  One released again meanwhile may stay resident while free
+     * (pushGen changed: not counted as ready; reused first anyway). */
+    for (size_t i = 0; i < n; i++)
+        (void)madvise((char *)slabRangeBase + (size_t)batch[i] * SLAB_BYTES, SLAB_BYTES, MADV_POPULATE_WRITE);
+    lock();
+    atomic_store_explicit(&pfBytes, atomic_load_explicit(&pfBytes, memory_order_relaxed) + n * SLAB_BYTES,
+                          memory_order_relaxed);
+    if (pushGen == gen) reuseReady = nFree > bottom ? nFree - bottom : 0;
+}
+
+void slabPrefault(void) {
+    lock();
+    if (!reserved || !slabRangeBytes) {
+        asked = 0;
+        unlock();
+        return;
+    }
+    prefaultReuse();
+    size_t from = ready > top ? ready : top;
+    size_t to = top + ahead;
+    if (to > slabRangeBytes) to = slabRangeBytes;
+    size_t have = committed;
+    unlock();
+    if (to > from) {
+        char *base = (char *)slabRangeBase;
+        size_t commitTo = have;
+        if (to > have) { /* what newSlab would do, a step at a time; idempotent if it races */
+            commitTo = (to + COMMIT_STEP - 1) & ~(COMMIT_STEP - 1);
+            if (commitTo > slabRangeBytes) commitTo = slabRangeBytes;
+            if (mprotect(base + have, commitTo - have, PROT_READ | PROT_WRITE) != 0) commitTo = have;
+            if (to > commitTo) to = commitTo;
+        }
+        /* Only faults pages in: safe while another thread writes slots
+         * in the range (a slab handed out meanwhile). */
+        if (to > from && madvise(base + from, to - from, MADV_POPULATE_WRITE) != 0)
+            touchPages(base + from, to - from, (size_t)sysconf(_SC_PAGESIZE));
+        lock();
+        if (commitTo > committed) committed = commitTo;
+        if (to > ready) {
+            atomic_store_explicit(&pfBytes, atomic_load_explicit(&pfBytes, memory_order_relaxed) + (to - from),
+                                  memory_order_relaxed);
+            ready = to;
+        }
+        asked = 0;
+        unlock();
+        return;
+    }
+    lock();
+    asked = 0;
+    unlock();
+}
+
+int slabPrefaultIdle(long long nowMs, long long quietMs) {
+    int gave = 0;
+    slabDrainDeferred(4096);
+    if (!lockOrGiveUp()) return 0;
+    if (fresh != freshSeen || asked) {
+        freshSeen = fresh;
+        quietSinceMs = nowMs;
+    } else if (quietSinceMs < 0) {
+        quietSinceMs = nowMs;
+    } else if (reuseReady && nowMs - quietSinceMs >= quietMs) {
+        /* The resident handed-back slabs on top, a few per call. */
+        for (int i = 0; i < 16 && reuseReady; i++, reuseReady--)
+            (void)madvise((char *)slabRangeBase + (size_t)freeIdx[nFree - reuseReady] * SLAB_BYTES, SLAB_BYTES,
+                          MADV_DONTNEED);
+        if (!reuseReady && ready == top) {
+            ahead = AHEAD_MIN;
+            atomic_store_explicit(&pfTrims, atomic_load_explicit(&pfTrims, memory_order_relaxed) + 1,
+                                  memory_order_relaxed);
+            gave = 1;
+        }
+    } else if (ready > top && nowMs - quietSinceMs >= quietMs) {
+        /* Under the lock: no slab can be handed out of the range while
+         * its pages go.  At most TRIM_STEP per call, from the far end, so
+         * the timer tick (and a command arriving meanwhile, or another
+         * thread's allocation waiting for the lock) waits some tens of us
+         * at most; 4 MB take 4 ticks. */
+        size_t n = ready - top < TRIM_STEP ? ready - top : TRIM_STEP;
+        ready -= n;
+        (void)madvise((char *)slabRangeBase + ready, n, MADV_DONTNEED);
+        if (ready == top) {
+            ahead = AHEAD_MIN;
+            atomic_store_explicit(&pfTrims, atomic_load_explicit(&pfTrims, memory_order_relaxed) + 1,
+                                  memory_order_relaxed);
+            gave = 1;
+        }
+    }
+    unlock();
+    return gave;
+}
+
+void slabPrefaultStats(size_t *prefaulted, size_t *misses, size_t *aheadBytes, size_t *trims) {
+    *prefaulted = atomic_load_explicit(&pfBytes, memory_order_relaxed);
+    *misses = atomic_load_explicit(&pfMisses, memory_order_relaxed);
+    lock();
+    *aheadBytes = (ready > top ? ready - top : 0) + reuseReady * SLAB_BYTES;
+    unlock();
+    *trims = atomic_load_explicit(&pfTrims, memory_order_relaxed);
 }
 
 size_t slabUsedBytes(void) { return atomic_load_explicit(&usedBytes, memory_order_relaxed); }

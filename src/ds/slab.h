@@ -23,15 +23,16 @@
  *    slot's header is its address with the low bits cleared.  Free slots
  *    are threaded through their first 8 bytes; slots never used yet are
  *    taken from the slab's unused tail (so a new slab's pages are touched
- *    as they fill).
+ *    as they fill, unless prefaulting made them resident: below).
  *  - Per class, the slabs with a free slot form a list; a slab whose last
  *    slot is freed is handed back to the system (madvise(MADV_DONTNEED)
  *    on its pages; its address range is reused by the next new slab),
  *    except that one empty slab per class is kept for reuse (slabPurge
  *    hands those back too: MEMORY PURGE, after a flush).
  *  - Any thread may allocate and free: one spinlock guards the allocator
- *    (held for a few dozen instructions; a waiter yields after a short
- *    spin).  Fork handlers take it around fork().
+ *    (held for a few dozen instructions; the lazy-free thread yields after
+ *    a short spin, any other thread gives up: below).  Fork handlers take
+ *    it around fork().
  *  - used_memory: slabUsedBytes() is the bytes of slots in use (the slot
  *    size, as jemalloc counts a block's class), which alloc.c adds to
  *    xmallocUsed; slabActiveBytes() counts the slabs held (empty slots
@@ -112,6 +113,49 @@ size_t slabUsedBytes(void);
 size_t slabActiveBytes(void);
 /* Hands back the empty slabs kept for reuse (one per class at most). */
 void slabPurge(void);
+
+/* Prefaulting.  A new slab's pages would fault one by one as its slots are
+ * first used (~5-25 us each on a VM), about every 100 new keys: inside the
+ * SETs of a load.  So the allocator keeps the range just past the slabs
+ * handed out resident ahead of need, made so on another thread:
+ *  - when fewer than half of the bytes wanted ahead are resident, a new
+ *    slab calls slabPrefaultHook (set by the lazy-free thread's owner;
+ *    NULL: no prefaulting), without the lock held, once until
+ *    slabPrefault has run: it queues a job that calls slabPrefault and
+ *    must not wait for it;
+ *  - slabPrefault (that job, on any thread but without the lock) makes
+ *    the wanted bytes ahead writable and resident, past the newest slab
+ *    and in the handed-back slabs to be reused next (MADV_POPULATE_WRITE,
+ *    else one atomic add of 0 per page: the contents are never changed,
+ *    so a slab handed out meanwhile is safe).  The bytes wanted ahead
+ *    start at 256 KB and double, up to 4 MB, each time a new slab still
+ *    finds its pages not resident (the fill outruns the prefaulter);
+ *  - slabPrefaultIdle (the main thread's timer) gives the resident bytes
+ *    ahead back (MADV_DONTNEED, 1 MB per call) once no slab has been
+ *    taken for quietMs, and the bytes wanted return to 256 KB: an idle
+ *    server holds nothing ahead, a filling one at most 4 MB (and as much
+ *    in handed-back slabs about to be reused).  Returns 1 when the last
+ *    of them went; it also drains the deferred frees (below). */
+extern void (*slabPrefaultHook)(void);
+void slabPrefault(void);
+int slabPrefaultIdle(long long nowMs, long long quietMs);
+/* Bytes made resident ahead so far, new slabs whose pages were not
+ * resident ("misses"), resident bytes ahead now, idle give-backs. */
+void slabPrefaultStats(size_t *prefaulted, size_t *misses, size_t *aheadBytes, size_t *trims);
+
+/* Waiting for the lock.  Only a thread that called slabThreadMayWait (the
+ * lazy-free thread) waits for a busy lock; any other gives up after a
+ * short spin, since the holder is then most likely preempted: its
+ * slabAllocClass returns NULL (slabAlloc falls back to xmalloc), its
+ * slabFreeSlot defers the free to a lock-free stack, which
+ * slabDrainDeferred (the main thread's timer, via slabPrefaultIdle; a
+ * waiting thread may call it too) frees, at most `most` per call.
+ * Returns the slots freed; slabDeferredFrees counts the deferrals. */
+void slabThreadMayWait(void);
+size_t slabDrainDeferred(size_t most);
+size_t slabDeferredFrees(void);
+/* For tests: take (1) or release (0) the lock, as a holder would. */
+void slabTestHoldLock(int hold);
 
 /* For tests: the slot size of class c, and the number of slabs held. */
 size_t slabClassSize(int c);

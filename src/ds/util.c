@@ -366,3 +366,12 @@ void prefaultRange(void *p, size_t len) {
     for (size_t i = 0; i < len; i += page) c[i] = c[i];
     c[len - 1] = c[len - 1];
 }
+
+void (*prefaultLaterHook)(void *p, size_t len);
+
+void prefaultPopulate(void *p, size_t len) {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t start = ((uintptr_t)p + page - 1) & ~(uintptr_t)(page - 1);
+    uintptr_t end = ((uintptr_t)p + len) & ~(uintptr_t)(page - 1);
+    if (end > start) (void)madvise((void *)start, end - start, MADV_POPULATE_WRITE);
+}

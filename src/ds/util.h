@@ -97,4 +97,19 @@ extern const void *detachedThreadCpuset;
  * madvise the writes fault the pages in themselves. */
 void prefaultRange(void *p, size_t len);
 
+/* Asks for p[0..len)'s pages to be made resident soon on another thread
+ * (prefaultLaterHook, set by the lazy-free thread's owner; NULL: nothing
+ * is done), for memory the caller is about to fill over the next while
+ * (a TTL index chunk).  Only MADV_POPULATE_WRITE, which never changes the
+ * bytes: the caller may write the range meanwhile, or even free it (the
+ * pages of a freed block may become resident; an unmapped range is an
+ * error the thread ignores). */
+extern void (*prefaultLaterHook)(void *p, size_t len);
+static inline void prefaultLater(void *p, size_t len) {
+    if (prefaultLaterHook) prefaultLaterHook(p, len);
+}
+/* prefaultLater's work, on the thread that runs it: MADV_POPULATE_WRITE on
+ * the whole pages inside p[0..len); errors ignored. */
+void prefaultPopulate(void *p, size_t len);
+
 #endif

@@ -183,7 +183,10 @@ def test_writes_while_the_lazy_thread_frees_slab_entries(start_server):
     assert r.dbsize() == n
     got = r.mget(["new:%d" % i for i in range(0, n, 997)])
     assert got == [b"v%015d" % i for i in range(0, n, 997)]
-    assert r.memory_usage("new:1") == 40
+    # A slot each (40 bytes); an allocation that found the slabs' lock held
+    # by a preempted lazy-free thread comes from jemalloc (48) instead.
+    sizes = [r.memory_usage("new:%d" % i) for i in range(0, n, 1000)]
+    assert sizes.count(40) >= len(sizes) * 9 // 10 and set(sizes) <= {40, 48}, sizes
     used = int(r.info("memory")["used_memory"])
     # 100,000 slots of 40 bytes and the key table; none of the 600,000.
     assert used - before < n * 40 + (8 << 20), used - before

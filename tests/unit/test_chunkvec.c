@@ -14,6 +14,7 @@
 #include "ds/alloc.h"
 #include "ds/chunkvec.h"
 #include "ds/rand.h"
+#include "ds/util.h"
 
 static void *tag(uintptr_t i) { return (void *)(i * 8 + 8); }
 
@@ -119,6 +120,40 @@ static void test_directory_shrinks(void **state) {
     cvFree(&v);
 }
 
+
+/* Each full-size chunk added asks for its pages past the first to be made
+ * resident on another thread (prefaultLater): the range lies inside the
+ * chunk just added, and nothing is asked for the small first chunk. */
+static void *asked[16];
+static size_t askedLen[16];
+static int nAsked;
+static void recordHook(void *p, size_t len) {
+    if (nAsked < 16) {
+        asked[nAsked] = p;
+        askedLen[nAsked] = len;
+    }
+    nAsked++;
+}
+
+static void test_new_chunks_ask_for_prefault(void **state) {
+    (void)state;
+    ChunkVec v = {0};
+    prefaultLaterHook = recordHook;
+    nAsked = 0;
+    for (uint32_t i = 0; i < CHUNKVEC_SLOTS; i++) cvPush(&v, (void *)(uintptr_t)(i + 1));
+    assert_int_equal(nAsked, 0); /* the first chunk grew by realloc */
+    for (uint32_t i = CHUNKVEC_SLOTS; i < 3 * CHUNKVEC_SLOTS; i++) cvPush(&v, (void *)(uintptr_t)(i + 1));
+    assert_int_equal(nAsked, 2);
+    for (int k = 0; k < 2; k++) {
+        char *chunk = (char *)v.chunks[k + 1];
+        assert_ptr_equal(asked[k], chunk + 4096);
+        assert_int_equal(askedLen[k], sizeof(void *) * CHUNKVEC_SLOTS - 4096);
+    }
+    prefaultLaterHook = NULL;
+    for (uint32_t i = 0; i < 3 * CHUNKVEC_SLOTS; i++) assert_ptr_equal(cvGet(&v, i), (void *)(uintptr_t)(i + 1));
+    cvFree(&v);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_empty),
@@ -126,6 +161,7 @@ int main(void) {
         cmocka_unit_test(test_boundaries),
         cmocka_unit_test(test_random_model),
         cmocka_unit_test(test_directory_shrinks),
+        cmocka_unit_test(test_new_chunks_ask_for_prefault),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

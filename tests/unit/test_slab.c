@@ -3,7 +3,8 @@
  * their bytes, that emptied slabs go back to the system (used memory and
  * RSS), resizing across classes and to and from xmalloc, frees from other
  * threads while the main thread allocates, and fork while another thread
- * holds the lock. */
+ * holds the lock; prefaulting the slabs ahead of need and giving that
+ * memory back when idle. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -12,6 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -216,6 +218,7 @@ typedef struct {
 
 static void *freeRange(void *arg) {
     Range *r = arg;
+    slabThreadMayWait(); /* as the lazy-free thread */
     for (size_t i = r->from; i < r->to; i++) {
         if (!intact(r->v[i], 34, (uint32_t)i)) r->damaged++;
         slabFree(r->v[i]);
@@ -249,14 +252,20 @@ static void test_cross_thread_frees(void **state) {
     }
     assert_int_equal(pthread_join(t, NULL), 0);
     assert_int_equal(r.damaged, 0);
+    /* This thread gives up on a busy lock: its frees may wait on the
+     * deferred stack, and a block may have come from xmalloc. */
+    while (slabDrainDeferred((size_t)-1)) {
+    }
     size_t live = 0;
     for (uint32_t i = 0; i < XN; i++) {
         if (!mine[i]) continue;
         assert_true(intact(mine[i], 18, i ^ 0x55u));
-        live += i % 2 ? 40 : 24;
+        if (slabOwns(mine[i])) live += i % 2 ? 40 : 24;
     }
     assert_int_equal(slabUsedBytes(), used0 + live);
     for (uint32_t i = 0; i < XN; i++) slabFree(mine[i]);
+    while (slabDrainDeferred((size_t)-1)) {
+    }
     assert_int_equal(slabUsedBytes(), used0);
     slabPurge();
     assert_int_equal(slabCount(), 0);
@@ -302,9 +311,145 @@ static void test_fork_while_busy(void **state) {
     assert_int_equal(pthread_join(t, NULL), 0);
 }
 
+
+/* Prefaulting (slab.h): the hook is asked for once a new slab leaves too
+ * little resident memory ahead; slabPrefault (here run at once by the
+ * hook) makes the bytes past the newest slab resident without changing a
+ * slot; later slabs then find their pages resident (no more misses); an
+ * idle allocator gives them back (mincore shows them gone). */
+static int hookCalls;
+static void syncHook(void) {
+    hookCalls++;
+    slabPrefault();
+}
+
+static int residentPages(const char *p, size_t len) {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), n = len / page, in = 0;
+    unsigned char *vec = malloc(n);
+    assert_int_equal(mincore((void *)p, len, vec), 0);
+    for (size_t i = 0; i < n; i++) in += vec[i] & 1;
+    free(vec);
+    return (int)in;
+}
+
+static void test_prefault(void **state) {
+    (void)state;
+    size_t pf0, miss0, ahead, trims0, pf, miss, trims;
+    slabPrefaultStats(&pf0, &miss0, &ahead, &trims0);
+    slabPrefaultHook = syncHook;
+    size_t cap = (256u << 20) / 40, n = 0, extra = 0;
+    void **v = malloc(cap * sizeof(*v));
+    char *high = NULL;
+    /* Until the hook ran and 2 MB more were taken (any slabs handed back
+     * by earlier tests are reused first, below the range prefaulted). */
+    while (n < cap && (hookCalls == 0 || extra < (2u << 20) / 40)) {
+        v[n] = slabAlloc(40);
+        fill(v[n], 40, (uint32_t)n);
+        char *slab = (char *)((uintptr_t)v[n] & ~(uintptr_t)(SLAB_BYTES - 1));
+        if (slab > high) high = slab;
+        if (hookCalls) extra++;
+        n++;
+    }
+    assert_true(hookCalls > 0);
+    slabPrefaultStats(&pf, &miss, &ahead, &trims);
+    assert_true(pf > pf0);
+    assert_true(ahead >= SLAB_BYTES && ahead <= (4u << 20));
+    /* One miss at most: the slab that found nothing ready and asked. */
+    assert_true(miss - miss0 <= 1);
+    /* The bytes ahead of the newest slab are resident. */
+    assert_int_equal(residentPages(high + SLAB_BYTES, ahead), (int)(ahead / (size_t)sysconf(_SC_PAGESIZE)));
+    for (size_t i = 0; i < n; i++) assert_true(intact(v[i], 40, (uint32_t)i));
+    /* Idle: nothing given back before quietMs, everything after. */
+    assert_int_equal(slabPrefaultIdle(10000, 1000), 0);
+    assert_int_equal(slabPrefaultIdle(10500, 1000), 0);
+    int calls = 0;
+    while (!slabPrefaultIdle(11500 + calls, 1000)) assert_true(++calls < 4); /* 1 MB per call */
+    slabPrefaultStats(&pf, &miss, &ahead, &trims);
+    assert_int_equal(ahead, 0);
+    assert_int_equal(trims, trims0 + 1);
+    assert_int_equal(residentPages(high + SLAB_BYTES, 256u << 10), 0);
+    for (size_t i = 0; i < n; i++) assert_true(intact(v[i], 40, (uint32_t)i));
+    slabPrefaultHook = NULL;
+    for (size_t i = 0; i < n; i++) slabFree(v[i]);
+    slabPurge();
+    free(v);
+}
+
+/* Handed-back slabs are reused first and their pages were given back: the
+ * next ones to be reused are made resident ahead too (one miss, the slab
+ * that asked), their slots are sound, and idle gives them back. */
+static void test_prefault_reuse(void **state) {
+    (void)state;
+    size_t per = (SLAB_BYTES - 64) / 40, n = per * 60;
+    void **v = malloc(n * sizeof(*v));
+    for (size_t i = 0; i < n; i++) v[i] = slabAlloc(40);
+    for (size_t i = 0; i < n; i++) slabFree(v[i]);
+    slabPurge(); /* all 60 handed back */
+    size_t pf0, miss0, ahead, trims0, pf, miss, trims;
+    slabPrefaultStats(&pf0, &miss0, &ahead, &trims0);
+    slabPrefaultHook = syncHook;
+    hookCalls = 0;
+    size_t m = per * 40; /* 40 of the 60 reused */
+    for (size_t i = 0; i < m; i++) {
+        v[i] = slabAlloc(40);
+        fill(v[i], 40, (uint32_t)i);
+    }
+    slabPrefaultStats(&pf, &miss, &ahead, &trims);
+    assert_true(hookCalls >= 2);
+    assert_true(pf > pf0);
+    assert_true(miss - miss0 <= 1);
+    assert_true(ahead > 0 && ahead <= (4u << 20));
+    for (size_t i = 0; i < m; i++) assert_true(intact(v[i], 40, (uint32_t)i));
+    int calls = 0;
+    while (!slabPrefaultIdle(100000 + 2000 * (calls > 0) + calls, 1000)) assert_true(++calls < 64);
+    slabPrefaultStats(&pf, &miss, &ahead, &trims);
+    assert_int_equal(ahead, 0);
+    assert_int_equal(trims, trims0 + 1);
+    for (size_t i = 0; i < m; i++) assert_true(intact(v[i], 40, (uint32_t)i));
+    slabPrefaultHook = NULL;
+    for (size_t i = 0; i < m; i++) slabFree(v[i]);
+    slabPurge();
+    free(v);
+}
+
+/* A thread other than the lazy-free one never waits for a busy lock (held
+ * here by the test, as by a preempted holder): its allocation comes from
+ * xmalloc, its free is deferred; both work, and the deferred free is done
+ * (bytes and slot back) by slabDrainDeferred once the lock is free. */
+static void test_busy_lock_gives_up(void **state) {
+    (void)state;
+    slabPurge();
+    size_t used0 = slabUsedBytes();
+    unsigned char *a = slabAlloc(40), *b = slabAlloc(40);
+    assert_true(slabOwns(a) && slabOwns(b));
+    fill(b, 40, 7);
+    size_t d0 = slabDeferredFrees();
+    slabTestHoldLock(1);
+    unsigned char *c = slabAlloc(40);
+    assert_false(slabOwns(c)); /* xmalloc's */
+    fill(c, 40, 9);
+    slabFree(a); /* deferred */
+    assert_int_equal(slabDeferredFrees(), d0 + 1);
+    assert_int_equal(slabDrainDeferred(100), 0); /* still busy: nothing */
+    slabTestHoldLock(0);
+    assert_int_equal(slabUsedBytes(), used0 + 80);
+    assert_int_equal(slabDrainDeferred(100), 1);
+    assert_int_equal(slabUsedBytes(), used0 + 40);
+    assert_true(intact(b, 40, 7) && intact(c, 40, 9));
+    unsigned char *a2 = slabAlloc(40);
+    assert_ptr_equal(a2, a); /* the slot is free again */
+    slabFree(a2);
+    slabFree(b);
+    slabFree(c);
+    assert_int_equal(slabUsedBytes(), used0);
+    slabPurge();
+}
+
 int main(void) {
     xmallocRegisterThread();
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_prefault),
+        cmocka_unit_test(test_prefault_reuse),
         cmocka_unit_test(test_classes),
         cmocka_unit_test(test_other_sizes_use_xmalloc),
         cmocka_unit_test(test_alloc_free_accounting),
@@ -313,6 +458,7 @@ int main(void) {
         cmocka_unit_test(test_resize),
         cmocka_unit_test(test_poisoning),
         cmocka_unit_test(test_cross_thread_frees),
+        cmocka_unit_test(test_busy_lock_gives_up),
         cmocka_unit_test(test_fork_while_busy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
