@@ -449,26 +449,20 @@ def test_abandoned_big_argument_leaves_nothing_behind(server):
     assert admin.set("y", b"short") and admin.get("y") == b"short"
 
 
-def test_big_value_freed_after_the_quiet_purge_gives_memory_back(start_server):
-    """The big arena is purged once big allocations have paused; a big
-    value freed after that purge (overwritten a second later) must still
-    give its pages back -- it once stayed resident for good, which made the
-    test below fail whenever its GET took longer than the quiet period."""
-    srv = start_server()
-    r = srv.client()
+def big_arena_client(start_server):
+    """A client of a Cairn server whose RSS reflects freed pages (jemalloc,
+    not the sanitizer build's quarantine), and a reader of that RSS."""
+    r = start_server().client()
     if "cairn_version" not in r.info("server"):
         pytest.skip("Cairn's big arena")
     if not r.info("memory")["mem_allocator"].startswith("jemalloc"):
         pytest.skip("the sanitizer build's allocator keeps freed memory in quarantine")
+    return r, lambda: int(r.info("memory")["used_memory_rss"])
 
-    def rss():
-        return int(r.info("memory")["used_memory_rss"])
 
-    r.set("k", b"x")
-    base = rss()
-    r.set("k", tagged(b"1", 12 << 20))
-    time.sleep(1.0)  # the quiet purge runs while the value is alive
-    r.set("k", b"small")
+def assert_rss_back(r, rss, base):
+    """RSS returns to within 8 MB of base: the kept pages go back once big
+    arguments have paused; poll, never sleep-then-assert."""
     limit = base + (8 << 20)
     end = time.monotonic() + 20
     while rss() > limit and time.monotonic() < end:
@@ -476,28 +470,27 @@ def test_big_value_freed_after_the_quiet_purge_gives_memory_back(start_server):
     assert rss() <= limit, (base, rss(), r.info("memory")["allocator_resident"])
 
 
+def test_big_value_freed_after_the_quiet_purge_gives_memory_back(start_server):
+    """The big arena is purged once big allocations have paused; a big
+    value freed after that purge (overwritten a second later) must still
+    give its pages back -- it once stayed resident for good, which made the
+    test below fail whenever its GET took longer than the quiet period."""
+    r, rss = big_arena_client(start_server)
+    r.set("k", b"x")
+    base = rss()
+    r.set("k", tagged(b"1", 12 << 20))
+    time.sleep(1.0)  # the quiet purge runs while the value is alive
+    r.set("k", b"small")
+    assert_rss_back(r, rss, base)
+
+
 def test_overwritten_big_values_give_memory_back(start_server):
-    srv = start_server()
-    r = srv.client()
-    if "cairn_version" not in r.info("server"):
-        pytest.skip("Cairn's big arena")
-    if not r.info("memory")["mem_allocator"].startswith("jemalloc"):
-        pytest.skip("the sanitizer build's allocator keeps freed memory in quarantine")
-
-    def rss():
-        return int(r.info("memory")["used_memory_rss"])
-
+    r, rss = big_arena_client(start_server)
     r.set("k", b"x")
     base = rss()
     for i in range(6):
         r.set("k", tagged(b"%d" % i, 12 << 20))
     assert r.get("k") == tagged(b"5", 12 << 20)
     r.set("k", b"small")
-    # The kept pages (at least the 12 MB value just freed) go back once big
-    # arguments have paused; poll, never sleep-then-assert.
-    limit = base + (8 << 20)
-    end = time.monotonic() + 20
-    while rss() > limit and time.monotonic() < end:
-        time.sleep(0.05)
-    assert rss() <= limit, (base, rss(), r.info("memory")["allocator_resident"])
+    assert_rss_back(r, rss, base)
     assert r.get("k") == b"small"
