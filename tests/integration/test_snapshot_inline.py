@@ -305,13 +305,12 @@ def test_aof_rewrite_base_in_process(start_server, preamble):
     assert r.keys("*") == [b"after"]
 
 
-@pytest.mark.parametrize("replica_kind", ["cairn", "redis"])
-def test_disk_full_sync_in_process(start_server, start_oracle, replica_kind):
-    # repl-diskless-sync no: the sync's file is written without a fork
-    # while the primary takes writes; the replica (Cairn, or
-    # redis-server 7.0.15) loads it and applies the stream from the
-    # snapshot's offset, so it ends with the primary's digest.
-    p_srv = start_server(**{"repl-diskless-sync": "no"}, **INLINE)
+def sync_under_writes(start_server, start_oracle, replica_kind, directives, seed):
+    """A primary whose full sync is written in process (directives) while
+    it takes writes of every kind; returns (primary server, its client,
+    the replica's client) once the sync has ended and the replica is up
+    to the primary's offset."""
+    p_srv = start_server(**directives, **INLINE)
     p = raw_client(p_srv)
     fill(p, n=1000, dbs=(0, 1, 2))
     p.config_set("rdb-key-save-delay", 100)
@@ -319,16 +318,26 @@ def test_disk_full_sync_in_process(start_server, start_oracle, replica_kind):
     s = s_srv.client()
     s.execute_command("REPLICAOF", p_srv.host, p_srv.port)
     wait_for(lambda: in_progress(p), timeout=30)
-    rnd, rounds = random.Random(11), 0
+    rnd, rounds = random.Random(seed), 0
     while in_progress(p):
         mutate(p, rnd, n=1000)
         rounds += 1
     assert rounds >= 1
     p.config_set("rdb-key-save-delay", 0)
-    assert "Background saving started (in process, no fork)" in p_srv.log
     wait_for(lambda: s.info("replication").get("master_link_status") == "up", timeout=60)
     wait_for(lambda: s.info("replication")["slave_repl_offset"] == p.info("replication")["master_repl_offset"],
              timeout=60)
+    return p_srv, p, s
+
+
+@pytest.mark.parametrize("replica_kind", ["cairn", "redis"])
+def test_disk_full_sync_in_process(start_server, start_oracle, replica_kind):
+    # repl-diskless-sync no: the sync's file is written without a fork
+    # while the primary takes writes; the replica (Cairn, or
+    # redis-server 7.0.15) loads it and applies the stream from the
+    # snapshot's offset, so it ends with the primary's digest.
+    p_srv, p, s = sync_under_writes(start_server, start_oracle, replica_kind, {"repl-diskless-sync": "no"}, 11)
+    assert "Background saving started (in process, no fork)" in p_srv.log
     assert s.execute_command("DEBUG", "DIGEST") == p.execute_command("DEBUG", "DIGEST")
 
 
@@ -351,25 +360,9 @@ def test_diskless_full_sync_in_process(start_server, start_oracle, replica_kind)
     # ends with the primary's digest.  Writes that are not idempotent
     # (APPEND, LPUSH, RPOP, INCR, ...) applied by both the RDB and the
     # stream would leave a different digest.
-    p_srv = start_server(**DISKLESS, **INLINE)
-    p = raw_client(p_srv)
-    fill(p, n=1000, dbs=(0, 1, 2))
-    p.config_set("rdb-key-save-delay", 100)
-    s_srv = (start_server if replica_kind == "cairn" else start_oracle)(**DBG)
-    s = s_srv.client()
-    s.execute_command("REPLICAOF", p_srv.host, p_srv.port)
-    wait_for(lambda: transferring(p), timeout=30)
-    rnd, rounds = random.Random(13), 0
-    while transferring(p):
-        mutate(p, rnd, n=1000)
-        rounds += 1
-    assert rounds >= 1
-    p.config_set("rdb-key-save-delay", 0)
+    p_srv, p, s = sync_under_writes(start_server, start_oracle, replica_kind, DISKLESS, 13)
     assert "Background RDB transfer started (in process, no fork)" in p_srv.log
     assert "Background RDB transfer started by pid" not in p_srv.log
-    wait_for(lambda: s.info("replication").get("master_link_status") == "up", timeout=60)
-    wait_for(lambda: s.info("replication")["slave_repl_offset"] == p.info("replication")["master_repl_offset"],
-             timeout=60)
     assert s.execute_command("DEBUG", "DIGEST") == p.execute_command("DEBUG", "DIGEST")
     assert p.info("persistence")["rdb_last_bgsave_status"] == "ok"
 
