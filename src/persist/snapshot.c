@@ -11,7 +11,11 @@
  *  - the walk visits each database's key table by walk units (db.h:
  *    dbWalkUnitOf / dbWalkVisit, buckets in a fixed order while the
  *    table's rehashing is paused, which it is from the start to the end);
- *    (db, unit) below (snap.db, snap.cursor) is "visited";
+ *    (db, unit) below (snap.db, snap.cursor) is "visited"; the walk
+ *    ends at the units the table had at the start: a table that starts
+ *    growing meanwhile adds a bucket array that only keys created since
+ *    go into (a key leaving the table is captured first, below), so
+ *    those units count as visited;
  *  - before a write command runs (core/dispatch.h dispatchBeforeWrite, also
  *    for a blocked command when it is served) every key it names, in its
  *    database (and MOVE's / COPY's target database), is "captured": if its
@@ -112,6 +116,7 @@ static struct {
     unsigned char *complete; /* per database: nothing left to write */
     unsigned char *frozen;   /* per database: its rehashing paused by us */
     size_t *sizes, *expires; /* per database, at the start */
+    size_t *units;           /* per database: its walk units at the start, the walk's end */
     unsigned long gen; /* the save's number: a slice timer of an older one stops */
     long long lastSliceEndUs;
     long long lastCommands; /* server.stats.numCommands at the last slice */
@@ -157,8 +162,11 @@ static void selectDb(int j) {
     snap.selected = j;
 }
 
+/* A unit at or past units[j] is of a bucket array the table started
+ * growing into after the start (rehashing paused, no entry moves there):
+ * it holds only keys created since, never written. */
 static int visited(int j, size_t unit) {
-    return j < snap.db || snap.complete[j] || (j == snap.db && unit < snap.cursor);
+    return j < snap.db || snap.complete[j] || unit >= snap.units[j] || (j == snap.db && unit < snap.cursor);
 }
 
 static void writeKey(int j, const kvobj *o) {
@@ -222,7 +230,7 @@ static void nextDb(void) {
 static void captureDb(Db *db) {
     int j = db->id;
     if (!snap.active || j < 0 || j >= server.cfg.databases || snap.complete[j] || j < snap.db) return;
-    size_t from = j == snap.db ? snap.cursor : 0, units = dbWalkUnits(db);
+    size_t from = j == snap.db ? snap.cursor : 0, units = snap.units[j];
     Visit v = {j};
     if (from < units) dbWalkVisit(db, from, units, visitKey, &v);
     snap.complete[j] = 1;
@@ -257,6 +265,7 @@ static void cleanup(void) {
     xfree(snap.frozen);
     xfree(snap.sizes);
     xfree(snap.expires);
+    xfree(snap.units);
     sdsFree(snap.w.buf);
     snap.w.buf = NULL;
     if (snap.fd >= 0) close(snap.fd);
@@ -376,7 +385,7 @@ static long long sliceTimer(EventLoop *loop, long long id, void *data) {
     int paused = 0;
     while (snap.db < server.cfg.databases && !snap.w.failed) {
         Db *db = &server.db[snap.db];
-        size_t units = dbWalkUnits(db);
+        size_t units = snap.units[snap.db];
         if (snap.cursor >= units) {
             snap.complete[snap.db] = 1;
             thaw(snap.db);
@@ -451,11 +460,13 @@ static void begin(int aofBase, SnapshotDoneFn *done) {
     snap.frozen = xcalloc((size_t)n);
     snap.sizes = xcalloc((size_t)n * sizeof(size_t));
     snap.expires = xcalloc((size_t)n * sizeof(size_t));
+    snap.units = xcalloc((size_t)n * sizeof(size_t));
     for (int j = 0; j < n; j++) {
         snap.sizes[j] = dbSize(&server.db[j]);
         snap.expires[j] = dbExpiresCount(&server.db[j]);
         dbWalkFreeze(&server.db[j]);
         snap.frozen[j] = 1;
+        snap.units[j] = dbWalkUnits(&server.db[j]);
     }
     snap.doneBytes = snap.peak = 0;
     snap.total = 0;

@@ -604,3 +604,53 @@ def test_flushall_stops_a_sync_in_process(start_server, diskless):
     assert p.info("persistence")["rdb_last_bgsave_status"] == "ok"
     assert no_temp_files(p_srv.tmp)
     assert p_srv.log.count("(in process, no fork)") >= 2  # the stopped sync and the next one
+
+
+def key_table(r, db=0):
+    """(entries, slots) of database db's key table, once it is not rehashing."""
+    wait_for(lambda: b"Hash table 1" not in r.execute_command("DEBUG", "HTSTATS", db).split(b"[Expires HT]")[0])
+    text = r.execute_command("DEBUG", "HTSTATS", db).decode()
+    size = int(text.split("table size: ")[1].split("\n")[0])
+    used = int(text.split("number of elements: ")[1].split("\n")[0])
+    return used, size
+
+
+def test_key_recreated_as_its_table_grows_is_written_once(start_server, start_oracle):
+    # A key the walk wrote, deleted and created again by the add that makes
+    # the key table grow: the new key goes into the new bucket array, which
+    # the walk has not reached -- it must not be written a second time
+    # (the file would hold the key twice: "RDB has duplicated key"), and a
+    # key created after the start is never in the file.
+    s = start_server(rdbcompression="no", **INLINE)
+    r = raw_client(s)
+    i = 0
+    while True:  # a full table: the next add starts its growth
+        r.set("key-%04d-" % i, "v%d" % i)
+        i += 1
+        used, size = key_table(r)
+        if i >= 9 and used == size:
+            break
+    want = r.execute_command("DEBUG", "DIGEST")
+    slow_bgsave(r, delay=150000)
+    tmp = os.path.join(s.tmp, "temp-%d.rdb" % s.proc.pid)
+
+    def first_written():
+        data = open(tmp, "rb").read() if os.path.exists(tmp) else b""
+        k = data.find(b"key-")
+        return data[k:k + 9].decode() if k >= 0 else None
+
+    wait_for(first_written)
+    k = first_written()
+    t = r.pipeline(transaction=True)
+    t.delete(k)
+    t.set("fresh", "after the start")  # the table full again
+    t.set(k, "created again")          # this add grows it
+    t.execute()
+    assert in_progress(r)
+    stats = r.execute_command("DEBUG", "HTSTATS", 0).split(b"[Expires HT]")[0]
+    assert b"Hash table 1" in stats  # grown, its rehash paused by the walk
+    finish(r)
+    assert status(r) == "ok"
+    for start in (start_server, start_oracle):
+        o, _ = start_with_file(start, dump_path(s), **DBG)
+        assert o.client().execute_command("DEBUG", "DIGEST") == want
