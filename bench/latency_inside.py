@@ -54,6 +54,11 @@ BASE_NAME = os.environ.get("BENCH_BASE_NAME", "base")
 SCENARIOS = ["load", "load_ttl", "expire", "del_hash", "unlink_hash", "del_zset", "unlink_zset",
              "flushall", "flushall_async", "bgsave"]
 LOAD_KEYS = 100000
+# BENCH_LAT_CLIENT_CORE=N: the load generators and the probe on core N only,
+# so that their wake-ups do not preempt a server inside a command (the
+# servers are not pinned).  Unset: the scheduler places everything.
+CLIENT_CORE = int(os.environ["BENCH_LAT_CLIENT_CORE"]) if os.environ.get("BENCH_LAT_CLIENT_CORE") else None
+SERVER_PREFIX = []
 
 
 def rb(port, *args, **kw):
@@ -141,7 +146,7 @@ def run_one(binary, sname, scen, args):
     extra = ["--enable-debug-command", "local"]
     if binary == bench.A_BIN:  # BENCH_A_ARGS: directives for CAIRN_BIN only (an experiment's knob)
         extra += os.environ.get("BENCH_A_ARGS", "").split()
-    s = bench.Srv(binary, sname, extra=extra)
+    s = bench.Srv(binary, sname, prefix=SERVER_PREFIX, extra=extra)
     r = redis.Redis(port=s.port)
     res = {"server": sname, "scenario": scen}
     try:
@@ -330,6 +335,14 @@ def main():
     ap.add_argument("--json", default="", help="write the figures there too")
     ap.add_argument("--rate", type=float, default=0.0, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    global SERVER_PREFIX
+    if CLIENT_CORE is not None:
+        # The clients (this process, its probe thread, every redis-benchmark
+        # it starts) on one core; the servers, all their threads, anywhere.
+        everywhere = ",".join(str(c) for c in sorted(os.sched_getaffinity(0)))
+        SERVER_PREFIX = ["taskset", "-c", everywhere]
+        os.sched_setaffinity(0, {CLIENT_CORE})
+        print("clients pinned to core %d (BENCH_LAT_CLIENT_CORE), servers on cores %s" % (CLIENT_CORE, everywhere))
     print("A=%s (%s)  B=%s (%s)" % (bench.A_NAME, bench.A_BIN, bench.B_NAME, bench.B_BIN))
     results = []
     if args.what in ("stalls", "all"):

@@ -11,6 +11,7 @@ import pytest
 import redis
 
 from conftest import cairn_bin, free_port
+from resphelp import read_values
 from waithelp import wait_for
 
 CLUSTER = {"cluster_enabled": "yes", "cluster_node_timeout": "500"}
@@ -37,24 +38,14 @@ def key_slot(key):
 
 
 def raw(srv, *args):
-    """The reply bytes of one command on a fresh connection, ids and the
-    port normalized."""
+    """The reply bytes of one command on a fresh connection (the one
+    complete RESP value it answers)."""
     c = srv.connect()
     try:
         out = b"*%d\r\n" % len(args) + b"".join(
             b"$%d\r\n%s\r\n" % (len(a), a) for a in (x if isinstance(x, bytes) else str(x).encode() for x in args))
         c.send(out)
-        c.sock.settimeout(0.3)
-        data = b""
-        try:
-            while True:
-                chunk = c.sock.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
-        except socket.timeout:
-            pass
-        return data
+        return read_values(c)
     finally:
         c.sock.close()
 
