@@ -36,7 +36,10 @@ class Conn:
         return self.read()
 
     def pending(self, wait=0.2):
-        """True when a reply arrives within `wait` seconds."""
+        """True when a reply arrives within `wait` seconds (at once when
+        bytes of one are here already)."""
+        if self.buf:
+            return True
         self.sock.settimeout(wait)
         try:
             chunk = self.sock.recv(1 << 20)

@@ -457,16 +457,19 @@ def collect_events(srv, cmds):
             w.execute_command(*as_cmd(cmd))
         except Exception:
             pass
-        w.execute_command("PING")  # events of cmd are published before this reply
+        # cmd's events reach the subscriber before this message does.
+        w.execute_command("PUBLISH", "__keyevent@0__:__mark__", "__mark__")
         evs = []
-        deadline = time.monotonic() + 0.5
-        while True:
-            m = p.get_message(timeout=0.05)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            m = p.get_message(timeout=1)
             if m is None:
-                if time.monotonic() > deadline or evs:
-                    break
                 continue
+            if m["data"] == b"__mark__":
+                break
             evs.append((m["channel"].split(b":")[-1], m["data"]))
+        else:
+            raise AssertionError("the mark after %r never arrived" % (cmd,))
         out.append((cmd, evs))
     p.close()
     return out
