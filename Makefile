@@ -5,6 +5,8 @@ BUILD := build
 SANITIZE ?=
 LUA ?= lua5.1
 OPT ?= -O2
+# `make run` and `make test` build with one job per CPU.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -g $(OPT) $(WARN) -Isrc -MMD -MP
@@ -154,15 +156,15 @@ test-deps:
 	@sh scripts/deps.sh test
 
 run: deps
-	$(MAKE) all
+	$(MAKE) -j$(JOBS) all
 	./$(BUILD)/cairn-server cairn.conf
 
 test: test-deps
-	$(MAKE) all
-	$(MAKE) modules
-	$(MAKE) LUA=luajit all
-	$(MAKE) $(UNIT_BIN)
-	$(MAKE) SANITIZE=address,undefined OPT=-O1 all unit-bins
+	$(MAKE) -j$(JOBS) all
+	$(MAKE) -j$(JOBS) modules
+	$(MAKE) -j$(JOBS) LUA=luajit all
+	$(MAKE) -j$(JOBS) $(UNIT_BIN)
+	$(MAKE) -j$(JOBS) SANITIZE=address,undefined OPT=-O1 all unit-bins
 	@sh scripts/run-tests.sh
 
 bench: test-deps all
