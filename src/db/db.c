@@ -24,6 +24,7 @@
 #include "ds/rand.h"
 #include "ds/crc16.h"
 #include "ds/siphash.h"
+#include "ds/slab.h"
 #include "ds/util.h"
 
 #include <stdio.h>
@@ -321,11 +322,13 @@ static void slotTablesFree(DbSlotTables *st, void (*freeEntry)(void *entry, void
 }
 
 void dbFreeAll(Db *dbs, int count) {
+    slabReleaseBatch(1); /* the emptied slabs go back in runs (ds/slab.h) */
     for (int i = 0; i < count; i++) {
         htabClear(&dbs[i].ks.keys, freeEntryCb, NULL);
         slotTablesFree(dbs[i].ks.slots, freeEntryCb);
         cvFree(&dbs[i].ks.ttl);
     }
+    slabReleaseBatch(0);
     xfree(dbs);
 }
 
@@ -913,8 +916,10 @@ long long dbEmpty(Db *db) {
     if (dbMemberTtlKeys) dbHooks.memberEmptied(db);
     lazyfreeDropTable(1, 0);
     long long n = (long long)dbSize(db);
+    slabReleaseBatch(1); /* the emptied slabs go back in runs (ds/slab.h) */
     htabClear(&db->ks.keys, freeEntryCb, NULL);
     slotTablesFree(db->ks.slots, freeEntryCb);
+    slabReleaseBatch(0);
     db->ks.slots = NULL;
     db->ks.slotKeys = 0;
     cvFree(&db->ks.ttl);

@@ -109,8 +109,11 @@ static void runJob(LazyJob *j) {
     if (j->entry) kvFree(j->entry);
     xfree(j->block);
     if (j->prepare) prepareTable(j->prepare);
+    /* A whole table's emptied slabs go back in runs at its end. */
+    slabReleaseBatch(1);
     if (j->keys) htabRelease(j->keys, freeEntryCb, NULL);
     for (size_t i = 0; i < j->ntabs; i++) htabClear(&j->tabs[i], freeEntryCb, NULL);
+    slabReleaseBatch(0);
     xfree(j->tabsBlock);
     cvFree(&j->ttl);
     if (j->purgeBig) xmallocPurgeBig();

@@ -313,13 +313,75 @@ static Slab *newSlab(int c, int *wantPrefault) {
     return s;
 }
 
+/* Batched hand-back (slabReleaseBatch): the slabs this thread emptied,
+ * by number, waiting for the batch's end; at most BATCH_MAX of them. */
+#define BATCH_MAX ((size_t)1 << 16)
+static __thread uint32_t *batchIdx; /* grown as needed, freed at the batch's end */
+static __thread size_t batchN, batchCap;
+static __thread int batching;
+static _Atomic size_t releaseCalls; /* madvise calls that handed slabs back */
+
+static int cmpIdx(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The batch's slabs: their pages back in runs of adjacent slabs (one
+ * madvise each), their numbers onto the stack under one lock. */
+static void flushBatch(void) {
+    if (!batchN) return;
+    qsort(batchIdx, batchN, sizeof(*batchIdx), cmpIdx);
+    char *base = (char *)slabRangeBase;
+    size_t calls = 0;
+    for (size_t i = 0, j; i < batchN; i = j) {
+        for (j = i + 1; j < batchN && batchIdx[j] == batchIdx[j - 1] + 1; j++) {
+        }
+        (void)madvise(base + (size_t)batchIdx[i] * SLAB_BYTES, (j - i) * SLAB_BYTES, MADV_DONTNEED);
+        calls++;
+    }
+    atomic_fetch_add_explicit(&releaseCalls, calls, memory_order_relaxed);
+    lock();
+    size_t at = nFree - reuseReady; /* below the resident entries on top */
+    memmove(&freeIdx[at + batchN], &freeIdx[at], reuseReady * sizeof(*freeIdx));
+    memcpy(&freeIdx[at], batchIdx, batchN * sizeof(*freeIdx));
+    nFree += batchN;
+    pushGen++;
+    unlock();
+    batchN = 0;
+}
+
+void slabReleaseBatch(int on) {
+    if (on) {
+        batching = 1;
+        return;
+    }
+    batching = 0;
+    flushBatch();
+    xfree(batchIdx);
+    batchIdx = NULL;
+    batchCap = 0;
+}
+
+size_t slabReleaseCalls(void) { return atomic_load_explicit(&releaseCalls, memory_order_relaxed); }
+
 /* Hands slab s's pages back to the system and its address range to the
- * stack of reusable ones.  s is on no list; called without the lock. */
+ * stack of reusable ones (in a batch: at the batch's end).  s is on no
+ * list; called without the lock. */
 static void releaseSlab(Slab *s) {
+    uint32_t idx = (uint32_t)(((uintptr_t)s - slabRangeBase) / SLAB_BYTES);
+    if (batching) {
+        if (batchN == BATCH_MAX) flushBatch();
+        if (batchN == batchCap) {
+            batchCap = batchCap ? batchCap * 2 : 1024;
+            batchIdx = xrealloc(batchIdx, batchCap * sizeof(*batchIdx));
+        }
+        batchIdx[batchN++] = idx;
+        return;
+    }
     /* The header too: the next user of the range rewrites it.  An error
      * only leaves the pages resident. */
     (void)madvise(s, SLAB_BYTES, MADV_DONTNEED);
-    uint32_t idx = (uint32_t)(((uintptr_t)s - slabRangeBase) / SLAB_BYTES);
+    atomic_fetch_add_explicit(&releaseCalls, 1, memory_order_relaxed);
     lock();
     /* Below the resident entries on top (at most REUSE_MAX of them). */
     size_t at = nFree - reuseReady;

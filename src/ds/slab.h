@@ -113,6 +113,18 @@ size_t slabUsedBytes(void);
 size_t slabActiveBytes(void);
 /* Hands back the empty slabs kept for reuse (one per class at most). */
 void slabPurge(void);
+/* Batched hand-back on the calling thread.  Between slabReleaseBatch(1)
+ * and slabReleaseBatch(0) the slabs this thread empties keep their pages
+ * (they are no longer counted as held) until the end, or until 65536 are
+ * waiting, and then go back sorted, in runs of adjacent slabs, one
+ * madvise per run.  Freeing a whole key table (FLUSHALL ASYNC) empties
+ * thousands of slabs, and each madvise of a process whose other threads
+ * run on other CPUs interrupts them (a TLB shootdown): one per slab put
+ * 4,478 of them into a 2M-key FLUSHALL ASYNC, inside the main thread's
+ * commands.  slabReleaseCalls counts the madvise calls that handed slabs
+ * back. */
+void slabReleaseBatch(int on);
+size_t slabReleaseCalls(void);
 
 /* Prefaulting.  A new slab's pages would fault one by one as its slots are
  * first used (~5-25 us each on a VM), about every 100 new keys: inside the

@@ -156,6 +156,46 @@ static void test_rss_returns(void **state) {
     assert_true(full - after > (48u << 20));
 }
 
+/* A batch (slabReleaseBatch): the slabs emptied meanwhile keep their
+ * pages until its end, then go back in runs of adjacent slabs -- a few
+ * madvise calls for hundreds of slabs -- and are reused as any handed-back
+ * slab; outside a batch, one call per slab. */
+static void test_batched_release(void **state) {
+    (void)state;
+    slabPurge();
+    size_t n = (16u << 20) / 24; /* 16 MB of 24-byte slots: ~1000 slabs */
+    void **v = malloc(n * sizeof(*v));
+    for (size_t i = 0; i < n; i++) {
+        v[i] = slabAlloc(20);
+        fill(v[i], 20, (uint32_t)i);
+    }
+    size_t slabs = slabCount(), full = xmallocRss(), calls0 = slabReleaseCalls();
+    assert_true(slabs > 900);
+    slabReleaseBatch(1);
+    for (size_t i = 0; i < n; i += 2) slabFree(v[i]); /* none emptied yet */
+    for (size_t i = 1; i < n; i += 2) slabFree(v[i]);
+    assert_true(slabCount() <= 1);                    /* no longer held ... */
+    assert_int_equal(slabReleaseCalls(), calls0);     /* ... but not handed back yet */
+    assert_true(xmallocRss() + (4u << 20) > full);    /* still resident */
+    slabReleaseBatch(0);
+    size_t calls = slabReleaseCalls() - calls0;
+    assert_true(calls >= 1);
+    assert_true(calls <= 4); /* one run, split only where the kept spare slab sits */
+    assert_true(full - xmallocRss() > (12u << 20));
+    /* Reused, with their bytes kept apart. */
+    for (size_t i = 0; i < n; i++) {
+        v[i] = slabAlloc(20);
+        fill(v[i], 20, (uint32_t)i + 7);
+    }
+    for (size_t i = 0; i < n; i++) assert_true(intact(v[i], 20, (uint32_t)i + 7));
+    /* Outside a batch: a call per slab handed back. */
+    calls0 = slabReleaseCalls();
+    for (size_t i = 0; i < n; i++) slabFree(v[i]);
+    assert_true(slabReleaseCalls() - calls0 > 900);
+    slabPurge();
+    free(v);
+}
+
 /* slabRealloc: within a class in place; across classes, to xmalloc and
  * back, the bytes are kept. */
 static void test_resize(void **state) {
@@ -455,6 +495,7 @@ int main(void) {
         cmocka_unit_test(test_alloc_free_accounting),
         cmocka_unit_test(test_reuse_and_slab_return),
         cmocka_unit_test(test_rss_returns),
+        cmocka_unit_test(test_batched_release),
         cmocka_unit_test(test_resize),
         cmocka_unit_test(test_poisoning),
         cmocka_unit_test(test_cross_thread_frees),
