@@ -198,24 +198,32 @@ def write_calls(conn):
     return n
 
 
+def start_server(binary, port, d, extra):
+    """A server on port in directory d, and a connection once it answers
+    PING (60 s at most)."""
+    proc = subprocess.Popen([binary, "--port", str(port), "--dir", d, "--save", "", "--appendonly", "no",
+                             "--logfile", os.path.join(d, "log")] + extra,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while True:
+        try:
+            conn = Conn(port)
+            conn.cmd("PING")
+            return proc, conn
+        except OSError:
+            if time.time() > deadline:
+                proc.kill()
+                proc.wait()
+                raise
+            time.sleep(0.05)
+
+
 def run_one(name, binary, extra, fill_path):
     d = tempfile.mkdtemp(prefix="cairn-bench-snap-")
     port = free_port()
-    replica = None
-    args = [binary, "--port", str(port), "--dir", d, "--save", "", "--appendonly", "no",
-            "--logfile", os.path.join(d, "log")] + extra
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = replica = None
     try:
-        deadline = time.time() + 60
-        while True:
-            try:
-                conn = Conn(port)
-                conn.cmd("PING")
-                break
-            except OSError:
-                if time.time() > deadline:
-                    raise
-                time.sleep(0.05)
+        proc, conn = start_server(binary, port, d, extra)
         with open(fill_path, "rb") as f:
             subprocess.run(["redis-cli", "-p", str(port), "--pipe"], stdin=f, stdout=subprocess.DEVNULL,
                            check=True, timeout=3600)
@@ -232,19 +240,7 @@ def run_one(name, binary, extra, fill_path):
             rport = free_port()
             rdir = os.path.join(d, "replica")
             os.mkdir(rdir)
-            replica = subprocess.Popen([binary, "--port", str(rport), "--dir", rdir, "--save", "", "--appendonly",
-                                        "no", "--logfile", os.path.join(rdir, "log")] + extra,
-                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            rdeadline = time.time() + 60
-            while True:
-                try:
-                    rconn = Conn(rport)
-                    rconn.cmd("PING")
-                    break
-                except OSError:
-                    if time.time() > rdeadline:
-                        raise
-                    time.sleep(0.05)
+            replica, rconn = start_server(binary, rport, rdir, extra)
             t0 = time.time()
             rconn.cmd("REPLICAOF", "127.0.0.1", port)
             while (info(conn, "persistence").get("rdb_bgsave_in_progress") != "1" and
@@ -284,15 +280,16 @@ def run_one(name, binary, extra, fill_path):
         if replica and replica.poll() is None:
             replica.kill()
             replica.wait()
-        try:
-            subprocess.run(["redis-cli", "-p", str(port), "SHUTDOWN", "NOSAVE"], capture_output=True, timeout=30)
-        except Exception:
-            pass
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        if proc:
+            try:
+                subprocess.run(["redis-cli", "-p", str(port), "SHUTDOWN", "NOSAVE"], capture_output=True, timeout=30)
+            except Exception:
+                pass
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
         shutil.rmtree(d, ignore_errors=True)
 
 

@@ -537,7 +537,6 @@ static size_t packEntry(Db *db, kvobj *o) {
  * only).  Compared with ">": the clocks count whole units. */
 static long long idleSeconds(const kvobj *o);
 
-
 #define PACK_BATCH 64
 
 typedef struct PackBatch {

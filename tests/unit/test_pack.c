@@ -40,6 +40,21 @@ static size_t roundTrip(const unsigned char *lp, unsigned stride) {
     return n;
 }
 
+/* The same for an intset: its packed length (0: not packed). */
+static size_t intsetRoundTrip(const intset *is) {
+    unsigned char out[PACK_MAX_ORIG + 64];
+    size_t len = intsetBlobLen(is);
+    size_t n = packIntset((const unsigned char *)is, len, out, sizeof(out));
+    if (!n) return 0;
+    size_t bytes;
+    unsigned char *back = unpackIntset(out, n, &bytes);
+    assert_non_null(back);
+    assert_int_equal(bytes, len);
+    assert_memory_equal(back, is, len);
+    xfree(back);
+    return n;
+}
+
 static unsigned char *appendStr(unsigned char *lp, const char *s) {
     return lpAppend(lp, (const unsigned char *)s, strlen(s));
 }
@@ -72,17 +87,9 @@ static void test_bench_shapes(void **state) {
     /* 10 consecutive int32s */
     intset *is = intsetNew();
     for (int m = 0; m < 10; m++) is = intsetAdd(is, 543210 + m, NULL);
-    unsigned char out[256];
-    size_t len = intsetBlobLen(is);
-    assert_int_equal(len, 48);
-    n = packIntset((const unsigned char *)is, len, out, sizeof(out));
+    assert_int_equal(intsetBlobLen(is), 48);
+    n = intsetRoundTrip(is);
     assert_true(n > 0 && n <= 16);
-    size_t bytes;
-    unsigned char *back = unpackIntset(out, n, &bytes);
-    assert_non_null(back);
-    assert_int_equal(bytes, len);
-    assert_memory_equal(back, is, len);
-    xfree(back);
     intsetFree(is);
 }
 
@@ -169,16 +176,7 @@ static void test_random_intsets(void **state) {
                                       : (long long)randNext();
             is = intsetAdd(is, v, NULL);
         }
-        size_t len = intsetBlobLen(is);
-        unsigned char out[1024];
-        size_t p = packIntset((const unsigned char *)is, len, out, sizeof(out));
-        assert_true(p > 0);
-        size_t bytes;
-        unsigned char *back = unpackIntset(out, p, &bytes);
-        assert_non_null(back);
-        assert_int_equal(bytes, len);
-        assert_memory_equal(back, is, len);
-        xfree(back);
+        assert_true(intsetRoundTrip(is) > 0);
         intsetFree(is);
     }
 }
