@@ -46,12 +46,14 @@ for t in build/tests/test_* build-san/tests/test_*; do
   cat "$TMPD/unit.out"
   p=$(sed -n 's/^\[  PASSED  \] \([0-9][0-9]*\) test.*/\1/p' "$TMPD/unit.out" | tail -n 1)
   f=$(sed -n 's/^\[  FAILED  \] \([0-9][0-9]*\) test.*/\1/p' "$TMPD/unit.out" | tail -n 1)
-  p=${p:-0}; f=${f:-0}
+  # cmocka's skips (a test prints "skipped: <why>" before its skip()).
+  sk=$(sed -n 's/^ *\([0-9][0-9]*\) SKIPPED TEST(S).*/\1/p' "$TMPD/unit.out" | tail -n 1)
+  p=${p:-0}; f=${f:-0}; sk=${sk:-0}
   if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
     echo "   $t exited with status $rc without a cmocka failure summary (crash?)"
     f=1
   fi
-  add "$p" "$f"
+  add "$p" "$f" "$sk"
 done
 
 # --- pytest runs -----------------------------------------------------------

@@ -13,7 +13,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -242,7 +244,8 @@ static void test_poisoning(void **state) {
     assert_int_equal(__asan_region_is_poisoned(q, 40), 0);
     slabFree(q);
 #else
-    skip(); /* poisoning exists only in the sanitizer build */
+    print_message("skipped: poisoning exists only in the sanitizer build\n");
+    skip();
 #endif
 }
 
@@ -485,9 +488,57 @@ static void test_busy_lock_gives_up(void **state) {
     slabPurge();
 }
 
+/* The range cannot be reserved (an address-space limit below the smallest
+ * try, 64 MB): the allocator stays off and every block is xmalloc's,
+ * usable, resizable and freed as such.  In a child, before this process's
+ * first slab allocation (the test runs first). */
+static void test_range_refused(void **state) {
+    (void)state;
+#if defined(__SANITIZE_ADDRESS__)
+    print_message("skipped: AddressSanitizer's shadow needs far more address space than the limit\n");
+    skip();
+#else
+    assert_int_equal(slabRangeBytes, 0); /* nothing reserved yet */
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        long vm = 0;
+        char line[256];
+        FILE *f = fopen("/proc/self/status", "r");
+        while (f && fgets(line, sizeof(line), f))
+            if (sscanf(line, "VmSize: %ld kB", &vm) == 1) break;
+        if (f) fclose(f);
+        struct rlimit rl = {(rlim_t)(vm + 32 * 1024) * 1024, (rlim_t)(vm + 32 * 1024) * 1024};
+        if (vm <= 0 || setrlimit(RLIMIT_AS, &rl) != 0) _exit(2);
+        static unsigned char *v[N];
+        for (int i = 0; i < N; i++) {
+            v[i] = slabAlloc((size_t)(i % 128) + 1);
+            fill(v[i], (size_t)(i % 128) + 1, (uint32_t)i);
+        }
+        if (slabRangeBytes != 0 || slabCount() != 0) _exit(3); /* the reservation was refused */
+        for (int i = 0; i < N; i++)
+            if (slabOwns(v[i]) || !intact(v[i], (size_t)(i % 128) + 1, (uint32_t)i)) _exit(4);
+        if (slabGoodSize(24) != xmallocGoodSize(24)) _exit(5);
+        for (int i = 0; i < N; i += 2) {
+            v[i] = slabRealloc(v[i], 100);
+            if (slabOwns(v[i]) || !intact(v[i], (size_t)(i % 128) + 1 < 100 ? (size_t)(i % 128) + 1 : 100, (uint32_t)i))
+                _exit(6);
+        }
+        for (int i = 0; i < N; i++) slabFree(v[i]);
+        if (slabUsedBytes() != 0) _exit(7);
+        _exit(0);
+    }
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+#endif
+}
+
 int main(void) {
     xmallocRegisterThread();
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_range_refused), /* first: before any slab allocation */
         cmocka_unit_test(test_prefault),
         cmocka_unit_test(test_prefault_reuse),
         cmocka_unit_test(test_classes),
