@@ -488,16 +488,12 @@ static void test_busy_lock_gives_up(void **state) {
     slabPurge();
 }
 
-/* The range cannot be reserved (an address-space limit below the smallest
- * try, 64 MB): the allocator stays off and every block is xmalloc's,
- * usable, resizable and freed as such.  In a child, before this process's
- * first slab allocation (the test runs first). */
-static void test_range_refused(void **state) {
-    (void)state;
-#if defined(__SANITIZE_ADDRESS__)
-    print_message("skipped: AddressSanitizer's shadow needs far more address space than the limit\n");
-    skip();
-#else
+/* In a child: limits the address space to what is mapped now plus
+ * `extraMb`, then runs fn, whose return is the child's exit status (0:
+ * passed); the test asserts it.  For the tests that run before this
+ * process's first slab allocation (first in the list): the child's
+ * allocator starts unreserved. */
+static void underAddressLimit(long extraMb, int (*fn)(void)) {
     assert_int_equal(slabRangeBytes, 0); /* nothing reserved yet */
     pid_t pid = fork();
     assert_true(pid >= 0);
@@ -508,37 +504,117 @@ static void test_range_refused(void **state) {
         while (f && fgets(line, sizeof(line), f))
             if (sscanf(line, "VmSize: %ld kB", &vm) == 1) break;
         if (f) fclose(f);
-        struct rlimit rl = {(rlim_t)(vm + 32 * 1024) * 1024, (rlim_t)(vm + 32 * 1024) * 1024};
-        if (vm <= 0 || setrlimit(RLIMIT_AS, &rl) != 0) _exit(2);
-        static unsigned char *v[N];
-        for (int i = 0; i < N; i++) {
-            v[i] = slabAlloc((size_t)(i % 128) + 1);
-            fill(v[i], (size_t)(i % 128) + 1, (uint32_t)i);
-        }
-        if (slabRangeBytes != 0 || slabCount() != 0) _exit(3); /* the reservation was refused */
-        for (int i = 0; i < N; i++)
-            if (slabOwns(v[i]) || !intact(v[i], (size_t)(i % 128) + 1, (uint32_t)i)) _exit(4);
-        if (slabGoodSize(24) != xmallocGoodSize(24)) _exit(5);
-        for (int i = 0; i < N; i += 2) {
-            v[i] = slabRealloc(v[i], 100);
-            if (slabOwns(v[i]) || !intact(v[i], (size_t)(i % 128) + 1 < 100 ? (size_t)(i % 128) + 1 : 100, (uint32_t)i))
-                _exit(6);
-        }
-        for (int i = 0; i < N; i++) slabFree(v[i]);
-        if (slabUsedBytes() != 0) _exit(7);
-        _exit(0);
+        struct rlimit rl = {(rlim_t)(vm + extraMb * 1024) * 1024, (rlim_t)(vm + extraMb * 1024) * 1024};
+        if (vm <= 0 || setrlimit(RLIMIT_AS, &rl) != 0) _exit(100);
+        _exit(fn());
     }
     int st = 0;
     assert_int_equal(waitpid(pid, &st, 0), pid);
     assert_true(WIFEXITED(st));
     assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+static int rangeRefused(void) {
+    static unsigned char *v[N];
+    for (int i = 0; i < N; i++) {
+        v[i] = slabAlloc((size_t)(i % 128) + 1);
+        fill(v[i], (size_t)(i % 128) + 1, (uint32_t)i);
+    }
+    if (slabRangeBytes != 0 || slabCount() != 0) return 3; /* the reservation was refused */
+    for (int i = 0; i < N; i++)
+        if (slabOwns(v[i]) || !intact(v[i], (size_t)(i % 128) + 1, (uint32_t)i)) return 4;
+    if (slabGoodSize(24) != xmallocGoodSize(24)) return 5;
+    for (int i = 0; i < N; i += 2) {
+        size_t kept = (size_t)(i % 128) + 1 < 100 ? (size_t)(i % 128) + 1 : 100;
+        v[i] = slabRealloc(v[i], 100);
+        if (slabOwns(v[i]) || !intact(v[i], kept, (uint32_t)i)) return 6;
+    }
+    for (int i = 0; i < N; i++) slabFree(v[i]);
+    return slabUsedBytes() != 0 ? 7 : 0;
+}
+
+/* The range cannot be reserved (an address-space limit below the smallest
+ * try, 64 MB): the allocator stays off and every block is xmalloc's,
+ * usable, resizable and freed as such. */
+static void test_range_refused(void **state) {
+    (void)state;
+#if defined(__SANITIZE_ADDRESS__)
+    print_message("skipped: AddressSanitizer's shadow needs far more address space than the limit\n");
+    skip();
+#else
+    underAddressLimit(32, rangeRefused);
+#endif
+}
+
+/* The smallest size slabReserve tries on this machine (64-128 MB): it
+ * halves from the machine's memory while at least 64 MB. */
+static size_t smallestTry(void) {
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    size_t want = pages > 0 && psz > 0 ? (size_t)pages * (size_t)psz : (size_t)1 << 32;
+    if (want > ((size_t)1 << 40)) want = (size_t)1 << 40;
+    if (want < ((size_t)1 << 30)) want = (size_t)1 << 30;
+    want &= ~(SLAB_BYTES - 1);
+    while (want / 2 >= ((size_t)64 << 20)) want /= 2;
+    return want;
+}
+
+static int rangeUsedUp(void) {
+    /* The limit leaves room for the smallest try only. */
+    unsigned char *first = slabAlloc(128);
+    size_t range = slabRangeBytes, n = range / 128 + 1024, i;
+    if (!slabOwns(first) || range != smallestTry()) return 3;
+    unsigned char **v = xmalloc(n * sizeof(*v));
+    v[0] = first;
+    fill(first, 128, 0);
+    /* Slots until one is not the range's: it is full. */
+    for (i = 1; i < n; i++) {
+        v[i] = slabAlloc(128);
+        fill(v[i], 128, (uint32_t)i);
+        if (!slabOwns(v[i])) break;
+    }
+    if (i == n || slabCount() != range / SLAB_BYTES) return 4;
+    size_t full = i; /* v[full] is the first of xmalloc's */
+    for (size_t k = 0; k < 1000; k++) {
+        unsigned char *p = slabAlloc((k % 128) + 1);
+        if (slabOwns(p)) return 5;
+        fill(p, (k % 128) + 1, (uint32_t)k);
+        if (!intact(p, (k % 128) + 1, (uint32_t)k)) return 6;
+        slabFree(p);
+    }
+    if (slabGoodSize(128) != xmallocGoodSize(128)) return 7;
+    /* A slot freed is a slot again, the next 128-byte block its own. */
+    unsigned char *freed = v[full / 2];
+    slabFree(freed);
+    unsigned char *again = slabAlloc(128);
+    if (again != freed) return 8;
+    fill(again, 128, (uint32_t)(full / 2));
+    for (size_t k = 0; k <= full; k++)
+        if (!intact(v[k], 128, (uint32_t)k)) return 9;
+    for (size_t k = 0; k <= full; k++) slabFree(v[k]);
+    xfree(v);
+    return slabUsedBytes() != 0 ? 10 : 0;
+}
+
+/* The range used up (the smallest try reserved under an address-space
+ * limit, then filled): further blocks are xmalloc's, the
+ * filled slots keep their bytes, a freed slot is handed out again. */
+static void test_range_used_up(void **state) {
+    (void)state;
+#if defined(__SANITIZE_ADDRESS__)
+    print_message("skipped: AddressSanitizer's shadow needs far more address space than the limit\n");
+    skip();
+#else
+    /* The next larger try (twice as big) does not fit; 64 MB are left
+     * for xmalloc's blocks. */
+    underAddressLimit((long)(smallestTry() >> 20) + 64, rangeUsedUp);
 #endif
 }
 
 int main(void) {
     xmallocRegisterThread();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_range_refused), /* first: before any slab allocation */
+        cmocka_unit_test(test_range_refused), /* these two first: before any slab allocation */
+        cmocka_unit_test(test_range_used_up),
         cmocka_unit_test(test_prefault),
         cmocka_unit_test(test_prefault_reuse),
         cmocka_unit_test(test_classes),
