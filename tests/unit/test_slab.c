@@ -4,16 +4,17 @@
  * RSS), resizing across classes and to and from xmalloc, frees from other
  * threads while the main thread allocates, and fork while another thread
  * holds the lock; prefaulting the slabs ahead of need and giving that
- * memory back when idle. */
+ * memory back when idle; and, in a child under an address-space limit,
+ * the range refused or used up (every block then xmalloc's). */
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -582,7 +583,7 @@ static int rangeUsedUp(void) {
         slabFree(p);
     }
     if (slabGoodSize(128) != xmallocGoodSize(128)) return 7;
-    /* A slot freed is a slot again, the next 128-byte block its own. */
+    /* A freed slot is what the next 128-byte allocation gets. */
     unsigned char *freed = v[full / 2];
     slabFree(freed);
     unsigned char *again = slabAlloc(128);
