@@ -489,6 +489,7 @@ static void test_busy_lock_gives_up(void **state) {
     slabPurge();
 }
 
+#if !defined(__SANITIZE_ADDRESS__) /* AddressSanitizer's shadow needs far more address space */
 /* In a child: limits the address space to what is mapped now plus
  * `extraMb`, then runs fn, whose return is the child's exit status (0:
  * passed); the test asserts it.  For the tests that run before this
@@ -534,6 +535,8 @@ static int rangeRefused(void) {
     return slabUsedBytes() != 0 ? 7 : 0;
 }
 
+#endif
+
 /* The range cannot be reserved (an address-space limit below the smallest
  * try, 64 MB): the allocator stays off and every block is xmalloc's,
  * usable, resizable and freed as such. */
@@ -547,6 +550,7 @@ static void test_range_refused(void **state) {
 #endif
 }
 
+#if !defined(__SANITIZE_ADDRESS__)
 /* The smallest size slabReserve tries on this machine (64-128 MB): it
  * halves from the machine's memory while at least 64 MB. */
 static size_t smallestTry(void) {
@@ -595,6 +599,8 @@ static int rangeUsedUp(void) {
     xfree(v);
     return slabUsedBytes() != 0 ? 10 : 0;
 }
+
+#endif
 
 /* The range used up (the smallest try reserved under an address-space
  * limit, then filled): further blocks are xmalloc's, the
