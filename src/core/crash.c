@@ -8,6 +8,9 @@
  *    time computed from an offset cached by the timer (no tz lock).
  *  - A fatal signal's handler is one-shot (SA_RESETHAND): a fault inside
  *    the report kills the process with the default action, never loops.
+ *  - While the memory test overwrites memory, nothing else runs on it:
+ *    no other thread (each is held), no signal handler (blocked), and the
+ *    kernel finds every thread's rseq area intact (its page is skipped).
  *  - The watchdog's SIGALRM comes from a POSIX timer aimed at the main
  *    thread (SIGEV_THREAD_ID), so the stack logged is the event loop's. */
 #include "core/crash.h"
@@ -18,11 +21,18 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#if defined(__linux__) && defined(__has_include)
+#if __has_include(<sys/rseq.h>)
+#include <sys/rseq.h>
+#define HAVE_RSEQ_AREA 1
+#endif
+#endif
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -309,6 +319,8 @@ static void logCurrentClient(void) {
 
 /* --- the fast memory test (crash-memcheck-enabled) --- */
 
+static void watchdogArm(long long ms);
+
 #if defined(__linux__) && !defined(CAIRN_SANITIZE)
 #define MEMTEST_PAGE 4096
 static unsigned long memtestSaved[MEMTEST_PAGE / sizeof(unsigned long)];
@@ -342,6 +354,96 @@ static unsigned long long parseHex(const char **s) {
     }
 }
 
+/* The pages the test must leave alone although they are ordinary memory:
+ * each thread's rseq area (glibc registers one per thread).  The kernel
+ * reads its critical-section pointer whenever the thread is preempted or
+ * takes a signal; a test pattern there is a wild pointer, and the kernel
+ * kills the process with SIGSEGV. */
+#define MEMTEST_MAX_SKIP 64
+static void *memtestSkip[MEMTEST_MAX_SKIP];
+static _Atomic int memtestSkipCount;
+
+static void *threadRseqArea(void) {
+#ifdef HAVE_RSEQ_AREA
+    if (__rseq_size > 0) return (char *)__builtin_thread_pointer() + __rseq_offset;
+#endif
+    return NULL;
+}
+
+static void memtestSkipAdd(void *p) {
+    if (!p) return;
+    int i = atomic_fetch_add(&memtestSkipCount, 1);
+    if (i < MEMTEST_MAX_SKIP) memtestSkip[i] = p;
+}
+
+static int memtestSkipped(uintptr_t page) {
+    int n = atomic_load(&memtestSkipCount);
+    if (n > MEMTEST_MAX_SKIP) n = MEMTEST_MAX_SKIP;
+    for (int i = 0; i < n; i++)
+        if ((uintptr_t)memtestSkip[i] - page < MEMTEST_PAGE) return 1;
+    return 0;
+}
+
+/* Every other thread of the process is held, before the test writes its
+ * patterns into their stacks and into what they read: each is sent
+ * FREEZE_SIGNAL, whose handler records the thread's rseq area and then
+ * waits, every signal blocked, until the process ends.  (Redis cancels its
+ * own threads instead; this holds a module's threads too.)  A thread that
+ * blocks the signal (jemalloc's, stopped before) is not waited for beyond
+ * a short deadline. */
+#define FREEZE_SIGNAL (SIGRTMAX - 1)
+static _Atomic int frozenThreads;
+
+static void freezeHandler(int sig) {
+    (void)sig;
+    memtestSkipAdd(threadRseqArea());
+    atomic_fetch_add(&frozenThreads, 1);
+    sigset_t all;
+    sigfillset(&all);
+    for (;;) sigsuspend(&all);
+}
+
+struct linuxDirent64 {
+    unsigned long long d_ino;
+    long long d_off;
+    unsigned short d_reclen;
+    unsigned char d_type;
+    char d_name[];
+};
+
+static void freezeOtherThreads(void) {
+    struct sigaction act;
+    memset(&act, 0, sizeof(act));
+    act.sa_handler = freezeHandler;
+    sigemptyset(&act.sa_mask);
+    sigaction(FREEZE_SIGNAL, &act, NULL);
+    int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd == -1) return;
+    pid_t self = (pid_t)syscall(SYS_gettid), pid = getpid();
+    int sent = 0;
+    static char dents[4096];
+    long n;
+    while ((n = syscall(SYS_getdents64, fd, dents, sizeof(dents))) > 0) {
+        for (long at = 0; at < n;) {
+            struct linuxDirent64 *d = (struct linuxDirent64 *)(dents + at);
+            at += d->d_reclen;
+            const char *s = d->d_name;
+            long tid = 0;
+            while (*s >= '0' && *s <= '9') tid = tid * 10 + (*s++ - '0');
+            if (*s || tid <= 0 || tid == self) continue;
+            if (syscall(SYS_tgkill, pid, (pid_t)tid, FREEZE_SIGNAL) == 0) sent++;
+        }
+    }
+    close(fd);
+    struct timespec start, now, nap = {0, 1000000};
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    while (atomic_load(&frozenThreads) < sent) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 >= 200) break;
+        nanosleep(&nap, NULL);
+    }
+}
+
 /* One /proc/self/maps line: tests it when it is private anonymous
  * writable memory other than a stack and other than the test's own
  * buffer or the signal stack.  Returns the mismatches. */
@@ -371,7 +473,7 @@ static unsigned long memtestMapsLine(const char *line, const void *avoid1, const
         writeAll(fd, o.buf, o.len);
     } else {
         for (uintptr_t p = start; p + MEMTEST_PAGE <= end; p += MEMTEST_PAGE)
-            errors += memtestPage((unsigned long *)p);
+            if (!memtestSkipped(p)) errors += memtestPage((unsigned long *)p);
         writeAll(fd, ".O", 2);
     }
     logClose(fd);
@@ -382,18 +484,33 @@ static unsigned long memtestMapsLine(const char *line, const void *avoid1, const
 static void logMemoryTest(void) {
     if (!crashMemcheckEnabled) return;
     crashRaw("\n------ FAST MEMORY TEST ------\n");
-    /* The test writes patterns into every anonymous page, so no other
-     * thread may run meanwhile: jemalloc's background threads (which block
-     * every signal) are stopped first, as Redis stops its own threads before
-     * its test.  Should that hang (a crash inside the allocator), an alarm
-     * under its default action ends the process. */
+    /* The test writes patterns into every anonymous page, so nothing else
+     * may run meanwhile.  jemalloc's background threads (which block every
+     * signal) are stopped first, then every other thread is held
+     * (freezeOtherThreads).  No signal handler may run either: it would
+     * read patterns, so every signal the process can hold is blocked but
+     * the faults and SIGALRM.  The watchdog's timer is disarmed, and
+     * SIGALRM is put back to its default action: should the test hang (a
+     * crash inside the allocator), an alarm ends the process. */
+    watchdogArm(0);
     struct sigaction dfl;
     memset(&dfl, 0, sizeof(dfl));
     dfl.sa_handler = SIG_DFL;
     sigemptyset(&dfl.sa_mask);
     sigaction(SIGALRM, &dfl, NULL);
     alarm(30);
+    sigset_t held;
+    sigfillset(&held);
+    sigdelset(&held, SIGALRM);
+    sigdelset(&held, SIGSEGV);
+    sigdelset(&held, SIGBUS);
+    sigdelset(&held, SIGFPE);
+    sigdelset(&held, SIGILL);
+    sigdelset(&held, SIGABRT);
+    sigprocmask(SIG_BLOCK, &held, NULL);
     xmallocSetBackgroundThread(0);
+    freezeOtherThreads();
+    memtestSkipAdd(threadRseqArea());
     static char buf[8192];
     char line[512];
     unsigned long errors = 0;

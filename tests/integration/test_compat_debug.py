@@ -82,11 +82,13 @@ CRASHES = {
 
 
 def _oracle_died_in_its_memory_test(srv, code):
-    """redis-server 7.0.15's fast memory test on crash walks every mapped
-    region and itself takes SIGSEGV now and then (a region unmapped under it
-    between /proc/self/maps and the test: seen once in a full run, the log
-    ending in 'Preparing to test memory region ...').  That is the oracle's
-    flake, not the behaviour compared here."""
+    """redis-server 7.0.15's fast memory test on crash writes patterns into
+    every anonymous page, the thread's rseq area (glibc's) among them, and
+    the kernel kills it with SIGSEGV when the thread is preempted while a
+    pattern is there (seen in full runs under load, the log ending in
+    'Preparing to test memory region ...' or in the test's '.O' marks).
+    That is the oracle's flake, not the behaviour compared here; Cairn
+    leaves that page alone (test_signals_during_the_memory_test_...)."""
     return (code == -signal.SIGSEGV and "Preparing to test memory region" in srv.log
             and "Fast memory test PASSED" not in srv.log)
 
@@ -103,7 +105,7 @@ def test_debug_crash_reports_and_exit_status(start_server, start_oracle, sub):
         # The oracle (second) gets up to two more tries if its own memory
         # test crashed; Cairn (first) gets none.
         for _ in range(2):
-            if i == 0 or rc == -signal.SIGSEGV or not _oracle_died_in_its_memory_test(srv, code):
+            if i == 0 or not _oracle_died_in_its_memory_test(srv, code):
                 break
             srv = start_oracle(**DBG)
             s = send_raw(srv, "DEBUG", sub)
@@ -119,6 +121,60 @@ def test_debug_crash_reports_and_exit_status(start_server, start_oracle, sub):
         # crash-memcheck-enabled (yes by default): the fast memory test
         assert "------ FAST MEMORY TEST ------" in log
         assert "Fast memory test PASSED, however your memory can still be broken." in log
+
+
+def _tgkill(pid, tid, sig):
+    """Sends sig to one thread of another process (tgkill(2))."""
+    import ctypes
+    nr = {"x86_64": 234, "aarch64": 131}[os.uname().machine]
+    ctypes.CDLL(None, use_errno=True).syscall(nr, pid, tid, sig)
+
+
+@pytest.mark.parametrize("threads", [False, True])
+def test_signals_during_the_memory_test_do_not_crash_the_report(start_server, threads):
+    """The memory test writes patterns into every anonymous page and puts
+    them back.  Nothing may run on that memory meanwhile: a signal handler
+    (SIGTERM's reads the server's state), another thread (the script
+    watchdog wakes every 10 ms, the AOF fsync and lazy-free threads), or
+    the kernel, which on every preemption or signal reads the thread's rseq
+    area (glibc's) and kills the process with SIGSEGV when its pointer is a
+    pattern.  SIGTERM is sent without pause, to the process and to each of
+    its threads, from the moment the test starts until the process ends:
+    without the held signals, frozen threads and the rseq page left alone,
+    about half of these runs died by SIGSEGV.  Cairn only: redis-server
+    7.0.15 runs its SIGTERM handler meanwhile."""
+    if os.uname().machine not in ("x86_64", "aarch64"):
+        pytest.skip("tgkill's syscall number is known for x86_64 and aarch64 only")
+    for _ in range(10):
+        srv = start_server(use_exit_on_panic="yes", **DBG)
+        if not jemalloc(srv):
+            pytest.skip("sanitizer build: no memory test")
+        r = srv.client()
+        if threads:
+            # the script watchdog, the AOF fsync thread, the lazy-free thread
+            r.config_set("appendonly", "yes")
+            r.eval("return 1", 0)
+            r.hset("big", mapping={"f%d" % i: i for i in range(2000)})
+            r.unlink("big")
+            wait_for(lambda: len(os.listdir("/proc/%d/task" % srv.pid)) >= 4, what="four threads")
+        s = send_raw(srv, "DEBUG", "PANIC")
+        deadline = time.monotonic() + 20
+        while "FAST MEMORY TEST" not in srv.log and srv.alive() and time.monotonic() < deadline:
+            pass
+        tasks = os.listdir("/proc/%d/task" % srv.pid) if srv.alive() else []
+        while srv.alive():
+            try:
+                os.kill(srv.pid, signal.SIGTERM)
+                for tid in tasks:
+                    _tgkill(srv.pid, int(tid), signal.SIGTERM)
+            except ProcessLookupError:
+                break
+        rc = wait_exit(srv)
+        s.close()
+        log = srv.log
+        assert rc == 1, log[-3000:]
+        assert "Fast memory test PASSED, however your memory can still be broken." in log
+        assert "=== REDIS BUG REPORT END." in log
 
 
 def test_crash_memcheck_disabled_skips_the_memory_test(start_server, start_oracle):
