@@ -135,6 +135,8 @@ elif [ -x "$SAN_BIN" ]; then
       tests/integration/test_geo.py tests/integration/test_security.py tests/integration/test_aof.py \
       tests/integration/test_dump.py tests/integration/test_dump_sanitize.py tests/integration/test_pack.py \
       tests/integration/test_rdb_faults.py tests/integration/test_rdb_threads.py tests/integration/test_streams.py \
+      tests/integration/test_hashes.py tests/integration/test_sets.py tests/integration/test_zsets.py \
+      tests/integration/test_hash_field_ttl.py \
       tests/integration/test_entry_expire_once.py tests/integration/test_compat_blocking.py \
       tests/integration/test_compat_scripts.py tests/integration/test_compat_persist.py \
       tests/integration/test_compat_memory.py tests/integration/test_compat_config.py \

@@ -1031,6 +1031,7 @@ static void hfeIndexAdd(int dbid, const char *key, size_t len) {
     if (!hfeIndex[dbid]) hfeIndex[dbid] = htabCreate(&hfeIndexType);
     if (htabFind(hfeIndex[dbid], key, len)) return;
     HfeName *n = xmalloc(sizeof(*n) + len);
+    n->next = NULL; /* the link word's high 16 bits are the entry's (htab.h): zero */
     n->len = len;
     memcpy(n->key, key, len);
     htabAdd(hfeIndex[dbid], n);
