@@ -276,6 +276,8 @@ void lazyfreeCron(long long nowMs) {
      * start the thread for it. */
     if (!slabPrefaultHook) slabPrefaultHook = askSlabPrefault;
     if (!prefaultLaterHook) prefaultLaterHook = askPopulate;
+    if (!htabBigArrayFree) htabBigArrayFree = lazyfreeBlock;
+    if (!htabBigArrayAlloc) htabBigArrayAlloc = lazyfreeTakeTable;
     slabPrefaultIdle(nowMs, SLAB_QUIET_MS);
     if (!xmallocBigQuiet(nowMs, BIG_QUIET_MS)) return;
     LazyJob *j = xcalloc(sizeof(*j));

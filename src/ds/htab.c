@@ -50,6 +50,9 @@ static int resizeAllowed = 1;
 static uint64_t (*randomSource)(void);
 static uint64_t xorshiftState;
 
+void (*htabBigArrayFree)(void *block);
+void **(*htabBigArrayAlloc)(size_t slots);
+
 /* ---- small helpers ------------------------------------------------------ */
 
 #define HTAB_ITER_PREFETCH 8 /* buckets */
@@ -58,6 +61,15 @@ static uint64_t xorshiftState;
  * entry's own bits above, which no write here changes. */
 static inline void *nextOf(const void *entry) { return htabLinkGet((void *const *)entry); }
 static inline void setNextOf(void *entry, void *next) { htabLinkSet((void **)entry, next); }
+
+/* A bucket array let go of: the type's freeTable, else htabBigArrayFree
+ * for a big one, else xfree. */
+static void freeArray(const Htab *h, void **table, size_t slots) {
+    if (!table) return;
+    if (h->type && h->type->freeTable) h->type->freeTable(table, slots);
+    else if (htabBigArrayFree && slots * sizeof(void *) >= HTAB_BIG_ARRAY_BYTES) htabBigArrayFree(table);
+    else xfree(table);
+}
 
 static uint64_t entryHash(const Htab *h, const void *entry) {
     const void *key;
@@ -128,6 +140,10 @@ void htabClear(Htab *h, void (*freeEntry)(void *entry, void *priv), void *priv) 
     for (int t = 0; t < 2; t++) {
         if (freeEntry) {
             for (size_t i = 0; i < h->size[t]; i++) {
+                /* The entries are scattered: the one a few buckets ahead is
+                 * fetched while this one is freed. */
+                if (i + HTAB_ITER_PREFETCH < h->size[t] && h->table[t][i + HTAB_ITER_PREFETCH])
+                    __builtin_prefetch(h->table[t][i + HTAB_ITER_PREFETCH]);
                 void *e = h->table[t][i];
                 while (e) {
                     void *next = nextOf(e);
@@ -136,7 +152,7 @@ void htabClear(Htab *h, void (*freeEntry)(void *entry, void *priv), void *priv) 
                 }
             }
         }
-        xfree(h->table[t]);
+        freeArray(h, h->table[t], h->size[t]);
         h->table[t] = NULL;
         h->size[t] = 0;
         h->used[t] = 0;
@@ -174,8 +190,7 @@ static void startResizeWith(Htab *h, void **fresh, size_t size) {
 static void startResize(Htab *h, size_t size) { startResizeWith(h, xcalloc(size * sizeof(void *)), size); }
 
 static void finishRehash(Htab *h) {
-    if (h->type->freeTable) h->type->freeTable(h->table[0], h->size[0]);
-    else xfree(h->table[0]);
+    freeArray(h, h->table[0], h->size[0]);
     h->table[0] = h->table[1];
     h->size[0] = h->size[1];
     h->used[0] = h->used[1];
@@ -203,6 +218,11 @@ static void growIfNeeded(Htab *h) {
         return;
     if (h->type->allocTable) {
         void **fresh = h->type->allocTable(h, size);
+        if (fresh) startResizeWith(h, fresh, size);
+        return;
+    }
+    if (htabBigArrayAlloc && size * sizeof(void *) >= HTAB_PREPARED_ARRAY_BYTES && used < h->size[0] + h->size[0] / 2) {
+        void **fresh = htabBigArrayAlloc(size);
         if (fresh) startResizeWith(h, fresh, size);
         return;
     }

@@ -59,12 +59,16 @@ zskiplist *zslCreate(void) {
 
 void zslFree(zskiplist *zsl) {
     zskiplistNode *n = zsl->header->lv[0].forward;
-    xfree(zsl->header);
     while (n) {
         zskiplistNode *next = n->lv[0].forward;
         xfree(n);
         n = next;
     }
+    zslFreeListOnly(zsl);
+}
+
+void zslFreeListOnly(zskiplist *zsl) {
+    xfree(zsl->header);
     xfree(zsl);
 }
 

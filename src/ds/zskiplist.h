@@ -62,6 +62,10 @@ static inline unsigned char *zslMember(const zskiplistNode *n) { return (unsigne
 zskiplist *zslCreate(void);
 /* Frees every node and the list. */
 void zslFree(zskiplist *zsl);
+/* Frees the list, but not its nodes: their owner frees them (a sorted
+ * set through its hash table, whose bucket array names the nodes ahead of
+ * time, where the list's own links would wait on each node in turn). */
+void zslFreeListOnly(zskiplist *zsl);
 /* Random level in 1..ZSL_MAXLEVEL (P(level > k) = 0.25^k). */
 int zslRandomLevel(void);
 /* Sets the random source used by zslRandomLevel (NULL = internal). */

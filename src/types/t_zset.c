@@ -87,9 +87,15 @@ static Zset *zsetCreate(void) {
     return z;
 }
 
+static void zsetFreeNode(void *entry, void *priv) {
+    (void)priv;
+    zslFreeNode(entry);
+}
+
+/* The nodes are freed through the table (zslFreeListOnly). */
 static void zsetFreeValue(Zset *z) {
-    htabClear(&z->ht, NULL, NULL);
-    zslFree(z->zsl);
+    htabClear(&z->ht, zsetFreeNode, NULL);
+    zslFreeListOnly(z->zsl);
     xfree(z);
 }
 

@@ -334,7 +334,7 @@ static void test_growth_deferred_while_not_allowed(void **state) {
 }
 
 /* freeTable: each finished rehash hands over the old array with its slot
- * count (growing and shrinking); htabClear frees the live arrays itself. */
+ * count (growing and shrinking), and so does htabClear its live ones. */
 static void *freedTables[32];
 static size_t freedSlots[32];
 static int freedCount;
@@ -375,7 +375,49 @@ static void test_free_table_hook(void **state) {
     assert_int_equal(freedSlots[14], 1066);
     assert_int_equal(htabBuckets(h), 15); /* 1.5 x 10 */
     htabRelease(h, freeEntry, NULL);
-    assert_int_equal(freedCount, 15);
+    assert_int_equal(freedCount, 16);
+    assert_int_equal(freedSlots[15], 15);
+}
+
+/* htabBigArrayFree: arrays of HTAB_BIG_ARRAY_BYTES or more that a table
+ * without freeTable lets go of (a finished rehash, htabClear) go to it;
+ * smaller ones are freed in place. */
+static void *bigFreed[8];
+static int bigFreedCount;
+static void recordBigFree(void *block) {
+    assert_true(bigFreedCount < 8);
+    bigFreed[bigFreedCount++] = block;
+    xfree(block);
+}
+
+static void test_big_array_free_hook(void **state) {
+    const size_t bigSlots = HTAB_BIG_ARRAY_BYTES / sizeof(void *);
+    bigFreedCount = 0;
+    htabBigArrayFree = recordBigFree;
+    Htab *h = htabCreate(&goodType);
+    /* Grow until the live array is big and one big array has been
+     * replaced: every smaller one was freed in place. */
+    long n = 0;
+    while (bigFreedCount == 0) {
+        void **live = h->table[0];
+        size_t liveSlots = h->size[0];
+        addRange(h, "b%ld", n, n + 1000);
+        n += 1000;
+        finishRehash(h);
+        if (h->table[0] != live && liveSlots < bigSlots) assert_int_equal(bigFreedCount, 0);
+    }
+    assert_int_equal(bigFreedCount, 1);
+    assert_true(htabBuckets(h) >= bigSlots);
+    /* Clearing hands over the live (big) array too. */
+    void **live = h->table[0];
+    htabClear(h, freeEntry, NULL);
+    assert_int_equal(bigFreedCount, 2);
+    assert_ptr_equal(bigFreed[1], live);
+    /* A small table's array is freed in place. */
+    addRange(h, "s%ld", 0, 100);
+    htabRelease(h, freeEntry, NULL);
+    assert_int_equal(bigFreedCount, 2);
+    htabBigArrayFree = NULL;
 }
 
 /* allocTable: while it answers NULL the table keeps filling its array
@@ -413,6 +455,56 @@ static void test_alloc_table_deferred(void **state) {
     while (htabIsRehashing(h)) htabRehashStep(h, 100);
     for (long i = 0; i <= 83; i++) assert_non_null(findf(h, "d%ld", i));
     htabRelease(h, freeEntry, NULL);
+}
+
+/* htabBigArrayAlloc: a table without allocTable asks it for arrays of
+ * HTAB_PREPARED_ARRAY_BYTES or more only; while it answers NULL the table
+ * keeps filling, up to 1.5 entries per slot, and then allocates its own. */
+static int bigAllocRefuse;
+static size_t bigAllocAsks, bigAllocSmallest = (size_t)-1;
+static void **bigAllocGiven;
+static void **recordBigAlloc(size_t slots) {
+    bigAllocAsks++;
+    if (slots < bigAllocSmallest) bigAllocSmallest = slots;
+    if (bigAllocRefuse) return NULL;
+    bigAllocGiven = xcalloc(slots * sizeof(void *));
+    return bigAllocGiven;
+}
+
+static void test_big_array_alloc_hook(void **state) {
+    const size_t minSlots = HTAB_PREPARED_ARRAY_BYTES / sizeof(void *);
+    htabBigArrayAlloc = recordBigAlloc;
+    bigAllocAsks = 0;
+    bigAllocSmallest = (size_t)-1;
+    bigAllocRefuse = 0;
+    Htab *h = htabCreate(&goodType);
+    long n = 0;
+    /* Grow through arrays the hook gives until the first given one is in
+     * use: smaller arrays were never asked for. */
+    while (bigAllocAsks == 0) {
+        addRange(h, "a%ld", n, n + 1000);
+        n += 1000;
+        finishRehash(h);
+    }
+    assert_true(bigAllocSmallest >= minSlots);
+    assert_ptr_equal(h->table[0], bigAllocGiven);
+    /* Refused: the table fills past load 1 in its array, then allocates
+     * its own at 1.5 entries per slot. */
+    bigAllocRefuse = 1;
+    size_t slots = h->size[0];
+    while ((size_t)n < slots) htabAdd(h, newEntry("a%ld", n++));
+    size_t asks = bigAllocAsks;
+    while (!htabIsRehashing(h)) {
+        assert_int_equal(h->size[0], slots);
+        htabAdd(h, newEntry("a%ld", n++));
+    }
+    assert_true(bigAllocAsks > asks);
+    assert_int_equal((size_t)n, slots + slots / 2 + 1);
+    assert_true(h->table[1] != bigAllocGiven);
+    finishRehash(h);
+    for (long i = 0; i < n; i++) assert_non_null(findf(h, "a%ld", i));
+    htabRelease(h, freeEntry, NULL);
+    htabBigArrayAlloc = NULL;
 }
 
 static void test_shrink(void **state) {
@@ -1111,6 +1203,8 @@ int main(void) {
         cmocka_unit_test_setup(test_growth_deferred_while_not_allowed, setup),
         cmocka_unit_test_setup(test_growth_1m_exact, setup),
         cmocka_unit_test_setup(test_free_table_hook, setup),
+        cmocka_unit_test_setup(test_big_array_free_hook, setup),
+        cmocka_unit_test_setup(test_big_array_alloc_hook, setup),
         cmocka_unit_test_setup(test_alloc_table_deferred, setup),
         cmocka_unit_test_setup(test_shrink, setup),
         cmocka_unit_test_setup(test_resize_disallowed, setup),
