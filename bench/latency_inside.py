@@ -19,6 +19,9 @@ BENCH_BASE_BIN named BENCH_BASE_NAME, when set: a build to compare with):
   unlink_hash UNLINK of the same
   del_zset    DEL of an M-member sorted set under load
   unlink_zset UNLINK of the same
+  grow_hash   the M-field hash built under load: HSET of 10 random fields
+              a call (redis-benchmark -c 4 -P 10), its table growing
+  grow_zset   the M-member sorted set built the same way (ZADD)
   flushall    FLUSHALL (sync) of N keys under load
   flushall_async  FLUSHALL ASYNC of N keys under load
   bgsave      BGSAVE of N keys under load, until it ends
@@ -55,7 +58,7 @@ import redis  # noqa: E402
 BASE_BIN = os.environ.get("BENCH_BASE_BIN", "")
 BASE_NAME = os.environ.get("BENCH_BASE_NAME", "base")
 SCENARIOS = ["steady", "load", "load_ttl", "expire", "del_hash", "unlink_hash", "del_zset", "unlink_zset",
-             "flushall", "flushall_async", "bgsave"]
+             "grow_hash", "grow_zset", "flushall", "flushall_async", "bgsave"]
 LOAD_KEYS = 100000
 # BENCH_LAT_CLIENT_CORE=N: the load generators and the probe on core N only,
 # so that their wake-ups do not preempt a server inside a command (the
@@ -214,6 +217,14 @@ def run_one(binary, sname, scen, args):
         elif scen in ("del_hash", "del_zset", "unlink_hash", "unlink_zset"):
             r.execute_command("DEL" if scen.startswith("del") else "UNLINK", "bigh" if "hash" in scen else "bigz")
             res["event_s"] = time.monotonic() - t0
+        elif scen in ("grow_hash", "grow_zset"):
+            if scen == "grow_hash":
+                cmd = ["HSET", "bigh"] + ["f:__rand_int__", "v"] * 10
+            else:
+                cmd = ["ZADD", "bigz"] + ["__rand_int__", "m:__rand_int__"] * 10
+            rb(s.port, "-c", 4, "-P", 10, "-n", big // 10, "-r", 1000000000, *cmd)
+            res["event_s"] = time.monotonic() - t0
+            res["size"] = r.hlen("bigh") if scen == "grow_hash" else r.zcard("bigz")
         elif scen == "flushall":
             r.execute_command("FLUSHALL")
             res["event_s"] = time.monotonic() - t0
