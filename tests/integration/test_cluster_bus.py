@@ -776,8 +776,12 @@ def test_shards_and_replicas_views(start_server, start_oracle):
                               dict(zip(m[::2], m[1::2]))[b"health"]) for m in d[b"nodes"])
             out.append((d[b"slots"], members))
         return sorted(out)
-    wait_for(lambda: shard_view(nodes[0]) == shard_view(nodes[1]) == shard_view(rep), timeout=60,
-             what="the same SHARDS everywhere", step=0.2)
+    if not poll(lambda: shard_view(nodes[0]) == shard_view(nodes[1]) == shard_view(rep), 60, 0.2):
+        # What each node says, for the failure's report (once missed 20 s,
+        # once 60 s, both with four test workers on two cores)
+        raise AssertionError("CLUSTER SHARDS still differ after 60 s:\n" + "\n".join(
+            "%s %s: %r\n%s" % (n.binary, n.port, shard_view(n), cl(n).execute_command("CLUSTER", "NODES"))
+            for n in (nodes[0], nodes[1], rep)))
     view = shard_view(nodes[0])
     assert sum(len(m) for _, m in view) == 4
     assert all(h == b"online" for _, m in view for _, _, h in m)
