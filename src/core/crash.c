@@ -41,6 +41,7 @@
 #include "core/log.h"
 #include "core/server.h"
 #include "ds/alloc.h"
+#include "ds/util.h"
 
 /* crash-log-enabled, crash-memcheck-enabled, use-exit-on-panic (hidden: a
  * panic or assert exits 1, no abort()) and watchdog-period (hidden: ms, 0
@@ -435,13 +436,9 @@ static void freezeOtherThreads(void) {
         }
     }
     close(fd);
-    struct timespec start, now, nap = {0, 1000000};
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    while (atomic_load(&frozenThreads) < sent) {
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 >= 200) break;
-        nanosleep(&nap, NULL);
-    }
+    struct timespec nap = {0, 1000000};
+    long long deadline = monotonicUs() + 200000;
+    while (atomic_load(&frozenThreads) < sent && monotonicUs() < deadline) nanosleep(&nap, NULL);
 }
 
 /* One /proc/self/maps line: tests it when it is private anonymous
