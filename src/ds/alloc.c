@@ -323,6 +323,22 @@ size_t xmallocRss(void) {
     return (size_t)rss * (size_t)sysconf(_SC_PAGESIZE);
 }
 
+int xmallocRetainsAddressSpace(void) {
+#ifdef CAIRN_JEMALLOC
+    static _Atomic int known; /* 0 not asked yet, 1 no, 2 yes */
+    int k = atomic_load_explicit(&known, memory_order_relaxed);
+    if (!k) {
+        _Bool retain = 0;
+        size_t sz = sizeof(retain);
+        k = mallctl("opt.retain", &retain, &sz, NULL, 0) == 0 && retain ? 2 : 1;
+        atomic_store_explicit(&known, k, memory_order_relaxed);
+    }
+    return k == 2;
+#else
+    return 0;
+#endif
+}
+
 int xmallocSetBackgroundThread(int on) {
 #ifdef CAIRN_JEMALLOC
     _Bool b = on != 0;

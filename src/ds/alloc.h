@@ -67,6 +67,10 @@ void xmallocPurgeBig(void);
 /* Return the calling thread's cached free blocks to their arenas (cheap):
  * before asking another thread to purge what this one freed. */
 void xmallocFlushThreadCache(void);
+/* 1 when the allocator never unmaps address space it got (jemalloc's
+ * opt.retain, its default on Linux): the pages of a block, even one freed
+ * meanwhile, stay readable.  0 otherwise (glibc malloc may unmap). */
+int xmallocRetainsAddressSpace(void);
 /* jemalloc-bg-thread: start (on) or stop jemalloc's background purging
  * threads.  0, or -1 when the allocator refused (nothing to do without
  * jemalloc). */

@@ -23,13 +23,22 @@ void cvGrow(ChunkVec *v) {
         v->cap = CHUNKVEC_FIRST;
         return;
     }
-    void **chunk = xmalloc(sizeof(void *) * CHUNKVEC_SLOTS);
+    /* The pushes that fill a fresh chunk would fault on each of its 8
+     * pages (on a load of keys with a TTL, inside a SET every 512 keys;
+     * ~10 us each on this kind of VM).  So the chunk taken now is the one
+     * made at the previous growth, which the other thread has made
+     * resident since (prefaultLater), and the next one is made now.  The
+     * first growth to full chunks has none ready: the other thread makes
+     * the pages past the first resident while they fill. */
+    void **chunk = v->ahead;
+    if (!chunk) {
+        chunk = xmalloc(sizeof(void *) * CHUNKVEC_SLOTS);
+        prefaultLater(chunk + 512, sizeof(void *) * (CHUNKVEC_SLOTS - 512));
+    }
     v->chunks[v->nchunks++] = chunk;
     v->cap = (uint64_t)v->nchunks << CHUNKVEC_SHIFT;
-    /* The pushes that fill it would fault on each of its 8 fresh pages
-     * (on a load of keys with a TTL, inside a SET every 512 keys): the
-     * other thread makes the pages past the first resident meanwhile. */
-    prefaultLater(chunk + 512, sizeof(void *) * (CHUNKVEC_SLOTS - 512));
+    v->ahead = xmalloc(sizeof(void *) * CHUNKVEC_SLOTS);
+    prefaultLater(v->ahead, sizeof(void *) * CHUNKVEC_SLOTS);
 }
 
 void cvShrink(ChunkVec *v) {
@@ -51,12 +60,15 @@ void cvShrink(ChunkVec *v) {
 void cvFree(ChunkVec *v) {
     for (uint32_t c = 0; c < v->nchunks; c++) xfree(v->chunks[c]);
     xfree(v->chunks);
+    xfree(v->ahead);
     v->chunks = NULL;
+    v->ahead = NULL;
     v->count = v->nchunks = v->dirCap = 0;
     v->cap = 0;
 }
 
 size_t cvBytes(const ChunkVec *v) {
-    size_t slots = v->nchunks == 1 ? (size_t)v->cap : (size_t)v->nchunks * CHUNKVEC_SLOTS;
+    size_t slots = (v->nchunks == 1 ? (size_t)v->cap : (size_t)v->nchunks * CHUNKVEC_SLOTS) +
+                   (v->ahead ? CHUNKVEC_SLOTS : 0);
     return slots * sizeof(void *) + (size_t)v->dirCap * sizeof(void **);
 }

@@ -31,6 +31,8 @@ typedef struct ChunkVec {
     uint32_t dirCap;  /* slots of the directory */
     uint64_t cap;     /* slots allocated: chunk 0's while it is the only one
                        * (CHUNKVEC_FIRST..CHUNKVEC_SLOTS), else nchunks * CHUNKVEC_SLOTS */
+    void **ahead;     /* the next chunk, made resident ahead of use (NULL until
+                       * the vector has two full-size chunks) */
 } ChunkVec;
 
 /* An empty vector needs no call: a zeroed ChunkVec is empty. */

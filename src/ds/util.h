@@ -100,16 +100,19 @@ void prefaultRange(void *p, size_t len);
 /* Asks for p[0..len)'s pages to be made resident soon on another thread
  * (prefaultLaterHook, set by the lazy-free thread's owner; NULL: nothing
  * is done), for memory the caller is about to fill over the next while
- * (a TTL index chunk).  Only MADV_POPULATE_WRITE, which never changes the
- * bytes: the caller may write the range meanwhile, or even free it (the
- * pages of a freed block may become resident; an unmapped range is an
- * error the thread ignores). */
+ * (a TTL index chunk).  Only MADV_POPULATE_WRITE and reads, which never
+ * change the bytes: the caller may write the range meanwhile, or even free
+ * it (the pages of a freed block may become resident; an unmapped range is
+ * an error the thread ignores, and is read only when the allocator never
+ * unmaps). */
 extern void (*prefaultLaterHook)(void *p, size_t len);
 static inline void prefaultLater(void *p, size_t len) {
     if (prefaultLaterHook) prefaultLaterHook(p, len);
 }
 /* prefaultLater's work, on the thread that runs it: MADV_POPULATE_WRITE on
- * the whole pages inside p[0..len); errors ignored. */
+ * every page p[0..len) touches (the partial ones at its ends too; they
+ * hold other blocks or nothing, and populating changes no byte), then one
+ * read of each page (see util.c); errors ignored. */
 void prefaultPopulate(void *p, size_t len);
 
 #endif

@@ -142,16 +142,30 @@ static void test_new_chunks_ask_for_prefault(void **state) {
     nAsked = 0;
     for (uint32_t i = 0; i < CHUNKVEC_SLOTS; i++) cvPush(&v, (void *)(uintptr_t)(i + 1));
     assert_int_equal(nAsked, 0); /* the first chunk grew by realloc */
-    for (uint32_t i = CHUNKVEC_SLOTS; i < 3 * CHUNKVEC_SLOTS; i++) cvPush(&v, (void *)(uintptr_t)(i + 1));
+    assert_null(v.ahead);
+    size_t chunkBytes = sizeof(void *) * CHUNKVEC_SLOTS;
+    /* The first full-size growth: the new chunk's pages past the first,
+     * and the whole of the chunk made ahead for the next growth. */
+    cvPush(&v, (void *)(uintptr_t)(CHUNKVEC_SLOTS + 1));
     assert_int_equal(nAsked, 2);
-    for (int k = 0; k < 2; k++) {
-        char *chunk = (char *)v.chunks[k + 1];
-        assert_ptr_equal(asked[k], chunk + 4096);
-        assert_int_equal(askedLen[k], sizeof(void *) * CHUNKVEC_SLOTS - 4096);
-    }
+    assert_ptr_equal(asked[0], (char *)v.chunks[1] + 4096);
+    assert_int_equal(askedLen[0], chunkBytes - 4096);
+    assert_non_null(v.ahead);
+    assert_ptr_equal(asked[1], v.ahead);
+    assert_int_equal(askedLen[1], chunkBytes);
+    assert_int_equal(cvBytes(&v), 3 * chunkBytes + (size_t)v.dirCap * sizeof(void **));
+    /* The next growth takes that chunk and makes the next one ahead. */
+    void **made = v.ahead;
+    for (uint32_t i = CHUNKVEC_SLOTS + 1; i < 3 * CHUNKVEC_SLOTS; i++) cvPush(&v, (void *)(uintptr_t)(i + 1));
+    assert_int_equal(nAsked, 3);
+    assert_ptr_equal(v.chunks[2], made);
+    assert_ptr_equal(asked[2], v.ahead);
+    assert_int_equal(askedLen[2], chunkBytes);
     prefaultLaterHook = NULL;
     for (uint32_t i = 0; i < 3 * CHUNKVEC_SLOTS; i++) assert_ptr_equal(cvGet(&v, i), (void *)(uintptr_t)(i + 1));
     cvFree(&v);
+    assert_null(v.ahead);
+    assert_int_equal(cvBytes(&v), 0);
 }
 
 int main(void) {
