@@ -27,6 +27,7 @@
 #include "core/errors.h"
 #include "core/log.h"
 #include "core/server.h"
+#include "db/db.h"
 #include "ds/alloc.h"
 #include "ds/util.h"
 #include "proto/resp_parse.h"
@@ -579,6 +580,78 @@ static void readHandler(EventLoop *loop, int fd, void *data, int mask) {
     if (netClientMemoryHook) netClientMemoryHook(c);
 }
 
+/* --- key prefetch ---
+ * Once a batch of reads is in, the keys its commands will look up are
+ * fetched ahead (db.h dbPrefetchStart / dbPrefetchEntry): every key's
+ * bucket slot, then every key's entry, before the first command runs.  A
+ * lookup's two dependent cache misses (the slot, then the entry) took
+ * about half of a SET's or GET's time inside the command on a dataset
+ * larger than the cache (~0.3 of 0.6 us here); fetched ahead they overlap
+ * each other and the parsing and dispatch of the batch.  The key taken is
+ * each command's second argument (the first key of nearly every command
+ * that has one), read from the RESP multibulk headers in the query buffer
+ * without parsing them into strings: a buffer that is not what it seems
+ * (another command's argument, a partial command) costs only a wasted
+ * fetch. */
+#define PREFETCH_KEYS 32       /* keys fetched ahead per batch */
+#define PREFETCH_PER_CLIENT 16 /* of one client's pipeline */
+#define PREFETCH_SCAN_ARGS 64  /* argument headers read per client */
+
+/* The decimal at *p (1-9 digits) ended by CRLF, *p moved past it; -1 if
+ * the bytes before end are not that. */
+static long peekDecimal(const char **p, const char *end) {
+    const char *s = *p;
+    long v = 0;
+    int digits = 0;
+    while (s < end && *s >= '0' && *s <= '9' && digits < 10) {
+        v = v * 10 + (*s++ - '0');
+        digits++;
+    }
+    if (digits == 0 || digits > 9 || end - s < 2 || s[0] != '\r' || s[1] != '\n') return -1;
+    *p = s + 2;
+    return v;
+}
+
+/* The second argument of each of c's next commands in its query buffer,
+ * up to most of them (fewer where the buffer ends or stops looking like
+ * RESP multibulk).  Returns how many. */
+static int peekKeys(const Client *c, const char **keys, size_t *lens, int most) {
+    const char *p = c->querybuf + c->qbPos, *end = c->querybuf + sdsLen(c->querybuf);
+    int n = 0, budget = PREFETCH_SCAN_ARGS;
+    while (n < most && p < end && *p == '*') {
+        p++;
+        long argc = peekDecimal(&p, end);
+        if (argc < 1) break;
+        for (long i = 0; i < argc; i++) {
+            if (budget-- == 0 || p >= end || *p != '$') return n;
+            p++;
+            long len = peekDecimal(&p, end);
+            if (len < 0 || end - p < len + 2) return n;
+            if (i == 1) {
+                keys[n] = p;
+                lens[n++] = (size_t)len;
+            }
+            p += len + 2;
+        }
+    }
+    return n;
+}
+
+static void prefetchKeys(Client *const *cl, int n) {
+    DbPrefetch pf[PREFETCH_KEYS];
+    const char *keys[PREFETCH_PER_CLIENT];
+    size_t lens[PREFETCH_PER_CLIENT];
+    int k = 0;
+    for (int i = 0; i < n && k < PREFETCH_KEYS; i++) {
+        const Client *c = cl[i];
+        if (c->proto != &respProtocol || !c->db) continue;
+        int most = PREFETCH_KEYS - k < PREFETCH_PER_CLIENT ? PREFETCH_KEYS - k : PREFETCH_PER_CLIENT;
+        int m = peekKeys(c, keys, lens, most);
+        for (int j = 0; j < m; j++) dbPrefetchStart(c->db, keys[j], lens[j], &pf[k++]);
+    }
+    for (int i = 0; i < k; i++) dbPrefetchEntry(&pf[i]);
+}
+
 /* The event loop's read batcher: read every ready client in one system
  * call before any of their commands runs.  A client that got bytes is
  * flagged CLIENT_READ_BATCHED and its readHandler only parses and runs;
@@ -604,12 +677,19 @@ static void readBatch(EventLoop *loop, void **data, int n) {
             cl[k++] = c;
         }
         connBatchRun(res);
+        int got = 0;
         for (int j = 0; j < k; j++) {
-            if (readDone(cl[j], res[j], big[j]) == 1 && !(cl[j]->flags & CLIENT_READ_BATCHED)) {
-                cl[j]->flags |= CLIENT_READ_BATCHED;
-                server.net.batchedReads++;
+            /* cl[j] may be freed here (closed, failed, over its limit):
+             * only the clients that got bytes stay in cl, for the prefetch. */
+            if (readDone(cl[j], res[j], big[j]) == 1) {
+                if (!(cl[j]->flags & CLIENT_READ_BATCHED)) {
+                    cl[j]->flags |= CLIENT_READ_BATCHED;
+                    server.net.batchedReads++;
+                }
+                cl[got++] = cl[j];
             }
         }
+        prefetchKeys(cl, got);
     }
 }
 

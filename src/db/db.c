@@ -186,6 +186,23 @@ static inline Htab *tableOf(Db *db, const char *key, size_t len) {
     return &db->ks.slots->tab[slotOf(key, len)];
 }
 
+void dbPrefetchStart(Db *db, const char *key, size_t len, DbPrefetch *p) {
+    Htab *t = tableOf(db, key, len);
+    p->tab = htabSize(t) ? t : NULL;
+    if (!p->tab) return;
+    p->hash = hashKey(key, len);
+    htabPrefetchHash(t, p->hash, 0);
+}
+
+void dbPrefetchEntry(const DbPrefetch *p) {
+    if (!p->tab) return;
+    /* Also its slab's header: a write (SET, DEL) frees the entry it finds
+     * (replaced or deleted), and the free reads and writes that header, a
+     * line no other access brings in. */
+    const void *e = htabPrefetchHash(p->tab, p->hash, 1);
+    if (e) slabPrefetchHeader(e);
+}
+
 /* The table to add key to: in cluster mode the slot tables are made at
  * the database's first key. */
 static DbSlotTables *slotTablesMake(Db *db);

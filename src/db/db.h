@@ -93,6 +93,17 @@ kvobj *dbLookupWrite(Db *db, const char *key, size_t len);
  * returned while the walk goes on. */
 kvobj *dbFind(Db *db, const char *key, size_t len);
 
+/* A coming lookup of key fetched ahead (ds/htab.h htabPrefetch), for a
+ * batch of commands about to run: dbPrefetchStart for each key (its bucket
+ * slot), then dbPrefetchEntry for each (the entry the slot points to), so
+ * the cache misses of the batch overlap.  Only a hint: nothing changes. */
+typedef struct DbPrefetch {
+    const struct Htab *tab; /* NULL: nothing to fetch (empty table) */
+    uint64_t hash;
+} DbPrefetch;
+void dbPrefetchStart(Db *db, const char *key, size_t len, DbPrefetch *p);
+void dbPrefetchEntry(const DbPrefetch *p);
+
 /* Packed idle collections (ds/pack.h; docs/architecture.md "Packed idle
  * collections").  A small hash, sorted set or set listpack, or an intset,
  * idle for cairn-pack-idle-seconds, is kept in its entry in the packed

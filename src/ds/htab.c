@@ -245,6 +245,10 @@ int htabShrinkIfNeeded(Htab *h) {
     return 1;
 }
 
+/* How far ahead of the bucket it moves a rehash step fetches the next
+ * entries (slots of table[0]). */
+#define HTAB_REHASH_AHEAD 8
+
 /* Moves up to n non-empty buckets of table[0] into table[1], visiting at
  * most HTAB_EMPTY_VISITS * n empty slots.  Returns the buckets moved. */
 static size_t rehashSome(Htab *h, size_t n) {
@@ -256,6 +260,22 @@ static size_t rehashSome(Htab *h, size_t n) {
         while (h->table[0][h->rehashIdx] == NULL) {
             h->rehashIdx++;
             if (--emptyLeft == 0) return moved;
+        }
+        /* The entries are scattered: fetch the first entry of a bucket a
+         * few slots ahead, so that a later step (this access's, or the
+         * next access's) finds it in cache rather than taking a miss for
+         * each entry it moves.  Stays inside table[0]. */
+        if (h->rehashIdx + HTAB_REHASH_AHEAD < h->size[0]) {
+            void *ahead = h->table[0][h->rehashIdx + HTAB_REHASH_AHEAD];
+            if (ahead) __builtin_prefetch(ahead);
+            /* Halfway there that entry is in cache: fetch the second
+             * entry of its chain and the slot it will move to. */
+            void *mid = h->table[0][h->rehashIdx + HTAB_REHASH_AHEAD / 2];
+            if (mid) {
+                void *second = nextOf(mid);
+                if (second) __builtin_prefetch(second);
+                __builtin_prefetch(&h->table[1][bucketOf(entryHash(h, mid), size1)], 1);
+            }
         }
         void *e = h->table[0][h->rehashIdx];
         while (e) {
@@ -589,13 +609,18 @@ void htabReplaceEach(Htab *h, void *(*fn)(void *priv, void *entry), void *priv) 
 
 void htabPrefetch(const Htab *h, const void *key, size_t len, int entryToo) {
     if (htabSize(h) == 0) return;
-    uint64_t hash = h->type->hashKey(key, len);
+    htabPrefetchHash(h, h->type->hashKey(key, len), entryToo);
+}
+
+void *htabPrefetchHash(const Htab *h, uint64_t hash, int stage) {
+    void *first = NULL;
     for (int t = 0; t < 2; t++) {
         if (h->size[t] == 0) continue;
-        void **slot = &h->table[t][bucketOf(hash, h->size[t])];
-        if (entryToo && *slot) __builtin_prefetch(*slot);
+        void *const *slot = &h->table[t][bucketOf(hash, h->size[t])];
+        if (stage && *slot) __builtin_prefetch(first = *slot);
         else __builtin_prefetch(slot);
     }
+    return first;
 }
 
 void htabEntryTooWide(const void *entry) {

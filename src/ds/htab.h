@@ -233,6 +233,12 @@ void htabReplaceEach(Htab *h, void *(*fn)(void *priv, void *entry), void *priv);
  * cache.  Changes nothing; a lookup loop over many keys of a big table
  * calls it a few keys ahead to overlap the cache misses. */
 void htabPrefetch(const Htab *h, const void *key, size_t len, int entryToo);
+/* The same for a key whose hash (h->type->hashKey) is known, in two
+ * stages: stage 0 the slot, stage 1 the entry.  A batch of lookups issues
+ * every key's stage 0, then every key's stage 1, so that all their misses
+ * overlap.  Stage 1 returns the entry it fetched (the first of the chain,
+ * maybe not the key's), NULL if none. */
+void *htabPrefetchHash(const Htab *h, uint64_t hash, int stage);
 
 /* A table walked in pieces, several threads at once, each its own range
  * of buckets: htabArrayBuckets(h, t) is the size of bucket array t (array 1

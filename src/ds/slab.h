@@ -66,6 +66,13 @@ static inline int slabOwns(const void *p) {
     return (uintptr_t)p - atomic_load_explicit(&slabRangeBase, memory_order_relaxed) < bytes;
 }
 
+/* A hint that slot p is about to be freed (or its slab otherwise read):
+ * fetches its slab's header, which slabFreeSlot reads and writes.  Any
+ * address may be given; one outside the range is ignored. */
+static inline void slabPrefetchHeader(const void *p) {
+    if (slabOwns(p)) __builtin_prefetch((const void *)((uintptr_t)p & ~(uintptr_t)(SLAB_BYTES - 1)), 1);
+}
+
 /* Whether a request of `size` bytes is one for a slab class: 1 to 128. */
 static inline int slabServes(size_t size) { return size - 1 < SLAB_MAX_SIZE; }
 
