@@ -231,6 +231,54 @@ static void test_find_during_rehash(void **state) {
     htabRelease(h, freeEntry, NULL);
 }
 
+/* htabPrefetchHash is a hint: stage 1 returns the head of the chain the
+ * key's lookup starts from (the key's own entry is on it), and neither
+ * stage takes a rehash step or changes a count, during a rehash too. */
+static void test_prefetch_hash_changes_nothing(void **state) {
+    Htab *h = htabCreate(&goodType);
+    assert_null(htabPrefetchHash(h, fnvHash("x", 1), 1)); /* no array yet */
+    long n = 0;
+    while (n < 5000) htabAdd(h, newEntry("p%ld", n++));
+    finishRehash(h);
+    for (long i = 0; i < n; i++) {
+        char buf[32];
+        int len = snprintf(buf, sizeof(buf), "p%ld", i);
+        uint64_t hash = fnvHash(buf, (size_t)len);
+        assert_null(htabPrefetchHash(h, hash, 0));
+        TestEntry *head = htabPrefetchHash(h, hash, 1);
+        assert_non_null(head);
+        TestEntry *want = findf(h, "p%ld", i);
+        TestEntry *e = head;
+        while (e && e != want) e = htabLinkGet(&e->next);
+        assert_ptr_equal(e, want);
+    }
+    /* A key that is absent: its bucket is empty (NULL) or holds other
+     * keys' entries, which are the table's own. */
+    TestEntry *other = htabPrefetchHash(h, fnvHash("absent", 6), 1);
+    if (other) assert_ptr_equal(htabFind(h, other->key, other->len), other);
+
+    /* During a rehash (poor hashes: long chains in both arrays). */
+    Htab *p = htabCreate(&poorType);
+    long m = 0;
+    while (!(m > 700 && htabIsRehashing(p))) htabAdd(p, newEntry("q%ld", m++));
+    htabRehashStep(p, 3);
+    assert_true(htabIsRehashing(p));
+    size_t used0 = p->used[0], used1 = p->used[1], idx = p->rehashIdx;
+    for (long i = 0; i < m; i++) {
+        char buf[32];
+        int len = snprintf(buf, sizeof(buf), "q%ld", i);
+        uint64_t hash = poorHash(buf, (size_t)len);
+        htabPrefetchHash(p, hash, 0);
+        assert_non_null(htabPrefetchHash(p, hash, 1));
+    }
+    assert_int_equal(p->used[0], used0);
+    assert_int_equal(p->used[1], used1);
+    assert_int_equal(p->rehashIdx, idx);
+    checkCounts(p);
+    htabRelease(p, freeEntry, NULL);
+    htabRelease(h, freeEntry, NULL);
+}
+
 /* Walking the buckets in ranges, array 0 then array 1, gives the entries in
  * the iterator's order, during a rehash too. */
 typedef struct Seq {
@@ -1199,6 +1247,7 @@ int main(void) {
         cmocka_unit_test_setup(test_add_find_unlink_100k, setup),
         cmocka_unit_test_setup(test_empty_key_and_binary_keys, setup),
         cmocka_unit_test_setup(test_find_during_rehash, setup),
+        cmocka_unit_test_setup(test_prefetch_hash_changes_nothing, setup),
         cmocka_unit_test_setup(test_visit_buckets_in_ranges_is_iterator_order, setup),
         cmocka_unit_test_setup(test_growth_deferred_while_not_allowed, setup),
         cmocka_unit_test_setup(test_growth_1m_exact, setup),
