@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "ds/alloc.h"
+#include "ds/util.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14; older kernels refuse it (EINVAL) */
@@ -556,18 +557,6 @@ NO_ASAN static void touchPages(char *p, size_t len, size_t page) {
     for (size_t i = 0; i < len; i += page) __atomic_fetch_add((uint64_t *)(p + i), 0, __ATOMIC_RELAXED);
 }
 
-/* One read of each page of a range MADV_POPULATE_WRITE made resident.  On
- * a shadow-paged VM (this machine's kind) the populate only makes the
- * guest's mapping; the host learns of it at the page's first access, a
- * fault of ~5 us that the guest does not count.  Read here, on the thread
- * that prefaults, the main thread's first write into a new slab costs ~30
- * ns instead of that fault (it was each new slab's 8-16 us, and 4-8 us on
- * ~0.7% of SETs of new keys: the later pages of the slab).  A read changes
- * nothing, so a slab handed out meanwhile is safe. */
-NO_ASAN static void readPages(const char *p, size_t len, size_t page) {
-    for (size_t i = 0; i < len; i += page) (void)__atomic_load_n(p + i, __ATOMIC_RELAXED);
-}
-
 /* slabPrefault's part for handed-back slabs: makes the freeIdx entries
  * just below the resident ones resident, up to `ahead` bytes in all.
  * Called with the lock held; returns with it held. */
@@ -583,10 +572,9 @@ static void prefaultReuse(void) {
     /* Populating never changes a byte: a slab popped (and used) meanwhile
      * is safe.  One released again meanwhile may stay resident while free
      * (pushGen changed: not counted as ready; reused first anyway). */
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
     for (size_t i = 0; i < n; i++) {
         char *slab = (char *)slabRangeBase + (size_t)batch[i] * SLAB_BYTES;
-        if (madvise(slab, SLAB_BYTES, MADV_POPULATE_WRITE) == 0) readPages(slab, SLAB_BYTES, page);
+        if (madvise(slab, SLAB_BYTES, MADV_POPULATE_WRITE) == 0) prefaultReadPages(slab, SLAB_BYTES);
     }
     lock();
     atomic_store_explicit(&pfBytes, atomic_load_explicit(&pfBytes, memory_order_relaxed) + n * SLAB_BYTES,
@@ -616,12 +604,13 @@ void slabPrefault(void) {
             if (mprotect(base + have, commitTo - have, PROT_READ | PROT_WRITE) != 0) commitTo = have;
             if (to > commitTo) to = commitTo;
         }
-        /* Only faults pages in: safe while another thread writes slots
-         * in the range (a slab handed out meanwhile). */
+        /* Only faults pages in (and reads them: prefaultReadPages, so the
+         * main thread's first write into a new slab takes no host fault;
+         * it was each new slab's 8-16 us): safe while another thread
+         * writes slots in the range (a slab handed out meanwhile). */
         if (to > from) {
-            size_t page = (size_t)sysconf(_SC_PAGESIZE);
-            if (madvise(base + from, to - from, MADV_POPULATE_WRITE) == 0) readPages(base + from, to - from, page);
-            else touchPages(base + from, to - from, page);
+            if (madvise(base + from, to - from, MADV_POPULATE_WRITE) == 0) prefaultReadPages(base + from, to - from);
+            else touchPages(base + from, to - from, (size_t)sysconf(_SC_PAGESIZE));
         }
         lock();
         if (commitTo > committed) committed = commitTo;

@@ -369,16 +369,9 @@ void prefaultRange(void *p, size_t len) {
 
 void (*prefaultLaterHook)(void *p, size_t len);
 
-/* One read of each page, after the populate: on a shadow-paged VM (this
- * machine's kind) MADV_POPULATE_WRITE makes only the guest's mapping, and
- * the first access to each page then takes a fault of ~5 us in the host
- * that the guest does not count; read here, it is this thread's.  Only
- * when the populate succeeded (the range was mapped a moment ago) and the
- * allocator never unmaps what it got (xmallocRetainsAddressSpace), so a
- * block freed meanwhile is still readable.  Not instrumented for the
- * same reason. */
-__attribute__((no_sanitize_address)) static void readEachPage(uintptr_t start, uintptr_t end, size_t page) {
-    for (uintptr_t a = start; a < end; a += page) (void)__atomic_load_n((const char *)a, __ATOMIC_RELAXED);
+__attribute__((no_sanitize_address)) void prefaultReadPages(const void *p, size_t len) {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    for (size_t i = 0; i < len; i += page) (void)__atomic_load_n((const char *)p + i, __ATOMIC_RELAXED);
 }
 
 void prefaultPopulate(void *p, size_t len) {
@@ -391,6 +384,10 @@ void prefaultPopulate(void *p, size_t len) {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     uintptr_t start = (uintptr_t)p & ~(uintptr_t)(page - 1);
     uintptr_t end = ((uintptr_t)p + len + page - 1) & ~(uintptr_t)(page - 1);
+    /* The read only when the populate succeeded (the range was mapped a
+     * moment ago) and the allocator never unmaps what it got
+     * (xmallocRetainsAddressSpace): a block freed meanwhile is still
+     * readable. */
     if (end > start && madvise((void *)start, end - start, MADV_POPULATE_WRITE) == 0 && xmallocRetainsAddressSpace())
-        readEachPage(start, end, page);
+        prefaultReadPages((const void *)start, end - start);
 }

@@ -97,6 +97,16 @@ extern const void *detachedThreadCpuset;
  * madvise the writes fault the pages in themselves. */
 void prefaultRange(void *p, size_t len);
 
+/* One read of each page of p[0..len) (p page-aligned), after
+ * MADV_POPULATE_WRITE made them resident: on a shadow-paged VM (this
+ * machine's kind) the populate makes only the guest's mapping, and the
+ * first access to each page then takes a fault of ~5 us in the host that
+ * the guest does not count; read by the thread that prefaults, the page
+ * costs the thread that writes it next ~30 ns.  A read changes nothing, so
+ * the range may be in use meanwhile.  Not instrumented (ASan): the range
+ * may hold poisoned or freed blocks. */
+void prefaultReadPages(const void *p, size_t len);
+
 /* Asks for p[0..len)'s pages to be made resident soon on another thread
  * (prefaultLaterHook, set by the lazy-free thread's owner; NULL: nothing
  * is done), for memory the caller is about to fill over the next while
