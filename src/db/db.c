@@ -835,14 +835,18 @@ kvobj *dbFind(Db *db, const char *key, size_t len) {
 
 /* --- changes --- */
 
-void dbAdd(Db *db, kvobj *o) {
+/* dbAdd; hash: the key's (hashKey), or 0 with hashed 0 to compute it. */
+static void addHashed(Db *db, kvobj *o, int hashed, uint64_t hash) {
     Htab *h = tableForAdd(db, kvKey(o), kvKeyLen(o));
-    htabAdd(h, o);
+    if (hashed) htabAddHash(h, o, hash);
+    else htabAdd(h, o);
     slotCounted(db, h, 1);
     if (htabIsRehashing(h)) dbRehashPending = 1; /* the idle loop finishes it */
     if (kvHasExpire(o)) ttlAdd(db, o);
     if (dbHooks.keyAdded) dbHooks.keyAdded(db, kvKey(o), kvKeyLen(o));
 }
+
+void dbAdd(Db *db, kvobj *o) { addHashed(db, o, 0, 0); }
 
 kvobj *dbAddUnique(Db *db, kvobj *o) {
     Htab *h = tableForAdd(db, kvKey(o), kvKeyLen(o));
@@ -894,7 +898,10 @@ kvobj *dbReplace(Db *db, kvobj *old, kvobj *fresh, int keepTtl) {
 }
 
 kvobj *dbSetKey(Db *db, kvobj *fresh, int keepTtl) {
-    void **link = htabFindLink(tableOf(db, kvKey(fresh), kvKeyLen(fresh)), kvKey(fresh), kvKeyLen(fresh));
+    /* Every key table hashes with hashKey, so the hash found here serves
+     * the add too, in whichever table tableForAdd picks. */
+    uint64_t hash;
+    void **link = htabFindLinkHash(tableOf(db, kvKey(fresh), kvKeyLen(fresh)), kvKey(fresh), kvKeyLen(fresh), &hash);
     /* An expired key is deleted as expired first (its DEL propagates
      * before the write), as Redis's lookup before a set does. */
     kvobj *old = link ? htabLinkGet(link) : NULL;
@@ -903,7 +910,7 @@ kvobj *dbSetKey(Db *db, kvobj *fresh, int keepTtl) {
         link = NULL;
     }
     if (link) return replaceAt(db, link, old, fresh, keepTtl);
-    dbAdd(db, fresh);
+    addHashed(db, fresh, 1, hash);
     return fresh;
 }
 

@@ -348,11 +348,9 @@ static inline __attribute__((always_inline)) void **findLinkIn(Htab *h, int t, u
     return NULL;
 }
 
-/* Link to the entry with this key and the array holding it, without a
- * rehash step. */
-static void **findLink(Htab *h, const void *key, size_t len, int *table) {
-    if (htabSize(h) == 0) return NULL;
-    uint64_t hash = h->type->hashKey(key, len);
+/* Link to the entry with this key (hash: its hash) and the array holding
+ * it, without a rehash step. */
+static void **findLinkHashed(Htab *h, const void *key, size_t len, uint64_t hash, int *table) {
     for (int t = 0; t < 2; t++) {
         void **link = findLinkIn(h, t, hash, key, len);
         if (link) {
@@ -363,10 +361,22 @@ static void **findLink(Htab *h, const void *key, size_t len, int *table) {
     return NULL;
 }
 
+static void **findLink(Htab *h, const void *key, size_t len, int *table) {
+    if (htabSize(h) == 0) return NULL;
+    return findLinkHashed(h, key, len, h->type->hashKey(key, len), table);
+}
+
 void **htabFindLink(Htab *h, const void *key, size_t len) {
     int t;
     rehashOnAccess(h);
     return findLink(h, key, len, &t);
+}
+
+void **htabFindLinkHash(Htab *h, const void *key, size_t len, uint64_t *hash) {
+    int t;
+    rehashOnAccess(h);
+    *hash = h->type->hashKey(key, len);
+    return htabSize(h) ? findLinkHashed(h, key, len, *hash, &t) : NULL;
 }
 
 void *htabFind(Htab *h, const void *key, size_t len) {
@@ -381,11 +391,13 @@ size_t htabUnitOf(const Htab *h, const void *key, size_t len) {
     return h->size[0] ? bucketOf(hash, h->size[0]) : 0;
 }
 
-void htabAdd(Htab *h, void *entry) {
+void htabAdd(Htab *h, void *entry) { htabAddHash(h, entry, entryHash(h, entry)); }
+
+void htabAddHash(Htab *h, void *entry, uint64_t hash) {
     rehashOnAccessSteps(h, HTAB_ADD_STEPS);
     growIfNeeded(h);
     int t = htabIsRehashing(h) ? 1 : 0;
-    size_t slot = bucketOf(entryHash(h, entry), h->size[t]);
+    size_t slot = bucketOf(hash, h->size[t]);
     if ((uintptr_t)entry >> 48) htabEntryTooWide(entry);
     setNextOf(entry, h->table[t][slot]);
     h->table[t][slot] = entry;

@@ -136,6 +136,10 @@ void *htabFind(Htab *h, const void *key, size_t len);
  *   - for a freshly built entry, copy htabLinkGet(old) into its link word
  *     first (htabLinkSet), then store the link and free the old entry. */
 void **htabFindLink(Htab *h, const void *key, size_t len);
+/* htabFindLink that also gives the key's hash (*hash, found or not), for
+ * an htabAddHash of the same key when it was absent: a write that adds
+ * what it did not find hashes the key once. */
+void **htabFindLinkHash(Htab *h, const void *key, size_t len, uint64_t *hash);
 /* Where key is, or would be added now, as a walk unit: its bucket in
  * array 0, or size[0] + its bucket in array 1 (htabVisitBuckets' order).
  * Stable while rehashing is paused and no resize starts.  Moves nothing. */
@@ -143,6 +147,9 @@ size_t htabUnitOf(const Htab *h, const void *key, size_t len);
 /* Inserts an entry whose key is absent (the caller checked).  The table
  * borrows the entry; it writes only its `next` field.  May start growing. */
 void htabAdd(Htab *h, void *entry);
+/* htabAdd given the entry key's hash (from htabFindLinkHash on a table of
+ * the same HtabType; the hash does not depend on the table's state). */
+void htabAddHash(Htab *h, void *entry, uint64_t hash);
 /* htabAdd of an entry whose key may be present: the key hashed once.
  * NULL when added, else the entry holding the key (nothing added). */
 void *htabAddUnique(Htab *h, void *entry);

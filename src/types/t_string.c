@@ -346,7 +346,15 @@ static void setGeneric(Client *c, int flags, const sds key, sds val, const sds e
     if (expire && expireToAbsMsOrReply(c, expire, flags, &when) == -1) return;
     if ((flags & OPT_GET) && replyKeyValue(c, key) == -1) return;
 
-    kvobj *old = dbLookupWrite(c->db, key, sdsLen(key));
+    /* A plain SET (with or without a TTL) does not need the old value:
+     * dbSetKey finds the key once, deletes it first if it expired, as the
+     * lookup would, and replaces it.  The lookup stays where a condition,
+     * GET or KEEPTTL reads the old value, and while keys with member TTLs
+     * exist (a lookup may find all of a hash's fields expired and delete
+     * the key, with its notifications, before the write). */
+    kvobj *old = NULL;
+    if (__builtin_expect((flags & (OPT_NX | OPT_XX | OPT_KEEPTTL | OPT_ANY_IF | OPT_GET)) || dbMemberTtlKeys, 0))
+        old = dbLookupWrite(c->db, key, sdsLen(key));
     kvobj *fresh;
     if (__builtin_expect(flags & (OPT_NX | OPT_XX | OPT_KEEPTTL | OPT_ANY_IF), 0)) {
         fresh = createConditional(c, flags, key, &val, old, expire != NULL, when, match);

@@ -333,6 +333,26 @@ def test_swapdb_with_expired_key_propagates_swapdb_select_del(start_server, star
                     [b"lpush", b"k", b"y"], [b"lpop", b"k"]]
 
 
+def test_set_over_expired_key_propagates_del_then_set(start_server, start_oracle):
+    # A plain SET finds its key once, in the write itself; the expired key's
+    # DEL still goes out before the SET, as from Redis's lookup.
+    def run(srv):
+        ctl, = conns(srv, 1)
+        ctl.run([["DEBUG", "SET-ACTIVE-EXPIRE", "0"], ["SET", "s", "1", "PX", "1"], ["HSET", "h", "f", "v"],
+                 ["PEXPIRE", "h", "1"], ["SET", "x", "1", "PX", "1"], ["DEBUG", "SLEEP", "0.01"]])
+        rs = attach(ctl, srv)
+        r = ctl.run([["SET", "s", "2"], ["SET", "h", "3", "EX", "100"], ["SET", "x", "4", "NX"], ["TYPE", "h"],
+                     ["INFO", "stats"]])
+        r[-1] = [ln for ln in r[-1].split(b"\r\n") if ln.startswith(b"expired_keys:")]
+        return r, [c[:4] if c[0] == b"set" else c for c in mark(ctl, rs)]  # PXAT's time varies
+    r = both(repl_server(start_server), repl_server(start_oracle), run)
+    assert r[0][:4] == [b"+OK\r\n", b"+OK\r\n", b"+OK\r\n", b"+string\r\n"]
+    assert r[0][4] == [b"expired_keys:3"]
+    assert r[1] == [[b"select", b"0"]] + [[b"multi"], [b"del", b"s"], [b"set", b"s", b"2"], [b"exec"],
+                                          [b"multi"], [b"del", b"h"], [b"set", b"h", b"3", b"PXAT"], [b"exec"],
+                                          [b"multi"], [b"del", b"x"], [b"set", b"x", b"4", b"NX"], [b"exec"]]
+
+
 # --- item 8: lazy-expiry DELs of SCAN / RANDOMKEY are plain DELs ------------
 
 EXPIRED_KEYS = [["DEBUG", "SET-ACTIVE-EXPIRE", "0"]] + \

@@ -106,18 +106,25 @@ def test_expired_on_lazy_access_comes_before_the_commands_own_events(start_serve
         call(c, "config", "set", "notify-keyspace-events", "KEA")
         call(c, "set", "lazy", "v", "px", 1)
         call(c, "set", "lazy2", "v", "px", 1)
+        # A plain SET finds its key once (no lookup before the write): over
+        # an expired key of another type, with a TTL of its own, too.
+        call(c, "hset", "lazy3", "f", "v")
+        call(c, "pexpire", "lazy3", 1)
+        call(c, "set", "lazy4", "v", "px", 1)
         sub = srv.connect()
         sub.send(enc("psubscribe", "*"))
         read_values(sub, 1)
-        time.sleep(0.05)     # both keys are now past their expire time
-        t = [call(c, "get", "lazy"), call(c, "set", "lazy2", "again")]
+        time.sleep(0.05)     # the keys are now past their expire time
+        t = [call(c, "get", "lazy"), call(c, "set", "lazy2", "again"), call(c, "set", "lazy3", "s", "ex", 100),
+             call(c, "set", "lazy4", "s", "px", 100000, "get"), call(c, "type", "lazy3"), call(c, "ttl", "lazy3")]
         call(c, "publish", "sentinel", "end")
         return t + read_until_value(sub, SENTINEL)
 
     got = run(start_server(enable_debug_command="yes"))
     want = run(start_oracle(enable_debug_command="yes"))
     assert got == want
-    assert b"lazy\r\n$7\r\nexpired" in got[2]
+    assert b"lazy\r\n$7\r\nexpired" in got[6]
+    assert got[4:6] == [b"+string\r\n", b":100\r\n"]
 
 
 def test_new_and_keymiss_events(server, oracle):

@@ -234,6 +234,38 @@ static void test_find_during_rehash(void **state) {
 /* htabPrefetchHash is a hint: stage 1 returns the head of the chain the
  * key's lookup starts from (the key's own entry is on it), and neither
  * stage takes a rehash step or changes a count, during a rehash too. */
+/* htabFindLinkHash gives the key's hash whether or not it finds the key
+ * (empty table included), and htabAddHash with that hash files the entry
+ * where every lookup finds it: through growths and rehashes, on a table
+ * with long chains too. */
+static void test_find_then_add_with_the_hash(void **state) {
+    const HtabType *types[2] = {&goodType, &poorType};
+    for (int ti = 0; ti < 2; ti++) {
+        Htab *h = htabCreate(types[ti]);
+        long n = 3000;
+        for (long i = 0; i < n; i++) {
+            TestEntry *e = newEntry("h%ld", i);
+            uint64_t hash = 0;
+            assert_null(htabFindLinkHash(h, e->key, e->len, &hash));
+            assert_int_equal(hash, types[ti]->hashKey(e->key, e->len));
+            htabAddHash(h, e, hash);
+            void **link = htabFindLinkHash(h, e->key, e->len, &hash);
+            assert_non_null(link);
+            assert_ptr_equal(htabLinkGet(link), e);
+            assert_int_equal(hash, types[ti]->hashKey(e->key, e->len));
+        }
+        assert_int_equal(htabSize(h), (size_t)n);
+        for (long i = 0; i < n; i++) {
+            char buf[32];
+            int len = snprintf(buf, sizeof(buf), "h%ld", i);
+            TestEntry *e = htabFind(h, buf, (size_t)len);
+            assert_non_null(e);
+            assert_memory_equal(e->key, buf, (size_t)len);
+        }
+        htabRelease(h, freeEntry, NULL);
+    }
+}
+
 static void test_prefetch_hash_changes_nothing(void **state) {
     Htab *h = htabCreate(&goodType);
     assert_null(htabPrefetchHash(h, fnvHash("x", 1), 1)); /* no array yet */
@@ -1275,6 +1307,7 @@ int main(void) {
         cmocka_unit_test_setup(test_replace_each_keeps_every_key, setup),
         cmocka_unit_test_setup(test_release_frees_buckets, setup),
         cmocka_unit_test_setup(test_unit_of, setup),
+        cmocka_unit_test_setup(test_find_then_add_with_the_hash, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
