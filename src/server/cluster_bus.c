@@ -707,7 +707,13 @@ static void processGossip(ClusterLink *l, ClusterNode *sender, const unsigned ch
                 n->flags &= ~NODE_NOADDR;
             }
         } else if (sender && !(flags & NODE_NOADDR) && !blacklisted((const char *)g) && ip[0]) {
-            n = nodeCreate((const char *)g, 0);
+            /* With the role the gossip gives it, as Redis does: a node
+             * known with no role until its first PONG would be gossiped
+             * on with none, and a Redis node that learns of it so never
+             * flags it a replica later (it sets the replica flag only on
+             * a node it knew as a master), so its CLUSTER SHARDS calls the
+             * replica a master for good. */
+            n = nodeCreate((const char *)g, flags & (NODE_MASTER | NODE_SLAVE));
             sdsFree(n->ip);
             n->ip = sdsNew(ip);
             n->port = (int)get16(g + 94);
