@@ -350,7 +350,8 @@ static inline __attribute__((always_inline)) void **findLinkIn(Htab *h, int t, u
 
 /* Link to the entry with this key (hash: its hash) and the array holding
  * it, without a rehash step. */
-static void **findLinkHashed(Htab *h, const void *key, size_t len, uint64_t hash, int *table) {
+static inline __attribute__((always_inline)) void **findLinkHashed(Htab *h, const void *key, size_t len, uint64_t hash,
+                                                                    int *table) {
     for (int t = 0; t < 2; t++) {
         void **link = findLinkIn(h, t, hash, key, len);
         if (link) {
