@@ -231,9 +231,6 @@ static void test_find_during_rehash(void **state) {
     htabRelease(h, freeEntry, NULL);
 }
 
-/* htabPrefetchHash is a hint: stage 1 returns the head of the chain the
- * key's lookup starts from (the key's own entry is on it), and neither
- * stage takes a rehash step or changes a count, during a rehash too. */
 /* htabFindLinkHash gives the key's hash whether or not it finds the key
  * (empty table included), and htabAddHash with that hash files the entry
  * where every lookup finds it: through growths and rehashes, on a table
@@ -266,6 +263,9 @@ static void test_find_then_add_with_the_hash(void **state) {
     }
 }
 
+/* htabPrefetchHash is a hint: stage 1 returns the head of the chain the
+ * key's lookup starts from (the key's own entry is on it), and neither
+ * stage takes a rehash step or changes a count, during a rehash too. */
 static void test_prefetch_hash_changes_nothing(void **state) {
     Htab *h = htabCreate(&goodType);
     assert_null(htabPrefetchHash(h, fnvHash("x", 1), 1)); /* no array yet */
