@@ -835,18 +835,17 @@ kvobj *dbFind(Db *db, const char *key, size_t len) {
 
 /* --- changes --- */
 
-/* dbAdd; hash: the key's (hashKey), or 0 with hashed 0 to compute it. */
-static void addHashed(Db *db, kvobj *o, int hashed, uint64_t hash) {
+/* dbAdd given the key's hash (hashKey; every key table hashes with it). */
+static void addHashed(Db *db, kvobj *o, uint64_t hash) {
     Htab *h = tableForAdd(db, kvKey(o), kvKeyLen(o));
-    if (hashed) htabAddHash(h, o, hash);
-    else htabAdd(h, o);
+    htabAddHash(h, o, hash);
     slotCounted(db, h, 1);
     if (htabIsRehashing(h)) dbRehashPending = 1; /* the idle loop finishes it */
     if (kvHasExpire(o)) ttlAdd(db, o);
     if (dbHooks.keyAdded) dbHooks.keyAdded(db, kvKey(o), kvKeyLen(o));
 }
 
-void dbAdd(Db *db, kvobj *o) { addHashed(db, o, 0, 0); }
+void dbAdd(Db *db, kvobj *o) { addHashed(db, o, hashKey(kvKey(o), kvKeyLen(o))); }
 
 kvobj *dbAddUnique(Db *db, kvobj *o) {
     Htab *h = tableForAdd(db, kvKey(o), kvKeyLen(o));
@@ -910,7 +909,7 @@ kvobj *dbSetKey(Db *db, kvobj *fresh, int keepTtl) {
         link = NULL;
     }
     if (link) return replaceAt(db, link, old, fresh, keepTtl);
-    addHashed(db, fresh, 1, hash);
+    addHashed(db, fresh, hash);
     return fresh;
 }
 
