@@ -355,6 +355,7 @@ void serverBeforeSleep(EventLoop *loop) {
     serverFireEvent(SERVER_EVENT_EVENTLOOP, 0, NULL, 0, 0); /* before sleep */
     netHandlePendingWrites();
     netFreeClosingClients();
+    dbPayRehash(server.db, server.cfg.databases);
     lazyfreeKick(); /* after the replies: see lazyfree.h */
 }
 

@@ -85,7 +85,12 @@ static void **keyTableAllocTable(const Htab *h, size_t slots) {
 }
 
 static const HtabType keyTableType = {hashKey, entryKey, keyTableGrowAllowed, keyTableFreeTable,
-                                      keyTableAllocTable};
+                                      keyTableAllocTable, 0};
+/* The single key table (not the slot tables) leaves the rehash steps its
+ * commands make due to dbPayRehash, after their replies are written. */
+#define KEY_TABLE_MAX_OWED 4096
+static const HtabType keyTableDeferType = {hashKey, entryKey, keyTableGrowAllowed, keyTableFreeTable,
+                                           keyTableAllocTable, KEY_TABLE_MAX_OWED};
 
 /* --- hash slots (cluster mode) ---
  * With dbUseSlots, a database keeps one key table per hash slot
@@ -310,7 +315,7 @@ long long dbSlotDrop(Db *db, unsigned slot) {
 Db *dbCreateAll(int count) {
     Db *dbs = xcalloc(sizeof(Db) * (size_t)count);
     for (int i = 0; i < count; i++) {
-        htabInit(&dbs[i].ks.keys, &keyTableType);
+        htabInit(&dbs[i].ks.keys, &keyTableDeferType);
         dbs[i].id = i;
     }
     return dbs;
@@ -970,7 +975,7 @@ long long dbEmptyAsync(Db *db) {
         Htab *old = xmalloc(sizeof(*old));
         *old = db->ks.keys;
         old->pauseRehash = 0;
-        htabInit(&db->ks.keys, &keyTableType);
+        htabInit(&db->ks.keys, &keyTableDeferType);
         lazyfreeTable(old, db->ks.ttl);
     }
     db->ks.slots = NULL;
@@ -1346,6 +1351,13 @@ void dbTimerMaintenance(Db *dbs, int count) {
     }
     if (rehashing) dbRehashPending = 1;
     lazyfreeDropTable(0, 5000); /* an array prepared for a table that stopped growing */
+}
+
+void dbPayRehash(Db *dbs, int count) {
+    if (!htabOwing) return;
+    htabOwing = 0;
+    for (int i = 0; i < count; i++)
+        if (dbs[i].ks.keys.owed) htabPayOwed(&dbs[i].ks.keys);
 }
 
 void dbRehashIdle(Db *dbs, int count, long long us) {

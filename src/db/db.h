@@ -347,6 +347,9 @@ extern int dbRehashPending;
  * instead of at the timer's 1 ms per tick (minutes at 10M keys), and its
  * old array is freed.  Updates dbRehashPending. */
 void dbRehashIdle(Db *dbs, int count, long long us);
+/* Moves the key tables' owed rehash steps (serverBeforeSleep, after the
+ * replies are written). */
+void dbPayRehash(Db *dbs, int count);
 
 /* Hooks the server layer installs (each may be NULL):
  *  keyExpired: after a key was deleted by expiry (lazy or active), so that

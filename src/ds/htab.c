@@ -21,7 +21,8 @@
  * in 2^24 slots, 13.4 bytes per key, against 8.4 at 1M).  A rehash moves
  * every entry a little more often (3 moves per entry over a table's growth
  * instead of 2), and an add moves two buckets while rehashing (a lookup
- * one) so that each rehash finishes before the next growth is due.
+ * one) so that each rehash finishes before the next growth is due; a type
+ * with maxOwed lets them be owed and moved later (htabPayOwed).
  *
  * htabScan's cursor is a position in hash space, in units of 2^16 hashes:
  * every hash below cursor << 16 has been visited.  A call visits, in each
@@ -302,8 +303,25 @@ static size_t rehashSome(Htab *h, size_t n) {
  * arrays meanwhile. */
 #define HTAB_ADD_STEPS 2
 
+int htabOwing;
+
+/* A type with maxOwed owes the steps instead, until the table owes that
+ * many; its owner pays them with htabPayOwed outside the command. */
 static void rehashOnAccessSteps(Htab *h, size_t steps) {
-    if (htabIsRehashing(h) && h->pauseRehash == 0 && resizeAllowed) rehashSome(h, steps);
+    if (htabIsRehashing(h) && h->pauseRehash == 0 && resizeAllowed) {
+        if (h->owed + steps <= h->type->maxOwed) {
+            h->owed += (unsigned)steps;
+            htabOwing = 1;
+            return;
+        }
+        rehashSome(h, steps);
+    }
+}
+
+void htabPayOwed(Htab *h) {
+    size_t owed = h->owed;
+    h->owed = 0;
+    if (owed && htabIsRehashing(h) && h->pauseRehash == 0 && resizeAllowed) rehashSome(h, owed);
 }
 
 static void rehashOnAccess(Htab *h) { rehashOnAccessSteps(h, 1); }

@@ -15,8 +15,8 @@
  * bits well; siphash does).  Growing or shrinking allocates a
  * second array and moves the entries over a few buckets at a time: each
  * htabFind / htabFindLink / htabAdd / htabUnlink / htabRandom / htabSample
- * moves one bucket (htabAdd two), and the server's timer calls
- * htabRehashMicros.  While
+ * moves one bucket (htabAdd two), or owes them for htabPayOwed (a type
+ * with maxOwed), and the server's timer calls htabRehashMicros.  While
  * both arrays are live, lookups try table[0] then table[1] and new entries go
  * to table[1].  Rehashing is paused (no entry changes table) while
  * `pauseRehash` > 0, which safe iterators and htabScan callbacks rely on.
@@ -82,6 +82,10 @@ typedef struct HtabType {
      * The table keeps filling its current array meanwhile.  NULL: xcalloc,
      * or htabBigArrayAlloc. */
     void **(*allocTable)(const struct Htab *h, size_t slots);
+    /* Optional: the rehash steps lookups and adds may leave owed (up to
+     * this many buckets) for htabPayOwed to move later, outside the
+     * command that made them due.  0: each access moves its own. */
+    unsigned maxOwed;
 } HtabType;
 
 typedef struct Htab {
@@ -91,6 +95,7 @@ typedef struct Htab {
     size_t used[2];        /* entries held in each array */
     size_t rehashIdx;      /* while rehashing, table[0] slots below this are empty */
     int pauseRehash;       /* > 0: no entry may move between tables */
+    unsigned owed;         /* rehash steps owed (HtabType.maxOwed) */
 } Htab;
 
 /* Safe iterator: see htabIterInit.  Fields are private. */
@@ -194,6 +199,11 @@ int htabShrinkIfNeeded(Htab *h);
  * empty ones).  Returns 1 if the rehash is still unfinished, 0 if done or
  * none was running.  Does nothing (returns 1) while paused. */
 int htabRehashStep(Htab *h, int buckets);
+/* Set when some table took on owed rehash steps (HtabType.maxOwed); the
+ * owner clears it and calls htabPayOwed on its tables. */
+extern int htabOwing;
+/* Moves the buckets h owes, if rehashing may go on now; clears the debt. */
+void htabPayOwed(Htab *h);
 /* Rehashes in batches of 100 buckets until done or `us` microseconds have
  * passed.  Returns the number of non-empty buckets moved (0 while paused). */
 int htabRehashMicros(Htab *h, long long us);

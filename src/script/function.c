@@ -67,8 +67,8 @@ static void funcKey(const void *entry, const void **key, size_t *len) {
     *len = sdsLen(f->key);
 }
 
-static const HtabType libType = {hashName, libKey, NULL, NULL, NULL};
-static const HtabType funcType = {hashName, funcKey, NULL, NULL, NULL};
+static const HtabType libType = {hashName, libKey, NULL, NULL, NULL, 0};
+static const HtabType funcType = {hashName, funcKey, NULL, NULL, NULL, 0};
 
 static FunctionSet live = {.libs = {.type = &libType}, .index = {.type = &funcType}};
 

@@ -86,7 +86,7 @@ static void watchEntryKey(const void *entry, const void **key, size_t *len) {
     *len = sdsLen(n->key);
 }
 
-static const HtabType watchHtabType = {watchHashKey, watchEntryKey, NULL, NULL, NULL};
+static const HtabType watchHtabType = {watchHashKey, watchEntryKey, NULL, NULL, NULL, 0};
 
 static void multiCommand(Client *c);
 static void execCommand(Client *c);

@@ -110,8 +110,8 @@ static void subKey(const void *entry, const void **key, size_t *len) {
     *len = s->t->len;
 }
 
-static const HtabType targetType = {hashName, targetKey, NULL, NULL, NULL};
-static const HtabType subType = {hashName, subKey, NULL, NULL, NULL};
+static const HtabType targetType = {hashName, targetKey, NULL, NULL, NULL, 0};
+static const HtabType subType = {hashName, subKey, NULL, NULL, NULL, 0};
 
 static PubsubState *stateOf(Client *c, int create) {
     if (!c->pubsubState && create) {

@@ -109,8 +109,8 @@ static void pendingKeyOf(const void *e, const void **key, size_t *len) {
     *key = p->key;
     *len = p->len;
 }
-static const HtabType trackedType = {keyHash, trackedKeyOf, NULL, NULL, NULL};
-static const HtabType pendingType = {keyHash, pendingKeyOf, NULL, NULL, NULL};
+static const HtabType trackedType = {keyHash, trackedKeyOf, NULL, NULL, NULL, 0};
+static const HtabType pendingType = {keyHash, pendingKeyOf, NULL, NULL, NULL, 0};
 
 static Htab table;
 static unsigned long long totalItems; /* sum of the id counts in table */

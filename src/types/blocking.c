@@ -122,7 +122,7 @@ static void kwEntryKey(const void *entry, const void **key, size_t *len) {
     *len = sdsLen(kw->key);
 }
 
-static const HtabType kwType = {kwHash, kwEntryKey, NULL, NULL, NULL};
+static const HtabType kwType = {kwHash, kwEntryKey, NULL, NULL, NULL, 0};
 
 static KeyWaiters *kwFind(Db *db, const char *key, size_t len) {
     if (!db->blockingKeys || htabSize(db->blockingKeys) == 0) return NULL;

@@ -95,7 +95,7 @@ static void memberKey(const void *entry, const void **key, size_t *len) {
     *len = memberLen(m);
 }
 
-static const HtabType setHtabType = {memberHash, memberKey, NULL, NULL, NULL};
+static const HtabType setHtabType = {memberHash, memberKey, NULL, NULL, NULL, 0};
 
 /* A new member entry (caller owns it; not linked). */
 static SetMember *memberCreate(const char *s, size_t len) {

@@ -78,7 +78,7 @@ static void zsetEntryKey(const void *entry, const void **key, size_t *len) {
     *len = n->len;
 }
 
-static const HtabType zsetHtabType = {zsetHash, zsetEntryKey, NULL, NULL, NULL};
+static const HtabType zsetHtabType = {zsetHash, zsetEntryKey, NULL, NULL, NULL, 0};
 
 static Zset *zsetCreate(void) {
     Zset *z = xmalloc(sizeof(*z));

@@ -43,8 +43,8 @@ static void testEntryKey(const void *entry, const void **key, size_t *len) {
     *len = e->len;
 }
 
-static const HtabType goodType = {fnvHash, testEntryKey, NULL, NULL, NULL};
-static const HtabType poorType = {poorHash, testEntryKey, NULL, NULL, NULL};
+static const HtabType goodType = {fnvHash, testEntryKey, NULL, NULL, NULL, 0};
+static const HtabType poorType = {poorHash, testEntryKey, NULL, NULL, NULL, 0};
 
 static TestEntry *newEntry(const char *fmt, long n) {
     char buf[64];
@@ -231,6 +231,79 @@ static void test_find_during_rehash(void **state) {
     htabRelease(h, freeEntry, NULL);
 }
 
+/* A type with maxOwed: a lookup (one step) or an add (two) while
+ * rehashing moves nothing and owes its steps instead, up to maxOwed; past
+ * that, each access moves its own as without it.  htabPayOwed moves what
+ * is owed and clears it, and neither owes nor moves while rehashing is
+ * paused or resizing disallowed (a fork child shares the pages). */
+static void test_owed_rehash_steps(void **state) {
+    static const HtabType owingType = {fnvHash, testEntryKey, NULL, NULL, NULL, 10};
+    Htab *h = htabCreate(&owingType);
+    long n = 0;
+    /* Paid after each add, the growths come where they do without debt. */
+    while (!(n > 700 && htabIsRehashing(h))) {
+        htabAdd(h, newEntry("o%ld", n++));
+        if (!(n > 700 && htabIsRehashing(h))) htabPayOwed(h);
+    }
+    assert_int_equal(n, 712);
+    size_t idx = h->rehashIdx, used0 = h->used[0];
+    htabOwing = 0;
+    /* The add that started the rehash owed nothing (none was due yet). */
+    assert_int_equal(h->owed, 0);
+    assert_non_null(findf(h, "o%ld", 5));
+    htabAdd(h, newEntry("o%ld", n++));
+    assert_int_equal(h->owed, 3);
+    assert_true(htabOwing);
+    assert_int_equal(h->rehashIdx, idx);
+    assert_int_equal(h->used[0], used0);
+    for (int i = 0; i < 7; i++) assert_non_null(findf(h, "o%ld", i));
+    assert_int_equal(h->owed, 10);
+    assert_int_equal(h->used[0], used0);
+    /* Full: the next access moves its own bucket. */
+    assert_non_null(findf(h, "o%ld", 9));
+    assert_int_equal(h->owed, 10);
+    assert_true(h->used[0] < used0);
+    used0 = h->used[0];
+    htabPayOwed(h);
+    assert_int_equal(h->owed, 0);
+    assert_true(h->used[0] < used0);
+    checkCounts(h);
+
+    /* Paused or resizing disallowed: nothing owed, nothing moved. */
+    for (int mode = 0; mode < 2; mode++) {
+        if (mode == 0) htabPauseRehash(h);
+        else htabSetResizeAllowed(0);
+        used0 = h->used[0];
+        assert_non_null(findf(h, "o%ld", 1));
+        htabAdd(h, newEntry("o%ld", n++));
+        assert_int_equal(h->owed, 0);
+        assert_int_equal(h->used[0], used0);
+        if (mode == 0) htabResumeRehash(h);
+        else htabSetResizeAllowed(1);
+    }
+    assert_non_null(findf(h, "o%ld", 1));
+    assert_int_equal(h->owed, 1);
+    htabPauseRehash(h);
+    used0 = h->used[0];
+    htabPayOwed(h); /* dropped: the paused table moves nothing */
+    assert_int_equal(h->owed, 0);
+    assert_int_equal(h->used[0], used0);
+    htabResumeRehash(h);
+
+    /* Paying as it goes, the rehash ends and every key is found. */
+    while (htabIsRehashing(h)) {
+        htabAdd(h, newEntry("o%ld", n++));
+        htabPayOwed(h);
+        checkCounts(h);
+    }
+    assert_int_equal(h->owed, 0);
+    for (long i = 0; i < n; i++) assert_non_null(findf(h, "o%ld", i));
+    /* Not rehashing: an access owes nothing. */
+    assert_non_null(findf(h, "o%ld", 0));
+    assert_int_equal(h->owed, 0);
+    htabRelease(h, freeEntry, NULL);
+}
+
 /* htabFindLinkHash gives the key's hash whether or not it finds the key
  * (empty table included), and htabAddHash with that hash files the entry
  * where every lookup finds it: through growths and rehashes, on a table
@@ -396,7 +469,7 @@ static int growCheck(size_t moreBytes, double load) {
 }
 
 static void test_growth_deferred_while_not_allowed(void **state) {
-    static const HtabType gatedType = {fnvHash, testEntryKey, growCheck, NULL, NULL};
+    static const HtabType gatedType = {fnvHash, testEntryKey, growCheck, NULL, NULL, 0};
     Htab *h = htabCreate(&gatedType);
     growOk = 1;
     addRange(h, "g%ld", 0, 64);
@@ -426,7 +499,7 @@ static void recordFreeTable(void **table, size_t slots) {
 }
 
 static void test_free_table_hook(void **state) {
-    static const HtabType hookType = {fnvHash, testEntryKey, NULL, recordFreeTable, NULL};
+    static const HtabType hookType = {fnvHash, testEntryKey, NULL, recordFreeTable, NULL, 0};
     freedCount = 0;
     Htab *h = htabCreate(&hookType);
     addRange(h, "f%ld", 0, 4);
@@ -516,7 +589,7 @@ static void **deferringAlloc(const Htab *h, size_t slots) {
 }
 
 static void test_alloc_table_deferred(void **state) {
-    static const HtabType deferType = {fnvHash, testEntryKey, NULL, NULL, deferringAlloc};
+    static const HtabType deferType = {fnvHash, testEntryKey, NULL, NULL, deferringAlloc, 0};
     allocRefusals = 0;
     Htab *h = htabCreate(&deferType);
     addRange(h, "d%ld", 0, 63);
@@ -1308,6 +1381,7 @@ int main(void) {
         cmocka_unit_test_setup(test_release_frees_buckets, setup),
         cmocka_unit_test_setup(test_unit_of, setup),
         cmocka_unit_test_setup(test_find_then_add_with_the_hash, setup),
+        cmocka_unit_test_setup(test_owed_rehash_steps, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

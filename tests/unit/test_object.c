@@ -779,8 +779,10 @@ static void test_keyspace_api(void **state) {
     static Seen a, b, c;
     char key[32];
     size_t n = 0, volatileKeys = 0;
-    /* Add keys until past 1000 and a rehash is under way. */
+    /* Add keys until past 1000 and a rehash is under way, paying the
+     * owed rehash steps before each add as the server's loop does. */
     while (n < 1000 || !htabIsRehashing(dbKeyTable(db, 0))) {
+        dbPayRehash(db, 1);
         int len = snprintf(key, sizeof(key), "key:%zu", n);
         if (n % 3 == 0) {
             dbAdd(db, kvCreateIntExpire(key, (size_t)len, (long long)n, 1000 + (long long)n));
