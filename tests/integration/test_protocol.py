@@ -511,3 +511,47 @@ def test_key_prefetch_look_ahead_changes_no_reply(server, oracle, pieces):
             time.sleep(0.05)
         c.send(cmd("PING"))
         assert c.read_all(1.0) == expected
+
+
+def _read_replies(conn, n):
+    """The bytes of n replies of one line (+, -, :) or one bulk string."""
+    out = b""
+    for _ in range(n):
+        line = conn.recv_until(b"\r\n")
+        out += line
+        if line.startswith(b"$") and not line.startswith(b"$-1"):
+            out += conn.recv_exact(int(line[1:-2]) + 2)
+    return out
+
+
+def _many_clients_pipelines(srv):
+    """40 connections each send a 12-command pipeline at once (one read
+    batch holds far more keys than one client's look-ahead); returns each
+    connection's replies."""
+    r = srv.client()
+    for i in range(0, 20000, 1000):
+        r.mset({"pfp:%d" % j: "value:%d" % j for j in range(i, i + 1000)})
+    conns = [srv.connect() for _ in range(40)]
+    try:
+        payloads = []
+        for i in range(40):
+            p = b""
+            for j in range(3):
+                mine = "pfm:%d:%d" % (i, j)
+                p += cmd("SET", mine, "v%d" % j) + cmd("GET", "pfp:%d" % (i * 300 + j)) + cmd("INCR", mine + ":n")
+                p += cmd("GET", mine) if j != 1 else cmd("DEL", mine, "pfp:%d" % (i * 300 + 7))
+            payloads.append(p)
+        for c, p in zip(conns, payloads):
+            c.send(p)
+        return [_read_replies(c, 12) for c in conns]
+    finally:
+        for c in conns:
+            c.close()
+
+
+# A read batch of many clients fetches many keys ahead (core/net.c,
+# PREFETCH_KEYS): each client's replies are Redis's, byte for byte.
+def test_key_prefetch_many_clients_changes_no_reply(server, oracle):
+    got, expected = _many_clients_pipelines(server), _many_clients_pipelines(oracle)
+    assert all(expected), "oracle produced no reply"
+    assert got == expected
