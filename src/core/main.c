@@ -180,8 +180,7 @@ static pid_t freeAtExitPid;
 static void freeDataAtExit(void) {
     if (!server.db || getpid() != freeAtExitPid) return;
     lazyfreeWaitIdle();
-    dbFreeAll(server.db, server.cfg.databases);
-    server.db = NULL;
+    dbClearAll(server.db, server.cfg.databases); /* the databases stay: see serverShutdown */
 }
 #endif
 

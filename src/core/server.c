@@ -255,12 +255,12 @@ void serverShutdown(int exitCode) {
     }
 #ifdef CAIRN_SANITIZE
     /* Values sit at unaligned offsets inside packed entries, where
-     * LeakSanitizer cannot see them: free everything so that a leak report
+     * LeakSanitizer cannot see them: free every key so that a leak report
      * at exit means a real leak.  What a FLUSHALL ASYNC handed to the
-     * lazyfree thread is freed first. */
+     * lazyfree thread is freed first.  The databases themselves stay: the
+     * watched and blocking keys of clients still connected hang on them. */
     lazyfreeWaitIdle();
-    dbFreeAll(server.db, server.cfg.databases);
-    server.db = NULL;
+    dbClearAll(server.db, server.cfg.databases);
 #endif
     serverLog(LL_WARNING, "Cairn is now ready to exit, bye bye...");
     exit(exitCode);

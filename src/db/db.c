@@ -343,14 +343,19 @@ static void slotTablesFree(DbSlotTables *st, void (*freeEntry)(void *entry, void
     xfree(st);
 }
 
-void dbFreeAll(Db *dbs, int count) {
+void dbClearAll(Db *dbs, int count) {
     slabReleaseBatch(1); /* the emptied slabs go back in runs (ds/slab.h) */
     for (int i = 0; i < count; i++) {
         htabClear(&dbs[i].ks.keys, freeEntryCb, NULL);
         slotTablesFree(dbs[i].ks.slots, freeEntryCb);
+        dbs[i].ks.slots = NULL;
         cvFree(&dbs[i].ks.ttl);
     }
     slabReleaseBatch(0);
+}
+
+void dbFreeAll(Db *dbs, int count) {
+    dbClearAll(dbs, count);
     xfree(dbs);
 }
 

@@ -75,6 +75,10 @@ typedef struct Db {
 /* Database array lifecycle. */
 Db *dbCreateAll(int count);
 void dbFreeAll(Db *dbs, int count);
+/* Frees every key of every database, leaving the databases empty (and
+ * what other layers hang on them, watched and blocking keys, in place);
+ * safe to call again. */
+void dbClearAll(Db *dbs, int count);
 
 /* Lookup flags. */
 #define LOOKUP_NONE 0
