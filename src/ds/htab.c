@@ -305,23 +305,25 @@ static size_t rehashSome(Htab *h, size_t n) {
 
 int htabOwing;
 
+/* Whether an access's (or an owed) rehash step may move buckets now. */
+static inline int mayStep(const Htab *h) { return htabIsRehashing(h) && h->pauseRehash == 0 && resizeAllowed; }
+
 /* A type with maxOwed owes the steps instead, until the table owes that
  * many; its owner pays them with htabPayOwed outside the command. */
 static void rehashOnAccessSteps(Htab *h, size_t steps) {
-    if (htabIsRehashing(h) && h->pauseRehash == 0 && resizeAllowed) {
-        if (h->owed + steps <= h->type->maxOwed) {
-            h->owed += (unsigned)steps;
-            htabOwing = 1;
-            return;
-        }
-        rehashSome(h, steps);
+    if (!mayStep(h)) return;
+    if (h->owed + steps <= h->type->maxOwed) {
+        h->owed += (unsigned)steps;
+        htabOwing = 1;
+        return;
     }
+    rehashSome(h, steps);
 }
 
 void htabPayOwed(Htab *h) {
     size_t owed = h->owed;
     h->owed = 0;
-    if (owed && htabIsRehashing(h) && h->pauseRehash == 0 && resizeAllowed) rehashSome(h, owed);
+    if (owed && mayStep(h)) rehashSome(h, owed);
 }
 
 static void rehashOnAccess(Htab *h) { rehashOnAccessSteps(h, 1); }

@@ -286,20 +286,26 @@ def aof_dir(dirpath):
     return {n: open(os.path.join(d, n), "rb").read() for n in sorted(os.listdir(d))}
 
 
+def manifest_of(files):
+    """The manifest's name and lines, or None unless there is exactly one."""
+    m = [n for n in files if n.endswith(".manifest")]
+    return (m[0], files[m[0]].decode().splitlines()) if len(m) == 1 else None
+
+
 def only_manifest_files(dirpath):
     """Whether appendonlydir holds only its manifest and the files it names."""
     files = aof_dir(dirpath)
-    m = [n for n in files if n.endswith(".manifest")]
-    if len(m) != 1:
+    mf = manifest_of(files)
+    if not mf:
         return False
-    named = {ln.split()[1] for ln in files[m[0]].decode().splitlines() if ln.startswith("file ")}
-    return set(files) - set(m) == named
+    named = {ln.split()[1] for ln in mf[1] if ln.startswith("file ")}
+    return set(files) - {mf[0]} == named
 
 
 def manifest_base(files):
-    m = [n for n in files if n.endswith(".manifest")]
-    assert len(m) == 1, files.keys()
-    return [ln for ln in files[m[0]].decode().splitlines() if "type b" in ln]
+    mf = manifest_of(files)
+    assert mf, files.keys()
+    return [ln for ln in mf[1] if "type b" in ln]
 
 
 @pytest.mark.parametrize("impl,mode", [("cairn", "fork"), ("cairn", "inline"), ("redis", "fork")])

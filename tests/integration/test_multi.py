@@ -10,7 +10,7 @@ import redis
 
 from compare import BOTH, debug_target, try_debug_active_expire_off
 from requires import require_commands
-from resphelp import bulk
+from resphelp import bulk, encode
 from txhelp import Conn
 from waithelp import poll as wait_until
 
@@ -571,10 +571,10 @@ def test_shutdown_with_clients_watching_and_blocked(start_server):
     s = start_server()
     s.client().set("a", "1")
     w = s.connect()
-    w.send(b"*6\r\n$5\r\nWATCH\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n$1\r\nd\r\n$1\r\ne\r\n")
+    w.send(encode("WATCH", "a", "b", "c", "d", "e"))
     w.expect(b"+OK\r\n")
     b = s.connect()
-    b.send(b"*3\r\n$5\r\nBLPOP\r\n$1\r\nq\r\n$1\r\n0\r\n")
+    b.send(encode("BLPOP", "q", "0"))
     assert wait_until(lambda: s.client().info("clients")["blocked_clients"] == 1)
     try:
         assert s.stop() is None

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from requires import require_commands
-from resphelp import encode as cmd
+from resphelp import encode as cmd, read_values
 
 PONG = b"+PONG\r\n"
 
@@ -513,17 +513,6 @@ def test_key_prefetch_look_ahead_changes_no_reply(server, oracle, pieces):
         assert c.read_all(1.0) == expected
 
 
-def _read_replies(conn, n):
-    """The bytes of n replies of one line (+, -, :) or one bulk string."""
-    out = b""
-    for _ in range(n):
-        line = conn.recv_until(b"\r\n")
-        out += line
-        if line.startswith(b"$") and not line.startswith(b"$-1"):
-            out += conn.recv_exact(int(line[1:-2]) + 2)
-    return out
-
-
 def _many_clients_pipelines(srv):
     """40 connections each send a 12-command pipeline at once (one read
     batch holds far more keys than one client's look-ahead); returns each
@@ -543,7 +532,7 @@ def _many_clients_pipelines(srv):
             payloads.append(p)
         for c, p in zip(conns, payloads):
             c.send(p)
-        return [_read_replies(c, 12) for c in conns]
+        return [read_values(c, 12) for c in conns]
     finally:
         for c in conns:
             c.close()
