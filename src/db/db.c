@@ -195,17 +195,32 @@ void dbPrefetchStart(Db *db, const char *key, size_t len, DbPrefetch *p) {
     Htab *t = tableOf(db, key, len);
     p->tab = htabSize(t) ? t : NULL;
     if (!p->tab) return;
+    p->key = key;
+    p->len = len;
     p->hash = hashKey(key, len);
     htabPrefetchHash(t, p->hash, 0);
 }
 
-void dbPrefetchEntry(const DbPrefetch *p) {
+void dbPrefetchEntry(DbPrefetch *p) {
+    p->first = NULL;
     if (!p->tab) return;
     /* Also its slab's header: a write (SET, DEL) frees the entry it finds
      * (replaced or deleted), and the free reads and writes that header, a
      * line no other access brings in. */
-    const void *e = htabPrefetchHash(p->tab, p->hash, 1);
+    const void *e = p->first = htabPrefetchHash(p->tab, p->hash, 1);
     if (e) slabPrefetchHeader(e);
+}
+
+void dbPrefetchChain(const DbPrefetch *p) {
+    if (!p->first) return;
+    int own;
+    const kvobj *o = htabPrefetchNext(p->tab, p->first, p->key, p->len, &own);
+    if (!o) return;
+    /* The key's own entry: its value too, when it lives behind a pointer
+     * (a string over the inline size, a collection's header).  The next
+     * entry of the chain: its slab's header, as for the first. */
+    if (!own) slabPrefetchHeader(o);
+    else if (kvSlotSizeFor(kvRawEncoding(o)) == 6) __builtin_prefetch(kvPtr(o));
 }
 
 /* The table to add key to: in cluster mode the slot tables are made at

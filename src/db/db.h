@@ -99,14 +99,21 @@ kvobj *dbFind(Db *db, const char *key, size_t len);
 
 /* A coming lookup of key fetched ahead (ds/htab.h htabPrefetch), for a
  * batch of commands about to run: dbPrefetchStart for each key (its bucket
- * slot), then dbPrefetchEntry for each (the entry the slot points to), so
- * the cache misses of the batch overlap.  Only a hint: nothing changes. */
+ * slot), then dbPrefetchEntry for each (the entry the slot points to),
+ * then dbPrefetchChain for each (the next entry of the chain when the
+ * first is another key's, or the value behind the key's own entry), so
+ * the cache misses of the batch overlap.  Only a hint: nothing changes.
+ * key must stay in place until dbPrefetchChain. */
 typedef struct DbPrefetch {
     const struct Htab *tab; /* NULL: nothing to fetch (empty table) */
     uint64_t hash;
+    const char *key;
+    size_t len;
+    const void *first; /* the chain's first entry (dbPrefetchEntry), or NULL */
 } DbPrefetch;
 void dbPrefetchStart(Db *db, const char *key, size_t len, DbPrefetch *p);
-void dbPrefetchEntry(const DbPrefetch *p);
+void dbPrefetchEntry(DbPrefetch *p);
+void dbPrefetchChain(const DbPrefetch *p);
 
 /* Packed idle collections (ds/pack.h; docs/architecture.md "Packed idle
  * collections").  A small hash, sorted set or set listpack, or an intset,

@@ -656,6 +656,13 @@ void *htabPrefetchHash(const Htab *h, uint64_t hash, int stage) {
     return first;
 }
 
+const void *htabPrefetchNext(const Htab *h, const void *entry, const void *key, size_t len, int *own) {
+    if ((*own = entryHasKey(h, entry, key, len))) return entry;
+    const void *next = htabLinkGet((void *const *)entry);
+    if (next) __builtin_prefetch(next);
+    return next;
+}
+
 void htabEntryTooWide(const void *entry) {
     fprintf(stderr, "htab: entry address %p does not fit a 48-bit link\n", entry);
     abort();

@@ -256,6 +256,11 @@ void htabPrefetch(const Htab *h, const void *key, size_t len, int entryToo);
  * overlap.  Stage 1 returns the entry it fetched (the first of the chain,
  * maybe not the key's), NULL if none. */
 void *htabPrefetchHash(const Htab *h, uint64_t hash, int stage);
+/* Stage 2, given what stage 1 returned (entry, now in cache or on its
+ * way): entry itself, *own set, when it holds key; otherwise fetches the
+ * next entry of its chain, where the lookup goes next, and returns it
+ * (NULL at the chain's end), *own 0. */
+const void *htabPrefetchNext(const Htab *h, const void *entry, const void *key, size_t len, int *own);
 
 /* A table walked in pieces, several threads at once, each its own range
  * of buckets: htabArrayBuckets(h, t) is the size of bucket array t (array 1

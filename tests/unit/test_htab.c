@@ -356,11 +356,19 @@ static void test_prefetch_hash_changes_nothing(void **state) {
         TestEntry *e = head;
         while (e && e != want) e = htabLinkGet(&e->next);
         assert_ptr_equal(e, want);
+        /* Stage 2: the head itself when it is the key's, else the next
+         * entry of the chain. */
+        int mine;
+        assert_ptr_equal(htabPrefetchNext(h, head, buf, (size_t)len, &mine), head == want ? head : htabLinkGet(&head->next));
+        assert_int_equal(mine, head == want);
     }
     /* A key that is absent: its bucket is empty (NULL) or holds other
      * keys' entries, which are the table's own. */
     TestEntry *other = htabPrefetchHash(h, fnvHash("absent", 6), 1);
     if (other) assert_ptr_equal(htabFind(h, other->key, other->len), other);
+    int own = -1;
+    if (other) assert_ptr_equal(htabPrefetchNext(h, other, "absent", 6, &own), htabLinkGet(&other->next));
+    if (other) assert_int_equal(own, 0);
 
     /* During a rehash (poor hashes: long chains in both arrays). */
     Htab *p = htabCreate(&poorType);
@@ -374,7 +382,13 @@ static void test_prefetch_hash_changes_nothing(void **state) {
         int len = snprintf(buf, sizeof(buf), "q%ld", i);
         uint64_t hash = poorHash(buf, (size_t)len);
         htabPrefetchHash(p, hash, 0);
-        assert_non_null(htabPrefetchHash(p, hash, 1));
+        TestEntry *head = htabPrefetchHash(p, hash, 1);
+        assert_non_null(head);
+        int mine;
+        const TestEntry *got = htabPrefetchNext(p, head, buf, (size_t)len, &mine);
+        if (mine) assert_ptr_equal(got, head);
+        if (mine) assert_memory_equal(got->key, buf, (size_t)len + 1); /* the key's own (findf would step) */
+        else assert_ptr_equal(got, htabLinkGet(&head->next));
     }
     assert_int_equal(p->used[0], used0);
     assert_int_equal(p->used[1], used1);
