@@ -139,6 +139,18 @@ def stats(r):
         cum = {buckets[j]: buckets[j + 1] for j in range(0, len(buckets), 2)}
         upto16 = max((v for k, v in cum.items() if k <= 16), default=0)
         out[name]["over16"] = (out[name]["calls"] - upto16) / out[name]["calls"] if out[name]["calls"] else 0.0
+        upto8 = max((v for k, v in cum.items() if k <= 8), default=0)
+        out[name]["over8_n"] = out[name]["calls"] - upto8
+    # Calls over 8 us per second spent inside the command (INFO
+    # commandstats' usec): how often something stops a command, per unit
+    # of exposure.  Interruptions from outside the server (the host, the
+    # kernel's interrupts) hit both servers at a similar rate per second
+    # inside a command; a server's own stalls add to it.
+    cs = r.info("commandstats")
+    for name in ("set", "get"):
+        usec = cs.get("cmdstat_" + name, {}).get("usec", 0)
+        if name in out and usec:
+            out[name]["over8_per_s"] = out[name].get("over8_n", 0) / (usec / 1e6)
     n = r.execute_command("SLOWLOG", "LEN")
     entries = r.execute_command("SLOWLOG", "GET", 10000)
     names = collections.Counter()
@@ -255,11 +267,12 @@ def run_one(binary, sname, scen, args):
 
 def fmt_row(res):
     st, gt, sl = res.get("set", {}), res.get("get", {}), res["slow"]
-    return "%-15s %-6s %9s %7.2f | %6.1f %7.1f %8d | %6.1f %7.1f %8d | %6.3f %6.3f | %5d %-30s | %7.2f %7.2f | %6d %7.0f %7d" % (
+    return "%-15s %-6s %9s %7.2f | %6.1f %7.1f %8d | %6.1f %7.1f %8d | %6.3f %6.3f | %7.0f %7.0f | %5d %-30s | %7.2f %7.2f | %6d %7.0f %7d" % (
         res["scenario"], res["server"], str(res.get("size", "")) + ("!" if res.get("late") else ""), res.get("event_s", float("nan")),
         st.get("p99", float("nan")), st.get("p99.9", float("nan")), st.get("max_bucket", 0),
         gt.get("p99", float("nan")), gt.get("p99.9", float("nan")), gt.get("max_bucket", 0),
-        st.get("over16", float("nan")) * 100, gt.get("over16", float("nan")) * 100, sl["count"], ",".join("%s:%d" % kv for kv in sorted(sl["names"].items()))[:30],
+        st.get("over16", float("nan")) * 100, gt.get("over16", float("nan")) * 100,
+        st.get("over8_per_s", float("nan")), gt.get("over8_per_s", float("nan")), sl["count"], ",".join("%s:%d" % kv for kv in sorted(sl["names"].items()))[:30],
         res["probe_p999_ms"], res["probe_max_ms"], res["preempt"], res["wait_ms"], res.get("minflt", 0))
 
 
@@ -271,10 +284,13 @@ def stalls(args, results):
           " entries over 1 ms; probe: a client GET every 1 ms, its p99.9 and max in ms; preempt: times the\n"
           " kernel took the CPU from the server's main thread; wait ms: its time runnable but not running;\n"
           " minflt: the main thread's minor page faults in the measured window; >16us: % of the calls\n"
-          " over 16 us, from the histogram -- p99.9 is in that tail once it passes 0.1%)")
-    print("%-15s %-6s %9s %7s | %6s %7s %8s | %6s %7s %8s | %6s %6s | %5s %-30s | %7s %7s | %6s %7s %7s" % (
+          " over 16 us, from the histogram -- p99.9 is in that tail once it passes 0.1%; >8/s: calls over\n"
+          " 8 us per second spent inside the command (INFO commandstats usec) -- interruptions from outside\n"
+          " the server come at a similar rate per second inside a command for both servers, so a server's\n"
+          " share of slow calls is that rate times its time per call)")
+    print("%-15s %-6s %9s %7s | %6s %7s %8s | %6s %7s %8s | %6s %6s | %7s %7s | %5s %-30s | %7s %7s | %6s %7s %7s" % (
         "scenario", "server", "size", "event s", "SET99", "SET99.9", "SETmax", "GET99", "GET99.9", "GETmax",
-        "SET>16", "GET>16", "slow", "slow commands", "probe99", "probemx", "preempt", "wait ms", "minflt"))
+        "SET>16", "GET>16", "SET>8/s", "GET>8/s", "slow", "slow commands", "probe99", "probemx", "preempt", "wait ms", "minflt"))
     only = args.only.split(",") if args.only else SCENARIOS
     for scen in SCENARIOS:
         if scen not in only:
