@@ -84,13 +84,12 @@ static void **keyTableAllocTable(const Htab *h, size_t slots) {
     return lazyfreeTakeTable(slots);
 }
 
-static const HtabType keyTableType = {hashKey, entryKey, keyTableGrowAllowed, keyTableFreeTable,
-                                      keyTableAllocTable, 0};
-/* The single key table (not the slot tables) leaves the rehash steps its
- * commands make due to dbPayRehash, after their replies are written. */
-#define KEY_TABLE_MAX_OWED 4096
-static const HtabType keyTableDeferType = {hashKey, entryKey, keyTableGrowAllowed, keyTableFreeTable,
-                                           keyTableAllocTable, KEY_TABLE_MAX_OWED};
+/* The slot tables pay their rehash steps as they go; the single key table
+ * leaves those its commands make due to dbPayRehash, after their replies
+ * are written. */
+#define KEY_TABLE_TYPE(maxOwed) {hashKey, entryKey, keyTableGrowAllowed, keyTableFreeTable, keyTableAllocTable, maxOwed}
+static const HtabType keyTableType = KEY_TABLE_TYPE(0);
+static const HtabType keyTableDeferType = KEY_TABLE_TYPE(4096);
 
 /* --- hash slots (cluster mode) ---
  * With dbUseSlots, a database keeps one key table per hash slot
@@ -358,14 +357,20 @@ static void slotTablesFree(DbSlotTables *st, void (*freeEntry)(void *entry, void
     xfree(st);
 }
 
+/* Frees db's keys, its slot tables and TTL index, leaving it empty (the
+ * caller brackets it with slabReleaseBatch). */
+static void dropKeys(Db *db) {
+    htabClear(&db->ks.keys, freeEntryCb, NULL);
+    slotTablesFree(db->ks.slots, freeEntryCb);
+    db->ks.slots = NULL;
+    db->ks.slotKeys = 0;
+    cvFree(&db->ks.ttl);
+    db->ks.avgTtl = 0;
+}
+
 void dbClearAll(Db *dbs, int count) {
     slabReleaseBatch(1); /* the emptied slabs go back in runs (ds/slab.h) */
-    for (int i = 0; i < count; i++) {
-        htabClear(&dbs[i].ks.keys, freeEntryCb, NULL);
-        slotTablesFree(dbs[i].ks.slots, freeEntryCb);
-        dbs[i].ks.slots = NULL;
-        cvFree(&dbs[i].ks.ttl);
-    }
+    for (int i = 0; i < count; i++) dropKeys(&dbs[i]);
     slabReleaseBatch(0);
 }
 
@@ -964,13 +969,8 @@ long long dbEmpty(Db *db) {
     lazyfreeDropTable(1, 0);
     long long n = (long long)dbSize(db);
     slabReleaseBatch(1); /* the emptied slabs go back in runs (ds/slab.h) */
-    htabClear(&db->ks.keys, freeEntryCb, NULL);
-    slotTablesFree(db->ks.slots, freeEntryCb);
+    dropKeys(db);
     slabReleaseBatch(0);
-    db->ks.slots = NULL;
-    db->ks.slotKeys = 0;
-    cvFree(&db->ks.ttl);
-    db->ks.avgTtl = 0;
     return n;
 }
 
