@@ -107,15 +107,18 @@ def test_key_table_rehash_finishes_while_idle(start_server):
     to 1.5 slots per key."""
     r = start_server(**{"enable-debug-command": "yes", "hz": "1"}).client()
     r.execute_command("DEBUG", "POPULATE", 480000)
-    # Past 466,609 keys the table asks the lazy-free thread for its next
-    # array (699,913 slots) and keeps filling the old one until it is
-    # ready; the add after that starts the rehash.
+    # Once as many keys as its slots, the table asks the lazy-free thread
+    # for its next array and keeps filling the old one until it is ready;
+    # the add after that starts the rehash.  The size POPULATE leaves
+    # depends on when its own rehashes ended (their steps are owed inside
+    # one command), up to 120,000 keys short of the next growth: the keys
+    # go in a thousand a call.
     first = key_table_bytes(r)
     deadline = time.monotonic() + 30
     i = 0
     while key_table_bytes(r) == first and time.monotonic() < deadline:
-        r.set("extra:%d" % i, "x")
-        i += 1
+        r.mset({"extra:%d" % j: "x" for j in range(i, i + 1000)})
+        i += 1000
     while key_table_bytes(r) > 12 * r.dbsize() and time.monotonic() < deadline:
         time.sleep(0.05)
     keys = r.dbsize()
