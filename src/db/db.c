@@ -892,6 +892,7 @@ kvobj *dbAddUnique(Db *db, kvobj *o) {
  * previous entry's link word, from htabFindLink). */
 static kvobj *replaceAt(Db *db, void **link, kvobj *old, kvobj *fresh, int keepTtl) {
     int oldExp = kvHasExpire(old);
+    if (lfuActive()) kvSetLru(fresh, kvLru(old)); /* an LRU clock is fresh's own: now */
     /* Callers that keep a TTL build fresh with old's expire (object.h
      * kvCreate...Expire); this move is the fallback for one that did not
      * (SET KEEPTTL over an expired key on a replica). */
@@ -926,7 +927,14 @@ kvobj *dbReplace(Db *db, kvobj *old, kvobj *fresh, int keepTtl) {
                      keepTtl);
 }
 
-kvobj *dbSetKey(Db *db, kvobj *fresh, int keepTtl) {
+/* The access an overwrite of o is (dbSetKey), where it matters: under an
+ * LFU policy the counter passes to the new value (replaceAt); an LRU clock
+ * is the new value's own. */
+static void touchOverwritten(kvobj *o) {
+    if (lfuActive() && !dbNoTouch) touch(o);
+}
+
+kvobj *dbSetKey(Db *db, kvobj *fresh, int flags) {
     /* Every key table hashes with hashKey, so the hash found here serves
      * the add too, in whichever table tableForAdd picks. */
     uint64_t hash;
@@ -938,9 +946,36 @@ kvobj *dbSetKey(Db *db, kvobj *fresh, int keepTtl) {
         deleteExpired(db, old);
         link = NULL;
     }
-    if (link) return replaceAt(db, link, old, fresh, keepTtl);
-    addHashed(db, fresh, hash);
-    return fresh;
+    if (!link) {
+        addHashed(db, fresh, hash);
+        return fresh;
+    }
+    if (!(flags & DB_SET_SEEN)) touchOverwritten(old);
+    return replaceAt(db, link, old, fresh, flags & DB_SET_KEEPTTL);
+}
+
+kvobj *dbSetString(Db *db, const char *key, size_t len, const char *val, size_t vlen, int withExpire,
+                   long long when) {
+    uint64_t hash;
+    void **link = htabFindLinkHash(tableOf(db, key, len), key, len, &hash);
+    kvobj *old = link ? htabLinkGet(link) : NULL;
+    if (old && kvIsExpired(old)) {
+        if (!dbIgnoreExpire && lazyDeleteAllowed(LOOKUP_WRITE_)) { /* as dbSetKey */
+            deleteExpired(db, old);
+            link = NULL;
+        }
+    } else if (old && !dbMemberTtlKeys && kvRewriteString(old, val, vlen, withExpire, when)) {
+        if (lfuActive()) touchOverwritten(old);
+        else kvSetLru(old, dbLruClock); /* a fresh entry's */
+        return old;
+    }
+    kvobj *fresh = withExpire ? kvCreateStringExpire(key, len, val, vlen, when) : kvCreateString(key, len, val, vlen);
+    if (!link) {
+        addHashed(db, fresh, hash);
+        return fresh;
+    }
+    touchOverwritten(old);
+    return replaceAt(db, link, old, fresh, 0);
 }
 
 void (*dbModuleUnlinkHook)(Db *db, const kvobj *o);

@@ -174,13 +174,28 @@ void dbAdd(Db *db, kvobj *o);
 kvobj *dbAddUnique(Db *db, kvobj *o);
 /* Replace an entry by a new one for the same key (new value, same or new
  * expire).  A fresh entry built with an expire (kvCreate...Expire) keeps
- * it; one without keeps the old expire when keepTtl, else has none.
- * Frees the old entry and its value.  Takes ownership of fresh. */
+ * it; one without keeps the old expire when keepTtl, else has none.  Under
+ * an LFU policy fresh takes old's counter (old was looked up: that was the
+ * access).  Frees the old entry and its value.  Takes ownership of fresh. */
 kvobj *dbReplace(Db *db, kvobj *old, kvobj *fresh, int keepTtl);
 /* Set key to entry: add or overwrite (SET semantics).  The key's expire is
- * fresh's own when it was built with one, else the old one when keepTtl,
- * else none.  Takes ownership of fresh.  Returns the stored entry. */
-kvobj *dbSetKey(Db *db, kvobj *fresh, int keepTtl);
+ * fresh's own when it was built with one, else the old one when flags has
+ * DB_SET_KEEPTTL, else none.  An overwrite is an access of the old key, as
+ * Redis's lookup before a set is (its LRU clock or LFU counter is touched),
+ * unless flags has DB_SET_SEEN: the caller's own lookup of the key already
+ * was that access.  Under an LFU policy fresh then takes the old key's
+ * counter, as Redis's overwrite keeps the old value's.  Takes ownership of
+ * fresh.  Returns the stored entry. */
+#define DB_SET_KEEPTTL 1
+#define DB_SET_SEEN 2
+kvobj *dbSetKey(Db *db, kvobj *fresh, int flags);
+/* dbSetKey of a string value (val copied; expire `when` if withExpire,
+ * else none; flags 0): a plain SET or MSET.  A live string entry whose
+ * block fits the new value as a fresh one would (kvRewriteString) is
+ * overwritten in place: no allocation, no free, no relinking.  Returns
+ * the stored entry. */
+kvobj *dbSetString(Db *db, const char *key, size_t len, const char *val, size_t vlen, int withExpire,
+                   long long when);
 /* Delete a key; returns 1 if it existed.  Frees the entry. */
 int dbDelete(Db *db, const char *key, size_t len);
 /* Unlink without freeing; caller frees (used by UNLINK / lazy free). */

@@ -180,6 +180,30 @@ static inline __attribute__((always_inline)) kvobj *createString(const char *key
     return createPtr(key, keylen, OBJ_STRING, OBJ_ENC_RAW, sdsNewLen(val, vlen), withExpire, when);
 }
 
+int kvRewriteString(kvobj *o, const char *val, size_t vlen, int withExpire, long long when) {
+    if (kvType(o) != OBJ_STRING || kvHasExpire(o) != (withExpire != 0)) return 0;
+    int enc = kvRawEncoding(o);
+    long long v;
+    if (vlen <= 20 && stringToLongLong(val, vlen, &v)) {
+        if (enc != OBJ_ENC_INT) return 0;
+        kvSetInt(o, v);
+    } else if (vlen <= OBJ_EMBSTR_MAX && enc == OBJ_ENC_EMBSTR) {
+        size_t keylen = kvKeyLen(o);
+        unsigned char *p = (unsigned char *)kvKey(o) + keylen;
+        if (p[0] != vlen) { /* kvAlloc's size for each length: one slab class? */
+            size_t shell = sizeof(kvobj) + kvExpireSize(o) + kvKeyLenSize(o) + keylen + 1;
+            int had = slabClassOf(shell + p[0]);
+            if (had < 0 || slabClassOf(shell + vlen) != had) return 0;
+        }
+        p[0] = (unsigned char)vlen;
+        memcpy(p + 1, val, vlen);
+    } else {
+        return 0;
+    }
+    if (withExpire) memcpy(o->data, &when, 8); /* its TTL position stays */
+    return 1;
+}
+
 kvobj *kvCreatePtr(const char *key, size_t keylen, int type, int encoding, void *ptr) {
     return createPtr(key, keylen, type, encoding, ptr, 0, 0);
 }

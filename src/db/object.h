@@ -273,6 +273,15 @@ kvobj *kvRealloc(kvobj *o, size_t size);
  * jemalloc's class above the slabs): for choosing between layouts. */
 size_t kvGoodSize(size_t size);
 
+/* Overwrite string entry o's value in place with val[0..vlen) and expire
+ * `when` (withExpire must match whether o has one), when the entry a fresh
+ * kvCreateString / kvCreateStringExpire would build for the same key takes
+ * the same block with the same layout: an int over an int, an embstr over
+ * an embstr in the same slab class.  Its access bits are the caller's to
+ * set.  Returns 1 when done, 0 when o is left as it was (the caller builds
+ * a fresh entry). */
+int kvRewriteString(kvobj *o, const char *val, size_t vlen, int withExpire, long long when);
+
 /* String value access.  kvStringBytes gives a view of a string value (buf
  * must hold 21 bytes, used for int encoding).  kvStringLen is its length. */
 const char *kvStringBytes(const kvobj *o, char *buf, size_t *len);

@@ -353,16 +353,20 @@ static void setGeneric(Client *c, int flags, const sds key, sds val, const sds e
      * exist (a lookup may find all of a hash's fields expired and delete
      * the key, with its notifications, before the write). */
     kvobj *old = NULL;
-    if (__builtin_expect((flags & (OPT_NX | OPT_XX | OPT_KEEPTTL | OPT_ANY_IF | OPT_GET)) || dbMemberTtlKeys, 0))
+    int seen = 0; /* the lookup was the write's access of the key (dbSetKey) */
+    if (__builtin_expect((flags & (OPT_NX | OPT_XX | OPT_KEEPTTL | OPT_ANY_IF | OPT_GET)) || dbMemberTtlKeys, 0)) {
         old = dbLookupWrite(c->db, key, sdsLen(key));
-    kvobj *fresh;
-    if (__builtin_expect(flags & (OPT_NX | OPT_XX | OPT_KEEPTTL | OPT_ANY_IF), 0)) {
-        fresh = createConditional(c, flags, key, &val, old, expire != NULL, when, match);
-        if (!fresh) return;
-    } else {
-        fresh = createValue(c, key, &val, expire != NULL, when);
+        seen = DB_SET_SEEN;
     }
-    dbSetKey(c->db, fresh, (flags & OPT_KEEPTTL) != 0);
+    if (__builtin_expect(flags & (OPT_NX | OPT_XX | OPT_KEEPTTL | OPT_ANY_IF), 0)) {
+        kvobj *fresh = createConditional(c, flags, key, &val, old, expire != NULL, when, match);
+        if (!fresh) return;
+        dbSetKey(c->db, fresh, seen | ((flags & OPT_KEEPTTL) ? DB_SET_KEEPTTL : 0));
+    } else if (!seen && sdsLen(val) < SET_ADOPT_MIN) { /* an int or embstr: may overwrite in place */
+        dbSetString(c->db, key, sdsLen(key), val, sdsLen(val), expire != NULL, when);
+    } else {
+        dbSetKey(c->db, createValue(c, key, &val, expire != NULL, when), seen);
+    }
     signalModifiedKey(c, c->db, key, sdsLen(key));
     serverIncrDirty(1);
     notifyString(c, "set", key);
@@ -427,7 +431,7 @@ static void msetGeneric(Client *c, int nx) {
     }
     for (int j = 1; j < c->argc; j += 2) {
         sds key = c->argv[j], val = c->argv[j + 1];
-        dbSetKey(c->db, kvCreateString(key, sdsLen(key), val, sdsLen(val)), 0);
+        dbSetString(c->db, key, sdsLen(key), val, sdsLen(val), 0, 0);
         signalModifiedKey(c, c->db, key, sdsLen(key));
         notifyString(c, "set", key);
     }
@@ -497,11 +501,12 @@ static void msetexCommand(Client *c) {
         }
     }
     int keep = (flags & OPT_KEEPTTL) != 0;
+    int setFlags = (keep ? DB_SET_KEEPTTL : 0) | ((flags & (OPT_NX | OPT_XX)) ? DB_SET_SEEN : 0);
     for (int j = 2; j < first; j += 2) {
         sds key = c->argv[j], val = c->argv[j + 1];
         kvobj *fresh = expire ? kvCreateStringExpire(key, sdsLen(key), val, sdsLen(val), when)
                               : kvCreateString(key, sdsLen(key), val, sdsLen(val));
-        dbSetKey(c->db, fresh, keep);
+        dbSetKey(c->db, fresh, setFlags);
         signalModifiedKey(c, c->db, key, sdsLen(key));
         if (expire) notifyGeneric(c, "expire", key);
         notifyString(c, "set", key);
@@ -1063,7 +1068,7 @@ static void clthrottleCommand(Client *c) {
             long long when = newTat / 1000000 + (newTat % 1000000 != 0);
             char val[UTIL_LONG_STR_SIZE];
             int vlen = longLongToString(val, sizeof(val), newTat);
-            dbSetKey(c->db, kvCreateStringExpire(key, sdsLen(key), val, (size_t)vlen, when), 0);
+            dbSetKey(c->db, kvCreateStringExpire(key, sdsLen(key), val, (size_t)vlen, when), DB_SET_SEEN);
             signalModifiedKey(c, c->db, key, sdsLen(key));
             serverIncrDirty(1);
             notifyString(c, "set", key);
