@@ -1317,6 +1317,7 @@ void dbActiveExpireCycle(Db *dbs, int count, long long budgetUs, int fast) {
     }
     long long iterations = 0, totalSampled = 0, totalExpired = 0;
     lastHitLimit = 0;
+    slabReleaseBatch(1); /* the slabs the deletions empty go back in runs, at the end */
     for (int d = 0; d < count && !lastHitLimit; d++) {
         Db *db = &dbs[(nextDb + d) % count];
         int more;
@@ -1352,6 +1353,7 @@ void dbActiveExpireCycle(Db *dbs, int count, long long budgetUs, int fast) {
     if (!lastHitLimit) nextDb = (nextDb + 1) % count;
     double perc = totalSampled ? (double)totalExpired / (double)totalSampled : 0;
     dbStats.expiredStalePerc = perc * 0.05 + dbStats.expiredStalePerc * 0.95;
+    slabReleaseBatch(0);
     cycleDone(start);
 }
 
