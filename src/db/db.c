@@ -934,48 +934,51 @@ static void touchOverwritten(kvobj *o) {
     if (lfuActive() && !dbNoTouch) touch(o);
 }
 
-kvobj *dbSetKey(Db *db, kvobj *fresh, int flags) {
-    /* Every key table hashes with hashKey, so the hash found here serves
-     * the add too, in whichever table tableForAdd picks. */
-    uint64_t hash;
-    void **link = htabFindLinkHash(tableOf(db, kvKey(fresh), kvKeyLen(fresh)), kvKey(fresh), kvKeyLen(fresh), &hash);
-    /* An expired key is deleted as expired first (its DEL propagates
-     * before the write), as Redis's lookup before a set does. */
+/* The link to key's entry for a set, or NULL when it is absent; *hash gets
+ * its hash (every key table hashes with hashKey, so it serves the add too,
+ * in whichever table tableForAdd picks).  An expired key is deleted as
+ * expired first (its DEL propagates before the write), as Redis's lookup
+ * before a set does. */
+static void **findForSet(Db *db, const char *key, size_t len, uint64_t *hash) {
+    void **link = htabFindLinkHash(tableOf(db, key, len), key, len, hash);
     kvobj *old = link ? htabLinkGet(link) : NULL;
     if (old && kvIsExpired(old) && !dbIgnoreExpire && lazyDeleteAllowed(LOOKUP_WRITE_)) {
         deleteExpired(db, old);
-        link = NULL;
+        return NULL;
     }
+    return link;
+}
+
+/* dbSetKey after findForSet. */
+static kvobj *setAt(Db *db, void **link, uint64_t hash, kvobj *fresh, int flags) {
     if (!link) {
         addHashed(db, fresh, hash);
         return fresh;
     }
+    kvobj *old = htabLinkGet(link);
     if (!(flags & DB_SET_SEEN)) touchOverwritten(old);
     return replaceAt(db, link, old, fresh, flags & DB_SET_KEEPTTL);
+}
+
+kvobj *dbSetKey(Db *db, kvobj *fresh, int flags) {
+    uint64_t hash;
+    void **link = findForSet(db, kvKey(fresh), kvKeyLen(fresh), &hash);
+    return setAt(db, link, hash, fresh, flags);
 }
 
 kvobj *dbSetString(Db *db, const char *key, size_t len, const char *val, size_t vlen, int withExpire,
                    long long when) {
     uint64_t hash;
-    void **link = htabFindLinkHash(tableOf(db, key, len), key, len, &hash);
+    void **link = findForSet(db, key, len, &hash);
     kvobj *old = link ? htabLinkGet(link) : NULL;
-    if (old && kvIsExpired(old)) {
-        if (!dbIgnoreExpire && lazyDeleteAllowed(LOOKUP_WRITE_)) { /* as dbSetKey */
-            deleteExpired(db, old);
-            link = NULL;
-        }
-    } else if (old && !dbMemberTtlKeys && kvRewriteString(old, val, vlen, withExpire, when)) {
+    /* (An expired one left by findForSet -- a replica's -- is replaced.) */
+    if (old && !kvIsExpired(old) && !dbMemberTtlKeys && kvRewriteString(old, val, vlen, withExpire, when)) {
         if (lfuActive()) touchOverwritten(old);
         else kvSetLru(old, dbLruClock); /* a fresh entry's */
         return old;
     }
     kvobj *fresh = withExpire ? kvCreateStringExpire(key, len, val, vlen, when) : kvCreateString(key, len, val, vlen);
-    if (!link) {
-        addHashed(db, fresh, hash);
-        return fresh;
-    }
-    touchOverwritten(old);
-    return replaceAt(db, link, old, fresh, 0);
+    return setAt(db, link, hash, fresh, 0);
 }
 
 void (*dbModuleUnlinkHook)(Db *db, const kvobj *o);

@@ -78,12 +78,16 @@ static size_t valueArea(int enc, size_t vlen) {
  * valueArea; vlen is the EMBSTR length or the inline listpack's room) and,
  * when withExpire, for an expire: `when`, its TTL position left for db.c
  * to set when it indexes the entry.  Writes header and key. */
+/* The bytes kvAlloc takes for such an entry. */
+static inline size_t entryBytes(size_t keylen, int enc, size_t vlen, int withExpire) {
+    return sizeof(kvobj) + (withExpire ? 12 : 0) + (keylen >= 255 ? 4 : 0) + keylen + valueArea(enc, vlen);
+}
+
 static inline __attribute__((always_inline)) kvobj *kvAlloc(const char *key, size_t keylen, int type, int enc,
                                                             size_t vlen, int withExpire, long long when) {
     int longKey = keylen >= 255;
     size_t expBytes = withExpire ? 12 : 0;
-    size_t size = sizeof(kvobj) + expBytes + (longKey ? 4 : 0) + keylen + valueArea(enc, vlen);
-    kvobj *o = slabAlloc(size);
+    kvobj *o = slabAlloc(entryBytes(keylen, enc, vlen, withExpire));
     memset(o->link, 0, sizeof(o->link));
     o->typeenc = (uint8_t)((type & 7) | ((enc & 15) << 3) | (withExpire ? KV_EXPIRE_FLAG : 0));
     kvSetLru(o, dbInitialLru());
@@ -191,9 +195,8 @@ int kvRewriteString(kvobj *o, const char *val, size_t vlen, int withExpire, long
         size_t keylen = kvKeyLen(o);
         unsigned char *p = (unsigned char *)kvKey(o) + keylen;
         if (p[0] != vlen) { /* kvAlloc's size for each length: one slab class? */
-            size_t shell = sizeof(kvobj) + kvExpireSize(o) + kvKeyLenSize(o) + keylen + 1;
-            int had = slabClassOf(shell + p[0]);
-            if (had < 0 || slabClassOf(shell + vlen) != had) return 0;
+            int had = slabClassOf(entryBytes(keylen, OBJ_ENC_EMBSTR, p[0], withExpire));
+            if (had < 0 || slabClassOf(entryBytes(keylen, OBJ_ENC_EMBSTR, vlen, withExpire)) != had) return 0;
         }
         p[0] = (unsigned char)vlen;
         memcpy(p + 1, val, vlen);
