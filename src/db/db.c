@@ -343,16 +343,11 @@ static DbSlotTables *slotTablesMake(Db *db) {
     return st;
 }
 
-static void freeEntryCb(void *entry, void *priv) {
-    (void)priv;
-    kvFree(entry);
-}
-
-/* Frees the slot tables and their entries (freeEntry NULL: not the
+/* Frees the slot tables, and their entries into `batch` (NULL: not the
  * entries). */
-static void slotTablesFree(DbSlotTables *st, void (*freeEntry)(void *entry, void *priv)) {
+static void slotTablesFree(DbSlotTables *st, KvFreeBatch *batch) {
     if (!st) return;
-    for (unsigned s = 0; s < DB_SLOTS; s++) htabClear(&st->tab[s], freeEntry, NULL);
+    for (unsigned s = 0; s < DB_SLOTS; s++) htabClear(&st->tab[s], batch ? kvFreeBatchCb : NULL, batch);
     xfree(st->walkFirst);
     xfree(st);
 }
@@ -360,8 +355,10 @@ static void slotTablesFree(DbSlotTables *st, void (*freeEntry)(void *entry, void
 /* Frees db's keys, its slot tables and TTL index, leaving it empty (the
  * caller brackets it with slabReleaseBatch). */
 static void dropKeys(Db *db) {
-    htabClear(&db->ks.keys, freeEntryCb, NULL);
-    slotTablesFree(db->ks.slots, freeEntryCb);
+    KvFreeBatch batch = {.n = 0};
+    htabClear(&db->ks.keys, kvFreeBatchCb, &batch);
+    slotTablesFree(db->ks.slots, &batch);
+    kvFreeBatchEnd(&batch);
     db->ks.slots = NULL;
     db->ks.slotKeys = 0;
     cvFree(&db->ks.ttl);

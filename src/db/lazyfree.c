@@ -98,11 +98,6 @@ static void prepareTable(size_t slots) {
     pthread_mutex_unlock(&lock);
 }
 
-static void freeEntryCb(void *entry, void *priv) {
-    (void)priv;
-    kvFree(entry);
-}
-
 static void runJob(LazyJob *j) {
     if (j->slabs) slabPrefault();
     if (j->populate) prefaultPopulate(j->populate, j->populateLen);
@@ -111,8 +106,10 @@ static void runJob(LazyJob *j) {
     if (j->prepare) prepareTable(j->prepare);
     /* A whole table's emptied slabs go back in runs at its end. */
     slabReleaseBatch(1);
-    if (j->keys) htabRelease(j->keys, freeEntryCb, NULL);
-    for (size_t i = 0; i < j->ntabs; i++) htabClear(&j->tabs[i], freeEntryCb, NULL);
+    KvFreeBatch batch = {.n = 0}; /* htabClear has read an entry's link before it is added */
+    if (j->keys) htabRelease(j->keys, kvFreeBatchCb, &batch);
+    for (size_t i = 0; i < j->ntabs; i++) htabClear(&j->tabs[i], kvFreeBatchCb, &batch);
+    kvFreeBatchEnd(&batch);
     slabReleaseBatch(0);
     xfree(j->tabsBlock);
     cvFree(&j->ttl);

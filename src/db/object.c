@@ -263,6 +263,35 @@ void kvFree(kvobj *o) {
     slabFree(o);
 }
 
+void kvFreeMany(kvobj *const *o, size_t n) {
+    void *slots[64];
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        freeValue(o[i]);
+        if (!slabOwns(o[i])) {
+            xfree(o[i]);
+            continue;
+        }
+        slots[k++] = o[i];
+        if (k == sizeof(slots) / sizeof(*slots)) {
+            slabFreeSlots(slots, k);
+            k = 0;
+        }
+    }
+    slabFreeSlots(slots, k);
+}
+
+void kvFreeBatchCb(void *entry, void *batch) {
+    KvFreeBatch *b = batch;
+    b->e[b->n++] = entry;
+    if (b->n == KV_FREE_BATCH) kvFreeBatchEnd(b);
+}
+
+void kvFreeBatchEnd(KvFreeBatch *b) {
+    kvFreeMany(b->e, b->n);
+    b->n = 0;
+}
+
 void kvFreeShell(kvobj *o) { slabFree(o); }
 
 void *kvAllocBlock(size_t size) { return slabAlloc(size); }

@@ -489,6 +489,35 @@ NO_ASAN void slabFreeSlot(void *p) {
     if (release) releaseSlab(release);
 }
 
+#define FREE_SLOTS_MAX 64
+
+NO_ASAN void slabFreeSlots(void *const *p, size_t n) {
+    while (n > FREE_SLOTS_MAX) {
+        slabFreeSlots(p, FREE_SLOTS_MAX);
+        p += FREE_SLOTS_MAX;
+        n -= FREE_SLOTS_MAX;
+    }
+    if (!n) return;
+    for (size_t i = 0; i < n; i++) {
+#ifdef SLAB_ASAN
+        if (__asan_address_is_poisoned(p[i])) fail("slabFree of a free slot");
+#endif
+        __builtin_prefetch(slabOf(p[i]), 1);
+    }
+    if (!lockOrGiveUp()) { /* each slot then takes slabFreeSlot's give-up path */
+        for (size_t i = 0; i < n; i++) slabFreeSlot(p[i]);
+        return;
+    }
+    Slab *rel[FREE_SLOTS_MAX];
+    size_t nrel = 0;
+    for (size_t i = 0; i < n; i++) {
+        Slab *r = freeLocked(p[i]);
+        if (r) rel[nrel++] = r;
+    }
+    unlock();
+    for (size_t i = 0; i < nrel; i++) releaseSlab(rel[i]);
+}
+
 NO_ASAN size_t slabDrainDeferred(size_t most) {
     if (!atomic_load_explicit(&deferred, memory_order_relaxed)) return 0;
     if (!lockOrGiveUp()) return 0;

@@ -109,6 +109,13 @@ static inline void slabFree(void *p) {
     else xfree(p);
 }
 
+/* Frees n slots (slabOwns must hold for each) under one take of the lock,
+ * their slabs' headers fetched first: a thread that frees millions of
+ * entries (the lazy-free thread) then takes the lock, whose cache line the
+ * main thread's allocations also need, once per batch instead of once per
+ * slot.  A thread that may not wait for the lock frees them one by one. */
+void slabFreeSlots(void *const *p, size_t n);
+
 /* Resizes a block from slabAlloc (realloc's contract: the first
  * min(old, size) bytes are kept; the block may move).  A block ends up
  * where slabAlloc would put a new one of `size`; it stays in place when its

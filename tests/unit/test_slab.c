@@ -489,6 +489,52 @@ static void test_busy_lock_gives_up(void **state) {
     slabPurge();
 }
 
+/* slabFreeSlots: slots of mixed classes freed together (more than one
+ * batch's worth) give back exactly their bytes and empty their slabs as
+ * slot-by-slot frees do, the neighbours kept intact; with the lock busy,
+ * a thread that may not wait defers each slot, and the drain frees them. */
+static void test_free_slots(void **state) {
+    (void)state;
+    slabPurge();
+    size_t used0 = slabUsedBytes(), n = 5000;
+    void **v = malloc(n * sizeof(*v));
+    for (size_t i = 0; i < n; i++) {
+        size_t sz = 8 + (i % 5) * 24;
+        v[i] = slabAlloc(sz);
+        fill(v[i], sz, (uint32_t)i);
+    }
+    void **odd = malloc(n / 2 * sizeof(*odd));
+    size_t k = 0, freedBytes = 0;
+    for (size_t i = 1; i < n; i += 2) {
+        odd[k++] = v[i];
+        freedBytes += slabSlotSize(v[i]);
+    }
+    size_t before = slabUsedBytes();
+    slabFreeSlots(odd, k); /* 2500 slots: many batches */
+    assert_int_equal(slabUsedBytes(), before - freedBytes);
+    for (size_t i = 0; i < n; i += 2) assert_true(intact(v[i], 8 + (i % 5) * 24, (uint32_t)i));
+    k = 0;
+    for (size_t i = 0; i < n; i += 2) odd[k++] = v[i];
+    slabFreeSlots(odd, k);
+    slabFreeSlots(odd, 0); /* nothing */
+    assert_int_equal(slabUsedBytes(), used0);
+    assert_true(slabCount() <= 5); /* at most the spare of each class used */
+    /* Busy lock: each slot is deferred, then drained. */
+    void *a[3];
+    for (int i = 0; i < 3; i++) a[i] = slabAlloc(40);
+    size_t d0 = slabDeferredFrees(), u1 = slabUsedBytes();
+    slabTestHoldLock(1);
+    slabFreeSlots(a, 3);
+    assert_int_equal(slabDeferredFrees(), d0 + 3);
+    slabTestHoldLock(0);
+    assert_int_equal(slabDrainDeferred(100), 3);
+    assert_int_equal(slabUsedBytes(), u1 - 120);
+    slabPurge();
+    assert_int_equal(slabCount(), 0);
+    free(odd);
+    free(v);
+}
+
 #if !defined(__SANITIZE_ADDRESS__) /* AddressSanitizer's shadow needs far more address space */
 /* In a child: limits the address space to what is mapped now plus
  * `extraMb`, then runs fn, whose return is the child's exit status (0:
@@ -634,6 +680,7 @@ int main(void) {
         cmocka_unit_test(test_poisoning),
         cmocka_unit_test(test_cross_thread_frees),
         cmocka_unit_test(test_busy_lock_gives_up),
+        cmocka_unit_test(test_free_slots),
         cmocka_unit_test(test_fork_while_busy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
