@@ -261,6 +261,7 @@ int main(int argc, char **argv) {
     eventSetBeforeSleep(server.loop, serverBeforeSleep);
     eventSetIdle(server.loop, serverIdle, &dbRehashPending);
     writePidFile();
+    scriptCreateVms(); /* before statsInit: in used_memory_startup, as Redis's */
     statsInit();
     serverLog(LL_NOTICE, "Server initialized");
     /* Modules before the data: a module's types must exist to load it. */

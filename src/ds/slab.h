@@ -113,7 +113,8 @@ static inline void slabFree(void *p) {
  * their slabs' headers fetched first: a thread that frees millions of
  * entries (the lazy-free thread) then takes the lock, whose cache line the
  * main thread's allocations also need, once per batch instead of once per
- * slot.  A thread that may not wait for the lock frees them one by one. */
+ * slot.  A thread that may not wait for the lock (slabThreadMayWait), finding
+ * it busy past its spin, frees them one by one (slabFreeSlot's give-up). */
 void slabFreeSlots(void *const *p, size_t n);
 
 /* Resizes a block from slabAlloc (realloc's contract: the first

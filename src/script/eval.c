@@ -243,6 +243,7 @@ static void cacheFlush(void) {
     vm = NULL;
     numScripts = 0;
     scriptBytes = 0;
+    (void)evalVm(); /* a fresh one, as Redis's SCRIPT FLUSH */
 }
 
 /* ------------------------------------------------------------------ */
@@ -478,6 +479,11 @@ static void scriptHelpCommand(Client *c) {
 
 /* ------------------------------------------------------------------ */
 /* INFO memory. */
+
+void scriptCreateVms(void) {
+    (void)evalVm();
+    functionLuaCreate();
+}
 
 void evalMemoryInfo(ScriptMemoryInfo *m) {
     m->vmEval = luaEngineMemory(evalVm());

@@ -67,6 +67,8 @@ void functionLuaCall(Client *c, FunctionInfo *f, int numkeys, int readOnly);
 /* Replaces the functions VM by a fresh one (FUNCTION FLUSH): only valid
  * once no function refers to the old one. */
 void functionLuaReset(void);
+/* Creates the functions VM if there is none (scriptCreateVms). */
+void functionLuaCreate(void);
 /* Bytes the functions VM holds (INFO used_memory_vm_functions). */
 size_t functionLuaMemory(void);
 

@@ -303,9 +303,11 @@ void functionLuaCall(Client *c, FunctionInfo *f, int numkeys, int readOnly) {
 }
 
 void functionLuaReset(void) {
-    if (!vmL) return;
-    luaEngineDestroy(vmL);
+    if (vmL) luaEngineDestroy(vmL);
     vmL = NULL;
+    (void)vm();
 }
+
+void functionLuaCreate(void) { (void)vm(); }
 
 size_t functionLuaMemory(void) { return vmL ? luaEngineMemory(vmL) : 0; }

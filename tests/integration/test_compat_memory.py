@@ -432,3 +432,34 @@ def test_partly_received_small_bulk_fields_as_redis(request):
         assert got[0] == got[1] == (50, 4)
     else:
         assert got[0] == got[1] == (50, 20424, 4)
+
+
+# --- the Lua VMs exist from the start, and after a flush, as in Redis ---
+
+
+@pytest.mark.parametrize("name", BOTH)
+def test_lua_vms_exist_from_startup_and_after_flush(request, name):
+    """Redis creates the EVAL and the functions VMs at startup, and SCRIPT
+    FLUSH and FUNCTION FLUSH put fresh ones in their place: their memory is
+    in INFO from the first call (and in used_memory_startup).  Cairn made
+    them on first use, so a fresh server reported used_memory_vm_functions
+    0 and its first INFO memory paid for building the EVAL VM (0.8-1.8 ms,
+    in the slow log)."""
+    srv = target(request, name)
+    r = srv.client()
+
+    def vms():
+        m = r.info("memory")
+        return m["used_memory_vm_eval"], m["used_memory_vm_functions"], m["used_memory_vm_total"]
+
+    ev, fn, total = vms()
+    assert ev > 16 * KB and fn > 16 * KB and total == ev + fn, (ev, fn, total)
+    assert r.info("memory")["used_memory_startup"] > ev + fn
+    assert r.execute_command("SCRIPT", "FLUSH")
+    assert r.execute_command("FUNCTION", "FLUSH")
+    ev2, fn2, total2 = vms()
+    assert ev2 > 16 * KB and fn2 > 16 * KB and total2 == ev2 + fn2, (ev2, fn2, total2)
+    # A script and a library still run on the fresh VMs.
+    assert r.eval("return 1 + 1", 0) == 2
+    r.execute_command("FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('f', function() return 7 end)")
+    assert r.execute_command("FCALL", "f", 0) == 7
