@@ -328,9 +328,10 @@ void maxmemoryInit(void) {
 
 void memoryOverhead(MemoryOverhead *m) {
     memset(m, 0, sizeof(*m));
-    /* The script figures first: they may create the Lua VM, whose memory
-     * must be in the total this reports (a server set to this figure
-     * plus a margin is not over it at the next command). */
+    /* The script figures first: were a Lua VM missing (scriptCreateVms
+     * makes both at startup), they would create it, and its memory must
+     * be in the total this reports (a server set to this figure plus a
+     * margin is not over it at the next command). */
     ScriptMemoryInfo sm = {0};
     evalMemoryInfo(&sm);
     functionsMemoryInfo(&sm);
