@@ -208,6 +208,10 @@ static lua_State *vm(void) {
     envRef = luaL_ref(L, LUA_REGISTRYINDEX);
     runMetaRef = luaL_ref(L, LUA_REGISTRYINDEX);
     vmL = L;
+    if (!fnClient) { /* with the first VM: client ids 1 and 2 are the scripts', as in Redis */
+        fnClient = clientCreateFake();
+        fnClient->flags |= CLIENT_LUA;
+    }
     return L;
 }
 
@@ -283,10 +287,6 @@ void functionLuaCall(Client *c, FunctionInfo *f, int numkeys, int readOnly) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, f->callback);
     pushArgv(L, c, 3, numkeys);
     pushArgv(L, c, 3 + numkeys, c->argc - 3 - numkeys);
-    if (!fnClient) {
-        fnClient = clientCreateFake();
-        fnClient->flags |= CLIENT_LUA;
-    }
     fnClient->db = c->db;
     fnClient->resp = 2;
     ScriptRun run = {

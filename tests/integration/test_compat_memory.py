@@ -463,3 +463,16 @@ def test_lua_vms_exist_from_startup_and_after_flush(request, name):
     assert r.eval("return 1 + 1", 0) == 2
     r.execute_command("FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('f', function() return 7 end)")
     assert r.execute_command("FCALL", "f", 0) == 7
+
+
+def test_first_client_ids_as_redis(request):
+    """The EVAL and functions pseudo-clients take client ids 1 and 2 at
+    startup in Redis, so the first connection is id 3; Cairn's are made with
+    the VMs, at startup too.  Both servers are started the same way, so the
+    test's connections get the same ids on both."""
+    ids = []
+    for name in BOTH:
+        r = target(request, name).client()
+        ids.append(r.client_id())
+    assert ids[0] == ids[1], ids
+    assert ids[0] >= 3
