@@ -74,15 +74,15 @@ static size_t valueArea(int enc, size_t vlen) {
  * with slabFree and resized with slabRealloc (kvRealloc), never with
  * xfree / xrealloc.  xmallocSize answers for both kinds of block. */
 
-/* Allocate an entry with room for the key and the value area (see
- * valueArea; vlen is the EMBSTR length or the inline listpack's room) and,
- * when withExpire, for an expire: `when`, its TTL position left for db.c
- * to set when it indexes the entry.  Writes header and key. */
-/* The bytes kvAlloc takes for such an entry. */
+/* The bytes kvAlloc takes for an entry (arguments as kvAlloc's). */
 static inline size_t entryBytes(size_t keylen, int enc, size_t vlen, int withExpire) {
     return sizeof(kvobj) + (withExpire ? 12 : 0) + (keylen >= 255 ? 4 : 0) + keylen + valueArea(enc, vlen);
 }
 
+/* Allocate an entry with room for the key and the value area (see
+ * valueArea; vlen is the EMBSTR length or the inline listpack's room) and,
+ * when withExpire, for an expire: `when`, its TTL position left for db.c
+ * to set when it indexes the entry.  Writes header and key. */
 static inline __attribute__((always_inline)) kvobj *kvAlloc(const char *key, size_t keylen, int type, int enc,
                                                             size_t vlen, int withExpire, long long when) {
     int longKey = keylen >= 255;
@@ -263,24 +263,6 @@ void kvFree(kvobj *o) {
     slabFree(o);
 }
 
-void kvFreeMany(kvobj *const *o, size_t n) {
-    void *slots[64];
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        freeValue(o[i]);
-        if (!slabOwns(o[i])) {
-            xfree(o[i]);
-            continue;
-        }
-        slots[k++] = o[i];
-        if (k == sizeof(slots) / sizeof(*slots)) {
-            slabFreeSlots(slots, k);
-            k = 0;
-        }
-    }
-    slabFreeSlots(slots, k);
-}
-
 void kvFreeBatchCb(void *entry, void *batch) {
     KvFreeBatch *b = batch;
     b->e[b->n++] = entry;
@@ -288,7 +270,14 @@ void kvFreeBatchCb(void *entry, void *batch) {
 }
 
 void kvFreeBatchEnd(KvFreeBatch *b) {
-    kvFreeMany(b->e, b->n);
+    /* The values one by one; the slab slots, moved to the front, together. */
+    size_t k = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        freeValue(b->e[i]);
+        if (slabOwns(b->e[i])) b->e[k++] = b->e[i];
+        else xfree(b->e[i]);
+    }
+    slabFreeSlots((void *const *)b->e, k);
     b->n = 0;
 }
 

@@ -261,13 +261,10 @@ size_t kvInlineShellSize(const kvobj *o);
 size_t kvPointerShellSize(const kvobj *o);
 /* Frees the entry and its value. */
 void kvFree(kvobj *o);
-/* Frees n entries (none NULL) and their values: the values one by one, the
- * entries' slab slots together (slabFreeSlots). */
-void kvFreeMany(kvobj *const *o, size_t n);
-/* Entries gathered to be freed KV_FREE_BATCH at a time (kvFreeMany), for a
- * whole table's free: kvFreeBatchCb (an htabClear callback, the batch as
- * its priv) adds one and frees a full batch; kvFreeBatchEnd frees the
- * rest.  The slab lock, which every thread's allocations take, then
+/* Entries (and their values) gathered to be freed KV_FREE_BATCH at a time,
+ * for a whole table's free: kvFreeBatchCb (an htabClear callback, the
+ * batch as its priv) adds one and frees a full batch; kvFreeBatchEnd frees
+ * the rest, the entries' slab slots together (slabFreeSlots).  The slab lock, which every thread's allocations take, then
  * changes hands once per batch, not once per entry. */
 #define KV_FREE_BATCH 32
 typedef struct KvFreeBatch {
